@@ -1,0 +1,129 @@
+// Device model of the functional Metalium emulator: the interface the emulated host API
+// (tt-metalium/*.hpp) programs against.
+//
+// One Device per process. Addresses follow tt-metal conventions:
+//  * DRAM buffers are page-interleaved: page i lives in bank i % num_dram_banks() at
+//    byte offset base + (i / num_dram_banks()) * align(page_size, dram_alignment()).
+//    allocate_dram() returns that base (the same in every bank).
+//  * Each worker core owns an L1 byte array of l1_size() bytes; kernels see L1 addresses as
+//    uint32_t offsets into it. Circular buffers and semaphores are allocated in L1 above
+//    l1_unreserved_base().
+//  * Kernels address other cores by NOC coordinates: worker_noc_coord(logical) gives the
+//    coordinates the host passes in runtime args (tt-metal's worker_core_from_logical_core).
+//
+// Program construction is one program at a time: add_cb / add_semaphore / add_kernel /
+// set_runtime_args, then launch(), then reset_program() before building the next one.
+// Buffers (DRAM contents) survive reset_program().
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace emu {
+
+enum class DataFormat : uint8_t { Float32, Float16_b, Bfp8_b, UInt32, Int32, UInt16 };
+
+// Bytes of one 32x32 tile in `fmt` (Bfp8_b: 64 shared exponents + 1024 mantissas = 1088).
+uint32_t tile_size_bytes(DataFormat fmt);
+const char* data_format_name(DataFormat fmt);
+
+struct CoreXY {
+  uint32_t x, y;
+  friend bool operator==(const CoreXY&, const CoreXY&) = default;
+};
+
+enum class KernelRole { Reader /*RISCV_1/NCRISC*/, Writer /*RISCV_0/BRISC*/, Compute /*TRISCs*/ };
+const char* kernel_role_name(KernelRole role);
+
+using KernelFn = void (*)();
+
+struct KernelInfo {
+  const char* source_name;  // as registered, e.g. "reader.cpp"
+  KernelFn fn;
+  std::vector<uint32_t> compile_args;
+};
+
+// Called by the static registrar of each kernel translation unit (see kernel_registry.hpp).
+void register_kernel(const char* source_name, KernelFn fn, std::initializer_list<uint32_t> compile_args);
+// Looks a kernel up by source name; matches on basename ("kernels/reader.cpp" finds "reader.cpp").
+// Returns nullptr when absent.
+const KernelInfo* find_kernel(const std::string& source_name);
+
+struct ComputeOptions {
+  bool fp32_dest_acc_en = false;
+  bool math_approx_mode = false;
+  int math_fidelity = 4;  // 0 LoFi, 2 HiFi2, 3 HiFi3, 4 HiFi4 (tt-metal MathFidelity values)
+};
+
+// Every protocol violation, capacity overflow or deadlock. The message names core (x,y),
+// kernel (source name and role), CB index and kernel source line where applicable.
+struct EmulatorError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class DeviceImpl;
+
+class Device {
+ public:
+  // arch: "wormhole_b0" (8x8 workers, 1464 KiB L1, 12 DRAM banks, DRAM alignment 32)
+  //    or "blackhole"   (13x10 workers, 1536 KiB L1, 8 DRAM banks, DRAM alignment 64).
+  // Throws EmulatorError for an unknown arch or when a device is already open.
+  static Device& open(const std::string& arch);
+  static Device& get();  // throws EmulatorError when no device is open
+  void close();          // after close(), open() may be called again
+
+  const std::string& arch() const;
+  uint32_t grid_x() const;
+  uint32_t grid_y() const;
+  uint32_t num_dram_banks() const;
+  uint64_t l1_size() const;
+  uint32_t l1_alignment() const;    // 16
+  uint32_t dram_alignment() const;  // 32 on wormhole_b0, 64 on blackhole
+  uint32_t l1_unreserved_base() const;
+  uint32_t num_circular_buffers() const;  // 32 on wormhole_b0, 64 on blackhole
+  // NOC coordinates of a logical worker core (what kernels pass to get_noc_addr(x, y, addr)).
+  CoreXY worker_noc_coord(CoreXY logical) const;
+
+  // Interleaved DRAM buffer of size_bytes split in pages of page_size; returns its base address.
+  uint64_t allocate_dram(uint64_t size_bytes, uint32_t page_size);
+  // Host <-> device copies of a whole buffer (or its first `bytes`), page-interleaved across
+  // banks using the page size given at allocation. base must come from allocate_dram.
+  void write_buffer(uint64_t base, const void* src, uint64_t bytes);
+  void read_buffer(uint64_t base, void* dst, uint64_t bytes);
+
+  // ---- program construction ----
+  // Allocates total_size bytes of `core`'s L1 (aligned to l1_alignment()); throws on L1
+  // overflow, a duplicate index, or total_size not a multiple of page_size.
+  void add_cb(CoreXY core, uint32_t cb_index, uint32_t total_size, uint32_t page_size, DataFormat fmt);
+  // Semaphore ids are allocated per core in call order; calling with a set of cores gives the
+  // same id on each of them (tt-metal CreateSemaphore). get_semaphore(id) in a kernel gives its
+  // L1 address.
+  uint32_t add_semaphore(CoreXY core, uint32_t initial_value);
+  uint32_t add_semaphore(const std::vector<CoreXY>& cores, uint32_t initial_value);
+  // Registers a kernel instance on `cores`; throws when source_name is not registered or the
+  // compile args differ from the ones it was compiled with, or a core already has that role.
+  uint32_t add_kernel(const std::string& source_name, KernelRole role, const std::vector<CoreXY>& cores,
+                      const std::vector<uint32_t>& compile_args, ComputeOptions opts);
+  void set_runtime_args(uint32_t kernel_id, CoreXY core, std::vector<uint32_t> args);
+  void set_common_runtime_args(uint32_t kernel_id, std::vector<uint32_t> args);
+
+  // Runs every kernel on every core to completion (3 threads per core). Throws EmulatorError
+  // on a protocol violation, deadlock, or CBs left with unconsumed pages.
+  void launch();
+  // {"cores": [{"core": [x, y], "dram_bytes_read": ..., ..., "tile_ops": {...}}], "total": {...}}
+  std::string counters_json() const;
+  // Drops CBs, semaphores, kernels, runtime args and counters; keeps DRAM buffers.
+  void reset_program();
+
+  DeviceImpl& impl() { return *impl_; }
+
+ private:
+  explicit Device(std::unique_ptr<DeviceImpl> impl);
+  std::unique_ptr<DeviceImpl> impl_;
+};
+
+}  // namespace emu
