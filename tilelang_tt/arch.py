@@ -1,0 +1,33 @@
+"""Architecture facts used by partitioning, verification and the plan."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Arch:
+    name: str
+    grid: tuple[int, int]  # worker cores (x = columns, y = rows)
+    l1_bytes: int  # L1 per worker core usable for CBs and L1 buffers
+    num_dram_banks: int
+    num_cbs: int  # circular buffer ids per core
+    dst_tiles: int  # DST register capacity in 32x32 fp16/bf16 tiles (full sync)
+
+    def dst_budget(self, fp32_dest_acc: bool) -> int:
+        """Tiles one acquire may use: half of DST (double-buffered), halved again for fp32."""
+        half = self.dst_tiles // 2
+        return half // 2 if fp32_dest_acc else half
+
+
+ARCHS: dict[str, Arch] = {
+    "wormhole_b0": Arch("wormhole_b0", (8, 8), 1464 * 1024, 12, 32, 16),
+    "blackhole": Arch("blackhole", (13, 10), 1536 * 1024, 8, 64, 16),
+}
+
+
+def get_arch(name: str) -> Arch:
+    try:
+        return ARCHS[name]
+    except KeyError:
+        raise ValueError(f"unknown Tenstorrent arch {name!r}; choose one of {sorted(ARCHS)}") from None

@@ -1,0 +1,307 @@
+"""Single source of truth for every ``tt.*`` attribute key and the structured values they carry.
+
+No other module spells a ``"tt.`` literal: passes and codegen read and write attributes through
+:class:`Attr` and convert values with the ``to_tvm``/``from_tvm`` helpers of the dataclasses
+below. Values are stored on PrimFuncs as plain TVM containers (maps, arrays, strings, ints) so
+they print in TVMScript and survive structural equality.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import tilelang  # noqa: F401  (tilelang must be imported before tvm)
+from tvm import runtime, tirx
+
+
+class Attr(str, enum.Enum):
+    """Function- and buffer-level attribute keys (spec §1)."""
+
+    def __new__(cls, value: str, doc: str):
+        obj = str.__new__(cls, value)
+        obj._value_ = value
+        obj.__doc__ = doc
+        return obj
+
+    # PrimFunc level
+    CORE_GRID = ("tt.core_grid", "[gx, gy]: logical compute grid used (x = columns, y = rows).")
+    CORE_RANGES = ("tt.core_ranges", "Active core ranges: list of [[x0, y0], [x1, y1]] inclusive.")
+    PARTITION_MODE = ("tt.partition_mode", '"global" or "local_shard": how work is split over cores.')
+    GRID_TILES = ("tt.grid_tiles", "[Mt, Nt]: output tile counts along M (rows) and N (columns).")
+    BLOCK_GRID = ("tt.block_grid", "[By, Bx]: TileLang block grid (T.Kernel extents) along M and N.")
+    BLOCK_TILES = ("tt.block_tiles", "[bmt, bnt]: tiles per block along M and N.")
+    WORK_PARTITION = ("tt.work_partition", "Per active core: (x, y, start_id, count) over block ids.")
+    RUNTIME_ARGS = ("tt.runtime_args", "Ordered runtime argument descriptors of a kernel.")
+    TILE_DFG = ("tt.tile_dfg", "Tile dataflow graph: CB nodes with producer/consumer roles and buffers.")
+    CB_DESC = ("tt.cb_desc", "CB name -> {index, page_size, num_pages, data_format, ...}.")
+    KERNEL_ROLE = ("tt.kernel_role", '"monolithic", "reader", "compute" or "writer".')
+    LAYOUT_DESC = ("tt.layout_desc", "Buffer name -> layout (memory, layout, dtype, tile shape, sharding).")
+    TENSOR_ACCESSOR = ("tt.tensor_accessor", "Buffer name -> abstract TensorAccessor (bound late, D2).")
+    CORE_MAP = ("tt.core_map", "Block-axis binding: which launch_core var is the M (y) and N (x) axis.")
+    COMPUTE_CONFIG = ("tt.compute_config", "Compute kernel config: fp32_dest_acc_en, math fidelity, DST budget.")
+    ARCH = ("tt.arch", "Target architecture name (wormhole_b0 or blackhole).")
+    SOURCE_FUNC = ("tt.source_func", "Name of the user's PrimFunc a split kernel came from.")
+
+
+class KernelRole(str, enum.Enum):
+    MONOLITHIC = "monolithic"
+    READER = "reader"
+    COMPUTE = "compute"
+    WRITER = "writer"
+
+
+class PartitionMode(str, enum.Enum):
+    GLOBAL = "global"
+    LOCAL_SHARD = "local_shard"
+
+
+class MemorySpace(str, enum.Enum):
+    DRAM = "DRAM"
+    L1 = "L1"
+
+
+class MemoryLayout(str, enum.Enum):
+    INTERLEAVED = "interleaved"
+    HEIGHT_SHARDED = "height_sharded"
+    WIDTH_SHARDED = "width_sharded"
+    BLOCK_SHARDED = "block_sharded"
+
+
+# TileLang/TVM dtype -> (tt-metal DataFormat, bytes per element)
+DATA_FORMATS: dict[str, tuple[str, int]] = {
+    "bfloat16": ("Float16_b", 2),
+    "float32": ("Float32", 4),
+    "float16": ("Float16", 2),
+    "int32": ("Int32", 4),
+    "uint32": ("UInt32", 4),
+    "uint16": ("UInt16", 2),
+}
+
+
+def _to_py(value):
+    """TVM container/imm -> plain Python."""
+    if isinstance(value, (tirx.IntImm,)):
+        return int(value.value)
+    if isinstance(value, tirx.FloatImm):
+        return float(value.value)
+    if isinstance(value, tirx.StringImm):
+        return value.value
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): _to_py(v) for k, v in value.items()}
+    if isinstance(value, Sequence):
+        return [_to_py(v) for v in value]
+    raise TypeError(f"cannot convert attribute value of type {type(value).__name__}")
+
+
+def to_py(value):
+    """Public converter of a TVM attribute value to plain Python (dicts, lists, ints, strs)."""
+    return _to_py(value)
+
+
+@dataclass(frozen=True)
+class LayoutDesc:
+    """``tt.layout_desc`` of one buffer (spec §1, §5)."""
+
+    buffer: str
+    shape: tuple[int, ...]
+    dtype: str
+    memory: MemorySpace = MemorySpace.DRAM
+    layout: MemoryLayout = MemoryLayout.INTERLEAVED
+    tile_shape: tuple[int, int] = (32, 32)
+    shard_grid: tuple[int, int] | None = None
+    shard_shape: tuple[int, int] | None = None
+
+    @property
+    def data_format(self) -> str:
+        return DATA_FORMATS[self.dtype][0]
+
+    @property
+    def page_size(self) -> int:
+        return self.tile_shape[0] * self.tile_shape[1] * DATA_FORMATS[self.dtype][1]
+
+    @property
+    def tile_grid(self) -> tuple[int, int]:
+        rows = 1
+        for extent in self.shape[:-1]:
+            rows *= extent
+        return rows // self.tile_shape[0], self.shape[-1] // self.tile_shape[1]
+
+    def to_dict(self) -> dict:
+        out = {
+            "memory": self.memory.value,
+            "layout": self.layout.value,
+            "dtype": self.dtype,
+            "shape": list(self.shape),
+            "tile_shape": list(self.tile_shape),
+            "data_format": self.data_format,
+            "page_size": self.page_size,
+        }
+        if self.shard_grid is not None:
+            out["shard_grid"] = list(self.shard_grid)
+            out["shard_shape"] = list(self.shard_shape)
+        return out
+
+    @staticmethod
+    def from_dict(buffer: str, d: dict) -> LayoutDesc:
+        return LayoutDesc(
+            buffer=buffer,
+            shape=tuple(d["shape"]),
+            dtype=d["dtype"],
+            memory=MemorySpace(d["memory"]),
+            layout=MemoryLayout(d["layout"]),
+            tile_shape=tuple(d["tile_shape"]),
+            shard_grid=tuple(d["shard_grid"]) if "shard_grid" in d else None,
+            shard_shape=tuple(d["shard_shape"]) if "shard_shape" in d else None,
+        )
+
+
+@dataclass(frozen=True)
+class CBDesc:
+    """``tt.cb_desc`` entry: conceptual circular buffer geometry (spec A2, D1)."""
+
+    name: str
+    index: int
+    page_size: int
+    num_pages: int
+    data_format: str
+    block_pages: int
+    producer: str = ""
+    consumer: str = ""
+    buffer: str = ""
+
+    def to_dict(self) -> dict:
+        return {
+            "index": self.index,
+            "page_size": self.page_size,
+            "num_pages": self.num_pages,
+            "data_format": self.data_format,
+            "block_pages": self.block_pages,
+            "producer": self.producer,
+            "consumer": self.consumer,
+            "buffer": self.buffer,
+        }
+
+    @staticmethod
+    def from_dict(name: str, d: dict) -> CBDesc:
+        return CBDesc(name=name, **d)
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    """One core's share of the block grid: blocks ``start_id .. start_id + count - 1``."""
+
+    core: tuple[int, int]
+    start_id: int
+    count: int
+
+    def to_list(self) -> list[int]:
+        return [self.core[0], self.core[1], self.start_id, self.count]
+
+    @staticmethod
+    def from_list(v) -> WorkItem:
+        x, y, s, c = (int(e) for e in v)
+        return WorkItem((x, y), s, c)
+
+
+@dataclass(frozen=True)
+class RuntimeArg:
+    """One runtime argument of a kernel: kind is buffer_address | start_id | count | const."""
+
+    name: str
+    kind: str
+    buffer: str = ""
+    value: int = 0
+
+    def to_dict(self) -> dict:
+        out = {"name": self.name, "kind": self.kind}
+        if self.kind == "buffer_address":
+            out["buffer"] = self.buffer
+        if self.kind == "const":
+            out["value"] = self.value
+        return out
+
+    @staticmethod
+    def from_dict(d: dict) -> RuntimeArg:
+        return RuntimeArg(d["name"], d["kind"], d.get("buffer", ""), int(d.get("value", 0)))
+
+
+@dataclass(frozen=True)
+class AccessorDesc:
+    """``tt.tensor_accessor``: abstract until D2 binds ``kernel`` and ``cta_offset``."""
+
+    buffer: str
+    memory: str
+    layout: str
+    page_size: int
+    num_pages: int
+    tile_grid: tuple[int, int]
+    kernel: str = ""
+    cta_offset: int = -1
+    compile_time_args: tuple[int, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict:
+        return {
+            "memory": self.memory,
+            "layout": self.layout,
+            "page_size": self.page_size,
+            "num_pages": self.num_pages,
+            "tile_grid": list(self.tile_grid),
+            "kernel": self.kernel,
+            "cta_offset": self.cta_offset,
+            "compile_time_args": list(self.compile_time_args),
+        }
+
+    @staticmethod
+    def from_dict(buffer: str, d: dict) -> AccessorDesc:
+        return AccessorDesc(
+            buffer=buffer,
+            memory=d["memory"],
+            layout=d["layout"],
+            page_size=int(d["page_size"]),
+            num_pages=int(d["num_pages"]),
+            tile_grid=tuple(d["tile_grid"]),
+            kernel=d["kernel"],
+            cta_offset=int(d["cta_offset"]),
+            compile_time_args=tuple(d["compile_time_args"]),
+        )
+
+
+def get(func: tirx.PrimFunc, key: Attr, default=None):
+    """Read a function attribute as plain Python."""
+    attrs = func.attrs
+    if attrs is None or key.value not in attrs:
+        return default
+    return _to_py(attrs[key.value])
+
+
+def has(func: tirx.PrimFunc, key: Attr) -> bool:
+    return func.attrs is not None and key.value in func.attrs
+
+
+def with_attrs(func: tirx.PrimFunc, updates: dict[Attr, object]) -> tirx.PrimFunc:
+    """Return ``func`` with the given attributes set (values are plain Python)."""
+    for key, value in updates.items():
+        func = func.with_attr(key.value, _to_tvm(value))
+    return func
+
+
+def _to_tvm(value):
+    if isinstance(value, enum.Enum):
+        value = value.value
+    if isinstance(value, bool):
+        return tirx.IntImm("bool", value)
+    if isinstance(value, int):
+        return tirx.IntImm("int64", value) if abs(value) >= 2**31 else tirx.IntImm("int32", value)
+    if isinstance(value, str):
+        return runtime.convert(value)
+    if isinstance(value, dict):
+        return runtime.convert({k: _to_tvm(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return runtime.convert([_to_tvm(v) for v in value])
+    raise TypeError(f"cannot store attribute value of type {type(value).__name__}")
