@@ -1,0 +1,1 @@
+"""Code generation: kernel sources, the host program and the plan."""

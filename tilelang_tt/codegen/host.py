@@ -1,0 +1,388 @@
+"""Emit the host program ``main.cpp`` (DEVELOPERS.md, Contract 2) from a ``tt.plan.json`` dict.
+
+The program targets the tt-metal 0.81.1 distributed (Mesh) host API and calls only functions,
+methods and constructors exported by that wheel's ``libtt_metal.so``
+(checked by :mod:`tilelang_tt.tools.host_symbols`). To keep that check mechanical the emitted
+code declares every API object with an explicit type and never chains calls on API objects.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from contextlib import contextmanager
+from typing import Iterator
+
+# Plan data formats that are stored in DRAM with one element per datum, and their byte width.
+_ELEMENT_BYTES = {"Float16_b": 2, "UInt16": 2, "Float32": 4, "UInt32": 4, "Int32": 4}
+_CXX_ELEMENT = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t"}
+_MATH_FIDELITY = ("LoFi", "HiFi2", "HiFi3", "HiFi4")
+_ROLES = ("reader", "compute", "writer")
+_UINT32_MAX = 2**32 - 1
+
+
+class _Emitter:
+    """Lines of C++ with block indentation."""
+
+    def __init__(self, indent: str = "    ") -> None:
+        self._lines: list[str] = []
+        self._depth = 0
+        self._indent = indent
+
+    def line(self, text: str = "") -> None:
+        self._lines.append(f"{self._indent * self._depth}{text}" if text else "")
+
+    def lines(self, *texts: str) -> None:
+        for text in texts:
+            self.line(text)
+
+    @contextmanager
+    def block(self, opener: str, closer: str = "}") -> Iterator[None]:
+        self.line(f"{opener} {{")
+        self._depth += 1
+        yield
+        self._depth -= 1
+        self.line(closer)
+
+    def chain(self, text: str) -> None:
+        """Closes the current block and opens the next one on the same line (``} else {``)."""
+        self._depth -= 1
+        self.line(f"}} {text} {{")
+        self._depth += 1
+
+    def text(self) -> str:
+        return "\n".join(self._lines) + "\n"
+
+
+def _ident(name: str) -> str:
+    """A C++ identifier fragment for a plan name (buffer, CB)."""
+    cleaned = re.sub(r"\W", "_", name)
+    return cleaned if cleaned and not cleaned[0].isdigit() else f"_{cleaned}"
+
+
+def _u32(value: object, what: str) -> str:
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= _UINT32_MAX:
+        raise ValueError(f"{what}: expected an unsigned 32-bit integer, got {value!r}")
+    return str(value)
+
+
+def _matrix_dims(buffer: dict) -> tuple[int, int, int]:
+    """(batch, rows, cols) of a buffer: the last two dims are the matrix, the rest batch."""
+    shape = [int(d) for d in buffer["shape"]]
+    if not shape:
+        raise ValueError(f"buffer {buffer['name']!r}: a scalar buffer cannot be tiled")
+    if len(shape) == 1:
+        shape = [1, *shape]
+    return math.prod(shape[:-2]), shape[-2], shape[-1]
+
+
+def _element_bytes(buffer: dict) -> int:
+    fmt = buffer["data_format"]
+    if fmt not in _ELEMENT_BYTES:
+        raise ValueError(
+            f"buffer {buffer['name']!r}: DRAM data format {fmt!r} is not one element per datum; "
+            f"main.cpp tilizes only {sorted(_ELEMENT_BYTES)}"
+        )
+    return _ELEMENT_BYTES[fmt]
+
+
+def _check_buffer(buffer: dict) -> None:
+    name = buffer["name"]
+    if buffer["memory"] != "DRAM" or buffer["layout"] != "interleaved":
+        raise ValueError(f"buffer {name!r}: only DRAM interleaved buffers are supported")
+    if list(buffer["tile_shape"]) != [32, 32]:
+        raise ValueError(f"buffer {name!r}: only 32x32 tiles are supported, got {buffer['tile_shape']}")
+    batch, rows, cols = _matrix_dims(buffer)
+    tiles = batch * math.ceil(rows / 32) * math.ceil(cols / 32)
+    if buffer["num_pages"] != tiles:
+        raise ValueError(f"buffer {name!r}: num_pages {buffer['num_pages']} but its shape holds {tiles} tiles")
+    if buffer["page_size"] != 32 * 32 * _element_bytes(buffer):
+        raise ValueError(f"buffer {name!r}: page_size {buffer['page_size']} is not one 32x32 tile")
+
+
+def _emit_prelude(out: _Emitter, plan: dict) -> None:
+    out.lines(
+        f"// Host program for the TileLang kernel \"{plan['kernel_name']}\" (tt-metal 0.81.1 Mesh API).",
+        f"// Planned for {plan['arch']}, core grid {plan['core_grid'][0]}x{plan['core_grid'][1]}.",
+        "// Usage: main DATA_DIR. Reads <buffer>.bin (row-major) for every input buffer and writes",
+        "// <buffer>.out.bin (row-major) for every output buffer.",
+        "#include <cstddef>",
+        "#include <cstdint>",
+        "#include <exception>",
+        "#include <filesystem>",
+        "#include <fstream>",
+        "#include <iostream>",
+        "#include <map>",
+        "#include <memory>",
+        "#include <stdexcept>",
+        "#include <string>",
+        "#include <utility>",
+        "#include <vector>",
+        "",
+        "#include <tt-metalium/core_coord.hpp>",
+        "#include <tt-metalium/distributed.hpp>",
+        "#include <tt-metalium/host_api.hpp>",
+        "#include <tt-metalium/mesh_device.hpp>",
+        "#include <tt-metalium/tensor_accessor_args.hpp>",
+        "",
+        "using namespace tt;",
+        "using namespace tt::tt_metal;",
+        "",
+    )
+    out.line("namespace {")
+    out.lines(
+        "",
+        "constexpr uint32_t kTile = 32;",
+        "constexpr uint32_t kFace = 16;",
+        "",
+        "template <typename T>",
+    )
+    with out.block("std::vector<T> read_elements(const std::filesystem::path& path, std::size_t count)"):
+        out.line("std::ifstream file(path, std::ios::binary);")
+        with out.block("if (!file)"):
+            out.line('throw std::runtime_error("cannot open " + path.string());')
+        out.line("std::vector<T> values(count);")
+        out.line("file.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(count * sizeof(T)));")
+        with out.block("if (file.gcount() != static_cast<std::streamsize>(count * sizeof(T)))"):
+            out.line('throw std::runtime_error(path.string() + " holds fewer than " + std::to_string(count) + " elements");')
+        out.line("return values;")
+    out.lines("", "template <typename T>")
+    with out.block("void write_elements(const std::filesystem::path& path, const std::vector<T>& values)"):
+        out.line("std::ofstream file(path, std::ios::binary);")
+        out.line("file.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(T)));")
+        with out.block("if (!file)"):
+            out.line('throw std::runtime_error("cannot write " + path.string());')
+    out.lines(
+        "",
+        "// Offset of element (r, c) of a 32x32 tile in hardware order: four 16x16 faces",
+        "// (top-left, top-right, bottom-left, bottom-right), each row-major.",
+    )
+    with out.block("std::size_t offset_in_tile(uint32_t r, uint32_t c)"):
+        out.line("const uint32_t face = (r / kFace) * 2 + (c / kFace);")
+        out.line("return static_cast<std::size_t>(face) * kFace * kFace + (r % kFace) * kFace + (c % kFace);")
+    out.lines(
+        "",
+        "// A row-major [batch][rows][cols] array as 32x32 tiles, tile-row-major per matrix,",
+        "// matrices one after another; the padding of partial tiles is zero.",
+        "template <typename T>",
+    )
+    with out.block("std::vector<T> tilize(const std::vector<T>& src, uint32_t batch, uint32_t rows, uint32_t cols)"):
+        _emit_tile_loops(out, "tiled[tile_base + offset_in_tile(r % kTile, c % kTile)] = src[row_major];", "src")
+        out.line("return tiled;")
+    out.lines("", "// Inverse of tilize: drops the padding.", "template <typename T>")
+    with out.block("std::vector<T> untilize(const std::vector<T>& tiled, uint32_t batch, uint32_t rows, uint32_t cols)"):
+        out.line("std::vector<T> dst(static_cast<std::size_t>(batch) * rows * cols);")
+        _emit_tile_loops(out, "dst[row_major] = tiled[tile_base + offset_in_tile(r % kTile, c % kTile)];", None)
+        out.line("return dst;")
+    out.lines("", "// An interleaved DRAM buffer of `size` bytes in pages of `page_size` bytes.")
+    with out.block(
+        "std::shared_ptr<distributed::MeshBuffer> create_dram_buffer("
+        "distributed::MeshDevice* device, uint64_t size, uint32_t page_size)"
+    ):
+        out.line("distributed::DeviceLocalBufferConfig local_config{.page_size = page_size, .buffer_type = BufferType::DRAM};")
+        out.line("distributed::ReplicatedBufferConfig replicated_config{.size = size};")
+        out.line("return distributed::MeshBuffer::create(replicated_config, local_config, device);")
+    out.lines("", "// Device address of a buffer, as kernels receive it in runtime args.")
+    with out.block("uint32_t device_address(const std::shared_ptr<distributed::MeshBuffer>& buffer)"):
+        out.line("Buffer* reference = buffer->get_reference_buffer();")
+        out.line("return static_cast<uint32_t>(reference->address());")
+    out.lines("", "}  // namespace", "")
+
+
+def _emit_tile_loops(out: _Emitter, body: str, source: str | None) -> None:
+    out.line("const uint32_t tile_rows = (rows + kTile - 1) / kTile;")
+    out.line("const uint32_t tile_cols = (cols + kTile - 1) / kTile;")
+    if source is not None:
+        out.line("std::vector<T> tiled(static_cast<std::size_t>(batch) * tile_rows * tile_cols * kTile * kTile, T{});")
+    with out.block("for (uint32_t b = 0; b < batch; ++b)"):
+        with out.block("for (uint32_t r = 0; r < rows; ++r)"):
+            with out.block("for (uint32_t c = 0; c < cols; ++c)"):
+                out.line("const std::size_t tile = (static_cast<std::size_t>(b) * tile_rows + r / kTile) * tile_cols + c / kTile;")
+                out.line("const std::size_t tile_base = tile * kTile * kTile;")
+                out.line("const std::size_t row_major = (static_cast<std::size_t>(b) * rows + r) * cols + c;")
+                out.line(body)
+
+
+def _emit_buffers(out: _Emitter, plan: dict) -> None:
+    for buffer in plan["buffers"]:
+        _check_buffer(buffer)
+        name, var = buffer["name"], _ident(buffer["name"])
+        batch, rows, cols = _matrix_dims(buffer)
+        elem = _CXX_ELEMENT[_element_bytes(buffer)]
+        size = buffer["page_size"] * buffer["num_pages"]
+        out.line(
+            f"// {name}: {buffer['dtype']} {list(buffer['shape'])}, {buffer['access']}, "
+            f"{buffer['num_pages']} pages of {buffer['page_size']} B ({buffer['data_format']})"
+        )
+        out.line(
+            f"std::shared_ptr<distributed::MeshBuffer> buffer_{var} = "
+            f"create_dram_buffer(device.get(), {size}, {buffer['page_size']});"
+        )
+        out.line(f"const uint32_t address_{var} = device_address(buffer_{var});")
+        if buffer["access"] in ("read", "readwrite"):
+            out.line(
+                f"std::vector<{elem}> input_{var} = read_elements<{elem}>"
+                f"(data_dir / \"{name}.bin\", {batch * rows * cols});"
+            )
+            out.line(f"std::vector<{elem}> tiled_{var} = tilize(input_{var}, {batch}, {rows}, {cols});")
+            out.line(f"command_queue.enqueue_write_mesh_buffer(buffer_{var}, tiled_{var}.data(), false);")
+        out.line("")
+
+
+def _emit_core_ranges(out: _Emitter, plan: dict) -> None:
+    ranges = ", ".join(
+        f"CoreRange(CoreCoord{{{r['start'][0]}, {r['start'][1]}}}, CoreCoord{{{r['end'][0]}, {r['end'][1]}}})"
+        for r in plan["core_ranges"]
+    )
+    out.line(f"CoreRangeSet cores(std::vector<CoreRange>{{{ranges}}});")
+    out.line("")
+
+
+def _emit_cbs(out: _Emitter, plan: dict) -> None:
+    for cb in plan["cbs"]:
+        index = cb["index"]
+        out.line(
+            f"// CB {index} \"{cb['name']}\": {cb['producer']} -> {cb['consumer']}, "
+            f"{cb['num_pages']} pages of {cb['page_size']} B ({cb['data_format']})"
+        )
+        out.line(f"std::map<uint8_t, tt::DataFormat> cb{index}_formats = {{{{{index}, tt::DataFormat::{cb['data_format']}}}}};")
+        out.line(f"CircularBufferConfig cb{index}_config({cb['num_pages'] * cb['page_size']}, cb{index}_formats);")
+        out.line(f"cb{index}_config.set_page_size({index}, {cb['page_size']});")
+        out.line(f"CreateCircularBuffer(program, cores, cb{index}_config);")
+        out.line("")
+
+
+def _emit_semaphores(out: _Emitter, plan: dict) -> None:
+    for position, semaphore in enumerate(plan["semaphores"]):
+        if semaphore.get("id", position) != position:
+            raise ValueError(f"semaphore ids must be 0, 1, ... in plan order; entry {position} has {semaphore['id']}")
+        initial = _u32(semaphore.get("initial_value", 0), f"semaphore {position} initial_value")
+        out.line(f"const uint32_t semaphore_{position} = CreateSemaphore(program, cores, {initial});")
+    if plan["semaphores"]:
+        out.line("")
+
+
+def _emit_compile_args(out: _Emitter, plan: dict, kernel: dict) -> str:
+    role = kernel["role"]
+    var = f"{role}_compile_args"
+    accessors = {a["cta_offset"]: a for a in plan["tensor_accessors"] if a["kernel"] == role}
+    values = list(kernel["compile_time_args"])
+    out.line(f"std::vector<uint32_t> {var};")
+    position = 0
+    while position < len(values):
+        accessor = accessors.pop(position, None)
+        if accessor is None:
+            out.line(f"{var}.push_back({_u32(values[position], f'{role} compile-time arg {position}')});")
+            position += 1
+            continue
+        width = len(accessor["compile_time_args"])
+        if values[position : position + width] != list(accessor["compile_time_args"]):
+            raise ValueError(
+                f"{role} compile-time args {values[position:position + width]} at offset {position} "
+                f"differ from the TensorAccessorArgs of {accessor['buffer']!r} {accessor['compile_time_args']}"
+            )
+        buffer = _ident(accessor["buffer"])
+        out.line(f"TensorAccessorArgs {role}_accessor_{buffer}(*buffer_{buffer});")
+        out.line(f"{role}_accessor_{buffer}.append_to({var});")
+        position += width
+    if accessors:
+        raise ValueError(f"{role}: tensor accessors at offsets {sorted(accessors)} lie beyond its compile-time args")
+    return var
+
+
+def _emit_kernels(out: _Emitter, plan: dict) -> None:
+    kernels = {k["role"]: k for k in plan["kernels"]}
+    if sorted(kernels) != sorted(_ROLES) or len(plan["kernels"]) != len(_ROLES):
+        raise ValueError(f"the plan must have exactly one reader, compute and writer kernel, got {sorted(kernels)}")
+    for role in _ROLES:
+        kernel = kernels[role]
+        args = _emit_compile_args(out, plan, kernel)
+        if role == "compute":
+            fidelity = kernel["math_fidelity"]
+            if fidelity not in _MATH_FIDELITY:
+                raise ValueError(f"compute math_fidelity {fidelity!r} is not one of {_MATH_FIDELITY}")
+            config = (
+                f"ComputeConfig{{.math_fidelity = MathFidelity::{fidelity}, "
+                f".fp32_dest_acc_en = {str(bool(kernel['fp32_dest_acc_en'])).lower()}, "
+                f".math_approx_mode = {str(bool(kernel['math_approx_mode'])).lower()}, "
+                f".compile_args = {args}}}"
+            )
+        else:
+            config = (
+                f"DataMovementConfig{{.processor = DataMovementProcessor::{kernel['processor']}, "
+                f".noc = NOC::{kernel['noc']}, .compile_args = {args}}}"
+            )
+        out.line(f"KernelHandle {role}_kernel = CreateKernel(program, \"{kernel['source']}\", cores, {config});")
+        out.line("")
+
+
+def _runtime_value(value: object, buffers: set[str], what: str) -> str:
+    if isinstance(value, str):
+        if not value.startswith("@") or value[1:] not in buffers:
+            raise ValueError(f"{what}: {value!r} is not '@<buffer>' for a buffer of the plan")
+        return f"address_{_ident(value[1:])}"
+    return _u32(value, what)
+
+
+def _emit_runtime_args(out: _Emitter, plan: dict) -> None:
+    buffers = {b["name"] for b in plan["buffers"]}
+    for entry in plan["runtime_args"]:
+        x, y = entry["core"]
+        for role in _ROLES:
+            values = ", ".join(
+                _runtime_value(v, buffers, f"runtime arg {i} of {role} on core ({x}, {y})")
+                for i, v in enumerate(entry[role])
+            )
+            out.line(f"SetRuntimeArgs(program, {role}_kernel, CoreCoord{{{x}, {y}}}, std::vector<uint32_t>{{{values}}});")
+    out.line("")
+
+
+def _emit_readback(out: _Emitter, plan: dict) -> None:
+    for buffer in plan["buffers"]:
+        if buffer["access"] not in ("write", "readwrite"):
+            continue
+        name, var = buffer["name"], _ident(buffer["name"])
+        batch, rows, cols = _matrix_dims(buffer)
+        elem = _CXX_ELEMENT[_element_bytes(buffer)]
+        tiled_elements = buffer["num_pages"] * 32 * 32
+        out.line(f"std::vector<{elem}> result_{var}({tiled_elements});")
+        out.line(f"command_queue.enqueue_read_mesh_buffer(result_{var}.data(), buffer_{var}, true);")
+        out.line(
+            f"write_elements(data_dir / \"{name}.out.bin\", untilize(result_{var}, {batch}, {rows}, {cols}));"
+        )
+    out.line("")
+
+
+def emit_main_cpp(plan: dict) -> str:
+    """The complete host program for ``plan`` (deterministic: same plan, same text)."""
+    out = _Emitter()
+    _emit_prelude(out, plan)
+    with out.block("int main(int argc, char** argv)"):
+        with out.block("if (argc != 2)"):
+            out.line('std::cerr << "usage: " << argv[0] << " DATA_DIR" << std::endl;')
+            out.line("return 2;")
+        out.line("const std::filesystem::path data_dir = argv[1];")
+        with out.block("try"):
+            out.line("std::shared_ptr<distributed::MeshDevice> device = distributed::MeshDevice::create_unit_mesh(0);")
+            out.line("distributed::MeshCommandQueue& command_queue = device->mesh_command_queue();")
+            out.line("")
+            _emit_buffers(out, plan)
+            out.line("Program program = CreateProgram();")
+            _emit_core_ranges(out, plan)
+            _emit_cbs(out, plan)
+            _emit_semaphores(out, plan)
+            _emit_kernels(out, plan)
+            _emit_runtime_args(out, plan)
+            out.line("distributed::MeshWorkload workload;")
+            out.line("distributed::MeshCoordinateRange device_range(device->shape());")
+            out.line("workload.add_program(device_range, std::move(program));")
+            out.line("distributed::EnqueueMeshWorkload(command_queue, workload, false);")
+            out.line("distributed::Finish(command_queue);")
+            out.line("")
+            _emit_readback(out, plan)
+            out.line("device->close();")
+            out.chain("catch (const std::exception& error)")
+            out.line('std::cerr << "error: " << error.what() << std::endl;')
+            out.line("return 1;")
+        out.line("return 0;")
+    return out.text()
