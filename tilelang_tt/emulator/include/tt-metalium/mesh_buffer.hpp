@@ -1,0 +1,56 @@
+// Emulated tt-metal host API: mesh buffers (replicated over the 1x1 mesh: one DRAM buffer).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <variant>
+
+#include <tt-metalium/buffer.hpp>
+#include <tt-metalium/mesh_device.hpp>
+
+namespace tt::tt_metal::distributed {
+
+struct DeviceLocalBufferConfig {
+    DeviceAddr page_size = 0;
+    BufferType buffer_type = BufferType::DRAM;
+    std::optional<bool> bottom_up;
+};
+
+struct ReplicatedBufferConfig {
+    DeviceAddr size = 0;
+};
+
+struct ShardedBufferConfig {
+    DeviceAddr global_size = 0;
+};
+
+using MeshBufferConfig = std::variant<ReplicatedBufferConfig, ShardedBufferConfig>;
+
+class MeshBuffer {
+public:
+    static std::shared_ptr<MeshBuffer> create(
+        const MeshBufferConfig& mesh_buffer_config,
+        const DeviceLocalBufferConfig& device_local_config,
+        MeshDevice* mesh_device,
+        std::optional<DeviceAddr> address = std::nullopt);
+
+    MeshBuffer(const MeshBuffer&) = delete;
+    MeshBuffer& operator=(const MeshBuffer&) = delete;
+
+    MeshDevice* device() const { return device_; }
+    DeviceAddr size() const;
+    DeviceAddr address() const { return reference_.address(); }
+    uint32_t page_size() const { return static_cast<uint32_t>(reference_.page_size()); }
+    const DeviceLocalBufferConfig& device_local_config() const { return local_config_; }
+    Buffer* get_reference_buffer() const;
+
+private:
+    MeshBuffer(MeshDevice* device, const DeviceLocalBufferConfig& local_config, Buffer reference);
+
+    MeshDevice* device_;
+    DeviceLocalBufferConfig local_config_;
+    mutable Buffer reference_;
+};
+
+}  // namespace tt::tt_metal::distributed

@@ -1,0 +1,57 @@
+// Emulated tt-metal host API: the mesh device. The emulator provides one unit mesh whose
+// architecture comes from the environment variable TT_EMU_ARCH (default wormhole_b0).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+
+#include <tt-metalium/core_coord.hpp>
+#include <tt-metalium/mesh_coord.hpp>
+
+namespace tt::tt_metal {
+
+struct DispatchCoreConfig {};
+
+constexpr std::size_t DEFAULT_L1_SMALL_SIZE = 0;
+constexpr std::size_t DEFAULT_TRACE_REGION_SIZE = 0;
+constexpr std::size_t DEFAULT_WORKER_L1_SIZE = 0;
+
+namespace distributed {
+
+class MeshCommandQueue;
+
+class MeshDevice : public std::enable_shared_from_this<MeshDevice> {
+public:
+    static std::shared_ptr<MeshDevice> create_unit_mesh(
+        int device_id,
+        std::size_t l1_small_size = DEFAULT_L1_SMALL_SIZE,
+        std::size_t trace_region_size = DEFAULT_TRACE_REGION_SIZE,
+        std::size_t num_command_queues = 1,
+        const DispatchCoreConfig& dispatch_core_config = DispatchCoreConfig{},
+        std::span<const std::uint32_t> l1_bank_remap = {},
+        std::size_t worker_l1_size = DEFAULT_WORKER_L1_SIZE);
+
+    MeshDevice(const MeshDevice&) = delete;
+    MeshDevice& operator=(const MeshDevice&) = delete;
+    ~MeshDevice();
+
+    MeshCommandQueue& mesh_command_queue(std::optional<uint8_t> cq_id = std::nullopt) const;
+    const MeshShape& shape() const;
+    CoreCoord compute_with_storage_grid_size() const;
+    std::size_t num_devices() const { return 1; }
+    // Writes the emulator's counters to $TT_EMU_COUNTERS (when set) and closes the device.
+    bool close();
+
+private:
+    MeshDevice();
+
+    MeshShape shape_;
+    std::unique_ptr<MeshCommandQueue> command_queue_;
+    bool open_ = true;
+};
+
+}  // namespace distributed
+}  // namespace tt::tt_metal
