@@ -1,0 +1,383 @@
+// Kernel-side runtime of the compute kernel: DST register file, unpack (CB -> fp32), FPU ops,
+// SFPU ops and pack (DST -> CB).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "internal.hpp"
+
+namespace emu::k {
+
+namespace {
+
+constexpr const char* kBinaryName[] = {"add", "sub", "mul"};
+constexpr const char* kBcastSuffix[] = {"", "_bcast_rows", "_bcast_cols", "_bcast_scalar"};
+
+struct UnaryRow {
+  const char* name;
+  float (*fn)(float);
+};
+
+float gelu(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+// Indexed by Unary; keep in enumerator order.
+constexpr UnaryRow kUnary[] = {
+    {"exp", [](float x) { return std::exp(x); }},
+    {"log", [](float x) { return std::log(x); }},
+    {"sqrt", [](float x) { return std::sqrt(x); }},
+    {"rsqrt", [](float x) { return 1.0f / std::sqrt(x); }},
+    {"recip", [](float x) { return 1.0f / x; }},
+    {"relu", [](float x) { return x > 0.0f ? x : 0.0f; }},
+    {"gelu", gelu},
+    {"sigmoid", sigmoid},
+    {"tanh", [](float x) { return std::tanh(x); }},
+    {"abs", [](float x) { return std::fabs(x); }},
+    {"negative", [](float x) { return -x; }},
+    {"square", [](float x) { return x * x; }},
+    {"silu", [](float x) { return x * sigmoid(x); }},
+    {"sin", [](float x) { return std::sin(x); }},
+    {"cos", [](float x) { return std::cos(x); }},
+    {"floor", [](float x) { return std::floor(x); }},
+    {"ceil", [](float x) { return std::ceil(x); }},
+    {"sign", [](float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }},
+    {"erf", [](float x) { return std::erf(x); }},
+    {"log1p", [](float x) { return std::log1p(x); }},
+    {"expm1", [](float x) { return std::expm1(x); }},
+    {"exp2", [](float x) { return std::exp2(x); }},
+    {"identity", [](float x) { return x; }},
+};
+static_assert(std::size(kUnary) == static_cast<size_t>(Unary::Count));
+
+struct BinaryRow {
+  const char* name;
+  float (*fn)(float, float);
+};
+
+// Indexed by SfpuBinary; keep in enumerator order.
+constexpr BinaryRow kSfpuBinary[] = {
+    {"add", [](float a, float b) { return a + b; }},
+    {"sub", [](float a, float b) { return a - b; }},
+    {"mul", [](float a, float b) { return a * b; }},
+    {"div", [](float a, float b) { return a / b; }},
+    {"max", [](float a, float b) { return std::max(a, b); }},
+    {"min", [](float a, float b) { return std::min(a, b); }},
+    {"rsub", [](float a, float b) { return b - a; }},
+    {"power", [](float a, float b) { return std::pow(a, b); }},
+};
+static_assert(std::size(kSfpuBinary) == static_cast<size_t>(SfpuBinary::Count));
+
+float fpu(BinaryOp op, float a, float b) {
+  switch (op) {
+    case BinaryOp::Add: return a + b;
+    case BinaryOp::Sub: return a - b;
+    case BinaryOp::Mul: return a * b;
+  }
+  return 0.0f;
+}
+
+ThreadCtx& compute_ctx(const char* fn, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  if (t.kernel->role != KernelRole::Compute)
+    protocol_error(loc, std::string(fn) + " is a compute API but runs in a " + kernel_role_name(t.kernel->role) +
+                            " kernel");
+  return t;
+}
+
+// DST tile `idst` of the half held by math; checks state and capacity.
+float* math_dst(ThreadCtx& t, uint32_t idst, const char* fn, Loc loc) {
+  if (t.math_owned < 0)
+    protocol_error(loc, std::string(fn) + " writes DST outside tile_regs_acquire/tile_regs_commit");
+  if (idst >= t.dst_capacity())
+    protocol_error(loc, std::string(fn) + ": DST index " + std::to_string(idst) + " is beyond the " +
+                            std::to_string(t.dst_capacity()) + " tiles one tile_regs_acquire holds (fp32_dest_acc_en=" +
+                            (t.kernel->opts.fp32_dest_acc_en ? "true" : "false") + ")");
+  const uint32_t phys = static_cast<uint32_t>(t.math_owned) * (kDstTiles / 2) + idst;
+  t.dst_fresh[phys] = false;
+  return t.dst[phys].data();
+}
+
+// After a math op: DST holds bf16 unless fp32_dest_acc_en.
+void settle(ThreadCtx& t, float* d) {
+  if (t.kernel->opts.fp32_dest_acc_en) return;
+  for (uint32_t i = 0; i < kTileHW; ++i) d[i] = round_to_bf16(d[i]);
+}
+
+// Unpacks tile `tile` (relative to the read pointer) of a CB the kernel has waited for.
+void unpack(ThreadCtx& t, uint32_t cbi, uint32_t tile, float* out, const char* fn, Loc loc) {
+  std::unique_lock lk(t.dev->mu);
+  if (cbi >= t.dev->arch.num_cbs || !t.core->cbs[cbi].configured)
+    protocol_error(loc, std::string(fn) + " reads CB " + std::to_string(cbi) + ", which is not configured on this core");
+  const CB& cb = t.core->cbs[cbi];
+  if (tile >= cb.waited)
+    protocol_error(loc, std::string(fn) + " reads tile " + std::to_string(tile) + " of CB " + std::to_string(cbi) +
+                            " but only " + std::to_string(cb.waited) + " page(s) were confirmed by cb_wait_front");
+  if (cb.page_size < tile_size_bytes(cb.fmt))
+    protocol_error(loc, std::string(fn) + ": CB " + std::to_string(cbi) + " page size " + std::to_string(cb.page_size) +
+                            " is smaller than a " + data_format_name(cb.fmt) + " tile");
+  const uint32_t page = (cb.rd_page + tile) % cb.num_pages;
+  const uint8_t* src = t.core->l1 + cb.offset + page * cb.page_size;
+  lk.unlock();
+  unpack_tile(src, cb.fmt, out);
+}
+
+void count(ThreadCtx& t, const std::string& kind) { t.counters.tile_ops[kind] += 1; }
+
+}  // namespace
+
+void count_op(const char* kind) { tls_ctx->counters.tile_ops[kind] += 1; }
+
+// ---------------------------------------------------------------- DST state machine
+void tile_regs_acquire(Loc loc) {
+  ThreadCtx& t = compute_ctx("tile_regs_acquire", loc);
+  if (t.math_owned >= 0) protocol_error(loc, "tile_regs_acquire while DST is already acquired (no tile_regs_commit)");
+  DstHalf& h = t.halves[t.math_half];
+  if (h.state != DstHalf::Free)
+    protocol_error(loc, "tile_regs_acquire: both DST halves are in use (missing tile_regs_wait/tile_regs_release)");
+  h.state = DstHalf::Math;
+  t.math_owned = static_cast<int>(t.math_half);
+  t.math_half ^= 1;
+  for (uint32_t i = 0; i < kDstTiles / 2; ++i) {
+    const uint32_t phys = static_cast<uint32_t>(t.math_owned) * (kDstTiles / 2) + i;
+    t.dst[phys].fill(0.0f);
+    t.dst_fresh[phys] = true;
+  }
+  t.counters.dst_acquires += 1;
+}
+
+void tile_regs_commit(Loc loc) {
+  ThreadCtx& t = compute_ctx("tile_regs_commit", loc);
+  if (t.math_owned < 0) protocol_error(loc, "tile_regs_commit without tile_regs_acquire");
+  t.halves[t.math_owned].state = DstHalf::Committed;
+  t.math_owned = -1;
+}
+
+void tile_regs_wait(Loc loc) {
+  ThreadCtx& t = compute_ctx("tile_regs_wait", loc);
+  if (t.pack_owned >= 0) protocol_error(loc, "tile_regs_wait while the packer already holds DST (no tile_regs_release)");
+  DstHalf& h = t.halves[t.pack_half];
+  if (h.state != DstHalf::Committed)
+    protocol_error(loc, "tile_regs_wait without a preceding tile_regs_commit (would wait forever)");
+  h.state = DstHalf::Pack;
+  t.pack_owned = static_cast<int>(t.pack_half);
+  t.pack_half ^= 1;
+}
+
+void tile_regs_release(Loc loc) {
+  ThreadCtx& t = compute_ctx("tile_regs_release", loc);
+  if (t.pack_owned < 0) protocol_error(loc, "tile_regs_release without tile_regs_wait");
+  t.halves[t.pack_owned].state = DstHalf::Free;
+  t.pack_owned = -1;
+}
+
+void hw_startup(uint32_t, uint32_t, uint32_t, Loc loc) { compute_ctx("compute_kernel_hw_startup", loc); }
+
+void binary_init(BinaryOp op, bool acc_to_dest, Loc loc) {
+  ThreadCtx& t = compute_ctx("binary init", loc);
+  t.binary_op = op;
+  t.binary_acc = acc_to_dest;
+}
+
+void matmul_init(uint32_t transpose, Loc loc) {
+  ThreadCtx& t = compute_ctx("matmul_init", loc);
+  t.mm_transpose = transpose != 0;
+}
+
+// ---------------------------------------------------------------- FPU ops
+void binary_tiles(BinaryOp op, Bcast bcast, uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t idst,
+                  Loc loc) {
+  const std::string name = std::string(kBinaryName[static_cast<int>(op)]) + "_tiles" +
+                           kBcastSuffix[static_cast<int>(bcast)];
+  ThreadCtx& t = compute_ctx(name.c_str(), loc);
+  alignas(64) float a[kTileHW], b[kTileHW];
+  unpack(t, cb0, t0, a, name.c_str(), loc);
+  unpack(t, cb1, t1, b, name.c_str(), loc);
+  float* d = math_dst(t, idst, name.c_str(), loc);
+  const bool acc = t.binary_acc && bcast == Bcast::None;
+  for (uint32_t r = 0; r < 32; ++r)
+    for (uint32_t c = 0; c < 32; ++c) {
+      const uint32_t bi = bcast == Bcast::Row ? c : bcast == Bcast::Col ? r * 32 : bcast == Bcast::Scalar ? 0 : r * 32 + c;
+      const float v = fpu(op, a[r * 32 + c], b[bi]);
+      d[r * 32 + c] = acc ? d[r * 32 + c] + v : v;
+    }
+  settle(t, d);
+  count(t, name);
+}
+
+void binary_reuse_dest(BinaryOp op, bool dest_is_a, uint32_t cb, uint32_t ti, uint32_t idst, Loc loc) {
+  const std::string name = std::string(kBinaryName[static_cast<int>(op)]) + "_reuse_dest_tiles";
+  ThreadCtx& t = compute_ctx(name.c_str(), loc);
+  alignas(64) float x[kTileHW];
+  unpack(t, cb, ti, x, name.c_str(), loc);
+  float* d = math_dst(t, idst, name.c_str(), loc);
+  for (uint32_t i = 0; i < kTileHW; ++i) d[i] = dest_is_a ? fpu(op, d[i], x[i]) : fpu(op, x[i], d[i]);
+  settle(t, d);
+  count(t, name);
+}
+
+void matmul_tiles(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t idst, Loc loc) {
+  ThreadCtx& t = compute_ctx("matmul_tiles", loc);
+  alignas(64) float a[kTileHW], b[kTileHW];
+  unpack(t, cb0, t0, a, "matmul_tiles", loc);
+  unpack(t, cb1, t1, b, "matmul_tiles", loc);
+  if (t.mm_transpose)
+    for (uint32_t r = 0; r < 32; ++r)
+      for (uint32_t c = r + 1; c < 32; ++c) std::swap(b[r * 32 + c], b[c * 32 + r]);
+  float* __restrict d = math_dst(t, idst, "matmul_tiles", loc);
+  for (uint32_t i = 0; i < 32; ++i) {
+    float* __restrict row = d + i * 32;
+    for (uint32_t k = 0; k < 32; ++k) {
+      const float av = a[i * 32 + k];
+      const float* __restrict brow = b + k * 32;
+      for (uint32_t j = 0; j < 32; ++j) row[j] += av * brow[j];
+    }
+  }
+  settle(t, d);
+  count(t, "matmul_tiles");
+}
+
+void copy_tile(uint32_t cb, uint32_t ti, uint32_t idst, Loc loc) {
+  ThreadCtx& t = compute_ctx("copy_tile", loc);
+  alignas(64) float x[kTileHW];
+  unpack(t, cb, ti, x, "copy_tile", loc);
+  float* d = math_dst(t, idst, "copy_tile", loc);
+  std::copy(x, x + kTileHW, d);
+  settle(t, d);
+  count(t, "copy_tile");
+}
+
+void unary_bcast(Bcast bcast, uint32_t cb, uint32_t ti, uint32_t idst, Loc loc) {
+  const std::string name = std::string("unary_bcast") + kBcastSuffix[static_cast<int>(bcast)];
+  ThreadCtx& t = compute_ctx(name.c_str(), loc);
+  alignas(64) float x[kTileHW];
+  unpack(t, cb, ti, x, name.c_str(), loc);
+  float* d = math_dst(t, idst, name.c_str(), loc);
+  for (uint32_t r = 0; r < 32; ++r)
+    for (uint32_t c = 0; c < 32; ++c)
+      d[r * 32 + c] = x[bcast == Bcast::Row ? c : bcast == Bcast::Col ? r * 32 : bcast == Bcast::Scalar ? 0 : r * 32 + c];
+  settle(t, d);
+  count(t, name);
+}
+
+void reduce_tile(Pool pool, RDim dim, uint32_t cb, uint32_t cb_scaler, uint32_t ti, uint32_t ts, uint32_t idst,
+                 Loc loc) {
+  ThreadCtx& t = compute_ctx("reduce_tile", loc);
+  alignas(64) float x[kTileHW], s[kTileHW];
+  unpack(t, cb, ti, x, "reduce_tile", loc);
+  unpack(t, cb_scaler, ts, s, "reduce_tile", loc);
+  if (t.math_owned >= 0 && idst < t.dst_capacity()) {
+    // First write since acquire: MAX starts from -inf, SUM from the zeroed register.
+    const uint32_t phys = static_cast<uint32_t>(t.math_owned) * (kDstTiles / 2) + idst;
+    if (t.dst_fresh[phys] && pool == Pool::Max) {
+      const float ninf = -std::numeric_limits<float>::infinity();
+      for (uint32_t r = 0; r < 32; ++r) {
+        if (dim == RDim::Row || dim == RDim::Scalar) t.dst[phys][r * 32] = ninf;
+        if (dim == RDim::Col || (dim == RDim::Scalar && r == 0))
+          for (uint32_t c = 0; c < 32; ++c) t.dst[phys][c] = ninf;
+      }
+    }
+  }
+  float* d = math_dst(t, idst, "reduce_tile", loc);
+  const float scale = s[0];
+  auto combine = [&](float acc, float v) { return pool == Pool::Max ? std::max(acc, v) : acc + v; };
+  if (dim == RDim::Row) {
+    for (uint32_t r = 0; r < 32; ++r) {
+      float acc = pool == Pool::Max ? -std::numeric_limits<float>::infinity() : 0.0f;
+      for (uint32_t c = 0; c < 32; ++c) acc = combine(acc, x[r * 32 + c]);
+      d[r * 32] = combine(d[r * 32], acc * scale);
+    }
+  } else if (dim == RDim::Col) {
+    for (uint32_t c = 0; c < 32; ++c) {
+      float acc = pool == Pool::Max ? -std::numeric_limits<float>::infinity() : 0.0f;
+      for (uint32_t r = 0; r < 32; ++r) acc = combine(acc, x[r * 32 + c]);
+      d[c] = combine(d[c], acc * scale);
+    }
+  } else {
+    float acc = pool == Pool::Max ? -std::numeric_limits<float>::infinity() : 0.0f;
+    for (uint32_t i = 0; i < kTileHW; ++i) acc = combine(acc, x[i]);
+    d[0] = combine(d[0], acc * scale);
+  }
+  settle(t, d);
+  count(t, "reduce_tile");
+}
+
+void transpose_tile(uint32_t cb, uint32_t ti, uint32_t idst, Loc loc) {
+  ThreadCtx& t = compute_ctx("transpose_wh_tile", loc);
+  alignas(64) float x[kTileHW];
+  unpack(t, cb, ti, x, "transpose_wh_tile", loc);
+  float* d = math_dst(t, idst, "transpose_wh_tile", loc);
+  for (uint32_t r = 0; r < 32; ++r)
+    for (uint32_t c = 0; c < 32; ++c) d[r * 32 + c] = x[c * 32 + r];
+  settle(t, d);
+  count(t, "transpose_wh_tile");
+}
+
+// ---------------------------------------------------------------- SFPU ops
+void sfpu_unary(Unary op, uint32_t idst, Loc loc) {
+  const UnaryRow& row = kUnary[static_cast<int>(op)];
+  const std::string name = std::string(row.name) + "_tile";
+  ThreadCtx& t = compute_ctx(name.c_str(), loc);
+  float* d = math_dst(t, idst, name.c_str(), loc);
+  for (uint32_t i = 0; i < kTileHW; ++i) d[i] = row.fn(d[i]);
+  settle(t, d);
+  count(t, name);
+}
+
+void sfpu_binary(SfpuBinary op, uint32_t i0, uint32_t i1, uint32_t io, Loc loc) {
+  const BinaryRow& row = kSfpuBinary[static_cast<int>(op)];
+  const std::string name = std::string(row.name) + "_binary_tile";
+  ThreadCtx& t = compute_ctx(name.c_str(), loc);
+  const float* a = math_dst(t, i0, name.c_str(), loc);
+  const float* b = math_dst(t, i1, name.c_str(), loc);
+  float* d = math_dst(t, io, name.c_str(), loc);
+  for (uint32_t i = 0; i < kTileHW; ++i) d[i] = row.fn(a[i], b[i]);
+  settle(t, d);
+  count(t, name);
+}
+
+void sfpu_scalar(SfpuBinary op, uint32_t idst, float scalar, Loc loc) {
+  const BinaryRow& row = kSfpuBinary[static_cast<int>(op)];
+  const std::string name = std::string(row.name) + "_unary_tile";
+  ThreadCtx& t = compute_ctx(name.c_str(), loc);
+  float* d = math_dst(t, idst, name.c_str(), loc);
+  for (uint32_t i = 0; i < kTileHW; ++i) d[i] = row.fn(d[i], scalar);
+  settle(t, d);
+  count(t, name);
+}
+
+void fill_tile(uint32_t idst, float value, Loc loc) {
+  ThreadCtx& t = compute_ctx("fill_tile", loc);
+  float* d = math_dst(t, idst, "fill_tile", loc);
+  std::fill(d, d + kTileHW, value);
+  settle(t, d);
+  count(t, "fill_tile");
+}
+
+// ---------------------------------------------------------------- pack
+void pack_tile(uint32_t idst, uint32_t cbi, bool out_of_order, uint32_t out_index, Loc loc) {
+  ThreadCtx& t = compute_ctx("pack_tile", loc);
+  if (t.pack_owned < 0) protocol_error(loc, "pack_tile(" + std::to_string(idst) + ", CB " + std::to_string(cbi) +
+                                                ") without tile_regs_wait");
+  if (idst >= t.dst_capacity())
+    protocol_error(loc, "pack_tile: DST index " + std::to_string(idst) + " is beyond the " +
+                            std::to_string(t.dst_capacity()) + " tiles one tile_regs_acquire holds");
+  std::unique_lock lk(t.dev->mu);
+  if (cbi >= t.dev->arch.num_cbs || !t.core->cbs[cbi].configured)
+    protocol_error(loc, "pack_tile to CB " + std::to_string(cbi) + ", which is not configured on this core");
+  CB& cb = t.core->cbs[cbi];
+  const uint32_t pos = out_of_order ? out_index : cb.packed;
+  if (pos >= cb.reserved)
+    protocol_error(loc, "pack_tile to CB " + std::to_string(cbi) + " page " + std::to_string(pos) + " beyond the " +
+                            std::to_string(cb.reserved) + " page(s) reserved by cb_reserve_back");
+  if (cb.page_size < tile_size_bytes(cb.fmt))
+    protocol_error(loc, "pack_tile: CB " + std::to_string(cbi) + " page size " + std::to_string(cb.page_size) +
+                            " is smaller than a " + data_format_name(cb.fmt) + " tile");
+  if (!out_of_order) cb.packed += 1;
+  uint8_t* dst = t.core->l1 + cb.offset + ((cb.wr_page + pos) % cb.num_pages) * cb.page_size;
+  const DataFormat fmt = cb.fmt;
+  lk.unlock();
+  pack_tile_data(t.dst[static_cast<uint32_t>(t.pack_owned) * (kDstTiles / 2) + idst].data(), fmt, dst);
+  count(t, "pack_tile");
+}
+
+}  // namespace emu::k

@@ -1,0 +1,390 @@
+// Kernel-side runtime: arguments, circular buffers, NOC transfers and semaphores.
+#include <sstream>
+
+#include "internal.hpp"
+
+namespace emu::k {
+
+namespace {
+
+std::string cb_name(uint32_t cb) { return "CB " + std::to_string(cb); }
+
+CB& get_cb(ThreadCtx& t, int32_t cb, const char* fn, Loc loc) {
+  if (cb < 0 || static_cast<uint32_t>(cb) >= t.dev->arch.num_cbs || !t.core->cbs[cb].configured)
+    protocol_error(loc, std::string(fn) + " on " + cb_name(static_cast<uint32_t>(cb)) +
+                            ", which is not configured on this core");
+  return t.core->cbs[cb];
+}
+
+void check_count(CB& cb, int32_t n, const char* fn, Loc loc) {
+  if (n <= 0 || static_cast<uint32_t>(n) > cb.num_pages)
+    protocol_error(loc, std::string(fn) + "(" + cb_name(cb.index) + ", " + std::to_string(n) + "): " + cb_name(cb.index) +
+                            " holds " + std::to_string(cb.num_pages) + " page(s)");
+}
+
+bool overlaps(const Range& r, uint32_t lo, uint32_t hi) { return r.lo < hi && lo < r.hi; }
+
+// L1 offset of a local L1 address of the calling core; errors when outside its L1.
+uint32_t local_offset(ThreadCtx& t, uint32_t addr, uint32_t size, const char* fn, Loc loc) {
+  const uint64_t base = t.core->l1_base_addr();
+  if (addr < base || static_cast<uint64_t>(addr) + size > base + t.dev->arch.l1_size) {
+    std::ostringstream os;
+    os << fn << ": local L1 address 0x" << std::hex << addr << std::dec << " (+" << size
+       << " bytes) is outside this core's L1";
+    protocol_error(loc, os.str());
+  }
+  return addr - static_cast<uint32_t>(base);
+}
+
+// Target of a unicast NOC address: pointer to `size` bytes; `dram` says whether it is DRAM.
+uint8_t* resolve(ThreadCtx& t, uint64_t noc_addr, uint32_t size, bool& dram, Core*& core, const char* fn, Loc loc) {
+  const uint32_t xy = static_cast<uint32_t>(noc_addr >> kNocLocalBits);
+  const uint32_t x = xy & 63, y = (xy >> kNocCoordBits) & 63;
+  const uint64_t offset = noc_addr & ((1ull << kNocLocalBits) - 1);
+  DeviceImpl& d = *t.dev;
+  if (Core* c = d.core_at_noc(x, y)) {
+    dram = false;
+    core = c;
+    // Accept both L1 offsets and the sender's own local addresses (same offset on every core).
+    uint64_t off = offset;
+    const uint64_t my_base = t.core->l1_base_addr();
+    if (off >= my_base && off < my_base + d.arch.l1_size) off -= my_base;
+    if (off + size > d.arch.l1_size) {
+      std::ostringstream os;
+      os << fn << ": NOC address offset 0x" << std::hex << offset << std::dec << " (+" << size
+         << " bytes) is outside the L1 of core (" << c->logical.x << "," << c->logical.y << ")";
+      protocol_error(loc, os.str());
+    }
+    return c->l1 + off;
+  }
+  if (y == 0 && x < d.arch.dram_banks) {
+    dram = true;
+    core = nullptr;
+    if (uint8_t* p = d.dram_ptr(x, offset, size)) return p;
+    std::ostringstream os;
+    os << fn << ": DRAM bank " << x << " address 0x" << std::hex << offset << std::dec << " (+" << size
+       << " bytes) is outside every allocated buffer";
+    protocol_error(loc, os.str());
+  }
+  std::ostringstream os;
+  os << fn << ": NOC address 0x" << std::hex << noc_addr << std::dec << " targets NOC (" << x << "," << y
+     << "), which is neither a worker core nor a DRAM bank";
+  protocol_error(loc, os.str());
+}
+
+struct Rect {
+  uint32_t x0, y0, x1, y1;
+  uint64_t offset;
+};
+
+Rect decode_mcast(uint64_t a) {
+  const uint32_t e = static_cast<uint32_t>(a >> kNocLocalBits);
+  return {(e >> 12) & 63, (e >> 18) & 63, e & 63, (e >> 6) & 63, a & ((1ull << kNocLocalBits) - 1)};
+}
+
+// Destination cores of a multicast; checks num_dests like the hardware requires.
+std::vector<Core*> mcast_targets(ThreadCtx& t, uint64_t dst, uint32_t num_dests, bool loopback, const char* fn,
+                                 Loc loc) {
+  const Rect r = decode_mcast(dst);
+  std::vector<Core*> out;
+  for (uint32_t y = std::min(r.y0, r.y1); y <= std::max(r.y0, r.y1); ++y)
+    for (uint32_t x = std::min(r.x0, r.x1); x <= std::max(r.x0, r.x1); ++x) {
+      Core* c = t.dev->core_at_noc(x, y);
+      if (c == nullptr) {
+        protocol_error(loc, std::string(fn) + ": multicast rectangle includes NOC (" + std::to_string(x) + "," +
+                                std::to_string(y) + "), which is not a worker core");
+      }
+      if (c == t.core && !loopback) continue;
+      out.push_back(c);
+    }
+  if (out.size() != num_dests)
+    protocol_error(loc, std::string(fn) + ": num_dests is " + std::to_string(num_dests) + " but the multicast reaches " +
+                            std::to_string(out.size()) + " core(s)");
+  return out;
+}
+
+uint64_t mcast_offset(ThreadCtx& t, uint64_t dst, uint32_t size, const char* fn, Loc loc) {
+  uint64_t off = decode_mcast(dst).offset;
+  const uint64_t my_base = t.core->l1_base_addr();
+  if (off >= my_base && off < my_base + t.dev->arch.l1_size) off -= my_base;
+  if (off + size > t.dev->arch.l1_size) protocol_error(loc, std::string(fn) + ": destination outside L1");
+  return off;
+}
+
+}  // namespace
+
+uint32_t arg(uint32_t idx, bool common, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  const std::vector<uint32_t>& v = common ? t.kernel->common_args : *t.args;
+  if (idx >= v.size())
+    protocol_error(loc, std::string(common ? "get_common_arg_val(" : "get_arg_val(") + std::to_string(idx) +
+                            "): only " + std::to_string(v.size()) + (common ? " common" : "") +
+                            " runtime arg(s) were set");
+  return v[idx];
+}
+
+// ---------------------------------------------------------------- circular buffers
+void cb_reserve_back(int32_t cbi, int32_t n, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  std::unique_lock lk(t.dev->mu);
+  CB& cb = get_cb(t, cbi, "cb_reserve_back", loc);
+  check_count(cb, n, "cb_reserve_back", loc);
+  t.wait = {WaitState::CbBack, static_cast<uint32_t>(cbi), static_cast<uint32_t>(n), nullptr, false, loc};
+  t.dev->block_until(lk, t, [&] { return cb.num_pages - (cb.pushed - cb.popped) >= static_cast<uint32_t>(n); });
+  cb.reserved = std::max(cb.reserved, static_cast<uint32_t>(n));
+}
+
+void cb_push_back(int32_t cbi, int32_t n, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  std::unique_lock lk(t.dev->mu);
+  CB& cb = get_cb(t, cbi, "cb_push_back", loc);
+  const std::string call = "cb_push_back(" + cb_name(cb.index) + ", " + std::to_string(n) + ")";
+  if (n <= 0 || static_cast<uint32_t>(n) > cb.reserved)
+    protocol_error(loc, call + " pushes more pages than reserved (" + std::to_string(cb.reserved) +
+                            " reserved by cb_reserve_back)");
+  if (cb.wr_page + n > cb.num_pages)
+    protocol_error(loc, call + " crosses the end of the " + std::to_string(cb.num_pages) +
+                            "-page FIFO; the page count must divide the CB size");
+  const uint32_t lo = cb.offset + cb.wr_page * cb.page_size, hi = lo + n * cb.page_size;
+  for (const Range& r : t.pending_reads)
+    if (overlaps(r, lo, hi))
+      protocol_error(loc, call + ": pages filled by noc_async_read at line " + std::to_string(r.line) +
+                              " are pushed before noc_async_read_barrier");
+  cb.pushed += n;
+  cb.wr_page = (cb.wr_page + n) % cb.num_pages;
+  cb.reserved -= n;
+  cb.packed = 0;
+  if (cb.producer.empty()) cb.producer = t.kernel->source_name;
+  t.core->cv.notify_all();
+}
+
+void cb_wait_front(int32_t cbi, int32_t n, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  std::unique_lock lk(t.dev->mu);
+  CB& cb = get_cb(t, cbi, "cb_wait_front", loc);
+  check_count(cb, n, "cb_wait_front", loc);
+  t.wait = {WaitState::CbFront, static_cast<uint32_t>(cbi), static_cast<uint32_t>(n), nullptr, false, loc};
+  t.dev->block_until(lk, t, [&] { return cb.pushed - cb.popped >= static_cast<uint32_t>(n); });
+  cb.waited = std::max(cb.waited, static_cast<uint32_t>(n));
+}
+
+void cb_pop_front(int32_t cbi, int32_t n, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  std::unique_lock lk(t.dev->mu);
+  CB& cb = get_cb(t, cbi, "cb_pop_front", loc);
+  const std::string call = "cb_pop_front(" + cb_name(cb.index) + ", " + std::to_string(n) + ")";
+  if (n <= 0 || static_cast<uint32_t>(n) > cb.waited)
+    protocol_error(loc, call + " pops more pages than waited for (" + std::to_string(cb.waited) +
+                            " confirmed by cb_wait_front)");
+  if (cb.rd_page + n > cb.num_pages)
+    protocol_error(loc, call + " crosses the end of the " + std::to_string(cb.num_pages) +
+                            "-page FIFO; the page count must divide the CB size");
+  const uint32_t lo = cb.offset + cb.rd_page * cb.page_size, hi = lo + n * cb.page_size;
+  for (const Range& r : t.pending_writes)
+    if (overlaps(r, lo, hi))
+      protocol_error(loc, call + ": pages sent by noc_async_write at line " + std::to_string(r.line) +
+                              " are freed before noc_async_write_barrier / noc_async_writes_flushed");
+  cb.popped += n;
+  cb.rd_page = (cb.rd_page + n) % cb.num_pages;
+  cb.waited -= n;
+  if (cb.consumer.empty()) cb.consumer = t.kernel->source_name;
+  t.core->cv.notify_all();
+}
+
+bool cb_pages_reservable_at_back(int32_t cbi, int32_t n, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  std::unique_lock lk(t.dev->mu);
+  CB& cb = get_cb(t, cbi, "cb_pages_reservable_at_back", loc);
+  return cb.num_pages - (cb.pushed - cb.popped) >= static_cast<uint32_t>(n);
+}
+
+bool cb_pages_available_at_front(int32_t cbi, int32_t n, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  std::unique_lock lk(t.dev->mu);
+  CB& cb = get_cb(t, cbi, "cb_pages_available_at_front", loc);
+  return cb.pushed - cb.popped >= static_cast<uint32_t>(n);
+}
+
+uint32_t get_write_ptr(uint32_t cbi, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  std::unique_lock lk(t.dev->mu);
+  CB& cb = get_cb(t, static_cast<int32_t>(cbi), "get_write_ptr", loc);
+  if (cb.reserved == 0)
+    protocol_error(loc, "get_write_ptr(" + cb_name(cb.index) + ") outside cb_reserve_back/cb_push_back");
+  return t.core->l1_base_addr() + cb.offset + cb.wr_page * cb.page_size;
+}
+
+uint32_t get_read_ptr(uint32_t cbi, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  std::unique_lock lk(t.dev->mu);
+  CB& cb = get_cb(t, static_cast<int32_t>(cbi), "get_read_ptr", loc);
+  return t.core->l1_base_addr() + cb.offset + cb.rd_page * cb.page_size;
+}
+
+uint32_t cb_page_size(uint32_t cbi, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  return get_cb(t, static_cast<int32_t>(cbi), "get_tile_size", loc).page_size;
+}
+
+DataFormat cb_format(uint32_t cbi, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  return get_cb(t, static_cast<int32_t>(cbi), "get_dataformat", loc).fmt;
+}
+
+// ---------------------------------------------------------------- NOC
+uint32_t num_dram_banks() { return tls_ctx->dev->arch.dram_banks; }
+uint32_t dram_alignment() { return tls_ctx->dev->arch.dram_alignment; }
+
+uint64_t noc_unicast_addr(uint32_t x, uint32_t y, uint32_t addr) {
+  return (static_cast<uint64_t>((y << kNocCoordBits) | x) << kNocLocalBits) | addr;
+}
+
+uint64_t noc_multicast_addr(uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1, uint32_t addr) {
+  const uint64_t enc = x1 | (y1 << 6) | (x0 << 12) | (y0 << 18);
+  return (enc << kNocLocalBits) | addr;
+}
+
+uint64_t noc_self_addr(uint32_t addr, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  return noc_unicast_addr(t.core->logical.x + kWorkerNocOrigin, t.core->logical.y + kWorkerNocOrigin, addr);
+}
+
+uint64_t noc_dram_bank_addr(uint32_t bank, uint32_t addr) { return noc_unicast_addr(bank, 0, addr); }
+
+uint64_t noc_dram_page_addr(uint32_t base, uint32_t page_size, uint32_t page, uint32_t offset) {
+  const DeviceImpl& d = *tls_ctx->dev;
+  const uint32_t a = d.arch.dram_alignment;
+  const uint32_t aligned = (page_size + a - 1) / a * a;
+  const uint32_t bank = page % d.arch.dram_banks;
+  return noc_dram_bank_addr(bank, base + (page / d.arch.dram_banks) * aligned + offset);
+}
+
+void noc_read(uint64_t src, uint32_t dst_l1, uint32_t size, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  const uint32_t off = local_offset(t, dst_l1, size, "noc_async_read", loc);
+  bool dram;
+  Core* core;
+  const uint8_t* p = resolve(t, src, size, dram, core, "noc_async_read", loc);
+  std::memmove(t.core->l1 + off, p, size);
+  t.counters.noc_read_transactions += 1;
+  if (dram) t.counters.dram_bytes_read += size;
+  t.pending_reads.push_back({off, off + size, loc.line()});
+}
+
+void noc_write(uint32_t src_l1, uint64_t dst, uint32_t size, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  const uint32_t off = local_offset(t, src_l1, size, "noc_async_write", loc);
+  bool dram;
+  Core* core;
+  uint8_t* p = resolve(t, dst, size, dram, core, "noc_async_write", loc);
+  if (dram) {
+    std::memmove(p, t.core->l1 + off, size);
+    t.counters.dram_bytes_written += size;
+  } else {
+    std::unique_lock lk(t.dev->mu);
+    std::memmove(p, t.core->l1 + off, size);
+    core->cv.notify_all();
+  }
+  t.counters.noc_write_transactions += 1;
+  t.pending_writes.push_back({off, off + size, loc.line()});
+}
+
+void noc_write_multicast(uint32_t src_l1, uint64_t dst, uint32_t size, uint32_t num_dests, bool loopback, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  const char* fn = loopback ? "noc_async_write_multicast_loopback_src" : "noc_async_write_multicast";
+  const uint32_t off = local_offset(t, src_l1, size, fn, loc);
+  const uint64_t dst_off = mcast_offset(t, dst, size, fn, loc);
+  const auto targets = mcast_targets(t, dst, num_dests, loopback, fn, loc);
+  std::unique_lock lk(t.dev->mu);
+  for (Core* c : targets) {
+    std::memmove(c->l1 + dst_off, t.core->l1 + off, size);
+    c->cv.notify_all();
+  }
+  t.counters.noc_write_transactions += 1;
+  t.pending_writes.push_back({off, off + size, loc.line()});
+}
+
+void noc_read_barrier(Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  t.pending_reads.clear();
+  t.counters.read_barriers += 1;
+}
+
+void noc_write_barrier(Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  t.pending_writes.clear();
+  t.counters.write_barriers += 1;
+}
+
+void noc_writes_flushed(Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  t.pending_writes.clear();
+  t.counters.write_barriers += 1;
+}
+
+// ---------------------------------------------------------------- semaphores
+uint32_t semaphore_addr(uint32_t id, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  if (id >= t.core->num_semaphores)
+    protocol_error(loc, "get_semaphore(" + std::to_string(id) + "): only " + std::to_string(t.core->num_semaphores) +
+                            " semaphore(s) were created on this core");
+  return t.core->l1_base_addr() + t.dev->arch.l1_unreserved_base - 16 * 16 + 16 * id;
+}
+
+void semaphore_wait(volatile uint32_t* sem, uint32_t val, bool at_least, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  local_offset(t, static_cast<uint32_t>(reinterpret_cast<uintptr_t>(sem)), 4,
+               at_least ? "noc_semaphore_wait_min" : "noc_semaphore_wait", loc);
+  std::unique_lock lk(t.dev->mu);
+  t.wait = {WaitState::Semaphore, 0, val, sem, at_least, loc};
+  t.dev->block_until(lk, t, [&] { return at_least ? *sem >= val : *sem == val; });
+}
+
+void semaphore_set(volatile uint32_t* sem, uint32_t val, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  local_offset(t, static_cast<uint32_t>(reinterpret_cast<uintptr_t>(sem)), 4, "noc_semaphore_set", loc);
+  std::unique_lock lk(t.dev->mu);
+  *sem = val;
+  t.core->cv.notify_all();
+}
+
+void semaphore_inc(uint64_t dst, uint32_t incr, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  bool dram;
+  Core* core;
+  uint8_t* p = resolve(t, dst, 4, dram, core, "noc_semaphore_inc", loc);
+  if (dram) protocol_error(loc, "noc_semaphore_inc: the target is DRAM, not a core's L1");
+  std::unique_lock lk(t.dev->mu);
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  v += incr;
+  std::memcpy(p, &v, 4);
+  core->cv.notify_all();
+}
+
+void semaphore_set_multicast(uint32_t src_l1, uint64_t dst, uint32_t num_dests, bool loopback, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  const char* fn = loopback ? "noc_semaphore_set_multicast_loopback_src" : "noc_semaphore_set_multicast";
+  const uint32_t off = local_offset(t, src_l1, 4, fn, loc);
+  const uint64_t dst_off = mcast_offset(t, dst, 4, fn, loc);
+  const auto targets = mcast_targets(t, dst, num_dests, loopback, fn, loc);
+  std::unique_lock lk(t.dev->mu);
+  for (Core* c : targets) {
+    std::memcpy(c->l1 + dst_off, t.core->l1 + off, 4);
+    c->cv.notify_all();
+  }
+}
+
+void semaphore_set_remote(uint32_t src_l1, uint64_t dst, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  const uint32_t off = local_offset(t, src_l1, 4, "noc_semaphore_set_remote", loc);
+  bool dram;
+  Core* core;
+  uint8_t* p = resolve(t, dst, 4, dram, core, "noc_semaphore_set_remote", loc);
+  if (dram) protocol_error(loc, "noc_semaphore_set_remote: the target is DRAM, not a core's L1");
+  std::unique_lock lk(t.dev->mu);
+  std::memcpy(p, t.core->l1 + off, 4);
+  core->cv.notify_all();
+}
+
+}  // namespace emu::k

@@ -1,0 +1,530 @@
+// Device model: architecture, L1/DRAM memory, program construction, launch and counters.
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <sstream>
+#include <thread>
+
+#include "internal.hpp"
+
+namespace emu {
+
+thread_local ThreadCtx* tls_ctx = nullptr;
+
+// ---------------------------------------------------------------- kernel registry
+namespace {
+std::vector<KernelInfo>& registry() {
+  static std::vector<KernelInfo> r;
+  return r;
+}
+
+Device* g_device = nullptr;
+
+ArchSpec arch_spec(const std::string& name) {
+  // Worker grid, L1 and DRAM facts of tt-metal 0.81.1 (dev_mem_map.h, core_config.h, soc
+  // descriptors). The unreserved L1 base leaves room for the firmware map (MEM_MAP_END) and
+  // the 69 KiB kernel config buffer.
+  if (name == "wormhole_b0") return {name, 8, 8, 12, 32, 32, 1464 * 1024, 1ull << 30, 0x19d70};
+  if (name == "blackhole") return {name, 13, 10, 8, 64, 64, 1536 * 1024, 4ull << 30, 0x1b480};
+  throw EmulatorError("unknown arch '" + name + "' (expected wormhole_b0 or blackhole)");
+}
+
+constexpr uint64_t kDramUnreservedBase = 0x10000;
+
+uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+}  // namespace
+
+void register_kernel(const char* source_name, KernelFn fn, std::initializer_list<uint32_t> compile_args) {
+  registry().push_back(KernelInfo{source_name, fn, std::vector<uint32_t>(compile_args)});
+}
+
+std::string basename_of(const char* path) {
+  std::string p(path);
+  const auto slash = p.find_last_of('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+const KernelInfo* find_kernel(const std::string& source_name) {
+  const std::string want = basename_of(source_name.c_str());
+  for (const auto& k : registry())
+    if (basename_of(k.source_name) == want) return &k;
+  return nullptr;
+}
+
+const char* kernel_role_name(KernelRole role) {
+  switch (role) {
+    case KernelRole::Reader: return "reader";
+    case KernelRole::Writer: return "writer";
+    case KernelRole::Compute: return "compute";
+  }
+  return "?";
+}
+
+// ---------------------------------------------------------------- errors
+std::string who(const ThreadCtx& t) {
+  std::ostringstream os;
+  os << "core (" << t.core->logical.x << "," << t.core->logical.y << ") " << kernel_role_name(t.kernel->role)
+     << " kernel '" << t.kernel->source_name << "'";
+  return os.str();
+}
+
+std::string where(const std::source_location& loc) {
+  return basename_of(loc.file_name()) + ":" + std::to_string(loc.line());
+}
+
+void protocol_error(const std::source_location& loc, const std::string& what) {
+  ThreadCtx& t = *tls_ctx;
+  t.dev->fail(who(t) + ": " + what + " at " + where(loc));
+}
+
+ThreadCtx& ctx(const std::source_location& loc) {
+  ThreadCtx* t = tls_ctx;
+  if (t == nullptr)
+    throw EmulatorError("kernel API called outside a launched kernel at " + where(loc));
+  if (t->dev->aborting.load(std::memory_order_relaxed)) throw Aborted{};
+  return *t;
+}
+
+void DeviceImpl::wake_all() {
+  for (auto& c : cores) c->cv.notify_all();
+}
+
+void DeviceImpl::fail(const std::string& msg) {
+  {
+    // May be called with mu held (deadlock check) or not; error is only written once.
+    if (!aborting.exchange(true)) error = msg;
+  }
+  wake_all();
+  throw Aborted{};
+}
+
+// ---------------------------------------------------------------- deadlock detection
+bool DeviceImpl::wait_satisfied(const ThreadCtx& t) const {
+  const CB& cb = t.core->cbs[t.wait.cb];
+  switch (t.wait.kind) {
+    case WaitState::None: return true;
+    case WaitState::CbFront: return cb.pushed - cb.popped >= t.wait.wanted;
+    case WaitState::CbBack: return cb.num_pages - (cb.pushed - cb.popped) >= t.wait.wanted;
+    case WaitState::Semaphore: return t.wait.at_least ? *t.wait.sem >= t.wait.wanted : *t.wait.sem == t.wait.wanted;
+  }
+  return true;
+}
+
+std::string DeviceImpl::describe(const ThreadCtx& t) const {
+  std::ostringstream os;
+  os << "  " << who(t) << " blocked in ";
+  const CB& cb = t.core->cbs[t.wait.cb];
+  const uint64_t used = cb.pushed - cb.popped;
+  switch (t.wait.kind) {
+    case WaitState::CbFront:
+      os << "cb_wait_front(CB " << t.wait.cb << ", " << t.wait.wanted << ") at " << where(t.wait.loc) << ": " << used
+         << " page(s) available of " << cb.num_pages;
+      break;
+    case WaitState::CbBack:
+      os << "cb_reserve_back(CB " << t.wait.cb << ", " << t.wait.wanted << ") at " << where(t.wait.loc) << ": "
+         << cb.num_pages - used << " page(s) free of " << cb.num_pages;
+      break;
+    case WaitState::Semaphore:
+      os << (t.wait.at_least ? "noc_semaphore_wait_min" : "noc_semaphore_wait") << "(semaphore at L1 offset 0x"
+         << std::hex
+         << (static_cast<uint32_t>(reinterpret_cast<uintptr_t>(t.wait.sem)) - t.core->l1_base_addr()) << std::dec
+         << ", " << t.wait.wanted << ") at " << where(t.wait.loc) << ": value " << *t.wait.sem;
+      break;
+    case WaitState::None: os << "nothing"; break;
+  }
+  return os.str();
+}
+
+void DeviceImpl::check_deadlock_locked() {
+  if (live == 0 || blocked < live) return;
+  std::vector<const ThreadCtx*> waiting;
+  for (const ThreadCtx* t : threads) {
+    if (t->finished) continue;
+    if (wait_satisfied(*t)) return;  // about to wake up
+    waiting.push_back(t);
+  }
+  std::ostringstream os;
+  os << "deadlock: all " << waiting.size() << " running kernel threads are blocked\n";
+  for (const ThreadCtx* t : waiting) os << describe(*t) << "\n";
+  std::string msg = os.str();
+  msg.pop_back();
+  fail(msg);
+}
+
+void DeviceImpl::run_thread(ThreadCtx& t) {
+  tls_ctx = &t;
+  try {
+    t.kernel->info->fn();
+  } catch (const Aborted&) {
+  } catch (const EmulatorError& e) {
+    if (!aborting.exchange(true)) error = e.what();
+    wake_all();
+  } catch (const std::exception& e) {
+    if (!aborting.exchange(true)) error = who(t) + ": exception: " + e.what();
+    wake_all();
+  }
+  tls_ctx = nullptr;
+  std::unique_lock lk(mu);
+  t.finished = true;
+  --live;
+  if (!aborting.load()) {
+    try {
+      check_deadlock_locked();
+    } catch (const Aborted&) {
+    }
+  }
+}
+
+// ---------------------------------------------------------------- memory
+Core& DeviceImpl::core(CoreXY c) {
+  if (c.x >= arch.grid_x || c.y >= arch.grid_y)
+    throw EmulatorError("core (" + std::to_string(c.x) + "," + std::to_string(c.y) + ") is outside the " +
+                        std::to_string(arch.grid_x) + "x" + std::to_string(arch.grid_y) + " worker grid of " +
+                        arch.name);
+  return *cores[c.y * arch.grid_x + c.x];
+}
+
+Core* DeviceImpl::core_at_noc(uint32_t x, uint32_t y) {
+  if (x < kWorkerNocOrigin || y < kWorkerNocOrigin) return nullptr;
+  x -= kWorkerNocOrigin;
+  y -= kWorkerNocOrigin;
+  if (x >= arch.grid_x || y >= arch.grid_y) return nullptr;
+  return cores[y * arch.grid_x + x].get();
+}
+
+uint8_t* DeviceImpl::dram_ptr(uint32_t bank, uint64_t addr, uint64_t size) {
+  if (bank >= dram.size() || addr + size > dram[bank].size()) return nullptr;
+  return dram[bank].data() + addr;
+}
+
+// ---------------------------------------------------------------- counters
+void Counters::add(const Counters& o) {
+  dram_bytes_read += o.dram_bytes_read;
+  dram_bytes_written += o.dram_bytes_written;
+  noc_read_transactions += o.noc_read_transactions;
+  noc_write_transactions += o.noc_write_transactions;
+  read_barriers += o.read_barriers;
+  write_barriers += o.write_barriers;
+  cb_stall_events += o.cb_stall_events;
+  dst_acquires += o.dst_acquires;
+  for (const auto& [k, v] : o.tile_ops) tile_ops[k] += v;
+}
+
+namespace {
+void counters_fields(std::ostringstream& os, const Counters& c) {
+  os << "\"dram_bytes_read\": " << c.dram_bytes_read << ", \"dram_bytes_written\": " << c.dram_bytes_written
+     << ", \"noc_read_transactions\": " << c.noc_read_transactions
+     << ", \"noc_write_transactions\": " << c.noc_write_transactions << ", \"read_barriers\": " << c.read_barriers
+     << ", \"write_barriers\": " << c.write_barriers << ", \"cb_stall_events\": " << c.cb_stall_events
+     << ", \"dst_acquires\": " << c.dst_acquires << ", \"tile_ops\": {";
+  bool first = true;
+  for (const auto& [k, v] : c.tile_ops) {
+    os << (first ? "" : ", ") << "\"" << k << "\": " << v;
+    first = false;
+  }
+  os << "}";
+}
+}  // namespace
+
+// ---------------------------------------------------------------- Device
+Device::Device(std::unique_ptr<DeviceImpl> impl) : impl_(std::move(impl)) {}
+
+Device& Device::open(const std::string& arch) {
+  if (g_device != nullptr) throw EmulatorError("a device is already open");
+  auto impl = std::make_unique<DeviceImpl>();
+  impl->arch = arch_spec(arch);
+  const ArchSpec& a = impl->arch;
+  const size_t n = static_cast<size_t>(a.grid_x) * a.grid_y;
+  // One mapping below 2 GiB for all L1s so kernel L1 addresses fit in uint32_t.
+  void* mem = mmap(nullptr, n * a.l1_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+  if (mem == MAP_FAILED) throw EmulatorError("cannot map L1 memory below 2 GiB");
+  for (uint32_t y = 0; y < a.grid_y; ++y)
+    for (uint32_t x = 0; x < a.grid_x; ++x) {
+      auto c = std::make_unique<Core>();
+      c->logical = {x, y};
+      c->l1 = static_cast<uint8_t*>(mem) + (static_cast<size_t>(y) * a.grid_x + x) * a.l1_size;
+      c->l1_top = a.l1_unreserved_base;
+      impl->cores.push_back(std::move(c));
+    }
+  impl->dram.resize(a.dram_banks);
+  impl->dram_top = kDramUnreservedBase;
+  g_device = new Device(std::move(impl));
+  return *g_device;
+}
+
+Device& Device::get() {
+  if (g_device == nullptr) throw EmulatorError("no device is open (call Device::open first)");
+  return *g_device;
+}
+
+void Device::close() {
+  const ArchSpec& a = impl_->arch;
+  munmap(impl_->cores.front()->l1, static_cast<size_t>(a.grid_x) * a.grid_y * a.l1_size);
+  g_device = nullptr;
+  delete this;
+}
+
+const std::string& Device::arch() const { return impl_->arch.name; }
+uint32_t Device::grid_x() const { return impl_->arch.grid_x; }
+uint32_t Device::grid_y() const { return impl_->arch.grid_y; }
+uint32_t Device::num_dram_banks() const { return impl_->arch.dram_banks; }
+uint64_t Device::l1_size() const { return impl_->arch.l1_size; }
+uint32_t Device::l1_alignment() const { return 16; }
+uint32_t Device::dram_alignment() const { return impl_->arch.dram_alignment; }
+uint32_t Device::l1_unreserved_base() const { return impl_->arch.l1_unreserved_base; }
+uint32_t Device::num_circular_buffers() const { return impl_->arch.num_cbs; }
+
+CoreXY Device::worker_noc_coord(CoreXY logical) const {
+  impl_->core(logical);
+  return {logical.x + kWorkerNocOrigin, logical.y + kWorkerNocOrigin};
+}
+
+uint64_t Device::allocate_dram(uint64_t size_bytes, uint32_t page_size) {
+  if (page_size == 0) throw EmulatorError("allocate_dram: page_size must be positive");
+  DeviceImpl& d = *impl_;
+  const uint64_t aligned = align_up(page_size, d.arch.dram_alignment);
+  const uint64_t pages = (size_bytes + page_size - 1) / page_size;
+  const uint64_t per_bank = (pages + d.arch.dram_banks - 1) / d.arch.dram_banks * aligned;
+  const uint64_t base = d.dram_top;
+  if (base + per_bank > d.arch.dram_bank_size)
+    throw EmulatorError("allocate_dram: out of DRAM (" + std::to_string(size_bytes) + " bytes requested)");
+  d.dram_top = align_up(base + per_bank, d.arch.dram_alignment);
+  for (auto& bank : d.dram) bank.resize(d.dram_top);
+  d.dram_buffers[base] = {size_bytes, page_size};
+  return base;
+}
+
+namespace {
+template <class Copy>
+void for_each_page(DeviceImpl& d, uint64_t base, uint64_t bytes, const char* what, Copy copy) {
+  const auto it = d.dram_buffers.find(base);
+  if (it == d.dram_buffers.end()) throw EmulatorError(std::string(what) + ": no DRAM buffer at this address");
+  if (bytes > it->second.size) throw EmulatorError(std::string(what) + ": more bytes than the buffer holds");
+  const uint32_t page = it->second.page_size;
+  const uint64_t aligned = align_up(page, d.arch.dram_alignment);
+  for (uint64_t off = 0, i = 0; off < bytes; off += page, ++i) {
+    const uint64_t n = std::min<uint64_t>(page, bytes - off);
+    copy(d.dram[i % d.arch.dram_banks].data() + base + (i / d.arch.dram_banks) * aligned, off, n);
+  }
+}
+}  // namespace
+
+void Device::write_buffer(uint64_t base, const void* src, uint64_t bytes) {
+  const auto* s = static_cast<const uint8_t*>(src);
+  for_each_page(*impl_, base, bytes, "write_buffer",
+                [&](uint8_t* bank, uint64_t off, uint64_t n) { std::memcpy(bank, s + off, n); });
+}
+
+void Device::read_buffer(uint64_t base, void* dst, uint64_t bytes) {
+  auto* d = static_cast<uint8_t*>(dst);
+  for_each_page(*impl_, base, bytes, "read_buffer",
+                [&](uint8_t* bank, uint64_t off, uint64_t n) { std::memcpy(d + off, bank, n); });
+}
+
+void Device::add_cb(CoreXY core, uint32_t cb_index, uint32_t total_size, uint32_t page_size, DataFormat fmt) {
+  DeviceImpl& d = *impl_;
+  Core& c = d.core(core);
+  const std::string at = "core (" + std::to_string(core.x) + "," + std::to_string(core.y) + ") CB " +
+                         std::to_string(cb_index);
+  if (cb_index >= d.arch.num_cbs)
+    throw EmulatorError(at + ": index out of range (" + d.arch.name + " has " + std::to_string(d.arch.num_cbs) +
+                        " CBs)");
+  CB& cb = c.cbs[cb_index];
+  if (cb.configured) throw EmulatorError(at + ": configured twice");
+  if (page_size == 0 || total_size == 0 || total_size % page_size != 0)
+    throw EmulatorError(at + ": total size " + std::to_string(total_size) + " is not a positive multiple of page size " +
+                        std::to_string(page_size));
+  const uint64_t offset = align_up(c.l1_top, 16);
+  if (offset + total_size > d.arch.l1_size)
+    throw EmulatorError(at + ": L1 overflow: " + std::to_string(total_size) + " bytes at L1 offset " +
+                        std::to_string(offset) + " exceed the " + std::to_string(d.arch.l1_size) + "-byte L1 (" +
+                        std::to_string(d.arch.l1_size - offset) + " bytes left)");
+  cb.configured = true;
+  cb.index = cb_index;
+  cb.offset = static_cast<uint32_t>(offset);
+  cb.size = total_size;
+  cb.page_size = page_size;
+  cb.num_pages = total_size / page_size;
+  cb.fmt = fmt;
+  c.l1_top = static_cast<uint32_t>(offset + total_size);
+}
+
+uint32_t Device::add_semaphore(CoreXY core, uint32_t initial_value) {
+  return add_semaphore(std::vector<CoreXY>{core}, initial_value);
+}
+
+uint32_t Device::add_semaphore(const std::vector<CoreXY>& cores, uint32_t initial_value) {
+  DeviceImpl& d = *impl_;
+  uint32_t id = 0;
+  for (const CoreXY& xy : cores) id = std::max(id, d.core(xy).num_semaphores);
+  if (id >= 16) throw EmulatorError("add_semaphore: more than 16 semaphores on a core");
+  for (const CoreXY& xy : cores) {
+    Core& c = d.core(xy);
+    c.semaphore_init.resize(id + 1, 0);
+    c.semaphore_init[id] = initial_value;
+    c.num_semaphores = id + 1;
+  }
+  return id;
+}
+
+uint32_t Device::add_kernel(const std::string& source_name, KernelRole role, const std::vector<CoreXY>& cores,
+                            const std::vector<uint32_t>& compile_args, ComputeOptions opts) {
+  DeviceImpl& d = *impl_;
+  const KernelInfo* info = find_kernel(source_name);
+  if (info == nullptr) throw EmulatorError("add_kernel: no kernel registered for '" + source_name + "'");
+  if (info->compile_args != compile_args) {
+    auto join = [](const std::vector<uint32_t>& v) {
+      std::string s = "[";
+      for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+      return s + "]";
+    };
+    throw EmulatorError("add_kernel: '" + source_name + "' was compiled with compile-time args " +
+                        join(info->compile_args) + " but the program passes " + join(compile_args));
+  }
+  const uint32_t id = static_cast<uint32_t>(d.kernels.size());
+  for (const CoreXY& xy : cores) {
+    Core& c = d.core(xy);
+    int& slot = c.kernel_of_role[static_cast<int>(role)];
+    if (slot >= 0)
+      throw EmulatorError("add_kernel: core (" + std::to_string(xy.x) + "," + std::to_string(xy.y) +
+                          ") already has a " + kernel_role_name(role) + " kernel");
+    slot = static_cast<int>(id);
+  }
+  auto k = std::make_unique<KernelInstance>();
+  k->info = info;
+  k->source_name = basename_of(source_name.c_str());
+  k->role = role;
+  k->cores = cores;
+  k->opts = opts;
+  d.kernels.push_back(std::move(k));
+  return id;
+}
+
+void Device::set_runtime_args(uint32_t kernel_id, CoreXY core, std::vector<uint32_t> args) {
+  DeviceImpl& d = *impl_;
+  if (kernel_id >= d.kernels.size()) throw EmulatorError("set_runtime_args: unknown kernel id");
+  KernelInstance& k = *d.kernels[kernel_id];
+  if (std::find(k.cores.begin(), k.cores.end(), core) == k.cores.end())
+    throw EmulatorError("set_runtime_args: kernel '" + k.source_name + "' does not run on core (" +
+                        std::to_string(core.x) + "," + std::to_string(core.y) + ")");
+  k.runtime_args[{core.x, core.y}] = std::move(args);
+}
+
+void Device::set_common_runtime_args(uint32_t kernel_id, std::vector<uint32_t> args) {
+  DeviceImpl& d = *impl_;
+  if (kernel_id >= d.kernels.size()) throw EmulatorError("set_common_runtime_args: unknown kernel id");
+  d.kernels[kernel_id]->common_args = std::move(args);
+}
+
+void Device::launch() {
+  DeviceImpl& d = *impl_;
+  const uint32_t sem_base = d.arch.l1_unreserved_base - 16 * 16;  // 16 semaphores below the CB region
+  std::vector<std::unique_ptr<ThreadCtx>> ctxs;
+  std::vector<Core*> used;
+  for (auto& cp : d.cores) {
+    Core& c = *cp;
+    bool any = false;
+    for (int r = 0; r < 3; ++r) {
+      if (c.kernel_of_role[r] < 0) continue;
+      any = true;
+      const KernelInstance& k = *d.kernels[c.kernel_of_role[r]];
+      auto t = std::make_unique<ThreadCtx>();
+      t->dev = &d;
+      t->core = &c;
+      t->kernel = &k;
+      const auto it = k.runtime_args.find({c.logical.x, c.logical.y});
+      static const std::vector<uint32_t> kNoArgs;
+      t->args = it == k.runtime_args.end() ? &kNoArgs : &it->second;
+      ctxs.push_back(std::move(t));
+    }
+    if (!any) continue;
+    used.push_back(&c);
+    for (auto& cb : c.cbs) {
+      cb.pushed = cb.popped = 0;
+      cb.wr_page = cb.rd_page = cb.reserved = cb.waited = cb.packed = 0;
+      cb.producer.clear();
+      cb.consumer.clear();
+    }
+    for (uint32_t i = 0; i < c.num_semaphores; ++i)
+      std::memcpy(c.l1 + sem_base + 16 * i, &c.semaphore_init[i], 4);
+  }
+  d.threads.clear();
+  for (auto& t : ctxs) d.threads.push_back(t.get());
+  d.live = static_cast<uint32_t>(ctxs.size());
+  d.blocked = 0;
+  d.aborting = false;
+  d.error.clear();
+  {
+    std::vector<std::thread> pool;
+    pool.reserve(ctxs.size());
+    for (auto& t : ctxs) pool.emplace_back([&d, tp = t.get()] { d.run_thread(*tp); });
+    for (auto& th : pool) th.join();
+  }
+  // Counters per used core.
+  d.last_cores.clear();
+  d.last_counters.clear();
+  for (Core* c : used) {
+    Counters sum;
+    for (auto& t : ctxs)
+      if (t->core == c) sum.add(t->counters);
+    d.last_cores.push_back(c->logical);
+    d.last_counters.push_back(std::move(sum));
+  }
+  if (d.aborting) throw EmulatorError(d.error);
+  // Leaks: unconsumed pages, reservations never pushed, NOC transactions never barriered.
+  std::ostringstream leaks;
+  for (Core* c : used)
+    for (const CB& cb : c->cbs) {
+      if (!cb.configured) continue;
+      const std::string at = "core (" + std::to_string(c->logical.x) + "," + std::to_string(c->logical.y) + ") CB " +
+                             std::to_string(cb.index);
+      if (cb.pushed != cb.popped)
+        leaks << "  " << at << ": " << (cb.pushed - cb.popped) << " page(s) pushed"
+              << (cb.producer.empty() ? "" : " by '" + cb.producer + "'") << " were never popped\n";
+    }
+  for (auto& t : ctxs) {
+    if (!t->pending_reads.empty())
+      leaks << "  " << who(*t) << ": " << t->pending_reads.size()
+            << " NOC read(s) never completed by noc_async_read_barrier (first at line "
+            << t->pending_reads.front().line << ")\n";
+    if (!t->pending_writes.empty())
+      leaks << "  " << who(*t) << ": " << t->pending_writes.size()
+            << " NOC write(s) never completed by noc_async_write_barrier (first at line "
+            << t->pending_writes.front().line << ")\n";
+  }
+  const std::string l = leaks.str();
+  if (!l.empty()) throw EmulatorError("leak at end of program:\n" + l.substr(0, l.size() - 1));
+}
+
+std::string Device::counters_json() const {
+  const DeviceImpl& d = *impl_;
+  std::ostringstream os;
+  os << "{\"cores\": [";
+  Counters total;
+  for (size_t i = 0; i < d.last_cores.size(); ++i) {
+    os << (i ? ", " : "") << "{\"core\": [" << d.last_cores[i].x << ", " << d.last_cores[i].y << "], ";
+    counters_fields(os, d.last_counters[i]);
+    os << "}";
+    total.add(d.last_counters[i]);
+  }
+  os << "], \"total\": {";
+  counters_fields(os, total);
+  os << "}}";
+  return os.str();
+}
+
+void Device::reset_program() {
+  DeviceImpl& d = *impl_;
+  for (auto& c : d.cores) {
+    c->cbs = {};
+    c->l1_top = d.arch.l1_unreserved_base;
+    c->num_semaphores = 0;
+    c->semaphore_init.clear();
+    c->kernel_of_role = {-1, -1, -1};
+  }
+  d.kernels.clear();
+  d.last_cores.clear();
+  d.last_counters.clear();
+}
+
+}  // namespace emu

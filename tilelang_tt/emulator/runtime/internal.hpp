@@ -1,0 +1,191 @@
+// Internal state of the device model shared by device.cpp, dataflow.cpp and compute.cpp.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <source_location>
+#include <string>
+#include <vector>
+
+#include "device.hpp"
+#include "kernel_api.hpp"
+
+namespace emu {
+
+constexpr uint32_t kTileHW = 1024;
+constexpr uint32_t kMaxCBs = 64;
+constexpr uint32_t kDstTiles = 16;
+constexpr uint32_t kNocCoordBits = 6;
+constexpr uint32_t kNocLocalBits = 36;
+constexpr uint32_t kWorkerNocOrigin = 18;  // logical (x, y) -> NOC (x + 18, y + 18)
+
+struct ArchSpec {
+  std::string name;
+  uint32_t grid_x, grid_y, dram_banks, dram_alignment, num_cbs;
+  uint64_t l1_size, dram_bank_size;
+  uint32_t l1_unreserved_base;
+};
+
+struct CB {
+  bool configured = false;
+  uint32_t index = 0;
+  uint32_t offset = 0;  // L1 offset of the FIFO
+  uint32_t size = 0, page_size = 0, num_pages = 0;
+  DataFormat fmt = DataFormat::Float16_b;
+  // Run-time state, reset at launch. Counters are in pages.
+  uint64_t pushed = 0, popped = 0;
+  uint32_t wr_page = 0, rd_page = 0;
+  uint32_t reserved = 0;   // pages the producer may still push (max of outstanding reserves)
+  uint32_t waited = 0;     // pages the consumer may still read/pop
+  uint32_t packed = 0;     // sequential pack_tile position since the last push
+  std::string producer, consumer;  // kernel source names seen pushing / popping
+};
+
+struct Counters {
+  uint64_t dram_bytes_read = 0, dram_bytes_written = 0;
+  uint64_t noc_read_transactions = 0, noc_write_transactions = 0;
+  uint64_t read_barriers = 0, write_barriers = 0;
+  uint64_t cb_stall_events = 0, dst_acquires = 0;
+  std::map<std::string, uint64_t> tile_ops;
+  void add(const Counters& o);
+};
+
+struct KernelInstance {
+  const KernelInfo* info;
+  std::string source_name;
+  KernelRole role;
+  std::vector<CoreXY> cores;
+  ComputeOptions opts;
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> runtime_args;  // (x, y) -> args
+  std::vector<uint32_t> common_args;
+};
+
+struct Core {
+  CoreXY logical{};
+  uint8_t* l1 = nullptr;  // host mapping below 2 GiB
+  uint32_t l1_top = 0;    // next free L1 offset for CBs
+  uint32_t num_semaphores = 0;
+  std::vector<uint32_t> semaphore_init;
+  std::array<CB, kMaxCBs> cbs{};
+  std::array<int, 3> kernel_of_role{-1, -1, -1};
+  std::condition_variable cv;
+  uint32_t l1_base_addr() const { return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(l1)); }
+};
+
+struct Range {
+  uint32_t lo, hi;  // L1 offsets [lo, hi)
+  uint32_t line;
+};
+
+// What a blocked thread waits for (for the deadlock check and report).
+struct WaitState {
+  enum Kind : uint8_t { None, CbFront, CbBack, Semaphore } kind = None;
+  uint32_t cb = 0, wanted = 0;
+  volatile uint32_t* sem = nullptr;
+  bool at_least = false;
+  std::source_location loc;
+};
+
+struct DstHalf {
+  enum State : uint8_t { Free, Math, Committed, Pack } state = Free;
+};
+
+struct ThreadCtx {
+  class DeviceImpl* dev = nullptr;
+  Core* core = nullptr;
+  const KernelInstance* kernel = nullptr;
+  const std::vector<uint32_t>* args = nullptr;
+  Counters counters;
+  std::vector<Range> pending_reads;   // local destinations of NOC reads not yet barriered
+  std::vector<Range> pending_writes;  // local sources of NOC writes not yet barriered/flushed
+  WaitState wait;
+  bool finished = false;
+  // compute state
+  std::array<std::array<float, kTileHW>, kDstTiles> dst{};
+  std::array<bool, kDstTiles> dst_fresh{};  // not written since tile_regs_acquire
+  std::array<DstHalf, 2> halves{};
+  uint32_t math_half = 0, pack_half = 0;  // next half to acquire / to wait for
+  int math_owned = -1, pack_owned = -1;   // half currently held by math / pack, -1 none
+  k::BinaryOp binary_op = k::BinaryOp::Add;
+  bool binary_acc = false;
+  bool mm_transpose = false;
+  uint32_t dst_capacity() const { return kernel->opts.fp32_dest_acc_en ? 4 : 8; }
+};
+
+extern thread_local ThreadCtx* tls_ctx;
+
+class DeviceImpl {
+ public:
+  ArchSpec arch;
+  std::vector<std::unique_ptr<Core>> cores;  // index y * grid_x + x
+  std::vector<std::vector<uint8_t>> dram;    // per bank
+  struct DramBuffer { uint64_t size; uint32_t page_size; };
+  std::map<uint64_t, DramBuffer> dram_buffers;
+  uint64_t dram_top = 0;
+  std::vector<std::unique_ptr<KernelInstance>> kernels;
+  std::vector<Counters> last_counters;  // per core, after launch
+  std::vector<CoreXY> last_cores;
+
+  // Launch state, guarded by mu.
+  std::mutex mu;
+  std::vector<ThreadCtx*> threads;
+  uint32_t live = 0, blocked = 0;
+  std::atomic<bool> aborting{false};
+  std::string error;
+
+  Core& core(CoreXY c);
+  Core* core_at_noc(uint32_t x, uint32_t y);
+  uint8_t* dram_ptr(uint32_t bank, uint64_t addr, uint64_t size);
+
+  // Error reporting: records the first error, wakes every thread and throws.
+  [[noreturn]] void fail(const std::string& msg);
+  void wake_all();
+  // Blocks the calling thread (lock held) until pred() holds; runs the deadlock check.
+  template <class Pred>
+  void block_until(std::unique_lock<std::mutex>& lk, ThreadCtx& t, Pred pred);
+  bool wait_satisfied(const ThreadCtx& t) const;
+  void check_deadlock_locked();
+  std::string describe(const ThreadCtx& t) const;
+  void run_thread(ThreadCtx& t);
+};
+
+// Thrown in threads when another thread already reported an error; not an EmulatorError.
+struct Aborted {};
+
+// "core (x,y) reader 'reader.cpp'"
+std::string who(const ThreadCtx& t);
+std::string where(const std::source_location& loc);
+std::string basename_of(const char* path);
+[[noreturn]] void protocol_error(const std::source_location& loc, const std::string& what);
+ThreadCtx& ctx(const std::source_location& loc);
+
+template <class Pred>
+void DeviceImpl::block_until(std::unique_lock<std::mutex>& lk, ThreadCtx& t, Pred pred) {
+  if (pred()) return;
+  t.counters.cb_stall_events += (t.wait.kind != WaitState::Semaphore);
+  while (!pred()) {
+    if (aborting.load()) throw Aborted{};
+    ++blocked;
+    check_deadlock_locked();
+    t.core->cv.wait(lk);
+    --blocked;
+  }
+  t.wait.kind = WaitState::None;
+  if (aborting.load()) throw Aborted{};
+}
+
+// ---- tile formats ----
+// Index permutation: tile element (row r, col c) -> position in face order.
+uint32_t face_index(uint32_t r, uint32_t c);
+uint16_t float_to_bf16_rne(float f);
+float bf16_to_float(uint16_t b);
+float round_to_bf16(float f);
+// Unpack a tile in `fmt` (face order) into row-major fp32, and pack back.
+void unpack_tile(const uint8_t* src, DataFormat fmt, float* out);
+void pack_tile_data(const float* in, DataFormat fmt, uint8_t* dst);
+
+}  // namespace emu

@@ -1,0 +1,111 @@
+// Kernel-side entry points of the device model. The tt-metal API headers under include/api/
+// are thin inline wrappers over these; each takes the caller's source location so protocol
+// errors can name the kernel source line.
+//
+// Addressing seen by kernels:
+//  * a local L1 address (uint32_t) is the host address of that byte of the core's L1 array;
+//    the arrays are mapped below 2 GiB so the address fits in 32 bits and kernels may cast
+//    it to a pointer, as on hardware.
+//  * a NOC address (uint64_t) = ((y << 6 | x) << 36) | offset for unicast, where (x, y) are
+//    NOC coordinates (Device::worker_noc_coord for workers, (bank, 0) for DRAM bank `bank`)
+//    and offset is the L1 offset on the target core (or the byte address inside the DRAM
+//    bank). Multicast rectangles use the tt-metal wormhole encoding
+//    (x_end | y_end << 6 | x_start << 12 | y_start << 18) << 36.
+#pragma once
+
+#include <cstdint>
+#include <source_location>
+
+#include "device.hpp"
+
+#define FORCE_INLINE inline __attribute__((always_inline))
+#define ALWI inline __attribute__((always_inline))
+#define tt_l1_ptr
+#define tt_reg_ptr
+
+namespace emu::k {
+
+using Loc = std::source_location;
+
+// ---- arguments ----
+uint32_t arg(uint32_t idx, bool common, Loc loc);
+
+// ---- circular buffers (any kernel role) ----
+void cb_reserve_back(int32_t cb, int32_t n, Loc loc);
+void cb_push_back(int32_t cb, int32_t n, Loc loc);
+void cb_wait_front(int32_t cb, int32_t n, Loc loc);
+void cb_pop_front(int32_t cb, int32_t n, Loc loc);
+bool cb_pages_reservable_at_back(int32_t cb, int32_t n, Loc loc);
+bool cb_pages_available_at_front(int32_t cb, int32_t n, Loc loc);
+uint32_t get_write_ptr(uint32_t cb, Loc loc);
+uint32_t get_read_ptr(uint32_t cb, Loc loc);
+uint32_t cb_page_size(uint32_t cb, Loc loc);
+DataFormat cb_format(uint32_t cb, Loc loc);
+
+// ---- NOC ----
+uint32_t num_dram_banks();
+uint32_t dram_alignment();
+uint64_t noc_unicast_addr(uint32_t x, uint32_t y, uint32_t addr);
+uint64_t noc_multicast_addr(uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1, uint32_t addr);
+uint64_t noc_self_addr(uint32_t addr, Loc loc);
+uint64_t noc_dram_bank_addr(uint32_t bank, uint32_t addr);
+// Page `page` of an interleaved DRAM buffer at `base` with page_size (aligned to DRAM alignment).
+uint64_t noc_dram_page_addr(uint32_t base, uint32_t page_size, uint32_t page, uint32_t offset);
+void noc_read(uint64_t src, uint32_t dst_l1, uint32_t size, Loc loc);
+void noc_write(uint32_t src_l1, uint64_t dst, uint32_t size, Loc loc);
+void noc_write_multicast(uint32_t src_l1, uint64_t dst_mcast, uint32_t size, uint32_t num_dests, bool loopback,
+                         Loc loc);
+void noc_read_barrier(Loc loc);
+void noc_write_barrier(Loc loc);
+void noc_writes_flushed(Loc loc);
+
+// ---- semaphores ----
+uint32_t semaphore_addr(uint32_t id, Loc loc);
+void semaphore_wait(volatile uint32_t* sem, uint32_t val, bool at_least, Loc loc);
+void semaphore_set(volatile uint32_t* sem, uint32_t val, Loc loc);
+void semaphore_inc(uint64_t dst, uint32_t incr, Loc loc);
+void semaphore_set_multicast(uint32_t src_l1, uint64_t dst_mcast, uint32_t num_dests, bool loopback, Loc loc);
+void semaphore_set_remote(uint32_t src_l1, uint64_t dst, Loc loc);
+
+// ---- compute: DST register file ----
+void tile_regs_acquire(Loc loc);
+void tile_regs_commit(Loc loc);
+void tile_regs_wait(Loc loc);
+void tile_regs_release(Loc loc);
+void hw_startup(uint32_t icb0, uint32_t icb1, uint32_t ocb, Loc loc);
+
+// Unpack/math configuration recorded by the *_init calls.
+enum class BinaryOp : uint8_t { Add, Sub, Mul };
+enum class Bcast : uint8_t { None, Row, Col, Scalar };
+enum class Pool : uint8_t { Sum, Avg, Max };
+enum class RDim : uint8_t { Row, Col, Scalar };
+void binary_init(BinaryOp op, bool acc_to_dest, Loc loc);
+void matmul_init(uint32_t transpose, Loc loc);
+
+// FPU ops: operands read from CB tiles (front of the CB, index relative to the read pointer).
+void binary_tiles(BinaryOp op, Bcast bcast, uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst,
+                  Loc loc);
+// dest-reuse: `dst` is one operand. dest_is_a: DST is the left operand (DEST_TO_SRCA).
+void binary_reuse_dest(BinaryOp op, bool dest_is_a, uint32_t cb, uint32_t t, uint32_t dst, Loc loc);
+void matmul_tiles(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst, Loc loc);
+void copy_tile(uint32_t cb, uint32_t t, uint32_t dst, Loc loc);
+void unary_bcast(Bcast bcast, uint32_t cb, uint32_t t, uint32_t dst, Loc loc);
+void reduce_tile(Pool pool, RDim dim, uint32_t cb, uint32_t cb_scaler, uint32_t t, uint32_t t_scaler, uint32_t dst,
+                 Loc loc);
+void transpose_tile(uint32_t cb, uint32_t t, uint32_t dst, Loc loc);
+void pack_tile(uint32_t dst, uint32_t cb, bool out_of_order, uint32_t out_index, Loc loc);
+
+// SFPU ops on DST tiles; the tables live in compute.cpp (add an enumerator + a table row).
+enum class Unary : uint8_t {
+  Exp, Log, Sqrt, Rsqrt, Recip, Relu, Gelu, Sigmoid, Tanh, Abs, Negative, Square, Silu, Sin, Cos,
+  Floor, Ceil, Sign, Erf, Log1p, Expm1, Exp2, Identity, Count
+};
+enum class SfpuBinary : uint8_t { Add, Sub, Mul, Div, Max, Min, Rsub, Pow, Count };
+void sfpu_unary(Unary op, uint32_t dst, Loc loc);
+void sfpu_binary(SfpuBinary op, uint32_t dst0, uint32_t dst1, uint32_t odst, Loc loc);
+void sfpu_scalar(SfpuBinary op, uint32_t dst, float scalar, Loc loc);
+void fill_tile(uint32_t dst, float value, Loc loc);
+// Tile counter for ops implemented in headers (inits that are no-ops still count nothing).
+void count_op(const char* kind);
+
+}  // namespace emu::k

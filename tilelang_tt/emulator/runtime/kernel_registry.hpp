@@ -1,0 +1,23 @@
+// Registration of a kernel translation unit with the device model.
+//
+// The driver compiles each kernel source as its own translation unit:
+//   g++ -std=c++20 -O2 -I<emulator>/include -I<emulator>/runtime \
+//       -Dkernel_main=<unique_name> -DKERNEL_COMPILE_TIME_ARGS=a,b,c -c reader.cpp
+// with this appended after the kernel source:
+//   #include "kernel_registry.hpp"
+//   TT_EMU_REGISTER_KERNEL("reader.cpp", <unique_name>)
+// The registrar records the function and the compile-time args the TU was built with, so
+// Device::add_kernel can check them against the args given by the host program.
+#pragma once
+
+#include "device.hpp"
+
+#ifndef KERNEL_COMPILE_TIME_ARGS
+#define KERNEL_COMPILE_TIME_ARGS
+#endif
+
+#define TT_EMU_REGISTER_KERNEL(source_name, fn)                                                   \
+  namespace {                                                                                     \
+  [[maybe_unused]] const bool tt_emu_registered_##fn =                                            \
+      (::emu::register_kernel(source_name, &fn, {KERNEL_COMPILE_TIME_ARGS}), true);               \
+  }
