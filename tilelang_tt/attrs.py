@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import tilelang  # noqa: F401  (tilelang must be imported before tvm)
-from tvm import runtime, tirx
+from tvm import ir, runtime, tirx
+from tvm.ir import register_op_attr as tvm_register_op_attr
 
 
 class Attr(str, enum.Enum):
@@ -171,6 +172,7 @@ class CBDesc:
     num_pages: int
     data_format: str
     block_pages: int
+    block_tiles: tuple[int, int] = (0, 0)  # (rows, cols) of 32x32 tiles in one block
     producer: str = ""
     consumer: str = ""
     buffer: str = ""
@@ -182,6 +184,7 @@ class CBDesc:
             "num_pages": self.num_pages,
             "data_format": self.data_format,
             "block_pages": self.block_pages,
+            "block_tiles": list(self.block_tiles),
             "producer": self.producer,
             "consumer": self.consumer,
             "buffer": self.buffer,
@@ -189,7 +192,7 @@ class CBDesc:
 
     @staticmethod
     def from_dict(name: str, d: dict) -> CBDesc:
-        return CBDesc(name=name, **d)
+        return CBDesc(name=name, **(d | {"block_tiles": tuple(d["block_tiles"])}))
 
 
 @dataclass(frozen=True)
@@ -305,3 +308,83 @@ def _to_tvm(value):
     if isinstance(value, (list, tuple)):
         return runtime.convert([_to_tvm(v) for v in value])
     raise TypeError(f"cannot store attribute value of type {type(value).__name__}")
+
+
+class Intrin(str, enum.Enum):
+    """TIR intrinsics of the TT lowering (spec §2), registered as TVM ops at import."""
+
+    def __new__(cls, value: str, doc: str):
+        obj = str.__new__(cls, value)
+        obj._value_ = value
+        obj.__doc__ = doc
+        return obj
+
+    # abstract, protocol-less (C1-C2)
+    READ_TO_CB = ("tt.read_to_cb", "read_to_cb(src_region, cb_region): global tensor slice -> CB block.")
+    WRITE_FROM_CB = ("tt.write_from_cb", "write_from_cb(cb_region, dst_region): CB block -> global slice.")
+    MM_MMA = ("tt.mm.mma", "mma(a, b, c, m0, n0, sm, sn, transpose_b, first): C[m0:+sm, n0:+sn] (+)= A @ B.")
+    FPU_BINARY = ("tt.fpu.binary", 'binary(op, a, b, c): C = A op B tile-wise over the block; op is "add"|"sub"|"mul".')
+    PACK_BLOCK = ("tt.pack_block", "pack_block(c, m0, n0, sm, sn): the accumulator sub-block is final; pack it.")
+    # reader/writer protocol (D3)
+    CB_RESERVE_BACK = ("tt.cb_reserve_back", "cb_reserve_back(cb, pages)")
+    CB_PUSH_BACK = ("tt.cb_push_back", "cb_push_back(cb, pages)")
+    CB_WAIT_FRONT = ("tt.cb_wait_front", "cb_wait_front(cb, pages)")
+    CB_POP_FRONT = ("tt.cb_pop_front", "cb_pop_front(cb, pages)")
+    GET_WRITE_PTR = ("tt.get_write_ptr", "get_write_ptr(cb) -> L1 address")
+    GET_READ_PTR = ("tt.get_read_ptr", "get_read_ptr(cb) -> L1 address")
+    NOC_READ_PAGE = ("tt.noc_async_read_page", "noc_async_read_page(page_id, accessor_buffer, l1_addr)")
+    NOC_WRITE_PAGE = ("tt.noc_async_write_page", "noc_async_write_page(page_id, accessor_buffer, l1_addr)")
+    NOC_READ_BARRIER = ("tt.noc_async_read_barrier", "noc_async_read_barrier()")
+    NOC_WRITE_BARRIER = ("tt.noc_async_write_barrier", "noc_async_write_barrier()")
+    # compute engine init (D4)
+    HW_STARTUP = ("tt.engine.init_common", "compute_kernel_hw_startup(in0, in1, out[, reverse])")
+    MATMUL_INIT = ("tt.fpu.matmul_init", "matmul_init(in0, in1, transpose)")
+    BINARY_INIT = ("tt.fpu.binary_init", "<op>_tiles_init(in0, in1)")
+    # compute tile ops and DST (D5)
+    MATMUL_TILES = ("tt.fpu.matmul_tiles", "matmul_tiles(in0, in1, i0, i1, dst)")
+    BINARY_TILES = ("tt.fpu.binary_tiles", "<op>_tiles(in0, in1, i0, i1, dst)")
+    DST_ACQUIRE = ("tt.dst.acquire", "tile_regs_acquire()")
+    DST_COMMIT = ("tt.dst.commit", "tile_regs_commit()")
+    DST_WAIT = ("tt.dst.wait", "tile_regs_wait()")
+    DST_RELEASE = ("tt.dst.release", "tile_regs_release()")
+    PACK_TILE = ("tt.pack_tile", "pack_tile(dst, cb)")
+
+
+def _register_intrinsics() -> None:
+    known = set(ir.Op.list_op_names())
+    for intrin in Intrin:
+        if intrin.value in known:
+            continue
+        tvm_register_op_attr(intrin.value, "TCallEffectKind", tirx.CallEffectKind.Opaque)
+        tvm_register_op_attr(intrin.value, "TScriptPrinterName", intrin.value)
+
+
+def intrin_op(intrin: Intrin):
+    return ir.Op.get(intrin.value)
+
+
+def call(intrin: Intrin, *args, dtype: str = "void") -> tirx.Call:
+    return tirx.Call(dtype, intrin_op(intrin), [_arg(a) for a in args])
+
+
+def call_intrin(expr) -> Intrin | None:
+    """The :class:`Intrin` of a call expression, or None."""
+    if isinstance(expr, tirx.Call) and isinstance(expr.op, ir.Op):
+        try:
+            return Intrin(expr.op.name)
+        except ValueError:
+            return None
+    return None
+
+
+def _arg(a):
+    if isinstance(a, bool):
+        return tirx.IntImm("bool", a)
+    if isinstance(a, int):
+        return tirx.IntImm("int32", a)
+    if isinstance(a, str):
+        return tirx.StringImm(a)
+    return a
+
+
+_register_intrinsics()

@@ -1,0 +1,35 @@
+"""A3 AttachTensorAccessorTT: abstract TensorAccessor descriptors for global buffers.
+
+Reads: ``tt.layout_desc``. Writes: ``tt.tensor_accessor`` = {buffer: AccessorDesc dict} with
+memory, layout, page size, page count and tile grid; ``kernel`` empty and ``cta_offset`` -1 until
+D2 binds them to a reader/writer's compile-time argument slots.
+Before/after: TIR unchanged.
+
+    After: "tt.tensor_accessor": {"A": {"memory": "DRAM", "layout": "interleaved", "page_size": 2048,
+                                         "num_pages": 32, "tile_grid": [8, 4], "cta_offset": -1, ...}}
+"""
+
+from __future__ import annotations
+
+import tilelang  # noqa: F401
+from tvm import tirx
+
+from tilelang_tt.attrs import AccessorDesc, Attr, LayoutDesc, get, with_attrs
+
+PASS = "AttachTensorAccessorTT"
+
+
+def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
+    accessors = {}
+    for name, d in get(func, Attr.LAYOUT_DESC, {}).items():
+        layout = LayoutDesc.from_dict(name, d)
+        rows, cols = layout.tile_grid
+        accessors[name] = AccessorDesc(
+            buffer=name, memory=layout.memory.value, layout=layout.layout.value, page_size=layout.page_size,
+            num_pages=rows * cols, tile_grid=(rows, cols),
+        ).to_dict()
+    return with_attrs(func, {Attr.TENSOR_ACCESSOR: accessors})
+
+
+def AttachTensorAccessorTT():
+    return tirx.transform.prim_func_pass(_transform, opt_level=0, name=PASS)

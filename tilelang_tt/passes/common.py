@@ -1,0 +1,156 @@
+"""Helpers shared by the TT passes: regions, spans, errors, statement builders."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import tilelang  # noqa: F401
+from tilelang.ir import get_buffer_span, get_stmt_span, set_stmt_span
+from tvm import arith, ir, tirx
+
+from tilelang_tt.attrs import Intrin, call, call_intrin
+from tilelang_tt.errors import TTCompileError
+
+SHARED_SCOPES = ("shared", "shared.dyn")
+FRAGMENT_SCOPES = ("local.fragment",)
+TILE = 32
+
+
+def is_cb_buffer(buf: tirx.Buffer) -> bool:
+    """Shared and fragment buffers become circular buffers (C1)."""
+    return buf.scope() in SHARED_SCOPES + FRAGMENT_SCOPES
+
+
+def is_global_buffer(buf: tirx.Buffer) -> bool:
+    return buf.scope() == "global"
+
+
+def func_name(func: tirx.PrimFunc) -> str:
+    if func.attrs is not None and "global_symbol" in func.attrs:
+        return str(func.attrs["global_symbol"])
+    return "main"
+
+
+def span_of(node) -> ir.Span | None:
+    if isinstance(node, tirx.Stmt):
+        return get_stmt_span(node)
+    if isinstance(node, tirx.Buffer):
+        return get_buffer_span(node)
+    if isinstance(node, tirx.PrimFunc):
+        return node.span
+    return None
+
+
+def keep_span(old, new):
+    """Give ``new`` the source span of ``old`` (statements only); returns ``new``."""
+    span = span_of(old) if old is not None else None
+    if span is not None and isinstance(new, tirx.Stmt) and get_stmt_span(new) is None:
+        set_stmt_span(new, span)
+    return new
+
+
+def error(pass_name: str, func: tirx.PrimFunc, node, message: str, hint: str = "") -> TTCompileError:
+    span = span_of(node) if node is not None else None
+    if span is None:
+        span = func.span
+    return TTCompileError(message, pass_name=pass_name, func_name=func_name(func), span=span, hint=hint)
+
+
+@dataclass(frozen=True)
+class Region:
+    """A ``tl.region``: a buffer slice with per-dimension start expressions and static extents."""
+
+    buffer: tirx.Buffer
+    starts: tuple[tirx.PrimExpr, ...]
+    extents: tuple[int, ...]
+
+
+def as_region(expr) -> Region | None:
+    """Decode ``tl.region(BufferLoad, mask, *extents)`` (or a bare BufferLoad / buffer access)."""
+    if isinstance(expr, tirx.Call) and isinstance(expr.op, ir.Op) and expr.op.name == "tl.region":
+        load = expr.args[0]
+        extents = []
+        for e in expr.args[2:]:
+            if not isinstance(e, tirx.IntImm):
+                return None
+            extents.append(int(e.value))
+        extents = [1] * (len(load.indices) - len(extents)) + extents
+        return Region(load.buffer, tuple(load.indices), tuple(extents))
+    if isinstance(expr, tirx.BufferLoad):
+        return Region(expr.buffer, tuple(expr.indices), tuple(1 for _ in expr.indices))
+    return None
+
+
+def tile_op_name(stmt) -> str | None:
+    """``copy``/``gemm``/``fill``... for an ``Evaluate(tl.tileop.*)`` statement."""
+    if isinstance(stmt, tirx.Evaluate) and isinstance(stmt.value, tirx.Call):
+        op = stmt.value.op
+        if isinstance(op, ir.Op) and op.name.startswith("tl.tileop."):
+            return op.name[len("tl.tileop."):]
+    return None
+
+
+def stmt_intrin(stmt) -> Intrin | None:
+    if isinstance(stmt, tirx.Evaluate):
+        return call_intrin(stmt.value)
+    return None
+
+
+def evaluate(intrin: Intrin, *args, like=None) -> tirx.Evaluate:
+    return keep_span(like, tirx.Evaluate(call(intrin, *args)))
+
+
+def seq(stmts: list[tirx.Stmt]) -> tirx.Stmt:
+    flat: list[tirx.Stmt] = []
+    for s in stmts:
+        if isinstance(s, tirx.SeqStmt):
+            flat.extend(s.seq)
+        elif s is not None:
+            flat.append(s)
+    if not flat:
+        return tirx.Evaluate(0)
+    return flat[0] if len(flat) == 1 else tirx.SeqStmt(flat)
+
+
+def serial(name: str, extent: int, body_fn, like=None) -> tirx.Stmt:
+    """``for name in range(extent)``; a loop of one iteration is folded away."""
+    var = tirx.Var(name, "int32")
+    if extent == 1:
+        body = body_fn(tirx.IntImm("int32", 0))
+        return body
+    return keep_span(like, tirx.For(var, 0, extent, tirx.ForKind.SERIAL, body_fn(var)))
+
+
+def contains(stmt, predicate) -> bool:
+    found = []
+
+    def visit(node):
+        if not found and predicate(node):
+            found.append(node)
+
+    tirx.stmt_functor.post_order_visit(stmt, visit)
+    return bool(found)
+
+
+def uses_var(node, var: tirx.Var) -> bool:
+    return contains(node, lambda n: isinstance(n, tirx.Var) and n.same_as(var))
+
+
+def simplify(expr):
+    return arith.Analyzer().simplify(expr)
+
+
+def const_int(expr) -> int | None:
+    expr = simplify(expr)
+    return int(expr.value) if isinstance(expr, tirx.IntImm) else None
+
+
+def evaluate_calls(stmt) -> list[tirx.Evaluate]:
+    out: list[tirx.Evaluate] = []
+
+    def visit(node):
+        if isinstance(node, tirx.Evaluate):
+            out.append(node)
+
+    tirx.stmt_functor.post_order_visit(stmt, visit)
+    return out

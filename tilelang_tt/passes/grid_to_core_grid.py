@@ -1,0 +1,67 @@
+"""B2 GridToCoreGrid: turn the ``T.Kernel`` block grid into mid-level core launches.
+
+Reads: the ``blockIdx.x/y`` thread-bound loops and the ``threadIdx`` bindings TileLang adds.
+Writes: no attribute. TIR: each ``for bx in T.thread_binding(Bx, "blockIdx.x")`` becomes
+``T.launch_thread("coreIdx.x", Bx)`` binding the same variable (the block coordinate the
+per-core persistent loop recovers from ``start_id + i`` in codegen); the ``threadIdx``
+bindings are dropped — Tenstorrent kernels are tile-level, a use of a thread index is an error.
+
+    Before: for bx in T.thread_binding(4, thread="blockIdx.x"):
+                tx: T.int32 = T.launch_thread_idx(0)
+                ...
+    After:  bx = T.launch_thread("coreIdx.x", 4)
+            ...
+"""
+
+from __future__ import annotations
+
+import tilelang  # noqa: F401
+from tvm import ir, tirx
+
+from tilelang_tt.passes.common import error, keep_span, uses_var
+
+PASS = "GridToCoreGrid"
+CORE_TAGS = {"blockIdx.x": "coreIdx.x", "blockIdx.y": "coreIdx.y"}
+
+
+def _is_thread_idx_bind(stmt) -> bool:
+    return (
+        isinstance(stmt, tirx.Bind)
+        and isinstance(stmt.value, tirx.Call)
+        and isinstance(stmt.value.op, ir.Op)
+        and stmt.value.op.name == "tl.launch_thread_idx"
+    )
+
+
+def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
+    thread_vars: list[tirx.Var] = []
+
+    def post(node):
+        if isinstance(node, tirx.SeqStmt):
+            kept = []
+            for s in node.seq:
+                if _is_thread_idx_bind(s):
+                    thread_vars.append(s.var)
+                else:
+                    kept.append(s)
+            if len(kept) != len(node.seq):
+                return kept[0] if len(kept) == 1 else keep_span(node, tirx.SeqStmt(kept))
+            return None
+        if isinstance(node, tirx.For) and node.thread_binding is not None:
+            tag = str(node.thread_binding.thread_tag)
+            if tag in CORE_TAGS:
+                iv = tirx.IterVar(ir.Range(0, node.extent), node.loop_var, tirx.IterVar.ThreadIndex, CORE_TAGS[tag])
+                return keep_span(node, tirx.AttrStmt(iv, "thread_extent", node.extent, node.body))
+        return None
+
+    body = tirx.stmt_functor.ir_transform(func.body, None, post, ["tirx.SeqStmt", "tirx.For"])
+    for var in thread_vars:
+        if uses_var(body, var):
+            raise error(PASS, func, None, f"the kernel uses the thread index `{var.name}`",
+                        "Tenstorrent kernels are written with tile ops (T.copy, T.gemm, T.Parallel); "
+                        "remove per-thread indexing")
+    return func.with_body(body)
+
+
+def GridToCoreGrid():
+    return tirx.transform.prim_func_pass(_transform, opt_level=0, name=PASS)

@@ -1,0 +1,109 @@
+"""D3 LowerCBIntrinsics (late, reader/writer): abstract data movement → NOC/CB protocol.
+
+Reads: ``tt.cb_desc`` (CB ids, block pages), ``tt.tensor_accessor`` (tile grid of each tensor).
+Writes: no attribute. TIR of reader (writer mirrors it):
+
+    Before: T.tt.read_to_cb(T.region(A[by * 64, k * 32], 1, 64, 32), T.region(A_s[0, 0], 2, 64, 32))
+    After:  T.tt.cb_reserve_back(0, 2)
+            l1_A_s: T.uint32 = T.tt.get_write_ptr(0)
+            for r in range(2):
+                T.tt.noc_async_read_page((by * 2 + r) * 4 + k, A.data, l1_A_s + r * 2048)
+            T.tt.noc_async_read_barrier()
+            T.tt.cb_push_back(0, 2)
+
+Tile ids come from the access expressions: tile (row, col) of a region starting at (r0, c0) is
+``(r0 / 32 + row) * Nt + c0 / 32 + col`` in the tensor's row-major tile grid; the starts must be
+provably tile-aligned. Pages within the CB block are row-major.
+Errors: a slice whose start is not provably a multiple of 32.
+"""
+
+from __future__ import annotations
+
+import tilelang  # noqa: F401
+from tvm import arith, tirx
+
+from tilelang_tt.attrs import AccessorDesc, Attr, CBDesc, Intrin, KernelRole, call, get
+from tilelang_tt.passes.common import TILE, as_region, error, evaluate, keep_span, seq, stmt_intrin
+
+PASS = "LowerCBIntrinsics"
+
+
+def _tile_origin(func, stmt, region, analyzer: arith.Analyzer):
+    origin = []
+    for dim, start in enumerate(region.starts[-2:]):
+        if not analyzer.can_prove(tirx.FloorMod(start, TILE) == 0):
+            raise error(
+                PASS, func, stmt,
+                f"the slice of `{region.buffer.name}` starts at {start} in dimension {dim}, which is not a multiple of 32",
+                "index tensors at multiples of the tile size (e.g. by * bm with bm a multiple of 32)",
+            )
+        origin.append(analyzer.simplify(tirx.FloorDiv(start, TILE)))
+    return origin
+
+
+def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc], role: str):
+    analyzer = arith.Analyzer()
+    reading = role == KernelRole.READER.value
+    tensor, block = (as_region(a) for a in stmt.value.args[:2])
+    if not reading:
+        tensor, block = block, tensor
+    cb = cbs[block.buffer.name]
+    acc = accessors[tensor.buffer.name]
+    row0, col0 = _tile_origin(func, stmt, tensor, analyzer)
+    rows, cols = tensor.extents[-2] // TILE, tensor.extents[-1] // TILE
+    pages = rows * cols
+    nt = acc.tile_grid[1]
+    ptr = tirx.Var(f"l1_{block.buffer.name}", "uint32")
+    ptr_intrin = Intrin.GET_WRITE_PTR if reading else Intrin.GET_READ_PTR
+    xfer = Intrin.NOC_READ_PAGE if reading else Intrin.NOC_WRITE_PAGE
+
+    def page(r, c):
+        tile_id = analyzer.simplify((row0 + r) * nt + col0 + c)
+        offset = tirx.Cast("uint32", (r * cols + c) * cb.page_size)
+        return evaluate(xfer, tile_id, tensor.buffer.data, ptr + offset, like=stmt)
+
+    def loop_rows(r):
+        if cols == 1:
+            return page(r, 0)
+        var = tirx.Var("c", "int32")
+        return tirx.For(var, 0, cols, tirx.ForKind.SERIAL, page(r, var))
+
+    if rows == 1:
+        transfers = loop_rows(0)
+    else:
+        rvar = tirx.Var("r", "int32")
+        transfers = tirx.For(rvar, 0, rows, tirx.ForKind.SERIAL, loop_rows(rvar))
+    if reading:
+        return seq([
+            evaluate(Intrin.CB_RESERVE_BACK, cb.index, pages, like=stmt),
+            keep_span(stmt, tirx.Bind(ptr, call(ptr_intrin, cb.index, dtype="uint32"))),
+            transfers,
+            evaluate(Intrin.NOC_READ_BARRIER, like=stmt),
+            evaluate(Intrin.CB_PUSH_BACK, cb.index, pages, like=stmt),
+        ])
+    return seq([
+        evaluate(Intrin.CB_WAIT_FRONT, cb.index, pages, like=stmt),
+        keep_span(stmt, tirx.Bind(ptr, call(ptr_intrin, cb.index, dtype="uint32"))),
+        transfers,
+        evaluate(Intrin.NOC_WRITE_BARRIER, like=stmt),
+        evaluate(Intrin.CB_POP_FRONT, cb.index, pages, like=stmt),
+    ])
+
+
+def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
+    role = get(func, Attr.KERNEL_ROLE)
+    if role not in (KernelRole.READER.value, KernelRole.WRITER.value):
+        return func
+    cbs = {n: CBDesc.from_dict(n, d) for n, d in get(func, Attr.CB_DESC).items()}
+    accessors = {n: AccessorDesc.from_dict(n, d) for n, d in get(func, Attr.TENSOR_ACCESSOR).items()}
+
+    def post(node):
+        if stmt_intrin(node) in (Intrin.READ_TO_CB, Intrin.WRITE_FROM_CB):
+            return _lower(node, func, cbs, accessors, role)
+        return None
+
+    return func.with_body(tirx.stmt_functor.ir_transform(func.body, None, post, ["tirx.Evaluate"]))
+
+
+def LowerCBIntrinsics():
+    return tirx.transform.prim_func_pass(_transform, opt_level=0, name=PASS)

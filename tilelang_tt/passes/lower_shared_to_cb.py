@@ -1,0 +1,46 @@
+"""C1 LowerSharedToCB: tile copies between global tensors and on-chip buffers become abstract
+CB data movement (protocol-less).
+
+Reads: ``T.copy`` tile ops and buffer scopes (shared/fragment buffers are conceptual CBs).
+Writes: no attribute. TIR: ``T.copy(global_slice, cb)`` → ``tt.read_to_cb(global_slice, cb)``;
+``T.copy(cb, global_slice)`` → ``tt.write_from_cb(cb, global_slice)``. No NOC or CB calls yet.
+Errors: copies between two on-chip buffers or two global tensors.
+
+    Before: T.copy(T.region(A[by * 64, k * 32], 1, 64, 32), T.region(A_s[0, 0], 2, 64, 32))
+    After:  T.tt.read_to_cb(T.region(A[by * 64, k * 32], 1, 64, 32), T.region(A_s[0, 0], 2, 64, 32))
+"""
+
+from __future__ import annotations
+
+import tilelang  # noqa: F401
+from tvm import tirx
+
+from tilelang_tt.attrs import Intrin
+from tilelang_tt.passes.common import as_region, error, evaluate, is_cb_buffer, is_global_buffer, tile_op_name
+
+PASS = "LowerSharedToCB"
+
+
+def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
+    def post(node):
+        if tile_op_name(node) != "copy":
+            return None
+        src_arg, dst_arg = node.value.args[0], node.value.args[1]
+        src, dst = as_region(src_arg), as_region(dst_arg)
+        if src is None or dst is None:
+            raise error(PASS, func, node, "T.copy with a non-static slice", "use slices with constant extents")
+        if is_global_buffer(src.buffer) and is_cb_buffer(dst.buffer):
+            return evaluate(Intrin.READ_TO_CB, src_arg, dst_arg, like=node)
+        if is_cb_buffer(src.buffer) and is_global_buffer(dst.buffer):
+            return evaluate(Intrin.WRITE_FROM_CB, src_arg, dst_arg, like=node)
+        raise error(
+            PASS, func, node,
+            f"T.copy from `{src.buffer.name}` ({src.buffer.scope()}) to `{dst.buffer.name}` ({dst.buffer.scope()}) is not supported",
+            "copy between a global tensor and a T.alloc_shared/T.alloc_fragment block",
+        )
+
+    return func.with_body(tirx.stmt_functor.ir_transform(func.body, None, post, ["tirx.Evaluate"]))
+
+
+def LowerSharedToCB():
+    return tirx.transform.prim_func_pass(_transform, opt_level=0, name=PASS)

@@ -1,0 +1,53 @@
+"""The TT lowering pipeline, in order (spec §3). Codegen (G) follows in tilelang_tt.codegen."""
+
+from __future__ import annotations
+
+import tilelang  # noqa: F401
+import tvm
+
+from tilelang_tt.options import CompileOptions
+from tilelang_tt.passes.attach_tensor_accessor_tt import AttachTensorAccessorTT
+from tilelang_tt.passes.build_tile_dfg_tt import BuildTileDFGTT
+from tilelang_tt.passes.configure_tensor_accessor_tt import ConfigureTensorAccessorTT
+from tilelang_tt.passes.finalize_persistent_signature_tt import FinalizePersistentSignatureTT
+from tilelang_tt.passes.grid_to_core_grid import GridToCoreGrid
+from tilelang_tt.passes.infer_tt_layout import InferTTLayout
+from tilelang_tt.passes.insert_compute_init_tt import InsertComputeInitTT
+from tilelang_tt.passes.insert_dst_management_tt import InsertDSTManagementTT
+from tilelang_tt.passes.layout_aware_work_partition_tt import LayoutAwareWorkPartitionTT
+from tilelang_tt.passes.lower_cb_intrinsics import LowerCBIntrinsics
+from tilelang_tt.passes.lower_shared_to_cb import LowerSharedToCB
+from tilelang_tt.passes.lower_tt_tile_intrinsics import LowerTTTileIntrinsics
+from tilelang_tt.passes.propagate_tt_layout import PropagateTTLayout
+from tilelang_tt.passes.split_device_kernel import SplitDeviceKernel
+from tilelang_tt.passes.verify_tt_ir import VerifyTTIR
+
+
+def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
+    return [
+        # A: metadata only; the TIR is the user's.
+        InferTTLayout(),
+        PropagateTTLayout(cb_depth=options.cb_depth),
+        AttachTensorAccessorTT(),
+        # B: B1 reads the T.Kernel grid loops that B2 replaces.
+        LayoutAwareWorkPartitionTT(arch=options.arch, grid=options.grid),
+        GridToCoreGrid(),
+        # C: protocol-less; C1 before C2 so the K-loop reads are abstract when gemms are sub-blocked.
+        LowerSharedToCB(),
+        LowerTTTileIntrinsics(arch=options.arch, math_fidelity=options.math_fidelity),
+        BuildTileDFGTT(),
+        # D: late split, then protocols per role.
+        SplitDeviceKernel(),
+        ConfigureTensorAccessorTT(),
+        LowerCBIntrinsics(),
+        InsertComputeInitTT(),
+        InsertDSTManagementTT(),
+        # E1 after D2: runtime args follow the accessor slots.
+        FinalizePersistentSignatureTT(),
+        VerifyTTIR(arch=options.arch),
+    ]
+
+
+def lower(mod: tvm.IRModule, options: CompileOptions, instruments=()) -> tvm.IRModule:
+    with tvm.transform.PassContext(opt_level=0, instruments=list(instruments)):
+        return tvm.transform.Sequential(tt_passes(options), name="TTPipeline")(mod)

@@ -1,0 +1,80 @@
+"""A2 PropagateTTLayout: conceptual CB geometry for every shared/fragment buffer.
+
+Reads: ``tt.layout_desc``; the shared (``T.alloc_shared``) and fragment (``T.alloc_fragment``)
+allocations of the kernel and the ``num_stages`` of an enclosing ``T.Pipelined``.
+Writes: ``tt.cb_desc`` = {buffer name: {index: -1, page_size, num_pages, data_format, block_pages}}:
+one page per 32×32 tile of the buffer's dtype, ``block_pages`` = tiles of the buffer, depth =
+``num_stages`` of the pipelined loop that fills it, else the ``cb_depth`` option (2).
+Before/after: TIR unchanged (metadata only). Errors: a CB buffer not made of whole tiles.
+
+    Before: A_s = T.alloc_shared((64, 32), "bfloat16")   # inside T.Pipelined(.., num_stages=3)
+    After:  "tt.cb_desc": {"A_s": {"page_size": 2048, "block_pages": 2, "num_pages": 6, ...}}
+"""
+
+from __future__ import annotations
+
+import tilelang  # noqa: F401
+from tvm import tirx
+
+from tilelang_tt.attrs import DATA_FORMATS, Attr, CBDesc, with_attrs
+from tilelang_tt.passes.common import TILE, error, is_cb_buffer, tile_op_name, as_region
+
+PASS = "PropagateTTLayout"
+
+
+def _pipeline_depths(func: tirx.PrimFunc) -> dict[str, int]:
+    """Buffer name -> num_stages of the innermost pipelined loop that writes it via T.copy."""
+    depths: dict[str, int] = {}
+
+    def visit_loop(loop: tirx.For, stages: int):
+        def visit(node):
+            if tile_op_name(node) == "copy":
+                dst = as_region(node.value.args[1])
+                if dst is not None and is_cb_buffer(dst.buffer):
+                    depths.setdefault(dst.buffer.name, stages)
+
+        tirx.stmt_functor.post_order_visit(loop.body, visit)
+
+    loops: list[tirx.For] = []
+    tirx.stmt_functor.post_order_visit(
+        func.body, lambda n: loops.append(n) if isinstance(n, tirx.For) and "num_stages" in n.annotations else None
+    )
+    for loop in loops:  # post-order: inner loops first
+        visit_loop(loop, int(loop.annotations["num_stages"]))
+    return depths
+
+
+def _transform(func: tirx.PrimFunc, mod, ctx, cb_depth: int) -> tirx.PrimFunc:
+    depths = _pipeline_depths(func)
+    cbs: dict[str, dict] = {}
+
+    def visit(node):
+        if isinstance(node, tirx.SBlock):
+            for buf in node.alloc_buffers:
+                if not is_cb_buffer(buf):
+                    continue
+                shape = [int(d) for d in buf.shape]
+                if len(shape) != 2 or shape[0] % TILE or shape[1] % TILE:
+                    raise error(PASS, func, buf,
+                                f"on-chip buffer `{buf.name}` has shape {shape}: it must be 2-D with both sides multiples of 32",
+                                "allocate shared/fragment blocks as (rows, cols) multiples of 32, e.g. (64, 32)")
+                dtype = str(buf.dtype)
+                if dtype not in DATA_FORMATS:
+                    raise error(PASS, func, buf, f"on-chip buffer `{buf.name}` has unsupported dtype {dtype}",
+                                f"use one of {sorted(DATA_FORMATS)}")
+                fmt, elem = DATA_FORMATS[dtype]
+                block = (shape[0] // TILE) * (shape[1] // TILE)
+                depth = depths.get(buf.name, cb_depth)
+                cbs[buf.name] = CBDesc(
+                    name=buf.name, index=-1, page_size=TILE * TILE * elem, num_pages=block * depth,
+                    data_format=fmt, block_pages=block, block_tiles=(shape[0] // TILE, shape[1] // TILE),
+                ).to_dict()
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    return with_attrs(func, {Attr.CB_DESC: dict(sorted(cbs.items()))})
+
+
+def PropagateTTLayout(cb_depth: int = 2):
+    return tirx.transform.prim_func_pass(
+        lambda f, m, c: _transform(f, m, c, cb_depth), opt_level=0, name=PASS
+    )
