@@ -78,3 +78,13 @@ def test_main_cpp_compiles_against_the_emulated_host_api(tmp_path):
         capture_output=True, text=True,
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_semaphores_are_created_with_the_planned_ids(tmp_path):
+    plan = make_plan()
+    plan["semaphores"] = [{"id": 0, "initial_value": 0}, {"id": 1, "initial_value": 5}]
+    text = emit_main_cpp(plan)
+    assert "if (CreateSemaphore(program, cores, 5) != 1) {" in text
+    plan["semaphores"][1]["id"] = 3
+    with pytest.raises(ValueError, match="semaphore ids"):
+        emit_main_cpp(plan)

@@ -257,7 +257,9 @@ def _emit_semaphores(out: _Emitter, plan: dict) -> None:
         if semaphore.get("id", position) != position:
             raise ValueError(f"semaphore ids must be 0, 1, ... in plan order; entry {position} has {semaphore['id']}")
         initial = _u32(semaphore.get("initial_value", 0), f"semaphore {position} initial_value")
-        out.line(f"const uint32_t semaphore_{position} = CreateSemaphore(program, cores, {initial});")
+        # Kernels receive semaphore ids as plan constants: the host must get the same ids.
+        with out.block(f"if (CreateSemaphore(program, cores, {initial}) != {position})"):
+            out.line(f'throw std::runtime_error("semaphore {position} was not allocated as id {position}");')
     if plan["semaphores"]:
         out.line("")
 
