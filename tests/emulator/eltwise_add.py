@@ -37,8 +37,10 @@ void kernel_main() {
 COMPUTE = """\
 #include <cstdint>
 
+#include "api/compute/compute_kernel_hw_startup.h"
 #include "api/compute/eltwise_binary.h"
-#include "api/compute/tile_move_copy.h"
+#include "api/compute/pack.h"
+#include "api/compute/reg_api.h"
 
 void kernel_main() {
     const uint32_t count = get_arg_val<uint32_t>(1);
@@ -47,8 +49,8 @@ void kernel_main() {
     constexpr uint32_t cb_b = tt::CBIndex::c_1;
     constexpr uint32_t cb_out = tt::CBIndex::c_16;
 
-    binary_op_init_common(cb_a, cb_b, cb_out);
-    add_tiles_init(cb_a, cb_b);
+    compute_kernel_hw_startup(cb_a, cb_b, cb_out);
+    add_init(cb_a, cb_b);
     for (uint32_t i = 0; i < count; ++i) {
         cb_wait_front(cb_a, 1);
         cb_wait_front(cb_b, 1);
