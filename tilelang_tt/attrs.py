@@ -83,8 +83,8 @@ DATA_FORMATS: dict[str, tuple[str, int]] = {
 
 def _to_py(value):
     """TVM container/imm -> plain Python."""
-    if isinstance(value, (tirx.IntImm,)):
-        return int(value.value)
+    if isinstance(value, tirx.IntImm):
+        return bool(value.value) if value.dtype == "bool" else int(value.value)
     if isinstance(value, tirx.FloatImm):
         return float(value.value)
     if isinstance(value, tirx.StringImm):
@@ -339,7 +339,7 @@ class Intrin(str, enum.Enum):
     # compute engine init (D4)
     HW_STARTUP = ("tt.engine.init_common", "compute_kernel_hw_startup(in0, in1, out[, reverse])")
     MATMUL_INIT = ("tt.fpu.matmul_init", "matmul_init(in0, in1, transpose)")
-    BINARY_INIT = ("tt.fpu.binary_init", "<op>_tiles_init(in0, in1)")
+    BINARY_INIT = ("tt.fpu.binary_init", "<op>_init(in0, in1): add_init, sub_init, mul_init")
     # compute tile ops and DST (D5)
     MATMUL_TILES = ("tt.fpu.matmul_tiles", "matmul_tiles(in0, in1, i0, i1, dst)")
     BINARY_TILES = ("tt.fpu.binary_tiles", "<op>_tiles(in0, in1, i0, i1, dst)")

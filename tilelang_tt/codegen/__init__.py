@@ -1,1 +1,0 @@
-"""Code generation: kernel sources, the host program and the plan."""

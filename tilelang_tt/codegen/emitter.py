@@ -1,0 +1,49 @@
+"""A small C++ emitter: indentation, scopes and unique identifiers."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+
+_IDENT = re.compile(r"[^A-Za-z0-9_]")
+CPP_RESERVED = frozenset(
+    "auto bool break case char const constexpr continue default do double else enum extern float for if "
+    "inline int long namespace return short signed sizeof static struct switch template this typedef "
+    "union unsigned using void volatile while uint32_t uint64_t int32_t kernel_main".split()
+)
+
+
+class CppEmitter:
+    def __init__(self, indent: str = "    "):
+        self._lines: list[str] = []
+        self._depth = 0
+        self._indent = indent
+        self._names: set[str] = set(CPP_RESERVED)
+
+    def line(self, text: str = "") -> None:
+        self._lines.append(f"{self._indent * self._depth}{text}" if text else "")
+
+    @contextlib.contextmanager
+    def block(self, header: str, trailer: str = "}"):
+        self.line(f"{header} {{")
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+            self.line(trailer)
+
+    def unique(self, hint: str) -> str:
+        """A fresh C++ identifier based on ``hint``."""
+        base = _IDENT.sub("_", hint) or "v"
+        if base[0].isdigit():
+            base = f"v_{base}"
+        name, n = base, 1
+        while name in self._names:
+            name = f"{base}_{n}"
+            n += 1
+        self._names.add(name)
+        return name
+
+    def source(self) -> str:
+        return "\n".join(self._lines).rstrip() + "\n"

@@ -1,0 +1,207 @@
+"""G: C++ for one reader/compute/writer PrimFunc, using the rule registry for every intrinsic.
+
+The per-core persistent loop is materialized here (spec E1/G): the ``coreIdx`` launches of the
+TIR become ``for (uint32_t n = 0; n < count; ++n)`` over block ``start_id + n``, from which the
+block coordinates are recovered (``by = block / Bx``, ``bx = block % Bx``).
+"""
+
+from __future__ import annotations
+
+import tilelang  # noqa: F401
+from tvm import tirx
+
+from tilelang_tt.attrs import AccessorDesc, Attr, Intrin, KernelRole, RuntimeArg, call_intrin, get
+from tilelang_tt.codegen.emitter import CppEmitter
+from tilelang_tt.codegen.rules import (
+    ACCESSOR_HEADER, CB_INTRINSICS, COMPUTE_CB_HEADER, COMPUTE_COMMON_HEADER, DATAFLOW_HEADER, CodegenError, rule_for,
+)
+from tilelang_tt.passes.common import uses_var
+
+_BINOPS = {
+    tirx.Add: "+", tirx.Sub: "-", tirx.Mul: "*", tirx.FloorDiv: "/", tirx.FloorMod: "%", tirx.Div: "/",
+    tirx.Mod: "%", tirx.EQ: "==", tirx.NE: "!=", tirx.LT: "<", tirx.LE: "<=", tirx.GT: ">", tirx.GE: ">=",
+    tirx.And: "&&", tirx.Or: "||",
+}
+
+
+class _KernelWriter:
+    def __init__(self, func: tirx.PrimFunc):
+        self.func = func
+        self.role = get(func, Attr.KERNEL_ROLE)
+        self.em = CppEmitter()
+        self.names: dict = {}  # tirx.Var -> C++ name
+        self.headers: set[str] = set()
+        self.cb_names: dict[int, str] = {}
+        self.accessor_names: dict[str, str] = {}
+
+    # -- expressions ---------------------------------------------------------------------------
+    def expr(self, e, top: bool = True) -> str:
+        if isinstance(e, tirx.IntImm):
+            if e.dtype == "bool":
+                return "true" if e.value else "false"
+            return str(int(e.value))
+        if isinstance(e, tirx.Var):
+            return self.names[e]
+        if isinstance(e, tirx.Cast):
+            return self.expr(e.value, top)
+        op = _BINOPS.get(type(e))
+        if op is not None:
+            text = f"{self.expr(e.a, False)} {op} {self.expr(e.b, False)}"
+            return text if top else f"({text})"
+        if isinstance(e, tirx.Call):
+            return self.call(e)
+        raise CodegenError(f"cannot emit expression {e} ({type(e).__name__})")
+
+    def call(self, c: tirx.Call) -> str:
+        intrin = call_intrin(c)
+        if intrin is None:
+            raise CodegenError(f"cannot emit call to {c.op}")
+        rule = rule_for(intrin)
+        self.headers.add(COMPUTE_CB_HEADER if intrin in CB_INTRINSICS and self.role == "compute" else rule.header)
+        args = [self.arg(intrin, i, a) for i, a in enumerate(c.args)]
+        return rule.render(args, list(c.args))
+
+    def arg(self, intrin: Intrin, position: int, a) -> str:
+        if isinstance(a, tirx.StringImm):
+            return a.value
+        if isinstance(a, tirx.Var) and intrin in (Intrin.NOC_READ_PAGE, Intrin.NOC_WRITE_PAGE) and position == 1:
+            return self.accessor_names[a.name]
+        if self.is_cb_position(intrin, position) and isinstance(a, tirx.IntImm):
+            return self.cb_names[int(a.value)]
+        return self.expr(a)
+
+    @staticmethod
+    def is_cb_position(intrin: Intrin, position: int) -> bool:
+        if intrin in CB_INTRINSICS or intrin in (Intrin.GET_WRITE_PTR, Intrin.GET_READ_PTR):
+            return position == 0
+        if intrin == Intrin.HW_STARTUP:
+            return position < 3
+        if intrin in (Intrin.MATMUL_INIT, Intrin.MATMUL_TILES):
+            return position < 2
+        if intrin in (Intrin.BINARY_INIT, Intrin.BINARY_TILES):
+            return position in (1, 2)
+        if intrin == Intrin.PACK_TILE:
+            return position == 1
+        return False
+
+    # -- statements ----------------------------------------------------------------------------
+    def stmt(self, s) -> None:
+        if isinstance(s, tirx.SeqStmt):
+            for x in s.seq:
+                self.stmt(x)
+        elif isinstance(s, tirx.For):
+            var = self.em.unique(s.loop_var.name)
+            self.names[s.loop_var] = var
+            lo, ext = self.expr(s.min), self.expr(s.extent)
+            start = "0" if lo == "0" else lo
+            end = ext if start == "0" else f"{start} + {ext}"
+            with self.em.block(f"for (uint32_t {var} = {start}; {var} < {end}; ++{var})"):
+                self.stmt(s.body)
+        elif isinstance(s, tirx.Bind):
+            var = self.em.unique(s.var.name)
+            self.names[s.var] = var
+            self.em.line(f"const uint32_t {var} = {self.expr(s.value)};")
+        elif isinstance(s, tirx.Evaluate):
+            if isinstance(s.value, tirx.IntImm):
+                return
+            self.em.line(f"{self.call(s.value)};")
+        elif isinstance(s, tirx.AttrStmt) and s.attr_key == "thread_extent":
+            self.launch(s)
+        else:
+            raise CodegenError(f"cannot emit statement {type(s).__name__}")
+
+    def launch(self, s: tirx.AttrStmt) -> None:
+        """Materialize the persistent per-core loop over this core's blocks."""
+        launches = {}
+        body = s
+        while isinstance(body, tirx.AttrStmt) and body.attr_key == "thread_extent":
+            launches[str(body.node.thread_tag)] = body.node.var
+            body = body.body
+        by_extent, bx_extent = get(self.func, Attr.BLOCK_GRID)
+        n = self.em.unique("n")
+        with self.em.block(f"for (uint32_t {n} = 0; {n} < {self.names['count']}; ++{n})"):
+            used = {tag: var for tag, var in launches.items() if uses_var(body, var)}
+            block = self.em.unique("block") if used else ""
+            if used:
+                self.em.line(f"const uint32_t {block} = {self.names['start_id']} + {n};")
+            for tag, expr in (("coreIdx.y", f"{block} / {bx_extent}"), ("coreIdx.x", f"{block} % {bx_extent}")):
+                var = used.get(tag)
+                if var is not None:
+                    name = self.em.unique(var.name)
+                    self.names[var] = name
+                    self.em.line(f"const uint32_t {name} = {expr};")
+            self.stmt(body)
+
+    # -- kernel --------------------------------------------------------------------------------
+    def emit(self) -> str:
+        em = self.em
+        body_em = CppEmitter()
+        body_em._names = em._names  # one name space for the whole kernel
+        self.em = body_em
+        self.em._depth = 1
+        runtime_args = [RuntimeArg.from_dict(d) for d in get(self.func, Attr.RUNTIME_ARGS)]
+        for idx, arg in enumerate(runtime_args):
+            name = self.em.unique(arg.name)
+            self.names[arg.name] = name
+            self.em.line(f"const uint32_t {name} = get_arg_val<uint32_t>({idx});")
+        cbs = sorted(get(self.func, Attr.CB_DESC).items(), key=lambda kv: kv[1]["index"])
+        used_cbs = self.used_cb_indices()
+        if used_cbs:
+            self.em.line()
+        for name, d in cbs:
+            if d["index"] in used_cbs:
+                cname = self.em.unique(f"cb_{name}")
+                self.cb_names[d["index"]] = cname
+                self.em.line(f"constexpr uint32_t {cname} = {d['index']};")
+        accessors = sorted(get(self.func, Attr.TENSOR_ACCESSOR).items(), key=lambda kv: kv[1]["cta_offset"])
+        if accessors:
+            self.em.line()
+            self.headers.add(ACCESSOR_HEADER)
+        for buffer, d in accessors:
+            acc = AccessorDesc.from_dict(buffer, d)
+            args_name = self.em.unique(f"{buffer}_args")
+            name = self.em.unique(buffer)
+            self.accessor_names[buffer] = name
+            self.em.line(f"constexpr auto {args_name} = TensorAccessorArgs<{acc.cta_offset}>();")
+            self.em.line(f"const auto {name} = TensorAccessor({args_name}, {self.names[buffer + '_addr']}, "
+                         f"{acc.page_size});")
+        self.em.line()
+        self.stmt(self.func.body)
+
+        if self.role in (KernelRole.READER.value, KernelRole.WRITER.value):
+            self.headers.add(DATAFLOW_HEADER)
+        else:
+            self.headers.add(COMPUTE_COMMON_HEADER)
+        em.line("// Generated by tilelang-tt from TileLang kernel "
+                f"`{get(self.func, Attr.SOURCE_FUNC)}`: {self.role} kernel.")
+        em.line("#include <cstdint>")
+        for header in sorted(self.headers):
+            em.line(f'#include "{header}"')
+        em.line()
+        em.line("void kernel_main() {")
+        for line in body_em._lines:
+            em._lines.append(line)
+        em.line("}")
+        return em.source()
+
+    def used_cb_indices(self) -> set[int]:
+        used: set[int] = set()
+
+        def visit(node):
+            if isinstance(node, tirx.Call):
+                intrin = call_intrin(node)
+                if intrin is None:
+                    return
+                for i, a in enumerate(node.args):
+                    if self.is_cb_position(intrin, i) and isinstance(a, tirx.IntImm):
+                        used.add(int(a.value))
+
+        tirx.stmt_functor.post_order_visit(self.func.body, visit)
+        return used
+
+
+def emit_kernel(func: tirx.PrimFunc) -> str:
+    return _KernelWriter(func).emit()
+
+
+

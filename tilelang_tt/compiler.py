@@ -1,0 +1,83 @@
+"""``compile()``: a TileLang PrimFunc (or IRModule) → :class:`Artifacts`."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import tilelang  # noqa: F401
+import tvm
+from tvm import tirx
+
+from tilelang_tt.artifacts import Artifacts
+from tilelang_tt.attrs import Attr, get
+from tilelang_tt.codegen.host import emit_main_cpp
+from tilelang_tt.codegen.kernels import emit_kernel
+from tilelang_tt.codegen.plan import build_plan
+from tilelang_tt.env import DUMP_IR, PASS_TIMING, PRINT_IR
+from tilelang_tt.errors import TTCompileError
+from tilelang_tt.options import CompileOptions
+from tilelang_tt.passes.pipeline import lower
+
+
+@tvm.instrument.pass_instrument
+class _IRRecorder:
+    """Prints, dumps (numbered files) or keeps the TIR after each pass, and times passes."""
+
+    def __init__(self, options: CompileOptions):
+        self.print_ir = options.print_ir or PRINT_IR.get()
+        dump = options.dump_ir or DUMP_IR.get()
+        self.dump_dir = None if dump is None else __import__("pathlib").Path(dump)
+        self.timing = options.pass_timing or PASS_TIMING.get()
+        self.keep = options.keep_ir
+        self.kept: list[tuple[str, str]] = []
+        self.count = 0
+        self.start = 0.0
+
+    def run_before_pass(self, mod, info):
+        self.start = time.perf_counter()
+
+    def run_after_pass(self, mod, info):
+        elapsed = time.perf_counter() - self.start
+        if info.name == "TTPipeline":
+            return
+        self.count += 1
+        if self.timing:
+            print(f"[tilelang-tt] {info.name}: {elapsed * 1e3:.2f} ms", file=sys.stderr)
+        if not (self.print_ir or self.dump_dir or self.keep):
+            return
+        text = mod.script()
+        if self.print_ir:
+            print(f"# after {info.name}\n{text}", file=sys.stderr)
+        if self.dump_dir is not None:
+            self.dump_dir.mkdir(parents=True, exist_ok=True)
+            (self.dump_dir / f"{self.count:02d}_{info.name}.py").write_text(text)
+        if self.keep:
+            self.kept.append((info.name, text))
+
+
+def compile_prim_func(func: tirx.PrimFunc, options: CompileOptions) -> Artifacts:
+    """Run the TT pipeline and codegen on one PrimFunc."""
+    name = str(func.attrs["global_symbol"]) if func.attrs is not None and "global_symbol" in func.attrs else "main"
+    recorder = _IRRecorder(options)
+    mod = lower(tvm.IRModule({name: func}), options, instruments=[recorder])
+    kernels = {get(f, Attr.KERNEL_ROLE): f for _, f in mod.functions.items()}
+    plan = build_plan(kernels)
+    sources = {f"{role}.cpp": emit_kernel(kernels[role]) for role in ("reader", "compute", "writer")}
+    sources["main.cpp"] = emit_main_cpp(plan)
+    sources["tt.plan.json"] = json.dumps(plan, indent=2) + "\n"
+    return Artifacts(sources=sources, plan=plan, ir_after_pass=tuple(recorder.kept))
+
+
+def compile(func_or_mod, **options) -> Artifacts | dict[str, Artifacts]:  # noqa: A001 - the public verb
+    """Compile a TileLang kernel for Tenstorrent. A PrimFunc gives one :class:`Artifacts`; an
+    IRModule gives {function name: Artifacts}. Options: see :class:`CompileOptions`."""
+    opts = CompileOptions.from_kwargs(**options)
+    if isinstance(func_or_mod, tvm.IRModule):
+        return {gv.name_hint: compile_prim_func(f.with_attr("global_symbol", gv.name_hint), opts)
+                for gv, f in func_or_mod.functions.items() if isinstance(f, tirx.PrimFunc)}
+    if not isinstance(func_or_mod, tirx.PrimFunc):
+        raise TTCompileError(f"expected a TileLang @T.prim_func or an IRModule, got {type(func_or_mod).__name__}",
+                             hint="decorate the kernel with @T.prim_func")
+    return compile_prim_func(func_or_mod, opts)
