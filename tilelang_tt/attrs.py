@@ -44,6 +44,10 @@ class Attr(str, enum.Enum):
     COMPUTE_CONFIG = ("tt.compute_config", "Compute kernel config: fp32_dest_acc_en, math fidelity, DST budget.")
     ARCH = ("tt.arch", "Target architecture name (wormhole_b0 or blackhole).")
     SOURCE_FUNC = ("tt.source_func", "Name of the user's PrimFunc a split kernel came from.")
+    ARTIFACT_SOURCES = (
+        "tt.artifact_sources",
+        "JSON {file name: text} of a compiled kernel, carried from the TileLang backend's pipeline to its codegen.",
+    )
 
 
 class KernelRole(str, enum.Enum):
