@@ -170,6 +170,22 @@ void tile_regs_release(Loc loc) {
   t.pack_owned = -1;
 }
 
+void acquire_dst(Loc loc) {
+  tile_regs_acquire(loc);
+  tls_ctx->whole_dst = true;
+}
+
+void release_dst(Loc loc) {
+  ThreadCtx& t = compute_ctx("release_dst", loc);
+  if (!t.whole_dst) protocol_error(loc, "release_dst without acquire_dst");
+  if (t.math_owned >= 0) {
+    tile_regs_commit(loc);
+    tile_regs_wait(loc);
+  }
+  tile_regs_release(loc);
+  t.whole_dst = false;
+}
+
 void hw_startup(uint32_t, uint32_t, uint32_t, Loc loc) { compute_ctx("compute_kernel_hw_startup", loc); }
 
 void binary_init(BinaryOp op, bool acc_to_dest, Loc loc) {
@@ -356,6 +372,10 @@ void fill_tile(uint32_t idst, float value, Loc loc) {
 // ---------------------------------------------------------------- pack
 void pack_tile(uint32_t idst, uint32_t cbi, bool out_of_order, uint32_t out_index, Loc loc) {
   ThreadCtx& t = compute_ctx("pack_tile", loc);
+  if (t.whole_dst && t.math_owned >= 0) {
+    tile_regs_commit(loc);
+    tile_regs_wait(loc);
+  }
   if (t.pack_owned < 0) protocol_error(loc, "pack_tile(" + std::to_string(idst) + ", CB " + std::to_string(cbi) +
                                                 ") without tile_regs_wait");
   if (idst >= t.dst_capacity())

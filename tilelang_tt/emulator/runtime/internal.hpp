@@ -110,6 +110,7 @@ struct ThreadCtx {
   std::array<DstHalf, 2> halves{};
   uint32_t math_half = 0, pack_half = 0;  // next half to acquire / to wait for
   int math_owned = -1, pack_owned = -1;   // half currently held by math / pack, -1 none
+  bool whole_dst = false;                 // inside acquire_dst/release_dst
   k::BinaryOp binary_op = k::BinaryOp::Add;
   bool binary_acc = false;
   bool mm_transpose = false;

@@ -72,6 +72,9 @@ void tile_regs_acquire(Loc loc);
 void tile_regs_commit(Loc loc);
 void tile_regs_wait(Loc loc);
 void tile_regs_release(Loc loc);
+// Single-call forms: between acquire_dst and release_dst both math and pack own DST.
+void acquire_dst(Loc loc);
+void release_dst(Loc loc);
 void hw_startup(uint32_t icb0, uint32_t icb1, uint32_t ocb, Loc loc);
 
 // Unpack/math configuration recorded by the *_init calls.

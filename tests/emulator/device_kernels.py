@@ -1,0 +1,154 @@
+"""Kernel sources in the style of tt-metal's programming examples, used by the device tests."""
+
+READER_BINARY = r"""
+#include <cstdint>
+#include "api/dataflow/dataflow_api.h"
+
+void kernel_main() {
+    uint32_t a_addr = get_arg_val<uint32_t>(0);
+    uint32_t b_addr = get_arg_val<uint32_t>(1);
+    uint32_t start = get_arg_val<uint32_t>(2);
+    uint32_t n_tiles = get_arg_val<uint32_t>(3);
+
+    constexpr uint32_t cb_a = tt::CBIndex::c_0;
+    constexpr uint32_t cb_b = tt::CBIndex::c_1;
+    constexpr auto a_args = TensorAccessorArgs<0>();
+    constexpr auto b_args = TensorAccessorArgs<a_args.next_compile_time_args_offset()>();
+    const auto a = TensorAccessor(a_args, a_addr, get_tile_size(cb_a));
+    const auto b = TensorAccessor(b_args, b_addr, get_tile_size(cb_b));
+
+    for (uint32_t i = start; i < start + n_tiles; ++i) {
+        cb_reserve_back(cb_a, 1);
+        cb_reserve_back(cb_b, 1);
+        noc_async_read_tile(i, a, get_write_ptr(cb_a));
+        noc_async_read_tile(i, b, get_write_ptr(cb_b));
+        noc_async_read_barrier();
+        cb_push_back(cb_a, 1);
+        cb_push_back(cb_b, 1);
+    }
+}
+"""
+
+COMPUTE_BINARY = r"""
+#include <cstdint>
+#include "api/compute/eltwise_binary.h"
+#include "api/compute/compute_kernel_hw_startup.h"
+#include "api/compute/reg_api.h"
+#include "api/compute/pack.h"
+
+void kernel_main() {
+    uint32_t n_tiles = get_arg_val<uint32_t>(0);
+    constexpr uint32_t cb_a = tt::CBIndex::c_0;
+    constexpr uint32_t cb_b = tt::CBIndex::c_1;
+    constexpr uint32_t cb_out = tt::CBIndex::c_16;
+
+    compute_kernel_hw_startup(cb_a, cb_b, cb_out);
+    add_init(cb_a, cb_b);
+    for (uint32_t i = 0; i < n_tiles; ++i) {
+        cb_wait_front(cb_a, 1);
+        cb_wait_front(cb_b, 1);
+        tile_regs_acquire();
+        add_tiles(cb_a, cb_b, 0, 0, 0);
+        tile_regs_commit();
+        cb_pop_front(cb_a, 1);
+        cb_pop_front(cb_b, 1);
+        cb_reserve_back(cb_out, 1);
+        tile_regs_wait();
+        pack_tile(0, cb_out);
+        tile_regs_release();
+        cb_push_back(cb_out, 1);
+    }
+}
+"""
+
+WRITER_UNARY = r"""
+#include <cstdint>
+#include "api/dataflow/dataflow_api.h"
+
+void kernel_main() {
+    uint32_t c_addr = get_arg_val<uint32_t>(0);
+    uint32_t start = get_arg_val<uint32_t>(1);
+    uint32_t n_tiles = get_arg_val<uint32_t>(2);
+    constexpr uint32_t cb_out = tt::CBIndex::c_16;
+    constexpr auto c_args = TensorAccessorArgs<0>();
+    const auto c = TensorAccessor(c_args, c_addr, get_tile_size(cb_out));
+
+    for (uint32_t i = start; i < start + n_tiles; ++i) {
+        cb_wait_front(cb_out, 1);
+        noc_async_write_tile(i, c, get_read_ptr(cb_out));
+        noc_async_write_barrier();
+        cb_pop_front(cb_out, 1);
+    }
+}
+"""
+
+# matmul_single_core style: C[Mt x Nt] = A[Mt x Kt] B[Kt x Nt]; each core owns a range of
+# output tiles and streams the A row / B column tiles for each of them.
+READER_MATMUL = r"""
+#include <cstdint>
+#include "api/dataflow/dataflow_api.h"
+
+void kernel_main() {
+    uint32_t a_addr = get_arg_val<uint32_t>(0);
+    uint32_t b_addr = get_arg_val<uint32_t>(1);
+    uint32_t Kt = get_arg_val<uint32_t>(2);
+    uint32_t Nt = get_arg_val<uint32_t>(3);
+    uint32_t start = get_arg_val<uint32_t>(4);
+    uint32_t count = get_arg_val<uint32_t>(5);
+
+    constexpr uint32_t cb_a = tt::CBIndex::c_0;
+    constexpr uint32_t cb_b = tt::CBIndex::c_1;
+    constexpr auto a_args = TensorAccessorArgs<0>();
+    constexpr auto b_args = TensorAccessorArgs<a_args.next_compile_time_args_offset()>();
+    const auto a = TensorAccessor(a_args, a_addr);
+    const auto b = TensorAccessor(b_args, b_addr);
+
+    for (uint32_t t = start; t < start + count; ++t) {
+        uint32_t m = t / Nt, n = t % Nt;
+        for (uint32_t k = 0; k < Kt; ++k) {
+            cb_reserve_back(cb_a, 1);
+            noc_async_read_tile(m * Kt + k, a, get_write_ptr(cb_a));
+            cb_reserve_back(cb_b, 1);
+            noc_async_read_tile(k * Nt + n, b, get_write_ptr(cb_b));
+            noc_async_read_barrier();
+            cb_push_back(cb_a, 1);
+            cb_push_back(cb_b, 1);
+        }
+    }
+}
+"""
+
+COMPUTE_MATMUL = r"""
+#include <cstdint>
+#include "api/compute/matmul.h"
+#include "api/compute/compute_kernel_hw_startup.h"
+#include "api/compute/reg_api.h"
+#include "api/compute/pack.h"
+
+void kernel_main() {
+    uint32_t Kt = get_arg_val<uint32_t>(0);
+    uint32_t count = get_arg_val<uint32_t>(1);
+    constexpr uint32_t cb_a = tt::CBIndex::c_0;
+    constexpr uint32_t cb_b = tt::CBIndex::c_1;
+    constexpr uint32_t cb_out = tt::CBIndex::c_16;
+
+    compute_kernel_hw_startup<SrcOrder::Reverse>(cb_a, cb_b, cb_out);
+    matmul_init(cb_a, cb_b);
+    for (uint32_t t = 0; t < count; ++t) {
+        tile_regs_acquire();
+        for (uint32_t k = 0; k < Kt; ++k) {
+            cb_wait_front(cb_a, 1);
+            cb_wait_front(cb_b, 1);
+            matmul_tiles(cb_a, cb_b, 0, 0, 0);
+            cb_pop_front(cb_a, 1);
+            cb_pop_front(cb_b, 1);
+        }
+        tile_regs_commit();
+        cb_reserve_back(cb_out, 1);
+        tile_regs_wait();
+        pack_tile(0, cb_out);
+        tile_regs_release();
+        cb_push_back(cb_out, 1);
+    }
+}
+"""

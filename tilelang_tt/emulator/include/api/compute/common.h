@@ -1,0 +1,50 @@
+// Compute kernel API basics (tt-metal api/compute/common.h): args, CB calls, the ckernel enums.
+// The compute API lives in namespace ckernel, which is made visible to kernel sources as in
+// the tt-metal compute build.
+#pragma once
+
+#include <cstdint>
+
+#include "api/emu/kernel_common.h"
+
+namespace ckernel {
+
+using emu::k::Loc;
+
+enum class VectorMode : std::uint8_t { None = 0, R = 1, C = 2, RC = 4, RC_custom = 6, Invalid = 0xff };
+enum class ReduceDim : std::uint8_t { REDUCE_ROW, REDUCE_COL, REDUCE_SCALAR };
+enum class PoolType : std::uint8_t { SUM, AVG, MAX, MIN };
+enum class EltwiseBinaryType : std::uint8_t { ELWMUL, ELWDIV, ELWADD, ELWSUB, ELWLESS };
+enum class EltwiseBinaryReuseDestType { NONE = 0, DEST_TO_SRCA = 1, DEST_TO_SRCB = 2 };
+enum class BroadcastType : std::uint8_t { NONE = 0, COL = 1, ROW = 2, SCALAR = 3 };
+enum class SrcOrder : uint8_t { Regular = 0, Reverse = 1 };
+
+// Per-kernel JIT defines in tt-metal; the emulator takes them from the kernel's ComputeOptions.
+constexpr bool DST_ACCUM_MODE = false;
+constexpr bool APPROX = false;
+
+namespace detail {
+inline emu::k::Bcast bcast_of(BroadcastType b) {
+  switch (b) {
+    case BroadcastType::ROW: return emu::k::Bcast::Row;
+    case BroadcastType::COL: return emu::k::Bcast::Col;
+    case BroadcastType::SCALAR: return emu::k::Bcast::Scalar;
+    case BroadcastType::NONE: break;
+  }
+  return emu::k::Bcast::None;
+}
+constexpr emu::k::BinaryOp binary_of(EltwiseBinaryType t) {
+  return t == EltwiseBinaryType::ELWADD ? emu::k::BinaryOp::Add
+         : t == EltwiseBinaryType::ELWSUB ? emu::k::BinaryOp::Sub
+                                          : emu::k::BinaryOp::Mul;
+}
+template <EltwiseBinaryType t>
+constexpr void check_fpu_binary() {
+  static_assert(t == EltwiseBinaryType::ELWADD || t == EltwiseBinaryType::ELWSUB || t == EltwiseBinaryType::ELWMUL,
+                "emulator: FPU binary op must be ELWADD, ELWSUB or ELWMUL");
+}
+}  // namespace detail
+
+}  // namespace ckernel
+
+using namespace ckernel;

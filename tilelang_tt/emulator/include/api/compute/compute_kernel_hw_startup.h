@@ -1,0 +1,16 @@
+// One-time compute configuration (tt-metal api/compute/compute_kernel_hw_startup.h).
+#pragma once
+
+#include "api/compute/common.h"
+
+namespace ckernel {
+
+template <SrcOrder src_order = SrcOrder::Regular>
+ALWI void compute_kernel_hw_startup(uint32_t icb0, uint32_t icb1, uint32_t ocb, Loc loc = Loc::current()) {
+  emu::k::hw_startup(icb0, icb1, ocb, loc);
+}
+ALWI void compute_kernel_hw_startup(uint32_t icb0, uint32_t ocb, Loc loc = Loc::current()) {
+  emu::k::hw_startup(icb0, icb0, ocb, loc);
+}
+
+}  // namespace ckernel

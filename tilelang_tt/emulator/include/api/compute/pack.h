@@ -1,0 +1,23 @@
+// DST -> CB (tt-metal api/compute/pack.h). Packs into the CB's data format; bfloat16 rounds to
+// nearest even.
+#pragma once
+
+#include "api/compute/common.h"
+#include "api/compute/reg_api.h"
+
+namespace ckernel {
+
+ALWI void pack_init(std::uint32_t /*ocb*/, std::uint32_t /*call_line*/ = __builtin_LINE()) {}
+
+template <bool out_of_order_output = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void pack_tile(std::uint32_t ifrom_dst, std::uint32_t icb, std::uint32_t output_tile_index = 0,
+                    Loc loc = Loc::current()) {
+  emu::k::pack_tile(ifrom_dst, icb, out_of_order_output, output_tile_index, loc);
+}
+
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void pack_block(std::uint32_t ifrom_dst, std::uint32_t icb, std::uint32_t ntiles, Loc loc = Loc::current()) {
+  for (std::uint32_t i = 0; i < ntiles; ++i) emu::k::pack_tile(ifrom_dst + i, icb, false, 0, loc);
+}
+
+}  // namespace ckernel

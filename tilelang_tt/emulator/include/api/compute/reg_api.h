@@ -1,0 +1,26 @@
+// DST register acquire/commit/wait/release (tt-metal api/compute/reg_api.h). DST holds 16
+// tiles split in two halves; one acquire holds 8 tiles (4 with fp32_dest_acc_en).
+#pragma once
+
+#include "api/compute/common.h"
+
+namespace ckernel {
+
+ALWI void tile_regs_acquire(Loc loc = Loc::current()) { emu::k::tile_regs_acquire(loc); }
+ALWI void tile_regs_wait(Loc loc = Loc::current()) { emu::k::tile_regs_wait(loc); }
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void tile_regs_commit(Loc loc = Loc::current()) {
+  emu::k::tile_regs_commit(loc);
+}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void tile_regs_release(Loc loc = Loc::current()) {
+  emu::k::tile_regs_release(loc);
+}
+// acquire_dst = tile_regs_acquire + tile_regs_wait; release_dst = tile_regs_commit + tile_regs_release.
+ALWI void acquire_dst(Loc loc = Loc::current()) { emu::k::acquire_dst(loc); }
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void release_dst(Loc loc = Loc::current()) {
+  emu::k::release_dst(loc);
+}
+
+}  // namespace ckernel

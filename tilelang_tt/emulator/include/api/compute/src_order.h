@@ -1,0 +1,3 @@
+#pragma once
+
+#include "api/compute/common.h"
