@@ -1,0 +1,83 @@
+"""Small TileLang kernels written the ordinary GPU way, plus a pipeline-prefix helper for pass tests."""
+
+from __future__ import annotations
+
+import tilelang  # noqa: F401
+import tilelang.language as T
+import tvm
+
+from tilelang_tt.options import CompileOptions
+from tilelang_tt.passes.pipeline import tt_passes
+
+
+def gemm(M, N, K, bm, bn, bk, stages=2, dtype="bfloat16", accum_dtype="float32"):
+    @T.prim_func
+    def main(
+        A: T.Tensor((M, K), dtype),
+        B: T.Tensor((K, N), dtype),
+        C: T.Tensor((M, N), dtype),
+    ):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bm, bk), dtype)
+            B_s = T.alloc_shared((bk, bn), dtype)
+            C_l = T.alloc_fragment((bm, bn), accum_dtype)
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=stages):
+                T.copy(A[by * bm, k * bk], A_s)
+                T.copy(B[k * bk, bx * bn], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[by * bm, bx * bn])
+
+    return main
+
+
+def eltwise(op, M, N, bm, bn, dtype="bfloat16"):
+    @T.prim_func
+    def main(
+        A: T.Tensor((M, N), dtype),
+        B: T.Tensor((M, N), dtype),
+        C: T.Tensor((M, N), dtype),
+    ):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bm, bn), dtype)
+            B_s = T.alloc_shared((bm, bn), dtype)
+            C_s = T.alloc_shared((bm, bn), dtype)
+            T.copy(A[by * bm, bx * bn], A_s)
+            T.copy(B[by * bm, bx * bn], B_s)
+            for i, j in T.Parallel(bm, bn):
+                if op == "add":
+                    C_s[i, j] = A_s[i, j] + B_s[i, j]
+                elif op == "sub":
+                    C_s[i, j] = A_s[i, j] - B_s[i, j]
+                else:
+                    C_s[i, j] = A_s[i, j] * B_s[i, j]
+            T.copy(C_s, C[by * bm, bx * bn])
+
+    return main
+
+
+def pass_names(options: CompileOptions | None = None) -> list[str]:
+    return [p.info.name for p in tt_passes(options or CompileOptions())]
+
+
+def lower_until(func, pass_name: str, options: CompileOptions | None = None) -> tvm.IRModule:
+    """Apply ``tt_passes(options)`` to ``func`` up to (not including) ``pass_name``."""
+    options = options or CompileOptions()
+    passes = tt_passes(options)
+    names = [p.info.name for p in passes]
+    if pass_name not in names:
+        raise KeyError(f"{pass_name} is not a pipeline pass: {names}")
+    mod = func if isinstance(func, tvm.IRModule) else tvm.IRModule({"main": func})
+    prefix = passes[: names.index(pass_name)]
+    with tvm.transform.PassContext(opt_level=0):
+        for p in prefix:
+            mod = p(mod)
+    return mod
+
+
+def run_pass(mod: tvm.IRModule, pass_name: str, options: CompileOptions | None = None) -> tvm.IRModule:
+    """Apply the single pipeline pass named ``pass_name`` to ``mod``."""
+    options = options or CompileOptions()
+    (p,) = [p for p in tt_passes(options) if p.info.name == pass_name]
+    with tvm.transform.PassContext(opt_level=0):
+        return p(mod)

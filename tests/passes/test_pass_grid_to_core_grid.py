@@ -1,0 +1,30 @@
+"""B2 GridToCoreGrid alone: blockIdx loops → coreIdx launches, threadIdx bindings dropped."""
+
+import tilelang  # noqa: F401
+from tvm import ir, tirx
+
+from tests.kernels import gemm, lower_until, run_pass
+from tests.passes.helpers import assert_body, block, loop, nodes, rebuild_block
+from tilelang_tt.passes.grid_to_core_grid import GridToCoreGrid
+
+PASS = "GridToCoreGrid"
+
+
+def test_registered_under_spec_name():
+    assert GridToCoreGrid().info.name == PASS
+
+
+def test_block_grid_becomes_core_launches():
+    before = lower_until(gemm(128, 256, 64, 64, 64, 32), PASS)
+    f = before["main"]
+    bx, by = loop(f, "bx"), loop(f, "by")
+    (inner,) = nodes(f.body, lambda n: isinstance(n, tirx.SBlockRealize) and n.block.name_hint == "tilelang_root")
+
+    def launch(loop_, tag, extent, body):
+        iv = tirx.IterVar(ir.Range(0, extent), loop_.loop_var, tirx.IterVar.ThreadIndex, tag)
+        return tirx.AttrStmt(iv, "thread_extent", tirx.IntImm("int32", extent), body)
+
+    expected = rebuild_block(f.body, launch(bx, "coreIdx.x", 4, launch(by, "coreIdx.y", 2, inner)))
+    after = run_pass(before, PASS)
+    assert_body(after["main"].body, expected)
+    assert block(after["main"], "tilelang_root").same_as(block(f, "tilelang_root"))

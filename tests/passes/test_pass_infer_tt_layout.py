@@ -1,0 +1,39 @@
+"""A1 InferTTLayout alone: TIR unchanged, tt.layout_desc for every global parameter."""
+
+import tilelang  # noqa: F401
+import tvm
+
+from tests.kernels import gemm, lower_until, run_pass
+from tests.passes.helpers import attrs_without
+from tilelang_tt.attrs import Attr, get
+from tilelang_tt.passes.infer_tt_layout import InferTTLayout
+
+PASS = "InferTTLayout"
+
+
+def _layout(shape, dtype="bfloat16", fmt="Float16_b", page=2048):
+    return {"memory": "DRAM", "layout": "interleaved", "dtype": dtype, "shape": list(shape),
+            "tile_shape": [32, 32], "data_format": fmt, "page_size": page}
+
+
+def test_registered_under_spec_name():
+    assert InferTTLayout().info.name == PASS
+
+
+def test_gemm_layouts():
+    before = lower_until(gemm(64, 128, 96, 32, 64, 32), PASS)
+    after = run_pass(before, PASS)
+    tvm.ir.assert_structural_equal(after["main"].body, before["main"].body)
+    assert get(after["main"], Attr.LAYOUT_DESC) == {
+        "A": _layout((64, 96)),
+        "B": _layout((96, 128)),
+        "C": _layout((64, 128)),
+    }
+    assert attrs_without(after["main"], Attr.LAYOUT_DESC) == attrs_without(before["main"])
+
+
+def test_float32_tensor_layout():
+    before = lower_until(gemm(64, 64, 64, 32, 32, 32, dtype="float32"), PASS)
+    after = run_pass(before, PASS)
+    tvm.ir.assert_structural_equal(after["main"].body, before["main"].body)
+    assert get(after["main"], Attr.LAYOUT_DESC)["A"] == _layout((64, 64), "float32", "Float32", 4096)

@@ -1,0 +1,40 @@
+"""A2 PropagateTTLayout alone: TIR unchanged, tt.cb_desc geometry per shared/fragment buffer."""
+
+import tilelang  # noqa: F401
+import tvm
+
+from tests.kernels import eltwise, gemm, lower_until, run_pass
+from tilelang_tt.attrs import Attr, get
+from tilelang_tt.options import CompileOptions
+from tilelang_tt.passes.propagate_tt_layout import PropagateTTLayout
+
+PASS = "PropagateTTLayout"
+
+
+def _cb(page, pages, fmt, block, tiles):
+    return {"index": -1, "page_size": page, "num_pages": pages, "data_format": fmt, "block_pages": block,
+            "block_tiles": list(tiles), "producer": "", "consumer": "", "buffer": ""}
+
+
+def test_registered_under_spec_name():
+    assert PropagateTTLayout().info.name == PASS
+
+
+def test_gemm_cb_desc_uses_num_stages():
+    before = lower_until(gemm(128, 128, 128, 64, 64, 32, stages=3), PASS)
+    after = run_pass(before, PASS)
+    tvm.ir.assert_structural_equal(after["main"].body, before["main"].body)
+    assert get(after["main"], Attr.CB_DESC) == {
+        "A_s": _cb(2048, 6, "Float16_b", 2, (2, 1)),
+        "B_s": _cb(2048, 6, "Float16_b", 2, (1, 2)),
+        "C_l": _cb(4096, 8, "Float32", 4, (2, 2)),  # not pipelined: cb_depth
+    }
+
+
+def test_eltwise_cb_desc_uses_cb_depth_option():
+    opts = CompileOptions(cb_depth=3)
+    before = lower_until(eltwise("add", 64, 128, 32, 64), PASS, opts)
+    after = run_pass(before, PASS, opts)
+    tvm.ir.assert_structural_equal(after["main"].body, before["main"].body)
+    cb = _cb(2048, 6, "Float16_b", 2, (1, 2))
+    assert get(after["main"], Attr.CB_DESC) == {"A_s": cb, "B_s": cb, "C_s": cb}
