@@ -1,0 +1,117 @@
+"""Compute ops beyond add/matmul: broadcast, reduce, SFPU unary and binary, against numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from .device_harness import Kernel, bf16_bits, bf16_to_f32, build, run, runtime_objects, tilize, untilize
+from .device_kernels import READER_BINARY, WRITER_UNARY
+
+TILE = 2048
+
+COMPUTE_TEMPLATE = r"""
+#include <cstdint>
+#include "api/compute/compute_kernel_hw_startup.h"
+#include "api/compute/tile_move_copy.h"
+#include "api/compute/bcast.h"
+#include "api/compute/reduce.h"
+#include "api/compute/eltwise_unary/sfpu_split_includes.h"
+#include "api/compute/eltwise_binary_sfpu.h"
+#include "api/compute/binary_max_min.h"
+#include "api/compute/reg_api.h"
+#include "api/compute/pack.h"
+
+void kernel_main() {
+    constexpr uint32_t a = tt::CBIndex::c_0, b = tt::CBIndex::c_1, out = tt::CBIndex::c_16;
+    compute_kernel_hw_startup(a, b, out);
+    cb_wait_front(a, 1);
+    cb_wait_front(b, 1);
+    tile_regs_acquire();
+    BODY
+    tile_regs_commit();
+    cb_pop_front(a, 1);
+    cb_pop_front(b, 1);
+    cb_reserve_back(out, 1);
+    tile_regs_wait();
+    pack_tile(0, out);
+    tile_regs_release();
+    cb_push_back(out, 1);
+}
+"""
+
+
+@pytest.fixture(scope="session")
+def runtime(tmp_path_factory):
+    return runtime_objects(tmp_path_factory.mktemp("emu-runtime"))
+
+
+def one_tile(tmp_path, runtime, body, a, b, fp32=1):
+    cta = (2, TILE)
+    exe = build(tmp_path, runtime, [
+        Kernel("reader.cpp", READER_BINARY, cta + cta),
+        Kernel("compute.cpp", COMPUTE_TEMPLATE.replace("BODY", body)),
+        Kernel("writer.cpp", WRITER_UNARY, cta),
+    ])
+    spec = "\n".join([
+        "arch wormhole_b0", f"buffer A {TILE} {TILE} in", f"buffer B {TILE} {TILE} in", f"buffer C {TILE} {TILE} out",
+        f"cb 0,0 0 {TILE} {TILE} Float16_b", f"cb 0,0 1 {TILE} {TILE} Float16_b", f"cb 0,0 16 {TILE} {TILE} Float16_b",
+        "kernel reader.cpp reader 0,0 0 2,2048,2,2048", f"kernel compute.cpp compute 0,0 {fp32} -",
+        "kernel writer.cpp writer 0,0 0 2,2048", "rtargs 0 0,0 @A @B 0 1", "rtargs 2 0,0 @C 0 1"]) + "\n"
+    res = run(tmp_path, exe, spec, {"A": bf16_bits(tilize(a)).tobytes(), "B": bf16_bits(tilize(b)).tobytes()}, ["C"])
+    assert res.returncode == 0, res.stderr
+    return untilize(bf16_to_f32(np.frombuffer(res.outputs["C"], dtype=np.uint16)), 32, 32), res.counters
+
+
+def bf(x):
+    return bf16_to_f32(bf16_bits(np.asarray(x, dtype=np.float32)))
+
+
+RNG = np.random.default_rng(7)
+A = bf(RNG.uniform(0.5, 2.0, (32, 32)))
+B = bf(RNG.uniform(-1.0, 1.0, (32, 32)))
+
+
+@pytest.mark.parametrize("body,expected", [
+    ("add_tiles_bcast_rows(a, b, 0, 0, 0);", A + B[0:1, :]),
+    ("sub_tiles_bcast_cols(a, b, 0, 0, 0);", A - B[:, 0:1]),
+    ("mul_tiles_bcast_scalar(a, b, 0, 0, 0);", A * B[0, 0]),
+])
+def test_broadcast(tmp_path, runtime, body, expected):
+    got, counters = one_tile(tmp_path, runtime, body, A, B)
+    np.testing.assert_array_equal(got, bf(expected))
+
+
+def test_reduce_row_sum_and_col_max(tmp_path, runtime):
+    scaler = np.full((32, 32), 0.5, dtype=np.float32)
+    got, _ = one_tile(tmp_path, runtime, "reduce_tile<PoolType::SUM, ReduceDim::REDUCE_ROW>(a, b, 0, 0, 0);", A, scaler)
+    np.testing.assert_allclose(got[:, 0], A.sum(axis=1) * 0.5, rtol=2**-8)
+    assert not got[:, 1:].any()
+    neg = -A
+    got, _ = one_tile(tmp_path, runtime, "reduce_tile<PoolType::MAX, ReduceDim::REDUCE_COL>(a, b, 0, 0, 0);",
+                      neg, np.ones((32, 32), dtype=np.float32))
+    np.testing.assert_array_equal(got[0, :], neg.max(axis=0))
+
+
+@pytest.mark.parametrize("op,fn", [
+    ("exp", np.exp), ("log", np.log), ("sqrt", np.sqrt), ("rsqrt", lambda x: 1 / np.sqrt(x)),
+    ("recip", lambda x: 1 / x), ("sigmoid", lambda x: 1 / (1 + np.exp(-x))), ("tanh", np.tanh),
+    ("negative", np.negative), ("square", np.square), ("abs", np.abs),
+])
+def test_sfpu_unary(tmp_path, runtime, op, fn):
+    got, counters = one_tile(tmp_path, runtime, f"copy_tile(a, 0, 0);\n    {op}_tile_init();\n    {op}_tile(0);", A, B)
+    np.testing.assert_allclose(got, fn(A.astype(np.float64)), rtol=2**-8)
+    assert counters["total"]["tile_ops"][f"{op}_tile"] == 1
+
+
+def test_relu(tmp_path, runtime):
+    got, _ = one_tile(tmp_path, runtime, "copy_tile(b, 0, 0);\n    relu_tile_init();\n    relu_tile(0);", A, B)
+    np.testing.assert_array_equal(got, np.maximum(B, 0))
+
+
+@pytest.mark.parametrize("op,fn", [("binary_max", np.maximum), ("binary_min", np.minimum),
+                                   ("div_binary", np.divide), ("mul_binary", np.multiply)])
+def test_sfpu_binary(tmp_path, runtime, op, fn):
+    body = f"copy_tile(a, 0, 0);\n    copy_tile(b, 0, 1);\n    {op}_tile_init();\n    {op}_tile(0, 1, 0);"
+    got, _ = one_tile(tmp_path, runtime, body, A, B)
+    np.testing.assert_allclose(got, fn(A.astype(np.float64), B), rtol=2**-8)
