@@ -1,0 +1,15 @@
+"""tilelang-tt: compile TileLang kernels for Tenstorrent (TT-Metalium) and run them on an emulator.
+
+Importing the package registers the ``tenstorrent`` target (:mod:`tilelang_tt.target`) and the
+TileLang/TVM entry points for it (:mod:`tilelang_tt.backend`).
+"""
+
+import tilelang  # noqa: F401  (tilelang must be imported before tvm)
+
+from tilelang_tt import backend, target  # noqa: F401  (registration on import)
+from tilelang_tt.artifacts import Artifacts
+from tilelang_tt.compiler import compile  # noqa: A004
+from tilelang_tt.errors import TTCompileError
+from tilelang_tt.options import CompileOptions
+
+__all__ = ["Artifacts", "CompileOptions", "TTCompileError", "compile"]

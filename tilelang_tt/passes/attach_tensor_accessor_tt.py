@@ -15,6 +15,7 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.attrs import AccessorDesc, Attr, LayoutDesc, get, with_attrs
+from tilelang_tt.passes.common import prim_func_pass
 
 PASS = "AttachTensorAccessorTT"
 
@@ -32,4 +33,4 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
 
 
 def AttachTensorAccessorTT():
-    return tirx.transform.prim_func_pass(_transform, opt_level=0, name=PASS)
+    return prim_func_pass(_transform, PASS)

@@ -20,7 +20,13 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.attrs import Attr, CBDesc, Intrin, get, with_attrs
-from tilelang_tt.passes.common import as_region, error, evaluate_calls, stmt_intrin
+from tilelang_tt.passes.common import (
+    as_region,
+    error,
+    evaluate_calls,
+    prim_func_pass,
+    stmt_intrin,
+)
 
 PASS = "BuildTileDFGTT"
 OUTPUT_BASE = 16
@@ -115,4 +121,4 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
 
 
 def BuildTileDFGTT():
-    return tirx.transform.prim_func_pass(_transform, opt_level=0, name=PASS)
+    return prim_func_pass(_transform, PASS)

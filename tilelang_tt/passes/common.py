@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from dataclasses import dataclass
 
 import tilelang  # noqa: F401
@@ -154,3 +156,46 @@ def evaluate_calls(stmt) -> list[tirx.Evaluate]:
 
     tirx.stmt_functor.post_order_visit(stmt, visit)
     return out
+
+
+class _Raised(threading.local):
+    error: TTCompileError | None = None
+
+
+_RAISED = _Raised()
+
+
+def _guarded(fn):
+    """TVM's FFI turns exceptions raised inside a pass into generic errors; remember ours so
+    :func:`reraise_compile_error` can give the user the TTCompileError itself."""
+
+    def run(*args):
+        try:
+            return fn(*args)
+        except TTCompileError as err:
+            _RAISED.error = err
+            raise
+
+    return run
+
+
+def prim_func_pass(fn, name: str):
+    return tirx.transform.prim_func_pass(_guarded(fn), opt_level=0, name=name)
+
+
+def module_pass(fn, name: str):
+    import tvm
+
+    return tvm.transform.module_pass(_guarded(fn), opt_level=0, name=name)
+
+
+@contextlib.contextmanager
+def reraise_compile_error():
+    _RAISED.error = None
+    try:
+        yield
+    except Exception as exc:
+        err, _RAISED.error = _RAISED.error, None
+        if err is not None and not isinstance(exc, TTCompileError):
+            raise err from None
+        raise

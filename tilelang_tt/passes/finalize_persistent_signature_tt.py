@@ -16,7 +16,7 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.attrs import Attr, PartitionMode, RuntimeArg, get, with_attrs
-from tilelang_tt.passes.common import error
+from tilelang_tt.passes.common import error, prim_func_pass
 
 PASS = "FinalizePersistentSignatureTT"
 
@@ -33,4 +33,4 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
 
 
 def FinalizePersistentSignatureTT():
-    return tirx.transform.prim_func_pass(_transform, opt_level=0, name=PASS)
+    return prim_func_pass(_transform, PASS)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import ir, tirx
 
-from tilelang_tt.passes.common import error, keep_span, uses_var
+from tilelang_tt.passes.common import error, keep_span, prim_func_pass, uses_var
 
 PASS = "GridToCoreGrid"
 CORE_TAGS = {"blockIdx.x": "coreIdx.x", "blockIdx.y": "coreIdx.y"}
@@ -64,4 +64,4 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
 
 
 def GridToCoreGrid():
-    return tirx.transform.prim_func_pass(_transform, opt_level=0, name=PASS)
+    return prim_func_pass(_transform, PASS)

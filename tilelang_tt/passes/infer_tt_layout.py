@@ -17,7 +17,7 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.attrs import DATA_FORMATS, Attr, LayoutDesc, get, with_attrs
-from tilelang_tt.passes.common import TILE, error
+from tilelang_tt.passes.common import TILE, error, prim_func_pass
 
 PASS = "InferTTLayout"
 
@@ -63,4 +63,4 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
 
 
 def InferTTLayout():
-    return tirx.transform.prim_func_pass(_transform, opt_level=0, name=PASS)
+    return prim_func_pass(_transform, PASS)

@@ -19,7 +19,14 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.attrs import Attr, Intrin, KernelRole, get
-from tilelang_tt.passes.common import evaluate, evaluate_calls, keep_span, seq, stmt_intrin
+from tilelang_tt.passes.common import (
+    evaluate,
+    evaluate_calls,
+    keep_span,
+    prim_func_pass,
+    seq,
+    stmt_intrin,
+)
 
 PASS = "InsertComputeInitTT"
 
@@ -93,4 +100,4 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
 
 
 def InsertComputeInitTT():
-    return tirx.transform.prim_func_pass(_transform, opt_level=0, name=PASS)
+    return prim_func_pass(_transform, PASS)

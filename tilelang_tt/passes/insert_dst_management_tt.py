@@ -30,7 +30,16 @@ import tilelang  # noqa: F401
 from tvm import arith, tirx
 
 from tilelang_tt.attrs import Attr, CBDesc, Intrin, KernelRole, get
-from tilelang_tt.passes.common import contains, error, evaluate, keep_span, seq, serial, stmt_intrin
+from tilelang_tt.passes.common import (
+    contains,
+    error,
+    evaluate,
+    keep_span,
+    prim_func_pass,
+    seq,
+    serial,
+    stmt_intrin,
+)
 
 PASS = "InsertDSTManagementTT"
 
@@ -166,4 +175,4 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
 
 
 def InsertDSTManagementTT():
-    return tirx.transform.prim_func_pass(_transform, opt_level=0, name=PASS)
+    return prim_func_pass(_transform, PASS)

@@ -19,7 +19,15 @@ from tvm import tirx
 
 from tilelang_tt.arch import get_arch
 from tilelang_tt.attrs import Attr, LayoutDesc, PartitionMode, WorkItem, get, with_attrs
-from tilelang_tt.passes.common import TILE, as_region, error, is_cb_buffer, is_global_buffer, tile_op_name
+from tilelang_tt.passes.common import (
+    TILE,
+    as_region,
+    error,
+    is_cb_buffer,
+    is_global_buffer,
+    prim_func_pass,
+    tile_op_name,
+)
 
 PASS = "LayoutAwareWorkPartitionTT"
 
@@ -111,6 +119,4 @@ def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, grid) -> tirx.Prim
 
 
 def LayoutAwareWorkPartitionTT(arch: str = "wormhole_b0", grid: tuple[int, int] | None = None):
-    return tirx.transform.prim_func_pass(
-        lambda f, m, c: _transform(f, m, c, arch, grid), opt_level=0, name=PASS
-    )
+    return prim_func_pass(lambda f, m, c: _transform(f, m, c, arch, grid), PASS)

@@ -23,7 +23,16 @@ import tilelang  # noqa: F401
 from tvm import arith, tirx
 
 from tilelang_tt.attrs import AccessorDesc, Attr, CBDesc, Intrin, KernelRole, call, get
-from tilelang_tt.passes.common import TILE, as_region, error, evaluate, keep_span, seq, stmt_intrin
+from tilelang_tt.passes.common import (
+    TILE,
+    as_region,
+    error,
+    evaluate,
+    keep_span,
+    prim_func_pass,
+    seq,
+    stmt_intrin,
+)
 
 PASS = "LowerCBIntrinsics"
 
@@ -106,4 +115,4 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
 
 
 def LowerCBIntrinsics():
-    return tirx.transform.prim_func_pass(_transform, opt_level=0, name=PASS)
+    return prim_func_pass(_transform, PASS)

@@ -16,7 +16,15 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.attrs import Intrin
-from tilelang_tt.passes.common import as_region, error, evaluate, is_cb_buffer, is_global_buffer, tile_op_name
+from tilelang_tt.passes.common import (
+    as_region,
+    error,
+    evaluate,
+    is_cb_buffer,
+    is_global_buffer,
+    prim_func_pass,
+    tile_op_name,
+)
 
 PASS = "LowerSharedToCB"
 
@@ -43,4 +51,4 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
 
 
 def LowerSharedToCB():
-    return tirx.transform.prim_func_pass(_transform, opt_level=0, name=PASS)
+    return prim_func_pass(_transform, PASS)

@@ -26,7 +26,17 @@ from tvm import tirx
 from tilelang_tt.arch import get_arch
 from tilelang_tt.attrs import Attr, Intrin, get, with_attrs
 from tilelang_tt.passes.common import (
-    TILE, as_region, contains, error, evaluate, is_cb_buffer, keep_span, seq, stmt_intrin, tile_op_name,
+    TILE,
+    as_region,
+    contains,
+    error,
+    evaluate,
+    is_cb_buffer,
+    keep_span,
+    prim_func_pass,
+    seq,
+    stmt_intrin,
+    tile_op_name,
 )
 
 PASS = "LowerTTTileIntrinsics"
@@ -224,6 +234,4 @@ def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, math_fidelity: str
 
 
 def LowerTTTileIntrinsics(arch: str = "wormhole_b0", math_fidelity: str = "HiFi4"):
-    return tirx.transform.prim_func_pass(
-        lambda f, m, c: _transform(f, m, c, arch, math_fidelity), opt_level=0, name=PASS
-    )
+    return prim_func_pass(lambda f, m, c: _transform(f, m, c, arch, math_fidelity), PASS)

@@ -8,8 +8,11 @@ import tvm
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.attach_tensor_accessor_tt import AttachTensorAccessorTT
 from tilelang_tt.passes.build_tile_dfg_tt import BuildTileDFGTT
+from tilelang_tt.passes.common import reraise_compile_error
 from tilelang_tt.passes.configure_tensor_accessor_tt import ConfigureTensorAccessorTT
-from tilelang_tt.passes.finalize_persistent_signature_tt import FinalizePersistentSignatureTT
+from tilelang_tt.passes.finalize_persistent_signature_tt import (
+    FinalizePersistentSignatureTT,
+)
 from tilelang_tt.passes.grid_to_core_grid import GridToCoreGrid
 from tilelang_tt.passes.infer_tt_layout import InferTTLayout
 from tilelang_tt.passes.insert_compute_init_tt import InsertComputeInitTT
@@ -49,5 +52,5 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
 
 
 def lower(mod: tvm.IRModule, options: CompileOptions, instruments=()) -> tvm.IRModule:
-    with tvm.transform.PassContext(opt_level=0, instruments=list(instruments)):
+    with reraise_compile_error(), tvm.transform.PassContext(opt_level=0, instruments=list(instruments)):
         return tvm.transform.Sequential(tt_passes(options), name="TTPipeline")(mod)

@@ -17,7 +17,14 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.attrs import DATA_FORMATS, Attr, CBDesc, with_attrs
-from tilelang_tt.passes.common import TILE, error, is_cb_buffer, tile_op_name, as_region
+from tilelang_tt.passes.common import (
+    TILE,
+    as_region,
+    error,
+    is_cb_buffer,
+    prim_func_pass,
+    tile_op_name,
+)
 
 PASS = "PropagateTTLayout"
 
@@ -75,6 +82,4 @@ def _transform(func: tirx.PrimFunc, mod, ctx, cb_depth: int) -> tirx.PrimFunc:
 
 
 def PropagateTTLayout(cb_depth: int = 2):
-    return tirx.transform.prim_func_pass(
-        lambda f, m, c: _transform(f, m, c, cb_depth), opt_level=0, name=PASS
-    )
+    return prim_func_pass(lambda f, m, c: _transform(f, m, c, cb_depth), PASS)

@@ -25,7 +25,17 @@ import tvm
 from tvm import tirx
 
 from tilelang_tt.attrs import Attr, Intrin, KernelRole, get, with_attrs
-from tilelang_tt.passes.common import TILE, as_region, evaluate, func_name, keep_span, seq, stmt_intrin, uses_var
+from tilelang_tt.passes.common import (
+    TILE,
+    as_region,
+    evaluate,
+    func_name,
+    keep_span,
+    module_pass,
+    seq,
+    stmt_intrin,
+    uses_var,
+)
 
 PASS = "SplitDeviceKernel"
 ROLE_OF = {
@@ -111,4 +121,4 @@ def _transform(mod: tvm.IRModule, ctx) -> tvm.IRModule:
 
 
 def SplitDeviceKernel():
-    return tvm.transform.module_pass(_transform, opt_level=0, name=PASS)
+    return module_pass(_transform, PASS)

@@ -17,7 +17,13 @@ from tvm import tirx
 
 from tilelang_tt.arch import get_arch
 from tilelang_tt.attrs import Attr, CBDesc, Intrin, KernelRole, get
-from tilelang_tt.passes.common import error, evaluate_calls, stmt_intrin, tile_op_name
+from tilelang_tt.passes.common import (
+    error,
+    evaluate_calls,
+    prim_func_pass,
+    stmt_intrin,
+    tile_op_name,
+)
 
 PASS = "VerifyTTIR"
 REQUIRED = {
@@ -105,4 +111,4 @@ def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str) -> tirx.PrimFunc:
 
 
 def VerifyTTIR(arch: str = "wormhole_b0"):
-    return tirx.transform.prim_func_pass(lambda f, m, c: _transform(f, m, c, arch), opt_level=0, name=PASS)
+    return prim_func_pass(lambda f, m, c: _transform(f, m, c, arch), PASS)

@@ -1,0 +1,84 @@
+"""Plan schema, work-partition coverage (hypothesis) and determinism."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tilelang_tt
+from tests.kernels import eltwise, gemm
+from tilelang_tt.passes.layout_aware_work_partition_tt import core_ranges, partition
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = json.loads((ROOT / "tt.plan.schema.json").read_text())
+
+
+def test_plans_validate_against_schema():
+    for kernel in (gemm(256, 256, 128, 128, 64, 32), eltwise("add", 64, 128, 32, 64)):
+        jsonschema.validate(tilelang_tt.compile(kernel).plan, SCHEMA)
+
+
+def test_schema_rejects_a_broken_plan():
+    plan = tilelang_tt.compile(eltwise("add", 64, 64, 32, 32)).plan
+    broken = dict(plan, cbs=[dict(plan["cbs"][0], index=99)])
+    try:
+        jsonschema.validate(broken, SCHEMA)
+    except jsonschema.ValidationError:
+        return
+    raise AssertionError("a CB id of 99 passed the schema")
+
+
+@settings(max_examples=200, deadline=None)
+@given(total=st.integers(1, 600), gx=st.integers(1, 8), gy=st.integers(1, 8))
+def test_work_partition_covers_every_block_exactly_once(total, gx, gy):
+    items = partition(total, (gx, gy))
+    covered = [b for w in items for b in range(w.start_id, w.start_id + w.count)]
+    assert sorted(covered) == list(range(total))
+    assert all(w.count >= 1 for w in items)
+    assert max(w.count for w in items) - min(w.count for w in items) <= 1
+    cores = {w.core for w in items}
+    assert len(cores) == len(items) and all(x < gx and y < gy for x, y in cores)
+    in_ranges = {(x, y) for (x0, y0), (x1, y1) in core_ranges(items, gx)
+                 for x in range(x0, x1 + 1) for y in range(y0, y1 + 1)}
+    assert in_ranges == cores
+
+
+@settings(max_examples=15, deadline=None)
+@given(mt=st.integers(1, 8), nt=st.integers(1, 8), bmt=st.sampled_from([1, 2]), bnt=st.sampled_from([1, 2]),
+       gx=st.integers(1, 8), gy=st.integers(1, 8))
+def test_compiled_plan_covers_every_output_tile_once(mt, nt, bmt, bnt, gx, gy):
+    M, N = 32 * bmt * mt, 32 * bnt * nt
+    plan = tilelang_tt.compile(eltwise("add", M, N, 32 * bmt, 32 * bnt), grid=(gx, gy)).plan
+    by, bx = plan["block_grid"]
+    tiles = []
+    for w in plan["work_partition"]:
+        for block in range(w["start_id"], w["start_id"] + w["count"]):
+            r, c = divmod(block, bx)
+            tiles += [(r * bmt + i, c * bnt + j) for i in range(bmt) for j in range(bnt)]
+    assert sorted(tiles) == [(i, j) for i in range(M // 32) for j in range(N // 32)]
+
+
+def test_compilation_is_deterministic_across_processes(tmp_path):
+    code = ("import sys, json; sys.path.insert(0, %r); from tests.kernels import gemm; import tilelang_tt; "
+            "a = tilelang_tt.compile(gemm(128, 128, 128, 64, 64, 32)); "
+            "print(json.dumps(a.sources, sort_keys=True))") % str(ROOT)
+    outputs = set()
+    for seed in ("0", "1", "12345"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, cwd=ROOT)
+        outputs.add(out.stdout)
+    assert len(outputs) == 1
+
+
+def test_save_is_atomic_and_complete(tmp_path):
+    artifacts = tilelang_tt.compile(eltwise("add", 64, 64, 32, 32))
+    target = artifacts.save(tmp_path / "out")
+    assert sorted(p.name for p in target.iterdir()) == sorted(artifacts.sources)
+    assert tilelang_tt.Artifacts.load(target).sources == artifacts.sources
+    leftovers = [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+    assert leftovers == []
