@@ -59,7 +59,12 @@ PASS_TIMING: Knob[bool] = Knob(
 )
 EMU_CXX: Knob[str] = Knob("TILELANG_TT_CXX", str, lambda: "g++", "C++ compiler used to build emulator programs.")
 
-KNOBS = (CACHE_DIR, DUMP_IR, PRINT_IR, PASS_TIMING, EMU_CXX)
+UPDATE_GOLDEN: Knob[bool] = Knob(
+    "TILELANG_TT_UPDATE_GOLDEN", _as_bool, lambda: False,
+    "Tests: rewrite the golden generated sources under tests/golden instead of comparing with them.",
+)
+
+KNOBS = (CACHE_DIR, DUMP_IR, PRINT_IR, PASS_TIMING, EMU_CXX, UPDATE_GOLDEN)
 
 
 def tt_metal_root() -> Path:
