@@ -33,6 +33,11 @@ def build(**options):
     return tilelang_tt.compile(eltwise_add(256, 512, 64, 128), **options)
 
 
+def reference(a, b):
+    """What the kernel computes, in torch (used by `tilelang-tt emulate`)."""
+    return a.float() + b.float()
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", default="out/eltwise_add")

@@ -35,6 +35,11 @@ def build(**options):
     return tilelang_tt.compile(gemm(512, 512, 512, 64, 64, 64), **options)
 
 
+def reference(a, b):
+    """What the kernel computes, in torch (used by `tilelang-tt emulate`)."""
+    return a.float() @ b.float()
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", default="out/gemm")
