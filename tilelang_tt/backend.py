@@ -1,0 +1,341 @@
+"""TileLang and TVM entry points for the ``tenstorrent`` target.
+
+Importing this module registers:
+
+* a TileLang :class:`~tilelang.backend.module.BackendModule` owning the ``ext_dev`` target kind
+  for Tenstorrent targets. Its pipeline compiles each PrimFunc with
+  :func:`tilelang_tt.compiler.compile_prim_func` and leaves in its place a body-less device
+  kernel that carries the generated files (:attr:`Attr.ARTIFACT_SOURCES`); its device codegen
+  turns those into a source module. So ``tilelang.lower(func, target="tenstorrent")`` returns a
+  ``CompiledArtifact`` whose ``kernel_source`` is the :func:`bundle` of the generated files, and
+  :func:`artifacts_of` turns it back into :class:`Artifacts`.
+* the execution backend ``tt_emulator`` for ``tilelang.compile`` / ``@tilelang.jit``. TileLang
+  builds its ``JITKernel`` adapters from a fixed ``if``/``elif`` over its built-in execution
+  backends (``tilelang/jit/kernel.py``), so no ``JITKernel`` can run our program. The one
+  dispatch point keyed by an open set of names is the per-execution-backend kernel cache map of
+  ``tilelang.cache``; :class:`TenstorrentKernelCache` is registered there and returns a
+  :class:`TenstorrentKernel`, which runs the :class:`Artifacts` on the emulator.
+* ``target.build.ext_dev`` (what ``tvm.tirx.build`` calls for a device module of kind
+  ``ext_dev``) and the TIR pipeline ``"tenstorrent"``. ``tvm.build(mod, target=...)`` runs the
+  pipeline named ``"default"``, which the fork maps to ``"s_tir"`` whatever the target; that
+  pipeline flattens buffers, merges shared memory and legalises bfloat16, destroying the tile
+  structure the TT passes read. The ``"s_tir"`` entry is therefore wrapped to hand modules whose
+  functions are all bound to a Tenstorrent target to the ``"tenstorrent"`` pipeline, and every
+  other module to the original ``"s_tir"`` pipeline unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import tilelang  # noqa: F401  (tilelang must be imported before tvm)
+import tilelang.cache
+import torch
+import tvm
+import tvm_ffi
+from tilelang.backend.device_codegen import DeviceCodegen
+from tilelang.backend.execution_backend import ExecutionBackendSpec
+from tilelang.backend.module import BackendContext, BackendModule, register_backend
+from tilelang.backend.pass_pipeline import PassPipeline
+from tilelang.engine.lower import lower_with_context
+from tilelang.engine.param import CompiledArtifact
+from tvm import tirx
+from tvm.ir import CallingConv
+from tvm.target import Target
+
+from tilelang_tt.artifacts import Artifacts
+from tilelang_tt.attrs import Attr
+from tilelang_tt.compiler import compile_prim_func
+from tilelang_tt.errors import TTCompileError
+from tilelang_tt.options import CompileOptions
+from tilelang_tt.target import is_tenstorrent_target, target_arch
+
+TARGET_KIND = "ext_dev"
+EXECUTION_BACKEND = "tt_emulator"
+TIR_PIPELINE = "tenstorrent"
+SOURCE_FORMAT = "tenstorrent"
+
+# ---------------------------------------------------------------------------------------------
+# The generated files of one or more kernels as one text (a TVM source module holds one string).
+
+_HEADER = re.compile(r"// ===== tilelang-tt: (?P<kernel>[^/\n]+)/(?P<file>[^ \n]+) \((?P<size>\d+) chars\) =====\n")
+
+
+def bundle(artifacts: dict[str, Artifacts]) -> str:
+    """All files of ``{kernel name: Artifacts}`` as one readable text; :func:`unbundle` inverts it."""
+    parts = []
+    for kernel, art in artifacts.items():
+        for name, text in art.sources.items():
+            parts.append(f"// ===== tilelang-tt: {kernel}/{name} ({len(text)} chars) =====\n{text}")
+    return "".join(parts)
+
+
+def unbundle(text: str) -> dict[str, Artifacts]:
+    sources: dict[str, dict[str, str]] = {}
+    pos = 0
+    while pos < len(text):
+        header = _HEADER.match(text, pos)
+        if header is None:
+            raise ValueError(f"not a tilelang-tt source bundle (at offset {pos})")
+        start = header.end()
+        end = start + int(header.group("size"))
+        sources.setdefault(header.group("kernel"), {})[header.group("file")] = text[start:end]
+        pos = end
+    return {kernel: _artifacts(files) for kernel, files in sources.items()}
+
+
+def _artifacts(sources: dict[str, str]) -> Artifacts:
+    return Artifacts(sources=sources, plan=json.loads(sources["tt.plan.json"]))
+
+
+def artifacts_of(compiled, kernel: str | None = None) -> Artifacts:
+    """The :class:`Artifacts` inside what ``tilelang.lower`` (a ``CompiledArtifact``),
+    ``tvm.build`` (a runtime module), a :class:`TenstorrentKernel` or :func:`bundle` returned.
+    ``kernel`` names the PrimFunc when there are several."""
+    if isinstance(compiled, TenstorrentKernel):
+        return compiled.artifacts
+    if isinstance(compiled, CompiledArtifact):
+        text = compiled.kernel_source
+    elif isinstance(compiled, tvm.runtime.Module):
+        text = _bundle_in_module(compiled)
+    elif isinstance(compiled, str):
+        text = compiled
+    else:
+        raise TypeError(f"expected a CompiledArtifact, a runtime Module or a bundle, got {type(compiled).__name__}")
+    found = unbundle(text)
+    if kernel is None:
+        if len(found) != 1:
+            raise ValueError(f"{len(found)} kernels were compiled ({sorted(found)}): pass kernel=<name>")
+        return next(iter(found.values()))
+    if kernel not in found:
+        raise KeyError(f"no kernel {kernel!r}; compiled kernels are {sorted(found)}")
+    return found[kernel]
+
+
+def _bundle_in_module(mod: tvm.runtime.Module) -> str:
+    pending = [mod]
+    while pending:
+        current = pending.pop()
+        if current.kind == "c":
+            text = current.inspect_source()
+            if _HEADER.match(text):
+                return text
+        pending.extend(current.imports)
+    raise ValueError("the runtime module contains no Tenstorrent kernels")
+
+
+# ---------------------------------------------------------------------------------------------
+# Pipeline and device codegen.
+
+
+def options_for(target: Target) -> CompileOptions:
+    """The compile options a Tenstorrent target implies (its architecture)."""
+    return CompileOptions(arch=target_arch(target))
+
+
+def _kernel_stub(func: tirx.PrimFunc, name: str, artifacts: Artifacts, target: Target) -> tirx.PrimFunc:
+    """The user's signature with no body, marked as a device kernel and carrying the files."""
+    stub = tirx.PrimFunc(func.params, tirx.Evaluate(0), func.ret_type, func.buffer_map)
+    return stub.with_attrs(
+        {
+            "global_symbol": name,
+            "calling_conv": int(CallingConv.DEVICE_KERNEL_LAUNCH),
+            "target": target,
+            Attr.ARTIFACT_SOURCES.value: json.dumps(artifacts.sources),
+        }
+    )
+
+
+def lower_module(mod: tvm.IRModule, target: Target) -> tvm.IRModule:
+    """Compile every PrimFunc of ``mod`` for ``target``; each becomes a kernel stub."""
+    options = options_for(target)
+    functions = {}
+    for gvar, func in mod.functions.items():
+        if not isinstance(func, tirx.PrimFunc):
+            raise TTCompileError(
+                f"`{gvar.name_hint}` is a {type(func).__name__}, not a TIR PrimFunc",
+                hint="the Tenstorrent backend compiles TileLang @T.prim_func kernels only",
+            )
+        name = gvar.name_hint
+        artifacts = compile_prim_func(func.with_attr("global_symbol", name), options)
+        functions[gvar] = _kernel_stub(func, name, artifacts, target)
+    return tvm.IRModule(functions, attrs=mod.attrs)
+
+
+def build_source_module(mod: tvm.IRModule, target: Target) -> tvm.runtime.Module:
+    """A source module holding the :func:`bundle` of the kernel stubs' files."""
+    artifacts = {}
+    for gvar, func in mod.functions.items():
+        if func.attrs is None or Attr.ARTIFACT_SOURCES.value not in func.attrs:
+            raise TTCompileError(
+                f"`{gvar.name_hint}` reached Tenstorrent codegen without going through the Tenstorrent pipeline",
+                hint='lower with tilelang.lower(..., target="tenstorrent") or tvm.build(..., target="tenstorrent")',
+            )
+        artifacts[gvar.name_hint] = _artifacts(json.loads(str(func.attrs[Attr.ARTIFACT_SOURCES.value])))
+    create = tvm.get_global_func("runtime.CSourceModuleCreate")
+    return create(bundle(artifacts), SOURCE_FORMAT, list(artifacts), [])
+
+
+BACKEND = register_backend(
+    BackendModule(
+        name="tenstorrent",
+        target_kinds=(TARGET_KIND,),
+        supports_target=is_tenstorrent_target,
+        pipelines={TARGET_KIND: PassPipeline(TARGET_KIND, lower_module)},
+        device_codegens={
+            TARGET_KIND: DeviceCodegen("tenstorrent", build=build_source_module, build_without_compile=build_source_module)
+        },
+        execution_backends=(ExecutionBackendSpec(EXECUTION_BACKEND),),
+    )
+)
+
+# ---------------------------------------------------------------------------------------------
+# tilelang.compile / @tilelang.jit
+
+
+class TenstorrentKernel:
+    """What ``tilelang.compile(..., target="tenstorrent")`` returns: call it with torch tensors.
+
+    As with TileLang's ``JITKernel``: with ``out_idx`` the output parameters are allocated and
+    returned (one tensor, or a list), and the call passes the other parameters only; without it
+    the call passes every parameter and outputs are written in place.
+    """
+
+    def __init__(self, prim_func: tirx.PrimFunc, artifacts: Artifacts, out_idx, target: Target) -> None:
+        self.prim_func = prim_func
+        self.artifacts = artifacts
+        self.target = target
+        self.num_params = len(prim_func.params)
+        self.out_idx = _normalize_out_idx(out_idx, self.num_params)
+        self.buffers = {b["param_index"]: b for b in artifacts.plan["buffers"]}
+
+    def get_kernel_source(self, kernel_only: bool = True) -> str:
+        """The compute kernel (``kernel_only``) or every generated file as one :func:`bundle`."""
+        if kernel_only:
+            return self.artifacts.get_source("compute.cpp")
+        return bundle({self.artifacts.kernel_name: self.artifacts})
+
+    def __call__(self, *tensors):
+        if len(tensors) == self.num_params:
+            args = list(tensors)
+        elif self.out_idx and len(tensors) == self.num_params - len(self.out_idx):
+            given = iter(tensors)
+            device = tensors[0].device if tensors else torch.device("cpu")
+            args = [self._empty(i, device) if i in self.out_idx else next(given) for i in range(self.num_params)]
+        else:
+            expected = f"{self.num_params}" if not self.out_idx else f"{self.num_params - len(self.out_idx)} or {self.num_params}"
+            raise TTCompileError(
+                f"kernel `{self.artifacts.kernel_name}` takes {expected} tensors, got {len(tensors)}",
+                hint=f"pass the parameters except the outputs out_idx={self.out_idx}, or all of them",
+            )
+        results = self.artifacts.run(*args)
+        if not isinstance(results, (tuple, list)):
+            results = (results,)
+        written = [i for i in sorted(self.buffers) if self.buffers[i]["access"] in ("write", "readwrite")]
+        for index, result in zip(written, results, strict=True):
+            args[index].copy_(torch.as_tensor(result).reshape(args[index].shape))
+        if not self.out_idx:
+            return None
+        outputs = [args[i] for i in self.out_idx]
+        return outputs[0] if len(outputs) == 1 else outputs
+
+    def _empty(self, index: int, device: torch.device) -> torch.Tensor:
+        buffer = self.buffers[index]
+        return torch.empty(buffer["shape"], dtype=getattr(torch, buffer["dtype"]), device=device)
+
+
+def _normalize_out_idx(out_idx, num_params: int) -> list[int]:
+    if out_idx is None:
+        return []
+    indices = [out_idx] if isinstance(out_idx, int) else list(out_idx)
+    normalized = []
+    for index in indices:
+        if not -num_params <= index < num_params:
+            raise TTCompileError(
+                f"out_idx={out_idx} is out of range for a kernel with {num_params} parameters",
+                hint=f"use indices in [{-num_params}, {num_params - 1}], e.g. out_idx=[-1]",
+            )
+        normalized.append(index % num_params)
+    return normalized
+
+
+class TenstorrentKernelCache:
+    """The ``tilelang.cache`` entry of the ``tt_emulator`` execution backend.
+
+    TileLang's pass configs and device compile flags configure its own passes and device
+    compilers, neither of which runs here, so they are accepted and not used. The emulator
+    caches its builds by content hash.
+    """
+
+    execution_backend = EXECUTION_BACKEND
+
+    def cached(
+        self,
+        func: tirx.PrimFunc,
+        out_idx=None,
+        *args,
+        backend_context: BackendContext,
+        verbose: bool = False,
+        pass_configs: dict | None = None,
+        compile_flags=None,
+    ) -> TenstorrentKernel:
+        compiled = lower_with_context(func, backend_context)
+        return TenstorrentKernel(func, artifacts_of(compiled), out_idx, backend_context.target)
+
+
+tilelang.cache._dispatch_map[EXECUTION_BACKEND] = TenstorrentKernelCache()
+
+# ---------------------------------------------------------------------------------------------
+# tvm.build / tvm.tirx.build
+
+
+def _tir_pipeline() -> tvm.transform.Pass:
+    @tvm.transform.module_pass(opt_level=0, name="TenstorrentPipeline")
+    def run(mod: tvm.IRModule, _ctx) -> tvm.IRModule:
+        return lower_module(mod, _bound_target(mod))
+
+    return run
+
+
+def _bound_target(mod: tvm.IRModule) -> Target:
+    targets = {str(f.attrs["target"]): f.attrs["target"] for f in mod.functions.values() if "target" in f.attrs}
+    if len(targets) != 1:
+        raise TTCompileError(
+            f"the module's functions are bound to {len(targets)} targets, expected one Tenstorrent target",
+            hint='build with tvm.build(mod, target="tenstorrent")',
+        )
+    return next(iter(targets.values()))
+
+
+def _all_tenstorrent(mod: tvm.IRModule) -> bool:
+    funcs = list(mod.functions.values())
+    return bool(funcs) and all(
+        func.attrs is not None and "target" in func.attrs and is_tenstorrent_target(func.attrs["target"])
+        for func in funcs
+    )
+
+
+def _dispatching_default_pipeline(s_tir_factory):
+    def factory(**kwargs) -> tvm.transform.Pass:
+        s_tir = s_tir_factory(**kwargs)
+
+        @tvm.transform.module_pass(opt_level=0, name="DefaultTIRPipelineOrTenstorrent")
+        def run(mod: tvm.IRModule, _ctx) -> tvm.IRModule:
+            return _tir_pipeline()(mod) if _all_tenstorrent(mod) else s_tir(mod)
+
+        return run
+
+    factory.wraps_s_tir = s_tir_factory
+    return factory
+
+
+def _register_tvm_build() -> None:
+    pipelines = tvm.tirx.pipeline.PIPELINE_MAP
+    pipelines[TIR_PIPELINE] = _tir_pipeline
+    if not hasattr(pipelines["s_tir"], "wraps_s_tir"):
+        pipelines["s_tir"] = _dispatching_default_pipeline(pipelines["s_tir"])
+    tvm_ffi.register_global_func(f"target.build.{TARGET_KIND}", build_source_module, override=True)
+
+
+_register_tvm_build()
