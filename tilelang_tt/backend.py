@@ -86,7 +86,8 @@ def unbundle(text: str) -> dict[str, Artifacts]:
 
 
 def _artifacts(sources: dict[str, str]) -> Artifacts:
-    return Artifacts(sources=sources, plan=json.loads(sources["tt.plan.json"]))
+    (plan,) = (text for name, text in sources.items() if name.endswith(".json"))  # the plan file
+    return Artifacts(sources=sources, plan=json.loads(plan))
 
 
 def artifacts_of(compiled, kernel: str | None = None) -> Artifacts:
@@ -299,7 +300,11 @@ def _tir_pipeline() -> tvm.transform.Pass:
 
 
 def _bound_target(mod: tvm.IRModule) -> Target:
-    targets = {str(f.attrs["target"]): f.attrs["target"] for f in mod.functions.values() if "target" in f.attrs}
+    targets = {
+        str(f.attrs["target"]): f.attrs["target"]
+        for f in mod.functions.values()
+        if f.attrs is not None and "target" in f.attrs
+    }
     if len(targets) != 1:
         raise TTCompileError(
             f"the module's functions are bound to {len(targets)} targets, expected one Tenstorrent target",
