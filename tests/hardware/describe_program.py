@@ -1,0 +1,83 @@
+"""Run by the Python 3.12 venv (ttnn 0.81.1, no tilelang): build the ttnn ProgramDescriptor of an
+artifacts directory with stand-in buffer addresses, read every field back from the ttnn objects,
+then call run_on_device (no device here) and write all of it as JSON (tt-metal logs to stdout).
+
+    .venv312/bin/python tests/hardware/describe_program.py ARTIFACTS_DIR OUT.json
+"""
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+MODULE = Path(__file__).resolve().parents[2] / "tilelang_tt" / "host" / "ttnn_program.py"
+spec = importlib.util.spec_from_file_location("ttnn_program", MODULE)
+ttnn_program = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(ttnn_program)
+
+import ttnn  # noqa: E402  (after the module under test, which must not need it to load)
+
+
+class StandInTensor:
+    """A device tensor as far as the descriptor is concerned: its buffer address."""
+
+    def __init__(self, address):
+        self.address = address
+
+    def buffer_address(self):
+        return self.address
+
+
+def ranges(core_range_set):
+    return [[[r.start.x, r.start.y], [r.end.x, r.end.y]] for r in core_range_set.ranges()]
+
+
+def config(cfg):
+    if isinstance(cfg, ttnn.ComputeConfigDescriptor):
+        return {"type": "ComputeConfigDescriptor", "math_fidelity": cfg.math_fidelity.name,
+                "fp32_dest_acc_en": cfg.fp32_dest_acc_en, "math_approx_mode": cfg.math_approx_mode}
+    return {"type": type(cfg).__name__, "processor": cfg.processor.name, "noc": cfg.noc.name}
+
+
+def describe(directory: Path, plan: dict) -> dict:
+    plan_, sources = ttnn_program.load_program(directory)
+    addresses = {b["name"]: 0x100000 * (i + 1) for i, b in enumerate(plan["buffers"])}
+    tensors = {name: StandInTensor(address) for name, address in addresses.items()}
+    desc = ttnn_program.build_program_descriptor(plan_, sources, tensors)
+    cores = [entry["core"] for entry in plan["runtime_args"]]
+    kernels = []
+    for k in desc.kernels:
+        kernels.append({
+            "source_type": k.source_type.name,
+            "kernel_source": k.kernel_source,
+            "core_ranges": ranges(k.core_ranges),
+            "compile_time_args": list(k.compile_time_args),
+            "runtime_args": {f"{x},{y}": list(k.runtime_args[x][y]) for x, y in cores},
+            "config": config(k.config),
+        })
+    cbs = [{"total_size": cb.total_size, "core_ranges": ranges(cb.core_ranges),
+            "formats": [{"buffer_index": f.buffer_index, "data_format": f.data_format_as_uint8,
+                         "page_size": f.page_size} for f in cb.format_descriptors]} for cb in desc.cbs]
+    semaphores = [{"id": s.id, "initial_value": s.initial_value, "core_ranges": ranges(s.core_ranges)}
+                  for s in desc.semaphores]
+    return {"type": type(desc).__name__, "addresses": addresses, "kernels": kernels, "cbs": cbs,
+            "semaphores": semaphores}
+
+
+def device_run(directory: Path, plan: dict) -> dict:
+    inputs = [object() for b in plan["buffers"] if b["access"] != "write"]
+    try:
+        ttnn_program.run_on_device(directory, *inputs)
+    except ttnn_program.TTDeviceError as err:
+        return {"error": type(err).__name__, "message": str(err)}
+    return {"error": None}
+
+
+def main():
+    directory = Path(sys.argv[1])
+    plan = json.loads((directory / "tt.plan.json").read_text())
+    summary = {"descriptor": describe(directory, plan), "device": device_run(directory, plan)}
+    Path(sys.argv[2]).write_text(json.dumps(summary, indent=1))
+
+
+main()

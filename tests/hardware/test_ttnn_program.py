@@ -1,0 +1,106 @@
+"""The ttnn path: the two examples compiled here (Python 3.11), their ProgramDescriptors built by
+the real ttnn 0.81.1 classes in the Python 3.12 venv (`make test` creates `.venv312`), and the
+device call reached: with no chips it must end in the clear TTDeviceError message."""
+
+import importlib.util
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tilelang_tt.host.ttnn_program import NO_DEVICE_MESSAGE, TTDeviceError, run_on_device
+
+ROOT = Path(__file__).resolve().parents[2]
+PY312 = ROOT / ".venv312" / "bin" / "python"
+SCRIPT = Path(__file__).with_name("describe_program.py")
+FLOAT16_B = 5  # tt::DataFormat::Float16_b, as ttnn reports it
+
+
+def _example(name: str):
+    spec = importlib.util.spec_from_file_location(f"example_{name}", ROOT / "examples" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.build()
+
+
+def _describe(directory: Path) -> dict:
+    if not PY312.exists():
+        pytest.skip("no .venv312 (Python 3.12 + ttnn==0.81.1); `make test` creates it")
+    out = directory.parent / f"{directory.name}.summary.json"
+    done = subprocess.run([str(PY312), str(SCRIPT), str(directory), str(out)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
+@pytest.fixture(scope="module", params=["eltwise_add", "gemm"])
+def described(request, tmp_path_factory):
+    artifacts = _example(request.param)
+    directory = artifacts.save(tmp_path_factory.mktemp("ttnn") / request.param)
+    return artifacts, _describe(directory)
+
+
+def test_kernels_carry_sources_cores_args_and_configs(described):
+    artifacts, summary = described
+    plan, desc = artifacts.plan, summary["descriptor"]
+    assert desc["type"] == "ProgramDescriptor"
+    assert len(desc["kernels"]) == 3
+    ranges = [[r["start"], r["end"]] for r in plan["core_ranges"]]
+    addresses = summary["descriptor"]["addresses"]
+    for planned, kernel in zip(plan["kernels"], desc["kernels"]):
+        role = planned["role"]
+        assert kernel["source_type"] == "SOURCE_CODE"
+        assert kernel["kernel_source"] == artifacts.sources[f"{role}.cpp"]
+        assert kernel["core_ranges"] == ranges
+        assert kernel["compile_time_args"] == planned["compile_time_args"]
+        assert len(kernel["runtime_args"]) == len(plan["work_partition"])
+        for entry in plan["runtime_args"]:
+            expected = [addresses[v[1:]] if isinstance(v, str) else v for v in entry[role]]
+            assert kernel["runtime_args"]["{},{}".format(*entry["core"])] == expected
+        if role == "compute":
+            assert kernel["config"] == {"type": "ComputeConfigDescriptor", "math_fidelity": planned["math_fidelity"],
+                                        "fp32_dest_acc_en": planned["fp32_dest_acc_en"],
+                                        "math_approx_mode": planned["math_approx_mode"]}
+        else:
+            assert kernel["config"] == {"type": "DataMovementConfigDescriptor",
+                                        "processor": planned["processor"], "noc": planned["noc"]}
+    # start_id/count per core really are the partition's
+    reader = desc["kernels"][[k["role"] for k in plan["kernels"]].index("reader")]
+    for work in plan["work_partition"]:
+        assert reader["runtime_args"]["{},{}".format(*work["core"])][-2:] == [work["start_id"], work["count"]]
+
+
+def test_circular_buffers_and_semaphores(described):
+    artifacts, summary = described
+    plan, desc = artifacts.plan, summary["descriptor"]
+    ranges = [[r["start"], r["end"]] for r in plan["core_ranges"]]
+    assert len(desc["cbs"]) == len(plan["cbs"]) > 0
+    for planned, cb in zip(plan["cbs"], desc["cbs"]):
+        assert cb["total_size"] == planned["page_size"] * planned["num_pages"]
+        assert cb["core_ranges"] == ranges
+        assert cb["formats"] == [{"buffer_index": planned["index"], "data_format": FLOAT16_B,
+                                  "page_size": planned["page_size"]}]
+    assert desc["semaphores"] == []
+
+
+def test_device_call_without_chips_is_a_clear_error(described):
+    _, summary = described
+    assert summary["device"] == {"error": "TTDeviceError", "message": NO_DEVICE_MESSAGE}
+
+
+def test_semaphores_become_descriptors(tmp_path):
+    artifacts = _example("eltwise_add")
+    directory = artifacts.save(tmp_path / "eltwise_add")
+    plan = dict(artifacts.plan, semaphores=[{"initial_value": 0}, {"initial_value": 3}])
+    (directory / "tt.plan.json").write_text(json.dumps(plan))
+    ranges = [[r["start"], r["end"]] for r in plan["core_ranges"]]
+    assert _describe(directory)["descriptor"]["semaphores"] == [
+        {"id": 0, "initial_value": 0, "core_ranges": ranges}, {"id": 1, "initial_value": 3, "core_ranges": ranges}]
+
+
+def test_without_ttnn_run_on_device_says_what_to_do(tmp_path):
+    # this interpreter (3.11) has no ttnn wheel
+    artifacts = _example("eltwise_add")
+    with pytest.raises(TTDeviceError, match="ttnn is not installed.*emulator"):
+        run_on_device(artifacts)

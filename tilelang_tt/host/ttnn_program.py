@@ -1,0 +1,192 @@
+"""Run generated artifacts on a Tenstorrent device through ttnn 0.81.1's ``generic_op``.
+
+The plan (Contract 1) and the three kernel sources become a ``ttnn.ProgramDescriptor``: one
+``KernelDescriptor`` per kernel (source text, core ranges, compile-time args, per-core runtime
+args), one ``CBDescriptor`` per circular buffer, one ``SemaphoreDescriptor`` per semaphore. It is
+the same program ``main.cpp`` builds with the tt-metal host API.
+
+This module imports only the standard library, so it also loads where tilelang and tvm are
+absent: ttnn ships for Python 3.12 only, the compiler needs 3.11. ttnn (and torch, for
+``run_on_device``) are imported when a descriptor is built.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+KERNEL_SOURCES = ("reader.cpp", "compute.cpp", "writer.cpp")
+
+# plan data_format (tt::DataFormat name) -> ttnn.DataType attribute; ttnn maps it back to the format.
+_CB_DTYPE = {
+    "Float16_b": "bfloat16",
+    "Float32": "float32",
+    "Bfp8_b": "bfloat8_b",
+    "Int32": "int32",
+    "UInt32": "uint32",
+    "UInt16": "uint16",
+}
+
+NO_DEVICE_MESSAGE = (
+    "no Tenstorrent device found; use the emulator (the default): Artifacts.run(*tensors) "
+    "or `tilelang-tt emulate ARTIFACTS_DIR`"
+)
+
+
+class TTDeviceError(RuntimeError):
+    """Running on a Tenstorrent device failed (no device, or the device disagrees with the plan)."""
+
+
+def _ttnn():
+    try:
+        import ttnn
+    except ImportError:
+        raise TTDeviceError("ttnn is not installed: running on a device needs Python 3.12 with ttnn==0.81.1 "
+                            "(`make .venv312/.installed`); without a device use the emulator (the default)") from None
+    return ttnn
+
+
+def load_program(artifacts_or_dir) -> tuple[dict, dict[str, str]]:
+    """(plan, {kernel source name: text}) from an ``Artifacts`` or a directory written by ``save``."""
+    if isinstance(artifacts_or_dir, (str, os.PathLike)):
+        directory = Path(artifacts_or_dir)
+        plan = json.loads((directory / "tt.plan.json").read_text())
+        return plan, {name: (directory / name).read_text() for name in KERNEL_SOURCES}
+    return artifacts_or_dir.plan, {name: artifacts_or_dir.sources[name] for name in KERNEL_SOURCES}
+
+
+def _core_range_set(ttnn, plan: dict):
+    return ttnn.CoreRangeSet([
+        ttnn.CoreRange(ttnn.CoreCoord(*r["start"]), ttnn.CoreCoord(*r["end"])) for r in plan["core_ranges"]
+    ])
+
+
+def _kernel_config(ttnn, kernel: dict):
+    if kernel["role"] == "compute":
+        return ttnn.ComputeConfigDescriptor(
+            math_fidelity=getattr(ttnn.MathFidelity, kernel["math_fidelity"]),
+            fp32_dest_acc_en=bool(kernel["fp32_dest_acc_en"]),
+            math_approx_mode=bool(kernel["math_approx_mode"]),
+        )
+    # Reader/WriterConfigDescriptor would pick the arch's preferred DRAM NOC; the plan (and
+    # main.cpp) name processor and NOC explicitly.
+    return ttnn.DataMovementConfigDescriptor(
+        processor=getattr(ttnn.DataMovementProcessor, kernel["processor"]),
+        noc=getattr(ttnn.NOC, kernel["noc"]),
+    )
+
+
+def _runtime_args(ttnn, plan: dict, role: str, addresses: dict[str, int]):
+    args = ttnn.RuntimeArgs()
+    for entry in plan["runtime_args"]:
+        x, y = entry["core"]
+        args[x][y] = [addresses[v[1:]] if isinstance(v, str) else v for v in entry[role]]
+    return args
+
+
+def build_program_descriptor(plan: dict, sources: dict[str, str], tensors: dict):
+    """The ``ttnn.ProgramDescriptor`` of a plan. ``tensors`` maps every buffer name of the plan to
+    its device tensor (anything with ``buffer_address()``); ``"@<buffer>"`` runtime args become
+    those addresses."""
+    ttnn = _ttnn()
+    missing = [b["name"] for b in plan["buffers"] if b["name"] not in tensors]
+    if missing:
+        raise TypeError(f"no device tensor for buffer(s) {missing} of kernel `{plan['kernel_name']}`")
+    addresses = {name: int(tensor.buffer_address()) for name, tensor in tensors.items()}
+    cores = _core_range_set(ttnn, plan)
+    kernels = [
+        ttnn.KernelDescriptor(
+            kernel_source=sources[kernel["source"]],
+            source_type=ttnn.KernelDescriptor.SourceType.SOURCE_CODE,
+            core_ranges=cores,
+            compile_time_args=kernel["compile_time_args"],
+            runtime_args=_runtime_args(ttnn, plan, kernel["role"], addresses),
+            config=_kernel_config(ttnn, kernel),
+        )
+        for kernel in plan["kernels"]
+    ]
+    cbs = []
+    for cb in plan["cbs"]:
+        if cb["data_format"] not in _CB_DTYPE:
+            raise TTDeviceError(f"CB {cb['name']!r}: data format {cb['data_format']} has no ttnn DataType")
+        fmt = ttnn.CBFormatDescriptor(buffer_index=cb["index"], data_format=getattr(ttnn, _CB_DTYPE[cb["data_format"]]),
+                                      page_size=cb["page_size"])
+        cbs.append(ttnn.CBDescriptor(total_size=cb["page_size"] * cb["num_pages"], core_ranges=cores,
+                                     format_descriptors=[fmt]))
+    semaphores = [ttnn.SemaphoreDescriptor(id=position, core_ranges=cores, initial_value=s["initial_value"])
+                  for position, s in enumerate(plan["semaphores"])]
+    return ttnn.ProgramDescriptor(kernels=kernels, semaphores=semaphores, cbs=cbs)
+
+
+def open_device(device_id: int = 0):
+    """``ttnn.open_device``, with "no chips" turned into a :class:`TTDeviceError`."""
+    ttnn = _ttnn()
+
+    try:
+        return ttnn.open_device(device_id=device_id)
+    except RuntimeError as err:
+        if "No chips detected" in str(err):
+            raise TTDeviceError(NO_DEVICE_MESSAGE) from None
+        raise TTDeviceError(f"could not open Tenstorrent device {device_id}: {str(err).splitlines()[0]}") from err
+
+
+def _check_device(ttnn, device, plan: dict) -> None:
+    arch = device.arch().name.lower()
+    if arch != plan["arch"]:
+        raise TTDeviceError(f"the plan is for {plan['arch']} but device is {arch}; recompile with arch={arch!r}")
+    grid = device.compute_with_storage_grid_size()
+    gx, gy = plan["core_grid"]
+    if gx > grid.x or gy > grid.y:
+        raise TTDeviceError(f"the plan uses a {gx}x{gy} core grid; the device has {grid.x}x{grid.y}")
+
+
+def _check_accessors(ttnn, plan: dict, tensors: dict) -> None:
+    for accessor in plan["tensor_accessors"]:
+        actual = list(ttnn.TensorAccessorArgs(tensors[accessor["buffer"]]).get_compile_time_args())
+        if actual != accessor["compile_time_args"]:
+            raise TTDeviceError(f"TensorAccessorArgs of {accessor['buffer']!r} on the device are {actual}, "
+                                f"the plan compiled {accessor['compile_time_args']} into the {accessor['kernel']}")
+
+
+def run_on_device(artifacts_or_dir, *torch_tensors, device=None):
+    """Run ``Artifacts`` (or a saved artifacts directory) on a Tenstorrent device.
+
+    Positional torch tensors are the kernel's inputs (buffers with access read/readwrite) in
+    parameter order; they are uploaded as bfloat16 tiles, DRAM interleaved. Outputs are allocated
+    on the device; returns the output torch tensors (one tensor if there is one). ``device``: an
+    open ttnn device; by default device 0 is opened and closed again.
+    """
+    ttnn = _ttnn()
+    plan, sources = load_program(artifacts_or_dir)
+    inputs = [b for b in plan["buffers"] if b["access"] != "write"]
+    outputs = [b for b in plan["buffers"] if b["access"] != "read"]
+    if len(torch_tensors) != len(inputs):
+        raise TypeError(f"kernel `{plan['kernel_name']}` takes {len(inputs)} input tensors "
+                        f"({', '.join(b['name'] for b in inputs)}), got {len(torch_tensors)}")
+    opened = device is None
+    if opened:
+        device = open_device()
+    try:
+        _check_device(ttnn, device, plan)
+        tensors = {
+            b["name"]: ttnn.from_torch(t, dtype=getattr(ttnn, b["dtype"]), layout=ttnn.TILE_LAYOUT, device=device,
+                                       memory_config=ttnn.DRAM_MEMORY_CONFIG)
+            for b, t in zip(inputs, torch_tensors)
+        }
+        for b in outputs:
+            if b["name"] not in tensors:
+                tensors[b["name"]] = ttnn.allocate_tensor_on_device(
+                    ttnn.Shape(b["shape"]), getattr(ttnn, b["dtype"]), ttnn.TILE_LAYOUT, device,
+                    ttnn.DRAM_MEMORY_CONFIG)
+        _check_accessors(ttnn, plan, tensors)
+        descriptor = build_program_descriptor(plan, sources, tensors)
+        # generic_op wants the outputs last.
+        io_tensors = [tensors[b["name"]] for b in plan["buffers"] if b["access"] == "read"]
+        io_tensors += [tensors[b["name"]] for b in outputs]
+        ttnn.generic_op(io_tensors, descriptor)
+        results = [ttnn.to_torch(tensors[b["name"]]) for b in outputs]
+    finally:
+        if opened:
+            ttnn.close_device(device)
+    return results[0] if len(results) == 1 else tuple(results)
