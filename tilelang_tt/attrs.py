@@ -44,6 +44,8 @@ class Attr(str, enum.Enum):
     COMPUTE_CONFIG = ("tt.compute_config", "Compute kernel config: fp32_dest_acc_en, math fidelity, DST budget.")
     ARCH = ("tt.arch", "Target architecture name (wormhole_b0 or blackhole).")
     SOURCE_FUNC = ("tt.source_func", "Name of the user's PrimFunc a split kernel came from.")
+    ACCUMULATE = ("tt.accumulate", "AttrStmt key: the body accumulates a gemm into the node's buffer in DST "
+                                   "(value 1: on top of its current value, reloaded from its CB).")
     ARTIFACT_SOURCES = (
         "tt.artifact_sources",
         "JSON {file name: text} of a compiled kernel, carried from the TileLang backend's pipeline to its codegen.",
@@ -132,10 +134,12 @@ class LayoutDesc:
 
     @property
     def tile_grid(self) -> tuple[int, int]:
+        """Tiles along rows and columns; a rank-1 tensor is a row vector (1, n) and a dimension of
+        extent 1 occupies one tile (row 0 or column 0 of it)."""
         rows = 1
         for extent in self.shape[:-1]:
             rows *= extent
-        return rows // self.tile_shape[0], self.shape[-1] // self.tile_shape[1]
+        return -(-rows // self.tile_shape[0]), -(-self.shape[-1] // self.tile_shape[1])
 
     def to_dict(self) -> dict:
         out = {
@@ -177,6 +181,7 @@ class CBDesc:
     data_format: str
     block_pages: int
     block_tiles: tuple[int, int] = (0, 0)  # (rows, cols) of 32x32 tiles in one block
+    vector: str = ""  # "row": data in row 0 of each tile; "col": data in column 0; "": full tiles
     producer: str = ""
     consumer: str = ""
     buffer: str = ""
@@ -189,6 +194,7 @@ class CBDesc:
             "data_format": self.data_format,
             "block_pages": self.block_pages,
             "block_tiles": list(self.block_tiles),
+            "vector": self.vector,
             "producer": self.producer,
             "consumer": self.consumer,
             "buffer": self.buffer,
@@ -326,9 +332,10 @@ class Intrin(str, enum.Enum):
     # abstract, protocol-less (C1-C2)
     READ_TO_CB = ("tt.read_to_cb", "read_to_cb(src_region, cb_region): global tensor slice -> CB block.")
     WRITE_FROM_CB = ("tt.write_from_cb", "write_from_cb(cb_region, dst_region): CB block -> global slice.")
-    MM_MMA = ("tt.mm.mma", "mma(a, b, c, m0, n0, sm, sn, transpose_b, first): C[m0:+sm, n0:+sn] (+)= A @ B.")
-    FPU_BINARY = ("tt.fpu.binary", 'binary(op, a, b, c): C = A op B tile-wise over the block; op is "add"|"sub"|"mul".')
+    MM_MMA = ("tt.mm.mma", "mma(a, b, c, m0, n0, sm, sn, transpose_b, first): C[m0:+sm, n0:+sn] (+)= A @ B in DST.")
     PACK_BLOCK = ("tt.pack_block", "pack_block(c, m0, n0, sm, sn): the accumulator sub-block is final; pack it.")
+    TILE_ELTWISE = ("tt.tile.eltwise", "eltwise(out, i, j, value): out[i, j] = value over the block, tile by tile.")
+    TILE_REDUCE = ("tt.tile.reduce", 'reduce(kind, src, dst, dim, clear): kind "sum"|"max" along dim (1 = per row).')
     # reader/writer protocol (D3)
     CB_RESERVE_BACK = ("tt.cb_reserve_back", "cb_reserve_back(cb, pages)")
     CB_PUSH_BACK = ("tt.cb_push_back", "cb_push_back(cb, pages)")
@@ -340,6 +347,7 @@ class Intrin(str, enum.Enum):
     NOC_WRITE_PAGE = ("tt.noc_async_write_page", "noc_async_write_page(page_id, accessor_buffer, l1_addr)")
     NOC_READ_BARRIER = ("tt.noc_async_read_barrier", "noc_async_read_barrier()")
     NOC_WRITE_BARRIER = ("tt.noc_async_write_barrier", "noc_async_write_barrier()")
+    FILL_SCALER = ("tt.fill_scaler", "fill_scaler(cb, value): reader pushes one tile of `value` (reduce scaler).")
     # compute engine init (D4)
     HW_STARTUP = ("tt.engine.init_common", "compute_kernel_hw_startup(in0, in1, out[, reverse])")
     MATMUL_INIT = ("tt.fpu.matmul_init", "matmul_init(in0, in1, transpose)")
@@ -347,6 +355,20 @@ class Intrin(str, enum.Enum):
     # compute tile ops and DST (D5)
     MATMUL_TILES = ("tt.fpu.matmul_tiles", "matmul_tiles(in0, in1, i0, i1, dst)")
     BINARY_TILES = ("tt.fpu.binary_tiles", "<op>_tiles(in0, in1, i0, i1, dst)")
+    COPY_INIT = ("tt.copy_init", "copy_init(cb): unpack tiles of cb into DST")
+    COPY_TILE = ("tt.copy_tile", "copy_tile(cb, tile, dst)")
+    BCAST_INIT = ("tt.bcast_init", 'unary_bcast_init<kind>(cb): kind "row"|"col"')
+    BCAST_TILE = ("tt.bcast_tile", "unary_bcast<kind>(cb, tile, dst): a row/column vector tile broadcast into DST")
+    SFPU_INIT = ("tt.sfpu.init", "<op>_tile_init(): SFPU op init")
+    SFPU_UNARY = ("tt.sfpu.unary", "<op>_tile(dst)")
+    SFPU_SCALAR = ("tt.sfpu.scalar", "<op>_unary_tile(dst, float bits): add/sub/mul/div/rsub with a scalar")
+    SFPU_BINARY = ("tt.sfpu.binary", "<op>_binary_tile(d0, d1, dout) / binary_max_tile / binary_min_tile")
+    FILL_TILE = ("tt.sfpu.fill", "fill_tile(dst, value)")
+    REDUCE_INIT = ("tt.reduce_init", "reduce_init<kind, dim>(cb, scaler_cb, out_cb)")
+    REDUCE_TILE = ("tt.reduce_tile", "reduce_tile<kind, dim>(cb, scaler_cb, tile, scaler_tile, dst)")
+    PACK_RECONFIG = ("tt.pack_reconfig", "pack_reconfig_data_format(cb): the next packs go to cb's format")
+    UNPACK_RECONFIG = ("tt.unpack_reconfig", "reconfig_data_format(srca_cb, srcb_cb): unpacker source formats")
+    REDUCE_UNINIT = ("tt.reduce_uninit", "reduce_uninit(): restore the packer after a reduce")
     DST_ACQUIRE = ("tt.dst.acquire", "tile_regs_acquire()")
     DST_COMMIT = ("tt.dst.commit", "tile_regs_commit()")
     DST_WAIT = ("tt.dst.wait", "tile_regs_wait()")

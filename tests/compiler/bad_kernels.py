@@ -36,7 +36,21 @@ def unsupported_expression(M=64, N=64):
             C_s = T.alloc_shared((M, N), "bfloat16")
             T.copy(A[0, 0], A_s)
             for i, j in T.Parallel(M, N):
-                C_s[i, j] = A_s[i, j] / A_s[j, i]  # LINE: unsupported_expression
+                C_s[i, j] = T.if_then_else(A_s[i, j] > 0, A_s[i, j], A_s[i, j] * 2)  # LINE: unsupported_expression
+            T.copy(C_s, C[0, 0])
+
+    return main
+
+
+def transposed_access(M=64, N=64):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "bfloat16"), C: T.Tensor((M, N), "bfloat16")):
+        with T.Kernel(1, 1, threads=128) as (bx, by):
+            A_s = T.alloc_shared((M, N), "bfloat16")
+            C_s = T.alloc_shared((M, N), "bfloat16")
+            T.copy(A[0, 0], A_s)
+            for i, j in T.Parallel(M, N):
+                C_s[i, j] = A_s[j, i]  # LINE: transposed_access
             T.copy(C_s, C[0, 0])
 
     return main

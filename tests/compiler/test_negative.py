@@ -47,6 +47,12 @@ def test_unsupported_elementwise_expression():
     assert err.location[1] == line_of("unsupported_expression")
 
 
+def test_non_elementwise_access():
+    err = compile_error(bad_kernels.transposed_access())
+    assert "`A_s[j, i]` is not an element-wise access" in err.message
+    assert err.location[1] == line_of("transposed_access")
+
+
 def test_more_cbs_than_hardware(tmp_path):
     path = tmp_path / "many_cbs.py"
     path.write_text(bad_kernels.too_many_cbs_source(40))

@@ -13,7 +13,8 @@ from tvm import tirx
 from tilelang_tt.attrs import AccessorDesc, Attr, Intrin, KernelRole, RuntimeArg, call_intrin, get
 from tilelang_tt.codegen.emitter import CppEmitter
 from tilelang_tt.codegen.rules import (
-    ACCESSOR_HEADER, CB_INTRINSICS, COMPUTE_CB_HEADER, COMPUTE_COMMON_HEADER, DATAFLOW_HEADER, CodegenError, rule_for,
+    ACCESSOR_HEADER, CB_INTRINSICS, COMPUTE_CB_HEADER, COMPUTE_COMMON_HEADER, DATAFLOW_HEADER, CodegenError,
+    float_literal, header_of, rule_for,
 )
 from tilelang_tt.passes.common import uses_var
 
@@ -33,6 +34,7 @@ class _KernelWriter:
         self.headers: set[str] = set()
         self.cb_names: dict[int, str] = {}
         self.accessor_names: dict[str, str] = {}
+        self.helpers: dict[str, None] = {}  # helper definitions in order of first use
 
     # -- expressions ---------------------------------------------------------------------------
     def expr(self, e, top: bool = True) -> str:
@@ -57,32 +59,24 @@ class _KernelWriter:
         if intrin is None:
             raise CodegenError(f"cannot emit call to {c.op}")
         rule = rule_for(intrin)
-        self.headers.add(COMPUTE_CB_HEADER if intrin in CB_INTRINSICS and self.role == "compute" else rule.header)
-        args = [self.arg(intrin, i, a) for i, a in enumerate(c.args)]
-        return rule.render(args, list(c.args))
+        raw = list(c.args)
+        self.headers.add(COMPUTE_CB_HEADER if intrin in CB_INTRINSICS and self.role == "compute"
+                         else header_of(rule, raw))
+        if rule.helper:
+            self.helpers.setdefault(rule.helper, None)
+        args = [self.arg(intrin, rule, i, a) for i, a in enumerate(raw)]
+        return rule.render(args, raw)
 
-    def arg(self, intrin: Intrin, position: int, a) -> str:
+    def arg(self, intrin: Intrin, rule, position: int, a) -> str:
         if isinstance(a, tirx.StringImm):
             return a.value
         if isinstance(a, tirx.Var) and intrin in (Intrin.NOC_READ_PAGE, Intrin.NOC_WRITE_PAGE) and position == 1:
             return self.accessor_names[a.name]
-        if self.is_cb_position(intrin, position) and isinstance(a, tirx.IntImm):
+        if position in rule.cb_args and isinstance(a, tirx.IntImm):
             return self.cb_names[int(a.value)]
+        if isinstance(a, tirx.FloatImm):
+            return float_literal(float(a.value))
         return self.expr(a)
-
-    @staticmethod
-    def is_cb_position(intrin: Intrin, position: int) -> bool:
-        if intrin in CB_INTRINSICS or intrin in (Intrin.GET_WRITE_PTR, Intrin.GET_READ_PTR):
-            return position == 0
-        if intrin == Intrin.HW_STARTUP:
-            return position < 3
-        if intrin in (Intrin.MATMUL_INIT, Intrin.MATMUL_TILES):
-            return position < 2
-        if intrin in (Intrin.BINARY_INIT, Intrin.BINARY_TILES):
-            return position in (1, 2)
-        if intrin == Intrin.PACK_TILE:
-            return position == 1
-        return False
 
     # -- statements ----------------------------------------------------------------------------
     def stmt(self, s) -> None:
@@ -178,6 +172,10 @@ class _KernelWriter:
         for header in sorted(self.headers):
             em.line(f'#include "{header}"')
         em.line()
+        for helper in self.helpers:
+            for line in helper.rstrip("\n").split("\n"):
+                em.line(line)
+            em.line()
         em.line("void kernel_main() {")
         for line in body_em._lines:
             em._lines.append(line)
@@ -192,9 +190,9 @@ class _KernelWriter:
                 intrin = call_intrin(node)
                 if intrin is None:
                     return
-                for i, a in enumerate(node.args):
-                    if self.is_cb_position(intrin, i) and isinstance(a, tirx.IntImm):
-                        used.add(int(a.value))
+                for i in rule_for(intrin).cb_args:
+                    if isinstance(node.args[i], tirx.IntImm):
+                        used.add(int(node.args[i].value))
 
         tirx.stmt_functor.post_order_visit(self.func.body, visit)
         return used

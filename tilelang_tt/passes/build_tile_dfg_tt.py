@@ -1,17 +1,18 @@
 """C3 BuildTileDFGTT: the tile dataflow graph of the kernel; CB roles and ids come from it.
 
-Reads: ``tt.read_to_cb``/``tt.write_from_cb`` (reader/writer edges), ``tt.mm.mma``/``tt.fpu.binary``
-(compute edges), ``tt.cb_desc``, ``tt.layout_desc``.
-Writes: ``tt.tile_dfg`` = {cb: {producer, consumer, buffer}}; updates ``tt.cb_desc`` with
-``index`` (reader-fed CBs from 0, compute-produced CBs from 16 as in tt-metal's c_0/c_16
-convention, sequential when more are needed), producer, consumer, the global buffer it moves,
-and, for CBs the compute kernel packs into, the page size and data format of the global
-buffer they are written to (DST → pack converts; the fp32 accumulator never lives in L1).
-A CB fed by the reader and drained by the writer (a pure copy) keeps its own format.
-Errors: a CB with no producer or no consumer; one written by two producers.
+Reads: ``tt.read_to_cb``/``tt.write_from_cb`` (reader/writer edges), ``tt.mm.mma``,
+``tt.tile.eltwise``, ``tt.tile.reduce`` and ``tt.accumulate`` reloads (compute edges), ``tt.cb_desc``,
+``tt.layout_desc``.
+Writes: ``tt.tile_dfg`` = {cb: {producer, consumers, buffer}}; updates ``tt.cb_desc`` with
+``index`` — reader-fed CBs from 0, CBs the compute kernel hands to the writer from 16,
+compute-internal CBs from 24 (tt-metal's c_0/c_16/c_24 convention; numbered in order when more
+are needed) —, producer, consumers, the global buffer it moves and, for CBs handed to the writer,
+the page size and data format of that tensor (pack converts from DST). A kernel with reductions
+gets a one-tile ``reduce_scaler`` CB the reader fills with 1.0.
+Errors: a CB with no producer or no consumer, or filled by both the reader and compute.
 Before/after: TIR unchanged.
 
-    After: "tt.tile_dfg": {"A_s": {"producer": "reader", "consumer": "compute", "buffer": "A"}, ...}
+    After: "tt.tile_dfg": {"A_s": {"producer": "reader", "consumers": ["compute"], "buffer": "A"}, ...}
 """
 
 from __future__ import annotations
@@ -29,7 +30,25 @@ from tilelang_tt.passes.common import (
 )
 
 PASS = "BuildTileDFGTT"
-OUTPUT_BASE = 16
+INPUT_BASE, OUTPUT_BASE, INTERMEDIATE_BASE = 0, 16, 24
+SCALER = "reduce_scaler"
+
+
+def compute_accesses(stmt, data_names) -> tuple[list[str], str | None]:
+    """(blocks read, block written) by a compute intrinsic statement."""
+    intrin = stmt_intrin(stmt)
+    args = stmt.value.args
+    if intrin == Intrin.MM_MMA:
+        return [data_names[args[0]], data_names[args[1]]], data_names[args[2]]
+    if intrin == Intrin.TILE_ELTWISE:
+        reads = []
+        tirx.stmt_functor.post_order_visit(
+            args[3], lambda n: reads.append(n.buffer.name) if isinstance(n, tirx.BufferLoad) else None)
+        return list(dict.fromkeys(reads)), data_names[args[0]]
+    if intrin == Intrin.TILE_REDUCE:
+        reads = [data_names[args[1]]] + ([] if bool(args[4]) else [data_names[args[2]]])
+        return reads, data_names[args[2]]
+    return [], None
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
@@ -44,75 +63,94 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
 
-    producer: dict[str, str] = {}
-    consumer: dict[str, str] = {}
+    producers: dict[str, set[str]] = {}
+    consumers: dict[str, set[str]] = {}
     moved: dict[str, str] = {}
     order: list[str] = []
     stmt_of: dict[str, object] = {}
+    reloads: set[str] = set()
 
     def note(table, cb, role, stmt):
         if cb not in order:
             order.append(cb)
             stmt_of[cb] = stmt
-        previous = table.get(cb)
-        if previous is not None and previous != role:
-            kind = "written" if table is producer else "read"
-            raise error(PASS, func, stmt, f"on-chip buffer `{cb}` is {kind} by both the {previous} and the {role}",
-                        "give each data-movement direction its own T.alloc_shared buffer")
-        table[cb] = role
+        table.setdefault(cb, set()).add(role)
 
+    def visit_attr(node):
+        if isinstance(node, tirx.AttrStmt) and node.attr_key == Attr.ACCUMULATE.value and int(node.value) == 1:
+            reloads.add(data_names[node.node])
+
+    tirx.stmt_functor.post_order_visit(func.body, visit_attr)
+    has_reduce = False
     for stmt in evaluate_calls(func.body):
         intrin = stmt_intrin(stmt)
-        args = stmt.value.args if intrin is not None else []
         if intrin == Intrin.READ_TO_CB:
-            src, dst = as_region(args[0]), as_region(args[1])
-            note(producer, dst.buffer.name, "reader", stmt)
+            src, dst = (as_region(a) for a in stmt.value.args[:2])
+            note(producers, dst.buffer.name, "reader", stmt)
             moved[dst.buffer.name] = src.buffer.name
         elif intrin == Intrin.WRITE_FROM_CB:
-            src, dst = as_region(args[0]), as_region(args[1])
-            note(consumer, src.buffer.name, "writer", stmt)
-            moved.setdefault(src.buffer.name, dst.buffer.name)
-        elif intrin == Intrin.MM_MMA:
-            for var in args[:2]:
-                note(consumer, data_names[var], "compute", stmt)
-            note(producer, data_names[args[2]], "compute", stmt)
-        elif intrin == Intrin.FPU_BINARY:
-            for var in args[1:3]:
-                note(consumer, data_names[var], "compute", stmt)
-            note(producer, data_names[args[3]], "compute", stmt)
+            src, dst = (as_region(a) for a in stmt.value.args[:2])
+            note(consumers, src.buffer.name, "writer", stmt)
+            previous = moved.setdefault(src.buffer.name, dst.buffer.name)
+            if previous != dst.buffer.name and "reader" not in producers.get(src.buffer.name, ()):
+                raise error(PASS, func, stmt, f"on-chip buffer `{src.buffer.name}` is written to two tensors",
+                            "copy each result from its own block")
+        elif intrin in (Intrin.MM_MMA, Intrin.TILE_ELTWISE, Intrin.TILE_REDUCE):
+            has_reduce |= intrin == Intrin.TILE_REDUCE
+            reads, write = compute_accesses(stmt, data_names)
+            if write in reloads:
+                reads.append(write)
+            for name in reads:
+                note(consumers, name, "compute", stmt)
+            note(producers, write, "compute", stmt)
 
     dfg = {}
-    next_in, next_out = 0, OUTPUT_BASE
     for name in order:
-        if name not in producer:
+        if name not in producers:
             raise error(PASS, func, stmt_of[name], f"on-chip buffer `{name}` is read but never filled",
                         f"fill it with T.copy(<tensor slice>, {name}) or compute into it first")
-        if name not in consumer:
+        if len(producers[name]) > 1:
+            raise error(PASS, func, stmt_of[name], f"on-chip buffer `{name}` is filled by both the reader and compute",
+                        "write computed values into a separate T.alloc_fragment block")
+        if name not in consumers:
             raise error(PASS, func, stmt_of[name], f"on-chip buffer `{name}` is filled but never used",
                         "remove it, or copy it to an output tensor")
+    if has_reduce:
+        cbs[SCALER] = CBDesc(name=SCALER, index=-1, page_size=2048, num_pages=1, data_format="Float16_b",
+                             block_pages=1, block_tiles=(1, 1))
+        order.append(SCALER)
+        producers[SCALER], consumers[SCALER] = {"reader"}, {"compute"}
+
+    groups = {"input": [], "output": [], "intermediate": []}
+    for name in order:
+        producer = next(iter(producers[name]))
+        group = "input" if producer == "reader" else "output" if "writer" in consumers[name] else "intermediate"
+        groups[group].append(name)
+    bases = {"input": INPUT_BASE, "output": OUTPUT_BASE, "intermediate": INTERMEDIATE_BASE}
+    fits = (len(groups["input"]) <= OUTPUT_BASE and len(groups["output"]) <= INTERMEDIATE_BASE - OUTPUT_BASE)
+    index = {}
+    if fits:
+        for group, names in groups.items():
+            for k, name in enumerate(names):
+                index[name] = bases[group] + k
+    else:  # more CBs than the conventional ranges hold: number them in order (VerifyTTIR checks the count)
+        for k, name in enumerate(groups["input"] + groups["output"] + groups["intermediate"]):
+            index[name] = k
+
+    for name in order:
         desc = cbs[name]
-        updates = {"producer": producer[name], "consumer": consumer[name], "buffer": moved.get(name, "")}
-        if producer[name] == "reader":
-            updates["index"] = next_in
-            next_in += 1
-        else:
-            updates["index"] = next_out
-            next_out += 1
-        if producer[name] == "compute" and consumer[name] == "writer":
+        producer = next(iter(producers[name]))
+        readers = sorted(consumers[name])
+        updates = {"producer": producer, "consumer": "+".join(readers), "buffer": moved.get(name, ""),
+                   "index": index[name]}
+        if producer == "compute" and "writer" in consumers[name]:
             out_layout = layouts[moved[name]]
             updates["data_format"] = out_layout["data_format"]
             updates["page_size"] = out_layout["page_size"]
-            updates["num_pages"] = desc.num_pages // desc.block_pages * desc.block_pages
         cbs[name] = CBDesc(**(desc.__dict__ | updates))
-        dfg[name] = {k: updates[k] for k in ("producer", "consumer", "buffer")}
-    if next_in > OUTPUT_BASE:  # more inputs than c_0..c_15: renumber outputs after them
-        for name in order:
-            if cbs[name].producer == "compute":
-                cbs[name] = CBDesc(**(cbs[name].__dict__ | {"index": next_in}))
-                next_in += 1
+        dfg[name] = {"producer": producer, "consumers": readers, "buffer": moved.get(name, "")}
 
-    unused = sorted(set(cbs) - set(order))
-    for name in unused:  # allocated but never touched by a tile op: not a CB
+    for name in sorted(set(cbs) - set(order)):  # allocated but never touched by a tile op: not a CB
         del cbs[name]
     return with_attrs(func, {
         Attr.TILE_DFG: dfg,

@@ -199,3 +199,81 @@ def reraise_compile_error():
         if err is not None and not isinstance(exc, TTCompileError):
             raise err from None
         raise
+
+
+# -- 1-D on-chip vectors ---------------------------------------------------------------------------
+ROW, COL = "row", "col"
+
+
+def _parallel_nest(loop: tirx.For):
+    loops = [loop]
+    body = loop.body
+    while isinstance(body, tirx.For) and body.kind == tirx.ForKind.PARALLEL:
+        loops.append(body)
+        body = body.body
+    return loops, body
+
+
+def _stores(body) -> list[tirx.BufferStore]:
+    out = []
+    tirx.stmt_functor.post_order_visit(body, lambda n: out.append(n) if isinstance(n, tirx.BufferStore) else None)
+    return out
+
+
+def _loads(expr) -> list[tirx.BufferLoad]:
+    out = []
+    tirx.stmt_functor.post_order_visit(expr, lambda n: out.append(n) if isinstance(n, tirx.BufferLoad) else None)
+    return out
+
+
+def vector_kinds(func: tirx.PrimFunc) -> dict[str, str]:
+    """Layout of every rank-1 buffer from its uses: ``col`` (one value per block row, held in
+    column 0 of its tiles: indexed by the row loop of a T.Parallel, or a per-row T.reduce result)
+    or ``row`` (one value per block column, in row 0: indexed by the column loop, a per-column
+    reduce, or copied from/to a rank-1 tensor). 1-D parallel loops share the kind of their operands."""
+    kinds: dict[str, str] = {}
+    groups: list[set[str]] = []
+
+    def visit(node):
+        if isinstance(node, tirx.For) and node.kind == tirx.ForKind.PARALLEL:
+            loops, body = _parallel_nest(node)
+            names = set()
+            for store in _stores(body):
+                for access in [store, *_loads(store.value)]:
+                    if len(access.buffer.shape) != 1:
+                        continue
+                    names.add(access.buffer.name)
+                    index = access.indices[0]
+                    if len(loops) == 2 and isinstance(index, tirx.Var):
+                        if index.same_as(loops[0].loop_var):
+                            kinds.setdefault(access.buffer.name, COL)
+                        elif index.same_as(loops[1].loop_var):
+                            kinds.setdefault(access.buffer.name, ROW)
+            if len(loops) == 1:
+                groups.append(names)
+        op = tile_op_name(node)
+        if op == "reduce":
+            dst = as_region(node.value.args[1])
+            if dst is not None and len(dst.buffer.shape) == 1:
+                kinds.setdefault(dst.buffer.name, COL if int(node.value.args[3]) in (1, -1) else ROW)
+        elif op == "copy":
+            for arg in node.value.args[:2]:
+                region = as_region(arg)
+                if region is not None and len(region.buffer.shape) == 1:
+                    groups.append({region.buffer.name for region in map(as_region, node.value.args[:2])
+                                   if region is not None and len(region.buffer.shape) == 1})
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    changed = True
+    while changed:
+        changed = False
+        for group in groups:
+            known = [kinds[n] for n in group if n in kinds]
+            for name in group:
+                if known and name not in kinds:
+                    kinds[name] = known[0]
+                    changed = True
+    for group in groups:
+        for name in group:
+            kinds.setdefault(name, ROW)
+    return kinds

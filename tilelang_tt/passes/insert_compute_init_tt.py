@@ -2,10 +2,11 @@
 
 Reads: ``tt.kernel_role``, ``tt.cb_desc``, the compute intrinsics of the kernel.
 Writes: no attribute. TIR: before the per-core launch, ``tt.engine.init_common(in0, in1, out,
-reverse)`` (→ ``compute_kernel_hw_startup``, ``SrcOrder::Reverse`` for matmul) and the op's init
-(``tt.fpu.matmul_init(in0, in1, transpose)`` → ``matmul_init``; ``tt.fpu.binary_init(op, in0, in1)``
-→ ``add_tiles_init``...). When a kernel mixes several ops, each op is preceded by its own short
-init. No DST protocol yet.
+reverse)`` (→ ``compute_kernel_hw_startup``, ``SrcOrder::Reverse`` when the first op is a matmul)
+from the CBs of the kernel's first compute op. When the whole kernel runs one engine
+configuration — only matmuls of the same operands, or only one FPU binary op of two blocks — its
+init (``matmul_init`` / ``add_init``…) is hoisted here too; otherwise InsertDSTManagementTT
+emits each op's short init where the op runs. No DST protocol yet.
 
     Before: bx = T.launch_thread("coreIdx.x", 4) ... T.tt.mm.mma(A_s.data, B_s.data, C_l.data, ...)
     After:  T.tt.engine.init_common(0, 1, 16, T.bool(True))
@@ -19,84 +20,97 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.attrs import Attr, Intrin, KernelRole, get
-from tilelang_tt.passes.common import (
-    evaluate,
-    evaluate_calls,
-    keep_span,
-    prim_func_pass,
-    seq,
-    stmt_intrin,
-)
+from tilelang_tt.passes.build_tile_dfg_tt import SCALER
+from tilelang_tt.passes.common import evaluate, evaluate_calls, prim_func_pass, seq, stmt_intrin
 
 PASS = "InsertComputeInitTT"
+FPU_BINARY = {tirx.Add: "add", tirx.Sub: "sub", tirx.Mul: "mul"}
 
 
-def cb_index_map(func: tirx.PrimFunc) -> dict[str, int]:
-    return {name: d["index"] for name, d in get(func, Attr.CB_DESC, {}).items()}
+def fpu_binary(value, cbs: dict) -> tuple[str, str, str] | None:
+    """(op, a, b) when an eltwise value is A[i, j] op B[i, j] of two full blocks: one FPU op."""
+    op = FPU_BINARY.get(type(value))
+    if op is None:
+        return None
+    operands = []
+    for x in (value.a, value.b):
+        while isinstance(x, tirx.Cast):
+            x = x.value
+        if not isinstance(x, tirx.BufferLoad) or cbs[x.buffer.name]["vector"] != "":
+            return None
+        operands.append(x.buffer.name)
+    return op, operands[0], operands[1]
 
 
-def data_names(func: tirx.PrimFunc) -> dict:
-    """Buffer data var -> on-chip buffer name (the allocations are gone after D1)."""
-    names = {}
-    cbs = set(get(func, Attr.CB_DESC, {}))
+def engine_configs(func: tirx.PrimFunc) -> list[tuple]:
+    """One entry per compute op: the engine configuration it needs."""
+    cbs = get(func, Attr.CB_DESC, {})
+    reloads = set()
 
     def visit(node):
-        if isinstance(node, tirx.Evaluate) and isinstance(node.value, tirx.Call):
-            for arg in node.value.args:
-                if isinstance(arg, tirx.Var) and arg.name in cbs:
-                    names[arg] = arg.name
+        if isinstance(node, tirx.AttrStmt) and node.attr_key == Attr.ACCUMULATE.value and int(node.value) == 1:
+            reloads.add(node.node.name)
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
-    return names
+    configs = []
+    for stmt in evaluate_calls(func.body):
+        intrin = stmt_intrin(stmt)
+        args = stmt.value.args if intrin is not None else []
+        if intrin == Intrin.MM_MMA:
+            c = args[2].name
+            configs.append(("matmul", args[0].name, args[1].name, bool(args[7]), c in reloads))
+        elif intrin == Intrin.TILE_ELTWISE:
+            binary = fpu_binary(args[3], cbs)
+            configs.append(("binary", *binary) if binary else ("sfpu", stmt))
+        elif intrin == Intrin.TILE_REDUCE:
+            configs.append(("reduce", stmt))
+    return configs
 
 
-def op_init(stmt, index) -> tuple[tuple, list[tirx.Stmt]]:
-    """(key, [startup, init]) for a compute intrinsic statement."""
-    args = stmt.value.args
-    if stmt_intrin(stmt) == Intrin.MM_MMA:
-        a, b, c = (index(v) for v in args[:3])
-        return ("mm", a, b, c, bool(args[7])), [
-            evaluate(Intrin.HW_STARTUP, a, b, c, True, like=stmt),
-            evaluate(Intrin.MATMUL_INIT, a, b, args[7], like=stmt),
-        ]
-    op = args[0].value
-    a, b, c = (index(v) for v in args[1:4])
-    return ("binary", op, a, b, c), [
-        evaluate(Intrin.HW_STARTUP, a, b, c, False, like=stmt),
-        evaluate(Intrin.BINARY_INIT, op, a, b, like=stmt),
-    ]
+def hoistable_init(func: tirx.PrimFunc) -> tuple | None:
+    """The single engine configuration of a kernel whose op init can be done once, else None."""
+    configs = engine_configs(func)
+    if not configs or any(c[0] in ("sfpu", "reduce") or (c[0] == "matmul" and c[4]) for c in configs):
+        return None
+    return configs[0] if len(set(configs)) == 1 else None
+
+
+def first_op_cbs(func: tirx.PrimFunc, index) -> tuple[int, int, int, bool]:
+    cbs = get(func, Attr.CB_DESC, {})
+    for stmt in evaluate_calls(func.body):
+        intrin = stmt_intrin(stmt)
+        args = stmt.value.args if intrin is not None else []
+        if intrin == Intrin.MM_MMA:
+            return index(args[0].name), index(args[1].name), index(args[2].name), True
+        if intrin == Intrin.TILE_ELTWISE:
+            loads = []
+            tirx.stmt_functor.post_order_visit(
+                args[3], lambda n: loads.append(n.buffer.name) if isinstance(n, tirx.BufferLoad) else None)
+            out = index(args[0].name)
+            a = index(loads[0]) if loads else out
+            b = index(loads[1]) if len(loads) > 1 else a
+            return a, b, out, False
+        if intrin == Intrin.TILE_REDUCE:
+            return index(args[1].name), cbs[SCALER]["index"], index(args[2].name), False
+    raise AssertionError("no compute op")
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
-    if get(func, Attr.KERNEL_ROLE) != KernelRole.COMPUTE.value:
+    if get(func, Attr.KERNEL_ROLE) != KernelRole.COMPUTE.value or not engine_configs(func):
         return func
-    indices = cb_index_map(func)
+    cbs = get(func, Attr.CB_DESC)
 
-    def index(var):
-        return indices[var.name]
+    def index(name):
+        return cbs[name]["index"]
 
-    ops = [s for s in evaluate_calls(func.body) if stmt_intrin(s) in (Intrin.MM_MMA, Intrin.FPU_BINARY)]
-    if not ops:
-        return func
-    inits = {}
-    for stmt in ops:
-        key, init = op_init(stmt, index)
-        inits.setdefault(key, init)
-    if len(inits) == 1:
-        (init,) = inits.values()
-        return func.with_body(seq([*init, func.body]))
-
-    # several ops: hardware startup once, then a short init before every op
-    first_startup = next(iter(inits.values()))[0]
-
-    def post(node):
-        if stmt_intrin(node) in (Intrin.MM_MMA, Intrin.FPU_BINARY):
-            _, init = op_init(node, index)
-            return keep_span(node, seq([init[1], node]))
-        return None
-
-    body = tirx.stmt_functor.ir_transform(func.body, None, post, ["tirx.Evaluate"])
-    return func.with_body(seq([first_startup, body]))
+    a, b, out, reverse = first_op_cbs(func, index)
+    init = [evaluate(Intrin.HW_STARTUP, a, b, out, reverse)]
+    config = hoistable_init(func)
+    if config is not None and config[0] == "matmul":
+        init.append(evaluate(Intrin.MATMUL_INIT, index(config[1]), index(config[2]), config[3]))
+    elif config is not None:
+        init.append(evaluate(Intrin.BINARY_INIT, config[1], index(config[2]), index(config[3])))
+    return func.with_body(seq([*init, func.body]))
 
 
 def InsertComputeInitTT():

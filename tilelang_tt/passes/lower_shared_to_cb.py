@@ -4,7 +4,8 @@ CB data movement (protocol-less).
 Reads: ``T.copy`` tile ops and buffer scopes (shared/fragment buffers are conceptual CBs).
 Writes: no attribute. TIR: ``T.copy(global_slice, cb)`` → ``tt.read_to_cb(global_slice, cb)``;
 ``T.copy(cb, global_slice)`` → ``tt.write_from_cb(cb, global_slice)``. No NOC or CB calls yet.
-Errors: copies between two on-chip buffers or two global tensors.
+Copies between two on-chip buffers are compute (a copy or cast through DST) and are left for C2.
+Errors: copies between two global tensors.
 
     Before: T.copy(T.region(A[by * 64, k * 32], 1, 64, 32), T.region(A_s[0, 0], 2, 64, 32))
     After:  T.tt.read_to_cb(T.region(A[by * 64, k * 32], 1, 64, 32), T.region(A_s[0, 0], 2, 64, 32))
@@ -41,10 +42,12 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             return evaluate(Intrin.READ_TO_CB, src_arg, dst_arg, like=node)
         if is_cb_buffer(src.buffer) and is_global_buffer(dst.buffer):
             return evaluate(Intrin.WRITE_FROM_CB, src_arg, dst_arg, like=node)
+        if is_cb_buffer(src.buffer) and is_cb_buffer(dst.buffer):
+            return None  # an on-chip copy (or cast) is compute: C2 lowers it
         raise error(
             PASS, func, node,
             f"T.copy from `{src.buffer.name}` ({src.buffer.scope()}) to `{dst.buffer.name}` ({dst.buffer.scope()}) is not supported",
-            "copy between a global tensor and a T.alloc_shared/T.alloc_fragment block",
+            "copy through an on-chip block: T.copy(src, block) then T.copy(block, dst)",
         )
 
     return func.with_body(tirx.stmt_functor.ir_transform(func.body, None, post, ["tirx.Evaluate"]))

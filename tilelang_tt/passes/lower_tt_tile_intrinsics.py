@@ -1,31 +1,41 @@
 """C2 LowerTTTileIntrinsics: compute tile ops become protocol-less CB intrinsics.
 
-Reads: ``T.gemm``, ``T.clear``/``T.fill(0)`` of a gemm accumulator, ``T.Parallel`` element-wise
-assignments; ``tt.cb_desc``; the arch's DST capacity.
-Writes: ``tt.compute_config`` {fp32_dest_acc_en, math_fidelity, dst_budget}.
+Reads: ``T.gemm``, ``T.clear``/``T.fill``, ``T.reduce_*``, on-chip ``T.copy`` and ``T.Parallel``
+stores; ``tt.cb_desc`` (block geometry, vectors); the arch's DST capacity.
+Writes: ``tt.compute_config`` {fp32_dest_acc_en, math_fidelity, math_approx_mode, dst_budget}:
+fp32 DST accumulation whenever an on-chip block is float32.
 TIR:
-- ``T.gemm(A_s, B_s, C)`` inside the K loop → ``tt.mm.mma(A_s, B_s, C, m0, n0, sm, sn, tb, k == 0)``;
-  the clear of C is dropped (DST starts at zero on acquire) and ``tt.pack_block(C, m0, n0, sm, sn)``
-  follows the K loop: the accumulator is final there. When the bm×bn block has more tiles than one
-  DST acquire holds, the clear..K-loop region is wrapped in a sub-block loop so every output tile
-  still accumulates over K in DST and is packed exactly once (K loop inside, sub-blocks outside).
-- ``for i, j in T.Parallel(bm, bn): C[i, j] = A[i, j] op B[i, j]`` (op in + - *) over whole
-  blocks → ``tt.fpu.binary(op, A, B, C)``.
-Errors: any other tile op or element-wise form, naming the op and the user's line.
+- GEMM into a cleared accumulator: ``T.clear(C)`` and the statements after it that ``T.gemm``
+  into C (the K loop) become ``T.attr(C, "tt.accumulate", 0)`` around
+  ``tt.mm.mma(A, B, C, m0, n0, sm, sn, transpose_b, k == 0)`` and a trailing
+  ``tt.pack_block(C, m0, n0, sm, sn)``: the accumulator lives in DST over the whole K loop and
+  every output tile is packed once. A block with more tiles than one DST acquire holds is
+  wrapped in a sub-block loop (K loop inside). ``T.gemm`` into a live C (no clear: flash
+  attention's ``acc_o += P @ V``) is the same with attribute value 1: C is reloaded into DST.
+- ``for i, j in T.Parallel(..): X[i, j] = expr`` → ``tt.tile.eltwise(X, i, j, expr)`` where
+  ``expr`` reads whole blocks ``A[i, j]``, per-row vectors ``v[i]``, per-column vectors ``v[j]`` and
+  scalars with + - * /, max/min, exp, exp2, log, sqrt, rsqrt, sigmoid, tanh, abs and casts.
+- ``T.fill(X, v)``/``T.clear(X)`` of a block no gemm accumulates into, and on-chip
+  ``T.copy(X, Y)`` (a copy or cast) → ``tt.tile.eltwise``.
+- ``T.reduce_sum/max(X, v, dim)`` → ``tt.tile.reduce("sum"|"max", X, v, dim, clear)``.
+Errors: any other tile op or expression, naming it and the user's line.
 
     Before: T.fill(C_l, 0); for k in T.serial(4): (reads); T.gemm(A_s, B_s, C_l, ...)
-    After:  for k in T.serial(4): (reads); T.tt.mm.mma(A_s, B_s, C_l, 0, 0, 2, 2, False, k == 0)
-            T.tt.pack_block(C_l, 0, 0, 2, 2)
+    After:  with T.attr(C_l.data, "tt.accumulate", 0):
+                for k in T.serial(4): (reads); T.tt.mm.mma(A_s.data, B_s.data, C_l.data, 0, 0, 2, 2, False, k == 0)
+                T.tt.pack_block(C_l.data, 0, 0, 2, 2)
 """
 
 from __future__ import annotations
 
 import tilelang  # noqa: F401
-from tvm import tirx
+from tvm import ir, tirx
 
 from tilelang_tt.arch import get_arch
 from tilelang_tt.attrs import Attr, Intrin, get, with_attrs
 from tilelang_tt.passes.common import (
+    COL,
+    ROW,
     TILE,
     as_region,
     contains,
@@ -40,9 +50,16 @@ from tilelang_tt.passes.common import (
 )
 
 PASS = "LowerTTTileIntrinsics"
-SUPPORTED = "T.copy, T.gemm (accumulating over a K loop after T.clear), T.clear of a gemm accumulator, " \
-            "and T.Parallel element-wise C[i, j] = A[i, j] (+|-|*) B[i, j] over whole blocks"
-BINARY_OPS = {tirx.Add: "add", tirx.Sub: "sub", tirx.Mul: "mul"}
+SUPPORTED = (
+    "T.copy, T.clear/T.fill, T.gemm, T.reduce_sum/T.reduce_max, and T.Parallel stores whose value combines "
+    "block elements X[i, j], per-row vectors v[i], per-column vectors v[j] and constants with + - * /, "
+    "T.max/T.min, T.exp, T.exp2, T.log, T.sqrt, T.rsqrt, T.sigmoid, T.tanh, T.abs and casts"
+)
+UNARY_CALLS = {
+    "tir.exp": "exp", "tir.exp2": "exp2", "tir.log": "log", "tir.sqrt": "sqrt", "tir.rsqrt": "rsqrt",
+    "tir.sigmoid": "sigmoid", "tir.tanh": "tanh", "tir.fabs": "abs",
+}
+BINARY_NODES = (tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, tirx.Max, tirx.Min)
 
 
 def sub_block(bmt: int, bnt: int, budget: int) -> tuple[int, int]:
@@ -54,59 +71,29 @@ def sub_block(bmt: int, bnt: int, budget: int) -> tuple[int, int]:
     return 1, max(d for d in range(1, budget + 1) if bnt % d == 0)
 
 
+def tile_shape(buf: tirx.Buffer) -> tuple[int, int]:
+    shape = [int(d) for d in buf.shape]
+    return shape[0] // TILE, shape[1] // TILE
+
+
 class _Lowerer:
-    def __init__(self, func: tirx.PrimFunc, budget_of):
+    def __init__(self, func: tirx.PrimFunc, budget_of, cbs: dict):
         self.func = func
         self.budget_of = budget_of
-        self.fp32_acc = False
-        self.accumulators: set[str] = set()
+        self.cbs = cbs
+        self.fp32 = any(d["data_format"] == "Float32" for d in cbs.values())
 
     # -- gemm --------------------------------------------------------------------------------
     def gemm_parts(self, node):
         args = node.value.args
         a, b, c = (as_region(x) for x in args[:3])
-        trans_a, trans_b = bool(args[3]), bool(args[4])
-        if trans_a:
+        if bool(args[3]):
             raise error(PASS, self.func, node, "T.gemm with transpose_A=True is not supported",
                         "load A untransposed (M x K) into shared memory")
-        if not all(r is not None and is_cb_buffer(r.buffer) for r in (a, b, c)):
-            raise error(PASS, self.func, node, "T.gemm operands must be shared/fragment blocks",
+        if not all(r is not None and is_cb_buffer(r.buffer) and len(r.buffer.shape) == 2 for r in (a, b, c)):
+            raise error(PASS, self.func, node, "T.gemm operands must be 2-D shared/fragment blocks",
                         "copy A and B blocks with T.copy into T.alloc_shared buffers first")
-        return a, b, c, trans_b
-
-    def lower_seq(self, stmts: list[tirx.Stmt]) -> list[tirx.Stmt]:
-        """Rewrite a statement list; handles clear → K loop with gemm → consumers."""
-        out: list[tirx.Stmt] = []
-        i = 0
-        while i < len(stmts):
-            s = stmts[i]
-            acc = self.cleared_accumulator(s)
-            if acc is not None:
-                # region: following statements that contain a gemm into acc
-                j = i + 1
-                while j < len(stmts) and contains(stmts[j], lambda n: self.is_gemm_into(n, acc)):
-                    j += 1
-                if j == i + 1:
-                    raise error(PASS, self.func, s, f"T.clear/T.fill of `{acc.name}` is not followed by a T.gemm into it",
-                                "T.fill/T.clear are supported on gemm accumulators; element-wise fills are not yet")
-                out.extend(self.lower_accumulation(stmts[i + 1:j], acc, s))
-                i = j
-                continue
-            out.append(self.visit(s))
-            i += 1
-        return out
-
-    def cleared_accumulator(self, s) -> tirx.Buffer | None:
-        if tile_op_name(s) != "fill":
-            return None
-        region = as_region(s.value.args[0])
-        value = s.value.args[1]
-        if region is None or not is_cb_buffer(region.buffer):
-            raise error(PASS, self.func, s, "T.fill of a global tensor is not supported", "fill an on-chip block")
-        if not (isinstance(value, (tirx.IntImm, tirx.FloatImm)) and float(value.value) == 0.0):
-            raise error(PASS, self.func, s, "T.fill with a non-zero value is not supported yet",
-                        "only T.clear (fill 0) of a gemm accumulator is lowered")
-        return region.buffer
+        return a, b, c, bool(args[4])
 
     def is_gemm_into(self, node, acc: tirx.Buffer) -> bool:
         if tile_op_name(node) != "gemm":
@@ -114,28 +101,27 @@ class _Lowerer:
         c = as_region(node.value.args[2])
         return c is not None and c.buffer.same_as(acc)
 
-    def lower_accumulation(self, region: list[tirx.Stmt], acc: tirx.Buffer, clear_stmt) -> list[tirx.Stmt]:
-        self.accumulators.add(acc.name)
-        if str(acc.dtype) == "float32":
-            self.fp32_acc = True
-        bmt, bnt = int(acc.shape[0]) // TILE, int(acc.shape[1]) // TILE
-        sh, sw = sub_block(bmt, bnt, self.budget_of(str(acc.dtype) == "float32"))
+    def lower_accumulation(self, region: list[tirx.Stmt], acc: tirx.Buffer, like, reload: bool) -> tirx.Stmt:
+        bmt, bnt = tile_shape(acc)
+        sh, sw = sub_block(bmt, bnt, self.budget_of(self.fp32))
         ncols = bnt // sw
         nsub = (bmt // sh) * ncols
 
         def build(sb):
             m0 = (sb // ncols) * sh if nsub > 1 else 0
             n0 = (sb % ncols) * sw if nsub > 1 else 0
-            body = [self.rewrite_gemms(s, acc, m0, n0, sh, sw) for s in region]
-            body.append(evaluate(Intrin.PACK_BLOCK, acc.data, m0, n0, sh, sw, like=clear_stmt))
+            body = [self.rewrite_gemms(s, acc, m0, n0, sh, sw, reload) for s in region]
+            body.append(evaluate(Intrin.PACK_BLOCK, acc.data, m0, n0, sh, sw, like=like))
             return seq(body)
 
         if nsub == 1:
-            return [build(0)]
-        var = tirx.Var("sb", "int32")
-        return [keep_span(clear_stmt, tirx.For(var, 0, nsub, tirx.ForKind.SERIAL, build(var)))]
+            body = build(0)
+        else:
+            var = tirx.Var("sb", "int32")
+            body = keep_span(like, tirx.For(var, 0, nsub, tirx.ForKind.SERIAL, build(var)))
+        return keep_span(like, tirx.AttrStmt(acc.data, Attr.ACCUMULATE.value, tirx.IntImm("int32", int(reload)), body))
 
-    def rewrite_gemms(self, stmt, acc, m0, n0, sh, sw):
+    def rewrite_gemms(self, stmt, acc, m0, n0, sh, sw, reload):
         loops: list[tirx.For] = []
 
         def pre(node):
@@ -150,43 +136,177 @@ class _Lowerer:
             if not self.is_gemm_into(node, acc):
                 return None
             a, b, c, trans_b = self.gemm_parts(node)
-            if not loops:
-                first = tirx.IntImm("bool", True)
-            else:
-                k = loops[-1]
-                first = tirx.EQ(k.loop_var, k.min)
+            self.check_gemm_shapes(node, a, b, c, trans_b)
+            first = tirx.IntImm("bool", not reload) if not loops else tirx.EQ(loops[-1].loop_var, loops[-1].min)
             return evaluate(Intrin.MM_MMA, a.buffer.data, b.buffer.data, c.buffer.data, m0, n0, sh, sw, trans_b,
                             first, like=node)
 
         return tirx.stmt_functor.ir_transform(stmt, pre, post, ["tirx.For", "tirx.Evaluate"])
 
-    # -- element-wise --------------------------------------------------------------------------
+    def check_gemm_shapes(self, node, a, b, c, trans_b):
+        (am, ak), (bk, bn), (cm, cn) = tile_shape(a.buffer), tile_shape(b.buffer), tile_shape(c.buffer)
+        if trans_b:
+            bk, bn = bn, bk
+        if am != cm or bn != cn or ak != bk:
+            raise error(PASS, self.func, node,
+                        f"T.gemm shapes do not agree: A {list(a.buffer.shape)}, B {list(b.buffer.shape)}, "
+                        f"C {list(c.buffer.shape)}{' (B transposed)' if trans_b else ''}",
+                        "use blocks with A (bm, bk), B (bk, bn) (or (bn, bk) with transpose_B) and C (bm, bn)")
+
+    # -- sequences -------------------------------------------------------------------------------
+    def lower_seq(self, stmts: list[tirx.Stmt]) -> list[tirx.Stmt]:
+        out: list[tirx.Stmt] = []
+        i = 0
+        while i < len(stmts):
+            s = stmts[i]
+            acc = self.cleared_block(s)
+            if acc is not None:
+                j = i + 1
+                while j < len(stmts) and contains(stmts[j], lambda n: self.is_gemm_into(n, acc)):
+                    j += 1
+                if j > i + 1:
+                    out.append(self.lower_accumulation(stmts[i + 1:j], acc, s, reload=False))
+                    i = j
+                    continue
+            out.append(self.visit(s))
+            i += 1
+        return out
+
+    def cleared_block(self, s) -> tirx.Buffer | None:
+        """The block a ``T.clear``/``T.fill(.., 0)`` statement zeroes, if it is one."""
+        if tile_op_name(s) != "fill":
+            return None
+        region = as_region(s.value.args[0])
+        value = s.value.args[1]
+        if region is None or not is_cb_buffer(region.buffer):
+            return None
+        if isinstance(value, (tirx.IntImm, tirx.FloatImm)) and float(value.value) == 0.0:
+            return region.buffer
+        return None
+
+    # -- element-wise ------------------------------------------------------------------------------
+    def block_kind(self, buf: tirx.Buffer) -> str:
+        return self.cbs[buf.name]["vector"]
+
+    def check_access(self, node, access, i, j) -> None:
+        """A load/store must address a whole block element-wise: X[i, j], v[i] (per-row) or v[j]."""
+        buf, idx = access.buffer, list(access.indices)
+        kind = self.block_kind(buf) if buf.name in self.cbs else None
+        ok = False
+        if kind is not None:
+            if len(idx) == 2 and kind == "":
+                ok = i is not None and j is not None and idx[0].same_as(i) and idx[1].same_as(j)
+            elif len(idx) == 2 and kind == ROW:
+                ok = j is not None and _is_zero(idx[0]) and idx[1].same_as(j)
+            elif len(idx) == 2 and kind == COL:
+                ok = i is not None and idx[0].same_as(i) and _is_zero(idx[1])
+            elif len(idx) == 1:
+                var = i if kind == COL else j
+                ok = var is not None and idx[0].same_as(var)
+        if not ok:
+            raise error(PASS, self.func, node,
+                        f"`{buf.name}[{', '.join(str(x) for x in idx)}]` is not an element-wise access of an on-chip block",
+                        "index blocks with the T.Parallel loop variables: X[i, j], per-row v[i] or per-column v[j]")
+
+    def check_expr(self, node, expr, i, j) -> None:
+        if isinstance(expr, tirx.BufferLoad):
+            self.check_access(node, expr, i, j)
+        elif isinstance(expr, (tirx.IntImm, tirx.FloatImm)):
+            return
+        elif isinstance(expr, tirx.Cast):
+            self.check_expr(node, expr.value, i, j)
+        elif isinstance(expr, BINARY_NODES):
+            self.check_expr(node, expr.a, i, j)
+            self.check_expr(node, expr.b, i, j)
+        elif isinstance(expr, tirx.Call) and isinstance(expr.op, ir.Op) and expr.op.name in UNARY_CALLS:
+            self.check_expr(node, expr.args[0], i, j)
+        else:
+            raise error(PASS, self.func, node, f"unsupported element-wise expression `{expr}`", f"supported: {SUPPORTED}")
+
     def lower_parallel(self, loop: tirx.For) -> tirx.Stmt:
         loops = [loop]
         body = loop.body
-        while isinstance(body, tirx.For):
+        while isinstance(body, tirx.For) and body.kind == tirx.ForKind.PARALLEL:
             loops.append(body)
             body = body.body
-        if len(loops) != 2 or not isinstance(body, tirx.BufferStore):
-            raise error(PASS, self.func, loop, "unsupported T.Parallel body",
-                        f"supported: {SUPPORTED}")
-        i, j = loops[0].loop_var, loops[1].loop_var
-        store = body
+        if len(loops) > 2:
+            raise error(PASS, self.func, loop, "T.Parallel over more than two dimensions", f"supported: {SUPPORTED}")
+        stores = list(body.seq) if isinstance(body, tirx.SeqStmt) else [body]
+        out = []
+        for store in stores:
+            if not isinstance(store, tirx.BufferStore):
+                raise error(PASS, self.func, store, "unsupported T.Parallel body (only stores into blocks)",
+                            f"supported: {SUPPORTED}")
+            if len(loops) == 2:
+                i, j = loops[0].loop_var, loops[1].loop_var
+            elif store.buffer.name in self.cbs and self.block_kind(store.buffer) == ROW:
+                i, j = None, loops[0].loop_var
+            else:
+                i, j = loops[0].loop_var, None
+            self.check_access(store, store, i, j)
+            self.check_extents(store, store.buffer, [lp.extent for lp in loops])
+            self.check_expr(store, store.value, i, j)
+            out.append(evaluate(Intrin.TILE_ELTWISE, store.buffer.data, i if i is not None else 0,
+                                j if j is not None else 0, store.value, like=store))
+        return seq(out)
 
-        def whole(buf, indices) -> bool:
-            return (is_cb_buffer(buf) and len(indices) == 2 and indices[0].same_as(i) and indices[1].same_as(j)
-                    and int(buf.shape[0]) == int(loops[0].extent) and int(buf.shape[1]) == int(loops[1].extent))
+    def check_extents(self, node, buf, extents) -> None:
+        shape = [int(d) for d in buf.shape]
+        full = [d for d in shape if d != 1]
+        if [int(e) for e in extents] != full:
+            raise error(PASS, self.func, node,
+                        f"T.Parallel{tuple(int(e) for e in extents)} does not cover the whole block `{buf.name}` {shape}",
+                        "iterate T.Parallel over the block's full shape")
 
-        value = store.value
-        op = BINARY_OPS.get(type(value))
-        ok = op is not None and whole(store.buffer, store.indices)
-        if ok:
-            lhs, rhs = value.a, value.b
-            ok = all(isinstance(x, tirx.BufferLoad) and whole(x.buffer, x.indices) for x in (lhs, rhs))
-        if not ok:
-            raise error(PASS, self.func, store, f"unsupported element-wise expression `{store.buffer.name}[i, j] = {value}`",
-                        f"supported: {SUPPORTED}")
-        return evaluate(Intrin.FPU_BINARY, op, lhs.buffer.data, rhs.buffer.data, store.buffer.data, like=store)
+    def eltwise_from(self, node, dst: tirx.Buffer, value_of) -> tirx.Stmt:
+        """An eltwise statement writing every element of ``dst`` with ``value_of(i, j)``."""
+        kind = self.block_kind(dst)
+        i, j = tirx.Var("i", "int32"), tirx.Var("j", "int32")
+        return evaluate(Intrin.TILE_ELTWISE, dst.data, i if kind != ROW else 0, j if kind != COL else 0,
+                        value_of(i, j), like=node)
+
+    def load(self, buf: tirx.Buffer, i, j) -> tirx.BufferLoad:
+        kind = self.block_kind(buf)
+        if len(buf.shape) == 1:
+            return tirx.BufferLoad(buf, [i if kind == COL else j])
+        if kind == ROW:
+            return tirx.BufferLoad(buf, [tirx.IntImm("int32", 0), j])
+        if kind == COL:
+            return tirx.BufferLoad(buf, [i, tirx.IntImm("int32", 0)])
+        return tirx.BufferLoad(buf, [i, j])
+
+    def lower_copy(self, node) -> tirx.Stmt:
+        src, dst = (as_region(a) for a in node.value.args[:2])
+        if list(src.buffer.shape) != list(dst.buffer.shape) or self.block_kind(src.buffer) != self.block_kind(dst.buffer):
+            raise error(PASS, self.func, node, f"T.copy from `{src.buffer.name}` to `{dst.buffer.name}` changes the block shape",
+                        "copy between on-chip blocks of the same shape")
+        return self.eltwise_from(node, dst.buffer, lambda i, j: tirx.Cast(str(dst.buffer.dtype), self.load(src.buffer, i, j)))
+
+    def lower_fill(self, node) -> tirx.Stmt:
+        region = as_region(node.value.args[0])
+        if region is None or not is_cb_buffer(region.buffer):
+            raise error(PASS, self.func, node, "T.fill of a global tensor is not supported", "fill an on-chip block")
+        value = node.value.args[1]
+        if not isinstance(value, (tirx.IntImm, tirx.FloatImm)):
+            raise error(PASS, self.func, node, "T.fill with a non-constant value", "fill with a constant")
+        return self.eltwise_from(node, region.buffer, lambda i, j: tirx.FloatImm("float32", float(value.value)))
+
+    def lower_reduce(self, node) -> tirx.Stmt:
+        args = node.value.args
+        src, dst = as_region(args[0]), as_region(args[1])
+        kind, dim, clear = args[2].value, int(args[3]), bool(args[4])
+        if kind not in ("sum", "max"):
+            raise error(PASS, self.func, node, f"T.reduce_{kind} is not supported", "use T.reduce_sum or T.reduce_max")
+        if len(src.buffer.shape) != 2 or self.block_kind(src.buffer) != "":
+            raise error(PASS, self.func, node, "T.reduce needs a 2-D block as its source", "reduce a (rows, cols) block")
+        dim = dim % 2
+        want = COL if dim == 1 else ROW
+        if self.block_kind(dst.buffer) != want:
+            raise error(PASS, self.func, node,
+                        f"the result `{dst.buffer.name}` of a reduction along dim {dim} must be a "
+                        f"{'per-row' if dim == 1 else 'per-column'} vector",
+                        f"allocate it as T.alloc_fragment(({int(src.buffer.shape[1 - dim])},), ...)")
+        return evaluate(Intrin.TILE_REDUCE, kind, src.buffer.data, dst.buffer.data, dim, clear, like=node)
 
     # -- dispatch ------------------------------------------------------------------------------
     def visit(self, s):
@@ -195,8 +315,8 @@ class _Lowerer:
         if isinstance(s, tirx.For):
             if s.kind == tirx.ForKind.PARALLEL:
                 return self.lower_parallel(s)
-            return keep_span(s, tirx.For(s.loop_var, s.min, s.extent, s.kind, self.visit(s.body),
-                                         s.thread_binding, s.annotations))
+            return keep_span(s, tirx.For(s.loop_var, s.min, s.extent, tirx.ForKind.SERIAL, self.visit(s.body),
+                                         None, s.annotations))
         if isinstance(s, tirx.AttrStmt):
             return keep_span(s, tirx.AttrStmt(s.node, s.attr_key, s.value, self.visit(s.body)))
         if isinstance(s, tirx.SBlockRealize):
@@ -206,8 +326,14 @@ class _Lowerer:
             return keep_span(s, tirx.SBlockRealize(s.iter_values, s.predicate, new_blk))
         name = tile_op_name(s)
         if name == "gemm":
-            raise error(PASS, self.func, s, "T.gemm whose accumulator is not cleared with T.clear before the K loop",
-                        "write T.clear(C_local) before the loop that calls T.gemm")
+            a, b, c, _ = self.gemm_parts(s)
+            return self.lower_accumulation([s], c.buffer, s, reload=True)
+        if name == "fill":
+            return self.lower_fill(s)
+        if name == "copy":
+            return self.lower_copy(s)
+        if name == "reduce":
+            return self.lower_reduce(s)
         if name is not None:
             raise error(PASS, self.func, s, f"unsupported tile op `T.{name}`", f"supported: {SUPPORTED}")
         if isinstance(s, (tirx.Evaluate, tirx.Bind)) or stmt_intrin(s) is not None:
@@ -218,17 +344,20 @@ class _Lowerer:
         raise error(PASS, self.func, s, f"unsupported statement {type(s).__name__}", f"supported: {SUPPORTED}")
 
 
+def _is_zero(e) -> bool:
+    return isinstance(e, tirx.IntImm) and int(e.value) == 0
+
+
 def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, math_fidelity: str) -> tirx.PrimFunc:
     arch = get_arch(get(func, Attr.ARCH, arch_name))
-    lowerer = _Lowerer(func, arch.dst_budget)
+    lowerer = _Lowerer(func, arch.dst_budget, get(func, Attr.CB_DESC, {}))
     body = lowerer.visit(func.body)
-    fp32 = lowerer.fp32_acc
     return with_attrs(func.with_body(body), {
         Attr.COMPUTE_CONFIG: {
-            "fp32_dest_acc_en": fp32,
+            "fp32_dest_acc_en": lowerer.fp32,
             "math_fidelity": math_fidelity,
             "math_approx_mode": False,
-            "dst_budget": arch.dst_budget(fp32),
+            "dst_budget": arch.dst_budget(lowerer.fp32),
         }
     })
 

@@ -4,7 +4,9 @@ Reads: ``tt.layout_desc``; the shared (``T.alloc_shared``) and fragment (``T.all
 allocations of the kernel and the ``num_stages`` of an enclosing ``T.Pipelined``.
 Writes: ``tt.cb_desc`` = {buffer name: {index: -1, page_size, num_pages, data_format, block_pages}}:
 one page per 32×32 tile of the buffer's dtype, ``block_pages`` = tiles of the buffer, depth =
-``num_stages`` of the pipelined loop that fills it, else the ``cb_depth`` option (2).
+``num_stages`` of the pipelined loop that fills it, else the ``cb_depth`` option (2) — a CB the
+compute kernel updates in place needs two blocks. Vectors ((n,), (1, n), (n, 1)) are blocks of
+one tile row or column; their ``vector`` kind says where the data sits in each tile.
 Before/after: TIR unchanged (metadata only). Errors: a CB buffer not made of whole tiles.
 
     Before: A_s = T.alloc_shared((64, 32), "bfloat16")   # inside T.Pipelined(.., num_stages=3)
@@ -18,12 +20,15 @@ from tvm import tirx
 
 from tilelang_tt.attrs import DATA_FORMATS, Attr, CBDesc, with_attrs
 from tilelang_tt.passes.common import (
+    COL,
+    ROW,
     TILE,
     as_region,
     error,
     is_cb_buffer,
     prim_func_pass,
     tile_op_name,
+    vector_kinds,
 )
 
 PASS = "PropagateTTLayout"
@@ -51,8 +56,23 @@ def _pipeline_depths(func: tirx.PrimFunc) -> dict[str, int]:
     return depths
 
 
+def block_geometry(buf: tirx.Buffer, kinds: dict[str, str]) -> tuple[tuple[int, int], str] | None:
+    """((tile rows, tile cols), vector kind) of an on-chip block, or None when not tileable."""
+    shape = [int(d) for d in buf.shape]
+    if len(shape) == 1:
+        if shape[0] % TILE:
+            return None
+        kind = kinds.get(buf.name, ROW)
+        return ((shape[0] // TILE, 1) if kind == COL else (1, shape[0] // TILE)), kind
+    if len(shape) != 2 or any(d % TILE and d != 1 for d in shape) or shape == [1, 1]:
+        return None
+    kind = ROW if shape[0] == 1 else COL if shape[1] == 1 else ""
+    return (-(-shape[0] // TILE), -(-shape[1] // TILE)), kind
+
+
 def _transform(func: tirx.PrimFunc, mod, ctx, cb_depth: int) -> tirx.PrimFunc:
     depths = _pipeline_depths(func)
+    kinds = vector_kinds(func)
     cbs: dict[str, dict] = {}
 
     def visit(node):
@@ -60,21 +80,23 @@ def _transform(func: tirx.PrimFunc, mod, ctx, cb_depth: int) -> tirx.PrimFunc:
             for buf in node.alloc_buffers:
                 if not is_cb_buffer(buf):
                     continue
-                shape = [int(d) for d in buf.shape]
-                if len(shape) != 2 or shape[0] % TILE or shape[1] % TILE:
+                geometry = block_geometry(buf, kinds)
+                if geometry is None:
                     raise error(PASS, func, buf,
-                                f"on-chip buffer `{buf.name}` has shape {shape}: it must be 2-D with both sides multiples of 32",
-                                "allocate shared/fragment blocks as (rows, cols) multiples of 32, e.g. (64, 32)")
+                                f"on-chip buffer `{buf.name}` has shape {list(buf.shape)}: blocks must be made of 32x32 tiles",
+                                "allocate shared/fragment blocks as (rows, cols) multiples of 32, e.g. (64, 32), "
+                                "or vectors (n,) with n a multiple of 32")
+                (rows, cols), vector = geometry
                 dtype = str(buf.dtype)
                 if dtype not in DATA_FORMATS:
                     raise error(PASS, func, buf, f"on-chip buffer `{buf.name}` has unsupported dtype {dtype}",
                                 f"use one of {sorted(DATA_FORMATS)}")
                 fmt, elem = DATA_FORMATS[dtype]
-                block = (shape[0] // TILE) * (shape[1] // TILE)
+                block = rows * cols
                 depth = depths.get(buf.name, cb_depth)
                 cbs[buf.name] = CBDesc(
                     name=buf.name, index=-1, page_size=TILE * TILE * elem, num_pages=block * depth,
-                    data_format=fmt, block_pages=block, block_tiles=(shape[0] // TILE, shape[1] // TILE),
+                    data_format=fmt, block_pages=block, block_tiles=(rows, cols), vector=vector,
                 ).to_dict()
 
     tirx.stmt_functor.post_order_visit(func.body, visit)

@@ -1,20 +1,21 @@
 """D1 SplitDeviceKernel (late): one monolithic kernel → reader, compute and writer PrimFuncs.
 
-Reads: ``tt.tile_dfg`` (which CBs the compute kernel packs into).
+Reads: ``tt.cb_desc`` (whether a reduce scaler CB exists).
 Writes: per new function ``tt.kernel_role`` and ``tt.source_func``; every other attribute is
 carried over. The module's ``main`` is replaced by ``main_reader``, ``main_compute``,
 ``main_writer`` (named after the user's function).
 TIR: each role keeps the statements it executes, with the loops and bindings around them:
-the reader ``tt.read_to_cb``, the writer ``tt.write_from_cb``, compute the compute intrinsics
-and ``tt.pack_block``. Where the writer drains a CB the compute kernel fills and no explicit
-``tt.pack_block`` exists (element-wise), compute gets ``tt.pack_block`` of the whole block at the
-position of the write. The on-chip allocation block is unwrapped (CBs are now ids in
-``tt.cb_desc``); loops left empty are dropped.
+the reader ``tt.read_to_cb`` (and, first, ``tt.fill_scaler`` of the reduce scaler), the writer
+``tt.write_from_cb``, compute the compute intrinsics and ``tt.accumulate`` scopes plus the
+``tt.read_to_cb``/``tt.write_from_cb`` statements as markers of where blocks arrive and leave
+(D5 turns them into waits and pops). The on-chip allocation block is unwrapped (CBs are now ids
+in ``tt.cb_desc``); loops left empty are dropped.
 
     Before: for k: read_to_cb(A..); read_to_cb(B..); mm.mma(A_s, B_s, C_l, ...)
             pack_block(C_l, ...); write_from_cb(C_l, C[..])
     After:  main_reader:  for k: read_to_cb(A..); read_to_cb(B..)
-            main_compute: for k: mm.mma(...); pack_block(...)
+            main_compute: for k: read_to_cb(A..); read_to_cb(B..); mm.mma(...)   (markers + compute)
+                          pack_block(...); write_from_cb(C_l, C[..])
             main_writer:  write_from_cb(C_l, C[..])
 """
 
@@ -25,9 +26,8 @@ import tvm
 from tvm import tirx
 
 from tilelang_tt.attrs import Attr, Intrin, KernelRole, get, with_attrs
+from tilelang_tt.passes.build_tile_dfg_tt import SCALER
 from tilelang_tt.passes.common import (
-    TILE,
-    as_region,
     evaluate,
     func_name,
     keep_span,
@@ -38,71 +38,58 @@ from tilelang_tt.passes.common import (
 )
 
 PASS = "SplitDeviceKernel"
-ROLE_OF = {
-    Intrin.READ_TO_CB: KernelRole.READER,
-    Intrin.WRITE_FROM_CB: KernelRole.WRITER,
-    Intrin.MM_MMA: KernelRole.COMPUTE,
-    Intrin.FPU_BINARY: KernelRole.COMPUTE,
-    Intrin.PACK_BLOCK: KernelRole.COMPUTE,
-}
+COMPUTE_OPS = (Intrin.MM_MMA, Intrin.PACK_BLOCK, Intrin.TILE_ELTWISE, Intrin.TILE_REDUCE)
+ROLE_OF = {Intrin.READ_TO_CB: KernelRole.READER, Intrin.WRITE_FROM_CB: KernelRole.WRITER}
+ROLE_OF.update({op: KernelRole.COMPUTE for op in COMPUTE_OPS})
+# The compute kernel keeps the data-movement statements as markers of where blocks arrive and
+# leave: InsertDSTManagementTT turns them into its CB waits and pops and removes them.
+COMPUTE_MARKERS = (Intrin.READ_TO_CB, Intrin.WRITE_FROM_CB)
 
 
-def _has_explicit_pack(body, data) -> bool:
-    found = []
-
-    def visit(node):
-        if stmt_intrin(node) == Intrin.PACK_BLOCK and node.value.args[0].same_as(data):
-            found.append(node)
-
-    tirx.stmt_functor.post_order_visit(body, visit)
-    return bool(found)
-
-
-def _slice(stmt, role: KernelRole, body_root, compute_packs: set[str]):
+def _slice(stmt, role: KernelRole):
     """The part of ``stmt`` executed by ``role`` (None when nothing)."""
     if isinstance(stmt, tirx.SeqStmt):
-        parts = [p for p in (_slice(s, role, body_root, compute_packs) for s in stmt.seq) if p is not None]
-        kept = [p for p in parts if not isinstance(p, tirx.Bind)]
-        if not kept:
+        parts = [p for p in (_slice(s, role) for s in stmt.seq) if p is not None]
+        if not any(not isinstance(p, tirx.Bind) for p in parts):
             return None
-        # keep only bindings whose variable is used later
-        out = []
+        out = []  # keep only bindings whose variable is used later
         for idx, p in enumerate(parts):
             if isinstance(p, tirx.Bind) and not any(uses_var(q, p.var) for q in parts[idx + 1:]):
                 continue
             out.append(p)
         return seq(out)
     if isinstance(stmt, tirx.For):
-        body = _slice(stmt.body, role, body_root, compute_packs)
+        body = _slice(stmt.body, role)
         if body is None:
             return None
         return keep_span(stmt, tirx.For(stmt.loop_var, stmt.min, stmt.extent, tirx.ForKind.SERIAL, body))
     if isinstance(stmt, tirx.AttrStmt):
-        body = _slice(stmt.body, role, body_root, compute_packs)
+        body = _slice(stmt.body, role)
+        if stmt.attr_key == Attr.ACCUMULATE.value:
+            if role != KernelRole.COMPUTE or body is None:
+                return body
+            return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, body))
         return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, body or tirx.Evaluate(0)))
     if isinstance(stmt, tirx.SBlockRealize):
-        return _slice(stmt.block.body, role, body_root, compute_packs)
+        return _slice(stmt.block.body, role)
     if isinstance(stmt, tirx.Bind):
         return stmt
     intrin = stmt_intrin(stmt)
     if intrin is None:
         return None
-    if intrin == Intrin.WRITE_FROM_CB and role == KernelRole.COMPUTE:
-        src = as_region(stmt.value.args[0])
-        if src.buffer.name in compute_packs and not _has_explicit_pack(body_root, src.buffer.data):
-            rows, cols = int(src.buffer.shape[0]) // TILE, int(src.buffer.shape[1]) // TILE
-            return evaluate(Intrin.PACK_BLOCK, src.buffer.data, 0, 0, rows, cols, like=stmt)
-        return None
+    if role == KernelRole.COMPUTE and intrin in COMPUTE_MARKERS:
+        return stmt
     return stmt if ROLE_OF.get(intrin) == role else None
 
 
 def split(func: tirx.PrimFunc) -> dict[str, tirx.PrimFunc]:
     name = func_name(func)
-    dfg = get(func, Attr.TILE_DFG, {})
-    compute_packs = {cb for cb, e in dfg.items() if e["producer"] == "compute" and e["consumer"] == "writer"}
+    cbs = get(func, Attr.CB_DESC, {})
     out = {}
     for role in (KernelRole.READER, KernelRole.COMPUTE, KernelRole.WRITER):
-        body = _slice(func.body, role, func.body, compute_packs) or tirx.Evaluate(0)
+        body = _slice(func.body, role) or tirx.Evaluate(0)
+        if role == KernelRole.READER and SCALER in cbs:
+            body = seq([evaluate(Intrin.FILL_SCALER, cbs[SCALER]["index"], tirx.FloatImm("float32", 1.0)), body])
         kernel = tirx.PrimFunc(func.params, body, func.ret_type, func.buffer_map, func.attrs, func.span)
         kernel = with_attrs(kernel, {Attr.KERNEL_ROLE: role, Attr.SOURCE_FUNC: name})
         kernel = kernel.with_attr("global_symbol", f"{name}_{role.value}")

@@ -32,10 +32,15 @@ REQUIRED = {
     KernelRole.COMPUTE.value: (Attr.CB_DESC, Attr.COMPUTE_CONFIG, Attr.RUNTIME_ARGS, Attr.WORK_PARTITION),
 }
 ALLOWED = {
-    KernelRole.READER.value: {Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.NOC_READ_PAGE, Intrin.NOC_READ_BARRIER},
+    KernelRole.READER.value: {Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.NOC_READ_PAGE, Intrin.NOC_READ_BARRIER,
+                              Intrin.FILL_SCALER},
     KernelRole.WRITER.value: {Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT, Intrin.NOC_WRITE_PAGE, Intrin.NOC_WRITE_BARRIER},
     KernelRole.COMPUTE.value: {Intrin.HW_STARTUP, Intrin.MATMUL_INIT, Intrin.BINARY_INIT, Intrin.MATMUL_TILES,
-                               Intrin.BINARY_TILES, Intrin.DST_ACQUIRE, Intrin.DST_COMMIT, Intrin.DST_WAIT,
+                               Intrin.BINARY_TILES, Intrin.COPY_INIT, Intrin.COPY_TILE, Intrin.BCAST_INIT,
+                               Intrin.BCAST_TILE, Intrin.SFPU_INIT, Intrin.SFPU_UNARY, Intrin.SFPU_SCALAR,
+                               Intrin.SFPU_BINARY, Intrin.FILL_TILE, Intrin.REDUCE_INIT, Intrin.REDUCE_TILE,
+                               Intrin.REDUCE_UNINIT, Intrin.UNPACK_RECONFIG, Intrin.PACK_RECONFIG,
+                               Intrin.DST_ACQUIRE, Intrin.DST_COMMIT, Intrin.DST_WAIT,
                                Intrin.DST_RELEASE, Intrin.PACK_TILE, Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT,
                                Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK},
 }
@@ -66,6 +71,11 @@ def check_cbs(func: tirx.PrimFunc, arch_name: str) -> None:
                     "use smaller blocks (bm, bn, bk) or fewer pipeline stages (T.Pipelined num_stages)")
 
 
+DST_WRITERS = {Intrin.MATMUL_TILES: 4, Intrin.BINARY_TILES: 5, Intrin.COPY_TILE: 2, Intrin.BCAST_TILE: 3,
+               Intrin.SFPU_UNARY: 1, Intrin.SFPU_SCALAR: 1, Intrin.SFPU_BINARY: 3, Intrin.FILL_TILE: 0,
+               Intrin.REDUCE_TILE: 6, Intrin.PACK_TILE: 0}
+
+
 def check_dst(func: tirx.PrimFunc) -> None:
     budget = int(get(func, Attr.COMPUTE_CONFIG)["dst_budget"])
     held, packed = False, 0
@@ -73,8 +83,8 @@ def check_dst(func: tirx.PrimFunc) -> None:
         intrin = stmt_intrin(stmt)
         if intrin == Intrin.DST_ACQUIRE:
             held, packed = True, 0
-        elif intrin in (Intrin.MATMUL_TILES, Intrin.BINARY_TILES):
-            dst = stmt.value.args[-1]
+        elif intrin in DST_WRITERS:
+            dst = stmt.value.args[DST_WRITERS[intrin]]
             if isinstance(dst, tirx.IntImm) and int(dst) >= budget:
                 raise error(PASS, func, stmt, f"DST tile {int(dst)} is beyond the budget of {budget} tiles per acquire",
                             "use smaller blocks")
