@@ -3,6 +3,10 @@ PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# ttnn ships for Python 3.12 only: a second venv for the hardware path (tests/hardware runs it).
+PYTHON312 ?= python3.12
+VENV312 := .venv312
+STAMP312 := $(VENV312)/.installed
 
 .PHONY: setup headers demo test bench clean
 
@@ -14,6 +18,21 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
+# A Python 3.12: $(PYTHON312), else an installed pyenv 3.12.x, else one installed with pyenv or apt.
+$(STAMP312):
+	test -x $(VENV312)/bin/python || { \
+	  if ! $(PYTHON312) --version >/dev/null 2>&1; then \
+	    if command -v pyenv >/dev/null 2>&1; then \
+	      v=$$(pyenv versions --bare | grep -E '^3\.12\.[0-9]+$$' | tail -n 1); \
+	      [ -n "$$v" ] || { pyenv install 3.12 && v=$$(pyenv versions --bare | grep -E '^3\.12\.[0-9]+$$' | tail -n 1); }; \
+	      export PYENV_VERSION=$$v; \
+	    else apt-get install -y python3.12 python3.12-venv; fi; \
+	  fi; \
+	  $(PYTHON312) -m venv $(VENV312); }
+	$(VENV312)/bin/python -m pip install -q --upgrade pip
+	$(VENV312)/bin/python -m pip install -q ttnn==0.81.1
+	touch $(STAMP312)
+
 setup: $(STAMP) headers
 
 headers: $(STAMP)
@@ -23,7 +42,7 @@ demo: setup
 	$(PY) examples/gemm.py --out out/gemm --run
 
 # pytest exits 5 when it collects no tests; an empty suite is not a failure.
-test: setup
+test: setup $(STAMP312)
 	$(PY) -m pytest -q -p no:cacheprovider tests || [ $$? -eq 5 ]
 
 bench: setup
