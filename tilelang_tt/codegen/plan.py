@@ -6,7 +6,7 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.arch import get_arch
-from tilelang_tt.attrs import AccessorDesc, Attr, KernelRole, RuntimeArg, WorkItem, get
+from tilelang_tt.attrs import AccessorDesc, Attr, KernelRole, LayoutDesc, RuntimeArg, WorkItem, get
 
 SCHEMA_VERSION = 1
 PROCESSORS = {KernelRole.READER.value: ("RISCV_1", "RISCV_1_default"), KernelRole.WRITER.value: ("RISCV_0", "RISCV_0_default")}
@@ -25,10 +25,7 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
         buf = compute.buffer_map[param]
         layout = layouts[buf.name]
         access = "readwrite" if buf.name in read and buf.name in written else "write" if buf.name in written else "read"
-        rows, cols = 1, layout["shape"][-1] // layout["tile_shape"][1]
-        for extent in layout["shape"][:-1]:
-            rows *= extent
-        rows //= layout["tile_shape"][0]
+        rows, cols = LayoutDesc.from_dict(buf.name, layout).tile_grid
         buffers.append({
             "name": buf.name, "param_index": index, "shape": layout["shape"], "dtype": layout["dtype"],
             "data_format": layout["data_format"], "access": access, "memory": layout["memory"],

@@ -8,7 +8,9 @@ Writes: ``tt.tile_dfg`` = {cb: {producer, consumers, buffer}}; updates ``tt.cb_d
 compute-internal CBs from 24 (tt-metal's c_0/c_16/c_24 convention; numbered in order when more
 are needed) —, producer, consumers, the global buffer it moves and, for CBs handed to the writer,
 the page size and data format of that tensor (pack converts from DST). A kernel with reductions
-gets a one-tile ``reduce_scaler`` CB the reader fills with 1.0.
+gets a one-tile ``reduce_scaler`` CB the reader fills with 1.0. A block the writer drains that
+compute also updates or reads gets a separate hand-off CB ``<name>_out`` (``handoff`` in the
+graph) so the writer only ever sees final values.
 Errors: a CB with no producer or no consumer, or filled by both the reader and compute.
 Before/after: TIR unchanged.
 
@@ -49,6 +51,40 @@ def compute_accesses(stmt, data_names) -> tuple[list[str], str | None]:
         reads = [data_names[args[1]]] + ([] if bool(args[4]) else [data_names[args[2]]])
         return reads, data_names[args[2]]
     return [], None
+
+
+def _handoff_blocks(func, data_names, producers, consumers) -> list[str]:
+    """Compute blocks the writer drains that compute also updates or reads: the writer would see
+    their intermediate values in the CB, so the final value goes to a separate ``<name>_out`` CB."""
+    writes: dict[str, int] = {}
+    in_loop: set[str] = set()
+
+    def walk(stmt, depth):
+        if isinstance(stmt, tirx.SeqStmt):
+            for s in stmt.seq:
+                walk(s, depth)
+        elif isinstance(stmt, tirx.For):
+            walk(stmt.body, depth + (0 if stmt.thread_binding is not None else 1))
+        elif isinstance(stmt, tirx.AttrStmt):
+            if stmt.attr_key == Attr.ACCUMULATE.value:
+                name = data_names[stmt.node]
+                writes[name] = writes.get(name, 0) + 1
+                if depth:
+                    in_loop.add(name)
+                return
+            walk(stmt.body, depth)
+        elif isinstance(stmt, tirx.SBlockRealize):
+            walk(stmt.block.body, depth)
+        elif isinstance(stmt, tirx.Evaluate) and stmt_intrin(stmt) in (Intrin.TILE_ELTWISE, Intrin.TILE_REDUCE):
+            _, name = compute_accesses(stmt, data_names)
+            writes[name] = writes.get(name, 0) + 1
+            if depth:
+                in_loop.add(name)
+
+    walk(func.body, 0)
+    return [name for name in sorted(producers)
+            if producers[name] == {"compute"} and "writer" in consumers.get(name, ())
+            and ("compute" in consumers[name] or writes.get(name, 0) > 1 or name in in_loop)]
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
@@ -104,6 +140,18 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
                 note(consumers, name, "compute", stmt)
             note(producers, write, "compute", stmt)
 
+    handoffs = _handoff_blocks(func, data_names, producers, consumers)
+    for name in handoffs:
+        out_name = f"{name}_out"
+        desc = cbs[name]
+        cbs[out_name] = CBDesc(name=out_name, index=-1, page_size=desc.page_size, num_pages=desc.num_pages,
+                               data_format=desc.data_format, block_pages=desc.block_pages,
+                               block_tiles=desc.block_tiles, vector=desc.vector)
+        order.append(out_name)
+        moved[out_name] = moved[name]
+        producers[out_name], consumers[out_name] = {"compute"}, {"writer"}
+        consumers[name].discard("writer")
+
     dfg = {}
     for name in order:
         if name not in producers:
@@ -149,6 +197,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             updates["page_size"] = out_layout["page_size"]
         cbs[name] = CBDesc(**(desc.__dict__ | updates))
         dfg[name] = {"producer": producer, "consumers": readers, "buffer": moved.get(name, "")}
+        if name in handoffs:
+            dfg[name]["handoff"] = f"{name}_out"
 
     for name in sorted(set(cbs) - set(order)):  # allocated but never touched by a tile op: not a CB
         del cbs[name]

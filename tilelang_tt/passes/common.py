@@ -147,6 +147,40 @@ def const_int(expr) -> int | None:
     return int(expr.value) if isinstance(expr, tirx.IntImm) else None
 
 
+def float_constant(expr) -> float | None:
+    """The value of a constant float expression (literals, casts, T.infinity, negation), else None."""
+    while isinstance(expr, tirx.Cast):
+        expr = expr.value
+    if isinstance(expr, (tirx.IntImm, tirx.FloatImm)):
+        return float(expr.value)
+    if isinstance(expr, tirx.Call) and isinstance(expr.op, ir.Op) and expr.op.name.endswith("infinity"):
+        return float("inf")
+    if isinstance(expr, tirx.Mul):
+        a, b = float_constant(expr.a), float_constant(expr.b)
+        return a * b if a is not None and b is not None else None
+    if isinstance(expr, tirx.Sub):
+        a, b = float_constant(expr.a), float_constant(expr.b)
+        return a - b if a is not None and b is not None else None
+    if isinstance(expr, tirx.Add):
+        a, b = float_constant(expr.a), float_constant(expr.b)
+        return a + b if a is not None and b is not None else None
+    if isinstance(expr, tirx.Div):
+        a, b = float_constant(expr.a), float_constant(expr.b)
+        return a / b if a is not None and b not in (None, 0.0) else None
+    return None
+
+
+def matrix_extents(region: Region) -> tuple[int, int]:
+    """(rows, cols) of a region seen as a matrix: rank-1 slices are rows (1, n)."""
+    ext = region.extents
+    return (1, ext[0]) if len(ext) == 1 else (ext[-2], ext[-1])
+
+
+def matrix_starts(region: Region) -> tuple:
+    starts = region.starts
+    return (tirx.IntImm("int32", 0), starts[0]) if len(starts) == 1 else (starts[-2], starts[-1])
+
+
 def evaluate_calls(stmt) -> list[tirx.Evaluate]:
     out: list[tirx.Evaluate] = []
 

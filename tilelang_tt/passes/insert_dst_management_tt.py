@@ -189,6 +189,7 @@ class _Inserter:
         self.inline_inits = hoistable_init(func) is None
         self.analyzer = arith.Analyzer()
         self.reload_of: dict[str, bool] = {}
+        self.handoffs = {cb: e["handoff"] for cb, e in get(func, Attr.TILE_DFG, {}).items() if "handoff" in e}
         packed = {self.cbs[w].data_format for w in self.written_blocks()}
         self.reconfigure_pack = len(packed) > 1
 
@@ -273,6 +274,7 @@ class _Inserter:
             return seq(out), held
         if intrin == Intrin.WRITE_FROM_CB:
             name = as_region(stmt.value.args[0]).buffer.name
+            name = self.handoffs.get(name, name)
             if name not in held:
                 raise error(PASS, self.func, stmt, f"`{name}` is copied out where it holds no value",
                             "compute the block before copying it to the output")

@@ -20,6 +20,7 @@ from tvm import tirx
 from tilelang_tt.arch import get_arch
 from tilelang_tt.attrs import Attr, LayoutDesc, PartitionMode, WorkItem, get, with_attrs
 from tilelang_tt.passes.common import (
+    matrix_extents,
     TILE,
     as_region,
     error,
@@ -95,8 +96,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, grid) -> tirx.Prim
                     "copy the result block to the output tensor: T.copy(C_local, C[by * bm, bx * bn])")
     layout = LayoutDesc.from_dict(out_region.buffer.name, get(func, Attr.LAYOUT_DESC)[out_region.buffer.name])
     mt, nt = layout.tile_grid
-    bm, bn = out_region.extents[-2], out_region.extents[-1]
-    if bm % TILE or bn % TILE:
+    bm, bn = matrix_extents(out_region)
+    if (bm % TILE and bm != 1) or (bn % TILE and bn != 1):
         raise error(PASS, func, None, f"the output block {bm}x{bn} is not made of 32x32 tiles",
                     "use block sizes that are multiples of 32")
 
@@ -110,7 +111,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, grid) -> tirx.Prim
         Attr.ARCH: arch.name,
         Attr.BLOCK_GRID: [by, bx],
         Attr.GRID_TILES: [mt, nt],
-        Attr.BLOCK_TILES: [bm // TILE, bn // TILE],
+        Attr.BLOCK_TILES: [-(-bm // TILE), -(-bn // TILE)],
         Attr.CORE_GRID: list(grid),
         Attr.CORE_RANGES: core_ranges(items, grid[0]),
         Attr.PARTITION_MODE: PartitionMode.GLOBAL,

@@ -1,6 +1,7 @@
 """D3 LowerCBIntrinsics (late, reader/writer): abstract data movement → NOC/CB protocol.
 
-Reads: ``tt.cb_desc`` (CB ids, block pages), ``tt.tensor_accessor`` (tile grid of each tensor).
+Reads: ``tt.cb_desc`` (CB ids, block pages), ``tt.tensor_accessor`` (tile grid of each tensor),
+``tt.tile_dfg`` (the writer drains a block's hand-off CB when it has one).
 Writes: no attribute. TIR of reader (writer mirrors it):
 
     Before: T.tt.read_to_cb(T.region(A[by * 64, k * 32], 1, 64, 32), T.region(A_s[0, 0], 2, 64, 32))
@@ -24,6 +25,8 @@ from tvm import arith, tirx
 
 from tilelang_tt.attrs import AccessorDesc, Attr, CBDesc, Intrin, KernelRole, call, get
 from tilelang_tt.passes.common import (
+    matrix_extents,
+    matrix_starts,
     TILE,
     as_region,
     error,
@@ -39,7 +42,7 @@ PASS = "LowerCBIntrinsics"
 
 def _tile_origin(func, stmt, region, analyzer: arith.Analyzer):
     origin = []
-    for dim, start in enumerate(region.starts[-2:]):
+    for dim, start in enumerate(matrix_starts(region)):
         if not analyzer.can_prove(tirx.FloorMod(start, TILE) == 0):
             raise error(
                 PASS, func, stmt,
@@ -50,16 +53,16 @@ def _tile_origin(func, stmt, region, analyzer: arith.Analyzer):
     return origin
 
 
-def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc], role: str):
+def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc], role: str, handoffs: dict):
     analyzer = arith.Analyzer()
     reading = role == KernelRole.READER.value
     tensor, block = (as_region(a) for a in stmt.value.args[:2])
     if not reading:
         tensor, block = block, tensor
-    cb = cbs[block.buffer.name]
+    cb = cbs[handoffs.get(block.buffer.name, block.buffer.name)]
     acc = accessors[tensor.buffer.name]
     row0, col0 = _tile_origin(func, stmt, tensor, analyzer)
-    rows, cols = tensor.extents[-2] // TILE, tensor.extents[-1] // TILE
+    rows, cols = (-(-e // TILE) for e in matrix_extents(tensor))
     pages = rows * cols
     nt = acc.tile_grid[1]
     ptr = tirx.Var(f"l1_{block.buffer.name}", "uint32")
@@ -105,10 +108,11 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         return func
     cbs = {n: CBDesc.from_dict(n, d) for n, d in get(func, Attr.CB_DESC).items()}
     accessors = {n: AccessorDesc.from_dict(n, d) for n, d in get(func, Attr.TENSOR_ACCESSOR).items()}
+    handoffs = {cb: e["handoff"] for cb, e in get(func, Attr.TILE_DFG, {}).items() if "handoff" in e}
 
     def post(node):
         if stmt_intrin(node) in (Intrin.READ_TO_CB, Intrin.WRITE_FROM_CB):
-            return _lower(node, func, cbs, accessors, role)
+            return _lower(node, func, cbs, accessors, role, handoffs)
         return None
 
     return func.with_body(tirx.stmt_functor.ir_transform(func.body, None, post, ["tirx.Evaluate"]))

@@ -41,6 +41,7 @@ from tilelang_tt.passes.common import (
     contains,
     error,
     evaluate,
+    float_constant,
     is_cb_buffer,
     keep_span,
     prim_func_pass,
@@ -56,8 +57,8 @@ SUPPORTED = (
     "T.max/T.min, T.exp, T.exp2, T.log, T.sqrt, T.rsqrt, T.sigmoid, T.tanh, T.abs and casts"
 )
 UNARY_CALLS = {
-    "tir.exp": "exp", "tir.exp2": "exp2", "tir.log": "log", "tir.sqrt": "sqrt", "tir.rsqrt": "rsqrt",
-    "tir.sigmoid": "sigmoid", "tir.tanh": "tanh", "tir.fabs": "abs",
+    "tirx.exp": "exp", "tirx.exp2": "exp2", "tirx.log": "log", "tirx.sqrt": "sqrt", "tirx.rsqrt": "rsqrt",
+    "tirx.sigmoid": "sigmoid", "tirx.tanh": "tanh", "tirx.fabs": "abs",
 }
 BINARY_NODES = (tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, tirx.Max, tirx.Min)
 
@@ -286,10 +287,10 @@ class _Lowerer:
         region = as_region(node.value.args[0])
         if region is None or not is_cb_buffer(region.buffer):
             raise error(PASS, self.func, node, "T.fill of a global tensor is not supported", "fill an on-chip block")
-        value = node.value.args[1]
-        if not isinstance(value, (tirx.IntImm, tirx.FloatImm)):
+        value = float_constant(node.value.args[1])
+        if value is None:
             raise error(PASS, self.func, node, "T.fill with a non-constant value", "fill with a constant")
-        return self.eltwise_from(node, region.buffer, lambda i, j: tirx.FloatImm("float32", float(value.value)))
+        return self.eltwise_from(node, region.buffer, lambda i, j: tirx.FloatImm("float32", value))
 
     def lower_reduce(self, node) -> tirx.Stmt:
         args = node.value.args

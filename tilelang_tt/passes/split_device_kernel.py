@@ -28,6 +28,7 @@ from tvm import tirx
 from tilelang_tt.attrs import Attr, Intrin, KernelRole, get, with_attrs
 from tilelang_tt.passes.build_tile_dfg_tt import SCALER
 from tilelang_tt.passes.common import (
+    as_region,
     evaluate,
     func_name,
     keep_span,
@@ -82,12 +83,47 @@ def _slice(stmt, role: KernelRole):
     return stmt if ROLE_OF.get(intrin) == role else None
 
 
+def _route_handoffs(stmt, handoffs: dict[str, str]):
+    """Compute side of a hand-off CB: the final value of X goes to ``X_out`` before the writer
+    takes it — the last statement writing X packs straight into ``X_out`` when nothing reads X
+    after it, else an explicit copy is inserted."""
+    if isinstance(stmt, tirx.SeqStmt):
+        items = [_route_handoffs(s, handoffs) for s in stmt.seq]
+        out: list[tirx.Stmt] = []
+        for s in items:
+            intrin = stmt_intrin(s)
+            name = as_region(s.value.args[0]).buffer.name if intrin == Intrin.WRITE_FROM_CB else None
+            if name in handoffs:
+                target = tirx.Var(handoffs[name], "handle")
+                last = out[-1] if out else None
+                if (last is not None and stmt_intrin(last) == Intrin.TILE_ELTWISE
+                        and last.value.args[0].name == name):
+                    args = list(last.value.args)
+                    out[-1] = evaluate(Intrin.TILE_ELTWISE, target, *args[1:], like=last)
+                else:
+                    region = as_region(s.value.args[0])
+                    i, j = tirx.Var("i", "int32"), tirx.Var("j", "int32")
+                    load = tirx.BufferLoad(region.buffer, [i, j][: len(region.buffer.shape)])
+                    out.append(evaluate(Intrin.TILE_ELTWISE, target, i, j, load, like=s))
+            out.append(s)
+        return seq(out)
+    if isinstance(stmt, tirx.For):
+        return keep_span(stmt, tirx.For(stmt.loop_var, stmt.min, stmt.extent, stmt.kind,
+                                        _route_handoffs(stmt.body, handoffs)))
+    if isinstance(stmt, tirx.AttrStmt):
+        return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, _route_handoffs(stmt.body, handoffs)))
+    return stmt
+
+
 def split(func: tirx.PrimFunc) -> dict[str, tirx.PrimFunc]:
     name = func_name(func)
     cbs = get(func, Attr.CB_DESC, {})
+    handoffs = {cb: e["handoff"] for cb, e in get(func, Attr.TILE_DFG, {}).items() if "handoff" in e}
     out = {}
     for role in (KernelRole.READER, KernelRole.COMPUTE, KernelRole.WRITER):
         body = _slice(func.body, role) or tirx.Evaluate(0)
+        if role == KernelRole.COMPUTE and handoffs:
+            body = _route_handoffs(body, handoffs)
         if role == KernelRole.READER and SCALER in cbs:
             body = seq([evaluate(Intrin.FILL_SCALER, cbs[SCALER]["index"], tirx.FloatImm("float32", 1.0)), body])
         kernel = tirx.PrimFunc(func.params, body, func.ret_type, func.buffer_map, func.attrs, func.span)

@@ -1,0 +1,359 @@
+"""Kernels beyond add and GEMM, written the ordinary TileLang way (issue 4's op breadth)."""
+
+from __future__ import annotations
+
+import tilelang  # noqa: F401
+import tilelang.language as T
+
+UNARY = {
+    "exp": T.exp, "exp2": T.exp2, "log": T.log, "sqrt": T.sqrt, "rsqrt": T.rsqrt, "sigmoid": T.sigmoid,
+    "tanh": T.tanh, "abs": T.abs,
+    "relu": lambda x: T.max(x, 0),
+    "neg": lambda x: -x,
+    "square": lambda x: x * x,
+    "reciprocal": lambda x: 1.0 / x,
+    "scale": lambda x: x * 0.25,
+    "shift": lambda x: x + 1.5,
+}
+
+
+def unary(op, M, N, bm, bn, dtype="bfloat16"):
+    fn = UNARY[op]
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bm, bn), dtype)
+            C_l = T.alloc_fragment((bm, bn), "float32")
+            T.copy(A[by * bm, bx * bn], A_s)
+            for i, j in T.Parallel(bm, bn):
+                C_l[i, j] = fn(A_s[i, j])
+            T.copy(C_l, C[by * bm, bx * bn])
+
+    return main
+
+
+BINARY = {
+    "maximum": T.max, "minimum": T.min, "div": lambda a, b: a / b,
+    "fma": None,  # a * b + c, see fused()
+}
+
+
+def binary(op, M, N, bm, bn, dtype="bfloat16"):
+    fn = BINARY[op]
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bm, bn), dtype)
+            B_s = T.alloc_shared((bm, bn), dtype)
+            C_l = T.alloc_fragment((bm, bn), dtype)
+            T.copy(A[by * bm, bx * bn], A_s)
+            T.copy(B[by * bm, bx * bn], B_s)
+            for i, j in T.Parallel(bm, bn):
+                C_l[i, j] = fn(A_s[i, j], B_s[i, j])
+            T.copy(C_l, C[by * bm, bx * bn])
+
+    return main
+
+
+def fma(M, N, bm, bn, dtype="bfloat16"):
+    """a * b + c in one compute kernel."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype), Cin: T.Tensor((M, N), dtype),
+             D: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bm, bn), dtype)
+            B_s = T.alloc_shared((bm, bn), dtype)
+            C_s = T.alloc_shared((bm, bn), dtype)
+            D_l = T.alloc_fragment((bm, bn), "float32")
+            T.copy(A[by * bm, bx * bn], A_s)
+            T.copy(B[by * bm, bx * bn], B_s)
+            T.copy(Cin[by * bm, bx * bn], C_s)
+            for i, j in T.Parallel(bm, bn):
+                D_l[i, j] = A_s[i, j] * B_s[i, j] + C_s[i, j]
+            T.copy(D_l, D[by * bm, bx * bn])
+
+    return main
+
+
+def relu_add(M, N, bm, bn, dtype="bfloat16"):
+    """relu(a + b)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bm, bn), dtype)
+            B_s = T.alloc_shared((bm, bn), dtype)
+            C_l = T.alloc_fragment((bm, bn), dtype)
+            T.copy(A[by * bm, bx * bn], A_s)
+            T.copy(B[by * bm, bx * bn], B_s)
+            for i, j in T.Parallel(bm, bn):
+                C_l[i, j] = T.max(A_s[i, j] + B_s[i, j], 0)
+            T.copy(C_l, C[by * bm, bx * bn])
+
+    return main
+
+
+def broadcast(kind, M, N, bm, bn, dtype="bfloat16"):
+    """C = A + v broadcast along rows (v: (N,)), columns (v: (M, 1)) or a scalar."""
+    if kind == "row":
+        @T.prim_func
+        def main(A: T.Tensor((M, N), dtype), V: T.Tensor((N,), dtype), C: T.Tensor((M, N), dtype)):
+            with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+                A_s = T.alloc_shared((bm, bn), dtype)
+                v_s = T.alloc_shared((bn,), dtype)
+                C_l = T.alloc_fragment((bm, bn), dtype)
+                T.copy(A[by * bm, bx * bn], A_s)
+                T.copy(V[bx * bn], v_s)
+                for i, j in T.Parallel(bm, bn):
+                    C_l[i, j] = A_s[i, j] * v_s[j]
+                T.copy(C_l, C[by * bm, bx * bn])
+    elif kind == "col":
+        @T.prim_func
+        def main(A: T.Tensor((M, N), dtype), V: T.Tensor((M, 1), dtype), C: T.Tensor((M, N), dtype)):
+            with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+                A_s = T.alloc_shared((bm, bn), dtype)
+                v_s = T.alloc_shared((bm, 1), dtype)
+                C_l = T.alloc_fragment((bm, bn), dtype)
+                T.copy(A[by * bm, bx * bn], A_s)
+                T.copy(V[by * bm, 0], v_s)
+                for i, j in T.Parallel(bm, bn):
+                    C_l[i, j] = A_s[i, j] - v_s[i, 0]
+                T.copy(C_l, C[by * bm, bx * bn])
+    else:
+        @T.prim_func
+        def main(A: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+            with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+                A_s = T.alloc_shared((bm, bn), dtype)
+                C_l = T.alloc_fragment((bm, bn), dtype)
+                T.copy(A[by * bm, bx * bn], A_s)
+                for i, j in T.Parallel(bm, bn):
+                    C_l[i, j] = A_s[i, j] * 3.0 - 0.5
+                T.copy(C_l, C[by * bm, bx * bn])
+    return main
+
+
+def cast(M, N, bm, bn, src="bfloat16", dst="float32"):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), src), C: T.Tensor((M, N), dst)):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bm, bn), src)
+            C_l = T.alloc_fragment((bm, bn), dst)
+            T.copy(A[by * bm, bx * bn], A_s)
+            T.copy(A_s, C_l)
+            T.copy(C_l, C[by * bm, bx * bn])
+
+    return main
+
+
+def fill(M, N, bm, bn, value, dtype="bfloat16"):
+    @T.prim_func
+    def main(C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            C_l = T.alloc_fragment((bm, bn), dtype)
+            T.fill(C_l, value)
+            T.copy(C_l, C[by * bm, bx * bn])
+
+    return main
+
+
+def reduce(kind, dim, M, N, bm, bn, dtype="bfloat16"):
+    """Row (dim=1: out (M, 1)) or column (dim=0: out (1, N)) sum/max of each block."""
+    if dim == 1:
+        @T.prim_func
+        def main(A: T.Tensor((M, N), dtype), R: T.Tensor((M, 1), "float32")):
+            with T.Kernel(1, T.ceildiv(M, bm), threads=128) as (bx, by):
+                A_s = T.alloc_shared((bm, N), dtype)
+                r = T.alloc_fragment((bm,), "float32")
+                r_s = T.alloc_fragment((bm, 1), "float32")
+                T.copy(A[by * bm, 0], A_s)
+                if kind == "sum":
+                    T.reduce_sum(A_s, r, dim=1)
+                else:
+                    T.reduce_max(A_s, r, dim=1)
+                for i in T.Parallel(bm):
+                    r_s[i, 0] = r[i]
+                T.copy(r_s, R[by * bm, 0])
+    else:
+        @T.prim_func
+        def main(A: T.Tensor((M, N), dtype), R: T.Tensor((N,), "float32")):
+            with T.Kernel(T.ceildiv(N, bn), 1, threads=128) as (bx, by):
+                A_s = T.alloc_shared((M, bn), dtype)
+                r = T.alloc_fragment((bn,), "float32")
+                T.copy(A[0, bx * bn], A_s)
+                if kind == "sum":
+                    T.reduce_sum(A_s, r, dim=0)
+                else:
+                    T.reduce_max(A_s, r, dim=0)
+                T.copy(r, R[bx * bn])
+    return main
+
+
+def row_sum_over_k(M, N, bm, bk):
+    """A reduction carried across a K-like loop: row sums of an (M, N) matrix in column blocks."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "bfloat16"), R: T.Tensor((M, 1), "float32")):
+        with T.Kernel(1, T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bm, bk), "bfloat16")
+            acc = T.alloc_fragment((bm,), "float32")
+            out = T.alloc_fragment((bm, 1), "float32")
+            T.fill(acc, 0)
+            for k in T.Pipelined(T.ceildiv(N, bk), num_stages=2):
+                T.copy(A[by * bm, k * bk], A_s)
+                T.reduce_sum(A_s, acc, dim=1, clear=False)
+            for i in T.Parallel(bm):
+                out[i, 0] = acc[i]
+            T.copy(out, R[by * bm, 0])
+
+    return main
+
+
+def softmax(M, N, bm, dtype="bfloat16"):
+    @T.prim_func
+    def main(X: T.Tensor((M, N), dtype), Y: T.Tensor((M, N), dtype)):
+        with T.Kernel(1, T.ceildiv(M, bm), threads=128) as (bx, by):
+            x = T.alloc_shared((bm, N), dtype)
+            xf = T.alloc_fragment((bm, N), "float32")
+            mx = T.alloc_fragment((bm,), "float32")
+            sm = T.alloc_fragment((bm,), "float32")
+            T.copy(X[by * bm, 0], x)
+            T.copy(x, xf)
+            T.reduce_max(xf, mx, dim=1)
+            for i, j in T.Parallel(bm, N):
+                xf[i, j] = T.exp(xf[i, j] - mx[i])
+            T.reduce_sum(xf, sm, dim=1)
+            for i, j in T.Parallel(bm, N):
+                xf[i, j] = xf[i, j] / sm[i]
+            T.copy(xf, Y[by * bm, 0])
+
+    return main
+
+
+def rmsnorm(M, N, bm, eps=1e-6, dtype="bfloat16"):
+    @T.prim_func
+    def main(X: T.Tensor((M, N), dtype), W: T.Tensor((N,), dtype), Y: T.Tensor((M, N), dtype)):
+        with T.Kernel(1, T.ceildiv(M, bm), threads=128) as (bx, by):
+            x = T.alloc_shared((bm, N), dtype)
+            w = T.alloc_shared((N,), dtype)
+            sq = T.alloc_fragment((bm, N), "float32")
+            ss = T.alloc_fragment((bm,), "float32")
+            y = T.alloc_fragment((bm, N), dtype)
+            T.copy(X[by * bm, 0], x)
+            T.copy(W[0], w)
+            for i, j in T.Parallel(bm, N):
+                sq[i, j] = x[i, j] * x[i, j]
+            T.reduce_sum(sq, ss, dim=1)
+            for i in T.Parallel(bm):
+                ss[i] = T.rsqrt(ss[i] / N + eps)
+            for i, j in T.Parallel(bm, N):
+                y[i, j] = x[i, j] * ss[i] * w[j]
+            T.copy(y, Y[by * bm, 0])
+
+    return main
+
+
+def layernorm(M, N, bm, eps=1e-5, dtype="bfloat16"):
+    @T.prim_func
+    def main(X: T.Tensor((M, N), dtype), G: T.Tensor((N,), dtype), Bt: T.Tensor((N,), dtype),
+             Y: T.Tensor((M, N), dtype)):
+        with T.Kernel(1, T.ceildiv(M, bm), threads=128) as (bx, by):
+            x = T.alloc_shared((bm, N), dtype)
+            g = T.alloc_shared((N,), dtype)
+            b = T.alloc_shared((N,), dtype)
+            xc = T.alloc_fragment((bm, N), "float32")
+            mean = T.alloc_fragment((bm,), "float32")
+            var = T.alloc_fragment((bm,), "float32")
+            y = T.alloc_fragment((bm, N), dtype)
+            T.copy(X[by * bm, 0], x)
+            T.copy(G[0], g)
+            T.copy(Bt[0], b)
+            T.reduce_sum(x, mean, dim=1)
+            for i in T.Parallel(bm):
+                mean[i] = mean[i] / N
+            for i, j in T.Parallel(bm, N):
+                xc[i, j] = x[i, j] - mean[i]
+            for i, j in T.Parallel(bm, N):
+                y[i, j] = xc[i, j] * xc[i, j]
+            T.reduce_sum(y, var, dim=1)
+            for i in T.Parallel(bm):
+                var[i] = T.rsqrt(var[i] / N + eps)
+            for i, j in T.Parallel(bm, N):
+                y[i, j] = xc[i, j] * var[i] * g[j] + b[j]
+            T.copy(y, Y[by * bm, 0])
+
+    return main
+
+
+def gemm_bias_relu(M, N, K, bm, bn, bk, dtype="bfloat16"):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), Bias: T.Tensor((N,), dtype),
+             C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bm, bk), dtype)
+            B_s = T.alloc_shared((bk, bn), dtype)
+            bias_s = T.alloc_shared((bn,), dtype)
+            C_l = T.alloc_fragment((bm, bn), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
+                T.copy(A[by * bm, k * bk], A_s)
+                T.copy(B[k * bk, bx * bn], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(Bias[bx * bn], bias_s)
+            for i, j in T.Parallel(bm, bn):
+                C_l[i, j] = T.max(C_l[i, j] + bias_s[j], 0)
+            T.copy(C_l, C[by * bm, bx * bn])
+
+    return main
+
+
+def flash_attention(seq_len, dim, bm=64, bn=64, dtype="bfloat16"):
+    """Forward attention for one head: online softmax over K/V blocks (the TileLang example's form)."""
+    scale = (1.0 / dim) ** 0.5
+
+    @T.prim_func
+    def main(Q: T.Tensor((seq_len, dim), dtype), K: T.Tensor((seq_len, dim), dtype),
+             V: T.Tensor((seq_len, dim), dtype), O: T.Tensor((seq_len, dim), dtype)):
+        with T.Kernel(1, T.ceildiv(seq_len, bm), threads=128) as (bx, by):
+            Q_s = T.alloc_shared((bm, dim), dtype)
+            K_s = T.alloc_shared((bn, dim), dtype)
+            V_s = T.alloc_shared((bn, dim), dtype)
+            acc_s = T.alloc_fragment((bm, bn), "float32")
+            acc_s_cast = T.alloc_fragment((bm, bn), dtype)
+            acc_o = T.alloc_fragment((bm, dim), "float32")
+            m = T.alloc_fragment((bm,), "float32")
+            m_prev = T.alloc_fragment((bm,), "float32")
+            scores_scale = T.alloc_fragment((bm,), "float32")
+            scores_sum = T.alloc_fragment((bm,), "float32")
+            logsum = T.alloc_fragment((bm,), "float32")
+
+            T.copy(Q[by * bm, 0], Q_s)
+            T.fill(acc_o, 0)
+            T.fill(logsum, 0)
+            T.fill(m, -T.infinity("float32"))
+            for k in T.Pipelined(T.ceildiv(seq_len, bn), num_stages=2):
+                T.copy(K[k * bn, 0], K_s)
+                T.clear(acc_s)
+                T.gemm(Q_s, K_s, acc_s, transpose_B=True)
+                for i in T.Parallel(bm):
+                    m_prev[i] = m[i]
+                T.reduce_max(acc_s, m, dim=1, clear=False)
+                for i in T.Parallel(bm):
+                    scores_scale[i] = T.exp((m_prev[i] - m[i]) * scale)
+                for i, j in T.Parallel(bm, bn):
+                    acc_s[i, j] = T.exp(acc_s[i, j] * scale - m[i] * scale)
+                T.reduce_sum(acc_s, scores_sum, dim=1)
+                for i in T.Parallel(bm):
+                    logsum[i] = logsum[i] * scores_scale[i] + scores_sum[i]
+                T.copy(acc_s, acc_s_cast)
+                for i, j in T.Parallel(bm, dim):
+                    acc_o[i, j] = acc_o[i, j] * scores_scale[i]
+                T.copy(V[k * bn, 0], V_s)
+                T.gemm(acc_s_cast, V_s, acc_o)
+            for i, j in T.Parallel(bm, dim):
+                acc_o[i, j] = acc_o[i, j] / logsum[i]
+            T.copy(acc_o, O[by * bm, 0])
+
+    return main
