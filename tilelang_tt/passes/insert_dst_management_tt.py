@@ -102,20 +102,30 @@ class _TileProgram:
         self.like = like
         self.ops: list[tuple[tuple, tirx.Stmt, object]] = []
 
-    @staticmethod
-    def need(e) -> int:
+    def fpu_operands(self, e) -> tuple[str, CBDesc, CBDesc] | None:
+        """(op, a, b) when ``e`` is A op B of two full blocks: the FPU computes it from the CBs
+        straight into one DST tile."""
+        if self.out.vector:
+            return None
+        binary = fpu_binary(e, {n: d.to_dict() for n, d in self.ins.cbs.items()})
+        if binary is None:
+            return None
+        op, a, b = binary
+        return op, self.ins.cb(a), self.ins.cb(b)
+
+    def need(self, e) -> int:
         """DST tiles one output tile needs (registers of the expression tree)."""
         e = _strip(e)
-        if isinstance(e, tirx.BufferLoad) or _constant(e) is not None:
+        if isinstance(e, tirx.BufferLoad) or _constant(e) is not None or self.fpu_operands(e) is not None:
             return 1
         if isinstance(e, tirx.Call):
-            return _TileProgram.need(e.args[0])
+            return self.need(e.args[0])
         ca, cb = _constant(e.a), _constant(e.b)
         if type(e) in SCALAR_OPS and (ca is not None or cb is not None):
-            return _TileProgram.need(e.b if ca is not None else e.a)
+            return self.need(e.b if ca is not None else e.a)
         if isinstance(e, tirx.Max) and (ca == 0.0 or cb == 0.0):
-            return _TileProgram.need(e.b if ca is not None else e.a)
-        return max(_TileProgram.need(e.a), _TileProgram.need(e.b) + 1)
+            return self.need(e.b if ca is not None else e.a)
+        return max(self.need(e.a), self.need(e.b) + 1)
 
     def slot(self, tl, base):
         return self.ins.analyzer.simplify(tl * self.spt + base)
@@ -138,6 +148,13 @@ class _TileProgram:
                 self.ops.append((("copy", cb.index), evaluate(Intrin.COPY_INIT, cb.index, like=like),
                                  lambda tg, tl: evaluate(Intrin.COPY_TILE, cb.index, self.ins.tile_at(cb, self.out, tg),
                                                          self.slot(tl, base), like=like)))
+            return
+        fpu = self.fpu_operands(e)
+        if fpu is not None:
+            op, a, b = fpu
+            self.ops.append((("binary", op, a.index, b.index), evaluate(Intrin.BINARY_INIT, op, a.index, b.index, like=like),
+                             lambda tg, tl: evaluate(Intrin.BINARY_TILES, op, a.index, b.index, tg, tg,
+                                                     self.slot(tl, base), like=like)))
             return
         c = _constant(e)
         if c is not None:
@@ -451,32 +468,13 @@ class _Inserter:
         out_var, _i, _j, value = stmt.value.args
         out = self.cb(out_var.name)
         total = out.block_pages
-        cbs = {n: d.to_dict() for n, d in self.cbs.items()}
-        binary = fpu_binary(value, cbs) if not out.vector else None
-        if binary is not None:
-            op, a_name, b_name = binary
-            a, b = self.cb(a_name), self.cb(b_name)
-            chunk = self.chunk(total, 1)
-            init = [evaluate(Intrin.BINARY_INIT, op, a.index, b.index, like=stmt)] if self.inline_inits else []
-
-            def one_chunk(ch):
-                base = ch * chunk
-                return seq([
-                    evaluate(Intrin.DST_ACQUIRE, like=stmt), *init,
-                    serial("t", chunk, lambda t: evaluate(
-                        Intrin.BINARY_TILES, op, a.index, b.index, self.analyzer.simplify(base + t),
-                        self.analyzer.simplify(base + t), t, like=stmt), like=stmt),
-                    *self.pack(out, chunk, lambda t: t, stmt),
-                ])
-
-            return serial("ch", total // chunk, one_chunk, like=stmt)
-
-        spt = _TileProgram.need(value)
+        program = _TileProgram(self, out, 0, stmt)
+        spt = program.need(value)
         if spt > self.budget:
             raise error(PASS, self.func, stmt,
                         f"the expression needs {spt} DST tiles per output tile; the budget is {self.budget}",
                         "split the expression into several T.Parallel statements")
-        program = _TileProgram(self, out, spt, stmt)
+        program.spt = spt
         program.compile(value, 0)
         ops = program.ops
         chunk = self.chunk(total, spt)
@@ -497,7 +495,7 @@ class _Inserter:
             base = ch * chunk
             return seq([
                 evaluate(Intrin.DST_ACQUIRE, like=stmt),
-                *([] if cyclic else [ops[0][1]]),
+                *([] if cyclic or not self.inline_inits else [ops[0][1]]),
                 serial("t", chunk, lambda tl: one_tile(base, tl), like=stmt),
                 *self.pack(out, chunk, lambda t: self.analyzer.simplify(t * spt), stmt),
             ])
