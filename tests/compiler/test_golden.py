@@ -1,4 +1,5 @@
-"""Golden generated sources for the two examples: any change to generated code shows up here.
+"""Golden generated sources for the two examples and one representative per op family (reduction,
+GEMM epilogue, flash attention, SFPU unary, broadcast): any change to generated code shows up here.
 
 Regenerate with ``TILELANG_TT_UPDATE_GOLDEN=1 make test`` after reviewing the difference.
 """
@@ -26,9 +27,29 @@ def example_artifacts(name: str):
     return module.build()
 
 
-@pytest.mark.parametrize("name", ["eltwise_add", "gemm"])
+def op_artifacts(name: str):
+    from tests import op_kernels as K
+
+    kernels = {
+        "softmax": lambda: K.softmax(64, 128, 32),
+        "gemm_bias_relu": lambda: K.gemm_bias_relu(64, 128, 96, 32, 64, 32),
+        "flash_attention": lambda: K.flash_attention(256, 64),
+        "unary_exp": lambda: K.unary("exp", 64, 128, 32, 64),
+        "broadcast_row": lambda: K.broadcast("row", 64, 128, 32, 64),
+    }
+    import tilelang_tt
+
+    return tilelang_tt.compile(kernels[name]())
+
+
+CASES = {"eltwise_add": example_artifacts, "gemm": example_artifacts, "softmax": op_artifacts,
+         "gemm_bias_relu": op_artifacts, "flash_attention": op_artifacts, "unary_exp": op_artifacts,
+         "broadcast_row": op_artifacts}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_generated_sources_match_golden(name):
-    artifacts = example_artifacts(name)
+    artifacts = CASES[name](name)
     directory = GOLDEN / name
     if UPDATE_GOLDEN.get():
         directory.mkdir(parents=True, exist_ok=True)
