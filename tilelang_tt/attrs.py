@@ -45,7 +45,8 @@ class Attr(str, enum.Enum):
     ARCH = ("tt.arch", "Target architecture name (wormhole_b0 or blackhole).")
     SOURCE_FUNC = ("tt.source_func", "Name of the user's PrimFunc a split kernel came from.")
     ACCUMULATE = ("tt.accumulate", "AttrStmt key: the body accumulates a gemm into the node's buffer in DST "
-                                   "(value 1: on top of its current value, reloaded from its CB).")
+                                   "(value 0: from zero; 1: on top of its current value, reloaded from its CB; "
+                                   "2: over a K loop with partial sums kept in its CB between K steps).")
     ARTIFACT_SOURCES = (
         "tt.artifact_sources",
         "JSON {file name: text} of a compiled kernel, carried from the TileLang backend's pipeline to its codegen.",

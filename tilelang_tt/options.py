@@ -17,6 +17,7 @@ class CompileOptions:
     grid: tuple[int, int] | None = None  # (x, y) cores to use; default: as many as useful, up to the device
     cb_depth: int = 2  # CB depth (in blocks) where T.Pipelined gives no num_stages
     math_fidelity: str = "HiFi4"
+    gemm_reuse: str = "auto"  # "auto": spill partial sums when a C block exceeds DST; "dst": re-read operands
     dump_ir: str | None = None  # directory: write the TIR after each pass as numbered files
     print_ir: bool = False
     pass_timing: bool = False
@@ -37,6 +38,9 @@ class CompileOptions:
             object.__setattr__(self, "grid", grid)
         if not isinstance(self.cb_depth, int) or self.cb_depth < 1:
             raise OptionError(f"cb_depth={self.cb_depth!r} must be a positive integer (2 = double buffering)")
+        if self.gemm_reuse not in ("auto", "dst"):
+            raise OptionError(f"gemm_reuse={self.gemm_reuse!r}: use 'auto' (read A and B once per K step, partial "
+                              "sums in L1) or 'dst' (one pack per output tile, operands re-read per DST sub-block)")
         if self.math_fidelity not in ("LoFi", "HiFi2", "HiFi3", "HiFi4"):
             raise OptionError(f"math_fidelity={self.math_fidelity!r}: use LoFi, HiFi2, HiFi3 or HiFi4")
 

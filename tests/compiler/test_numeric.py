@@ -38,7 +38,8 @@ def test_eltwise(op, M, N, bm, bn, grid):
 ])
 def test_gemm(M, N, K, bm, bn, bk, stages, grid):
     a, b = bf16(M, K, seed=3), bf16(K, N, seed=4)
-    artifacts = tilelang_tt.compile(gemm(M, N, K, bm, bn, bk, stages=stages), grid=grid)
+    # gemm_reuse="dst": every output tile accumulates over the whole K loop in DST
+    artifacts = tilelang_tt.compile(gemm(M, N, K, bm, bn, bk, stages=stages), grid=grid, gemm_reuse="dst")
     c = artifacts.run(a, b)
     ref = a.float() @ b.float()
     # One bf16 rounding on pack (half an ulp: 2^-8 relative) plus fp32 accumulation in DST, whose
@@ -48,3 +49,20 @@ def test_gemm(M, N, K, bm, bn, bk, stages, grid):
     totals = artifacts.last_counters["total"]
     assert totals["tile_ops"]["pack_tile"] == (M // 32) * (N // 32)  # one pack per output tile
     assert totals["tile_ops"]["matmul_tiles"] == (M // 32) * (N // 32) * (K // 32)
+
+
+@pytest.mark.parametrize("M,N,K,bm,bn,bk,grid", [(256, 512, 256, 128, 128, 64, (2, 2)),
+                                                 (128, 256, 96, 128, 64, 32, None)])
+def test_gemm_block_reuse_reads_operands_once_per_k_step(M, N, K, bm, bn, bk, grid):
+    """Blocks beyond one DST acquire keep partial sums in L1: each A and B block is read once per K
+    step for the whole block (not once per DST sub-block), with the same result."""
+    a, b = bf16(M, K, seed=5), bf16(K, N, seed=6)
+    artifacts = tilelang_tt.compile(gemm(M, N, K, bm, bn, bk), grid=grid)
+    c = artifacts.run(a, b)
+    ref = a.float() @ b.float()
+    tol = ref.abs() * 2.0 ** -8 + K * 2.0 ** -24 * (a.float().abs() @ b.float().abs())
+    assert ((c.float() - ref).abs() <= tol).all()
+    blocks_m, blocks_n = M // bm, N // bn
+    a_bytes, b_bytes = M * K * 2, K * N * 2
+    # A is read once per column of blocks, B once per row of blocks: block-level reuse exactly
+    assert artifacts.last_counters["total"]["dram_bytes_read"] == a_bytes * blocks_n + b_bytes * blocks_m

@@ -101,6 +101,12 @@ class _KernelWriter:
             self.em.line(f"{self.call(s.value)};")
         elif isinstance(s, tirx.AttrStmt) and s.attr_key == "thread_extent":
             self.launch(s)
+        elif isinstance(s, tirx.IfThenElse):
+            with self.em.block(f"if ({self.expr(s.condition)})"):
+                self.stmt(s.then_case)
+            if s.else_case is not None:
+                with self.em.block("else"):
+                    self.stmt(s.else_case)
         else:
             raise CodegenError(f"cannot emit statement {type(s).__name__}")
 

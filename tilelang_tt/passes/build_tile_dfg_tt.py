@@ -23,6 +23,7 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.attrs import Attr, CBDesc, Intrin, get, with_attrs
+from tilelang_tt.passes.lower_tt_tile_intrinsics import ACCUMULATE_FRESH
 from tilelang_tt.passes.common import (
     as_region,
     error,
@@ -113,7 +114,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         table.setdefault(cb, set()).add(role)
 
     def visit_attr(node):
-        if isinstance(node, tirx.AttrStmt) and node.attr_key == Attr.ACCUMULATE.value and int(node.value) == 1:
+        if isinstance(node, tirx.AttrStmt) and node.attr_key == Attr.ACCUMULATE.value and int(node.value) != ACCUMULATE_FRESH:
             reloads.add(data_names[node.node])
 
     tirx.stmt_functor.post_order_visit(func.body, visit_attr)

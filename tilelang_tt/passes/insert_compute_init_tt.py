@@ -21,6 +21,7 @@ from tvm import tirx
 
 from tilelang_tt.attrs import Attr, Intrin, KernelRole, get
 from tilelang_tt.passes.build_tile_dfg_tt import SCALER
+from tilelang_tt.passes.lower_tt_tile_intrinsics import ACCUMULATE_FRESH
 from tilelang_tt.passes.common import evaluate, evaluate_calls, prim_func_pass, seq, stmt_intrin
 
 PASS = "InsertComputeInitTT"
@@ -48,7 +49,7 @@ def engine_configs(func: tirx.PrimFunc) -> list[tuple]:
     reloads = set()
 
     def visit(node):
-        if isinstance(node, tirx.AttrStmt) and node.attr_key == Attr.ACCUMULATE.value and int(node.value) == 1:
+        if isinstance(node, tirx.AttrStmt) and node.attr_key == Attr.ACCUMULATE.value and int(node.value) != ACCUMULATE_FRESH:
             reloads.add(node.node.name)
 
     tirx.stmt_functor.post_order_visit(func.body, visit)

@@ -63,7 +63,7 @@ from tilelang_tt.passes.common import (
     stmt_intrin,
 )
 from tilelang_tt.passes.insert_compute_init_tt import fpu_binary, hoistable_init
-from tilelang_tt.passes.lower_tt_tile_intrinsics import UNARY_CALLS
+from tilelang_tt.passes.lower_tt_tile_intrinsics import ACCUMULATE_RELOAD, ACCUMULATE_SPILL, UNARY_CALLS
 
 PASS = "InsertDSTManagementTT"
 SFPU_BINARY = {tirx.Add: "add", tirx.Sub: "sub", tirx.Mul: "mul", tirx.Div: "div", tirx.Max: "max", tirx.Min: "min"}
@@ -349,9 +349,11 @@ class _Inserter:
 
     # -- GEMM ------------------------------------------------------------------------------------
     def process_accumulate(self, scope: tirx.AttrStmt, held):
+        if int(scope.value) == ACCUMULATE_SPILL:
+            return self.process_spilled(scope, held)
         held = dict(held)
         name = scope.node.name
-        reload = int(scope.value) == 1
+        reload = int(scope.value) == ACCUMULATE_RELOAD
         pre, post = [], []
         if reload:
             pre += self.waits([name], held, scope)
@@ -364,6 +366,65 @@ class _Inserter:
             post.append(self.pop(name, scope))
         held[name] = False
         return seq([*pre, body, *post]), held
+
+    def process_spilled(self, scope: tirx.AttrStmt, held):
+        """K loop with sub-blocks inside: from the second K step on, each sub-block reloads its
+        partial sums from C's CB; the old partial block is popped once the new one is pushed."""
+        held = dict(held)
+        name = scope.node.name
+        c = self.cb(name)
+        if name in held:
+            pre = [self.pop(name, scope)]
+            del held[name]
+        else:
+            pre = []
+        kloop = scope.body
+        later = tirx.GT(kloop.loop_var, kloop.min)
+
+        def when_later(stmts):
+            return tirx.IfThenElse(later, seq(stmts), None)
+
+        def run(state):
+            state = dict(state)
+            out = []
+            for s in kloop.body.seq:
+                mma = next((n for n in _calls(s) if stmt_intrin(n) == Intrin.MM_MMA), None) if isinstance(s, tirx.For) else None
+                if mma is None:
+                    new, state = self.process(s, state)
+                    out.append(new)
+                    continue
+                a, b = mma.value.args[0].name, mma.value.args[1].name
+                out += self.waits(list(dict.fromkeys([a, b])), state, mma)
+                out.append(when_later([evaluate(Intrin.CB_WAIT_FRONT, c.index, c.block_pages, like=mma)]))
+                pack = next(n for n in _calls(s) if stmt_intrin(n) == Intrin.PACK_BLOCK)
+                _, m0, n0, sm, sn = pack.value.args
+                sub = [evaluate(Intrin.DST_ACQUIRE, like=mma),
+                       when_later(self.reload_tiles(c, m0, n0, int(sm), int(sn), mma))]
+                if self.inline_inits:
+                    sub.append(evaluate(Intrin.MATMUL_INIT, self.cb(a).index, self.cb(b).index, mma.value.args[7], like=mma))
+                sub.append(self.expand_mma(mma))
+                sub += self.pack(c, int(sm) * int(sn), lambda t: t, pack)
+                out.append(keep_span(s, tirx.For(s.loop_var, s.min, s.extent, s.kind, seq(sub))))
+                out.append(when_later([self.pop(name, mma)]))
+            return seq(out), state
+
+        body, held_out = run(held)
+        entry = {n: held[n] and held_out.get(n, False) for n in held}
+        if entry != held:
+            body, held_out = run(entry)
+        extra = sorted(set(held_out) - set(entry))
+        body = seq([body, *(self.pop(n, kloop) for n in extra)])
+        loop = keep_span(kloop, tirx.For(kloop.loop_var, kloop.min, kloop.extent, kloop.kind, body))
+        entry[name] = False
+        return seq([*pre, loop]), entry
+
+    def reload_tiles(self, c: CBDesc, m0, n0, sm: int, sn: int, like) -> list[tirx.Stmt]:
+        """copy_tile of C's sub-block (m0, n0, sm x sn) into DST tiles i * sn + j."""
+        cols = c.block_tiles[1]
+        return [evaluate(Intrin.COPY_INIT, c.index, like=like),
+                serial("i", sm, lambda i: serial("j", sn, lambda j: evaluate(
+                    Intrin.COPY_TILE, c.index, self.analyzer.simplify((m0 + i) * cols + n0 + j),
+                    self.analyzer.simplify(i * sn + j), like=like)))]
 
     def process_gemm(self, stmt, held):
         """Inside an accumulate scope: acquire before the producers of each pack_block."""
@@ -403,14 +464,7 @@ class _Inserter:
         return seq(out), held
 
     def reload(self, c: CBDesc, m0, n0, sm: int, sn: int, like) -> list[tirx.Stmt]:
-        stmts = []
-        if self.reload_of.get(c.name):
-            cols = c.block_tiles[1]
-            stmts.append(evaluate(Intrin.COPY_INIT, c.index, like=like))
-            stmts.append(serial("i", sm, lambda i: serial("j", sn, lambda j: evaluate(
-                Intrin.COPY_TILE, c.index, self.analyzer.simplify((m0 + i) * cols + n0 + j),
-                self.analyzer.simplify(i * sn + j), like=like))))
-        return stmts
+        return self.reload_tiles(c, m0, n0, sm, sn, like) if self.reload_of.get(c.name) else []
 
     def process_loop_gemm(self, loop, held_in):
         """A K loop: markers and mmas; handshakes from the held-value analysis."""
@@ -534,6 +588,12 @@ class _Inserter:
             return seq(stmts + self.pack(dst, 1, lambda t: t, stmt))
 
         return serial("o", outer, one, like=stmt)
+
+
+def _calls(stmt) -> list[tirx.Evaluate]:
+    out = []
+    tirx.stmt_functor.post_order_visit(stmt, lambda n: out.append(n) if isinstance(n, tirx.Evaluate) else None)
+    return out
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:

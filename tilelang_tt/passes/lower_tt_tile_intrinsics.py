@@ -10,8 +10,11 @@ TIR:
   ``tt.mm.mma(A, B, C, m0, n0, sm, sn, transpose_b, k == 0)`` and a trailing
   ``tt.pack_block(C, m0, n0, sm, sn)``: the accumulator lives in DST over the whole K loop and
   every output tile is packed once. A block with more tiles than one DST acquire holds is
-  wrapped in a sub-block loop (K loop inside). ``T.gemm`` into a live C (no clear: flash
-  attention's ``acc_o += P @ V``) is the same with attribute value 1: C is reloaded into DST.
+  split into sub-blocks: by default (``gemm_reuse="auto"``) the sub-block loop goes inside the K
+  loop and partial sums round-trip through C's CB (attribute value 2), so each A and B block is
+  read once per K step; with ``gemm_reuse="dst"`` the K loop goes inside the sub-block loop (one
+  pack per output tile, operands re-read per sub-block). ``T.gemm`` into a live C (no clear:
+  flash attention's ``acc_o += P @ V``) has attribute value 1: C is reloaded into DST.
 - ``for i, j in T.Parallel(..): X[i, j] = expr`` → ``tt.tile.eltwise(X, i, j, expr)`` where
   ``expr`` reads whole blocks ``A[i, j]``, per-row vectors ``v[i]``, per-column vectors ``v[j]`` and
   scalars with + - * /, max/min, exp, exp2, log, sqrt, rsqrt, sigmoid, tanh, abs and casts.
@@ -61,6 +64,8 @@ UNARY_CALLS = {
     "tirx.sigmoid": "sigmoid", "tirx.tanh": "tanh", "tirx.fabs": "abs",
 }
 BINARY_NODES = (tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, tirx.Max, tirx.Min)
+# values of the tt.accumulate attribute
+ACCUMULATE_FRESH, ACCUMULATE_RELOAD, ACCUMULATE_SPILL = 0, 1, 2
 
 
 def sub_block(bmt: int, bnt: int, budget: int) -> tuple[int, int]:
@@ -78,8 +83,9 @@ def tile_shape(buf: tirx.Buffer) -> tuple[int, int]:
 
 
 class _Lowerer:
-    def __init__(self, func: tirx.PrimFunc, budget_of, cbs: dict):
+    def __init__(self, func: tirx.PrimFunc, budget_of, cbs: dict, gemm_reuse: str):
         self.func = func
+        self.gemm_reuse = gemm_reuse
         self.budget_of = budget_of
         self.cbs = cbs
         self.fp32 = any(d["data_format"] == "Float32" for d in cbs.values())
@@ -115,12 +121,42 @@ class _Lowerer:
             body.append(evaluate(Intrin.PACK_BLOCK, acc.data, m0, n0, sh, sw, like=like))
             return seq(body)
 
+        kloop = region[0] if len(region) == 1 and isinstance(region[0], tirx.For) else None
+        spill = (nsub > 1 and not reload and self.gemm_reuse == "auto" and kloop is not None
+                 and isinstance(kloop.body, tirx.SeqStmt)
+                 and any(self.is_gemm_into(s, acc) for s in kloop.body.seq))
+        if spill:
+            return self.lower_spilled(kloop, acc, like, sh, sw, ncols, nsub)
         if nsub == 1:
             body = build(0)
         else:
             var = tirx.Var("sb", "int32")
             body = keep_span(like, tirx.For(var, 0, nsub, tirx.ForKind.SERIAL, build(var)))
-        return keep_span(like, tirx.AttrStmt(acc.data, Attr.ACCUMULATE.value, tirx.IntImm("int32", int(reload)), body))
+        mode = ACCUMULATE_RELOAD if reload else ACCUMULATE_FRESH
+        return keep_span(like, tirx.AttrStmt(acc.data, Attr.ACCUMULATE.value, tirx.IntImm("int32", mode), body))
+
+    def lower_spilled(self, kloop: tirx.For, acc, like, sh, sw, ncols, nsub) -> tirx.Stmt:
+        """Block reuse for a C block beyond one DST acquire: every A and B block is read once per K
+        step; each sub-block of C accumulates in DST and its partial sums round-trip through C's CB
+        (reloaded from the second K step on)."""
+        var = tirx.Var("sb", "int32")
+        m0, n0 = (var // ncols) * sh, (var % ncols) * sw
+        body = []
+        for s in kloop.body.seq:
+            if self.is_gemm_into(s, acc):
+                a, b, c, trans_b = self.gemm_parts(s)
+                self.check_gemm_shapes(s, a, b, c, trans_b)
+                first = tirx.EQ(kloop.loop_var, kloop.min)
+                sub = seq([evaluate(Intrin.MM_MMA, a.buffer.data, b.buffer.data, acc.data, m0, n0, sh, sw, trans_b,
+                                    first, like=s),
+                           evaluate(Intrin.PACK_BLOCK, acc.data, m0, n0, sh, sw, like=s)])
+                body.append(keep_span(s, tirx.For(var, 0, nsub, tirx.ForKind.SERIAL, sub)))
+            else:
+                body.append(self.visit(s))
+        new_loop = keep_span(kloop, tirx.For(kloop.loop_var, kloop.min, kloop.extent, tirx.ForKind.SERIAL, seq(body),
+                                             None, kloop.annotations))
+        return keep_span(like, tirx.AttrStmt(acc.data, Attr.ACCUMULATE.value,
+                                             tirx.IntImm("int32", ACCUMULATE_SPILL), new_loop))
 
     def rewrite_gemms(self, stmt, acc, m0, n0, sh, sw, reload):
         loops: list[tirx.For] = []
@@ -349,9 +385,9 @@ def _is_zero(e) -> bool:
     return isinstance(e, tirx.IntImm) and int(e.value) == 0
 
 
-def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, math_fidelity: str) -> tirx.PrimFunc:
+def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, math_fidelity: str, gemm_reuse: str) -> tirx.PrimFunc:
     arch = get_arch(get(func, Attr.ARCH, arch_name))
-    lowerer = _Lowerer(func, arch.dst_budget, get(func, Attr.CB_DESC, {}))
+    lowerer = _Lowerer(func, arch.dst_budget, get(func, Attr.CB_DESC, {}), gemm_reuse)
     body = lowerer.visit(func.body)
     return with_attrs(func.with_body(body), {
         Attr.COMPUTE_CONFIG: {
@@ -363,5 +399,5 @@ def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, math_fidelity: str
     })
 
 
-def LowerTTTileIntrinsics(arch: str = "wormhole_b0", math_fidelity: str = "HiFi4"):
-    return prim_func_pass(lambda f, m, c: _transform(f, m, c, arch, math_fidelity), PASS)
+def LowerTTTileIntrinsics(arch: str = "wormhole_b0", math_fidelity: str = "HiFi4", gemm_reuse: str = "auto"):
+    return prim_func_pass(lambda f, m, c: _transform(f, m, c, arch, math_fidelity, gemm_reuse), PASS)

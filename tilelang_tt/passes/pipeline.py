@@ -37,7 +37,7 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         GridToCoreGrid(),
         # C: protocol-less; C1 before C2 so the K-loop reads are abstract when gemms are sub-blocked.
         LowerSharedToCB(),
-        LowerTTTileIntrinsics(arch=options.arch, math_fidelity=options.math_fidelity),
+        LowerTTTileIntrinsics(arch=options.arch, math_fidelity=options.math_fidelity, gemm_reuse=options.gemm_reuse),
         BuildTileDFGTT(),
         # D: late split, then protocols per role.
         SplitDeviceKernel(),
