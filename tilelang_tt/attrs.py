@@ -17,14 +17,18 @@ from tvm import ir, runtime, tirx
 from tvm.ir import register_op_attr as tvm_register_op_attr
 
 
-class Attr(str, enum.Enum):
-    """Function- and buffer-level attribute keys (spec §1)."""
+class _DocumentedKey(str, enum.Enum):
+    """A string enum whose members are (value, docstring) pairs."""
 
     def __new__(cls, value: str, doc: str):
         obj = str.__new__(cls, value)
         obj._value_ = value
         obj.__doc__ = doc
         return obj
+
+
+class Attr(_DocumentedKey):
+    """Function- and buffer-level attribute keys (spec §1)."""
 
     # PrimFunc level
     CORE_GRID = ("tt.core_grid", "[gx, gy]: logical compute grid used (x = columns, y = rows).")
@@ -321,14 +325,8 @@ def _to_tvm(value):
     raise TypeError(f"cannot store attribute value of type {type(value).__name__}")
 
 
-class Intrin(str, enum.Enum):
+class Intrin(_DocumentedKey):
     """TIR intrinsics of the TT lowering (spec §2), registered as TVM ops at import."""
-
-    def __new__(cls, value: str, doc: str):
-        obj = str.__new__(cls, value)
-        obj._value_ = value
-        obj.__doc__ = doc
-        return obj
 
     # abstract, protocol-less (C1-C2)
     READ_TO_CB = ("tt.read_to_cb", "read_to_cb(src_region, cb_region): global tensor slice -> CB block.")

@@ -23,6 +23,16 @@ class CppEmitter:
     def line(self, text: str = "") -> None:
         self._lines.append(f"{self._indent * self._depth}{text}" if text else "")
 
+    def lines(self, *texts: str) -> None:
+        for text in texts:
+            self.line(text)
+
+    def chain(self, text: str) -> None:
+        """Close the current block and open the next on the same line (``} else {``)."""
+        self._depth -= 1
+        self.line(f"}} {text} {{")
+        self._depth += 1
+
     @contextlib.contextmanager
     def block(self, header: str, trailer: str = "}"):
         self.line(f"{header} {{")

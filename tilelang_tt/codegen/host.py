@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 import re
-from contextlib import contextmanager
-from typing import Iterator
+
+from tilelang_tt.codegen.emitter import CppEmitter
 
 # Plan data formats that are stored in DRAM with one element per datum, and their byte width.
 _ELEMENT_BYTES = {"Float16_b": 2, "UInt16": 2, "Float32": 4, "UInt32": 4, "Int32": 4}
@@ -19,39 +19,6 @@ _CXX_ELEMENT = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t"}
 _MATH_FIDELITY = ("LoFi", "HiFi2", "HiFi3", "HiFi4")
 _ROLES = ("reader", "compute", "writer")
 _UINT32_MAX = 2**32 - 1
-
-
-class _Emitter:
-    """Lines of C++ with block indentation."""
-
-    def __init__(self, indent: str = "    ") -> None:
-        self._lines: list[str] = []
-        self._depth = 0
-        self._indent = indent
-
-    def line(self, text: str = "") -> None:
-        self._lines.append(f"{self._indent * self._depth}{text}" if text else "")
-
-    def lines(self, *texts: str) -> None:
-        for text in texts:
-            self.line(text)
-
-    @contextmanager
-    def block(self, opener: str, closer: str = "}") -> Iterator[None]:
-        self.line(f"{opener} {{")
-        self._depth += 1
-        yield
-        self._depth -= 1
-        self.line(closer)
-
-    def chain(self, text: str) -> None:
-        """Closes the current block and opens the next one on the same line (``} else {``)."""
-        self._depth -= 1
-        self.line(f"}} {text} {{")
-        self._depth += 1
-
-    def text(self) -> str:
-        return "\n".join(self._lines) + "\n"
 
 
 def _ident(name: str) -> str:
@@ -100,7 +67,7 @@ def _check_buffer(buffer: dict) -> None:
         raise ValueError(f"buffer {name!r}: page_size {buffer['page_size']} is not one 32x32 tile")
 
 
-def _emit_prelude(out: _Emitter, plan: dict) -> None:
+def _emit_prelude(out: CppEmitter, plan: dict) -> None:
     out.lines(
         f"// Host program for the TileLang kernel \"{plan['kernel_name']}\" (tt-metal 0.81.1 Mesh API).",
         f"// Planned for {plan['arch']}, core grid {plan['core_grid'][0]}x{plan['core_grid'][1]}.",
@@ -189,7 +156,7 @@ def _emit_prelude(out: _Emitter, plan: dict) -> None:
     out.lines("", "}  // namespace", "")
 
 
-def _emit_tile_loops(out: _Emitter, body: str, source: str | None) -> None:
+def _emit_tile_loops(out: CppEmitter, body: str, source: str | None) -> None:
     out.line("const uint32_t tile_rows = (rows + kTile - 1) / kTile;")
     out.line("const uint32_t tile_cols = (cols + kTile - 1) / kTile;")
     if source is not None:
@@ -203,7 +170,7 @@ def _emit_tile_loops(out: _Emitter, body: str, source: str | None) -> None:
                 out.line(body)
 
 
-def _emit_buffers(out: _Emitter, plan: dict) -> None:
+def _emit_buffers(out: CppEmitter, plan: dict) -> None:
     for buffer in plan["buffers"]:
         _check_buffer(buffer)
         name, var = buffer["name"], _ident(buffer["name"])
@@ -229,7 +196,7 @@ def _emit_buffers(out: _Emitter, plan: dict) -> None:
         out.line("")
 
 
-def _emit_core_ranges(out: _Emitter, plan: dict) -> None:
+def _emit_core_ranges(out: CppEmitter, plan: dict) -> None:
     ranges = ", ".join(
         f"CoreRange(CoreCoord{{{r['start'][0]}, {r['start'][1]}}}, CoreCoord{{{r['end'][0]}, {r['end'][1]}}})"
         for r in plan["core_ranges"]
@@ -238,7 +205,7 @@ def _emit_core_ranges(out: _Emitter, plan: dict) -> None:
     out.line("")
 
 
-def _emit_cbs(out: _Emitter, plan: dict) -> None:
+def _emit_cbs(out: CppEmitter, plan: dict) -> None:
     for cb in plan["cbs"]:
         index = cb["index"]
         out.line(
@@ -252,7 +219,7 @@ def _emit_cbs(out: _Emitter, plan: dict) -> None:
         out.line("")
 
 
-def _emit_semaphores(out: _Emitter, plan: dict) -> None:
+def _emit_semaphores(out: CppEmitter, plan: dict) -> None:
     for position, semaphore in enumerate(plan["semaphores"]):
         if semaphore.get("id", position) != position:
             raise ValueError(f"semaphore ids must be 0, 1, ... in plan order; entry {position} has {semaphore['id']}")
@@ -264,7 +231,7 @@ def _emit_semaphores(out: _Emitter, plan: dict) -> None:
         out.line("")
 
 
-def _emit_compile_args(out: _Emitter, plan: dict, kernel: dict) -> str:
+def _emit_compile_args(out: CppEmitter, plan: dict, kernel: dict) -> str:
     role = kernel["role"]
     var = f"{role}_compile_args"
     accessors = {a["cta_offset"]: a for a in plan["tensor_accessors"] if a["kernel"] == role}
@@ -292,7 +259,7 @@ def _emit_compile_args(out: _Emitter, plan: dict, kernel: dict) -> str:
     return var
 
 
-def _emit_kernels(out: _Emitter, plan: dict) -> None:
+def _emit_kernels(out: CppEmitter, plan: dict) -> None:
     kernels = {k["role"]: k for k in plan["kernels"]}
     if sorted(kernels) != sorted(_ROLES) or len(plan["kernels"]) != len(_ROLES):
         raise ValueError(f"the plan must have exactly one reader, compute and writer kernel, got {sorted(kernels)}")
@@ -326,7 +293,7 @@ def _runtime_value(value: object, buffers: set[str], what: str) -> str:
     return _u32(value, what)
 
 
-def _emit_runtime_args(out: _Emitter, plan: dict) -> None:
+def _emit_runtime_args(out: CppEmitter, plan: dict) -> None:
     buffers = {b["name"] for b in plan["buffers"]}
     for entry in plan["runtime_args"]:
         x, y = entry["core"]
@@ -339,7 +306,7 @@ def _emit_runtime_args(out: _Emitter, plan: dict) -> None:
     out.line("")
 
 
-def _emit_readback(out: _Emitter, plan: dict) -> None:
+def _emit_readback(out: CppEmitter, plan: dict) -> None:
     for buffer in plan["buffers"]:
         if buffer["access"] not in ("write", "readwrite"):
             continue
@@ -357,7 +324,7 @@ def _emit_readback(out: _Emitter, plan: dict) -> None:
 
 def emit_main_cpp(plan: dict) -> str:
     """The complete host program for ``plan`` (deterministic: same plan, same text)."""
-    out = _Emitter()
+    out = CppEmitter()
     _emit_prelude(out, plan)
     with out.block("int main(int argc, char** argv)"):
         with out.block("if (argc != 2)"):
@@ -387,4 +354,4 @@ def emit_main_cpp(plan: dict) -> str:
             out.line('std::cerr << "error: " << error.what() << std::endl;')
             out.line("return 1;")
         out.line("return 0;")
-    return out.text()
+    return out.source()

@@ -10,11 +10,26 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.attrs import AccessorDesc, Attr, Intrin, KernelRole, RuntimeArg, call_intrin, get
+from tilelang_tt.attrs import (
+    AccessorDesc,
+    Attr,
+    Intrin,
+    KernelRole,
+    RuntimeArg,
+    call_intrin,
+    get,
+)
 from tilelang_tt.codegen.emitter import CppEmitter
 from tilelang_tt.codegen.rules import (
-    ACCESSOR_HEADER, CB_INTRINSICS, COMPUTE_CB_HEADER, COMPUTE_COMMON_HEADER, DATAFLOW_HEADER, CodegenError,
-    float_literal, header_of, rule_for,
+    ACCESSOR_HEADER,
+    CB_INTRINSICS,
+    COMPUTE_CB_HEADER,
+    COMPUTE_COMMON_HEADER,
+    DATAFLOW_HEADER,
+    CodegenError,
+    float_literal,
+    header_of,
+    rule_for,
 )
 from tilelang_tt.passes.common import uses_var
 

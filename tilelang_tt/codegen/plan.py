@@ -6,7 +6,15 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.arch import get_arch
-from tilelang_tt.attrs import AccessorDesc, Attr, KernelRole, LayoutDesc, RuntimeArg, WorkItem, get
+from tilelang_tt.attrs import (
+    AccessorDesc,
+    Attr,
+    KernelRole,
+    LayoutDesc,
+    RuntimeArg,
+    WorkItem,
+    get,
+)
 
 SCHEMA_VERSION = 1
 PROCESSORS = {KernelRole.READER.value: ("RISCV_1", "RISCV_1_default"), KernelRole.WRITER.value: ("RISCV_0", "RISCV_0_default")}

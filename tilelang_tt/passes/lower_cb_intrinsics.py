@@ -85,20 +85,14 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
     else:
         rvar = tirx.Var("r", "int32")
         transfers = tirx.For(rvar, 0, rows, tirx.ForKind.SERIAL, loop_rows(rvar))
-    if reading:
-        return seq([
-            evaluate(Intrin.CB_RESERVE_BACK, cb.index, pages, like=stmt),
-            keep_span(stmt, tirx.Bind(ptr, call(ptr_intrin, cb.index, dtype="uint32"))),
-            transfers,
-            evaluate(Intrin.NOC_READ_BARRIER, like=stmt),
-            evaluate(Intrin.CB_PUSH_BACK, cb.index, pages, like=stmt),
-        ])
+    begin, end, barrier = ((Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.NOC_READ_BARRIER) if reading else
+                           (Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT, Intrin.NOC_WRITE_BARRIER))
     return seq([
-        evaluate(Intrin.CB_WAIT_FRONT, cb.index, pages, like=stmt),
+        evaluate(begin, cb.index, pages, like=stmt),
         keep_span(stmt, tirx.Bind(ptr, call(ptr_intrin, cb.index, dtype="uint32"))),
         transfers,
-        evaluate(Intrin.NOC_WRITE_BARRIER, like=stmt),
-        evaluate(Intrin.CB_POP_FRONT, cb.index, pages, like=stmt),
+        evaluate(barrier, like=stmt),
+        evaluate(end, cb.index, pages, like=stmt),
     ])
 
 

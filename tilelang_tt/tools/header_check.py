@@ -30,6 +30,7 @@ from pathlib import Path
 
 from tilelang_tt.arch import get_arch
 from tilelang_tt.env import EMU_CXX, tt_metal_root
+from tilelang_tt.tools.cpp_text import strip_cpp
 
 # ArgsConfig::IsDram (hostdevcommon/tensor_accessor/arg_config.hpp): an interleaved DRAM accessor
 # is [IsDram, aligned page size]. Used when no compile-time args are given: enough for eight
@@ -249,18 +250,7 @@ _NAMESPACES_OF_API = ("ckernel::", "::")
 _EXPRESSION_KEYWORDS = frozenset({"return", "else", "case", "do", "throw", "co_return", "co_yield"})
 
 
-def _strip(source: str) -> str:
-    """Blank comments, string/char literals and preprocessor lines, keeping offsets."""
 
-    def blank(match: re.Match[str]) -> str:
-        text = match.group(0)
-        if text.startswith(("'", '"')):
-            return text[0] + re.sub(r"[^\n]", " ", text[1:-1]) + text[-1]
-        return re.sub(r"[^\n]", " ", text)
-
-    text = re.sub(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', blank, source, flags=re.S)
-    # Preprocessor lines, with their backslash continuations.
-    return re.sub(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.M)
 
 
 def _matching(text: str, start: int) -> int:
@@ -330,7 +320,7 @@ def _namespace_scope_mask(text: str) -> list[bool]:
 
 
 def _parse_declarations(text: str, header: str) -> list[Signature]:
-    stripped = _strip(text)
+    stripped = strip_cpp(text)
     scope = _namespace_scope_mask(stripped)
     found = []
     for match in _IDENT_CALL.finditer(stripped):
@@ -455,7 +445,7 @@ def _local_names(text: str) -> tuple[set[str], set[str]]:
 def extract_calls(source: str) -> tuple[list[Call], set[str]]:
     """Free-function calls in ``source`` (not methods, casts, keywords, or declarations), and the
     names the source itself declares (variables, functions, types, macros)."""
-    text = _strip(source)
+    text = strip_cpp(source)
     local, types = _local_names(text)
     macros = set(re.findall(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", source, re.M))
     calls = []

@@ -20,6 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from tilelang_tt.env import libtt_metal_path
+from tilelang_tt.tools.cpp_text import strip_cpp
 
 # Types the host program may construct although the library exports no constructor for them.
 # Aggregates initialised with designated initialisers are recognised separately; this table holds
@@ -144,19 +145,6 @@ def exported_overloads(library: Path | None = None) -> Overloads:
     return Overloads({k: tuple(sorted(v)) for k, v in by_name.items()}, frozenset(identifiers))
 
 
-def _strip_comments_and_strings(source: str) -> str:
-    """Blanks comments and string/char literals, keeping offsets and line numbers."""
-
-    def blank(match: re.Match[str]) -> str:
-        text = match.group(0)
-        if text.startswith(("'", '"')):
-            return text[0] + re.sub(r"[^\n]", " ", text[1:-1]) + text[-1]
-        return re.sub(r"[^\n]", " ", text)
-
-    pattern = r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\''
-    text = re.sub(pattern, blank, source, flags=re.S)
-    return re.sub(r"^\s*#[^\n]*", lambda m: " " * len(m.group(0)), text, flags=re.M)
-
 
 _DECL = re.compile(
     r"(?<![\w:.>])(?:const\s+)?(?P<type>[A-Za-z_][\w:]*(?:\s*<[^;(){}]*?>)?)\s*(?P<ref>[&*]?)\s+"
@@ -169,7 +157,7 @@ _FUNCTION_DEF = re.compile(r"^[A-Za-z_][^;\n]*?\b(?P<name>[A-Za-z_]\w*)\s*\([^;]
 
 class _Resolver:
     def __init__(self, source: str, overloads: Overloads) -> None:
-        self.text = _strip_comments_and_strings(source)
+        self.text = strip_cpp(source)
         self.overloads = overloads
         self.namespaces = re.findall(r"using\s+namespace\s+([\w:]+)\s*;", self.text) + [""]
         self.local_functions = {m.group("name") for m in _FUNCTION_DEF.finditer(self.text)}
