@@ -23,7 +23,6 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.attrs import Attr, CBDesc, Intrin, get, with_attrs
-from tilelang_tt.passes.lower_tt_tile_intrinsics import ACCUMULATE_FRESH
 from tilelang_tt.passes.common import (
     as_region,
     error,
@@ -31,6 +30,7 @@ from tilelang_tt.passes.common import (
     prim_func_pass,
     stmt_intrin,
 )
+from tilelang_tt.passes.lower_tt_tile_intrinsics import ACCUMULATE_FRESH
 
 PASS = "BuildTileDFGTT"
 INPUT_BASE, OUTPUT_BASE, INTERMEDIATE_BASE = 0, 16, 24

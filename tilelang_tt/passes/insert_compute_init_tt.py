@@ -21,8 +21,14 @@ from tvm import tirx
 
 from tilelang_tt.attrs import Attr, Intrin, KernelRole, get
 from tilelang_tt.passes.build_tile_dfg_tt import SCALER
+from tilelang_tt.passes.common import (
+    evaluate,
+    evaluate_calls,
+    prim_func_pass,
+    seq,
+    stmt_intrin,
+)
 from tilelang_tt.passes.lower_tt_tile_intrinsics import ACCUMULATE_FRESH
-from tilelang_tt.passes.common import evaluate, evaluate_calls, prim_func_pass, seq, stmt_intrin
 
 PASS = "InsertComputeInitTT"
 FPU_BINARY = {tirx.Add: "add", tirx.Sub: "sub", tirx.Mul: "mul"}

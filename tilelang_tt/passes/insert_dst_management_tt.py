@@ -63,7 +63,11 @@ from tilelang_tt.passes.common import (
     stmt_intrin,
 )
 from tilelang_tt.passes.insert_compute_init_tt import fpu_binary, hoistable_init
-from tilelang_tt.passes.lower_tt_tile_intrinsics import ACCUMULATE_RELOAD, ACCUMULATE_SPILL, UNARY_CALLS
+from tilelang_tt.passes.lower_tt_tile_intrinsics import (
+    ACCUMULATE_RELOAD,
+    ACCUMULATE_SPILL,
+    UNARY_CALLS,
+)
 
 PASS = "InsertDSTManagementTT"
 SFPU_BINARY = {tirx.Add: "add", tirx.Sub: "sub", tirx.Mul: "mul", tirx.Div: "div", tirx.Max: "max", tirx.Min: "min"}

@@ -20,12 +20,12 @@ from tvm import tirx
 from tilelang_tt.arch import get_arch
 from tilelang_tt.attrs import Attr, LayoutDesc, PartitionMode, WorkItem, get, with_attrs
 from tilelang_tt.passes.common import (
-    matrix_extents,
     TILE,
     as_region,
     error,
     is_cb_buffer,
     is_global_buffer,
+    matrix_extents,
     prim_func_pass,
     tile_op_name,
 )

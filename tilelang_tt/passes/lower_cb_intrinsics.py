@@ -25,13 +25,13 @@ from tvm import arith, tirx
 
 from tilelang_tt.attrs import AccessorDesc, Attr, CBDesc, Intrin, KernelRole, call, get
 from tilelang_tt.passes.common import (
-    matrix_extents,
-    matrix_starts,
     TILE,
     as_region,
     error,
     evaluate,
     keep_span,
+    matrix_extents,
+    matrix_starts,
     prim_func_pass,
     seq,
     stmt_intrin,
