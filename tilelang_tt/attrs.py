@@ -57,6 +57,14 @@ class Attr(_DocumentedKey):
     )
 
 
+class AccumulateMode(enum.IntEnum):
+    """Value of a ``tt.accumulate`` scope (how the gemm accumulator starts and where it lives)."""
+
+    FRESH = 0  # from zero, in DST over the whole K loop
+    RELOAD = 1  # on top of the accumulator's current value, reloaded from its CB
+    SPILL = 2  # over a K loop, partial sums kept in the accumulator's CB between K steps
+
+
 class KernelRole(str, enum.Enum):
     MONOLITHIC = "monolithic"
     READER = "reader"

@@ -22,7 +22,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.attrs import Attr, CBDesc, Intrin, get, with_attrs
+from tilelang_tt.attrs import AccumulateMode, Attr, CBDesc, Intrin, get, with_attrs
 from tilelang_tt.passes.common import (
     as_region,
     error,
@@ -30,7 +30,6 @@ from tilelang_tt.passes.common import (
     prim_func_pass,
     stmt_intrin,
 )
-from tilelang_tt.passes.lower_tt_tile_intrinsics import ACCUMULATE_FRESH
 
 PASS = "BuildTileDFGTT"
 INPUT_BASE, OUTPUT_BASE, INTERMEDIATE_BASE = 0, 16, 24
@@ -114,7 +113,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         table.setdefault(cb, set()).add(role)
 
     def visit_attr(node):
-        if isinstance(node, tirx.AttrStmt) and node.attr_key == Attr.ACCUMULATE.value and int(node.value) != ACCUMULATE_FRESH:
+        if isinstance(node, tirx.AttrStmt) and node.attr_key == Attr.ACCUMULATE.value and int(node.value) != AccumulateMode.FRESH:
             reloads.add(data_names[node.node])
 
     tirx.stmt_functor.post_order_visit(func.body, visit_attr)

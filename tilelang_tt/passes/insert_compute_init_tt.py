@@ -19,7 +19,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.attrs import Attr, Intrin, KernelRole, get
+from tilelang_tt.attrs import AccumulateMode, Attr, Intrin, KernelRole, get
 from tilelang_tt.passes.build_tile_dfg_tt import SCALER
 from tilelang_tt.passes.common import (
     evaluate,
@@ -28,7 +28,6 @@ from tilelang_tt.passes.common import (
     seq,
     stmt_intrin,
 )
-from tilelang_tt.passes.lower_tt_tile_intrinsics import ACCUMULATE_FRESH
 
 PASS = "InsertComputeInitTT"
 FPU_BINARY = {tirx.Add: "add", tirx.Sub: "sub", tirx.Mul: "mul"}
@@ -55,7 +54,7 @@ def engine_configs(func: tirx.PrimFunc) -> list[tuple]:
     reloads = set()
 
     def visit(node):
-        if isinstance(node, tirx.AttrStmt) and node.attr_key == Attr.ACCUMULATE.value and int(node.value) != ACCUMULATE_FRESH:
+        if isinstance(node, tirx.AttrStmt) and node.attr_key == Attr.ACCUMULATE.value and int(node.value) != AccumulateMode.FRESH:
             reloads.add(node.node.name)
 
     tirx.stmt_functor.post_order_visit(func.body, visit)

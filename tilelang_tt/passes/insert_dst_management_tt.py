@@ -47,7 +47,7 @@ import struct
 import tilelang  # noqa: F401
 from tvm import arith, tirx
 
-from tilelang_tt.attrs import Attr, CBDesc, Intrin, KernelRole, get
+from tilelang_tt.attrs import AccumulateMode, Attr, CBDesc, Intrin, KernelRole, get
 from tilelang_tt.passes.build_tile_dfg_tt import SCALER, compute_accesses
 from tilelang_tt.passes.common import (
     COL,
@@ -63,11 +63,7 @@ from tilelang_tt.passes.common import (
     stmt_intrin,
 )
 from tilelang_tt.passes.insert_compute_init_tt import fpu_binary, hoistable_init
-from tilelang_tt.passes.lower_tt_tile_intrinsics import (
-    ACCUMULATE_RELOAD,
-    ACCUMULATE_SPILL,
-    UNARY_CALLS,
-)
+from tilelang_tt.passes.lower_tt_tile_intrinsics import UNARY_CALLS
 
 PASS = "InsertDSTManagementTT"
 SFPU_BINARY = {tirx.Add: "add", tirx.Sub: "sub", tirx.Mul: "mul", tirx.Div: "div", tirx.Max: "max", tirx.Min: "min"}
@@ -353,11 +349,11 @@ class _Inserter:
 
     # -- GEMM ------------------------------------------------------------------------------------
     def process_accumulate(self, scope: tirx.AttrStmt, held):
-        if int(scope.value) == ACCUMULATE_SPILL:
+        if int(scope.value) == AccumulateMode.SPILL:
             return self.process_spilled(scope, held)
         held = dict(held)
         name = scope.node.name
-        reload = int(scope.value) == ACCUMULATE_RELOAD
+        reload = int(scope.value) == AccumulateMode.RELOAD
         pre, post = [], []
         if reload:
             pre += self.waits([name], held, scope)

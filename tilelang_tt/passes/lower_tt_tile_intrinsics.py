@@ -35,7 +35,7 @@ import tilelang  # noqa: F401
 from tvm import ir, tirx
 
 from tilelang_tt.arch import get_arch
-from tilelang_tt.attrs import Attr, Intrin, get, with_attrs
+from tilelang_tt.attrs import AccumulateMode, Attr, Intrin, get, with_attrs
 from tilelang_tt.passes.common import (
     COL,
     ROW,
@@ -64,8 +64,6 @@ UNARY_CALLS = {
     "tirx.sigmoid": "sigmoid", "tirx.tanh": "tanh", "tirx.fabs": "abs",
 }
 BINARY_NODES = (tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, tirx.Max, tirx.Min)
-# values of the tt.accumulate attribute
-ACCUMULATE_FRESH, ACCUMULATE_RELOAD, ACCUMULATE_SPILL = 0, 1, 2
 
 
 def sub_block(bmt: int, bnt: int, budget: int) -> tuple[int, int]:
@@ -132,7 +130,7 @@ class _Lowerer:
         else:
             var = tirx.Var("sb", "int32")
             body = keep_span(like, tirx.For(var, 0, nsub, tirx.ForKind.SERIAL, build(var)))
-        mode = ACCUMULATE_RELOAD if reload else ACCUMULATE_FRESH
+        mode = AccumulateMode.RELOAD if reload else AccumulateMode.FRESH
         return keep_span(like, tirx.AttrStmt(acc.data, Attr.ACCUMULATE.value, tirx.IntImm("int32", mode), body))
 
     def lower_spilled(self, kloop: tirx.For, acc, like, sh, sw, ncols, nsub) -> tirx.Stmt:
@@ -156,7 +154,7 @@ class _Lowerer:
         new_loop = keep_span(kloop, tirx.For(kloop.loop_var, kloop.min, kloop.extent, tirx.ForKind.SERIAL, seq(body),
                                              None, kloop.annotations))
         return keep_span(like, tirx.AttrStmt(acc.data, Attr.ACCUMULATE.value,
-                                             tirx.IntImm("int32", ACCUMULATE_SPILL), new_loop))
+                                             tirx.IntImm("int32", AccumulateMode.SPILL), new_loop))
 
     def rewrite_gemms(self, stmt, acc, m0, n0, sh, sw, reload):
         loops: list[tirx.For] = []
