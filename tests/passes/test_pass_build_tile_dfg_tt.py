@@ -19,16 +19,32 @@ def test_gemm_dfg_and_cb_ids():
     after = run_pass(before, PASS)
     tvm.ir.assert_structural_equal(after["main"].body, before["main"].body)
     assert get(after["main"], Attr.TILE_DFG) == {
-        "A_s": {"producer": "reader", "consumer": "compute", "buffer": "A"},
-        "B_s": {"producer": "reader", "consumer": "compute", "buffer": "B"},
-        "C_l": {"producer": "compute", "consumer": "writer", "buffer": "C"},
+        "A_s": {"producer": "reader", "consumers": ["compute"], "buffer": "A"},
+        "B_s": {"producer": "reader", "consumers": ["compute"], "buffer": "B"},
+        "C_l": {"producer": "compute", "consumers": ["writer"], "buffer": "C"},
     }
     assert get(after["main"], Attr.CB_DESC) == {
         "A_s": {"index": 0, "page_size": 2048, "num_pages": 4, "data_format": "Float16_b", "block_pages": 2,
-                "block_tiles": [2, 1], "producer": "reader", "consumer": "compute", "buffer": "A"},
+                "block_tiles": [2, 1], "vector": "", "producer": "reader", "consumer": "compute", "buffer": "A"},
         "B_s": {"index": 1, "page_size": 2048, "num_pages": 4, "data_format": "Float16_b", "block_pages": 2,
-                "block_tiles": [1, 2], "producer": "reader", "consumer": "compute", "buffer": "B"},
+                "block_tiles": [1, 2], "vector": "", "producer": "reader", "consumer": "compute", "buffer": "B"},
         # packed into C's format: the fp32 accumulator never lives in L1
         "C_l": {"index": 16, "page_size": 2048, "num_pages": 8, "data_format": "Float16_b", "block_pages": 4,
-                "block_tiles": [2, 2], "producer": "compute", "consumer": "writer", "buffer": "C"},
+                "block_tiles": [2, 2], "vector": "", "producer": "compute", "consumer": "writer", "buffer": "C"},
     }
+
+
+def test_softmax_hand_off_and_scaler_cbs():
+    """A block updated in place and then written out gets its own hand-off CB for the writer;
+    reductions get a one-tile scaler CB fed by the reader; compute-internal CBs start at 24."""
+    from tests.op_kernels import softmax
+
+    after = run_pass(lower_until(softmax(64, 128, 32), PASS), PASS)
+    dfg = get(after["main"], Attr.TILE_DFG)
+    assert dfg["xf"] == {"producer": "compute", "consumers": ["compute"], "buffer": "Y", "handoff": "xf_out"}
+    assert dfg["xf_out"] == {"producer": "compute", "consumers": ["writer"], "buffer": "Y"}
+    assert dfg["reduce_scaler"] == {"producer": "reader", "consumers": ["compute"], "buffer": ""}
+    cbs = get(after["main"], Attr.CB_DESC)
+    assert {n: d["index"] for n, d in cbs.items()} == {
+        "x": 0, "reduce_scaler": 1, "xf_out": 16, "xf": 24, "mx": 25, "sm": 26}
+    assert (cbs["xf"]["data_format"], cbs["xf_out"]["data_format"]) == ("Float32", "Float16_b")

@@ -5,7 +5,9 @@ import tvm
 
 from tests.kernels import gemm, lower_until, run_pass
 from tilelang_tt.attrs import Attr, get
-from tilelang_tt.passes.finalize_persistent_signature_tt import FinalizePersistentSignatureTT
+from tilelang_tt.passes.finalize_persistent_signature_tt import (
+    FinalizePersistentSignatureTT,
+)
 
 PASS = "FinalizePersistentSignatureTT"
 TAIL = [{"name": "start_id", "kind": "start_id"}, {"name": "count", "kind": "count"}]

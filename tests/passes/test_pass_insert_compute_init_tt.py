@@ -5,8 +5,8 @@ import tvm
 
 from tests.kernels import eltwise, gemm, lower_until, run_pass
 from tests.passes.helpers import assert_body, ev, seq
-from tilelang_tt.passes.insert_compute_init_tt import InsertComputeInitTT
 from tilelang_tt.attrs import Intrin
+from tilelang_tt.passes.insert_compute_init_tt import InsertComputeInitTT
 
 PASS = "InsertComputeInitTT"
 

@@ -4,7 +4,16 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tests.kernels import eltwise, gemm, lower_until, run_pass
-from tests.passes.helpers import assert_body, attr_launch, ev, launch, loop, seq, serial, var
+from tests.passes.helpers import (
+    assert_body,
+    attr_launch,
+    ev,
+    launch,
+    loop,
+    seq,
+    serial,
+    var,
+)
 from tilelang_tt.attrs import Intrin
 from tilelang_tt.passes.insert_dst_management_tt import InsertDSTManagementTT
 
@@ -52,3 +61,34 @@ def test_eltwise_dst_protocol():
     ))))
     after = run_pass(before, PASS)
     assert_body(after["main_compute"].body, expected)
+
+
+def test_row_reduce_with_scaler():
+    """softmax's T.reduce_max(xf, mx, dim=1): per tile row, reduce_tile over the row's tiles into
+    DST 0 with the scaler CB, then one packed column-vector tile."""
+    from tests.op_kernels import softmax
+
+    after = run_pass(lower_until(softmax(64, 128, 32), PASS), PASS)["main_compute"]
+    seqs = []
+    tirx.stmt_functor.post_order_visit(after.body, lambda n: seqs.append(n) if isinstance(n, tirx.SeqStmt) and any(
+        isinstance(x, tirx.Evaluate) and x.value.op.name == Intrin.REDUCE_INIT.value
+        and x.value.args[0].value == "max" for x in n.seq) else None)
+    (block_body,) = seqs  # bm = 32: one tile row, so the loop over rows is folded away
+    stmts = list(block_body.seq)
+    start = next(k for k, x in enumerate(stmts) if isinstance(x, tirx.Evaluate)
+                 and x.value.op.name == Intrin.REDUCE_INIT.value) - 2
+    reduce_max = seq(*stmts[start:start + 12])
+    n = var("n")
+    xf, scaler, mx = 24, 1, 25
+    expected = seq(
+        ev(Intrin.DST_ACQUIRE),
+        ev(Intrin.UNPACK_RECONFIG, scaler, xf),
+        ev(Intrin.REDUCE_INIT, "max", "row", xf, scaler, mx),
+        serial(n, 4, ev(Intrin.REDUCE_TILE, "max", "row", xf, scaler, n, 0, 0)),
+        ev(Intrin.REDUCE_UNINIT),
+        ev(Intrin.DST_COMMIT), ev(Intrin.CB_RESERVE_BACK, mx, 1), ev(Intrin.DST_WAIT),
+        ev(Intrin.PACK_RECONFIG, mx),
+        ev(Intrin.PACK_TILE, 0, mx),
+        ev(Intrin.DST_RELEASE), ev(Intrin.CB_PUSH_BACK, mx, 1),
+    )
+    assert_body(reduce_max, expected)

@@ -5,7 +5,17 @@ import tvm
 from tvm import tirx
 
 from tests.kernels import gemm, lower_until, run_pass
-from tests.passes.helpers import assert_body, attr_launch, ev, launch, loop, param, seq, serial, var
+from tests.passes.helpers import (
+    assert_body,
+    attr_launch,
+    ev,
+    launch,
+    loop,
+    param,
+    seq,
+    serial,
+    var,
+)
 from tilelang_tt.attrs import Intrin, call
 from tilelang_tt.passes.lower_cb_intrinsics import LowerCBIntrinsics
 

@@ -4,7 +4,17 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tests.kernels import gemm, lower_until, run_pass
-from tests.passes.helpers import alloc, assert_body, block, ev, launch, loop, param, region, seq
+from tests.passes.helpers import (
+    alloc,
+    assert_body,
+    block,
+    ev,
+    launch,
+    loop,
+    param,
+    region,
+    seq,
+)
 from tilelang_tt.attrs import Intrin
 from tilelang_tt.passes.common import tile_op_name
 from tilelang_tt.passes.lower_shared_to_cb import LowerSharedToCB

@@ -1,11 +1,13 @@
-"""C2 LowerTTTileIntrinsics alone: gemm/clear → tt.mm.mma + tt.pack_block; T.Parallel → tt.fpu.binary."""
+"""C2 LowerTTTileIntrinsics alone: gemm/clear → tt.accumulate scopes of tt.mm.mma + tt.pack_block;
+T.Parallel, fills and reductions → tt.tile.eltwise / tt.tile.reduce."""
 
 import tilelang  # noqa: F401
 from tvm import tirx
 
 from tests.kernels import eltwise, gemm, lower_until, run_pass
 from tests.passes.helpers import alloc, assert_body, block, ev, loop, seq, var
-from tilelang_tt.attrs import Attr, Intrin, get
+from tilelang_tt.attrs import AccumulateMode, Attr, Intrin, get
+from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.lower_tt_tile_intrinsics import LowerTTTileIntrinsics
 
 PASS = "LowerTTTileIntrinsics"
@@ -13,6 +15,10 @@ PASS = "LowerTTTileIntrinsics"
 
 def test_registered_under_spec_name():
     assert LowerTTTileIntrinsics().info.name == PASS
+
+
+def accumulate(buf, mode, body):
+    return tirx.AttrStmt(buf.data, Attr.ACCUMULATE.value, tirx.IntImm("int32", int(mode)), body)
 
 
 def test_gemm_accumulation():
@@ -23,11 +29,13 @@ def test_gemm_accumulation():
     _, _, write = block(f, "tilelang_root").body.seq
     read_a, read_b, _ = k.body.seq
     expected = seq(
-        tirx.For(k.loop_var, 0, 4, tirx.ForKind.SERIAL, seq(
-            read_a, read_b,
-            ev(Intrin.MM_MMA, A_s.data, B_s.data, C_l.data, 0, 0, 2, 2, False, tirx.EQ(k.loop_var, 0)),
-        ), annotations=k.annotations),
-        ev(Intrin.PACK_BLOCK, C_l.data, 0, 0, 2, 2),
+        accumulate(C_l, AccumulateMode.FRESH, seq(
+            tirx.For(k.loop_var, 0, 4, tirx.ForKind.SERIAL, seq(
+                read_a, read_b,
+                ev(Intrin.MM_MMA, A_s.data, B_s.data, C_l.data, 0, 0, 2, 2, False, tirx.EQ(k.loop_var, 0)),
+            ), annotations=k.annotations),
+            ev(Intrin.PACK_BLOCK, C_l.data, 0, 0, 2, 2),
+        )),
         write,
     )
     after = run_pass(before, PASS)
@@ -37,7 +45,31 @@ def test_gemm_accumulation():
 
 
 def test_gemm_sub_blocked_when_block_exceeds_dst():
-    # 128x128 fp32 accumulator = 16 tiles > budget 4: rows of 1x4 tiles, K loop inside.
+    # 128x128 fp32 accumulator = 16 tiles > budget 4: rows of 1x4 tiles, K loop inside (gemm_reuse="dst").
+    opts = CompileOptions(gemm_reuse="dst")
+    before = lower_until(gemm(128, 128, 64, 128, 128, 32), PASS, opts)
+    f = before["main"]
+    A_s, B_s, C_l = (alloc(f, n) for n in ("A_s", "B_s", "C_l"))
+    k = loop(f, "k")
+    _, _, write = block(f, "tilelang_root").body.seq
+    read_a, read_b, _ = k.body.seq
+    sb = var("sb")
+    expected = seq(
+        accumulate(C_l, AccumulateMode.FRESH, tirx.For(sb, 0, 4, tirx.ForKind.SERIAL, seq(
+            tirx.For(k.loop_var, 0, 2, tirx.ForKind.SERIAL, seq(
+                read_a, read_b,
+                ev(Intrin.MM_MMA, A_s.data, B_s.data, C_l.data, sb, 0, 1, 4, False, tirx.EQ(k.loop_var, 0)),
+            ), annotations=k.annotations),
+            ev(Intrin.PACK_BLOCK, C_l.data, sb, 0, 1, 4),
+        ))),
+        write,
+    )
+    after = run_pass(before, PASS, opts)
+    assert_body(block(after["main"], "tilelang_root").body, expected)
+
+
+def test_gemm_block_reuse_spills_partials():
+    # Default gemm_reuse="auto": sub-blocks inside the K loop, partial sums kept in C's CB.
     before = lower_until(gemm(128, 128, 64, 128, 128, 32), PASS)
     f = before["main"]
     A_s, B_s, C_l = (alloc(f, n) for n in ("A_s", "B_s", "C_l"))
@@ -46,26 +78,61 @@ def test_gemm_sub_blocked_when_block_exceeds_dst():
     read_a, read_b, _ = k.body.seq
     sb = var("sb")
     expected = seq(
-        tirx.For(sb, 0, 4, tirx.ForKind.SERIAL, seq(
-            tirx.For(k.loop_var, 0, 2, tirx.ForKind.SERIAL, seq(
-                read_a, read_b,
+        accumulate(C_l, AccumulateMode.SPILL, tirx.For(k.loop_var, 0, 2, tirx.ForKind.SERIAL, seq(
+            read_a, read_b,
+            tirx.For(sb, 0, 4, tirx.ForKind.SERIAL, seq(
                 ev(Intrin.MM_MMA, A_s.data, B_s.data, C_l.data, sb, 0, 1, 4, False, tirx.EQ(k.loop_var, 0)),
-            ), annotations=k.annotations),
-            ev(Intrin.PACK_BLOCK, C_l.data, sb, 0, 1, 4),
-        )),
+                ev(Intrin.PACK_BLOCK, C_l.data, sb, 0, 1, 4),
+            )),
+        ), annotations=k.annotations)),
         write,
     )
     after = run_pass(before, PASS)
     assert_body(block(after["main"], "tilelang_root").body, expected)
 
 
-def test_eltwise_parallel_becomes_binary():
+def test_eltwise_parallel_becomes_tile_eltwise():
     before = lower_until(eltwise("sub", 64, 128, 32, 64), PASS)
     f = before["main"]
     A_s, B_s, C_s = (alloc(f, n) for n in ("A_s", "B_s", "C_s"))
+    i, j = loop(f, "i").loop_var, loop(f, "j").loop_var
     read_a, read_b, _, write = block(f, "tilelang_root").body.seq
-    expected = seq(read_a, read_b, ev(Intrin.FPU_BINARY, "sub", A_s.data, B_s.data, C_s.data), write)
+    value = tirx.Sub(tirx.BufferLoad(A_s, [i, j]), tirx.BufferLoad(B_s, [i, j]))
+    expected = seq(read_a, read_b, ev(Intrin.TILE_ELTWISE, C_s.data, i, j, value), write)
     after = run_pass(before, PASS)
     assert_body(block(after["main"], "tilelang_root").body, expected)
     assert get(after["main"], Attr.COMPUTE_CONFIG)["fp32_dest_acc_en"] is False
     assert get(after["main"], Attr.COMPUTE_CONFIG)["dst_budget"] == 8
+
+
+def test_reductions_and_fills():
+    from tests.op_kernels import row_sum_over_k
+
+    before = lower_until(row_sum_over_k(64, 256, 32, 64), PASS)
+    acc = alloc(before["main"], "acc")
+    after = block(run_pass(before, PASS)["main"], "tilelang_root").body
+    fill = after.seq[0]  # T.fill(acc, 0): a per-row vector of zeros
+    assert_body(fill, ev(Intrin.TILE_ELTWISE, acc.data, fill.value.args[1], 0, tirx.FloatImm("float32", 0.0)))
+    reduces = [n for n in nodes_of(after) if getattr(n, "value", None) is not None
+               and isinstance(n.value, tirx.Call) and n.value.op.name == Intrin.TILE_REDUCE.value]
+    assert len(reduces) == 1
+    kind, src, dst, dim, clear = reduces[0].value.args
+    assert (kind.value, dst.name, int(dim), bool(clear)) == ("sum", "acc", 1, False)
+
+
+def nodes_of(stmt):
+    out = []
+    tirx.stmt_functor.post_order_visit(stmt, lambda n: out.append(n) if isinstance(n, tirx.Evaluate) else None)
+    return out
+
+
+def test_flash_attention_reloads_the_live_accumulator():
+    """acc_o += P @ V (no clear) is an accumulate scope in RELOAD mode."""
+    from tests.op_kernels import flash_attention
+
+    after = run_pass(lower_until(flash_attention(128, 64), PASS), PASS)["main"]
+    scopes = []
+    tirx.stmt_functor.post_order_visit(
+        after.body, lambda n: scopes.append((n.node.name, int(n.value)))
+        if isinstance(n, tirx.AttrStmt) and n.attr_key == Attr.ACCUMULATE.value else None)
+    assert scopes == [("acc_s", AccumulateMode.FRESH), ("acc_o", AccumulateMode.RELOAD)]

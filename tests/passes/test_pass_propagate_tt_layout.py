@@ -11,9 +11,9 @@ from tilelang_tt.passes.propagate_tt_layout import PropagateTTLayout
 PASS = "PropagateTTLayout"
 
 
-def _cb(page, pages, fmt, block, tiles):
+def _cb(page, pages, fmt, block, tiles, vector=""):
     return {"index": -1, "page_size": page, "num_pages": pages, "data_format": fmt, "block_pages": block,
-            "block_tiles": list(tiles), "producer": "", "consumer": "", "buffer": ""}
+            "block_tiles": list(tiles), "vector": vector, "producer": "", "consumer": "", "buffer": ""}
 
 
 def test_registered_under_spec_name():
@@ -38,3 +38,15 @@ def test_eltwise_cb_desc_uses_cb_depth_option():
     tvm.ir.assert_structural_equal(after["main"].body, before["main"].body)
     cb = _cb(2048, 6, "Float16_b", 2, (1, 2))
     assert get(after["main"], Attr.CB_DESC) == {"A_s": cb, "B_s": cb, "C_s": cb}
+
+
+def test_vectors_get_their_kind_from_use():
+    """Per-row statistics are column vectors (data in column 0 of each tile), per-column weights
+    row vectors (row 0)."""
+    from tests.op_kernels import rmsnorm
+
+    before = lower_until(rmsnorm(64, 128, 32), PASS)
+    cbs = get(run_pass(before, PASS)["main"], Attr.CB_DESC)
+    assert (cbs["ss"]["vector"], cbs["ss"]["block_tiles"]) == ("col", [1, 1])
+    assert (cbs["w"]["vector"], cbs["w"]["block_tiles"]) == ("row", [1, 4])
+    assert (cbs["x"]["vector"], cbs["x"]["block_tiles"]) == ("", [1, 4])

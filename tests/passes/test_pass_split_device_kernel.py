@@ -4,7 +4,17 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tests.kernels import eltwise, gemm, lower_until, run_pass
-from tests.passes.helpers import alloc, assert_body, attr_launch, ev, launch, loop, param, region, seq
+from tests.passes.helpers import (
+    alloc,
+    assert_body,
+    attr_launch,
+    ev,
+    launch,
+    loop,
+    param,
+    region,
+    seq,
+)
 from tilelang_tt.attrs import Attr, Intrin, get
 from tilelang_tt.passes.split_device_kernel import SplitDeviceKernel
 
@@ -31,13 +41,19 @@ def test_gemm_split():
         ev(Intrin.READ_TO_CB, region(A, [by * 64, k * 32], 1, [64, 32]), region(A_s, [0, 0], 2, [64, 32])),
         ev(Intrin.READ_TO_CB, region(B, [k * 32, bx * 64], 1, [32, 64]), region(B_s, [0, 0], 2, [32, 64])),
     )))
+    read_a = ev(Intrin.READ_TO_CB, region(A, [by * 64, k * 32], 1, [64, 32]), region(A_s, [0, 0], 2, [64, 32]))
+    read_b = ev(Intrin.READ_TO_CB, region(B, [k * 32, bx * 64], 1, [32, 64]), region(B_s, [0, 0], 2, [32, 64]))
+    write = ev(Intrin.WRITE_FROM_CB, region(C_l, [0, 0], 1, [64, 64]), region(C, [by * 64, bx * 64], 2, [64, 64]))
+    # compute keeps the data movement as markers of where blocks arrive and leave (D5 removes them)
     compute = launched(seq(
-        tirx.For(k, 0, 4, tirx.ForKind.SERIAL,
-                 ev(Intrin.MM_MMA, A_s.data, B_s.data, C_l.data, 0, 0, 2, 2, False, tirx.EQ(k, 0))),
-        ev(Intrin.PACK_BLOCK, C_l.data, 0, 0, 2, 2),
+        tirx.AttrStmt(C_l.data, Attr.ACCUMULATE.value, tirx.IntImm("int32", 0), seq(
+            tirx.For(k, 0, 4, tirx.ForKind.SERIAL, seq(
+                read_a, read_b, ev(Intrin.MM_MMA, A_s.data, B_s.data, C_l.data, 0, 0, 2, 2, False, tirx.EQ(k, 0)))),
+            ev(Intrin.PACK_BLOCK, C_l.data, 0, 0, 2, 2),
+        )),
+        write,
     ))
-    writer = launched(ev(Intrin.WRITE_FROM_CB, region(C_l, [0, 0], 1, [64, 64]),
-                         region(C, [by * 64, bx * 64], 2, [64, 64])))
+    writer = launched(write)
     after = run_pass(before, PASS)
     assert sorted(gv.name_hint for gv in after.functions) == ["main_compute", "main_reader", "main_writer"]
     for role, body in (("reader", reader), ("compute", compute), ("writer", writer)):
@@ -49,14 +65,27 @@ def test_gemm_split():
         assert get(g, Attr.CB_DESC) == get(f, Attr.CB_DESC)
 
 
-def test_eltwise_compute_gets_pack_block_at_the_write():
+def test_eltwise_compute_keeps_markers_around_the_op():
     before = lower_until(eltwise("mul", 64, 128, 32, 64), PASS)
     f = before["main"]
-    A_s, B_s, C_s = (alloc(f, n) for n in ("A_s", "B_s", "C_s"))
     lx, ly = launch(f, "coreIdx.x"), launch(f, "coreIdx.y")
-    expected = attr_launch(lx, attr_launch(ly, seq(
-        ev(Intrin.FPU_BINARY, "mul", A_s.data, B_s.data, C_s.data),
-        ev(Intrin.PACK_BLOCK, C_s.data, 0, 0, 1, 2),
-    )))
+    read_a, read_b, op, write = ly.body.block.body.seq  # inside the on-chip allocation block
+    expected = attr_launch(lx, attr_launch(ly, seq(read_a, read_b, op, write)))
     after = run_pass(before, PASS)
     assert_body(after["main_compute"].body, expected)
+    assert_body(after["main_writer"].body, attr_launch(lx, attr_launch(ly, write)))
+
+
+def test_hand_off_routing_and_scaler_fill():
+    """softmax: the last update of `xf` packs straight into its hand-off CB `xf_out`; the reader
+    first pushes the reduce scaler tile."""
+    from tests.op_kernels import softmax
+
+    after = run_pass(lower_until(softmax(64, 128, 32), PASS), PASS)
+    evaluated = []
+    tirx.stmt_functor.post_order_visit(after["main_compute"].body, lambda n: evaluated.append(n)
+                                       if isinstance(n, tirx.Evaluate) else None)
+    outs = [n.value.args[0].name for n in evaluated if n.value.op.name == Intrin.TILE_ELTWISE.value]
+    assert outs == ["xf", "xf", "xf_out"]  # copy, exp(x - max), then the division into the hand-off CB
+    first = after["main_reader"].body.seq[0]
+    assert_body(first, ev(Intrin.FILL_SCALER, 1, tirx.FloatImm("float32", 1.0)))

@@ -106,12 +106,16 @@ def seq(stmts: list[tirx.Stmt]) -> tirx.Stmt:
     flat: list[tirx.Stmt] = []
     for s in stmts:
         if isinstance(s, tirx.SeqStmt):
-            flat.extend(s.seq)
-        elif s is not None:
+            flat.extend(x for x in s.seq if not _is_noop(x))
+        elif s is not None and not _is_noop(s):
             flat.append(s)
     if not flat:
         return tirx.Evaluate(0)
     return flat[0] if len(flat) == 1 else tirx.SeqStmt(flat)
+
+
+def _is_noop(stmt) -> bool:
+    return isinstance(stmt, tirx.Evaluate) and isinstance(stmt.value, tirx.IntImm)
 
 
 def serial(name: str, extent: int, body_fn, like=None) -> tirx.Stmt:
