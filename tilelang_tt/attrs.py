@@ -354,6 +354,8 @@ class Intrin(_DocumentedKey):
     NOC_WRITE_PAGE = ("tt.noc_async_write_page", "noc_async_write_page(page_id, accessor_buffer, l1_addr)")
     NOC_READ_BARRIER = ("tt.noc_async_read_barrier", "noc_async_read_barrier()")
     NOC_WRITE_BARRIER = ("tt.noc_async_write_barrier", "noc_async_write_barrier()")
+    NOC_READ_ZEROS = ("tt.noc_async_read_zeros", "noc_async_read_zeros(l1_addr, bytes): zero an L1 range from the core's "
+                                                  "zero region (MEM_ZEROS_BASE)")
     FILL_SCALER = ("tt.fill_scaler", "fill_scaler(cb, value): reader pushes one tile of `value` (reduce scaler).")
     # compute engine init (D4)
     HW_STARTUP = ("tt.engine.init_common", "compute_kernel_hw_startup(in0, in1, out[, reverse])")

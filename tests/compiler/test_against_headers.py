@@ -15,6 +15,8 @@ KERNELS = {
     "eltwise_add": lambda: base.eltwise("add", 64, 128, 32, 64),
     "gemm": lambda: base.gemm(128, 128, 96, 64, 64, 32),
     "gemm_subblocked": lambda: base.gemm(128, 128, 64, 128, 64, 32),
+    "eltwise_partial_blocks": lambda: base.eltwise("add", 96, 160, 64, 64),
+    "gemm_partial_blocks": lambda: base.gemm(96, 160, 96, 64, 128, 64),
     **{f"unary_{op}": (lambda op=op: K.unary(op, 64, 128, 32, 64)) for op in sorted(K.UNARY)},
     "maximum": lambda: K.binary("maximum", 64, 128, 32, 64),
     "div": lambda: K.binary("div", 64, 128, 32, 64),

@@ -119,8 +119,8 @@ class _KernelWriter:
         elif isinstance(s, tirx.IfThenElse):
             with self.em.block(f"if ({self.expr(s.condition)})"):
                 self.stmt(s.then_case)
-            if s.else_case is not None:
-                with self.em.block("else"):
+                if s.else_case is not None:
+                    self.em.chain("else")
                     self.stmt(s.else_case)
         else:
             raise CodegenError(f"cannot emit statement {type(s).__name__}")

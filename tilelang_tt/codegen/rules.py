@@ -143,6 +143,18 @@ inline void push_constant_tile(uint32_t cb, uint16_t bits) {
 """
 
 
+READ_ZEROS = """\
+// Zeroes `bytes` of L1 at `l1_addr` with NOC reads of the core's zero region (MEM_ZEROS_BASE);
+// complete after the next noc_async_read_barrier.
+inline void noc_async_read_zeros(uint32_t l1_addr, uint32_t bytes) {
+    const uint64_t zeros = get_noc_addr(MEM_ZEROS_BASE);
+    for (uint32_t offset = 0; offset < bytes; offset += MEM_ZEROS_SIZE) {
+        noc_async_read(zeros, l1_addr + offset, MEM_ZEROS_SIZE);
+    }
+}
+"""
+
+
 def _bf16_bits(value: float) -> int:
     import struct
 
@@ -165,6 +177,7 @@ RULES: dict[Intrin, Rule] = {
     Intrin.NOC_WRITE_PAGE: Rule(_fn("noc_async_write_page"), DATAFLOW_HEADER),
     Intrin.NOC_READ_BARRIER: Rule(_fn("noc_async_read_barrier"), DATAFLOW_HEADER),
     Intrin.NOC_WRITE_BARRIER: Rule(_fn("noc_async_write_barrier"), DATAFLOW_HEADER),
+    Intrin.NOC_READ_ZEROS: Rule(_fn("noc_async_read_zeros"), DATAFLOW_HEADER, (), READ_ZEROS),
     Intrin.FILL_SCALER: Rule(_fill_scaler, DATAFLOW_HEADER, (0,), PUSH_CONSTANT_TILE),
     Intrin.HW_STARTUP: Rule(_hw_startup, "api/compute/compute_kernel_hw_startup.h", (0, 1, 2)),
     Intrin.MATMUL_INIT: Rule(_matmul_init, "api/compute/matmul.h", (0, 1)),

@@ -11,8 +11,17 @@ the page size and data format of that tensor (pack converts from DST). A kernel 
 gets a one-tile ``reduce_scaler`` CB the reader fills with 1.0. A block the writer drains that
 compute also updates or reads gets a separate hand-off CB ``<name>_out`` (``handoff`` in the
 graph) so the writer only ever sees final values.
-Errors: a CB with no producer or no consumer, or filled by both the reader and compute.
+Errors: a CB with no producer or no consumer, or filled by both the reader and compute; a block
+reaching past its tensor (extent not dividing the shape, or a partial last tile) whose padding
+would reach a valid result (see below).
 Before/after: TIR unchanged.
+
+Padding: the positions of a block past its tensor's end read as zero (the reader fills them; the
+writer drops them). That is exact for element-wise work (padded positions never reach a valid
+one) and for a GEMM contracting over zero-padded operands. The analysis propagates, per block,
+the axes along which it may hold padding and whether that padding is still the reader's zeros
+(copies and casts keep them) or computed values, and rejects a reduction, or a GEMM contraction, along an axis of
+computed padding (and a max-reduction of any padding).
 
     After: "tt.tile_dfg": {"A_s": {"producer": "reader", "consumers": ["compute"], "buffer": "A"}, ...}
 """
@@ -25,8 +34,10 @@ from tvm import tirx
 from tilelang_tt.attrs import AccumulateMode, Attr, CBDesc, Intrin, get, with_attrs
 from tilelang_tt.passes.common import (
     as_region,
+    bound_analyzer,
     error,
     evaluate_calls,
+    overhanging_axes,
     prim_func_pass,
     stmt_intrin,
 )
@@ -51,6 +62,83 @@ def compute_accesses(stmt, data_names) -> tuple[list[str], str | None]:
         reads = [data_names[args[1]]] + ([] if bool(args[4]) else [data_names[args[2]]])
         return reads, data_names[args[2]]
     return [], None
+
+
+ROWS, COLS = 0, 1
+
+
+def _operand_axes(stmt, data_names) -> list[tuple[str, int | None]]:
+    """(block read, the axis it is contracted/reduced along, or None when used element-wise)."""
+    intrin = stmt_intrin(stmt)
+    args = stmt.value.args
+    if intrin == Intrin.MM_MMA:
+        return [(data_names[args[0]], COLS), (data_names[args[1]], COLS if bool(args[7]) else ROWS)]
+    if intrin == Intrin.TILE_REDUCE:
+        return [(data_names[args[1]], COLS if int(args[3]) == 1 else ROWS)]
+    reads, _ = compute_accesses(stmt, data_names)
+    return [(name, None) for name in reads]
+
+
+def _is_copy(value) -> bool:
+    while isinstance(value, tirx.Cast):
+        value = value.value
+    return isinstance(value, tirx.BufferLoad)
+
+
+def _check_padding(func, data_names) -> None:
+    """Reject blocks whose padding (positions past the tensor) would reach a valid result."""
+    analyzer = bound_analyzer(func.body)
+    # block -> {axis: "zero" (the reader's zeros) | "computed"}
+    padded: dict[str, dict[int, str]] = {}
+    for stmt in evaluate_calls(func.body):
+        if stmt_intrin(stmt) == Intrin.READ_TO_CB:
+            src, dst = (as_region(a) for a in stmt.value.args[:2])
+            for axis, hangs in enumerate(overhanging_axes(src, analyzer)):
+                if hangs:
+                    padded.setdefault(dst.buffer.name, {})[axis] = "zero"
+    compute = [s for s in evaluate_calls(func.body)
+               if stmt_intrin(s) in (Intrin.MM_MMA, Intrin.TILE_ELTWISE, Intrin.TILE_REDUCE)]
+    if not padded:
+        return
+    changed = True
+    while changed:  # loop-carried blocks: propagate to a fixed point
+        changed = False
+        for stmt in compute:
+            intrin = stmt_intrin(stmt)
+            _, write = compute_accesses(stmt, data_names)
+            out = dict(padded.get(write, {}))
+            for name, axis in _operand_axes(stmt, data_names):
+                pads = padded.get(name, {})
+                if axis is not None and axis in pads:
+                    unsafe = pads[axis] == "computed" or (
+                        intrin == Intrin.TILE_REDUCE and stmt.value.args[0].value == "max")
+                    if unsafe:
+                        what = "T.gemm contracts" if intrin == Intrin.MM_MMA else "the reduction runs"
+                        raise error(PASS, func, stmt,
+                                    f"{what} along the {('rows', 'columns')[axis]} of `{name}`, which reach past "
+                                    "the end of the tensor they come from: the padding would enter the result",
+                                    "choose block sizes that divide the tensor shape along the reduced axis "
+                                    "(and tensor extents that are multiples of 32 there)")
+                for pad_axis, kind in pads.items():
+                    if pad_axis == axis:
+                        continue  # contracted away (zeros only: checked above)
+                    if intrin == Intrin.TILE_ELTWISE and _is_copy(stmt.value.args[3]):
+                        out[pad_axis] = kind if out.get(pad_axis) != "computed" else "computed"
+                        continue  # a copy or cast keeps the reader's zeros
+                    out_axis = pad_axis
+                    if intrin == Intrin.MM_MMA:  # free axes: A's rows are C's rows, B's free axis C's columns
+                        out_axis = ROWS if name == data_names[stmt.value.args[0]] else COLS
+                    elif intrin == Intrin.TILE_REDUCE:
+                        continue  # the reduced vector keeps one value per row/column of the other axis
+                    out[out_axis] = "computed"
+            if intrin == Intrin.TILE_REDUCE:
+                src_pads = padded.get(data_names[stmt.value.args[1]], {})
+                other = ROWS if int(stmt.value.args[3]) == 1 else COLS
+                if other in src_pads:
+                    out[other] = "computed"
+            if out != padded.get(write, {}):
+                padded[write] = out
+                changed = True
 
 
 def _handoff_blocks(func, data_names, producers, consumers) -> list[str]:
@@ -98,6 +186,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
                 data_names[buf.data] = buf.name
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
+    _check_padding(func, data_names)
 
     producers: dict[str, set[str]] = {}
     consumers: dict[str, set[str]] = {}

@@ -303,6 +303,33 @@ def vector_kinds(func: tirx.PrimFunc) -> dict[str, str]:
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
     changed = True
+
+
+# -- bounds of tensor slices -----------------------------------------------------------------------
+def bound_analyzer(body) -> arith.Analyzer:
+    """An analyzer knowing the range of every loop and core-launch variable of ``body`` (each
+    variable object is bound once, so binding them all up front is sound)."""
+    analyzer = arith.Analyzer()
+
+    def visit(node):
+        if isinstance(node, tirx.For):
+            analyzer.bind(node.loop_var, ir.Range.from_min_extent(node.min, node.extent))
+        elif isinstance(node, tirx.AttrStmt) and node.attr_key == "thread_extent" and isinstance(node.node, tirx.IterVar):
+            analyzer.bind(node.node.var, ir.Range.from_min_extent(0, node.value))
+
+    tirx.stmt_functor.post_order_visit(body, visit)
+    return analyzer
+
+
+def overhanging_axes(region: Region, analyzer: arith.Analyzer) -> tuple[bool, bool]:
+    """(rows, cols): whether the matrix view of a global tensor slice may reach past the tensor's
+    end along that axis (a last block that does not divide the shape, or a partial last tile)."""
+    shape = region.buffer.shape
+    rows = 1 if len(shape) == 1 else shape[-2]
+    out = []
+    for start, extent, size in zip(matrix_starts(region), matrix_extents(region), (rows, shape[-1])):
+        out.append(not analyzer.can_prove(start + extent <= size))
+    return out[0], out[1]
     while changed:
         changed = False
         for group in groups:

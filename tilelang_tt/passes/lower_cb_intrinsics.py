@@ -14,7 +14,10 @@ Writes: no attribute. TIR of reader (writer mirrors it):
 
 Tile ids come from the access expressions: tile (row, col) of a region starting at (r0, c0) is
 ``(r0 / 32 + row) * Nt + c0 / 32 + col`` in the tensor's row-major tile grid; the starts must be
-provably tile-aligned. Pages within the CB block are row-major.
+provably tile-aligned. Pages within the CB block are row-major. A block that may reach past the
+tensor (its extent does not divide the shape: provable from the loop ranges) moves only the
+tiles inside it: the reader guards each page with ``row < Mt`` / ``col < Nt`` and fills the
+pages outside with zeros (``tt.noc_async_read_zeros``), the writer skips them.
 Errors: a slice whose start is not provably a multiple of 32.
 """
 
@@ -27,11 +30,13 @@ from tilelang_tt.attrs import AccessorDesc, Attr, CBDesc, Intrin, KernelRole, ca
 from tilelang_tt.passes.common import (
     TILE,
     as_region,
+    bound_analyzer,
     error,
     evaluate,
     keep_span,
     matrix_extents,
     matrix_starts,
+    overhanging_axes,
     prim_func_pass,
     seq,
     stmt_intrin,
@@ -53,8 +58,8 @@ def _tile_origin(func, stmt, region, analyzer: arith.Analyzer):
     return origin
 
 
-def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc], role: str, handoffs: dict):
-    analyzer = arith.Analyzer()
+def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc], role: str, handoffs: dict,
+           analyzer: arith.Analyzer):
     reading = role == KernelRole.READER.value
     tensor, block = (as_region(a) for a in stmt.value.args[:2])
     if not reading:
@@ -64,7 +69,8 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
     row0, col0 = _tile_origin(func, stmt, tensor, analyzer)
     rows, cols = (-(-e // TILE) for e in matrix_extents(tensor))
     pages = rows * cols
-    nt = acc.tile_grid[1]
+    mt, nt = acc.tile_grid
+    overhang = overhanging_axes(tensor, analyzer)
     ptr = tirx.Var(f"l1_{block.buffer.name}", "uint32")
     ptr_intrin = Intrin.GET_WRITE_PTR if reading else Intrin.GET_READ_PTR
     xfer = Intrin.NOC_READ_PAGE if reading else Intrin.NOC_WRITE_PAGE
@@ -72,7 +78,15 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
     def page(r, c):
         tile_id = analyzer.simplify((row0 + r) * nt + col0 + c)
         offset = tirx.Cast("uint32", (r * cols + c) * cb.page_size)
-        return evaluate(xfer, tile_id, tensor.buffer.data, ptr + offset, like=stmt)
+        transfer = evaluate(xfer, tile_id, tensor.buffer.data, ptr + offset, like=stmt)
+        inside = [cond for cond, hangs in ((row0 + r < mt, overhang[0]), (col0 + c < nt, overhang[1])) if hangs]
+        if not inside:
+            return transfer
+        # A block reaching past the tensor: tiles outside it are not moved; the reader fills
+        # their CB pages with zeros (TileLang's value of an out-of-bounds load).
+        zeros = evaluate(Intrin.NOC_READ_ZEROS, ptr + offset, cb.page_size, like=stmt) if reading else None
+        cond = inside[0] if len(inside) == 1 else tirx.And(inside[0], inside[1])
+        return keep_span(stmt, tirx.IfThenElse(analyzer.simplify(cond), transfer, zeros))
 
     def loop_rows(r):
         if cols == 1:
@@ -103,10 +117,11 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     cbs = {n: CBDesc.from_dict(n, d) for n, d in get(func, Attr.CB_DESC).items()}
     accessors = {n: AccessorDesc.from_dict(n, d) for n, d in get(func, Attr.TENSOR_ACCESSOR).items()}
     handoffs = {cb: e["handoff"] for cb, e in get(func, Attr.TILE_DFG, {}).items() if "handoff" in e}
+    analyzer = bound_analyzer(func.body)
 
     def post(node):
         if stmt_intrin(node) in (Intrin.READ_TO_CB, Intrin.WRITE_FROM_CB):
-            return _lower(node, func, cbs, accessors, role, handoffs)
+            return _lower(node, func, cbs, accessors, role, handoffs, analyzer)
         return None
 
     return func.with_body(tirx.stmt_functor.ir_transform(func.body, None, post, ["tirx.Evaluate"]))

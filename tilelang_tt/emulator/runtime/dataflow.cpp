@@ -249,6 +249,11 @@ uint64_t noc_self_addr(uint32_t addr, Loc loc) {
   return noc_unicast_addr(t.core->logical.x + kWorkerNocOrigin, t.core->logical.y + kWorkerNocOrigin, addr);
 }
 
+uint32_t mem_zeros_base(Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  return t.core->l1_base_addr() + zeros_offset(t.dev->arch);
+}
+
 uint64_t noc_dram_bank_addr(uint32_t bank, uint32_t addr) { return noc_unicast_addr(bank, 0, addr); }
 
 uint64_t noc_dram_page_addr(uint32_t base, uint32_t page_size, uint32_t page, uint32_t offset) {

@@ -447,6 +447,7 @@ void Device::launch() {
     }
     for (uint32_t i = 0; i < c.num_semaphores; ++i)
       std::memcpy(c.l1 + sem_base + 16 * i, &c.semaphore_init[i], 4);
+    std::memset(c.l1 + zeros_offset(d.arch), 0, kMemZerosSize);
   }
   d.threads.clear();
   for (auto& t : ctxs) d.threads.push_back(t.get());

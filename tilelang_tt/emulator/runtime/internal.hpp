@@ -30,6 +30,11 @@ struct ArchSpec {
   uint32_t l1_unreserved_base;
 };
 
+// Reserved L1 below the CB region: 16 semaphores of 16 bytes, and below them the zero region
+// (tt-metal's MEM_ZEROS_BASE / MEM_ZEROS_SIZE) kernels read zeros from.
+constexpr uint32_t kMemZerosSize = 512;
+inline uint32_t zeros_offset(const ArchSpec& a) { return a.l1_unreserved_base - 16 * 16 - kMemZerosSize; }
+
 struct CB {
   bool configured = false;
   uint32_t index = 0;

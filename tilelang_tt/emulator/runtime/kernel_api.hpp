@@ -48,6 +48,8 @@ uint32_t dram_alignment();
 uint64_t noc_unicast_addr(uint32_t x, uint32_t y, uint32_t addr);
 uint64_t noc_multicast_addr(uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1, uint32_t addr);
 uint64_t noc_self_addr(uint32_t addr, Loc loc);
+// L1 address of the calling core's zero region (tt-metal's MEM_ZEROS_BASE, MEM_ZEROS_SIZE bytes).
+uint32_t mem_zeros_base(Loc loc);
 uint64_t noc_dram_bank_addr(uint32_t bank, uint32_t addr);
 // Page `page` of an interleaved DRAM buffer at `base` with page_size (aligned to DRAM alignment).
 uint64_t noc_dram_page_addr(uint32_t base, uint32_t page_size, uint32_t page, uint32_t offset);

@@ -19,6 +19,10 @@ constexpr uint32_t NOC_MULTICAST_WRITE_VC = 4;
 
 enum class ProgrammableCoreType : uint8_t { TENSIX = 0, ACTIVE_ETH = 1, IDLE_ETH = 2 };
 
+// The core's zero region (tt-metal dev_mem_map.h): MEM_ZEROS_SIZE bytes that always read as zero.
+#define MEM_ZEROS_SIZE 512
+#define MEM_ZEROS_BASE (::emu::k::mem_zeros_base(Loc::current()))
+
 // ---------------------------------------------------------------- addresses
 FORCE_INLINE uint64_t get_noc_addr(uint32_t noc_x, uint32_t noc_y, uint32_t addr, uint8_t /*noc*/ = noc_index) {
   return emu::k::noc_unicast_addr(noc_x, noc_y, addr);
