@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
@@ -94,13 +92,11 @@ def run_matmul(tmp_path, runtime, m, k, n, grid, fp32_acc):
     for (x, y), (start, cnt) in zip(cores, split(mt * nt, len(cores))):
         lines += [f"rtargs 0 {x},{y} @A @B {kt} {nt} {start} {cnt}", f"rtargs 1 {x},{y} {kt} {cnt}",
                   f"rtargs 2 {x},{y} @C {start} {cnt}"]
-    t0 = time.perf_counter()
     res = run(tmp_path, exe, "\n".join(lines) + "\n",
               {"A": bf16_bits(tilize(a)).tobytes(), "B": bf16_bits(tilize(b)).tobytes()}, ["C"])
-    elapsed = time.perf_counter() - t0
     assert res.returncode == 0, res.stderr
     c = untilize(bf16_to_f32(np.frombuffer(res.outputs["C"], dtype=np.uint16)), m, n)
-    return a.astype(np.float64) @ b.astype(np.float64), c, res, elapsed
+    return a.astype(np.float64) @ b.astype(np.float64), c, res
 
 
 def assert_within_bf16_ulp(c, ref):
@@ -110,22 +106,21 @@ def assert_within_bf16_ulp(c, ref):
 
 
 def test_matmul_single_core_fp32_dest(tmp_path, runtime):
-    ref, c, res, _ = run_matmul(tmp_path, runtime, 64, 128, 96, (1, 1), fp32_acc=True)
+    ref, c, res = run_matmul(tmp_path, runtime, 64, 128, 96, (1, 1), fp32_acc=True)
     assert_within_bf16_ulp(c, ref)
     assert res.counters["total"]["tile_ops"]["matmul_tiles"] == 2 * 4 * 3
 
 
 def test_matmul_bf16_dest_rounds_each_step(tmp_path, runtime):
-    ref, c, _, _ = run_matmul(tmp_path, runtime, 32, 256, 32, (1, 1), fp32_acc=False)
+    ref, c, _ = run_matmul(tmp_path, runtime, 32, 256, 32, (1, 1), fp32_acc=False)
     exact = bf16_to_f32(bf16_bits(ref.astype(np.float32)))
     assert not np.array_equal(c, exact)  # accumulating in a bf16 DST loses bits
     np.testing.assert_allclose(c, ref, atol=0.1, rtol=0.02)
 
 
-def test_matmul_512_on_8x8_is_fast(tmp_path, runtime):
-    ref, c, res, elapsed = run_matmul(tmp_path, runtime, 512, 512, 512, (8, 8), fp32_acc=True)
+def test_matmul_512_on_8x8(tmp_path, runtime):
+    """Every core of the 8x8 grid takes part. Speed is measured by benchmarks/run.py, not here."""
+    ref, c, res = run_matmul(tmp_path, runtime, 512, 512, 512, (8, 8), fp32_acc=True)
     assert_within_bf16_ulp(c, ref)
     assert len(res.counters["cores"]) == 64
     assert res.counters["total"]["tile_ops"]["matmul_tiles"] == 16 * 16 * 16
-    assert elapsed < 2.0, f"GEMM 512^3 on 8x8 took {elapsed:.2f}s"
-    print(f"GEMM 512^3 on 8x8: {elapsed:.3f}s")

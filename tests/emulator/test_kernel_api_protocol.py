@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
@@ -41,9 +40,7 @@ def program(tmp_path, runtime, reader=EMPTY, compute=EMPTY, writer=EMPTY, fp32=0
         "rtargs 2 1,2 @C",
         extra,
     ]) + "\n"
-    t0 = time.perf_counter()
-    res = run(tmp_path, exe, spec, {"A": bytes(4 * TILE)}, ["C"])
-    assert time.perf_counter() - t0 < 5
+    res = run(tmp_path, exe, spec, {"A": bytes(4 * TILE)}, ["C"])  # the harness's timeout fails a hang
     assert res.returncode == 3, (res.returncode, res.stderr)
     return res.stderr
 
