@@ -17,7 +17,8 @@ from tilelang_tt.codegen.kernels import emit_kernel
 from tilelang_tt.codegen.plan import build_plan
 from tilelang_tt.env import DUMP_IR, PASS_TIMING, PRINT_IR
 from tilelang_tt.errors import TTCompileError
-from tilelang_tt.options import CompileOptions
+from tilelang_tt.options import CompileOptions, OptionError
+from tilelang_tt.passes.common import func_name
 from tilelang_tt.passes.pipeline import lower
 
 
@@ -73,7 +74,12 @@ def compile_prim_func(func: tirx.PrimFunc, options: CompileOptions) -> Artifacts
 def compile(func_or_mod, **options) -> Artifacts | dict[str, Artifacts]:  # noqa: A001 - the public verb
     """Compile a TileLang kernel for Tenstorrent. A PrimFunc gives one :class:`Artifacts`; an
     IRModule gives {function name: Artifacts}. Options: see :class:`CompileOptions`."""
-    opts = CompileOptions.from_kwargs(**options)
+    try:
+        opts = CompileOptions.from_kwargs(**options)
+    except OptionError as err:
+        if not isinstance(func_or_mod, tirx.PrimFunc):
+            raise
+        raise err.with_context(func_name=func_name(func_or_mod), span=func_or_mod.span) from None
     if isinstance(func_or_mod, tvm.IRModule):
         return {gv.name_hint: compile_prim_func(f.with_attr("global_symbol", gv.name_hint), opts)
                 for gv, f in func_or_mod.functions.items() if isinstance(f, tirx.PrimFunc)}

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from types import MappingProxyType
 
 from tilelang_tt.arch import ARCHS, get_arch
+from tilelang_tt.errors import TTCompileError
+from tilelang_tt.layout import BufferLayout
+
+PASS = "CompileOptions"
+PARTITIONS = ("auto", "contiguous", "row_major", "block")
 
 
-class OptionError(ValueError):
-    """An invalid compile option; the message names the option and how to fix it."""
+class OptionError(TTCompileError):
+    """An invalid compile option: a :class:`TTCompileError` whose message names the option and
+    whose hint says how to fix it (``tilelang_tt.compile`` adds the kernel and its ``def`` line)."""
+
+    def __init__(self, message: str, *, pass_name: str = PASS, hint: str = "", **context) -> None:
+        super().__init__(message, pass_name=pass_name, hint=hint, **context)
 
 
 @dataclass(frozen=True)
@@ -18,6 +29,13 @@ class CompileOptions:
     cb_depth: int = 2  # CB depth (in blocks) where T.Pipelined gives no num_stages
     math_fidelity: str = "HiFi4"
     gemm_reuse: str = "auto"  # "auto": spill partial sums when a C block exceeds DST; "dst": re-read operands
+    # Work partition over cores: "auto" (block rectangles when the grid divides the block grid, else
+    # contiguous), "contiguous", "row_major" (round-robin) or "block"; and the partition mode: "auto"
+    # (local_shard when the output is L1-sharded), "global" or "local_shard".
+    partition: str = "auto"
+    partition_mode: str = "auto"
+    multicast: str = "auto"  # "auto" (when it lowers DRAM traffic), "on" or "off"
+    layouts: Mapping[str, BufferLayout] | None = None  # buffer name -> memory/layout/sharding
     dump_ir: str | None = None  # directory: write the TIR after each pass as numbered files
     print_ir: bool = False
     pass_timing: bool = False
@@ -25,29 +43,45 @@ class CompileOptions:
 
     def __post_init__(self) -> None:
         if self.arch not in ARCHS:
-            raise OptionError(f"arch={self.arch!r} is not a Tenstorrent arch: use one of {sorted(ARCHS)}")
+            raise OptionError(f"arch={self.arch!r} is not a Tenstorrent arch", hint=f"use one of {sorted(ARCHS)}")
         if self.grid is not None:
             grid = tuple(self.grid)
             if len(grid) != 2 or any(not isinstance(g, int) or g < 1 for g in grid):
-                raise OptionError(f"grid={self.grid!r} must be two positive integers (x, y), e.g. grid=(8, 8)")
+                raise OptionError(f"grid={self.grid!r} is not two positive integers (x, y)", hint="e.g. grid=(8, 8)")
             dev = get_arch(self.arch).grid
             if grid[0] > dev[0] or grid[1] > dev[1]:
-                raise OptionError(
-                    f"grid={grid} is larger than the {self.arch} worker grid {dev}: use at most grid={dev}"
-                )
+                raise OptionError(f"grid={grid} is larger than the {self.arch} worker grid {dev}",
+                                  hint=f"use at most grid={dev}, or leave grid unset to use as many cores as useful")
             object.__setattr__(self, "grid", grid)
         if not isinstance(self.cb_depth, int) or self.cb_depth < 1:
-            raise OptionError(f"cb_depth={self.cb_depth!r} must be a positive integer (2 = double buffering)")
+            raise OptionError(f"cb_depth={self.cb_depth!r} is not a positive integer",
+                              hint="e.g. cb_depth=2 (double buffering)")
         if self.gemm_reuse not in ("auto", "dst"):
-            raise OptionError(f"gemm_reuse={self.gemm_reuse!r}: use 'auto' (read A and B once per K step, partial "
-                              "sums in L1) or 'dst' (one pack per output tile, operands re-read per DST sub-block)")
+            raise OptionError(f"gemm_reuse={self.gemm_reuse!r} is not a GEMM reuse mode",
+                              hint="use 'auto' (read A and B once per K step, partial sums in L1) or 'dst' "
+                                   "(one pack per output tile, operands re-read per DST sub-block)")
+        for name, value, allowed in (("partition", self.partition, PARTITIONS),
+                                     ("partition_mode", self.partition_mode, ("auto", "global", "local_shard")),
+                                     ("multicast", self.multicast, ("auto", "on", "off"))):
+            if value not in allowed:
+                raise OptionError(f"{name}={value!r} is not one of {list(allowed)}",
+                                  hint=f"use {name}=" + " or ".join(repr(a) for a in allowed))
+        if self.layouts is not None:
+            layouts = dict(self.layouts)
+            for buffer, layout in layouts.items():
+                if not isinstance(layout, BufferLayout):
+                    raise OptionError(f"layouts[{buffer!r}] is a {type(layout).__name__}, not a BufferLayout",
+                                      hint="e.g. layouts={'A': tilelang_tt.BufferLayout(memory='L1', "
+                                           "layout='height_sharded', shard_grid=(8, 1))}")
+            object.__setattr__(self, "layouts", MappingProxyType(dict(sorted(layouts.items()))))
         if self.math_fidelity not in ("LoFi", "HiFi2", "HiFi3", "HiFi4"):
-            raise OptionError(f"math_fidelity={self.math_fidelity!r}: use LoFi, HiFi2, HiFi3 or HiFi4")
+            raise OptionError(f"math_fidelity={self.math_fidelity!r} is not a math fidelity",
+                              hint="use LoFi, HiFi2, HiFi3 or HiFi4")
 
     @classmethod
     def from_kwargs(cls, **kwargs) -> CompileOptions:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(kwargs) - known)
         if unknown:
-            raise OptionError(f"unknown compile option(s) {unknown}; known options are {sorted(known)}")
+            raise OptionError(f"unknown compile option(s) {unknown}", hint=f"known options are {sorted(known)}")
         return cls(**kwargs)

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import threading
 from dataclasses import dataclass
 
 import tilelang  # noqa: F401
 from tilelang.ir import get_buffer_span, get_stmt_span, set_stmt_span
 from tvm import arith, ir, tirx
 
-from tilelang_tt.attrs import Intrin, call, call_intrin
+from tilelang_tt.attrs import Attr, Intrin, call, call_intrin, get
 from tilelang_tt.errors import TTCompileError
 
 SHARED_SCOPES = ("shared", "shared.dyn")
@@ -28,12 +27,17 @@ def is_global_buffer(buf: tirx.Buffer) -> bool:
 
 
 def func_name(func: tirx.PrimFunc) -> str:
+    """The user's kernel name: a split kernel's ``tt.source_func``, else the global symbol."""
+    if get(func, Attr.SOURCE_FUNC) is not None:
+        return get(func, Attr.SOURCE_FUNC)
     if func.attrs is not None and "global_symbol" in func.attrs:
         return str(func.attrs["global_symbol"])
     return "main"
 
 
 def span_of(node) -> ir.Span | None:
+    if isinstance(node, ir.Span):
+        return node
     if isinstance(node, tirx.Stmt):
         return get_stmt_span(node)
     if isinstance(node, tirx.Buffer):
@@ -196,47 +200,32 @@ def evaluate_calls(stmt) -> list[tirx.Evaluate]:
     return out
 
 
-class _Raised(threading.local):
-    error: TTCompileError | None = None
-
-
-_RAISED = _Raised()
-
-
-def _guarded(fn):
-    """TVM's FFI turns exceptions raised inside a pass into generic errors; remember ours so
-    :func:`reraise_compile_error` can give the user the TTCompileError itself."""
-
-    def run(*args):
-        try:
-            return fn(*args)
-        except TTCompileError as err:
-            _RAISED.error = err
-            raise
-
-    return run
-
-
 def prim_func_pass(fn, name: str):
-    return tirx.transform.prim_func_pass(_guarded(fn), opt_level=0, name=name)
+    """A registered PrimFunc pass; the function keeps its span (the user's ``def`` line, which
+    errors fall back to) through ``with_body`` rewrites."""
+
+    def run(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
+        out = fn(func, mod, ctx)
+        return out.with_body(out.body, span=func.span) if out.span is None and func.span is not None else out
+
+    return tirx.transform.prim_func_pass(run, opt_level=0, name=name)
 
 
 def module_pass(fn, name: str):
     import tvm
 
-    return tvm.transform.module_pass(_guarded(fn), opt_level=0, name=name)
+    return tvm.transform.module_pass(fn, opt_level=0, name=name)
 
 
 @contextlib.contextmanager
 def reraise_compile_error():
-    _RAISED.error = None
+    """Pipeline boundary: a TTCompileError (which comes back out of TVM as itself, see
+    :mod:`tilelang_tt.errors`) reaches the user without the TVM and pass frames it crossed. It
+    leaves as a copy: ``contextlib`` gives an exception re-raised as itself its old traceback."""
     try:
         yield
-    except Exception as exc:
-        err, _RAISED.error = _RAISED.error, None
-        if err is not None and not isinstance(exc, TTCompileError):
-            raise err from None
-        raise
+    except TTCompileError as err:
+        raise err.with_context() from None
 
 
 # -- 1-D on-chip vectors ---------------------------------------------------------------------------
@@ -303,6 +292,18 @@ def vector_kinds(func: tirx.PrimFunc) -> dict[str, str]:
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
     changed = True
+    while changed:
+        changed = False
+        for group in groups:
+            known = [kinds[n] for n in group if n in kinds]
+            for name in group:
+                if known and name not in kinds:
+                    kinds[name] = known[0]
+                    changed = True
+    for group in groups:
+        for name in group:
+            kinds.setdefault(name, ROW)
+    return kinds
 
 
 # -- bounds of tensor slices -----------------------------------------------------------------------
@@ -330,15 +331,3 @@ def overhanging_axes(region: Region, analyzer: arith.Analyzer) -> tuple[bool, bo
     for start, extent, size in zip(matrix_starts(region), matrix_extents(region), (rows, shape[-1])):
         out.append(not analyzer.can_prove(start + extent <= size))
     return out[0], out[1]
-    while changed:
-        changed = False
-        for group in groups:
-            known = [kinds[n] for n in group if n in kinds]
-            for name in group:
-                if known and name not in kinds:
-                    kinds[name] = known[0]
-                    changed = True
-    for group in groups:
-        for name in group:
-            kinds.setdefault(name, ROW)
-    return kinds
