@@ -89,11 +89,11 @@ class MemoryLayout(str, enum.Enum):
     BLOCK_SHARDED = "block_sharded"
 
 
-# TileLang/TVM dtype -> (tt-metal DataFormat, bytes per element)
+# TileLang/TVM dtype -> (tt-metal DataFormat, bytes per element): the dtypes every stage supports
+# (host tilize in main.cpp, emulator, ttnn). float16 is not among them: ttnn has no float16 tensors.
 DATA_FORMATS: dict[str, tuple[str, int]] = {
     "bfloat16": ("Float16_b", 2),
     "float32": ("Float32", 4),
-    "float16": ("Float16", 2),
     "int32": ("Int32", 4),
     "uint32": ("UInt32", 4),
     "uint16": ("UInt16", 2),
@@ -198,6 +198,7 @@ class CBDesc:
     producer: str = ""
     consumer: str = ""
     buffer: str = ""
+    source: str = ""  # "file:line:column" of the buffer's allocation in the user's kernel (errors.location_string)
 
     def to_dict(self) -> dict:
         return {
@@ -211,6 +212,7 @@ class CBDesc:
             "producer": self.producer,
             "consumer": self.consumer,
             "buffer": self.buffer,
+            "source": self.source,
         }
 
     @staticmethod

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import tilelang  # noqa: F401
 import tvm
 from tvm import ir, tirx
@@ -90,3 +92,13 @@ def attrs_without(func, *keys) -> dict:
     from tilelang_tt.attrs import to_py
     skip = {str(getattr(k, "value", k)) for k in keys}
     return {k: to_py(v) for k, v in func.attrs.items() if k not in skip}
+
+
+def alloc_source(factory, name: str) -> str:
+    """The ``tt.cb_desc`` ``source`` of on-chip buffer ``name`` allocated in the kernel factory
+    ``factory``: ``file:line:1`` of its ``name = T.alloc_...`` line (TVMScript spans carry lines)."""
+    lines, start = inspect.getsourcelines(factory)
+    for number, text in enumerate(lines, start=start):
+        if text.strip().startswith(f"{name} = T.alloc_"):
+            return f"{inspect.getsourcefile(factory)}:{number}:1"
+    raise KeyError(name)

@@ -4,6 +4,7 @@ import tilelang  # noqa: F401
 import tvm
 
 from tests.kernels import gemm, lower_until, run_pass
+from tests.passes.helpers import alloc_source
 from tilelang_tt.attrs import Attr, get
 from tilelang_tt.passes.build_tile_dfg_tt import BuildTileDFGTT
 
@@ -25,12 +26,15 @@ def test_gemm_dfg_and_cb_ids():
     }
     assert get(after["main"], Attr.CB_DESC) == {
         "A_s": {"index": 0, "page_size": 2048, "num_pages": 4, "data_format": "Float16_b", "block_pages": 2,
-                "block_tiles": [2, 1], "vector": "", "producer": "reader", "consumer": "compute", "buffer": "A"},
+                "block_tiles": [2, 1], "vector": "", "producer": "reader", "consumer": "compute", "buffer": "A",
+                "source": alloc_source(gemm, "A_s")},
         "B_s": {"index": 1, "page_size": 2048, "num_pages": 4, "data_format": "Float16_b", "block_pages": 2,
-                "block_tiles": [1, 2], "vector": "", "producer": "reader", "consumer": "compute", "buffer": "B"},
+                "block_tiles": [1, 2], "vector": "", "producer": "reader", "consumer": "compute", "buffer": "B",
+                "source": alloc_source(gemm, "B_s")},
         # packed into C's format: the fp32 accumulator never lives in L1
         "C_l": {"index": 16, "page_size": 2048, "num_pages": 8, "data_format": "Float16_b", "block_pages": 4,
-                "block_tiles": [2, 2], "vector": "", "producer": "compute", "consumer": "writer", "buffer": "C"},
+                "block_tiles": [2, 2], "vector": "", "producer": "compute", "consumer": "writer", "buffer": "C",
+                "source": alloc_source(gemm, "C_l")},
     }
 
 

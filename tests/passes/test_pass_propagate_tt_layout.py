@@ -4,6 +4,7 @@ import tilelang  # noqa: F401
 import tvm
 
 from tests.kernels import eltwise, gemm, lower_until, run_pass
+from tests.passes.helpers import alloc_source
 from tilelang_tt.attrs import Attr, get
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.propagate_tt_layout import PropagateTTLayout
@@ -11,9 +12,10 @@ from tilelang_tt.passes.propagate_tt_layout import PropagateTTLayout
 PASS = "PropagateTTLayout"
 
 
-def _cb(page, pages, fmt, block, tiles, vector=""):
+def _cb(page, pages, fmt, block, tiles, source, vector=""):
     return {"index": -1, "page_size": page, "num_pages": pages, "data_format": fmt, "block_pages": block,
-            "block_tiles": list(tiles), "vector": vector, "producer": "", "consumer": "", "buffer": ""}
+            "block_tiles": list(tiles), "vector": vector, "producer": "", "consumer": "", "buffer": "",
+            "source": source}
 
 
 def test_registered_under_spec_name():
@@ -25,9 +27,9 @@ def test_gemm_cb_desc_uses_num_stages():
     after = run_pass(before, PASS)
     tvm.ir.assert_structural_equal(after["main"].body, before["main"].body)
     assert get(after["main"], Attr.CB_DESC) == {
-        "A_s": _cb(2048, 6, "Float16_b", 2, (2, 1)),
-        "B_s": _cb(2048, 6, "Float16_b", 2, (1, 2)),
-        "C_l": _cb(4096, 8, "Float32", 4, (2, 2)),  # not pipelined: cb_depth
+        "A_s": _cb(2048, 6, "Float16_b", 2, (2, 1), alloc_source(gemm, "A_s")),
+        "B_s": _cb(2048, 6, "Float16_b", 2, (1, 2), alloc_source(gemm, "B_s")),
+        "C_l": _cb(4096, 8, "Float32", 4, (2, 2), alloc_source(gemm, "C_l")),  # not pipelined: cb_depth
     }
 
 
@@ -36,8 +38,8 @@ def test_eltwise_cb_desc_uses_cb_depth_option():
     before = lower_until(eltwise("add", 64, 128, 32, 64), PASS, opts)
     after = run_pass(before, PASS, opts)
     tvm.ir.assert_structural_equal(after["main"].body, before["main"].body)
-    cb = _cb(2048, 6, "Float16_b", 2, (1, 2))
-    assert get(after["main"], Attr.CB_DESC) == {"A_s": cb, "B_s": cb, "C_s": cb}
+    assert get(after["main"], Attr.CB_DESC) == {
+        name: _cb(2048, 6, "Float16_b", 2, (1, 2), alloc_source(eltwise, name)) for name in ("A_s", "B_s", "C_s")}
 
 
 def test_vectors_get_their_kind_from_use():

@@ -2,11 +2,12 @@
 
 Reads: ``tt.layout_desc``; the shared (``T.alloc_shared``) and fragment (``T.alloc_fragment``)
 allocations of the kernel and the ``num_stages`` of an enclosing ``T.Pipelined``.
-Writes: ``tt.cb_desc`` = {buffer name: {index: -1, page_size, num_pages, data_format, block_pages}}:
+Writes: ``tt.cb_desc`` = {buffer name: {index: -1, page_size, num_pages, data_format, block_pages, source}}:
 one page per 32×32 tile of the buffer's dtype, ``block_pages`` = tiles of the buffer, depth =
 ``num_stages`` of the pipelined loop that fills it, else the ``cb_depth`` option (2) — a CB the
 compute kernel updates in place needs two blocks. Vectors ((n,), (1, n), (n, 1)) are blocks of
-one tile row or column; their ``vector`` kind says where the data sits in each tile.
+one tile row or column; their ``vector`` kind says where the data sits in each tile. ``source`` is
+the allocation's ``file:line:column``, for errors of later passes about the CB (VerifyTTIR).
 Before/after: TIR unchanged (metadata only). Errors: a CB buffer not made of whole tiles.
 
     Before: A_s = T.alloc_shared((64, 32), "bfloat16")   # inside T.Pipelined(.., num_stages=3)
@@ -19,6 +20,7 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.attrs import DATA_FORMATS, Attr, CBDesc, with_attrs
+from tilelang_tt.errors import location_string
 from tilelang_tt.passes.common import (
     COL,
     ROW,
@@ -27,6 +29,7 @@ from tilelang_tt.passes.common import (
     error,
     is_cb_buffer,
     prim_func_pass,
+    span_of,
     tile_op_name,
     vector_kinds,
 )
@@ -97,6 +100,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx, cb_depth: int) -> tirx.PrimFunc:
                 cbs[buf.name] = CBDesc(
                     name=buf.name, index=-1, page_size=TILE * TILE * elem, num_pages=block * depth,
                     data_format=fmt, block_pages=block, block_tiles=(rows, cols), vector=vector,
+                    source=location_string(span_of(buf)),
                 ).to_dict()
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
