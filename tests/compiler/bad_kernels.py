@@ -1,4 +1,5 @@
-"""Kernels the compiler must reject, each with a known line for the diagnostic."""
+"""Kernels the compiler must reject, each with a `# LINE: <name>` marker on the line the
+diagnostic must point at (tests/compiler/test_negative.py)."""
 
 import tilelang  # noqa: F401
 import tilelang.language as T
@@ -19,11 +20,139 @@ def unsupported_tile_op(M=64, N=64):
 
 def unaligned_shape():
     @T.prim_func
-    def main(A: T.Tensor((48, 64), "bfloat16"), C: T.Tensor((48, 64), "bfloat16")):  # LINE: unaligned_shape
+    def main(
+        A: T.Tensor((48, 64), "bfloat16"),  # LINE: unaligned_shape
+        C: T.Tensor((64, 64), "bfloat16"),
+    ):
         with T.Kernel(1, 1, threads=128) as (bx, by):
-            A_s = T.alloc_shared((48, 64), "bfloat16")
+            A_s = T.alloc_shared((64, 64), "bfloat16")
             T.copy(A[0, 0], A_s)
             T.copy(A_s, C[0, 0])
+
+    return main
+
+
+def unaligned_block():
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "bfloat16"), C: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(1, 1, threads=128) as (bx, by):
+            A_s = T.alloc_shared((48, 48), "bfloat16")  # LINE: unaligned_block
+            T.copy(A[0, 0], A_s)
+            T.copy(A_s, C[0, 0])
+
+    return main
+
+
+def unaligned_slice():
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "bfloat16"), C: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(1, 1, threads=128) as (bx, by):
+            A_s = T.alloc_shared((32, 32), "bfloat16")
+            T.copy(A[16, 0], A_s)  # LINE: unaligned_slice
+            T.copy(A_s, C[0, 0])
+
+    return main
+
+
+def l1_overflow(M=256, N=512):
+    """An fp32 input block of 1 MiB (two pages deep) plus a bf16 output block of 512 KiB: more
+    than a Wormhole core's L1."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "bfloat16")):
+        with T.Kernel(1, 1, threads=128) as (bx, by):
+            A_s = T.alloc_shared((M, N), "float32")  # LINE: l1_overflow
+            C_s = T.alloc_shared((M, N), "bfloat16")
+            T.copy(A[0, 0], A_s)
+            for i, j in T.Parallel(M, N):
+                C_s[i, j] = T.exp(A_s[i, j])
+            T.copy(C_s, C[0, 0])
+
+    return main
+
+
+def float64_tensor():
+    @T.prim_func
+    def main(
+        A: T.Tensor((64, 64), "float64"),  # LINE: float64_tensor
+        C: T.Tensor((64, 64), "float64"),
+    ):
+        with T.Kernel(1, 1, threads=128) as (bx, by):
+            A_s = T.alloc_shared((64, 64), "float64")
+            T.copy(A[0, 0], A_s)
+            T.copy(A_s, C[0, 0])
+
+    return main
+
+
+def float16_tensor():
+    @T.prim_func
+    def main(
+        A: T.Tensor((64, 64), "float16"),  # LINE: float16_tensor
+        C: T.Tensor((64, 64), "float16"),
+    ):
+        with T.Kernel(1, 1, threads=128) as (bx, by):
+            A_s = T.alloc_shared((64, 64), "float16")
+            T.copy(A[0, 0], A_s)
+            T.copy(A_s, C[0, 0])
+
+    return main
+
+
+def float16_block():
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "bfloat16"), C: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(1, 1, threads=128) as (bx, by):
+            A_s = T.alloc_shared((64, 64), "bfloat16")
+            H_s = T.alloc_shared((64, 64), "float16")  # LINE: float16_block
+            T.copy(A[0, 0], A_s)
+            T.copy(A_s, H_s)
+            T.copy(H_s, C[0, 0])
+
+    return main
+
+
+def dynamic_shape():
+    M = T.dynamic("M")
+
+    @T.prim_func
+    def main(
+        A: T.Tensor((M, 64), "bfloat16"),  # LINE: dynamic_shape
+        C: T.Tensor((M, 64), "bfloat16"),
+    ):
+        with T.Kernel(1, T.ceildiv(M, 32), threads=128) as (bx, by):
+            A_s = T.alloc_shared((32, 64), "bfloat16")
+            T.copy(A[by * 32, 0], A_s)
+            T.copy(A_s, C[by * 32, 0])
+
+    return main
+
+
+def add_for_any_grid(M=64, N=64):
+    """A valid kernel, compiled with a grid option larger than the device."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "bfloat16"), C: T.Tensor((M, N), "bfloat16")):  # LINE: add_for_any_grid
+        with T.Kernel(T.ceildiv(N, 32), T.ceildiv(M, 32), threads=128) as (bx, by):
+            A_s = T.alloc_shared((32, 32), "bfloat16")
+            T.copy(A[by * 32, bx * 32], A_s)
+            T.copy(A_s, C[by * 32, bx * 32])
+
+    return main
+
+
+def gemm_transpose_a(M=64, N=64, K=64):
+    @T.prim_func
+    def main(A: T.Tensor((K, M), "bfloat16"), B: T.Tensor((K, N), "bfloat16"), C: T.Tensor((M, N), "bfloat16")):
+        with T.Kernel(1, 1, threads=128) as (bx, by):
+            A_s = T.alloc_shared((K, M), "bfloat16")
+            B_s = T.alloc_shared((K, N), "bfloat16")
+            C_l = T.alloc_fragment((M, N), "float32")
+            T.clear(C_l)
+            T.copy(A[0, 0], A_s)
+            T.copy(B[0, 0], B_s)
+            T.gemm(A_s, B_s, C_l, transpose_A=True)  # LINE: gemm_transpose_a
+            T.copy(C_l, C[0, 0])
 
     return main
 
@@ -58,7 +187,8 @@ def transposed_access(M=64, N=64):
 
 def too_many_cbs_source(n: int = 40) -> str:
     """Source of a kernel moving n column blocks through n distinct shared buffers: more CBs than
-    Wormhole's 32 (TileLang needs kernels in real files, so tests write this to a module)."""
+    Wormhole's 32 (TileLang needs kernels in real files, so tests write this to a module). The
+    buffer past the hardware's count, `S32`, carries the marker."""
     lines = [
         "import tilelang.language as T",
         "",
@@ -67,7 +197,8 @@ def too_many_cbs_source(n: int = 40) -> str:
         f"def main(A: T.Tensor((32, {32 * n}), 'bfloat16'), C: T.Tensor((32, {32 * n}), 'bfloat16')):",
         "    with T.Kernel(1, 1, threads=128) as (bx, by):",
     ]
-    lines += [f"        S{s} = T.alloc_shared((32, 32), 'bfloat16')" for s in range(n)]
+    lines += [f"        S{s} = T.alloc_shared((32, 32), 'bfloat16')" + ("  # LINE: S32" if s == 32 else "")
+              for s in range(n)]
     for s in range(n):
         lines += [f"        T.copy(A[0, {32 * s}], S{s})", f"        T.copy(S{s}, C[0, {32 * s}])"]
     return "\n".join(lines) + "\n"

@@ -1,73 +1,179 @@
-"""Bad input gets a TTCompileError naming the problem, the user's source line and a fix."""
+"""Bad input gets a TTCompileError naming the problem, the pass, the user's kernel, the user's
+source line (file and line of the `# LINE:` marker in bad_kernels.py) and a fix — through every
+entry point, never a RuntimeError from TVM. The hardware rules only a hand-made IR can break are
+in tests/passes/test_pass_verify_tt_ir.py."""
 
 import importlib.util
 import inspect
+import traceback
 
 import pytest
+import tilelang
+import tvm
 
 import tilelang_tt
-from tilelang_tt import TTCompileError
 from tests.compiler import bad_kernels
+from tilelang_tt import TTCompileError
+from tilelang_tt.options import OptionError
+
+BAD_FILE = inspect.getsourcefile(bad_kernels)
 
 
-def line_of(marker: str) -> int:
-    lines, start = inspect.getsourcelines(bad_kernels)
+def line_of(marker: str, source: str | None = None) -> int:
+    lines = source.splitlines() if source is not None else inspect.getsourcelines(bad_kernels)[0]
     for number, text in enumerate(lines, start=1):
-        if f"# LINE: {marker}" in text:
+        if text.rstrip().endswith(f"# LINE: {marker}"):
             return number
     raise AssertionError(marker)
 
 
-def compile_error(kernel) -> TTCompileError:
+def compile_error(kernel, **options) -> TTCompileError:
     with pytest.raises(TTCompileError) as info:
-        tilelang_tt.compile(kernel)
+        tilelang_tt.compile(kernel, **options)
     return info.value
 
 
-def test_unsupported_tile_op_names_op_and_line():
-    err = compile_error(bad_kernels.unsupported_tile_op())
-    assert "T.cumsum" in err.message
-    assert err.pass_name == "LowerTTTileIntrinsics"
-    assert err.location is not None and err.location[0].endswith("bad_kernels.py")
-    assert err.location[1] == line_of("unsupported_tile_op")
+def assert_diagnostic(err: TTCompileError, pass_name: str, message: str, marker: str, path: str = BAD_FILE,
+                      source: str | None = None) -> None:
+    """The message, the pass, the user's kernel `main`, and a snippet of the marked line with the
+    code under the caret and a help line."""
+    assert message in err.message, err.message
+    assert err.pass_name == pass_name
+    assert err.func_name == "main"
+    line = line_of(marker, source)
+    assert err.location is not None and err.location[:2] == (path, line), err.location
     text = str(err)
-    assert f"bad_kernels.py:{line_of('unsupported_tile_op')}" in text and "^" in text and "help:" in text
+    assert f"error[{pass_name}]: " in text and "in kernel `main`" in text
+    assert f"{path}:{line}:" in text and "\n  = help: " in text and err.hint
 
 
-def test_shape_not_multiple_of_32():
+def test_unsupported_tile_op():
+    err = compile_error(bad_kernels.unsupported_tile_op())
+    assert_diagnostic(err, "LowerTTTileIntrinsics", "unsupported tile op `T.cumsum`", "unsupported_tile_op")
+    assert "T.gemm" in err.hint
+
+
+def test_tensor_shape_not_multiple_of_32_points_at_the_parameter():
     err = compile_error(bad_kernels.unaligned_shape())
-    assert "not multiples of 32" in err.message and "`A`" in err.message
-    assert err.location[1] == line_of("unaligned_shape")  # the parameter is declared on the def line
+    assert_diagnostic(err, "InferTTLayout", "buffer `A` has shape [48, 64]: its last two dimensions are not "
+                      "multiples of 32", "unaligned_shape")
     assert "pad" in err.hint
 
 
-def test_unsupported_elementwise_expression():
-    err = compile_error(bad_kernels.unsupported_expression())
-    assert "unsupported element-wise expression" in err.message
-    assert err.location[1] == line_of("unsupported_expression")
+def test_block_not_multiple_of_32():
+    err = compile_error(bad_kernels.unaligned_block())
+    assert_diagnostic(err, "PropagateTTLayout", "on-chip buffer `A_s` has shape [48, 48]", "unaligned_block")
+    assert "multiples of 32" in err.hint
 
 
-def test_non_elementwise_access():
-    err = compile_error(bad_kernels.transposed_access())
-    assert "`A_s[j, i]` is not an element-wise access" in err.message
-    assert err.location[1] == line_of("transposed_access")
+def test_unaligned_slice_start():
+    err = compile_error(bad_kernels.unaligned_slice())
+    assert_diagnostic(err, "LowerCBIntrinsics", "the slice of `A` starts at 16 in dimension 0, which is not a "
+                      "multiple of 32", "unaligned_slice")
 
 
-def test_more_cbs_than_hardware(tmp_path):
+def test_more_cbs_than_hardware_points_at_the_first_block_too_many(tmp_path):
     path = tmp_path / "many_cbs.py"
-    path.write_text(bad_kernels.too_many_cbs_source(40))
+    source = bad_kernels.too_many_cbs_source(40)
+    path.write_text(source)
     spec = importlib.util.spec_from_file_location("many_cbs", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     err = compile_error(module.main)
-    assert "circular buffers" in err.message and "32" in err.message
-    assert err.pass_name == "VerifyTTIR"
+    assert_diagnostic(err, "VerifyTTIR", "the kernel needs 40 circular buffers (one per on-chip block); "
+                      "wormhole_b0 has 32, and `S32` is number 33", "S32", path=str(path), source=source)
 
 
-def test_bad_option_says_how_to_fix():
-    from tests.kernels import eltwise
+def test_l1_footprint_names_the_biggest_consumers():
+    err = compile_error(bad_kernels.l1_overflow())
+    assert_diagnostic(err, "VerifyTTIR", "the circular buffers need 1536 KiB of L1 per core; wormhole_b0 has "
+                      "1360 KiB (biggest: `A_s` 1024 KiB (256 pages of 4096 B), `C_s` 512 KiB", "l1_overflow")
 
-    with pytest.raises(ValueError, match=r"grid=\(9, 9\) is larger than the wormhole_b0 worker grid"):
-        tilelang_tt.compile(eltwise("add", 64, 64, 32, 32), grid=(9, 9))
-    with pytest.raises(ValueError, match="unknown compile option"):
-        tilelang_tt.compile(eltwise("add", 64, 64, 32, 32), gird=(2, 2))
+
+@pytest.mark.parametrize("dtype", ["float64", "float16"])
+def test_unsupported_tensor_dtype_points_at_the_parameter(dtype):
+    err = compile_error(getattr(bad_kernels, f"{dtype}_tensor")())
+    assert_diagnostic(err, "InferTTLayout", f"buffer `A` has unsupported dtype {dtype}", f"{dtype}_tensor")
+    assert "bfloat16" in err.hint and "float32" in err.hint and "'float16'" not in err.hint
+
+
+def test_unsupported_block_dtype():
+    err = compile_error(bad_kernels.float16_block())
+    assert_diagnostic(err, "PropagateTTLayout", "on-chip buffer `H_s` has unsupported dtype float16",
+                      "float16_block")
+
+
+def test_grid_larger_than_device_is_a_compile_error_at_the_kernel():
+    err = compile_error(bad_kernels.add_for_any_grid(), grid=(9, 9))
+    assert isinstance(err, OptionError)
+    assert_diagnostic(err, "CompileOptions", "grid=(9, 9) is larger than the wormhole_b0 worker grid (8, 8)",
+                      "add_for_any_grid")
+    assert "grid=(8, 8)" in err.hint
+
+
+def test_unknown_option_is_a_compile_error():
+    err = compile_error(bad_kernels.add_for_any_grid(), gird=(2, 2))
+    assert "unknown compile option(s) ['gird']" in err.message and "'grid'" in err.hint
+
+
+def test_dynamic_shape_points_at_the_parameter():
+    err = compile_error(bad_kernels.dynamic_shape())
+    assert_diagnostic(err, "InferTTLayout", "buffer `A` has a dynamic shape [M, 64]", "dynamic_shape")
+    assert "static shapes" in err.hint
+
+
+def test_gemm_transpose_a():
+    err = compile_error(bad_kernels.gemm_transpose_a())
+    assert_diagnostic(err, "LowerTTTileIntrinsics", "T.gemm with transpose_A=True is not supported",
+                      "gemm_transpose_a")
+
+
+def test_unsupported_elementwise_expression():
+    err = compile_error(bad_kernels.unsupported_expression())
+    assert_diagnostic(err, "LowerTTTileIntrinsics", "unsupported element-wise expression", "unsupported_expression")
+
+
+def test_non_elementwise_access():
+    err = compile_error(bad_kernels.transposed_access())
+    assert_diagnostic(err, "LowerTTTileIntrinsics", "`A_s[j, i]` is not an element-wise access", "transposed_access")
+
+
+def test_caret_underlines_the_statement_not_its_indent_or_comment():
+    err = compile_error(bad_kernels.unaligned_slice())
+    lines = str(err).splitlines()
+    (code,) = [i for i, text in enumerate(lines) if "T.copy(A[16, 0], A_s)" in text]
+    statement = "T.copy(A[16, 0], A_s)"
+    assert lines[code + 1].index("^") == lines[code].index(statement)
+    assert lines[code + 1].count("^") == len(statement)
+    assert err.location[2] == lines[code].index(statement) - lines[code].index("|") - 1
+
+
+# One error raised in a TVM visitor callback (A2), one after the kernel split (D3), one in the
+# verifier (F): each entry point gives the user the TTCompileError itself.
+ENTRY_POINTS = {
+    "tilelang_tt.compile": tilelang_tt.compile,
+    "tilelang.lower": lambda f: tilelang.lower(f, target="tenstorrent"),
+    "tilelang.compile": lambda f: tilelang.compile(f, out_idx=[-1], target="tenstorrent"),
+    "tvm.build": lambda f: tvm.build(f, target="tenstorrent"),
+}
+CASES = [("unaligned_block", "PropagateTTLayout"), ("unaligned_slice", "LowerCBIntrinsics"),
+         ("l1_overflow", "VerifyTTIR")]
+
+
+@pytest.mark.parametrize("entry", ENTRY_POINTS)
+@pytest.mark.parametrize("kernel, pass_name", CASES)
+def test_every_entry_point_raises_the_compile_error(entry, kernel, pass_name):
+    with pytest.raises(TTCompileError) as info:
+        ENTRY_POINTS[entry](getattr(bad_kernels, kernel)())
+    err = info.value
+    assert type(err) is TTCompileError
+    assert (err.pass_name, err.func_name) == (pass_name, "main")
+    assert err.location[:2] == (BAD_FILE, line_of(kernel))
+    assert str(err) == err.render()  # the rendered diagnostic, not a wrapped TVM message
+
+
+def test_direct_api_traceback_has_no_tvm_frames():
+    with pytest.raises(TTCompileError) as info:
+        tilelang_tt.compile(bad_kernels.unaligned_block())
+    frames = traceback.extract_tb(info.value.__traceback__)
+    assert all(frame.filename.endswith(".py") for frame in frames), [f.filename for f in frames]
