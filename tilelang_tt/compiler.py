@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
+from pathlib import Path
 
 import tilelang  # noqa: F401
 import tvm
@@ -22,35 +24,45 @@ from tilelang_tt.passes.common import func_name
 from tilelang_tt.passes.pipeline import lower
 
 
-@tvm.instrument.pass_instrument
-class _IRRecorder:
-    """Prints, dumps (numbered files) or keeps the TIR after each pass, and times passes."""
+DUMP_FILE = re.compile(r"\d{2}_\w+\.py")  # NN_<PassName>.py, what the recorder writes
 
-    def __init__(self, options: CompileOptions):
+
+class IRRecorder:
+    """Shows each TT pass as the options (or the env knobs) ask: prints the TIR after it to stderr
+    (``print_ir``), writes it to ``<dump_ir>/<kernel>/NN_<PassName>.py`` numbered in pipeline
+    order (``dump_ir``; numbered files of an earlier dump there are removed first), prints its
+    time to stderr (``pass_timing``) and keeps ``(pass name, TIR)`` (``keep_ir``).
+    :func:`tilelang_tt.passes.pipeline.lower` calls ``run_before_pass``/``run_after_pass``
+    around every pass."""
+
+    def __init__(self, options: CompileOptions, kernel: str):
+        self.kernel = kernel
         self.print_ir = options.print_ir or PRINT_IR.get()
         dump = options.dump_ir or DUMP_IR.get()
-        self.dump_dir = None if dump is None else __import__("pathlib").Path(dump)
+        self.dump_dir = None if dump is None else Path(dump) / kernel
         self.timing = options.pass_timing or PASS_TIMING.get()
         self.keep = options.keep_ir
         self.kept: list[tuple[str, str]] = []
         self.count = 0
         self.start = 0.0
+        if self.dump_dir is not None and self.dump_dir.is_dir():
+            for stale in self.dump_dir.iterdir():
+                if DUMP_FILE.fullmatch(stale.name):
+                    stale.unlink()
 
     def run_before_pass(self, mod, info):
         self.start = time.perf_counter()
 
     def run_after_pass(self, mod, info):
         elapsed = time.perf_counter() - self.start
-        if info.name == "TTPipeline":
-            return
         self.count += 1
         if self.timing:
-            print(f"[tilelang-tt] {info.name}: {elapsed * 1e3:.2f} ms", file=sys.stderr)
+            print(f"[tilelang-tt] {self.kernel}: {info.name}: {elapsed * 1e3:.2f} ms", file=sys.stderr)
         if not (self.print_ir or self.dump_dir or self.keep):
             return
         text = mod.script()
         if self.print_ir:
-            print(f"# after {info.name}\n{text}", file=sys.stderr)
+            print(f"# {self.kernel} after {info.name}\n{text}", file=sys.stderr)
         if self.dump_dir is not None:
             self.dump_dir.mkdir(parents=True, exist_ok=True)
             (self.dump_dir / f"{self.count:02d}_{info.name}.py").write_text(text)
@@ -61,8 +73,8 @@ class _IRRecorder:
 def compile_prim_func(func: tirx.PrimFunc, options: CompileOptions) -> Artifacts:
     """Run the TT pipeline and codegen on one PrimFunc."""
     name = str(func.attrs["global_symbol"]) if func.attrs is not None and "global_symbol" in func.attrs else "main"
-    recorder = _IRRecorder(options)
-    mod = lower(tvm.IRModule({name: func}), options, instruments=[recorder])
+    recorder = IRRecorder(options, name)
+    mod = lower(tvm.IRModule({name: func}), options, observers=[recorder])
     kernels = {get(f, Attr.KERNEL_ROLE): f for _, f in mod.functions.items()}
     plan = build_plan(kernels)
     sources = {f"{role}.cpp": emit_kernel(kernels[role]) for role in ("reader", "compute", "writer")}

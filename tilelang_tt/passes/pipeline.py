@@ -51,6 +51,23 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
     ]
 
 
-def lower(mod: tvm.IRModule, options: CompileOptions, instruments=()) -> tvm.IRModule:
-    with reraise_compile_error(), tvm.transform.PassContext(opt_level=0, instruments=list(instruments)):
-        return tvm.transform.Sequential(tt_passes(options), name="TTPipeline")(mod)
+def lower(mod: tvm.IRModule, options: CompileOptions, observers=()) -> tvm.IRModule:
+    """Run the TT passes in order in the caller's ``PassContext``.
+
+    The caller's instruments (``with tvm.transform.PassContext(instruments=[...])`` around
+    ``tilelang_tt.compile``, ``tilelang.compile`` or ``tvm.build``) see every TT pass, called by
+    TVM as for any pass. The pipeline opens no context of its own: entering a context calls its
+    instruments' ``enter_pass_ctx`` and leaving it their ``exit_pass_ctx``, so a nested context
+    carrying the caller's instruments would enter them twice and, on leaving, clear a
+    ``PassTimingInstrument``'s profile. ``observers`` (objects with the instrument methods
+    ``run_before_pass(mod, info)`` and ``run_after_pass(mod, info)``) are called around each pass
+    by this loop instead.
+    """
+    with reraise_compile_error():
+        for tt_pass in tt_passes(options):
+            for observer in observers:
+                observer.run_before_pass(mod, tt_pass.info)
+            mod = tt_pass(mod)
+            for observer in observers:
+                observer.run_after_pass(mod, tt_pass.info)
+    return mod
