@@ -10,6 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 SOURCE_NAMES = ("reader.cpp", "compute.cpp", "writer.cpp", "main.cpp", "tt.plan.json")
+# get_source() role names -> file names
+ROLES = {"reader": "reader.cpp", "compute": "compute.cpp", "writer": "writer.cpp", "main": "main.cpp",
+         "plan": "tt.plan.json"}
+EMULATOR, DEVICE = "emulator", "tt"  # Artifacts.run(device=...)
+
+
+class ArtifactsDirError(ValueError):
+    """A directory that does not hold a saved program."""
 
 
 def _torch_dtype(plan: dict, name: str):
@@ -17,6 +25,30 @@ def _torch_dtype(plan: dict, name: str):
 
     dtype = next(b["dtype"] for b in plan["buffers"] if b["name"] == name)
     return getattr(torch, dtype)
+
+
+def write_files_atomically(directory: str | os.PathLike, files: dict[str, str]) -> Path:
+    """Make ``directory`` hold exactly ``files`` ({relative path: text}), all of them or, on
+    failure, the directory as it was."""
+    target = Path(directory)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        for name, text in files.items():
+            (staging / name).parent.mkdir(parents=True, exist_ok=True)
+            (staging / name).write_text(text)
+        if target.exists():
+            backup = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
+            backup.rmdir()
+            target.rename(backup)
+            staging.rename(target)
+            shutil.rmtree(backup)
+        else:
+            staging.rename(target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target
 
 
 @dataclass
@@ -30,46 +62,44 @@ class Artifacts:
     def kernel_name(self) -> str:
         return self.plan["kernel_name"]
 
-    def get_source(self, name: str = "compute.cpp") -> str:
-        """One generated file: ``reader.cpp``, ``compute.cpp``, ``writer.cpp``, ``main.cpp`` or
-        ``tt.plan.json`` (a role name such as ``"reader"`` works too)."""
-        key = name if name in self.sources else f"{name}.cpp"
+    def get_source(self, name: str = "compute") -> str:
+        """One generated file, by role (``"reader"``, ``"compute"``, ``"writer"``, ``"main"``,
+        ``"plan"``) or file name (``reader.cpp``, ..., ``tt.plan.json``)."""
+        key = ROLES.get(name, name)
         if key not in self.sources:
-            raise KeyError(f"no generated source {name!r}; choose one of {sorted(self.sources)}")
+            raise KeyError(f"no generated source {name!r}; choose a role {sorted(ROLES)} or a file {sorted(self.sources)}")
         return self.sources[key]
+
+    def inspect_plan(self) -> str:
+        """The readable plan summary ``tilelang-tt plan show`` prints (the dict is ``.plan``)."""
+        from tilelang_tt.plan_view import summary
+
+        return summary(self.plan)
 
     def save(self, directory: str | os.PathLike) -> Path:
         """Write every source into ``directory`` atomically (all files or none)."""
-        target = Path(directory)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-        try:
-            for name in SOURCE_NAMES:
-                (staging / name).write_text(self.sources[name])
-            if target.exists():
-                backup = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
-                backup.rmdir()
-                target.rename(backup)
-                staging.rename(target)
-                shutil.rmtree(backup)
-            else:
-                staging.rename(target)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
-        return target
+        return write_files_atomically(directory, {name: self.sources[name] for name in SOURCE_NAMES})
 
     @staticmethod
     def load(directory: str | os.PathLike) -> Artifacts:
         d = Path(directory)
+        missing = [name for name in SOURCE_NAMES if not (d / name).is_file()]
+        if missing:
+            raise ArtifactsDirError(f"{d} is not a saved tilelang-tt program: it lacks {', '.join(missing)}; write one "
+                                    f"with Artifacts.save(DIR) or `tilelang-tt compile KERNEL.py --out DIR`")
         sources = {name: (d / name).read_text() for name in SOURCE_NAMES}
         return Artifacts(sources=sources, plan=json.loads(sources["tt.plan.json"]))
 
-    def run(self, *tensors, **named):
-        """Execute on the emulator. Positional tensors follow the kernel's parameter order (all of
-        them, or only the inputs); returns the output tensors (one tensor if there is one)."""
-        from tilelang_tt.emulator import run
+    def run(self, *tensors, device: str = EMULATOR, out_dir: str | os.PathLike | None = None, **named):
+        """Execute the program. Positional tensors follow the kernel's parameter order (all of
+        them, or only the inputs), keyword tensors name buffers; returns the output tensors (one
+        tensor if there is one).
 
+        ``device="emulator"`` (the default) runs it on the emulator and keeps its counters in
+        ``last_counters``; with ``out_dir`` the emulator's data directory is kept there: inputs
+        ``<buffer>.bin``, outputs ``<buffer>.out.bin`` and ``counters.json`` (per core and total).
+        ``device="tt"`` runs it on a Tenstorrent device through ttnn's ``generic_op``
+        (:func:`tilelang_tt.host.ttnn_program.run_on_device`)."""
         buffers = self.plan["buffers"]
         inputs = [b for b in buffers if b["access"] != "write"]
         if len(tensors) == len(buffers):
@@ -80,12 +110,23 @@ class Artifacts:
             raise TypeError(f"kernel `{self.kernel_name}` takes {len(inputs)} input tensors "
                             f"({', '.join(b['name'] for b in inputs)}), got {len(tensors)}")
         given |= named
-        result = run(self.sources, self.plan, given)
-        outputs = [result.outputs[b["name"]] for b in buffers if b["access"] != "read"]
+        if device == DEVICE:
+            if out_dir is not None:
+                raise ValueError("out_dir keeps the emulator's data directory; a device run has none: drop out_dir")
+            from tilelang_tt.host.ttnn_program import run_on_device
+
+            return run_on_device(self, *(given[b["name"]] for b in inputs))
+        if device != EMULATOR:
+            raise ValueError(f"device={device!r}: use device={EMULATOR!r} (the default) or device={DEVICE!r} "
+                             "(a Tenstorrent device through ttnn)")
+        from tilelang_tt.emulator import run
+
+        result = run(self.sources, self.plan, given, data_dir=None if out_dir is None else Path(out_dir))
+        written = [b["name"] for b in buffers if b["access"] != "read"]
+        outputs = [result.outputs[name] for name in written]
         if any(type(t).__module__.startswith("torch") for t in given.values()):
             import torch
 
-            outputs = [torch.from_numpy(o).to(_torch_dtype(self.plan, name)) for o, name in
-                       zip(outputs, [b["name"] for b in buffers if b["access"] != "read"])]
+            outputs = [torch.from_numpy(o).to(_torch_dtype(self.plan, name)) for o, name in zip(outputs, written)]
         self.last_counters = result.counters
         return outputs[0] if len(outputs) == 1 else tuple(outputs)

@@ -22,6 +22,18 @@ Importing this module registers:
   structure the TT passes read. The ``"s_tir"`` entry is therefore wrapped to hand modules whose
   functions are all bound to a Tenstorrent target to the ``"tenstorrent"`` pipeline, and every
   other module to the original ``"s_tir"`` pipeline unchanged.
+
+What ``tvm.build`` returns: TVM hands a C++ object's Python class out by its FFI type, and every
+runtime module has the one type ``ffi.Module`` (a Python class registered for it would replace
+``tvm.runtime.Module`` for every module in the process), so a module made in C++ cannot come
+back as a Tenstorrent class. A Python object returned by a Python-registered function does come
+back through the FFI as itself, though, and ``tvm.tirx.build`` builds the host side with
+``target.build.<kind of the target's host>`` and then calls ``host.import_module(device)``.
+The ``tenstorrent`` targets are their own host (the host code of a Tenstorrent program is the
+generated ``main.cpp``), so both calls reach :func:`build_module`, which returns a
+:class:`~tilelang_tt.module.TenstorrentModule`: ``tvm.build`` returns it. With another host
+(``Target("tenstorrent", host="c")``) the device side is a source module the CPU host imports,
+and :func:`artifacts_of` finds the programs in it.
 """
 
 from __future__ import annotations
@@ -44,10 +56,11 @@ from tvm import tirx
 from tvm.ir import CallingConv
 from tvm.target import Target
 
-from tilelang_tt.artifacts import Artifacts
+from tilelang_tt.artifacts import EMULATOR, Artifacts
 from tilelang_tt.attrs import Attr
 from tilelang_tt.compiler import compile_prim_func
 from tilelang_tt.errors import TTCompileError
+from tilelang_tt.module import TenstorrentModule
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.target import is_tenstorrent_target, target_arch
 
@@ -92,10 +105,11 @@ def _artifacts(sources: dict[str, str]) -> Artifacts:
 
 def artifacts_of(compiled, kernel: str | None = None) -> Artifacts:
     """The :class:`Artifacts` inside what ``tilelang.lower`` (a ``CompiledArtifact``),
-    ``tvm.build`` (a runtime module), a :class:`TenstorrentKernel` or :func:`bundle` returned.
-    ``kernel`` names the PrimFunc when there are several."""
-    if isinstance(compiled, TenstorrentKernel):
-        return compiled.artifacts
+    ``tvm.build`` (a :class:`TenstorrentModule`, or a runtime module for a CPU host),
+    ``tilelang.compile`` (a :class:`TenstorrentKernel`) or :func:`bundle` returned. ``kernel``
+    names the PrimFunc when there are several."""
+    if isinstance(compiled, TenstorrentModule):
+        return compiled.program(kernel)
     if isinstance(compiled, CompiledArtifact):
         text = compiled.kernel_source
     elif isinstance(compiled, tvm.runtime.Module):
@@ -164,18 +178,34 @@ def lower_module(mod: tvm.IRModule, target: Target) -> tvm.IRModule:
     return tvm.IRModule(functions, attrs=mod.attrs)
 
 
-def build_source_module(mod: tvm.IRModule, target: Target) -> tvm.runtime.Module:
-    """A source module holding the :func:`bundle` of the kernel stubs' files."""
-    artifacts = {}
+def _programs(mod: tvm.IRModule) -> dict[str, Artifacts]:
+    """{kernel name: Artifacts} of the kernel stubs of ``mod``."""
+    programs = {}
     for gvar, func in mod.functions.items():
         if func.attrs is None or Attr.ARTIFACT_SOURCES.value not in func.attrs:
             raise TTCompileError(
                 f"`{gvar.name_hint}` reached Tenstorrent codegen without going through the Tenstorrent pipeline",
                 hint='lower with tilelang.lower(..., target="tenstorrent") or tvm.build(..., target="tenstorrent")',
             )
-        artifacts[gvar.name_hint] = _artifacts(json.loads(str(func.attrs[Attr.ARTIFACT_SOURCES.value])))
+        programs[gvar.name_hint] = _artifacts(json.loads(str(func.attrs[Attr.ARTIFACT_SOURCES.value])))
+    return programs
+
+
+def build_source_module(mod: tvm.IRModule, target: Target) -> tvm.runtime.Module:
+    """A source module holding the :func:`bundle` of the kernel stubs' files (TileLang's device
+    codegen, and ``tvm.build`` for a CPU host)."""
+    programs = _programs(mod)
     create = tvm.get_global_func("runtime.CSourceModuleCreate")
-    return create(bundle(artifacts), SOURCE_FORMAT, list(artifacts), [])
+    return create(bundle(programs), SOURCE_FORMAT, list(programs), [])
+
+
+def build_module(mod: tvm.IRModule, target: Target) -> TenstorrentModule | tvm.runtime.Module:
+    """``target.build.ext_dev``: a :class:`TenstorrentModule` when the target's host is
+    Tenstorrent (the ``tenstorrent`` tags; also the call for the host side itself, whose module
+    has no functions), else a source module a CPU host module can import."""
+    if target.host is None or is_tenstorrent_target(target.host):
+        return TenstorrentModule(_programs(mod))
+    return build_source_module(mod, target)
 
 
 BACKEND = register_backend(
@@ -195,17 +225,20 @@ BACKEND = register_backend(
 # tilelang.compile / @tilelang.jit
 
 
-class TenstorrentKernel:
+class TenstorrentKernel(TenstorrentModule):
     """What ``tilelang.compile(..., target="tenstorrent")`` returns: call it with torch tensors.
 
     As with TileLang's ``JITKernel``: with ``out_idx`` the output parameters are allocated and
     returned (one tensor, or a list), and the call passes the other parameters only; without it
-    the call passes every parameter and outputs are written in place.
+    the call passes every parameter and outputs are written in place. ``device="tt"`` runs on a
+    Tenstorrent device (see :meth:`Artifacts.run`); the emulator is the default. As a
+    :class:`TenstorrentModule` of one kernel it has ``get_source``, ``save``/``export_library``
+    and ``inspect_plan``.
     """
 
     def __init__(self, prim_func: tirx.PrimFunc, artifacts: Artifacts, out_idx, target: Target) -> None:
+        super().__init__({artifacts.kernel_name: artifacts})
         self.prim_func = prim_func
-        self.artifacts = artifacts
         self.target = target
         self.num_params = len(prim_func.params)
         self.out_idx = _normalize_out_idx(out_idx, self.num_params)
@@ -217,7 +250,7 @@ class TenstorrentKernel:
             return self.artifacts.get_source("compute.cpp")
         return bundle({self.artifacts.kernel_name: self.artifacts})
 
-    def __call__(self, *tensors):
+    def __call__(self, *tensors, device: str = EMULATOR):
         if len(tensors) == self.num_params:
             args = list(tensors)
         elif self.out_idx and len(tensors) == self.num_params - len(self.out_idx):
@@ -230,7 +263,7 @@ class TenstorrentKernel:
                 f"kernel `{self.artifacts.kernel_name}` takes {expected} tensors, got {len(tensors)}",
                 hint=f"pass the parameters except the outputs out_idx={self.out_idx}, or all of them",
             )
-        results = self.artifacts.run(*args)
+        results = self.artifacts.run(*args, device=device)
         if not isinstance(results, (tuple, list)):
             results = (results,)
         written = [i for i in sorted(self.buffers) if self.buffers[i]["access"] in ("write", "readwrite")]
@@ -340,7 +373,7 @@ def _register_tvm_build() -> None:
     pipelines[TIR_PIPELINE] = _tir_pipeline
     if not hasattr(pipelines["s_tir"], "wraps_s_tir"):
         pipelines["s_tir"] = _dispatching_default_pipeline(pipelines["s_tir"])
-    tvm_ffi.register_global_func(f"target.build.{TARGET_KIND}", build_source_module, override=True)
+    tvm_ffi.register_global_func(f"target.build.{TARGET_KIND}", build_module, override=True)
 
 
 _register_tvm_build()

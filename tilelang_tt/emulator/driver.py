@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -218,15 +219,21 @@ def build(sources: dict[str, str], plan: dict) -> Path:
 # ---- running ----
 
 
-def run(sources: dict[str, str], plan: dict, inputs: dict[str, object]) -> EmulatorResult:
-    """Build (or reuse) the program and run it on ``inputs`` (numpy arrays or torch tensors by buffer name)."""
+def run(sources: dict[str, str], plan: dict, inputs: dict[str, object], data_dir: Path | None = None) -> EmulatorResult:
+    """Build (or reuse) the program and run it on ``inputs`` (numpy arrays or torch tensors by buffer name).
+
+    The program's data directory (``<buffer>.bin`` inputs, ``<buffer>.out.bin`` outputs,
+    ``counters.json``; DEVELOPERS.md, Contract 2) is ``data_dir`` when given, and kept; else a
+    temporary directory."""
     exe = build(sources, plan)
     buffers = {b["name"]: b for b in plan["buffers"]}
     wanted = sorted(n for n, b in buffers.items() if b["access"] in ("read", "readwrite"))
     missing, unknown = set(wanted) - set(inputs), set(inputs) - set(buffers)
     if missing or unknown:
         raise EmulatorError(f"inputs: missing {sorted(missing)}, not buffers of the plan {sorted(unknown)}")
-    with tempfile.TemporaryDirectory(prefix="tt-emu-") as tmp:
+    if data_dir is not None:
+        Path(data_dir).mkdir(parents=True, exist_ok=True)
+    with nullcontext(data_dir) if data_dir is not None else tempfile.TemporaryDirectory(prefix="tt-emu-") as tmp:
         data_dir = Path(tmp)
         for name in wanted:
             _to_storage(name, inputs[name], buffers[name]).tofile(data_dir / f"{name}.bin")

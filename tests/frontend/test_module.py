@@ -1,0 +1,161 @@
+"""The module API: what tvm.build and tilelang.compile return (get_source, save/export_library,
+inspect_plan), several kernels in one IRModule, and running with outputs and counters kept."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import tilelang
+import tilelang_tt
+import torch
+import tvm
+from tvm.target import Target
+
+from tests.kernels import eltwise
+from tilelang_tt.artifacts import SOURCE_NAMES, Artifacts
+from tilelang_tt.backend import TenstorrentKernel, artifacts_of
+from tilelang_tt.module import TenstorrentModule
+from tilelang_tt.plan_view import summary
+
+ROLES = {"reader": "reader.cpp", "compute": "compute.cpp", "writer": "writer.cpp", "main": "main.cpp",
+         "plan": "tt.plan.json"}
+
+
+@pytest.fixture(scope="module")
+def add():
+    return eltwise("add", 64, 96, 32, 32)
+
+
+@pytest.fixture(scope="module")
+def reference(add):
+    return tilelang_tt.compile(add)
+
+
+@pytest.fixture(scope="module")
+def built(add):
+    return tvm.tirx.build(add, target="tenstorrent")
+
+
+@pytest.fixture(scope="module")
+def two_kernels():
+    return tvm.IRModule({
+        "add": eltwise("add", 64, 96, 32, 32).with_attr("global_symbol", "add"),
+        "mul": eltwise("mul", 128, 64, 64, 32).with_attr("global_symbol", "mul"),
+    })
+
+
+def test_tvm_build_returns_a_tenstorrent_module(built, reference):
+    assert isinstance(built, TenstorrentModule)
+    assert built.kind == "tenstorrent" and built.kernels == ["main"]
+    assert built.artifacts.sources == reference.sources
+
+
+@pytest.mark.parametrize("role", sorted(ROLES))
+def test_get_source_by_role_and_file_name(built, reference, role):
+    assert built.get_source(role) == reference.sources[ROLES[role]]
+    assert built.get_source(ROLES[role]) == reference.sources[ROLES[role]]
+
+
+def test_get_source_unknown_role_lists_the_choices(built):
+    with pytest.raises(KeyError, match="choose a role.*'plan'"):
+        built.get_source("host")
+
+
+def test_inspect_plan_is_the_plan_show_summary(built, reference):
+    text = built.inspect_plan()
+    assert text == summary(reference.plan)
+    assert text.startswith("kernel main for wormhole_b0: core grid")
+    assert "work per core" in text and "L1 per core" in text and "runtime args per core" in text
+
+
+def test_export_library_and_save_write_the_program(built, reference, tmp_path):
+    for path in (built.export_library(tmp_path / "lib"), built.save(tmp_path / "saved")):
+        assert sorted(p.name for p in path.iterdir()) == sorted(SOURCE_NAMES)
+        assert Artifacts.load(path).sources == reference.sources
+
+
+def test_save_is_atomic(built, tmp_path, monkeypatch):
+    target = built.save(tmp_path / "out")
+    before = {p.name: p.read_text() for p in target.iterdir()}
+    broken = TenstorrentModule({"main": Artifacts(sources={**built.artifacts.sources, "main.cpp": None},
+                                                  plan=built.artifacts.plan)})
+    with pytest.raises(TypeError):
+        broken.save(target)
+    assert {p.name: p.read_text() for p in target.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no staging directory left behind
+
+
+def test_several_prim_funcs_give_one_program_each(two_kernels, tmp_path):
+    module = tvm.tirx.build(two_kernels, target="tenstorrent")
+    assert isinstance(module, TenstorrentModule) and sorted(module.kernels) == ["add", "mul"]
+    direct = tilelang_tt.compile(two_kernels)
+    for name in ("add", "mul"):
+        assert module.program(name).sources == direct[name].sources
+        assert module.program(name).plan["kernel_name"] == name
+        assert artifacts_of(module, kernel=name).sources == direct[name].sources
+    assert "add_tiles" in module.get_source("compute", kernel="add")
+    assert "mul_tiles" in module.get_source("compute", kernel="mul")
+    assert module.program("mul").plan["grid_tiles"] == [4, 2]
+    with pytest.raises(ValueError, match=r"2 kernels \['add', 'mul'\]: pass kernel=<name>"):
+        module.get_source("compute")
+    out = module.save(tmp_path / "both")
+    assert sorted(p.name for p in out.iterdir()) == ["add", "mul"]
+    for name in ("add", "mul"):
+        assert Artifacts.load(out / name).sources == direct[name].sources
+
+
+def test_cpu_host_gets_a_source_module_with_the_programs(add, reference):
+    module = tvm.tirx.build(add, target=Target("tenstorrent", host="c"))
+    assert isinstance(module, tvm.runtime.Module) and module.kind == "c"
+    assert artifacts_of(module).sources == reference.sources
+
+
+def test_host_module_imports_tenstorrent_modules_only(built):
+    host = TenstorrentModule({})
+    host.import_module(built)
+    assert host.kernels == ["main"]
+    with pytest.raises(ValueError, match="defined twice"):
+        host.import_module(built)
+    with pytest.raises(TypeError, match="imports Tenstorrent kernels only"):
+        host.import_module(tvm.tirx.build(_cpu_fill(), target="c"))
+
+
+def _cpu_fill():
+    a = tvm.tirx.decl_buffer((4,), "float32", name="A")
+    i = tvm.tirx.Var("i", "int32")
+    body = tvm.tirx.For(i, 0, 4, tvm.tirx.ForKind.SERIAL, tvm.tirx.BufferStore(a, tvm.tirx.FloatImm("float32", 1.0), [i]))
+    return tvm.tirx.PrimFunc([a.data], body, buffer_map={a.data: a}).with_attr("global_symbol", "fill")
+
+
+def test_tilelang_compile_kernel_is_a_module(add, reference, tmp_path):
+    kernel = tilelang.compile(add, out_idx=[-1], target="tenstorrent")
+    assert isinstance(kernel, TenstorrentKernel) and isinstance(kernel, TenstorrentModule)
+    assert kernel.get_source("writer") == reference.sources["writer.cpp"]
+    assert kernel.get_source("plan") == reference.sources["tt.plan.json"]
+    assert kernel.inspect_plan() == summary(reference.plan)
+    assert Artifacts.load(kernel.export_library(tmp_path / "k")).sources == reference.sources
+
+
+# ---- running: device selection, outputs and counters kept ----
+
+
+def test_run_keeps_outputs_and_counters(reference, tmp_path):
+    a = torch.randn(64, 96).to(torch.bfloat16)
+    b = torch.randn(64, 96).to(torch.bfloat16)
+    c = reference.run(a, b, out_dir=tmp_path / "run")
+    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == ["A.bin", "B.bin", "C.out.bin", "counters.json"]
+    counters = json.loads((tmp_path / "run" / "counters.json").read_text())
+    assert counters == reference.last_counters
+    assert len(counters["cores"]) == len(reference.plan["work_partition"])
+    assert counters["total"]["dram_bytes_written"] == 64 * 96 * 2
+    assert sum(core["dram_bytes_read"] for core in counters["cores"]) == counters["total"]["dram_bytes_read"]
+    saved = np.fromfile(tmp_path / "run" / "C.out.bin", dtype="<u2").reshape(64, 96)
+    assert np.array_equal(saved, c.view(torch.int16).numpy().view(np.uint16))
+
+
+def test_run_rejects_an_unknown_device(reference):
+    x = torch.zeros(64, 96, dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="device='gpu'.*'emulator'.*'tt'"):
+        reference.run(x, x, device="gpu")

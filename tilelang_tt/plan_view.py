@@ -1,0 +1,143 @@
+"""Reading a ``tt.plan.json`` for people: a text summary and a picture of the core grid.
+
+:func:`summary` is what ``tilelang-tt plan show`` prints and ``inspect_plan()`` returns;
+:func:`draw_png` is ``plan show --png``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+
+from tilelang_tt.arch import get_arch
+
+SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "tt.plan.schema.json"
+
+
+class PlanError(ValueError):
+    """A dict or file that is not a valid ``tt.plan.json``; the message says what is wrong."""
+
+
+def check_plan(plan: object, origin: str = "the plan") -> dict:
+    """``plan`` if it satisfies the plan schema (DEVELOPERS.md, Contract 1), else a :class:`PlanError`."""
+    schema = json.loads(SCHEMA_PATH.read_text())
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(plan))
+    if error is not None:
+        where = "".join(f"[{p!r}]" for p in error.absolute_path) or "top level"
+        raise PlanError(f"{origin} is not a valid tt.plan.json: at {where}: {error.message} "
+                        "(write plans with tilelang_tt.compile(...).save(DIR) or `tilelang-tt compile`)")
+    return plan
+
+
+def load_plan(path: str | Path) -> dict:
+    """Read and check a ``tt.plan.json``."""
+    path = Path(path)
+    if not path.is_file():
+        raise PlanError(f"{path}: no such plan file")
+    try:
+        plan = json.loads(path.read_text())
+    except json.JSONDecodeError as err:
+        raise PlanError(f"{path} is not JSON: {err}") from None
+    return check_plan(plan, str(path))
+
+
+def l1_per_core(plan: dict) -> dict[tuple[int, int], int]:
+    """Bytes of L1 the circular buffers take on each active core (every CB exists on all of them)."""
+    cb_bytes = sum(cb["page_size"] * cb["num_pages"] for cb in plan["cbs"])
+    return {tuple(work["core"]): cb_bytes for work in plan["work_partition"]}
+
+
+def _kib(n: float) -> str:
+    return f"{n / 1024:.1f} KiB"
+
+
+def summary(plan: dict) -> str:
+    """Grid, work per core, CBs and L1 use per core, runtime args per core."""
+    arch = get_arch(plan["arch"])
+    gx, gy = plan["core_grid"]
+    cores = len(plan["work_partition"])
+    by, bx = plan["block_grid"]
+    lines = [
+        f"kernel {plan['kernel_name']} for {plan['arch']}: core grid {gx}x{gy} of the "
+        f"{plan['device_grid'][0]}x{plan['device_grid'][1]} device, {cores} active cores, "
+        f"partition {plan['partition_mode']}",
+        f"output {plan['grid_tiles'][0]}x{plan['grid_tiles'][1]} tiles in {by * bx} blocks "
+        f"({by}x{bx}) of {plan['block_tiles'][0]}x{plan['block_tiles'][1]} tiles",
+        "",
+        "work per core (blocks start_id .. start_id+count-1):",
+        "  core      start_id  count",
+    ]
+    lines += [f"  {'({},{})'.format(*w['core']):<8}{w['start_id']:>10}  {w['count']:>5}" for w in plan["work_partition"]]
+    lines += ["", "circular buffers (on every active core):"]
+    for cb in plan["cbs"]:
+        lines.append(f"  cb {cb['index']:>2} {cb['name']:<12} {cb['data_format']:<10} {cb['num_pages']} x "
+                     f"{cb['page_size']} B = {_kib(cb['page_size'] * cb['num_pages']):>10}  "
+                     f"{cb['producer']} -> {cb['consumer']}")
+    l1 = l1_per_core(plan)
+    most = max(l1.values(), default=0)
+    verdict = "fits" if most <= arch.l1_bytes else "DOES NOT FIT"
+    lines += [
+        f"L1 per core: at most {_kib(most)} of {_kib(arch.l1_bytes)} usable ({100 * most / arch.l1_bytes:.1f}%, "
+        f"{verdict}); total {_kib(sum(l1.values()))} over {cores} cores",
+        "",
+        "runtime args per core (@X = device address of buffer X):",
+    ]
+    roles = [k["role"] for k in plan["kernels"]]
+    for entry in plan["runtime_args"]:
+        args = "  ".join(f"{role} [{', '.join(str(v) for v in entry[role])}]" for role in roles)
+        lines.append(f"  {'({},{})'.format(*entry['core'])}: {args}")
+    return "\n".join(lines)
+
+
+DPI = 80
+
+
+def draw_png(plan: dict, out: str | Path) -> tuple[int, int]:
+    """Two panels over the device grid: blocks assigned to each core, and each core's L1 use as a
+    share of the usable L1 (idle cores grey). Returns the image size in pixels (width, height)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    dx, dy = plan["device_grid"]
+    capacity = get_arch(plan["arch"]).l1_bytes
+    blocks = np.ma.masked_all((dy, dx))
+    l1 = np.ma.masked_all((dy, dx))
+    for work in plan["work_partition"]:
+        blocks[work["core"][1], work["core"][0]] = work["count"]
+    for (x, y), used in l1_per_core(plan).items():
+        l1[y, x] = used / 1024
+    size = (2 * dx + 4, dy + 2)
+    fig, (work_ax, l1_ax) = plt.subplots(1, 2, figsize=size, dpi=DPI, layout="constrained")
+    panels = (
+        (work_ax, blocks, "viridis", 0, max(int(blocks.max() or 0), 1), "blocks per core", "blocks",
+         lambda v: f"{int(v)}"),
+        (l1_ax, l1, "plasma", 0, capacity / 1024, f"L1 use per core (usable {_kib(capacity)})", "KiB",
+         lambda v: f"{v:.0f} KiB"),
+    )
+    for ax, values, cmap, vmin, vmax, title, unit, label in panels:
+        colormap = matplotlib.colormaps[cmap].with_extremes(bad="lightgrey")
+        image = ax.imshow(values, cmap=colormap, vmin=vmin, vmax=vmax)
+        for y in range(dy):
+            for x in range(dx):
+                if values.mask[y, x]:
+                    continue
+                shade = (values[y, x] - vmin) / (vmax - vmin)
+                ax.text(x, y, label(values[y, x]), ha="center", va="center", fontsize=8,
+                        color="white" if shade < 0.6 else "black")
+        ax.set_xticks(range(dx))
+        ax.set_yticks(range(dy))
+        ax.set_xlabel("core x")
+        ax.set_ylabel("core y")
+        ax.set_title(title)
+        fig.colorbar(image, ax=ax, shrink=0.8, label=unit)
+    fig.suptitle(f"{plan['kernel_name']} on {plan['arch']}: {len(plan['work_partition'])} active cores")
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=DPI)
+    plt.close(fig)
+    return size[0] * DPI, size[1] * DPI
