@@ -2,36 +2,60 @@
 
 Examples::
 
-    tilelang-tt compile examples/gemm.py --out out/gemm
-    tilelang-tt emulate examples/gemm.py          # compile, run on the emulator, check, counters
-    tilelang-tt emulate out/gemm                  # run saved artifacts on random inputs
-    tilelang-tt fetch-headers                     # the pinned tt-metal 0.81.1 headers
-    tilelang-tt plan show out/gemm/tt.plan.json --png grid.png   # cores, work, CBs, L1, runtime args
-    tilelang-tt dump-ir examples/gemm.py --out ir/gemm            # the TIR after every TT pass
+    tilelang-tt compile examples/gemm.py --out out/gemm              # reader/compute/writer/main.cpp + tt.plan.json
+    tilelang-tt compile kernels.py --func my_kernel --arch blackhole --grid 4x4
+    tilelang-tt emulate examples/gemm.py                             # compile, run, check against reference(), counters
+    tilelang-tt emulate out/gemm --out out/gemm-run                  # saved program on random inputs; keep outputs + counters.json
+    tilelang-tt plan show out/gemm/tt.plan.json                      # grid, work per core, CBs and L1 use, runtime args
+    tilelang-tt plan show out/gemm/tt.plan.json --png out/gemm/grid.png   # the core grid: work and L1 use per core
+    tilelang-tt dump-ir examples/gemm.py --out ir/gemm               # the TIR after every TT pass: ir/gemm/main/NN_<Pass>.py
+    tilelang-tt fetch-headers                                        # the pinned tt-metal 0.81.1 headers
 
 A kernel file is a Python module with either ``build(**options) -> Artifacts`` or one
 ``@T.prim_func`` named by ``--func``; ``reference(*inputs)`` (torch), when present, is what
-``emulate`` checks the result against. Exit codes: 0 success, 1 compile/emulation/check failure,
-2 usage error.
+``emulate`` checks the result against.
+
+Exit codes: 0 success; 1 the work failed (compile error, the kernel file raised, emulation
+failure, result check failed); 2 usage error (bad arguments, or an input that is not what the
+verb takes: no such file, not an artifacts directory, not a valid tt.plan.json).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
+import os
 import sys
+import traceback
 from pathlib import Path
 
-from tilelang_tt.arch import get_arch
-from tilelang_tt.artifacts import Artifacts
+from tilelang_tt.artifacts import Artifacts, ArtifactsDirError
 from tilelang_tt.emulator import EmulatorError
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.options import OptionError
+from tilelang_tt.plan_view import PlanError, draw_png, load_plan, summary
 
 
 class UsageError(Exception):
-    pass
+    """Exit code 2: the command line or an input it names is wrong."""
+
+
+class KernelFileError(Exception):
+    """Exit code 1: the user's kernel file raised."""
+
+
+def _user_code_failed(path: Path, what: str, err: BaseException) -> KernelFileError:
+    """A one-paragraph report of an exception the kernel file's own code raised: the exception
+    and where it happened (the innermost frame, and the kernel file's line when that differs)."""
+    frames = traceback.extract_tb(err.__traceback__)
+    where = [frames[-1]] if frames else []
+    in_file = [f for f in frames if Path(f.filename).resolve() == path.resolve()]
+    if in_file and in_file[-1] is not frames[-1]:
+        where.insert(0, in_file[-1])
+    lines = [f"{path}: {what} raised {type(err).__name__}: {err}"]
+    lines += [f"  at {f.filename}:{f.lineno}: {(f.line or '').strip()}" for f in where]
+    lines.append(f"  (run `python {path}` for the full traceback)")
+    return KernelFileError("\n".join(lines))
 
 
 def _load_module(path: Path):
@@ -39,7 +63,12 @@ def _load_module(path: Path):
         raise UsageError(f"{path}: no such kernel file")
     spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except (TTCompileError, OptionError):
+        raise
+    except Exception as err:
+        raise _user_code_failed(path, "importing it", err) from None
     return module
 
 
@@ -68,7 +97,12 @@ def _compile_file(path: Path, args, **extra):
         return module, tilelang_tt.compile(func, **options)
     if not hasattr(module, "build"):
         raise UsageError(f"{path} defines no build(**options); name the kernel with --func NAME")
-    return module, module.build(**options)
+    try:
+        return module, module.build(**options)
+    except (TTCompileError, OptionError):
+        raise
+    except Exception as err:
+        raise _user_code_failed(path, "build()", err) from None
 
 
 def _random_inputs(plan: dict, seed: int):
@@ -91,15 +125,39 @@ def cmd_compile(args) -> int:
     return 0
 
 
+COUNTER_COLUMNS = (("dram_bytes_read", "DRAM rd B"), ("dram_bytes_written", "DRAM wr B"),
+                   ("noc_read_transactions", "NOC rd"), ("noc_write_transactions", "NOC wr"),
+                   ("read_barriers", "rd barr"), ("write_barriers", "wr barr"), ("cb_stall_events", "CB stalls"),
+                   ("dst_acquires", "DST acq"))
+
+
+def counters_report(counters: dict) -> str:
+    """The total (every counter, tile ops by kind) and one line per core."""
+    total = counters["total"]
+    lines = ["counters (total):"]
+    lines += [f"  {key:<24}{total[key]:>12}" for key, _ in COUNTER_COLUMNS]
+    lines += [f"  tile op {op:<16}{n:>12}" for op, n in sorted(total["tile_ops"].items())]
+    lines += ["", "counters per core:", "  core   " + "".join(f"{title:>11}" for _, title in COUNTER_COLUMNS) + "   tile ops"]
+    for core in counters["cores"]:
+        lines.append(f"  {'({},{})'.format(*core['core']):<7}" + "".join(f"{core[key]:>11}" for key, _ in COUNTER_COLUMNS)
+                     + f"{sum(core['tile_ops'].values()):>11}")
+    return "\n".join(lines)
+
+
 def cmd_emulate(args) -> int:
     target = Path(args.target)
     module = None
     if target.is_dir():
-        artifacts = Artifacts.load(target)
-    else:
+        try:
+            artifacts = Artifacts.load(target)
+        except ArtifactsDirError as err:
+            raise UsageError(str(err)) from None
+    elif target.is_file():
         module, artifacts = _compile_file(target, args)
+    else:
+        raise UsageError(f"{target}: no such kernel file or artifacts directory")
     inputs = _random_inputs(artifacts.plan, args.seed)
-    outputs = artifacts.run(*inputs)
+    outputs = artifacts.run(*inputs, out_dir=args.out)
     outputs = outputs if isinstance(outputs, tuple) else (outputs,)
     status = 0
     reference = getattr(module, "reference", None) if module is not None else None
@@ -115,8 +173,9 @@ def cmd_emulate(args) -> int:
             status = status or (0 if ok else 1)
     else:
         print("result check: no reference() in the kernel file; outputs not checked")
-    print("counters (total):")
-    print(json.dumps(artifacts.last_counters["total"], indent=2))
+    print(counters_report(artifacts.last_counters))
+    if args.out:
+        print(f"\nwrote inputs (<buffer>.bin), outputs (<buffer>.out.bin) and counters.json to {args.out}")
     return status
 
 
@@ -127,107 +186,24 @@ def cmd_fetch_headers(args) -> int:
     return 0
 
 
-def _load_plan(path: Path) -> dict:
-    if not path.is_file():
-        raise UsageError(f"{path}: no such plan file")
-    try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError as err:
-        raise UsageError(f"{path}: not JSON ({err})") from None
-
-
-def _l1_per_core(plan: dict) -> int:
-    """Bytes of L1 the CBs take on every active core (each CB exists on all of them)."""
-    return sum(cb["page_size"] * cb["num_pages"] for cb in plan["cbs"])
-
-
-def _kib(n: int) -> str:
-    return f"{n / 1024:.1f} KiB"
-
-
-def _plan_summary(plan: dict) -> str:
-    arch = get_arch(plan["arch"])
-    gx, gy = plan["core_grid"]
-    cores = len(plan["work_partition"])
-    blocks = plan["block_grid"][0] * plan["block_grid"][1]
-    lines = [
-        f"kernel {plan['kernel_name']} for {plan['arch']}: core grid {gx}x{gy} of the "
-        f"{plan['device_grid'][0]}x{plan['device_grid'][1]} device, {cores} active cores, "
-        f"partition {plan['partition_mode']}",
-        f"output {plan['grid_tiles'][0]}x{plan['grid_tiles'][1]} tiles in {blocks} blocks "
-        f"({plan['block_grid'][0]}x{plan['block_grid'][1]}) of {plan['block_tiles'][0]}x{plan['block_tiles'][1]} tiles",
-        "",
-        "work per core:",
-        "  core      start_id  count",
-    ]
-    lines += [f"  ({w['core'][0]},{w['core'][1]}){'':<{6 - len(str(w['core'][0])) - len(str(w['core'][1]))}}"
-              f"{w['start_id']:>8}  {w['count']:>5}" for w in plan["work_partition"]]
-    lines += ["", "circular buffers (on every active core):"]
-    for cb in plan["cbs"]:
-        lines.append(f"  cb {cb['index']:>2} {cb['name']:<12} {cb['data_format']:<10} {cb['num_pages']} x "
-                     f"{cb['page_size']} B = {_kib(cb['page_size'] * cb['num_pages']):>10}  "
-                     f"{cb['producer']} -> {cb['consumer']}")
-    used = _l1_per_core(plan)
-    verdict = "fits" if used <= arch.l1_bytes else "DOES NOT FIT"
-    lines += [
-        f"L1 per core: {_kib(used)} of {_kib(arch.l1_bytes)} usable ({100 * used / arch.l1_bytes:.1f}%, {verdict}); "
-        f"total {_kib(used * cores)} over {cores} cores",
-        "",
-        "runtime args per core (@X = device address of buffer X):",
-    ]
-    roles = [k["role"] for k in plan["kernels"]]
-    for entry in plan["runtime_args"]:
-        args = "  ".join(f"{role} [{', '.join(str(v) for v in entry[role])}]" for role in roles)
-        lines.append(f"  ({entry['core'][0]},{entry['core'][1]}): {args}")
-    return "\n".join(lines)
-
-
-def _plan_png(plan: dict, out: Path) -> tuple[int, int]:
-    """The device grid as cells coloured by assigned block count; returns the image size (w, h)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    dx, dy = plan["device_grid"]
-    counts = np.zeros((dy, dx))
-    for work in plan["work_partition"]:
-        counts[work["core"][1], work["core"][0]] = work["count"]
-    l1 = _l1_per_core(plan) / 1024
-    dpi = 80
-    fig, ax = plt.subplots(figsize=(dx + 2, dy + 1.5), dpi=dpi)
-    image = ax.imshow(np.ma.masked_equal(counts, 0), cmap="viridis", vmin=0, vmax=max(counts.max(), 1))
-    image.cmap.set_bad("lightgrey")
-    for y in range(dy):
-        for x in range(dx):
-            if counts[y, x]:
-                ax.text(x, y, f"{int(counts[y, x])}\n{l1:.0f} KiB", ha="center", va="center", fontsize=8,
-                        color="white" if counts[y, x] < 0.6 * counts.max() else "black")
-    ax.set_xticks(range(dx))
-    ax.set_yticks(range(dy))
-    ax.set_xlabel("core x")
-    ax.set_ylabel("core y")
-    ax.set_title(f"{plan['kernel_name']} on {plan['arch']}: blocks per core (L1 per core)")
-    fig.colorbar(image, ax=ax, label="blocks")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=dpi)
-    plt.close(fig)
-    return (dx + 2) * dpi, int((dy + 1.5) * dpi)
-
-
 def cmd_plan_show(args) -> int:
-    plan = _load_plan(Path(args.plan))
-    print(_plan_summary(plan))
+    try:
+        plan = load_plan(args.plan)
+    except PlanError as err:
+        raise UsageError(str(err)) from None
+    print(summary(plan))
     if args.png:
-        width, height = _plan_png(plan, Path(args.png))
+        width, height = draw_png(plan, Path(args.png))
         print(f"\nwrote {args.png} ({width}x{height} px)")
     return 0
 
 
 def cmd_dump_ir(args) -> int:
-    out = Path(args.out)
-    _compile_file(Path(args.kernel), args, dump_ir=str(out))
+    _, artifacts = _compile_file(Path(args.kernel), args, dump_ir=str(args.out))
+    out = Path(args.out) / artifacts.kernel_name
+    if not out.is_dir():
+        raise UsageError(f"{args.kernel}: its build() did not pass the options on to tilelang_tt.compile, so no IR "
+                         "was dumped: make build(**options) forward them, or name the kernel with --func")
     files = sorted(p.name for p in out.iterdir() if p.suffix == ".py")
     print(f"wrote the TIR after each of {len(files)} passes to {out}: {files[0]} ... {files[-1]}")
     return 0
@@ -251,8 +227,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_compile)
 
     p = sub.add_parser("emulate", help="run a kernel file or an artifacts directory on the emulator",
-                       epilog="example: tilelang-tt emulate examples/gemm.py --grid 8x8")
+                       epilog="examples: tilelang-tt emulate examples/gemm.py --grid 8x8\n"
+                              "          tilelang-tt emulate out/gemm --out out/gemm-run",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("target", help="kernel .py file or a directory written by `compile`")
+    p.add_argument("--out", help="keep the run here: inputs <buffer>.bin, outputs <buffer>.out.bin, counters.json")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--rtol", type=float, default=2.0 ** -7, help="allowed max error relative to max |ref|")
     kernel_options(p)
@@ -263,13 +242,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = plan_sub.add_parser("show", help="cores, work per core, CBs and L1 use, runtime args (and a grid PNG)",
                             epilog="example: tilelang-tt plan show out/gemm/tt.plan.json --png out/gemm/grid.png")
     p.add_argument("plan", help="a tt.plan.json")
-    p.add_argument("--png", help="also draw the core grid, coloured by blocks per core, to this PNG")
+    p.add_argument("--png", help="also draw the core grid to this PNG: blocks per core and L1 use per core")
     p.set_defaults(run=cmd_plan_show)
 
     p = sub.add_parser("dump-ir", help="compile a kernel file, writing the TIR after every TT pass as numbered files",
                        epilog="example: tilelang-tt dump-ir examples/gemm.py --out ir/gemm")
     p.add_argument("kernel")
-    p.add_argument("--out", required=True, help="directory for NN_<PassName>.py")
+    p.add_argument("--out", required=True, help="directory: the TIR goes to OUT/<kernel>/NN_<PassName>.py")
     kernel_options(p)
     p.set_defaults(run=cmd_dump_ir)
 
@@ -284,14 +263,14 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args)
-    except UsageError as err:
-        print(f"tilelang-tt: {err}", file=sys.stderr)
-        return 2
-    except OptionError as err:
+    except (UsageError, OptionError) as err:
         print(f"tilelang-tt: {err}", file=sys.stderr)
         return 2
     except TTCompileError as err:
         print(err.render(), file=sys.stderr)
+        return 1
+    except KernelFileError as err:
+        print(f"tilelang-tt: {err}", file=sys.stderr)
         return 1
     except EmulatorError as err:
         print(f"tilelang-tt: emulation failed:\n{err}", file=sys.stderr)
@@ -300,4 +279,10 @@ def main(argv=None) -> int:
 
 def entry() -> None:
     """Console-script entry point."""
-    sys.exit(main())
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:  # whoever read our output (`| head`) stopped reading: not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 0
+    sys.exit(code)

@@ -1,36 +1,205 @@
-"""The tilelang-tt command line, run as a subprocess."""
+"""The tilelang-tt command line, run as a subprocess: every verb, its output files, exit codes
+0/1/2 and no Python traceback on failures."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pytest
+from matplotlib import image
+
+from tilelang_tt.artifacts import Artifacts
+from tilelang_tt.plan_view import summary
+
 ROOT = Path(__file__).resolve().parents[2]
+SPEC_ORDER = ["InferTTLayout", "PropagateTTLayout", "AttachTensorAccessorTT", "LayoutAwareWorkPartitionTT",
+              "GridToCoreGrid", "LowerSharedToCB", "LowerTTTileIntrinsics", "BuildTileDFGTT", "SplitDeviceKernel",
+              "ConfigureTensorAccessorTT", "LowerCBIntrinsics", "InsertComputeInitTT", "InsertDSTManagementTT",
+              "FinalizePersistentSignatureTT", "VerifyTTIR"]
+
+# 10x3 blocks on a 4x3 grid: six cores get 3 blocks, six get 2.
+UNEVEN = """
+import tilelang_tt
+from tests.kernels import eltwise
+
+def build(**options):
+    return tilelang_tt.compile(eltwise("add", 320, 96, 32, 32), **{"grid": (4, 3), **options})
+
+def reference(a, b):
+    return a.float() + b.float()
+"""
+NOT_TILE_ALIGNED = """
+import tilelang.language as T
+
+@T.prim_func
+def ragged(A: T.Tensor((48, 64), "bfloat16"), C: T.Tensor((48, 64), "bfloat16")):
+    with T.Kernel(1, 1, threads=128) as (bx, by):
+        A_s = T.alloc_shared((48, 64), "bfloat16")
+        T.copy(A[0, 0], A_s)
+        T.copy(A_s, C[0, 0])
+"""
+RAISES_ON_IMPORT = """
+def helper():
+    return {}["missing"]
+
+TABLE = helper()
+"""
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-c", "from tilelang_tt.cli import entry; entry()", *args],
-                          capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run([sys.executable, "-c", "from tilelang_tt.cli import entry; entry()", *map(str, args)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert "Traceback" not in done.stderr, done.stderr
+    return done
 
 
-def test_emulate_kernel_file_checks_against_reference():
-    done = cli("emulate", "examples/eltwise_add.py", "--grid", "2x2")
+@pytest.fixture(scope="module")
+def uneven(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("cli")
+    (directory / "uneven.py").write_text(UNEVEN)
+    done = cli("compile", directory / "uneven.py", "--out", directory / "uneven")
     assert done.returncode == 0, done.stderr
-    assert "PASS" in done.stdout and "dram_bytes_read" in done.stdout
+    return directory
 
 
-def test_compile_then_emulate_directory(tmp_path):
-    done = cli("compile", "examples/gemm.py", "--out", str(tmp_path / "gemm"))
-    assert done.returncode == 0, done.stderr
-    assert sorted(p.name for p in (tmp_path / "gemm").iterdir()) == [
+def test_compile_writes_the_program(uneven):
+    assert sorted(p.name for p in (uneven / "uneven").iterdir()) == [
         "compute.cpp", "main.cpp", "reader.cpp", "tt.plan.json", "writer.cpp"]
-    done = cli("emulate", str(tmp_path / "gemm"))
+    assert json.loads((uneven / "uneven" / "tt.plan.json").read_text())["core_grid"] == [4, 3]
+
+
+def test_emulate_kernel_file_checks_against_reference(uneven):
+    done = cli("emulate", uneven / "uneven.py")
     assert done.returncode == 0, done.stderr
-    assert "outputs not checked" in done.stdout and "matmul_tiles" in done.stdout
+    assert "result check: max |error|" in done.stdout and "PASS" in done.stdout
+
+
+def test_emulate_directory_keeps_outputs_and_counters(uneven, tmp_path):
+    done = cli("emulate", uneven / "uneven", "--out", tmp_path / "run")
+    assert done.returncode == 0, done.stderr
+    assert "outputs not checked" in done.stdout
+    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == ["A.bin", "B.bin", "C.out.bin", "counters.json"]
+    counters = json.loads((tmp_path / "run" / "counters.json").read_text())
+    assert len(counters["cores"]) == 12
+    assert counters["total"]["dram_bytes_written"] == 320 * 96 * 2
+    total = done.stdout.split("counters (total):")[1].split("counters per core:")[0]
+    assert f"dram_bytes_written{counters['total']['dram_bytes_written']:>{12 + 24 - len('dram_bytes_written')}}" in total
+    assert f"tile op add_tiles{counters['total']['tile_ops']['add_tiles']:>{12 + 16 - len('add_tiles')}}" in total
+    per_core = done.stdout.split("counters per core:")[1].strip().splitlines()
+    assert len(per_core) == 1 + 12  # header + one line per core
+    assert per_core[1].split()[:3] == ["(0,0)", str(counters["cores"][0]["dram_bytes_read"]),
+                                       str(counters["cores"][0]["dram_bytes_written"])]
+
+
+def test_plan_show_prints_the_summary(uneven):
+    done = cli("plan", "show", uneven / "uneven" / "tt.plan.json")
+    assert done.returncode == 0, done.stderr
+    plan = Artifacts.load(uneven / "uneven").plan
+    assert done.stdout.strip() == summary(plan)
+    assert "core grid 4x3 of the 8x8 device, 12 active cores" in done.stdout
+    assert "  (2,1)           18      2" in done.stdout
+    assert "L1 per core: at most 12.0 KiB" in done.stdout
+    assert "  (3,2): reader [@A, @B, 28, 2]  compute [28, 2]  writer [@C, 28, 2]" in done.stdout
+
+
+def test_plan_show_png_draws_work_and_l1_per_core(uneven, tmp_path):
+    png = tmp_path / "grid.png"
+    done = cli("plan", "show", uneven / "uneven" / "tt.plan.json", "--png", png)
+    assert done.returncode == 0, done.stderr
+    pixels = image.imread(png)
+    height, width = pixels.shape[:2]
+    assert f"wrote {png} ({width}x{height} px)" in done.stdout
+    assert (width, height) == (1600, 800) and png.stat().st_size > 20_000
+    colours = {tuple(px) for px in (pixels[::4, ::4, :3] * 255).round().astype(int).reshape(-1, 3)}
+    assert len(colours) > 50  # two colour maps, idle grey, text, colour bars
+    idle, background = (211, 211, 211), (255, 255, 255)  # matplotlib "lightgrey", the figure
+    work, l1 = (_areas(pixels[:, : width // 2]), _areas(pixels[:, width // 2:]))
+    assert idle in work and background in work and idle in l1 and background in l1
+    # work: the six 3-block cores and the six 2-block cores in two colours of equal area
+    (three, two) = sorted(set(work) - {idle, background}, key=lambda colour: -sum(colour))
+    assert abs(work[three] - work[two]) < 0.05 * work[three]
+    # L1: the twelve active cores in one colour, twice the area of each work colour
+    ((used, area),) = ((c, n) for c, n in l1.items() if c not in (idle, background))
+    assert abs(area - 2 * work[three]) < 0.05 * area and used not in (three, two)
+
+
+def _areas(panel, at_least=10_000) -> dict[tuple, int]:
+    """{colour: pixel count} of the colours covering large areas (cells, background)."""
+    values, counts = np.unique((panel[..., :3] * 255).round().astype(int).reshape(-1, 3), axis=0, return_counts=True)
+    return {tuple(int(v) for v in value): int(n) for value, n in zip(values, counts) if n >= at_least}
+
+
+def test_dump_ir_writes_numbered_files_and_replaces_stale_ones(tmp_path):
+    stale = tmp_path / "ir" / "main"
+    stale.mkdir(parents=True)
+    (stale / "99_Gone.py").write_text("stale")
+    done = cli("dump-ir", "examples/eltwise_add.py", "--out", tmp_path / "ir")
+    assert done.returncode == 0, done.stderr
+    expected = [f"{i:02d}_{name}.py" for i, name in enumerate(SPEC_ORDER, 1)]
+    assert sorted(p.name for p in stale.iterdir()) == expected
+    assert f"wrote the TIR after each of 15 passes to {stale}: {expected[0]} ... {expected[-1]}" in done.stdout
+
+
+def test_help_shows_an_example_for_each_verb():
+    done = cli("--help")
+    assert done.returncode == 0
+    for example in ("tilelang-tt compile examples/gemm.py --out out/gemm", "tilelang-tt emulate examples/gemm.py",
+                    "tilelang-tt emulate out/gemm --out", "tilelang-tt plan show out/gemm/tt.plan.json",
+                    "--png out/gemm/grid.png", "tilelang-tt dump-ir examples/gemm.py --out ir/gemm",
+                    "tilelang-tt fetch-headers", "Exit codes: 0 success; 1"):
+        assert example in done.stdout, example
+    for verb in (["compile"], ["emulate"], ["plan", "show"], ["dump-ir"], ["fetch-headers"]):
+        done = cli(*verb, "--help")
+        assert done.returncode == 0 and f"tilelang-tt {' '.join(verb)}" in done.stdout.split("example")[1], verb
+
+
+def test_compile_error_exits_1_with_the_source_line(tmp_path):
+    (tmp_path / "ragged.py").write_text(NOT_TILE_ALIGNED)
+    done = cli("compile", tmp_path / "ragged.py", "--func", "ragged", "--out", tmp_path / "out")
+    assert done.returncode == 1
+    assert done.stderr.startswith("error[") and "multiple" in done.stderr
+    assert f"--> {tmp_path / 'ragged.py'}:" in done.stderr and "= help:" in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_kernel_file_raising_on_import_exits_1_naming_the_line(tmp_path):
+    (tmp_path / "broken.py").write_text(RAISES_ON_IMPORT)
+    done = cli("compile", tmp_path / "broken.py")
+    assert done.returncode == 1
+    assert "broken.py: importing it raised KeyError: 'missing'" in done.stderr
+    assert f"at {tmp_path / 'broken.py'}:3: return {{}}[\"missing\"]" in done.stderr
+
+
+def test_emulation_failure_exits_1_with_the_emulator_report(uneven, tmp_path):
+    broken = Artifacts.load(uneven / "uneven")
+    broken.sources["compute.cpp"] = broken.sources["compute.cpp"].replace("cb_pop_front(", "(void)(")
+    broken.save(tmp_path / "leaky")
+    done = cli("emulate", tmp_path / "leaky")
+    assert done.returncode == 1
+    assert done.stderr.startswith("tilelang-tt: emulation failed:\nemulator error: deadlock")
+
+
+def test_inputs_that_are_not_what_the_verb_takes_exit_2(uneven, tmp_path):
+    plan = json.loads((uneven / "uneven" / "tt.plan.json").read_text())
+    del plan["work_partition"]
+    (tmp_path / "partial.json").write_text(json.dumps(plan))
+    done = cli("plan", "show", tmp_path / "partial.json")
+    assert done.returncode == 2
+    assert "partial.json is not a valid tt.plan.json: at top level: 'work_partition' is a required property" in done.stderr
+    (tmp_path / "notes").mkdir()
+    done = cli("emulate", tmp_path / "notes")
+    assert done.returncode == 2
+    assert "notes is not a saved tilelang-tt program: it lacks reader.cpp, compute.cpp" in done.stderr
 
 
 def test_usage_errors_exit_2():
-    assert cli("emulate", "no_such_kernel.py").returncode == 2
+    done = cli("emulate", "no_such_kernel.py")
+    assert done.returncode == 2 and "no such kernel file or artifacts directory" in done.stderr
     done = cli("compile", "examples/gemm.py", "--grid", "9x9")
     assert done.returncode == 2 and "larger than" in done.stderr
-    assert cli("compile", "examples/gemm.py", "--grid", "banana").returncode == 2
+    done = cli("compile", "examples/gemm.py", "--grid", "banana")
+    assert done.returncode == 2 and "XxY" in done.stderr
     assert cli("frobnicate").returncode == 2
+    assert cli("plan", "show", "missing.json").returncode == 2
