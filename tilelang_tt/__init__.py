@@ -10,6 +10,7 @@ from tilelang_tt import backend, target  # noqa: F401  (registration on import)
 from tilelang_tt.artifacts import Artifacts
 from tilelang_tt.compiler import compile  # noqa: A004
 from tilelang_tt.errors import TTCompileError
+from tilelang_tt.layout import BufferLayout, annotate_layouts
 from tilelang_tt.options import CompileOptions
 
-__all__ = ["Artifacts", "CompileOptions", "TTCompileError", "compile"]
+__all__ = ["Artifacts", "BufferLayout", "CompileOptions", "TTCompileError", "annotate_layouts", "compile"]

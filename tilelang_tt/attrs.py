@@ -37,7 +37,10 @@ class Attr(_DocumentedKey):
     GRID_TILES = ("tt.grid_tiles", "[Mt, Nt]: output tile counts along M (rows) and N (columns).")
     BLOCK_GRID = ("tt.block_grid", "[By, Bx]: TileLang block grid (T.Kernel extents) along M and N.")
     BLOCK_TILES = ("tt.block_tiles", "[bmt, bnt]: tiles per block along M and N.")
-    WORK_PARTITION = ("tt.work_partition", "Per active core: (x, y, start_id, count) over block ids.")
+    WORK_PARTITION = ("tt.work_partition", "Per active core: (x, y, start_id, count, width, shard_y, shard_x) over block ids (WorkItem).")
+    WORK_POLICY = ("tt.work_policy", "How a core walks its blocks: {policy, stride, shard_blocks} (WorkPolicy).")
+    MULTICAST = ("tt.multicast", "CB name -> {axis, sender_semaphore, receiver_semaphore}: blocks the first core "
+                                 "of a core row/column reads once and multicasts to the others (MulticastDesc).")
     RUNTIME_ARGS = ("tt.runtime_args", "Ordered runtime argument descriptors of a kernel.")
     TILE_DFG = ("tt.tile_dfg", "Tile dataflow graph: CB nodes with producer/consumer roles and buffers.")
     CB_DESC = ("tt.cb_desc", "CB name -> {index, page_size, num_pages, data_format, ...}.")
@@ -220,43 +223,121 @@ class CBDesc:
         return CBDesc(name=name, **(d | {"block_tiles": tuple(d["block_tiles"])}))
 
 
+class Policy(str, enum.Enum):
+    """Work partition policies (block id = by * Bx + bx, row-major over the T.Kernel grid)."""
+
+    CONTIGUOUS = "contiguous"  # core i: blocks start_id .. start_id + count - 1
+    ROW_MAJOR = "row_major"  # round-robin in row-major order: core i: blocks i, i + P, i + 2P, ...
+    BLOCK = "block"  # a rectangle of the block grid: `count` blocks in rows of `width` from start_id
+    LOCAL_SHARD = "local_shard"  # the blocks of the output shard the core holds (a rectangle)
+
+
 @dataclass(frozen=True)
 class WorkItem:
-    """One core's share of the block grid: blocks ``start_id .. start_id + count - 1``."""
+    """One core's share of the block grid: ``count`` blocks from ``start_id`` (rows of ``width``
+    blocks for the rectangle policies; 0 otherwise). ``shard`` is the (row, col) of the shard a
+    core owns under ``local_shard``."""
 
     core: tuple[int, int]
     start_id: int
     count: int
+    width: int = 0
+    shard: tuple[int, int] = (0, 0)
 
     def to_list(self) -> list[int]:
-        return [self.core[0], self.core[1], self.start_id, self.count]
+        return [self.core[0], self.core[1], self.start_id, self.count, self.width, *self.shard]
 
     @staticmethod
     def from_list(v) -> WorkItem:
-        x, y, s, c = (int(e) for e in v)
-        return WorkItem((x, y), s, c)
+        x, y, s, c, w, sy, sx = (int(e) for e in v)
+        return WorkItem((x, y), s, c, w, (sy, sx))
+
+
+@dataclass(frozen=True)
+class WorkPolicy:
+    """``tt.work_policy``: ``stride`` is the block-id step of ``row_major`` (the core count);
+    ``shard_blocks`` the (rows, cols) of blocks per shard of ``local_shard``."""
+
+    policy: Policy
+    stride: int = 1
+    shard_blocks: tuple[int, int] = (0, 0)
+
+    def to_dict(self) -> dict:
+        return {"policy": self.policy.value, "stride": self.stride, "shard_blocks": list(self.shard_blocks)}
+
+    @staticmethod
+    def from_dict(d: dict) -> WorkPolicy:
+        return WorkPolicy(Policy(d["policy"]), int(d["stride"]), tuple(d["shard_blocks"]))
+
+
+@dataclass(frozen=True)
+class MulticastDesc:
+    """``tt.multicast`` entry: the block of CB ``cb`` is the same for every core of a core row
+    (``axis`` "x": the cores along x share it) or column ("y"); the first core of the group reads
+    it and multicasts it, handshaking through two semaphores."""
+
+    cb: str
+    axis: str
+    sender_semaphore: int
+    receiver_semaphore: int
+
+    def to_dict(self) -> dict:
+        return {"axis": self.axis, "sender_semaphore": self.sender_semaphore,
+                "receiver_semaphore": self.receiver_semaphore}
+
+    @staticmethod
+    def from_dict(cb: str, d: dict) -> MulticastDesc:
+        return MulticastDesc(cb, d["axis"], int(d["sender_semaphore"]), int(d["receiver_semaphore"]))
+
+    def arg(self, what: str) -> str:
+        """Name of one of this multicast's runtime args (see :data:`MCAST_ARGS`)."""
+        return f"{self.cb}_mcast_{what}"
+
+
+# Per multicast CB, the reader's runtime args in order: whether this core sends, the NOC (x, y) of
+# its group's sender, the NOC rectangle of the group (start/end as the reader's NOC expects), the
+# cores the multicast reaches (the sender included: it lies in the rectangle) and the receivers.
+MCAST_ARGS = ("sender", "sender_x", "sender_y", "start_x", "start_y", "end_x", "end_y", "num_dests", "receivers")
+
+
+class ArgKind(str, enum.Enum):
+    """Kinds of kernel runtime arguments (their per-core values are computed by the plan)."""
+
+    BUFFER_ADDRESS = "buffer_address"  # device address of `buffer`
+    START_ID = "start_id"  # first block of the core's work
+    COUNT = "count"  # blocks of the core's work
+    WIDTH = "width"  # blocks per row of the core's rectangle (block / local_shard policies)
+    SHARD_Y = "shard_y"  # shard row the core owns (local_shard)
+    SHARD_X = "shard_x"  # shard column the core owns (local_shard)
+    MCAST = "mcast"  # multicast argument `what` (MCAST_ARGS) of CB `cb`
+    CONST = "const"  # `value`
 
 
 @dataclass(frozen=True)
 class RuntimeArg:
-    """One runtime argument of a kernel: kind is buffer_address | start_id | count | const."""
+    """One runtime argument of a kernel."""
 
     name: str
-    kind: str
+    kind: ArgKind
     buffer: str = ""
     value: int = 0
+    cb: str = ""
+    what: str = ""
 
     def to_dict(self) -> dict:
-        out = {"name": self.name, "kind": self.kind}
-        if self.kind == "buffer_address":
+        out = {"name": self.name, "kind": ArgKind(self.kind).value}
+        if self.kind == ArgKind.BUFFER_ADDRESS:
             out["buffer"] = self.buffer
-        if self.kind == "const":
+        if self.kind == ArgKind.CONST:
             out["value"] = self.value
+        if self.kind == ArgKind.MCAST:
+            out |= {"cb": self.cb, "what": self.what}
         return out
 
     @staticmethod
     def from_dict(d: dict) -> RuntimeArg:
-        return RuntimeArg(d["name"], d["kind"], d.get("buffer", ""), int(d.get("value", 0)))
+        return RuntimeArg(d["name"], ArgKind(d["kind"]), d.get("buffer", ""), int(d.get("value", 0)),
+                          d.get("cb", ""), d.get("what", ""))
 
 
 @dataclass(frozen=True)
@@ -269,9 +350,17 @@ class AccessorDesc:
     page_size: int
     num_pages: int
     tile_grid: tuple[int, int]
+    shard_tiles: tuple[int, int] = (0, 0)  # pages (tiles) per shard, rows x cols; (0, 0) when interleaved
+    num_banks: int = 0  # cores (L1) or DRAM banks holding the shards
     kernel: str = ""
     cta_offset: int = -1
     compile_time_args: tuple[int, ...] = field(default_factory=tuple)
+    crta_offset: int = -1  # first common runtime arg (the bank coordinates of a sharded tensor)
+    num_common_runtime_args: int = 0
+
+    @property
+    def sharded(self) -> bool:
+        return self.num_banks > 0
 
     def to_dict(self) -> dict:
         return {
@@ -280,9 +369,13 @@ class AccessorDesc:
             "page_size": self.page_size,
             "num_pages": self.num_pages,
             "tile_grid": list(self.tile_grid),
+            "shard_tiles": list(self.shard_tiles),
+            "num_banks": self.num_banks,
             "kernel": self.kernel,
             "cta_offset": self.cta_offset,
             "compile_time_args": list(self.compile_time_args),
+            "crta_offset": self.crta_offset,
+            "num_common_runtime_args": self.num_common_runtime_args,
         }
 
     @staticmethod
@@ -294,9 +387,13 @@ class AccessorDesc:
             page_size=int(d["page_size"]),
             num_pages=int(d["num_pages"]),
             tile_grid=tuple(d["tile_grid"]),
+            shard_tiles=tuple(d["shard_tiles"]),
+            num_banks=int(d["num_banks"]),
             kernel=d["kernel"],
             cta_offset=int(d["cta_offset"]),
             compile_time_args=tuple(d["compile_time_args"]),
+            crta_offset=int(d["crta_offset"]),
+            num_common_runtime_args=int(d["num_common_runtime_args"]),
         )
 
 
@@ -358,6 +455,14 @@ class Intrin(_DocumentedKey):
     NOC_WRITE_BARRIER = ("tt.noc_async_write_barrier", "noc_async_write_barrier()")
     NOC_READ_ZEROS = ("tt.noc_async_read_zeros", "noc_async_read_zeros(l1_addr, bytes): zero an L1 range from the core's "
                                                   "zero region (MEM_ZEROS_BASE)")
+    MCAST_WRITE = ("tt.noc_async_write_multicast", "noc_async_write_multicast(l1_addr, x0, y0, x1, y1, bytes, num_dests): "
+                                                    "the block at l1_addr to the same address of every core of the NOC "
+                                                    "rectangle (the sender among them: loopback variant)")
+    SEM_WAIT = ("tt.noc_semaphore_wait", "noc_semaphore_wait(semaphore, value): block until the local semaphore == value")
+    SEM_SET = ("tt.noc_semaphore_set", "noc_semaphore_set(semaphore, value): set the local semaphore")
+    SEM_INC = ("tt.noc_semaphore_inc", "noc_semaphore_inc(noc_x, noc_y, semaphore, incr): add to a remote core's semaphore")
+    SEM_SET_MCAST = ("tt.noc_semaphore_set_multicast", "noc_semaphore_set_multicast(semaphore, x0, y0, x1, y1, num_dests): "
+                                                       "copy the local semaphore to every core of the NOC rectangle")
     FILL_SCALER = ("tt.fill_scaler", "fill_scaler(cb, value): reader pushes one tile of `value` (reduce scaler).")
     # compute engine init (D4)
     HW_STARTUP = ("tt.engine.init_common", "compute_kernel_hw_startup(in0, in1, out[, reverse])")

@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 
 import tilelang_tt
 from tests.kernels import eltwise, gemm
-from tilelang_tt.passes.layout_aware_work_partition_tt import core_ranges, partition
+from tilelang_tt.attrs import Policy, WorkItem, WorkPolicy
+from tilelang_tt.passes.layout_aware_work_partition_tt import (
+    blocks_of,
+    core_ranges,
+    partition,
+    rectangles,
+    round_robin,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "tt.plan.schema.json").read_text())
@@ -33,32 +40,43 @@ def test_schema_rejects_a_broken_plan():
     raise AssertionError("a CB id of 99 passed the schema")
 
 
-@settings(max_examples=200, deadline=None)
-@given(total=st.integers(1, 600), gx=st.integers(1, 8), gy=st.integers(1, 8))
-def test_work_partition_covers_every_block_exactly_once(total, gx, gy):
-    items = partition(total, (gx, gy))
-    covered = [b for w in items for b in range(w.start_id, w.start_id + w.count)]
-    assert sorted(covered) == list(range(total))
+@settings(max_examples=300, deadline=None)
+@given(by=st.integers(1, 24), bx=st.integers(1, 24), gx=st.integers(1, 8), gy=st.integers(1, 8),
+       policy=st.sampled_from(["contiguous", "row_major", "block"]))
+def test_work_partition_covers_every_block_exactly_once(by, bx, gx, gy, policy):
+    """Every policy, any grid up to 8x8, uneven counts: each block to exactly one core, loads balanced
+    (contiguous/round-robin: counts differ by at most one), active cores within the grid and covered
+    exactly by the core ranges."""
+    if policy == "contiguous":
+        items, work = partition(by * bx, (gx, gy)), WorkPolicy(Policy.CONTIGUOUS)
+    elif policy == "row_major":
+        items = round_robin(by * bx, (gx, gy))
+        work = WorkPolicy(Policy.ROW_MAJOR, stride=len(items))
+    else:
+        items, work = rectangles((by, bx), (gx, gy)), WorkPolicy(Policy.BLOCK)
+    covered = [blk for w in items for blk in blocks_of(w, work, (by, bx))]
+    assert sorted(covered) == [(i, j) for i in range(by) for j in range(bx)]
     assert all(w.count >= 1 for w in items)
-    assert max(w.count for w in items) - min(w.count for w in items) <= 1
+    if policy != "block":
+        assert max(w.count for w in items) - min(w.count for w in items) <= 1
     cores = {w.core for w in items}
     assert len(cores) == len(items) and all(x < gx and y < gy for x, y in cores)
-    in_ranges = {(x, y) for (x0, y0), (x1, y1) in core_ranges(items, gx)
-                 for x in range(x0, x1 + 1) for y in range(y0, y1 + 1)}
-    assert in_ranges == cores
+    in_ranges = [(x, y) for (x0, y0), (x1, y1) in core_ranges(items)
+                 for x in range(x0, x1 + 1) for y in range(y0, y1 + 1)]
+    assert sorted(in_ranges) == sorted(cores)  # each active core in exactly one range
 
 
 @settings(max_examples=15, deadline=None)
 @given(mt=st.integers(1, 8), nt=st.integers(1, 8), bmt=st.sampled_from([1, 2]), bnt=st.sampled_from([1, 2]),
-       gx=st.integers(1, 8), gy=st.integers(1, 8))
-def test_compiled_plan_covers_every_output_tile_once(mt, nt, bmt, bnt, gx, gy):
+       gx=st.integers(1, 8), gy=st.integers(1, 8), policy=st.sampled_from(["auto", "contiguous", "row_major", "block"]))
+def test_compiled_plan_covers_every_output_tile_once(mt, nt, bmt, bnt, gx, gy, policy):
     M, N = 32 * bmt * mt, 32 * bnt * nt
-    plan = tilelang_tt.compile(eltwise("add", M, N, 32 * bmt, 32 * bnt), grid=(gx, gy)).plan
-    by, bx = plan["block_grid"]
+    plan = tilelang_tt.compile(eltwise("add", M, N, 32 * bmt, 32 * bnt), grid=(gx, gy), partition=policy).plan
+    work = WorkPolicy.from_dict(plan["work_policy"])
     tiles = []
     for w in plan["work_partition"]:
-        for block in range(w["start_id"], w["start_id"] + w["count"]):
-            r, c = divmod(block, bx)
+        item = WorkItem(tuple(w["core"]), w["start_id"], w["count"], w.get("width", 0), tuple(w.get("shard", (0, 0))))
+        for r, c in blocks_of(item, work, tuple(plan["block_grid"])):
             tiles += [(r * bmt + i, c * bnt + j) for i in range(bmt) for j in range(bnt)]
     assert sorted(tiles) == [(i, j) for i in range(M // 32) for j in range(N // 32)]
 

@@ -5,6 +5,8 @@ import tvm
 
 from tests.kernels import gemm, lower_until, run_pass
 from tilelang_tt.attrs import Attr, get
+from tilelang_tt.layout import BufferLayout
+from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.configure_tensor_accessor_tt import ConfigureTensorAccessorTT
 
 PASS = "ConfigureTensorAccessorTT"
@@ -12,7 +14,8 @@ PASS = "ConfigureTensorAccessorTT"
 
 def _acc(kernel, offset):
     return {"memory": "DRAM", "layout": "interleaved", "page_size": 2048, "num_pages": 16, "tile_grid": [4, 4],
-            "kernel": kernel, "cta_offset": offset, "compile_time_args": [2, 2048]}
+            "shard_tiles": [0, 0], "num_banks": 0, "kernel": kernel, "cta_offset": offset,
+            "compile_time_args": [2, 2048], "crta_offset": -1, "num_common_runtime_args": 0}
 
 
 def test_registered_under_spec_name():
@@ -27,3 +30,18 @@ def test_gemm_accessor_slots():
     assert get(after["main_reader"], Attr.TENSOR_ACCESSOR) == {"A": _acc("reader", 0), "B": _acc("reader", 2)}
     assert get(after["main_writer"], Attr.TENSOR_ACCESSOR) == {"C": _acc("writer", 0)}
     assert get(after["main_compute"], Attr.TENSOR_ACCESSOR) == {}
+
+
+def test_sharded_accessor_args_as_tensor_accessor_args_expects_them():
+    """Sharded: [Sharded | RuntimeBankCoords (L1) or | IsDram, page size, rank, banks, tensor shape,
+    shard shape] in pages; the packed bank coordinates, (banks + 1) / 2 words, are common runtime args."""
+    layouts = {"A": BufferLayout(memory="L1", layout="height_sharded", shard_grid=(4, 1)),
+               "B": BufferLayout(memory="DRAM", layout="width_sharded", shard_grid=(2, 1))}
+    opts = CompileOptions(layouts=layouts)
+    after = run_pass(lower_until(gemm(128, 128, 128, 64, 64, 32), PASS, opts), PASS, opts)
+    reader = get(after["main_reader"], Attr.TENSOR_ACCESSOR)
+    a, b = reader["A"], reader["B"]
+    assert (a["cta_offset"], a["compile_time_args"]) == (0, [1 | 64, 2048, 2, 4, 4, 4, 1, 4])
+    assert (a["crta_offset"], a["num_common_runtime_args"]) == (0, 2)
+    assert (b["cta_offset"], b["compile_time_args"]) == (8, [1 | 2 | 64, 2048, 2, 2, 4, 4, 4, 2])
+    assert (b["crta_offset"], b["num_common_runtime_args"]) == (2, 1)

@@ -1,11 +1,15 @@
-"""B1 LayoutAwareWorkPartitionTT alone: TIR unchanged, block grid and contiguous work partition."""
+"""B1 LayoutAwareWorkPartitionTT alone: TIR unchanged; core grid, work partition per policy, multicast."""
 
+import pytest
 import tilelang  # noqa: F401
 import tvm
 
-from tests.kernels import gemm, lower_until, run_pass
+from tests import op_kernels
+from tests.kernels import eltwise, gemm, lower_until, run_pass
 from tests.passes.helpers import attrs_without
-from tilelang_tt.attrs import Attr
+from tilelang_tt.attrs import Attr, get
+from tilelang_tt.errors import TTCompileError
+from tilelang_tt.layout import BufferLayout
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.layout_aware_work_partition_tt import LayoutAwareWorkPartitionTT
 
@@ -25,6 +29,8 @@ def test_registered_under_spec_name():
 
 
 def test_default_grid_one_block_per_core():
+    """A 4x2 block grid fits the device: a 2x4 core grid, one rectangle (block) per core, and A's
+    block (rows by) shared by each core row, B's (columns bx) by each core column."""
     before = lower_until(gemm(256, 128, 64, 64, 64, 32), PASS)
     after = run_pass(before, PASS)
     tvm.ir.assert_structural_equal(after["main"].body, before["main"].body)
@@ -33,14 +39,18 @@ def test_default_grid_one_block_per_core():
         "tt.block_grid": [4, 2],
         "tt.grid_tiles": [8, 4],
         "tt.block_tiles": [2, 2],
-        "tt.core_grid": [8, 1],
-        "tt.core_ranges": [[[0, 0], [7, 0]]],
+        "tt.core_grid": [2, 4],
+        "tt.core_ranges": [[[0, 0], [1, 3]]],
         "tt.partition_mode": "global",
-        "tt.work_partition": [[i, 0, i, 1] for i in range(8)],
+        "tt.work_policy": {"policy": "block", "stride": 1, "shard_blocks": [0, 0]},
+        "tt.work_partition": [[x, y, 2 * y + x, 1, 1, 0, 0] for y in range(4) for x in range(2)],
+        "tt.multicast": {"A_s": {"axis": "x", "sender_semaphore": 0, "receiver_semaphore": 1},
+                         "B_s": {"axis": "y", "sender_semaphore": 2, "receiver_semaphore": 3}},
     }
 
 
 def test_user_grid_contiguous_split():
+    """3x2 cores do not divide the 4x2 block grid: auto falls back to contiguous, no multicast."""
     opts = CompileOptions(grid=(3, 2))
     before = lower_until(gemm(256, 128, 64, 64, 64, 32), PASS, opts)
     after = run_pass(before, PASS, opts)
@@ -48,5 +58,56 @@ def test_user_grid_contiguous_split():
     new = _new_attrs(before, after)
     assert new["tt.core_grid"] == [3, 2]
     assert new["tt.core_ranges"] == [[[0, 0], [2, 1]]]
-    assert new["tt.work_partition"] == [[0, 0, 0, 2], [1, 0, 2, 2], [2, 0, 4, 1],
-                                        [0, 1, 5, 1], [1, 1, 6, 1], [2, 1, 7, 1]]
+    assert new["tt.work_policy"]["policy"] == "contiguous"
+    assert [w[:4] for w in new["tt.work_partition"]] == [[0, 0, 0, 2], [1, 0, 2, 2], [2, 0, 4, 1],
+                                                         [0, 1, 5, 1], [1, 1, 6, 1], [2, 1, 7, 1]]
+    assert new["tt.multicast"] == {}
+
+
+def test_row_major_round_robin():
+    opts = CompileOptions(grid=(3, 1), partition="row_major")
+    after = run_pass(lower_until(gemm(256, 128, 64, 64, 64, 32), PASS, opts), PASS, opts)
+    assert get(after["main"], Attr.WORK_POLICY) == {"policy": "row_major", "stride": 3, "shard_blocks": [0, 0]}
+    assert [w[:4] for w in get(after["main"], Attr.WORK_PARTITION)] == [[0, 0, 0, 3], [1, 0, 1, 3], [2, 0, 2, 2]]
+
+
+def test_uneven_block_rectangles_and_no_multicast():
+    """5x3 blocks over 2x2 cores: balanced rectangles (3+2 rows, 2+1 columns); cores would fall out of
+    lockstep, so nothing is multicast."""
+    opts = CompileOptions(grid=(2, 2), partition="block")
+    after = run_pass(lower_until(gemm(320, 192, 64, 64, 64, 32), PASS, opts), PASS, opts)
+    assert [w[:5] for w in get(after["main"], Attr.WORK_PARTITION)] == [
+        [0, 0, 0, 6, 2], [1, 0, 2, 3, 1], [0, 1, 9, 4, 2], [1, 1, 11, 2, 1]]
+    assert get(after["main"], Attr.MULTICAST) == {}
+    with pytest.raises(TTCompileError, match="multicast='on' needs the block partition"):
+        on = CompileOptions(grid=(2, 2), partition="block", multicast="on")
+        run_pass(lower_until(gemm(320, 192, 64, 64, 64, 32), PASS, on), PASS, on)
+
+
+def test_multicast_follows_the_access_expressions():
+    """GEMM with transpose_B: B's slice B[bx * bn, k * bk] depends on bx only: shared down a core column;
+    a kernel whose reads depend on both coordinates shares nothing."""
+    after = run_pass(lower_until(op_kernels.gemm_bias_relu(128, 128, 64, 64, 64, 32), PASS), PASS)
+    axes = {cb: d["axis"] for cb, d in get(after["main"], Attr.MULTICAST).items()}
+    assert axes == {"A_s": "x", "B_s": "y", "bias_s": "y"}
+    after = run_pass(lower_until(eltwise("add", 128, 128, 64, 64), PASS), PASS)
+    assert get(after["main"], Attr.MULTICAST) == {}
+
+
+def test_local_shard_follows_the_output_shards():
+    """C height-sharded over 4 cores (64-row shards): each core computes the 2x? blocks of its shard."""
+    layouts = {"C": BufferLayout(memory="L1", layout="height_sharded", shard_grid=(2, 2))}
+    opts = CompileOptions(layouts=layouts)
+    after = run_pass(lower_until(gemm(256, 128, 64, 64, 64, 32), PASS, opts), PASS, opts)
+    assert get(after["main"], Attr.PARTITION_MODE) == "local_shard"
+    assert get(after["main"], Attr.WORK_POLICY) == {"policy": "local_shard", "stride": 1, "shard_blocks": [1, 2]}
+    assert get(after["main"], Attr.WORK_PARTITION) == [[x, y, 2 * (2 * y + x), 2, 2, 2 * y + x, 0]
+                                                       for y in range(2) for x in range(2)]
+    assert get(after["main"], Attr.CORE_GRID) == [2, 2]
+
+
+def test_local_shard_needs_blocks_that_tile_the_shard():
+    layouts = {"C": BufferLayout(memory="L1", layout="height_sharded", shard_grid=(8, 1))}  # 32-row shards
+    opts = CompileOptions(layouts=layouts)
+    with pytest.raises(TTCompileError, match="do not tile the 32x128 shards"):
+        run_pass(lower_until(gemm(256, 128, 64, 64, 64, 32), PASS, opts), PASS, opts)

@@ -4,19 +4,21 @@ import tilelang  # noqa: F401
 import tvm
 from tvm import tirx
 
-from tests.kernels import gemm, lower_until, run_pass
+from tests.kernels import eltwise, gemm, lower_until, run_pass
 from tests.passes.helpers import (
     assert_body,
     attr_launch,
     ev,
     launch,
     loop,
+    nodes,
     param,
     seq,
     serial,
     var,
 )
 from tilelang_tt.attrs import Intrin, call
+from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.lower_cb_intrinsics import LowerCBIntrinsics
 
 PASS = "LowerCBIntrinsics"
@@ -32,7 +34,8 @@ def _launched(f, body):
 
 
 def test_gemm_reader_and_writer_protocol():
-    before = lower_until(gemm(128, 128, 128, 64, 64, 32), PASS)
+    opts = CompileOptions(multicast="off")
+    before = lower_until(gemm(128, 128, 128, 64, 64, 32), PASS, opts)
     rd, wr = before["main_reader"], before["main_writer"]
     A, B = param(rd, "A"), param(rd, "B")
     bx, by = launch(rd, "coreIdx.x").node.var, launch(rd, "coreIdx.y").node.var
@@ -62,7 +65,70 @@ def test_gemm_reader_and_writer_protocol():
         ev(Intrin.NOC_WRITE_BARRIER),
         ev(Intrin.CB_POP_FRONT, 16, 4),
     ))
-    after = run_pass(before, PASS)
+    after = run_pass(before, PASS, opts)
     assert_body(after["main_reader"].body, reader)
     assert_body(after["main_writer"].body, writer)
     tvm.ir.assert_structural_equal(after["main_compute"], before["main_compute"])
+
+
+def test_multicast_read_sender_and_receiver():
+    """A_s is shared by each core row: the sender reads and multicasts with the semaphore handshake,
+    the others receive; the CB protocol around it is unchanged."""
+    before = lower_until(gemm(128, 128, 128, 64, 64, 32), PASS)
+    rd = before["main_reader"]
+    A = param(rd, "A")
+    by = launch(rd, "coreIdx.y").node.var
+    k = loop(rd, "k").loop_var
+    l1_a, r = var("l1_A_s", U32), var("r")
+
+    def arg(what):
+        return var(f"A_s_mcast_{what}", U32)
+
+    rect = [arg(w) for w in ("start_x", "start_y", "end_x", "end_y")]
+    expected = seq(
+        ev(Intrin.CB_RESERVE_BACK, 0, 2),
+        tirx.Bind(l1_a, call(Intrin.GET_WRITE_PTR, 0, dtype=U32)),
+        tirx.IfThenElse(tirx.NE(arg("sender"), tirx.const(0, U32)), seq(
+            serial(r, 2, ev(Intrin.NOC_READ_PAGE, by * 8 + r * 4 + k, A.data, l1_a + tirx.Cast(U32, r * 2048))),
+            ev(Intrin.NOC_READ_BARRIER),
+            ev(Intrin.SEM_WAIT, 0, arg("receivers")),
+            ev(Intrin.SEM_SET, 0, 0),
+            ev(Intrin.MCAST_WRITE, l1_a, *rect, 4096, arg("num_dests")),
+            ev(Intrin.SEM_SET, 1, 1),
+            ev(Intrin.SEM_SET_MCAST, 1, *rect, arg("num_dests")),
+            ev(Intrin.NOC_WRITE_BARRIER),
+        ), seq(
+            ev(Intrin.SEM_SET, 1, 0),
+            ev(Intrin.SEM_INC, arg("sender_x"), arg("sender_y"), 0, 1),
+            ev(Intrin.SEM_WAIT, 1, 1),
+        )),
+        ev(Intrin.CB_PUSH_BACK, 0, 2),
+    )
+    after = run_pass(before, PASS)
+    a_read = loop(after["main_reader"], "k").body.seq[:4]
+    assert_body(seq(*a_read), expected)
+
+
+def test_partial_block_guards():
+    """C's 96x96 in 64x64 blocks: the reader zero-fills pages past the tensor, the writer skips them."""
+    before = lower_until(eltwise("add", 96, 96, 64, 64), PASS)
+    rd, wr = before["main_reader"], before["main_writer"]
+    A = param(rd, "A")
+    bx, by = launch(rd, "coreIdx.x").node.var, launch(rd, "coreIdx.y").node.var
+    l1_a, r, c = var("l1_A_s", U32), var("r"), var("c")
+    offset = l1_a + tirx.Cast(U32, (r * 2 + c) * 2048)
+    inside = tirx.And(by * 2 + r < 3, bx * 2 + c < 3)
+    expected = seq(
+        ev(Intrin.CB_RESERVE_BACK, 0, 4),
+        tirx.Bind(l1_a, call(Intrin.GET_WRITE_PTR, 0, dtype=U32)),
+        serial(r, 2, serial(c, 2, tirx.IfThenElse(inside, ev(Intrin.NOC_READ_PAGE, by * 6 + r * 3 + bx * 2 + c,
+                                                                A.data, offset),
+                                                  ev(Intrin.NOC_READ_ZEROS, offset, 2048)))),
+        ev(Intrin.NOC_READ_BARRIER),
+        ev(Intrin.CB_PUSH_BACK, 0, 4),
+    )
+    after = run_pass(before, PASS)
+    first = nodes(after["main_reader"].body, lambda n: isinstance(n, tirx.SeqStmt))[-1].seq[:5]
+    assert_body(seq(*first), expected)
+    writes = nodes(after["main_writer"].body, lambda n: isinstance(n, tirx.IfThenElse))
+    assert len(writes) == 1 and writes[0].else_case is None

@@ -55,8 +55,10 @@ def _element_bytes(buffer: dict) -> int:
 
 def _check_buffer(buffer: dict) -> None:
     name = buffer["name"]
-    if buffer["memory"] != "DRAM" or buffer["layout"] != "interleaved":
-        raise ValueError(f"buffer {name!r}: only DRAM interleaved buffers are supported")
+    sharded = buffer["layout"] != "interleaved"
+    if sharded != ("shard_grid" in buffer) or (not sharded and buffer["memory"] != "DRAM"):
+        raise ValueError(f"buffer {name!r}: {buffer['memory']} {buffer['layout']} is neither DRAM interleaved nor "
+                         "sharded with a shard_grid")
     if list(buffer["tile_shape"]) != [32, 32]:
         raise ValueError(f"buffer {name!r}: only 32x32 tiles are supported, got {buffer['tile_shape']}")
     batch, rows, cols = _matrix_dims(buffer)
@@ -141,19 +143,35 @@ def _emit_prelude(out: CppEmitter, plan: dict) -> None:
         out.line("std::vector<T> dst(static_cast<std::size_t>(batch) * rows * cols);")
         _emit_tile_loops(out, "dst[row_major] = tiled[tile_base + offset_in_tile(r % kTile, c % kTile)];", None)
         out.line("return dst;")
-    out.lines("", "// An interleaved DRAM buffer of `size` bytes in pages of `page_size` bytes.")
-    with out.block(
-        "std::shared_ptr<distributed::MeshBuffer> create_dram_buffer("
-        "distributed::MeshDevice* device, uint64_t size, uint32_t page_size)"
-    ):
-        out.line("distributed::DeviceLocalBufferConfig local_config{.page_size = page_size, .buffer_type = BufferType::DRAM};")
-        out.line("distributed::ReplicatedBufferConfig replicated_config{.size = size};")
-        out.line("return distributed::MeshBuffer::create(replicated_config, local_config, device);")
+    if any("shard_grid" not in b for b in plan["buffers"]):
+        out.lines("", "// An interleaved DRAM buffer of `size` bytes in pages of `page_size` bytes.")
+        with out.block(
+            "std::shared_ptr<distributed::MeshBuffer> create_dram_buffer("
+            "distributed::MeshDevice* device, uint64_t size, uint32_t page_size)"
+        ):
+            out.line("distributed::DeviceLocalBufferConfig local_config{.page_size = page_size, "
+                     ".buffer_type = BufferType::DRAM};")
+            out.line("distributed::ReplicatedBufferConfig replicated_config{.size = size};")
+            out.line("return distributed::MeshBuffer::create(replicated_config, local_config, device);")
+    if any("shard_grid" in b for b in plan["buffers"]):
+        _emit_sharded_buffer_helper(out)
     out.lines("", "// Device address of a buffer, as kernels receive it in runtime args.")
     with out.block("uint32_t device_address(const std::shared_ptr<distributed::MeshBuffer>& buffer)"):
         out.line("Buffer* reference = buffer->get_reference_buffer();")
         out.line("return static_cast<uint32_t>(reference->address());")
     out.lines("", "}  // namespace", "")
+
+
+def _emit_sharded_buffer_helper(out: CppEmitter) -> None:
+    out.lines("", "// A buffer of `size` bytes in pages of `page_size` bytes, sharded by `spec` over L1 or DRAM.")
+    with out.block(
+        "std::shared_ptr<distributed::MeshBuffer> create_sharded_buffer(distributed::MeshDevice* device, "
+        "uint64_t size, uint32_t page_size, BufferType type, const BufferDistributionSpec& spec)"
+    ):
+        out.line("distributed::DeviceLocalBufferConfig local_config{"
+                 ".page_size = page_size, .buffer_type = type, .sharding_args = BufferShardingArgs(spec)};")
+        out.line("distributed::ReplicatedBufferConfig replicated_config{.size = size};")
+        out.line("return distributed::MeshBuffer::create(replicated_config, local_config, device);")
 
 
 def _emit_tile_loops(out: CppEmitter, body: str, source: str | None) -> None:
@@ -181,10 +199,17 @@ def _emit_buffers(out: CppEmitter, plan: dict) -> None:
             f"// {name}: {buffer['dtype']} {list(buffer['shape'])}, {buffer['access']}, "
             f"{buffer['num_pages']} pages of {buffer['page_size']} B ({buffer['data_format']})"
         )
-        out.line(
-            f"std::shared_ptr<distributed::MeshBuffer> buffer_{var} = "
-            f"create_dram_buffer(device.get(), {size}, {buffer['page_size']});"
-        )
+        if "shard_grid" in buffer:
+            _emit_distribution_spec(out, buffer, var)
+            out.line(
+                f"std::shared_ptr<distributed::MeshBuffer> buffer_{var} = create_sharded_buffer(device.get(), {size}, "
+                f"{buffer['page_size']}, BufferType::{buffer['memory']}, spec_{var});"
+            )
+        else:
+            out.line(
+                f"std::shared_ptr<distributed::MeshBuffer> buffer_{var} = "
+                f"create_dram_buffer(device.get(), {size}, {buffer['page_size']});"
+            )
         out.line(f"const uint32_t address_{var} = device_address(buffer_{var});")
         if buffer["access"] in ("read", "readwrite"):
             out.line(
@@ -194,6 +219,22 @@ def _emit_buffers(out: CppEmitter, plan: dict) -> None:
             out.line(f"std::vector<{elem}> tiled_{var} = tilize(input_{var}, {batch}, {rows}, {cols});")
             out.line(f"command_queue.enqueue_write_mesh_buffer(buffer_{var}, tiled_{var}.data(), false);")
         out.line("")
+
+
+def _emit_distribution_spec(out: CppEmitter, buffer: dict, var: str) -> None:
+    """Shards of ``shard_shape`` elements (whole tiles) round-robin over the shard grid's cores in
+    row-major order (tilelang_tt.layout); a DRAM shard grid (banks, 1) names DRAM banks."""
+    batch, rows, cols = _matrix_dims(buffer)
+    tensor_pages = (math.ceil(batch * rows / 32), math.ceil(cols / 32))
+    shard_pages = (buffer["shard_shape"][0] // 32, buffer["shard_shape"][1] // 32)
+    gx, gy = buffer["shard_grid"]
+    out.line(f"std::vector<CoreRange> shard_ranges_{var}{{CoreRange(CoreCoord{{0, 0}}, CoreCoord{{{gx - 1}, {gy - 1}}})}};")
+    out.line(f"CoreRangeSet shard_cores_{var}(shard_ranges_{var});")
+    out.line(
+        f"BufferDistributionSpec spec_{var}(Shape({{{tensor_pages[0]}, {tensor_pages[1]}}}), "
+        f"Shape({{{shard_pages[0]}, {shard_pages[1]}}}), shard_cores_{var}, ShardOrientation::ROW_MAJOR, "
+        "ShardDistributionStrategy::ROUND_ROBIN_1D);"
+    )
 
 
 def _emit_core_ranges(out: CppEmitter, plan: dict) -> None:
@@ -237,6 +278,8 @@ def _emit_compile_args(out: CppEmitter, plan: dict, kernel: dict) -> str:
     accessors = {a["cta_offset"]: a for a in plan["tensor_accessors"] if a["kernel"] == role}
     values = list(kernel["compile_time_args"])
     out.line(f"std::vector<uint32_t> {var};")
+    if kernel.get("common_runtime_args"):
+        out.line(f"std::vector<uint32_t> {role}_common_args;")
     position = 0
     while position < len(values):
         accessor = accessors.pop(position, None)
@@ -251,8 +294,13 @@ def _emit_compile_args(out: CppEmitter, plan: dict, kernel: dict) -> str:
                 f"differ from the TensorAccessorArgs of {accessor['buffer']!r} {accessor['compile_time_args']}"
             )
         buffer = _ident(accessor["buffer"])
-        out.line(f"TensorAccessorArgs {role}_accessor_{buffer}(*buffer_{buffer});")
-        out.line(f"{role}_accessor_{buffer}.append_to({var});")
+        if "crta_offset" in accessor:  # sharded: the bank coordinates go to the common runtime args
+            out.line(f"TensorAccessorArgs {role}_accessor_{buffer}(*buffer_{buffer}, "
+                     "tensor_accessor::ArgConfig::RuntimeBankCoords);")
+            out.line(f"{role}_accessor_{buffer}.append_to({var}, {role}_common_args);")
+        else:
+            out.line(f"TensorAccessorArgs {role}_accessor_{buffer}(*buffer_{buffer});")
+            out.line(f"{role}_accessor_{buffer}.append_to({var});")
         position += width
     if accessors:
         raise ValueError(f"{role}: tensor accessors at offsets {sorted(accessors)} lie beyond its compile-time args")
@@ -282,7 +330,18 @@ def _emit_kernels(out: CppEmitter, plan: dict) -> None:
                 f".noc = NOC::{kernel['noc']}, .compile_args = {args}}}"
             )
         out.line(f"KernelHandle {role}_kernel = CreateKernel(program, \"{kernel['source']}\", cores, {config});")
+        if kernel.get("common_runtime_args"):
+            out.line(f"SetCommonRuntimeArgs(program, {role}_kernel, {role}_common_args);")
         out.line("")
+
+
+def _noc_core(value: object) -> tuple[str, tuple[int, int]] | None:
+    """("x" | "y", logical core) of a ``{"noc_x": [x, y]}`` / ``{"noc_y": ...}`` value."""
+    if isinstance(value, dict) and len(value) == 1:
+        (key, core), = value.items()
+        if key in ("noc_x", "noc_y") and isinstance(core, list) and len(core) == 2:
+            return key[-1], (int(core[0]), int(core[1]))
+    return None
 
 
 def _runtime_value(value: object, buffers: set[str], what: str) -> str:
@@ -290,11 +349,23 @@ def _runtime_value(value: object, buffers: set[str], what: str) -> str:
         if not value.startswith("@") or value[1:] not in buffers:
             raise ValueError(f"{what}: {value!r} is not '@<buffer>' for a buffer of the plan")
         return f"address_{_ident(value[1:])}"
+    if isinstance(value, dict):
+        noc = _noc_core(value)
+        if noc is None:
+            raise ValueError(f"{what}: {value!r} is not {{'noc_x' | 'noc_y': [x, y]}}")
+        axis, (x, y) = noc
+        return f"static_cast<uint32_t>(noc_{x}_{y}.{axis})"
     return _u32(value, what)
 
 
 def _emit_runtime_args(out: CppEmitter, plan: dict) -> None:
     buffers = {b["name"] for b in plan["buffers"]}
+    cores = sorted({noc[1] for entry in plan["runtime_args"] for role in _ROLES for v in entry[role]
+                    if (noc := _noc_core(v)) is not None}, key=lambda c: (c[1], c[0]))
+    if cores:
+        out.line("// NOC coordinates of the cores multicast arguments name")
+    for x, y in cores:
+        out.line(f"CoreCoord noc_{x}_{y} = device->worker_core_from_logical_core(CoreCoord{{{x}, {y}}});")
     for entry in plan["runtime_args"]:
         x, y = entry["core"]
         for role in _ROLES:

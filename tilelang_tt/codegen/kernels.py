@@ -15,7 +15,10 @@ from tilelang_tt.attrs import (
     Attr,
     Intrin,
     KernelRole,
+    MulticastDesc,
+    Policy,
     RuntimeArg,
+    WorkPolicy,
     call_intrin,
     get,
 )
@@ -50,6 +53,7 @@ class _KernelWriter:
         self.cb_names: dict[int, str] = {}
         self.accessor_names: dict[str, str] = {}
         self.helpers: dict[str, None] = {}  # helper definitions in order of first use
+        self.semaphore_names: dict[int, str] = {}
 
     # -- expressions ---------------------------------------------------------------------------
     def expr(self, e, top: bool = True) -> str:
@@ -58,7 +62,8 @@ class _KernelWriter:
                 return "true" if e.value else "false"
             return str(int(e.value))
         if isinstance(e, tirx.Var):
-            return self.names[e]
+            # a variable the TIR does not bind is a runtime argument, referred to by its name
+            return self.names[e] if e in self.names else self.names[e.name]
         if isinstance(e, tirx.Cast):
             return self.expr(e.value, top)
         op = _BINOPS.get(type(e))
@@ -89,6 +94,8 @@ class _KernelWriter:
             return self.accessor_names[a.name]
         if position in rule.cb_args and isinstance(a, tirx.IntImm):
             return self.cb_names[int(a.value)]
+        if position in rule.semaphore_args:
+            return self.semaphore_names[int(a.value)]
         if isinstance(a, tirx.FloatImm):
             return float_literal(float(a.value))
         return self.expr(a)
@@ -125,6 +132,23 @@ class _KernelWriter:
         else:
             raise CodegenError(f"cannot emit statement {type(s).__name__}")
 
+    def block_coords(self, n: str) -> tuple[list[str], str, str]:
+        """(statements, by, bx) of the core's n-th block under its work policy."""
+        _, bx_extent = get(self.func, Attr.BLOCK_GRID)
+        policy = WorkPolicy.from_dict(get(self.func, Attr.WORK_POLICY))
+        arg = self.names.get
+        if policy.policy == Policy.LOCAL_SHARD:
+            sby, sbx = policy.shard_blocks
+            return ([], f"{arg('shard_y')} * {sby} + {n} / {arg('width')}",
+                    f"{arg('shard_x')} * {sbx} + {n} % {arg('width')}")
+        step = {
+            Policy.CONTIGUOUS: n,
+            Policy.ROW_MAJOR: f"{n} * {policy.stride}",
+            Policy.BLOCK: f"({n} / {arg('width')}) * {bx_extent} + {n} % {arg('width')}",
+        }[policy.policy]
+        block = self.em.unique("block")
+        return [f"const uint32_t {block} = {arg('start_id')} + {step};"], f"{block} / {bx_extent}", f"{block} % {bx_extent}"
+
     def launch(self, s: tirx.AttrStmt) -> None:
         """Materialize the persistent per-core loop over this core's blocks."""
         launches = {}
@@ -132,19 +156,19 @@ class _KernelWriter:
         while isinstance(body, tirx.AttrStmt) and body.attr_key == "thread_extent":
             launches[str(body.node.thread_tag)] = body.node.var
             body = body.body
-        by_extent, bx_extent = get(self.func, Attr.BLOCK_GRID)
         n = self.em.unique("n")
         with self.em.block(f"for (uint32_t {n} = 0; {n} < {self.names['count']}; ++{n})"):
             used = {tag: var for tag, var in launches.items() if uses_var(body, var)}
-            block = self.em.unique("block") if used else ""
             if used:
-                self.em.line(f"const uint32_t {block} = {self.names['start_id']} + {n};")
-            for tag, expr in (("coreIdx.y", f"{block} / {bx_extent}"), ("coreIdx.x", f"{block} % {bx_extent}")):
-                var = used.get(tag)
-                if var is not None:
-                    name = self.em.unique(var.name)
-                    self.names[var] = name
-                    self.em.line(f"const uint32_t {name} = {expr};")
+                lines, by, bx = self.block_coords(n)
+                for line in lines:
+                    self.em.line(line)
+                for tag, expr in (("coreIdx.y", by), ("coreIdx.x", bx)):
+                    var = used.get(tag)
+                    if var is not None:
+                        name = self.em.unique(var.name)
+                        self.names[var] = name
+                        self.em.line(f"const uint32_t {name} = {expr};")
             self.stmt(body)
 
     # -- kernel --------------------------------------------------------------------------------
@@ -168,6 +192,16 @@ class _KernelWriter:
                 cname = self.em.unique(f"cb_{name}")
                 self.cb_names[d["index"]] = cname
                 self.em.line(f"constexpr uint32_t {cname} = {d['index']};")
+        semaphores = []
+        if self.role == KernelRole.READER.value:
+            for cb, d in sorted(get(self.func, Attr.MULTICAST, {}).items()):
+                mc = MulticastDesc.from_dict(cb, d)
+                semaphores += [(mc.sender_semaphore, f"sem_{cb}_sender"), (mc.receiver_semaphore, f"sem_{cb}_receiver")]
+        if semaphores:
+            self.em.line()
+        for sem, hint in sorted(semaphores):
+            self.semaphore_names[sem] = self.em.unique(hint)
+            self.em.line(f"constexpr uint32_t {self.semaphore_names[sem]} = {sem};")
         accessors = sorted(get(self.func, Attr.TENSOR_ACCESSOR).items(), key=lambda kv: kv[1]["cta_offset"])
         if accessors:
             self.em.line()
@@ -177,7 +211,8 @@ class _KernelWriter:
             args_name = self.em.unique(f"{buffer}_args")
             name = self.em.unique(buffer)
             self.accessor_names[buffer] = name
-            self.em.line(f"constexpr auto {args_name} = TensorAccessorArgs<{acc.cta_offset}>();")
+            offsets = f"{acc.cta_offset}, {acc.crta_offset}" if acc.sharded else f"{acc.cta_offset}"
+            self.em.line(f"constexpr auto {args_name} = TensorAccessorArgs<{offsets}>();")
             self.em.line(f"const auto {name} = TensorAccessor({args_name}, {self.names[buffer + '_addr']}, "
                          f"{acc.page_size});")
         self.em.line()

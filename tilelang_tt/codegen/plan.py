@@ -8,11 +8,15 @@ from tvm import tirx
 from tilelang_tt.arch import get_arch
 from tilelang_tt.attrs import (
     AccessorDesc,
+    ArgKind,
     Attr,
     KernelRole,
     LayoutDesc,
+    MulticastDesc,
+    Policy,
     RuntimeArg,
     WorkItem,
+    WorkPolicy,
     get,
 )
 
@@ -34,12 +38,15 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
         layout = layouts[buf.name]
         access = "readwrite" if buf.name in read and buf.name in written else "write" if buf.name in written else "read"
         rows, cols = LayoutDesc.from_dict(buf.name, layout).tile_grid
-        buffers.append({
+        entry = {
             "name": buf.name, "param_index": index, "shape": layout["shape"], "dtype": layout["dtype"],
             "data_format": layout["data_format"], "access": access, "memory": layout["memory"],
             "layout": layout["layout"], "tile_shape": layout["tile_shape"], "page_size": layout["page_size"],
             "num_pages": rows * cols,
-        })
+        }
+        if "shard_grid" in layout:  # shards in elements of the tensor seen as a matrix, on these cores/banks
+            entry |= {"shard_grid": layout["shard_grid"], "shard_shape": layout["shard_shape"]}
+        buffers.append(entry)
 
     cbs = [
         {"index": d["index"], "name": name, "page_size": d["page_size"], "num_pages": d["num_pages"],
@@ -51,10 +58,15 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
     for role, func in (("reader", reader), ("compute", compute), ("writer", writer)):
         bound = sorted(get(func, Attr.TENSOR_ACCESSOR).items(), key=lambda kv: kv[1]["cta_offset"])
         ct_args: list[int] = []
+        common_args: list[dict] = []
         for name, d in bound:
             acc = AccessorDesc.from_dict(name, d)
-            accessors.append({"buffer": name, "kernel": role, "cta_offset": acc.cta_offset,
-                              "compile_time_args": list(acc.compile_time_args)})
+            accessor = {"buffer": name, "kernel": role, "cta_offset": acc.cta_offset,
+                        "compile_time_args": list(acc.compile_time_args)}
+            if acc.sharded:  # the packed NOC coordinates of its banks, known to the host
+                accessor |= {"crta_offset": acc.crta_offset, "num_common_runtime_args": acc.num_common_runtime_args}
+                common_args.append({"kind": "bank_coords", "buffer": name, "count": acc.num_common_runtime_args})
+            accessors.append(accessor)
             ct_args.extend(acc.compile_time_args)
         specs = [RuntimeArg.from_dict(d) for d in get(func, Attr.RUNTIME_ARGS)]
         arg_specs[role] = specs
@@ -64,24 +76,41 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
             entry |= {"math_fidelity": config["math_fidelity"], "fp32_dest_acc_en": config["fp32_dest_acc_en"],
                       "math_approx_mode": config["math_approx_mode"]}
         else:
-            entry |= {"processor": PROCESSORS[role][0], "noc": PROCESSORS[role][1]}
+            entry |= {"processor": PROCESSORS[role][0], "noc": PROCESSORS[role][1], "common_runtime_args": common_args}
         entry |= {"compile_time_args": ct_args, "runtime_args": [a.to_dict() for a in specs]}
         kernel_entries.append(entry)
 
     work = [WorkItem.from_list(w) for w in get(compute, Attr.WORK_PARTITION)]
+    multicast = [MulticastDesc.from_dict(cb, d) for cb, d in sorted(get(reader, Attr.MULTICAST, {}).items())]
+    groups = {mc.cb: multicast_groups(mc.axis, [w.core for w in work]) for mc in multicast}
 
     def values(role: str, item: WorkItem) -> list:
         out = []
         for arg in arg_specs[role]:
-            if arg.kind == "buffer_address":
+            if arg.kind == ArgKind.BUFFER_ADDRESS:
                 out.append(f"@{arg.buffer}")
-            elif arg.kind == "start_id":
-                out.append(item.start_id)
-            elif arg.kind == "count":
-                out.append(item.count)
+            elif arg.kind == ArgKind.MCAST:
+                out.append(mcast_value(arg.what, groups[arg.cb][item.core], item.core))
             else:
-                out.append(arg.value)
+                out.append({
+                    ArgKind.START_ID: item.start_id, ArgKind.COUNT: item.count, ArgKind.WIDTH: item.width,
+                    ArgKind.SHARD_Y: item.shard[0], ArgKind.SHARD_X: item.shard[1], ArgKind.CONST: arg.value,
+                }[arg.kind])
         return out
+
+    def work_entry(w: WorkItem) -> dict:
+        entry = {"core": list(w.core), "start_id": w.start_id, "count": w.count}
+        if w.width:
+            entry["width"] = w.width
+        if policy.policy == Policy.LOCAL_SHARD:
+            entry["shard"] = list(w.shard)
+        return entry
+
+    policy = WorkPolicy.from_dict(get(compute, Attr.WORK_POLICY))
+    semaphores = []
+    for mc in multicast:
+        semaphores += [{"id": mc.sender_semaphore, "name": f"{mc.cb}_sender", "initial_value": 0},
+                       {"id": mc.receiver_semaphore, "name": f"{mc.cb}_receiver", "initial_value": 0}]
 
     return {
         "schema_version": SCHEMA_VERSION,
@@ -94,7 +123,8 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
         "grid_tiles": get(compute, Attr.GRID_TILES),
         "block_grid": get(compute, Attr.BLOCK_GRID),
         "block_tiles": get(compute, Attr.BLOCK_TILES),
-        "work_partition": [{"core": list(w.core), "start_id": w.start_id, "count": w.count} for w in work],
+        "work_policy": policy.to_dict(),
+        "work_partition": [work_entry(w) for w in work],
         "buffers": buffers,
         "cbs": cbs,
         "tensor_accessors": accessors,
@@ -103,5 +133,32 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
             {"core": list(w.core), "reader": values("reader", w), "compute": values("compute", w),
              "writer": values("writer", w)} for w in work
         ],
-        "semaphores": [],
+        "semaphores": sorted(semaphores, key=lambda e: e["id"]),
+        "multicast": [{"cb": mc.cb} | mc.to_dict() for mc in multicast],
     }
+
+
+def multicast_groups(axis: str, cores: list[tuple[int, int]]) -> dict[tuple[int, int], list[tuple[int, int]]]:
+    """core -> the cores sharing its multicast block (same y for axis x, same x for y, all for xy),
+    sorted: the first is the group's sender."""
+    key = {"x": lambda c: c[1], "y": lambda c: c[0], "xy": lambda c: 0}[axis]
+    members: dict[int, list[tuple[int, int]]] = {}
+    for core in cores:
+        members.setdefault(key(core), []).append(core)
+    return {core: sorted(members[key(core)], key=lambda c: (c[1], c[0])) for core in cores}
+
+
+def mcast_value(what: str, group: list[tuple[int, int]], core: tuple[int, int]):
+    """Per-core value of multicast runtime arg ``what`` (attrs.MCAST_ARGS). NOC coordinates are
+    symbolic ({"noc_x": [x, y]}: the host resolves the logical core). The reader multicasts on NOC 1,
+    which takes the rectangle from its far corner to its near one (start and end swapped)."""
+    sender = group[0]
+    near = (min(c[0] for c in group), min(c[1] for c in group))
+    far = (max(c[0] for c in group), max(c[1] for c in group))
+    return {
+        "sender": int(core == sender),
+        "sender_x": {"noc_x": list(sender)}, "sender_y": {"noc_y": list(sender)},
+        "start_x": {"noc_x": list(far)}, "start_y": {"noc_y": list(far)},
+        "end_x": {"noc_x": list(near)}, "end_y": {"noc_y": list(near)},
+        "num_dests": len(group), "receivers": len(group) - 1,
+    }[what]

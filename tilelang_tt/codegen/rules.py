@@ -27,6 +27,7 @@ class Rule:
     header: str | Callable[[list], str]
     cb_args: tuple[int, ...] = ()
     helper: str = ""  # C++ definition the call needs, emitted once before kernel_main
+    semaphore_args: tuple[int, ...] = ()  # arguments that are semaphore ids (printed by name)
 
 
 def _fn(name: str) -> Callable[[list[str], list], str]:
@@ -155,6 +156,31 @@ inline void noc_async_read_zeros(uint32_t l1_addr, uint32_t bytes) {
 """
 
 
+SEMAPHORE_PTR = """\
+// The L1 word of this core's semaphore `id`.
+inline volatile tt_l1_ptr uint32_t* semaphore_ptr(uint32_t id) {
+    return reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(id));
+}
+"""
+
+
+def _mcast_write(args, raw):
+    ptr, x0, y0, x1, y1, nbytes, dests = args
+    return (f"noc_async_write_multicast_loopback_src({ptr}, get_noc_multicast_addr({x0}, {y0}, {x1}, {y1}, {ptr}), "
+            f"{nbytes}, {dests})")
+
+
+def _sem_inc(args, raw):
+    x, y, sem, incr = args
+    return f"noc_semaphore_inc(get_noc_addr({x}, {y}, get_semaphore({sem})), {incr})"
+
+
+def _sem_set_mcast(args, raw):
+    sem, x0, y0, x1, y1, dests = args
+    return (f"noc_semaphore_set_multicast_loopback_src(get_semaphore({sem}), "
+            f"get_noc_multicast_addr({x0}, {y0}, {x1}, {y1}, get_semaphore({sem})), {dests})")
+
+
 def _bf16_bits(value: float) -> int:
     import struct
 
@@ -178,6 +204,13 @@ RULES: dict[Intrin, Rule] = {
     Intrin.NOC_READ_BARRIER: Rule(_fn("noc_async_read_barrier"), DATAFLOW_HEADER),
     Intrin.NOC_WRITE_BARRIER: Rule(_fn("noc_async_write_barrier"), DATAFLOW_HEADER),
     Intrin.NOC_READ_ZEROS: Rule(_fn("noc_async_read_zeros"), DATAFLOW_HEADER, (), READ_ZEROS),
+    Intrin.MCAST_WRITE: Rule(_mcast_write, DATAFLOW_HEADER),
+    Intrin.SEM_WAIT: Rule(lambda a, r: f"noc_semaphore_wait(semaphore_ptr({a[0]}), {a[1]})", DATAFLOW_HEADER,
+                          helper=SEMAPHORE_PTR, semaphore_args=(0,)),
+    Intrin.SEM_SET: Rule(lambda a, r: f"noc_semaphore_set(semaphore_ptr({a[0]}), {a[1]})", DATAFLOW_HEADER,
+                         helper=SEMAPHORE_PTR, semaphore_args=(0,)),
+    Intrin.SEM_INC: Rule(_sem_inc, DATAFLOW_HEADER, semaphore_args=(2,)),
+    Intrin.SEM_SET_MCAST: Rule(_sem_set_mcast, DATAFLOW_HEADER, semaphore_args=(0,)),
     Intrin.FILL_SCALER: Rule(_fill_scaler, DATAFLOW_HEADER, (0,), PUSH_CONSTANT_TILE),
     Intrin.HW_STARTUP: Rule(_hw_startup, "api/compute/compute_kernel_hw_startup.h", (0, 1, 2)),
     Intrin.MATMUL_INIT: Rule(_matmul_init, "api/compute/matmul.h", (0, 1)),

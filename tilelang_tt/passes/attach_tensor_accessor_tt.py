@@ -1,8 +1,9 @@
 """A3 AttachTensorAccessorTT: abstract TensorAccessor descriptors for global buffers.
 
 Reads: ``tt.layout_desc``. Writes: ``tt.tensor_accessor`` = {buffer: AccessorDesc dict} with
-memory, layout, page size, page count and tile grid; ``kernel`` empty and ``cta_offset`` -1 until
-D2 binds them to a reader/writer's compile-time argument slots.
+memory, layout, page size, page count and tile grid, and for a sharded tensor the shard shape in
+pages and the number of banks (shard cores or DRAM banks) holding it; ``kernel`` empty and
+``cta_offset`` -1 until D2 binds them to a reader/writer's compile-time argument slots.
 Before/after: TIR unchanged.
 
     After: "tt.tensor_accessor": {"A": {"memory": "DRAM", "layout": "interleaved", "page_size": 2048,
@@ -15,7 +16,7 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.attrs import AccessorDesc, Attr, LayoutDesc, get, with_attrs
-from tilelang_tt.passes.common import prim_func_pass
+from tilelang_tt.passes.common import TILE, prim_func_pass
 
 PASS = "AttachTensorAccessorTT"
 
@@ -25,9 +26,13 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     for name, d in get(func, Attr.LAYOUT_DESC, {}).items():
         layout = LayoutDesc.from_dict(name, d)
         rows, cols = layout.tile_grid
+        sharded = {}
+        if layout.shard_grid is not None:
+            sharded = {"shard_tiles": (layout.shard_shape[0] // TILE, layout.shard_shape[1] // TILE),
+                       "num_banks": layout.shard_grid[0] * layout.shard_grid[1]}
         accessors[name] = AccessorDesc(
             buffer=name, memory=layout.memory.value, layout=layout.layout.value, page_size=layout.page_size,
-            num_pages=rows * cols, tile_grid=(rows, cols),
+            num_pages=rows * cols, tile_grid=(rows, cols), **sharded,
         ).to_dict()
     return with_attrs(func, {Attr.TENSOR_ACCESSOR: accessors})
 

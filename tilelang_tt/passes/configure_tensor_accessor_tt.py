@@ -5,7 +5,10 @@ kernel touches (in order of first access).
 Writes: ``tt.tensor_accessor`` of reader/writer functions keeps only their buffers, each bound to
 ``kernel`` and ``cta_offset`` with its compile-time args as tt-metal 0.81.1's
 ``TensorAccessorArgs`` expects them: interleaved = [ArgsConfig bits (IsDram = 2), aligned page
-size]. Compute functions get an empty map. Before/after: TIR unchanged.
+size]; sharded = [ArgsConfig (Sharded = 1 | IsDram | RuntimeBankCoords = 64), aligned page size,
+rank 2, banks, tensor shape and shard shape in pages], the packed bank coordinates (NOC
+coordinates, known to the host) as ``(banks + 1) / 2`` common runtime args from ``crta_offset``.
+Compute functions get an empty map. Before/after: TIR unchanged.
 
     After (reader): "tt.tensor_accessor": {"A": {"kernel": "reader", "cta_offset": 0,
                                                 "compile_time_args": [2, 2048], ...}, "B": {"cta_offset": 2, ...}}
@@ -16,18 +19,19 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.attrs import AccessorDesc, Attr, Intrin, KernelRole, get, with_attrs
+from tilelang_tt.attrs import AccessorDesc, Attr, Intrin, KernelRole, MemorySpace, get, with_attrs
 from tilelang_tt.passes.common import (
     as_region,
-    error,
     evaluate_calls,
     prim_func_pass,
     stmt_intrin,
 )
 
 PASS = "ConfigureTensorAccessorTT"
+# tensor_accessor::ArgConfig bits (hostdevcommon/tensor_accessor/arg_config.hpp)
 ARG_SHARDED = 1 << 0
 ARG_IS_DRAM = 1 << 1
+ARG_RUNTIME_BANK_COORDS = 1 << 6
 
 
 def accessor_buffers(func: tirx.PrimFunc) -> list[str]:
@@ -51,17 +55,24 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     accessors = get(func, Attr.TENSOR_ACCESSOR, {})
     bound = {}
     if role in (KernelRole.READER.value, KernelRole.WRITER.value):
-        offset = 0
+        offset = crta = 0
         for name in accessor_buffers(func):
             acc = AccessorDesc.from_dict(name, accessors[name])
-            if acc.layout != "interleaved":
-                raise error(PASS, func, None, f"buffer `{name}` has layout {acc.layout}; only interleaved is supported",
-                            "leave the buffer interleaved (the default)")
-            config = ARG_IS_DRAM if acc.memory == "DRAM" else 0
-            cta = (config, acc.page_size)
-            bound[name] = AccessorDesc(**(acc.__dict__ | {"kernel": role, "cta_offset": offset,
-                                                          "compile_time_args": cta})).to_dict()
+            config = ARG_IS_DRAM if acc.memory == MemorySpace.DRAM.value else 0
+            common = 0
+            if acc.sharded:
+                # [config, page size, rank, banks, tensor shape, shard shape] (in pages); the bank
+                # coordinates are NOC coordinates the host knows: common runtime args.
+                config |= ARG_SHARDED | ARG_RUNTIME_BANK_COORDS
+                cta = (config, acc.page_size, 2, acc.num_banks, *acc.tile_grid, *acc.shard_tiles)
+                common = (acc.num_banks + 1) // 2
+            else:
+                cta = (config, acc.page_size)
+            bound[name] = AccessorDesc(**(acc.__dict__ | {
+                "kernel": role, "cta_offset": offset, "compile_time_args": cta,
+                "crta_offset": crta if common else -1, "num_common_runtime_args": common})).to_dict()
             offset += len(cta)
+            crta += common
     return with_attrs(func, {Attr.TENSOR_ACCESSOR: bound})
 
 

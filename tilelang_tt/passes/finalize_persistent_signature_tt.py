@@ -1,10 +1,13 @@
 """E1 FinalizePersistentSignatureTT: freeze each kernel's runtime arguments.
 
 Reads: ``tt.kernel_role``, ``tt.tensor_accessor`` (reader/writer buffers in slot order),
-``tt.partition_mode``.
-Writes: ``tt.runtime_args`` = ordered descriptors: reader/writer ``[<buffer>_addr..., start_id,
-count]``, compute ``[start_id, count]``. No TIR loop is added: codegen materializes the per-core
-persistent loop ``for (i = 0; i < count; ++i)`` over block ``start_id + i`` (spec E1/G).
+``tt.work_policy``, ``tt.multicast``.
+Writes: ``tt.runtime_args`` = ordered descriptors: reader/writer ``[<buffer>_addr...]``, then the
+work of the core — ``start_id, count`` (contiguous, row_major), ``start_id, count, width`` (block),
+or the shard extras ``shard_y, shard_x, count, width`` (local_shard) —, then for the reader the
+arguments of every multicast CB (``tilelang_tt.attrs.MCAST_ARGS``, in CB name order). Compute gets
+the work arguments only. No TIR loop is added: codegen materializes the per-core persistent loop
+``for (n = 0; n < count; ++n)`` over the core's blocks (spec E1/G).
 
     After (reader): "tt.runtime_args": [{"name": "A_addr", "kind": "buffer_address", "buffer": "A"},
                                         {"name": "B_addr", ...}, {"name": "start_id", ...}, {"name": "count", ...}]
@@ -15,20 +18,40 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.attrs import Attr, PartitionMode, RuntimeArg, get, with_attrs
-from tilelang_tt.passes.common import error, prim_func_pass
+from tilelang_tt.attrs import (
+    MCAST_ARGS,
+    ArgKind,
+    Attr,
+    KernelRole,
+    MulticastDesc,
+    Policy,
+    RuntimeArg,
+    WorkPolicy,
+    get,
+    with_attrs,
+)
+from tilelang_tt.passes.common import prim_func_pass
 
 PASS = "FinalizePersistentSignatureTT"
+WORK_ARGS = {
+    Policy.CONTIGUOUS: (ArgKind.START_ID, ArgKind.COUNT),
+    Policy.ROW_MAJOR: (ArgKind.START_ID, ArgKind.COUNT),
+    Policy.BLOCK: (ArgKind.START_ID, ArgKind.COUNT, ArgKind.WIDTH),
+    Policy.LOCAL_SHARD: (ArgKind.SHARD_Y, ArgKind.SHARD_X, ArgKind.COUNT, ArgKind.WIDTH),
+}
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
-    if get(func, Attr.PARTITION_MODE) != PartitionMode.GLOBAL.value:
-        raise error(PASS, func, None, f"partition mode {get(func, Attr.PARTITION_MODE)!r} is not supported yet",
-                    "use the default global partition")
+    role = get(func, Attr.KERNEL_ROLE)
     accessors = get(func, Attr.TENSOR_ACCESSOR, {})
     ordered = sorted(accessors.items(), key=lambda kv: kv[1]["cta_offset"])
-    args = [RuntimeArg(f"{name}_addr", "buffer_address", buffer=name) for name, _ in ordered]
-    args += [RuntimeArg("start_id", "start_id"), RuntimeArg("count", "count")]
+    args = [RuntimeArg(f"{name}_addr", ArgKind.BUFFER_ADDRESS, buffer=name) for name, _ in ordered]
+    policy = WorkPolicy.from_dict(get(func, Attr.WORK_POLICY)).policy
+    args += [RuntimeArg(kind.value, kind) for kind in WORK_ARGS[policy]]
+    if role == KernelRole.READER.value:
+        for cb, d in sorted(get(func, Attr.MULTICAST, {}).items()):
+            mc = MulticastDesc.from_dict(cb, d)
+            args += [RuntimeArg(mc.arg(what), ArgKind.MCAST, cb=cb, what=what) for what in MCAST_ARGS]
     return with_attrs(func, {Attr.RUNTIME_ARGS: [a.to_dict() for a in args]})
 
 

@@ -1,7 +1,11 @@
 """A1 InferTTLayout: normalize every global buffer's layout (spec §1, §5).
 
-Reads: the PrimFunc's ``buffer_map`` and an optional user ``tt.layout_desc`` override.
+Reads: the PrimFunc's ``buffer_map``, user layouts (:class:`tilelang_tt.BufferLayout`: the
+``layouts`` option, or a ``tt.layout_desc`` attribute from ``tilelang_tt.annotate_layouts``).
 Writes: ``tt.layout_desc`` = {buffer name: LayoutDesc dict} for every global parameter.
+Sharded layouts get their shard shape resolved on the tensor seen as a matrix (leading dimensions
+folded into rows: ND sharding projected onto the compute plane); every core of the shard grid
+(or DRAM bank) must hold exactly one shard.
 Before: a TileLang kernel. After: the same TIR; every parameter has a layout: by default
 interleaved DRAM, its own dtype (bfloat16 unless declared), 32×32 tiles. Vectors: a rank-1
 tensor (n,) is a row vector laid out as (1, n) (its data in row 0 of each tile), (1, n) and (n, 1)
@@ -18,13 +22,16 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.attrs import DATA_FORMATS, Attr, LayoutDesc, get, with_attrs
+from tilelang_tt.arch import get_arch
+from tilelang_tt.attrs import DATA_FORMATS, Attr, LayoutDesc, MemoryLayout, MemorySpace, get, with_attrs
+from tilelang_tt.layout import BufferLayout, LayoutError, shard_grid_shape
 from tilelang_tt.passes.common import COL, TILE, error, prim_func_pass, vector_kinds
 
 PASS = "InferTTLayout"
 
 
-def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, override: dict | None, kinds: dict[str, str]) -> LayoutDesc:
+def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, override: dict | None, kinds: dict[str, str],
+               arch_name: str) -> LayoutDesc:
     shape = []
     for dim in buf.shape:
         if not isinstance(dim, tirx.IntImm):
@@ -49,23 +56,57 @@ def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, override: dict | None, kin
         raise error(PASS, func, buf, f"buffer `{buf.name}` has unsupported dtype {dtype}",
                     f"use one of {sorted(DATA_FORMATS)}")
     desc = LayoutDesc(buffer=buf.name, shape=tuple(shape), dtype=dtype)
-    if override:
-        merged = desc.to_dict() | override
-        desc = LayoutDesc.from_dict(buf.name, merged)
-    return desc
+    if override is None:
+        return desc
+    rows, cols = desc.tile_grid[0] * TILE, desc.tile_grid[1] * TILE
+    layout = _buffer_layout(func, buf, override)
+    if not layout.sharded:
+        return desc
+    arch = get_arch(arch_name)
+    gx, gy = layout.shard_grid
+    limit = (arch.num_dram_banks, 1) if layout.memory == MemorySpace.DRAM.value else arch.grid
+    where = f"{arch.name} has {arch.num_dram_banks} DRAM banks" if layout.memory == MemorySpace.DRAM.value else (
+        f"the {arch.name} worker grid is {arch.grid}")
+    if gx > limit[0] or gy > limit[1]:
+        raise error(PASS, func, buf, f"the shard grid {layout.shard_grid} of `{buf.name}` does not fit: {where}",
+                    f"use a shard_grid of at most {limit}")
+    shard = layout.resolve_shard_shape(rows, cols)
+    shard_tiles = (shard[0] // TILE, shard[1] // TILE)
+    srows, scols = shard_grid_shape(desc.tile_grid, shard_tiles)
+    if srows * scols != gx * gy:
+        raise error(PASS, func, buf,
+                    f"`{buf.name}` ({rows}x{cols} as a matrix) in {shard[0]}x{shard[1]} shards makes "
+                    f"{srows}x{scols} = {srows * scols} shards for the {gx * gy} cores of shard_grid {layout.shard_grid}",
+                    "give every core of the shard grid exactly one shard: adjust shard_grid or shard_shape")
+    if layout.layout == MemoryLayout.BLOCK_SHARDED.value and (scols, srows) != (gx, gy):
+        raise error(PASS, func, buf, f"block sharding of `{buf.name}` makes a {srows}x{scols} grid of shards, "
+                    f"not the {gy}x{gx} (rows x cols) of shard_grid {layout.shard_grid}",
+                    "choose shard_shape = (rows / grid_y, cols / grid_x), rounded up to multiples of 32")
+    return LayoutDesc(buffer=buf.name, shape=tuple(shape), dtype=dtype, memory=MemorySpace(layout.memory),
+                      layout=MemoryLayout(layout.layout), shard_grid=layout.shard_grid, shard_shape=shard)
 
 
-def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
-    overrides = get(func, Attr.LAYOUT_DESC, {})
+def _buffer_layout(func, buf, override: dict) -> BufferLayout:
+    try:
+        return BufferLayout(**{k: (tuple(v) if isinstance(v, list) else v) for k, v in override.items()})
+    except (LayoutError, TypeError) as err:
+        raise error(PASS, func, buf, f"invalid layout for `{buf.name}`: {err}",
+                    "see tilelang_tt.BufferLayout: memory, layout, shard_grid, shard_shape") from None
+
+
+def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, layouts) -> tirx.PrimFunc:
+    overrides = dict(get(func, Attr.LAYOUT_DESC, {}))
+    for name, layout in (layouts or {}).items():
+        overrides[name] = {k: v for k, v in layout.__dict__.items() if v is not None}
     kinds = vector_kinds(func)
-    layouts = {}
-    for param in func.params:
-        buf = func.buffer_map.get(param)
-        if buf is None:
-            continue
-        layouts[buf.name] = _layout_of(func, buf, overrides.get(buf.name), kinds).to_dict()
-    return with_attrs(func, {Attr.LAYOUT_DESC: layouts})
+    params = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
+    unknown = sorted(set(overrides) - {b.name for b in params})
+    if unknown:
+        raise error(PASS, func, None, f"layouts are given for {unknown}, which are not parameters of the kernel",
+                    f"name parameters of the kernel: {[b.name for b in params]}")
+    out = {buf.name: _layout_of(func, buf, overrides.get(buf.name), kinds, arch_name).to_dict() for buf in params}
+    return with_attrs(func, {Attr.LAYOUT_DESC: out})
 
 
-def InferTTLayout():
-    return prim_func_pass(_transform, PASS)
+def InferTTLayout(arch: str = "wormhole_b0", layouts=None):
+    return prim_func_pass(lambda f, m, c: _transform(f, m, c, arch, layouts), PASS)

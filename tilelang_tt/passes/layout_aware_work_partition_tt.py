@@ -1,15 +1,34 @@
-"""B1 LayoutAwareWorkPartitionTT: choose the core grid and split the block grid over it.
+"""B1 LayoutAwareWorkPartitionTT: choose the core grid, split the block grid over it, and decide
+which blocks the cores share (multicast).
 
 Reads: the ``blockIdx.x/y`` extents of ``T.Kernel`` (Bx blocks along N, By along M),
-``tt.layout_desc`` and the ``T.copy`` into the output buffer (block shape).
+``tt.layout_desc``, the ``T.copy`` into the output buffer (block shape) and the ``T.copy`` reads
+from global tensors (which block coordinates their slices depend on).
 Writes: ``tt.block_grid`` [By, Bx], ``tt.grid_tiles`` [Mt, Nt], ``tt.block_tiles`` [bmt, bnt],
-``tt.core_grid`` [gx, gy], ``tt.core_ranges``, ``tt.partition_mode`` "global",
-``tt.work_partition`` (per active core ``[x, y, start_id, count]``; block id = by * Bx + bx).
-Policy: contiguous: core i (row-major over the grid) gets ``count_i`` consecutive blocks, the
-first ``total % cores`` cores one more; only cores with work are active.
-Before/after: TIR unchanged.
+``tt.core_grid`` [gx, gy], ``tt.core_ranges``, ``tt.partition_mode``, ``tt.work_policy``,
+``tt.work_partition`` (per active core ``[x, y, start_id, count, width, shard_y, shard_x]``;
+block id = by * Bx + bx) and ``tt.multicast``.
 
-    After: "tt.core_grid": [4, 1], "tt.work_partition": [[0, 0, 0, 4], [1, 0, 4, 4], ...]
+Partition mode: ``local_shard`` when the output tensor is sharded (or asked for): every core
+computes the blocks of the output shard it holds (blocks must tile the shard); else ``global``
+with a policy:
+- ``contiguous``: core i (row-major over the grid) gets ``count_i`` consecutive blocks, the first
+  ``total % cores`` cores one more;
+- ``row_major``: round-robin in row-major order, core i gets blocks i, i + P, i + 2P, ...;
+- ``block``: the block grid is cut into a gy x gx grid of rectangles (balanced), core (x, y) gets
+  rectangle (y, x), walked row by row: ``start_id``, ``count`` blocks in rows of ``width``.
+``auto`` picks ``block`` when the core grid divides the block grid evenly, else ``contiguous``.
+
+Multicast: with ``block`` and an even split every core walks its rectangle in lockstep, so at
+every step the cores of a core row share ``by`` and those of a core column share ``bx``. A read
+whose slice does not depend on ``bx`` is the same block for a whole core row: its CB is marked
+for multicast along x (the row's first core reads and multicasts it); one not depending on ``by``
+along y; one depending on neither to the whole grid ("xy"). Two semaphores per multicast CB.
+``multicast="auto"`` multicasts whenever that spares DRAM reads (a group of more than one core).
+Only cores with work are active. Before/after: TIR unchanged.
+
+    After: "tt.core_grid": [8, 8], "tt.work_policy": {"policy": "block", ...},
+           "tt.work_partition": [[0, 0, 0, 1, 1, 0, 0], ...], "tt.multicast": {"A_s": {"axis": "x", ...}}
 """
 
 from __future__ import annotations
@@ -18,7 +37,18 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.arch import get_arch
-from tilelang_tt.attrs import Attr, LayoutDesc, PartitionMode, WorkItem, get, with_attrs
+from tilelang_tt.attrs import (
+    Attr,
+    LayoutDesc,
+    MulticastDesc,
+    PartitionMode,
+    Policy,
+    WorkItem,
+    WorkPolicy,
+    get,
+    with_attrs,
+)
+from tilelang_tt.layout import shard_of_core
 from tilelang_tt.passes.common import (
     TILE,
     as_region,
@@ -26,8 +56,10 @@ from tilelang_tt.passes.common import (
     is_cb_buffer,
     is_global_buffer,
     matrix_extents,
+    matrix_starts,
     prim_func_pass,
     tile_op_name,
+    uses_var,
 )
 
 PASS = "LayoutAwareWorkPartitionTT"
@@ -59,19 +91,165 @@ def partition(total: int, grid: tuple[int, int]) -> list[WorkItem]:
     return items
 
 
-def core_ranges(items: list[WorkItem], gx: int) -> list[list[list[int]]]:
-    """Cover the active cores (a row-major prefix of the grid) with at most two rectangles."""
-    n = len(items)
-    full_rows, rest = divmod(n, gx)
-    ranges = []
-    if full_rows:
-        ranges.append([[0, 0], [gx - 1, full_rows - 1]])
-    if rest:
-        ranges.append([[0, full_rows], [rest - 1, full_rows]])
-    return ranges
+def round_robin(total: int, grid: tuple[int, int]) -> list[WorkItem]:
+    """Block b to core b % P (row-major over ``grid``), P = min(total, cores)."""
+    ncores = min(total, grid[0] * grid[1])
+    return [WorkItem((i % grid[0], i // grid[0]), i, -(-(total - i) // ncores)) for i in range(ncores)]
 
 
-def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, grid) -> tirx.PrimFunc:
+def _split(n: int, parts: int) -> list[tuple[int, int]]:
+    """Balanced (start, size) of ``n`` items over ``parts`` (the first ``n % parts`` one larger)."""
+    base, extra = divmod(n, parts)
+    out, start = [], 0
+    for i in range(parts):
+        size = base + (1 if i < extra else 0)
+        out.append((start, size))
+        start += size
+    return out
+
+
+def rectangles(block_grid: tuple[int, int], grid: tuple[int, int]) -> list[WorkItem]:
+    """``block``: core (x, y) gets rectangle (y, x) of a balanced gy x gx cut of the By x Bx grid."""
+    by_total, bx_total = block_grid
+    items = []
+    for y, (r0, h) in enumerate(_split(by_total, grid[1])):
+        for x, (c0, w) in enumerate(_split(bx_total, grid[0])):
+            if h and w:
+                items.append(WorkItem((x, y), r0 * bx_total + c0, h * w, w))
+    return items
+
+
+def blocks_of(item: WorkItem, policy: WorkPolicy, block_grid: tuple[int, int]) -> list[tuple[int, int]]:
+    """The (by, bx) blocks a core walks, in order: the contract codegen's persistent loop implements."""
+    bx_total = block_grid[1]
+    out = []
+    for n in range(item.count):
+        if policy.policy == Policy.LOCAL_SHARD:
+            sby, sbx = policy.shard_blocks
+            out.append((item.shard[0] * sby + n // item.width, item.shard[1] * sbx + n % item.width))
+            continue
+        step = {Policy.CONTIGUOUS: n, Policy.ROW_MAJOR: n * policy.stride,
+                Policy.BLOCK: (n // max(item.width, 1)) * bx_total + n % max(item.width, 1)}[policy.policy]
+        out.append(divmod(item.start_id + step, bx_total))
+    return out
+
+
+def core_ranges(items: list[WorkItem]) -> list[list[list[int]]]:
+    """Rectangles covering exactly the active cores: runs along x per row, merged across rows."""
+    rows: dict[int, list[int]] = {}
+    for item in items:
+        rows.setdefault(item.core[1], []).append(item.core[0])
+    runs_of = {}
+    for y, xs in rows.items():
+        xs = sorted(xs)
+        runs, start = [], xs[0]
+        for a, b in zip(xs, xs[1:] + [None]):
+            if b != a + 1:
+                runs.append((start, a))
+                start = b
+        runs_of[y] = runs
+    ranges, open_ = [], {}
+    for y in sorted(runs_of):
+        still = {}
+        for run in runs_of[y]:
+            if run in open_ and open_[run][1] == y - 1:
+                still[run] = (open_[run][0], y)
+            else:
+                still[run] = (y, y)
+        for run, (y0, y1) in open_.items():
+            if run not in still or still[run][0] != y0:
+                ranges.append([[run[0], y0], [run[1], y1]])
+        open_ = still
+    ranges += [[[run[0], y0], [run[1], y1]] for run, (y0, y1) in open_.items()]
+    return sorted(ranges, key=lambda r: (r[0][1], r[0][0]))
+
+
+def _reads(func: tirx.PrimFunc) -> list[tuple[tirx.Stmt, object, object]]:
+    """(statement, global slice, on-chip block) of every T.copy from a global tensor."""
+    out = []
+
+    def visit(node):
+        if tile_op_name(node) == "copy":
+            src, dst = (as_region(a) for a in node.value.args[:2])
+            if src is not None and dst is not None and is_global_buffer(src.buffer) and is_cb_buffer(dst.buffer):
+                out.append((node, src, dst))
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    return out
+
+
+def _multicast(func, loops, grid, mode: str) -> dict[str, dict]:
+    """CBs whose block is the same for a whole core row ("x"), column ("y") or the grid ("xy")."""
+    by_var = loops["blockIdx.y"].loop_var if "blockIdx.y" in loops else None
+    bx_var = loops["blockIdx.x"].loop_var if "blockIdx.x" in loops else None
+    axes: dict[str, str | None] = {}
+    for _, src, dst in _reads(func):
+        starts = matrix_starts(src)
+        on_by = by_var is not None and any(uses_var(s, by_var) for s in starts)
+        on_bx = bx_var is not None and any(uses_var(s, bx_var) for s in starts)
+        # the cores sharing the block: those with the same by (a core row), bx (a column), or all
+        rows, cols = grid[0] > 1, grid[1] > 1  # groups along x / along y hold more than one core
+        if on_by and on_bx:
+            axis = None
+        elif on_by:
+            axis = "x" if rows else None
+        elif on_bx:
+            axis = "y" if cols else None
+        else:
+            axis = "xy" if rows and cols else "x" if rows else "y" if cols else None
+        name = dst.buffer.name
+        axes[name] = axis if axes.get(name, axis) == axis else None  # every read of the CB must agree
+    shared = sorted(name for name, axis in axes.items() if axis is not None)
+    if mode == "on" and not shared:
+        raise error(PASS, func, None, "multicast='on' but no block read from a tensor is the same for a row or "
+                    "column of cores (every slice depends on both bx and by)",
+                    "use multicast='auto' or 'off'")
+    return {name: MulticastDesc(name, axes[name], 2 * k, 2 * k + 1).to_dict() for k, name in enumerate(shared)}
+
+
+def _local_shard(func, layout: LayoutDesc, block_grid, block_tiles) -> tuple[list[WorkItem], WorkPolicy, tuple]:
+    by_total, bx_total = block_grid
+    shard_tiles = (layout.shard_shape[0] // TILE, layout.shard_shape[1] // TILE)
+    if shard_tiles[0] % block_tiles[0] or shard_tiles[1] % block_tiles[1]:
+        raise error(PASS, func, None,
+                    f"blocks of {block_tiles[0] * TILE}x{block_tiles[1] * TILE} do not tile the "
+                    f"{layout.shard_shape[0]}x{layout.shard_shape[1]} shards of the output `{layout.buffer}`",
+                    "choose block sizes (bm, bn) that divide the shard shape, or partition_mode='global'")
+    sby, sbx = shard_tiles[0] // block_tiles[0], shard_tiles[1] // block_tiles[1]
+    items = []
+    for core, shards in sorted(shard_of_core(layout.tile_grid, shard_tiles, layout.shard_grid).items(),
+                               key=lambda kv: (kv[0][1], kv[0][0])):
+        (si, sj), = shards  # InferTTLayout admits one shard per core
+        r0, c0 = si * sby, sj * sbx
+        h, w = min(sby, by_total - r0), min(sbx, bx_total - c0)
+        if h > 0 and w > 0:
+            items.append(WorkItem(core, r0 * bx_total + c0, h * w, w, (si, sj)))
+    return items, WorkPolicy(Policy.LOCAL_SHARD, shard_blocks=(sby, sbx)), layout.shard_grid
+
+
+def _global(func, arch, block_grid, grid, policy_name: str) -> tuple[list[WorkItem], WorkPolicy, tuple]:
+    by_total, bx_total = block_grid
+    total = by_total * bx_total
+    natural = (min(arch.grid[0], bx_total), min(arch.grid[1], by_total))
+    if policy_name == "auto":
+        candidate = grid or natural
+        even = bx_total % candidate[0] == 0 and by_total % candidate[1] == 0
+        policy_name = Policy.BLOCK.value if even else Policy.CONTIGUOUS.value
+    policy = Policy(policy_name)
+    if policy == Policy.BLOCK:
+        grid = grid or natural
+        return rectangles(block_grid, grid), WorkPolicy(policy), grid
+    if grid is None:
+        gx = min(arch.grid[0], total)
+        grid = (gx, min(arch.grid[1], -(-total // gx)))
+    if policy == Policy.ROW_MAJOR:
+        items = round_robin(total, grid)
+        return items, WorkPolicy(policy, stride=len(items)), grid
+    return partition(total, grid), WorkPolicy(policy), grid
+
+
+def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, grid, policy: str, mode: str,
+               multicast: str) -> tirx.PrimFunc:
     arch = get_arch(arch_name)
     loops = block_grid_loops(func)
     if "blockIdx.z" in loops:
@@ -100,24 +278,46 @@ def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, grid) -> tirx.Prim
     if (bm % TILE and bm != 1) or (bn % TILE and bn != 1):
         raise error(PASS, func, None, f"the output block {bm}x{bn} is not made of 32x32 tiles",
                     "use block sizes that are multiples of 32")
+    block_tiles = (-(-bm // TILE), -(-bn // TILE))
 
-    if grid is None:
-        total = bx * by
-        gx = min(arch.grid[0], total)
-        gy = min(arch.grid[1], -(-total // gx))
-        grid = (gx, gy)
-    items = partition(bx * by, grid)
+    sharded_out = layout.shard_grid is not None
+    if mode == "auto":
+        mode = PartitionMode.LOCAL_SHARD.value if sharded_out else PartitionMode.GLOBAL.value
+    if mode == PartitionMode.LOCAL_SHARD.value:
+        if not sharded_out:
+            raise error(PASS, func, None, f"partition_mode='local_shard' needs a sharded output, but "
+                        f"`{layout.buffer}` is {layout.layout.value} in {layout.memory.value}",
+                        f"give `{layout.buffer}` a sharded layout (layouts={{'{layout.buffer}': BufferLayout(...)}}) "
+                        "or use partition_mode='global'")
+        if grid is not None and tuple(grid) != layout.shard_grid:
+            raise error(PASS, func, None, f"grid={tuple(grid)} differs from the shard grid {layout.shard_grid} "
+                        f"of the output `{layout.buffer}` under partition_mode='local_shard'",
+                        "leave grid unset: local_shard runs on the cores holding the output shards")
+        items, work_policy, grid = _local_shard(func, layout, (by, bx), block_tiles)
+    else:
+        items, work_policy, grid = _global(func, arch, (by, bx), grid, policy)
+
+    lockstep = work_policy.policy == Policy.BLOCK and bx % grid[0] == 0 and by % grid[1] == 0
+    if multicast == "on" and not lockstep:
+        raise error(PASS, func, None,
+                    f"multicast='on' needs the block partition with a core grid dividing the {by}x{bx} block grid "
+                    f"(got policy {work_policy.policy.value}, grid {tuple(grid)})",
+                    "use partition='block' with a grid whose x divides Bx and y divides By, or multicast='auto'")
+    shared = _multicast(func, loops, tuple(grid), multicast) if lockstep and multicast != "off" else {}
     return with_attrs(func, {
         Attr.ARCH: arch.name,
         Attr.BLOCK_GRID: [by, bx],
         Attr.GRID_TILES: [mt, nt],
-        Attr.BLOCK_TILES: [-(-bm // TILE), -(-bn // TILE)],
+        Attr.BLOCK_TILES: list(block_tiles),
         Attr.CORE_GRID: list(grid),
-        Attr.CORE_RANGES: core_ranges(items, grid[0]),
-        Attr.PARTITION_MODE: PartitionMode.GLOBAL,
+        Attr.CORE_RANGES: core_ranges(items),
+        Attr.PARTITION_MODE: PartitionMode(mode),
+        Attr.WORK_POLICY: work_policy.to_dict(),
         Attr.WORK_PARTITION: [w.to_list() for w in items],
+        Attr.MULTICAST: shared,
     })
 
 
-def LayoutAwareWorkPartitionTT(arch: str = "wormhole_b0", grid: tuple[int, int] | None = None):
-    return prim_func_pass(lambda f, m, c: _transform(f, m, c, arch, grid), PASS)
+def LayoutAwareWorkPartitionTT(arch: str = "wormhole_b0", grid: tuple[int, int] | None = None,
+                               partition: str = "auto", partition_mode: str = "auto", multicast: str = "auto"):
+    return prim_func_pass(lambda f, m, c: _transform(f, m, c, arch, grid, partition, partition_mode, multicast), PASS)

@@ -1,7 +1,7 @@
 """D3 LowerCBIntrinsics (late, reader/writer): abstract data movement → NOC/CB protocol.
 
 Reads: ``tt.cb_desc`` (CB ids, block pages), ``tt.tensor_accessor`` (tile grid of each tensor),
-``tt.tile_dfg`` (the writer drains a block's hand-off CB when it has one).
+``tt.tile_dfg`` (the writer drains a block's hand-off CB when it has one), ``tt.multicast``.
 Writes: no attribute. TIR of reader (writer mirrors it):
 
     Before: T.tt.read_to_cb(T.region(A[by * 64, k * 32], 1, 64, 32), T.region(A_s[0, 0], 2, 64, 32))
@@ -18,6 +18,21 @@ provably tile-aligned. Pages within the CB block are row-major. A block that may
 tensor (its extent does not divide the shape: provable from the loop ranges) moves only the
 tiles inside it: the reader guards each page with ``row < Mt`` / ``col < Nt`` and fills the
 pages outside with zeros (``tt.noc_async_read_zeros``), the writer skips them.
+
+A multicast CB (``tt.multicast``) is read by the first core of its group only and multicast to
+the others (tt-metal's ``matmul_multicore_reuse_mcast`` handshake, see :func:`_multicast`):
+
+    T.tt.cb_reserve_back(0, 2); l1_A_s = T.tt.get_write_ptr(0)
+    if A_s_mcast_sender != 0:
+        (page reads); T.tt.noc_async_read_barrier()
+        T.tt.noc_semaphore_wait(0, A_s_mcast_receivers); T.tt.noc_semaphore_set(0, 0)
+        T.tt.noc_async_write_multicast(l1_A_s, <rect>, 4096, A_s_mcast_num_dests)
+        T.tt.noc_semaphore_set(1, 1); T.tt.noc_semaphore_set_multicast(1, <rect>, A_s_mcast_num_dests)
+        T.tt.noc_async_write_barrier()
+    else:
+        T.tt.noc_semaphore_set(1, 0); T.tt.noc_semaphore_inc(A_s_mcast_sender_x, A_s_mcast_sender_y, 0, 1)
+        T.tt.noc_semaphore_wait(1, 1)
+    T.tt.cb_push_back(0, 2)
 Errors: a slice whose start is not provably a multiple of 32.
 """
 
@@ -26,7 +41,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import arith, tirx
 
-from tilelang_tt.attrs import AccessorDesc, Attr, CBDesc, Intrin, KernelRole, call, get
+from tilelang_tt.attrs import AccessorDesc, Attr, CBDesc, Intrin, KernelRole, MulticastDesc, call, get
 from tilelang_tt.passes.common import (
     TILE,
     as_region,
@@ -58,8 +73,37 @@ def _tile_origin(func, stmt, region, analyzer: arith.Analyzer):
     return origin
 
 
+def _multicast(mc: MulticastDesc, ptr, nbytes: int, read, like) -> tirx.Stmt:
+    """The sender reads the block and multicasts it to its group; the others receive it.
+
+    The sender waits until every receiver has reserved its CB slot (they increment its sender
+    semaphore), multicasts the block into the same L1 address of the whole group (its own slot
+    included: loopback), then sets every receiver semaphore to VALID the same way. A receiver
+    marks its semaphore INVALID, signals the sender and waits for VALID."""
+
+    def arg(what):
+        return tirx.Var(mc.arg(what), "uint32")
+
+    rect = [arg(w) for w in ("start_x", "start_y", "end_x", "end_y")]
+    send = seq([
+        read,
+        evaluate(Intrin.SEM_WAIT, mc.sender_semaphore, arg("receivers"), like=like),
+        evaluate(Intrin.SEM_SET, mc.sender_semaphore, 0, like=like),
+        evaluate(Intrin.MCAST_WRITE, ptr, *rect, nbytes, arg("num_dests"), like=like),
+        evaluate(Intrin.SEM_SET, mc.receiver_semaphore, 1, like=like),
+        evaluate(Intrin.SEM_SET_MCAST, mc.receiver_semaphore, *rect, arg("num_dests"), like=like),
+        evaluate(Intrin.NOC_WRITE_BARRIER, like=like),
+    ])
+    receive = seq([
+        evaluate(Intrin.SEM_SET, mc.receiver_semaphore, 0, like=like),
+        evaluate(Intrin.SEM_INC, arg("sender_x"), arg("sender_y"), mc.sender_semaphore, 1, like=like),
+        evaluate(Intrin.SEM_WAIT, mc.receiver_semaphore, 1, like=like),
+    ])
+    return keep_span(like, tirx.IfThenElse(tirx.NE(arg("sender"), tirx.const(0, "uint32")), send, receive))
+
+
 def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc], role: str, handoffs: dict,
-           analyzer: arith.Analyzer):
+           analyzer: arith.Analyzer, multicast: dict[str, MulticastDesc]):
     reading = role == KernelRole.READER.value
     tensor, block = (as_region(a) for a in stmt.value.args[:2])
     if not reading:
@@ -101,11 +145,13 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
         transfers = tirx.For(rvar, 0, rows, tirx.ForKind.SERIAL, loop_rows(rvar))
     begin, end, barrier = ((Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.NOC_READ_BARRIER) if reading else
                            (Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT, Intrin.NOC_WRITE_BARRIER))
+    moved = seq([transfers, evaluate(barrier, like=stmt)])
+    if reading and cb.name in multicast:
+        moved = _multicast(multicast[cb.name], ptr, pages * cb.page_size, moved, stmt)
     return seq([
         evaluate(begin, cb.index, pages, like=stmt),
         keep_span(stmt, tirx.Bind(ptr, call(ptr_intrin, cb.index, dtype="uint32"))),
-        transfers,
-        evaluate(barrier, like=stmt),
+        moved,
         evaluate(end, cb.index, pages, like=stmt),
     ])
 
@@ -118,10 +164,11 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     accessors = {n: AccessorDesc.from_dict(n, d) for n, d in get(func, Attr.TENSOR_ACCESSOR).items()}
     handoffs = {cb: e["handoff"] for cb, e in get(func, Attr.TILE_DFG, {}).items() if "handoff" in e}
     analyzer = bound_analyzer(func.body)
+    multicast = {n: MulticastDesc.from_dict(n, d) for n, d in get(func, Attr.MULTICAST, {}).items()}
 
     def post(node):
         if stmt_intrin(node) in (Intrin.READ_TO_CB, Intrin.WRITE_FROM_CB):
-            return _lower(node, func, cbs, accessors, role, handoffs, analyzer)
+            return _lower(node, func, cbs, accessors, role, handoffs, analyzer, multicast)
         return None
 
     return func.with_body(tirx.stmt_functor.ir_transform(func.body, None, post, ["tirx.Evaluate"]))

@@ -29,11 +29,12 @@ from tilelang_tt.passes.verify_tt_ir import VerifyTTIR
 def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
     return [
         # A: metadata only; the TIR is the user's.
-        InferTTLayout(),
+        InferTTLayout(arch=options.arch, layouts=options.layouts),
         PropagateTTLayout(cb_depth=options.cb_depth),
         AttachTensorAccessorTT(),
         # B: B1 reads the T.Kernel grid loops that B2 replaces.
-        LayoutAwareWorkPartitionTT(arch=options.arch, grid=options.grid),
+        LayoutAwareWorkPartitionTT(arch=options.arch, grid=options.grid, partition=options.partition,
+                                   partition_mode=options.partition_mode, multicast=options.multicast),
         GridToCoreGrid(),
         # C: protocol-less; C1 before C2 so the K-loop reads are abstract when gemms are sub-blocked.
         LowerSharedToCB(),

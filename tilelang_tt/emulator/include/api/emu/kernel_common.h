@@ -38,6 +38,9 @@ inline ::DataFormat kernel_format(emu::DataFormat f) {
 
 constexpr std::uint8_t noc_index = 0;
 
+// tt-metal marks pointers into L1 for its RISC-V compiler; on the host L1 is ordinary memory.
+#define tt_l1_ptr
+
 template <typename T>
 FORCE_INLINE T get_arg_val(int arg_idx, emu::k::Loc loc = emu::k::Loc::current()) {
   static_assert(sizeof(T) == 4, "only 4-byte runtime args are supported");
