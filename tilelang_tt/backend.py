@@ -255,8 +255,8 @@ class TenstorrentKernel(TenstorrentModule):
             args = list(tensors)
         elif self.out_idx and len(tensors) == self.num_params - len(self.out_idx):
             given = iter(tensors)
-            device = tensors[0].device if tensors else torch.device("cpu")
-            args = [self._empty(i, device) if i in self.out_idx else next(given) for i in range(self.num_params)]
+            placement = tensors[0].device if tensors else torch.device("cpu")
+            args = [self._empty(i, placement) if i in self.out_idx else next(given) for i in range(self.num_params)]
         else:
             expected = f"{self.num_params}" if not self.out_idx else f"{self.num_params - len(self.out_idx)} or {self.num_params}"
             raise TTCompileError(

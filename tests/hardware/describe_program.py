@@ -1,12 +1,19 @@
-"""Run by the Python 3.12 venv (ttnn 0.81.1, no tilelang): build the ttnn ProgramDescriptor of an
-artifacts directory with stand-in buffer addresses, read every field back from the ttnn objects,
-then call run_on_device (no device here) and write all of it as JSON (tt-metal logs to stdout).
+"""Run by the Python 3.12 venv (ttnn 0.81.1, no tilelang, no torch): build the ttnn
+ProgramDescriptor of an artifacts directory with stand-in buffer addresses, read every field back
+from the ttnn objects, then go as far towards the device as the real API goes without one:
+run_on_device (stops at open_device: no chips), and launch, which calls ttnn.generic_op with the
+real descriptor and host tensors (stops in generic_op: the tensors are not on a device). Writes
+all of it as JSON (tt-metal logs to stdout).
+
+ttnn_program is loaded by file path: importing it as tilelang_tt.host.ttnn_program would run
+tilelang_tt/__init__.py, which imports tilelang (absent here) to register the target.
 
     .venv312/bin/python tests/hardware/describe_program.py ARTIFACTS_DIR OUT.json
 """
 
 import importlib.util
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -14,6 +21,7 @@ MODULE = Path(__file__).resolve().parents[2] / "tilelang_tt" / "host" / "ttnn_pr
 spec = importlib.util.spec_from_file_location("ttnn_program", MODULE)
 ttnn_program = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(ttnn_program)
+NOT_IMPORTED = sorted({"tilelang", "tvm", "tilelang_tt", "torch", "ttnn"} - set(sys.modules))
 
 import ttnn  # noqa: E402  (after the module under test, which must not need it to load)
 
@@ -26,6 +34,11 @@ class StandInTensor:
 
     def buffer_address(self):
         return self.address
+
+
+def stand_in_worker_core(core):
+    """Logical core -> NOC coordinates, as a device would place them (test_ttnn_program mirrors it)."""
+    return core[0] + 100, core[1] + 200
 
 
 def ranges(core_range_set):
@@ -43,7 +56,7 @@ def describe(directory: Path, plan: dict) -> dict:
     plan_, sources = ttnn_program.load_program(directory)
     addresses = {b["name"]: 0x100000 * (i + 1) for i, b in enumerate(plan["buffers"])}
     tensors = {name: StandInTensor(address) for name, address in addresses.items()}
-    desc = ttnn_program.build_program_descriptor(plan_, sources, tensors)
+    desc = ttnn_program.build_program_descriptor(plan_, sources, tensors, stand_in_worker_core)
     cores = [entry["core"] for entry in plan["runtime_args"]]
     kernels = []
     for k in desc.kernels:
@@ -73,10 +86,27 @@ def device_run(directory: Path, plan: dict) -> dict:
     return {"error": None}
 
 
+def host_launch(directory: Path, plan: dict) -> dict:
+    """generic_op reached with the real descriptor; host tensors are what exists without a device."""
+    plan_, sources = ttnn_program.load_program(directory)
+    addresses = {b["name"]: 0x100000 * (i + 1) for i, b in enumerate(plan["buffers"])}
+    descriptor = ttnn_program.build_program_descriptor(
+        plan_, sources, {name: StandInTensor(address) for name, address in addresses.items()}, stand_in_worker_core)
+    host = [ttnn.Tensor([0.0] * math.prod(b["shape"]), b["shape"], ttnn.float32, ttnn.ROW_MAJOR_LAYOUT)
+            for b in plan["buffers"]]
+    try:
+        ttnn_program.launch(plan, host, descriptor)
+    except ttnn_program.TTDeviceError as err:
+        return {"error": type(err).__name__, "message": str(err)}
+    return {"error": None}
+
+
 def main():
     directory = Path(sys.argv[1])
     plan = json.loads((directory / "tt.plan.json").read_text())
-    summary = {"descriptor": describe(directory, plan), "device": device_run(directory, plan)}
+    summary = {"not_imported_by_ttnn_program": NOT_IMPORTED,
+               "descriptor": describe(directory, plan), "device": device_run(directory, plan),
+               "launch": host_launch(directory, plan)}
     Path(sys.argv[2]).write_text(json.dumps(summary, indent=1))
 
 

@@ -1,6 +1,8 @@
 """The ttnn path: the two examples compiled here (Python 3.11), their ProgramDescriptors built by
 the real ttnn 0.81.1 classes in the Python 3.12 venv (`make test` creates `.venv312`), and the
-device call reached: with no chips it must end in the clear TTDeviceError message."""
+device calls reached: open_device with no chips, and generic_op with the real descriptor, each
+ending in a clear TTDeviceError. Here (3.11, where no ttnn wheel exists) device="tt" must say
+what is missing and how to get it."""
 
 import importlib.util
 import json
@@ -8,8 +10,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import tilelang
+import torch
 
 from tilelang_tt.host.ttnn_program import NO_DEVICE_MESSAGE, TTDeviceError, run_on_device
+
+NO_TTNN = importlib.util.find_spec("ttnn") is None
 
 ROOT = Path(__file__).resolve().parents[2]
 PY312 = ROOT / ".venv312" / "bin" / "python"
@@ -56,7 +62,7 @@ def test_kernels_carry_sources_cores_args_and_configs(described):
         assert kernel["compile_time_args"] == planned["compile_time_args"]
         assert len(kernel["runtime_args"]) == len(plan["work_partition"])
         for entry in plan["runtime_args"]:
-            expected = [addresses[v[1:]] if isinstance(v, str) else v for v in entry[role]]
+            expected = [_expected_arg(v, addresses) for v in entry[role]]
             assert kernel["runtime_args"]["{},{}".format(*entry["core"])] == expected
         if role == "compute":
             assert kernel["config"] == {"type": "ComputeConfigDescriptor", "math_fidelity": planned["math_fidelity"],
@@ -66,9 +72,21 @@ def test_kernels_carry_sources_cores_args_and_configs(described):
             assert kernel["config"] == {"type": "DataMovementConfigDescriptor",
                                         "processor": planned["processor"], "noc": planned["noc"]}
     # start_id/count per core really are the partition's
-    reader = desc["kernels"][[k["role"] for k in plan["kernels"]].index("reader")]
+    position = [k["role"] for k in plan["kernels"]].index("reader")
+    kinds = [arg["kind"] for arg in plan["kernels"][position]["runtime_args"]]
+    reader = desc["kernels"][position]
     for work in plan["work_partition"]:
-        assert reader["runtime_args"]["{},{}".format(*work["core"])][-2:] == [work["start_id"], work["count"]]
+        values = reader["runtime_args"]["{},{}".format(*work["core"])]
+        assert [values[kinds.index("start_id")], values[kinds.index("count")]] == [work["start_id"], work["count"]]
+
+
+def _expected_arg(value, addresses):
+    if isinstance(value, str):
+        return addresses[value[1:]]
+    if isinstance(value, dict):  # describe_program's stand-in NOC placement
+        ((key, (x, y)),) = value.items()
+        return x + 100 if key == "noc_x" else y + 200
+    return value
 
 
 def test_circular_buffers_and_semaphores(described):
@@ -81,7 +99,8 @@ def test_circular_buffers_and_semaphores(described):
         assert cb["core_ranges"] == ranges
         assert cb["formats"] == [{"buffer_index": planned["index"], "data_format": FLOAT16_B,
                                   "page_size": planned["page_size"]}]
-    assert desc["semaphores"] == []
+    assert desc["semaphores"] == [{"id": s["id"], "initial_value": s["initial_value"], "core_ranges": ranges}
+                                  for s in plan["semaphores"]]
 
 
 def test_device_call_without_chips_is_a_clear_error(described):
@@ -89,18 +108,46 @@ def test_device_call_without_chips_is_a_clear_error(described):
     assert summary["device"] == {"error": "TTDeviceError", "message": NO_DEVICE_MESSAGE}
 
 
+def test_generic_op_is_reached_with_the_real_descriptor(described):
+    # Without chips no tensor can live on a device; host tensors take generic_op as far as it goes.
+    artifacts, summary = described
+    assert summary["launch"] == {"error": "TTDeviceError", "message": (
+        f"ttnn.generic_op could not run kernel `{artifacts.kernel_name}`: Tensor must be on a device")}
+
+
+def test_ttnn_program_loads_without_tilelang_tvm_torch_or_ttnn(described):
+    _, summary = described
+    assert summary["not_imported_by_ttnn_program"] == ["tilelang", "tilelang_tt", "torch", "ttnn", "tvm"]
+
+
 def test_semaphores_become_descriptors(tmp_path):
     artifacts = _example("eltwise_add")
     directory = artifacts.save(tmp_path / "eltwise_add")
-    plan = dict(artifacts.plan, semaphores=[{"initial_value": 0}, {"initial_value": 3}])
+    plan = dict(artifacts.plan, semaphores=[{"id": 0, "name": "go", "initial_value": 0},
+                                            {"id": 1, "name": "done", "initial_value": 3}])
     (directory / "tt.plan.json").write_text(json.dumps(plan))
     ranges = [[r["start"], r["end"]] for r in plan["core_ranges"]]
     assert _describe(directory)["descriptor"]["semaphores"] == [
         {"id": 0, "initial_value": 0, "core_ranges": ranges}, {"id": 1, "initial_value": 3, "core_ranges": ranges}]
 
 
-def test_without_ttnn_run_on_device_says_what_to_do(tmp_path):
-    # this interpreter (3.11) has no ttnn wheel
+MISSING_TTNN = r"needs the ttnn package \(ttnn==0\.81\.1\), which this Python \(3\.11.*Python 3\.12.*\.venv312.*emulator"
+
+
+@pytest.mark.skipif(not NO_TTNN, reason="ttnn is installed here")
+def test_without_ttnn_run_on_device_says_what_to_do():
+    with pytest.raises(TTDeviceError, match=MISSING_TTNN):
+        run_on_device(_example("eltwise_add"))
+
+
+@pytest.mark.skipif(not NO_TTNN, reason="ttnn is installed here")
+def test_device_tt_from_artifacts_and_tilelang_compile_says_what_is_missing():
     artifacts = _example("eltwise_add")
-    with pytest.raises(TTDeviceError, match="ttnn is not installed.*emulator"):
-        run_on_device(artifacts)
+    a = torch.randn(256, 512).to(torch.bfloat16)
+    with pytest.raises(TTDeviceError, match=MISSING_TTNN):
+        artifacts.run(a, a, device="tt")
+    from examples.eltwise_add import eltwise_add
+
+    kernel = tilelang.compile(eltwise_add(64, 64, 32, 32), out_idx=[-1], target="tenstorrent")
+    with pytest.raises(TTDeviceError, match=MISSING_TTNN):
+        kernel(a[:64, :64], a[:64, :64], device="tt")

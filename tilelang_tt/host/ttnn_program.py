@@ -7,13 +7,22 @@ the same program ``main.cpp`` builds with the tt-metal host API.
 
 This module imports only the standard library, so it also loads where tilelang and tvm are
 absent: ttnn ships for Python 3.12 only, the compiler needs 3.11. ttnn (and torch, for
-``run_on_device``) are imported when a descriptor is built.
+``run_on_device``) are imported when a descriptor is built. Importing it as
+``tilelang_tt.host.ttnn_program`` runs ``tilelang_tt/__init__.py``, which imports tilelang to
+register the target, so in a Python 3.12 environment without tilelang load this file by path::
+
+    spec = importlib.util.spec_from_file_location("ttnn_program", "<repo>/tilelang_tt/host/ttnn_program.py")
+    ttnn_program = importlib.util.module_from_spec(spec); spec.loader.exec_module(ttnn_program)
+    ttnn_program.run_on_device("out/gemm", a, b)
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import os
+import sys
 from pathlib import Path
 
 KERNEL_SOURCES = ("reader.cpp", "compute.cpp", "writer.cpp")
@@ -39,12 +48,23 @@ class TTDeviceError(RuntimeError):
 
 
 def _ttnn():
-    try:
-        import ttnn
-    except ImportError:
-        raise TTDeviceError("ttnn is not installed: running on a device needs Python 3.12 with ttnn==0.81.1 "
-                            "(`make .venv312/.installed`); without a device use the emulator (the default)") from None
-    return ttnn
+    if importlib.util.find_spec("ttnn") is None:
+        raise TTDeviceError(
+            f"running on a Tenstorrent device needs the ttnn package (ttnn==0.81.1), which this Python "
+            f"({sys.version_info.major}.{sys.version_info.minor}, {sys.executable}) does not have. ttnn ships for "
+            "Python 3.12 only and the compiler runs on 3.11: save the program (artifacts.save(DIR)), then in a "
+            "Python 3.12 environment with ttnn==0.81.1 and torch (`make .venv312/.installed` creates .venv312 with "
+            "ttnn; `.venv312/bin/pip install torch` adds torch) load tilelang_tt/host/ttnn_program.py and call run_on_device(DIR, *inputs). Without a device, use "
+            "the emulator (device='emulator', the default)")
+    return importlib.import_module("ttnn")
+
+
+def _tt_fatal_reason(err: Exception) -> str:
+    """The ``info:`` part of a tt-metal ``TT_FATAL`` message (its first line otherwise), without the backtrace."""
+    text = str(err)
+    if "\ninfo:\n" in text:
+        return text.split("\ninfo:\n", 1)[1].split("\nbacktrace:", 1)[0].strip()
+    return text.splitlines()[0] if text else type(err).__name__
 
 
 def load_program(artifacts_or_dir) -> tuple[dict, dict[str, str]]:
@@ -77,18 +97,42 @@ def _kernel_config(ttnn, kernel: dict):
     )
 
 
-def _runtime_args(ttnn, plan: dict, role: str, addresses: dict[str, int]):
+def _arg_value(value, addresses: dict[str, int], worker_core) -> int:
+    """A plan runtime-arg value: ``"@<buffer>"`` is the buffer's address, ``{"noc_x" | "noc_y":
+    [x, y]}`` a coordinate of logical core (x, y) on the NOC, anything else the number itself."""
+    if isinstance(value, str):
+        return addresses[value[1:]]
+    if isinstance(value, dict):
+        ((key, core),) = value.items()
+        return worker_core(core)[0 if key == "noc_x" else 1]
+    return value
+
+
+def _runtime_args(ttnn, plan: dict, role: str, addresses: dict[str, int], worker_core):
     args = ttnn.RuntimeArgs()
     for entry in plan["runtime_args"]:
         x, y = entry["core"]
-        args[x][y] = [addresses[v[1:]] if isinstance(v, str) else v for v in entry[role]]
+        args[x][y] = [_arg_value(v, addresses, worker_core) for v in entry[role]]
     return args
 
 
-def build_program_descriptor(plan: dict, sources: dict[str, str], tensors: dict):
+def _common_runtime_args(ttnn, kernel: dict, tensors: dict) -> list[int]:
+    """A kernel's common runtime args: the bank coordinates of its sharded accessors, in order."""
+    values = []
+    for arg in kernel.get("common_runtime_args", []):
+        coords = list(ttnn.TensorAccessorArgs(tensors[arg["buffer"]]).get_common_runtime_args())
+        if len(coords) != arg["count"]:
+            raise TTDeviceError(f"buffer {arg['buffer']!r} has {len(coords)} bank coordinates on the device, the "
+                                f"{kernel['role']} kernel was compiled for {arg['count']}")
+        values += coords
+    return values
+
+
+def build_program_descriptor(plan: dict, sources: dict[str, str], tensors: dict, worker_core):
     """The ``ttnn.ProgramDescriptor`` of a plan. ``tensors`` maps every buffer name of the plan to
     its device tensor (anything with ``buffer_address()``); ``"@<buffer>"`` runtime args become
-    those addresses."""
+    those addresses. ``worker_core((x, y)) -> (noc_x, noc_y)`` places logical cores on the NOC
+    (``device.worker_core_from_logical_core``) for the multicast runtime args."""
     ttnn = _ttnn()
     missing = [b["name"] for b in plan["buffers"] if b["name"] not in tensors]
     if missing:
@@ -101,7 +145,8 @@ def build_program_descriptor(plan: dict, sources: dict[str, str], tensors: dict)
             source_type=ttnn.KernelDescriptor.SourceType.SOURCE_CODE,
             core_ranges=cores,
             compile_time_args=kernel["compile_time_args"],
-            runtime_args=_runtime_args(ttnn, plan, kernel["role"], addresses),
+            runtime_args=_runtime_args(ttnn, plan, kernel["role"], addresses, worker_core),
+            common_runtime_args=_common_runtime_args(ttnn, kernel, tensors),
             config=_kernel_config(ttnn, kernel),
         )
         for kernel in plan["kernels"]
@@ -114,8 +159,8 @@ def build_program_descriptor(plan: dict, sources: dict[str, str], tensors: dict)
                                       page_size=cb["page_size"])
         cbs.append(ttnn.CBDescriptor(total_size=cb["page_size"] * cb["num_pages"], core_ranges=cores,
                                      format_descriptors=[fmt]))
-    semaphores = [ttnn.SemaphoreDescriptor(id=position, core_ranges=cores, initial_value=s["initial_value"])
-                  for position, s in enumerate(plan["semaphores"])]
+    semaphores = [ttnn.SemaphoreDescriptor(id=s["id"], core_ranges=cores, initial_value=s["initial_value"])
+                  for s in plan["semaphores"]]
     return ttnn.ProgramDescriptor(kernels=kernels, semaphores=semaphores, cbs=cbs)
 
 
@@ -128,7 +173,7 @@ def open_device(device_id: int = 0):
     except RuntimeError as err:
         if "No chips detected" in str(err):
             raise TTDeviceError(NO_DEVICE_MESSAGE) from None
-        raise TTDeviceError(f"could not open Tenstorrent device {device_id}: {str(err).splitlines()[0]}") from err
+        raise TTDeviceError(f"could not open Tenstorrent device {device_id}: {_tt_fatal_reason(err)}") from None
 
 
 def _check_device(ttnn, device, plan: dict) -> None:
@@ -147,6 +192,17 @@ def _check_accessors(ttnn, plan: dict, tensors: dict) -> None:
         if actual != accessor["compile_time_args"]:
             raise TTDeviceError(f"TensorAccessorArgs of {accessor['buffer']!r} on the device are {actual}, "
                                 f"the plan compiled {accessor['compile_time_args']} into the {accessor['kernel']}")
+
+
+def launch(plan: dict, io_tensors: list, descriptor) -> None:
+    """``ttnn.generic_op(io_tensors, descriptor)`` (inputs first, outputs last), its failures as a
+    :class:`TTDeviceError` naming the kernel and tt-metal's reason."""
+    ttnn = _ttnn()
+    try:
+        ttnn.generic_op(io_tensors, descriptor)
+    except RuntimeError as err:
+        raise TTDeviceError(f"ttnn.generic_op could not run kernel `{plan['kernel_name']}`: "
+                            f"{_tt_fatal_reason(err)}") from None
 
 
 def run_on_device(artifacts_or_dir, *torch_tensors, device=None):
@@ -180,11 +236,15 @@ def run_on_device(artifacts_or_dir, *torch_tensors, device=None):
                     ttnn.Shape(b["shape"]), getattr(ttnn, b["dtype"]), ttnn.TILE_LAYOUT, device,
                     ttnn.DRAM_MEMORY_CONFIG)
         _check_accessors(ttnn, plan, tensors)
-        descriptor = build_program_descriptor(plan, sources, tensors)
+        def worker_core(core):
+            noc = device.worker_core_from_logical_core(ttnn.CoreCoord(*core))
+            return noc.x, noc.y
+
+        descriptor = build_program_descriptor(plan, sources, tensors, worker_core)
         # generic_op wants the outputs last.
         io_tensors = [tensors[b["name"]] for b in plan["buffers"] if b["access"] == "read"]
         io_tensors += [tensors[b["name"]] for b in outputs]
-        ttnn.generic_op(io_tensors, descriptor)
+        launch(plan, io_tensors, descriptor)
         results = [ttnn.to_torch(tensors[b["name"]]) for b in outputs]
     finally:
         if opened:
