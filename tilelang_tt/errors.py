@@ -26,8 +26,9 @@ import io
 import linecache
 import threading
 import tokenize
+from pathlib import Path
 
-import tilelang  # noqa: F401
+import tilelang
 import tvm_ffi
 from tvm import ir
 
@@ -169,6 +170,15 @@ def _rebuild(cls, message, pass_name, func_name, location, hint):
 
 def _is_real_span(span) -> bool:
     return span is not None and span.source_name is not None and int(span.line) > 0
+
+
+_TILELANG_DIR = str(Path(tilelang.__file__).resolve().parent)
+
+
+def is_user_span(span) -> bool:
+    """A real span outside TileLang's own sources (its tile-op wrappers, such as T.reduce_max,
+    build statements whose spans point into the library, not at the user's line)."""
+    return _is_real_span(span) and not str(Path(str(span.source_name.name)).resolve()).startswith(_TILELANG_DIR)
 
 
 _register_with_ffi(TTCompileError)

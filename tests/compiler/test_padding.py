@@ -1,6 +1,7 @@
-"""Blocks that reach past the end of their tensor (the block size does not divide the shape):
-the reader moves only the tiles inside the tensor and zero-fills the rest, the writer drops them,
-and a kernel whose padding would reach a valid result is rejected (BuildTileDFGTT)."""
+"""Blocks that reach past the end of their tensor (the block size does not divide the shape, or
+the tensor is not made of whole tiles): the reader moves only the tiles inside the tensor and
+zero-fills the rest, partial tiles are zero-padded by the host, the writer drops what lies past
+the end, and a kernel whose padding would reach a valid result is rejected (BuildTileDFGTT)."""
 
 import pytest
 import tilelang.language as T
@@ -65,6 +66,24 @@ def test_gemm_partial_blocks_contract_over_zeros(M, N, K, bm, bn, bk):
     tol = ref.abs() * 2.0 ** -8 + K * 2.0 ** -24 * (a.float().abs() @ b.float().abs())
     assert ((c.float() - ref).abs() <= tol).all()
     assert artifacts.last_counters["total"]["dram_bytes_written"] == M * N * 2
+
+
+@pytest.mark.parametrize("M,N,bm,bn", [(48, 80, 64, 64), (100, 33, 32, 64), (1, 70, 32, 32)])
+def test_eltwise_on_tensors_of_partial_tiles(M, N, bm, bn):
+    a, b = bf16(M, N, seed=7), bf16(M, N, seed=8)
+    artifacts = tilelang_tt.compile(eltwise("mul", M, N, bm, bn))
+    assert torch.equal(artifacts.run(a, b), (a.float() * b.float()).to(torch.bfloat16))
+    tiles = -(-M // 32) * -(-N // 32)  # whole tiles move: the partial ones carry their padding
+    assert artifacts.last_counters["total"]["dram_bytes_read"] == 2 * tiles * 2048
+
+
+def test_gemm_on_tensors_of_partial_tiles():
+    """K = 70: the padded columns of A and rows of B are zeros, so the contraction is exact."""
+    a, b = bf16(100, 70, seed=9), bf16(70, 90, seed=10)
+    c = tilelang_tt.compile(gemm(100, 90, 70, 64, 64, 32)).run(a, b)
+    ref = a.float() @ b.float()
+    tol = ref.abs() * 2.0 ** -8 + 70 * 2.0 ** -24 * (a.float().abs() @ b.float().abs())
+    assert ((c.float() - ref).abs() <= tol).all()
 
 
 def test_row_softmax_with_partial_row_blocks():

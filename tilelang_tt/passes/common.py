@@ -10,7 +10,7 @@ from tilelang.ir import get_buffer_span, get_stmt_span, set_stmt_span
 from tvm import arith, ir, tirx
 
 from tilelang_tt.attrs import Attr, Intrin, call, call_intrin, get
-from tilelang_tt.errors import TTCompileError
+from tilelang_tt.errors import TTCompileError, is_user_span
 
 SHARED_SCOPES = ("shared", "shared.dyn")
 FRAGMENT_SCOPES = ("local.fragment",)
@@ -57,7 +57,7 @@ def keep_span(old, new):
 
 def error(pass_name: str, func: tirx.PrimFunc, node, message: str, hint: str = "") -> TTCompileError:
     span = span_of(node) if node is not None else None
-    if span is None:
+    if not is_user_span(span):  # none, or inside a TileLang tile-op wrapper: the kernel's def line
         span = func.span
     return TTCompileError(message, pass_name=pass_name, func_name=func_name(func), span=span, hint=hint)
 
