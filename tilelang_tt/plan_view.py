@@ -12,6 +12,8 @@ from pathlib import Path
 import jsonschema
 
 from tilelang_tt.arch import get_arch
+from tilelang_tt.attrs import LayoutDesc
+from tilelang_tt.layout import shard_of_core
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "tt.plan.schema.json"
 
@@ -44,13 +46,31 @@ def load_plan(path: str | Path) -> dict:
 
 
 def l1_per_core(plan: dict) -> dict[tuple[int, int], int]:
-    """Bytes of L1 the circular buffers take on each active core (every CB exists on all of them)."""
+    """Bytes of L1 each core uses: the circular buffers on every active core, plus the shards of
+    the L1-sharded buffers on the cores holding them."""
     cb_bytes = sum(cb["page_size"] * cb["num_pages"] for cb in plan["cbs"])
-    return {tuple(work["core"]): cb_bytes for work in plan["work_partition"]}
+    used = {tuple(work["core"]): cb_bytes for work in plan["work_partition"]}
+    for buf in plan["buffers"]:
+        if buf["memory"] != "L1":
+            continue
+        tile_rows, tile_cols = buf["tile_shape"]
+        shard_tiles = (buf["shard_shape"][0] // tile_rows, buf["shard_shape"][1] // tile_cols)
+        desc = LayoutDesc(buffer=buf["name"], shape=tuple(buf["shape"]), dtype=buf["dtype"],
+                          tile_shape=(tile_rows, tile_cols))
+        for core, shards in shard_of_core(desc.tile_grid, shard_tiles, tuple(buf["shard_grid"])).items():
+            used[core] = used.get(core, 0) + len(shards) * shard_tiles[0] * shard_tiles[1] * buf["page_size"]
+    return used
 
 
 def _kib(n: float) -> str:
     return f"{n / 1024:.1f} KiB"
+
+
+def _arg_text(value) -> str:
+    if isinstance(value, dict):  # {"noc_x" | "noc_y": [x, y]}: a NOC coordinate of a logical core
+        ((key, (x, y)),) = value.items()
+        return f"{key}({x},{y})"
+    return str(value)
 
 
 def summary(plan: dict) -> str:
@@ -66,27 +86,37 @@ def summary(plan: dict) -> str:
         f"output {plan['grid_tiles'][0]}x{plan['grid_tiles'][1]} tiles in {by * bx} blocks "
         f"({by}x{bx}) of {plan['block_tiles'][0]}x{plan['block_tiles'][1]} tiles",
         "",
-        "work per core (blocks start_id .. start_id+count-1):",
-        "  core      start_id  count",
+        "work and L1 use per core (blocks start_id .. start_id+count-1):",
+        "  core      start_id  count          L1",
     ]
-    lines += [f"  {'({},{})'.format(*w['core']):<8}{w['start_id']:>10}  {w['count']:>5}" for w in plan["work_partition"]]
+    l1 = l1_per_core(plan)
+    lines += [f"  {'({},{})'.format(*w['core']):<8}{w['start_id']:>10}  {w['count']:>5}  {_kib(l1[tuple(w['core'])]):>10}"
+              for w in plan["work_partition"]]
+    active = {tuple(w["core"]) for w in plan["work_partition"]}
+    idle = [f"({x},{y}) {_kib(n)}" for (x, y), n in sorted(l1.items(), key=lambda e: e[0][::-1]) if (x, y) not in active]
+    if idle:
+        lines.append(f"  L1 shards on cores without work: {', '.join(idle)}")
     lines += ["", "circular buffers (on every active core):"]
     for cb in plan["cbs"]:
         lines.append(f"  cb {cb['index']:>2} {cb['name']:<12} {cb['data_format']:<10} {cb['num_pages']} x "
                      f"{cb['page_size']} B = {_kib(cb['page_size'] * cb['num_pages']):>10}  "
                      f"{cb['producer']} -> {cb['consumer']}")
-    l1 = l1_per_core(plan)
+    in_l1 = [buf for buf in plan["buffers"] if buf["memory"] == "L1"]
+    if in_l1:
+        lines += ["", "buffers in L1:"]
+    lines += [f"  {buf['name']}: {buf['layout']} on {buf['shard_grid'][0]}x{buf['shard_grid'][1]} cores, shards of "
+              f"{buf['shard_shape'][0]}x{buf['shard_shape'][1]} elements" for buf in in_l1]
     most = max(l1.values(), default=0)
     verdict = "fits" if most <= arch.l1_bytes else "DOES NOT FIT"
     lines += [
         f"L1 per core: at most {_kib(most)} of {_kib(arch.l1_bytes)} usable ({100 * most / arch.l1_bytes:.1f}%, "
-        f"{verdict}); total {_kib(sum(l1.values()))} over {cores} cores",
+        f"{verdict}); total {_kib(sum(l1.values()))} over {len(l1)} cores",
         "",
-        "runtime args per core (@X = device address of buffer X):",
+        "runtime args per core (@X = device address of buffer X, noc_x(x,y) = NOC x of core (x,y)):",
     ]
     roles = [k["role"] for k in plan["kernels"]]
     for entry in plan["runtime_args"]:
-        args = "  ".join(f"{role} [{', '.join(str(v) for v in entry[role])}]" for role in roles)
+        args = "  ".join(f"{role} [{', '.join(_arg_text(v) for v in entry[role])}]" for role in roles)
         lines.append(f"  {'({},{})'.format(*entry['core'])}: {args}")
     return "\n".join(lines)
 
@@ -95,8 +125,8 @@ DPI = 80
 
 
 def draw_png(plan: dict, out: str | Path) -> tuple[int, int]:
-    """Two panels over the device grid: blocks assigned to each core, and each core's L1 use as a
-    share of the usable L1 (idle cores grey). Returns the image size in pixels (width, height)."""
+    """Two panels over the device grid: blocks assigned to each core, and each core's L1 use
+    (cores without either are grey). Returns the image size in pixels (width, height)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -116,7 +146,8 @@ def draw_png(plan: dict, out: str | Path) -> tuple[int, int]:
     panels = (
         (work_ax, blocks, "viridis", 0, max(int(blocks.max() or 0), 1), "blocks per core", "blocks",
          lambda v: f"{int(v)}"),
-        (l1_ax, l1, "plasma", 0, capacity / 1024, f"L1 use per core (usable {_kib(capacity)})", "KiB",
+        (l1_ax, l1, "plasma", 0, max(float(l1.max() or 0), 1.0),
+         f"L1 use per core (at most {100 * float(l1.max() or 0) * 1024 / capacity:.1f}% of {_kib(capacity)})", "KiB",
          lambda v: f"{v:.0f} KiB"),
     )
     for ax, values, cmap, vmin, vmax, title, unit, label in panels:

@@ -73,8 +73,8 @@ def test_bundle_round_trips(reference):
 def _fake_run(calls):
     """Stands in for the emulator: C = A + B, returned like Artifacts.run returns outputs."""
 
-    def run(self, *tensors):
-        calls.append(len(tensors))
+    def run(self, *tensors, device):
+        calls.append((len(tensors), device))
         a, b = (t.float() for t in tensors[:2])
         return (a + b).to(tensors[0].dtype)
 
@@ -90,12 +90,14 @@ def test_compile_returns_a_callable_kernel(add, monkeypatch):
     a = torch.ones(M, N, dtype=torch.bfloat16)
     b = torch.full((M, N), 2.0, dtype=torch.bfloat16)
     c = kernel(a, b)
-    assert calls == [3]
+    assert calls == [(3, "emulator")]
     assert c.shape == (M, N) and c.dtype == torch.bfloat16 and torch.all(c == 3)
 
     out = torch.zeros(M, N, dtype=torch.bfloat16)
     assert kernel(a, b, out) is out  # every parameter passed: the output is written in place
     assert torch.all(out == 3)
+    kernel(a, b, device="tt")
+    assert calls[-1] == (3, "tt")  # the device reaches Artifacts.run
     with pytest.raises(TTCompileError, match="takes 2 or 3 tensors"):
         kernel(a)
 

@@ -67,7 +67,7 @@ def test_inspect_plan_is_the_plan_show_summary(built, reference):
     text = built.inspect_plan()
     assert text == summary(reference.plan)
     assert text.startswith("kernel main for wormhole_b0: core grid")
-    assert "work per core" in text and "L1 per core" in text and "runtime args per core" in text
+    assert "work and L1 use per core" in text and "L1 per core" in text and "runtime args per core" in text
 
 
 def test_export_library_and_save_write_the_program(built, reference, tmp_path):
