@@ -58,17 +58,23 @@ def _user_code_failed(path: Path, what: str, err: BaseException) -> KernelFileEr
     return KernelFileError("\n".join(lines))
 
 
+def _user_code(path: Path, what: str, call):
+    """``call()``, which runs the kernel file's own code; what it raises, other than a compile
+    error, becomes a :class:`KernelFileError`."""
+    try:
+        return call()
+    except TTCompileError:
+        raise
+    except Exception as err:
+        raise _user_code_failed(path, what, err) from None
+
+
 def _load_module(path: Path):
     if not path.is_file():
         raise UsageError(f"{path}: no such kernel file")
     spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except (TTCompileError, OptionError):
-        raise
-    except Exception as err:
-        raise _user_code_failed(path, "importing it", err) from None
+    _user_code(path, "importing it", lambda: spec.loader.exec_module(module))
     return module
 
 
@@ -97,12 +103,7 @@ def _compile_file(path: Path, args, **extra):
         return module, tilelang_tt.compile(func, **options)
     if not hasattr(module, "build"):
         raise UsageError(f"{path} defines no build(**options); name the kernel with --func NAME")
-    try:
-        return module, module.build(**options)
-    except (TTCompileError, OptionError):
-        raise
-    except Exception as err:
-        raise _user_code_failed(path, "build()", err) from None
+    return module, _user_code(path, "build()", lambda: module.build(**options))
 
 
 def _random_inputs(plan: dict, seed: int):
