@@ -123,6 +123,11 @@ uint32_t arg(uint32_t idx, bool common, Loc loc) {
   return v[idx];
 }
 
+void api_error(const std::string& what, Loc loc) {
+  ctx(loc);
+  protocol_error(loc, what);
+}
+
 // ---------------------------------------------------------------- circular buffers
 void cb_reserve_back(int32_t cbi, int32_t n, Loc loc) {
   ThreadCtx& t = ctx(loc);
@@ -273,6 +278,7 @@ void noc_read(uint64_t src, uint32_t dst_l1, uint32_t size, Loc loc) {
   std::memmove(t.core->l1 + off, p, size);
   t.counters.noc_read_transactions += 1;
   if (dram) t.counters.dram_bytes_read += size;
+  else if (core != t.core) t.counters.l1_bytes_read_remote += size;
   t.pending_reads.push_back({off, off + size, loc.line()});
 }
 
@@ -289,6 +295,7 @@ void noc_write(uint32_t src_l1, uint64_t dst, uint32_t size, Loc loc) {
     std::unique_lock lk(t.dev->mu);
     std::memmove(p, t.core->l1 + off, size);
     core->cv.notify_all();
+    if (core != t.core) t.counters.l1_bytes_written_remote += size;
   }
   t.counters.noc_write_transactions += 1;
   t.pending_writes.push_back({off, off + size, loc.line()});
@@ -304,6 +311,7 @@ void noc_write_multicast(uint32_t src_l1, uint64_t dst, uint32_t size, uint32_t 
   for (Core* c : targets) {
     std::memmove(c->l1 + dst_off, t.core->l1 + off, size);
     c->cv.notify_all();
+    if (c != t.core) t.counters.l1_bytes_written_remote += size;
   }
   t.counters.noc_write_transactions += 1;
   t.pending_writes.push_back({off, off + size, loc.line()});

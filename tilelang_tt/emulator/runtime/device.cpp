@@ -197,10 +197,40 @@ uint8_t* DeviceImpl::dram_ptr(uint32_t bank, uint64_t addr, uint64_t size) {
   return dram[bank].data() + addr;
 }
 
+// ---------------------------------------------------------------- sharded page placement
+ShardPage locate_shard_page(std::span<const uint32_t> tensor_shape, std::span<const uint32_t> shard_shape,
+                            uint32_t num_banks, bool shard_contiguous, uint32_t page_id) {
+  uint64_t shard_id = 0, in_shard = 0, shard_volume = 1, num_shards = 1;
+  uint64_t grid_stride = 1, shard_stride = 1;
+  for (size_t i = tensor_shape.size(); i-- > 0;) {
+    const uint32_t coord = page_id % tensor_shape[i];
+    page_id /= tensor_shape[i];
+    const uint32_t grid = (tensor_shape[i] + shard_shape[i] - 1) / shard_shape[i];
+    shard_id += (coord / shard_shape[i]) * grid_stride;
+    in_shard += (coord % shard_shape[i]) * shard_stride;
+    grid_stride *= grid;
+    shard_stride *= shard_shape[i];
+    shard_volume *= shard_shape[i];
+    num_shards *= grid;
+  }
+  const BankSlot placed = shard_to_bank(shard_id, num_shards, num_banks, shard_contiguous);
+  return {placed.bank, static_cast<uint32_t>(placed.slot * shard_volume + in_shard)};
+}
+
+BankSlot shard_to_bank(uint64_t shard_id, uint64_t num_shards, uint32_t num_banks, bool shard_contiguous) {
+  if (shard_contiguous) {
+    const uint64_t shards_per_bank = num_shards / num_banks;
+    return {static_cast<uint32_t>(shard_id / shards_per_bank), static_cast<uint32_t>(shard_id % shards_per_bank)};
+  }
+  return {static_cast<uint32_t>(shard_id % num_banks), static_cast<uint32_t>(shard_id / num_banks)};
+}
+
 // ---------------------------------------------------------------- counters
 void Counters::add(const Counters& o) {
   dram_bytes_read += o.dram_bytes_read;
   dram_bytes_written += o.dram_bytes_written;
+  l1_bytes_read_remote += o.l1_bytes_read_remote;
+  l1_bytes_written_remote += o.l1_bytes_written_remote;
   noc_read_transactions += o.noc_read_transactions;
   noc_write_transactions += o.noc_write_transactions;
   read_barriers += o.read_barriers;
@@ -213,6 +243,8 @@ void Counters::add(const Counters& o) {
 namespace {
 void counters_fields(std::ostringstream& os, const Counters& c) {
   os << "\"dram_bytes_read\": " << c.dram_bytes_read << ", \"dram_bytes_written\": " << c.dram_bytes_written
+     << ", \"l1_bytes_read_remote\": " << c.l1_bytes_read_remote
+     << ", \"l1_bytes_written_remote\": " << c.l1_bytes_written_remote
      << ", \"noc_read_transactions\": " << c.noc_read_transactions
      << ", \"noc_write_transactions\": " << c.noc_write_transactions << ", \"read_barriers\": " << c.read_barriers
      << ", \"write_barriers\": " << c.write_barriers << ", \"cb_stall_events\": " << c.cb_stall_events
@@ -248,6 +280,7 @@ Device& Device::open(const std::string& arch) {
     }
   impl->dram.resize(a.dram_banks);
   impl->dram_top = kDramUnreservedBase;
+  impl->l1_buffers_bottom = static_cast<uint32_t>(a.l1_size);
   g_device = new Device(std::move(impl));
   return *g_device;
 }
@@ -321,6 +354,61 @@ void Device::read_buffer(uint64_t base, void* dst, uint64_t bytes) {
                 [&](uint8_t* bank, uint64_t off, uint64_t n) { std::memcpy(d + off, bank, n); });
 }
 
+uint64_t Device::allocate_dram_banks(uint64_t bytes_per_bank) {
+  DeviceImpl& d = *impl_;
+  const uint64_t base = d.dram_top;
+  if (bytes_per_bank == 0 || base + bytes_per_bank > d.arch.dram_bank_size)
+    throw EmulatorError("allocate_dram_banks: cannot allocate " + std::to_string(bytes_per_bank) +
+                        " bytes in every DRAM bank");
+  d.dram_top = align_up(base + bytes_per_bank, d.arch.dram_alignment);
+  for (auto& bank : d.dram) bank.resize(d.dram_top);
+  return base;
+}
+
+uint32_t Device::allocate_l1(uint64_t bytes_per_core) {
+  DeviceImpl& d = *impl_;
+  const uint64_t size = align_up(bytes_per_core, l1_alignment());
+  if (bytes_per_core == 0 || size > d.l1_buffers_bottom - d.arch.l1_unreserved_base)
+    throw EmulatorError("allocate_l1: L1 overflow: " + std::to_string(bytes_per_core) +
+                        " bytes per core do not fit between the unreserved L1 base " +
+                        std::to_string(d.arch.l1_unreserved_base) + " and the L1 buffers at L1 offset " +
+                        std::to_string(d.l1_buffers_bottom));
+  d.l1_buffers_bottom -= static_cast<uint32_t>(size);
+  return d.l1_buffers_bottom;
+}
+
+namespace {
+uint8_t* l1_bytes(DeviceImpl& d, CoreXY core, uint32_t addr, uint64_t bytes, const char* what) {
+  Core& c = d.core(core);
+  if (addr + bytes > d.arch.l1_size)
+    throw EmulatorError(std::string(what) + ": " + std::to_string(bytes) + " bytes at L1 offset " + std::to_string(addr) +
+                        " exceed the L1 of core (" + std::to_string(core.x) + "," + std::to_string(core.y) + ")");
+  return c.l1 + addr;
+}
+
+uint8_t* dram_bytes(DeviceImpl& d, uint32_t bank, uint64_t addr, uint64_t bytes, const char* what) {
+  if (uint8_t* p = d.dram_ptr(bank, addr, bytes)) return p;
+  throw EmulatorError(std::string(what) + ": " + std::to_string(bytes) + " bytes at address " + std::to_string(addr) +
+                      " of DRAM bank " + std::to_string(bank) + " are outside every allocated buffer");
+}
+}  // namespace
+
+void Device::write_l1(CoreXY core, uint32_t addr, const void* src, uint32_t bytes) {
+  std::memcpy(l1_bytes(*impl_, core, addr, bytes, "write_l1"), src, bytes);
+}
+
+void Device::read_l1(CoreXY core, uint32_t addr, void* dst, uint32_t bytes) {
+  std::memcpy(dst, l1_bytes(*impl_, core, addr, bytes, "read_l1"), bytes);
+}
+
+void Device::write_dram_bank(uint32_t bank, uint64_t addr, const void* src, uint64_t bytes) {
+  std::memcpy(dram_bytes(*impl_, bank, addr, bytes, "write_dram_bank"), src, bytes);
+}
+
+void Device::read_dram_bank(uint32_t bank, uint64_t addr, void* dst, uint64_t bytes) {
+  std::memcpy(dst, dram_bytes(*impl_, bank, addr, bytes, "read_dram_bank"), bytes);
+}
+
 void Device::add_cb(CoreXY core, uint32_t cb_index, uint32_t total_size, uint32_t page_size, DataFormat fmt) {
   DeviceImpl& d = *impl_;
   Core& c = d.core(core);
@@ -335,10 +423,16 @@ void Device::add_cb(CoreXY core, uint32_t cb_index, uint32_t total_size, uint32_
     throw EmulatorError(at + ": total size " + std::to_string(total_size) + " is not a positive multiple of page size " +
                         std::to_string(page_size));
   const uint64_t offset = align_up(c.l1_top, 16);
-  if (offset + total_size > d.arch.l1_size)
+  if (offset + total_size > d.l1_buffers_bottom) {
+    const bool buffers = d.l1_buffers_bottom < d.arch.l1_size;
     throw EmulatorError(at + ": L1 overflow: " + std::to_string(total_size) + " bytes at L1 offset " +
-                        std::to_string(offset) + " exceed the " + std::to_string(d.arch.l1_size) + "-byte L1 (" +
-                        std::to_string(d.arch.l1_size - offset) + " bytes left)");
+                        std::to_string(offset) + " reach " +
+                        (buffers ? "the L1 buffers allocated top-down from L1 offset " +
+                                       std::to_string(d.l1_buffers_bottom)
+                                 : "the end of the " + std::to_string(d.arch.l1_size) + "-byte L1") +
+                        " (" + std::to_string(offset < d.l1_buffers_bottom ? d.l1_buffers_bottom - offset : 0) +
+                        " bytes left)");
+  }
   cb.configured = true;
   cb.index = cb_index;
   cb.offset = static_cast<uint32_t>(offset);

@@ -7,7 +7,11 @@
 //    allocate_dram() returns that base (the same in every bank).
 //  * Each worker core owns an L1 byte array of l1_size() bytes; kernels see L1 addresses as
 //    uint32_t offsets into it. Circular buffers and semaphores are allocated in L1 above
-//    l1_unreserved_base().
+//    l1_unreserved_base(), bottom-up; L1 buffers are allocated top-down from l1_size() at the
+//    same address on every core (tt-metal's allocator), and a CB reaching the lowest L1 buffer
+//    is an L1 overflow.
+//  * Sharded buffers place pages by locate_shard_page(); the host API copies each page to its
+//    shard core's L1 (or DRAM bank) with the per-core / per-bank copies below.
 //  * Kernels address other cores by NOC coordinates: worker_noc_coord(logical) gives the
 //    coordinates the host passes in runtime args (tt-metal's worker_core_from_logical_core).
 //
@@ -19,6 +23,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -59,6 +64,26 @@ struct ComputeOptions {
   int math_fidelity = 4;  // 0 LoFi, 2 HiFi2, 3 HiFi3, 4 HiFi4 (tt-metal MathFidelity values)
 };
 
+// Bank (index into the shard cores / DRAM banks) and page slot within that bank of page
+// `page_id` of a sharded buffer, as tt-metal's TensorAccessor::get_bank_and_offset computes it:
+// the page's coordinates (row-major over tensor_shape, in pages) give the flattened shard id
+// (shards row-major over the shard grid) and the page's position inside its shard; shards go to
+// banks round-robin (bank = shard % num_banks, slot = shard / num_banks) or, shard-contiguous
+// (CONTIGUOUS_1D), num_shards / num_banks consecutive shards per bank. page_in_bank =
+// slot * shard volume + position in the shard.
+struct ShardPage {
+  uint32_t bank;
+  uint32_t page_in_bank;
+};
+ShardPage locate_shard_page(std::span<const uint32_t> tensor_shape, std::span<const uint32_t> shard_shape,
+                            uint32_t num_banks, bool shard_contiguous, uint32_t page_id);
+// Bank and slot within the bank of shard `shard_id` of `num_shards` (the distribution step above).
+struct BankSlot {
+  uint32_t bank;
+  uint32_t slot;
+};
+BankSlot shard_to_bank(uint64_t shard_id, uint64_t num_shards, uint32_t num_banks, bool shard_contiguous);
+
 // Every protocol violation, capacity overflow or deadlock. The message names core (x,y),
 // kernel (source name and role), CB index and kernel source line where applicable.
 struct EmulatorError : std::runtime_error {
@@ -94,10 +119,23 @@ class Device {
   // banks using the page size given at allocation. base must come from allocate_dram.
   void write_buffer(uint64_t base, const void* src, uint64_t bytes);
   void read_buffer(uint64_t base, void* dst, uint64_t bytes);
+  // bytes_per_bank bytes at the same address in every DRAM bank (a sharded DRAM buffer); returns
+  // that address.
+  uint64_t allocate_dram_banks(uint64_t bytes_per_bank);
+  // bytes_per_core bytes at the same L1 address on every core, below the L1 buffers allocated
+  // so far (top-down from the end of L1); returns that address. Throws when it would reach the
+  // unreserved L1 base.
+  uint32_t allocate_l1(uint64_t bytes_per_core);
+  // Host copies to / from one core's L1 or one DRAM bank (the pages of sharded buffers).
+  void write_l1(CoreXY core, uint32_t addr, const void* src, uint32_t bytes);
+  void read_l1(CoreXY core, uint32_t addr, void* dst, uint32_t bytes);
+  void write_dram_bank(uint32_t bank, uint64_t addr, const void* src, uint64_t bytes);
+  void read_dram_bank(uint32_t bank, uint64_t addr, void* dst, uint64_t bytes);
 
   // ---- program construction ----
   // Allocates total_size bytes of `core`'s L1 (aligned to l1_alignment()); throws on L1
-  // overflow, a duplicate index, or total_size not a multiple of page_size.
+  // overflow (past the end of L1 or into the L1 buffers), a duplicate index, or total_size not
+  // a multiple of page_size.
   void add_cb(CoreXY core, uint32_t cb_index, uint32_t total_size, uint32_t page_size, DataFormat fmt);
   // Semaphore ids are allocated per core in call order; calling with a set of cores gives the
   // same id on each of them (tt-metal CreateSemaphore). get_semaphore(id) in a kernel gives its
@@ -115,8 +153,12 @@ class Device {
   // on a protocol violation, deadlock, or CBs left with unconsumed pages.
   void launch();
   // {"cores": [{"core": [x, y], "dram_bytes_read": ..., ..., "tile_ops": {...}}], "total": {...}}
+  // dram_bytes_* count DRAM traffic only; l1_bytes_read_remote / l1_bytes_written_remote count
+  // bytes a core's kernels move over the NOC from / to another core's L1 (a multicast counts
+  // once per destination core other than the sender); copies within a core's own L1 count in
+  // neither.
   std::string counters_json() const;
-  // Drops CBs, semaphores, kernels, runtime args and counters; keeps DRAM buffers.
+  // Drops CBs, semaphores, kernels, runtime args and counters; keeps DRAM and L1 buffers.
   void reset_program();
 
   DeviceImpl& impl() { return *impl_; }

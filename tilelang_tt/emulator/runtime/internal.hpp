@@ -52,6 +52,7 @@ struct CB {
 
 struct Counters {
   uint64_t dram_bytes_read = 0, dram_bytes_written = 0;
+  uint64_t l1_bytes_read_remote = 0, l1_bytes_written_remote = 0;
   uint64_t noc_read_transactions = 0, noc_write_transactions = 0;
   uint64_t read_barriers = 0, write_barriers = 0;
   uint64_t cb_stall_events = 0, dst_acquires = 0;
@@ -132,6 +133,7 @@ class DeviceImpl {
   struct DramBuffer { uint64_t size; uint32_t page_size; };
   std::map<uint64_t, DramBuffer> dram_buffers;
   uint64_t dram_top = 0;
+  uint32_t l1_buffers_bottom = 0;  // lowest L1 buffer address (l1_size when there is none)
   std::vector<std::unique_ptr<KernelInstance>> kernels;
   std::vector<Counters> last_counters;  // per core, after launch
   std::vector<CoreXY> last_cores;

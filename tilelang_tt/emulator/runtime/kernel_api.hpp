@@ -30,6 +30,9 @@ using Loc = std::source_location;
 // ---- arguments ----
 uint32_t arg(uint32_t idx, bool common, Loc loc);
 
+// Protocol error found by a check in an API header: names the calling kernel and `loc`.
+[[noreturn]] void api_error(const std::string& what, Loc loc);
+
 // ---- circular buffers (any kernel role) ----
 void cb_reserve_back(int32_t cb, int32_t n, Loc loc);
 void cb_push_back(int32_t cb, int32_t n, Loc loc);

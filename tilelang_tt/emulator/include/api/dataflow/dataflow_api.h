@@ -50,7 +50,8 @@ struct InterleavedAddrGen {
   static constexpr bool is_dram = DRAM;
   uint32_t bank_base_address;
   uint32_t page_size;
-  uint64_t get_noc_addr(uint32_t id, uint32_t offset = 0, uint8_t /*noc*/ = noc_index) const {
+  uint64_t get_noc_addr(uint32_t id, uint32_t offset = 0, uint8_t /*noc*/ = noc_index,
+                        Loc /*loc*/ = Loc::current()) const {
     return emu::k::noc_dram_page_addr(bank_base_address, page_size, id, offset);
   }
 };
@@ -62,7 +63,8 @@ struct InterleavedAddrGenFast {
   uint32_t bank_base_address;
   uint32_t page_size;
   DataFormat data_format;
-  uint64_t get_noc_addr(uint32_t id, uint32_t offset = 0, uint8_t /*noc*/ = noc_index) const {
+  uint64_t get_noc_addr(uint32_t id, uint32_t offset = 0, uint8_t /*noc*/ = noc_index,
+                        Loc /*loc*/ = Loc::current()) const {
     return emu::k::noc_dram_page_addr(bank_base_address, page_size, id, offset);
   }
 };
@@ -82,8 +84,9 @@ uint32_t page_size_of(const AddrGen& g) {
 
 template <typename AddrGen>
 FORCE_INLINE uint64_t get_noc_addr(uint32_t id, const AddrGen& addrgen, uint32_t offset = 0,
-                                   uint8_t noc = noc_index, decltype(addrgen.get_noc_addr(0))* = nullptr) {
-  return addrgen.get_noc_addr(id, offset, noc);
+                                   uint8_t noc = noc_index, decltype(addrgen.get_noc_addr(0))* = nullptr,
+                                   Loc loc = Loc::current()) {
+  return addrgen.get_noc_addr(id, offset, noc, loc);
 }
 
 // ---------------------------------------------------------------- reads
@@ -104,13 +107,15 @@ FORCE_INLINE void noc_async_read_one_packet(uint64_t src_noc_addr, uint32_t dst_
 template <typename AddrGen, bool enable_noc_tracing = true>
 FORCE_INLINE void noc_async_read_page(uint32_t id, const AddrGen& addrgen, uint32_t dst_local_l1_addr,
                                       uint32_t offset = 0, uint8_t /*noc*/ = noc_index, Loc loc = Loc::current()) {
-  emu::k::noc_read(addrgen.get_noc_addr(id, offset), dst_local_l1_addr, emu::detail::page_size_of(addrgen), loc);
+  emu::k::noc_read(addrgen.get_noc_addr(id, offset, noc_index, loc), dst_local_l1_addr,
+                   emu::detail::page_size_of(addrgen), loc);
 }
 
 template <typename AddrGen>
 FORCE_INLINE void noc_async_read_tile(uint32_t id, const AddrGen& addrgen, uint32_t dst_local_l1_addr,
                                       uint32_t offset = 0, uint8_t /*noc*/ = noc_index, Loc loc = Loc::current()) {
-  emu::k::noc_read(addrgen.get_noc_addr(id, offset), dst_local_l1_addr, emu::detail::page_size_of(addrgen), loc);
+  emu::k::noc_read(addrgen.get_noc_addr(id, offset, noc_index, loc), dst_local_l1_addr,
+                   emu::detail::page_size_of(addrgen), loc);
 }
 
 FORCE_INLINE void noc_async_read_barrier(uint8_t /*noc*/ = noc_index, Loc loc = Loc::current()) {
@@ -137,13 +142,14 @@ FORCE_INLINE void noc_async_write_page(uint32_t id, const AddrGen& addrgen, uint
                                        uint32_t size = 0, uint32_t offset = 0, uint8_t /*noc*/ = noc_index,
                                        Loc loc = Loc::current()) {
   const uint32_t bytes = size == 0 ? emu::detail::page_size_of(addrgen) : size;
-  emu::k::noc_write(src_local_l1_addr, addrgen.get_noc_addr(id, offset), bytes, loc);
+  emu::k::noc_write(src_local_l1_addr, addrgen.get_noc_addr(id, offset, noc_index, loc), bytes, loc);
 }
 
 template <typename AddrGen>
 FORCE_INLINE void noc_async_write_tile(uint32_t id, const AddrGen& addrgen, uint32_t src_local_l1_addr,
                                        uint8_t /*noc*/ = noc_index, Loc loc = Loc::current()) {
-  emu::k::noc_write(src_local_l1_addr, addrgen.get_noc_addr(id, 0), emu::detail::page_size_of(addrgen), loc);
+  emu::k::noc_write(src_local_l1_addr, addrgen.get_noc_addr(id, 0, noc_index, loc), emu::detail::page_size_of(addrgen),
+                    loc);
 }
 
 template <uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1>
