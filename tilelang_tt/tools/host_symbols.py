@@ -24,8 +24,10 @@ from tilelang_tt.tools.cpp_text import strip_cpp
 
 # Types the host program may construct although the library exports no constructor for them.
 # Aggregates initialised with designated initialisers are recognised separately; this table holds
-# the header-only value types (tt-metal's CoreCoord is UMD's tt::xy_pair, constexpr in its header).
-HEADER_VALUE_TYPES = frozenset({"tt::xy_pair"})
+# the header-only value types: tt-metal's CoreCoord is UMD's tt::xy_pair, constexpr in its header;
+# tt::tt_metal::Shape (shape.hpp) inherits ShapeBase's inline constructors, so Shape({4, 8}) for a
+# BufferDistributionSpec compiles into the host program and exports nothing.
+HEADER_VALUE_TYPES = frozenset({"tt::xy_pair", "tt::tt_metal::Shape"})
 TYPE_ALIASES = {"CoreCoord": "tt::xy_pair"}
 # Abstract classes whose virtual methods are implemented (and exported) by another class.
 VIRTUAL_IMPLEMENTATIONS = {

@@ -4,6 +4,7 @@
 // (reset_program, CBs, semaphores, kernels, runtime args) and runs it to completion. Every
 // emu::EmulatorError, and every misuse of the host API detected here, ends the process with
 // its message on stderr and exit code 3.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -89,6 +90,16 @@ std::string core_name(const emu::CoreXY& core) {
     return "(" + std::to_string(core.x) + ", " + std::to_string(core.y) + ")";
 }
 
+std::string shape_name(const Shape& shape) {
+    std::string name = "[";
+    for (std::size_t i = 0; i < shape.rank(); ++i) {
+        name += (i ? ", " : "") + std::to_string(shape[static_cast<int64_t>(i)]);
+    }
+    return name + "]";
+}
+
+uint64_t align_up(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
+
 }  // namespace
 
 // ---- program state ----
@@ -121,11 +132,17 @@ struct RuntimeArgsSpec {
     std::vector<uint32_t> args;
 };
 
+struct CommonRuntimeArgsSpec {
+    KernelHandle kernel;
+    std::vector<uint32_t> args;
+};
+
 struct ProgramState {
     std::vector<CircularBufferSpec> circular_buffers;
     std::vector<SemaphoreSpec> semaphores;
     std::vector<KernelSpec> kernels;
     std::vector<RuntimeArgsSpec> runtime_args;
+    std::vector<CommonRuntimeArgsSpec> common_runtime_args;
 };
 
 Program::Program() : state_(std::make_unique<ProgramState>()) {}
@@ -178,14 +195,225 @@ std::size_t CoreRangeSet::num_cores() const {
     return count;
 }
 
+// ---- buffer distribution ----
+
+namespace detail {
+
+std::pair<Shape, Shape> squeeze_shape_ranks(const Shape& tensor_shape, const Shape& shard_shape) {
+    if (tensor_shape.rank() < shard_shape.rank()) {
+        fail("BufferDistributionSpec: tensor shape " + shape_name(tensor_shape) + " has a lower rank than shard shape " +
+             shape_name(shard_shape));
+    }
+    // Walking from the innermost dimension, a dimension folds into the inner neighbour when every
+    // dimension folded so far is whole in the shard, or when the shard takes 1 of it and the inner
+    // neighbour divides evenly (no padding between them). Tensor dimensions beyond the shard's
+    // rank fold into the outermost kept one.
+    const uint64_t tensor_volume = tensor_shape.volume();
+    const uint64_t shard_volume = shard_shape.volume();
+    const auto shard_rank = static_cast<int64_t>(shard_shape.rank());
+    std::vector<uint32_t> tensor_dims;  // innermost first
+    std::vector<uint32_t> shard_dims;
+    bool whole_so_far = false;
+    bool inner_divides = false;
+    uint64_t tensor_seen = 1;
+    uint64_t shard_seen = 1;
+    for (int64_t dim = -1; dim >= -shard_rank; --dim) {
+        const uint32_t tensor_size = tensor_shape[dim];
+        const uint32_t shard_size = shard_shape[dim];
+        if (dim < -1 && (whole_so_far || (shard_size == 1 && inner_divides))) {
+            tensor_dims.back() *= tensor_size;
+            shard_dims.back() *= shard_size;
+        } else {
+            tensor_dims.push_back(tensor_size);
+            shard_dims.push_back(shard_size);
+            whole_so_far = true;
+        }
+        whole_so_far = whole_so_far && tensor_size == shard_size;
+        inner_divides = tensor_size % shard_size == 0;
+        tensor_seen *= tensor_size;
+        shard_seen *= shard_size;
+        if (tensor_seen == tensor_volume && shard_seen == shard_volume) {
+            break;
+        }
+    }
+    for (int64_t dim = -shard_rank - 1; dim >= -static_cast<int64_t>(tensor_shape.rank()); --dim) {
+        tensor_dims.back() *= tensor_shape[dim];
+    }
+    std::reverse(tensor_dims.begin(), tensor_dims.end());
+    std::reverse(shard_dims.begin(), shard_dims.end());
+    return {Shape(tensor_dims), Shape(shard_dims)};
+}
+
+}  // namespace detail
+
+namespace {
+
+// tt-metal's corerange_to_cores: each range in turn, row by row (row_wise) or column by column.
+std::vector<CoreCoord> linearise(const CoreRangeSet& core_range_set, bool row_wise) {
+    std::vector<CoreCoord> cores;
+    for (const CoreRange& range : core_range_set.ranges()) {
+        const CoreCoord& start = range.start_coord;
+        const CoreCoord& end = range.end_coord;
+        if (row_wise) {
+            for (std::size_t y = start.y; y <= end.y; ++y) {
+                for (std::size_t x = start.x; x <= end.x; ++x) {
+                    cores.emplace_back(x, y);
+                }
+            }
+        } else {
+            for (std::size_t x = start.x; x <= end.x; ++x) {
+                for (std::size_t y = start.y; y <= end.y; ++y) {
+                    cores.emplace_back(x, y);
+                }
+            }
+        }
+    }
+    return cores;
+}
+
+}  // namespace
+
+BufferDistributionSpec::BufferDistributionSpec(
+    const Shape& tensor_shape_in_pages, const Shape& shard_shape_in_pages, const CoreRangeSet& core_range_set,
+    ShardOrientation shard_orientation, ShardDistributionStrategy shard_distribution_strategy)
+    : tensor_shape_in_pages_(tensor_shape_in_pages),
+      shard_shape_in_pages_(shard_shape_in_pages),
+      shard_distribution_strategy_(shard_distribution_strategy) {
+    validate();
+    cores_ = compute_core_list(
+        tensor_shape_in_pages, shard_shape_in_pages, core_range_set, shard_orientation, shard_distribution_strategy);
+    std::tie(tensor_shape_in_pages_, shard_shape_in_pages_) =
+        detail::squeeze_shape_ranks(tensor_shape_in_pages, shard_shape_in_pages);
+    if (tensor_shape_in_pages_.volume() != 0 && cores_.empty()) {
+        fail("BufferDistributionSpec: a tensor of " + shape_name(tensor_shape_in_pages) + " pages needs at least one core");
+    }
+    if (shard_distribution_strategy == ShardDistributionStrategy::CONTIGUOUS_1D && num_shards() % cores_.size() != 0) {
+        fail("BufferDistributionSpec: CONTIGUOUS_1D distribution requires a uniform shards-per-core: num_shards (" +
+             std::to_string(num_shards()) + ") must be divisible by num_cores (" + std::to_string(cores_.size()) + ")");
+    }
+}
+
+BufferDistributionSpec::BufferDistributionSpec(
+    const Shape& tensor_shape_in_pages, const Shape& shard_shape_in_pages, std::vector<CoreCoord> cores)
+    : tensor_shape_in_pages_(tensor_shape_in_pages), shard_shape_in_pages_(shard_shape_in_pages), cores_(std::move(cores)) {
+    validate();
+    std::tie(tensor_shape_in_pages_, shard_shape_in_pages_) =
+        detail::squeeze_shape_ranks(tensor_shape_in_pages, shard_shape_in_pages);
+    if (tensor_shape_in_pages_.volume() != 0 && cores_.empty()) {
+        fail("BufferDistributionSpec: a tensor of " + shape_name(tensor_shape_in_pages) + " pages needs at least one core");
+    }
+}
+
+void BufferDistributionSpec::validate() const {
+    if (tensor_shape_in_pages_.rank() == 0 || shard_shape_in_pages_.rank() == 0) {
+        fail("BufferDistributionSpec: the tensor and shard shapes need a rank of at least 1");
+    }
+    if (shard_shape_in_pages_.volume() == 0) {
+        fail("BufferDistributionSpec: shard shape " + shape_name(shard_shape_in_pages_) + " has zero volume");
+    }
+}
+
+std::vector<CoreCoord> BufferDistributionSpec::compute_core_list(
+    const Shape& tensor_shape_in_pages, const Shape& shard_shape_in_pages, const CoreRangeSet& core_range_set,
+    ShardOrientation shard_orientation, ShardDistributionStrategy shard_distribution_strategy) {
+    const bool row_wise = shard_orientation == ShardOrientation::ROW_MAJOR;
+    if (shard_distribution_strategy != ShardDistributionStrategy::GRID_2D) {
+        return linearise(core_range_set, row_wise);
+    }
+    if (tensor_shape_in_pages.rank() != 2 || shard_shape_in_pages.rank() != 2 || core_range_set.ranges().size() != 1) {
+        fail("BufferDistributionSpec: GRID_2D distribution needs 2D tensor and shard shapes and one core range");
+    }
+    const CoreRange& grid = core_range_set.ranges()[0];
+    auto shards_along = [&](int64_t dim) {
+        return std::max<std::size_t>(
+            (tensor_shape_in_pages[dim] + shard_shape_in_pages[dim] - 1) / shard_shape_in_pages[dim], 1);
+    };
+    std::size_t across = shards_along(-1);
+    std::size_t down = shards_along(-2);
+    if (!row_wise) {
+        std::swap(across, down);
+    }
+    const std::size_t grid_x = grid.end_coord.x - grid.start_coord.x + 1;
+    const std::size_t grid_y = grid.end_coord.y - grid.start_coord.y + 1;
+    if (across > grid_x || down > grid_y) {
+        fail("BufferDistributionSpec: GRID_2D needs a " + std::to_string(across) + "x" + std::to_string(down) +
+             " core grid; the core range is " + std::to_string(grid_x) + "x" + std::to_string(grid_y));
+    }
+    const CoreRange trimmed(grid.start_coord, CoreCoord(grid.start_coord.x + across - 1, grid.start_coord.y + down - 1));
+    return linearise(CoreRangeSet(trimmed), row_wise);
+}
+
+std::size_t BufferDistributionSpec::num_shards() const {
+    if (tensor_shape_in_pages_.volume() == 0) {
+        return 0;
+    }
+    std::size_t shards = 1;
+    for (std::size_t i = 0; i < tensor_shape_in_pages_.rank(); ++i) {
+        const auto dim = static_cast<int64_t>(i);
+        shards *= (tensor_shape_in_pages_[dim] + shard_shape_in_pages_[dim] - 1) / shard_shape_in_pages_[dim];
+    }
+    return shards;
+}
+
+std::size_t BufferDistributionSpec::max_num_shards_per_core() const {
+    return cores_.empty() ? 0 : (num_shards() + cores_.size() - 1) / cores_.size();
+}
+
+std::size_t BufferDistributionSpec::max_num_dev_pages_per_core() const {
+    return max_num_shards_per_core() * shard_shape_in_pages_.volume();
+}
+
 // ---- buffers ----
 
-Buffer::Buffer(DeviceAddr address, DeviceAddr size, DeviceAddr page_size, BufferType type)
-    : address_(address), size_(size), page_size_(page_size), type_(type) {}
+BufferShardingArgs::BufferShardingArgs(BufferDistributionSpec buffer_distribution_spec)
+    : buffer_distribution_spec_(std::move(buffer_distribution_spec)) {}
+
+BufferShardingArgs::BufferShardingArgs(std::optional<BufferDistributionSpec> buffer_distribution_spec)
+    : buffer_distribution_spec_(std::move(buffer_distribution_spec)) {}
+
+Buffer::Buffer(DeviceAddr address, DeviceAddr size, DeviceAddr page_size, BufferType type,
+               std::optional<BufferDistributionSpec> buffer_distribution_spec)
+    : address_(address),
+      size_(size),
+      page_size_(page_size),
+      type_(type),
+      buffer_distribution_spec_(std::move(buffer_distribution_spec)) {}
 
 DeviceAddr Buffer::address() const { return address_; }
 DeviceAddr Buffer::size() const { return size_; }
 DeviceAddr Buffer::page_size() const { return page_size_; }
+
+DeviceAddr Buffer::aligned_page_size() const {
+    const uint32_t alignment = guarded([&] {
+        emu::Device& device = emu::Device::get();
+        return is_dram() ? device.dram_alignment() : device.l1_alignment();
+    });
+    return align_up(page_size_, alignment);
+}
+
+const std::optional<BufferDistributionSpec>& Buffer::buffer_distribution_spec() const { return buffer_distribution_spec_; }
+
+namespace {
+
+// Calls visit(host page index, shard core or (DRAM bank, 0), device address) for every page of a
+// sharded buffer, placing pages as the kernels' TensorAccessor does.
+template <typename Visit>
+void for_each_shard_page(const Buffer& buffer, Visit visit) {
+    const BufferDistributionSpec& spec = *buffer.buffer_distribution_spec();
+    const std::span<const uint32_t> tensor_shape = spec.tensor_shape_in_pages().view();
+    const std::span<const uint32_t> shard_shape = spec.shard_shape_in_pages().view();
+    const bool contiguous = spec.shard_distribution_strategy() == ShardDistributionStrategy::CONTIGUOUS_1D;
+    const uint32_t num_banks = u32(spec.num_cores());
+    const DeviceAddr aligned_page_size = buffer.aligned_page_size();
+    const uint64_t num_pages = spec.tensor_shape_in_pages().volume();
+    for (uint64_t page = 0; page < num_pages; ++page) {
+        const emu::ShardPage placed =
+            emu::locate_shard_page(tensor_shape, shard_shape, num_banks, contiguous, static_cast<uint32_t>(page));
+        visit(page, spec.cores()[placed.bank], buffer.address() + placed.page_in_bank * aligned_page_size);
+    }
+}
+
+}  // namespace
 
 // ---- circular buffers ----
 
@@ -331,32 +559,129 @@ void SetRuntimeArgs(const Program& program, KernelHandle kernel, const std::vect
     }
 }
 
+void SetCommonRuntimeArgs(const Program& program, KernelHandle kernel_id, std::span<const uint32_t> runtime_args) {
+    ProgramState& state = program.state();
+    if (kernel_id >= state.kernels.size()) {
+        fail("SetCommonRuntimeArgs: unknown kernel handle " + std::to_string(kernel_id));
+    }
+    state.common_runtime_args.push_back({kernel_id, {runtime_args.begin(), runtime_args.end()}});
+}
+
+void SetCommonRuntimeArgs(const Program& program, KernelHandle kernel_id, std::initializer_list<uint32_t> runtime_args) {
+    SetCommonRuntimeArgs(program, kernel_id, std::span<const uint32_t>(runtime_args.begin(), runtime_args.size()));
+}
+
 // ---- tensor accessor args ----
 
-TensorAccessorArgs::TensorAccessorArgs(const distributed::MeshBuffer& buffer, tensor_accessor::ArgConfig args_config) {
-    if (args_config != tensor_accessor::ArgConfig::None) {
-        fail("TensorAccessorArgs: runtime accessor arguments are not emulated");
-    }
-    const bool is_dram = buffer.device_local_config().buffer_type == BufferType::DRAM;
-    const uint32_t alignment = guarded([&] {
-        emu::Device& device = emu::Device::get();
-        return is_dram ? device.dram_alignment() : device.l1_alignment();
-    });
-    const uint32_t page_size = buffer.page_size();
-    const uint32_t aligned_page_size = (page_size + alignment - 1) / alignment * alignment;
-    const uint32_t config_bits = is_dram ? static_cast<uint32_t>(tensor_accessor::ArgConfig::IsDram) : 0u;
-    compile_time_args_ = {config_bits, aligned_page_size};
+TensorAccessorArgs::TensorAccessorArgs(const Buffer& buffer, tensor_accessor::ArgsConfig args_config)
+    : buffer_(&buffer), args_config_(args_config) {
+    update_args_config();
 }
+
+TensorAccessorArgs::TensorAccessorArgs(const distributed::MeshBuffer& buffer, tensor_accessor::ArgsConfig args_config)
+    : TensorAccessorArgs(*buffer.get_reference_buffer(), args_config) {}
 
 TensorAccessorArgs::TensorAccessorArgs(const std::shared_ptr<distributed::MeshBuffer>& buffer,
-                                       tensor_accessor::ArgConfig args_config)
+                                       tensor_accessor::ArgsConfig args_config)
     : TensorAccessorArgs(*buffer, args_config) {}
 
-void TensorAccessorArgs::append_to(std::vector<uint32_t>& compile_time_args) const {
-    compile_time_args.insert(compile_time_args.end(), compile_time_args_.begin(), compile_time_args_.end());
+void TensorAccessorArgs::update_args_config() {
+    using tensor_accessor::ArgConfig;
+    if (buffer_->buffer_distribution_spec()) {
+        args_config_.set(ArgConfig::Sharded);
+    } else {
+        args_config_ = ArgConfig::None;
+    }
+    args_config_.set(ArgConfig::IsDram, buffer_->is_dram());
+    if (args_config_.test(ArgConfig::RuntimeRank) &&
+        !(args_config_.test(ArgConfig::RuntimeTensorShape) && args_config_.test(ArgConfig::RuntimeShardShape))) {
+        fail("TensorAccessorArgs: if rank is runtime, tensor_shape and shard_shape must also be runtime");
+    }
+    if (args_config_.test(ArgConfig::RuntimeNumBanks) && !args_config_.test(ArgConfig::RuntimeBankCoords)) {
+        fail("TensorAccessorArgs: if num_banks is runtime, bank_coords must also be runtime");
+    }
+    if (args_config_.test(ArgConfig::Sharded) && args_config_.test(ArgConfig::RuntimePageSize)) {
+        fail("TensorAccessorArgs: RuntimePageSize is not supported on sharded buffers");
+    }
 }
 
-std::vector<uint32_t> TensorAccessorArgs::get_compile_time_args() const { return compile_time_args_; }
+void TensorAccessorArgs::append_sharded_args(std::vector<uint32_t>& args, bool is_runtime) const {
+    using tensor_accessor::ArgConfig;
+    const BufferDistributionSpec& spec = *buffer_->buffer_distribution_spec();
+    const Shape& tensor_shape = spec.tensor_shape_in_pages();
+    const Shape& shard_shape = spec.shard_shape_in_pages();
+    const std::vector<CoreCoord>& banks = spec.cores();
+    if (tensor_shape.rank() > MAX_NUM_DIMENSIONS) {
+        fail("TensorAccessorArgs: rank " + std::to_string(tensor_shape.rank()) + " exceeds " +
+             std::to_string(MAX_NUM_DIMENSIONS));
+    }
+    auto here = [&](ArgConfig field) { return args_config_.test(field) == is_runtime; };
+    if (!is_runtime) {
+        args.push_back(args_config_.raw());
+        args.push_back(static_cast<uint32_t>(buffer_->aligned_page_size()));
+    }
+    if (here(ArgConfig::RuntimeRank)) {
+        args.push_back(u32(tensor_shape.rank()));
+    }
+    if (here(ArgConfig::RuntimeNumBanks)) {
+        args.push_back(tensor_accessor::pack_num_banks(
+            u32(banks.size()), spec.shard_distribution_strategy() == ShardDistributionStrategy::CONTIGUOUS_1D));
+    }
+    if (here(ArgConfig::RuntimeTensorShape)) {
+        args.insert(args.end(), tensor_shape.cbegin(), tensor_shape.cend());
+    }
+    if (here(ArgConfig::RuntimeShardShape)) {
+        args.insert(args.end(), shard_shape.cbegin(), shard_shape.cend());
+    }
+    if (here(ArgConfig::RuntimeBankCoords)) {
+        // L1 banks are addressed by the NOC coordinates of their cores; DRAM banks by (bank id, 0).
+        auto packed = [&](const CoreCoord& bank) {
+            const CoreCoord xy = buffer_->is_dram() ? bank : guarded([&] {
+                const emu::CoreXY noc = emu::Device::get().worker_noc_coord({u32(bank.x), u32(bank.y)});
+                return CoreCoord(noc.x, noc.y);
+            });
+            return u32(((xy.x & 0xFF) << 8) | (xy.y & 0xFF));
+        };
+        for (std::size_t i = 0; i < banks.size(); i += 2) {
+            args.push_back(packed(banks[i]) | (i + 1 < banks.size() ? packed(banks[i + 1]) << 16 : 0u));
+        }
+    }
+}
+
+void TensorAccessorArgs::append_to(std::vector<uint32_t>& compile_time_args) const {
+    if (args_config_.test(tensor_accessor::ArgConfig::Sharded) &&
+        (args_config_ & tensor_accessor::ArgConfig::Runtime).raw() != 0) {
+        fail("TensorAccessorArgs: common runtime arguments are required for ArgsConfig " +
+             std::to_string(args_config_.raw()) + " (use append_to(compile_time_args, common_runtime_args))");
+    }
+    std::vector<uint32_t> unused;
+    append_to(compile_time_args, unused);
+}
+
+void TensorAccessorArgs::append_to(std::vector<uint32_t>& compile_time_args,
+                                   std::vector<uint32_t>& common_runtime_args) const {
+    if (args_config_.test(tensor_accessor::ArgConfig::Sharded)) {
+        append_sharded_args(compile_time_args, false);
+        append_sharded_args(common_runtime_args, true);
+    } else {
+        compile_time_args.push_back(args_config_.raw());
+        compile_time_args.push_back(static_cast<uint32_t>(buffer_->aligned_page_size()));
+    }
+}
+
+std::vector<uint32_t> TensorAccessorArgs::get_compile_time_args() const {
+    std::vector<uint32_t> compile_time_args;
+    std::vector<uint32_t> common_runtime_args;
+    append_to(compile_time_args, common_runtime_args);
+    return compile_time_args;
+}
+
+std::vector<uint32_t> TensorAccessorArgs::get_common_runtime_args() const {
+    std::vector<uint32_t> compile_time_args;
+    std::vector<uint32_t> common_runtime_args;
+    append_to(compile_time_args, common_runtime_args);
+    return common_runtime_args;
+}
 
 namespace distributed {
 
@@ -420,6 +745,13 @@ CoreCoord MeshDevice::compute_with_storage_grid_size() const {
     });
 }
 
+CoreCoord MeshDevice::worker_core_from_logical_core(const CoreCoord& logical_core) const {
+    return guarded([&] {
+        const emu::CoreXY noc = emu::Device::get().worker_noc_coord({u32(logical_core.x), u32(logical_core.y)});
+        return CoreCoord(noc.x, noc.y);
+    });
+}
+
 bool MeshDevice::close() {
     if (!open_) {
         return false;
@@ -444,6 +776,36 @@ bool MeshDevice::close() {
 MeshBuffer::MeshBuffer(MeshDevice* device, const DeviceLocalBufferConfig& local_config, Buffer reference)
     : device_(device), local_config_(local_config), reference_(reference) {}
 
+namespace {
+
+// Allocates a sharded buffer: shard_bytes per core at one L1 address on every core (top-down), or
+// per DRAM bank at one address in every bank. Returns the address.
+DeviceAddr allocate_sharded(const BufferDistributionSpec& spec, BufferType type, DeviceAddr num_pages,
+                            DeviceAddr aligned_page_size) {
+    if (spec.tensor_shape_in_pages().volume() != num_pages) {
+        fail("MeshBuffer::create: the buffer holds " + std::to_string(num_pages) +
+             " pages but its BufferDistributionSpec describes a tensor of " +
+             std::to_string(spec.tensor_shape_in_pages().volume()) + " pages " +
+             shape_name(spec.tensor_shape_in_pages()));
+    }
+    const uint64_t bytes_per_bank = spec.max_num_dev_pages_per_core() * aligned_page_size;
+    return guarded([&]() -> DeviceAddr {
+        emu::Device& device = emu::Device::get();
+        for (const CoreCoord& core : spec.cores()) {
+            if (type == BufferType::L1) {
+                device.worker_noc_coord({u32(core.x), u32(core.y)});
+            } else if (core.y != 0 || core.x >= device.num_dram_banks()) {
+                throw emu::EmulatorError("MeshBuffer::create: DRAM shard core (" + std::to_string(core.x) + ", " +
+                                         std::to_string(core.y) + ") is not a DRAM bank (0..." +
+                                         std::to_string(device.num_dram_banks() - 1) + ", 0) of " + device.arch());
+            }
+        }
+        return type == BufferType::L1 ? device.allocate_l1(bytes_per_bank) : device.allocate_dram_banks(bytes_per_bank);
+    });
+}
+
+}  // namespace
+
 std::shared_ptr<MeshBuffer> MeshBuffer::create(
     const MeshBufferConfig& mesh_buffer_config, const DeviceLocalBufferConfig& device_local_config,
     MeshDevice* mesh_device, std::optional<DeviceAddr> address) {
@@ -451,18 +813,35 @@ std::shared_ptr<MeshBuffer> MeshBuffer::create(
     if (replicated == nullptr) {
         fail("MeshBuffer::create: only replicated buffers are emulated");
     }
-    if (device_local_config.buffer_type != BufferType::DRAM || address) {
-        fail("MeshBuffer::create: only freshly allocated DRAM buffers are emulated");
+    if (address) {
+        fail("MeshBuffer::create: buffers at a given address are not emulated");
     }
     const DeviceAddr page_size = device_local_config.page_size;
     if (page_size == 0 || replicated->size % page_size != 0) {
         fail("MeshBuffer::create: size " + std::to_string(replicated->size) + " is not a multiple of the page size " +
              std::to_string(page_size));
     }
-    const DeviceAddr base = guarded([&] {
-        return emu::Device::get().allocate_dram(replicated->size, static_cast<uint32_t>(page_size));
-    });
-    Buffer reference(base, replicated->size, page_size, BufferType::DRAM);
+    const BufferType type = device_local_config.buffer_type;
+    const std::optional<BufferDistributionSpec>& spec = device_local_config.sharding_args.buffer_distribution_spec();
+    DeviceAddr base = 0;
+    if (spec) {
+        if (type != BufferType::DRAM && type != BufferType::L1) {
+            fail("MeshBuffer::create: sharded buffers are emulated in DRAM and L1 only");
+        }
+        if (type == BufferType::L1 && device_local_config.bottom_up.value_or(false)) {
+            fail("MeshBuffer::create: the emulator allocates L1 buffers top-down only (bottom_up = true)");
+        }
+        const Buffer layout(0, replicated->size, page_size, type, spec);
+        base = allocate_sharded(*spec, type, replicated->size / page_size, layout.aligned_page_size());
+    } else {
+        if (type != BufferType::DRAM) {
+            fail("MeshBuffer::create: interleaved buffers are emulated in DRAM only");
+        }
+        base = guarded([&] {
+            return emu::Device::get().allocate_dram(replicated->size, static_cast<uint32_t>(page_size));
+        });
+    }
+    Buffer reference(base, replicated->size, page_size, type, spec);
     return std::shared_ptr<MeshBuffer>(new MeshBuffer(mesh_device, device_local_config, reference));
 }
 
@@ -508,6 +887,9 @@ void run_program(const ProgramState& state) {
     for (const RuntimeArgsSpec& args : state.runtime_args) {
         device.set_runtime_args(device_kernel_ids[args.kernel], args.core, args.args);
     }
+    for (const CommonRuntimeArgsSpec& args : state.common_runtime_args) {
+        device.set_common_runtime_args(device_kernel_ids[args.kernel], args.args);
+    }
     device.launch();
 }
 
@@ -524,12 +906,45 @@ void MeshCommandQueue::enqueue_mesh_workload(MeshWorkload& mesh_workload, bool) 
     }
 }
 
+// Host data of a sharded buffer is in page order; each page goes to (comes from) its shard.
 void MeshCommandQueue::enqueue_write_mesh_buffer(const std::shared_ptr<MeshBuffer>& buffer, const void* host_data, bool) {
-    guarded([&] { emu::Device::get().write_buffer(buffer->address(), host_data, buffer->size()); });
+    const Buffer& device_buffer = *buffer->get_reference_buffer();
+    guarded([&] {
+        emu::Device& device = emu::Device::get();
+        if (!device_buffer.buffer_distribution_spec()) {
+            device.write_buffer(device_buffer.address(), host_data, device_buffer.size());
+            return;
+        }
+        const auto* src = static_cast<const uint8_t*>(host_data);
+        const DeviceAddr page_size = device_buffer.page_size();
+        for_each_shard_page(device_buffer, [&](uint64_t page, const CoreCoord& bank, DeviceAddr addr) {
+            if (device_buffer.is_dram()) {
+                device.write_dram_bank(u32(bank.x), addr, src + page * page_size, page_size);
+            } else {
+                device.write_l1({u32(bank.x), u32(bank.y)}, u32(addr), src + page * page_size, u32(page_size));
+            }
+        });
+    });
 }
 
 void MeshCommandQueue::enqueue_read_mesh_buffer(void* host_data, const std::shared_ptr<MeshBuffer>& buffer, bool) {
-    guarded([&] { emu::Device::get().read_buffer(buffer->address(), host_data, buffer->size()); });
+    const Buffer& device_buffer = *buffer->get_reference_buffer();
+    guarded([&] {
+        emu::Device& device = emu::Device::get();
+        if (!device_buffer.buffer_distribution_spec()) {
+            device.read_buffer(device_buffer.address(), host_data, device_buffer.size());
+            return;
+        }
+        auto* dst = static_cast<uint8_t*>(host_data);
+        const DeviceAddr page_size = device_buffer.page_size();
+        for_each_shard_page(device_buffer, [&](uint64_t page, const CoreCoord& bank, DeviceAddr addr) {
+            if (device_buffer.is_dram()) {
+                device.read_dram_bank(u32(bank.x), addr, dst + page * page_size, page_size);
+            } else {
+                device.read_l1({u32(bank.x), u32(bank.y)}, u32(addr), dst + page * page_size, u32(page_size));
+            }
+        });
+    });
 }
 
 void MeshCommandQueue::finish(std::span<const SubDeviceId>) {}

@@ -1,4 +1,6 @@
-// Emulated tt-metal host API: mesh buffers (replicated over the 1x1 mesh: one DRAM buffer).
+// Emulated tt-metal host API: mesh buffers (replicated over the 1x1 mesh: one device buffer).
+// A buffer is an interleaved DRAM buffer, or sharded (in L1 or DRAM) when its sharding_args
+// carry a BufferDistributionSpec; the host data of a sharded buffer is in page order.
 #pragma once
 
 #include <cstdint>
@@ -8,13 +10,16 @@
 
 #include <tt-metalium/buffer.hpp>
 #include <tt-metalium/mesh_device.hpp>
+#include <tt-metalium/sub_device_types.hpp>
 
 namespace tt::tt_metal::distributed {
 
 struct DeviceLocalBufferConfig {
     DeviceAddr page_size = 0;
     BufferType buffer_type = BufferType::DRAM;
+    BufferShardingArgs sharding_args;
     std::optional<bool> bottom_up;
+    std::optional<SubDeviceId> sub_device_id = std::nullopt;
 };
 
 struct ReplicatedBufferConfig {

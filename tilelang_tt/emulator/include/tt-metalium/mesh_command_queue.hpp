@@ -9,12 +9,9 @@
 #include <tt-metalium/mesh_buffer.hpp>
 #include <tt-metalium/mesh_device.hpp>
 #include <tt-metalium/mesh_workload.hpp>
+#include <tt-metalium/sub_device_types.hpp>
 
 namespace tt::tt_metal {
-
-struct SubDeviceId {
-    uint8_t id = 0;
-};
 
 namespace distributed {
 

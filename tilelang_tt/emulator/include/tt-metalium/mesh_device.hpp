@@ -41,6 +41,8 @@ public:
     MeshCommandQueue& mesh_command_queue(std::optional<uint8_t> cq_id = std::nullopt) const;
     const MeshShape& shape() const;
     CoreCoord compute_with_storage_grid_size() const;
+    // NOC (virtual) coordinates of a logical worker core, as kernels address it.
+    CoreCoord worker_core_from_logical_core(const CoreCoord& logical_core) const;
     std::size_t num_devices() const { return 1; }
     // Writes the emulator's counters to $TT_EMU_COUNTERS (when set) and closes the device.
     bool close();
