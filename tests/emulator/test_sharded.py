@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from tilelang_tt.emulator import EmulatorError, run
-from tilelang_tt.tools.header_check import syntax_check_dataflow
+from tilelang_tt.tools.header_check import HeaderCheckError, syntax_check_dataflow
 from tilelang_tt.tools.host_symbols import api_uses, check_main_cpp
 
 # wormhole_b0 facts the model needs: L1 size (buffers are allocated top-down from its end), the
@@ -78,7 +78,10 @@ class Sharded:
         return _align(self.page_size, DRAM_ALIGNMENT if self.memory == "DRAM" else L1_ALIGNMENT)
 
     def cores(self) -> list[tuple[int, int]]:
-        xs, ys = range(self.first[0], self.last[0] + 1), range(self.first[1], self.last[1] + 1)
+        across, down = self.last[0] - self.first[0] + 1, self.last[1] - self.first[1] + 1
+        if self.strategy == "GRID_2D":  # the core range trimmed to the shard grid (transposed for COL_MAJOR)
+            down, across = self.shard_grid() if self.orientation == "ROW_MAJOR" else self.shard_grid()[::-1]
+        xs, ys = range(self.first[0], self.first[0] + across), range(self.first[1], self.first[1] + down)
         if self.orientation == "ROW_MAJOR":
             return [(x, y) for y in ys for x in xs]
         return [(x, y) for x in xs for y in ys]
@@ -292,6 +295,8 @@ PLACEMENT_CASES = [
     # DRAM-sharded blocks over six banks
     Sharded("B5", "DRAM", (4, 6), (2, 2), (0, 0), (5, 0), runtime_bank_coords=True),
     Sharded("B6", "DRAM", (3, 5), (2, 2), (2, 0), (7, 0)),
+    # one shard per core of the 4 x 3 range trimmed to the 3 x 2 shard grid, transposed
+    Sharded("B7", "L1", (4, 6), (2, 2), (3, 5), (6, 7), orientation="COL_MAJOR", strategy="GRID_2D"),
 ]
 
 RECORD_KERNEL = r"""
@@ -306,7 +311,7 @@ void record_pages(const Source& source, uint32_t num_pages, const Records& recor
     const uint32_t record_l1 = get_write_ptr(tt::CBIndex::c_1);
     volatile uint32_t* fields = reinterpret_cast<volatile uint32_t*>(record_l1);
     for (uint32_t page = 0; page < num_pages; ++page) {
-        const uint64_t noc_addr = get_noc_addr(page, source);
+        const uint64_t noc_addr = source.get_noc_addr(page);
         noc_async_read_page(page, source, page_l1);
         noc_async_read_barrier();
         fields[0] = static_cast<uint32_t>(noc_addr >> 36) & 0x3f;
@@ -385,10 +390,14 @@ def _placement_program(buffers: list[Sharded]) -> str:
     return PRELUDE + body + EPILOGUE
 
 
+def _placement_cta() -> list[int]:
+    return [arg for b in PLACEMENT_CASES for arg in b.accessor_args()[0]] + [IS_DRAM, _align(16, DRAM_ALIGNMENT)]
+
+
 @pytest.fixture(scope="module")
 def placement():
     buffers = PLACEMENT_CASES
-    cta = [arg for b in buffers for arg in b.accessor_args()[0]] + [IS_DRAM, _align(16, DRAM_ALIGNMENT)]
+    cta = _placement_cta()
     crta = [arg for b in buffers for arg in b.accessor_args()[1]]
     plan = {
         "arch": "wormhole_b0",
@@ -445,8 +454,10 @@ def test_sharded_buffers_read_back_what_was_written(placement, index):
 # ---------------------------------------------------------------- a reader over a sharded buffer
 
 # 4 x 8 bfloat16 tiles block-sharded in 2 x 4 tiles over 2 x 2 cores; each core copies one tile
-# row (8 tiles, half of them in its own shard) to an interleaved DRAM buffer.
+# row (8 tiles, half of them in its own shard) to an interleaved DRAM buffer C and to D, the same
+# tiles height-sharded over cores (0, 0) .. (3, 0) (bank coordinates as compile-time args).
 COPY_SOURCE = Sharded("A", "L1", (4, 8), (2, 4), (0, 0), (1, 1), runtime_bank_coords=True, page_size=2048)
+COPY_SHARDED_DESTINATION = Sharded("D", "L1", (4, 8), (1, 8), (0, 0), (3, 0), page_size=2048)
 COPY_CORES = [(0, 0), (1, 0), (0, 1), (1, 1)]
 
 COPY_MAIN = r"""
@@ -465,6 +476,14 @@ COPY_MAIN = r"""
     std::shared_ptr<distributed::MeshBuffer> buffer_C = distributed::MeshBuffer::create(C_replicated, C_local, device.get());
     const uint32_t address_C = device_address(buffer_C);
 
+    std::vector<CoreRange> D_shard_ranges{CoreRange(CoreCoord{0, 0}, CoreCoord{3, 0})};
+    CoreRangeSet D_shard_cores(D_shard_ranges);
+    BufferDistributionSpec D_spec(Shape({4, 8}), Shape({1, 8}), D_shard_cores, ShardOrientation::ROW_MAJOR, ShardDistributionStrategy::ROUND_ROBIN_1D);
+    distributed::DeviceLocalBufferConfig D_local{.page_size = 2048, .buffer_type = BufferType::L1, .sharding_args = BufferShardingArgs(D_spec)};
+    distributed::ReplicatedBufferConfig D_replicated{.size = 65536};
+    std::shared_ptr<distributed::MeshBuffer> buffer_D = distributed::MeshBuffer::create(D_replicated, D_local, device.get());
+    const uint32_t address_D = device_address(buffer_D);
+
     Program program = CreateProgram();
     CoreRangeSet cores(std::vector<CoreRange>{CoreRange(CoreCoord{0, 0}, CoreCoord{1, 1})});
     std::map<uint8_t, tt::DataFormat> cb0_formats = {{0, tt::DataFormat::Float16_b}};
@@ -478,12 +497,14 @@ COPY_MAIN = r"""
     reader_accessor_A.append_to(reader_compile_args, reader_common_args);
     TensorAccessorArgs reader_accessor_C(*buffer_C);
     reader_accessor_C.append_to(reader_compile_args);
+    TensorAccessorArgs reader_accessor_D(*buffer_D);
+    reader_accessor_D.append_to(reader_compile_args);
     KernelHandle reader_kernel = CreateKernel(program, "reader.cpp", cores, DataMovementConfig{.processor = DataMovementProcessor::RISCV_1, .noc = NOC::RISCV_1_default, .compile_args = reader_compile_args});
     SetCommonRuntimeArgs(program, reader_kernel, reader_common_args);
-    SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_A, address_C, 0, 8});
-    SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_A, address_C, 8, 8});
-    SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_A, address_C, 16, 8});
-    SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{address_A, address_C, 24, 8});
+    SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_A, address_C, address_D, 0, 8});
+    SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_A, address_C, address_D, 8, 8});
+    SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_A, address_C, address_D, 16, 8});
+    SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{address_A, address_C, address_D, 24, 8});
     run_program(device.get(), command_queue, std::move(program));
 
     CoreCoord A_noc = device->worker_core_from_logical_core(CoreCoord{1, 1});
@@ -492,6 +513,9 @@ COPY_MAIN = r"""
     std::vector<uint16_t> result_C(32768);
     command_queue.enqueue_read_mesh_buffer(result_C.data(), buffer_C, true);
     write_elements(data_dir / "C.out.bin", result_C);
+    std::vector<uint16_t> result_D(32768);
+    command_queue.enqueue_read_mesh_buffer(result_D.data(), buffer_D, true);
+    write_elements(data_dir / "D.out.bin", result_D);
 """
 
 COPY_KERNEL = r"""
@@ -501,19 +525,23 @@ COPY_KERNEL = r"""
 void kernel_main() {
     const uint32_t src_addr = get_arg_val<uint32_t>(0);
     const uint32_t dst_addr = get_arg_val<uint32_t>(1);
-    const uint32_t start = get_arg_val<uint32_t>(2);
-    const uint32_t count = get_arg_val<uint32_t>(3);
+    const uint32_t sharded_dst_addr = get_arg_val<uint32_t>(2);
+    const uint32_t start = get_arg_val<uint32_t>(3);
+    const uint32_t count = get_arg_val<uint32_t>(4);
     constexpr uint32_t cb = tt::CBIndex::c_0;
     constexpr auto src_args = TensorAccessorArgs<0, 0>();
     constexpr auto dst_args = TensorAccessorArgs<src_args.next_compile_time_args_offset()>();
+    constexpr auto sharded_dst_args = TensorAccessorArgs<dst_args.next_compile_time_args_offset()>();
     const auto src = TensorAccessor(src_args, src_addr, get_tile_size(cb));
     const auto dst = TensorAccessor(dst_args, dst_addr, get_tile_size(cb));
+    const auto sharded_dst = TensorAccessor(sharded_dst_args, sharded_dst_addr);
     cb_reserve_back(cb, 1);
     const uint32_t l1 = get_write_ptr(cb);
     for (uint32_t page = start; page < start + count; ++page) {
         noc_async_read_page(page, src, l1);
         noc_async_read_barrier();
         noc_async_write_page(page, dst, l1);
+        noc_async_write(l1, sharded_dst.get_noc_addr(page), get_tile_size(cb));
         noc_async_write_barrier();
     }
 }
@@ -521,7 +549,7 @@ void kernel_main() {
 
 
 def _copy_cta() -> list[int]:
-    return COPY_SOURCE.accessor_args()[0] + [IS_DRAM, 2048]
+    return COPY_SOURCE.accessor_args()[0] + [IS_DRAM, 2048] + COPY_SHARDED_DESTINATION.accessor_args()[0]
 
 
 def test_copy_host_program_uses_only_exported_host_api():
@@ -539,8 +567,18 @@ def test_copy_host_program_uses_only_exported_host_api():
         assert (written, symbol) in resolved
 
 
-def test_copy_kernel_compiles_against_the_tt_metal_headers():
+def test_the_kernels_compile_against_the_tt_metal_headers():
     syntax_check_dataflow(COPY_KERNEL, "reader", compile_time_args=_copy_cta())
+    syntax_check_dataflow(_record_kernel(PLACEMENT_CASES), "reader", compile_time_args=_placement_cta())
+
+
+def test_get_noc_addr_of_a_sharded_accessor_is_rejected_as_in_tt_metal():
+    kernel = COPY_KERNEL.replace("sharded_dst.get_noc_addr(page)", "get_noc_addr(page, sharded_dst)")
+    with pytest.raises(HeaderCheckError, match="no matching function for call to .get_noc_addr"):
+        syntax_check_dataflow(kernel, "reader", compile_time_args=_copy_cta())
+    plan = {"arch": "wormhole_b0", "kernels": [{"role": "reader", "source": "reader.cpp", "compile_time_args": _copy_cta()}], "buffers": []}
+    with pytest.raises(EmulatorError, match="use accessor.get_noc_addr"):
+        run({"main.cpp": PRELUDE + EPILOGUE, "reader.cpp": kernel}, plan, {})
 
 
 def test_reader_copies_a_sharded_buffer_through_the_accessor():
@@ -552,24 +590,29 @@ def test_reader_copies_a_sharded_buffer_through_the_accessor():
         "buffers": [
             _buffer("A", "read", [32, 1024], "uint16"),
             _buffer("C", "write", [32, 1024], "uint16"),
+            _buffer("D", "write", [32, 1024], "uint16"),
             _buffer("NOC", "write", [2]),
         ],
     }
     result = run({"main.cpp": PRELUDE + COPY_MAIN + EPILOGUE, "reader.cpp": COPY_KERNEL}, plan, {"A": tiles})
     np.testing.assert_array_equal(result.outputs["C"], tiles)
+    np.testing.assert_array_equal(result.outputs["D"], tiles)
     assert result.outputs["NOC"].tolist() == [1 + WORKER_NOC_ORIGIN, 1 + WORKER_NOC_ORIGIN]
 
-    placement = COPY_SOURCE.placement()
+    source, destination = COPY_SOURCE.placement(), COPY_SHARDED_DESTINATION.placement()
     by_core = {tuple(c["core"]): c for c in result.counters["cores"]}
+    remote_writes = []
     for index, core in enumerate(COPY_CORES):
         pages = range(8 * index, 8 * index + 8)
-        remote = sum(placement[page][0] != core for page in pages)
+        remote_reads = sum(source[page][0] != core for page in pages)
+        remote_writes.append(sum(destination[page][0] != core for page in pages))
         counters = by_core[core]
-        assert remote == 4
-        assert counters["l1_bytes_read_remote"] == remote * 2048
-        assert counters["l1_bytes_written_remote"] == 0
+        assert remote_reads == 4
+        assert counters["l1_bytes_read_remote"] == remote_reads * 2048
+        assert counters["l1_bytes_written_remote"] == remote_writes[-1] * 2048
         assert counters["dram_bytes_read"] == 0
         assert counters["dram_bytes_written"] == 8 * 2048
+    assert remote_writes == [0, 0, 8, 8]
     assert result.counters["total"]["l1_bytes_read_remote"] == 4 * 4 * 2048
 
 

@@ -178,6 +178,17 @@ struct TensorAccessor<Args, true> {
   uint32_t aligned_page_size;
 };
 
+// tt-metal 0.81.1's get_noc_addr(id, addrgen) does not accept a sharded TensorAccessor (only the
+// interleaved one, through InterleavedAddrGen); kernels call accessor.get_noc_addr(id) instead.
+template <typename Args>
+uint64_t get_noc_addr(uint32_t /*id*/, const TensorAccessor<Args, true>& /*accessor*/, uint32_t /*offset*/ = 0,
+                      uint8_t /*noc*/ = noc_index) {
+  static_assert(sizeof(Args) == 0,
+                "tt-metal 0.81.1 has no get_noc_addr(id, accessor) for a sharded TensorAccessor: "
+                "use accessor.get_noc_addr(id, offset)");
+  return 0;
+}
+
 template <typename Args>
 TensorAccessor(const Args&, std::size_t) -> TensorAccessor<Args>;
 template <typename Args>
