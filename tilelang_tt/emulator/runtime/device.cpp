@@ -377,36 +377,19 @@ uint32_t Device::allocate_l1(uint64_t bytes_per_core) {
   return d.l1_buffers_bottom;
 }
 
-namespace {
-uint8_t* l1_bytes(DeviceImpl& d, CoreXY core, uint32_t addr, uint64_t bytes, const char* what) {
+uint8_t* Device::l1_data(CoreXY core, uint32_t addr, uint64_t bytes) {
+  DeviceImpl& d = *impl_;
   Core& c = d.core(core);
   if (addr + bytes > d.arch.l1_size)
-    throw EmulatorError(std::string(what) + ": " + std::to_string(bytes) + " bytes at L1 offset " + std::to_string(addr) +
+    throw EmulatorError(std::to_string(bytes) + " bytes at L1 offset " + std::to_string(addr) +
                         " exceed the L1 of core (" + std::to_string(core.x) + "," + std::to_string(core.y) + ")");
   return c.l1 + addr;
 }
 
-uint8_t* dram_bytes(DeviceImpl& d, uint32_t bank, uint64_t addr, uint64_t bytes, const char* what) {
-  if (uint8_t* p = d.dram_ptr(bank, addr, bytes)) return p;
-  throw EmulatorError(std::string(what) + ": " + std::to_string(bytes) + " bytes at address " + std::to_string(addr) +
-                      " of DRAM bank " + std::to_string(bank) + " are outside every allocated buffer");
-}
-}  // namespace
-
-void Device::write_l1(CoreXY core, uint32_t addr, const void* src, uint32_t bytes) {
-  std::memcpy(l1_bytes(*impl_, core, addr, bytes, "write_l1"), src, bytes);
-}
-
-void Device::read_l1(CoreXY core, uint32_t addr, void* dst, uint32_t bytes) {
-  std::memcpy(dst, l1_bytes(*impl_, core, addr, bytes, "read_l1"), bytes);
-}
-
-void Device::write_dram_bank(uint32_t bank, uint64_t addr, const void* src, uint64_t bytes) {
-  std::memcpy(dram_bytes(*impl_, bank, addr, bytes, "write_dram_bank"), src, bytes);
-}
-
-void Device::read_dram_bank(uint32_t bank, uint64_t addr, void* dst, uint64_t bytes) {
-  std::memcpy(dst, dram_bytes(*impl_, bank, addr, bytes, "read_dram_bank"), bytes);
+uint8_t* Device::dram_bank_data(uint32_t bank, uint64_t addr, uint64_t bytes) {
+  if (uint8_t* p = impl_->dram_ptr(bank, addr, bytes)) return p;
+  throw EmulatorError(std::to_string(bytes) + " bytes at address " + std::to_string(addr) + " of DRAM bank " +
+                      std::to_string(bank) + " are outside every allocated buffer");
 }
 
 void Device::add_cb(CoreXY core, uint32_t cb_index, uint32_t total_size, uint32_t page_size, DataFormat fmt) {

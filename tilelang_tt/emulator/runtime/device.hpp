@@ -126,11 +126,10 @@ class Device {
   // so far (top-down from the end of L1); returns that address. Throws when it would reach the
   // unreserved L1 base.
   uint32_t allocate_l1(uint64_t bytes_per_core);
-  // Host copies to / from one core's L1 or one DRAM bank (the pages of sharded buffers).
-  void write_l1(CoreXY core, uint32_t addr, const void* src, uint32_t bytes);
-  void read_l1(CoreXY core, uint32_t addr, void* dst, uint32_t bytes);
-  void write_dram_bank(uint32_t bank, uint64_t addr, const void* src, uint64_t bytes);
-  void read_dram_bank(uint32_t bank, uint64_t addr, void* dst, uint64_t bytes);
+  // Host access to `bytes` bytes of one core's L1 or of one DRAM bank (the pages of sharded
+  // buffers); throws when they are outside the L1 or outside every DRAM allocation.
+  uint8_t* l1_data(CoreXY core, uint32_t addr, uint64_t bytes);
+  uint8_t* dram_bank_data(uint32_t bank, uint64_t addr, uint64_t bytes);
 
   // ---- program construction ----
   // Allocates total_size bytes of `core`'s L1 (aligned to l1_alignment()); throws on L1

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -395,22 +396,25 @@ const std::optional<BufferDistributionSpec>& Buffer::buffer_distribution_spec() 
 
 namespace {
 
-// Calls visit(host page index, shard core or (DRAM bank, 0), device address) for every page of a
-// sharded buffer, placing pages as the kernels' TensorAccessor does.
-template <typename Visit>
-void for_each_shard_page(const Buffer& buffer, Visit visit) {
+// The device bytes of every page of a sharded buffer, in host page order (pages placed as the
+// kernels' TensorAccessor finds them).
+std::vector<uint8_t*> shard_pages(const Buffer& buffer) {
     const BufferDistributionSpec& spec = *buffer.buffer_distribution_spec();
     const std::span<const uint32_t> tensor_shape = spec.tensor_shape_in_pages().view();
     const std::span<const uint32_t> shard_shape = spec.shard_shape_in_pages().view();
     const bool contiguous = spec.shard_distribution_strategy() == ShardDistributionStrategy::CONTIGUOUS_1D;
-    const uint32_t num_banks = u32(spec.num_cores());
     const DeviceAddr aligned_page_size = buffer.aligned_page_size();
-    const uint64_t num_pages = spec.tensor_shape_in_pages().volume();
-    for (uint64_t page = 0; page < num_pages; ++page) {
+    emu::Device& device = emu::Device::get();
+    std::vector<uint8_t*> pages(spec.tensor_shape_in_pages().volume());
+    for (std::size_t page = 0; page < pages.size(); ++page) {
         const emu::ShardPage placed =
-            emu::locate_shard_page(tensor_shape, shard_shape, num_banks, contiguous, static_cast<uint32_t>(page));
-        visit(page, spec.cores()[placed.bank], buffer.address() + placed.page_in_bank * aligned_page_size);
+            emu::locate_shard_page(tensor_shape, shard_shape, u32(spec.num_cores()), contiguous, u32(page));
+        const CoreCoord& bank = spec.cores()[placed.bank];
+        const DeviceAddr addr = buffer.address() + placed.page_in_bank * aligned_page_size;
+        pages[page] = buffer.is_dram() ? device.dram_bank_data(u32(bank.x), addr, buffer.page_size())
+                                       : device.l1_data({u32(bank.x), u32(bank.y)}, u32(addr), buffer.page_size());
     }
+    return pages;
 }
 
 }  // namespace
@@ -909,41 +913,31 @@ void MeshCommandQueue::enqueue_mesh_workload(MeshWorkload& mesh_workload, bool) 
 // Host data of a sharded buffer is in page order; each page goes to (comes from) its shard.
 void MeshCommandQueue::enqueue_write_mesh_buffer(const std::shared_ptr<MeshBuffer>& buffer, const void* host_data, bool) {
     const Buffer& device_buffer = *buffer->get_reference_buffer();
+    const auto* src = static_cast<const uint8_t*>(host_data);
     guarded([&] {
-        emu::Device& device = emu::Device::get();
         if (!device_buffer.buffer_distribution_spec()) {
-            device.write_buffer(device_buffer.address(), host_data, device_buffer.size());
+            emu::Device::get().write_buffer(device_buffer.address(), src, device_buffer.size());
             return;
         }
-        const auto* src = static_cast<const uint8_t*>(host_data);
-        const DeviceAddr page_size = device_buffer.page_size();
-        for_each_shard_page(device_buffer, [&](uint64_t page, const CoreCoord& bank, DeviceAddr addr) {
-            if (device_buffer.is_dram()) {
-                device.write_dram_bank(u32(bank.x), addr, src + page * page_size, page_size);
-            } else {
-                device.write_l1({u32(bank.x), u32(bank.y)}, u32(addr), src + page * page_size, u32(page_size));
-            }
-        });
+        const std::vector<uint8_t*> pages = shard_pages(device_buffer);
+        for (std::size_t page = 0; page < pages.size(); ++page) {
+            std::memcpy(pages[page], src + page * device_buffer.page_size(), device_buffer.page_size());
+        }
     });
 }
 
 void MeshCommandQueue::enqueue_read_mesh_buffer(void* host_data, const std::shared_ptr<MeshBuffer>& buffer, bool) {
     const Buffer& device_buffer = *buffer->get_reference_buffer();
+    auto* dst = static_cast<uint8_t*>(host_data);
     guarded([&] {
-        emu::Device& device = emu::Device::get();
         if (!device_buffer.buffer_distribution_spec()) {
-            device.read_buffer(device_buffer.address(), host_data, device_buffer.size());
+            emu::Device::get().read_buffer(device_buffer.address(), dst, device_buffer.size());
             return;
         }
-        auto* dst = static_cast<uint8_t*>(host_data);
-        const DeviceAddr page_size = device_buffer.page_size();
-        for_each_shard_page(device_buffer, [&](uint64_t page, const CoreCoord& bank, DeviceAddr addr) {
-            if (device_buffer.is_dram()) {
-                device.read_dram_bank(u32(bank.x), addr, dst + page * page_size, page_size);
-            } else {
-                device.read_l1({u32(bank.x), u32(bank.y)}, u32(addr), dst + page * page_size, u32(page_size));
-            }
-        });
+        const std::vector<uint8_t*> pages = shard_pages(device_buffer);
+        for (std::size_t page = 0; page < pages.size(); ++page) {
+            std::memcpy(dst + page * device_buffer.page_size(), pages[page], device_buffer.page_size());
+        }
     });
 }
 
