@@ -133,10 +133,10 @@ COUNTER_COLUMNS = (("dram_bytes_read", "DRAM rd B"), ("dram_bytes_written", "DRA
 
 
 def counters_report(counters: dict) -> str:
-    """The total (every counter, tile ops by kind) and one line per core."""
+    """The total (every counter, tile ops by kind) and one line per core (the main counters)."""
     total = counters["total"]
     lines = ["counters (total):"]
-    lines += [f"  {key:<24}{total[key]:>12}" for key, _ in COUNTER_COLUMNS]
+    lines += [f"  {key:<24}{value:>12}" for key, value in total.items() if key != "tile_ops"]
     lines += [f"  tile op {op:<16}{n:>12}" for op, n in sorted(total["tile_ops"].items())]
     lines += ["", "counters per core:", "  core   " + "".join(f"{title:>11}" for _, title in COUNTER_COLUMNS) + "   tile ops"]
     for core in counters["cores"]:
