@@ -20,6 +20,7 @@ are that placement, the only one the compiler, the plan and the host program use
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from tilelang_tt.attrs import Attr, MemoryLayout, MemorySpace, get, with_attrs
@@ -91,6 +92,35 @@ class BufferLayout:
 def shard_grid_shape(tile_grid: tuple[int, int], shard_tiles: tuple[int, int]) -> tuple[int, int]:
     """(shard rows, shard cols) covering a tensor of ``tile_grid`` tiles with shards of ``shard_tiles``."""
     return -(-tile_grid[0] // shard_tiles[0]), -(-tile_grid[1] // shard_tiles[1])
+
+
+def squeeze_shape_ranks(tensor: tuple[int, ...], shard: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The (tensor, shard) shapes in pages tt-metal's BufferDistributionSpec keeps (and its
+    TensorAccessorArgs report): from the innermost dimension, a dimension folds into its inner
+    neighbour when every dimension folded so far is whole in the shard, or when the shard takes one
+    of it and the inner neighbour divides evenly; e.g. height sharding (8, 4) / (1, 4) -> (32,) / (4,)."""
+    tensor_dims: list[int] = []  # innermost first
+    shard_dims: list[int] = []
+    whole = inner_divides = False
+    seen_tensor = seen_shard = 1
+    volume_tensor, volume_shard = math.prod(tensor), math.prod(shard)
+    for dim in range(-1, -len(shard) - 1, -1):
+        t, s = tensor[dim], shard[dim]
+        if dim < -1 and (whole or (s == 1 and inner_divides)):
+            tensor_dims[-1] *= t
+            shard_dims[-1] *= s
+        else:
+            tensor_dims.append(t)
+            shard_dims.append(s)
+            whole = True
+        whole = whole and t == s
+        inner_divides = t % s == 0
+        seen_tensor, seen_shard = seen_tensor * t, seen_shard * s
+        if seen_tensor == volume_tensor and seen_shard == volume_shard:
+            break
+    for dim in range(-len(shard) - 1, -len(tensor) - 1, -1):
+        tensor_dims[-1] *= tensor[dim]
+    return tuple(reversed(tensor_dims)), tuple(reversed(shard_dims))
 
 
 def shard_cores(grid: tuple[int, int]) -> list[tuple[int, int]]:

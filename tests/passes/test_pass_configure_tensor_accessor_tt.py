@@ -5,7 +5,7 @@ import tvm
 
 from tests.kernels import gemm, lower_until, run_pass
 from tilelang_tt.attrs import Attr, get
-from tilelang_tt.layout import BufferLayout
+from tilelang_tt.layout import BufferLayout, squeeze_shape_ranks
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.configure_tensor_accessor_tt import ConfigureTensorAccessorTT
 
@@ -34,14 +34,23 @@ def test_gemm_accessor_slots():
 
 def test_sharded_accessor_args_as_tensor_accessor_args_expects_them():
     """Sharded: [Sharded | RuntimeBankCoords (L1) or | IsDram, page size, rank, banks, tensor shape,
-    shard shape] in pages; the packed bank coordinates, (banks + 1) / 2 words, are common runtime args."""
+    shard shape] in pages, squeezed as tt-metal's BufferDistributionSpec does (A's whole-row shards
+    of a 4x4-tile tensor are 4 consecutive pages of 16); the packed bank coordinates, (banks + 1) / 2
+    words, are common runtime args."""
     layouts = {"A": BufferLayout(memory="L1", layout="height_sharded", shard_grid=(4, 1)),
                "B": BufferLayout(memory="DRAM", layout="width_sharded", shard_grid=(2, 1))}
     opts = CompileOptions(layouts=layouts)
     after = run_pass(lower_until(gemm(128, 128, 128, 64, 64, 32), PASS, opts), PASS, opts)
     reader = get(after["main_reader"], Attr.TENSOR_ACCESSOR)
     a, b = reader["A"], reader["B"]
-    assert (a["cta_offset"], a["compile_time_args"]) == (0, [1 | 64, 2048, 2, 4, 4, 4, 1, 4])
+    assert (a["cta_offset"], a["compile_time_args"]) == (0, [1 | 64, 2048, 1, 4, 16, 4])
     assert (a["crta_offset"], a["num_common_runtime_args"]) == (0, 2)
-    assert (b["cta_offset"], b["compile_time_args"]) == (8, [1 | 2 | 64, 2048, 2, 2, 4, 4, 4, 2])
+    assert (b["cta_offset"], b["compile_time_args"]) == (6, [1 | 2 | 64, 2048, 2, 2, 4, 4, 4, 2])
     assert (b["crta_offset"], b["num_common_runtime_args"]) == (2, 1)
+
+
+def test_squeeze_matches_tt_metal_examples():
+    assert squeeze_shape_ranks((8, 4), (1, 4)) == ((32,), (4,))  # height sharding: whole rows
+    assert squeeze_shape_ranks((8, 4), (8, 2)) == ((8, 4), (8, 2))  # width sharding keeps both dims
+    assert squeeze_shape_ranks((8, 4), (2, 2)) == ((8, 4), (2, 2))  # blocks
+    assert squeeze_shape_ranks((2, 8, 4), (1, 2, 4)) == ((64,), (8,))  # batch folds into whole rows

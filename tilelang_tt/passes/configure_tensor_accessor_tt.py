@@ -6,7 +6,8 @@ Writes: ``tt.tensor_accessor`` of reader/writer functions keeps only their buffe
 ``kernel`` and ``cta_offset`` with its compile-time args as tt-metal 0.81.1's
 ``TensorAccessorArgs`` expects them: interleaved = [ArgsConfig bits (IsDram = 2), aligned page
 size]; sharded = [ArgsConfig (Sharded = 1 | IsDram | RuntimeBankCoords = 64), aligned page size,
-rank 2, banks, tensor shape and shard shape in pages], the packed bank coordinates (NOC
+rank, banks, tensor shape and shard shape in pages, squeezed to the rank tt-metal's
+BufferDistributionSpec keeps (tilelang_tt.layout.squeeze_shape_ranks)], the packed bank coordinates (NOC
 coordinates, known to the host) as ``(banks + 1) / 2`` common runtime args from ``crta_offset``.
 Compute functions get an empty map. Before/after: TIR unchanged.
 
@@ -20,6 +21,7 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.attrs import AccessorDesc, Attr, Intrin, KernelRole, MemorySpace, get, with_attrs
+from tilelang_tt.layout import squeeze_shape_ranks
 from tilelang_tt.passes.common import (
     as_region,
     evaluate_calls,
@@ -64,7 +66,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
                 # [config, page size, rank, banks, tensor shape, shard shape] (in pages); the bank
                 # coordinates are NOC coordinates the host knows: common runtime args.
                 config |= ARG_SHARDED | ARG_RUNTIME_BANK_COORDS
-                cta = (config, acc.page_size, 2, acc.num_banks, *acc.tile_grid, *acc.shard_tiles)
+                tensor, shard = squeeze_shape_ranks(acc.tile_grid, acc.shard_tiles)
+                cta = (config, acc.page_size, len(tensor), acc.num_banks, *tensor, *shard)
                 common = (acc.num_banks + 1) // 2
             else:
                 cta = (config, acc.page_size)
