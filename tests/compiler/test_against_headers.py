@@ -7,16 +7,23 @@ import pytest
 
 import tilelang_tt
 from tests import kernels as base
+from tilelang_tt import BufferLayout, annotate_layouts
 from tests import op_kernels as K
 from tilelang_tt.tools.header_check import check_compute_calls, syntax_check_dataflow
 from tilelang_tt.tools.host_symbols import check_main_cpp
 
+HEIGHT_SHARDED = BufferLayout(memory="L1", layout="height_sharded", shard_grid=(4, 2))
+DRAM_SHARDED = BufferLayout(memory="DRAM", layout="width_sharded", shard_grid=(2, 1))
 KERNELS = {
     "eltwise_add": lambda: base.eltwise("add", 64, 128, 32, 64),
     "gemm": lambda: base.gemm(128, 128, 96, 64, 64, 32),
     "gemm_subblocked": lambda: base.gemm(128, 128, 64, 128, 64, 32),
     "eltwise_partial_blocks": lambda: base.eltwise("add", 96, 160, 64, 64),
     "gemm_partial_blocks": lambda: base.gemm(96, 160, 96, 64, 128, 64),
+    "gemm_multicast_8x8": lambda: base.gemm(512, 512, 512, 64, 64, 64),
+    "eltwise_local_shard": lambda: annotate_layouts(base.eltwise("add", 256, 128, 32, 64),
+                                                    **dict.fromkeys("ABC", HEIGHT_SHARDED)),
+    "gemm_dram_sharded_a": lambda: annotate_layouts(base.gemm(128, 128, 64, 64, 64, 32), A=DRAM_SHARDED),
     **{f"unary_{op}": (lambda op=op: K.unary(op, 64, 128, 32, 64)) for op in sorted(K.UNARY)},
     "maximum": lambda: K.binary("maximum", 64, 128, 32, 64),
     "div": lambda: K.binary("div", 64, 128, 32, 64),
