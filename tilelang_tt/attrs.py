@@ -47,7 +47,7 @@ class Attr(_DocumentedKey):
     KERNEL_ROLE = ("tt.kernel_role", '"monolithic", "reader", "compute" or "writer".')
     LAYOUT_DESC = ("tt.layout_desc", "Buffer name -> layout (memory, layout, dtype, tile shape, sharding).")
     TENSOR_ACCESSOR = ("tt.tensor_accessor", "Buffer name -> abstract TensorAccessor (bound late, D2).")
-    CORE_MAP = ("tt.core_map", "Block-axis binding: which launch_core var is the M (y) and N (x) axis.")
+    CORE_MAP = ("tt.core_map", '{"m": launch tag of the block row (by), "n": launch tag of the block column (bx)}.')
     COMPUTE_CONFIG = ("tt.compute_config", "Compute kernel config: fp32_dest_acc_en, math fidelity, DST budget.")
     ARCH = ("tt.arch", "Target architecture name (wormhole_b0 or blackhole).")
     SOURCE_FUNC = ("tt.source_func", "Name of the user's PrimFunc a split kernel came from.")

@@ -1,10 +1,11 @@
-"""B2 GridToCoreGrid alone: blockIdx loops → coreIdx launches, threadIdx bindings dropped."""
+"""B2 GridToCoreGrid alone: blockIdx loops → coreIdx launches (tt.core_map names them), threadIdx bindings dropped."""
 
 import tilelang  # noqa: F401
 from tvm import ir, tirx
 
 from tests.kernels import gemm, lower_until, run_pass
 from tests.passes.helpers import assert_body, block, loop, nodes, rebuild_block
+from tilelang_tt.attrs import Attr, get
 from tilelang_tt.passes.grid_to_core_grid import GridToCoreGrid
 
 PASS = "GridToCoreGrid"
@@ -28,3 +29,4 @@ def test_block_grid_becomes_core_launches():
     after = run_pass(before, PASS)
     assert_body(after["main"].body, expected)
     assert block(after["main"], "tilelang_root").same_as(block(f, "tilelang_root"))
+    assert get(after["main"], Attr.CORE_MAP) == {"m": "coreIdx.y", "n": "coreIdx.x"}

@@ -163,7 +163,8 @@ class _KernelWriter:
                 lines, by, bx = self.block_coords(n)
                 for line in lines:
                     self.em.line(line)
-                for tag, expr in (("coreIdx.y", by), ("coreIdx.x", bx)):
+                core_map = get(self.func, Attr.CORE_MAP)
+                for tag, expr in ((core_map["m"], by), (core_map["n"], bx)):
                     var = used.get(tag)
                     if var is not None:
                         name = self.em.unique(var.name)

@@ -1,7 +1,10 @@
 """B2 GridToCoreGrid: turn the ``T.Kernel`` block grid into mid-level core launches.
 
 Reads: the ``blockIdx.x/y`` thread-bound loops and the ``threadIdx`` bindings TileLang adds.
-Writes: no attribute. TIR: each ``for bx in T.thread_binding(Bx, "blockIdx.x")`` becomes
+Writes: ``tt.core_map`` = {"m": "coreIdx.y", "n": "coreIdx.x"}: the launch that carries the block
+row (M, ``by``) and the one that carries the block column (N, ``bx``); codegen recovers those
+coordinates from the core's block ids through it.
+TIR: each ``for bx in T.thread_binding(Bx, "blockIdx.x")`` becomes
 ``T.launch_thread("coreIdx.x", Bx)`` binding the same variable (the block coordinate the
 per-core persistent loop recovers from ``start_id + i`` in codegen); the ``threadIdx``
 bindings are dropped — Tenstorrent kernels are tile-level, a use of a thread index is an error.
@@ -18,6 +21,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import ir, tirx
 
+from tilelang_tt.attrs import Attr, with_attrs
 from tilelang_tt.passes.common import error, keep_span, prim_func_pass, uses_var
 
 PASS = "GridToCoreGrid"
@@ -60,7 +64,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             raise error(PASS, func, None, f"the kernel uses the thread index `{var.name}`",
                         "Tenstorrent kernels are written with tile ops (T.copy, T.gemm, T.Parallel); "
                         "remove per-thread indexing")
-    return func.with_body(body)
+    return with_attrs(func.with_body(body), {Attr.CORE_MAP: {"m": CORE_TAGS["blockIdx.y"], "n": CORE_TAGS["blockIdx.x"]}})
 
 
 def GridToCoreGrid():
