@@ -53,6 +53,7 @@ from tilelang_tt.passes.common import (
     COL,
     ROW,
     as_region,
+    const_int,
     contains,
     error,
     evaluate,
@@ -268,9 +269,12 @@ class _Inserter:
                 held[name] = True
         return out
 
-    def pop(self, name: str, like) -> tirx.Stmt:
+    def pop(self, name: str, waited: bool, like) -> tirx.Stmt:
+        """Pop the value of ``name``; a value no op has read yet (a dead store, a block never used)
+        is waited for first: only pages confirmed by cb_wait_front may be popped."""
         cb = self.cb(name)
-        return evaluate(Intrin.CB_POP_FRONT, cb.index, cb.block_pages, like=like)
+        wait = [] if waited else [evaluate(Intrin.CB_WAIT_FRONT, cb.index, cb.block_pages, like=like)]
+        return seq([*wait, evaluate(Intrin.CB_POP_FRONT, cb.index, cb.block_pages, like=like)])
 
     def process(self, stmt, held: dict):
         """(new statement, held state after it)."""
@@ -286,7 +290,7 @@ class _Inserter:
         held = dict(held)
         if intrin == Intrin.READ_TO_CB:
             name = as_region(stmt.value.args[1]).buffer.name
-            out = [self.pop(name, stmt)] if name in held else []
+            out = [self.pop(name, held[name], stmt)] if name in held else []
             held[name] = False
             return seq(out), held
         if intrin == Intrin.WRITE_FROM_CB:
@@ -319,9 +323,9 @@ class _Inserter:
             raise error(PASS, self.func, loop, f"a loop iteration consumes `{name}` without producing it again",
                         "produce the block again in the loop body, or read it after the loop")
         extra = sorted(set(held_out) - set(entry))
-        body = seq([body, *(self.pop(n, loop) for n in extra)])
+        body = seq([body, *(self.pop(n, held_out[n], loop) for n in extra)])
         new = keep_span(loop, tirx.For(loop.loop_var, loop.min, loop.extent, loop.kind, body))
-        return new, dict(entry)
+        return new, after_loop(loop, entry, held_out)
 
     def process_op(self, stmt, intrin, held):
         names = {v: k for k, v in ((n, n) for n in self.cbs)}
@@ -339,9 +343,9 @@ class _Inserter:
         post = []
         if write in held:
             if write in reads:
-                post.append(self.pop(write, stmt))
+                post.append(self.pop(write, True, stmt))
             else:
-                pre.append(self.pop(write, stmt))
+                pre.append(self.pop(write, held[write], stmt))
             del held[write]
         body = self.expand_eltwise(stmt) if intrin == Intrin.TILE_ELTWISE else self.expand_reduce(stmt)
         held[write] = False
@@ -358,12 +362,12 @@ class _Inserter:
         if reload:
             pre += self.waits([name], held, scope)
         elif name in held:
-            pre.append(self.pop(name, scope))
+            pre.append(self.pop(name, held[name], scope))
             del held[name]
         self.reload_of[name] = reload
         body, held = self.process_gemm(scope.body, held)
         if reload:
-            post.append(self.pop(name, scope))
+            post.append(self.pop(name, True, scope))
         held[name] = False
         return seq([*pre, body, *post]), held
 
@@ -374,7 +378,7 @@ class _Inserter:
         name = scope.node.name
         c = self.cb(name)
         if name in held:
-            pre = [self.pop(name, scope)]
+            pre = [self.pop(name, held[name], scope)]
             del held[name]
         else:
             pre = []
@@ -405,7 +409,7 @@ class _Inserter:
                 sub.append(self.expand_mma(mma))
                 sub += self.pack(c, int(sm) * int(sn), lambda t: t, pack)
                 out.append(keep_span(s, tirx.For(s.loop_var, s.min, s.extent, s.kind, seq(sub))))
-                out.append(when_later([self.pop(name, mma)]))
+                out.append(when_later([self.pop(name, True, mma)]))
             return seq(out), state
 
         body, held_out = run(held)
@@ -413,10 +417,11 @@ class _Inserter:
         if entry != held:
             body, held_out = run(entry)
         extra = sorted(set(held_out) - set(entry))
-        body = seq([body, *(self.pop(n, kloop) for n in extra)])
+        body = seq([body, *(self.pop(n, held_out[n], kloop) for n in extra)])
         loop = keep_span(kloop, tirx.For(kloop.loop_var, kloop.min, kloop.extent, kloop.kind, body))
-        entry[name] = False
-        return seq([*pre, loop]), entry
+        after = after_loop(kloop, entry, held_out)
+        after[name] = False
+        return seq([*pre, loop]), after
 
     def reload_tiles(self, c: CBDesc, m0, n0, sm: int, sn: int, like) -> list[tirx.Stmt]:
         """copy_tile of C's sub-block (m0, n0, sm x sn) into DST tiles i * sn + j."""
@@ -476,8 +481,9 @@ class _Inserter:
         if entry != held_in:
             body, held_out = run(dict(entry))
         extra = sorted(set(held_out) - set(entry))
-        body = seq([body, *(self.pop(n, loop) for n in extra)])
-        return keep_span(loop, tirx.For(loop.loop_var, loop.min, loop.extent, loop.kind, body)), dict(entry)
+        body = seq([body, *(self.pop(n, held_out[n], loop) for n in extra)])
+        new = keep_span(loop, tirx.For(loop.loop_var, loop.min, loop.extent, loop.kind, body))
+        return new, after_loop(loop, entry, held_out)
 
     def expand_mma_stmt(self, stmt, held):
         stmts = list(stmt.seq) if isinstance(stmt, tirx.SeqStmt) else [stmt]
@@ -590,6 +596,15 @@ class _Inserter:
         return serial("o", outer, one, like=stmt)
 
 
+def after_loop(loop: tirx.For, entry: dict, held_out: dict) -> dict:
+    """Held state after a loop whose iterations start in ``entry`` and end in ``held_out``: that of
+    the last iteration when the loop surely runs, else the entry state (it may not run at all)."""
+    extent = const_int(loop.extent)
+    if extent is not None and extent >= 1:
+        return {n: held_out[n] for n in entry}
+    return dict(entry)
+
+
 def _calls(stmt) -> list[tirx.Evaluate]:
     out = []
     tirx.stmt_functor.post_order_visit(stmt, lambda n: out.append(n) if isinstance(n, tirx.Evaluate) else None)
@@ -610,7 +625,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
                 return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, rewrite(stmt.body)))
             body, held = inserter.process(stmt.body, {SCALER: False} if scaler else {})
             held.pop(SCALER, None)
-            body = seq([body, *(inserter.pop(n, stmt) for n in sorted(held))])
+            body = seq([body, *(inserter.pop(n, held[n], stmt) for n in sorted(held))])
             return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, body))
         return stmt
 
