@@ -17,7 +17,7 @@ TIR:
   flash attention's ``acc_o += P @ V``) has attribute value 1: C is reloaded into DST.
 - ``for i, j in T.Parallel(..): X[i, j] = expr`` → ``tt.tile.eltwise(X, i, j, expr)`` where
   ``expr`` reads whole blocks ``A[i, j]``, per-row vectors ``v[i]``, per-column vectors ``v[j]`` and
-  scalars with + - * /, max/min, exp, exp2, log, sqrt, rsqrt, sigmoid, tanh, abs and casts.
+  scalars with + - * /, max/min, exp, exp2, log, sqrt, rsqrt, sigmoid, tanh, erf, abs and casts.
 - ``T.fill(X, v)``/``T.clear(X)`` of a block no gemm accumulates into, and on-chip
   ``T.copy(X, Y)`` (a copy or cast) → ``tt.tile.eltwise``.
 - ``T.reduce_sum/max(X, v, dim)`` → ``tt.tile.reduce("sum"|"max", X, v, dim, clear)``.
@@ -57,13 +57,14 @@ PASS = "LowerTTTileIntrinsics"
 SUPPORTED = (
     "T.copy, T.clear/T.fill, T.gemm, T.reduce_sum/T.reduce_max, and T.Parallel stores whose value combines "
     "block elements X[i, j], per-row vectors v[i], per-column vectors v[j] and constants with + - * /, "
-    "T.max/T.min, T.exp, T.exp2, T.log, T.sqrt, T.rsqrt, T.sigmoid, T.tanh, T.abs and casts"
+    "T.max/T.min, T.exp, T.exp2, T.log, T.sqrt, T.rsqrt, T.sigmoid, T.tanh, T.erf, T.abs and casts"
 )
 UNARY_CALLS = {
     "tirx.exp": "exp", "tirx.exp2": "exp2", "tirx.log": "log", "tirx.sqrt": "sqrt", "tirx.rsqrt": "rsqrt",
-    "tirx.sigmoid": "sigmoid", "tirx.tanh": "tanh", "tirx.fabs": "abs",
+    "tirx.sigmoid": "sigmoid", "tirx.tanh": "tanh", "tirx.erf": "erf", "tirx.fabs": "abs",
 }
 BINARY_NODES = (tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, tirx.Max, tirx.Min)
+COMPUTE_DTYPES = ("bfloat16", "float32")  # DST holds floats: integer tiles would lose bits above 2^24
 
 
 def sub_block(bmt: int, bnt: int, budget: int) -> tuple[int, int]:
@@ -88,6 +89,14 @@ class _Lowerer:
         self.cbs = cbs
         self.fp32 = any(d["data_format"] == "Float32" for d in cbs.values())
 
+    def check_compute_dtypes(self, node, buffers) -> None:
+        """Compute runs on float tiles in DST; an integer block would come back rounded."""
+        for buf in buffers:
+            if str(buf.dtype) not in COMPUTE_DTYPES:
+                raise error(PASS, self.func, node, f"unsupported compute on `{buf.name}` ({buf.dtype})",
+                            f"tile math in DST is {' or '.join(COMPUTE_DTYPES)} only: compute in those dtypes; "
+                            "integer tensors can only be copied between DRAM and on-chip blocks")
+
     # -- gemm --------------------------------------------------------------------------------
     def gemm_parts(self, node):
         args = node.value.args
@@ -98,6 +107,7 @@ class _Lowerer:
         if not all(r is not None and is_cb_buffer(r.buffer) and len(r.buffer.shape) == 2 for r in (a, b, c)):
             raise error(PASS, self.func, node, "T.gemm operands must be 2-D shared/fragment blocks",
                         "copy A and B blocks with T.copy into T.alloc_shared buffers first")
+        self.check_compute_dtypes(node, (a.buffer, b.buffer, c.buffer))
         return a, b, c, bool(args[4])
 
     def is_gemm_into(self, node, acc: tirx.Buffer) -> bool:
@@ -281,6 +291,10 @@ class _Lowerer:
             self.check_access(store, store, i, j)
             self.check_extents(store, store.buffer, [lp.extent for lp in loops])
             self.check_expr(store, store.value, i, j)
+            loads = []
+            tirx.stmt_functor.post_order_visit(
+                store.value, lambda n: loads.append(n.buffer) if isinstance(n, tirx.BufferLoad) else None)
+            self.check_compute_dtypes(store, [store.buffer, *loads])
             out.append(evaluate(Intrin.TILE_ELTWISE, store.buffer.data, i if i is not None else 0,
                                 j if j is not None else 0, store.value, like=store))
         return seq(out)
@@ -315,6 +329,7 @@ class _Lowerer:
         if list(src.buffer.shape) != list(dst.buffer.shape) or self.block_kind(src.buffer) != self.block_kind(dst.buffer):
             raise error(PASS, self.func, node, f"T.copy from `{src.buffer.name}` to `{dst.buffer.name}` changes the block shape",
                         "copy between on-chip blocks of the same shape")
+        self.check_compute_dtypes(node, (src.buffer, dst.buffer))
         return self.eltwise_from(node, dst.buffer, lambda i, j: tirx.Cast(str(dst.buffer.dtype), self.load(src.buffer, i, j)))
 
     def lower_fill(self, node) -> tirx.Stmt:
@@ -324,6 +339,7 @@ class _Lowerer:
         value = float_constant(node.value.args[1])
         if value is None:
             raise error(PASS, self.func, node, "T.fill with a non-constant value", "fill with a constant")
+        self.check_compute_dtypes(node, (region.buffer,))
         return self.eltwise_from(node, region.buffer, lambda i, j: tirx.FloatImm("float32", value))
 
     def lower_reduce(self, node) -> tirx.Stmt:
@@ -332,6 +348,7 @@ class _Lowerer:
         kind, dim, clear = args[2].value, int(args[3]), bool(args[4])
         if kind not in ("sum", "max"):
             raise error(PASS, self.func, node, f"T.reduce_{kind} is not supported", "use T.reduce_sum or T.reduce_max")
+        self.check_compute_dtypes(node, (src.buffer, dst.buffer))
         if len(src.buffer.shape) != 2 or self.block_kind(src.buffer) != "":
             raise error(PASS, self.func, node, "T.reduce needs a 2-D block as its source", "reduce a (rows, cols) block")
         dim = dim % 2
