@@ -73,6 +73,7 @@ UNARY_HEADERS = {
     "rsqrt": "api/compute/eltwise_unary/rsqrt.h", "recip": "api/compute/eltwise_unary/recip.h",
     "relu": "api/compute/eltwise_unary/relu.h", "sigmoid": "api/compute/compute_kernel_api.h",
     "tanh": "api/compute/compute_kernel_api.h", "abs": "api/compute/compute_kernel_api.h",
+    "erf": "api/compute/eltwise_unary/erf_erfc.h", "gelu": "api/compute/eltwise_unary/gelu.h",
     "fill": "api/compute/eltwise_unary/fill.h", "binop_with_scalar": "api/compute/eltwise_unary/binop_with_scalar.h",
 }
 SFPU_BINARY_HEADER = "api/compute/eltwise_binary_sfpu.h"
@@ -81,11 +82,16 @@ SFPU_BINARY_FUNCS = {"add": "add_binary_tile", "sub": "sub_binary_tile", "mul": 
                      "div": "div_binary_tile", "max": "binary_max_tile", "min": "binary_min_tile"}
 
 
+# Unary ops whose header defaults to the fast approximation (fast_and_approx = true): the precise
+# form, as compute_config's math_approx_mode is false.
+PRECISE_TEMPLATE = {"erf": "<false>", "gelu": "<false>"}
+
+
 def _sfpu_init(args, raw):
     name = _value(raw[0])
     if name.endswith("_binary"):
         return f"{SFPU_BINARY_FUNCS[name[: -len('_binary')]]}_init()"
-    return f"{name}_tile_init()"
+    return f"{name}_tile_init{PRECISE_TEMPLATE.get(name, '')}()"
 
 
 def _sfpu_init_header(raw):
@@ -96,7 +102,8 @@ def _sfpu_init_header(raw):
 
 
 def _sfpu_unary(args, raw):
-    return f"{_value(raw[0])}_tile({args[1]})"
+    name = _value(raw[0])
+    return f"{name}_tile{PRECISE_TEMPLATE.get(name, '')}({args[1]})"
 
 
 def _sfpu_scalar(args, raw):

@@ -22,7 +22,8 @@ Ops become DST code:
   expression is compiled per tile into DST: ``copy_tile`` of block operands, ``unary_bcast`` of
   per-row/per-column vectors, ``fill_tile`` of constants, SFPU unary ops, ops with a scalar
   (``mul_unary_tile``…) and SFPU binary ops, with registers allocated per tile and as many tiles
-  per acquire as the DST budget holds.
+  per acquire as the DST budget holds. The exact GELU ``0.5 * x * (1 + erf(x / sqrt(2)))``, in any
+  association of its products, is one ``gelu_tile``.
 - ``tt.tile.reduce``: ``reduce_tile`` with the scaler CB, one result tile per acquire, combined
   with the old value (``binary_max_tile``/``add_binary_tile``) when the reduce does not clear.
 Each op's init is emitted where the engine configuration changes, unless InsertComputeInitTT
@@ -42,10 +43,11 @@ hoisted the kernel's only one.
 
 from __future__ import annotations
 
+import math
 import struct
 
 import tilelang  # noqa: F401
-from tvm import arith, tirx
+from tvm import arith, ir, tirx
 
 from tilelang_tt.attrs import AccumulateMode, Attr, CBDesc, Intrin, KernelRole, get
 from tilelang_tt.passes.build_tile_dfg_tt import SCALER, compute_accesses
@@ -85,6 +87,65 @@ def _strip(e):
     return e
 
 
+def _factors(e) -> tuple[float, list]:
+    """A product as (constant coefficient, other factors): Mul trees flattened, a division by a
+    constant folded into the coefficient, casts dropped."""
+    e = _strip(e)
+    c = _constant(e)
+    if c is not None:
+        return c, []
+    if isinstance(e, tirx.Mul):
+        (ca, fa), (cb, fb) = _factors(e.a), _factors(e.b)
+        return ca * cb, fa + fb
+    divisor = _constant(e.b) if isinstance(e, tirx.Div) else None
+    if divisor:
+        ca, fa = _factors(e.a)
+        return ca / divisor, fa
+    return 1.0, [e]
+
+
+def _same(a, b) -> bool:
+    """Structural equality of element-wise expressions, casts ignored (DST computes at one precision)."""
+    a, b = _strip(a), _strip(b)
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, tirx.BufferLoad):
+        return a.buffer.same_as(b.buffer) and ir.structural_equal(list(a.indices), list(b.indices))
+    if isinstance(a, (tirx.IntImm, tirx.FloatImm)):
+        return float(a.value) == float(b.value)
+    if isinstance(a, tirx.Call):
+        return a.op.same_as(b.op) and len(a.args) == len(b.args) and all(map(_same, a.args, b.args))
+    return isinstance(a, tuple(SFPU_BINARY)) and _same(a.a, b.a) and _same(a.b, b.b)
+
+
+# A constant written in bfloat16 (8 significant bits) still names the GELU constants.
+GELU_CONSTANT_TOLERANCE = 2.0 ** -8
+
+
+def _near(value: float, target: float) -> bool:
+    return abs(value - target) <= abs(target) * GELU_CONSTANT_TOLERANCE
+
+
+def gelu_operand(e):
+    """x when ``e`` is the exact GELU ``0.5 * x * (1 + erf(x / sqrt(2)))`` (products in any
+    association, the division as a multiplication by 1/sqrt(2)), else None."""
+    coefficient, factors = _factors(e)
+    if len(factors) != 2 or not _near(coefficient, 0.5):
+        return None
+    for x, one_plus in (factors, factors[::-1]):
+        one_plus = _strip(one_plus)
+        if not isinstance(one_plus, tirx.Add):
+            continue
+        for one, erf in ((one_plus.a, one_plus.b), (one_plus.b, one_plus.a)):
+            erf = _strip(erf)
+            if _constant(one) != 1.0 or not (isinstance(erf, tirx.Call) and erf.op.same_as(ir.Op.get("tirx.erf"))):
+                continue
+            scale, inner = _factors(erf.args[0])
+            if len(inner) == 1 and _near(scale, 1.0 / math.sqrt(2.0)) and _same(inner[0], x):
+                return x
+    return None
+
+
 def float_bits(value: float) -> int:
     """IEEE-754 bits of a float32, as the SFPU scalar ops take their parameter."""
     return struct.unpack("<I", struct.pack("<f", value))[0]
@@ -119,6 +180,9 @@ class _TileProgram:
         e = _strip(e)
         if isinstance(e, tirx.BufferLoad) or _constant(e) is not None or self.fpu_operands(e) is not None:
             return 1
+        gelu = gelu_operand(e)
+        if gelu is not None:
+            return self.need(gelu)
         if isinstance(e, tirx.Call):
             return self.need(e.args[0])
         ca, cb = _constant(e.a), _constant(e.b)
@@ -161,6 +225,11 @@ class _TileProgram:
         if c is not None:
             self.sfpu("fill", lambda tg, tl: evaluate(Intrin.FILL_TILE, self.slot(tl, base),
                                                       tirx.FloatImm("float32", c), like=like))
+            return
+        gelu = gelu_operand(e)
+        if gelu is not None:
+            self.compile(gelu, base)
+            self.sfpu("gelu", lambda tg, tl: evaluate(Intrin.SFPU_UNARY, "gelu", self.slot(tl, base), like=like))
             return
         if isinstance(e, tirx.Call):
             name = UNARY_CALLS[e.op.name]
