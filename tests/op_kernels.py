@@ -7,7 +7,10 @@ import tilelang.language as T
 
 UNARY = {
     "exp": T.exp, "exp2": T.exp2, "log": T.log, "sqrt": T.sqrt, "rsqrt": T.rsqrt, "sigmoid": T.sigmoid,
-    "tanh": T.tanh, "abs": T.abs,
+    "tanh": T.tanh, "abs": T.abs, "erf": T.erf,
+    "gelu": lambda x: 0.5 * x * (1.0 + T.erf(x * 0.7071067811865476)),  # exact GELU: one gelu_tile
+    "gelu_div": lambda x: x * 0.5 * (1.0 + T.erf(x / 1.4142135623730951)),  # the same, written differently
+    "gelu_tanh": lambda x: 0.5 * x * (1.0 + T.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))),
     "relu": lambda x: T.max(x, 0),
     "neg": lambda x: -x,
     "square": lambda x: x * x,
@@ -135,6 +138,25 @@ def broadcast(kind, M, N, bm, bn, dtype="bfloat16"):
     return main
 
 
+def overwritten_in_loop(M, N, bm, bn, dtype="float32"):
+    """A block written twice per pipelined step, the first value never read (a dead store)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(1, T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bm, bn), dtype)
+            C_l = T.alloc_fragment((bm, bn), dtype)
+            for k in T.Pipelined(T.ceildiv(N, bn), num_stages=2):
+                T.copy(A[by * bm, k * bn], A_s)
+                for i, j in T.Parallel(bm, bn):
+                    C_l[i, j] = A_s[i, j] * 2.0
+                for i, j in T.Parallel(bm, bn):
+                    C_l[i, j] = A_s[i, j] + 1.0
+                T.copy(C_l, C[by * bm, k * bn])
+
+    return main
+
+
 def cast(M, N, bm, bn, src="bfloat16", dst="float32"):
     @T.prim_func
     def main(A: T.Tensor((M, N), src), C: T.Tensor((M, N), dst)):
@@ -193,20 +215,60 @@ def reduce(kind, dim, M, N, bm, bn, dtype="bfloat16"):
 
 def row_sum_over_k(M, N, bm, bk):
     """A reduction carried across a K-like loop: row sums of an (M, N) matrix in column blocks."""
+    return reduce_over_k("sum", 1, M, N, bm, bk)
+
+
+def reduce_over_k(kind, dim, M, N, b, bk, acc_dtype="float32"):
+    """T.reduce_sum/max with clear=False carried across a pipelined loop over the reduced extent:
+    per row (dim=1: (b, bk) blocks along N, out (M, 1)) or per column (dim=0: (bk, b) blocks
+    along M, out (1, N))."""
+    start = 0.0 if kind == "sum" else -T.infinity("float32")
+    reduce_op = T.reduce_sum if kind == "sum" else T.reduce_max
+    if dim == 1:
+        @T.prim_func
+        def main(A: T.Tensor((M, N), "bfloat16"), R: T.Tensor((M, 1), acc_dtype)):
+            with T.Kernel(1, T.ceildiv(M, b), threads=128) as (bx, by):
+                A_s = T.alloc_shared((b, bk), "bfloat16")
+                acc = T.alloc_fragment((b,), acc_dtype)
+                out = T.alloc_fragment((b, 1), acc_dtype)
+                T.fill(acc, start)
+                for k in T.Pipelined(T.ceildiv(N, bk), num_stages=2):
+                    T.copy(A[by * b, k * bk], A_s)
+                    reduce_op(A_s, acc, dim=1, clear=False)
+                for i in T.Parallel(b):
+                    out[i, 0] = acc[i]
+                T.copy(out, R[by * b, 0])
+    else:
+        @T.prim_func
+        def main(A: T.Tensor((M, N), "bfloat16"), R: T.Tensor((1, N), acc_dtype)):
+            with T.Kernel(T.ceildiv(N, b), 1, threads=128) as (bx, by):
+                A_s = T.alloc_shared((bk, b), "bfloat16")
+                acc = T.alloc_fragment((b,), acc_dtype)
+                out = T.alloc_fragment((1, b), acc_dtype)
+                T.fill(acc, start)
+                for k in T.Pipelined(T.ceildiv(M, bk), num_stages=2):
+                    T.copy(A[k * bk, bx * b], A_s)
+                    reduce_op(A_s, acc, dim=0, clear=False)
+                for j in T.Parallel(b):
+                    out[0, j] = acc[j]
+                T.copy(out, R[0, bx * b])
+    return main
+
+
+def exp_minus_row_max(M, N, bm, dtype="bfloat16"):
+    """exp(x - m) with m the per-row max: a reduction broadcast back over its rows, alone."""
 
     @T.prim_func
-    def main(A: T.Tensor((M, N), "bfloat16"), R: T.Tensor((M, 1), "float32")):
+    def main(X: T.Tensor((M, N), dtype), Y: T.Tensor((M, N), dtype)):
         with T.Kernel(1, T.ceildiv(M, bm), threads=128) as (bx, by):
-            A_s = T.alloc_shared((bm, bk), "bfloat16")
-            acc = T.alloc_fragment((bm,), "float32")
-            out = T.alloc_fragment((bm, 1), "float32")
-            T.fill(acc, 0)
-            for k in T.Pipelined(T.ceildiv(N, bk), num_stages=2):
-                T.copy(A[by * bm, k * bk], A_s)
-                T.reduce_sum(A_s, acc, dim=1, clear=False)
-            for i in T.Parallel(bm):
-                out[i, 0] = acc[i]
-            T.copy(out, R[by * bm, 0])
+            x = T.alloc_shared((bm, N), dtype)
+            m = T.alloc_fragment((bm,), "float32")
+            y = T.alloc_fragment((bm, N), "float32")
+            T.copy(X[by * bm, 0], x)
+            T.reduce_max(x, m, dim=1)
+            for i, j in T.Parallel(bm, N):
+                y[i, j] = T.exp(x[i, j] - m[i])
+            T.copy(y, Y[by * bm, 0])
 
     return main
 

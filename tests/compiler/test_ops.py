@@ -1,8 +1,9 @@
 """Issue 4's op breadth: each kernel runs on the emulator and matches torch.
 
 Tolerances: outputs are bfloat16 unless stated (half an ulp: 2^-8 relative); SFPU transcendental
-ops are compared at 2^-6 relative to the output range (the emulator evaluates them in fp32 and
-rounds on pack, as an exact SFPU would; hardware approximations differ by more, not modelled).
+ops (GELU and erf too) are compared at 2^-6 relative to the output range (the emulator evaluates
+them in fp32 and rounds on pack, as an exact SFPU would; hardware approximations differ by more,
+not modelled).
 """
 
 import pytest
@@ -35,6 +36,8 @@ UNARY_REF = {
     "exp": torch.exp, "exp2": torch.exp2, "log": torch.log, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt,
     "sigmoid": torch.sigmoid, "tanh": torch.tanh, "abs": torch.abs, "relu": torch.relu, "neg": torch.neg,
     "square": torch.square, "reciprocal": torch.reciprocal, "scale": lambda x: x * 0.25, "shift": lambda x: x + 1.5,
+    "erf": torch.erf, "gelu": torch.nn.functional.gelu, "gelu_div": torch.nn.functional.gelu,
+    "gelu_tanh": lambda x: torch.nn.functional.gelu(x, approximate="tanh"),
 }
 POSITIVE = {"log", "sqrt", "rsqrt", "reciprocal"}
 
@@ -44,6 +47,14 @@ def test_unary(op):
     x = bf16(M, N, seed=1, positive=op in POSITIVE)
     out, _ = run(K.unary(op, M, N, 32, 64), x)
     assert_close(out, UNARY_REF[op](x.float()), 2.0 ** -6)
+
+
+@pytest.mark.parametrize("op", ["gelu", "gelu_div"])
+def test_exact_gelu_is_one_sfpu_op(op):
+    """0.5 * x * (1 + erf(x / sqrt(2))), however its products associate, is one precise gelu_tile."""
+    compute = tilelang_tt.compile(K.unary(op, M, N, 32, 64)).sources["compute.cpp"]
+    assert "gelu_tile_init<false>();" in compute and "gelu_tile<false>(t);" in compute
+    assert "erf_tile" not in compute and "mul_unary_tile" not in compute
 
 
 @pytest.mark.parametrize("op,ref", [("maximum", torch.maximum), ("minimum", torch.minimum),
@@ -81,10 +92,31 @@ def test_broadcast(kind):
     assert_close(out, ref, 2.0 ** -7)
 
 
+def test_dead_store_in_a_loop():
+    """The first value of C_l is never read: compute still waits for it before popping it."""
+    a = torch.randn(64, 192, generator=torch.Generator().manual_seed(30))
+    out, _ = run(K.overwritten_in_loop(64, 192, 32, 64), a)
+    assert torch.equal(out, a + 1.0)  # fp32 throughout: the one rounding torch does too
+
+
+def test_integer_compute_is_a_compile_error():
+    """DST holds floats: int32 math would silently lose bits above 2^24, so it is refused."""
+    with pytest.raises(tilelang_tt.TTCompileError, match=r"unsupported compute on `C_l` \(int32\)") as info:
+        tilelang_tt.compile(K.binary("maximum", M, N, 32, 64, dtype="int32"))
+    assert info.value.pass_name == "LowerTTTileIntrinsics" and info.value.location is not None
+
+
 def test_cast_bf16_to_fp32_is_exact():
     a = bf16(M, N, seed=9)
     out, _ = run(K.cast(M, N, 32, 64), a)
     assert torch.equal(out, a.float())
+
+
+def test_cast_fp32_to_bf16_rounds_to_nearest_even():
+    a = torch.randn(M, N, generator=torch.Generator().manual_seed(26))
+    artifacts = tilelang_tt.compile(K.cast(M, N, 32, 64, src="float32", dst="bfloat16"))
+    out = artifacts.run(a)
+    assert out.dtype == torch.bfloat16 and torch.equal(out, a.to(torch.bfloat16))  # torch rounds RNE too
 
 
 def test_fill():
@@ -101,10 +133,21 @@ def test_reduce(kind, dim):
     assert_close(out, ref, 2.0 ** -12)  # fp32 output: only summation order differs
 
 
-def test_reduction_carried_across_k_loop():
-    a = bf16(M, 256, seed=11)
-    out, _ = run(K.row_sum_over_k(M, 256, 32, 64), a)
-    assert_close(out, a.float().sum(1, keepdim=True), 2.0 ** -12)
+@pytest.mark.parametrize("kind,dim", [("sum", 1), ("max", 1), ("sum", 0), ("max", 0)])
+def test_reduction_carried_across_k_loop(kind, dim):
+    """Row and column sums and maxima accumulated over a pipelined loop (clear=False)."""
+    a = bf16(128, 256, seed=11)
+    out, _ = run(K.reduce_over_k(kind, dim, 128, 256, 32, 64), a)
+    if kind == "max":
+        assert torch.equal(out, a.float().amax(dim, keepdim=True))  # exact: max of bf16 values
+    else:
+        assert_close(out, a.float().sum(dim, keepdim=True), 2.0 ** -12)  # fp32: summation order only
+
+
+def test_exp_minus_row_max():
+    x = bf16(M, N, seed=27)
+    out, _ = run(K.exp_minus_row_max(M, N, 32), x)
+    assert_close(out, torch.exp(x.float() - x.float().amax(1, keepdim=True)), 2.0 ** -7)  # values in (0, 1]
 
 
 def test_softmax():
@@ -133,7 +176,7 @@ def test_gemm_bias_relu():
     assert_close(out, torch.relu(a.float() @ b.float() + bias.float()), 2.0 ** -7)
 
 
-@pytest.mark.parametrize("seq_len,dim", [(256, 64), (512, 128), (1024, 64)])
+@pytest.mark.parametrize("seq_len,dim", [(256, 64), (1024, 64), (256, 128), (512, 128), (1024, 128)])
 def test_flash_attention(seq_len, dim):
     q, k, v = (bf16(seq_len, dim, seed=s) for s in (21, 22, 23))
     out, _ = run(K.flash_attention(seq_len, dim), q, k, v)
@@ -148,3 +191,23 @@ def test_dst_budget_processes_full_acquires():
     assert_close(out, torch.relu(a.float() + b.float()), 2.0 ** -7)
     totals = artifacts.last_counters["total"]
     assert totals["dst_acquires"] == (128 * 256 // 1024) // 8  # bf16 half-sync budget: 8 tiles per acquire
+    assert compute_config(artifacts)["fp32_dest_acc_en"] is False
+
+
+def compute_config(artifacts) -> dict:
+    (compute,) = [k for k in artifacts.plan["kernels"] if k["role"] == "compute"]
+    return compute
+
+
+def test_fp32_blocks_use_the_fp32_dst_budget():
+    """Float32 blocks enable fp32 DST accumulation, which halves DST: 4 tiles per acquire."""
+    a, b = (torch.randn(64, 256, generator=torch.Generator().manual_seed(s)) for s in (28, 29))
+    out, artifacts = run(K.relu_add(64, 256, 64, 256, dtype="float32"), a, b)
+    assert torch.equal(out, torch.relu(a + b))  # fp32 throughout: one fp32 rounding, as torch
+    assert compute_config(artifacts)["fp32_dest_acc_en"] is True
+    assert artifacts.last_counters["total"]["dst_acquires"] == (64 * 256 // 1024) // 4
+
+
+def test_fp32_accumulator_enables_fp32_dest_acc():
+    artifacts = tilelang_tt.compile(K.gemm_bias_relu(64, 128, 96, 32, 64, 32))  # bf16 operands, fp32 C_l
+    assert compute_config(artifacts)["fp32_dest_acc_en"] is True
