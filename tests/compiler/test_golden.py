@@ -1,5 +1,6 @@
 """Golden generated sources for the two examples and one representative per op family (reduction,
-GEMM epilogue, flash attention, SFPU unary, broadcast): any change to generated code shows up here.
+norm, GEMM epilogue, flash attention, SFPU unary, broadcast, type conversion): any change to
+generated code shows up here.
 
 Regenerate with ``TILELANG_TT_UPDATE_GOLDEN=1 make test`` after reviewing the difference.
 """
@@ -36,6 +37,8 @@ def op_artifacts(name: str):
         "flash_attention": lambda: K.flash_attention(256, 64),
         "unary_exp": lambda: K.unary("exp", 64, 128, 32, 64),
         "broadcast_row": lambda: K.broadcast("row", 64, 128, 32, 64),
+        "rmsnorm": lambda: K.rmsnorm(64, 128, 32),
+        "cast_fp32_bf16": lambda: K.cast(64, 128, 32, 64, src="float32", dst="bfloat16"),
     }
     import tilelang_tt
 
@@ -44,7 +47,7 @@ def op_artifacts(name: str):
 
 CASES = {"eltwise_add": example_artifacts, "gemm": example_artifacts, "softmax": op_artifacts,
          "gemm_bias_relu": op_artifacts, "flash_attention": op_artifacts, "unary_exp": op_artifacts,
-         "broadcast_row": op_artifacts}
+         "broadcast_row": op_artifacts, "rmsnorm": op_artifacts, "cast_fp32_bf16": op_artifacts}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
