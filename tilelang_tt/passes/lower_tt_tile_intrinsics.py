@@ -209,13 +209,26 @@ class _Lowerer:
                 j = i + 1
                 while j < len(stmts) and contains(stmts[j], lambda n: self.is_gemm_into(n, acc)):
                     j += 1
-                if j > i + 1:
+                if j > i + 1 and self.accumulates_alone(stmts[i + 1:j], acc):
                     out.append(self.lower_accumulation(stmts[i + 1:j], acc, s, reload=False))
                     i = j
                     continue
             out.append(self.visit(s))
             i += 1
         return out
+
+    def accumulates_alone(self, stmts: list[tirx.Stmt], acc: tirx.Buffer) -> bool:
+        """Whether ``stmts`` only read blocks and gemm into ``acc``, so ``acc`` can stay in DST over
+        all of them. Any other compute between K steps (a rescale of ``acc``, a block computed for
+        the gemm, another accumulator) needs DST itself: ``acc`` is then a block every gemm reloads."""
+        def alone(s) -> bool:
+            if isinstance(s, tirx.SeqStmt):
+                return all(alone(x) for x in s.seq)
+            if isinstance(s, tirx.For):
+                return s.kind != tirx.ForKind.PARALLEL and alone(s.body)
+            return isinstance(s, tirx.Bind) or self.is_gemm_into(s, acc) or stmt_intrin(s) == Intrin.READ_TO_CB
+
+        return all(alone(s) for s in stmts)
 
     def cleared_block(self, s) -> tirx.Buffer | None:
         """The block a ``T.clear``/``T.fill(.., 0)`` statement zeroes, if it is one."""
