@@ -371,6 +371,34 @@ def gemm_bias_relu(M, N, K, bm, bn, bk, dtype="bfloat16"):
     return main
 
 
+def gemm_with_loop_compute(kind, M, N, K, bm, bn, bk, dtype="bfloat16"):
+    """T.clear(C) then a K loop that computes more than T.gemm: "rescale" halves C before each gemm
+    (C = sum_k 2^(k + 1 - K/bk) A_k B_k), "scaled_a" feeds the gemm 2 * A_k computed in the loop."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bm, bk), dtype)
+            A2 = T.alloc_fragment((bm, bk), dtype)
+            B_s = T.alloc_shared((bk, bn), dtype)
+            C_l = T.alloc_fragment((bm, bn), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
+                T.copy(A[by * bm, k * bk], A_s)
+                T.copy(B[k * bk, bx * bn], B_s)
+                if kind == "rescale":
+                    for i, j in T.Parallel(bm, bn):
+                        C_l[i, j] = C_l[i, j] * 0.5
+                    T.gemm(A_s, B_s, C_l)
+                else:
+                    for i, j in T.Parallel(bm, bk):
+                        A2[i, j] = A_s[i, j] * 2.0
+                    T.gemm(A2, B_s, C_l)
+            T.copy(C_l, C[by * bm, bx * bn])
+
+    return main
+
+
 def flash_attention(seq_len, dim, bm=64, bn=64, dtype="bfloat16"):
     """Forward attention for one head: online softmax over K/V blocks (the TileLang example's form)."""
     scale = (1.0 / dim) ** 0.5

@@ -176,6 +176,22 @@ def test_gemm_bias_relu():
     assert_close(out, torch.relu(a.float() @ b.float() + bias.float()), 2.0 ** -7)
 
 
+@pytest.mark.parametrize("kind", ["rescale", "scaled_a"])
+def test_gemm_with_compute_between_k_steps(kind):
+    """A K loop that rescales the accumulator, or computes the gemm's A block, between steps: the
+    accumulator cannot stay in DST across the loop, so every gemm reloads it (was: the other
+    compute silently dropped)."""
+    a, b = bf16(64, 128, seed=31), bf16(128, 96, seed=32)
+    out, _ = run(K.gemm_with_loop_compute(kind, 64, 96, 128, 32, 32, 32), a, b)
+    ref = torch.zeros(64, 96, dtype=torch.float64)
+    for k in range(4):
+        step = a.double()[:, 32 * k:32 * k + 32] @ b.double()[32 * k:32 * k + 32]
+        ref = ref * 0.5 + step if kind == "rescale" else ref + 2 * step
+    # fp32 accumulation in DST and fp32 output: K * 2^-24 of the magnitudes summed (scaled by <= 2)
+    bound = 128 * 2.0 ** -24 * 2 * (a.double().abs() @ b.double().abs())
+    assert ((out.double() - ref).abs() <= bound).all()
+
+
 @pytest.mark.parametrize("seq_len,dim", [(256, 64), (1024, 64), (256, 128), (512, 128), (1024, 128)])
 def test_flash_attention(seq_len, dim):
     q, k, v = (bf16(seq_len, dim, seed=s) for s in (21, 22, 23))
