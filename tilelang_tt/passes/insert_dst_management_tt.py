@@ -190,7 +190,9 @@ class _TileProgram:
             return self.need(e.b if ca is not None else e.a)
         if isinstance(e, tirx.Max) and (ca == 0.0 or cb == 0.0):
             return self.need(e.b if ca is not None else e.a)
-        return max(self.need(e.a), self.need(e.b) + 1)
+        need_a, need_b = self.need(e.a), self.need(e.b)
+        # the operand needing more registers is computed first (Sethi-Ullman)
+        return max(need_a, need_b + 1) if need_a >= need_b else max(need_b, need_a + 1)
 
     def slot(self, tl, base):
         return self.ins.analyzer.simplify(tl * self.spt + base)
@@ -261,10 +263,11 @@ class _TileProgram:
                                                                    like=like))
             return
         op = SFPU_BINARY[type(e)]
-        self.compile(e.a, base)
-        self.compile(e.b, base + 1)
-        self.sfpu(f"{op}_binary", lambda tg, tl: evaluate(Intrin.SFPU_BINARY, op, self.slot(tl, base),
-                                                          self.slot(tl, base + 1), self.slot(tl, base), like=like))
+        slot_a, slot_b = (base + 1, base) if self.need(e.b) > self.need(e.a) else (base, base + 1)
+        for operand, slot in sorted([(e.a, slot_a), (e.b, slot_b)], key=lambda x: x[1]):
+            self.compile(operand, slot)
+        self.sfpu(f"{op}_binary", lambda tg, tl: evaluate(Intrin.SFPU_BINARY, op, self.slot(tl, slot_a),
+                                                          self.slot(tl, slot_b), self.slot(tl, base), like=like))
 
 
 class _Inserter:
