@@ -224,6 +224,16 @@ def test_fp32_blocks_use_the_fp32_dst_budget():
     assert artifacts.last_counters["total"]["dst_acquires"] == (64 * 256 // 1024) // 4
 
 
+def test_deep_operand_first_fits_the_dst_budget():
+    """Registers are allocated deeper operand first: a right-nested chain needs 2 of the 4 fp32 DST
+    tiles per output tile, so a 4-tile block takes 2 acquires (left to right it needed 6: refused)."""
+    a, b = (torch.randn(64, 128, generator=torch.Generator().manual_seed(s)) for s in (33, 34))
+    out, artifacts = run(K.right_nested(64, 128, 32, 128), a, b)
+    ref = a - (b - (a - (b - (a - torch.exp(b)))))
+    assert_close(out, ref, 2.0 ** -20)  # fp32 DST and output: a few fp32 roundings
+    assert artifacts.last_counters["total"]["dst_acquires"] == (64 * 128 // 1024) // 2
+
+
 def test_fp32_accumulator_enables_fp32_dest_acc():
     artifacts = tilelang_tt.compile(K.gemm_bias_relu(64, 128, 96, 32, 64, 32))  # bf16 operands, fp32 C_l
     assert compute_config(artifacts)["fp32_dest_acc_en"] is True
