@@ -363,7 +363,9 @@ class _Lowerer:
             raise error(PASS, self.func, node, f"T.reduce_{kind} is not supported", "use T.reduce_sum or T.reduce_max")
         self.check_compute_dtypes(node, (src.buffer, dst.buffer))
         if len(src.buffer.shape) != 2 or self.block_kind(src.buffer) != "":
-            raise error(PASS, self.func, node, "T.reduce needs a 2-D block as its source", "reduce a (rows, cols) block")
+            raise error(PASS, self.func, node,
+                        f"T.reduce of `{src.buffer.name}` {[int(d) for d in src.buffer.shape]}: the source is a vector",
+                        "reduce a 2-D block of whole 32x32 tiles (rows and columns both multiples of 32)")
         dim = dim % 2
         want = COL if dim == 1 else ROW
         if self.block_kind(dst.buffer) != want:
