@@ -30,10 +30,10 @@ bf16 rounding. GEMM and sums add ``(n + 2) * 2^-24`` of the magnitude sum (fp32 
 n the number of terms) and one bf16 rounding of the partial sum per accumulation step when the
 partial sums are bfloat16. A case fails when any element is outside its bound or not finite.
 
-Partial blocks: shapes are multiples of the block sizes because blocks that do not divide the
-tensor are work in progress. Every extent is drawn by :func:`extent`; set ``PARTIAL_BLOCKS = True``
-to draw any extent from 1 up (the kernels already use ``T.ceildiv`` and the references do not
-depend on the blocking).
+Partial blocks: every extent is drawn by :func:`extent`, half the time from 1 up (``PARTIAL_BLOCKS``): blocks
+need not divide the tensor nor the tensor be whole tiles (the kernels use ``T.ceildiv`` and the
+references do not depend on the blocking); a kernel whose padding would reach a valid result must
+raise TTCompileError. ``PARTIAL_BLOCKS = False`` draws whole blocks only.
 
 The number of cases and their outcomes are printed in pytest's terminal summary
 (``tests/conftest.py``).
@@ -57,7 +57,7 @@ from hypothesis import strategies as st
 import tilelang_tt
 from tilelang_tt import TTCompileError
 
-PARTIAL_BLOCKS = False  # see the module docstring
+PARTIAL_BLOCKS = True  # see the module docstring
 U_BF16 = 2.0 ** -8
 U_FP32 = 2.0 ** -21
 EPS_ACC = 2.0 ** -24  # fp32 accumulation, per term
@@ -76,18 +76,22 @@ BINARY = ("+", "-", "*", "/", "max", "min")
 # -- strategies ---------------------------------------------------------------------------------
 def extent(draw, block: int, max_blocks: int) -> int:
     """A tensor extent tiled by ``block``: whole blocks, or (PARTIAL_BLOCKS) any extent."""
-    if PARTIAL_BLOCKS:
+    whole = block * draw(st.integers(1, max_blocks))
+    if PARTIAL_BLOCKS and draw(st.booleans()):
         return draw(st.integers(1, max_blocks * block))
-    return block * draw(st.integers(1, max_blocks))
+    return whole
 
 
 def placements():
     """Compile options placing the work: ``grid`` None (the compiler's choice), 1x1, 8x8 or any grid
-    up to 8x8 as (x, y) on Wormhole; now and then Blackhole with a grid up to its 13x10."""
+    up to 8x8 as (x, y) on Wormhole; now and then Blackhole with a grid up to its 13x10; any work
+    partition policy, with or without multicast."""
+    work = {"partition": st.sampled_from(["auto", "contiguous", "row_major", "block"]),
+            "multicast": st.sampled_from(["auto", "off"])}
     wormhole = st.fixed_dictionaries({"grid": st.one_of(st.none(), st.sampled_from([(1, 1), (8, 8)]),
-                                                        st.tuples(st.integers(1, 8), st.integers(1, 8)))})
+                                                        st.tuples(st.integers(1, 8), st.integers(1, 8))), **work})
     blackhole = st.fixed_dictionaries({"arch": st.just("blackhole"),
-                                       "grid": st.tuples(st.integers(1, 13), st.integers(1, 10))})
+                                       "grid": st.tuples(st.integers(1, 13), st.integers(1, 10)), **work})
     return st.one_of(wormhole, wormhole, wormhole, blackhole)
 
 
@@ -174,7 +178,10 @@ def _log(a):
 
 
 def _sqrt(a):
-    return Val(a.v.sqrt(), a.v.sqrt() - (a.v - a.e).clamp(min=0).sqrt())
+    # both sides: once the bound reaches below 0 the lower side is cut at sqrt(0) and the upper
+    # side, sqrt(v + e) - sqrt(v), is the larger one
+    root = a.v.sqrt()
+    return Val(root, torch.maximum(root - (a.v - a.e).clamp(min=0).sqrt(), (a.v + a.e).sqrt() - root))
 
 
 def _rsqrt(a):
