@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 import time
@@ -16,7 +15,7 @@ from tilelang_tt.artifacts import Artifacts
 from tilelang_tt.attrs import Attr, get
 from tilelang_tt.codegen.host import emit_main_cpp
 from tilelang_tt.codegen.kernels import emit_kernel
-from tilelang_tt.codegen.plan import build_plan
+from tilelang_tt.codegen.plan import build_plan, dumps_plan
 from tilelang_tt.env import DUMP_IR, PASS_TIMING, PRINT_IR
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.options import CompileOptions, OptionError
@@ -79,7 +78,7 @@ def compile_prim_func(func: tirx.PrimFunc, options: CompileOptions) -> Artifacts
     plan = build_plan(kernels)
     sources = {f"{role}.cpp": emit_kernel(kernels[role]) for role in ("reader", "compute", "writer")}
     sources["main.cpp"] = emit_main_cpp(plan)
-    sources["tt.plan.json"] = json.dumps(plan, indent=2) + "\n"
+    sources["tt.plan.json"] = dumps_plan(plan)
     return Artifacts(sources=sources, plan=plan, ir_after_pass=tuple(recorder.kept))
 
 

@@ -7,6 +7,8 @@ block coordinates are recovered (``by = block / Bx``, ``bx = block % Bx``).
 
 from __future__ import annotations
 
+import re
+
 import tilelang  # noqa: F401
 from tvm import tirx
 
@@ -180,9 +182,11 @@ class _KernelWriter:
         self.em = body_em
         self.em._depth = 1
         runtime_args = [RuntimeArg.from_dict(d) for d in get(self.func, Attr.RUNTIME_ARGS)]
+        arg_names = []
         for idx, arg in enumerate(runtime_args):
             name = self.em.unique(arg.name)
             self.names[arg.name] = name
+            arg_names.append(name)
             self.em.line(f"const uint32_t {name} = get_arg_val<uint32_t>({idx});")
         cbs = sorted(get(self.func, Attr.CB_DESC).items(), key=lambda kv: kv[1]["index"])
         used_cbs = self.used_cb_indices()
@@ -218,6 +222,10 @@ class _KernelWriter:
                          f"{acc.page_size});")
         self.em.line()
         self.stmt(self.func.body)
+        # every kernel of a program takes the same work arguments; read only those this one uses
+        declared, rest = body_em._lines[:len(arg_names)], body_em._lines[len(arg_names):]
+        text = "\n".join(rest)
+        body_em._lines = [line for line, name in zip(declared, arg_names) if re.search(rf"\b{name}\b", text)] + rest
 
         if self.role in (KernelRole.READER.value, KernelRole.WRITER.value):
             self.headers.add(DATAFLOW_HEADER)

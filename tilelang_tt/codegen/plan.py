@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import tilelang  # noqa: F401
 from tvm import tirx
 
@@ -162,3 +164,20 @@ def mcast_value(what: str, group: list[tuple[int, int]], core: tuple[int, int]):
         "end_x": {"noc_x": list(near)}, "end_y": {"noc_y": list(near)},
         "num_dests": len(group), "receivers": len(group) - 1,
     }[what]
+
+
+def dumps_plan(plan: dict) -> str:
+    """``tt.plan.json`` text: indented, with every array or object that fits in a line of 100
+    characters on one line, so a core's work and arguments read as one row."""
+
+    def render(value, depth: int) -> str:
+        pad, inner = "  " * depth, "  " * (depth + 1)
+        compact = json.dumps(value, separators=(", ", ": "))
+        if not isinstance(value, (list, dict)) or not value or len(pad) + len(compact) <= 100:
+            return compact
+        if isinstance(value, list):
+            return "[\n" + ",\n".join(inner + render(v, depth + 1) for v in value) + "\n" + pad + "]"
+        items = (f"{inner}{json.dumps(k)}: {render(v, depth + 1)}" for k, v in value.items())
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+
+    return render(plan, 0) + "\n"

@@ -8,7 +8,6 @@
 #include "api/compute/reg_api.h"
 
 void kernel_main() {
-    const uint32_t start_id = get_arg_val<uint32_t>(0);
     const uint32_t count = get_arg_val<uint32_t>(1);
 
     constexpr uint32_t cb_A_shared = 0;

@@ -1,5 +1,5 @@
 // Host program for the TileLang kernel "main" (tt-metal 0.81.1 Mesh API).
-// Planned for wormhole_b0, core grid 8x2.
+// Planned for wormhole_b0, core grid 4x4.
 // Usage: main DATA_DIR. Reads <buffer>.bin (row-major) for every input buffer and writes
 // <buffer>.out.bin (row-major) for every output buffer.
 #include <cstddef>
@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
         const uint32_t address_C = device_address(buffer_C);
 
         Program program = CreateProgram();
-        CoreRangeSet cores(std::vector<CoreRange>{CoreRange(CoreCoord{0, 0}, CoreCoord{7, 1})});
+        CoreRangeSet cores(std::vector<CoreRange>{CoreRange(CoreCoord{0, 0}, CoreCoord{3, 3})});
 
         // CB 0 "A_shared": reader -> compute, 16 pages of 2048 B (Float16_b)
         std::map<uint8_t, tt::DataFormat> cb0_formats = {{0, tt::DataFormat::Float16_b}};
@@ -177,54 +177,54 @@ int main(int argc, char** argv) {
         writer_accessor_C.append_to(writer_compile_args);
         KernelHandle writer_kernel = CreateKernel(program, "writer.cpp", cores, DataMovementConfig{.processor = DataMovementProcessor::RISCV_0, .noc = NOC::RISCV_0_default, .compile_args = writer_compile_args});
 
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_A, address_B, 0, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{0, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_C, 0, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_A, address_B, 1, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{1, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_C, 1, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{2, 0}, std::vector<uint32_t>{address_A, address_B, 2, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{2, 0}, std::vector<uint32_t>{2, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{2, 0}, std::vector<uint32_t>{address_C, 2, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{3, 0}, std::vector<uint32_t>{address_A, address_B, 3, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{3, 0}, std::vector<uint32_t>{3, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{3, 0}, std::vector<uint32_t>{address_C, 3, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{4, 0}, std::vector<uint32_t>{address_A, address_B, 4, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{4, 0}, std::vector<uint32_t>{4, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{4, 0}, std::vector<uint32_t>{address_C, 4, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{5, 0}, std::vector<uint32_t>{address_A, address_B, 5, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{5, 0}, std::vector<uint32_t>{5, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{5, 0}, std::vector<uint32_t>{address_C, 5, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{6, 0}, std::vector<uint32_t>{address_A, address_B, 6, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{6, 0}, std::vector<uint32_t>{6, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{6, 0}, std::vector<uint32_t>{address_C, 6, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{7, 0}, std::vector<uint32_t>{address_A, address_B, 7, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{7, 0}, std::vector<uint32_t>{7, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{7, 0}, std::vector<uint32_t>{address_C, 7, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_A, address_B, 8, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{8, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_C, 8, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{address_A, address_B, 9, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{9, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{address_C, 9, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{2, 1}, std::vector<uint32_t>{address_A, address_B, 10, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{2, 1}, std::vector<uint32_t>{10, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{2, 1}, std::vector<uint32_t>{address_C, 10, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{3, 1}, std::vector<uint32_t>{address_A, address_B, 11, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{3, 1}, std::vector<uint32_t>{11, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{3, 1}, std::vector<uint32_t>{address_C, 11, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{4, 1}, std::vector<uint32_t>{address_A, address_B, 12, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{4, 1}, std::vector<uint32_t>{12, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{4, 1}, std::vector<uint32_t>{address_C, 12, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{5, 1}, std::vector<uint32_t>{address_A, address_B, 13, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{5, 1}, std::vector<uint32_t>{13, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{5, 1}, std::vector<uint32_t>{address_C, 13, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{6, 1}, std::vector<uint32_t>{address_A, address_B, 14, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{6, 1}, std::vector<uint32_t>{14, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{6, 1}, std::vector<uint32_t>{address_C, 14, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{7, 1}, std::vector<uint32_t>{address_A, address_B, 15, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{7, 1}, std::vector<uint32_t>{15, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{7, 1}, std::vector<uint32_t>{address_C, 15, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_A, address_B, 0, 1, 1});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{0, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_C, 0, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_A, address_B, 1, 1, 1});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{1, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_C, 1, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{2, 0}, std::vector<uint32_t>{address_A, address_B, 2, 1, 1});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{2, 0}, std::vector<uint32_t>{2, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{2, 0}, std::vector<uint32_t>{address_C, 2, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{3, 0}, std::vector<uint32_t>{address_A, address_B, 3, 1, 1});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{3, 0}, std::vector<uint32_t>{3, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{3, 0}, std::vector<uint32_t>{address_C, 3, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_A, address_B, 4, 1, 1});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{4, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_C, 4, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{address_A, address_B, 5, 1, 1});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{5, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{address_C, 5, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{2, 1}, std::vector<uint32_t>{address_A, address_B, 6, 1, 1});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{2, 1}, std::vector<uint32_t>{6, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{2, 1}, std::vector<uint32_t>{address_C, 6, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{3, 1}, std::vector<uint32_t>{address_A, address_B, 7, 1, 1});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{3, 1}, std::vector<uint32_t>{7, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{3, 1}, std::vector<uint32_t>{address_C, 7, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 2}, std::vector<uint32_t>{address_A, address_B, 8, 1, 1});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 2}, std::vector<uint32_t>{8, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 2}, std::vector<uint32_t>{address_C, 8, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 2}, std::vector<uint32_t>{address_A, address_B, 9, 1, 1});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{1, 2}, std::vector<uint32_t>{9, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{1, 2}, std::vector<uint32_t>{address_C, 9, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{2, 2}, std::vector<uint32_t>{address_A, address_B, 10, 1, 1});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{2, 2}, std::vector<uint32_t>{10, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{2, 2}, std::vector<uint32_t>{address_C, 10, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{3, 2}, std::vector<uint32_t>{address_A, address_B, 11, 1, 1});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{3, 2}, std::vector<uint32_t>{11, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{3, 2}, std::vector<uint32_t>{address_C, 11, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 3}, std::vector<uint32_t>{address_A, address_B, 12, 1, 1});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 3}, std::vector<uint32_t>{12, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 3}, std::vector<uint32_t>{address_C, 12, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 3}, std::vector<uint32_t>{address_A, address_B, 13, 1, 1});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{1, 3}, std::vector<uint32_t>{13, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{1, 3}, std::vector<uint32_t>{address_C, 13, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{2, 3}, std::vector<uint32_t>{address_A, address_B, 14, 1, 1});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{2, 3}, std::vector<uint32_t>{14, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{2, 3}, std::vector<uint32_t>{address_C, 14, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{3, 3}, std::vector<uint32_t>{address_A, address_B, 15, 1, 1});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{3, 3}, std::vector<uint32_t>{15, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{3, 3}, std::vector<uint32_t>{address_C, 15, 1, 1});
 
         distributed::MeshWorkload workload;
         distributed::MeshCoordinateRange device_range(device->shape());

@@ -8,6 +8,7 @@ void kernel_main() {
     const uint32_t B_addr = get_arg_val<uint32_t>(1);
     const uint32_t start_id = get_arg_val<uint32_t>(2);
     const uint32_t count = get_arg_val<uint32_t>(3);
+    const uint32_t width = get_arg_val<uint32_t>(4);
 
     constexpr uint32_t cb_A_shared = 0;
     constexpr uint32_t cb_B_shared = 1;
@@ -18,7 +19,7 @@ void kernel_main() {
     const auto B = TensorAccessor(B_args, B_addr, 2048);
 
     for (uint32_t n = 0; n < count; ++n) {
-        const uint32_t block = start_id + n;
+        const uint32_t block = start_id + (n / width) * 4 + n % width;
         const uint32_t by = block / 4;
         const uint32_t bx = block % 4;
         cb_reserve_back(cb_A_shared, 8);

@@ -1,5 +1,5 @@
 // Host program for the TileLang kernel "main" (tt-metal 0.81.1 Mesh API).
-// Planned for wormhole_b0, core grid 4x1.
+// Planned for wormhole_b0, core grid 1x4.
 // Usage: main DATA_DIR. Reads <buffer>.bin (row-major) for every input buffer and writes
 // <buffer>.out.bin (row-major) for every output buffer.
 #include <cstddef>
@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
         const uint32_t address_O = device_address(buffer_O);
 
         Program program = CreateProgram();
-        CoreRangeSet cores(std::vector<CoreRange>{CoreRange(CoreCoord{0, 0}, CoreCoord{3, 0})});
+        CoreRangeSet cores(std::vector<CoreRange>{CoreRange(CoreCoord{0, 0}, CoreCoord{0, 3})});
 
         // CB 0 "Q_s": reader -> compute, 8 pages of 2048 B (Float16_b)
         std::map<uint8_t, tt::DataFormat> cb0_formats = {{0, tt::DataFormat::Float16_b}};
@@ -229,6 +229,19 @@ int main(int argc, char** argv) {
         cb31_config.set_page_size(31, 2048);
         CreateCircularBuffer(program, cores, cb31_config);
 
+        if (CreateSemaphore(program, cores, 0) != 0) {
+            throw std::runtime_error("semaphore 0 was not allocated as id 0");
+        }
+        if (CreateSemaphore(program, cores, 0) != 1) {
+            throw std::runtime_error("semaphore 1 was not allocated as id 1");
+        }
+        if (CreateSemaphore(program, cores, 0) != 2) {
+            throw std::runtime_error("semaphore 2 was not allocated as id 2");
+        }
+        if (CreateSemaphore(program, cores, 0) != 3) {
+            throw std::runtime_error("semaphore 3 was not allocated as id 3");
+        }
+
         std::vector<uint32_t> reader_compile_args;
         TensorAccessorArgs reader_accessor_Q(*buffer_Q);
         reader_accessor_Q.append_to(reader_compile_args);
@@ -246,18 +259,21 @@ int main(int argc, char** argv) {
         writer_accessor_O.append_to(writer_compile_args);
         KernelHandle writer_kernel = CreateKernel(program, "writer.cpp", cores, DataMovementConfig{.processor = DataMovementProcessor::RISCV_0, .noc = NOC::RISCV_0_default, .compile_args = writer_compile_args});
 
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_Q, address_K, address_V, 0, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{0, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_O, 0, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_Q, address_K, address_V, 1, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{1, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_O, 1, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{2, 0}, std::vector<uint32_t>{address_Q, address_K, address_V, 2, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{2, 0}, std::vector<uint32_t>{2, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{2, 0}, std::vector<uint32_t>{address_O, 2, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{3, 0}, std::vector<uint32_t>{address_Q, address_K, address_V, 3, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{3, 0}, std::vector<uint32_t>{3, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{3, 0}, std::vector<uint32_t>{address_O, 3, 1});
+        // NOC coordinates of the cores multicast arguments name
+        CoreCoord noc_0_0 = device->worker_core_from_logical_core(CoreCoord{0, 0});
+        CoreCoord noc_0_3 = device->worker_core_from_logical_core(CoreCoord{0, 3});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_Q, address_K, address_V, 0, 1, 1, 1, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_3.x), static_cast<uint32_t>(noc_0_3.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3, 1, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_3.x), static_cast<uint32_t>(noc_0_3.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{0, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_O, 0, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_Q, address_K, address_V, 1, 1, 1, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_3.x), static_cast<uint32_t>(noc_0_3.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_3.x), static_cast<uint32_t>(noc_0_3.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{1, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_O, 1, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 2}, std::vector<uint32_t>{address_Q, address_K, address_V, 2, 1, 1, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_3.x), static_cast<uint32_t>(noc_0_3.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_3.x), static_cast<uint32_t>(noc_0_3.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 2}, std::vector<uint32_t>{2, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 2}, std::vector<uint32_t>{address_O, 2, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 3}, std::vector<uint32_t>{address_Q, address_K, address_V, 3, 1, 1, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_3.x), static_cast<uint32_t>(noc_0_3.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_3.x), static_cast<uint32_t>(noc_0_3.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 3}, std::vector<uint32_t>{3, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 3}, std::vector<uint32_t>{address_O, 3, 1, 1});
 
         distributed::MeshWorkload workload;
         distributed::MeshCoordinateRange device_range(device->shape());

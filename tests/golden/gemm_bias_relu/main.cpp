@@ -1,5 +1,5 @@
 // Host program for the TileLang kernel "main" (tt-metal 0.81.1 Mesh API).
-// Planned for wormhole_b0, core grid 4x1.
+// Planned for wormhole_b0, core grid 2x2.
 // Usage: main DATA_DIR. Reads <buffer>.bin (row-major) for every input buffer and writes
 // <buffer>.out.bin (row-major) for every output buffer.
 #include <cstddef>
@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
         const uint32_t address_C = device_address(buffer_C);
 
         Program program = CreateProgram();
-        CoreRangeSet cores(std::vector<CoreRange>{CoreRange(CoreCoord{0, 0}, CoreCoord{3, 0})});
+        CoreRangeSet cores(std::vector<CoreRange>{CoreRange(CoreCoord{0, 0}, CoreCoord{1, 1})});
 
         // CB 0 "A_s": reader -> compute, 2 pages of 2048 B (Float16_b)
         std::map<uint8_t, tt::DataFormat> cb0_formats = {{0, tt::DataFormat::Float16_b}};
@@ -181,6 +181,25 @@ int main(int argc, char** argv) {
         cb24_config.set_page_size(24, 4096);
         CreateCircularBuffer(program, cores, cb24_config);
 
+        if (CreateSemaphore(program, cores, 0) != 0) {
+            throw std::runtime_error("semaphore 0 was not allocated as id 0");
+        }
+        if (CreateSemaphore(program, cores, 0) != 1) {
+            throw std::runtime_error("semaphore 1 was not allocated as id 1");
+        }
+        if (CreateSemaphore(program, cores, 0) != 2) {
+            throw std::runtime_error("semaphore 2 was not allocated as id 2");
+        }
+        if (CreateSemaphore(program, cores, 0) != 3) {
+            throw std::runtime_error("semaphore 3 was not allocated as id 3");
+        }
+        if (CreateSemaphore(program, cores, 0) != 4) {
+            throw std::runtime_error("semaphore 4 was not allocated as id 4");
+        }
+        if (CreateSemaphore(program, cores, 0) != 5) {
+            throw std::runtime_error("semaphore 5 was not allocated as id 5");
+        }
+
         std::vector<uint32_t> reader_compile_args;
         TensorAccessorArgs reader_accessor_A(*buffer_A);
         reader_accessor_A.append_to(reader_compile_args);
@@ -198,18 +217,23 @@ int main(int argc, char** argv) {
         writer_accessor_C.append_to(writer_compile_args);
         KernelHandle writer_kernel = CreateKernel(program, "writer.cpp", cores, DataMovementConfig{.processor = DataMovementProcessor::RISCV_0, .noc = NOC::RISCV_0_default, .compile_args = writer_compile_args});
 
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_A, address_B, address_Bias, 0, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{0, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_C, 0, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_A, address_B, address_Bias, 1, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{1, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_C, 1, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{2, 0}, std::vector<uint32_t>{address_A, address_B, address_Bias, 2, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{2, 0}, std::vector<uint32_t>{2, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{2, 0}, std::vector<uint32_t>{address_C, 2, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{3, 0}, std::vector<uint32_t>{address_A, address_B, address_Bias, 3, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{3, 0}, std::vector<uint32_t>{3, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{3, 0}, std::vector<uint32_t>{address_C, 3, 1});
+        // NOC coordinates of the cores multicast arguments name
+        CoreCoord noc_0_0 = device->worker_core_from_logical_core(CoreCoord{0, 0});
+        CoreCoord noc_1_0 = device->worker_core_from_logical_core(CoreCoord{1, 0});
+        CoreCoord noc_0_1 = device->worker_core_from_logical_core(CoreCoord{0, 1});
+        CoreCoord noc_1_1 = device->worker_core_from_logical_core(CoreCoord{1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_A, address_B, address_Bias, 0, 1, 1, 1, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 2, 1, 1, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 2, 1, 1, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 2, 1});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{0, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_C, 0, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_A, address_B, address_Bias, 1, 1, 1, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 2, 1, 1, static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), static_cast<uint32_t>(noc_1_1.x), static_cast<uint32_t>(noc_1_1.y), static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), 2, 1, 1, static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), static_cast<uint32_t>(noc_1_1.x), static_cast<uint32_t>(noc_1_1.y), static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), 2, 1});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{1, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_C, 1, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_A, address_B, address_Bias, 2, 1, 1, 1, static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_1_1.x), static_cast<uint32_t>(noc_1_1.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), 2, 1, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 2, 1, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 2, 1});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{2, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_C, 2, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{address_A, address_B, address_Bias, 3, 1, 1, 0, static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_1_1.x), static_cast<uint32_t>(noc_1_1.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), 2, 1, 0, static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), static_cast<uint32_t>(noc_1_1.x), static_cast<uint32_t>(noc_1_1.y), static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), 2, 1, 0, static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), static_cast<uint32_t>(noc_1_1.x), static_cast<uint32_t>(noc_1_1.y), static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), 2, 1});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{3, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{address_C, 3, 1, 1});
 
         distributed::MeshWorkload workload;
         distributed::MeshCoordinateRange device_range(device->shape());

@@ -7,6 +7,7 @@ void kernel_main() {
     const uint32_t C_addr = get_arg_val<uint32_t>(0);
     const uint32_t start_id = get_arg_val<uint32_t>(1);
     const uint32_t count = get_arg_val<uint32_t>(2);
+    const uint32_t width = get_arg_val<uint32_t>(3);
 
     constexpr uint32_t cb_C_l_out = 16;
 
@@ -14,7 +15,7 @@ void kernel_main() {
     const auto C = TensorAccessor(C_args, C_addr, 2048);
 
     for (uint32_t n = 0; n < count; ++n) {
-        const uint32_t block = start_id + n;
+        const uint32_t block = start_id + (n / width) * 2 + n % width;
         const uint32_t by = block / 2;
         const uint32_t bx = block % 2;
         cb_wait_front(cb_C_l_out, 2);

@@ -15,9 +15,7 @@
 #include "api/compute/tile_move_copy.h"
 
 void kernel_main() {
-    const uint32_t start_id = get_arg_val<uint32_t>(0);
     const uint32_t count = get_arg_val<uint32_t>(1);
-    const uint32_t width = get_arg_val<uint32_t>(2);
 
     constexpr uint32_t cb_x = 0;
     constexpr uint32_t cb_w = 1;

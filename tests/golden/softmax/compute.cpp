@@ -13,7 +13,6 @@
 #include "api/compute/tile_move_copy.h"
 
 void kernel_main() {
-    const uint32_t start_id = get_arg_val<uint32_t>(0);
     const uint32_t count = get_arg_val<uint32_t>(1);
 
     constexpr uint32_t cb_x = 0;

@@ -1,5 +1,5 @@
 // Host program for the TileLang kernel "main" (tt-metal 0.81.1 Mesh API).
-// Planned for wormhole_b0, core grid 4x1.
+// Planned for wormhole_b0, core grid 2x2.
 // Usage: main DATA_DIR. Reads <buffer>.bin (row-major) for every input buffer and writes
 // <buffer>.out.bin (row-major) for every output buffer.
 #include <cstddef>
@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
         const uint32_t address_C = device_address(buffer_C);
 
         Program program = CreateProgram();
-        CoreRangeSet cores(std::vector<CoreRange>{CoreRange(CoreCoord{0, 0}, CoreCoord{3, 0})});
+        CoreRangeSet cores(std::vector<CoreRange>{CoreRange(CoreCoord{0, 0}, CoreCoord{1, 1})});
 
         // CB 0 "A_s": reader -> compute, 4 pages of 2048 B (Float16_b)
         std::map<uint8_t, tt::DataFormat> cb0_formats = {{0, tt::DataFormat::Float16_b}};
@@ -162,18 +162,18 @@ int main(int argc, char** argv) {
         writer_accessor_C.append_to(writer_compile_args);
         KernelHandle writer_kernel = CreateKernel(program, "writer.cpp", cores, DataMovementConfig{.processor = DataMovementProcessor::RISCV_0, .noc = NOC::RISCV_0_default, .compile_args = writer_compile_args});
 
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_A, 0, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{0, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_C, 0, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_A, 1, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{1, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_C, 1, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{2, 0}, std::vector<uint32_t>{address_A, 2, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{2, 0}, std::vector<uint32_t>{2, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{2, 0}, std::vector<uint32_t>{address_C, 2, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{3, 0}, std::vector<uint32_t>{address_A, 3, 1});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{3, 0}, std::vector<uint32_t>{3, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{3, 0}, std::vector<uint32_t>{address_C, 3, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_A, 0, 1, 1});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{0, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_C, 0, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_A, 1, 1, 1});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{1, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_C, 1, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_A, 2, 1, 1});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{2, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_C, 2, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{address_A, 3, 1, 1});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{3, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{address_C, 3, 1, 1});
 
         distributed::MeshWorkload workload;
         distributed::MeshCoordinateRange device_range(device->shape());

@@ -7,6 +7,7 @@ void kernel_main() {
     const uint32_t A_addr = get_arg_val<uint32_t>(0);
     const uint32_t start_id = get_arg_val<uint32_t>(1);
     const uint32_t count = get_arg_val<uint32_t>(2);
+    const uint32_t width = get_arg_val<uint32_t>(3);
 
     constexpr uint32_t cb_A_s = 0;
 
@@ -14,7 +15,7 @@ void kernel_main() {
     const auto A = TensorAccessor(A_args, A_addr, 2048);
 
     for (uint32_t n = 0; n < count; ++n) {
-        const uint32_t block = start_id + n;
+        const uint32_t block = start_id + (n / width) * 2 + n % width;
         const uint32_t by = block / 2;
         const uint32_t bx = block % 2;
         cb_reserve_back(cb_A_s, 2);
