@@ -252,6 +252,12 @@ class WorkItem:
         x, y, s, c, w, sy, sx = (int(e) for e in v)
         return WorkItem((x, y), s, c, w, (sy, sx))
 
+    @staticmethod
+    def from_plan(entry: dict) -> WorkItem:
+        """From a ``work_partition`` entry of ``tt.plan.json`` (``width``/``shard`` only when used)."""
+        return WorkItem(tuple(entry["core"]), entry["start_id"], entry["count"], entry.get("width", 0),
+                        tuple(entry.get("shard", (0, 0))))
+
 
 @dataclass(frozen=True)
 class WorkPolicy:
@@ -268,6 +274,20 @@ class WorkPolicy:
     @staticmethod
     def from_dict(d: dict) -> WorkPolicy:
         return WorkPolicy(Policy(d["policy"]), int(d["stride"]), tuple(d["shard_blocks"]))
+
+    def blocks(self, item: WorkItem, block_grid: tuple[int, int]) -> list[tuple[int, int]]:
+        """The (by, bx) blocks a core walks, in order: the contract of codegen's persistent loop."""
+        bx_total = block_grid[1]
+        out = []
+        for n in range(item.count):
+            if self.policy == Policy.LOCAL_SHARD:
+                sby, sbx = self.shard_blocks
+                out.append((item.shard[0] * sby + n // item.width, item.shard[1] * sbx + n % item.width))
+                continue
+            step = {Policy.CONTIGUOUS: n, Policy.ROW_MAJOR: n * self.stride,
+                    Policy.BLOCK: (n // max(item.width, 1)) * bx_total + n % max(item.width, 1)}[self.policy]
+            out.append(divmod(item.start_id + step, bx_total))
+        return out
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 import jsonschema
 
 from tilelang_tt.arch import get_arch
-from tilelang_tt.attrs import LayoutDesc
+from tilelang_tt.attrs import LayoutDesc, WorkItem, WorkPolicy
 from tilelang_tt.layout import shard_of_core
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "tt.plan.schema.json"
@@ -73,12 +73,18 @@ def _arg_text(value) -> str:
     return str(value)
 
 
+def _blocks_text(blocks: list[tuple[int, int]]) -> str:
+    shown = blocks if len(blocks) <= 6 else [*blocks[:3], None, *blocks[-2:]]
+    return " ".join("..." if b is None else f"({b[0]},{b[1]})" for b in shown)
+
+
 def summary(plan: dict) -> str:
     """Grid, work per core, CBs and L1 use per core, runtime args per core."""
     arch = get_arch(plan["arch"])
     gx, gy = plan["core_grid"]
     cores = len(plan["work_partition"])
     by, bx = plan["block_grid"]
+    policy = WorkPolicy.from_dict(plan["work_policy"])
     lines = [
         f"kernel {plan['kernel_name']} for {plan['arch']}: core grid {gx}x{gy} of the "
         f"{plan['device_grid'][0]}x{plan['device_grid'][1]} device, {cores} active cores, "
@@ -86,16 +92,22 @@ def summary(plan: dict) -> str:
         f"output {plan['grid_tiles'][0]}x{plan['grid_tiles'][1]} tiles in {by * bx} blocks "
         f"({by}x{bx}) of {plan['block_tiles'][0]}x{plan['block_tiles'][1]} tiles",
         "",
-        "work and L1 use per core (blocks start_id .. start_id+count-1):",
-        "  core      start_id  count          L1",
+        f"work and L1 use per core ({policy.policy.value} partition; blocks as (by, bx) in walking order):",
+        "  core      start_id  count          L1  blocks",
     ]
     l1 = l1_per_core(plan)
-    lines += [f"  {'({},{})'.format(*w['core']):<8}{w['start_id']:>10}  {w['count']:>5}  {_kib(l1[tuple(w['core'])]):>10}"
-              for w in plan["work_partition"]]
+    for w in plan["work_partition"]:
+        item = WorkItem.from_plan(w)
+        lines.append(f"  {'({},{})'.format(*item.core):<8}{item.start_id:>10}  {item.count:>5}  "
+                     f"{_kib(l1[item.core]):>10}  {_blocks_text(policy.blocks(item, (by, bx)))}")
     active = {tuple(w["core"]) for w in plan["work_partition"]}
     idle = [f"({x},{y}) {_kib(n)}" for (x, y), n in sorted(l1.items(), key=lambda e: e[0][::-1]) if (x, y) not in active]
     if idle:
         lines.append(f"  L1 shards on cores without work: {', '.join(idle)}")
+    for mc in plan["multicast"]:
+        group = {"x": "each core row", "y": "each core column", "xy": "the whole grid"}[mc["axis"]]
+        lines.append(f"  multicast: {mc['cb']} read by the first core of {group} and sent to the others "
+                     f"(semaphores {mc['sender_semaphore']}, {mc['receiver_semaphore']})")
     lines += ["", "circular buffers (on every active core):"]
     for cb in plan["cbs"]:
         lines.append(f"  cb {cb['index']:>2} {cb['name']:<12} {cb['data_format']:<10} {cb['num_pages']} x "

@@ -14,7 +14,6 @@ import tilelang_tt
 from tests.kernels import eltwise, gemm
 from tilelang_tt.attrs import Policy, WorkItem, WorkPolicy
 from tilelang_tt.passes.layout_aware_work_partition_tt import (
-    blocks_of,
     core_ranges,
     partition,
     rectangles,
@@ -54,7 +53,7 @@ def test_work_partition_covers_every_block_exactly_once(by, bx, gx, gy, policy):
         work = WorkPolicy(Policy.ROW_MAJOR, stride=len(items))
     else:
         items, work = rectangles((by, bx), (gx, gy)), WorkPolicy(Policy.BLOCK)
-    covered = [blk for w in items for blk in blocks_of(w, work, (by, bx))]
+    covered = [blk for w in items for blk in work.blocks(w, (by, bx))]
     assert sorted(covered) == [(i, j) for i in range(by) for j in range(bx)]
     assert all(w.count >= 1 for w in items)
     if policy != "block":
@@ -75,8 +74,8 @@ def test_compiled_plan_covers_every_output_tile_once(mt, nt, bmt, bnt, gx, gy, p
     work = WorkPolicy.from_dict(plan["work_policy"])
     tiles = []
     for w in plan["work_partition"]:
-        item = WorkItem(tuple(w["core"]), w["start_id"], w["count"], w.get("width", 0), tuple(w.get("shard", (0, 0))))
-        for r, c in blocks_of(item, work, tuple(plan["block_grid"])):
+        item = WorkItem.from_plan(w)
+        for r, c in work.blocks(item, tuple(plan["block_grid"])):
             tiles += [(r * bmt + i, c * bnt + j) for i in range(bmt) for j in range(bnt)]
     assert sorted(tiles) == [(i, j) for i in range(M // 32) for j in range(N // 32)]
 

@@ -90,16 +90,16 @@ def _check_padding(func, data_names) -> None:
     analyzer = bound_analyzer(func.body)
     # block -> {axis: "zero" (the reader's zeros) | "computed"}
     padded: dict[str, dict[int, str]] = {}
-    for stmt in evaluate_calls(func.body):
+    calls = evaluate_calls(func.body)
+    for stmt in calls:
         if stmt_intrin(stmt) == Intrin.READ_TO_CB:
             src, dst = (as_region(a) for a in stmt.value.args[:2])
             for axis, hangs in enumerate(overhanging_axes(src, analyzer)):
                 if hangs:
                     padded.setdefault(dst.buffer.name, {})[axis] = "zero"
-    compute = [s for s in evaluate_calls(func.body)
-               if stmt_intrin(s) in (Intrin.MM_MMA, Intrin.TILE_ELTWISE, Intrin.TILE_REDUCE)]
     if not padded:
         return
+    compute = [s for s in calls if stmt_intrin(s) in (Intrin.MM_MMA, Intrin.TILE_ELTWISE, Intrin.TILE_REDUCE)]
     changed = True
     while changed:  # loop-carried blocks: propagate to a fixed point
         changed = False
@@ -125,17 +125,10 @@ def _check_padding(func, data_names) -> None:
                     if intrin == Intrin.TILE_ELTWISE and _is_copy(stmt.value.args[3]):
                         out[pad_axis] = kind if out.get(pad_axis) != "computed" else "computed"
                         continue  # a copy or cast keeps the reader's zeros
-                    out_axis = pad_axis
+                    out_axis = pad_axis  # element-wise, and a reduction's vector along its other axis
                     if intrin == Intrin.MM_MMA:  # free axes: A's rows are C's rows, B's free axis C's columns
                         out_axis = ROWS if name == data_names[stmt.value.args[0]] else COLS
-                    elif intrin == Intrin.TILE_REDUCE:
-                        continue  # the reduced vector keeps one value per row/column of the other axis
                     out[out_axis] = "computed"
-            if intrin == Intrin.TILE_REDUCE:
-                src_pads = padded.get(data_names[stmt.value.args[1]], {})
-                other = ROWS if int(stmt.value.args[3]) == 1 else COLS
-                if other in src_pads:
-                    out[other] = "computed"
             if out != padded.get(write, {}):
                 padded[write] = out
                 changed = True

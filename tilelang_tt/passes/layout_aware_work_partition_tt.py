@@ -82,13 +82,7 @@ def block_grid_loops(func: tirx.PrimFunc) -> dict[str, tirx.For]:
 def partition(total: int, grid: tuple[int, int]) -> list[WorkItem]:
     """Contiguous split of ``total`` blocks over a row-major ``grid`` (x, y); idle cores dropped."""
     ncores = min(total, grid[0] * grid[1])
-    base, extra = divmod(total, ncores)
-    items, start = [], 0
-    for i in range(ncores):
-        count = base + (1 if i < extra else 0)
-        items.append(WorkItem((i % grid[0], i // grid[0]), start, count))
-        start += count
-    return items
+    return [WorkItem((i % grid[0], i // grid[0]), start, count) for i, (start, count) in enumerate(_split(total, ncores))]
 
 
 def round_robin(total: int, grid: tuple[int, int]) -> list[WorkItem]:
@@ -119,48 +113,28 @@ def rectangles(block_grid: tuple[int, int], grid: tuple[int, int]) -> list[WorkI
     return items
 
 
-def blocks_of(item: WorkItem, policy: WorkPolicy, block_grid: tuple[int, int]) -> list[tuple[int, int]]:
-    """The (by, bx) blocks a core walks, in order: the contract codegen's persistent loop implements."""
-    bx_total = block_grid[1]
-    out = []
-    for n in range(item.count):
-        if policy.policy == Policy.LOCAL_SHARD:
-            sby, sbx = policy.shard_blocks
-            out.append((item.shard[0] * sby + n // item.width, item.shard[1] * sbx + n % item.width))
-            continue
-        step = {Policy.CONTIGUOUS: n, Policy.ROW_MAJOR: n * policy.stride,
-                Policy.BLOCK: (n // max(item.width, 1)) * bx_total + n % max(item.width, 1)}[policy.policy]
-        out.append(divmod(item.start_id + step, bx_total))
-    return out
+def _runs(values: list[int]) -> list[tuple[int, int]]:
+    """(first, last) of each run of consecutive integers in sorted ``values``."""
+    runs: list[tuple[int, int]] = []
+    for v in values:
+        if runs and v == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], v)
+        else:
+            runs.append((v, v))
+    return runs
 
 
 def core_ranges(items: list[WorkItem]) -> list[list[list[int]]]:
-    """Rectangles covering exactly the active cores: runs along x per row, merged across rows."""
-    rows: dict[int, list[int]] = {}
+    """Rectangles covering exactly the active cores: runs along x per row, merged across
+    consecutive rows that hold the same run."""
+    xs_of: dict[int, list[int]] = {}
     for item in items:
-        rows.setdefault(item.core[1], []).append(item.core[0])
-    runs_of = {}
-    for y, xs in rows.items():
-        xs = sorted(xs)
-        runs, start = [], xs[0]
-        for a, b in zip(xs, xs[1:] + [None]):
-            if b != a + 1:
-                runs.append((start, a))
-                start = b
-        runs_of[y] = runs
-    ranges, open_ = [], {}
-    for y in sorted(runs_of):
-        still = {}
-        for run in runs_of[y]:
-            if run in open_ and open_[run][1] == y - 1:
-                still[run] = (open_[run][0], y)
-            else:
-                still[run] = (y, y)
-        for run, (y0, y1) in open_.items():
-            if run not in still or still[run][0] != y0:
-                ranges.append([[run[0], y0], [run[1], y1]])
-        open_ = still
-    ranges += [[[run[0], y0], [run[1], y1]] for run, (y0, y1) in open_.items()]
+        xs_of.setdefault(item.core[1], []).append(item.core[0])
+    rows_of: dict[tuple[int, int], list[int]] = {}
+    for y in sorted(xs_of):
+        for run in _runs(sorted(xs_of[y])):
+            rows_of.setdefault(run, []).append(y)
+    ranges = [[[x0, y0], [x1, y1]] for (x0, x1), ys in rows_of.items() for y0, y1 in _runs(ys)]
     return sorted(ranges, key=lambda r: (r[0][1], r[0][0]))
 
 
