@@ -3,12 +3,16 @@ norm, GEMM epilogue, flash attention, SFPU unary, broadcast, type conversion): a
 generated code shows up here.
 
 Regenerate with ``TILELANG_TT_UPDATE_GOLDEN=1 make test`` after reviewing the difference.
+
+The op-family programs are the very kernels tests/compiler/test_ops.py runs on the emulator; the two
+examples' programs run here, against the examples' own ``reference``.
 """
 
 import importlib.util
 from pathlib import Path
 
 import pytest
+import torch
 
 from tilelang_tt.env import UPDATE_GOLDEN
 
@@ -61,3 +65,18 @@ def test_generated_sources_match_golden(name):
     for file, text in artifacts.sources.items():
         expected = (directory / file).read_text()
         assert text == expected, f"{name}/{file} differs from the golden file"
+
+
+@pytest.mark.parametrize("name,shapes", [("eltwise_add", [(256, 512), (256, 512)]),
+                                         ("gemm", [(512, 512), (512, 512)])])
+def test_example_programs_match_their_reference(name, shapes):
+    module = example(name)
+    g = torch.Generator().manual_seed(7)
+    inputs = [torch.randn(*shape, generator=g).to(torch.bfloat16) for shape in shapes]
+    out = module.build().run(*inputs).float()
+    ref = module.reference(*inputs)
+    if name == "eltwise_add":
+        assert torch.equal(out, ref.to(torch.bfloat16).float())  # one RNE rounding of the exact sum
+    else:  # one bf16 rounding on pack plus fp32 accumulation in another order than torch's
+        a, b = (x.float() for x in inputs)
+        assert ((out - ref).abs() <= ref.abs() * 2.0 ** -8 + 512 * 2.0 ** -24 * (a.abs() @ b.abs())).all()
