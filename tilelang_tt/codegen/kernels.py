@@ -138,7 +138,7 @@ class _KernelWriter:
         """(statements, by, bx) of the core's n-th block under its work policy."""
         _, bx_extent = get(self.func, Attr.BLOCK_GRID)
         policy = WorkPolicy.from_dict(get(self.func, Attr.WORK_POLICY))
-        arg = self.names.get
+        arg = self.names.__getitem__  # E1 declares every argument the policy needs
         if policy.policy == Policy.LOCAL_SHARD:
             sby, sbx = policy.shard_blocks
             return ([], f"{arg('shard_y')} * {sby} + {n} / {arg('width')}",
