@@ -143,11 +143,12 @@ class _KernelWriter:
             sby, sbx = policy.shard_blocks
             return ([], f"{arg('shard_y')} * {sby} + {n} / {arg('width')}",
                     f"{arg('shard_x')} * {sbx} + {n} % {arg('width')}")
-        step = {
-            Policy.CONTIGUOUS: n,
-            Policy.ROW_MAJOR: f"{n} * {policy.stride}",
-            Policy.BLOCK: f"({n} / {arg('width')}) * {bx_extent} + {n} % {arg('width')}",
-        }[policy.policy]
+        if policy.policy == Policy.BLOCK:
+            step = f"({n} / {arg('width')}) * {bx_extent} + {n} % {arg('width')}"
+        elif policy.policy == Policy.ROW_MAJOR:
+            step = f"{n} * {policy.stride}"
+        else:
+            step = n
         block = self.em.unique("block")
         return [f"const uint32_t {block} = {arg('start_id')} + {step};"], f"{block} / {bx_extent}", f"{block} % {bx_extent}"
 
