@@ -10,7 +10,10 @@ from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.pipeline import tt_passes
 
 
-def gemm(M, N, K, bm, bn, bk, stages=2, dtype="bfloat16", accum_dtype="float32"):
+def gemm(M, N, K, bm, bn, bk, stages=2, dtype="bfloat16", accum_dtype="float32", staged=False):
+    """C = A @ B; ``staged``: the form of TileLang's GEMM examples, with a rasterization hint
+    (``T.use_swizzle``) and the result going through shared memory (``C_l -> C_s -> C``)."""
+
     @T.prim_func
     def main(
         A: T.Tensor((M, K), dtype),
@@ -21,12 +24,19 @@ def gemm(M, N, K, bm, bn, bk, stages=2, dtype="bfloat16", accum_dtype="float32")
             A_s = T.alloc_shared((bm, bk), dtype)
             B_s = T.alloc_shared((bk, bn), dtype)
             C_l = T.alloc_fragment((bm, bn), accum_dtype)
+            if staged:
+                T.use_swizzle(panel_size=10)
             T.clear(C_l)
             for k in T.Pipelined(T.ceildiv(K, bk), num_stages=stages):
                 T.copy(A[by * bm, k * bk], A_s)
                 T.copy(B[k * bk, bx * bn], B_s)
                 T.gemm(A_s, B_s, C_l)
-            T.copy(C_l, C[by * bm, bx * bn])
+            if staged:
+                C_s = T.alloc_shared((bm, bn), dtype)
+                T.copy(C_l, C_s)
+                T.copy(C_s, C[by * bm, bx * bn])
+            else:
+                T.copy(C_l, C[by * bm, bx * bn])
 
     return main
 

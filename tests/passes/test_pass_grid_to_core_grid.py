@@ -30,3 +30,19 @@ def test_block_grid_becomes_core_launches():
     assert_body(after["main"].body, expected)
     assert block(after["main"], "tilelang_root").same_as(block(f, "tilelang_root"))
     assert get(after["main"], Attr.CORE_MAP) == {"m": "coreIdx.y", "n": "coreIdx.x"}
+
+
+def test_gpu_block_scheduling_hints_are_dropped():
+    """T.use_swizzle orders blocks for a GPU's L2; on Tenstorrent the work partition orders them."""
+    plain = run_pass(lower_until(gemm(128, 256, 64, 64, 64, 32), PASS), PASS)
+    before = lower_until(gemm(128, 256, 64, 64, 64, 32, staged=True), PASS)
+    assert nodes(before["main"].body, lambda n: isinstance(n, tirx.AttrStmt)
+                 and n.attr_key == "threadblock_swizzle_pattern")
+    after = run_pass(before, PASS)
+    assert not nodes(after["main"].body, lambda n: isinstance(n, tirx.AttrStmt)
+                     and n.attr_key == "threadblock_swizzle_pattern")
+    def launches(f):
+        return sorted(str(n.node.thread_tag) for n in nodes(f.body, lambda n: isinstance(n, tirx.AttrStmt)
+                                                                and n.attr_key == "thread_extent"))
+
+    assert launches(after["main"]) == launches(plain["main"]) == ["coreIdx.x", "coreIdx.y"]

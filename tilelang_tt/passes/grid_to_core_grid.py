@@ -8,6 +8,8 @@ TIR: each ``for bx in T.thread_binding(Bx, "blockIdx.x")`` becomes
 ``T.launch_thread("coreIdx.x", Bx)`` binding the same variable (the block coordinate the
 per-core persistent loop recovers from ``start_id + i`` in codegen); the ``threadIdx``
 bindings are dropped — Tenstorrent kernels are tile-level, a use of a thread index is an error.
+GPU block-scheduling hints (``T.use_swizzle``'s rasterization order, ``T.annotate_min_blocks_per_sm``)
+are dropped too: which core runs which block, in which order, is the work partition's (B1).
 
     Before: for bx in T.thread_binding(4, thread="blockIdx.x"):
                 tx: T.int32 = T.launch_thread_idx(0)
@@ -26,6 +28,7 @@ from tilelang_tt.passes.common import error, keep_span, prim_func_pass, uses_var
 
 PASS = "GridToCoreGrid"
 CORE_TAGS = {"blockIdx.x": "coreIdx.x", "blockIdx.y": "coreIdx.y"}
+GPU_SCHEDULING_HINTS = ("threadblock_swizzle_pattern", "tl.min_blocks_per_sm")
 
 
 def _is_thread_idx_bind(stmt) -> bool:
@@ -56,9 +59,11 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             if tag in CORE_TAGS:
                 iv = tirx.IterVar(ir.Range(0, node.extent), node.loop_var, tirx.IterVar.ThreadIndex, CORE_TAGS[tag])
                 return keep_span(node, tirx.AttrStmt(iv, "thread_extent", node.extent, node.body))
+        if isinstance(node, tirx.AttrStmt) and node.attr_key in GPU_SCHEDULING_HINTS:
+            return node.body
         return None
 
-    body = tirx.stmt_functor.ir_transform(func.body, None, post, ["tirx.SeqStmt", "tirx.For"])
+    body = tirx.stmt_functor.ir_transform(func.body, None, post, ["tirx.SeqStmt", "tirx.For", "tirx.AttrStmt"])
     for var in thread_vars:
         if uses_var(body, var):
             raise error(PASS, func, None, f"the kernel uses the thread index `{var.name}`",
