@@ -41,6 +41,52 @@ def gemm(M, N, K, bm, bn, bk, stages=2, dtype="bfloat16", accum_dtype="float32",
     return main
 
 
+def bmm(batch, M, N, K, bm, bn, bk, dtype="bfloat16"):
+    """Batched C[b] = A[b] @ B[b] with the batch as the grid's third dimension."""
+
+    @T.prim_func
+    def main(
+        A: T.Tensor((batch, M, K), dtype),
+        B: T.Tensor((batch, K, N), dtype),
+        C: T.Tensor((batch, M, N), dtype),
+    ):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), batch, threads=128) as (bx, by, bz):
+            A_s = T.alloc_shared((bm, bk), dtype)
+            B_s = T.alloc_shared((bk, bn), dtype)
+            C_l = T.alloc_fragment((bm, bn), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
+                T.copy(A[bz, by * bm, k * bk], A_s)
+                T.copy(B[bz, k * bk, bx * bn], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[bz, by * bm, bx * bn])
+
+    return main
+
+
+def batched_add(batch, M, N, bn, dtype="bfloat16"):
+    """C[b] = A[b] + B[b], one whole-height column block of one matrix per program: the batch
+    index comes from the grid's y dimension."""
+
+    @T.prim_func
+    def main(
+        A: T.Tensor((batch, M, N), dtype),
+        B: T.Tensor((batch, M, N), dtype),
+        C: T.Tensor((batch, M, N), dtype),
+    ):
+        with T.Kernel(T.ceildiv(N, bn), batch, threads=128) as (bx, by):
+            A_s = T.alloc_shared((M, bn), dtype)
+            B_s = T.alloc_shared((M, bn), dtype)
+            C_l = T.alloc_fragment((M, bn), dtype)
+            T.copy(A[by, 0, bx * bn], A_s)
+            T.copy(B[by, 0, bx * bn], B_s)
+            for i, j in T.Parallel(M, bn):
+                C_l[i, j] = A_s[i, j] + B_s[i, j]
+            T.copy(C_l, C[by, 0, bx * bn])
+
+    return main
+
+
 def eltwise(op, M, N, bm, bn, dtype="bfloat16"):
     @T.prim_func
     def main(

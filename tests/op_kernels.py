@@ -418,14 +418,15 @@ def gemm_with_loop_compute(kind, M, N, K, bm, bn, bk, dtype="bfloat16"):
     return main
 
 
-def flash_attention(seq_len, dim, bm=64, bn=64, dtype="bfloat16"):
-    """Forward attention for one head: online softmax over K/V blocks (the TileLang example's form)."""
+def flash_attention(seq_len, dim, bm=64, bn=64, dtype="bfloat16", batch=1, heads=1):
+    """Forward multi-head attention on (batch, heads, seq, dim) tensors: online softmax over K/V
+    blocks, one block of bm queries of one head per program (TileLang's example_mha_fwd_bhsd form)."""
     scale = (1.0 / dim) ** 0.5
 
     @T.prim_func
-    def main(Q: T.Tensor((seq_len, dim), dtype), K: T.Tensor((seq_len, dim), dtype),
-             V: T.Tensor((seq_len, dim), dtype), O: T.Tensor((seq_len, dim), dtype)):
-        with T.Kernel(1, T.ceildiv(seq_len, bm), threads=128) as (bx, by):
+    def main(Q: T.Tensor((batch, heads, seq_len, dim), dtype), K: T.Tensor((batch, heads, seq_len, dim), dtype),
+             V: T.Tensor((batch, heads, seq_len, dim), dtype), O: T.Tensor((batch, heads, seq_len, dim), dtype)):
+        with T.Kernel(T.ceildiv(seq_len, bm), heads, batch, threads=128) as (bx, by, bz):
             Q_s = T.alloc_shared((bm, dim), dtype)
             K_s = T.alloc_shared((bn, dim), dtype)
             V_s = T.alloc_shared((bn, dim), dtype)
@@ -438,12 +439,12 @@ def flash_attention(seq_len, dim, bm=64, bn=64, dtype="bfloat16"):
             scores_sum = T.alloc_fragment((bm,), "float32")
             logsum = T.alloc_fragment((bm,), "float32")
 
-            T.copy(Q[by * bm, 0], Q_s)
+            T.copy(Q[bz, by, bx * bm, 0], Q_s)
             T.fill(acc_o, 0)
             T.fill(logsum, 0)
             T.fill(m, -T.infinity("float32"))
             for k in T.Pipelined(T.ceildiv(seq_len, bn), num_stages=2):
-                T.copy(K[k * bn, 0], K_s)
+                T.copy(K[bz, by, k * bn, 0], K_s)
                 T.clear(acc_s)
                 T.gemm(Q_s, K_s, acc_s, transpose_B=True)
                 for i in T.Parallel(bm):
@@ -459,10 +460,10 @@ def flash_attention(seq_len, dim, bm=64, bn=64, dtype="bfloat16"):
                 T.copy(acc_s, acc_s_cast)
                 for i, j in T.Parallel(bm, dim):
                     acc_o[i, j] = acc_o[i, j] * scores_scale[i]
-                T.copy(V[k * bn, 0], V_s)
+                T.copy(V[bz, by, k * bn, 0], V_s)
                 T.gemm(acc_s_cast, V_s, acc_o)
             for i, j in T.Parallel(bm, dim):
                 acc_o[i, j] = acc_o[i, j] / logsum[i]
-            T.copy(acc_o, O[by * bm, 0])
+            T.copy(acc_o, O[bz, by, bx * bm, 0])
 
     return main

@@ -209,3 +209,28 @@ def too_many_cbs_source(n: int = 40) -> str:
     for s in range(n):
         lines += [f"        T.copy(A[0, {32 * s}], S{s})", f"        T.copy(S{s}, C[0, {32 * s}])"]
     return "\n".join(lines) + "\n"
+
+
+def batch_index_past_extent(batch=3, M=32, N=64):
+    """The grid launches one more program than the tensor has matrices."""
+    @T.prim_func
+    def main(A: T.Tensor((batch, M, N), "bfloat16"), C: T.Tensor((batch, M, N), "bfloat16")):
+        with T.Kernel(1, batch + 1, threads=128) as (bx, by):
+            A_s = T.alloc_shared((M, N), "bfloat16")
+            T.copy(A[by, 0, 0], A_s)  # LINE: batch_index_past_extent
+            T.copy(A_s, C[by, 0, 0])
+
+    return main
+
+
+def slice_across_matrices(M=32, batch=32, N=64):
+    """A (M, batch, N) tensor sliced along M for one batch index: its rows are batch rows apart in
+    the matrix view, not one block of tiles."""
+    @T.prim_func
+    def main(A: T.Tensor((M, batch, N), "bfloat16"), C: T.Tensor((M, batch, N), "bfloat16")):
+        with T.Kernel(1, batch, threads=128) as (bx, by):
+            A_s = T.alloc_shared((M, N), "bfloat16")
+            T.copy(A[0:M, by, 0:N], A_s)  # LINE: slice_across_matrices
+            T.copy(A_s, C[0:M, by, 0:N])
+
+    return main

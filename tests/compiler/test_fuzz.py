@@ -12,7 +12,8 @@ dtypes bfloat16/float32 and ``T.Pipelined`` depths 1..3):
 * GEMM: K loop of ``T.gemm`` (``transpose_B`` too, both ``gemm_reuse`` modes) into an accumulator
   that starts cleared, filled or set to a bias, optionally rescaled (or fed an A block computed)
   between K steps, with an optional element-wise epilogue over the accumulator, a bias row, a
-  column vector and constants;
+  column vector and constants; half the time over a batch of matrices indexed by the grid's third
+  dimension (``T.Kernel(nx, ny, batch)``, tensors (batch, M, K) ...);
 * reductions: ``T.reduce_sum``/``T.reduce_max`` along rows or columns, of a block or carried across
   a pipelined loop (``clear=False``), optionally of an element-wise transform of the input, the
   vector then transformed, written out or broadcast back over the block;
@@ -343,17 +344,25 @@ def gemm_cases(draw):
     step_op = draw(st.sampled_from([None, "rescale", "scale_a"]))
     leaves = loads_in(epilogue) | ({"bias"} if init == "bias" else set())
     separate = epilogue is not None and draw(st.booleans())  # epilogue into a second fragment
+    # a batch of matrices indexed by the grid's third dimension (the rows of each matrix whole tiles)
+    batch = draw(st.sampled_from([None, None, 2, 3]))
+    if batch is not None:
+        M, K = -(-M // 32) * 32, -(-K // 32) * 32
+        N = -(-N // 32) * 32 if trans_b else N
+    lead, grid_z, at = ((), "", "") if batch is None else ((batch,), f", {batch}", "bz, ")
 
-    params = [("A", (M, K), dt), ("B", (N, K) if trans_b else (K, N), dt)]
+    params = [("A", (*lead, M, K), dt), ("B", (*lead, N, K) if trans_b else (*lead, K, N), dt)]
     if "bias" in leaves:
         params.append(("bias", (N,), dt))
     if "c" in leaves:
-        params.append(("c", (M, 1), dt))
-    params.append(("C", (M, N), out_dt))
-    b_block, b_src = ((bn, bk), f"B[bx * {bn}, k * {bk}]") if trans_b else ((bk, bn), f"B[k * {bk}, bx * {bn}]")
+        params.append(("c", (*lead, M, 1), dt))
+    params.append(("C", (*lead, M, N), out_dt))
+    b_block, b_src = (((bn, bk), f"B[{at}bx * {bn}, k * {bk}]") if trans_b else
+                      ((bk, bn), f"B[{at}k * {bk}, bx * {bn}]"))
     ind = "        "
     lines = header(params) + [
-        f"    with T.Kernel(T.ceildiv({N}, {bn}), T.ceildiv({M}, {bm}), threads=128) as (bx, by):",
+        f"    with T.Kernel(T.ceildiv({N}, {bn}), T.ceildiv({M}, {bm}){grid_z}, threads=128) as "
+        f"({'bx, by' if batch is None else 'bx, by, bz'}):",
         f"{ind}A_s = T.alloc_shared(({bm}, {bk}), {dt!r})",
         f"{ind}B_s = T.alloc_shared({b_block}, {dt!r})",
         f"{ind}C_l = T.alloc_fragment(({bm}, {bn}), {acc_dt!r})",
@@ -376,7 +385,7 @@ def gemm_cases(draw):
         lines += [f"{ind}for i, j in T.Parallel({bm}, {bn}):", f"{ind}    C_l[i, j] = bias_s[j]"]
     lines += [
         f"{ind}for k in T.Pipelined(T.ceildiv({K}, {bk}), num_stages={stages}):",
-        f"{ind}    T.copy(A[by * {bm}, k * {bk}], A_s)",
+        f"{ind}    T.copy(A[{at}by * {bm}, k * {bk}], A_s)",
         f"{ind}    T.copy({b_src}, B_s)",
     ]
     if step_op == "rescale":
@@ -386,12 +395,12 @@ def gemm_cases(draw):
     lines.append(f"{ind}    T.gemm({'A2' if step_op == 'scale_a' else 'A_s'}, B_s, C_l"
                  f"{', transpose_B=True' if trans_b else ''})")
     if "c" in leaves:
-        lines.append(f"{ind}T.copy(c[by * {bm}, 0], c_s)")
+        lines.append(f"{ind}T.copy(c[{at}by * {bm}, 0], c_s)")
     out = "D_l" if separate else "C_l"
     if epilogue is not None:
         loads = {"acc": "C_l[i, j]", "bias": "bias_s[j]", "c": "c_s[i, 0]"}
         lines += [f"{ind}for i, j in T.Parallel({bm}, {bn}):", f"{ind}    {out}[i, j] = {render(epilogue, loads)}"]
-    lines.append(f"{ind}T.copy({out}, C[by * {bm}, bx * {bn}])")
+    lines.append(f"{ind}T.copy({out}, C[{at}by * {bm}, bx * {bn}])")
 
     gen = torch.Generator().manual_seed(draw(st.integers(0, 2**31)))
     inputs = {name: data(shape, dtype, gen) for name, shape, dtype in params[:-1]}
@@ -404,7 +413,7 @@ def gemm_cases(draw):
     def reference(x):
         a, b = x["A"].double(), x["B"].double()
         if trans_b:
-            b = b.T
+            b = b.transpose(-1, -2)
         start = {"clear": exact(torch.tensor(0.0)), "fill": exact(torch.tensor(1.5)),
                  "bias": exact(x["bias"].reshape(1, N)) if init == "bias" else None}[init]
         if step_op == "scale_a":
@@ -413,7 +422,7 @@ def gemm_cases(draw):
         for k in range(0, K, bk):
             if step_op == "rescale":
                 acc = rounded(Val(acc.v * 0.5, acc.e * 0.5), store_rounding(acc_dt))
-            a_k, b_k = a[:, k:k + bk], b[k:k + bk]
+            a_k, b_k = a[..., k:k + bk], b[..., k:k + bk, :]
             magnitude = acc.v.abs() + a_k.abs() @ b_k.abs()  # bounds every partial sum of the step
             acc = Val(acc.v + a_k @ b_k, acc.e + ((bk + 2) * EPS_ACC + step_roundings * U_BF16) * magnitude)
         acc = rounded(acc, store_rounding(acc_dt))

@@ -71,8 +71,21 @@ def test_block_not_multiple_of_32():
 
 def test_unaligned_slice_start():
     err = compile_error(bad_kernels.unaligned_slice())
-    assert_diagnostic(err, "LowerCBIntrinsics", "the slice of `A` starts at 16 in dimension 0, which is not a "
+    assert_diagnostic(err, "LowerCBIntrinsics", "the slice of `A` starts at row 16, which is not a "
                       "multiple of 32", "unaligned_slice")
+
+
+def test_batch_index_past_the_tensor():
+    err = compile_error(bad_kernels.batch_index_past_extent())
+    assert_diagnostic(err, "LayoutAwareWorkPartitionTT", "the slice of `A` may index dimension 0 past its extent 3",
+                      "batch_index_past_extent")
+    assert "at most 3 blocks" in err.hint
+
+
+def test_slice_that_is_not_one_block_of_tiles():
+    err = compile_error(bad_kernels.slice_across_matrices())
+    assert_diagnostic(err, "LayoutAwareWorkPartitionTT", "the slice of `A` (extents [32, 1, 64] of [32, 32, 64]) "
+                      "spans several matrices", "slice_across_matrices")
 
 
 def test_more_cbs_than_hardware_points_at_the_first_block_too_many(tmp_path):

@@ -192,12 +192,16 @@ def test_gemm_with_compute_between_k_steps(kind):
     assert ((out.double() - ref).abs() <= bound).all()
 
 
-@pytest.mark.parametrize("seq_len,dim", [(256, 64), (1024, 64), (256, 128), (512, 128), (1024, 128)])
-def test_flash_attention(seq_len, dim):
-    q, k, v = (bf16(seq_len, dim, seed=s) for s in (21, 22, 23))
-    out, _ = run(K.flash_attention(seq_len, dim), q, k, v)
-    ref = torch.softmax(q.float() @ k.float().T / dim ** 0.5, dim=1) @ v.float()
+@pytest.mark.parametrize("batch,heads,seq_len,dim", [(1, 1, 256, 64), (1, 1, 1024, 64), (1, 1, 256, 128),
+                                                     (1, 1, 512, 128), (1, 1, 1024, 128), (2, 3, 128, 64)])
+def test_flash_attention(batch, heads, seq_len, dim):
+    """Multi-head attention with a (seq blocks, heads, batch) grid: the batch dimension of the grid
+    is folded into its rows, every (batch, head) reads its own matrices."""
+    q, k, v = (bf16(batch, heads, seq_len, dim, seed=s) for s in (21, 22, 23))
+    out, artifacts = run(K.flash_attention(seq_len, dim, batch=batch, heads=heads), q, k, v)
+    ref = torch.softmax(q.float() @ k.float().transpose(-1, -2) / dim ** 0.5, dim=-1) @ v.float()
     assert_close(out, ref, 2.0 ** -6)
+    assert artifacts.plan["block_grid"] == [batch * heads, seq_len // 64]
 
 
 def test_dst_budget_processes_full_acquires():

@@ -5,7 +5,7 @@ import tilelang  # noqa: F401
 import tvm
 
 from tests import op_kernels
-from tests.kernels import eltwise, gemm, lower_until, run_pass
+from tests.kernels import bmm, eltwise, gemm, lower_until, run_pass
 from tests.passes.helpers import attrs_without
 from tilelang_tt.attrs import Attr, get
 from tilelang_tt.errors import TTCompileError
@@ -92,6 +92,15 @@ def test_multicast_follows_the_access_expressions():
     assert axes == {"A_s": "x", "B_s": "y", "bias_s": "y"}
     after = run_pass(lower_until(eltwise("add", 128, 128, 64, 64), PASS), PASS)
     assert get(after["main"], Attr.MULTICAST) == {}
+
+
+def test_third_grid_dimension_is_folded_into_the_block_rows():
+    """T.Kernel(Bx, By, Bz) partitions a (Bz * By) x Bx block grid; B's slice B[bz, k * bk, bx * bn]
+    depends on the block row through bz: only A is shared along the core rows."""
+    after = run_pass(lower_until(bmm(3, 64, 64, 96, 32, 32, 32), PASS), PASS)["main"]
+    assert get(after, Attr.BLOCK_GRID) == [6, 2] and get(after, Attr.GRID_TILES) == [6, 2]
+    assert get(after, Attr.CORE_GRID) == [2, 6]
+    assert {cb: d["axis"] for cb, d in get(after, Attr.MULTICAST).items()} == {"A_s": "x"}
 
 
 def test_local_shard_follows_the_output_shards():

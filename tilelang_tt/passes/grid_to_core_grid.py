@@ -1,12 +1,14 @@
 """B2 GridToCoreGrid: turn the ``T.Kernel`` block grid into mid-level core launches.
 
-Reads: the ``blockIdx.x/y`` thread-bound loops and the ``threadIdx`` bindings TileLang adds.
+Reads: the ``blockIdx.x/y/z`` thread-bound loops and the ``threadIdx`` bindings TileLang adds.
 Writes: ``tt.core_map`` = {"m": "coreIdx.y", "n": "coreIdx.x"}: the launch that carries the block
 row (M, ``by``) and the one that carries the block column (N, ``bx``); codegen recovers those
 coordinates from the core's block ids through it.
 TIR: each ``for bx in T.thread_binding(Bx, "blockIdx.x")`` becomes
 ``T.launch_thread("coreIdx.x", Bx)`` binding the same variable (the block coordinate the
-per-core persistent loop recovers from ``start_id + i`` in codegen); the ``threadIdx``
+per-core persistent loop recovers from ``start_id + i`` in codegen). A third dimension is folded
+into the rows as B1 numbers them: ``bz`` and ``by`` become one ``coreIdx.y`` launch ``bz_by`` of
+extent Bz * By, the body reading ``bz = bz_by // By`` and ``by = bz_by % By``. The ``threadIdx``
 bindings are dropped — Tenstorrent kernels are tile-level, a use of a thread index is an error.
 GPU block-scheduling hints (``T.use_swizzle``'s rasterization order, ``T.annotate_min_blocks_per_sm``)
 are dropped too: which core runs which block, in which order, is the work partition's (B1).
@@ -24,7 +26,7 @@ import tilelang  # noqa: F401
 from tvm import ir, tirx
 
 from tilelang_tt.attrs import Attr, with_attrs
-from tilelang_tt.passes.common import error, keep_span, prim_func_pass, uses_var
+from tilelang_tt.passes.common import block_grid_loops, error, keep_span, prim_func_pass, uses_var
 
 PASS = "GridToCoreGrid"
 CORE_TAGS = {"blockIdx.x": "coreIdx.x", "blockIdx.y": "coreIdx.y"}
@@ -40,8 +42,22 @@ def _is_thread_idx_bind(stmt) -> bool:
     )
 
 
+def _fused_rows(func: tirx.PrimFunc) -> tuple[tirx.Var, dict] | None:
+    """With a third grid dimension: the launch variable of the block rows and the values of
+    ``bz``/``by`` in it (row = bz * By + by, as LayoutAwareWorkPartitionTT numbers them)."""
+    loops = block_grid_loops(func)
+    if "blockIdx.z" not in loops or "blockIdx.y" not in loops:
+        return None
+    bz, by = loops["blockIdx.z"].loop_var, loops["blockIdx.y"].loop_var
+    extent = int(loops["blockIdx.y"].extent)
+    row = tirx.Var(f"{bz.name}_{by.name}", by.dtype)
+    return row, {bz: tirx.FloorDiv(row, extent), by: tirx.FloorMod(row, extent)}
+
+
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     thread_vars: list[tirx.Var] = []
+    fused = _fused_rows(func)
+    extents = {str(loop.thread_binding.thread_tag): loop.extent for loop in block_grid_loops(func).values()}
 
     def post(node):
         if isinstance(node, tirx.SeqStmt):
@@ -56,6 +72,14 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             return None
         if isinstance(node, tirx.For) and node.thread_binding is not None:
             tag = str(node.thread_binding.thread_tag)
+            if fused is not None and tag == "blockIdx.z":
+                return node.body  # folded into the rows' launch
+            if fused is not None and tag == "blockIdx.y":
+                extent = tirx.IntImm(node.extent.dtype, int(node.extent) * int(extents["blockIdx.z"]))
+                iv = tirx.IterVar(ir.Range(0, extent), fused[0], tirx.IterVar.ThreadIndex, CORE_TAGS[tag])
+                return keep_span(node, tirx.AttrStmt(iv, "thread_extent", extent, node.body))
+            if tag == "blockIdx.z":  # T.Kernel(nx, 1, nz) without a y loop: z carries the rows
+                tag = "blockIdx.y"
             if tag in CORE_TAGS:
                 iv = tirx.IterVar(ir.Range(0, node.extent), node.loop_var, tirx.IterVar.ThreadIndex, CORE_TAGS[tag])
                 return keep_span(node, tirx.AttrStmt(iv, "thread_extent", node.extent, node.body))
@@ -64,6 +88,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         return None
 
     body = tirx.stmt_functor.ir_transform(func.body, None, post, ["tirx.SeqStmt", "tirx.For", "tirx.AttrStmt"])
+    if fused is not None:
+        body = tirx.stmt_functor.substitute(body, fused[1])
     for var in thread_vars:
         if uses_var(body, var):
             raise error(PASS, func, None, f"the kernel uses the thread index `{var.name}`",

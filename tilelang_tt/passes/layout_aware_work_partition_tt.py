@@ -1,13 +1,16 @@
 """B1 LayoutAwareWorkPartitionTT: choose the core grid, split the block grid over it, and decide
 which blocks the cores share (multicast).
 
-Reads: the ``blockIdx.x/y`` extents of ``T.Kernel`` (Bx blocks along N, By along M),
-``tt.layout_desc``, the ``T.copy`` into the output buffer (block shape) and the ``T.copy`` reads
-from global tensors (which block coordinates their slices depend on).
-Writes: ``tt.block_grid`` [By, Bx], ``tt.grid_tiles`` [Mt, Nt], ``tt.block_tiles`` [bmt, bnt],
+Reads: the ``blockIdx.x/y/z`` extents of ``T.Kernel`` (Bx blocks along N, By along M, Bz
+batches: the block grid has Bz * By rows, row = bz * By + by), ``tt.layout_desc``, the ``T.copy``
+into the output buffer (block shape) and the ``T.copy`` transfers of global tensors (which block
+coordinates their slices depend on).
+Writes: ``tt.block_grid`` [Bz * By, Bx], ``tt.grid_tiles`` [Mt, Nt], ``tt.block_tiles`` [bmt, bnt],
 ``tt.core_grid`` [gx, gy], ``tt.core_ranges``, ``tt.partition_mode``, ``tt.work_policy``,
 ``tt.work_partition`` (per active core ``[x, y, start_id, count, width, shard_y, shard_x]``;
-block id = by * Bx + bx) and ``tt.multicast``.
+block id = row * Bx + bx) and ``tt.multicast``.
+Errors: a global slice that is not one rectangle of its tensor's matrix view (leading dimensions
+folded into rows), or whose batch index may pass the tensor's extent.
 
 Partition mode: ``local_shard`` when the output tensor is sharded (or asked for): every core
 computes the blocks of the output shard it holds (blocks must tile the shard); else ``global``
@@ -20,10 +23,10 @@ with a policy:
 ``auto`` picks ``block`` when the core grid divides the block grid evenly, else ``contiguous``.
 
 Multicast: with ``block`` and an even split every core walks its rectangle in lockstep, so at
-every step the cores of a core row share ``by`` and those of a core column share ``bx``. A read
-whose slice does not depend on ``bx`` is the same block for a whole core row: its CB is marked
-for multicast along x (the row's first core reads and multicasts it); one not depending on ``by``
-along y; one depending on neither to the whole grid ("xy"). Two semaphores per multicast CB.
+every step the cores of a core row share the block row (``by``, ``bz``) and those of a core column
+share ``bx``. A read whose slice does not depend on ``bx`` is the same block for a whole core row:
+its CB is marked for multicast along x (the row's first core reads and multicasts it); one
+depending on neither ``by`` nor ``bz`` along y; one depending on neither to the whole grid ("xy"). Two semaphores per multicast CB.
 ``multicast="auto"`` multicasts whenever that spares DRAM reads (a group of more than one core).
 Only cores with work are active. Before/after: TIR unchanged.
 
@@ -32,6 +35,8 @@ Only cores with work are active. Before/after: TIR unchanged.
 """
 
 from __future__ import annotations
+
+import math
 
 import tilelang  # noqa: F401
 from tvm import tirx
@@ -55,28 +60,19 @@ from tilelang_tt.passes.common import (
     error,
     is_cb_buffer,
     is_global_buffer,
-    matrix_extents,
-    matrix_starts,
+    block_grid_loops,
+    bound_analyzer,
+    leading_overhang,
+    matrix_slice,
     prim_func_pass,
     tile_op_name,
     uses_var,
 )
 
 PASS = "LayoutAwareWorkPartitionTT"
-
-
-def block_grid_loops(func: tirx.PrimFunc) -> dict[str, tirx.For]:
-    """thread tag -> the ``T.Kernel`` grid loop binding it."""
-    loops: dict[str, tirx.For] = {}
-
-    def visit(node):
-        if isinstance(node, tirx.For) and node.thread_binding is not None:
-            tag = str(node.thread_binding.thread_tag)
-            if tag.startswith("blockIdx."):
-                loops[tag] = node
-
-    tirx.stmt_functor.post_order_visit(func.body, visit)
-    return loops
+# The block-grid dimensions whose product makes the rows of the block grid: a third dimension
+# (T.Kernel(nx, ny, nz), batches or heads) is folded into the rows, bz outermost.
+ROW_TAGS = ("blockIdx.z", "blockIdx.y")
 
 
 def partition(total: int, grid: tuple[int, int]) -> list[WorkItem]:
@@ -138,29 +134,53 @@ def core_ranges(items: list[WorkItem]) -> list[list[list[int]]]:
     return sorted(ranges, key=lambda r: (r[0][1], r[0][0]))
 
 
-def _reads(func: tirx.PrimFunc) -> list[tuple[tirx.Stmt, object, object]]:
-    """(statement, global slice, on-chip block) of every T.copy from a global tensor."""
+def _transfers(func: tirx.PrimFunc) -> list[tuple[tirx.Stmt, object, object, bool]]:
+    """(statement, global slice, on-chip block, whether it reads) of every T.copy between a global
+    tensor and an on-chip block, in program order."""
     out = []
 
     def visit(node):
         if tile_op_name(node) == "copy":
             src, dst = (as_region(a) for a in node.value.args[:2])
-            if src is not None and dst is not None and is_global_buffer(src.buffer) and is_cb_buffer(dst.buffer):
-                out.append((node, src, dst))
+            if src is None or dst is None:
+                return
+            if is_global_buffer(src.buffer) and is_cb_buffer(dst.buffer):
+                out.append((node, src, dst, True))
+            elif is_cb_buffer(src.buffer) and is_global_buffer(dst.buffer):
+                out.append((node, dst, src, False))
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
     return out
 
 
+def _check_slices(func, transfers) -> None:
+    """Every global slice is one rectangle of its tensor's matrix view, inside its batch extents."""
+    analyzer = bound_analyzer(func.body)
+    for stmt, tensor, _, _ in transfers:
+        name, shape = tensor.buffer.name, [int(d) for d in tensor.buffer.shape]
+        if matrix_slice(tensor) is None:
+            raise error(PASS, func, stmt,
+                        f"the slice of `{name}` (extents {list(tensor.extents)} of {shape}) spans several "
+                        "matrices of the tensor without covering them whole: it is not one block of tiles",
+                        "copy one matrix at a time (extent 1 in the leading dimensions), or whole matrices")
+        dim = leading_overhang(tensor, analyzer)
+        if dim is not None:
+            raise error(PASS, func, stmt,
+                        f"the slice of `{name}` may index dimension {dim} past its extent {shape[dim]} "
+                        f"(start {tensor.starts[dim]})",
+                        f"launch at most {shape[dim]} blocks along the grid dimension that indexes it")
+
+
 def _multicast(func, loops, grid, mode: str) -> dict[str, dict]:
     """CBs whose block is the same for a whole core row ("x"), column ("y") or the grid ("xy")."""
-    by_var = loops["blockIdx.y"].loop_var if "blockIdx.y" in loops else None
+    row_vars = [loops[tag].loop_var for tag in ROW_TAGS if tag in loops]
     bx_var = loops["blockIdx.x"].loop_var if "blockIdx.x" in loops else None
     axes: dict[str, str | None] = {}
-    for _, src, dst in _reads(func):
-        starts = matrix_starts(src)
-        on_by = by_var is not None and any(uses_var(s, by_var) for s in starts)
-        on_bx = bx_var is not None and any(uses_var(s, bx_var) for s in starts)
+    for _, src, dst, reading in _transfers(func):
+        if not reading:
+            continue
+        on_by = any(uses_var(s, v) for s in src.starts for v in row_vars)
+        on_bx = bx_var is not None and any(uses_var(s, bx_var) for s in src.starts)
         # the cores sharing the block: those with the same by (a core row), bx (a column), or all
         rows, cols = grid[0] > 1, grid[1] > 1  # groups along x / along y hold more than one core
         if on_by and on_bx:
@@ -226,29 +246,21 @@ def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, grid, policy: str,
                multicast: str) -> tirx.PrimFunc:
     arch = get_arch(arch_name)
     loops = block_grid_loops(func)
-    if "blockIdx.z" in loops:
-        raise error(PASS, func, loops["blockIdx.z"], "a third block-grid dimension (blockIdx.z) is not supported",
-                    "use T.Kernel(nx, ny) and fold batch dimensions into rows")
     bx = int(loops["blockIdx.x"].extent) if "blockIdx.x" in loops else 1
-    by = int(loops["blockIdx.y"].extent) if "blockIdx.y" in loops else 1
+    by = math.prod(int(loops[tag].extent) for tag in ROW_TAGS if tag in loops)
 
+    transfers = _transfers(func)
+    _check_slices(func, transfers)
     # The output block: the region of the first T.copy from an on-chip buffer to a global one.
-    out_region = None
-
-    def visit(node):
-        nonlocal out_region
-        if out_region is None and tile_op_name(node) == "copy":
-            src, dst = (as_region(a) for a in node.value.args[:2])
-            if src is not None and dst is not None and is_cb_buffer(src.buffer) and is_global_buffer(dst.buffer):
-                out_region = dst
-
-    tirx.stmt_functor.post_order_visit(func.body, visit)
-    if out_region is None:
+    writes = [tensor for _, tensor, _, reading in transfers if not reading]
+    if not writes:
         raise error(PASS, func, None, "the kernel writes no global buffer with T.copy",
                     "copy the result block to the output tensor: T.copy(C_local, C[by * bm, bx * bn])")
+    out_region = writes[0]
     layout = LayoutDesc.from_dict(out_region.buffer.name, get(func, Attr.LAYOUT_DESC)[out_region.buffer.name])
     mt, nt = layout.tile_grid
-    bm, bn = matrix_extents(out_region)
+    out_view = matrix_slice(out_region)
+    bm, bn = out_view.rows, out_view.cols
     if (bm % TILE and bm != 1) or (bn % TILE and bn != 1):
         raise error(PASS, func, None, f"the output block {bm}x{bn} is not made of 32x32 tiles",
                     "use block sizes that are multiples of 32")

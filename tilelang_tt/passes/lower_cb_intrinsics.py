@@ -49,8 +49,7 @@ from tilelang_tt.passes.common import (
     error,
     evaluate,
     keep_span,
-    matrix_extents,
-    matrix_starts,
+    matrix_slice,
     overhanging_axes,
     prim_func_pass,
     seq,
@@ -60,17 +59,21 @@ from tilelang_tt.passes.common import (
 PASS = "LowerCBIntrinsics"
 
 
-def _tile_origin(func, stmt, region, analyzer: arith.Analyzer):
+def _tile_origin(func, stmt, region, analyzer: arith.Analyzer) -> list:
+    """(row, column) tile of the slice's first element in the tensor's matrix view, and the row
+    tile it starts at within the rows that bound it (MatrixSlice.bound_row)."""
+    view = matrix_slice(region)
     origin = []
-    for dim, start in enumerate(matrix_starts(region)):
+    for dim, start in (("row", view.row), ("column", view.col)):
         if not analyzer.can_prove(tirx.FloorMod(start, TILE) == 0):
             raise error(
                 PASS, func, stmt,
-                f"the slice of `{region.buffer.name}` starts at {start} in dimension {dim}, which is not a multiple of 32",
+                f"the slice of `{region.buffer.name}` starts at {dim} {analyzer.simplify(start)}, which is not a "
+                "multiple of 32",
                 "index tensors at multiples of the tile size (e.g. by * bm with bm a multiple of 32)",
             )
         origin.append(analyzer.simplify(tirx.FloorDiv(start, TILE)))
-    return origin
+    return origin + [analyzer.simplify(tirx.FloorDiv(view.bound_row, TILE))]
 
 
 def _multicast(mc: MulticastDesc, ptr, nbytes: int, read, like) -> tirx.Stmt:
@@ -110,10 +113,11 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
         tensor, block = block, tensor
     cb = cbs[handoffs.get(block.buffer.name, block.buffer.name)]
     acc = accessors[tensor.buffer.name]
-    row0, col0 = _tile_origin(func, stmt, tensor, analyzer)
-    rows, cols = (-(-e // TILE) for e in matrix_extents(tensor))
+    row0, col0, bound_row0 = _tile_origin(func, stmt, tensor, analyzer)
+    view = matrix_slice(tensor)
+    rows, cols = -(-view.rows // TILE), -(-view.cols // TILE)
     pages = rows * cols
-    mt, nt = acc.tile_grid
+    bound_rows, nt = -(-view.bound_rows // TILE), acc.tile_grid[1]
     overhang = overhanging_axes(tensor, analyzer)
     ptr = tirx.Var(f"l1_{block.buffer.name}", "uint32")
     ptr_intrin = Intrin.GET_WRITE_PTR if reading else Intrin.GET_READ_PTR
@@ -123,7 +127,7 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
         tile_id = analyzer.simplify((row0 + r) * nt + col0 + c)
         offset = tirx.Cast("uint32", (r * cols + c) * cb.page_size)
         transfer = evaluate(xfer, tile_id, tensor.buffer.data, ptr + offset, like=stmt)
-        inside = [cond for cond, hangs in ((row0 + r < mt, overhang[0]), (col0 + c < nt, overhang[1])) if hangs]
+        inside = [cond for cond, hangs in ((bound_row0 + r < bound_rows, overhang[0]), (col0 + c < nt, overhang[1])) if hangs]
         if not inside:
             return transfer
         # A block reaching past the tensor: tiles outside it are not moved; the reader fills

@@ -1,5 +1,5 @@
 // Host program for the TileLang kernel "main" (tt-metal 0.81.1 Mesh API).
-// Planned for wormhole_b0, core grid 1x4.
+// Planned for wormhole_b0, core grid 4x1.
 // Usage: main DATA_DIR. Reads <buffer>.bin (row-major) for every input buffer and writes
 // <buffer>.out.bin (row-major) for every output buffer.
 #include <cstddef>
@@ -123,33 +123,33 @@ int main(int argc, char** argv) {
         std::shared_ptr<distributed::MeshDevice> device = distributed::MeshDevice::create_unit_mesh(0);
         distributed::MeshCommandQueue& command_queue = device->mesh_command_queue();
 
-        // Q: bfloat16 [256, 64], read, 16 pages of 2048 B (Float16_b)
+        // Q: bfloat16 [1, 1, 256, 64], read, 16 pages of 2048 B (Float16_b)
         std::shared_ptr<distributed::MeshBuffer> buffer_Q = create_dram_buffer(device.get(), 32768, 2048);
         const uint32_t address_Q = device_address(buffer_Q);
         std::vector<uint16_t> input_Q = read_elements<uint16_t>(data_dir / "Q.bin", 16384);
         std::vector<uint16_t> tiled_Q = tilize(input_Q, 1, 256, 64);
         command_queue.enqueue_write_mesh_buffer(buffer_Q, tiled_Q.data(), false);
 
-        // K: bfloat16 [256, 64], read, 16 pages of 2048 B (Float16_b)
+        // K: bfloat16 [1, 1, 256, 64], read, 16 pages of 2048 B (Float16_b)
         std::shared_ptr<distributed::MeshBuffer> buffer_K = create_dram_buffer(device.get(), 32768, 2048);
         const uint32_t address_K = device_address(buffer_K);
         std::vector<uint16_t> input_K = read_elements<uint16_t>(data_dir / "K.bin", 16384);
         std::vector<uint16_t> tiled_K = tilize(input_K, 1, 256, 64);
         command_queue.enqueue_write_mesh_buffer(buffer_K, tiled_K.data(), false);
 
-        // V: bfloat16 [256, 64], read, 16 pages of 2048 B (Float16_b)
+        // V: bfloat16 [1, 1, 256, 64], read, 16 pages of 2048 B (Float16_b)
         std::shared_ptr<distributed::MeshBuffer> buffer_V = create_dram_buffer(device.get(), 32768, 2048);
         const uint32_t address_V = device_address(buffer_V);
         std::vector<uint16_t> input_V = read_elements<uint16_t>(data_dir / "V.bin", 16384);
         std::vector<uint16_t> tiled_V = tilize(input_V, 1, 256, 64);
         command_queue.enqueue_write_mesh_buffer(buffer_V, tiled_V.data(), false);
 
-        // O: bfloat16 [256, 64], write, 16 pages of 2048 B (Float16_b)
+        // O: bfloat16 [1, 1, 256, 64], write, 16 pages of 2048 B (Float16_b)
         std::shared_ptr<distributed::MeshBuffer> buffer_O = create_dram_buffer(device.get(), 32768, 2048);
         const uint32_t address_O = device_address(buffer_O);
 
         Program program = CreateProgram();
-        CoreRangeSet cores(std::vector<CoreRange>{CoreRange(CoreCoord{0, 0}, CoreCoord{0, 3})});
+        CoreRangeSet cores(std::vector<CoreRange>{CoreRange(CoreCoord{0, 0}, CoreCoord{3, 0})});
 
         // CB 0 "Q_s": reader -> compute, 8 pages of 2048 B (Float16_b)
         std::map<uint8_t, tt::DataFormat> cb0_formats = {{0, tt::DataFormat::Float16_b}};
@@ -261,19 +261,19 @@ int main(int argc, char** argv) {
 
         // NOC coordinates of the cores multicast arguments name
         CoreCoord noc_0_0 = device->worker_core_from_logical_core(CoreCoord{0, 0});
-        CoreCoord noc_0_3 = device->worker_core_from_logical_core(CoreCoord{0, 3});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_Q, address_K, address_V, 0, 1, 1, 1, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_3.x), static_cast<uint32_t>(noc_0_3.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3, 1, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_3.x), static_cast<uint32_t>(noc_0_3.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3});
+        CoreCoord noc_3_0 = device->worker_core_from_logical_core(CoreCoord{3, 0});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_Q, address_K, address_V, 0, 1, 1, 1, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_3_0.x), static_cast<uint32_t>(noc_3_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3, 1, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_3_0.x), static_cast<uint32_t>(noc_3_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{0, 1, 1});
         SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_O, 0, 1, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_Q, address_K, address_V, 1, 1, 1, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_3.x), static_cast<uint32_t>(noc_0_3.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_3.x), static_cast<uint32_t>(noc_0_3.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{1, 1, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_O, 1, 1, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 2}, std::vector<uint32_t>{address_Q, address_K, address_V, 2, 1, 1, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_3.x), static_cast<uint32_t>(noc_0_3.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_3.x), static_cast<uint32_t>(noc_0_3.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 2}, std::vector<uint32_t>{2, 1, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 2}, std::vector<uint32_t>{address_O, 2, 1, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 3}, std::vector<uint32_t>{address_Q, address_K, address_V, 3, 1, 1, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_3.x), static_cast<uint32_t>(noc_0_3.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_3.x), static_cast<uint32_t>(noc_0_3.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3});
-        SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 3}, std::vector<uint32_t>{3, 1, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 3}, std::vector<uint32_t>{address_O, 3, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_Q, address_K, address_V, 1, 1, 1, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_3_0.x), static_cast<uint32_t>(noc_3_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_3_0.x), static_cast<uint32_t>(noc_3_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{1, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_O, 1, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{2, 0}, std::vector<uint32_t>{address_Q, address_K, address_V, 2, 1, 1, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_3_0.x), static_cast<uint32_t>(noc_3_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_3_0.x), static_cast<uint32_t>(noc_3_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{2, 0}, std::vector<uint32_t>{2, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{2, 0}, std::vector<uint32_t>{address_O, 2, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{3, 0}, std::vector<uint32_t>{address_Q, address_K, address_V, 3, 1, 1, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_3_0.x), static_cast<uint32_t>(noc_3_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_3_0.x), static_cast<uint32_t>(noc_3_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{3, 0}, std::vector<uint32_t>{3, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{3, 0}, std::vector<uint32_t>{address_O, 3, 1, 1});
 
         distributed::MeshWorkload workload;
         distributed::MeshCoordinateRange device_range(device->shape());

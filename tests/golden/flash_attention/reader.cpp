@@ -63,13 +63,13 @@ void kernel_main() {
 
     push_constant_tile(cb_reduce_scaler, 0x3f80);
     for (uint32_t n = 0; n < count; ++n) {
-        const uint32_t block = start_id + (n / width) * 1 + n % width;
-        const uint32_t by = block / 1;
+        const uint32_t block = start_id + (n / width) * 4 + n % width;
+        const uint32_t bx = block % 4;
         cb_reserve_back(cb_Q_s, 4);
         const uint32_t l1_Q_s = get_write_ptr(cb_Q_s);
         for (uint32_t r = 0; r < 2; ++r) {
             for (uint32_t c = 0; c < 2; ++c) {
-                noc_async_read_page(((by * 4) + (r * 2)) + c, Q, l1_Q_s + (((r * 2) + c) * 2048));
+                noc_async_read_page(((bx * 4) + (r * 2)) + c, Q, l1_Q_s + (((r * 2) + c) * 2048));
             }
         }
         noc_async_read_barrier();
