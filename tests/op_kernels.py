@@ -418,9 +418,10 @@ def gemm_with_loop_compute(kind, M, N, K, bm, bn, bk, dtype="bfloat16"):
     return main
 
 
-def flash_attention(seq_len, dim, bm=64, bn=64, dtype="bfloat16", batch=1, heads=1):
+def flash_attention(seq_len, dim, bm=64, bn=64, dtype="bfloat16", batch=1, heads=1, causal=False):
     """Forward multi-head attention on (batch, heads, seq, dim) tensors: online softmax over K/V
-    blocks, one block of bm queries of one head per program (TileLang's example_mha_fwd_bhsd form)."""
+    blocks, one block of bm queries of one head per program (TileLang's example_mha_fwd_bhsd form);
+    ``causal``: the scores start from the mask (0 where the key is not after the query, -inf after)."""
     scale = (1.0 / dim) ** 0.5
 
     @T.prim_func
@@ -445,7 +446,11 @@ def flash_attention(seq_len, dim, bm=64, bn=64, dtype="bfloat16", batch=1, heads
             T.fill(m, -T.infinity("float32"))
             for k in T.Pipelined(T.ceildiv(seq_len, bn), num_stages=2):
                 T.copy(K[bz, by, k * bn, 0], K_s)
-                T.clear(acc_s)
+                if causal:
+                    for i, j in T.Parallel(bm, bn):
+                        acc_s[i, j] = T.if_then_else(bx * bm + i >= k * bn + j, 0, -T.infinity("float32"))
+                else:
+                    T.clear(acc_s)
                 T.gemm(Q_s, K_s, acc_s, transpose_B=True)
                 for i in T.Parallel(bm):
                     m_prev[i] = m[i]
@@ -465,5 +470,23 @@ def flash_attention(seq_len, dim, bm=64, bn=64, dtype="bfloat16", batch=1, heads
             for i, j in T.Parallel(bm, dim):
                 acc_o[i, j] = acc_o[i, j] / logsum[i]
             T.copy(acc_o, O[bz, by, bx * bm, 0])
+
+    return main
+
+
+def shifted_causal(M, N, bm, dtype="float32"):
+    """Values of the indices alone in an element-wise expression: a causal mask over the global
+    row and column, and a ramp over the block's own indices."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(1, T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bm, N), dtype)
+            C_l = T.alloc_fragment((bm, N), dtype)
+            T.copy(A[by * bm, 0], A_s)
+            for i, j in T.Parallel(bm, N):
+                C_l[i, j] = (A_s[i, j] + T.if_then_else(by * bm + i >= j, 0, -T.infinity(dtype))
+                             + T.Cast(dtype, j - i) * 0.5)
+            T.copy(C_l, C[by * bm, 0])
 
     return main

@@ -462,6 +462,9 @@ class Intrin(_DocumentedKey):
     PACK_BLOCK = ("tt.pack_block", "pack_block(c, m0, n0, sm, sn): the accumulator sub-block is final; pack it.")
     TILE_ELTWISE = ("tt.tile.eltwise", "eltwise(out, i, j, value): out[i, j] = value over the block, tile by tile.")
     TILE_REDUCE = ("tt.tile.reduce", 'reduce(kind, src, dst, dim, clear): kind "sum"|"max" along dim (1 = per row).')
+    GENERATE_BLOCK = ("tt.generate_block", "generate_block(cb_region, i, j, value): the reader fills the block with "
+                                           "value(i, j), an expression of the element's indices, loop variables and "
+                                           "block coordinates only (a causal mask, an iota).")
     # reader/writer protocol (D3)
     CB_RESERVE_BACK = ("tt.cb_reserve_back", "cb_reserve_back(cb, pages)")
     CB_PUSH_BACK = ("tt.cb_push_back", "cb_push_back(cb, pages)")
@@ -484,6 +487,9 @@ class Intrin(_DocumentedKey):
     SEM_SET_MCAST = ("tt.noc_semaphore_set_multicast", "noc_semaphore_set_multicast(semaphore, x0, y0, x1, y1, num_dests): "
                                                        "copy the local semaphore to every core of the NOC rectangle")
     FILL_SCALER = ("tt.fill_scaler", "fill_scaler(cb, value): reader pushes one tile of `value` (reduce scaler).")
+    STORE_TILE_ELEMENT = ("tt.store_tile_element", "store_tile_element(l1_addr, i, j, tile_cols, value, format): element "
+                                                   "(i, j) of a block of tile_cols tiles per row, at its place in tile "
+                                                   'layout, in format "Float16_b" or "Float32".')
     # compute engine init (D4)
     HW_STARTUP = ("tt.engine.init_common", "compute_kernel_hw_startup(in0, in1, out[, reverse])")
     MATMUL_INIT = ("tt.fpu.matmul_init", "matmul_init(in0, in1, transpose)")

@@ -172,7 +172,7 @@ def unsupported_expression(M=64, N=64):
             C_s = T.alloc_shared((M, N), "bfloat16")
             T.copy(A[0, 0], A_s)
             for i, j in T.Parallel(M, N):
-                C_s[i, j] = T.if_then_else(A_s[i, j] > 0, A_s[i, j], A_s[i, j] * 2)  # LINE: unsupported_expression
+                C_s[i, j] = T.sin(A_s[i, j])  # LINE: unsupported_expression
             T.copy(C_s, C[0, 0])
 
     return main
@@ -232,5 +232,48 @@ def slice_across_matrices(M=32, batch=32, N=64):
             A_s = T.alloc_shared((M, N), "bfloat16")
             T.copy(A[0:M, by, 0:N], A_s)  # LINE: slice_across_matrices
             T.copy(A_s, C[0:M, by, 0:N])
+
+    return main
+
+
+def select_on_values(M=64, N=64):
+    """A leaky ReLU written as a selection on the block's values."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "bfloat16"), C: T.Tensor((M, N), "bfloat16")):
+        with T.Kernel(1, 1, threads=128) as (bx, by):
+            A_s = T.alloc_shared((M, N), "bfloat16")
+            C_s = T.alloc_shared((M, N), "bfloat16")
+            T.copy(A[0, 0], A_s)
+            for i, j in T.Parallel(M, N):
+                C_s[i, j] = T.if_then_else(A_s[i, j] > 0, A_s[i, j], A_s[i, j] * 2)  # LINE: select_on_values
+            T.copy(C_s, C[0, 0])
+
+    return main
+
+
+def select_of_blocks(M=64, N=64):
+    """T.if_then_else choosing between a block's value and a constant by the indices."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, 1, threads=128) as (bx, by):
+            A_s = T.alloc_shared((M, N), "float32")
+            C_l = T.alloc_fragment((M, N), "float32")
+            T.copy(A[0, 0], A_s)
+            for i, j in T.Parallel(M, N):
+                C_l[i, j] = T.if_then_else(i >= j, A_s[i, j], 0)  # LINE: select_of_blocks
+            T.copy(C_l, C[0, 0])
+
+    return main
+
+
+def integer_iota(M=64, N=64):
+    """A value of the indices alone stored into an integer block: generated blocks hold floats."""
+    @T.prim_func
+    def main(C: T.Tensor((M, N), "int32")):
+        with T.Kernel(1, 1, threads=128) as (bx, by):
+            C_l = T.alloc_fragment((M, N), "int32")
+            for i, j in T.Parallel(M, N):
+                C_l[i, j] = i * N + j  # LINE: integer_iota
+            T.copy(C_l, C[0, 0])
 
     return main

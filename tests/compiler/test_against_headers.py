@@ -41,6 +41,7 @@ KERNELS = {
     "rmsnorm": lambda: K.rmsnorm(64, 128, 32),
     "gemm_bias_relu": lambda: K.gemm_bias_relu(64, 128, 96, 32, 64, 32),
     "flash_attention": lambda: K.flash_attention(256, 64),
+    "flash_attention_causal": lambda: K.flash_attention(128, 64, heads=2, causal=True),
 }
 
 

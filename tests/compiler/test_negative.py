@@ -82,6 +82,24 @@ def test_batch_index_past_the_tensor():
     assert "at most 3 blocks" in err.hint
 
 
+def test_selection_on_block_values():
+    err = compile_error(bad_kernels.select_on_values())
+    assert_diagnostic(err, "LowerTTTileIntrinsics", "selects on the values of blocks", "select_on_values")
+    assert "T.max(x, 0) + a * T.min(x, 0)" in err.hint
+
+
+def test_selection_between_block_values():
+    err = compile_error(bad_kernels.select_of_blocks())
+    assert_diagnostic(err, "LowerTTTileIntrinsics", "selects between values that read blocks", "select_of_blocks")
+    assert "X[i, j] + T.if_then_else(cond, 0, -T.infinity('float32'))" in err.hint
+
+
+def test_integer_value_of_the_indices():
+    err = compile_error(bad_kernels.integer_iota())
+    assert_diagnostic(err, "LowerTTTileIntrinsics", "depends on the indices only but is not a float value",
+                      "integer_iota")
+
+
 def test_slice_that_is_not_one_block_of_tiles():
     err = compile_error(bad_kernels.slice_across_matrices())
     assert_diagnostic(err, "LayoutAwareWorkPartitionTT", "the slice of `A` (extents [32, 1, 64] of [32, 32, 64]) "

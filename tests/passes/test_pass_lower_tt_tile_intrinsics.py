@@ -2,6 +2,7 @@
 T.Parallel, fills and reductions → tt.tile.eltwise / tt.tile.reduce."""
 
 import tilelang  # noqa: F401
+import tvm
 from tvm import tirx
 
 from tests.kernels import eltwise, gemm, lower_until, run_pass
@@ -136,3 +137,34 @@ def test_flash_attention_reloads_the_live_accumulator():
         after.body, lambda n: scopes.append((n.node.name, int(n.value)))
         if isinstance(n, tirx.AttrStmt) and n.attr_key == Attr.ACCUMULATE.value else None)
     assert scopes == [("acc_s", AccumulateMode.FRESH), ("acc_o", AccumulateMode.RELOAD)]
+
+
+def test_values_of_the_indices_become_generated_blocks():
+    """Each part of a T.Parallel value that reads no block but depends on the indices (a mask, a
+    ramp) becomes a block the reader generates right before the store, with a CB of the store's
+    geometry; the store reads it."""
+    from tests.op_kernels import shifted_causal
+
+    before = lower_until(shifted_causal(64, 96, 32), PASS)
+    f = before["main"]
+    A_s, C_l = alloc(f, "A_s"), alloc(f, "C_l")
+    i, j = loop(f, "i").loop_var, loop(f, "j").loop_var
+    read, parallel, write = block(f, "tilelang_root").body.seq
+    (mask, ramp) = (parallel.body.body.value.a.b, parallel.body.body.value.b)
+    after = run_pass(before, PASS)["main"]
+    gen, gen1 = alloc(after, "C_l_gen"), alloc(after, "C_l_gen1")
+
+    def region(buf):
+        zero = tirx.IntImm("int32", 0)
+        return tirx.Call("handle", tvm.ir.Op.get("tl.region"), [tirx.BufferLoad(buf, [zero, zero]), tirx.IntImm("int32", 2),
+                                                                tirx.IntImm("int32", 32), tirx.IntImm("int32", 96)])
+
+    value = tirx.Add(tirx.Add(tirx.BufferLoad(A_s, [i, j]), tirx.BufferLoad(gen, [i, j])), tirx.BufferLoad(gen1, [i, j]))
+    expected = seq(read, ev(Intrin.GENERATE_BLOCK, region(gen), i, j, mask),
+                   ev(Intrin.GENERATE_BLOCK, region(gen1), i, j, ramp),
+                   ev(Intrin.TILE_ELTWISE, C_l.data, i, j, value), write)
+    assert_body(block(after, "tilelang_root").body, expected)
+    cbs = get(after, Attr.CB_DESC)
+    assert {k: v for k, v in cbs["C_l_gen"].items() if k != "source"} == \
+        {k: v for k, v in cbs["C_l"].items() if k != "source"}
+    assert cbs["C_l_gen1"]["data_format"] == "Float32"

@@ -76,6 +76,34 @@ class _KernelWriter:
             return self.call(e)
         raise CodegenError(f"cannot emit expression {e} ({type(e).__name__})")
 
+    def value_expr(self, e) -> str:
+        """An element value of a generated block (``tt.store_tile_element``) in C++: the TIR's
+        signed int32 index arithmetic (the kernel's loop counters are unsigned) and float math."""
+        if isinstance(e, tirx.IntImm):
+            return ("true" if e.value else "false") if e.dtype == "bool" else str(int(e.value))
+        if isinstance(e, tirx.FloatImm):
+            return float_literal(float(e.value))
+        if isinstance(e, tirx.Var):
+            return f"static_cast<int32_t>({self.expr(e)})"
+        if isinstance(e, tirx.Cast):
+            dtype = str(e.dtype)
+            ctype = "float" if dtype.startswith(("float", "bfloat")) else "bool" if dtype == "bool" else "int32_t"
+            return f"static_cast<{ctype}>({self.value_expr(e.value)})"
+        if isinstance(e, (tirx.Min, tirx.Max)):
+            a, b = self.value_expr(e.a), self.value_expr(e.b)
+            return f"({a} {'<' if isinstance(e, tirx.Min) else '>'} {b} ? {a} : {b})"
+        if isinstance(e, tirx.Not):
+            return f"!({self.value_expr(e.a)})"
+        if isinstance(e, tirx.Select) or (isinstance(e, tirx.Call) and str(e.op.name) == "tirx.if_then_else"):
+            cond, a, b = (e.condition, e.true_value, e.false_value) if isinstance(e, tirx.Select) else e.args
+            return f"({self.value_expr(cond)} ? {self.value_expr(a)} : {self.value_expr(b)})"
+        if isinstance(e, tirx.Call) and str(e.op.name) == "tl.infinity":
+            return "__builtin_inff()"
+        op = _BINOPS.get(type(e))
+        if op is not None and not isinstance(e, (tirx.FloorDiv, tirx.FloorMod)):
+            return f"({self.value_expr(e.a)} {op} {self.value_expr(e.b)})"
+        raise CodegenError(f"cannot emit element value {e} ({type(e).__name__})")
+
     def call(self, c: tirx.Call) -> str:
         intrin = call_intrin(c)
         if intrin is None:
@@ -92,6 +120,8 @@ class _KernelWriter:
     def arg(self, intrin: Intrin, rule, position: int, a) -> str:
         if isinstance(a, tirx.StringImm):
             return a.value
+        if intrin == Intrin.STORE_TILE_ELEMENT and position == 4:
+            return self.value_expr(a)
         if isinstance(a, tirx.Var) and intrin in (Intrin.NOC_READ_PAGE, Intrin.NOC_WRITE_PAGE) and position == 1:
             return self.accessor_names[a.name]
         if position in rule.cb_args and isinstance(a, tirx.IntImm):

@@ -163,6 +163,28 @@ inline void noc_async_read_zeros(uint32_t l1_addr, uint32_t bytes) {
 """
 
 
+STORE_TILE_ELEMENT = """\
+// Element (i, j) of a block of `tile_cols` 32x32 tiles per row, at its place in tile layout: tiles
+// row-major, each made of four 16x16 faces, row-major.
+inline uint32_t tile_element_index(uint32_t i, uint32_t j, uint32_t tile_cols) {
+    return ((i >> 5) * tile_cols + (j >> 5)) * 1024 + (((i >> 4) & 1) * 2 + ((j >> 4) & 1)) * 256 +
+           (i & 15) * 16 + (j & 15);
+}
+
+inline void store_tile_element_Float32(uint32_t l1_addr, uint32_t i, uint32_t j, uint32_t tile_cols, float value) {
+    reinterpret_cast<volatile tt_l1_ptr float*>(l1_addr)[tile_element_index(i, j, tile_cols)] = value;
+}
+
+// bfloat16 rounded to nearest even, as the packer does.
+inline void store_tile_element_Float16_b(uint32_t l1_addr, uint32_t i, uint32_t j, uint32_t tile_cols, float value) {
+    uint32_t bits;
+    __builtin_memcpy(&bits, &value, sizeof(bits));
+    const uint16_t rounded = static_cast<uint16_t>((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16);
+    reinterpret_cast<volatile tt_l1_ptr uint16_t*>(l1_addr)[tile_element_index(i, j, tile_cols)] = rounded;
+}
+"""
+
+
 SEMAPHORE_PTR = """\
 // The L1 word of this core's semaphore `id`.
 inline volatile tt_l1_ptr uint32_t* semaphore_ptr(uint32_t id) {
@@ -219,6 +241,8 @@ RULES: dict[Intrin, Rule] = {
     Intrin.SEM_INC: Rule(_sem_inc, DATAFLOW_HEADER, semaphore_args=(2,)),
     Intrin.SEM_SET_MCAST: Rule(_sem_set_mcast, DATAFLOW_HEADER, semaphore_args=(0,)),
     Intrin.FILL_SCALER: Rule(_fill_scaler, DATAFLOW_HEADER, (0,), PUSH_CONSTANT_TILE),
+    Intrin.STORE_TILE_ELEMENT: Rule(lambda a, r: f"store_tile_element_{a[5]}({', '.join(a[:5])})", DATAFLOW_HEADER,
+                                    helper=STORE_TILE_ELEMENT),
     Intrin.HW_STARTUP: Rule(_hw_startup, "api/compute/compute_kernel_hw_startup.h", (0, 1, 2)),
     Intrin.MATMUL_INIT: Rule(_matmul_init, "api/compute/matmul.h", (0, 1)),
     Intrin.BINARY_INIT: Rule(_binary_init, "api/compute/eltwise_binary.h", (1, 2)),

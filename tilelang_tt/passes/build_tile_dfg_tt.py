@@ -1,6 +1,6 @@
 """C3 BuildTileDFGTT: the tile dataflow graph of the kernel; CB roles and ids come from it.
 
-Reads: ``tt.read_to_cb``/``tt.write_from_cb`` (reader/writer edges), ``tt.mm.mma``,
+Reads: ``tt.read_to_cb``/``tt.generate_block``/``tt.write_from_cb`` (reader/writer edges), ``tt.mm.mma``,
 ``tt.tile.eltwise``, ``tt.tile.reduce`` and ``tt.accumulate`` reloads (compute edges), ``tt.cb_desc``,
 ``tt.layout_desc``.
 Writes: ``tt.tile_dfg`` = {cb: {producer, consumers, buffer}}; updates ``tt.cb_desc`` with
@@ -206,6 +206,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             src, dst = (as_region(a) for a in stmt.value.args[:2])
             note(producers, dst.buffer.name, "reader", stmt)
             moved[dst.buffer.name] = src.buffer.name
+        elif intrin == Intrin.GENERATE_BLOCK:
+            note(producers, as_region(stmt.value.args[0]).buffer.name, "reader", stmt)
         elif intrin == Intrin.WRITE_FROM_CB:
             src, dst = (as_region(a) for a in stmt.value.args[:2])
             note(consumers, src.buffer.name, "writer", stmt)

@@ -360,8 +360,8 @@ class _Inserter:
             return stmt, held
         intrin = stmt_intrin(stmt)
         held = dict(held)
-        if intrin == Intrin.READ_TO_CB:
-            name = as_region(stmt.value.args[1]).buffer.name
+        if intrin in (Intrin.READ_TO_CB, Intrin.GENERATE_BLOCK):
+            name = as_region(stmt.value.args[1 if intrin == Intrin.READ_TO_CB else 0]).buffer.name
             out = [self.pop(name, held[name], stmt)] if name in held else []
             held[name] = False
             return seq(out), held

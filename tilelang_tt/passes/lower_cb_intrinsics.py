@@ -19,6 +19,14 @@ tensor (its extent does not divide the shape: provable from the loop ranges) mov
 tiles inside it: the reader guards each page with ``row < Mt`` / ``col < Nt`` and fills the
 pages outside with zeros (``tt.noc_async_read_zeros``), the writer skips them.
 
+A generated block (``tt.generate_block``) is written element by element by the reader, each value
+at its place in tile layout (``tt.store_tile_element``, bfloat16 rounded to nearest even):
+
+    T.tt.cb_reserve_back(2, 4); l1_acc_s_gen = T.tt.get_write_ptr(2)
+    for i, j in grid(64, 64):
+        T.tt.store_tile_element(l1_acc_s_gen, i, j, 2, T.if_then_else(bx * 64 + i >= k * 64 + j, 0, -inf), "Float32")
+    T.tt.cb_push_back(2, 4)
+
 A multicast CB (``tt.multicast``) is read by the first core of its group only and multicast to
 the others (tt-metal's ``matmul_multicore_reuse_mcast`` handshake, see :func:`_multicast`):
 
@@ -49,6 +57,7 @@ from tilelang_tt.passes.common import (
     error,
     evaluate,
     keep_span,
+    matrix_extents,
     matrix_slice,
     overhanging_axes,
     prim_func_pass,
@@ -160,6 +169,27 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
     ])
 
 
+def _generate(stmt, cbs: dict[str, CBDesc]) -> tirx.Stmt:
+    """The reader fills a block with a value of the element's indices, element by element (at
+    its place in tile layout), between reserving and pushing the CB pages."""
+    region, i, j, value = stmt.value.args
+    block = as_region(region)
+    cb = cbs[block.buffer.name]
+    ptr = tirx.Var(f"l1_{block.buffer.name}", "uint32")
+    rows, cols = matrix_extents(block)
+    store = evaluate(Intrin.STORE_TILE_ELEMENT, ptr, i, j, cb.block_tiles[1], value,
+                     tirx.StringImm(cb.data_format), like=stmt)
+    for var, extent in ((j, cols), (i, rows)):  # a vector has the constant 0 for its other index
+        if isinstance(var, tirx.Var):
+            store = tirx.For(var, 0, extent, tirx.ForKind.SERIAL, store)
+    return seq([
+        evaluate(Intrin.CB_RESERVE_BACK, cb.index, cb.block_pages, like=stmt),
+        keep_span(stmt, tirx.Bind(ptr, call(Intrin.GET_WRITE_PTR, cb.index, dtype="uint32"))),
+        keep_span(stmt, store),
+        evaluate(Intrin.CB_PUSH_BACK, cb.index, cb.block_pages, like=stmt),
+    ])
+
+
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     role = get(func, Attr.KERNEL_ROLE)
     if role not in (KernelRole.READER.value, KernelRole.WRITER.value):
@@ -173,6 +203,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     def post(node):
         if stmt_intrin(node) in (Intrin.READ_TO_CB, Intrin.WRITE_FROM_CB):
             return _lower(node, func, cbs, accessors, role, handoffs, analyzer, multicast)
+        if stmt_intrin(node) == Intrin.GENERATE_BLOCK:
+            return _generate(node, cbs)
         return None
 
     return func.with_body(tirx.stmt_functor.ir_transform(func.body, None, post, ["tirx.Evaluate"]))

@@ -5,9 +5,11 @@ Writes: per new function ``tt.kernel_role`` and ``tt.source_func``; every other 
 carried over. The module's ``main`` is replaced by ``main_reader``, ``main_compute``,
 ``main_writer`` (named after the user's function).
 TIR: each role keeps the statements it executes, with the loops and bindings around them:
-the reader ``tt.read_to_cb`` (and, first, ``tt.fill_scaler`` of the reduce scaler), the writer
+the reader ``tt.read_to_cb`` and ``tt.generate_block`` (and, first, ``tt.fill_scaler`` of the
+reduce scaler), the writer
 ``tt.write_from_cb``, compute the compute intrinsics and ``tt.accumulate`` scopes plus the
-``tt.read_to_cb``/``tt.write_from_cb`` statements as markers of where blocks arrive and leave
+``tt.read_to_cb``/``tt.generate_block``/``tt.write_from_cb`` statements as markers of where blocks
+arrive and leave
 (D5 turns them into waits and pops). The on-chip allocation block is unwrapped (CBs are now ids
 in ``tt.cb_desc``); loops left empty are dropped.
 
@@ -40,11 +42,12 @@ from tilelang_tt.passes.common import (
 
 PASS = "SplitDeviceKernel"
 COMPUTE_OPS = (Intrin.MM_MMA, Intrin.PACK_BLOCK, Intrin.TILE_ELTWISE, Intrin.TILE_REDUCE)
-ROLE_OF = {Intrin.READ_TO_CB: KernelRole.READER, Intrin.WRITE_FROM_CB: KernelRole.WRITER}
+ROLE_OF = {Intrin.READ_TO_CB: KernelRole.READER, Intrin.GENERATE_BLOCK: KernelRole.READER,
+           Intrin.WRITE_FROM_CB: KernelRole.WRITER}
 ROLE_OF.update({op: KernelRole.COMPUTE for op in COMPUTE_OPS})
 # The compute kernel keeps the data-movement statements as markers of where blocks arrive and
 # leave: InsertDSTManagementTT turns them into its CB waits and pops and removes them.
-COMPUTE_MARKERS = (Intrin.READ_TO_CB, Intrin.WRITE_FROM_CB)
+COMPUTE_MARKERS = (Intrin.READ_TO_CB, Intrin.GENERATE_BLOCK, Intrin.WRITE_FROM_CB)
 
 
 def _slice(stmt, role: KernelRole):

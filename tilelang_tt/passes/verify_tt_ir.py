@@ -44,7 +44,8 @@ REQUIRED = {
 }
 ALLOWED = {
     KernelRole.READER.value: {Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.NOC_READ_PAGE, Intrin.NOC_READ_BARRIER,
-                              Intrin.NOC_READ_ZEROS, Intrin.FILL_SCALER, Intrin.MCAST_WRITE, Intrin.SEM_WAIT,
+                              Intrin.NOC_READ_ZEROS, Intrin.FILL_SCALER, Intrin.STORE_TILE_ELEMENT,
+                              Intrin.MCAST_WRITE, Intrin.SEM_WAIT,
                               Intrin.SEM_SET, Intrin.SEM_INC, Intrin.SEM_SET_MCAST, Intrin.NOC_WRITE_BARRIER},
     KernelRole.WRITER.value: {Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT, Intrin.NOC_WRITE_PAGE, Intrin.NOC_WRITE_BARRIER},
     KernelRole.COMPUTE.value: {Intrin.HW_STARTUP, Intrin.MATMUL_INIT, Intrin.BINARY_INIT, Intrin.MATMUL_TILES,

@@ -21,8 +21,9 @@ void kernel_main() {
 
     constexpr uint32_t cb_Q_s = 0;
     constexpr uint32_t cb_K_s = 1;
-    constexpr uint32_t cb_V_s = 2;
-    constexpr uint32_t cb_reduce_scaler = 3;
+    constexpr uint32_t cb_acc_s_gen = 2;
+    constexpr uint32_t cb_V_s = 3;
+    constexpr uint32_t cb_reduce_scaler = 4;
     constexpr uint32_t cb_acc_o_out = 16;
     constexpr uint32_t cb_acc_o = 24;
     constexpr uint32_t cb_logsum = 25;
@@ -79,14 +80,36 @@ void kernel_main() {
         tile_regs_release();
         cb_push_back(cb_m, 2);
         for (uint32_t k = 0; k < 4; ++k) {
+            cb_wait_front(cb_acc_s_gen, 4);
             tile_regs_acquire();
+            copy_init(cb_acc_s_gen);
+            for (uint32_t t_6 = 0; t_6 < 4; ++t_6) {
+                copy_tile(cb_acc_s_gen, t_6, t_6);
+            }
+            tile_regs_commit();
+            cb_reserve_back(cb_acc_s, 4);
+            tile_regs_wait();
+            pack_reconfig_data_format(cb_acc_s);
+            for (uint32_t t_7 = 0; t_7 < 4; ++t_7) {
+                pack_tile(t_7, cb_acc_s);
+            }
+            tile_regs_release();
+            cb_push_back(cb_acc_s, 4);
+            cb_wait_front(cb_acc_s, 4);
+            tile_regs_acquire();
+            copy_init(cb_acc_s);
+            for (uint32_t i = 0; i < 2; ++i) {
+                for (uint32_t j = 0; j < 2; ++j) {
+                    copy_tile(cb_acc_s, (i * 2) + j, (i * 2) + j);
+                }
+            }
             cb_wait_front(cb_Q_s, 4);
             cb_wait_front(cb_K_s, 4);
             matmul_init(cb_Q_s, cb_K_s, 1);
-            for (uint32_t i = 0; i < 2; ++i) {
-                for (uint32_t j = 0; j < 2; ++j) {
+            for (uint32_t i_1 = 0; i_1 < 2; ++i_1) {
+                for (uint32_t j_1 = 0; j_1 < 2; ++j_1) {
                     for (uint32_t kk = 0; kk < 2; ++kk) {
-                        matmul_tiles(cb_Q_s, cb_K_s, (i * 2) + kk, (j * 2) + kk, (i * 2) + j);
+                        matmul_tiles(cb_Q_s, cb_K_s, (i_1 * 2) + kk, (j_1 * 2) + kk, (i_1 * 2) + j_1);
                     }
                 }
             }
@@ -94,23 +117,24 @@ void kernel_main() {
             cb_reserve_back(cb_acc_s, 4);
             tile_regs_wait();
             pack_reconfig_data_format(cb_acc_s);
-            for (uint32_t t_6 = 0; t_6 < 4; ++t_6) {
-                pack_tile(t_6, cb_acc_s);
+            for (uint32_t t_8 = 0; t_8 < 4; ++t_8) {
+                pack_tile(t_8, cb_acc_s);
             }
             tile_regs_release();
             cb_push_back(cb_acc_s, 4);
+            cb_pop_front(cb_acc_s, 4);
             cb_wait_front(cb_m, 2);
             tile_regs_acquire();
             copy_init(cb_m);
-            for (uint32_t t_7 = 0; t_7 < 2; ++t_7) {
-                copy_tile(cb_m, t_7, t_7);
+            for (uint32_t t_9 = 0; t_9 < 2; ++t_9) {
+                copy_tile(cb_m, t_9, t_9);
             }
             tile_regs_commit();
             cb_reserve_back(cb_m_prev, 2);
             tile_regs_wait();
             pack_reconfig_data_format(cb_m_prev);
-            for (uint32_t t_8 = 0; t_8 < 2; ++t_8) {
-                pack_tile(t_8, cb_m_prev);
+            for (uint32_t t_10 = 0; t_10 < 2; ++t_10) {
+                pack_tile(t_10, cb_m_prev);
             }
             tile_regs_release();
             cb_push_back(cb_m_prev, 2);
@@ -140,49 +164,49 @@ void kernel_main() {
             cb_wait_front(cb_m_prev, 2);
             cb_wait_front(cb_m, 2);
             tile_regs_acquire();
-            for (uint32_t t_9 = 0; t_9 < 2; ++t_9) {
+            for (uint32_t t_11 = 0; t_11 < 2; ++t_11) {
                 copy_init(cb_m_prev);
-                copy_tile(cb_m_prev, t_9, t_9 * 2);
+                copy_tile(cb_m_prev, t_11, t_11 * 2);
                 copy_init(cb_m);
-                copy_tile(cb_m, t_9, (t_9 * 2) + 1);
+                copy_tile(cb_m, t_11, (t_11 * 2) + 1);
                 sub_binary_tile_init();
-                sub_binary_tile(t_9 * 2, (t_9 * 2) + 1, t_9 * 2);
+                sub_binary_tile(t_11 * 2, (t_11 * 2) + 1, t_11 * 2);
                 binop_with_scalar_tile_init();
-                mul_unary_tile(t_9 * 2, 0x3e000000u);
+                mul_unary_tile(t_11 * 2, 0x3e000000u);
                 exp_tile_init();
-                exp_tile(t_9 * 2);
+                exp_tile(t_11 * 2);
             }
             tile_regs_commit();
             cb_reserve_back(cb_scores_scale, 2);
             tile_regs_wait();
             pack_reconfig_data_format(cb_scores_scale);
-            for (uint32_t t_10 = 0; t_10 < 2; ++t_10) {
-                pack_tile(t_10 * 2, cb_scores_scale);
+            for (uint32_t t_12 = 0; t_12 < 2; ++t_12) {
+                pack_tile(t_12 * 2, cb_scores_scale);
             }
             tile_regs_release();
             cb_push_back(cb_scores_scale, 2);
             for (uint32_t ch = 0; ch < 2; ++ch) {
                 tile_regs_acquire();
-                for (uint32_t t_11 = 0; t_11 < 2; ++t_11) {
+                for (uint32_t t_13 = 0; t_13 < 2; ++t_13) {
                     copy_init(cb_acc_s);
-                    copy_tile(cb_acc_s, (ch * 2) + t_11, t_11 * 2);
+                    copy_tile(cb_acc_s, (ch * 2) + t_13, t_13 * 2);
                     binop_with_scalar_tile_init();
-                    mul_unary_tile(t_11 * 2, 0x3e000000u);
+                    mul_unary_tile(t_13 * 2, 0x3e000000u);
                     unary_bcast_init<BroadcastType::COL>(cb_m);
-                    unary_bcast<BroadcastType::COL>(cb_m, (t_11 / 2) + ch, (t_11 * 2) + 1);
+                    unary_bcast<BroadcastType::COL>(cb_m, (t_13 / 2) + ch, (t_13 * 2) + 1);
                     binop_with_scalar_tile_init();
-                    mul_unary_tile((t_11 * 2) + 1, 0x3e000000u);
+                    mul_unary_tile((t_13 * 2) + 1, 0x3e000000u);
                     sub_binary_tile_init();
-                    sub_binary_tile(t_11 * 2, (t_11 * 2) + 1, t_11 * 2);
+                    sub_binary_tile(t_13 * 2, (t_13 * 2) + 1, t_13 * 2);
                     exp_tile_init();
-                    exp_tile(t_11 * 2);
+                    exp_tile(t_13 * 2);
                 }
                 tile_regs_commit();
                 cb_reserve_back(cb_acc_s, 2);
                 tile_regs_wait();
                 pack_reconfig_data_format(cb_acc_s);
-                for (uint32_t t_12 = 0; t_12 < 2; ++t_12) {
-                    pack_tile(t_12 * 2, cb_acc_s);
+                for (uint32_t t_14 = 0; t_14 < 2; ++t_14) {
+                    pack_tile(t_14 * 2, cb_acc_s);
                 }
                 tile_regs_release();
                 cb_push_back(cb_acc_s, 2);
@@ -209,59 +233,59 @@ void kernel_main() {
             cb_wait_front(cb_scores_scale, 2);
             cb_wait_front(cb_scores_sum, 2);
             tile_regs_acquire();
-            for (uint32_t t_13 = 0; t_13 < 2; ++t_13) {
+            for (uint32_t t_15 = 0; t_15 < 2; ++t_15) {
                 copy_init(cb_logsum);
-                copy_tile(cb_logsum, t_13, t_13 * 2);
+                copy_tile(cb_logsum, t_15, t_15 * 2);
                 copy_init(cb_scores_scale);
-                copy_tile(cb_scores_scale, t_13, (t_13 * 2) + 1);
+                copy_tile(cb_scores_scale, t_15, (t_15 * 2) + 1);
                 mul_binary_tile_init();
-                mul_binary_tile(t_13 * 2, (t_13 * 2) + 1, t_13 * 2);
+                mul_binary_tile(t_15 * 2, (t_15 * 2) + 1, t_15 * 2);
                 copy_init(cb_scores_sum);
-                copy_tile(cb_scores_sum, t_13, (t_13 * 2) + 1);
+                copy_tile(cb_scores_sum, t_15, (t_15 * 2) + 1);
                 add_binary_tile_init();
-                add_binary_tile(t_13 * 2, (t_13 * 2) + 1, t_13 * 2);
+                add_binary_tile(t_15 * 2, (t_15 * 2) + 1, t_15 * 2);
             }
             tile_regs_commit();
             cb_reserve_back(cb_logsum, 2);
             tile_regs_wait();
             pack_reconfig_data_format(cb_logsum);
-            for (uint32_t t_14 = 0; t_14 < 2; ++t_14) {
-                pack_tile(t_14 * 2, cb_logsum);
+            for (uint32_t t_16 = 0; t_16 < 2; ++t_16) {
+                pack_tile(t_16 * 2, cb_logsum);
             }
             tile_regs_release();
             cb_push_back(cb_logsum, 2);
             cb_pop_front(cb_logsum, 2);
             tile_regs_acquire();
             copy_init(cb_acc_s);
-            for (uint32_t t_15 = 0; t_15 < 4; ++t_15) {
-                copy_tile(cb_acc_s, t_15, t_15);
+            for (uint32_t t_17 = 0; t_17 < 4; ++t_17) {
+                copy_tile(cb_acc_s, t_17, t_17);
             }
             tile_regs_commit();
             cb_reserve_back(cb_acc_s_cast, 4);
             tile_regs_wait();
             pack_reconfig_data_format(cb_acc_s_cast);
-            for (uint32_t t_16 = 0; t_16 < 4; ++t_16) {
-                pack_tile(t_16, cb_acc_s_cast);
+            for (uint32_t t_18 = 0; t_18 < 4; ++t_18) {
+                pack_tile(t_18, cb_acc_s_cast);
             }
             tile_regs_release();
             cb_push_back(cb_acc_s_cast, 4);
             cb_wait_front(cb_acc_o, 4);
             for (uint32_t ch_1 = 0; ch_1 < 2; ++ch_1) {
                 tile_regs_acquire();
-                for (uint32_t t_17 = 0; t_17 < 2; ++t_17) {
+                for (uint32_t t_19 = 0; t_19 < 2; ++t_19) {
                     copy_init(cb_acc_o);
-                    copy_tile(cb_acc_o, (ch_1 * 2) + t_17, t_17 * 2);
+                    copy_tile(cb_acc_o, (ch_1 * 2) + t_19, t_19 * 2);
                     unary_bcast_init<BroadcastType::COL>(cb_scores_scale);
-                    unary_bcast<BroadcastType::COL>(cb_scores_scale, (t_17 / 2) + ch_1, (t_17 * 2) + 1);
+                    unary_bcast<BroadcastType::COL>(cb_scores_scale, (t_19 / 2) + ch_1, (t_19 * 2) + 1);
                     mul_binary_tile_init();
-                    mul_binary_tile(t_17 * 2, (t_17 * 2) + 1, t_17 * 2);
+                    mul_binary_tile(t_19 * 2, (t_19 * 2) + 1, t_19 * 2);
                 }
                 tile_regs_commit();
                 cb_reserve_back(cb_acc_o, 2);
                 tile_regs_wait();
                 pack_reconfig_data_format(cb_acc_o);
-                for (uint32_t t_18 = 0; t_18 < 2; ++t_18) {
-                    pack_tile(t_18 * 2, cb_acc_o);
+                for (uint32_t t_20 = 0; t_20 < 2; ++t_20) {
+                    pack_tile(t_20 * 2, cb_acc_o);
                 }
                 tile_regs_release();
                 cb_push_back(cb_acc_o, 2);
@@ -270,18 +294,18 @@ void kernel_main() {
             cb_wait_front(cb_acc_o, 4);
             tile_regs_acquire();
             copy_init(cb_acc_o);
-            for (uint32_t i_1 = 0; i_1 < 2; ++i_1) {
-                for (uint32_t j_1 = 0; j_1 < 2; ++j_1) {
-                    copy_tile(cb_acc_o, (i_1 * 2) + j_1, (i_1 * 2) + j_1);
+            for (uint32_t i_2 = 0; i_2 < 2; ++i_2) {
+                for (uint32_t j_2 = 0; j_2 < 2; ++j_2) {
+                    copy_tile(cb_acc_o, (i_2 * 2) + j_2, (i_2 * 2) + j_2);
                 }
             }
             cb_wait_front(cb_acc_s_cast, 4);
             cb_wait_front(cb_V_s, 4);
             matmul_init(cb_acc_s_cast, cb_V_s);
-            for (uint32_t i_2 = 0; i_2 < 2; ++i_2) {
-                for (uint32_t j_2 = 0; j_2 < 2; ++j_2) {
+            for (uint32_t i_3 = 0; i_3 < 2; ++i_3) {
+                for (uint32_t j_3 = 0; j_3 < 2; ++j_3) {
                     for (uint32_t kk_1 = 0; kk_1 < 2; ++kk_1) {
-                        matmul_tiles(cb_acc_s_cast, cb_V_s, (i_2 * 2) + kk_1, (kk_1 * 2) + j_2, (i_2 * 2) + j_2);
+                        matmul_tiles(cb_acc_s_cast, cb_V_s, (i_3 * 2) + kk_1, (kk_1 * 2) + j_3, (i_3 * 2) + j_3);
                     }
                 }
             }
@@ -289,8 +313,8 @@ void kernel_main() {
             cb_reserve_back(cb_acc_o, 4);
             tile_regs_wait();
             pack_reconfig_data_format(cb_acc_o);
-            for (uint32_t t_19 = 0; t_19 < 4; ++t_19) {
-                pack_tile(t_19, cb_acc_o);
+            for (uint32_t t_21 = 0; t_21 < 4; ++t_21) {
+                pack_tile(t_21, cb_acc_o);
             }
             tile_regs_release();
             cb_push_back(cb_acc_o, 4);
@@ -299,6 +323,7 @@ void kernel_main() {
             cb_pop_front(cb_V_s, 4);
             cb_pop_front(cb_acc_s, 4);
             cb_pop_front(cb_acc_s_cast, 4);
+            cb_pop_front(cb_acc_s_gen, 4);
             cb_pop_front(cb_m_prev, 2);
             cb_pop_front(cb_scores_scale, 2);
             cb_pop_front(cb_scores_sum, 2);
@@ -307,20 +332,20 @@ void kernel_main() {
         cb_wait_front(cb_logsum, 2);
         for (uint32_t ch_2 = 0; ch_2 < 2; ++ch_2) {
             tile_regs_acquire();
-            for (uint32_t t_20 = 0; t_20 < 2; ++t_20) {
+            for (uint32_t t_22 = 0; t_22 < 2; ++t_22) {
                 copy_init(cb_acc_o);
-                copy_tile(cb_acc_o, (ch_2 * 2) + t_20, t_20 * 2);
+                copy_tile(cb_acc_o, (ch_2 * 2) + t_22, t_22 * 2);
                 unary_bcast_init<BroadcastType::COL>(cb_logsum);
-                unary_bcast<BroadcastType::COL>(cb_logsum, (t_20 / 2) + ch_2, (t_20 * 2) + 1);
+                unary_bcast<BroadcastType::COL>(cb_logsum, (t_22 / 2) + ch_2, (t_22 * 2) + 1);
                 div_binary_tile_init();
-                div_binary_tile(t_20 * 2, (t_20 * 2) + 1, t_20 * 2);
+                div_binary_tile(t_22 * 2, (t_22 * 2) + 1, t_22 * 2);
             }
             tile_regs_commit();
             cb_reserve_back(cb_acc_o_out, 2);
             tile_regs_wait();
             pack_reconfig_data_format(cb_acc_o_out);
-            for (uint32_t t_21 = 0; t_21 < 2; ++t_21) {
-                pack_tile(t_21 * 2, cb_acc_o_out);
+            for (uint32_t t_23 = 0; t_23 < 2; ++t_23) {
+                pack_tile(t_23 * 2, cb_acc_o_out);
             }
             tile_regs_release();
             cb_push_back(cb_acc_o_out, 2);

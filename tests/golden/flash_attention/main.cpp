@@ -1,5 +1,5 @@
 // Host program for the TileLang kernel "main" (tt-metal 0.81.1 Mesh API).
-// Planned for wormhole_b0, core grid 4x1.
+// Planned for wormhole_b0, core grid 4x2.
 // Usage: main DATA_DIR. Reads <buffer>.bin (row-major) for every input buffer and writes
 // <buffer>.out.bin (row-major) for every output buffer.
 #include <cstddef>
@@ -123,33 +123,33 @@ int main(int argc, char** argv) {
         std::shared_ptr<distributed::MeshDevice> device = distributed::MeshDevice::create_unit_mesh(0);
         distributed::MeshCommandQueue& command_queue = device->mesh_command_queue();
 
-        // Q: bfloat16 [1, 1, 256, 64], read, 16 pages of 2048 B (Float16_b)
-        std::shared_ptr<distributed::MeshBuffer> buffer_Q = create_dram_buffer(device.get(), 32768, 2048);
+        // Q: bfloat16 [1, 2, 256, 64], read, 32 pages of 2048 B (Float16_b)
+        std::shared_ptr<distributed::MeshBuffer> buffer_Q = create_dram_buffer(device.get(), 65536, 2048);
         const uint32_t address_Q = device_address(buffer_Q);
-        std::vector<uint16_t> input_Q = read_elements<uint16_t>(data_dir / "Q.bin", 16384);
-        std::vector<uint16_t> tiled_Q = tilize(input_Q, 1, 256, 64);
+        std::vector<uint16_t> input_Q = read_elements<uint16_t>(data_dir / "Q.bin", 32768);
+        std::vector<uint16_t> tiled_Q = tilize(input_Q, 2, 256, 64);
         command_queue.enqueue_write_mesh_buffer(buffer_Q, tiled_Q.data(), false);
 
-        // K: bfloat16 [1, 1, 256, 64], read, 16 pages of 2048 B (Float16_b)
-        std::shared_ptr<distributed::MeshBuffer> buffer_K = create_dram_buffer(device.get(), 32768, 2048);
+        // K: bfloat16 [1, 2, 256, 64], read, 32 pages of 2048 B (Float16_b)
+        std::shared_ptr<distributed::MeshBuffer> buffer_K = create_dram_buffer(device.get(), 65536, 2048);
         const uint32_t address_K = device_address(buffer_K);
-        std::vector<uint16_t> input_K = read_elements<uint16_t>(data_dir / "K.bin", 16384);
-        std::vector<uint16_t> tiled_K = tilize(input_K, 1, 256, 64);
+        std::vector<uint16_t> input_K = read_elements<uint16_t>(data_dir / "K.bin", 32768);
+        std::vector<uint16_t> tiled_K = tilize(input_K, 2, 256, 64);
         command_queue.enqueue_write_mesh_buffer(buffer_K, tiled_K.data(), false);
 
-        // V: bfloat16 [1, 1, 256, 64], read, 16 pages of 2048 B (Float16_b)
-        std::shared_ptr<distributed::MeshBuffer> buffer_V = create_dram_buffer(device.get(), 32768, 2048);
+        // V: bfloat16 [1, 2, 256, 64], read, 32 pages of 2048 B (Float16_b)
+        std::shared_ptr<distributed::MeshBuffer> buffer_V = create_dram_buffer(device.get(), 65536, 2048);
         const uint32_t address_V = device_address(buffer_V);
-        std::vector<uint16_t> input_V = read_elements<uint16_t>(data_dir / "V.bin", 16384);
-        std::vector<uint16_t> tiled_V = tilize(input_V, 1, 256, 64);
+        std::vector<uint16_t> input_V = read_elements<uint16_t>(data_dir / "V.bin", 32768);
+        std::vector<uint16_t> tiled_V = tilize(input_V, 2, 256, 64);
         command_queue.enqueue_write_mesh_buffer(buffer_V, tiled_V.data(), false);
 
-        // O: bfloat16 [1, 1, 256, 64], write, 16 pages of 2048 B (Float16_b)
-        std::shared_ptr<distributed::MeshBuffer> buffer_O = create_dram_buffer(device.get(), 32768, 2048);
+        // O: bfloat16 [1, 2, 256, 64], write, 32 pages of 2048 B (Float16_b)
+        std::shared_ptr<distributed::MeshBuffer> buffer_O = create_dram_buffer(device.get(), 65536, 2048);
         const uint32_t address_O = device_address(buffer_O);
 
         Program program = CreateProgram();
-        CoreRangeSet cores(std::vector<CoreRange>{CoreRange(CoreCoord{0, 0}, CoreCoord{3, 0})});
+        CoreRangeSet cores(std::vector<CoreRange>{CoreRange(CoreCoord{0, 0}, CoreCoord{3, 1})});
 
         // CB 0 "Q_s": reader -> compute, 8 pages of 2048 B (Float16_b)
         std::map<uint8_t, tt::DataFormat> cb0_formats = {{0, tt::DataFormat::Float16_b}};
@@ -163,17 +163,23 @@ int main(int argc, char** argv) {
         cb1_config.set_page_size(1, 2048);
         CreateCircularBuffer(program, cores, cb1_config);
 
-        // CB 2 "V_s": reader -> compute, 8 pages of 2048 B (Float16_b)
-        std::map<uint8_t, tt::DataFormat> cb2_formats = {{2, tt::DataFormat::Float16_b}};
-        CircularBufferConfig cb2_config(16384, cb2_formats);
-        cb2_config.set_page_size(2, 2048);
+        // CB 2 "acc_s_gen": reader -> compute, 8 pages of 4096 B (Float32)
+        std::map<uint8_t, tt::DataFormat> cb2_formats = {{2, tt::DataFormat::Float32}};
+        CircularBufferConfig cb2_config(32768, cb2_formats);
+        cb2_config.set_page_size(2, 4096);
         CreateCircularBuffer(program, cores, cb2_config);
 
-        // CB 3 "reduce_scaler": reader -> compute, 1 pages of 2048 B (Float16_b)
+        // CB 3 "V_s": reader -> compute, 8 pages of 2048 B (Float16_b)
         std::map<uint8_t, tt::DataFormat> cb3_formats = {{3, tt::DataFormat::Float16_b}};
-        CircularBufferConfig cb3_config(2048, cb3_formats);
+        CircularBufferConfig cb3_config(16384, cb3_formats);
         cb3_config.set_page_size(3, 2048);
         CreateCircularBuffer(program, cores, cb3_config);
+
+        // CB 4 "reduce_scaler": reader -> compute, 1 pages of 2048 B (Float16_b)
+        std::map<uint8_t, tt::DataFormat> cb4_formats = {{4, tt::DataFormat::Float16_b}};
+        CircularBufferConfig cb4_config(2048, cb4_formats);
+        cb4_config.set_page_size(4, 2048);
+        CreateCircularBuffer(program, cores, cb4_config);
 
         // CB 16 "acc_o_out": compute -> writer, 8 pages of 2048 B (Float16_b)
         std::map<uint8_t, tt::DataFormat> cb16_formats = {{16, tt::DataFormat::Float16_b}};
@@ -262,6 +268,8 @@ int main(int argc, char** argv) {
         // NOC coordinates of the cores multicast arguments name
         CoreCoord noc_0_0 = device->worker_core_from_logical_core(CoreCoord{0, 0});
         CoreCoord noc_3_0 = device->worker_core_from_logical_core(CoreCoord{3, 0});
+        CoreCoord noc_0_1 = device->worker_core_from_logical_core(CoreCoord{0, 1});
+        CoreCoord noc_3_1 = device->worker_core_from_logical_core(CoreCoord{3, 1});
         SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_Q, address_K, address_V, 0, 1, 1, 1, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_3_0.x), static_cast<uint32_t>(noc_3_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3, 1, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_3_0.x), static_cast<uint32_t>(noc_3_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{0, 1, 1});
         SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_O, 0, 1, 1});
@@ -274,6 +282,18 @@ int main(int argc, char** argv) {
         SetRuntimeArgs(program, reader_kernel, CoreCoord{3, 0}, std::vector<uint32_t>{address_Q, address_K, address_V, 3, 1, 1, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_3_0.x), static_cast<uint32_t>(noc_3_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_3_0.x), static_cast<uint32_t>(noc_3_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{3, 0}, std::vector<uint32_t>{3, 1, 1});
         SetRuntimeArgs(program, writer_kernel, CoreCoord{3, 0}, std::vector<uint32_t>{address_O, 3, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_Q, address_K, address_V, 4, 1, 1, 1, static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_3_1.x), static_cast<uint32_t>(noc_3_1.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), 4, 3, 1, static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_3_1.x), static_cast<uint32_t>(noc_3_1.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), 4, 3});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{4, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_O, 4, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{address_Q, address_K, address_V, 5, 1, 1, 0, static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_3_1.x), static_cast<uint32_t>(noc_3_1.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), 4, 3, 0, static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_3_1.x), static_cast<uint32_t>(noc_3_1.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), 4, 3});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{5, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{address_O, 5, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{2, 1}, std::vector<uint32_t>{address_Q, address_K, address_V, 6, 1, 1, 0, static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_3_1.x), static_cast<uint32_t>(noc_3_1.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), 4, 3, 0, static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_3_1.x), static_cast<uint32_t>(noc_3_1.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), 4, 3});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{2, 1}, std::vector<uint32_t>{6, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{2, 1}, std::vector<uint32_t>{address_O, 6, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{3, 1}, std::vector<uint32_t>{address_Q, address_K, address_V, 7, 1, 1, 0, static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_3_1.x), static_cast<uint32_t>(noc_3_1.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), 4, 3, 0, static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_3_1.x), static_cast<uint32_t>(noc_3_1.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), 4, 3});
+        SetRuntimeArgs(program, compute_kernel, CoreCoord{3, 1}, std::vector<uint32_t>{7, 1, 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{3, 1}, std::vector<uint32_t>{address_O, 7, 1, 1});
 
         distributed::MeshWorkload workload;
         distributed::MeshCoordinateRange device_range(device->shape());
@@ -281,9 +301,9 @@ int main(int argc, char** argv) {
         distributed::EnqueueMeshWorkload(command_queue, workload, false);
         distributed::Finish(command_queue);
 
-        std::vector<uint16_t> result_O(16384);
+        std::vector<uint16_t> result_O(32768);
         command_queue.enqueue_read_mesh_buffer(result_O.data(), buffer_O, true);
-        write_elements(data_dir / "O.out.bin", untilize(result_O, 1, 256, 64));
+        write_elements(data_dir / "O.out.bin", untilize(result_O, 2, 256, 64));
 
         device->close();
     } catch (const std::exception& error) {

@@ -18,6 +18,25 @@ inline volatile tt_l1_ptr uint32_t* semaphore_ptr(uint32_t id) {
     return reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(id));
 }
 
+// Element (i, j) of a block of `tile_cols` 32x32 tiles per row, at its place in tile layout: tiles
+// row-major, each made of four 16x16 faces, row-major.
+inline uint32_t tile_element_index(uint32_t i, uint32_t j, uint32_t tile_cols) {
+    return ((i >> 5) * tile_cols + (j >> 5)) * 1024 + (((i >> 4) & 1) * 2 + ((j >> 4) & 1)) * 256 +
+           (i & 15) * 16 + (j & 15);
+}
+
+inline void store_tile_element_Float32(uint32_t l1_addr, uint32_t i, uint32_t j, uint32_t tile_cols, float value) {
+    reinterpret_cast<volatile tt_l1_ptr float*>(l1_addr)[tile_element_index(i, j, tile_cols)] = value;
+}
+
+// bfloat16 rounded to nearest even, as the packer does.
+inline void store_tile_element_Float16_b(uint32_t l1_addr, uint32_t i, uint32_t j, uint32_t tile_cols, float value) {
+    uint32_t bits;
+    __builtin_memcpy(&bits, &value, sizeof(bits));
+    const uint16_t rounded = static_cast<uint16_t>((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16);
+    reinterpret_cast<volatile tt_l1_ptr uint16_t*>(l1_addr)[tile_element_index(i, j, tile_cols)] = rounded;
+}
+
 void kernel_main() {
     const uint32_t Q_addr = get_arg_val<uint32_t>(0);
     const uint32_t K_addr = get_arg_val<uint32_t>(1);
@@ -46,8 +65,9 @@ void kernel_main() {
 
     constexpr uint32_t cb_Q_s = 0;
     constexpr uint32_t cb_K_s = 1;
-    constexpr uint32_t cb_V_s = 2;
-    constexpr uint32_t cb_reduce_scaler = 3;
+    constexpr uint32_t cb_acc_s_gen = 2;
+    constexpr uint32_t cb_V_s = 3;
+    constexpr uint32_t cb_reduce_scaler = 4;
 
     constexpr uint32_t sem_K_s_sender = 0;
     constexpr uint32_t sem_K_s_receiver = 1;
@@ -64,12 +84,13 @@ void kernel_main() {
     push_constant_tile(cb_reduce_scaler, 0x3f80);
     for (uint32_t n = 0; n < count; ++n) {
         const uint32_t block = start_id + (n / width) * 4 + n % width;
+        const uint32_t bz_by = block / 4;
         const uint32_t bx = block % 4;
         cb_reserve_back(cb_Q_s, 4);
         const uint32_t l1_Q_s = get_write_ptr(cb_Q_s);
         for (uint32_t r = 0; r < 2; ++r) {
             for (uint32_t c = 0; c < 2; ++c) {
-                noc_async_read_page(((bx * 4) + (r * 2)) + c, Q, l1_Q_s + (((r * 2) + c) * 2048));
+                noc_async_read_page((((bz_by * 16) + (bx * 4)) + (r * 2)) + c, Q, l1_Q_s + (((r * 2) + c) * 2048));
             }
         }
         noc_async_read_barrier();
@@ -80,7 +101,7 @@ void kernel_main() {
             if (K_s_mcast_sender != 0) {
                 for (uint32_t r_1 = 0; r_1 < 2; ++r_1) {
                     for (uint32_t c_1 = 0; c_1 < 2; ++c_1) {
-                        noc_async_read_page(((k * 4) + (r_1 * 2)) + c_1, K, l1_K_s + (((r_1 * 2) + c_1) * 2048));
+                        noc_async_read_page((((bz_by * 16) + (k * 4)) + (r_1 * 2)) + c_1, K, l1_K_s + (((r_1 * 2) + c_1) * 2048));
                     }
                 }
                 noc_async_read_barrier();
@@ -96,12 +117,20 @@ void kernel_main() {
                 noc_semaphore_wait(semaphore_ptr(sem_K_s_receiver), 1);
             }
             cb_push_back(cb_K_s, 4);
+            cb_reserve_back(cb_acc_s_gen, 4);
+            const uint32_t l1_acc_s_gen = get_write_ptr(cb_acc_s_gen);
+            for (uint32_t i = 0; i < 64; ++i) {
+                for (uint32_t j = 0; j < 64; ++j) {
+                    store_tile_element_Float32(l1_acc_s_gen, i, j, 2, ((((static_cast<int32_t>(bx) * 64) + static_cast<int32_t>(i)) >= ((static_cast<int32_t>(k) * 64) + static_cast<int32_t>(j))) ? 0.0f : (__builtin_inff() * -1.0f)));
+                }
+            }
+            cb_push_back(cb_acc_s_gen, 4);
             cb_reserve_back(cb_V_s, 4);
             const uint32_t l1_V_s = get_write_ptr(cb_V_s);
             if (V_s_mcast_sender != 0) {
                 for (uint32_t r_2 = 0; r_2 < 2; ++r_2) {
                     for (uint32_t c_2 = 0; c_2 < 2; ++c_2) {
-                        noc_async_read_page(((k * 4) + (r_2 * 2)) + c_2, V, l1_V_s + (((r_2 * 2) + c_2) * 2048));
+                        noc_async_read_page((((bz_by * 16) + (k * 4)) + (r_2 * 2)) + c_2, V, l1_V_s + (((r_2 * 2) + c_2) * 2048));
                     }
                 }
                 noc_async_read_barrier();

@@ -16,12 +16,13 @@ void kernel_main() {
 
     for (uint32_t n = 0; n < count; ++n) {
         const uint32_t block = start_id + (n / width) * 4 + n % width;
+        const uint32_t bz_by = block / 4;
         const uint32_t bx = block % 4;
         cb_wait_front(cb_acc_o_out, 4);
         const uint32_t l1_acc_o = get_read_ptr(cb_acc_o_out);
         for (uint32_t r = 0; r < 2; ++r) {
             for (uint32_t c = 0; c < 2; ++c) {
-                noc_async_write_page(((bx * 4) + (r * 2)) + c, O, l1_acc_o + (((r * 2) + c) * 2048));
+                noc_async_write_page((((bz_by * 16) + (bx * 4)) + (r * 2)) + c, O, l1_acc_o + (((r * 2) + c) * 2048));
             }
         }
         noc_async_write_barrier();
