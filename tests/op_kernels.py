@@ -421,7 +421,8 @@ def gemm_with_loop_compute(kind, M, N, K, bm, bn, bk, dtype="bfloat16"):
 def flash_attention(seq_len, dim, bm=64, bn=64, dtype="bfloat16", batch=1, heads=1, causal=False):
     """Forward multi-head attention on (batch, heads, seq, dim) tensors: online softmax over K/V
     blocks, one block of bm queries of one head per program (TileLang's example_mha_fwd_bhsd form);
-    ``causal``: the scores start from the mask (0 where the key is not after the query, -inf after)."""
+    ``causal``: the scores start from the mask (0 where the key is not after the query, -inf after)
+    and the K/V loop stops at the query block's end (a loop bound that differs between blocks)."""
     scale = (1.0 / dim) ** 0.5
 
     @T.prim_func
@@ -444,7 +445,9 @@ def flash_attention(seq_len, dim, bm=64, bn=64, dtype="bfloat16", batch=1, heads
             T.fill(acc_o, 0)
             T.fill(logsum, 0)
             T.fill(m, -T.infinity("float32"))
-            for k in T.Pipelined(T.ceildiv(seq_len, bn), num_stages=2):
+            # causal: the K/V blocks up to the query block's end only
+            loop_range = T.min(T.ceildiv(seq_len, bn), T.ceildiv((bx + 1) * bm, bn)) if causal else T.ceildiv(seq_len, bn)
+            for k in T.Pipelined(loop_range, num_stages=2):
                 T.copy(K[bz, by, k * bn, 0], K_s)
                 if causal:
                     for i, j in T.Parallel(bm, bn):

@@ -207,7 +207,8 @@ def test_flash_attention(batch, heads, seq_len, dim):
 @pytest.mark.parametrize("heads,seq_len,dim", [(2, 128, 64), (1, 256, 128)])
 def test_causal_flash_attention(heads, seq_len, dim):
     """TileLang's causal form: the scores of each K/V block start from the mask
-    T.if_then_else(bx * bm + i >= k * bn + j, 0, -inf), which the reader generates."""
+    T.if_then_else(bx * bm + i >= k * bn + j, 0, -inf), which the reader generates, and the K/V
+    loop of query block bx stops after block bx."""
     q, k, v = (bf16(1, heads, seq_len, dim, seed=s) for s in (31, 32, 33))
     out, artifacts = run(K.flash_attention(seq_len, dim, heads=heads, causal=True), q, k, v)
     scores = q.float() @ k.float().transpose(-1, -2) / dim ** 0.5
@@ -216,6 +217,12 @@ def test_causal_flash_attention(heads, seq_len, dim):
     assert_close(out, ref, 2.0 ** -6)
     (generated,) = [cb for cb in artifacts.plan["cbs"] if cb["name"] == "acc_s_gen"]
     assert (generated["producer"], generated["data_format"]) == ("reader", "Float32")
+    # Q once; K and V blocks 0..bx for query block bx (64-row blocks): a triangle, read by the core itself
+    blocks = seq_len // 64
+    block_bytes = 64 * dim * 2
+    assert artifacts.plan["multicast"] == []
+    assert artifacts.last_counters["total"]["dram_bytes_read"] == heads * (
+        seq_len * dim * 2 + 2 * block_bytes * blocks * (blocks + 1) // 2)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])

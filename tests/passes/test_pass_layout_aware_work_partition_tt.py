@@ -103,6 +103,16 @@ def test_third_grid_dimension_is_folded_into_the_block_rows():
     assert {cb: d["axis"] for cb, d in get(after, Attr.MULTICAST).items()} == {"A_s": "x"}
 
 
+def test_no_multicast_where_loop_bounds_differ_within_a_group():
+    """Flash attention shares each head's K and V blocks along a core row; the causal form's K/V
+    loop runs up to the query block bx, which differs along the row: the cores would not keep step."""
+    plain = run_pass(lower_until(op_kernels.flash_attention(256, 64, heads=2), PASS), PASS)["main"]
+    causal = run_pass(lower_until(op_kernels.flash_attention(256, 64, heads=2, causal=True), PASS), PASS)["main"]
+    assert get(plain, Attr.CORE_GRID) == get(causal, Attr.CORE_GRID) == [4, 2]
+    assert {cb: d["axis"] for cb, d in get(plain, Attr.MULTICAST).items()} == {"K_s": "x", "V_s": "x"}
+    assert get(causal, Attr.MULTICAST) == {}
+
+
 def test_local_shard_follows_the_output_shards():
     """C height-sharded over 4 cores (64-row shards): each core computes the 2x? blocks of its shard."""
     layouts = {"C": BufferLayout(memory="L1", layout="height_sharded", shard_grid=(2, 2))}

@@ -72,6 +72,9 @@ class _KernelWriter:
         if op is not None:
             text = f"{self.expr(e.a, False)} {op} {self.expr(e.b, False)}"
             return text if top else f"({text})"
+        if isinstance(e, (tirx.Min, tirx.Max)):
+            a, b = self.expr(e.a, False), self.expr(e.b, False)
+            return f"({a} {'<' if isinstance(e, tirx.Min) else '>'} {b} ? {a} : {b})"
         if isinstance(e, tirx.Call):
             return self.call(e)
         raise CodegenError(f"cannot emit expression {e} ({type(e).__name__})")

@@ -371,7 +371,9 @@ def block_grid_loops(func: tirx.PrimFunc) -> dict[str, tirx.For]:
 # -- bounds of tensor slices -----------------------------------------------------------------------
 def bound_analyzer(body) -> arith.Analyzer:
     """An analyzer knowing the range of every loop and core-launch variable of ``body`` (each
-    variable object is bound once, so binding them all up front is sound)."""
+    variable object is bound once, so binding them all up front is sound), and the value of every
+    bound variable. Outer loops are bound first: an inner loop's extent may depend on them (a
+    causal K loop up to the query block)."""
     analyzer = arith.Analyzer()
 
     def visit(node):
@@ -379,8 +381,11 @@ def bound_analyzer(body) -> arith.Analyzer:
             analyzer.bind(node.loop_var, ir.Range.from_min_extent(node.min, node.extent))
         elif isinstance(node, tirx.AttrStmt) and node.attr_key == "thread_extent" and isinstance(node.node, tirx.IterVar):
             analyzer.bind(node.node.var, ir.Range.from_min_extent(0, node.value))
+        elif isinstance(node, tirx.Bind):
+            analyzer.bind(node.var, node.value)
+        return True
 
-    tirx.stmt_functor.post_order_visit(body, visit)
+    tirx.stmt_functor.pre_order_visit(body, visit)
     return analyzer
 
 

@@ -26,7 +26,9 @@ Multicast: with ``block`` and an even split every core walks its rectangle in lo
 every step the cores of a core row share the block row (``by``, ``bz``) and those of a core column
 share ``bx``. A read whose slice does not depend on ``bx`` is the same block for a whole core row:
 its CB is marked for multicast along x (the row's first core reads and multicasts it); one
-depending on neither ``by`` nor ``bz`` along y; one depending on neither to the whole grid ("xy"). Two semaphores per multicast CB.
+depending on neither ``by`` nor ``bz`` along y; one depending on neither to the whole grid ("xy"). A read inside a loop whose bounds (or a
+branch whose condition) depend on a coordinate that differs within the group — a causal K loop up
+to the query block — is not multicast: the cores would not keep step. Two semaphores per multicast CB.
 ``multicast="auto"`` multicasts whenever that spares DRAM reads (a group of more than one core).
 Only cores with work are active. Before/after: TIR unchanged.
 
@@ -171,12 +173,46 @@ def _check_slices(func, transfers) -> None:
                         f"launch at most {shape[dim]} blocks along the grid dimension that indexes it")
 
 
+def _controls(body) -> dict:
+    """T.copy statement -> the expressions that decide how often it runs: the bounds of the serial
+    loops around it and the conditions of the branches around it (bound variables expanded)."""
+    out, values = {}, {}
+
+    def walk(node, controls):
+        if isinstance(node, tirx.SeqStmt):
+            for s in node.seq:
+                walk(s, controls)
+        elif isinstance(node, tirx.For):
+            bounds = [] if node.thread_binding is not None else [node.min, node.extent]
+            walk(node.body, controls + [tirx.stmt_functor.substitute(e, values) for e in bounds])
+        elif isinstance(node, tirx.IfThenElse):
+            cond = [tirx.stmt_functor.substitute(node.condition, values)]
+            walk(node.then_case, controls + cond)
+            if node.else_case is not None:
+                walk(node.else_case, controls + cond)
+        elif isinstance(node, tirx.Bind):
+            values[node.var] = tirx.stmt_functor.substitute(node.value, values)
+        elif isinstance(node, tirx.AttrStmt):
+            walk(node.body, controls)
+        elif isinstance(node, tirx.SBlockRealize):
+            walk(node.block.body, controls)
+        elif tile_op_name(node) == "copy":
+            out[node] = controls
+
+    walk(body, [])
+    return out
+
+
 def _multicast(func, loops, grid, mode: str) -> dict[str, dict]:
-    """CBs whose block is the same for a whole core row ("x"), column ("y") or the grid ("xy")."""
+    """CBs whose block is the same for a whole core row ("x"), column ("y") or the grid ("xy"),
+    read the same number of times by every core of the group (lockstep)."""
     row_vars = [loops[tag].loop_var for tag in ROW_TAGS if tag in loops]
     bx_var = loops["blockIdx.x"].loop_var if "blockIdx.x" in loops else None
+    # the block coordinates that differ between the cores of a group
+    varying = {"x": [bx_var] if bx_var is not None else [], "y": row_vars, "xy": row_vars + [bx_var]}
+    controls = _controls(func.body)
     axes: dict[str, str | None] = {}
-    for _, src, dst, reading in _transfers(func):
+    for stmt, src, dst, reading in _transfers(func):
         if not reading:
             continue
         on_by = any(uses_var(s, v) for s in src.starts for v in row_vars)
@@ -191,6 +227,8 @@ def _multicast(func, loops, grid, mode: str) -> dict[str, dict]:
             axis = "y" if cols else None
         else:
             axis = "xy" if rows and cols else "x" if rows else "y" if cols else None
+        if axis is not None and any(uses_var(c, v) for c in controls[stmt] for v in varying[axis] if v is not None):
+            axis = None  # a loop bound or branch that differs between the cores: they would not keep step
         name = dst.buffer.name
         axes[name] = axis if axes.get(name, axis) == axis else None  # every read of the CB must agree
     shared = sorted(name for name, axis in axes.items() if axis is not None)

@@ -17,7 +17,9 @@
 #include "api/compute/tile_move_copy.h"
 
 void kernel_main() {
+    const uint32_t start_id = get_arg_val<uint32_t>(0);
     const uint32_t count = get_arg_val<uint32_t>(1);
+    const uint32_t width = get_arg_val<uint32_t>(2);
 
     constexpr uint32_t cb_Q_s = 0;
     constexpr uint32_t cb_K_s = 1;
@@ -37,6 +39,8 @@ void kernel_main() {
     cb_wait_front(cb_reduce_scaler, 1);
     compute_kernel_hw_startup(cb_acc_o, cb_acc_o, cb_acc_o);
     for (uint32_t n = 0; n < count; ++n) {
+        const uint32_t block = start_id + (n / width) * 4 + n % width;
+        const uint32_t bx = block % 4;
         tile_regs_acquire();
         fill_tile_init();
         for (uint32_t t = 0; t < 4; ++t) {
@@ -79,7 +83,8 @@ void kernel_main() {
         }
         tile_regs_release();
         cb_push_back(cb_m, 2);
-        for (uint32_t k = 0; k < 4; ++k) {
+        const uint32_t loop_range = (4 < (((((bx + 1) * 64) + 64) - 1) / 64) ? 4 : (((((bx + 1) * 64) + 64) - 1) / 64));
+        for (uint32_t k = 0; k < loop_range; ++k) {
             cb_wait_front(cb_acc_s_gen, 4);
             tile_regs_acquire();
             copy_init(cb_acc_s_gen);
@@ -350,9 +355,11 @@ void kernel_main() {
             tile_regs_release();
             cb_push_back(cb_acc_o_out, 2);
         }
+        cb_wait_front(cb_Q_s, 4);
         cb_pop_front(cb_Q_s, 4);
         cb_pop_front(cb_acc_o, 4);
         cb_pop_front(cb_logsum, 2);
+        cb_wait_front(cb_m, 2);
         cb_pop_front(cb_m, 2);
     }
     cb_pop_front(cb_reduce_scaler, 1);

@@ -235,19 +235,6 @@ int main(int argc, char** argv) {
         cb31_config.set_page_size(31, 2048);
         CreateCircularBuffer(program, cores, cb31_config);
 
-        if (CreateSemaphore(program, cores, 0) != 0) {
-            throw std::runtime_error("semaphore 0 was not allocated as id 0");
-        }
-        if (CreateSemaphore(program, cores, 0) != 1) {
-            throw std::runtime_error("semaphore 1 was not allocated as id 1");
-        }
-        if (CreateSemaphore(program, cores, 0) != 2) {
-            throw std::runtime_error("semaphore 2 was not allocated as id 2");
-        }
-        if (CreateSemaphore(program, cores, 0) != 3) {
-            throw std::runtime_error("semaphore 3 was not allocated as id 3");
-        }
-
         std::vector<uint32_t> reader_compile_args;
         TensorAccessorArgs reader_accessor_Q(*buffer_Q);
         reader_accessor_Q.append_to(reader_compile_args);
@@ -265,33 +252,28 @@ int main(int argc, char** argv) {
         writer_accessor_O.append_to(writer_compile_args);
         KernelHandle writer_kernel = CreateKernel(program, "writer.cpp", cores, DataMovementConfig{.processor = DataMovementProcessor::RISCV_0, .noc = NOC::RISCV_0_default, .compile_args = writer_compile_args});
 
-        // NOC coordinates of the cores multicast arguments name
-        CoreCoord noc_0_0 = device->worker_core_from_logical_core(CoreCoord{0, 0});
-        CoreCoord noc_3_0 = device->worker_core_from_logical_core(CoreCoord{3, 0});
-        CoreCoord noc_0_1 = device->worker_core_from_logical_core(CoreCoord{0, 1});
-        CoreCoord noc_3_1 = device->worker_core_from_logical_core(CoreCoord{3, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_Q, address_K, address_V, 0, 1, 1, 1, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_3_0.x), static_cast<uint32_t>(noc_3_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3, 1, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_3_0.x), static_cast<uint32_t>(noc_3_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_Q, address_K, address_V, 0, 1, 1});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{0, 1, 1});
         SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_O, 0, 1, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_Q, address_K, address_V, 1, 1, 1, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_3_0.x), static_cast<uint32_t>(noc_3_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_3_0.x), static_cast<uint32_t>(noc_3_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_Q, address_K, address_V, 1, 1, 1});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{1, 1, 1});
         SetRuntimeArgs(program, writer_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_O, 1, 1, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{2, 0}, std::vector<uint32_t>{address_Q, address_K, address_V, 2, 1, 1, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_3_0.x), static_cast<uint32_t>(noc_3_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_3_0.x), static_cast<uint32_t>(noc_3_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{2, 0}, std::vector<uint32_t>{address_Q, address_K, address_V, 2, 1, 1});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{2, 0}, std::vector<uint32_t>{2, 1, 1});
         SetRuntimeArgs(program, writer_kernel, CoreCoord{2, 0}, std::vector<uint32_t>{address_O, 2, 1, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{3, 0}, std::vector<uint32_t>{address_Q, address_K, address_V, 3, 1, 1, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_3_0.x), static_cast<uint32_t>(noc_3_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_3_0.x), static_cast<uint32_t>(noc_3_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 4, 3});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{3, 0}, std::vector<uint32_t>{address_Q, address_K, address_V, 3, 1, 1});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{3, 0}, std::vector<uint32_t>{3, 1, 1});
         SetRuntimeArgs(program, writer_kernel, CoreCoord{3, 0}, std::vector<uint32_t>{address_O, 3, 1, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_Q, address_K, address_V, 4, 1, 1, 1, static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_3_1.x), static_cast<uint32_t>(noc_3_1.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), 4, 3, 1, static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_3_1.x), static_cast<uint32_t>(noc_3_1.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), 4, 3});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_Q, address_K, address_V, 4, 1, 1});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{4, 1, 1});
         SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_O, 4, 1, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{address_Q, address_K, address_V, 5, 1, 1, 0, static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_3_1.x), static_cast<uint32_t>(noc_3_1.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), 4, 3, 0, static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_3_1.x), static_cast<uint32_t>(noc_3_1.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), 4, 3});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{address_Q, address_K, address_V, 5, 1, 1});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{5, 1, 1});
         SetRuntimeArgs(program, writer_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{address_O, 5, 1, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{2, 1}, std::vector<uint32_t>{address_Q, address_K, address_V, 6, 1, 1, 0, static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_3_1.x), static_cast<uint32_t>(noc_3_1.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), 4, 3, 0, static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_3_1.x), static_cast<uint32_t>(noc_3_1.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), 4, 3});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{2, 1}, std::vector<uint32_t>{address_Q, address_K, address_V, 6, 1, 1});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{2, 1}, std::vector<uint32_t>{6, 1, 1});
         SetRuntimeArgs(program, writer_kernel, CoreCoord{2, 1}, std::vector<uint32_t>{address_O, 6, 1, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{3, 1}, std::vector<uint32_t>{address_Q, address_K, address_V, 7, 1, 1, 0, static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_3_1.x), static_cast<uint32_t>(noc_3_1.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), 4, 3, 0, static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_3_1.x), static_cast<uint32_t>(noc_3_1.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), 4, 3});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{3, 1}, std::vector<uint32_t>{address_Q, address_K, address_V, 7, 1, 1});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{3, 1}, std::vector<uint32_t>{7, 1, 1});
         SetRuntimeArgs(program, writer_kernel, CoreCoord{3, 1}, std::vector<uint32_t>{address_O, 7, 1, 1});
 

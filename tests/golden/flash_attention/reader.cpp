@@ -13,11 +13,6 @@ inline void push_constant_tile(uint32_t cb, uint16_t bits) {
     cb_push_back(cb, 1);
 }
 
-// The L1 word of this core's semaphore `id`.
-inline volatile tt_l1_ptr uint32_t* semaphore_ptr(uint32_t id) {
-    return reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(id));
-}
-
 // Element (i, j) of a block of `tile_cols` 32x32 tiles per row, at its place in tile layout: tiles
 // row-major, each made of four 16x16 faces, row-major.
 inline uint32_t tile_element_index(uint32_t i, uint32_t j, uint32_t tile_cols) {
@@ -44,35 +39,12 @@ void kernel_main() {
     const uint32_t start_id = get_arg_val<uint32_t>(3);
     const uint32_t count = get_arg_val<uint32_t>(4);
     const uint32_t width = get_arg_val<uint32_t>(5);
-    const uint32_t K_s_mcast_sender = get_arg_val<uint32_t>(6);
-    const uint32_t K_s_mcast_sender_x = get_arg_val<uint32_t>(7);
-    const uint32_t K_s_mcast_sender_y = get_arg_val<uint32_t>(8);
-    const uint32_t K_s_mcast_start_x = get_arg_val<uint32_t>(9);
-    const uint32_t K_s_mcast_start_y = get_arg_val<uint32_t>(10);
-    const uint32_t K_s_mcast_end_x = get_arg_val<uint32_t>(11);
-    const uint32_t K_s_mcast_end_y = get_arg_val<uint32_t>(12);
-    const uint32_t K_s_mcast_num_dests = get_arg_val<uint32_t>(13);
-    const uint32_t K_s_mcast_receivers = get_arg_val<uint32_t>(14);
-    const uint32_t V_s_mcast_sender = get_arg_val<uint32_t>(15);
-    const uint32_t V_s_mcast_sender_x = get_arg_val<uint32_t>(16);
-    const uint32_t V_s_mcast_sender_y = get_arg_val<uint32_t>(17);
-    const uint32_t V_s_mcast_start_x = get_arg_val<uint32_t>(18);
-    const uint32_t V_s_mcast_start_y = get_arg_val<uint32_t>(19);
-    const uint32_t V_s_mcast_end_x = get_arg_val<uint32_t>(20);
-    const uint32_t V_s_mcast_end_y = get_arg_val<uint32_t>(21);
-    const uint32_t V_s_mcast_num_dests = get_arg_val<uint32_t>(22);
-    const uint32_t V_s_mcast_receivers = get_arg_val<uint32_t>(23);
 
     constexpr uint32_t cb_Q_s = 0;
     constexpr uint32_t cb_K_s = 1;
     constexpr uint32_t cb_acc_s_gen = 2;
     constexpr uint32_t cb_V_s = 3;
     constexpr uint32_t cb_reduce_scaler = 4;
-
-    constexpr uint32_t sem_K_s_sender = 0;
-    constexpr uint32_t sem_K_s_receiver = 1;
-    constexpr uint32_t sem_V_s_sender = 2;
-    constexpr uint32_t sem_V_s_receiver = 3;
 
     constexpr auto Q_args = TensorAccessorArgs<0>();
     const auto Q = TensorAccessor(Q_args, Q_addr, 2048);
@@ -95,27 +67,16 @@ void kernel_main() {
         }
         noc_async_read_barrier();
         cb_push_back(cb_Q_s, 4);
-        for (uint32_t k = 0; k < 4; ++k) {
+        const uint32_t loop_range = (4 < (((((bx + 1) * 64) + 64) - 1) / 64) ? 4 : (((((bx + 1) * 64) + 64) - 1) / 64));
+        for (uint32_t k = 0; k < loop_range; ++k) {
             cb_reserve_back(cb_K_s, 4);
             const uint32_t l1_K_s = get_write_ptr(cb_K_s);
-            if (K_s_mcast_sender != 0) {
-                for (uint32_t r_1 = 0; r_1 < 2; ++r_1) {
-                    for (uint32_t c_1 = 0; c_1 < 2; ++c_1) {
-                        noc_async_read_page((((bz_by * 16) + (k * 4)) + (r_1 * 2)) + c_1, K, l1_K_s + (((r_1 * 2) + c_1) * 2048));
-                    }
+            for (uint32_t r_1 = 0; r_1 < 2; ++r_1) {
+                for (uint32_t c_1 = 0; c_1 < 2; ++c_1) {
+                    noc_async_read_page((((bz_by * 16) + (k * 4)) + (r_1 * 2)) + c_1, K, l1_K_s + (((r_1 * 2) + c_1) * 2048));
                 }
-                noc_async_read_barrier();
-                noc_semaphore_wait(semaphore_ptr(sem_K_s_sender), K_s_mcast_receivers);
-                noc_semaphore_set(semaphore_ptr(sem_K_s_sender), 0);
-                noc_async_write_multicast_loopback_src(l1_K_s, get_noc_multicast_addr(K_s_mcast_start_x, K_s_mcast_start_y, K_s_mcast_end_x, K_s_mcast_end_y, l1_K_s), 8192, K_s_mcast_num_dests);
-                noc_semaphore_set(semaphore_ptr(sem_K_s_receiver), 1);
-                noc_semaphore_set_multicast_loopback_src(get_semaphore(sem_K_s_receiver), get_noc_multicast_addr(K_s_mcast_start_x, K_s_mcast_start_y, K_s_mcast_end_x, K_s_mcast_end_y, get_semaphore(sem_K_s_receiver)), K_s_mcast_num_dests);
-                noc_async_write_barrier();
-            } else {
-                noc_semaphore_set(semaphore_ptr(sem_K_s_receiver), 0);
-                noc_semaphore_inc(get_noc_addr(K_s_mcast_sender_x, K_s_mcast_sender_y, get_semaphore(sem_K_s_sender)), 1);
-                noc_semaphore_wait(semaphore_ptr(sem_K_s_receiver), 1);
             }
+            noc_async_read_barrier();
             cb_push_back(cb_K_s, 4);
             cb_reserve_back(cb_acc_s_gen, 4);
             const uint32_t l1_acc_s_gen = get_write_ptr(cb_acc_s_gen);
@@ -127,24 +88,12 @@ void kernel_main() {
             cb_push_back(cb_acc_s_gen, 4);
             cb_reserve_back(cb_V_s, 4);
             const uint32_t l1_V_s = get_write_ptr(cb_V_s);
-            if (V_s_mcast_sender != 0) {
-                for (uint32_t r_2 = 0; r_2 < 2; ++r_2) {
-                    for (uint32_t c_2 = 0; c_2 < 2; ++c_2) {
-                        noc_async_read_page((((bz_by * 16) + (k * 4)) + (r_2 * 2)) + c_2, V, l1_V_s + (((r_2 * 2) + c_2) * 2048));
-                    }
+            for (uint32_t r_2 = 0; r_2 < 2; ++r_2) {
+                for (uint32_t c_2 = 0; c_2 < 2; ++c_2) {
+                    noc_async_read_page((((bz_by * 16) + (k * 4)) + (r_2 * 2)) + c_2, V, l1_V_s + (((r_2 * 2) + c_2) * 2048));
                 }
-                noc_async_read_barrier();
-                noc_semaphore_wait(semaphore_ptr(sem_V_s_sender), V_s_mcast_receivers);
-                noc_semaphore_set(semaphore_ptr(sem_V_s_sender), 0);
-                noc_async_write_multicast_loopback_src(l1_V_s, get_noc_multicast_addr(V_s_mcast_start_x, V_s_mcast_start_y, V_s_mcast_end_x, V_s_mcast_end_y, l1_V_s), 8192, V_s_mcast_num_dests);
-                noc_semaphore_set(semaphore_ptr(sem_V_s_receiver), 1);
-                noc_semaphore_set_multicast_loopback_src(get_semaphore(sem_V_s_receiver), get_noc_multicast_addr(V_s_mcast_start_x, V_s_mcast_start_y, V_s_mcast_end_x, V_s_mcast_end_y, get_semaphore(sem_V_s_receiver)), V_s_mcast_num_dests);
-                noc_async_write_barrier();
-            } else {
-                noc_semaphore_set(semaphore_ptr(sem_V_s_receiver), 0);
-                noc_semaphore_inc(get_noc_addr(V_s_mcast_sender_x, V_s_mcast_sender_y, get_semaphore(sem_V_s_sender)), 1);
-                noc_semaphore_wait(semaphore_ptr(sem_V_s_receiver), 1);
             }
+            noc_async_read_barrier();
             cb_push_back(cb_V_s, 4);
         }
     }
