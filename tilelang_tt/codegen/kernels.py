@@ -176,14 +176,17 @@ class _KernelWriter:
             sby, sbx = policy.shard_blocks
             return ([], f"{arg('shard_y')} * {sby} + {n} / {arg('width')}",
                     f"{arg('shard_x')} * {sbx} + {n} % {arg('width')}")
-        if policy.policy == Policy.BLOCK:
+        if policy.policy == Policy.BLOCK and bx_extent > 1:  # one block per row: width 1, the ids are consecutive
             step = f"({n} / {arg('width')}) * {bx_extent} + {n} % {arg('width')}"
         elif policy.policy == Policy.ROW_MAJOR:
             step = f"{n} * {policy.stride}"
         else:
             step = n
         block = self.em.unique("block")
-        return [f"const uint32_t {block} = {arg('start_id')} + {step};"], f"{block} / {bx_extent}", f"{block} % {bx_extent}"
+        lines = [f"const uint32_t {block} = {arg('start_id')} + {step};"]
+        if bx_extent == 1:
+            return lines, block, "0"
+        return lines, f"{block} / {bx_extent}", f"{block} % {bx_extent}"
 
     def launch(self, s: tirx.AttrStmt) -> None:
         """Materialize the persistent per-core loop over this core's blocks."""

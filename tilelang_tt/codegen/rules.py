@@ -9,6 +9,7 @@ codegen never emits a placeholder.
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import dataclass
 from typing import Callable
 
@@ -211,8 +212,6 @@ def _sem_set_mcast(args, raw):
 
 
 def _bf16_bits(value: float) -> int:
-    import struct
-
     bits = struct.unpack("<I", struct.pack("<f", value))[0]
     return (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import tilelang  # noqa: F401
 from tilelang.ir import get_buffer_span, get_stmt_span, set_stmt_span
+import tvm
 from tvm import arith, ir, tirx
 
 from tilelang_tt.attrs import Attr, Intrin, call, call_intrin, get
@@ -260,8 +261,6 @@ def prim_func_pass(fn, name: str):
 
 
 def module_pass(fn, name: str):
-    import tvm
-
     return tvm.transform.module_pass(fn, opt_level=0, name=name)
 
 

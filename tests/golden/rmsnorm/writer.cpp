@@ -7,7 +7,6 @@ void kernel_main() {
     const uint32_t Y_addr = get_arg_val<uint32_t>(0);
     const uint32_t start_id = get_arg_val<uint32_t>(1);
     const uint32_t count = get_arg_val<uint32_t>(2);
-    const uint32_t width = get_arg_val<uint32_t>(3);
 
     constexpr uint32_t cb_y = 16;
 
@@ -15,8 +14,8 @@ void kernel_main() {
     const auto Y = TensorAccessor(Y_args, Y_addr, 2048);
 
     for (uint32_t n = 0; n < count; ++n) {
-        const uint32_t block = start_id + (n / width) * 1 + n % width;
-        const uint32_t by = block / 1;
+        const uint32_t block = start_id + n;
+        const uint32_t by = block;
         cb_wait_front(cb_y, 4);
         const uint32_t l1_y = get_read_ptr(cb_y);
         for (uint32_t c = 0; c < 4; ++c) {

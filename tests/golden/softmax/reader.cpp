@@ -17,7 +17,6 @@ void kernel_main() {
     const uint32_t X_addr = get_arg_val<uint32_t>(0);
     const uint32_t start_id = get_arg_val<uint32_t>(1);
     const uint32_t count = get_arg_val<uint32_t>(2);
-    const uint32_t width = get_arg_val<uint32_t>(3);
 
     constexpr uint32_t cb_x = 0;
     constexpr uint32_t cb_reduce_scaler = 1;
@@ -27,8 +26,8 @@ void kernel_main() {
 
     push_constant_tile(cb_reduce_scaler, 0x3f80);
     for (uint32_t n = 0; n < count; ++n) {
-        const uint32_t block = start_id + (n / width) * 1 + n % width;
-        const uint32_t by = block / 1;
+        const uint32_t block = start_id + n;
+        const uint32_t by = block;
         cb_reserve_back(cb_x, 4);
         const uint32_t l1_x = get_write_ptr(cb_x);
         for (uint32_t c = 0; c < 4; ++c) {
