@@ -9,6 +9,7 @@ they print in TVMScript and survive structural equality.
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -150,12 +151,14 @@ class LayoutDesc:
 
     @property
     def tile_grid(self) -> tuple[int, int]:
-        """Tiles along rows and columns; a rank-1 tensor is a row vector (1, n) and a dimension of
-        extent 1 occupies one tile (row 0 or column 0 of it)."""
-        rows = 1
-        for extent in self.shape[:-1]:
-            rows *= extent
-        return -(-rows // self.tile_shape[0]), -(-self.shape[-1] // self.tile_shape[1])
+        """Tiles along rows and columns of the tensor's matrix view: its matrices (the last two
+        dimensions) stacked along the leading ones, each padded to whole tiles (ttnn's padded
+        shape); a rank-1 tensor is a row vector (1, n) and a dimension of extent 1 occupies one
+        tile (row 0 or column 0 of it)."""
+        if len(self.shape) == 1:
+            return 1, -(-self.shape[0] // self.tile_shape[1])
+        return (math.prod(self.shape[:-2]) * -(-self.shape[-2] // self.tile_shape[0]),
+                -(-self.shape[-1] // self.tile_shape[1]))
 
     def to_dict(self) -> dict:
         out = {

@@ -26,6 +26,7 @@ def values(view):
     ((128,), (64,), (32,), (0, 64, 1, 32, 0, 1)),                            # a row vector
     ((96, 64), (32, 32), (64, 32), (32, 32, 64, 32, 32, 96)),                # a matrix: bounded by its rows
     ((3, 64, 96), (2, 32, 0), (1, 32, 96), (160, 0, 32, 96, 32, 64)),       # inside matrix 2: bounded by it
+    ((3, 40, 64), (2, 32, 0), (1, 32, 64), (160, 0, 32, 64, 32, 40)),       # matrices padded to 64 rows
     ((2, 3, 64, 32), (1, 2, 0, 0), (1, 1, 64, 32), (320, 0, 64, 32, 0, 64)),
     ((4, 32, 64), (2, 0, 0), (2, 32, 64), (64, 0, 64, 64, 64, 128)),        # whole matrices 2 and 3
     ((2, 4, 32, 32), (1, 2, 0, 0), (1, 2, 32, 32), (192, 0, 64, 32, 64, 128)),
@@ -38,6 +39,7 @@ def test_matrix_view(shape, starts, extents, expected):
     ((32, 32, 64), (0, 5, 0), (32, 1, 64)),     # rows 32 apart: one column of matrices
     ((4, 64, 64), (0, 0, 0), (2, 32, 64)),      # two matrices, half of each
     ((4, 2, 32, 32), (0, 1, 0, 0), (2, 1, 32, 32)),
+    ((4, 40, 64), (0, 0, 0), (2, 40, 64)),      # whole matrices, but each padded: padding inside the block
 ])
 def test_slices_that_are_not_one_rectangle(shape, starts, extents):
     assert matrix_slice(region(tensor(*shape), starts, extents)) is None

@@ -225,7 +225,7 @@ def _emit_distribution_spec(out: CppEmitter, buffer: dict, var: str) -> None:
     """Shards of ``shard_shape`` elements (whole tiles) round-robin over the shard grid's cores in
     row-major order (tilelang_tt.layout); a DRAM shard grid (banks, 1) names DRAM banks."""
     batch, rows, cols = _matrix_dims(buffer)
-    tensor_pages = (math.ceil(batch * rows / 32), math.ceil(cols / 32))
+    tensor_pages = (batch * math.ceil(rows / 32), math.ceil(cols / 32))
     shard_pages = (buffer["shard_shape"][0] // 32, buffer["shard_shape"][1] // 32)
     gx, gy = buffer["shard_grid"]
     out.line(f"std::vector<CoreRange> shard_ranges_{var}{{CoreRange(CoreCoord{{0, 0}}, CoreCoord{{{gx - 1}, {gy - 1}}})}};")

@@ -190,7 +190,7 @@ def matrix_extents(region: Region) -> tuple[int, int]:
 class MatrixSlice:
     """A slice of a global tensor in the tensor's matrix view, where the leading dimensions are
     folded into the rows (the layout InferTTLayout gives an ND tensor: a (B, M, N) tensor is a
-    (B*M, N) matrix of tiles).
+    (B*Mp, N) matrix of tiles, Mp = M padded to whole tiles).
 
     ``row``/``col``: the first element row and column; ``rows``/``cols``: the extents.
     ``bound_row``/``bound_rows``: the slice's first row counted within the rows that bound it, and
@@ -211,6 +211,8 @@ def matrix_slice(region: Region) -> MatrixSlice | None:
 
     The first dimension (before the last) whose extent exceeds 1, ``k``, carries the rows; the
     dimensions between ``k`` and the columns must be whole, those before ``k`` are single indices.
+    Every matrix starts at a whole tile (its rows padded): a slice over several matrices needs
+    their rows to be whole tiles.
     """
     shape = [int(d) for d in region.buffer.shape]
     starts, extents = region.starts, region.extents
@@ -222,12 +224,18 @@ def matrix_slice(region: Region) -> MatrixSlice | None:
     for d in range(k + 1, last_row + 1):
         if extents[d] != shape[d] or const_int(starts[d]) != 0:
             return None
+    padded = list(shape)
+    padded[last_row] = -(-shape[last_row] // TILE) * TILE
+    if k < last_row and padded[last_row] != shape[last_row]:
+        return None  # the padding rows of each matrix would sit inside the block
+    shape = padded
     inner = math.prod(shape[k + 1:last_row + 1])
     row = starts[0]
     for d in range(1, k + 1):
         row = row * shape[d] + starts[d]
+    bound_rows = shape[k] * inner if k < last_row else int(region.buffer.shape[last_row])  # a matrix: its real rows
     return MatrixSlice(simplify(row * inner), starts[-1], extents[k] * inner, extents[-1],
-                       simplify(starts[k] * inner), shape[k] * inner)
+                       simplify(starts[k] * inner), bound_rows)
 
 
 def leading_overhang(region: Region, analyzer: arith.Analyzer) -> int | None:

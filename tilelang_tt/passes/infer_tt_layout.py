@@ -11,9 +11,11 @@ interleaved DRAM, its own dtype (bfloat16 unless declared), 32×32 tiles. Vector
 tensor (n,) is a row vector laid out as (1, n) (its data in row 0 of each tile), (1, n) and (n, 1)
 tensors occupy row 0 / column 0 of their tiles.
 A tensor whose extents are not multiples of 32 is padded to whole tiles (zeros, like TileLang's
-out-of-bounds loads): BuildTileDFGTT checks that the padding cannot reach a valid result.
-Errors: dynamic shapes, batched tensors whose rows are not whole tiles, rank-1 tensors used as
-columns, unsupported dtypes, invalid or unplaceable layouts.
+out-of-bounds loads), each matrix of an ND tensor on its own (ttnn's padded shape: a (B, 40, 64)
+tensor is B matrices of 2 x 2 tiles): BuildTileDFGTT checks that the padding cannot reach a valid
+result.
+Errors: dynamic shapes, rank-1 tensors used as columns, unsupported dtypes, invalid or unplaceable
+layouts.
 
     Before: def main(A: T.Tensor((256, 128), "bfloat16"), ...)
     After:  T.func_attr({"tt.layout_desc": {"A": {"memory": "DRAM", "layout": "interleaved", ...}}})
@@ -21,7 +23,6 @@ columns, unsupported dtypes, invalid or unplaceable layouts.
 
 from __future__ import annotations
 
-import math
 
 import tilelang  # noqa: F401
 from tvm import tirx
@@ -44,13 +45,6 @@ def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, override: dict | None, kin
                 "Tenstorrent kernels are compiled for static shapes: pass concrete sizes to the kernel factory",
             )
         shape.append(int(dim.value))
-    if len(shape) > 2 and math.prod(shape[:-2]) > 1 and shape[-2] % TILE:
-        raise error(
-            PASS, func, buf,
-            f"buffer `{buf.name}` has shape {shape}: with leading (batch) dimensions its rows ({shape[-2]}) "
-            "must be a multiple of 32, or the matrices would share tiles",
-            "pad the rows to a multiple of 32, or fold the batch dimensions into the rows",
-        )
     if len(shape) == 1 and kinds.get(buf.name) == COL:
         raise error(PASS, func, buf, f"the rank-1 tensor `{buf.name}` is used as a column (one value per row)",
                     f"declare it as a ({shape[0]}, 1) tensor")
