@@ -126,7 +126,7 @@ def main(argv=None) -> None:
     rows.append(case("eltwise add 2048x2048 blk 64x128 grid 8x8", "-",
                      lambda: tilelang_tt.compile(KERNELS.eltwise("add", 2048, 2048, 64, 128), grid=(8, 8)),
                      (a, b), 2 * 2 * 2048 * 2048, 2 * 2048 * 2048, repeat))
-    q, k, v = bf16(1024, 64), bf16(1024, 64), bf16(1024, 64)
+    q, k, v = bf16(1, 1, 1024, 64), bf16(1, 1, 1024, 64), bf16(1, 1, 1024, 64)
     rows.append(case("flash attention seq 1024 d 64", "-", lambda: tilelang_tt.compile(OPS.flash_attention(1024, 64)),
                      (q, k, v), 3 * 2 * 1024 * 64, 2 * 1024 * 64, repeat))
 
