@@ -420,7 +420,8 @@ def gemm_with_loop_compute(kind, M, N, K, bm, bn, bk, dtype="bfloat16"):
 
 def flash_attention(seq_len, dim, bm=64, bn=64, dtype="bfloat16", batch=1, heads=1, causal=False):
     """Forward multi-head attention on (batch, heads, seq, dim) tensors: online softmax over K/V
-    blocks, one block of bm queries of one head per program (TileLang's example_mha_fwd_bhsd form);
+    blocks, one block of bm queries of one head per program, in the idioms of TileLang's
+    example_mha_fwd_bhsd (slices, in-place updates, vector copies, the output staged in shared);
     ``causal``: the scores start from the mask (0 where the key is not after the query, -inf after)
     and the K/V loop stops at the query block's end (a loop bound that differs between blocks)."""
     scale = (1.0 / dim) ** 0.5
@@ -441,22 +442,25 @@ def flash_attention(seq_len, dim, bm=64, bn=64, dtype="bfloat16", batch=1, heads
             scores_sum = T.alloc_fragment((bm,), "float32")
             logsum = T.alloc_fragment((bm,), "float32")
 
-            T.copy(Q[bz, by, bx * bm, 0], Q_s)
+            O_s = T.alloc_shared((bm, dim), dtype)
+
+            T.copy(Q[bz, by, bx * bm:(bx + 1) * bm, :], Q_s)
             T.fill(acc_o, 0)
             T.fill(logsum, 0)
             T.fill(m, -T.infinity("float32"))
             # causal: the K/V blocks up to the query block's end only
             loop_range = T.min(T.ceildiv(seq_len, bn), T.ceildiv((bx + 1) * bm, bn)) if causal else T.ceildiv(seq_len, bn)
             for k in T.Pipelined(loop_range, num_stages=2):
-                T.copy(K[bz, by, k * bn, 0], K_s)
+                T.copy(K[bz, by, k * bn:(k + 1) * bn, :], K_s)
                 if causal:
                     for i, j in T.Parallel(bm, bn):
-                        acc_s[i, j] = T.if_then_else(bx * bm + i >= k * bn + j, 0, -T.infinity("float32"))
+                        q_idx = bx * bm + i
+                        k_idx = k * bn + j
+                        acc_s[i, j] = T.if_then_else(q_idx >= k_idx, 0, -T.infinity("float32"))
                 else:
                     T.clear(acc_s)
-                T.gemm(Q_s, K_s, acc_s, transpose_B=True)
-                for i in T.Parallel(bm):
-                    m_prev[i] = m[i]
+                T.gemm(Q_s, K_s, acc_s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+                T.copy(m, m_prev)
                 T.reduce_max(acc_s, m, dim=1, clear=False)
                 for i in T.Parallel(bm):
                     scores_scale[i] = T.exp((m_prev[i] - m[i]) * scale)
@@ -467,12 +471,13 @@ def flash_attention(seq_len, dim, bm=64, bn=64, dtype="bfloat16", batch=1, heads
                     logsum[i] = logsum[i] * scores_scale[i] + scores_sum[i]
                 T.copy(acc_s, acc_s_cast)
                 for i, j in T.Parallel(bm, dim):
-                    acc_o[i, j] = acc_o[i, j] * scores_scale[i]
-                T.copy(V[bz, by, k * bn, 0], V_s)
+                    acc_o[i, j] *= scores_scale[i]
+                T.copy(V[bz, by, k * bn:(k + 1) * bn, :], V_s)
                 T.gemm(acc_s_cast, V_s, acc_o)
             for i, j in T.Parallel(bm, dim):
-                acc_o[i, j] = acc_o[i, j] / logsum[i]
-            T.copy(acc_o, O[bz, by, bx * bm, 0])
+                acc_o[i, j] /= logsum[i]
+            T.copy(acc_o, O_s)
+            T.copy(O_s, O[bz, by, bx * bm:(bx + 1) * bm, :])
 
     return main
 

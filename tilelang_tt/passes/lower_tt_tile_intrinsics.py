@@ -15,7 +15,8 @@ TIR:
   read once per K step; with ``gemm_reuse="dst"`` the K loop goes inside the sub-block loop (one
   pack per output tile, operands re-read per sub-block). ``T.gemm`` into a live C (no clear:
   flash attention's ``acc_o += P @ V``) has attribute value 1: C is reloaded into DST.
-- ``for i, j in T.Parallel(..): X[i, j] = expr`` → ``tt.tile.eltwise(X, i, j, expr)`` where
+- ``for i, j in T.Parallel(..): X[i, j] = expr`` → ``tt.tile.eltwise(X, i, j, expr)`` (values
+  named inside the loop, ``q_idx = bx * bm + i``, substituted) where
   ``expr`` reads whole blocks ``A[i, j]``, per-row vectors ``v[i]``, per-column vectors ``v[j]`` and
   scalars with + - * /, max/min, exp, exp2, log, sqrt, rsqrt, sigmoid, tanh, erf, abs and casts.
 - A part of such a value that reads no block but depends on the element's indices, loop variables
@@ -309,12 +310,19 @@ class _Lowerer:
             body = body.body
         if len(loops) > 2:
             raise error(PASS, self.func, loop, "T.Parallel over more than two dimensions", f"supported: {SUPPORTED}")
-        stores = list(body.seq) if isinstance(body, tirx.SeqStmt) else [body]
+        stmts = list(body.seq) if isinstance(body, tirx.SeqStmt) else [body]
         out = []
-        for store in stores:
+        named = {}  # names given to values inside the loop (q_idx = bx * bm + i): substituted into the stores
+        for store in stmts:
+            if isinstance(store, tirx.Bind):
+                named[store.var] = tirx.stmt_functor.substitute(store.value, named)
+                continue
             if not isinstance(store, tirx.BufferStore):
                 raise error(PASS, self.func, store, "unsupported T.Parallel body (only stores into blocks)",
                             f"supported: {SUPPORTED}")
+            if named:
+                store = keep_span(store, tirx.BufferStore(store.buffer, tirx.stmt_functor.substitute(store.value, named),
+                                                          store.indices))
             if len(loops) == 2:
                 i, j = loops[0].loop_var, loops[1].loop_var
             elif store.buffer.name in self.cbs and self.block_kind(store.buffer) == ROW:

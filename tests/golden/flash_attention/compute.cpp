@@ -26,7 +26,7 @@ void kernel_main() {
     constexpr uint32_t cb_acc_s_gen = 2;
     constexpr uint32_t cb_V_s = 3;
     constexpr uint32_t cb_reduce_scaler = 4;
-    constexpr uint32_t cb_acc_o_out = 16;
+    constexpr uint32_t cb_O_s = 16;
     constexpr uint32_t cb_acc_o = 24;
     constexpr uint32_t cb_logsum = 25;
     constexpr uint32_t cb_m = 26;
@@ -346,15 +346,31 @@ void kernel_main() {
                 div_binary_tile(t_22 * 2, (t_22 * 2) + 1, t_22 * 2);
             }
             tile_regs_commit();
-            cb_reserve_back(cb_acc_o_out, 2);
+            cb_reserve_back(cb_acc_o, 2);
             tile_regs_wait();
-            pack_reconfig_data_format(cb_acc_o_out);
+            pack_reconfig_data_format(cb_acc_o);
             for (uint32_t t_23 = 0; t_23 < 2; ++t_23) {
-                pack_tile(t_23 * 2, cb_acc_o_out);
+                pack_tile(t_23 * 2, cb_acc_o);
             }
             tile_regs_release();
-            cb_push_back(cb_acc_o_out, 2);
+            cb_push_back(cb_acc_o, 2);
         }
+        cb_pop_front(cb_acc_o, 4);
+        cb_wait_front(cb_acc_o, 4);
+        tile_regs_acquire();
+        copy_init(cb_acc_o);
+        for (uint32_t t_24 = 0; t_24 < 4; ++t_24) {
+            copy_tile(cb_acc_o, t_24, t_24);
+        }
+        tile_regs_commit();
+        cb_reserve_back(cb_O_s, 4);
+        tile_regs_wait();
+        pack_reconfig_data_format(cb_O_s);
+        for (uint32_t t_25 = 0; t_25 < 4; ++t_25) {
+            pack_tile(t_25, cb_O_s);
+        }
+        tile_regs_release();
+        cb_push_back(cb_O_s, 4);
         cb_wait_front(cb_Q_s, 4);
         cb_pop_front(cb_Q_s, 4);
         cb_pop_front(cb_acc_o, 4);

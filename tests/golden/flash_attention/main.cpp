@@ -181,7 +181,7 @@ int main(int argc, char** argv) {
         cb4_config.set_page_size(4, 2048);
         CreateCircularBuffer(program, cores, cb4_config);
 
-        // CB 16 "acc_o_out": compute -> writer, 8 pages of 2048 B (Float16_b)
+        // CB 16 "O_s": compute -> writer, 8 pages of 2048 B (Float16_b)
         std::map<uint8_t, tt::DataFormat> cb16_formats = {{16, tt::DataFormat::Float16_b}};
         CircularBufferConfig cb16_config(16384, cb16_formats);
         cb16_config.set_page_size(16, 2048);

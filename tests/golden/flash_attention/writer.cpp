@@ -9,7 +9,7 @@ void kernel_main() {
     const uint32_t count = get_arg_val<uint32_t>(2);
     const uint32_t width = get_arg_val<uint32_t>(3);
 
-    constexpr uint32_t cb_acc_o_out = 16;
+    constexpr uint32_t cb_O_s = 16;
 
     constexpr auto O_args = TensorAccessorArgs<0>();
     const auto O = TensorAccessor(O_args, O_addr, 2048);
@@ -18,14 +18,14 @@ void kernel_main() {
         const uint32_t block = start_id + (n / width) * 4 + n % width;
         const uint32_t bz_by = block / 4;
         const uint32_t bx = block % 4;
-        cb_wait_front(cb_acc_o_out, 4);
-        const uint32_t l1_acc_o = get_read_ptr(cb_acc_o_out);
+        cb_wait_front(cb_O_s, 4);
+        const uint32_t l1_O_s = get_read_ptr(cb_O_s);
         for (uint32_t r = 0; r < 2; ++r) {
             for (uint32_t c = 0; c < 2; ++c) {
-                noc_async_write_page((((bz_by * 16) + (bx * 4)) + (r * 2)) + c, O, l1_acc_o + (((r * 2) + c) * 2048));
+                noc_async_write_page((((bz_by * 16) + (bx * 4)) + (r * 2)) + c, O, l1_O_s + (((r * 2) + c) * 2048));
             }
         }
         noc_async_write_barrier();
-        cb_pop_front(cb_acc_o_out, 4);
+        cb_pop_front(cb_O_s, 4);
     }
 }
