@@ -130,6 +130,7 @@ def test_unsupported_tensor_dtype_points_at_the_parameter(dtype):
     err = compile_error(getattr(bad_kernels, f"{dtype}_tensor")())
     assert_diagnostic(err, "InferTTLayout", f"buffer `A` has unsupported dtype {dtype}", f"{dtype}_tensor")
     assert "bfloat16" in err.hint and "float32" in err.hint and "'float16'" not in err.hint
+    assert ("Tenstorrent's 16-bit float is bfloat16" in err.hint) == (dtype == "float16")
 
 
 def test_unsupported_block_dtype():

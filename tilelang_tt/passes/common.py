@@ -11,7 +11,7 @@ from tilelang.ir import get_buffer_span, get_stmt_span, set_stmt_span
 import tvm
 from tvm import arith, ir, tirx
 
-from tilelang_tt.attrs import Attr, Intrin, call, call_intrin, get
+from tilelang_tt.attrs import DATA_FORMATS, Attr, Intrin, call, call_intrin, get
 from tilelang_tt.errors import TTCompileError, is_user_span
 
 SHARED_SCOPES = ("shared", "shared.dyn")
@@ -26,6 +26,14 @@ def is_cb_buffer(buf: tirx.Buffer) -> bool:
 
 def is_global_buffer(buf: tirx.Buffer) -> bool:
     return buf.scope() == "global"
+
+
+def dtype_hint(dtype: str) -> str:
+    """The fix for an unsupported dtype."""
+    hint = f"use one of {sorted(DATA_FORMATS)}"
+    if dtype == "float16":  # the 16-bit float of GPU kernels
+        hint = f"Tenstorrent's 16-bit float is bfloat16: declare it \"bfloat16\" ({hint})"
+    return hint
 
 
 def func_name(func: tirx.PrimFunc) -> str:

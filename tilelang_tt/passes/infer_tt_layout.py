@@ -30,7 +30,7 @@ from tvm import tirx
 from tilelang_tt.arch import get_arch
 from tilelang_tt.attrs import DATA_FORMATS, Attr, LayoutDesc, MemoryLayout, MemorySpace, get, with_attrs
 from tilelang_tt.layout import BufferLayout, LayoutError, shard_grid_shape
-from tilelang_tt.passes.common import COL, TILE, error, prim_func_pass, vector_kinds
+from tilelang_tt.passes.common import COL, TILE, dtype_hint, error, prim_func_pass, vector_kinds
 
 PASS = "InferTTLayout"
 
@@ -50,8 +50,7 @@ def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, override: dict | None, kin
                     f"declare it as a ({shape[0]}, 1) tensor")
     dtype = str(buf.dtype)
     if dtype not in DATA_FORMATS:
-        raise error(PASS, func, buf, f"buffer `{buf.name}` has unsupported dtype {dtype}",
-                    f"use one of {sorted(DATA_FORMATS)}")
+        raise error(PASS, func, buf, f"buffer `{buf.name}` has unsupported dtype {dtype}", dtype_hint(dtype))
     desc = LayoutDesc(buffer=buf.name, shape=tuple(shape), dtype=dtype)
     if override is None:
         return desc

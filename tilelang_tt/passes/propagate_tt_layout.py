@@ -26,6 +26,7 @@ from tilelang_tt.passes.common import (
     ROW,
     TILE,
     as_region,
+    dtype_hint,
     error,
     is_cb_buffer,
     prim_func_pass,
@@ -93,7 +94,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx, cb_depth: int) -> tirx.PrimFunc:
                 dtype = str(buf.dtype)
                 if dtype not in DATA_FORMATS:
                     raise error(PASS, func, buf, f"on-chip buffer `{buf.name}` has unsupported dtype {dtype}",
-                                f"use one of {sorted(DATA_FORMATS)}")
+                                dtype_hint(dtype))
                 fmt, elem = DATA_FORMATS[dtype]
                 block = rows * cols
                 depth = depths.get(buf.name, cb_depth)
