@@ -3,6 +3,7 @@ reuse and multicast, sharded layouts (local_shard and sharded inputs); each resu
 and the traffic against what the partition promises."""
 
 import pytest
+import tilelang.language as T
 import torch
 
 import tilelang_tt
@@ -35,6 +36,37 @@ def test_eltwise_policies_on_uneven_grids(policy, grid):
     assert torch.equal(artifacts.run(a, b), (a.float() - b.float()).to(torch.bfloat16))
     totals = artifacts.last_counters["total"]
     assert (totals["dram_bytes_read"], totals["dram_bytes_written"]) == (2 * M * N * 2, M * N * 2)
+
+
+def gemm_named_origin(M, N, K, bm, bn, bk):
+    """GEMM whose block origin is named first (row = by * bm): the slices depend on by and bx
+    through those names."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((K, N), "bfloat16"), C: T.Tensor((M, N), "bfloat16")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            row = by * bm
+            col = bx * bn
+            A_s = T.alloc_shared((bm, bk), "bfloat16")
+            B_s = T.alloc_shared((bk, bn), "bfloat16")
+            C_l = T.alloc_fragment((bm, bn), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
+                T.copy(A[row, k * bk], A_s)
+                T.copy(B[k * bk, col], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[row, col])
+
+    return main
+
+
+def test_multicast_sees_dependences_through_named_values():
+    """A's panel follows by through `row`, B's follows bx through `col`: shared along core rows and
+    columns respectively (taken for shared by the whole grid, every core computed the same block)."""
+    a, b = bf16(128, 64, seed=11), bf16(64, 128, seed=12)
+    artifacts = tilelang_tt.compile(gemm_named_origin(128, 128, 64, 32, 32, 32), grid=(4, 4))
+    assert {m["cb"]: m["axis"] for m in artifacts.plan["multicast"]} == {"A_s": "x", "B_s": "y"}
+    check_gemm(a, b, artifacts.run(a, b))
 
 
 @pytest.mark.parametrize("M,N,K,bm,bn,bk,grid", [

@@ -383,6 +383,20 @@ def block_grid_loops(func: tirx.PrimFunc) -> dict[str, tirx.For]:
     return loops
 
 
+def bound_values(body) -> dict:
+    """Every variable a ``Bind`` names (``row = by * bm``) -> its value in terms of the loop and
+    launch variables (earlier names expanded)."""
+    values = {}
+
+    def visit(node):
+        if isinstance(node, tirx.Bind):
+            values[node.var] = tirx.stmt_functor.substitute(node.value, values)
+        return True
+
+    tirx.stmt_functor.pre_order_visit(body, visit)
+    return values
+
+
 # -- bounds of tensor slices -----------------------------------------------------------------------
 def bound_analyzer(body) -> arith.Analyzer:
     """An analyzer knowing the range of every loop and core-launch variable of ``body`` (each

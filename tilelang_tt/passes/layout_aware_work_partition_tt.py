@@ -64,6 +64,7 @@ from tilelang_tt.passes.common import (
     is_global_buffer,
     block_grid_loops,
     bound_analyzer,
+    bound_values,
     leading_overhang,
     matrix_slice,
     prim_func_pass,
@@ -173,10 +174,11 @@ def _check_slices(func, transfers) -> None:
                         f"launch at most {shape[dim]} blocks along the grid dimension that indexes it")
 
 
-def _controls(body) -> dict:
+def _controls(body, values: dict) -> dict:
     """T.copy statement -> the expressions that decide how often it runs: the bounds of the serial
-    loops around it and the conditions of the branches around it (bound variables expanded)."""
-    out, values = {}, {}
+    loops around it and the conditions of the branches around it (bound variables expanded with
+    ``values``, from :func:`bound_values`)."""
+    out = {}
 
     def walk(node, controls):
         if isinstance(node, tirx.SeqStmt):
@@ -190,8 +192,6 @@ def _controls(body) -> dict:
             walk(node.then_case, controls + cond)
             if node.else_case is not None:
                 walk(node.else_case, controls + cond)
-        elif isinstance(node, tirx.Bind):
-            values[node.var] = tirx.stmt_functor.substitute(node.value, values)
         elif isinstance(node, tirx.AttrStmt):
             walk(node.body, controls)
         elif isinstance(node, tirx.SBlockRealize):
@@ -210,13 +210,15 @@ def _multicast(func, loops, grid, mode: str) -> dict[str, dict]:
     bx_var = loops["blockIdx.x"].loop_var if "blockIdx.x" in loops else None
     # the block coordinates that differ between the cores of a group
     varying = {"x": [bx_var] if bx_var is not None else [], "y": row_vars, "xy": row_vars + [bx_var]}
-    controls = _controls(func.body)
+    values = bound_values(func.body)  # row = by * bm; T.copy(A[row, k * bk], A_s) depends on by
+    controls = _controls(func.body, values)
     axes: dict[str, str | None] = {}
     for stmt, src, dst, reading in _transfers(func):
         if not reading:
             continue
-        on_by = any(uses_var(s, v) for s in src.starts for v in row_vars)
-        on_bx = bx_var is not None and any(uses_var(s, bx_var) for s in src.starts)
+        starts = [tirx.stmt_functor.substitute(s, values) for s in src.starts]
+        on_by = any(uses_var(s, v) for s in starts for v in row_vars)
+        on_bx = bx_var is not None and any(uses_var(s, bx_var) for s in starts)
         # the cores sharing the block: those with the same by (a core row), bx (a column), or all
         rows, cols = grid[0] > 1, grid[1] > 1  # groups along x / along y hold more than one core
         if on_by and on_bx:
