@@ -1,7 +1,5 @@
 """Small TileLang kernels written the ordinary GPU way, plus a pipeline-prefix helper for pass tests."""
 
-from __future__ import annotations
-
 import tilelang  # noqa: F401
 import tilelang.language as T
 import tvm
@@ -108,6 +106,28 @@ def eltwise(op, M, N, bm, bn, dtype="bfloat16"):
                 else:
                     C_s[i, j] = A_s[i, j] * B_s[i, j]
             T.copy(C_s, C[by * bm, bx * bn])
+
+    return main
+
+
+def eltwise_direct(op, M, N, bm, bn, dtype="bfloat16"):
+    """Element-wise op indexing the global tensors directly, the GPU way (TileLang's elementwise
+    example): no on-chip blocks in the kernel."""
+    fn = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b}[op]
+
+    @T.prim_func
+    def main(
+        A: T.Tensor((M, N), dtype),
+        B: T.Tensor((M, N), dtype),
+        C: T.Tensor((M, N), dtype),
+    ):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            start_x = bx * bn
+            start_y = by * bm
+            for local_y, local_x in T.Parallel(bm, bn):
+                y = start_y + local_y
+                x = start_x + local_x
+                C[y, x] = fn(A[y, x], B[y, x])
 
     return main
 

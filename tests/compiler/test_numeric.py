@@ -4,7 +4,7 @@ import pytest
 import torch
 
 import tilelang_tt
-from tests.kernels import eltwise, gemm
+from tests.kernels import eltwise, eltwise_direct, gemm
 
 OPS = {"add": torch.add, "sub": torch.sub, "mul": torch.mul}
 
@@ -28,6 +28,20 @@ def test_eltwise(op, M, N, bm, bn, grid):
     assert torch.equal(c, expected)
     totals = artifacts.last_counters["total"]
     assert totals["dram_bytes_read"] == 2 * M * N * 2 and totals["dram_bytes_written"] == M * N * 2
+
+
+@pytest.mark.parametrize("op", sorted(OPS))
+@pytest.mark.parametrize("M,N,bm,bn,grid", [(64, 96, 32, 32, None), (256, 512, 64, 128, (2, 4)),
+                                              (100, 200, 64, 64, None)])
+def test_eltwise_indexing_global_tensors_directly(op, M, N, bm, bn, grid):
+    """TileLang's elementwise example form: C[y, x] = A[y, x] + B[y, x] in a T.Parallel nest, no
+    blocks; the tensors' tiles are read once and written once (whole tiles: partial ones padded)."""
+    a, b = bf16(M, N, seed=9), bf16(M, N, seed=10)
+    artifacts = tilelang_tt.compile(eltwise_direct(op, M, N, bm, bn), grid=grid)
+    assert torch.equal(artifacts.run(a, b), OPS[op](a.float(), b.float()).to(torch.bfloat16))
+    tiles = -(-M // 32) * -(-N // 32)
+    totals = artifacts.last_counters["total"]
+    assert (totals["dram_bytes_read"], totals["dram_bytes_written"]) == (2 * tiles * 2048, tiles * 2048)
 
 
 @pytest.mark.parametrize("M,N,K,bm,bn,bk,stages,grid", [

@@ -18,6 +18,7 @@ from tilelang_tt.passes.infer_tt_layout import InferTTLayout
 from tilelang_tt.passes.insert_compute_init_tt import InsertComputeInitTT
 from tilelang_tt.passes.insert_dst_management_tt import InsertDSTManagementTT
 from tilelang_tt.passes.layout_aware_work_partition_tt import LayoutAwareWorkPartitionTT
+from tilelang_tt.passes.legalize_global_access_tt import LegalizeGlobalAccessTT
 from tilelang_tt.passes.lower_cb_intrinsics import LowerCBIntrinsics
 from tilelang_tt.passes.lower_shared_to_cb import LowerSharedToCB
 from tilelang_tt.passes.lower_tt_tile_intrinsics import LowerTTTileIntrinsics
@@ -28,6 +29,8 @@ from tilelang_tt.passes.verify_tt_ir import VerifyTTIR
 
 def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
     return [
+        # First: GPU-style element accesses of global tensors become the tile copies A-C read.
+        LegalizeGlobalAccessTT(),
         # A: metadata only; the TIR is the user's.
         InferTTLayout(arch=options.arch, layouts=options.layouts),
         PropagateTTLayout(cb_depth=options.cb_depth),

@@ -1,0 +1,51 @@
+"""LegalizeGlobalAccessTT alone: element accesses of global tensors in a T.Parallel nest become
+copies into shared blocks before it and from fragments after it; kernels written with blocks are
+left as they are."""
+
+import tilelang  # noqa: F401
+from tvm import ir, tirx
+
+from tests.kernels import eltwise, eltwise_direct, lower_until, run_pass
+from tests.passes.helpers import alloc, assert_body, block, loop, param, seq
+from tilelang_tt.passes.legalize_global_access_tt import LegalizeGlobalAccessTT
+
+PASS = "LegalizeGlobalAccessTT"
+
+
+def test_registered_under_its_name():
+    assert LegalizeGlobalAccessTT().info.name == PASS
+
+
+def region(buf, starts, mask, extents):
+    return tirx.Call("handle", ir.Op.get("tl.region"), [tirx.BufferLoad(buf, list(starts)), tirx.IntImm("int32", mask)]
+                     + [tirx.IntImm("int32", e) for e in extents])
+
+
+def copy(src, dst):
+    return tirx.Evaluate(tirx.Call("handle", ir.Op.get("tl.tileop.copy"), [src, dst]))
+
+
+def test_global_accesses_become_block_copies():
+    before = lower_until(eltwise_direct("add", 64, 96, 32, 32), PASS)
+    f = before["main"]
+    A, B, C = (param(f, n) for n in ("A", "B", "C"))
+    start_x, start_y, _ = block(f, "tilelang_root").body.seq
+    i, j = loop(f, "local_y").loop_var, loop(f, "local_x").loop_var
+    after = run_pass(before, PASS)["main"]
+    A_s, B_s, C_l = (alloc(after, n) for n in ("A_s", "B_s", "C_l"))
+    assert [A_s.scope(), B_s.scope(), C_l.scope()] == ["shared.dyn", "shared.dyn", "local.fragment"]
+    origin, zeros, ext = [start_y.var, start_x.var], [0, 0], [32, 32]
+    nest = tirx.For(i, 0, 32, tirx.ForKind.PARALLEL, tirx.For(j, 0, 32, tirx.ForKind.PARALLEL, tirx.BufferStore(
+        C_l, tirx.BufferLoad(A_s, [i, j]) + tirx.BufferLoad(B_s, [i, j]), [i, j])))
+    expected = seq(start_x, start_y, seq(
+        copy(region(A, origin, 1, ext), region(A_s, zeros, 2, ext)),
+        copy(region(B, origin, 1, ext), region(B_s, zeros, 2, ext)),
+        nest,
+        copy(region(C_l, zeros, 1, ext), region(C, origin, 2, ext)),
+    ))
+    assert_body(block(after, "tilelang_root").body, expected)
+
+
+def test_kernels_with_blocks_are_unchanged():
+    before = lower_until(eltwise("add", 64, 96, 32, 32), PASS)
+    assert_body(run_pass(before, PASS)["main"].body, before["main"].body)
