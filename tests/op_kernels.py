@@ -498,3 +498,31 @@ def shifted_causal(M, N, bm, dtype="float32"):
             T.copy(C_l, C[by * bm, 0])
 
     return main
+
+
+def rmsnorm_split(M, N, bm, bk, eps=1e-6, dtype="float32"):
+    """RMSNorm over column blocks: the sum of squares accumulates over a loop, then every block is
+    read again and scaled in place in the shared block it was read into (TileLang's split-K form)."""
+
+    @T.prim_func
+    def main(X: T.Tensor((M, N), dtype), Y: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(M, bm), threads=128) as bx:
+            X_s = T.alloc_shared((bm, bk), dtype)
+            sq = T.alloc_fragment((bm, bk), dtype)
+            ss = T.alloc_fragment((bm,), dtype)
+            steps = T.ceildiv(N, bk)
+            T.clear(sq)
+            for k in range(steps):
+                T.copy(X[bx * bm, k * bk], X_s)
+                for i, j in T.Parallel(bm, bk):
+                    sq[i, j] += X_s[i, j] * X_s[i, j]
+            T.reduce_sum(sq, ss, dim=1)
+            for i in T.Parallel(bm):
+                ss[i] = T.rsqrt(ss[i] / N + eps)
+            for k in range(steps):
+                T.copy(X[bx * bm, (steps - 1 - k) * bk], X_s)
+                for i, j in T.Parallel(bm, bk):
+                    X_s[i, j] *= ss[i]
+                T.copy(X_s, Y[bx * bm, (steps - 1 - k) * bk])
+
+    return main

@@ -101,6 +101,13 @@ def test_integer_value_of_the_indices():
                       "integer_iota")
 
 
+def test_block_filled_by_the_reader_and_compute():
+    err = compile_error(bad_kernels.reader_block_updated_across_iterations())
+    assert_diagnostic(err, "BuildTileDFGTT", "on-chip buffer `A_s` is filled by both the reader and compute",
+                      "reader_block_updated_across_iterations")
+    assert "separate T.alloc_fragment" in err.hint
+
+
 def test_slice_that_is_not_one_block_of_tiles():
     err = compile_error(bad_kernels.slice_across_matrices())
     assert_diagnostic(err, "LayoutAwareWorkPartitionTT", "the slice of `A` (extents [32, 1, 64] of [32, 32, 64]) "
