@@ -2,7 +2,8 @@
 
 Reads: ``tt.cb_desc`` (whether a reduce scaler CB exists).
 Writes: per new function ``tt.kernel_role`` and ``tt.source_func``; every other attribute is
-carried over. The module's ``main`` is replaced by ``main_reader``, ``main_compute``,
+carried over, less the ``tt.cb_desc`` entry of a block whose every write now packs straight into
+its hand-off CB (it needs no CB of its own; ``tt.tile_dfg`` keeps its route to the hand-off). The module's ``main`` is replaced by ``main_reader``, ``main_compute``,
 ``main_writer`` (named after the user's function).
 TIR: each role keeps the statements it executes, with the loops and bindings around them:
 the reader ``tt.read_to_cb`` and ``tt.generate_block`` (and, first, ``tt.fill_scaler`` of the
@@ -118,19 +119,42 @@ def _route_handoffs(stmt, handoffs: dict[str, str]):
     return stmt
 
 
+def _mentions(body, block: str) -> bool:
+    """Whether compute reads or writes on-chip block ``block`` (its data variable or a region),
+    apart from the markers of where the writer takes it (routed to its hand-off CB by D5)."""
+    found = []
+
+    def visit(n):
+        if found or stmt_intrin(n) == Intrin.WRITE_FROM_CB:
+            return False
+        if (isinstance(n, tirx.Var) and n.name == block) or (
+                isinstance(n, (tirx.BufferLoad, tirx.BufferStore)) and n.buffer.name == block):
+            found.append(n)
+        return True
+
+    tirx.stmt_functor.pre_order_visit(body, visit)
+    return bool(found)
+
+
 def split(func: tirx.PrimFunc) -> dict[str, tirx.PrimFunc]:
     name = func_name(func)
     cbs = get(func, Attr.CB_DESC, {})
     handoffs = {cb: e["handoff"] for cb, e in get(func, Attr.TILE_DFG, {}).items() if "handoff" in e}
-    out = {}
+    bodies = {}
     for role in (KernelRole.READER, KernelRole.COMPUTE, KernelRole.WRITER):
         body = _slice(func.body, role) or tirx.Evaluate(0)
         if role == KernelRole.COMPUTE and handoffs:
             body = _route_handoffs(body, handoffs)
         if role == KernelRole.READER and SCALER in cbs:
             body = seq([evaluate(Intrin.FILL_SCALER, cbs[SCALER]["index"], tirx.FloatImm("float32", 1.0)), body])
+        bodies[role] = body
+    # a block whose every write now packs straight into its hand-off CB needs no CB of its own
+    unused = {cb for cb in handoffs if not _mentions(bodies[KernelRole.COMPUTE], cb)}
+    extra = {Attr.CB_DESC: {k: v for k, v in cbs.items() if k not in unused}} if unused else {}
+    out = {}
+    for role, body in bodies.items():
         kernel = tirx.PrimFunc(func.params, body, func.ret_type, func.buffer_map, func.attrs, func.span)
-        kernel = with_attrs(kernel, {Attr.KERNEL_ROLE: role, Attr.SOURCE_FUNC: name})
+        kernel = with_attrs(kernel, {Attr.KERNEL_ROLE: role, Attr.SOURCE_FUNC: name, **extra})
         kernel = kernel.with_attr("global_symbol", f"{name}_{role.value}")
         out[f"{name}_{role.value}"] = kernel
     return out
