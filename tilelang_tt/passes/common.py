@@ -295,13 +295,33 @@ def reraise_compile_error():
 ROW, COL = "row", "col"
 
 
-def _parallel_nest(loop: tirx.For):
+def parallel_nest(loop: tirx.For) -> tuple[list[tirx.For], tirx.Stmt]:
+    """(the loops of the T.Parallel nest starting at ``loop``, outermost first; its body)."""
     loops = [loop]
     body = loop.body
     while isinstance(body, tirx.For) and body.kind == tirx.ForKind.PARALLEL:
         loops.append(body)
         body = body.body
     return loops, body
+
+
+def rebuild_nest(loops: list[tirx.For], body: tirx.Stmt) -> tirx.Stmt:
+    """``loops`` (from :func:`parallel_nest`) around a new ``body``, spans kept."""
+    for lp in reversed(loops):
+        body = keep_span(lp, tirx.For(lp.loop_var, lp.min, lp.extent, lp.kind, body, lp.thread_binding, lp.annotations))
+    return body
+
+
+def unique_name(base: str, taken) -> str:
+    """``base``, or ``base1``, ``base2``... : the first not in ``taken``."""
+    return next(n for n in (f"{base}{k or ''}" for k in range(len(taken) + 1)) if n not in taken)
+
+
+def make_region(buf: tirx.Buffer, starts, extents, mask: int) -> tirx.Call:
+    """``tl.region(buf[starts], mask, *extents)`` (mask 1: read, 2: write)."""
+    return tirx.Call("handle", ir.Op.get("tl.region"),
+                     [tirx.BufferLoad(buf, [tirx.IntImm("int32", s) if isinstance(s, int) else s for s in starts]),
+                      tirx.IntImm("int32", mask)] + [tirx.IntImm("int32", int(e)) for e in extents])
 
 
 def _stores(body) -> list[tirx.BufferStore]:
@@ -326,7 +346,7 @@ def vector_kinds(func: tirx.PrimFunc) -> dict[str, str]:
 
     def visit(node):
         if isinstance(node, tirx.For) and node.kind == tirx.ForKind.PARALLEL:
-            loops, body = _parallel_nest(node)
+            loops, body = parallel_nest(node)
             names = set()
             for store in _stores(body):
                 for access in [store, *_loads(store.value)]:

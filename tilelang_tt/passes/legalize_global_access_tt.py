@@ -24,16 +24,20 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
-from tilelang_tt.passes.common import is_global_buffer, keep_span, prim_func_pass, seq, uses_var
+from tilelang_tt.passes.common import (
+    is_global_buffer,
+    keep_span,
+    make_region,
+    parallel_nest,
+    prim_func_pass,
+    rebuild_nest,
+    seq,
+    unique_name,
+    uses_var,
+)
 
 PASS = "LegalizeGlobalAccessTT"
 READ, WRITE = 1, 2  # tl.region access masks
-
-
-def _region(buf: tirx.Buffer, starts, extents, mask: int) -> tirx.Call:
-    return tirx.Call("handle", ir.Op.get("tl.region"),
-                     [tirx.BufferLoad(buf, list(starts)), tirx.IntImm("int32", mask)]
-                     + [tirx.IntImm("int32", int(e)) for e in extents])
 
 
 def _copy(src, dst, like) -> tirx.Stmt:
@@ -71,8 +75,7 @@ class _Nest:
         key = (buf, tuple(str(b) for b in bases), role)
         if key not in self.blocks:
             suffix = "_s" if role == "read" else "_l"
-            name = next(n for n in (f"{buf.name}{suffix}{k or ''}" for k in range(len(self.names) + 1))
-                        if n not in self.names)
+            name = unique_name(f"{buf.name}{suffix}", self.names)
             self.names.add(name)
             scope = "shared.dyn" if role == "read" else "local.fragment"
             self.blocks[key] = tirx.decl_buffer(self.extents, buf.dtype, name, scope=scope)
@@ -91,10 +94,7 @@ class _Nest:
 
 
 def _legalize(loop: tirx.For, names: set[str], allocated: list[tirx.Buffer]) -> tirx.Stmt | None:
-    loops, body = [loop], loop.body
-    while isinstance(body, tirx.For) and body.kind == tirx.ForKind.PARALLEL:
-        loops.append(body)
-        body = body.body
+    loops, body = parallel_nest(loop)
     nest = _Nest(loops, names)
     named, stmts = {}, []
     for s in list(body.seq) if isinstance(body, tirx.SeqStmt) else [body]:
@@ -113,21 +113,18 @@ def _legalize(loop: tirx.For, names: set[str], allocated: list[tirx.Buffer]) -> 
         stmts.append(keep_span(s, tirx.BufferStore(target, value, indices)))
     if not nest.order:
         return None
-    new_body = seq(stmts)
-    for lp in reversed(loops):
-        new_body = keep_span(lp, tirx.For(lp.loop_var, lp.min, lp.extent, lp.kind, new_body, lp.thread_binding,
-                                          lp.annotations))
+    new_body = rebuild_nest(loops, seq(stmts))
     before, after = [], []
     for (_, buf, bases, role) in nest.order:
         block = nest.blocks[(buf, tuple(str(b) for b in bases), role)]
         allocated.append(block)
         lead = len(buf.shape) - len(nest.vars)
-        tensor = _region(buf, bases, [1] * lead + nest.extents, READ if role == "read" else WRITE)
+        tensor = make_region(buf, bases, [1] * lead + nest.extents, READ if role == "read" else WRITE)
         zeros = [tirx.IntImm("int32", 0)] * len(nest.vars)
         if role == "read":
-            before.append(_copy(tensor, _region(block, zeros, nest.extents, WRITE), loop))
+            before.append(_copy(tensor, make_region(block, zeros, nest.extents, WRITE), loop))
         else:
-            after.append(_copy(_region(block, zeros, nest.extents, READ), tensor, loop))
+            after.append(_copy(make_region(block, zeros, nest.extents, READ), tensor, loop))
     return seq(before + [new_body] + after)
 
 

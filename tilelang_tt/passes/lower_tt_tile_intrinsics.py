@@ -56,10 +56,14 @@ from tilelang_tt.passes.common import (
     float_constant,
     is_cb_buffer,
     keep_span,
+    make_region,
+    parallel_nest,
     prim_func_pass,
+    rebuild_nest,
     seq,
     stmt_intrin,
     tile_op_name,
+    unique_name,
 )
 
 PASS = "LowerTTTileIntrinsics"
@@ -255,10 +259,7 @@ class _Lowerer:
         return out
 
     def version_nest(self, loop: tirx.For, filled: set, current: dict) -> tirx.Stmt:
-        loops, body = [loop], loop.body
-        while isinstance(body, tirx.For) and body.kind == tirx.ForKind.PARALLEL:
-            loops.append(body)
-            body = body.body
+        loops, body = parallel_nest(loop)
         stmts = list(body.seq) if isinstance(body, tirx.SeqStmt) else [body]
         if not any(isinstance(x, tirx.BufferStore) and x.buffer in filled and x.buffer not in current for x in stmts):
             return loop
@@ -270,11 +271,7 @@ class _Lowerer:
                 current[x.buffer] = version  # later stores of the nest, and the sequence, read it
                 x = keep_span(x, tirx.BufferStore(version, x.value, x.indices))
             new.append(x)
-        out = seq(new)
-        for lp in reversed(loops):
-            out = keep_span(lp, tirx.For(lp.loop_var, lp.min, lp.extent, lp.kind, out, lp.thread_binding,
-                                         lp.annotations))
-        return out
+        return rebuild_nest(loops, seq(new))
 
     def accumulates_alone(self, stmts: list[tirx.Stmt], acc: tirx.Buffer) -> bool:
         """Whether ``stmts`` only read blocks and gemm into ``acc``, so ``acc`` can stay in DST over
@@ -350,11 +347,7 @@ class _Lowerer:
             raise error(PASS, self.func, node, f"unsupported element-wise expression `{expr}`", f"supported: {SUPPORTED}")
 
     def lower_parallel(self, loop: tirx.For) -> tirx.Stmt:
-        loops = [loop]
-        body = loop.body
-        while isinstance(body, tirx.For) and body.kind == tirx.ForKind.PARALLEL:
-            loops.append(body)
-            body = body.body
+        loops, body = parallel_nest(loop)
         if len(loops) > 2:
             raise error(PASS, self.func, loop, "T.Parallel over more than two dimensions", f"supported: {SUPPORTED}")
         stmts = list(body.seq) if isinstance(body, tirx.SeqStmt) else [body]
@@ -411,7 +404,7 @@ class _Lowerer:
     def new_block(self, like: tirx.Buffer, suffix: str, dtype: str, scope: str) -> tirx.Buffer:
         """A block of ``like``'s geometry in ``dtype`` with a CB of its own, allocated beside the
         kernel's blocks."""
-        name = next(n for n in (f"{like.name}{suffix}{k or ''}" for k in range(len(self.cbs) + 1)) if n not in self.cbs)
+        name = unique_name(f"{like.name}{suffix}", self.cbs)
         buf = tirx.decl_buffer(like.shape, dtype, name, scope=scope)
         desc = CBDesc.from_dict(like.name, self.cbs[like.name])
         fmt, elem = DATA_FORMATS[dtype]
@@ -424,9 +417,7 @@ class _Lowerer:
 
     def generated_block(self, store, expr, i, j, out: list) -> tirx.BufferLoad:
         buf = self.new_block(store.buffer, "_gen", str(expr.dtype), "shared.dyn")
-        region = tirx.Call("handle", ir.Op.get("tl.region"),
-                           [tirx.BufferLoad(buf, [tirx.IntImm("int32", 0)] * len(buf.shape)), tirx.IntImm("int32", 2)]
-                           + [tirx.IntImm("int32", int(d)) for d in buf.shape])
+        region = make_region(buf, [0] * len(buf.shape), buf.shape, 2)
         out.append(evaluate(Intrin.GENERATE_BLOCK, region, i if i is not None else 0, j if j is not None else 0,
                             expr, like=store))
         return self.load(buf, i, j)
