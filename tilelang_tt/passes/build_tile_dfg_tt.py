@@ -8,9 +8,11 @@ Writes: ``tt.tile_dfg`` = {cb: {producer, consumers, buffer}}; updates ``tt.cb_d
 compute-internal CBs from 24 (tt-metal's c_0/c_16/c_24 convention; numbered in order when more
 are needed) —, producer, consumers, the global buffer it moves and, for CBs handed to the writer,
 the page size and data format of that tensor (pack converts from DST). A kernel with reductions
-gets a one-tile ``reduce_scaler`` CB the reader fills with 1.0. A block the writer drains that
-compute also updates or reads gets a separate hand-off CB ``<name>_out`` (``handoff`` in the
-graph) so the writer only ever sees final values.
+gets a one-tile scaler CB the reader fills with 1.0 (``"kind": "scaler"`` in the graph, found with
+:func:`scaler_cb`). A block the writer drains that compute also updates or reads gets a separate
+hand-off CB ``<name>_out`` (``handoff`` in the graph) so the writer only ever sees final values.
+Both names are new: unique against every name of the kernel (``reduce_scaler1``, ``C_out1`` when
+the kernel has its own ``reduce_scaler`` or ``C_out``).
 Errors: a CB with no producer or no consumer, or filled by both the reader and compute; a block
 reaching past its tensor (extent not dividing the shape, or a partial last tile) whose padding
 would reach a valid result (see below).
@@ -40,11 +42,32 @@ from tilelang_tt.passes.common import (
     overhanging_axes,
     prim_func_pass,
     stmt_intrin,
+    unique_name,
 )
 
 PASS = "BuildTileDFGTT"
 INPUT_BASE, OUTPUT_BASE, INTERMEDIATE_BASE = 0, 16, 24
-SCALER = "reduce_scaler"
+SCALER_KIND = "scaler"
+
+
+def scaler_cb(func: tirx.PrimFunc) -> str | None:
+    """The name of the kernel's reduce scaler CB (BuildTileDFGTT made it), or None."""
+    return next((name for name, node in get(func, Attr.TILE_DFG, {}).items() if node.get("kind") == SCALER_KIND),
+                None)
+
+
+def kernel_names(func: tirx.PrimFunc) -> set[str]:
+    """Every name the kernel gives a parameter or a buffer: what a new name must differ from."""
+    names = {p.name for p in func.params} | {b.name for b in func.buffer_map.values()}
+
+    def visit(node):
+        if isinstance(node, tirx.SBlock):
+            names.update(b.name for b in node.alloc_buffers)
+        elif isinstance(node, (tirx.BufferLoad, tirx.BufferStore)):
+            names.add(node.buffer.name)
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    return names
 
 
 def compute_accesses(stmt, data_names) -> tuple[list[str], str | None]:
@@ -224,9 +247,11 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
                 note(consumers, name, "compute", stmt)
             note(producers, write, "compute", stmt)
 
-    handoffs = _handoff_blocks(func, data_names, producers, consumers)
-    for name in handoffs:
-        out_name = f"{name}_out"
+    taken = kernel_names(func) | set(cbs)
+    handoffs = {}
+    for name in _handoff_blocks(func, data_names, producers, consumers):
+        out_name = handoffs[name] = unique_name(f"{name}_out", taken)
+        taken.add(out_name)
         desc = cbs[name]
         cbs[out_name] = CBDesc(name=out_name, index=-1, page_size=desc.page_size, num_pages=desc.num_pages,
                                data_format=desc.data_format, block_pages=desc.block_pages,
@@ -247,11 +272,12 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         if name not in consumers:
             raise error(PASS, func, stmt_of[name], f"on-chip buffer `{name}` is filled but never used",
                         "remove it, or copy it to an output tensor")
-    if has_reduce:
-        cbs[SCALER] = CBDesc(name=SCALER, index=-1, page_size=2048, num_pages=1, data_format="Float16_b",
+    scaler = unique_name("reduce_scaler", taken) if has_reduce else None
+    if scaler is not None:
+        cbs[scaler] = CBDesc(name=scaler, index=-1, page_size=2048, num_pages=1, data_format="Float16_b",
                              block_pages=1, block_tiles=(1, 1))
-        order.append(SCALER)
-        producers[SCALER], consumers[SCALER] = {"reader"}, {"compute"}
+        order.append(scaler)
+        producers[scaler], consumers[scaler] = {"reader"}, {"compute"}
 
     groups = {"input": [], "output": [], "intermediate": []}
     for name in order:
@@ -282,7 +308,9 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         cbs[name] = CBDesc(**(desc.__dict__ | updates))
         dfg[name] = {"producer": producer, "consumers": readers, "buffer": moved.get(name, "")}
         if name in handoffs:
-            dfg[name]["handoff"] = f"{name}_out"
+            dfg[name]["handoff"] = handoffs[name]
+        if name == scaler:
+            dfg[name]["kind"] = SCALER_KIND
 
     for name in sorted(set(cbs) - set(order)):  # allocated but never touched by a tile op: not a CB
         del cbs[name]

@@ -20,7 +20,7 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.attrs import AccumulateMode, Attr, Intrin, KernelRole, get
-from tilelang_tt.passes.build_tile_dfg_tt import SCALER
+from tilelang_tt.passes.build_tile_dfg_tt import scaler_cb
 from tilelang_tt.passes.common import (
     evaluate,
     evaluate_calls,
@@ -97,7 +97,7 @@ def first_op_cbs(func: tirx.PrimFunc, index) -> tuple[int, int, int, bool]:
             b = index(loads[1]) if len(loads) > 1 else a
             return a, b, out, False
         if intrin == Intrin.TILE_REDUCE:
-            return index(args[1].name), cbs[SCALER]["index"], index(args[2].name), False
+            return index(args[1].name), cbs[scaler_cb(func)]["index"], index(args[2].name), False
     raise AssertionError("no compute op")
 
 

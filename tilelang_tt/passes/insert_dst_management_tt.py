@@ -50,7 +50,7 @@ import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
 from tilelang_tt.attrs import AccumulateMode, Attr, CBDesc, Intrin, KernelRole, get
-from tilelang_tt.passes.build_tile_dfg_tt import SCALER, compute_accesses
+from tilelang_tt.passes.build_tile_dfg_tt import compute_accesses, scaler_cb
 from tilelang_tt.passes.common import (
     COL,
     ROW,
@@ -280,6 +280,7 @@ class _Inserter:
         self.analyzer = arith.Analyzer()
         self.reload_of: dict[str, bool] = {}
         self.handoffs = {cb: e["handoff"] for cb, e in get(func, Attr.TILE_DFG, {}).items() if "handoff" in e}
+        self.scaler = scaler_cb(func)
         packed = {self.cbs[w].data_format for w in self.written_blocks()}
         self.reconfigure_pack = len(packed) > 1
 
@@ -410,7 +411,7 @@ class _Inserter:
         tirx.stmt_functor.post_order_visit(stmt.value, visit)
         reads, write = compute_accesses(stmt, data_names)
         if intrin == Intrin.TILE_REDUCE:
-            reads = reads + [SCALER]
+            reads = reads + [self.scaler]
         pre = self.waits(reads, held, stmt)
         post = []
         if write in held:
@@ -642,7 +643,7 @@ class _Inserter:
     def expand_reduce(self, stmt) -> tirx.Stmt:
         kind, src_var, dst_var, dim, clear = stmt.value.args
         kind, dim, clear = kind.value, int(dim), bool(clear)
-        src, dst, scaler = self.cb(src_var.name), self.cb(dst_var.name), self.cb(SCALER)
+        src, dst, scaler = self.cb(src_var.name), self.cb(dst_var.name), self.cb(self.scaler)
         rows, cols = src.block_tiles
         outer, inner = (rows, cols) if dim == 1 else (cols, rows)
         rdim = "row" if dim == 1 else "col"
@@ -687,7 +688,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     if get(func, Attr.KERNEL_ROLE) != KernelRole.COMPUTE.value:
         return func
     inserter = _Inserter(func)
-    scaler = inserter.cbs.get(SCALER)
+    scaler = inserter.cbs.get(inserter.scaler)
 
     def rewrite(stmt):
         if isinstance(stmt, tirx.SeqStmt):
@@ -695,8 +696,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         if isinstance(stmt, tirx.AttrStmt) and stmt.attr_key == "thread_extent":
             if isinstance(stmt.body, tirx.AttrStmt) and stmt.body.attr_key == "thread_extent":
                 return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, rewrite(stmt.body)))
-            body, held = inserter.process(stmt.body, {SCALER: False} if scaler else {})
-            held.pop(SCALER, None)
+            body, held = inserter.process(stmt.body, {inserter.scaler: False} if scaler else {})
+            held.pop(inserter.scaler, None)
             body = seq([body, *(inserter.pop(n, held[n], stmt) for n in sorted(held))])
             return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, body))
         return stmt

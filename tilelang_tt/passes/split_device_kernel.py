@@ -29,7 +29,7 @@ import tvm
 from tvm import tirx
 
 from tilelang_tt.attrs import Attr, Intrin, KernelRole, get, with_attrs
-from tilelang_tt.passes.build_tile_dfg_tt import SCALER
+from tilelang_tt.passes.build_tile_dfg_tt import scaler_cb
 from tilelang_tt.passes.common import (
     as_region,
     evaluate,
@@ -140,13 +140,14 @@ def split(func: tirx.PrimFunc) -> dict[str, tirx.PrimFunc]:
     name = func_name(func)
     cbs = get(func, Attr.CB_DESC, {})
     handoffs = {cb: e["handoff"] for cb, e in get(func, Attr.TILE_DFG, {}).items() if "handoff" in e}
+    scaler = scaler_cb(func)
     bodies = {}
     for role in (KernelRole.READER, KernelRole.COMPUTE, KernelRole.WRITER):
         body = _slice(func.body, role) or tirx.Evaluate(0)
         if role == KernelRole.COMPUTE and handoffs:
             body = _route_handoffs(body, handoffs)
-        if role == KernelRole.READER and SCALER in cbs:
-            body = seq([evaluate(Intrin.FILL_SCALER, cbs[SCALER]["index"], tirx.FloatImm("float32", 1.0)), body])
+        if role == KernelRole.READER and scaler is not None:
+            body = seq([evaluate(Intrin.FILL_SCALER, cbs[scaler]["index"], tirx.FloatImm("float32", 1.0)), body])
         bodies[role] = body
     # a block whose every write now packs straight into its hand-off CB needs no CB of its own
     unused = {cb for cb in handoffs if not _mentions(bodies[KernelRole.COMPUTE], cb)}
