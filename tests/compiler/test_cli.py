@@ -14,7 +14,7 @@ from tilelang_tt.artifacts import Artifacts
 from tilelang_tt.plan_view import summary
 
 ROOT = Path(__file__).resolve().parents[2]
-SPEC_ORDER = ["LegalizeGlobalAccessTT", "InferTTLayout", "PropagateTTLayout", "AttachTensorAccessorTT", "LayoutAwareWorkPartitionTT",
+SPEC_ORDER = ["UniqueBufferNamesTT", "LegalizeGlobalAccessTT", "InferTTLayout", "PropagateTTLayout", "AttachTensorAccessorTT", "LayoutAwareWorkPartitionTT",
               "GridToCoreGrid", "LowerSharedToCB", "LowerTTTileIntrinsics", "BuildTileDFGTT", "SplitDeviceKernel",
               "ConfigureTensorAccessorTT", "LowerCBIntrinsics", "InsertComputeInitTT", "InsertDSTManagementTT",
               "FinalizePersistentSignatureTT", "VerifyTTIR"]

@@ -90,3 +90,42 @@ def test_a_fragment_named_like_a_hand_off_cb():
     ref = torch.relu(a.float() @ b.float())
     assert_close(c, ref, 2.0 ** -7)
     assert_close(d, 2 * ref, 2.0 ** -7)
+
+
+@T.macro
+def scaled_copy(src, dst, factor):
+    """dst = src * factor through a block of its own, called ``t`` at every call."""
+    t = T.alloc_fragment((32, 64), "float32")
+    for i, j in T.Parallel(32, 64):
+        t[i, j] = src[i, j] * factor
+    for i, j in T.Parallel(32, 64):
+        dst[i, j] = t[i, j]
+
+
+def two_blocks_named_t(M, N):
+    """A macro allocating ``t`` called twice: two buffers with one name. The second call's ``t``
+    is computed while the first's result ``y`` is still live, and both feed the output."""
+
+    @T.prim_func
+    def main(X: T.Tensor((M, N), "bfloat16"), Y: T.Tensor((M, N), "bfloat16")):
+        with T.Kernel(1, T.ceildiv(M, 32), threads=128) as (bx, by):
+            x = T.alloc_shared((32, 64), "bfloat16")
+            y = T.alloc_fragment((32, 64), "float32")
+            z = T.alloc_fragment((32, 64), "float32")
+            T.copy(X[by * 32, 0], x)
+            scaled_copy(x, y, 2.0)
+            scaled_copy(x, z, 3.0)
+            for i, j in T.Parallel(32, 64):
+                z[i, j] = z[i, j] - y[i, j]
+            T.copy(z, Y[by * 32, 0])
+
+    return main
+
+
+def test_two_buffers_with_one_name_stay_two_blocks():
+    x = bf16(64, 64, seed=4)
+    artifacts = tilelang_tt.compile(two_blocks_named_t(64, 64))
+    names = cb_names(artifacts)
+    assert "t" in names and "t_1" in names
+    out = torch.as_tensor(artifacts.run(x)).float()
+    assert_close(out, x.float(), 2.0 ** -7)

@@ -1,0 +1,87 @@
+"""UniqueBufferNamesTT (first of all): every buffer of the kernel has a name of its own.
+
+The plan, the generated C++ and the error messages name blocks, so two blocks with one name would
+become one CB (a ``T.macro`` that allocates ``t`` and is called twice gives two buffers called
+``t``: TVMScript prints the second as ``t_1``, but its name is still ``t``). Each allocated buffer
+whose name another buffer or a parameter already has is renamed the way TVMScript prints it:
+``t_1``, ``t_2``... (unique against every name of the kernel), its data variable with it. The
+first buffer of a name, in program order, keeps it.
+Reads/writes no attribute. Identity is by object: two uses of one buffer stay one buffer.
+
+    Before: t = T.sblock_alloc_buffer((32, 64), scope="local.fragment")
+            t = T.sblock_alloc_buffer((32, 64), scope="local.fragment")   # a second `t`
+    After:  t = T.sblock_alloc_buffer((32, 64), scope="local.fragment")
+            t_1 = T.sblock_alloc_buffer((32, 64), scope="local.fragment")
+"""
+
+from __future__ import annotations
+
+import tilelang  # noqa: F401
+from tvm import tirx
+
+from tilelang_tt.passes.common import keep_span, prim_func_pass
+
+PASS = "UniqueBufferNamesTT"
+
+
+def _allocations(func: tirx.PrimFunc) -> list[tirx.Buffer]:
+    """Buffers allocated in the body, in program order (each once)."""
+    out: list[tirx.Buffer] = []
+
+    def visit(node):
+        if isinstance(node, tirx.SBlock):
+            out.extend(b for b in node.alloc_buffers if not any(b.same_as(o) for o in out))
+        return True
+
+    tirx.stmt_functor.pre_order_visit(func.body, visit)
+    return out
+
+
+def _renamed(buf: tirx.Buffer, name: str) -> tirx.Buffer:
+    data = tirx.Var(name, buf.data.type_annotation)
+    return tirx.decl_buffer(buf.shape, buf.dtype, name, data=data, strides=buf.strides, elem_offset=buf.elem_offset,
+                            scope=buf.scope(), data_alignment=buf.data_alignment, offset_factor=buf.offset_factor,
+                            axis_separators=buf.axis_separators, span=buf.span)
+
+
+def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
+    allocs = _allocations(func)
+    taken = {p.name for p in func.params} | {b.name for b in func.buffer_map.values()}
+    seen: set[str] = {b.name for b in func.buffer_map.values()}
+    taken |= {b.name for b in allocs}
+    renames: dict[tirx.Buffer, tirx.Buffer] = {}
+    for buf in allocs:
+        if buf.name not in seen:
+            seen.add(buf.name)
+            continue
+        k = 1
+        while f"{buf.name}_{k}" in taken:
+            k += 1
+        name = f"{buf.name}_{k}"
+        taken.add(name)
+        renames[buf] = _renamed(buf, name)
+    if not renames:
+        return func
+    var_map = {old.data: new.data for old, new in renames.items()}
+
+    def region(r: tirx.BufferRegion) -> tirx.BufferRegion:
+        return tirx.BufferRegion(renames.get(r.buffer, r.buffer), r.region)
+
+    def post(node):
+        if isinstance(node, tirx.BufferLoad) and node.buffer in renames:
+            return tirx.BufferLoad(renames[node.buffer], node.indices, node.predicate)
+        if isinstance(node, tirx.BufferStore) and node.buffer in renames:
+            return keep_span(node, tirx.BufferStore(renames[node.buffer], node.value, node.indices, node.predicate))
+        if isinstance(node, tirx.SBlock) and any(b in renames for b in node.alloc_buffers):
+            return tirx.SBlock(node.iter_vars, [region(r) for r in node.reads], [region(r) for r in node.writes],
+                               node.name_hint, node.body, node.init,
+                               [renames.get(b, b) for b in node.alloc_buffers], node.match_buffers, node.annotations)
+        return None
+
+    body = tirx.stmt_functor.ir_transform(func.body, None, post,
+                                          ["tirx.BufferLoad", "tirx.BufferStore", "tirx.SBlock"])
+    return func.with_body(tirx.stmt_functor.substitute(body, var_map))
+
+
+def UniqueBufferNamesTT():
+    return prim_func_pass(_transform, PASS)
