@@ -105,7 +105,9 @@ DATA_FORMATS: dict[str, tuple[str, int]] = {
 
 
 def _to_py(value):
-    """TVM container/imm -> plain Python."""
+    """TVM container/imm -> plain Python (TIR variables stay themselves)."""
+    if isinstance(value, tirx.Var):
+        return value
     if isinstance(value, tirx.IntImm):
         return bool(value.value) if value.dtype == "bool" else int(value.value)
     if isinstance(value, tirx.FloatImm):
@@ -338,7 +340,9 @@ class ArgKind(str, enum.Enum):
 
 @dataclass(frozen=True)
 class RuntimeArg:
-    """One runtime argument of a kernel."""
+    """One runtime argument of a kernel. ``var`` is the TIR variable that stands for it in the
+    kernel's IR (FinalizePersistentSignatureTT makes it; passes and codegen find an argument by
+    this object, never by its name)."""
 
     name: str
     kind: ArgKind
@@ -346,8 +350,10 @@ class RuntimeArg:
     value: int = 0
     cb: str = ""
     what: str = ""
+    var: tirx.Var | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict:
+        """The plan's (``tt.plan.json``) form: no variable."""
         out = {"name": self.name, "kind": ArgKind(self.kind).value}
         if self.kind == ArgKind.BUFFER_ADDRESS:
             out["buffer"] = self.buffer
@@ -357,10 +363,19 @@ class RuntimeArg:
             out |= {"cb": self.cb, "what": self.what}
         return out
 
+    def to_attr(self) -> dict:
+        """The ``tt.runtime_args`` form: the plan's and the variable."""
+        return self.to_dict() | {"var": self.var}
+
     @staticmethod
     def from_dict(d: dict) -> RuntimeArg:
         return RuntimeArg(d["name"], ArgKind(d["kind"]), d.get("buffer", ""), int(d.get("value", 0)),
-                          d.get("cb", ""), d.get("what", ""))
+                          d.get("cb", ""), d.get("what", ""), d.get("var"))
+
+
+def runtime_args(func: tirx.PrimFunc) -> list[RuntimeArg]:
+    """A kernel's ``tt.runtime_args``, in order."""
+    return [RuntimeArg.from_dict(d) for d in get(func, Attr.RUNTIME_ARGS, [])]
 
 
 @dataclass(frozen=True)
@@ -440,6 +455,8 @@ def with_attrs(func: tirx.PrimFunc, updates: dict[Attr, object]) -> tirx.PrimFun
 
 
 def _to_tvm(value):
+    if isinstance(value, tirx.Var):
+        return value
     if isinstance(value, enum.Enum):
         value = value.value
     if isinstance(value, bool):

@@ -12,12 +12,9 @@ from matplotlib import image
 
 from tilelang_tt.artifacts import Artifacts
 from tilelang_tt.plan_view import summary
+from tests.frontend.test_instrumentation import SPEC_ORDER
 
 ROOT = Path(__file__).resolve().parents[2]
-SPEC_ORDER = ["UniqueBufferNamesTT", "LegalizeGlobalAccessTT", "InferTTLayout", "PropagateTTLayout", "AttachTensorAccessorTT", "LayoutAwareWorkPartitionTT",
-              "GridToCoreGrid", "LowerSharedToCB", "LowerTTTileIntrinsics", "BuildTileDFGTT", "SplitDeviceKernel",
-              "ConfigureTensorAccessorTT", "LowerCBIntrinsics", "InsertComputeInitTT", "InsertDSTManagementTT",
-              "FinalizePersistentSignatureTT", "VerifyTTIR"]
 
 # 10x3 blocks on a 4x3 grid: six cores get 3 blocks, six get 2.
 UNEVEN = """

@@ -17,7 +17,7 @@ from tests.kernels import eltwise
 SPEC_ORDER = [
     "UniqueBufferNamesTT", "LegalizeGlobalAccessTT", "InferTTLayout", "PropagateTTLayout", "AttachTensorAccessorTT", "LayoutAwareWorkPartitionTT", "GridToCoreGrid",
     "LowerSharedToCB", "LowerTTTileIntrinsics", "BuildTileDFGTT", "SplitDeviceKernel", "ConfigureTensorAccessorTT",
-    "LowerCBIntrinsics", "InsertComputeInitTT", "InsertDSTManagementTT", "FinalizePersistentSignatureTT", "VerifyTTIR",
+    "FinalizePersistentSignatureTT", "LowerCBIntrinsics", "InsertComputeInitTT", "InsertDSTManagementTT", "VerifyTTIR",
 ]
 DUMPED = [f"{i:02d}_{name}.py" for i, name in enumerate(SPEC_ORDER, 1)]
 
@@ -64,11 +64,11 @@ def test_dump_ir_replaces_an_earlier_dump(add, tmp_path):
     kernel_dir = tmp_path / "main"
     kernel_dir.mkdir()
     (kernel_dir / "16_OldPass.py").write_text("stale")
-    (kernel_dir / "04_AttachTensorAccessorTT.py").write_text("stale")
+    (kernel_dir / DUMPED[3]).write_text("stale")
     (kernel_dir / "notes.txt").write_text("mine")
     tilelang_tt.compile(add, dump_ir=str(tmp_path))
     assert sorted(p.name for p in kernel_dir.iterdir()) == sorted([*DUMPED, "notes.txt"])
-    assert (kernel_dir / "04_AttachTensorAccessorTT.py").read_text() != "stale"
+    assert (kernel_dir / DUMPED[3]).read_text() != "stale"
 
 
 def test_print_ir_prints_the_tir_after_every_pass(add, capsys):

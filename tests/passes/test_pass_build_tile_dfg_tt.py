@@ -47,7 +47,7 @@ def test_softmax_hand_off_and_scaler_cbs():
     dfg = get(after["main"], Attr.TILE_DFG)
     assert dfg["xf"] == {"producer": "compute", "consumers": ["compute"], "buffer": "Y", "handoff": "xf_out"}
     assert dfg["xf_out"] == {"producer": "compute", "consumers": ["writer"], "buffer": "Y"}
-    assert dfg["reduce_scaler"] == {"producer": "reader", "consumers": ["compute"], "buffer": ""}
+    assert dfg["reduce_scaler"] == {"producer": "reader", "consumers": ["compute"], "buffer": "", "kind": "scaler"}
     cbs = get(after["main"], Attr.CB_DESC)
     assert {n: d["index"] for n, d in cbs.items()} == {
         "x": 0, "reduce_scaler": 1, "xf_out": 16, "xf": 24, "mx": 25, "sm": 26}

@@ -17,7 +17,7 @@ from tests.passes.helpers import (
     serial,
     var,
 )
-from tilelang_tt.attrs import Intrin, call
+from tilelang_tt.attrs import Intrin, call, runtime_args
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.lower_cb_intrinsics import LowerCBIntrinsics
 
@@ -81,8 +81,8 @@ def test_multicast_read_sender_and_receiver():
     k = loop(rd, "k").loop_var
     l1_a, r = var("l1_A_s", U32), var("r")
 
-    def arg(what):
-        return var(f"A_s_mcast_{what}", U32)
+    mcast = {a.what: a.var for a in runtime_args(rd) if a.cb == "A_s"}  # E1's variables, one per argument
+    arg = mcast.__getitem__
 
     rect = [arg(w) for w in ("start_x", "start_y", "end_x", "end_y")]
     expected = seq(

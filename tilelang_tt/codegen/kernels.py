@@ -7,22 +7,21 @@ block coordinates are recovered (``by = block / Bx``, ``bx = block % Bx``).
 
 from __future__ import annotations
 
-import re
-
 import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.attrs import (
     AccessorDesc,
+    ArgKind,
     Attr,
     Intrin,
     KernelRole,
     MulticastDesc,
     Policy,
-    RuntimeArg,
     WorkPolicy,
     call_intrin,
     get,
+    runtime_args,
 )
 from tilelang_tt.codegen.emitter import CppEmitter
 from tilelang_tt.codegen.rules import (
@@ -51,6 +50,9 @@ class _KernelWriter:
         self.role = get(func, Attr.KERNEL_ROLE)
         self.em = CppEmitter()
         self.names: dict = {}  # tirx.Var -> C++ name
+        self.args = runtime_args(func)
+        self.arg_of_var = {a.var: a for a in self.args}
+        self.used_args: set = set()  # the runtime args' variables the kernel refers to
         self.headers: set[str] = set()
         self.cb_names: dict[int, str] = {}
         self.accessor_names: dict[str, str] = {}
@@ -64,8 +66,9 @@ class _KernelWriter:
                 return "true" if e.value else "false"
             return str(int(e.value))
         if isinstance(e, tirx.Var):
-            # a variable the TIR does not bind is a runtime argument, referred to by its name
-            return self.names[e] if e in self.names else self.names[e.name]
+            if e in self.arg_of_var:
+                self.used_args.add(e)
+            return self.names[e]
         if isinstance(e, tirx.Cast):
             return self.expr(e.value, top)
         op = _BINOPS.get(type(e))
@@ -126,7 +129,7 @@ class _KernelWriter:
         if intrin == Intrin.STORE_TILE_ELEMENT and position == 4:
             return self.value_expr(a)
         if isinstance(a, tirx.Var) and intrin in (Intrin.NOC_READ_PAGE, Intrin.NOC_WRITE_PAGE) and position == 1:
-            return self.accessor_names[a.name]
+            return self.accessor_names[a]
         if position in rule.cb_args and isinstance(a, tirx.IntImm):
             return self.cb_names[int(a.value)]
         if position in rule.semaphore_args:
@@ -167,11 +170,16 @@ class _KernelWriter:
         else:
             raise CodegenError(f"cannot emit statement {type(s).__name__}")
 
+    def work_arg(self, kind: str) -> str:
+        """The C++ name of the core's work argument ``kind`` (an :class:`ArgKind` value)."""
+        var = next(a.var for a in self.args if a.kind == ArgKind(kind))
+        return self.expr(var)
+
     def block_coords(self, n: str) -> tuple[list[str], str, str]:
         """(statements, by, bx) of the core's n-th block under its work policy."""
         _, bx_extent = get(self.func, Attr.BLOCK_GRID)
         policy = WorkPolicy.from_dict(get(self.func, Attr.WORK_POLICY))
-        arg = self.names.__getitem__  # E1 declares every argument the policy needs
+        arg = self.work_arg  # E1 declares every argument the policy needs
         if policy.policy == Policy.LOCAL_SHARD:
             sby, sbx = policy.shard_blocks
             return ([], f"{arg('shard_y')} * {sby} + {n} / {arg('width')}",
@@ -196,7 +204,7 @@ class _KernelWriter:
             launches[str(body.node.thread_tag)] = body.node.var
             body = body.body
         n = self.em.unique("n")
-        with self.em.block(f"for (uint32_t {n} = 0; {n} < {self.names['count']}; ++{n})"):
+        with self.em.block(f"for (uint32_t {n} = 0; {n} < {self.work_arg('count')}; ++{n})"):
             used = {tag: var for tag, var in launches.items() if uses_var(body, var)}
             if used:
                 lines, by, bx = self.block_coords(n)
@@ -218,12 +226,9 @@ class _KernelWriter:
         body_em._names = em._names  # one name space for the whole kernel
         self.em = body_em
         self.em._depth = 1
-        runtime_args = [RuntimeArg.from_dict(d) for d in get(self.func, Attr.RUNTIME_ARGS)]
-        arg_names = []
-        for idx, arg in enumerate(runtime_args):
+        for idx, arg in enumerate(self.args):
             name = self.em.unique(arg.name)
-            self.names[arg.name] = name
-            arg_names.append(name)
+            self.names[arg.var] = name
             self.em.line(f"const uint32_t {name} = get_arg_val<uint32_t>({idx});")
         cbs = sorted(get(self.func, Attr.CB_DESC).items(), key=lambda kv: kv[1]["index"])
         used_cbs = self.used_cb_indices()
@@ -245,6 +250,7 @@ class _KernelWriter:
             self.semaphore_names[sem] = self.em.unique(hint)
             self.em.line(f"constexpr uint32_t {self.semaphore_names[sem]} = {sem};")
         accessors = sorted(get(self.func, Attr.TENSOR_ACCESSOR).items(), key=lambda kv: kv[1]["cta_offset"])
+        data_vars = {buf.name: buf.data for buf in self.func.buffer_map.values()}
         if accessors:
             self.em.line()
             self.headers.add(ACCESSOR_HEADER)
@@ -252,17 +258,17 @@ class _KernelWriter:
             acc = AccessorDesc.from_dict(buffer, d)
             args_name = self.em.unique(f"{buffer}_args")
             name = self.em.unique(buffer)
-            self.accessor_names[buffer] = name
+            self.accessor_names[data_vars[buffer]] = name
             offsets = f"{acc.cta_offset}, {acc.crta_offset}" if acc.sharded else f"{acc.cta_offset}"
+            address = next(a.var for a in self.args if a.kind == ArgKind.BUFFER_ADDRESS and a.buffer == buffer)
             self.em.line(f"constexpr auto {args_name} = TensorAccessorArgs<{offsets}>();")
-            self.em.line(f"const auto {name} = TensorAccessor({args_name}, {self.names[buffer + '_addr']}, "
+            self.em.line(f"const auto {name} = TensorAccessor({args_name}, {self.expr(address)}, "
                          f"{acc.page_size});")
         self.em.line()
         self.stmt(self.func.body)
-        # every kernel of a program takes the same work arguments; read only those this one uses
-        declared, rest = body_em._lines[:len(arg_names)], body_em._lines[len(arg_names):]
-        text = "\n".join(rest)
-        body_em._lines = [line for line, name in zip(declared, arg_names) if re.search(rf"\b{name}\b", text)] + rest
+        # every kernel of a program takes the same work arguments; read only those this one refers to
+        declared, rest = body_em._lines[:len(self.args)], body_em._lines[len(self.args):]
+        body_em._lines = [line for line, arg in zip(declared, self.args) if arg.var in self.used_args] + rest
 
         if self.role in (KernelRole.READER.value, KernelRole.WRITER.value):
             self.headers.add(DATAFLOW_HEADER)

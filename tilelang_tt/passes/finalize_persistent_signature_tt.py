@@ -2,14 +2,17 @@
 
 Reads: ``tt.kernel_role``, ``tt.tensor_accessor`` (reader/writer buffers in slot order),
 ``tt.work_policy``, ``tt.multicast``.
-Writes: ``tt.runtime_args`` = ordered descriptors: reader/writer ``[<buffer>_addr...]``, then the
-work of the core — ``start_id, count`` (contiguous, row_major), ``start_id, count, width`` (block),
-or the shard extras ``shard_y, shard_x, count, width`` (local_shard) —, then for the reader the
-arguments of every multicast CB (``tilelang_tt.attrs.MCAST_ARGS``, in CB name order). Compute gets
-the work arguments only. No TIR loop is added: codegen materializes the per-core persistent loop
-``for (n = 0; n < count; ++n)`` over the core's blocks (spec E1/G).
+Writes: ``tt.runtime_args`` = ordered descriptors, each with the TIR variable (``var``) that
+stands for the argument in the kernel: reader/writer ``[<buffer>_addr...]``, then the work of
+the core — ``start_id, count`` (contiguous, row_major), ``start_id, count, width`` (block), or
+the shard extras ``shard_y, shard_x, count, width`` (local_shard) —, then for the reader the
+arguments of every multicast CB (``tilelang_tt.attrs.MCAST_ARGS``, in CB name order). Compute
+gets the work arguments only. Runs right after D2 (the address arguments follow the accessor
+slots) so that D3 finds the multicast arguments by their variables. No TIR loop is added:
+codegen materializes the per-core persistent loop ``for (n = 0; n < count; ++n)`` over the
+core's blocks (spec E1/G) and reads only the arguments the kernel's IR and that loop use.
 
-    After (reader): "tt.runtime_args": [{"name": "A_addr", "kind": "buffer_address", "buffer": "A"},
+    After (reader): "tt.runtime_args": [{"name": "A_addr", "kind": "buffer_address", "buffer": "A", "var": A_addr},
                                         {"name": "B_addr", ...}, {"name": "start_id", ...}, {"name": "count", ...}]
 """
 
@@ -45,14 +48,18 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     role = get(func, Attr.KERNEL_ROLE)
     accessors = get(func, Attr.TENSOR_ACCESSOR, {})
     ordered = sorted(accessors.items(), key=lambda kv: kv[1]["cta_offset"])
-    args = [RuntimeArg(f"{name}_addr", ArgKind.BUFFER_ADDRESS, buffer=name) for name, _ in ordered]
+    args = [_arg(f"{name}_addr", ArgKind.BUFFER_ADDRESS, buffer=name) for name, _ in ordered]
     policy = WorkPolicy.from_dict(get(func, Attr.WORK_POLICY)).policy
-    args += [RuntimeArg(kind.value, kind) for kind in WORK_ARGS[policy]]
+    args += [_arg(kind.value, kind) for kind in WORK_ARGS[policy]]
     if role == KernelRole.READER.value:
         for cb, d in sorted(get(func, Attr.MULTICAST, {}).items()):
             mc = MulticastDesc.from_dict(cb, d)
-            args += [RuntimeArg(mc.arg(what), ArgKind.MCAST, cb=cb, what=what) for what in MCAST_ARGS]
-    return with_attrs(func, {Attr.RUNTIME_ARGS: [a.to_dict() for a in args]})
+            args += [_arg(mc.arg(what), ArgKind.MCAST, cb=cb, what=what) for what in MCAST_ARGS]
+    return with_attrs(func, {Attr.RUNTIME_ARGS: [a.to_attr() for a in args]})
+
+
+def _arg(name: str, kind: ArgKind, **fields) -> RuntimeArg:
+    return RuntimeArg(name, kind, var=tirx.Var(name, "uint32"), **fields)
 
 
 def FinalizePersistentSignatureTT():

@@ -1,7 +1,8 @@
 """D3 LowerCBIntrinsics (late, reader/writer): abstract data movement → NOC/CB protocol.
 
 Reads: ``tt.cb_desc`` (CB ids, block pages), ``tt.tensor_accessor`` (tile grid of each tensor),
-``tt.tile_dfg`` (the writer drains a block's hand-off CB when it has one), ``tt.multicast``.
+``tt.tile_dfg`` (the writer drains a block's hand-off CB when it has one), ``tt.multicast`` and
+the variables of its runtime arguments (``tt.runtime_args``).
 Writes: no attribute. TIR of reader (writer mirrors it):
 
     Before: T.tt.read_to_cb(T.region(A[by * 64, k * 32], 1, 64, 32), T.region(A_s[0, 0], 2, 64, 32))
@@ -49,7 +50,18 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import arith, tirx
 
-from tilelang_tt.attrs import AccessorDesc, Attr, CBDesc, Intrin, KernelRole, MulticastDesc, call, get
+from tilelang_tt.attrs import (
+    AccessorDesc,
+    ArgKind,
+    Attr,
+    CBDesc,
+    Intrin,
+    KernelRole,
+    MulticastDesc,
+    call,
+    get,
+    runtime_args,
+)
 from tilelang_tt.passes.common import (
     TILE,
     as_region,
@@ -85,16 +97,15 @@ def _tile_origin(func, stmt, region, analyzer: arith.Analyzer) -> list:
     return origin + [analyzer.simplify(tirx.FloorDiv(view.bound_row, TILE))]
 
 
-def _multicast(mc: MulticastDesc, ptr, nbytes: int, read, like) -> tirx.Stmt:
+def _multicast(mc: MulticastDesc, args: dict[str, tirx.Var], ptr, nbytes: int, read, like) -> tirx.Stmt:
     """The sender reads the block and multicasts it to its group; the others receive it.
 
     The sender waits until every receiver has reserved its CB slot (they increment its sender
     semaphore), multicasts the block into the same L1 address of the whole group (its own slot
     included: loopback), then sets every receiver semaphore to VALID the same way. A receiver
-    marks its semaphore INVALID, signals the sender and waits for VALID."""
-
-    def arg(what):
-        return tirx.Var(mc.arg(what), "uint32")
+    marks its semaphore INVALID, signals the sender and waits for VALID. ``args``: the variables
+    of the CB's multicast runtime arguments (FinalizePersistentSignatureTT), by ``what``."""
+    arg = args.__getitem__
 
     rect = [arg(w) for w in ("start_x", "start_y", "end_x", "end_y")]
     send = seq([
@@ -115,7 +126,7 @@ def _multicast(mc: MulticastDesc, ptr, nbytes: int, read, like) -> tirx.Stmt:
 
 
 def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc], role: str, handoffs: dict,
-           analyzer: arith.Analyzer, multicast: dict[str, MulticastDesc]):
+           analyzer: arith.Analyzer, multicast: dict[str, MulticastDesc], mcast_args: dict[str, dict[str, tirx.Var]]):
     reading = role == KernelRole.READER.value
     tensor, block = (as_region(a) for a in stmt.value.args[:2])
     if not reading:
@@ -160,7 +171,8 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
                            (Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT, Intrin.NOC_WRITE_BARRIER))
     moved = seq([transfers, evaluate(barrier, like=stmt)])
     if reading and cb.name in multicast:
-        moved = _multicast(multicast[cb.name], ptr, pages * cb.page_size, moved, stmt)
+        mc = multicast[cb.name]
+        moved = _multicast(mc, mcast_args[mc.cb], ptr, pages * cb.page_size, moved, stmt)
     return seq([
         evaluate(begin, cb.index, pages, like=stmt),
         keep_span(stmt, tirx.Bind(ptr, call(ptr_intrin, cb.index, dtype="uint32"))),
@@ -199,10 +211,14 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     handoffs = {cb: e["handoff"] for cb, e in get(func, Attr.TILE_DFG, {}).items() if "handoff" in e}
     analyzer = bound_analyzer(func.body)
     multicast = {n: MulticastDesc.from_dict(n, d) for n, d in get(func, Attr.MULTICAST, {}).items()}
+    mcast_args: dict[str, dict[str, tirx.Var]] = {}
+    for arg in runtime_args(func):
+        if arg.kind == ArgKind.MCAST:
+            mcast_args.setdefault(arg.cb, {})[arg.what] = arg.var
 
     def post(node):
         if stmt_intrin(node) in (Intrin.READ_TO_CB, Intrin.WRITE_FROM_CB):
-            return _lower(node, func, cbs, accessors, role, handoffs, analyzer, multicast)
+            return _lower(node, func, cbs, accessors, role, handoffs, analyzer, multicast, mcast_args)
         if stmt_intrin(node) == Intrin.GENERATE_BLOCK:
             return _generate(node, cbs)
         return None

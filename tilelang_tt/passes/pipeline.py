@@ -48,11 +48,11 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         # D: late split, then protocols per role.
         SplitDeviceKernel(),
         ConfigureTensorAccessorTT(),
+        # E1 after D2 (runtime args follow the accessor slots), before D3 (which reads multicast args).
+        FinalizePersistentSignatureTT(),
         LowerCBIntrinsics(),
         InsertComputeInitTT(),
         InsertDSTManagementTT(),
-        # E1 after D2: runtime args follow the accessor slots.
-        FinalizePersistentSignatureTT(),
         VerifyTTIR(arch=options.arch),
     ]
 
