@@ -279,3 +279,16 @@ def reader_block_updated_across_iterations(M=64, N=64):
             T.copy(A_s, C[0, 0])
 
     return main
+
+
+def view_of_a_parameter(M=64, N=64):
+    """TileLang's convolution example writes through a reshaped view: T.Tensor(shape, Y.data)."""
+    @T.prim_func
+    def main(X: T.Tensor((M, N), "bfloat16"), Y: T.Tensor((2, M // 2, N), "bfloat16")):
+        with T.Kernel(1, 2, threads=128) as (bx, by):
+            x = T.alloc_shared((32, N), "bfloat16")
+            y_flat = T.Tensor((M, N), "bfloat16", Y.data)
+            T.copy(X[by * 32, 0], x)
+            T.copy(x, y_flat[by * 32, 0])  # LINE: view_of_a_parameter
+
+    return main

@@ -220,3 +220,11 @@ def test_direct_api_traceback_has_no_tvm_frames():
         tilelang_tt.compile(bad_kernels.unaligned_block())
     frames = traceback.extract_tb(info.value.__traceback__)
     assert all(frame.filename.endswith(".py") for frame in frames), [f.filename for f in frames]
+
+
+def test_view_of_a_parameter_is_refused_at_its_use():
+    """It was a raw KeyError from B1."""
+    err = compile_error(bad_kernels.view_of_a_parameter())
+    assert_diagnostic(err, "InferTTLayout", "`y_flat` [64, 64] is a view of the parameter `Y` [2, 32, 64]",
+                      "view_of_a_parameter")
+    assert "index `Y` directly" in err.hint

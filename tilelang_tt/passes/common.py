@@ -152,6 +152,24 @@ def contains(stmt, predicate) -> bool:
     return bool(found)
 
 
+def first_stmt_using(stmt, buffer: tirx.Buffer) -> tirx.Stmt | None:
+    """The first statement, in program order, that loads or stores ``buffer`` (a leaf statement:
+    a store or an evaluated call, whose span is the user's line)."""
+    found: list[tirx.Stmt] = []
+
+    def visit(node):
+        if found:
+            return False
+        if isinstance(node, (tirx.BufferStore, tirx.Evaluate)) and contains(
+                node, lambda n: isinstance(n, (tirx.BufferLoad, tirx.BufferStore)) and n.buffer.same_as(buffer)):
+            found.append(node)
+            return False
+        return True
+
+    tirx.stmt_functor.pre_order_visit(stmt, visit)
+    return found[0] if found else None
+
+
 def uses_var(node, var: tirx.Var) -> bool:
     return contains(node, lambda n: isinstance(n, tirx.Var) and n.same_as(var))
 

@@ -15,7 +15,8 @@ out-of-bounds loads), each matrix of an ND tensor on its own (ttnn's padded shap
 tensor is B matrices of 2 x 2 tiles): BuildTileDFGTT checks that the padding cannot reach a valid
 result.
 Errors: dynamic shapes, rank-1 tensors used as columns, unsupported dtypes, invalid or unplaceable
-layouts.
+layouts, views of a parameter (``T.Tensor(shape, X.data)``: a second shape for X's memory, which
+is laid out in tiles of X's own shape).
 
     Before: def main(A: T.Tensor((256, 128), "bfloat16"), ...)
     After:  T.func_attr({"tt.layout_desc": {"A": {"memory": "DRAM", "layout": "interleaved", ...}}})
@@ -30,7 +31,7 @@ from tvm import tirx
 from tilelang_tt.arch import get_arch
 from tilelang_tt.attrs import DATA_FORMATS, Attr, LayoutDesc, MemoryLayout, MemorySpace, get, with_attrs
 from tilelang_tt.layout import BufferLayout, LayoutError, shard_grid_shape
-from tilelang_tt.passes.common import COL, TILE, dtype_hint, error, prim_func_pass, vector_kinds
+from tilelang_tt.passes.common import COL, TILE, dtype_hint, error, first_stmt_using, prim_func_pass, vector_kinds
 
 PASS = "InferTTLayout"
 
@@ -90,12 +91,33 @@ def _buffer_layout(func, buf, override: dict) -> BufferLayout:
                     "see tilelang_tt.BufferLayout: memory, layout, shard_grid, shard_shape") from None
 
 
+def _check_views(func: tirx.PrimFunc, params: list[tirx.Buffer]) -> None:
+    """Refuse a buffer on a parameter's memory that is not the parameter (TileLang's
+    ``T.Tensor(shape, X.data)``), at the first statement that uses it."""
+    owner = {buf.data: buf for buf in params}
+    views: list[tirx.Buffer] = []
+    tirx.stmt_functor.post_order_visit(func.body, lambda n: views.append(n.buffer) if isinstance(
+        n, (tirx.BufferLoad, tirx.BufferStore)) and n.buffer.data in owner and not n.buffer.same_as(owner[n.buffer.data])
+        else None)
+    if not views:
+        return
+    view, param = views[0], owner[views[0].data]
+    stmt = first_stmt_using(func.body, view)
+    raise error(PASS, func, stmt,
+                f"`{view.name}` {[int(d) for d in view.shape]} is a view of the parameter `{param.name}` "
+                f"{[int(d) for d in param.shape]} (T.Tensor(shape, {param.name}.data)); views of parameters are not "
+                "supported: a tensor lives in DRAM in tiles of its own shape",
+                f"index `{param.name}` directly, or declare the parameter with the shape the kernel uses and reshape "
+                "the tensor on the host")
+
+
 def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, layouts) -> tirx.PrimFunc:
     overrides = dict(get(func, Attr.LAYOUT_DESC, {}))
     for name, layout in (layouts or {}).items():
         overrides[name] = {k: v for k, v in layout.__dict__.items() if v is not None}
     kinds = vector_kinds(func)
     params = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
+    _check_views(func, params)
     unknown = sorted(set(overrides) - {b.name for b in params})
     if unknown:
         raise error(PASS, func, None, f"layouts are given for {unknown}, which are not parameters of the kernel",
