@@ -5,6 +5,7 @@ in tests/passes/test_pass_verify_tt_ir.py."""
 
 import importlib.util
 import inspect
+import re
 import traceback
 
 import pytest
@@ -228,3 +229,21 @@ def test_view_of_a_parameter_is_refused_at_its_use():
     assert_diagnostic(err, "InferTTLayout", "`y_flat` [64, 64] is a view of the parameter `Y` [2, 32, 64]",
                       "view_of_a_parameter")
     assert "index `Y` directly" in err.hint
+
+
+def test_an_exception_out_of_a_pass_is_an_internal_compiler_error(monkeypatch):
+    """A compiler bug reaches the user as a TTCompileError naming the pass, the kernel, the
+    exception and where in the compiler it was raised; never a foreign traceback."""
+    from tilelang_tt.passes import pipeline
+    from tilelang_tt.passes.common import prim_func_pass
+
+    def broken(func, mod, ctx):
+        return {}["missing"]
+
+    passes = pipeline.tt_passes
+    monkeypatch.setattr(pipeline, "tt_passes", lambda options: [*passes(options)[:2], prim_func_pass(broken, "Broken")])
+    err = compile_error(bad_kernels.view_of_a_parameter())
+    assert err.pass_name == "Broken" and err.func_name == "main"
+    assert re.fullmatch(r"internal compiler error: KeyError: 'missing' \(at \w+\.py:\d+\)", err.message), err.message
+    assert err.__cause__ is None and err.__suppress_context__
+    assert "bug in tilelang-tt" in err.hint and err.location[0] == BAD_FILE

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import traceback
+from pathlib import Path
+
 import tilelang  # noqa: F401
 import tvm
+from tvm import tirx
 
+from tilelang_tt.errors import TTCompileError
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.attach_tensor_accessor_tt import AttachTensorAccessorTT
 from tilelang_tt.passes.build_tile_dfg_tt import BuildTileDFGTT
-from tilelang_tt.passes.common import reraise_compile_error
+from tilelang_tt.passes.common import func_name, reraise_compile_error
 from tilelang_tt.passes.configure_tensor_accessor_tt import ConfigureTensorAccessorTT
 from tilelang_tt.passes.finalize_persistent_signature_tt import (
     FinalizePersistentSignatureTT,
@@ -26,6 +31,8 @@ from tilelang_tt.passes.propagate_tt_layout import PropagateTTLayout
 from tilelang_tt.passes.split_device_kernel import SplitDeviceKernel
 from tilelang_tt.passes.unique_buffer_names_tt import UniqueBufferNamesTT
 from tilelang_tt.passes.verify_tt_ir import VerifyTTIR
+
+PACKAGE = Path(__file__).resolve().parents[1]  # tilelang_tt/
 
 
 def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
@@ -67,13 +74,35 @@ def lower(mod: tvm.IRModule, options: CompileOptions, observers=()) -> tvm.IRMod
     carrying the caller's instruments would enter them twice and, on leaving, clear a
     ``PassTimingInstrument``'s profile. ``observers`` (objects with the instrument methods
     ``run_before_pass(mod, info)`` and ``run_after_pass(mod, info)``) are called around each pass
-    by this loop instead.
+    by this loop instead. Any other exception out of a pass is a compiler bug: it becomes a
+    :class:`TTCompileError` naming the pass, the kernel and where in the compiler it failed, never a
+    foreign traceback.
     """
     with reraise_compile_error():
         for tt_pass in tt_passes(options):
             for observer in observers:
                 observer.run_before_pass(mod, tt_pass.info)
-            mod = tt_pass(mod)
+            try:
+                mod = tt_pass(mod)
+            except TTCompileError:
+                raise
+            except Exception as err:  # noqa: BLE001 - every other exception is an internal error
+                raise internal_error(err, tt_pass.info.name, mod) from None
             for observer in observers:
                 observer.run_after_pass(mod, tt_pass.info)
     return mod
+
+
+def internal_error(err: Exception, pass_name: str, mod: tvm.IRModule) -> TTCompileError:
+    """A :class:`TTCompileError` for exception ``err`` out of pass ``pass_name`` on ``mod``."""
+    funcs = [f for f in mod.functions.values() if isinstance(f, tirx.PrimFunc)]
+    frames = traceback.extract_tb(err.__traceback__)
+    where = next((f"{Path(fr.filename).name}:{fr.lineno}" for fr in reversed(frames)
+                  if Path(fr.filename).is_relative_to(PACKAGE)), "")
+    what = err.args[0] if len(err.args) == 1 and isinstance(err.args[0], str) else err
+    return TTCompileError(
+        f"internal compiler error: {type(err).__name__}: {what}" + (f" (at {where})" if where else ""),
+        pass_name=pass_name, func_name=func_name(funcs[0]) if funcs else "",
+        span=funcs[0].span if funcs else None,
+        hint="this is a bug in tilelang-tt, not in the kernel: please report it with the kernel; rewriting the "
+             "construct on the line above may avoid it meanwhile")
