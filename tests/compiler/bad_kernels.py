@@ -292,3 +292,34 @@ def view_of_a_parameter(M=64, N=64):
             T.copy(x, y_flat[by * 32, 0])  # LINE: view_of_a_parameter
 
     return main
+
+
+def split_k_written_with_copy(M=64, N=64, K=128, split=2):
+    """TileLang's split-K GEMM with its T.atomic_add rewritten as T.copy: every split writes the
+    same block of C (it compiled and returned the last split's partial sum)."""
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((K, N), "bfloat16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(N // 32, M // 32, split, threads=128) as (bx, by, bz):
+            A_s = T.alloc_shared((32, 32), "bfloat16")
+            B_s = T.alloc_shared((32, 32), "bfloat16")
+            C_l = T.alloc_fragment((32, 32), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(K // 32 // split, num_stages=2):
+                T.copy(A[by * 32, bz * (K // split) + k * 32], A_s)
+                T.copy(B[bz * (K // split) + k * 32, bx * 32], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[by * 32, bx * 32])  # LINE: split_k_written_with_copy
+
+    return main
+
+
+def overlapping_output_blocks(M=128, N=64):
+    """Blocks of 64 rows placed every 32 rows: neighbouring blocks write 32 rows in common."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "bfloat16"), C: T.Tensor((M, N), "bfloat16")):
+        with T.Kernel(1, 3, threads=128) as (bx, by):
+            A_s = T.alloc_shared((64, N), "bfloat16")
+            T.copy(A[by * 32, 0], A_s)
+            T.copy(A_s, C[by * 32, 0])  # LINE: overlapping_output_blocks
+
+    return main

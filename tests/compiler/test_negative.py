@@ -247,3 +247,14 @@ def test_an_exception_out_of_a_pass_is_an_internal_compiler_error(monkeypatch):
     assert re.fullmatch(r"internal compiler error: KeyError: 'missing' \(at \w+\.py:\d+\)", err.message), err.message
     assert err.__cause__ is None and err.__suppress_context__
     assert "bug in tilelang-tt" in err.hint and err.location[0] == BAD_FILE
+
+
+def test_several_blocks_writing_one_region_is_an_error():
+    err = compile_error(bad_kernels.split_k_written_with_copy())
+    assert_diagnostic(err, "LayoutAwareWorkPartitionTT", "the 2 blocks along `bz` write overlapping regions of `C`: "
+                      "its slice C[by * 32, bx * 32] does not depend on `bz`", "split_k_written_with_copy")
+    assert "split-K" in err.hint and "index it with `bz`" in err.hint
+    err = compile_error(bad_kernels.overlapping_output_blocks())
+    assert_diagnostic(err, "LayoutAwareWorkPartitionTT", "the 3 blocks along `by` write overlapping regions of `C`: "
+                      "one step of `by` moves its slice by 32 along dimension 0, less than the slice covers",
+                      "overlapping_output_blocks")

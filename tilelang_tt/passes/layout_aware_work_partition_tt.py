@@ -10,7 +10,8 @@ Writes: ``tt.block_grid`` [Bz * By, Bx], ``tt.grid_tiles`` [Mt, Nt], ``tt.block_
 ``tt.work_partition`` (per active core ``[x, y, start_id, count, width, shard_y, shard_x]``;
 block id = row * Bx + bx) and ``tt.multicast``.
 Errors: a global slice that is not one rectangle of its tensor's matrix view (leading dimensions
-folded into rows), or whose batch index may pass the tensor's extent.
+folded into rows), or whose batch index may pass the tensor's extent; several blocks writing
+overlapping regions of an output (a split-K sum written with T.copy: the last block would win).
 
 Partition mode: ``local_shard`` when the output tensor is sharded (or asked for): every core
 computes the blocks of the output shard it holds (blocks must tile the shard); else ``global``
@@ -41,7 +42,7 @@ from __future__ import annotations
 import math
 
 import tilelang  # noqa: F401
-from tvm import tirx
+from tvm import arith, tirx
 
 from tilelang_tt.arch import get_arch
 from tilelang_tt.attrs import (
@@ -174,6 +175,58 @@ def _check_slices(func, transfers) -> None:
                         f"launch at most {shape[dim]} blocks along the grid dimension that indexes it")
 
 
+def _check_disjoint_writes(func, loops, transfers) -> None:
+    """Blocks write disjoint regions of every output: for each block coordinate with more than one
+    block, some dimension of the written slice moves with it by at least the slice's footprint
+    (its extent, widened by the loops around the copy; several coordinates in one dimension must
+    nest like the digits of a mixed-radix number). Else several blocks would write one region and
+    the last one would win: a split-K reduction written with T.copy is the common case."""
+    values = bound_values(func.body)
+    analyzer = bound_analyzer(func.body)
+    grid = {lp.loop_var: int(lp.extent) for lp in loops.values() if int(lp.extent) > 1}
+    for stmt, tensor, _, reading in transfers:
+        if reading:
+            continue
+        covered: set = set()
+        moving: dict = {}  # grid var -> (dimension, step) where it moves the slice
+        for dim, (start, extent) in enumerate(zip(tensor.starts, tensor.extents)):
+            start = tirx.stmt_functor.substitute(start, values)
+            free = []
+            tirx.stmt_functor.post_order_visit(start, lambda n: free.append(n) if isinstance(n, tirx.Var) and not any(
+                n.same_as(f) for f in free) else None)
+            coeffs = arith.detect_linear_equation(start, free) if free else []
+            if free and not coeffs:
+                continue  # not affine in the variables: this dimension proves nothing
+            footprint, digits = extent, []
+            for var, c in zip(free, (int(c) for c in coeffs[:-1])):
+                if var in grid:
+                    if c:
+                        digits.append((abs(c), grid[var], var))
+                        moving.setdefault(var, (dim, abs(c)))
+                else:
+                    bound = analyzer.const_int_bound(var)
+                    footprint += abs(c) * (bound.max_value - bound.min_value)
+            step_needed = footprint
+            for c, n, var in sorted(digits, key=lambda d: d[0]):
+                if c < step_needed:
+                    break
+                covered.add(var)
+                step_needed = c * n
+        for var, n in grid.items():
+            if var in covered:
+                continue
+            how = (f"its slice {tensor.buffer.name}[{', '.join(str(s) for s in tensor.starts)}] does not depend on "
+                   f"`{var.name}`" if var not in moving else
+                   f"one step of `{var.name}` moves its slice by {moving[var][1]} along dimension {moving[var][0]}, "
+                   "less than the slice covers")
+            raise error(PASS, func, stmt,
+                        f"the {n} blocks along `{var.name}` write overlapping regions of `{tensor.buffer.name}`: {how}; "
+                        "the last block to write would win",
+                        f"give each block its own slice of `{tensor.buffer.name}` (index it with `{var.name}`), or "
+                        "combine the partial results inside one block; summing partial blocks from several blocks "
+                        "(split-K) is not supported yet")
+
+
 def _controls(body, values: dict) -> dict:
     """T.copy statement -> the expressions that decide how often it runs: the bounds of the serial
     loops around it and the conditions of the branches around it (bound variables expanded with
@@ -291,6 +344,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, grid, policy: str,
 
     transfers = _transfers(func)
     _check_slices(func, transfers)
+    _check_disjoint_writes(func, loops, transfers)
     # The output block: the region of the first T.copy from an on-chip buffer to a global one.
     writes = [tensor for _, tensor, _, reading in transfers if not reading]
     if not writes:
