@@ -4,8 +4,9 @@ generated code shows up here.
 
 Regenerate with ``TILELANG_TT_UPDATE_GOLDEN=1 make test`` after reviewing the difference.
 
-The op-family programs are the very kernels tests/compiler/test_ops.py runs on the emulator; the two
-examples' programs run here, against the examples' own ``reference``.
+Every golden program also runs: the op-family programs as stored here (the golden files loaded as a
+program) on the emulator against torch, the two examples' programs against the examples' own
+``reference``.
 """
 
 import importlib.util
@@ -14,6 +15,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from tests.compiler.test_ops import assert_close, bf16
+from tilelang_tt.artifacts import Artifacts
 from tilelang_tt.env import UPDATE_GOLDEN
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,3 +83,44 @@ def test_example_programs_match_their_reference(name, shapes):
     else:  # one bf16 rounding on pack plus fp32 accumulation in another order than torch's
         a, b = (x.float() for x in inputs)
         assert ((out - ref).abs() <= ref.abs() * 2.0 ** -8 + 512 * 2.0 ** -24 * (a.abs() @ b.abs())).all()
+
+
+def _causal_attention(q, k, v):
+    scores = q.float() @ k.float().transpose(-1, -2) / q.shape[-1] ** 0.5
+    future = torch.ones(scores.shape[-1], scores.shape[-1]).triu(1).bool()
+    return torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1) @ v.float()
+
+
+# golden op program -> (its inputs, torch's result, relative tolerance: see tests/compiler/test_ops.py)
+OP_RUNS = {
+    "softmax": (lambda: [bf16(64, 128, seed=41)], lambda x: torch.softmax(x.float(), dim=1), 2.0 ** -7),
+    "gemm_bias_relu": (lambda: [bf16(64, 96, seed=42), bf16(96, 128, seed=43), bf16(128, seed=44)],
+                       lambda a, b, bias: torch.relu(a.float() @ b.float() + bias.float()), 2.0 ** -7),
+    "flash_attention": (lambda: [bf16(1, 2, 256, 64, seed=s) for s in (45, 46, 47)], _causal_attention, 2.0 ** -6),
+    "unary_exp": (lambda: [bf16(64, 128, seed=48)], lambda x: torch.exp(x.float()), 2.0 ** -6),
+    "broadcast_row": (lambda: [bf16(64, 128, seed=49), bf16(128, seed=50)], lambda a, v: a.float() * v.float(),
+                      2.0 ** -7),
+    "rmsnorm": (lambda: [bf16(64, 128, seed=51), bf16(128, seed=52)],
+                lambda x, w: x.float() * torch.rsqrt(x.float().pow(2).mean(1, keepdim=True) + 1e-6) * w.float(),
+                2.0 ** -7),
+    "cast_fp32_bf16": (lambda: [torch.randn(64, 128, generator=torch.Generator().manual_seed(53))],
+                       lambda a: a.to(torch.bfloat16).float(), 0.0),  # round to nearest even, as torch does
+}
+
+
+def test_every_golden_program_runs():
+    """Each golden directory is an op program run by the test below or an example's program, run by
+    test_example_programs_match_their_reference."""
+    examples = {name for name, build in CASES.items() if build is example_artifacts}
+    assert examples == {"eltwise_add", "gemm"}  # the examples' test's parameters
+    assert set(OP_RUNS) == set(CASES) - examples
+    assert sorted(p.name for p in GOLDEN.iterdir()) == sorted(CASES)
+
+
+@pytest.mark.parametrize("name", sorted(OP_RUNS))
+def test_golden_op_programs_match_torch(name):
+    """The stored program itself (tests/golden/<name>/), not a fresh compile, runs on the emulator."""
+    make_inputs, reference, rel = OP_RUNS[name]
+    inputs = make_inputs()
+    out = torch.as_tensor(Artifacts.load(GOLDEN / name).run(*inputs)).float()
+    assert_close(out, reference(*inputs), rel)

@@ -102,3 +102,62 @@ def alloc_source(factory, name: str) -> str:
         if text.strip().startswith(f"{name} = T.alloc_"):
             return f"{inspect.getsourcefile(factory)}:{number}:1"
     raise KeyError(name)
+
+
+# -- hand-written TVMScript ------------------------------------------------------------------------
+# TVMScript has no spelling of its own for TileLang's tile ops and the TT intrinsics (the printer
+# shows them as T.copy, T.region, T.tt.read_to_cb, which the parser does not know), nor does it store
+# attribute integers as the passes do. A test writes them with Ops (tl, tt) and tt_attrs, inside its
+# @I.ir_module Before and Expected.
+
+
+class Ops:
+    """The registered ops under a dotted prefix, callable from TVMScript: ``tt.read_to_cb(a, b)`` is
+    the call printed ``T.tt.read_to_cb(a, b)``, ``tl.tileop.copy(a, b)`` the one printed
+    ``T.copy(a, b)``, ``tl.region(A[0, 0], 1, 32, 32)`` ``T.region(A[0, 0], 1, 32, 32)``. The call's
+    dtype is the prefix's unless given (``tt.get_write_ptr(0, dtype="uint32")``); strings are StringImm."""
+
+    def __init__(self, name: str, dtype: str):
+        self._name, self._dtype = name, dtype
+
+    def __getattr__(self, part: str) -> "Ops":
+        if part.startswith("_"):
+            raise AttributeError(part)
+        return Ops(f"{self._name}.{part}", self._dtype)
+
+    def __call__(self, *args, dtype: str | None = None) -> tirx.Call:
+        return tirx.Call(dtype or self._dtype, ir.Op.get(self._name),
+                         [tirx.StringImm(a) if isinstance(a, str) else a for a in args])
+
+
+tl = Ops("tl", "handle")
+tt = Ops("tt", "void")
+
+
+def tt_attrs(values: dict) -> dict:
+    """``T.func_attr(tt_attrs({"tt.cb_desc": {...}}))``: the attributes stored as the passes store them
+    (``tilelang_tt.attrs.with_attrs``: integers as int32 IntImm), so ``assert_structural_equal``
+    compares them exactly; TVMScript alone keeps plain integers, which never equal an IntImm."""
+    from tilelang_tt.attrs import Attr, with_attrs
+
+    func = with_attrs(tirx.PrimFunc([], tirx.Evaluate(0)), {Attr(k): v for k, v in values.items()})
+    return {k: func.attrs[k] for k in values}
+
+
+def cb_entry(index: int = -1, page_size: int = 2048, data_format: str = "Float16_b", num_pages: int = 2,
+             block_tiles=(1, 1), producer: str = "", consumer: str = "", buffer: str = "") -> dict:
+    """One ``tt.cb_desc`` entry, spelled out key by key (a block of ``block_tiles`` tiles, not a vector,
+    with no source line: TVMScript buffers carry none)."""
+    return {"index": index, "page_size": page_size, "num_pages": num_pages, "data_format": data_format,
+            "block_pages": block_tiles[0] * block_tiles[1], "block_tiles": list(block_tiles), "vector": "",
+            "producer": producer, "consumer": consumer, "buffer": buffer, "source": ""}
+
+
+def accessor_entry(memory: str = "DRAM", layout: str = "interleaved", shard_tiles=(0, 0), num_banks: int = 0,
+                   kernel: str = "", cta_offset: int = -1, compile_time_args=(), crta_offset: int = -1,
+                   num_common_runtime_args: int = 0) -> dict:
+    """One ``tt.tensor_accessor`` entry of a 64x64 bfloat16 tensor (2x2 tiles), spelled out key by key."""
+    return {"memory": memory, "layout": layout, "page_size": 2048, "num_pages": 4, "tile_grid": [2, 2],
+            "shard_tiles": list(shard_tiles), "num_banks": num_banks, "kernel": kernel, "cta_offset": cta_offset,
+            "compile_time_args": list(compile_time_args), "crta_offset": crta_offset,
+            "num_common_runtime_args": num_common_runtime_args}

@@ -2,9 +2,11 @@
 
 import tilelang  # noqa: F401
 import tvm
+from tvm.script import ir as I
+from tvm.script import tirx as T
 
 from tests.kernels import gemm, lower_until, run_pass
-from tests.passes.helpers import alloc_source
+from tests.passes.helpers import alloc_source, cb_entry, tl, tt, tt_attrs
 from tilelang_tt.attrs import Attr, get
 from tilelang_tt.passes.build_tile_dfg_tt import BuildTileDFGTT
 
@@ -52,3 +54,62 @@ def test_softmax_hand_off_and_scaler_cbs():
     assert {n: d["index"] for n, d in cbs.items()} == {
         "x": 0, "reduce_scaler": 1, "xf_out": 16, "xf": 24, "mx": 25, "sm": 26}
     assert (cbs["xf"]["data_format"], cbs["xf_out"]["data_format"]) == ("Float32", "Float16_b")
+
+
+C_LAYOUT = {"C": {"memory": "DRAM", "layout": "interleaved", "dtype": "bfloat16", "shape": [32, 32],
+                  "tile_shape": [32, 32], "data_format": "Float16_b", "page_size": 2048}}
+
+
+def test_hand_written_gemm_graph():
+    """Hand-written TIR: A_s and B_s are filled by the reader (CBs 0, 1) and read by the gemm; C_l,
+    accumulated by compute and drained by the writer, is CB 16 in C's format (pack converts)."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((32, 64), "bfloat16"), B: T.Buffer((64, 32), "bfloat16"),
+                 C: T.Buffer((32, 32), "bfloat16")):
+            T.func_attr(tt_attrs({"tt.layout_desc": C_LAYOUT, "tt.cb_desc": {
+                "A_s": cb_entry(), "B_s": cb_entry(), "C_l": cb_entry(page_size=4096, data_format="Float32")}}))
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                A_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                B_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                C_l = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                with T.attr(C_l.data, "tt.accumulate", 0):
+                    for k in range(2):
+                        tt.read_to_cb(tl.region(A[0, k * 32], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+                        tt.read_to_cb(tl.region(B[k * 32, 0], 1, 32, 32), tl.region(B_s[0, 0], 2, 32, 32))
+                        tt.mm.mma(A_s.data, B_s.data, C_l.data, 0, 0, 1, 1, False, k == 0)
+                    tt.pack_block(C_l.data, 0, 0, 1, 1)
+                tt.write_from_cb(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[0, 0], 2, 32, 32))
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((32, 64), "bfloat16"), B: T.Buffer((64, 32), "bfloat16"),
+                 C: T.Buffer((32, 32), "bfloat16")):
+            T.func_attr(tt_attrs({"tt.layout_desc": C_LAYOUT, "tt.cb_desc": {
+                "A_s": cb_entry(0, producer="reader", consumer="compute", buffer="A"),
+                "B_s": cb_entry(1, producer="reader", consumer="compute", buffer="B"),
+                "C_l": cb_entry(16, producer="compute", consumer="writer", buffer="C"),
+            }, "tt.tile_dfg": {
+                "A_s": {"producer": "reader", "consumers": ["compute"], "buffer": "A"},
+                "B_s": {"producer": "reader", "consumers": ["compute"], "buffer": "B"},
+                "C_l": {"producer": "compute", "consumers": ["writer"], "buffer": "C"},
+            }}))
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                A_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                B_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                C_l = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                with T.attr(C_l.data, "tt.accumulate", 0):
+                    for k in range(2):
+                        tt.read_to_cb(tl.region(A[0, k * 32], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+                        tt.read_to_cb(tl.region(B[k * 32, 0], 1, 32, 32), tl.region(B_s[0, 0], 2, 32, 32))
+                        tt.mm.mma(A_s.data, B_s.data, C_l.data, 0, 0, 1, 1, False, k == 0)
+                    tt.pack_block(C_l.data, 0, 0, 1, 1)
+                tt.write_from_cb(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[0, 0], 2, 32, 32))
+
+    tvm.ir.assert_structural_equal(BuildTileDFGTT()(Before), Expected)

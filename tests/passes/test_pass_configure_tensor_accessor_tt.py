@@ -2,8 +2,11 @@
 
 import tilelang  # noqa: F401
 import tvm
+from tvm.script import ir as I
+from tvm.script import tirx as T
 
 from tests.kernels import gemm, lower_until, run_pass
+from tests.passes.helpers import accessor_entry, tl, tt, tt_attrs
 from tilelang_tt.attrs import Attr, get
 from tilelang_tt.layout import BufferLayout, squeeze_shape_ranks
 from tilelang_tt.options import CompileOptions
@@ -54,3 +57,48 @@ def test_squeeze_matches_tt_metal_examples():
     assert squeeze_shape_ranks((8, 4), (8, 2)) == ((8, 4), (8, 2))  # width sharding keeps both dims
     assert squeeze_shape_ranks((8, 4), (2, 2)) == ((8, 4), (2, 2))  # blocks
     assert squeeze_shape_ranks((2, 8, 4), (1, 2, 4)) == ((64,), (8,))  # batch folds into whole rows
+
+
+ACCESSORS = {"A": accessor_entry(), "B": accessor_entry("L1", "height_sharded", (1, 2), 2), "C": accessor_entry()}
+
+
+def test_hand_written_reader_slots_and_compute():
+    """Hand-written TIR: the reader's accessors in order of first access — A interleaved in DRAM
+    (2 args), then B in whole-row shards on 2 cores (4 pages in shards of 2, one common runtime arg
+    of bank coordinates) —; compute moves nothing and keeps none."""
+    @I.ir_module(check_well_formed=False)  # split kernels use their CBs' buffers unallocated
+    class Before:
+        @T.prim_func
+        def main_reader(A: T.Buffer((64, 64), "bfloat16"), B: T.Buffer((64, 64), "bfloat16")):
+            T.func_attr(tt_attrs({"tt.kernel_role": "reader", "tt.tensor_accessor": ACCESSORS}))
+            A_s = T.Buffer((32, 32), "bfloat16", scope="shared.dyn")
+            B_s = T.Buffer((32, 32), "bfloat16", scope="shared.dyn")
+            tt.read_to_cb(tl.region(A[0, 0], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+            tt.read_to_cb(tl.region(B[0, 0], 1, 32, 32), tl.region(B_s[0, 0], 2, 32, 32))
+
+        @T.prim_func
+        def main_compute(A: T.Buffer((64, 64), "bfloat16"), B: T.Buffer((64, 64), "bfloat16")):
+            T.func_attr(tt_attrs({"tt.kernel_role": "compute", "tt.tensor_accessor": ACCESSORS}))
+            T.evaluate(0)
+
+    @I.ir_module(check_well_formed=False)  # split kernels use their CBs' buffers unallocated
+    class Expected:
+        @T.prim_func
+        def main_reader(A: T.Buffer((64, 64), "bfloat16"), B: T.Buffer((64, 64), "bfloat16")):
+            T.func_attr(tt_attrs({"tt.kernel_role": "reader", "tt.tensor_accessor": {
+                "A": accessor_entry(kernel="reader", cta_offset=0, compile_time_args=[2, 2048]),
+                "B": accessor_entry("L1", "height_sharded", (1, 2), 2, kernel="reader", cta_offset=2,
+                                    compile_time_args=[1 | 64, 2048, 1, 2, 4, 2], crta_offset=0,
+                                    num_common_runtime_args=1)}}))
+            A_s = T.Buffer((32, 32), "bfloat16", scope="shared.dyn")
+            B_s = T.Buffer((32, 32), "bfloat16", scope="shared.dyn")
+            tt.read_to_cb(tl.region(A[0, 0], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+            tt.read_to_cb(tl.region(B[0, 0], 1, 32, 32), tl.region(B_s[0, 0], 2, 32, 32))
+
+        @T.prim_func
+        def main_compute(A: T.Buffer((64, 64), "bfloat16"), B: T.Buffer((64, 64), "bfloat16")):
+            T.func_attr(tt_attrs({"tt.kernel_role": "compute", "tt.tensor_accessor": {}}))
+            T.evaluate(0)
+
+    # the on-chip blocks are not allocated in a split kernel: free buffers
+    tvm.ir.assert_structural_equal(ConfigureTensorAccessorTT()(Before), Expected, map_free_vars=True)

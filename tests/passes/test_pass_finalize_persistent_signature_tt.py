@@ -2,8 +2,12 @@
 
 import tilelang  # noqa: F401
 import tvm
+from tvm import tirx
+from tvm.script import ir as I
+from tvm.script import tirx as T
 
 from tests.kernels import gemm, lower_until, run_pass
+from tests.passes.helpers import accessor_entry, tt_attrs
 from tilelang_tt.attrs import MCAST_ARGS, runtime_args
 from tilelang_tt.layout import BufferLayout
 from tilelang_tt.options import CompileOptions
@@ -60,3 +64,52 @@ def test_local_shard_extras():
     assert args_of(after["main_compute"]) == extras
     assert args_of(after["main_writer"]) == [
         {"name": "C_addr", "kind": "buffer_address", "buffer": "C"}, *extras]
+
+
+def _arg(name, kind, **fields):
+    """An argument as E1 records it: its plan form and the uint32 variable standing for it."""
+    return {"name": name, "kind": kind, **fields, "var": tirx.Var(name, "uint32")}
+
+
+def test_hand_written_reader_and_compute_signatures():
+    """Hand-written TIR: the reader's address arguments follow its accessor slots (B's slot first),
+    then its block of work, then the multicast arguments of A_s; compute gets the work only."""
+    common = {"tt.work_policy": {"policy": "block", "stride": 1, "shard_blocks": [0, 0]},
+              "tt.multicast": {"A_s": {"axis": "x", "sender_semaphore": 0, "receiver_semaphore": 1}}}
+    reader = {**common, "tt.kernel_role": "reader", "tt.tensor_accessor": {
+        "A": accessor_entry(kernel="reader", cta_offset=2, compile_time_args=[2, 2048]),
+        "B": accessor_entry(kernel="reader", cta_offset=0, compile_time_args=[2, 2048])}}
+    compute = {**common, "tt.kernel_role": "compute", "tt.tensor_accessor": {}}
+    work = [_arg("start_id", "start_id"), _arg("count", "count"), _arg("width", "width")]
+    mcast = [_arg(f"A_s_mcast_{what}", "mcast", cb="A_s", what=what) for what in (
+        "sender", "sender_x", "sender_y", "start_x", "start_y", "end_x", "end_y", "num_dests", "receivers")]
+    reader_args = [_arg("B_addr", "buffer_address", buffer="B"), _arg("A_addr", "buffer_address", buffer="A"),
+                   *work, *mcast]
+    compute_args = [_arg("start_id", "start_id"), _arg("count", "count"), _arg("width", "width")]
+
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main_reader(A: T.Buffer((64, 64), "bfloat16"), B: T.Buffer((64, 64), "bfloat16")):
+            T.func_attr(tt_attrs(reader))
+            T.evaluate(0)
+
+        @T.prim_func
+        def main_compute(A: T.Buffer((64, 64), "bfloat16"), B: T.Buffer((64, 64), "bfloat16")):
+            T.func_attr(tt_attrs(compute))
+            T.evaluate(0)
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main_reader(A: T.Buffer((64, 64), "bfloat16"), B: T.Buffer((64, 64), "bfloat16")):
+            T.func_attr(tt_attrs(reader | {"tt.runtime_args": reader_args}))
+            T.evaluate(0)
+
+        @T.prim_func
+        def main_compute(A: T.Buffer((64, 64), "bfloat16"), B: T.Buffer((64, 64), "bfloat16")):
+            T.func_attr(tt_attrs(compute | {"tt.runtime_args": compute_args}))
+            T.evaluate(0)
+
+    # every argument's variable is new: free in its function, mapped one to one
+    tvm.ir.assert_structural_equal(FinalizePersistentSignatureTT()(Before), Expected, map_free_vars=True)

@@ -1,10 +1,13 @@
 """B2 GridToCoreGrid alone: blockIdx loops → coreIdx launches (tt.core_map names them), threadIdx bindings dropped."""
 
 import tilelang  # noqa: F401
+import tvm
 from tvm import ir, tirx
+from tvm.script import ir as I
+from tvm.script import tirx as T
 
 from tests.kernels import bmm, gemm, lower_until, run_pass
-from tests.passes.helpers import assert_body, block, launch, loop, nodes, rebuild_block
+from tests.passes.helpers import assert_body, block, launch, loop, nodes, rebuild_block, tl, tt_attrs
 from tilelang_tt.attrs import Attr, get
 from tilelang_tt.passes.grid_to_core_grid import GridToCoreGrid
 
@@ -62,3 +65,69 @@ def test_third_grid_dimension_folds_into_the_block_rows():
     expected = rebuild_block(f.body, core_launch(bx, "coreIdx.x", 2, core_launch(row, "coreIdx.y", 6, inner)))
     assert_body(after.body, expected)
     assert get(after, Attr.CORE_MAP) == {"m": "coreIdx.y", "n": "coreIdx.x"}
+
+
+CORE_MAP = {"tt.core_map": {"m": "coreIdx.y", "n": "coreIdx.x"}}
+
+
+def test_hand_written_grid_loops_become_core_launches():
+    """Hand-written TIR: each blockIdx loop becomes a coreIdx launch of the same variable; the
+    thread index binding TileLang adds is dropped."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((64, 96), "bfloat16")):
+            for bx in T.thread_binding(3, thread="blockIdx.x"):
+                for by in T.thread_binding(2, thread="blockIdx.y"):
+                    tx: T.int32 = tl.launch_thread_idx(0, dtype="int32")
+                    with T.sblock("tilelang_root"):
+                        T.reads()
+                        T.writes()
+                        A_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                        tl.tileop.copy(tl.region(A[by * 32, bx * 32], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((64, 96), "bfloat16")):
+            T.func_attr(tt_attrs(CORE_MAP))
+            bx = T.launch_thread("coreIdx.x", 3)
+            by = T.launch_thread("coreIdx.y", 2)
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                A_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                tl.tileop.copy(tl.region(A[by * 32, bx * 32], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+
+    tvm.ir.assert_structural_equal(GridToCoreGrid()(Before), Expected)
+
+
+def test_hand_written_third_grid_dimension_folds_into_the_rows():
+    """Hand-written TIR: blockIdx.z (3) and blockIdx.y (2) become one coreIdx.y launch of 6 rows,
+    bz and by read from it."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((3, 64, 32), "bfloat16")):
+            for by in T.thread_binding(2, thread="blockIdx.y"):
+                for bz in T.thread_binding(3, thread="blockIdx.z"):
+                    with T.sblock("tilelang_root"):
+                        T.reads()
+                        T.writes()
+                        A_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                        tl.tileop.copy(tl.region(A[bz, by * 32, 0], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((3, 64, 32), "bfloat16")):
+            T.func_attr(tt_attrs(CORE_MAP))
+            bz_by = T.launch_thread("coreIdx.y", 6)
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                A_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                tl.tileop.copy(tl.region(A[bz_by // 2, bz_by % 2 * 32, 0], 1, 32, 32),
+                               tl.region(A_s[0, 0], 2, 32, 32))
+
+    tvm.ir.assert_structural_equal(GridToCoreGrid()(Before), Expected)

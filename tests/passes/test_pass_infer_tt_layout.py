@@ -2,9 +2,11 @@
 
 import tilelang  # noqa: F401
 import tvm
+from tvm.script import ir as I
+from tvm.script import tirx as T
 
 from tests.kernels import gemm, lower_until, run_pass
-from tests.passes.helpers import attrs_without
+from tests.passes.helpers import attrs_without, tt_attrs
 from tilelang_tt.attrs import Attr, get
 from tilelang_tt.passes.infer_tt_layout import InferTTLayout
 
@@ -37,3 +39,29 @@ def test_float32_tensor_layout():
     after = run_pass(before, PASS)
     tvm.ir.assert_structural_equal(after["main"].body, before["main"].body)
     assert get(after["main"], Attr.LAYOUT_DESC)["A"] == _layout((64, 64), "float32", "Float32", 4096)
+
+
+def test_hand_written_user_layout_is_resolved_and_the_rest_defaulted():
+    """Hand-written TIR: A carries a user layout (``annotate_layouts``' form), resolved to whole-row
+    shards of 32x64 on the 2 cores; the rank-1 float32 S defaults to interleaved DRAM."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((64, 64), "bfloat16"), S: T.Buffer((64,), "float32")):
+            T.func_attr(tt_attrs({"tt.layout_desc": {
+                "A": {"memory": "L1", "layout": "height_sharded", "shard_grid": [2, 1]}}}))
+            T.evaluate(0)
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((64, 64), "bfloat16"), S: T.Buffer((64,), "float32")):
+            T.func_attr(tt_attrs({"tt.layout_desc": {
+                "A": {"memory": "L1", "layout": "height_sharded", "dtype": "bfloat16", "shape": [64, 64],
+                      "tile_shape": [32, 32], "data_format": "Float16_b", "page_size": 2048,
+                      "shard_grid": [2, 1], "shard_shape": [32, 64]},
+                "S": {"memory": "DRAM", "layout": "interleaved", "dtype": "float32", "shape": [64],
+                      "tile_shape": [32, 32], "data_format": "Float32", "page_size": 4096}}}))
+            T.evaluate(0)
+
+    tvm.ir.assert_structural_equal(InferTTLayout()(Before), Expected)

@@ -3,10 +3,12 @@
 import pytest
 import tilelang  # noqa: F401
 import tvm
+from tvm.script import ir as I
+from tvm.script import tirx as T
 
 from tests import op_kernels
 from tests.kernels import bmm, eltwise, gemm, lower_until, run_pass
-from tests.passes.helpers import attrs_without
+from tests.passes.helpers import attrs_without, tl, tt_attrs
 from tilelang_tt.attrs import Attr, get
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.layout import BufferLayout
@@ -130,3 +132,63 @@ def test_local_shard_needs_blocks_that_tile_the_shard():
     opts = CompileOptions(layouts=layouts)
     with pytest.raises(TTCompileError, match="do not tile the 32x128 shards"):
         run_pass(lower_until(gemm(256, 128, 64, 64, 64, 32), PASS, opts), PASS, opts)
+
+
+C_LAYOUT = {"C": {"memory": "DRAM", "layout": "interleaved", "dtype": "bfloat16", "shape": [64, 64],
+                  "tile_shape": [32, 32], "data_format": "Float16_b", "page_size": 2048}}
+
+
+def test_hand_written_block_partition_and_multicast():
+    """Hand-written TIR: a 2x2 block grid of 32x32 output blocks, one block per core of a 2x2 grid;
+    A's slice depends on by only (shared along a core row, x), B's on bx only (a column, y)."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((64, 32), "bfloat16"), B: T.Buffer((32, 64), "bfloat16"),
+                 C: T.Buffer((64, 64), "bfloat16")):
+            T.func_attr(tt_attrs({"tt.layout_desc": C_LAYOUT}))
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                for by in T.thread_binding(2, thread="blockIdx.y"):
+                    with T.sblock("tilelang_root"):
+                        T.reads()
+                        T.writes()
+                        A_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                        B_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                        C_l = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                        tl.tileop.copy(tl.region(A[by * 32, 0], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+                        tl.tileop.copy(tl.region(B[0, bx * 32], 1, 32, 32), tl.region(B_s[0, 0], 2, 32, 32))
+                        tl.tileop.copy(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[by * 32, bx * 32], 2, 32, 32))
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((64, 32), "bfloat16"), B: T.Buffer((32, 64), "bfloat16"),
+                 C: T.Buffer((64, 64), "bfloat16")):
+            T.func_attr(tt_attrs({
+                "tt.layout_desc": C_LAYOUT,
+                "tt.arch": "wormhole_b0",
+                "tt.block_grid": [2, 2],
+                "tt.grid_tiles": [2, 2],
+                "tt.block_tiles": [1, 1],
+                "tt.core_grid": [2, 2],
+                "tt.core_ranges": [[[0, 0], [1, 1]]],
+                "tt.partition_mode": "global",
+                "tt.work_policy": {"policy": "block", "stride": 1, "shard_blocks": [0, 0]},
+                "tt.work_partition": [[0, 0, 0, 1, 1, 0, 0], [1, 0, 1, 1, 1, 0, 0],
+                                      [0, 1, 2, 1, 1, 0, 0], [1, 1, 3, 1, 1, 0, 0]],
+                "tt.multicast": {"A_s": {"axis": "x", "sender_semaphore": 0, "receiver_semaphore": 1},
+                                 "B_s": {"axis": "y", "sender_semaphore": 2, "receiver_semaphore": 3}},
+            }))
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                for by in T.thread_binding(2, thread="blockIdx.y"):
+                    with T.sblock("tilelang_root"):
+                        T.reads()
+                        T.writes()
+                        A_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                        B_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                        C_l = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                        tl.tileop.copy(tl.region(A[by * 32, 0], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+                        tl.tileop.copy(tl.region(B[0, bx * 32], 1, 32, 32), tl.region(B_s[0, 0], 2, 32, 32))
+                        tl.tileop.copy(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[by * 32, bx * 32], 2, 32, 32))
+
+    tvm.ir.assert_structural_equal(LayoutAwareWorkPartitionTT()(Before), Expected)

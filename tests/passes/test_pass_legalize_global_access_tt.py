@@ -3,10 +3,13 @@ copies into shared blocks before it and from fragments after it; kernels written
 left as they are."""
 
 import tilelang  # noqa: F401
+import tvm
 from tvm import ir, tirx
+from tvm.script import ir as I
+from tvm.script import tirx as T
 
 from tests.kernels import eltwise, eltwise_direct, lower_until, run_pass
-from tests.passes.helpers import alloc, assert_body, block, loop, param, seq
+from tests.passes.helpers import alloc, assert_body, block, loop, param, seq, tl
 from tilelang_tt.passes.legalize_global_access_tt import LegalizeGlobalAccessTT
 
 PASS = "LegalizeGlobalAccessTT"
@@ -49,3 +52,37 @@ def test_global_accesses_become_block_copies():
 def test_kernels_with_blocks_are_unchanged():
     before = lower_until(eltwise("add", 64, 96, 32, 32), PASS)
     assert_body(run_pass(before, PASS)["main"].body, before["main"].body)
+
+
+def test_hand_written_parallel_nest_gets_block_copies():
+    """Hand-written TIR: the nest reads A and writes C at (0, bx * 32) + (i, j); A is copied into a
+    shared block before it, the result computed into a fragment and copied to C after it."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((32, 64), "bfloat16"), C: T.Buffer((32, 64), "bfloat16")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    for i in T.parallel(32):
+                        for j in T.parallel(32):
+                            C[i, bx * 32 + j] = A[i, bx * 32 + j] * T.bfloat16(2)
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((32, 64), "bfloat16"), C: T.Buffer((32, 64), "bfloat16")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    A_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                    C_l = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="local.fragment")
+                    tl.tileop.copy(tl.region(A[0, bx * 32], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+                    for i in T.parallel(32):
+                        for j in T.parallel(32):
+                            C_l[i, j] = A_s[i, j] * T.bfloat16(2)
+                    tl.tileop.copy(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[0, bx * 32], 2, 32, 32))
+
+    tvm.ir.assert_structural_equal(LegalizeGlobalAccessTT()(Before), Expected)

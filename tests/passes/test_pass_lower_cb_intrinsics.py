@@ -3,11 +3,15 @@
 import tilelang  # noqa: F401
 import tvm
 from tvm import tirx
+from tvm.script import ir as I
+from tvm.script import tirx as T
 
 from tests.kernels import eltwise, gemm, lower_until, run_pass
 from tests.passes.helpers import (
+    accessor_entry,
     assert_body,
     attr_launch,
+    cb_entry,
     ev,
     launch,
     loop,
@@ -15,6 +19,9 @@ from tests.passes.helpers import (
     param,
     seq,
     serial,
+    tl,
+    tt,
+    tt_attrs,
     var,
 )
 from tilelang_tt.attrs import Intrin, call, runtime_args
@@ -132,3 +139,55 @@ def test_partial_block_guards():
     assert_body(seq(*first), expected)
     writes = nodes(after["main_writer"].body, lambda n: isinstance(n, tirx.IfThenElse))
     assert len(writes) == 1 and writes[0].else_case is None
+
+
+CBS = {"A_s": cb_entry(0, num_pages=4, block_tiles=(2, 1), producer="reader", consumer="compute", buffer="A"),
+       "C_l": cb_entry(16, num_pages=4, block_tiles=(1, 2), producer="compute", consumer="writer", buffer="C")}
+READER = tt_attrs({"tt.kernel_role": "reader", "tt.cb_desc": CBS, "tt.tensor_accessor": {
+    "A": accessor_entry(kernel="reader", cta_offset=0, compile_time_args=[2, 2048])}})
+WRITER = tt_attrs({"tt.kernel_role": "writer", "tt.cb_desc": CBS, "tt.tensor_accessor": {
+    "C": accessor_entry(kernel="writer", cta_offset=0, compile_time_args=[2, 2048])}})
+
+
+def test_hand_written_reader_and_writer_protocol():
+    """Hand-written TIR: the reader moves column k of A's 2x2 tiles (2 pages, one per tile row) into
+    CB 0 and pushes them; the writer waits for CB 16's 2 pages and writes them to tile row 1 of C."""
+    @I.ir_module(check_well_formed=False)  # split kernels use their CBs' buffers unallocated
+    class Before:
+        @T.prim_func
+        def main_reader(A: T.Buffer((64, 64), "bfloat16"), C: T.Buffer((64, 64), "bfloat16")):
+            T.func_attr(READER)
+            A_s = T.Buffer((64, 32), "bfloat16", scope="shared.dyn")
+            for k in range(2):
+                tt.read_to_cb(tl.region(A[0, k * 32], 1, 64, 32), tl.region(A_s[0, 0], 2, 64, 32))
+
+        @T.prim_func
+        def main_writer(A: T.Buffer((64, 64), "bfloat16"), C: T.Buffer((64, 64), "bfloat16")):
+            T.func_attr(WRITER)
+            C_l = T.Buffer((32, 64), "float32", scope="local.fragment")
+            tt.write_from_cb(tl.region(C_l[0, 0], 1, 32, 64), tl.region(C[32, 0], 2, 32, 64))
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main_reader(A: T.Buffer((64, 64), "bfloat16"), C: T.Buffer((64, 64), "bfloat16")):
+            T.func_attr(READER)
+            for k in range(2):
+                tt.cb_reserve_back(0, 2)
+                l1_A_s: T.uint32 = tt.get_write_ptr(0, dtype="uint32")
+                for r in range(2):
+                    tt.noc_async_read_page(r * 2 + k, A.data, l1_A_s + T.Cast("uint32", r * 2048))
+                tt.noc_async_read_barrier()
+                tt.cb_push_back(0, 2)
+
+        @T.prim_func
+        def main_writer(A: T.Buffer((64, 64), "bfloat16"), C: T.Buffer((64, 64), "bfloat16")):
+            T.func_attr(WRITER)
+            tt.cb_wait_front(16, 2)
+            l1_C_l: T.uint32 = tt.get_read_ptr(16, dtype="uint32")
+            for c in range(2):
+                tt.noc_async_write_page(c + 2, C.data, l1_C_l + T.Cast("uint32", c * 2048))
+            tt.noc_async_write_barrier()
+            tt.cb_pop_front(16, 2)
+
+    tvm.ir.assert_structural_equal(LowerCBIntrinsics()(Before), Expected)

@@ -1,7 +1,10 @@
 """C1 LowerSharedToCB alone: T.copy global<->CB → tt.read_to_cb / tt.write_from_cb."""
 
 import tilelang  # noqa: F401
+import tvm
 from tvm import tirx
+from tvm.script import ir as I
+from tvm.script import tirx as T
 
 from tests.kernels import gemm, lower_until, run_pass
 from tests.passes.helpers import (
@@ -14,6 +17,8 @@ from tests.passes.helpers import (
     param,
     region,
     seq,
+    tl,
+    tt,
 )
 from tilelang_tt.attrs import Intrin
 from tilelang_tt.passes.common import tile_op_name
@@ -48,3 +53,37 @@ def test_gemm_copies_become_abstract_cb_moves():
     )
     after = run_pass(before, PASS)
     assert_body(block(after["main"], "tilelang_root").body, expected)
+
+
+def test_hand_written_copies_to_and_from_tensors():
+    """Hand-written TIR: the copy from A into a shared block becomes tt.read_to_cb, the one from a
+    fragment into C tt.write_from_cb; the on-chip copy between them is compute and stays."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((64, 32), "bfloat16"), C: T.Buffer((64, 32), "bfloat16")):
+            by = T.launch_thread("coreIdx.y", 2)
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                A_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                C_l = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="local.fragment")
+                tl.tileop.copy(tl.region(A[by * 32, 0], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+                tl.tileop.copy(tl.region(A_s[0, 0], 1, 32, 32), tl.region(C_l[0, 0], 2, 32, 32))
+                tl.tileop.copy(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[by * 32, 0], 2, 32, 32))
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((64, 32), "bfloat16"), C: T.Buffer((64, 32), "bfloat16")):
+            by = T.launch_thread("coreIdx.y", 2)
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                A_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                C_l = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="local.fragment")
+                tt.read_to_cb(tl.region(A[by * 32, 0], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+                tl.tileop.copy(tl.region(A_s[0, 0], 1, 32, 32), tl.region(C_l[0, 0], 2, 32, 32))
+                tt.write_from_cb(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[by * 32, 0], 2, 32, 32))
+
+    tvm.ir.assert_structural_equal(LowerSharedToCB()(Before), Expected)

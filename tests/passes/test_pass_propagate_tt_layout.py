@@ -2,9 +2,11 @@
 
 import tilelang  # noqa: F401
 import tvm
+from tvm.script import ir as I
+from tvm.script import tirx as T
 
 from tests.kernels import eltwise, gemm, lower_until, run_pass
-from tests.passes.helpers import alloc_source
+from tests.passes.helpers import alloc_source, tl, tt_attrs
 from tilelang_tt.attrs import Attr, get
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.propagate_tt_layout import PropagateTTLayout
@@ -52,3 +54,42 @@ def test_vectors_get_their_kind_from_use():
     assert (cbs["ss"]["vector"], cbs["ss"]["block_tiles"]) == ("col", [1, 1])
     assert (cbs["w"]["vector"], cbs["w"]["block_tiles"]) == ("row", [1, 4])
     assert (cbs["x"]["vector"], cbs["x"]["block_tiles"]) == ("", [1, 4])
+
+
+def test_hand_written_stages_and_default_depth():
+    """Hand-written TIR: A_s, filled in a loop of num_stages=3, holds 3 blocks of its 2 bfloat16
+    tiles; the float32 fragment C_l the default 2 (the option). TVMScript buffers have no source line."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((64, 64), "bfloat16"), C: T.Buffer((64, 32), "float32")):
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                A_s = T.sblock_alloc_buffer((64, 32), "bfloat16", scope="shared.dyn")
+                C_l = T.sblock_alloc_buffer((64, 32), "float32", scope="local.fragment")
+                for k in T.serial(2, annotations={"num_stages": 3}):
+                    tl.tileop.copy(tl.region(A[0, k * 32], 1, 64, 32), tl.region(A_s[0, 0], 2, 64, 32))
+                tl.tileop.copy(tl.region(C_l[0, 0], 1, 64, 32), tl.region(C[0, 0], 2, 64, 32))
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((64, 64), "bfloat16"), C: T.Buffer((64, 32), "float32")):
+            T.func_attr(tt_attrs({"tt.cb_desc": {
+                "A_s": {"index": -1, "page_size": 2048, "num_pages": 6, "data_format": "Float16_b", "block_pages": 2,
+                        "block_tiles": [2, 1], "vector": "", "producer": "", "consumer": "", "buffer": "",
+                        "source": ""},
+                "C_l": {"index": -1, "page_size": 4096, "num_pages": 4, "data_format": "Float32", "block_pages": 2,
+                        "block_tiles": [2, 1], "vector": "", "producer": "", "consumer": "", "buffer": "",
+                        "source": ""}}}))
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                A_s = T.sblock_alloc_buffer((64, 32), "bfloat16", scope="shared.dyn")
+                C_l = T.sblock_alloc_buffer((64, 32), "float32", scope="local.fragment")
+                for k in T.serial(2, annotations={"num_stages": 3}):
+                    tl.tileop.copy(tl.region(A[0, k * 32], 1, 64, 32), tl.region(A_s[0, 0], 2, 64, 32))
+                tl.tileop.copy(tl.region(C_l[0, 0], 1, 64, 32), tl.region(C[0, 0], 2, 64, 32))
+
+    tvm.ir.assert_structural_equal(PropagateTTLayout()(Before), Expected)

@@ -1,19 +1,26 @@
 """D1 SplitDeviceKernel alone: main → main_reader / main_compute / main_writer."""
 
 import tilelang  # noqa: F401
+import tvm
 from tvm import tirx
+from tvm.script import ir as I
+from tvm.script import tirx as T
 
 from tests.kernels import eltwise, gemm, lower_until, run_pass
 from tests.passes.helpers import (
     alloc,
     assert_body,
     attr_launch,
+    cb_entry,
     ev,
     launch,
     loop,
     param,
     region,
     seq,
+    tl,
+    tt,
+    tt_attrs,
 )
 from tilelang_tt.attrs import Attr, Intrin, get
 from tilelang_tt.passes.split_device_kernel import SplitDeviceKernel
@@ -89,3 +96,87 @@ def test_hand_off_routing_and_scaler_fill():
     assert outs == ["xf", "xf", "xf_out"]  # copy, exp(x - max), then the division into the hand-off CB
     first = after["main_reader"].body.seq[0]
     assert_body(first, ev(Intrin.FILL_SCALER, 1, tirx.FloatImm("float32", 1.0)))
+
+
+GRAPH = {
+    "tt.cb_desc": {"A_s": cb_entry(0, producer="reader", consumer="compute", buffer="A"),
+                   "B_s": cb_entry(1, producer="reader", consumer="compute", buffer="B"),
+                   "C_l": cb_entry(16, producer="compute", consumer="writer", buffer="C")},
+    "tt.tile_dfg": {"A_s": {"producer": "reader", "consumers": ["compute"], "buffer": "A"},
+                    "B_s": {"producer": "reader", "consumers": ["compute"], "buffer": "B"},
+                    "C_l": {"producer": "compute", "consumers": ["writer"], "buffer": "C"}},
+}
+
+
+def _role(role):
+    return tt_attrs({**GRAPH, "tt.kernel_role": role, "tt.source_func": "main"})
+
+
+def test_hand_written_gemm_split():
+    """Hand-written TIR: the reader keeps the reads and their loop, the writer the write, compute the
+    accumulation scope with the gemm and the reads and the write as markers; the launch goes to all
+    three, the on-chip allocation block to none (its buffers are CB ids now)."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((32, 64), "bfloat16"), B: T.Buffer((64, 64), "bfloat16"),
+                 C: T.Buffer((32, 64), "bfloat16")):
+            T.func_attr(tt_attrs(GRAPH))
+            bx = T.launch_thread("coreIdx.x", 2)
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                A_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                B_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                C_l = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                with T.attr(C_l.data, "tt.accumulate", 0):
+                    for k in range(2):
+                        tt.read_to_cb(tl.region(A[0, k * 32], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+                        tt.read_to_cb(tl.region(B[k * 32, bx * 32], 1, 32, 32), tl.region(B_s[0, 0], 2, 32, 32))
+                        tt.mm.mma(A_s.data, B_s.data, C_l.data, 0, 0, 1, 1, False, k == 0)
+                    tt.pack_block(C_l.data, 0, 0, 1, 1)
+                tt.write_from_cb(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[0, bx * 32], 2, 32, 32))
+
+    @I.ir_module(check_well_formed=False)  # split kernels use their CBs' buffers unallocated
+    class Expected:
+        @T.prim_func
+        def main_reader(A: T.Buffer((32, 64), "bfloat16"), B: T.Buffer((64, 64), "bfloat16"),
+                        C: T.Buffer((32, 64), "bfloat16")):
+            T.func_attr(_role("reader"))
+            A_s = T.Buffer((32, 32), "bfloat16", scope="shared.dyn")
+            B_s = T.Buffer((32, 32), "bfloat16", scope="shared.dyn")
+            bx = T.launch_thread("coreIdx.x", 2)
+            for k in range(2):
+                tt.read_to_cb(tl.region(A[0, k * 32], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+                tt.read_to_cb(tl.region(B[k * 32, bx * 32], 1, 32, 32), tl.region(B_s[0, 0], 2, 32, 32))
+
+        @T.prim_func
+        def main_compute(A: T.Buffer((32, 64), "bfloat16"), B: T.Buffer((64, 64), "bfloat16"),
+                         C: T.Buffer((32, 64), "bfloat16")):
+            T.func_attr(_role("compute"))
+            A_s = T.Buffer((32, 32), "bfloat16", scope="shared.dyn")
+            B_s = T.Buffer((32, 32), "bfloat16", scope="shared.dyn")
+            C_l = T.Buffer((32, 32), "float32", scope="local.fragment")
+            bx = T.launch_thread("coreIdx.x", 2)
+            with T.attr(C_l.data, "tt.accumulate", 0):
+                for k in range(2):
+                    tt.read_to_cb(tl.region(A[0, k * 32], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+                    tt.read_to_cb(tl.region(B[k * 32, bx * 32], 1, 32, 32), tl.region(B_s[0, 0], 2, 32, 32))
+                    tt.mm.mma(A_s.data, B_s.data, C_l.data, 0, 0, 1, 1, False, k == 0)
+                tt.pack_block(C_l.data, 0, 0, 1, 1)
+            tt.write_from_cb(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[0, bx * 32], 2, 32, 32))
+
+        @T.prim_func
+        def main_writer(A: T.Buffer((32, 64), "bfloat16"), B: T.Buffer((64, 64), "bfloat16"),
+                        C: T.Buffer((32, 64), "bfloat16")):
+            T.func_attr(_role("writer"))
+            C_l = T.Buffer((32, 32), "float32", scope="local.fragment")
+            bx = T.launch_thread("coreIdx.x", 2)
+            tt.write_from_cb(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[0, bx * 32], 2, 32, 32))
+
+    # One function at a time: the three kernels share main's parameters (one variable in three
+    # functions, which a module-wide comparison would map to three); their CB buffers are free.
+    after = SplitDeviceKernel()(Before)
+    assert sorted(gv.name_hint for gv in after.functions) == sorted(gv.name_hint for gv in Expected.functions)
+    for gv in Expected.functions:
+        tvm.ir.assert_structural_equal(after[gv.name_hint], Expected[gv], map_free_vars=True)
