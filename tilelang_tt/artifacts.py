@@ -9,6 +9,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tilelang_tt.contract.plan import Plan
+
 SOURCE_NAMES = ("reader.cpp", "compute.cpp", "writer.cpp", "main.cpp", "tt.plan.json")
 # get_source() role names -> file names
 ROLES = {"reader": "reader.cpp", "compute": "compute.cpp", "writer": "writer.cpp", "main": "main.cpp",
@@ -18,13 +20,6 @@ EMULATOR, DEVICE = "emulator", "tt"  # Artifacts.run(device=...)
 
 class ArtifactsDirError(ValueError):
     """A directory that does not hold a saved program."""
-
-
-def _torch_dtype(plan: dict, name: str):
-    import torch
-
-    dtype = next(b["dtype"] for b in plan["buffers"] if b["name"] == name)
-    return getattr(torch, dtype)
 
 
 def write_files_atomically(directory: str | os.PathLike, files: dict[str, str]) -> Path:
@@ -100,33 +95,32 @@ class Artifacts:
         ``<buffer>.bin``, outputs ``<buffer>.out.bin`` and ``counters.json`` (per core and total).
         ``device="tt"`` runs it on a Tenstorrent device through ttnn's ``generic_op``
         (:func:`tilelang_tt.host.ttnn_program.run_on_device`)."""
-        buffers = self.plan["buffers"]
-        inputs = [b for b in buffers if b["access"] != "write"]
+        plan = Plan.from_json(self.plan)
+        buffers, inputs = plan.buffers, plan.inputs
         if len(tensors) == len(buffers):
-            given = {b["name"]: t for b, t in zip(buffers, tensors) if b["access"] != "write"}
+            given = {b.name: t for b, t in zip(buffers, tensors) if b.is_input}
         elif len(tensors) == len(inputs):
-            given = {b["name"]: t for b, t in zip(inputs, tensors)}
+            given = {b.name: t for b, t in zip(inputs, tensors)}
         else:
             raise TypeError(f"kernel `{self.kernel_name}` takes {len(inputs)} input tensors "
-                            f"({', '.join(b['name'] for b in inputs)}), got {len(tensors)}")
+                            f"({', '.join(b.name for b in inputs)}), got {len(tensors)}")
         given |= named
         if device == DEVICE:
             if out_dir is not None:
                 raise ValueError("out_dir keeps the emulator's data directory; a device run has none: drop out_dir")
             from tilelang_tt.host.ttnn_program import run_on_device
 
-            return run_on_device(self, *(given[b["name"]] for b in inputs))
+            return run_on_device(self, *(given[b.name] for b in inputs))
         if device != EMULATOR:
             raise ValueError(f"device={device!r}: use device={EMULATOR!r} (the default) or device={DEVICE!r} "
                              "(a Tenstorrent device through ttnn)")
         from tilelang_tt.emulator import run
 
         result = run(self.sources, self.plan, given, data_dir=None if out_dir is None else Path(out_dir))
-        written = [b["name"] for b in buffers if b["access"] != "read"]
-        outputs = [result.outputs[name] for name in written]
+        outputs = [result.outputs[b.name] for b in plan.outputs]
         if any(type(t).__module__.startswith("torch") for t in given.values()):
             import torch
 
-            outputs = [torch.from_numpy(o).to(_torch_dtype(self.plan, name)) for o, name in zip(outputs, written)]
+            outputs = [torch.from_numpy(o).to(getattr(torch, b.dtype)) for o, b in zip(outputs, plan.outputs)]
         self.last_counters = result.counters
         return outputs[0] if len(outputs) == 1 else tuple(outputs)

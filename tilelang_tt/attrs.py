@@ -17,6 +17,16 @@ import tilelang  # noqa: F401  (tilelang must be imported before tvm)
 from tvm import ir, runtime, tirx
 from tvm.ir import register_op_attr as tvm_register_op_attr
 
+from tilelang_tt.contract.formats import DATA_FORMATS
+from tilelang_tt.contract.plan import (  # noqa: F401  (the vocabulary attributes and the plan share)
+    MCAST_ARGS,
+    ArgKind,
+    MulticastDesc,
+    Policy,
+    WorkItem,
+    WorkPolicy,
+)
+
 
 class _DocumentedKey(str, enum.Enum):
     """A string enum whose members are (value, docstring) pairs."""
@@ -38,7 +48,8 @@ class Attr(_DocumentedKey):
     GRID_TILES = ("tt.grid_tiles", "[Mt, Nt]: output tile counts along M (rows) and N (columns).")
     BLOCK_GRID = ("tt.block_grid", "[By, Bx]: TileLang block grid (T.Kernel extents) along M and N.")
     BLOCK_TILES = ("tt.block_tiles", "[bmt, bnt]: tiles per block along M and N.")
-    WORK_PARTITION = ("tt.work_partition", "Per active core: (x, y, start_id, count, width, shard_y, shard_x) over block ids (WorkItem).")
+    WORK_PARTITION = ("tt.work_partition", "Per active core: {core, start_id, count, width, shard} over block ids "
+                                           "(a WorkItem, as the plan's work_partition entries).")
     WORK_POLICY = ("tt.work_policy", "How a core walks its blocks: {policy, stride, shard_blocks} (WorkPolicy).")
     MULTICAST = ("tt.multicast", "CB name -> {axis, sender_semaphore, receiver_semaphore}: blocks the first core "
                                  "of a core row/column reads once and multicasts to the others (MulticastDesc).")
@@ -91,17 +102,6 @@ class MemoryLayout(str, enum.Enum):
     HEIGHT_SHARDED = "height_sharded"
     WIDTH_SHARDED = "width_sharded"
     BLOCK_SHARDED = "block_sharded"
-
-
-# TileLang/TVM dtype -> (tt-metal DataFormat, bytes per element): the dtypes every stage supports
-# (host tilize in main.cpp, emulator, ttnn). float16 is not among them: ttnn has no float16 tensors.
-DATA_FORMATS: dict[str, tuple[str, int]] = {
-    "bfloat16": ("Float16_b", 2),
-    "float32": ("Float32", 4),
-    "int32": ("Int32", 4),
-    "uint32": ("UInt32", 4),
-    "uint16": ("UInt16", 2),
-}
 
 
 def _to_py(value):
@@ -226,116 +226,6 @@ class CBDesc:
     @staticmethod
     def from_dict(name: str, d: dict) -> CBDesc:
         return CBDesc(name=name, **(d | {"block_tiles": tuple(d["block_tiles"])}))
-
-
-class Policy(str, enum.Enum):
-    """Work partition policies (block id = by * Bx + bx, row-major over the T.Kernel grid)."""
-
-    CONTIGUOUS = "contiguous"  # core i: blocks start_id .. start_id + count - 1
-    ROW_MAJOR = "row_major"  # round-robin in row-major order: core i: blocks i, i + P, i + 2P, ...
-    BLOCK = "block"  # a rectangle of the block grid: `count` blocks in rows of `width` from start_id
-    LOCAL_SHARD = "local_shard"  # the blocks of the output shard the core holds (a rectangle)
-
-
-@dataclass(frozen=True)
-class WorkItem:
-    """One core's share of the block grid: ``count`` blocks from ``start_id`` (rows of ``width``
-    blocks for the rectangle policies; 0 otherwise). ``shard`` is the (row, col) of the shard a
-    core owns under ``local_shard``."""
-
-    core: tuple[int, int]
-    start_id: int
-    count: int
-    width: int = 0
-    shard: tuple[int, int] = (0, 0)
-
-    def to_list(self) -> list[int]:
-        return [self.core[0], self.core[1], self.start_id, self.count, self.width, *self.shard]
-
-    @staticmethod
-    def from_list(v) -> WorkItem:
-        x, y, s, c, w, sy, sx = (int(e) for e in v)
-        return WorkItem((x, y), s, c, w, (sy, sx))
-
-    @staticmethod
-    def from_plan(entry: dict) -> WorkItem:
-        """From a ``work_partition`` entry of ``tt.plan.json`` (``width``/``shard`` only when used)."""
-        return WorkItem(tuple(entry["core"]), entry["start_id"], entry["count"], entry.get("width", 0),
-                        tuple(entry.get("shard", (0, 0))))
-
-
-@dataclass(frozen=True)
-class WorkPolicy:
-    """``tt.work_policy``: ``stride`` is the block-id step of ``row_major`` (the core count);
-    ``shard_blocks`` the (rows, cols) of blocks per shard of ``local_shard``."""
-
-    policy: Policy
-    stride: int = 1
-    shard_blocks: tuple[int, int] = (0, 0)
-
-    def to_dict(self) -> dict:
-        return {"policy": self.policy.value, "stride": self.stride, "shard_blocks": list(self.shard_blocks)}
-
-    @staticmethod
-    def from_dict(d: dict) -> WorkPolicy:
-        return WorkPolicy(Policy(d["policy"]), int(d["stride"]), tuple(d["shard_blocks"]))
-
-    def blocks(self, item: WorkItem, block_grid: tuple[int, int]) -> list[tuple[int, int]]:
-        """The (by, bx) blocks a core walks, in order: the contract of codegen's persistent loop."""
-        bx_total = block_grid[1]
-        out = []
-        for n in range(item.count):
-            if self.policy == Policy.LOCAL_SHARD:
-                sby, sbx = self.shard_blocks
-                out.append((item.shard[0] * sby + n // item.width, item.shard[1] * sbx + n % item.width))
-                continue
-            step = {Policy.CONTIGUOUS: n, Policy.ROW_MAJOR: n * self.stride,
-                    Policy.BLOCK: (n // max(item.width, 1)) * bx_total + n % max(item.width, 1)}[self.policy]
-            out.append(divmod(item.start_id + step, bx_total))
-        return out
-
-
-@dataclass(frozen=True)
-class MulticastDesc:
-    """``tt.multicast`` entry: the block of CB ``cb`` is the same for every core of a core row
-    (``axis`` "x": the cores along x share it) or column ("y"); the first core of the group reads
-    it and multicasts it, handshaking through two semaphores."""
-
-    cb: str
-    axis: str
-    sender_semaphore: int
-    receiver_semaphore: int
-
-    def to_dict(self) -> dict:
-        return {"axis": self.axis, "sender_semaphore": self.sender_semaphore,
-                "receiver_semaphore": self.receiver_semaphore}
-
-    @staticmethod
-    def from_dict(cb: str, d: dict) -> MulticastDesc:
-        return MulticastDesc(cb, d["axis"], int(d["sender_semaphore"]), int(d["receiver_semaphore"]))
-
-    def arg(self, what: str) -> str:
-        """Name of one of this multicast's runtime args (see :data:`MCAST_ARGS`)."""
-        return f"{self.cb}_mcast_{what}"
-
-
-# Per multicast CB, the reader's runtime args in order: whether this core sends, the NOC (x, y) of
-# its group's sender, the NOC rectangle of the group (start/end as the reader's NOC expects), the
-# cores the multicast reaches (the sender included: it lies in the rectangle) and the receivers.
-MCAST_ARGS = ("sender", "sender_x", "sender_y", "start_x", "start_y", "end_x", "end_y", "num_dests", "receivers")
-
-
-class ArgKind(str, enum.Enum):
-    """Kinds of kernel runtime arguments (their per-core values are computed by the plan)."""
-
-    BUFFER_ADDRESS = "buffer_address"  # device address of `buffer`
-    START_ID = "start_id"  # first block of the core's work
-    COUNT = "count"  # blocks of the core's work
-    WIDTH = "width"  # blocks per row of the core's rectangle (block / local_shard policies)
-    SHARD_Y = "shard_y"  # shard row the core owns (local_shard)
-    SHARD_X = "shard_x"  # shard column the core owns (local_shard)
-    MCAST = "mcast"  # multicast argument `what` (MCAST_ARGS) of CB `cb`
-    CONST = "const"  # `value`
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ import traceback
 from pathlib import Path
 
 from tilelang_tt.artifacts import Artifacts, ArtifactsDirError
+from tilelang_tt.contract.plan import Plan
 from tilelang_tt.emulator import EmulatorError
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.options import OptionError
@@ -110,13 +111,7 @@ def _random_inputs(plan: dict, seed: int):
     import torch
 
     g = torch.Generator().manual_seed(seed)
-    inputs = []
-    for buf in plan["buffers"]:
-        if buf["access"] == "write":
-            continue
-        dtype = getattr(torch, buf["dtype"])
-        inputs.append(torch.randn(*buf["shape"], generator=g).to(dtype))
-    return inputs
+    return [torch.randn(*buf.shape, generator=g).to(getattr(torch, buf.dtype)) for buf in Plan.from_json(plan).inputs]
 
 
 def cmd_compile(args) -> int:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from types import MappingProxyType
 
-from tilelang_tt.arch import ARCHS, get_arch
+from tilelang_tt.contract.arch import ARCHS, get_arch
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.layout import BufferLayout
 

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import jsonschema
 
-from tilelang_tt.arch import get_arch
-from tilelang_tt.attrs import LayoutDesc, WorkItem, WorkPolicy
-from tilelang_tt.layout import shard_of_core
+from tilelang_tt.attrs import WorkItem, WorkPolicy
+from tilelang_tt.contract.l1 import CircularBuffer, L1Use, cores_in_ranges, from_layout, l1_use
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "tt.plan.schema.json"
 
@@ -45,21 +44,14 @@ def load_plan(path: str | Path) -> dict:
     return check_plan(plan, str(path))
 
 
-def l1_per_core(plan: dict) -> dict[tuple[int, int], int]:
-    """Bytes of L1 each core uses: the circular buffers on every active core, plus the shards of
-    the L1-sharded buffers on the cores holding them."""
-    cb_bytes = sum(cb["page_size"] * cb["num_pages"] for cb in plan["cbs"])
-    used = {tuple(work["core"]): cb_bytes for work in plan["work_partition"]}
-    for buf in plan["buffers"]:
-        if buf["memory"] != "L1":
-            continue
-        tile_rows, tile_cols = buf["tile_shape"]
-        shard_tiles = (buf["shard_shape"][0] // tile_rows, buf["shard_shape"][1] // tile_cols)
-        desc = LayoutDesc(buffer=buf["name"], shape=tuple(buf["shape"]), dtype=buf["dtype"],
-                          tile_shape=(tile_rows, tile_cols))
-        for core, shards in shard_of_core(desc.tile_grid, shard_tiles, tuple(buf["shard_grid"])).items():
-            used[core] = used.get(core, 0) + len(shards) * shard_tiles[0] * shard_tiles[1] * buf["page_size"]
-    return used
+def plan_l1(plan: dict) -> L1Use:
+    """Each core's L1 as the host program allocates it (tilelang_tt.contract.l1, the model VerifyTTIR
+    checks): the L1 buffers in plan order, then the CBs in plan order on every core of
+    ``core_ranges``."""
+    cbs = [CircularBuffer(cb["page_size"], cb["num_pages"]) for cb in plan["cbs"]]
+    cores = cores_in_ranges((r["start"], r["end"]) for r in plan["core_ranges"])
+    in_l1 = [from_layout(buf["name"], buf) for buf in plan["buffers"]]
+    return l1_use(plan["arch"], dict.fromkeys(cores, cbs), [buf for buf in in_l1 if buf is not None])
 
 
 def _kib(n: float) -> str:
@@ -80,7 +72,6 @@ def _blocks_text(blocks: list[tuple[int, int]]) -> str:
 
 def summary(plan: dict) -> str:
     """Grid, work per core, CBs and L1 use per core, runtime args per core."""
-    arch = get_arch(plan["arch"])
     gx, gy = plan["core_grid"]
     cores = len(plan["work_partition"])
     by, bx = plan["block_grid"]
@@ -95,15 +86,16 @@ def summary(plan: dict) -> str:
         f"work and L1 use per core ({policy.policy.value} partition; blocks as (by, bx) in walking order):",
         "  core      start_id  count          L1  blocks",
     ]
-    l1 = l1_per_core(plan)
+    use = plan_l1(plan)
+    l1 = {core.core: core.allocated for core in use.cores}
     for w in plan["work_partition"]:
         item = WorkItem.from_plan(w)
         lines.append(f"  {'({},{})'.format(*item.core):<8}{item.start_id:>10}  {item.count:>5}  "
                      f"{_kib(l1[item.core]):>10}  {_blocks_text(policy.blocks(item, (by, bx)))}")
     active = {tuple(w["core"]) for w in plan["work_partition"]}
-    idle = [f"({x},{y}) {_kib(n)}" for (x, y), n in sorted(l1.items(), key=lambda e: e[0][::-1]) if (x, y) not in active]
+    idle = [f"({x},{y}) {_kib(n)}" for (x, y), n in l1.items() if (x, y) not in active]
     if idle:
-        lines.append(f"  L1 shards on cores without work: {', '.join(idle)}")
+        lines.append(f"  L1 buffers on cores without work: {', '.join(idle)}")
     for mc in plan["multicast"]:
         group = {"x": "each core row", "y": "each core column", "xy": "the whole grid"}[mc["axis"]]
         lines.append(f"  multicast: {mc['cb']} read by the first core of {group} and sent to the others "
@@ -116,12 +108,16 @@ def summary(plan: dict) -> str:
     in_l1 = [buf for buf in plan["buffers"] if buf["memory"] == "L1"]
     if in_l1:
         lines += ["", "buffers in L1:"]
-    lines += [f"  {buf['name']}: {buf['layout']} on {buf['shard_grid'][0]}x{buf['shard_grid'][1]} cores, shards of "
-              f"{buf['shard_shape'][0]}x{buf['shard_shape'][1]} elements" for buf in in_l1]
+    for buf, placed in zip(in_l1, use.buffers):
+        where = (f"{buf['layout']} on {buf['shard_grid'][0]}x{buf['shard_grid'][1]} cores, shards of "
+                 f"{buf['shard_shape'][0]}x{buf['shard_shape'][1]} elements" if placed.buffer.sharded
+                 else "interleaved over the L1 of every worker core")
+        lines.append(f"  {buf['name']}: {where}; {_kib(placed.size)} at L1 offset {placed.address:#x} of every core")
     most = max(l1.values(), default=0)
-    verdict = "fits" if most <= arch.l1_bytes else "DOES NOT FIT"
+    usable = use.available
+    verdict = "fits" if use.fits else f"DOES NOT FIT: {use.worst}"
     lines += [
-        f"L1 per core: at most {_kib(most)} of {_kib(arch.l1_bytes)} usable ({100 * most / arch.l1_bytes:.1f}%, "
+        f"L1 per core: at most {_kib(most)} of {_kib(usable)} usable ({100 * most / usable:.1f}%, "
         f"{verdict}); total {_kib(sum(l1.values()))} over {len(l1)} cores",
         "",
         "runtime args per core (@X = device address of buffer X, noc_x(x,y) = NOC x of core (x,y)):",
@@ -146,13 +142,14 @@ def draw_png(plan: dict, out: str | Path) -> tuple[int, int]:
     import numpy as np
 
     dx, dy = plan["device_grid"]
-    capacity = get_arch(plan["arch"]).l1_bytes
+    use = plan_l1(plan)
+    capacity = use.available
     blocks = np.ma.masked_all((dy, dx))
     l1 = np.ma.masked_all((dy, dx))
     for work in plan["work_partition"]:
         blocks[work["core"][1], work["core"][0]] = work["count"]
-    for (x, y), used in l1_per_core(plan).items():
-        l1[y, x] = used / 1024
+    for core in use.cores:
+        l1[core.core[1], core.core[0]] = core.allocated / 1024
     size = (2 * dx + 4, dy + 2)
     fig, (work_ax, l1_ax) = plt.subplots(1, 2, figsize=size, dpi=DPI, layout="constrained")
     panels = (

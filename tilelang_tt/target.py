@@ -22,7 +22,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401  (tilelang must be imported before tvm)
 from tvm.target import Target, register_tag
 
-from tilelang_tt.arch import ARCHS
+from tilelang_tt.contract.arch import ARCHS
 from tilelang_tt.errors import TTCompileError
 
 TAG = "tenstorrent"

@@ -9,6 +9,7 @@ import pytest
 
 from tests.emulator.eltwise_add import make_plan
 from tilelang_tt.codegen.host import emit_main_cpp
+from tilelang_tt.contract.plan import PlanError
 from tilelang_tt.emulator.driver import INCLUDE_DIR
 
 
@@ -55,18 +56,22 @@ def test_literal_compile_args_interleave_with_accessors():
 @pytest.mark.parametrize(
     "mutate, message",
     [
-        (lambda p: p["buffers"][0].update(data_format="Bfp8_b"), "not one element per datum"),
+        (lambda p: p["buffers"][0].update(data_format="Bfp8_b"), "holds one element per datum"),
         (lambda p: p["buffers"][0].update(num_pages=5), "num_pages"),
         (lambda p: p["tensor_accessors"][0].update(compile_time_args=[0, 2048]), "TensorAccessorArgs"),
         (lambda p: p["runtime_args"][0]["reader"].__setitem__(0, "@Z"), "'@Z'"),
         (lambda p: p["runtime_args"][0]["compute"].__setitem__(0, -1), "unsigned 32-bit"),
         (lambda p: p["kernels"][1].update(math_fidelity="HiFi5"), "math_fidelity"),
+        (lambda p: p["buffers"][0].update(memory="L1"),
+         r"^buffer 'A': main.cpp places interleaved buffers in DRAM only, not in L1$"),
+        (lambda p: p["buffers"][0].update(tile_shape=[16, 32], page_size=1024, num_pages=12),
+         r"^buffer 'A': only 32x32 tiles are supported, got \[16, 32\]$"),
     ],
 )
 def test_inconsistent_plans_are_rejected(mutate, message):
     plan = copy.deepcopy(make_plan())
     mutate(plan)
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(PlanError, match=message):
         emit_main_cpp(plan)
 
 
@@ -82,7 +87,7 @@ def test_main_cpp_compiles_against_the_emulated_host_api(tmp_path):
 
 def test_semaphores_are_created_with_the_planned_ids(tmp_path):
     plan = make_plan()
-    plan["semaphores"] = [{"id": 0, "initial_value": 0}, {"id": 1, "initial_value": 5}]
+    plan["semaphores"] = [{"id": 0, "name": "go", "initial_value": 0}, {"id": 1, "name": "done", "initial_value": 5}]
     text = emit_main_cpp(plan)
     assert "if (CreateSemaphore(program, cores, 5) != 1) {" in text
     plan["semaphores"][1]["id"] = 3

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import tilelang_tt
 from tests.kernels import eltwise, gemm
-from tilelang_tt.attrs import Policy, WorkItem, WorkPolicy
+from tilelang_tt.contract.plan import SCHEMA_PATH, Policy, WorkItem, WorkPolicy
 from tilelang_tt.passes.layout_aware_work_partition_tt import (
     core_ranges,
     partition,
@@ -21,7 +21,7 @@ from tilelang_tt.passes.layout_aware_work_partition_tt import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-SCHEMA = json.loads((ROOT / "tt.plan.schema.json").read_text())
+SCHEMA = json.loads(SCHEMA_PATH.read_text())
 
 
 def test_plans_validate_against_schema():

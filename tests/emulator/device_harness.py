@@ -22,6 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
+from tilelang_tt.contract.formats import bfloat16_round
+from tilelang_tt.emulator.driver import arch_table_define, bfloat16_bits_to_float32
+
 ROOT = Path(__file__).resolve().parents[2]
 EMU = ROOT / "tilelang_tt" / "emulator"
 CXX = ["g++", "-std=c++20", "-O2", "-pthread"]
@@ -44,16 +47,18 @@ def _compile(src: Path, obj: Path, extra: list[str]) -> None:
 
 
 def runtime_objects(build_dir: Path) -> list[Path]:
-    """Compiles runtime/*.cpp and the harness once into build_dir (keyed by content)."""
+    """Compiles runtime/*.cpp (with the driver's arch table) and the harness once into build_dir
+    (keyed by content)."""
     sources = [EMU / "runtime" / f for f in RUNTIME_SOURCES] + [HARNESS]
     headers = sorted((EMU / "runtime").glob("*.hpp"))
-    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources + headers)).hexdigest()[:16]
+    defines = [arch_table_define()]
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources + headers) + defines[0].encode()).hexdigest()[:16]
     out = build_dir / f"runtime-{digest}"
     objs = [out / (p.stem + ".o") for p in sources]
     if not all(o.exists() for o in objs):
         out.mkdir(parents=True, exist_ok=True)
         with ThreadPoolExecutor() as pool:
-            list(pool.map(lambda so: _compile(so[0], so[1], []), zip(sources, objs)))
+            list(pool.map(lambda so: _compile(so[0], so[1], defines), zip(sources, objs)))
     return objs
 
 
@@ -107,11 +112,11 @@ def run(work: Path, exe: Path, spec: str, inputs: dict[str, bytes], outputs: lis
 def bf16_bits(x: np.ndarray) -> np.ndarray:
     """float32 -> bfloat16 bit patterns, round to nearest even (finite inputs)."""
     u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    return bfloat16_round(u).astype(np.uint16)
 
 
 def bf16_to_f32(b: np.ndarray) -> np.ndarray:
-    return (b.astype(np.uint32) << 16).view(np.float32)
+    return bfloat16_bits_to_float32(b)
 
 
 def tilize(x: np.ndarray) -> np.ndarray:

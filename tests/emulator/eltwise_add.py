@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+from tilelang_tt.codegen.host import emit_main_cpp
+
 READER = """\
 #include <cstdint>
 
@@ -95,6 +97,11 @@ void kernel_main() {
 SOURCES = {"reader.cpp": READER, "compute.cpp": COMPUTE, "writer.cpp": WRITER}
 
 
+def program_sources(plan: dict, kernels: dict[str, str] = SOURCES) -> dict[str, str]:
+    """The program's files: ``kernels`` and the host program the compiler writes for ``plan``."""
+    return {**kernels, "main.cpp": emit_main_cpp(plan)}
+
+
 def _buffer(name: str, index: int, shape: list[int], access: str) -> dict:
     tiles = math.ceil(shape[0] / 32) * math.ceil(shape[1] / 32)
     return {
@@ -112,14 +119,16 @@ def _cb(index: int, name: str, producer: str, consumer: str, buffer: str) -> dic
 
 
 def make_plan(rows: int = 64, cols: int = 96, cores: int = 2) -> dict:
-    """Eltwise C = A + B over a (rows x cols) bfloat16 matrix, tiles split over `cores` cores in a row."""
+    """Eltwise C = A + B over a (rows x cols) bfloat16 matrix, tiles split over at most `cores`
+    cores in a row (cores left without a tile are not used)."""
     tile_rows, tile_cols = math.ceil(rows / 32), math.ceil(cols / 32)
     tiles = tile_rows * tile_cols
     per_core = math.ceil(tiles / cores)
+    cores = math.ceil(tiles / per_core)
     partition = []
     for x in range(cores):
         start = x * per_core
-        partition.append({"core": [x, 0], "start_id": start, "count": max(0, min(per_core, tiles - start))})
+        partition.append({"core": [x, 0], "start_id": start, "count": min(per_core, tiles - start)})
     accessor = [2, 2048]
     return {
         "schema_version": 1,
@@ -132,6 +141,7 @@ def make_plan(rows: int = 64, cols: int = 96, cores: int = 2) -> dict:
         "grid_tiles": [tile_rows, tile_cols],
         "block_grid": [tile_rows, tile_cols],
         "block_tiles": [1, 1],
+        "work_policy": {"policy": "contiguous", "stride": 1, "shard_blocks": [0, 0]},
         "work_partition": partition,
         "buffers": [
             _buffer("A", 0, [rows, cols], "read"),
@@ -149,7 +159,7 @@ def make_plan(rows: int = 64, cols: int = 96, cores: int = 2) -> dict:
             {"buffer": "C", "kernel": "writer", "cta_offset": 0, "compile_time_args": accessor},
         ],
         "kernels": [
-            {"role": "reader", "source": "reader.cpp", "processor": "RISCV_1", "noc": "RISCV_1_default",
+            {"role": "reader", "source": "reader.cpp", "processor": "RISCV_1", "noc": "RISCV_1_default", "common_runtime_args": [],
              "compile_time_args": accessor + accessor,
              "runtime_args": [
                  {"name": "A_addr", "kind": "buffer_address", "buffer": "A"},
@@ -158,7 +168,7 @@ def make_plan(rows: int = 64, cols: int = 96, cores: int = 2) -> dict:
             {"role": "compute", "source": "compute.cpp", "math_fidelity": "HiFi4",
              "fp32_dest_acc_en": False, "math_approx_mode": False, "compile_time_args": [],
              "runtime_args": [{"name": "start_id", "kind": "start_id"}, {"name": "count", "kind": "count"}]},
-            {"role": "writer", "source": "writer.cpp", "processor": "RISCV_0", "noc": "RISCV_0_default",
+            {"role": "writer", "source": "writer.cpp", "processor": "RISCV_0", "noc": "RISCV_0_default", "common_runtime_args": [],
              "compile_time_args": accessor,
              "runtime_args": [
                  {"name": "C_addr", "kind": "buffer_address", "buffer": "C"},
@@ -170,4 +180,5 @@ def make_plan(rows: int = 64, cols: int = 96, cores: int = 2) -> dict:
             for p in partition
         ],
         "semaphores": [],
+        "multicast": [],
     }

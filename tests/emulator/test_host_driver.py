@@ -6,17 +6,25 @@ readwrite buffer must come back unchanged (after rounding to its dtype).
 
 from __future__ import annotations
 
-import copy
+import ast
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from tests.emulator.eltwise_add import make_plan
-from tilelang_tt.emulator import EmulatorError, EmulatorResult, run
+from tests.emulator.eltwise_add import make_plan, program_sources
+from tilelang_tt.emulator import EmulatorError, EmulatorResult, driver, run
 from tilelang_tt.emulator.driver import bfloat16_bits_to_float32
 
 IDLE = {name: "void kernel_main() {}\n" for name in ("reader.cpp", "compute.cpp", "writer.cpp")}
+
+
+def idle(plan: dict) -> dict[str, str]:
+    """The plan's host program with kernels that do nothing."""
+    return program_sources(plan, IDLE)
 
 
 def _bfloat16(values: np.ndarray) -> np.ndarray:
@@ -33,7 +41,7 @@ def _readwrite_plan(rows: int, cols: int, cores: int = 2) -> dict:
 def test_buffers_round_trip_through_device_dram(rows, cols):
     plan = _readwrite_plan(rows, cols)
     values = np.random.default_rng(rows).standard_normal((rows, cols)).astype(np.float32)
-    result = run(IDLE, plan, {"A": values, "B": values, "C": values * 3})
+    result = run(idle(plan), plan, {"A": values, "B": values, "C": values * 3})
     assert isinstance(result, EmulatorResult)
     assert list(result.outputs) == ["C"]
     assert result.outputs["C"].dtype == np.float32
@@ -43,7 +51,7 @@ def test_buffers_round_trip_through_device_dram(rows, cols):
 def test_torch_bfloat16_inputs_are_passed_bit_exactly():
     plan = _readwrite_plan(32, 64)
     tensor = torch.randn(32, 64, dtype=torch.bfloat16)
-    result = run(IDLE, plan, {"A": tensor, "B": tensor, "C": tensor})
+    result = run(idle(plan), plan, {"A": tensor, "B": tensor, "C": tensor})
     expected = bfloat16_bits_to_float32(tensor.view(torch.int16).numpy().view(np.uint16))
     np.testing.assert_array_equal(result.outputs["C"], expected)
 
@@ -59,30 +67,60 @@ def test_float32_buffers():
     plan["kernels"][0]["compile_time_args"] = [2, 4096, 2, 4096]
     plan["kernels"][2]["compile_time_args"] = [2, 4096]
     values = np.arange(32 * 32, dtype=np.float32).reshape(32, 32) / 7
-    result = run(IDLE, plan, {"A": values, "B": values, "C": values})
+    result = run(idle(plan), plan, {"A": values, "B": values, "C": values})
     np.testing.assert_array_equal(result.outputs["C"], values)
 
 
 def test_counters_cover_the_active_cores():
     plan = _readwrite_plan(32, 64, cores=2)
     values = np.ones((32, 64), dtype=np.float32)
-    counters = run(IDLE, plan, {"A": values, "B": values, "C": values}).counters
+    counters = run(idle(plan), plan, {"A": values, "B": values, "C": values}).counters
     assert sorted(tuple(c["core"]) for c in counters["cores"]) == [(0, 0), (1, 0)]
     assert "total" in counters
 
 
 def test_emulator_errors_carry_the_message_and_exit_code():
-    plan = copy.deepcopy(_readwrite_plan(32, 32, cores=1))
+    plan = _readwrite_plan(32, 32, cores=1)
+    popping = '#include "api/dataflow/dataflow_api.h"\nvoid kernel_main() { cb_pop_front(16, 1); }\n'
+    values = np.ones((32, 32), dtype=np.float32)
+    with pytest.raises(EmulatorError, match=r"core \(0,0\) writer kernel 'writer.cpp': cb_pop_front\(CB 16, 1\) pops "
+                                            r"more pages than waited for .* at writer.cpp:2") as caught:
+        run(idle(plan) | {"writer.cpp": popping}, plan, {"A": values, "B": values, "C": values})
+    assert caught.value.returncode == 3
+
+
+def test_a_plan_the_contract_rejects_is_an_emulator_error():
+    plan = _readwrite_plan(32, 32, cores=1)
+    sources = idle(plan)
     plan["arch"] = "grayskull"
     values = np.ones((32, 32), dtype=np.float32)
-    with pytest.raises(EmulatorError, match="grayskull") as caught:
+    with pytest.raises(EmulatorError, match=r"^not a valid tt.plan.json: arch: expected one of \['wormhole_b0', "
+                                            r"'blackhole'\], got 'grayskull'$") as caught:
+        run(sources, plan, {"A": values, "B": values, "C": values})
+    assert caught.value.returncode is None
+
+
+def test_a_program_without_main_cpp_is_an_error():
+    plan = _readwrite_plan(32, 32, cores=1)
+    values = np.ones((32, 32), dtype=np.float32)
+    with pytest.raises(EmulatorError, match=r"^the program lacks main.cpp \(sources given: \['compute.cpp', "
+                                            r"'reader.cpp', 'writer.cpp'\]\); tilelang_tt.compile\(\) writes every "
+                                            r"file of a program") as caught:
         run(IDLE, plan, {"A": values, "B": values, "C": values})
-    assert caught.value.returncode == 3
+    assert caught.value.returncode is None
+
+
+def test_the_driver_does_not_import_codegen():
+    tree = ast.parse(Path(driver.__file__).read_text())
+    imported = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    assert "tilelang_tt.contract.plan" in imported
+    assert [m for m in imported if m.startswith("tilelang_tt.codegen")] == []
 
 
 def test_compile_args_must_agree_with_the_host_program():
     plan = _readwrite_plan(32, 32, cores=1)
-    sources = dict(IDLE)
+    sources = idle(plan)
     # The kernels are built with the plan's args, the host derives them from the buffers: a plan
     # that lies about the accessor's page size is caught when the kernel is created.
     plan["kernels"][2]["compile_time_args"] = [2, 1024]
@@ -98,6 +136,17 @@ def test_inputs_are_checked():
     plan = _readwrite_plan(32, 32, cores=1)
     values = np.ones((32, 32), dtype=np.float32)
     with pytest.raises(EmulatorError, match="missing"):
-        run(IDLE, plan, {"A": values, "B": values})
+        run(idle(plan), plan, {"A": values, "B": values})
     with pytest.raises(EmulatorError, match="shape"):
-        run(IDLE, plan, {"A": values, "B": values, "C": np.ones((32, 33), dtype=np.float32)})
+        run(idle(plan), plan, {"A": values, "B": values, "C": np.ones((32, 33), dtype=np.float32)})
+
+
+def test_emulate_names_a_missing_main_cpp(tmp_path):
+    program = Path(__file__).resolve().parents[1] / "golden" / "eltwise_add"
+    for name in ("reader.cpp", "compute.cpp", "writer.cpp", "tt.plan.json"):
+        (tmp_path / name).write_text((program / name).read_text())
+    done = subprocess.run([sys.executable, "-c", "from tilelang_tt.cli import entry; entry()", "emulate", str(tmp_path)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 2
+    assert done.stderr == (f"tilelang-tt: {tmp_path} is not a saved tilelang-tt program: it lacks main.cpp; write one "
+                           "with Artifacts.save(DIR) or `tilelang-tt compile KERNEL.py --out DIR`\n")

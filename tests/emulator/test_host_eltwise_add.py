@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.emulator.eltwise_add import SOURCES, make_plan
+from tests.emulator.eltwise_add import make_plan, program_sources
 from tilelang_tt.emulator import run
 
 
@@ -19,7 +19,8 @@ def test_eltwise_add_matches_numpy(rows, cols, cores):
     rng = np.random.default_rng(rows * cols + cores)
     a = _bfloat16(rng.standard_normal((rows, cols)).astype(np.float32))
     b = _bfloat16(rng.standard_normal((rows, cols)).astype(np.float32))
-    result = run(SOURCES, make_plan(rows=rows, cols=cols, cores=cores), {"A": a, "B": b})
+    plan = make_plan(rows=rows, cols=cols, cores=cores)
+    result = run(program_sources(plan), plan, {"A": a, "B": b})
     np.testing.assert_allclose(result.outputs["C"], _bfloat16(a + b), rtol=1e-2, atol=1e-2)
     tiles = (rows // 32) * (cols // 32)
     assert result.counters["total"]["dram_bytes_read"] == 2 * tiles * 2048
@@ -28,8 +29,9 @@ def test_eltwise_add_matches_numpy(rows, cols, cores):
 
 def test_runs_are_deterministic():
     a = np.linspace(-4, 4, 64 * 96, dtype=np.float32).reshape(64, 96)
-    first = run(SOURCES, make_plan(), {"A": a, "B": a[::-1].copy()})
-    second = run(SOURCES, make_plan(), {"A": a, "B": a[::-1].copy()})
+    plan = make_plan()
+    first = run(program_sources(plan), plan, {"A": a, "B": a[::-1].copy()})
+    second = run(program_sources(plan), plan, {"A": a, "B": a[::-1].copy()})
     np.testing.assert_array_equal(first.outputs["C"], second.outputs["C"])
     # CB stalls depend on how the kernel threads happen to interleave; every other counter is exact.
     for counters in (first.counters, second.counters):

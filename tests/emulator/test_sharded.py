@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+from tests.emulator.plans import host_program_plan, host_program_sources
 from tilelang_tt.emulator import EmulatorError, run
 from tilelang_tt.tools.header_check import HeaderCheckError, syntax_check_dataflow
 from tilelang_tt.tools.host_symbols import api_uses, check_main_cpp
@@ -274,8 +275,8 @@ def test_buffer_distribution_spec_squeezes_like_tt_metal():
         t, s = squeeze(tensor, shard)
         expected += [len(t), *t, *s]
     main = PRELUDE + "    std::vector<uint32_t> shapes;\n" + body + '    write_elements(data_dir / "SHAPES.out.bin", shapes);\n' + EPILOGUE
-    plan = {"arch": "wormhole_b0", "kernels": [], "buffers": [_buffer("SHAPES", "write", [len(expected)])]}
-    result = run({"main.cpp": main}, plan, {})
+    plan = host_program_plan("wormhole_b0", [_buffer("SHAPES", "write", [len(expected)])])
+    result = run(host_program_sources(main), plan, {})
     assert result.outputs["SHAPES"].tolist() == expected
 
 
@@ -399,17 +400,13 @@ def placement():
     buffers = PLACEMENT_CASES
     cta = _placement_cta()
     crta = [arg for b in buffers for arg in b.accessor_args()[1]]
-    plan = {
-        "arch": "wormhole_b0",
-        "kernels": [{"role": "reader", "source": "reader.cpp", "compile_time_args": cta}],
-        "buffers": [_buffer(b.name, "readwrite", [b.num_pages, b.page_size // 4]) for b in buffers]
-        + [
-            _buffer("RECORDS", "write", [sum(b.num_pages for b in buffers), 4]),
-            _buffer("ADDRESSES", "write", [len(buffers)]),
-            _buffer("CRTA", "write", [len(crta)]),
-        ],
-    }
-    sources = {"main.cpp": _placement_program(buffers), "reader.cpp": _record_kernel(buffers)}
+    plan = host_program_plan("wormhole_b0", [_buffer(b.name, "readwrite", [b.num_pages, b.page_size // 4])
+                                             for b in buffers] + [
+        _buffer("RECORDS", "write", [sum(b.num_pages for b in buffers), 4]),
+        _buffer("ADDRESSES", "write", [len(buffers)]),
+        _buffer("CRTA", "write", [len(crta)]),
+    ], reader_compile_args=cta)
+    sources = host_program_sources(_placement_program(buffers), _record_kernel(buffers))
     # The program passes the compile-time args TensorAccessorArgs produced; the emulator checks
     # they equal the model's `cta` the kernel was compiled with.
     result = run(sources, plan, {b.name: _words(b) for b in buffers})
@@ -576,25 +573,21 @@ def test_get_noc_addr_of_a_sharded_accessor_is_rejected_as_in_tt_metal():
     kernel = COPY_KERNEL.replace("sharded_dst.get_noc_addr(page)", "get_noc_addr(page, sharded_dst)")
     with pytest.raises(HeaderCheckError, match="no matching function for call to .get_noc_addr"):
         syntax_check_dataflow(kernel, "reader", compile_time_args=_copy_cta())
-    plan = {"arch": "wormhole_b0", "kernels": [{"role": "reader", "source": "reader.cpp", "compile_time_args": _copy_cta()}], "buffers": []}
+    plan = host_program_plan("wormhole_b0", [], reader_compile_args=_copy_cta())
     with pytest.raises(EmulatorError, match="use accessor.get_noc_addr"):
-        run({"main.cpp": PRELUDE + EPILOGUE, "reader.cpp": kernel}, plan, {})
+        run(host_program_sources(PRELUDE + EPILOGUE, kernel), plan, {})
 
 
 def test_reader_copies_a_sharded_buffer_through_the_accessor():
     rng = np.random.default_rng(7)
     tiles = rng.integers(0, 1 << 16, size=(32, 1024), dtype=np.uint16)
-    plan = {
-        "arch": "wormhole_b0",
-        "kernels": [{"role": "reader", "source": "reader.cpp", "compile_time_args": _copy_cta()}],
-        "buffers": [
-            _buffer("A", "read", [32, 1024], "uint16"),
-            _buffer("C", "write", [32, 1024], "uint16"),
-            _buffer("D", "write", [32, 1024], "uint16"),
-            _buffer("NOC", "write", [2]),
-        ],
-    }
-    result = run({"main.cpp": PRELUDE + COPY_MAIN + EPILOGUE, "reader.cpp": COPY_KERNEL}, plan, {"A": tiles})
+    plan = host_program_plan("wormhole_b0", [
+        _buffer("A", "read", [32, 1024], "uint16"),
+        _buffer("C", "write", [32, 1024], "uint16"),
+        _buffer("D", "write", [32, 1024], "uint16"),
+        _buffer("NOC", "write", [2]),
+    ], reader_compile_args=_copy_cta())
+    result = run(host_program_sources(PRELUDE + COPY_MAIN + EPILOGUE, COPY_KERNEL), plan, {"A": tiles})
     np.testing.assert_array_equal(result.outputs["C"], tiles)
     np.testing.assert_array_equal(result.outputs["D"], tiles)
     assert result.outputs["NOC"].tolist() == [1 + WORKER_NOC_ORIGIN, 1 + WORKER_NOC_ORIGIN]
@@ -632,12 +625,8 @@ def test_circular_buffers_reaching_an_l1_buffer_are_an_overflow():
     CreateKernel(program, "reader.cpp", CoreCoord{2, 0}, DataMovementConfig{.processor = DataMovementProcessor::RISCV_1, .noc = NOC::RISCV_1_default});
     run_program(device.get(), command_queue, std::move(program));
 """ + EPILOGUE
-    plan = {
-        "arch": "wormhole_b0",
-        "kernels": [{"role": "reader", "source": "reader.cpp", "compile_time_args": []}],
-        "buffers": [_buffer("B0", "read", [big.num_pages, big.page_size // 4])],
-    }
-    sources = {"main.cpp": main, "reader.cpp": "void kernel_main() {}\n"}
+    plan = host_program_plan("wormhole_b0", [_buffer("B0", "read", [big.num_pages, big.page_size // 4])])
+    sources = host_program_sources(main)
     with pytest.raises(EmulatorError, match=r"core \(2,0\) CB 0: L1 overflow: .* reach the L1 buffers") as caught:
         run(sources, plan, {"B0": _words(big)})
     assert caught.value.returncode == 3

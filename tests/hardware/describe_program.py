@@ -6,7 +6,8 @@ real descriptor and host tensors (stops in generic_op: the tensors are not on a 
 all of it as JSON (tt-metal logs to stdout).
 
 ttnn_program is loaded by file path: importing it as tilelang_tt.host.ttnn_program would run
-tilelang_tt/__init__.py, which imports tilelang (absent here) to register the target.
+tilelang_tt/__init__.py, which imports tilelang (absent here) to register the target; it loads the
+plan contract (tilelang_tt.contract) the same way.
 
     .venv312/bin/python tests/hardware/describe_program.py ARTIFACTS_DIR OUT.json
 """
@@ -95,7 +96,7 @@ def host_launch(directory: Path, plan: dict) -> dict:
     host = [ttnn.Tensor([0.0] * math.prod(b["shape"]), b["shape"], ttnn.float32, ttnn.ROW_MAJOR_LAYOUT)
             for b in plan["buffers"]]
     try:
-        ttnn_program.launch(plan, host, descriptor)
+        ttnn_program.launch(plan_, host, descriptor)
     except ttnn_program.TTDeviceError as err:
         return {"error": type(err).__name__, "message": str(err)}
     return {"error": None}

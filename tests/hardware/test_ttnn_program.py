@@ -13,6 +13,7 @@ import pytest
 import tilelang
 import torch
 
+from tilelang_tt.contract.plan import BufferAddress, NocCoord, runtime_value
 from tilelang_tt.host.ttnn_program import NO_DEVICE_MESSAGE, TTDeviceError, run_on_device
 
 NO_TTNN = importlib.util.find_spec("ttnn") is None
@@ -81,11 +82,11 @@ def test_kernels_carry_sources_cores_args_and_configs(described):
 
 
 def _expected_arg(value, addresses):
-    if isinstance(value, str):
-        return addresses[value[1:]]
-    if isinstance(value, dict):  # describe_program's stand-in NOC placement
-        ((key, (x, y)),) = value.items()
-        return x + 100 if key == "noc_x" else y + 200
+    value = runtime_value(value, list(addresses), "runtime arg")
+    if isinstance(value, BufferAddress):
+        return addresses[value.buffer]
+    if isinstance(value, NocCoord):  # describe_program's stand-in NOC placement
+        return value.core[0] + 100 if value.axis == "x" else value.core[1] + 200
     return value
 
 

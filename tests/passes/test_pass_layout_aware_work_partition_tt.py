@@ -20,6 +20,11 @@ KEYS = (Attr.ARCH, Attr.BLOCK_GRID, Attr.GRID_TILES, Attr.BLOCK_TILES, Attr.CORE
         Attr.PARTITION_MODE, Attr.WORK_PARTITION)
 
 
+def work(entry: dict) -> list[int]:
+    """A tt.work_partition entry as [x, y, start_id, count, width, shard row, shard col]."""
+    return [*entry["core"], entry["start_id"], entry["count"], entry.get("width", 0), *entry["shard"]]
+
+
 def _new_attrs(before, after):
     new = attrs_without(after["main"])
     old = attrs_without(before["main"])
@@ -45,7 +50,8 @@ def test_default_grid_one_block_per_core():
         "tt.core_ranges": [[[0, 0], [1, 3]]],
         "tt.partition_mode": "global",
         "tt.work_policy": {"policy": "block", "stride": 1, "shard_blocks": [0, 0]},
-        "tt.work_partition": [[x, y, 2 * y + x, 1, 1, 0, 0] for y in range(4) for x in range(2)],
+        "tt.work_partition": [{"core": [x, y], "start_id": 2 * y + x, "count": 1, "width": 1, "shard": [0, 0]}
+                              for y in range(4) for x in range(2)],
         "tt.multicast": {"A_s": {"axis": "x", "sender_semaphore": 0, "receiver_semaphore": 1},
                          "B_s": {"axis": "y", "sender_semaphore": 2, "receiver_semaphore": 3}},
     }
@@ -61,8 +67,8 @@ def test_user_grid_contiguous_split():
     assert new["tt.core_grid"] == [3, 2]
     assert new["tt.core_ranges"] == [[[0, 0], [2, 1]]]
     assert new["tt.work_policy"]["policy"] == "contiguous"
-    assert [w[:4] for w in new["tt.work_partition"]] == [[0, 0, 0, 2], [1, 0, 2, 2], [2, 0, 4, 1],
-                                                         [0, 1, 5, 1], [1, 1, 6, 1], [2, 1, 7, 1]]
+    assert [work(w)[:4] for w in new["tt.work_partition"]] == [[0, 0, 0, 2], [1, 0, 2, 2], [2, 0, 4, 1],
+                                                               [0, 1, 5, 1], [1, 1, 6, 1], [2, 1, 7, 1]]
     assert new["tt.multicast"] == {}
 
 
@@ -70,7 +76,7 @@ def test_row_major_round_robin():
     opts = CompileOptions(grid=(3, 1), partition="row_major")
     after = run_pass(lower_until(gemm(256, 128, 64, 64, 64, 32), PASS, opts), PASS, opts)
     assert get(after["main"], Attr.WORK_POLICY) == {"policy": "row_major", "stride": 3, "shard_blocks": [0, 0]}
-    assert [w[:4] for w in get(after["main"], Attr.WORK_PARTITION)] == [[0, 0, 0, 3], [1, 0, 1, 3], [2, 0, 2, 2]]
+    assert [work(w)[:4] for w in get(after["main"], Attr.WORK_PARTITION)] == [[0, 0, 0, 3], [1, 0, 1, 3], [2, 0, 2, 2]]
 
 
 def test_uneven_block_rectangles_and_no_multicast():
@@ -78,7 +84,7 @@ def test_uneven_block_rectangles_and_no_multicast():
     lockstep, so nothing is multicast."""
     opts = CompileOptions(grid=(2, 2), partition="block")
     after = run_pass(lower_until(gemm(320, 192, 64, 64, 64, 32), PASS, opts), PASS, opts)
-    assert [w[:5] for w in get(after["main"], Attr.WORK_PARTITION)] == [
+    assert [work(w)[:5] for w in get(after["main"], Attr.WORK_PARTITION)] == [
         [0, 0, 0, 6, 2], [1, 0, 2, 3, 1], [0, 1, 9, 4, 2], [1, 1, 11, 2, 1]]
     assert get(after["main"], Attr.MULTICAST) == {}
     with pytest.raises(TTCompileError, match="multicast='on' needs the block partition"):
@@ -122,8 +128,8 @@ def test_local_shard_follows_the_output_shards():
     after = run_pass(lower_until(gemm(256, 128, 64, 64, 64, 32), PASS, opts), PASS, opts)
     assert get(after["main"], Attr.PARTITION_MODE) == "local_shard"
     assert get(after["main"], Attr.WORK_POLICY) == {"policy": "local_shard", "stride": 1, "shard_blocks": [1, 2]}
-    assert get(after["main"], Attr.WORK_PARTITION) == [[x, y, 2 * (2 * y + x), 2, 2, 2 * y + x, 0]
-                                                       for y in range(2) for x in range(2)]
+    assert [work(w) for w in get(after["main"], Attr.WORK_PARTITION)] == [[x, y, 2 * (2 * y + x), 2, 2, 2 * y + x, 0]
+                                                                      for y in range(2) for x in range(2)]
     assert get(after["main"], Attr.CORE_GRID) == [2, 2]
 
 
@@ -136,6 +142,10 @@ def test_local_shard_needs_blocks_that_tile_the_shard():
 
 C_LAYOUT = {"C": {"memory": "DRAM", "layout": "interleaved", "dtype": "bfloat16", "shape": [64, 64],
                   "tile_shape": [32, 32], "data_format": "Float16_b", "page_size": 2048}}
+
+
+# one block per core of a 2x2 grid, in the plan's form
+WORK_2X2 = [{"core": [x, y], "start_id": 2 * y + x, "count": 1, "width": 1, "shard": [0, 0]} for y in range(2) for x in range(2)]
 
 
 def test_hand_written_block_partition_and_multicast():
@@ -174,8 +184,7 @@ def test_hand_written_block_partition_and_multicast():
                 "tt.core_ranges": [[[0, 0], [1, 1]]],
                 "tt.partition_mode": "global",
                 "tt.work_policy": {"policy": "block", "stride": 1, "shard_blocks": [0, 0]},
-                "tt.work_partition": [[0, 0, 0, 1, 1, 0, 0], [1, 0, 1, 1, 1, 0, 0],
-                                      [0, 1, 2, 1, 1, 0, 0], [1, 1, 3, 1, 1, 0, 0]],
+                "tt.work_partition": WORK_2X2,
                 "tt.multicast": {"A_s": {"axis": "x", "sender_semaphore": 0, "receiver_semaphore": 1},
                                  "B_s": {"axis": "y", "sender_semaphore": 2, "receiver_semaphore": 3}},
             }))

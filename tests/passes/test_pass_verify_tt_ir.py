@@ -130,3 +130,31 @@ def test_dst_budget_in_bf16_mode():
     err = verify_error(_eltwise_compute(fp32=False, tiles=16))
     assert_at(err, "`tt.fpu.binary_tiles` uses DST tile 15, beyond the 8 tiles one acquire holds in bf16 "
               "accumulation on wormhole_b0", eltwise, "C_s[i, j] = A_s[i, j] + B_s[i, j]")
+
+
+def _in_l1(mod: tvm.IRModule, name: str, shard_grid: list[int], shard_shape: list[int]) -> tvm.IRModule:
+    """Every kernel of ``mod`` with parameter ``name`` height-sharded in L1."""
+    for kernel in ("main_reader", "main_compute", "main_writer"):
+        layouts = get(mod[kernel], Attr.LAYOUT_DESC)
+        layouts[name] |= {"memory": "L1", "layout": "height_sharded", "shard_grid": shard_grid,
+                          "shard_shape": shard_shape}
+        mod[kernel] = with_attrs(mod[kernel], {Attr.LAYOUT_DESC: layouts})
+    return mod
+
+
+def test_l1_buffers_count_with_the_cbs_on_every_core():
+    """A 1024x1024 bf16 tensor in L1 on one core (2 MiB) with the CBs of 32x64 blocks: the error
+    gives the per-core numbers at the parameter's line."""
+    mod = lower_until(eltwise("add", 1024, 1024, 32, 64), PASS)
+    cbs = sum(d["page_size"] * d["num_pages"] for d in get(mod["main_compute"], Attr.CB_DESC).values())
+    err = verify_error(_in_l1(mod, "A", [1, 1], [1024, 1024]))
+    assert_at(err, f"L1 overflow: CBs {cbs} bytes + L1 buffers {2 * 2**20} bytes > {1464 * 1024 - 0x19D70} bytes "
+              "available on core (0, 0)", eltwise, "A: T.Tensor")
+    assert "the L1 buffers `A` take 2048 KiB of every core" in err.message
+    assert "`A` is the first that does not fit" in err.message
+    assert "biggest: `A` 2048 KiB (1024 pages of 2048 B per core, L1 height_sharded), `A_s` 8 KiB" in err.message
+
+
+def test_l1_buffers_that_fit_pass():
+    mod = lower_until(eltwise("add", 1024, 1024, 32, 64), PASS)
+    run_pass(_in_l1(mod, "B", [8, 4], [32, 1024]), PASS)  # a row of 32 tiles, 64 KiB, on each of 32 cores

@@ -1,4 +1,5 @@
-"""Emit the host program ``main.cpp`` (DEVELOPERS.md, Contract 2) from a ``tt.plan.json`` dict.
+"""Emit the host program ``main.cpp`` (DEVELOPERS.md, Contract 2) from a ``tt.plan.json`` dict,
+read through the checked plan view (:class:`tilelang_tt.contract.plan.Plan`).
 
 The program targets the tt-metal 0.81.1 distributed (Mesh) host API and calls only functions,
 methods and constructors exported by that wheel's ``libtt_metal.so``
@@ -8,17 +9,21 @@ code declares every API object with an explicit type and never chains calls on A
 
 from __future__ import annotations
 
-import math
 import re
 
 from tilelang_tt.codegen.emitter import CppEmitter
+from tilelang_tt.contract.plan import (
+    ROLES,
+    BufferAddress,
+    ComputeConfig,
+    NocCoord,
+    Plan,
+    PlanBuffer,
+    PlanError,
+    PlanKernel,
+)
 
-# Plan data formats that are stored in DRAM with one element per datum, and their byte width.
-_ELEMENT_BYTES = {"Float16_b": 2, "UInt16": 2, "Float32": 4, "UInt32": 4, "Int32": 4}
-_CXX_ELEMENT = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t"}
-_MATH_FIDELITY = ("LoFi", "HiFi2", "HiFi3", "HiFi4")
-_ROLES = ("reader", "compute", "writer")
-_UINT32_MAX = 2**32 - 1
+_CXX_ELEMENT = {2: "uint16_t", 4: "uint32_t"}  # host element type by bytes per element
 
 
 def _ident(name: str) -> str:
@@ -27,52 +32,19 @@ def _ident(name: str) -> str:
     return cleaned if cleaned and not cleaned[0].isdigit() else f"_{cleaned}"
 
 
-def _u32(value: object, what: str) -> str:
-    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= _UINT32_MAX:
-        raise ValueError(f"{what}: expected an unsigned 32-bit integer, got {value!r}")
-    return str(value)
+def _check_buffer(buffer: PlanBuffer) -> None:
+    """What main.cpp supports beyond the plan's own checks: 32x32 tiles, DRAM interleaved or sharded."""
+    if not buffer.sharded and buffer.memory != "DRAM":
+        raise PlanError(f"buffer {buffer.name!r}: main.cpp places interleaved buffers in DRAM only, not in "
+                        f"{buffer.memory}")
+    if buffer.tile_shape != (32, 32):
+        raise PlanError(f"buffer {buffer.name!r}: only 32x32 tiles are supported, got {list(buffer.tile_shape)}")
 
 
-def _matrix_dims(buffer: dict) -> tuple[int, int, int]:
-    """(batch, rows, cols) of a buffer: the last two dims are the matrix, the rest batch."""
-    shape = [int(d) for d in buffer["shape"]]
-    if not shape:
-        raise ValueError(f"buffer {buffer['name']!r}: a scalar buffer cannot be tiled")
-    if len(shape) == 1:
-        shape = [1, *shape]
-    return math.prod(shape[:-2]), shape[-2], shape[-1]
-
-
-def _element_bytes(buffer: dict) -> int:
-    fmt = buffer["data_format"]
-    if fmt not in _ELEMENT_BYTES:
-        raise ValueError(
-            f"buffer {buffer['name']!r}: DRAM data format {fmt!r} is not one element per datum; "
-            f"main.cpp tilizes only {sorted(_ELEMENT_BYTES)}"
-        )
-    return _ELEMENT_BYTES[fmt]
-
-
-def _check_buffer(buffer: dict) -> None:
-    name = buffer["name"]
-    sharded = buffer["layout"] != "interleaved"
-    if sharded != ("shard_grid" in buffer) or (not sharded and buffer["memory"] != "DRAM"):
-        raise ValueError(f"buffer {name!r}: {buffer['memory']} {buffer['layout']} is neither DRAM interleaved nor "
-                         "sharded with a shard_grid")
-    if list(buffer["tile_shape"]) != [32, 32]:
-        raise ValueError(f"buffer {name!r}: only 32x32 tiles are supported, got {buffer['tile_shape']}")
-    batch, rows, cols = _matrix_dims(buffer)
-    tiles = batch * math.ceil(rows / 32) * math.ceil(cols / 32)
-    if buffer["num_pages"] != tiles:
-        raise ValueError(f"buffer {name!r}: num_pages {buffer['num_pages']} but its shape holds {tiles} tiles")
-    if buffer["page_size"] != 32 * 32 * _element_bytes(buffer):
-        raise ValueError(f"buffer {name!r}: page_size {buffer['page_size']} is not one 32x32 tile")
-
-
-def _emit_prelude(out: CppEmitter, plan: dict) -> None:
+def _emit_prelude(out: CppEmitter, plan: Plan) -> None:
     out.lines(
-        f"// Host program for the TileLang kernel \"{plan['kernel_name']}\" (tt-metal 0.81.1 Mesh API).",
-        f"// Planned for {plan['arch']}, core grid {plan['core_grid'][0]}x{plan['core_grid'][1]}.",
+        f"// Host program for the TileLang kernel \"{plan.kernel_name}\" (tt-metal 0.81.1 Mesh API).",
+        f"// Planned for {plan.arch.name}, core grid {plan.core_grid[0]}x{plan.core_grid[1]}.",
         "// Usage: main DATA_DIR. Reads <buffer>.bin (row-major) for every input buffer and writes",
         "// <buffer>.out.bin (row-major) for every output buffer.",
         "#include <cstddef>",
@@ -143,7 +115,7 @@ def _emit_prelude(out: CppEmitter, plan: dict) -> None:
         out.line("std::vector<T> dst(static_cast<std::size_t>(batch) * rows * cols);")
         _emit_tile_loops(out, "dst[row_major] = tiled[tile_base + offset_in_tile(r % kTile, c % kTile)];", None)
         out.line("return dst;")
-    if any("shard_grid" not in b for b in plan["buffers"]):
+    if any(not b.sharded for b in plan.buffers):
         out.lines("", "// An interleaved DRAM buffer of `size` bytes in pages of `page_size` bytes.")
         with out.block(
             "std::shared_ptr<distributed::MeshBuffer> create_dram_buffer("
@@ -153,7 +125,7 @@ def _emit_prelude(out: CppEmitter, plan: dict) -> None:
                      ".buffer_type = BufferType::DRAM};")
             out.line("distributed::ReplicatedBufferConfig replicated_config{.size = size};")
             out.line("return distributed::MeshBuffer::create(replicated_config, local_config, device);")
-    if any("shard_grid" in b for b in plan["buffers"]):
+    if any(b.sharded for b in plan.buffers):
         _emit_sharded_buffer_helper(out)
     out.lines("", "// Device address of a buffer, as kernels receive it in runtime args.")
     with out.block("uint32_t device_address(const std::shared_ptr<distributed::MeshBuffer>& buffer)"):
@@ -188,30 +160,30 @@ def _emit_tile_loops(out: CppEmitter, body: str, source: str | None) -> None:
                 out.line(body)
 
 
-def _emit_buffers(out: CppEmitter, plan: dict) -> None:
-    for buffer in plan["buffers"]:
+def _emit_buffers(out: CppEmitter, plan: Plan) -> None:
+    for buffer in plan.buffers:
         _check_buffer(buffer)
-        name, var = buffer["name"], _ident(buffer["name"])
-        batch, rows, cols = _matrix_dims(buffer)
-        elem = _CXX_ELEMENT[_element_bytes(buffer)]
-        size = buffer["page_size"] * buffer["num_pages"]
+        name, var = buffer.name, _ident(buffer.name)
+        batch, rows, cols = buffer.matrix_dims
+        elem = _CXX_ELEMENT[buffer.format.element_bytes]
+        size = buffer.page_size * buffer.num_pages
         out.line(
-            f"// {name}: {buffer['dtype']} {list(buffer['shape'])}, {buffer['access']}, "
-            f"{buffer['num_pages']} pages of {buffer['page_size']} B ({buffer['data_format']})"
+            f"// {name}: {buffer.dtype} {list(buffer.shape)}, {buffer.access}, "
+            f"{buffer.num_pages} pages of {buffer.page_size} B ({buffer.format.data_format})"
         )
-        if "shard_grid" in buffer:
+        if buffer.sharded:
             _emit_distribution_spec(out, buffer, var)
             out.line(
                 f"std::shared_ptr<distributed::MeshBuffer> buffer_{var} = create_sharded_buffer(device.get(), {size}, "
-                f"{buffer['page_size']}, BufferType::{buffer['memory']}, spec_{var});"
+                f"{buffer.page_size}, BufferType::{buffer.memory}, spec_{var});"
             )
         else:
             out.line(
                 f"std::shared_ptr<distributed::MeshBuffer> buffer_{var} = "
-                f"create_dram_buffer(device.get(), {size}, {buffer['page_size']});"
+                f"create_dram_buffer(device.get(), {size}, {buffer.page_size});"
             )
         out.line(f"const uint32_t address_{var} = device_address(buffer_{var});")
-        if buffer["access"] in ("read", "readwrite"):
+        if buffer.is_input:
             out.line(
                 f"std::vector<{elem}> input_{var} = read_elements<{elem}>"
                 f"(data_dir / \"{name}.bin\", {batch * rows * cols});"
@@ -221,13 +193,12 @@ def _emit_buffers(out: CppEmitter, plan: dict) -> None:
         out.line("")
 
 
-def _emit_distribution_spec(out: CppEmitter, buffer: dict, var: str) -> None:
+def _emit_distribution_spec(out: CppEmitter, buffer: PlanBuffer, var: str) -> None:
     """Shards of ``shard_shape`` elements (whole tiles) round-robin over the shard grid's cores in
     row-major order (tilelang_tt.layout); a DRAM shard grid (banks, 1) names DRAM banks."""
-    batch, rows, cols = _matrix_dims(buffer)
-    tensor_pages = (batch * math.ceil(rows / 32), math.ceil(cols / 32))
-    shard_pages = (buffer["shard_shape"][0] // 32, buffer["shard_shape"][1] // 32)
-    gx, gy = buffer["shard_grid"]
+    tensor_pages = buffer.tile_grid
+    shard_pages = (buffer.shard_shape[0] // 32, buffer.shard_shape[1] // 32)
+    gx, gy = buffer.shard_grid
     out.line(f"std::vector<CoreRange> shard_ranges_{var}{{CoreRange(CoreCoord{{0, 0}}, CoreCoord{{{gx - 1}, {gy - 1}}})}};")
     out.line(f"CoreRangeSet shard_cores_{var}(shard_ranges_{var});")
     out.line(
@@ -237,154 +208,120 @@ def _emit_distribution_spec(out: CppEmitter, buffer: dict, var: str) -> None:
     )
 
 
-def _emit_core_ranges(out: CppEmitter, plan: dict) -> None:
+def _emit_core_ranges(out: CppEmitter, plan: Plan) -> None:
     ranges = ", ".join(
-        f"CoreRange(CoreCoord{{{r['start'][0]}, {r['start'][1]}}}, CoreCoord{{{r['end'][0]}, {r['end'][1]}}})"
-        for r in plan["core_ranges"]
+        f"CoreRange(CoreCoord{{{r.start[0]}, {r.start[1]}}}, CoreCoord{{{r.end[0]}, {r.end[1]}}})"
+        for r in plan.core_ranges
     )
     out.line(f"CoreRangeSet cores(std::vector<CoreRange>{{{ranges}}});")
     out.line("")
 
 
-def _emit_cbs(out: CppEmitter, plan: dict) -> None:
-    for cb in plan["cbs"]:
-        index = cb["index"]
+def _emit_cbs(out: CppEmitter, plan: Plan) -> None:
+    for cb in plan.cbs:
+        index = cb.index
         out.line(
-            f"// CB {index} \"{cb['name']}\": {cb['producer']} -> {cb['consumer']}, "
-            f"{cb['num_pages']} pages of {cb['page_size']} B ({cb['data_format']})"
+            f"// CB {index} \"{cb.name}\": {cb.producer} -> {cb.consumer}, "
+            f"{cb.num_pages} pages of {cb.page_size} B ({cb.data_format})"
         )
-        out.line(f"std::map<uint8_t, tt::DataFormat> cb{index}_formats = {{{{{index}, tt::DataFormat::{cb['data_format']}}}}};")
-        out.line(f"CircularBufferConfig cb{index}_config({cb['num_pages'] * cb['page_size']}, cb{index}_formats);")
-        out.line(f"cb{index}_config.set_page_size({index}, {cb['page_size']});")
+        out.line(f"std::map<uint8_t, tt::DataFormat> cb{index}_formats = {{{{{index}, tt::DataFormat::{cb.data_format}}}}};")
+        out.line(f"CircularBufferConfig cb{index}_config({cb.size}, cb{index}_formats);")
+        out.line(f"cb{index}_config.set_page_size({index}, {cb.page_size});")
         out.line(f"CreateCircularBuffer(program, cores, cb{index}_config);")
         out.line("")
 
 
-def _emit_semaphores(out: CppEmitter, plan: dict) -> None:
-    for position, semaphore in enumerate(plan["semaphores"]):
-        if semaphore.get("id", position) != position:
-            raise ValueError(f"semaphore ids must be 0, 1, ... in plan order; entry {position} has {semaphore['id']}")
-        initial = _u32(semaphore.get("initial_value", 0), f"semaphore {position} initial_value")
+def _emit_semaphores(out: CppEmitter, plan: Plan) -> None:
+    for semaphore in plan.semaphores:
         # Kernels receive semaphore ids as plan constants: the host must get the same ids.
-        with out.block(f"if (CreateSemaphore(program, cores, {initial}) != {position})"):
-            out.line(f'throw std::runtime_error("semaphore {position} was not allocated as id {position}");')
-    if plan["semaphores"]:
+        with out.block(f"if (CreateSemaphore(program, cores, {semaphore.initial_value}) != {semaphore.id})"):
+            out.line(f'throw std::runtime_error("semaphore {semaphore.id} was not allocated as id {semaphore.id}");')
+    if plan.semaphores:
         out.line("")
 
 
-def _emit_compile_args(out: CppEmitter, plan: dict, kernel: dict) -> str:
-    role = kernel["role"]
+def _emit_compile_args(out: CppEmitter, plan: Plan, kernel: PlanKernel) -> str:
+    """The kernel's compile-time args: literals, and at each accessor's offset (the plan checked that
+    its args stand there) the host's ``TensorAccessorArgs`` of the buffer."""
+    role = kernel.role
     var = f"{role}_compile_args"
-    accessors = {a["cta_offset"]: a for a in plan["tensor_accessors"] if a["kernel"] == role}
-    values = list(kernel["compile_time_args"])
+    accessors = {a.cta_offset: a for a in plan.tensor_accessors if a.kernel == role}
+    values = kernel.compile_time_args
     out.line(f"std::vector<uint32_t> {var};")
-    if kernel.get("common_runtime_args"):
+    if kernel.common_runtime_args:
         out.line(f"std::vector<uint32_t> {role}_common_args;")
     position = 0
     while position < len(values):
-        accessor = accessors.pop(position, None)
+        accessor = accessors.get(position)
         if accessor is None:
-            out.line(f"{var}.push_back({_u32(values[position], f'{role} compile-time arg {position}')});")
+            out.line(f"{var}.push_back({values[position]});")
             position += 1
             continue
-        width = len(accessor["compile_time_args"])
-        if values[position : position + width] != list(accessor["compile_time_args"]):
-            raise ValueError(
-                f"{role} compile-time args {values[position:position + width]} at offset {position} "
-                f"differ from the TensorAccessorArgs of {accessor['buffer']!r} {accessor['compile_time_args']}"
-            )
-        buffer = _ident(accessor["buffer"])
-        if "crta_offset" in accessor:  # sharded: the bank coordinates go to the common runtime args
+        buffer = _ident(accessor.buffer)
+        if accessor.sharded:  # the bank coordinates go to the common runtime args
             out.line(f"TensorAccessorArgs {role}_accessor_{buffer}(*buffer_{buffer}, "
                      "tensor_accessor::ArgConfig::RuntimeBankCoords);")
             out.line(f"{role}_accessor_{buffer}.append_to({var}, {role}_common_args);")
         else:
             out.line(f"TensorAccessorArgs {role}_accessor_{buffer}(*buffer_{buffer});")
             out.line(f"{role}_accessor_{buffer}.append_to({var});")
-        position += width
-    if accessors:
-        raise ValueError(f"{role}: tensor accessors at offsets {sorted(accessors)} lie beyond its compile-time args")
+        position += len(accessor.compile_time_args)
     return var
 
 
-def _emit_kernels(out: CppEmitter, plan: dict) -> None:
-    kernels = {k["role"]: k for k in plan["kernels"]}
-    if sorted(kernels) != sorted(_ROLES) or len(plan["kernels"]) != len(_ROLES):
-        raise ValueError(f"the plan must have exactly one reader, compute and writer kernel, got {sorted(kernels)}")
-    for role in _ROLES:
-        kernel = kernels[role]
+def _emit_kernels(out: CppEmitter, plan: Plan) -> None:
+    for role in ROLES:
+        kernel = plan.kernel(role)
         args = _emit_compile_args(out, plan, kernel)
-        if role == "compute":
-            fidelity = kernel["math_fidelity"]
-            if fidelity not in _MATH_FIDELITY:
-                raise ValueError(f"compute math_fidelity {fidelity!r} is not one of {_MATH_FIDELITY}")
+        config = kernel.config
+        if isinstance(config, ComputeConfig):
             config = (
-                f"ComputeConfig{{.math_fidelity = MathFidelity::{fidelity}, "
-                f".fp32_dest_acc_en = {str(bool(kernel['fp32_dest_acc_en'])).lower()}, "
-                f".math_approx_mode = {str(bool(kernel['math_approx_mode'])).lower()}, "
+                f"ComputeConfig{{.math_fidelity = MathFidelity::{config.math_fidelity}, "
+                f".fp32_dest_acc_en = {str(config.fp32_dest_acc_en).lower()}, "
+                f".math_approx_mode = {str(config.math_approx_mode).lower()}, "
                 f".compile_args = {args}}}"
             )
         else:
             config = (
-                f"DataMovementConfig{{.processor = DataMovementProcessor::{kernel['processor']}, "
-                f".noc = NOC::{kernel['noc']}, .compile_args = {args}}}"
+                f"DataMovementConfig{{.processor = DataMovementProcessor::{config.processor}, "
+                f".noc = NOC::{config.noc}, .compile_args = {args}}}"
             )
-        out.line(f"KernelHandle {role}_kernel = CreateKernel(program, \"{kernel['source']}\", cores, {config});")
-        if kernel.get("common_runtime_args"):
+        out.line(f"KernelHandle {role}_kernel = CreateKernel(program, \"{kernel.source}\", cores, {config});")
+        if kernel.common_runtime_args:
             out.line(f"SetCommonRuntimeArgs(program, {role}_kernel, {role}_common_args);")
         out.line("")
 
 
-def _noc_core(value: object) -> tuple[str, tuple[int, int]] | None:
-    """("x" | "y", logical core) of a ``{"noc_x": [x, y]}`` / ``{"noc_y": ...}`` value."""
-    if isinstance(value, dict) and len(value) == 1:
-        (key, core), = value.items()
-        if key in ("noc_x", "noc_y") and isinstance(core, list) and len(core) == 2:
-            return key[-1], (int(core[0]), int(core[1]))
-    return None
+def _runtime_value(value: int | BufferAddress | NocCoord) -> str:
+    if isinstance(value, BufferAddress):
+        return f"address_{_ident(value.buffer)}"
+    if isinstance(value, NocCoord):
+        x, y = value.core
+        return f"static_cast<uint32_t>(noc_{x}_{y}.{value.axis})"
+    return str(value)
 
 
-def _runtime_value(value: object, buffers: set[str], what: str) -> str:
-    if isinstance(value, str):
-        if not value.startswith("@") or value[1:] not in buffers:
-            raise ValueError(f"{what}: {value!r} is not '@<buffer>' for a buffer of the plan")
-        return f"address_{_ident(value[1:])}"
-    if isinstance(value, dict):
-        noc = _noc_core(value)
-        if noc is None:
-            raise ValueError(f"{what}: {value!r} is not {{'noc_x' | 'noc_y': [x, y]}}")
-        axis, (x, y) = noc
-        return f"static_cast<uint32_t>(noc_{x}_{y}.{axis})"
-    return _u32(value, what)
-
-
-def _emit_runtime_args(out: CppEmitter, plan: dict) -> None:
-    buffers = {b["name"] for b in plan["buffers"]}
-    cores = sorted({noc[1] for entry in plan["runtime_args"] for role in _ROLES for v in entry[role]
-                    if (noc := _noc_core(v)) is not None}, key=lambda c: (c[1], c[0]))
+def _emit_runtime_args(out: CppEmitter, plan: Plan) -> None:
+    cores = sorted({v.core for entry in plan.runtime_args for values in entry.values.values() for v in values
+                    if isinstance(v, NocCoord)}, key=lambda c: (c[1], c[0]))
     if cores:
         out.line("// NOC coordinates of the cores multicast arguments name")
     for x, y in cores:
         out.line(f"CoreCoord noc_{x}_{y} = device->worker_core_from_logical_core(CoreCoord{{{x}, {y}}});")
-    for entry in plan["runtime_args"]:
-        x, y = entry["core"]
-        for role in _ROLES:
-            values = ", ".join(
-                _runtime_value(v, buffers, f"runtime arg {i} of {role} on core ({x}, {y})")
-                for i, v in enumerate(entry[role])
-            )
+    for entry in plan.runtime_args:
+        x, y = entry.core
+        for role in ROLES:
+            values = ", ".join(_runtime_value(v) for v in entry.values[role])
             out.line(f"SetRuntimeArgs(program, {role}_kernel, CoreCoord{{{x}, {y}}}, std::vector<uint32_t>{{{values}}});")
     out.line("")
 
 
-def _emit_readback(out: CppEmitter, plan: dict) -> None:
-    for buffer in plan["buffers"]:
-        if buffer["access"] not in ("write", "readwrite"):
-            continue
-        name, var = buffer["name"], _ident(buffer["name"])
-        batch, rows, cols = _matrix_dims(buffer)
-        elem = _CXX_ELEMENT[_element_bytes(buffer)]
-        tiled_elements = buffer["num_pages"] * 32 * 32
+def _emit_readback(out: CppEmitter, plan: Plan) -> None:
+    for buffer in plan.outputs:
+        name, var = buffer.name, _ident(buffer.name)
+        batch, rows, cols = buffer.matrix_dims
+        elem = _CXX_ELEMENT[buffer.format.element_bytes]
+        tiled_elements = buffer.num_pages * 32 * 32
         out.line(f"std::vector<{elem}> result_{var}({tiled_elements});")
         out.line(f"command_queue.enqueue_read_mesh_buffer(result_{var}.data(), buffer_{var}, true);")
         out.line(
@@ -394,7 +331,9 @@ def _emit_readback(out: CppEmitter, plan: dict) -> None:
 
 
 def emit_main_cpp(plan: dict) -> str:
-    """The complete host program for ``plan`` (deterministic: same plan, same text)."""
+    """The complete host program for ``plan`` (deterministic: same plan, same text); a plan that
+    is not valid, or asks for what main.cpp does not do, is a :class:`PlanError`."""
+    plan = Plan.from_json(plan)
     out = CppEmitter()
     _emit_prelude(out, plan)
     with out.block("int main(int argc, char** argv)"):

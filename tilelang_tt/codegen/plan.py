@@ -7,22 +7,18 @@ import json
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.arch import get_arch
-from tilelang_tt.attrs import (
-    AccessorDesc,
-    ArgKind,
-    Attr,
-    KernelRole,
-    LayoutDesc,
+from tilelang_tt.attrs import AccessorDesc, ArgKind, Attr, KernelRole, LayoutDesc, RuntimeArg, get
+from tilelang_tt.contract.arch import get_arch
+from tilelang_tt.contract.plan import (
+    SCHEMA_VERSION,
+    BufferAddress,
     MulticastDesc,
+    NocCoord,
     Policy,
-    RuntimeArg,
     WorkItem,
     WorkPolicy,
-    get,
 )
 
-SCHEMA_VERSION = 1
 PROCESSORS = {KernelRole.READER.value: ("RISCV_1", "RISCV_1_default"), KernelRole.WRITER.value: ("RISCV_0", "RISCV_0_default")}
 
 
@@ -82,7 +78,7 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
         entry |= {"compile_time_args": ct_args, "runtime_args": [a.to_dict() for a in specs]}
         kernel_entries.append(entry)
 
-    work = [WorkItem.from_list(w) for w in get(compute, Attr.WORK_PARTITION)]
+    work = [WorkItem.from_plan(w) for w in get(compute, Attr.WORK_PARTITION)]
     multicast = [MulticastDesc.from_dict(cb, d) for cb, d in sorted(get(reader, Attr.MULTICAST, {}).items())]
     groups = {mc.cb: multicast_groups(mc.axis, [w.core for w in work]) for mc in multicast}
 
@@ -90,7 +86,7 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
         out = []
         for arg in arg_specs[role]:
             if arg.kind == ArgKind.BUFFER_ADDRESS:
-                out.append(f"@{arg.buffer}")
+                out.append(BufferAddress(arg.buffer).to_json())
             elif arg.kind == ArgKind.MCAST:
                 out.append(mcast_value(arg.what, groups[arg.cb][item.core], item.core))
             else:
@@ -99,14 +95,6 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
                     ArgKind.SHARD_Y: item.shard[0], ArgKind.SHARD_X: item.shard[1], ArgKind.CONST: arg.value,
                 }[arg.kind])
         return out
-
-    def work_entry(w: WorkItem) -> dict:
-        entry = {"core": list(w.core), "start_id": w.start_id, "count": w.count}
-        if w.width:
-            entry["width"] = w.width
-        if policy.policy == Policy.LOCAL_SHARD:
-            entry["shard"] = list(w.shard)
-        return entry
 
     policy = WorkPolicy.from_dict(get(compute, Attr.WORK_POLICY))
     semaphores = []
@@ -126,7 +114,7 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
         "block_grid": get(compute, Attr.BLOCK_GRID),
         "block_tiles": get(compute, Attr.BLOCK_TILES),
         "work_policy": policy.to_dict(),
-        "work_partition": [work_entry(w) for w in work],
+        "work_partition": [w.to_plan(policy.policy == Policy.LOCAL_SHARD) for w in work],
         "buffers": buffers,
         "cbs": cbs,
         "tensor_accessors": accessors,
@@ -151,19 +139,16 @@ def multicast_groups(axis: str, cores: list[tuple[int, int]]) -> dict[tuple[int,
 
 
 def mcast_value(what: str, group: list[tuple[int, int]], core: tuple[int, int]):
-    """Per-core value of multicast runtime arg ``what`` (attrs.MCAST_ARGS). NOC coordinates are
-    symbolic ({"noc_x": [x, y]}: the host resolves the logical core). The reader multicasts on NOC 1,
-    which takes the rectangle from its far corner to its near one (start and end swapped)."""
+    """Per-core value of multicast runtime arg ``what`` (contract.plan.MCAST_ARGS). NOC coordinates
+    are symbolic (:class:`NocCoord`: the host resolves the logical core). The reader multicasts on
+    NOC 1, which takes the rectangle from its far corner to its near one (start and end swapped)."""
     sender = group[0]
     near = (min(c[0] for c in group), min(c[1] for c in group))
     far = (max(c[0] for c in group), max(c[1] for c in group))
-    return {
-        "sender": int(core == sender),
-        "sender_x": {"noc_x": list(sender)}, "sender_y": {"noc_y": list(sender)},
-        "start_x": {"noc_x": list(far)}, "start_y": {"noc_y": list(far)},
-        "end_x": {"noc_x": list(near)}, "end_y": {"noc_y": list(near)},
-        "num_dests": len(group), "receivers": len(group) - 1,
-    }[what]
+    corners = {"sender": sender, "start": far, "end": near}
+    if what[-2:] in ("_x", "_y"):
+        return NocCoord(what[-1], corners[what[:-2]]).to_json()
+    return {"sender": int(core == sender), "num_dests": len(group), "receivers": len(group) - 1}[what]
 
 
 def dumps_plan(plan: dict) -> str:

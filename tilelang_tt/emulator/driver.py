@@ -3,9 +3,13 @@
 One host executable per program: ``main.cpp``, each kernel source as its own translation unit
 (``-Dkernel_main=<unique>``, ``-DKERNEL_COMPILE_TIME_ARGS=...`` from the plan, registered under
 its source name through ``runtime/kernel_registry.hpp``) and the emulator runtime
-(``runtime/*.cpp``). Objects and executables are cached under ``<cache>/emu`` by a hash of
-everything that goes into them (compiler, flags, sources, every emulator header), so the runtime
-is compiled once and a program only once.
+(``runtime/*.cpp``, compiled with the architecture table of :mod:`tilelang_tt.contract.arch` as
+the ``TT_EMU_ARCHS`` define). Objects and executables are cached under ``<cache>/emu`` by a hash
+of everything that goes into them (compiler, flags, defines, sources, every emulator header), so
+the runtime is compiled once and a program only once.
+
+The plan is read through :class:`tilelang_tt.contract.plan.Plan`; ``main.cpp`` is one of the
+program's sources (the compiler writes it), never made here.
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
-from tilelang_tt.codegen.host import emit_main_cpp
+from tilelang_tt.contract.arch import ARCHS
+from tilelang_tt.contract.formats import BFLOAT16_QUIET_NAN, bfloat16_round
+from tilelang_tt.contract.plan import Plan, PlanBuffer, PlanError
 from tilelang_tt.env import CACHE_DIR, EMU_CXX
 
 EMULATOR_DIR = Path(__file__).resolve().parent
@@ -34,15 +40,7 @@ RUNTIME_DIR = EMULATOR_DIR / "runtime"
 CXX_FLAGS = ("-O2", "-std=c++20", "-pthread")
 BUILD_JOBS = 2
 RUN_TIMEOUT_S = 600
-
-# Plan dtype -> how its elements are stored in the .bin files.
-_STORAGE = {
-    "bfloat16": np.dtype("<u2"),
-    "float32": np.dtype("<f4"),
-    "int32": np.dtype("<i4"),
-    "uint32": np.dtype("<u4"),
-    "uint16": np.dtype("<u2"),
-}
+HOST_PROGRAM = "main.cpp"
 
 
 class EmulatorError(RuntimeError):
@@ -64,9 +62,9 @@ class EmulatorResult:
 
 def _float32_to_bfloat16_bits(values: np.ndarray) -> np.ndarray:
     """Round-to-nearest-even float32 -> bfloat16 bit patterns (NaN stays a quiet NaN)."""
-    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
-    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
-    return np.where(np.isnan(values), np.uint16(0x7FC0), rounded)
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = bfloat16_round(bits).astype(np.uint16)
+    return np.where(np.isnan(values), np.uint16(BFLOAT16_QUIET_NAN), rounded)
 
 
 def bfloat16_bits_to_float32(bits: np.ndarray) -> np.ndarray:
@@ -86,32 +84,44 @@ def _as_numpy(value: object, dtype: str) -> np.ndarray:
     return np.asarray(value)
 
 
-def _to_storage(name: str, value: object, buffer: dict) -> np.ndarray:
-    dtype = buffer["dtype"]
-    if dtype not in _STORAGE:
-        raise EmulatorError(f"buffer {name!r}: dtype {dtype!r} is not supported by the emulator driver")
+def _to_storage(name: str, value: object, buffer: PlanBuffer) -> np.ndarray:
+    dtype = buffer.dtype
     array = _as_numpy(value, dtype)
-    if list(array.shape) != list(buffer["shape"]):
-        raise EmulatorError(f"input {name!r} has shape {list(array.shape)}, the plan expects {buffer['shape']}")
+    if array.shape != buffer.shape:
+        raise EmulatorError(f"input {name!r} has shape {list(array.shape)}, the plan expects {list(buffer.shape)}")
     if dtype == "bfloat16":
         if array.dtype in (np.uint16, np.int16):
             return np.ascontiguousarray(array).view(np.uint16).astype("<u2")
         if not np.issubdtype(array.dtype, np.floating):
             raise EmulatorError(f"input {name!r}: expected floats or bfloat16 bit patterns, got {array.dtype}")
         return _float32_to_bfloat16_bits(array.astype(np.float32)).astype("<u2")
-    storage = _STORAGE[dtype]
+    storage = np.dtype(buffer.format.storage)
     converted = array.astype(storage)
     if np.issubdtype(storage, np.integer) and not np.array_equal(converted, array):
         raise EmulatorError(f"input {name!r}: values do not fit {dtype}")
     return converted
 
 
-def _from_storage(raw: np.ndarray, buffer: dict) -> np.ndarray:
-    shaped = raw.reshape(buffer["shape"])
-    return bfloat16_bits_to_float32(shaped) if buffer["dtype"] == "bfloat16" else shaped
+def _from_storage(raw: np.ndarray, buffer: PlanBuffer) -> np.ndarray:
+    shaped = raw.reshape(buffer.shape)
+    return bfloat16_bits_to_float32(shaped) if buffer.dtype == "bfloat16" else shaped
 
 
 # ---- building ----
+
+
+def arch_table_define() -> str:
+    """``-DTT_EMU_ARCHS=...``: every row of :data:`tilelang_tt.contract.arch.ARCHS` as a C++
+    ``ArchSpec`` initialiser (runtime/internal.hpp; designated, so a field the two disagree on
+    does not compile)."""
+    rows = (
+        f'{{.name = "{a.name}", .grid_x = {a.grid[0]}, .grid_y = {a.grid[1]}, .l1_size = {a.l1_total}, '
+        f".l1_unreserved_base = {a.l1_unreserved_base}, .l1_alignment = {a.l1_alignment}, "
+        f".dram_banks = {a.num_dram_banks}, .dram_bank_size = {a.dram_bank_size}, "
+        f".dram_alignment = {a.dram_alignment}, .num_cbs = {a.num_cbs}, .dst_tiles = {a.dst_tiles}}}"
+        for a in ARCHS.values()
+    )
+    return "-DTT_EMU_ARCHS=" + ", ".join(rows)
 
 
 def _digest(*parts: bytes | str) -> str:
@@ -173,28 +183,32 @@ def _write_once(path: Path, text: str) -> None:
     os.replace(partial, path)
 
 
-def build(sources: dict[str, str], plan: dict) -> Path:
-    """The cached emulator executable of a program (``main.cpp`` is generated when absent)."""
+def build(sources: dict[str, str], plan: Plan) -> Path:
+    """The cached emulator executable of a program: ``sources`` holds ``main.cpp`` and the plan's
+    kernel sources."""
+    missing = [name for name in (HOST_PROGRAM, *(k.source for k in plan.kernels)) if sources.get(name) is None]
+    if missing:
+        raise EmulatorError(f"the program lacks {', '.join(missing)} (sources given: {sorted(sources)}); "
+                            "tilelang_tt.compile() writes every file of a program (Artifacts.sources, "
+                            "or the directory Artifacts.save writes)")
     cache = CACHE_DIR.get() / "emu"
     cxx = EMU_CXX.get()
-    base = _digest(_compiler_identity(cxx), " ".join(CXX_FLAGS), _tree_digest())
+    runtime_defines = (arch_table_define(),)
+    base = _digest(_compiler_identity(cxx), " ".join(CXX_FLAGS), _tree_digest(), *runtime_defines)
     units = [
-        _Unit(f"emulator runtime {cpp.name}", cpp, cache / "obj" / f"runtime-{cpp.stem}-{base}.o")
+        _Unit(f"emulator runtime {cpp.name}", cpp, cache / "obj" / f"runtime-{cpp.stem}-{base}.o", runtime_defines)
         for cpp in sorted(RUNTIME_DIR.glob("*.cpp"))
     ]
-    main_cpp = sources.get("main.cpp") or emit_main_cpp(plan)
-    main_key = _digest(base, main_cpp)
-    _write_once(cache / "src" / main_key / "main.cpp", main_cpp)
-    units.append(_Unit("main.cpp", cache / "src" / main_key / "main.cpp", cache / "obj" / f"main-{main_key}.o"))
-    for kernel in plan["kernels"]:
-        name = kernel["source"]
-        if name not in sources:
-            raise EmulatorError(f"the plan's {kernel['role']} kernel {name!r} is not among the sources {sorted(sources)}")
+    main_key = _digest(base, sources[HOST_PROGRAM])
+    _write_once(cache / "src" / main_key / HOST_PROGRAM, sources[HOST_PROGRAM])
+    units.append(_Unit(HOST_PROGRAM, cache / "src" / main_key / HOST_PROGRAM, cache / "obj" / f"main-{main_key}.o"))
+    for kernel in plan.kernels:
+        name = kernel.source
         symbol = _kernel_symbol(name)
         text = f'{sources[name]}\n#include "kernel_registry.hpp"\nTT_EMU_REGISTER_KERNEL("{name}", {symbol})\n'
         defines = (
             f"-Dkernel_main={symbol}",
-            "-DKERNEL_COMPILE_TIME_ARGS=" + ",".join(str(int(a)) for a in kernel["compile_time_args"]),
+            "-DKERNEL_COMPILE_TIME_ARGS=" + ",".join(str(a) for a in kernel.compile_time_args),
         )
         key = _digest(base, text, *defines)
         _write_once(cache / "src" / key / name, text)
@@ -220,14 +234,19 @@ def build(sources: dict[str, str], plan: dict) -> Path:
 
 
 def run(sources: dict[str, str], plan: dict, inputs: dict[str, object], data_dir: Path | None = None) -> EmulatorResult:
-    """Build (or reuse) the program and run it on ``inputs`` (numpy arrays or torch tensors by buffer name).
+    """Build (or reuse) the program (``sources``: ``main.cpp`` and the kernels of ``plan``, a
+    ``tt.plan.json`` dict) and run it on ``inputs`` (numpy arrays or torch tensors by buffer name).
 
     The program's data directory (``<buffer>.bin`` inputs, ``<buffer>.out.bin`` outputs,
     ``counters.json``; DEVELOPERS.md, Contract 2) is ``data_dir`` when given, and kept; else a
     temporary directory."""
+    try:
+        plan = Plan.from_json(plan)
+    except PlanError as err:
+        raise EmulatorError(f"not a valid tt.plan.json: {err}") from None
     exe = build(sources, plan)
-    buffers = {b["name"]: b for b in plan["buffers"]}
-    wanted = sorted(n for n, b in buffers.items() if b["access"] in ("read", "readwrite"))
+    buffers = {b.name: b for b in plan.buffers}
+    wanted = sorted(b.name for b in plan.inputs)
     missing, unknown = set(wanted) - set(inputs), set(inputs) - set(buffers)
     if missing or unknown:
         raise EmulatorError(f"inputs: missing {sorted(missing)}, not buffers of the plan {sorted(unknown)}")
@@ -238,7 +257,7 @@ def run(sources: dict[str, str], plan: dict, inputs: dict[str, object], data_dir
         for name in wanted:
             _to_storage(name, inputs[name], buffers[name]).tofile(data_dir / f"{name}.bin")
         counters_path = data_dir / "counters.json"
-        env = {**os.environ, "TT_EMU_ARCH": plan["arch"], "TT_EMU_COUNTERS": str(counters_path)}
+        env = {**os.environ, "TT_EMU_ARCH": plan.arch.name, "TT_EMU_COUNTERS": str(counters_path)}
         try:
             done = subprocess.run(
                 [str(exe), str(data_dir)], capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT_S
@@ -249,10 +268,9 @@ def run(sources: dict[str, str], plan: dict, inputs: dict[str, object], data_dir
             message = done.stderr.strip() or f"the emulated program exited with code {done.returncode}"
             raise EmulatorError(message, done.returncode)
         outputs = {}
-        for name, buffer in buffers.items():
-            if buffer["access"] in ("write", "readwrite"):
-                count = math.prod(buffer["shape"])
-                raw = np.fromfile(data_dir / f"{name}.out.bin", dtype=_STORAGE[buffer["dtype"]], count=count)
-                outputs[name] = _from_storage(raw, buffer)
+        for buffer in plan.outputs:
+            count = math.prod(buffer.shape)
+            raw = np.fromfile(data_dir / f"{buffer.name}.out.bin", dtype=np.dtype(buffer.format.storage), count=count)
+            outputs[buffer.name] = _from_storage(raw, buffer)
         counters = json.loads(counters_path.read_text()) if counters_path.exists() else {}
     return EmulatorResult(outputs, counters)

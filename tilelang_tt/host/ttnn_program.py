@@ -5,11 +5,13 @@ The plan (Contract 1) and the three kernel sources become a ``ttnn.ProgramDescri
 args), one ``CBDescriptor`` per circular buffer, one ``SemaphoreDescriptor`` per semaphore. It is
 the same program ``main.cpp`` builds with the tt-metal host API.
 
-This module imports only the standard library, so it also loads where tilelang and tvm are
-absent: ttnn ships for Python 3.12 only, the compiler needs 3.11. ttnn (and torch, for
-``run_on_device``) are imported when a descriptor is built. Importing it as
-``tilelang_tt.host.ttnn_program`` runs ``tilelang_tt/__init__.py``, which imports tilelang to
-register the target, so in a Python 3.12 environment without tilelang load this file by path::
+This module and what it uses, the plan contract (:mod:`tilelang_tt.contract`), import only the
+standard library, so it also loads where tilelang and tvm are absent: ttnn ships for Python 3.12
+only, the compiler needs 3.11. ttnn (and torch, for ``run_on_device``) are imported when a
+descriptor is built. Importing it as ``tilelang_tt.host.ttnn_program`` runs
+``tilelang_tt/__init__.py``, which imports tilelang to register the target, so in a Python 3.12
+environment without tilelang load this file by path (it loads the contract package the same way,
+under its own name ``tilelang_tt.contract``)::
 
     spec = importlib.util.spec_from_file_location("ttnn_program", "<repo>/tilelang_tt/host/ttnn_program.py")
     ttnn_program = importlib.util.module_from_spec(spec); spec.loader.exec_module(ttnn_program)
@@ -25,17 +27,28 @@ import os
 import sys
 from pathlib import Path
 
-KERNEL_SOURCES = ("reader.cpp", "compute.cpp", "writer.cpp")
+CONTRACT = "tilelang_tt.contract"
 
-# plan data_format (tt::DataFormat name) -> ttnn.DataType attribute; ttnn maps it back to the format.
-_CB_DTYPE = {
-    "Float16_b": "bfloat16",
-    "Float32": "float32",
-    "Bfp8_b": "bfloat8_b",
-    "Int32": "int32",
-    "UInt32": "uint32",
-    "UInt16": "uint16",
-}
+
+def _import_contract() -> None:
+    """Make the contract package importable by its name. Inside ``tilelang_tt`` it is already
+    imported (``tilelang_tt/__init__.py`` imports it through the compiler); where this file was
+    loaded by path, importing ``tilelang_tt.contract`` would run ``tilelang_tt/__init__.py``, so
+    the package is loaded from its directory under its own name, as ``importlib`` loads any source
+    file, and its submodules then import as usual."""
+    if CONTRACT in sys.modules:
+        return
+    directory = Path(__file__).resolve().parents[1] / "contract"
+    spec = importlib.util.spec_from_file_location(CONTRACT, directory / "__init__.py",
+                                                  submodule_search_locations=[str(directory)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[CONTRACT] = module
+    spec.loader.exec_module(module)
+
+
+_import_contract()
+
+from tilelang_tt.contract.plan import KERNEL_SOURCES, BufferAddress, ComputeConfig, NocCoord, Plan  # noqa: E402
 
 NO_DEVICE_MESSAGE = (
     "no Tenstorrent device found; use the emulator (the default): Artifacts.run(*tensors) "
@@ -67,100 +80,94 @@ def _tt_fatal_reason(err: Exception) -> str:
     return text.splitlines()[0] if text else type(err).__name__
 
 
-def load_program(artifacts_or_dir) -> tuple[dict, dict[str, str]]:
-    """(plan, {kernel source name: text}) from an ``Artifacts`` or a directory written by ``save``."""
+def load_program(artifacts_or_dir) -> tuple[Plan, dict[str, str]]:
+    """(checked plan, {kernel source name: text}) from an ``Artifacts`` or a directory written by ``save``."""
     if isinstance(artifacts_or_dir, (str, os.PathLike)):
         directory = Path(artifacts_or_dir)
         plan = json.loads((directory / "tt.plan.json").read_text())
-        return plan, {name: (directory / name).read_text() for name in KERNEL_SOURCES}
-    return artifacts_or_dir.plan, {name: artifacts_or_dir.sources[name] for name in KERNEL_SOURCES}
+        return Plan.from_json(plan), {name: (directory / name).read_text() for name in KERNEL_SOURCES}
+    return Plan.from_json(artifacts_or_dir.plan), {name: artifacts_or_dir.sources[name] for name in KERNEL_SOURCES}
 
 
-def _core_range_set(ttnn, plan: dict):
+def _core_range_set(ttnn, plan: Plan):
     return ttnn.CoreRangeSet([
-        ttnn.CoreRange(ttnn.CoreCoord(*r["start"]), ttnn.CoreCoord(*r["end"])) for r in plan["core_ranges"]
+        ttnn.CoreRange(ttnn.CoreCoord(*r.start), ttnn.CoreCoord(*r.end)) for r in plan.core_ranges
     ])
 
 
-def _kernel_config(ttnn, kernel: dict):
-    if kernel["role"] == "compute":
+def _kernel_config(ttnn, config):
+    if isinstance(config, ComputeConfig):
         return ttnn.ComputeConfigDescriptor(
-            math_fidelity=getattr(ttnn.MathFidelity, kernel["math_fidelity"]),
-            fp32_dest_acc_en=bool(kernel["fp32_dest_acc_en"]),
-            math_approx_mode=bool(kernel["math_approx_mode"]),
+            math_fidelity=getattr(ttnn.MathFidelity, config.math_fidelity),
+            fp32_dest_acc_en=config.fp32_dest_acc_en,
+            math_approx_mode=config.math_approx_mode,
         )
     # Reader/WriterConfigDescriptor would pick the arch's preferred DRAM NOC; the plan (and
     # main.cpp) name processor and NOC explicitly.
     return ttnn.DataMovementConfigDescriptor(
-        processor=getattr(ttnn.DataMovementProcessor, kernel["processor"]),
-        noc=getattr(ttnn.NOC, kernel["noc"]),
+        processor=getattr(ttnn.DataMovementProcessor, config.processor),
+        noc=getattr(ttnn.NOC, config.noc),
     )
 
 
 def _arg_value(value, addresses: dict[str, int], worker_core) -> int:
-    """A plan runtime-arg value: ``"@<buffer>"`` is the buffer's address, ``{"noc_x" | "noc_y":
-    [x, y]}`` a coordinate of logical core (x, y) on the NOC, anything else the number itself."""
-    if isinstance(value, str):
-        return addresses[value[1:]]
-    if isinstance(value, dict):
-        ((key, core),) = value.items()
-        return worker_core(core)[0 if key == "noc_x" else 1]
+    """A plan runtime value: a buffer's address, a coordinate of a logical core on the NOC, or the number."""
+    if isinstance(value, BufferAddress):
+        return addresses[value.buffer]
+    if isinstance(value, NocCoord):
+        return worker_core(value.core)[0 if value.axis == "x" else 1]
     return value
 
 
-def _runtime_args(ttnn, plan: dict, role: str, addresses: dict[str, int], worker_core):
+def _runtime_args(ttnn, plan: Plan, role: str, addresses: dict[str, int], worker_core):
     args = ttnn.RuntimeArgs()
-    for entry in plan["runtime_args"]:
-        x, y = entry["core"]
-        args[x][y] = [_arg_value(v, addresses, worker_core) for v in entry[role]]
+    for entry in plan.runtime_args:
+        x, y = entry.core
+        args[x][y] = [_arg_value(v, addresses, worker_core) for v in entry.values[role]]
     return args
 
 
-def _common_runtime_args(ttnn, kernel: dict, tensors: dict) -> list[int]:
+def _common_runtime_args(ttnn, kernel, tensors: dict) -> list[int]:
     """A kernel's common runtime args: the bank coordinates of its sharded accessors, in order."""
     values = []
-    for arg in kernel.get("common_runtime_args", []):
-        coords = list(ttnn.TensorAccessorArgs(tensors[arg["buffer"]]).get_common_runtime_args())
-        if len(coords) != arg["count"]:
-            raise TTDeviceError(f"buffer {arg['buffer']!r} has {len(coords)} bank coordinates on the device, the "
-                                f"{kernel['role']} kernel was compiled for {arg['count']}")
+    for arg in kernel.common_runtime_args:
+        coords = list(ttnn.TensorAccessorArgs(tensors[arg.buffer]).get_common_runtime_args())
+        if len(coords) != arg.count:
+            raise TTDeviceError(f"buffer {arg.buffer!r} has {len(coords)} bank coordinates on the device, the "
+                                f"{kernel.role} kernel was compiled for {arg.count}")
         values += coords
     return values
 
 
-def build_program_descriptor(plan: dict, sources: dict[str, str], tensors: dict, worker_core):
+def build_program_descriptor(plan: Plan, sources: dict[str, str], tensors: dict, worker_core):
     """The ``ttnn.ProgramDescriptor`` of a plan. ``tensors`` maps every buffer name of the plan to
     its device tensor (anything with ``buffer_address()``); ``"@<buffer>"`` runtime args become
     those addresses. ``worker_core((x, y)) -> (noc_x, noc_y)`` places logical cores on the NOC
     (``device.worker_core_from_logical_core``) for the multicast runtime args."""
     ttnn = _ttnn()
-    missing = [b["name"] for b in plan["buffers"] if b["name"] not in tensors]
+    missing = [b.name for b in plan.buffers if b.name not in tensors]
     if missing:
-        raise TypeError(f"no device tensor for buffer(s) {missing} of kernel `{plan['kernel_name']}`")
+        raise TypeError(f"no device tensor for buffer(s) {missing} of kernel `{plan.kernel_name}`")
     addresses = {name: int(tensor.buffer_address()) for name, tensor in tensors.items()}
     cores = _core_range_set(ttnn, plan)
     kernels = [
         ttnn.KernelDescriptor(
-            kernel_source=sources[kernel["source"]],
+            kernel_source=sources[kernel.source],
             source_type=ttnn.KernelDescriptor.SourceType.SOURCE_CODE,
             core_ranges=cores,
-            compile_time_args=kernel["compile_time_args"],
-            runtime_args=_runtime_args(ttnn, plan, kernel["role"], addresses, worker_core),
+            compile_time_args=list(kernel.compile_time_args),
+            runtime_args=_runtime_args(ttnn, plan, kernel.role, addresses, worker_core),
             common_runtime_args=_common_runtime_args(ttnn, kernel, tensors),
-            config=_kernel_config(ttnn, kernel),
+            config=_kernel_config(ttnn, kernel.config),
         )
-        for kernel in plan["kernels"]
+        for kernel in plan.kernels
     ]
-    cbs = []
-    for cb in plan["cbs"]:
-        if cb["data_format"] not in _CB_DTYPE:
-            raise TTDeviceError(f"CB {cb['name']!r}: data format {cb['data_format']} has no ttnn DataType")
-        fmt = ttnn.CBFormatDescriptor(buffer_index=cb["index"], data_format=getattr(ttnn, _CB_DTYPE[cb["data_format"]]),
-                                      page_size=cb["page_size"])
-        cbs.append(ttnn.CBDescriptor(total_size=cb["page_size"] * cb["num_pages"], core_ranges=cores,
-                                     format_descriptors=[fmt]))
-    semaphores = [ttnn.SemaphoreDescriptor(id=s["id"], core_ranges=cores, initial_value=s["initial_value"])
-                  for s in plan["semaphores"]]
+    # ttnn.DataType of the CB's format; ttnn maps it back to the tt::DataFormat.
+    cbs = [ttnn.CBDescriptor(total_size=cb.size, core_ranges=cores, format_descriptors=[
+        ttnn.CBFormatDescriptor(buffer_index=cb.index, data_format=getattr(ttnn, cb.format.ttnn), page_size=cb.page_size)])
+        for cb in plan.cbs]
+    semaphores = [ttnn.SemaphoreDescriptor(id=s.id, core_ranges=cores, initial_value=s.initial_value)
+                  for s in plan.semaphores]
     return ttnn.ProgramDescriptor(kernels=kernels, semaphores=semaphores, cbs=cbs)
 
 
@@ -176,32 +183,32 @@ def open_device(device_id: int = 0):
         raise TTDeviceError(f"could not open Tenstorrent device {device_id}: {_tt_fatal_reason(err)}") from None
 
 
-def _check_device(ttnn, device, plan: dict) -> None:
+def _check_device(ttnn, device, plan: Plan) -> None:
     arch = device.arch().name.lower()
-    if arch != plan["arch"]:
-        raise TTDeviceError(f"the plan is for {plan['arch']} but device is {arch}; recompile with arch={arch!r}")
+    if arch != plan.arch.name:
+        raise TTDeviceError(f"the plan is for {plan.arch.name} but device is {arch}; recompile with arch={arch!r}")
     grid = device.compute_with_storage_grid_size()
-    gx, gy = plan["core_grid"]
+    gx, gy = plan.core_grid
     if gx > grid.x or gy > grid.y:
         raise TTDeviceError(f"the plan uses a {gx}x{gy} core grid; the device has {grid.x}x{grid.y}")
 
 
-def _check_accessors(ttnn, plan: dict, tensors: dict) -> None:
-    for accessor in plan["tensor_accessors"]:
-        actual = list(ttnn.TensorAccessorArgs(tensors[accessor["buffer"]]).get_compile_time_args())
-        if actual != accessor["compile_time_args"]:
-            raise TTDeviceError(f"TensorAccessorArgs of {accessor['buffer']!r} on the device are {actual}, "
-                                f"the plan compiled {accessor['compile_time_args']} into the {accessor['kernel']}")
+def _check_accessors(ttnn, plan: Plan, tensors: dict) -> None:
+    for accessor in plan.tensor_accessors:
+        actual = list(ttnn.TensorAccessorArgs(tensors[accessor.buffer]).get_compile_time_args())
+        if actual != list(accessor.compile_time_args):
+            raise TTDeviceError(f"TensorAccessorArgs of {accessor.buffer!r} on the device are {actual}, "
+                                f"the plan compiled {list(accessor.compile_time_args)} into the {accessor.kernel}")
 
 
-def launch(plan: dict, io_tensors: list, descriptor) -> None:
+def launch(plan: Plan, io_tensors: list, descriptor) -> None:
     """``ttnn.generic_op(io_tensors, descriptor)`` (inputs first, outputs last), its failures as a
     :class:`TTDeviceError` naming the kernel and tt-metal's reason."""
     ttnn = _ttnn()
     try:
         ttnn.generic_op(io_tensors, descriptor)
     except RuntimeError as err:
-        raise TTDeviceError(f"ttnn.generic_op could not run kernel `{plan['kernel_name']}`: "
+        raise TTDeviceError(f"ttnn.generic_op could not run kernel `{plan.kernel_name}`: "
                             f"{_tt_fatal_reason(err)}") from None
 
 
@@ -215,25 +222,24 @@ def run_on_device(artifacts_or_dir, *torch_tensors, device=None):
     """
     ttnn = _ttnn()
     plan, sources = load_program(artifacts_or_dir)
-    inputs = [b for b in plan["buffers"] if b["access"] != "write"]
-    outputs = [b for b in plan["buffers"] if b["access"] != "read"]
+    inputs, outputs = plan.inputs, plan.outputs
     if len(torch_tensors) != len(inputs):
-        raise TypeError(f"kernel `{plan['kernel_name']}` takes {len(inputs)} input tensors "
-                        f"({', '.join(b['name'] for b in inputs)}), got {len(torch_tensors)}")
+        raise TypeError(f"kernel `{plan.kernel_name}` takes {len(inputs)} input tensors "
+                        f"({', '.join(b.name for b in inputs)}), got {len(torch_tensors)}")
     opened = device is None
     if opened:
         device = open_device()
     try:
         _check_device(ttnn, device, plan)
         tensors = {
-            b["name"]: ttnn.from_torch(t, dtype=getattr(ttnn, b["dtype"]), layout=ttnn.TILE_LAYOUT, device=device,
-                                       memory_config=ttnn.DRAM_MEMORY_CONFIG)
+            b.name: ttnn.from_torch(t, dtype=getattr(ttnn, b.format.ttnn), layout=ttnn.TILE_LAYOUT, device=device,
+                                    memory_config=ttnn.DRAM_MEMORY_CONFIG)
             for b, t in zip(inputs, torch_tensors)
         }
         for b in outputs:
-            if b["name"] not in tensors:
-                tensors[b["name"]] = ttnn.allocate_tensor_on_device(
-                    ttnn.Shape(b["shape"]), getattr(ttnn, b["dtype"]), ttnn.TILE_LAYOUT, device,
+            if b.name not in tensors:
+                tensors[b.name] = ttnn.allocate_tensor_on_device(
+                    ttnn.Shape(list(b.shape)), getattr(ttnn, b.format.ttnn), ttnn.TILE_LAYOUT, device,
                     ttnn.DRAM_MEMORY_CONFIG)
         _check_accessors(ttnn, plan, tensors)
         def worker_core(core):
@@ -242,10 +248,10 @@ def run_on_device(artifacts_or_dir, *torch_tensors, device=None):
 
         descriptor = build_program_descriptor(plan, sources, tensors, worker_core)
         # generic_op wants the outputs last.
-        io_tensors = [tensors[b["name"]] for b in plan["buffers"] if b["access"] == "read"]
-        io_tensors += [tensors[b["name"]] for b in outputs]
+        io_tensors = [tensors[b.name] for b in plan.buffers if not b.is_output]
+        io_tensors += [tensors[b.name] for b in outputs]
         launch(plan, io_tensors, descriptor)
-        results = [ttnn.to_torch(tensors[b["name"]]) for b in outputs]
+        results = [ttnn.to_torch(tensors[b.name]) for b in outputs]
     finally:
         if opened:
             ttnn.close_device(device)

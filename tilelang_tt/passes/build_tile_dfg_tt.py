@@ -260,6 +260,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         moved[out_name] = moved[name]
         producers[out_name], consumers[out_name] = {"compute"}, {"writer"}
         consumers[name].discard("writer")
+        if not consumers[name]:  # its CB keeps only values compute overwrites (and pops itself), or
+            consumers[name].add("compute")  # none at all: SplitDeviceKernel then drops it
 
     dfg = {}
     for name in order:

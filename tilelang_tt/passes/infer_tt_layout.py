@@ -28,7 +28,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.arch import get_arch
+from tilelang_tt.contract.arch import get_arch
 from tilelang_tt.attrs import DATA_FORMATS, Attr, LayoutDesc, MemoryLayout, MemorySpace, get, with_attrs
 from tilelang_tt.layout import BufferLayout, LayoutError, shard_grid_shape
 from tilelang_tt.passes.common import COL, TILE, dtype_hint, error, first_stmt_using, prim_func_pass, vector_kinds

@@ -7,7 +7,7 @@ into the output buffer (block shape) and the ``T.copy`` transfers of global tens
 coordinates their slices depend on).
 Writes: ``tt.block_grid`` [Bz * By, Bx], ``tt.grid_tiles`` [Mt, Nt], ``tt.block_tiles`` [bmt, bnt],
 ``tt.core_grid`` [gx, gy], ``tt.core_ranges``, ``tt.partition_mode``, ``tt.work_policy``,
-``tt.work_partition`` (per active core ``[x, y, start_id, count, width, shard_y, shard_x]``;
+``tt.work_partition`` (per active core ``{core, start_id, count, width, shard}``, a WorkItem;
 block id = row * Bx + bx) and ``tt.multicast``.
 Errors: a global slice that is not one rectangle of its tensor's matrix view (leading dimensions
 folded into rows), or whose batch index may pass the tensor's extent; several blocks writing
@@ -34,7 +34,8 @@ to the query block — is not multicast: the cores would not keep step. Two sema
 Only cores with work are active. Before/after: TIR unchanged.
 
     After: "tt.core_grid": [8, 8], "tt.work_policy": {"policy": "block", ...},
-           "tt.work_partition": [[0, 0, 0, 1, 1, 0, 0], ...], "tt.multicast": {"A_s": {"axis": "x", ...}}
+           "tt.work_partition": [{"core": [0, 0], "start_id": 0, "count": 1, "width": 1, "shard": [0, 0]}, ...],
+           "tt.multicast": {"A_s": {"axis": "x", ...}}
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ import math
 import tilelang  # noqa: F401
 from tvm import arith, tirx
 
-from tilelang_tt.arch import get_arch
+from tilelang_tt.contract.arch import get_arch
 from tilelang_tt.attrs import (
     Attr,
     LayoutDesc,
@@ -393,7 +394,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, grid, policy: str,
         Attr.CORE_RANGES: core_ranges(items),
         Attr.PARTITION_MODE: PartitionMode(mode),
         Attr.WORK_POLICY: work_policy.to_dict(),
-        Attr.WORK_PARTITION: [w.to_list() for w in items],
+        Attr.WORK_PARTITION: [w.to_plan(local_shard=True) for w in items],
         Attr.MULTICAST: shared,
     })
 

@@ -43,7 +43,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import ir, tirx
 
-from tilelang_tt.arch import get_arch
+from tilelang_tt.contract.arch import get_arch
 from tilelang_tt.attrs import DATA_FORMATS, AccumulateMode, Attr, CBDesc, Intrin, get, with_attrs
 from tilelang_tt.passes.common import (
     COL,

@@ -6,8 +6,11 @@ and a fix):
 1. the attributes its role needs are present (at the kernel's ``def`` line);
 2. no more CBs than the arch has (at the allocation of the first CB past the count), every CB id
    within ``0..num_cbs-1`` and unique (at the CB's allocation);
-3. the L1 footprint per core (every CB's page_size × num_pages) fits the arch's L1, naming the
-   three biggest consumers (at the biggest one's allocation);
+3. every core's L1 fits (tilelang_tt.contract.l1, the model the emulator and tt-metal allocate by):
+   the reserved base, the CBs on the cores of ``tt.core_ranges`` and the parameters
+   ``tt.layout_desc`` puts in L1; the error gives the fullest core's bytes (CBs + L1 buffers >
+   available) and the three biggest consumers, at the parameter the L1 buffers overflow from, else
+   the biggest L1 parameter, else the biggest CB's allocation;
 4. DST: every DST index a tile op writes, over the ranges of its loops, and the tiles packed from
    one acquire stay within the budget of the compute config's mode — ``Arch.dst_budget`` of
    ``fp32_dest_acc_en`` (fp32 mode: half as many tiles as bf16 mode), recomputed here rather than
@@ -16,7 +19,8 @@ and a fix):
    compute only tile/DST/init calls (at the statement's line).
 
 Locations: statements keep the user's spans through the lowering; a CB's allocation is its
-``tt.cb_desc`` ``source`` (recorded by A2 PropagateTTLayout); otherwise the kernel's ``def`` line.
+``tt.cb_desc`` ``source`` (recorded by A2 PropagateTTLayout); a parameter's is its ``T.Tensor``
+annotation; otherwise the kernel's ``def`` line.
 """
 
 from __future__ import annotations
@@ -24,8 +28,9 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import arith, tirx
 
-from tilelang_tt.arch import Arch, get_arch
 from tilelang_tt.attrs import Attr, CBDesc, Intrin, KernelRole, get
+from tilelang_tt.contract.arch import Arch, get_arch
+from tilelang_tt.contract.l1 import CircularBuffer, L1Use, cores_in_ranges, from_layout, l1_use
 from tilelang_tt.errors import span_from_location
 from tilelang_tt.passes.common import (
     bound_analyzer,
@@ -37,10 +42,11 @@ from tilelang_tt.passes.common import (
 )
 
 PASS = "VerifyTTIR"
+L1_INPUTS = (Attr.CB_DESC, Attr.CORE_RANGES, Attr.LAYOUT_DESC)
 REQUIRED = {
-    KernelRole.READER.value: (Attr.CB_DESC, Attr.TENSOR_ACCESSOR, Attr.RUNTIME_ARGS, Attr.WORK_PARTITION, Attr.CORE_GRID),
-    KernelRole.WRITER.value: (Attr.CB_DESC, Attr.TENSOR_ACCESSOR, Attr.RUNTIME_ARGS, Attr.WORK_PARTITION, Attr.CORE_GRID),
-    KernelRole.COMPUTE.value: (Attr.CB_DESC, Attr.COMPUTE_CONFIG, Attr.RUNTIME_ARGS, Attr.WORK_PARTITION),
+    KernelRole.READER.value: (*L1_INPUTS, Attr.TENSOR_ACCESSOR, Attr.RUNTIME_ARGS, Attr.WORK_PARTITION, Attr.CORE_GRID),
+    KernelRole.WRITER.value: (*L1_INPUTS, Attr.TENSOR_ACCESSOR, Attr.RUNTIME_ARGS, Attr.WORK_PARTITION, Attr.CORE_GRID),
+    KernelRole.COMPUTE.value: (*L1_INPUTS, Attr.COMPUTE_CONFIG, Attr.RUNTIME_ARGS, Attr.WORK_PARTITION),
 }
 ALLOWED = {
     KernelRole.READER.value: {Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.NOC_READ_PAGE, Intrin.NOC_READ_BARRIER,
@@ -60,8 +66,13 @@ ALLOWED = {
 COMPILER_BUG = "this is a compiler bug: please report it with the kernel"
 
 
+def cb_descs(func: tirx.PrimFunc) -> list[CBDesc]:
+    """The kernel's CBs in id order (the host creates them in this order)."""
+    return sorted((CBDesc.from_dict(n, d) for n, d in get(func, Attr.CB_DESC).items()), key=lambda cb: cb.index)
+
+
 def check_cbs(func: tirx.PrimFunc, arch: Arch) -> None:
-    cbs = sorted((CBDesc.from_dict(n, d) for n, d in get(func, Attr.CB_DESC, {}).items()), key=lambda cb: cb.index)
+    cbs = cb_descs(func)
     if len(cbs) > arch.num_cbs:
         first_over = cbs[arch.num_cbs]
         raise error(PASS, func, span_from_location(first_over.source),
@@ -78,15 +89,50 @@ def check_cbs(func: tirx.PrimFunc, arch: Arch) -> None:
             raise error(PASS, func, span_from_location(cb.source),
                         f"CBs `{seen[cb.index]}` and `{cb.name}` share id {cb.index}", COMPILER_BUG)
         seen[cb.index] = cb.name
-    used = sorted(cbs, key=lambda cb: (-cb.page_size * cb.num_pages, cb.name))
-    total = sum(cb.page_size * cb.num_pages for cb in cbs)
-    if total > arch.l1_bytes:
-        top = ", ".join(f"`{cb.name}` {cb.page_size * cb.num_pages // 1024} KiB ({cb.num_pages} pages of "
-                        f"{cb.page_size} B)" for cb in used[:3])
-        raise error(PASS, func, span_from_location(used[0].source),
-                    f"the circular buffers need {total // 1024} KiB of L1 per core; {arch.name} has "
-                    f"{arch.l1_bytes // 1024} KiB (biggest: {top})",
-                    "use smaller blocks (bm, bn, bk) or fewer pipeline stages (T.Pipelined num_stages)")
+
+
+def kernel_l1(func: tirx.PrimFunc, arch: Arch) -> tuple[L1Use, list[tirx.Buffer]]:
+    """The L1 of every core the kernel touches (tilelang_tt.contract.l1): its CBs, in id order, on
+    every core of ``tt.core_ranges``, and the parameters ``tt.layout_desc`` puts in L1, in parameter
+    order (the host's allocation order); with those parameters."""
+    layouts = get(func, Attr.LAYOUT_DESC)
+    params = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
+    in_l1 = [(buf, from_layout(buf.name, layouts[buf.name])) for buf in params]
+    in_l1 = [(buf, l1) for buf, l1 in in_l1 if l1 is not None]
+    cbs = [CircularBuffer(cb.page_size, cb.num_pages) for cb in cb_descs(func)]
+    cores = cores_in_ranges(get(func, Attr.CORE_RANGES))
+    use = l1_use(arch.name, dict.fromkeys(cores, cbs), [l1 for _, l1 in in_l1])
+    return use, [buf for buf, _ in in_l1]
+
+
+def check_l1(func: tirx.PrimFunc, arch: Arch) -> None:
+    use, params = kernel_l1(func, arch)
+    if use.fits:
+        return
+    cbs = cb_descs(func)
+    worst = use.worst
+    placed = list(zip(params, use.buffers))
+    consumers = [(cb.page_size * cb.num_pages, cb.name, f"`{cb.name}` {cb.page_size * cb.num_pages // 1024} KiB "
+                  f"({cb.num_pages} pages of {cb.page_size} B)") for cb in cbs]
+    consumers += [(p.size, buf.name, f"`{buf.name}` {p.size // 1024} KiB ({p.buffer.pages_per_core(arch.name)} pages "
+                   f"of {p.buffer.page_size} B per core, L1 {p.buffer.layout})") for buf, p in placed]
+    top = ", ".join(text for _, _, text in sorted(consumers, key=lambda c: (-c[0], c[1]))[:3])
+    message = f"L1 overflow: {worst}; "
+    hint = "use fewer or smaller blocks (bm, bn, bk) or fewer pipeline stages (T.Pipelined num_stages, cb_depth)"
+    if placed:
+        unplaced = next((buf for buf, p in placed if p is use.unplaced), None)
+        names = ", ".join(f"`{buf.name}`" for buf, _ in placed)
+        message += (f"the L1 buffers {names} take {worst.buffers // 1024} KiB of every core (top-down in parameter "
+                    "order" + (f"; `{unplaced.name}` is the first that does not fit" if unplaced is not None else "")
+                    + ") and ")
+        hint += ("; shard the L1 tensors over more cores (a bigger shard_grid) or keep a tensor in DRAM "
+                 "(BufferLayout(memory=\"DRAM\"))")
+        where = unplaced if unplaced is not None else max(placed, key=lambda bp: bp[1].size)[0]
+    else:
+        where = span_from_location(max(cbs, key=lambda cb: cb.page_size * cb.num_pages).source)
+    message += (f"the circular buffers need {worst.cbs // 1024} KiB of L1 per core; {arch.name} has "
+                f"{worst.available // 1024} KiB (biggest: {top})")
+    raise error(PASS, func, where, message, hint)
 
 
 DST_WRITERS = {Intrin.MATMUL_TILES: 4, Intrin.BINARY_TILES: 5, Intrin.COPY_TILE: 2, Intrin.BCAST_TILE: 3,
@@ -141,6 +187,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str) -> tirx.PrimFunc:
             raise error(PASS, func, stmt, f"`{intrin.value}` is not allowed in the {role} kernel", COMPILER_BUG)
     arch = get_arch(get(func, Attr.ARCH, arch_name))
     check_cbs(func, arch)
+    check_l1(func, arch)
     if role == KernelRole.COMPUTE.value:
         check_dst(func, arch)
     return func

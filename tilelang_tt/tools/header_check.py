@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from tilelang_tt.arch import get_arch
+from tilelang_tt.contract.arch import get_arch
 from tilelang_tt.env import EMU_CXX, tt_metal_root
 from tilelang_tt.tools.cpp_text import strip_cpp
 

@@ -92,7 +92,7 @@ float* math_dst(ThreadCtx& t, uint32_t idst, const char* fn, Loc loc) {
     protocol_error(loc, std::string(fn) + ": DST index " + std::to_string(idst) + " is beyond the " +
                             std::to_string(t.dst_capacity()) + " tiles one tile_regs_acquire holds (fp32_dest_acc_en=" +
                             (t.kernel->opts.fp32_dest_acc_en ? "true" : "false") + ")");
-  const uint32_t phys = static_cast<uint32_t>(t.math_owned) * (kDstTiles / 2) + idst;
+  const uint32_t phys = static_cast<uint32_t>(t.math_owned) * t.dst_half() + idst;
   t.dst_fresh[phys] = false;
   return t.dst[phys].data();
 }
@@ -137,8 +137,8 @@ void tile_regs_acquire(Loc loc) {
   h.state = DstHalf::Math;
   t.math_owned = static_cast<int>(t.math_half);
   t.math_half ^= 1;
-  for (uint32_t i = 0; i < kDstTiles / 2; ++i) {
-    const uint32_t phys = static_cast<uint32_t>(t.math_owned) * (kDstTiles / 2) + i;
+  for (uint32_t i = 0; i < t.dst_half(); ++i) {
+    const uint32_t phys = static_cast<uint32_t>(t.math_owned) * t.dst_half() + i;
     t.dst[phys].fill(0.0f);
     t.dst_fresh[phys] = true;
   }
@@ -283,7 +283,7 @@ void reduce_tile(Pool pool, RDim dim, uint32_t cb, uint32_t cb_scaler, uint32_t 
   unpack(t, cb_scaler, ts, s, "reduce_tile", loc);
   if (t.math_owned >= 0 && idst < t.dst_capacity()) {
     // First write since acquire: MAX starts from -inf, SUM from the zeroed register.
-    const uint32_t phys = static_cast<uint32_t>(t.math_owned) * (kDstTiles / 2) + idst;
+    const uint32_t phys = static_cast<uint32_t>(t.math_owned) * t.dst_half() + idst;
     if (t.dst_fresh[phys] && pool == Pool::Max) {
       const float ninf = -std::numeric_limits<float>::infinity();
       for (uint32_t r = 0; r < 32; ++r) {
@@ -396,7 +396,7 @@ void pack_tile(uint32_t idst, uint32_t cbi, bool out_of_order, uint32_t out_inde
   uint8_t* dst = t.core->l1 + cb.offset + ((cb.wr_page + pos) % cb.num_pages) * cb.page_size;
   const DataFormat fmt = cb.fmt;
   lk.unlock();
-  pack_tile_data(t.dst[static_cast<uint32_t>(t.pack_owned) * (kDstTiles / 2) + idst].data(), fmt, dst);
+  pack_tile_data(t.dst[static_cast<uint32_t>(t.pack_owned) * t.dst_half() + idst].data(), fmt, dst);
   count(t, "pack_tile");
 }
 

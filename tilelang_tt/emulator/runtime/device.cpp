@@ -20,13 +20,22 @@ std::vector<KernelInfo>& registry() {
 
 Device* g_device = nullptr;
 
+#ifndef TT_EMU_ARCHS
+#error "TT_EMU_ARCHS (the arch table of tilelang_tt/contract/arch.py) is defined by tilelang_tt/emulator/driver.py"
+#endif
+
 ArchSpec arch_spec(const std::string& name) {
-  // Worker grid, L1 and DRAM facts of tt-metal 0.81.1 (dev_mem_map.h, core_config.h, soc
-  // descriptors). The unreserved L1 base leaves room for the firmware map (MEM_MAP_END) and
-  // the 69 KiB kernel config buffer.
-  if (name == "wormhole_b0") return {name, 8, 8, 12, 32, 32, 1464 * 1024, 1ull << 30, 0x19d70};
-  if (name == "blackhole") return {name, 13, 10, 8, 64, 64, 1536 * 1024, 4ull << 30, 0x1b480};
-  throw EmulatorError("unknown arch '" + name + "' (expected wormhole_b0 or blackhole)");
+  static const ArchSpec archs[] = {TT_EMU_ARCHS};
+  std::string known;
+  for (const ArchSpec& a : archs) {
+    if (a.name == name) {
+      if (a.num_cbs > kMaxCBs || a.dst_tiles > kDstTiles)
+        throw EmulatorError("arch '" + name + "' has more CBs or DST tiles than the emulator holds");
+      return a;
+    }
+    known += (known.empty() ? "" : ", ") + a.name;
+  }
+  throw EmulatorError("unknown arch '" + name + "' (the arch table has " + known + ")");
 }
 
 constexpr uint64_t kDramUnreservedBase = 0x10000;
@@ -302,7 +311,7 @@ uint32_t Device::grid_x() const { return impl_->arch.grid_x; }
 uint32_t Device::grid_y() const { return impl_->arch.grid_y; }
 uint32_t Device::num_dram_banks() const { return impl_->arch.dram_banks; }
 uint64_t Device::l1_size() const { return impl_->arch.l1_size; }
-uint32_t Device::l1_alignment() const { return 16; }
+uint32_t Device::l1_alignment() const { return impl_->arch.l1_alignment; }
 uint32_t Device::dram_alignment() const { return impl_->arch.dram_alignment; }
 uint32_t Device::l1_unreserved_base() const { return impl_->arch.l1_unreserved_base; }
 uint32_t Device::num_circular_buffers() const { return impl_->arch.num_cbs; }
@@ -405,7 +414,7 @@ void Device::add_cb(CoreXY core, uint32_t cb_index, uint32_t total_size, uint32_
   if (page_size == 0 || total_size == 0 || total_size % page_size != 0)
     throw EmulatorError(at + ": total size " + std::to_string(total_size) + " is not a positive multiple of page size " +
                         std::to_string(page_size));
-  const uint64_t offset = align_up(c.l1_top, 16);
+  const uint64_t offset = align_up(c.l1_top, d.arch.l1_alignment);
   if (offset + total_size > d.l1_buffers_bottom) {
     const bool buffers = d.l1_buffers_bottom < d.arch.l1_size;
     throw EmulatorError(at + ": L1 overflow: " + std::to_string(total_size) + " bytes at L1 offset " +

@@ -94,8 +94,7 @@ class DeviceImpl;
 
 class Device {
  public:
-  // arch: "wormhole_b0" (8x8 workers, 1464 KiB L1, 12 DRAM banks, DRAM alignment 32)
-  //    or "blackhole"   (13x10 workers, 1536 KiB L1, 8 DRAM banks, DRAM alignment 64).
+  // arch: a name of the arch table (tilelang_tt/contract/arch.py: wormhole_b0, blackhole).
   // Throws EmulatorError for an unknown arch or when a device is already open.
   static Device& open(const std::string& arch);
   static Device& get();  // throws EmulatorError when no device is open
@@ -106,10 +105,11 @@ class Device {
   uint32_t grid_y() const;
   uint32_t num_dram_banks() const;
   uint64_t l1_size() const;
-  uint32_t l1_alignment() const;    // 16
-  uint32_t dram_alignment() const;  // 32 on wormhole_b0, 64 on blackhole
+  // The arch's row of tilelang_tt/contract/arch.py (see ArchSpec).
+  uint32_t l1_alignment() const;
+  uint32_t dram_alignment() const;
   uint32_t l1_unreserved_base() const;
-  uint32_t num_circular_buffers() const;  // 32 on wormhole_b0, 64 on blackhole
+  uint32_t num_circular_buffers() const;
   // NOC coordinates of a logical worker core (what kernels pass to get_noc_addr(x, y, addr)).
   CoreXY worker_noc_coord(CoreXY logical) const;
 

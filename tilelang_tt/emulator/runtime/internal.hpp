@@ -17,17 +17,22 @@
 namespace emu {
 
 constexpr uint32_t kTileHW = 1024;
-constexpr uint32_t kMaxCBs = 64;
-constexpr uint32_t kDstTiles = 16;
+constexpr uint32_t kMaxCBs = 64;     // capacity: no arch has more CBs
+constexpr uint32_t kDstTiles = 16;   // capacity: no arch has more DST tiles
 constexpr uint32_t kNocCoordBits = 6;
 constexpr uint32_t kNocLocalBits = 36;
 constexpr uint32_t kWorkerNocOrigin = 18;  // logical (x, y) -> NOC (x + 18, y + 18)
 
+// One row of the architecture table, tilelang_tt/contract/arch.py (ARCHS), which the driver passes
+// to device.cpp as the TT_EMU_ARCHS define.
 struct ArchSpec {
   std::string name;
-  uint32_t grid_x, grid_y, dram_banks, dram_alignment, num_cbs;
-  uint64_t l1_size, dram_bank_size;
-  uint32_t l1_unreserved_base;
+  uint32_t grid_x, grid_y;
+  uint64_t l1_size;
+  uint32_t l1_unreserved_base, l1_alignment;
+  uint32_t dram_banks;
+  uint64_t dram_bank_size;
+  uint32_t dram_alignment, num_cbs, dst_tiles;
 };
 
 // Reserved L1 below the CB region: 16 semaphores of 16 bytes, and below them the zero region
@@ -120,7 +125,8 @@ struct ThreadCtx {
   k::BinaryOp binary_op = k::BinaryOp::Add;
   bool binary_acc = false;
   bool mm_transpose = false;
-  uint32_t dst_capacity() const { return kernel->opts.fp32_dest_acc_en ? 4 : 8; }
+  uint32_t dst_half() const;      // DST tiles of one half (the arch's DST, double-buffered)
+  uint32_t dst_capacity() const;  // tiles one tile_regs_acquire holds (half of that again with fp32)
 };
 
 extern thread_local ThreadCtx* tls_ctx;
@@ -160,6 +166,11 @@ class DeviceImpl {
   std::string describe(const ThreadCtx& t) const;
   void run_thread(ThreadCtx& t);
 };
+
+inline uint32_t ThreadCtx::dst_half() const { return dev->arch.dst_tiles / 2; }
+inline uint32_t ThreadCtx::dst_capacity() const {
+  return kernel->opts.fp32_dest_acc_en ? dst_half() / 2 : dst_half();
+}
 
 // Thrown in threads when another thread already reported an error; not an EmulatorError.
 struct Aborted {};

@@ -1,0 +1,173 @@
+"""tilelang_tt.contract.plan: the checked, typed view of tt.plan.json that main.cpp generation, the
+emulator driver, the ttnn path and the plan view read plans through; and the formats table."""
+
+from __future__ import annotations
+
+import copy
+import json
+import struct
+from pathlib import Path
+
+import pytest
+import torch
+
+from tilelang_tt.contract.arch import ARCHS
+from tilelang_tt.contract.formats import BY_DATA_FORMAT, DATA_FORMATS, FORMATS, float_to_bfloat16_bits
+from tilelang_tt.contract.plan import (
+    MCAST_ARGS,
+    ROLES,
+    SCHEMA_PATH,
+    SCHEMA_VERSION,
+    ArgKind,
+    BufferAddress,
+    NocCoord,
+    Plan,
+    PlanError,
+    Policy,
+    runtime_value,
+)
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+PLANS = sorted(GOLDEN.glob("*/tt.plan.json"))
+
+
+def _golden(name: str) -> dict:
+    return json.loads((GOLDEN / name / "tt.plan.json").read_text())
+
+
+def _json_value(value):
+    return value if isinstance(value, int) else value.to_json()
+
+
+def test_there_are_golden_plans():
+    assert len(PLANS) >= 9
+
+
+@pytest.mark.parametrize("path", PLANS, ids=lambda p: p.parent.name)
+def test_every_golden_plan_reads_and_says_what_its_json_says(path):
+    d = json.loads(path.read_text())
+    plan = Plan.from_json(d)
+    assert (plan.kernel_name, plan.arch.name, list(plan.device_grid)) == (d["kernel_name"], d["arch"], d["device_grid"])
+    assert [[list(r.start), list(r.end)] for r in plan.core_ranges] == [[r["start"], r["end"]] for r in d["core_ranges"]]
+    assert plan.work_policy.to_dict() == d["work_policy"]
+    local = plan.work_policy.policy == Policy.LOCAL_SHARD
+    assert [w.to_plan(local) for w in plan.work_partition] == d["work_partition"]
+    for buffer, raw in zip(plan.buffers, d["buffers"], strict=True):
+        assert (buffer.name, list(buffer.shape), buffer.dtype, buffer.format.data_format, buffer.access) == (
+            raw["name"], raw["shape"], raw["dtype"], raw["data_format"], raw["access"])
+        assert buffer.num_pages == raw["num_pages"] and buffer.page_size == raw["page_size"]
+    assert [(c.index, c.name, c.size, c.data_format, c.buffer) for c in plan.cbs] == [
+        (c["index"], c["name"], c["page_size"] * c["num_pages"], c["data_format"], c["buffer"]) for c in d["cbs"]]
+    assert [k.role for k in plan.kernels] == [k["role"] for k in d["kernels"]]
+    for kernel, raw in zip(plan.kernels, d["kernels"], strict=True):
+        assert list(kernel.compile_time_args) == raw["compile_time_args"]
+        assert [(a.name, a.kind.value) for a in kernel.runtime_args] == [(a["name"], a["kind"]) for a in raw["runtime_args"]]
+    for entry, raw in zip(plan.runtime_args, d["runtime_args"], strict=True):
+        assert list(entry.core) == raw["core"]
+        assert {role: [_json_value(v) for v in entry.values[role]] for role in ROLES} == {r: raw[r] for r in ROLES}
+    assert [{"cb": m.cb} | m.to_dict() for m in plan.multicast] == d["multicast"]
+    assert [(s.id, s.name, s.initial_value) for s in plan.semaphores] == [
+        (s["id"], s["name"], s["initial_value"]) for s in d["semaphores"]]
+
+
+def test_symbolic_runtime_values_are_read_as_written():
+    assert runtime_value("@A", ["A"], "v") == BufferAddress("A")
+    assert runtime_value({"noc_y": [3, 1]}, ["A"], "v") == NocCoord("y", (3, 1))
+    assert runtime_value(BufferAddress("A").to_json(), ["A"], "v") == BufferAddress("A")
+    assert NocCoord("x", (7, 0)).to_json() == {"noc_x": [7, 0]}
+    assert runtime_value(4096, [], "v") == 4096
+
+
+def _buffer(plan):
+    return plan["buffers"][0]
+
+
+BROKEN = [
+    (lambda p: _buffer(p).update(data_format="Bfp8_b"),
+     r"^buffer 'A': data_format 'Bfp8_b' is not 'Float16_b', the format of its dtype bfloat16 \(a buffer holds one "
+     r"element per datum, in its dtype\)$"),
+    (lambda p: _buffer(p).update(num_pages=5),
+     r"^buffer 'A': num_pages 5 but its shape \[512, 512\] holds 256 tiles of 32x32$"),
+    (lambda p: _buffer(p).update(page_size=4096), r"^buffer 'A': page_size 4096 is not one bfloat16 tile \(2048 bytes\)$"),
+    (lambda p: _buffer(p).update(layout="height_sharded"),
+     r"^buffer 'A': a sharded buffer has a shard_grid and a shard_shape, an interleaved one neither"),
+    (lambda p: _buffer(p).update(dtype="float16"),
+     r"^buffer 'A': dtype: expected one of \['bfloat16', 'float32', 'int32', 'uint32', 'uint16'\], got 'float16'$"),
+    (lambda p: p["runtime_args"][0]["reader"].__setitem__(0, "@Z"),
+     r"^runtime arg 0 of reader on core \(0, 0\): '@Z' is not '@<buffer>' for a buffer of the plan$"),
+    (lambda p: p["runtime_args"][0]["compute"].__setitem__(0, -1),
+     r"^runtime arg 0 of compute on core \(0, 0\): expected an unsigned 32-bit integer, got -1$"),
+    (lambda p: p["runtime_args"][0]["reader"].__setitem__(6, {"noc_z": [0, 0]}),
+     r"^runtime arg 6 of reader on core \(0, 0\): \{'noc_z': \[0, 0\]\} is not \{'noc_x' \| 'noc_y': \[x, y\]\}$"),
+    (lambda p: p["runtime_args"][0]["reader"].__setitem__(6, {"noc_y": [0, 0]}),
+     r"^runtime arg 6 of reader on core \(0, 0\): \{'noc_y': \[0, 0\]\} is not a value of 'A_shared_mcast_sender_x' "
+     r"\(mcast\)$"),
+    (lambda p: p["runtime_args"][0]["writer"].__setitem__(0, 7),
+     r"^runtime arg 0 of writer on core \(0, 0\): 7 is not a value of 'C_addr' \(buffer_address\)$"),
+    (lambda p: p["runtime_args"][0]["writer"].pop(),
+     r"^runtime args of the writer kernel on core \(0, 0\): 3 values for its 4 runtime args$"),
+    (lambda p: p["tensor_accessors"][0].update(compile_time_args=[0, 2048]),
+     r"^reader compile-time args \[2, 2048\] at offset 0 differ from the TensorAccessorArgs of 'A' \[0, 2048\]$"),
+    (lambda p: p["tensor_accessors"][1].update(cta_offset=1),
+     r"^reader compile-time args \[2048, 2\] at offset 1 differ from the TensorAccessorArgs of 'B' \[2, 2048\]$"),
+    (lambda p: p["cbs"][0].update(index=32), r"^CB 'A_shared': index \(wormhole_b0 has 32 CBs\): expected an integer "
+                                             r"in \[0, 31\], got 32$"),
+    (lambda p: p["cbs"][1].update(index=0), r"^CB indices \[0\] appear more than once$"),
+    (lambda p: p["semaphores"].reverse(), r"^semaphore ids must be 0, 1, \.\.\. in plan order; entry 0 has 3$"),
+    (lambda p: p["multicast"][0].update(cb="Z"), r"^multicast\[0\]\.cb: expected one of \['A_shared', "),
+    (lambda p: p["kernels"][1].update(math_fidelity="HiFi5"),
+     r"^compute kernel: math_fidelity: expected one of \['LoFi', 'HiFi2', 'HiFi3', 'HiFi4'\], got 'HiFi5'$"),
+    (lambda p: p["kernels"].pop(), r"^the plan must have exactly one reader, compute and writer kernel, got "
+                                   r"\['reader', 'compute'\]$"),
+    (lambda p: p["kernels"][0]["runtime_args"][0].update(buffer="Z"),
+     r"^reader kernel: runtime_args\[0\]\.buffer: expected one of \['A', 'B', 'C'\], got 'Z'$"),
+    (lambda p: p.update(arch="grayskull"), r"^arch: expected one of \['wormhole_b0', 'blackhole'\], got 'grayskull'$"),
+    (lambda p: p.update(device_grid=[13, 10]), r"^device_grid \[13, 10\] is not the wormhole_b0 worker grid \[8, 8\]$"),
+    (lambda p: p["work_partition"][0].update(core=[8, 0]),
+     r"^work_partition: core \(8, 0\) is outside the 8x8 worker grid of wormhole_b0$"),
+    (lambda p: p.update(schema_version=2), r"^schema_version 2: this reader knows version 1$"),
+    (lambda p: p.pop("multicast"), r"^the plan: missing \['multicast'\]$"),
+    (lambda p: p.update(notes="x"), r"^the plan: unknown keys \['notes'\]$"),
+]
+
+
+@pytest.mark.parametrize("mutate, message", BROKEN)
+def test_what_a_plan_must_not_say_is_a_plan_error_naming_the_entry(mutate, message):
+    plan = copy.deepcopy(_golden("gemm"))
+    mutate(plan)
+    with pytest.raises(PlanError, match=message):
+        Plan.from_json(plan)
+
+
+def test_the_schema_enumerates_the_tables_of_the_contract():
+    schema = json.loads(SCHEMA_PATH.read_text())
+    props = schema["properties"]
+    buffer = props["buffers"]["items"]["properties"]
+    spec = schema["$defs"]["runtime_arg_spec"]["properties"]
+    assert props["schema_version"]["const"] == SCHEMA_VERSION
+    assert props["arch"]["enum"] == list(ARCHS)
+    assert buffer["dtype"]["enum"] == list(FORMATS)
+    assert set(BY_DATA_FORMAT) <= set(buffer["data_format"]["enum"])
+    assert set(BY_DATA_FORMAT) <= set(props["cbs"]["items"]["properties"]["data_format"]["enum"])
+    assert spec["kind"]["enum"] == [k.value for k in ArgKind]
+    assert spec["what"]["enum"] == list(MCAST_ARGS)
+    assert props["work_policy"]["properties"]["policy"]["enum"] == [p.value for p in Policy]
+
+
+def test_the_compiler_s_dtype_table_is_the_contract_s():
+    from tilelang_tt.attrs import DATA_FORMATS as ATTRS_DATA_FORMATS
+
+    assert ATTRS_DATA_FORMATS is DATA_FORMATS
+    assert DATA_FORMATS == {d: (f.data_format, f.element_bytes) for d, f in FORMATS.items()}
+    for dtype, fmt in FORMATS.items():
+        assert getattr(torch, dtype).itemsize == fmt.element_bytes
+
+
+def test_bfloat16_rounding_is_torch_s():
+    samples = torch.cat([torch.randn(4096, generator=torch.Generator().manual_seed(0)) * 1e3,
+                         torch.tensor([1.00390625, 1.01171875, -1.00390625, 3.0e38, float("inf"), -0.0, 1e-40])])
+    expected = samples.to(torch.bfloat16).view(torch.int16).to(torch.int32) & 0xFFFF
+    assert [float_to_bfloat16_bits(v) for v in samples.tolist()] == expected.tolist()
+    assert float_to_bfloat16_bits(float("nan")) == 0x7FC0
+    assert float_to_bfloat16_bits(1.00390625) == 0x3F80 and float_to_bfloat16_bits(1.01171875) == 0x3F82  # ties to even
+    assert struct.pack("<f", 1.00390625) == struct.pack("<I", 0x3F808000)

@@ -1,0 +1,52 @@
+"""Architecture facts: the one table the compiler, the plan, its readers and the emulator use.
+
+The emulator's runtime gets the same rows: its driver compiles ``ARCHS`` into the runtime as the
+``TT_EMU_ARCHS`` define (``tilelang_tt.emulator.driver.arch_table_define``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Arch:
+    """One Tenstorrent architecture (tt-metal 0.81.1: dev_mem_map.h, core_config.h, hal, soc descriptors)."""
+
+    name: str
+    grid: tuple[int, int]  # worker cores (x = columns, y = rows)
+    l1_total: int  # L1 per worker core
+    l1_unreserved_base: int  # first byte after the firmware's map (MEM_MAP_END) and the kernel config buffer
+    l1_alignment: int  # of L1 buffer pages and circular buffers
+    num_dram_banks: int
+    dram_bank_size: int  # bytes per DRAM bank
+    dram_alignment: int  # of DRAM buffer pages
+    num_cbs: int  # circular buffer ids per core
+    dst_tiles: int  # DST register capacity in 32x32 fp16/bf16 tiles (full sync)
+
+    @property
+    def l1_bytes(self) -> int:
+        """L1 per core usable for CBs and L1 buffers."""
+        return self.l1_total - self.l1_unreserved_base
+
+    def dst_budget(self, fp32_dest_acc: bool) -> int:
+        """Tiles one acquire may use: half of DST (double-buffered), halved again for fp32."""
+        half = self.dst_tiles // 2
+        return half // 2 if fp32_dest_acc else half
+
+
+ARCHS: dict[str, Arch] = {
+    "wormhole_b0": Arch(name="wormhole_b0", grid=(8, 8), l1_total=1464 * 1024, l1_unreserved_base=0x19D70,
+                        l1_alignment=16, num_dram_banks=12, dram_bank_size=1 << 30, dram_alignment=32, num_cbs=32,
+                        dst_tiles=16),
+    "blackhole": Arch(name="blackhole", grid=(13, 10), l1_total=1536 * 1024, l1_unreserved_base=0x1B480,
+                      l1_alignment=16, num_dram_banks=8, dram_bank_size=4 << 30, dram_alignment=64, num_cbs=64,
+                      dst_tiles=16),
+}
+
+
+def get_arch(name: str) -> Arch:
+    try:
+        return ARCHS[name]
+    except KeyError:
+        raise ValueError(f"unknown Tenstorrent arch {name!r}; choose one of {sorted(ARCHS)}") from None

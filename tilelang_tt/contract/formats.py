@@ -1,0 +1,59 @@
+"""Element types: the one table of the dtypes every stage supports, and bfloat16 rounding.
+
+A dtype is named as TileLang, TVM and torch name it; the table gives its tt-metal
+``tt::DataFormat`` (plan ``data_format``, CB formats in ``main.cpp``), the bytes of one element,
+how one element is stored in DRAM and in the emulator's ``.bin`` files (a numpy dtype string:
+bfloat16 as its 16-bit pattern) and the ``ttnn.DataType`` it is on the device path. float16 is
+not among them: ttnn has no float16 tensors.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Format:
+    dtype: str  # TileLang / TVM / torch dtype name
+    data_format: str  # tt::DataFormat enumerator
+    element_bytes: int
+    storage: str  # numpy dtype string of one stored element (little-endian)
+    ttnn: str  # ttnn.DataType attribute
+
+
+FORMATS: dict[str, Format] = {f.dtype: f for f in (
+    Format("bfloat16", "Float16_b", 2, "<u2", "bfloat16"),
+    Format("float32", "Float32", 4, "<f4", "float32"),
+    Format("int32", "Int32", 4, "<i4", "int32"),
+    Format("uint32", "UInt32", 4, "<u4", "uint32"),
+    Format("uint16", "UInt16", 2, "<u2", "uint16"),
+)}
+
+# The same table keyed by tt::DataFormat name (CB formats carry no dtype).
+BY_DATA_FORMAT: dict[str, Format] = {f.data_format: f for f in FORMATS.values()}
+
+# dtype -> (tt::DataFormat, bytes per element): the compiler's view of the table.
+DATA_FORMATS: dict[str, tuple[str, int]] = {f.dtype: (f.data_format, f.element_bytes) for f in FORMATS.values()}
+
+BFLOAT16_QUIET_NAN = 0x7FC0
+
+
+def bfloat16_round(float32_bits):
+    """The bfloat16 bit pattern nearest to the float32 with bit pattern ``float32_bits``, ties to
+    even. ``float32_bits`` is an ``int`` or an array of unsigned integers wider than 32 bits (numpy
+    ``uint64``): only ``+``, ``>>`` and ``&`` are used. NaN inputs are the caller's to map to
+    :data:`BFLOAT16_QUIET_NAN` (rounding may carry a NaN's payload into infinity)."""
+    return (float32_bits + 0x7FFF + ((float32_bits >> 16) & 1)) >> 16
+
+
+def float_to_bfloat16_bits(value: float) -> int:
+    """bfloat16 bit pattern of ``value`` (rounded as a float32 first), round to nearest even."""
+    if math.isnan(value):
+        return BFLOAT16_QUIET_NAN
+    return bfloat16_round(struct.unpack("<I", struct.pack("<f", value))[0])
+
+
+def bfloat16_bits_to_float(bits: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", (bits & 0xFFFF) << 16))[0]

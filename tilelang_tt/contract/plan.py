@@ -1,0 +1,726 @@
+"""The reading side of ``tt.plan.json`` (DEVELOPERS.md, Contract 1): a typed view, checked on load.
+
+:meth:`Plan.from_json` reads a loaded plan into frozen dataclasses and checks every field it
+reads: types, ranges and enumerations, and the references between entries (the buffers runtime
+args and tensor accessors name, the CBs of multicasts, one kernel per role, each core's runtime
+values against its kernel's runtime-arg list, accessor args inside their kernel's compile-time
+args). Anything else is a :class:`PlanError` naming the entry. The two symbolic per-core runtime
+values, ``"@A"`` (:class:`BufferAddress`) and ``{"noc_x": [x, y]}`` (:class:`NocCoord`), are
+written (``to_json``) and read (:func:`runtime_value`) here only.
+
+The work-partition and runtime-argument vocabulary (:class:`Policy`, :class:`WorkItem`,
+:class:`WorkPolicy`, :class:`MulticastDesc`, :data:`MCAST_ARGS`, :class:`ArgKind`) is what the
+compiler's attributes and the plan share.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tilelang_tt.contract.arch import ARCHS, Arch
+from tilelang_tt.contract.formats import BY_DATA_FORMAT, FORMATS, Format
+
+SCHEMA_VERSION = 1
+SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schema" / "tt.plan.schema.json"
+ROLES = ("reader", "compute", "writer")
+KERNEL_SOURCES = tuple(f"{role}.cpp" for role in ROLES)
+ACCESS = ("read", "write", "readwrite")
+MEMORIES = ("DRAM", "L1")
+INTERLEAVED = "interleaved"
+LAYOUTS = (INTERLEAVED, "height_sharded", "width_sharded", "block_sharded")
+PARTITION_MODES = ("global", "local_shard")
+MATH_FIDELITIES = ("LoFi", "HiFi2", "HiFi3", "HiFi4")
+DATA_MOVEMENT = {"reader": ("RISCV_1", "RISCV_1_default"), "writer": ("RISCV_0", "RISCV_0_default")}
+MCAST_AXES = ("x", "y", "xy")
+U32_MAX = 2**32 - 1
+
+Core = tuple[int, int]
+
+
+class PlanError(ValueError):
+    """A dict that is not a valid ``tt.plan.json``; the message names the entry and what is wrong."""
+
+
+# ---- the vocabulary the compiler's attributes and the plan share ----
+
+
+class Policy(str, enum.Enum):
+    """Work partition policies (block id = by * Bx + bx, row-major over the T.Kernel grid)."""
+
+    CONTIGUOUS = "contiguous"  # core i: blocks start_id .. start_id + count - 1
+    ROW_MAJOR = "row_major"  # round-robin in row-major order: core i: blocks i, i + P, i + 2P, ...
+    BLOCK = "block"  # a rectangle of the block grid: `count` blocks in rows of `width` from start_id
+    LOCAL_SHARD = "local_shard"  # the blocks of the output shard the core holds (a rectangle)
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    """One core's share of the block grid: ``count`` blocks from ``start_id`` (rows of ``width``
+    blocks for the rectangle policies; 0 otherwise). ``shard`` is the (row, col) of the shard a
+    core owns under ``local_shard``."""
+
+    core: tuple[int, int]
+    start_id: int
+    count: int
+    width: int = 0
+    shard: tuple[int, int] = (0, 0)
+
+    @staticmethod
+    def from_plan(entry: dict) -> WorkItem:
+        """From a ``work_partition`` entry of ``tt.plan.json`` (``width``/``shard`` only when used)."""
+        return WorkItem(tuple(entry["core"]), entry["start_id"], entry["count"], entry.get("width", 0),
+                        tuple(entry.get("shard", (0, 0))))
+
+    def to_plan(self, local_shard: bool) -> dict:
+        """The ``work_partition`` entry: ``width`` when set, ``shard`` under ``local_shard``."""
+        entry = {"core": list(self.core), "start_id": self.start_id, "count": self.count}
+        if self.width:
+            entry["width"] = self.width
+        if local_shard:
+            entry["shard"] = list(self.shard)
+        return entry
+
+
+@dataclass(frozen=True)
+class WorkPolicy:
+    """``tt.work_policy``: ``stride`` is the block-id step of ``row_major`` (the core count);
+    ``shard_blocks`` the (rows, cols) of blocks per shard of ``local_shard``."""
+
+    policy: Policy
+    stride: int = 1
+    shard_blocks: tuple[int, int] = (0, 0)
+
+    def to_dict(self) -> dict:
+        return {"policy": self.policy.value, "stride": self.stride, "shard_blocks": list(self.shard_blocks)}
+
+    @staticmethod
+    def from_dict(d: dict) -> WorkPolicy:
+        return WorkPolicy(Policy(d["policy"]), int(d["stride"]), tuple(d["shard_blocks"]))
+
+    def blocks(self, item: WorkItem, block_grid: tuple[int, int]) -> list[tuple[int, int]]:
+        """The (by, bx) blocks a core walks, in order: the contract of codegen's persistent loop."""
+        bx_total = block_grid[1]
+        out = []
+        for n in range(item.count):
+            if self.policy == Policy.LOCAL_SHARD:
+                sby, sbx = self.shard_blocks
+                out.append((item.shard[0] * sby + n // item.width, item.shard[1] * sbx + n % item.width))
+                continue
+            step = {Policy.CONTIGUOUS: n, Policy.ROW_MAJOR: n * self.stride,
+                    Policy.BLOCK: (n // max(item.width, 1)) * bx_total + n % max(item.width, 1)}[self.policy]
+            out.append(divmod(item.start_id + step, bx_total))
+        return out
+
+
+@dataclass(frozen=True)
+class MulticastDesc:
+    """``tt.multicast`` entry: the block of CB ``cb`` is the same for every core of a core row
+    (``axis`` "x": the cores along x share it) or column ("y"); the first core of the group reads
+    it and multicasts it, handshaking through two semaphores."""
+
+    cb: str
+    axis: str
+    sender_semaphore: int
+    receiver_semaphore: int
+
+    def to_dict(self) -> dict:
+        return {"axis": self.axis, "sender_semaphore": self.sender_semaphore,
+                "receiver_semaphore": self.receiver_semaphore}
+
+    @staticmethod
+    def from_dict(cb: str, d: dict) -> MulticastDesc:
+        return MulticastDesc(cb, d["axis"], int(d["sender_semaphore"]), int(d["receiver_semaphore"]))
+
+    def arg(self, what: str) -> str:
+        """Name of one of this multicast's runtime args (see :data:`MCAST_ARGS`)."""
+        return f"{self.cb}_mcast_{what}"
+
+
+# Per multicast CB, the reader's runtime args in order: whether this core sends, the NOC (x, y) of
+# its group's sender, the NOC rectangle of the group (start/end as the reader's NOC expects), the
+# cores the multicast reaches (the sender included: it lies in the rectangle) and the receivers.
+MCAST_ARGS = ("sender", "sender_x", "sender_y", "start_x", "start_y", "end_x", "end_y", "num_dests", "receivers")
+
+
+class ArgKind(str, enum.Enum):
+    """Kinds of kernel runtime arguments (their per-core values are computed by the plan)."""
+
+    BUFFER_ADDRESS = "buffer_address"  # device address of `buffer`
+    START_ID = "start_id"  # first block of the core's work
+    COUNT = "count"  # blocks of the core's work
+    WIDTH = "width"  # blocks per row of the core's rectangle (block / local_shard policies)
+    SHARD_Y = "shard_y"  # shard row the core owns (local_shard)
+    SHARD_X = "shard_x"  # shard column the core owns (local_shard)
+    MCAST = "mcast"  # multicast argument `what` (MCAST_ARGS) of CB `cb`
+    CONST = "const"  # `value`
+
+
+# ---- per-core runtime values ----
+
+
+@dataclass(frozen=True)
+class BufferAddress:
+    """``"@<buffer>"``: the device address of a plan buffer, known once the host allocates it."""
+
+    buffer: str
+
+    def to_json(self) -> str:
+        return f"@{self.buffer}"
+
+
+@dataclass(frozen=True)
+class NocCoord:
+    """``{"noc_x": [x, y]}`` / ``{"noc_y": [x, y]}``: coordinate ``axis`` ("x" or "y") of logical
+    core ``core`` on the NOC (``worker_core_from_logical_core``)."""
+
+    axis: str
+    core: Core
+
+    def to_json(self) -> dict:
+        return {f"noc_{self.axis}": list(self.core)}
+
+
+ArgValue = int | BufferAddress | NocCoord
+
+
+def runtime_value(value: object, buffers: Sequence[str], where: str) -> ArgValue:
+    """One per-core runtime value of a plan: an unsigned 32-bit integer, ``"@<buffer>"`` for a
+    buffer among ``buffers``, or ``{"noc_x" | "noc_y": [x, y]}``."""
+    if isinstance(value, str):
+        if not value.startswith("@") or value[1:] not in buffers:
+            raise PlanError(f"{where}: {value!r} is not '@<buffer>' for a buffer of the plan")
+        return BufferAddress(value[1:])
+    if isinstance(value, dict):
+        if len(value) != 1 or next(iter(value)) not in ("noc_x", "noc_y"):
+            raise PlanError(f"{where}: {value!r} is not {{'noc_x' | 'noc_y': [x, y]}}")
+        ((key, core),) = value.items()
+        return NocCoord(key[-1], _pair(core, f"{where}.{key}"))
+    return _int(value, where)
+
+
+# ---- checked reading of JSON values ----
+
+
+def _object(value: object, where: str, required: Sequence[str], optional: Sequence[str] = ()) -> dict:
+    if not isinstance(value, dict):
+        raise PlanError(f"{where}: expected an object, got {value!r}")
+    missing = [key for key in required if key not in value]
+    unknown = sorted(set(value) - set(required) - set(optional))
+    if missing or unknown:
+        raise PlanError(f"{where}: " + "; ".join(
+            ([f"missing {missing}"] if missing else []) + ([f"unknown keys {unknown}"] if unknown else [])))
+    return value
+
+
+def _list(value: object, where: str) -> list:
+    if not isinstance(value, list):
+        raise PlanError(f"{where}: expected a list, got {value!r}")
+    return value
+
+
+def _int(value: object, where: str, low: int = 0, high: int = U32_MAX) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        expected = "an unsigned 32-bit integer" if (low, high) == (0, U32_MAX) else f"an integer in [{low}, {high}]"
+        raise PlanError(f"{where}: expected {expected}, got {value!r}")
+    return value
+
+
+def _ints(value: object, where: str, length: int | None = None, low: int = 0) -> tuple[int, ...]:
+    values = _list(value, where)
+    if length is not None and len(values) != length:
+        raise PlanError(f"{where}: expected {length} integers, got {value!r}")
+    return tuple(_int(v, f"{where}[{i}]", low) for i, v in enumerate(values))
+
+
+def _pair(value: object, where: str, low: int = 0) -> Core:
+    return _ints(value, where, 2, low)
+
+
+def _str(value: object, where: str, choices: Sequence[str] | None = None) -> str:
+    if not isinstance(value, str) or (choices is not None and value not in choices):
+        expected = f"one of {list(choices)}" if choices is not None else "a string"
+        raise PlanError(f"{where}: expected {expected}, got {value!r}")
+    return value
+
+
+def _bool(value: object, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise PlanError(f"{where}: expected true or false, got {value!r}")
+    return value
+
+
+def _unique(names: Sequence, what: str) -> None:
+    repeated = sorted({n for n in names if list(names).count(n) > 1}, key=str)
+    if repeated:
+        raise PlanError(f"{what} {repeated} appear more than once")
+
+
+# ---- plan entries ----
+
+
+def tile_grid(shape: Sequence[int], tile_shape: Sequence[int]) -> tuple[int, int]:
+    """Tiles along rows and columns of a tensor's matrix view: its matrices (the last two
+    dimensions) stacked along the leading ones, each padded to whole tiles; rank 1 is a row."""
+    batch, rows, cols = matrix_dims(shape)
+    return batch * -(-rows // tile_shape[0]), -(-cols // tile_shape[1])
+
+
+def matrix_dims(shape: Sequence[int]) -> tuple[int, int, int]:
+    """(batch, rows, cols) of a tensor: the last two dims are the matrix, the rest batch."""
+    shape = [1, *shape] if len(shape) == 1 else list(shape)
+    return math.prod(shape[:-2]), shape[-2], shape[-1]
+
+
+@dataclass(frozen=True)
+class PlanBuffer:
+    """A kernel parameter: pages are tiles, row-major over its tile grid."""
+
+    name: str
+    param_index: int
+    shape: tuple[int, ...]
+    format: Format  # of its dtype: the plan's "dtype" and "data_format"
+    access: str  # read | write | readwrite
+    memory: str  # DRAM | L1
+    layout: str  # interleaved | height_sharded | width_sharded | block_sharded
+    tile_shape: tuple[int, int]
+    page_size: int
+    num_pages: int
+    shard_grid: Core | None = None  # cores (DRAM: (banks, 1)) holding the shards
+    shard_shape: tuple[int, int] | None = None  # elements, whole tiles
+
+    KEYS = ("name", "param_index", "shape", "dtype", "data_format", "access", "memory", "layout", "tile_shape",
+            "page_size", "num_pages")
+
+    @property
+    def dtype(self) -> str:
+        return self.format.dtype
+
+    @property
+    def is_input(self) -> bool:
+        return self.access != "write"
+
+    @property
+    def is_output(self) -> bool:
+        return self.access != "read"
+
+    @property
+    def sharded(self) -> bool:
+        return self.layout != INTERLEAVED
+
+    @property
+    def matrix_dims(self) -> tuple[int, int, int]:
+        return matrix_dims(self.shape)
+
+    @property
+    def tile_grid(self) -> tuple[int, int]:
+        return tile_grid(self.shape, self.tile_shape)
+
+    @staticmethod
+    def from_json(d: object, where: str) -> PlanBuffer:
+        d = _object(d, where, PlanBuffer.KEYS, ("shard_grid", "shard_shape"))
+        name = _str(d["name"], f"{where}.name")
+        where = f"buffer {name!r}"
+        dtype = _str(d["dtype"], f"{where}: dtype", list(FORMATS))
+        fmt = FORMATS[dtype]
+        if d["data_format"] != fmt.data_format:
+            raise PlanError(f"{where}: data_format {d['data_format']!r} is not {fmt.data_format!r}, the format of "
+                            f"its dtype {dtype} (a buffer holds one element per datum, in its dtype)")
+        layout = _str(d["layout"], f"{where}: layout", LAYOUTS)
+        sharded = layout != INTERLEAVED
+        if sharded != ("shard_grid" in d) or sharded != ("shard_shape" in d):
+            raise PlanError(f"{where}: a sharded buffer has a shard_grid and a shard_shape, an interleaved one "
+                            f"neither; this one is {layout}")
+        buffer = PlanBuffer(
+            name=name, param_index=_int(d["param_index"], f"{where}: param_index"),
+            shape=_ints(d["shape"], f"{where}: shape", low=1), format=fmt,
+            access=_str(d["access"], f"{where}: access", ACCESS),
+            memory=_str(d["memory"], f"{where}: memory", MEMORIES), layout=layout,
+            tile_shape=_pair(d["tile_shape"], f"{where}: tile_shape", low=1),
+            page_size=_int(d["page_size"], f"{where}: page_size", low=1),
+            num_pages=_int(d["num_pages"], f"{where}: num_pages", low=1),
+            shard_grid=_pair(d["shard_grid"], f"{where}: shard_grid", low=1) if sharded else None,
+            shard_shape=_pair(d["shard_shape"], f"{where}: shard_shape", low=1) if sharded else None,
+        )
+        if not buffer.shape:
+            raise PlanError(f"{where}: a buffer has at least one dimension")
+        tiles = math.prod(buffer.tile_grid)
+        if buffer.num_pages != tiles:
+            raise PlanError(f"{where}: num_pages {buffer.num_pages} but its shape {list(buffer.shape)} holds "
+                            f"{tiles} tiles of {buffer.tile_shape[0]}x{buffer.tile_shape[1]}")
+        tile_bytes = math.prod(buffer.tile_shape) * fmt.element_bytes
+        if buffer.page_size != tile_bytes:
+            raise PlanError(f"{where}: page_size {buffer.page_size} is not one {dtype} tile ({tile_bytes} bytes)")
+        return buffer
+
+
+@dataclass(frozen=True)
+class PlanCB:
+    """A circular buffer, the same on every active core."""
+
+    index: int
+    name: str
+    page_size: int
+    num_pages: int
+    format: Format  # of its data_format
+    producer: str
+    consumer: str
+    buffer: str  # the plan buffer it stages, "" for an intermediate
+
+    @property
+    def data_format(self) -> str:
+        return self.format.data_format
+
+    @property
+    def size(self) -> int:
+        return self.page_size * self.num_pages
+
+    @staticmethod
+    def from_json(d: object, where: str, arch: Arch, buffers: Sequence[str]) -> PlanCB:
+        d = _object(d, where, ("index", "name", "page_size", "num_pages", "data_format", "producer", "consumer",
+                               "buffer"))
+        where = f"CB {_str(d['name'], f'{where}.name')!r}"
+        if d["buffer"] != "" and d["buffer"] not in buffers:
+            raise PlanError(f"{where}: buffer {d['buffer']!r} is not a buffer of the plan")
+        return PlanCB(
+            index=_int(d["index"], f"{where}: index ({arch.name} has {arch.num_cbs} CBs)", high=arch.num_cbs - 1),
+            name=d["name"], page_size=_int(d["page_size"], f"{where}: page_size", low=1),
+            num_pages=_int(d["num_pages"], f"{where}: num_pages", low=1),
+            format=BY_DATA_FORMAT[_str(d["data_format"], f"{where}: data_format", list(BY_DATA_FORMAT))],
+            producer=_str(d["producer"], f"{where}: producer", ROLES),
+            consumer=_str(d["consumer"], f"{where}: consumer", ROLES), buffer=d["buffer"],
+        )
+
+
+@dataclass(frozen=True)
+class PlanAccessor:
+    """TensorAccessorArgs of ``buffer`` at ``cta_offset`` of ``kernel``'s compile-time args; a
+    sharded one also has ``num_common_runtime_args`` bank coordinates at ``crta_offset``."""
+
+    buffer: str
+    kernel: str
+    cta_offset: int
+    compile_time_args: tuple[int, ...]
+    crta_offset: int | None = None
+    num_common_runtime_args: int = 0
+
+    @property
+    def sharded(self) -> bool:
+        return self.crta_offset is not None
+
+    @staticmethod
+    def from_json(d: object, where: str, buffers: Sequence[str]) -> PlanAccessor:
+        d = _object(d, where, ("buffer", "kernel", "cta_offset", "compile_time_args"),
+                    ("crta_offset", "num_common_runtime_args"))
+        where = f"tensor accessor of {_str(d['buffer'], f'{where}.buffer', buffers)!r}"
+        if ("crta_offset" in d) != ("num_common_runtime_args" in d):
+            raise PlanError(f"{where}: crta_offset and num_common_runtime_args go together")
+        args = _ints(d["compile_time_args"], f"{where}: compile_time_args")
+        if not args:
+            raise PlanError(f"{where}: no compile_time_args")
+        sharded = "crta_offset" in d
+        return PlanAccessor(
+            buffer=d["buffer"], kernel=_str(d["kernel"], f"{where}: kernel", tuple(DATA_MOVEMENT)),
+            cta_offset=_int(d["cta_offset"], f"{where}: cta_offset"), compile_time_args=args,
+            crta_offset=_int(d["crta_offset"], f"{where}: crta_offset") if sharded else None,
+            num_common_runtime_args=_int(d["num_common_runtime_args"], f"{where}: num_common_runtime_args", low=1)
+            if sharded else 0,
+        )
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One entry of a kernel's runtime-arg list: what the per-core value at its position is."""
+
+    name: str
+    kind: ArgKind
+    buffer: str = ""  # buffer_address
+    value: int = 0  # const
+    cb: str = ""  # mcast
+    what: str = ""  # mcast: one of MCAST_ARGS
+
+    KEYS = {ArgKind.BUFFER_ADDRESS: ("buffer",), ArgKind.CONST: ("value",), ArgKind.MCAST: ("cb", "what")}
+
+    @staticmethod
+    def from_json(d: object, where: str, buffers: Sequence[str], cbs: Sequence[str]) -> ArgSpec:
+        d = _object(d, where, ("name", "kind"), ("buffer", "value", "cb", "what"))
+        kind = ArgKind(_str(d["kind"], f"{where}.kind", [k.value for k in ArgKind]))
+        d = _object(d, f"{where} ({kind.value})", ("name", "kind", *ArgSpec.KEYS.get(kind, ())))
+        return ArgSpec(
+            name=_str(d["name"], f"{where}.name"), kind=kind,
+            buffer=_str(d["buffer"], f"{where}.buffer", buffers) if kind == ArgKind.BUFFER_ADDRESS else "",
+            value=_int(d["value"], f"{where}.value") if kind == ArgKind.CONST else 0,
+            cb=_str(d["cb"], f"{where}.cb", cbs) if kind == ArgKind.MCAST else "",
+            what=_str(d["what"], f"{where}.what", MCAST_ARGS) if kind == ArgKind.MCAST else "",
+        )
+
+    def admits(self, value: ArgValue) -> bool:
+        """Whether ``value`` is a per-core value of this argument."""
+        if self.kind == ArgKind.BUFFER_ADDRESS:
+            return value == BufferAddress(self.buffer)
+        if self.kind == ArgKind.MCAST and self.what[-2:] in ("_x", "_y"):
+            return isinstance(value, NocCoord) and value.axis == self.what[-1]
+        return isinstance(value, int)
+
+
+@dataclass(frozen=True)
+class ComputeConfig:
+    math_fidelity: str
+    fp32_dest_acc_en: bool
+    math_approx_mode: bool
+
+
+@dataclass(frozen=True)
+class DataMovementConfig:
+    processor: str  # RISCV_0 | RISCV_1
+    noc: str  # RISCV_0_default | RISCV_1_default
+
+
+@dataclass(frozen=True)
+class BankCoords:
+    """A common runtime arg of a data-movement kernel: the ``count`` packed bank NOC coordinates of
+    sharded ``buffer``, which the host knows once it allocates the buffer."""
+
+    buffer: str
+    count: int
+
+    @staticmethod
+    def from_json(d: object, where: str, buffers: Sequence[str]) -> BankCoords:
+        d = _object(d, where, ("kind", "buffer", "count"))
+        _str(d["kind"], f"{where}.kind", ("bank_coords",))
+        return BankCoords(_str(d["buffer"], f"{where}.buffer", buffers), _int(d["count"], f"{where}.count", low=1))
+
+
+@dataclass(frozen=True)
+class PlanKernel:
+    role: str
+    source: str
+    compile_time_args: tuple[int, ...]
+    runtime_args: tuple[ArgSpec, ...]
+    config: ComputeConfig | DataMovementConfig
+    common_runtime_args: tuple[BankCoords, ...] = ()
+
+    CONFIG_KEYS = {"compute": ("math_fidelity", "fp32_dest_acc_en", "math_approx_mode"),
+                   "reader": ("processor", "noc", "common_runtime_args"),
+                   "writer": ("processor", "noc", "common_runtime_args")}
+
+    @staticmethod
+    def from_json(d: object, where: str, buffers: Sequence[str], cbs: Sequence[str]) -> PlanKernel:
+        keys = ("role", "source", "compile_time_args", "runtime_args")
+        d = _object(d, where, ("role",), {k for v in PlanKernel.CONFIG_KEYS.values() for k in v} | set(keys))
+        role = _str(d["role"], f"{where}.role", ROLES)
+        where = f"{role} kernel"
+        d = _object(d, where, (*keys, *PlanKernel.CONFIG_KEYS[role]))
+        if role == "compute":
+            config = ComputeConfig(_str(d["math_fidelity"], f"{where}: math_fidelity", MATH_FIDELITIES),
+                                   _bool(d["fp32_dest_acc_en"], f"{where}: fp32_dest_acc_en"),
+                                   _bool(d["math_approx_mode"], f"{where}: math_approx_mode"))
+            common = ()
+        else:
+            processors, nocs = zip(*DATA_MOVEMENT.values())
+            config = DataMovementConfig(_str(d["processor"], f"{where}: processor", processors),
+                                        _str(d["noc"], f"{where}: noc", nocs))
+            common = tuple(BankCoords.from_json(c, f"{where}: common_runtime_args[{i}]", buffers)
+                           for i, c in enumerate(_list(d["common_runtime_args"], f"{where}: common_runtime_args")))
+        return PlanKernel(
+            role=role, source=_str(d["source"], f"{where}: source", KERNEL_SOURCES),
+            compile_time_args=_ints(d["compile_time_args"], f"{where}: compile_time_args"),
+            runtime_args=tuple(ArgSpec.from_json(a, f"{where}: runtime_args[{i}]", buffers, cbs)
+                               for i, a in enumerate(_list(d["runtime_args"], f"{where}: runtime_args"))),
+            config=config, common_runtime_args=common,
+        )
+
+
+@dataclass(frozen=True)
+class CoreArgs:
+    """The runtime values of one core, per kernel role, in the order of the kernel's runtime args."""
+
+    core: Core
+    values: Mapping[str, tuple[ArgValue, ...]]
+
+
+@dataclass(frozen=True)
+class Semaphore:
+    """Allocated on every active core; ``id`` is its position in the plan (kernels get ids as constants)."""
+
+    id: int
+    name: str
+    initial_value: int
+
+    @staticmethod
+    def from_json(d: object, where: str) -> Semaphore:
+        d = _object(d, where, ("id", "name", "initial_value"))
+        return Semaphore(_int(d["id"], f"{where}.id"), _str(d["name"], f"{where}.name"),
+                         _int(d["initial_value"], f"{where}.initial_value"))
+
+
+@dataclass(frozen=True)
+class CoreRange:
+    start: Core  # inclusive
+    end: Core
+
+    @staticmethod
+    def from_json(d: object, where: str) -> CoreRange:
+        d = _object(d, where, ("start", "end"))
+        return CoreRange(_pair(d["start"], f"{where}.start"), _pair(d["end"], f"{where}.end"))
+
+
+def _work_item(d: object, where: str) -> WorkItem:
+    d = _object(d, where, ("core", "start_id", "count"), ("width", "shard"))
+    return WorkItem(_pair(d["core"], f"{where}.core"), _int(d["start_id"], f"{where}.start_id"),
+                    _int(d["count"], f"{where}.count", low=1), _int(d.get("width", 0), f"{where}.width"),
+                    _pair(d.get("shard", [0, 0]), f"{where}.shard"))
+
+
+def _work_policy(d: object) -> WorkPolicy:
+    d = _object(d, "work_policy", ("policy", "stride", "shard_blocks"))
+    return WorkPolicy(Policy(_str(d["policy"], "work_policy.policy", [p.value for p in Policy])),
+                      _int(d["stride"], "work_policy.stride", low=1), _pair(d["shard_blocks"], "work_policy.shard_blocks"))
+
+
+def _multicast(d: object, where: str, cbs: Sequence[str], semaphores: Sequence[int]) -> MulticastDesc:
+    d = _object(d, where, ("cb", "axis", "sender_semaphore", "receiver_semaphore"))
+    for key in ("sender_semaphore", "receiver_semaphore"):
+        if d[key] not in semaphores:
+            raise PlanError(f"{where}: {key} {d[key]!r} is not a semaphore id of the plan {list(semaphores)}")
+    return MulticastDesc(_str(d["cb"], f"{where}.cb", cbs), _str(d["axis"], f"{where}.axis", MCAST_AXES),
+                         d["sender_semaphore"], d["receiver_semaphore"])
+
+
+def _check_accessor_args(kernel: PlanKernel, accessors: Sequence[PlanAccessor]) -> None:
+    """Each accessor's args stand at its offset of the kernel's compile-time args, without overlap."""
+    end = 0
+    for accessor in sorted((a for a in accessors if a.kernel == kernel.role), key=lambda a: a.cta_offset):
+        width = len(accessor.compile_time_args)
+        found = list(kernel.compile_time_args[accessor.cta_offset: accessor.cta_offset + width])
+        if accessor.cta_offset < end or found != list(accessor.compile_time_args):
+            raise PlanError(f"{kernel.role} compile-time args {found} at offset {accessor.cta_offset} differ from the "
+                            f"TensorAccessorArgs of {accessor.buffer!r} {list(accessor.compile_time_args)}")
+        end = accessor.cta_offset + width
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A checked ``tt.plan.json``. Sequences keep the plan's order."""
+
+    kernel_name: str
+    arch: Arch
+    core_grid: Core
+    core_ranges: tuple[CoreRange, ...]
+    partition_mode: str
+    grid_tiles: Core
+    block_grid: Core
+    block_tiles: Core
+    work_policy: WorkPolicy
+    work_partition: tuple[WorkItem, ...]
+    buffers: tuple[PlanBuffer, ...]
+    cbs: tuple[PlanCB, ...]
+    tensor_accessors: tuple[PlanAccessor, ...]
+    kernels: tuple[PlanKernel, ...]
+    runtime_args: tuple[CoreArgs, ...]
+    semaphores: tuple[Semaphore, ...]
+    multicast: tuple[MulticastDesc, ...]
+
+    KEYS = ("schema_version", "kernel_name", "arch", "device_grid", "core_grid", "core_ranges", "partition_mode",
+            "grid_tiles", "block_grid", "block_tiles", "work_policy", "work_partition", "buffers", "cbs",
+            "tensor_accessors", "kernels", "runtime_args", "semaphores", "multicast")
+
+    @property
+    def device_grid(self) -> Core:
+        return self.arch.grid
+
+    @property
+    def inputs(self) -> tuple[PlanBuffer, ...]:
+        """The buffers the host uploads (access read or readwrite), in parameter order."""
+        return tuple(b for b in self.buffers if b.is_input)
+
+    @property
+    def outputs(self) -> tuple[PlanBuffer, ...]:
+        """The buffers the host reads back (access write or readwrite), in parameter order."""
+        return tuple(b for b in self.buffers if b.is_output)
+
+    def kernel(self, role: str) -> PlanKernel:
+        return next(k for k in self.kernels if k.role == role)
+
+    @staticmethod
+    def from_json(d: object) -> Plan:
+        """The checked view of a loaded ``tt.plan.json``, else a :class:`PlanError`."""
+        d = _object(d, "the plan", Plan.KEYS)
+        if d["schema_version"] != SCHEMA_VERSION:
+            raise PlanError(f"schema_version {d['schema_version']!r}: this reader knows version {SCHEMA_VERSION}")
+        arch = ARCHS[_str(d["arch"], "arch", list(ARCHS))]
+        if _pair(d["device_grid"], "device_grid") != arch.grid:
+            raise PlanError(f"device_grid {d['device_grid']} is not the {arch.name} worker grid {list(arch.grid)}")
+        buffers = tuple(PlanBuffer.from_json(b, f"buffers[{i}]") for i, b in enumerate(_list(d["buffers"], "buffers")))
+        names = [b.name for b in buffers]
+        _unique(names, "buffer names")
+        cbs = tuple(PlanCB.from_json(c, f"cbs[{i}]", arch, names) for i, c in enumerate(_list(d["cbs"], "cbs")))
+        _unique([c.index for c in cbs], "CB indices")
+        _unique([c.name for c in cbs], "CB names")
+        cb_names = [c.name for c in cbs]
+        accessors = tuple(PlanAccessor.from_json(a, f"tensor_accessors[{i}]", names)
+                          for i, a in enumerate(_list(d["tensor_accessors"], "tensor_accessors")))
+        kernels = tuple(PlanKernel.from_json(k, f"kernels[{i}]", names, cb_names)
+                        for i, k in enumerate(_list(d["kernels"], "kernels")))
+        if sorted(k.role for k in kernels) != sorted(ROLES):
+            raise PlanError(f"the plan must have exactly one reader, compute and writer kernel, got "
+                            f"{[k.role for k in kernels]}")
+        for kernel in kernels:
+            _check_accessor_args(kernel, accessors)
+        semaphores = tuple(Semaphore.from_json(s, f"semaphores[{i}]")
+                           for i, s in enumerate(_list(d["semaphores"], "semaphores")))
+        for position, semaphore in enumerate(semaphores):
+            if semaphore.id != position:
+                raise PlanError(f"semaphore ids must be 0, 1, ... in plan order; entry {position} has {semaphore.id}")
+        plan = Plan(
+            kernel_name=_str(d["kernel_name"], "kernel_name"), arch=arch,
+            core_grid=_pair(d["core_grid"], "core_grid", low=1),
+            core_ranges=tuple(CoreRange.from_json(r, f"core_ranges[{i}]")
+                              for i, r in enumerate(_list(d["core_ranges"], "core_ranges"))),
+            partition_mode=_str(d["partition_mode"], "partition_mode", PARTITION_MODES),
+            grid_tiles=_pair(d["grid_tiles"], "grid_tiles"), block_grid=_pair(d["block_grid"], "block_grid"),
+            block_tiles=_pair(d["block_tiles"], "block_tiles"), work_policy=_work_policy(d["work_policy"]),
+            work_partition=tuple(_work_item(w, f"work_partition[{i}]")
+                                 for i, w in enumerate(_list(d["work_partition"], "work_partition"))),
+            buffers=buffers, cbs=cbs, tensor_accessors=accessors, kernels=kernels,
+            runtime_args=tuple(_core_args(e, f"runtime_args[{i}]", kernels, names)
+                               for i, e in enumerate(_list(d["runtime_args"], "runtime_args"))),
+            semaphores=semaphores,
+            multicast=tuple(_multicast(m, f"multicast[{i}]", cb_names, [s.id for s in semaphores])
+                            for i, m in enumerate(_list(d["multicast"], "multicast"))),
+        )
+        plan._check_cores()
+        return plan
+
+    def _check_cores(self) -> None:
+        gx, gy = self.arch.grid
+        cores = [("core_ranges", r.start) for r in self.core_ranges] + [("core_ranges", r.end) for r in self.core_ranges]
+        cores += [("work_partition", w.core) for w in self.work_partition]
+        cores += [("runtime_args", e.core) for e in self.runtime_args]
+        for where, (x, y) in cores:
+            if x >= gx or y >= gy:
+                raise PlanError(f"{where}: core ({x}, {y}) is outside the {gx}x{gy} worker grid of {self.arch.name}")
+        _unique([w.core for w in self.work_partition], "work_partition cores")
+        _unique([e.core for e in self.runtime_args], "runtime_args cores")
+
+
+def _core_args(d: object, where: str, kernels: Sequence[PlanKernel], buffers: Sequence[str]) -> CoreArgs:
+    d = _object(d, where, ("core", *ROLES))
+    core = _pair(d["core"], f"{where}.core")
+    values = {}
+    for kernel in kernels:
+        what = f"runtime args of the {kernel.role} kernel on core ({core[0]}, {core[1]})"
+        given = _list(d[kernel.role], what)
+        if len(given) != len(kernel.runtime_args):
+            raise PlanError(f"{what}: {len(given)} values for its {len(kernel.runtime_args)} runtime args")
+        parsed = tuple(runtime_value(v, buffers, f"runtime arg {i} of {kernel.role} on core ({core[0]}, {core[1]})")
+                       for i, v in enumerate(given))
+        for i, (spec, value) in enumerate(zip(kernel.runtime_args, parsed)):
+            if not spec.admits(value):
+                raise PlanError(f"runtime arg {i} of {kernel.role} on core ({core[0]}, {core[1]}): {given[i]!r} is "
+                                f"not a value of {spec.name!r} ({spec.kind.value})")
+        values[kernel.role] = parsed
+    return CoreArgs(core, values)
