@@ -15,6 +15,14 @@ Importing this module registers:
   dispatch point keyed by an open set of names is the per-execution-backend kernel cache map of
   ``tilelang.cache``; :class:`TenstorrentKernelCache` is registered there and returns a
   :class:`TenstorrentKernel`, which runs the :class:`Artifacts` on the emulator.
+* the ``tt.<option>`` ``PassContext`` config keys (:data:`~tilelang_tt.options.CONFIG_KEYS`), by
+  which ``tilelang.compile(..., pass_configs=...)`` and ``tvm.build`` under
+  ``tvm.transform.PassContext(config=...)`` take every :class:`CompileOptions` field; the pipeline
+  reads them with :meth:`CompileOptions.from_config`. TVM refuses unregistered config keys and
+  registers keys in C++ only (``TVM_REGISTER_PASS_CONFIG_OPTION``; no FFI function does it), and
+  a target cannot carry them (``ext_dev`` admits a fixed set of options: ``keys``, ``device``,
+  ``model``, ``libs``, ...), so ``pass_config.cc`` registers them: it is built once with the
+  C++ compiler against the TVM and tvm-ffi headers and cached under ``<cache>/pass_config``.
 * ``target.build.ext_dev`` (what ``tvm.tirx.build`` calls for a device module of kind
   ``ext_dev``) and the TIR pipeline ``"tenstorrent"``. ``tvm.build(mod, target=...)`` runs the
   pipeline named ``"default"``, which the fork maps to ``"s_tir"`` whatever the target; that
@@ -38,39 +46,55 @@ and :func:`artifacts_of` finds the programs in it.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
+import subprocess
+from pathlib import Path
 
 import tilelang  # noqa: F401  (tilelang must be imported before tvm)
 import tilelang.cache
 import torch
 import tvm
 import tvm_ffi
+import tvm_ffi.libinfo
 from tilelang.backend.device_codegen import DeviceCodegen
 from tilelang.backend.execution_backend import ExecutionBackendSpec
 from tilelang.backend.module import BackendContext, BackendModule, register_backend
 from tilelang.backend.pass_pipeline import PassPipeline
 from tilelang.engine.lower import lower_with_context
 from tilelang.engine.param import CompiledArtifact
+from tilelang.transform.pass_config import normalize_pass_configs
 from tvm import tirx
 from tvm.ir import CallingConv
 from tvm.target import Target
 
 from tilelang_tt.artifacts import EMULATOR, Artifacts
 from tilelang_tt.attrs import Attr
-from tilelang_tt.compiler import compile_prim_func
+from tilelang_tt.compiler import DUMP_FILE, at_kernel, compile_prim_func, dump_file_name
+from tilelang_tt.env import CACHE_DIR, EMU_CXX
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.module import TenstorrentModule
-from tilelang_tt.options import CompileOptions
+from tilelang_tt.options import CONFIG_KEYS, CompileOptions, OptionError
 from tilelang_tt.target import is_tenstorrent_target, target_arch
 
 TARGET_KIND = "ext_dev"
 EXECUTION_BACKEND = "tt_emulator"
 TIR_PIPELINE = "tenstorrent"
 SOURCE_FORMAT = "tenstorrent"
+IR_DIR = "ir/"  # the IR a kernel kept after each pass (keep_ir) travels as files ir/NN_<Pass>.py
+FUNC_PASS_CONFIGS = "tilelang_pass_configs"  # TileLang's attribute: a function's own pass configs
 
 # ---------------------------------------------------------------------------------------------
-# The generated files of one or more kernels as one text (a TVM source module holds one string).
+# The files of one or more kernels as one text (a TVM source module holds one string).
+
+
+def _files(art: Artifacts) -> dict[str, str]:
+    """The files of a compiled kernel: its generated sources, then the IR it kept after each pass
+    under :data:`IR_DIR` (named as ``dump_ir`` names them)."""
+    kept = {IR_DIR + dump_file_name(index, name): text for index, (name, text) in enumerate(art.ir_after_pass, 1)}
+    return {**art.sources, **kept}
 
 _HEADER = re.compile(r"// ===== tilelang-tt: (?P<kernel>[^/\n]+)/(?P<file>[^ \n]+) \((?P<size>\d+) chars\) =====\n")
 
@@ -79,7 +103,7 @@ def bundle(artifacts: dict[str, Artifacts]) -> str:
     """All files of ``{kernel name: Artifacts}`` as one readable text; :func:`unbundle` inverts it."""
     parts = []
     for kernel, art in artifacts.items():
-        for name, text in art.sources.items():
+        for name, text in _files(art).items():
             parts.append(f"// ===== tilelang-tt: {kernel}/{name} ({len(text)} chars) =====\n{text}")
     return "".join(parts)
 
@@ -98,16 +122,23 @@ def unbundle(text: str) -> dict[str, Artifacts]:
     return {kernel: _artifacts(files) for kernel, files in sources.items()}
 
 
-def _artifacts(sources: dict[str, str]) -> Artifacts:
+def _artifacts(files: dict[str, str]) -> Artifacts:
+    """The inverse of :func:`_files`."""
+    sources = {name: text for name, text in files.items() if not name.startswith(IR_DIR)}
+    kept = tuple((DUMP_FILE.fullmatch(name.removeprefix(IR_DIR))["pass_name"], text)
+                 for name, text in files.items() if name.startswith(IR_DIR))
     (plan,) = (text for name, text in sources.items() if name.endswith(".json"))  # the plan file
-    return Artifacts(sources=sources, plan=json.loads(plan))
+    return Artifacts(sources=sources, plan=json.loads(plan), ir_after_pass=kept)
 
 
 def artifacts_of(compiled, kernel: str | None = None) -> Artifacts:
     """The :class:`Artifacts` inside what ``tilelang.lower`` (a ``CompiledArtifact``),
     ``tvm.build`` (a :class:`TenstorrentModule`, or a runtime module for a CPU host),
-    ``tilelang.compile`` (a :class:`TenstorrentKernel`) or :func:`bundle` returned. ``kernel``
-    names the PrimFunc when there are several."""
+    ``tvm.compile`` (an ``Executable`` of one of those), ``tilelang.compile`` (a
+    :class:`TenstorrentKernel`) or :func:`bundle` returned. ``kernel`` names the PrimFunc when
+    there are several."""
+    if isinstance(compiled, tvm.runtime.Executable):
+        compiled = compiled.mod
     if isinstance(compiled, TenstorrentModule):
         return compiled.program(kernel)
     if isinstance(compiled, CompiledArtifact):
@@ -144,9 +175,14 @@ def _bundle_in_module(mod: tvm.runtime.Module) -> str:
 # Pipeline and device codegen.
 
 
-def options_for(target: Target) -> CompileOptions:
-    """The compile options a Tenstorrent target implies (its architecture)."""
-    return CompileOptions(arch=target_arch(target))
+def options_for(target: Target, func: tirx.PrimFunc) -> CompileOptions:
+    """The compile options of ``func`` for a Tenstorrent target: the target's architecture and
+    the ``tt.*`` config of the current ``PassContext``, under the function's own pass configs
+    (:data:`FUNC_PASS_CONFIGS`, where ``tilelang.compile`` puts its ``pass_configs``)."""
+    config = dict(tvm.transform.PassContext.current().config)
+    if func.attrs is not None and FUNC_PASS_CONFIGS in func.attrs:
+        config.update(func.attrs[FUNC_PASS_CONFIGS])
+    return CompileOptions.from_config(config, arch=target_arch(target))
 
 
 def _kernel_stub(func: tirx.PrimFunc, name: str, artifacts: Artifacts, target: Target) -> tirx.PrimFunc:
@@ -157,14 +193,13 @@ def _kernel_stub(func: tirx.PrimFunc, name: str, artifacts: Artifacts, target: T
             "global_symbol": name,
             "calling_conv": int(CallingConv.DEVICE_KERNEL_LAUNCH),
             "target": target,
-            Attr.ARTIFACT_SOURCES.value: json.dumps(artifacts.sources),
+            Attr.ARTIFACT_SOURCES.value: json.dumps(_files(artifacts)),
         }
     )
 
 
 def lower_module(mod: tvm.IRModule, target: Target) -> tvm.IRModule:
     """Compile every PrimFunc of ``mod`` for ``target``; each becomes a kernel stub."""
-    options = options_for(target)
     functions = {}
     for gvar, func in mod.functions.items():
         if not isinstance(func, tirx.PrimFunc):
@@ -173,7 +208,11 @@ def lower_module(mod: tvm.IRModule, target: Target) -> tvm.IRModule:
                 hint="the Tenstorrent backend compiles TileLang @T.prim_func kernels only",
             )
         name = gvar.name_hint
-        artifacts = compile_prim_func(func.with_attr("global_symbol", name), options)
+        try:
+            options = options_for(target, func)
+        except OptionError as err:
+            raise at_kernel(err, func, name) from None
+        artifacts = compile_prim_func(func.without_attr(FUNC_PASS_CONFIGS).with_attr("global_symbol", name), options)
         functions[gvar] = _kernel_stub(func, name, artifacts, target)
     return tvm.IRModule(functions, attrs=mod.attrs)
 
@@ -297,9 +336,13 @@ def _normalize_out_idx(out_idx, num_params: int) -> list[int]:
 class TenstorrentKernelCache:
     """The ``tilelang.cache`` entry of the ``tt_emulator`` execution backend.
 
-    TileLang's pass configs and device compile flags configure its own passes and device
-    compilers, neither of which runs here, so they are accepted and not used. The emulator
-    caches its builds by content hash.
+    The pass configs become the function's own (:data:`FUNC_PASS_CONFIGS`), whose ``tt.*`` keys
+    the pipeline reads as compile options (:func:`options_for`): a ``PassContext`` would carry
+    them too, but entering one enters its instruments, and the caller's instruments are to see
+    the TT passes once, in the caller's context (:func:`tilelang_tt.passes.pipeline.lower`).
+    TileLang's other keys configure its passes, none of which runs here. Device compile flags
+    configure device compilers, none of which runs here either: they are accepted and not used.
+    The emulator caches its builds by content hash.
     """
 
     execution_backend = EXECUTION_BACKEND
@@ -314,7 +357,9 @@ class TenstorrentKernelCache:
         pass_configs: dict | None = None,
         compile_flags=None,
     ) -> TenstorrentKernel:
-        compiled = lower_with_context(func, backend_context)
+        configs = normalize_pass_configs(pass_configs)
+        lowered = func.with_attr(FUNC_PASS_CONFIGS, configs) if configs else func
+        compiled = lower_with_context(lowered, backend_context)
         return TenstorrentKernel(func, artifacts_of(compiled), out_idx, backend_context.target)
 
 
@@ -368,6 +413,47 @@ def _dispatching_default_pipeline(s_tir_factory):
     return factory
 
 
+PASS_CONFIG_SOURCE = Path(__file__).with_name("pass_config.cc")
+
+
+def _pass_config_library() -> Path:
+    """:data:`PASS_CONFIG_SOURCE` built into a shared library, cached by source, compiler, flags
+    and the TileLang and tvm-ffi versions (whose headers and libraries it is built against)."""
+    tilelang_dir = Path(tilelang.__file__).parent
+    ffi_lib = Path(tvm_ffi.libinfo.find_libtvm_ffi()).parent
+    tvm_lib = tilelang_dir / "lib"
+    cxx = EMU_CXX.get()
+    compile_flags = ["-std=c++17", "-O2", "-fPIC", "-shared", f"-I{tilelang_dir / '3rdparty' / 'tvm' / 'include'}",
+                     f"-I{tvm_ffi.libinfo.find_include_path()}", f"-I{tvm_ffi.libinfo.find_dlpack_include_path()}"]
+    # -z nodelete: TVM calls into the library (to legalize a tt.* value) for as long as the process lives
+    link_flags = [f"-L{tvm_lib}", f"-L{ffi_lib}", "-ltvm_compiler", "-ltvm_ffi", f"-Wl,-rpath,{tvm_lib}:{ffi_lib}",
+                  "-Wl,-z,nodelete"]
+    source = PASS_CONFIG_SOURCE.read_text()
+    key = hashlib.sha256("\0".join([source, cxx, *compile_flags, *link_flags, tilelang.__version__,
+                                    tvm_ffi.__version__]).encode())
+    library = CACHE_DIR.get() / "pass_config" / key.hexdigest()[:24] / "libtilelang_tt_pass_config.so"
+    if not library.exists():
+        library.parent.mkdir(parents=True, exist_ok=True)
+        partial = library.with_name(f"{library.name}.{os.getpid()}.tmp")
+        command = [cxx, *compile_flags, str(PASS_CONFIG_SOURCE), *link_flags, "-o", str(partial)]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            partial.unlink(missing_ok=True)
+            raise RuntimeError(f"building {PASS_CONFIG_SOURCE.name} (the tt.* PassContext config keys) with {cxx} "
+                               f"failed:\n{done.stderr.strip()}")
+        os.replace(partial, library)
+    return library
+
+
+def _register_config_keys() -> None:
+    """Register :data:`CONFIG_KEYS` with TVM's ``PassContext`` (once per process)."""
+    missing = [key for key in CONFIG_KEYS if key not in tvm.transform.PassContext.list_configs()]
+    if missing:
+        register = tvm_ffi.load_module(str(_pass_config_library())).register_pass_config
+        for key in missing:
+            register(key)
+
+
 def _register_tvm_build() -> None:
     pipelines = tvm.tirx.pipeline.PIPELINE_MAP
     pipelines[TIR_PIPELINE] = _tir_pipeline
@@ -376,4 +462,5 @@ def _register_tvm_build() -> None:
     tvm_ffi.register_global_func(f"target.build.{TARGET_KIND}", build_module, override=True)
 
 
+_register_config_keys()
 _register_tvm_build()

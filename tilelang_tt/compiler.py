@@ -23,7 +23,12 @@ from tilelang_tt.passes.common import func_name
 from tilelang_tt.passes.pipeline import lower
 
 
-DUMP_FILE = re.compile(r"\d{2}_\w+\.py")  # NN_<PassName>.py, what the recorder writes
+DUMP_FILE = re.compile(r"(?P<index>\d{2})_(?P<pass_name>\w+)\.py")  # NN_<PassName>.py, what the recorder writes
+
+
+def dump_file_name(index: int, pass_name: str) -> str:
+    """The name of the IR after the ``index``-th pass (1-based), as :data:`DUMP_FILE` reads it."""
+    return f"{index:02d}_{pass_name}.py"
 
 
 class IRRecorder:
@@ -64,7 +69,7 @@ class IRRecorder:
             print(f"# {self.kernel} after {info.name}\n{text}", file=sys.stderr)
         if self.dump_dir is not None:
             self.dump_dir.mkdir(parents=True, exist_ok=True)
-            (self.dump_dir / f"{self.count:02d}_{info.name}.py").write_text(text)
+            (self.dump_dir / dump_file_name(self.count, info.name)).write_text(text)
         if self.keep:
             self.kept.append((info.name, text))
 
@@ -82,6 +87,11 @@ def compile_prim_func(func: tirx.PrimFunc, options: CompileOptions) -> Artifacts
     return Artifacts(sources=sources, plan=plan, ir_after_pass=tuple(recorder.kept))
 
 
+def at_kernel(err: TTCompileError, func: tirx.PrimFunc, name: str | None = None) -> TTCompileError:
+    """``err`` located at the kernel ``func`` (called ``name``, else by its global symbol)."""
+    return err.with_context(func_name=name or func_name(func), span=func.span)
+
+
 def compile(func_or_mod, **options) -> Artifacts | dict[str, Artifacts]:  # noqa: A001 - the public verb
     """Compile a TileLang kernel for Tenstorrent. A PrimFunc gives one :class:`Artifacts`; an
     IRModule gives {function name: Artifacts}. Options: see :class:`CompileOptions`."""
@@ -90,7 +100,7 @@ def compile(func_or_mod, **options) -> Artifacts | dict[str, Artifacts]:  # noqa
     except OptionError as err:
         if not isinstance(func_or_mod, tirx.PrimFunc):
             raise
-        raise err.with_context(func_name=func_name(func_or_mod), span=func_or_mod.span) from None
+        raise at_kernel(err, func_or_mod) from None
     if isinstance(func_or_mod, tvm.IRModule):
         return {gv.name_hint: compile_prim_func(f.with_attr("global_symbol", gv.name_hint), opts)
                 for gv, f in func_or_mod.functions.items() if isinstance(f, tirx.PrimFunc)}

@@ -57,7 +57,8 @@ PRINT_IR: Knob[bool] = Knob(
 PASS_TIMING: Knob[bool] = Knob(
     "TILELANG_TT_PASS_TIMING", _as_bool, lambda: False, "Print the time spent in each TT pass to stderr."
 )
-EMU_CXX: Knob[str] = Knob("TILELANG_TT_CXX", str, lambda: "g++", "C++ compiler used to build emulator programs.")
+EMU_CXX: Knob[str] = Knob("TILELANG_TT_CXX", str, lambda: "g++",
+                          "C++ compiler used to build emulator programs and the tt.* config-key library.")
 
 UPDATE_GOLDEN: Knob[bool] = Knob(
     "TILELANG_TT_UPDATE_GOLDEN", _as_bool, lambda: False,

@@ -1,8 +1,15 @@
-"""Compile options: a frozen, validated dataclass whose errors say how to fix them."""
+"""Compile options: a frozen, validated dataclass whose errors say how to fix them.
+
+Every option is reachable from the three entry points: ``tilelang_tt.compile(func, grid=...)``
+(:meth:`CompileOptions.from_kwargs`), and, as the config key ``tt.<option>`` (:data:`CONFIG_KEYS`,
+one per field), ``tilelang.compile(..., pass_configs={"tt.grid": ...})`` and
+``with tvm.transform.PassContext(config={"tt.grid": ...}): tvm.build(...)``
+(:meth:`CompileOptions.from_config`). The architecture comes from the target there.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from types import MappingProxyType
 
@@ -85,3 +92,41 @@ class CompileOptions:
         if unknown:
             raise OptionError(f"unknown compile option(s) {unknown}", hint=f"known options are {sorted(known)}")
         return cls(**kwargs)
+
+    @classmethod
+    def from_config(cls, config: Mapping, *, arch: str) -> CompileOptions:
+        """The options of a TVM ``PassContext`` config (TileLang's ``pass_configs``) for a target
+        of ``arch``: its ``tt.<option>`` entries (TVM containers become tuples, dicts and str);
+        other keys belong to TVM and TileLang. A ``tt.arch`` entry must agree with the target."""
+        check_config_keys(config)
+        options = {str(key).removeprefix(CONFIG_PREFIX): _plain(value)
+                   for key, value in config.items() if str(key) in CONFIG_KEYS}
+        given = options.pop("arch", arch)
+        if given != arch:
+            raise OptionError(f"{CONFIG_PREFIX}arch={given!r} contradicts the target's architecture {arch!r}",
+                              hint=f'the target chooses the architecture: drop {CONFIG_PREFIX}arch and use '
+                                   f'target="tenstorrent/<arch>", <arch> one of {sorted(ARCHS)}')
+        return cls.from_kwargs(arch=arch, **options)
+
+
+CONFIG_PREFIX = "tt."
+CONFIG_KEYS = tuple(CONFIG_PREFIX + f.name for f in fields(CompileOptions))  # the PassContext config keys
+
+
+def check_config_keys(config: Mapping) -> None:
+    """A ``tt.*`` key that names no option is an error listing the known keys."""
+    unknown = sorted(str(key) for key in config if str(key).startswith(CONFIG_PREFIX) and str(key) not in CONFIG_KEYS)
+    if unknown:
+        raise OptionError(f"unknown Tenstorrent config key(s) {unknown}", hint=f"known keys are {list(CONFIG_KEYS)}")
+
+
+def _plain(value):
+    """A config value as Python values: a TVM ``Map``/``Array``/``String`` (what a ``PassContext``
+    holds) becomes a dict/tuple/str; other values (ints, bools, BufferLayouts) are kept."""
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, Mapping):
+        return {_plain(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, Sequence):
+        return tuple(_plain(item) for item in value)
+    return value
