@@ -362,70 +362,130 @@ def _to_tvm(value):
     raise TypeError(f"cannot store attribute value of type {type(value).__name__}")
 
 
+class Operand(str, enum.Enum):
+    """Kinds of intrinsic arguments, as an :class:`Intrin` declares them (its ``schema``)."""
+
+    BUFFER = "buffer"  # the data Var (handle) of a block or tensor
+    REGION = "region"  # a tl.region call: a slice of a block or tensor
+    CB = "cb"  # a circular buffer id, a constant (codegen prints the CB's name)
+    SEMAPHORE = "semaphore"  # a semaphore id, a constant (codegen prints its name)
+    INT = "int"  # an integer constant
+    BOOL = "bool"  # a boolean constant
+    FLOAT = "float"  # a float constant
+    STR = "str"  # a string constant: an op, kind or format name
+    EXPR = "expr"  # any expression (loop and block variables, runtime arguments, element values)
+
+
+@dataclass(frozen=True)
+class IntrinArg:
+    name: str
+    kind: Operand
+
+
 class Intrin(_DocumentedKey):
-    """TIR intrinsics of the TT lowering (spec §2), registered as TVM ops at import."""
+    """TIR intrinsics of the TT lowering (spec §2), registered as TVM ops at import. Each member is
+    (op name, description, argument schema ``"name: kind, ..."`` with kinds of :class:`Operand`);
+    :func:`call` checks every call against the schema."""
+
+    def __new__(cls, value: str, doc: str, schema: str):
+        obj = str.__new__(cls, value)
+        obj._value_ = value
+        obj.__doc__ = doc
+        obj.schema = tuple(IntrinArg(name.strip(), Operand(kind.strip()))
+                           for name, kind in (arg.split(":") for arg in schema.split(",") if arg.strip()))
+        return obj
+
+    def positions(self, kind: Operand) -> tuple[int, ...]:
+        """The positions of the arguments of ``kind``."""
+        return tuple(k for k, arg in enumerate(self.schema) if arg.kind == kind)
 
     # abstract, protocol-less (C1-C2)
-    READ_TO_CB = ("tt.read_to_cb", "read_to_cb(src_region, cb_region): global tensor slice -> CB block.")
-    WRITE_FROM_CB = ("tt.write_from_cb", "write_from_cb(cb_region, dst_region): CB block -> global slice.")
-    MM_MMA = ("tt.mm.mma", "mma(a, b, c, m0, n0, sm, sn, transpose_b, first): C[m0:+sm, n0:+sn] (+)= A @ B in DST.")
-    PACK_BLOCK = ("tt.pack_block", "pack_block(c, m0, n0, sm, sn): the accumulator sub-block is final; pack it.")
-    TILE_ELTWISE = ("tt.tile.eltwise", "eltwise(out, i, j, value): out[i, j] = value over the block, tile by tile.")
-    TILE_REDUCE = ("tt.tile.reduce", 'reduce(kind, src, dst, dim, clear): kind "sum"|"max" along dim (1 = per row).')
+    READ_TO_CB = ("tt.read_to_cb", "read_to_cb(src_region, cb_region): global tensor slice -> CB block.",
+                  "src: region, cb: region")
+    WRITE_FROM_CB = ("tt.write_from_cb", "write_from_cb(cb_region, dst_region): CB block -> global slice.",
+                     "cb: region, dst: region")
+    MM_MMA = ("tt.mm.mma", "mma(a, b, c, m0, n0, sm, sn, transpose_b, first): C[m0:+sm, n0:+sn] (+)= A @ B in DST.",
+              "a: buffer, b: buffer, c: buffer, m0: expr, n0: expr, sm: int, sn: int, transpose_b: bool, first: expr")
+    PACK_BLOCK = ("tt.pack_block", "pack_block(c, m0, n0, sm, sn): the accumulator sub-block is final; pack it.",
+                  "c: buffer, m0: expr, n0: expr, sm: int, sn: int")
+    TILE_ELTWISE = ("tt.tile.eltwise", "eltwise(out, i, j, value): out[i, j] = value over the block, tile by tile.",
+                    "out: buffer, i: expr, j: expr, value: expr")
+    TILE_REDUCE = ("tt.tile.reduce", 'reduce(kind, src, dst, dim, clear): kind "sum"|"max" along dim (1 = per row).',
+                   "kind: str, src: buffer, dst: buffer, dim: int, clear: bool")
     GENERATE_BLOCK = ("tt.generate_block", "generate_block(cb_region, i, j, value): the reader fills the block with "
                                            "value(i, j), an expression of the element's indices, loop variables and "
-                                           "block coordinates only (a causal mask, an iota).")
+                                           "block coordinates only (a causal mask, an iota).",
+                      "cb: region, i: expr, j: expr, value: expr")
     # reader/writer protocol (D3)
-    CB_RESERVE_BACK = ("tt.cb_reserve_back", "cb_reserve_back(cb, pages)")
-    CB_PUSH_BACK = ("tt.cb_push_back", "cb_push_back(cb, pages)")
-    CB_WAIT_FRONT = ("tt.cb_wait_front", "cb_wait_front(cb, pages)")
-    CB_POP_FRONT = ("tt.cb_pop_front", "cb_pop_front(cb, pages)")
-    GET_WRITE_PTR = ("tt.get_write_ptr", "get_write_ptr(cb) -> L1 address")
-    GET_READ_PTR = ("tt.get_read_ptr", "get_read_ptr(cb) -> L1 address")
-    NOC_READ_PAGE = ("tt.noc_async_read_page", "noc_async_read_page(page_id, accessor_buffer, l1_addr)")
-    NOC_WRITE_PAGE = ("tt.noc_async_write_page", "noc_async_write_page(page_id, accessor_buffer, l1_addr)")
-    NOC_READ_BARRIER = ("tt.noc_async_read_barrier", "noc_async_read_barrier()")
-    NOC_WRITE_BARRIER = ("tt.noc_async_write_barrier", "noc_async_write_barrier()")
+    CB_RESERVE_BACK = ("tt.cb_reserve_back", "cb_reserve_back(cb, pages)", "cb: cb, pages: int")
+    CB_PUSH_BACK = ("tt.cb_push_back", "cb_push_back(cb, pages)", "cb: cb, pages: int")
+    CB_WAIT_FRONT = ("tt.cb_wait_front", "cb_wait_front(cb, pages)", "cb: cb, pages: int")
+    CB_POP_FRONT = ("tt.cb_pop_front", "cb_pop_front(cb, pages)", "cb: cb, pages: int")
+    GET_WRITE_PTR = ("tt.get_write_ptr", "get_write_ptr(cb) -> L1 address", "cb: cb")
+    GET_READ_PTR = ("tt.get_read_ptr", "get_read_ptr(cb) -> L1 address", "cb: cb")
+    NOC_READ_PAGE = ("tt.noc_async_read_page", "noc_async_read_page(page_id, accessor_buffer, l1_addr)",
+                     "page: expr, tensor: buffer, l1_addr: expr")
+    NOC_WRITE_PAGE = ("tt.noc_async_write_page", "noc_async_write_page(page_id, accessor_buffer, l1_addr)",
+                      "page: expr, tensor: buffer, l1_addr: expr")
+    NOC_READ_BARRIER = ("tt.noc_async_read_barrier", "noc_async_read_barrier()", "")
+    NOC_WRITE_BARRIER = ("tt.noc_async_write_barrier", "noc_async_write_barrier()", "")
     NOC_READ_ZEROS = ("tt.noc_async_read_zeros", "noc_async_read_zeros(l1_addr, bytes): zero an L1 range from the core's "
-                                                  "zero region (MEM_ZEROS_BASE)")
+                                                  "zero region (MEM_ZEROS_BASE)", "l1_addr: expr, bytes: int")
     MCAST_WRITE = ("tt.noc_async_write_multicast", "noc_async_write_multicast(l1_addr, x0, y0, x1, y1, bytes, num_dests): "
                                                     "the block at l1_addr to the same address of every core of the NOC "
-                                                    "rectangle (the sender among them: loopback variant)")
-    SEM_WAIT = ("tt.noc_semaphore_wait", "noc_semaphore_wait(semaphore, value): block until the local semaphore == value")
-    SEM_SET = ("tt.noc_semaphore_set", "noc_semaphore_set(semaphore, value): set the local semaphore")
-    SEM_INC = ("tt.noc_semaphore_inc", "noc_semaphore_inc(noc_x, noc_y, semaphore, incr): add to a remote core's semaphore")
+                                                    "rectangle (the sender among them: loopback variant)",
+                   "l1_addr: expr, x0: expr, y0: expr, x1: expr, y1: expr, bytes: int, num_dests: expr")
+    SEM_WAIT = ("tt.noc_semaphore_wait", "noc_semaphore_wait(semaphore, value): block until the local semaphore == value",
+                "semaphore: semaphore, value: expr")
+    SEM_SET = ("tt.noc_semaphore_set", "noc_semaphore_set(semaphore, value): set the local semaphore",
+               "semaphore: semaphore, value: expr")
+    SEM_INC = ("tt.noc_semaphore_inc", "noc_semaphore_inc(noc_x, noc_y, semaphore, incr): add to a remote core's semaphore",
+               "noc_x: expr, noc_y: expr, semaphore: semaphore, incr: int")
     SEM_SET_MCAST = ("tt.noc_semaphore_set_multicast", "noc_semaphore_set_multicast(semaphore, x0, y0, x1, y1, num_dests): "
-                                                       "copy the local semaphore to every core of the NOC rectangle")
-    FILL_SCALER = ("tt.fill_scaler", "fill_scaler(cb, value): reader pushes one tile of `value` (reduce scaler).")
+                                                       "copy the local semaphore to every core of the NOC rectangle",
+                     "semaphore: semaphore, x0: expr, y0: expr, x1: expr, y1: expr, num_dests: expr")
+    FILL_SCALER = ("tt.fill_scaler", "fill_scaler(cb, value): reader pushes one tile of `value` (reduce scaler).",
+                   "cb: cb, value: float")
     STORE_TILE_ELEMENT = ("tt.store_tile_element", "store_tile_element(l1_addr, i, j, tile_cols, value, format): element "
                                                    "(i, j) of a block of tile_cols tiles per row, at its place in tile "
-                                                   'layout, in format "Float16_b" or "Float32".')
+                                                   'layout, in format "Float16_b" or "Float32".',
+                          "l1_addr: expr, i: expr, j: expr, tile_cols: int, value: expr, format: str")
     # compute engine init (D4)
-    HW_STARTUP = ("tt.engine.init_common", "compute_kernel_hw_startup(in0, in1, out[, reverse])")
-    MATMUL_INIT = ("tt.fpu.matmul_init", "matmul_init(in0, in1, transpose)")
-    BINARY_INIT = ("tt.fpu.binary_init", "<op>_init(in0, in1): add_init, sub_init, mul_init")
+    HW_STARTUP = ("tt.engine.init_common", "compute_kernel_hw_startup(in0, in1, out[, reverse])",
+                  "in0: cb, in1: cb, out: cb, reverse: bool")
+    MATMUL_INIT = ("tt.fpu.matmul_init", "matmul_init(in0, in1, transpose)", "in0: cb, in1: cb, transpose: bool")
+    BINARY_INIT = ("tt.fpu.binary_init", "<op>_init(in0, in1): add_init, sub_init, mul_init", "op: str, in0: cb, in1: cb")
     # compute tile ops and DST (D5)
-    MATMUL_TILES = ("tt.fpu.matmul_tiles", "matmul_tiles(in0, in1, i0, i1, dst)")
-    BINARY_TILES = ("tt.fpu.binary_tiles", "<op>_tiles(in0, in1, i0, i1, dst)")
-    COPY_INIT = ("tt.copy_init", "copy_init(cb): unpack tiles of cb into DST")
-    COPY_TILE = ("tt.copy_tile", "copy_tile(cb, tile, dst)")
-    BCAST_INIT = ("tt.bcast_init", 'unary_bcast_init<kind>(cb): kind "row"|"col"')
-    BCAST_TILE = ("tt.bcast_tile", "unary_bcast<kind>(cb, tile, dst): a row/column vector tile broadcast into DST")
-    SFPU_INIT = ("tt.sfpu.init", "<op>_tile_init(): SFPU op init")
-    SFPU_UNARY = ("tt.sfpu.unary", "<op>_tile(dst)")
-    SFPU_SCALAR = ("tt.sfpu.scalar", "<op>_unary_tile(dst, float bits): add/sub/mul/div/rsub with a scalar")
-    SFPU_BINARY = ("tt.sfpu.binary", "<op>_binary_tile(d0, d1, dout) / binary_max_tile / binary_min_tile")
-    FILL_TILE = ("tt.sfpu.fill", "fill_tile(dst, value)")
-    REDUCE_INIT = ("tt.reduce_init", "reduce_init<kind, dim>(cb, scaler_cb, out_cb)")
-    REDUCE_TILE = ("tt.reduce_tile", "reduce_tile<kind, dim>(cb, scaler_cb, tile, scaler_tile, dst)")
-    PACK_RECONFIG = ("tt.pack_reconfig", "pack_reconfig_data_format(cb): the next packs go to cb's format")
-    UNPACK_RECONFIG = ("tt.unpack_reconfig", "reconfig_data_format(srca_cb, srcb_cb): unpacker source formats")
-    REDUCE_UNINIT = ("tt.reduce_uninit", "reduce_uninit(): restore the packer after a reduce")
-    DST_ACQUIRE = ("tt.dst.acquire", "tile_regs_acquire()")
-    DST_COMMIT = ("tt.dst.commit", "tile_regs_commit()")
-    DST_WAIT = ("tt.dst.wait", "tile_regs_wait()")
-    DST_RELEASE = ("tt.dst.release", "tile_regs_release()")
-    PACK_TILE = ("tt.pack_tile", "pack_tile(dst, cb)")
+    MATMUL_TILES = ("tt.fpu.matmul_tiles", "matmul_tiles(in0, in1, i0, i1, dst)",
+                    "in0: cb, in1: cb, tile0: expr, tile1: expr, dst: expr")
+    BINARY_TILES = ("tt.fpu.binary_tiles", "<op>_tiles(in0, in1, i0, i1, dst)",
+                    "op: str, in0: cb, in1: cb, tile0: expr, tile1: expr, dst: expr")
+    COPY_INIT = ("tt.copy_init", "copy_init(cb): unpack tiles of cb into DST", "cb: cb")
+    COPY_TILE = ("tt.copy_tile", "copy_tile(cb, tile, dst)", "cb: cb, tile: expr, dst: expr")
+    BCAST_INIT = ("tt.bcast_init", 'unary_bcast_init<kind>(cb): kind "row"|"col"', "kind: str, cb: cb")
+    BCAST_TILE = ("tt.bcast_tile", "unary_bcast<kind>(cb, tile, dst): a row/column vector tile broadcast into DST",
+                  "kind: str, cb: cb, tile: expr, dst: expr")
+    SFPU_INIT = ("tt.sfpu.init", 'init of the SFPU op (kind, op) of tilelang_tt.ops.sfpu: kind "unary"|"binary"|'
+                                 '"scalar"|"fill"', "kind: str, op: str")
+    SFPU_UNARY = ("tt.sfpu.unary", "<op>_tile(dst): a unary SFPU op of tilelang_tt.ops.sfpu", "op: str, dst: expr")
+    SFPU_SCALAR = ("tt.sfpu.scalar", "<op>_unary_tile(dst, float bits): add/sub/mul/div/rsub with a scalar",
+                   "op: str, dst: expr, bits: int")
+    SFPU_BINARY = ("tt.sfpu.binary", "<op>_binary_tile(d0, d1, dout) / binary_max_tile / binary_min_tile",
+                   "op: str, dst0: expr, dst1: expr, dst_out: expr")
+    FILL_TILE = ("tt.sfpu.fill", "fill_tile(dst, value)", "dst: expr, value: float")
+    REDUCE_INIT = ("tt.reduce_init", "reduce_init<kind, dim>(cb, scaler_cb, out_cb)",
+                   "kind: str, dim: str, cb: cb, scaler_cb: cb, out_cb: cb")
+    REDUCE_TILE = ("tt.reduce_tile", "reduce_tile<kind, dim>(cb, scaler_cb, tile, scaler_tile, dst)",
+                   "kind: str, dim: str, cb: cb, scaler_cb: cb, tile: expr, scaler_tile: int, dst: int")
+    PACK_RECONFIG = ("tt.pack_reconfig", "pack_reconfig_data_format(cb): the next packs go to cb's format", "cb: cb")
+    UNPACK_RECONFIG = ("tt.unpack_reconfig", "reconfig_data_format(srca_cb, srcb_cb): unpacker source formats",
+                       "srca: cb, srcb: cb")
+    REDUCE_UNINIT = ("tt.reduce_uninit", "reduce_uninit(): restore the packer after a reduce", "")
+    DST_ACQUIRE = ("tt.dst.acquire", "tile_regs_acquire()", "")
+    DST_COMMIT = ("tt.dst.commit", "tile_regs_commit()", "")
+    DST_WAIT = ("tt.dst.wait", "tile_regs_wait()", "")
+    DST_RELEASE = ("tt.dst.release", "tile_regs_release()", "")
+    PACK_TILE = ("tt.pack_tile", "pack_tile(dst, cb)", "dst: expr, cb: cb")
 
 
 def _register_intrinsics() -> None:
@@ -442,7 +502,38 @@ def intrin_op(intrin: Intrin):
 
 
 def call(intrin: Intrin, *args, dtype: str = "void") -> tirx.Call:
-    return tirx.Call(dtype, intrin_op(intrin), [_arg(a) for a in args])
+    """The call of ``intrin``; Python ints, bools and strings become TIR constants. In debug
+    (``__debug__``, Python without -O) the arguments are checked against the intrinsic's schema."""
+    values = [_arg(a) for a in args]
+    if __debug__:
+        check_args(intrin, values)
+    return tirx.Call(dtype, intrin_op(intrin), values)
+
+
+def _fits(value, kind: Operand) -> bool:
+    if kind == Operand.BUFFER:
+        return isinstance(value, tirx.Var) and str(value.dtype) == "handle"
+    if kind == Operand.REGION:
+        return isinstance(value, tirx.Call) and isinstance(value.op, ir.Op) and value.op.name == "tl.region"
+    if kind in (Operand.CB, Operand.SEMAPHORE, Operand.INT):
+        return isinstance(value, tirx.IntImm) and str(value.dtype) != "bool"
+    if kind == Operand.BOOL:
+        return isinstance(value, tirx.IntImm) and str(value.dtype) == "bool"
+    if kind == Operand.FLOAT:
+        return isinstance(value, tirx.FloatImm)
+    if kind == Operand.STR:
+        return isinstance(value, tirx.StringImm)
+    return isinstance(value, tirx.PrimExpr)
+
+
+def check_args(intrin: Intrin, args) -> None:
+    """Raise TypeError (a compiler bug) when the TIR values ``args`` do not match ``intrin``'s schema."""
+    signature = f"{intrin.value}({', '.join(f'{a.name}: {a.kind.value}' for a in intrin.schema)})"
+    if len(args) != len(intrin.schema):
+        raise TypeError(f"{signature} takes {len(intrin.schema)} arguments, got {len(args)}: {list(args)}")
+    for value, arg in zip(args, intrin.schema):
+        if not _fits(value, arg.kind):
+            raise TypeError(f"{signature}: `{arg.name}` must be {arg.kind.value}, got {value!r}")
 
 
 def call_intrin(expr) -> Intrin | None:

@@ -1,19 +1,28 @@
 """D5 InsertDSTManagementTT alone: DST acquire/commit/wait/release, tile ops and packing."""
 
+import pytest
 import tilelang  # noqa: F401
+import tvm
 from tvm import tirx
+from tvm.script import ir as I
+from tvm.script import tirx as T
 
 from tests.kernels import eltwise, gemm, lower_until, run_pass
 from tests.passes.helpers import (
     assert_body,
     attr_launch,
+    cb_entry,
     ev,
     launch,
     loop,
     seq,
     serial,
+    tl,
+    tt,
+    tt_attrs,
     var,
 )
+from tilelang_tt import TTCompileError
 from tilelang_tt.attrs import Intrin
 from tilelang_tt.passes.insert_dst_management_tt import InsertDSTManagementTT
 
@@ -92,3 +101,96 @@ def test_row_reduce_with_scaler():
         ev(Intrin.DST_RELEASE), ev(Intrin.CB_PUSH_BACK, mx, 1),
     )
     assert_body(reduce_max, expected)
+
+
+def compute_attrs(**cbs) -> dict:
+    return tt_attrs({"tt.kernel_role": "compute", "tt.cb_desc": cbs, "tt.compute_config": {
+        "dst_budget": 8, "fp32_dest_acc_en": False, "math_approx_mode": False, "math_fidelity": "HiFi4"}})
+
+
+ATTRS = compute_attrs(A_s=cb_entry(0, block_tiles=(1, 2)), B_s=cb_entry(1, block_tiles=(1, 2)),
+                      C_l=cb_entry(16, block_tiles=(1, 2)))
+
+
+def test_hand_written_loop_handshakes_and_sfpu_program():
+    """Hand-written TIR: A_s, delivered before the loop, is waited for in every iteration and popped
+    after the block; B_s, delivered each iteration, is popped at the end of each; C_l goes to the
+    writer. exp(A) * B per tile: A unpacked and exp'd in DST 2t, B in 2t + 1, the SFPU multiply;
+    each op's init (typed: kind and op) where the engine configuration changes."""
+    @I.ir_module(check_well_formed=False)
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((32, 64), "bfloat16"), B: T.Buffer((32, 128), "bfloat16"),
+                 C: T.Buffer((32, 128), "bfloat16")):
+            T.func_attr(ATTRS)
+            bx = T.launch_thread("coreIdx.x", 1)
+            A_s = T.Buffer((32, 64), "bfloat16", scope="shared.dyn")
+            B_s = T.Buffer((32, 64), "bfloat16", scope="shared.dyn")
+            C_l = T.Buffer((32, 64), "bfloat16", scope="local.fragment")
+            i = T.int32()
+            j = T.int32()
+            tt.read_to_cb(tl.region(A[0, 0], 1, 32, 64), tl.region(A_s[0, 0], 2, 32, 64))
+            for k in range(2):
+                tt.read_to_cb(tl.region(B[0, k * 64], 1, 32, 64), tl.region(B_s[0, 0], 2, 32, 64))
+                tt.tile.eltwise(C_l.data, i, j, T.exp(A_s[i, j]) * B_s[i, j])
+                tt.write_from_cb(tl.region(C_l[0, 0], 1, 32, 64), tl.region(C[0, k * 64], 2, 32, 64))
+
+    @I.ir_module(check_well_formed=False)
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((32, 64), "bfloat16"), B: T.Buffer((32, 128), "bfloat16"),
+                 C: T.Buffer((32, 128), "bfloat16")):
+            T.func_attr(ATTRS)
+            bx = T.launch_thread("coreIdx.x", 1)
+            for k in range(2):
+                tt.cb_wait_front(0, 2)
+                tt.cb_wait_front(1, 2)
+                tt.dst.acquire()
+                for t in range(2):
+                    tt.copy_init(0)
+                    tt.copy_tile(0, t, t * 2)
+                    tt.sfpu.init("unary", "exp")
+                    tt.sfpu.unary("exp", t * 2)
+                    tt.copy_init(1)
+                    tt.copy_tile(1, t, t * 2 + 1)
+                    tt.sfpu.init("binary", "mul")
+                    tt.sfpu.binary("mul", t * 2, t * 2 + 1, t * 2)
+                tt.dst.commit()
+                tt.cb_reserve_back(16, 2)
+                tt.dst.wait()
+                for t in range(2):
+                    tt.pack_tile(t * 2, 16)
+                tt.dst.release()
+                tt.cb_push_back(16, 2)
+                tt.cb_pop_front(1, 2)
+            tt.cb_pop_front(0, 2)
+
+    tvm.ir.assert_structural_equal(InsertDSTManagementTT()(Before), Expected)
+
+
+def test_k_loop_consuming_a_held_block_is_refused():
+    """Every loop, a gemm's K loop too, reaches its fixed point through one helper: a K loop that
+    hands a block it never produces again to the writer is the loop error (was a KeyError)."""
+    @I.ir_module(check_well_formed=False)
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((32, 64), "bfloat16"), B: T.Buffer((64, 32), "bfloat16"),
+                 X: T.Buffer((32, 32), "bfloat16"), Y: T.Buffer((32, 64), "bfloat16")):
+            T.func_attr(compute_attrs(A_s=cb_entry(0), B_s=cb_entry(1), X_s=cb_entry(2), C_l=cb_entry(16)))
+            bx = T.launch_thread("coreIdx.x", 1)
+            A_s = T.Buffer((32, 32), "bfloat16", scope="shared.dyn")
+            B_s = T.Buffer((32, 32), "bfloat16", scope="shared.dyn")
+            X_s = T.Buffer((32, 32), "bfloat16", scope="shared.dyn")
+            C_l = T.Buffer((32, 32), "bfloat16", scope="local.fragment")
+            tt.read_to_cb(tl.region(X[0, 0], 1, 32, 32), tl.region(X_s[0, 0], 2, 32, 32))
+            with T.attr(C_l.data, "tt.accumulate", 0):
+                for k in range(2):
+                    tt.read_to_cb(tl.region(A[0, k * 32], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+                    tt.read_to_cb(tl.region(B[k * 32, 0], 1, 32, 32), tl.region(B_s[0, 0], 2, 32, 32))
+                    tt.mm.mma(A_s.data, B_s.data, C_l.data, 0, 0, 1, 1, False, k == 0)
+                    tt.write_from_cb(tl.region(X_s[0, 0], 1, 32, 32), tl.region(Y[0, k * 32], 2, 32, 32))
+                tt.pack_block(C_l.data, 0, 0, 1, 1)
+
+    with pytest.raises(TTCompileError, match="a loop iteration consumes `X_s` without producing it again") as info:
+        InsertDSTManagementTT()(Before)
+    assert info.value.pass_name == PASS and "produce the block again in the loop body" in str(info.value)

@@ -4,9 +4,11 @@ T.Parallel, fills and reductions → tt.tile.eltwise / tt.tile.reduce."""
 import tilelang  # noqa: F401
 import tvm
 from tvm import tirx
+from tvm.script import ir as I
+from tvm.script import tirx as T
 
 from tests.kernels import eltwise, gemm, lower_until, run_pass
-from tests.passes.helpers import alloc, assert_body, block, ev, loop, seq, var
+from tests.passes.helpers import alloc, assert_body, block, cb_entry, ev, loop, seq, tl, tt, tt_attrs, var
 from tilelang_tt.attrs import AccumulateMode, Attr, Intrin, get
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.lower_tt_tile_intrinsics import LowerTTTileIntrinsics
@@ -168,3 +170,60 @@ def test_values_of_the_indices_become_generated_blocks():
     assert {k: v for k, v in cbs["C_l_gen"].items() if k != "source"} == \
         {k: v for k, v in cbs["C_l"].items() if k != "source"}
     assert cbs["C_l_gen1"]["data_format"] == "Float32"
+
+
+HAND_CBS = {"A_s": cb_entry(), "B_s": cb_entry(), "C_l": cb_entry(page_size=4096, data_format="Float32")}
+
+
+def test_hand_written_clear_gemm_and_parallel():
+    """Hand-written TIR: T.clear(C_l) and the K loop of T.gemm into it become one accumulate scope
+    (C_l stays in DST over K, packed once), the T.Parallel update of C_l an eltwise of its value
+    (i, j free: the loop is the tile's); a float32 block turns on fp32 DST accumulation (4 tiles)."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((32, 64), "bfloat16"), B: T.Buffer((64, 32), "bfloat16"),
+                 C: T.Buffer((32, 32), "bfloat16")):
+            T.func_attr(tt_attrs({"tt.cb_desc": HAND_CBS}))
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                A_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                B_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                C_l = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                tl.tileop.fill(tl.region(C_l[0, 0], 2, 32, 32), 0)
+                for k in range(2):
+                    tt.read_to_cb(tl.region(A[0, k * 32], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+                    tt.read_to_cb(tl.region(B[k * 32, 0], 1, 32, 32), tl.region(B_s[0, 0], 2, 32, 32))
+                    tl.tileop.gemm(tl.region(A_s[0, 0], 1, 32, 32), tl.region(B_s[0, 0], 1, 32, 32),
+                                   tl.region(C_l[0, 0], 3, 32, 32), False, False, 32, 32, 32, 0, False, 0, 0, 0)
+                for i in T.parallel(32):
+                    for j in T.parallel(32):
+                        C_l[i, j] = T.exp(C_l[i, j]) * T.float32(2.0)
+                tt.write_from_cb(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[0, 0], 2, 32, 32))
+
+    @I.ir_module(check_well_formed=False)
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((32, 64), "bfloat16"), B: T.Buffer((64, 32), "bfloat16"),
+                 C: T.Buffer((32, 32), "bfloat16")):
+            T.func_attr(tt_attrs({"tt.cb_desc": HAND_CBS, "tt.compute_config": {
+                "fp32_dest_acc_en": True, "math_fidelity": "HiFi4", "math_approx_mode": False, "dst_budget": 4}}))
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                A_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                B_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                C_l = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                with T.attr(C_l.data, "tt.accumulate", 0):
+                    for k in range(2):
+                        tt.read_to_cb(tl.region(A[0, k * 32], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+                        tt.read_to_cb(tl.region(B[k * 32, 0], 1, 32, 32), tl.region(B_s[0, 0], 2, 32, 32))
+                        tt.mm.mma(A_s.data, B_s.data, C_l.data, 0, 0, 1, 1, False, k == 0)
+                    tt.pack_block(C_l.data, 0, 0, 1, 1)
+                i = T.int32()
+                j = T.int32()
+                tt.tile.eltwise(C_l.data, i, j, T.exp(C_l[i, j]) * T.float32(2.0))
+                tt.write_from_cb(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[0, 0], 2, 32, 32))
+
+    tvm.ir.assert_structural_equal(LowerTTTileIntrinsics()(Before), Expected, map_free_vars=True)

@@ -1,9 +1,12 @@
 """Registry of rules from TT intrinsics to Metalium kernel API calls (tt-metal 0.81.1).
 
-Each rule renders one call from already-rendered argument strings (and the raw TIR arguments),
-names the header that declares it and which arguments are CB ids (printed by name). A rule may
-need a helper function defined once in the kernel. An intrinsic without a rule raises —
-codegen never emits a placeholder.
+Each rule renders one call from already-rendered argument strings (and the raw TIR arguments)
+and names the header that declares it; the arguments that are CB or semaphore ids (printed by
+name) are those the intrinsic's schema declares so (:class:`~tilelang_tt.attrs.Intrin`). A rule
+may need a helper function defined once in the kernel. The SFPU and FPU ops' headers and C++
+spellings come from their tables (:mod:`tilelang_tt.ops.sfpu`), by the (kind, op) arguments of
+the ``tt.sfpu.*`` intrinsics. An intrinsic without a rule raises — codegen never emits a
+placeholder.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ import struct
 from dataclasses import dataclass
 from typing import Callable
 
-from tilelang_tt.attrs import Intrin
+from tilelang_tt.attrs import Intrin, Operand
+from tilelang_tt.ops.sfpu import FPU_BY_NAME, FPU_HEADER, SfpuKind, SfpuOp, sfpu_op
 
 DATAFLOW_HEADER = "api/dataflow/dataflow_api.h"
 ACCESSOR_HEADER = "api/tensor/tensor_accessor.h"
@@ -26,9 +30,13 @@ CB_INTRINSICS = (Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.CB_WAIT_FRO
 class Rule:
     render: Callable[[list[str], list], str]
     header: str | Callable[[list], str]
-    cb_args: tuple[int, ...] = ()
+    cb_args: tuple[int, ...] = ()  # arguments that are CB ids (printed by name)
     helper: str = ""  # C++ definition the call needs, emitted once before kernel_main
     semaphore_args: tuple[int, ...] = ()  # arguments that are semaphore ids (printed by name)
+
+
+def _rule(intrin: Intrin, render, header, helper: str = "") -> tuple[Intrin, Rule]:
+    return intrin, Rule(render, header, intrin.positions(Operand.CB), helper, intrin.positions(Operand.SEMAPHORE))
 
 
 def _fn(name: str) -> Callable[[list[str], list], str]:
@@ -47,15 +55,12 @@ def float_literal(value: float) -> str:
 
 
 # -- FPU -----------------------------------------------------------------------------------------
-BINARY_FUNCS = {"add": "add_tiles", "sub": "sub_tiles", "mul": "mul_tiles"}
-
-
 def _binary_init(args, raw):
-    return f"{_value(raw[0])}_init({args[1]}, {args[2]})"
+    return f"{FPU_BY_NAME[_value(raw[0])].init}({args[1]}, {args[2]})"
 
 
 def _binary_tiles(args, raw):
-    return f"{BINARY_FUNCS[_value(raw[0])]}({', '.join(args[1:])})"
+    return f"{FPU_BY_NAME[_value(raw[0])].function}({', '.join(args[1:])})"
 
 
 def _hw_startup(args, raw):
@@ -67,57 +72,47 @@ def _matmul_init(args, raw):
     return f"matmul_init({args[0]}, {args[1]}{', 1' if bool(raw[2]) else ''})"
 
 
-# -- SFPU ----------------------------------------------------------------------------------------
-UNARY_HEADERS = {
-    "exp": "api/compute/eltwise_unary/exp.h", "exp2": "api/compute/compute_kernel_api.h",
-    "log": "api/compute/compute_kernel_api.h", "sqrt": "api/compute/eltwise_unary/sqrt.h",
-    "rsqrt": "api/compute/eltwise_unary/rsqrt.h", "recip": "api/compute/eltwise_unary/recip.h",
-    "relu": "api/compute/eltwise_unary/relu.h", "sigmoid": "api/compute/compute_kernel_api.h",
-    "tanh": "api/compute/compute_kernel_api.h", "abs": "api/compute/compute_kernel_api.h",
-    "erf": "api/compute/eltwise_unary/erf_erfc.h", "gelu": "api/compute/eltwise_unary/gelu.h",
-    "fill": "api/compute/eltwise_unary/fill.h", "binop_with_scalar": "api/compute/eltwise_unary/binop_with_scalar.h",
-}
-SFPU_BINARY_HEADER = "api/compute/eltwise_binary_sfpu.h"
-MAX_MIN_HEADER = "api/compute/binary_max_min.h"
-SFPU_BINARY_FUNCS = {"add": "add_binary_tile", "sub": "sub_binary_tile", "mul": "mul_binary_tile",
-                     "div": "div_binary_tile", "max": "binary_max_tile", "min": "binary_min_tile"}
+# -- SFPU: each call names its entry of tilelang_tt.ops.sfpu ------------------------------------
+def _init_op(raw) -> SfpuOp:
+    """tt.sfpu.init(kind, op)."""
+    return sfpu_op(_value(raw[0]), _value(raw[1]))
 
 
-# Unary ops whose header defaults to the fast approximation (fast_and_approx = true): the precise
-# form, as compute_config's math_approx_mode is false.
-PRECISE_TEMPLATE = {"erf": "<false>", "gelu": "<false>"}
+def _op_of(kind: SfpuKind) -> Callable[[list], SfpuOp]:
+    """tt.sfpu.unary/scalar/binary(op, ...)."""
+    return lambda raw: sfpu_op(kind, _value(raw[0]))
+
+
+_UNARY, _SCALAR, _BINARY = _op_of(SfpuKind.UNARY), _op_of(SfpuKind.SCALAR), _op_of(SfpuKind.BINARY)
 
 
 def _sfpu_init(args, raw):
-    name = _value(raw[0])
-    if name.endswith("_binary"):
-        return f"{SFPU_BINARY_FUNCS[name[: -len('_binary')]]}_init()"
-    return f"{name}_tile_init{PRECISE_TEMPLATE.get(name, '')}()"
-
-
-def _sfpu_init_header(raw):
-    name = _value(raw[0])
-    if name.endswith("_binary"):
-        return MAX_MIN_HEADER if name[: -len("_binary")] in ("max", "min") else SFPU_BINARY_HEADER
-    return UNARY_HEADERS[name]
+    op = _init_op(raw)
+    return f"{op.init_function}{op.template}()"
 
 
 def _sfpu_unary(args, raw):
-    name = _value(raw[0])
-    return f"{name}_tile{PRECISE_TEMPLATE.get(name, '')}({args[1]})"
+    op = _UNARY(raw)
+    return f"{op.function}{op.template}({args[1]})"
 
 
 def _sfpu_scalar(args, raw):
-    bits = int(raw[2])
-    return f"{_value(raw[0])}_unary_tile({args[1]}, 0x{bits:08x}u)"
+    return f"{_SCALAR(raw).function}({args[1]}, 0x{int(raw[2]):08x}u)"
 
 
 def _sfpu_binary(args, raw):
-    return f"{SFPU_BINARY_FUNCS[_value(raw[0])]}({', '.join(args[1:])})"
+    return f"{_BINARY(raw).function}({', '.join(args[1:])})"
+
+
+def _header(op_of: Callable[[list], SfpuOp]) -> Callable[[list], str]:
+    return lambda raw: op_of(raw).header
+
+
+FILL = sfpu_op(SfpuKind.FILL, "fill")
 
 
 def _fill_tile(args, raw):
-    return f"fill_tile({args[0]}, {float_literal(float(raw[1].value))})"
+    return f"{FILL.function}({args[0]}, {float_literal(float(raw[1].value))})"
 
 
 # -- broadcast and reduce ------------------------------------------------------------------------
@@ -220,54 +215,53 @@ def _fill_scaler(args, raw):
     return f"push_constant_tile({args[0]}, 0x{_bf16_bits(float(raw[1].value)):04x})"
 
 
-RULES: dict[Intrin, Rule] = {
-    Intrin.CB_RESERVE_BACK: Rule(_fn("cb_reserve_back"), DATAFLOW_HEADER, (0,)),
-    Intrin.CB_PUSH_BACK: Rule(_fn("cb_push_back"), DATAFLOW_HEADER, (0,)),
-    Intrin.CB_WAIT_FRONT: Rule(_fn("cb_wait_front"), DATAFLOW_HEADER, (0,)),
-    Intrin.CB_POP_FRONT: Rule(_fn("cb_pop_front"), DATAFLOW_HEADER, (0,)),
-    Intrin.GET_WRITE_PTR: Rule(_fn("get_write_ptr"), DATAFLOW_HEADER, (0,)),
-    Intrin.GET_READ_PTR: Rule(_fn("get_read_ptr"), DATAFLOW_HEADER, (0,)),
-    Intrin.NOC_READ_PAGE: Rule(_fn("noc_async_read_page"), DATAFLOW_HEADER),
-    Intrin.NOC_WRITE_PAGE: Rule(_fn("noc_async_write_page"), DATAFLOW_HEADER),
-    Intrin.NOC_READ_BARRIER: Rule(_fn("noc_async_read_barrier"), DATAFLOW_HEADER),
-    Intrin.NOC_WRITE_BARRIER: Rule(_fn("noc_async_write_barrier"), DATAFLOW_HEADER),
-    Intrin.NOC_READ_ZEROS: Rule(_fn("noc_async_read_zeros"), DATAFLOW_HEADER, (), READ_ZEROS),
-    Intrin.MCAST_WRITE: Rule(_mcast_write, DATAFLOW_HEADER),
-    Intrin.SEM_WAIT: Rule(lambda a, r: f"noc_semaphore_wait(semaphore_ptr({a[0]}), {a[1]})", DATAFLOW_HEADER,
-                          helper=SEMAPHORE_PTR, semaphore_args=(0,)),
-    Intrin.SEM_SET: Rule(lambda a, r: f"noc_semaphore_set(semaphore_ptr({a[0]}), {a[1]})", DATAFLOW_HEADER,
-                         helper=SEMAPHORE_PTR, semaphore_args=(0,)),
-    Intrin.SEM_INC: Rule(_sem_inc, DATAFLOW_HEADER, semaphore_args=(2,)),
-    Intrin.SEM_SET_MCAST: Rule(_sem_set_mcast, DATAFLOW_HEADER, semaphore_args=(0,)),
-    Intrin.FILL_SCALER: Rule(_fill_scaler, DATAFLOW_HEADER, (0,), PUSH_CONSTANT_TILE),
-    Intrin.STORE_TILE_ELEMENT: Rule(lambda a, r: f"store_tile_element_{a[5]}({', '.join(a[:5])})", DATAFLOW_HEADER,
-                                    helper=STORE_TILE_ELEMENT),
-    Intrin.HW_STARTUP: Rule(_hw_startup, "api/compute/compute_kernel_hw_startup.h", (0, 1, 2)),
-    Intrin.MATMUL_INIT: Rule(_matmul_init, "api/compute/matmul.h", (0, 1)),
-    Intrin.BINARY_INIT: Rule(_binary_init, "api/compute/eltwise_binary.h", (1, 2)),
-    Intrin.MATMUL_TILES: Rule(_fn("matmul_tiles"), "api/compute/matmul.h", (0, 1)),
-    Intrin.BINARY_TILES: Rule(_binary_tiles, "api/compute/eltwise_binary.h", (1, 2)),
-    Intrin.COPY_INIT: Rule(_fn("copy_init"), "api/compute/tile_move_copy.h", (0,)),
-    Intrin.COPY_TILE: Rule(_fn("copy_tile"), "api/compute/tile_move_copy.h", (0,)),
-    Intrin.BCAST_INIT: Rule(_bcast_init, "api/compute/bcast.h", (1,)),
-    Intrin.BCAST_TILE: Rule(_bcast_tile, "api/compute/bcast.h", (1,)),
-    Intrin.SFPU_INIT: Rule(_sfpu_init, _sfpu_init_header),
-    Intrin.SFPU_UNARY: Rule(_sfpu_unary, lambda raw: UNARY_HEADERS[_value(raw[0])]),
-    Intrin.SFPU_SCALAR: Rule(_sfpu_scalar, UNARY_HEADERS["binop_with_scalar"]),
-    Intrin.SFPU_BINARY: Rule(_sfpu_binary, lambda raw: MAX_MIN_HEADER if _value(raw[0]) in ("max", "min")
-                             else SFPU_BINARY_HEADER),
-    Intrin.FILL_TILE: Rule(_fill_tile, UNARY_HEADERS["fill"]),
-    Intrin.REDUCE_INIT: Rule(_reduce("reduce_init"), "api/compute/reduce.h", (2, 3, 4)),
-    Intrin.REDUCE_TILE: Rule(_reduce("reduce_tile"), "api/compute/reduce.h", (2, 3)),
-    Intrin.REDUCE_UNINIT: Rule(_fn("reduce_uninit"), "api/compute/reduce.h"),
-    Intrin.UNPACK_RECONFIG: Rule(_fn("reconfig_data_format"), "api/compute/reconfig_data_format.h", (0, 1)),
-    Intrin.PACK_RECONFIG: Rule(_fn("pack_reconfig_data_format"), "api/compute/reconfig_data_format.h", (0,)),
-    Intrin.DST_ACQUIRE: Rule(_fn("tile_regs_acquire"), "api/compute/reg_api.h"),
-    Intrin.DST_COMMIT: Rule(_fn("tile_regs_commit"), "api/compute/reg_api.h"),
-    Intrin.DST_WAIT: Rule(_fn("tile_regs_wait"), "api/compute/reg_api.h"),
-    Intrin.DST_RELEASE: Rule(_fn("tile_regs_release"), "api/compute/reg_api.h"),
-    Intrin.PACK_TILE: Rule(_fn("pack_tile"), "api/compute/pack.h", (1,)),
-}
+RULES: dict[Intrin, Rule] = dict([
+    _rule(Intrin.CB_RESERVE_BACK, _fn("cb_reserve_back"), DATAFLOW_HEADER),
+    _rule(Intrin.CB_PUSH_BACK, _fn("cb_push_back"), DATAFLOW_HEADER),
+    _rule(Intrin.CB_WAIT_FRONT, _fn("cb_wait_front"), DATAFLOW_HEADER),
+    _rule(Intrin.CB_POP_FRONT, _fn("cb_pop_front"), DATAFLOW_HEADER),
+    _rule(Intrin.GET_WRITE_PTR, _fn("get_write_ptr"), DATAFLOW_HEADER),
+    _rule(Intrin.GET_READ_PTR, _fn("get_read_ptr"), DATAFLOW_HEADER),
+    _rule(Intrin.NOC_READ_PAGE, _fn("noc_async_read_page"), DATAFLOW_HEADER),
+    _rule(Intrin.NOC_WRITE_PAGE, _fn("noc_async_write_page"), DATAFLOW_HEADER),
+    _rule(Intrin.NOC_READ_BARRIER, _fn("noc_async_read_barrier"), DATAFLOW_HEADER),
+    _rule(Intrin.NOC_WRITE_BARRIER, _fn("noc_async_write_barrier"), DATAFLOW_HEADER),
+    _rule(Intrin.NOC_READ_ZEROS, _fn("noc_async_read_zeros"), DATAFLOW_HEADER, READ_ZEROS),
+    _rule(Intrin.MCAST_WRITE, _mcast_write, DATAFLOW_HEADER),
+    _rule(Intrin.SEM_WAIT, lambda a, r: f"noc_semaphore_wait(semaphore_ptr({a[0]}), {a[1]})", DATAFLOW_HEADER,
+          SEMAPHORE_PTR),
+    _rule(Intrin.SEM_SET, lambda a, r: f"noc_semaphore_set(semaphore_ptr({a[0]}), {a[1]})", DATAFLOW_HEADER,
+          SEMAPHORE_PTR),
+    _rule(Intrin.SEM_INC, _sem_inc, DATAFLOW_HEADER),
+    _rule(Intrin.SEM_SET_MCAST, _sem_set_mcast, DATAFLOW_HEADER),
+    _rule(Intrin.FILL_SCALER, _fill_scaler, DATAFLOW_HEADER, PUSH_CONSTANT_TILE),
+    _rule(Intrin.STORE_TILE_ELEMENT, lambda a, r: f"store_tile_element_{a[5]}({', '.join(a[:5])})", DATAFLOW_HEADER,
+          STORE_TILE_ELEMENT),
+    _rule(Intrin.HW_STARTUP, _hw_startup, "api/compute/compute_kernel_hw_startup.h"),
+    _rule(Intrin.MATMUL_INIT, _matmul_init, "api/compute/matmul.h"),
+    _rule(Intrin.BINARY_INIT, _binary_init, FPU_HEADER),
+    _rule(Intrin.MATMUL_TILES, _fn("matmul_tiles"), "api/compute/matmul.h"),
+    _rule(Intrin.BINARY_TILES, _binary_tiles, FPU_HEADER),
+    _rule(Intrin.COPY_INIT, _fn("copy_init"), "api/compute/tile_move_copy.h"),
+    _rule(Intrin.COPY_TILE, _fn("copy_tile"), "api/compute/tile_move_copy.h"),
+    _rule(Intrin.BCAST_INIT, _bcast_init, "api/compute/bcast.h"),
+    _rule(Intrin.BCAST_TILE, _bcast_tile, "api/compute/bcast.h"),
+    _rule(Intrin.SFPU_INIT, _sfpu_init, _header(_init_op)),
+    _rule(Intrin.SFPU_UNARY, _sfpu_unary, _header(_UNARY)),
+    _rule(Intrin.SFPU_SCALAR, _sfpu_scalar, _header(_SCALAR)),
+    _rule(Intrin.SFPU_BINARY, _sfpu_binary, _header(_BINARY)),
+    _rule(Intrin.FILL_TILE, _fill_tile, FILL.header),
+    _rule(Intrin.REDUCE_INIT, _reduce("reduce_init"), "api/compute/reduce.h"),
+    _rule(Intrin.REDUCE_TILE, _reduce("reduce_tile"), "api/compute/reduce.h"),
+    _rule(Intrin.REDUCE_UNINIT, _fn("reduce_uninit"), "api/compute/reduce.h"),
+    _rule(Intrin.UNPACK_RECONFIG, _fn("reconfig_data_format"), "api/compute/reconfig_data_format.h"),
+    _rule(Intrin.PACK_RECONFIG, _fn("pack_reconfig_data_format"), "api/compute/reconfig_data_format.h"),
+    _rule(Intrin.DST_ACQUIRE, _fn("tile_regs_acquire"), "api/compute/reg_api.h"),
+    _rule(Intrin.DST_COMMIT, _fn("tile_regs_commit"), "api/compute/reg_api.h"),
+    _rule(Intrin.DST_WAIT, _fn("tile_regs_wait"), "api/compute/reg_api.h"),
+    _rule(Intrin.DST_RELEASE, _fn("tile_regs_release"), "api/compute/reg_api.h"),
+    _rule(Intrin.PACK_TILE, _fn("pack_tile"), "api/compute/pack.h"),
+])
 
 
 class CodegenError(Exception):

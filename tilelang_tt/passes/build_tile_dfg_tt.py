@@ -34,6 +34,7 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.attrs import AccumulateMode, Attr, CBDesc, Intrin, get, with_attrs
+from tilelang_tt.ops import compute_accesses
 from tilelang_tt.passes.common import (
     as_region,
     bound_analyzer,
@@ -68,23 +69,6 @@ def kernel_names(func: tirx.PrimFunc) -> set[str]:
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
     return names
-
-
-def compute_accesses(stmt, data_names) -> tuple[list[str], str | None]:
-    """(blocks read, block written) by a compute intrinsic statement."""
-    intrin = stmt_intrin(stmt)
-    args = stmt.value.args
-    if intrin == Intrin.MM_MMA:
-        return [data_names[args[0]], data_names[args[1]]], data_names[args[2]]
-    if intrin == Intrin.TILE_ELTWISE:
-        reads = []
-        tirx.stmt_functor.post_order_visit(
-            args[3], lambda n: reads.append(n.buffer.name) if isinstance(n, tirx.BufferLoad) else None)
-        return list(dict.fromkeys(reads)), data_names[args[0]]
-    if intrin == Intrin.TILE_REDUCE:
-        reads = [data_names[args[1]]] + ([] if bool(args[4]) else [data_names[args[2]]])
-        return reads, data_names[args[2]]
-    return [], None
 
 
 ROWS, COLS = 0, 1

@@ -1,0 +1,282 @@
+"""What the tile op families share: the op interface and its registry, and the state each pass
+hands to an op (its context).
+
+A :class:`TileOp` is one family (TileLang's TileOperator): ``tile_ops`` names the TileLang tile ops
+it lowers in C2 (``lower``), ``intrin`` the protocol-less compute intrinsic it owns afterwards:
+which blocks that reads and writes (``accesses``, for BuildTileDFGTT and the CB handshakes), the
+engine configuration it runs (``engine``, ``startup``: InsertComputeInitTT) and its DST code
+(InsertDSTManagementTT): per statement (``expand``), or, for a family with a ``dst_scope``
+attribute (gemm: ``tt.accumulate``), per scope of that attribute (``process_scope``). The passes
+dispatch on the registry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import tilelang  # noqa: F401
+from tvm import arith, tirx
+
+from tilelang_tt.attrs import DATA_FORMATS, AccumulateMode, Attr, CBDesc, Intrin, get
+from tilelang_tt.passes.common import COL, ROW, TILE, error, evaluate, evaluate_calls, serial, stmt_intrin, unique_name
+
+COMPUTE_DTYPES = ("bfloat16", "float32")  # DST holds floats: integer tiles would lose bits above 2^24
+
+
+@dataclass(frozen=True)
+class Engine:
+    """The engine configuration a compute op runs: ops of equal ``key`` share it; ``init`` is the
+    op init (intrinsic and arguments) InsertComputeInitTT may hoist, None when it cannot."""
+
+    key: tuple
+    init: tuple | None = None
+
+
+class TileOp:
+    tile_ops: tuple[str, ...] = ()
+    intrin: Intrin | None = None
+    dst_scope: str | None = None
+
+    def lower(self, ctx: LowerContext, stmt: tirx.Evaluate) -> tirx.Stmt:
+        """C2: the TileLang tile op ``stmt`` as protocol-less intrinsics."""
+        raise NotImplementedError(type(self).__name__)
+
+    def accesses(self, stmt: tirx.Evaluate, data_names: dict) -> tuple[list[str], str]:
+        """(blocks read, block written) by the op's intrinsic; ``data_names``: data Var -> block name."""
+        raise NotImplementedError(type(self).__name__)
+
+    def engine(self, ctx: InitContext, stmt: tirx.Evaluate) -> Engine:
+        raise NotImplementedError(type(self).__name__)
+
+    def startup(self, ctx: InitContext, stmt: tirx.Evaluate) -> tuple[int, int, int, bool]:
+        """(in0, in1, out CB ids, reverse source order) of compute_kernel_hw_startup when this is
+        the kernel's first compute op."""
+        raise NotImplementedError(type(self).__name__)
+
+    def cb_accesses(self, ctx: DSTContext, stmt: tirx.Evaluate, data_names: dict) -> tuple[list[str], str]:
+        """(CBs compute waits for, CB it writes): ``accesses``, and CBs outside the dataflow."""
+        return self.accesses(stmt, data_names)
+
+    def expand(self, ctx: DSTContext, stmt: tirx.Evaluate) -> tirx.Stmt:
+        """D5: the DST code of the op's intrinsic (acquire, unpack, math, pack)."""
+        raise NotImplementedError(type(self).__name__)
+
+    def process_scope(self, ctx: DSTContext, scope: tirx.AttrStmt, held: dict) -> tuple[tirx.Stmt, dict]:
+        """D5 of a family with a ``dst_scope``: (the scope's DST code and handshakes, the held state
+        after it)."""
+        raise NotImplementedError(type(self).__name__)
+
+
+TILE_OPS: dict[str, TileOp] = {}  # TileLang tile op name -> family
+COMPUTE_OPS: dict[Intrin, TileOp] = {}  # compute intrinsic -> family
+DST_SCOPES: dict[str, TileOp] = {}  # attribute key of a scope -> the family whose DST code it is
+
+
+def register(op: TileOp) -> TileOp:
+    for name in op.tile_ops:
+        TILE_OPS[name] = op
+    if op.intrin is not None:
+        COMPUTE_OPS[op.intrin] = op
+    if op.dst_scope is not None:
+        DST_SCOPES[op.dst_scope] = op
+    return op
+
+
+def compute_op(stmt) -> TileOp | None:
+    """The family of a compute intrinsic statement, else None."""
+    return COMPUTE_OPS.get(stmt_intrin(stmt))
+
+
+def compute_accesses(stmt, data_names) -> tuple[list[str], str | None]:
+    """(blocks read, block written) by a compute intrinsic statement; ([], None) for any other."""
+    op = compute_op(stmt)
+    return op.accesses(stmt, data_names) if op is not None else ([], None)
+
+
+# -- C2 ------------------------------------------------------------------------------------------
+class LowerContext:
+    """LowerTTTileIntrinsics' state the op lowerings share: the function (errors name its lines),
+    the CB descriptors by block name (blocks C2 makes add theirs), whether a block is float32 (fp32
+    DST accumulation), the blocks made and not yet allocated. ``visit`` lowers a nested statement."""
+
+    def __init__(self, pass_name: str, func: tirx.PrimFunc, budget_of, cbs: dict, gemm_reuse: str):
+        self.pass_name = pass_name
+        self.func = func
+        self.gemm_reuse = gemm_reuse
+        self.budget_of = budget_of
+        self.cbs = dict(cbs)
+        self.fp32 = any(d["data_format"] == "Float32" for d in cbs.values())
+        self.generated: list[tirx.Buffer] = []  # blocks made by C2, allocated by the pass
+
+    def visit(self, stmt: tirx.Stmt) -> tirx.Stmt:
+        raise NotImplementedError
+
+    def error(self, node, message: str, hint: str = ""):
+        return error(self.pass_name, self.func, node, message, hint)
+
+    def check_compute_dtypes(self, node, buffers) -> None:
+        """Compute runs on float tiles in DST; an integer block would come back rounded."""
+        for buf in buffers:
+            if str(buf.dtype) not in COMPUTE_DTYPES:
+                raise self.error(node, f"unsupported compute on `{buf.name}` ({buf.dtype})",
+                                 f"tile math in DST is {' or '.join(COMPUTE_DTYPES)} only: compute in those dtypes; "
+                                 "integer tensors can only be copied between DRAM and on-chip blocks")
+
+    def block_kind(self, buf: tirx.Buffer) -> str:
+        """"" for a block, ROW/COL for a per-column/per-row vector (``tt.cb_desc`` ``vector``)."""
+        return self.cbs[buf.name]["vector"]
+
+    def load(self, buf: tirx.Buffer, i, j) -> tirx.BufferLoad:
+        """Element (i, j) of the value of ``buf`` spread over a block."""
+        kind = self.block_kind(buf)
+        if len(buf.shape) == 1:
+            return tirx.BufferLoad(buf, [i if kind == COL else j])
+        if kind == ROW:
+            return tirx.BufferLoad(buf, [tirx.IntImm("int32", 0), j])
+        if kind == COL:
+            return tirx.BufferLoad(buf, [i, tirx.IntImm("int32", 0)])
+        return tirx.BufferLoad(buf, [i, j])
+
+    def eltwise_from(self, node, dst: tirx.Buffer, value_of) -> tirx.Stmt:
+        """An eltwise statement writing every element of ``dst`` with ``value_of(i, j)``."""
+        kind = self.block_kind(dst)
+        i, j = tirx.Var("i", "int32"), tirx.Var("j", "int32")
+        return evaluate(Intrin.TILE_ELTWISE, dst.data, i if kind != ROW else 0, j if kind != COL else 0,
+                        value_of(i, j), like=node)
+
+    def new_block(self, like: tirx.Buffer, suffix: str, dtype: str, scope: str) -> tirx.Buffer:
+        """A block of ``like``'s geometry in ``dtype`` with a CB of its own, allocated beside the
+        kernel's blocks."""
+        name = unique_name(f"{like.name}{suffix}", self.cbs)
+        buf = tirx.decl_buffer(like.shape, dtype, name, scope=scope)
+        desc = CBDesc.from_dict(like.name, self.cbs[like.name])
+        fmt, elem = DATA_FORMATS[dtype]
+        self.cbs[name] = CBDesc(name=name, index=-1, page_size=TILE * TILE * elem, num_pages=desc.num_pages,
+                                data_format=fmt, block_pages=desc.block_pages, block_tiles=desc.block_tiles,
+                                vector=desc.vector, source=desc.source).to_dict()
+        self.fp32 |= fmt == "Float32"
+        self.generated.append(buf)
+        return buf
+
+
+# -- D4 ------------------------------------------------------------------------------------------
+class InitContext:
+    """InsertComputeInitTT's view of the kernel: CB ids by block name, the accumulators gemms
+    reload, the scaler CB."""
+
+    def __init__(self, func: tirx.PrimFunc, scaler: str | None):
+        self.cbs = get(func, Attr.CB_DESC, {})
+        self.scaler = scaler
+        self.reloads: set[str] = set()
+
+        def visit(node):
+            if isinstance(node, tirx.AttrStmt) and node.attr_key == Attr.ACCUMULATE.value \
+                    and int(node.value) != AccumulateMode.FRESH:
+                self.reloads.add(node.node.name)
+
+        tirx.stmt_functor.post_order_visit(func.body, visit)
+
+    def index(self, name: str) -> int:
+        return self.cbs[name]["index"]
+
+
+def engine_configs(func: tirx.PrimFunc, scaler: str | None) -> list[tuple[TileOp, tirx.Evaluate, Engine]]:
+    """(family, statement, engine configuration) of each compute op of the kernel, in order."""
+    ctx = InitContext(func, scaler)
+    return [(op, stmt, op.engine(ctx, stmt)) for stmt in evaluate_calls(func.body)
+            if (op := compute_op(stmt)) is not None]
+
+
+def hoistable_init(func: tirx.PrimFunc, scaler: str | None) -> Engine | None:
+    """The single engine configuration of a kernel whose op init can be done once, else None."""
+    engines = [engine for _, _, engine in engine_configs(func, scaler)]
+    if not engines or any(e.init is None for e in engines) or len({e.key for e in engines}) != 1:
+        return None
+    return engines[0]
+
+
+# -- D5 ------------------------------------------------------------------------------------------
+class DSTContext:
+    """What an op's DST code uses: the CBs, the DST budget, whether op inits are emitted where the
+    ops run (none was hoisted), the scaler CB, packing. InsertDSTManagementTT's subclass adds the
+    CB handshake protocol a scoped family calls back into: ``process(stmt, held)``,
+    ``waits(names, held, like)``, ``pop(name, waited, like)``, ``iterate_loop(loop, held, body_fn)``."""
+
+    def __init__(self, pass_name: str, func: tirx.PrimFunc, scaler: str | None, inline_inits: bool):
+        self.pass_name = pass_name
+        self.func = func
+        self.cbs = {n: CBDesc.from_dict(n, d) for n, d in get(func, Attr.CB_DESC).items()}
+        self.budget = int(get(func, Attr.COMPUTE_CONFIG)["dst_budget"])
+        self.inline_inits = inline_inits
+        self.analyzer = arith.Analyzer()
+        self.scaler = scaler
+        packed = {self.cbs[w].data_format for w in self.written_blocks()}
+        self.reconfigure_pack = len(packed) > 1
+
+    def written_blocks(self) -> set[str]:
+        names = set()
+
+        def visit(node):
+            if isinstance(node, tirx.Evaluate):
+                intrin = stmt_intrin(node)
+                if intrin in (Intrin.TILE_ELTWISE, Intrin.TILE_REDUCE, Intrin.PACK_BLOCK):
+                    names.add(node.value.args[0 if intrin != Intrin.TILE_REDUCE else 2].name)
+
+        tirx.stmt_functor.post_order_visit(self.func.body, visit)
+        return names
+
+    def error(self, node, message: str, hint: str = ""):
+        return error(self.pass_name, self.func, node, message, hint)
+
+    def cb(self, name: str) -> CBDesc:
+        return self.cbs[name]
+
+    def tile_at(self, operand: CBDesc, out: CBDesc, t):
+        """Tile of ``operand`` feeding output tile ``t`` (row-major over the output block)."""
+        rows, cols = out.block_tiles
+        if operand.vector == out.vector:
+            return t
+        if operand.vector == COL:
+            return self.analyzer.simplify(tirx.FloorDiv(t, cols))
+        if operand.vector == ROW:
+            return self.analyzer.simplify(tirx.FloorMod(t, cols))
+        return t
+
+    def chunk(self, total: int, slots: int) -> int:
+        """Output tiles per DST acquire: the most of ``total`` that ``slots`` DST tiles each fit,
+        dividing ``total``."""
+        per_acquire = max(1, self.budget // slots)
+        return max(d for d in range(1, min(per_acquire, total) + 1) if total % d == 0)
+
+    def pack(self, out: CBDesc, count: int, slot_of, like) -> list[tirx.Stmt]:
+        """Commit DST, reserve ``count`` pages of ``out``, pack DST tile ``slot_of(t)`` into page t,
+        release, push."""
+        stmts = [
+            evaluate(Intrin.DST_COMMIT, like=like),
+            evaluate(Intrin.CB_RESERVE_BACK, out.index, count, like=like),
+            evaluate(Intrin.DST_WAIT, like=like),
+        ]
+        if self.reconfigure_pack:
+            stmts.append(evaluate(Intrin.PACK_RECONFIG, out.index, like=like))
+        stmts += [
+            serial("t", count, lambda t: evaluate(Intrin.PACK_TILE, slot_of(t), out.index, like=like), like=like),
+            evaluate(Intrin.DST_RELEASE, like=like),
+            evaluate(Intrin.CB_PUSH_BACK, out.index, count, like=like),
+        ]
+        return stmts
+
+
+# -- element-wise values -------------------------------------------------------------------------
+def strip_casts(e):
+    """``e`` without its casts (DST computes at one precision)."""
+    while isinstance(e, tirx.Cast):
+        e = e.value
+    return e
+
+
+def constant(e) -> float | None:
+    """The value of a literal, through casts, else None."""
+    e = strip_casts(e)
+    if isinstance(e, (tirx.IntImm, tirx.FloatImm)):
+        return float(e.value)
+    return None

@@ -1,0 +1,58 @@
+"""On-chip copies and casts: ``T.copy(X, Y)`` between blocks, and the block operands of every
+element-wise value.
+
+C2: ``T.copy(X_s, Y_l)`` of two on-chip blocks of one shape → ``tt.tile.eltwise(Y_l, i, j,
+Cast(Y dtype, X_s[i, j]))`` (a copy or a cast; copies to and from DRAM are LowerSharedToCB's).
+D5: a block operand is unpacked into DST with ``copy_tile``; a per-row/per-column vector spread
+over a full block with ``unary_bcast`` (init ``copy_init`` / ``unary_bcast_init``).
+Errors: a copy changing the block shape; integer blocks.
+"""
+
+from __future__ import annotations
+
+import tilelang  # noqa: F401
+from tvm import tirx
+
+from tilelang_tt.attrs import Intrin
+from tilelang_tt.ops.base import TileOp, register
+from tilelang_tt.passes.common import as_region, evaluate
+
+
+class Copy(TileOp):
+    tile_ops = ("copy",)
+
+    def lower(self, ctx, stmt):
+        src, dst = (as_region(a) for a in stmt.value.args[:2])
+        if list(src.buffer.shape) != list(dst.buffer.shape) or ctx.block_kind(src.buffer) != ctx.block_kind(dst.buffer):
+            raise ctx.error(stmt, f"T.copy from `{src.buffer.name}` to `{dst.buffer.name}` changes the block shape",
+                            "copy between on-chip blocks of the same shape")
+        ctx.check_compute_dtypes(stmt, (src.buffer, dst.buffer))
+        return ctx.eltwise_from(stmt, dst.buffer,
+                                lambda i, j: tirx.Cast(str(dst.buffer.dtype), ctx.load(src.buffer, i, j)))
+
+
+class BlockOperand:
+    """An element-wise value's operand rule (see tilelang_tt.ops.eltwise.TileProgram) for a block
+    element ``X[i, j]``, ``v[i]`` or ``v[j]``: one DST tile."""
+
+    def match(self, prog, e):
+        return e if isinstance(e, tirx.BufferLoad) else None
+
+    def need(self, prog, load) -> int:
+        return 1
+
+    def compile(self, prog, load, base) -> None:
+        ctx, like = prog.ctx, prog.like
+        cb = ctx.cb(load.buffer.name)
+        if cb.vector and not prog.out.vector:  # a per-row/per-column vector spread over the block
+            prog.op(("bcast", cb.vector, cb.index), evaluate(Intrin.BCAST_INIT, cb.vector, cb.index, like=like),
+                    lambda tg, tl: evaluate(Intrin.BCAST_TILE, cb.vector, cb.index, ctx.tile_at(cb, prog.out, tg),
+                                            prog.slot(tl, base), like=like))
+        else:
+            prog.op(("copy", cb.index), evaluate(Intrin.COPY_INIT, cb.index, like=like),
+                    lambda tg, tl: evaluate(Intrin.COPY_TILE, cb.index, ctx.tile_at(cb, prog.out, tg),
+                                            prog.slot(tl, base), like=like))
+
+
+COPY = register(Copy())
+BLOCK_OPERAND = BlockOperand()

@@ -1,0 +1,405 @@
+"""Element-wise values: ``T.Parallel`` stores, and the DST code of every ``tt.tile.eltwise``.
+
+C2: ``for i, j in T.Parallel(..): X[i, j] = expr`` → ``tt.tile.eltwise(X, i, j, expr)`` (values
+named inside the loop, ``q_idx = bx * bm + i``, substituted), where ``expr`` reads whole blocks
+``A[i, j]``, per-row vectors ``v[i]``, per-column vectors ``v[j]`` and constants with the binary
+nodes and unary calls of :mod:`tilelang_tt.ops.sfpu`, and casts; values of the indices alone are
+the reader's (:mod:`tilelang_tt.ops.generate`).
+D4: ``A op B`` of two full blocks runs on the FPU (``add_init``…, hoistable); anything else on the SFPU.
+D5: ``A op B`` of two full blocks is one FPU op per tile (``add_tiles``…); any other value is
+compiled per tile into DST by :class:`TileProgram` (block operands: tilelang_tt.ops.copy,
+constants: tilelang_tt.ops.fill, SFPU unary ops, ops with a scalar, SFPU binary ops), with
+registers allocated per tile and as many tiles per acquire as the DST budget holds. The exact
+GELU ``0.5 * x * (1 + erf(x / sqrt(2)))``, in any association of its products, is one ``gelu_tile``
+(:func:`~tilelang_tt.ops.sfpu.gelu_operand`); ``max(x, 0)`` is ``relu_tile``, ``c / x`` ``recip_tile``
+times c.
+Errors: any other expression or access, naming it and the user's line.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import tilelang  # noqa: F401
+from tvm import ir, tirx
+
+from tilelang_tt.attrs import Intrin
+from tilelang_tt.ops.base import Engine, TileOp, constant, register, strip_casts
+from tilelang_tt.ops.copy import BLOCK_OPERAND
+from tilelang_tt.ops.fill import CONSTANT_OPERAND
+from tilelang_tt.ops.generate import generate, reads_blocks
+from tilelang_tt.ops.sfpu import (
+    BINARY_NODES,
+    FPU_BINARY,
+    SCALAR_OPS,
+    SFPU_BINARY,
+    UNARY_CALLS,
+    SfpuKind,
+    gelu_operand,
+    sfpu_op,
+)
+from tilelang_tt.passes.common import COL, ROW, evaluate, keep_span, parallel_nest, seq, serial
+
+SUPPORTED = (
+    "T.copy, T.clear/T.fill, T.gemm, T.reduce_sum/T.reduce_max, and T.Parallel stores whose value combines "
+    "block elements X[i, j], per-row vectors v[i], per-column vectors v[j] and constants with + - * /, "
+    f"T.max/T.min, {', '.join(f'T.{op.name}' for op in UNARY_CALLS.values())} and casts, and values "
+    "of the indices, loop variables and block coordinates alone (masks: T.if_then_else(i >= j, 0, -T.infinity(...)))"
+)
+
+
+class Eltwise(TileOp):
+    intrin = Intrin.TILE_ELTWISE
+
+    # -- C2 ----------------------------------------------------------------------------------------
+    def lower(self, ctx, loop: tirx.For) -> tirx.Stmt:
+        """The stores of the T.Parallel nest ``loop``."""
+        loops, body = parallel_nest(loop)
+        if len(loops) > 2:
+            raise ctx.error(loop, "T.Parallel over more than two dimensions", f"supported: {SUPPORTED}")
+        stmts = list(body.seq) if isinstance(body, tirx.SeqStmt) else [body]
+        out = []
+        named = {}  # names given to values inside the loop (q_idx = bx * bm + i): substituted into the stores
+        for store in stmts:
+            if isinstance(store, tirx.Bind):
+                named[store.var] = tirx.stmt_functor.substitute(store.value, named)
+                continue
+            if not isinstance(store, tirx.BufferStore):
+                raise ctx.error(store, "unsupported T.Parallel body (only stores into blocks)", f"supported: {SUPPORTED}")
+            if named:
+                store = keep_span(store, tirx.BufferStore(store.buffer, tirx.stmt_functor.substitute(store.value, named),
+                                                          store.indices))
+            if len(loops) == 2:
+                i, j = loops[0].loop_var, loops[1].loop_var
+            elif store.buffer.name in ctx.cbs and ctx.block_kind(store.buffer) == ROW:
+                i, j = None, loops[0].loop_var
+            else:
+                i, j = loops[0].loop_var, None
+            _check_access(ctx, store, store, i, j)
+            _check_extents(ctx, store, store.buffer, [lp.extent for lp in loops])
+            value = generate(ctx, store, store.value, i, j, out)
+            _check_expr(ctx, store, value, i, j)
+            loads = []
+            tirx.stmt_functor.post_order_visit(
+                value, lambda n: loads.append(n.buffer) if isinstance(n, tirx.BufferLoad) else None)
+            ctx.check_compute_dtypes(store, [store.buffer, *loads])
+            out.append(evaluate(Intrin.TILE_ELTWISE, store.buffer.data, i if i is not None else 0,
+                                j if j is not None else 0, value, like=store))
+        return seq(out)
+
+    # -- C3, D4 ------------------------------------------------------------------------------------
+    def accesses(self, stmt, data_names):
+        reads = []
+        tirx.stmt_functor.post_order_visit(
+            stmt.value.args[3], lambda n: reads.append(n.buffer.name) if isinstance(n, tirx.BufferLoad) else None)
+        return list(dict.fromkeys(reads)), data_names[stmt.value.args[0]]
+
+    def engine(self, ctx, stmt):
+        binary = fpu_binary(stmt.value.args[3], lambda name: ctx.cbs[name]["vector"])
+        if binary is None:
+            return Engine(("sfpu",))
+        op, a, b = binary
+        return Engine(("binary", op.name, a, b), (Intrin.BINARY_INIT, op.name, ctx.index(a), ctx.index(b)))
+
+    def startup(self, ctx, stmt):
+        out_var, _, _, value = stmt.value.args
+        loads = []
+        tirx.stmt_functor.post_order_visit(
+            value, lambda n: loads.append(n.buffer.name) if isinstance(n, tirx.BufferLoad) else None)
+        out = ctx.index(out_var.name)
+        a = ctx.index(loads[0]) if loads else out
+        b = ctx.index(loads[1]) if len(loads) > 1 else a
+        return a, b, out, False
+
+    # -- D5 ----------------------------------------------------------------------------------------
+    def expand(self, ctx, stmt) -> tirx.Stmt:
+        """DST code of ``tt.tile.eltwise``: chunks of output tiles per acquire, each tile's ops, pack."""
+        out_var, _i, _j, value = stmt.value.args
+        out = ctx.cb(out_var.name)
+        total = out.block_pages
+        program = TileProgram(ctx, out, stmt)
+        spt = program.need(value)
+        if spt > ctx.budget:
+            raise ctx.error(stmt, f"the expression needs {spt} DST tiles per output tile; the budget is {ctx.budget}",
+                            "split the expression into several T.Parallel statements")
+        program.spt = spt
+        program.compile(value, 0)
+        ops = program.ops
+        chunk = ctx.chunk(total, spt)
+        keys = [key for key, _, _ in ops]
+        # Inits go where the engine configuration changes, cyclically over the tiles; a program
+        # with one configuration initializes once per acquire.
+        cyclic = len(set(keys)) > 1
+
+        def one_tile(base, tl):
+            stmts = []
+            for n, (key, init, emit) in enumerate(ops):
+                if cyclic and key != keys[n - 1]:
+                    stmts.append(init)
+                stmts.append(emit(ctx.analyzer.simplify(base + tl), tl))
+            return seq(stmts)
+
+        def one_chunk(ch):
+            base = ch * chunk
+            return seq([
+                evaluate(Intrin.DST_ACQUIRE, like=stmt),
+                *([] if cyclic or not ctx.inline_inits else [ops[0][1]]),
+                serial("t", chunk, lambda tl: one_tile(base, tl), like=stmt),
+                *ctx.pack(out, chunk, lambda t: ctx.analyzer.simplify(t * spt), stmt),
+            ])
+
+        return serial("ch", total // chunk, one_chunk, like=stmt)
+
+
+# -- C2 checks -------------------------------------------------------------------------------------
+def _check_access(ctx, node, access, i, j) -> None:
+    """A load/store must address a whole block element-wise: X[i, j], v[i] (per-row) or v[j]."""
+    buf, idx = access.buffer, list(access.indices)
+    kind = ctx.block_kind(buf) if buf.name in ctx.cbs else None
+    ok = False
+    if kind is not None:
+        if len(idx) == 2 and kind == "":
+            ok = i is not None and j is not None and idx[0].same_as(i) and idx[1].same_as(j)
+        elif len(idx) == 2 and kind == ROW:
+            ok = j is not None and _is_zero(idx[0]) and idx[1].same_as(j)
+        elif len(idx) == 2 and kind == COL:
+            ok = i is not None and idx[0].same_as(i) and _is_zero(idx[1])
+        elif len(idx) == 1:
+            var = i if kind == COL else j
+            ok = var is not None and idx[0].same_as(var)
+    if not ok:
+        raise ctx.error(node, f"`{buf.name}[{', '.join(str(x) for x in idx)}]` is not an element-wise access of an "
+                              "on-chip block",
+                        "index blocks with the T.Parallel loop variables: X[i, j], per-row v[i] or per-column v[j]")
+
+
+def _check_expr(ctx, node, expr, i, j) -> None:
+    if isinstance(expr, tirx.BufferLoad):
+        _check_access(ctx, node, expr, i, j)
+    elif isinstance(expr, (tirx.IntImm, tirx.FloatImm)):
+        return
+    elif isinstance(expr, tirx.Cast):
+        _check_expr(ctx, node, expr.value, i, j)
+    elif isinstance(expr, BINARY_NODES):
+        _check_expr(ctx, node, expr.a, i, j)
+        _check_expr(ctx, node, expr.b, i, j)
+    elif isinstance(expr, tirx.Call) and isinstance(expr.op, ir.Op) and expr.op.name in UNARY_CALLS:
+        _check_expr(ctx, node, expr.args[0], i, j)
+    elif isinstance(expr, tirx.Select) or (isinstance(expr, tirx.Call) and isinstance(expr.op, ir.Op)
+                                           and expr.op.name == "tirx.if_then_else"):
+        cond = expr.condition if isinstance(expr, tirx.Select) else expr.args[0]
+        if reads_blocks(cond):
+            raise ctx.error(node, f"`{expr}` selects on the values of blocks",
+                            "write it with T.max/T.min: x > 0 ? x : a * x is T.max(x, 0) + a * T.min(x, 0)")
+        raise ctx.error(node, f"`{expr}` selects between values that read blocks",
+                        "select between values of the indices, loop variables and block coordinates only, and "
+                        "combine the result arithmetically: X[i, j] + T.if_then_else(cond, 0, -T.infinity('float32'))")
+    else:
+        raise ctx.error(node, f"unsupported element-wise expression `{expr}`", f"supported: {SUPPORTED}")
+
+
+def _check_extents(ctx, node, buf, extents) -> None:
+    shape = [int(d) for d in buf.shape]
+    full = [d for d in shape if d != 1]
+    if [int(e) for e in extents] != full:
+        raise ctx.error(node, f"T.Parallel{tuple(int(e) for e in extents)} does not cover the whole block "
+                              f"`{buf.name}` {shape}", "iterate T.Parallel over the block's full shape")
+
+
+def _is_zero(e) -> bool:
+    return isinstance(e, tirx.IntImm) and int(e.value) == 0
+
+
+# -- FPU ------------------------------------------------------------------------------------------
+def fpu_binary(value, vector_of) -> tuple | None:
+    """(FPU op, a, b) when an eltwise value is A[i, j] op B[i, j] of two full blocks (``vector_of``:
+    block name -> its ``vector`` kind): one FPU op."""
+    op = FPU_BINARY.get(type(value))
+    if op is None:
+        return None
+    operands = []
+    for x in (value.a, value.b):
+        x = strip_casts(x)
+        if not isinstance(x, tirx.BufferLoad) or vector_of(x.buffer.name) != "":
+            return None
+        operands.append(x.buffer.name)
+    return op, operands[0], operands[1]
+
+
+def float_bits(value: float) -> int:
+    """IEEE-754 bits of a float32, as the SFPU scalar ops take their parameter."""
+    return struct.unpack("<I", struct.pack("<f", value))[0]
+
+
+# -- DST programs ---------------------------------------------------------------------------------
+class TileProgram:
+    """Per-tile DST code for an element-wise value.
+
+    Each node of the value is compiled by the first operand rule of OPERAND_RULES that matches it:
+    a rule has ``match(prog, e)`` (None, or what it needs of ``e``), ``need(prog, m)`` (DST tiles
+    one output tile needs) and ``compile(prog, m, base)`` (ops leaving the value in DST slot
+    ``tl * spt + base``). ``ops`` holds (init key, init statement, emit) with ``emit(tg, tl)``
+    giving the statement for output tile ``tg`` of the block computed in DST tiles of chunk
+    position ``tl``."""
+
+    def __init__(self, ctx, out, like):
+        self.ctx = ctx
+        self.out = out
+        self.like = like
+        self.spt = 0  # DST tiles per output tile, set once the value's need is known
+        self.ops: list[tuple[tuple, tirx.Stmt, object]] = []
+
+    def rule(self, e):
+        return next((rule, m) for rule in OPERAND_RULES if (m := rule.match(self, e)) is not None)
+
+    def need(self, e) -> int:
+        rule, m = self.rule(strip_casts(e))
+        return rule.need(self, m)
+
+    def compile(self, e, base: int) -> None:
+        rule, m = self.rule(strip_casts(e))
+        rule.compile(self, m, base)
+
+    def slot(self, tl, base):
+        return self.ctx.analyzer.simplify(tl * self.spt + base)
+
+    def op(self, key: tuple, init: tirx.Stmt, emit) -> None:
+        self.ops.append((key, init, emit))
+
+    def sfpu(self, op, emit) -> None:
+        """An SFPU op: ops sharing an init function share the engine configuration."""
+        self.op(("sfpu", op.init_function), evaluate(Intrin.SFPU_INIT, op.kind.value, op.name, like=self.like), emit)
+
+    def unary(self, op, base: int) -> None:
+        self.sfpu(op, lambda tg, tl: evaluate(Intrin.SFPU_UNARY, op.name, self.slot(tl, base), like=self.like))
+
+    def fpu_operands(self, e):
+        """(op, a, b) when ``e`` is A op B of two full blocks: the FPU computes it from the CBs
+        straight into one DST tile."""
+        if self.out.vector:
+            return None
+        binary = fpu_binary(e, lambda name: self.ctx.cb(name).vector)
+        if binary is None:
+            return None
+        op, a, b = binary
+        return op, self.ctx.cb(a), self.ctx.cb(b)
+
+
+class FpuOperands:
+    """A op B of two full blocks: one FPU op from the CBs into one DST tile."""
+
+    def match(self, prog, e):
+        return prog.fpu_operands(e)
+
+    def need(self, prog, m) -> int:
+        return 1
+
+    def compile(self, prog, m, base) -> None:
+        op, a, b = m
+        prog.op(("binary", op.name, a.index, b.index), evaluate(Intrin.BINARY_INIT, op.name, a.index, b.index,
+                                                                  like=prog.like),
+                lambda tg, tl: evaluate(Intrin.BINARY_TILES, op.name, a.index, b.index, tg, tg, prog.slot(tl, base),
+                                        like=prog.like))
+
+
+class Gelu:
+    """The exact GELU of x: x, then gelu_tile."""
+
+    def match(self, prog, e):
+        return gelu_operand(e)
+
+    def need(self, prog, x) -> int:
+        return prog.need(x)
+
+    def compile(self, prog, x, base) -> None:
+        prog.compile(x, base)
+        prog.unary(sfpu_op(SfpuKind.UNARY, "gelu"), base)
+
+
+class UnaryCall:
+    """A unary call of the SFPU table (T.exp...): its operand, then the op."""
+
+    def match(self, prog, e):
+        return e if isinstance(e, tirx.Call) else None
+
+    def need(self, prog, call) -> int:
+        return prog.need(call.args[0])
+
+    def compile(self, prog, call, base) -> None:
+        prog.compile(call.args[0], base)
+        prog.unary(UNARY_CALLS[call.op.name], base)
+
+
+class Relu:
+    """max(x, 0) (either side)."""
+
+    def match(self, prog, e):
+        if not isinstance(e, tirx.Max):
+            return None
+        ca, cb = constant(e.a), constant(e.b)
+        return (e.b if ca is not None else e.a) if ca == 0.0 or cb == 0.0 else None
+
+    def need(self, prog, x) -> int:
+        return prog.need(x)
+
+    def compile(self, prog, x, base) -> None:
+        prog.compile(x, base)
+        prog.unary(sfpu_op(SfpuKind.UNARY, "relu"), base)
+
+
+class ScalarOperand:
+    """x op c and c op x for a constant c: one SFPU op with the constant as parameter."""
+
+    def match(self, prog, e):
+        if type(e) not in SCALAR_OPS:
+            return None
+        ca, cb = constant(e.a), constant(e.b)
+        return (e, ca, cb) if ca is not None or cb is not None else None
+
+    def need(self, prog, m) -> int:
+        e, ca, _ = m
+        return prog.need(e.b if ca is not None else e.a)
+
+    def compile(self, prog, m, base) -> None:
+        e, ca, cb = m
+        op = SCALAR_OPS[type(e)].name
+        if ca is not None:  # constant on the left: c - x, c / x, c + x, c * x
+            prog.compile(e.b, base)
+            if op == "div":
+                prog.unary(sfpu_op(SfpuKind.UNARY, "recip"), base)
+                op = "mul"
+            elif op == "sub":
+                op = "rsub"
+            value = ca
+        else:
+            prog.compile(e.a, base)
+            value = cb
+        if (op, value) in (("mul", 1.0), ("div", 1.0), ("add", 0.0), ("sub", 0.0)):
+            return
+        bits = tirx.IntImm("uint32", float_bits(value))
+        prog.sfpu(sfpu_op(SfpuKind.SCALAR, op),
+                  lambda tg, tl: evaluate(Intrin.SFPU_SCALAR, op, prog.slot(tl, base), bits, like=prog.like))
+
+
+class SfpuBinaryOperands:
+    """a op b of two values computed in DST: the operand needing more registers first (Sethi-Ullman)."""
+
+    def match(self, prog, e):
+        return e if type(e) in SFPU_BINARY else None
+
+    def need(self, prog, e) -> int:
+        need_a, need_b = prog.need(e.a), prog.need(e.b)
+        return max(need_a, need_b + 1) if need_a >= need_b else max(need_b, need_a + 1)
+
+    def compile(self, prog, e, base) -> None:
+        op = SFPU_BINARY[type(e)]
+        slot_a, slot_b = (base + 1, base) if prog.need(e.b) > prog.need(e.a) else (base, base + 1)
+        for operand, slot in sorted([(e.a, slot_a), (e.b, slot_b)], key=lambda x: x[1]):
+            prog.compile(operand, slot)
+        prog.sfpu(op, lambda tg, tl: evaluate(Intrin.SFPU_BINARY, op.name, prog.slot(tl, slot_a), prog.slot(tl, slot_b),
+                                              prog.slot(tl, base), like=prog.like))
+
+
+OPERAND_RULES = (BLOCK_OPERAND, FpuOperands(), CONSTANT_OPERAND, Gelu(), UnaryCall(), Relu(), ScalarOperand(),
+                 SfpuBinaryOperands())
+ELTWISE = register(Eltwise())

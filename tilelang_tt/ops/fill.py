@@ -1,0 +1,63 @@
+"""Fills: ``T.fill(X, v)`` / ``T.clear(X)``, and the constants of every element-wise value.
+
+C2: a fill of a block no gemm accumulates into → ``tt.tile.eltwise(X, i, j, v)`` (a cleared
+accumulator is the gemm family's: :func:`cleared_block`).
+D5: a constant is ``fill_tile(dst, v)`` (SFPU init ``fill_tile_init``).
+Errors: a fill of a global tensor, a non-constant value, integer blocks.
+"""
+
+from __future__ import annotations
+
+import tilelang  # noqa: F401
+from tvm import tirx
+
+from tilelang_tt.attrs import Intrin
+from tilelang_tt.ops.base import TileOp, constant, register
+from tilelang_tt.ops.sfpu import SfpuKind, sfpu_op
+from tilelang_tt.passes.common import as_region, evaluate, float_constant, is_cb_buffer, tile_op_name
+
+
+class Fill(TileOp):
+    tile_ops = ("fill",)
+
+    def lower(self, ctx, stmt):
+        region = as_region(stmt.value.args[0])
+        if region is None or not is_cb_buffer(region.buffer):
+            raise ctx.error(stmt, "T.fill of a global tensor is not supported", "fill an on-chip block")
+        value = float_constant(stmt.value.args[1])
+        if value is None:
+            raise ctx.error(stmt, "T.fill with a non-constant value", "fill with a constant")
+        ctx.check_compute_dtypes(stmt, (region.buffer,))
+        return ctx.eltwise_from(stmt, region.buffer, lambda i, j: tirx.FloatImm("float32", value))
+
+
+def cleared_block(stmt) -> tirx.Buffer | None:
+    """The block a ``T.clear``/``T.fill(.., 0)`` statement zeroes, if it is one."""
+    if tile_op_name(stmt) != "fill":
+        return None
+    region = as_region(stmt.value.args[0])
+    value = stmt.value.args[1]
+    if region is None or not is_cb_buffer(region.buffer):
+        return None
+    if isinstance(value, (tirx.IntImm, tirx.FloatImm)) and float(value.value) == 0.0:
+        return region.buffer
+    return None
+
+
+class ConstantOperand:
+    """An element-wise value's operand rule (see tilelang_tt.ops.eltwise.TileProgram) for a
+    constant: one DST tile filled with it."""
+
+    def match(self, prog, e):
+        return constant(e)
+
+    def need(self, prog, value) -> int:
+        return 1
+
+    def compile(self, prog, value, base) -> None:
+        prog.sfpu(sfpu_op(SfpuKind.FILL, "fill"), lambda tg, tl: evaluate(
+            Intrin.FILL_TILE, prog.slot(tl, base), tirx.FloatImm("float32", value), like=prog.like))
+
+
+FILL = register(Fill())
+CONSTANT_OPERAND = ConstantOperand()

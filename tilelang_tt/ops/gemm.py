@@ -1,0 +1,370 @@
+"""GEMM: ``T.gemm(A, B, C)`` of on-chip blocks, with C accumulated in DST.
+
+C2: ``T.clear(C)`` and the statements after it that ``T.gemm`` into C (the K loop) become
+``T.attr(C, "tt.accumulate", 0)`` around ``tt.mm.mma(A, B, C, m0, n0, sm, sn, transpose_b, k == 0)``
+and a trailing ``tt.pack_block(C, m0, n0, sm, sn)``: the accumulator lives in DST over the whole K
+loop and every output tile is packed once. A block with more tiles than one DST acquire holds is
+split into sub-blocks: by default (``gemm_reuse="auto"``) the sub-block loop goes inside the K loop
+and partial sums round-trip through C's CB (attribute value 2), so each A and B block is read once
+per K step; with ``gemm_reuse="dst"`` the K loop goes inside the sub-block loop (one pack per
+output tile, operands re-read per sub-block). ``T.gemm`` into a live C (no clear: flash
+attention's ``acc_o += P @ V``) has attribute value 1: C is reloaded into DST.
+D4: ``compute_kernel_hw_startup<SrcOrder::Reverse>(A, B, C)`` when it is the first op; the kernel's
+``matmul_init`` is hoisted when every op is a matmul of the same operands that reloads nothing.
+D5: ``tile_regs_acquire`` before the statements that accumulate into C, reload of C's tiles for
+``acc += A @ B``, ``matmul_tiles`` into DST tiles ``i * sn + j`` over K, then per
+``tt.pack_block`` one pack per output tile.
+Errors: transposed A, operands that are not 2-D on-chip blocks, shapes that do not agree,
+integer blocks, more output tiles per acquire than DST holds.
+"""
+
+from __future__ import annotations
+
+import tilelang  # noqa: F401
+from tvm import tirx
+
+from tilelang_tt.attrs import AccumulateMode, Attr, Intrin
+from tilelang_tt.ops.base import Engine, TileOp, register
+from tilelang_tt.ops.fill import cleared_block
+from tilelang_tt.passes.common import (
+    TILE,
+    as_region,
+    contains,
+    evaluate,
+    is_cb_buffer,
+    keep_span,
+    seq,
+    serial,
+    stmt_intrin,
+    tile_op_name,
+)
+
+
+def sub_block(bmt: int, bnt: int, budget: int) -> tuple[int, int]:
+    """Largest (rows, cols) sub-block of the bmt×bnt tile block that fits ``budget`` DST tiles and
+    packs in row-major block order (full rows of tiles, or a divisor of one row)."""
+    if bnt <= budget:
+        sh = max(d for d in range(1, bmt + 1) if bmt % d == 0 and d * bnt <= budget)
+        return sh, bnt
+    return 1, max(d for d in range(1, budget + 1) if bnt % d == 0)
+
+
+def tile_shape(buf: tirx.Buffer) -> tuple[int, int]:
+    shape = [int(d) for d in buf.shape]
+    return shape[0] // TILE, shape[1] // TILE
+
+
+def is_gemm_into(node, acc: tirx.Buffer) -> bool:
+    if tile_op_name(node) != "gemm":
+        return False
+    c = as_region(node.value.args[2])
+    return c is not None and c.buffer.same_as(acc)
+
+
+class Gemm(TileOp):
+    tile_ops = ("gemm",)
+    intrin = Intrin.MM_MMA
+    dst_scope = Attr.ACCUMULATE.value
+
+    # -- C2 ----------------------------------------------------------------------------------------
+    def lower(self, ctx, stmt):
+        """A T.gemm into a live accumulator (no clear before it): C is reloaded into DST."""
+        _, _, c, _ = self.parts(ctx, stmt)
+        return self.lower_accumulation(ctx, [stmt], c.buffer, stmt, reload=True)
+
+    def lower_cleared(self, ctx, stmts: list[tirx.Stmt], i: int) -> tuple[tirx.Stmt, int] | None:
+        """When ``stmts[i]`` clears a block the statements after it only gemm into (reading blocks
+        meanwhile): (the accumulate scope of them all, the index after them), else None."""
+        acc = cleared_block(stmts[i])
+        if acc is None:
+            return None
+        j = i + 1
+        while j < len(stmts) and contains(stmts[j], lambda n: is_gemm_into(n, acc)):
+            j += 1
+        if j == i + 1 or not accumulates_alone(stmts[i + 1:j], acc):
+            return None
+        return self.lower_accumulation(ctx, stmts[i + 1:j], acc, stmts[i], reload=False), j
+
+    def parts(self, ctx, node):
+        """(A, B, C regions, transpose_B) of a T.gemm statement, checked but for their shapes."""
+        args = node.value.args
+        a, b, c = (as_region(x) for x in args[:3])
+        if bool(args[3]):
+            raise ctx.error(node, "T.gemm with transpose_A=True is not supported",
+                            "load A untransposed (M x K) into shared memory")
+        if not all(r is not None and is_cb_buffer(r.buffer) and len(r.buffer.shape) == 2 for r in (a, b, c)):
+            raise ctx.error(node, "T.gemm operands must be 2-D shared/fragment blocks",
+                            "copy A and B blocks with T.copy into T.alloc_shared buffers first")
+        ctx.check_compute_dtypes(node, (a.buffer, b.buffer, c.buffer))
+        return a, b, c, bool(args[4])
+
+    def checked_parts(self, ctx, node):
+        """:meth:`parts`, the block shapes checked too."""
+        a, b, c, trans_b = self.parts(ctx, node)
+        (am, ak), (bk, bn), (cm, cn) = tile_shape(a.buffer), tile_shape(b.buffer), tile_shape(c.buffer)
+        if trans_b:
+            bk, bn = bn, bk
+        if am != cm or bn != cn or ak != bk:
+            raise ctx.error(node, f"T.gemm shapes do not agree: A {list(a.buffer.shape)}, B {list(b.buffer.shape)}, "
+                                  f"C {list(c.buffer.shape)}{' (B transposed)' if trans_b else ''}",
+                            "use blocks with A (bm, bk), B (bk, bn) (or (bn, bk) with transpose_B) and C (bm, bn)")
+        return a, b, c, trans_b
+
+    def lower_accumulation(self, ctx, region: list[tirx.Stmt], acc: tirx.Buffer, like, reload: bool) -> tirx.Stmt:
+        bmt, bnt = tile_shape(acc)
+        sh, sw = sub_block(bmt, bnt, ctx.budget_of(ctx.fp32))
+        ncols = bnt // sw
+        nsub = (bmt // sh) * ncols
+
+        def build(sb):
+            m0 = (sb // ncols) * sh if nsub > 1 else 0
+            n0 = (sb % ncols) * sw if nsub > 1 else 0
+            body = [self.rewrite_gemms(ctx, s, acc, m0, n0, sh, sw, reload) for s in region]
+            body.append(evaluate(Intrin.PACK_BLOCK, acc.data, m0, n0, sh, sw, like=like))
+            return seq(body)
+
+        kloop = region[0] if len(region) == 1 and isinstance(region[0], tirx.For) else None
+        spill = (nsub > 1 and not reload and ctx.gemm_reuse == "auto" and kloop is not None
+                 and isinstance(kloop.body, tirx.SeqStmt)
+                 and any(is_gemm_into(s, acc) for s in kloop.body.seq))
+        if spill:
+            return self.lower_spilled(ctx, kloop, acc, like, sh, sw, ncols, nsub)
+        if nsub == 1:
+            body = build(0)
+        else:
+            var = tirx.Var("sb", "int32")
+            body = keep_span(like, tirx.For(var, 0, nsub, tirx.ForKind.SERIAL, build(var)))
+        mode = AccumulateMode.RELOAD if reload else AccumulateMode.FRESH
+        return keep_span(like, tirx.AttrStmt(acc.data, Attr.ACCUMULATE.value, tirx.IntImm("int32", mode), body))
+
+    def lower_spilled(self, ctx, kloop: tirx.For, acc, like, sh, sw, ncols, nsub) -> tirx.Stmt:
+        """Block reuse for a C block beyond one DST acquire: every A and B block is read once per K
+        step; each sub-block of C accumulates in DST and its partial sums round-trip through C's CB
+        (reloaded from the second K step on)."""
+        var = tirx.Var("sb", "int32")
+        m0, n0 = (var // ncols) * sh, (var % ncols) * sw
+        body = []
+        for s in kloop.body.seq:
+            if is_gemm_into(s, acc):
+                a, b, c, trans_b = self.checked_parts(ctx, s)
+                first = tirx.EQ(kloop.loop_var, kloop.min)
+                sub = seq([evaluate(Intrin.MM_MMA, a.buffer.data, b.buffer.data, acc.data, m0, n0, sh, sw, trans_b,
+                                    first, like=s),
+                           evaluate(Intrin.PACK_BLOCK, acc.data, m0, n0, sh, sw, like=s)])
+                body.append(keep_span(s, tirx.For(var, 0, nsub, tirx.ForKind.SERIAL, sub)))
+            else:
+                body.append(ctx.visit(s))
+        new_loop = keep_span(kloop, tirx.For(kloop.loop_var, kloop.min, kloop.extent, tirx.ForKind.SERIAL, seq(body),
+                                             None, kloop.annotations))
+        return keep_span(like, tirx.AttrStmt(acc.data, Attr.ACCUMULATE.value,
+                                             tirx.IntImm("int32", AccumulateMode.SPILL), new_loop))
+
+    def rewrite_gemms(self, ctx, stmt, acc, m0, n0, sh, sw, reload):
+        loops: list[tirx.For] = []
+
+        def pre(node):
+            if isinstance(node, tirx.For):
+                loops.append(node)
+            return None
+
+        def post(node):
+            if isinstance(node, tirx.For):
+                loops.pop()
+                return None
+            if not is_gemm_into(node, acc):
+                return None
+            a, b, c, trans_b = self.checked_parts(ctx, node)
+            first = tirx.IntImm("bool", not reload) if not loops else tirx.EQ(loops[-1].loop_var, loops[-1].min)
+            return evaluate(Intrin.MM_MMA, a.buffer.data, b.buffer.data, c.buffer.data, m0, n0, sh, sw, trans_b,
+                            first, like=node)
+
+        return tirx.stmt_functor.ir_transform(stmt, pre, post, ["tirx.For", "tirx.Evaluate"])
+
+    # -- C3, D4 ------------------------------------------------------------------------------------
+    def accesses(self, stmt, data_names):
+        a, b, c = stmt.value.args[:3]
+        return [data_names[a], data_names[b]], data_names[c]
+
+    def engine(self, ctx, stmt):
+        a, b, c = (v.name for v in stmt.value.args[:3])
+        transpose = bool(stmt.value.args[7])
+        init = None if c in ctx.reloads else (Intrin.MATMUL_INIT, ctx.index(a), ctx.index(b), transpose)
+        return Engine(("matmul", a, b, transpose, c in ctx.reloads), init)
+
+    def startup(self, ctx, stmt):
+        a, b, c = (ctx.index(v.name) for v in stmt.value.args[:3])
+        return a, b, c, True
+
+    # -- D5 ----------------------------------------------------------------------------------------
+    def process_scope(self, ctx, scope: tirx.AttrStmt, held: dict):
+        """An accumulate scope (``ctx``: InsertDSTManagementTT's handshake protocol): (its DST code, the
+        held state after it)."""
+        if int(scope.value) == AccumulateMode.SPILL:
+            return self.process_spilled(ctx, scope, held)
+        held = dict(held)
+        name = scope.node.name
+        reload = int(scope.value) == AccumulateMode.RELOAD
+        pre, post = [], []
+        if reload:
+            pre += ctx.waits([name], held, scope)
+        elif name in held:
+            pre.append(ctx.pop(name, held[name], scope))
+            del held[name]
+        body, held = self.process_scope_body(ctx, scope.body, held, reload)
+        if reload:
+            post.append(ctx.pop(name, True, scope))
+        held[name] = False
+        return seq([*pre, body, *post]), held
+
+    def process_spilled(self, ctx, scope: tirx.AttrStmt, held: dict):
+        """K loop with sub-blocks inside: from the second K step on, each sub-block reloads its
+        partial sums from C's CB; the old partial block is popped once the new one is pushed."""
+        held = dict(held)
+        name = scope.node.name
+        c = ctx.cb(name)
+        pre = [ctx.pop(name, held.pop(name), scope)] if name in held else []
+        kloop = scope.body
+        later = tirx.GT(kloop.loop_var, kloop.min)
+
+        def when_later(stmts):
+            return tirx.IfThenElse(later, seq(stmts), None)
+
+        def body_from(state):
+            out = []
+            for s in kloop.body.seq:
+                mma = (next((n for n in _calls(s) if stmt_intrin(n) == Intrin.MM_MMA), None)
+                       if isinstance(s, tirx.For) else None)
+                if mma is None:
+                    new, state = ctx.process(s, state)
+                    out.append(new)
+                    continue
+                out += self.operand_waits(ctx, mma, state)
+                out.append(when_later([evaluate(Intrin.CB_WAIT_FRONT, c.index, c.block_pages, like=mma)]))
+                pack = next(n for n in _calls(s) if stmt_intrin(n) == Intrin.PACK_BLOCK)
+                _, m0, n0, sm, sn = pack.value.args
+                sub = [evaluate(Intrin.DST_ACQUIRE, like=mma),
+                       when_later(self.reload_tiles(ctx, c, m0, n0, int(sm), int(sn), mma)),
+                       *self.matmul(ctx, mma)]
+                sub += ctx.pack(c, int(sm) * int(sn), lambda t: t, pack)
+                out.append(keep_span(s, tirx.For(s.loop_var, s.min, s.extent, s.kind, seq(sub))))
+                out.append(when_later([ctx.pop(name, True, mma)]))
+            return seq(out), state
+
+        loop, after = ctx.iterate_loop(kloop, held, body_from)
+        after[name] = False
+        return seq([*pre, loop]), after
+
+    def reload_tiles(self, ctx, c, m0, n0, sm: int, sn: int, like) -> list[tirx.Stmt]:
+        """copy_tile of C's sub-block (m0, n0, sm x sn) into DST tiles i * sn + j."""
+        cols = c.block_tiles[1]
+        return [evaluate(Intrin.COPY_INIT, c.index, like=like),
+                serial("i", sm, lambda i: serial("j", sn, lambda j: evaluate(
+                    Intrin.COPY_TILE, c.index, ctx.analyzer.simplify((m0 + i) * cols + n0 + j),
+                    ctx.analyzer.simplify(i * sn + j), like=like)))]
+
+    def process_scope_body(self, ctx, stmt, held: dict, reload: bool):
+        """Inside an accumulate scope: acquire before the producers of each pack_block."""
+        if isinstance(stmt, tirx.For) and not contains(stmt.body, lambda n: stmt_intrin(n) == Intrin.PACK_BLOCK):
+            return self.process_k_loop(ctx, stmt, held)
+        if isinstance(stmt, tirx.For):
+            body, held_out = self.process_scope_body(ctx, stmt.body, dict(held), reload)
+            return keep_span(stmt, tirx.For(stmt.loop_var, stmt.min, stmt.extent, stmt.kind, body)), held_out
+        stmts = list(stmt.seq) if isinstance(stmt, tirx.SeqStmt) else [stmt]
+        out: list[tirx.Stmt] = []
+        pending: list[tirx.Stmt] = []
+        for s in stmts:
+            if stmt_intrin(s) != Intrin.PACK_BLOCK:
+                pending.append(s)
+                continue
+            data, m0, n0, sm, sn = s.value.args
+            c = ctx.cb(data.name)
+            count = int(sm) * int(sn)
+            if count > ctx.budget:
+                raise ctx.error(s, f"{count} output tiles per acquire exceed the DST budget of {ctx.budget}",
+                                "use a smaller block (bm x bn) or bfloat16 accumulation")
+            first = next((k for k, p in enumerate(pending)
+                          if contains(p, lambda n: stmt_intrin(n) == Intrin.MM_MMA)), len(pending))
+            for p in pending[:first]:
+                new, held = ctx.process(p, held)
+                out.append(new)
+            out.append(evaluate(Intrin.DST_ACQUIRE, like=s))
+            if reload:
+                out += self.reload_tiles(ctx, c, m0, n0, int(sm), int(sn), s)
+            for p in pending[first:]:
+                new, held = self.process_k_loop(ctx, p, held) if isinstance(p, tirx.For) else self.expand_mmas(ctx, p, held)
+                out.append(new)
+            out += ctx.pack(c, count, lambda t: t, s)
+            pending = []
+        for p in pending:
+            new, held = ctx.process(p, held)
+            out.append(new)
+        return seq(out), held
+
+    def process_k_loop(self, ctx, loop: tirx.For, held: dict):
+        """A K loop: markers and mmas; handshakes from the held-value analysis."""
+        return ctx.iterate_loop(loop, held, lambda state: self.expand_mmas(ctx, loop.body, state))
+
+    def expand_mmas(self, ctx, stmt, held: dict):
+        stmts = list(stmt.seq) if isinstance(stmt, tirx.SeqStmt) else [stmt]
+        out = []
+        for s in stmts:
+            if stmt_intrin(s) == Intrin.MM_MMA:
+                held = dict(held)
+                out += self.operand_waits(ctx, s, held)
+                out += self.matmul(ctx, s)
+            elif isinstance(s, tirx.For):
+                new, held = self.process_k_loop(ctx, s, held)
+                out.append(new)
+            else:
+                new, held = ctx.process(s, held)
+                out.append(new)
+        return seq(out), held
+
+    def operand_waits(self, ctx, mma, held: dict) -> list[tirx.Stmt]:
+        a, b = mma.value.args[0].name, mma.value.args[1].name
+        return ctx.waits(list(dict.fromkeys([a, b])), held, mma)
+
+    def matmul(self, ctx, mma) -> list[tirx.Stmt]:
+        """The op init (unless hoisted) and ``matmul_tiles`` of every output tile of the sub-block
+        over the K tiles of the A and B blocks."""
+        a_var, b_var, _c_var, m0, n0, sm, sn, trans_b, _first = mma.value.args
+        a, b = ctx.cb(a_var.name), ctx.cb(b_var.name)
+        sm, sn = int(sm), int(sn)
+        kt = a.block_tiles[1]
+        b_cols = b.block_tiles[1]
+        if bool(trans_b):
+            b_tile = lambda kk, j: (n0 + j) * b_cols + kk  # noqa: E731  B block is (bn, bk)
+        else:
+            b_tile = lambda kk, j: kk * b_cols + n0 + j  # noqa: E731  B block is (bk, bn)
+
+        def tile(i, j, kk):
+            return evaluate(Intrin.MATMUL_TILES, a.index, b.index,
+                            ctx.analyzer.simplify((m0 + i) * kt + kk),
+                            ctx.analyzer.simplify(b_tile(kk, j)),
+                            ctx.analyzer.simplify(i * sn + j), like=mma)
+
+        init = [evaluate(Intrin.MATMUL_INIT, a.index, b.index, trans_b, like=mma)] if ctx.inline_inits else []
+        return [*init, serial("i", sm, lambda i: serial("j", sn, lambda j: serial("kk", kt, lambda kk: tile(i, j, kk))))]
+
+
+def accumulates_alone(stmts: list[tirx.Stmt], acc: tirx.Buffer) -> bool:
+    """Whether ``stmts`` only read blocks and gemm into ``acc``, so ``acc`` can stay in DST over
+    all of them. Any other compute between K steps (a rescale of ``acc``, a block computed for
+    the gemm, another accumulator) needs DST itself: ``acc`` is then a block every gemm reloads."""
+    def alone(s) -> bool:
+        if isinstance(s, tirx.SeqStmt):
+            return all(alone(x) for x in s.seq)
+        if isinstance(s, tirx.For):
+            return s.kind != tirx.ForKind.PARALLEL and alone(s.body)
+        return isinstance(s, tirx.Bind) or is_gemm_into(s, acc) or stmt_intrin(s) == Intrin.READ_TO_CB
+
+    return all(alone(s) for s in stmts)
+
+
+def _calls(stmt) -> list[tirx.Evaluate]:
+    out = []
+    tirx.stmt_functor.post_order_visit(stmt, lambda n: out.append(n) if isinstance(n, tirx.Evaluate) else None)
+    return out
+
+
+GEMM = register(Gemm())

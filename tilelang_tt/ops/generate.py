@@ -1,0 +1,66 @@
+"""Blocks the reader generates: the parts of an element-wise value that read no block but depend
+on the element's indices, loop variables or block coordinates (a causal mask
+``T.if_then_else(bx * bm + i >= k * bn + j, 0, -inf)``, a ramp).
+
+C2: each largest such part the reader can evaluate becomes a new block ``<X>_gen`` (a CB of the
+store's geometry, in the part's dtype) filled by ``tt.generate_block(X_gen, i, j, value)`` right
+before the store, which reads ``X_gen[i, j]`` instead. The reader's side is LowerCBIntrinsics'.
+Errors: such a part that is not a float value.
+"""
+
+from __future__ import annotations
+
+import tilelang  # noqa: F401
+from tvm import ir, tirx
+
+from tilelang_tt.attrs import Intrin
+from tilelang_tt.ops.base import COMPUTE_DTYPES
+from tilelang_tt.ops.sfpu import BINARY_NODES, UNARY_CALLS
+from tilelang_tt.passes.common import contains, evaluate, make_region
+
+# what an index-dependent value may contain: the reader evaluates it per element
+GENERATED_NODES = (tirx.IntImm, tirx.FloatImm, tirx.Var, tirx.Cast, tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, tirx.Min,
+                   tirx.Max, tirx.EQ, tirx.NE, tirx.LT, tirx.LE, tirx.GT, tirx.GE, tirx.And, tirx.Or, tirx.Not,
+                   tirx.Select, tirx.StringImm)
+GENERATED_CALLS = ("tirx.if_then_else", "tl.infinity")
+
+
+def generate(ctx, store, expr, i, j, out: list) -> tirx.PrimExpr:
+    """``expr`` with each largest part that reads no block but depends on a variable and that the
+    reader can evaluate replaced by a load of a new block the reader fills with it (the
+    ``tt.generate_block`` appended to ``out``); the rest (T.exp of a mask...) stays compute's."""
+    if not reads_blocks(expr) and not _is_constant(expr) and _generatable(expr):
+        if str(expr.dtype) not in COMPUTE_DTYPES:
+            raise ctx.error(store, f"`{expr}` depends on the indices only but is not a float value",
+                            f"the reader generates such values as {' or '.join(COMPUTE_DTYPES)}: cast it, "
+                            f"T.Cast('float32', {expr}), into a float block (integer blocks are only copied)")
+        return _generated_block(ctx, store, expr, i, j, out)
+    if isinstance(expr, tirx.Cast):
+        return tirx.Cast(expr.dtype, generate(ctx, store, expr.value, i, j, out))
+    if isinstance(expr, BINARY_NODES):
+        return type(expr)(generate(ctx, store, expr.a, i, j, out), generate(ctx, store, expr.b, i, j, out))
+    if isinstance(expr, tirx.Call) and isinstance(expr.op, ir.Op) and expr.op.name in UNARY_CALLS:
+        return tirx.Call(expr.dtype, expr.op, [generate(ctx, store, expr.args[0], i, j, out)])
+    return expr  # the element-wise check names what is unsupported
+
+
+def _generated_block(ctx, store, expr, i, j, out: list) -> tirx.BufferLoad:
+    buf = ctx.new_block(store.buffer, "_gen", str(expr.dtype), "shared.dyn")
+    region = make_region(buf, [0] * len(buf.shape), buf.shape, 2)
+    out.append(evaluate(Intrin.GENERATE_BLOCK, region, i if i is not None else 0, j if j is not None else 0,
+                        expr, like=store))
+    return ctx.load(buf, i, j)
+
+
+def reads_blocks(expr) -> bool:
+    return contains(expr, lambda n: isinstance(n, tirx.BufferLoad))
+
+
+def _is_constant(expr) -> bool:
+    return not contains(expr, lambda n: isinstance(n, tirx.Var))
+
+
+def _generatable(expr) -> bool:
+    """Whether the reader can evaluate ``expr`` (GENERATED_NODES and GENERATED_CALLS only)."""
+    return not contains(expr, lambda n: isinstance(n, tirx.PrimExpr) and not isinstance(n, GENERATED_NODES) and not (
+        isinstance(n, tirx.Call) and isinstance(n.op, ir.Op) and n.op.name in GENERATED_CALLS))

@@ -1,0 +1,182 @@
+"""The tile math engines' op tables: SFPU ops (on DST tiles) and FPU binary ops (from two CBs).
+
+One entry per op says everything about it: its kind (unary, binary, with a scalar, fill), its name
+in the TT intrinsics (``tt.sfpu.*`` take (kind, name)), the TIR it implements (a call such as
+``tirx.exp`` that LowerTTTileIntrinsics accepts in ``T.Parallel`` values, or a node type), and the
+tt-metal header, C++ function and init that codegen prints. Adding a unary SFPU op of a TIR call
+is one entry here (and its function in the emulator's headers, ``tilelang_tt/emulator/include``).
+Also here: the recognition of the exact GELU ``0.5 * x * (1 + erf(x / sqrt(2)))``, in any
+association of its products, as the one op ``gelu``.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+
+import tilelang  # noqa: F401
+from tvm import ir, tirx
+
+from tilelang_tt.ops.base import constant, strip_casts
+
+COMPUTE = "api/compute/"
+
+
+class SfpuKind(str, enum.Enum):
+    UNARY = "unary"  # function(dst)
+    BINARY = "binary"  # function(dst0, dst1, dst_out)
+    SCALAR = "scalar"  # function(dst, float bits): the tile op a constant
+    FILL = "fill"  # function(dst, value)
+
+
+@dataclass(frozen=True)
+class SfpuOp:
+    kind: SfpuKind
+    name: str
+    function: str  # the C++ function
+    header: str
+    tir: object = None  # what it computes in TIR: a call's op name ("tirx.exp") or a node type (tirx.Add)
+    init: str = ""  # its init function, when not ``function`` + "_init"
+    template: str = ""  # template arguments of both (the header's default is the fast approximation)
+
+    @property
+    def init_function(self) -> str:
+        return self.init or f"{self.function}_init"
+
+
+def _unary(name: str, header: str, tir: str | None = None, template: str = "") -> SfpuOp:
+    return SfpuOp(SfpuKind.UNARY, name, f"{name}_tile", COMPUTE + header, tir, template=template)
+
+
+def _scalar(name: str, tir=None) -> SfpuOp:
+    return SfpuOp(SfpuKind.SCALAR, name, f"{name}_unary_tile", COMPUTE + "eltwise_unary/binop_with_scalar.h", tir,
+                  init="binop_with_scalar_tile_init")
+
+
+def _binary(name: str, function: str, header: str, tir) -> SfpuOp:
+    return SfpuOp(SfpuKind.BINARY, name, function, COMPUTE + header, tir)
+
+
+# "<false>": the precise form of ops whose header defaults to the fast approximation, as
+# compute_config's math_approx_mode is false.
+SFPU_OPS: tuple[SfpuOp, ...] = (
+    # unary ops of a TIR call, in the order LowerTTTileIntrinsics lists them
+    _unary("exp", "eltwise_unary/exp.h", "tirx.exp"),
+    _unary("exp2", "compute_kernel_api.h", "tirx.exp2"),
+    _unary("log", "compute_kernel_api.h", "tirx.log"),
+    _unary("sqrt", "eltwise_unary/sqrt.h", "tirx.sqrt"),
+    _unary("rsqrt", "eltwise_unary/rsqrt.h", "tirx.rsqrt"),
+    _unary("sigmoid", "compute_kernel_api.h", "tirx.sigmoid"),
+    _unary("tanh", "compute_kernel_api.h", "tirx.tanh"),
+    _unary("erf", "eltwise_unary/erf_erfc.h", "tirx.erf", "<false>"),
+    _unary("abs", "compute_kernel_api.h", "tirx.fabs"),
+    # unary ops of a pattern: 1 / x, max(x, 0), the exact GELU (tilelang_tt.ops.eltwise)
+    _unary("recip", "eltwise_unary/recip.h"),
+    _unary("relu", "eltwise_unary/relu.h"),
+    _unary("gelu", "eltwise_unary/gelu.h", template="<false>"),
+    SfpuOp(SfpuKind.FILL, "fill", "fill_tile", COMPUTE + "eltwise_unary/fill.h"),
+    # a tile and a constant (rsub: the constant minus the tile)
+    _scalar("add", tirx.Add), _scalar("sub", tirx.Sub), _scalar("mul", tirx.Mul), _scalar("div", tirx.Div),
+    _scalar("rsub"),
+    # two DST tiles
+    _binary("add", "add_binary_tile", "eltwise_binary_sfpu.h", tirx.Add),
+    _binary("sub", "sub_binary_tile", "eltwise_binary_sfpu.h", tirx.Sub),
+    _binary("mul", "mul_binary_tile", "eltwise_binary_sfpu.h", tirx.Mul),
+    _binary("div", "div_binary_tile", "eltwise_binary_sfpu.h", tirx.Div),
+    _binary("max", "binary_max_tile", "binary_max_min.h", tirx.Max),
+    _binary("min", "binary_min_tile", "binary_max_min.h", tirx.Min),
+)
+_BY_NAME = {(op.kind, op.name): op for op in SFPU_OPS}
+
+
+def sfpu_op(kind: SfpuKind | str, name: str) -> SfpuOp:
+    return _BY_NAME[(SfpuKind(kind), name)]
+
+
+def _by_tir(kind: SfpuKind) -> dict:
+    return {op.tir: op for op in SFPU_OPS if op.kind == kind and op.tir is not None}
+
+
+UNARY_CALLS: dict[str, SfpuOp] = _by_tir(SfpuKind.UNARY)  # TIR call op name -> op
+SCALAR_OPS: dict[type, SfpuOp] = _by_tir(SfpuKind.SCALAR)  # node type -> op with a constant operand
+SFPU_BINARY: dict[type, SfpuOp] = _by_tir(SfpuKind.BINARY)  # node type -> op of two DST tiles
+BINARY_NODES = tuple(SFPU_BINARY)  # the binary nodes an element-wise value may combine
+
+
+@dataclass(frozen=True)
+class FpuOp:
+    """A binary op the FPU computes from two CBs straight into a DST tile."""
+
+    name: str
+    function: str
+    init: str
+
+
+FPU_HEADER = COMPUTE + "eltwise_binary.h"
+FPU_BINARY: dict[type, FpuOp] = {
+    tirx.Add: FpuOp("add", "add_tiles", "add_init"),
+    tirx.Sub: FpuOp("sub", "sub_tiles", "sub_init"),
+    tirx.Mul: FpuOp("mul", "mul_tiles", "mul_init"),
+}
+FPU_BY_NAME = {op.name: op for op in FPU_BINARY.values()}
+
+
+# -- GELU recognition -----------------------------------------------------------------------------
+def _factors(e) -> tuple[float, list]:
+    """A product as (constant coefficient, other factors): Mul trees flattened, a division by a
+    constant folded into the coefficient, casts dropped."""
+    e = strip_casts(e)
+    c = constant(e)
+    if c is not None:
+        return c, []
+    if isinstance(e, tirx.Mul):
+        (ca, fa), (cb, fb) = _factors(e.a), _factors(e.b)
+        return ca * cb, fa + fb
+    divisor = constant(e.b) if isinstance(e, tirx.Div) else None
+    if divisor:
+        ca, fa = _factors(e.a)
+        return ca / divisor, fa
+    return 1.0, [e]
+
+
+def _same(a, b) -> bool:
+    """Structural equality of element-wise expressions, casts ignored (DST computes at one precision)."""
+    a, b = strip_casts(a), strip_casts(b)
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, tirx.BufferLoad):
+        return a.buffer.same_as(b.buffer) and ir.structural_equal(list(a.indices), list(b.indices))
+    if isinstance(a, (tirx.IntImm, tirx.FloatImm)):
+        return float(a.value) == float(b.value)
+    if isinstance(a, tirx.Call):
+        return a.op.same_as(b.op) and len(a.args) == len(b.args) and all(map(_same, a.args, b.args))
+    return isinstance(a, BINARY_NODES) and _same(a.a, b.a) and _same(a.b, b.b)
+
+
+# A constant written in bfloat16 (8 significant bits) still names the GELU constants.
+GELU_CONSTANT_TOLERANCE = 2.0 ** -8
+
+
+def _near(value: float, target: float) -> bool:
+    return abs(value - target) <= abs(target) * GELU_CONSTANT_TOLERANCE
+
+
+def gelu_operand(e):
+    """x when ``e`` is the exact GELU ``0.5 * x * (1 + erf(x / sqrt(2)))`` (products in any
+    association, the division as a multiplication by 1/sqrt(2)), else None."""
+    coefficient, factors = _factors(e)
+    if len(factors) != 2 or not _near(coefficient, 0.5):
+        return None
+    for x, one_plus in (factors, factors[::-1]):
+        one_plus = strip_casts(one_plus)
+        if not isinstance(one_plus, tirx.Add):
+            continue
+        for one, erf in ((one_plus.a, one_plus.b), (one_plus.b, one_plus.a)):
+            erf = strip_casts(erf)
+            if constant(one) != 1.0 or not (isinstance(erf, tirx.Call) and erf.op.same_as(ir.Op.get("tirx.erf"))):
+                continue
+            scale, inner = _factors(erf.args[0])
+            if len(inner) == 1 and _near(scale, 1.0 / math.sqrt(2.0)) and _same(inner[0], x):
+                return x
+    return None
