@@ -73,6 +73,7 @@ from tvm.target import Target
 from tilelang_tt.artifacts import EMULATOR, Artifacts
 from tilelang_tt.attrs import Attr
 from tilelang_tt.compiler import DUMP_FILE, at_kernel, compile_prim_func, dump_file_name
+from tilelang_tt.contract.plan import Plan
 from tilelang_tt.env import CACHE_DIR, EMU_CXX
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.module import TenstorrentModule
@@ -281,7 +282,7 @@ class TenstorrentKernel(TenstorrentModule):
         self.target = target
         self.num_params = len(prim_func.params)
         self.out_idx = _normalize_out_idx(out_idx, self.num_params)
-        self.buffers = {b["param_index"]: b for b in artifacts.plan["buffers"]}
+        self.buffers = {b.param_index: b for b in Plan.from_json(artifacts.plan).buffers}
 
     def get_kernel_source(self, kernel_only: bool = True) -> str:
         """The compute kernel (``kernel_only``) or every generated file as one :func:`bundle`."""
@@ -305,7 +306,7 @@ class TenstorrentKernel(TenstorrentModule):
         results = self.artifacts.run(*args, device=device)
         if not isinstance(results, (tuple, list)):
             results = (results,)
-        written = [i for i in sorted(self.buffers) if self.buffers[i]["access"] in ("write", "readwrite")]
+        written = [i for i in sorted(self.buffers) if self.buffers[i].is_output]
         for index, result in zip(written, results, strict=True):
             args[index].copy_(torch.as_tensor(result).reshape(args[index].shape))
         if not self.out_idx:
@@ -315,7 +316,7 @@ class TenstorrentKernel(TenstorrentModule):
 
     def _empty(self, index: int, device: torch.device) -> torch.Tensor:
         buffer = self.buffers[index]
-        return torch.empty(buffer["shape"], dtype=getattr(torch, buffer["dtype"]), device=device)
+        return torch.empty(buffer.shape, dtype=getattr(torch, buffer.dtype), device=device)
 
 
 def _normalize_out_idx(out_idx, num_params: int) -> list[int]:

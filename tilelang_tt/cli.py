@@ -30,11 +30,11 @@ import traceback
 from pathlib import Path
 
 from tilelang_tt.artifacts import Artifacts, ArtifactsDirError
-from tilelang_tt.contract.plan import Plan
+from tilelang_tt.contract.plan import Plan, PlanError
 from tilelang_tt.emulator import EmulatorError
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.options import OptionError
-from tilelang_tt.plan_view import PlanError, draw_png, load_plan, summary
+from tilelang_tt.plan_view import check_plan, draw_png, load_plan, summary
 
 
 class UsageError(Exception):
@@ -146,7 +146,8 @@ def cmd_emulate(args) -> int:
     if target.is_dir():
         try:
             artifacts = Artifacts.load(target)
-        except ArtifactsDirError as err:
+            check_plan(artifacts.plan, str(target / "tt.plan.json"))
+        except (ArtifactsDirError, PlanError) as err:
             raise UsageError(str(err)) from None
     elif target.is_file():
         module, artifacts = _compile_file(target, args)

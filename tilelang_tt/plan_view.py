@@ -1,7 +1,8 @@
 """Reading a ``tt.plan.json`` for people: a text summary and a picture of the core grid.
 
 :func:`summary` is what ``tilelang-tt plan show`` prints and ``inspect_plan()`` returns;
-:func:`draw_png` is ``plan show --png``.
+:func:`draw_png` is ``plan show --png``. Both take the plan dict and read it through its checked
+view (:meth:`tilelang_tt.contract.plan.Plan.from_json`).
 """
 
 from __future__ import annotations
@@ -11,24 +12,24 @@ from pathlib import Path
 
 import jsonschema
 
-from tilelang_tt.attrs import WorkItem, WorkPolicy
 from tilelang_tt.contract.l1 import CircularBuffer, L1Use, cores_in_ranges, from_layout, l1_use
+from tilelang_tt.contract.plan import SCHEMA_PATH, ArgValue, BufferAddress, NocCoord, Plan, PlanError
 
-SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "tt.plan.schema.json"
-
-
-class PlanError(ValueError):
-    """A dict or file that is not a valid ``tt.plan.json``; the message says what is wrong."""
+_WRITE_PLANS = "(write plans with tilelang_tt.compile(...).save(DIR) or `tilelang-tt compile`)"
 
 
 def check_plan(plan: object, origin: str = "the plan") -> dict:
-    """``plan`` if it satisfies the plan schema (DEVELOPERS.md, Contract 1), else a :class:`PlanError`."""
+    """``plan`` if it satisfies the plan schema (DEVELOPERS.md, Contract 1) and reads as a
+    :class:`~tilelang_tt.contract.plan.Plan`, else a :class:`PlanError` naming ``origin``."""
     schema = json.loads(SCHEMA_PATH.read_text())
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(plan))
     if error is not None:
         where = "".join(f"[{p!r}]" for p in error.absolute_path) or "top level"
-        raise PlanError(f"{origin} is not a valid tt.plan.json: at {where}: {error.message} "
-                        "(write plans with tilelang_tt.compile(...).save(DIR) or `tilelang-tt compile`)")
+        raise PlanError(f"{origin} is not a valid tt.plan.json: at {where}: {error.message} {_WRITE_PLANS}")
+    try:
+        Plan.from_json(plan)
+    except PlanError as err:
+        raise PlanError(f"{origin} is not a valid tt.plan.json: {err} {_WRITE_PLANS}") from None
     return plan
 
 
@@ -48,21 +49,30 @@ def plan_l1(plan: dict) -> L1Use:
     """Each core's L1 as the host program allocates it (tilelang_tt.contract.l1, the model VerifyTTIR
     checks): the L1 buffers in plan order, then the CBs in plan order on every core of
     ``core_ranges``."""
-    cbs = [CircularBuffer(cb["page_size"], cb["num_pages"]) for cb in plan["cbs"]]
-    cores = cores_in_ranges((r["start"], r["end"]) for r in plan["core_ranges"])
-    in_l1 = [from_layout(buf["name"], buf) for buf in plan["buffers"]]
-    return l1_use(plan["arch"], dict.fromkeys(cores, cbs), [buf for buf in in_l1 if buf is not None])
+    return _l1_use(Plan.from_json(plan))
+
+
+def _l1_use(plan: Plan) -> L1Use:
+    cbs = [CircularBuffer(cb.page_size, cb.num_pages) for cb in plan.cbs]
+    cores = cores_in_ranges((r.start, r.end) for r in plan.core_ranges)
+    # a plan buffer's fields are the layout keys from_layout reads
+    in_l1 = [from_layout(buf.name, vars(buf)) for buf in plan.buffers]
+    return l1_use(plan.arch.name, dict.fromkeys(cores, cbs), [buf for buf in in_l1 if buf is not None])
 
 
 def _kib(n: float) -> str:
     return f"{n / 1024:.1f} KiB"
 
 
-def _arg_text(value) -> str:
-    if isinstance(value, dict):  # {"noc_x" | "noc_y": [x, y]}: a NOC coordinate of a logical core
-        ((key, (x, y)),) = value.items()
-        return f"{key}({x},{y})"
-    return str(value)
+def _arg_text(value: ArgValue) -> str:
+    """A per-core runtime value as the summary's legend writes it."""
+    match value:
+        case BufferAddress(buffer=name):
+            return f"@{name}"
+        case NocCoord(axis=axis, core=(x, y)):
+            return f"noc_{axis}({x},{y})"
+        case int():
+            return str(value)
 
 
 def _blocks_text(blocks: list[tuple[int, int]]) -> str:
@@ -72,47 +82,44 @@ def _blocks_text(blocks: list[tuple[int, int]]) -> str:
 
 def summary(plan: dict) -> str:
     """Grid, work per core, CBs and L1 use per core, runtime args per core."""
-    gx, gy = plan["core_grid"]
-    cores = len(plan["work_partition"])
-    by, bx = plan["block_grid"]
-    policy = WorkPolicy.from_dict(plan["work_policy"])
+    plan = Plan.from_json(plan)
+    (gx, gy), (dx, dy) = plan.core_grid, plan.device_grid
+    by, bx = plan.block_grid
+    policy = plan.work_policy
     lines = [
-        f"kernel {plan['kernel_name']} for {plan['arch']}: core grid {gx}x{gy} of the "
-        f"{plan['device_grid'][0]}x{plan['device_grid'][1]} device, {cores} active cores, "
-        f"partition {plan['partition_mode']}",
-        f"output {plan['grid_tiles'][0]}x{plan['grid_tiles'][1]} tiles in {by * bx} blocks "
-        f"({by}x{bx}) of {plan['block_tiles'][0]}x{plan['block_tiles'][1]} tiles",
+        f"kernel {plan.kernel_name} for {plan.arch.name}: core grid {gx}x{gy} of the {dx}x{dy} device, "
+        f"{len(plan.work_partition)} active cores, partition {plan.partition_mode}",
+        f"output {plan.grid_tiles[0]}x{plan.grid_tiles[1]} tiles in {by * bx} blocks "
+        f"({by}x{bx}) of {plan.block_tiles[0]}x{plan.block_tiles[1]} tiles",
         "",
         f"work and L1 use per core ({policy.policy.value} partition; blocks as (by, bx) in walking order):",
         "  core      start_id  count          L1  blocks",
     ]
-    use = plan_l1(plan)
+    use = _l1_use(plan)
     l1 = {core.core: core.allocated for core in use.cores}
-    for w in plan["work_partition"]:
-        item = WorkItem.from_plan(w)
+    for item in plan.work_partition:
         lines.append(f"  {'({},{})'.format(*item.core):<8}{item.start_id:>10}  {item.count:>5}  "
-                     f"{_kib(l1[item.core]):>10}  {_blocks_text(policy.blocks(item, (by, bx)))}")
-    active = {tuple(w["core"]) for w in plan["work_partition"]}
+                     f"{_kib(l1[item.core]):>10}  {_blocks_text(policy.blocks(item, plan.block_grid))}")
+    active = {item.core for item in plan.work_partition}
     idle = [f"({x},{y}) {_kib(n)}" for (x, y), n in l1.items() if (x, y) not in active]
     if idle:
         lines.append(f"  L1 buffers on cores without work: {', '.join(idle)}")
-    for mc in plan["multicast"]:
-        group = {"x": "each core row", "y": "each core column", "xy": "the whole grid"}[mc["axis"]]
-        lines.append(f"  multicast: {mc['cb']} read by the first core of {group} and sent to the others "
-                     f"(semaphores {mc['sender_semaphore']}, {mc['receiver_semaphore']})")
+    for mc in plan.multicast:
+        group = {"x": "each core row", "y": "each core column", "xy": "the whole grid"}[mc.axis]
+        lines.append(f"  multicast: {mc.cb} read by the first core of {group} and sent to the others "
+                     f"(semaphores {mc.sender_semaphore}, {mc.receiver_semaphore})")
     lines += ["", "circular buffers (on every active core):"]
-    for cb in plan["cbs"]:
-        lines.append(f"  cb {cb['index']:>2} {cb['name']:<12} {cb['data_format']:<10} {cb['num_pages']} x "
-                     f"{cb['page_size']} B = {_kib(cb['page_size'] * cb['num_pages']):>10}  "
-                     f"{cb['producer']} -> {cb['consumer']}")
-    in_l1 = [buf for buf in plan["buffers"] if buf["memory"] == "L1"]
+    for cb in plan.cbs:
+        lines.append(f"  cb {cb.index:>2} {cb.name:<12} {cb.data_format:<10} {cb.num_pages} x {cb.page_size} B = "
+                     f"{_kib(cb.size):>10}  {cb.producer} -> {cb.consumer}")
+    in_l1 = [buf for buf in plan.buffers if buf.memory == "L1"]
     if in_l1:
         lines += ["", "buffers in L1:"]
-    for buf, placed in zip(in_l1, use.buffers):
-        where = (f"{buf['layout']} on {buf['shard_grid'][0]}x{buf['shard_grid'][1]} cores, shards of "
-                 f"{buf['shard_shape'][0]}x{buf['shard_shape'][1]} elements" if placed.buffer.sharded
+    for buf, placed in zip(in_l1, use.buffers, strict=True):
+        where = (f"{buf.layout} on {buf.shard_grid[0]}x{buf.shard_grid[1]} cores, shards of "
+                 f"{buf.shard_shape[0]}x{buf.shard_shape[1]} elements" if buf.sharded
                  else "interleaved over the L1 of every worker core")
-        lines.append(f"  {buf['name']}: {where}; {_kib(placed.size)} at L1 offset {placed.address:#x} of every core")
+        lines.append(f"  {buf.name}: {where}; {_kib(placed.size)} at L1 offset {placed.address:#x} of every core")
     most = max(l1.values(), default=0)
     usable = use.available
     verdict = "fits" if use.fits else f"DOES NOT FIT: {use.worst}"
@@ -122,10 +129,10 @@ def summary(plan: dict) -> str:
         "",
         "runtime args per core (@X = device address of buffer X, noc_x(x,y) = NOC x of core (x,y)):",
     ]
-    roles = [k["role"] for k in plan["kernels"]]
-    for entry in plan["runtime_args"]:
-        args = "  ".join(f"{role} [{', '.join(_arg_text(v) for v in entry[role])}]" for role in roles)
-        lines.append(f"  {'({},{})'.format(*entry['core'])}: {args}")
+    roles = [kernel.role for kernel in plan.kernels]
+    for entry in plan.runtime_args:
+        args = "  ".join(f"{role} [{', '.join(_arg_text(v) for v in entry.values[role])}]" for role in roles)
+        lines.append(f"  {'({},{})'.format(*entry.core)}: {args}")
     return "\n".join(lines)
 
 
@@ -141,13 +148,14 @@ def draw_png(plan: dict, out: str | Path) -> tuple[int, int]:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    dx, dy = plan["device_grid"]
-    use = plan_l1(plan)
+    plan = Plan.from_json(plan)
+    dx, dy = plan.device_grid
+    use = _l1_use(plan)
     capacity = use.available
     blocks = np.ma.masked_all((dy, dx))
     l1 = np.ma.masked_all((dy, dx))
-    for work in plan["work_partition"]:
-        blocks[work["core"][1], work["core"][0]] = work["count"]
+    for item in plan.work_partition:
+        blocks[item.core[1], item.core[0]] = item.count
     for core in use.cores:
         l1[core.core[1], core.core[0]] = core.allocated / 1024
     size = (2 * dx + 4, dy + 2)
@@ -175,7 +183,7 @@ def draw_png(plan: dict, out: str | Path) -> tuple[int, int]:
         ax.set_ylabel("core y")
         ax.set_title(title)
         fig.colorbar(image, ax=ax, shrink=0.8, label=unit)
-    fig.suptitle(f"{plan['kernel_name']} on {plan['arch']}: {len(plan['work_partition'])} active cores")
+    fig.suptitle(f"{plan.kernel_name} on {plan.arch.name}: {len(plan.work_partition)} active cores")
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=DPI)

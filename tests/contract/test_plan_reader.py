@@ -14,7 +14,15 @@ import torch
 from tilelang_tt.contract.arch import ARCHS
 from tilelang_tt.contract.formats import BY_DATA_FORMAT, DATA_FORMATS, FORMATS, float_to_bfloat16_bits
 from tilelang_tt.contract.plan import (
+    ACCESS,
+    DATA_MOVEMENT,
+    KERNEL_SOURCES,
+    LAYOUTS,
+    MATH_FIDELITIES,
     MCAST_ARGS,
+    MCAST_AXES,
+    MEMORIES,
+    PARTITION_MODES,
     ROLES,
     SCHEMA_PATH,
     SCHEMA_VERSION,
@@ -139,19 +147,52 @@ def test_what_a_plan_must_not_say_is_a_plan_error_naming_the_entry(mutate, messa
         Plan.from_json(plan)
 
 
+def _enumerations(node, path=()):
+    """{path: values} of every ``enum`` and ``const`` of a JSON schema."""
+    if isinstance(node, list):
+        return {k: v for i, item in enumerate(node) for k, v in _enumerations(item, (*path, str(i))).items()}
+    if not isinstance(node, dict):
+        return {}
+    found = {"/".join(path): node[key] for key in ("enum", "const") if key in node}
+    for key, value in node.items():
+        if key not in ("enum", "const"):
+            found |= _enumerations(value, (*path, key))
+    return found
+
+
 def test_the_schema_enumerates_the_tables_of_the_contract():
-    schema = json.loads(SCHEMA_PATH.read_text())
-    props = schema["properties"]
-    buffer = props["buffers"]["items"]["properties"]
-    spec = schema["$defs"]["runtime_arg_spec"]["properties"]
-    assert props["schema_version"]["const"] == SCHEMA_VERSION
-    assert props["arch"]["enum"] == list(ARCHS)
-    assert buffer["dtype"]["enum"] == list(FORMATS)
-    assert set(BY_DATA_FORMAT) <= set(buffer["data_format"]["enum"])
-    assert set(BY_DATA_FORMAT) <= set(props["cbs"]["items"]["properties"]["data_format"]["enum"])
-    assert spec["kind"]["enum"] == [k.value for k in ArgKind]
-    assert spec["what"]["enum"] == list(MCAST_ARGS)
-    assert props["work_policy"]["properties"]["policy"]["enum"] == [p.value for p in Policy]
+    """Every enumeration of the schema is the contract's table, no value more or less, and the
+    schema has no enumeration this test does not know."""
+    data_formats = [f.data_format for f in FORMATS.values()]
+    processors, nocs = zip(*DATA_MOVEMENT.values())
+    buffer, cb = "properties/buffers/items/properties", "properties/cbs/items/properties"
+    movement, compute = "properties/kernels/items/oneOf/0/properties", "properties/kernels/items/oneOf/1/properties"
+    assert _enumerations(json.loads(SCHEMA_PATH.read_text())) == {
+        "properties/schema_version": SCHEMA_VERSION,
+        "properties/arch": list(ARCHS),
+        "properties/partition_mode": list(PARTITION_MODES),
+        f"{buffer}/dtype": list(FORMATS),
+        f"{buffer}/data_format": data_formats,
+        f"{buffer}/access": list(ACCESS),
+        f"{buffer}/memory": list(MEMORIES),
+        f"{buffer}/layout": list(LAYOUTS),
+        f"{cb}/data_format": data_formats,
+        f"{cb}/producer": list(ROLES),
+        f"{cb}/consumer": list(ROLES),
+        "properties/tensor_accessors/items/properties/kernel": list(DATA_MOVEMENT),
+        f"{movement}/role": list(DATA_MOVEMENT),
+        f"{movement}/source": list(KERNEL_SOURCES),
+        f"{movement}/processor": sorted(processors),
+        f"{movement}/noc": sorted(nocs),
+        f"{movement}/common_runtime_args/items/properties/kind": "bank_coords",
+        f"{compute}/role": "compute",
+        f"{compute}/source": list(KERNEL_SOURCES),
+        f"{compute}/math_fidelity": list(MATH_FIDELITIES),
+        "properties/work_policy/properties/policy": [p.value for p in Policy],
+        "properties/multicast/items/properties/axis": list(MCAST_AXES),
+        "$defs/runtime_arg_spec/properties/kind": [k.value for k in ArgKind],
+        "$defs/runtime_arg_spec/properties/what": list(MCAST_ARGS),
+    }
 
 
 def test_the_compiler_s_dtype_table_is_the_contract_s():
@@ -159,6 +200,7 @@ def test_the_compiler_s_dtype_table_is_the_contract_s():
 
     assert ATTRS_DATA_FORMATS is DATA_FORMATS
     assert DATA_FORMATS == {d: (f.data_format, f.element_bytes) for d, f in FORMATS.items()}
+    assert len(BY_DATA_FORMAT) == len({f.code for f in FORMATS.values()}) == len(FORMATS)  # one format, one code each
     for dtype, fmt in FORMATS.items():
         assert getattr(torch, dtype).itemsize == fmt.element_bytes
 

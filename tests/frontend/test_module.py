@@ -16,6 +16,7 @@ from tvm.target import Target
 from tests.kernels import eltwise
 from tilelang_tt.artifacts import SOURCE_NAMES, Artifacts
 from tilelang_tt.backend import TenstorrentKernel, artifacts_of
+from tilelang_tt.contract.formats import FORMATS
 from tilelang_tt.module import TenstorrentModule
 from tilelang_tt.plan_view import summary
 
@@ -151,7 +152,7 @@ def test_run_keeps_outputs_and_counters(reference, tmp_path):
     assert len(counters["cores"]) == len(reference.plan["work_partition"])
     assert counters["total"]["dram_bytes_written"] == 64 * 96 * 2
     assert sum(core["dram_bytes_read"] for core in counters["cores"]) == counters["total"]["dram_bytes_read"]
-    saved = np.fromfile(tmp_path / "run" / "C.out.bin", dtype="<u2").reshape(64, 96)
+    saved = np.fromfile(tmp_path / "run" / "C.out.bin", dtype=FORMATS["bfloat16"].storage).reshape(64, 96)
     assert np.array_equal(saved, c.view(torch.int16).numpy().view(np.uint16))
 
 

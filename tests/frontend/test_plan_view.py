@@ -4,16 +4,21 @@ L1 buffers), the summary's sections, and plan checking."""
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 
 import pytest
 import tilelang_tt
 
 from tests.kernels import eltwise, lower_until
 from tilelang_tt.contract.arch import get_arch
+from tilelang_tt.contract.plan import PlanError
 from tilelang_tt.layout import BufferLayout
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.verify_tt_ir import kernel_l1
-from tilelang_tt.plan_view import PlanError, check_plan, plan_l1, summary
+from tilelang_tt.plan_view import check_plan, plan_l1, summary
+
+GEMM = Path(__file__).resolve().parents[1] / "golden" / "gemm" / "tt.plan.json"  # multicast on 8x8 cores
 
 # A (256x64) in L1, height-sharded over 8x1 cores: shard s (32x64 = 2 tiles) on core (s, 0).
 LAYOUTS = {"A": BufferLayout(memory="L1", layout="height_sharded", shard_grid=(8, 1))}
@@ -75,3 +80,24 @@ def test_check_plan_names_what_is_wrong(sharded):
     del broken["work_partition"][1]["count"]
     with pytest.raises(PlanError, match=r"at \['work_partition'\]\[1\]: 'count' is a required property"):
         check_plan(broken, "plan.json")
+
+
+def test_check_plan_also_checks_what_the_schema_cannot(sharded):
+    """After the schema, the plan contract (Plan.from_json): here the device grid of the arch."""
+    wrong_grid = copy.deepcopy(sharded.plan)
+    wrong_grid["device_grid"] = [13, 10]
+    with pytest.raises(PlanError, match=r"^plan.json is not a valid tt.plan.json: device_grid \[13, 10\] is not the "
+                                        r"wormhole_b0 worker grid \[8, 8\] \(write plans with "):
+        check_plan(wrong_grid, "plan.json")
+    with pytest.raises(PlanError, match=r"^device_grid \[13, 10\] is not the wormhole_b0 worker grid"):
+        summary(wrong_grid)
+
+
+def test_summary_writes_runtime_values_as_its_legend_says():
+    """Buffer addresses as @X, NOC coordinates as noc_x(x,y) / noc_y(x,y), integers as they are."""
+    text = summary(json.loads(GEMM.read_text()))
+    assert "runtime args per core (@X = device address of buffer X, noc_x(x,y) = NOC x of core (x,y)):" in text
+    assert ("  (1,0): reader [@A, @B, 1, 1, 1, 0, noc_x(0,0), noc_y(0,0), noc_x(7,0), noc_y(7,0), noc_x(0,0), "
+            "noc_y(0,0), 8, 7, 1, noc_x(1,0), noc_y(1,0), noc_x(1,7), noc_y(1,7), noc_x(1,0), noc_y(1,0), 8, 7]  "
+            "compute [1, 1, 1]  writer [@C, 1, 1, 1]\n") in text
+    assert "  multicast: A_shared read by the first core of each core row and sent to the others" in text

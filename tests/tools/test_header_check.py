@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from tilelang_tt.contract.formats import FORMATS
+from tilelang_tt.env import tt_metal_root
 from tilelang_tt.tools.header_check import (
     HeaderCheckError,
     check_compute_calls,
@@ -168,6 +172,28 @@ def test_missing_compile_time_args_fail():
 def test_unknown_role_is_rejected():
     with pytest.raises(ValueError, match="role"):
         syntax_check_dataflow(READER, "compute")
+
+
+def test_cb_formats_are_the_plan_s():
+    syntax_check_dataflow(READER, "reader", compile_time_args=TWO_ACCESSORS,
+                          cb_formats={0: ("Float32", 4096), 1: ("UInt16", 2048)})
+    with pytest.raises(ValueError, match=r"^cb_formats: data formats \['Float16'\] are not plan formats; use one of "
+                                         r"\['Float16_b', 'Float32', 'Int32', 'UInt32', 'UInt16'\]$"):
+        syntax_check_dataflow(READER, "reader", cb_formats={0: ("Float16", 2048)})
+
+
+def test_the_format_codes_are_the_data_format_enum_of_every_arch():
+    """The codes ``chlkc_descriptors.h`` gets (contract.formats ``Format.code``) are the values of
+    ``tt::DataFormat`` in each arch's ``tensix_types.h``."""
+    headers = sorted(tt_metal_root().glob("hw/inc/internal/tt-1xx/**/tensix_types.h"))
+    assert [h.relative_to(tt_metal_root() / "hw/inc/internal/tt-1xx").parts[0] for h in headers] == [
+        "blackhole", "wormhole"]
+    for header in headers:
+        body = re.search(r"enum class DataFormat\b[^{]*\{(.*?)\};", header.read_text(), re.S).group(1)
+        entries = re.findall(r"^\s*(\w+)\s*=\s*(0x[0-9a-fA-F]+|\d+)", body, re.M)
+        values = {name: int(value, 0) for name, value in entries}
+        assert {f.data_format: f.code for f in FORMATS.values()} == {
+            f.data_format: values[f.data_format] for f in FORMATS.values()}, header
 
 
 def test_correct_compute_kernel_passes():

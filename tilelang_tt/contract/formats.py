@@ -1,7 +1,8 @@
 """Element types: the one table of the dtypes every stage supports, and bfloat16 rounding.
 
 A dtype is named as TileLang, TVM and torch name it; the table gives its tt-metal
-``tt::DataFormat`` (plan ``data_format``, CB formats in ``main.cpp``), the bytes of one element,
+``tt::DataFormat`` (plan ``data_format``, CB formats in ``main.cpp``) and that enumerator's value
+(the CB formats of the device's ``chlkc_descriptors.h``), the bytes of one element,
 how one element is stored in DRAM and in the emulator's ``.bin`` files (a numpy dtype string:
 bfloat16 as its 16-bit pattern) and the ``ttnn.DataType`` it is on the device path. float16 is
 not among them: ttnn has no float16 tensors.
@@ -18,17 +19,18 @@ from dataclasses import dataclass
 class Format:
     dtype: str  # TileLang / TVM / torch dtype name
     data_format: str  # tt::DataFormat enumerator
+    code: int  # its value (hw/inc/internal/tt-1xx/<arch>/tensix_types.h)
     element_bytes: int
     storage: str  # numpy dtype string of one stored element (little-endian)
     ttnn: str  # ttnn.DataType attribute
 
 
 FORMATS: dict[str, Format] = {f.dtype: f for f in (
-    Format("bfloat16", "Float16_b", 2, "<u2", "bfloat16"),
-    Format("float32", "Float32", 4, "<f4", "float32"),
-    Format("int32", "Int32", 4, "<i4", "int32"),
-    Format("uint32", "UInt32", 4, "<u4", "uint32"),
-    Format("uint16", "UInt16", 2, "<u2", "uint16"),
+    Format("bfloat16", "Float16_b", 5, 2, "<u2", "bfloat16"),
+    Format("float32", "Float32", 0, 4, "<f4", "float32"),
+    Format("int32", "Int32", 8, 4, "<i4", "int32"),
+    Format("uint32", "UInt32", 24, 4, "<u4", "uint32"),
+    Format("uint16", "UInt16", 9, 2, "<u2", "uint16"),
 )}
 
 # The same table keyed by tt::DataFormat name (CB formats carry no dtype).

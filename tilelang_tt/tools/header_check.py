@@ -29,6 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from tilelang_tt.contract.arch import get_arch
+from tilelang_tt.contract.formats import BY_DATA_FORMAT
 from tilelang_tt.env import EMU_CXX, tt_metal_root
 from tilelang_tt.tools.cpp_text import strip_cpp
 
@@ -37,9 +38,6 @@ from tilelang_tt.tools.cpp_text import strip_cpp
 # interleaved DRAM TensorAccessorArgs of bfloat16 tiles.
 _IS_DRAM = 1 << 1
 DEFAULT_COMPILE_TIME_ARGS = (_IS_DRAM, 2048) * 8
-
-# tt-metal's DataFormat enum values (hw/inc/internal/tt-1xx/*/tensix_types.h) by format name.
-_DATA_FORMAT_CODES = {"Float32": 0, "Float16": 1, "Float16_b": 5, "Int32": 8, "UInt16": 9, "UInt32": 24}
 
 
 class HeaderCheckError(Exception):
@@ -121,7 +119,7 @@ def _descriptors(arch: str, cb_formats: dict[int, tuple[str, int]]) -> str:
     def array(ctype: str, name: str, values: Iterable[object]) -> str:
         return f"constexpr {ctype} {name}[{count}] = {{{', '.join(str(v) for v in values)}}};\n"
 
-    codes = [_DATA_FORMAT_CODES[fmt] for fmt, _ in formats]
+    codes = [BY_DATA_FORMAT[fmt].code for fmt, _ in formats]
     return (
         "#pragma once\n#include <cstdint>\n"
         + array("std::int32_t", "unpack_src_format", codes)
@@ -148,12 +146,16 @@ def syntax_check_dataflow(
     through tt-metal's firmware wrapper; raise :class:`HeaderCheckError` with the diagnostics.
 
     ``compile_time_args`` defaults to :data:`DEFAULT_COMPILE_TIME_ARGS`; ``cb_formats`` maps a CB
-    index to (tt-metal data format name, tile size in bytes), default bfloat16 tiles.
+    index to (tt-metal data format name, tile size in bytes), default bfloat16 tiles; the formats
+    are those of the plan (:data:`tilelang_tt.contract.formats.BY_DATA_FORMAT`).
     """
     if role not in _ROLES:
         raise ValueError(f"role must be one of {sorted(_ROLES)}, got {role!r}")
     if arch not in _ARCH_DIRS:
         raise ValueError(f"arch must be one of {sorted(_ARCH_DIRS)}, got {arch!r}")
+    unknown = sorted({fmt for fmt, _ in (cb_formats or {}).values()} - set(BY_DATA_FORMAT))
+    if unknown:
+        raise ValueError(f"cb_formats: data formats {unknown} are not plan formats; use one of {list(BY_DATA_FORMAT)}")
     root = tt_metal_root()
     wrapper = root / "hw/firmware/src/tt-1xx" / _ROLES[role].wrapper
     if not wrapper.is_file():
