@@ -51,17 +51,23 @@ class Attr(_DocumentedKey):
     WORK_PARTITION = ("tt.work_partition", "Per active core: {core, start_id, count, width, shard} over block ids "
                                            "(a WorkItem, as the plan's work_partition entries).")
     WORK_POLICY = ("tt.work_policy", "How a core walks its blocks: {policy, stride, shard_blocks} (WorkPolicy).")
-    MULTICAST = ("tt.multicast", "CB name -> {axis, sender_semaphore, receiver_semaphore}: blocks the first core "
-                                 "of a core row/column reads once and multicasts to the others (MulticastDesc).")
+    MULTICAST = ("tt.multicast", "CB name -> {axis, sender_semaphore, receiver_semaphore, groups}: blocks the first "
+                                 "core of a core row/column reads once and multicasts to the others (MulticastDesc); "
+                                 "groups: the cores sharing the block, the sender first, and the rectangle "
+                                 "{cores, near, far} in logical core coordinates (MulticastGroup).")
     RUNTIME_ARGS = ("tt.runtime_args", "Ordered runtime argument descriptors of a kernel.")
     TILE_DFG = ("tt.tile_dfg", "Tile dataflow graph: CB nodes with producer/consumer roles and buffers.")
+    BUFFER_ACCESS = ("tt.buffer_access", 'Parameter name -> "read" | "write" | "readwrite": whether the reader '
+                                         "moves it into CBs, the writer CBs into it, or both (BuildTileDFGTT, from "
+                                         "the dataflow; the plan's buffer access).")
     CB_DESC = ("tt.cb_desc", "CB name -> {index, page_size, num_pages, data_format, ...}.")
     KERNEL_ROLE = ("tt.kernel_role", '"monolithic", "reader", "compute" or "writer".')
     LAYOUT_DESC = ("tt.layout_desc", "Buffer name -> layout (memory, layout, dtype, tile shape, sharding).")
     TENSOR_ACCESSOR = ("tt.tensor_accessor", "Buffer name -> abstract TensorAccessor (bound late, D2).")
     CORE_MAP = ("tt.core_map", '{"m": launch tag of the block row (by), "n": launch tag of the block column (bx)}.')
     COMPUTE_CONFIG = ("tt.compute_config", "Compute kernel config: fp32_dest_acc_en, math fidelity, DST budget.")
-    ARCH = ("tt.arch", "Target architecture name (wormhole_b0 or blackhole).")
+    ARCH = ("tt.arch", "Target architecture name (wormhole_b0 or blackhole); InferTTLayout records it, every later "
+                       "pass reads it from the function (passes.common.arch_of).")
     SOURCE_FUNC = ("tt.source_func", "Name of the user's PrimFunc a split kernel came from.")
     ACCUMULATE = ("tt.accumulate", "AttrStmt key: the body accumulates a gemm into the node's buffer in DST "
                                    "(value 0: from zero; 1: on top of its current value, reloaded from its CB; "

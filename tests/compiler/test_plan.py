@@ -11,7 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tilelang_tt
+import tvm
 from tests.kernels import eltwise, gemm
+from tilelang_tt.attrs import Attr, get, with_attrs
+from tilelang_tt.codegen.plan import build_plan
+from tilelang_tt.options import CompileOptions
+from tilelang_tt.passes.pipeline import lower
 from tilelang_tt.contract.plan import SCHEMA_PATH, Policy, WorkItem, WorkPolicy
 from tilelang_tt.passes.layout_aware_work_partition_tt import (
     core_ranges,
@@ -78,6 +83,40 @@ def test_compiled_plan_covers_every_output_tile_once(mt, nt, bmt, bnt, gx, gy, p
         for r, c in work.blocks(item, tuple(plan["block_grid"])):
             tiles += [(r * bmt + i, c * bnt + j) for i in range(bmt) for j in range(bnt)]
     assert sorted(tiles) == [(i, j) for i in range(M // 32) for j in range(N // 32)]
+
+
+def _split_kernels(kernel, **options) -> dict:
+    mod = lower(tvm.IRModule({"main": kernel}), CompileOptions(**options))
+    return {get(f, Attr.KERNEL_ROLE): f for f in mod.functions.values()}
+
+
+def test_plan_prints_the_recorded_multicast_groups_and_access():
+    """The plan decides nothing: each core's multicast values come from B1's groups (sender, the
+    rectangle far -> near on NOC 1) and the buffers' access from C3's tt.buffer_access; recording
+    other groups or another access changes the plan accordingly."""
+    kernels = _split_kernels(gemm(128, 64, 64, 64, 32, 32), grid=(2, 2))
+    plan = build_plan(kernels)
+    assert [(b["name"], b["access"]) for b in plan["buffers"]] == [("A", "read"), ("B", "read"), ("C", "write")]
+    names = [a["name"] for a in plan["kernels"][0]["runtime_args"]]
+    mcast = {tuple(e["core"]): dict(zip(names, e["reader"])) for e in plan["runtime_args"]}
+    assert {k: v for k, v in mcast[(1, 1)].items() if k.startswith("A_s_")} == {
+        "A_s_mcast_sender": 0, "A_s_mcast_sender_x": {"noc_x": [0, 1]}, "A_s_mcast_sender_y": {"noc_y": [0, 1]},
+        "A_s_mcast_start_x": {"noc_x": [1, 1]}, "A_s_mcast_start_y": {"noc_y": [1, 1]},
+        "A_s_mcast_end_x": {"noc_x": [0, 1]}, "A_s_mcast_end_y": {"noc_y": [0, 1]},
+        "A_s_mcast_num_dests": 2, "A_s_mcast_receivers": 1}
+
+    reader = kernels["reader"]
+    recorded = get(reader, Attr.MULTICAST)
+    # a different decision recorded for A_s: core (1, 1) sends to a group of itself and (0, 1)
+    recorded["A_s"]["groups"][1] = {"cores": [[1, 1], [0, 1]], "near": [0, 1], "far": [1, 1]}
+    access = dict(get(kernels["compute"], Attr.BUFFER_ACCESS), C="readwrite")
+    changed = dict(kernels, reader=with_attrs(reader, {Attr.MULTICAST: recorded}),
+                   compute=with_attrs(kernels["compute"], {Attr.BUFFER_ACCESS: access}))
+    plan = build_plan(changed)
+    assert plan["buffers"][2]["access"] == "readwrite"
+    values = {tuple(e["core"]): dict(zip(names, e["reader"])) for e in plan["runtime_args"]}
+    assert values[(1, 1)]["A_s_mcast_sender"] == 1 and values[(0, 1)]["A_s_mcast_sender"] == 0
+    assert values[(0, 1)]["A_s_mcast_sender_x"] == {"noc_x": [1, 1]}
 
 
 def test_compilation_is_deterministic_across_processes(tmp_path):

@@ -26,6 +26,7 @@ def test_gemm_dfg_and_cb_ids():
         "B_s": {"producer": "reader", "consumers": ["compute"], "buffer": "B"},
         "C_l": {"producer": "compute", "consumers": ["writer"], "buffer": "C"},
     }
+    assert get(after["main"], Attr.BUFFER_ACCESS) == {"A": "read", "B": "read", "C": "write"}
     assert get(after["main"], Attr.CB_DESC) == {
         "A_s": {"index": 0, "page_size": 2048, "num_pages": 4, "data_format": "Float16_b", "block_pages": 2,
                 "block_tiles": [2, 1], "vector": "", "producer": "reader", "consumer": "compute", "buffer": "A",
@@ -97,7 +98,7 @@ def test_hand_written_gemm_graph():
                 "A_s": {"producer": "reader", "consumers": ["compute"], "buffer": "A"},
                 "B_s": {"producer": "reader", "consumers": ["compute"], "buffer": "B"},
                 "C_l": {"producer": "compute", "consumers": ["writer"], "buffer": "C"},
-            }}))
+            }, "tt.buffer_access": {"A": "read", "B": "read", "C": "write"}}))
             with T.sblock("tilelang_root"):
                 T.reads()
                 T.writes()
@@ -111,5 +112,43 @@ def test_hand_written_gemm_graph():
                         tt.mm.mma(A_s.data, B_s.data, C_l.data, 0, 0, 1, 1, False, k == 0)
                     tt.pack_block(C_l.data, 0, 0, 1, 1)
                 tt.write_from_cb(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[0, 0], 2, 32, 32))
+
+    tvm.ir.assert_structural_equal(BuildTileDFGTT()(Before), Expected)
+
+
+X_LAYOUT = {"X": {"memory": "DRAM", "layout": "interleaved", "dtype": "bfloat16", "shape": [32, 32],
+                  "tile_shape": [32, 32], "data_format": "Float16_b", "page_size": 2048}}
+
+
+def test_hand_written_buffer_access_from_the_dataflow():
+    """Hand-written TIR: X is read into X_s and X_s written back to X (readwrite); U is a parameter
+    the kernel never moves (read: the host uploads it, nothing reads it back)."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(X: T.Buffer((32, 32), "bfloat16"), U: T.Buffer((32, 32), "bfloat16")):
+            T.func_attr(tt_attrs({"tt.layout_desc": X_LAYOUT, "tt.cb_desc": {"X_s": cb_entry()}}))
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                X_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                tt.read_to_cb(tl.region(X[0, 0], 1, 32, 32), tl.region(X_s[0, 0], 2, 32, 32))
+                tt.write_from_cb(tl.region(X_s[0, 0], 1, 32, 32), tl.region(X[0, 0], 2, 32, 32))
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(X: T.Buffer((32, 32), "bfloat16"), U: T.Buffer((32, 32), "bfloat16")):
+            T.func_attr(tt_attrs({"tt.layout_desc": X_LAYOUT, "tt.cb_desc": {
+                "X_s": cb_entry(0, producer="reader", consumer="writer", buffer="X"),
+            }, "tt.tile_dfg": {
+                "X_s": {"producer": "reader", "consumers": ["writer"], "buffer": "X"},
+            }, "tt.buffer_access": {"X": "readwrite", "U": "read"}}))
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                X_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                tt.read_to_cb(tl.region(X[0, 0], 1, 32, 32), tl.region(X_s[0, 0], 2, 32, 32))
+                tt.write_from_cb(tl.region(X_s[0, 0], 1, 32, 32), tl.region(X[0, 0], 2, 32, 32))
 
     tvm.ir.assert_structural_equal(BuildTileDFGTT()(Before), Expected)

@@ -75,7 +75,8 @@ def test_hand_written_reader_and_compute_signatures():
     """Hand-written TIR: the reader's address arguments follow its accessor slots (B's slot first),
     then its block of work, then the multicast arguments of A_s; compute gets the work only."""
     common = {"tt.work_policy": {"policy": "block", "stride": 1, "shard_blocks": [0, 0]},
-              "tt.multicast": {"A_s": {"axis": "x", "sender_semaphore": 0, "receiver_semaphore": 1}}}
+              "tt.multicast": {"A_s": {"axis": "x", "sender_semaphore": 0, "receiver_semaphore": 1, "groups": [
+                  {"cores": [[0, 0], [1, 0]], "near": [0, 0], "far": [1, 0]}]}}}
     reader = {**common, "tt.kernel_role": "reader", "tt.tensor_accessor": {
         "A": accessor_entry(kernel="reader", cta_offset=2, compile_time_args=[2, 2048]),
         "B": accessor_entry(kernel="reader", cta_offset=0, compile_time_args=[2, 2048])}}

@@ -8,6 +8,7 @@ from tvm.script import tirx as T
 from tests.kernels import gemm, lower_until, run_pass
 from tests.passes.helpers import attrs_without, tt_attrs
 from tilelang_tt.attrs import Attr, get
+from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.infer_tt_layout import InferTTLayout
 
 PASS = "InferTTLayout"
@@ -31,7 +32,14 @@ def test_gemm_layouts():
         "B": _layout((96, 128)),
         "C": _layout((64, 128)),
     }
-    assert attrs_without(after["main"], Attr.LAYOUT_DESC) == attrs_without(before["main"])
+    assert get(after["main"], Attr.ARCH) == "wormhole_b0"
+    assert attrs_without(after["main"], Attr.LAYOUT_DESC, Attr.ARCH) == attrs_without(before["main"])
+
+
+def test_records_the_arch_once():
+    """A1 records the target's arch; the passes after it take no arch argument and read this."""
+    after = run_pass(lower_until(gemm(64, 128, 96, 32, 64, 32), PASS), PASS, CompileOptions(arch="blackhole"))
+    assert get(after["main"], Attr.ARCH) == "blackhole"
 
 
 def test_float32_tensor_layout():
@@ -56,7 +64,7 @@ def test_hand_written_user_layout_is_resolved_and_the_rest_defaulted():
     class Expected:
         @T.prim_func
         def main(A: T.Buffer((64, 64), "bfloat16"), S: T.Buffer((64,), "float32")):
-            T.func_attr(tt_attrs({"tt.layout_desc": {
+            T.func_attr(tt_attrs({"tt.arch": "wormhole_b0", "tt.layout_desc": {
                 "A": {"memory": "L1", "layout": "height_sharded", "dtype": "bfloat16", "shape": [64, 64],
                       "tile_shape": [32, 32], "data_format": "Float16_b", "page_size": 2048,
                       "shard_grid": [2, 1], "shard_shape": [32, 64]},

@@ -13,10 +13,11 @@ from tilelang_tt.attrs import Attr, get
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.layout import BufferLayout
 from tilelang_tt.options import CompileOptions
-from tilelang_tt.passes.layout_aware_work_partition_tt import LayoutAwareWorkPartitionTT
+from tilelang_tt.contract.plan import MulticastGroup
+from tilelang_tt.passes.layout_aware_work_partition_tt import LayoutAwareWorkPartitionTT, multicast_groups
 
 PASS = "LayoutAwareWorkPartitionTT"
-KEYS = (Attr.ARCH, Attr.BLOCK_GRID, Attr.GRID_TILES, Attr.BLOCK_TILES, Attr.CORE_GRID, Attr.CORE_RANGES,
+KEYS = (Attr.BLOCK_GRID, Attr.GRID_TILES, Attr.BLOCK_TILES, Attr.CORE_GRID, Attr.CORE_RANGES,
         Attr.PARTITION_MODE, Attr.WORK_PARTITION)
 
 
@@ -37,12 +38,14 @@ def test_registered_under_spec_name():
 
 def test_default_grid_one_block_per_core():
     """A 4x2 block grid fits the device: a 2x4 core grid, one rectangle (block) per core, and A's
-    block (rows by) shared by each core row, B's (columns bx) by each core column."""
+    block (rows by) shared by each core row, B's (columns bx) by each core column: four groups of
+    two cores (senders x = 0) and two of four (senders y = 0), each with its rectangle."""
     before = lower_until(gemm(256, 128, 64, 64, 64, 32), PASS)
     after = run_pass(before, PASS)
     tvm.ir.assert_structural_equal(after["main"].body, before["main"].body)
+    rows = [{"cores": [[0, y], [1, y]], "near": [0, y], "far": [1, y]} for y in range(4)]
+    cols = [{"cores": [[x, y] for y in range(4)], "near": [x, 0], "far": [x, 3]} for x in range(2)]
     assert _new_attrs(before, after) == {
-        "tt.arch": "wormhole_b0",
         "tt.block_grid": [4, 2],
         "tt.grid_tiles": [8, 4],
         "tt.block_tiles": [2, 2],
@@ -52,8 +55,8 @@ def test_default_grid_one_block_per_core():
         "tt.work_policy": {"policy": "block", "stride": 1, "shard_blocks": [0, 0]},
         "tt.work_partition": [{"core": [x, y], "start_id": 2 * y + x, "count": 1, "width": 1, "shard": [0, 0]}
                               for y in range(4) for x in range(2)],
-        "tt.multicast": {"A_s": {"axis": "x", "sender_semaphore": 0, "receiver_semaphore": 1},
-                         "B_s": {"axis": "y", "sender_semaphore": 2, "receiver_semaphore": 3}},
+        "tt.multicast": {"A_s": {"axis": "x", "sender_semaphore": 0, "receiver_semaphore": 1, "groups": rows},
+                         "B_s": {"axis": "y", "sender_semaphore": 2, "receiver_semaphore": 3, "groups": cols}},
     }
 
 
@@ -100,6 +103,27 @@ def test_multicast_follows_the_access_expressions():
     assert axes == {"A_s": "x", "B_s": "y", "bias_s": "y"}
     after = run_pass(lower_until(eltwise("add", 128, 128, 64, 64), PASS), PASS)
     assert get(after["main"], Attr.MULTICAST) == {}
+
+
+def test_multicast_groups_per_axis():
+    """Rows (same y), columns (same x) or the whole grid: cores row-major in each group, the first the
+    sender, the rectangle from the smallest to the largest x and y; groups ordered by their senders."""
+    cores = [(x, y) for y in range(2) for x in range(3)]
+    assert multicast_groups("x", cores) == (MulticastGroup(((0, 0), (1, 0), (2, 0)), (0, 0), (2, 0)),
+                                            MulticastGroup(((0, 1), (1, 1), (2, 1)), (0, 1), (2, 1)))
+    assert [g.sender for g in multicast_groups("y", cores)] == [(0, 0), (1, 0), (2, 0)]
+    assert multicast_groups("y", cores)[2] == MulticastGroup(((2, 0), (2, 1)), (2, 0), (2, 1))
+    (whole,) = multicast_groups("xy", list(reversed(cores)))
+    assert whole == MulticastGroup(tuple(cores), (0, 0), (2, 1)) and whole.sender == (0, 0)
+    assert MulticastGroup.from_dict(whole.to_dict()) == whole
+
+
+def test_the_arch_comes_from_the_function():
+    """B1 reads tt.arch (InferTTLayout recorded it): blackhole's 13x10 grid takes a 13-block row whole."""
+    opts = CompileOptions(arch="blackhole")
+    before = lower_until(gemm(64, 13 * 32, 64, 64, 32, 32), PASS, opts)
+    assert get(before["main"], Attr.ARCH) == "blackhole"
+    assert get(run_pass(before, PASS, opts)["main"], Attr.CORE_GRID) == [13, 1]
 
 
 def test_third_grid_dimension_is_folded_into_the_block_rows():
@@ -156,7 +180,7 @@ def test_hand_written_block_partition_and_multicast():
         @T.prim_func
         def main(A: T.Buffer((64, 32), "bfloat16"), B: T.Buffer((32, 64), "bfloat16"),
                  C: T.Buffer((64, 64), "bfloat16")):
-            T.func_attr(tt_attrs({"tt.layout_desc": C_LAYOUT}))
+            T.func_attr(tt_attrs({"tt.arch": "wormhole_b0", "tt.layout_desc": C_LAYOUT}))
             for bx in T.thread_binding(2, thread="blockIdx.x"):
                 for by in T.thread_binding(2, thread="blockIdx.y"):
                     with T.sblock("tilelang_root"):
@@ -185,8 +209,14 @@ def test_hand_written_block_partition_and_multicast():
                 "tt.partition_mode": "global",
                 "tt.work_policy": {"policy": "block", "stride": 1, "shard_blocks": [0, 0]},
                 "tt.work_partition": WORK_2X2,
-                "tt.multicast": {"A_s": {"axis": "x", "sender_semaphore": 0, "receiver_semaphore": 1},
-                                 "B_s": {"axis": "y", "sender_semaphore": 2, "receiver_semaphore": 3}},
+                "tt.multicast": {
+                    "A_s": {"axis": "x", "sender_semaphore": 0, "receiver_semaphore": 1, "groups": [
+                        {"cores": [[0, 0], [1, 0]], "near": [0, 0], "far": [1, 0]},
+                        {"cores": [[0, 1], [1, 1]], "near": [0, 1], "far": [1, 1]}]},
+                    "B_s": {"axis": "y", "sender_semaphore": 2, "receiver_semaphore": 3, "groups": [
+                        {"cores": [[0, 0], [0, 1]], "near": [0, 0], "far": [0, 1]},
+                        {"cores": [[1, 0], [1, 1]], "near": [1, 0], "far": [1, 1]}]},
+                },
             }))
             for bx in T.thread_binding(2, thread="blockIdx.x"):
                 for by in T.thread_binding(2, thread="blockIdx.y"):

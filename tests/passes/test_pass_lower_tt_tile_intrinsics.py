@@ -184,7 +184,7 @@ def test_hand_written_clear_gemm_and_parallel():
         @T.prim_func
         def main(A: T.Buffer((32, 64), "bfloat16"), B: T.Buffer((64, 32), "bfloat16"),
                  C: T.Buffer((32, 32), "bfloat16")):
-            T.func_attr(tt_attrs({"tt.cb_desc": HAND_CBS}))
+            T.func_attr(tt_attrs({"tt.arch": "wormhole_b0", "tt.cb_desc": HAND_CBS}))
             with T.sblock("tilelang_root"):
                 T.reads()
                 T.writes()
@@ -207,7 +207,7 @@ def test_hand_written_clear_gemm_and_parallel():
         @T.prim_func
         def main(A: T.Buffer((32, 64), "bfloat16"), B: T.Buffer((64, 32), "bfloat16"),
                  C: T.Buffer((32, 32), "bfloat16")):
-            T.func_attr(tt_attrs({"tt.cb_desc": HAND_CBS, "tt.compute_config": {
+            T.func_attr(tt_attrs({"tt.arch": "wormhole_b0", "tt.cb_desc": HAND_CBS, "tt.compute_config": {
                 "fp32_dest_acc_en": True, "math_fidelity": "HiFi4", "math_approx_mode": False, "dst_budget": 4}}))
             with T.sblock("tilelang_root"):
                 T.reads()

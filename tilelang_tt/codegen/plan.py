@@ -8,16 +8,17 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.attrs import AccessorDesc, ArgKind, Attr, KernelRole, LayoutDesc, RuntimeArg, get
-from tilelang_tt.contract.arch import get_arch
 from tilelang_tt.contract.plan import (
     SCHEMA_VERSION,
     BufferAddress,
     MulticastDesc,
+    MulticastGroup,
     NocCoord,
     Policy,
     WorkItem,
     WorkPolicy,
 )
+from tilelang_tt.passes.common import arch_of
 
 PROCESSORS = {KernelRole.READER.value: ("RISCV_1", "RISCV_1_default"), KernelRole.WRITER.value: ("RISCV_0", "RISCV_0_default")}
 
@@ -25,20 +26,18 @@ PROCESSORS = {KernelRole.READER.value: ("RISCV_1", "RISCV_1_default"), KernelRol
 def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
     """``kernels``: role -> split PrimFunc (reader, compute, writer) of one user kernel."""
     reader, compute, writer = (kernels[r.value] for r in (KernelRole.READER, KernelRole.COMPUTE, KernelRole.WRITER))
-    arch = get_arch(get(compute, Attr.ARCH))
+    arch = arch_of(compute)
     layouts = get(compute, Attr.LAYOUT_DESC)
-    read = set(get(reader, Attr.TENSOR_ACCESSOR))
-    written = set(get(writer, Attr.TENSOR_ACCESSOR))
+    access = get(compute, Attr.BUFFER_ACCESS)
 
     buffers = []
     for index, param in enumerate(compute.params):
         buf = compute.buffer_map[param]
         layout = layouts[buf.name]
-        access = "readwrite" if buf.name in read and buf.name in written else "write" if buf.name in written else "read"
         rows, cols = LayoutDesc.from_dict(buf.name, layout).tile_grid
         entry = {
             "name": buf.name, "param_index": index, "shape": layout["shape"], "dtype": layout["dtype"],
-            "data_format": layout["data_format"], "access": access, "memory": layout["memory"],
+            "data_format": layout["data_format"], "access": access[buf.name], "memory": layout["memory"],
             "layout": layout["layout"], "tile_shape": layout["tile_shape"], "page_size": layout["page_size"],
             "num_pages": rows * cols,
         }
@@ -79,8 +78,7 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
         kernel_entries.append(entry)
 
     work = [WorkItem.from_plan(w) for w in get(compute, Attr.WORK_PARTITION)]
-    multicast = [MulticastDesc.from_dict(cb, d) for cb, d in sorted(get(reader, Attr.MULTICAST, {}).items())]
-    groups = {mc.cb: multicast_groups(mc.axis, [w.core for w in work]) for mc in multicast}
+    multicast = {cb: MulticastDesc.from_dict(cb, d) for cb, d in sorted(get(reader, Attr.MULTICAST, {}).items())}
 
     def values(role: str, item: WorkItem) -> list:
         out = []
@@ -88,7 +86,7 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
             if arg.kind == ArgKind.BUFFER_ADDRESS:
                 out.append(BufferAddress(arg.buffer).to_json())
             elif arg.kind == ArgKind.MCAST:
-                out.append(mcast_value(arg.what, groups[arg.cb][item.core], item.core))
+                out.append(mcast_value(arg.what, multicast[arg.cb].group(item.core), item.core))
             else:
                 out.append({
                     ArgKind.START_ID: item.start_id, ArgKind.COUNT: item.count, ArgKind.WIDTH: item.width,
@@ -98,7 +96,7 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
 
     policy = WorkPolicy.from_dict(get(compute, Attr.WORK_POLICY))
     semaphores = []
-    for mc in multicast:
+    for mc in multicast.values():
         semaphores += [{"id": mc.sender_semaphore, "name": f"{mc.cb}_sender", "initial_value": 0},
                        {"id": mc.receiver_semaphore, "name": f"{mc.cb}_receiver", "initial_value": 0}]
 
@@ -124,31 +122,20 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
              "writer": values("writer", w)} for w in work
         ],
         "semaphores": sorted(semaphores, key=lambda e: e["id"]),
-        "multicast": [{"cb": mc.cb} | mc.to_dict() for mc in multicast],
+        "multicast": [{"cb": mc.cb} | mc.to_dict() for mc in multicast.values()],
     }
 
 
-def multicast_groups(axis: str, cores: list[tuple[int, int]]) -> dict[tuple[int, int], list[tuple[int, int]]]:
-    """core -> the cores sharing its multicast block (same y for axis x, same x for y, all for xy),
-    sorted: the first is the group's sender."""
-    key = {"x": lambda c: c[1], "y": lambda c: c[0], "xy": lambda c: 0}[axis]
-    members: dict[int, list[tuple[int, int]]] = {}
-    for core in cores:
-        members.setdefault(key(core), []).append(core)
-    return {core: sorted(members[key(core)], key=lambda c: (c[1], c[0])) for core in cores}
-
-
-def mcast_value(what: str, group: list[tuple[int, int]], core: tuple[int, int]):
-    """Per-core value of multicast runtime arg ``what`` (contract.plan.MCAST_ARGS). NOC coordinates
-    are symbolic (:class:`NocCoord`: the host resolves the logical core). The reader multicasts on
-    NOC 1, which takes the rectangle from its far corner to its near one (start and end swapped)."""
-    sender = group[0]
-    near = (min(c[0] for c in group), min(c[1] for c in group))
-    far = (max(c[0] for c in group), max(c[1] for c in group))
-    corners = {"sender": sender, "start": far, "end": near}
+def mcast_value(what: str, group: MulticastGroup, core: tuple[int, int]):
+    """Per-core value of multicast runtime arg ``what`` (contract.plan.MCAST_ARGS) for ``core`` of
+    ``group`` (B1 decided both). NOC coordinates are symbolic (:class:`NocCoord`: the host resolves
+    the logical core). The reader multicasts on NOC 1, which takes the rectangle from its far corner
+    to its near one (start and end swapped)."""
+    corners = {"sender": group.sender, "start": group.far, "end": group.near}
     if what[-2:] in ("_x", "_y"):
         return NocCoord(what[-1], corners[what[:-2]]).to_json()
-    return {"sender": int(core == sender), "num_dests": len(group), "receivers": len(group) - 1}[what]
+    size = len(group.cores)
+    return {"sender": int(tuple(core) == group.sender), "num_dests": size, "receivers": size - 1}[what]
 
 
 def dumps_plan(plan: dict) -> str:

@@ -9,8 +9,8 @@ values, ``"@A"`` (:class:`BufferAddress`) and ``{"noc_x": [x, y]}`` (:class:`Noc
 written (``to_json``) and read (:func:`runtime_value`) here only.
 
 The work-partition and runtime-argument vocabulary (:class:`Policy`, :class:`WorkItem`,
-:class:`WorkPolicy`, :class:`MulticastDesc`, :data:`MCAST_ARGS`, :class:`ArgKind`) is what the
-compiler's attributes and the plan share.
+:class:`WorkPolicy`, :class:`MulticastDesc`, :class:`MulticastGroup`, :data:`MCAST_ARGS`,
+:class:`ArgKind`) is what the compiler's attributes and the plan share.
 """
 
 from __future__ import annotations
@@ -117,23 +117,66 @@ class WorkPolicy:
 
 
 @dataclass(frozen=True)
+class MulticastGroup:
+    """The cores sharing one multicast block: ``cores`` in row-major order (by y, then x), the
+    first the sender, which reads the block and multicasts it to the rectangle from ``near`` to
+    ``far`` (inclusive corners, logical core coordinates) that holds them all."""
+
+    cores: tuple[Core, ...]
+    near: Core
+    far: Core
+
+    @property
+    def sender(self) -> Core:
+        return self.cores[0]
+
+    @staticmethod
+    def of(cores: Sequence[Core]) -> MulticastGroup:
+        """The group of ``cores``: sorted row-major, the smallest rectangle around them."""
+        ordered = tuple(sorted((tuple(c) for c in cores), key=lambda c: (c[1], c[0])))
+        return MulticastGroup(ordered, (min(c[0] for c in ordered), min(c[1] for c in ordered)),
+                              (max(c[0] for c in ordered), max(c[1] for c in ordered)))
+
+    def to_dict(self) -> dict:
+        return {"cores": [list(c) for c in self.cores], "near": list(self.near), "far": list(self.far)}
+
+    @staticmethod
+    def from_dict(d: dict) -> MulticastGroup:
+        return MulticastGroup(tuple(tuple(c) for c in d["cores"]), tuple(d["near"]), tuple(d["far"]))
+
+
+@dataclass(frozen=True)
 class MulticastDesc:
     """``tt.multicast`` entry: the block of CB ``cb`` is the same for every core of a core row
-    (``axis`` "x": the cores along x share it) or column ("y"); the first core of the group reads
-    it and multicasts it, handshaking through two semaphores."""
+    (``axis`` "x": the cores along x share it), column ("y") or the whole grid ("xy"); the first
+    core of each of its ``groups`` reads it and multicasts it to the others, handshaking through
+    two semaphores. The plan's ``multicast`` entry (:meth:`to_dict`) leaves the groups out: each
+    core's runtime values carry them."""
 
     cb: str
     axis: str
     sender_semaphore: int
     receiver_semaphore: int
+    groups: tuple[MulticastGroup, ...] = ()
 
     def to_dict(self) -> dict:
+        """The plan's form (without the groups)."""
         return {"axis": self.axis, "sender_semaphore": self.sender_semaphore,
                 "receiver_semaphore": self.receiver_semaphore}
 
+    def to_attr(self) -> dict:
+        """The ``tt.multicast`` form: the plan's and the groups."""
+        return self.to_dict() | {"groups": [g.to_dict() for g in self.groups]}
+
     @staticmethod
     def from_dict(cb: str, d: dict) -> MulticastDesc:
-        return MulticastDesc(cb, d["axis"], int(d["sender_semaphore"]), int(d["receiver_semaphore"]))
+        """From the ``tt.multicast`` form (:meth:`to_attr`)."""
+        return MulticastDesc(cb, d["axis"], int(d["sender_semaphore"]), int(d["receiver_semaphore"]),
+                             tuple(MulticastGroup.from_dict(g) for g in d["groups"]))
+
+    def group(self, core: Core) -> MulticastGroup:
+        """The group ``core`` belongs to."""
+        return next(g for g in self.groups if tuple(core) in g.cores)
 
     def arg(self, what: str) -> str:
         """Name of one of this multicast's runtime args (see :data:`MCAST_ARGS`)."""

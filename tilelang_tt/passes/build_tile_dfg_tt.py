@@ -3,7 +3,9 @@
 Reads: ``tt.read_to_cb``/``tt.generate_block``/``tt.write_from_cb`` (reader/writer edges), ``tt.mm.mma``,
 ``tt.tile.eltwise``, ``tt.tile.reduce`` and ``tt.accumulate`` reloads (compute edges), ``tt.cb_desc``,
 ``tt.layout_desc``.
-Writes: ``tt.tile_dfg`` = {cb: {producer, consumers, buffer}}; updates ``tt.cb_desc`` with
+Writes: ``tt.tile_dfg`` = {cb: {producer, consumers, buffer}}; ``tt.buffer_access`` = {parameter:
+"read" | "write" | "readwrite"} (whether the reader moves it into CBs, the writer CBs into it, or
+both: the plan's buffer access); updates ``tt.cb_desc`` with
 ``index`` — reader-fed CBs from 0, CBs the compute kernel hands to the writer from 16,
 compute-internal CBs from 24 (tt-metal's c_0/c_16/c_24 convention; numbered in order when more
 are needed) —, producer, consumers, the global buffer it moves and, for CBs handed to the writer,
@@ -25,7 +27,8 @@ the axes along which it may hold padding and whether that padding is still the r
 (copies and casts keep them) or computed values, and rejects a reduction, or a GEMM contraction, along an axis of
 computed padding (and a max-reduction of any padding).
 
-    After: "tt.tile_dfg": {"A_s": {"producer": "reader", "consumers": ["compute"], "buffer": "A"}, ...}
+    After: "tt.tile_dfg": {"A_s": {"producer": "reader", "consumers": ["compute"], "buffer": "A"}, ...},
+           "tt.buffer_access": {"A": "read", "B": "read", "C": "write"}
 """
 
 from __future__ import annotations
@@ -35,16 +38,8 @@ from tvm import tirx
 
 from tilelang_tt.attrs import AccumulateMode, Attr, CBDesc, Intrin, get, with_attrs
 from tilelang_tt.ops import compute_accesses
-from tilelang_tt.passes.common import (
-    as_region,
-    bound_analyzer,
-    error,
-    evaluate_calls,
-    overhanging_axes,
-    prim_func_pass,
-    stmt_intrin,
-    unique_name,
-)
+from tilelang_tt.passes.common import as_region, error, evaluate_calls, prim_func_pass, stmt_intrin, unique_name
+from tilelang_tt.passes.slices import bound_analyzer, overhanging_axes
 
 PASS = "BuildTileDFGTT"
 INPUT_BASE, OUTPUT_BASE, INTERMEDIATE_BASE = 0, 16, 24
@@ -191,6 +186,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     producers: dict[str, set[str]] = {}
     consumers: dict[str, set[str]] = {}
     moved: dict[str, str] = {}
+    read_from, written_to = set(), set()  # the data Vars of the global buffers the reader / writer move
     order: list[str] = []
     stmt_of: dict[str, object] = {}
     reloads: set[str] = set()
@@ -213,11 +209,13 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             src, dst = (as_region(a) for a in stmt.value.args[:2])
             note(producers, dst.buffer.name, "reader", stmt)
             moved[dst.buffer.name] = src.buffer.name
+            read_from.add(src.buffer.data)
         elif intrin == Intrin.GENERATE_BLOCK:
             note(producers, as_region(stmt.value.args[0]).buffer.name, "reader", stmt)
         elif intrin == Intrin.WRITE_FROM_CB:
             src, dst = (as_region(a) for a in stmt.value.args[:2])
             note(consumers, src.buffer.name, "writer", stmt)
+            written_to.add(dst.buffer.data)
             previous = moved.setdefault(src.buffer.name, dst.buffer.name)
             if previous != dst.buffer.name and "reader" not in producers.get(src.buffer.name, ()):
                 raise error(PASS, func, stmt, f"on-chip buffer `{src.buffer.name}` is written to two tensors",
@@ -303,7 +301,19 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     return with_attrs(func, {
         Attr.TILE_DFG: dfg,
         Attr.CB_DESC: {name: cbs[name].to_dict() for name in sorted(cbs)},
+        Attr.BUFFER_ACCESS: _buffer_access(func, read_from, written_to),
     })
+
+
+def _buffer_access(func: tirx.PrimFunc, read_from: set, written_to: set) -> dict[str, str]:
+    """Parameter name -> "read" (the reader moves it into CBs), "write" (the writer moves CBs into
+    it) or "readwrite" (both); a parameter the kernel never moves is "read" (the host uploads it,
+    nothing reads it back)."""
+    access = {}
+    for buf in (func.buffer_map[p] for p in func.params if p in func.buffer_map):
+        read, written = buf.data in read_from, buf.data in written_to
+        access[buf.name] = "readwrite" if read and written else "write" if written else "read"
+    return access
 
 
 def BuildTileDFGTT():

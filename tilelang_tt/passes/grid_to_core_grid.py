@@ -26,7 +26,8 @@ import tilelang  # noqa: F401
 from tvm import ir, tirx
 
 from tilelang_tt.attrs import Attr, with_attrs
-from tilelang_tt.passes.common import block_grid_loops, error, keep_span, prim_func_pass, uses_var
+from tilelang_tt.passes.common import error, keep_span, prim_func_pass, uses_var
+from tilelang_tt.passes.slices import block_grid_loops
 
 PASS = "GridToCoreGrid"
 CORE_TAGS = {"blockIdx.x": "coreIdx.x", "blockIdx.y": "coreIdx.y"}

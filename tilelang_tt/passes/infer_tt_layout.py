@@ -2,7 +2,9 @@
 
 Reads: the PrimFunc's ``buffer_map``, user layouts (:class:`tilelang_tt.BufferLayout`: the
 ``layouts`` option, or a ``tt.layout_desc`` attribute from ``tilelang_tt.annotate_layouts``).
-Writes: ``tt.layout_desc`` = {buffer name: LayoutDesc dict} for every global parameter.
+Writes: ``tt.arch`` (the target architecture's name: the passes after this one read it from the
+function, ``passes.common.arch_of``) and ``tt.layout_desc`` = {buffer name: LayoutDesc dict} for every
+global parameter.
 Sharded layouts get their shard shape resolved on the tensor seen as a matrix (leading dimensions
 folded into rows: ND sharding projected onto the compute plane); every core of the shard grid
 (or DRAM bank) must hold exactly one shard.
@@ -19,7 +21,8 @@ layouts, views of a parameter (``T.Tensor(shape, X.data)``: a second shape for X
 is laid out in tiles of X's own shape).
 
     Before: def main(A: T.Tensor((256, 128), "bfloat16"), ...)
-    After:  T.func_attr({"tt.layout_desc": {"A": {"memory": "DRAM", "layout": "interleaved", ...}}})
+    After:  T.func_attr({"tt.arch": "wormhole_b0",
+                         "tt.layout_desc": {"A": {"memory": "DRAM", "layout": "interleaved", ...}}})
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.contract.arch import get_arch
+from tilelang_tt.contract.arch import Arch, get_arch
 from tilelang_tt.attrs import DATA_FORMATS, Attr, LayoutDesc, MemoryLayout, MemorySpace, get, with_attrs
 from tilelang_tt.layout import BufferLayout, LayoutError, shard_grid_shape
 from tilelang_tt.passes.common import COL, TILE, dtype_hint, error, first_stmt_using, prim_func_pass, vector_kinds
@@ -37,7 +40,7 @@ PASS = "InferTTLayout"
 
 
 def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, override: dict | None, kinds: dict[str, str],
-               arch_name: str) -> LayoutDesc:
+               arch: Arch) -> LayoutDesc:
     shape = []
     for dim in buf.shape:
         if not isinstance(dim, tirx.IntImm):
@@ -59,7 +62,6 @@ def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, override: dict | None, kin
     layout = _buffer_layout(func, buf, override)
     if not layout.sharded:
         return desc
-    arch = get_arch(arch_name)
     gx, gy = layout.shard_grid
     limit = (arch.num_dram_banks, 1) if layout.memory == MemorySpace.DRAM.value else arch.grid
     where = f"{arch.name} has {arch.num_dram_banks} DRAM banks" if layout.memory == MemorySpace.DRAM.value else (
@@ -112,6 +114,7 @@ def _check_views(func: tirx.PrimFunc, params: list[tirx.Buffer]) -> None:
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, layouts) -> tirx.PrimFunc:
+    arch = get_arch(arch_name)
     overrides = dict(get(func, Attr.LAYOUT_DESC, {}))
     for name, layout in (layouts or {}).items():
         overrides[name] = {k: v for k, v in layout.__dict__.items() if v is not None}
@@ -122,8 +125,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, layouts) -> tirx.P
     if unknown:
         raise error(PASS, func, None, f"layouts are given for {unknown}, which are not parameters of the kernel",
                     f"name parameters of the kernel: {[b.name for b in params]}")
-    out = {buf.name: _layout_of(func, buf, overrides.get(buf.name), kinds, arch_name).to_dict() for buf in params}
-    return with_attrs(func, {Attr.LAYOUT_DESC: out})
+    out = {buf.name: _layout_of(func, buf, overrides.get(buf.name), kinds, arch).to_dict() for buf in params}
+    return with_attrs(func, {Attr.ARCH: arch.name, Attr.LAYOUT_DESC: out})
 
 
 def InferTTLayout(arch: str = "wormhole_b0", layouts=None):

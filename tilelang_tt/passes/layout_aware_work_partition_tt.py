@@ -2,13 +2,14 @@
 which blocks the cores share (multicast).
 
 Reads: the ``blockIdx.x/y/z`` extents of ``T.Kernel`` (Bx blocks along N, By along M, Bz
-batches: the block grid has Bz * By rows, row = bz * By + by), ``tt.layout_desc``, the ``T.copy``
+batches: the block grid has Bz * By rows, row = bz * By + by), ``tt.arch``, ``tt.layout_desc``, the ``T.copy``
 into the output buffer (block shape) and the ``T.copy`` transfers of global tensors (which block
 coordinates their slices depend on).
 Writes: ``tt.block_grid`` [Bz * By, Bx], ``tt.grid_tiles`` [Mt, Nt], ``tt.block_tiles`` [bmt, bnt],
 ``tt.core_grid`` [gx, gy], ``tt.core_ranges``, ``tt.partition_mode``, ``tt.work_policy``,
 ``tt.work_partition`` (per active core ``{core, start_id, count, width, shard}``, a WorkItem;
-block id = row * Bx + bx) and ``tt.multicast``.
+block id = row * Bx + bx) and ``tt.multicast`` (per multicast CB a MulticastDesc: axis, semaphores
+and its groups of cores, each with its sender and NOC rectangle in logical core coordinates).
 Errors: a global slice that is not one rectangle of its tensor's matrix view (leading dimensions
 folded into rows), or whose batch index may pass the tensor's extent; several blocks writing
 overlapping regions of an output (a split-K sum written with T.copy: the last block would win).
@@ -35,7 +36,8 @@ Only cores with work are active. Before/after: TIR unchanged.
 
     After: "tt.core_grid": [8, 8], "tt.work_policy": {"policy": "block", ...},
            "tt.work_partition": [{"core": [0, 0], "start_id": 0, "count": 1, "width": 1, "shard": [0, 0]}, ...],
-           "tt.multicast": {"A_s": {"axis": "x", ...}}
+           "tt.multicast": {"A_s": {"axis": "x", ..., "groups": [{"cores": [[0, 0], [1, 0], ...],
+                                                                   "near": [0, 0], "far": [7, 0]}, ...]}}
 """
 
 from __future__ import annotations
@@ -45,7 +47,6 @@ import math
 import tilelang  # noqa: F401
 from tvm import arith, tirx
 
-from tilelang_tt.contract.arch import get_arch
 from tilelang_tt.attrs import (
     Attr,
     LayoutDesc,
@@ -57,22 +58,20 @@ from tilelang_tt.attrs import (
     get,
     with_attrs,
 )
+from tilelang_tt.contract.plan import Core, MulticastGroup
 from tilelang_tt.layout import shard_of_core
 from tilelang_tt.passes.common import (
     TILE,
+    arch_of,
     as_region,
     error,
     is_cb_buffer,
     is_global_buffer,
-    block_grid_loops,
-    bound_analyzer,
-    bound_values,
-    leading_overhang,
-    matrix_slice,
     prim_func_pass,
     tile_op_name,
     uses_var,
 )
+from tilelang_tt.passes.slices import block_grid_loops, bound_analyzer, bound_values, leading_overhang, matrix_slice
 
 PASS = "LayoutAwareWorkPartitionTT"
 # The block-grid dimensions whose product makes the rows of the block grid: a third dimension
@@ -257,9 +256,21 @@ def _controls(body, values: dict) -> dict:
     return out
 
 
-def _multicast(func, loops, grid, mode: str) -> dict[str, dict]:
+def multicast_groups(axis: str, cores: list[Core]) -> tuple[MulticastGroup, ...]:
+    """The groups of ``cores`` sharing a block multicast along ``axis``: the cores of a row (same
+    y) for "x", of a column (same x) for "y", all of them for "xy"; ordered by their senders."""
+    key = {"x": lambda c: c[1], "y": lambda c: c[0], "xy": lambda c: 0}[axis]
+    members: dict[int, list[Core]] = {}
+    for core in cores:
+        members.setdefault(key(core), []).append(core)
+    groups = (MulticastGroup.of(m) for m in members.values())
+    return tuple(sorted(groups, key=lambda g: (g.sender[1], g.sender[0])))
+
+
+def _multicast(func, loops, grid, mode: str, cores: list[Core]) -> dict[str, dict]:
     """CBs whose block is the same for a whole core row ("x"), column ("y") or the grid ("xy"),
-    read the same number of times by every core of the group (lockstep)."""
+    read the same number of times by every core of the group (lockstep), with their groups of
+    ``cores``."""
     row_vars = [loops[tag].loop_var for tag in ROW_TAGS if tag in loops]
     bx_var = loops["blockIdx.x"].loop_var if "blockIdx.x" in loops else None
     # the block coordinates that differ between the cores of a group
@@ -292,7 +303,8 @@ def _multicast(func, loops, grid, mode: str) -> dict[str, dict]:
         raise error(PASS, func, None, "multicast='on' but no block read from a tensor is the same for a row or "
                     "column of cores (every slice depends on both bx and by)",
                     "use multicast='auto' or 'off'")
-    return {name: MulticastDesc(name, axes[name], 2 * k, 2 * k + 1).to_dict() for k, name in enumerate(shared)}
+    return {name: MulticastDesc(name, axes[name], 2 * k, 2 * k + 1, multicast_groups(axes[name], cores)).to_attr()
+            for k, name in enumerate(shared)}
 
 
 def _local_shard(func, layout: LayoutDesc, block_grid, block_tiles) -> tuple[list[WorkItem], WorkPolicy, tuple]:
@@ -336,9 +348,8 @@ def _global(func, arch, block_grid, grid, policy_name: str) -> tuple[list[WorkIt
     return partition(total, grid), WorkPolicy(policy), grid
 
 
-def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, grid, policy: str, mode: str,
-               multicast: str) -> tirx.PrimFunc:
-    arch = get_arch(arch_name)
+def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str, multicast: str) -> tirx.PrimFunc:
+    arch = arch_of(func)
     loops = block_grid_loops(func)
     bx = int(loops["blockIdx.x"].extent) if "blockIdx.x" in loops else 1
     by = math.prod(int(loops[tag].extent) for tag in ROW_TAGS if tag in loops)
@@ -384,9 +395,9 @@ def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, grid, policy: str,
                     f"multicast='on' needs the block partition with a core grid dividing the {by}x{bx} block grid "
                     f"(got policy {work_policy.policy.value}, grid {tuple(grid)})",
                     "use partition='block' with a grid whose x divides Bx and y divides By, or multicast='auto'")
-    shared = _multicast(func, loops, tuple(grid), multicast) if lockstep and multicast != "off" else {}
+    cores = [w.core for w in items]
+    shared = _multicast(func, loops, tuple(grid), multicast, cores) if lockstep and multicast != "off" else {}
     return with_attrs(func, {
-        Attr.ARCH: arch.name,
         Attr.BLOCK_GRID: [by, bx],
         Attr.GRID_TILES: [mt, nt],
         Attr.BLOCK_TILES: list(block_tiles),
@@ -399,6 +410,6 @@ def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, grid, policy: str,
     })
 
 
-def LayoutAwareWorkPartitionTT(arch: str = "wormhole_b0", grid: tuple[int, int] | None = None,
-                               partition: str = "auto", partition_mode: str = "auto", multicast: str = "auto"):
-    return prim_func_pass(lambda f, m, c: _transform(f, m, c, arch, grid, partition, partition_mode, multicast), PASS)
+def LayoutAwareWorkPartitionTT(grid: tuple[int, int] | None = None, partition: str = "auto",
+                               partition_mode: str = "auto", multicast: str = "auto"):
+    return prim_func_pass(lambda f, m, c: _transform(f, m, c, grid, partition, partition_mode, multicast), PASS)

@@ -62,20 +62,8 @@ from tilelang_tt.attrs import (
     get,
     runtime_args,
 )
-from tilelang_tt.passes.common import (
-    TILE,
-    as_region,
-    bound_analyzer,
-    error,
-    evaluate,
-    keep_span,
-    matrix_extents,
-    matrix_slice,
-    overhanging_axes,
-    prim_func_pass,
-    seq,
-    stmt_intrin,
-)
+from tilelang_tt.passes.common import TILE, as_region, error, evaluate, keep_span, prim_func_pass, seq, stmt_intrin
+from tilelang_tt.passes.slices import bound_analyzer, matrix_extents, matrix_slice, overhanging_axes
 
 PASS = "LowerCBIntrinsics"
 

@@ -1,7 +1,7 @@
 """C2 LowerTTTileIntrinsics: compute tile ops become protocol-less CB intrinsics.
 
 Reads: ``T.gemm``, ``T.clear``/``T.fill``, ``T.reduce_*``, on-chip ``T.copy`` and ``T.Parallel``
-stores; ``tt.cb_desc`` (block geometry, vectors); the arch's DST capacity.
+stores; ``tt.cb_desc`` (block geometry, vectors); ``tt.arch`` (its DST capacity).
 Writes: ``tt.compute_config`` {fp32_dest_acc_en, math_fidelity, math_approx_mode, dst_budget}:
 fp32 DST accumulation whenever an on-chip block is float32; ``tt.cb_desc`` entries of the blocks it
 makes.
@@ -34,11 +34,11 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.attrs import Attr, Intrin, get, with_attrs
-from tilelang_tt.contract.arch import get_arch
 from tilelang_tt.ops import ELTWISE, GEMM, TILE_OPS
 from tilelang_tt.ops.base import LowerContext
 from tilelang_tt.ops.eltwise import SUPPORTED
 from tilelang_tt.passes.common import (
+    arch_of,
     as_region,
     keep_span,
     parallel_nest,
@@ -147,8 +147,8 @@ def _rename_buffers(stmt, mapping: dict):
     return tirx.stmt_functor.ir_transform(stmt, None, post, ["tirx.BufferLoad", "tirx.BufferStore"])
 
 
-def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, math_fidelity: str, gemm_reuse: str) -> tirx.PrimFunc:
-    arch = get_arch(get(func, Attr.ARCH, arch_name))
+def _transform(func: tirx.PrimFunc, mod, ctx, math_fidelity: str, gemm_reuse: str) -> tirx.PrimFunc:
+    arch = arch_of(func)
     lowerer = _Lowerer(PASS, func, arch.dst_budget, get(func, Attr.CB_DESC, {}), gemm_reuse)
     body = lowerer.visit(func.body)
     return with_attrs(func.with_body(body), {
@@ -162,5 +162,5 @@ def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, math_fidelity: str
     })
 
 
-def LowerTTTileIntrinsics(arch: str = "wormhole_b0", math_fidelity: str = "HiFi4", gemm_reuse: str = "auto"):
-    return prim_func_pass(lambda f, m, c: _transform(f, m, c, arch, math_fidelity, gemm_reuse), PASS)
+def LowerTTTileIntrinsics(math_fidelity: str = "HiFi4", gemm_reuse: str = "auto"):
+    return prim_func_pass(lambda f, m, c: _transform(f, m, c, math_fidelity, gemm_reuse), PASS)

@@ -45,12 +45,12 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         PropagateTTLayout(cb_depth=options.cb_depth),
         AttachTensorAccessorTT(),
         # B: B1 reads the T.Kernel grid loops that B2 replaces.
-        LayoutAwareWorkPartitionTT(arch=options.arch, grid=options.grid, partition=options.partition,
+        LayoutAwareWorkPartitionTT(grid=options.grid, partition=options.partition,
                                    partition_mode=options.partition_mode, multicast=options.multicast),
         GridToCoreGrid(),
         # C: protocol-less; C1 before C2 so the K-loop reads are abstract when gemms are sub-blocked.
         LowerSharedToCB(),
-        LowerTTTileIntrinsics(arch=options.arch, math_fidelity=options.math_fidelity, gemm_reuse=options.gemm_reuse),
+        LowerTTTileIntrinsics(math_fidelity=options.math_fidelity, gemm_reuse=options.gemm_reuse),
         BuildTileDFGTT(),
         # D: late split, then protocols per role.
         SplitDeviceKernel(),
@@ -60,7 +60,7 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         LowerCBIntrinsics(),
         InsertComputeInitTT(),
         InsertDSTManagementTT(),
-        VerifyTTIR(arch=options.arch),
+        VerifyTTIR(),
     ]
 
 

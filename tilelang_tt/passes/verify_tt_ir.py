@@ -29,20 +29,14 @@ import tilelang  # noqa: F401
 from tvm import arith, tirx
 
 from tilelang_tt.attrs import Attr, CBDesc, Intrin, KernelRole, get
-from tilelang_tt.contract.arch import Arch, get_arch
+from tilelang_tt.contract.arch import Arch
 from tilelang_tt.contract.l1 import CircularBuffer, L1Use, cores_in_ranges, from_layout, l1_use
 from tilelang_tt.errors import span_from_location
-from tilelang_tt.passes.common import (
-    bound_analyzer,
-    error,
-    evaluate_calls,
-    prim_func_pass,
-    stmt_intrin,
-    tile_op_name,
-)
+from tilelang_tt.passes.common import arch_of, error, evaluate_calls, prim_func_pass, stmt_intrin, tile_op_name
+from tilelang_tt.passes.slices import bound_analyzer
 
 PASS = "VerifyTTIR"
-L1_INPUTS = (Attr.CB_DESC, Attr.CORE_RANGES, Attr.LAYOUT_DESC)
+L1_INPUTS = (Attr.ARCH, Attr.CB_DESC, Attr.CORE_RANGES, Attr.LAYOUT_DESC)
 REQUIRED = {
     KernelRole.READER.value: (*L1_INPUTS, Attr.TENSOR_ACCESSOR, Attr.RUNTIME_ARGS, Attr.WORK_PARTITION, Attr.CORE_GRID),
     KernelRole.WRITER.value: (*L1_INPUTS, Attr.TENSOR_ACCESSOR, Attr.RUNTIME_ARGS, Attr.WORK_PARTITION, Attr.CORE_GRID),
@@ -167,7 +161,7 @@ def check_dst(func: tirx.PrimFunc, arch: Arch) -> None:
             held = False
 
 
-def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str) -> tirx.PrimFunc:
+def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     role = get(func, Attr.KERNEL_ROLE)
     if role not in REQUIRED:
         raise error(PASS, func, None, "a kernel reached verification without a reader/compute/writer role",
@@ -185,7 +179,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str) -> tirx.PrimFunc:
         intrin = stmt_intrin(stmt)
         if intrin is not None and intrin not in ALLOWED[role]:
             raise error(PASS, func, stmt, f"`{intrin.value}` is not allowed in the {role} kernel", COMPILER_BUG)
-    arch = get_arch(get(func, Attr.ARCH, arch_name))
+    arch = arch_of(func)
     check_cbs(func, arch)
     check_l1(func, arch)
     if role == KernelRole.COMPUTE.value:
@@ -193,5 +187,5 @@ def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str) -> tirx.PrimFunc:
     return func
 
 
-def VerifyTTIR(arch: str = "wormhole_b0"):
-    return prim_func_pass(lambda f, m, c: _transform(f, m, c, arch), PASS)
+def VerifyTTIR():
+    return prim_func_pass(_transform, PASS)

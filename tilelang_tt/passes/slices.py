@@ -1,0 +1,136 @@
+"""Global tensor slices as the passes see them: the matrix view of a slice (leading dimensions
+folded into rows), the ``T.Kernel`` grid loops and bound variables its indices are made of, and
+whether a slice may reach past its tensor's end."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import tilelang  # noqa: F401
+from tvm import arith, ir, tirx
+
+from tilelang_tt.passes.common import TILE, Region, const_int, simplify
+
+
+def matrix_extents(region: Region) -> tuple[int, int]:
+    """(rows, cols) of an on-chip block seen as a matrix: rank-1 blocks are rows (1, n)."""
+    ext = region.extents
+    return (1, ext[0]) if len(ext) == 1 else (ext[-2], ext[-1])
+
+
+@dataclass(frozen=True)
+class MatrixSlice:
+    """A slice of a global tensor in the tensor's matrix view, where the leading dimensions are
+    folded into the rows (the layout InferTTLayout gives an ND tensor: a (B, M, N) tensor is a
+    (B*Mp, N) matrix of tiles, Mp = M padded to whole tiles).
+
+    ``row``/``col``: the first element row and column; ``rows``/``cols``: the extents.
+    ``bound_row``/``bound_rows``: the slice's first row counted within the rows that bound it, and
+    how many those are — its own matrix for a slice inside one matrix ``A[b, i:i+bm, :]`` (rows past
+    ``M`` would be the next matrix's), the tensor's rows for a 2-D tensor."""
+
+    row: tirx.PrimExpr
+    col: tirx.PrimExpr
+    rows: int
+    cols: int
+    bound_row: tirx.PrimExpr
+    bound_rows: int
+
+
+def matrix_slice(region: Region) -> MatrixSlice | None:
+    """The matrix view of a global tensor slice; None when the slice is not one rectangle of it
+    (it spans several matrices without covering their rows and later leading dimensions whole).
+
+    The first dimension (before the last) whose extent exceeds 1, ``k``, carries the rows; the
+    dimensions between ``k`` and the columns must be whole, those before ``k`` are single indices.
+    Every matrix starts at a whole tile (its rows padded): a slice over several matrices needs
+    their rows to be whole tiles.
+    """
+    shape = [int(d) for d in region.buffer.shape]
+    starts, extents = region.starts, region.extents
+    if len(shape) == 1:
+        zero = tirx.IntImm("int32", 0)
+        return MatrixSlice(zero, starts[0], 1, extents[0], zero, 1)
+    last_row = len(shape) - 2
+    k = next((d for d in range(last_row) if extents[d] > 1), last_row)
+    for d in range(k + 1, last_row + 1):
+        if extents[d] != shape[d] or const_int(starts[d]) != 0:
+            return None
+    padded = list(shape)
+    padded[last_row] = -(-shape[last_row] // TILE) * TILE
+    if k < last_row and padded[last_row] != shape[last_row]:
+        return None  # the padding rows of each matrix would sit inside the block
+    shape = padded
+    inner = math.prod(shape[k + 1:last_row + 1])
+    row = starts[0]
+    for d in range(1, k + 1):
+        row = row * shape[d] + starts[d]
+    bound_rows = shape[k] * inner if k < last_row else int(region.buffer.shape[last_row])  # a matrix: its real rows
+    return MatrixSlice(simplify(row * inner), starts[-1], extents[k] * inner, extents[-1],
+                       simplify(starts[k] * inner), bound_rows)
+
+
+def leading_overhang(region: Region, analyzer: arith.Analyzer) -> int | None:
+    """The first leading (batch) dimension whose index may fall past the tensor's extent."""
+    for d in range(len(region.buffer.shape) - 2):
+        if not analyzer.can_prove(region.starts[d] + region.extents[d] <= region.buffer.shape[d]):
+            return d
+    return None
+
+
+def block_grid_loops(func: tirx.PrimFunc) -> dict[str, tirx.For]:
+    """thread tag -> the ``T.Kernel`` grid loop binding it."""
+    loops: dict[str, tirx.For] = {}
+
+    def visit(node):
+        if isinstance(node, tirx.For) and node.thread_binding is not None:
+            tag = str(node.thread_binding.thread_tag)
+            if tag.startswith("blockIdx."):
+                loops[tag] = node
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    return loops
+
+
+def bound_values(body) -> dict:
+    """Every variable a ``Bind`` names (``row = by * bm``) -> its value in terms of the loop and
+    launch variables (earlier names expanded)."""
+    values = {}
+
+    def visit(node):
+        if isinstance(node, tirx.Bind):
+            values[node.var] = tirx.stmt_functor.substitute(node.value, values)
+        return True
+
+    tirx.stmt_functor.pre_order_visit(body, visit)
+    return values
+
+
+def bound_analyzer(body) -> arith.Analyzer:
+    """An analyzer knowing the range of every loop and core-launch variable of ``body`` (each
+    variable object is bound once, so binding them all up front is sound), and the value of every
+    bound variable. Outer loops are bound first: an inner loop's extent may depend on them (a
+    causal K loop up to the query block)."""
+    analyzer = arith.Analyzer()
+
+    def visit(node):
+        if isinstance(node, tirx.For):
+            analyzer.bind(node.loop_var, ir.Range.from_min_extent(node.min, node.extent))
+        elif isinstance(node, tirx.AttrStmt) and node.attr_key == "thread_extent" and isinstance(node.node, tirx.IterVar):
+            analyzer.bind(node.node.var, ir.Range.from_min_extent(0, node.value))
+        elif isinstance(node, tirx.Bind):
+            analyzer.bind(node.var, node.value)
+        return True
+
+    tirx.stmt_functor.pre_order_visit(body, visit)
+    return analyzer
+
+
+def overhanging_axes(region: Region, analyzer: arith.Analyzer) -> tuple[bool, bool]:
+    """(rows, cols): whether the matrix view of a global tensor slice may reach past the tensor's
+    end along that axis (a last block that does not divide the shape, or a partial last tile);
+    rows past the end of the slice's own matrix count as past the end."""
+    view = matrix_slice(region)
+    return (not analyzer.can_prove(view.bound_row + view.rows <= view.bound_rows),
+            not analyzer.can_prove(view.col + view.cols <= region.buffer.shape[-1]))
