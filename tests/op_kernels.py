@@ -17,6 +17,11 @@ UNARY = {
     "reciprocal": lambda x: 1.0 / x,
     "scale": lambda x: x * 0.25,
     "shift": lambda x: x + 1.5,
+    "log1p": T.log1p, "log2": T.log2, "log10": T.log10, "sin": T.sin, "cos": T.cos, "tan": T.tan,
+    "floor": T.floor, "ceil": T.ceil, "trunc": T.trunc, "round": T.round, "nearbyint": T.nearbyint,
+    "pow_const": lambda x: T.pow(x, 2.0),  # power_tile(x, 2.0f)
+    "pow_frac": lambda x: T.pow(x, 0.75),
+    "fmod_const": lambda x: T.fmod(x, 0.75),  # 0.75 filled into DST, fmod_binary_tile
 }
 
 
@@ -37,7 +42,7 @@ def unary(op, M, N, bm, bn, dtype="bfloat16"):
 
 
 BINARY = {
-    "maximum": T.max, "minimum": T.min, "div": lambda a, b: a / b,
+    "maximum": T.max, "minimum": T.min, "div": lambda a, b: a / b, "pow": T.pow, "fmod": T.fmod,
     "fma": None,  # a * b + c, see fused()
 }
 

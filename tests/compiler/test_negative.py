@@ -173,7 +173,7 @@ def test_gemm_transpose_a():
 
 
 def test_unsupported_elementwise_expression():
-    err = compile_error(bad_kernels.unsupported_expression(T.sin))
+    err = compile_error(bad_kernels.unsupported_expression(T.atan))
     assert_diagnostic(err, "LowerTTTileIntrinsics", "unsupported element-wise expression", "unsupported_expression")
 
 

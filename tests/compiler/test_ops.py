@@ -38,8 +38,15 @@ UNARY_REF = {
     "square": torch.square, "reciprocal": torch.reciprocal, "scale": lambda x: x * 0.25, "shift": lambda x: x + 1.5,
     "erf": torch.erf, "gelu": torch.nn.functional.gelu, "gelu_div": torch.nn.functional.gelu,
     "gelu_tanh": lambda x: torch.nn.functional.gelu(x, approximate="tanh"),
+    "log1p": torch.log1p, "log2": torch.log2, "log10": torch.log10, "sin": torch.sin, "cos": torch.cos,
+    "tan": torch.tan, "pow_const": lambda x: torch.pow(x, 2.0), "pow_frac": lambda x: torch.pow(x, 0.75),
+    "fmod_const": lambda x: torch.fmod(x, 0.75),
 }
-POSITIVE = {"log", "sqrt", "rsqrt", "reciprocal"}
+POSITIVE = {"log", "sqrt", "rsqrt", "reciprocal", "log1p", "log2", "log10", "pow_frac"}
+# Rounding to integers: exact (the results are small integers, exact in bfloat16); T.round and
+# T.nearbyint are round_tile: half to even, as torch.round (and TVM's LLVM lowering of round).
+ROUNDING_REF = {"floor": torch.floor, "ceil": torch.ceil, "trunc": torch.trunc, "round": torch.round,
+                "nearbyint": torch.round}
 
 
 @pytest.mark.parametrize("op", sorted(UNARY_REF))
@@ -47,6 +54,16 @@ def test_unary(op):
     x = bf16(M, N, seed=1, positive=op in POSITIVE)
     out, _ = run(K.unary(op, M, N, 32, 64), x)
     assert_close(out, UNARY_REF[op](x.float()), 2.0 ** -6)
+
+
+@pytest.mark.parametrize("op", sorted(ROUNDING_REF))
+def test_rounding(op):
+    """Every quarter in [-4, 4) (the halves are the ties), and random values: exact."""
+    quarters = (torch.arange(M * N) % 32 - 16).float() / 4
+    x = torch.where(torch.arange(M * N) % 2 == 0, quarters, bf16(M * N, seed=29).float() * 3).reshape(M, N)
+    x = x.to(torch.bfloat16)
+    out, _ = run(K.unary(op, M, N, 32, 64), x)
+    assert torch.equal(out, ROUNDING_REF[op](x.float()))
 
 
 @pytest.mark.parametrize("op", ["gelu", "gelu_div"])
@@ -58,11 +75,21 @@ def test_exact_gelu_is_one_sfpu_op(op):
 
 
 @pytest.mark.parametrize("op,ref", [("maximum", torch.maximum), ("minimum", torch.minimum),
-                                    ("div", torch.div)])
+                                    ("div", torch.div), ("fmod", torch.fmod)])
 def test_binary_sfpu(op, ref):
-    a, b = bf16(M, N, seed=2), bf16(M, N, seed=3, positive=op == "div")
+    a, b = bf16(M, N, seed=2), bf16(M, N, seed=3, positive=op in ("div", "fmod"))
     out, _ = run(K.binary(op, M, N, 32, 64), a, b)
     assert_close(out, ref(a.float(), b.float()), 2.0 ** -7)
+
+
+def test_pow_of_two_blocks():
+    """T.pow(a, b) of a non-constant exponent: power_binary_tile (TVM's pow takes float32 only); fp32
+    output, so the bound is the fp32 rounding of the emulator's pow (a few ulps)."""
+    a, b = bf16(M, N, seed=2, positive=True).float(), bf16(M, N, seed=3).float()
+    out, artifacts = run(K.binary("pow", M, N, 32, 64, dtype="float32"), a, b)
+    assert "power_binary_tile(" in artifacts.sources["compute.cpp"]
+    ref = torch.pow(a.double(), b.double())
+    assert ((out.double() - ref).abs() <= 2.0 ** -20 * ref.abs()).all()
 
 
 def test_fused_chains_in_one_compute_kernel():

@@ -16,11 +16,14 @@ from tvm import tirx
 
 import tilelang_tt
 from tests import op_kernels as K
+from tests.compiler import bad_kernels
+from tests.compiler.test_negative import line_of
 from tilelang_tt.attrs import Attr, Intrin, Operand, call
 from tilelang_tt.codegen.rules import header_of, rule_for
 from tilelang_tt.ops import COMPUTE_OPS, DST_SCOPES, TILE_OPS
 from tilelang_tt.ops.eltwise import SUPPORTED
 from tilelang_tt.ops.sfpu import SFPU_OPS, UNARY_CALLS, SfpuKind
+from tilelang_tt.tools.header_check import check_compute_calls
 
 EMULATOR_INCLUDE = Path(tilelang_tt.__file__).parent / "emulator" / "include"
 M, N = 64, 128
@@ -35,7 +38,18 @@ def test_every_tile_op_and_compute_intrinsic_has_a_family():
 
 def test_unary_calls_come_from_the_table():
     assert UNARY_CALLS == {op.tir: op for op in SFPU_OPS if op.kind == SfpuKind.UNARY and op.tir is not None}
-    assert "T.exp, T.exp2, T.log, T.sqrt, T.rsqrt, T.sigmoid, T.tanh, T.erf, T.abs and casts" in SUPPORTED
+    assert ("T.exp, T.exp2, T.log, T.sqrt, T.rsqrt, T.sigmoid, T.tanh, T.erf, T.abs, T.log1p, T.floor, T.ceil, "
+            "T.trunc, T.sin, T.cos, T.tan, T.log2, T.log10, T.round, T.nearbyint, T.pow, T.fmod and casts") in SUPPORTED
+
+
+@pytest.mark.parametrize("math", [T.atan, T.sinh, lambda x: T.atan2(x, x)])
+def test_math_without_an_sfpu_op_is_refused_at_its_line(math):
+    """TIR math the table has no op for stays a TTCompileError naming the call, at the user's line."""
+    with pytest.raises(tilelang_tt.TTCompileError, match=r"unsupported element-wise expression `T\.(atan|sinh|atan2)\(") as info:
+        tilelang_tt.compile(bad_kernels.unsupported_expression(math))
+    err = info.value
+    assert err.pass_name == "LowerTTTileIntrinsics" and "T.pow, T.fmod" in err.hint
+    assert err.location[:2] == (bad_kernels.__file__, line_of("unsupported_expression"))
 
 
 def emulator_functions(header: str) -> set[str]:
@@ -97,7 +111,11 @@ def rsub(M, N, bm, bn, dtype="bfloat16"):
 # Each SFPU op -> a kernel tests/compiler/test_ops.py (or this file) runs on the emulator against torch.
 KERNELS = {
     **{f"unary-{name}": (lambda name=name: K.unary(name, M, N, 32, 64))
-       for name in ("exp", "exp2", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "erf", "abs", "relu", "gelu")},
+       for name in ("exp", "exp2", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "erf", "abs", "relu", "gelu", "log1p",
+                    "floor", "ceil", "trunc", "sin", "cos", "tan")},
+    **{f"scalar-{name}": (lambda name=name: K.unary(name, M, N, 32, 64))
+       for name in ("log2", "log10", "round", "nearbyint")},  # test_rounding, test_unary
+    "scalar-pow": lambda: K.unary("pow_const", M, N, 32, 64),
     "unary-recip": lambda: K.unary("reciprocal", M, N, 32, 64),
     "fill-fill": lambda: K.fill(M, N, 32, 64, 2.5),
     "scalar-add": lambda: K.unary("shift", M, N, 32, 64),
@@ -111,6 +129,8 @@ KERNELS = {
     "binary-div": lambda: K.binary("div", M, N, 32, 64),
     "binary-max": lambda: K.binary("maximum", M, N, 32, 64),
     "binary-min": lambda: K.binary("minimum", M, N, 32, 64),
+    "binary-pow": lambda: K.binary("pow", M, N, 32, 64, dtype="float32"),  # test_pow_of_two_blocks
+    "binary-fmod": lambda: K.binary("fmod", M, N, 32, 64),
 }
 
 
@@ -125,6 +145,12 @@ def test_sfpu_op_is_run_against_torch(op):
     key = f"{op.kind.value}-{op.name}"
     assert key in KERNELS, f"no kernel runs {op.function}: add one (see tests/compiler/test_ops.py)"
     assert re.search(rf"\b{op.function}{re.escape(op.template)}\(", compute_source(key))
+
+
+@pytest.mark.parametrize("op", SFPU_OPS, ids=lambda op: f"{op.kind.value}-{op.name}")
+def test_sfpu_op_kernel_matches_the_real_compute_api(op):
+    """The kernel running each op calls the real tt-metal 0.81.1 compute API (names, arity, templates)."""
+    assert check_compute_calls(compute_source(f"{op.kind.value}-{op.name}")) == []
 
 
 def test_rsub():

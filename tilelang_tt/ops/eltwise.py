@@ -3,7 +3,8 @@
 C2: ``for i, j in T.Parallel(..): X[i, j] = expr`` → ``tt.tile.eltwise(X, i, j, expr)`` (values
 named inside the loop, ``q_idx = bx * bm + i``, substituted), where ``expr`` reads whole blocks
 ``A[i, j]``, per-row vectors ``v[i]``, per-column vectors ``v[j]`` and constants with the binary
-nodes and unary calls of :mod:`tilelang_tt.ops.sfpu`, and casts; values of the indices alone are
+nodes and math calls of :mod:`tilelang_tt.ops.sfpu` (unary, with a parameter such as ``T.pow(x, 2.0)``,
+binary such as ``T.fmod(x, y)``), and casts; values of the indices alone are
 the reader's (:mod:`tilelang_tt.ops.generate`).
 D4: ``A op B`` of two full blocks runs on the FPU (``add_init``…, hoistable); anything else on the SFPU.
 D5: ``A op B`` of two full blocks is one FPU op per tile (``add_tiles``…); any other value is
@@ -18,10 +19,8 @@ Errors: any other expression or access, naming it and the user's line.
 
 from __future__ import annotations
 
-import struct
-
 import tilelang  # noqa: F401
-from tvm import ir, tirx
+from tvm import tirx
 
 from tilelang_tt.attrs import Intrin
 from tilelang_tt.ops.base import Engine, TileOp, constant, register, strip_casts
@@ -30,12 +29,17 @@ from tilelang_tt.ops.fill import CONSTANT_OPERAND
 from tilelang_tt.ops.generate import generate, reads_blocks
 from tilelang_tt.ops.sfpu import (
     BINARY_NODES,
+    CALL_NAMES,
     FPU_BINARY,
     SCALAR_OPS,
-    SFPU_BINARY,
     UNARY_CALLS,
     SfpuKind,
+    binary_operands,
+    call_name,
+    call_operands,
+    fp32_bits,
     gelu_operand,
+    scalar_call,
     sfpu_op,
 )
 from tilelang_tt.passes.common import COL, ROW, evaluate, keep_span, parallel_nest, seq, serial
@@ -43,7 +47,7 @@ from tilelang_tt.passes.common import COL, ROW, evaluate, keep_span, parallel_ne
 SUPPORTED = (
     "T.copy, T.clear/T.fill, T.gemm, T.reduce_sum/T.reduce_max, and T.Parallel stores whose value combines "
     "block elements X[i, j], per-row vectors v[i], per-column vectors v[j] and constants with + - * /, "
-    f"T.max/T.min, {', '.join(f'T.{op.name}' for op in UNARY_CALLS.values())} and casts, and values "
+    f"T.max/T.min, {', '.join(CALL_NAMES)} and casts, and values "
     "of the indices, loop variables and block coordinates alone (masks: T.if_then_else(i >= j, 0, -T.infinity(...)))"
 )
 
@@ -183,10 +187,10 @@ def _check_expr(ctx, node, expr, i, j) -> None:
     elif isinstance(expr, BINARY_NODES):
         _check_expr(ctx, node, expr.a, i, j)
         _check_expr(ctx, node, expr.b, i, j)
-    elif isinstance(expr, tirx.Call) and isinstance(expr.op, ir.Op) and expr.op.name in UNARY_CALLS:
-        _check_expr(ctx, node, expr.args[0], i, j)
-    elif isinstance(expr, tirx.Select) or (isinstance(expr, tirx.Call) and isinstance(expr.op, ir.Op)
-                                           and expr.op.name == "tirx.if_then_else"):
+    elif (operands := call_operands(expr)) is not None:
+        for operand in operands:
+            _check_expr(ctx, node, operand, i, j)
+    elif isinstance(expr, tirx.Select) or call_name(expr) == "tirx.if_then_else":
         cond = expr.condition if isinstance(expr, tirx.Select) else expr.args[0]
         if reads_blocks(cond):
             raise ctx.error(node, f"`{expr}` selects on the values of blocks",
@@ -224,11 +228,6 @@ def fpu_binary(value, vector_of) -> tuple | None:
             return None
         operands.append(x.buffer.name)
     return op, operands[0], operands[1]
-
-
-def float_bits(value: float) -> int:
-    """IEEE-754 bits of a float32, as the SFPU scalar ops take their parameter."""
-    return struct.unpack("<I", struct.pack("<f", value))[0]
 
 
 # -- DST programs ---------------------------------------------------------------------------------
@@ -272,6 +271,11 @@ class TileProgram:
 
     def unary(self, op, base: int) -> None:
         self.sfpu(op, lambda tg, tl: evaluate(Intrin.SFPU_UNARY, op.name, self.slot(tl, base), like=self.like))
+
+    def scalar(self, op, bits: int, base: int) -> None:
+        """An SFPU op with a 32-bit parameter on DST slot ``base``."""
+        param = tirx.IntImm("uint32", bits)
+        self.sfpu(op, lambda tg, tl: evaluate(Intrin.SFPU_SCALAR, op.name, self.slot(tl, base), param, like=self.like))
 
     def fpu_operands(self, e):
         """(op, a, b) when ``e`` is A op B of two full blocks: the FPU computes it from the CBs
@@ -320,7 +324,7 @@ class UnaryCall:
     """A unary call of the SFPU table (T.exp...): its operand, then the op."""
 
     def match(self, prog, e):
-        return e if isinstance(e, tirx.Call) else None
+        return e if call_name(e) in UNARY_CALLS else None
 
     def need(self, prog, call) -> int:
         return prog.need(call.args[0])
@@ -328,6 +332,21 @@ class UnaryCall:
     def compile(self, prog, call, base) -> None:
         prog.compile(call.args[0], base)
         prog.unary(UNARY_CALLS[call.op.name], base)
+
+
+class ScalarCall:
+    """A call with a parameter (log2(x), round(x), pow(x, c)): its operand, then the op."""
+
+    def match(self, prog, e):
+        return scalar_call(e)
+
+    def need(self, prog, m) -> int:
+        return prog.need(m[1])
+
+    def compile(self, prog, m, base) -> None:
+        op, x, bits = m
+        prog.compile(x, base)
+        prog.scalar(op, bits, base)
 
 
 class Relu:
@@ -376,30 +395,30 @@ class ScalarOperand:
             value = cb
         if (op, value) in (("mul", 1.0), ("div", 1.0), ("add", 0.0), ("sub", 0.0)):
             return
-        bits = tirx.IntImm("uint32", float_bits(value))
-        prog.sfpu(sfpu_op(SfpuKind.SCALAR, op),
-                  lambda tg, tl: evaluate(Intrin.SFPU_SCALAR, op, prog.slot(tl, base), bits, like=prog.like))
+        prog.scalar(sfpu_op(SfpuKind.SCALAR, op), fp32_bits(value), base)
 
 
 class SfpuBinaryOperands:
-    """a op b of two values computed in DST: the operand needing more registers first (Sethi-Ullman)."""
+    """a op b (a node or a call such as T.pow(a, b)) of two values computed in DST: the operand
+    needing more registers first (Sethi-Ullman)."""
 
     def match(self, prog, e):
-        return e if type(e) in SFPU_BINARY else None
+        return binary_operands(e)
 
-    def need(self, prog, e) -> int:
-        need_a, need_b = prog.need(e.a), prog.need(e.b)
+    def need(self, prog, m) -> int:
+        _, a, b = m
+        need_a, need_b = prog.need(a), prog.need(b)
         return max(need_a, need_b + 1) if need_a >= need_b else max(need_b, need_a + 1)
 
-    def compile(self, prog, e, base) -> None:
-        op = SFPU_BINARY[type(e)]
-        slot_a, slot_b = (base + 1, base) if prog.need(e.b) > prog.need(e.a) else (base, base + 1)
-        for operand, slot in sorted([(e.a, slot_a), (e.b, slot_b)], key=lambda x: x[1]):
+    def compile(self, prog, m, base) -> None:
+        op, a, b = m
+        slot_a, slot_b = (base + 1, base) if prog.need(b) > prog.need(a) else (base, base + 1)
+        for operand, slot in sorted([(a, slot_a), (b, slot_b)], key=lambda x: x[1]):
             prog.compile(operand, slot)
         prog.sfpu(op, lambda tg, tl: evaluate(Intrin.SFPU_BINARY, op.name, prog.slot(tl, slot_a), prog.slot(tl, slot_b),
                                               prog.slot(tl, base), like=prog.like))
 
 
-OPERAND_RULES = (BLOCK_OPERAND, FpuOperands(), CONSTANT_OPERAND, Gelu(), UnaryCall(), Relu(), ScalarOperand(),
-                 SfpuBinaryOperands())
+OPERAND_RULES = (BLOCK_OPERAND, FpuOperands(), CONSTANT_OPERAND, Gelu(), UnaryCall(), ScalarCall(), Relu(),
+                 ScalarOperand(), SfpuBinaryOperands())
 ELTWISE = register(Eltwise())

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import enum
 import math
+import struct
 from dataclasses import dataclass
 
 import tilelang  # noqa: F401
@@ -39,14 +40,15 @@ class SfpuOp:
     tir: object = None  # what it computes in TIR: a call's op name ("tirx.exp") or a node type (tirx.Add)
     init: str = ""  # its init function, when not ``function`` + "_init"
     template: str = ""  # template arguments of both (the header's default is the fast approximation)
+    param_bits: int | None = None  # a scalar op's fixed 32-bit parameter; None: the constant operand's fp32 bits
 
     @property
     def init_function(self) -> str:
         return self.init or f"{self.function}_init"
 
 
-def _unary(name: str, header: str, tir: str | None = None, template: str = "") -> SfpuOp:
-    return SfpuOp(SfpuKind.UNARY, name, f"{name}_tile", COMPUTE + header, tir, template=template)
+def _unary(name: str, header: str, tir: str | None = None, template: str = "", init: str = "") -> SfpuOp:
+    return SfpuOp(SfpuKind.UNARY, name, f"{name}_tile", COMPUTE + header, tir, init, template)
 
 
 def _scalar(name: str, tir=None) -> SfpuOp:
@@ -54,8 +56,19 @@ def _scalar(name: str, tir=None) -> SfpuOp:
                   init="binop_with_scalar_tile_init")
 
 
+def _call_with_param(name: str, function: str, header: str, tir: str, param_bits: int | None = None,
+                     init: str = "") -> SfpuOp:
+    """function(dst, param) of a TIR call: its parameter fixed, or (None) the call's constant second operand."""
+    return SfpuOp(SfpuKind.SCALAR, name, function, COMPUTE + header, tir, init, param_bits=param_bits)
+
+
 def _binary(name: str, function: str, header: str, tir) -> SfpuOp:
     return SfpuOp(SfpuKind.BINARY, name, function, COMPUTE + header, tir)
+
+
+def fp32_bits(value: float) -> int:
+    """IEEE-754 bits of a float32, as the SFPU ops with a parameter take it."""
+    return struct.unpack("<I", struct.pack("<f", value))[0]
 
 
 # "<false>": the precise form of ops whose header defaults to the fast approximation, as
@@ -71,6 +84,13 @@ SFPU_OPS: tuple[SfpuOp, ...] = (
     _unary("tanh", "compute_kernel_api.h", "tirx.tanh"),
     _unary("erf", "eltwise_unary/erf_erfc.h", "tirx.erf", "<false>"),
     _unary("abs", "compute_kernel_api.h", "tirx.fabs"),
+    _unary("log1p", "eltwise_unary/log1p.h", "tirx.log1p"),
+    _unary("floor", "eltwise_unary/rounding.h", "tirx.floor", init="rounding_op_tile_init"),
+    _unary("ceil", "eltwise_unary/rounding.h", "tirx.ceil", init="rounding_op_tile_init"),
+    _unary("trunc", "eltwise_unary/rounding.h", "tirx.trunc", init="rounding_op_tile_init"),
+    _unary("sin", "eltwise_unary/trigonometry.h", "tirx.sin"),
+    _unary("cos", "eltwise_unary/trigonometry.h", "tirx.cos"),
+    _unary("tan", "eltwise_unary/trigonometry.h", "tirx.tan"),
     # unary ops of a pattern: 1 / x, max(x, 0), the exact GELU (tilelang_tt.ops.eltwise)
     _unary("recip", "eltwise_unary/recip.h"),
     _unary("relu", "eltwise_unary/relu.h"),
@@ -79,6 +99,15 @@ SFPU_OPS: tuple[SfpuOp, ...] = (
     # a tile and a constant (rsub: the constant minus the tile)
     _scalar("add", tirx.Add), _scalar("sub", tirx.Sub), _scalar("mul", tirx.Mul), _scalar("div", tirx.Div),
     _scalar("rsub"),
+    # a TIR call with a parameter: log2/log10 are log_with_base_tile(x, bits of 1/ln(base)) (one op,
+    # the header's documented use); T.round (nearbyint on TVM's LLVM backend) and T.nearbyint are
+    # round_tile(x, 0 decimals), half to even; T.pow(x, c) is power_tile(x, bits of c)
+    _call_with_param("log2", "log_with_base_tile", "compute_kernel_api.h", "tirx.log2", fp32_bits(1 / math.log(2))),
+    _call_with_param("log10", "log_with_base_tile", "compute_kernel_api.h", "tirx.log10", fp32_bits(1 / math.log(10))),
+    _call_with_param("round", "round_tile", "eltwise_unary/rounding.h", "tirx.round", 0, "rounding_op_tile_init"),
+    _call_with_param("nearbyint", "round_tile", "eltwise_unary/rounding.h", "tirx.nearbyint", 0,
+                     "rounding_op_tile_init"),
+    _call_with_param("pow", "power_tile", "compute_kernel_api.h", "tirx.pow"),
     # two DST tiles
     _binary("add", "add_binary_tile", "eltwise_binary_sfpu.h", tirx.Add),
     _binary("sub", "sub_binary_tile", "eltwise_binary_sfpu.h", tirx.Sub),
@@ -86,6 +115,11 @@ SFPU_OPS: tuple[SfpuOp, ...] = (
     _binary("div", "div_binary_tile", "eltwise_binary_sfpu.h", tirx.Div),
     _binary("max", "binary_max_tile", "binary_max_min.h", tirx.Max),
     _binary("min", "binary_min_tile", "binary_max_min.h", tirx.Min),
+    # two DST tiles of a TIR call (a constant operand is filled into DST): T.pow(x, y) with a
+    # non-constant exponent, T.fmod(x, y) (the sign of x; the API's unary fmod_tile takes its divisor
+    # in its init, which the tt.sfpu.init intrinsic does not carry)
+    _binary("pow", "power_binary_tile", "eltwise_binary_sfpu.h", "tirx.pow"),
+    _binary("fmod", "fmod_binary_tile", "binary_fmod.h", "tirx.fmod"),
 )
 _BY_NAME = {(op.kind, op.name): op for op in SFPU_OPS}
 
@@ -94,14 +128,55 @@ def sfpu_op(kind: SfpuKind | str, name: str) -> SfpuOp:
     return _BY_NAME[(SfpuKind(kind), name)]
 
 
-def _by_tir(kind: SfpuKind) -> dict:
-    return {op.tir: op for op in SFPU_OPS if op.kind == kind and op.tir is not None}
+def _by_tir(kind: SfpuKind, of: type) -> dict:
+    return {op.tir: op for op in SFPU_OPS if op.kind == kind and isinstance(op.tir, of)}
 
 
-UNARY_CALLS: dict[str, SfpuOp] = _by_tir(SfpuKind.UNARY)  # TIR call op name -> op
-SCALAR_OPS: dict[type, SfpuOp] = _by_tir(SfpuKind.SCALAR)  # node type -> op with a constant operand
-SFPU_BINARY: dict[type, SfpuOp] = _by_tir(SfpuKind.BINARY)  # node type -> op of two DST tiles
+UNARY_CALLS: dict[str, SfpuOp] = _by_tir(SfpuKind.UNARY, str)  # TIR call op name -> op
+SCALAR_OPS: dict[type, SfpuOp] = _by_tir(SfpuKind.SCALAR, type)  # node type -> op with a constant operand
+SCALAR_CALLS: dict[str, SfpuOp] = _by_tir(SfpuKind.SCALAR, str)  # TIR call op name -> op with a parameter
+SFPU_BINARY: dict[type, SfpuOp] = _by_tir(SfpuKind.BINARY, type)  # node type -> op of two DST tiles
+BINARY_CALLS: dict[str, SfpuOp] = _by_tir(SfpuKind.BINARY, str)  # TIR call op name -> op of two DST tiles
 BINARY_NODES = tuple(SFPU_BINARY)  # the binary nodes an element-wise value may combine
+# The TileLang math calls an element-wise value may use, for error messages.
+CALL_NAMES = tuple(dict.fromkeys(f"T.{op.name}" for op in SFPU_OPS if isinstance(op.tir, str)))
+
+
+def call_name(e) -> str | None:
+    """The op name of a call of a TIR op (``tirx.exp``), else None."""
+    return e.op.name if isinstance(e, tirx.Call) and isinstance(e.op, ir.Op) else None
+
+
+def scalar_call(e) -> tuple[SfpuOp, object, int] | None:
+    """(op, x, parameter bits) when ``e`` is a call the SFPU computes as one op with a parameter:
+    log2(x), round(x), pow(x, c) with a constant exponent c."""
+    op = SCALAR_CALLS.get(call_name(e))
+    if op is None:
+        return None
+    if op.param_bits is not None:
+        return op, e.args[0], op.param_bits
+    c = constant(e.args[1])
+    return (op, e.args[0], fp32_bits(c)) if c is not None else None
+
+
+def binary_operands(e) -> tuple[SfpuOp, object, object] | None:
+    """(op, a, b) when ``e`` is a binary node or call the SFPU computes from two DST tiles."""
+    op = SFPU_BINARY.get(type(e))
+    if op is not None:
+        return op, e.a, e.b
+    op = BINARY_CALLS.get(call_name(e))
+    return (op, e.args[0], e.args[1]) if op is not None else None
+
+
+def call_operands(e) -> list | None:
+    """The operands of a math call an element-wise value may use, else None."""
+    if call_name(e) in UNARY_CALLS:
+        return [e.args[0]]
+    scalar = scalar_call(e)
+    if scalar is not None:
+        return [scalar[1]]
+    binary = binary_operands(e)
+    return [binary[1], binary[2]] if binary is not None else None
 
 
 @dataclass(frozen=True)

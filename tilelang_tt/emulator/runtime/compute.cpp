@@ -46,8 +46,21 @@ constexpr UnaryRow kUnary[] = {
     {"expm1", [](float x) { return std::expm1(x); }},
     {"exp2", [](float x) { return std::exp2(x); }},
     {"identity", [](float x) { return x; }},
+    {"tan", [](float x) { return std::tan(x); }},
+    {"trunc", [](float x) { return std::trunc(x); }},
 };
 static_assert(std::size(kUnary) == static_cast<size_t>(Unary::Count));
+
+// power_tile/power_binary_tile (ckernel_sfpu_unary_power.h): a zero base to a negative power is NaN.
+float power(float base, float exponent) {
+  return base == 0.0f && exponent < 0.0f ? std::numeric_limits<float>::quiet_NaN() : std::pow(base, exponent);
+}
+
+// round_tile(x, decimals) (ckernel_sfpu_rounding_ops.h): 10^-decimals * round_even(x * 10^decimals).
+float round_decimals(float x, float decimals) {
+  if (decimals == 0.0f) return std::nearbyint(x);
+  return std::nearbyint(x * std::pow(10.0f, decimals)) * std::pow(10.0f, -decimals);
+}
 
 struct BinaryRow {
   const char* name;
@@ -63,7 +76,10 @@ constexpr BinaryRow kSfpuBinary[] = {
     {"max", [](float a, float b) { return std::max(a, b); }},
     {"min", [](float a, float b) { return std::min(a, b); }},
     {"rsub", [](float a, float b) { return b - a; }},
-    {"power", [](float a, float b) { return std::pow(a, b); }},
+    {"power", power},
+    {"log_with_base", [](float x, float base_scale) { return std::log(x) * base_scale; }},
+    {"round", round_decimals},
+    {"fmod", [](float a, float b) { return std::fmod(a, b); }},
 };
 static_assert(std::size(kSfpuBinary) == static_cast<size_t>(SfpuBinary::Count));
 

@@ -106,9 +106,9 @@ void pack_tile(uint32_t dst, uint32_t cb, bool out_of_order, uint32_t out_index,
 // SFPU ops on DST tiles; the tables live in compute.cpp (add an enumerator + a table row).
 enum class Unary : uint8_t {
   Exp, Log, Sqrt, Rsqrt, Recip, Relu, Gelu, Sigmoid, Tanh, Abs, Negative, Square, Silu, Sin, Cos,
-  Floor, Ceil, Sign, Erf, Log1p, Expm1, Exp2, Identity, Count
+  Floor, Ceil, Sign, Erf, Log1p, Expm1, Exp2, Identity, Tan, Trunc, Count
 };
-enum class SfpuBinary : uint8_t { Add, Sub, Mul, Div, Max, Min, Rsub, Pow, Count };
+enum class SfpuBinary : uint8_t { Add, Sub, Mul, Div, Max, Min, Rsub, Pow, LogBase, Round, Fmod, Count };
 void sfpu_unary(Unary op, uint32_t dst, Loc loc);
 void sfpu_binary(SfpuBinary op, uint32_t dst0, uint32_t dst1, uint32_t odst, Loc loc);
 void sfpu_scalar(SfpuBinary op, uint32_t dst, float scalar, Loc loc);

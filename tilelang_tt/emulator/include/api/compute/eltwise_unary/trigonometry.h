@@ -5,3 +5,4 @@
 
 TT_EMU_SFPU_UNARY(sin, Sin)
 TT_EMU_SFPU_UNARY(cos, Cos)
+TT_EMU_SFPU_UNARY(tan, Tan)
