@@ -323,3 +323,19 @@ def overlapping_output_blocks(M=128, N=64):
             T.copy(A_s, C[by * 32, 0])  # LINE: overlapping_output_blocks
 
     return main
+
+
+def reader_block_computed_on_and_copied_out(M=64, N=64):
+    """A block the reader fills that compute reads and the writer also copies to a tensor."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "bfloat16"), B: T.Tensor((M, N), "bfloat16"), C: T.Tensor((M, N), "bfloat16")):
+        with T.Kernel(1, M // 32, threads=128) as (bx, by):
+            A_s = T.alloc_shared((32, N), "bfloat16")
+            C_l = T.alloc_fragment((32, N), "bfloat16")
+            T.copy(A[by * 32, 0], A_s)
+            for i, j in T.Parallel(32, N):
+                C_l[i, j] = A_s[i, j] * 2
+            T.copy(A_s, B[by * 32, 0])  # LINE: reader_block_computed_on_and_copied_out
+            T.copy(C_l, C[by * 32, 0])
+
+    return main

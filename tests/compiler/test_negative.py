@@ -258,3 +258,11 @@ def test_several_blocks_writing_one_region_is_an_error():
     assert_diagnostic(err, "LayoutAwareWorkPartitionTT", "the 3 blocks along `by` write overlapping regions of `C`: "
                       "one step of `by` moves its slice by 32 along dimension 0, less than the slice covers",
                       "overlapping_output_blocks")
+
+
+def test_a_reader_block_has_one_consumer():
+    """It compiled into a plan with consumer "compute+writer", which no CB protocol serves."""
+    err = compile_error(bad_kernels.reader_block_computed_on_and_copied_out())
+    assert_diagnostic(err, "BuildTileDFGTT", "`A_s` is read by compute and copied to a tensor by the writer: a circular "
+                      "buffer has one consumer", "reader_block_computed_on_and_copied_out")
+    assert "T.copy(A_s, A_s_f)" in err.hint

@@ -15,7 +15,8 @@ gets a one-tile scaler CB the reader fills with 1.0 (``"kind": "scaler"`` in the
 hand-off CB ``<name>_out`` (``handoff`` in the graph) so the writer only ever sees final values.
 Both names are new: unique against every name of the kernel (``reduce_scaler1``, ``C_out1`` when
 the kernel has its own ``reduce_scaler`` or ``C_out``).
-Errors: a CB with no producer or no consumer, or filled by both the reader and compute; a block
+Errors: a CB with no producer or no consumer, filled by both the reader and compute, or read by
+compute and copied out by the writer (a CB has one consumer); a block
 reaching past its tensor (extent not dividing the shape, or a partial last tile) whose padding
 would reach a valid result (see below).
 Before/after: TIR unchanged.
@@ -186,6 +187,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     producers: dict[str, set[str]] = {}
     consumers: dict[str, set[str]] = {}
     moved: dict[str, str] = {}
+    copied_out: dict[str, object] = {}  # block -> the statement copying it to a tensor
     read_from, written_to = set(), set()  # the data Vars of the global buffers the reader / writer move
     order: list[str] = []
     stmt_of: dict[str, object] = {}
@@ -215,6 +217,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         elif intrin == Intrin.WRITE_FROM_CB:
             src, dst = (as_region(a) for a in stmt.value.args[:2])
             note(consumers, src.buffer.name, "writer", stmt)
+            copied_out.setdefault(src.buffer.name, stmt)
             written_to.add(dst.buffer.data)
             previous = moved.setdefault(src.buffer.name, dst.buffer.name)
             if previous != dst.buffer.name and "reader" not in producers.get(src.buffer.name, ()):
@@ -256,6 +259,12 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         if name not in consumers:
             raise error(PASS, func, stmt_of[name], f"on-chip buffer `{name}` is filled but never used",
                         "remove it, or copy it to an output tensor")
+        if len(consumers[name]) > 1:  # a reader block compute reads and the writer copies out
+            raise error(PASS, func, copied_out[name],
+                        f"`{name}` is read by compute and copied to a tensor by the writer: a circular buffer has "
+                        "one consumer",
+                        f"copy it out through a block compute fills: T.copy({name}, {name}_f) into a "
+                        f"T.alloc_fragment of its shape, then T.copy({name}_f, <tensor slice>)")
     scaler = unique_name("reduce_scaler", taken) if has_reduce else None
     if scaler is not None:
         cbs[scaler] = CBDesc(name=scaler, index=-1, page_size=2048, num_pages=1, data_format="Float16_b",
@@ -282,15 +291,15 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     for name in order:
         desc = cbs[name]
         producer = next(iter(producers[name]))
-        readers = sorted(consumers[name])
-        updates = {"producer": producer, "consumer": "+".join(readers), "buffer": moved.get(name, ""),
+        (consumer,) = consumers[name]  # one consumer each: hand-offs and the check above
+        updates = {"producer": producer, "consumer": consumer, "buffer": moved.get(name, ""),
                    "index": index[name]}
         if producer == "compute" and "writer" in consumers[name]:
             out_layout = layouts[moved[name]]
             updates["data_format"] = out_layout["data_format"]
             updates["page_size"] = out_layout["page_size"]
         cbs[name] = CBDesc(**(desc.__dict__ | updates))
-        dfg[name] = {"producer": producer, "consumers": readers, "buffer": moved.get(name, "")}
+        dfg[name] = {"producer": producer, "consumers": [consumer], "buffer": moved.get(name, "")}
         if name in handoffs:
             dfg[name]["handoff"] = handoffs[name]
         if name == scaler:
