@@ -20,7 +20,7 @@ from tilelang_tt.env import DUMP_IR, PASS_TIMING, PRINT_IR
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.options import CompileOptions, OptionError
 from tilelang_tt.passes.common import func_name
-from tilelang_tt.passes.pipeline import lower
+from tilelang_tt.passes.pipeline import internal_error, lower
 
 
 DUMP_FILE = re.compile(r"(?P<index>\d{2})_(?P<pass_name>\w+)\.py")  # NN_<PassName>.py, what the recorder writes
@@ -80,9 +80,14 @@ def compile_prim_func(func: tirx.PrimFunc, options: CompileOptions) -> Artifacts
     recorder = IRRecorder(options, name)
     mod = lower(tvm.IRModule({name: func}), options, observers=[recorder])
     kernels = {get(f, Attr.KERNEL_ROLE): f for _, f in mod.functions.items()}
-    plan = build_plan(kernels)
-    sources = {f"{role}.cpp": emit_kernel(kernels[role]) for role in ("reader", "compute", "writer")}
-    sources["main.cpp"] = emit_main_cpp(plan)
+    try:
+        plan = build_plan(kernels)
+        sources = {f"{role}.cpp": emit_kernel(kernels[role]) for role in ("reader", "compute", "writer")}
+        sources["main.cpp"] = emit_main_cpp(plan)
+    except TTCompileError:
+        raise
+    except Exception as err:  # noqa: BLE001 - a codegen failure is a compiler bug, reported as one
+        raise internal_error(err, "codegen", tvm.IRModule({name: func})) from None
     sources["tt.plan.json"] = dumps_plan(plan)
     return Artifacts(sources=sources, plan=plan, ir_after_pass=tuple(recorder.kept))
 

@@ -266,3 +266,17 @@ def test_a_reader_block_has_one_consumer():
     assert_diagnostic(err, "BuildTileDFGTT", "`A_s` is read by compute and copied to a tensor by the writer: a circular "
                       "buffer has one consumer", "reader_block_computed_on_and_copied_out")
     assert "T.copy(A_s, A_s_f)" in err.hint
+
+
+def test_an_exception_in_codegen_is_an_internal_compiler_error(monkeypatch):
+    from tests.kernels import gemm
+    from tilelang_tt import compiler
+
+    def broken(func):
+        raise ValueError("no rule")
+
+    monkeypatch.setattr(compiler, "emit_kernel", broken)
+    err = compile_error(gemm(64, 64, 64, 32, 32, 32))
+    assert err.pass_name == "codegen" and err.func_name == "main"
+    assert re.fullmatch(r"internal compiler error: ValueError: no rule \(at \w+\.py:\d+\)", err.message), err.message
+    assert err.__cause__ is None and err.__suppress_context__
