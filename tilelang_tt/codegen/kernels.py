@@ -170,31 +170,30 @@ class _KernelWriter:
         else:
             raise CodegenError(f"cannot emit statement {type(s).__name__}")
 
-    def work_arg(self, kind: str) -> str:
-        """The C++ name of the core's work argument ``kind`` (an :class:`ArgKind` value)."""
-        var = next(a.var for a in self.args if a.kind == ArgKind(kind))
-        return self.expr(var)
+    def work_var(self, kind: str) -> tirx.Var:
+        """The variable of the core's work argument ``kind`` (an :class:`ArgKind` value)."""
+        return next(a.var for a in self.args if a.kind == ArgKind(kind))
 
-    def block_coords(self, n: str) -> tuple[list[str], str, str]:
-        """(statements, by, bx) of the core's n-th block under its work policy."""
+    def work_arg(self, kind: str) -> str:
+        """The C++ name of the core's work argument ``kind``."""
+        return self.expr(self.work_var(kind))
+
+    def block_coords(self, n: tirx.Var) -> tuple[list[str], tirx.PrimExpr, tirx.PrimExpr]:
+        """(statements, by, bx) of the core's ``n``-th block, as the work policy defines them
+        (:class:`WorkPolicy`: the one definition of the walk, which the plan evaluates too)."""
         _, bx_extent = get(self.func, Attr.BLOCK_GRID)
         policy = WorkPolicy.from_dict(get(self.func, Attr.WORK_POLICY))
-        arg = self.work_arg  # E1 declares every argument the policy needs
+        arg = self.work_var  # E1 declares every argument the policy needs
         if policy.policy == Policy.LOCAL_SHARD:
-            sby, sbx = policy.shard_blocks
-            return ([], f"{arg('shard_y')} * {sby} + {n} / {arg('width')}",
-                    f"{arg('shard_x')} * {sbx} + {n} % {arg('width')}")
-        if policy.policy == Policy.BLOCK and bx_extent > 1:  # one block per row: width 1, the ids are consecutive
-            step = f"({n} / {arg('width')}) * {bx_extent} + {n} % {arg('width')}"
-        elif policy.policy == Policy.ROW_MAJOR:
-            step = f"{n} * {policy.stride}"
-        else:
-            step = n
-        block = self.em.unique("block")
-        lines = [f"const uint32_t {block} = {arg('start_id')} + {step};"]
-        if bx_extent == 1:
-            return lines, block, "0"
-        return lines, f"{block} / {bx_extent}", f"{block} % {bx_extent}"
+            by, bx = policy.shard_coords(n, arg(ArgKind.SHARD_Y), arg(ArgKind.SHARD_X), arg(ArgKind.WIDTH))
+            return [], by, bx
+        width = arg(ArgKind.WIDTH) if policy.policy == Policy.BLOCK and bx_extent > 1 else 1
+        block = tirx.Var("block", "uint32")
+        self.names[block] = self.em.unique("block")
+        value = policy.block_id(n, arg(ArgKind.START_ID), width, bx_extent)
+        by, bx = policy.coords(block, bx_extent)  # bx is the int 0 in a one-column block grid
+        return [f"const uint32_t {self.names[block]} = {self.expr(value)};"], by, tirx.const(bx, "uint32") if isinstance(
+            bx, int) else bx
 
     def launch(self, s: tirx.AttrStmt) -> None:
         """Materialize the persistent per-core loop over this core's blocks."""
@@ -203,8 +202,10 @@ class _KernelWriter:
         while isinstance(body, tirx.AttrStmt) and body.attr_key == "thread_extent":
             launches[str(body.node.thread_tag)] = body.node.var
             body = body.body
-        n = self.em.unique("n")
-        with self.em.block(f"for (uint32_t {n} = 0; {n} < {self.work_arg('count')}; ++{n})"):
+        n = tirx.Var("n", "uint32")
+        self.names[n] = self.em.unique("n")
+        with self.em.block(f"for (uint32_t {self.names[n]} = 0; {self.names[n]} < {self.work_arg('count')}; "
+                           f"++{self.names[n]})"):
             used = {tag: var for tag, var in launches.items() if uses_var(body, var)}
             if used:
                 lines, by, bx = self.block_coords(n)
@@ -216,7 +217,7 @@ class _KernelWriter:
                     if var is not None:
                         name = self.em.unique(var.name)
                         self.names[var] = name
-                        self.em.line(f"const uint32_t {name} = {expr};")
+                        self.em.line(f"const uint32_t {name} = {self.expr(expr)};")
             self.stmt(body)
 
     # -- kernel --------------------------------------------------------------------------------

@@ -101,19 +101,34 @@ class WorkPolicy:
     def from_dict(d: dict) -> WorkPolicy:
         return WorkPolicy(Policy(d["policy"]), int(d["stride"]), tuple(d["shard_blocks"]))
 
+    def block_id(self, n, start_id, width, bx_total: int):
+        """Block id (row * Bx + bx) of a core's ``n``-th block under the id-walking policies. ``n``,
+        ``start_id`` and ``width`` are ints, or TIR expressions of the kernel's loop counter and
+        runtime arguments: this one definition is what :meth:`blocks` evaluates and what codegen
+        prints into the persistent loop."""
+        if self.policy == Policy.BLOCK and bx_total > 1:  # rows of `width` blocks; with one column width is 1
+            return start_id + ((n // width) * bx_total + n % width)
+        if self.policy == Policy.ROW_MAJOR:
+            return start_id + n * self.stride
+        return start_id + n
+
+    @staticmethod
+    def coords(block_id, bx_total: int):
+        """(row, bx) of a block id (ints or TIR expressions)."""
+        return (block_id, 0) if bx_total == 1 else (block_id // bx_total, block_id % bx_total)
+
+    def shard_coords(self, n, shard_y, shard_x, width):
+        """(row, bx) of a core's ``n``-th block under ``local_shard`` (ints or TIR expressions)."""
+        sby, sbx = self.shard_blocks
+        return shard_y * sby + n // width, shard_x * sbx + n % width
+
     def blocks(self, item: WorkItem, block_grid: tuple[int, int]) -> list[tuple[int, int]]:
         """The (by, bx) blocks a core walks, in order: the contract of codegen's persistent loop."""
         bx_total = block_grid[1]
-        out = []
-        for n in range(item.count):
-            if self.policy == Policy.LOCAL_SHARD:
-                sby, sbx = self.shard_blocks
-                out.append((item.shard[0] * sby + n // item.width, item.shard[1] * sbx + n % item.width))
-                continue
-            step = {Policy.CONTIGUOUS: n, Policy.ROW_MAJOR: n * self.stride,
-                    Policy.BLOCK: (n // max(item.width, 1)) * bx_total + n % max(item.width, 1)}[self.policy]
-            out.append(divmod(item.start_id + step, bx_total))
-        return out
+        if self.policy == Policy.LOCAL_SHARD:
+            return [self.shard_coords(n, item.shard[0], item.shard[1], item.width) for n in range(item.count)]
+        return [self.coords(self.block_id(n, item.start_id, item.width, bx_total), bx_total)
+                for n in range(item.count)]
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ void kernel_main() {
     const auto B = TensorAccessor(B_args, B_addr, 2048);
 
     for (uint32_t n = 0; n < count; ++n) {
-        const uint32_t block = start_id + (n / width) * 4 + n % width;
+        const uint32_t block = start_id + (((n / width) * 4) + (n % width));
         const uint32_t by = block / 4;
         const uint32_t bx = block % 4;
         cb_reserve_back(cb_A_shared, 8);

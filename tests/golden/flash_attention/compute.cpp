@@ -39,7 +39,7 @@ void kernel_main() {
     cb_wait_front(cb_reduce_scaler, 1);
     compute_kernel_hw_startup(cb_acc_o, cb_acc_o, cb_acc_o);
     for (uint32_t n = 0; n < count; ++n) {
-        const uint32_t block = start_id + (n / width) * 4 + n % width;
+        const uint32_t block = start_id + (((n / width) * 4) + (n % width));
         const uint32_t bx = block % 4;
         tile_regs_acquire();
         fill_tile_init();

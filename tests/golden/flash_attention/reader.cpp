@@ -55,7 +55,7 @@ void kernel_main() {
 
     push_constant_tile(cb_reduce_scaler, 0x3f80);
     for (uint32_t n = 0; n < count; ++n) {
-        const uint32_t block = start_id + (n / width) * 4 + n % width;
+        const uint32_t block = start_id + (((n / width) * 4) + (n % width));
         const uint32_t bz_by = block / 4;
         const uint32_t bx = block % 4;
         cb_reserve_back(cb_Q_s, 4);

@@ -15,7 +15,7 @@ void kernel_main() {
     const auto O = TensorAccessor(O_args, O_addr, 2048);
 
     for (uint32_t n = 0; n < count; ++n) {
-        const uint32_t block = start_id + (n / width) * 4 + n % width;
+        const uint32_t block = start_id + (((n / width) * 4) + (n % width));
         const uint32_t bz_by = block / 4;
         const uint32_t bx = block % 4;
         cb_wait_front(cb_O_s, 4);

@@ -47,7 +47,7 @@ void kernel_main() {
     const auto B = TensorAccessor(B_args, B_addr, 2048);
 
     for (uint32_t n = 0; n < count; ++n) {
-        const uint32_t block = start_id + (n / width) * 8 + n % width;
+        const uint32_t block = start_id + (((n / width) * 8) + (n % width));
         const uint32_t by = block / 8;
         const uint32_t bx = block % 8;
         for (uint32_t k = 0; k < 8; ++k) {

@@ -62,7 +62,7 @@ void kernel_main() {
     const auto Bias = TensorAccessor(Bias_args, Bias_addr, 2048);
 
     for (uint32_t n = 0; n < count; ++n) {
-        const uint32_t block = start_id + (n / width) * 2 + n % width;
+        const uint32_t block = start_id + (((n / width) * 2) + (n % width));
         const uint32_t by = block / 2;
         const uint32_t bx = block % 2;
         for (uint32_t k = 0; k < 3; ++k) {

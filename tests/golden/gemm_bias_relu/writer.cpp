@@ -15,7 +15,7 @@ void kernel_main() {
     const auto C = TensorAccessor(C_args, C_addr, 2048);
 
     for (uint32_t n = 0; n < count; ++n) {
-        const uint32_t block = start_id + (n / width) * 2 + n % width;
+        const uint32_t block = start_id + (((n / width) * 2) + (n % width));
         const uint32_t by = block / 2;
         const uint32_t bx = block % 2;
         cb_wait_front(cb_C_l_out, 2);
