@@ -94,6 +94,24 @@ def test_compute_intrinsic_in_reader_at_its_statement():
     assert_at(err, "`tt.fpu.matmul_tiles` is not allowed in the reader kernel", gemm, "T.copy(A[")
 
 
+def test_malformed_intrinsic_call_at_its_statement():
+    """A page read built by hand without its L1 address (attrs.call would have refused it)."""
+    before = lower_until(gemm(128, 128, 128, 64, 64, 32), PASS)
+
+    def drop_address(stmt):
+        if stmt_intrin(stmt) == Intrin.NOC_READ_PAGE:
+            value = stmt.value
+            return keep_span(stmt, tirx.Evaluate(tirx.Call(value.dtype, value.op, list(value.args)[:2])))
+        return None
+
+    reader = before["main_reader"]
+    before["main_reader"] = reader.with_body(tirx.stmt_functor.ir_transform(reader.body, None, drop_address,
+                                                                            ["tirx.Evaluate"]), span=reader.span)
+    err = verify_error(before)
+    assert_at(err, "malformed intrinsic call: tt.noc_async_read_page(", gemm, "T.copy(A[")
+    assert "takes 3 arguments, got 2" in err.message and "compiler bug" in err.hint
+
+
 def _eltwise_compute(fp32: bool, tiles: int) -> tvm.IRModule:
     """An eltwise add over a 64x128 block (8 tiles per DST acquire), with the compute config's
     accumulation mode set to ``fp32`` and its tile loops and packed pages widened to ``tiles``."""

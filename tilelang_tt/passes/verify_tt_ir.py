@@ -16,7 +16,9 @@ and a fix):
    ``fp32_dest_acc_en`` (fp32 mode: half as many tiles as bf16 mode), recomputed here rather than
    trusted from ``dst_budget`` (at the tile op's line);
 5. no TileLang tile op or abstract intrinsic left: reader/writer hold only protocol calls,
-   compute only tile/DST/init calls (at the statement's line).
+   compute only tile/DST/init calls, each call matching its intrinsic's argument schema
+   (``Intrin.schema``; calls built in TVMScript or by hand skip the check ``attrs.call`` makes)
+   (at the statement's line).
 
 Locations: statements keep the user's spans through the lowering; a CB's allocation is its
 ``tt.cb_desc`` ``source`` (recorded by A2 PropagateTTLayout); a parameter's is its ``T.Tensor``
@@ -28,7 +30,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import arith, tirx
 
-from tilelang_tt.attrs import Attr, CBDesc, Intrin, KernelRole, get
+from tilelang_tt.attrs import Attr, CBDesc, Intrin, KernelRole, check_args, get
 from tilelang_tt.contract.arch import Arch
 from tilelang_tt.contract.l1 import CircularBuffer, L1Use, cores_in_ranges, from_layout, l1_use
 from tilelang_tt.errors import span_from_location
@@ -179,6 +181,11 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         intrin = stmt_intrin(stmt)
         if intrin is not None and intrin not in ALLOWED[role]:
             raise error(PASS, func, stmt, f"`{intrin.value}` is not allowed in the {role} kernel", COMPILER_BUG)
+        if intrin is not None:
+            try:
+                check_args(intrin, stmt.value.args)
+            except TypeError as err:
+                raise error(PASS, func, stmt, f"malformed intrinsic call: {err}", COMPILER_BUG) from None
     arch = arch_of(func)
     check_cbs(func, arch)
     check_l1(func, arch)
