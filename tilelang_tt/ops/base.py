@@ -18,7 +18,18 @@ import tilelang  # noqa: F401
 from tvm import arith, tirx
 
 from tilelang_tt.attrs import DATA_FORMATS, AccumulateMode, Attr, CBDesc, Intrin, get
-from tilelang_tt.passes.common import COL, ROW, TILE, error, evaluate, evaluate_calls, serial, stmt_intrin, unique_name
+from tilelang_tt.passes.common import (
+    COL,
+    ROW,
+    TILE,
+    error,
+    evaluate,
+    evaluate_calls,
+    kernel_names,
+    serial,
+    stmt_intrin,
+    unique_name,
+)
 
 COMPUTE_DTYPES = ("bfloat16", "float32")  # DST holds floats: integer tiles would lose bits above 2^24
 
@@ -105,6 +116,7 @@ class LowerContext:
         self.gemm_reuse = gemm_reuse
         self.budget_of = budget_of
         self.cbs = dict(cbs)
+        self.taken = kernel_names(func) | set(cbs)  # what a block C2 makes must not be called
         self.fp32 = any(d["data_format"] == "Float32" for d in cbs.values())
         self.generated: list[tirx.Buffer] = []  # blocks made by C2, allocated by the pass
 
@@ -147,7 +159,8 @@ class LowerContext:
     def new_block(self, like: tirx.Buffer, suffix: str, dtype: str, scope: str) -> tirx.Buffer:
         """A block of ``like``'s geometry in ``dtype`` with a CB of its own, allocated beside the
         kernel's blocks."""
-        name = unique_name(f"{like.name}{suffix}", self.cbs)
+        name = unique_name(f"{like.name}{suffix}", self.taken)
+        self.taken.add(name)
         buf = tirx.decl_buffer(like.shape, dtype, name, scope=scope)
         desc = CBDesc.from_dict(like.name, self.cbs[like.name])
         fmt, elem = DATA_FORMATS[dtype]

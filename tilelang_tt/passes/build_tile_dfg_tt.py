@@ -39,7 +39,15 @@ from tvm import tirx
 
 from tilelang_tt.attrs import AccumulateMode, Attr, CBDesc, Intrin, get, with_attrs
 from tilelang_tt.ops import compute_accesses
-from tilelang_tt.passes.common import as_region, error, evaluate_calls, prim_func_pass, stmt_intrin, unique_name
+from tilelang_tt.passes.common import (
+    as_region,
+    error,
+    evaluate_calls,
+    kernel_names,
+    prim_func_pass,
+    stmt_intrin,
+    unique_name,
+)
 from tilelang_tt.passes.slices import bound_analyzer, overhanging_axes
 
 PASS = "BuildTileDFGTT"
@@ -47,24 +55,15 @@ INPUT_BASE, OUTPUT_BASE, INTERMEDIATE_BASE = 0, 16, 24
 SCALER_KIND = "scaler"
 
 
+def handoff_cbs(func: tirx.PrimFunc) -> dict[str, str]:
+    """Block -> the hand-off CB the writer drains in its place (BuildTileDFGTT made them)."""
+    return {cb: node["handoff"] for cb, node in get(func, Attr.TILE_DFG, {}).items() if "handoff" in node}
+
+
 def scaler_cb(func: tirx.PrimFunc) -> str | None:
     """The name of the kernel's reduce scaler CB (BuildTileDFGTT made it), or None."""
     return next((name for name, node in get(func, Attr.TILE_DFG, {}).items() if node.get("kind") == SCALER_KIND),
                 None)
-
-
-def kernel_names(func: tirx.PrimFunc) -> set[str]:
-    """Every name the kernel gives a parameter or a buffer: what a new name must differ from."""
-    names = {p.name for p in func.params} | {b.name for b in func.buffer_map.values()}
-
-    def visit(node):
-        if isinstance(node, tirx.SBlock):
-            names.update(b.name for b in node.alloc_buffers)
-        elif isinstance(node, (tirx.BufferLoad, tirx.BufferStore)):
-            names.add(node.buffer.name)
-
-    tirx.stmt_functor.post_order_visit(func.body, visit)
-    return names
 
 
 ROWS, COLS = 0, 1

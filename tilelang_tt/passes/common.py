@@ -269,6 +269,20 @@ def rebuild_nest(loops: list[tirx.For], body: tirx.Stmt) -> tirx.Stmt:
     return body
 
 
+def kernel_names(func: tirx.PrimFunc) -> set[str]:
+    """Every name the kernel gives a parameter or a buffer: what a new name must differ from."""
+    names = {p.name for p in func.params} | {b.name for b in func.buffer_map.values()}
+
+    def visit(node):
+        if isinstance(node, tirx.SBlock):
+            names.update(b.name for b in node.alloc_buffers)
+        elif isinstance(node, (tirx.BufferLoad, tirx.BufferStore)):
+            names.add(node.buffer.name)
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    return names
+
+
 def unique_name(base: str, taken) -> str:
     """``base``, or ``base1``, ``base2``... : the first not in ``taken``."""
     return next(n for n in (f"{base}{k or ''}" for k in range(len(taken) + 1)) if n not in taken)

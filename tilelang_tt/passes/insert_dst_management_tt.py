@@ -42,7 +42,7 @@ from tvm import tirx
 from tilelang_tt.attrs import Attr, Intrin, KernelRole, get
 from tilelang_tt.ops import DST_SCOPES, compute_op, hoistable_init
 from tilelang_tt.ops.base import DSTContext
-from tilelang_tt.passes.build_tile_dfg_tt import scaler_cb
+from tilelang_tt.passes.build_tile_dfg_tt import handoff_cbs, scaler_cb
 from tilelang_tt.passes.common import as_region, const_int, evaluate, keep_span, prim_func_pass, seq, stmt_intrin
 
 PASS = "InsertDSTManagementTT"
@@ -52,7 +52,7 @@ class _Inserter(DSTContext):
     def __init__(self, func: tirx.PrimFunc):
         scaler = scaler_cb(func)
         super().__init__(PASS, func, scaler, inline_inits=hoistable_init(func, scaler) is None)
-        self.handoffs = {cb: e["handoff"] for cb, e in get(func, Attr.TILE_DFG, {}).items() if "handoff" in e}
+        self.handoffs = handoff_cbs(func)
 
     def waits(self, names, held: dict, like) -> list[tirx.Stmt]:
         """``cb_wait_front`` of each block of ``names`` not waited for yet (``held`` is updated)."""

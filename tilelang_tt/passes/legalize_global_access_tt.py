@@ -27,6 +27,7 @@ from tvm import arith, ir, tirx
 from tilelang_tt.passes.common import (
     is_global_buffer,
     keep_span,
+    kernel_names,
     make_region,
     parallel_nest,
     prim_func_pass,
@@ -129,9 +130,7 @@ def _legalize(loop: tirx.For, names: set[str], allocated: list[tirx.Buffer]) -> 
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
-    names = {buf.name for buf in func.buffer_map.values()}
-    tirx.stmt_functor.post_order_visit(
-        func.body, lambda n: names.update(b.name for b in n.alloc_buffers) if isinstance(n, tirx.SBlock) else None)
+    names = kernel_names(func)
     pending: list[tirx.Buffer] = []
 
     def visit(stmt):

@@ -62,6 +62,7 @@ from tilelang_tt.attrs import (
     get,
     runtime_args,
 )
+from tilelang_tt.passes.build_tile_dfg_tt import handoff_cbs
 from tilelang_tt.passes.common import TILE, as_region, error, evaluate, keep_span, prim_func_pass, seq, stmt_intrin
 from tilelang_tt.passes.slices import bound_analyzer, matrix_extents, matrix_slice, overhanging_axes
 
@@ -196,7 +197,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         return func
     cbs = {n: CBDesc.from_dict(n, d) for n, d in get(func, Attr.CB_DESC).items()}
     accessors = {n: AccessorDesc.from_dict(n, d) for n, d in get(func, Attr.TENSOR_ACCESSOR).items()}
-    handoffs = {cb: e["handoff"] for cb, e in get(func, Attr.TILE_DFG, {}).items() if "handoff" in e}
+    handoffs = handoff_cbs(func)
     analyzer = bound_analyzer(func.body)
     multicast = {n: MulticastDesc.from_dict(n, d) for n, d in get(func, Attr.MULTICAST, {}).items()}
     mcast_args: dict[str, dict[str, tirx.Var]] = {}

@@ -29,7 +29,7 @@ import tvm
 from tvm import tirx
 
 from tilelang_tt.attrs import Attr, Intrin, KernelRole, get, with_attrs
-from tilelang_tt.passes.build_tile_dfg_tt import scaler_cb
+from tilelang_tt.passes.build_tile_dfg_tt import handoff_cbs, scaler_cb
 from tilelang_tt.passes.common import (
     as_region,
     evaluate,
@@ -139,7 +139,7 @@ def _mentions(body, block: str) -> bool:
 def split(func: tirx.PrimFunc) -> dict[str, tirx.PrimFunc]:
     name = func_name(func)
     cbs = get(func, Attr.CB_DESC, {})
-    handoffs = {cb: e["handoff"] for cb, e in get(func, Attr.TILE_DFG, {}).items() if "handoff" in e}
+    handoffs = handoff_cbs(func)
     scaler = scaler_cb(func)
     bodies = {}
     for role in (KernelRole.READER, KernelRole.COMPUTE, KernelRole.WRITER):

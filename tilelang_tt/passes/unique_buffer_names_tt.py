@@ -19,7 +19,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.passes.common import keep_span, prim_func_pass
+from tilelang_tt.passes.common import keep_span, kernel_names, prim_func_pass
 
 PASS = "UniqueBufferNamesTT"
 
@@ -46,9 +46,8 @@ def _renamed(buf: tirx.Buffer, name: str) -> tirx.Buffer:
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     allocs = _allocations(func)
-    taken = {p.name for p in func.params} | {b.name for b in func.buffer_map.values()}
+    taken = kernel_names(func)
     seen: set[str] = {b.name for b in func.buffer_map.values()}
-    taken |= {b.name for b in allocs}
     renames: dict[tirx.Buffer, tirx.Buffer] = {}
     for buf in allocs:
         if buf.name not in seen:
