@@ -269,6 +269,19 @@ def rebuild_nest(loops: list[tirx.For], body: tirx.Stmt) -> tirx.Stmt:
     return body
 
 
+def allocations(func: tirx.PrimFunc) -> list[tirx.Buffer]:
+    """Buffers allocated in the body, in program order (each once)."""
+    out: list[tirx.Buffer] = []
+
+    def visit(node):
+        if isinstance(node, tirx.SBlock):
+            out.extend(b for b in node.alloc_buffers if not any(b.same_as(o) for o in out))
+        return True
+
+    tirx.stmt_functor.pre_order_visit(func.body, visit)
+    return out
+
+
 def kernel_names(func: tirx.PrimFunc) -> set[str]:
     """Every name the kernel gives a parameter or a buffer: what a new name must differ from."""
     names = {p.name for p in func.params} | {b.name for b in func.buffer_map.values()}

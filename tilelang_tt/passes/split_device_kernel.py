@@ -31,6 +31,7 @@ from tvm import tirx
 from tilelang_tt.attrs import Attr, Intrin, KernelRole, get, with_attrs
 from tilelang_tt.passes.build_tile_dfg_tt import handoff_cbs, scaler_cb
 from tilelang_tt.passes.common import (
+    allocations,
     as_region,
     evaluate,
     func_name,
@@ -87,7 +88,15 @@ def _slice(stmt, role: KernelRole):
     return stmt if ROLE_OF.get(intrin) == role else None
 
 
-def _route_handoffs(stmt, handoffs: dict[str, str]):
+def _handoff_vars(func: tirx.PrimFunc) -> dict[tirx.Var, tirx.Var]:
+    """Data variable of each block with a hand-off CB -> the one variable that stands for the
+    hand-off CB in the compute kernel (made here, once per kernel: the CB has no buffer of its own)."""
+    handoffs = handoff_cbs(func)
+    blocks = [buf for buf in allocations(func) if buf.name in handoffs]
+    return {buf.data: tirx.Var(handoffs[buf.name], buf.data.type_annotation) for buf in blocks}
+
+
+def _route_handoffs(stmt, handoffs: dict[tirx.Var, tirx.Var]):
     """Compute side of a hand-off CB: the final value of X goes to ``X_out`` before the writer
     takes it — the last statement writing X packs straight into ``X_out`` when nothing reads X
     after it, else an explicit copy is inserted."""
@@ -96,12 +105,12 @@ def _route_handoffs(stmt, handoffs: dict[str, str]):
         out: list[tirx.Stmt] = []
         for s in items:
             intrin = stmt_intrin(s)
-            name = as_region(s.value.args[0]).buffer.name if intrin == Intrin.WRITE_FROM_CB else None
-            if name in handoffs:
-                target = tirx.Var(handoffs[name], "handle")
+            data = as_region(s.value.args[0]).buffer.data if intrin == Intrin.WRITE_FROM_CB else None
+            if data in handoffs:
+                target = handoffs[data]
                 last = out[-1] if out else None
                 if (last is not None and stmt_intrin(last) == Intrin.TILE_ELTWISE
-                        and last.value.args[0].name == name):
+                        and last.value.args[0].same_as(data)):
                     args = list(last.value.args)
                     out[-1] = evaluate(Intrin.TILE_ELTWISE, target, *args[1:], like=last)
                 else:
@@ -119,16 +128,17 @@ def _route_handoffs(stmt, handoffs: dict[str, str]):
     return stmt
 
 
-def _mentions(body, block: str) -> bool:
-    """Whether compute reads or writes on-chip block ``block`` (its data variable or a region),
-    apart from the markers of where the writer takes it (routed to its hand-off CB by D5)."""
+def _mentions(body, block: tirx.Var) -> bool:
+    """Whether compute reads or writes the on-chip block of data variable ``block`` (the variable or
+    a region of its buffer), apart from the markers of where the writer takes it (routed to its
+    hand-off CB by D5)."""
     found = []
 
     def visit(n):
         if found or stmt_intrin(n) == Intrin.WRITE_FROM_CB:
             return False
-        if (isinstance(n, tirx.Var) and n.name == block) or (
-                isinstance(n, (tirx.BufferLoad, tirx.BufferStore)) and n.buffer.name == block):
+        if (isinstance(n, tirx.Var) and n.same_as(block)) or (
+                isinstance(n, (tirx.BufferLoad, tirx.BufferStore)) and n.buffer.data.same_as(block)):
             found.append(n)
         return True
 
@@ -139,7 +149,7 @@ def _mentions(body, block: str) -> bool:
 def split(func: tirx.PrimFunc) -> dict[str, tirx.PrimFunc]:
     name = func_name(func)
     cbs = get(func, Attr.CB_DESC, {})
-    handoffs = handoff_cbs(func)
+    handoffs = _handoff_vars(func)
     scaler = scaler_cb(func)
     bodies = {}
     for role in (KernelRole.READER, KernelRole.COMPUTE, KernelRole.WRITER):
@@ -150,7 +160,7 @@ def split(func: tirx.PrimFunc) -> dict[str, tirx.PrimFunc]:
             body = seq([evaluate(Intrin.FILL_SCALER, cbs[scaler]["index"], tirx.FloatImm("float32", 1.0)), body])
         bodies[role] = body
     # a block whose every write now packs straight into its hand-off CB needs no CB of its own
-    unused = {cb for cb in handoffs if not _mentions(bodies[KernelRole.COMPUTE], cb)}
+    unused = {data.name for data in handoffs if not _mentions(bodies[KernelRole.COMPUTE], data)}
     extra = {Attr.CB_DESC: {k: v for k, v in cbs.items() if k not in unused}} if unused else {}
     out = {}
     for role, body in bodies.items():

@@ -19,22 +19,9 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.passes.common import keep_span, kernel_names, prim_func_pass
+from tilelang_tt.passes.common import allocations, keep_span, kernel_names, prim_func_pass
 
 PASS = "UniqueBufferNamesTT"
-
-
-def _allocations(func: tirx.PrimFunc) -> list[tirx.Buffer]:
-    """Buffers allocated in the body, in program order (each once)."""
-    out: list[tirx.Buffer] = []
-
-    def visit(node):
-        if isinstance(node, tirx.SBlock):
-            out.extend(b for b in node.alloc_buffers if not any(b.same_as(o) for o in out))
-        return True
-
-    tirx.stmt_functor.pre_order_visit(func.body, visit)
-    return out
 
 
 def _renamed(buf: tirx.Buffer, name: str) -> tirx.Buffer:
@@ -45,7 +32,7 @@ def _renamed(buf: tirx.Buffer, name: str) -> tirx.Buffer:
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
-    allocs = _allocations(func)
+    allocs = allocations(func)
     taken = kernel_names(func)
     seen: set[str] = {b.name for b in func.buffer_map.values()}
     renames: dict[tirx.Buffer, tirx.Buffer] = {}
