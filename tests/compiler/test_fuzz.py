@@ -70,6 +70,7 @@ FUZZ = settings(deadline=None, derandomize=True, database=None, phases=[Phase.ex
 DTYPES = ("bfloat16", "float32")
 TORCH_DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32, "int32": torch.int32, "uint32": torch.int64}
 BLOCKS = (32, 64, 128)
+SUB_TILE_ROWS = (1, 2, 4, 8, 16)
 CONSTANTS = (0.5, -0.75, 1.5, 2.0, 0.0)  # exact in bfloat16
 UNARY = ("exp", "exp2", "log", "sqrt", "rsqrt", "abs", "neg", "relu", "sigmoid", "tanh", "erf")
 BINARY = ("+", "-", "*", "/", "max", "min")
@@ -445,12 +446,14 @@ def gemm_cases(draw):
 
 
 @st.composite
-def reduce_cases(draw):
+def reduce_cases(draw, sub_tile: bool = False):
     """T.reduce_sum/max of X (or of an element-wise transform P of it) along rows (dim=1) or
     columns (dim=0), of a whole block or carried across a pipelined loop over the reduced extent;
     the vector is optionally transformed element-wise, then written out (as a (n, 1)/(1, n) or a
-    rank-1 tensor) or, without a loop, broadcast back over the block: Y = tree(X, v)."""
-    kind, dim = draw(st.sampled_from(["sum", "max"])), draw(st.sampled_from([0, 1]))
+    rank-1 tensor) or, without a loop, broadcast back over the block: Y = tree(X, v).
+    ``sub_tile``: blocks of 1, 2, 4, 8 or 16 rows, TileLang's norm examples' ``blk_m`` (the
+    compiler groups them into 32-row blocks), reduced along their rows."""
+    kind, dim = draw(st.sampled_from(["sum", "max"])), 1 if sub_tile else draw(st.sampled_from([0, 1]))
     dt, acc_dt = draw(st.sampled_from(DTYPES)), draw(st.sampled_from(DTYPES))
     stages = draw(st.sampled_from([None, 1, 2, 3]))  # None: the whole reduced extent in one block
     pre = draw(trees(("X",), 2)) if draw(st.booleans()) else None
@@ -461,8 +464,8 @@ def reduce_cases(draw):
     use = draw(trees(("X", "v"), 2)) if stages is None and draw(st.booleans()) else None
     use = ("+", ("x", "v"), use) if use is not None and "v" not in loads_in(use) else use
     rank1 = draw(st.booleans())  # the vector written as a rank-1 tensor
-    b_keep, b_red = draw(st.sampled_from(BLOCKS[:2])), draw(st.sampled_from(BLOCKS))  # kept / reduced extent
-    keep, red = extent(draw, b_keep, 4), extent(draw, b_red, 4)
+    b_keep, b_red = draw(st.sampled_from(SUB_TILE_ROWS if sub_tile else BLOCKS[:2])), draw(st.sampled_from(BLOCKS))
+    keep, red = extent(draw, 32 if sub_tile else b_keep, 4), extent(draw, b_red, 4)  # kept / reduced extent
     chunk = b_red if stages else red
     M, N = (keep, red) if dim == 1 else (red, keep)
     block = (b_keep, chunk) if dim == 1 else (chunk, b_keep)
@@ -536,7 +539,8 @@ def reduce_cases(draw):
             return {"Y": rounded(evaluate(use, {"X": source, "v": vec}, u), store_rounding(acc_dt))}
         return {"R": Val(vec.v.reshape(vec_shape), vec.e.reshape(vec_shape))}
 
-    return Case("reduce", "\n".join(lines) + "\n", inputs, reference, draw(placements()))
+    family = "row_blocks" if sub_tile else "reduce"
+    return Case(family, "\n".join(lines) + "\n", inputs, reference, draw(placements()))
 
 
 @st.composite
@@ -656,6 +660,12 @@ def test_fuzz_gemm(case, kernel_dir, fuzz_record):
 @settings(FUZZ, max_examples=14)
 @given(case=reduce_cases())
 def test_fuzz_reduce(case, kernel_dir, fuzz_record):
+    check(case, kernel_dir, fuzz_record)
+
+
+@settings(FUZZ, max_examples=8)
+@given(case=reduce_cases(sub_tile=True))
+def test_fuzz_row_blocks(case, kernel_dir, fuzz_record):
     check(case, kernel_dir, fuzz_record)
 
 

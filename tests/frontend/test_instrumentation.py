@@ -15,7 +15,7 @@ from tests.kernels import eltwise
 
 # The pipeline: its front pass, then the design spec's A1 ... F, in order.
 SPEC_ORDER = [
-    "UniqueBufferNamesTT", "LegalizeGlobalAccessTT", "InferTTLayout", "PropagateTTLayout", "AttachTensorAccessorTT", "LayoutAwareWorkPartitionTT", "GridToCoreGrid",
+    "UniqueBufferNamesTT", "CoarsenRowBlocksTT", "LegalizeGlobalAccessTT", "InferTTLayout", "PropagateTTLayout", "AttachTensorAccessorTT", "LayoutAwareWorkPartitionTT", "GridToCoreGrid",
     "LowerSharedToCB", "LowerTTTileIntrinsics", "BuildTileDFGTT", "SplitDeviceKernel", "ConfigureTensorAccessorTT",
     "FinalizePersistentSignatureTT", "LowerCBIntrinsics", "InsertComputeInitTT", "InsertDSTManagementTT", "VerifyTTIR",
 ]

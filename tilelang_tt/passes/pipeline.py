@@ -13,6 +13,7 @@ from tilelang_tt.errors import TTCompileError
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.attach_tensor_accessor_tt import AttachTensorAccessorTT
 from tilelang_tt.passes.build_tile_dfg_tt import BuildTileDFGTT
+from tilelang_tt.passes.coarsen_row_blocks_tt import CoarsenRowBlocksTT
 from tilelang_tt.passes.common import func_name, reraise_compile_error
 from tilelang_tt.passes.configure_tensor_accessor_tt import ConfigureTensorAccessorTT
 from tilelang_tt.passes.finalize_persistent_signature_tt import (
@@ -39,6 +40,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
     return [
         # First: one name per buffer (the plan and the C++ name blocks); GPU-style element accesses of global tensors become the tile copies A-C read.
         UniqueBufferNamesTT(),
+        # Blocks of fewer than 32 rows (blk_m = 1) grouped into 32-row blocks, before the element
+        # accesses of their rows become copies.
+        CoarsenRowBlocksTT(),
         LegalizeGlobalAccessTT(),
         # A: metadata only; the TIR is the user's.
         InferTTLayout(arch=options.arch, layouts=options.layouts),

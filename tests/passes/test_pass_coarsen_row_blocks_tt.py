@@ -1,0 +1,225 @@
+"""CoarsenRowBlocksTT alone: blocks of r < 32 rows whose blocks are independent become blocks of 32
+rows (the grid shrinks by 32 / r); a statement that mixes the rows of a block is an error at its
+line; kernels with tile-sized blocks are left as they are."""
+
+import pytest
+import tilelang  # noqa: F401
+import tvm
+from tvm.script import ir as I
+from tvm.script import tirx as T
+
+from tests.kernels import eltwise, lower_until, run_pass
+from tests.passes.helpers import tl
+from tilelang_tt.errors import TTCompileError
+from tilelang_tt.passes.coarsen_row_blocks_tt import CoarsenRowBlocksTT
+
+PASS = "CoarsenRowBlocksTT"
+
+
+def test_registered_under_its_name():
+    assert CoarsenRowBlocksTT().info.name == PASS
+
+
+def test_tile_sized_blocks_are_unchanged():
+    before = lower_until(eltwise("add", 64, 96, 32, 32), PASS)
+    tvm.ir.assert_structural_equal(run_pass(before, PASS), before)
+
+
+def test_one_row_blocks_become_32_row_blocks():
+    """TileLang's rms_norm with blk_m = 1: 64 blocks of one row become 2 blocks of 32 rows; the row
+    loop of each T.Parallel runs over 32 rows and the per-row store to the rank-1 output follows."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(X: T.Buffer((64, 128), "bfloat16"), S: T.Buffer((64,), "float32")):
+            for bx in T.thread_binding(64, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    x = T.sblock_alloc_buffer((1, 128), "bfloat16", scope="shared.dyn")
+                    sq = T.sblock_alloc_buffer((1, 128), "float32", scope="local.fragment")
+                    s = T.sblock_alloc_buffer((1,), "float32", scope="local.fragment")
+                    tl.tileop.copy(tl.region(X[bx, 0], 1, 1, 128), tl.region(x[0, 0], 2, 1, 128))
+                    for i in T.parallel(1):
+                        for j in T.parallel(128):
+                            sq[i, j] = T.Cast("float32", x[i, j]) * T.Cast("float32", x[i, j])
+                    tl.tileop.reduce(tl.region(sq[0, 0], 1, 1, 128), tl.region(s[0], 2, 1), "sum", 1, True)
+                    for i in T.parallel(1):
+                        S[bx + i] = T.rsqrt(s[i])
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(X: T.Buffer((64, 128), "bfloat16"), S: T.Buffer((64,), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    x = T.sblock_alloc_buffer((32, 128), "bfloat16", scope="shared.dyn")
+                    sq = T.sblock_alloc_buffer((32, 128), "float32", scope="local.fragment")
+                    s = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    tl.tileop.copy(tl.region(X[bx * 32, 0], 1, 32, 128), tl.region(x[0, 0], 2, 32, 128))
+                    for i in T.parallel(32):
+                        for j in T.parallel(128):
+                            sq[i, j] = T.Cast("float32", x[i, j]) * T.Cast("float32", x[i, j])
+                    tl.tileop.reduce(tl.region(sq[0, 0], 1, 32, 128), tl.region(s[0], 2, 32), "sum", 1, True)
+                    for i in T.parallel(32):
+                        S[bx * 32 + i] = T.rsqrt(s[i])
+
+    tvm.ir.assert_structural_equal(CoarsenRowBlocksTT()(Before), Expected)
+
+
+def test_four_row_blocks_index_their_rows_in_the_group():
+    """blk_m = 4: 8 blocks form a group; row i % 4 of block g = i // 4 of the group is row
+    4 * (i // 4) + i % 4 = i of the 32-row block: a loop over the 4 rows of a block becomes a loop over
+    the 32 rows of the group."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(X: T.Buffer((64, 64), "bfloat16"), Y: T.Buffer((64, 64), "bfloat16")):
+            for by in T.thread_binding(16, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    x = T.sblock_alloc_buffer((4, 64), "bfloat16", scope="shared.dyn")
+                    y = T.sblock_alloc_buffer((4, 64), "bfloat16", scope="local.fragment")
+                    tl.tileop.copy(tl.region(X[by * 4, 0], 1, 4, 64), tl.region(x[0, 0], 2, 4, 64))
+                    for i in T.parallel(4):
+                        for j in T.parallel(64):
+                            y[i, j] = x[i, j] + x[i, j]
+                    tl.tileop.copy(tl.region(y[0, 0], 1, 4, 64), tl.region(Y[by * 4, 0], 2, 4, 64))
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(X: T.Buffer((64, 64), "bfloat16"), Y: T.Buffer((64, 64), "bfloat16")):
+            for by in T.thread_binding(2, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    x = T.sblock_alloc_buffer((32, 64), "bfloat16", scope="shared.dyn")
+                    y = T.sblock_alloc_buffer((32, 64), "bfloat16", scope="local.fragment")
+                    tl.tileop.copy(tl.region(X[by * 32, 0], 1, 32, 64), tl.region(x[0, 0], 2, 32, 64))
+                    for i in T.parallel(32):
+                        for j in T.parallel(64):
+                            y[i, j] = x[i, j] + x[i, j]
+                    tl.tileop.copy(tl.region(y[0, 0], 1, 32, 64), tl.region(Y[by * 32, 0], 2, 32, 64))
+
+    after = CoarsenRowBlocksTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+
+
+def _fails(mod, *fragments):
+    with pytest.raises(TTCompileError) as info:
+        CoarsenRowBlocksTT()(mod)
+    text = str(info.value)
+    assert "[CoarsenRowBlocksTT]" in text and "blk_m = 32" in text
+    for fragment in fragments:
+        assert fragment in text
+
+
+def test_reduction_along_the_rows_is_an_error():
+    @I.ir_module
+    class Mod:
+        @T.prim_func
+        def main(X: T.Buffer((64, 128), "bfloat16"), S: T.Buffer((1, 128), "bfloat16")):
+            for bx in T.thread_binding(64, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    x = T.sblock_alloc_buffer((1, 128), "bfloat16", scope="shared.dyn")
+                    s = T.sblock_alloc_buffer((128,), "bfloat16", scope="local.fragment")
+                    tl.tileop.copy(tl.region(X[bx, 0], 1, 1, 128), tl.region(x[0, 0], 2, 1, 128))
+                    tl.tileop.reduce(tl.region(x[0, 0], 1, 1, 128), tl.region(s[0], 2, 128), "sum", 0, True)
+
+    _fails(Mod, "the reduction runs along the rows of a row block")
+
+
+def test_row_block_stored_into_a_shared_buffer_is_an_error():
+    @I.ir_module
+    class Mod:
+        @T.prim_func
+        def main(X: T.Buffer((64, 128), "bfloat16"), Y: T.Buffer((64, 128), "bfloat16")):
+            for bx in T.thread_binding(64, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    x = T.sblock_alloc_buffer((1, 128), "bfloat16", scope="shared.dyn")
+                    w = T.sblock_alloc_buffer((32, 128), "bfloat16", scope="shared.dyn")
+                    tl.tileop.copy(tl.region(X[bx, 0], 1, 1, 128), tl.region(x[0, 0], 2, 1, 128))
+                    for i in T.parallel(1):
+                        for j in T.parallel(128):
+                            w[0, j] = x[i, j]
+                    tl.tileop.copy(tl.region(w[0, 0], 1, 32, 128), tl.region(Y[0, 0], 2, 32, 128))
+
+    _fails(Mod, "`w` is stored from the rows of the block but has no row of its own")
+
+
+def test_block_index_in_a_loop_bound_is_an_error():
+    @I.ir_module
+    class Mod:
+        @T.prim_func
+        def main(X: T.Buffer((64, 128), "bfloat16"), Y: T.Buffer((64, 128), "bfloat16")):
+            for bx in T.thread_binding(64, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    x = T.sblock_alloc_buffer((1, 32), "bfloat16", scope="shared.dyn")
+                    for k in range(bx):
+                        tl.tileop.copy(tl.region(X[bx, k * 32], 1, 1, 32), tl.region(x[0, 0], 2, 1, 32))
+                        tl.tileop.copy(tl.region(x[0, 0], 1, 1, 32), tl.region(Y[bx, k * 32], 2, 1, 32))
+
+    _fails(Mod, "the loop bound depends on the block index `bx`")
+
+
+def test_partial_rows_of_a_tensor_slice_is_an_error():
+    """Block bx reads rows 2*bx..2*bx+1 into a one-row block: not the row the block index picks."""
+    @I.ir_module
+    class Mod:
+        @T.prim_func
+        def main(X: T.Buffer((128, 128), "bfloat16"), Y: T.Buffer((64, 128), "bfloat16")):
+            for bx in T.thread_binding(64, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    x = T.sblock_alloc_buffer((1, 128), "bfloat16", scope="shared.dyn")
+                    tl.tileop.copy(tl.region(X[bx * 2, 0], 1, 1, 128), tl.region(x[0, 0], 2, 1, 128))
+                    tl.tileop.copy(tl.region(x[0, 0], 1, 1, 128), tl.region(Y[bx, 0], 2, 1, 128))
+
+    _fails(Mod, "the slice of `X` is not the 1 row(s) block `bx` picks")
+
+
+def test_rows_that_do_not_divide_a_tile_is_an_error():
+    @I.ir_module
+    class Mod:
+        @T.prim_func
+        def main(X: T.Buffer((60, 128), "bfloat16"), Y: T.Buffer((60, 128), "bfloat16")):
+            for bx in T.thread_binding(20, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    x = T.sblock_alloc_buffer((3, 128), "bfloat16", scope="shared.dyn")
+                    tl.tileop.copy(tl.region(X[bx * 3, 0], 1, 3, 128), tl.region(x[0, 0], 2, 3, 128))
+                    tl.tileop.copy(tl.region(x[0, 0], 1, 3, 128), tl.region(Y[bx * 3, 0], 2, 3, 128))
+
+    _fails(Mod, "`x` has 3 rows, which do not divide 32")
+
+
+def test_same_rows_for_every_block_is_an_error():
+    """Every block would store the same element of S: several blocks writing one place."""
+    @I.ir_module
+    class Mod:
+        @T.prim_func
+        def main(X: T.Buffer((64, 128), "bfloat16"), S: T.Buffer((64,), "float32")):
+            for bx in T.thread_binding(64, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    x = T.sblock_alloc_buffer((1, 128), "bfloat16", scope="shared.dyn")
+                    s = T.sblock_alloc_buffer((1,), "float32", scope="local.fragment")
+                    tl.tileop.copy(tl.region(X[bx, 0], 1, 1, 128), tl.region(x[0, 0], 2, 1, 128))
+                    tl.tileop.reduce(tl.region(x[0, 0], 1, 1, 128), tl.region(s[0], 2, 1), "sum", 1, True)
+                    for i in T.parallel(1):
+                        S[i] = s[i]
+
+    _fails(Mod, "every block stores the same element of `S`")
