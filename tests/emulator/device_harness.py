@@ -31,7 +31,7 @@ CXX = ["g++", "-std=c++20", "-O2", "-pthread"]
 INCLUDES = ["-I", str(EMU / "include"), "-I", str(EMU / "runtime")]
 HARNESS = Path(__file__).with_name("device_harness.cpp")
 # The device model (kernel side); host_api.cpp is not needed by a harness calling emu::Device.
-RUNTIME_SOURCES = ["device.cpp", "dataflow.cpp", "compute.cpp", "formats.cpp"]
+RUNTIME_SOURCES = ["device.cpp", "dataflow.cpp", "compute.cpp", "tilize.cpp", "formats.cpp"]
 
 
 @dataclass(frozen=True)

@@ -152,3 +152,66 @@ void kernel_main() {
     }
 }
 """
+
+# n_tiles tiles of a tiled buffer into CB 0, one page each.
+READER_TILES = r"""
+#include <cstdint>
+#include "api/dataflow/dataflow_api.h"
+
+void kernel_main() {
+    const uint32_t addr = get_arg_val<uint32_t>(0);
+    const uint32_t n_tiles = get_arg_val<uint32_t>(1);
+    constexpr uint32_t cb = tt::CBIndex::c_0;
+    const auto tiles = TensorAccessor(TensorAccessorArgs<0>(), addr, get_tile_size(cb));
+    for (uint32_t i = 0; i < n_tiles; ++i) {
+        cb_reserve_back(cb, 1);
+        noc_async_read_tile(i, tiles, get_write_ptr(cb));
+        noc_async_read_barrier();
+        cb_push_back(cb, 1);
+    }
+}
+"""
+
+# Row-major (ttnn ROW_MAJOR_LAYOUT) tensors: a page is one row of `width` tiles' width; a block of
+# 32 rows fills `width` tile-sized CB pages (the input of tilize_block, the output of untilize).
+READER_ROWS = r"""
+#include <cstdint>
+#include "api/dataflow/dataflow_api.h"
+
+void kernel_main() {
+    const uint32_t addr = get_arg_val<uint32_t>(0);
+    const uint32_t tile_rows = get_arg_val<uint32_t>(1);
+    const uint32_t width = get_arg_val<uint32_t>(2);
+    constexpr uint32_t cb = tt::CBIndex::c_0;
+    const uint32_t row_bytes = get_tile_size(cb) / 32 * width;
+    const auto rows = TensorAccessor(TensorAccessorArgs<0>(), addr, row_bytes);
+    for (uint32_t b = 0; b < tile_rows; ++b) {
+        cb_reserve_back(cb, width);
+        const uint32_t l1 = get_write_ptr(cb);
+        for (uint32_t r = 0; r < 32; ++r) noc_async_read_page(b * 32 + r, rows, l1 + r * row_bytes);
+        noc_async_read_barrier();
+        cb_push_back(cb, width);
+    }
+}
+"""
+
+WRITER_ROWS = r"""
+#include <cstdint>
+#include "api/dataflow/dataflow_api.h"
+
+void kernel_main() {
+    const uint32_t addr = get_arg_val<uint32_t>(0);
+    const uint32_t tile_rows = get_arg_val<uint32_t>(1);
+    const uint32_t width = get_arg_val<uint32_t>(2);
+    constexpr uint32_t cb = tt::CBIndex::c_16;
+    const uint32_t row_bytes = get_tile_size(cb) / 32 * width;
+    const auto rows = TensorAccessor(TensorAccessorArgs<0>(), addr, row_bytes);
+    for (uint32_t b = 0; b < tile_rows; ++b) {
+        cb_wait_front(cb, width);
+        const uint32_t l1 = get_read_ptr(cb);
+        for (uint32_t r = 0; r < 32; ++r) noc_async_write_page(b * 32 + r, rows, l1 + r * row_bytes);
+        noc_async_write_barrier();
+        cb_pop_front(cb, width);
+    }
+}
+"""

@@ -233,6 +233,9 @@ class Signature:
     template_total: float  # 0 when not a template, math.inf for parameter packs
     header: str  # relative to hw/inc
     macro: bool = False
+    template_params: tuple[str, ...] = ()  # as written, comments and attributes removed
+    params: tuple[str, ...] = ()
+    deprecated: bool = False  # [[deprecated]]
 
 
 _KEYWORDS = frozenset(
@@ -330,7 +333,8 @@ def _parse_declarations(text: str, header: str) -> list[Signature]:
         if name in _KEYWORDS or not scope[match.start()]:
             continue
         head_start = max(stripped.rfind(c, 0, match.start()) for c in ";{}") + 1
-        head = _ATTRIBUTES.sub(" ", stripped[head_start : match.start()]).strip()
+        raw_head = stripped[head_start : match.start()]
+        head = _ATTRIBUTES.sub(" ", raw_head).strip()
         template = ""
         if _TEMPLATE_HEAD.match(head):
             open_at = head.index("<")
@@ -355,7 +359,9 @@ def _parse_declarations(text: str, header: str) -> list[Signature]:
         required = sum(1 for p in params if not _top_level_has(p, "=") and "..." not in p)
         total = math.inf if variadic else len(params)
         t_required, t_total = _template_counts(template, params) if template else (0, 0)
-        found.append(Signature(name, required, total, t_required, t_total, header))
+        found.append(Signature(name, required, total, t_required, t_total, header,
+                               template_params=tuple(_split_top_level(template)), params=tuple(params),
+                               deprecated=re.search(r"\[\[\s*deprecated\b", raw_head) is not None))
     for match in re.finditer(r"^[ \t]*#[ \t]*define[ \t]+(?P<name>[A-Za-z_]\w*)\((?P<args>[^)]*)\)", text, re.M):
         args = [a.strip() for a in match.group("args").split(",") if a.strip()]
         variadic = any("..." in a for a in args)

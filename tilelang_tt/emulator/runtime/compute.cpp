@@ -92,6 +92,13 @@ float fpu(BinaryOp op, float a, float b) {
   return 0.0f;
 }
 
+void count(ThreadCtx& t, const std::string& kind) { t.counters.tile_ops[kind] += 1; }
+
+}  // namespace
+
+void count_op(const char* kind) { tls_ctx->counters.tile_ops[kind] += 1; }
+
+// ---------------------------------------------------------------- helpers shared with layout.cpp
 ThreadCtx& compute_ctx(const char* fn, Loc loc) {
   ThreadCtx& t = ctx(loc);
   if (t.kernel->role != KernelRole::Compute)
@@ -100,7 +107,6 @@ ThreadCtx& compute_ctx(const char* fn, Loc loc) {
   return t;
 }
 
-// DST tile `idst` of the half held by math; checks state and capacity.
 float* math_dst(ThreadCtx& t, uint32_t idst, const char* fn, Loc loc) {
   if (t.math_owned < 0)
     protocol_error(loc, std::string(fn) + " writes DST outside tile_regs_acquire/tile_regs_commit");
@@ -113,14 +119,12 @@ float* math_dst(ThreadCtx& t, uint32_t idst, const char* fn, Loc loc) {
   return t.dst[phys].data();
 }
 
-// After a math op: DST holds bf16 unless fp32_dest_acc_en.
 void settle(ThreadCtx& t, float* d) {
   if (t.kernel->opts.fp32_dest_acc_en) return;
   for (uint32_t i = 0; i < kTileHW; ++i) d[i] = round_to_bf16(d[i]);
 }
 
-// Unpacks tile `tile` (relative to the read pointer) of a CB the kernel has waited for.
-void unpack(ThreadCtx& t, uint32_t cbi, uint32_t tile, float* out, const char* fn, Loc loc) {
+void unpack_waited(ThreadCtx& t, uint32_t cbi, uint32_t tile, float* out, const char* fn, Loc loc) {
   std::unique_lock lk(t.dev->mu);
   if (cbi >= t.dev->arch.num_cbs || !t.core->cbs[cbi].configured)
     protocol_error(loc, std::string(fn) + " reads CB " + std::to_string(cbi) + ", which is not configured on this core");
@@ -137,11 +141,15 @@ void unpack(ThreadCtx& t, uint32_t cbi, uint32_t tile, float* out, const char* f
   unpack_tile(src, cb.fmt, out);
 }
 
-void count(ThreadCtx& t, const std::string& kind) { t.counters.tile_ops[kind] += 1; }
+namespace {
+
+// The ops that unpack CB tiles into DST: the unpacker must be in its default (tile) mode.
+void unpack(ThreadCtx& t, uint32_t cbi, uint32_t tile, float* out, const char* fn, Loc loc) {
+  check_unpacker_default(t, fn, loc);
+  unpack_waited(t, cbi, tile, out, fn, loc);
+}
 
 }  // namespace
-
-void count_op(const char* kind) { tls_ctx->counters.tile_ops[kind] += 1; }
 
 // ---------------------------------------------------------------- DST state machine
 void tile_regs_acquire(Loc loc) {
@@ -202,7 +210,11 @@ void release_dst(Loc loc) {
   t.whole_dst = false;
 }
 
-void hw_startup(uint32_t, uint32_t, uint32_t, Loc loc) { compute_ctx("compute_kernel_hw_startup", loc); }
+// Configures unpacker, math and packer from scratch: leaves every layout-conversion mode.
+void hw_startup(uint32_t, uint32_t, uint32_t, Loc loc) {
+  ThreadCtx& t = compute_ctx("compute_kernel_hw_startup", loc);
+  t.tilize_mode = t.untilize_mode = t.pack_untilize_mode = {};
+}
 
 void binary_init(BinaryOp op, bool acc_to_dest, Loc loc) {
   ThreadCtx& t = compute_ctx("binary init", loc);
@@ -217,10 +229,12 @@ void matmul_init(uint32_t transpose, Loc loc) {
 
 // ---------------------------------------------------------------- FPU ops
 void binary_tiles(BinaryOp op, Bcast bcast, uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t idst,
-                  Loc loc) {
+                  uint32_t b_row, Loc loc) {
   const std::string name = std::string(kBinaryName[static_cast<int>(op)]) + "_tiles" +
                            kBcastSuffix[static_cast<int>(bcast)];
   ThreadCtx& t = compute_ctx(name.c_str(), loc);
+  if (bcast == Bcast::Row && b_row >= 32)
+    protocol_error(loc, name + ": bcast_row_idx " + std::to_string(b_row) + " is not a row of a 32x32 tile");
   alignas(64) float a[kTileHW], b[kTileHW];
   unpack(t, cb0, t0, a, name.c_str(), loc);
   unpack(t, cb1, t1, b, name.c_str(), loc);
@@ -228,7 +242,8 @@ void binary_tiles(BinaryOp op, Bcast bcast, uint32_t cb0, uint32_t cb1, uint32_t
   const bool acc = t.binary_acc && bcast == Bcast::None;
   for (uint32_t r = 0; r < 32; ++r)
     for (uint32_t c = 0; c < 32; ++c) {
-      const uint32_t bi = bcast == Bcast::Row ? c : bcast == Bcast::Col ? r * 32 : bcast == Bcast::Scalar ? 0 : r * 32 + c;
+      const uint32_t bi =
+          bcast == Bcast::Row ? b_row * 32 + c : bcast == Bcast::Col ? r * 32 : bcast == Bcast::Scalar ? 0 : r * 32 + c;
       const float v = fpu(op, a[r * 32 + c], b[bi]);
       d[r * 32 + c] = acc ? d[r * 32 + c] + v : v;
     }
@@ -386,33 +401,39 @@ void fill_tile(uint32_t idst, float value, Loc loc) {
 }
 
 // ---------------------------------------------------------------- pack
-void pack_tile(uint32_t idst, uint32_t cbi, bool out_of_order, uint32_t out_index, Loc loc) {
-  ThreadCtx& t = compute_ctx("pack_tile", loc);
+void pack_dst(ThreadCtx& t, uint32_t idst, uint32_t cbi, bool out_of_order, uint32_t out_index, const char* fn,
+              Loc loc) {
   if (t.whole_dst && t.math_owned >= 0) {
     tile_regs_commit(loc);
     tile_regs_wait(loc);
   }
-  if (t.pack_owned < 0) protocol_error(loc, "pack_tile(" + std::to_string(idst) + ", CB " + std::to_string(cbi) +
+  if (t.pack_owned < 0) protocol_error(loc, std::string(fn) + "(" + std::to_string(idst) + ", CB " + std::to_string(cbi) +
                                                 ") without tile_regs_wait");
   if (idst >= t.dst_capacity())
-    protocol_error(loc, "pack_tile: DST index " + std::to_string(idst) + " is beyond the " +
+    protocol_error(loc, std::string(fn) + ": DST index " + std::to_string(idst) + " is beyond the " +
                             std::to_string(t.dst_capacity()) + " tiles one tile_regs_acquire holds");
   std::unique_lock lk(t.dev->mu);
   if (cbi >= t.dev->arch.num_cbs || !t.core->cbs[cbi].configured)
-    protocol_error(loc, "pack_tile to CB " + std::to_string(cbi) + ", which is not configured on this core");
+    protocol_error(loc, std::string(fn) + " to CB " + std::to_string(cbi) + ", which is not configured on this core");
   CB& cb = t.core->cbs[cbi];
   const uint32_t pos = out_of_order ? out_index : cb.packed;
   if (pos >= cb.reserved)
-    protocol_error(loc, "pack_tile to CB " + std::to_string(cbi) + " page " + std::to_string(pos) + " beyond the " +
-                            std::to_string(cb.reserved) + " page(s) reserved by cb_reserve_back");
+    protocol_error(loc, std::string(fn) + " to CB " + std::to_string(cbi) + " page " + std::to_string(pos) +
+                            " beyond the " + std::to_string(cb.reserved) + " page(s) reserved by cb_reserve_back");
   if (cb.page_size < tile_size_bytes(cb.fmt))
-    protocol_error(loc, "pack_tile: CB " + std::to_string(cbi) + " page size " + std::to_string(cb.page_size) +
+    protocol_error(loc, std::string(fn) + ": CB " + std::to_string(cbi) + " page size " + std::to_string(cb.page_size) +
                             " is smaller than a " + data_format_name(cb.fmt) + " tile");
   if (!out_of_order) cb.packed += 1;
   uint8_t* dst = t.core->l1 + cb.offset + ((cb.wr_page + pos) % cb.num_pages) * cb.page_size;
   const DataFormat fmt = cb.fmt;
   lk.unlock();
   pack_tile_data(t.dst[static_cast<uint32_t>(t.pack_owned) * t.dst_half() + idst].data(), fmt, dst);
+}
+
+void pack_tile(uint32_t idst, uint32_t cbi, bool out_of_order, uint32_t out_index, Loc loc) {
+  ThreadCtx& t = compute_ctx("pack_tile", loc);
+  check_packer_default(t, "pack_tile", loc);
+  pack_dst(t, idst, cbi, out_of_order, out_index, "pack_tile", loc);
   count(t, "pack_tile");
 }
 

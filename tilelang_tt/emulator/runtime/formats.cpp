@@ -1,4 +1,5 @@
 // Tile data formats: face-ordered L1 tiles <-> row-major fp32 (the DST register layout).
+#include <algorithm>
 #include <bit>
 #include <cmath>
 
@@ -87,78 +88,89 @@ float bf16_to_float(uint16_t b) { return std::bit_cast<float>(static_cast<uint32
 
 float round_to_bf16(float f) { return bf16_to_float(float_to_bf16_rne(f)); }
 
-void unpack_tile(const uint8_t* src, DataFormat fmt, float* out) {
-  const auto& idx = kOrder.to_face;
+uint32_t datum_size_bytes(DataFormat fmt) { return fmt == DataFormat::Bfp8_b ? 0 : tile_size_bytes(fmt) / kTileHW; }
+
+void load_datums(const uint8_t* src, DataFormat fmt, uint32_t n, float* out) {
   switch (fmt) {
     case DataFormat::Float32: {
       const float* s = reinterpret_cast<const float*>(src);
-      for (uint32_t i = 0; i < kTileHW; ++i) out[i] = s[idx[i]];
+      std::copy(s, s + n, out);
       return;
     }
     case DataFormat::Float16_b: {
       const uint16_t* s = reinterpret_cast<const uint16_t*>(src);
-      for (uint32_t i = 0; i < kTileHW; ++i) out[i] = bf16_to_float(s[idx[i]]);
+      for (uint32_t i = 0; i < n; ++i) out[i] = bf16_to_float(s[i]);
       return;
     }
     case DataFormat::UInt16: {
       const uint16_t* s = reinterpret_cast<const uint16_t*>(src);
-      for (uint32_t i = 0; i < kTileHW; ++i) out[i] = static_cast<float>(s[idx[i]]);
+      for (uint32_t i = 0; i < n; ++i) out[i] = static_cast<float>(s[i]);
       return;
     }
     case DataFormat::UInt32: {
       const uint32_t* s = reinterpret_cast<const uint32_t*>(src);
-      for (uint32_t i = 0; i < kTileHW; ++i) out[i] = static_cast<float>(s[idx[i]]);
+      for (uint32_t i = 0; i < n; ++i) out[i] = static_cast<float>(s[i]);
       return;
     }
     case DataFormat::Int32: {
       const int32_t* s = reinterpret_cast<const int32_t*>(src);
-      for (uint32_t i = 0; i < kTileHW; ++i) out[i] = static_cast<float>(s[idx[i]]);
+      for (uint32_t i = 0; i < n; ++i) out[i] = static_cast<float>(s[i]);
       return;
     }
-    case DataFormat::Bfp8_b: {
-      float face_ordered[kTileHW];
-      unpack_bfp8(src, face_ordered);
-      for (uint32_t i = 0; i < kTileHW; ++i) out[i] = face_ordered[idx[i]];
-      return;
-    }
+    case DataFormat::Bfp8_b: break;
   }
+  throw EmulatorError("load_datums: Bfp8_b is stored in tiles only");
 }
 
-void pack_tile_data(const float* in, DataFormat fmt, uint8_t* dst) {
-  const auto& idx = kOrder.to_face;
+void store_datums(const float* in, uint32_t n, DataFormat fmt, uint8_t* dst) {
   switch (fmt) {
     case DataFormat::Float32: {
-      float* d = reinterpret_cast<float*>(dst);
-      for (uint32_t i = 0; i < kTileHW; ++i) d[idx[i]] = in[i];
+      std::copy(in, in + n, reinterpret_cast<float*>(dst));
       return;
     }
     case DataFormat::Float16_b: {
       uint16_t* d = reinterpret_cast<uint16_t*>(dst);
-      for (uint32_t i = 0; i < kTileHW; ++i) d[idx[i]] = float_to_bf16_rne(in[i]);
+      for (uint32_t i = 0; i < n; ++i) d[i] = float_to_bf16_rne(in[i]);
       return;
     }
     case DataFormat::UInt16: {
       uint16_t* d = reinterpret_cast<uint16_t*>(dst);
-      for (uint32_t i = 0; i < kTileHW; ++i) d[idx[i]] = static_cast<uint16_t>(std::lrint(in[i]));
+      for (uint32_t i = 0; i < n; ++i) d[i] = static_cast<uint16_t>(std::lrint(in[i]));
       return;
     }
     case DataFormat::UInt32: {
       uint32_t* d = reinterpret_cast<uint32_t*>(dst);
-      for (uint32_t i = 0; i < kTileHW; ++i) d[idx[i]] = static_cast<uint32_t>(std::llrint(in[i]));
+      for (uint32_t i = 0; i < n; ++i) d[i] = static_cast<uint32_t>(std::llrint(in[i]));
       return;
     }
     case DataFormat::Int32: {
       int32_t* d = reinterpret_cast<int32_t*>(dst);
-      for (uint32_t i = 0; i < kTileHW; ++i) d[idx[i]] = static_cast<int32_t>(std::lrint(in[i]));
+      for (uint32_t i = 0; i < n; ++i) d[i] = static_cast<int32_t>(std::lrint(in[i]));
       return;
     }
-    case DataFormat::Bfp8_b: {
-      float face_ordered[kTileHW];
-      for (uint32_t i = 0; i < kTileHW; ++i) face_ordered[idx[i]] = in[i];
-      pack_bfp8(face_ordered, dst);
-      return;
-    }
+    case DataFormat::Bfp8_b: break;
   }
+  throw EmulatorError("store_datums: Bfp8_b is stored in tiles only");
+}
+
+void unpack_tile(const uint8_t* src, DataFormat fmt, float* out) {
+  float face_ordered[kTileHW];
+  if (fmt == DataFormat::Bfp8_b)
+    unpack_bfp8(src, face_ordered);
+  else
+    load_datums(src, fmt, kTileHW, face_ordered);
+  const auto& idx = kOrder.to_face;
+  for (uint32_t i = 0; i < kTileHW; ++i) out[i] = face_ordered[idx[i]];
+}
+
+void pack_tile_data(const float* in, DataFormat fmt, uint8_t* dst) {
+  float face_ordered[kTileHW];
+  const auto& idx = kOrder.to_face;
+  for (uint32_t i = 0; i < kTileHW; ++i) face_ordered[idx[i]] = in[i];
+  if (fmt == DataFormat::Bfp8_b)
+    pack_bfp8(face_ordered, dst);
+  else
+    store_datums(face_ordered, kTileHW, fmt, dst);
 }
 
 }  // namespace emu

@@ -105,6 +105,15 @@ struct DstHalf {
   enum State : uint8_t { Free, Math, Committed, Pack } state = Free;
 };
 
+// An unpacker or packer mode a layout-conversion init leaves set until its uninit (or
+// compute_kernel_hw_startup): tilize_init (block), untilize_init, pack_untilize_init /
+// pack_untilize_dest_init (block = block_ct_dim, full = full_ct_dim).
+struct LayoutMode {
+  bool on = false;
+  uint32_t block = 0, full = 0;
+  uint32_t line = 0;  // source line of the init
+};
+
 struct ThreadCtx {
   class DeviceImpl* dev = nullptr;
   Core* core = nullptr;
@@ -125,6 +134,7 @@ struct ThreadCtx {
   k::BinaryOp binary_op = k::BinaryOp::Add;
   bool binary_acc = false;
   bool mm_transpose = false;
+  LayoutMode tilize_mode, untilize_mode, pack_untilize_mode;
   uint32_t dst_half() const;      // DST tiles of one half (the arch's DST, double-buffered)
   uint32_t dst_capacity() const;  // tiles one tile_regs_acquire holds (half of that again with fp32)
 };
@@ -206,5 +216,31 @@ float round_to_bf16(float f);
 // Unpack a tile in `fmt` (face order) into row-major fp32, and pack back.
 void unpack_tile(const uint8_t* src, DataFormat fmt, float* out);
 void pack_tile_data(const float* in, DataFormat fmt, uint8_t* dst);
+// Row-major (untilized) data: bytes of one datum (0 for Bfp8_b, a tile-only format), and `n`
+// consecutive datums in `fmt` <-> fp32 (not Bfp8_b).
+uint32_t datum_size_bytes(DataFormat fmt);
+void load_datums(const uint8_t* src, DataFormat fmt, uint32_t n, float* out);
+void store_datums(const float* in, uint32_t n, DataFormat fmt, uint8_t* dst);
+
+namespace k {
+// ---- compute kernel internals shared by compute.cpp and tilize.cpp ----
+// The calling thread's context; errors unless it runs a compute kernel.
+ThreadCtx& compute_ctx(const char* fn, Loc loc);
+// DST tile `idst` of the half held by math; checks state and capacity.
+float* math_dst(ThreadCtx& t, uint32_t idst, const char* fn, Loc loc);
+// After a math op: DST holds bf16 unless fp32_dest_acc_en.
+void settle(ThreadCtx& t, float* d);
+// Unpacks tile `tile` (relative to the read pointer) of a CB the kernel has waited for.
+void unpack_waited(ThreadCtx& t, uint32_t cb, uint32_t tile, float* out, const char* fn, Loc loc);
+// Packs DST tile `idst` of the half held by the packer into a reserved page of `cb`: the next one
+// in order, or page `out_index` of the reserved space when out_of_order.
+void pack_dst(ThreadCtx& t, uint32_t idst, uint32_t cb, bool out_of_order, uint32_t out_index, const char* fn,
+              Loc loc);
+// Errors when a layout-conversion init left the unpacker (tilize, untilize) or the packer
+// (pack untilize) in its mode: the tile ops need tilize_uninit / untilize_uninit /
+// pack_untilize_uninit first.
+void check_unpacker_default(const ThreadCtx& t, const char* fn, Loc loc);
+void check_packer_default(const ThreadCtx& t, const char* fn, Loc loc);
+}  // namespace k
 
 }  // namespace emu

@@ -91,8 +91,9 @@ void binary_init(BinaryOp op, bool acc_to_dest, Loc loc);
 void matmul_init(uint32_t transpose, Loc loc);
 
 // FPU ops: operands read from CB tiles (front of the CB, index relative to the read pointer).
+// A Row broadcast broadcasts row `b_row` (< 32) of the second operand's tile (bcast.h's bcast_row_idx).
 void binary_tiles(BinaryOp op, Bcast bcast, uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst,
-                  Loc loc);
+                  uint32_t b_row, Loc loc);
 // dest-reuse: `dst` is one operand. dest_is_a: DST is the left operand (DEST_TO_SRCA).
 void binary_reuse_dest(BinaryOp op, bool dest_is_a, uint32_t cb, uint32_t t, uint32_t dst, Loc loc);
 void matmul_tiles(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst, Loc loc);
@@ -102,6 +103,23 @@ void reduce_tile(Pool pool, RDim dim, uint32_t cb, uint32_t cb_scaler, uint32_t 
                  Loc loc);
 void transpose_tile(uint32_t cb, uint32_t t, uint32_t dst, Loc loc);
 void pack_tile(uint32_t dst, uint32_t cb, bool out_of_order, uint32_t out_index, Loc loc);
+
+// Layout conversions, row-major CB data <-> tiles (tilize.h, untilize.h, pack_untilize.h; tilize.cpp).
+// The inits put the unpacker / packer in a mode the other tile ops may not run in until the uninit.
+void tilize_init(uint32_t icb, uint32_t block, uint32_t ocb, const char* fn, Loc loc);
+void tilize_uninit(uint32_t icb, uint32_t ocb, Loc loc);
+void tilize_block(uint32_t icb, uint32_t block, uint32_t ocb, uint32_t input_tile_index, uint32_t output_tile_index,
+                  Loc loc);
+void untilize_init(uint32_t icb, Loc loc);
+void untilize_uninit(uint32_t icb, Loc loc);
+void untilize_block(uint32_t block_ct_dim, uint32_t icb, uint32_t full_ct_dim, uint32_t ocb, Loc loc);
+void pack_untilize_init(uint32_t block_ct_dim, uint32_t full_ct_dim, uint32_t ocb, const char* fn, Loc loc);
+void pack_untilize_uninit(uint32_t ocb, Loc loc);
+void pack_untilize_block(uint32_t block_ct_dim, uint32_t full_ct_dim, uint32_t icb, uint32_t block_rt_dim,
+                         uint32_t ocb, uint32_t block_c_index, Loc loc);
+// DST tiles dst_offset + r * block_ct_dim + c (tile row r < block_rt_dim, c < block_ct_dim).
+void pack_untilize_dest(uint32_t block_ct_dim, uint32_t full_ct_dim, uint32_t ocb, uint32_t block_rt_dim,
+                        uint32_t block_c_index, uint32_t dst_offset, Loc loc);
 
 // SFPU ops on DST tiles; the tables live in compute.cpp (add an enumerator + a table row).
 enum class Unary : uint8_t {

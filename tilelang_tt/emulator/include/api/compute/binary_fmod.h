@@ -4,4 +4,10 @@
 
 #include "api/emu/sfpu.h"
 
-TT_EMU_SFPU_BINARY(fmod_binary, Fmod)
+namespace ckernel {
+ALWI void fmod_binary_tile_init() {}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void fmod_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst, Loc loc = Loc::current()) {
+  emu::k::sfpu_binary(emu::k::SfpuBinary::Fmod, idst0, idst1, odst, loc);
+}
+}  // namespace ckernel

@@ -1,7 +1,20 @@
-// SFPU binary max/min on DST tiles (tt-metal api/compute/binary_max_min.h).
+// SFPU binary max/min on DST tiles (tt-metal api/compute/binary_max_min.h):
+// DST[odst] = max / min(DST[idst0], DST[idst1]).
 #pragma once
 
 #include "api/emu/sfpu.h"
 
-TT_EMU_SFPU_BINARY(binary_max, Max)
-TT_EMU_SFPU_BINARY(binary_min, Min)
+namespace ckernel {
+ALWI void binary_max_tile_init() {}
+ALWI void binary_max_tile(uint32_t idst0, uint32_t idst1, uint32_t odst, VectorMode vector_mode = VectorMode::RC,
+                          Loc loc = Loc::current()) {
+  emu::detail::require_whole_tile(vector_mode, "binary_max_tile", loc);
+  emu::k::sfpu_binary(emu::k::SfpuBinary::Max, idst0, idst1, odst, loc);
+}
+ALWI void binary_min_tile_init() {}
+ALWI void binary_min_tile(uint32_t idst0, uint32_t idst1, uint32_t odst, VectorMode vector_mode = VectorMode::RC,
+                          Loc loc = Loc::current()) {
+  emu::detail::require_whole_tile(vector_mode, "binary_min_tile", loc);
+  emu::k::sfpu_binary(emu::k::SfpuBinary::Min, idst0, idst1, odst, loc);
+}
+}  // namespace ckernel

@@ -19,6 +19,12 @@ enum class EltwiseBinaryReuseDestType { NONE = 0, DEST_TO_SRCA = 1, DEST_TO_SRCB
 enum class BroadcastType : std::uint8_t { NONE = 0, COL = 1, ROW = 2, SCALAR = 3 };
 enum class SrcOrder : uint8_t { Regular = 0, Reverse = 1 };
 
+// Tile geometry (tt-llk ckernel_defs.h).
+constexpr std::uint32_t FACE_R_DIM = 16;
+constexpr std::uint32_t FACE_C_DIM = 16;
+constexpr std::uint32_t TILE_R_DIM = 32;
+constexpr std::uint32_t TILE_C_DIM = 32;
+
 // Per-kernel JIT defines in tt-metal; the emulator takes them from the kernel's ComputeOptions.
 constexpr bool DST_ACCUM_MODE = false;
 constexpr bool APPROX = false;
@@ -48,3 +54,11 @@ constexpr void check_fpu_binary() {
 }  // namespace ckernel
 
 using namespace ckernel;
+
+// What tt-metal's common.h includes. Each of these includes this header first; #pragma once makes
+// that a no-op here, so they come after everything above, which they use.
+#include "api/compute/reg_api.h"
+#include "api/compute/pack.h"
+#include "api/compute/reconfig_data_format.h"
+#include "api/compute/cb_api.h"
+#include "api/compute/compute_kernel_hw_startup.h"

@@ -3,28 +3,77 @@
 
 #include "api/emu/sfpu.h"
 
-TT_EMU_SFPU_UNARY(sigmoid, Sigmoid)
-TT_EMU_SFPU_UNARY(silu, Silu)
-TT_EMU_SFPU_UNARY(tanh, Tanh)
-TT_EMU_SFPU_UNARY(square, Square)
-TT_EMU_SFPU_UNARY(log, Log)
-TT_EMU_SFPU_UNARY(abs, Abs)
-TT_EMU_SFPU_UNARY(sign, Sign)
-TT_EMU_SFPU_UNARY(exp2, Exp2)
-TT_EMU_SFPU_UNARY(expm1, Expm1)
-
 namespace ckernel {
-// log(x) * base_scale: base_scale is the bits of the fp32 1/ln(base) (0x3fb8aa3b: log2).
-template <auto...>
+
+template <bool fast_and_approx = false>
+ALWI void sigmoid_tile_init() {}
+template <VectorMode vec_mode = VectorMode::RC, bool fast_and_approx = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void sigmoid_tile(uint32_t idst, Loc loc = Loc::current()) {
+  static_assert(vec_mode == VectorMode::RC, "emulator: SFPU ops run on whole tiles only (VectorMode::RC)");
+  emu::k::sfpu_unary(emu::k::Unary::Sigmoid, idst, loc);
+}
+
+ALWI void silu_tile_init() {}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void silu_tile(uint32_t idst, Loc loc = Loc::current()) {
+  emu::k::sfpu_unary(emu::k::Unary::Silu, idst, loc);
+}
+
+template <bool fast_and_approx = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void tanh_tile_init() {}
+template <bool fast_and_approx = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void tanh_tile(uint32_t idst, Loc loc = Loc::current()) {
+  emu::k::sfpu_unary(emu::k::Unary::Tanh, idst, loc);
+}
+
+ALWI void square_tile_init() {}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void square_tile(uint32_t idst, Loc loc = Loc::current()) {
+  emu::k::sfpu_unary(emu::k::Unary::Square, idst, loc);
+}
+
+template <bool fast_and_approx = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void log_tile_init() {}
+template <bool fast_and_approx = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void log_tile(uint32_t idst, Loc loc = Loc::current()) {
+  emu::k::sfpu_unary(emu::k::Unary::Log, idst, loc);
+}
+
+ALWI void abs_tile_init() {}
+ALWI void abs_tile(uint32_t idst, Loc loc = Loc::current()) { emu::k::sfpu_unary(emu::k::Unary::Abs, idst, loc); }
+
+ALWI void sign_tile_init() {}
+ALWI void sign_tile(uint32_t idst, Loc loc = Loc::current()) { emu::k::sfpu_unary(emu::k::Unary::Sign, idst, loc); }
+
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void exp2_tile_init() {}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void exp2_tile(uint32_t idst, Loc loc = Loc::current()) {
+  emu::k::sfpu_unary(emu::k::Unary::Exp2, idst, loc);
+}
+
+template <bool approx = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void expm1_tile_init() {}
+template <bool approx = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void expm1_tile(uint32_t idst, Loc loc = Loc::current()) {
+  emu::k::sfpu_unary(emu::k::Unary::Expm1, idst, loc);
+}
+
+// log(x) * base_scale: base_scale is the bits of the fp32 1/ln(base) (0x3fb8aa3b: log2). base_is_two
+// selects tt-llk's exact log2 path (a power of two gives its exponent exactly); the emulator's
+// log(x) * base_scale is computed in fp32.
+template <bool fast_and_approx = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void log_with_base_tile_init() {}
-template <auto...>
+template <bool fast_and_approx = false, bool base_is_two = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void log_with_base_tile(uint32_t idst, uint32_t base_scale, Loc loc = Loc::current()) {
   emu::k::sfpu_scalar(emu::k::SfpuBinary::LogBase, idst, std::bit_cast<float>(base_scale), loc);
 }
+
 // x ^ exponent, the exponent given as fp32 bits; 0 ^ (negative) is NaN.
 ALWI void power_tile_init() {}
-template <auto...>
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void power_tile(uint32_t idst, uint32_t param0, Loc loc = Loc::current()) {
   emu::k::sfpu_scalar(emu::k::SfpuBinary::Pow, idst, std::bit_cast<float>(param0), loc);
 }
+
 }  // namespace ckernel

@@ -5,11 +5,16 @@
 
 namespace ckernel {
 
+// acc_to_dest: the op's tiles add to DST instead of overwriting it. On wormhole_b0 and blackhole
+// only ELWADD and ELWSUB accumulate: tt-llk's eltwise_binary_configure_mop_standard issues ELWMUL
+// with acc_to_dest 0 whatever is asked (mul_init's default true, "for backwards compatibility
+// with Quasar", is unused there).
 template <bool full_init, EltwiseBinaryType eltwise_binary_type>
 ALWI void binary_tiles_init(std::uint32_t /*icb0*/, std::uint32_t /*icb1*/, bool acc_to_dest = false,
                             std::uint32_t /*call_line*/ = __builtin_LINE(), Loc loc = Loc::current()) {
   detail::check_fpu_binary<eltwise_binary_type>();
-  emu::k::binary_init(detail::binary_of(eltwise_binary_type), acc_to_dest, loc);
+  emu::k::binary_init(detail::binary_of(eltwise_binary_type),
+                      acc_to_dest && eltwise_binary_type != EltwiseBinaryType::ELWMUL, loc);
 }
 
 ALWI void add_init(std::uint32_t icb0, std::uint32_t icb1, bool acc_to_dest = false,
@@ -20,7 +25,7 @@ ALWI void sub_init(std::uint32_t icb0, std::uint32_t icb1, bool acc_to_dest = fa
                    std::uint32_t call_line = __builtin_LINE(), Loc loc = Loc::current()) {
   binary_tiles_init<true, EltwiseBinaryType::ELWSUB>(icb0, icb1, acc_to_dest, call_line, loc);
 }
-ALWI void mul_init(std::uint32_t icb0, std::uint32_t icb1, bool acc_to_dest = false,
+ALWI void mul_init(std::uint32_t icb0, std::uint32_t icb1, bool acc_to_dest = true,
                    std::uint32_t call_line = __builtin_LINE(), Loc loc = Loc::current()) {
   binary_tiles_init<true, EltwiseBinaryType::ELWMUL>(icb0, icb1, acc_to_dest, call_line, loc);
 }
@@ -28,17 +33,17 @@ ALWI void mul_init(std::uint32_t icb0, std::uint32_t icb1, bool acc_to_dest = fa
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void add_tiles(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_t itile1, uint32_t idst,
                     Loc loc = Loc::current()) {
-  emu::k::binary_tiles(emu::k::BinaryOp::Add, emu::k::Bcast::None, icb0, icb1, itile0, itile1, idst, loc);
+  emu::k::binary_tiles(emu::k::BinaryOp::Add, emu::k::Bcast::None, icb0, icb1, itile0, itile1, idst, 0, loc);
 }
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void sub_tiles(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_t itile1, uint32_t idst,
                     Loc loc = Loc::current()) {
-  emu::k::binary_tiles(emu::k::BinaryOp::Sub, emu::k::Bcast::None, icb0, icb1, itile0, itile1, idst, loc);
+  emu::k::binary_tiles(emu::k::BinaryOp::Sub, emu::k::Bcast::None, icb0, icb1, itile0, itile1, idst, 0, loc);
 }
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void mul_tiles(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_t itile1, uint32_t idst,
                     Loc loc = Loc::current()) {
-  emu::k::binary_tiles(emu::k::BinaryOp::Mul, emu::k::Bcast::None, icb0, icb1, itile0, itile1, idst, loc);
+  emu::k::binary_tiles(emu::k::BinaryOp::Mul, emu::k::Bcast::None, icb0, icb1, itile0, itile1, idst, 0, loc);
 }
 
 // Dest-reuse forms: one operand is the DST tile itself.

@@ -17,8 +17,11 @@ ALWI void tile_regs_release(Loc loc = Loc::current()) {
   emu::k::tile_regs_release(loc);
 }
 // acquire_dst = tile_regs_acquire + tile_regs_wait; release_dst = tile_regs_commit + tile_regs_release.
+// Deprecated in tt-metal (https://github.com/tenstorrent/tt-metal/issues/5868): a warning, as there.
+[[deprecated("Use tile_regs_acquire() instead")]]
 ALWI void acquire_dst(Loc loc = Loc::current()) { emu::k::acquire_dst(loc); }
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+[[deprecated("Use tile_regs_release() instead")]]
 ALWI void release_dst(Loc loc = Loc::current()) {
   emu::k::release_dst(loc);
 }

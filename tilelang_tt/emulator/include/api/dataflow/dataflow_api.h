@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "api/compile_time_args.h"
+#include "api/emu/addrgen.h"
 #include "api/emu/kernel_common.h"
 #include "api/tensor/tensor_accessor.h"
 
@@ -23,70 +24,37 @@ enum class ProgrammableCoreType : uint8_t { TENSIX = 0, ACTIVE_ETH = 1, IDLE_ETH
 #define MEM_ZEROS_SIZE 512
 #define MEM_ZEROS_BASE (::emu::k::mem_zeros_base(Loc::current()))
 
-// ---------------------------------------------------------------- addresses
-FORCE_INLINE uint64_t get_noc_addr(uint32_t noc_x, uint32_t noc_y, uint32_t addr, uint8_t /*noc*/ = noc_index) {
-  return emu::k::noc_unicast_addr(noc_x, noc_y, addr);
+// ---------------------------------------------------------------- circular buffers
+FORCE_INLINE void cb_reserve_back(int32_t operand, int32_t num_pages, Loc loc = Loc::current()) {
+  emu::k::cb_reserve_back(operand, num_pages, loc);
 }
-
-FORCE_INLINE uint64_t get_noc_addr(uint32_t addr, uint8_t /*noc*/ = noc_index, Loc loc = Loc::current()) {
-  return emu::k::noc_self_addr(addr, loc);
+FORCE_INLINE void cb_push_back(const int32_t operand, const int32_t num_pages, Loc loc = Loc::current()) {
+  emu::k::cb_push_back(operand, num_pages, loc);
 }
-
-FORCE_INLINE uint64_t get_noc_multicast_addr(uint32_t noc_x_start, uint32_t noc_y_start, uint32_t noc_x_end,
-                                             uint32_t noc_y_end, uint32_t addr, uint8_t /*noc*/ = noc_index) {
-  return emu::k::noc_multicast_addr(noc_x_start, noc_y_start, noc_x_end, noc_y_end, addr);
+FORCE_INLINE void cb_wait_front(int32_t operand, int32_t num_pages, Loc loc = Loc::current()) {
+  emu::k::cb_wait_front(operand, num_pages, loc);
 }
-
-template <bool DRAM>
-FORCE_INLINE uint64_t get_noc_addr_from_bank_id(uint32_t bank_id, uint32_t bank_address_offset,
-                                                uint8_t /*noc*/ = noc_index) {
-  static_assert(DRAM, "emulator: L1 banks are not supported");
-  return emu::k::noc_dram_bank_addr(bank_id, bank_address_offset);
+FORCE_INLINE void cb_pop_front(int32_t operand, int32_t num_pages, Loc loc = Loc::current()) {
+  emu::k::cb_pop_front(operand, num_pages, loc);
 }
-
-template <bool DRAM>
-struct InterleavedAddrGen {
-  static_assert(DRAM, "emulator: L1-interleaved buffers are not supported");
-  static constexpr bool is_dram = DRAM;
-  uint32_t bank_base_address;
-  uint32_t page_size;
-  uint64_t get_noc_addr(uint32_t id, uint32_t offset = 0, uint8_t /*noc*/ = noc_index,
-                        Loc /*loc*/ = Loc::current()) const {
-    return emu::k::noc_dram_page_addr(bank_base_address, page_size, id, offset);
-  }
-};
-
-template <bool DRAM, uint32_t tile_hw = 1024>
-struct InterleavedAddrGenFast {
-  static_assert(DRAM, "emulator: L1-interleaved buffers are not supported");
-  static constexpr bool is_dram = DRAM;
-  uint32_t bank_base_address;
-  uint32_t page_size;
-  DataFormat data_format;
-  uint64_t get_noc_addr(uint32_t id, uint32_t offset = 0, uint8_t /*noc*/ = noc_index,
-                        Loc /*loc*/ = Loc::current()) const {
-    return emu::k::noc_dram_page_addr(bank_base_address, page_size, id, offset);
-  }
-};
-
-namespace emu::detail {
-template <typename A, typename = void>
-struct has_aligned_page_size : std::false_type {};
-template <typename A>
-struct has_aligned_page_size<A, std::void_t<decltype(std::declval<A>().get_aligned_page_size())>> : std::true_type {};
-
-template <typename AddrGen>
-uint32_t page_size_of(const AddrGen& g) {
-  if constexpr (has_aligned_page_size<AddrGen>::value) return g.get_aligned_page_size();
-  else return g.page_size;
+FORCE_INLINE bool cb_pages_reservable_at_back(int32_t operand, int32_t num_pages, Loc loc = Loc::current()) {
+  return emu::k::cb_pages_reservable_at_back(operand, num_pages, loc);
 }
-}  // namespace emu::detail
-
-template <typename AddrGen>
-FORCE_INLINE uint64_t get_noc_addr(uint32_t id, const AddrGen& addrgen, uint32_t offset = 0,
-                                   uint8_t noc = noc_index, decltype(addrgen.get_noc_addr(0))* = nullptr,
-                                   Loc loc = Loc::current()) {
-  return addrgen.get_noc_addr(id, offset, noc, loc);
+FORCE_INLINE bool cb_pages_available_at_front(int32_t operand, int32_t num_pages, Loc loc = Loc::current()) {
+  return emu::k::cb_pages_available_at_front(operand, num_pages, loc);
+}
+FORCE_INLINE uint32_t get_write_ptr(uint32_t operand, Loc loc = Loc::current()) {
+  return emu::k::get_write_ptr(operand, loc);
+}
+FORCE_INLINE uint32_t get_read_ptr(uint32_t operand, Loc loc = Loc::current()) {
+  return emu::k::get_read_ptr(operand, loc);
+}
+// Bytes of one tile in the CB's data format.
+inline int32_t get_tile_size(const int32_t operand, Loc loc = Loc::current()) {
+  return static_cast<int32_t>(emu::tile_size_bytes(emu::k::cb_format(static_cast<uint32_t>(operand), loc)));
+}
+inline DataFormat get_dataformat(const int32_t operand, Loc loc = Loc::current()) {
+  return emu::detail::kernel_format(emu::k::cb_format(static_cast<uint32_t>(operand), loc));
 }
 
 // ---------------------------------------------------------------- reads
@@ -105,17 +73,40 @@ FORCE_INLINE void noc_async_read_one_packet(uint64_t src_noc_addr, uint32_t dst_
 }
 
 template <typename AddrGen, bool enable_noc_tracing = true>
-FORCE_INLINE void noc_async_read_page(uint32_t id, const AddrGen& addrgen, uint32_t dst_local_l1_addr,
+FORCE_INLINE void noc_async_read_page(const uint32_t id, const AddrGen& addrgen, uint32_t dst_local_l1_addr,
                                       uint32_t offset = 0, uint8_t /*noc*/ = noc_index, Loc loc = Loc::current()) {
   emu::k::noc_read(addrgen.get_noc_addr(id, offset, noc_index, loc), dst_local_l1_addr,
                    emu::detail::page_size_of(addrgen), loc);
 }
 
-template <typename AddrGen>
-FORCE_INLINE void noc_async_read_tile(uint32_t id, const AddrGen& addrgen, uint32_t dst_local_l1_addr,
-                                      uint32_t offset = 0, uint8_t /*noc*/ = noc_index, Loc loc = Loc::current()) {
-  emu::k::noc_read(addrgen.get_noc_addr(id, offset, noc_index, loc), dst_local_l1_addr,
-                   emu::detail::page_size_of(addrgen), loc);
+// tt-metal 0.81.1's deprecated forms (a warning, as there), for the generators the emulator has.
+template <bool DRAM>
+[[deprecated("Use <typename AddrGen> noc_async_read_page instead.")]]
+FORCE_INLINE void noc_async_read_page(const uint32_t id, const InterleavedAddrGen<DRAM>& addrgen,
+                                      uint32_t dst_local_l1_addr, uint32_t offset = 0, uint8_t noc = noc_index,
+                                      Loc loc = Loc::current()) {
+  noc_async_read_page<InterleavedAddrGen<DRAM>, false>(id, addrgen, dst_local_l1_addr, offset, noc, loc);
+}
+template <bool DRAM>
+[[deprecated("Use <typename AddrGen> noc_async_read_page instead.")]]
+FORCE_INLINE void noc_async_read_tile(const uint32_t id, const InterleavedAddrGen<DRAM>& addrgen,
+                                      uint32_t dst_local_l1_addr, uint32_t offset = 0, uint8_t noc = noc_index,
+                                      Loc loc = Loc::current()) {
+  noc_async_read_page<InterleavedAddrGen<DRAM>, false>(id, addrgen, dst_local_l1_addr, offset, noc, loc);
+}
+template <typename DSpec>
+[[deprecated("Use <typename AddrGen> noc_async_read_page instead.")]]
+FORCE_INLINE void noc_async_read_tile(const uint32_t id, const TensorAccessor<DSpec>& addrgen,
+                                      uint32_t dst_local_l1_addr, uint32_t offset = 0, uint8_t noc = noc_index,
+                                      Loc loc = Loc::current()) {
+  noc_async_read_page<TensorAccessor<DSpec>, false>(id, addrgen, dst_local_l1_addr, offset, noc, loc);
+}
+template <bool DRAM, uint32_t tile_hw>
+[[deprecated("Use <typename AddrGen> noc_async_read_page instead.")]]
+FORCE_INLINE void noc_async_read_tile(const uint32_t id, const InterleavedAddrGenFast<DRAM, tile_hw>& addrgen,
+                                      uint32_t dst_local_l1_addr, uint32_t offset = 0, uint8_t noc = noc_index,
+                                      Loc loc = Loc::current()) {
+  noc_async_read_page<InterleavedAddrGenFast<DRAM, tile_hw>, false>(id, addrgen, dst_local_l1_addr, offset, noc, loc);
 }
 
 FORCE_INLINE void noc_async_read_barrier(uint8_t /*noc*/ = noc_index, Loc loc = Loc::current()) {
@@ -138,18 +129,42 @@ FORCE_INLINE void noc_async_write_one_packet(uint32_t src_local_l1_addr, uint64_
 }
 
 template <typename AddrGen, bool enable_noc_tracing = true, bool posted = false>
-FORCE_INLINE void noc_async_write_page(uint32_t id, const AddrGen& addrgen, uint32_t src_local_l1_addr,
+FORCE_INLINE void noc_async_write_page(const uint32_t id, const AddrGen& addrgen, uint32_t src_local_l1_addr,
                                        uint32_t size = 0, uint32_t offset = 0, uint8_t /*noc*/ = noc_index,
                                        Loc loc = Loc::current()) {
   const uint32_t bytes = size == 0 ? emu::detail::page_size_of(addrgen) : size;
   emu::k::noc_write(src_local_l1_addr, addrgen.get_noc_addr(id, offset, noc_index, loc), bytes, loc);
 }
 
-template <typename AddrGen>
-FORCE_INLINE void noc_async_write_tile(uint32_t id, const AddrGen& addrgen, uint32_t src_local_l1_addr,
-                                       uint8_t /*noc*/ = noc_index, Loc loc = Loc::current()) {
-  emu::k::noc_write(src_local_l1_addr, addrgen.get_noc_addr(id, 0, noc_index, loc), emu::detail::page_size_of(addrgen),
-                    loc);
+// tt-metal 0.81.1's deprecated forms (a warning, as there), for the generators the emulator has.
+template <bool DRAM>
+[[deprecated("Use <typename AddrGen> noc_async_write_page instead.")]]
+FORCE_INLINE void noc_async_write_page(const uint32_t id, const InterleavedAddrGen<DRAM>& addrgen,
+                                       uint32_t src_local_l1_addr, const uint32_t write_size_bytes,
+                                       const uint32_t offset = 0, uint8_t noc = noc_index, Loc loc = Loc::current()) {
+  noc_async_write_page<InterleavedAddrGen<DRAM>, false>(id, addrgen, src_local_l1_addr, write_size_bytes, offset, noc,
+                                                        loc);
+}
+template <bool DRAM>
+[[deprecated("Use <typename AddrGen> noc_async_write_page instead.")]]
+FORCE_INLINE void noc_async_write_tile(const uint32_t id, const InterleavedAddrGen<DRAM>& addrgen,
+                                       uint32_t src_local_l1_addr, uint8_t noc = noc_index, Loc loc = Loc::current()) {
+  noc_async_write_page<InterleavedAddrGen<DRAM>, false>(id, addrgen, src_local_l1_addr, addrgen.page_size, 0, noc,
+                                                        loc);
+}
+template <bool DRAM, uint32_t tile_hw>
+[[deprecated("Use <typename AddrGen> noc_async_write_page instead.")]]
+FORCE_INLINE void noc_async_write_tile(const uint32_t id, const InterleavedAddrGenFast<DRAM, tile_hw>& addrgen,
+                                       uint32_t src_local_l1_addr, uint8_t noc = noc_index, Loc loc = Loc::current()) {
+  noc_async_write_page<InterleavedAddrGenFast<DRAM, tile_hw>, false>(id, addrgen, src_local_l1_addr,
+                                                                     addrgen.page_size, 0, noc, loc);
+}
+template <typename DSpec>
+[[deprecated("Use <typename AddrGen> noc_async_write_page instead.")]]
+FORCE_INLINE void noc_async_write_tile(const uint32_t id, const TensorAccessor<DSpec>& addrgen,
+                                       uint32_t src_local_l1_addr, uint8_t noc = noc_index, Loc loc = Loc::current()) {
+  noc_async_write_page<TensorAccessor<DSpec>, false>(id, addrgen, src_local_l1_addr, addrgen.get_aligned_page_size(), 0,
+                                                     noc, loc);
 }
 
 template <uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1>
@@ -187,13 +202,16 @@ FORCE_INLINE uintptr_t get_semaphore(uint32_t semaphore_id, Loc loc = Loc::curre
   return emu::k::semaphore_addr(semaphore_id, loc);
 }
 
-FORCE_INLINE void noc_semaphore_wait(volatile uint32_t* sem_addr, uint32_t val, Loc loc = Loc::current()) {
+FORCE_INLINE void noc_semaphore_wait(volatile tt_l1_ptr uint32_t* sem_addr, uint32_t val,
+                                     Loc loc = Loc::current()) {
   emu::k::semaphore_wait(sem_addr, val, false, loc);
 }
-FORCE_INLINE void noc_semaphore_wait_min(volatile uint32_t* sem_addr, uint32_t val, Loc loc = Loc::current()) {
+FORCE_INLINE void noc_semaphore_wait_min(volatile tt_l1_ptr uint32_t* sem_addr, uint32_t val,
+                                         Loc loc = Loc::current()) {
   emu::k::semaphore_wait(sem_addr, val, true, loc);
 }
-FORCE_INLINE void noc_semaphore_set(volatile uint32_t* sem_addr, uint32_t val, Loc loc = Loc::current()) {
+FORCE_INLINE void noc_semaphore_set(volatile tt_l1_ptr uint32_t* sem_addr, uint32_t val,
+                                    Loc loc = Loc::current()) {
   emu::k::semaphore_set(sem_addr, val, loc);
 }
 template <bool posted = false>

@@ -1,5 +1,6 @@
-// Pieces shared by the dataflow and compute kernel APIs: data formats, runtime args and the
-// circular-buffer calls (tt-metal declares these separately for each processor).
+// Pieces shared by the dataflow and compute kernel APIs: data formats and runtime args. The
+// circular-buffer calls differ between the two (tt-metal api/compute/cb_api.h takes uint32_t,
+// api/dataflow/dataflow_api.h int32_t), so each API header declares its own.
 #pragma once
 
 #include <bit>
@@ -51,38 +52,4 @@ template <typename T>
 FORCE_INLINE T get_common_arg_val(int arg_idx, emu::k::Loc loc = emu::k::Loc::current()) {
   static_assert(sizeof(T) == 4, "only 4-byte runtime args are supported");
   return std::bit_cast<T>(emu::k::arg(static_cast<uint32_t>(arg_idx), true, loc));
-}
-
-FORCE_INLINE void cb_reserve_back(int32_t operand, int32_t num_pages, emu::k::Loc loc = emu::k::Loc::current()) {
-  emu::k::cb_reserve_back(operand, num_pages, loc);
-}
-FORCE_INLINE void cb_push_back(int32_t operand, int32_t num_pages, emu::k::Loc loc = emu::k::Loc::current()) {
-  emu::k::cb_push_back(operand, num_pages, loc);
-}
-FORCE_INLINE void cb_wait_front(int32_t operand, int32_t num_pages, emu::k::Loc loc = emu::k::Loc::current()) {
-  emu::k::cb_wait_front(operand, num_pages, loc);
-}
-FORCE_INLINE void cb_pop_front(int32_t operand, int32_t num_pages, emu::k::Loc loc = emu::k::Loc::current()) {
-  emu::k::cb_pop_front(operand, num_pages, loc);
-}
-FORCE_INLINE bool cb_pages_reservable_at_back(int32_t operand, int32_t num_pages,
-                                              emu::k::Loc loc = emu::k::Loc::current()) {
-  return emu::k::cb_pages_reservable_at_back(operand, num_pages, loc);
-}
-FORCE_INLINE bool cb_pages_available_at_front(int32_t operand, int32_t num_pages,
-                                              emu::k::Loc loc = emu::k::Loc::current()) {
-  return emu::k::cb_pages_available_at_front(operand, num_pages, loc);
-}
-FORCE_INLINE uint32_t get_write_ptr(uint32_t operand, emu::k::Loc loc = emu::k::Loc::current()) {
-  return emu::k::get_write_ptr(operand, loc);
-}
-FORCE_INLINE uint32_t get_read_ptr(uint32_t operand, emu::k::Loc loc = emu::k::Loc::current()) {
-  return emu::k::get_read_ptr(operand, loc);
-}
-// Bytes of one tile in the CB's data format.
-inline int32_t get_tile_size(int32_t operand, emu::k::Loc loc = emu::k::Loc::current()) {
-  return static_cast<int32_t>(emu::tile_size_bytes(emu::k::cb_format(static_cast<uint32_t>(operand), loc)));
-}
-inline DataFormat get_dataformat(int32_t operand, emu::k::Loc loc = emu::k::Loc::current()) {
-  return emu::detail::kernel_format(emu::k::cb_format(static_cast<uint32_t>(operand), loc));
 }

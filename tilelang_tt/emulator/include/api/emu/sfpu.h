@@ -1,34 +1,32 @@
-// Generators for SFPU API entry points. Template parameters of the tt-metal signatures
-// (approximation modes, vector modes, fp32 accumulation) are accepted and ignored: the
-// emulator computes every op in fp32 and rounds DST to bfloat16 unless fp32_dest_acc_en.
+// Shared by the SFPU API headers. Their template parameters and arguments that choose among
+// tt-metal's approximations (fast_and_approx, approx, RsqrtMode, ReciprocalApproxMode, ...) or set
+// the op's DST precision and rounding (is_fp32_dest_acc_en, ReciprocalDestAcc, DstRoundingMode)
+// are accepted and ignored: the emulator computes every op in fp32 and rounds DST to bfloat16
+// (nearest even) unless the kernel's fp32_dest_acc_en. A VectorMode other than RC (the op on part
+// of the tile) is an error.
 #pragma once
+
+#include <bit>
+#include <string>
 
 #include "api/compute/common.h"
 
-#define TT_EMU_SFPU_UNARY(name, OP)                                                     \
-  namespace ckernel {                                                                   \
-  template <auto...>                                                                    \
-  ALWI void name##_tile_init() {}                                                       \
-  template <auto...>                                                                    \
-  ALWI void name##_tile(uint32_t idst, Loc loc = Loc::current()) {                      \
-    emu::k::sfpu_unary(emu::k::Unary::OP, idst, loc);                                   \
-  }                                                                                     \
-  }
+namespace ckernel {
 
-#define TT_EMU_SFPU_BINARY(name, OP)                                                              \
-  namespace ckernel {                                                                             \
-  ALWI void name##_tile_init() {}                                                                 \
-  template <auto...>                                                                              \
-  ALWI void name##_tile(uint32_t idst0, uint32_t idst1, uint32_t odst, Loc loc = Loc::current()) { \
-    emu::k::sfpu_binary(emu::k::SfpuBinary::OP, idst0, idst1, odst, loc);                          \
-  }                                                                                               \
-  }
+// tt-llk ckernel_defs.h: how an SFPU result is stored to a bfloat16 DST.
+enum class DstRoundingMode : std::uint8_t { Default = 0, NearestEven = 1 };
 
-// Scalar operand passed as the bit pattern of an fp32 value (tt-metal binop_with_scalar.h).
-#define TT_EMU_SFPU_SCALAR(name, OP)                                                     \
-  namespace ckernel {                                                                    \
-  template <auto...>                                                                     \
-  ALWI void name##_tile(uint32_t idst, uint32_t param1, Loc loc = Loc::current()) {      \
-    emu::k::sfpu_scalar(emu::k::SfpuBinary::OP, idst, std::bit_cast<float>(param1), loc); \
-  }                                                                                      \
-  }
+// tt-llk ckernel_instr_params.h (the constant exp_tile's scale defaults to).
+struct p_sfpu {
+  static constexpr std::uint32_t kCONST_1_FP16B = 0x3F80;  // 1.0 in bfloat16
+};
+
+}  // namespace ckernel
+
+namespace emu::detail {
+constexpr const char* kWholeTilesOnly = "emulator: SFPU ops run on whole tiles only (VectorMode::RC)";
+
+inline void require_whole_tile(ckernel::VectorMode vector_mode, const char* fn, emu::k::Loc loc) {
+  if (vector_mode != ckernel::VectorMode::RC) emu::k::api_error(std::string(fn) + ": " + kWholeTilesOnly, loc);
+}
+}  // namespace emu::detail

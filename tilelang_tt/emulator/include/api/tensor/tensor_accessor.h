@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "api/emu/addrgen.h"
 #include "api/tensor/tensor_accessor_args.h"
 
 namespace tensor_accessor {
@@ -81,25 +82,27 @@ class DistributionSpec {
 template <typename Args, bool Sharded = Args::is_sharded>
 struct TensorAccessor;
 
+// Interleaved: an InterleavedAddrGen (bank_base_address, page_size), as in tt-metal.
 template <typename Args>
-struct TensorAccessor<Args, false> {
+struct TensorAccessor<Args, false> : InterleavedAddrGen<Args::is_dram> {
   static_assert(Args::is_dram, "emulator: TensorAccessor over L1-interleaved buffers is not supported");
   static constexpr bool is_dram = Args::is_dram;
 
   TensorAccessor(const Args& args_in, std::size_t bank_base_address_in, uint32_t page_size_in)
-      : args(args_in), bank_base_address(static_cast<uint32_t>(bank_base_address_in)), aligned_page_size(page_size_in) {}
+      : InterleavedAddrGen<Args::is_dram>{static_cast<uint32_t>(bank_base_address_in), page_size_in},
+        args(args_in),
+        aligned_page_size(page_size_in) {}
   TensorAccessor(const Args& args_in, std::size_t bank_base_address_in)
       : TensorAccessor(args_in, bank_base_address_in, args_in.get_aligned_page_size()) {}
 
   uint32_t get_aligned_page_size() const { return aligned_page_size; }
   uint64_t get_noc_addr(uint32_t page_id, uint32_t offset = 0, uint8_t /*noc*/ = noc_index,
                         emu::k::Loc /*loc*/ = emu::k::Loc::current()) const {
-    return emu::k::noc_dram_page_addr(bank_base_address, aligned_page_size, page_id, offset);
+    return emu::k::noc_dram_page_addr(this->bank_base_address, aligned_page_size, page_id, offset);
   }
-  constexpr uint32_t get_bank_base_address() const { return bank_base_address; }
+  constexpr uint32_t get_bank_base_address() const { return this->bank_base_address; }
 
   Args args;
-  uint32_t bank_base_address;
   uint32_t aligned_page_size;
 };
 
@@ -178,8 +181,9 @@ struct TensorAccessor<Args, true> {
   uint32_t aligned_page_size;
 };
 
-// tt-metal 0.81.1's get_noc_addr(id, addrgen) does not accept a sharded TensorAccessor (only the
-// interleaved one, through InterleavedAddrGen); kernels call accessor.get_noc_addr(id) instead.
+// tt-metal 0.81.1 has no get_noc_addr(id, addrgen) for a sharded TensorAccessor (api/emu/addrgen.h):
+// the call does not compile there. Not a tt-metal declaration, so that it fails here with a message
+// that says what to call instead (tests/compiler/test_against_headers.py lists it as intended).
 template <typename Args>
 uint64_t get_noc_addr(uint32_t /*id*/, const TensorAccessor<Args, true>& /*accessor*/, uint32_t /*offset*/ = 0,
                       uint8_t /*noc*/ = noc_index) {

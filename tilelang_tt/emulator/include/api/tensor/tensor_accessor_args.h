@@ -14,7 +14,8 @@
 
 #include <hostdevcommon/tensor_accessor/arg_config.hpp>
 
-#include "api/emu/kernel_common.h"
+#include "api/compile_time_args.h"
+#include "kernel_api.hpp"
 
 namespace tensor_accessor {
 constexpr std::size_t MAX_RANK = 8;
@@ -85,7 +86,7 @@ struct TensorAccessorArgs {
     else return crta_offset_rt_;
   }
   constexpr uint32_t get_aligned_page_size() const {
-    if constexpr (page_size_is_crta) return get_common_arg_val<uint32_t>(static_cast<int>(crta_offset()));
+    if constexpr (page_size_is_crta) return crta(crta_offset());
     else return AlignedPageSize;
   }
 
@@ -93,17 +94,17 @@ struct TensorAccessorArgs {
   constexpr uint32_t num_banks_crta_offset() const { return crta_offset() + rank_is_crta; }
   constexpr uint32_t get_rank() const {
     if constexpr (!rank_is_crta) return RankCT;
-    else return get_common_arg_val<uint32_t>(static_cast<int>(rank_crta_offset()));
+    else return crta(rank_crta_offset());
   }
   constexpr uint32_t get_num_banks() const {
     if constexpr (!num_banks_is_crta) return NumBanksCT;
-    else return tensor_accessor::unpack_num_banks(get_common_arg_val<uint32_t>(static_cast<int>(num_banks_crta_offset())));
+    else return tensor_accessor::unpack_num_banks(crta(num_banks_crta_offset()));
   }
   constexpr bool resolve_shard_contiguous() const {
     if constexpr (!num_banks_is_crta) return is_shard_contiguous;
     else
       return tensor_accessor::unpack_is_shard_contiguous(
-          get_common_arg_val<uint32_t>(static_cast<int>(num_banks_crta_offset())));
+          crta(num_banks_crta_offset()));
   }
   constexpr uint32_t get_physical_num_banks() const { return (get_num_banks() + 1) / 2; }
   constexpr uint32_t tensor_shape_crta_offset() const { return num_banks_crta_offset() + num_banks_is_crta; }
@@ -123,5 +124,9 @@ struct TensorAccessorArgs {
   constexpr uint32_t next_common_runtime_args_offset() const { return crta_offset() + num_common_runtime_args(); }
 
  private:
+  // Common runtime arg `index` (what tt-metal reads with get_common_arg_val, which this header only
+  // forward-declares there).
+  static uint32_t crta(uint32_t index) { return emu::k::arg(index, true, emu::k::Loc::current()); }
+
   uint32_t crta_offset_rt_ = 0;
 };

@@ -1,14 +1,32 @@
-// Tile-scalar ops of tt-metal api/compute/eltwise_unary/binop_with_scalar.h.
+// Tile-scalar ops of tt-metal api/compute/eltwise_unary/binop_with_scalar.h: DST[idst] op the fp32
+// whose bits are param1 (rsub: param1 - DST[idst]).
 #pragma once
 
 #include "api/emu/sfpu.h"
 
 namespace ckernel {
-ALWI void binop_with_scalar_tile_init() {}
-}  // namespace ckernel
 
-TT_EMU_SFPU_SCALAR(add_unary, Add)
-TT_EMU_SFPU_SCALAR(sub_unary, Sub)
-TT_EMU_SFPU_SCALAR(mul_unary, Mul)
-TT_EMU_SFPU_SCALAR(div_unary, Div)
-TT_EMU_SFPU_SCALAR(rsub_unary, Rsub)
+ALWI void binop_with_scalar_tile_init() {}
+
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void add_unary_tile(uint32_t idst, uint32_t param1, Loc loc = Loc::current()) {
+  emu::k::sfpu_scalar(emu::k::SfpuBinary::Add, idst, std::bit_cast<float>(param1), loc);
+}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void sub_unary_tile(uint32_t idst, uint32_t param1, Loc loc = Loc::current()) {
+  emu::k::sfpu_scalar(emu::k::SfpuBinary::Sub, idst, std::bit_cast<float>(param1), loc);
+}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void mul_unary_tile(uint32_t idst, uint32_t param1, Loc loc = Loc::current()) {
+  emu::k::sfpu_scalar(emu::k::SfpuBinary::Mul, idst, std::bit_cast<float>(param1), loc);
+}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void div_unary_tile(uint32_t idst, uint32_t param1, Loc loc = Loc::current()) {
+  emu::k::sfpu_scalar(emu::k::SfpuBinary::Div, idst, std::bit_cast<float>(param1), loc);
+}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void rsub_unary_tile(uint32_t idst, uint32_t param1, Loc loc = Loc::current()) {
+  emu::k::sfpu_scalar(emu::k::SfpuBinary::Rsub, idst, std::bit_cast<float>(param1), loc);
+}
+
+}  // namespace ckernel

@@ -3,4 +3,11 @@
 
 #include "api/emu/sfpu.h"
 
-TT_EMU_SFPU_UNARY(erf, Erf)
+namespace ckernel {
+template <bool fast_and_approx = true>
+ALWI void erf_tile_init() {}
+template <bool fast_and_approx = true>
+ALWI void erf_tile(uint32_t idst, Loc loc = Loc::current()) {
+  emu::k::sfpu_unary(emu::k::Unary::Erf, idst, loc);
+}
+}  // namespace ckernel

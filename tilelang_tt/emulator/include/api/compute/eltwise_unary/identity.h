@@ -3,4 +3,9 @@
 
 #include "api/emu/sfpu.h"
 
-TT_EMU_SFPU_UNARY(identity, Identity)
+namespace ckernel {
+ALWI void identity_tile_init() {}
+ALWI void identity_tile(uint32_t idst, Loc loc = Loc::current()) {
+  emu::k::sfpu_unary(emu::k::Unary::Identity, idst, loc);
+}
+}  // namespace ckernel

@@ -3,4 +3,11 @@
 
 #include "api/emu/sfpu.h"
 
-TT_EMU_SFPU_UNARY(log1p, Log1p)
+namespace ckernel {
+template <bool fast_and_approx = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void log1p_tile_init() {}
+template <bool fast_and_approx = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void log1p_tile(uint32_t idst, Loc loc = Loc::current()) {
+  emu::k::sfpu_unary(emu::k::Unary::Log1p, idst, loc);
+}
+}  // namespace ckernel

@@ -3,4 +3,9 @@
 
 #include "api/emu/sfpu.h"
 
-TT_EMU_SFPU_UNARY(negative, Negative)
+namespace ckernel {
+ALWI void negative_tile_init() {}
+ALWI void negative_tile(uint32_t idst, Loc loc = Loc::current()) {
+  emu::k::sfpu_unary(emu::k::Unary::Negative, idst, loc);
+}
+}  // namespace ckernel

@@ -3,4 +3,7 @@
 
 #include "api/emu/sfpu.h"
 
-TT_EMU_SFPU_UNARY(relu, Relu)
+namespace ckernel {
+ALWI void relu_tile_init() {}
+ALWI void relu_tile(uint32_t idst, Loc loc = Loc::current()) { emu::k::sfpu_unary(emu::k::Unary::Relu, idst, loc); }
+}  // namespace ckernel

@@ -3,4 +3,10 @@
 
 #include "api/emu/sfpu.h"
 
-TT_EMU_SFPU_UNARY(sqrt, Sqrt)
+namespace ckernel {
+ALWI void sqrt_tile_init() {}
+template <bool FAST_APPROX = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void sqrt_tile(uint32_t idst, Loc loc = Loc::current()) {
+  emu::k::sfpu_unary(emu::k::Unary::Sqrt, idst, loc);
+}
+}  // namespace ckernel
