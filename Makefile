@@ -8,7 +8,7 @@ PYTHON312 ?= python3.12
 VENV312 := .venv312
 STAMP312 := $(VENV312)/.installed
 
-.PHONY: setup headers demo test bench clean
+.PHONY: setup headers demo test bench examples clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -47,6 +47,10 @@ test: setup $(STAMP312)
 
 bench: setup
 	$(PY) benchmarks/run.py
+
+# TileLang's own examples (tests/examples/catalogue.py): what runs, what is refused and why.
+examples: setup
+	$(PY) -m benchmarks.examples
 
 clean:
 	rm -rf out build

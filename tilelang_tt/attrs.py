@@ -25,6 +25,7 @@ from tilelang_tt.contract.plan import (  # noqa: F401  (the vocabulary attribute
     Policy,
     WorkItem,
     WorkPolicy,
+    tile_grid,
 )
 
 
@@ -108,6 +109,7 @@ class MemoryLayout(str, enum.Enum):
     HEIGHT_SHARDED = "height_sharded"
     WIDTH_SHARDED = "width_sharded"
     BLOCK_SHARDED = "block_sharded"
+    ROW_MAJOR = "row_major"  # interleaved pages of one row each (ttnn's ROW_MAJOR_LAYOUT), not tiles
 
 
 def _to_py(value):
@@ -148,25 +150,36 @@ class LayoutDesc:
     tile_shape: tuple[int, int] = (32, 32)
     shard_grid: tuple[int, int] | None = None
     shard_shape: tuple[int, int] | None = None
+    column: bool = False  # a rank-1 tensor (n,) the kernel uses as a column: laid out as (n, 1)
 
     @property
     def data_format(self) -> str:
         return DATA_FORMATS[self.dtype][0]
 
     @property
+    def row_major(self) -> bool:
+        return self.layout == MemoryLayout.ROW_MAJOR
+
+    @property
     def page_size(self) -> int:
+        """Bytes of a page: a tile, or one row (the last dimension) of a row-major tensor."""
+        if self.row_major:
+            return self.shape[-1] * DATA_FORMATS[self.dtype][1]
         return self.tile_shape[0] * self.tile_shape[1] * DATA_FORMATS[self.dtype][1]
+
+    @property
+    def num_pages(self) -> int:
+        """Tiles of the tile grid, or rows (every index of the leading dimensions) when row-major."""
+        rows, cols = self.tile_grid
+        return math.prod(self.shape[:-1]) if self.row_major else rows * cols
 
     @property
     def tile_grid(self) -> tuple[int, int]:
         """Tiles along rows and columns of the tensor's matrix view: its matrices (the last two
         dimensions) stacked along the leading ones, each padded to whole tiles (ttnn's padded
-        shape); a rank-1 tensor is a row vector (1, n) and a dimension of extent 1 occupies one
-        tile (row 0 or column 0 of it)."""
-        if len(self.shape) == 1:
-            return 1, -(-self.shape[0] // self.tile_shape[1])
-        return (math.prod(self.shape[:-2]) * -(-self.shape[-2] // self.tile_shape[0]),
-                -(-self.shape[-1] // self.tile_shape[1]))
+        shape); a rank-1 tensor is a row vector (1, n), or a column (n, 1) with ``column``, and a
+        dimension of extent 1 occupies one tile (row 0 or column 0 of it)."""
+        return tile_grid(self.shape, self.tile_shape, self.column)
 
     def to_dict(self) -> dict:
         out = {
@@ -181,6 +194,8 @@ class LayoutDesc:
         if self.shard_grid is not None:
             out["shard_grid"] = list(self.shard_grid)
             out["shard_shape"] = list(self.shard_shape)
+        if self.column:
+            out["column"] = True
         return out
 
     @staticmethod
@@ -194,6 +209,7 @@ class LayoutDesc:
             tile_shape=tuple(d["tile_shape"]),
             shard_grid=tuple(d["shard_grid"]) if "shard_grid" in d else None,
             shard_shape=tuple(d["shard_shape"]) if "shard_shape" in d else None,
+            column=bool(d.get("column", False)),
         )
 
 
@@ -433,10 +449,16 @@ class Intrin(_DocumentedKey):
                      "page: expr, tensor: buffer, l1_addr: expr")
     NOC_WRITE_PAGE = ("tt.noc_async_write_page", "noc_async_write_page(page_id, accessor_buffer, l1_addr)",
                       "page: expr, tensor: buffer, l1_addr: expr")
+    NOC_READ_ROW = ("tt.noc_async_read_row", "noc_async_read(accessor.get_noc_addr(page_id, offset), l1_addr, bytes): "
+                                             "part of one page (a row) of a row-major tensor",
+                    "page: expr, tensor: buffer, offset: expr, l1_addr: expr, bytes: expr")
+    NOC_WRITE_ROW = ("tt.noc_async_write_row", "noc_async_write(l1_addr, accessor.get_noc_addr(page_id, offset), "
+                                               "bytes): part of one page (a row) of a row-major tensor",
+                     "page: expr, tensor: buffer, offset: expr, l1_addr: expr, bytes: expr")
     NOC_READ_BARRIER = ("tt.noc_async_read_barrier", "noc_async_read_barrier()", "")
     NOC_WRITE_BARRIER = ("tt.noc_async_write_barrier", "noc_async_write_barrier()", "")
     NOC_READ_ZEROS = ("tt.noc_async_read_zeros", "noc_async_read_zeros(l1_addr, bytes): zero an L1 range from the core's "
-                                                  "zero region (MEM_ZEROS_BASE)", "l1_addr: expr, bytes: int")
+                                                  "zero region (MEM_ZEROS_BASE)", "l1_addr: expr, bytes: expr")
     MCAST_WRITE = ("tt.noc_async_write_multicast", "noc_async_write_multicast(l1_addr, x0, y0, x1, y1, bytes, num_dests): "
                                                     "the block at l1_addr to the same address of every core of the NOC "
                                                     "rectangle (the sender among them: loopback variant)",
@@ -492,6 +514,18 @@ class Intrin(_DocumentedKey):
     DST_WAIT = ("tt.dst.wait", "tile_regs_wait()", "")
     DST_RELEASE = ("tt.dst.release", "tile_regs_release()", "")
     PACK_TILE = ("tt.pack_tile", "pack_tile(dst, cb)", "dst: expr, cb: cb")
+    # layout conversion of row-major blocks (D5)
+    TILIZE_INIT = ("tt.tilize_init", "tilize_init(icb, block, ocb)", "icb: cb, block: int, ocb: cb")
+    TILIZE_BLOCK = ("tt.tilize_block", "tilize_block(icb, block, ocb): 32 rows of `block` tiles' width -> block tiles",
+                    "icb: cb, block: int, ocb: cb")
+    TILIZE_UNINIT = ("tt.tilize_uninit", "tilize_uninit(icb, ocb)", "icb: cb, ocb: cb")
+    PACK_UNTILIZE_INIT = ("tt.pack_untilize_init", "pack_untilize_init<block_ct_dim, full_ct_dim>(icb, ocb)",
+                          "block_ct_dim: int, full_ct_dim: int, icb: cb, ocb: cb")
+    PACK_UNTILIZE_BLOCK = ("tt.pack_untilize_block", "pack_untilize_block<block_ct_dim, full_ct_dim>(icb, 1, ocb, "
+                                                     "block_c_index): block_ct_dim tiles -> their rows, at column block "
+                                                     "block_c_index of a full_ct_dim-tile-wide row",
+                           "block_ct_dim: int, full_ct_dim: int, icb: cb, ocb: cb, block_c_index: expr")
+    PACK_UNTILIZE_UNINIT = ("tt.pack_untilize_uninit", "pack_untilize_uninit(ocb)", "ocb: cb")
 
 
 def _register_intrinsics() -> None:

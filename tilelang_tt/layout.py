@@ -9,6 +9,10 @@ of ``shard_grid`` (or over the DRAM banks when ``memory="DRAM"``):
 * ``width_sharded``: shards of whole columns, ``shard_shape = (M, cols)``;
 * ``block_sharded``: a 2-D grid of ``(rows, cols)`` shards, shard ``(i, j)`` on core ``(j, i)``.
 
+``layout="row_major"`` keeps a DRAM tensor in rows instead of tiles (ttnn's ``ROW_MAJOR_LAYOUT``:
+a page is one row of the last dimension, pages interleaved over the banks); the reader reads rows
+and compute tilizes them, and the other way on the way out (tilelang_tt.ops.tilize).
+
 Shards are numbered row-major over the tensor and placed round-robin on the cores of the grid in
 row-major order (tt-metal's ``BufferDistributionSpec`` with ``ShardOrientation::ROW_MAJOR`` and
 ``ShardDistributionStrategy::ROUND_ROBIN_1D``); :func:`shard_cores` and :func:`shard_of_core`
@@ -52,7 +56,10 @@ class BufferLayout:
             raise LayoutError(f"memory={self.memory!r} is not a memory space: use one of {memories}")
         if self.layout not in layouts:
             raise LayoutError(f"layout={self.layout!r} is not a layout: use one of {layouts}")
-        if self.layout == MemoryLayout.INTERLEAVED.value:
+        if self.layout in (MemoryLayout.INTERLEAVED.value, MemoryLayout.ROW_MAJOR.value):
+            if self.layout == MemoryLayout.ROW_MAJOR.value and self.memory != MemorySpace.DRAM.value:
+                raise LayoutError("a row-major tensor is interleaved in DRAM: use memory='DRAM' with "
+                                  "layout='row_major', or a sharded L1 layout of tiles")
             if self.memory != MemorySpace.DRAM.value:
                 raise LayoutError("an L1 tensor must be sharded: use layout='height_sharded', 'width_sharded' "
                                   "or 'block_sharded' with memory='L1', or keep it interleaved in DRAM")
@@ -74,7 +81,7 @@ class BufferLayout:
 
     @property
     def sharded(self) -> bool:
-        return self.layout != MemoryLayout.INTERLEAVED.value
+        return self.layout not in (MemoryLayout.INTERLEAVED.value, MemoryLayout.ROW_MAJOR.value)
 
     def resolve_shard_shape(self, rows: int, cols: int) -> tuple[int, int]:
         """The shard shape for a (rows, cols) matrix: the given one, else the smallest tile-aligned

@@ -224,19 +224,6 @@ def batch_index_past_extent(batch=3, M=32, N=64):
     return main
 
 
-def slice_across_matrices(M=32, batch=32, N=64):
-    """A (M, batch, N) tensor sliced along M for one batch index: its rows are batch rows apart in
-    the matrix view, not one block of tiles."""
-    @T.prim_func
-    def main(A: T.Tensor((M, batch, N), "bfloat16"), C: T.Tensor((M, batch, N), "bfloat16")):
-        with T.Kernel(1, batch, threads=128) as (bx, by):
-            A_s = T.alloc_shared((M, N), "bfloat16")
-            T.copy(A[0:M, by, 0:N], A_s)  # LINE: slice_across_matrices
-            T.copy(A_s, C[0:M, by, 0:N])
-
-    return main
-
-
 def select_of_blocks(M=64, N=64):
     """T.if_then_else choosing between a block's value and a constant by the indices."""
     @T.prim_func

@@ -57,7 +57,7 @@ from hypothesis import HealthCheck, Phase, given, note, settings
 from hypothesis import strategies as st
 
 import tilelang_tt
-from tilelang_tt import TTCompileError
+from tilelang_tt import BufferLayout, TTCompileError
 
 PARTIAL_BLOCKS = True  # see the module docstring
 U_BF16 = 2.0 ** -8
@@ -259,7 +259,10 @@ def data(shape, dtype: str, gen: torch.Generator) -> torch.Tensor:
 
 
 @st.composite
-def eltwise_cases(draw):
+def eltwise_cases(draw, row_major: bool = False):
+    """Element-wise kernels (see the module docstring); ``row_major``: some of the (M, N) tensors
+    laid out in rows (BufferLayout(layout="row_major")): read as rows and tilized, untilized and
+    written as rows."""
     dt, out_dt = draw(st.sampled_from(DTYPES)), draw(st.sampled_from(DTYPES))
     bm, bn = draw(st.sampled_from(BLOCKS)), draw(st.sampled_from(BLOCKS[:2]))
     M, N = extent(draw, bm, 4), extent(draw, bn, 4)
@@ -334,7 +337,12 @@ def eltwise_cases(draw):
             out = rounded(evaluate(chain, {**env, "T": out}, u), store_rounding(out_dt))
         return {"C": out}
 
-    return Case("eltwise", "\n".join(lines) + "\n", inputs, reference, draw(placements()))
+    options = draw(placements())
+    if row_major:
+        matrices = [name for name, shape, _ in params if shape == (M, N)]
+        chosen = draw(st.lists(st.sampled_from(matrices), min_size=1, unique=True))
+        options["layouts"] = {name: BufferLayout(layout="row_major") for name in chosen}
+    return Case("row_major" if row_major else "eltwise", "\n".join(lines) + "\n", inputs, reference, options)
 
 
 @st.composite
@@ -660,6 +668,12 @@ def test_fuzz_gemm(case, kernel_dir, fuzz_record):
 @settings(FUZZ, max_examples=14)
 @given(case=reduce_cases())
 def test_fuzz_reduce(case, kernel_dir, fuzz_record):
+    check(case, kernel_dir, fuzz_record)
+
+
+@settings(FUZZ, max_examples=8)
+@given(case=eltwise_cases(row_major=True))
+def test_fuzz_row_major(case, kernel_dir, fuzz_record):
     check(case, kernel_dir, fuzz_record)
 
 

@@ -1,6 +1,6 @@
 """Golden generated sources for the two examples and one representative per op family (reduction,
-norm, GEMM epilogue, flash attention, SFPU unary, broadcast, type conversion): any change to
-generated code shows up here.
+norm, GEMM epilogue, flash attention, SFPU unary, broadcast, type conversion, row-major tensors):
+any change to generated code shows up here.
 
 Regenerate with ``TILELANG_TT_UPDATE_GOLDEN=1 make test`` after reviewing the difference.
 
@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from tests.compiler.test_ops import assert_close, bf16
+from tilelang_tt import BufferLayout
 from tilelang_tt.artifacts import Artifacts
 from tilelang_tt.env import UPDATE_GOLDEN
 
@@ -46,15 +47,22 @@ def op_artifacts(name: str):
         "broadcast_row": lambda: K.broadcast("row", 64, 128, 32, 64),
         "rmsnorm": lambda: K.rmsnorm(64, 128, 32),
         "cast_fp32_bf16": lambda: K.cast(64, 128, 32, 64, src="float32", dst="bfloat16"),
+        "rmsnorm_rows": lambda: K.rmsnorm(80, 128, 32),
     }
     import tilelang_tt
 
-    return tilelang_tt.compile(kernels[name]())
+    return tilelang_tt.compile(kernels[name](), **OPTIONS.get(name, {}))
+
+
+# rmsnorm with its input and output in rows (reader rows -> tilize, untilize -> writer rows), 80 rows:
+# the last block's rows past the end read as zeros and are not written
+OPTIONS = {"rmsnorm_rows": {"layouts": {"X": BufferLayout(layout="row_major"), "Y": BufferLayout(layout="row_major")}}}
 
 
 CASES = {"eltwise_add": example_artifacts, "gemm": example_artifacts, "softmax": op_artifacts,
          "gemm_bias_relu": op_artifacts, "flash_attention": op_artifacts, "unary_exp": op_artifacts,
-         "broadcast_row": op_artifacts, "rmsnorm": op_artifacts, "cast_fp32_bf16": op_artifacts}
+         "broadcast_row": op_artifacts, "rmsnorm": op_artifacts, "cast_fp32_bf16": op_artifacts,
+         "rmsnorm_rows": op_artifacts}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -105,6 +113,9 @@ OP_RUNS = {
                 2.0 ** -7),
     "cast_fp32_bf16": (lambda: [torch.randn(64, 128, generator=torch.Generator().manual_seed(53))],
                        lambda a: a.to(torch.bfloat16).float(), 0.0),  # round to nearest even, as torch does
+    "rmsnorm_rows": (lambda: [bf16(80, 128, seed=54), bf16(128, seed=55)],
+                     lambda x, w: x.float() * torch.rsqrt(x.float().pow(2).mean(1, keepdim=True) + 1e-6) * w.float(),
+                     2.0 ** -7),
 }
 
 

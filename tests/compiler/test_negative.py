@@ -109,12 +109,6 @@ def test_block_filled_by_the_reader_and_compute():
     assert "separate T.alloc_fragment" in err.hint
 
 
-def test_slice_that_is_not_one_block_of_tiles():
-    err = compile_error(bad_kernels.slice_across_matrices())
-    assert_diagnostic(err, "LayoutAwareWorkPartitionTT", "the slice of `A` (extents [32, 1, 64] of [32, 32, 64]) "
-                      "spans several matrices", "slice_across_matrices")
-
-
 def test_more_cbs_than_hardware_points_at_the_first_block_too_many(tmp_path):
     path = tmp_path / "many_cbs.py"
     source = bad_kernels.too_many_cbs_source(40)

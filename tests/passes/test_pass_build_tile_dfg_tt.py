@@ -69,7 +69,7 @@ def test_hand_written_gemm_graph():
         @T.prim_func
         def main(A: T.Buffer((32, 64), "bfloat16"), B: T.Buffer((64, 32), "bfloat16"),
                  C: T.Buffer((32, 32), "bfloat16")):
-            T.func_attr(tt_attrs({"tt.layout_desc": C_LAYOUT, "tt.cb_desc": {
+            T.func_attr(tt_attrs({"tt.arch": "wormhole_b0", "tt.layout_desc": C_LAYOUT, "tt.cb_desc": {
                 "A_s": cb_entry(), "B_s": cb_entry(), "C_l": cb_entry(page_size=4096, data_format="Float32")}}))
             with T.sblock("tilelang_root"):
                 T.reads()
@@ -90,7 +90,7 @@ def test_hand_written_gemm_graph():
         @T.prim_func
         def main(A: T.Buffer((32, 64), "bfloat16"), B: T.Buffer((64, 32), "bfloat16"),
                  C: T.Buffer((32, 32), "bfloat16")):
-            T.func_attr(tt_attrs({"tt.layout_desc": C_LAYOUT, "tt.cb_desc": {
+            T.func_attr(tt_attrs({"tt.arch": "wormhole_b0", "tt.layout_desc": C_LAYOUT, "tt.cb_desc": {
                 "A_s": cb_entry(0, producer="reader", consumer="compute", buffer="A"),
                 "B_s": cb_entry(1, producer="reader", consumer="compute", buffer="B"),
                 "C_l": cb_entry(16, producer="compute", consumer="writer", buffer="C"),
@@ -127,7 +127,7 @@ def test_hand_written_buffer_access_from_the_dataflow():
     class Before:
         @T.prim_func
         def main(X: T.Buffer((32, 32), "bfloat16"), U: T.Buffer((32, 32), "bfloat16")):
-            T.func_attr(tt_attrs({"tt.layout_desc": X_LAYOUT, "tt.cb_desc": {"X_s": cb_entry()}}))
+            T.func_attr(tt_attrs({"tt.arch": "wormhole_b0", "tt.layout_desc": X_LAYOUT, "tt.cb_desc": {"X_s": cb_entry()}}))
             with T.sblock("tilelang_root"):
                 T.reads()
                 T.writes()
@@ -139,7 +139,7 @@ def test_hand_written_buffer_access_from_the_dataflow():
     class Expected:
         @T.prim_func
         def main(X: T.Buffer((32, 32), "bfloat16"), U: T.Buffer((32, 32), "bfloat16")):
-            T.func_attr(tt_attrs({"tt.layout_desc": X_LAYOUT, "tt.cb_desc": {
+            T.func_attr(tt_attrs({"tt.arch": "wormhole_b0", "tt.layout_desc": X_LAYOUT, "tt.cb_desc": {
                 "X_s": cb_entry(0, producer="reader", consumer="writer", buffer="X"),
             }, "tt.tile_dfg": {
                 "X_s": {"producer": "reader", "consumers": ["writer"], "buffer": "X"},

@@ -70,7 +70,7 @@ def test_hand_written_reader_slots_and_compute():
     class Before:
         @T.prim_func
         def main_reader(A: T.Buffer((64, 64), "bfloat16"), B: T.Buffer((64, 64), "bfloat16")):
-            T.func_attr(tt_attrs({"tt.kernel_role": "reader", "tt.tensor_accessor": ACCESSORS}))
+            T.func_attr(tt_attrs({"tt.arch": "wormhole_b0", "tt.kernel_role": "reader", "tt.tensor_accessor": ACCESSORS}))
             A_s = T.Buffer((32, 32), "bfloat16", scope="shared.dyn")
             B_s = T.Buffer((32, 32), "bfloat16", scope="shared.dyn")
             tt.read_to_cb(tl.region(A[0, 0], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
@@ -78,14 +78,14 @@ def test_hand_written_reader_slots_and_compute():
 
         @T.prim_func
         def main_compute(A: T.Buffer((64, 64), "bfloat16"), B: T.Buffer((64, 64), "bfloat16")):
-            T.func_attr(tt_attrs({"tt.kernel_role": "compute", "tt.tensor_accessor": ACCESSORS}))
+            T.func_attr(tt_attrs({"tt.arch": "wormhole_b0", "tt.kernel_role": "compute", "tt.tensor_accessor": ACCESSORS}))
             T.evaluate(0)
 
     @I.ir_module(check_well_formed=False)  # split kernels use their CBs' buffers unallocated
     class Expected:
         @T.prim_func
         def main_reader(A: T.Buffer((64, 64), "bfloat16"), B: T.Buffer((64, 64), "bfloat16")):
-            T.func_attr(tt_attrs({"tt.kernel_role": "reader", "tt.tensor_accessor": {
+            T.func_attr(tt_attrs({"tt.arch": "wormhole_b0", "tt.kernel_role": "reader", "tt.tensor_accessor": {
                 "A": accessor_entry(kernel="reader", cta_offset=0, compile_time_args=[2, 2048]),
                 "B": accessor_entry("L1", "height_sharded", (1, 2), 2, kernel="reader", cta_offset=2,
                                     compile_time_args=[1 | 64, 2048, 1, 2, 4, 2], crta_offset=0,
@@ -97,7 +97,7 @@ def test_hand_written_reader_slots_and_compute():
 
         @T.prim_func
         def main_compute(A: T.Buffer((64, 64), "bfloat16"), B: T.Buffer((64, 64), "bfloat16")):
-            T.func_attr(tt_attrs({"tt.kernel_role": "compute", "tt.tensor_accessor": {}}))
+            T.func_attr(tt_attrs({"tt.arch": "wormhole_b0", "tt.kernel_role": "compute", "tt.tensor_accessor": {}}))
             T.evaluate(0)
 
     # the on-chip blocks are not allocated in a split kernel: free buffers

@@ -1,13 +1,19 @@
 """A1 InferTTLayout alone: TIR unchanged, tt.layout_desc for every global parameter."""
 
+import inspect
+
+import pytest
 import tilelang  # noqa: F401
+import tilelang.language as TL
 import tvm
 from tvm.script import ir as I
 from tvm.script import tirx as T
 
+from tests.compiler.test_rank1_columns import line_of, row_and_column
 from tests.kernels import gemm, lower_until, run_pass
 from tests.passes.helpers import attrs_without, tt_attrs
-from tilelang_tt.attrs import Attr, get
+from tilelang_tt import TTCompileError
+from tilelang_tt.attrs import Attr, LayoutDesc, get
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.infer_tt_layout import InferTTLayout
 
@@ -73,3 +79,48 @@ def test_hand_written_user_layout_is_resolved_and_the_rest_defaulted():
             T.evaluate(0)
 
     tvm.ir.assert_structural_equal(InferTTLayout()(Before), Expected)
+
+
+def _row_sums_plus_bias(M, N, bm):
+    """Per-row sums plus a per-column bias: O (M,) is written one value per row, B (N,) is read one
+    value per column."""
+    @TL.prim_func
+    def main(X: TL.Tensor((M, N), "bfloat16"), B: TL.Tensor((N,), "bfloat16"), O: TL.Tensor((M,), "float32")):
+        with TL.Kernel(TL.ceildiv(M, bm), threads=128) as bx:
+            x = TL.alloc_shared((bm, N), "bfloat16")
+            b = TL.alloc_shared((N,), "bfloat16")
+            y = TL.alloc_fragment((bm, N), "float32")
+            s = TL.alloc_fragment((bm,), "float32")
+            TL.copy(X[bx * bm, 0], x)
+            TL.copy(B[0], b)
+            for i, j in TL.Parallel(bm, N):
+                y[i, j] = x[i, j] + b[j]
+            TL.reduce_sum(y, s, dim=1)
+            for i in TL.Parallel(bm):
+                O[bx * bm + i] = s[i]
+
+    return main
+
+
+def test_rank1_tensor_used_as_a_column_is_laid_out_as_one():
+    """O, written per row (the legalized copy of a per-row block), is the column (64, 1): 2 x 1
+    tiles; B, read per column, stays the row (1, 64) and its layout has no "column" key."""
+    before = lower_until(_row_sums_plus_bias(64, 64, 32), PASS)
+    after = run_pass(before, PASS)
+    tvm.ir.assert_structural_equal(after["main"].body, before["main"].body)
+    layouts = get(after["main"], Attr.LAYOUT_DESC)
+    assert layouts["O"] == _layout((64,), "float32", "Float32", 4096) | {"column": True}
+    assert layouts["B"] == _layout((64,))
+    assert LayoutDesc.from_dict("O", layouts["O"]).tile_grid == (2, 1)
+    assert LayoutDesc.from_dict("B", layouts["B"]).tile_grid == (1, 2)
+
+
+def test_rank1_tensor_used_as_row_and_column_is_an_error_at_the_second_use():
+    """S scales the columns (copied into r, read r[j]), then the rows (c, read c[i]) of A."""
+    before = lower_until(row_and_column(64, 32), PASS)
+    with pytest.raises(TTCompileError) as info:
+        run_pass(before, PASS)
+    err = info.value
+    assert err.pass_name == PASS
+    assert "the rank-1 tensor `S` is used as a row (one value per column) and here as a column" in err.message
+    assert err.location[:2] == (inspect.getsourcefile(row_and_column), line_of("second_view"))

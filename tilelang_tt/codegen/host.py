@@ -33,7 +33,8 @@ def _ident(name: str) -> str:
 
 
 def _check_buffer(buffer: PlanBuffer) -> None:
-    """What main.cpp supports beyond the plan's own checks: 32x32 tiles, DRAM interleaved or sharded."""
+    """What main.cpp supports beyond the plan's own checks: 32x32 tiles, DRAM interleaved (tiles or
+    rows) or sharded."""
     if not buffer.sharded and buffer.memory != "DRAM":
         raise PlanError(f"buffer {buffer.name!r}: main.cpp places interleaved buffers in DRAM only, not in "
                         f"{buffer.memory}")
@@ -167,8 +168,9 @@ def _emit_buffers(out: CppEmitter, plan: Plan) -> None:
         batch, rows, cols = buffer.matrix_dims
         elem = _CXX_ELEMENT[buffer.format.element_bytes]
         size = buffer.page_size * buffer.num_pages
+        view = f" as the column {list(buffer.device_shape)}" if buffer.column else ""
         out.line(
-            f"// {name}: {buffer.dtype} {list(buffer.shape)}, {buffer.access}, "
+            f"// {name}: {buffer.dtype} {list(buffer.shape)}{view}, {buffer.access}, "
             f"{buffer.num_pages} pages of {buffer.page_size} B ({buffer.format.data_format})"
         )
         if buffer.sharded:
@@ -188,8 +190,11 @@ def _emit_buffers(out: CppEmitter, plan: Plan) -> None:
                 f"std::vector<{elem}> input_{var} = read_elements<{elem}>"
                 f"(data_dir / \"{name}.bin\", {batch * rows * cols});"
             )
-            out.line(f"std::vector<{elem}> tiled_{var} = tilize(input_{var}, {batch}, {rows}, {cols});")
-            out.line(f"command_queue.enqueue_write_mesh_buffer(buffer_{var}, tiled_{var}.data(), false);")
+            if buffer.row_major:  # its pages are the rows as they are
+                out.line(f"command_queue.enqueue_write_mesh_buffer(buffer_{var}, input_{var}.data(), false);")
+            else:
+                out.line(f"std::vector<{elem}> tiled_{var} = tilize(input_{var}, {batch}, {rows}, {cols});")
+                out.line(f"command_queue.enqueue_write_mesh_buffer(buffer_{var}, tiled_{var}.data(), false);")
         out.line("")
 
 
@@ -321,12 +326,11 @@ def _emit_readback(out: CppEmitter, plan: Plan) -> None:
         name, var = buffer.name, _ident(buffer.name)
         batch, rows, cols = buffer.matrix_dims
         elem = _CXX_ELEMENT[buffer.format.element_bytes]
-        tiled_elements = buffer.num_pages * 32 * 32
-        out.line(f"std::vector<{elem}> result_{var}({tiled_elements});")
+        elements = buffer.num_pages * buffer.page_size // buffer.format.element_bytes
+        out.line(f"std::vector<{elem}> result_{var}({elements});")
         out.line(f"command_queue.enqueue_read_mesh_buffer(result_{var}.data(), buffer_{var}, true);")
-        out.line(
-            f"write_elements(data_dir / \"{name}.out.bin\", untilize(result_{var}, {batch}, {rows}, {cols}));"
-        )
+        result = f"result_{var}" if buffer.row_major else f"untilize(result_{var}, {batch}, {rows}, {cols})"
+        out.line(f"write_elements(data_dir / \"{name}.out.bin\", {result});")
     out.line("")
 
 

@@ -30,6 +30,7 @@ from tilelang_tt.codegen.rules import (
     COMPUTE_CB_HEADER,
     COMPUTE_COMMON_HEADER,
     DATAFLOW_HEADER,
+    TENSOR_INTRINSICS,
     CodegenError,
     float_literal,
     header_of,
@@ -90,7 +91,7 @@ class _KernelWriter:
         if isinstance(e, tirx.FloatImm):
             return float_literal(float(e.value))
         if isinstance(e, tirx.Var):
-            return f"static_cast<int32_t>({self.expr(e)})"
+            return self.expr(e) if e.dtype.startswith(("float", "bfloat")) else f"static_cast<int32_t>({self.expr(e)})"
         if isinstance(e, tirx.Cast):
             dtype = str(e.dtype)
             ctype = "float" if dtype.startswith(("float", "bfloat")) else "bool" if dtype == "bool" else "int32_t"
@@ -128,7 +129,7 @@ class _KernelWriter:
             return a.value
         if intrin == Intrin.STORE_TILE_ELEMENT and position == 4:
             return self.value_expr(a)
-        if isinstance(a, tirx.Var) and intrin in (Intrin.NOC_READ_PAGE, Intrin.NOC_WRITE_PAGE) and position == 1:
+        if isinstance(a, tirx.Var) and intrin in TENSOR_INTRINSICS and position == 1:
             return self.accessor_names[a]
         if position in rule.cb_args and isinstance(a, tirx.IntImm):
             return self.cb_names[int(a.value)]
@@ -154,7 +155,10 @@ class _KernelWriter:
         elif isinstance(s, tirx.Bind):
             var = self.em.unique(s.var.name)
             self.names[s.var] = var
-            self.em.line(f"const uint32_t {var} = {self.expr(s.value)};")
+            if s.var.dtype.startswith(("float", "bfloat")):  # a scalar of the kernel (1.0 / D), in float math
+                self.em.line(f"const float {var} = {self.value_expr(s.value)};")
+            else:
+                self.em.line(f"const uint32_t {var} = {self.expr(s.value)};")
         elif isinstance(s, tirx.Evaluate):
             if isinstance(s.value, tirx.IntImm):
                 return

@@ -34,15 +34,17 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
     for index, param in enumerate(compute.params):
         buf = compute.buffer_map[param]
         layout = layouts[buf.name]
-        rows, cols = LayoutDesc.from_dict(buf.name, layout).tile_grid
+        desc = LayoutDesc.from_dict(buf.name, layout)
         entry = {
             "name": buf.name, "param_index": index, "shape": layout["shape"], "dtype": layout["dtype"],
             "data_format": layout["data_format"], "access": access[buf.name], "memory": layout["memory"],
             "layout": layout["layout"], "tile_shape": layout["tile_shape"], "page_size": layout["page_size"],
-            "num_pages": rows * cols,
+            "num_pages": desc.num_pages,
         }
         if "shard_grid" in layout:  # shards in elements of the tensor seen as a matrix, on these cores/banks
             entry |= {"shard_grid": layout["shard_grid"], "shard_shape": layout["shard_shape"]}
+        if desc.column:  # a rank-1 tensor laid out as (n, 1) (InferTTLayout's choice)
+            entry["column"] = True
         buffers.append(entry)
 
     cbs = [

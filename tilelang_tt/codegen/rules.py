@@ -23,6 +23,10 @@ DATAFLOW_HEADER = "api/dataflow/dataflow_api.h"
 ACCESSOR_HEADER = "api/tensor/tensor_accessor.h"
 COMPUTE_CB_HEADER = "api/compute/cb_api.h"
 COMPUTE_COMMON_HEADER = "api/compute/common.h"
+TILIZE_HEADER = "api/compute/tilize.h"
+PACK_UNTILIZE_HEADER = "api/compute/pack_untilize.h"
+# intrinsics whose argument 1 is a tensor, printed as its TensorAccessor
+TENSOR_INTRINSICS = (Intrin.NOC_READ_PAGE, Intrin.NOC_WRITE_PAGE, Intrin.NOC_READ_ROW, Intrin.NOC_WRITE_ROW)
 CB_INTRINSICS = (Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT)
 
 
@@ -153,7 +157,8 @@ READ_ZEROS = """\
 inline void noc_async_read_zeros(uint32_t l1_addr, uint32_t bytes) {
     const uint64_t zeros = get_noc_addr(MEM_ZEROS_BASE);
     for (uint32_t offset = 0; offset < bytes; offset += MEM_ZEROS_SIZE) {
-        noc_async_read(zeros, l1_addr + offset, MEM_ZEROS_SIZE);
+        const uint32_t chunk = bytes - offset < MEM_ZEROS_SIZE ? bytes - offset : MEM_ZEROS_SIZE;
+        noc_async_read(zeros, l1_addr + offset, chunk);
     }
 }
 """
@@ -261,6 +266,18 @@ RULES: dict[Intrin, Rule] = dict([
     _rule(Intrin.DST_WAIT, _fn("tile_regs_wait"), "api/compute/reg_api.h"),
     _rule(Intrin.DST_RELEASE, _fn("tile_regs_release"), "api/compute/reg_api.h"),
     _rule(Intrin.PACK_TILE, _fn("pack_tile"), "api/compute/pack.h"),
+    _rule(Intrin.NOC_READ_ROW, lambda a, r: f"noc_async_read({a[1]}.get_noc_addr({a[0]}, {a[2]}), {a[3]}, "
+                                            f"{a[4]})", DATAFLOW_HEADER),
+    _rule(Intrin.NOC_WRITE_ROW, lambda a, r: f"noc_async_write({a[3]}, {a[1]}.get_noc_addr({a[0]}, {a[2]}), "
+                                             f"{a[4]})", DATAFLOW_HEADER),
+    _rule(Intrin.TILIZE_INIT, _fn("tilize_init"), TILIZE_HEADER),
+    _rule(Intrin.TILIZE_BLOCK, _fn("tilize_block"), TILIZE_HEADER),
+    _rule(Intrin.TILIZE_UNINIT, _fn("tilize_uninit"), TILIZE_HEADER),
+    _rule(Intrin.PACK_UNTILIZE_INIT, lambda a, r: f"pack_untilize_init<{a[0]}, {a[1]}>({a[2]}, {a[3]})",
+          PACK_UNTILIZE_HEADER),
+    _rule(Intrin.PACK_UNTILIZE_BLOCK, lambda a, r: f"pack_untilize_block<{a[0]}, {a[1]}>({a[2]}, 1, {a[3]}, {a[4]})",
+          PACK_UNTILIZE_HEADER),
+    _rule(Intrin.PACK_UNTILIZE_UNINIT, _fn("pack_untilize_uninit"), PACK_UNTILIZE_HEADER),
 ])
 
 

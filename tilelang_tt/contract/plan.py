@@ -31,7 +31,9 @@ KERNEL_SOURCES = tuple(f"{role}.cpp" for role in ROLES)
 ACCESS = ("read", "write", "readwrite")
 MEMORIES = ("DRAM", "L1")
 INTERLEAVED = "interleaved"
-LAYOUTS = (INTERLEAVED, "height_sharded", "width_sharded", "block_sharded")
+ROW_MAJOR = "row_major"  # interleaved pages of one row (the last dimension) each, not tiles
+LAYOUTS = (INTERLEAVED, "height_sharded", "width_sharded", "block_sharded", ROW_MAJOR)
+UNSHARDED = (INTERLEAVED, ROW_MAJOR)
 PARTITION_MODES = ("global", "local_shard")
 MATH_FIDELITIES = ("LoFi", "HiFi2", "HiFi3", "HiFi4")
 DATA_MOVEMENT = {"reader": ("RISCV_1", "RISCV_1_default"), "writer": ("RISCV_0", "RISCV_0_default")}
@@ -320,16 +322,20 @@ def _unique(names: Sequence, what: str) -> None:
 # ---- plan entries ----
 
 
-def tile_grid(shape: Sequence[int], tile_shape: Sequence[int]) -> tuple[int, int]:
+def tile_grid(shape: Sequence[int], tile_shape: Sequence[int], column: bool = False) -> tuple[int, int]:
     """Tiles along rows and columns of a tensor's matrix view: its matrices (the last two
-    dimensions) stacked along the leading ones, each padded to whole tiles; rank 1 is a row."""
-    batch, rows, cols = matrix_dims(shape)
+    dimensions) stacked along the leading ones, each padded to whole tiles; rank 1 is a row, or
+    a column with ``column`` (:func:`matrix_dims`)."""
+    batch, rows, cols = matrix_dims(shape, column)
     return batch * -(-rows // tile_shape[0]), -(-cols // tile_shape[1])
 
 
-def matrix_dims(shape: Sequence[int]) -> tuple[int, int, int]:
-    """(batch, rows, cols) of a tensor: the last two dims are the matrix, the rest batch."""
-    shape = [1, *shape] if len(shape) == 1 else list(shape)
+def matrix_dims(shape: Sequence[int], column: bool = False) -> tuple[int, int, int]:
+    """(batch, rows, cols) of a tensor: the last two dims are the matrix, the rest batch. A
+    rank-1 tensor (n,) is the row (1, n), or with ``column`` (the kernel uses it as one value per
+    row: InferTTLayout's choice) the column (n, 1); both hold the same elements in the same order."""
+    if len(shape) == 1:
+        shape = [shape[0], 1] if column else [1, shape[0]]
     return math.prod(shape[:-2]), shape[-2], shape[-1]
 
 
@@ -349,6 +355,7 @@ class PlanBuffer:
     num_pages: int
     shard_grid: Core | None = None  # cores (DRAM: (banks, 1)) holding the shards
     shard_shape: tuple[int, int] | None = None  # elements, whole tiles
+    column: bool = False  # a rank-1 tensor laid out as the column (n, 1), not the row (1, n)
 
     KEYS = ("name", "param_index", "shape", "dtype", "data_format", "access", "memory", "layout", "tile_shape",
             "page_size", "num_pages")
@@ -367,19 +374,30 @@ class PlanBuffer:
 
     @property
     def sharded(self) -> bool:
-        return self.layout != INTERLEAVED
+        return self.layout not in UNSHARDED
+
+    @property
+    def row_major(self) -> bool:
+        """Pages are rows of the last dimension (the host writes and reads them as they are)."""
+        return self.layout == ROW_MAJOR
 
     @property
     def matrix_dims(self) -> tuple[int, int, int]:
-        return matrix_dims(self.shape)
+        return matrix_dims(self.shape, self.column)
 
     @property
     def tile_grid(self) -> tuple[int, int]:
-        return tile_grid(self.shape, self.tile_shape)
+        return tile_grid(self.shape, self.tile_shape, self.column)
+
+    @property
+    def device_shape(self) -> tuple[int, ...]:
+        """The shape of the tensor the device lays out in tiles: (n, 1) for a rank-1 column
+        (the same elements as ``shape``, in the same order), else ``shape``."""
+        return (self.shape[0], 1) if self.column else self.shape
 
     @staticmethod
     def from_json(d: object, where: str) -> PlanBuffer:
-        d = _object(d, where, PlanBuffer.KEYS, ("shard_grid", "shard_shape"))
+        d = _object(d, where, PlanBuffer.KEYS, ("shard_grid", "shard_shape", "column"))
         name = _str(d["name"], f"{where}.name")
         where = f"buffer {name!r}"
         dtype = _str(d["dtype"], f"{where}: dtype", list(FORMATS))
@@ -388,7 +406,7 @@ class PlanBuffer:
             raise PlanError(f"{where}: data_format {d['data_format']!r} is not {fmt.data_format!r}, the format of "
                             f"its dtype {dtype} (a buffer holds one element per datum, in its dtype)")
         layout = _str(d["layout"], f"{where}: layout", LAYOUTS)
-        sharded = layout != INTERLEAVED
+        sharded = layout not in UNSHARDED
         if sharded != ("shard_grid" in d) or sharded != ("shard_shape" in d):
             raise PlanError(f"{where}: a sharded buffer has a shard_grid and a shard_shape, an interleaved one "
                             f"neither; this one is {layout}")
@@ -402,9 +420,21 @@ class PlanBuffer:
             num_pages=_int(d["num_pages"], f"{where}: num_pages", low=1),
             shard_grid=_pair(d["shard_grid"], f"{where}: shard_grid", low=1) if sharded else None,
             shard_shape=_pair(d["shard_shape"], f"{where}: shard_shape", low=1) if sharded else None,
+            column=_bool(d["column"], f"{where}: column") if "column" in d else False,
         )
         if not buffer.shape:
             raise PlanError(f"{where}: a buffer has at least one dimension")
+        if buffer.column and len(buffer.shape) != 1:
+            raise PlanError(f"{where}: column is a layout of rank-1 tensors; its shape is {list(buffer.shape)}")
+        if buffer.row_major:
+            rows, row_bytes = math.prod(buffer.shape[:-1]), buffer.shape[-1] * fmt.element_bytes
+            if buffer.memory != "DRAM" or buffer.column:
+                raise PlanError(f"{where}: a row-major buffer is a DRAM tensor of rows, not {buffer.memory}"
+                                + (" in a column" if buffer.column else ""))
+            if (buffer.num_pages, buffer.page_size) != (rows, row_bytes):
+                raise PlanError(f"{where}: a row-major {list(buffer.shape)} {dtype} buffer has {rows} pages (rows) of "
+                                f"{row_bytes} bytes, not {buffer.num_pages} of {buffer.page_size}")
+            return buffer
         tiles = math.prod(buffer.tile_grid)
         if buffer.num_pages != tiles:
             raise PlanError(f"{where}: num_pages {buffer.num_pages} but its shape {list(buffer.shape)} holds "

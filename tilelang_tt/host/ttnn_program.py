@@ -183,6 +183,11 @@ def open_device(device_id: int = 0):
         raise TTDeviceError(f"could not open Tenstorrent device {device_id}: {_tt_fatal_reason(err)}") from None
 
 
+def _layout(ttnn, buffer):
+    """ttnn's layout of a plan buffer: rows (a row-major buffer) or tiles."""
+    return ttnn.ROW_MAJOR_LAYOUT if buffer.row_major else ttnn.TILE_LAYOUT
+
+
 def _check_device(ttnn, device, plan: Plan) -> None:
     arch = device.arch().name.lower()
     if arch != plan.arch.name:
@@ -216,9 +221,11 @@ def run_on_device(artifacts_or_dir, *torch_tensors, device=None):
     """Run ``Artifacts`` (or a saved artifacts directory) on a Tenstorrent device.
 
     Positional torch tensors are the kernel's inputs (buffers with access read/readwrite) in
-    parameter order; they are uploaded as bfloat16 tiles, DRAM interleaved. Outputs are allocated
-    on the device; returns the output torch tensors (one tensor if there is one). ``device``: an
-    open ttnn device; by default device 0 is opened and closed again.
+    parameter order; they are uploaded as tiles of their dtype, DRAM interleaved, in the shape the
+    plan lays them out in (``PlanBuffer.device_shape``: a rank-1 column (n,) as (n, 1), so its
+    values land in column 0 of the tiles). Outputs are allocated on the device in that shape and
+    come back in their own; returns the output torch tensors (one tensor if there is one).
+    ``device``: an open ttnn device; by default device 0 is opened and closed again.
     """
     ttnn = _ttnn()
     plan, sources = load_program(artifacts_or_dir)
@@ -232,14 +239,14 @@ def run_on_device(artifacts_or_dir, *torch_tensors, device=None):
     try:
         _check_device(ttnn, device, plan)
         tensors = {
-            b.name: ttnn.from_torch(t, dtype=getattr(ttnn, b.format.ttnn), layout=ttnn.TILE_LAYOUT, device=device,
-                                    memory_config=ttnn.DRAM_MEMORY_CONFIG)
+            b.name: ttnn.from_torch(t.reshape(b.device_shape), dtype=getattr(ttnn, b.format.ttnn),
+                                    layout=_layout(ttnn, b), device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
             for b, t in zip(inputs, torch_tensors)
         }
         for b in outputs:
             if b.name not in tensors:
                 tensors[b.name] = ttnn.allocate_tensor_on_device(
-                    ttnn.Shape(list(b.shape)), getattr(ttnn, b.format.ttnn), ttnn.TILE_LAYOUT, device,
+                    ttnn.Shape(list(b.device_shape)), getattr(ttnn, b.format.ttnn), _layout(ttnn, b), device,
                     ttnn.DRAM_MEMORY_CONFIG)
         _check_accessors(ttnn, plan, tensors)
         def worker_core(core):
@@ -251,7 +258,7 @@ def run_on_device(artifacts_or_dir, *torch_tensors, device=None):
         io_tensors = [tensors[b.name] for b in plan.buffers if not b.is_output]
         io_tensors += [tensors[b.name] for b in outputs]
         launch(plan, io_tensors, descriptor)
-        results = [ttnn.to_torch(tensors[b.name]) for b in outputs]
+        results = [ttnn.to_torch(tensors[b.name]).reshape(b.shape) for b in outputs]
     finally:
         if opened:
             ttnn.close_device(device)

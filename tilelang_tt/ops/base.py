@@ -18,6 +18,7 @@ import tilelang  # noqa: F401
 from tvm import arith, tirx
 
 from tilelang_tt.attrs import DATA_FORMATS, AccumulateMode, Attr, CBDesc, Intrin, get
+from tilelang_tt.ops.tilize import staging_cbs
 from tilelang_tt.passes.common import (
     COL,
     ROW,
@@ -201,7 +202,10 @@ def engine_configs(func: tirx.PrimFunc, scaler: str | None) -> list[tuple[TileOp
 
 
 def hoistable_init(func: tirx.PrimFunc, scaler: str | None) -> Engine | None:
-    """The single engine configuration of a kernel whose op init can be done once, else None."""
+    """The single engine configuration of a kernel whose op init can be done once, else None (a
+    tilize or untilize between ops reconfigures the engine: each op then inits where it runs)."""
+    if any(staging_cbs(func)):
+        return None
     engines = [engine for _, _, engine in engine_configs(func, scaler)]
     if not engines or any(e.init is None for e in engines) or len({e.key for e in engines}) != 1:
         return None

@@ -7,7 +7,8 @@ loop and every output tile is packed once. A block with more tiles than one DST 
 split into sub-blocks: by default (``gemm_reuse="auto"``) the sub-block loop goes inside the K loop
 and partial sums round-trip through C's CB (attribute value 2), so each A and B block is read once
 per K step; with ``gemm_reuse="dst"`` the K loop goes inside the sub-block loop (one pack per
-output tile, operands re-read per sub-block). ``T.gemm`` into a live C (no clear: flash
+output tile, operands re-read per sub-block). A K loop that reads a row-major tensor always
+round-trips (compute tilizes its rows between K steps, outside DST). ``T.gemm`` into a live C (no clear: flash
 attention's ``acc_o += P @ V``) has attribute value 1: C is reloaded into DST.
 D4: ``compute_kernel_hw_startup<SrcOrder::Reverse>(A, B, C)`` when it is the first op; the kernel's
 ``matmul_init`` is hoisted when every op is a matmul of the same operands that reloads nothing.
@@ -23,7 +24,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.attrs import AccumulateMode, Attr, Intrin
+from tilelang_tt.attrs import AccumulateMode, Attr, Intrin, LayoutDesc, get
 from tilelang_tt.ops.base import Engine, TileOp, register
 from tilelang_tt.ops.fill import cleared_block
 from tilelang_tt.passes.common import (
@@ -60,6 +61,19 @@ def is_gemm_into(node, acc: tirx.Buffer) -> bool:
     c = as_region(node.value.args[2])
     return c is not None and c.buffer.same_as(acc)
 
+
+
+def reads_rows(func: tirx.PrimFunc, loop: tirx.For) -> bool:
+    """Whether ``loop`` reads a block from a row-major tensor (compute then tilizes inside it)."""
+    layouts = get(func, Attr.LAYOUT_DESC, {})
+
+    def rows(node) -> bool:
+        if stmt_intrin(node) != Intrin.READ_TO_CB:
+            return False
+        name = as_region(node.value.args[0]).buffer.name
+        return name in layouts and LayoutDesc.from_dict(name, layouts[name]).row_major
+
+    return contains(loop.body, rows)
 
 class Gemm(TileOp):
     tile_ops = ("gemm",)
@@ -124,9 +138,14 @@ class Gemm(TileOp):
             return seq(body)
 
         kloop = region[0] if len(region) == 1 and isinstance(region[0], tirx.For) else None
-        spill = (nsub > 1 and not reload and ctx.gemm_reuse == "auto" and kloop is not None
-                 and isinstance(kloop.body, tirx.SeqStmt)
-                 and any(is_gemm_into(s, acc) for s in kloop.body.seq))
+        rows = kloop is not None and reads_rows(ctx.func, kloop)
+        if rows and reload:
+            raise ctx.error(like, f"`{acc.name}` accumulates over a loop that reads a row-major tensor on top of its "
+                                  "value: compute tilizes the rows between K steps, and DST cannot hold the "
+                                  "accumulator meanwhile",
+                            "clear the accumulator before the K loop (T.clear), or keep the operand tensors tiled")
+        spill = ((nsub > 1 and ctx.gemm_reuse == "auto") or rows) and not reload and kloop is not None \
+            and isinstance(kloop.body, tirx.SeqStmt) and any(is_gemm_into(s, acc) for s in kloop.body.seq)
         if spill:
             return self.lower_spilled(ctx, kloop, acc, like, sh, sw, ncols, nsub)
         if nsub == 1:
@@ -140,7 +159,8 @@ class Gemm(TileOp):
     def lower_spilled(self, ctx, kloop: tirx.For, acc, like, sh, sw, ncols, nsub) -> tirx.Stmt:
         """Block reuse for a C block beyond one DST acquire: every A and B block is read once per K
         step; each sub-block of C accumulates in DST and its partial sums round-trip through C's CB
-        (reloaded from the second K step on)."""
+        (reloaded from the second K step on). Also for a K loop reading a row-major tensor: its rows
+        are tilized between K steps, where DST holds nothing (tilize_block acquires DST itself)."""
         var = tirx.Var("sb", "int32")
         m0, n0 = (var // ncols) * sh, (var % ncols) * sw
         body = []

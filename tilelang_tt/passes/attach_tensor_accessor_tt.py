@@ -1,7 +1,7 @@
 """A3 AttachTensorAccessorTT: abstract TensorAccessor descriptors for global buffers.
 
 Reads: ``tt.layout_desc``. Writes: ``tt.tensor_accessor`` = {buffer: AccessorDesc dict} with
-memory, layout, page size, page count and tile grid, and for a sharded tensor the shard shape in
+memory, layout, page size, page count (tiles; rows of a row-major tensor) and tile grid, and for a sharded tensor the shard shape in
 pages and the number of banks (shard cores or DRAM banks) holding it; ``kernel`` empty and
 ``cta_offset`` -1 until D2 binds them to a reader/writer's compile-time argument slots.
 Before/after: TIR unchanged.
@@ -32,7 +32,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
                        "num_banks": layout.shard_grid[0] * layout.shard_grid[1]}
         accessors[name] = AccessorDesc(
             buffer=name, memory=layout.memory.value, layout=layout.layout.value, page_size=layout.page_size,
-            num_pages=rows * cols, tile_grid=(rows, cols), **sharded,
+            num_pages=layout.num_pages, tile_grid=(rows, cols), **sharded,
         ).to_dict()
     return with_attrs(func, {Attr.TENSOR_ACCESSOR: accessors})
 

@@ -13,8 +13,11 @@ the page size and data format of that tensor (pack converts from DST). A kernel 
 gets a one-tile scaler CB the reader fills with 1.0 (``"kind": "scaler"`` in the graph, found with
 :func:`scaler_cb`). A block the writer drains that compute also updates or reads gets a separate
 hand-off CB ``<name>_out`` (``handoff`` in the graph) so the writer only ever sees final values.
-Both names are new: unique against every name of the kernel (``reduce_scaler1``, ``C_out1`` when
-the kernel has its own ``reduce_scaler`` or ``C_out``).
+A block read from or written to a row-major tensor gets a staging CB ``<name>_rm`` of rows
+(``tilize_from``/``untilize_to`` in the graph, :mod:`tilelang_tt.ops.tilize`): the reader fills it
+and compute tilizes it into the block, or compute untilizes the block into it and the writer
+drains it. All these names are new: unique against every name of the kernel (``reduce_scaler1``,
+``C_out1`` when the kernel has its own ``reduce_scaler`` or ``C_out``).
 Errors: a CB with no producer or no consumer, filled by both the reader and compute, or read by
 compute and copied out by the writer (a CB has one consumer); a block
 reaching past its tensor (extent not dividing the shape, or a partial last tile) whose padding
@@ -37,9 +40,12 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.attrs import AccumulateMode, Attr, CBDesc, Intrin, get, with_attrs
+from tilelang_tt.attrs import DATA_FORMATS, AccumulateMode, Attr, CBDesc, Intrin, LayoutDesc, get, with_attrs
 from tilelang_tt.ops import compute_accesses
+from tilelang_tt.ops.tilize import TILIZE_FROM, UNTILIZE_TO
 from tilelang_tt.passes.common import (
+    TILE,
+    arch_of,
     as_region,
     error,
     evaluate_calls,
@@ -48,7 +54,7 @@ from tilelang_tt.passes.common import (
     stmt_intrin,
     unique_name,
 )
-from tilelang_tt.passes.slices import bound_analyzer, overhanging_axes
+from tilelang_tt.passes.slices import bound_analyzer, is_column, is_row_major, overhanging_axes
 
 PASS = "BuildTileDFGTT"
 INPUT_BASE, OUTPUT_BASE, INTERMEDIATE_BASE = 0, 16, 24
@@ -96,7 +102,8 @@ def _check_padding(func, data_names) -> None:
     for stmt in calls:
         if stmt_intrin(stmt) == Intrin.READ_TO_CB:
             src, dst = (as_region(a) for a in stmt.value.args[:2])
-            for axis, hangs in enumerate(overhanging_axes(src, analyzer)):
+            hanging = overhanging_axes(src, analyzer, is_column(func, src.buffer), is_row_major(func, src.buffer))
+            for axis, hangs in enumerate(hanging):
                 if hangs:
                     padded.setdefault(dst.buffer.name, {})[axis] = "zero"
     if not padded:
@@ -191,6 +198,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     order: list[str] = []
     stmt_of: dict[str, object] = {}
     reloads: set[str] = set()
+    read_tensor: dict[str, tuple] = {}  # block -> (the tensor the reader fills it from, the statement)
+    write_tensor: dict[str, tuple] = {}  # block -> (the tensor the writer copies it to, the statement)
 
     def note(table, cb, role, stmt):
         if cb not in order:
@@ -210,6 +219,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             src, dst = (as_region(a) for a in stmt.value.args[:2])
             note(producers, dst.buffer.name, "reader", stmt)
             moved[dst.buffer.name] = src.buffer.name
+            read_tensor.setdefault(dst.buffer.name, (src.buffer.name, stmt))
             read_from.add(src.buffer.data)
         elif intrin == Intrin.GENERATE_BLOCK:
             note(producers, as_region(stmt.value.args[0]).buffer.name, "reader", stmt)
@@ -217,6 +227,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             src, dst = (as_region(a) for a in stmt.value.args[:2])
             note(consumers, src.buffer.name, "writer", stmt)
             copied_out.setdefault(src.buffer.name, stmt)
+            write_tensor.setdefault(src.buffer.name, (dst.buffer.name, stmt))
             written_to.add(dst.buffer.data)
             previous = moved.setdefault(src.buffer.name, dst.buffer.name)
             if previous != dst.buffer.name and "reader" not in producers.get(src.buffer.name, ()):
@@ -247,6 +258,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         if not consumers[name]:  # its CB keeps only values compute overwrites (and pops itself), or
             consumers[name].add("compute")  # none at all: SplitDeviceKernel then drops it
 
+    staged = _stage_row_major(func, cbs, layouts, read_tensor, write_tensor, handoffs, taken, order, moved,
+                              producers, consumers)
     dfg = {}
     for name in order:
         if name not in producers:
@@ -277,7 +290,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         group = "input" if producer == "reader" else "output" if "writer" in consumers[name] else "intermediate"
         groups[group].append(name)
     bases = {"input": INPUT_BASE, "output": OUTPUT_BASE, "intermediate": INTERMEDIATE_BASE}
-    fits = (len(groups["input"]) <= OUTPUT_BASE and len(groups["output"]) <= INTERMEDIATE_BASE - OUTPUT_BASE)
+    fits = (len(groups["input"]) <= OUTPUT_BASE and len(groups["output"]) <= INTERMEDIATE_BASE - OUTPUT_BASE
+            and len(groups["intermediate"]) <= arch_of(func).num_cbs - INTERMEDIATE_BASE)
     index = {}
     if fits:
         for group, names in groups.items():
@@ -293,7 +307,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         (consumer,) = consumers[name]  # one consumer each: hand-offs and the check above
         updates = {"producer": producer, "consumer": consumer, "buffer": moved.get(name, ""),
                    "index": index[name]}
-        if producer == "compute" and "writer" in consumers[name]:
+        if producer == "compute" and "writer" in consumers[name] and name not in staged:
             out_layout = layouts[moved[name]]
             updates["data_format"] = out_layout["data_format"]
             updates["page_size"] = out_layout["page_size"]
@@ -303,6 +317,9 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             dfg[name]["handoff"] = handoffs[name]
         if name == scaler:
             dfg[name]["kind"] = SCALER_KIND
+        if name in staged:
+            block, key = staged[name]
+            dfg[block][key] = name
 
     for name in sorted(set(cbs) - set(order)):  # allocated but never touched by a tile op: not a CB
         del cbs[name]
@@ -311,6 +328,42 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         Attr.CB_DESC: {name: cbs[name].to_dict() for name in sorted(cbs)},
         Attr.BUFFER_ACCESS: _buffer_access(func, read_from, written_to),
     })
+
+
+def _stage_row_major(func, cbs, layouts, read_tensor, write_tensor, handoffs, taken, order, moved, producers,
+                     consumers) -> dict[str, tuple[str, str]]:
+    """A staging CB ``<block>_rm`` for each block read from or written to a row-major tensor: the
+    reader fills it with rows that compute tilizes into the block; compute untilizes the block into
+    it for the writer (a block the writer drains through a hand-off CB: that CB's). Pages are tiles'
+    worth of rows in the tensor's format. Returns staging CB -> (its block, "tilize_from" |
+    "untilize_to")."""
+    staged = {}
+    ends = [(block, tensor, stmt, TILIZE_FROM) for block, (tensor, stmt) in read_tensor.items()]
+    ends += [(handoffs.get(block, block), tensor, stmt, UNTILIZE_TO) for block, (tensor, stmt) in write_tensor.items()]
+    for block, tensor, stmt, key in ends:
+        layout = LayoutDesc.from_dict(tensor, layouts[tensor]) if tensor in layouts else None
+        if layout is None or not layout.row_major:
+            continue
+        desc = cbs[block]
+        if desc.vector:
+            raise error(PASS, func, stmt, f"the vector `{block}` is moved to or from the row-major tensor `{tensor}`",
+                        "move whole blocks of 32x32 tiles to and from row-major tensors, or keep the tensor tiled")
+        name = unique_name(f"{block}_rm", taken)
+        taken.add(name)
+        elem = DATA_FORMATS[layout.dtype][1]
+        cbs[name] = CBDesc(name=name, index=-1, page_size=TILE * TILE * elem, num_pages=desc.num_pages,
+                           data_format=layout.data_format, block_pages=desc.block_pages, block_tiles=desc.block_tiles,
+                           source=desc.source)
+        order.append(name)
+        moved[name] = tensor
+        if key == TILIZE_FROM:
+            producers[name], consumers[name] = {"reader"}, {"compute"}
+            producers[block] = {"compute"}
+        else:
+            producers[name], consumers[name] = {"compute"}, {"writer"}
+            consumers[block] = (consumers[block] - {"writer"}) | {"compute"}
+        staged[name] = (block, key)
+    return staged
 
 
 def _buffer_access(func: tirx.PrimFunc, read_from: set, written_to: set) -> dict[str, str]:

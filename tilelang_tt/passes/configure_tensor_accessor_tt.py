@@ -1,7 +1,7 @@
 """D2 ConfigureTensorAccessorTT (late, reader/writer): bind TensorAccessorArgs slots.
 
-Reads: ``tt.kernel_role``, ``tt.tensor_accessor`` and the global buffers each data-movement
-kernel touches (in order of first access).
+Reads: ``tt.kernel_role``, ``tt.arch`` (page alignment), ``tt.tensor_accessor`` and the global
+buffers each data-movement kernel touches (in order of first access).
 Writes: ``tt.tensor_accessor`` of reader/writer functions keeps only their buffers, each bound to
 ``kernel`` and ``cta_offset`` with its compile-time args as tt-metal 0.81.1's
 ``TensorAccessorArgs`` expects them: interleaved = [ArgsConfig bits (IsDram = 2), aligned page
@@ -21,8 +21,10 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.attrs import AccessorDesc, Attr, Intrin, KernelRole, MemorySpace, get, with_attrs
+from tilelang_tt.contract.l1 import align
 from tilelang_tt.layout import squeeze_shape_ranks
 from tilelang_tt.passes.common import (
+    arch_of,
     as_region,
     evaluate_calls,
     prim_func_pass,
@@ -57,20 +59,25 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     accessors = get(func, Attr.TENSOR_ACCESSOR, {})
     bound = {}
     if role in (KernelRole.READER.value, KernelRole.WRITER.value):
+        arch = arch_of(func)
         offset = crta = 0
         for name in accessor_buffers(func):
             acc = AccessorDesc.from_dict(name, accessors[name])
-            config = ARG_IS_DRAM if acc.memory == MemorySpace.DRAM.value else 0
+            dram = acc.memory == MemorySpace.DRAM.value
+            config = ARG_IS_DRAM if dram else 0
+            # pages sit in their bank at multiples of the page size aligned as the buffer allocates
+            # them (a 200-byte row: 224 in DRAM on Wormhole); tiles are aligned already
+            page_size = align(acc.page_size, arch.dram_alignment if dram else arch.l1_alignment)
             common = 0
             if acc.sharded:
                 # [config, page size, rank, banks, tensor shape, shard shape] (in pages); the bank
                 # coordinates are NOC coordinates the host knows: common runtime args.
                 config |= ARG_SHARDED | ARG_RUNTIME_BANK_COORDS
                 tensor, shard = squeeze_shape_ranks(acc.tile_grid, acc.shard_tiles)
-                cta = (config, acc.page_size, len(tensor), acc.num_banks, *tensor, *shard)
+                cta = (config, page_size, len(tensor), acc.num_banks, *tensor, *shard)
                 common = (acc.num_banks + 1) // 2
             else:
-                cta = (config, acc.page_size)
+                cta = (config, page_size)
             bound[name] = AccessorDesc(**(acc.__dict__ | {
                 "kernel": role, "cta_offset": offset, "compile_time_args": cta,
                 "crta_offset": crta if common else -1, "num_common_runtime_args": common})).to_dict()

@@ -9,24 +9,37 @@ Sharded layouts get their shard shape resolved on the tensor seen as a matrix (l
 folded into rows: ND sharding projected onto the compute plane); every core of the shard grid
 (or DRAM bank) must hold exactly one shard.
 Before: a TileLang kernel. After: the same TIR; every parameter has a layout: by default
-interleaved DRAM, its own dtype (bfloat16 unless declared), 32×32 tiles. Vectors: a rank-1
-tensor (n,) is a row vector laid out as (1, n) (its data in row 0 of each tile), (1, n) and (n, 1)
-tensors occupy row 0 / column 0 of their tiles.
+interleaved DRAM, its own dtype (bfloat16 unless declared), 32×32 tiles. Vectors: (1, n) and
+(n, 1) tensors occupy row 0 / column 0 of their tiles. A rank-1 tensor (n,) takes the view the
+kernel uses it in (``passes.common.vector_kinds``, and the shape of the (1, n) / (n, 1) blocks
+it is copied to or from): a row vector laid out as (1, n) (its data in row 0 of each tile), or,
+used as a column (one value per row: ``Mean[bx * bm + i] = mean[i]``), a column laid out as
+(n, 1) (``"column": true``; column 0 of each tile). Both pad by the same factor; the host
+passes and receives the (n,) tensor either way.
+A tensor of rank 3 or more that the kernel slices across its matrices (a head ``Q[b, s0:s0 + 64,
+h, :]`` of a (B, S, H, D) tensor: 64 rows H * D elements apart, no block of tiles) is laid out in
+rows (``"layout": "row_major"``, ttnn's ROW_MAJOR_LAYOUT): the reader reads the slice's rows and
+compute tilizes them. It moves the same bytes as tiles would; the alternative, a transpose to
+(B, H, S, D) by the host program, would read and write the whole tensor once more.
+``BufferLayout(layout="row_major")`` asks for rows for any DRAM tensor.
 A tensor whose extents are not multiples of 32 is padded to whole tiles (zeros, like TileLang's
 out-of-bounds loads), each matrix of an ND tensor on its own (ttnn's padded shape: a (B, 40, 64)
 tensor is B matrices of 2 x 2 tiles): BuildTileDFGTT checks that the padding cannot reach a valid
 result.
-Errors: dynamic shapes, rank-1 tensors used as columns, unsupported dtypes, invalid or unplaceable
-layouts, views of a parameter (``T.Tensor(shape, X.data)``: a second shape for X's memory, which
-is laid out in tiles of X's own shape).
+Errors: dynamic shapes, a rank-1 tensor used both as a row and as a column (at the copy that
+uses it the second way), unsupported dtypes, invalid or unplaceable layouts, views of a parameter
+(``T.Tensor(shape, X.data)``: a second shape for X's memory, which is laid out in tiles of X's
+own shape).
 
-    Before: def main(A: T.Tensor((256, 128), "bfloat16"), ...)
+    Before: def main(A: T.Tensor((256, 128), "bfloat16"), Mean: T.Tensor((256,), "float32"), ...)
     After:  T.func_attr({"tt.arch": "wormhole_b0",
-                         "tt.layout_desc": {"A": {"memory": "DRAM", "layout": "interleaved", ...}}})
+                         "tt.layout_desc": {"A": {"memory": "DRAM", "layout": "interleaved", ...},
+                                            "Mean": {..., "shape": [256], "column": True}}})
 """
 
 from __future__ import annotations
 
+import dataclasses
 
 import tilelang  # noqa: F401
 from tvm import tirx
@@ -34,9 +47,71 @@ from tvm import tirx
 from tilelang_tt.contract.arch import Arch, get_arch
 from tilelang_tt.attrs import DATA_FORMATS, Attr, LayoutDesc, MemoryLayout, MemorySpace, get, with_attrs
 from tilelang_tt.layout import BufferLayout, LayoutError, shard_grid_shape
-from tilelang_tt.passes.common import COL, TILE, dtype_hint, error, first_stmt_using, prim_func_pass, vector_kinds
+from tilelang_tt.passes.slices import matrix_slice
+from tilelang_tt.passes.common import (
+    COL,
+    ROW,
+    TILE,
+    as_region,
+    dtype_hint,
+    error,
+    first_stmt_using,
+    is_cb_buffer,
+    prim_func_pass,
+    tile_op_name,
+    vector_kinds,
+)
 
 PASS = "InferTTLayout"
+
+
+def _block_kind(block: tirx.Buffer, kinds: dict[str, str]) -> str:
+    """ROW, COL or "" (a block of whole tiles): how an on-chip block holds a vector."""
+    shape = [int(d) for d in block.shape]
+    if len(shape) == 1:
+        return kinds.get(block.name, ROW)
+    return ROW if shape[:-1] == [1] * (len(shape) - 1) else COL if shape[-1] == 1 else ""
+
+
+def _vector_uses(func: tirx.PrimFunc, tensor: tirx.Buffer, kinds: dict[str, str]) -> list[tuple[tirx.Stmt, str]]:
+    """(statement, ROW or COL) of every use of the rank-1 ``tensor`` as a vector: each T.copy
+    between it and an on-chip vector block, in program order, and the view ``vector_kinds`` gives
+    the tensor itself when that is a column (an index by the row loop of a T.Parallel)."""
+    uses: list[tuple[tirx.Stmt, str]] = []
+
+    def visit(node):
+        if tile_op_name(node) != "copy":
+            return
+        regions = [as_region(a) for a in node.value.args[:2]]
+        if any(r is None for r in regions) or not any(r.buffer.same_as(tensor) for r in regions):
+            return
+        for region in regions:
+            kind = _block_kind(region.buffer, kinds) if is_cb_buffer(region.buffer) else ""
+            if kind:
+                uses.append((node, kind))
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    if kinds.get(tensor.name) == COL and all(kind != COL for _, kind in uses):
+        uses.append((first_stmt_using(func.body, tensor), COL))
+    return uses
+
+
+def _is_column(func: tirx.PrimFunc, tensor: tirx.Buffer, kinds: dict[str, str]) -> bool:
+    """Whether the kernel uses the rank-1 ``tensor`` as a column; a TTCompileError when it uses it
+    both as a row and as a column (one layout serves one view)."""
+    uses = _vector_uses(func, tensor, kinds)
+    views = {kind for _, kind in uses}
+    if views == {ROW, COL}:
+        first = uses[0][1]
+        stmt = next(stmt for stmt, kind in uses if kind != first)
+        names = {ROW: "a row (one value per column)", COL: "a column (one value per row)"}
+        second = ROW if first == COL else COL
+        raise error(PASS, func, stmt,
+                    f"the rank-1 tensor `{tensor.name}` is used as {names[first]} and here as {names[second]}: "
+                    "a tensor has one layout in DRAM, row 0 or column 0 of its tiles",
+                    f"pass the vector as two parameters, `{tensor.name}` used per row and a second one per column "
+                    "(the same torch tensor may be passed for both)")
+    return views == {COL}
 
 
 def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, override: dict | None, kinds: dict[str, str],
@@ -49,17 +124,19 @@ def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, override: dict | None, kin
                 "Tenstorrent kernels are compiled for static shapes: pass concrete sizes to the kernel factory",
             )
         shape.append(int(dim.value))
-    if len(shape) == 1 and kinds.get(buf.name) == COL:
-        raise error(PASS, func, buf, f"the rank-1 tensor `{buf.name}` is used as a column (one value per row)",
-                    f"declare it as a ({shape[0]}, 1) tensor")
+    column = len(shape) == 1 and _is_column(func, buf, kinds)
     dtype = str(buf.dtype)
     if dtype not in DATA_FORMATS:
         raise error(PASS, func, buf, f"buffer `{buf.name}` has unsupported dtype {dtype}", dtype_hint(dtype))
-    desc = LayoutDesc(buffer=buf.name, shape=tuple(shape), dtype=dtype)
+    desc = LayoutDesc(buffer=buf.name, shape=tuple(shape), dtype=dtype, column=column)
     if override is None:
-        return desc
+        # rows where a slice of the kernel is no block of tiles (a head of a (B, S, H, D) tensor)
+        rows_only = len(shape) > 2 and any(matrix_slice(region) is None for region in _slices(func, buf))
+        return dataclasses.replace(desc, layout=MemoryLayout.ROW_MAJOR) if rows_only else desc
     rows, cols = desc.tile_grid[0] * TILE, desc.tile_grid[1] * TILE
     layout = _buffer_layout(func, buf, override)
+    if layout.layout == MemoryLayout.ROW_MAJOR.value:
+        return dataclasses.replace(desc, layout=MemoryLayout.ROW_MAJOR)
     if not layout.sharded:
         return desc
     gx, gy = layout.shard_grid
@@ -82,7 +159,20 @@ def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, override: dict | None, kin
                     f"not the {gy}x{gx} (rows x cols) of shard_grid {layout.shard_grid}",
                     "choose shard_shape = (rows / grid_y, cols / grid_x), rounded up to multiples of 32")
     return LayoutDesc(buffer=buf.name, shape=tuple(shape), dtype=dtype, memory=MemorySpace(layout.memory),
-                      layout=MemoryLayout(layout.layout), shard_grid=layout.shard_grid, shard_shape=shard)
+                      layout=MemoryLayout(layout.layout), shard_grid=layout.shard_grid, shard_shape=shard,
+                      column=column)
+
+
+def _slices(func: tirx.PrimFunc, tensor: tirx.Buffer) -> list:
+    """The regions of ``tensor`` the kernel's copies move."""
+    regions = []
+
+    def visit(node):
+        if tile_op_name(node) == "copy":
+            regions.extend(r for r in map(as_region, node.value.args[:2]) if r is not None and r.buffer.same_as(tensor))
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    return regions
 
 
 def _buffer_layout(func, buf, override: dict) -> BufferLayout:

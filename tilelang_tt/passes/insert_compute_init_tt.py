@@ -4,7 +4,8 @@ Reads: ``tt.kernel_role``, ``tt.cb_desc``, ``tt.tile_dfg`` (the scaler CB), the 
 intrinsics of the kernel and its ``tt.accumulate`` scopes.
 Writes: no attribute. TIR: before the per-core launch, ``tt.engine.init_common(in0, in1, out,
 reverse)`` (→ ``compute_kernel_hw_startup``, ``SrcOrder::Reverse`` when the first op is a matmul)
-from the CBs of the kernel's first compute op. When the whole kernel runs one engine
+from the CBs of the kernel's first compute op (of a staging CB and its block when the kernel only
+tilizes or untilizes: tilelang_tt.ops.tilize). When the whole kernel runs one engine
 configuration — only matmuls of the same operands, or only one FPU binary op of two blocks — its
 init (``matmul_init`` / ``add_init``…) is hoisted here too; otherwise InsertDSTManagementTT
 emits each op's short init where the op runs. Each op family (:mod:`tilelang_tt.ops`) says which
@@ -25,6 +26,7 @@ from tvm import tirx
 from tilelang_tt.attrs import Attr, Intrin, KernelRole, get
 from tilelang_tt.ops import engine_configs, hoistable_init
 from tilelang_tt.ops.base import InitContext
+from tilelang_tt.ops.tilize import staging_cbs
 from tilelang_tt.passes.build_tile_dfg_tt import scaler_cb
 from tilelang_tt.passes.common import evaluate, prim_func_pass, seq
 
@@ -33,11 +35,19 @@ PASS = "InsertComputeInitTT"
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     scaler = scaler_cb(func)
-    configs = engine_configs(func, scaler) if get(func, Attr.KERNEL_ROLE) == KernelRole.COMPUTE.value else []
-    if not configs:
+    if get(func, Attr.KERNEL_ROLE) != KernelRole.COMPUTE.value:
         return func
-    first, stmt, _ = configs[0]
-    a, b, out, reverse = first.startup(InitContext(func, scaler), stmt)
+    configs = engine_configs(func, scaler)
+    ctx = InitContext(func, scaler)
+    if configs:
+        first, stmt, _ = configs[0]
+        a, b, out, reverse = first.startup(ctx, stmt)
+    else:  # only layout conversions: the engine starts on the first one's CBs
+        tilized, untilized = staging_cbs(func)
+        if not tilized and not untilized:
+            return func
+        a, out = (tilized[min(tilized)], min(tilized)) if tilized else (min(untilized), untilized[min(untilized)])
+        a, b, out, reverse = ctx.index(a), ctx.index(a), ctx.index(out), False
     init = [evaluate(Intrin.HW_STARTUP, a, b, out, reverse)]
     engine = hoistable_init(func, scaler)
     if engine is not None:

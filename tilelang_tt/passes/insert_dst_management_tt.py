@@ -1,8 +1,10 @@
 """D5 InsertDSTManagementTT (late, compute): CB handshakes around the ops' DST code.
 
 Reads: ``tt.cb_desc`` (ids, block geometry, vectors, formats), ``tt.compute_config`` (DST
-budget), ``tt.tile_dfg`` (hand-off and scaler CBs), the compute kernel's ops and its
-``tt.read_to_cb``/``tt.generate_block``/``tt.write_from_cb`` markers.
+budget), ``tt.tile_dfg`` (hand-off, scaler and staging CBs), the compute kernel's ops and its
+``tt.read_to_cb``/``tt.generate_block``/``tt.write_from_cb`` markers. A block read from a
+row-major tensor is tilized from its staging CB where it arrives, a block written to one is
+untilized into its staging CB where it leaves (:mod:`tilelang_tt.ops.tilize`).
 Writes: no attribute; removes the markers.
 
 Every on-chip block is a CB holding one value at a time. A held-value analysis over the
@@ -42,6 +44,7 @@ from tvm import tirx
 from tilelang_tt.attrs import Attr, Intrin, KernelRole, get
 from tilelang_tt.ops import DST_SCOPES, compute_op, hoistable_init
 from tilelang_tt.ops.base import DSTContext
+from tilelang_tt.ops.tilize import staging_cbs, tilize, untilize
 from tilelang_tt.passes.build_tile_dfg_tt import handoff_cbs, scaler_cb
 from tilelang_tt.passes.common import as_region, const_int, evaluate, keep_span, prim_func_pass, seq, stmt_intrin
 
@@ -53,6 +56,8 @@ class _Inserter(DSTContext):
         scaler = scaler_cb(func)
         super().__init__(PASS, func, scaler, inline_inits=hoistable_init(func, scaler) is None)
         self.handoffs = handoff_cbs(func)
+        self.tilized, self.untilized = staging_cbs(func)
+        self.fp32_dest_acc = bool(get(func, Attr.COMPUTE_CONFIG)["fp32_dest_acc_en"])
 
     def waits(self, names, held: dict, like) -> list[tirx.Stmt]:
         """``cb_wait_front`` of each block of ``names`` not waited for yet (``held`` is updated)."""
@@ -95,6 +100,8 @@ class _Inserter(DSTContext):
         if intrin in (Intrin.READ_TO_CB, Intrin.GENERATE_BLOCK):
             name = as_region(stmt.value.args[1 if intrin == Intrin.READ_TO_CB else 0]).buffer.name
             out = [self.pop(name, held[name], stmt)] if name in held else []
+            if name in self.tilized:  # its rows arrive in the staging CB: compute makes the tiles
+                out.append(tilize(self.cb(self.tilized[name]), self.cb(name), stmt))
             held[name] = False
             return seq(out), held
         if intrin == Intrin.WRITE_FROM_CB:
@@ -104,6 +111,8 @@ class _Inserter(DSTContext):
                 raise self.error(stmt, f"`{name}` is copied out where it holds no value",
                                  "compute the block before copying it to the output")
             del held[name]
+            if name in self.untilized:  # compute turns the tiles into the rows the writer writes
+                return untilize(self.cb(name), self.cb(self.untilized[name]), self.fp32_dest_acc, stmt), held
             return seq([]), held
         op = compute_op(stmt)
         if op is not None and op.dst_scope is None:

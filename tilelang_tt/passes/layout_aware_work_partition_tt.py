@@ -71,7 +71,16 @@ from tilelang_tt.passes.common import (
     tile_op_name,
     uses_var,
 )
-from tilelang_tt.passes.slices import block_grid_loops, bound_analyzer, bound_values, leading_overhang, matrix_slice
+from tilelang_tt.passes.slices import (
+    block_grid_loops,
+    bound_analyzer,
+    bound_values,
+    is_column,
+    is_row_major,
+    leading_overhang,
+    matrix_slice,
+    row_slice,
+)
 
 PASS = "LayoutAwareWorkPartitionTT"
 # The block-grid dimensions whose product makes the rows of the block grid: a third dimension
@@ -162,7 +171,13 @@ def _check_slices(func, transfers) -> None:
     analyzer = bound_analyzer(func.body)
     for stmt, tensor, _, _ in transfers:
         name, shape = tensor.buffer.name, [int(d) for d in tensor.buffer.shape]
-        if matrix_slice(tensor) is None:
+        if is_row_major(func, tensor.buffer):
+            if row_slice(tensor) is None:
+                raise error(PASS, func, stmt,
+                            f"the slice of the row-major tensor `{name}` (extents {list(tensor.extents)} of {shape}) "
+                            "takes rows along several dimensions",
+                            "slice one leading dimension (the rows) and the last one (the columns); index the others")
+        elif matrix_slice(tensor, is_column(func, tensor.buffer)) is None:
             raise error(PASS, func, stmt,
                         f"the slice of `{name}` (extents {list(tensor.extents)} of {shape}) spans several "
                         "matrices of the tensor without covering them whole: it is not one block of tiles",
@@ -365,7 +380,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str, mult
     out_region = writes[0]
     layout = LayoutDesc.from_dict(out_region.buffer.name, get(func, Attr.LAYOUT_DESC)[out_region.buffer.name])
     mt, nt = layout.tile_grid
-    out_view = matrix_slice(out_region)
+    out_view = row_slice(out_region) if layout.row_major else matrix_slice(out_region, layout.column)
     bm, bn = out_view.rows, out_view.cols
     if (bm % TILE and bm != 1) or (bn % TILE and bn != 1):
         raise error(PASS, func, None, f"the output block {bm}x{bn} is not made of 32x32 tiles",

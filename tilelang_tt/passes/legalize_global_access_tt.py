@@ -6,9 +6,12 @@ TileLang kernels may index global tensors directly in a ``T.Parallel`` nest, the
 only through the reader and writer kernels, so each such access is rewritten: every global slice
 the nest reads is copied into a shared block before it (``T.copy(A[by * bm, bx * bn], A_s)``),
 every global slice it writes is computed into a fragment and copied out after it. An access is
-legalized when its last two indices are ``base + i`` and ``base + j`` of the nest's loop
-variables (values named inside the loop substituted) and the other indices do not depend on them;
-any other access is left for the later passes to report.
+legalized when consecutive indices are ``base + i``, ``base + j`` of the nest's loop variables in
+nest order (values named inside the loop substituted), the indices before them do not depend on
+them and the indices after them are 0 on dimensions of extent 1 (the column of a (n, 1) tensor).
+A store names every loop variable; a load may name one of a 2-D nest's: a per-row ``S[by * bm +
+i]`` or per-column ``B[bx * bn + j]`` vector, read into a vector block. Any other access is left
+for the later passes to report.
 Reads/writes no attribute. Every new statement carries the span of the ``T.Parallel`` nest.
 
     Before: for i, j in T.Parallel(32, 32):
@@ -17,6 +20,12 @@ Reads/writes no attribute. Every new statement carries the span of the ``T.Paral
             for i, j in T.Parallel(32, 32):
                 C_l[i, j] = A_s[i, j] + T.float32(1)
             T.copy(T.region(C_l[0, 0], 1, 32, 32), T.region(C[by * 32, bx * 32], 2, 32, 32))
+
+    Before: for i in T.Parallel(32):
+                Mean[bx * 32 + i] = mean[i]
+    After:  for i in T.Parallel(32):
+                Mean_l[i] = mean[i]
+            T.copy(T.region(Mean_l[0], 1, 32), T.region(Mean[bx * 32], 2, 32))
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
 from tilelang_tt.passes.common import (
+    const_int,
     is_global_buffer,
     keep_span,
     kernel_names,
@@ -53,42 +63,61 @@ class _Nest:
         self.extents = [int(lp.extent) for lp in loops]
         self.names = names  # buffer names taken (unique block names)
         self.analyzer = arith.Analyzer()
-        self.blocks: dict[tuple, tirx.Buffer] = {}  # (global buffer, bases, role) -> block
+        self.blocks: dict[tuple, tirx.Buffer] = {}  # (global buffer, bases, loops, role) -> block
         self.order: list[tuple] = []
 
-    def bases(self, indices) -> tuple | None:
-        """The slice start of an access whose last indices are base + i, base + j; else None."""
-        n = len(self.vars)
-        if len(indices) < n:
-            return None
-        lead, tail = list(indices[:-n]), list(indices[-n:])
-        if any(uses_var(e, v) for e in lead for v in self.vars):
-            return None
-        out = []
-        for index, var in zip(tail, self.vars):
-            base = self.analyzer.simplify(index - var)
-            if any(uses_var(base, v) for v in self.vars):
+    def slice(self, buf: tirx.Buffer, indices, role: str) -> tuple[tuple, tuple[int, ...], int] | None:
+        """(the slice start, the positions of the loops it follows in nest order, the dimension
+        of the first of them) of an access of ``buf``; None when it is not one the pass legalizes
+        (module docstring)."""
+        loops, bases = [], []
+        for index in indices:
+            used = [k for k, v in enumerate(self.vars) if uses_var(index, v)]
+            base = index
+            if len(used) == 1:
+                base = self.analyzer.simplify(index - self.vars[used[0]])
+                if uses_var(base, self.vars[used[0]]):
+                    return None
+            elif used:
                 return None
-            out.append(base)
-        return tuple(lead + out)
+            loops.append(used[0] if used else None)
+            bases.append(base)
+        dims = [d for d, k in enumerate(loops) if k is not None]
+        if not dims or dims != list(range(dims[0], dims[-1] + 1)):
+            return None
+        follows = tuple(loops[d] for d in dims)
+        vector = role == "read" and len(self.vars) == 2 and len(follows) == 1  # per row or per column
+        if list(follows) != sorted(set(follows)) or (len(follows) != len(self.vars) and not vector):
+            return None
+        if any(const_int(bases[d]) != 0 or int(buf.shape[d]) != 1 for d in range(dims[-1] + 1, len(indices))):
+            return None
+        return tuple(bases), follows, dims[0]
 
-    def block(self, buf: tirx.Buffer, bases: tuple, role: str) -> tirx.Buffer:
-        key = (buf, tuple(str(b) for b in bases), role)
+    def access(self, buf: tirx.Buffer, indices, role: str) -> tuple[tirx.Buffer, list] | None:
+        """(the block, its indices) that replace an access of the global ``buf``, or None."""
+        found = self.slice(buf, indices, role)
+        if found is None:
+            return None
+        bases, follows, first = found
+        key = (buf, tuple(str(b) for b in bases), follows, role)
         if key not in self.blocks:
             suffix = "_s" if role == "read" else "_l"
             name = unique_name(f"{buf.name}{suffix}", self.names)
             self.names.add(name)
             scope = "shared.dyn" if role == "read" else "local.fragment"
-            self.blocks[key] = tirx.decl_buffer(self.extents, buf.dtype, name, scope=scope)
-            self.order.append((key, buf, bases, role))
-        return self.blocks[key]
+            self.blocks[key] = tirx.decl_buffer([self.extents[k] for k in follows], buf.dtype, name, scope=scope)
+            extents = [1] * len(bases)
+            for d, k in enumerate(follows):
+                extents[first + d] = self.extents[k]
+            self.order.append((self.blocks[key], buf, bases, extents, role))
+        return self.blocks[key], [self.vars[k] for k in follows]
 
     def rewrite_expr(self, expr):
         def post(node):
             if isinstance(node, tirx.BufferLoad) and is_global_buffer(node.buffer):
-                bases = self.bases(node.indices)
-                if bases is not None:
-                    return tirx.BufferLoad(self.block(node.buffer, bases, "read"), self.vars)
+                found = self.access(node.buffer, node.indices, "read")
+                if found is not None:
+                    return tirx.BufferLoad(*found)
             return None
 
         return tirx.stmt_functor.ir_transform(tirx.Evaluate(expr), None, post, ["tirx.BufferLoad"]).value
@@ -107,25 +136,24 @@ def _legalize(loop: tirx.For, names: set[str], allocated: list[tirx.Buffer]) -> 
         value = nest.rewrite_expr(tirx.stmt_functor.substitute(s.value, named))
         target, indices = s.buffer, s.indices
         if is_global_buffer(s.buffer):
-            bases = nest.bases([tirx.stmt_functor.substitute(e, named) for e in s.indices])
-            if bases is None:
+            found = nest.access(s.buffer, [tirx.stmt_functor.substitute(e, named) for e in s.indices], "write")
+            if found is None:
                 return None
-            target, indices = nest.block(s.buffer, bases, "write"), nest.vars
+            target, indices = found
         stmts.append(keep_span(s, tirx.BufferStore(target, value, indices)))
     if not nest.order:
         return None
     new_body = rebuild_nest(loops, seq(stmts))
     before, after = [], []
-    for (_, buf, bases, role) in nest.order:
-        block = nest.blocks[(buf, tuple(str(b) for b in bases), role)]
+    for block, buf, bases, extents, role in nest.order:
         allocated.append(block)
-        lead = len(buf.shape) - len(nest.vars)
-        tensor = make_region(buf, bases, [1] * lead + nest.extents, READ if role == "read" else WRITE)
-        zeros = [tirx.IntImm("int32", 0)] * len(nest.vars)
+        tensor = make_region(buf, bases, extents, READ if role == "read" else WRITE)
+        shape = [int(d) for d in block.shape]
+        zeros = [tirx.IntImm("int32", 0)] * len(shape)
         if role == "read":
-            before.append(_copy(tensor, make_region(block, zeros, nest.extents, WRITE), loop))
+            before.append(_copy(tensor, make_region(block, zeros, shape, WRITE), loop))
         else:
-            after.append(_copy(make_region(block, zeros, nest.extents, READ), tensor, loop))
+            after.append(_copy(make_region(block, zeros, shape, READ), tensor, loop))
     return seq(before + [new_body] + after)
 
 

@@ -14,9 +14,10 @@ Writes: no attribute. TIR of reader (writer mirrors it):
             T.tt.cb_push_back(0, 2)
 
 Tile ids come from the access expressions: tile (row, col) of a region starting at (r0, c0) is
-``(r0 / 32 + row) * Nt + c0 / 32 + col`` in the tensor's row-major tile grid; the starts must be
-provably tile-aligned. Pages within the CB block are row-major. A block that may reach past the
-tensor (its extent does not divide the shape: provable from the loop ranges) moves only the
+``(r0 / 32 + row) * Nt + c0 / 32 + col`` in the tensor's row-major tile grid (its matrix view: a
+rank-1 tensor InferTTLayout laid out as a column is (n, 1), Nt = 1, its slices rows); the starts
+must be provably tile-aligned. Pages within the CB block are row-major. A block that may reach
+past the tensor (its extent does not divide the shape: provable from the loop ranges) moves only the
 tiles inside it: the reader guards each page with ``row < Mt`` / ``col < Nt`` and fills the
 pages outside with zeros (``tt.noc_async_read_zeros``), the writer skips them.
 
@@ -51,20 +52,30 @@ import tilelang  # noqa: F401
 from tvm import arith, tirx
 
 from tilelang_tt.attrs import (
+    DATA_FORMATS,
     AccessorDesc,
     ArgKind,
     Attr,
     CBDesc,
     Intrin,
     KernelRole,
+    MemoryLayout,
     MulticastDesc,
     call,
     get,
     runtime_args,
 )
+from tilelang_tt.ops.tilize import staging_cbs
 from tilelang_tt.passes.build_tile_dfg_tt import handoff_cbs
-from tilelang_tt.passes.common import TILE, as_region, error, evaluate, keep_span, prim_func_pass, seq, stmt_intrin
-from tilelang_tt.passes.slices import bound_analyzer, matrix_extents, matrix_slice, overhanging_axes
+from tilelang_tt.passes.common import COL, TILE, as_region, error, evaluate, keep_span, prim_func_pass, seq, stmt_intrin
+from tilelang_tt.passes.slices import (
+    bound_analyzer,
+    is_column,
+    matrix_extents,
+    matrix_slice,
+    overhanging_axes,
+    row_slice,
+)
 
 PASS = "LowerCBIntrinsics"
 
@@ -72,7 +83,7 @@ PASS = "LowerCBIntrinsics"
 def _tile_origin(func, stmt, region, analyzer: arith.Analyzer) -> list:
     """(row, column) tile of the slice's first element in the tensor's matrix view, and the row
     tile it starts at within the rows that bound it (MatrixSlice.bound_row)."""
-    view = matrix_slice(region)
+    view = matrix_slice(region, is_column(func, region.buffer))
     origin = []
     for dim, start in (("row", view.row), ("column", view.col)):
         if not analyzer.can_prove(tirx.FloorMod(start, TILE) == 0):
@@ -114,22 +125,53 @@ def _multicast(mc: MulticastDesc, args: dict[str, tirx.Var], ptr, nbytes: int, r
     return keep_span(like, tirx.IfThenElse(tirx.NE(arg("sender"), tirx.const(0, "uint32")), send, receive))
 
 
-def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc], role: str, handoffs: dict,
-           analyzer: arith.Analyzer, multicast: dict[str, MulticastDesc], mcast_args: dict[str, dict[str, tirx.Var]]):
-    reading = role == KernelRole.READER.value
-    tensor, block = (as_region(a) for a in stmt.value.args[:2])
-    if not reading:
-        tensor, block = block, tensor
-    cb = cbs[handoffs.get(block.buffer.name, block.buffer.name)]
-    acc = accessors[tensor.buffer.name]
+def _row_transfers(stmt, func, cb: CBDesc, tensor, block, reading: bool, analyzer: arith.Analyzer, ptr) -> tirx.Stmt:
+    """A block of a row-major tensor moves row by row: the reader reads each row of the slice (a
+    part of one page) into the block's staging CB, one block row after the other (compute tilizes
+    them), the writer writes them from it (compute untilized them); rows and columns past the
+    tensor's end are zeros on the way in and dropped on the way out."""
+    view = row_slice(tensor)
+    name = tensor.buffer.name
+    if view is None:
+        raise error(PASS, func, stmt, f"the slice of the row-major tensor `{name}` takes rows along several dimensions",
+                    "slice one leading dimension (the rows) and the last one (the columns); index the others")
+    width, height = cb.block_tiles[1] * TILE, cb.block_tiles[0] * TILE
+    if view.cols != width or view.rows != height:
+        raise error(PASS, func, stmt, f"the slice of the row-major tensor `{name}` is {view.rows}x{view.cols}, the "
+                                      f"block `{block.buffer.name}` {height}x{width}",
+                    "copy slices of the block's shape to and from row-major tensors")
+    if not analyzer.can_prove(tirx.FloorMod(view.col, TILE) == 0):
+        raise error(PASS, func, stmt, f"the slice of the row-major tensor `{name}` starts at column "
+                                      f"{analyzer.simplify(view.col)}, which is not a multiple of 32",
+                    "start column slices at multiples of 32 (rows may start anywhere)")
+    elem = DATA_FORMATS[str(tensor.buffer.dtype)][1]
+    r = tirx.Var("r", "int32")
+    at = ptr + tirx.Cast("uint32", r * (width * elem))
+    row_bytes, tail = width * elem, None
+    if not analyzer.can_prove(view.col + width <= int(tensor.buffer.shape[-1])):  # the row ends inside the block
+        row_bytes = tirx.Cast("uint32", analyzer.simplify(tirx.Min(int(tensor.buffer.shape[-1]) - view.col, width) * elem))
+        tail = evaluate(Intrin.NOC_READ_ZEROS, at + row_bytes, tirx.Cast("uint32", width * elem) - row_bytes, like=stmt)
+    move = evaluate(Intrin.NOC_READ_ROW if reading else Intrin.NOC_WRITE_ROW, analyzer.simplify(view.page + r * view.stride),
+                    tensor.buffer.data, tirx.Cast("uint32", analyzer.simplify(view.col * elem)), at, row_bytes,
+                    like=stmt)
+    if reading and tail is not None:  # the columns past the tensor's end read as zeros
+        move = seq([move, tail])
+    if not analyzer.can_prove(view.bound_row + view.rows <= view.bound_rows):
+        zeros = evaluate(Intrin.NOC_READ_ZEROS, at, width * elem, like=stmt) if reading else None
+        move = keep_span(stmt, tirx.IfThenElse(analyzer.simplify(view.bound_row + r < view.bound_rows), move, zeros))
+    return keep_span(stmt, tirx.For(r, 0, view.rows, tirx.ForKind.SERIAL, move))
+
+
+def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: bool, analyzer: arith.Analyzer,
+                    ptr) -> tuple[tirx.Stmt, int]:
+    """(the moves of the tiles of the slice, row by row of the block, each a page of the tensor and
+    of the CB; the number of pages)."""
     row0, col0, bound_row0 = _tile_origin(func, stmt, tensor, analyzer)
-    view = matrix_slice(tensor)
+    column = is_column(func, tensor.buffer)
+    view = matrix_slice(tensor, column)
     rows, cols = -(-view.rows // TILE), -(-view.cols // TILE)
-    pages = rows * cols
     bound_rows, nt = -(-view.bound_rows // TILE), acc.tile_grid[1]
-    overhang = overhanging_axes(tensor, analyzer)
-    ptr = tirx.Var(f"l1_{block.buffer.name}", "uint32")
-    ptr_intrin = Intrin.GET_WRITE_PTR if reading else Intrin.GET_READ_PTR
+    overhang = overhanging_axes(tensor, analyzer, column)
     xfer = Intrin.NOC_READ_PAGE if reading else Intrin.NOC_WRITE_PAGE
 
     def page(r, c):
@@ -152,16 +194,33 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
         return tirx.For(var, 0, cols, tirx.ForKind.SERIAL, page(r, var))
 
     if rows == 1:
-        transfers = loop_rows(0)
+        return loop_rows(0), cols
+    rvar = tirx.Var("r", "int32")
+    return tirx.For(rvar, 0, rows, tirx.ForKind.SERIAL, loop_rows(rvar)), rows * cols
+
+
+def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc], role: str, handoffs: dict,
+           staged: dict, analyzer: arith.Analyzer, multicast: dict[str, MulticastDesc],
+           mcast_args: dict[str, dict[str, tirx.Var]]):
+    reading = role == KernelRole.READER.value
+    tensor, block = (as_region(a) for a in stmt.value.args[:2])
+    if not reading:
+        tensor, block = block, tensor
+    name = handoffs.get(block.buffer.name, block.buffer.name)
+    cb = cbs[staged.get(name, name)]  # a row-major tensor's block moves through its staging CB
+    acc = accessors[tensor.buffer.name]
+    ptr = tirx.Var(f"l1_{cb.name}", "uint32")
+    if acc.layout == MemoryLayout.ROW_MAJOR.value:
+        transfers, pages = _row_transfers(stmt, func, cb, tensor, block, reading, analyzer, ptr), cb.block_pages
     else:
-        rvar = tirx.Var("r", "int32")
-        transfers = tirx.For(rvar, 0, rows, tirx.ForKind.SERIAL, loop_rows(rvar))
+        transfers, pages = _tile_transfers(stmt, func, cb, tensor, acc, reading, analyzer, ptr)
     begin, end, barrier = ((Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.NOC_READ_BARRIER) if reading else
                            (Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT, Intrin.NOC_WRITE_BARRIER))
     moved = seq([transfers, evaluate(barrier, like=stmt)])
-    if reading and cb.name in multicast:
-        mc = multicast[cb.name]
+    if reading and name in multicast:
+        mc = multicast[name]
         moved = _multicast(mc, mcast_args[mc.cb], ptr, pages * cb.page_size, moved, stmt)
+    ptr_intrin = Intrin.GET_WRITE_PTR if reading else Intrin.GET_READ_PTR
     return seq([
         evaluate(begin, cb.index, pages, like=stmt),
         keep_span(stmt, tirx.Bind(ptr, call(ptr_intrin, cb.index, dtype="uint32"))),
@@ -177,7 +236,7 @@ def _generate(stmt, cbs: dict[str, CBDesc]) -> tirx.Stmt:
     block = as_region(region)
     cb = cbs[block.buffer.name]
     ptr = tirx.Var(f"l1_{block.buffer.name}", "uint32")
-    rows, cols = matrix_extents(block)
+    rows, cols = matrix_extents(block, cb.vector == COL)
     store = evaluate(Intrin.STORE_TILE_ELEMENT, ptr, i, j, cb.block_tiles[1], value,
                      tirx.StringImm(cb.data_format), like=stmt)
     for var, extent in ((j, cols), (i, rows)):  # a vector has the constant 0 for its other index
@@ -198,6 +257,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     cbs = {n: CBDesc.from_dict(n, d) for n, d in get(func, Attr.CB_DESC).items()}
     accessors = {n: AccessorDesc.from_dict(n, d) for n, d in get(func, Attr.TENSOR_ACCESSOR).items()}
     handoffs = handoff_cbs(func)
+    tilized, untilized = staging_cbs(func)
+    staged = tilized if role == KernelRole.READER.value else untilized
     analyzer = bound_analyzer(func.body)
     multicast = {n: MulticastDesc.from_dict(n, d) for n, d in get(func, Attr.MULTICAST, {}).items()}
     mcast_args: dict[str, dict[str, tirx.Var]] = {}
@@ -207,7 +268,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
 
     def post(node):
         if stmt_intrin(node) in (Intrin.READ_TO_CB, Intrin.WRITE_FROM_CB):
-            return _lower(node, func, cbs, accessors, role, handoffs, analyzer, multicast, mcast_args)
+            return _lower(node, func, cbs, accessors, role, handoffs, staged, analyzer, multicast, mcast_args)
         if stmt_intrin(node) == Intrin.GENERATE_BLOCK:
             return _generate(node, cbs)
         return None

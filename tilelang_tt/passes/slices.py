@@ -1,6 +1,7 @@
 """Global tensor slices as the passes see them: the matrix view of a slice (leading dimensions
-folded into rows), the ``T.Kernel`` grid loops and bound variables its indices are made of, and
-whether a slice may reach past its tensor's end."""
+folded into rows; a rank-1 tensor a row, or the column InferTTLayout chose for it), the
+``T.Kernel`` grid loops and bound variables its indices are made of, and whether a slice may
+reach past its tensor's end."""
 
 from __future__ import annotations
 
@@ -10,13 +11,17 @@ from dataclasses import dataclass
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
+from tilelang_tt.attrs import Attr, LayoutDesc, get
 from tilelang_tt.passes.common import TILE, Region, const_int, simplify
 
 
-def matrix_extents(region: Region) -> tuple[int, int]:
-    """(rows, cols) of an on-chip block seen as a matrix: rank-1 blocks are rows (1, n)."""
+def matrix_extents(region: Region, column: bool = False) -> tuple[int, int]:
+    """(rows, cols) of an on-chip block seen as a matrix: rank-1 blocks are rows (1, n), or with
+    ``column`` (a per-row vector, ``tt.cb_desc`` ``vector`` "col") columns (n, 1)."""
     ext = region.extents
-    return (1, ext[0]) if len(ext) == 1 else (ext[-2], ext[-1])
+    if len(ext) == 1:
+        return (ext[0], 1) if column else (1, ext[0])
+    return ext[-2], ext[-1]
 
 
 @dataclass(frozen=True)
@@ -38,19 +43,36 @@ class MatrixSlice:
     bound_rows: int
 
 
-def matrix_slice(region: Region) -> MatrixSlice | None:
+def is_column(func: tirx.PrimFunc, tensor: tirx.Buffer) -> bool:
+    """Whether InferTTLayout laid the rank-1 global ``tensor`` out as a column (n, 1)
+    (``LayoutDesc.column`` in ``tt.layout_desc``): the view :func:`matrix_slice` needs."""
+    layouts = get(func, Attr.LAYOUT_DESC, {})
+    return tensor.name in layouts and LayoutDesc.from_dict(tensor.name, layouts[tensor.name]).column
+
+
+def is_row_major(func: tirx.PrimFunc, tensor: tirx.Buffer) -> bool:
+    """Whether InferTTLayout laid the global ``tensor`` out in rows (``"layout": "row_major"``):
+    its slices are :func:`row_slice` s, not blocks of tiles."""
+    layouts = get(func, Attr.LAYOUT_DESC, {})
+    return tensor.name in layouts and LayoutDesc.from_dict(tensor.name, layouts[tensor.name]).row_major
+
+
+def matrix_slice(region: Region, column: bool = False) -> MatrixSlice | None:
     """The matrix view of a global tensor slice; None when the slice is not one rectangle of it
     (it spans several matrices without covering their rows and later leading dimensions whole).
 
     The first dimension (before the last) whose extent exceeds 1, ``k``, carries the rows; the
     dimensions between ``k`` and the columns must be whole, those before ``k`` are single indices.
     Every matrix starts at a whole tile (its rows padded): a slice over several matrices needs
-    their rows to be whole tiles.
+    their rows to be whole tiles. A rank-1 tensor is the row (1, n): the slice is columns; with
+    ``column`` (:func:`is_column`) the column (n, 1): the slice is rows of column 0.
     """
     shape = [int(d) for d in region.buffer.shape]
     starts, extents = region.starts, region.extents
     if len(shape) == 1:
         zero = tirx.IntImm("int32", 0)
+        if column:
+            return MatrixSlice(starts[0], zero, extents[0], 1, starts[0], shape[0])
         return MatrixSlice(zero, starts[0], 1, extents[0], zero, 1)
     last_row = len(shape) - 2
     k = next((d for d in range(last_row) if extents[d] > 1), last_row)
@@ -69,6 +91,42 @@ def matrix_slice(region: Region) -> MatrixSlice | None:
     bound_rows = shape[k] * inner if k < last_row else int(region.buffer.shape[last_row])  # a matrix: its real rows
     return MatrixSlice(simplify(row * inner), starts[-1], extents[k] * inner, extents[-1],
                        simplify(starts[k] * inner), bound_rows)
+
+
+@dataclass(frozen=True)
+class RowSlice:
+    """A slice of a row-major tensor (a page is one row of the last dimension): ``rows`` pages,
+    the first ``page`` and each ``stride`` pages after the previous, ``cols`` elements of each from
+    element ``col``. ``bound_row``/``bound_rows``: the first row's index along the axis the rows
+    run along, and that axis' extent (rows past it are outside the tensor)."""
+
+    page: tirx.PrimExpr
+    stride: int
+    rows: int
+    col: tirx.PrimExpr
+    cols: int
+    bound_row: tirx.PrimExpr
+    bound_rows: int
+
+
+def row_slice(region: Region) -> RowSlice | None:
+    """The rows of a row-major tensor a slice takes: the rows run along its one leading dimension
+    of extent above 1 (the last leading one when none: a single row); None when several leading
+    dimensions have extents above 1 (the slice is not one run of strided rows). A per-head slice
+    ``Q[b, s0:s0 + 64, h, :]`` of a (B, S, H, D) tensor is 64 rows H pages apart from page
+    (b * S + s0) * H + h."""
+    shape = [int(d) for d in region.buffer.shape]
+    starts, extents = region.starts, region.extents
+    if len(shape) == 1:
+        zero = tirx.IntImm("int32", 0)
+        return RowSlice(zero, 1, 1, starts[0], extents[0], zero, 1)
+    wide = [d for d in range(len(shape) - 1) if extents[d] > 1]
+    if len(wide) > 1:
+        return None
+    k = wide[0] if wide else len(shape) - 2
+    strides = [math.prod(shape[d + 1:-1]) for d in range(len(shape) - 1)]
+    page = sum((starts[d] * strides[d] for d in range(1, len(shape) - 1)), starts[0] * strides[0])
+    return RowSlice(simplify(page), strides[k], extents[k], starts[-1], extents[-1], starts[k], shape[k])
 
 
 def leading_overhang(region: Region, analyzer: arith.Analyzer) -> int | None:
@@ -127,10 +185,13 @@ def bound_analyzer(body) -> arith.Analyzer:
     return analyzer
 
 
-def overhanging_axes(region: Region, analyzer: arith.Analyzer) -> tuple[bool, bool]:
-    """(rows, cols): whether the matrix view of a global tensor slice may reach past the tensor's
-    end along that axis (a last block that does not divide the shape, or a partial last tile);
-    rows past the end of the slice's own matrix count as past the end."""
-    view = matrix_slice(region)
+def overhanging_axes(region: Region, analyzer: arith.Analyzer, column: bool = False,
+                     row_major: bool = False) -> tuple[bool, bool]:
+    """(rows, cols): whether the matrix view of a global tensor slice (``column``: as in
+    :func:`matrix_slice`; ``row_major``: its :func:`row_slice`) may reach past the tensor's end
+    along that axis (a last block that does not divide the shape, or a partial last tile); rows
+    past the end of the slice's own matrix count as past the end."""
+    view = row_slice(region) if row_major else matrix_slice(region, column)
+    cols = 1 if column else int(region.buffer.shape[-1])
     return (not analyzer.can_prove(view.bound_row + view.rows <= view.bound_rows),
-            not analyzer.can_prove(view.col + view.cols <= region.buffer.shape[-1]))
+            not analyzer.can_prove(view.col + view.cols <= cols))

@@ -46,10 +46,11 @@ REQUIRED = {
 }
 ALLOWED = {
     KernelRole.READER.value: {Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.NOC_READ_PAGE, Intrin.NOC_READ_BARRIER,
-                              Intrin.NOC_READ_ZEROS, Intrin.FILL_SCALER, Intrin.STORE_TILE_ELEMENT,
+                              Intrin.NOC_READ_ZEROS, Intrin.NOC_READ_ROW, Intrin.FILL_SCALER, Intrin.STORE_TILE_ELEMENT,
                               Intrin.MCAST_WRITE, Intrin.SEM_WAIT,
                               Intrin.SEM_SET, Intrin.SEM_INC, Intrin.SEM_SET_MCAST, Intrin.NOC_WRITE_BARRIER},
-    KernelRole.WRITER.value: {Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT, Intrin.NOC_WRITE_PAGE, Intrin.NOC_WRITE_BARRIER},
+    KernelRole.WRITER.value: {Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT, Intrin.NOC_WRITE_PAGE, Intrin.NOC_WRITE_ROW,
+                              Intrin.NOC_WRITE_BARRIER},
     KernelRole.COMPUTE.value: {Intrin.HW_STARTUP, Intrin.MATMUL_INIT, Intrin.BINARY_INIT, Intrin.MATMUL_TILES,
                                Intrin.BINARY_TILES, Intrin.COPY_INIT, Intrin.COPY_TILE, Intrin.BCAST_INIT,
                                Intrin.BCAST_TILE, Intrin.SFPU_INIT, Intrin.SFPU_UNARY, Intrin.SFPU_SCALAR,
@@ -57,7 +58,9 @@ ALLOWED = {
                                Intrin.REDUCE_UNINIT, Intrin.UNPACK_RECONFIG, Intrin.PACK_RECONFIG,
                                Intrin.DST_ACQUIRE, Intrin.DST_COMMIT, Intrin.DST_WAIT,
                                Intrin.DST_RELEASE, Intrin.PACK_TILE, Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT,
-                               Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK},
+                               Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.TILIZE_INIT, Intrin.TILIZE_BLOCK,
+                               Intrin.TILIZE_UNINIT, Intrin.PACK_UNTILIZE_INIT, Intrin.PACK_UNTILIZE_BLOCK,
+                               Intrin.PACK_UNTILIZE_UNINIT},
 }
 COMPILER_BUG = "this is a compiler bug: please report it with the kernel"
 

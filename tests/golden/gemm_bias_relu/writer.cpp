@@ -19,9 +19,9 @@ void kernel_main() {
         const uint32_t by = block / 2;
         const uint32_t bx = block % 2;
         cb_wait_front(cb_C_l_out, 2);
-        const uint32_t l1_C_l = get_read_ptr(cb_C_l_out);
+        const uint32_t l1_C_l_out = get_read_ptr(cb_C_l_out);
         for (uint32_t c = 0; c < 2; ++c) {
-            noc_async_write_page(((by * 4) + (bx * 2)) + c, C, l1_C_l + (c * 2048));
+            noc_async_write_page(((by * 4) + (bx * 2)) + c, C, l1_C_l_out + (c * 2048));
         }
         noc_async_write_barrier();
         cb_pop_front(cb_C_l_out, 2);

@@ -17,9 +17,9 @@ void kernel_main() {
         const uint32_t block = start_id + n;
         const uint32_t by = block;
         cb_wait_front(cb_xf_out, 4);
-        const uint32_t l1_xf = get_read_ptr(cb_xf_out);
+        const uint32_t l1_xf_out = get_read_ptr(cb_xf_out);
         for (uint32_t c = 0; c < 4; ++c) {
-            noc_async_write_page((by * 4) + c, Y, l1_xf + (c * 2048));
+            noc_async_write_page((by * 4) + c, Y, l1_xf_out + (c * 2048));
         }
         noc_async_write_barrier();
         cb_pop_front(cb_xf_out, 4);

@@ -1,0 +1,99 @@
+"""Row-major blocks: compute turns rows into tiles (tilize) and tiles into rows (pack_untilize).
+
+A block read from a row-major tensor arrives in a staging CB as rows (the reader reads 32 rows of
+the block's width per tile row: ``block_tiles[1]`` pages of row-major data, as tt-metal's tilize
+kernels expect); compute tilizes it into the block's own CB where the block arrives. A block
+written to a row-major tensor is untilized by compute into its staging CB, whose rows the writer
+writes. BuildTileDFGTT decides the staging CBs (``tt.tile_dfg`` ``tilize_from``/``untilize_to``);
+InsertDSTManagementTT calls these at the markers of where blocks arrive and leave. Both calls
+run the whole unpack-math-pack engine (tilize_block and pack_untilize_block acquire DST
+themselves, tt-metal 0.81.1 ``api/compute/tilize.h``, ``pack_untilize.h``): ops after them
+initialise their engine where they run (:func:`~tilelang_tt.ops.base.hoistable_init`).
+
+    tilize (block x of 2x3 tiles from its staging CB x_rm):
+        T.tt.tilize_init(x_rm, 3, x)
+        for r in range(2):
+            T.tt.cb_wait_front(x_rm, 3); T.tt.cb_reserve_back(x, 3)
+            T.tt.tilize_block(x_rm, 3, x); T.tt.cb_push_back(x, 3); T.tt.cb_pop_front(x_rm, 3)
+        T.tt.tilize_uninit(x_rm, x)
+    untilize (block y of 2x3 tiles into its staging CB y_rm, 3 tiles per DST block):
+        T.tt.pack_untilize_init(3, 3, y, y_rm)
+        for r in range(2):
+            T.tt.cb_reserve_back(y_rm, 3)
+            T.tt.cb_wait_front(y, 3); T.tt.pack_untilize_block(3, 3, y, y_rm, 0); T.tt.cb_pop_front(y, 3)
+            T.tt.cb_push_back(y_rm, 3)
+        T.tt.pack_untilize_uninit(y_rm)
+"""
+
+from __future__ import annotations
+
+from tvm import tirx
+
+from tilelang_tt.attrs import Attr, CBDesc, Intrin, get
+from tilelang_tt.passes.common import evaluate, seq, serial
+
+TILIZE_FROM, UNTILIZE_TO = "tilize_from", "untilize_to"  # keys of a block's node in tt.tile_dfg
+
+# pack_untilize_block's widest block: the tiles DST holds at once in half-sync mode
+# (tt-metal 0.81.1 api/compute/pack_untilize.h: 8 tiles in 16-bit mode, 4 in 32-bit mode)
+MAX_UNTILIZE_TILES = {False: 8, True: 4}
+
+
+def staging_cbs(func: tirx.PrimFunc) -> tuple[dict[str, str], dict[str, str]]:
+    """(block -> the staging CB compute tilizes it from, block -> the staging CB compute untilizes
+    it into): the blocks read from and written to row-major tensors (BuildTileDFGTT made them)."""
+    dfg = get(func, Attr.TILE_DFG, {})
+    return ({cb: node[TILIZE_FROM] for cb, node in dfg.items() if TILIZE_FROM in node},
+            {cb: node[UNTILIZE_TO] for cb, node in dfg.items() if UNTILIZE_TO in node})
+
+
+def tilize(staged: CBDesc, block: CBDesc, like) -> tirx.Stmt:
+    """The rows the reader staged in ``staged`` become the tiles of ``block``, one tile row at a time."""
+    rows, cols = block.block_tiles
+
+    def tile_row(_):
+        return seq([
+            evaluate(Intrin.CB_WAIT_FRONT, staged.index, cols, like=like),
+            evaluate(Intrin.CB_RESERVE_BACK, block.index, cols, like=like),
+            evaluate(Intrin.TILIZE_BLOCK, staged.index, cols, block.index, like=like),
+            evaluate(Intrin.CB_PUSH_BACK, block.index, cols, like=like),
+            evaluate(Intrin.CB_POP_FRONT, staged.index, cols, like=like),
+        ])
+
+    return seq([
+        evaluate(Intrin.TILIZE_INIT, staged.index, cols, block.index, like=like),
+        serial("r", rows, tile_row, like=like),
+        evaluate(Intrin.TILIZE_UNINIT, staged.index, block.index, like=like),
+    ])
+
+
+def untilize_width(cols: int, fp32_dest_acc: bool) -> int:
+    """Tiles per pack_untilize_block: the widest that DST holds and that divides the block's width."""
+    most = MAX_UNTILIZE_TILES[fp32_dest_acc]
+    return max(d for d in range(1, min(most, cols) + 1) if cols % d == 0)
+
+
+def untilize(block: CBDesc, staged: CBDesc, fp32_dest_acc: bool, like) -> tirx.Stmt:
+    """The tiles of ``block`` become rows in ``staged`` (consuming the block), one tile row at a time."""
+    rows, cols = block.block_tiles
+    width = untilize_width(cols, fp32_dest_acc)
+
+    def column_block(b):
+        return seq([
+            evaluate(Intrin.CB_WAIT_FRONT, block.index, width, like=like),
+            evaluate(Intrin.PACK_UNTILIZE_BLOCK, width, cols, block.index, staged.index, b, like=like),
+            evaluate(Intrin.CB_POP_FRONT, block.index, width, like=like),
+        ])
+
+    def tile_row(_):
+        return seq([
+            evaluate(Intrin.CB_RESERVE_BACK, staged.index, cols, like=like),
+            serial("b", cols // width, column_block, like=like),
+            evaluate(Intrin.CB_PUSH_BACK, staged.index, cols, like=like),
+        ])
+
+    return seq([
+        evaluate(Intrin.PACK_UNTILIZE_INIT, width, cols, block.index, staged.index, like=like),
+        serial("r", rows, tile_row, like=like),
+        evaluate(Intrin.PACK_UNTILIZE_UNINIT, staged.index, like=like),
+    ])
