@@ -109,3 +109,12 @@ def test_cores_in_ranges_row_major_per_range_without_repeats():
 def test_bad_input_is_refused(make, message):
     with pytest.raises(ValueError, match=message):
         make()
+
+
+def test_a_rank1_column_is_its_n_by_1_view():
+    """A rank-1 tensor InferTTLayout laid out as a column: 256 values are 8 tiles down, sharded by
+    rows over 2 cores (4 tiles each); read as the row (1, 256) it would be 8 tiles across."""
+    layout = {"memory": "L1", "layout": "height_sharded", "shape": [256], "tile_shape": [32, 32], "page_size": 4096,
+              "shard_grid": [2, 1], "shard_shape": [128, 32], "column": True}
+    buffer = from_layout("Mean", layout)
+    assert (buffer.tensor_pages, buffer.shard_pages, buffer.num_pages) == ((8, 1), (4, 1), 8)

@@ -210,10 +210,11 @@ def cores_in_ranges(ranges: Iterable[tuple[Sequence[int], Sequence[int]]]) -> li
 def from_layout(name: str, layout: Mapping) -> L1Buffer | None:
     """The L1 buffer of a tensor, ``None`` in DRAM. ``layout`` has the keys a ``tt.layout_desc``
     entry and a ``tt.plan.json`` buffer share: memory, layout, shape, tile_shape, page_size and,
-    sharded, shard_grid and shard_shape (elements, whole tiles)."""
+    sharded, shard_grid and shard_shape (elements, whole tiles); a rank-1 tensor laid out as a
+    column (``"column": true``) is its (n, 1) view."""
     if layout["memory"] != "L1":
         return None
-    rows, cols = tile_grid(layout["shape"], layout["tile_shape"])
+    rows, cols = tile_grid(layout["shape"], layout["tile_shape"], layout.get("column", False))
     if layout["layout"] == INTERLEAVED:
         return L1Buffer(name, layout["page_size"], rows * cols)
     (shard_rows, shard_cols), (tile_rows, tile_cols) = layout["shard_shape"], layout["tile_shape"]
