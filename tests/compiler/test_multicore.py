@@ -162,3 +162,27 @@ def test_local_shard_gemm_with_sharded_output():
     assert artifacts.plan["work_policy"] == {"policy": "local_shard", "stride": 1, "shard_blocks": [2, 2]}
     check_gemm(a, b, artifacts.run(a, b))
     assert artifacts.last_counters["total"]["dram_bytes_written"] == 0
+
+
+def _heads_copy(B, H, both):
+    """One block per (batch, head) pair of a (B, H, 32, 64) tensor, the T.Kernel index split as
+    b = bh // H, h = bh % H (TileLang's linear-attention examples); ``both=False`` forgets b."""
+    @T.prim_func
+    def main(X: T.Tensor((B, H, 32, 64), "bfloat16"), Y: T.Tensor((B, H, 32, 64), "bfloat16")):
+        with T.Kernel(B * H, threads=128) as bh:
+            b = bh // H
+            h = bh % H
+            s = T.alloc_shared((32, 64), "bfloat16")
+            T.copy(X[b, h, 0:32, 0:64], s)
+            T.copy(s, Y[b if both else 0, h, 0:32, 0:64])
+
+    return main
+
+
+def test_a_grid_index_split_into_batch_and_head_writes_disjoint_blocks():
+    """bh // H and bh % H are two digits of bh: together they give each block its own slice."""
+    x = torch.randn(2, 3, 32, 64).to(torch.bfloat16)
+    assert torch.equal(torch.as_tensor(tilelang_tt.compile(_heads_copy(2, 3, True), grid=(3, 2)).run(x)), x)
+    # the T.Kernel index is TIR's `bx`; its digit bx // 3 (the batch) does not move Y's slice
+    with pytest.raises(tilelang_tt.TTCompileError, match=r"the 2 blocks along `bx // 3` write overlapping regions of `Y`"):
+        tilelang_tt.compile(_heads_copy(2, 3, False))

@@ -103,10 +103,8 @@ EXPECTED = {
     "deepseek_mla/mla_decode": REFUSED("`score` is read where it holds no value"),
     "deepseek_mla/mla_decode split": REFUSED(f"the slice of `split_out` (extents [1, 32, 1, 64] of "
                                              f"[1, 32, 2, 64]) {SPANS_MATRICES}"),
-    # the split over bh = B * H read as bh // H, bh % H is not seen to be disjoint (a false
-    # refusal; the kernels' T.atomic_add split reductions are refused by issue 12's work anyway)
-    "linear_attention/linear_attn_fwd": REFUSED("the 2 blocks along `bz` write overlapping regions of `final_state`"),
-    "linear_attention/retention_fwd": REFUSED("the 2 blocks along `bz` write overlapping regions of `O`"),
+    "linear_attention/linear_attn_fwd": REFUSED("is not an element-wise access of an on-chip block"),
+    "linear_attention/retention_fwd": REFUSED("scalar store into `lg` outside T.Parallel"),
     "attention_sink/mha_sink_fwd_bhsd": REFUSED(SINKS),
     "attention_sink/mha_sink_fwd_bhsd window": REFUSED(SINKS),
     "convolution/convolution": REFUSED("`filters_2d` [288, 128] is a view of the parameter `filters`"),

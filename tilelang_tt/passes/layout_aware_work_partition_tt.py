@@ -10,9 +10,11 @@ Writes: ``tt.block_grid`` [Bz * By, Bx], ``tt.grid_tiles`` [Mt, Nt], ``tt.block_
 ``tt.work_partition`` (per active core ``{core, start_id, count, width, shard}``, a WorkItem;
 block id = row * Bx + bx) and ``tt.multicast`` (per multicast CB a MulticastDesc: axis, semaphores
 and its groups of cores, each with its sender and NOC rectangle in logical core coordinates).
-Errors: a global slice that is not one rectangle of its tensor's matrix view (leading dimensions
-folded into rows), or whose batch index may pass the tensor's extent; several blocks writing
-overlapping regions of an output (a split-K sum written with T.copy: the last block would win).
+Errors (checked by :mod:`tilelang_tt.passes.slice_checks`): a global slice that is not one
+rectangle of its tensor's matrix view (leading dimensions folded into rows; rows of one leading
+dimension for a row-major tensor), or whose batch index may pass the tensor's extent; several
+blocks writing overlapping regions of an output (a split-K sum written with T.copy: the last
+block would win; a grid index read as ``bh // H`` and ``bh % H`` counts as its two digits).
 
 Partition mode: ``local_shard`` when the output tensor is sharded (or asked for): every core
 computes the blocks of the output shard it holds (blocks must tile the shard); else ``global``
@@ -45,7 +47,7 @@ from __future__ import annotations
 import math
 
 import tilelang  # noqa: F401
-from tvm import arith, tirx
+from tvm import tirx
 
 from tilelang_tt.attrs import (
     Attr,
@@ -71,16 +73,8 @@ from tilelang_tt.passes.common import (
     tile_op_name,
     uses_var,
 )
-from tilelang_tt.passes.slices import (
-    block_grid_loops,
-    bound_analyzer,
-    bound_values,
-    is_column,
-    is_row_major,
-    leading_overhang,
-    matrix_slice,
-    row_slice,
-)
+from tilelang_tt.passes.slice_checks import check_disjoint_writes, check_slices
+from tilelang_tt.passes.slices import block_grid_loops, bound_values, matrix_slice, row_slice
 
 PASS = "LayoutAwareWorkPartitionTT"
 # The block-grid dimensions whose product makes the rows of the block grid: a third dimension
@@ -164,82 +158,6 @@ def _transfers(func: tirx.PrimFunc) -> list[tuple[tirx.Stmt, object, object, boo
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
     return out
-
-
-def _check_slices(func, transfers) -> None:
-    """Every global slice is one rectangle of its tensor's matrix view, inside its batch extents."""
-    analyzer = bound_analyzer(func.body)
-    for stmt, tensor, _, _ in transfers:
-        name, shape = tensor.buffer.name, [int(d) for d in tensor.buffer.shape]
-        if is_row_major(func, tensor.buffer):
-            if row_slice(tensor) is None:
-                raise error(PASS, func, stmt,
-                            f"the slice of the row-major tensor `{name}` (extents {list(tensor.extents)} of {shape}) "
-                            "takes rows along several dimensions",
-                            "slice one leading dimension (the rows) and the last one (the columns); index the others")
-        elif matrix_slice(tensor, is_column(func, tensor.buffer)) is None:
-            raise error(PASS, func, stmt,
-                        f"the slice of `{name}` (extents {list(tensor.extents)} of {shape}) spans several "
-                        "matrices of the tensor without covering them whole: it is not one block of tiles",
-                        "copy one matrix at a time (extent 1 in the leading dimensions), or whole matrices")
-        dim = leading_overhang(tensor, analyzer)
-        if dim is not None:
-            raise error(PASS, func, stmt,
-                        f"the slice of `{name}` may index dimension {dim} past its extent {shape[dim]} "
-                        f"(start {tensor.starts[dim]})",
-                        f"launch at most {shape[dim]} blocks along the grid dimension that indexes it")
-
-
-def _check_disjoint_writes(func, loops, transfers) -> None:
-    """Blocks write disjoint regions of every output: for each block coordinate with more than one
-    block, some dimension of the written slice moves with it by at least the slice's footprint
-    (its extent, widened by the loops around the copy; several coordinates in one dimension must
-    nest like the digits of a mixed-radix number). Else several blocks would write one region and
-    the last one would win: a split-K reduction written with T.copy is the common case."""
-    values = bound_values(func.body)
-    analyzer = bound_analyzer(func.body)
-    grid = {lp.loop_var: int(lp.extent) for lp in loops.values() if int(lp.extent) > 1}
-    for stmt, tensor, _, reading in transfers:
-        if reading:
-            continue
-        covered: set = set()
-        moving: dict = {}  # grid var -> (dimension, step) where it moves the slice
-        for dim, (start, extent) in enumerate(zip(tensor.starts, tensor.extents)):
-            start = tirx.stmt_functor.substitute(start, values)
-            free = []
-            tirx.stmt_functor.post_order_visit(start, lambda n: free.append(n) if isinstance(n, tirx.Var) and not any(
-                n.same_as(f) for f in free) else None)
-            coeffs = arith.detect_linear_equation(start, free) if free else []
-            if free and not coeffs:
-                continue  # not affine in the variables: this dimension proves nothing
-            footprint, digits = extent, []
-            for var, c in zip(free, (int(c) for c in coeffs[:-1])):
-                if var in grid:
-                    if c:
-                        digits.append((abs(c), grid[var], var))
-                        moving.setdefault(var, (dim, abs(c)))
-                else:
-                    bound = analyzer.const_int_bound(var)
-                    footprint += abs(c) * (bound.max_value - bound.min_value)
-            step_needed = footprint
-            for c, n, var in sorted(digits, key=lambda d: d[0]):
-                if c < step_needed:
-                    break
-                covered.add(var)
-                step_needed = c * n
-        for var, n in grid.items():
-            if var in covered:
-                continue
-            how = (f"its slice {tensor.buffer.name}[{', '.join(str(s) for s in tensor.starts)}] does not depend on "
-                   f"`{var.name}`" if var not in moving else
-                   f"one step of `{var.name}` moves its slice by {moving[var][1]} along dimension {moving[var][0]}, "
-                   "less than the slice covers")
-            raise error(PASS, func, stmt,
-                        f"the {n} blocks along `{var.name}` write overlapping regions of `{tensor.buffer.name}`: {how}; "
-                        "the last block to write would win",
-                        f"give each block its own slice of `{tensor.buffer.name}` (index it with `{var.name}`), or "
-                        "combine the partial results inside one block; summing partial blocks from several blocks "
-                        "(split-K) is not supported yet")
 
 
 def _controls(body, values: dict) -> dict:
@@ -370,8 +288,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str, mult
     by = math.prod(int(loops[tag].extent) for tag in ROW_TAGS if tag in loops)
 
     transfers = _transfers(func)
-    _check_slices(func, transfers)
-    _check_disjoint_writes(func, loops, transfers)
+    check_slices(PASS, func, transfers)
+    check_disjoint_writes(PASS, func, loops, transfers)
     # The output block: the region of the first T.copy from an on-chip buffer to a global one.
     writes = [tensor for _, tensor, _, reading in transfers if not reading]
     if not writes:

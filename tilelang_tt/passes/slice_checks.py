@@ -1,0 +1,128 @@
+"""The global slices LayoutAwareWorkPartitionTT checks before it partitions the work: each slice
+is one block of its tensor (a rectangle of tiles, or rows of a row-major tensor) inside its batch
+extents, and the blocks of the grid write disjoint regions of every output (else the last block to
+write would win: a split-K reduction written with T.copy). ``transfers``: (statement, tensor region,
+block region, reading) of every T.copy between a tensor and an on-chip block."""
+
+from __future__ import annotations
+
+import tilelang  # noqa: F401
+from tvm import arith, ir, tirx
+
+from tilelang_tt.passes.common import error
+from tilelang_tt.passes.slices import (
+    bound_analyzer,
+    bound_values,
+    is_column,
+    is_row_major,
+    leading_overhang,
+    matrix_slice,
+    row_slice,
+)
+
+
+def check_slices(pass_name: str, func, transfers) -> None:
+    """Every global slice is one rectangle of its tensor's matrix view, inside its batch extents."""
+    analyzer = bound_analyzer(func.body)
+    for stmt, tensor, _, _ in transfers:
+        name, shape = tensor.buffer.name, [int(d) for d in tensor.buffer.shape]
+        if is_row_major(func, tensor.buffer):
+            if row_slice(tensor) is None:
+                raise error(pass_name, func, stmt,
+                            f"the slice of the row-major tensor `{name}` (extents {list(tensor.extents)} of {shape}) "
+                            "takes rows along several dimensions",
+                            "slice one leading dimension (the rows) and the last one (the columns); index the others")
+        elif matrix_slice(tensor, is_column(func, tensor.buffer)) is None:
+            raise error(pass_name, func, stmt,
+                        f"the slice of `{name}` (extents {list(tensor.extents)} of {shape}) spans several "
+                        "matrices of the tensor without covering them whole: it is not one block of tiles",
+                        "copy one matrix at a time (extent 1 in the leading dimensions), or whole matrices")
+        dim = leading_overhang(tensor, analyzer)
+        if dim is not None:
+            raise error(pass_name, func, stmt,
+                        f"the slice of `{name}` may index dimension {dim} past its extent {shape[dim]} "
+                        f"(start {tensor.starts[dim]})",
+                        f"launch at most {shape[dim]} blocks along the grid dimension that indexes it")
+
+
+def check_disjoint_writes(pass_name: str, func, loops, transfers) -> None:
+    """Blocks write disjoint regions of every output: for each block coordinate with more than one
+    block, some dimension of the written slice moves with it by at least the slice's footprint
+    (its extent, widened by the loops around the copy; several coordinates in one dimension must
+    nest like the digits of a mixed-radix number). Else several blocks would write one region and
+    the last one would win: a split-K reduction written with T.copy is the common case."""
+    values = bound_values(func.body)
+    analyzer = bound_analyzer(func.body)
+    grid = {lp.loop_var: int(lp.extent) for lp in loops.values() if int(lp.extent) > 1}
+    for stmt, tensor, _, reading in transfers:
+        if reading:
+            continue
+        starts = [tirx.stmt_functor.substitute(start, values) for start in tensor.starts]
+        digits_of, starts = _split_digits(grid, starts, analyzer)
+        coords = {d: n for v, n in grid.items() for d, n in digits_of.get(v, {v: n}).items()}
+        covered: set = set()
+        moving: dict = {}  # grid var -> (dimension, step) where it moves the slice
+        for dim, (start, extent) in enumerate(zip(starts, tensor.extents)):
+            free = []
+            tirx.stmt_functor.post_order_visit(start, lambda n: free.append(n) if isinstance(n, tirx.Var) and not any(
+                n.same_as(f) for f in free) else None)
+            coeffs = arith.detect_linear_equation(start, free) if free else []
+            if free and not coeffs:
+                continue  # not affine in the variables: this dimension proves nothing
+            footprint, digits = extent, []
+            for var, c in zip(free, (int(c) for c in coeffs[:-1])):
+                if var in coords:
+                    if c:
+                        digits.append((abs(c), coords[var], var))
+                        moving.setdefault(var, (dim, abs(c)))
+                else:
+                    bound = analyzer.const_int_bound(var)
+                    footprint += abs(c) * (bound.max_value - bound.min_value)
+            step_needed = footprint
+            for c, n, var in sorted(digits, key=lambda d: d[0]):
+                if c < step_needed:
+                    break
+                covered.add(var)
+                step_needed = c * n
+        for var, n in grid.items():
+            if all(d in covered for d in digits_of.get(var, {var: n})):
+                continue
+            var = next(d for d in digits_of.get(var, {var: n}) if d not in covered)
+            n = coords[var]
+            how = (f"its slice {tensor.buffer.name}[{', '.join(str(s) for s in tensor.starts)}] does not depend on "
+                   f"`{var.name}`" if var not in moving else
+                   f"one step of `{var.name}` moves its slice by {moving[var][1]} along dimension {moving[var][0]}, "
+                   "less than the slice covers")
+            raise error(pass_name, func, stmt,
+                        f"the {n} blocks along `{var.name}` write overlapping regions of `{tensor.buffer.name}`: {how}; "
+                        "the last block to write would win",
+                        f"give each block its own slice of `{tensor.buffer.name}` (index it with `{var.name}`), or "
+                        "combine the partial results inside one block; summing partial blocks from several blocks "
+                        "(split-K) is not supported yet")
+
+
+def _split_digits(grid: dict, starts: list, analyzer) -> tuple[dict, list]:
+    """A grid coordinate the slice reads as two digits, ``v // a`` and ``v % a`` (one T.Kernel
+    dimension over batch * heads: ``b = bh // H``, ``h = bh % H``), becomes the two coordinates
+    ``v // a`` (ceil(n / a) values) and ``v % a`` (a values): (grid var -> {digit var: its values}, the
+    starts in the digits). Each digit must then move the slice on its own."""
+    digits_of, split = {}, {}
+    for var, n in grid.items():
+        divisors = set()
+
+        def visit(node, var=var):
+            if isinstance(node, (tirx.FloorDiv, tirx.FloorMod)) and isinstance(node.a, tirx.Var) \
+                    and node.a.same_as(var) and isinstance(node.b, tirx.IntImm):
+                divisors.add(int(node.b.value))
+
+        for start in starts:
+            tirx.stmt_functor.post_order_visit(start, visit)
+        if len(divisors) != 1 or not 1 < next(iter(divisors)) < n:
+            continue
+        a = divisors.pop()
+        high, low = tirx.Var(f"{var.name} // {a}", var.dtype), tirx.Var(f"{var.name} % {a}", var.dtype)
+        analyzer.bind(high, ir.Range.from_min_extent(0, -(-n // a)))
+        analyzer.bind(low, ir.Range.from_min_extent(0, a))
+        digits_of[var] = {high: -(-n // a), low: a}
+        split[var] = high * a + low
+    return digits_of, [analyzer.simplify(tirx.stmt_functor.substitute(s, split)) for s in starts]
