@@ -152,3 +152,22 @@ def test_hand_written_buffer_access_from_the_dataflow():
                 tt.write_from_cb(tl.region(X_s[0, 0], 1, 32, 32), tl.region(X[0, 0], 2, 32, 32))
 
     tvm.ir.assert_structural_equal(BuildTileDFGTT()(Before), Expected)
+
+
+def test_row_major_tensors_get_staging_cbs():
+    """A block read from a row-major tensor gets a staging CB `<block>_rm` the reader fills and
+    compute tilizes; a block written to one, a staging CB compute untilizes into for the writer
+    (pages: tiles' worth of rows in the tensor's format)."""
+    from tests.compiler.test_row_major import ROWS, add
+    from tilelang_tt.options import CompileOptions
+
+    opts = CompileOptions(layouts={"A": ROWS, "C": ROWS})
+    after = run_pass(lower_until(add(64, 128, 32, 64), PASS, opts), PASS, opts)
+    dfg, cbs = get(after["main"], Attr.TILE_DFG), get(after["main"], Attr.CB_DESC)
+    assert dfg["a"] == {"producer": "compute", "consumers": ["compute"], "buffer": "A", "tilize_from": "a_rm"}
+    assert dfg["a_rm"] == {"producer": "reader", "consumers": ["compute"], "buffer": "A"}
+    assert dfg["c"] == {"producer": "compute", "consumers": ["compute"], "buffer": "C", "untilize_to": "c_rm"}
+    assert dfg["c_rm"] == {"producer": "compute", "consumers": ["writer"], "buffer": "C"}
+    assert "tilize_from" not in dfg["b"] and dfg["b"]["producer"] == "reader"  # B stays tiled
+    assert (cbs["a_rm"]["page_size"], cbs["a_rm"]["data_format"], cbs["a_rm"]["block_pages"]) == (2048, "Float16_b", 2)
+    assert (cbs["c_rm"]["data_format"], cbs["c"]["data_format"]) == ("Float16_b", "Float32")

@@ -24,6 +24,7 @@ from tests.passes.helpers import (
 )
 from tilelang_tt import TTCompileError
 from tilelang_tt.attrs import Intrin
+from tilelang_tt.passes.common import evaluate_calls
 from tilelang_tt.passes.insert_dst_management_tt import InsertDSTManagementTT
 
 PASS = "InsertDSTManagementTT"
@@ -194,3 +195,32 @@ def test_k_loop_consuming_a_held_block_is_refused():
     with pytest.raises(TTCompileError, match="a loop iteration consumes `X_s` without producing it again") as info:
         InsertDSTManagementTT()(Before)
     assert info.value.pass_name == PASS and "produce the block again in the loop body" in str(info.value)
+
+
+def test_row_major_blocks_are_tilized_where_they_arrive_and_untilized_where_they_leave():
+    """At the marker where `a` arrives compute tilizes it from `a_rm` one tile row at a time; at the
+    marker where `c` leaves it untilizes `c` into `c_rm` for the writer (pack_untilize of 2 tiles)."""
+    from tests.compiler.test_row_major import ROWS, add
+    from tilelang_tt.attrs import Attr, get
+    from tilelang_tt.options import CompileOptions
+
+    opts = CompileOptions(layouts={"A": ROWS, "C": ROWS})
+    after = run_pass(lower_until(add(64, 128, 32, 64), PASS, opts), PASS, opts)["main_compute"]
+    ids = {name: d["index"] for name, d in get(after, Attr.CB_DESC).items()}
+    calls = [(n.value.op.name, [int(a) for a in n.value.args if isinstance(a, tirx.IntImm)])
+             for n in evaluate_calls(after.body)]
+    a_rm, a, c, c_rm = ids["a_rm"], ids["a"], ids["c"], ids["c_rm"]
+    tilize = [(Intrin.TILIZE_INIT.value, [a_rm, 2, a]), (Intrin.CB_WAIT_FRONT.value, [a_rm, 2]),
+              (Intrin.CB_RESERVE_BACK.value, [a, 2]), (Intrin.TILIZE_BLOCK.value, [a_rm, 2, a]),
+              (Intrin.CB_PUSH_BACK.value, [a, 2]), (Intrin.CB_POP_FRONT.value, [a_rm, 2]),
+              (Intrin.TILIZE_UNINIT.value, [a_rm, a])]
+    untilize = [(Intrin.PACK_UNTILIZE_INIT.value, [2, 2, c, c_rm]), (Intrin.CB_RESERVE_BACK.value, [c_rm, 2]),
+                (Intrin.CB_WAIT_FRONT.value, [c, 2]), (Intrin.PACK_UNTILIZE_BLOCK.value, [2, 2, c, c_rm, 0]),
+                (Intrin.CB_POP_FRONT.value, [c, 2]), (Intrin.CB_PUSH_BACK.value, [c_rm, 2]),
+                (Intrin.PACK_UNTILIZE_UNINIT.value, [c_rm])]
+    start = calls.index(tilize[0])
+    assert calls[start:start + len(tilize)] == tilize
+    ops = [k for k, (name, _) in enumerate(calls) if name == Intrin.BINARY_TILES.value]
+    assert ops and start < min(ops)  # tiles before the op reads them
+    end = calls.index(untilize[0])
+    assert calls[end:end + len(untilize)] == untilize and end > max(ops)  # after c is computed
