@@ -24,7 +24,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.attrs import AccumulateMode, Attr, Intrin, LayoutDesc, get
+from tilelang_tt.attrs import AccumulateMode, Attr, Intrin
 from tilelang_tt.ops.base import Engine, TileOp, register
 from tilelang_tt.ops.fill import cleared_block
 from tilelang_tt.passes.common import (
@@ -39,6 +39,7 @@ from tilelang_tt.passes.common import (
     stmt_intrin,
     tile_op_name,
 )
+from tilelang_tt.passes.slices import is_row_major
 
 
 def sub_block(bmt: int, bnt: int, budget: int) -> tuple[int, int]:
@@ -65,15 +66,8 @@ def is_gemm_into(node, acc: tirx.Buffer) -> bool:
 
 def reads_rows(func: tirx.PrimFunc, loop: tirx.For) -> bool:
     """Whether ``loop`` reads a block from a row-major tensor (compute then tilizes inside it)."""
-    layouts = get(func, Attr.LAYOUT_DESC, {})
-
-    def rows(node) -> bool:
-        if stmt_intrin(node) != Intrin.READ_TO_CB:
-            return False
-        name = as_region(node.value.args[0]).buffer.name
-        return name in layouts and LayoutDesc.from_dict(name, layouts[name]).row_major
-
-    return contains(loop.body, rows)
+    return contains(loop.body, lambda node: stmt_intrin(node) == Intrin.READ_TO_CB
+                    and is_row_major(func, as_region(node.value.args[0]).buffer))
 
 class Gemm(TileOp):
     tile_ops = ("gemm",)

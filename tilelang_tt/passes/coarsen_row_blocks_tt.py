@@ -87,10 +87,6 @@ def _stride(start, v: tirx.Var) -> int | None:
     return const_int(tirx.stmt_functor.substitute(start, {v: v + 1}) - start)
 
 
-def _find(buffers, buf: tirx.Buffer):
-    return next((b for b in buffers if b.same_as(buf)), None)
-
-
 def _seeds(func: tirx.PrimFunc, candidates: dict[tirx.Buffer, int], v: tirx.Var) -> set[tirx.Buffer]:
     """Candidates copied from or to the rows ``v`` picks: a tensor slice whose one axis that
     depends on ``v`` starts at ``v * r + c`` with extent r, r the candidate's rows."""
@@ -103,8 +99,8 @@ def _seeds(func: tirx.PrimFunc, candidates: dict[tirx.Buffer, int], v: tirx.Var)
         if any(r is None for r in regions):
             return
         for mine, other in (regions, regions[::-1]):
-            buf = _find(candidates, mine.buffer)
-            if buf is None or not is_global_buffer(other.buffer):
+            buf = mine.buffer
+            if buf not in candidates or not is_global_buffer(other.buffer):
                 continue
             axes = [d for d, start in enumerate(other.starts) if uses_var(start, v)]
             if len(axes) == 1 and other.extents[axes[0]] == candidates[buf] == _stride(other.starts[axes[0]], v):
@@ -122,18 +118,18 @@ def _linked(node, candidates, rows: set) -> list[tirx.Buffer]:
     pairs = {"copy": (0, 1), "reduce": (0, 1), "gemm": (0, 2)}
     if op in pairs:
         regions = [as_region(node.value.args[k]) for k in pairs[op]]
-        bufs = [None if r is None else _find(candidates, r.buffer) for r in regions]
+        bufs = [r.buffer for r in regions if r is not None and r.buffer in candidates]
         if op == "reduce" and int(node.value.args[3]) not in (1, -1):
             return []
-        return [b for b in bufs if b is not None] if any(b in rows for b in bufs if b is not None) else []
+        return bufs if any(b in rows for b in bufs) else []
     if isinstance(node, tirx.For) and node.kind == tirx.ForKind.PARALLEL:
         loops, body = parallel_nest(node)
         accesses = []
         tirx.stmt_functor.post_order_visit(body, lambda n: accesses.append(n) if isinstance(
-            n, (tirx.BufferLoad, tirx.BufferStore)) and _find(candidates, n.buffer) is not None else None)
+            n, (tirx.BufferLoad, tirx.BufferStore)) and n.buffer in candidates else None)
         out = []
         for lp in loops:
-            along = [_find(candidates, n.buffer) for n in accesses if uses_var(n.indices[0], lp.loop_var)]
+            along = [n.buffer for n in accesses if uses_var(n.indices[0], lp.loop_var)]
             if any(b in rows for b in along):
                 out += along
         return out
@@ -170,14 +166,8 @@ class _Coarsen:
         return error(PASS, self.func, node, f"blocks of {self.r} row(s) cannot be grouped into blocks of {TILE} "
                                             f"rows: {what}", HINT)
 
-    def _is_row(self, buf: tirx.Buffer) -> bool:
-        return any(buf.same_as(b) for b in self.blocks)
-
-    def _new(self, buf: tirx.Buffer) -> tirx.Buffer:
-        return next(new for old, new in self.blocks.items() if old.same_as(buf))
-
     def _touches_rows(self, node) -> bool:
-        return contains(node, lambda n: isinstance(n, (tirx.BufferLoad, tirx.BufferStore)) and self._is_row(n.buffer))
+        return contains(node, lambda n: isinstance(n, (tirx.BufferLoad, tirx.BufferStore)) and n.buffer in self.blocks)
 
     # -- statements --------------------------------------------------------------------------------
     def stmt(self, s):
@@ -208,7 +198,7 @@ class _Coarsen:
         return s
 
     def block(self, b: tirx.SBlock) -> tirx.SBlock:
-        allocs = [self._new(buf) if self._is_row(buf) else buf for buf in b.alloc_buffers]
+        allocs = [self.blocks[buf] if buf in self.blocks else buf for buf in b.alloc_buffers]
         return tirx.SBlock(b.iter_vars, b.reads, b.writes, b.name_hint, self.stmt(b.body), b.init, allocs,
                            b.match_buffers, b.annotations)
 
@@ -216,7 +206,7 @@ class _Coarsen:
     def tile_op(self, s: tirx.Evaluate):
         op, args = tile_op_name(s), list(s.value.args)
         regions = {k: as_region(a) for k, a in enumerate(args)}
-        rows = [k for k, reg in regions.items() if reg is not None and self._is_row(reg.buffer)]
+        rows = [k for k, reg in regions.items() if reg is not None and reg.buffer in self.blocks]
         if not rows:
             if uses_var(s, self.v):
                 raise self.fail(s, f"`T.{op}` uses the block index `{self.v.name}` without a row block")
@@ -230,13 +220,13 @@ class _Coarsen:
         for k, reg in regions.items():
             if reg is None or not isinstance(args[k], tirx.Call):
                 continue
-            if self._is_row(reg.buffer):
+            if reg.buffer in self.blocks:
                 args[k] = self._row_region(s, reg, args[k])
             elif is_global_buffer(reg.buffer):
                 args[k] = self._tensor_region(s, reg, args[k])
             elif uses_var(args[k], self.v):
                 raise self.fail(s, f"`{reg.buffer.name}` is indexed by the block index `{self.v.name}`")
-        if op == "copy" and not all(self._is_row(regions[k].buffer) or is_global_buffer(regions[k].buffer)
+        if op == "copy" and not all(regions[k].buffer in self.blocks or is_global_buffer(regions[k].buffer)
                                     for k in (0, 1)):
             raise self.fail(s, "a row block is copied to or from a buffer shared by the block's rows")
         return keep_span(s, tirx.Evaluate(tirx.Call(s.value.dtype, s.value.op, args)))
@@ -244,7 +234,7 @@ class _Coarsen:
     def _row_region(self, s, reg, call: tirx.Call) -> tirx.Call:
         if const_int(reg.starts[0]) != 0 or reg.extents[0] != self.r:
             raise self.fail(s, f"`T.{tile_op_name(s)}` covers part of the rows of `{reg.buffer.name}`")
-        return make_region(self._new(reg.buffer), reg.starts, [TILE, *reg.extents[1:]], int(call.args[1]))
+        return make_region(self.blocks[reg.buffer], reg.starts, [TILE, *reg.extents[1:]], int(call.args[1]))
 
     def _tensor_region(self, s, reg, call: tirx.Call) -> tirx.Call:
         axes = [d for d, start in enumerate(reg.starts) if uses_var(start, self.v)]
@@ -285,11 +275,11 @@ class _Coarsen:
 
     def _row_loop(self, lp: tirx.For, body) -> bool:
         """Whether ``lp`` walks the rows: it is the first index of a row block in the nest."""
-        return contains(body, lambda n: isinstance(n, (tirx.BufferLoad, tirx.BufferStore)) and self._is_row(n.buffer)
+        return contains(body, lambda n: isinstance(n, (tirx.BufferLoad, tirx.BufferStore)) and n.buffer in self.blocks
                         and uses_var(n.indices[0], lp.loop_var))
 
     def _access(self, loop, n, vmap, g):
-        if isinstance(n, tirx.BufferStore) and not self._is_row(n.buffer) and not is_global_buffer(n.buffer):
+        if isinstance(n, tirx.BufferStore) and n.buffer not in self.blocks and not is_global_buffer(n.buffer):
             raise self.fail(loop, f"`{n.buffer.name}` is stored from the rows of the block but has no row of its own")
         if isinstance(n, tirx.BufferStore) and is_global_buffer(n.buffer) and not any(
                 uses_var(x, self.v) for x in n.indices):
@@ -299,11 +289,11 @@ class _Coarsen:
             if isinstance(n, tirx.BufferLoad):
                 return tirx.BufferLoad(n.buffer, indices)
             return tirx.BufferStore(n.buffer, n.value, indices)
-        if not self._is_row(n.buffer):
+        if n.buffer not in self.blocks:
             return None
         first = self._sub(g * self.r + tirx.stmt_functor.substitute(n.indices[0], vmap), {})
         indices = [first, *n.indices[1:]]
-        new = self._new(n.buffer)
+        new = self.blocks[n.buffer]
         if isinstance(n, tirx.BufferLoad):
             return tirx.BufferLoad(new, indices)
         return tirx.BufferStore(new, n.value, indices)

@@ -147,8 +147,9 @@ def _row_transfers(stmt, func, cb: CBDesc, tensor, block, reading: bool, analyze
     elem = DATA_FORMATS[str(tensor.buffer.dtype)][1]
     r = tirx.Var("r", "int32")
     at = ptr + tirx.Cast("uint32", r * (width * elem))
+    rows_past, cols_past = overhanging_axes(tensor, analyzer, row_major=True)
     row_bytes, tail = width * elem, None
-    if not analyzer.can_prove(view.col + width <= int(tensor.buffer.shape[-1])):  # the row ends inside the block
+    if cols_past:  # the row ends inside the block
         row_bytes = tirx.Cast("uint32", analyzer.simplify(tirx.Min(int(tensor.buffer.shape[-1]) - view.col, width) * elem))
         tail = evaluate(Intrin.NOC_READ_ZEROS, at + row_bytes, tirx.Cast("uint32", width * elem) - row_bytes, like=stmt)
     move = evaluate(Intrin.NOC_READ_ROW if reading else Intrin.NOC_WRITE_ROW, analyzer.simplify(view.page + r * view.stride),
@@ -156,7 +157,7 @@ def _row_transfers(stmt, func, cb: CBDesc, tensor, block, reading: bool, analyze
                     like=stmt)
     if reading and tail is not None:  # the columns past the tensor's end read as zeros
         move = seq([move, tail])
-    if not analyzer.can_prove(view.bound_row + view.rows <= view.bound_rows):
+    if rows_past:
         zeros = evaluate(Intrin.NOC_READ_ZEROS, at, width * elem, like=stmt) if reading else None
         move = keep_span(stmt, tirx.IfThenElse(analyzer.simplify(view.bound_row + r < view.bound_rows), move, zeros))
     return keep_span(stmt, tirx.For(r, 0, view.rows, tirx.ForKind.SERIAL, move))
