@@ -80,6 +80,8 @@ def test_row_major_staging_cbs_and_calls():
     for call in ("tilize_init(", "tilize_block(", "tilize_uninit(", "pack_untilize_init<2, 2>(",
                  "pack_untilize_block<2, 2>(", "pack_untilize_uninit("):
         assert call in compute, call
+    a, b = data(64, 128, seed=7), data(64, 128, seed=8)
+    assert_close(artifacts.run(a, b), a.float() + b.float(), 2.0 ** -8)
 
 
 @pytest.mark.parametrize("grid", [(2, 2), (4, 1)])
