@@ -18,6 +18,7 @@ from tvm import ir, runtime, tirx
 from tvm.ir import register_op_attr as tvm_register_op_attr
 
 from tilelang_tt.contract.formats import DATA_FORMATS
+from tilelang_tt.contract.formula import Formula, from_json, to_json
 from tilelang_tt.contract.plan import (  # noqa: F401  (the vocabulary attributes and the plan share)
     MCAST_ARGS,
     ArgKind,
@@ -186,7 +187,7 @@ class LayoutDesc:
             "memory": self.memory.value,
             "layout": self.layout.value,
             "dtype": self.dtype,
-            "shape": list(self.shape),
+            "shape": [to_json(d) for d in self.shape],
             "tile_shape": list(self.tile_shape),
             "data_format": self.data_format,
             "page_size": self.page_size,
@@ -202,7 +203,7 @@ class LayoutDesc:
     def from_dict(buffer: str, d: dict) -> LayoutDesc:
         return LayoutDesc(
             buffer=buffer,
-            shape=tuple(d["shape"]),
+            shape=tuple(from_json(v) for v in d["shape"]),
             dtype=d["dtype"],
             memory=MemorySpace(d["memory"]),
             layout=MemoryLayout(d["layout"]),
@@ -262,6 +263,7 @@ class RuntimeArg:
     value: int = 0
     cb: str = ""
     what: str = ""
+    dim: str = ""
     var: tirx.Var | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict:
@@ -273,6 +275,8 @@ class RuntimeArg:
             out["value"] = self.value
         if self.kind == ArgKind.MCAST:
             out |= {"cb": self.cb, "what": self.what}
+        if self.kind == ArgKind.DIM:
+            out["dim"] = self.dim
         return out
 
     def to_attr(self) -> dict:
@@ -282,7 +286,7 @@ class RuntimeArg:
     @staticmethod
     def from_dict(d: dict) -> RuntimeArg:
         return RuntimeArg(d["name"], ArgKind(d["kind"]), d.get("buffer", ""), int(d.get("value", 0)),
-                          d.get("cb", ""), d.get("what", ""), d.get("var"))
+                          d.get("cb", ""), d.get("what", ""), d.get("dim", ""), d.get("var"))
 
 
 def runtime_args(func: tirx.PrimFunc) -> list[RuntimeArg]:
@@ -317,8 +321,8 @@ class AccessorDesc:
             "memory": self.memory,
             "layout": self.layout,
             "page_size": self.page_size,
-            "num_pages": self.num_pages,
-            "tile_grid": list(self.tile_grid),
+            "num_pages": to_json(self.num_pages),
+            "tile_grid": [to_json(t) for t in self.tile_grid],
             "shard_tiles": list(self.shard_tiles),
             "num_banks": self.num_banks,
             "kernel": self.kernel,
@@ -335,8 +339,8 @@ class AccessorDesc:
             memory=d["memory"],
             layout=d["layout"],
             page_size=int(d["page_size"]),
-            num_pages=int(d["num_pages"]),
-            tile_grid=tuple(d["tile_grid"]),
+            num_pages=from_json(d["num_pages"]),
+            tile_grid=tuple(from_json(t) for t in d["tile_grid"]),
             shard_tiles=tuple(d["shard_tiles"]),
             num_banks=int(d["num_banks"]),
             kernel=d["kernel"],

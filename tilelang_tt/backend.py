@@ -73,7 +73,7 @@ from tvm.target import Target
 from tilelang_tt.artifacts import EMULATOR, Artifacts
 from tilelang_tt.attrs import Attr
 from tilelang_tt.compiler import DUMP_FILE, at_kernel, compile_prim_func, dump_file_name
-from tilelang_tt.contract.plan import Plan
+from tilelang_tt.contract.plan import Plan, bind_dims, dim_values
 from tilelang_tt.env import CACHE_DIR, EMU_CXX
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.module import TenstorrentModule
@@ -294,9 +294,12 @@ class TenstorrentKernel(TenstorrentModule):
         if len(tensors) == self.num_params:
             args = list(tensors)
         elif self.out_idx and len(tensors) == self.num_params - len(self.out_idx):
+            positions = [i for i in range(self.num_params) if i not in self.out_idx]
+            buffers = self._buffers({self.buffers[i].name: t.shape for i, t in zip(positions, tensors)})
             given = iter(tensors)
             placement = tensors[0].device if tensors else torch.device("cpu")
-            args = [self._empty(i, placement) if i in self.out_idx else next(given) for i in range(self.num_params)]
+            args = [self._empty(buffers[i], placement) if i in self.out_idx else next(given)
+                    for i in range(self.num_params)]
         else:
             expected = f"{self.num_params}" if not self.out_idx else f"{self.num_params - len(self.out_idx)} or {self.num_params}"
             raise TTCompileError(
@@ -314,8 +317,17 @@ class TenstorrentKernel(TenstorrentModule):
         outputs = [args[i] for i in self.out_idx]
         return outputs[0] if len(outputs) == 1 else outputs
 
-    def _empty(self, index: int, device: torch.device) -> torch.Tensor:
-        buffer = self.buffers[index]
+    def _buffers(self, shapes: dict) -> dict:
+        """The plan's buffers by parameter index, for input tensors of ``shapes`` (buffer name ->
+        shape): a kernel with dynamic sizes has outputs of the sizes its inputs give."""
+        plan = self.artifacts.plan
+        if "dims" not in plan:
+            return self.buffers
+        bound = Plan.from_json(bind_dims(plan, dim_values(plan, shapes)))
+        return {b.param_index: b for b in bound.buffers}
+
+    @staticmethod
+    def _empty(buffer, device: torch.device) -> torch.Tensor:
         return torch.empty(buffer.shape, dtype=getattr(torch, buffer.dtype), device=device)
 
 

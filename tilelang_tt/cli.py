@@ -30,7 +30,7 @@ import traceback
 from pathlib import Path
 
 from tilelang_tt.artifacts import Artifacts, ArtifactsDirError
-from tilelang_tt.contract.plan import Plan, PlanError
+from tilelang_tt.contract.plan import Plan, PlanError, SizeError, bind_dims
 from tilelang_tt.emulator import EmulatorError
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.options import OptionError
@@ -107,9 +107,30 @@ def _compile_file(path: Path, args, **extra):
     return module, _user_code(path, "build()", lambda: module.build(**options))
 
 
-def _random_inputs(plan: dict, seed: int):
+def _sizes(texts: list[str], plan: dict) -> dict[str, int]:
+    """``--size m=64`` values for the dynamic sizes of ``plan`` (every one, none more)."""
+    names = [d["name"] for d in plan.get("dims", [])]
+    sizes = {}
+    for text in texts:
+        name, _, value = text.partition("=")
+        if name not in names or not value.isdigit():
+            raise UsageError(f"--size {text}: expected NAME=VALUE with NAME one of the kernel's sizes {names}")
+        sizes[name] = int(value)
+    missing = [n for n in names if n not in sizes]
+    if missing:
+        raise UsageError(f"the kernel's sizes {missing} are dynamic: give each with --size NAME=VALUE "
+                         f"(e.g. --size {missing[0]}=128)")
+    return sizes
+
+
+def _random_inputs(plan: dict, seed: int, sizes: dict[str, int]):
     import torch
 
+    if sizes:  # a plan for these sizes (random inputs of them)
+        try:
+            plan = bind_dims(plan, sizes)
+        except SizeError as err:
+            raise UsageError(str(err)) from None
     g = torch.Generator().manual_seed(seed)
     return [torch.randn(*buf.shape, generator=g).to(getattr(torch, buf.dtype)) for buf in Plan.from_json(plan).inputs]
 
@@ -153,7 +174,7 @@ def cmd_emulate(args) -> int:
         module, artifacts = _compile_file(target, args)
     else:
         raise UsageError(f"{target}: no such kernel file or artifacts directory")
-    inputs = _random_inputs(artifacts.plan, args.seed)
+    inputs = _random_inputs(artifacts.plan, args.seed, _sizes(args.size, artifacts.plan))
     outputs = artifacts.run(*inputs, out_dir=args.out)
     outputs = outputs if isinstance(outputs, tuple) else (outputs,)
     status = 0
@@ -230,6 +251,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("target", help="kernel .py file or a directory written by `compile`")
     p.add_argument("--out", help="keep the run here: inputs <buffer>.bin, outputs <buffer>.out.bin, counters.json")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--size", action="append", default=[], metavar="NAME=VALUE",
+                   help="a dynamic size (T.dynamic) of the kernel, for its random inputs; repeat for each")
     p.add_argument("--rtol", type=float, default=2.0 ** -7, help="allowed max error relative to max |ref|")
     kernel_options(p)
     p.set_defaults(run=cmd_emulate)

@@ -13,6 +13,7 @@ from pathlib import Path
 import jsonschema
 
 from tilelang_tt.contract.l1 import CircularBuffer, L1Use, cores_in_ranges, from_layout, l1_use
+from tilelang_tt.contract.formula import Formula
 from tilelang_tt.contract.plan import SCHEMA_PATH, ArgValue, BufferAddress, NocCoord, Plan, PlanError
 
 _WRITE_PLANS = "(write plans with tilelang_tt.compile(...).save(DIR) or `tilelang-tt compile`)"
@@ -71,7 +72,7 @@ def _arg_text(value: ArgValue) -> str:
             return f"@{name}"
         case NocCoord(axis=axis, core=(x, y)):
             return f"noc_{axis}({x},{y})"
-        case int():
+        case int() | Formula():  # a formula of the dynamic sizes, computed at run time
             return str(value)
 
 
@@ -91,6 +92,8 @@ def summary(plan: dict) -> str:
         f"{len(plan.work_partition)} active cores, partition {plan.partition_mode}",
         f"output {plan.grid_tiles[0]}x{plan.grid_tiles[1]} tiles in {by * bx} blocks "
         f"({by}x{bx}) of {plan.block_tiles[0]}x{plan.block_tiles[1]} tiles",
+        *([f"dynamic sizes (read from the tensors at run time): "
+           + ", ".join(f"{d.name} = {d.buffer}.shape[{d.axis}]" for d in plan.dims)] if plan.dims else []),
         "",
         f"work and L1 use per core ({policy.policy.value} partition; blocks as (by, bx) in walking order):",
         "  core      start_id  count          L1  blocks",
@@ -99,7 +102,8 @@ def summary(plan: dict) -> str:
     l1 = {core.core: core.allocated for core in use.cores}
     for item in plan.work_partition:
         lines.append(f"  {'({},{})'.format(*item.core):<8}{item.start_id:>10}  {item.count:>5}  "
-                     f"{_kib(l1[item.core]):>10}  {_blocks_text(policy.blocks(item, plan.block_grid))}")
+                     f"{_kib(l1[item.core]):>10}  " + (_blocks_text(policy.blocks(item, plan.block_grid))
+                                                       if isinstance(item.count, int) else "(the sizes decide)"))
     active = {item.core for item in plan.work_partition}
     idle = [f"({x},{y}) {_kib(n)}" for (x, y), n in l1.items() if (x, y) not in active]
     if idle:

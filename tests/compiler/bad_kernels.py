@@ -119,15 +119,16 @@ def float16_block():
     return main
 
 
-def dynamic_shape():
+def dynamic_extent_expression():
+    """A dynamic extent that is an expression of a size: the host reads sizes, not expressions."""
     M = T.dynamic("M")
 
     @T.prim_func
     def main(
-        A: T.Tensor((M, 64), "bfloat16"),  # LINE: dynamic_shape
-        C: T.Tensor((M, 64), "bfloat16"),
+        A: T.Tensor((M * 2, 64), "bfloat16"),  # LINE: dynamic_extent_expression
+        C: T.Tensor((M * 2, 64), "bfloat16"),
     ):
-        with T.Kernel(1, T.ceildiv(M, 32), threads=128) as (bx, by):
+        with T.Kernel(1, T.ceildiv(M * 2, 32), threads=128) as (bx, by):
             A_s = T.alloc_shared((32, 64), "bfloat16")
             T.copy(A[by * 32, 0], A_s)
             T.copy(A_s, C[by * 32, 0])

@@ -1,5 +1,6 @@
 """Golden generated sources for the two examples and one representative per op family (reduction,
-norm, GEMM epilogue, flash attention, SFPU unary, broadcast, type conversion, row-major tensors):
+norm, GEMM epilogue, flash attention, SFPU unary, broadcast, type conversion, row-major tensors,
+dynamic sizes):
 any change to generated code shows up here.
 
 Regenerate with ``TILELANG_TT_UPDATE_GOLDEN=1 make test`` after reviewing the difference.
@@ -13,6 +14,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
+import tilelang.language as T
 import torch
 
 from tests.compiler.test_ops import assert_close, bf16
@@ -48,6 +50,7 @@ def op_artifacts(name: str):
         "rmsnorm": lambda: K.rmsnorm(64, 128, 32),
         "cast_fp32_bf16": lambda: K.cast(64, 128, 32, 64, src="float32", dst="bfloat16"),
         "rmsnorm_rows": lambda: K.rmsnorm(80, 128, 32),
+        "gemm_bias_relu_dynamic": lambda: K.gemm_bias_relu(T.dynamic("m"), T.dynamic("n"), T.dynamic("k"), 32, 64, 32),
     }
     import tilelang_tt
 
@@ -62,7 +65,7 @@ OPTIONS = {"rmsnorm_rows": {"layouts": {"X": BufferLayout(layout="row_major"), "
 CASES = {"eltwise_add": example_artifacts, "gemm": example_artifacts, "softmax": op_artifacts,
          "gemm_bias_relu": op_artifacts, "flash_attention": op_artifacts, "unary_exp": op_artifacts,
          "broadcast_row": op_artifacts, "rmsnorm": op_artifacts, "cast_fp32_bf16": op_artifacts,
-         "rmsnorm_rows": op_artifacts}
+         "rmsnorm_rows": op_artifacts, "gemm_bias_relu_dynamic": op_artifacts}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -116,6 +119,9 @@ OP_RUNS = {
     "rmsnorm_rows": (lambda: [bf16(80, 128, seed=54), bf16(128, seed=55)],
                      lambda x, w: x.float() * torch.rsqrt(x.float().pow(2).mean(1, keepdim=True) + 1e-6) * w.float(),
                      2.0 ** -7),
+    # sizes known at run time only (T.dynamic m, n, k); the stored program runs on sizes it never saw
+    "gemm_bias_relu_dynamic": (lambda: [bf16(70, 40, seed=56), bf16(40, 100, seed=57), bf16(100, seed=58)],
+                               lambda a, b, bias: torch.relu(a.float() @ b.float() + bias.float()), 2.0 ** -7),
 }
 
 

@@ -154,10 +154,11 @@ def test_unknown_option_is_a_compile_error():
     assert "unknown compile option(s) ['gird']" in err.message and "'grid'" in err.hint
 
 
-def test_dynamic_shape_points_at_the_parameter():
-    err = compile_error(bad_kernels.dynamic_shape())
-    assert_diagnostic(err, "InferTTLayout", "buffer `A` has a dynamic shape [M, 64]", "dynamic_shape")
-    assert "static shapes" in err.hint
+def test_dynamic_extent_expression_points_at_the_parameter():
+    err = compile_error(bad_kernels.dynamic_extent_expression())
+    assert_diagnostic(err, "InferTTLayout", "buffer `A` has the shape [M * 2, 64], whose extent M * 2 is an expression "
+                      "of dynamic sizes", "dynamic_extent_expression")
+    assert "its own T.dynamic variable" in err.hint
 
 
 def test_gemm_transpose_a():

@@ -9,9 +9,11 @@ code declares every API object with an explicit type and never chains calls on A
 
 from __future__ import annotations
 
+import math
 import re
 
 from tilelang_tt.codegen.emitter import CppEmitter
+from tilelang_tt.contract.formula import Formula
 from tilelang_tt.contract.plan import (
     ROLES,
     BufferAddress,
@@ -32,6 +34,21 @@ def _ident(name: str) -> str:
     return cleaned if cleaned and not cleaned[0].isdigit() else f"_{cleaned}"
 
 
+def _dim_var(name: str) -> str:
+    """The C++ variable of dynamic size ``name`` (a uint64_t parsed from the command line)."""
+    return f"dim_{name}"
+
+
+def _cxx(value: int | Formula) -> str:
+    """A plan size as C++: a literal, or its formula over the dynamic sizes (uint64_t arithmetic)."""
+    return str(value) if isinstance(value, int) else f"({value.cxx(_dim_var)})"
+
+
+def _text(values) -> str:
+    """A shape for a comment: ``[m, 96]``."""
+    return "[" + ", ".join(str(v) for v in values) + "]"
+
+
 def _check_buffer(buffer: PlanBuffer) -> None:
     """What main.cpp supports beyond the plan's own checks: 32x32 tiles, DRAM interleaved (tiles or
     rows) or sharded."""
@@ -46,8 +63,10 @@ def _emit_prelude(out: CppEmitter, plan: Plan) -> None:
     out.lines(
         f"// Host program for the TileLang kernel \"{plan.kernel_name}\" (tt-metal 0.81.1 Mesh API).",
         f"// Planned for {plan.arch.name}, core grid {plan.core_grid[0]}x{plan.core_grid[1]}.",
-        "// Usage: main DATA_DIR. Reads <buffer>.bin (row-major) for every input buffer and writes",
+        f"// Usage: main DATA_DIR{''.join(' ' + d.name.upper() for d in plan.dims)}. Reads <buffer>.bin (row-major) "
+        "for every input buffer and writes",
         "// <buffer>.out.bin (row-major) for every output buffer.",
+        *(f"// {d.name.upper()}: the size {d.name}, axis {d.axis} of {d.buffer}." for d in plan.dims),
         "#include <cstddef>",
         "#include <cstdint>",
         "#include <exception>",
@@ -128,11 +147,36 @@ def _emit_prelude(out: CppEmitter, plan: Plan) -> None:
             out.line("return distributed::MeshBuffer::create(replicated_config, local_config, device);")
     if any(b.sharded for b in plan.buffers):
         _emit_sharded_buffer_helper(out)
+    if plan.dims:
+        _emit_dim_helpers(out, plan)
     out.lines("", "// Device address of a buffer, as kernels receive it in runtime args.")
     with out.block("uint32_t device_address(const std::shared_ptr<distributed::MeshBuffer>& buffer)"):
         out.line("Buffer* reference = buffer->get_reference_buffer();")
         out.line("return static_cast<uint32_t>(reference->address());")
     out.lines("", "}  // namespace", "")
+
+
+def _emit_dim_helpers(out: CppEmitter, plan: Plan) -> None:
+    """``parse_dim``: a dynamic size from the command line; ``check_dram``: a buffer of that size
+    fits the device's DRAM (the sizes the program cannot serve are refused before any allocation)."""
+    out.lines("", "// A dynamic size from the command line: a positive integer the kernels' uint32_t arithmetic holds.")
+    with out.block("uint64_t parse_dim(const char* text, const std::string& name)"):
+        out.line("std::size_t used = 0;")
+        out.line("unsigned long long value = 0;")
+        with out.block("try"):
+            out.line("value = std::stoull(text, &used);")
+            out.chain("catch (const std::exception&)")
+            out.line("used = 0;")
+        with out.block("if (used == 0 || text[used] != '\\0' || value < 1 || value > 0x7fffffffULL)"):
+            out.line('throw std::runtime_error("the size " + name + " = " + std::string(text) + " is not an integer in '
+                     '[1, 2^31)");')
+        out.line("return value;")
+    dram = plan.arch.num_dram_banks * plan.arch.dram_bank_size
+    out.lines("", f"// A buffer's bytes fit the {dram} bytes of DRAM of {plan.arch.name}.")
+    with out.block("void check_dram(const std::string& buffer, uint64_t bytes)"):
+        with out.block(f"if (bytes > {dram}ULL)"):
+            out.line('throw std::runtime_error("buffer " + buffer + " needs " + std::to_string(bytes) + " bytes for '
+                     f'these sizes, more than the {dram} bytes of DRAM of {plan.arch.name}");')
 
 
 def _emit_sharded_buffer_helper(out: CppEmitter) -> None:
@@ -165,14 +209,16 @@ def _emit_buffers(out: CppEmitter, plan: Plan) -> None:
     for buffer in plan.buffers:
         _check_buffer(buffer)
         name, var = buffer.name, _ident(buffer.name)
-        batch, rows, cols = buffer.matrix_dims
+        batch, rows, cols = (_cxx(v) for v in buffer.matrix_dims)
         elem = _CXX_ELEMENT[buffer.format.element_bytes]
-        size = buffer.page_size * buffer.num_pages
+        size = _cxx(buffer.page_size * buffer.num_pages)
         view = f" as the column {list(buffer.device_shape)}" if buffer.column else ""
         out.line(
-            f"// {name}: {buffer.dtype} {list(buffer.shape)}{view}, {buffer.access}, "
+            f"// {name}: {buffer.dtype} {_text(buffer.shape)}{view}, {buffer.access}, "
             f"{buffer.num_pages} pages of {buffer.page_size} B ({buffer.format.data_format})"
         )
+        if not isinstance(buffer.num_pages, int):
+            out.line(f'check_dram("{name}", {size});')
         if buffer.sharded:
             _emit_distribution_spec(out, buffer, var)
             out.line(
@@ -188,7 +234,7 @@ def _emit_buffers(out: CppEmitter, plan: Plan) -> None:
         if buffer.is_input:
             out.line(
                 f"std::vector<{elem}> input_{var} = read_elements<{elem}>"
-                f"(data_dir / \"{name}.bin\", {batch * rows * cols});"
+                f"(data_dir / \"{name}.bin\", {_cxx(math.prod(buffer.matrix_dims))});"
             )
             if buffer.row_major:  # its pages are the rows as they are
                 out.line(f"command_queue.enqueue_write_mesh_buffer(buffer_{var}, input_{var}.data(), false);")
@@ -297,7 +343,9 @@ def _emit_kernels(out: CppEmitter, plan: Plan) -> None:
         out.line("")
 
 
-def _runtime_value(value: int | BufferAddress | NocCoord) -> str:
+def _runtime_value(value: int | BufferAddress | NocCoord | Formula) -> str:
+    if isinstance(value, Formula):
+        return f"static_cast<uint32_t>({_cxx(value)})"
     if isinstance(value, BufferAddress):
         return f"address_{_ident(value.buffer)}"
     if isinstance(value, NocCoord):
@@ -324,9 +372,9 @@ def _emit_runtime_args(out: CppEmitter, plan: Plan) -> None:
 def _emit_readback(out: CppEmitter, plan: Plan) -> None:
     for buffer in plan.outputs:
         name, var = buffer.name, _ident(buffer.name)
-        batch, rows, cols = buffer.matrix_dims
+        batch, rows, cols = (_cxx(v) for v in buffer.matrix_dims)
         elem = _CXX_ELEMENT[buffer.format.element_bytes]
-        elements = buffer.num_pages * buffer.page_size // buffer.format.element_bytes
+        elements = _cxx(buffer.num_pages * buffer.page_size // buffer.format.element_bytes)
         out.line(f"std::vector<{elem}> result_{var}({elements});")
         out.line(f"command_queue.enqueue_read_mesh_buffer(result_{var}.data(), buffer_{var}, true);")
         result = f"result_{var}" if buffer.row_major else f"untilize(result_{var}, {batch}, {rows}, {cols})"
@@ -341,11 +389,14 @@ def emit_main_cpp(plan: dict) -> str:
     out = CppEmitter()
     _emit_prelude(out, plan)
     with out.block("int main(int argc, char** argv)"):
-        with out.block("if (argc != 2)"):
-            out.line('std::cerr << "usage: " << argv[0] << " DATA_DIR" << std::endl;')
+        usage = "DATA_DIR" + "".join(f" {d.name.upper()}" for d in plan.dims)
+        with out.block(f"if (argc != {2 + len(plan.dims)})"):
+            out.line(f'std::cerr << "usage: " << argv[0] << " {usage}" << std::endl;')
             out.line("return 2;")
         out.line("const std::filesystem::path data_dir = argv[1];")
         with out.block("try"):
+            for i, dim in enumerate(plan.dims):
+                out.line(f'const uint64_t {_dim_var(dim.name)} = parse_dim(argv[{2 + i}], "{dim.name}");')
             out.line("std::shared_ptr<distributed::MeshDevice> device = distributed::MeshDevice::create_unit_mesh(0);")
             out.line("distributed::MeshCommandQueue& command_queue = device->mesh_command_queue();")
             out.line("")

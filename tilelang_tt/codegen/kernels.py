@@ -36,7 +36,8 @@ from tilelang_tt.codegen.rules import (
     header_of,
     rule_for,
 )
-from tilelang_tt.passes.common import uses_var
+from tilelang_tt.contract.formula import Formula, from_json
+from tilelang_tt.passes.common import dynamic_dims, expr_of, uses_var
 
 _BINOPS = {
     tirx.Add: "+", tirx.Sub: "-", tirx.Mul: "*", tirx.FloorDiv: "/", tirx.FloorMod: "%", tirx.Div: "/",
@@ -185,7 +186,9 @@ class _KernelWriter:
     def block_coords(self, n: tirx.Var) -> tuple[list[str], tirx.PrimExpr, tirx.PrimExpr]:
         """(statements, by, bx) of the core's ``n``-th block, as the work policy defines them
         (:class:`WorkPolicy`: the one definition of the walk, which the plan evaluates too)."""
-        _, bx_extent = get(self.func, Attr.BLOCK_GRID)
+        bx_extent = from_json(get(self.func, Attr.BLOCK_GRID)[1])
+        if isinstance(bx_extent, Formula):  # blocks per row known at run time: from the size arguments
+            bx_extent = tirx.Cast("uint32", expr_of(bx_extent, dynamic_dims(self.func)))
         policy = WorkPolicy.from_dict(get(self.func, Attr.WORK_POLICY))
         arg = self.work_var  # E1 declares every argument the policy needs
         if policy.policy == Policy.LOCAL_SHARD:

@@ -18,7 +18,8 @@ from tilelang_tt.contract.plan import (
     WorkItem,
     WorkPolicy,
 )
-from tilelang_tt.passes.common import arch_of
+from tilelang_tt.contract.formula import to_json
+from tilelang_tt.passes.common import arch_of, dynamic_dims
 
 PROCESSORS = {KernelRole.READER.value: ("RISCV_1", "RISCV_1_default"), KernelRole.WRITER.value: ("RISCV_0", "RISCV_0_default")}
 
@@ -39,7 +40,7 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
             "name": buf.name, "param_index": index, "shape": layout["shape"], "dtype": layout["dtype"],
             "data_format": layout["data_format"], "access": access[buf.name], "memory": layout["memory"],
             "layout": layout["layout"], "tile_shape": layout["tile_shape"], "page_size": layout["page_size"],
-            "num_pages": desc.num_pages,
+            "num_pages": to_json(desc.num_pages),
         }
         if "shard_grid" in layout:  # shards in elements of the tensor seen as a matrix, on these cores/banks
             entry |= {"shard_grid": layout["shard_grid"], "shard_shape": layout["shard_shape"]}
@@ -90,10 +91,10 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
             elif arg.kind == ArgKind.MCAST:
                 out.append(mcast_value(arg.what, multicast[arg.cb].group(item.core), item.core))
             else:
-                out.append({
+                out.append(to_json({
                     ArgKind.START_ID: item.start_id, ArgKind.COUNT: item.count, ArgKind.WIDTH: item.width,
                     ArgKind.SHARD_Y: item.shard[0], ArgKind.SHARD_X: item.shard[1], ArgKind.CONST: arg.value,
-                }[arg.kind])
+                }[arg.kind]) if arg.kind != ArgKind.DIM else arg.dim)  # a size's formula: its name
         return out
 
     policy = WorkPolicy.from_dict(get(compute, Attr.WORK_POLICY))
@@ -102,7 +103,12 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
         semaphores += [{"id": mc.sender_semaphore, "name": f"{mc.cb}_sender", "initial_value": 0},
                        {"id": mc.receiver_semaphore, "name": f"{mc.cb}_receiver", "initial_value": 0}]
 
-    return {
+    params = [compute.buffer_map[p] for p in compute.params]
+    dims = [  # the dynamic sizes: where the host reads each (the first parameter and axis of the size)
+        next({"name": name, "buffer": buf.name, "axis": axis} for buf in params for axis, d in enumerate(buf.shape)
+             if d.same_as(var))
+        for name, var in dynamic_dims(compute).items()]
+    plan = {
         "schema_version": SCHEMA_VERSION,
         "kernel_name": get(compute, Attr.SOURCE_FUNC),
         "arch": arch.name,
@@ -126,6 +132,7 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
         "semaphores": sorted(semaphores, key=lambda e: e["id"]),
         "multicast": [{"cb": mc.cb} | mc.to_dict() for mc in multicast.values()],
     }
+    return plan | {"dims": dims} if dims else plan
 
 
 def mcast_value(what: str, group: MulticastGroup, core: tuple[int, int]):

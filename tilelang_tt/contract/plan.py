@@ -23,6 +23,7 @@ from pathlib import Path
 
 from tilelang_tt.contract.arch import ARCHS, Arch
 from tilelang_tt.contract.formats import BY_DATA_FORMAT, FORMATS, Format
+from tilelang_tt.contract.formula import Formula, FormulaError, ceildiv, evaluate, from_json, to_json
 
 SCHEMA_VERSION = 1
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schema" / "tt.plan.schema.json"
@@ -74,12 +75,12 @@ class WorkItem:
     @staticmethod
     def from_plan(entry: dict) -> WorkItem:
         """From a ``work_partition`` entry of ``tt.plan.json`` (``width``/``shard`` only when used)."""
-        return WorkItem(tuple(entry["core"]), entry["start_id"], entry["count"], entry.get("width", 0),
+        return WorkItem(tuple(entry["core"]), from_json(entry["start_id"]), from_json(entry["count"]), entry.get("width", 0),
                         tuple(entry.get("shard", (0, 0))))
 
     def to_plan(self, local_shard: bool) -> dict:
         """The ``work_partition`` entry: ``width`` when set, ``shard`` under ``local_shard``."""
-        entry = {"core": list(self.core), "start_id": self.start_id, "count": self.count}
+        entry = {"core": list(self.core), "start_id": to_json(self.start_id), "count": to_json(self.count)}
         if self.width:
             entry["width"] = self.width
         if local_shard:
@@ -217,6 +218,7 @@ class ArgKind(str, enum.Enum):
     SHARD_X = "shard_x"  # shard column the core owns (local_shard)
     MCAST = "mcast"  # multicast argument `what` (MCAST_ARGS) of CB `cb`
     CONST = "const"  # `value`
+    DIM = "dim"  # the size `dim` (a dynamic dimension of the plan's "dims"), read from the tensors
 
 
 # ---- per-core runtime values ----
@@ -244,12 +246,15 @@ class NocCoord:
         return {f"noc_{self.axis}": list(self.core)}
 
 
-ArgValue = int | BufferAddress | NocCoord
+ArgValue = int | BufferAddress | NocCoord | Formula
 
 
-def runtime_value(value: object, buffers: Sequence[str], where: str) -> ArgValue:
+def runtime_value(value: object, buffers: Sequence[str], where: str, dims: Sequence[str] = ()) -> ArgValue:
     """One per-core runtime value of a plan: an unsigned 32-bit integer, ``"@<buffer>"`` for a
-    buffer among ``buffers``, or ``{"noc_x" | "noc_y": [x, y]}``."""
+    buffer among ``buffers``, ``{"noc_x" | "noc_y": [x, y]}``, or in a plan with dynamic sizes
+    the formula of one (``"m"``, ``"(m + 127) // 128 * 2"``) over the plan's ``dims``."""
+    if isinstance(value, str) and not value.startswith("@") and dims:
+        return _size(value, where, dims)
     if isinstance(value, str):
         if not value.startswith("@") or value[1:] not in buffers:
             raise PlanError(f"{where}: {value!r} is not '@<buffer>' for a buffer of the plan")
@@ -287,6 +292,28 @@ def _int(value: object, where: str, low: int = 0, high: int = U32_MAX) -> int:
         expected = "an unsigned 32-bit integer" if (low, high) == (0, U32_MAX) else f"an integer in [{low}, {high}]"
         raise PlanError(f"{where}: expected {expected}, got {value!r}")
     return value
+
+
+def _size(value: object, where: str, dims: Sequence[str], low: int = 0) -> int | Formula:
+    """An integer, or in a plan with dynamic sizes (``dims``) the text of a formula of them."""
+    if not isinstance(value, str) or not dims:
+        return _int(value, where, low)
+    try:
+        formula = Formula.parse(value)
+    except FormulaError as err:
+        raise PlanError(f"{where}: {err}") from None
+    unknown = sorted(formula.names - set(dims)) if isinstance(formula, Formula) else []
+    if unknown:
+        raise PlanError(f"{where}: {value!r} names {unknown}, which are not dims of the plan {list(dims)}")
+    return formula if isinstance(formula, Formula) else _int(formula, where, low)
+
+
+def _sizes(value: object, where: str, dims: Sequence[str], length: int | None = None,
+           low: int = 0) -> tuple[int | Formula, ...]:
+    values = _list(value, where)
+    if length is not None and len(values) != length:
+        raise PlanError(f"{where}: expected {length} integers, got {value!r}")
+    return tuple(_size(v, f"{where}[{i}]", dims, low) for i, v in enumerate(values))
 
 
 def _ints(value: object, where: str, length: int | None = None, low: int = 0) -> tuple[int, ...]:
@@ -327,7 +354,7 @@ def tile_grid(shape: Sequence[int], tile_shape: Sequence[int], column: bool = Fa
     dimensions) stacked along the leading ones, each padded to whole tiles; rank 1 is a row, or
     a column with ``column`` (:func:`matrix_dims`)."""
     batch, rows, cols = matrix_dims(shape, column)
-    return batch * -(-rows // tile_shape[0]), -(-cols // tile_shape[1])
+    return batch * ceildiv(rows, tile_shape[0]), ceildiv(cols, tile_shape[1])
 
 
 def matrix_dims(shape: Sequence[int], column: bool = False) -> tuple[int, int, int]:
@@ -396,7 +423,7 @@ class PlanBuffer:
         return (self.shape[0], 1) if self.column else self.shape
 
     @staticmethod
-    def from_json(d: object, where: str) -> PlanBuffer:
+    def from_json(d: object, where: str, dims: Sequence[str] = ()) -> PlanBuffer:
         d = _object(d, where, PlanBuffer.KEYS, ("shard_grid", "shard_shape", "column"))
         name = _str(d["name"], f"{where}.name")
         where = f"buffer {name!r}"
@@ -412,12 +439,12 @@ class PlanBuffer:
                             f"neither; this one is {layout}")
         buffer = PlanBuffer(
             name=name, param_index=_int(d["param_index"], f"{where}: param_index"),
-            shape=_ints(d["shape"], f"{where}: shape", low=1), format=fmt,
+            shape=_sizes(d["shape"], f"{where}: shape", dims, low=1), format=fmt,
             access=_str(d["access"], f"{where}: access", ACCESS),
             memory=_str(d["memory"], f"{where}: memory", MEMORIES), layout=layout,
             tile_shape=_pair(d["tile_shape"], f"{where}: tile_shape", low=1),
             page_size=_int(d["page_size"], f"{where}: page_size", low=1),
-            num_pages=_int(d["num_pages"], f"{where}: num_pages", low=1),
+            num_pages=_size(d["num_pages"], f"{where}: num_pages", dims, low=1),
             shard_grid=_pair(d["shard_grid"], f"{where}: shard_grid", low=1) if sharded else None,
             shard_shape=_pair(d["shard_shape"], f"{where}: shard_shape", low=1) if sharded else None,
             column=_bool(d["column"], f"{where}: column") if "column" in d else False,
@@ -529,12 +556,15 @@ class ArgSpec:
     value: int = 0  # const
     cb: str = ""  # mcast
     what: str = ""  # mcast: one of MCAST_ARGS
+    dim: str = ""  # dim
 
-    KEYS = {ArgKind.BUFFER_ADDRESS: ("buffer",), ArgKind.CONST: ("value",), ArgKind.MCAST: ("cb", "what")}
+    KEYS = {ArgKind.BUFFER_ADDRESS: ("buffer",), ArgKind.CONST: ("value",), ArgKind.MCAST: ("cb", "what"),
+            ArgKind.DIM: ("dim",)}
 
     @staticmethod
-    def from_json(d: object, where: str, buffers: Sequence[str], cbs: Sequence[str]) -> ArgSpec:
-        d = _object(d, where, ("name", "kind"), ("buffer", "value", "cb", "what"))
+    def from_json(d: object, where: str, buffers: Sequence[str], cbs: Sequence[str],
+                  dims: Sequence[str] = ()) -> ArgSpec:
+        d = _object(d, where, ("name", "kind"), ("buffer", "value", "cb", "what", "dim"))
         kind = ArgKind(_str(d["kind"], f"{where}.kind", [k.value for k in ArgKind]))
         d = _object(d, f"{where} ({kind.value})", ("name", "kind", *ArgSpec.KEYS.get(kind, ())))
         return ArgSpec(
@@ -543,6 +573,7 @@ class ArgSpec:
             value=_int(d["value"], f"{where}.value") if kind == ArgKind.CONST else 0,
             cb=_str(d["cb"], f"{where}.cb", cbs) if kind == ArgKind.MCAST else "",
             what=_str(d["what"], f"{where}.what", MCAST_ARGS) if kind == ArgKind.MCAST else "",
+            dim=_str(d["dim"], f"{where}.dim", dims) if kind == ArgKind.DIM else "",
         )
 
     def admits(self, value: ArgValue) -> bool:
@@ -551,6 +582,10 @@ class ArgSpec:
             return value == BufferAddress(self.buffer)
         if self.kind == ArgKind.MCAST and self.what[-2:] in ("_x", "_y"):
             return isinstance(value, NocCoord) and value.axis == self.what[-1]
+        if self.kind == ArgKind.DIM:  # its formula (its name), or its value in a bound plan
+            return value == Formula.name(self.dim) or isinstance(value, int)
+        if self.kind in (ArgKind.START_ID, ArgKind.COUNT):  # formulas of the dims in a dynamic plan
+            return isinstance(value, (int, Formula))
         return isinstance(value, int)
 
 
@@ -596,7 +631,8 @@ class PlanKernel:
                    "writer": ("processor", "noc", "common_runtime_args")}
 
     @staticmethod
-    def from_json(d: object, where: str, buffers: Sequence[str], cbs: Sequence[str]) -> PlanKernel:
+    def from_json(d: object, where: str, buffers: Sequence[str], cbs: Sequence[str],
+                  dims: Sequence[str] = ()) -> PlanKernel:
         keys = ("role", "source", "compile_time_args", "runtime_args")
         d = _object(d, where, ("role",), {k for v in PlanKernel.CONFIG_KEYS.values() for k in v} | set(keys))
         role = _str(d["role"], f"{where}.role", ROLES)
@@ -616,7 +652,7 @@ class PlanKernel:
         return PlanKernel(
             role=role, source=_str(d["source"], f"{where}: source", KERNEL_SOURCES),
             compile_time_args=_ints(d["compile_time_args"], f"{where}: compile_time_args"),
-            runtime_args=tuple(ArgSpec.from_json(a, f"{where}: runtime_args[{i}]", buffers, cbs)
+            runtime_args=tuple(ArgSpec.from_json(a, f"{where}: runtime_args[{i}]", buffers, cbs, dims)
                                for i, a in enumerate(_list(d["runtime_args"], f"{where}: runtime_args"))),
             config=config, common_runtime_args=common,
         )
@@ -656,10 +692,12 @@ class CoreRange:
         return CoreRange(_pair(d["start"], f"{where}.start"), _pair(d["end"], f"{where}.end"))
 
 
-def _work_item(d: object, where: str) -> WorkItem:
+def _work_item(d: object, where: str, dims: Sequence[str]) -> WorkItem:
     d = _object(d, where, ("core", "start_id", "count"), ("width", "shard"))
-    return WorkItem(_pair(d["core"], f"{where}.core"), _int(d["start_id"], f"{where}.start_id"),
-                    _int(d["count"], f"{where}.count", low=1), _int(d.get("width", 0), f"{where}.width"),
+    return WorkItem(_pair(d["core"], f"{where}.core"), _size(d["start_id"], f"{where}.start_id", dims),
+                    # a plan with dynamic sizes keeps every core: some may get no block for small sizes
+                    _size(d["count"], f"{where}.count", dims, low=0 if dims else 1),
+                    _int(d.get("width", 0), f"{where}.width"),
                     _pair(d.get("shard", [0, 0]), f"{where}.shard"))
 
 
@@ -691,6 +729,23 @@ def _check_accessor_args(kernel: PlanKernel, accessors: Sequence[PlanAccessor]) 
 
 
 @dataclass(frozen=True)
+class PlanDim:
+    """A dynamic size (``T.dynamic("m")``): the host reads it from axis ``axis`` of ``buffer``."""
+
+    name: str
+    buffer: str
+    axis: int
+
+    @staticmethod
+    def from_json(d: object, where: str) -> PlanDim:
+        d = _object(d, where, ("name", "buffer", "axis"))
+        name = _str(d["name"], f"{where}.name")
+        if not name.isidentifier():
+            raise PlanError(f"{where}: the dim name {name!r} is not an identifier")
+        return PlanDim(name, _str(d["buffer"], f"{where}.buffer"), _int(d["axis"], f"{where}.axis"))
+
+
+@dataclass(frozen=True)
 class Plan:
     """A checked ``tt.plan.json``. Sequences keep the plan's order."""
 
@@ -711,6 +766,7 @@ class Plan:
     runtime_args: tuple[CoreArgs, ...]
     semaphores: tuple[Semaphore, ...]
     multicast: tuple[MulticastDesc, ...]
+    dims: tuple[PlanDim, ...] = ()  # dynamic sizes; the plan's formulas name them
 
     KEYS = ("schema_version", "kernel_name", "arch", "device_grid", "core_grid", "core_ranges", "partition_mode",
             "grid_tiles", "block_grid", "block_tiles", "work_policy", "work_partition", "buffers", "cbs",
@@ -736,13 +792,17 @@ class Plan:
     @staticmethod
     def from_json(d: object) -> Plan:
         """The checked view of a loaded ``tt.plan.json``, else a :class:`PlanError`."""
-        d = _object(d, "the plan", Plan.KEYS)
+        d = _object(d, "the plan", Plan.KEYS, ("dims",))
         if d["schema_version"] != SCHEMA_VERSION:
             raise PlanError(f"schema_version {d['schema_version']!r}: this reader knows version {SCHEMA_VERSION}")
         arch = ARCHS[_str(d["arch"], "arch", list(ARCHS))]
         if _pair(d["device_grid"], "device_grid") != arch.grid:
             raise PlanError(f"device_grid {d['device_grid']} is not the {arch.name} worker grid {list(arch.grid)}")
-        buffers = tuple(PlanBuffer.from_json(b, f"buffers[{i}]") for i, b in enumerate(_list(d["buffers"], "buffers")))
+        dims = tuple(PlanDim.from_json(x, f"dims[{i}]") for i, x in enumerate(_list(d.get("dims", []), "dims")))
+        dim_names = [x.name for x in dims]
+        _unique(dim_names, "dims")
+        buffers = tuple(PlanBuffer.from_json(b, f"buffers[{i}]", dim_names)
+                        for i, b in enumerate(_list(d["buffers"], "buffers")))
         names = [b.name for b in buffers]
         _unique(names, "buffer names")
         cbs = tuple(PlanCB.from_json(c, f"cbs[{i}]", arch, names) for i, c in enumerate(_list(d["cbs"], "cbs")))
@@ -751,7 +811,7 @@ class Plan:
         cb_names = [c.name for c in cbs]
         accessors = tuple(PlanAccessor.from_json(a, f"tensor_accessors[{i}]", names)
                           for i, a in enumerate(_list(d["tensor_accessors"], "tensor_accessors")))
-        kernels = tuple(PlanKernel.from_json(k, f"kernels[{i}]", names, cb_names)
+        kernels = tuple(PlanKernel.from_json(k, f"kernels[{i}]", names, cb_names, dim_names)
                         for i, k in enumerate(_list(d["kernels"], "kernels")))
         if sorted(k.role for k in kernels) != sorted(ROLES):
             raise PlanError(f"the plan must have exactly one reader, compute and writer kernel, got "
@@ -769,16 +829,18 @@ class Plan:
             core_ranges=tuple(CoreRange.from_json(r, f"core_ranges[{i}]")
                               for i, r in enumerate(_list(d["core_ranges"], "core_ranges"))),
             partition_mode=_str(d["partition_mode"], "partition_mode", PARTITION_MODES),
-            grid_tiles=_pair(d["grid_tiles"], "grid_tiles"), block_grid=_pair(d["block_grid"], "block_grid"),
+            grid_tiles=_sizes(d["grid_tiles"], "grid_tiles", dim_names, 2),
+            block_grid=_sizes(d["block_grid"], "block_grid", dim_names, 2),
             block_tiles=_pair(d["block_tiles"], "block_tiles"), work_policy=_work_policy(d["work_policy"]),
-            work_partition=tuple(_work_item(w, f"work_partition[{i}]")
+            work_partition=tuple(_work_item(w, f"work_partition[{i}]", dim_names)
                                  for i, w in enumerate(_list(d["work_partition"], "work_partition"))),
             buffers=buffers, cbs=cbs, tensor_accessors=accessors, kernels=kernels,
-            runtime_args=tuple(_core_args(e, f"runtime_args[{i}]", kernels, names)
+            runtime_args=tuple(_core_args(e, f"runtime_args[{i}]", kernels, names, dim_names)
                                for i, e in enumerate(_list(d["runtime_args"], "runtime_args"))),
             semaphores=semaphores,
             multicast=tuple(_multicast(m, f"multicast[{i}]", cb_names, [s.id for s in semaphores])
                             for i, m in enumerate(_list(d["multicast"], "multicast"))),
+            dims=dims,
         )
         plan._check_cores()
         return plan
@@ -795,7 +857,79 @@ class Plan:
         _unique([e.core for e in self.runtime_args], "runtime_args cores")
 
 
-def _core_args(d: object, where: str, kernels: Sequence[PlanKernel], buffers: Sequence[str]) -> CoreArgs:
+class SizeError(ValueError):
+    """Tensors a program with dynamic sizes cannot run on: the message names the parameter, the
+    axis and the size."""
+
+
+def dim_values(plan: Mapping, shapes: Mapping[str, Sequence[int]]) -> dict[str, int]:
+    """The value of each dynamic size of ``plan`` (a ``tt.plan.json`` dict with ``"dims"``) read
+    from ``shapes`` (buffer name -> shape of the tensor given for it; outputs may be missing):
+    every tensor given must have its buffer's rank, static extents and one value per size; every
+    size is a positive int32 (the kernels compute with it in 32 bits)."""
+    dims, found = [d["name"] for d in plan.get("dims", [])], {}
+    for buffer in plan["buffers"]:
+        name, shape = buffer["name"], shapes.get(buffer["name"])
+        if shape is None:
+            continue
+        shape = tuple(int(x) for x in shape)
+        expected = buffer["shape"]
+        if len(shape) != len(expected):
+            raise SizeError(f"`{name}` has shape {list(shape)}, the kernel takes a rank-{len(expected)} tensor "
+                            f"{[str(e) for e in expected]}")
+        for axis, (size, extent) in enumerate(zip(shape, expected)):
+            if isinstance(extent, int):
+                if size != extent:
+                    raise SizeError(f"`{name}`.shape[{axis}] is {size}, the kernel was compiled for {extent}")
+                continue
+            if not 1 <= size < 2**31:
+                raise SizeError(f"the size {extent} = {size} (`{name}`.shape[{axis}]) is not in [1, 2^31): the "
+                                "program serves sizes of at least 1 that 32-bit arithmetic holds")
+            first = found.setdefault(extent, (size, name, axis))
+            if first[0] != size:
+                raise SizeError(f"the size {extent} is {first[0]} (`{first[1]}`.shape[{first[2]}]) and {size} "
+                                f"(`{name}`.shape[{axis}]): the kernel declares them equal")
+    missing = [d for d in dims if d not in found]
+    if missing:
+        where = [f"`{d['buffer']}`" for d in plan["dims"] if d["name"] in missing]
+        raise SizeError(f"the sizes {missing} are read from {', '.join(where)}: pass those tensors")
+    return {d: found[d][0] for d in dims}
+
+
+def bind_dims(plan: Mapping, values: Mapping[str, int]) -> dict:
+    """``plan`` with every formula of its dynamic sizes computed for ``values``
+    (:func:`dim_values`): a plan of ints, checked by :meth:`Plan.from_json` as a static one (its
+    ``dims`` stay: the kernels' size arguments name them).
+    A buffer over the device's DRAM is a :class:`SizeError` naming it and the sizes."""
+
+    def value(v):
+        return evaluate(Formula.parse(v), values) if isinstance(v, str) else v
+
+    def arg(v):
+        return value(v) if isinstance(v, str) and not v.startswith("@") else v
+
+    arch = ARCHS[plan["arch"]]
+    dram = arch.num_dram_banks * arch.dram_bank_size
+    bound = dict(plan)  # "dims" stays: the kernels' size arguments name them
+    bound["buffers"] = []
+    for buffer in plan["buffers"]:
+        entry = buffer | {"shape": [value(x) for x in buffer["shape"]], "num_pages": value(buffer["num_pages"])}
+        if entry["num_pages"] * entry["page_size"] > dram:
+            sizes = ", ".join(f"{k} = {v}" for k, v in values.items())
+            raise SizeError(f"`{buffer['name']}` {entry['shape']} needs {entry['num_pages'] * entry['page_size']} bytes "
+                            f"for {sizes}, more than the {dram} bytes of DRAM of {arch.name}")
+        bound["buffers"].append(entry)
+    bound["grid_tiles"] = [value(x) for x in plan["grid_tiles"]]
+    bound["block_grid"] = [value(x) for x in plan["block_grid"]]
+    bound["work_partition"] = [w | {"start_id": value(w["start_id"]), "count": value(w["count"])}
+                               for w in plan["work_partition"]]
+    bound["runtime_args"] = [{k: (v if k == "core" else [arg(x) for x in v]) for k, v in e.items()}
+                             for e in plan["runtime_args"]]
+    return bound
+
+
+def _core_args(d: object, where: str, kernels: Sequence[PlanKernel], buffers: Sequence[str],
+               dims: Sequence[str]) -> CoreArgs:
     d = _object(d, where, ("core", *ROLES))
     core = _pair(d["core"], f"{where}.core")
     values = {}
@@ -804,7 +938,7 @@ def _core_args(d: object, where: str, kernels: Sequence[PlanKernel], buffers: Se
         given = _list(d[kernel.role], what)
         if len(given) != len(kernel.runtime_args):
             raise PlanError(f"{what}: {len(given)} values for its {len(kernel.runtime_args)} runtime args")
-        parsed = tuple(runtime_value(v, buffers, f"runtime arg {i} of {kernel.role} on core ({core[0]}, {core[1]})")
+        parsed = tuple(runtime_value(v, buffers, f"runtime arg {i} of {kernel.role} on core ({core[0]}, {core[1]})", dims)
                        for i, v in enumerate(given))
         for i, (spec, value) in enumerate(zip(kernel.runtime_args, parsed)):
             if not spec.admits(value):

@@ -31,7 +31,7 @@ import numpy as np
 
 from tilelang_tt.contract.arch import ARCHS
 from tilelang_tt.contract.formats import BFLOAT16_QUIET_NAN, bfloat16_round
-from tilelang_tt.contract.plan import Plan, PlanBuffer, PlanError
+from tilelang_tt.contract.plan import Plan, PlanBuffer, PlanError, bind_dims, dim_values
 from tilelang_tt.env import CACHE_DIR, EMU_CXX
 
 EMULATOR_DIR = Path(__file__).resolve().parent
@@ -240,8 +240,9 @@ def run(sources: dict[str, str], plan: dict, inputs: dict[str, object], data_dir
     The program's data directory (``<buffer>.bin`` inputs, ``<buffer>.out.bin`` outputs,
     ``counters.json``; DEVELOPERS.md, Contract 2) is ``data_dir`` when given, and kept; else a
     temporary directory."""
+    sizes = dim_values(plan, {name: np.shape(value) for name, value in inputs.items()}) if "dims" in plan else {}
     try:
-        plan = Plan.from_json(plan)
+        plan = Plan.from_json(bind_dims(plan, sizes) if sizes else plan)
     except PlanError as err:
         raise EmulatorError(f"not a valid tt.plan.json: {err}") from None
     exe = build(sources, plan)
@@ -260,7 +261,8 @@ def run(sources: dict[str, str], plan: dict, inputs: dict[str, object], data_dir
         env = {**os.environ, "TT_EMU_ARCH": plan.arch.name, "TT_EMU_COUNTERS": str(counters_path)}
         try:
             done = subprocess.run(
-                [str(exe), str(data_dir)], capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT_S
+                [str(exe), str(data_dir), *(str(v) for v in sizes.values())], capture_output=True, text=True, env=env,
+                timeout=RUN_TIMEOUT_S
             )
         except subprocess.TimeoutExpired:
             raise EmulatorError(f"the emulated program ran longer than {RUN_TIMEOUT_S} s") from None

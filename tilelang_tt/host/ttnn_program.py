@@ -48,7 +48,15 @@ def _import_contract() -> None:
 
 _import_contract()
 
-from tilelang_tt.contract.plan import KERNEL_SOURCES, BufferAddress, ComputeConfig, NocCoord, Plan  # noqa: E402
+from tilelang_tt.contract.plan import (  # noqa: E402
+    KERNEL_SOURCES,
+    BufferAddress,
+    ComputeConfig,
+    NocCoord,
+    Plan,
+    bind_dims,
+    dim_values,
+)
 
 NO_DEVICE_MESSAGE = (
     "no Tenstorrent device found; use the emulator (the default): Artifacts.run(*tensors) "
@@ -80,13 +88,20 @@ def _tt_fatal_reason(err: Exception) -> str:
     return text.splitlines()[0] if text else type(err).__name__
 
 
-def load_program(artifacts_or_dir) -> tuple[Plan, dict[str, str]]:
-    """(checked plan, {kernel source name: text}) from an ``Artifacts`` or a directory written by ``save``."""
+def load_program(artifacts_or_dir, shapes: dict | None = None) -> tuple[Plan, dict[str, str]]:
+    """(checked plan, {kernel source name: text}) from an ``Artifacts`` or a directory written by
+    ``save``. A program with dynamic sizes is planned for the tensors of ``shapes`` (buffer name ->
+    shape: the inputs at least), its formulas computed from them
+    (:func:`tilelang_tt.contract.plan.dim_values`); without ``shapes`` its plan keeps them."""
     if isinstance(artifacts_or_dir, (str, os.PathLike)):
         directory = Path(artifacts_or_dir)
         plan = json.loads((directory / "tt.plan.json").read_text())
-        return Plan.from_json(plan), {name: (directory / name).read_text() for name in KERNEL_SOURCES}
-    return Plan.from_json(artifacts_or_dir.plan), {name: artifacts_or_dir.sources[name] for name in KERNEL_SOURCES}
+        sources = {name: (directory / name).read_text() for name in KERNEL_SOURCES}
+    else:
+        plan, sources = artifacts_or_dir.plan, {name: artifacts_or_dir.sources[name] for name in KERNEL_SOURCES}
+    if shapes is not None and "dims" in plan:
+        plan = bind_dims(plan, dim_values(plan, shapes))
+    return Plan.from_json(plan), sources
 
 
 def _core_range_set(ttnn, plan: Plan):
@@ -229,10 +244,13 @@ def run_on_device(artifacts_or_dir, *torch_tensors, device=None):
     """
     ttnn = _ttnn()
     plan, sources = load_program(artifacts_or_dir)
-    inputs, outputs = plan.inputs, plan.outputs
+    inputs = plan.inputs
     if len(torch_tensors) != len(inputs):
         raise TypeError(f"kernel `{plan.kernel_name}` takes {len(inputs)} input tensors "
                         f"({', '.join(b.name for b in inputs)}), got {len(torch_tensors)}")
+    if plan.dims:  # sizes known at run time: the plan for these tensors
+        plan, _ = load_program(artifacts_or_dir, {b.name: tuple(t.shape) for b, t in zip(inputs, torch_tensors)})
+    inputs, outputs = plan.inputs, plan.outputs
     opened = device is None
     if opened:
         device = open_device()

@@ -12,6 +12,7 @@ from tvm import arith, ir, tirx
 
 from tilelang_tt.attrs import DATA_FORMATS, Attr, Intrin, call, call_intrin, get
 from tilelang_tt.contract.arch import Arch, get_arch
+from tilelang_tt.contract.formula import Formula
 from tilelang_tt.errors import TTCompileError, is_user_span
 
 SHARED_SCOPES = ("shared", "shared.dyn")
@@ -186,6 +187,50 @@ def simplify(expr):
 def const_int(expr) -> int | None:
     expr = simplify(expr)
     return int(expr.value) if isinstance(expr, tirx.IntImm) else None
+
+
+_FORMULA_OPS = {tirx.Add: "+", tirx.Sub: "-", tirx.Mul: "*", tirx.FloorDiv: "//", tirx.FloorMod: "%",
+                tirx.Div: "//", tirx.Mod: "%", tirx.Min: "min", tirx.Max: "max"}
+
+
+def formula_of(expr) -> int | Formula:
+    """A size of the kernel as the plan records it: an int, or the formula of a TIR expression over
+    the dynamic dimensions (``T.dynamic`` variables, non-negative: truncating and flooring division
+    agree). Sizes come from shapes and grid extents, which are made of these operations only."""
+    expr = simplify(expr)
+    if isinstance(expr, tirx.IntImm):
+        return int(expr.value)
+    if isinstance(expr, tirx.Var):
+        return Formula.name(expr.name)
+    if isinstance(expr, tirx.Cast):
+        return formula_of(expr.value)
+    op = _FORMULA_OPS.get(type(expr))
+    if op is None:
+        raise TypeError(f"the size {expr} is not a formula of the dynamic dimensions")
+    return Formula.make(op, formula_of(expr.a), formula_of(expr.b))
+
+
+def dynamic_dims(func: tirx.PrimFunc) -> dict[str, tirx.Var]:
+    """The kernel's dynamic sizes (``T.dynamic`` variables of its parameters' shapes), by name
+    (InferTTLayout checked the names are distinct), in order of first appearance."""
+    dims: dict[str, tirx.Var] = {}
+    for param in func.params:
+        if param in func.buffer_map:
+            for dim in func.buffer_map[param].shape:
+                if isinstance(dim, tirx.Var):
+                    dims.setdefault(dim.name, dim)
+    return dims
+
+
+def expr_of(value: int | Formula, dims: dict[str, tirx.Var]) -> tirx.PrimExpr:
+    """The TIR expression of a plan size (:func:`formula_of` the other way), over the ``dims``."""
+    if isinstance(value, int):
+        return tirx.const(value, "int32")
+    if value.op == "name":
+        return dims[value.args[0]]
+    a, b = (expr_of(x, dims) for x in value.args)
+    return {"+": tirx.Add, "-": tirx.Sub, "*": tirx.Mul, "//": tirx.FloorDiv, "%": tirx.FloorMod,
+            "min": tirx.Min, "max": tirx.Max}[value.op](a, b)
 
 
 def float_constant(expr) -> float | None:

@@ -5,7 +5,8 @@ Reads: ``tt.kernel_role``, ``tt.tensor_accessor`` (reader/writer buffers in slot
 Writes: ``tt.runtime_args`` = ordered descriptors, each with the TIR variable (``var``) that
 stands for the argument in the kernel: reader/writer ``[<buffer>_addr...]``, then the work of
 the core — ``start_id, count`` (contiguous, row_major), ``start_id, count, width`` (block), or
-the shard extras ``shard_y, shard_x, count, width`` (local_shard) —, then for the reader the
+the shard extras ``shard_y, shard_x, count, width`` (local_shard) —, then every dynamic size
+(``T.dynamic``: its own variable, which the kernel's expressions use), then for the reader the
 arguments of every multicast CB (``tilelang_tt.attrs.MCAST_ARGS``, in CB name order). Compute
 gets the work arguments only. Runs right after D2 (the address arguments follow the accessor
 slots) so that D3 finds the multicast arguments by their variables. No TIR loop is added:
@@ -33,7 +34,7 @@ from tilelang_tt.attrs import (
     get,
     with_attrs,
 )
-from tilelang_tt.passes.common import prim_func_pass
+from tilelang_tt.passes.common import dynamic_dims, prim_func_pass
 
 PASS = "FinalizePersistentSignatureTT"
 WORK_ARGS = {
@@ -51,6 +52,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     args = [_arg(f"{name}_addr", ArgKind.BUFFER_ADDRESS, buffer=name) for name, _ in ordered]
     policy = WorkPolicy.from_dict(get(func, Attr.WORK_POLICY)).policy
     args += [_arg(kind.value, kind) for kind in WORK_ARGS[policy]]
+    # the dynamic sizes: the kernel's expressions of them (loop bounds, tile ids) read them as they are
+    args += [RuntimeArg(name, ArgKind.DIM, dim=name, var=var) for name, var in dynamic_dims(func).items()]
     if role == KernelRole.READER.value:
         for cb, d in sorted(get(func, Attr.MULTICAST, {}).items()):
             mc = MulticastDesc.from_dict(cb, d)

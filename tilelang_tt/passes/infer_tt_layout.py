@@ -26,7 +26,11 @@ A tensor whose extents are not multiples of 32 is padded to whole tiles (zeros, 
 out-of-bounds loads), each matrix of an ND tensor on its own (ttnn's padded shape: a (B, 40, 64)
 tensor is B matrices of 2 x 2 tiles): BuildTileDFGTT checks that the padding cannot reach a valid
 result.
-Errors: dynamic shapes, a rank-1 tensor used both as a row and as a column (at the copy that
+A dynamic extent (``T.dynamic("m")``, a variable of the signature) is the formula ``m``: tile and
+page counts are formulas of it (tilelang_tt.contract.formula), computed by the host from the
+tensors; such a tensor is interleaved in tiles (shards and rows need static sizes).
+Errors: a dynamic extent that is an expression (``m * 2``), two dynamic sizes of one name, a
+dynamic tensor that is sharded, in rows or a column, a rank-1 tensor used both as a row and as a column (at the copy that
 uses it the second way), unsupported dtypes, invalid or unplaceable layouts, views of a parameter
 (``T.Tensor(shape, X.data)``: a second shape for X's memory, which is laid out in tiles of X's
 own shape).
@@ -45,6 +49,7 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.contract.arch import Arch, get_arch
+from tilelang_tt.contract.formula import Formula
 from tilelang_tt.attrs import DATA_FORMATS, Attr, LayoutDesc, MemoryLayout, MemorySpace, get, with_attrs
 from tilelang_tt.layout import BufferLayout, LayoutError, shard_grid_shape
 from tilelang_tt.passes.slices import matrix_slice
@@ -116,23 +121,30 @@ def _is_column(func: tirx.PrimFunc, tensor: tirx.Buffer, kinds: dict[str, str]) 
 
 def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, override: dict | None, kinds: dict[str, str],
                arch: Arch) -> LayoutDesc:
-    shape = []
-    for dim in buf.shape:
-        if not isinstance(dim, tirx.IntImm):
-            raise error(
-                PASS, func, buf, f"buffer `{buf.name}` has a dynamic shape {list(buf.shape)}",
-                "Tenstorrent kernels are compiled for static shapes: pass concrete sizes to the kernel factory",
-            )
-        shape.append(int(dim.value))
+    shape = tuple(_dim(func, buf, d) for d in buf.shape)
     column = len(shape) == 1 and _is_column(func, buf, kinds)
+    if column and not isinstance(shape[0], int):
+        raise error(PASS, func, buf, f"the rank-1 tensor `{buf.name}` {list(buf.shape)} is used as a column and has "
+                    "a dynamic size: columns of a size known only at run time are not supported",
+                    "give the tensor a static size")
     dtype = str(buf.dtype)
     if dtype not in DATA_FORMATS:
         raise error(PASS, func, buf, f"buffer `{buf.name}` has unsupported dtype {dtype}", dtype_hint(dtype))
-    desc = LayoutDesc(buffer=buf.name, shape=tuple(shape), dtype=dtype, column=column)
+    desc = LayoutDesc(buffer=buf.name, shape=shape, dtype=dtype, column=column)
+    dynamic = not all(isinstance(d, int) for d in shape)
     if override is None:
         # rows where a slice of the kernel is no block of tiles (a head of a (B, S, H, D) tensor)
         rows_only = len(shape) > 2 and any(matrix_slice(region) is None for region in _slices(func, buf))
+        if rows_only and dynamic:
+            raise error(PASS, func, first_stmt_using(func.body, buf),
+                        f"`{buf.name}` {list(buf.shape)} has a dynamic shape and a slice that is no block of tiles "
+                        "(rows of several matrices): rows of a tensor whose size is known only at run time are "
+                        "not supported", "give the tensor static sizes, or slice it in whole tiles")
         return dataclasses.replace(desc, layout=MemoryLayout.ROW_MAJOR) if rows_only else desc
+    if dynamic and override.get("layout", MemoryLayout.INTERLEAVED.value) != MemoryLayout.INTERLEAVED.value:
+        raise error(PASS, func, buf, f"`{buf.name}` {list(buf.shape)} has a dynamic shape and the layout "
+                    f"{override['layout']!r}: shards and rows need sizes known when the kernel is compiled",
+                    "keep the tensor interleaved in DRAM (the default), or give it static sizes")
     rows, cols = desc.tile_grid[0] * TILE, desc.tile_grid[1] * TILE
     layout = _buffer_layout(func, buf, override)
     if layout.layout == MemoryLayout.ROW_MAJOR.value:
@@ -161,6 +173,30 @@ def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, override: dict | None, kin
     return LayoutDesc(buffer=buf.name, shape=tuple(shape), dtype=dtype, memory=MemorySpace(layout.memory),
                       layout=MemoryLayout(layout.layout), shard_grid=layout.shard_grid, shard_shape=shard,
                       column=column)
+
+
+def _dim(func: tirx.PrimFunc, buf: tirx.Buffer, dim: tirx.PrimExpr) -> int | Formula:
+    """A static extent, or the dynamic dimension ``T.dynamic("m")`` (a variable) as the formula
+    ``m``: one program serves every size, which the host reads from the tensors."""
+    if isinstance(dim, tirx.IntImm):
+        return int(dim.value)
+    if isinstance(dim, tirx.Var):
+        return Formula.name(dim.name)
+    raise error(PASS, func, buf, f"buffer `{buf.name}` has the shape {list(buf.shape)}, whose extent {dim} is an "
+                "expression of dynamic sizes",
+                "declare each dynamic extent as its own T.dynamic variable (the host reads each from the tensor)")
+
+
+def _check_dims(func: tirx.PrimFunc, params: list[tirx.Buffer]) -> None:
+    """Dynamic dimensions are named in the plan and the host programs: one variable per name."""
+    seen: dict[str, tirx.Var] = {}
+    for buf in params:
+        for dim in buf.shape:
+            if isinstance(dim, tirx.Var):
+                if dim.name in seen and not seen[dim.name].same_as(dim):
+                    raise error(PASS, func, buf, f"two dynamic sizes are both named `{dim.name}`",
+                                "give each T.dynamic variable its own name")
+                seen[dim.name] = dim
 
 
 def _slices(func: tirx.PrimFunc, tensor: tirx.Buffer) -> list:
@@ -211,6 +247,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, layouts) -> tirx.P
     kinds = vector_kinds(func)
     params = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
     _check_views(func, params)
+    _check_dims(func, params)
     unknown = sorted(set(overrides) - {b.name for b in params})
     if unknown:
         raise error(PASS, func, None, f"layouts are given for {unknown}, which are not parameters of the kernel",

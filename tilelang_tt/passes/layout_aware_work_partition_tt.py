@@ -60,6 +60,7 @@ from tilelang_tt.attrs import (
     get,
     with_attrs,
 )
+from tilelang_tt.contract.formula import Formula, minimum, to_json
 from tilelang_tt.contract.plan import Core, MulticastGroup
 from tilelang_tt.layout import shard_of_core
 from tilelang_tt.passes.common import (
@@ -67,6 +68,7 @@ from tilelang_tt.passes.common import (
     arch_of,
     as_region,
     error,
+    formula_of,
     is_cb_buffer,
     is_global_buffer,
     prim_func_pass,
@@ -82,9 +84,10 @@ PASS = "LayoutAwareWorkPartitionTT"
 ROW_TAGS = ("blockIdx.z", "blockIdx.y")
 
 
-def partition(total: int, grid: tuple[int, int]) -> list[WorkItem]:
-    """Contiguous split of ``total`` blocks over a row-major ``grid`` (x, y); idle cores dropped."""
-    ncores = min(total, grid[0] * grid[1])
+def partition(total: int | Formula, grid: tuple[int, int]) -> list[WorkItem]:
+    """Contiguous split of ``total`` blocks over a row-major ``grid`` (x, y); idle cores dropped
+    (every core of the grid when ``total`` is known at run time only)."""
+    ncores = grid[0] * grid[1] if isinstance(total, Formula) else min(total, grid[0] * grid[1])
     return [WorkItem((i % grid[0], i // grid[0]), start, count) for i, (start, count) in enumerate(_split(total, ncores))]
 
 
@@ -94,15 +97,11 @@ def round_robin(total: int, grid: tuple[int, int]) -> list[WorkItem]:
     return [WorkItem((i % grid[0], i // grid[0]), i, -(-(total - i) // ncores)) for i in range(ncores)]
 
 
-def _split(n: int, parts: int) -> list[tuple[int, int]]:
-    """Balanced (start, size) of ``n`` items over ``parts`` (the first ``n % parts`` one larger)."""
-    base, extra = divmod(n, parts)
-    out, start = [], 0
-    for i in range(parts):
-        size = base + (1 if i < extra else 0)
-        out.append((start, size))
-        start += size
-    return out
+def _split(n: int | Formula, parts: int) -> list[tuple[int | Formula, int | Formula]]:
+    """Balanced (start, size) of ``n`` items over ``parts`` (the first ``n % parts`` one larger): part
+    i starts at ``i * (n // parts) + min(i, n % parts)`` and holds ``(n + parts - 1 - i) // parts``;
+    a formula of the dynamic dimensions when ``n`` is (the host computes it)."""
+    return [(i * (n // parts) + minimum(i, n % parts), (n + parts - 1 - i) // parts) for i in range(parts)]
 
 
 def rectangles(block_grid: tuple[int, int], grid: tuple[int, int]) -> list[WorkItem]:
@@ -263,6 +262,12 @@ def _local_shard(func, layout: LayoutDesc, block_grid, block_tiles) -> tuple[lis
 def _global(func, arch, block_grid, grid, policy_name: str) -> tuple[list[WorkItem], WorkPolicy, tuple]:
     by_total, bx_total = block_grid
     total = by_total * bx_total
+    if isinstance(total, Formula):  # a block grid known at run time: contiguous shares of it
+        if policy_name not in ("auto", Policy.CONTIGUOUS.value):
+            raise error(PASS, func, None, f"partition={policy_name!r} needs the block grid when the kernel is "
+                        f"compiled; this kernel's is {by_total} x {bx_total} blocks (dynamic sizes)",
+                        "use partition='contiguous' (or 'auto') for kernels with dynamic sizes")
+        return partition(total, grid or arch.grid), WorkPolicy(Policy.CONTIGUOUS), grid or arch.grid
     natural = (min(arch.grid[0], bx_total), min(arch.grid[1], by_total))
     if policy_name == "auto":
         candidate = grid or natural
@@ -284,8 +289,8 @@ def _global(func, arch, block_grid, grid, policy_name: str) -> tuple[list[WorkIt
 def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str, multicast: str) -> tirx.PrimFunc:
     arch = arch_of(func)
     loops = block_grid_loops(func)
-    bx = int(loops["blockIdx.x"].extent) if "blockIdx.x" in loops else 1
-    by = math.prod(int(loops[tag].extent) for tag in ROW_TAGS if tag in loops)
+    bx = formula_of(loops["blockIdx.x"].extent) if "blockIdx.x" in loops else 1
+    by = math.prod(formula_of(loops[tag].extent) for tag in ROW_TAGS if tag in loops)
 
     transfers = _transfers(func)
     check_slices(PASS, func, transfers)
@@ -323,6 +328,9 @@ def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str, mult
         items, work_policy, grid = _global(func, arch, (by, bx), grid, policy)
 
     lockstep = work_policy.policy == Policy.BLOCK and bx % grid[0] == 0 and by % grid[1] == 0
+    if multicast == "on" and isinstance(by * bx, Formula):
+        raise error(PASS, func, None, "multicast='on' needs a block grid known when the kernel is compiled; "
+                    f"this kernel's is {by} x {bx} blocks (dynamic sizes)", "use multicast='auto' or 'off'")
     if multicast == "on" and not lockstep:
         raise error(PASS, func, None,
                     f"multicast='on' needs the block partition with a core grid dividing the {by}x{bx} block grid "
@@ -331,8 +339,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str, mult
     cores = [w.core for w in items]
     shared = _multicast(func, loops, tuple(grid), multicast, cores) if lockstep and multicast != "off" else {}
     return with_attrs(func, {
-        Attr.BLOCK_GRID: [by, bx],
-        Attr.GRID_TILES: [mt, nt],
+        Attr.BLOCK_GRID: [to_json(by), to_json(bx)],
+        Attr.GRID_TILES: [to_json(mt), to_json(nt)],
         Attr.BLOCK_TILES: list(block_tiles),
         Attr.CORE_GRID: list(grid),
         Attr.CORE_RANGES: core_ranges(items),

@@ -13,6 +13,8 @@ A store names every loop variable; a load may name one of a 2-D nest's: a per-ro
 i]`` or per-column ``B[bx * bn + j]`` vector, read into a vector block. Any other access is left
 for the later passes to report.
 Reads/writes no attribute. Every new statement carries the span of the ``T.Parallel`` nest.
+Errors: an on-chip buffer or a T.Parallel nest whose size depends on a dynamic size
+(``T.dynamic``): blocks are CBs sized when the kernel is compiled.
 
     Before: for i, j in T.Parallel(32, 32):
                 C[by * 32 + i, bx * 32 + j] = A[by * 32 + i, bx * 32 + j] + T.float32(1)
@@ -34,7 +36,10 @@ import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
 from tilelang_tt.passes.common import (
+    allocations,
     const_int,
+    error,
+    first_stmt_using,
     is_global_buffer,
     keep_span,
     kernel_names,
@@ -89,7 +94,7 @@ class _Nest:
         vector = role == "read" and len(self.vars) == 2 and len(follows) == 1  # per row or per column
         if list(follows) != sorted(set(follows)) or (len(follows) != len(self.vars) and not vector):
             return None
-        if any(const_int(bases[d]) != 0 or int(buf.shape[d]) != 1 for d in range(dims[-1] + 1, len(indices))):
+        if any(const_int(bases[d]) != 0 or const_int(buf.shape[d]) != 1 for d in range(dims[-1] + 1, len(indices))):
             return None
         return tuple(bases), follows, dims[0]
 
@@ -157,7 +162,27 @@ def _legalize(loop: tirx.For, names: set[str], allocated: list[tirx.Buffer]) -> 
     return seq(before + [new_body] + after)
 
 
+def _check_static_blocks(func: tirx.PrimFunc) -> None:
+    """On-chip blocks and T.Parallel nests have sizes known when the kernel is compiled (CBs are
+    sized then); a dynamic size (``T.dynamic``) may only size global tensors, grids and loops."""
+    for buf in allocations(func):
+        if any(const_int(d) is None for d in buf.shape):
+            raise error(PASS, func, first_stmt_using(func.body, buf) or buf,
+                        f"on-chip buffer `{buf.name}` has the shape {list(buf.shape)}, which depends on a dynamic size: "
+                        "blocks are circular buffers sized when the kernel is compiled",
+                        "give on-chip blocks constant shapes and loop over the dynamic extent in blocks: "
+                        "for k in T.Pipelined(T.ceildiv(n, bk)): T.copy(A[by * bm, k * bk], A_s)")
+    loops = []
+    tirx.stmt_functor.post_order_visit(func.body, lambda n: loops.append(n) if isinstance(
+        n, tirx.For) and n.kind == tirx.ForKind.PARALLEL and const_int(n.extent) is None else None)
+    if loops:
+        raise error(PASS, func, loops[-1], f"T.Parallel over {loops[-1].extent}, an extent that depends on a dynamic "
+                    "size: a T.Parallel nest works on one block of constant shape",
+                    "loop over the dynamic extent in blocks of constant size and use T.Parallel inside each block")
+
+
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
+    _check_static_blocks(func)
     names = kernel_names(func)
     pending: list[tirx.Buffer] = []
 

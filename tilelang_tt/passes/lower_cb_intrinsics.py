@@ -65,11 +65,14 @@ from tilelang_tt.attrs import (
     get,
     runtime_args,
 )
+from tilelang_tt.contract.formula import ceildiv
+from tilelang_tt.contract.plan import tile_grid
 from tilelang_tt.ops.tilize import staging_cbs
 from tilelang_tt.passes.build_tile_dfg_tt import handoff_cbs
 from tilelang_tt.passes.common import COL, TILE, as_region, error, evaluate, keep_span, prim_func_pass, seq, stmt_intrin
 from tilelang_tt.passes.slices import (
     bound_analyzer,
+    extent,
     is_column,
     matrix_extents,
     matrix_slice,
@@ -150,7 +153,7 @@ def _row_transfers(stmt, func, cb: CBDesc, tensor, block, reading: bool, analyze
     rows_past, cols_past = overhanging_axes(tensor, analyzer, row_major=True)
     row_bytes, tail = width * elem, None
     if cols_past:  # the row ends inside the block
-        row_bytes = tirx.Cast("uint32", analyzer.simplify(tirx.Min(int(tensor.buffer.shape[-1]) - view.col, width) * elem))
+        row_bytes = tirx.Cast("uint32", analyzer.simplify(tirx.Min(tensor.buffer.shape[-1] - view.col, width) * elem))
         tail = evaluate(Intrin.NOC_READ_ZEROS, at + row_bytes, tirx.Cast("uint32", width * elem) - row_bytes, like=stmt)
     move = evaluate(Intrin.NOC_READ_ROW if reading else Intrin.NOC_WRITE_ROW, analyzer.simplify(view.page + r * view.stride),
                     tensor.buffer.data, tirx.Cast("uint32", analyzer.simplify(view.col * elem)), at, row_bytes,
@@ -171,7 +174,9 @@ def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: 
     column = is_column(func, tensor.buffer)
     view = matrix_slice(tensor, column)
     rows, cols = -(-view.rows // TILE), -(-view.cols // TILE)
-    bound_rows, nt = -(-view.bound_rows // TILE), acc.tile_grid[1]
+    # tiles of the tensor's matrix view: expressions of the dynamic sizes where they decide them
+    bound_rows = ceildiv(view.bound_rows, TILE)
+    nt = tile_grid([extent(d) for d in tensor.buffer.shape], (TILE, TILE), column)[1]
     overhang = overhanging_axes(tensor, analyzer, column)
     xfer = Intrin.NOC_READ_PAGE if reading else Intrin.NOC_WRITE_PAGE
 

@@ -6,10 +6,12 @@ block region, reading) of every T.copy between a tensor and an on-chip block."""
 
 from __future__ import annotations
 
+import math
+
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
-from tilelang_tt.passes.common import error
+from tilelang_tt.passes.common import const_int, error
 from tilelang_tt.passes.slices import (
     bound_analyzer,
     bound_values,
@@ -25,7 +27,7 @@ def check_slices(pass_name: str, func, transfers) -> None:
     """Every global slice is one rectangle of its tensor's matrix view, inside its batch extents."""
     analyzer = bound_analyzer(func.body)
     for stmt, tensor, _, _ in transfers:
-        name, shape = tensor.buffer.name, [int(d) for d in tensor.buffer.shape]
+        name, shape = tensor.buffer.name, list(tensor.buffer.shape)
         if is_row_major(func, tensor.buffer):
             if row_slice(tensor) is None:
                 raise error(pass_name, func, stmt,
@@ -53,7 +55,8 @@ def check_disjoint_writes(pass_name: str, func, loops, transfers) -> None:
     the last one would win: a split-K reduction written with T.copy is the common case."""
     values = bound_values(func.body)
     analyzer = bound_analyzer(func.body)
-    grid = {lp.loop_var: int(lp.extent) for lp in loops.values() if int(lp.extent) > 1}
+    # blocks along each grid coordinate; a dynamic extent (a formula of T.dynamic sizes) may be any
+    grid = {lp.loop_var: n for lp in loops.values() if (n := _extent(lp.extent)) > 1}
     for stmt, tensor, _, reading in transfers:
         if reading:
             continue
@@ -94,11 +97,17 @@ def check_disjoint_writes(pass_name: str, func, loops, transfers) -> None:
                    f"one step of `{var.name}` moves its slice by {moving[var][1]} along dimension {moving[var][0]}, "
                    "less than the slice covers")
             raise error(pass_name, func, stmt,
-                        f"the {n} blocks along `{var.name}` write overlapping regions of `{tensor.buffer.name}`: {how}; "
+                        f"the {n if n != math.inf else 'several'} blocks along `{var.name}` write overlapping regions of `{tensor.buffer.name}`: {how}; "
                         "the last block to write would win",
                         f"give each block its own slice of `{tensor.buffer.name}` (index it with `{var.name}`), or "
                         "combine the partial results inside one block; summing partial blocks from several blocks "
                         "(split-K) is not supported yet")
+
+
+def _extent(extent) -> int | float:
+    """Blocks along a grid coordinate: its extent, or ``math.inf`` when it depends on dynamic sizes."""
+    const = const_int(extent)
+    return math.inf if const is None else const
 
 
 def _split_digits(grid: dict, starts: list, analyzer) -> tuple[dict, list]:
@@ -117,7 +126,7 @@ def _split_digits(grid: dict, starts: list, analyzer) -> tuple[dict, list]:
 
         for start in starts:
             tirx.stmt_functor.post_order_visit(start, visit)
-        if len(divisors) != 1 or not 1 < next(iter(divisors)) < n:
+        if len(divisors) != 1 or not 1 < next(iter(divisors)) < n or n == math.inf:
             continue
         a = divisors.pop()
         high, low = tirx.Var(f"{var.name} // {a}", var.dtype), tirx.Var(f"{var.name} % {a}", var.dtype)

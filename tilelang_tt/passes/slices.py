@@ -12,6 +12,7 @@ import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
 from tilelang_tt.attrs import Attr, LayoutDesc, get
+from tilelang_tt.contract.formula import ceildiv
 from tilelang_tt.passes.common import TILE, Region, const_int, simplify
 
 
@@ -40,7 +41,7 @@ class MatrixSlice:
     rows: int
     cols: int
     bound_row: tirx.PrimExpr
-    bound_rows: int
+    bound_rows: int | tirx.PrimExpr  # an expression of the dynamic sizes when they decide it
 
 
 def is_column(func: tirx.PrimFunc, tensor: tirx.Buffer) -> bool:
@@ -67,7 +68,7 @@ def matrix_slice(region: Region, column: bool = False) -> MatrixSlice | None:
     their rows to be whole tiles. A rank-1 tensor is the row (1, n): the slice is columns; with
     ``column`` (:func:`is_column`) the column (n, 1): the slice is rows of column 0.
     """
-    shape = [int(d) for d in region.buffer.shape]
+    shape = [extent(d) for d in region.buffer.shape]
     starts, extents = region.starts, region.extents
     if len(shape) == 1:
         zero = tirx.IntImm("int32", 0)
@@ -77,20 +78,33 @@ def matrix_slice(region: Region, column: bool = False) -> MatrixSlice | None:
     last_row = len(shape) - 2
     k = next((d for d in range(last_row) if extents[d] > 1), last_row)
     for d in range(k + 1, last_row + 1):
-        if extents[d] != shape[d] or const_int(starts[d]) != 0:
+        if not _equal(extents[d], shape[d]) or const_int(starts[d]) != 0:
             return None
     padded = list(shape)
-    padded[last_row] = -(-shape[last_row] // TILE) * TILE
-    if k < last_row and padded[last_row] != shape[last_row]:
+    padded[last_row] = ceildiv(shape[last_row], TILE) * TILE
+    if k < last_row and not _equal(padded[last_row], shape[last_row]):
         return None  # the padding rows of each matrix would sit inside the block
     shape = padded
     inner = math.prod(shape[k + 1:last_row + 1])
     row = starts[0]
     for d in range(1, k + 1):
         row = row * shape[d] + starts[d]
-    bound_rows = shape[k] * inner if k < last_row else int(region.buffer.shape[last_row])  # a matrix: its real rows
+    bound_rows = shape[k] * inner if k < last_row else extent(region.buffer.shape[last_row])  # a matrix: its real rows
     return MatrixSlice(simplify(row * inner), starts[-1], extents[k] * inner, extents[-1],
                        simplify(starts[k] * inner), bound_rows)
+
+
+def extent(dim: tirx.PrimExpr) -> int | tirx.PrimExpr:
+    """A tensor extent: an int, or the expression of a dynamic size (``T.dynamic``)."""
+    const = const_int(dim)
+    return dim if const is None else const
+
+
+def _equal(a, b) -> bool:
+    """Whether two extents are provably equal (a dynamic size equals only itself)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b
+    return bool(arith.Analyzer().can_prove_equal(a, b))
 
 
 @dataclass(frozen=True)
@@ -192,6 +206,6 @@ def overhanging_axes(region: Region, analyzer: arith.Analyzer, column: bool = Fa
     along that axis (a last block that does not divide the shape, or a partial last tile); rows
     past the end of the slice's own matrix count as past the end."""
     view = row_slice(region) if row_major else matrix_slice(region, column)
-    cols = 1 if column else int(region.buffer.shape[-1])
+    cols = 1 if column else region.buffer.shape[-1]
     return (not analyzer.can_prove(view.bound_row + view.rows <= view.bound_rows),
             not analyzer.can_prove(view.col + view.cols <= cols))
