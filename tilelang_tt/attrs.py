@@ -152,6 +152,7 @@ class LayoutDesc:
     shard_grid: tuple[int, int] | None = None
     shard_shape: tuple[int, int] | None = None
     column: bool = False  # a rank-1 tensor (n,) the kernel uses as a column: laid out as (n, 1)
+    flat: bool = False  # a tensor used only in vectors along its last dimension: laid out as its elements (n,)
 
     @property
     def data_format(self) -> str:
@@ -180,7 +181,7 @@ class LayoutDesc:
         dimensions) stacked along the leading ones, each padded to whole tiles (ttnn's padded
         shape); a rank-1 tensor is a row vector (1, n), or a column (n, 1) with ``column``, and a
         dimension of extent 1 occupies one tile (row 0 or column 0 of it)."""
-        return tile_grid(self.shape, self.tile_shape, self.column)
+        return tile_grid(self.shape, self.tile_shape, self.column, self.flat)
 
     def to_dict(self) -> dict:
         out = {
@@ -197,6 +198,8 @@ class LayoutDesc:
             out["shard_shape"] = list(self.shard_shape)
         if self.column:
             out["column"] = True
+        if self.flat:
+            out["flat"] = True
         return out
 
     @staticmethod
@@ -211,6 +214,7 @@ class LayoutDesc:
             shard_grid=tuple(d["shard_grid"]) if "shard_grid" in d else None,
             shard_shape=tuple(d["shard_shape"]) if "shard_shape" in d else None,
             column=bool(d.get("column", False)),
+            flat=bool(d.get("flat", False)),
         )
 
 

@@ -96,9 +96,8 @@ EXPECTED = {
     "flash_attention/mha_fwd_bshd causal": RUNS(SFPU),
     "flash_attention/gqa_fwd_bshd": RUNS(SFPU),
     "flash_attention/gqa_fwd_bshd causal": RUNS(SFPU),
-    "flash_attention/mha_bwd_bhsd fwd": REFUSED("the slice of `lse` starts at row"),
-    "flash_attention/mha_bwd_bhsd preprocess": REFUSED("the slice of `Delta` starts at row bx, which is not a "
-                                                       "multiple of 32"),
+    "flash_attention/mha_bwd_bhsd fwd": RUNS(SFPU),
+    "flash_attention/mha_bwd_bhsd preprocess": RUNS(FP32),
     "flash_attention/mha_bwd_bhsd postprocess": REFUSED(WRITES_NO_GLOBAL, DEF_LINE),
     "flash_attention/mha_bwd_bhsd bwd": REFUSED("T.gemm with transpose_A=True is not supported"),
     "deepseek_mla/mla_decode": REFUSED("`score` is read where it holds no value"),

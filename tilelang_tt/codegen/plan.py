@@ -44,8 +44,10 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
         }
         if "shard_grid" in layout:  # shards in elements of the tensor seen as a matrix, on these cores/banks
             entry |= {"shard_grid": layout["shard_grid"], "shard_shape": layout["shard_shape"]}
-        if desc.column:  # a rank-1 tensor laid out as (n, 1) (InferTTLayout's choice)
+        if desc.column:  # a rank-1 (or flat) tensor laid out as (n, 1) (InferTTLayout's choice)
             entry["column"] = True
+        if desc.flat:  # laid out as the rank-1 tensor of its elements (InferTTLayout's choice)
+            entry["flat"] = True
         buffers.append(entry)
 
     cbs = [

@@ -214,7 +214,7 @@ def from_layout(name: str, layout: Mapping) -> L1Buffer | None:
     column (``"column": true``) is its (n, 1) view."""
     if layout["memory"] != "L1":
         return None
-    rows, cols = tile_grid(layout["shape"], layout["tile_shape"], layout.get("column", False))
+    rows, cols = tile_grid(layout["shape"], layout["tile_shape"], layout.get("column", False), layout.get("flat", False))
     if layout["layout"] == INTERLEAVED:
         return L1Buffer(name, layout["page_size"], rows * cols)
     (shard_rows, shard_cols), (tile_rows, tile_cols) = layout["shard_shape"], layout["tile_shape"]

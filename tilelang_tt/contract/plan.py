@@ -349,18 +349,23 @@ def _unique(names: Sequence, what: str) -> None:
 # ---- plan entries ----
 
 
-def tile_grid(shape: Sequence[int], tile_shape: Sequence[int], column: bool = False) -> tuple[int, int]:
+def tile_grid(shape: Sequence[int], tile_shape: Sequence[int], column: bool = False,
+              flat: bool = False) -> tuple[int, int]:
     """Tiles along rows and columns of a tensor's matrix view: its matrices (the last two
     dimensions) stacked along the leading ones, each padded to whole tiles; rank 1 is a row, or
-    a column with ``column`` (:func:`matrix_dims`)."""
-    batch, rows, cols = matrix_dims(shape, column)
+    a column with ``column`` (:func:`matrix_dims`), and so is a ``flat`` tensor."""
+    batch, rows, cols = matrix_dims(shape, column, flat)
     return batch * ceildiv(rows, tile_shape[0]), ceildiv(cols, tile_shape[1])
 
 
-def matrix_dims(shape: Sequence[int], column: bool = False) -> tuple[int, int, int]:
+def matrix_dims(shape: Sequence[int], column: bool = False, flat: bool = False) -> tuple[int, int, int]:
     """(batch, rows, cols) of a tensor: the last two dims are the matrix, the rest batch. A
     rank-1 tensor (n,) is the row (1, n), or with ``column`` (the kernel uses it as one value per
-    row: InferTTLayout's choice) the column (n, 1); both hold the same elements in the same order."""
+    row: InferTTLayout's choice) the column (n, 1); both hold the same elements in the same order.
+    A ``flat`` tensor (any rank, used only in vectors along its last dimension) is the rank-1
+    tensor of its elements in row-major order."""
+    if flat:
+        shape = [math.prod(shape)]
     if len(shape) == 1:
         shape = [shape[0], 1] if column else [1, shape[0]]
     return math.prod(shape[:-2]), shape[-2], shape[-1]
@@ -382,7 +387,8 @@ class PlanBuffer:
     num_pages: int
     shard_grid: Core | None = None  # cores (DRAM: (banks, 1)) holding the shards
     shard_shape: tuple[int, int] | None = None  # elements, whole tiles
-    column: bool = False  # a rank-1 tensor laid out as the column (n, 1), not the row (1, n)
+    column: bool = False  # a rank-1 (or flat) tensor laid out as the column (n, 1), not the row (1, n)
+    flat: bool = False  # laid out as the rank-1 tensor of its elements (row-major order)
 
     KEYS = ("name", "param_index", "shape", "dtype", "data_format", "access", "memory", "layout", "tile_shape",
             "page_size", "num_pages")
@@ -410,21 +416,23 @@ class PlanBuffer:
 
     @property
     def matrix_dims(self) -> tuple[int, int, int]:
-        return matrix_dims(self.shape, self.column)
+        return matrix_dims(self.shape, self.column, self.flat)
 
     @property
     def tile_grid(self) -> tuple[int, int]:
-        return tile_grid(self.shape, self.tile_shape, self.column)
+        return tile_grid(self.shape, self.tile_shape, self.column, self.flat)
 
     @property
     def device_shape(self) -> tuple[int, ...]:
         """The shape of the tensor the device lays out in tiles: (n, 1) for a rank-1 column
-        (the same elements as ``shape``, in the same order), else ``shape``."""
-        return (self.shape[0], 1) if self.column else self.shape
+        (the same elements as ``shape``, in the same order), (n,) / (n, 1) for a flat tensor of
+        n elements, else ``shape``."""
+        shape = (math.prod(self.shape),) if self.flat else self.shape
+        return (shape[0], 1) if self.column else shape
 
     @staticmethod
     def from_json(d: object, where: str, dims: Sequence[str] = ()) -> PlanBuffer:
-        d = _object(d, where, PlanBuffer.KEYS, ("shard_grid", "shard_shape", "column"))
+        d = _object(d, where, PlanBuffer.KEYS, ("shard_grid", "shard_shape", "column", "flat"))
         name = _str(d["name"], f"{where}.name")
         where = f"buffer {name!r}"
         dtype = _str(d["dtype"], f"{where}: dtype", list(FORMATS))
@@ -448,11 +456,15 @@ class PlanBuffer:
             shard_grid=_pair(d["shard_grid"], f"{where}: shard_grid", low=1) if sharded else None,
             shard_shape=_pair(d["shard_shape"], f"{where}: shard_shape", low=1) if sharded else None,
             column=_bool(d["column"], f"{where}: column") if "column" in d else False,
+            flat=_bool(d["flat"], f"{where}: flat") if "flat" in d else False,
         )
         if not buffer.shape:
             raise PlanError(f"{where}: a buffer has at least one dimension")
-        if buffer.column and len(buffer.shape) != 1:
-            raise PlanError(f"{where}: column is a layout of rank-1 tensors; its shape is {list(buffer.shape)}")
+        if buffer.column and len(buffer.shape) != 1 and not buffer.flat:
+            raise PlanError(f"{where}: column is a layout of rank-1 (or flat) tensors; its shape is "
+                            f"{list(buffer.shape)}")
+        if buffer.flat and (buffer.sharded or buffer.row_major or len(buffer.shape) < 2):
+            raise PlanError(f"{where}: flat is a layout of interleaved tensors of rank 2 or more in tiles")
         if buffer.row_major:
             rows, row_bytes = math.prod(buffer.shape[:-1]), buffer.shape[-1] * fmt.element_bytes
             if buffer.memory != "DRAM" or buffer.column:

@@ -54,7 +54,7 @@ from tilelang_tt.passes.common import (
     stmt_intrin,
     unique_name,
 )
-from tilelang_tt.passes.slices import bound_analyzer, is_column, is_row_major, overhanging_axes
+from tilelang_tt.passes.slices import bound_analyzer, is_row_major, overhanging_axes, vector_layout
 
 PASS = "BuildTileDFGTT"
 INPUT_BASE, OUTPUT_BASE, INTERMEDIATE_BASE = 0, 16, 24
@@ -102,7 +102,8 @@ def _check_padding(func, data_names) -> None:
     for stmt in calls:
         if stmt_intrin(stmt) == Intrin.READ_TO_CB:
             src, dst = (as_region(a) for a in stmt.value.args[:2])
-            hanging = overhanging_axes(src, analyzer, is_column(func, src.buffer), is_row_major(func, src.buffer))
+            column, flat = vector_layout(func, src.buffer)
+            hanging = overhanging_axes(src, analyzer, column, is_row_major(func, src.buffer), flat)
             for axis, hangs in enumerate(hanging):
                 if hangs:
                     padded.setdefault(dst.buffer.name, {})[axis] = "zero"

@@ -22,6 +22,11 @@ rows (``"layout": "row_major"``, ttnn's ROW_MAJOR_LAYOUT): the reader reads the 
 compute tilizes them. It moves the same bytes as tiles would; the alternative, a transpose to
 (B, H, S, D) by the host program, would read and write the whole tensor once more.
 ``BufferLayout(layout="row_major")`` asks for rows for any DRAM tensor.
+A tensor of rank 2 or more that the kernel copies only as vectors along its last dimension, some
+of them inside a tile of its matrix view (``lse[bz, by, bx * bm:(bx + 1) * bm]`` of a (B, H, S)
+tensor: row ``by`` of a tile), is laid out flat (``"flat": true``): as the rank-1 tensor of its
+elements, a row or (used per row) a column like a rank-1 tensor; the vector is then a run of whole
+tiles. It pads 32 times, as rank-1 vectors do (rows and a transpose would not: a later step).
 A tensor whose extents are not multiples of 32 is padded to whole tiles (zeros, like TileLang's
 out-of-bounds loads), each matrix of an ND tensor on its own (ttnn's padded shape: a (B, 40, 64)
 tensor is B matrices of 2 x 2 tiles): BuildTileDFGTT checks that the padding cannot reach a valid
@@ -52,7 +57,7 @@ from tilelang_tt.contract.arch import Arch, get_arch
 from tilelang_tt.contract.formula import Formula
 from tilelang_tt.attrs import DATA_FORMATS, Attr, LayoutDesc, MemoryLayout, MemorySpace, get, with_attrs
 from tilelang_tt.layout import BufferLayout, LayoutError, shard_grid_shape
-from tilelang_tt.passes.slices import matrix_slice
+from tilelang_tt.passes.slices import bound_analyzer, matrix_slice
 from tilelang_tt.passes.common import (
     COL,
     ROW,
@@ -132,6 +137,8 @@ def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, override: dict | None, kin
         raise error(PASS, func, buf, f"buffer `{buf.name}` has unsupported dtype {dtype}", dtype_hint(dtype))
     desc = LayoutDesc(buffer=buf.name, shape=shape, dtype=dtype, column=column)
     dynamic = not all(isinstance(d, int) for d in shape)
+    if override is None and _is_flat(func, buf, kinds):  # vectors inside tiles: the tensor as its elements
+        return dataclasses.replace(desc, flat=True, column=_is_column(func, buf, kinds))
     if override is None:
         # rows where a slice of the kernel is no block of tiles (a head of a (B, S, H, D) tensor)
         rows_only = len(shape) > 2 and any(matrix_slice(region) is None for region in _slices(func, buf))
@@ -173,6 +180,23 @@ def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, override: dict | None, kin
     return LayoutDesc(buffer=buf.name, shape=tuple(shape), dtype=dtype, memory=MemorySpace(layout.memory),
                       layout=MemoryLayout(layout.layout), shard_grid=layout.shard_grid, shard_shape=shard,
                       column=column)
+
+
+def _is_flat(func: tirx.PrimFunc, tensor: tirx.Buffer, kinds: dict[str, str]) -> bool:
+    """Whether to lay a tensor of rank 2 or more out flat (as the rank-1 tensor of its elements):
+    the kernel copies only vectors of it, along its last dimension (``lse[bz, by, bx * bm:(bx + 1) *
+    bm]``: one value per query of a block), and some of them start inside a tile of the matrix view
+    (at row ``by``), where a block of tiles cannot hold them without the rest of the tile. Flat,
+    the vector is a run of the tensor's elements, at whole tiles when the last extent and the
+    vector's start are multiples of 32 (LowerCBIntrinsics checks)."""
+    regions = _slices(func, tensor)
+    if len(tensor.shape) < 2 or not regions or any(e != 1 for r in regions for e in r.extents[:-1]):
+        return False
+    if len(_vector_uses(func, tensor, kinds)) < len(regions):
+        return False  # a copy of it to or from a block of tiles
+    analyzer = bound_analyzer(func.body)
+    views = [matrix_slice(region) for region in regions]
+    return any(view is not None and not analyzer.can_prove(tirx.FloorMod(view.row, TILE) == 0) for view in views)
 
 
 def _dim(func: tirx.PrimFunc, buf: tirx.Buffer, dim: tirx.PrimExpr) -> int | Formula:

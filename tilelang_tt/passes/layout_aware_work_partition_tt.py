@@ -303,7 +303,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str, mult
     out_region = writes[0]
     layout = LayoutDesc.from_dict(out_region.buffer.name, get(func, Attr.LAYOUT_DESC)[out_region.buffer.name])
     mt, nt = layout.tile_grid
-    out_view = row_slice(out_region) if layout.row_major else matrix_slice(out_region, layout.column)
+    out_view = row_slice(out_region) if layout.row_major else matrix_slice(out_region, layout.column, layout.flat)
     bm, bn = out_view.rows, out_view.cols
     if (bm % TILE and bm != 1) or (bn % TILE and bn != 1):
         raise error(PASS, func, None, f"the output block {bm}x{bn} is not made of 32x32 tiles",

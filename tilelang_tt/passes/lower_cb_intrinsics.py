@@ -73,11 +73,11 @@ from tilelang_tt.passes.common import COL, TILE, as_region, error, evaluate, kee
 from tilelang_tt.passes.slices import (
     bound_analyzer,
     extent,
-    is_column,
     matrix_extents,
     matrix_slice,
     overhanging_axes,
     row_slice,
+    vector_layout,
 )
 
 PASS = "LowerCBIntrinsics"
@@ -86,7 +86,7 @@ PASS = "LowerCBIntrinsics"
 def _tile_origin(func, stmt, region, analyzer: arith.Analyzer) -> list:
     """(row, column) tile of the slice's first element in the tensor's matrix view, and the row
     tile it starts at within the rows that bound it (MatrixSlice.bound_row)."""
-    view = matrix_slice(region, is_column(func, region.buffer))
+    view = matrix_slice(region, *vector_layout(func, region.buffer))
     origin = []
     for dim, start in (("row", view.row), ("column", view.col)):
         if not analyzer.can_prove(tirx.FloorMod(start, TILE) == 0):
@@ -171,13 +171,13 @@ def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: 
     """(the moves of the tiles of the slice, row by row of the block, each a page of the tensor and
     of the CB; the number of pages)."""
     row0, col0, bound_row0 = _tile_origin(func, stmt, tensor, analyzer)
-    column = is_column(func, tensor.buffer)
-    view = matrix_slice(tensor, column)
+    column, flat = vector_layout(func, tensor.buffer)
+    view = matrix_slice(tensor, column, flat)
     rows, cols = -(-view.rows // TILE), -(-view.cols // TILE)
     # tiles of the tensor's matrix view: expressions of the dynamic sizes where they decide them
     bound_rows = ceildiv(view.bound_rows, TILE)
-    nt = tile_grid([extent(d) for d in tensor.buffer.shape], (TILE, TILE), column)[1]
-    overhang = overhanging_axes(tensor, analyzer, column)
+    nt = tile_grid([extent(d) for d in tensor.buffer.shape], (TILE, TILE), column, flat)[1]
+    overhang = overhanging_axes(tensor, analyzer, column, flat=flat)
     xfer = Intrin.NOC_READ_PAGE if reading else Intrin.NOC_WRITE_PAGE
 
     def page(r, c):

@@ -15,11 +15,11 @@ from tilelang_tt.passes.common import const_int, error
 from tilelang_tt.passes.slices import (
     bound_analyzer,
     bound_values,
-    is_column,
     is_row_major,
     leading_overhang,
     matrix_slice,
     row_slice,
+    vector_layout,
 )
 
 
@@ -34,11 +34,17 @@ def check_slices(pass_name: str, func, transfers) -> None:
                             f"the slice of the row-major tensor `{name}` (extents {list(tensor.extents)} of {shape}) "
                             "takes rows along several dimensions",
                             "slice one leading dimension (the rows) and the last one (the columns); index the others")
-        elif matrix_slice(tensor, is_column(func, tensor.buffer)) is None:
+        elif matrix_slice(tensor, *vector_layout(func, tensor.buffer)) is None:
             raise error(pass_name, func, stmt,
                         f"the slice of `{name}` (extents {list(tensor.extents)} of {shape}) spans several "
                         "matrices of the tensor without covering them whole: it is not one block of tiles",
                         "copy one matrix at a time (extent 1 in the leading dimensions), or whole matrices")
+        _, flat = vector_layout(func, tensor.buffer)
+        if flat and not analyzer.can_prove(tensor.starts[-1] + tensor.extents[-1] <= tensor.buffer.shape[-1]):
+            raise error(pass_name, func, stmt,
+                        f"the vector slice of `{name}` (extents {list(tensor.extents)} of {shape}) may pass the end of "
+                        f"its last dimension ({shape[-1]}): laid out flat, it would reach the next row's elements",
+                        f"use a block size that divides {shape[-1]}")
         dim = leading_overhang(tensor, analyzer)
         if dim is not None:
             raise error(pass_name, func, stmt,

@@ -44,11 +44,14 @@ class MatrixSlice:
     bound_rows: int | tirx.PrimExpr  # an expression of the dynamic sizes when they decide it
 
 
-def is_column(func: tirx.PrimFunc, tensor: tirx.Buffer) -> bool:
-    """Whether InferTTLayout laid the rank-1 global ``tensor`` out as a column (n, 1)
-    (``LayoutDesc.column`` in ``tt.layout_desc``): the view :func:`matrix_slice` needs."""
+def vector_layout(func: tirx.PrimFunc, tensor: tirx.Buffer) -> tuple[bool, bool]:
+    """(column, flat) of a global tensor's layout (``tt.layout_desc``): the view arguments of
+    :func:`matrix_slice` and :func:`overhanging_axes`."""
     layouts = get(func, Attr.LAYOUT_DESC, {})
-    return tensor.name in layouts and LayoutDesc.from_dict(tensor.name, layouts[tensor.name]).column
+    if tensor.name not in layouts:
+        return False, False
+    desc = LayoutDesc.from_dict(tensor.name, layouts[tensor.name])
+    return desc.column, desc.flat
 
 
 def is_row_major(func: tirx.PrimFunc, tensor: tirx.Buffer) -> bool:
@@ -58,7 +61,7 @@ def is_row_major(func: tirx.PrimFunc, tensor: tirx.Buffer) -> bool:
     return tensor.name in layouts and LayoutDesc.from_dict(tensor.name, layouts[tensor.name]).row_major
 
 
-def matrix_slice(region: Region, column: bool = False) -> MatrixSlice | None:
+def matrix_slice(region: Region, column: bool = False, flat: bool = False) -> MatrixSlice | None:
     """The matrix view of a global tensor slice; None when the slice is not one rectangle of it
     (it spans several matrices without covering their rows and later leading dimensions whole).
 
@@ -66,10 +69,22 @@ def matrix_slice(region: Region, column: bool = False) -> MatrixSlice | None:
     dimensions between ``k`` and the columns must be whole, those before ``k`` are single indices.
     Every matrix starts at a whole tile (its rows padded): a slice over several matrices needs
     their rows to be whole tiles. A rank-1 tensor is the row (1, n): the slice is columns; with
-    ``column`` (:func:`is_column`) the column (n, 1): the slice is rows of column 0.
+    ``column`` (:func:`vector_layout`) the column (n, 1): the slice is rows of column 0. A ``flat``
+    tensor (InferTTLayout laid it out as the rank-1 tensor of its elements) is that rank-1 tensor:
+    the slice, a vector along the last dimension, starts at its first element's row-major offset.
     """
     shape = [extent(d) for d in region.buffer.shape]
     starts, extents = region.starts, region.extents
+    if flat:
+        if any(e != 1 for e in extents[:-1]):
+            return None
+        offset = starts[0]
+        for d in range(1, len(shape)):
+            offset = offset * shape[d] + starts[d]
+        zero, offset = tirx.IntImm("int32", 0), simplify(offset)
+        if column:
+            return MatrixSlice(offset, zero, extents[-1], 1, offset, math.prod(shape))
+        return MatrixSlice(zero, offset, 1, extents[-1], zero, 1)
     if len(shape) == 1:
         zero = tirx.IntImm("int32", 0)
         if column:
@@ -200,12 +215,12 @@ def bound_analyzer(body) -> arith.Analyzer:
 
 
 def overhanging_axes(region: Region, analyzer: arith.Analyzer, column: bool = False,
-                     row_major: bool = False) -> tuple[bool, bool]:
+                     row_major: bool = False, flat: bool = False) -> tuple[bool, bool]:
     """(rows, cols): whether the matrix view of a global tensor slice (``column``: as in
     :func:`matrix_slice`; ``row_major``: its :func:`row_slice`) may reach past the tensor's end
     along that axis (a last block that does not divide the shape, or a partial last tile); rows
     past the end of the slice's own matrix count as past the end."""
-    view = row_slice(region) if row_major else matrix_slice(region, column)
-    cols = 1 if column else region.buffer.shape[-1]
+    view = row_slice(region) if row_major else matrix_slice(region, column, flat)
+    cols = 1 if column else math.prod(region.buffer.shape) if flat else region.buffer.shape[-1]
     return (not analyzer.can_prove(view.bound_row + view.rows <= view.bound_rows),
             not analyzer.can_prove(view.col + view.cols <= cols))
