@@ -531,3 +531,33 @@ def rmsnorm_split(M, N, bm, bk, eps=1e-6, dtype="float32"):
                 T.copy(X_s, Y[bx * bm, (steps - 1 - k) * bk])
 
     return main
+
+
+def gemm_clear_accum(M, keys, D, Dp, bm=32, bn=32):
+    """MLA's score: per key block, S = Q K_b^T (``T.gemm(.., clear_accum=True)``: the old S dropped)
+    + Qp Kp_b^T (a second gemm into S), summed over the key blocks into O (bm x bn per query block):
+    O = sum_b S_b."""
+
+    @T.prim_func
+    def main(Q: T.Tensor((M, D), "bfloat16"), Qp: T.Tensor((M, Dp), "bfloat16"), Kt: T.Tensor((keys, D), "bfloat16"),
+             Kp: T.Tensor((keys, Dp), "bfloat16"), O: T.Tensor((M, bn), "float32")):
+        with T.Kernel(1, T.ceildiv(M, bm), threads=128) as (bx, by):
+            q = T.alloc_shared((bm, D), "bfloat16")
+            qp = T.alloc_shared((bm, Dp), "bfloat16")
+            k = T.alloc_shared((bn, D), "bfloat16")
+            kp = T.alloc_shared((bn, Dp), "bfloat16")
+            s = T.alloc_fragment((bm, bn), "float32")
+            o = T.alloc_fragment((bm, bn), "float32")
+            T.copy(Q[by * bm, 0], q)
+            T.copy(Qp[by * bm, 0], qp)
+            T.fill(o, 0)
+            for kb in T.Pipelined(T.ceildiv(keys, bn), num_stages=2):
+                T.copy(Kt[kb * bn, 0], k)
+                T.copy(Kp[kb * bn, 0], kp)
+                T.gemm(q, k, s, transpose_B=True, clear_accum=True)
+                T.gemm(qp, kp, s, transpose_B=True)
+                for i, j in T.Parallel(bm, bn):
+                    o[i, j] += s[i, j]
+            T.copy(o, O[by * bm, 0])
+
+    return main

@@ -203,6 +203,17 @@ def test_gemm_bias_relu():
     assert_close(out, torch.relu(a.float() @ b.float() + bias.float()), 2.0 ** -7)
 
 
+def test_gemm_with_clear_accum_starts_afresh_in_every_key_block():
+    """DeepSeek MLA's scores: T.gemm(.., clear_accum=True) then a second gemm into the same block,
+    per key block; the sum over the blocks shows a clear that happened once would be wrong."""
+    q, qp, k, kp = bf16(64, 64, seed=60), bf16(64, 32, seed=61), bf16(96, 64, seed=62), bf16(96, 32, seed=63)
+    out, artifacts = run(K.gemm_clear_accum(64, 96, 64, 32), q, qp, k, kp)
+    scores = q.float() @ k.float().T + qp.float() @ kp.float().T  # (64, 96): three key blocks of 32
+    assert_close(out, scores.reshape(64, 3, 32).sum(1), 2.0 ** -10)
+    compute = artifacts.get_source("compute")
+    assert compute.count("tile_regs_acquire") >= 2  # the scores start in a fresh DST every key block
+
+
 @pytest.mark.parametrize("kind", ["rescale", "scaled_a"])
 def test_gemm_with_compute_between_k_steps(kind):
     """A K loop that rescales the accumulator, or computes the gemm's A block, between steps: the

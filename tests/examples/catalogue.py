@@ -100,7 +100,7 @@ EXPECTED = {
     "flash_attention/mha_bwd_bhsd preprocess": RUNS(FP32),
     "flash_attention/mha_bwd_bhsd postprocess": REFUSED(WRITES_NO_GLOBAL, DEF_LINE),
     "flash_attention/mha_bwd_bhsd bwd": REFUSED("T.gemm with transpose_A=True is not supported"),
-    "deepseek_mla/mla_decode": REFUSED("`score` is read where it holds no value"),
+    "deepseek_mla/mla_decode": RUNS(SFPU),
     "deepseek_mla/mla_decode split": REFUSED(f"the slice of `split_out` (extents [1, 32, 1, 64] of "
                                              f"[1, 32, 2, 64]) {SPANS_MATRICES}"),
     "linear_attention/linear_attn_fwd": REFUSED("is not an element-wise access of an on-chip block"),

@@ -9,7 +9,8 @@ and partial sums round-trip through C's CB (attribute value 2), so each A and B 
 per K step; with ``gemm_reuse="dst"`` the K loop goes inside the sub-block loop (one pack per
 output tile, operands re-read per sub-block). A K loop that reads a row-major tensor always
 round-trips (compute tilizes its rows between K steps, outside DST). ``T.gemm`` into a live C (no clear: flash
-attention's ``acc_o += P @ V``) has attribute value 1: C is reloaded into DST.
+attention's ``acc_o += P @ V``) has attribute value 1: C is reloaded into DST. ``T.gemm(A, B, C,
+clear_accum=True)`` is ``T.clear(C)`` and that gemm: it opens a fresh scope (MLA's scores, per key block).
 D4: ``compute_kernel_hw_startup<SrcOrder::Reverse>(A, B, C)`` when it is the first op; the kernel's
 ``matmul_init`` is hoisted when every op is a matmul of the same operands that reloads nothing.
 D5: ``tile_regs_acquire`` before the statements that accumulate into C, reload of C's tiles for
@@ -63,6 +64,18 @@ def is_gemm_into(node, acc: tirx.Buffer) -> bool:
     return c is not None and c.buffer.same_as(acc)
 
 
+CLEAR_ACCUM = 9  # T.gemm's argument clear_accum: C = A @ B, the old C dropped
+
+
+def clearing_gemm(node) -> tirx.Buffer | None:
+    """The accumulator a ``T.gemm(A, B, C, clear_accum=True)`` statement starts afresh, if it is one:
+    the same as ``T.clear(C)`` followed by ``T.gemm(A, B, C)``."""
+    if tile_op_name(node) != "gemm" or len(node.value.args) <= CLEAR_ACCUM or not bool(node.value.args[CLEAR_ACCUM]):
+        return None
+    c = as_region(node.value.args[2])
+    return c.buffer if c is not None else None
+
+
 
 def reads_rows(func: tirx.PrimFunc, loop: tirx.For) -> bool:
     """Whether ``loop`` reads a block from a row-major tensor (compute then tilizes inside it)."""
@@ -76,22 +89,27 @@ class Gemm(TileOp):
 
     # -- C2 ----------------------------------------------------------------------------------------
     def lower(self, ctx, stmt):
-        """A T.gemm into a live accumulator (no clear before it): C is reloaded into DST."""
+        """A T.gemm into a live accumulator (no clear before it): C is reloaded into DST; with
+        ``clear_accum=True`` it starts afresh."""
         _, _, c, _ = self.parts(ctx, stmt)
-        return self.lower_accumulation(ctx, [stmt], c.buffer, stmt, reload=True)
+        return self.lower_accumulation(ctx, [stmt], c.buffer, stmt, reload=clearing_gemm(stmt) is None)
 
     def lower_cleared(self, ctx, stmts: list[tirx.Stmt], i: int) -> tuple[tirx.Stmt, int] | None:
         """When ``stmts[i]`` clears a block the statements after it only gemm into (reading blocks
-        meanwhile): (the accumulate scope of them all, the index after them), else None."""
-        acc = cleared_block(stmts[i])
+        meanwhile), or is a ``T.gemm(.., clear_accum=True)`` the statements after it gemm into:
+        (the accumulate scope of them all, the index after them), else None. A later
+        ``clear_accum`` gemm into the block starts a scope of its own."""
+        acc, first = cleared_block(stmts[i]), i + 1
+        if acc is None:
+            acc, first = clearing_gemm(stmts[i]), i
         if acc is None:
             return None
         j = i + 1
-        while j < len(stmts) and contains(stmts[j], lambda n: is_gemm_into(n, acc)):
+        while j < len(stmts) and contains(stmts[j], lambda n: is_gemm_into(n, acc)) and clearing_gemm(stmts[j]) is None:
             j += 1
-        if j == i + 1 or not accumulates_alone(stmts[i + 1:j], acc):
+        if j == first or not accumulates_alone(stmts[first:j], acc):
             return None
-        return self.lower_accumulation(ctx, stmts[i + 1:j], acc, stmts[i], reload=False), j
+        return self.lower_accumulation(ctx, stmts[first:j], acc, stmts[i], reload=False), j
 
     def parts(self, ctx, node):
         """(A, B, C regions, transpose_B) of a T.gemm statement, checked but for their shapes."""
