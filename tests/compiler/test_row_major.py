@@ -199,3 +199,20 @@ def test_slice_across_matrices_is_read_in_rows():
     assert {b["name"]: b["layout"] for b in artifacts.plan["buffers"]} == {"A": "row_major", "C": "row_major"}
     a = data(M, batch, N, seed=50)
     assert torch.equal(torch.as_tensor(artifacts.run(a)), a)
+
+
+def test_heads_indexed_element_wise_gpu_style_are_read_and_written_in_rows():
+    """Linear attention's ``q[t, d] = Q[b, c * 64 + t, head, d0 + d] * scale``, and the store the same
+    way: each access becomes the copy of its head slice, the tensors are laid out in rows."""
+    B, S, H, D, bs = 2, 64, 3, 64, 32
+
+    @T.prim_func
+    def main(Q: T.Tensor((B, S, H, D), "bfloat16"), O: T.Tensor((B, S, H, D), "bfloat16")):
+        with T.Kernel(T.ceildiv(S, bs), B * H, threads=128) as (bx, bh):
+            for t, d in T.Parallel(bs, D):
+                O[bh // H, bx * bs + t, bh % H, d] = Q[bh // H, bx * bs + t, bh % H, d] * 0.5
+
+    artifacts = tilelang_tt.compile(main, grid=(2, 3))
+    assert {b["name"]: b["layout"] for b in artifacts.plan["buffers"]} == {"Q": "row_major", "O": "row_major"}
+    q = data(B, S, H, D, seed=51)
+    assert torch.equal(torch.as_tensor(artifacts.run(q)), (q.float() * 0.5).to(torch.bfloat16))

@@ -86,3 +86,42 @@ def test_hand_written_parallel_nest_gets_block_copies():
                     tl.tileop.copy(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[0, bx * 32], 2, 32, 32))
 
     tvm.ir.assert_structural_equal(LegalizeGlobalAccessTT()(Before), Expected)
+
+
+def test_a_head_of_a_bshd_tensor_read_element_wise_becomes_its_slice():
+    """Linear attention's load ``q[t, d] = Q[b, t0 + t, h, d0 + d] * scale``: the loop indices are
+    dimensions 1 and 3, the head index between them a single index: the slice [1, 32, 1, 32]."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(Q: T.Buffer((1, 64, 2, 32), "bfloat16"), C: T.Buffer((64, 64), "bfloat16")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                for by in T.thread_binding(2, thread="blockIdx.y"):
+                    with T.sblock("tilelang_root"):
+                        T.reads()
+                        T.writes()
+                        q = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                        for t in T.parallel(32):
+                            for d in T.parallel(32):
+                                q[t, d] = Q[0, by * 32 + t, bx, d] * T.bfloat16(0.5)
+                        tl.tileop.copy(tl.region(q[0, 0], 1, 32, 32), tl.region(C[by * 32, bx * 32], 2, 32, 32))
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(Q: T.Buffer((1, 64, 2, 32), "bfloat16"), C: T.Buffer((64, 64), "bfloat16")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                for by in T.thread_binding(2, thread="blockIdx.y"):
+                    with T.sblock("tilelang_root"):
+                        T.reads()
+                        T.writes()
+                        q = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                        Q_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                        tl.tileop.copy(tl.region(Q[0, by * 32, bx, 0], 1, 1, 32, 1, 32),
+                                       tl.region(Q_s[0, 0], 2, 32, 32))
+                        for t in T.parallel(32):
+                            for d in T.parallel(32):
+                                q[t, d] = Q_s[t, d] * T.bfloat16(0.5)
+                        tl.tileop.copy(tl.region(q[0, 0], 1, 32, 32), tl.region(C[by * 32, bx * 32], 2, 32, 32))
+
+    tvm.ir.assert_structural_equal(LegalizeGlobalAccessTT()(Before), Expected)

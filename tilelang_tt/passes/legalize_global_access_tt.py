@@ -6,9 +6,10 @@ TileLang kernels may index global tensors directly in a ``T.Parallel`` nest, the
 only through the reader and writer kernels, so each such access is rewritten: every global slice
 the nest reads is copied into a shared block before it (``T.copy(A[by * bm, bx * bn], A_s)``),
 every global slice it writes is computed into a fragment and copied out after it. An access is
-legalized when consecutive indices are ``base + i``, ``base + j`` of the nest's loop variables in
-nest order (values named inside the loop substituted), the indices before them do not depend on
-them and the indices after them are 0 on dimensions of extent 1 (the column of a (n, 1) tensor).
+legalized when its indices are ``base + i``, ``base + j`` of the nest's loop variables in nest
+order (values named inside the loop substituted) or do not depend on them (a single index between
+them too: a head ``Q[b, t0 + t, h, d0 + d]`` of a (B, S, H, D) tensor is the slice [1, bm, 1, bd]), and
+the indices after the last loop index are 0 on dimensions of extent 1 (the column of a (n, 1) tensor).
 A store names every loop variable; a load may name one of a 2-D nest's: a per-row ``S[by * bm +
 i]`` or per-column ``B[bx * bn + j]`` vector, read into a vector block. Any other access is left
 for the later passes to report.
@@ -71,9 +72,9 @@ class _Nest:
         self.blocks: dict[tuple, tirx.Buffer] = {}  # (global buffer, bases, loops, role) -> block
         self.order: list[tuple] = []
 
-    def slice(self, buf: tirx.Buffer, indices, role: str) -> tuple[tuple, tuple[int, ...], int] | None:
-        """(the slice start, the positions of the loops it follows in nest order, the dimension
-        of the first of them) of an access of ``buf``; None when it is not one the pass legalizes
+    def slice(self, buf: tirx.Buffer, indices, role: str) -> tuple[tuple, tuple[int, ...], list[int]] | None:
+        """(the slice start, the positions of the loops it follows in nest order, the dimensions
+        that follow them) of an access of ``buf``; None when it is not one the pass legalizes
         (module docstring)."""
         loops, bases = [], []
         for index in indices:
@@ -88,7 +89,7 @@ class _Nest:
             loops.append(used[0] if used else None)
             bases.append(base)
         dims = [d for d, k in enumerate(loops) if k is not None]
-        if not dims or dims != list(range(dims[0], dims[-1] + 1)):
+        if not dims:
             return None
         follows = tuple(loops[d] for d in dims)
         vector = role == "read" and len(self.vars) == 2 and len(follows) == 1  # per row or per column
@@ -96,14 +97,14 @@ class _Nest:
             return None
         if any(const_int(bases[d]) != 0 or const_int(buf.shape[d]) != 1 for d in range(dims[-1] + 1, len(indices))):
             return None
-        return tuple(bases), follows, dims[0]
+        return tuple(bases), follows, dims
 
     def access(self, buf: tirx.Buffer, indices, role: str) -> tuple[tirx.Buffer, list] | None:
         """(the block, its indices) that replace an access of the global ``buf``, or None."""
         found = self.slice(buf, indices, role)
         if found is None:
             return None
-        bases, follows, first = found
+        bases, follows, dims = found
         key = (buf, tuple(str(b) for b in bases), follows, role)
         if key not in self.blocks:
             suffix = "_s" if role == "read" else "_l"
@@ -112,8 +113,8 @@ class _Nest:
             scope = "shared.dyn" if role == "read" else "local.fragment"
             self.blocks[key] = tirx.decl_buffer([self.extents[k] for k in follows], buf.dtype, name, scope=scope)
             extents = [1] * len(bases)
-            for d, k in enumerate(follows):
-                extents[first + d] = self.extents[k]
+            for dim, k in zip(dims, follows):
+                extents[dim] = self.extents[k]
             self.order.append((self.blocks[key], buf, bases, extents, role))
         return self.blocks[key], [self.vars[k] for k in follows]
 
