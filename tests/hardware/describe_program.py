@@ -9,7 +9,9 @@ ttnn_program is loaded by file path: importing it as tilelang_tt.host.ttnn_progr
 tilelang_tt/__init__.py, which imports tilelang (absent here) to register the target; it loads the
 plan contract (tilelang_tt.contract) the same way.
 
-    .venv312/bin/python tests/hardware/describe_program.py ARTIFACTS_DIR OUT.json
+    .venv312/bin/python tests/hardware/describe_program.py ARTIFACTS_DIR OUT.json [SHAPES_JSON]
+
+A program with dynamic sizes is described for the tensor shapes of SHAPES_JSON ({buffer: shape}).
 """
 
 import importlib.util
@@ -53,8 +55,15 @@ def config(cfg):
     return {"type": type(cfg).__name__, "processor": cfg.processor.name, "noc": cfg.noc.name}
 
 
-def describe(directory: Path, plan: dict) -> dict:
-    plan_, sources = ttnn_program.load_program(directory)
+class StandInInput:
+    """A torch tensor as far as run_on_device looks before it opens the device: its shape."""
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+
+
+def describe(directory: Path, plan: dict, shapes: dict | None) -> dict:
+    plan_, sources = ttnn_program.load_program(directory, shapes)
     addresses = {b["name"]: 0x100000 * (i + 1) for i, b in enumerate(plan["buffers"])}
     tensors = {name: StandInTensor(address) for name, address in addresses.items()}
     desc = ttnn_program.build_program_descriptor(plan_, sources, tensors, stand_in_worker_core)
@@ -79,7 +88,7 @@ def describe(directory: Path, plan: dict) -> dict:
 
 
 def device_run(directory: Path, plan: dict) -> dict:
-    inputs = [object() for b in plan["buffers"] if b["access"] != "write"]
+    inputs = [StandInInput(b["shape"]) for b in plan["buffers"] if b["access"] != "write"]
     try:
         ttnn_program.run_on_device(directory, *inputs)
     except ttnn_program.TTDeviceError as err:
@@ -87,9 +96,9 @@ def device_run(directory: Path, plan: dict) -> dict:
     return {"error": None}
 
 
-def host_launch(directory: Path, plan: dict) -> dict:
+def host_launch(directory: Path, plan: dict, shapes: dict | None) -> dict:
     """generic_op reached with the real descriptor; host tensors are what exists without a device."""
-    plan_, sources = ttnn_program.load_program(directory)
+    plan_, sources = ttnn_program.load_program(directory, shapes)
     addresses = {b["name"]: 0x100000 * (i + 1) for i, b in enumerate(plan["buffers"])}
     descriptor = ttnn_program.build_program_descriptor(
         plan_, sources, {name: StandInTensor(address) for name, address in addresses.items()}, stand_in_worker_core)
@@ -105,9 +114,12 @@ def host_launch(directory: Path, plan: dict) -> dict:
 def main():
     directory = Path(sys.argv[1])
     plan = json.loads((directory / "tt.plan.json").read_text())
+    shapes = json.loads(sys.argv[3]) if len(sys.argv) > 3 else None
+    if shapes is not None:  # the plan of these sizes: its runtime values and buffer shapes are numbers
+        plan = ttnn_program.bind_dims(plan, ttnn_program.dim_values(plan, shapes))
     summary = {"not_imported_by_ttnn_program": NOT_IMPORTED,
-               "descriptor": describe(directory, plan), "device": device_run(directory, plan),
-               "launch": host_launch(directory, plan)}
+               "descriptor": describe(directory, plan, shapes), "device": device_run(directory, plan),
+               "launch": host_launch(directory, plan, shapes)}
     Path(sys.argv[2]).write_text(json.dumps(summary, indent=1))
 
 

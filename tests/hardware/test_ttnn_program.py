@@ -13,6 +13,7 @@ import pytest
 import tilelang
 import torch
 
+import tilelang_tt
 from tilelang_tt.contract.plan import BufferAddress, NocCoord, runtime_value
 from tilelang_tt.host.ttnn_program import NO_DEVICE_MESSAGE, TTDeviceError, run_on_device
 
@@ -31,11 +32,12 @@ def _example(name: str):
     return module.build()
 
 
-def _describe(directory: Path) -> dict:
+def _describe(directory: Path, shapes: dict | None = None) -> dict:
     if not PY312.exists():
         pytest.skip("no .venv312 (Python 3.12 + ttnn==0.81.1); `make test` creates it")
     out = directory.parent / f"{directory.name}.summary.json"
-    done = subprocess.run([str(PY312), str(SCRIPT), str(directory), str(out)], capture_output=True, text=True,
+    sizes = [json.dumps(shapes)] if shapes is not None else []
+    done = subprocess.run([str(PY312), str(SCRIPT), str(directory), str(out), *sizes], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(out.read_text())
@@ -152,3 +154,17 @@ def test_device_tt_from_artifacts_and_tilelang_compile_says_what_is_missing():
     kernel = tilelang.compile(eltwise_add(64, 64, 32, 32), out_idx=[-1], target="tenstorrent")
     with pytest.raises(TTDeviceError, match=MISSING_TTNN):
         kernel(a[:64, :64], a[:64, :64], device="tt")
+
+
+def test_a_program_with_dynamic_sizes_is_described_for_the_tensors_given(tmp_path):
+    """ttnn_program plans a T.dynamic program for the tensors it is given: the runtime args carry
+    the sizes and each core's share of the blocks for them; the device call is reached."""
+    from tests.compiler.test_dynamic_shapes import matmul
+
+    artifacts = tilelang_tt.compile(matmul(64, 64, 32), grid=(2, 1))
+    summary = _describe(artifacts.save(tmp_path / "dynamic"), {"A": [100, 40], "B": [40, 70]})
+    reader = summary["descriptor"]["kernels"][0]
+    a, b = summary["descriptor"]["addresses"]["A"], summary["descriptor"]["addresses"]["B"]
+    # 2 x 2 blocks of 64 x 64 over two cores: two each; then m, k, n
+    assert reader["runtime_args"] == {"0,0": [a, b, 0, 2, 100, 40, 70], "1,0": [a, b, 2, 2, 100, 40, 70]}
+    assert summary["device"]["error"] == "TTDeviceError" and summary["launch"]["error"] == "TTDeviceError"
