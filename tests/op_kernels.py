@@ -561,3 +561,39 @@ def gemm_clear_accum(M, keys, D, Dp, bm=32, bn=32):
             T.copy(o, O[by * bm, 0])
 
     return main
+
+
+def gemm_transpose_a(M, N, K, bm, bn, bk, dtype="bfloat16"):
+    """C = A^T B with A stored (K, M): ``T.gemm(A_s, B_s, C_l, transpose_A=True)`` over a K loop, as
+    the attention backward's dK += dS^T Q and example_dynamic.py's trans_A write it."""
+
+    @T.prim_func
+    def main(A: T.Tensor((K, M), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bk, bm), dtype)
+            B_s = T.alloc_shared((bk, bn), dtype)
+            C_l = T.alloc_fragment((bm, bn), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
+                T.copy(A[k * bk, by * bm], A_s)
+                T.copy(B[k * bk, bx * bn], B_s)
+                T.gemm(A_s, B_s, C_l, transpose_A=True)
+            T.copy(C_l, C[by * bm, bx * bn])
+
+    return main
+
+
+def transposed_read(M, N, dtype="float32"):
+    """C[i, j] = 2 A[j, i] + 1: a block read transposed in a T.Parallel (transpose_tile)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((N, M), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(1, 1, threads=128) as (bx, by):
+            A_s = T.alloc_shared((N, M), dtype)
+            C_l = T.alloc_fragment((M, N), dtype)
+            T.copy(A[0, 0], A_s)
+            for i, j in T.Parallel(M, N):
+                C_l[i, j] = A_s[j, i] * 2.0 + 1.0
+            T.copy(C_l, C[0, 0])
+
+    return main

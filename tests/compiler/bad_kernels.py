@@ -149,22 +149,6 @@ def add_for_any_grid(M=64, N=64):
     return main
 
 
-def gemm_transpose_a(M=64, N=64, K=64):
-    @T.prim_func
-    def main(A: T.Tensor((K, M), "bfloat16"), B: T.Tensor((K, N), "bfloat16"), C: T.Tensor((M, N), "bfloat16")):
-        with T.Kernel(1, 1, threads=128) as (bx, by):
-            A_s = T.alloc_shared((K, M), "bfloat16")
-            B_s = T.alloc_shared((K, N), "bfloat16")
-            C_l = T.alloc_fragment((M, N), "float32")
-            T.clear(C_l)
-            T.copy(A[0, 0], A_s)
-            T.copy(B[0, 0], B_s)
-            T.gemm(A_s, B_s, C_l, transpose_A=True)  # LINE: gemm_transpose_a
-            T.copy(C_l, C[0, 0])
-
-    return main
-
-
 def unsupported_expression(value, M=64, N=64):
     """``C_s[i, j] = value(A_s[i, j])``: an element-wise value the backend refuses."""
     @T.prim_func
@@ -180,7 +164,8 @@ def unsupported_expression(value, M=64, N=64):
     return main
 
 
-def transposed_access(M=64, N=64):
+def transposed_access(M=64, N=96):
+    """``C_s[i, j] = A_s[j, i]`` with A_s of C_s's shape, not the transposed one: no element-wise read."""
     @T.prim_func
     def main(A: T.Tensor((M, N), "bfloat16"), C: T.Tensor((M, N), "bfloat16")):
         with T.Kernel(1, 1, threads=128) as (bx, by):
@@ -340,5 +325,23 @@ def one_row_triangle(M=64, N=64):
             for k in T.serial(T.ceildiv(bx + 1, 32)):  # LINE: one_row_triangle
                 T.copy(A[bx, k * 32], A_s)
                 T.copy(A_s, B[bx, k * 32])
+
+    return main
+
+
+def split_k_atomic_add(M=64, N=64, K=128, split=2):
+    """TileLang's split-K GEMM: each of ``split`` blocks adds its partial product into C."""
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((K, N), "bfloat16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, 1, split, threads=128) as (bx, by, bz):
+            A_s = T.alloc_shared((M, K // split), "bfloat16")
+            B_s = T.alloc_shared((K // split, N), "bfloat16")
+            C_l = T.alloc_fragment((M, N), "float32")
+            T.clear(C_l)
+            T.copy(A[0, bz * (K // split)], A_s)
+            T.copy(B[bz * (K // split), 0], B_s)
+            T.gemm(A_s, B_s, C_l)
+            for i, j in T.Parallel(M, N):
+                T.atomic_add(C[i, j], C_l[i, j])  # LINE: split_k_atomic_add
 
     return main

@@ -161,10 +161,11 @@ def test_dynamic_extent_expression_points_at_the_parameter():
     assert "its own T.dynamic variable" in err.hint
 
 
-def test_gemm_transpose_a():
-    err = compile_error(bad_kernels.gemm_transpose_a())
-    assert_diagnostic(err, "LowerTTTileIntrinsics", "T.gemm with transpose_A=True is not supported",
-                      "gemm_transpose_a")
+def test_atomic_add_points_at_the_statement():
+    err = compile_error(bad_kernels.split_k_atomic_add())
+    assert_diagnostic(err, "LegalizeGlobalAccessTT", "T.atomic_add into a global tensor: blocks adding into one output "
+                      "region is a reduction across cores", "split_k_atomic_add")
+    assert "its own slice of the output" in err.hint
 
 
 def test_unsupported_elementwise_expression():

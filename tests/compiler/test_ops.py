@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import tilelang_tt
+from tests import kernels
 from tests import op_kernels as K
 
 M, N = 64, 128
@@ -201,6 +202,29 @@ def test_gemm_bias_relu():
     a, b, bias = bf16(64, 96, seed=18), bf16(96, 128, seed=19), bf16(128, seed=20)
     out, _ = run(K.gemm_bias_relu(64, 128, 96, 32, 64, 32), a, b, bias)
     assert_close(out, torch.relu(a.float() @ b.float() + bias.float()), 2.0 ** -7)
+
+
+@pytest.mark.parametrize("M,N,Kd,grid", [(64, 64, 64, None), (96, 128, 160, (2, 2)), (70, 40, 50, (2, 1))])
+def test_gemm_transpose_a(M, N, Kd, grid):
+    """C = A^T B: compute transposes each A block's tiles (transpose_tile) before the gemm; the reader
+    moves exactly the bytes of the straight form C = A B with A stored (M, K)."""
+    a, b = bf16(Kd, M, seed=64), bf16(Kd, N, seed=65)
+    options = {"grid": grid} if grid else {}
+    out, artifacts = run(K.gemm_transpose_a(M, N, Kd, 32, 32, 32), a, b, **options)
+    assert_close(out, a.float().T @ b.float(), 2.0 ** -7)
+    assert "transpose_tile(" in artifacts.get_source("compute")
+    _, straight = run(kernels.gemm(M, N, Kd, 32, 32, 32), a.T.contiguous(), b, **options)
+    read = [x.last_counters["total"]["dram_bytes_read"] for x in (artifacts, straight)]
+    assert read[0] == read[1]
+
+
+def test_a_block_read_transposed_in_t_parallel():
+    for m, n in [(64, 64), (64, 96)]:
+        g = torch.Generator().manual_seed(m + n)
+        a = torch.randn(n, m, generator=g)
+        out, artifacts = run(K.transposed_read(m, n), a)
+        assert torch.equal(out, a.T * 2 + 1)
+        assert "transpose_init(" in artifacts.get_source("compute")
 
 
 def test_gemm_with_clear_accum_starts_afresh_in_every_key_block():

@@ -6,8 +6,8 @@ kernel with ``T.dynamic`` extents m, n and k, optional transposed operands (chos
 shapes, the copies and ``T.gemm``'s transpose flags follow them) and a pipelined K loop into a
 float32 fragment. Called as the example's main calls it, with bfloat16 for float16: 128 x 128 x 32
 blocks, no transposes, 3 stages, 128 threads; the tensors are 256 x 256 x 256 (its 16384^3). The
-trans_B variant (the example's other GEMM form this project compiles; trans_A waits for issue 12)
-runs on sizes that are multiples of neither the blocks nor the tiles: 200 x 90 x 72."""
+trans_B and trans_A variants (the example's other GEMM forms) run on sizes that are multiples of
+neither the blocks nor the tiles: 200 x 90 x 72."""
 
 import tilelang
 import tilelang.language as T
@@ -73,4 +73,10 @@ EXAMPLES = [
                  out_dtype="bfloat16", accum_dtype="float32", num_stages=3, threads=128),
             lambda: (randn(200, 72, seed=3), randn(90, 72, seed=4)),
             lambda a, b: torch.einsum("mk,nk->mn", a.float(), b.float())),
+    Example("dynamic_shape/matmul_dynamic_mnk trans_A", "dynamic_shape/example_dynamic.py: matmul_dynamic_mnk",
+            matmul_any_size,
+            dict(block_M=64, block_N=64, block_K=32, trans_A=True, trans_B=False, in_dtype="bfloat16",
+                 out_dtype="bfloat16", accum_dtype="float32", num_stages=3, threads=128),
+            lambda: (randn(72, 200, seed=5), randn(72, 90, seed=6)),
+            lambda a, b: torch.einsum("km,kn->mn", a.float(), b.float())),
 ]

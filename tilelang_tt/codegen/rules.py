@@ -249,6 +249,8 @@ RULES: dict[Intrin, Rule] = dict([
     _rule(Intrin.BINARY_TILES, _binary_tiles, FPU_HEADER),
     _rule(Intrin.COPY_INIT, _fn("copy_init"), "api/compute/tile_move_copy.h"),
     _rule(Intrin.COPY_TILE, _fn("copy_tile"), "api/compute/tile_move_copy.h"),
+    _rule(Intrin.TRANSPOSE_INIT, _fn("transpose_init"), "api/compute/transpose.h"),
+    _rule(Intrin.TRANSPOSE_TILE, _fn("transpose_tile"), "api/compute/transpose.h"),
     _rule(Intrin.BCAST_INIT, _bcast_init, "api/compute/bcast.h"),
     _rule(Intrin.BCAST_TILE, _bcast_tile, "api/compute/bcast.h"),
     _rule(Intrin.SFPU_INIT, _sfpu_init, _header(_init_op)),

@@ -12,6 +12,7 @@ dispatch on the registry.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import tilelang  # noqa: F401
@@ -157,13 +158,15 @@ class LowerContext:
         return evaluate(Intrin.TILE_ELTWISE, dst.data, i if kind != ROW else 0, j if kind != COL else 0,
                         value_of(i, j), like=node)
 
-    def new_block(self, like: tirx.Buffer, suffix: str, dtype: str, scope: str) -> tirx.Buffer:
-        """A block of ``like``'s geometry in ``dtype`` with a CB of its own, allocated beside the
-        kernel's blocks."""
+    def new_block(self, like: tirx.Buffer, suffix: str, dtype: str, scope: str, shape=None) -> tirx.Buffer:
+        """A block of ``like``'s geometry (or the 2-D ``shape``, of as many tiles) in ``dtype`` with
+        a CB of its own, allocated beside the kernel's blocks."""
         name = unique_name(f"{like.name}{suffix}", self.taken)
         self.taken.add(name)
-        buf = tirx.decl_buffer(like.shape, dtype, name, scope=scope)
+        buf = tirx.decl_buffer(like.shape if shape is None else shape, dtype, name, scope=scope)
         desc = CBDesc.from_dict(like.name, self.cbs[like.name])
+        if shape is not None:
+            desc = dataclasses.replace(desc, block_tiles=(shape[0] // TILE, shape[1] // TILE))
         fmt, elem = DATA_FORMATS[dtype]
         self.cbs[name] = CBDesc(name=name, index=-1, page_size=TILE * TILE * elem, num_pages=desc.num_pages,
                                 data_format=fmt, block_pages=desc.block_pages, block_tiles=desc.block_tiles,

@@ -3,8 +3,10 @@ element-wise value.
 
 C2: ``T.copy(X_s, Y_l)`` of two on-chip blocks of one shape → ``tt.tile.eltwise(Y_l, i, j,
 Cast(Y dtype, X_s[i, j]))`` (a copy or a cast; copies to and from DRAM are LowerSharedToCB's).
-D5: a block operand is unpacked into DST with ``copy_tile``; a per-row/per-column vector spread
-over a full block with ``unary_bcast`` (init ``copy_init`` / ``unary_bcast_init``).
+D5: a block operand is unpacked into DST with ``copy_tile``; a transposed one ``X[j, i]`` (X of the
+transposed shape) with ``transpose_tile`` from tile (c, r) of X for output tile (r, c); a
+per-row/per-column vector spread over a full block with ``unary_bcast`` (inits ``copy_init`` /
+``transpose_init`` / ``unary_bcast_init``).
 Errors: a copy changing the block shape; integer blocks.
 """
 
@@ -44,7 +46,13 @@ class BlockOperand:
     def compile(self, prog, load, base) -> None:
         ctx, like = prog.ctx, prog.like
         cb = ctx.cb(load.buffer.name)
-        if cb.vector and not prog.out.vector:  # a per-row/per-column vector spread over the block
+        if is_transposed(load, prog.ij):  # X[j, i]: output tile (r, c) is tile (c, r) of X, transposed
+            rows, cols = prog.out.block_tiles
+            prog.op(("transpose", cb.index), evaluate(Intrin.TRANSPOSE_INIT, cb.index, like=like),
+                    lambda tg, tl: evaluate(Intrin.TRANSPOSE_TILE, cb.index,
+                                            ctx.analyzer.simplify((tg % cols) * rows + tg // cols),
+                                            prog.slot(tl, base), like=like))
+        elif cb.vector and not prog.out.vector:  # a per-row/per-column vector spread over the block
             prog.op(("bcast", cb.vector, cb.index), evaluate(Intrin.BCAST_INIT, cb.vector, cb.index, like=like),
                     lambda tg, tl: evaluate(Intrin.BCAST_TILE, cb.vector, cb.index, ctx.tile_at(cb, prog.out, tg),
                                             prog.slot(tl, base), like=like))
@@ -52,6 +60,13 @@ class BlockOperand:
             prog.op(("copy", cb.index), evaluate(Intrin.COPY_INIT, cb.index, like=like),
                     lambda tg, tl: evaluate(Intrin.COPY_TILE, cb.index, ctx.tile_at(cb, prog.out, tg),
                                             prog.slot(tl, base), like=like))
+
+
+def is_transposed(load: tirx.BufferLoad, ij) -> bool:
+    """Whether a 2-D block element is read transposed, ``X[j, i]``, in a T.Parallel over (i, j)."""
+    i, j = ij
+    return (len(load.indices) == 2 and isinstance(i, tirx.Var) and isinstance(j, tirx.Var)
+            and load.indices[0].same_as(j) and load.indices[1].same_as(i))
 
 
 COPY = register(Copy())

@@ -24,7 +24,7 @@ from tvm import tirx
 
 from tilelang_tt.attrs import Intrin
 from tilelang_tt.ops.base import Engine, TileOp, constant, register, strip_casts
-from tilelang_tt.ops.copy import BLOCK_OPERAND
+from tilelang_tt.ops.copy import BLOCK_OPERAND, is_transposed
 from tilelang_tt.ops.fill import CONSTANT_OPERAND
 from tilelang_tt.ops.generate import generate, reads_blocks
 from tilelang_tt.ops.sfpu import (
@@ -99,7 +99,7 @@ class Eltwise(TileOp):
         return list(dict.fromkeys(reads)), data_names[stmt.value.args[0]]
 
     def engine(self, ctx, stmt):
-        binary = fpu_binary(stmt.value.args[3], lambda name: ctx.cbs[name]["vector"])
+        binary = fpu_binary(stmt.value.args[3], lambda name: ctx.cbs[name]["vector"], stmt.value.args[1:3])
         if binary is None:
             return Engine(("sfpu",))
         op, a, b = binary
@@ -157,12 +157,16 @@ class Eltwise(TileOp):
 
 # -- C2 checks -------------------------------------------------------------------------------------
 def _check_access(ctx, node, access, i, j) -> None:
-    """A load/store must address a whole block element-wise: X[i, j], v[i] (per-row) or v[j]."""
+    """A load/store must address a whole block element-wise: X[i, j], v[i] (per-row) or v[j]; a
+    load may read a block of the transposed shape transposed, X[j, i]."""
     buf, idx = access.buffer, list(access.indices)
     kind = ctx.block_kind(buf) if buf.name in ctx.cbs else None
     ok = False
     if kind is not None:
-        if len(idx) == 2 and kind == "":
+        if len(idx) == 2 and kind == "" and isinstance(access, tirx.BufferLoad) and is_transposed(access, (i, j)):
+            out = [int(d) for d in node.buffer.shape]
+            ok = len(out) == 2 and [int(d) for d in buf.shape] == out[::-1]
+        elif len(idx) == 2 and kind == "":
             ok = i is not None and j is not None and idx[0].same_as(i) and idx[1].same_as(j)
         elif len(idx) == 2 and kind == ROW:
             ok = j is not None and _is_zero(idx[0]) and idx[1].same_as(j)
@@ -174,7 +178,8 @@ def _check_access(ctx, node, access, i, j) -> None:
     if not ok:
         raise ctx.error(node, f"`{buf.name}[{', '.join(str(x) for x in idx)}]` is not an element-wise access of an "
                               "on-chip block",
-                        "index blocks with the T.Parallel loop variables: X[i, j], per-row v[i] or per-column v[j]")
+                        "index blocks with the T.Parallel loop variables: X[i, j], per-row v[i], per-column v[j], or "
+                        "X[j, i] for X of the transposed shape")
 
 
 def _check_expr(ctx, node, expr, i, j) -> None:
@@ -215,16 +220,17 @@ def _is_zero(e) -> bool:
 
 
 # -- FPU ------------------------------------------------------------------------------------------
-def fpu_binary(value, vector_of) -> tuple | None:
+def fpu_binary(value, vector_of, ij) -> tuple | None:
     """(FPU op, a, b) when an eltwise value is A[i, j] op B[i, j] of two full blocks (``vector_of``:
-    block name -> its ``vector`` kind): one FPU op."""
+    block name -> its ``vector`` kind; ``ij``: the loop variables): one FPU op. Not for a block read
+    transposed (the FPU reads tiles as they are)."""
     op = FPU_BINARY.get(type(value))
     if op is None:
         return None
     operands = []
     for x in (value.a, value.b):
         x = strip_casts(x)
-        if not isinstance(x, tirx.BufferLoad) or vector_of(x.buffer.name) != "":
+        if not isinstance(x, tirx.BufferLoad) or vector_of(x.buffer.name) != "" or is_transposed(x, ij):
             return None
         operands.append(x.buffer.name)
     return op, operands[0], operands[1]
@@ -245,6 +251,7 @@ class TileProgram:
         self.ctx = ctx
         self.out = out
         self.like = like
+        self.ij = tuple(like.value.args[1:3])  # the tt.tile.eltwise's loop variables (i, j)
         self.spt = 0  # DST tiles per output tile, set once the value's need is known
         self.ops: list[tuple[tuple, tirx.Stmt, object]] = []
 
@@ -282,7 +289,7 @@ class TileProgram:
         straight into one DST tile."""
         if self.out.vector:
             return None
-        binary = fpu_binary(e, lambda name: self.ctx.cb(name).vector)
+        binary = fpu_binary(e, lambda name: self.ctx.cb(name).vector, self.ij)
         if binary is None:
             return None
         op, a, b = binary

@@ -16,7 +16,10 @@ D4: ``compute_kernel_hw_startup<SrcOrder::Reverse>(A, B, C)`` when it is the fir
 D5: ``tile_regs_acquire`` before the statements that accumulate into C, reload of C's tiles for
 ``acc += A @ B``, ``matmul_tiles`` into DST tiles ``i * sn + j`` over K, then per
 ``tt.pack_block`` one pack per output tile.
-Errors: transposed A, operands that are not 2-D on-chip blocks, shapes that do not agree,
+``T.gemm(A, B, C, transpose_A=True)``: compute first transposes A's tiles into a block of the
+transposed shape (:meth:`Gemm.untranspose`; ``transpose_tile``), then C accumulates as for a live
+accumulator.
+Errors: operands that are not 2-D on-chip blocks, shapes that do not agree,
 integer blocks, more output tiles per acquire than DST holds.
 """
 
@@ -35,6 +38,7 @@ from tilelang_tt.passes.common import (
     evaluate,
     is_cb_buffer,
     keep_span,
+    make_region,
     seq,
     serial,
     stmt_intrin,
@@ -64,7 +68,12 @@ def is_gemm_into(node, acc: tirx.Buffer) -> bool:
     return c is not None and c.buffer.same_as(acc)
 
 
-CLEAR_ACCUM = 9  # T.gemm's argument clear_accum: C = A @ B, the old C dropped
+TRANSPOSE_A, CLEAR_ACCUM = 3, 9  # T.gemm's arguments transpose_A, clear_accum (C = A @ B, the old C dropped)
+
+
+def transposes_a(node) -> bool:
+    """Whether ``node`` is a ``T.gemm(A, B, C, transpose_A=True)``: C += A^T B."""
+    return tile_op_name(node) == "gemm" and bool(node.value.args[TRANSPOSE_A])
 
 
 def clearing_gemm(node) -> tirx.Buffer | None:
@@ -88,9 +97,34 @@ class Gemm(TileOp):
     dst_scope = Attr.ACCUMULATE.value
 
     # -- C2 ----------------------------------------------------------------------------------------
+    def untranspose(self, ctx, stmts: list[tirx.Stmt]) -> list[tirx.Stmt]:
+        """``stmts`` with each ``T.gemm(A, B, C, transpose_A=True)`` as two statements: compute
+        transposes A's tiles into a block A_t of the transposed shape (``transpose_tile``: no more
+        DRAM traffic than the straight form), then ``T.gemm(A_t, B, C)``. The accumulator is then a
+        block each gemm reloads (DST transposes A between the K steps)."""
+        out = []
+        for stmt in stmts:
+            if not transposes_a(stmt):
+                out.append(stmt)
+                continue
+            a = as_region(stmt.value.args[0])
+            if a is None or not is_cb_buffer(a.buffer) or len(a.buffer.shape) != 2:
+                raise ctx.error(stmt, "T.gemm operands must be 2-D shared/fragment blocks",
+                                "copy A and B blocks with T.copy into T.alloc_shared buffers first")
+            k, m = (int(d) for d in a.buffer.shape)
+            a_t = ctx.new_block(a.buffer, "_t", str(a.buffer.dtype), "local.fragment", shape=(m, k))
+            args = list(stmt.value.args)
+            args[0] = make_region(a_t, [0, 0], [m, k], 1)
+            args[TRANSPOSE_A] = tirx.IntImm("bool", False)
+            gemm = keep_span(stmt, tirx.Evaluate(tirx.Call(stmt.value.dtype, stmt.value.op, args)))
+            out += [ctx.eltwise_from(stmt, a_t, lambda i, j: tirx.BufferLoad(a.buffer, [j, i])), gemm]
+        return out
+
     def lower(self, ctx, stmt):
         """A T.gemm into a live accumulator (no clear before it): C is reloaded into DST; with
-        ``clear_accum=True`` it starts afresh."""
+        ``clear_accum=True`` it starts afresh; with ``transpose_A`` A is transposed first."""
+        if transposes_a(stmt):
+            return seq([ctx.visit(s) for s in self.untranspose(ctx, [stmt])])
         _, _, c, _ = self.parts(ctx, stmt)
         return self.lower_accumulation(ctx, [stmt], c.buffer, stmt, reload=clearing_gemm(stmt) is None)
 
@@ -115,9 +149,6 @@ class Gemm(TileOp):
         """(A, B, C regions, transpose_B) of a T.gemm statement, checked but for their shapes."""
         args = node.value.args
         a, b, c = (as_region(x) for x in args[:3])
-        if bool(args[3]):
-            raise ctx.error(node, "T.gemm with transpose_A=True is not supported",
-                            "load A untransposed (M x K) into shared memory")
         if not all(r is not None and is_cb_buffer(r.buffer) and len(r.buffer.shape) == 2 for r in (a, b, c)):
             raise ctx.error(node, "T.gemm operands must be 2-D shared/fragment blocks",
                             "copy A and B blocks with T.copy into T.alloc_shared buffers first")
@@ -388,7 +419,8 @@ def accumulates_alone(stmts: list[tirx.Stmt], acc: tirx.Buffer) -> bool:
             return all(alone(x) for x in s.seq)
         if isinstance(s, tirx.For):
             return s.kind != tirx.ForKind.PARALLEL and alone(s.body)
-        return isinstance(s, tirx.Bind) or is_gemm_into(s, acc) or stmt_intrin(s) == Intrin.READ_TO_CB
+        return isinstance(s, tirx.Bind) or (is_gemm_into(s, acc) and not transposes_a(s)) \
+            or stmt_intrin(s) == Intrin.READ_TO_CB
 
     return all(alone(s) for s in stmts)
 

@@ -54,7 +54,7 @@ PASS = "LowerTTTileIntrinsics"
 
 class _Lowerer(LowerContext):
     def lower_seq(self, stmts: list[tirx.Stmt]) -> list[tirx.Stmt]:
-        stmts = self.version_reader_blocks(stmts)
+        stmts = GEMM.untranspose(self, self.version_reader_blocks(stmts))
         out: list[tirx.Stmt] = []
         i = 0
         while i < len(stmts):
