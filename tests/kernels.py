@@ -132,6 +132,18 @@ def eltwise_direct(op, M, N, bm, bn, dtype="bfloat16"):
     return main
 
 
+def global_copy(M, N, bm, src="float32", dst="bfloat16"):
+    """T.copy between two global tensors, a block of rows at a time (the attention backward's dQ
+    cast): staged through on-chip blocks, cast by compute when the dtypes differ."""
+
+    @T.prim_func
+    def main(A: T.Tensor((2, M, N), src), C: T.Tensor((2, M, N), dst)):
+        with T.Kernel(T.ceildiv(M, bm), 2, threads=128) as (bx, b):
+            T.copy(A[b, bx * bm:(bx + 1) * bm, 0:N], C[b, bx * bm:(bx + 1) * bm, 0:N])
+
+    return main
+
+
 def pass_names(options: CompileOptions | None = None) -> list[str]:
     return [p.info.name for p in tt_passes(options or CompileOptions())]
 

@@ -168,6 +168,13 @@ def test_atomic_add_points_at_the_statement():
     assert "its own slice of the output" in err.hint
 
 
+def test_thread_level_code_points_at_the_first_statement_using_the_thread_index():
+    err = compile_error(bad_kernels.thread_per_row())
+    assert_diagnostic(err, "LegalizeGlobalAccessTT", "`t` is a thread index (T.get_thread_binding, T.thread_binding): "
+                      "thread-level code", "thread_per_row")
+    assert "T.Parallel" in err.hint
+
+
 def test_unsupported_elementwise_expression():
     err = compile_error(bad_kernels.unsupported_expression(T.atan))
     assert_diagnostic(err, "LowerTTTileIntrinsics", "unsupported element-wise expression", "unsupported_expression")

@@ -227,6 +227,15 @@ def test_a_block_read_transposed_in_t_parallel():
         assert "transpose_init(" in artifacts.get_source("compute")
 
 
+@pytest.mark.parametrize("src,dst", [("float32", "bfloat16"), ("bfloat16", "bfloat16")])
+def test_copy_between_global_tensors_goes_through_blocks(src, dst):
+    g = torch.Generator().manual_seed(66)
+    a = torch.randn(2, 96, 64, generator=g).to(getattr(torch, src))
+    out, artifacts = run(kernels.global_copy(96, 64, 32, src, dst), a, grid=(2, 2))
+    assert torch.equal(out, a.to(getattr(torch, dst)).float())  # one RNE rounding when it casts
+    assert ("copy_tile(" in artifacts.get_source("compute")) == (src != dst)
+
+
 def test_gemm_with_clear_accum_starts_afresh_in_every_key_block():
     """DeepSeek MLA's scores: T.gemm(.., clear_accum=True) then a second gemm into the same block,
     per key block; the sum over the blocks shows a clear that happened once would be wrong."""

@@ -39,6 +39,7 @@ from tvm import arith, ir, tirx
 
 from tilelang_tt.passes.common import (
     allocations,
+    as_region,
     const_int,
     error,
     first_stmt_using,
@@ -50,6 +51,7 @@ from tilelang_tt.passes.common import (
     prim_func_pass,
     rebuild_nest,
     seq,
+    tile_op_name,
     unique_name,
     uses_var,
 )
@@ -200,15 +202,77 @@ def _check_atomics(func: tirx.PrimFunc) -> None:
                     "in a second kernel or on the host, or keep the whole reduction inside one block")
 
 
+def _check_thread_indices(func: tirx.PrimFunc) -> None:
+    """Thread-level code (a GPU thread computing its own element: ``t = T.get_thread_binding()``,
+    ``w_tile[t, e] = W[bx * 128 + t, e]``) has no Tenstorrent form: a core runs one program per
+    block. Refused at the first statement that uses a thread index."""
+    threads = []
+    tirx.stmt_functor.post_order_visit(func.body, lambda n: threads.append(n.var) if isinstance(n, tirx.Bind) and isinstance(
+        n.value, tirx.Call) and isinstance(n.value.op, ir.Op) and n.value.op.name == "tl.launch_thread_idx" else None)
+    if not threads:
+        return
+    users = []
+
+    def visit(node):
+        if isinstance(node, (tirx.BufferStore, tirx.Evaluate, tirx.Bind)) and not (
+                isinstance(node, tirx.Bind) and any(node.var.same_as(t) for t in threads)) \
+                and any(uses_var(node, t) for t in threads):
+            users.append(node)
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    if users:
+        used = next(t for t in threads if uses_var(users[0], t))
+        raise error(PASS, func, users[0], f"`{used.name}` is a thread index (T.get_thread_binding, T.thread_binding): "
+                    "thread-level code, where each GPU thread computes its own element, has no Tenstorrent form (a core "
+                    "runs one program per block)",
+                    "write the block's work on whole blocks: T.copy the slices into T.alloc_shared blocks, then T.Parallel "
+                    "over the block, T.gemm or T.reduce_sum")
+
+
+def _global_copy(stmt, names: set[str], allocated: list[tirx.Buffer]) -> tirx.Stmt | None:
+    """``T.copy(X[..], Y[..])`` between two global tensors (the attention backward's dQ cast): through
+    a block, ``T.copy(X[..], X_s); T.copy(X_s, Y[..])``, and a fragment of Y's dtype between them when
+    the dtypes differ (compute casts). The block has the slice's extents above 1 (at most two)."""
+    if tile_op_name(stmt) != "copy":
+        return None
+    src, dst = (as_region(a) for a in stmt.value.args[:2])
+    if src is None or dst is None or not is_global_buffer(src.buffer) or not is_global_buffer(dst.buffer):
+        return None
+    shape = [int(e) for e in src.extents if int(e) != 1] or [1]
+    if len(shape) > 2 or [int(e) for e in dst.extents if int(e) != 1] != [d for d in shape if d != 1]:
+        return None
+
+    def block(like: tirx.Buffer, dtype, scope: str) -> tirx.Buffer:
+        name = unique_name(f"{like.name}_{'s' if scope == 'shared.dyn' else 'l'}", names)
+        names.add(name)
+        allocated.append(tirx.decl_buffer(shape, dtype, name, scope=scope))
+        return allocated[-1]
+
+    def whole(buf, mask):
+        return make_region(buf, [0] * len(shape), shape, mask)
+
+    staged = block(src.buffer, src.buffer.dtype, "shared.dyn")
+    copies = [_copy(stmt.value.args[0], whole(staged, WRITE), stmt)]
+    if src.buffer.dtype != dst.buffer.dtype:
+        cast = block(dst.buffer, dst.buffer.dtype, "local.fragment")
+        copies.append(_copy(whole(staged, READ), whole(cast, WRITE), stmt))
+        staged = cast
+    copies.append(_copy(whole(staged, READ), stmt.value.args[1], stmt))
+    return seq(copies)
+
+
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     _check_static_blocks(func)
     _check_atomics(func)
+    _check_thread_indices(func)
     names = kernel_names(func)
     pending: list[tirx.Buffer] = []
 
     def visit(stmt):
         if isinstance(stmt, tirx.For) and stmt.kind == tirx.ForKind.PARALLEL:
             return _legalize(stmt, names, pending) or stmt
+        if isinstance(stmt, tirx.Evaluate):
+            return _global_copy(stmt, names, pending) or stmt
         if isinstance(stmt, tirx.SeqStmt):
             return seq([visit(s) for s in stmt.seq])
         if isinstance(stmt, tirx.For):
