@@ -597,3 +597,22 @@ def transposed_read(M, N, dtype="float32"):
             T.copy(C_l, C[0, 0])
 
     return main
+
+
+def select_by_index(M, N, bm, bn, dtype="bfloat16"):
+    """C = A * 2 on and below the diagonal, B - 1 above it (the attention backward's causal mask on
+    P^T, linear attention's q k^T mask): the reader generates the mask, compute selects (where_tile)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            a = T.alloc_shared((bm, bn), dtype)
+            b = T.alloc_shared((bm, bn), dtype)
+            c = T.alloc_fragment((bm, bn), dtype)
+            T.copy(A[by * bm, bx * bn], a)
+            T.copy(B[by * bm, bx * bn], b)
+            for i, j in T.Parallel(bm, bn):
+                c[i, j] = T.if_then_else(by * bm + i >= bx * bn + j, a[i, j] * 2.0, b[i, j] - 1.0)
+            T.copy(c, C[by * bm, bx * bn])
+
+    return main

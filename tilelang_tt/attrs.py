@@ -498,6 +498,9 @@ class Intrin(_DocumentedKey):
                     "op: str, in0: cb, in1: cb, tile0: expr, tile1: expr, dst: expr")
     COPY_INIT = ("tt.copy_init", "copy_init(cb): unpack tiles of cb into DST", "cb: cb")
     COPY_TILE = ("tt.copy_tile", "copy_tile(cb, tile, dst)", "cb: cb, tile: expr, dst: expr")
+    WHERE_INIT = ("tt.sfpu.where_init", "where_tile_init()", "")
+    WHERE_TILE = ("tt.sfpu.where", "where_tile<format>(cond, a, b, out): cond != 0 ? a : b on DST tiles",
+                  "format: str, cond: expr, a: expr, b: expr, out: expr")
     TRANSPOSE_INIT = ("tt.transpose_init", "transpose_init(cb): unpack tiles of cb transposed into DST", "cb: cb")
     TRANSPOSE_TILE = ("tt.transpose_tile", "transpose_tile(cb, tile, dst): the tile transposed (B[w, h] = A[h, w])",
                       "cb: cb, tile: expr, dst: expr")

@@ -92,7 +92,8 @@ def test_selection_on_block_values():
 
 def test_selection_between_block_values():
     err = compile_error(bad_kernels.select_of_blocks())
-    assert_diagnostic(err, "LowerTTTileIntrinsics", "selects between values that read blocks", "select_of_blocks")
+    assert_diagnostic(err, "LowerTTTileIntrinsics", "selects between values that read blocks on a condition the "
+                      "reader cannot evaluate", "select_of_blocks")
     assert "X[i, j] + T.if_then_else(cond, 0, -T.infinity('float32'))" in err.hint
 
 

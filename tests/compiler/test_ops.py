@@ -236,6 +236,20 @@ def test_copy_between_global_tensors_goes_through_blocks(src, dst):
     assert ("copy_tile(" in artifacts.get_source("compute")) == (src != dst)
 
 
+@pytest.mark.parametrize("dtype,grid", [("bfloat16", None), ("float32", (2, 2))])
+def test_selection_between_block_values_on_the_indices(dtype, grid):
+    """T.if_then_else(index condition, A * 2, B - 1): the reader generates the mask, compute selects
+    with where_tile<DataFormat of DST>; exact but for the one rounding of each branch in bfloat16."""
+    g = torch.Generator().manual_seed(67)
+    a, b = (torch.randn(64, 96, generator=g).to(getattr(torch, dtype)) for _ in range(2))
+    out, artifacts = run(K.select_by_index(64, 96, 32, 32, dtype), a, b, **({"grid": grid} if grid else {}))
+    rows, cols = torch.arange(64)[:, None], torch.arange(96)[None, :]
+    expected = torch.where(rows >= cols, a.float() * 2, (b.float() - 1).to(getattr(torch, dtype)).float())
+    assert torch.equal(out, expected)
+    fmt = "Float32" if artifacts.plan["kernels"][1]["fp32_dest_acc_en"] else "Float16_b"
+    assert f"where_tile<DataFormat::{fmt}>(" in artifacts.get_source("compute")
+
+
 def test_gemm_with_clear_accum_starts_afresh_in_every_key_block():
     """DeepSeek MLA's scores: T.gemm(.., clear_accum=True) then a second gemm into the same block,
     per key block; the sum over the blocks shows a clear that happened once would be wrong."""

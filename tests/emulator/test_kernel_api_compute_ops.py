@@ -19,6 +19,7 @@ COMPUTE_TEMPLATE = r"""
 #include "api/compute/eltwise_unary/sfpu_split_includes.h"
 #include "api/compute/eltwise_binary_sfpu.h"
 #include "api/compute/binary_max_min.h"
+#include "api/compute/eltwise_unary/where.h"
 #include "api/compute/reg_api.h"
 #include "api/compute/pack.h"
 
@@ -46,7 +47,7 @@ def runtime(tmp_path_factory):
     return runtime_objects(tmp_path_factory.mktemp("emu-runtime"))
 
 
-def one_tile(tmp_path, runtime, body, a, b, fp32=1):
+def one_tile(tmp_path, runtime, body, a, b, fp32=1, fails=False):
     cta = (2, TILE)
     exe = build(tmp_path, runtime, [
         Kernel("reader.cpp", READER_BINARY, cta + cta),
@@ -59,6 +60,9 @@ def one_tile(tmp_path, runtime, body, a, b, fp32=1):
         "kernel reader.cpp reader 0,0 0 2,2048,2,2048", f"kernel compute.cpp compute 0,0 {fp32} -",
         "kernel writer.cpp writer 0,0 0 2,2048", "rtargs 0 0,0 @A @B 0 1", "rtargs 2 0,0 @C 0 1"]) + "\n"
     res = run(tmp_path, exe, spec, {"A": bf16_bits(tilize(a)).tobytes(), "B": bf16_bits(tilize(b)).tobytes()}, ["C"])
+    if fails:
+        assert res.returncode != 0
+        return res.stderr, None
     assert res.returncode == 0, res.stderr
     return untilize(bf16_to_f32(np.frombuffer(res.outputs["C"], dtype=np.uint16)), 32, 32), res.counters
 
@@ -115,3 +119,20 @@ def test_sfpu_binary(tmp_path, runtime, op, fn):
     body = f"copy_tile(a, 0, 0);\n    copy_tile(b, 0, 1);\n    {op}_tile_init();\n    {op}_tile(0, 1, 0);"
     got, _ = one_tile(tmp_path, runtime, body, A, B)
     np.testing.assert_allclose(got, fn(A.astype(np.float64), B), rtol=2**-8)
+
+
+WHERE = ("copy_tile(b, 0, 0);\n    relu_tile_init();\n    relu_tile(0);\n    copy_tile(a, 0, 1);\n    copy_tile(b, 0, 2);"
+         "\n    where_tile_init();\n    where_tile<DataFormat::FORMAT>(0, 1, 2, 0);")
+
+
+@pytest.mark.parametrize("fp32,fmt", [(1, "Float32"), (0, "Float16_b")])
+def test_where_selects_on_a_nonzero_condition(tmp_path, runtime, fp32, fmt):
+    """where_tile(cond, a, b, out): out = cond != 0 ? a : b (cond = relu(B): zero where B <= 0)."""
+    got, counters = one_tile(tmp_path, runtime, WHERE.replace("FORMAT", fmt), A, B, fp32=fp32)
+    np.testing.assert_array_equal(got, np.where(B > 0, A, B))
+    assert counters["total"]["tile_ops"]["where_tile"] == 1
+
+
+def test_where_names_a_format_that_is_not_dst_s(tmp_path, runtime):
+    stderr, _ = one_tile(tmp_path, runtime, WHERE.replace("FORMAT", "Float16_b"), A, B, fp32=1, fails=True)
+    assert "where_tile<DataFormat 5>: DST holds Float32 (fp32_dest_acc_en) tiles" in stderr

@@ -26,7 +26,7 @@ from tilelang_tt.attrs import Intrin
 from tilelang_tt.ops.base import Engine, TileOp, constant, register, strip_casts
 from tilelang_tt.ops.copy import BLOCK_OPERAND, is_transposed
 from tilelang_tt.ops.fill import CONSTANT_OPERAND
-from tilelang_tt.ops.generate import generate, reads_blocks
+from tilelang_tt.ops.generate import generate, generated_mask, reads_blocks
 from tilelang_tt.ops.sfpu import (
     BINARY_NODES,
     CALL_NAMES,
@@ -195,14 +195,18 @@ def _check_expr(ctx, node, expr, i, j) -> None:
     elif (operands := call_operands(expr)) is not None:
         for operand in operands:
             _check_expr(ctx, node, operand, i, j)
+    elif (where := generated_mask(expr)) is not None:  # where_tile on a mask the reader generates
+        for operand in where:
+            _check_expr(ctx, node, operand, i, j)
     elif isinstance(expr, tirx.Select) or call_name(expr) == "tirx.if_then_else":
         cond = expr.condition if isinstance(expr, tirx.Select) else expr.args[0]
         if reads_blocks(cond):
             raise ctx.error(node, f"`{expr}` selects on the values of blocks",
                             "write it with T.max/T.min: x > 0 ? x : a * x is T.max(x, 0) + a * T.min(x, 0)")
-        raise ctx.error(node, f"`{expr}` selects between values that read blocks",
-                        "select between values of the indices, loop variables and block coordinates only, and "
-                        "combine the result arithmetically: X[i, j] + T.if_then_else(cond, 0, -T.infinity('float32'))")
+        raise ctx.error(node, f"`{expr}` selects between values that read blocks on a condition the reader cannot "
+                              "evaluate",
+                        "select on the indices, loop variables and block coordinates (a mask the reader generates), "
+                        "or combine arithmetically: X[i, j] + T.if_then_else(cond, 0, -T.infinity('float32'))")
     else:
         raise ctx.error(node, f"unsupported element-wise expression `{expr}`", f"supported: {SUPPORTED}")
 
@@ -405,6 +409,26 @@ class ScalarOperand:
         prog.scalar(sfpu_op(SfpuKind.SCALAR, op), fp32_bits(value), base)
 
 
+class Where:
+    """A selection on a mask the reader generated (:func:`~tilelang_tt.ops.generate.generate`): the
+    mask, the true and the false value in three DST slots, then ``where_tile`` into the first."""
+
+    def match(self, prog, e):
+        return generated_mask(e)
+
+    def need(self, prog, m) -> int:
+        mask, a, b = m
+        return max(prog.need(mask), prog.need(a) + 1, prog.need(b) + 2)
+
+    def compile(self, prog, m, base) -> None:
+        for operand, slot in zip(m, (base, base + 1, base + 2)):
+            prog.compile(operand, slot)
+        fmt = tirx.StringImm("Float32" if prog.ctx.fp32_dest_acc else "Float16_b")
+        prog.op(("where",), evaluate(Intrin.WHERE_INIT, like=prog.like),
+                lambda tg, tl: evaluate(Intrin.WHERE_TILE, fmt, prog.slot(tl, base), prog.slot(tl, base + 1),
+                                        prog.slot(tl, base + 2), prog.slot(tl, base), like=prog.like))
+
+
 class SfpuBinaryOperands:
     """a op b (a node or a call such as T.pow(a, b)) of two values computed in DST: the operand
     needing more registers first (Sethi-Ullman)."""
@@ -427,5 +451,5 @@ class SfpuBinaryOperands:
 
 
 OPERAND_RULES = (BLOCK_OPERAND, FpuOperands(), CONSTANT_OPERAND, Gelu(), UnaryCall(), ScalarCall(), Relu(),
-                 ScalarOperand(), SfpuBinaryOperands())
+                 ScalarOperand(), Where(), SfpuBinaryOperands())
 ELTWISE = register(Eltwise())

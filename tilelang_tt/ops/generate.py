@@ -41,7 +41,36 @@ def generate(ctx, store, expr, i, j, out: list) -> tirx.PrimExpr:
         return type(expr)(generate(ctx, store, expr.a, i, j, out), generate(ctx, store, expr.b, i, j, out))
     if isinstance(expr, tirx.Call) and isinstance(expr.op, ir.Op) and expr.op.name in UNARY_CALLS:
         return tirx.Call(expr.dtype, expr.op, [generate(ctx, store, expr.args[0], i, j, out)])
+    select = selection(expr)
+    if select is not None and not reads_blocks(select[0]) and _generatable(select[0]) \
+            and str(expr.dtype) in COMPUTE_DTYPES:
+        # a choice between values that read blocks, on the indices: the reader generates the mask
+        # (1 where the condition holds, else 0), compute selects with where_tile
+        cond, a, b = select
+        one, zero = tirx.const(1.0, expr.dtype), tirx.const(0.0, expr.dtype)
+        mask = _generated_block(ctx, store, tirx.Call(expr.dtype, ir.Op.get("tirx.if_then_else"), [cond, one, zero]),
+                                i, j, out)
+        return tirx.Select(tirx.NE(mask, zero), generate(ctx, store, a, i, j, out), generate(ctx, store, b, i, j, out))
     return expr  # the element-wise check names what is unsupported
+
+
+def selection(expr):
+    """(condition, true value, false value) of a ``T.if_then_else`` or a Select, else None."""
+    if isinstance(expr, tirx.Select):
+        return expr.condition, expr.true_value, expr.false_value
+    if isinstance(expr, tirx.Call) and isinstance(expr.op, ir.Op) and expr.op.name == "tirx.if_then_else":
+        return tuple(expr.args)
+    return None
+
+
+def generated_mask(expr):
+    """(mask block load, true value, false value) of a selection :func:`generate` made, else None."""
+    if not isinstance(expr, tirx.Select) or not isinstance(expr.condition, tirx.NE):
+        return None
+    mask, zero = expr.condition.a, expr.condition.b
+    if not isinstance(mask, tirx.BufferLoad) or not isinstance(zero, tirx.FloatImm) or float(zero.value) != 0.0:
+        return None
+    return mask, expr.true_value, expr.false_value
 
 
 def _generated_block(ctx, store, expr, i, j, out: list) -> tirx.BufferLoad:

@@ -53,7 +53,7 @@ ALLOWED = {
                               Intrin.NOC_WRITE_BARRIER},
     KernelRole.COMPUTE.value: {Intrin.HW_STARTUP, Intrin.MATMUL_INIT, Intrin.BINARY_INIT, Intrin.MATMUL_TILES,
                                Intrin.BINARY_TILES, Intrin.COPY_INIT, Intrin.COPY_TILE, Intrin.BCAST_INIT,
-                               Intrin.TRANSPOSE_INIT, Intrin.TRANSPOSE_TILE,
+                               Intrin.TRANSPOSE_INIT, Intrin.TRANSPOSE_TILE, Intrin.WHERE_INIT, Intrin.WHERE_TILE,
                                Intrin.BCAST_TILE, Intrin.SFPU_INIT, Intrin.SFPU_UNARY, Intrin.SFPU_SCALAR,
                                Intrin.SFPU_BINARY, Intrin.FILL_TILE, Intrin.REDUCE_INIT, Intrin.REDUCE_TILE,
                                Intrin.REDUCE_UNINIT, Intrin.UNPACK_RECONFIG, Intrin.PACK_RECONFIG,
@@ -136,7 +136,7 @@ def check_l1(func: tirx.PrimFunc, arch: Arch) -> None:
 
 
 DST_WRITERS = {Intrin.MATMUL_TILES: 4, Intrin.BINARY_TILES: 5, Intrin.COPY_TILE: 2, Intrin.BCAST_TILE: 3,
-               Intrin.TRANSPOSE_TILE: 2,
+               Intrin.TRANSPOSE_TILE: 2, Intrin.WHERE_TILE: 4,
                Intrin.SFPU_UNARY: 1, Intrin.SFPU_SCALAR: 1, Intrin.SFPU_BINARY: 3, Intrin.FILL_TILE: 0,
                Intrin.REDUCE_TILE: 6, Intrin.PACK_TILE: 0}
 

@@ -392,6 +392,24 @@ void sfpu_scalar(SfpuBinary op, uint32_t idst, float scalar, Loc loc) {
   count(t, name);
 }
 
+void where_tile(uint8_t format, uint32_t ic, uint32_t ia, uint32_t ib, uint32_t io, Loc loc) {
+  ThreadCtx& t = compute_ctx("where_tile", loc);
+  constexpr uint8_t kFloat32 = 0, kFloat16_b = 5;  // tensix_types.h ids
+  const bool fp32 = t.kernel->opts.fp32_dest_acc_en;
+  if (format != (fp32 ? kFloat32 : kFloat16_b)) {
+    api_error(std::string("where_tile<DataFormat ") + std::to_string(format) + ">: DST holds " +
+                  (fp32 ? "Float32 (fp32_dest_acc_en)" : "Float16_b") + " tiles; the template argument names "
+                  "the format of DST (integer formats are not emulated)", loc);
+  }
+  const float* c = math_dst(t, ic, "where_tile", loc);
+  const float* a = math_dst(t, ia, "where_tile", loc);
+  const float* b = math_dst(t, ib, "where_tile", loc);
+  float* d = math_dst(t, io, "where_tile", loc);
+  for (uint32_t i = 0; i < kTileHW; ++i) d[i] = c[i] != 0.0f ? a[i] : b[i];
+  settle(t, d);
+  count(t, "where_tile");
+}
+
 void fill_tile(uint32_t idst, float value, Loc loc) {
   ThreadCtx& t = compute_ctx("fill_tile", loc);
   float* d = math_dst(t, idst, "fill_tile", loc);

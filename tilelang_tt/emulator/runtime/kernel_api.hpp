@@ -131,6 +131,8 @@ void sfpu_unary(Unary op, uint32_t dst, Loc loc);
 void sfpu_binary(SfpuBinary op, uint32_t dst0, uint32_t dst1, uint32_t odst, Loc loc);
 void sfpu_scalar(SfpuBinary op, uint32_t dst, float scalar, Loc loc);
 void fill_tile(uint32_t dst, float value, Loc loc);
+// where_tile<format>(cond, a, b, out): format is the kernel-side DataFormat id of DST's tiles.
+void where_tile(uint8_t format, uint32_t cond, uint32_t a, uint32_t b, uint32_t out, Loc loc);
 // Tile counter for ops implemented in headers (inits that are no-ops still count nothing).
 void count_op(const char* kind);
 
