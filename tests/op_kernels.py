@@ -616,3 +616,28 @@ def select_by_index(M, N, bm, bn, dtype="bfloat16"):
             T.copy(c, C[by * bm, bx * bn])
 
     return main
+
+
+def select_on_values(M, N, dtype="float32"):
+    """Selections on comparisons of block values: C = 0 where A is -inf, else 2 A (the sink
+    attention's guard of an empty row's maximum); D = max-like choice A > B ? A : B + 1, plus the
+    comparison 0.5 < A as a value (1.0 or 0.0)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype),
+             D: T.Tensor((M, N), dtype)):
+        with T.Kernel(1, 1, threads=128) as (bx, by):
+            a = T.alloc_shared((M, N), dtype)
+            b = T.alloc_shared((M, N), dtype)
+            c = T.alloc_fragment((M, N), dtype)
+            d = T.alloc_fragment((M, N), dtype)
+            T.copy(A[0, 0], a)
+            T.copy(B[0, 0], b)
+            for i, j in T.Parallel(M, N):
+                c[i, j] = T.if_then_else(a[i, j] == -T.infinity(dtype), 0.0, a[i, j] * 2.0)
+            for i, j in T.Parallel(M, N):
+                d[i, j] = T.if_then_else(a[i, j] > b[i, j], a[i, j], b[i, j] + 1.0) + T.Cast(dtype, 0.5 < a[i, j])
+            T.copy(c, C[0, 0])
+            T.copy(d, D[0, 0])
+
+    return main

@@ -27,6 +27,12 @@ def run(kernel, *inputs, **options):
     return torch.as_tensor(artifacts.run(*inputs)).float(), artifacts
 
 
+def run_all(kernel, *inputs, **options):
+    """:func:`run` for a kernel with several outputs: (the outputs as float tensors, artifacts)."""
+    artifacts = tilelang_tt.compile(kernel, **options)
+    return tuple(torch.as_tensor(o).float() for o in artifacts.run(*inputs)), artifacts
+
+
 def assert_close(out, ref, rel):
     scale = max(ref.abs().max().item(), 1.0)
     err = (out - ref).abs().max().item()
@@ -248,6 +254,23 @@ def test_selection_between_block_values_on_the_indices(dtype, grid):
     assert torch.equal(out, expected)
     fmt = "Float32" if artifacts.plan["kernels"][1]["fp32_dest_acc_en"] else "Float16_b"
     assert f"where_tile<DataFormat::{fmt}>(" in artifacts.get_source("compute")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_selections_and_values_of_comparisons_of_blocks(dtype):
+    """Compute makes the masks: unary_eq_tile(x, bits of -inf), (a - b) > 0 with gtz_tile, and
+    unary_gt_tile for 0.5 < a; where_tile selects. Exact, but for the roundings of b + 1 and of the sum
+    in bfloat16."""
+    g = torch.Generator().manual_seed(68)
+    a, b = (torch.randn(64, 64, generator=g).to(getattr(torch, dtype)) for _ in range(2))
+    a[0, :5] = -float("inf")
+    (c, d), artifacts = run_all(K.select_on_values(64, 64, dtype), a, b)
+    plus_one = (b.float() + 1).to(getattr(torch, dtype)).float()
+    assert torch.equal(c, torch.where(a == -float("inf"), 0.0, a.float() * 2))
+    chosen = torch.where(a > b, a.float(), plus_one) + (a.float() > 0.5).float()
+    assert torch.equal(d, chosen.to(getattr(torch, dtype)).float())  # the sum rounded once more in bfloat16
+    compute = artifacts.get_source("compute")
+    assert "unary_eq_tile(" in compute and "gtz_tile(" in compute and "unary_gt_tile(" in compute
 
 
 def test_gemm_with_clear_accum_starts_afresh_in_every_key_block():

@@ -20,6 +20,7 @@ COMPUTE_TEMPLATE = r"""
 #include "api/compute/eltwise_binary_sfpu.h"
 #include "api/compute/binary_max_min.h"
 #include "api/compute/eltwise_unary/where.h"
+#include "api/compute/eltwise_unary/comp.h"
 #include "api/compute/reg_api.h"
 #include "api/compute/pack.h"
 
@@ -136,3 +137,16 @@ def test_where_selects_on_a_nonzero_condition(tmp_path, runtime, fp32, fmt):
 def test_where_names_a_format_that_is_not_dst_s(tmp_path, runtime):
     stderr, _ = one_tile(tmp_path, runtime, WHERE.replace("FORMAT", "Float16_b"), A, B, fp32=1, fails=True)
     assert "where_tile<DataFormat 5>: DST holds Float32 (fp32_dest_acc_en) tiles" in stderr
+
+
+@pytest.mark.parametrize("body,expected", [
+    ("copy_tile(b, 0, 0);\n    unary_gt_tile_init();\n    unary_gt_tile(0, 0x3e800000u);", (B > 0.25) * 1.0),
+    ("copy_tile(b, 0, 0);\n    unary_le_tile_init();\n    unary_le_tile(0, 0x00000000u);", (B <= 0) * 1.0),
+    ("copy_tile(a, 0, 0);\n    unary_eq_tile_init();\n    unary_eq_tile(0, 0x3f800000u);", (A == 1.0) * 1.0),
+    ("copy_tile(b, 0, 0);\n    ltz_tile_init();\n    ltz_tile(0);", (B < 0) * 1.0),
+    ("copy_tile(b, 0, 0);\n    nez_tile_init();\n    nez_tile(0);", (B != 0) * 1.0),
+])
+def test_comparisons_give_one_or_zero(tmp_path, runtime, body, expected):
+    """api/compute/eltwise_unary/comp.h: 1.0 where the comparison with param0's float (or zero) holds."""
+    got, _ = one_tile(tmp_path, runtime, body, A, B)
+    np.testing.assert_array_equal(got, expected)

@@ -27,6 +27,7 @@ from tilelang_tt.passes.common import (
     error,
     evaluate,
     evaluate_calls,
+    float_constant,
     kernel_names,
     serial,
     stmt_intrin,
@@ -295,8 +296,6 @@ def strip_casts(e):
 
 
 def constant(e) -> float | None:
-    """The value of a literal, through casts, else None."""
-    e = strip_casts(e)
-    if isinstance(e, (tirx.IntImm, tirx.FloatImm)):
-        return float(e.value)
-    return None
+    """The value of a constant: a literal, through casts, or an expression of literals and
+    ``T.infinity`` (``-T.infinity("float32")``), else None."""
+    return float_constant(e)

@@ -30,6 +30,8 @@ from tilelang_tt.ops.generate import generate, generated_mask, reads_blocks
 from tilelang_tt.ops.sfpu import (
     BINARY_NODES,
     CALL_NAMES,
+    COMPARE_NODES,
+    SWAPPED,
     FPU_BINARY,
     SCALAR_OPS,
     UNARY_CALLS,
@@ -185,11 +187,11 @@ def _check_access(ctx, node, access, i, j) -> None:
 def _check_expr(ctx, node, expr, i, j) -> None:
     if isinstance(expr, tirx.BufferLoad):
         _check_access(ctx, node, expr, i, j)
-    elif isinstance(expr, (tirx.IntImm, tirx.FloatImm)):
+    elif isinstance(expr, (tirx.IntImm, tirx.FloatImm)) or constant(expr) is not None:  # -T.infinity(..) too
         return
     elif isinstance(expr, tirx.Cast):
         _check_expr(ctx, node, expr.value, i, j)
-    elif isinstance(expr, BINARY_NODES):
+    elif isinstance(expr, BINARY_NODES + COMPARE_NODES):
         _check_expr(ctx, node, expr.a, i, j)
         _check_expr(ctx, node, expr.b, i, j)
     elif (operands := call_operands(expr)) is not None:
@@ -400,6 +402,8 @@ class ScalarOperand:
                 op = "mul"
             elif op == "sub":
                 op = "rsub"
+            elif op in SWAPPED:  # a comparison, 1.0 or 0.0: c <op> x is x <swapped op> c
+                op = SWAPPED[op]
             value = ca
         else:
             prog.compile(e.a, base)
@@ -429,6 +433,21 @@ class Where:
                                         prog.slot(tl, base + 2), prog.slot(tl, base), like=prog.like))
 
 
+class Comparison:
+    """x <op> y of two values in DST: (x - y) <op> 0, 1.0 or 0.0 (``<op>z_tile``)."""
+
+    def match(self, prog, e):
+        return e if isinstance(e, COMPARE_NODES) else None
+
+    def need(self, prog, e) -> int:
+        return prog.need(tirx.Sub(e.a, e.b))
+
+    def compile(self, prog, e, base) -> None:
+        prog.compile(tirx.Sub(e.a, e.b), base)
+        name = {tirx.EQ: "eq", tirx.NE: "ne", tirx.GT: "gt", tirx.GE: "ge", tirx.LT: "lt", tirx.LE: "le"}[type(e)]
+        prog.unary(sfpu_op(SfpuKind.UNARY, f"{name}z"), base)
+
+
 class SfpuBinaryOperands:
     """a op b (a node or a call such as T.pow(a, b)) of two values computed in DST: the operand
     needing more registers first (Sethi-Ullman)."""
@@ -451,5 +470,5 @@ class SfpuBinaryOperands:
 
 
 OPERAND_RULES = (BLOCK_OPERAND, FpuOperands(), CONSTANT_OPERAND, Gelu(), UnaryCall(), ScalarCall(), Relu(),
-                 ScalarOperand(), Where(), SfpuBinaryOperands())
+                 ScalarOperand(), Where(), Comparison(), SfpuBinaryOperands())
 ELTWISE = register(Eltwise())

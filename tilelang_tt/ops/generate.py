@@ -15,7 +15,7 @@ from tvm import ir, tirx
 
 from tilelang_tt.attrs import Intrin
 from tilelang_tt.ops.base import COMPUTE_DTYPES
-from tilelang_tt.ops.sfpu import BINARY_NODES, UNARY_CALLS
+from tilelang_tt.ops.sfpu import BINARY_NODES, COMPARE_NODES, UNARY_CALLS
 from tilelang_tt.passes.common import contains, evaluate, make_region
 
 # what an index-dependent value may contain: the reader evaluates it per element
@@ -42,14 +42,20 @@ def generate(ctx, store, expr, i, j, out: list) -> tirx.PrimExpr:
     if isinstance(expr, tirx.Call) and isinstance(expr.op, ir.Op) and expr.op.name in UNARY_CALLS:
         return tirx.Call(expr.dtype, expr.op, [generate(ctx, store, expr.args[0], i, j, out)])
     select = selection(expr)
-    if select is not None and not reads_blocks(select[0]) and _generatable(select[0]) \
-            and str(expr.dtype) in COMPUTE_DTYPES:
-        # a choice between values that read blocks, on the indices: the reader generates the mask
-        # (1 where the condition holds, else 0), compute selects with where_tile
+    if select is not None and str(expr.dtype) in COMPUTE_DTYPES:
         cond, a, b = select
         one, zero = tirx.const(1.0, expr.dtype), tirx.const(0.0, expr.dtype)
-        mask = _generated_block(ctx, store, tirx.Call(expr.dtype, ir.Op.get("tirx.if_then_else"), [cond, one, zero]),
-                                i, j, out)
+        if not reads_blocks(cond) and _generatable(cond):
+            # a choice between values that read blocks, on the indices: the reader generates the mask
+            # (1 where the condition holds, else 0), compute selects with where_tile
+            mask = _generated_block(ctx, store, tirx.Call(expr.dtype, ir.Op.get("tirx.if_then_else"),
+                                                          [cond, one, zero]), i, j, out)
+        elif isinstance(cond, COMPARE_NODES) and all(str(x.dtype) in COMPUTE_DTYPES for x in (cond.a, cond.b)):
+            # on a comparison of values (m[i] == -inf): compute makes the mask (unary_eq_tile...)
+            mask = type(cond)(generate(ctx, store, cond.a, i, j, out), generate(ctx, store, cond.b, i, j, out))
+            mask = tirx.Cast(str(expr.dtype), mask)
+        else:
+            return expr  # the element-wise check names what is unsupported
         return tirx.Select(tirx.NE(mask, zero), generate(ctx, store, a, i, j, out), generate(ctx, store, b, i, j, out))
     return expr  # the element-wise check names what is unsupported
 
@@ -64,11 +70,12 @@ def selection(expr):
 
 
 def generated_mask(expr):
-    """(mask block load, true value, false value) of a selection :func:`generate` made, else None."""
+    """(mask, true value, false value) of a selection :func:`generate` made (the mask a generated
+    block's load, or a comparison compute evaluates to 1.0 or 0.0), else None."""
     if not isinstance(expr, tirx.Select) or not isinstance(expr.condition, tirx.NE):
         return None
     mask, zero = expr.condition.a, expr.condition.b
-    if not isinstance(mask, tirx.BufferLoad) or not isinstance(zero, tirx.FloatImm) or float(zero.value) != 0.0:
+    if not isinstance(zero, tirx.FloatImm) or float(zero.value) != 0.0:
         return None
     return mask, expr.true_value, expr.false_value
 

@@ -62,6 +62,11 @@ def _call_with_param(name: str, function: str, header: str, tir: str, param_bits
     return SfpuOp(SfpuKind.SCALAR, name, function, COMPUTE + header, tir, init, param_bits=param_bits)
 
 
+def _compare(name: str, tir) -> SfpuOp:
+    """x <op> c for a constant c: 1.0 where it holds, else 0.0 (unary_<op>_tile(dst, bits of c))."""
+    return SfpuOp(SfpuKind.SCALAR, name, f"unary_{name}_tile", COMPUTE + "eltwise_unary/comp.h", tir)
+
+
 def _binary(name: str, function: str, header: str, tir) -> SfpuOp:
     return SfpuOp(SfpuKind.BINARY, name, function, COMPUTE + header, tir)
 
@@ -99,6 +104,11 @@ SFPU_OPS: tuple[SfpuOp, ...] = (
     # a tile and a constant (rsub: the constant minus the tile)
     _scalar("add", tirx.Add), _scalar("sub", tirx.Sub), _scalar("mul", tirx.Mul), _scalar("div", tirx.Div),
     _scalar("rsub"),
+    # comparisons with a constant, 1.0 or 0.0 (masks: T.if_then_else(x == -T.infinity(..), 0, x)), and of
+    # a tile with zero (x <op> y of two values is (x - y) <op> 0)
+    _compare("eq", tirx.EQ), _compare("ne", tirx.NE), _compare("gt", tirx.GT), _compare("ge", tirx.GE),
+    _compare("lt", tirx.LT), _compare("le", tirx.LE),
+    *(_unary(f"{name}z", "eltwise_unary/comp.h") for name in ("eq", "ne", "gt", "ge", "lt", "le")),
     # a TIR call with a parameter: log2/log10 are log_with_base_tile(x, bits of 1/ln(base)) (one op,
     # the header's documented use); T.round (nearbyint on TVM's LLVM backend) and T.nearbyint are
     # round_tile(x, 0 decimals), half to even; T.pow(x, c) is power_tile(x, bits of c)
@@ -138,6 +148,8 @@ SCALAR_CALLS: dict[str, SfpuOp] = _by_tir(SfpuKind.SCALAR, str)  # TIR call op n
 SFPU_BINARY: dict[type, SfpuOp] = _by_tir(SfpuKind.BINARY, type)  # node type -> op of two DST tiles
 BINARY_CALLS: dict[str, SfpuOp] = _by_tir(SfpuKind.BINARY, str)  # TIR call op name -> op of two DST tiles
 BINARY_NODES = tuple(SFPU_BINARY)  # the binary nodes an element-wise value may combine
+COMPARE_NODES = (tirx.EQ, tirx.NE, tirx.GT, tirx.GE, tirx.LT, tirx.LE)  # comparisons: 1.0 or 0.0
+SWAPPED = {"eq": "eq", "ne": "ne", "gt": "lt", "ge": "le", "lt": "gt", "le": "ge"}  # c <op> x is x <swapped> c
 # The TileLang math calls an element-wise value may use, for error messages.
 CALL_NAMES = tuple(dict.fromkeys(f"T.{op.name}" for op in SFPU_OPS if isinstance(op.tir, str)))
 

@@ -410,6 +410,26 @@ void where_tile(uint8_t format, uint32_t ic, uint32_t ia, uint32_t ib, uint32_t 
   count(t, "where_tile");
 }
 
+void compare_tile(Compare op, uint32_t idst, float value, const char* fn, Loc loc) {
+  ThreadCtx& t = compute_ctx(fn, loc);
+  float* d = math_dst(t, idst, fn, loc);
+  for (uint32_t i = 0; i < kTileHW; ++i) {
+    const float x = d[i];
+    bool holds = false;
+    switch (op) {
+      case Compare::Eq: holds = x == value; break;
+      case Compare::Ne: holds = x != value; break;
+      case Compare::Gt: holds = x > value; break;
+      case Compare::Ge: holds = x >= value; break;
+      case Compare::Lt: holds = x < value; break;
+      case Compare::Le: holds = x <= value; break;
+    }
+    d[i] = holds ? 1.0f : 0.0f;
+  }
+  settle(t, d);
+  count(t, fn);
+}
+
 void fill_tile(uint32_t idst, float value, Loc loc) {
   ThreadCtx& t = compute_ctx("fill_tile", loc);
   float* d = math_dst(t, idst, "fill_tile", loc);

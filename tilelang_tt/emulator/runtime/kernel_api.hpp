@@ -133,6 +133,9 @@ void sfpu_scalar(SfpuBinary op, uint32_t dst, float scalar, Loc loc);
 void fill_tile(uint32_t dst, float value, Loc loc);
 // where_tile<format>(cond, a, b, out): format is the kernel-side DataFormat id of DST's tiles.
 void where_tile(uint8_t format, uint32_t cond, uint32_t a, uint32_t b, uint32_t out, Loc loc);
+enum class Compare : uint8_t { Eq, Ne, Gt, Ge, Lt, Le };
+// DST[dst] = (DST[dst] <op> value) ? 1.0 : 0.0, element by element; `fn` names the API call.
+void compare_tile(Compare op, uint32_t dst, float value, const char* fn, Loc loc);
 // Tile counter for ops implemented in headers (inits that are no-ops still count nothing).
 void count_op(const char* kind);
 
