@@ -641,3 +641,38 @@ def select_on_values(M, N, dtype="float32"):
             T.copy(d, D[0, 0])
 
     return main
+
+
+COMPARISONS = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "gt": lambda a, b: a > b,
+               "ge": lambda a, b: a >= b, "lt": lambda a, b: a < b, "le": lambda a, b: a <= b}
+
+
+def compare(op, M, N, bm, bn, with_block=False, dtype="float32"):
+    """C = (A <op> 0.25) as 1.0 or 0.0 (unary_<op>_tile), or with_block (A <op> B) ((A - B) and <op>z_tile)."""
+    cmp = COMPARISONS[op]
+    if not with_block:
+        @T.prim_func
+        def with_constant(A: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+            with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+                a = T.alloc_shared((bm, bn), dtype)
+                c = T.alloc_fragment((bm, bn), dtype)
+                T.copy(A[by * bm, bx * bn], a)
+                for i, j in T.Parallel(bm, bn):
+                    c[i, j] = T.Cast(dtype, cmp(a[i, j], 0.25))
+                T.copy(c, C[by * bm, bx * bn])
+
+        return with_constant
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            a = T.alloc_shared((bm, bn), dtype)
+            b = T.alloc_shared((bm, bn), dtype)
+            c = T.alloc_fragment((bm, bn), dtype)
+            T.copy(A[by * bm, bx * bn], a)
+            T.copy(B[by * bm, bx * bn], b)
+            for i, j in T.Parallel(bm, bn):
+                c[i, j] = T.Cast(dtype, cmp(a[i, j], b[i, j]))
+            T.copy(c, C[by * bm, bx * bn])
+
+    return main

@@ -273,6 +273,19 @@ def test_selections_and_values_of_comparisons_of_blocks(dtype):
     assert "unary_eq_tile(" in compute and "gtz_tile(" in compute and "unary_gt_tile(" in compute
 
 
+@pytest.mark.parametrize("op", sorted(K.COMPARISONS))
+@pytest.mark.parametrize("with_block", [False, True])
+def test_comparisons(op, with_block):
+    """A <op> 0.25 (unary_<op>_tile) and A <op> B ((A - B), <op>z_tile) as values: exactly 1.0 or 0.0;
+    ties included (B holds A's values in its first rows, A holds 0.25 in its first column)."""
+    g = torch.Generator().manual_seed(69)
+    a, b = torch.randn(64, 128, generator=g), torch.randn(64, 128, generator=g)
+    a[:, 0] = 0.25
+    b[:8] = a[:8]
+    out, _ = run(K.compare(op, 64, 128, 32, 64, with_block), *((a, b) if with_block else (a,)))
+    assert torch.equal(out, K.COMPARISONS[op](a, b if with_block else torch.tensor(0.25)).float())
+
+
 def test_gemm_with_clear_accum_starts_afresh_in_every_key_block():
     """DeepSeek MLA's scores: T.gemm(.., clear_accum=True) then a second gemm into the same block,
     per key block; the sum over the blocks shows a clear that happened once would be wrong."""

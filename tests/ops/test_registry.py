@@ -131,6 +131,9 @@ KERNELS = {
     "binary-min": lambda: K.binary("minimum", M, N, 32, 64),
     "binary-pow": lambda: K.binary("pow", M, N, 32, 64, dtype="float32"),  # test_pow_of_two_blocks
     "binary-fmod": lambda: K.binary("fmod", M, N, 32, 64),
+    # test_comparisons (tests/compiler/test_ops.py)
+    **{f"scalar-{name}": (lambda name=name: K.compare(name, M, N, 32, 64)) for name in K.COMPARISONS},
+    **{f"unary-{name}z": (lambda name=name: K.compare(name, M, N, 32, 64, with_block=True)) for name in K.COMPARISONS},
 }
 
 
