@@ -18,7 +18,7 @@ from tvm import ir, runtime, tirx
 from tvm.ir import register_op_attr as tvm_register_op_attr
 
 from tilelang_tt.contract.formats import DATA_FORMATS
-from tilelang_tt.contract.formula import Formula, from_json, to_json
+from tilelang_tt.contract.formula import from_json, to_json
 from tilelang_tt.contract.plan import (  # noqa: F401  (the vocabulary attributes and the plan share)
     MCAST_ARGS,
     ArgKind,

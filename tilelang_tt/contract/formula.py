@@ -186,10 +186,6 @@ def evaluate(value: int | Formula, values: Mapping[str, int]) -> int:
     return value.evaluate(values) if isinstance(value, Formula) else value
 
 
-def is_formula(value: object) -> bool:
-    return isinstance(value, Formula)
-
-
 def minimum(a: int | Formula, b: int | Formula) -> int | Formula:
     return Formula.make("min", a, b)
 
