@@ -26,7 +26,7 @@ from tilelang_tt.attrs import Intrin
 from tilelang_tt.ops.base import Engine, TileOp, constant, register, strip_casts
 from tilelang_tt.ops.copy import BLOCK_OPERAND, is_transposed
 from tilelang_tt.ops.fill import CONSTANT_OPERAND
-from tilelang_tt.ops.generate import generate, generated_mask, reads_blocks
+from tilelang_tt.ops.generate import generate, generated_mask, reads_blocks, selection
 from tilelang_tt.ops.sfpu import (
     BINARY_NODES,
     CALL_NAMES,
@@ -187,7 +187,7 @@ def _check_access(ctx, node, access, i, j) -> None:
 def _check_expr(ctx, node, expr, i, j) -> None:
     if isinstance(expr, tirx.BufferLoad):
         _check_access(ctx, node, expr, i, j)
-    elif isinstance(expr, (tirx.IntImm, tirx.FloatImm)) or constant(expr) is not None:  # -T.infinity(..) too
+    elif constant(expr) is not None:  # literals, -T.infinity(..)
         return
     elif isinstance(expr, tirx.Cast):
         _check_expr(ctx, node, expr.value, i, j)
@@ -200,8 +200,8 @@ def _check_expr(ctx, node, expr, i, j) -> None:
     elif (where := generated_mask(expr)) is not None:  # where_tile on a mask the reader generates
         for operand in where:
             _check_expr(ctx, node, operand, i, j)
-    elif isinstance(expr, tirx.Select) or call_name(expr) == "tirx.if_then_else":
-        cond = expr.condition if isinstance(expr, tirx.Select) else expr.args[0]
+    elif (select := selection(expr)) is not None:
+        cond = select[0]
         if reads_blocks(cond):
             raise ctx.error(node, f"`{expr}` selects on the values of blocks",
                             "write it with T.max/T.min: x > 0 ? x : a * x is T.max(x, 0) + a * T.min(x, 0)")
@@ -444,8 +444,7 @@ class Comparison:
 
     def compile(self, prog, e, base) -> None:
         prog.compile(tirx.Sub(e.a, e.b), base)
-        name = {tirx.EQ: "eq", tirx.NE: "ne", tirx.GT: "gt", tirx.GE: "ge", tirx.LT: "lt", tirx.LE: "le"}[type(e)]
-        prog.unary(sfpu_op(SfpuKind.UNARY, f"{name}z"), base)
+        prog.unary(sfpu_op(SfpuKind.UNARY, f"{SCALAR_OPS[type(e)].name}z"), base)  # eq -> eqz ...
 
 
 class SfpuBinaryOperands:

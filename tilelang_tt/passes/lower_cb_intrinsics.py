@@ -66,13 +66,23 @@ from tilelang_tt.attrs import (
     runtime_args,
 )
 from tilelang_tt.contract.formula import ceildiv
-from tilelang_tt.contract.plan import tile_grid
 from tilelang_tt.ops.tilize import staging_cbs
 from tilelang_tt.passes.build_tile_dfg_tt import handoff_cbs
-from tilelang_tt.passes.common import COL, TILE, as_region, error, evaluate, keep_span, prim_func_pass, seq, stmt_intrin
+from tilelang_tt.passes.common import (
+    COL,
+    TILE,
+    as_region,
+    dynamic_dims,
+    error,
+    evaluate,
+    expr_of,
+    keep_span,
+    prim_func_pass,
+    seq,
+    stmt_intrin,
+)
 from tilelang_tt.passes.slices import (
     bound_analyzer,
-    extent,
     matrix_extents,
     matrix_slice,
     overhanging_axes,
@@ -174,9 +184,9 @@ def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: 
     column, flat = vector_layout(func, tensor.buffer)
     view = matrix_slice(tensor, column, flat)
     rows, cols = -(-view.rows // TILE), -(-view.cols // TILE)
-    # tiles of the tensor's matrix view: expressions of the dynamic sizes where they decide them
+    # tiles of the tensor's matrix view (A3 recorded them; expressions of the dynamic sizes where they decide them)
     bound_rows = ceildiv(view.bound_rows, TILE)
-    nt = tile_grid([extent(d) for d in tensor.buffer.shape], (TILE, TILE), column, flat)[1]
+    nt = expr_of(acc.tile_grid[1], dynamic_dims(func))
     overhang = overhanging_axes(tensor, analyzer, column, flat=flat)
     xfer = Intrin.NOC_READ_PAGE if reading else Intrin.NOC_WRITE_PAGE
 
