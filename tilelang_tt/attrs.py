@@ -20,6 +20,7 @@ from tvm.ir import register_op_attr as tvm_register_op_attr
 from tilelang_tt.contract.formats import DATA_FORMATS
 from tilelang_tt.contract.formula import from_json, to_json
 from tilelang_tt.contract.plan import (  # noqa: F401  (the vocabulary attributes and the plan share)
+    CHAIN_ARGS,
     MCAST_ARGS,
     ArgKind,
     MulticastDesc,
@@ -74,6 +75,9 @@ class Attr(_DocumentedKey):
     ACCUMULATE = ("tt.accumulate", "AttrStmt key: the body accumulates a gemm into the node's buffer in DST "
                                    "(value 0: from zero; 1: on top of its current value, reloaded from its CB; "
                                    "2: over a K loop with partial sums kept in its CB between K steps).")
+    REDUCTION = ("tt.reduction", "Global tensors summed into by several blocks (T.atomic_add): {buffers, axes, blocks, "
+                                 "semaphore} (a Reduction; LowerAtomicAddTT, the semaphore from "
+                                 "LayoutAwareWorkPartitionTT).")
     ARTIFACT_SOURCES = (
         "tt.artifact_sources",
         "JSON {file name: text} of a compiled kernel, carried from the TileLang backend's pipeline to its codegen.",
@@ -86,6 +90,35 @@ class AccumulateMode(enum.IntEnum):
     FRESH = 0  # from zero, in DST over the whole K loop
     RELOAD = 1  # on top of the accumulator's current value, reloaded from its CB
     SPILL = 2  # over a K loop, partial sums kept in the accumulator's CB between K steps
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """The tensors several blocks sum into (``T.atomic_add``) and how the blocks take turns. The
+    summing ``axes`` (grid loop variables no destination depends on) are the innermost grid
+    dimensions, so the ``blocks`` blocks adding into one region have consecutive ids; block ``b``
+    with ``b % blocks != 0`` reads the tensors after block ``b - 1`` signalled ``semaphore`` (-1
+    until the work partition allocates it). No summing axes: ``blocks`` is 1, each region has one
+    block."""
+
+    buffers: tuple[tirx.Buffer, ...]
+    axes: tuple[tirx.Var, ...]
+    blocks: int
+    semaphore: int = -1
+
+    def summed(self, buffer: tirx.Buffer) -> bool:
+        return any(buffer.same_as(b) for b in self.buffers)
+
+    def to_attr(self) -> dict:
+        return {"buffers": list(self.buffers), "axes": list(self.axes), "blocks": self.blocks,
+                "semaphore": self.semaphore}
+
+    @staticmethod
+    def of(func: tirx.PrimFunc) -> Reduction | None:
+        d = get(func, Attr.REDUCTION)
+        if d is None:
+            return None
+        return Reduction(tuple(d["buffers"]), tuple(d["axes"]), int(d["blocks"]), int(d["semaphore"]))
 
 
 class KernelRole(str, enum.Enum):
@@ -115,7 +148,7 @@ class MemoryLayout(str, enum.Enum):
 
 def _to_py(value):
     """TVM container/imm -> plain Python (TIR variables stay themselves)."""
-    if isinstance(value, tirx.Var):
+    if isinstance(value, (tirx.Var, tirx.Buffer)):
         return value
     if isinstance(value, tirx.IntImm):
         return bool(value.value) if value.dtype == "bool" else int(value.value)
@@ -279,6 +312,8 @@ class RuntimeArg:
             out["value"] = self.value
         if self.kind == ArgKind.MCAST:
             out |= {"cb": self.cb, "what": self.what}
+        if self.kind == ArgKind.CHAIN:
+            out["what"] = self.what
         if self.kind == ArgKind.DIM:
             out["dim"] = self.dim
         return out
@@ -375,7 +410,7 @@ def with_attrs(func: tirx.PrimFunc, updates: dict[Attr, object]) -> tirx.PrimFun
 
 
 def _to_tvm(value):
-    if isinstance(value, tirx.Var):
+    if isinstance(value, (tirx.Var, tirx.Buffer)):
         return value
     if isinstance(value, enum.Enum):
         value = value.value
@@ -473,6 +508,8 @@ class Intrin(_DocumentedKey):
                    "l1_addr: expr, x0: expr, y0: expr, x1: expr, y1: expr, bytes: int, num_dests: expr")
     SEM_WAIT = ("tt.noc_semaphore_wait", "noc_semaphore_wait(semaphore, value): block until the local semaphore == value",
                 "semaphore: semaphore, value: expr")
+    SEM_WAIT_MIN = ("tt.noc_semaphore_wait_min", "noc_semaphore_wait_min(semaphore, value): block until the local "
+                                                  "semaphore >= value", "semaphore: semaphore, value: expr")
     SEM_SET = ("tt.noc_semaphore_set", "noc_semaphore_set(semaphore, value): set the local semaphore",
                "semaphore: semaphore, value: expr")
     SEM_INC = ("tt.noc_semaphore_inc", "noc_semaphore_inc(noc_x, noc_y, semaphore, incr): add to a remote core's semaphore",

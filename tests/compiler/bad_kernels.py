@@ -330,20 +330,53 @@ def one_row_triangle(M=64, N=64):
     return main
 
 
+def atomic_add_in_the_k_loop(M=64, N=64, K=128, split=2):
+    """Split-K with the partial product added into C at every K step: the same region each time."""
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((K, N), "bfloat16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(N // 32, M // 32, split, threads=128) as (bx, by, bz):
+            A_s = T.alloc_shared((32, 32), "bfloat16")
+            B_s = T.alloc_shared((32, 32), "bfloat16")
+            C_l = T.alloc_fragment((32, 32), "float32")
+            for k in T.serial(K // 32 // split):
+                T.clear(C_l)
+                T.copy(A[by * 32, bz * (K // split) + k * 32], A_s)
+                T.copy(B[bz * (K // split) + k * 32, bx * 32], B_s)
+                T.gemm(A_s, B_s, C_l)
+                T.atomic_add(C[by * 32, bx * 32], C_l)  # LINE: atomic_add_in_the_k_loop
+
+    return main
+
+
+def summed_tensor_also_read(M=64, N=64, split=2):
+    """Blocks add into C and one of them also reads C: mid-sum, C holds a partial sum."""
+    @T.prim_func
+    def main(A: T.Tensor((split, M, N), "float32"), C: T.Tensor((M, N), "float32"),
+             D: T.Tensor((M, N), "float32")):
+        with T.Kernel(N // 32, M // 32, split, threads=128) as (bx, by, bz):
+            A_s = T.alloc_shared((32, 32), "float32")
+            C_s = T.alloc_shared((32, 32), "float32")
+            T.copy(A[bz, by * 32, bx * 32], A_s)
+            T.atomic_add(C[by * 32, bx * 32], A_s)
+            T.copy(C[by * 32, bx * 32], C_s)  # LINE: summed_tensor_also_read
+            T.copy(C_s, D[by * 32, bx * 32])
+
+    return main
+
+
 def split_k_atomic_add(M=64, N=64, K=128, split=2):
     """TileLang's split-K GEMM: each of ``split`` blocks adds its partial product into C."""
     @T.prim_func
     def main(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((K, N), "bfloat16"), C: T.Tensor((M, N), "float32")):
-        with T.Kernel(1, 1, split, threads=128) as (bx, by, bz):
-            A_s = T.alloc_shared((M, K // split), "bfloat16")
-            B_s = T.alloc_shared((K // split, N), "bfloat16")
-            C_l = T.alloc_fragment((M, N), "float32")
+        with T.Kernel(N // 32, M // 32, split, threads=128) as (bx, by, bz):
+            A_s = T.alloc_shared((32, K // split), "bfloat16")
+            B_s = T.alloc_shared((K // split, 32), "bfloat16")
+            C_l = T.alloc_fragment((32, 32), "float32")
             T.clear(C_l)
-            T.copy(A[0, bz * (K // split)], A_s)
-            T.copy(B[bz * (K // split), 0], B_s)
+            T.copy(A[by * 32, bz * (K // split)], A_s)
+            T.copy(B[bz * (K // split), bx * 32], B_s)
             T.gemm(A_s, B_s, C_l)
-            for i, j in T.Parallel(M, N):
-                T.atomic_add(C[i, j], C_l[i, j])  # LINE: split_k_atomic_add
+            T.atomic_add(C[by * 32, bx * 32], C_l)
 
     return main
 

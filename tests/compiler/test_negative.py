@@ -164,11 +164,30 @@ def test_dynamic_extent_expression_points_at_the_parameter():
     assert "its own T.dynamic variable" in err.hint
 
 
-def test_atomic_add_points_at_the_statement():
-    err = compile_error(bad_kernels.split_k_atomic_add())
-    assert_diagnostic(err, "LegalizeGlobalAccessTT", "T.atomic_add into a global tensor: blocks adding into one output "
-                      "region is a reduction across cores", "split_k_atomic_add")
-    assert "its own slice of the output" in err.hint
+def test_atomic_add_into_one_region_at_every_loop_step_points_at_the_statement():
+    err = compile_error(bad_kernels.atomic_add_in_the_k_loop())
+    assert_diagnostic(err, "LowerAtomicAddTT", "T.atomic_add into `C` adds into the same region at every iteration of "
+                      "the loop over `k`", "atomic_add_in_the_k_loop")
+    assert "T.atomic_add it once" in err.hint
+
+
+def test_a_summed_tensor_read_elsewhere_points_at_the_read():
+    err = compile_error(bad_kernels.summed_tensor_also_read())
+    assert_diagnostic(err, "LowerAtomicAddTT", "`C` is summed into with T.atomic_add and also read or written here",
+                      "summed_tensor_also_read")
+    assert "second kernel" in err.hint
+
+
+@pytest.mark.parametrize("options,message", [
+    ({"partition": "block"}, "not partition='block'"),
+    ({"partition": "row_major"}, "not partition='row_major'"),
+    ({"multicast": "on"}, "multicast needs cores in lockstep"),
+])
+def test_blocks_taking_turns_refuse_partitions_that_do_not_keep_them_in_order(options, message):
+    err = compile_error(bad_kernels.split_k_atomic_add(), **options)
+    assert err.pass_name == "LayoutAwareWorkPartitionTT"
+    assert "the blocks along `bz` sum into `C` with T.atomic_add" in err.message and message in err.message
+    assert err.hint
 
 
 def test_thread_level_code_points_at_the_first_statement_using_the_thread_index():
@@ -259,7 +278,7 @@ def test_several_blocks_writing_one_region_is_an_error():
     err = compile_error(bad_kernels.split_k_written_with_copy())
     assert_diagnostic(err, "LayoutAwareWorkPartitionTT", "the 2 blocks along `bz` write overlapping regions of `C`: "
                       "its slice C[by * 32, bx * 32] does not depend on `bz`", "split_k_written_with_copy")
-    assert "split-K" in err.hint and "index it with `bz`" in err.hint
+    assert "T.atomic_add" in err.hint and "index it with `bz`" in err.hint
     err = compile_error(bad_kernels.overlapping_output_blocks())
     assert_diagnostic(err, "LayoutAwareWorkPartitionTT", "the 3 blocks along `by` write overlapping regions of `C`: "
                       "one step of `by` moves its slice by 32 along dimension 0, less than the slice covers",

@@ -16,6 +16,7 @@ from tilelang_tt.contract.formats import BY_DATA_FORMAT, DATA_FORMATS, FORMATS, 
 from tilelang_tt.contract.formula import Formula, to_json
 from tilelang_tt.contract.plan import (
     ACCESS,
+    CHAIN_ARGS,
     DATA_MOVEMENT,
     KERNEL_SOURCES,
     LAYOUTS,
@@ -193,7 +194,7 @@ def test_the_schema_enumerates_the_tables_of_the_contract():
         "properties/work_policy/properties/policy": [p.value for p in Policy],
         "properties/multicast/items/properties/axis": list(MCAST_AXES),
         "$defs/runtime_arg_spec/properties/kind": [k.value for k in ArgKind],
-        "$defs/runtime_arg_spec/properties/what": list(MCAST_ARGS),
+        "$defs/runtime_arg_spec/properties/what": list(MCAST_ARGS) + list(CHAIN_ARGS),
     }
 
 

@@ -18,6 +18,7 @@ from tilelang_tt.attrs import (
     KernelRole,
     MulticastDesc,
     Policy,
+    Reduction,
     WorkPolicy,
     call_intrin,
     get,
@@ -252,6 +253,9 @@ class _KernelWriter:
             for cb, d in sorted(get(self.func, Attr.MULTICAST, {}).items()):
                 mc = MulticastDesc.from_dict(cb, d)
                 semaphores += [(mc.sender_semaphore, f"sem_{cb}_sender"), (mc.receiver_semaphore, f"sem_{cb}_receiver")]
+        reduction = Reduction.of(self.func)
+        if reduction is not None and reduction.semaphore >= 0 and self.role != KernelRole.COMPUTE.value:
+            semaphores.append((reduction.semaphore, "sem_reduction"))
         if semaphores:
             self.em.line()
         for sem, hint in sorted(semaphores):

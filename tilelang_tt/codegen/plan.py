@@ -7,13 +7,14 @@ import json
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.attrs import AccessorDesc, ArgKind, Attr, KernelRole, LayoutDesc, RuntimeArg, get
+from tilelang_tt.attrs import AccessorDesc, ArgKind, Attr, KernelRole, LayoutDesc, Reduction, RuntimeArg, get
 from tilelang_tt.contract.plan import (
     SCHEMA_VERSION,
     BufferAddress,
     MulticastDesc,
     MulticastGroup,
     NocCoord,
+    PlanReduction,
     Policy,
     WorkItem,
     WorkPolicy,
@@ -92,6 +93,10 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
                 out.append(BufferAddress(arg.buffer).to_json())
             elif arg.kind == ArgKind.MCAST:
                 out.append(mcast_value(arg.what, multicast[arg.cb].group(item.core), item.core))
+            elif arg.kind == ArgKind.CHAIN:  # the core of the block after this core's last: the next core's
+                position = work.index(item)
+                core = work[position + 1].core if arg.what.startswith("next") and position + 1 < len(work) else item.core
+                out.append(NocCoord(arg.what[-1], core).to_json())
             else:
                 out.append(to_json({
                     ArgKind.START_ID: item.start_id, ArgKind.COUNT: item.count, ArgKind.WIDTH: item.width,
@@ -105,6 +110,9 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
         semaphores += [{"id": mc.sender_semaphore, "name": f"{mc.cb}_sender", "initial_value": 0},
                        {"id": mc.receiver_semaphore, "name": f"{mc.cb}_receiver", "initial_value": 0}]
 
+    reduction = Reduction.of(compute)
+    if reduction is not None and reduction.semaphore >= 0:
+        semaphores.append({"id": reduction.semaphore, "name": "reduction", "initial_value": 0})
     params = [compute.buffer_map[p] for p in compute.params]
     dims = [  # the dynamic sizes: where the host reads each (the first parameter and axis of the size)
         next({"name": name, "buffer": buf.name, "axis": axis} for buf in params for axis, d in enumerate(buf.shape)
@@ -134,6 +142,9 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
         "semaphores": sorted(semaphores, key=lambda e: e["id"]),
         "multicast": [{"cb": mc.cb} | mc.to_dict() for mc in multicast.values()],
     }
+    if reduction is not None and reduction.semaphore >= 0:
+        plan["reduction"] = PlanReduction(tuple(b.name for b in reduction.buffers), reduction.blocks,
+                                          reduction.semaphore).to_json()
     return plan | {"dims": dims} if dims else plan
 
 

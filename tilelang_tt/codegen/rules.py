@@ -235,6 +235,8 @@ RULES: dict[Intrin, Rule] = dict([
     _rule(Intrin.MCAST_WRITE, _mcast_write, DATAFLOW_HEADER),
     _rule(Intrin.SEM_WAIT, lambda a, r: f"noc_semaphore_wait(semaphore_ptr({a[0]}), {a[1]})", DATAFLOW_HEADER,
           SEMAPHORE_PTR),
+    _rule(Intrin.SEM_WAIT_MIN, lambda a, r: f"noc_semaphore_wait_min(semaphore_ptr({a[0]}), {a[1]})",
+          DATAFLOW_HEADER, SEMAPHORE_PTR),
     _rule(Intrin.SEM_SET, lambda a, r: f"noc_semaphore_set(semaphore_ptr({a[0]}), {a[1]})", DATAFLOW_HEADER,
           SEMAPHORE_PTR),
     _rule(Intrin.SEM_INC, _sem_inc, DATAFLOW_HEADER),

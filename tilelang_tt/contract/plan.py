@@ -205,6 +205,9 @@ class MulticastDesc:
 # its group's sender, the NOC rectangle of the group (start/end as the reader's NOC expects), the
 # cores the multicast reaches (the sender included: it lies in the rectangle) and the receivers.
 MCAST_ARGS = ("sender", "sender_x", "sender_y", "start_x", "start_y", "end_x", "end_y", "num_dests", "receivers")
+# The writer's runtime args of a reduction (blocks taking turns to sum into a tensor): the NOC (x, y)
+# of its own core and of the core holding the block after its last one (which it signals).
+CHAIN_ARGS = ("self_x", "self_y", "next_x", "next_y")
 
 
 class ArgKind(str, enum.Enum):
@@ -219,6 +222,7 @@ class ArgKind(str, enum.Enum):
     MCAST = "mcast"  # multicast argument `what` (MCAST_ARGS) of CB `cb`
     CONST = "const"  # `value`
     DIM = "dim"  # the size `dim` (a dynamic dimension of the plan's "dims"), read from the tensors
+    CHAIN = "chain"  # reduction argument `what` (CHAIN_ARGS)
 
 
 # ---- per-core runtime values ----
@@ -567,11 +571,12 @@ class ArgSpec:
     buffer: str = ""  # buffer_address
     value: int = 0  # const
     cb: str = ""  # mcast
-    what: str = ""  # mcast: one of MCAST_ARGS
+    what: str = ""  # mcast: one of MCAST_ARGS; chain: one of CHAIN_ARGS
     dim: str = ""  # dim
 
     KEYS = {ArgKind.BUFFER_ADDRESS: ("buffer",), ArgKind.CONST: ("value",), ArgKind.MCAST: ("cb", "what"),
-            ArgKind.DIM: ("dim",)}
+            ArgKind.DIM: ("dim",), ArgKind.CHAIN: ("what",)}
+    WHAT = {ArgKind.MCAST: MCAST_ARGS, ArgKind.CHAIN: CHAIN_ARGS}
 
     @staticmethod
     def from_json(d: object, where: str, buffers: Sequence[str], cbs: Sequence[str],
@@ -584,7 +589,7 @@ class ArgSpec:
             buffer=_str(d["buffer"], f"{where}.buffer", buffers) if kind == ArgKind.BUFFER_ADDRESS else "",
             value=_int(d["value"], f"{where}.value") if kind == ArgKind.CONST else 0,
             cb=_str(d["cb"], f"{where}.cb", cbs) if kind == ArgKind.MCAST else "",
-            what=_str(d["what"], f"{where}.what", MCAST_ARGS) if kind == ArgKind.MCAST else "",
+            what=_str(d["what"], f"{where}.what", ArgSpec.WHAT[kind]) if kind in ArgSpec.WHAT else "",
             dim=_str(d["dim"], f"{where}.dim", dims) if kind == ArgKind.DIM else "",
         )
 
@@ -592,7 +597,7 @@ class ArgSpec:
         """Whether ``value`` is a per-core value of this argument."""
         if self.kind == ArgKind.BUFFER_ADDRESS:
             return value == BufferAddress(self.buffer)
-        if self.kind == ArgKind.MCAST and self.what[-2:] in ("_x", "_y"):
+        if self.kind in ArgSpec.WHAT and self.what[-2:] in ("_x", "_y"):
             return isinstance(value, NocCoord) and value.axis == self.what[-1]
         if self.kind == ArgKind.DIM:  # its formula (its name), or its value in a bound plan
             return value == Formula.name(self.dim) or isinstance(value, int)
@@ -676,6 +681,27 @@ class CoreArgs:
 
     core: Core
     values: Mapping[str, tuple[ArgValue, ...]]
+
+
+@dataclass(frozen=True)
+class PlanReduction:
+    """Blocks summing into ``buffers`` (T.atomic_add) take turns: each ``blocks`` consecutive block
+    ids add into one region, block ``b`` after block ``b - 1``, ordered by ``semaphore``."""
+
+    buffers: tuple[str, ...]
+    blocks: int
+    semaphore: int
+
+    def to_json(self) -> dict:
+        return {"buffers": list(self.buffers), "blocks": self.blocks, "semaphore": self.semaphore}
+
+    @staticmethod
+    def from_json(d: object, buffers: Sequence[str], semaphores: Sequence[int]) -> PlanReduction:
+        d = _object(d, "reduction", ("buffers", "blocks", "semaphore"))
+        names = tuple(_str(b, f"reduction.buffers[{i}]", buffers) for i, b in enumerate(_list(d["buffers"], "reduction.buffers")))
+        if d["semaphore"] not in semaphores:
+            raise PlanError(f"reduction: semaphore {d['semaphore']!r} is not a semaphore id of the plan {list(semaphores)}")
+        return PlanReduction(names, _int(d["blocks"], "reduction.blocks", low=2), int(d["semaphore"]))
 
 
 @dataclass(frozen=True)
@@ -779,6 +805,7 @@ class Plan:
     semaphores: tuple[Semaphore, ...]
     multicast: tuple[MulticastDesc, ...]
     dims: tuple[PlanDim, ...] = ()  # dynamic sizes; the plan's formulas name them
+    reduction: PlanReduction | None = None  # blocks taking turns to sum into tensors
 
     KEYS = ("schema_version", "kernel_name", "arch", "device_grid", "core_grid", "core_ranges", "partition_mode",
             "grid_tiles", "block_grid", "block_tiles", "work_policy", "work_partition", "buffers", "cbs",
@@ -804,7 +831,7 @@ class Plan:
     @staticmethod
     def from_json(d: object) -> Plan:
         """The checked view of a loaded ``tt.plan.json``, else a :class:`PlanError`."""
-        d = _object(d, "the plan", Plan.KEYS, ("dims",))
+        d = _object(d, "the plan", Plan.KEYS, ("dims", "reduction"))
         if d["schema_version"] != SCHEMA_VERSION:
             raise PlanError(f"schema_version {d['schema_version']!r}: this reader knows version {SCHEMA_VERSION}")
         arch = ARCHS[_str(d["arch"], "arch", list(ARCHS))]
@@ -853,6 +880,8 @@ class Plan:
             multicast=tuple(_multicast(m, f"multicast[{i}]", cb_names, [s.id for s in semaphores])
                             for i, m in enumerate(_list(d["multicast"], "multicast"))),
             dims=dims,
+            reduction=PlanReduction.from_json(d["reduction"], names, [s.id for s in semaphores])
+            if "reduction" in d else None,
         )
         plan._check_cores()
         return plan

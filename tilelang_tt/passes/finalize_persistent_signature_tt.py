@@ -7,7 +7,8 @@ stands for the argument in the kernel: reader/writer ``[<buffer>_addr...]``, the
 the core — ``start_id, count`` (contiguous, row_major), ``start_id, count, width`` (block), or
 the shard extras ``shard_y, shard_x, count, width`` (local_shard) —, then every dynamic size
 (``T.dynamic``: its own variable, which the kernel's expressions use), then for the reader the
-arguments of every multicast CB (``tilelang_tt.attrs.MCAST_ARGS``, in CB name order). Compute
+arguments of every multicast CB (``tilelang_tt.attrs.MCAST_ARGS``, in CB name order), for the
+writer of a reduction the NOC coordinates of its core and of the next (``CHAIN_ARGS``). Compute
 gets the work arguments only. Runs right after D2 (the address arguments follow the accessor
 slots) so that D3 finds the multicast arguments by their variables. No TIR loop is added:
 codegen materializes the per-core persistent loop ``for (n = 0; n < count; ++n)`` over the
@@ -23,12 +24,14 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.attrs import (
+    CHAIN_ARGS,
     MCAST_ARGS,
     ArgKind,
     Attr,
     KernelRole,
     MulticastDesc,
     Policy,
+    Reduction,
     RuntimeArg,
     WorkPolicy,
     get,
@@ -58,6 +61,9 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         for cb, d in sorted(get(func, Attr.MULTICAST, {}).items()):
             mc = MulticastDesc.from_dict(cb, d)
             args += [_arg(mc.arg(what), ArgKind.MCAST, cb=cb, what=what) for what in MCAST_ARGS]
+    reduction = Reduction.of(func)
+    if role == KernelRole.WRITER.value and reduction is not None and reduction.semaphore >= 0:
+        args += [_arg(f"sum_{what}", ArgKind.CHAIN, what=what) for what in CHAIN_ARGS]
     return with_attrs(func, {Attr.RUNTIME_ARGS: [a.to_attr() for a in args]})
 
 

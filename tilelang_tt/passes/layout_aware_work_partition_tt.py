@@ -44,6 +44,7 @@ Only cores with work are active. Before/after: TIR unchanged.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import tilelang  # noqa: F401
@@ -55,6 +56,7 @@ from tilelang_tt.attrs import (
     MulticastDesc,
     PartitionMode,
     Policy,
+    Reduction,
     WorkItem,
     WorkPolicy,
     get,
@@ -286,6 +288,28 @@ def _global(func, arch, block_grid, grid, policy_name: str) -> tuple[list[WorkIt
     return partition(total, grid), WorkPolicy(policy), grid
 
 
+def _check_summing(func, reduction: Reduction, total, grid, policy: str, mode: str, multicast: str) -> None:
+    """Blocks summing into a tensor take turns in block-id order: each core walks a contiguous run
+    of ids and signals the core of the next id, which must be known when the kernel is compiled."""
+    axes = ", ".join(f"`{a.name}`" for a in reduction.axes)
+    names = ", ".join(f"`{b.name}`" for b in reduction.buffers)
+    what = f"the blocks along {axes} sum into {names} with T.atomic_add"
+    if isinstance(total, Formula):
+        raise error(PASS, func, None, f"{what}, and the number of blocks {total} depends on a dynamic size: the "
+                    "cores that take turns are chosen when the kernel is compiled",
+                    "give the grid dimensions constant extents, or compile the kernel per size")
+    if policy not in ("auto", Policy.CONTIGUOUS.value):
+        raise error(PASS, func, None, f"{what}; they take turns in block order, which needs each core to hold "
+                    f"consecutive blocks (partition='contiguous'), not partition={policy!r}",
+                    "use partition='contiguous' (or 'auto')")
+    if mode == PartitionMode.LOCAL_SHARD.value:
+        raise error(PASS, func, None, f"{what}; partition_mode='local_shard' gives each core the blocks of its own "
+                    "shard, which would not take turns", "use partition_mode='global' (or 'auto')")
+    if multicast == "on":
+        raise error(PASS, func, None, f"{what}; multicast needs cores in lockstep over a partition='block' grid, "
+                    "and the blocks that sum take turns over consecutive blocks", "use multicast='auto' or 'off'")
+
+
 def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str, multicast: str) -> tirx.PrimFunc:
     arch = arch_of(func)
     loops = block_grid_loops(func)
@@ -294,7 +318,12 @@ def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str, mult
 
     transfers = _transfers(func)
     check_slices(PASS, func, transfers)
-    check_disjoint_writes(PASS, func, loops, transfers)
+    reduction = Reduction.of(func)
+    check_disjoint_writes(PASS, func, loops, transfers, reduction)
+    summing = reduction is not None and reduction.blocks > 1
+    if summing:
+        _check_summing(func, reduction, by * bx, grid, policy, mode, multicast)
+        policy = Policy.CONTIGUOUS.value
     # The output block: the region of the first T.copy from an on-chip buffer to a global one.
     writes = [tensor for _, tensor, _, reading in transfers if not reading]
     if not writes:
@@ -338,7 +367,10 @@ def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str, mult
                     "use partition='block' with a grid whose x divides Bx and y divides By, or multicast='auto'")
     cores = [w.core for w in items]
     shared = _multicast(func, loops, tuple(grid), multicast, cores) if lockstep and multicast != "off" else {}
-    return with_attrs(func, {
+    summed = {}
+    if summing:  # the semaphore after the multicast ones
+        summed = {Attr.REDUCTION: dataclasses.replace(reduction, semaphore=2 * len(shared)).to_attr()}
+    return with_attrs(func, summed | {
         Attr.BLOCK_GRID: [to_json(by), to_json(bx)],
         Attr.GRID_TILES: [to_json(mt), to_json(nt)],
         Attr.BLOCK_TILES: list(block_tiles),

@@ -15,8 +15,7 @@ i]`` or per-column ``B[bx * bn + j]`` vector, read into a vector block. Any othe
 for the later passes to report.
 Reads/writes no attribute. Every new statement carries the span of the ``T.Parallel`` nest.
 Errors: an on-chip buffer or a T.Parallel nest whose size depends on a dynamic size
-(``T.dynamic``): blocks are CBs sized when the kernel is compiled; ``T.atomic_add`` into a global
-tensor (a reduction across cores), at its statement.
+(``T.dynamic``): blocks are CBs sized when the kernel is compiled.
 
     Before: for i, j in T.Parallel(32, 32):
                 C[by * 32 + i, bx * 32 + j] = A[by * 32 + i, bx * 32 + j] + T.float32(1)
@@ -185,23 +184,6 @@ def _check_static_blocks(func: tirx.PrimFunc) -> None:
                     "loop over the dynamic extent in blocks of constant size and use T.Parallel inside each block")
 
 
-ATOMIC_OPS = ("tl.atomic_add_elem_op", "tl.tileop.atomicadd")  # T.atomic_add per element, per block
-
-
-def _check_atomics(func: tirx.PrimFunc) -> None:
-    """``T.atomic_add`` into a global tensor (split-K, the attention backward's dQ): several blocks
-    adding into one region is a reduction across cores, which Tenstorrent DRAM has no atomics for."""
-    found = []
-    tirx.stmt_functor.post_order_visit(func.body, lambda n: found.append(n) if isinstance(n, tirx.Evaluate) and isinstance(
-        n.value, tirx.Call) and isinstance(n.value.op, ir.Op) and n.value.op.name in ATOMIC_OPS else None)
-    if found:
-        raise error(PASS, func, found[0], "T.atomic_add into a global tensor: blocks adding into one output region "
-                    "is a reduction across cores, and Tenstorrent DRAM has no atomic adds (a split-K reduction is not "
-                    "supported yet)",
-                    "give each block its own slice of the output (an extra dimension for the split) and sum the slices "
-                    "in a second kernel or on the host, or keep the whole reduction inside one block")
-
-
 def _check_thread_indices(func: tirx.PrimFunc) -> None:
     """Thread-level code (a GPU thread computing its own element: ``t = T.get_thread_binding()``,
     ``w_tile[t, e] = W[bx * 128 + t, e]``) has no Tenstorrent form: a core runs one program per
@@ -263,7 +245,6 @@ def _global_copy(stmt, names: set[str], allocated: list[tirx.Buffer]) -> tirx.St
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     _check_static_blocks(func)
-    _check_atomics(func)
     _check_thread_indices(func)
     names = kernel_names(func)
     pending: list[tirx.Buffer] = []

@@ -25,9 +25,11 @@ from tilelang_tt.passes.insert_compute_init_tt import InsertComputeInitTT
 from tilelang_tt.passes.insert_dst_management_tt import InsertDSTManagementTT
 from tilelang_tt.passes.layout_aware_work_partition_tt import LayoutAwareWorkPartitionTT
 from tilelang_tt.passes.legalize_global_access_tt import LegalizeGlobalAccessTT
+from tilelang_tt.passes.lower_atomic_add_tt import LowerAtomicAddTT
 from tilelang_tt.passes.lower_cb_intrinsics import LowerCBIntrinsics
 from tilelang_tt.passes.lower_shared_to_cb import LowerSharedToCB
 from tilelang_tt.passes.lower_tt_tile_intrinsics import LowerTTTileIntrinsics
+from tilelang_tt.passes.order_reduction_tt import OrderReductionTT
 from tilelang_tt.passes.propagate_tt_layout import PropagateTTLayout
 from tilelang_tt.passes.split_device_kernel import SplitDeviceKernel
 from tilelang_tt.passes.unique_buffer_names_tt import UniqueBufferNamesTT
@@ -43,6 +45,8 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         # Blocks of fewer than 32 rows (blk_m = 1) grouped into 32-row blocks, before the element
         # accesses of their rows become copies.
         CoarsenRowBlocksTT(),
+        # T.atomic_add into a tensor: a read-modify-write the legalization moves, summing blocks made consecutive.
+        LowerAtomicAddTT(),
         LegalizeGlobalAccessTT(),
         # A: metadata only; the TIR is the user's.
         InferTTLayout(arch=options.arch, layouts=options.layouts),
@@ -61,6 +65,8 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         ConfigureTensorAccessorTT(),
         # E1 after D2 (runtime args follow the accessor slots), before D3 (which reads multicast args).
         FinalizePersistentSignatureTT(),
+        # Blocks summing into a tensor take turns: waits before its reads, signals after the block.
+        OrderReductionTT(),
         LowerCBIntrinsics(),
         InsertComputeInitTT(),
         InsertDSTManagementTT(),

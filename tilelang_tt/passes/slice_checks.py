@@ -11,6 +11,7 @@ import math
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
+from tilelang_tt.attrs import Reduction
 from tilelang_tt.passes.common import const_int, error
 from tilelang_tt.passes.slices import (
     bound_analyzer,
@@ -53,19 +54,24 @@ def check_slices(pass_name: str, func, transfers) -> None:
                         f"launch at most {shape[dim]} blocks along the grid dimension that indexes it")
 
 
-def check_disjoint_writes(pass_name: str, func, loops, transfers) -> None:
+def check_disjoint_writes(pass_name: str, func, loops, transfers, reduction: Reduction | None = None) -> None:
     """Blocks write disjoint regions of every output: for each block coordinate with more than one
     block, some dimension of the written slice moves with it by at least the slice's footprint
     (its extent, widened by the loops around the copy; several coordinates in one dimension must
     nest like the digits of a mixed-radix number). Else several blocks would write one region and
-    the last one would win: a split-K reduction written with T.copy is the common case."""
+    the last one would win: a split-K reduction written with T.copy is the common case. The blocks
+    along the summing axes of a ``reduction`` (T.atomic_add) take turns and are exempt for the
+    tensors they sum into."""
     values = bound_values(func.body)
     analyzer = bound_analyzer(func.body)
     # blocks along each grid coordinate; a dynamic extent (a formula of T.dynamic sizes) may be any
-    grid = {lp.loop_var: n for lp in loops.values() if (n := _extent(lp.extent)) > 1}
+    every = {lp.loop_var: n for lp in loops.values() if (n := _extent(lp.extent)) > 1}
     for stmt, tensor, _, reading in transfers:
         if reading:
             continue
+        grid = every
+        if reduction is not None and reduction.summed(tensor.buffer):
+            grid = {v: n for v, n in every.items() if not any(v.same_as(a) for a in reduction.axes)}
         starts = [tirx.stmt_functor.substitute(start, values) for start in tensor.starts]
         digits_of, starts = _split_digits(grid, starts, analyzer)
         coords = {d: n for v, n in grid.items() for d, n in digits_of.get(v, {v: n}).items()}
@@ -106,8 +112,7 @@ def check_disjoint_writes(pass_name: str, func, loops, transfers) -> None:
                         f"the {n if n != math.inf else 'several'} blocks along `{var.name}` write overlapping regions of `{tensor.buffer.name}`: {how}; "
                         "the last block to write would win",
                         f"give each block its own slice of `{tensor.buffer.name}` (index it with `{var.name}`), or "
-                        "combine the partial results inside one block; summing partial blocks from several blocks "
-                        "(split-K) is not supported yet")
+                        "add the partial results with T.atomic_add (the blocks then take turns)")
 
 
 def _extent(extent) -> int | float:

@@ -47,10 +47,10 @@ REQUIRED = {
 ALLOWED = {
     KernelRole.READER.value: {Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.NOC_READ_PAGE, Intrin.NOC_READ_BARRIER,
                               Intrin.NOC_READ_ZEROS, Intrin.NOC_READ_ROW, Intrin.FILL_SCALER, Intrin.STORE_TILE_ELEMENT,
-                              Intrin.MCAST_WRITE, Intrin.SEM_WAIT,
+                              Intrin.MCAST_WRITE, Intrin.SEM_WAIT, Intrin.SEM_WAIT_MIN,
                               Intrin.SEM_SET, Intrin.SEM_INC, Intrin.SEM_SET_MCAST, Intrin.NOC_WRITE_BARRIER},
     KernelRole.WRITER.value: {Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT, Intrin.NOC_WRITE_PAGE, Intrin.NOC_WRITE_ROW,
-                              Intrin.NOC_WRITE_BARRIER},
+                              Intrin.NOC_WRITE_BARRIER, Intrin.SEM_INC},
     KernelRole.COMPUTE.value: {Intrin.HW_STARTUP, Intrin.MATMUL_INIT, Intrin.BINARY_INIT, Intrin.MATMUL_TILES,
                                Intrin.BINARY_TILES, Intrin.COPY_INIT, Intrin.COPY_TILE, Intrin.BCAST_INIT,
                                Intrin.TRANSPOSE_INIT, Intrin.TRANSPOSE_TILE, Intrin.WHERE_INIT, Intrin.WHERE_TILE,

@@ -1,0 +1,230 @@
+"""LowerAtomicAddTT (before LegalizeGlobalAccessTT): ``T.atomic_add`` becomes a read-modify-write,
+and the blocks that add into one region of a global tensor are ordered into a chain.
+
+Tenstorrent DRAM has no atomic adds. A block's ``T.atomic_add(C[..], part)`` becomes a read of
+the slice, an add and a write back (element stores ``C[..] = C[..] + part[..]`` in a ``T.Parallel``
+nest, which LegalizeGlobalAccessTT turns into the copies the pipeline moves); blocks that add into
+the same region then take turns. The grid coordinates an atomic destination does not depend on (a
+split-K ``bz``, the attention backward's key block) are the *summing axes*: their loops are
+re-tagged as the innermost grid dimensions (``blockIdx.x`` first), so the ``S`` blocks adding into
+one region have consecutive block ids ``g * S .. g * S + S - 1``. LayoutAwareWorkPartitionTT gives
+each core a contiguous run of block ids and OrderReductionTT makes block ``b`` read the tensor only
+after block ``b - 1`` wrote its sum (a semaphore): the sum is made in block order, the same bytes on
+every run, the gemms of the blocks still in parallel. An add into an on-chip buffer is a plain add.
+
+Reads: the ``T.atomic_add`` calls (``tl.atomic_add_elem_op``, ``tl.tileop.atomicadd``), the grid loops.
+Writes: ``tt.reduction`` (a :class:`tilelang_tt.attrs.Reduction`: the summed tensors, the summing
+axes and ``S``) when a global tensor is summed into; the grid loops' tags when there are summing axes.
+Errors: a summed tensor that the kernel also reads or writes otherwise (its value mid-sum is
+undefined); an add inside a loop into the same region at every iteration; summing axes whose
+extent depends on a dynamic size; a destination slice of more than two dimensions above 1.
+
+    Before: for bx, by, bz in T.Kernel(4, 4, 2): ...
+                T.atomic_add(C[by * 64, bx * 64], part)
+    After:  (bz bound to blockIdx.x, bx to blockIdx.y, by to blockIdx.z)
+            for i, j in T.Parallel(64, 64):
+                C[by * 64 + i, bx * 64 + j] = C[by * 64 + i, bx * 64 + j] + part[i, j]
+            "tt.reduction": {"buffers": [C], "axes": [bz], "blocks": 2, "semaphore": -1}
+"""
+
+from __future__ import annotations
+
+import math
+
+import tilelang  # noqa: F401
+from tvm import ir, tirx
+
+from tilelang_tt.attrs import Attr, Reduction, with_attrs
+from tilelang_tt.passes.common import (
+    as_region,
+    const_int,
+    contains,
+    error,
+    is_global_buffer,
+    keep_span,
+    prim_func_pass,
+    uses_var,
+)
+from tilelang_tt.passes.slices import block_grid_loops, bound_values
+
+PASS = "LowerAtomicAddTT"
+ELEMENT, BLOCK = "tl.atomic_add_elem_op", "tl.tileop.atomicadd"  # T.atomic_add per element, per block
+GRID_TAGS = ("blockIdx.z", "blockIdx.y", "blockIdx.x")  # outermost first: block id = (z * Ny + y) * Nx + x
+HINT_SPLIT = ("keep the partial result in a fragment and T.atomic_add it once, or give each block its own slice "
+              "(index the output with the split coordinate) and sum the slices in a second kernel")
+
+
+def _atomic(stmt) -> str | None:
+    if isinstance(stmt, tirx.Evaluate) and isinstance(stmt.value, tirx.Call) and isinstance(stmt.value.op, ir.Op) \
+            and stmt.value.op.name in (ELEMENT, BLOCK):
+        return stmt.value.op.name
+    return None
+
+
+def _element_add(func, stmt) -> tirx.Stmt:
+    """``atomic_add_elem_op(access_ptr(C[idx]), v)`` -> ``C[idx] = C[idx] + v``."""
+    ptr, value = stmt.value.args[:2]
+    dst = ptr.args[0] if isinstance(ptr, tirx.Call) and ptr.args and isinstance(ptr.args[0], tirx.BufferLoad) else ptr
+    if not isinstance(dst, tirx.BufferLoad):
+        raise error(PASS, func, stmt, "T.atomic_add into something that is not an element of a buffer",
+                    "add into an element C[i, j] or a slice C[i0, j0] of a buffer")
+    if value.dtype != dst.buffer.dtype:
+        value = tirx.Cast(dst.buffer.dtype, value)
+    return keep_span(stmt, tirx.BufferStore(dst.buffer, tirx.BufferLoad(dst.buffer, dst.indices) + value, dst.indices))
+
+
+def _block_add(func, stmt) -> tirx.Stmt:
+    """``T.atomic_add(C[r0, c0], part)`` -> a T.Parallel nest of element adds over the slice: the
+    dimensions of extent above 1 of the source and of the destination correspond in order."""
+    src, dst = (as_region(a) for a in stmt.value.args[:2])
+    if src is None or dst is None:
+        raise error(PASS, func, stmt, "T.atomic_add of something that is not a buffer slice",
+                    "T.atomic_add(C[r0, c0], block) with a block of the slice's shape")
+    src_dims = [d for d, e in enumerate(src.extents) if const_int(e) != 1]
+    dst_dims = [d for d, e in enumerate(dst.extents) if const_int(e) != 1]
+    shape = [src.extents[d] for d in src_dims]
+    if len(src_dims) != len(dst_dims) or len(shape) > 2 or any(const_int(e) is None for e in shape) or any(
+            const_int(src.extents[a]) != const_int(dst.extents[b]) for a, b in zip(src_dims, dst_dims)):
+        raise error(PASS, func, stmt, f"T.atomic_add of a {'x'.join(str(e) for e in src.extents)} block into a "
+                    f"{'x'.join(str(e) for e in dst.extents)} slice of `{dst.buffer.name}`: the slice must have the "
+                    "block's shape, at most two dimensions above 1",
+                    "add a block of the slice's shape (a 1-D or 2-D block)")
+    loop_vars = [tirx.Var(n, "int32") for n in ("i", "j")[:len(shape)]]
+
+    def indices(region, dims):
+        out = list(region.starts)
+        for d, v in zip(dims, loop_vars):
+            out[d] = out[d] + v
+        return out
+
+    load = tirx.BufferLoad(src.buffer, indices(src, src_dims))
+    value = load if load.dtype == dst.buffer.dtype else tirx.Cast(dst.buffer.dtype, load)
+    at = indices(dst, dst_dims)
+    body = keep_span(stmt, tirx.BufferStore(dst.buffer, tirx.BufferLoad(dst.buffer, at) + value, at))
+    for v, e in reversed(list(zip(loop_vars, shape))):
+        body = keep_span(stmt, tirx.For(v, 0, e, tirx.ForKind.PARALLEL, body))
+    return body
+
+
+def _destination(stmt) -> tirx.BufferLoad:
+    """The destination element (element form) or the slice's first element (block form)."""
+    if _atomic(stmt) == ELEMENT:
+        ptr = stmt.value.args[0]
+        return ptr.args[0] if isinstance(ptr, tirx.Call) else ptr
+    return stmt.value.args[1].args[0]
+
+
+def _adds(stmt) -> list[tirx.Evaluate]:
+    out = []
+    tirx.stmt_functor.post_order_visit(stmt, lambda n: out.append(n) if _atomic(n) is not None else None)
+    return out
+
+
+def _check_loops(func) -> list[tuple[tirx.Evaluate, tirx.Buffer, list]]:
+    """Every atomic add into a global tensor with its tensor and destination indices; refuses one
+    inside a serial loop whose variable its destination does not use (the same region at every
+    iteration: the reader would read the tensor before the writer wrote the previous sum)."""
+    values = bound_values(func.body)  # row = k * bn: the destination uses k
+    found = [(add, _destination(add).buffer, [tirx.stmt_functor.substitute(i, values) for i in _destination(add).indices])
+             for add in _adds(func.body)]
+    found = [f for f in found if is_global_buffer(f[1])]
+
+    def visit(node):
+        if not isinstance(node, tirx.For) or node.thread_binding is not None or node.kind == tirx.ForKind.PARALLEL:
+            return
+        for add, buf, indices in found:
+            if contains(node.body, lambda n, add=add: n.same_as(add)) and not any(
+                    uses_var(i, node.loop_var) for i in indices):
+                raise error(PASS, func, add, f"T.atomic_add into `{buf.name}` adds into the same region at "
+                            f"every iteration of the loop over `{node.loop_var.name}`: blocks take turns adding "
+                            "into a global tensor, once per region", HINT_SPLIT)
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    return found
+
+
+def _check_other_uses(func, summed: list[tirx.Buffer]) -> None:
+    """A summed tensor is touched by its atomic adds only."""
+
+    def visit(node):
+        if _atomic(node) is not None or not isinstance(node, (tirx.Evaluate, tirx.BufferStore)):
+            return
+        touched = []
+        if isinstance(node, tirx.BufferStore):
+            touched.append(node.buffer)
+        tirx.stmt_functor.post_order_visit(node, lambda n: touched.append(n.buffer) if isinstance(
+            n, (tirx.BufferLoad, tirx.BufferStore)) else None)
+        for buf in summed:
+            if any(t.same_as(buf) for t in touched):
+                raise error(PASS, func, node, f"`{buf.name}` is summed into with T.atomic_add and also read or written "
+                            "here: while the blocks take turns adding into it, its value is a partial sum",
+                            f"read `{buf.name}` in a second kernel, or write the value this statement needs into "
+                            "another tensor")
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+
+
+def _retag(body, loops: dict[str, tirx.For], axes: list[tirx.For]) -> tirx.Stmt:
+    """The grid loops re-tagged: the other coordinates outermost, the summing ones innermost
+    (each group in its T.Kernel order)."""
+    tags = [t for t in GRID_TAGS if t in loops]
+    ordered = [loops[t] for t in tags if not any(loops[t].same_as(a) for a in axes)] + \
+              [loops[t] for t in tags if any(loops[t].same_as(a) for a in axes)]
+    new_tag = {loop.loop_var: tag for loop, tag in zip(ordered, tags)}
+
+    def post(node):
+        if isinstance(node, tirx.For) and node.thread_binding is not None and node.loop_var in new_tag:
+            iv = node.thread_binding
+            tag = new_tag[node.loop_var]
+            if str(iv.thread_tag) == tag:
+                return None
+            binding = tirx.IterVar(iv.dom, iv.var, iv.iter_type, tag)
+            return keep_span(node, tirx.For(node.loop_var, node.min, node.extent, node.kind, node.body, binding,
+                                            node.annotations))
+        return None
+
+    return tirx.stmt_functor.ir_transform(body, None, post, ["tirx.For"])
+
+
+def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
+    adds = _check_loops(func)
+    summed: list[tirx.Buffer] = []
+    for _, buf, _ in adds:
+        if not any(buf.same_as(s) for s in summed):
+            summed.append(buf)
+    _check_other_uses(func, summed)
+
+    def post(node):
+        kind = _atomic(node)
+        if kind == ELEMENT:
+            return _element_add(func, node)
+        if kind == BLOCK:
+            return _block_add(func, node)
+        return None
+
+    body = tirx.stmt_functor.ir_transform(func.body, None, post, ["tirx.Evaluate"])
+    if body.same_as(func.body):
+        return func
+    if not summed:
+        return func.with_body(body)
+    loops = block_grid_loops(func)
+    axes = []
+    for tag in GRID_TAGS:
+        loop = loops.get(tag)
+        if loop is None or const_int(loop.extent) == 1:
+            continue
+        if any(uses_var(i, loop.loop_var) for _, _, idx in adds for i in idx):
+            continue
+        if const_int(loop.extent) is None:
+            raise error(PASS, func, adds[0][0], f"the blocks along `{loop.loop_var.name}` sum into "
+                        f"`{adds[0][1].name}` and their number {loop.extent} depends on a dynamic size",
+                        "give the summing grid dimension a constant extent (a split count)")
+        axes.append(loop)
+    if axes:
+        body = _retag(body, loops, axes)
+    reduction = Reduction(tuple(summed), tuple(a.loop_var for a in axes), math.prod(int(a.extent) for a in axes))
+    return with_attrs(func.with_body(body), {Attr.REDUCTION: reduction.to_attr()})
+
+
+def LowerAtomicAddTT():
+    return prim_func_pass(_transform, PASS)
