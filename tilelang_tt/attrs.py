@@ -523,6 +523,9 @@ class Intrin(_DocumentedKey):
                                                    "(i, j) of a block of tile_cols tiles per row, at its place in tile "
                                                    'layout, in format "Float16_b" or "Float32".',
                           "l1_addr: expr, i: expr, j: expr, tile_cols: int, value: expr, format: str")
+    LOAD_ELEMENT = ("tt.load_element", "load_element(l1_addr, index, format) -> float: element `index` of an array in "
+                                       "data format `format` (Float16_b, Float32, Int32, UInt32, UInt16) at l1_addr",
+                    "l1_addr: expr, index: expr, format: str")
     # compute engine init (D4)
     HW_STARTUP = ("tt.engine.init_common", "compute_kernel_hw_startup(in0, in1, out[, reverse])",
                   "in0: cb, in1: cb, out: cb, reverse: bool")

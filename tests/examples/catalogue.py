@@ -68,7 +68,6 @@ SPANS_MATRICES = "spans several matrices of the tensor without covering them who
 NOT_TILES = "blocks must be made of 32x32 tiles"
 THREAD = "is a thread index (T.get_thread_binding, T.thread_binding): thread-level code"
 MIXED_SUM = "is summed into with T.atomic_add and also read or written here"
-SINKS = "is not an element-wise access of an on-chip block"  # `Sinks[by]`, printed as `Sinks[bz_by % 2]`
 
 EXPECTED = {
     "norm/rms_norm": RUNS(FP32),
@@ -107,8 +106,8 @@ EXPECTED = {
                                              f"[1, 32, 2, 64]) {SPANS_MATRICES}"),
     "linear_attention/linear_attn_fwd": RUNS(BF16),
     "linear_attention/retention_fwd": REFUSED("scalar store into `lg` outside T.Parallel"),
-    "attention_sink/mha_sink_fwd_bhsd": REFUSED(SINKS),
-    "attention_sink/mha_sink_fwd_bhsd window": REFUSED(SINKS),
+    "attention_sink/mha_sink_fwd_bhsd": RUNS(SFPU),
+    "attention_sink/mha_sink_fwd_bhsd window": RUNS(SFPU),
     "convolution/convolution": REFUSED("`filters_2d` [288, 128] is a view of the parameter `filters`"),
     "blocksparse_gemm/blocksparse_matmul": REFUSED("buffer `tile_mask` has unsupported dtype bool"),
     "grouped_gemm/grouped_gemm_fwd": REFUSED("the slice of `B` may index dimension 0 past its extent 2"),

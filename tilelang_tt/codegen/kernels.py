@@ -8,7 +8,7 @@ block coordinates are recovered (``by = block / Bx``, ``bx = block % Bx``).
 from __future__ import annotations
 
 import tilelang  # noqa: F401
-from tvm import tirx
+from tvm import ir, tirx
 
 from tilelang_tt.attrs import (
     AccessorDesc,
@@ -39,6 +39,23 @@ from tilelang_tt.codegen.rules import (
 )
 from tilelang_tt.contract.formula import Formula, from_json
 from tilelang_tt.passes.common import dynamic_dims, expr_of, uses_var
+from tilelang_tt.passes.slices import bound_analyzer
+
+# Index arithmetic is unsigned (the kernels' loop counters and runtime args are uint32_t); these ops
+# give a different result on a negative value (a window's first key block max(0, (q - w) // bn)), so
+# an operand the loop ranges do not prove non-negative is read as int32_t.
+SIGNED_OPS = (tirx.FloorDiv, tirx.FloorMod, tirx.Min, tirx.Max, tirx.LT, tirx.LE, tirx.GT, tirx.GE)
+FLOOR_DIV = """\
+// TIR's floor division and modulo of signed integers (C++ rounds toward zero).
+inline int32_t floor_div(int32_t a, int32_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+inline int32_t floor_mod(int32_t a, int32_t b) { return a - floor_div(a, b) * b; }
+"""
+
+
+def _signed(e, text: str) -> str:
+    """``text`` (the C++ of index expression ``e``) as a signed integer."""
+    return text if isinstance(e, tirx.IntImm) else f"static_cast<int32_t>({text})"
+
 
 _BINOPS = {
     tirx.Add: "+", tirx.Sub: "-", tirx.Mul: "*", tirx.FloorDiv: "/", tirx.FloorMod: "%", tirx.Div: "/",
@@ -55,6 +72,10 @@ class _KernelWriter:
         self.names: dict = {}  # tirx.Var -> C++ name
         self.args = runtime_args(func)
         self.arg_of_var = {a.var: a for a in self.args}
+        # what the index arithmetic may be: loop and launch ranges, runtime args below 2^31
+        self.analyzer = bound_analyzer(func.body)
+        for a in self.args:
+            self.analyzer.bind(a.var, ir.Range.from_min_extent(0, 2**31 - 1))
         self.used_args: set = set()  # the runtime args' variables the kernel refers to
         self.headers: set[str] = set()
         self.cb_names: dict[int, str] = {}
@@ -74,13 +95,23 @@ class _KernelWriter:
             return self.names[e]
         if isinstance(e, tirx.Cast):
             return self.expr(e.value, top)
+        signed = isinstance(e, SIGNED_OPS) and not all(
+            str(x.dtype).startswith("uint") or self.analyzer.can_prove(x >= 0) for x in (e.a, e.b))
+        if signed and isinstance(e, (tirx.FloorDiv, tirx.FloorMod)):  # TIR's floor division of a signed value
+            self.helpers.setdefault(FLOOR_DIV, None)
+            name = "floor_div" if isinstance(e, tirx.FloorDiv) else "floor_mod"
+            return f"{name}({_signed(e.a, self.expr(e.a))}, {_signed(e.b, self.expr(e.b))})"
         op = _BINOPS.get(type(e))
         if op is not None:
-            text = f"{self.expr(e.a, False)} {op} {self.expr(e.b, False)}"
+            a, b = self.expr(e.a, False), self.expr(e.b, False)
+            if signed:  # a comparison of values that may be negative: the kernel's unsigned integers as int32
+                a, b = (_signed(x, text) for x, text in ((e.a, a), (e.b, b)))
+            text = f"{a} {op} {b}"
             return text if top else f"({text})"
         if isinstance(e, (tirx.Min, tirx.Max)):
             a, b = self.expr(e.a, False), self.expr(e.b, False)
-            return f"({a} {'<' if isinstance(e, tirx.Min) else '>'} {b} ? {a} : {b})"
+            x, y = (_signed(e.a, a), _signed(e.b, b)) if signed else (a, b)
+            return f"({x} {'<' if isinstance(e, tirx.Min) else '>'} {y} ? {a} : {b})"
         if isinstance(e, tirx.Call):
             return self.call(e)
         raise CodegenError(f"cannot emit expression {e} ({type(e).__name__})")
@@ -108,6 +139,8 @@ class _KernelWriter:
             return f"({self.value_expr(cond)} ? {self.value_expr(a)} : {self.value_expr(b)})"
         if isinstance(e, tirx.Call) and str(e.op.name) == "tl.infinity":
             return "__builtin_inff()"
+        if isinstance(e, tirx.Call) and call_intrin(e) == Intrin.LOAD_ELEMENT:  # an element the reader read
+            return self.call(e)
         op = _BINOPS.get(type(e))
         if op is not None and not isinstance(e, (tirx.FloorDiv, tirx.FloorMod)):
             return f"({self.value_expr(e.a)} {op} {self.value_expr(e.b)})"
@@ -198,6 +231,7 @@ class _KernelWriter:
         width = arg(ArgKind.WIDTH) if policy.policy == Policy.BLOCK and bx_extent > 1 else 1
         block = tirx.Var("block", "uint32")
         self.names[block] = self.em.unique("block")
+        self.analyzer.bind(block, ir.Range.from_min_extent(0, 2**31 - 1))
         value = policy.block_id(n, arg(ArgKind.START_ID), width, bx_extent)
         by, bx = policy.coords(block, bx_extent)  # bx is the int 0 in a one-column block grid
         return [f"const uint32_t {self.names[block]} = {self.expr(value)};"], by, tirx.const(bx, "uint32") if isinstance(
@@ -212,6 +246,7 @@ class _KernelWriter:
             body = body.body
         n = tirx.Var("n", "uint32")
         self.names[n] = self.em.unique("n")
+        self.analyzer.bind(n, ir.Range.from_min_extent(0, 2**31 - 1))
         with self.em.block(f"for (uint32_t {self.names[n]} = 0; {self.names[n]} < {self.work_arg('count')}; "
                            f"++{self.names[n]})"):
             used = {tag: var for tag, var in launches.items() if uses_var(body, var)}

@@ -186,6 +186,33 @@ inline void store_tile_element_Float16_b(uint32_t l1_addr, uint32_t i, uint32_t 
 """
 
 
+LOAD_ELEMENT = """\
+// Element `index` of an array of the tensor's data format at l1_addr, as a float.
+inline float load_element_Float32(uint32_t l1_addr, uint32_t index) {
+    return reinterpret_cast<volatile tt_l1_ptr float*>(l1_addr)[index];
+}
+
+inline float load_element_Float16_b(uint32_t l1_addr, uint32_t index) {
+    const uint32_t bits = static_cast<uint32_t>(reinterpret_cast<volatile tt_l1_ptr uint16_t*>(l1_addr)[index]) << 16;
+    float value;
+    __builtin_memcpy(&value, &bits, sizeof(value));
+    return value;
+}
+
+inline float load_element_Int32(uint32_t l1_addr, uint32_t index) {
+    return static_cast<float>(reinterpret_cast<volatile tt_l1_ptr int32_t*>(l1_addr)[index]);
+}
+
+inline float load_element_UInt32(uint32_t l1_addr, uint32_t index) {
+    return static_cast<float>(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(l1_addr)[index]);
+}
+
+inline float load_element_UInt16(uint32_t l1_addr, uint32_t index) {
+    return static_cast<float>(reinterpret_cast<volatile tt_l1_ptr uint16_t*>(l1_addr)[index]);
+}
+"""
+
+
 SEMAPHORE_PTR = """\
 // The L1 word of this core's semaphore `id`.
 inline volatile tt_l1_ptr uint32_t* semaphore_ptr(uint32_t id) {
@@ -244,6 +271,7 @@ RULES: dict[Intrin, Rule] = dict([
     _rule(Intrin.FILL_SCALER, _fill_scaler, DATAFLOW_HEADER, PUSH_CONSTANT_TILE),
     _rule(Intrin.STORE_TILE_ELEMENT, lambda a, r: f"store_tile_element_{a[5]}({', '.join(a[:5])})", DATAFLOW_HEADER,
           STORE_TILE_ELEMENT),
+    _rule(Intrin.LOAD_ELEMENT, lambda a, r: f"load_element_{a[2]}({a[0]}, {a[1]})", DATAFLOW_HEADER, LOAD_ELEMENT),
     _rule(Intrin.HW_STARTUP, _hw_startup, "api/compute/compute_kernel_hw_startup.h"),
     _rule(Intrin.MATMUL_INIT, _matmul_init, "api/compute/matmul.h"),
     _rule(Intrin.BINARY_INIT, _binary_init, FPU_HEADER),

@@ -1,6 +1,8 @@
 """Blocks the reader generates: the parts of an element-wise value that read no block but depend
 on the element's indices, loop variables or block coordinates (a causal mask
-``T.if_then_else(bx * bm + i >= k * bn + j, 0, -inf)``, a ramp).
+``T.if_then_else(bx * bm + i >= k * bn + j, 0, -inf)``, a ramp), or read an element of a tensor at
+an index that does not depend on the element's (a per-head value ``Sinks[by]``: the reader reads the
+tile holding it and takes the element).
 
 C2: each largest such part the reader can evaluate becomes a new block ``<X>_gen`` (a CB of the
 store's geometry, in the part's dtype) filled by ``tt.generate_block(X_gen, i, j, value)`` right
@@ -16,11 +18,11 @@ from tvm import ir, tirx
 from tilelang_tt.attrs import Intrin
 from tilelang_tt.ops.base import COMPUTE_DTYPES
 from tilelang_tt.ops.sfpu import BINARY_NODES, COMPARE_NODES, UNARY_CALLS
-from tilelang_tt.passes.common import contains, evaluate, make_region
+from tilelang_tt.passes.common import contains, evaluate, is_global_buffer, make_region, uses_var
 
 # what an index-dependent value may contain: the reader evaluates it per element
 GENERATED_NODES = (tirx.IntImm, tirx.FloatImm, tirx.Var, tirx.Cast, tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, tirx.Min,
-                   tirx.Max, tirx.EQ, tirx.NE, tirx.LT, tirx.LE, tirx.GT, tirx.GE, tirx.And, tirx.Or, tirx.Not,
+                   tirx.Max, tirx.FloorDiv, tirx.FloorMod, tirx.EQ, tirx.NE, tirx.LT, tirx.LE, tirx.GT, tirx.GE, tirx.And, tirx.Or, tirx.Not,
                    tirx.Select, tirx.StringImm)
 GENERATED_CALLS = ("tirx.if_then_else", "tl.infinity")
 
@@ -29,7 +31,7 @@ def generate(ctx, store, expr, i, j, out: list) -> tirx.PrimExpr:
     """``expr`` with each largest part that reads no block but depends on a variable and that the
     reader can evaluate replaced by a load of a new block the reader fills with it (the
     ``tt.generate_block`` appended to ``out``); the rest (T.exp of a mask...) stays compute's."""
-    if not reads_blocks(expr) and not _is_constant(expr) and _generatable(expr):
+    if not reads_blocks(expr) and not _is_constant(expr) and _generatable(expr) and not _element_indexed(expr, i, j):
         if str(expr.dtype) not in COMPUTE_DTYPES:
             raise ctx.error(store, f"`{expr}` depends on the indices only but is not a float value",
                             f"the reader generates such values as {' or '.join(COMPUTE_DTYPES)}: cast it, "
@@ -89,7 +91,23 @@ def _generated_block(ctx, store, expr, i, j, out: list) -> tirx.BufferLoad:
 
 
 def reads_blocks(expr) -> bool:
-    return contains(expr, lambda n: isinstance(n, tirx.BufferLoad))
+    """Whether ``expr`` loads an on-chip block (an element of a tensor the reader can read)."""
+    return contains(expr, lambda n: isinstance(n, tirx.BufferLoad) and not is_global_buffer(n.buffer))
+
+
+def tensor_loads(expr) -> list[tirx.BufferLoad]:
+    """The elements of tensors ``expr`` reads, each once, in order (the reader reads them)."""
+    out: list[tirx.BufferLoad] = []
+    tirx.stmt_functor.post_order_visit(expr, lambda n: out.append(n) if isinstance(n, tirx.BufferLoad) and is_global_buffer(
+        n.buffer) and not any(n.same_as(o) for o in out) else None)
+    return out
+
+
+def _element_indexed(expr, i, j) -> bool:
+    """Whether a tensor element ``expr`` reads is indexed by the element's indices (one tile read
+    per element: not generated)."""
+    return any(uses_var(x, v) for load in tensor_loads(expr) for x in load.indices for v in (i, j)
+               if isinstance(v, tirx.Var))
 
 
 def _is_constant(expr) -> bool:
@@ -99,4 +117,5 @@ def _is_constant(expr) -> bool:
 def _generatable(expr) -> bool:
     """Whether the reader can evaluate ``expr`` (GENERATED_NODES and GENERATED_CALLS only)."""
     return not contains(expr, lambda n: isinstance(n, tirx.PrimExpr) and not isinstance(n, GENERATED_NODES) and not (
-        isinstance(n, tirx.Call) and isinstance(n.op, ir.Op) and n.op.name in GENERATED_CALLS))
+        isinstance(n, tirx.Call) and isinstance(n.op, ir.Op) and n.op.name in GENERATED_CALLS) and not (
+        isinstance(n, tirx.BufferLoad) and is_global_buffer(n.buffer)))

@@ -42,6 +42,7 @@ from tvm import tirx
 
 from tilelang_tt.attrs import DATA_FORMATS, AccumulateMode, Attr, CBDesc, Intrin, LayoutDesc, get, with_attrs
 from tilelang_tt.ops import compute_accesses
+from tilelang_tt.ops.generate import tensor_loads
 from tilelang_tt.ops.tilize import TILIZE_FROM, UNTILIZE_TO
 from tilelang_tt.passes.common import (
     TILE,
@@ -224,6 +225,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             read_from.add(src.buffer.data)
         elif intrin == Intrin.GENERATE_BLOCK:
             note(producers, as_region(stmt.value.args[0]).buffer.name, "reader", stmt)
+            read_from.update(load.buffer.data for load in tensor_loads(stmt.value.args[3]))
         elif intrin == Intrin.WRITE_FROM_CB:
             src, dst = (as_region(a) for a in stmt.value.args[:2])
             note(consumers, src.buffer.name, "writer", stmt)

@@ -23,6 +23,7 @@ from tvm import tirx
 from tilelang_tt.attrs import AccessorDesc, Attr, Intrin, KernelRole, MemorySpace, get, with_attrs
 from tilelang_tt.contract.l1 import align
 from tilelang_tt.layout import squeeze_shape_ranks
+from tilelang_tt.ops.generate import tensor_loads
 from tilelang_tt.passes.common import (
     arch_of,
     as_region,
@@ -47,6 +48,9 @@ def accessor_buffers(func: tirx.PrimFunc) -> list[str]:
             name = as_region(stmt.value.args[0]).buffer.name
         elif intrin == Intrin.WRITE_FROM_CB:
             name = as_region(stmt.value.args[1]).buffer.name
+        elif intrin == Intrin.GENERATE_BLOCK:  # the tensor elements its value reads
+            names += [n for n in (load.buffer.name for load in tensor_loads(stmt.value.args[3])) if n not in names]
+            continue
         else:
             continue
         if name not in names:

@@ -66,11 +66,13 @@ from tilelang_tt.attrs import (
     runtime_args,
 )
 from tilelang_tt.contract.formula import ceildiv
+from tilelang_tt.ops.generate import tensor_loads
 from tilelang_tt.ops.tilize import staging_cbs
 from tilelang_tt.passes.build_tile_dfg_tt import handoff_cbs
 from tilelang_tt.passes.common import (
     COL,
     TILE,
+    Region,
     as_region,
     dynamic_dims,
     error,
@@ -245,13 +247,45 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
     ])
 
 
-def _generate(stmt, cbs: dict[str, CBDesc]) -> tirx.Stmt:
+def _element_read(stmt, func, load: tirx.BufferLoad, accessors: dict[str, AccessorDesc], analyzer: arith.Analyzer,
+                  ptr) -> tuple[list[tirx.Stmt], tirx.Var]:
+    """The reads that fetch element ``load`` of a tensor for a generated block: the row of 16
+    elements of the tile face holding it (at most 64 bytes, aligned to its size in the page) into
+    the start of the block's CB pages (reserved, not yet written), then the element out of it into
+    a variable (float32; an integer element converted)."""
+    tensor = load.buffer
+    acc = accessors[tensor.name]
+    fmt, size = DATA_FORMATS[str(tensor.dtype)][0], DATA_FORMATS[str(tensor.dtype)][1]
+    view = matrix_slice(Region(tensor, tuple(load.indices), tuple(1 for _ in load.indices)),
+                        *vector_layout(func, tensor))
+    nt = expr_of(acc.tile_grid[1], dynamic_dims(func))
+    tile_id = analyzer.simplify(tirx.FloorDiv(view.row, TILE) * nt + tirx.FloorDiv(view.col, TILE))
+    r, c = (analyzer.simplify(tirx.FloorMod(x, TILE)) for x in (view.row, view.col))
+    face_row = (tirx.FloorDiv(r, 16) * 2 + tirx.FloorDiv(c, 16)) * 256 + tirx.FloorMod(r, 16) * 16  # tile layout
+    value = tirx.Var(f"{tensor.name}_value", "float32")
+    return [
+        evaluate(Intrin.NOC_READ_ROW, tile_id, tensor.data, tirx.Cast("uint32", analyzer.simplify(face_row * size)), ptr,
+                 16 * size, like=stmt),
+        evaluate(Intrin.NOC_READ_BARRIER, like=stmt),
+        keep_span(stmt, tirx.Bind(value, call(Intrin.LOAD_ELEMENT, ptr, analyzer.simplify(tirx.FloorMod(c, 16)),
+                                              tirx.StringImm(fmt), dtype="float32"))),
+    ], value
+
+
+def _generate(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc],
+              analyzer: arith.Analyzer) -> tirx.Stmt:
     """The reader fills a block with a value of the element's indices, element by element (at
-    its place in tile layout), between reserving and pushing the CB pages."""
+    its place in tile layout), between reserving and pushing the CB pages; the tensor elements the
+    value reads are read first (:func:`_element_read`)."""
     region, i, j, value = stmt.value.args
     block = as_region(region)
     cb = cbs[block.buffer.name]
     ptr = tirx.Var(f"l1_{block.buffer.name}", "uint32")
+    reads: list[tirx.Stmt] = []
+    for load in tensor_loads(value):
+        fetch, var = _element_read(stmt, func, load, accessors, analyzer, ptr)
+        reads += fetch
+        value = _replace_load(value, load, tirx.Cast(load.dtype, var))
     rows, cols = matrix_extents(block, cb.vector == COL)
     store = evaluate(Intrin.STORE_TILE_ELEMENT, ptr, i, j, cb.block_tiles[1], value,
                      tirx.StringImm(cb.data_format), like=stmt)
@@ -261,9 +295,18 @@ def _generate(stmt, cbs: dict[str, CBDesc]) -> tirx.Stmt:
     return seq([
         evaluate(Intrin.CB_RESERVE_BACK, cb.index, cb.block_pages, like=stmt),
         keep_span(stmt, tirx.Bind(ptr, call(Intrin.GET_WRITE_PTR, cb.index, dtype="uint32"))),
+        *reads,
         keep_span(stmt, store),
         evaluate(Intrin.CB_PUSH_BACK, cb.index, cb.block_pages, like=stmt),
     ])
+
+
+def _replace_load(expr, load: tirx.BufferLoad, by) -> tirx.PrimExpr:
+    """``expr`` with every occurrence of the tensor element ``load`` replaced by ``by``."""
+    stmt = tirx.stmt_functor.ir_transform(tirx.Evaluate(expr), None, lambda n: by if n.same_as(load) or (
+        isinstance(n, tirx.BufferLoad) and n.buffer.same_as(load.buffer) and all(
+            tirx.analysis.expr_deep_equal(a, b) for a, b in zip(n.indices, load.indices))) else None, ["tirx.BufferLoad"])
+    return stmt.value
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
@@ -286,7 +329,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         if stmt_intrin(node) in (Intrin.READ_TO_CB, Intrin.WRITE_FROM_CB):
             return _lower(node, func, cbs, accessors, role, handoffs, staged, analyzer, multicast, mcast_args)
         if stmt_intrin(node) == Intrin.GENERATE_BLOCK:
-            return _generate(node, cbs)
+            return _generate(node, func, cbs, accessors, analyzer)
         return None
 
     return func.with_body(tirx.stmt_functor.ir_transform(func.body, None, post, ["tirx.Evaluate"]))
