@@ -22,6 +22,12 @@ UNARY = {
     "pow_const": lambda x: T.pow(x, 2.0),  # power_tile(x, 2.0f)
     "pow_frac": lambda x: T.pow(x, 0.75),
     "fmod_const": lambda x: T.fmod(x, 0.75),  # 0.75 filled into DST, fmod_binary_tile
+    # compositions: of other SFPU ops (exp10 is exp(x ln 10), sinh/cosh of exp, hypot a sqrt, clamp a
+    # minimum and a maximum), and the activations kernels write out (SiLU, Mish)
+    "exp10": T.exp10, "sinh": T.sinh, "cosh": T.cosh, "hypot": lambda x: T.hypot(x, x * 0.5),
+    "clamp": lambda x: T.clamp(x, -0.5, 0.75),
+    "silu": lambda x: x * T.sigmoid(x), "silu_exp": lambda x: x / (1.0 + T.exp(-x)),
+    "mish": lambda x: x * T.tanh(T.log1p(T.exp(x))),
 }
 
 

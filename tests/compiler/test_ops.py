@@ -48,6 +48,9 @@ UNARY_REF = {
     "log1p": torch.log1p, "log2": torch.log2, "log10": torch.log10, "sin": torch.sin, "cos": torch.cos,
     "tan": torch.tan, "pow_const": lambda x: torch.pow(x, 2.0), "pow_frac": lambda x: torch.pow(x, 0.75),
     "fmod_const": lambda x: torch.fmod(x, 0.75),
+    "exp10": lambda x: torch.pow(10.0, x), "sinh": torch.sinh, "cosh": torch.cosh,
+    "hypot": lambda x: torch.hypot(x, x * 0.5), "clamp": lambda x: x.clamp(-0.5, 0.75),
+    "silu": torch.nn.functional.silu, "silu_exp": torch.nn.functional.silu, "mish": torch.nn.functional.mish,
 }
 POSITIVE = {"log", "sqrt", "rsqrt", "reciprocal", "log1p", "log2", "log10", "pow_frac"}
 # Rounding to integers: exact (the results are small integers, exact in bfloat16); T.round and

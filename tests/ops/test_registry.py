@@ -39,13 +39,14 @@ def test_every_tile_op_and_compute_intrinsic_has_a_family():
 def test_unary_calls_come_from_the_table():
     assert UNARY_CALLS == {op.tir: op for op in SFPU_OPS if op.kind == SfpuKind.UNARY and op.tir is not None}
     assert ("T.exp, T.exp2, T.log, T.sqrt, T.rsqrt, T.sigmoid, T.tanh, T.erf, T.abs, T.log1p, T.floor, T.ceil, "
-            "T.trunc, T.sin, T.cos, T.tan, T.log2, T.log10, T.round, T.nearbyint, T.pow, T.fmod and casts") in SUPPORTED
+            "T.trunc, T.sin, T.cos, T.tan, T.log2, T.log10, T.round, T.nearbyint, T.pow, T.fmod, T.exp10, T.clamp, "
+            "T.sinh, T.cosh, T.hypot and casts") in SUPPORTED
 
 
-@pytest.mark.parametrize("math", [T.atan, T.sinh, lambda x: T.atan2(x, x)])
+@pytest.mark.parametrize("math", [T.atan, T.asinh, lambda x: T.atan2(x, x)])
 def test_math_without_an_sfpu_op_is_refused_at_its_line(math):
     """TIR math the table has no op for stays a TTCompileError naming the call, at the user's line."""
-    with pytest.raises(tilelang_tt.TTCompileError, match=r"unsupported element-wise expression `T\.(atan|sinh|atan2)\(") as info:
+    with pytest.raises(tilelang_tt.TTCompileError, match=r"unsupported element-wise expression `T\.(atan|asinh|atan2)\(") as info:
         tilelang_tt.compile(bad_kernels.unsupported_expression(math))
     err = info.value
     assert err.pass_name == "LowerTTTileIntrinsics" and "T.pow, T.fmod" in err.hint

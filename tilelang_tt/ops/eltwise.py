@@ -40,6 +40,7 @@ from tilelang_tt.ops.sfpu import (
     call_name,
     call_operands,
     fp32_bits,
+    decompose,
     gelu_operand,
     scalar_call,
     sfpu_op,
@@ -83,7 +84,7 @@ class Eltwise(TileOp):
                 i, j = loops[0].loop_var, None
             _check_access(ctx, store, store, i, j)
             _check_extents(ctx, store, store.buffer, [lp.extent for lp in loops])
-            value = generate(ctx, store, store.value, i, j, out)
+            value = generate(ctx, store, decompose(store.value), i, j, out)
             _check_expr(ctx, store, value, i, j)
             loads = []
             tirx.stmt_functor.post_order_visit(

@@ -150,8 +150,41 @@ BINARY_CALLS: dict[str, SfpuOp] = _by_tir(SfpuKind.BINARY, str)  # TIR call op n
 BINARY_NODES = tuple(SFPU_BINARY)  # the binary nodes an element-wise value may combine
 COMPARE_NODES = (tirx.EQ, tirx.NE, tirx.GT, tirx.GE, tirx.LT, tirx.LE)  # comparisons: 1.0 or 0.0
 SWAPPED = {"eq": "eq", "ne": "ne", "gt": "lt", "ge": "le", "lt": "gt", "le": "ge"}  # c <op> x is x <swapped> c
+
+
+def _exp(x):
+    return tirx.Call(x.dtype, ir.Op.get("tirx.exp"), [x])
+
+
+def _half(x):
+    return x * tirx.const(0.5, x.dtype)
+
+
+# Math calls with no SFPU op of their own, as the ops that compute them (the 0.81.1 API has
+# exp_tile but no exp10; clamp_tile takes its bounds as raw parameters in an init our one-parameter
+# ops do not carry: T.clamp is a minimum and a maximum, exact either way).
+COMPOSED = {
+    "tirx.exp10": lambda x: _exp(x * tirx.const(math.log(10.0), x.dtype)),
+    "tl.clamp": lambda x, lo, hi: tirx.Max(tirx.Min(x, hi), lo),
+    "tirx.sinh": lambda x: _half(_exp(x) - _exp(-x)),
+    "tirx.cosh": lambda x: _half(_exp(x) + _exp(-x)),
+    "tirx.hypot": lambda x, y: tirx.Call(x.dtype, ir.Op.get("tirx.sqrt"), [x * x + y * y]),
+}
+
+
 # The TileLang math calls an element-wise value may use, for error messages.
-CALL_NAMES = tuple(dict.fromkeys(f"T.{op.name}" for op in SFPU_OPS if isinstance(op.tir, str)))
+CALL_NAMES = tuple(dict.fromkeys([f"T.{op.name}" for op in SFPU_OPS if isinstance(op.tir, str)] +
+                                  [f"T.{name.split('.')[-1]}" for name in COMPOSED]))
+
+
+def decompose(e):
+    """``e`` with each call of :data:`COMPOSED` written as the ops that compute it."""
+    def post(node):
+        if isinstance(node, tirx.Call) and isinstance(node.op, ir.Op) and node.op.name in COMPOSED:
+            return COMPOSED[node.op.name](*node.args)
+        return None
+
+    return tirx.stmt_functor.ir_transform(tirx.Evaluate(e), None, post, ["tirx.Call"]).value
 
 
 def call_name(e) -> str | None:
