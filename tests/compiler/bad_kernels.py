@@ -212,7 +212,8 @@ def batch_index_past_extent(batch=3, M=32, N=64):
 
 def select_of_blocks(M=64, N=64):
     """T.if_then_else choosing between a block's value and a constant on a condition the reader
-    cannot evaluate and that is no comparison compute could make (an integer cast to bool)."""
+    cannot evaluate (T.floor is no op of the reader's) and that is no comparison compute could make
+    (a value cast to bool)."""
     @T.prim_func
     def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
         with T.Kernel(1, 1, threads=128) as (bx, by):
@@ -220,7 +221,7 @@ def select_of_blocks(M=64, N=64):
             C_l = T.alloc_fragment((M, N), "float32")
             T.copy(A[0, 0], A_s)
             for i, j in T.Parallel(M, N):
-                C_l[i, j] = T.if_then_else(T.Cast("bool", i % 2), A_s[i, j], 0)  # LINE: select_of_blocks
+                C_l[i, j] = T.if_then_else(T.Cast("bool", T.floor(T.Cast("float32", i) * 0.5)), A_s[i, j], 0)  # LINE: select_of_blocks
             T.copy(C_l, C[0, 0])
 
     return main
@@ -360,6 +361,19 @@ def summed_tensor_also_read(M=64, N=64, split=2):
             T.atomic_add(C[by * 32, bx * 32], A_s)
             T.copy(C[by * 32, bx * 32], C_s)  # LINE: summed_tensor_also_read
             T.copy(C_s, D[by * 32, bx * 32])
+
+    return main
+
+
+def guarded_blocks(M=128):
+    """Six blocks of which the last two have no rows to copy, skipped with an ``if``."""
+    @T.prim_func
+    def main(A: T.Tensor((M, 32), "float32"), C: T.Tensor((M, 32), "float32")):
+        with T.Kernel(1, 6, threads=128) as (bx, by):
+            a = T.alloc_shared((32, 32), "float32")
+            if by < M // 32:  # LINE: guarded_blocks
+                T.copy(A[by * 32, 0], a)
+                T.copy(a, C[by * 32, 0])
 
     return main
 

@@ -171,6 +171,13 @@ def test_atomic_add_into_one_region_at_every_loop_step_points_at_the_statement()
     assert "T.atomic_add it once" in err.hint
 
 
+def test_a_branch_around_tile_operations_points_at_the_if():
+    """Named as the user wrote it (an `if`), not as the TIR node (IfThenElse) a later pass met."""
+    err = compile_error(bad_kernels.guarded_blocks())
+    assert_diagnostic(err, "LegalizeGlobalAccessTT", "`if by < 4:` around tile operations", "guarded_blocks")
+    assert "IfThenElse" not in str(err) and "T.Kernel(" in err.hint
+
+
 def test_a_summed_tensor_read_elsewhere_points_at_the_read():
     err = compile_error(bad_kernels.summed_tensor_also_read())
     assert_diagnostic(err, "LowerAtomicAddTT", "`C` is summed into with T.atomic_add and also read or written here",

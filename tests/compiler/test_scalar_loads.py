@@ -124,3 +124,25 @@ def test_a_loop_start_that_is_a_negative_floor_division_is_clamped_as_tir_comput
     blocks = x.reshape(n // 32, 32, 32)
     ref = torch.stack([blocks[max(0, b - w + 1):b + 1].sum(0) for b in range(n // 32)]).reshape(n, 32)
     assert torch.allclose(out, ref, atol=1e-5)
+
+
+def alternate_rows(m, n):
+    @T.prim_func
+    def main(A: T.Tensor((m, n), "float32"), C: T.Tensor((m, n), "float32")):
+        with T.Kernel(1, m // 32, threads=128) as (bx, by):
+            a = T.alloc_shared((32, n), "float32")
+            c = T.alloc_fragment((32, n), "float32")
+            T.copy(A[by * 32, 0], a)
+            for i, j in T.Parallel(32, n):
+                c[i, j] = T.if_then_else(T.Cast("bool", (by * 32 + i) % 2), a[i, j], -a[i, j])
+            T.copy(c, C[by * 32, 0])
+
+    return main
+
+
+def test_a_mask_of_index_modulo_is_generated_by_the_reader():
+    """(by * 32 + i) % 2 as a condition: the reader evaluates it (floor_mod) into the mask."""
+    x = torch.randn(64, 64)
+    out = torch.as_tensor(tilelang_tt.compile(alternate_rows(64, 64)).run(x))
+    odd = (torch.arange(64) % 2 == 1)[:, None]
+    assert torch.equal(out, torch.where(odd, x, -x))

@@ -67,6 +67,7 @@ class CRASHES:
 SPANS_MATRICES = "spans several matrices of the tensor without covering them whole"
 NOT_TILES = "blocks must be made of 32x32 tiles"
 THREAD = "is a thread index (T.get_thread_binding, T.thread_binding): thread-level code"
+BRANCH = "around tile operations (T.copy, T.gemm, T.Parallel): a branch that decides which blocks move or compute"
 MIXED_SUM = "is summed into with T.atomic_add and also read or written here"
 
 EXPECTED = {
@@ -83,7 +84,7 @@ EXPECTED = {
     "gemv/gemv_alloc_reducer": REFUSED("T.Parallel(128, 128) does not cover the whole block `sums` [128]"),
     "gemm/matmul": RUNS(BF16),
     "gemm/matmul_non_persistent": RUNS(BF16),
-    "gemm/matmul_persistent": REFUSED("the 8 blocks along `bx` write overlapping regions of `C`"),
+    "gemm/matmul_persistent": REFUSED(BRANCH),
     "gemm_splitk/matmul": RUNS(FP32),
     "gemm_splitk/matmul_vectorize_atomicadd": RUNS(FP32),
     "gemm_streamk/tl_matmul_streamk": REFUSED(f"`C` {MIXED_SUM}"),
@@ -109,7 +110,7 @@ EXPECTED = {
     "attention_sink/mha_sink_fwd_bhsd": RUNS(SFPU),
     "attention_sink/mha_sink_fwd_bhsd window": RUNS(SFPU),
     "convolution/convolution": REFUSED("`filters_2d` [288, 128] is a view of the parameter `filters`"),
-    "blocksparse_gemm/blocksparse_matmul": REFUSED("buffer `tile_mask` has unsupported dtype bool"),
+    "blocksparse_gemm/blocksparse_matmul": REFUSED(f"`if tile_mask[by, bx, kk]:` {BRANCH}"),
     "grouped_gemm/grouped_gemm_fwd": REFUSED("the slice of `B` may index dimension 0 past its extent 2"),
     "flash_decoding/gqa_decode split": REFUSED("buffer `kv_mask` has unsupported dtype uint8"),
     "flash_decoding/mha_inference": REFUSED(f"on-chip buffer `lse_parts` has shape [4, 128]: {NOT_TILES}"),

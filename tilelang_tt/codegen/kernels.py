@@ -141,6 +141,10 @@ class _KernelWriter:
             return "__builtin_inff()"
         if isinstance(e, tirx.Call) and call_intrin(e) == Intrin.LOAD_ELEMENT:  # an element the reader read
             return self.call(e)
+        if isinstance(e, (tirx.FloorDiv, tirx.FloorMod)) and not str(e.dtype).startswith(("float", "bfloat")):
+            self.helpers.setdefault(FLOOR_DIV, None)  # TIR's floor division of signed integers
+            name = "floor_div" if isinstance(e, tirx.FloorDiv) else "floor_mod"
+            return f"{name}({self.value_expr(e.a)}, {self.value_expr(e.b)})"
         op = _BINOPS.get(type(e))
         if op is not None and not isinstance(e, (tirx.FloorDiv, tirx.FloorMod)):
             return f"({self.value_expr(e.a)} {op} {self.value_expr(e.b)})"

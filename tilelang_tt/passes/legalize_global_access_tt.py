@@ -40,6 +40,7 @@ from tilelang_tt.passes.common import (
     allocations,
     as_region,
     const_int,
+    contains,
     error,
     first_stmt_using,
     is_global_buffer,
@@ -211,6 +212,28 @@ def _check_thread_indices(func: tirx.PrimFunc) -> None:
                     "over the block, T.gemm or T.reduce_sum")
 
 
+def _check_branches(func: tirx.PrimFunc) -> None:
+    """An ``if`` around tile operations (T.copy, T.gemm, a T.Parallel nest: the guard of a
+    persistent kernel's waves, ``T.Persistent``'s or written out, or of a block-sparse K step) would
+    have the reader, compute and writer kernels take the branch together; refused at the ``if``."""
+    found = []
+
+    def visit(node):
+        if isinstance(node, tirx.IfThenElse) and contains(node, lambda n: tile_op_name(n) is not None or (
+                isinstance(n, tirx.For) and n.kind == tirx.ForKind.PARALLEL)):
+            found.append(node)
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    if found:
+        branch = found[-1]  # post order: the outermost branch comes last
+        raise error(PASS, func, branch, f"`if {branch.condition}:` around tile operations (T.copy, T.gemm, T.Parallel): "
+                    "a branch that decides which blocks move or compute (a persistent kernel's guard of its "
+                    "waves, T.Persistent, or a block-sparse mask) is not supported",
+                    "launch a grid over exactly the blocks that have work (T.Kernel(ceildiv(N, bn), ceildiv(M, bm))): "
+                    "the work partition already gives each core a persistent loop over its blocks; select "
+                    "values element-wise with T.if_then_else")
+
+
 def _global_copy(stmt, names: set[str], allocated: list[tirx.Buffer]) -> tirx.Stmt | None:
     """``T.copy(X[..], Y[..])`` between two global tensors (the attention backward's dQ cast): through
     a block, ``T.copy(X[..], X_s); T.copy(X_s, Y[..])``, and a fragment of Y's dtype between them when
@@ -246,6 +269,7 @@ def _global_copy(stmt, names: set[str], allocated: list[tirx.Buffer]) -> tirx.St
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     _check_static_blocks(func)
     _check_thread_indices(func)
+    _check_branches(func)
     names = kernel_names(func)
     pending: list[tirx.Buffer] = []
 
