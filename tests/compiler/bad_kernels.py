@@ -365,15 +365,30 @@ def summed_tensor_also_read(M=64, N=64, split=2):
     return main
 
 
-def guarded_blocks(M=128):
-    """Six blocks of which the last two have no rows to copy, skipped with an ``if``."""
+def masked_blocks(M=128):
+    """Blocks copied where a mask tensor says so: a branch on a tensor's values."""
     @T.prim_func
-    def main(A: T.Tensor((M, 32), "float32"), C: T.Tensor((M, 32), "float32")):
-        with T.Kernel(1, 6, threads=128) as (bx, by):
+    def main(A: T.Tensor((M, 32), "float32"), Mask: T.Tensor((M // 32,), "int32"), C: T.Tensor((M, 32), "float32")):
+        with T.Kernel(1, M // 32, threads=128) as (bx, by):
             a = T.alloc_shared((32, 32), "float32")
-            if by < M // 32:  # LINE: guarded_blocks
+            if Mask[by] != 0:  # LINE: masked_blocks
                 T.copy(A[by * 32, 0], a)
                 T.copy(a, C[by * 32, 0])
+
+    return main
+
+
+def guarded_with_else(M=128):
+    """An if/else around copies."""
+    @T.prim_func
+    def main(A: T.Tensor((M, 32), "float32"), C: T.Tensor((M, 32), "float32")):
+        with T.Kernel(1, M // 32, threads=128) as (bx, by):
+            a = T.alloc_shared((32, 32), "float32")
+            if by < 2:  # LINE: guarded_with_else
+                T.copy(A[by * 32, 0], a)
+            else:
+                T.copy(A[0, 0], a)
+            T.copy(a, C[by * 32, 0])
 
     return main
 

@@ -171,11 +171,15 @@ def test_atomic_add_into_one_region_at_every_loop_step_points_at_the_statement()
     assert "T.atomic_add it once" in err.hint
 
 
-def test_a_branch_around_tile_operations_points_at_the_if():
+def test_a_branch_on_tensor_values_around_tile_operations_points_at_the_if():
     """Named as the user wrote it (an `if`), not as the TIR node (IfThenElse) a later pass met."""
-    err = compile_error(bad_kernels.guarded_blocks())
-    assert_diagnostic(err, "LegalizeGlobalAccessTT", "`if by < 4:` around tile operations", "guarded_blocks")
-    assert "IfThenElse" not in str(err) and "T.Kernel(" in err.hint
+    err = compile_error(bad_kernels.masked_blocks())
+    assert_diagnostic(err, "LegalizeGlobalAccessTT", "`if Mask[by] != 0:` around tile operations (T.copy, T.gemm, "
+                      "T.Parallel) decides on the values of a tensor", "masked_blocks")
+    assert "IfThenElse" not in str(err) and "T.if_then_else(mask, x, 0)" in err.hint
+    err = compile_error(bad_kernels.guarded_with_else())
+    assert_diagnostic(err, "LegalizeGlobalAccessTT", "`if by < 2:` around tile operations (T.copy, T.gemm, "
+                      "T.Parallel) with an else branch", "guarded_with_else")
 
 
 def test_a_summed_tensor_read_elsewhere_points_at_the_read():

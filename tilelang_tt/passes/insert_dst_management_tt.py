@@ -91,6 +91,8 @@ class _Inserter(DSTContext):
             return seq(out), held
         if isinstance(stmt, tirx.For):
             return self.iterate_loop(stmt, held, lambda state: self.process(stmt.body, state))
+        if isinstance(stmt, tirx.IfThenElse):
+            return self.guard(stmt, held)
         if isinstance(stmt, tirx.AttrStmt) and stmt.attr_key in DST_SCOPES:
             return DST_SCOPES[stmt.attr_key].process_scope(self, stmt, held)
         if isinstance(stmt, tirx.Bind):
@@ -141,6 +143,24 @@ class _Inserter(DSTContext):
         # after the last iteration when the loop surely runs, else as at entry (it may not run at all)
         after = {n: held_out[n] for n in entry} if extent is not None and extent >= 1 else dict(entry)
         return new, after
+
+    def guard(self, branch: tirx.IfThenElse, held_in: dict):
+        """A guard of the block coordinates (every kernel takes it alike), as a loop that runs at
+        most once: the values it produces are popped inside it, those held at its entry stay held
+        (waited for only if they were before it)."""
+        if branch.else_case is not None:
+            raise self.error(branch, "an if/else around tile operations", "write the two cases as two guarded "
+                             "statements (if cond: ..., then if not cond: ...)")
+        body, held_out = self.process(branch.then_case, dict(held_in))
+        entry = {n: held_in[n] and held_out.get(n, False) for n in held_in}
+        if entry != held_in:
+            body, held_out = self.process(branch.then_case, dict(entry))
+        missing = set(entry) - set(held_out)
+        if missing:
+            raise self.error(branch, f"the branch consumes `{sorted(missing)[0]}`, which the kernel reads after it",
+                             "read the block inside the branch only, or outside it only")
+        body = seq([body, *(self.pop(n, held_out[n], branch) for n in sorted(set(held_out) - set(entry)))])
+        return keep_span(branch, tirx.IfThenElse(branch.condition, body, None)), entry
 
     def process_op(self, op, stmt, held: dict):
         """A compute op: waits for what it reads, pops the old value of what it writes."""

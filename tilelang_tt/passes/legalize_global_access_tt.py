@@ -213,9 +213,10 @@ def _check_thread_indices(func: tirx.PrimFunc) -> None:
 
 
 def _check_branches(func: tirx.PrimFunc) -> None:
-    """An ``if`` around tile operations (T.copy, T.gemm, a T.Parallel nest: the guard of a
-    persistent kernel's waves, ``T.Persistent``'s or written out, or of a block-sparse K step) would
-    have the reader, compute and writer kernels take the branch together; refused at the ``if``."""
+    """An ``if`` around tile operations (T.copy, T.gemm, a T.Parallel nest) is taken by the reader,
+    compute and writer kernels alike: its condition may read the block coordinates, loop variables
+    and sizes (a guard of the blocks past the output), not a tensor (a block-sparse mask: compute
+    cannot read it), and it has no ``else``. Refused at the ``if``."""
     found = []
 
     def visit(node):
@@ -224,14 +225,16 @@ def _check_branches(func: tirx.PrimFunc) -> None:
             found.append(node)
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
-    if found:
-        branch = found[-1]  # post order: the outermost branch comes last
-        raise error(PASS, func, branch, f"`if {branch.condition}:` around tile operations (T.copy, T.gemm, T.Parallel): "
-                    "a branch that decides which blocks move or compute (a persistent kernel's guard of its "
-                    "waves, T.Persistent, or a block-sparse mask) is not supported",
-                    "launch a grid over exactly the blocks that have work (T.Kernel(ceildiv(N, bn), ceildiv(M, bm))): "
-                    "the work partition already gives each core a persistent loop over its blocks; select "
-                    "values element-wise with T.if_then_else")
+    for branch in reversed(found):  # post order: outer branches last
+        what = f"`if {branch.condition}:` around tile operations (T.copy, T.gemm, T.Parallel)"
+        if contains(branch.condition, lambda n: isinstance(n, tirx.BufferLoad)):
+            raise error(PASS, func, branch, f"{what} decides on the values of a tensor (a block-sparse mask): the "
+                        "compute kernel, which takes the branch too, cannot read tensors",
+                        "compute every block (multiply by the mask element-wise: T.Parallel with "
+                        "T.if_then_else(mask, x, 0)), or decide on block coordinates and sizes only")
+        if branch.else_case is not None:
+            raise error(PASS, func, branch, f"{what} with an else branch",
+                        "write the two cases as two guarded statements: if cond: ..., then if not cond: ...")
 
 
 def _global_copy(stmt, names: set[str], allocated: list[tirx.Buffer]) -> tirx.Stmt | None:

@@ -112,6 +112,9 @@ class _Lowerer(LowerContext):
                                          None, s.annotations))
         if isinstance(s, tirx.AttrStmt):
             return keep_span(s, tirx.AttrStmt(s.node, s.attr_key, s.value, self.visit(s.body)))
+        if isinstance(s, tirx.IfThenElse):  # a guard of the block coordinates (LegalizeGlobalAccessTT checked it)
+            return keep_span(s, tirx.IfThenElse(s.condition, self.visit(s.then_case),
+                                                None if s.else_case is None else self.visit(s.else_case)))
         if isinstance(s, tirx.SBlockRealize):
             blk = s.block
             first = len(self.generated)

@@ -30,6 +30,7 @@ from tilelang_tt.passes.lower_cb_intrinsics import LowerCBIntrinsics
 from tilelang_tt.passes.lower_shared_to_cb import LowerSharedToCB
 from tilelang_tt.passes.lower_tt_tile_intrinsics import LowerTTTileIntrinsics
 from tilelang_tt.passes.order_reduction_tt import OrderReductionTT
+from tilelang_tt.passes.persistent_to_grid_tt import PersistentToGridTT
 from tilelang_tt.passes.propagate_tt_layout import PropagateTTLayout
 from tilelang_tt.passes.split_device_kernel import SplitDeviceKernel
 from tilelang_tt.passes.unique_buffer_names_tt import UniqueBufferNamesTT
@@ -42,6 +43,8 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
     return [
         # First: one name per buffer (the plan and the C++ name blocks); GPU-style element accesses of global tensors become the tile copies A-C read.
         UniqueBufferNamesTT(),
+        # A persistent kernel's waves (T.Persistent) become blocks: the partition makes the per-core loop.
+        PersistentToGridTT(),
         # Blocks of fewer than 32 rows (blk_m = 1) grouped into 32-row blocks, before the element
         # accesses of their rows become copies.
         CoarsenRowBlocksTT(),

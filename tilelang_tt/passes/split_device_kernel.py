@@ -78,6 +78,12 @@ def _slice(stmt, role: KernelRole):
         return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, body or tirx.Evaluate(0)))
     if isinstance(stmt, tirx.SBlockRealize):
         return _slice(stmt.block.body, role)
+    if isinstance(stmt, tirx.IfThenElse):  # a guard of the block coordinates: every kernel takes it alike
+        then = _slice(stmt.then_case, role)
+        other = _slice(stmt.else_case, role) if stmt.else_case is not None else None
+        if then is None and other is None:
+            return None
+        return keep_span(stmt, tirx.IfThenElse(stmt.condition, then or tirx.Evaluate(0), other))
     if isinstance(stmt, tirx.Bind):
         return stmt
     intrin = stmt_intrin(stmt)
@@ -125,6 +131,10 @@ def _route_handoffs(stmt, handoffs: dict[tirx.Var, tirx.Var]):
                                         _route_handoffs(stmt.body, handoffs)))
     if isinstance(stmt, tirx.AttrStmt):
         return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, _route_handoffs(stmt.body, handoffs)))
+    if isinstance(stmt, tirx.IfThenElse):
+        return keep_span(stmt, tirx.IfThenElse(stmt.condition, _route_handoffs(stmt.then_case, handoffs),
+                                               None if stmt.else_case is None else _route_handoffs(stmt.else_case,
+                                                                                                   handoffs)))
     return stmt
 
 
