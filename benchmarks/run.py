@@ -9,6 +9,8 @@ same shape and blocks: (b) ``matmul_multi_core`` (no reuse: Kt A tiles and Kt B 
 every output tile) and (c) ``matmul_multicore_reuse`` (each core reads its A row panel and B
 column panel once per output block). Emulator times are for a cached build (the first run of each
 program compiles it and is not timed). The targets of the multi-core work are checked at the end.
+A split-K GEMM (``T.atomic_add`` of each K slice's partial product) is compared with its non-split
+form on a tall-K shape: more blocks to spread over the cores, for C read and written once per split.
 """
 
 from __future__ import annotations
@@ -96,6 +98,20 @@ def gemm_rows(M, N, K, bm, bn, bk, grid, repeat):
             for mode in ("on", "off")]
 
 
+def split_k_rows(M, N, K, bm, bn, bk, splits, grid, repeat):
+    """TileLang's split-K GEMM (C += A @ B, each K slice's partial added with T.atomic_add) against
+    its non-split form (split 1: one block per output block, the same read-modify-write of C). The
+    minimum reads include C once (its initial value is an input); each split reads and writes C
+    once per output block, in turns."""
+    a, b, c = bf16(M, K), bf16(K, N), bf16(M, N)
+    name = f"gemm split-K {M}x{N}x{K} blk {bm}x{bn}x{bk} grid {grid[0]}x{grid[1]}"
+    return [case(name, f"split {split}",
+                 lambda split=split: tilelang_tt.compile(
+                     KERNELS.split_k_gemm(M, N, K, bm, bn, bk, split, out_dtype="bfloat16"), grid=grid),
+                 (a, b, c), BF16_BYTES * (M * K + K * N + M * N), BF16_BYTES * M * N, repeat)
+            for split in splits]
+
+
 def check_targets(rows) -> list[str]:
     """The multi-core targets: GEMM reads within 1.25x the minimum with multicast on 8x8, at least
     4x below the no-reuse algorithm with bm = bn = 128, element-wise at the minimum."""
@@ -124,6 +140,7 @@ def main(argv=None) -> None:
         *gemm_rows(512, 512, 512, 64, 64, 64, (8, 8), repeat),
         *gemm_rows(512, 512, 512, 128, 128, 64, (4, 4), repeat),
         *gemm_rows(1024, 1024, 2048, 128, 128, 64, (8, 8), repeat),
+        *split_k_rows(256, 256, 4096, 64, 64, 64, (4, 1), (8, 8), repeat),
     ]
     a, b = bf16(2048, 2048), bf16(2048, 2048)
     rows.append(case("eltwise add 2048x2048 blk 64x128 grid 8x8", "-",

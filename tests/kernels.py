@@ -144,6 +144,32 @@ def global_copy(M, N, bm, src="float32", dst="bfloat16"):
     return main
 
 
+def split_k_gemm(M, N, K, bm, bn, bk, split, form="block", dtype="bfloat16", out_dtype="float32"):
+    """TileLang's split-K GEMM: C += A @ B, the grid's third dimension ``bz`` the K slice a block
+    multiplies, its partial product added into C with ``T.atomic_add``: as a whole block
+    (``form="block"``) or element by element in a ``T.Parallel`` (``form="element"``)."""
+    slice_len = K // split
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), out_dtype)):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), split, threads=128) as (bx, by, bz):
+            A_s = T.alloc_shared((bm, bk), dtype)
+            B_s = T.alloc_shared((bk, bn), dtype)
+            part = T.alloc_fragment((bm, bn), "float32")
+            T.clear(part)
+            for ko in T.Pipelined(T.ceildiv(slice_len, bk), num_stages=0):
+                T.copy(A[by * bm, bz * slice_len + ko * bk], A_s)
+                T.copy(B[bz * slice_len + ko * bk, bx * bn], B_s)
+                T.gemm(A_s, B_s, part)
+            if form == "block":
+                T.atomic_add(C[by * bm, bx * bn], part)
+            else:
+                for i, j in T.Parallel(bm, bn):
+                    T.atomic_add(C[by * bm + i, bx * bn + j], part[i, j])
+
+    return main
+
+
 def pass_names(options: CompileOptions | None = None) -> list[str]:
     return [p.info.name for p in tt_passes(options or CompileOptions())]
 

@@ -324,6 +324,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str, mult
     if summing:
         _check_summing(func, reduction, by * bx, grid, policy, mode, multicast)
         policy = Policy.CONTIGUOUS.value
+        mode = PartitionMode.GLOBAL.value  # 'auto' too: the blocks of a sharded output's shard would not take turns
     # The output block: the region of the first T.copy from an on-chip buffer to a global one.
     writes = [tensor for _, tensor, _, reading in transfers if not reading]
     if not writes:

@@ -1,0 +1,157 @@
+"""OrderReductionTT alone: in a kernel whose blocks sum into a tensor (``tt.reduction`` with a
+semaphore), the reader waits before each read of the summed tensor in a block that is not the first
+of its group (``b % S != 0``) until its core's semaphore counts every such block of the core so far;
+the writer, after a block that is not the last of its group, makes its writes visible and increments
+the semaphore of the core running block ``b + 1`` (its own, or the next core's for its last block).
+Compute, and kernels without summing blocks, are unchanged."""
+
+import pytest
+import tilelang  # noqa: F401
+import tvm
+from tvm import arith, tirx
+
+from tests.kernels import gemm, lower_until, run_pass, split_k_gemm
+from tests.passes.helpers import assert_body, attr_launch, ev, launch, nodes, param, seq
+from tilelang_tt.attrs import ArgKind, Attr, Intrin, call_intrin, get, runtime_args
+from tilelang_tt.options import CompileOptions
+from tilelang_tt.passes.order_reduction_tt import OrderReductionTT
+
+PASS = "OrderReductionTT"
+I32, U32 = "int32", "uint32"
+ROLES = ("main_reader", "main_compute", "main_writer")
+
+
+def test_registered_under_its_name():
+    assert OrderReductionTT().info.name == PASS
+
+
+def _split_k(split):
+    """64 x 64 x 128 in 32 x 32 x 32 blocks: 4 regions of `split` blocks, one block per core."""
+    return split_k_gemm(64, 64, 128, 32, 32, 32, split)
+
+
+def _arg(func, kind, what=""):
+    (var,) = [a.var for a in runtime_args(func) if a.kind == kind and (not what or a.what == what)]
+    return var
+
+
+def _intrin_calls(stmt, intrin):
+    return nodes(stmt, lambda n: isinstance(n, tirx.Evaluate) and call_intrin(n.value) == intrin)
+
+
+def _reads_of(func, name):
+    return [n for n in _intrin_calls(func.body, Intrin.READ_TO_CB) if n.value.args[0].args[0].buffer.name == name]
+
+
+def test_reader_waits_before_the_read_of_the_summed_tensor_only():
+    """Split 2: block b = by_bx * 2 + bz; bz > 0 waits for the count of blocks of the core with
+    bz > 0 so far, itself included: (start + 1) // 2 + by_bx + bz - start."""
+    before = lower_until(_split_k(2), PASS)
+    rd = before["main_reader"]
+    C = param(rd, "C")
+    row, col = launch(rd, "coreIdx.y").node.var, launch(rd, "coreIdx.x").node.var
+    assert (row.name, col.name) == ("by_bx", "bz")
+    start = tirx.Cast(I32, _arg(rd, ArgKind.START_ID))
+    count = tirx.Cast(U32, tirx.floordiv(start + 1, 2) + row + col - start)
+    wait = tirx.IfThenElse(tirx.IntImm(I32, 0) < col, ev(Intrin.SEM_WAIT_MIN, 0, count), None)
+
+    def add_wait(node):
+        if call_intrin(node.value) == Intrin.READ_TO_CB and node.value.args[0].args[0].buffer.same_as(C):
+            return tirx.SeqStmt([wait, node])
+        return None
+
+    expected = tirx.stmt_functor.ir_transform(rd.body, None, add_wait, ["tirx.Evaluate"])
+    assert not expected.same_as(rd.body)  # the read of C was found
+    after = run_pass(before, PASS)
+    assert_body(after["main_reader"].body, expected)
+    # one wait, right before the read of C; the reads of A and B (in the K loop) are not guarded
+    body = after["main_reader"].body
+    (guard,) = nodes(body, lambda n: isinstance(n, tirx.IfThenElse))
+    assert len(_intrin_calls(body, Intrin.SEM_WAIT_MIN)) == 1 and _intrin_calls(guard, Intrin.SEM_WAIT_MIN)
+    (around,) = nodes(body, lambda n: isinstance(n, tirx.SeqStmt) and any(s.same_as(guard) for s in n.seq))
+    position = [s.same_as(guard) for s in around.seq].index(True)
+    assert around.seq[position + 1].same_as(_reads_of(after["main_reader"], "C")[0])
+    (k_loop,) = nodes(body, lambda n: isinstance(n, tirx.For))
+    assert len(_reads_of(after["main_reader"], "A")) == len(_reads_of(after["main_reader"], "B")) == 1
+    assert not nodes(k_loop, lambda n: isinstance(n, tirx.IfThenElse))
+    assert any(n.same_as(_reads_of(after["main_reader"], "A")[0]) for n in nodes(k_loop, lambda n: isinstance(n, tirx.Evaluate)))
+    assert after["main_compute"].same_as(before["main_compute"])
+
+
+def test_writer_signals_after_the_block():
+    """Split 2: after its write of C, a block with bz < 1 waits for its writes and increments the
+    semaphore of its own core when block b + 1 is still its own, else the next core's."""
+    before = lower_until(_split_k(2), PASS)
+    wr = before["main_writer"]
+    outer, inner = launch(wr, "coreIdx.y"), launch(wr, "coreIdx.x")
+    row, col = outer.node.var, inner.node.var
+    start, count = (tirx.Cast(I32, _arg(wr, kind)) for kind in (ArgKind.START_ID, ArgKind.COUNT))
+    chain = {what: _arg(wr, ArgKind.CHAIN, what) for what in ("self_x", "self_y", "next_x", "next_y")}
+    signal = tirx.IfThenElse(col < 1, tirx.SeqStmt([
+        ev(Intrin.NOC_WRITE_BARRIER),
+        tirx.IfThenElse(row * 2 + col + 1 < start + count,
+                        ev(Intrin.SEM_INC, chain["self_x"], chain["self_y"], 0, 1),
+                        ev(Intrin.SEM_INC, chain["next_x"], chain["next_y"], 0, 1)),
+    ]), None)
+    assert outer.body.same_as(inner)
+    expected = attr_launch(outer, attr_launch(inner, seq(inner.body, signal)))
+    after = run_pass(before, PASS)
+    assert_body(after["main_writer"].body, expected)
+    # the signal is the writer's last statement, after the write of C
+    last = after["main_writer"].body.body.body.seq
+    assert isinstance(last[-1], tirx.IfThenElse) and _intrin_calls(last[-1], Intrin.SEM_INC)
+    assert any(_intrin_calls(stmt, Intrin.WRITE_FROM_CB) for stmt in last[:-1])
+
+
+def _at(func, expr, row: int, col: int, start: int, count: int) -> int:
+    """``expr`` of kernel ``func`` at block (row, col) of a core whose run starts at ``start``."""
+    values = {launch(func, "coreIdx.y").node.var: tirx.IntImm(I32, row),
+              launch(func, "coreIdx.x").node.var: tirx.IntImm(I32, col),
+              _arg(func, ArgKind.START_ID): tirx.IntImm(U32, start), _arg(func, ArgKind.COUNT): tirx.IntImm(U32, count)}
+    return int(arith.Analyzer().simplify(tirx.stmt_functor.substitute(expr, values)))
+
+
+@pytest.mark.parametrize("grid", [(1, 1), (2, 2), (3, 1), (5, 1)], ids=lambda g: f"{g[0]}x{g[1]}")
+def test_wait_counts_and_signal_targets_over_a_partition(grid):
+    """Split 3, 12 blocks (4 regions), on grids giving runs of 12; 3; 4; 3, 3, 2, 2, 2 consecutive
+    blocks: for every block of every core, the wait (if any) asks for exactly the number of blocks
+    of the core so far that are not first in their group, itself included (each signalled once, by
+    the block before it), and the writer signals iff the block is not last in its group, its own
+    core while b + 1 is still its own."""
+    split = 3
+    opts = CompileOptions(grid=grid)
+    after = run_pass(lower_until(_split_k(split), PASS, opts), PASS, opts)
+    rd, wr = after["main_reader"], after["main_writer"]
+    (guard,) = nodes(rd.body, lambda n: isinstance(n, tirx.IfThenElse))
+    (wait,) = _intrin_calls(guard, Intrin.SEM_WAIT_MIN)
+    (signal,) = [n for n in nodes(wr.body, lambda n: isinstance(n, tirx.IfThenElse)) if _intrin_calls(n, Intrin.NOC_WRITE_BARRIER)]
+    (target,) = [n for n in nodes(signal, lambda n: isinstance(n, tirx.IfThenElse)) if not n.same_as(signal)]
+    self_x = _arg(wr, ArgKind.CHAIN, "self_x")
+    work = get(rd, Attr.WORK_PARTITION)
+    assert sum(int(w["count"]) for w in work) == 12
+    for w in work:
+        first, n = int(w["start_id"]), int(w["count"])
+        for b in range(first, first + n):
+            block = (b // split, b % split, first, n)
+            waits = bool(_at(rd, guard.condition, *block))
+            assert waits == (b % split != 0)
+            if waits:
+                assert _at(rd, wait.value.args[1], *block) == sum(1 for c in range(first, b + 1) if c % split != 0)
+            assert bool(_at(wr, signal.condition, *block)) == (b % split != split - 1)
+            own = bool(_at(wr, target.condition, *block))
+            assert own == (b + 1 < first + n)
+            (inc,) = _intrin_calls(target.then_case if own else target.else_case, Intrin.SEM_INC)
+            assert inc.value.args[0].same_as(self_x) == own
+
+
+def test_kernels_without_summing_blocks_are_unchanged():
+    before = lower_until(gemm(128, 128, 64, 64, 64, 32), PASS)
+    after = run_pass(before, PASS)
+    assert all(after[name].same_as(before[name]) for name in ROLES)
+
+
+def test_a_read_modify_write_without_summing_axis_is_unchanged():
+    """Split 1: C is read and written by one block per region; nothing to order."""
+    before = lower_until(_split_k(1), PASS)
+    after = run_pass(before, PASS)
+    assert all(after[name].same_as(before[name]) for name in ROLES)
