@@ -75,6 +75,9 @@ class Attr(_DocumentedKey):
     ACCUMULATE = ("tt.accumulate", "AttrStmt key: the body accumulates a gemm into the node's buffer in DST "
                                    "(value 0: from zero; 1: on top of its current value, reloaded from its CB; "
                                    "2: over a K loop with partial sums kept in its CB between K steps).")
+    READ_WHEN = ("tt.read_when", "AttrStmt key around a tt.read_to_cb: the reader moves the slice only when the "
+                                 "value (which may read tensor elements: a block-sparse mask) holds, else fills the "
+                                 "block with zeros; compute and writer do not see it.")
     REDUCTION = ("tt.reduction", "Global tensors summed into by several blocks (T.atomic_add): {buffers, axes, blocks, "
                                  "semaphore} (a Reduction; LowerAtomicAddTT, the semaphore from "
                                  "LayoutAwareWorkPartitionTT).")

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from tilelang_tt.contract.arch import ARCHS
-from tilelang_tt.contract.formats import BY_DATA_FORMAT, DATA_FORMATS, FORMATS, float_to_bfloat16_bits
+from tilelang_tt.contract.formats import BY_DATA_FORMAT, DATA_FORMATS, FORMATS, STORED_AS, float_to_bfloat16_bits
 from tilelang_tt.contract.formula import Formula, to_json
 from tilelang_tt.contract.plan import (
     ACCESS,
@@ -103,7 +103,7 @@ BROKEN = [
     (lambda p: _buffer(p).update(layout="height_sharded"),
      r"^buffer 'A': a sharded buffer has a shard_grid and a shard_shape, an interleaved one neither"),
     (lambda p: _buffer(p).update(dtype="float16"),
-     r"^buffer 'A': dtype: expected one of \['bfloat16', 'float32', 'int32', 'uint32', 'uint16'\], got 'float16'$"),
+     r"^buffer 'A': dtype: expected one of \['bfloat16', 'float32', 'int32', 'uint32', 'uint16', 'uint8'\], got 'float16'$"),
     (lambda p: p["runtime_args"][0]["reader"].__setitem__(0, "@Z"),
      r"^runtime arg 0 of reader on core \(0, 0\): '@Z' is not '@<buffer>' for a buffer of the plan$"),
     (lambda p: p["runtime_args"][0]["compute"].__setitem__(0, -1),
@@ -202,7 +202,8 @@ def test_the_compiler_s_dtype_table_is_the_contract_s():
     from tilelang_tt.attrs import DATA_FORMATS as ATTRS_DATA_FORMATS
 
     assert ATTRS_DATA_FORMATS is DATA_FORMATS
-    assert DATA_FORMATS == {d: (f.data_format, f.element_bytes) for d, f in FORMATS.items()}
+    assert DATA_FORMATS == {d: (f.data_format, f.element_bytes) for d, f in FORMATS.items()} | {
+        d: DATA_FORMATS[stored] for d, stored in STORED_AS.items()}  # a bool tensor is stored as uint8
     assert len(BY_DATA_FORMAT) == len({f.code for f in FORMATS.values()}) == len(FORMATS)  # one format, one code each
     for dtype, fmt in FORMATS.items():
         assert getattr(torch, dtype).itemsize == fmt.element_bytes

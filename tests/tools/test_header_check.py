@@ -178,7 +178,7 @@ def test_cb_formats_are_the_plan_s():
     syntax_check_dataflow(READER, "reader", compile_time_args=TWO_ACCESSORS,
                           cb_formats={0: ("Float32", 4096), 1: ("UInt16", 2048)})
     with pytest.raises(ValueError, match=r"^cb_formats: data formats \['Float16'\] are not plan formats; use one of "
-                                         r"\['Float16_b', 'Float32', 'Int32', 'UInt32', 'UInt16'\]$"):
+                                         r"\['Float16_b', 'Float32', 'Int32', 'UInt32', 'UInt16', 'UInt8'\]$"):
         syntax_check_dataflow(READER, "reader", cb_formats={0: ("Float16", 2048)})
 
 

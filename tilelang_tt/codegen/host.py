@@ -25,7 +25,7 @@ from tilelang_tt.contract.plan import (
     PlanKernel,
 )
 
-_CXX_ELEMENT = {2: "uint16_t", 4: "uint32_t"}  # host element type by bytes per element
+_CXX_ELEMENT = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t"}  # host element type by bytes per element
 
 
 def _ident(name: str) -> str:

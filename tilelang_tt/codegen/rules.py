@@ -210,6 +210,10 @@ inline float load_element_UInt32(uint32_t l1_addr, uint32_t index) {
 inline float load_element_UInt16(uint32_t l1_addr, uint32_t index) {
     return static_cast<float>(reinterpret_cast<volatile tt_l1_ptr uint16_t*>(l1_addr)[index]);
 }
+
+inline float load_element_UInt8(uint32_t l1_addr, uint32_t index) {
+    return static_cast<float>(reinterpret_cast<volatile tt_l1_ptr uint8_t*>(l1_addr)[index]);
+}
 """
 
 

@@ -31,13 +31,19 @@ FORMATS: dict[str, Format] = {f.dtype: f for f in (
     Format("int32", "Int32", 8, 4, "<i4", "int32"),
     Format("uint32", "UInt32", 24, 4, "<u4", "uint32"),
     Format("uint16", "UInt16", 9, 2, "<u2", "uint16"),
+    # masks: a byte per element; the reader reads them, compute does not
+    Format("uint8", "UInt8", 30, 1, "|u1", "uint8"),
 )}
+
+# dtypes stored as another's format: a bool tensor is its bytes, 0 or 1 (the plan says uint8)
+STORED_AS = {"bool": "uint8"}
 
 # The same table keyed by tt::DataFormat name (CB formats carry no dtype).
 BY_DATA_FORMAT: dict[str, Format] = {f.data_format: f for f in FORMATS.values()}
 
 # dtype -> (tt::DataFormat, bytes per element): the compiler's view of the table.
-DATA_FORMATS: dict[str, tuple[str, int]] = {f.dtype: (f.data_format, f.element_bytes) for f in FORMATS.values()}
+DATA_FORMATS: dict[str, tuple[str, int]] = {f.dtype: (f.data_format, f.element_bytes) for f in FORMATS.values()} | {
+    dtype: (FORMATS[stored].data_format, FORMATS[stored].element_bytes) for dtype, stored in STORED_AS.items()}
 
 BFLOAT16_QUIET_NAN = 0x7FC0
 

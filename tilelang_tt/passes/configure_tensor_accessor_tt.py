@@ -42,6 +42,10 @@ ARG_RUNTIME_BANK_COORDS = 1 << 6
 def accessor_buffers(func: tirx.PrimFunc) -> list[str]:
     """Global buffers moved by a data-movement kernel, in order of first access."""
     names: list[str] = []
+    decisions = []  # the conditions of reads the reader decides (tt.read_when) read tensor elements
+    tirx.stmt_functor.post_order_visit(func.body, lambda n: decisions.append(n.value) if isinstance(
+        n, tirx.AttrStmt) and n.attr_key == Attr.READ_WHEN.value else None)
+    names += list(dict.fromkeys(load.buffer.name for when in decisions for load in tensor_loads(when)))
     for stmt in evaluate_calls(func.body):
         intrin = stmt_intrin(stmt)
         if intrin == Intrin.READ_TO_CB:

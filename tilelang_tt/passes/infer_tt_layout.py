@@ -55,6 +55,7 @@ from tvm import tirx
 
 from tilelang_tt.contract.arch import Arch, get_arch
 from tilelang_tt.contract.formula import Formula
+from tilelang_tt.contract.formats import STORED_AS
 from tilelang_tt.attrs import DATA_FORMATS, Attr, LayoutDesc, MemoryLayout, MemorySpace, get, with_attrs
 from tilelang_tt.layout import BufferLayout, LayoutError, shard_grid_shape
 from tilelang_tt.passes.slices import bound_analyzer, matrix_slice
@@ -135,6 +136,7 @@ def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, override: dict | None, kin
     dtype = str(buf.dtype)
     if dtype not in DATA_FORMATS:
         raise error(PASS, func, buf, f"buffer `{buf.name}` has unsupported dtype {dtype}", dtype_hint(dtype))
+    dtype = STORED_AS.get(dtype, dtype)
     desc = LayoutDesc(buffer=buf.name, shape=shape, dtype=dtype, column=column)
     dynamic = not all(isinstance(d, int) for d in shape)
     if override is None and _is_flat(func, buf, kinds):  # vectors inside tiles: the tensor as its elements

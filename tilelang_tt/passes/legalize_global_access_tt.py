@@ -212,11 +212,40 @@ def _check_thread_indices(func: tirx.PrimFunc) -> None:
                     "over the block, T.gemm or T.reduce_sum")
 
 
+def skipped_reads(branch: tirx.IfThenElse) -> bool:
+    """Whether ``branch`` only reads blocks from tensors and accumulates their product
+    (``if mask[by, bx, k]: T.copy(A.., a); T.copy(B.., b); T.gemm(a, b, acc)``, block-sparse GEMM):
+    then the reader alone decides, reading zero blocks when the condition fails, and the gemm adds
+    zero. No else, no other statement, every gemm accumulating (not clear_accum) from blocks the
+    branch reads."""
+    if branch.else_case is not None:
+        return False
+    stmts = list(branch.then_case.seq) if isinstance(branch.then_case, tirx.SeqStmt) else [branch.then_case]
+    read = []
+    for stmt in stmts:
+        name = tile_op_name(stmt)
+        if name == "copy":
+            src, dst = (as_region(a) for a in stmt.value.args[:2])
+            if src is None or dst is None or not is_global_buffer(src.buffer) or is_global_buffer(dst.buffer):
+                return False
+            read.append(dst.buffer)
+        elif name == "gemm":
+            a, b = (as_region(x) for x in stmt.value.args[:2])
+            clear = stmt.value.args[9] if len(stmt.value.args) > 9 else None
+            if a is None or b is None or not any(a.buffer.same_as(r) for r in read) or not any(
+                    b.buffer.same_as(r) for r in read) or (clear is not None and const_int(clear)):
+                return False
+        else:
+            return False
+    return bool(read)
+
+
 def _check_branches(func: tirx.PrimFunc) -> None:
     """An ``if`` around tile operations (T.copy, T.gemm, a T.Parallel nest) is taken by the reader,
     compute and writer kernels alike: its condition may read the block coordinates, loop variables
-    and sizes (a guard of the blocks past the output), not a tensor (a block-sparse mask: compute
-    cannot read it), and it has no ``else``. Refused at the ``if``."""
+    and sizes (a guard of the blocks past the output), not a tensor (compute cannot read it) unless
+    the branch only reads blocks and accumulates their gemm (:func:`skipped_reads`: the reader
+    alone decides), and it has no ``else``. Refused at the ``if``."""
     found = []
 
     def visit(node):
@@ -227,7 +256,7 @@ def _check_branches(func: tirx.PrimFunc) -> None:
     tirx.stmt_functor.post_order_visit(func.body, visit)
     for branch in reversed(found):  # post order: outer branches last
         what = f"`if {branch.condition}:` around tile operations (T.copy, T.gemm, T.Parallel)"
-        if contains(branch.condition, lambda n: isinstance(n, tirx.BufferLoad)):
+        if contains(branch.condition, lambda n: isinstance(n, tirx.BufferLoad)) and not skipped_reads(branch):
             raise error(PASS, func, branch, f"{what} decides on the values of a tensor (a block-sparse mask): the "
                         "compute kernel, which takes the branch too, cannot read tensors",
                         "compute every block (multiply by the mask element-wise: T.Parallel with "

@@ -219,7 +219,7 @@ def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: 
 
 def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc], role: str, handoffs: dict,
            staged: dict, analyzer: arith.Analyzer, multicast: dict[str, MulticastDesc],
-           mcast_args: dict[str, dict[str, tirx.Var]]):
+           mcast_args: dict[str, dict[str, tirx.Var]], when=None):
     reading = role == KernelRole.READER.value
     tensor, block = (as_region(a) for a in stmt.value.args[:2])
     if not reading:
@@ -235,6 +235,15 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
     begin, end, barrier = ((Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.NOC_READ_BARRIER) if reading else
                            (Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT, Intrin.NOC_WRITE_BARRIER))
     moved = seq([transfers, evaluate(barrier, like=stmt)])
+    if when is not None:  # a read the reader decides (tt.read_when): the tensor elements it reads, then zeros or the slice
+        fetches = []
+        for load in tensor_loads(when):
+            fetch, var = _element_read(stmt, func, load, accessors, analyzer, ptr)
+            fetches += fetch
+            when = _replace_load(when, load, tirx.Cast(load.dtype, var))
+        zeros = seq([evaluate(Intrin.NOC_READ_ZEROS, ptr, tirx.Cast("uint32", pages * cb.page_size), like=stmt),
+                     evaluate(barrier, like=stmt)])
+        moved = seq([*fetches, keep_span(stmt, tirx.IfThenElse(when, moved, zeros))])
     if reading and name in multicast:
         mc = multicast[name]
         moved = _multicast(mc, mcast_args[mc.cb], ptr, pages * cb.page_size, moved, stmt)
@@ -326,13 +335,16 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             mcast_args.setdefault(arg.cb, {})[arg.what] = arg.var
 
     def post(node):
+        if isinstance(node, tirx.AttrStmt) and node.attr_key == Attr.READ_WHEN.value:
+            return _lower(node.body, func, cbs, accessors, role, handoffs, staged, analyzer, multicast, mcast_args,
+                          node.value)
         if stmt_intrin(node) in (Intrin.READ_TO_CB, Intrin.WRITE_FROM_CB):
             return _lower(node, func, cbs, accessors, role, handoffs, staged, analyzer, multicast, mcast_args)
         if stmt_intrin(node) == Intrin.GENERATE_BLOCK:
             return _generate(node, func, cbs, accessors, analyzer)
         return None
 
-    return func.with_body(tirx.stmt_functor.ir_transform(func.body, None, post, ["tirx.Evaluate"]))
+    return func.with_body(tirx.stmt_functor.ir_transform(func.body, post, None, ["tirx.Evaluate", "tirx.AttrStmt"]))
 
 
 def LowerCBIntrinsics():

@@ -40,6 +40,7 @@ from tilelang_tt.ops.eltwise import SUPPORTED
 from tilelang_tt.passes.common import (
     arch_of,
     as_region,
+    contains,
     keep_span,
     parallel_nest,
     prim_func_pass,
@@ -112,6 +113,12 @@ class _Lowerer(LowerContext):
                                          None, s.annotations))
         if isinstance(s, tirx.AttrStmt):
             return keep_span(s, tirx.AttrStmt(s.node, s.attr_key, s.value, self.visit(s.body)))
+        if isinstance(s, tirx.IfThenElse) and contains(s.condition, lambda n: isinstance(n, tirx.BufferLoad)):
+            # reads skipped on a tensor's values (a block-sparse mask, LegalizeGlobalAccessTT checked the
+            # branch): the reader decides each read, the gemm adds the zero blocks it reads instead
+            return tirx.stmt_functor.ir_transform(self.visit(s.then_case), None, lambda n: keep_span(n, tirx.AttrStmt(
+                as_region(n.value.args[1]).buffer.data, Attr.READ_WHEN.value, s.condition, n))
+                if stmt_intrin(n) == Intrin.READ_TO_CB else None, ["tirx.Evaluate"])
         if isinstance(s, tirx.IfThenElse):  # a guard of the block coordinates (LegalizeGlobalAccessTT checked it)
             return keep_span(s, tirx.IfThenElse(s.condition, self.visit(s.then_case),
                                                 None if s.else_case is None else self.visit(s.else_case)))

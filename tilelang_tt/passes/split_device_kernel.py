@@ -71,6 +71,9 @@ def _slice(stmt, role: KernelRole):
         return keep_span(stmt, tirx.For(stmt.loop_var, stmt.min, stmt.extent, tirx.ForKind.SERIAL, body))
     if isinstance(stmt, tirx.AttrStmt):
         body = _slice(stmt.body, role)
+        if stmt.attr_key == Attr.READ_WHEN.value:  # the reader's decision; compute keeps the read's marker
+            return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, body)) if (
+                role == KernelRole.READER and body is not None) else body
         if stmt.attr_key == Attr.ACCUMULATE.value:
             if role != KernelRole.COMPUTE or body is None:
                 return body

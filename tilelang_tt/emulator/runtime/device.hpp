@@ -30,7 +30,7 @@
 
 namespace emu {
 
-enum class DataFormat : uint8_t { Float32, Float16_b, Bfp8_b, UInt32, Int32, UInt16 };
+enum class DataFormat : uint8_t { Float32, Float16_b, Bfp8_b, UInt32, Int32, UInt16, UInt8 };
 
 // Bytes of one 32x32 tile in `fmt` (Bfp8_b: 64 shared exponents + 1024 mantissas = 1088).
 uint32_t tile_size_bytes(DataFormat fmt);

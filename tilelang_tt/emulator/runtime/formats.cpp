@@ -14,6 +14,7 @@ uint32_t tile_size_bytes(DataFormat fmt) {
     case DataFormat::Int32: return 4096;
     case DataFormat::Float16_b:
     case DataFormat::UInt16: return 2048;
+    case DataFormat::UInt8: return 1024;
     case DataFormat::Bfp8_b: return 1088;
   }
   throw EmulatorError("unknown data format");
@@ -27,6 +28,7 @@ const char* data_format_name(DataFormat fmt) {
     case DataFormat::UInt32: return "UInt32";
     case DataFormat::Int32: return "Int32";
     case DataFormat::UInt16: return "UInt16";
+    case DataFormat::UInt8: return "UInt8";
   }
   return "?";
 }
@@ -107,6 +109,10 @@ void load_datums(const uint8_t* src, DataFormat fmt, uint32_t n, float* out) {
       for (uint32_t i = 0; i < n; ++i) out[i] = static_cast<float>(s[i]);
       return;
     }
+    case DataFormat::UInt8: {
+      for (uint32_t i = 0; i < n; ++i) out[i] = static_cast<float>(src[i]);
+      return;
+    }
     case DataFormat::UInt32: {
       const uint32_t* s = reinterpret_cast<const uint32_t*>(src);
       for (uint32_t i = 0; i < n; ++i) out[i] = static_cast<float>(s[i]);
@@ -136,6 +142,10 @@ void store_datums(const float* in, uint32_t n, DataFormat fmt, uint8_t* dst) {
     case DataFormat::UInt16: {
       uint16_t* d = reinterpret_cast<uint16_t*>(dst);
       for (uint32_t i = 0; i < n; ++i) d[i] = static_cast<uint16_t>(std::lrint(in[i]));
+      return;
+    }
+    case DataFormat::UInt8: {
+      for (uint32_t i = 0; i < n; ++i) dst[i] = static_cast<uint8_t>(std::lrint(in[i]));
       return;
     }
     case DataFormat::UInt32: {

@@ -53,6 +53,7 @@ emu::DataFormat to_emu(tt::DataFormat format) {
         case tt::DataFormat::UInt32: return emu::DataFormat::UInt32;
         case tt::DataFormat::Int32: return emu::DataFormat::Int32;
         case tt::DataFormat::UInt16: return emu::DataFormat::UInt16;
+        case tt::DataFormat::UInt8: return emu::DataFormat::UInt8;
         case tt::DataFormat::Invalid: break;
     }
     fail("circular buffer data format " + std::to_string(static_cast<int>(format)) + " is not emulated");

@@ -37,7 +37,7 @@ uint32_t row_major_datum(const CB& cb, const std::string& call, Loc loc) {
   const uint32_t size = datum_size_bytes(cb.fmt);
   if (size == 0)
     protocol_error(loc, call + ": " + cb_str(cb.index) + " holds " + data_format_name(cb.fmt) +
-                            ", a tile-only format; row-major data needs Float16_b, Float32, Int32, UInt32 or UInt16");
+                            ", a tile-only format; row-major data needs Float16_b, Float32, Int32, UInt32, UInt16 or UInt8");
   return size;
 }
 

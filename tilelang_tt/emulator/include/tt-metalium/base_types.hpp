@@ -13,6 +13,7 @@ enum class DataFormat : uint8_t {
     Int32 = 8,
     UInt16 = 9,
     UInt32 = 24,
+    UInt8 = 30,
     Invalid = 0xff,
 };
 

@@ -20,6 +20,7 @@ enum class DataFormat : std::uint8_t {
   Int32 = 8,
   UInt16 = 9,
   UInt32 = 24,
+  UInt8 = 30,
   Invalid = 0xff
 };
 
@@ -32,6 +33,7 @@ inline ::DataFormat kernel_format(emu::DataFormat f) {
     case emu::DataFormat::UInt32: return ::DataFormat::UInt32;
     case emu::DataFormat::Int32: return ::DataFormat::Int32;
     case emu::DataFormat::UInt16: return ::DataFormat::UInt16;
+    case emu::DataFormat::UInt8: return ::DataFormat::UInt8;
   }
   return ::DataFormat::Invalid;
 }
