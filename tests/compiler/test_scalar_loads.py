@@ -1,4 +1,5 @@
-"""Tensor elements read at block coordinates (issue 12, item 6): a per-head value ``Sinks[by]`` in an
+"""Scalars of a block (issue 12, item 6): a ``T.alloc_var`` set once from the block coordinates is
+its value (InlineScalarVarsTT); tensor elements read at block coordinates: a per-head value ``Sinks[by]`` in an
 element-wise value is read by the reader — the tile holding it into the generated block's CB page,
 the element out of it — and broadcast over the block. And index arithmetic that may go negative (a
 sliding window's first key block ``max(0, (bx - w) // bn)``) is evaluated with TIR's signed floor
@@ -146,3 +147,39 @@ def test_a_mask_of_index_modulo_is_generated_by_the_reader():
     out = torch.as_tensor(tilelang_tt.compile(alternate_rows(64, 64)).run(x))
     odd = (torch.arange(64) % 2 == 1)[:, None]
     assert torch.equal(out, torch.where(odd, x, -x))
+
+
+def decayed_rows(heads, n, accumulate=False):
+    """Y[h] = X[h] * 2^((i + 1) lg) with lg = log2(1 - 2^(-5 - h)), the retention example's per-head
+    decay kept in a ``T.alloc_var``; ``accumulate`` updates it in a loop (not a value of the block)."""
+
+    @T.prim_func
+    def main(X: T.Tensor((heads, 32, n), "float32"), Y: T.Tensor((heads, 32, n), "float32")):
+        with T.Kernel(1, heads, threads=128) as (bx, by):
+            lg = T.alloc_var("float32")
+            lg = T.log2(1.0 - T.exp2(-5.0 - 1.0 * by))
+            if accumulate:
+                for k in T.serial(2):
+                    lg = lg * 0.5  # LINE: decayed_rows
+            x = T.alloc_shared((32, n), "float32")
+            y = T.alloc_fragment((32, n), "float32")
+            T.copy(X[by, 0, 0], x)
+            for i, j in T.Parallel(32, n):
+                y[i, j] = x[i, j] * T.exp2(T.Cast("float32", i + 1) * lg)
+            T.copy(y, Y[by, 0, 0])
+
+    return main
+
+
+def test_a_scalar_variable_of_the_block_coordinates_is_its_value():
+    x = torch.randn(3, 32, 64)
+    out = torch.as_tensor(tilelang_tt.compile(decayed_rows(3, 64), grid=(2, 1)).run(x))
+    gamma = 1 - 2.0 ** (-5.0 - torch.arange(3.0))
+    ref = x * gamma[:, None, None] ** (torch.arange(32.0) + 1)[None, :, None]
+    assert_close(out, ref, 2.0 ** -10)
+
+
+def test_a_scalar_variable_updated_in_a_loop_stays_refused_at_its_store():
+    with pytest.raises(TTCompileError, match="scalar store into `lg` outside T.Parallel") as info:
+        tilelang_tt.compile(decayed_rows(2, 32, accumulate=True))
+    assert info.value.location is not None and info.value.location[0] == __file__

@@ -105,7 +105,7 @@ EXPECTED = {
     "deepseek_mla/mla_decode split": REFUSED(f"the slice of `split_out` (extents [1, 32, 1, 64] of "
                                              f"[1, 32, 2, 64]) {SPANS_MATRICES}"),
     "linear_attention/linear_attn_fwd": RUNS(BF16),
-    "linear_attention/retention_fwd": REFUSED("scalar store into `lg` outside T.Parallel"),
+    "linear_attention/retention_fwd": RUNS(SFPU),
     "attention_sink/mha_sink_fwd_bhsd": RUNS(SFPU),
     "attention_sink/mha_sink_fwd_bhsd window": RUNS(SFPU),
     "convolution/convolution": REFUSED("`filters_2d` [288, 128] is a view of the parameter `filters`"),

@@ -13,11 +13,13 @@ from tvm.ir.instrument import PassTimingInstrument, pass_instrument
 
 from tests.kernels import eltwise
 
-# The pipeline: its front pass, then the design spec's A1 ... F, in order.
+# The pipeline: its front passes, then the design spec's A1 ... F, in order (OrderReductionTT between E1 and D3).
 SPEC_ORDER = [
-    "UniqueBufferNamesTT", "CoarsenRowBlocksTT", "LegalizeGlobalAccessTT", "InferTTLayout", "PropagateTTLayout", "AttachTensorAccessorTT", "LayoutAwareWorkPartitionTT", "GridToCoreGrid",
-    "LowerSharedToCB", "LowerTTTileIntrinsics", "BuildTileDFGTT", "SplitDeviceKernel", "ConfigureTensorAccessorTT",
-    "FinalizePersistentSignatureTT", "LowerCBIntrinsics", "InsertComputeInitTT", "InsertDSTManagementTT", "VerifyTTIR",
+    "UniqueBufferNamesTT", "InlineScalarVarsTT", "PersistentToGridTT", "CoarsenRowBlocksTT", "LowerAtomicAddTT",
+    "LegalizeGlobalAccessTT", "InferTTLayout", "PropagateTTLayout", "AttachTensorAccessorTT",
+    "LayoutAwareWorkPartitionTT", "GridToCoreGrid", "LowerSharedToCB", "LowerTTTileIntrinsics", "BuildTileDFGTT",
+    "SplitDeviceKernel", "ConfigureTensorAccessorTT", "FinalizePersistentSignatureTT", "OrderReductionTT",
+    "LowerCBIntrinsics", "InsertComputeInitTT", "InsertDSTManagementTT", "VerifyTTIR",
 ]
 DUMPED = [f"{i:02d}_{name}.py" for i, name in enumerate(SPEC_ORDER, 1)]
 

@@ -17,7 +17,7 @@ from tvm import ir, tirx
 
 from tilelang_tt.attrs import Intrin
 from tilelang_tt.ops.base import COMPUTE_DTYPES
-from tilelang_tt.ops.sfpu import BINARY_NODES, COMPARE_NODES, UNARY_CALLS
+from tilelang_tt.ops.sfpu import BINARY_NODES, COMPARE_NODES, call_operands
 from tilelang_tt.passes.common import contains, evaluate, is_global_buffer, make_region, uses_var
 
 # what an index-dependent value may contain: the reader evaluates it per element
@@ -41,8 +41,8 @@ def generate(ctx, store, expr, i, j, out: list) -> tirx.PrimExpr:
         return tirx.Cast(expr.dtype, generate(ctx, store, expr.value, i, j, out))
     if isinstance(expr, BINARY_NODES):
         return type(expr)(generate(ctx, store, expr.a, i, j, out), generate(ctx, store, expr.b, i, j, out))
-    if isinstance(expr, tirx.Call) and isinstance(expr.op, ir.Op) and expr.op.name in UNARY_CALLS:
-        return tirx.Call(expr.dtype, expr.op, [generate(ctx, store, expr.args[0], i, j, out)])
+    if isinstance(expr, tirx.Call) and call_operands(expr) is not None:  # a math call: its operands
+        return tirx.Call(expr.dtype, expr.op, [generate(ctx, store, a, i, j, out) for a in expr.args])
     select = selection(expr)
     if select is not None and str(expr.dtype) in COMPUTE_DTYPES:
         cond, a, b = select

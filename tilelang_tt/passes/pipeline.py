@@ -23,6 +23,7 @@ from tilelang_tt.passes.grid_to_core_grid import GridToCoreGrid
 from tilelang_tt.passes.infer_tt_layout import InferTTLayout
 from tilelang_tt.passes.insert_compute_init_tt import InsertComputeInitTT
 from tilelang_tt.passes.insert_dst_management_tt import InsertDSTManagementTT
+from tilelang_tt.passes.inline_scalar_vars_tt import InlineScalarVarsTT
 from tilelang_tt.passes.layout_aware_work_partition_tt import LayoutAwareWorkPartitionTT
 from tilelang_tt.passes.legalize_global_access_tt import LegalizeGlobalAccessTT
 from tilelang_tt.passes.lower_atomic_add_tt import LowerAtomicAddTT
@@ -43,6 +44,8 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
     return [
         # First: one name per buffer (the plan and the C++ name blocks); GPU-style element accesses of global tensors become the tile copies A-C read.
         UniqueBufferNamesTT(),
+        # A scalar T.alloc_var set once from block coordinates is its value.
+        InlineScalarVarsTT(),
         # A persistent kernel's waves (T.Persistent) become blocks: the partition makes the per-core loop.
         PersistentToGridTT(),
         # Blocks of fewer than 32 rows (blk_m = 1) grouped into 32-row blocks, before the element
