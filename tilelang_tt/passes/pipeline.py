@@ -28,6 +28,7 @@ from tilelang_tt.passes.layout_aware_work_partition_tt import LayoutAwareWorkPar
 from tilelang_tt.passes.legalize_global_access_tt import LegalizeGlobalAccessTT
 from tilelang_tt.passes.lower_atomic_add_tt import LowerAtomicAddTT
 from tilelang_tt.passes.lower_cb_intrinsics import LowerCBIntrinsics
+from tilelang_tt.passes.lower_parallel_reductions_tt import LowerParallelReductionsTT
 from tilelang_tt.passes.lower_shared_to_cb import LowerSharedToCB
 from tilelang_tt.passes.lower_tt_tile_intrinsics import LowerTTTileIntrinsics
 from tilelang_tt.passes.order_reduction_tt import OrderReductionTT
@@ -54,6 +55,8 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         # T.atomic_add into a tensor: a read-modify-write the legalization moves, summing blocks made consecutive.
         LowerAtomicAddTT(),
         LegalizeGlobalAccessTT(),
+        # A T.Parallel accumulation into a vector (a GPU reducer) is a T.reduce_sum of its terms.
+        LowerParallelReductionsTT(),
         # A: metadata only; the TIR is the user's.
         InferTTLayout(arch=options.arch, layouts=options.layouts),
         PropagateTTLayout(cb_depth=options.cb_depth),
