@@ -526,6 +526,9 @@ class Intrin(_DocumentedKey):
                                                    "(i, j) of a block of tile_cols tiles per row, at its place in tile "
                                                    'layout, in format "Float16_b" or "Float32".',
                           "l1_addr: expr, i: expr, j: expr, tile_cols: int, value: expr, format: str")
+    WIDEN_BYTES = ("tt.widen_bytes", "widen_bytes(l1_addr, pages): each 2048-byte page at l1_addr holds a tile of "
+                                     "bytes (UInt8) in its first 1024: rewritten in place as the bfloat16 tile of the "
+                                     "same values (a mask block)", "l1_addr: expr, pages: int")
     LOAD_ELEMENT = ("tt.load_element", "load_element(l1_addr, index, format) -> float: element `index` of an array in "
                                        "data format `format` (Float16_b, Float32, Int32, UInt32, UInt16) at l1_addr",
                     "l1_addr: expr, index: expr, format: str")

@@ -87,3 +87,53 @@ def test_a_branch_on_a_tensor_that_does_more_than_read_and_accumulate_is_refused
                       "T.Parallel) decides on the values of a tensor", "masked_gemm", path=__file__,
                       source=open(__file__).read())
     assert "T.if_then_else(mask, x, 0)" in err.hint
+
+
+def masked_scores(m, n, mask_dtype, form):
+    """Scores masked element-wise by a mask block copied from a tensor: a per-column uint8 vector
+    compared with 0 (flash decoding's ``visible[j] != 0``), a bool matrix as the condition itself, or
+    a mask cast to a float factor."""
+
+    @T.prim_func
+    def main(X: T.Tensor((m, n), "float32"), Mask: T.Tensor((n,) if form == "compare" else (m, n), mask_dtype),
+             Y: T.Tensor((m, n), "float32")):
+        with T.Kernel(1, m // 32, threads=128) as (bx, by):
+            x = T.alloc_shared((32, n), "float32")
+            y = T.alloc_fragment((32, n), "float32")
+            if form == "compare":
+                visible = T.alloc_fragment((n,), mask_dtype)
+                T.copy(Mask[0], visible)
+            else:
+                visible = T.alloc_fragment((32, n), mask_dtype)
+                T.copy(Mask[by * 32, 0], visible)
+            T.copy(X[by * 32, 0], x)
+            for i, j in T.Parallel(32, n):
+                if form == "compare":
+                    y[i, j] = T.if_then_else(visible[j] != 0, x[i, j], -T.infinity("float32"))
+                elif form == "condition":
+                    y[i, j] = T.if_then_else(visible[i, j], x[i, j], 0.0)
+                else:
+                    y[i, j] = x[i, j] * T.Cast("float32", visible[i, j])
+            T.copy(y, Y[by * 32, 0])
+
+    return main
+
+
+@pytest.mark.parametrize("mask_dtype,form", [("uint8", "compare"), ("bool", "condition"), ("uint8", "factor")])
+def test_a_mask_block_is_read_as_floats_in_element_wise_values(mask_dtype, form):
+    """The reader widens the mask's bytes into a bfloat16 block in place (widen_bytes)."""
+    m, n = 64, 64
+    x = torch.randn(m, n)
+    g = torch.Generator().manual_seed(7)
+    mask = (torch.rand((n,) if form == "compare" else (m, n), generator=g) < 0.5)
+    mask = mask.to(torch.uint8) * (3 if form == "factor" else 1) if mask_dtype == "uint8" else mask
+    art = tilelang_tt.compile(masked_scores(m, n, mask_dtype, form), grid=(2, 1))
+    out = torch.as_tensor(art.run(x, mask))
+    if form == "compare":
+        ref = torch.where(mask[None, :] != 0, x, torch.tensor(float("-inf")))
+    elif form == "condition":
+        ref = torch.where(mask, x, torch.zeros(()))
+    else:
+        ref = x * mask.float()
+    assert torch.equal(out, ref)
+    assert "widen_bytes(" in art.sources["reader.cpp"]

@@ -217,6 +217,24 @@ inline float load_element_UInt8(uint32_t l1_addr, uint32_t index) {
 """
 
 
+WIDEN_BYTES = """\
+// Each 2048-byte page at l1_addr holds a tile of bytes (UInt8) in its first 1024: rewritten in place,
+// last element first, as the bfloat16 tile of the same values (exact: 0..255).
+inline void widen_bytes(uint32_t l1_addr, uint32_t pages) {
+    for (uint32_t p = 0; p < pages; ++p) {
+        volatile tt_l1_ptr uint8_t* in = reinterpret_cast<volatile tt_l1_ptr uint8_t*>(l1_addr + p * 2048);
+        volatile tt_l1_ptr uint16_t* out = reinterpret_cast<volatile tt_l1_ptr uint16_t*>(l1_addr + p * 2048);
+        for (uint32_t k = 1024; k-- > 0;) {
+            const float value = static_cast<float>(in[k]);
+            uint32_t bits;
+            __builtin_memcpy(&bits, &value, sizeof(bits));
+            out[k] = static_cast<uint16_t>(bits >> 16);
+        }
+    }
+}
+"""
+
+
 SEMAPHORE_PTR = """\
 // The L1 word of this core's semaphore `id`.
 inline volatile tt_l1_ptr uint32_t* semaphore_ptr(uint32_t id) {
@@ -275,6 +293,7 @@ RULES: dict[Intrin, Rule] = dict([
     _rule(Intrin.FILL_SCALER, _fill_scaler, DATAFLOW_HEADER, PUSH_CONSTANT_TILE),
     _rule(Intrin.STORE_TILE_ELEMENT, lambda a, r: f"store_tile_element_{a[5]}({', '.join(a[:5])})", DATAFLOW_HEADER,
           STORE_TILE_ELEMENT),
+    _rule(Intrin.WIDEN_BYTES, _fn("widen_bytes"), DATAFLOW_HEADER, WIDEN_BYTES),
     _rule(Intrin.LOAD_ELEMENT, lambda a, r: f"load_element_{a[2]}({a[0]}, {a[1]})", DATAFLOW_HEADER, LOAD_ELEMENT),
     _rule(Intrin.HW_STARTUP, _hw_startup, "api/compute/compute_kernel_hw_startup.h"),
     _rule(Intrin.MATMUL_INIT, _matmul_init, "api/compute/matmul.h"),

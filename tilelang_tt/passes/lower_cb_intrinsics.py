@@ -235,6 +235,13 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
     begin, end, barrier = ((Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.NOC_READ_BARRIER) if reading else
                            (Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT, Intrin.NOC_WRITE_BARRIER))
     moved = seq([transfers, evaluate(barrier, like=stmt)])
+    if reading and DATA_FORMATS[str(tensor.buffer.dtype)][0] != cb.data_format:
+        # a mask's bytes into a bfloat16 block (WidenMaskBlocksTT): widened in place
+        if (DATA_FORMATS[str(tensor.buffer.dtype)][0], cb.data_format) != ("UInt8", "Float16_b"):
+            raise error(PASS, func, stmt, f"T.copy of `{tensor.buffer.name}` ({tensor.buffer.dtype}) into "
+                        f"`{block.buffer.name}` ({cb.data_format}): a copy from DRAM keeps the tensor's dtype",
+                        "copy into a block of the tensor's dtype and cast on chip (T.copy between blocks)")
+        moved = seq([moved, evaluate(Intrin.WIDEN_BYTES, ptr, pages, like=stmt)])
     if when is not None:  # a read the reader decides (tt.read_when): the tensor elements it reads, then zeros or the slice
         fetches = []
         for load in tensor_loads(when):

@@ -37,6 +37,7 @@ from tilelang_tt.passes.propagate_tt_layout import PropagateTTLayout
 from tilelang_tt.passes.split_device_kernel import SplitDeviceKernel
 from tilelang_tt.passes.unique_buffer_names_tt import UniqueBufferNamesTT
 from tilelang_tt.passes.verify_tt_ir import VerifyTTIR
+from tilelang_tt.passes.widen_mask_blocks_tt import WidenMaskBlocksTT
 
 PACKAGE = Path(__file__).resolve().parents[1]  # tilelang_tt/
 
@@ -57,6 +58,8 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         LegalizeGlobalAccessTT(),
         # A T.Parallel accumulation into a vector (a GPU reducer) is a T.reduce_sum of its terms.
         LowerParallelReductionsTT(),
+        # Blocks of masks (uint8, bool) read by element-wise values are bfloat16 blocks of the same values.
+        WidenMaskBlocksTT(),
         # A: metadata only; the TIR is the user's.
         InferTTLayout(arch=options.arch, layouts=options.layouts),
         PropagateTTLayout(cb_depth=options.cb_depth),

@@ -47,6 +47,7 @@ REQUIRED = {
 ALLOWED = {
     KernelRole.READER.value: {Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.NOC_READ_PAGE, Intrin.NOC_READ_BARRIER,
                               Intrin.NOC_READ_ZEROS, Intrin.NOC_READ_ROW, Intrin.FILL_SCALER, Intrin.STORE_TILE_ELEMENT,
+                              Intrin.WIDEN_BYTES,
                               Intrin.MCAST_WRITE, Intrin.SEM_WAIT, Intrin.SEM_WAIT_MIN,
                               Intrin.SEM_SET, Intrin.SEM_INC, Intrin.SEM_SET_MCAST, Intrin.NOC_WRITE_BARRIER},
     KernelRole.WRITER.value: {Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT, Intrin.NOC_WRITE_PAGE, Intrin.NOC_WRITE_ROW,
