@@ -393,6 +393,30 @@ def guarded_with_else(M=128):
     return main
 
 
+def gpu_registers(kind):
+    """Per-thread GPU constructs: a T.alloc_local register array, a warp shuffle, a float8 tensor."""
+    dtype = "float8_e4m3" if kind == "float8" else "float32"
+
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), dtype), C: T.Tensor((64, 64), "float32")):  # LINE: float8
+        with T.Kernel(1, 2, threads=128) as (bx, by):
+            a = T.alloc_shared((32, 64), dtype)
+            c = T.alloc_fragment((32, 64), "float32")
+            T.copy(A[by * 32, 0], a)
+            if kind == "local":
+                regs = T.alloc_local((4,), "float32")
+                for k in T.serial(4):
+                    regs[k] = a[0, k]  # LINE: alloc_local
+            elif kind == "shuffle":
+                v = T.alloc_var("float32")
+                v = T.shfl_xor(a[0, 0], 1)  # LINE: shuffle
+            for i, j in T.Parallel(32, 64):
+                c[i, j] = T.Cast("float32", a[i, j])
+            T.copy(c, C[by * 32, 0])
+
+    return main
+
+
 def split_k_atomic_add(M=64, N=64, K=128, split=2):
     """TileLang's split-K GEMM: each of ``split`` blocks adds its partial product into C."""
     @T.prim_func

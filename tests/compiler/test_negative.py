@@ -182,6 +182,19 @@ def test_a_branch_on_tensor_values_around_tile_operations_points_at_the_if():
                       "T.Parallel) with an else branch", "guarded_with_else")
 
 
+@pytest.mark.parametrize("kind,pass_name,message,hint", [
+    ("local", "LowerTTTileIntrinsics", "store into `regs`, per-thread registers (T.alloc_local) outside T.Parallel",
+     "T.alloc_fragment"),
+    ("shuffle", "LowerTTTileIntrinsics", "`shfl_xor_sync` in the store into `v` is a warp-level exchange between GPU "
+     "threads", "T.reduce_sum/T.reduce_max"),
+    ("float8", "InferTTLayout", "buffer `A` has unsupported dtype float8_e4m3", "bfloat8_b"),
+])
+def test_gpu_thread_constructs_are_named_with_the_tenstorrent_alternative(kind, pass_name, message, hint):
+    err = compile_error(bad_kernels.gpu_registers(kind))
+    assert_diagnostic(err, pass_name, message, {"local": "alloc_local", "shuffle": "shuffle", "float8": "float8"}[kind])
+    assert hint in err.hint
+
+
 def test_a_summed_tensor_read_elsewhere_points_at_the_read():
     err = compile_error(bad_kernels.summed_tensor_also_read())
     assert_diagnostic(err, "LowerAtomicAddTT", "`C` is summed into with T.atomic_add and also read or written here",

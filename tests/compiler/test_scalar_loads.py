@@ -180,6 +180,6 @@ def test_a_scalar_variable_of_the_block_coordinates_is_its_value():
 
 
 def test_a_scalar_variable_updated_in_a_loop_stays_refused_at_its_store():
-    with pytest.raises(TTCompileError, match="scalar store into `lg` outside T.Parallel") as info:
+    with pytest.raises(TTCompileError, match=r"store into `lg`, a scalar variable \(T.alloc_var\) set in a loop") as info:
         tilelang_tt.compile(decayed_rows(2, 32, accumulate=True))
     assert info.value.location is not None and info.value.location[0] == __file__

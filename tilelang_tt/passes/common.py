@@ -34,6 +34,9 @@ def dtype_hint(dtype: str) -> str:
     hint = f"use one of {sorted(DATA_FORMATS)}"
     if dtype == "float16":  # the 16-bit float of GPU kernels
         hint = f"Tenstorrent's 16-bit float is bfloat16: declare it \"bfloat16\" ({hint})"
+    elif dtype.startswith("float8"):  # GPU fp8: Tenstorrent's 8-bit floats are block floating point
+        hint = (f"Tenstorrent's 8-bit floats are block floating point (bfloat8_b: a shared exponent per 16 "
+                f"values), not float8; keep the tensor in bfloat16 ({hint})")
     return hint
 
 

@@ -31,7 +31,7 @@ Errors: any other tile op, statement or expression, naming it and the user's lin
 from __future__ import annotations
 
 import tilelang  # noqa: F401
-from tvm import tirx
+from tvm import ir, tirx
 
 from tilelang_tt.attrs import Attr, Intrin, get, with_attrs
 from tilelang_tt.ops import ELTWISE, GEMM, TILE_OPS
@@ -141,8 +141,33 @@ class _Lowerer(LowerContext):
         if isinstance(s, (tirx.Evaluate, tirx.Bind)) or stmt_intrin(s) is not None:
             return s
         if isinstance(s, tirx.BufferStore):
-            raise self.error(s, f"scalar store into `{s.buffer.name}` outside T.Parallel", f"supported: {SUPPORTED}")
+            raise self.error(s, *_scalar_store(s))
         raise self.error(s, f"unsupported statement {type(s).__name__}", f"supported: {SUPPORTED}")
+
+
+WARP_CALLS = ("shfl", "warp", "ballot", "any_sync", "all_sync")  # op names of warp-level exchanges
+
+
+def _scalar_store(store: tirx.BufferStore) -> tuple[str, str]:
+    """(message, hint) for a store outside T.Parallel, naming the GPU construct it comes from."""
+    name = store.buffer.name
+    warp = []
+    tirx.stmt_functor.post_order_visit(store.value, lambda n: warp.append(n.op.name) if isinstance(
+        n, tirx.Call) and isinstance(n.op, ir.Op) and any(w in n.op.name for w in WARP_CALLS) else None)
+    if warp:
+        return (f"`{warp[0].split('.')[-1]}` in the store into `{name}` is a warp-level exchange between GPU threads: "
+                "a Tenstorrent core computes whole tiles, no threads exchange registers",
+                "reduce the block with T.reduce_sum/T.reduce_max instead of shuffles between threads")
+    if store.buffer.scope() == "local":
+        return (f"store into `{name}`, per-thread registers (T.alloc_local) outside T.Parallel: a Tenstorrent core "
+                "has no per-thread registers", "keep the values in a T.alloc_fragment block and compute them in a "
+                "T.Parallel nest, or read them element-wise from the block they come from")
+    if store.buffer.scope() == "local.var":
+        return (f"store into `{name}`, a scalar variable (T.alloc_var) set in a loop or from block values: the "
+                "reader, compute and writer kernels share no scalar registers",
+                "set it once from block coordinates and sizes (it is then inlined), or keep the value in a "
+                "one-row block")
+    return f"scalar store into `{name}` outside T.Parallel", f"supported: {SUPPORTED}"
 
 
 def _rename_buffers(stmt, mapping: dict):
