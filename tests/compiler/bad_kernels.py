@@ -417,6 +417,18 @@ def gpu_registers(kind):
     return main
 
 
+def im2col_patches():
+    """TileLang's convolution gathers a block of image patches with T.im2col."""
+    @T.prim_func
+    def main(images: T.Tensor((1, 32, 32, 32), "bfloat16"), out: T.Tensor((1024, 32), "bfloat16")):
+        with T.Kernel(1, 8, threads=128) as (bx, by):
+            patches = T.alloc_shared((128, 32), "bfloat16")
+            T.im2col(images, patches, by, 0, 3, 1, 1, 1)  # LINE: im2col
+            T.copy(patches, out[by * 128, 0])
+
+    return main
+
+
 def split_k_atomic_add(M=64, N=64, K=128, split=2):
     """TileLang's split-K GEMM: each of ``split`` blocks adds its partial product into C."""
     @T.prim_func

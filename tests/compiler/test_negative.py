@@ -195,6 +195,12 @@ def test_gpu_thread_constructs_are_named_with_the_tenstorrent_alternative(kind, 
     assert hint in err.hint
 
 
+def test_im2col_names_the_shifted_gemm_alternative():
+    err = compile_error(bad_kernels.im2col_patches())
+    assert_diagnostic(err, "LowerTTTileIntrinsics", "unsupported tile op `T.im2col`", "im2col")
+    assert "K*K shifted GEMMs" in err.hint
+
+
 def test_a_summed_tensor_read_elsewhere_points_at_the_read():
     err = compile_error(bad_kernels.summed_tensor_also_read())
     assert_diagnostic(err, "LowerAtomicAddTT", "`C` is summed into with T.atomic_add and also read or written here",

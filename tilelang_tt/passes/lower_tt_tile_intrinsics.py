@@ -137,7 +137,7 @@ class _Lowerer(LowerContext):
         if name in TILE_OPS:
             return TILE_OPS[name].lower(self, s)
         if name is not None:
-            raise self.error(s, f"unsupported tile op `T.{name}`", f"supported: {SUPPORTED}")
+            raise self.error(s, f"unsupported tile op `T.{name}`", ALTERNATIVES.get(name, f"supported: {SUPPORTED}"))
         if isinstance(s, (tirx.Evaluate, tirx.Bind)) or stmt_intrin(s) is not None:
             return s
         if isinstance(s, tirx.BufferStore):
@@ -145,6 +145,12 @@ class _Lowerer(LowerContext):
         raise self.error(s, f"unsupported statement {type(s).__name__}", f"supported: {SUPPORTED}")
 
 
+# What a Tenstorrent kernel does instead of tile ops with no lowering yet.
+ALTERNATIVES = {
+    "im2col": "T.im2col gathers image patches element by element, which the reader does not do: write the "
+              "convolution as K*K shifted GEMMs (for kh, kw: T.copy the shifted image rows and T.gemm with the "
+              "filter tap), or unfold the image on the host",
+}
 WARP_CALLS = ("shfl", "warp", "ballot", "any_sync", "all_sync")  # op names of warp-level exchanges
 
 
