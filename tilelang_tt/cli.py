@@ -11,8 +11,8 @@ Examples::
     tilelang-tt dump-ir examples/gemm.py --out ir/gemm               # the TIR after every TT pass: ir/gemm/main/NN_<Pass>.py
     tilelang-tt fetch-headers                                        # the pinned tt-metal 0.81.1 headers
 
-A kernel file is a Python module with either ``build(**options) -> Artifacts`` or one
-``@T.prim_func`` named by ``--func``; ``reference(*inputs)`` (torch), when present, is what
+A kernel file is a Python module with ``build(**options) -> Artifacts``, or ``@T.prim_func``
+kernels: its only one, or the one named by ``--func``; ``reference(*inputs)`` (torch), when present, is what
 ``emulate`` checks the result against.
 
 Exit codes: 0 success; 1 the work failed (compile error, the kernel file raised, emulation
@@ -103,7 +103,15 @@ def _compile_file(path: Path, args, **extra):
             raise UsageError(f"{path} has no attribute {args.func!r}")
         return module, tilelang_tt.compile(func, **options)
     if not hasattr(module, "build"):
-        raise UsageError(f"{path} defines no build(**options); name the kernel with --func NAME")
+        from tvm import tirx
+
+        funcs = [name for name, value in vars(module).items() if isinstance(value, tirx.PrimFunc)]
+        if len(funcs) == 1:  # the file's one kernel
+            return module, tilelang_tt.compile(getattr(module, funcs[0]), **options)
+        if funcs:
+            raise UsageError(f"{path} defines several @T.prim_func kernels ({', '.join(funcs)}) and no "
+                             f"build(**options): name one with --func, e.g. --func {funcs[0]}")
+        raise UsageError(f"{path} defines no @T.prim_func and no build(**options); name the kernel with --func NAME")
     return module, _user_code(path, "build()", lambda: module.build(**options))
 
 

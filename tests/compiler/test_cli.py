@@ -202,6 +202,20 @@ def test_inputs_that_are_not_what_the_verb_takes_exit_2(uneven, tmp_path):
         assert done.returncode == 2 and message in done.stderr, done.stderr
 
 
+TWO_KERNELS = NOT_TILE_ALIGNED.replace("def ragged", "def copy_tile").replace("48", "64") + NOT_TILE_ALIGNED
+
+
+def test_a_file_with_one_prim_func_compiles_it_and_several_ask_which(tmp_path):
+    (tmp_path / "one.py").write_text(NOT_TILE_ALIGNED.replace("48", "64"))
+    done = cli("compile", tmp_path / "one.py", "--out", tmp_path / "one")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "one" / "tt.plan.json").exists()
+    (tmp_path / "two.py").write_text(TWO_KERNELS)
+    done = cli("compile", tmp_path / "two.py")
+    assert done.returncode == 2
+    assert "several @T.prim_func kernels (copy_tile, ragged)" in done.stderr and "--func copy_tile" in done.stderr
+
+
 def test_usage_errors_exit_2():
     done = cli("emulate", "no_such_kernel.py")
     assert done.returncode == 2 and "no such kernel file or artifacts directory" in done.stderr
