@@ -168,3 +168,27 @@ def test_a_program_with_dynamic_sizes_is_described_for_the_tensors_given(tmp_pat
     # 2 x 2 blocks of 64 x 64 over two cores: two each; then m, k, n
     assert reader["runtime_args"] == {"0,0": [a, b, 0, 2, 100, 40, 70], "1,0": [a, b, 2, 2, 100, 40, 70]}
     assert summary["device"]["error"] == "TTDeviceError" and summary["launch"]["error"] == "TTDeviceError"
+
+
+def test_a_reduction_and_a_mask_are_described(tmp_path):
+    """Split-K's writer gets the NOC coordinates of its core and of the next (chain args) and every
+    core the reduction semaphore; a uint8 mask tensor is a buffer the reader reads. The device call
+    is reached for both."""
+    from tests.compiler.test_block_sparse import masked_gemm
+    from tests.kernels import split_k_gemm
+
+    artifacts = tilelang_tt.compile(split_k_gemm(64, 64, 128, 32, 32, 32, 2), grid=(4, 1))
+    summary = _describe(artifacts.save(tmp_path / "split_k"))
+    writer = summary["descriptor"]["kernels"][2]
+    names = [a["name"] for a in artifacts.plan["kernels"][2]["runtime_args"]]
+    chain = [names.index(f"sum_{what}") for what in ("self_x", "self_y", "next_x", "next_y")]
+    cores = [tuple(w["core"]) for w in artifacts.plan["work_partition"]]
+    for position, (x, y) in enumerate(cores):
+        nx, ny = cores[min(position + 1, len(cores) - 1)]  # the last core's next is itself (never signalled)
+        # describe_program's stand-in places logical core (x, y) at NOC (x + 100, y + 200)
+        assert [writer["runtime_args"][f"{x},{y}"][i] for i in chain] == [x + 100, y + 200, nx + 100, ny + 200]
+    assert [s["id"] for s in summary["descriptor"]["semaphores"]] == [artifacts.plan["reduction"]["semaphore"]]
+    assert summary["launch"]["error"] == "TTDeviceError"
+    artifacts = tilelang_tt.compile(masked_gemm(64, 64, 64, mask_dtype="uint8"), grid=(1, 1))
+    summary = _describe(artifacts.save(tmp_path / "masked"))
+    assert summary["device"]["error"] == "TTDeviceError" and summary["launch"]["error"] == "TTDeviceError"
