@@ -1,6 +1,6 @@
 """Golden generated sources for the two examples and one representative per op family (reduction,
 norm, GEMM epilogue, flash attention, SFPU unary, broadcast, type conversion, row-major tensors,
-dynamic sizes):
+dynamic sizes, split-K with T.atomic_add):
 any change to generated code shows up here.
 
 Regenerate with ``TILELANG_TT_UPDATE_GOLDEN=1 make test`` after reviewing the difference.
@@ -18,6 +18,7 @@ import tilelang.language as T
 import torch
 
 from tests.compiler.test_ops import assert_close, bf16
+from tests.kernels import split_k_gemm
 from tilelang_tt import BufferLayout
 from tilelang_tt.artifacts import Artifacts
 from tilelang_tt.env import UPDATE_GOLDEN
@@ -51,6 +52,7 @@ def op_artifacts(name: str):
         "cast_fp32_bf16": lambda: K.cast(64, 128, 32, 64, src="float32", dst="bfloat16"),
         "rmsnorm_rows": lambda: K.rmsnorm(80, 128, 32),
         "gemm_bias_relu_dynamic": lambda: K.gemm_bias_relu(T.dynamic("m"), T.dynamic("n"), T.dynamic("k"), 32, 64, 32),
+        "gemm_split_k": lambda: split_k_gemm(64, 64, 128, 32, 32, 32, 2),
     }
     import tilelang_tt
 
@@ -59,13 +61,14 @@ def op_artifacts(name: str):
 
 # rmsnorm with its input and output in rows (reader rows -> tilize, untilize -> writer rows), 80 rows:
 # the last block's rows past the end read as zeros and are not written
-OPTIONS = {"rmsnorm_rows": {"layouts": {"X": BufferLayout(layout="row_major"), "Y": BufferLayout(layout="row_major")}}}
+OPTIONS = {"rmsnorm_rows": {"layouts": {"X": BufferLayout(layout="row_major"), "Y": BufferLayout(layout="row_major")}},
+           "gemm_split_k": {"grid": (3, 1)}}  # 8 blocks on 3 cores: turns within a core and across cores
 
 
 CASES = {"eltwise_add": example_artifacts, "gemm": example_artifacts, "softmax": op_artifacts,
          "gemm_bias_relu": op_artifacts, "flash_attention": op_artifacts, "unary_exp": op_artifacts,
          "broadcast_row": op_artifacts, "rmsnorm": op_artifacts, "cast_fp32_bf16": op_artifacts,
-         "rmsnorm_rows": op_artifacts, "gemm_bias_relu_dynamic": op_artifacts}
+         "rmsnorm_rows": op_artifacts, "gemm_bias_relu_dynamic": op_artifacts, "gemm_split_k": op_artifacts}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -122,6 +125,9 @@ OP_RUNS = {
     # sizes known at run time only (T.dynamic m, n, k); the stored program runs on sizes it never saw
     "gemm_bias_relu_dynamic": (lambda: [bf16(70, 40, seed=56), bf16(40, 100, seed=57), bf16(100, seed=58)],
                                lambda a, b, bias: torch.relu(a.float() @ b.float() + bias.float()), 2.0 ** -7),
+    # T.atomic_add of two K halves into C, which holds a value to start from: C + A B
+    "gemm_split_k": (lambda: [bf16(64, 128, seed=59), bf16(128, 64, seed=60), bf16(64, 64, seed=61).float()],
+                     lambda a, b, c: c + a.float() @ b.float(), 2.0 ** -10),
 }
 
 
