@@ -93,6 +93,7 @@ from tilelang_tt.passes.slices import (
 )
 
 PASS = "LowerCBIntrinsics"
+CHUNK_BYTES = 64  # an element read moves the aligned 64 bytes holding it (NOC_DRAM_READ_ALIGNMENT_BYTES, Blackhole)
 
 
 def _tile_origin(func, stmt, region, analyzer: arith.Analyzer) -> list:
@@ -265,10 +266,11 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
 
 def _element_read(stmt, func, load: tirx.BufferLoad, accessors: dict[str, AccessorDesc], analyzer: arith.Analyzer,
                   ptr) -> tuple[list[tirx.Stmt], tirx.Var]:
-    """The reads that fetch element ``load`` of a tensor for a generated block: the row of 16
-    elements of the tile face holding it (at most 64 bytes, aligned to its size in the page) into
-    the start of the block's CB pages (reserved, not yet written), then the element out of it into
-    a variable (float32; an integer element converted)."""
+    """The reads that fetch element ``load`` of a tensor: the 64 bytes of its tile page that hold it,
+    64-byte aligned in the page (a NOC read from DRAM keeps the source's alignment, 32 bytes on
+    Wormhole and 64 on Blackhole, in L1: the CB pages start aligned), into the start of the block's
+    CB pages (reserved, not yet written), then the element out of them into a variable (float32; an
+    integer element converted)."""
     tensor = load.buffer
     acc = accessors[tensor.name]
     fmt, size = DATA_FORMATS[str(tensor.dtype)][0], DATA_FORMATS[str(tensor.dtype)][1]
@@ -277,13 +279,15 @@ def _element_read(stmt, func, load: tirx.BufferLoad, accessors: dict[str, Access
     nt = expr_of(acc.tile_grid[1], dynamic_dims(func))
     tile_id = analyzer.simplify(tirx.FloorDiv(view.row, TILE) * nt + tirx.FloorDiv(view.col, TILE))
     r, c = (analyzer.simplify(tirx.FloorMod(x, TILE)) for x in (view.row, view.col))
-    face_row = (tirx.FloorDiv(r, 16) * 2 + tirx.FloorDiv(c, 16)) * 256 + tirx.FloorMod(r, 16) * 16  # tile layout
+    # its index in the tile page: faces of 16x16, row-major
+    element = (tirx.FloorDiv(r, 16) * 2 + tirx.FloorDiv(c, 16)) * 256 + tirx.FloorMod(r, 16) * 16 + tirx.FloorMod(c, 16)
+    per_chunk = CHUNK_BYTES // size
+    chunk = analyzer.simplify(tirx.FloorDiv(element, per_chunk) * CHUNK_BYTES)
     value = tirx.Var(f"{tensor.name}_value", "float32")
     return [
-        evaluate(Intrin.NOC_READ_ROW, tile_id, tensor.data, tirx.Cast("uint32", analyzer.simplify(face_row * size)), ptr,
-                 16 * size, like=stmt),
+        evaluate(Intrin.NOC_READ_ROW, tile_id, tensor.data, tirx.Cast("uint32", chunk), ptr, CHUNK_BYTES, like=stmt),
         evaluate(Intrin.NOC_READ_BARRIER, like=stmt),
-        keep_span(stmt, tirx.Bind(value, call(Intrin.LOAD_ELEMENT, ptr, analyzer.simplify(tirx.FloorMod(c, 16)),
+        keep_span(stmt, tirx.Bind(value, call(Intrin.LOAD_ELEMENT, ptr, analyzer.simplify(tirx.FloorMod(element, per_chunk)),
                                               tirx.StringImm(fmt), dtype="float32"))),
     ], value
 
