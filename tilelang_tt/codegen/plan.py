@@ -85,6 +85,8 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
 
     work = [WorkItem.from_plan(w) for w in get(compute, Attr.WORK_PARTITION)]
     multicast = {cb: MulticastDesc.from_dict(cb, d) for cb, d in sorted(get(reader, Attr.MULTICAST, {}).items())}
+    # the core holding the block after each core's last (the next of the partition; the last core's own)
+    next_core = {w.core: work[min(i + 1, len(work) - 1)].core for i, w in enumerate(work)}
 
     def values(role: str, item: WorkItem) -> list:
         out = []
@@ -93,9 +95,8 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
                 out.append(BufferAddress(arg.buffer).to_json())
             elif arg.kind == ArgKind.MCAST:
                 out.append(mcast_value(arg.what, multicast[arg.cb].group(item.core), item.core))
-            elif arg.kind == ArgKind.CHAIN:  # the core of the block after this core's last: the next core's
-                position = work.index(item)
-                core = work[position + 1].core if arg.what.startswith("next") and position + 1 < len(work) else item.core
+            elif arg.kind == ArgKind.CHAIN:
+                core = next_core[item.core] if arg.what.startswith("next") else item.core
                 out.append(NocCoord(arg.what[-1], core).to_json())
             else:
                 out.append(to_json({

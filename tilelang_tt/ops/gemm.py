@@ -32,6 +32,7 @@ from tilelang_tt.attrs import AccumulateMode, Attr, Intrin
 from tilelang_tt.ops.base import Engine, TileOp, register
 from tilelang_tt.ops.fill import cleared_block
 from tilelang_tt.passes.common import (
+    READ,
     TILE,
     as_region,
     contains,
@@ -114,7 +115,7 @@ class Gemm(TileOp):
             k, m = (int(d) for d in a.buffer.shape)
             a_t = ctx.new_block(a.buffer, "_t", str(a.buffer.dtype), "local.fragment", shape=(m, k))
             args = list(stmt.value.args)
-            args[0] = make_region(a_t, [0, 0], [m, k], 1)
+            args[0] = make_region(a_t, [0, 0], [m, k], READ)
             args[TRANSPOSE_A] = tirx.IntImm("bool", False)
             gemm = keep_span(stmt, tirx.Evaluate(tirx.Call(stmt.value.dtype, stmt.value.op, args)))
             out += [ctx.eltwise_from(stmt, a_t, lambda i, j: tirx.BufferLoad(a.buffer, [j, i])), gemm]

@@ -18,7 +18,7 @@ from tvm import ir, tirx
 from tilelang_tt.attrs import Intrin
 from tilelang_tt.ops.base import COMPUTE_DTYPES
 from tilelang_tt.ops.sfpu import BINARY_NODES, COMPARE_NODES, call_operands
-from tilelang_tt.passes.common import contains, evaluate, is_global_buffer, make_region, uses_var
+from tilelang_tt.passes.common import WRITE, contains, evaluate, is_global_buffer, make_region, uses_var
 
 # what an index-dependent value may contain: the reader evaluates it per element
 GENERATED_NODES = (tirx.IntImm, tirx.FloatImm, tirx.Var, tirx.Cast, tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, tirx.Min,
@@ -84,7 +84,7 @@ def generated_mask(expr):
 
 def _generated_block(ctx, store, expr, i, j, out: list) -> tirx.BufferLoad:
     buf = ctx.new_block(store.buffer, "_gen", str(expr.dtype), "shared.dyn")
-    region = make_region(buf, [0] * len(buf.shape), buf.shape, 2)
+    region = make_region(buf, [0] * len(buf.shape), buf.shape, WRITE)
     out.append(evaluate(Intrin.GENERATE_BLOCK, region, i if i is not None else 0, j if j is not None else 0,
                         expr, like=store))
     return ctx.load(buf, i, j)
@@ -96,10 +96,11 @@ def reads_blocks(expr) -> bool:
 
 
 def tensor_loads(expr) -> list[tirx.BufferLoad]:
-    """The elements of tensors ``expr`` reads, each once, in order (the reader reads them)."""
+    """The elements of tensors ``expr`` reads, each once (equal loads are one element), in order:
+    the reader reads them."""
     out: list[tirx.BufferLoad] = []
     tirx.stmt_functor.post_order_visit(expr, lambda n: out.append(n) if isinstance(n, tirx.BufferLoad) and is_global_buffer(
-        n.buffer) and not any(n.same_as(o) for o in out) else None)
+        n.buffer) and not any(ir.structural_equal(n, o) for o in out) else None)
     return out
 
 

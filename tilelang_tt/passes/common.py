@@ -349,6 +349,9 @@ def unique_name(base: str, taken) -> str:
     return next(n for n in (f"{base}{k or ''}" for k in range(len(taken) + 1)) if n not in taken)
 
 
+READ, WRITE = 1, 2  # tl.region access masks
+
+
 def make_region(buf: tirx.Buffer, starts, extents, mask: int) -> tirx.Call:
     """``tl.region(buf[starts], mask, *extents)`` (mask 1: read, 2: write)."""
     return tirx.Call("handle", ir.Op.get("tl.region"),

@@ -37,6 +37,8 @@ import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
 from tilelang_tt.passes.common import (
+    READ,
+    WRITE,
     allocations,
     as_region,
     const_int,
@@ -57,7 +59,6 @@ from tilelang_tt.passes.common import (
 )
 
 PASS = "LegalizeGlobalAccessTT"
-READ, WRITE = 1, 2  # tl.region access masks
 
 
 def _copy(src, dst, like) -> tirx.Stmt:

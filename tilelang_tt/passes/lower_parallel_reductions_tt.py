@@ -24,6 +24,8 @@ import tilelang  # noqa: F401
 from tvm import ir, tirx
 
 from tilelang_tt.passes.common import (
+    READ,
+    WRITE,
     const_int,
     is_global_buffer,
     keep_span,
@@ -38,7 +40,6 @@ from tilelang_tt.passes.common import (
 )
 
 PASS = "LowerParallelReductionsTT"
-READ, WRITE = 1, 2  # tl.region access masks
 
 
 def _accumulation(loop: tirx.For):
