@@ -441,7 +441,7 @@ def split_k_atomic_add(M=64, N=64, K=128, split=2):
             T.copy(A[by * 32, bz * (K // split)], A_s)
             T.copy(B[bz * (K // split), bx * 32], B_s)
             T.gemm(A_s, B_s, C_l)
-            T.atomic_add(C[by * 32, bx * 32], C_l)
+            T.atomic_add(C[by * 32, bx * 32], C_l)  # LINE: split_k_atomic_add
 
     return main
 

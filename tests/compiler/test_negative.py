@@ -215,6 +215,7 @@ def test_a_summed_tensor_read_elsewhere_points_at_the_read():
 ])
 def test_blocks_taking_turns_refuse_partitions_that_do_not_keep_them_in_order(options, message):
     err = compile_error(bad_kernels.split_k_atomic_add(), **options)
+    assert err.location is not None and err.location[:2] == (BAD_FILE, line_of("split_k_atomic_add"))
     assert err.pass_name == "LayoutAwareWorkPartitionTT"
     assert "the blocks along `bz` sum into `C` with T.atomic_add" in err.message and message in err.message
     assert err.hint

@@ -56,11 +56,11 @@ def two_summing_axes(batch, rows, cols):
     destination, so by and bz both sum."""
 
     @T.prim_func
-    def main(A: T.Tensor((batch, rows, cols), "float32"), Out: T.Tensor((32, cols), "float32")):  # LINE: two_summing_axes
+    def main(A: T.Tensor((batch, rows, cols), "float32"), Out: T.Tensor((32, cols), "float32")):
         with T.Kernel(cols // 32, rows // 32, batch, threads=128) as (bx, by, bz):
             s = T.alloc_shared((32, 32), "float32")
             T.copy(A[bz, by * 32, bx * 32], s)
-            T.atomic_add(Out[0, bx * 32], s)
+            T.atomic_add(Out[0, bx * 32], s)  # LINE: two_summing_axes
 
     return main
 
@@ -326,7 +326,7 @@ def split_k_of_dynamic_rows():
     block and signals which core, is known only at run time."""
 
     @T.prim_func
-    def main(A: T.Tensor((DM, 256), "bfloat16"), B: T.Tensor((256, 64), "bfloat16"), C: T.Tensor((DM, 64), "float32")):  # LINE: dynamic_rows
+    def main(A: T.Tensor((DM, 256), "bfloat16"), B: T.Tensor((256, 64), "bfloat16"), C: T.Tensor((DM, 64), "float32")):
         with T.Kernel(2, T.ceildiv(DM, 32), 2, threads=128) as (bx, by, bz):
             a = T.alloc_shared((32, 128), "bfloat16")
             b = T.alloc_shared((128, 32), "bfloat16")
@@ -335,7 +335,7 @@ def split_k_of_dynamic_rows():
             T.copy(A[by * 32, bz * 128], a)
             T.copy(B[bz * 128, bx * 32], b)
             T.gemm(a, b, part)
-            T.atomic_add(C[by * 32, bx * 32], part)
+            T.atomic_add(C[by * 32, bx * 32], part)  # LINE: dynamic_rows
 
     return main
 

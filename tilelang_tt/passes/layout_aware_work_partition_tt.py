@@ -288,25 +288,26 @@ def _global(func, arch, block_grid, grid, policy_name: str) -> tuple[list[WorkIt
     return partition(total, grid), WorkPolicy(policy), grid
 
 
-def _check_summing(func, reduction: Reduction, total, grid, policy: str, mode: str, multicast: str) -> None:
+def _check_summing(func, add, reduction: Reduction, total, policy: str, mode: str, multicast: str) -> None:
     """Blocks summing into a tensor take turns in block-id order: each core walks a contiguous run
-    of ids and signals the core of the next id, which must be known when the kernel is compiled."""
+    of ids and signals the core of the next id, which must be known when the kernel is compiled.
+    Errors point at ``add``, the write of the first T.atomic_add."""
     axes = ", ".join(f"`{a.name}`" for a in reduction.axes)
     names = ", ".join(f"`{b.name}`" for b in reduction.buffers)
     what = f"the blocks along {axes} sum into {names} with T.atomic_add"
     if isinstance(total, Formula):
-        raise error(PASS, func, None, f"{what}, and the number of blocks {total} depends on a dynamic size: the "
+        raise error(PASS, func, add, f"{what}, and the number of blocks {total} depends on a dynamic size: the "
                     "cores that take turns are chosen when the kernel is compiled",
                     "give the grid dimensions constant extents, or compile the kernel per size")
     if policy not in ("auto", Policy.CONTIGUOUS.value):
-        raise error(PASS, func, None, f"{what}; they take turns in block order, which needs each core to hold "
+        raise error(PASS, func, add, f"{what}; they take turns in block order, which needs each core to hold "
                     f"consecutive blocks (partition='contiguous'), not partition={policy!r}",
                     "use partition='contiguous' (or 'auto')")
     if mode == PartitionMode.LOCAL_SHARD.value:
-        raise error(PASS, func, None, f"{what}; partition_mode='local_shard' gives each core the blocks of its own "
+        raise error(PASS, func, add, f"{what}; partition_mode='local_shard' gives each core the blocks of its own "
                     "shard, which would not take turns", "use partition_mode='global' (or 'auto')")
     if multicast == "on":
-        raise error(PASS, func, None, f"{what}; multicast needs cores in lockstep over a partition='block' grid, "
+        raise error(PASS, func, add, f"{what}; multicast needs cores in lockstep over a partition='block' grid, "
                     "and the blocks that sum take turns over consecutive blocks", "use multicast='auto' or 'off'")
 
 
@@ -322,7 +323,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str, mult
     check_disjoint_writes(PASS, func, loops, transfers, reduction)
     summing = reduction is not None and reduction.blocks > 1
     if summing:
-        _check_summing(func, reduction, by * bx, grid, policy, mode, multicast)
+        adds = [stmt for stmt, tensor, _, reading in transfers if not reading and reduction.summed(tensor.buffer)]
+        _check_summing(func, adds[0] if adds else None, reduction, by * bx, policy, mode, multicast)
         policy = Policy.CONTIGUOUS.value
         mode = PartitionMode.GLOBAL.value  # 'auto' too: the blocks of a sharded output's shard would not take turns
     # The output block: the region of the first T.copy from an on-chip buffer to a global one.
