@@ -682,3 +682,35 @@ def compare(op, M, N, bm, bn, with_block=False, dtype="float32"):
             T.copy(c, C[by * bm, bx * bn])
 
     return main
+
+
+INTEGER = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "floordiv": lambda a, b: a // b, "floormod": lambda a, b: a % b, "truncdiv": T.truncdiv,
+    "max": T.max, "min": T.min,
+    "add_const": lambda a, b: a + 100000 + b, "sub_const": lambda a, b: a - 7 - b,
+    "const_sub": lambda a, b: 5 - a + b, "mul_const": lambda a, b: a * -3 + b,
+    "lt": lambda a, b: T.Cast("int32", a < b), "ge_select": lambda a, b: T.if_then_else(a >= b, 1, 0),
+    "eq": lambda a, b: T.Cast("int32", a == b), "ne": lambda a, b: T.Cast("int32", a != b),
+    "gt": lambda a, b: T.Cast("int32", a > b), "le": lambda a, b: T.Cast("int32", a <= b),
+    "fused": lambda a, b: (a - b) * (a + 2) + T.max(a, b) // 3,
+}
+
+
+def integer(op, M, N, bm, bn):
+    """C = op(A, B) of int32 tensors, exactly: the SFPU's integer ops in a 32-bit DST."""
+    fn = INTEGER[op]
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "int32"), B: T.Tensor((M, N), "int32"), C: T.Tensor((M, N), "int32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            a = T.alloc_shared((bm, bn), "int32")
+            b = T.alloc_shared((bm, bn), "int32")
+            c = T.alloc_fragment((bm, bn), "int32")
+            T.copy(A[by * bm, bx * bn], a)
+            T.copy(B[by * bm, bx * bn], b)
+            for i, j in T.Parallel(bm, bn):
+                c[i, j] = fn(a[i, j], b[i, j])
+            T.copy(c, C[by * bm, bx * bn])
+
+    return main

@@ -462,3 +462,62 @@ def thread_per_row(M=128, K=128):
             c[t] = T.Cast("bfloat16", dot[0])
 
     return main
+
+
+def integer_value(value, M=64, N=64, b_dtype="int32"):
+    """``C_l[i, j] = value(A_s[i, j], B_s[i, j])`` into an int32 block: a value the SFPU's integer ops do
+    not compute."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "int32"), B: T.Tensor((M, N), b_dtype), C: T.Tensor((M, N), "int32")):
+        with T.Kernel(1, 1, threads=128) as (bx, by):
+            A_s = T.alloc_shared((M, N), "int32")
+            B_s = T.alloc_shared((M, N), b_dtype)
+            C_l = T.alloc_fragment((M, N), "int32")
+            T.copy(A[0, 0], A_s)
+            T.copy(B[0, 0], B_s)
+            for i, j in T.Parallel(M, N):
+                C_l[i, j] = value(A_s[i, j], B_s[i, j])  # LINE: integer_value
+            T.copy(C_l, C[0, 0])
+
+    return main
+
+
+def integer_fill(value, M=64, N=64):
+    @T.prim_func
+    def main(C: T.Tensor((M, N), "int32")):
+        with T.Kernel(1, 1, threads=128) as (bx, by):
+            C_l = T.alloc_fragment((M, N), "int32")
+            T.fill(C_l, value)  # LINE: integer_fill
+            T.copy(C_l, C[0, 0])
+
+    return main
+
+
+def integer_transposed(M=64):
+    """``C_l[i, j] = A_s[j, i]`` of int32 blocks: transposing is the FPU's, which has no int32."""
+    @T.prim_func
+    def main(A: T.Tensor((M, M), "int32"), C: T.Tensor((M, M), "int32")):
+        with T.Kernel(1, 1, threads=128) as (bx, by):
+            A_s = T.alloc_shared((M, M), "int32")
+            C_l = T.alloc_fragment((M, M), "int32")
+            T.copy(A[0, 0], A_s)
+            for i, j in T.Parallel(M, M):
+                C_l[i, j] = A_s[j, i]  # LINE: integer_transposed
+            T.copy(C_l, C[0, 0])
+
+    return main
+
+
+def integer_to_float(M=64, N=64):
+    """``C_l[i, j] = T.Cast("float32", A_s[i, j])``: a conversion between integer and float blocks."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "int32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, 1, threads=128) as (bx, by):
+            A_s = T.alloc_shared((M, N), "int32")
+            C_l = T.alloc_fragment((M, N), "float32")
+            T.copy(A[0, 0], A_s)
+            for i, j in T.Parallel(M, N):
+                C_l[i, j] = T.Cast("float32", A_s[i, j])  # LINE: integer_to_float
+            T.copy(C_l, C[0, 0])
+
+    return main

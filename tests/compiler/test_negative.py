@@ -233,6 +233,38 @@ def test_unsupported_elementwise_expression():
     assert_diagnostic(err, "LowerTTTileIntrinsics", "unsupported element-wise expression", "unsupported_expression")
 
 
+@pytest.mark.parametrize("value, construct", [
+    (lambda a, b: T.Cast("int32", T.exp(T.Cast("float32", a))), "T.exp"),  # float math on integers
+    (lambda a, b: T.shift_left(a, b), "shift_left"),
+    (lambda a, b: T.truncmod(a, b), "T.truncmod"),  # no truncated remainder in the API (remainder_int32 floors)
+], ids=["float_math", "shift", "truncmod"])
+def test_integer_value_the_sfpu_does_not_compute(value, construct):
+    err = compile_error(bad_kernels.integer_value(value))
+    assert_diagnostic(err, "LowerTTTileIntrinsics", "in the value of the int32 block `C_l`", "integer_value")
+    assert construct in err.message and "+, -, *, // and %" in err.hint
+
+
+def test_integer_blocks_read_transposed():
+    err = compile_error(bad_kernels.integer_transposed())
+    assert_diagnostic(err, "LowerTTTileIntrinsics", "transposed or spread over the block", "integer_transposed")
+
+
+def test_integer_and_float_blocks_in_one_value():
+    err = compile_error(bad_kernels.integer_value(lambda a, b: T.Cast("int32", b) + a, b_dtype="float32"))
+    assert_diagnostic(err, "LowerTTTileIntrinsics", "in the value of the int32 block", "integer_value")
+
+
+def test_integer_block_converted_to_float():
+    err = compile_error(bad_kernels.integer_to_float())
+    assert_diagnostic(err, "LowerTTTileIntrinsics", "a value mixing int32 and float blocks", "integer_to_float")
+    assert "typecast_tile" in err.hint
+
+
+def test_fraction_filled_into_an_integer_block():
+    err = compile_error(bad_kernels.integer_fill(1.5))
+    assert_diagnostic(err, "LowerTTTileIntrinsics", "T.fill of the int32 block `C_l` with 1.5", "integer_fill")
+
+
 def test_non_elementwise_access():
     err = compile_error(bad_kernels.transposed_access())
     assert_diagnostic(err, "LowerTTTileIntrinsics", "`A_s[j, i]` is not an element-wise access", "transposed_access")

@@ -136,10 +136,10 @@ def test_dead_store_in_a_loop():
     assert torch.equal(out, a + 1.0)  # fp32 throughout: the one rounding torch does too
 
 
-def test_integer_compute_is_a_compile_error():
-    """DST holds floats: int32 math would silently lose bits above 2^24, so it is refused."""
-    with pytest.raises(tilelang_tt.TTCompileError, match=r"unsupported compute on `C_l` \(int32\)") as info:
-        tilelang_tt.compile(K.binary("maximum", M, N, 32, 64, dtype="int32"))
+def test_integer_compute_other_than_int32_is_a_compile_error():
+    """DST computes on floats and on int32 (tests/compiler/test_integer.py): uint32 blocks are refused."""
+    with pytest.raises(tilelang_tt.TTCompileError, match=r"unsupported compute on `C_l` \(uint32\)") as info:
+        tilelang_tt.compile(K.binary("maximum", M, N, 32, 64, dtype="uint32"))
     assert info.value.pass_name == "LowerTTTileIntrinsics" and info.value.location is not None
 
 

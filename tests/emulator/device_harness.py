@@ -7,6 +7,8 @@ does) plus a line-based spec read by device_harness.cpp:
   cb <cores> <index> <total_bytes> <page_size> <format>
   semaphore <cores> <initial>
   kernel <source> reader|writer|compute <cores> <fp32_dest_acc 0|1> <ct args a,b,c or ->
+    (a compute kernel line may end in utd=<one 0/1 per CB index>: ComputeConfig::unpack_to_dest_mode,
+    1 = UnpackToDestFp32)
   rtargs <kernel_id> <cores> <args...>   (@buf = buffer address, noc:x,y = NOC x y of a core)
 <cores> is "x,y" or "x0,y0-x1,y1".
 """

@@ -166,7 +166,7 @@ def make_plan(rows: int = 64, cols: int = 96, cores: int = 2) -> dict:
                  {"name": "B_addr", "kind": "buffer_address", "buffer": "B"},
                  {"name": "start_id", "kind": "start_id"}, {"name": "count", "kind": "count"}]},
             {"role": "compute", "source": "compute.cpp", "math_fidelity": "HiFi4",
-             "fp32_dest_acc_en": False, "math_approx_mode": False, "compile_time_args": [],
+             "fp32_dest_acc_en": False, "math_approx_mode": False, "unpack_to_dest": [], "compile_time_args": [],
              "runtime_args": [{"name": "start_id", "kind": "start_id"}, {"name": "count", "kind": "count"}]},
             {"role": "writer", "source": "writer.cpp", "processor": "RISCV_0", "noc": "RISCV_0_default", "common_runtime_args": [],
              "compile_time_args": accessor,

@@ -30,7 +30,7 @@ def host_program_plan(arch: str, buffers: list[dict], reader_compile_args: list[
                 "common_runtime_args": [], "compile_time_args": list(args), "runtime_args": []}
                for role, processor, args in (("reader", "RISCV_1", reader_compile_args), ("writer", "RISCV_0", ()))]
     kernels.insert(1, {"role": "compute", "source": "compute.cpp", "math_fidelity": "HiFi4", "fp32_dest_acc_en": False,
-                       "math_approx_mode": False, "compile_time_args": [], "runtime_args": []})
+                       "math_approx_mode": False, "unpack_to_dest": [], "compile_time_args": [], "runtime_args": []})
     return {
         "schema_version": 1, "kernel_name": "host_program", "arch": arch, "device_grid": list(ARCHS[arch].grid),
         "core_grid": [1, 1], "core_ranges": [{"start": [0, 0], "end": [0, 0]}], "partition_mode": "global",

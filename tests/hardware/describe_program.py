@@ -51,7 +51,9 @@ def ranges(core_range_set):
 def config(cfg):
     if isinstance(cfg, ttnn.ComputeConfigDescriptor):
         return {"type": "ComputeConfigDescriptor", "math_fidelity": cfg.math_fidelity.name,
-                "fp32_dest_acc_en": cfg.fp32_dest_acc_en, "math_approx_mode": cfg.math_approx_mode}
+                "fp32_dest_acc_en": cfg.fp32_dest_acc_en, "math_approx_mode": cfg.math_approx_mode,
+                "unpack_to_dest": [i for i, mode in enumerate(cfg.unpack_to_dest_mode)
+                                   if mode == ttnn.UnpackToDestMode.UnpackToDestFp32]}
     return {"type": type(cfg).__name__, "processor": cfg.processor.name, "noc": cfg.noc.name}
 
 

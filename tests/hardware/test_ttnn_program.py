@@ -57,6 +57,7 @@ def test_kernels_carry_sources_cores_args_and_configs(described):
     assert len(desc["kernels"]) == 3
     ranges = [[r["start"], r["end"]] for r in plan["core_ranges"]]
     addresses = summary["descriptor"]["addresses"]
+    index = {cb["name"]: cb["index"] for cb in plan["cbs"]}
     for planned, kernel in zip(plan["kernels"], desc["kernels"]):
         role = planned["role"]
         assert kernel["source_type"] == "SOURCE_CODE"
@@ -70,7 +71,8 @@ def test_kernels_carry_sources_cores_args_and_configs(described):
         if role == "compute":
             assert kernel["config"] == {"type": "ComputeConfigDescriptor", "math_fidelity": planned["math_fidelity"],
                                         "fp32_dest_acc_en": planned["fp32_dest_acc_en"],
-                                        "math_approx_mode": planned["math_approx_mode"]}
+                                        "math_approx_mode": planned["math_approx_mode"],
+                                        "unpack_to_dest": [index[name] for name in planned["unpack_to_dest"]]}
         else:
             assert kernel["config"] == {"type": "DataMovementConfigDescriptor",
                                         "processor": planned["processor"], "noc": planned["noc"]}

@@ -22,7 +22,7 @@ from tilelang_tt.attrs import Attr, Intrin, Operand, call
 from tilelang_tt.codegen.rules import header_of, rule_for
 from tilelang_tt.ops import COMPUTE_OPS, DST_SCOPES, TILE_OPS
 from tilelang_tt.ops.eltwise import SUPPORTED
-from tilelang_tt.ops.sfpu import SFPU_OPS, UNARY_CALLS, SfpuKind
+from tilelang_tt.ops.sfpu import INT_OPS, SFPU_OPS, UNARY_CALLS, SfpuKind
 from tilelang_tt.tools.header_check import check_compute_calls
 
 EMULATOR_INCLUDE = Path(tilelang_tt.__file__).parent / "emulator" / "include"
@@ -65,7 +65,7 @@ def emulator_functions(header: str) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("op", SFPU_OPS, ids=lambda op: f"{op.kind.value}-{op.name}")
+@pytest.mark.parametrize("op", SFPU_OPS + INT_OPS, ids=lambda op: f"{op.kind.value}-{op.name}")
 def test_sfpu_op_has_its_emulator_function(op):
     assert {op.function, op.init_function} <= emulator_functions(op.header)
 
@@ -79,16 +79,18 @@ def render(intrin: Intrin, *args) -> tuple[str, str]:
     return rule.render(text, raw), header_of(rule, raw)
 
 
-@pytest.mark.parametrize("op", SFPU_OPS, ids=lambda op: f"{op.kind.value}-{op.name}")
+@pytest.mark.parametrize("op", SFPU_OPS + INT_OPS, ids=lambda op: f"{op.kind.value}-{op.name}")
 def test_sfpu_op_has_its_codegen_rule(op):
-    assert render(Intrin.SFPU_INIT, op.kind.value, op.name) == (f"{op.init_function}{op.template}()", op.header)
+    assert render(Intrin.SFPU_INIT, op.kind.value, op.name) == (f"{op.init_function}{op.init_call_template}()",
+                                                                op.header)
     if op.kind == SfpuKind.UNARY:
         assert render(Intrin.SFPU_UNARY, op.name, 3) == (f"{op.function}{op.template}(3)", op.header)
     elif op.kind == SfpuKind.SCALAR:
         bits = tirx.IntImm("uint32", 0x3FC00000)
-        assert render(Intrin.SFPU_SCALAR, op.name, 3, bits) == (f"{op.function}(3, 0x3fc00000u)", op.header)
+        assert render(Intrin.SFPU_SCALAR, op.name, 3, bits) == (f"{op.function}{op.template}(3, 0x3fc00000u)",
+                                                                 op.header)
     elif op.kind == SfpuKind.BINARY:
-        assert render(Intrin.SFPU_BINARY, op.name, 0, 1, 2) == (f"{op.function}(0, 1, 2)", op.header)
+        assert render(Intrin.SFPU_BINARY, op.name, 0, 1, 2) == (f"{op.function}{op.template}(0, 1, 2)", op.header)
     else:
         assert render(Intrin.FILL_TILE, 3, tirx.FloatImm("float32", 2.5)) == (f"{op.function}(3, 2.5f)", op.header)
 
@@ -135,6 +137,13 @@ KERNELS = {
     # test_comparisons (tests/compiler/test_ops.py)
     **{f"scalar-{name}": (lambda name=name: K.compare(name, M, N, 32, 64)) for name in K.COMPARISONS},
     **{f"unary-{name}z": (lambda name=name: K.compare(name, M, N, 32, 64, with_block=True)) for name in K.COMPARISONS},
+    # the integer ops: tests/compiler/test_integer.py
+    **{f"binary-{name}_int": (lambda name=name: K.integer(name, M, N, 32, 64))
+       for name in ("add", "sub", "mul", "max", "min", "floordiv", "floormod", "truncdiv", "eq", "ne", "gt", "lt", "le")},
+    "binary-ge_int": lambda: K.integer("ge_select", M, N, 32, 64),
+    "scalar-add_int32": lambda: K.integer("add_const", M, N, 32, 64),
+    "scalar-sub_int32": lambda: K.integer("sub_const", M, N, 32, 64),
+    "scalar-fill_int": lambda: K.integer("const_sub", M, N, 32, 64),
 }
 
 
@@ -143,7 +152,7 @@ def compute_source(key: str) -> str:
     return tilelang_tt.compile(KERNELS[key]()).sources["compute.cpp"]
 
 
-@pytest.mark.parametrize("op", SFPU_OPS, ids=lambda op: f"{op.kind.value}-{op.name}")
+@pytest.mark.parametrize("op", SFPU_OPS + INT_OPS, ids=lambda op: f"{op.kind.value}-{op.name}")
 def test_sfpu_op_is_run_against_torch(op):
     """Every table entry is called by a kernel a numeric test runs (a new op needs one)."""
     key = f"{op.kind.value}-{op.name}"
@@ -151,7 +160,7 @@ def test_sfpu_op_is_run_against_torch(op):
     assert re.search(rf"\b{op.function}{re.escape(op.template)}\(", compute_source(key))
 
 
-@pytest.mark.parametrize("op", SFPU_OPS, ids=lambda op: f"{op.kind.value}-{op.name}")
+@pytest.mark.parametrize("op", SFPU_OPS + INT_OPS, ids=lambda op: f"{op.kind.value}-{op.name}")
 def test_sfpu_op_kernel_matches_the_real_compute_api(op):
     """The kernel running each op calls the real tt-metal 0.81.1 compute API (names, arity, templates)."""
     assert check_compute_calls(compute_source(f"{op.kind.value}-{op.name}")) == []

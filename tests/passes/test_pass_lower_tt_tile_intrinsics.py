@@ -44,7 +44,8 @@ def test_gemm_accumulation():
     after = run_pass(before, PASS)
     assert_body(block(after["main"], "tilelang_root").body, expected)
     assert get(after["main"], Attr.COMPUTE_CONFIG) == {
-        "fp32_dest_acc_en": True, "math_fidelity": "HiFi4", "math_approx_mode": False, "dst_budget": 4}
+        "fp32_dest_acc_en": True, "math_fidelity": "HiFi4", "math_approx_mode": False, "dst_budget": 4,
+        "unpack_to_dest": []}
 
 
 def test_gemm_sub_blocked_when_block_exceeds_dst():
@@ -208,7 +209,8 @@ def test_hand_written_clear_gemm_and_parallel():
         def main(A: T.Buffer((32, 64), "bfloat16"), B: T.Buffer((64, 32), "bfloat16"),
                  C: T.Buffer((32, 32), "bfloat16")):
             T.func_attr(tt_attrs({"tt.arch": "wormhole_b0", "tt.cb_desc": HAND_CBS, "tt.compute_config": {
-                "fp32_dest_acc_en": True, "math_fidelity": "HiFi4", "math_approx_mode": False, "dst_budget": 4}}))
+                "fp32_dest_acc_en": True, "math_fidelity": "HiFi4", "math_approx_mode": False, "dst_budget": 4,
+        "unpack_to_dest": []}}))
             with T.sblock("tilelang_root"):
                 T.reads()
                 T.writes()

@@ -326,9 +326,15 @@ def _emit_kernels(out: CppEmitter, plan: Plan) -> None:
         args = _emit_compile_args(out, plan, kernel)
         config = kernel.config
         if isinstance(config, ComputeConfig):
+            unpack = ""
+            if plan.unpacked_to_dest:  # 32-bit operands go to DST unrounded (SrcA/SrcB are 19 bits wide)
+                out.line("std::vector<UnpackToDestMode> unpack_to_dest(NUM_CIRCULAR_BUFFERS, UnpackToDestMode::Default);")
+                for index in plan.unpacked_to_dest:
+                    out.line(f"unpack_to_dest[{index}] = UnpackToDestMode::UnpackToDestFp32;")
+                unpack = ".unpack_to_dest_mode = unpack_to_dest, "
             config = (
                 f"ComputeConfig{{.math_fidelity = MathFidelity::{config.math_fidelity}, "
-                f".fp32_dest_acc_en = {str(config.fp32_dest_acc_en).lower()}, "
+                f".fp32_dest_acc_en = {str(config.fp32_dest_acc_en).lower()}, {unpack}"
                 f".math_approx_mode = {str(config.math_approx_mode).lower()}, "
                 f".compile_args = {args}}}"
             )

@@ -77,7 +77,8 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
         if role == "compute":
             config = get(compute, Attr.COMPUTE_CONFIG)
             entry |= {"math_fidelity": config["math_fidelity"], "fp32_dest_acc_en": config["fp32_dest_acc_en"],
-                      "math_approx_mode": config["math_approx_mode"]}
+                      "math_approx_mode": config["math_approx_mode"],
+                      "unpack_to_dest": list(config["unpack_to_dest"])}
         else:
             entry |= {"processor": PROCESSORS[role][0], "noc": PROCESSORS[role][1], "common_runtime_args": common_args}
         entry |= {"compile_time_args": ct_args, "runtime_args": [a.to_dict() for a in specs]}

@@ -92,7 +92,7 @@ _UNARY, _SCALAR, _BINARY = _op_of(SfpuKind.UNARY), _op_of(SfpuKind.SCALAR), _op_
 
 def _sfpu_init(args, raw):
     op = _init_op(raw)
-    return f"{op.init_function}{op.template}()"
+    return f"{op.init_function}{op.init_call_template}()"
 
 
 def _sfpu_unary(args, raw):
@@ -101,11 +101,13 @@ def _sfpu_unary(args, raw):
 
 
 def _sfpu_scalar(args, raw):
-    return f"{_SCALAR(raw).function}({args[1]}, 0x{int(raw[2]):08x}u)"
+    op = _SCALAR(raw)
+    return f"{op.function}{op.template}({args[1]}, 0x{int(raw[2]):08x}u)"
 
 
 def _sfpu_binary(args, raw):
-    return f"{_BINARY(raw).function}({', '.join(args[1:])})"
+    op = _BINARY(raw)
+    return f"{op.function}{op.template}({', '.join(args[1:])})"
 
 
 def _header(op_of: Callable[[list], SfpuOp]) -> Callable[[list], str]:

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# CB ids the host's per-CB tables cover on every arch: NUM_CIRCULAR_BUFFERS outside device code
+# (tt-metalium/circular_buffer_constants.h), e.g. ComputeConfig::unpack_to_dest_mode.
+HOST_CB_IDS = 64
+
 
 @dataclass(frozen=True)
 class Arch:

@@ -611,6 +611,7 @@ class ComputeConfig:
     math_fidelity: str
     fp32_dest_acc_en: bool
     math_approx_mode: bool
+    unpack_to_dest: tuple[str, ...] = ()  # CBs unpacked straight to DST (UnpackToDestFp32): int32 operands
 
 
 @dataclass(frozen=True)
@@ -643,7 +644,7 @@ class PlanKernel:
     config: ComputeConfig | DataMovementConfig
     common_runtime_args: tuple[BankCoords, ...] = ()
 
-    CONFIG_KEYS = {"compute": ("math_fidelity", "fp32_dest_acc_en", "math_approx_mode"),
+    CONFIG_KEYS = {"compute": ("math_fidelity", "fp32_dest_acc_en", "math_approx_mode", "unpack_to_dest"),
                    "reader": ("processor", "noc", "common_runtime_args"),
                    "writer": ("processor", "noc", "common_runtime_args")}
 
@@ -658,7 +659,9 @@ class PlanKernel:
         if role == "compute":
             config = ComputeConfig(_str(d["math_fidelity"], f"{where}: math_fidelity", MATH_FIDELITIES),
                                    _bool(d["fp32_dest_acc_en"], f"{where}: fp32_dest_acc_en"),
-                                   _bool(d["math_approx_mode"], f"{where}: math_approx_mode"))
+                                   _bool(d["math_approx_mode"], f"{where}: math_approx_mode"),
+                                   tuple(_str(c, f"{where}: unpack_to_dest[{i}]", cbs)
+                                         for i, c in enumerate(_list(d["unpack_to_dest"], f"{where}: unpack_to_dest"))))
             common = ()
         else:
             processors, nocs = zip(*DATA_MOVEMENT.values())
@@ -827,6 +830,12 @@ class Plan:
 
     def kernel(self, role: str) -> PlanKernel:
         return next(k for k in self.kernels if k.role == role)
+
+    @property
+    def unpacked_to_dest(self) -> tuple[int, ...]:
+        """The indices of the CBs compute unpacks straight to DST (``UnpackToDestMode::UnpackToDestFp32``)."""
+        index = {cb.name: cb.index for cb in self.cbs}
+        return tuple(index[name] for name in self.kernel("compute").config.unpack_to_dest)
 
     @staticmethod
     def from_json(d: object) -> Plan:

@@ -48,6 +48,7 @@ def _import_contract() -> None:
 
 _import_contract()
 
+from tilelang_tt.contract.arch import HOST_CB_IDS  # noqa: E402
 from tilelang_tt.contract.plan import (  # noqa: E402
     KERNEL_SOURCES,
     BufferAddress,
@@ -110,13 +111,19 @@ def _core_range_set(ttnn, plan: Plan):
     ])
 
 
-def _kernel_config(ttnn, config):
+def _kernel_config(ttnn, plan: Plan, config):
     if isinstance(config, ComputeConfig):
-        return ttnn.ComputeConfigDescriptor(
+        descriptor = ttnn.ComputeConfigDescriptor(
             math_fidelity=getattr(ttnn.MathFidelity, config.math_fidelity),
             fp32_dest_acc_en=config.fp32_dest_acc_en,
             math_approx_mode=config.math_approx_mode,
         )
+        if plan.unpacked_to_dest:  # a mode per CB id (main.cpp's vector of NUM_CIRCULAR_BUFFERS)
+            modes = [ttnn.UnpackToDestMode.Default] * HOST_CB_IDS
+            for index in plan.unpacked_to_dest:
+                modes[index] = ttnn.UnpackToDestMode.UnpackToDestFp32
+            descriptor.unpack_to_dest_mode = modes
+        return descriptor
     # Reader/WriterConfigDescriptor would pick the arch's preferred DRAM NOC; the plan (and
     # main.cpp) name processor and NOC explicitly.
     return ttnn.DataMovementConfigDescriptor(
@@ -173,7 +180,7 @@ def build_program_descriptor(plan: Plan, sources: dict[str, str], tensors: dict,
             compile_time_args=list(kernel.compile_time_args),
             runtime_args=_runtime_args(ttnn, plan, kernel.role, addresses, worker_core),
             common_runtime_args=_common_runtime_args(ttnn, kernel, tensors),
-            config=_kernel_config(ttnn, kernel.config),
+            config=_kernel_config(ttnn, plan, kernel.config),
         )
         for kernel in plan.kernels
     ]

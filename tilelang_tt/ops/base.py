@@ -22,6 +22,7 @@ from tilelang_tt.attrs import DATA_FORMATS, AccumulateMode, Attr, CBDesc, Intrin
 from tilelang_tt.ops.tilize import staging_cbs
 from tilelang_tt.passes.common import (
     COL,
+    as_region,
     ROW,
     TILE,
     error,
@@ -31,10 +32,12 @@ from tilelang_tt.passes.common import (
     kernel_names,
     serial,
     stmt_intrin,
+    tile_op_name,
     unique_name,
 )
 
-COMPUTE_DTYPES = ("bfloat16", "float32")  # DST holds floats: integer tiles would lose bits above 2^24
+COMPUTE_DTYPES = ("bfloat16", "float32")  # the float tiles every tile op computes on
+INTEGER_DTYPES = ("int32",)  # the integer tiles element-wise values compute on (SFPU integer ops, 32-bit DST)
 
 
 @dataclass(frozen=True)
@@ -120,7 +123,8 @@ class LowerContext:
         self.budget_of = budget_of
         self.cbs = dict(cbs)
         self.taken = kernel_names(func) | set(cbs)  # what a block C2 makes must not be called
-        self.fp32 = any(d["data_format"] == "Float32" for d in cbs.values())
+        # a 32-bit DST: for float32 blocks, and for int32 blocks computed on (unpacked straight to DST)
+        self.fp32 = any(d["data_format"] == "Float32" for d in cbs.values()) or _computes_on_integers(func, cbs)
         self.generated: list[tirx.Buffer] = []  # blocks made by C2, allocated by the pass
 
     def visit(self, stmt: tirx.Stmt) -> tirx.Stmt:
@@ -129,13 +133,21 @@ class LowerContext:
     def error(self, node, message: str, hint: str = ""):
         return error(self.pass_name, self.func, node, message, hint)
 
-    def check_compute_dtypes(self, node, buffers) -> None:
-        """Compute runs on float tiles in DST; an integer block would come back rounded."""
+    def check_compute_dtypes(self, node, buffers, integer: bool = False) -> None:
+        """Compute runs on float tiles in DST; an integer block would come back rounded. With
+        ``integer`` (element-wise values, whose integer ops check themselves), blocks all int32."""
+        dtypes = {str(buf.dtype) for buf in buffers}
+        if integer and dtypes <= set(INTEGER_DTYPES):
+            return
+        if integer and dtypes & set(INTEGER_DTYPES) and dtypes & set(COMPUTE_DTYPES):
+            raise self.error(node, f"a value mixing int32 and float blocks ({', '.join(buf.name for buf in buffers)})",
+                             "compute on int32 blocks or on float blocks: a conversion between them (typecast_tile) "
+                             "is not supported")
         for buf in buffers:
             if str(buf.dtype) not in COMPUTE_DTYPES:
                 raise self.error(node, f"unsupported compute on `{buf.name}` ({buf.dtype})",
-                                 f"tile math in DST is {' or '.join(COMPUTE_DTYPES)} only: compute in those dtypes; "
-                                 "integer tensors can only be copied between DRAM and on-chip blocks")
+                                 f"tile math in DST is {' or '.join(COMPUTE_DTYPES)}, and element-wise values of "
+                                 f"{' or '.join(INTEGER_DTYPES)} blocks: compute in those dtypes")
 
     def block_kind(self, buf: tirx.Buffer) -> str:
         """"" for a block, ROW/COL for a per-column/per-row vector (``tt.cb_desc`` ``vector``)."""
@@ -175,6 +187,24 @@ class LowerContext:
         self.fp32 |= fmt == "Float32"
         self.generated.append(buf)
         return buf
+
+
+def _computes_on_integers(func: tirx.PrimFunc, cbs: dict) -> bool:
+    """Whether an element-wise value or a fill writes an int32 block."""
+    found = []
+
+    def visit(node):
+        if isinstance(node, tirx.BufferStore):
+            written = node.buffer
+        elif tile_op_name(node) == "fill" and (region := as_region(node.value.args[0])) is not None:
+            written = region.buffer
+        else:
+            return
+        if written.name in cbs and str(written.dtype) in INTEGER_DTYPES:
+            found.append(written)
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    return bool(found)
 
 
 # -- D4 ------------------------------------------------------------------------------------------

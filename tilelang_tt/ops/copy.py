@@ -7,7 +7,8 @@ D5: a block operand is unpacked into DST with ``copy_tile``; a transposed one ``
 transposed shape) with ``transpose_tile`` from tile (c, r) of X for output tile (r, c); a
 per-row/per-column vector spread over a full block with ``unary_bcast`` (inits ``copy_init`` /
 ``transpose_init`` / ``unary_bcast_init``).
-Errors: a copy changing the block shape; integer blocks.
+Errors: a copy changing the block shape; between integer and float blocks, integer blocks other
+than int32.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ class Copy(TileOp):
         if list(src.buffer.shape) != list(dst.buffer.shape) or ctx.block_kind(src.buffer) != ctx.block_kind(dst.buffer):
             raise ctx.error(stmt, f"T.copy from `{src.buffer.name}` to `{dst.buffer.name}` changes the block shape",
                             "copy between on-chip blocks of the same shape")
-        ctx.check_compute_dtypes(stmt, (src.buffer, dst.buffer))
+        ctx.check_compute_dtypes(stmt, (src.buffer, dst.buffer), integer=True)
         return ctx.eltwise_from(stmt, dst.buffer,
                                 lambda i, j: tirx.Cast(str(dst.buffer.dtype), ctx.load(src.buffer, i, j)))
 

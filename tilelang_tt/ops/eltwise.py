@@ -13,8 +13,11 @@ constants: tilelang_tt.ops.fill, SFPU unary ops, ops with a scalar, SFPU binary 
 registers allocated per tile and as many tiles per acquire as the DST budget holds. The exact
 GELU ``0.5 * x * (1 + erf(x / sqrt(2)))``, in any association of its products, is one ``gelu_tile``
 (:func:`~tilelang_tt.ops.sfpu.gelu_operand`); ``max(x, 0)`` is ``relu_tile``, ``c / x`` ``recip_tile``
-times c.
-Errors: any other expression or access, naming it and the user's line.
+times c. The value of an int32 block is computed exactly by the SFPU's integer ops (``add_int_tile``,
+``lt_int_tile``, ``div_int32_floor_tile`` ..., ``add_unary_tile_int32``, ``fill_tile_int``) on its
+int32 operands, unpacked straight to a 32-bit DST (``tt.compute_config`` ``unpack_to_dest``).
+Errors: any other expression or access, naming it and the user's line; in an int32 value, anything
+but the integer ops on int32 blocks read element for element.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.attrs import Intrin
-from tilelang_tt.ops.base import Engine, TileOp, constant, register, strip_casts
+from tilelang_tt.ops.base import INTEGER_DTYPES, Engine, TileOp, constant, register, strip_casts
 from tilelang_tt.ops.copy import BLOCK_OPERAND, is_transposed
 from tilelang_tt.ops.fill import CONSTANT_OPERAND
 from tilelang_tt.ops.generate import generate, generated_mask, reads_blocks, selection
@@ -33,6 +36,8 @@ from tilelang_tt.ops.sfpu import (
     COMPARE_NODES,
     SWAPPED,
     FPU_BINARY,
+    INT_BINARY,
+    INT_SCALAR,
     SCALAR_OPS,
     UNARY_CALLS,
     SfpuKind,
@@ -85,11 +90,13 @@ class Eltwise(TileOp):
             _check_access(ctx, store, store, i, j)
             _check_extents(ctx, store, store.buffer, [lp.extent for lp in loops])
             value = generate(ctx, store, decompose(store.value), i, j, out)
-            _check_expr(ctx, store, value, i, j)
             loads = []
             tirx.stmt_functor.post_order_visit(
                 value, lambda n: loads.append(n.buffer) if isinstance(n, tirx.BufferLoad) else None)
-            ctx.check_compute_dtypes(store, [store.buffer, *loads])
+            if str(store.buffer.dtype) in INTEGER_DTYPES:
+                value = integer_value(ctx, store, value, (i, j))
+            _check_expr(ctx, store, value, i, j)
+            ctx.check_compute_dtypes(store, [store.buffer, *loads], integer=True)
             out.append(evaluate(Intrin.TILE_ELTWISE, store.buffer.data, i if i is not None else 0,
                                 j if j is not None else 0, value, like=store))
         return seq(out)
@@ -192,7 +199,7 @@ def _check_expr(ctx, node, expr, i, j) -> None:
         return
     elif isinstance(expr, tirx.Cast):
         _check_expr(ctx, node, expr.value, i, j)
-    elif isinstance(expr, BINARY_NODES + COMPARE_NODES):
+    elif isinstance(expr, BINARY_NODES + COMPARE_NODES + tuple(INT_BINARY)):
         _check_expr(ctx, node, expr.a, i, j)
         _check_expr(ctx, node, expr.b, i, j)
     elif (operands := call_operands(expr)) is not None:
@@ -226,13 +233,48 @@ def _is_zero(e) -> bool:
     return isinstance(e, tirx.IntImm) and int(e.value) == 0
 
 
+# -- integers -------------------------------------------------------------------------------------
+INT_SUPPORTED = ("+, -, *, // and % (floor division and its remainder), T.truncdiv, T.max, T.min and comparisons "
+                 "(T.Cast('int32', a < b) or T.if_then_else(a < b, 1, 0)) of int32 blocks and integer constants")
+
+
+def integer_value(ctx, node, value, ij):
+    """An int32 block's value with each 0/1 selection on a comparison as the comparison (what the
+    SFPU's integer comparisons compute), after checking it computes on int32 values only with the
+    SFPU's integer ops, and reads whole int32 blocks as they are (transposing and broadcasting are
+    the FPU's, which has no int32)."""
+    def visit(e):
+        if isinstance(e, tirx.BufferLoad) and (is_transposed(e, ij) or ctx.block_kind(e.buffer) != ctx.block_kind(
+                node.buffer)):
+            raise ctx.error(node, f"`{e}` reads the int32 block `{e.buffer.name}` transposed or spread over the "
+                                  f"block `{node.buffer.name}`: the FPU, which transposes and broadcasts tiles, has no "
+                                  "int32", "read int32 blocks element for element, X[i, j], in blocks of one shape")
+        if (select := selection(e)) is not None and isinstance(select[0], COMPARE_NODES) \
+                and [constant(x) for x in select[1:]] == [1.0, 0.0]:
+            return tirx.Cast("int32", visit(select[0]))
+        if isinstance(e, tirx.Cast) and str(e.dtype) in INTEGER_DTYPES + ("bool",) and \
+                str(e.value.dtype) in INTEGER_DTYPES + ("bool",):
+            return tirx.Cast(e.dtype, visit(e.value))
+        if isinstance(e, COMPARE_NODES) or type(e) in INT_BINARY:
+            a, b = visit(e.a), visit(e.b)
+            if all(str(x.dtype) in INTEGER_DTYPES for x in (a, b)):
+                return type(e)(a, b)
+        if isinstance(e, (tirx.IntImm, tirx.BufferLoad)) and str(e.dtype) in INTEGER_DTYPES:
+            return e
+        raise ctx.error(node, f"`{e}` ({e.dtype}) in the value of the int32 block `{node.buffer.name}`: the SFPU's "
+                              "integer ops compute int32 only", f"supported on int32 blocks: {INT_SUPPORTED}; "
+                              "compute anything else in float32 blocks")
+
+    return visit(value)
+
+
 # -- FPU ------------------------------------------------------------------------------------------
 def fpu_binary(value, vector_of, ij) -> tuple | None:
     """(FPU op, a, b) when an eltwise value is A[i, j] op B[i, j] of two full blocks (``vector_of``:
     block name -> its ``vector`` kind; ``ij``: the loop variables): one FPU op. Not for a block read
     transposed (the FPU reads tiles as they are)."""
     op = FPU_BINARY.get(type(value))
-    if op is None:
+    if op is None or str(value.dtype) in INTEGER_DTYPES:  # the FPU has no int32
         return None
     operands = []
     for x in (value.a, value.b):
@@ -261,9 +303,10 @@ class TileProgram:
         self.ij = tuple(like.value.args[1:3])  # the tt.tile.eltwise's loop variables (i, j)
         self.spt = 0  # DST tiles per output tile, set once the value's need is known
         self.ops: list[tuple[tuple, tirx.Stmt, object]] = []
+        self.rules = INT_RULES if out.data_format == "Int32" else OPERAND_RULES
 
     def rule(self, e):
-        return next((rule, m) for rule in OPERAND_RULES if (m := rule.match(self, e)) is not None)
+        return next((rule, m) for rule in self.rules if (m := rule.match(self, e)) is not None)
 
     def need(self, e) -> int:
         rule, m = self.rule(strip_casts(e))
@@ -469,6 +512,51 @@ class SfpuBinaryOperands:
                                               prog.slot(tl, base), like=prog.like))
 
 
+class IntConstant:
+    """An integer constant: one DST tile filled with it (``fill_tile_int``)."""
+
+    def match(self, prog, e):
+        return int(e.value) if isinstance(e, tirx.IntImm) else None
+
+    def need(self, prog, value) -> int:
+        return 1
+
+    def compile(self, prog, value, base) -> None:
+        prog.scalar(sfpu_op(SfpuKind.SCALAR, "fill_int"), value & 0xFFFFFFFF, base)
+
+
+class IntScalarOperand:
+    """x + c, c + x and x - c of an int32 value and a constant: one op with the constant's bits."""
+
+    def match(self, prog, e):
+        op = INT_SCALAR.get(type(e))
+        if op is None:
+            return None
+        if isinstance(e.b, tirx.IntImm):
+            return op, e.a, int(e.b.value)
+        if isinstance(e, tirx.Add) and isinstance(e.a, tirx.IntImm):
+            return op, e.b, int(e.a.value)
+        return None
+
+    def need(self, prog, m) -> int:
+        return prog.need(m[1])
+
+    def compile(self, prog, m, base) -> None:
+        op, x, value = m
+        prog.compile(x, base)
+        if value != 0:
+            prog.scalar(op, value & 0xFFFFFFFF, base)
+
+
+class IntBinaryOperands(SfpuBinaryOperands):
+    """a op b of two int32 values in DST (add_int_tile, lt_int_tile ...)."""
+
+    def match(self, prog, e):
+        op = INT_BINARY.get(type(e))
+        return (op, e.a, e.b) if op is not None else None
+
+
+INT_RULES = (BLOCK_OPERAND, IntConstant(), IntScalarOperand(), IntBinaryOperands())
 OPERAND_RULES = (BLOCK_OPERAND, FpuOperands(), CONSTANT_OPERAND, Gelu(), UnaryCall(), ScalarCall(), Relu(),
                  ScalarOperand(), Where(), Comparison(), SfpuBinaryOperands())
 ELTWISE = register(Eltwise())

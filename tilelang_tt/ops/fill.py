@@ -2,8 +2,10 @@
 
 C2: a fill of a block no gemm accumulates into → ``tt.tile.eltwise(X, i, j, v)`` (a cleared
 accumulator is the gemm family's: :func:`cleared_block`).
-D5: a constant is ``fill_tile(dst, v)`` (SFPU init ``fill_tile_init``).
-Errors: a fill of a global tensor, a non-constant value, integer blocks.
+D5: a constant is ``fill_tile(dst, v)`` (SFPU init ``fill_tile_init``); an integer one of an int32
+value ``fill_tile_int`` (:mod:`tilelang_tt.ops.eltwise`).
+Errors: a fill of a global tensor, a non-constant value, a fraction into an int32 block, other
+integer blocks.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.attrs import Intrin
-from tilelang_tt.ops.base import TileOp, constant, register
+from tilelang_tt.ops.base import INTEGER_DTYPES, TileOp, constant, register
 from tilelang_tt.ops.sfpu import SfpuKind, sfpu_op
 from tilelang_tt.passes.common import as_region, evaluate, float_constant, is_cb_buffer, tile_op_name
 
@@ -27,7 +29,12 @@ class Fill(TileOp):
         value = float_constant(stmt.value.args[1])
         if value is None:
             raise ctx.error(stmt, "T.fill with a non-constant value", "fill with a constant")
-        ctx.check_compute_dtypes(stmt, (region.buffer,))
+        ctx.check_compute_dtypes(stmt, (region.buffer,), integer=True)
+        if str(region.buffer.dtype) in INTEGER_DTYPES:
+            if value != int(value):
+                raise ctx.error(stmt, f"T.fill of the int32 block `{region.buffer.name}` with {value}",
+                                "fill an int32 block with an integer")
+            return ctx.eltwise_from(stmt, region.buffer, lambda i, j: tirx.IntImm("int32", int(value)))
         return ctx.eltwise_from(stmt, region.buffer, lambda i, j: tirx.FloatImm("float32", value))
 
 

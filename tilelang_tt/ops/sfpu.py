@@ -41,10 +41,15 @@ class SfpuOp:
     init: str = ""  # its init function, when not ``function`` + "_init"
     template: str = ""  # template arguments of both (the header's default is the fast approximation)
     param_bits: int | None = None  # a scalar op's fixed 32-bit parameter; None: the constant operand's fp32 bits
+    init_template: str | None = None  # template arguments of the init, when not the function's
 
     @property
     def init_function(self) -> str:
         return self.init or f"{self.function}_init"
+
+    @property
+    def init_call_template(self) -> str:
+        return self.template if self.init_template is None else self.init_template
 
 
 def _unary(name: str, header: str, tir: str | None = None, template: str = "", init: str = "") -> SfpuOp:
@@ -131,7 +136,40 @@ SFPU_OPS: tuple[SfpuOp, ...] = (
     _binary("pow", "power_binary_tile", "eltwise_binary_sfpu.h", "tirx.pow"),
     _binary("fmod", "fmod_binary_tile", "binary_fmod.h", "tirx.fmod"),
 )
-_BY_NAME = {(op.kind, op.name): op for op in SFPU_OPS}
+
+# The SFPU's integer ops, on int32 tiles unpacked to a 32-bit DST (two's complement, modulo 2^32):
+# tiles of two DST tiles (comparisons: 1 where it holds, else 0), a tile and a constant, a fill.
+INT32 = "<DataFormat::Int32>"
+
+
+def _int_binary(name: str, function: str, header: str, tir, template: str = INT32,
+                init_template: str | None = None) -> SfpuOp:
+    return SfpuOp(SfpuKind.BINARY, name, function, COMPUTE + header, tir, template=template,
+                  init_template=init_template)
+
+
+INT_OPS: tuple[SfpuOp, ...] = (
+    _int_binary("add_int", "add_int_tile", "add_int_sfpu.h", tirx.Add, init_template=""),
+    _int_binary("sub_int", "sub_int_tile", "sub_int_sfpu.h", tirx.Sub, init_template=""),
+    _int_binary("mul_int", "mul_int_tile", "mul_int_sfpu.h", tirx.Mul),
+    _int_binary("max_int", "binary_max_int32_tile", "binary_max_min.h", tirx.Max, template=""),
+    _int_binary("min_int", "binary_min_int32_tile", "binary_max_min.h", tirx.Min, template=""),
+    _int_binary("floordiv_int", "div_int32_floor_tile", "div_int32_floor.h", tirx.FloorDiv, template=""),
+    _int_binary("floormod_int", "remainder_int32_tile", "binary_remainder.h", tirx.FloorMod, template=""),
+    _int_binary("truncdiv_int", "div_int32_trunc_tile", "div_int32_floor.h", tirx.Div, template=""),
+    *(_int_binary(f"{name}_int", f"{name}_int_tile", "binary_comp.h", node)
+      for name, node in (("eq", tirx.EQ), ("ne", tirx.NE), ("gt", tirx.GT), ("ge", tirx.GE), ("lt", tirx.LT),
+                         ("le", tirx.LE))),
+    SfpuOp(SfpuKind.SCALAR, "add_int32", "add_unary_tile_int32", COMPUTE + "eltwise_unary/binop_with_scalar.h",
+           tirx.Add, init="binop_with_scalar_tile_init"),
+    SfpuOp(SfpuKind.SCALAR, "sub_int32", "sub_unary_tile_int32", COMPUTE + "eltwise_unary/binop_with_scalar.h",
+           tirx.Sub, init="binop_with_scalar_tile_init"),
+    SfpuOp(SfpuKind.SCALAR, "fill_int", "fill_tile_int", COMPUTE + "eltwise_unary/fill.h", init="fill_tile_init",
+           template=INT32, init_template=""),
+)
+INT_BINARY: dict[type, SfpuOp] = {op.tir: op for op in INT_OPS if op.kind == SfpuKind.BINARY}
+INT_SCALAR: dict[type, SfpuOp] = {op.tir: op for op in INT_OPS if op.kind == SfpuKind.SCALAR and op.tir}
+_BY_NAME = {(op.kind, op.name): op for op in SFPU_OPS + INT_OPS}
 
 
 def sfpu_op(kind: SfpuKind | str, name: str) -> SfpuOp:

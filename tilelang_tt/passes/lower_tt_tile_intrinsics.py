@@ -2,9 +2,11 @@
 
 Reads: ``T.gemm``, ``T.clear``/``T.fill``, ``T.reduce_*``, on-chip ``T.copy`` and ``T.Parallel``
 stores; ``tt.cb_desc`` (block geometry, vectors); ``tt.arch`` (its DST capacity).
-Writes: ``tt.compute_config`` {fp32_dest_acc_en, math_fidelity, math_approx_mode, dst_budget}:
-fp32 DST accumulation whenever an on-chip block is float32; ``tt.cb_desc`` entries of the blocks it
-makes.
+Writes: ``tt.compute_config`` {fp32_dest_acc_en, math_fidelity, math_approx_mode, dst_budget,
+unpack_to_dest}: a 32-bit DST whenever an on-chip block is float32 or an int32 block is computed
+on, and the int32 blocks compute reads, whose CBs the host marks as unpacked straight to DST
+(``UnpackToDestFp32``: 32-bit integer tiles go there unchanged); ``tt.cb_desc`` entries of the
+blocks it makes.
 TIR: each tile op is lowered by its family in :mod:`tilelang_tt.ops` (the registry ``TILE_OPS``;
 ``T.Parallel`` nests by :mod:`~tilelang_tt.ops.eltwise`):
 - gemm: ``T.clear(C)`` and the statements after it that ``T.gemm`` into C (the K loop) become one
@@ -35,7 +37,7 @@ from tvm import ir, tirx
 
 from tilelang_tt.attrs import Attr, Intrin, get, with_attrs
 from tilelang_tt.ops import ELTWISE, GEMM, TILE_OPS
-from tilelang_tt.ops.base import LowerContext
+from tilelang_tt.ops.base import INTEGER_DTYPES, LowerContext
 from tilelang_tt.ops.eltwise import SUPPORTED
 from tilelang_tt.passes.common import (
     arch_of,
@@ -188,6 +190,19 @@ def _rename_buffers(stmt, mapping: dict):
     return tirx.stmt_functor.ir_transform(stmt, None, post, ["tirx.BufferLoad", "tirx.BufferStore"])
 
 
+def _integer_operands(body) -> list[str]:
+    """The int32 blocks element-wise values read, sorted."""
+    names = set()
+
+    def visit(node):
+        if stmt_intrin(node) == Intrin.TILE_ELTWISE:
+            tirx.stmt_functor.post_order_visit(node.value.args[3], lambda n: names.add(n.buffer.name) if isinstance(
+                n, tirx.BufferLoad) and str(n.buffer.dtype) in INTEGER_DTYPES else None)
+
+    tirx.stmt_functor.post_order_visit(body, visit)
+    return sorted(names)
+
+
 def _transform(func: tirx.PrimFunc, mod, ctx, math_fidelity: str, gemm_reuse: str) -> tirx.PrimFunc:
     arch = arch_of(func)
     lowerer = _Lowerer(PASS, func, arch.dst_budget, get(func, Attr.CB_DESC, {}), gemm_reuse)
@@ -199,6 +214,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx, math_fidelity: str, gemm_reuse: st
             "math_fidelity": math_fidelity,
             "math_approx_mode": False,
             "dst_budget": arch.dst_budget(lowerer.fp32),
+            "unpack_to_dest": _integer_operands(body),
         }
     })
 

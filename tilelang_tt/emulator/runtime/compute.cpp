@@ -1,6 +1,7 @@
-// Kernel-side runtime of the compute kernel: DST register file, unpack (CB -> fp32), FPU ops,
-// SFPU ops and pack (DST -> CB).
+// Kernel-side runtime of the compute kernel: DST register file, unpack (CB -> DST words), FPU ops,
+// SFPU ops (float, and 32-bit integer on the raw bits of DST words) and pack (DST -> CB).
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -124,7 +125,7 @@ void settle(ThreadCtx& t, float* d) {
   for (uint32_t i = 0; i < kTileHW; ++i) d[i] = round_to_bf16(d[i]);
 }
 
-void unpack_waited(ThreadCtx& t, uint32_t cbi, uint32_t tile, float* out, const char* fn, Loc loc) {
+DataFormat unpack_waited(ThreadCtx& t, uint32_t cbi, uint32_t tile, float* out, const char* fn, Loc loc) {
   std::unique_lock lk(t.dev->mu);
   if (cbi >= t.dev->arch.num_cbs || !t.core->cbs[cbi].configured)
     protocol_error(loc, std::string(fn) + " reads CB " + std::to_string(cbi) + ", which is not configured on this core");
@@ -137,16 +138,37 @@ void unpack_waited(ThreadCtx& t, uint32_t cbi, uint32_t tile, float* out, const 
                             " is smaller than a " + data_format_name(cb.fmt) + " tile");
   const uint32_t page = (cb.rd_page + tile) % cb.num_pages;
   const uint8_t* src = t.core->l1 + cb.offset + page * cb.page_size;
+  const DataFormat fmt = cb.fmt;
   lk.unlock();
-  unpack_tile(src, cb.fmt, out);
+  unpack_tile(src, fmt, out);
+  return fmt;
+}
+
+void check_int32_dst(const ThreadCtx& t, DataFormat fmt, uint32_t cbi, const std::string& call, Loc loc) {
+  if (!is_int32_format(fmt) || t.kernel->opts.fp32_dest_acc_en) return;
+  protocol_error(loc, call + ": CB " + std::to_string(cbi) + " holds " + data_format_name(fmt) +
+                          " datums, which move between L1 and DST as 32-bit words: that needs a 32-bit DST "
+                          "(ComputeConfig::fp32_dest_acc_en = true; DST holds 16-bit words without it)");
 }
 
 namespace {
 
+// How an op's unpacker feeds math. Fpu: through the source registers SrcA/SrcB (19 bits wide) to the
+// FPU, which computes on floats only; 32-bit integer tiles cannot take that path. ToDest: a datacopy
+// (copy_tile, unary_bcast, transpose_wh_tile), which unpacks 32-bit tiles (Float32, Int32, UInt32)
+// straight to DST (tt-llk's UnpackToDestEn path, needing a 32-bit DST) and the others through SrcA.
+enum class Path : uint8_t { Fpu, ToDest };
+
 // The ops that unpack CB tiles into DST: the unpacker must be in its default (tile) mode.
-void unpack(ThreadCtx& t, uint32_t cbi, uint32_t tile, float* out, const char* fn, Loc loc) {
+void unpack(ThreadCtx& t, uint32_t cbi, uint32_t tile, float* out, const char* fn, Loc loc, Path path) {
   check_unpacker_default(t, fn, loc);
-  unpack_waited(t, cbi, tile, out, fn, loc);
+  const DataFormat fmt = unpack_waited(t, cbi, tile, out, fn, loc);
+  if (path == Path::Fpu && is_int32_format(fmt))
+    protocol_error(loc, std::string(fn) + " reads CB " + std::to_string(cbi) + ", which holds " +
+                            data_format_name(fmt) + " tiles: the FPU does not compute on 32-bit integers (its source "
+                            "registers are 19 bits wide); copy_tile them to DST and use the SFPU integer ops "
+                            "(add_int_tile, mul_int_tile, ...)");
+  check_int32_dst(t, fmt, cbi, fn, loc);
 }
 
 }  // namespace
@@ -236,8 +258,8 @@ void binary_tiles(BinaryOp op, Bcast bcast, uint32_t cb0, uint32_t cb1, uint32_t
   if (bcast == Bcast::Row && b_row >= 32)
     protocol_error(loc, name + ": bcast_row_idx " + std::to_string(b_row) + " is not a row of a 32x32 tile");
   alignas(64) float a[kTileHW], b[kTileHW];
-  unpack(t, cb0, t0, a, name.c_str(), loc);
-  unpack(t, cb1, t1, b, name.c_str(), loc);
+  unpack(t, cb0, t0, a, name.c_str(), loc, Path::Fpu);
+  unpack(t, cb1, t1, b, name.c_str(), loc, Path::Fpu);
   float* d = math_dst(t, idst, name.c_str(), loc);
   const bool acc = t.binary_acc && bcast == Bcast::None;
   for (uint32_t r = 0; r < 32; ++r)
@@ -255,7 +277,7 @@ void binary_reuse_dest(BinaryOp op, bool dest_is_a, uint32_t cb, uint32_t ti, ui
   const std::string name = std::string(kBinaryName[static_cast<int>(op)]) + "_reuse_dest_tiles";
   ThreadCtx& t = compute_ctx(name.c_str(), loc);
   alignas(64) float x[kTileHW];
-  unpack(t, cb, ti, x, name.c_str(), loc);
+  unpack(t, cb, ti, x, name.c_str(), loc, Path::Fpu);
   float* d = math_dst(t, idst, name.c_str(), loc);
   for (uint32_t i = 0; i < kTileHW; ++i) d[i] = dest_is_a ? fpu(op, d[i], x[i]) : fpu(op, x[i], d[i]);
   settle(t, d);
@@ -265,8 +287,8 @@ void binary_reuse_dest(BinaryOp op, bool dest_is_a, uint32_t cb, uint32_t ti, ui
 void matmul_tiles(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t idst, Loc loc) {
   ThreadCtx& t = compute_ctx("matmul_tiles", loc);
   alignas(64) float a[kTileHW], b[kTileHW];
-  unpack(t, cb0, t0, a, "matmul_tiles", loc);
-  unpack(t, cb1, t1, b, "matmul_tiles", loc);
+  unpack(t, cb0, t0, a, "matmul_tiles", loc, Path::Fpu);
+  unpack(t, cb1, t1, b, "matmul_tiles", loc, Path::Fpu);
   if (t.mm_transpose)
     for (uint32_t r = 0; r < 32; ++r)
       for (uint32_t c = r + 1; c < 32; ++c) std::swap(b[r * 32 + c], b[c * 32 + r]);
@@ -286,7 +308,7 @@ void matmul_tiles(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t
 void copy_tile(uint32_t cb, uint32_t ti, uint32_t idst, Loc loc) {
   ThreadCtx& t = compute_ctx("copy_tile", loc);
   alignas(64) float x[kTileHW];
-  unpack(t, cb, ti, x, "copy_tile", loc);
+  unpack(t, cb, ti, x, "copy_tile", loc, Path::ToDest);
   float* d = math_dst(t, idst, "copy_tile", loc);
   std::copy(x, x + kTileHW, d);
   settle(t, d);
@@ -297,7 +319,7 @@ void unary_bcast(Bcast bcast, uint32_t cb, uint32_t ti, uint32_t idst, Loc loc) 
   const std::string name = std::string("unary_bcast") + kBcastSuffix[static_cast<int>(bcast)];
   ThreadCtx& t = compute_ctx(name.c_str(), loc);
   alignas(64) float x[kTileHW];
-  unpack(t, cb, ti, x, name.c_str(), loc);
+  unpack(t, cb, ti, x, name.c_str(), loc, Path::ToDest);
   float* d = math_dst(t, idst, name.c_str(), loc);
   for (uint32_t r = 0; r < 32; ++r)
     for (uint32_t c = 0; c < 32; ++c)
@@ -310,8 +332,8 @@ void reduce_tile(Pool pool, RDim dim, uint32_t cb, uint32_t cb_scaler, uint32_t 
                  Loc loc) {
   ThreadCtx& t = compute_ctx("reduce_tile", loc);
   alignas(64) float x[kTileHW], s[kTileHW];
-  unpack(t, cb, ti, x, "reduce_tile", loc);
-  unpack(t, cb_scaler, ts, s, "reduce_tile", loc);
+  unpack(t, cb, ti, x, "reduce_tile", loc, Path::Fpu);
+  unpack(t, cb_scaler, ts, s, "reduce_tile", loc, Path::Fpu);
   if (t.math_owned >= 0 && idst < t.dst_capacity()) {
     // First write since acquire: MAX starts from -inf, SUM from the zeroed register.
     const uint32_t phys = static_cast<uint32_t>(t.math_owned) * t.dst_half() + idst;
@@ -351,7 +373,7 @@ void reduce_tile(Pool pool, RDim dim, uint32_t cb, uint32_t cb_scaler, uint32_t 
 void transpose_tile(uint32_t cb, uint32_t ti, uint32_t idst, Loc loc) {
   ThreadCtx& t = compute_ctx("transpose_wh_tile", loc);
   alignas(64) float x[kTileHW];
-  unpack(t, cb, ti, x, "transpose_wh_tile", loc);
+  unpack(t, cb, ti, x, "transpose_wh_tile", loc, Path::ToDest);
   float* d = math_dst(t, idst, "transpose_wh_tile", loc);
   for (uint32_t r = 0; r < 32; ++r)
     for (uint32_t c = 0; c < 32; ++c) d[r * 32 + c] = x[c * 32 + r];
@@ -438,6 +460,128 @@ void fill_tile(uint32_t idst, float value, Loc loc) {
   count(t, "fill_tile");
 }
 
+void fill_tile_bitcast(uint32_t idst, uint32_t bits, Loc loc) {
+  ThreadCtx& t = compute_ctx("fill_tile_bitcast", loc);
+  float* d = math_dst(t, idst, "fill_tile_bitcast", loc);
+  std::fill(d, d + kTileHW, std::bit_cast<float>(bits));
+  settle(t, d);
+  count(t, "fill_tile_bitcast");
+}
+
+// ---------------------------------------------------------------- SFPU integer ops
+// On the raw 32-bit words of DST tiles (unpacked straight from Int32/UInt32 CBs), two's complement,
+// wrapping modulo 2^32. They need a 32-bit DST (fp32_dest_acc_en); the results are integers, so
+// nothing rounds them to bfloat16.
+namespace {
+
+constexpr uint8_t kInt32Id = 8, kUInt16Id = 9, kUInt32Id = 24;  // kernel-side DataFormat ids (tensix_types.h)
+
+int32_t s32(uint32_t x) { return static_cast<int32_t>(x); }
+
+struct IntBinaryRow {
+  const char* name;           // the API call on Int32 (signed) tiles
+  const char* unsigned_name;  // on UInt32 tiles (the same call with a template format, else its own)
+  uint32_t (*fn)(uint32_t a, uint32_t b, bool is_signed);
+};
+
+// Indexed by IntBinary; keep in enumerator order. Results modulo 2^32; comparisons give 1 or 0.
+// mul: ckernel_sfpu_mul_int32.h (mul_int32, what mul_int_tile<Int32/UInt32> runs on Wormhole and
+// Blackhole) splits both operands in 11-bit chunks, multiplies them exactly in fp32 and adds the
+// partial products shifted by 0, 11 and 22 bits in 32-bit integer registers, dropping what lands
+// above bit 31 (the top chunk product sums fit in 23 bits): the low 32 bits of the product, the same
+// word for signed and unsigned operands (two's complement). Hence a * b modulo 2^32.
+constexpr IntBinaryRow kIntBinary[] = {
+    {"add_int_tile", "add_int_tile", [](uint32_t a, uint32_t b, bool) { return a + b; }},
+    {"sub_int_tile", "sub_int_tile", [](uint32_t a, uint32_t b, bool) { return a - b; }},
+    {"rsub_int_tile", "rsub_int_tile", [](uint32_t a, uint32_t b, bool) { return b - a; }},
+    {"mul_int_tile", "mul_int_tile", [](uint32_t a, uint32_t b, bool) { return a * b; }},
+    {"eq_int_tile", "eq_int_tile", [](uint32_t a, uint32_t b, bool) { return uint32_t(a == b); }},
+    {"ne_int_tile", "ne_int_tile", [](uint32_t a, uint32_t b, bool) { return uint32_t(a != b); }},
+    {"lt_int_tile", "lt_int_tile",
+     [](uint32_t a, uint32_t b, bool sg) { return uint32_t(sg ? s32(a) < s32(b) : a < b); }},
+    {"gt_int_tile", "gt_int_tile",
+     [](uint32_t a, uint32_t b, bool sg) { return uint32_t(sg ? s32(a) > s32(b) : a > b); }},
+    {"le_int_tile", "le_int_tile",
+     [](uint32_t a, uint32_t b, bool sg) { return uint32_t(sg ? s32(a) <= s32(b) : a <= b); }},
+    {"ge_int_tile", "ge_int_tile",
+     [](uint32_t a, uint32_t b, bool sg) { return uint32_t(sg ? s32(a) >= s32(b) : a >= b); }},
+    {"binary_max_int32_tile", "binary_max_uint32_tile",
+     [](uint32_t a, uint32_t b, bool sg) { return (sg ? s32(a) >= s32(b) : a >= b) ? a : b; }},
+    {"binary_min_int32_tile", "binary_min_uint32_tile",
+     [](uint32_t a, uint32_t b, bool sg) { return (sg ? s32(a) <= s32(b) : a <= b) ? a : b; }},
+    // div_int32_floor.h, binary_remainder.h (Remainder = a - floor(a / b) * b: the divisor's sign), on
+    // int32 (a zero divisor is an error, checked by sfpu_int_binary; INT_MIN / -1 wraps to INT_MIN)
+    {"div_int32_floor_tile", "div_int32_floor_tile", [](uint32_t a, uint32_t b, bool) {
+       const int64_t x = s32(a), y = s32(b), q = x / y;
+       return static_cast<uint32_t>(q - ((x % y != 0) && ((x < 0) != (y < 0))));
+     }},
+    {"div_int32_trunc_tile", "div_int32_trunc_tile",
+     [](uint32_t a, uint32_t b, bool) { return static_cast<uint32_t>(int64_t(s32(a)) / int64_t(s32(b))); }},
+    {"remainder_int32_tile", "remainder_uint32_tile", [](uint32_t a, uint32_t b, bool sg) {
+       if (!sg) return a % b;
+       const int64_t x = s32(a), y = s32(b), r = x % y;
+       return static_cast<uint32_t>(r != 0 && ((r < 0) != (y < 0)) ? r + y : r);
+     }},
+};
+static_assert(std::size(kIntBinary) == static_cast<size_t>(IntBinary::Count));
+
+// Whether an integer op's format is signed (Int32) or not (UInt32); errors for UInt16 (the SFPU's
+// LO16 mode on 16-bit words, not emulated), an id that is no integer format, and a 16-bit DST.
+bool int_signed(const ThreadCtx& t, uint8_t format, const std::string& name, Loc loc) {
+  if (format == kUInt16Id)
+    api_error(name + "<DataFormat::UInt16>: the SFPU's 16-bit integer mode (LO16) is not emulated; compute on Int32 "
+                     "or UInt32 tiles", loc);
+  if (format != kInt32Id && format != kUInt32Id)
+    api_error(name + ": DataFormat " + std::to_string(format) + " is not an integer format (Int32, UInt32)", loc);
+  if (!t.kernel->opts.fp32_dest_acc_en)
+    api_error(name + ": 32-bit integers need a 32-bit DST (ComputeConfig::fp32_dest_acc_en = true); DST holds 16-bit "
+                     "words without it", loc);
+  return format == kInt32Id;
+}
+
+uint32_t word(float f) { return std::bit_cast<uint32_t>(f); }
+float as_word(uint32_t x) { return std::bit_cast<float>(x); }
+
+}  // namespace
+
+void sfpu_int_binary(IntBinary op, uint8_t format, uint32_t i0, uint32_t i1, uint32_t io, Loc loc) {
+  const IntBinaryRow& row = kIntBinary[static_cast<int>(op)];
+  const char* name = format == kUInt32Id ? row.unsigned_name : row.name;
+  ThreadCtx& t = compute_ctx(name, loc);
+  const bool sg = int_signed(t, format, name, loc);
+  const float* a = math_dst(t, i0, name, loc);
+  const float* b = math_dst(t, i1, name, loc);
+  float* d = math_dst(t, io, name, loc);
+  if (op == IntBinary::FloorDiv || op == IntBinary::TruncDiv || op == IntBinary::FloorMod) {
+    for (uint32_t i = 0; i < kTileHW; ++i)
+      if (word(b[i]) == 0)
+        api_error(std::string(name) + ": element " + std::to_string(i) + " of the divisor (DST tile " +
+                      std::to_string(i1) + ") is 0", loc);
+  }
+  for (uint32_t i = 0; i < kTileHW; ++i) d[i] = as_word(row.fn(word(a[i]), word(b[i]), sg));
+  count(t, name);
+}
+
+void sfpu_int_scalar(IntBinary op, uint32_t idst, uint32_t param, Loc loc) {
+  const IntBinaryRow& row = kIntBinary[static_cast<int>(op)];
+  const std::string name = op == IntBinary::Add ? "add_unary_tile_int32" : op == IntBinary::Sub ? "sub_unary_tile_int32"
+                                                                                                   : "";
+  if (name.empty()) api_error(std::string("sfpu_int_scalar: ") + row.name + " has no tile-scalar form", loc);
+  ThreadCtx& t = compute_ctx(name.c_str(), loc);
+  const bool sg = int_signed(t, kInt32Id, name, loc);
+  float* d = math_dst(t, idst, name.c_str(), loc);
+  for (uint32_t i = 0; i < kTileHW; ++i) d[i] = as_word(row.fn(word(d[i]), param, sg));
+  count(t, name);
+}
+
+void fill_tile_int(uint8_t format, uint32_t idst, uint32_t value, Loc loc) {
+  ThreadCtx& t = compute_ctx("fill_tile_int", loc);
+  int_signed(t, format, "fill_tile_int", loc);
+  float* d = math_dst(t, idst, "fill_tile_int", loc);
+  std::fill(d, d + kTileHW, as_word(value));
+  count(t, "fill_tile_int");
+}
+
 // ---------------------------------------------------------------- pack
 void pack_dst(ThreadCtx& t, uint32_t idst, uint32_t cbi, bool out_of_order, uint32_t out_index, const char* fn,
               Loc loc) {
@@ -461,6 +605,7 @@ void pack_dst(ThreadCtx& t, uint32_t idst, uint32_t cbi, bool out_of_order, uint
   if (cb.page_size < tile_size_bytes(cb.fmt))
     protocol_error(loc, std::string(fn) + ": CB " + std::to_string(cbi) + " page size " + std::to_string(cb.page_size) +
                             " is smaller than a " + data_format_name(cb.fmt) + " tile");
+  check_int32_dst(t, cb.fmt, cbi, fn, loc);
   if (!out_of_order) cb.packed += 1;
   uint8_t* dst = t.core->l1 + cb.offset + ((cb.wr_page + pos) % cb.num_pages) * cb.page_size;
   const DataFormat fmt = cb.fmt;

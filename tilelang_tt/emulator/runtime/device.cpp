@@ -467,6 +467,16 @@ uint32_t Device::add_kernel(const std::string& source_name, KernelRole role, con
     throw EmulatorError("add_kernel: '" + source_name + "' was compiled with compile-time args " +
                         join(info->compile_args) + " but the program passes " + join(compile_args));
   }
+  // tt-metal's JIT build indexes unpack_to_dest_mode by every CB id of the arch (get_unpack_dst_formats:
+  // unpack_to_dest_mode.size() >= the number of CBs); longer vectors (NUM_CIRCULAR_BUFFERS = 64 on the
+  // host) are fine.
+  const size_t modes = opts.unpack_to_dest_fp32.size();
+  if (modes != 0 && modes < d.arch.num_cbs)
+    throw EmulatorError("add_kernel: '" + source_name + "': ComputeConfig::unpack_to_dest_mode has " +
+                        std::to_string(modes) + " entries but " + d.arch.name + " has " +
+                        std::to_string(d.arch.num_cbs) +
+                        " circular buffers: give it one entry per CB index (size NUM_CIRCULAR_BUFFERS), or none "
+                        "for all Default");
   const uint32_t id = static_cast<uint32_t>(d.kernels.size());
   for (const CoreXY& xy : cores) {
     Core& c = d.core(xy);

@@ -1,7 +1,10 @@
 // Tile data formats: face-ordered L1 tiles <-> row-major fp32 (the DST register layout).
+// A DST word is a float; 32-bit integer datums (Int32, UInt32) are their raw bits in it, as the
+// unpacker moves them straight to a 32-bit DST and the packer writes them back unchanged.
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 
 #include "internal.hpp"
 
@@ -113,16 +116,10 @@ void load_datums(const uint8_t* src, DataFormat fmt, uint32_t n, float* out) {
       for (uint32_t i = 0; i < n; ++i) out[i] = static_cast<float>(src[i]);
       return;
     }
-    case DataFormat::UInt32: {
-      const uint32_t* s = reinterpret_cast<const uint32_t*>(src);
-      for (uint32_t i = 0; i < n; ++i) out[i] = static_cast<float>(s[i]);
+    case DataFormat::UInt32:
+    case DataFormat::Int32:  // bit copies: DST holds the two's-complement word
+      std::memcpy(out, src, size_t(n) * 4);
       return;
-    }
-    case DataFormat::Int32: {
-      const int32_t* s = reinterpret_cast<const int32_t*>(src);
-      for (uint32_t i = 0; i < n; ++i) out[i] = static_cast<float>(s[i]);
-      return;
-    }
     case DataFormat::Bfp8_b: break;
   }
   throw EmulatorError("load_datums: Bfp8_b is stored in tiles only");
@@ -148,16 +145,10 @@ void store_datums(const float* in, uint32_t n, DataFormat fmt, uint8_t* dst) {
       for (uint32_t i = 0; i < n; ++i) dst[i] = static_cast<uint8_t>(std::lrint(in[i]));
       return;
     }
-    case DataFormat::UInt32: {
-      uint32_t* d = reinterpret_cast<uint32_t*>(dst);
-      for (uint32_t i = 0; i < n; ++i) d[i] = static_cast<uint32_t>(std::llrint(in[i]));
+    case DataFormat::UInt32:
+    case DataFormat::Int32:  // bit copies of the DST words
+      std::memcpy(dst, in, size_t(n) * 4);
       return;
-    }
-    case DataFormat::Int32: {
-      int32_t* d = reinterpret_cast<int32_t*>(dst);
-      for (uint32_t i = 0; i < n; ++i) d[i] = static_cast<int32_t>(std::lrint(in[i]));
-      return;
-    }
     case DataFormat::Bfp8_b: break;
   }
   throw EmulatorError("store_datums: Bfp8_b is stored in tiles only");

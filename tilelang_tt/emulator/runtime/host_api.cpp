@@ -510,6 +510,9 @@ KernelHandle CreateKernel(
         spec.options.fp32_dest_acc_en = compute.fp32_dest_acc_en;
         spec.options.math_approx_mode = compute.math_approx_mode;
         spec.options.math_fidelity = static_cast<int>(compute.math_fidelity);
+        for (const UnpackToDestMode mode : compute.unpack_to_dest_mode) {
+            spec.options.unpack_to_dest_fp32.push_back(mode == UnpackToDestMode::UnpackToDestFp32);
+        }
     }
     ProgramState& state = program.state();
     state.kernels.push_back(std::move(spec));

@@ -213,12 +213,17 @@ uint32_t face_index(uint32_t r, uint32_t c);
 uint16_t float_to_bf16_rne(float f);
 float bf16_to_float(uint16_t b);
 float round_to_bf16(float f);
-// Unpack a tile in `fmt` (face order) into row-major fp32, and pack back.
+// Unpack a tile in `fmt` (face order) into row-major DST words, and pack back. The float formats
+// and UInt16/UInt8 convert by value; Int32 and UInt32 are bit copies (DST words hold the raw
+// two's-complement bits, see is_int32_format).
 void unpack_tile(const uint8_t* src, DataFormat fmt, float* out);
 void pack_tile_data(const float* in, DataFormat fmt, uint8_t* dst);
 // Row-major (untilized) data: bytes of one datum (0 for Bfp8_b, a tile-only format), and `n`
-// consecutive datums in `fmt` <-> fp32 (not Bfp8_b).
+// consecutive datums in `fmt` <-> DST words (not Bfp8_b), converted as unpack_tile/pack_tile_data do.
 uint32_t datum_size_bytes(DataFormat fmt);
+// The 32-bit integer formats: unpacked straight to DST (SrcA/SrcB are 19 bits wide), which must then
+// be 32 bits wide (fp32_dest_acc_en); DST words hold their bits, never rounded to bfloat16.
+inline bool is_int32_format(DataFormat fmt) { return fmt == DataFormat::Int32 || fmt == DataFormat::UInt32; }
 void load_datums(const uint8_t* src, DataFormat fmt, uint32_t n, float* out);
 void store_datums(const float* in, uint32_t n, DataFormat fmt, uint8_t* dst);
 
@@ -230,8 +235,12 @@ ThreadCtx& compute_ctx(const char* fn, Loc loc);
 float* math_dst(ThreadCtx& t, uint32_t idst, const char* fn, Loc loc);
 // After a math op: DST holds bf16 unless fp32_dest_acc_en.
 void settle(ThreadCtx& t, float* d);
-// Unpacks tile `tile` (relative to the read pointer) of a CB the kernel has waited for.
-void unpack_waited(ThreadCtx& t, uint32_t cb, uint32_t tile, float* out, const char* fn, Loc loc);
+// Unpacks tile `tile` (relative to the read pointer) of a CB the kernel has waited for; returns the
+// CB's format.
+DataFormat unpack_waited(ThreadCtx& t, uint32_t cb, uint32_t tile, float* out, const char* fn, Loc loc);
+// Errors unless DST is 32 bits wide when `call` moves the 32-bit integer datums of CB `cb` (in `fmt`)
+// between that CB and DST; a no-op for the other formats.
+void check_int32_dst(const ThreadCtx& t, DataFormat fmt, uint32_t cb, const std::string& call, Loc loc);
 // Packs DST tile `idst` of the half held by the packer into a reserved page of `cb`: the next one
 // in order, or page `out_index` of the reserved space when out_of_order.
 void pack_dst(ThreadCtx& t, uint32_t idst, uint32_t cb, bool out_of_order, uint32_t out_index, const char* fn,

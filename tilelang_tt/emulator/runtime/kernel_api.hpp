@@ -136,6 +136,20 @@ void where_tile(uint8_t format, uint32_t cond, uint32_t a, uint32_t b, uint32_t 
 enum class Compare : uint8_t { Eq, Ne, Gt, Ge, Lt, Le };
 // DST[dst] = (DST[dst] <op> value) ? 1.0 : 0.0, element by element; `fn` names the API call.
 void compare_tile(Compare op, uint32_t dst, float value, const char* fn, Loc loc);
+// DST[dst] = the float whose bits are `bits` (fill_tile_bitcast), rounded to bfloat16 unless fp32_dest_acc_en.
+void fill_tile_bitcast(uint32_t dst, uint32_t bits, Loc loc);
+
+// SFPU integer ops on the raw 32-bit words of DST tiles (Int32/UInt32 tiles unpacked straight to DST),
+// two's complement modulo 2^32; the table lives in compute.cpp. `format` is the kernel-side DataFormat
+// id of the API call's template argument (Int32: signed, UInt32: unsigned; UInt16 is not emulated).
+// Each needs fp32_dest_acc_en. Comparisons give 1 where they hold, else 0. Rsub: DST[dst1] - DST[dst0].
+enum class IntBinary : uint8_t { Add, Sub, Rsub, Mul, Eq, Ne, Lt, Gt, Le, Ge, Max, Min, FloorDiv, TruncDiv, FloorMod,
+                                  Count };
+void sfpu_int_binary(IntBinary op, uint8_t format, uint32_t dst0, uint32_t dst1, uint32_t odst, Loc loc);
+// DST[dst] op param (Add or Sub), param the int32 bits (add_unary_tile_int32, sub_unary_tile_int32).
+void sfpu_int_scalar(IntBinary op, uint32_t dst, uint32_t param, Loc loc);
+// Every word of DST[dst] = value (fill_tile_int<format>).
+void fill_tile_int(uint8_t format, uint32_t dst, uint32_t value, Loc loc);
 // Tile counter for ops implemented in headers (inits that are no-ops still count nothing).
 void count_op(const char* kind);
 

@@ -109,6 +109,7 @@ void write_untilized(ThreadCtx& t, uint32_t first, uint32_t bct, uint32_t full, 
   const uint64_t row = uint64_t(full) * 32 * es, column = uint64_t(c_index) * bct * 32 * es;
   uint8_t* base = held_bytes(t, cb, false, row_block + column, row_block + 31 * row + column + bct * 32 * es, call, loc);
   const DataFormat fmt = cb.fmt;
+  check_int32_dst(t, fmt, ocb, call, loc);
   lk.unlock();
   for (uint32_t c = 0; c < bct; ++c) {
     const float* tile = t.dst[static_cast<uint32_t>(t.pack_owned) * t.dst_half() + first + c].data();
@@ -166,6 +167,7 @@ void tilize_block(uint32_t icb, uint32_t block, uint32_t ocb, uint32_t in_index,
   const uint64_t first = (uint64_t(in_index / block) * block * kTileHW + (in_index % block) * 32) * es;
   const uint8_t* src = held_bytes(t, in, true, first, first + uint64_t(block) * kTileHW * es, call, loc) + first;
   const DataFormat fmt = in.fmt;
+  check_int32_dst(t, fmt, icb, call, loc);
   lk.unlock();
   for (uint32_t j = 0; j < block; ++j) {
     tile_regs_acquire(loc);
@@ -209,7 +211,7 @@ void untilize_block(uint32_t bct, uint32_t icb, uint32_t full, uint32_t ocb, Loc
   std::vector<float> rows(size_t(full) * kTileHW);
   alignas(64) float tile[kTileHW];
   for (uint32_t i = 0; i < full; ++i) {
-    unpack_waited(t, icb, i, tile, call.c_str(), loc);
+    check_int32_dst(t, unpack_waited(t, icb, i, tile, call.c_str(), loc), icb, call, loc);
     for (uint32_t r = 0; r < 32; ++r) std::copy(tile + r * 32, tile + r * 32 + 32, rows.data() + (r * full + i) * 32);
   }
   // DST tile c of a block holds the 1024 datums the tile packer writes as the next page.
@@ -261,7 +263,7 @@ void pack_untilize_block(uint32_t bct, uint32_t full, uint32_t icb, uint32_t blo
   tile_regs_acquire(loc);
   for (uint32_t c = 0; c < bct; ++c) {
     float* d = math_dst(t, c, "pack_untilize_block", loc);
-    unpack_waited(t, icb, c, d, call.c_str(), loc);
+    check_int32_dst(t, unpack_waited(t, icb, c, d, call.c_str(), loc), icb, call, loc);
     settle(t, d);
   }
   tile_regs_commit(loc);

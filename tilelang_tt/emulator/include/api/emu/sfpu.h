@@ -29,4 +29,14 @@ constexpr const char* kWholeTilesOnly = "emulator: SFPU ops run on whole tiles o
 inline void require_whole_tile(ckernel::VectorMode vector_mode, const char* fn, emu::k::Loc loc) {
   if (vector_mode != ckernel::VectorMode::RC) emu::k::api_error(std::string(fn) + ": " + kWholeTilesOnly, loc);
 }
+
+// The integer SFPU ops' template format as the runtime's id (tensix_types.h value).
+constexpr std::uint8_t format_id(::DataFormat format) { return static_cast<std::uint8_t>(format); }
+
+// The formats the WH/BH integer SFPU ops take as a template argument (api/compute/add_int_sfpu.h and
+// the like; tensix_types.h's is_uint32_format is UInt32 there); each header static_asserts it. UInt16
+// compiles but is reported at run time.
+constexpr bool is_sfpu_int_format(::DataFormat format) {
+  return format == ::DataFormat::Int32 || format == ::DataFormat::UInt32 || format == ::DataFormat::UInt16;
+}
 }  // namespace emu::detail
