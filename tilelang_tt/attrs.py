@@ -78,6 +78,9 @@ class Attr(_DocumentedKey):
     READ_WHEN = ("tt.read_when", "AttrStmt key around a tt.read_to_cb: the reader moves the slice only when the "
                                  "value (which may read tensor elements: a block-sparse mask) holds, else fills the "
                                  "block with zeros; compute and writer do not see it.")
+    VALID_ROWS = ("tt.valid_rows", "AttrStmt key around a T.copy of a block into a tensor: the writer writes only the "
+                                   "block's first `value` rows (a guarded store `if i < valid: C[row + i, ..] = ..`; "
+                                   "the value may read tensor elements); reader and compute do not see it.")
     REDUCTION = ("tt.reduction", "Global tensors summed into by several blocks (T.atomic_add): {buffers, axes, blocks, "
                                  "semaphore} (a Reduction; LowerAtomicAddTT, the semaphore from "
                                  "LayoutAwareWorkPartitionTT).")

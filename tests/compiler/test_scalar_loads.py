@@ -149,9 +149,11 @@ def test_a_mask_of_index_modulo_is_generated_by_the_reader():
     assert torch.equal(out, torch.where(odd, x, -x))
 
 
-def decayed_rows(heads, n, accumulate=False):
+def decayed_rows(heads, n, accumulate=False, halvings=0):
     """Y[h] = X[h] * 2^((i + 1) lg) with lg = log2(1 - 2^(-5 - h)), the retention example's per-head
-    decay kept in a ``T.alloc_var``; ``accumulate`` updates it in a loop (not a value of the block)."""
+    decay kept in a ``T.alloc_var``; ``halvings`` halves it in a loop of that many steps (unrolled
+    into its value); ``accumulate`` halves it h + 1 times (a loop of a varying trip count: not a
+    value the kernels can substitute)."""
 
     @T.prim_func
     def main(X: T.Tensor((heads, 32, n), "float32"), Y: T.Tensor((heads, 32, n), "float32")):
@@ -159,8 +161,11 @@ def decayed_rows(heads, n, accumulate=False):
             lg = T.alloc_var("float32")
             lg = T.log2(1.0 - T.exp2(-5.0 - 1.0 * by))
             if accumulate:
-                for k in T.serial(2):
+                for k in T.serial(by + 1):
                     lg = lg * 0.5  # LINE: decayed_rows
+            if halvings:
+                for k in T.serial(halvings):
+                    lg = lg * 0.5
             x = T.alloc_shared((32, n), "float32")
             y = T.alloc_fragment((32, n), "float32")
             T.copy(X[by, 0, 0], x)
@@ -176,6 +181,14 @@ def test_a_scalar_variable_of_the_block_coordinates_is_its_value():
     out = torch.as_tensor(tilelang_tt.compile(decayed_rows(3, 64), grid=(2, 1)).run(x))
     gamma = 1 - 2.0 ** (-5.0 - torch.arange(3.0))
     ref = x * gamma[:, None, None] ** (torch.arange(32.0) + 1)[None, :, None]
+    assert_close(out, ref, 2.0 ** -10)
+
+
+def test_a_scalar_variable_updated_in_a_loop_of_constant_trip_count_is_its_final_value():
+    x = torch.randn(3, 32, 64)
+    out = torch.as_tensor(tilelang_tt.compile(decayed_rows(3, 64, halvings=2), grid=(2, 1)).run(x))
+    lg = torch.log2(1 - 2.0 ** (-5.0 - torch.arange(3.0))) * 0.25
+    ref = x * torch.exp2(lg[:, None, None] * (torch.arange(32.0) + 1)[None, :, None])
     assert_close(out, ref, 2.0 ** -10)
 
 

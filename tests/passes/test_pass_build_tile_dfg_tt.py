@@ -171,3 +171,19 @@ def test_row_major_tensors_get_staging_cbs():
     assert "tilize_from" not in dfg["b"] and dfg["b"]["producer"] == "reader"  # B stays tiled
     assert (cbs["a_rm"]["page_size"], cbs["a_rm"]["data_format"], cbs["a_rm"]["block_pages"]) == (2048, "Float16_b", 2)
     assert (cbs["c_rm"]["data_format"], cbs["c"]["data_format"]) == ("Float16_b", "Float32")
+
+
+def test_readers_and_writers_of_offsets_from_tensors_get_scratch_cbs():
+    """The grouped GEMM reads its group offsets in the reader (A's rows, B's matrix) and the writer
+    (C's rows, the valid rows): each gets a 64-byte scratch CB of its own, and only they."""
+    from tests.compiler.test_grouped_gemm import grouped_gemm
+
+    mod = run_pass(lower_until(grouped_gemm((40, 24), 64, 64, 64, 64, 32), PASS), PASS)
+    f = mod["main"]
+    dfg, cbs = get(f, Attr.TILE_DFG), get(f, Attr.CB_DESC)
+    scratch = {name: node for name, node in dfg.items() if node.get("kind") == "scratch"}
+    assert scratch == {"reader_scalars": {"producer": "reader", "consumers": ["reader"], "buffer": "", "kind": "scratch"},
+                       "writer_scalars": {"producer": "writer", "consumers": ["writer"], "buffer": "", "kind": "scratch"}}
+    assert [cbs[n]["page_size"] * cbs[n]["num_pages"] for n in scratch] == [64, 64]
+    plain = run_pass(lower_until(gemm(64, 64, 64, 32, 32, 32), PASS), PASS)["main"]
+    assert not any(node.get("kind") == "scratch" for node in get(plain, Attr.TILE_DFG).values())

@@ -124,3 +124,13 @@ def test_rank1_tensor_used_as_row_and_column_is_an_error_at_the_second_use():
     assert err.pass_name == PASS
     assert "the rank-1 tensor `S` is used as a row (one value per column) and here as a column" in err.message
     assert err.location[:2] == (inspect.getsourcefile(row_and_column), line_of("second_view"))
+
+
+def test_tensors_sliced_at_rows_read_from_tensors_or_written_some_rows_at_a_time_are_in_rows():
+    from tests.compiler.test_grouped_gemm import grouped_gemm, guarded_rows
+
+    f = run_pass(lower_until(grouped_gemm((40, 24), 64, 64, 64, 64, 32), PASS), PASS)["main"]
+    layouts = f.attrs["tt.layout_desc"]
+    assert [layouts[n]["layout"] for n in ("A", "B", "C")] == ["row_major", "interleaved", "row_major"]
+    f = run_pass(lower_until(guarded_rows(100, 64, 64, "lt"), PASS), PASS)["main"]
+    assert [f.attrs["tt.layout_desc"][n]["layout"] for n in ("A", "C")] == ["interleaved", "row_major"]

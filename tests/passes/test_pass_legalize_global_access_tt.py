@@ -125,3 +125,21 @@ def test_a_head_of_a_bshd_tensor_read_element_wise_becomes_its_slice():
                         tl.tileop.copy(tl.region(q[0, 0], 1, 32, 32), tl.region(C[by * 32, bx * 32], 2, 32, 32))
 
     tvm.ir.assert_structural_equal(LegalizeGlobalAccessTT()(Before), Expected)
+
+
+def test_a_store_guarded_on_the_first_index_writes_the_rows_inside_the_guard():
+    """``if by * bm + i < M: C[by * bm + i, j] = c[i, j]`` (the last block's boundary guard): the
+    fragment takes every row, the copy out writes the first ``M - by * bm`` (``tt.valid_rows``)."""
+    from tests.compiler.test_grouped_gemm import guarded_rows
+    from tests.passes.helpers import nodes
+    from tilelang_tt.attrs import Attr
+
+    before = lower_until(guarded_rows(100, 64, 64, "lt"), PASS)
+    after = run_pass(before, PASS)["main"]
+    C = param(after, "C")
+    (valid,) = nodes(after.body, lambda n: isinstance(n, tirx.AttrStmt) and n.attr_key == Attr.VALID_ROWS.value)
+    assert valid.node.same_as(C.data)
+    by = loop(after, "by").loop_var
+    assert tvm.arith.Analyzer().can_prove(valid.value == 100 - by * 64)
+    assert isinstance(valid.body, tirx.Evaluate) and valid.body.value.op.name == "tl.tileop.copy"
+    assert not nodes(after.body, lambda n: isinstance(n, tirx.IfThenElse))

@@ -15,6 +15,7 @@ from tests.passes.helpers import (
     ev,
     launch,
     loop,
+    nodes,
     param,
     region,
     seq,
@@ -180,3 +181,19 @@ def test_hand_written_gemm_split():
     assert sorted(gv.name_hint for gv in after.functions) == sorted(gv.name_hint for gv in Expected.functions)
     for gv in Expected.functions:
         tvm.ir.assert_structural_equal(after[gv.name_hint], Expected[gv], map_free_vars=True)
+
+
+def test_compute_computes_no_addresses_read_from_tensors():
+    """The grouped GEMM's offsets: the reader and writer keep the values named from tensor elements
+    (and those named from them), compute drops them and its markers start at 0 where they used them."""
+    from tests.compiler.test_grouped_gemm import grouped_gemm
+
+    mod = run_pass(lower_until(grouped_gemm((40, 24), 64, 64, 64, 64, 32), PASS), PASS)
+    named = {role: {n.var.name for n in nodes(f.body, lambda n: isinstance(n, tirx.Bind))}
+             for role, f in ((get(f, Attr.KERNEL_ROLE), f) for f in mod.functions.values())}
+    assert {"row", "valid", "g2"} <= named["reader"] | named["writer"]
+    assert "row" in named["reader"] and "valid" in named["writer"]
+    assert not named["compute"] & {"row", "valid", "g1", "g2", "g_rows1"}
+    compute = next(f for f in mod.functions.values() if get(f, Attr.KERNEL_ROLE) == "compute")
+    assert not nodes(compute.body, lambda n: isinstance(n, tirx.BufferLoad) and n.buffer.scope() == "global"
+                     and n.buffer.name.startswith("group"))

@@ -94,7 +94,12 @@ class _KernelWriter:
                 self.used_args.add(e)
             return self.names[e]
         if isinstance(e, tirx.Cast):
+            if str(e.value.dtype).startswith("float") and not str(e.dtype).startswith(("float", "bfloat")):
+                return f"static_cast<int32_t>({self.expr(e.value)})"  # an integer element read as a float
             return self.expr(e.value, top)
+        if isinstance(e, tirx.Select) or (isinstance(e, tirx.Call) and str(e.op.name) == "tirx.if_then_else"):
+            cond, a, b = (e.condition, e.true_value, e.false_value) if isinstance(e, tirx.Select) else e.args
+            return f"({self.expr(cond, False)} ? {self.expr(a, False)} : {self.expr(b, False)})"
         signed = isinstance(e, SIGNED_OPS) and not all(
             str(x.dtype).startswith("uint") or self.analyzer.can_prove(x >= 0) for x in (e.a, e.b))
         if signed and isinstance(e, (tirx.FloorDiv, tirx.FloorMod)):  # TIR's floor division of a signed value

@@ -11,7 +11,9 @@ compute-internal CBs from 24 (tt-metal's c_0/c_16/c_24 convention; numbered in o
 are needed) —, producer, consumers, the global buffer it moves and, for CBs handed to the writer,
 the page size and data format of that tensor (pack converts from DST). A kernel with reductions
 gets a one-tile scaler CB the reader fills with 1.0 (``"kind": "scaler"`` in the graph, found with
-:func:`scaler_cb`). A block the writer drains that compute also updates or reads gets a separate
+:func:`scaler_cb`). A reader or writer that reads tensor elements for its addresses (a slice start
+or written rows read from a tensor) gets a scratch CB ``<role>_scalars`` of 64 bytes it reads them
+into (``"kind": "scratch"``, its producer and consumer that kernel, :func:`scratch_cb`). A block the writer drains that compute also updates or reads gets a separate
 hand-off CB ``<name>_out`` (``handoff`` in the graph) so the writer only ever sees final values.
 A block read from or written to a row-major tensor gets a staging CB ``<name>_rm`` of rows
 (``tilize_from``/``untilize_to`` in the graph, :mod:`tilelang_tt.ops.tilize`): the reader fills it
@@ -52,19 +54,50 @@ from tilelang_tt.passes.common import (
     evaluate_calls,
     kernel_names,
     prim_func_pass,
+    reads_tensor,
     stmt_intrin,
     unique_name,
 )
-from tilelang_tt.passes.slices import bound_analyzer, is_row_major, overhanging_axes, vector_layout
+from tilelang_tt.passes.slices import bound_analyzer, bound_values, is_row_major, overhanging_axes, vector_layout
 
 PASS = "BuildTileDFGTT"
 INPUT_BASE, OUTPUT_BASE, INTERMEDIATE_BASE = 0, 16, 24
 SCALER_KIND = "scaler"
+SCRATCH_KIND = "scratch"
+ELEMENT_CHUNK = 64  # bytes an element read moves: the aligned 64 holding it (NOC_DRAM_READ_ALIGNMENT_BYTES, Blackhole)
 
 
 def handoff_cbs(func: tirx.PrimFunc) -> dict[str, str]:
     """Block -> the hand-off CB the writer drains in its place (BuildTileDFGTT made them)."""
     return {cb: node["handoff"] for cb, node in get(func, Attr.TILE_DFG, {}).items() if "handoff" in node}
+
+
+def scratch_cb(func: tirx.PrimFunc, role: str) -> str | None:
+    """The CB data-movement kernel ``role`` reads tensor elements into (BuildTileDFGTT made it), or None."""
+    return next((cb for cb, node in get(func, Attr.TILE_DFG, {}).items()
+                 if node.get("kind") == SCRATCH_KIND and node["producer"] == role), None)
+
+
+def _element_readers(func: tirx.PrimFunc) -> list[str]:
+    """The data-movement roles that read tensor elements for addresses: slice starts and written
+    rows read from tensors (the grouped GEMM's group offsets)."""
+    values = bound_values(func.body)
+    roles = set()
+
+    def reads(expr) -> bool:
+        return reads_tensor(tirx.stmt_functor.substitute(expr, values))
+
+    def visit(node):
+        intrin = stmt_intrin(node)
+        if intrin in (Intrin.READ_TO_CB, Intrin.WRITE_FROM_CB):
+            tensor = as_region(node.value.args[0 if intrin == Intrin.READ_TO_CB else 1])
+            if any(reads(start) for start in tensor.starts):
+                roles.add("reader" if intrin == Intrin.READ_TO_CB else "writer")
+        elif isinstance(node, tirx.AttrStmt) and node.attr_key == Attr.VALID_ROWS.value and reads(node.value):
+            roles.add("writer")
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    return sorted(roles)
 
 
 def scaler_cb(func: tirx.PrimFunc) -> str | None:
@@ -287,6 +320,15 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         order.append(scaler)
         producers[scaler], consumers[scaler] = {"reader"}, {"compute"}
 
+    scratch = {}  # role -> the CB it reads tensor elements into (offsets read from tensors)
+    for role in _element_readers(func):
+        scratch[role] = name = unique_name(f"{role}_scalars", taken)
+        taken.add(name)
+        cbs[name] = CBDesc(name=name, index=-1, page_size=ELEMENT_CHUNK, num_pages=1, data_format="UInt8",
+                           block_pages=1, block_tiles=(1, 1))
+        order.append(name)
+        producers[name], consumers[name] = {role}, {role}
+
     groups = {"input": [], "output": [], "intermediate": []}
     for name in order:
         producer = next(iter(producers[name]))
@@ -320,6 +362,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             dfg[name]["handoff"] = handoffs[name]
         if name == scaler:
             dfg[name]["kind"] = SCALER_KIND
+        if name in scratch.values():
+            dfg[name]["kind"] = SCRATCH_KIND
         if name in staged:
             block, key = staged[name]
             dfg[block][key] = name

@@ -179,6 +179,11 @@ def first_stmt_using(stmt, buffer: tirx.Buffer) -> tirx.Stmt | None:
     return found[0] if found else None
 
 
+def reads_tensor(expr) -> bool:
+    """Whether ``expr`` reads an element of a global tensor (a value known on device only)."""
+    return contains(expr, lambda n: isinstance(n, tirx.BufferLoad) and is_global_buffer(n.buffer))
+
+
 def uses_var(node, var: tirx.Var) -> bool:
     return contains(node, lambda n: isinstance(n, tirx.Var) and n.same_as(var))
 

@@ -28,6 +28,7 @@ from tilelang_tt.passes.common import (
     arch_of,
     as_region,
     evaluate_calls,
+    is_global_buffer,
     prim_func_pass,
     stmt_intrin,
 )
@@ -59,7 +60,11 @@ def accessor_buffers(func: tirx.PrimFunc) -> list[str]:
             continue
         if name not in names:
             names.append(name)
-    return names
+    # the tensor elements its addresses read (offsets read from tensors: named values, slice starts)
+    elements = []
+    tirx.stmt_functor.post_order_visit(func.body, lambda n: elements.append(n.buffer.name) if isinstance(
+        n, tirx.BufferLoad) and is_global_buffer(n.buffer) else None)
+    return names + [n for n in dict.fromkeys(elements) if n not in names]
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:

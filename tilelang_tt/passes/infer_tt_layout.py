@@ -22,6 +22,9 @@ rows (``"layout": "row_major"``, ttnn's ROW_MAJOR_LAYOUT): the reader reads the 
 compute tilizes them. It moves the same bytes as tiles would; the alternative, a transpose to
 (B, H, S, D) by the host program, would read and write the whole tensor once more.
 ``BufferLayout(layout="row_major")`` asks for rows for any DRAM tensor.
+A tensor sliced at a row read from another tensor (the grouped GEMM's ``A[offsets[g] + .., ..]``:
+any row, known on device), or written some rows of a block at a time (``tt.valid_rows``), is laid out
+in rows too.
 A tensor of rank 2 or more that the kernel copies only as vectors along its last dimension, some
 of them inside a tile of its matrix view (``lse[bz, by, bx * bm:(bx + 1) * bm]`` of a (B, H, S)
 tensor: row ``by`` of a tile), is laid out flat (``"flat": true``): as the rank-1 tensor of its
@@ -58,17 +61,19 @@ from tilelang_tt.contract.formula import Formula
 from tilelang_tt.contract.formats import STORED_AS
 from tilelang_tt.attrs import DATA_FORMATS, Attr, LayoutDesc, MemoryLayout, MemorySpace, get, with_attrs
 from tilelang_tt.layout import BufferLayout, LayoutError, shard_grid_shape
-from tilelang_tt.passes.slices import bound_analyzer, matrix_slice
+from tilelang_tt.passes.slices import bound_analyzer, bound_values, matrix_slice
 from tilelang_tt.passes.common import (
     COL,
     ROW,
     TILE,
     as_region,
+    contains,
     dtype_hint,
     error,
     first_stmt_using,
     is_cb_buffer,
     prim_func_pass,
+    reads_tensor,
     tile_op_name,
     vector_kinds,
 )
@@ -142,8 +147,12 @@ def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, override: dict | None, kin
     if override is None and _is_flat(func, buf, kinds):  # vectors inside tiles: the tensor as its elements
         return dataclasses.replace(desc, flat=True, column=_is_column(func, buf, kinds))
     if override is None:
-        # rows where a slice of the kernel is no block of tiles (a head of a (B, S, H, D) tensor)
-        rows_only = len(shape) > 2 and any(matrix_slice(region) is None for region in _slices(func, buf))
+        # rows where a slice of the kernel is no block of tiles (a head of a (B, S, H, D) tensor), or
+        # starts at a row read from a tensor (the grouped GEMM's group offsets: any row)
+        values = bound_values(func.body)
+        rows_only = any((len(shape) > 2 and matrix_slice(region) is None) or (
+            len(shape) >= 2 and reads_tensor(tirx.stmt_functor.substitute(region.starts[-2], values)))
+            for region in _slices(func, buf)) or (len(shape) >= 2 and _rows_limited(func, buf))
         if rows_only and dynamic:
             raise error(PASS, func, first_stmt_using(func.body, buf),
                         f"`{buf.name}` {list(buf.shape)} has a dynamic shape and a slice that is no block of tiles "
@@ -223,6 +232,12 @@ def _check_dims(func: tirx.PrimFunc, params: list[tirx.Buffer]) -> None:
                     raise error(PASS, func, buf, f"two dynamic sizes are both named `{dim.name}`",
                                 "give each T.dynamic variable its own name")
                 seen[dim.name] = dim
+
+
+def _rows_limited(func: tirx.PrimFunc, tensor: tirx.Buffer) -> bool:
+    """Whether the kernel writes some of a block's rows into ``tensor`` (``tt.valid_rows``)."""
+    return contains(func.body, lambda n: isinstance(n, tirx.AttrStmt) and n.attr_key == Attr.VALID_ROWS.value
+                    and n.node.same_as(tensor.data))
 
 
 def _slices(func: tirx.PrimFunc, tensor: tirx.Buffer) -> list:

@@ -1,72 +1,195 @@
-"""InlineScalarVarsTT (after UniqueBufferNamesTT): a scalar variable set once from block coordinates
-is its value.
+"""InlineScalarVarsTT (after UniqueBufferNamesTT): a scalar variable set in straight-line code is
+its value where it is read.
 
 TileLang kernels name per-block scalars with ``T.alloc_var``: ``lg = T.alloc_var(T.float32); lg =
-T.log2(1 - T.exp2(-5.0 - head))`` (the retention example's per-head decay), a ``local.var`` buffer
-of one element stored once and read in element-wise values. A Tenstorrent kernel has no scalar
-registers shared by its reader, compute and writer: the value is substituted where it is read, so
-its parts become what the reader generates or compute evaluates per tile like any expression of the
-block coordinates. Inlined: a ``local.var`` buffer of one element stored exactly once, outside any
-loop, with a value that reads no buffer. Other scalar variables are left as they are (the later
-passes name them). Reads/writes no attribute.
+T.log2(1 - T.exp2(-5.0 - head))`` (the retention example's per-head decay), or a group index found
+by scanning a tensor of offsets (the grouped GEMM: ``g = 0; for i in range(n): g =
+T.if_then_else(row >= offsets[i], i, g)``). A Tenstorrent kernel has no scalar registers shared by
+its reader, compute and writer: the value is substituted where it is read, so its parts become what
+the reader generates or compute evaluates per tile, or the reader and writer compute from the block
+coordinates and tensor elements (``B[g, ..]``, ``A[offsets[g] + .., ..]``) like any address.
+Inlined: a ``local.var`` buffer of one element whose stores are straight-line code of the block
+(outside loops, or in a loop of constant trip count that only sets such variables and names values,
+which is unrolled), with values reading only block coordinates, such variables and elements of
+tensors the kernel does not write. Each read takes the value of the last store before it; a value
+reading tensor elements is named where it is stored (a ``Bind`` of a new variable, so the reader and
+writer read the elements once per block) and read as that name. Other scalar variables are left as
+they are (the later passes name them). Reads/writes no attribute.
 
     Before: lg = T.sblock_alloc_buffer((1,), scope="local.var")
             lg[0] = T.log2(1 - T.exp2(-5.0 - T.Cast("float32", head)))
             for t, d in T.Parallel(64, 64): out[t, d] = T.exp2(T.Cast("float32", t + 1) * lg[0]) * out[t, d]
     After:  for t, d in T.Parallel(64, 64):
                 out[t, d] = T.exp2(T.Cast("float32", t + 1) * T.log2(1 - T.exp2(-5.0 - ...))) * out[t, d]
+
+    Before: g[0] = 0
+            for i in range(2): reached: T.bool = bx * 64 >= offsets[i]; g[0] = T.if_then_else(reached, i, g[0])
+            T.copy(B[g[0], 0, 0], b_blk)
+    After:  g_1: T.int32 = T.if_then_else(bx * 64 >= offsets[0], 0, 0)
+            g_2: T.int32 = T.if_then_else(bx * 64 >= offsets[1], 1, g_1)
+            T.copy(B[g_2, 0, 0], b_blk)
 """
 
 from __future__ import annotations
 
 import tilelang  # noqa: F401
-from tvm import tirx
+from tvm import ir, tirx
 
-from tilelang_tt.passes.common import contains, prim_func_pass
+from tilelang_tt.passes.common import (
+    WRITE,
+    const_int,
+    contains,
+    is_global_buffer,
+    keep_span,
+    kernel_names,
+    prim_func_pass,
+    reads_tensor,
+    seq,
+    unique_name,
+)
 
 PASS = "InlineScalarVarsTT"
+MAX_UNROLL = 64  # iterations of a scalar loop unrolled into the values it sets
 
 
-def _inlinable(func: tirx.PrimFunc) -> dict[tirx.Buffer, tirx.BufferStore]:
-    """Each one-element ``local.var`` buffer stored once, outside loops, from a value reading no buffer."""
-    stores: dict = {}
-    tirx.stmt_functor.post_order_visit(func.body, lambda n: stores.setdefault(n.buffer, []).append(n) if isinstance(
-        n, tirx.BufferStore) and n.buffer.scope() == "local.var" else None)
-    in_loop: set = set()
+def _is_var(buf: tirx.Buffer) -> bool:
+    return buf.scope() == "local.var" and [int(d) for d in buf.shape] == [1]
+
+
+def _scalar_loop(node) -> bool:
+    """A loop of constant trip count that only names values and sets scalar variables."""
+    if not isinstance(node, tirx.For) or node.thread_binding is not None or node.kind == tirx.ForKind.PARALLEL:
+        return False
+    extent, start = const_int(node.extent), const_int(node.min)
+    if extent is None or start is None or extent > MAX_UNROLL:
+        return False
+    body = list(node.body.seq) if isinstance(node.body, tirx.SeqStmt) else [node.body]
+    return all(isinstance(s, tirx.Bind) or (isinstance(s, tirx.BufferStore) and _is_var(s.buffer)) for s in body)
+
+
+def _written_globals(func: tirx.PrimFunc) -> set:
+    """The tensors the kernel writes: stores, and regions tile ops write."""
+    out = set()
 
     def visit(node):
-        if isinstance(node, tirx.For) and node.thread_binding is None:
+        if isinstance(node, tirx.BufferStore) and is_global_buffer(node.buffer):
+            out.add(node.buffer)
+        elif isinstance(node, tirx.Call) and isinstance(node.op, ir.Op) and node.op.name == "tl.region" \
+                and int(node.args[1]) & WRITE:
+            out.add(node.args[0].buffer)
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    return out
+
+
+def _inlinable(func: tirx.PrimFunc) -> set:
+    """The scalar variables whose every store is straight-line and reads only what may be inlined."""
+    stores: dict = {}
+    tirx.stmt_functor.post_order_visit(func.body, lambda n: stores.setdefault(n.buffer, []).append(n) if isinstance(
+        n, tirx.BufferStore) and _is_var(n.buffer) else None)
+    in_loop: set = set()  # stored inside a loop that is not unrolled
+
+    def visit(node):
+        if isinstance(node, tirx.For) and node.thread_binding is None and not _scalar_loop(node):
             tirx.stmt_functor.post_order_visit(node.body, lambda n: in_loop.add(n.buffer) if isinstance(
                 n, tirx.BufferStore) else None)
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
-    return {buf: found[0] for buf, found in stores.items()
-            if len(found) == 1 and buf not in in_loop and [int(d) for d in buf.shape] == [1]
-            and not contains(found[0].value, lambda n: isinstance(n, tirx.BufferLoad))}
+    written = _written_globals(func)
+    candidates = {buf for buf in stores if buf not in in_loop}
+
+    def readable(node) -> bool:
+        if not isinstance(node, tirx.BufferLoad):
+            return True
+        return node.buffer in candidates or (is_global_buffer(node.buffer) and node.buffer not in written)
+
+    changed = True
+    while changed:  # a variable reading one that is not inlined is not inlined either
+        changed = False
+        for buf in list(candidates):
+            if any(contains(s.value, lambda n: not readable(n)) for s in stores[buf]):
+                candidates.discard(buf)
+                changed = True
+    return candidates
+
+
+class _Inliner:
+    """Walks the body in program order, each variable's current value in ``values``; a value that
+    reads tensor elements is named where it is stored (``binds``, emitted there), so the kernels read
+    the elements once."""
+
+    def __init__(self, scalars: set, taken: set):
+        self.scalars = scalars
+        self.taken = taken
+        self.values: dict = {}
+        self.binds: list = []
+
+    def value_of(self, expr, names=None):
+        """``expr`` with the variables' current values (and ``names``: Var -> value) substituted."""
+        def load(node):
+            if isinstance(node, tirx.BufferLoad) and node.buffer in self.values:
+                return self.values[node.buffer]
+            return None
+
+        expr = tirx.stmt_functor.substitute(expr, names) if names else expr
+        return tirx.stmt_functor.ir_transform(tirx.Evaluate(expr), None, load, ["tirx.BufferLoad"]).value
+
+    def store(self, store: tirx.BufferStore, names=None) -> None:
+        value = self.value_of(store.value, names)
+        if reads_tensor(value):
+            name = unique_name(store.buffer.name, self.taken)
+            self.taken.add(name)
+            var = tirx.Var(name, store.buffer.dtype)
+            self.binds.append(keep_span(store, tirx.Bind(var, value)))
+            value = var
+        self.values[store.buffer] = value
+
+    def named(self) -> tirx.Stmt:
+        """The values named since the last call, in order."""
+        out, self.binds = self.binds, []
+        return seq(out) if out else tirx.Evaluate(0)
+
+    def unroll(self, loop: tirx.For) -> None:
+        body = list(loop.body.seq) if isinstance(loop.body, tirx.SeqStmt) else [loop.body]
+        for k in range(const_int(loop.min), const_int(loop.min) + const_int(loop.extent)):
+            names = {loop.loop_var: tirx.const(k, loop.loop_var.dtype)}
+            for s in body:
+                if isinstance(s, tirx.Bind):
+                    names[s.var] = self.value_of(s.value, names)
+                else:
+                    self.store(s, names)
+
+    def stmt(self, stmt: tirx.Stmt) -> tirx.Stmt:
+        def pre(node):
+            if isinstance(node, tirx.SeqStmt):
+                return tirx.SeqStmt([self.stmt(s) for s in node.seq])
+            if isinstance(node, tirx.BufferStore) and node.buffer in self.scalars:
+                self.store(node)
+                return self.named()
+            if _scalar_loop(node) and contains(node, lambda n: isinstance(n, tirx.BufferStore) and n.buffer in
+                                               self.scalars):
+                self.unroll(node)
+                return self.named()
+            return None
+
+        def post(node):
+            if isinstance(node, tirx.BufferLoad) and node.buffer in self.values:
+                return self.values[node.buffer]
+            if isinstance(node, tirx.SBlock) and any(b in self.scalars for b in node.alloc_buffers):
+                return tirx.SBlock(node.iter_vars, node.reads, node.writes, node.name_hint, node.body, node.init,
+                                   [b for b in node.alloc_buffers if b not in self.scalars], node.match_buffers,
+                                   node.annotations)
+            return None
+
+        return tirx.stmt_functor.ir_transform(stmt, pre, post, ["tirx.SeqStmt", "tirx.BufferStore", "tirx.For",
+                                                                "tirx.BufferLoad", "tirx.SBlock"])
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     scalars = _inlinable(func)
     if not scalars:
         return func
-
-    def load(node):
-        if isinstance(node, tirx.BufferLoad) and node.buffer in scalars:
-            return scalars[node.buffer].value
-        return None
-
-    def post(node):
-        if isinstance(node, tirx.BufferStore) and node.buffer in scalars:
-            return tirx.Evaluate(0)
-        if isinstance(node, tirx.SBlock) and any(b in scalars for b in node.alloc_buffers):
-            return tirx.SBlock(node.iter_vars, node.reads, node.writes, node.name_hint, node.body, node.init,
-                               [b for b in node.alloc_buffers if b not in scalars], node.match_buffers,
-                               node.annotations)
-        return None
-
-    body = tirx.stmt_functor.ir_transform(func.body, None, load, ["tirx.BufferLoad"])
-    body = tirx.stmt_functor.ir_transform(body, None, post, ["tirx.BufferStore", "tirx.SBlock"])
-    return func.with_body(body)
+    return func.with_body(_Inliner(scalars, kernel_names(func)).stmt(func.body))
 
 
 def InlineScalarVarsTT():

@@ -11,9 +11,11 @@ order (values named inside the loop substituted) or do not depend on them (a sin
 them too: a head ``Q[b, t0 + t, h, d0 + d]`` of a (B, S, H, D) tensor is the slice [1, bm, 1, bd]), and
 the indices after the last loop index are 0 on dimensions of extent 1 (the column of a (n, 1) tensor).
 A store names every loop variable; a load may name one of a 2-D nest's: a per-row ``S[by * bm +
-i]`` or per-column ``B[bx * bn + j]`` vector, read into a vector block. Any other access is left
-for the later passes to report.
-Reads/writes no attribute. Every new statement carries the span of the ``T.Parallel`` nest.
+i]`` or per-column ``B[bx * bn + j]`` vector, read into a vector block. A store guarded on the first
+index, ``if i < valid: C[row + i, ..] = ..`` (the rows a block holds), is computed for every row and
+copied out under ``tt.valid_rows`` = ``valid``: the writer writes the first ``valid`` rows. Any
+other access is left for the later passes to report.
+Writes the ``tt.valid_rows`` AttrStmts. Every new statement carries the span of the ``T.Parallel`` nest.
 Errors: an on-chip buffer or a T.Parallel nest whose size depends on a dynamic size
 (``T.dynamic``): blocks are CBs sized when the kernel is compiled.
 
@@ -36,6 +38,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
+from tilelang_tt.attrs import Attr
 from tilelang_tt.passes.common import (
     READ,
     WRITE,
@@ -133,14 +136,37 @@ class _Nest:
         return tirx.stmt_functor.ir_transform(tirx.Evaluate(expr), None, post, ["tirx.BufferLoad"]).value
 
 
+def _valid_rows(s, loops) -> tuple[tirx.BufferStore, object] | None:
+    """(store, bound) of ``if i < bound: X[..] = ..`` (or ``base + i < limit``, ``<=``, ``>``): a store
+    into a tensor guarded on the nest's first index against a value of no loop index (the rows a
+    block holds: the grouped GEMM's last block of a group, the last block of rows ``by * bm + i < M``)."""
+    if not isinstance(s, tirx.IfThenElse) or s.else_case is not None or not isinstance(s.then_case, tirx.BufferStore):
+        return None
+    cond, i = s.condition, loops[0].loop_var
+    if isinstance(cond, (tirx.GT, tirx.GE)):  # bound > x is x < bound
+        cond = (tirx.LT if isinstance(cond, tirx.GT) else tirx.LE)(cond.b, cond.a)
+    if not isinstance(cond, (tirx.LT, tirx.LE)) or not is_global_buffer(s.then_case.buffer):
+        return None
+    base = arith.Analyzer().simplify(cond.a - i)  # base + i < bound: i < bound - base
+    bound = cond.b - base + (1 if isinstance(cond, tirx.LE) else 0)
+    if not uses_var(cond.a, i) or any(uses_var(x, lp.loop_var) for x in (base, cond.b) for lp in loops):
+        return None
+    return s.then_case, arith.Analyzer().simplify(bound)
+
+
 def _legalize(loop: tirx.For, names: set[str], allocated: list[tirx.Buffer]) -> tirx.Stmt | None:
     loops, body = parallel_nest(loop)
     nest = _Nest(loops, names)
     named, stmts = {}, []
+    limits = {}  # tensor -> the rows its guarded store writes
     for s in list(body.seq) if isinstance(body, tirx.SeqStmt) else [body]:
         if isinstance(s, tirx.Bind):  # substituted into the stores below
             named[s.var] = tirx.stmt_functor.substitute(s.value, named)
             continue
+        guarded = _valid_rows(s, loops)
+        if guarded is not None:  # the copy out is at the guard's line
+            limits[guarded[0].buffer] = (tirx.stmt_functor.substitute(guarded[1], named), s)
+            s = guarded[0]
         if not isinstance(s, tirx.BufferStore):
             return None
         value = nest.rewrite_expr(tirx.stmt_functor.substitute(s.value, named))
@@ -163,7 +189,13 @@ def _legalize(loop: tirx.For, names: set[str], allocated: list[tirx.Buffer]) -> 
         if role == "read":
             before.append(_copy(tensor, make_region(block, zeros, shape, WRITE), loop))
         else:
-            after.append(_copy(make_region(block, zeros, shape, READ), tensor, loop))
+            if buf in limits:  # the block computes every row, the writer writes the valid ones
+                valid, guard = limits[buf]
+                copy = _copy(make_region(block, zeros, shape, READ), tensor, guard)
+                copy = keep_span(guard, tirx.AttrStmt(buf.data, Attr.VALID_ROWS.value, valid, copy))
+            else:
+                copy = _copy(make_region(block, zeros, shape, READ), tensor, loop)
+            after.append(copy)
     return seq(before + [new_body] + after)
 
 

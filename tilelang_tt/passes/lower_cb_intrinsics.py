@@ -68,7 +68,7 @@ from tilelang_tt.attrs import (
 from tilelang_tt.contract.formula import ceildiv
 from tilelang_tt.ops.generate import tensor_loads
 from tilelang_tt.ops.tilize import staging_cbs
-from tilelang_tt.passes.build_tile_dfg_tt import handoff_cbs
+from tilelang_tt.passes.build_tile_dfg_tt import ELEMENT_CHUNK, handoff_cbs, scratch_cb
 from tilelang_tt.passes.common import (
     COL,
     TILE,
@@ -80,6 +80,7 @@ from tilelang_tt.passes.common import (
     expr_of,
     keep_span,
     prim_func_pass,
+    reads_tensor,
     seq,
     stmt_intrin,
 )
@@ -93,7 +94,7 @@ from tilelang_tt.passes.slices import (
 )
 
 PASS = "LowerCBIntrinsics"
-CHUNK_BYTES = 64  # an element read moves the aligned 64 bytes holding it (NOC_DRAM_READ_ALIGNMENT_BYTES, Blackhole)
+CHUNK_BYTES = ELEMENT_CHUNK
 
 
 def _tile_origin(func, stmt, region, analyzer: arith.Analyzer) -> list:
@@ -141,11 +142,13 @@ def _multicast(mc: MulticastDesc, args: dict[str, tirx.Var], ptr, nbytes: int, r
     return keep_span(like, tirx.IfThenElse(tirx.NE(arg("sender"), tirx.const(0, "uint32")), send, receive))
 
 
-def _row_transfers(stmt, func, cb: CBDesc, tensor, block, reading: bool, analyzer: arith.Analyzer, ptr) -> tirx.Stmt:
+def _row_transfers(stmt, func, cb: CBDesc, tensor, block, reading: bool, analyzer: arith.Analyzer, ptr,
+                   valid=None) -> tirx.Stmt:
     """A block of a row-major tensor moves row by row: the reader reads each row of the slice (a
     part of one page) into the block's staging CB, one block row after the other (compute tilizes
     them), the writer writes them from it (compute untilized them); rows and columns past the
-    tensor's end are zeros on the way in and dropped on the way out."""
+    tensor's end are zeros on the way in and dropped on the way out, and so are the rows from
+    ``valid`` on (``tt.valid_rows``)."""
     view = row_slice(tensor)
     name = tensor.buffer.name
     if view is None:
@@ -176,6 +179,8 @@ def _row_transfers(stmt, func, cb: CBDesc, tensor, block, reading: bool, analyze
     if rows_past:
         zeros = evaluate(Intrin.NOC_READ_ZEROS, at, width * elem, like=stmt) if reading else None
         move = keep_span(stmt, tirx.IfThenElse(analyzer.simplify(view.bound_row + r < view.bound_rows), move, zeros))
+    if valid is not None:
+        move = keep_span(stmt, tirx.IfThenElse(r < valid, move, None))
     return keep_span(stmt, tirx.For(r, 0, view.rows, tirx.ForKind.SERIAL, move))
 
 
@@ -220,7 +225,7 @@ def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: 
 
 def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc], role: str, handoffs: dict,
            staged: dict, analyzer: arith.Analyzer, multicast: dict[str, MulticastDesc],
-           mcast_args: dict[str, dict[str, tirx.Var]], when=None):
+           mcast_args: dict[str, dict[str, tirx.Var]], when=None, valid=None):
     reading = role == KernelRole.READER.value
     tensor, block = (as_region(a) for a in stmt.value.args[:2])
     if not reading:
@@ -230,8 +235,14 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
     acc = accessors[tensor.buffer.name]
     ptr = tirx.Var(f"l1_{cb.name}", "uint32")
     if acc.layout == MemoryLayout.ROW_MAJOR.value:
-        transfers, pages = _row_transfers(stmt, func, cb, tensor, block, reading, analyzer, ptr), cb.block_pages
+        transfers = _row_transfers(stmt, func, cb, tensor, block, reading, analyzer, ptr, valid)
+        pages = cb.block_pages
     else:
+        if valid is not None:
+            raise error(PASS, func, stmt, f"the writer writes some rows of a block into `{tensor.buffer.name}`, which "
+                        f"is laid out in {acc.layout} tiles (a tile is written whole)",
+                        f"leave `{tensor.buffer.name}` to the default layout (rows are chosen for it), or store "
+                        "whole blocks")
         transfers, pages = _tile_transfers(stmt, func, cb, tensor, acc, reading, analyzer, ptr)
     begin, end, barrier = ((Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.NOC_READ_BARRIER) if reading else
                            (Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT, Intrin.NOC_WRITE_BARRIER))
@@ -244,11 +255,7 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
                         "copy into a block of the tensor's dtype and cast on chip (T.copy between blocks)")
         moved = seq([moved, evaluate(Intrin.WIDEN_BYTES, ptr, pages, like=stmt)])
     if when is not None:  # a read the reader decides (tt.read_when): the tensor elements it reads, then zeros or the slice
-        fetches = []
-        for load in tensor_loads(when):
-            fetch, var = _element_read(stmt, func, load, accessors, analyzer, ptr)
-            fetches += fetch
-            when = _replace_load(when, load, tirx.Cast(load.dtype, var))
+        fetches, (when,) = _fetch_elements(stmt, func, [when], accessors, analyzer, ptr)
         zeros = seq([evaluate(Intrin.NOC_READ_ZEROS, ptr, tirx.Cast("uint32", pages * cb.page_size), like=stmt),
                      evaluate(barrier, like=stmt)])
         moved = seq([*fetches, keep_span(stmt, tirx.IfThenElse(when, moved, zeros))])
@@ -262,6 +269,50 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
         moved,
         evaluate(end, cb.index, pages, like=stmt),
     ])
+
+
+def _fetch_elements(stmt, func, exprs: list, accessors: dict[str, AccessorDesc], analyzer: arith.Analyzer,
+                    ptr) -> tuple[list[tirx.Stmt], list]:
+    """(the reads of the tensor elements ``exprs`` read, each once, an element indexed by others
+    after them; ``exprs`` on the values read), through the L1 at ``ptr``."""
+    stmts: list[tirx.Stmt] = []
+    while True:
+        loads = [load for expr in exprs for load in tensor_loads(expr) if not any(map(reads_tensor, load.indices))]
+        if not loads:
+            return stmts, exprs
+        load = loads[0]
+        fetch, var = _element_read(stmt, func, load, accessors, analyzer, ptr)
+        stmts += fetch
+        exprs = [_replace_load(expr, load, tirx.Cast(load.dtype, var)) for expr in exprs]
+
+
+def _with_elements(func, body, scratch: CBDesc, accessors: dict[str, AccessorDesc]) -> tirx.Stmt:
+    """``body`` of a reader or writer with the tensor elements its addresses read (named values,
+    slice starts: offsets read from tensors) read into its scratch CB first, and the CB reserved
+    for that at its start."""
+    ptr = tirx.Var(f"l1_{scratch.name}", "uint32")
+    analyzer = arith.Analyzer()
+
+    def post(node):
+        if isinstance(node, tirx.Bind) and reads_tensor(node.value):
+            fetches, (value,) = _fetch_elements(node, func, [node.value], accessors, analyzer, ptr)
+            return seq([*fetches, keep_span(node, tirx.Bind(node.var, value))])
+        intrin = stmt_intrin(node)
+        if intrin in (Intrin.READ_TO_CB, Intrin.WRITE_FROM_CB):
+            position = 0 if intrin == Intrin.READ_TO_CB else 1
+            region = node.value.args[position]
+            load = region.args[0]
+            if not any(map(reads_tensor, load.indices)):
+                return None
+            fetches, starts = _fetch_elements(node, func, list(load.indices), accessors, analyzer, ptr)
+            args = list(node.value.args)
+            args[position] = tirx.Call(region.dtype, region.op, [tirx.BufferLoad(load.buffer, starts), *region.args[1:]])
+            return seq([*fetches, keep_span(node, tirx.Evaluate(tirx.Call(node.value.dtype, node.value.op, args)))])
+        return None
+
+    body = tirx.stmt_functor.ir_transform(body, None, post, ["tirx.Bind", "tirx.Evaluate"])
+    return seq([evaluate(Intrin.CB_RESERVE_BACK, scratch.index, 1),
+                tirx.Bind(ptr, call(Intrin.GET_WRITE_PTR, scratch.index, dtype="uint32")), body])
 
 
 def _element_read(stmt, func, load: tirx.BufferLoad, accessors: dict[str, AccessorDesc], analyzer: arith.Analyzer,
@@ -301,11 +352,7 @@ def _generate(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorD
     block = as_region(region)
     cb = cbs[block.buffer.name]
     ptr = tirx.Var(f"l1_{block.buffer.name}", "uint32")
-    reads: list[tirx.Stmt] = []
-    for load in tensor_loads(value):
-        fetch, var = _element_read(stmt, func, load, accessors, analyzer, ptr)
-        reads += fetch
-        value = _replace_load(value, load, tirx.Cast(load.dtype, var))
+    reads, (value,) = _fetch_elements(stmt, func, [value], accessors, analyzer, ptr)
     rows, cols = matrix_extents(block, cb.vector == COL)
     store = evaluate(Intrin.STORE_TILE_ELEMENT, ptr, i, j, cb.block_tiles[1], value,
                      tirx.StringImm(cb.data_format), like=stmt)
@@ -338,7 +385,9 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     handoffs = handoff_cbs(func)
     tilized, untilized = staging_cbs(func)
     staged = tilized if role == KernelRole.READER.value else untilized
-    analyzer = bound_analyzer(func.body)
+    scratch = scratch_cb(func, role)
+    body = func.body if scratch is None else _with_elements(func, func.body, cbs[scratch], accessors)
+    analyzer = bound_analyzer(body)
     multicast = {n: MulticastDesc.from_dict(n, d) for n, d in get(func, Attr.MULTICAST, {}).items()}
     mcast_args: dict[str, dict[str, tirx.Var]] = {}
     for arg in runtime_args(func):
@@ -349,13 +398,16 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         if isinstance(node, tirx.AttrStmt) and node.attr_key == Attr.READ_WHEN.value:
             return _lower(node.body, func, cbs, accessors, role, handoffs, staged, analyzer, multicast, mcast_args,
                           node.value)
+        if isinstance(node, tirx.AttrStmt) and node.attr_key == Attr.VALID_ROWS.value:
+            return _lower(node.body, func, cbs, accessors, role, handoffs, staged, analyzer, multicast, mcast_args,
+                          valid=node.value)
         if stmt_intrin(node) in (Intrin.READ_TO_CB, Intrin.WRITE_FROM_CB):
             return _lower(node, func, cbs, accessors, role, handoffs, staged, analyzer, multicast, mcast_args)
         if stmt_intrin(node) == Intrin.GENERATE_BLOCK:
             return _generate(node, func, cbs, accessors, analyzer)
         return None
 
-    return func.with_body(tirx.stmt_functor.ir_transform(func.body, post, None, ["tirx.Evaluate", "tirx.AttrStmt"]))
+    return func.with_body(tirx.stmt_functor.ir_transform(body, post, None, ["tirx.Evaluate", "tirx.AttrStmt"]))
 
 
 def LowerCBIntrinsics():

@@ -6,13 +6,14 @@ block region, reading) of every T.copy between a tensor and an on-chip block."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
 from tilelang_tt.attrs import Reduction
-from tilelang_tt.passes.common import const_int, error
+from tilelang_tt.passes.common import const_int, error, reads_tensor
 from tilelang_tt.passes.slices import (
     bound_analyzer,
     bound_values,
@@ -27,6 +28,7 @@ from tilelang_tt.passes.slices import (
 def check_slices(pass_name: str, func, transfers) -> None:
     """Every global slice is one rectangle of its tensor's matrix view, inside its batch extents."""
     analyzer = bound_analyzer(func.body)
+    values = bound_values(func.body)
     for stmt, tensor, _, _ in transfers:
         name, shape = tensor.buffer.name, list(tensor.buffer.shape)
         if is_row_major(func, tensor.buffer):
@@ -46,7 +48,8 @@ def check_slices(pass_name: str, func, transfers) -> None:
                         f"the vector slice of `{name}` (extents {list(tensor.extents)} of {shape}) may pass the end of "
                         f"its last dimension ({shape[-1]}): laid out flat, it would reach the next row's elements",
                         f"use a block size that divides {shape[-1]}")
-        dim = leading_overhang(tensor, analyzer)
+        named = dataclasses.replace(tensor, starts=tuple(tirx.stmt_functor.substitute(x, values) for x in tensor.starts))
+        dim = leading_overhang(named, analyzer)  # through the named values (offsets read from tensors too)
         if dim is not None:
             raise error(pass_name, func, stmt,
                         f"the slice of `{name}` may index dimension {dim} past its extent {shape[dim]} "
@@ -61,7 +64,8 @@ def check_disjoint_writes(pass_name: str, func, loops, transfers, reduction: Red
     nest like the digits of a mixed-radix number). Else several blocks would write one region and
     the last one would win: a split-K reduction written with T.copy is the common case. The blocks
     along the summing axes of a ``reduction`` (T.atomic_add) take turns and are exempt for the
-    tensors they sum into."""
+    tensors they sum into; a slice whose start reads tensor elements (the grouped GEMM's rows of a
+    group) is where the data puts it, which no analysis of the grid can check."""
     values = bound_values(func.body)
     analyzer = bound_analyzer(func.body)
     # blocks along each grid coordinate; a dynamic extent (a formula of T.dynamic sizes) may be any
@@ -69,10 +73,12 @@ def check_disjoint_writes(pass_name: str, func, loops, transfers, reduction: Red
     for stmt, tensor, _, reading in transfers:
         if reading:
             continue
+        starts = [tirx.stmt_functor.substitute(start, values) for start in tensor.starts]
+        if any(reads_tensor(start) for start in starts):
+            continue  # a slice at offsets read from tensors (grouped rows): the data decides, not the grid
         grid = every
         if reduction is not None and reduction.summed(tensor.buffer):
             grid = {v: n for v, n in every.items() if not any(v.same_as(a) for a in reduction.axes)}
-        starts = [tirx.stmt_functor.substitute(start, values) for start in tensor.starts]
         digits_of, starts = _split_digits(grid, starts, analyzer)
         coords = {d: n for v, n in grid.items() for d, n in digits_of.get(v, {v: n}).items()}
         covered: set = set()

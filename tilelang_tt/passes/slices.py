@@ -11,9 +11,9 @@ from dataclasses import dataclass
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
-from tilelang_tt.attrs import Attr, LayoutDesc, get
+from tilelang_tt.attrs import Attr, Intrin, LayoutDesc, call_intrin, get
 from tilelang_tt.contract.formula import ceildiv
-from tilelang_tt.passes.common import TILE, Region, const_int, simplify
+from tilelang_tt.passes.common import TILE, Region, const_int, contains, simplify
 
 
 def matrix_extents(region: Region, column: bool = False) -> tuple[int, int]:
@@ -158,10 +158,22 @@ def row_slice(region: Region) -> RowSlice | None:
     return RowSlice(simplify(page), strides[k], extents[k], starts[-1], extents[-1], starts[k], shape[k])
 
 
+def selects(expr):
+    """``expr`` with each ``T.if_then_else`` as a Select, which the analyzer bounds (a scan's
+    selection chain ``T.if_then_else(row >= offsets[1], 1, T.if_then_else(..., 0, 0))`` is in
+    [0, 1]); for analysis only: a Select evaluates both values."""
+    def post(node):
+        if isinstance(node, tirx.Call) and isinstance(node.op, ir.Op) and node.op.name == "tirx.if_then_else":
+            return tirx.Select(*node.args)
+        return None
+
+    return tirx.stmt_functor.ir_transform(tirx.Evaluate(expr), None, post, ["tirx.Call"]).value
+
+
 def leading_overhang(region: Region, analyzer: arith.Analyzer) -> int | None:
     """The first leading (batch) dimension whose index may fall past the tensor's extent."""
     for d in range(len(region.buffer.shape) - 2):
-        if not analyzer.can_prove(region.starts[d] + region.extents[d] <= region.buffer.shape[d]):
+        if not analyzer.can_prove(selects(region.starts[d]) + region.extents[d] <= region.buffer.shape[d]):
             return d
     return None
 
@@ -197,7 +209,7 @@ def bound_values(body) -> dict:
 def bound_analyzer(body) -> arith.Analyzer:
     """An analyzer knowing the range of every loop and core-launch variable of ``body`` (each
     variable object is bound once, so binding them all up front is sound), and the value of every
-    bound variable. Outer loops are bound first: an inner loop's extent may depend on them (a
+    bound variable but those reading memory (tensor elements, elements read into L1). Outer loops are bound first: an inner loop's extent may depend on them (a
     causal K loop up to the query block)."""
     analyzer = arith.Analyzer()
 
@@ -206,12 +218,19 @@ def bound_analyzer(body) -> arith.Analyzer:
             analyzer.bind(node.loop_var, ir.Range.from_min_extent(node.min, node.extent))
         elif isinstance(node, tirx.AttrStmt) and node.attr_key == "thread_extent" and isinstance(node.node, tirx.IterVar):
             analyzer.bind(node.node.var, ir.Range.from_min_extent(0, node.value))
-        elif isinstance(node, tirx.Bind):
+        elif isinstance(node, tirx.Bind) and not _reads_memory(node.value):
             analyzer.bind(node.var, node.value)
         return True
 
     tirx.stmt_functor.pre_order_visit(body, visit)
     return analyzer
+
+
+def _reads_memory(expr) -> bool:
+    """Whether ``expr`` reads a tensor element or L1 (an element a kernel read): a value the
+    analyzer must not copy to where the variable is used, where the memory may hold another."""
+    return contains(expr, lambda n: (isinstance(n, tirx.BufferLoad) and n.buffer.scope() == "global") or (
+        call_intrin(n) == Intrin.LOAD_ELEMENT))
 
 
 def overhanging_axes(region: Region, analyzer: arith.Analyzer, column: bool = False,

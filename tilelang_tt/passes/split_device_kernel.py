@@ -12,7 +12,9 @@ reduce scaler), the writer
 ``tt.read_to_cb``/``tt.generate_block``/``tt.write_from_cb`` statements as markers of where blocks
 arrive and leave
 (D5 turns them into waits and pops). The on-chip allocation block is unwrapped (CBs are now ids
-in ``tt.cb_desc``); loops left empty are dropped.
+in ``tt.cb_desc``); loops left empty are dropped. Compute drops the values named from tensor elements
+(offsets read from tensors: the reader and writer read them) and its markers start where they used
+them at 0.
 
     Before: for k: read_to_cb(A..); read_to_cb(B..); mm.mma(A_s, B_s, C_l, ...)
             pack_block(C_l, ...); write_from_cb(C_l, C[..])
@@ -37,6 +39,7 @@ from tilelang_tt.passes.common import (
     func_name,
     keep_span,
     module_pass,
+    reads_tensor,
     seq,
     stmt_intrin,
     uses_var,
@@ -74,6 +77,9 @@ def _slice(stmt, role: KernelRole):
         if stmt.attr_key == Attr.READ_WHEN.value:  # the reader's decision; compute keeps the read's marker
             return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, body)) if (
                 role == KernelRole.READER and body is not None) else body
+        if stmt.attr_key == Attr.VALID_ROWS.value:  # the writer's rows; compute keeps the write's marker
+            return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, body)) if (
+                role == KernelRole.WRITER and body is not None) else body
         if stmt.attr_key == Attr.ACCUMULATE.value:
             if role != KernelRole.COMPUTE or body is None:
                 return body
@@ -95,6 +101,29 @@ def _slice(stmt, role: KernelRole):
     if role == KernelRole.COMPUTE and intrin in COMPUTE_MARKERS:
         return stmt
     return stmt if ROLE_OF.get(intrin) == role else None
+
+
+def _without_addresses(body):
+    """Compute computes no addresses: the values named from tensor elements (offsets read from
+    tensors) and from those are dropped, and the markers' slices start at 0 where they used them
+    (a marker stands for its block, not for where in the tensor it is)."""
+    dropped: list = []
+
+    def device(expr) -> bool:
+        return reads_tensor(expr) or any(uses_var(expr, v) for v in dropped)
+
+    def post(node):
+        if isinstance(node, tirx.Bind) and device(node.value):
+            dropped.append(node.var)
+            return tirx.Evaluate(0)
+        if stmt_intrin(node) in COMPUTE_MARKERS:
+            args = [tirx.Call(a.dtype, a.op, [tirx.BufferLoad(a.args[0].buffer, [
+                tirx.const(0, x.dtype) if device(x) else x for x in a.args[0].indices]), *a.args[1:]])
+                if as_region(a) is not None and isinstance(a, tirx.Call) else a for a in node.value.args]
+            return keep_span(node, tirx.Evaluate(tirx.Call(node.value.dtype, node.value.op, args)))
+        return None
+
+    return tirx.stmt_functor.ir_transform(body, None, post, ["tirx.Bind", "tirx.Evaluate"])
 
 
 def _handoff_vars(func: tirx.PrimFunc) -> dict[tirx.Var, tirx.Var]:
@@ -167,6 +196,8 @@ def split(func: tirx.PrimFunc) -> dict[str, tirx.PrimFunc]:
     bodies = {}
     for role in (KernelRole.READER, KernelRole.COMPUTE, KernelRole.WRITER):
         body = _slice(func.body, role) or tirx.Evaluate(0)
+        if role == KernelRole.COMPUTE:
+            body = _without_addresses(body)
         if role == KernelRole.COMPUTE and handoffs:
             body = _route_handoffs(body, handoffs)
         if role == KernelRole.READER and scaler is not None:
