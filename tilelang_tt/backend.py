@@ -49,7 +49,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import subprocess
 from pathlib import Path
 
@@ -72,11 +71,18 @@ from tvm.target import Target
 
 from tilelang_tt.artifacts import EMULATOR, Artifacts
 from tilelang_tt.attrs import Attr
-from tilelang_tt.compiler import DUMP_FILE, at_kernel, compile_prim_func, dump_file_name
+from tilelang_tt.compiler import at_kernel, compile_prim_func
 from tilelang_tt.contract.plan import Plan, bind_dims, dim_values
 from tilelang_tt.env import CACHE_DIR, EMU_CXX
 from tilelang_tt.errors import TTCompileError
-from tilelang_tt.module import TenstorrentModule
+from tilelang_tt.module import (
+    BUNDLE_HEADER,
+    TenstorrentModule,
+    artifacts_from_files,
+    bundle,
+    bundle_files,
+    unbundle,
+)
 from tilelang_tt.options import CONFIG_KEYS, CompileOptions, OptionError
 from tilelang_tt.target import is_tenstorrent_target, target_arch
 
@@ -84,53 +90,7 @@ TARGET_KIND = "ext_dev"
 EXECUTION_BACKEND = "tt_emulator"
 TIR_PIPELINE = "tenstorrent"
 SOURCE_FORMAT = "tenstorrent"
-IR_DIR = "ir/"  # the IR a kernel kept after each pass (keep_ir) travels as files ir/NN_<Pass>.py
 FUNC_PASS_CONFIGS = "tilelang_pass_configs"  # TileLang's attribute: a function's own pass configs
-
-# ---------------------------------------------------------------------------------------------
-# The files of one or more kernels as one text (a TVM source module holds one string).
-
-
-def _files(art: Artifacts) -> dict[str, str]:
-    """The files of a compiled kernel: its generated sources, then the IR it kept after each pass
-    under :data:`IR_DIR` (named as ``dump_ir`` names them)."""
-    kept = {IR_DIR + dump_file_name(index, name): text for index, (name, text) in enumerate(art.ir_after_pass, 1)}
-    return {**art.sources, **kept}
-
-_HEADER = re.compile(r"// ===== tilelang-tt: (?P<kernel>[^/\n]+)/(?P<file>[^ \n]+) \((?P<size>\d+) chars\) =====\n")
-
-
-def bundle(artifacts: dict[str, Artifacts]) -> str:
-    """All files of ``{kernel name: Artifacts}`` as one readable text; :func:`unbundle` inverts it."""
-    parts = []
-    for kernel, art in artifacts.items():
-        for name, text in _files(art).items():
-            parts.append(f"// ===== tilelang-tt: {kernel}/{name} ({len(text)} chars) =====\n{text}")
-    return "".join(parts)
-
-
-def unbundle(text: str) -> dict[str, Artifacts]:
-    sources: dict[str, dict[str, str]] = {}
-    pos = 0
-    while pos < len(text):
-        header = _HEADER.match(text, pos)
-        if header is None:
-            raise ValueError(f"not a tilelang-tt source bundle (at offset {pos})")
-        start = header.end()
-        end = start + int(header.group("size"))
-        sources.setdefault(header.group("kernel"), {})[header.group("file")] = text[start:end]
-        pos = end
-    return {kernel: _artifacts(files) for kernel, files in sources.items()}
-
-
-def _artifacts(files: dict[str, str]) -> Artifacts:
-    """The inverse of :func:`_files`."""
-    sources = {name: text for name, text in files.items() if not name.startswith(IR_DIR)}
-    kept = tuple((DUMP_FILE.fullmatch(name.removeprefix(IR_DIR))["pass_name"], text)
-                 for name, text in files.items() if name.startswith(IR_DIR))
-    (plan,) = (text for name, text in sources.items() if name.endswith(".json"))  # the plan file
-    return Artifacts(sources=sources, plan=json.loads(plan), ir_after_pass=kept)
-
 
 def artifacts_of(compiled, kernel: str | None = None) -> Artifacts:
     """The :class:`Artifacts` inside what ``tilelang.lower`` (a ``CompiledArtifact``),
@@ -166,7 +126,7 @@ def _bundle_in_module(mod: tvm.runtime.Module) -> str:
         current = pending.pop()
         if current.kind == "c":
             text = current.inspect_source()
-            if _HEADER.match(text):
+            if BUNDLE_HEADER.match(text):
                 return text
         pending.extend(current.imports)
     raise ValueError("the runtime module contains no Tenstorrent kernels")
@@ -194,7 +154,7 @@ def _kernel_stub(func: tirx.PrimFunc, name: str, artifacts: Artifacts, target: T
             "global_symbol": name,
             "calling_conv": int(CallingConv.DEVICE_KERNEL_LAUNCH),
             "target": target,
-            Attr.ARTIFACT_SOURCES.value: json.dumps(_files(artifacts)),
+            Attr.ARTIFACT_SOURCES.value: json.dumps(bundle_files(artifacts)),
         }
     )
 
@@ -227,7 +187,7 @@ def _programs(mod: tvm.IRModule) -> dict[str, Artifacts]:
                 f"`{gvar.name_hint}` reached Tenstorrent codegen without going through the Tenstorrent pipeline",
                 hint='lower with tilelang.lower(..., target="tenstorrent") or tvm.build(..., target="tenstorrent")',
             )
-        programs[gvar.name_hint] = _artifacts(json.loads(str(func.attrs[Attr.ARTIFACT_SOURCES.value])))
+        programs[gvar.name_hint] = artifacts_from_files(json.loads(str(func.attrs[Attr.ARTIFACT_SOURCES.value])))
     return programs
 
 
@@ -306,12 +266,7 @@ class TenstorrentKernel(TenstorrentModule):
                 f"kernel `{self.artifacts.kernel_name}` takes {expected} tensors, got {len(tensors)}",
                 hint=f"pass the parameters except the outputs out_idx={self.out_idx}, or all of them",
             )
-        results = self.artifacts.run(*args, device=device)
-        if not isinstance(results, (tuple, list)):
-            results = (results,)
-        written = [i for i in sorted(self.buffers) if self.buffers[i].is_output]
-        for index, result in zip(written, results, strict=True):
-            args[index].copy_(torch.as_tensor(result).reshape(args[index].shape))
+        self.get_function(self.artifacts.kernel_name)(*args, device=device)
         if not self.out_idx:
             return None
         outputs = [args[i] for i in self.out_idx]

@@ -3,15 +3,121 @@
 ``tvm.build(mod, target="tenstorrent")`` returns one (see :mod:`tilelang_tt.backend` for how),
 and the ``tilelang.compile`` kernel (:class:`tilelang_tt.backend.TenstorrentKernel`) is one with
 a single kernel. Each PrimFunc of the built ``IRModule`` is one kernel with its own program
-(:class:`Artifacts`).
+(:class:`Artifacts`). As TVM's runtime modules: ``mod["main"]`` / ``mod.get_function("main")`` is
+a :class:`TenstorrentFunction`, called with every parameter (torch tensors, numpy arrays,
+``tvm.runtime.Tensor`` or any DLPack tensor), the outputs written in place; ``tvm.compile``'s
+``Executable`` serves ``ex["main"]`` from it.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from pathlib import Path
 
-from tilelang_tt.artifacts import SOURCE_NAMES, Artifacts, write_files_atomically
+from tilelang_tt.artifacts import EMULATOR, SOURCE_NAMES, Artifacts, write_files_atomically
+from tilelang_tt.compiler import DUMP_FILE, dump_file_name
+from tilelang_tt.contract.plan import Plan, bind_dims, dim_values
+
+
+# -- the files of one or more kernels as one text (a TVM source module holds one string) -----------
+IR_DIR = "ir/"  # the IR a kernel kept after each pass (keep_ir) travels as files ir/NN_<Pass>.py
+BUNDLE_HEADER = re.compile(
+    r"// ===== tilelang-tt: (?P<kernel>[^/\n]+)/(?P<file>[^ \n]+) \((?P<size>\d+) chars\) =====\n")
+
+
+def bundle_files(art: Artifacts) -> dict[str, str]:
+    """The files of a compiled kernel: its generated sources, then the IR it kept after each pass
+    under :data:`IR_DIR` (named as ``dump_ir`` names them)."""
+    kept = {IR_DIR + dump_file_name(index, name): text for index, (name, text) in enumerate(art.ir_after_pass, 1)}
+    return {**art.sources, **kept}
+
+
+def bundle(artifacts: dict[str, Artifacts]) -> str:
+    """All files of ``{kernel name: Artifacts}`` as one readable text; :func:`unbundle` inverts it."""
+    parts = []
+    for kernel, art in artifacts.items():
+        for name, text in bundle_files(art).items():
+            parts.append(f"// ===== tilelang-tt: {kernel}/{name} ({len(text)} chars) =====\n{text}")
+    return "".join(parts)
+
+
+def unbundle(text: str) -> dict[str, Artifacts]:
+    sources: dict[str, dict[str, str]] = {}
+    pos = 0
+    while pos < len(text):
+        header = BUNDLE_HEADER.match(text, pos)
+        if header is None:
+            raise ValueError(f"not a tilelang-tt source bundle (at offset {pos})")
+        start = header.end()
+        end = start + int(header.group("size"))
+        sources.setdefault(header.group("kernel"), {})[header.group("file")] = text[start:end]
+        pos = end
+    return {kernel: artifacts_from_files(files) for kernel, files in sources.items()}
+
+
+def artifacts_from_files(files: dict[str, str]) -> Artifacts:
+    """The inverse of :func:`bundle_files`."""
+    sources = {name: text for name, text in files.items() if not name.startswith(IR_DIR)}
+    kept = tuple((DUMP_FILE.fullmatch(name.removeprefix(IR_DIR))["pass_name"], text)
+                 for name, text in files.items() if name.startswith(IR_DIR))
+    (plan,) = (text for name, text in sources.items() if name.endswith(".json"))  # the plan file
+    return Artifacts(sources=sources, plan=json.loads(plan), ir_after_pass=kept)
+
+
+class TenstorrentFunction:
+    """One kernel of a :class:`TenstorrentModule` as a TVM function: ``f(*params)`` runs the
+    program (on the emulator unless ``device="tt"``) on tensors given for every parameter in
+    order, checked against the plan (count, dtype, shape: a ``TypeError``/``ValueError`` naming
+    the parameter), and writes the outputs into the tensors given for them."""
+
+    def __init__(self, artifacts: Artifacts) -> None:
+        self.artifacts = artifacts
+        self.plan = artifacts.plan
+
+    def __call__(self, *args, device: str = EMULATOR) -> None:
+        import torch
+
+        buffers = sorted(Plan.from_json(self.plan).buffers, key=lambda b: b.param_index)
+        name = self.artifacts.kernel_name
+        if len(args) != len(buffers):
+            raise TypeError(f"kernel `{name}` takes {len(buffers)} tensors ({', '.join(b.name for b in buffers)}), "
+                            f"got {len(args)}")
+        tensors = [_as_torch(arg, buffer.name, name) for arg, buffer in zip(args, buffers)]
+        if "dims" in self.plan:  # the sizes the tensors give
+            shapes = {b.name: tuple(t.shape) for b, t in zip(buffers, tensors)}
+            buffers = sorted(Plan.from_json(bind_dims(self.plan, dim_values(self.plan, shapes))).buffers,
+                             key=lambda b: b.param_index)
+        for buffer, tensor in zip(buffers, tensors):
+            dtypes = {buffer.dtype} | ({"bool"} if buffer.dtype == "uint8" else set())  # bool is stored as uint8
+            if str(tensor.dtype).removeprefix("torch.") not in dtypes:
+                raise ValueError(f"kernel `{name}`: parameter `{buffer.name}` is {buffer.dtype}, got a "
+                                 f"{str(tensor.dtype).removeprefix('torch.')} tensor")
+            if tuple(tensor.shape) != tuple(buffer.shape):
+                raise ValueError(f"kernel `{name}`: parameter `{buffer.name}` has shape {list(buffer.shape)}, got "
+                                 f"{list(tensor.shape)}")
+        results = self.artifacts.run(*tensors, device=device)
+        if not isinstance(results, (tuple, list)):
+            results = (results,)
+        outputs = [t for b, t in zip(buffers, tensors) if b.is_output]
+        for tensor, result in zip(outputs, results, strict=True):
+            tensor.copy_(torch.as_tensor(result).reshape(tensor.shape).to(tensor.dtype))
+
+
+def _as_torch(arg, parameter: str, kernel: str):
+    """A torch tensor sharing ``arg``'s memory (outputs are written through it)."""
+    import numpy as np
+    import torch
+
+    if isinstance(arg, torch.Tensor):
+        return arg
+    if isinstance(arg, np.ndarray):
+        return torch.from_numpy(arg)
+    if hasattr(arg, "__dlpack__"):
+        return torch.from_dlpack(arg)
+    raise TypeError(f"kernel `{kernel}`: parameter `{parameter}` takes a tensor (torch, numpy, tvm.runtime.Tensor or "
+                    f"any DLPack tensor), got {type(arg).__name__}")
 
 
 class TenstorrentModule:
@@ -35,6 +141,29 @@ class TenstorrentModule:
         if kernel not in self.programs:
             raise KeyError(f"no kernel {kernel!r}; the module holds {self.kernels}")
         return self.programs[kernel]
+
+    def get_function(self, name: str, query_imports: bool = False) -> TenstorrentFunction:
+        """TVM's ``Module.get_function``: the kernel ``name`` as a :class:`TenstorrentFunction`."""
+        if name not in self.programs:
+            raise AttributeError(f"no function {name!r} in the Tenstorrent module; it holds {self.kernels}")
+        return TenstorrentFunction(self.programs[name])
+
+    def __getitem__(self, name: str) -> TenstorrentFunction:
+        return self.get_function(name)
+
+    @property
+    def imported_modules(self) -> list:
+        """TVM's imported modules: none (the kernels are this module's own)."""
+        return []
+
+    def _collect_from_import_tree(self, predicate) -> list:
+        """What ``tvm.runtime.Executable.jit`` asks: the modules of the import tree that ``predicate``
+        (not runnable: source modules) holds for. None: this module runs its kernels itself."""
+        return []
+
+    def inspect_source(self, fmt: str = "") -> str:
+        """TVM's ``inspect_source``: every generated file of every kernel, as one bundle."""
+        return bundle(self.programs)
 
     @property
     def artifacts(self) -> Artifacts:

@@ -160,3 +160,59 @@ def test_run_rejects_an_unknown_device(reference):
     x = torch.zeros(64, 96, dtype=torch.bfloat16)
     with pytest.raises(ValueError, match="device='gpu'.*'emulator'.*'tt'"):
         reference.run(x, x, device="gpu")
+
+
+# -- TVM's module contract: mod["main"](*args), get_function, tvm.compile's Executable -----------
+def _operands(seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(64, 96, generator=g).to(torch.bfloat16) for _ in range(2)]
+
+
+def test_mod_main_runs_on_torch_tensors_and_writes_the_output_in_place(built):
+    a, b = _operands()
+    c = torch.zeros(64, 96, dtype=torch.bfloat16)
+    assert built["main"](a, b, c) is None
+    assert torch.equal(c, (a.float() + b.float()).to(torch.bfloat16))
+
+
+def test_get_function_runs_on_numpy_and_tvm_tensors(built):
+    a, b = _operands(1)
+    ref = (a.float() + b.float()).to(torch.bfloat16)
+    as_f32 = [t.float().numpy() for t in (a, b)]  # numpy has no bfloat16: a float32 kernel for numpy
+    f32 = tvm.tirx.build(eltwise("add", 64, 96, 32, 32, dtype="float32"), target="tenstorrent")
+    out = np.zeros((64, 96), dtype=np.float32)
+    f32.get_function("main")(*as_f32, out)
+    assert np.array_equal(out, as_f32[0] + as_f32[1])
+    tvm_args = [tvm.runtime.tensor(x) for x in (*as_f32, np.zeros((64, 96), dtype=np.float32))]
+    f32["main"](*tvm_args)
+    assert np.array_equal(tvm_args[2].numpy(), as_f32[0] + as_f32[1])
+    c = torch.zeros(64, 96, dtype=torch.bfloat16)
+    built.get_function("main")(a, b, c)
+    assert torch.equal(c, ref)
+
+
+def test_tvm_compile_executable_runs_the_kernel(add):
+    ex = tvm.compile(tvm.IRModule({"main": add}), target="tenstorrent")
+    a, b = _operands(2)
+    c = torch.zeros(64, 96, dtype=torch.bfloat16)
+    ex["main"](a, b, c)
+    assert torch.equal(c, (a.float() + b.float()).to(torch.bfloat16))
+
+
+@pytest.mark.parametrize("args, error, message", [
+    (lambda a, b, c: (a, b), TypeError, r"kernel `main` takes 3 tensors \(A, B, C\), got 2"),
+    (lambda a, b, c: (a, b.float(), c), ValueError, r"parameter `B` is bfloat16, got a float32 tensor"),
+    (lambda a, b, c: (a, b, c[:32]), ValueError, r"parameter `C` has shape \[64, 96\], got \[32, 96\]"),
+    (lambda a, b, c: (a, [1.0], c), TypeError, r"parameter `B` takes a tensor .* got list"),
+], ids=["count", "dtype", "shape", "not_a_tensor"])
+def test_wrong_arguments_name_the_parameter(built, args, error, message):
+    a, b = _operands()
+    with pytest.raises(error, match=message):
+        built["main"](*args(a, b, torch.zeros(64, 96, dtype=torch.bfloat16)))
+
+
+def test_module_introspection_as_tvm_users_expect(built, reference):
+    assert built.imported_modules == []
+    assert artifacts_of(built.inspect_source()).sources == reference.sources
+    with pytest.raises(AttributeError, match=r"no function 'other'.*\['main'\]"):
+        built.get_function("other")
