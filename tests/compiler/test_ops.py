@@ -6,6 +6,8 @@ them in fp32 and rounds on pack, as an exact SFPU would; hardware approximations
 not modelled).
 """
 
+import re
+
 import pytest
 import torch
 
@@ -80,7 +82,7 @@ def test_rounding(op):
 def test_exact_gelu_is_one_sfpu_op(op):
     """0.5 * x * (1 + erf(x / sqrt(2))), however its products associate, is one precise gelu_tile."""
     compute = tilelang_tt.compile(K.unary(op, M, N, 32, 64)).sources["compute.cpp"]
-    assert "gelu_tile_init<false>();" in compute and "gelu_tile<false>(t);" in compute
+    assert "gelu_tile_init<false>();" in compute and re.search(r"gelu_tile<false>\(t(_\d+)?\);", compute)
     assert "erf_tile" not in compute and "mul_unary_tile" not in compute
 
 

@@ -10,7 +10,8 @@ D4: ``A op B`` of two full blocks runs on the FPU (``add_init``…, hoistable); 
 D5: ``A op B`` of two full blocks is one FPU op per tile (``add_tiles``…); any other value is
 compiled per tile into DST by :class:`TileProgram` (block operands: tilelang_tt.ops.copy,
 constants: tilelang_tt.ops.fill, SFPU unary ops, ops with a scalar, SFPU binary ops), with
-registers allocated per tile and as many tiles per acquire as the DST budget holds. The exact
+registers allocated per tile and as many tiles per acquire as the DST budget holds, run op by op
+over an acquire's tiles (one init per op and acquire). The exact
 GELU ``0.5 * x * (1 + erf(x / sqrt(2)))``, in any association of its products, is one ``gelu_tile``
 (:func:`~tilelang_tt.ops.sfpu.gelu_operand`); ``max(x, 0)`` is ``relu_tile``, ``c / x`` ``recip_tile``
 times c. The value of an int32 block is computed exactly by the SFPU's integer ops (``add_int_tile``,
@@ -141,26 +142,20 @@ class Eltwise(TileOp):
         ops = program.ops
         chunk = ctx.chunk(total, spt)
         keys = [key for key, _, _ in ops]
-        # Inits go where the engine configuration changes, cyclically over the tiles; a program
-        # with one configuration initializes once per acquire.
-        cyclic = len(set(keys)) > 1
-
-        def one_tile(base, tl):
-            stmts = []
-            for n, (key, init, emit) in enumerate(ops):
-                if cyclic and key != keys[n - 1]:
-                    stmts.append(init)
-                stmts.append(emit(ctx.analyzer.simplify(base + tl), tl))
-            return seq(stmts)
+        # Op by op over the chunk's tiles (each tile's ops touch its own DST tiles only, in their
+        # order): an init where the engine configuration changes, once per acquire, not per tile; a
+        # program of one configuration initializes once per acquire where inits are not hoisted.
+        mixed = len(set(keys)) > 1
 
         def one_chunk(ch):
             base = ch * chunk
-            return seq([
-                evaluate(Intrin.DST_ACQUIRE, like=stmt),
-                *([] if cyclic or not ctx.inline_inits else [ops[0][1]]),
-                serial("t", chunk, lambda tl: one_tile(base, tl), like=stmt),
-                *ctx.pack(out, chunk, lambda t: ctx.analyzer.simplify(t * spt), stmt),
-            ])
+            stmts = [evaluate(Intrin.DST_ACQUIRE, like=stmt)]
+            for n, (key, init, emit) in enumerate(ops):
+                if (mixed and (n == 0 or key != keys[n - 1])) or (not mixed and n == 0 and ctx.inline_inits):
+                    stmts.append(init)
+                stmts.append(serial("t", chunk, lambda tl, emit=emit: emit(ctx.analyzer.simplify(base + tl), tl),
+                                    like=stmt))
+            return seq([*stmts, *ctx.pack(out, chunk, lambda t: ctx.analyzer.simplify(t * spt), stmt)])
 
         return serial("ch", total // chunk, one_chunk, like=stmt)
 

@@ -21,19 +21,23 @@ void kernel_main() {
         cb_wait_front(cb_A_s, 2);
         cb_wait_front(cb_v_s, 2);
         tile_regs_acquire();
+        copy_init(cb_A_s);
         for (uint32_t t = 0; t < 2; ++t) {
-            copy_init(cb_A_s);
             copy_tile(cb_A_s, t, t * 2);
-            unary_bcast_init<BroadcastType::ROW>(cb_v_s);
-            unary_bcast<BroadcastType::ROW>(cb_v_s, t % 2, (t * 2) + 1);
-            mul_binary_tile_init();
-            mul_binary_tile(t * 2, (t * 2) + 1, t * 2);
+        }
+        unary_bcast_init<BroadcastType::ROW>(cb_v_s);
+        for (uint32_t t_1 = 0; t_1 < 2; ++t_1) {
+            unary_bcast<BroadcastType::ROW>(cb_v_s, t_1 % 2, (t_1 * 2) + 1);
+        }
+        mul_binary_tile_init();
+        for (uint32_t t_2 = 0; t_2 < 2; ++t_2) {
+            mul_binary_tile(t_2 * 2, (t_2 * 2) + 1, t_2 * 2);
         }
         tile_regs_commit();
         cb_reserve_back(cb_C_l, 2);
         tile_regs_wait();
-        for (uint32_t t_1 = 0; t_1 < 2; ++t_1) {
-            pack_tile(t_1 * 2, cb_C_l);
+        for (uint32_t t_3 = 0; t_3 < 2; ++t_3) {
+            pack_tile(t_3 * 2, cb_C_l);
         }
         tile_regs_release();
         cb_push_back(cb_C_l, 2);

@@ -18,17 +18,19 @@ void kernel_main() {
     for (uint32_t n = 0; n < count; ++n) {
         cb_wait_front(cb_A_s, 2);
         tile_regs_acquire();
+        copy_init(cb_A_s);
         for (uint32_t t = 0; t < 2; ++t) {
-            copy_init(cb_A_s);
             copy_tile(cb_A_s, t, t);
-            exp_tile_init();
-            exp_tile(t);
+        }
+        exp_tile_init();
+        for (uint32_t t_1 = 0; t_1 < 2; ++t_1) {
+            exp_tile(t_1);
         }
         tile_regs_commit();
         cb_reserve_back(cb_C_l, 2);
         tile_regs_wait();
-        for (uint32_t t_1 = 0; t_1 < 2; ++t_1) {
-            pack_tile(t_1, cb_C_l);
+        for (uint32_t t_2 = 0; t_2 < 2; ++t_2) {
+            pack_tile(t_2, cb_C_l);
         }
         tile_regs_release();
         cb_push_back(cb_C_l, 2);
