@@ -11,6 +11,9 @@ column panel once per output block). Emulator times are for a cached build (the 
 program compiles it and is not timed). The targets of the multi-core work are checked at the end.
 A split-K GEMM (``T.atomic_add`` of each K slice's partial product) is compared with its non-split
 form on a tall-K shape: more blocks to spread over the cores, for C read and written once per split.
+Each row also has the emulator's timing model's prediction (Wormhole): the kernel time, what bounds
+it (DRAM, compute, NOC, synchronization) and the throughput it implies (TFLOPS for GEMM and
+attention, DRAM GB/s for all): a first, uncalibrated model (issue 13).
 """
 
 from __future__ import annotations
@@ -58,12 +61,13 @@ def bf16(*shape):
     return torch.randn(*shape).to(torch.bfloat16)
 
 
-def case(name, variant, build, inputs, min_read, min_written, repeat, references=None):
+def case(name, variant, build, inputs, min_read, min_written, repeat, references=None, flops=None):
     artifacts, compile_s = timed(build, repeat)
     artifacts.run(*inputs)  # build the emulator program once (cached by content hash)
     _, emulate_s = timed(lambda: artifacts.run(*inputs), repeat)
-    totals = artifacts.last_counters["total"]
+    totals, timing = artifacts.last_counters["total"], artifacts.last_counters["timing"]
     read = totals["dram_bytes_read"]
+    seconds = timing["seconds"]
     row = {
         "case": name,
         "variant": variant,
@@ -77,6 +81,11 @@ def case(name, variant, build, inputs, min_read, min_written, repeat, references
         "barriers": totals["read_barriers"] + totals["write_barriers"],
         "dst_acquires_per_output_tile": round(totals["dst_acquires"] / (min_written // TILE_BYTES), 3),
         "cores": len(Plan.from_json(artifacts.plan).work_partition),
+        # the timing model's prediction (Wormhole, runtime/timing.hpp): time, its bound, throughput
+        "predicted_us": round(seconds * 1e6, 2),
+        "bound": timing["bound"],
+        "gb_s": round((read + totals["dram_bytes_written"]) / seconds / 1e9, 1),
+        "tflops": round(flops / seconds / 1e12, 2) if flops else "-",
     }
     for key, value in (references or {}).items():
         row[f"{key}_read"] = value
@@ -94,7 +103,7 @@ def gemm_rows(M, N, K, bm, bn, bk, grid, repeat):
     name = f"gemm {M}x{N}x{K} blk {bm}x{bn}x{bk} grid {grid[0]}x{grid[1]}"
     return [case(name, f"multicast {mode}",
                  lambda mode=mode: tilelang_tt.compile(KERNELS.gemm(M, N, K, bm, bn, bk), grid=grid, multicast=mode),
-                 (a, b), BF16_BYTES * (M * K + K * N), BF16_BYTES * M * N, repeat, references)
+                 (a, b), BF16_BYTES * (M * K + K * N), BF16_BYTES * M * N, repeat, references, flops=2 * M * N * K)
             for mode in ("on", "off")]
 
 
@@ -108,7 +117,7 @@ def split_k_rows(M, N, K, bm, bn, bk, splits, grid, repeat):
     return [case(name, f"split {split}",
                  lambda split=split: tilelang_tt.compile(
                      KERNELS.split_k_gemm(M, N, K, bm, bn, bk, split, out_dtype="bfloat16"), grid=grid),
-                 (a, b, c), BF16_BYTES * (M * K + K * N + M * N), BF16_BYTES * M * N, repeat)
+                 (a, b, c), BF16_BYTES * (M * K + K * N + M * N), BF16_BYTES * M * N, repeat, flops=2 * M * N * K)
             for split in splits]
 
 
@@ -148,10 +157,11 @@ def main(argv=None) -> None:
                      (a, b), 2 * BF16_BYTES * 2048 * 2048, BF16_BYTES * 2048 * 2048, repeat))
     q, k, v = bf16(1, 1, 1024, 64), bf16(1, 1, 1024, 64), bf16(1, 1, 1024, 64)
     rows.append(case("flash attention seq 1024 d 64", "-", lambda: tilelang_tt.compile(OPS.flash_attention(1024, 64)),
-                     (q, k, v), 3 * BF16_BYTES * 1024 * 64, BF16_BYTES * 1024 * 64, repeat))
+                     (q, k, v), 3 * BF16_BYTES * 1024 * 64, BF16_BYTES * 1024 * 64, repeat, flops=4 * 1024 * 1024 * 64))
 
     header = ["case", "variant", "compile_s", "emulate_s", "read_vs_minimum", "no_reuse_vs_ours", "reuse_vs_ours",
-              "write_vs_minimum", "noc_transactions", "barriers", "dst_acquires_per_output_tile", "cores"]
+              "write_vs_minimum", "noc_transactions", "barriers", "dst_acquires_per_output_tile", "cores",
+              "predicted_us", "bound", "tflops", "gb_s"]
     widths = [max(len(h), *(len(str(r.get(h, "-"))) for r in rows)) for h in header]
     print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
     for r in rows:

@@ -157,7 +157,8 @@ COUNTER_COLUMNS = (("dram_bytes_read", "DRAM rd B"), ("dram_bytes_written", "DRA
 
 
 def counters_report(counters: dict) -> str:
-    """The total (every counter, tile ops by kind) and one line per core (the main counters)."""
+    """The total (every counter, tile ops by kind), one line per core (the main counters), and the
+    timing model's predicted time."""
     total = counters["total"]
     lines = ["counters (total):"]
     lines += [f"  {key:<24}{value:>12}" for key, value in total.items() if key != "tile_ops"]
@@ -166,6 +167,12 @@ def counters_report(counters: dict) -> str:
     for core in counters["cores"]:
         lines.append(f"  {'({},{})'.format(*core['core']):<7}" + "".join(f"{core[key]:>11}" for key, _ in COUNTER_COLUMNS)
                      + f"{sum(core['tile_ops'].values()):>11}")
+    timing = counters["timing"]
+    critical = timing["critical_thread"]
+    lines += ["", f"predicted time ({timing['arch']}, timing model): {timing['seconds'] * 1e6:.2f} us = "
+                  f"{timing['cycles']} cycles, bound: {timing['bound']} (critical path {timing['critical_path_cycles']}"
+                  f" cycles, ending on core ({critical['core'][0]},{critical['core'][1]}) {critical['role']}; DRAM "
+                  f"{timing['dram_cycles']} cycles)"]
     return "\n".join(lines)
 
 

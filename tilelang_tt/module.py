@@ -6,7 +6,8 @@ a single kernel. Each PrimFunc of the built ``IRModule`` is one kernel with its 
 (:class:`Artifacts`). As TVM's runtime modules: ``mod["main"]`` / ``mod.get_function("main")`` is
 a :class:`TenstorrentFunction`, called with every parameter (torch tensors, numpy arrays,
 ``tvm.runtime.Tensor`` or any DLPack tensor), the outputs written in place; ``tvm.compile``'s
-``Executable`` serves ``ex["main"]`` from it.
+``Executable`` serves ``ex["main"]`` from it; ``time_evaluator`` reports the timing model's predicted
+time.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ import json
 import os
 import re
 from pathlib import Path
+
+import tilelang  # noqa: F401  (tilelang must be imported before tvm)
+from tvm.runtime.module import BenchmarkResult
 
 from tilelang_tt.artifacts import EMULATOR, SOURCE_NAMES, Artifacts, write_files_atomically
 from tilelang_tt.compiler import DUMP_FILE, dump_file_name
@@ -150,6 +154,19 @@ class TenstorrentModule:
 
     def __getitem__(self, name: str) -> TenstorrentFunction:
         return self.get_function(name)
+
+    def time_evaluator(self, func_name: str, dev=None, number: int = 10, repeat: int = 1, **_measurement_options):
+        """TVM's ``time_evaluator``: a function that runs ``func_name`` on the emulator once (its
+        outputs written as a call writes them) and returns TVM's ``BenchmarkResult`` of the timing
+        model's predicted kernel time in seconds, ``repeat`` times (the prediction is deterministic:
+        ``number`` and the other measurement options change nothing)."""
+        function = self.get_function(func_name)
+
+        def evaluator(*args) -> BenchmarkResult:
+            function(*args)
+            return BenchmarkResult([function.artifacts.last_counters["timing"]["seconds"]] * repeat)
+
+        return evaluator
 
     @property
     def imported_modules(self) -> list:

@@ -84,8 +84,11 @@ def test_emulate_directory_keeps_outputs_and_counters(uneven, tmp_path):
     total = done.stdout.split("counters (total):")[1].split("counters per core:")[0]
     assert f"dram_bytes_written{counters['total']['dram_bytes_written']:>{12 + 24 - len('dram_bytes_written')}}" in total
     assert f"tile op add_tiles{counters['total']['tile_ops']['add_tiles']:>{12 + 16 - len('add_tiles')}}" in total
-    per_core, kept = done.stdout.split("counters per core:")[1].strip().split("\n\n")
+    per_core, predicted, kept = done.stdout.split("counters per core:")[1].strip().split("\n\n")
     assert kept == f"wrote inputs (<buffer>.bin), outputs (<buffer>.out.bin) and counters.json to {tmp_path / 'run'}"
+    timing = counters["timing"]
+    assert predicted.startswith(f"predicted time (wormhole_b0, timing model): {timing['seconds'] * 1e6:.2f} us = "
+                                f"{timing['cycles']} cycles, bound: {timing['bound']} (critical path ")
     per_core = per_core.splitlines()
     assert len(per_core) == 1 + 12  # header + one line per core
     assert per_core[1].split()[:3] == ["(0,0)", str(counters["cores"][0]["dram_bytes_read"]),

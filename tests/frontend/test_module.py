@@ -216,3 +216,12 @@ def test_module_introspection_as_tvm_users_expect(built, reference):
     assert artifacts_of(built.inspect_source()).sources == reference.sources
     with pytest.raises(AttributeError, match=r"no function 'other'.*\['main'\]"):
         built.get_function("other")
+
+
+def test_time_evaluator_returns_the_predicted_time(built):
+    a, b = _operands(3)
+    c = torch.zeros(64, 96, dtype=torch.bfloat16)
+    result = built.time_evaluator("main", tvm.cpu(), number=5, repeat=3)(a, b, c)
+    timing = built.program().last_counters["timing"]
+    assert list(result.results) == [timing["seconds"]] * 3 and result.mean == timing["seconds"] > 0
+    assert torch.equal(c, (a.float() + b.float()).to(torch.bfloat16))  # the call ran

@@ -118,7 +118,9 @@ def arch_table_define() -> str:
         f'{{.name = "{a.name}", .grid_x = {a.grid[0]}, .grid_y = {a.grid[1]}, .l1_size = {a.l1_total}, '
         f".l1_unreserved_base = {a.l1_unreserved_base}, .l1_alignment = {a.l1_alignment}, "
         f".dram_banks = {a.num_dram_banks}, .dram_bank_size = {a.dram_bank_size}, "
-        f".dram_alignment = {a.dram_alignment}, .num_cbs = {a.num_cbs}, .dst_tiles = {a.dst_tiles}}}"
+        f".dram_alignment = {a.dram_alignment}, .num_cbs = {a.num_cbs}, .dst_tiles = {a.dst_tiles}, "
+        f".clock_hz = {a.clock_hz!r}, .noc_bytes_per_cycle = {a.noc_bytes_per_cycle!r}, "
+        f".noc_latency = {a.noc_latency_cycles}, .dram_bytes_per_s = {a.dram_bytes_per_s!r}}}"
         for a in ARCHS.values()
     )
     return "-DTT_EMU_ARCHS=" + ", ".join(rows)

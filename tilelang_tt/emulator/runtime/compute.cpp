@@ -93,11 +93,32 @@ float fpu(BinaryOp op, float a, float b) {
   return 0.0f;
 }
 
-void count(ThreadCtx& t, const std::string& kind) { t.counters.tile_ops[kind] += 1; }
+// Timing (timing.hpp): cycles of one tile op, by its counter name.
+uint64_t op_cycles(const ThreadCtx& t, const std::string& name) {
+  using namespace timing;
+  const int fidelity = t.kernel->opts.math_fidelity;
+  const auto ends_with = [&](const char* suffix) {
+    const size_t n = std::char_traits<char>::length(suffix);
+    return name.size() >= n && name.compare(name.size() - n, n, suffix) == 0;
+  };
+  if (name == "matmul_tiles") return matmul_tile_cycles(fidelity, t.kernel->opts.fp32_dest_acc_en);
+  if (name == "pack_tile") return kPackTile;
+  if (name == "reduce_tile") return kFpuPass * fidelity_phases(fidelity);
+  if (name == "copy_tile" || name == "transpose_wh_tile" || name.rfind("unary_bcast", 0) == 0) return kFpuPass;
+  // FPU binary ops: add/sub/mul_tiles[_bcast_*], *_reuse_dest_tiles (the SFPU ops end in "_tile").
+  if (ends_with("_tiles") || name.find("_tiles_bcast") != std::string::npos)
+    return name.rfind("mul_", 0) == 0 ? kFpuPass * fidelity_phases(fidelity) : kFpuPass;
+  return kSfpuTile;
+}
+
+void count(ThreadCtx& t, const std::string& kind) {
+  t.counters.tile_ops[kind] += 1;
+  charge(t, op_cycles(t, kind));
+}
 
 }  // namespace
 
-void count_op(const char* kind) { tls_ctx->counters.tile_ops[kind] += 1; }
+void count_op(const char* kind) { count(*tls_ctx, kind); }
 
 // ---------------------------------------------------------------- helpers shared with layout.cpp
 ThreadCtx& compute_ctx(const char* fn, Loc loc) {
@@ -181,6 +202,7 @@ void tile_regs_acquire(Loc loc) {
   if (h.state != DstHalf::Free)
     protocol_error(loc, "tile_regs_acquire: both DST halves are in use (missing tile_regs_wait/tile_regs_release)");
   h.state = DstHalf::Math;
+  charge(t, timing::kDstSync);
   t.math_owned = static_cast<int>(t.math_half);
   t.math_half ^= 1;
   for (uint32_t i = 0; i < t.dst_half(); ++i) {
@@ -195,6 +217,7 @@ void tile_regs_commit(Loc loc) {
   ThreadCtx& t = compute_ctx("tile_regs_commit", loc);
   if (t.math_owned < 0) protocol_error(loc, "tile_regs_commit without tile_regs_acquire");
   t.halves[t.math_owned].state = DstHalf::Committed;
+  charge(t, timing::kDstSync);
   t.math_owned = -1;
 }
 
@@ -205,6 +228,7 @@ void tile_regs_wait(Loc loc) {
   if (h.state != DstHalf::Committed)
     protocol_error(loc, "tile_regs_wait without a preceding tile_regs_commit (would wait forever)");
   h.state = DstHalf::Pack;
+  charge(t, timing::kDstSync);
   t.pack_owned = static_cast<int>(t.pack_half);
   t.pack_half ^= 1;
 }
@@ -213,6 +237,7 @@ void tile_regs_release(Loc loc) {
   ThreadCtx& t = compute_ctx("tile_regs_release", loc);
   if (t.pack_owned < 0) protocol_error(loc, "tile_regs_release without tile_regs_wait");
   t.halves[t.pack_owned].state = DstHalf::Free;
+  charge(t, timing::kDstSync);
   t.pack_owned = -1;
 }
 
@@ -236,17 +261,20 @@ void release_dst(Loc loc) {
 void hw_startup(uint32_t, uint32_t, uint32_t, Loc loc) {
   ThreadCtx& t = compute_ctx("compute_kernel_hw_startup", loc);
   t.tilize_mode = t.untilize_mode = t.pack_untilize_mode = {};
+  charge(t, timing::kComputeInit);
 }
 
 void binary_init(BinaryOp op, bool acc_to_dest, Loc loc) {
   ThreadCtx& t = compute_ctx("binary init", loc);
   t.binary_op = op;
   t.binary_acc = acc_to_dest;
+  charge(t, timing::kComputeInit);
 }
 
 void matmul_init(uint32_t transpose, Loc loc) {
   ThreadCtx& t = compute_ctx("matmul_init", loc);
   t.mm_transpose = transpose != 0;
+  charge(t, timing::kComputeInit);
 }
 
 // ---------------------------------------------------------------- FPU ops

@@ -111,6 +111,36 @@ uint64_t mcast_offset(ThreadCtx& t, uint64_t dst, uint32_t size, const char* fn,
   return off;
 }
 
+// ---- semaphore timing (mu held) ----
+// A set (any value, local or remote) starts a new epoch: the increments before it no longer count.
+void sem_set(DeviceImpl& d, volatile void* sem, uint64_t when) {
+  SemTiming& s = d.sem_timing[reinterpret_cast<uintptr_t>(sem)];
+  s.set_time = when;
+  s.incs.clear();
+}
+
+// Logical time at which the wait's condition became true: the semaphore's value is the value of its
+// last set plus the increments since; the increments are applied in logical-time order (ties by value)
+// until the condition holds, so with +1 increments a wait for k is the k-th smallest increment time,
+// whatever order the OS threads ran them in.
+uint64_t sem_condition_time(DeviceImpl& d, volatile uint32_t* sem, uint32_t val, bool at_least) {
+  const auto it = d.sem_timing.find(reinterpret_cast<uintptr_t>(sem));
+  if (it == d.sem_timing.end()) return 0;  // only the initial value (or untracked local stores)
+  SemTiming& s = it->second;
+  uint32_t v = *sem;
+  for (const auto& inc : s.incs) v -= inc.second;  // the value after the last set
+  auto holds = [&](uint32_t x) { return at_least ? x >= val : x == val; };
+  if (holds(v)) return s.set_time;
+  std::sort(s.incs.begin(), s.incs.end());
+  uint64_t when = s.set_time;
+  for (const auto& inc : s.incs) {
+    v += inc.second;
+    when = std::max(when, inc.first);
+    if (holds(v)) return when;
+  }
+  return when;
+}
+
 }  // namespace
 
 uint32_t arg(uint32_t idx, bool common, Loc loc) {
@@ -137,6 +167,10 @@ void cb_reserve_back(int32_t cbi, int32_t n, Loc loc) {
   t.wait = {WaitState::CbBack, static_cast<uint32_t>(cbi), static_cast<uint32_t>(n), nullptr, false, loc};
   t.dev->block_until(lk, t, [&] { return cb.num_pages - (cb.pushed - cb.popped) >= static_cast<uint32_t>(n); });
   cb.reserved = std::max(cb.reserved, static_cast<uint32_t>(n));
+  // Timing: the slots of pages pushed .. pushed+n-1 are free once their previous pages were popped.
+  charge(t, timing::kCbCall);
+  for (uint64_t s = cb.pushed; s < cb.pushed + static_cast<uint64_t>(n); ++s)
+    if (s >= cb.num_pages) wait_until(t, cb.pop_time[s % cb.num_pages]);
 }
 
 void cb_push_back(int32_t cbi, int32_t n, Loc loc) {
@@ -155,6 +189,8 @@ void cb_push_back(int32_t cbi, int32_t n, Loc loc) {
     if (overlaps(r, lo, hi))
       protocol_error(loc, call + ": pages filled by noc_async_read at line " + std::to_string(r.line) +
                               " are pushed before noc_async_read_barrier");
+  charge(t, timing::kCbCall);
+  for (uint64_t s = cb.pushed; s < cb.pushed + static_cast<uint64_t>(n); ++s) cb.push_time[s % cb.num_pages] = t.tm.clock;
   cb.pushed += n;
   cb.wr_page = (cb.wr_page + n) % cb.num_pages;
   cb.reserved -= n;
@@ -171,6 +207,9 @@ void cb_wait_front(int32_t cbi, int32_t n, Loc loc) {
   t.wait = {WaitState::CbFront, static_cast<uint32_t>(cbi), static_cast<uint32_t>(n), nullptr, false, loc};
   t.dev->block_until(lk, t, [&] { return cb.pushed - cb.popped >= static_cast<uint32_t>(n); });
   cb.waited = std::max(cb.waited, static_cast<uint32_t>(n));
+  // Timing: pages popped .. popped+n-1 are there once their producer pushed them.
+  charge(t, timing::kCbCall);
+  for (uint64_t s = cb.popped; s < cb.popped + static_cast<uint64_t>(n); ++s) wait_until(t, cb.push_time[s % cb.num_pages]);
 }
 
 void cb_pop_front(int32_t cbi, int32_t n, Loc loc) {
@@ -189,6 +228,8 @@ void cb_pop_front(int32_t cbi, int32_t n, Loc loc) {
     if (overlaps(r, lo, hi))
       protocol_error(loc, call + ": pages sent by noc_async_write at line " + std::to_string(r.line) +
                               " are freed before noc_async_write_barrier / noc_async_writes_flushed");
+  charge(t, timing::kCbCall);
+  for (uint64_t s = cb.popped; s < cb.popped + static_cast<uint64_t>(n); ++s) cb.pop_time[s % cb.num_pages] = t.tm.clock;
   cb.popped += n;
   cb.rd_page = (cb.rd_page + n) % cb.num_pages;
   cb.waited -= n;
@@ -216,6 +257,7 @@ uint32_t get_write_ptr(uint32_t cbi, Loc loc) {
   CB& cb = get_cb(t, static_cast<int32_t>(cbi), "get_write_ptr", loc);
   if (cb.reserved == 0)
     protocol_error(loc, "get_write_ptr(" + cb_name(cb.index) + ") outside cb_reserve_back/cb_push_back");
+  charge(t, timing::kDataflowMisc);
   return t.core->l1_base_addr() + cb.offset + cb.wr_page * cb.page_size;
 }
 
@@ -223,6 +265,7 @@ uint32_t get_read_ptr(uint32_t cbi, Loc loc) {
   ThreadCtx& t = ctx(loc);
   std::unique_lock lk(t.dev->mu);
   CB& cb = get_cb(t, static_cast<int32_t>(cbi), "get_read_ptr", loc);
+  charge(t, timing::kDataflowMisc);
   return t.core->l1_base_addr() + cb.offset + cb.rd_page * cb.page_size;
 }
 
@@ -276,6 +319,8 @@ void noc_read(uint64_t src, uint32_t dst_l1, uint32_t size, Loc loc) {
   Core* core;
   const uint8_t* p = resolve(t, src, size, dram, core, "noc_async_read", loc);
   std::memmove(t.core->l1 + off, p, size);
+  charge(t, timing::kNocIssue);
+  t.tm.reads_done = std::max(t.tm.reads_done, noc_transfer(t, size));
   t.counters.noc_read_transactions += 1;
   if (dram) t.counters.dram_bytes_read += size;
   else if (core != t.core) t.counters.l1_bytes_read_remote += size;
@@ -297,6 +342,9 @@ void noc_write(uint32_t src_l1, uint64_t dst, uint32_t size, Loc loc) {
     core->cv.notify_all();
     if (core != t.core) t.counters.l1_bytes_written_remote += size;
   }
+  charge(t, timing::kNocIssue);
+  t.tm.writes_done = std::max(t.tm.writes_done, noc_transfer(t, size));
+  t.tm.writes_sent = std::max(t.tm.writes_sent, t.tm.port_free);
   t.counters.noc_write_transactions += 1;
   t.pending_writes.push_back({off, off + size, loc.line()});
 }
@@ -313,24 +361,33 @@ void noc_write_multicast(uint32_t src_l1, uint64_t dst, uint32_t size, uint32_t 
     c->cv.notify_all();
     if (c != t.core) t.counters.l1_bytes_written_remote += size;
   }
+  charge(t, timing::kNocIssue);
+  t.tm.writes_done = std::max(t.tm.writes_done, noc_transfer(t, size));
+  t.tm.writes_sent = std::max(t.tm.writes_sent, t.tm.port_free);
   t.counters.noc_write_transactions += 1;
   t.pending_writes.push_back({off, off + size, loc.line()});
 }
 
 void noc_read_barrier(Loc loc) {
   ThreadCtx& t = ctx(loc);
+  charge(t, timing::kDataflowMisc);
+  wait_until(t, t.tm.reads_done, &ThreadTiming::noc_stall);
   t.pending_reads.clear();
   t.counters.read_barriers += 1;
 }
 
 void noc_write_barrier(Loc loc) {
   ThreadCtx& t = ctx(loc);
+  charge(t, timing::kDataflowMisc);
+  wait_until(t, t.tm.writes_done, &ThreadTiming::noc_stall);
   t.pending_writes.clear();
   t.counters.write_barriers += 1;
 }
 
 void noc_writes_flushed(Loc loc) {
   ThreadCtx& t = ctx(loc);
+  charge(t, timing::kDataflowMisc);
+  wait_until(t, t.tm.writes_sent, &ThreadTiming::noc_stall);
   t.pending_writes.clear();
   t.counters.write_barriers += 1;
 }
@@ -351,6 +408,8 @@ void semaphore_wait(volatile uint32_t* sem, uint32_t val, bool at_least, Loc loc
   std::unique_lock lk(t.dev->mu);
   t.wait = {WaitState::Semaphore, 0, val, sem, at_least, loc};
   t.dev->block_until(lk, t, [&] { return at_least ? *sem >= val : *sem == val; });
+  charge(t, timing::kCbCall);
+  wait_until(t, sem_condition_time(*t.dev, sem, val, at_least), &ThreadTiming::sem_stall);
 }
 
 void semaphore_set(volatile uint32_t* sem, uint32_t val, Loc loc) {
@@ -358,6 +417,8 @@ void semaphore_set(volatile uint32_t* sem, uint32_t val, Loc loc) {
   local_offset(t, static_cast<uint32_t>(reinterpret_cast<uintptr_t>(sem)), 4, "noc_semaphore_set", loc);
   std::unique_lock lk(t.dev->mu);
   *sem = val;
+  charge(t, timing::kDataflowMisc);
+  sem_set(*t.dev, sem, t.tm.clock);
   t.core->cv.notify_all();
 }
 
@@ -372,6 +433,10 @@ void semaphore_inc(uint64_t dst, uint32_t incr, Loc loc) {
   std::memcpy(&v, p, 4);
   v += incr;
   std::memcpy(p, &v, 4);
+  charge(t, timing::kNocIssue);
+  // A local increment lands at once; a remote one is a 4-byte NOC transfer.
+  const uint64_t when = core == t.core ? t.tm.clock : noc_transfer(t, 4);
+  t.dev->sem_timing[reinterpret_cast<uintptr_t>(p)].incs.emplace_back(when, incr);
   core->cv.notify_all();
 }
 
@@ -382,8 +447,11 @@ void semaphore_set_multicast(uint32_t src_l1, uint64_t dst, uint32_t num_dests, 
   const uint64_t dst_off = mcast_offset(t, dst, 4, fn, loc);
   const auto targets = mcast_targets(t, dst, num_dests, loopback, fn, loc);
   std::unique_lock lk(t.dev->mu);
+  charge(t, timing::kNocIssue);
+  const uint64_t when = noc_transfer(t, 4);
   for (Core* c : targets) {
     std::memcpy(c->l1 + dst_off, t.core->l1 + off, 4);
+    sem_set(*t.dev, c->l1 + dst_off, c == t.core ? t.tm.clock : when);
     c->cv.notify_all();
   }
 }
@@ -397,6 +465,9 @@ void semaphore_set_remote(uint32_t src_l1, uint64_t dst, Loc loc) {
   if (dram) protocol_error(loc, "noc_semaphore_set_remote: the target is DRAM, not a core's L1");
   std::unique_lock lk(t.dev->mu);
   std::memcpy(p, t.core->l1 + off, 4);
+  charge(t, timing::kNocIssue);
+  const uint64_t when = noc_transfer(t, 4);
+  sem_set(*t.dev, p, core == t.core ? t.tm.clock : when);
   core->cv.notify_all();
 }
 

@@ -2,6 +2,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 #include <thread>
 
@@ -265,6 +266,78 @@ void counters_fields(std::ostringstream& os, const Counters& c) {
   }
   os << "}";
 }
+// The "timing" object of counters_json (timing.hpp):
+//   {"arch", "clock_hz", "cycles", "seconds", "critical_path_cycles", "dram_cycles", "bound",
+//    "critical_thread": {"core": [x, y], "role"} (the thread with the largest final clock),
+//    "cores": [{"core": [x, y], "reader": {"busy", "stall", "end"}, "compute": {...}, "writer": {...}}]}
+// cycles = max(critical_path_cycles, dram_cycles): the critical path is the largest final clock of
+// any thread; dram_cycles = all DRAM bytes / the arch's measured DRAM bandwidth (shared by all cores).
+// A role without a kernel on a core reports zeros.
+// bound: "dram" when dram_cycles >= critical_path_cycles. Otherwise, on the critical core (the core of
+// the thread with the largest final clock; first in core order on a tie), the largest of
+//   compute = the compute thread's busy cycles,
+//   noc     = max over reader / writer of busy + NOC-barrier stall (moving data),
+//   sync    = the largest semaphore-wait stall of its threads (waiting for other cores),
+// first in that order on a tie. CB stalls are not a class of their own: they are the time a thread
+// waits for a neighbour on its core, which the neighbour's class accounts for.
+void timing_json(std::ostringstream& os, const DeviceImpl& d, const Counters& total) {
+  const ArchSpec& a = d.arch;
+  uint64_t critical = 0;
+  size_t critical_core = 0;
+  int critical_role = static_cast<int>(KernelRole::Compute);
+  for (size_t i = 0; i < d.last_timing.size(); ++i)
+    for (int r = 0; r < 3; ++r) {
+      const auto& tm = d.last_timing[i][r];
+      if (tm && tm->clock > critical) {
+        critical = tm->clock;
+        critical_core = i;
+        critical_role = r;
+      }
+    }
+  const uint64_t dram = timing::dram_cycles(a, total.dram_bytes_read + total.dram_bytes_written);
+  const uint64_t cycles = std::max(critical, dram);
+  const char* bound = "compute";
+  if (d.last_timing.empty()) {
+    bound = "compute";
+  } else if (dram >= critical) {
+    bound = "dram";
+  } else {
+    const auto& tms = d.last_timing[critical_core];
+    const auto& comp = tms[static_cast<int>(KernelRole::Compute)];
+    const uint64_t compute = comp ? comp->busy : 0;
+    uint64_t noc = 0, sync = 0;
+    for (const auto& tm : tms) {
+      if (!tm) continue;
+      sync = std::max(sync, tm->sem_stall);
+    }
+    for (KernelRole r : {KernelRole::Reader, KernelRole::Writer}) {
+      const auto& tm = tms[static_cast<int>(r)];
+      if (tm) noc = std::max(noc, tm->busy + tm->noc_stall);
+    }
+    bound = compute >= noc && compute >= sync ? "compute" : noc >= sync ? "noc" : "sync";
+  }
+  char secs[64];
+  std::snprintf(secs, sizeof secs, "%.9g", static_cast<double>(cycles) / a.clock_hz);
+  os << "{\"arch\": \"" << d.arch.name << "\", \"clock_hz\": " << static_cast<uint64_t>(a.clock_hz)
+     << ", \"cycles\": " << cycles << ", \"seconds\": " << secs << ", \"critical_path_cycles\": " << critical
+     << ", \"dram_cycles\": " << dram << ", \"bound\": \"" << bound << "\"";
+  if (!d.last_timing.empty())
+    os << ", \"critical_thread\": {\"core\": [" << d.last_cores[critical_core].x << ", "
+       << d.last_cores[critical_core].y << "], \"role\": \"" << kernel_role_name(static_cast<KernelRole>(critical_role))
+       << "\"}";
+  os << ", \"cores\": [";
+  for (size_t i = 0; i < d.last_timing.size(); ++i) {
+    os << (i ? ", " : "") << "{\"core\": [" << d.last_cores[i].x << ", " << d.last_cores[i].y << "]";
+    for (KernelRole r : {KernelRole::Reader, KernelRole::Compute, KernelRole::Writer}) {
+      const auto& tm = d.last_timing[i][static_cast<int>(r)];
+      os << ", \"" << kernel_role_name(r) << "\": {\"busy\": " << (tm ? tm->busy : 0)
+         << ", \"stall\": " << (tm ? tm->stall : 0) << ", \"end\": " << (tm ? tm->clock : 0) << "}";
+    }
+    os << "}";
+  }
+  os << "]}";
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- Device
@@ -540,11 +613,14 @@ void Device::launch() {
       cb.wr_page = cb.rd_page = cb.reserved = cb.waited = cb.packed = 0;
       cb.producer.clear();
       cb.consumer.clear();
+      cb.push_time.assign(cb.num_pages, 0);
+      cb.pop_time.assign(cb.num_pages, 0);
     }
     for (uint32_t i = 0; i < c.num_semaphores; ++i)
       std::memcpy(c.l1 + sem_base + 16 * i, &c.semaphore_init[i], 4);
     std::memset(c.l1 + zeros_offset(d.arch), 0, kMemZerosSize);
   }
+  d.sem_timing.clear();
   d.threads.clear();
   for (auto& t : ctxs) d.threads.push_back(t.get());
   d.live = static_cast<uint32_t>(ctxs.size());
@@ -560,12 +636,18 @@ void Device::launch() {
   // Counters per used core.
   d.last_cores.clear();
   d.last_counters.clear();
+  d.last_timing.clear();
   for (Core* c : used) {
     Counters sum;
+    std::array<std::optional<ThreadTiming>, 3> tm;
     for (auto& t : ctxs)
-      if (t->core == c) sum.add(t->counters);
+      if (t->core == c) {
+        sum.add(t->counters);
+        tm[static_cast<int>(t->kernel->role)] = t->tm;
+      }
     d.last_cores.push_back(c->logical);
     d.last_counters.push_back(std::move(sum));
+    d.last_timing.push_back(tm);
   }
   if (d.aborting) throw EmulatorError(d.error);
   // Leaks: unconsumed pages, reservations never pushed, NOC transactions never barriered.
@@ -606,7 +688,9 @@ std::string Device::counters_json() const {
   }
   os << "], \"total\": {";
   counters_fields(os, total);
-  os << "}}";
+  os << "}, \"timing\": ";
+  timing_json(os, d, total);
+  os << "}";
   return os.str();
 }
 
@@ -622,6 +706,7 @@ void Device::reset_program() {
   d.kernels.clear();
   d.last_cores.clear();
   d.last_counters.clear();
+  d.last_timing.clear();
 }
 
 }  // namespace emu

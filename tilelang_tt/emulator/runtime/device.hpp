@@ -161,7 +161,9 @@ class Device {
   // dram_bytes_* count DRAM traffic only; l1_bytes_read_remote / l1_bytes_written_remote count
   // bytes a core's kernels move over the NOC from / to another core's L1 (a multicast counts
   // once per destination core other than the sender); copies within a core's own L1 count in
-  // neither.
+  // neither. "timing" is the timing model's prediction for the last launch (runtime/timing.hpp; its
+  // schema is documented at timing_json in device.cpp): predicted cycles and seconds, the critical path,
+  // the aggregate DRAM time, the bound, and per core and role busy / stall / end cycles.
   std::string counters_json() const;
   // Drops CBs, semaphores, kernels, runtime args and counters; keeps DRAM and L1 buffers.
   void reset_program();

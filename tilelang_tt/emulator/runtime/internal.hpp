@@ -1,11 +1,13 @@
 // Internal state of the device model shared by device.cpp, dataflow.cpp and compute.cpp.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <source_location>
 #include <string>
@@ -13,6 +15,7 @@
 
 #include "device.hpp"
 #include "kernel_api.hpp"
+#include "timing.hpp"
 
 namespace emu {
 
@@ -33,7 +36,23 @@ struct ArchSpec {
   uint32_t dram_banks;
   uint64_t dram_bank_size;
   uint32_t dram_alignment, num_cbs, dst_tiles;
+  // the timing model's figures (sources in contract/arch.py)
+  double clock_hz, noc_bytes_per_cycle;
+  uint64_t noc_latency;
+  double dram_bytes_per_s;
 };
+
+namespace timing {
+// Cycles a transfer of `bytes` occupies a NOC port.
+inline uint64_t noc_occupancy(const ArchSpec& a, uint64_t bytes) {
+  return static_cast<uint64_t>(std::ceil(static_cast<double>(bytes) / a.noc_bytes_per_cycle));
+}
+
+inline uint64_t dram_cycles(const ArchSpec& a, uint64_t bytes) {
+  return static_cast<uint64_t>(std::ceil(static_cast<double>(bytes) * a.clock_hz / a.dram_bytes_per_s));
+}
+
+}  // namespace timing
 
 // Reserved L1 below the CB region: 16 semaphores of 16 bytes, and below them the zero region
 // (tt-metal's MEM_ZEROS_BASE / MEM_ZEROS_SIZE) kernels read zeros from.
@@ -53,6 +72,10 @@ struct CB {
   uint32_t waited = 0;     // pages the consumer may still read/pop
   uint32_t packed = 0;     // sequential pack_tile position since the last push
   std::string producer, consumer;  // kernel source names seen pushing / popping
+  // Timing (timing.hpp): logical time each page was pushed / popped, by page sequence number modulo
+  // num_pages (a slot is reused only after its previous page was popped / its previous reservation
+  // pushed, which the CB protocol orders). Sized at launch.
+  std::vector<uint64_t> push_time, pop_time;
 };
 
 struct Counters {
@@ -63,6 +86,20 @@ struct Counters {
   uint64_t cb_stall_events = 0, dst_acquires = 0;
   std::map<std::string, uint64_t> tile_ops;
   void add(const Counters& o);
+};
+
+// Logical clock of one kernel thread (timing.hpp). All in cycles.
+struct ThreadTiming {
+  uint64_t clock = 0, busy = 0, stall = 0;
+  uint64_t noc_stall = 0, sem_stall = 0;  // parts of stall: NOC barriers, semaphore waits
+  uint64_t port_free = 0;                 // when the thread's NOC port is free again
+  uint64_t reads_done = 0, writes_done = 0, writes_sent = 0;  // latest completion of issued transfers
+};
+
+// Timing record of one semaphore (an L1 word): the last set and the increments since.
+struct SemTiming {
+  uint64_t set_time = 0;
+  std::vector<std::pair<uint64_t, uint32_t>> incs;  // (logical arrival time, increment)
 };
 
 struct KernelInstance {
@@ -124,6 +161,7 @@ struct ThreadCtx {
   std::vector<Range> pending_writes;  // local sources of NOC writes not yet barriered/flushed
   WaitState wait;
   bool finished = false;
+  ThreadTiming tm;
   // compute state
   std::array<std::array<float, kTileHW>, kDstTiles> dst{};
   std::array<bool, kDstTiles> dst_fresh{};  // not written since tile_regs_acquire
@@ -153,6 +191,10 @@ class DeviceImpl {
   std::vector<std::unique_ptr<KernelInstance>> kernels;
   std::vector<Counters> last_counters;  // per core, after launch
   std::vector<CoreXY> last_cores;
+  // Per used core (parallel to last_cores), per role (KernelRole order: reader, writer, compute): the
+  // final thread timing, or nothing when the core had no kernel of that role.
+  std::vector<std::array<std::optional<ThreadTiming>, 3>> last_timing;
+  std::map<uintptr_t, SemTiming> sem_timing;  // by host address of the semaphore word; guarded by mu
 
   // Launch state, guarded by mu.
   std::mutex mu;
@@ -180,6 +222,29 @@ class DeviceImpl {
 inline uint32_t ThreadCtx::dst_half() const { return dev->arch.dst_tiles / 2; }
 inline uint32_t ThreadCtx::dst_capacity() const {
   return kernel->opts.fp32_dest_acc_en ? dst_half() / 2 : dst_half();
+}
+
+// ---- timing (timing.hpp) ----
+// Charges `cycles` of work to the thread's clock.
+inline void charge(ThreadCtx& t, uint64_t cycles) {
+  t.tm.clock += cycles;
+  t.tm.busy += cycles;
+}
+// Advances the thread's clock to `when` (an event it waited for), charging the wait as stall (and to
+// `kind`, when given).
+inline void wait_until(ThreadCtx& t, uint64_t when, uint64_t ThreadTiming::*kind = nullptr) {
+  if (when <= t.tm.clock) return;
+  const uint64_t d = when - t.tm.clock;
+  t.tm.stall += d;
+  if (kind != nullptr) t.tm.*kind += d;
+  t.tm.clock = when;
+}
+// Issues a NOC transfer of `bytes` on the thread's port; returns its completion time.
+inline uint64_t noc_transfer(ThreadCtx& t, uint64_t bytes) {
+  const ArchSpec& a = t.dev->arch;
+  const uint64_t start = std::max(t.tm.clock, t.tm.port_free);
+  t.tm.port_free = start + timing::noc_occupancy(a, bytes);
+  return t.tm.port_free + a.noc_latency;
 }
 
 // Thrown in threads when another thread already reported an error; not an EmulatorError.

@@ -1,0 +1,135 @@
+"""The emulator's timing model (runtime/timing.hpp): logical clocks per kernel thread, reported as the
+"timing" object of the counters (Artifacts.last_counters["timing"]). Deterministic across runs,
+scaled by math fidelity, bounded below by the aggregate DRAM time and the matmul roofline."""
+
+import json
+
+import pytest
+import torch
+
+import tilelang_tt
+from tests import kernels
+from tilelang_tt.contract.arch import ARCHS
+
+WH, BH = ARCHS["wormhole_b0"], ARCHS["blackhole"]  # the model's clocks and DRAM bandwidths
+MATMUL_PHASE = 16  # cycles per fidelity phase per 32x32x32 tile (TR/GEMM_FLOPS)
+
+
+def bf16(*shape, seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=g).to(torch.bfloat16)
+
+
+def run(kernel, *inputs, **options):
+    artifacts = tilelang_tt.compile(kernel, **options)
+    out = artifacts.run(*inputs)
+    return artifacts.last_counters, out
+
+
+def gemm_inputs(M, N, K):
+    return bf16(M, K, seed=1), bf16(K, N, seed=2)
+
+
+@pytest.fixture(scope="module")
+def gemm_4x4():
+    a, b = gemm_inputs(256, 256, 256)
+    kernel = kernels.gemm(256, 256, 256, 64, 64, 64)
+    artifacts = tilelang_tt.compile(kernel, grid=(4, 4))
+    runs = []
+    for _ in range(3):
+        artifacts.run(a, b)
+        runs.append(artifacts.last_counters)
+    return runs
+
+
+def test_timing_schema(gemm_4x4):
+    timing = gemm_4x4[0]["timing"]
+    assert timing["arch"] == "wormhole_b0" and timing["clock_hz"] == 1_000_000_000
+    assert timing["bound"] in ("dram", "compute", "noc", "sync")
+    assert timing["cycles"] == max(timing["critical_path_cycles"], timing["dram_cycles"])
+    assert timing["seconds"] == pytest.approx(timing["cycles"] / timing["clock_hz"])
+    cores = {tuple(c["core"]) for c in timing["cores"]}
+    assert cores == {tuple(c["core"]) for c in gemm_4x4[0]["cores"]} and len(cores) == 16
+    for core in timing["cores"]:
+        for role in ("reader", "compute", "writer"):
+            t = core[role]
+            assert all(isinstance(t[k], int) for k in ("busy", "stall", "end"))
+            assert t["end"] == t["busy"] + t["stall"]  # every thread starts at 0
+    critical = next(c for c in timing["cores"] if c["core"] == timing["critical_thread"]["core"])
+    assert critical[timing["critical_thread"]["role"]]["end"] == timing["critical_path_cycles"]
+    assert timing["critical_path_cycles"] == max(c[r]["end"] for c in timing["cores"] for r in ("reader", "compute", "writer"))
+
+
+def test_timing_is_deterministic(gemm_4x4):
+    """Three runs of a 16-core GEMM (3 OS threads per core, scheduled differently every run) predict
+    exactly the same times."""
+    first = json.dumps(gemm_4x4[0]["timing"], sort_keys=True)
+    assert all(json.dumps(r["timing"], sort_keys=True) == first for r in gemm_4x4[1:])
+
+
+def test_prediction_is_never_below_the_roofline(gemm_4x4):
+    counters = gemm_4x4[0]
+    timing, total = counters["timing"], counters["total"]
+    dram_bytes = total["dram_bytes_read"] + total["dram_bytes_written"]
+    dram_cycles = dram_bytes / WH.dram_bytes_per_s * WH.clock_hz
+    matmul_cycles = total["tile_ops"]["matmul_tiles"] * MATMUL_PHASE * 4 / len(timing["cores"])  # HiFi4
+    assert timing["cycles"] >= max(dram_cycles, matmul_cycles)
+    assert timing["dram_cycles"] >= dram_cycles
+
+
+def test_matmul_cycles_scale_with_math_fidelity():
+    """One core, operands small enough that compute dominates at HiFi4: the compute thread's busy time
+    grows by exactly 48 cycles per matmul tile from LoFi (16) to HiFi4 (64), the matmul part is 4x."""
+    M = N = 128
+    K = 256
+    a, b = gemm_inputs(M, N, K)
+    kernel = kernels.gemm(M, N, K, 128, 128, 32)
+    lofi, _ = run(kernel, a, b, grid=(1, 1), math_fidelity="LoFi")
+    hifi2, _ = run(kernel, a, b, grid=(1, 1), math_fidelity="HiFi2")
+    hifi4, _ = run(kernel, a, b, grid=(1, 1), math_fidelity="HiFi4")
+    tiles = hifi4["total"]["tile_ops"]["matmul_tiles"]
+    assert tiles == (M // 32) * (N // 32) * (K // 32)
+    busy = {name: c["timing"]["cores"][0]["compute"]["busy"] for name, c in
+            (("LoFi", lofi), ("HiFi2", hifi2), ("HiFi4", hifi4))}
+    # Cycles of one LoFi matmul tile: 16, or 17 with fp32_dest_acc_en (~7% more, tt-lang CycleEstimator).
+    per_phase, rest = divmod(busy["HiFi2"] - busy["LoFi"], tiles)
+    assert rest == 0 and per_phase in (MATMUL_PHASE, round(MATMUL_PHASE * 1.07))
+    other = busy["LoFi"] - per_phase * tiles  # everything but the matmuls
+    assert other >= 0
+    assert busy["HiFi4"] - other == 4 * (busy["LoFi"] - other)  # the matmul part: HiFi4 = 4x LoFi
+    assert hifi4["timing"]["cycles"] > lofi["timing"]["cycles"]
+    assert hifi4["timing"]["bound"] == "compute"
+
+
+def test_dram_bound_eltwise_reports_dram():
+    """C = A + B on all 64 cores: 6 MiB through DRAM, little compute per byte."""
+    M = N = 1024
+    a, b = bf16(M, N, seed=3), bf16(M, N, seed=4)
+    counters, out = run(kernels.eltwise("add", M, N, 64, 64), a, b, grid=(8, 8))
+    assert torch.equal(torch.as_tensor(out).to(torch.bfloat16), (a.float() + b.float()).to(torch.bfloat16))
+    timing, total = counters["timing"], counters["total"]
+    dram_bytes = total["dram_bytes_read"] + total["dram_bytes_written"]
+    assert dram_bytes == 3 * M * N * 2
+    assert timing["bound"] == "dram"
+    assert timing["cycles"] == timing["dram_cycles"] >= timing["critical_path_cycles"]
+    assert timing["seconds"] >= dram_bytes / WH.dram_bytes_per_s
+
+
+def test_compute_waits_for_the_reader():
+    """The compute thread's first cb_wait_front waits for tiles the reader fetches from DRAM (at least
+    one NOC latency), so compute stalls; the writer waits for compute."""
+    a, b = bf16(64, 64, seed=5), bf16(64, 64, seed=6)
+    counters, _ = run(kernels.eltwise("add", 64, 64, 64, 64), a, b, grid=(1, 1))
+    core = counters["timing"]["cores"][0]
+    assert core["compute"]["stall"] > 0
+    assert core["writer"]["stall"] > 0
+    assert core["writer"]["end"] > core["compute"]["end"] - core["compute"]["busy"]
+
+
+def test_blackhole_clock():
+    a, b = bf16(64, 64, seed=7), bf16(64, 64, seed=8)
+    counters, _ = run(kernels.eltwise("add", 64, 64, 64, 64), a, b, grid=(1, 1), arch="blackhole")
+    timing = counters["timing"]
+    assert timing["arch"] == "blackhole" and timing["clock_hz"] == int(BH.clock_hz)
+    assert timing["seconds"] == pytest.approx(timing["cycles"] / BH.clock_hz)
+    assert "blackhole" in ARCHS

@@ -1,0 +1,81 @@
+// Timing model of the emulator (first version): Lamport-style logical clocks per kernel thread.
+//
+// Every kernel thread (reader RISC, compute TRISCs, writer RISC of a core) keeps a logical clock in
+// cycles of the arch's AICLK. Each kernel API call charges its cost (the table below) to the
+// thread's clock and `busy`; a call that waits (cb_wait_front, cb_reserve_back, semaphore waits,
+// NOC barriers) advances the clock to the logical time of the event it waits for, charging the
+// difference to `stall`. Those event times are recorded by the producing thread (CB page pushed /
+// popped, indexed by page sequence number; semaphore set / increment; NOC transfer completion), so
+// each clock depends only on causal predecessors and never on OS scheduling: the same program gives
+// the same times on every run. Timing never affects numerics.
+//
+// Predicted kernel time = max(critical path = the largest final clock of any thread, aggregate DRAM
+// time = DRAM bytes moved / measured DRAM bandwidth). DRAM bandwidth is shared by all cores; it is
+// deliberately not modelled as shared mutable state updated in real time (that would depend on the
+// OS scheduling), only as this aggregate floor.
+//
+// Cost table ("TR" = tenstorrent/tt-metal tech_reports/; "CE" = tenstorrent/tt-lang
+// docs/development/CycleEstimator.md; "HF" = ../shared/reference/hardware-figures.md, which collects
+// both). "ASSUMPTION" marks a number no source gives; the reason is stated beside it.
+//
+// | constant                         | Wormhole   | Blackhole  | source                                        |
+// |----------------------------------|------------|------------|-----------------------------------------------|
+// The per-arch figures (clock, NOC bandwidth and latency, DRAM bandwidth) are fields of the arch
+// table, tilelang_tt/contract/arch.py (with their sources), which reaches this runtime as ArchSpec:
+// | clock (AICLK)                    | 1.0 GHz    | 1.35 GHz   | docs.tenstorrent.com specs; TR/Blackhole bring-up guide (HF) |
+// | matmul_tiles, per fidelity phase | 16 cyc     | 16 cyc     | TR/GEMM_FLOPS: LoFi 16, HiFi2 32, HiFi3 48, HiFi4 64 per 32x32x32 |
+// | fp32_dest_acc_en matmul factor   | 1.07       | 1.07       | CE: ~7% slower (1/68.5 vs 1/64 tiles/cycle)    |
+// | SFPU op per tile                 | 32 cyc     | 32 cyc     | CE "SFPU default 1/32" (32 elem/clk 1-instruction floor); HF. Same for every op (no per-op source) |
+// | FPU eltwise add/sub per tile     | 16 cyc     | 16 cyc     | ASSUMPTION: one pass of the matrix engine, = one LoFi matmul phase (TR/GEMM_FLOPS) |
+// | FPU eltwise mul, reduce per tile | 16 x phases| 16 x phases| ASSUMPTION: as above, with the fidelity phases mul/pool run like matmul |
+// | copy_tile/unary_bcast/transpose  | 16 cyc     | 16 cyc     | ASSUMPTION: unpack + one datacopy pass (as an FPU pass)  |
+// | pack_tile per tile               | 16 cyc     | 16 cyc     | ASSUMPTION: same order as one FPU pass; the 3 TRISC stages are charged serially (an upper bound of their overlap) |
+// | tilize/untilize/pack_untilize    | 32 cyc     | 32 cyc     | ASSUMPTION: unpack pass + pack pass (16 + 16) per tile |
+// | pack_untilize_dest per tile      | 16 cyc     | 16 cyc     | ASSUMPTION: one pack pass                      |
+// | compute init / reconfig call     | 8 cyc      | 8 cyc      | ASSUMPTION: a few config-register writes        |
+// | tile_regs_* / DST sync call      | 2 cyc      | 2 cyc      | ASSUMPTION: one semaphore post/wait between TRISCs |
+// | CB call (reserve/push/wait/pop)  | 8 cyc      | 8 cyc      | ASSUMPTION: a few loads/stores of the CB interface |
+// | NOC call issue (read/write/sem)  | 16 cyc     | 16 cyc     | ASSUMPTION: programming a NOC command buffer (~10 register writes); not in any source |
+// | misc dataflow call (ptr, addr)   | 2 cyc      | 2 cyc      | ASSUMPTION: a handful of RISC-V instructions    |
+// | NOC per-core bandwidth           | 25.3 B/cyc | 60.9 B/cyc | CE / tt-metal noc_latencies.yaml (WH, 64 KB asymptote); TR Blackhole DRAM report (BH) (HF) |
+// | NOC latency (small transfer)     | 293 cyc    | 293 cyc    | CE / noc_latencies.yaml (WH measured floor); BH: ASSUMPTION, WH value reused (CE does the same: no BH table) |
+// | DRAM aggregate bandwidth         | 267 GB/s   | 500 GB/s   | TR/Saturating_DRAM_bandwidth (measured; spec 288 / 512) (HF) |
+//
+// A NOC transfer of `b` bytes issued by a thread at clock c starts when the thread's NOC port is
+// free (transfers of one thread are serialised on its port: per-core bandwidth), occupies it for
+// b / bandwidth cycles and completes NOC latency later. noc_async_read_barrier / write_barrier wait
+// for the latest completion of the thread's reads / writes; noc_async_writes_flushed for the time
+// the data left the port. A remote semaphore write is a 4-byte transfer on the same port, so it
+// arrives after the data the thread sent before it.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+namespace emu {
+
+namespace timing {
+
+inline constexpr uint64_t kMatmulPhase = 16;      // TR/GEMM_FLOPS: 16 cycles per fidelity phase per tile
+inline constexpr double kFp32DestAccFactor = 1.07;  // tt-lang CycleEstimator: ~7% slower with fp32 DST
+inline constexpr uint64_t kSfpuTile = 32;          // tt-lang CycleEstimator: SFPU 1/32 tiles/cycle floor
+inline constexpr uint64_t kFpuPass = 16;           // ASSUMPTION: one matrix-engine pass (= LoFi matmul phase)
+inline constexpr uint64_t kPackTile = 16;          // ASSUMPTION: one pack pass per tile
+inline constexpr uint64_t kLayoutTile = 32;        // ASSUMPTION: tilize/untilize = unpack + pack pass
+inline constexpr uint64_t kComputeInit = 8;        // ASSUMPTION: a few config-register writes
+inline constexpr uint64_t kDstSync = 2;            // ASSUMPTION: one TRISC semaphore op
+inline constexpr uint64_t kCbCall = 8;             // ASSUMPTION: CB interface loads/stores
+inline constexpr uint64_t kNocIssue = 16;          // ASSUMPTION: NOC command-buffer programming
+inline constexpr uint64_t kDataflowMisc = 2;       // ASSUMPTION: pointer / address arithmetic
+
+// Fidelity phases of tt-metal's MathFidelity value (LoFi 0 -> 1, HiFi2 2, HiFi3 3, HiFi4 4).
+inline uint64_t fidelity_phases(int math_fidelity) { return math_fidelity <= 1 ? 1 : static_cast<uint64_t>(math_fidelity); }
+
+inline uint64_t matmul_tile_cycles(int math_fidelity, bool fp32_dest_acc) {
+  const uint64_t c = kMatmulPhase * fidelity_phases(math_fidelity);
+  return fp32_dest_acc ? static_cast<uint64_t>(std::llround(static_cast<double>(c) * kFp32DestAccFactor)) : c;
+}
+
+}  // namespace timing
+}  // namespace emu
