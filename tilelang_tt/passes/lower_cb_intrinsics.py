@@ -225,7 +225,9 @@ def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: 
 
 def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc], role: str, handoffs: dict,
            staged: dict, analyzer: arith.Analyzer, multicast: dict[str, MulticastDesc],
-           mcast_args: dict[str, dict[str, tirx.Var]], when=None, valid=None):
+           mcast_args: dict[str, dict[str, tirx.Var]], when=None, valid=None, parts: bool = False):
+    """The protocol of one move; with ``parts`` (a plain read: no decision, no multicast) its parts
+    (before the transfers, the transfers, after the barrier, after that) for :func:`_batched`."""
     reading = role == KernelRole.READER.value
     tensor, block = (as_region(a) for a in stmt.value.args[:2])
     if not reading:
@@ -246,14 +248,21 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
         transfers, pages = _tile_transfers(stmt, func, cb, tensor, acc, reading, analyzer, ptr)
     begin, end, barrier = ((Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.NOC_READ_BARRIER) if reading else
                            (Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT, Intrin.NOC_WRITE_BARRIER))
-    moved = seq([transfers, evaluate(barrier, like=stmt)])
+    arrived = []  # after the barrier
     if reading and DATA_FORMATS[str(tensor.buffer.dtype)][0] != cb.data_format:
         # a mask's bytes into a bfloat16 block (WidenMaskBlocksTT): widened in place
         if (DATA_FORMATS[str(tensor.buffer.dtype)][0], cb.data_format) != ("UInt8", "Float16_b"):
             raise error(PASS, func, stmt, f"T.copy of `{tensor.buffer.name}` ({tensor.buffer.dtype}) into "
                         f"`{block.buffer.name}` ({cb.data_format}): a copy from DRAM keeps the tensor's dtype",
                         "copy into a block of the tensor's dtype and cast on chip (T.copy between blocks)")
-        moved = seq([moved, evaluate(Intrin.WIDEN_BYTES, ptr, pages, like=stmt)])
+        arrived.append(evaluate(Intrin.WIDEN_BYTES, ptr, pages, like=stmt))
+    ptr_intrin = Intrin.GET_WRITE_PTR if reading else Intrin.GET_READ_PTR
+    head = [evaluate(begin, cb.index, pages, like=stmt),
+            keep_span(stmt, tirx.Bind(ptr, call(ptr_intrin, cb.index, dtype="uint32")))]
+    tail = [evaluate(end, cb.index, pages, like=stmt)]
+    if parts:
+        return head, transfers, arrived, tail
+    moved = seq([transfers, evaluate(barrier, like=stmt), *arrived])
     if when is not None:  # a read the reader decides (tt.read_when): the tensor elements it reads, then zeros or the slice
         fetches, (when,) = _fetch_elements(stmt, func, [when], accessors, analyzer, ptr)
         zeros = seq([evaluate(Intrin.NOC_READ_ZEROS, ptr, tirx.Cast("uint32", pages * cb.page_size), like=stmt),
@@ -262,13 +271,17 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
     if reading and name in multicast:
         mc = multicast[name]
         moved = _multicast(mc, mcast_args[mc.cb], ptr, pages * cb.page_size, moved, stmt)
-    ptr_intrin = Intrin.GET_WRITE_PTR if reading else Intrin.GET_READ_PTR
-    return seq([
-        evaluate(begin, cb.index, pages, like=stmt),
-        keep_span(stmt, tirx.Bind(ptr, call(ptr_intrin, cb.index, dtype="uint32"))),
-        moved,
-        evaluate(end, cb.index, pages, like=stmt),
-    ])
+    return seq([*head, moved, *tail])
+
+
+def _batched(reads: list[tuple]) -> tirx.Stmt:
+    """Consecutive reads of one step (their :func:`_lower` parts) behind one barrier: reserve every
+    CB, issue every read, wait once, push every CB (the reads overlap on the NOC; compute, which
+    waits for each block in turn, sees them pushed together)."""
+    heads, moves, arrived, tails = zip(*reads)
+    like = moves[0]
+    return seq([*(s for h in heads for s in h), *moves, evaluate(Intrin.NOC_READ_BARRIER, like=like),
+                *(s for a in arrived for s in a), *(s for t in tails for s in t)])
 
 
 def _fetch_elements(stmt, func, exprs: list, accessors: dict[str, AccessorDesc], analyzer: arith.Analyzer,
@@ -394,7 +407,32 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         if arg.kind == ArgKind.MCAST:
             mcast_args.setdefault(arg.cb, {})[arg.what] = arg.var
 
+    def batchable(node) -> bool:
+        """A plain read (no decision, no multicast) that may share a barrier with its neighbours."""
+        if role != KernelRole.READER.value or stmt_intrin(node) != Intrin.READ_TO_CB:
+            return False
+        block = as_region(node.value.args[1]).buffer.name
+        return handoffs.get(block, block) not in multicast
+
+    def lowered(stmt):
+        return tirx.stmt_functor.ir_transform(stmt, post, None, ["tirx.Evaluate", "tirx.AttrStmt", "tirx.SeqStmt"])
+
     def post(node):
+        if isinstance(node, tirx.SeqStmt) and any(batchable(a) and batchable(b) for a, b in zip(node.seq, node.seq[1:])):
+            out, group = [], []
+            for child in [*node.seq, None]:
+                if child is not None and batchable(child):
+                    group.append(child)
+                    continue
+                if len(group) > 1:
+                    out.append(_batched([_lower(g, func, cbs, accessors, role, handoffs, staged, analyzer, multicast,
+                                                mcast_args, parts=True) for g in group]))
+                else:
+                    out += [lowered(g) for g in group]
+                group = []
+                if child is not None:
+                    out.append(lowered(child))
+            return seq(out)
         if isinstance(node, tirx.AttrStmt) and node.attr_key == Attr.READ_WHEN.value:
             return _lower(node.body, func, cbs, accessors, role, handoffs, staged, analyzer, multicast, mcast_args,
                           node.value)
@@ -407,7 +445,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             return _generate(node, func, cbs, accessors, analyzer)
         return None
 
-    return func.with_body(tirx.stmt_functor.ir_transform(body, post, None, ["tirx.Evaluate", "tirx.AttrStmt"]))
+    return func.with_body(lowered(body))
 
 
 def LowerCBIntrinsics():

@@ -24,21 +24,20 @@ void kernel_main() {
         const uint32_t bx = block % 4;
         cb_reserve_back(cb_A_shared, 8);
         const uint32_t l1_A_shared = get_write_ptr(cb_A_shared);
+        cb_reserve_back(cb_B_shared, 8);
+        const uint32_t l1_B_shared = get_write_ptr(cb_B_shared);
         for (uint32_t r = 0; r < 2; ++r) {
             for (uint32_t c = 0; c < 4; ++c) {
                 noc_async_read_page((((by * 32) + (r * 16)) + (bx * 4)) + c, A, l1_A_shared + (((r * 4) + c) * 2048));
             }
         }
-        noc_async_read_barrier();
-        cb_push_back(cb_A_shared, 8);
-        cb_reserve_back(cb_B_shared, 8);
-        const uint32_t l1_B_shared = get_write_ptr(cb_B_shared);
         for (uint32_t r_1 = 0; r_1 < 2; ++r_1) {
             for (uint32_t c_1 = 0; c_1 < 4; ++c_1) {
                 noc_async_read_page((((by * 32) + (r_1 * 16)) + (bx * 4)) + c_1, B, l1_B_shared + (((r_1 * 4) + c_1) * 2048));
             }
         }
         noc_async_read_barrier();
+        cb_push_back(cb_A_shared, 8);
         cb_push_back(cb_B_shared, 8);
     }
 }

@@ -41,15 +41,13 @@ void kernel_main() {
         for (uint32_t k_1 = 0; k_1 < ((k + 32) - 1) / 32; ++k_1) {
             cb_reserve_back(cb_A_s, 1);
             const uint32_t l1_A_s = get_write_ptr(cb_A_s);
+            cb_reserve_back(cb_B_s, 2);
+            const uint32_t l1_B_s = get_write_ptr(cb_B_s);
             if ((by < ((m + 31) / 32)) && (k_1 < ((k + 31) / 32))) {
                 noc_async_read_page((by * ((k + 31) / 32)) + k_1, A, l1_A_s + 0);
             } else {
                 noc_async_read_zeros(l1_A_s + 0, 2048);
             }
-            noc_async_read_barrier();
-            cb_push_back(cb_A_s, 1);
-            cb_reserve_back(cb_B_s, 2);
-            const uint32_t l1_B_s = get_write_ptr(cb_B_s);
             for (uint32_t c = 0; c < 2; ++c) {
                 if ((k_1 < ((k + 31) / 32)) && (((bx * 2) + c) < ((n + 31) / 32))) {
                     noc_async_read_page(((bx * 2) + (k_1 * ((n + 31) / 32))) + c, B, l1_B_s + (c * 2048));
@@ -58,6 +56,7 @@ void kernel_main() {
                 }
             }
             noc_async_read_barrier();
+            cb_push_back(cb_A_s, 1);
             cb_push_back(cb_B_s, 2);
         }
         cb_reserve_back(cb_bias_s, 2);

@@ -35,13 +35,12 @@ void kernel_main() {
         for (uint32_t ko = 0; ko < 2; ++ko) {
             cb_reserve_back(cb_A_s, 1);
             const uint32_t l1_A_s = get_write_ptr(cb_A_s);
-            noc_async_read_page((((by_bx / 2) * 4) + (bz * 2)) + ko, A, l1_A_s + 0);
-            noc_async_read_barrier();
-            cb_push_back(cb_A_s, 1);
             cb_reserve_back(cb_B_s, 1);
             const uint32_t l1_B_s = get_write_ptr(cb_B_s);
+            noc_async_read_page((((by_bx / 2) * 4) + (bz * 2)) + ko, A, l1_A_s + 0);
             noc_async_read_page(((bz * 4) + (ko * 2)) + (by_bx % 2), B, l1_B_s + 0);
             noc_async_read_barrier();
+            cb_push_back(cb_A_s, 1);
             cb_push_back(cb_B_s, 1);
         }
         if (0 < bz) {
