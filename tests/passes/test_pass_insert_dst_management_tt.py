@@ -147,14 +147,17 @@ def test_hand_written_loop_handshakes_and_sfpu_program():
                 tt.cb_wait_front(0, 2)
                 tt.cb_wait_front(1, 2)
                 tt.dst.acquire()
+                tt.copy_init(0)  # op by op over the acquire's tiles: one init per op
                 for t in range(2):
-                    tt.copy_init(0)
                     tt.copy_tile(0, t, t * 2)
-                    tt.sfpu.init("unary", "exp")
+                tt.sfpu.init("unary", "exp")
+                for t in range(2):
                     tt.sfpu.unary("exp", t * 2)
-                    tt.copy_init(1)
+                tt.copy_init(1)
+                for t in range(2):
                     tt.copy_tile(1, t, t * 2 + 1)
-                    tt.sfpu.init("binary", "mul")
+                tt.sfpu.init("binary", "mul")
+                for t in range(2):
                     tt.sfpu.binary("mul", t * 2, t * 2 + 1, t * 2)
                 tt.dst.commit()
                 tt.cb_reserve_back(16, 2)

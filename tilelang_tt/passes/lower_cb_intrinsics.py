@@ -19,7 +19,12 @@ rank-1 tensor InferTTLayout laid out as a column is (n, 1), Nt = 1, its slices r
 must be provably tile-aligned. Pages within the CB block are row-major. A block that may reach
 past the tensor (its extent does not divide the shape: provable from the loop ranges) moves only the
 tiles inside it: the reader guards each page with ``row < Mt`` / ``col < Nt`` and fills the
-pages outside with zeros (``tt.noc_async_read_zeros``), the writer skips them.
+pages outside with zeros (``tt.noc_async_read_zeros``), the writer skips them. Consecutive plain
+reads (no decision, no multicast) share one barrier: every CB reserved, every read issued, one
+``noc_async_read_barrier``, every CB pushed (:func:`_batched`).
+Offsets read from tensors (slice starts, named values, ``tt.valid_rows``) are read first, element
+by element, into the kernel's scratch CB (:func:`_with_elements`); the writer writes the rows below
+``tt.valid_rows`` only.
 
 A generated block (``tt.generate_block``) is written element by element by the reader, each value
 at its place in tile layout (``tt.store_tile_element``, bfloat16 rounded to nearest even):
