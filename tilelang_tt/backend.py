@@ -14,7 +14,11 @@ Importing this module registers:
   backends (``tilelang/jit/kernel.py``), so no ``JITKernel`` can run our program. The one
   dispatch point keyed by an open set of names is the per-execution-backend kernel cache map of
   ``tilelang.cache``; :class:`TenstorrentKernelCache` is registered there and returns a
-  :class:`TenstorrentKernel`, which runs the :class:`Artifacts` on the emulator.
+  :class:`TenstorrentKernel`, which runs the :class:`Artifacts` on the emulator. Its
+  ``get_profiler()`` is TileLang's profiler reporting the timing model's predicted latency
+  (:mod:`tilelang_tt.profiler`), so ``tilelang.autotune`` / ``AutoTuner`` pick the config of least
+  predicted latency (:func:`_register_autotuner` adapts the two steps of the autotuner that
+  cannot serve a ``TenstorrentKernel``: timing ``ref_prog``, and its disk cache).
 * the ``tt.<option>`` ``PassContext`` config keys (:data:`~tilelang_tt.options.CONFIG_KEYS`), by
   which ``tilelang.compile(..., pass_configs=...)`` and ``tvm.build`` under
   ``tvm.transform.PassContext(config=...)`` take every :class:`CompileOptions` field; the pipeline
@@ -46,6 +50,7 @@ and :func:`artifacts_of` finds the programs in it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -58,13 +63,16 @@ import torch
 import tvm
 import tvm_ffi
 import tvm_ffi.libinfo
+from tilelang.autotuner.tuner import AutoTuner
 from tilelang.backend.device_codegen import DeviceCodegen
 from tilelang.backend.execution_backend import ExecutionBackendSpec
 from tilelang.backend.module import BackendContext, BackendModule, register_backend
 from tilelang.backend.pass_pipeline import PassPipeline
-from tilelang.engine.lower import lower_with_context
+from tilelang.engine.lower import extrac_params, lower_with_context
 from tilelang.engine.param import CompiledArtifact
+from tilelang.jit.kernel import JITKernel
 from tilelang.transform.pass_config import normalize_pass_configs
+from tilelang.utils.tensor import TensorSupplyType
 from tvm import tirx
 from tvm.ir import CallingConv
 from tvm.target import Target
@@ -84,6 +92,7 @@ from tilelang_tt.module import (
     unbundle,
 )
 from tilelang_tt.options import CONFIG_KEYS, CompileOptions, OptionError
+from tilelang_tt.profiler import TenstorrentProfiler, reference_untimed
 from tilelang_tt.target import is_tenstorrent_target, target_arch
 
 TARGET_KIND = "ext_dev"
@@ -236,13 +245,29 @@ class TenstorrentKernel(TenstorrentModule):
     and ``inspect_plan``.
     """
 
+    # What TileLang's autotuner records on the kernel it picks (JITKernel's attributes and methods,
+    # which read and write these three only).
+    latency: float | None = None
+    config: dict | None = None
+    ref_latency: float | None = None
+    update_tuner_result = JITKernel.update_tuner_result
+    get_tuner_result = JITKernel.get_tuner_result
+    run_once = JITKernel.run_once
+
     def __init__(self, prim_func: tirx.PrimFunc, artifacts: Artifacts, out_idx, target: Target) -> None:
         super().__init__({artifacts.kernel_name: artifacts})
         self.prim_func = prim_func
         self.target = target
         self.num_params = len(prim_func.params)
         self.out_idx = _normalize_out_idx(out_idx, self.num_params)
+        self.params = extrac_params(prim_func)  # TileLang's KernelParams, what its profiler supplies
         self.buffers = {b.param_index: b for b in Plan.from_json(artifacts.plan).buffers}
+
+    def get_profiler(self, tensor_supply_type: TensorSupplyType = TensorSupplyType.Auto) -> TenstorrentProfiler:
+        """TileLang's profiler of this kernel (:class:`TenstorrentProfiler`): ``do_bench()`` is the
+        timing model's predicted latency in milliseconds, ``assert_allclose`` checks against a
+        reference, inputs come from TileLang's ``tensor_supply_type``."""
+        return TenstorrentProfiler(self.params, self.out_idx, tensor_supply_type).with_default_adapter(self)
 
     def get_kernel_source(self, kernel_only: bool = True) -> str:
         """The compute kernel (``kernel_only``) or every generated file as one :func:`bundle`."""
@@ -332,6 +357,48 @@ class TenstorrentKernelCache:
 
 
 tilelang.cache._dispatch_map[EXECUTION_BACKEND] = TenstorrentKernelCache()
+
+
+def _register_autotuner() -> None:
+    """Adapt TileLang's autotuner (``tilelang/autotuner/tuner.py``) to :class:`TenstorrentKernel`
+    at its two steps that cannot serve one; other kernels go through them unchanged.
+
+    * ``AutoTuner._benchmark_target`` checks a config against ``ref_prog`` and then times
+      ``ref_prog`` with the kernel's profiler, to report the result's ``ref_latency``. A Python
+      reference has no predicted Tenstorrent time (``do_bench(ref_prog)`` is an error), which would
+      fail every config; inside the benchmark of a Tenstorrent kernel the profiler reports it as
+      ``None`` (:func:`~tilelang_tt.profiler.reference_untimed`), TileLang's value for "no
+      reference latency". The check itself runs as in TileLang.
+    * ``AutoTuner.run`` keeps the best result in memory (per process) and, unless
+      ``TILELANG_AUTO_TUNING_DISABLE_CACHE`` is set, on disk (``AutoTuner._save_result_to_disk``),
+      where it looks first in the next process. A saved Tenstorrent result could not come back:
+      ``AutotuneResult.load_from_disk`` rebuilds the kernel with ``JITKernel.from_database``, whose
+      adapter is a fixed ``if``/``elif`` over TileLang's own execution backends (a ``ValueError``
+      for ``tt_emulator``, raised out of ``AutoTuner.run``), and the save itself reads JITKernel
+      internals (``kernel_source``, ``adapter.libpath``). Tenstorrent results are kept in memory only.
+    """
+    benchmark, save = AutoTuner._benchmark_target, AutoTuner._save_result_to_disk
+    if getattr(save, "adapted_to_tenstorrent", False):
+        return
+
+    @functools.wraps(benchmark)
+    def benchmark_target(self, jit_kernel, *args, **kwargs):
+        if not isinstance(jit_kernel, TenstorrentKernel):
+            return benchmark(self, jit_kernel, *args, **kwargs)
+        with reference_untimed(self.profile_args.ref_prog):
+            return benchmark(self, jit_kernel, *args, **kwargs)
+
+    @functools.wraps(save)
+    def save_result_to_disk(self, key, result) -> None:
+        if self.compile_args.execution_backend != EXECUTION_BACKEND:
+            save(self, key, result)
+
+    save_result_to_disk.adapted_to_tenstorrent = True
+    AutoTuner._benchmark_target = benchmark_target
+    AutoTuner._save_result_to_disk = save_result_to_disk
+
+
+_register_autotuner()
 
 # ---------------------------------------------------------------------------------------------
 # tvm.build / tvm.tirx.build
