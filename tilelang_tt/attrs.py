@@ -17,7 +17,7 @@ import tilelang  # noqa: F401  (tilelang must be imported before tvm)
 from tvm import ir, runtime, tirx
 from tvm.ir import register_op_attr as tvm_register_op_attr
 
-from tilelang_tt.contract.formats import DATA_FORMATS
+from tilelang_tt.contract.formats import BLOCK_FORMATS, DATA_FORMATS, FORMATS, tile_bytes
 from tilelang_tt.contract.formula import from_json, to_json
 from tilelang_tt.contract.plan import (  # noqa: F401  (the vocabulary attributes and the plan share)
     CHAIN_ARGS,
@@ -192,10 +192,11 @@ class LayoutDesc:
     shard_shape: tuple[int, int] | None = None
     column: bool = False  # a rank-1 tensor (n,) the kernel uses as a column: laid out as (n, 1)
     flat: bool = False  # a tensor used only in vectors along its last dimension: laid out as its elements (n,)
+    storage: str | None = None  # stored in a block floating point format (BLOCK_FORMATS), not in its dtype
 
     @property
     def data_format(self) -> str:
-        return DATA_FORMATS[self.dtype][0]
+        return BLOCK_FORMATS[self.storage].data_format if self.storage else DATA_FORMATS[self.dtype][0]
 
     @property
     def row_major(self) -> bool:
@@ -203,10 +204,12 @@ class LayoutDesc:
 
     @property
     def page_size(self) -> int:
-        """Bytes of a page: a tile, or one row (the last dimension) of a row-major tensor."""
+        """Bytes of a page: a tile (of its storage format), or one row (the last dimension) of a
+        row-major tensor."""
         if self.row_major:
             return self.shape[-1] * DATA_FORMATS[self.dtype][1]
-        return self.tile_shape[0] * self.tile_shape[1] * DATA_FORMATS[self.dtype][1]
+        fmt = BLOCK_FORMATS[self.storage] if self.storage else FORMATS[self.dtype]
+        return tile_bytes(fmt, self.tile_shape[0] * self.tile_shape[1])
 
     @property
     def num_pages(self) -> int:
@@ -239,6 +242,8 @@ class LayoutDesc:
             out["column"] = True
         if self.flat:
             out["flat"] = True
+        if self.storage:
+            out["storage"] = self.storage
         return out
 
     @staticmethod
@@ -254,6 +259,7 @@ class LayoutDesc:
             shard_shape=tuple(d["shard_shape"]) if "shard_shape" in d else None,
             column=bool(d.get("column", False)),
             flat=bool(d.get("flat", False)),
+            storage=d.get("storage"),
         )
 
 

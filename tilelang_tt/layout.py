@@ -13,6 +13,11 @@ of ``shard_grid`` (or over the DRAM banks when ``memory="DRAM"``):
 a page is one row of the last dimension, pages interleaved over the banks); the reader reads rows
 and compute tilizes them, and the other way on the way out (tilelang_tt.ops.tilize).
 
+``dtype="bfloat8_b"`` or ``"bfloat4_b"`` stores a bfloat16 / float32 tensor as block floating
+point tiles (tilelang_tt.contract.formats): a shared exponent per 16 values, converted by the host,
+unpacked by compute; the kernel computes in the parameter's own dtype. Block formats are tiles:
+not with ``layout="row_major"``.
+
 Shards are numbered row-major over the tensor and placed round-robin on the cores of the grid in
 row-major order (tt-metal's ``BufferDistributionSpec`` with ``ShardOrientation::ROW_MAJOR`` and
 ``ShardDistributionStrategy::ROUND_ROBIN_1D``); :func:`shard_cores` and :func:`shard_of_core`
@@ -28,6 +33,7 @@ import math
 from dataclasses import dataclass
 
 from tilelang_tt.attrs import Attr, MemoryLayout, MemorySpace, get, with_attrs
+from tilelang_tt.contract.formats import BLOCK_FORMATS
 
 TILE = 32
 
@@ -42,12 +48,14 @@ def _round_up(n: int, to: int) -> int:
 
 @dataclass(frozen=True)
 class BufferLayout:
-    """Memory, layout and sharding of one kernel parameter (defaults: interleaved DRAM)."""
+    """Memory, layout, sharding and storage format of one kernel parameter (defaults: interleaved
+    DRAM, the parameter's dtype)."""
 
     memory: str = MemorySpace.DRAM.value
     layout: str = MemoryLayout.INTERLEAVED.value
     shard_grid: tuple[int, int] | None = None  # (x, y) cores holding the shards
     shard_shape: tuple[int, int] | None = None  # (rows, cols) elements per shard; derived when None
+    dtype: str | None = None  # a block floating point storage (BLOCK_FORMATS), else the parameter's dtype
 
     def __post_init__(self) -> None:
         memories = [m.value for m in MemorySpace]
@@ -56,6 +64,13 @@ class BufferLayout:
             raise LayoutError(f"memory={self.memory!r} is not a memory space: use one of {memories}")
         if self.layout not in layouts:
             raise LayoutError(f"layout={self.layout!r} is not a layout: use one of {layouts}")
+        if self.dtype is not None and self.dtype not in BLOCK_FORMATS:
+            raise LayoutError(f"dtype={self.dtype!r} is not a storage format: use one of {sorted(BLOCK_FORMATS)} "
+                              "(block floating point), or leave dtype out to store the parameter's own dtype")
+        if self.dtype is not None and self.layout == MemoryLayout.ROW_MAJOR.value:
+            raise LayoutError(f"dtype={self.dtype!r} is block floating point, a format of 32x32 tiles (an exponent "
+                              "per 16 values of a face row): not with layout='row_major'; use layout='interleaved' "
+                              "or a sharded layout")
         if self.layout in (MemoryLayout.INTERLEAVED.value, MemoryLayout.ROW_MAJOR.value):
             if self.layout == MemoryLayout.ROW_MAJOR.value and self.memory != MemorySpace.DRAM.value:
                 raise LayoutError("a row-major tensor is interleaved in DRAM: use memory='DRAM' with "

@@ -56,7 +56,7 @@ def test_literal_compile_args_interleave_with_accessors():
 @pytest.mark.parametrize(
     "mutate, message",
     [
-        (lambda p: p["buffers"][0].update(data_format="Bfp8_b"), "holds one element per datum"),
+        (lambda p: p["buffers"][0].update(data_format="Float32"), "holds one element per datum"),
         (lambda p: p["buffers"][0].update(num_pages=5), "num_pages"),
         (lambda p: p["tensor_accessors"][0].update(compile_time_args=[0, 2048]), "TensorAccessorArgs"),
         (lambda p: p["runtime_args"][0]["reader"].__setitem__(0, "@Z"), "'@Z'"),

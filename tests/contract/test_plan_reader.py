@@ -12,7 +12,8 @@ import pytest
 import torch
 
 from tilelang_tt.contract.arch import ARCHS
-from tilelang_tt.contract.formats import BY_DATA_FORMAT, DATA_FORMATS, FORMATS, STORED_AS, float_to_bfloat16_bits
+from tilelang_tt.contract.formats import (BLOCK_FORMATS, BY_DATA_FORMAT, DATA_FORMATS, FORMATS, STORED_AS,
+                                          float_to_bfloat16_bits)
 from tilelang_tt.contract.formula import Formula, to_json
 from tilelang_tt.contract.plan import (
     ACCESS,
@@ -94,9 +95,11 @@ def _buffer(plan):
 
 
 BROKEN = [
-    (lambda p: _buffer(p).update(data_format="Bfp8_b"),
-     r"^buffer 'A': data_format 'Bfp8_b' is not 'Float16_b', the format of its dtype bfloat16 \(a buffer holds one "
-     r"element per datum, in its dtype\)$"),
+    (lambda p: _buffer(p).update(data_format="Float32"),
+     r"^buffer 'A': data_format 'Float32' is not 'Float16_b', the format of its dtype bfloat16 \(a buffer holds one "
+     r"element per datum, in its dtype, or block floating point: \['Bfp4_b', 'Bfp8_b'\]\)$"),
+    (lambda p: _buffer(p).update(data_format="Bfp8_b"), r"^buffer 'A': page_size 2048 is not one bfloat16 Bfp8_b tile "
+     r"\(1088 bytes\)$"),
     (lambda p: _buffer(p).update(num_pages=5),
      r"^buffer 'A': num_pages 5 but its shape \[512, 512\] holds 256 tiles of 32x32$"),
     (lambda p: _buffer(p).update(page_size=4096), r"^buffer 'A': page_size 4096 is not one bfloat16 tile \(2048 bytes\)$"),
@@ -166,7 +169,7 @@ def _enumerations(node, path=()):
 def test_the_schema_enumerates_the_tables_of_the_contract():
     """Every enumeration of the schema is the contract's table, no value more or less, and the
     schema has no enumeration this test does not know."""
-    data_formats = [f.data_format for f in FORMATS.values()]
+    data_formats = [f.data_format for f in (*FORMATS.values(), *BLOCK_FORMATS.values())]
     processors, nocs = zip(*DATA_MOVEMENT.values())
     buffer, cb = "properties/buffers/items/properties", "properties/cbs/items/properties"
     movement, compute = "properties/kernels/items/oneOf/0/properties", "properties/kernels/items/oneOf/1/properties"
@@ -204,7 +207,7 @@ def test_the_compiler_s_dtype_table_is_the_contract_s():
     assert ATTRS_DATA_FORMATS is DATA_FORMATS
     assert DATA_FORMATS == {d: (f.data_format, f.element_bytes) for d, f in FORMATS.items()} | {
         d: DATA_FORMATS[stored] for d, stored in STORED_AS.items()}  # a bool tensor is stored as uint8
-    assert len(BY_DATA_FORMAT) == len({f.code for f in FORMATS.values()}) == len(FORMATS)  # one format, one code each
+    assert len(BY_DATA_FORMAT) == len({f.code for f in BY_DATA_FORMAT.values()}) == len(FORMATS) + len(BLOCK_FORMATS)
     for dtype, fmt in FORMATS.items():
         assert getattr(torch, dtype).itemsize == fmt.element_bytes
 

@@ -28,6 +28,7 @@ emu::DataFormat parse_format(const std::string& s) {
   if (s == "Float32") return emu::DataFormat::Float32;
   if (s == "Float16_b") return emu::DataFormat::Float16_b;
   if (s == "Bfp8_b") return emu::DataFormat::Bfp8_b;
+  if (s == "Bfp4_b") return emu::DataFormat::Bfp4_b;
   if (s == "UInt32") return emu::DataFormat::UInt32;
   if (s == "Int32") return emu::DataFormat::Int32;
   return emu::DataFormat::UInt16;

@@ -49,6 +49,12 @@ def _text(values) -> str:
     return "[" + ", ".join(str(v) for v in values) + "]"
 
 
+def _element(buffer: PlanBuffer) -> str:
+    """The C++ type main.cpp holds a buffer's data in: its element, or for block floating point
+    (tiles the host converted, written as they are) bytes."""
+    return "uint8_t" if buffer.format.block else _CXX_ELEMENT[buffer.format.element_bytes]
+
+
 def _check_buffer(buffer: PlanBuffer) -> None:
     """What main.cpp supports beyond the plan's own checks: 32x32 tiles, DRAM interleaved (tiles or
     rows) or sharded."""
@@ -66,6 +72,8 @@ def _emit_prelude(out: CppEmitter, plan: Plan) -> None:
         f"// Usage: main DATA_DIR{''.join(' ' + d.name.upper() for d in plan.dims)}. Reads <buffer>.bin (row-major) "
         "for every input buffer and writes",
         "// <buffer>.out.bin (row-major) for every output buffer.",
+        *(["// Buffers stored in block floating point (Bfp8_b, Bfp4_b) are their tiles' bytes in both files."]
+          if any(b.format.block for b in plan.buffers) else []),
         *(f"// {d.name.upper()}: the size {d.name}, axis {d.axis} of {d.buffer}." for d in plan.dims),
         "#include <cstddef>",
         "#include <cstdint>",
@@ -210,7 +218,7 @@ def _emit_buffers(out: CppEmitter, plan: Plan) -> None:
         _check_buffer(buffer)
         name, var = buffer.name, _ident(buffer.name)
         batch, rows, cols = (_cxx(v) for v in buffer.matrix_dims)
-        elem = _CXX_ELEMENT[buffer.format.element_bytes]
+        elem = _element(buffer)
         size = _cxx(buffer.page_size * buffer.num_pages)
         view = f" as the column {list(buffer.device_shape)}" if buffer.column else ""
         out.line(
@@ -232,11 +240,9 @@ def _emit_buffers(out: CppEmitter, plan: Plan) -> None:
             )
         out.line(f"const uint32_t address_{var} = device_address(buffer_{var});")
         if buffer.is_input:
-            out.line(
-                f"std::vector<{elem}> input_{var} = read_elements<{elem}>"
-                f"(data_dir / \"{name}.bin\", {_cxx(math.prod(buffer.matrix_dims))});"
-            )
-            if buffer.row_major:  # its pages are the rows as they are
+            count = size if buffer.format.block else _cxx(math.prod(buffer.matrix_dims))
+            out.line(f"std::vector<{elem}> input_{var} = read_elements<{elem}>(data_dir / \"{name}.bin\", {count});")
+            if buffer.row_major or buffer.format.block:  # its pages as they are: rows, or converted tiles
                 out.line(f"command_queue.enqueue_write_mesh_buffer(buffer_{var}, input_{var}.data(), false);")
             else:
                 out.line(f"std::vector<{elem}> tiled_{var} = tilize(input_{var}, {batch}, {rows}, {cols});")
@@ -379,11 +385,13 @@ def _emit_readback(out: CppEmitter, plan: Plan) -> None:
     for buffer in plan.outputs:
         name, var = buffer.name, _ident(buffer.name)
         batch, rows, cols = (_cxx(v) for v in buffer.matrix_dims)
-        elem = _CXX_ELEMENT[buffer.format.element_bytes]
-        elements = _cxx(buffer.num_pages * buffer.page_size // buffer.format.element_bytes)
+        elem = _element(buffer)
+        size = buffer.num_pages * buffer.page_size
+        elements = _cxx(size if buffer.format.block else size // buffer.format.element_bytes)
         out.line(f"std::vector<{elem}> result_{var}({elements});")
         out.line(f"command_queue.enqueue_read_mesh_buffer(result_{var}.data(), buffer_{var}, true);")
-        result = f"result_{var}" if buffer.row_major else f"untilize(result_{var}, {batch}, {rows}, {cols})"
+        as_is = buffer.row_major or buffer.format.block
+        result = f"result_{var}" if as_is else f"untilize(result_{var}, {batch}, {rows}, {cols})"
         out.line(f"write_elements(data_dir / \"{name}.out.bin\", {result});")
     out.line("")
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tilelang_tt.contract.arch import ARCHS, Arch
-from tilelang_tt.contract.formats import BY_DATA_FORMAT, FORMATS, Format
+from tilelang_tt.contract.formats import BLOCK_FORMATS, BLOCK_STORABLE, BY_DATA_FORMAT, FORMATS, Format, tile_bytes
 from tilelang_tt.contract.formula import Formula, FormulaError, ceildiv, evaluate, from_json, to_json
 
 SCHEMA_VERSION = 1
@@ -35,6 +35,7 @@ INTERLEAVED = "interleaved"
 ROW_MAJOR = "row_major"  # interleaved pages of one row (the last dimension) each, not tiles
 LAYOUTS = (INTERLEAVED, "height_sharded", "width_sharded", "block_sharded", ROW_MAJOR)
 UNSHARDED = (INTERLEAVED, ROW_MAJOR)
+BLOCK_BY_DATA_FORMAT = {f.data_format: f for f in BLOCK_FORMATS.values()}
 PARTITION_MODES = ("global", "local_shard")
 MATH_FIDELITIES = ("LoFi", "HiFi2", "HiFi3", "HiFi4")
 DATA_MOVEMENT = {"reader": ("RISCV_1", "RISCV_1_default"), "writer": ("RISCV_0", "RISCV_0_default")}
@@ -382,7 +383,8 @@ class PlanBuffer:
     name: str
     param_index: int
     shape: tuple[int, ...]
-    format: Format  # of its dtype: the plan's "dtype" and "data_format"
+    dtype: str  # the kernel's (and the host tensors') dtype
+    format: Format  # its "data_format": its dtype's, or a block floating point storage of a float dtype
     access: str  # read | write | readwrite
     memory: str  # DRAM | L1
     layout: str  # interleaved | height_sharded | width_sharded | block_sharded
@@ -396,10 +398,6 @@ class PlanBuffer:
 
     KEYS = ("name", "param_index", "shape", "dtype", "data_format", "access", "memory", "layout", "tile_shape",
             "page_size", "num_pages")
-
-    @property
-    def dtype(self) -> str:
-        return self.format.dtype
 
     @property
     def is_input(self) -> bool:
@@ -441,17 +439,23 @@ class PlanBuffer:
         where = f"buffer {name!r}"
         dtype = _str(d["dtype"], f"{where}: dtype", list(FORMATS))
         fmt = FORMATS[dtype]
-        if d["data_format"] != fmt.data_format:
-            raise PlanError(f"{where}: data_format {d['data_format']!r} is not {fmt.data_format!r}, the format of "
-                            f"its dtype {dtype} (a buffer holds one element per datum, in its dtype)")
         layout = _str(d["layout"], f"{where}: layout", LAYOUTS)
+        block = BLOCK_BY_DATA_FORMAT.get(d["data_format"])
+        if block is not None and (dtype not in BLOCK_STORABLE or layout == ROW_MAJOR):
+            raise PlanError(f"{where}: data_format {d['data_format']!r} (block floating point) stores {BLOCK_STORABLE} "
+                            f"tensors in tiles, not a {layout} {dtype} buffer")
+        if block is None and d["data_format"] != fmt.data_format:
+            raise PlanError(f"{where}: data_format {d['data_format']!r} is not {fmt.data_format!r}, the format of "
+                            f"its dtype {dtype} (a buffer holds one element per datum, in its dtype, or block "
+                            f"floating point: {sorted(BLOCK_BY_DATA_FORMAT)})")
+        fmt = block or fmt
         sharded = layout not in UNSHARDED
         if sharded != ("shard_grid" in d) or sharded != ("shard_shape" in d):
             raise PlanError(f"{where}: a sharded buffer has a shard_grid and a shard_shape, an interleaved one "
                             f"neither; this one is {layout}")
         buffer = PlanBuffer(
             name=name, param_index=_int(d["param_index"], f"{where}: param_index"),
-            shape=_sizes(d["shape"], f"{where}: shape", dims, low=1), format=fmt,
+            shape=_sizes(d["shape"], f"{where}: shape", dims, low=1), dtype=dtype, format=fmt,
             access=_str(d["access"], f"{where}: access", ACCESS),
             memory=_str(d["memory"], f"{where}: memory", MEMORIES), layout=layout,
             tile_shape=_pair(d["tile_shape"], f"{where}: tile_shape", low=1),
@@ -482,9 +486,10 @@ class PlanBuffer:
         if buffer.num_pages != tiles:
             raise PlanError(f"{where}: num_pages {buffer.num_pages} but its shape {list(buffer.shape)} holds "
                             f"{tiles} tiles of {buffer.tile_shape[0]}x{buffer.tile_shape[1]}")
-        tile_bytes = math.prod(buffer.tile_shape) * fmt.element_bytes
-        if buffer.page_size != tile_bytes:
-            raise PlanError(f"{where}: page_size {buffer.page_size} is not one {dtype} tile ({tile_bytes} bytes)")
+        page = tile_bytes(fmt, math.prod(buffer.tile_shape))
+        if buffer.page_size != page:
+            what = f"{dtype} {fmt.data_format}" if fmt.block else dtype
+            raise PlanError(f"{where}: page_size {buffer.page_size} is not one {what} tile ({page} bytes)")
         return buffer
 
 

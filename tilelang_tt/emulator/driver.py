@@ -32,6 +32,7 @@ import numpy as np
 from tilelang_tt.contract.arch import ARCHS
 from tilelang_tt.contract.formats import BFLOAT16_QUIET_NAN, bfloat16_round
 from tilelang_tt.contract.plan import Plan, PlanBuffer, PlanError, bind_dims, dim_values
+from tilelang_tt.emulator import blockfloat
 from tilelang_tt.env import CACHE_DIR, EMU_CXX
 
 EMULATOR_DIR = Path(__file__).resolve().parent
@@ -53,7 +54,7 @@ class EmulatorError(RuntimeError):
 
 @dataclass(frozen=True)
 class EmulatorResult:
-    outputs: dict[str, np.ndarray]  # per written buffer; bfloat16 buffers come back as float32
+    outputs: dict[str, np.ndarray]  # per written buffer; bfloat16 and block float buffers come back as float32
     counters: dict
 
 
@@ -89,6 +90,9 @@ def _to_storage(name: str, value: object, buffer: PlanBuffer) -> np.ndarray:
     array = _as_numpy(value, dtype)
     if array.shape != buffer.shape:
         raise EmulatorError(f"input {name!r} has shape {list(array.shape)}, the plan expects {list(buffer.shape)}")
+    if buffer.format.block:  # the host converts to block floating point tiles (main.cpp writes their bytes)
+        floats = bfloat16_bits_to_float32(array) if array.dtype == np.uint16 else array.astype(np.float32)
+        return blockfloat.encode_tiles(blockfloat.tilize(floats.reshape(buffer.matrix_dims)), buffer.format)
     if dtype == "bfloat16":
         if array.dtype in (np.uint16, np.int16):
             return np.ascontiguousarray(array).view(np.uint16).astype("<u2")
@@ -102,7 +106,14 @@ def _to_storage(name: str, value: object, buffer: PlanBuffer) -> np.ndarray:
     return converted
 
 
+def _stored_count(buffer: PlanBuffer) -> int:
+    """Elements of ``buffer.format.storage`` in its ``.out.bin``: its bytes for block floating point tiles."""
+    return buffer.num_pages * buffer.page_size if buffer.format.block else math.prod(buffer.shape)
+
+
 def _from_storage(raw: np.ndarray, buffer: PlanBuffer) -> np.ndarray:
+    if buffer.format.block:
+        return blockfloat.untilize(blockfloat.decode_tiles(raw, buffer.format), *buffer.matrix_dims).reshape(buffer.shape)
     shaped = raw.reshape(buffer.shape)
     return bfloat16_bits_to_float32(shaped) if buffer.dtype == "bfloat16" else shaped
 
@@ -273,8 +284,8 @@ def run(sources: dict[str, str], plan: dict, inputs: dict[str, object], data_dir
             raise EmulatorError(message, done.returncode)
         outputs = {}
         for buffer in plan.outputs:
-            count = math.prod(buffer.shape)
-            raw = np.fromfile(data_dir / f"{buffer.name}.out.bin", dtype=np.dtype(buffer.format.storage), count=count)
+            raw = np.fromfile(data_dir / f"{buffer.name}.out.bin", dtype=np.dtype(buffer.format.storage),
+                              count=_stored_count(buffer))
             outputs[buffer.name] = _from_storage(raw, buffer)
         counters = json.loads(counters_path.read_text()) if counters_path.exists() else {}
     return EmulatorResult(outputs, counters)

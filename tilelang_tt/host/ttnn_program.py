@@ -243,7 +243,8 @@ def run_on_device(artifacts_or_dir, *torch_tensors, device=None):
     """Run ``Artifacts`` (or a saved artifacts directory) on a Tenstorrent device.
 
     Positional torch tensors are the kernel's inputs (buffers with access read/readwrite) in
-    parameter order; they are uploaded as tiles of their dtype, DRAM interleaved, in the shape the
+    parameter order; they are uploaded as tiles of their dtype (of their block floating point
+    storage, ``ttnn.bfloat8_b`` / ``bfloat4_b``, which ttnn converts to), DRAM interleaved, in the shape the
     plan lays them out in (``PlanBuffer.device_shape``: a rank-1 column (n,) as (n, 1), so its
     values land in column 0 of the tiles). Outputs are allocated on the device in that shape and
     come back in their own; returns the output torch tensors (one tensor if there is one).

@@ -19,6 +19,7 @@ import tilelang  # noqa: F401
 from tvm import arith, tirx
 
 from tilelang_tt.attrs import DATA_FORMATS, AccumulateMode, Attr, CBDesc, Intrin, get
+from tilelang_tt.contract.formats import BY_DATA_FORMAT, tile_bytes
 from tilelang_tt.ops.tilize import staging_cbs
 from tilelang_tt.passes.common import (
     COL,
@@ -180,10 +181,11 @@ class LowerContext:
         desc = CBDesc.from_dict(like.name, self.cbs[like.name])
         if shape is not None:
             desc = dataclasses.replace(desc, block_tiles=(shape[0] // TILE, shape[1] // TILE))
-        fmt, elem = DATA_FORMATS[dtype]
-        self.cbs[name] = CBDesc(name=name, index=-1, page_size=TILE * TILE * elem, num_pages=desc.num_pages,
-                                data_format=fmt, block_pages=desc.block_pages, block_tiles=desc.block_tiles,
-                                vector=desc.vector, source=desc.source).to_dict()
+        fmt = DATA_FORMATS[dtype][0]
+        page = tile_bytes(BY_DATA_FORMAT[fmt], TILE * TILE)
+        self.cbs[name] = CBDesc(name=name, index=-1, page_size=page, num_pages=desc.num_pages, data_format=fmt,
+                                block_pages=desc.block_pages, block_tiles=desc.block_tiles, vector=desc.vector,
+                                source=desc.source).to_dict()
         self.fp32 |= fmt == "Float32"
         self.generated.append(buf)
         return buf

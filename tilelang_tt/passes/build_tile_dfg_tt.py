@@ -9,7 +9,9 @@ both: the plan's buffer access); updates ``tt.cb_desc`` with
 ``index`` — reader-fed CBs from 0, CBs the compute kernel hands to the writer from 16,
 compute-internal CBs from 24 (tt-metal's c_0/c_16/c_24 convention; numbered in order when more
 are needed) —, producer, consumers, the global buffer it moves and, for CBs handed to the writer,
-the page size and data format of that tensor (pack converts from DST). A kernel with reductions
+the page size and data format of that tensor (pack converts from DST); CBs the reader fills from
+a tensor stored as block floating point take its format and page size too (the reader copies
+pages, the unpacker converts). A kernel with reductions
 gets a one-tile scaler CB the reader fills with 1.0 (``"kind": "scaler"`` in the graph, found with
 :func:`scaler_cb`). A reader or writer that reads tensor elements for its addresses (a slice start
 or written rows read from a tensor) gets a scratch CB ``<role>_scalars`` of 64 bytes it reads them
@@ -21,7 +23,8 @@ and compute tilizes it into the block, or compute untilizes the block into it an
 drains it. All these names are new: unique against every name of the kernel (``reduce_scaler1``,
 ``C_out1`` when the kernel has its own ``reduce_scaler`` or ``C_out``).
 Errors: a CB with no producer or no consumer, filled by both the reader and compute, or read by
-compute and copied out by the writer (a CB has one consumer); a block
+compute and copied out by the writer (a CB has one consumer); a block the reader and writer move
+between tensors stored in different formats (one of them block floating point); a block
 reaching past its tensor (extent not dividing the shape, or a partial last tile) whose padding
 would reach a valid result (see below).
 Before/after: TIR unchanged.
@@ -42,7 +45,8 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.attrs import DATA_FORMATS, AccumulateMode, Attr, CBDesc, Intrin, LayoutDesc, get, with_attrs
+from tilelang_tt.attrs import AccumulateMode, Attr, CBDesc, Intrin, LayoutDesc, get, with_attrs
+from tilelang_tt.contract.formats import BY_DATA_FORMAT, tile_bytes
 from tilelang_tt.ops import compute_accesses
 from tilelang_tt.ops.generate import tensor_loads
 from tilelang_tt.ops.tilize import TILIZE_FROM, UNTILIZE_TO
@@ -235,6 +239,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     reloads: set[str] = set()
     read_tensor: dict[str, tuple] = {}  # block -> (the tensor the reader fills it from, the statement)
     write_tensor: dict[str, tuple] = {}  # block -> (the tensor the writer copies it to, the statement)
+    reads_of: dict[str, list[tuple]] = {}  # block -> every (tensor, statement) the reader fills it from
 
     def note(table, cb, role, stmt):
         if cb not in order:
@@ -255,6 +260,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             note(producers, dst.buffer.name, "reader", stmt)
             moved[dst.buffer.name] = src.buffer.name
             read_tensor.setdefault(dst.buffer.name, (src.buffer.name, stmt))
+            reads_of.setdefault(dst.buffer.name, []).append((src.buffer.name, stmt))
             read_from.add(src.buffer.data)
         elif intrin == Intrin.GENERATE_BLOCK:
             note(producers, as_region(stmt.value.args[0]).buffer.name, "reader", stmt)
@@ -356,6 +362,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             out_layout = layouts[moved[name]]
             updates["data_format"] = out_layout["data_format"]
             updates["page_size"] = out_layout["page_size"]
+        if producer == "reader" and name in reads_of:
+            updates |= _stored_block_format(func, name, reads_of[name], write_tensor.get(name), layouts)
         cbs[name] = CBDesc(**(desc.__dict__ | updates))
         dfg[name] = {"producer": producer, "consumers": [consumer], "buffer": moved.get(name, "")}
         if name in handoffs:
@@ -375,6 +383,27 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         Attr.CB_DESC: {name: cbs[name].to_dict() for name in sorted(cbs)},
         Attr.BUFFER_ACCESS: _buffer_access(func, read_from, written_to),
     })
+
+
+def _stored_block_format(func, block: str, reads: list[tuple], written: tuple | None, layouts: dict) -> dict:
+    """The page format of a CB the reader fills with tiles of tensors stored in block floating
+    point (``BufferLayout(dtype="bfloat8_b")``): the reader copies pages unchanged, so the CB holds
+    them in the tensor's format and page size, and compute's unpacker converts them (a tensor in its
+    own dtype: the block's format, nothing to update). Every tensor read into the block, and one the
+    writer copies it to unchanged, must be stored alike."""
+    moves = [*reads, *([written] if written else [])]
+    if not any(layouts.get(tensor, {}).get("storage") for tensor, _ in moves):
+        return {}
+    first = reads[0][0]
+    fmt, page = layouts[first]["data_format"], layouts[first]["page_size"]
+    for tensor, stmt in moves[1:]:
+        other = layouts[tensor]["data_format"]
+        if other != fmt:
+            raise error(PASS, func, stmt, f"the block `{block}` holds tiles of `{first}`, stored as {fmt}, and here "
+                        f"`{tensor}`, stored as {other}: the reader and writer move tiles unchanged, so one block "
+                        "holds one storage format", f"store `{first}` and `{tensor}` alike (BufferLayout(dtype=...)), "
+                        "or use a block for each")
+    return {"data_format": fmt, "page_size": page}
 
 
 def _stage_row_major(func, cbs, layouts, read_tensor, write_tensor, handoffs, taken, order, moved, producers,
@@ -397,8 +426,8 @@ def _stage_row_major(func, cbs, layouts, read_tensor, write_tensor, handoffs, ta
                         "move whole blocks of 32x32 tiles to and from row-major tensors, or keep the tensor tiled")
         name = unique_name(f"{block}_rm", taken)
         taken.add(name)
-        elem = DATA_FORMATS[layout.dtype][1]
-        cbs[name] = CBDesc(name=name, index=-1, page_size=TILE * TILE * elem, num_pages=desc.num_pages,
+        page = tile_bytes(BY_DATA_FORMAT[layout.data_format], TILE * TILE)  # a tile's worth of rows
+        cbs[name] = CBDesc(name=name, index=-1, page_size=page, num_pages=desc.num_pages,
                            data_format=layout.data_format, block_pages=desc.block_pages, block_tiles=desc.block_tiles,
                            source=desc.source)
         order.append(name)

@@ -36,7 +36,8 @@ def dtype_hint(dtype: str) -> str:
         hint = f"Tenstorrent's 16-bit float is bfloat16: declare it \"bfloat16\" ({hint})"
     elif dtype.startswith("float8"):  # GPU fp8: Tenstorrent's 8-bit floats are block floating point
         hint = (f"Tenstorrent's 8-bit floats are block floating point (bfloat8_b: a shared exponent per 16 "
-                f"values), not float8; keep the tensor in bfloat16 ({hint})")
+                f"values), not float8: declare the tensor bfloat16 and store it as bfloat8_b with "
+                f"layouts={{name: BufferLayout(dtype=\"bfloat8_b\")}} ({hint})")
     return hint
 
 

@@ -22,6 +22,9 @@ rows (``"layout": "row_major"``, ttnn's ROW_MAJOR_LAYOUT): the reader reads the 
 compute tilizes them. It moves the same bytes as tiles would; the alternative, a transpose to
 (B, H, S, D) by the host program, would read and write the whole tensor once more.
 ``BufferLayout(layout="row_major")`` asks for rows for any DRAM tensor.
+``BufferLayout(dtype="bfloat8_b" | "bfloat4_b")`` stores a bfloat16 / float32 tensor as block floating
+point tiles (``"storage"``: its ``data_format`` is ``Bfp8_b`` / ``Bfp4_b``, its page a tile of that
+format); the kernel keeps computing in the parameter's dtype.
 A tensor sliced at a row read from another tensor (the grouped GEMM's ``A[offsets[g] + .., ..]``:
 any row, known on device), or written some rows of a block at a time (``tt.valid_rows``), is laid out
 in rows too.
@@ -38,7 +41,7 @@ A dynamic extent (``T.dynamic("m")``, a variable of the signature) is the formul
 page counts are formulas of it (tilelang_tt.contract.formula), computed by the host from the
 tensors; such a tensor is interleaved in tiles (shards and rows need static sizes).
 Errors: a dynamic extent that is an expression (``m * 2``), two dynamic sizes of one name, a
-dynamic tensor that is sharded, in rows or a column, a rank-1 tensor used both as a row and as a column (at the copy that
+dynamic tensor that is sharded, in rows or a column, block floating point storage of a tensor that is not float, a rank-1 tensor used both as a row and as a column (at the copy that
 uses it the second way), unsupported dtypes, invalid or unplaceable layouts, views of a parameter
 (``T.Tensor(shape, X.data)``: a second shape for X's memory, which is laid out in tiles of X's
 own shape).
@@ -58,7 +61,7 @@ from tvm import tirx
 
 from tilelang_tt.contract.arch import Arch, get_arch
 from tilelang_tt.contract.formula import Formula
-from tilelang_tt.contract.formats import STORED_AS
+from tilelang_tt.contract.formats import BLOCK_STORABLE, STORED_AS
 from tilelang_tt.attrs import DATA_FORMATS, Attr, LayoutDesc, MemoryLayout, MemorySpace, get, with_attrs
 from tilelang_tt.layout import BufferLayout, LayoutError, shard_grid_shape
 from tilelang_tt.passes.slices import bound_analyzer, bound_values, matrix_slice
@@ -142,7 +145,8 @@ def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, override: dict | None, kin
     if dtype not in DATA_FORMATS:
         raise error(PASS, func, buf, f"buffer `{buf.name}` has unsupported dtype {dtype}", dtype_hint(dtype))
     dtype = STORED_AS.get(dtype, dtype)
-    desc = LayoutDesc(buffer=buf.name, shape=shape, dtype=dtype, column=column)
+    desc = LayoutDesc(buffer=buf.name, shape=shape, dtype=dtype, column=column,
+                      storage=_storage(func, buf, override))
     dynamic = not all(isinstance(d, int) for d in shape)
     if override is None and _is_flat(func, buf, kinds):  # vectors inside tiles: the tensor as its elements
         return dataclasses.replace(desc, flat=True, column=_is_column(func, buf, kinds))
@@ -190,7 +194,18 @@ def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, override: dict | None, kin
                     "choose shard_shape = (rows / grid_y, cols / grid_x), rounded up to multiples of 32")
     return LayoutDesc(buffer=buf.name, shape=tuple(shape), dtype=dtype, memory=MemorySpace(layout.memory),
                       layout=MemoryLayout(layout.layout), shard_grid=layout.shard_grid, shard_shape=shard,
-                      column=column)
+                      column=column, storage=desc.storage)
+
+
+def _storage(func: tirx.PrimFunc, buf: tirx.Buffer, override: dict | None) -> str | None:
+    """The block floating point format a layout stores the tensor in (``BufferLayout(dtype=...)``),
+    or None: its own dtype. Block formats hold floats: a bfloat16 or float32 parameter."""
+    storage = (override or {}).get("dtype")
+    if storage is not None and str(buf.dtype) not in BLOCK_STORABLE:
+        raise error(PASS, func, buf, f"`{buf.name}` is {buf.dtype} and its layout stores it as {storage}, a block "
+                    "floating point format of float values",
+                    f"declare `{buf.name}` as one of {list(BLOCK_STORABLE)}, or drop dtype={storage!r} from its layout")
+    return storage
 
 
 def _is_flat(func: tirx.PrimFunc, tensor: tirx.Buffer, kinds: dict[str, str]) -> bool:
@@ -257,7 +272,7 @@ def _buffer_layout(func, buf, override: dict) -> BufferLayout:
         return BufferLayout(**{k: (tuple(v) if isinstance(v, list) else v) for k, v in override.items()})
     except (LayoutError, TypeError) as err:
         raise error(PASS, func, buf, f"invalid layout for `{buf.name}`: {err}",
-                    "see tilelang_tt.BufferLayout: memory, layout, shard_grid, shard_shape") from None
+                    "see tilelang_tt.BufferLayout: memory, layout, shard_grid, shard_shape, dtype") from None
 
 
 def _check_views(func: tirx.PrimFunc, params: list[tirx.Buffer]) -> None:

@@ -64,6 +64,7 @@ from tilelang_tt.attrs import (
     CBDesc,
     Intrin,
     KernelRole,
+    LayoutDesc,
     MemoryLayout,
     MulticastDesc,
     call,
@@ -254,9 +255,10 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
     begin, end, barrier = ((Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.NOC_READ_BARRIER) if reading else
                            (Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT, Intrin.NOC_WRITE_BARRIER))
     arrived = []  # after the barrier
-    if reading and DATA_FORMATS[str(tensor.buffer.dtype)][0] != cb.data_format:
+    stored = _stored(func, tensor.buffer).data_format  # a block float storage: the CB's too
+    if reading and stored != cb.data_format:
         # a mask's bytes into a bfloat16 block (WidenMaskBlocksTT): widened in place
-        if (DATA_FORMATS[str(tensor.buffer.dtype)][0], cb.data_format) != ("UInt8", "Float16_b"):
+        if (stored, cb.data_format) != ("UInt8", "Float16_b"):
             raise error(PASS, func, stmt, f"T.copy of `{tensor.buffer.name}` ({tensor.buffer.dtype}) into "
                         f"`{block.buffer.name}` ({cb.data_format}): a copy from DRAM keeps the tensor's dtype",
                         "copy into a block of the tensor's dtype and cast on chip (T.copy between blocks)")
@@ -333,6 +335,13 @@ def _with_elements(func, body, scratch: CBDesc, accessors: dict[str, AccessorDes
                 tirx.Bind(ptr, call(Intrin.GET_WRITE_PTR, scratch.index, dtype="uint32")), body])
 
 
+def _stored(func, tensor: tirx.Buffer) -> LayoutDesc:
+    """How ``tensor`` is stored (InferTTLayout's layout; a hand-written kernel without one: in its dtype)."""
+    layout = get(func, Attr.LAYOUT_DESC, {}).get(tensor.name)
+    return LayoutDesc.from_dict(tensor.name, layout) if layout else LayoutDesc(
+        buffer=tensor.name, shape=(), dtype=str(tensor.dtype))
+
+
 def _element_read(stmt, func, load: tirx.BufferLoad, accessors: dict[str, AccessorDesc], analyzer: arith.Analyzer,
                   ptr) -> tuple[list[tirx.Stmt], tirx.Var]:
     """The reads that fetch element ``load`` of a tensor: the 64 bytes of its tile page that hold it,
@@ -342,6 +351,11 @@ def _element_read(stmt, func, load: tirx.BufferLoad, accessors: dict[str, Access
     integer element converted)."""
     tensor = load.buffer
     acc = accessors[tensor.name]
+    stored = _stored(func, tensor).storage
+    if stored:
+        raise error(PASS, func, stmt, f"`{tensor.name}[...]` reads one element of a tensor stored as {stored}: an "
+                    "element of a block floating point tile needs its row's shared exponent, not one read of its bytes",
+                    f"store `{tensor.name}` in its own dtype (drop dtype={stored!r} from its BufferLayout)")
     fmt, size = DATA_FORMATS[str(tensor.dtype)][0], DATA_FORMATS[str(tensor.dtype)][1]
     view = matrix_slice(Region(tensor, tuple(load.indices), tuple(1 for _ in load.indices)),
                         *vector_layout(func, tensor))

@@ -20,6 +20,7 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.attrs import DATA_FORMATS, Attr, CBDesc, with_attrs
+from tilelang_tt.contract.formats import BY_DATA_FORMAT, tile_bytes
 from tilelang_tt.errors import location_string
 from tilelang_tt.passes.common import (
     COL,
@@ -95,11 +96,12 @@ def _transform(func: tirx.PrimFunc, mod, ctx, cb_depth: int) -> tirx.PrimFunc:
                 if dtype not in DATA_FORMATS:
                     raise error(PASS, func, buf, f"on-chip buffer `{buf.name}` has unsupported dtype {dtype}",
                                 dtype_hint(dtype))
-                fmt, elem = DATA_FORMATS[dtype]
+                fmt = DATA_FORMATS[dtype][0]
                 block = rows * cols
                 depth = depths.get(buf.name, cb_depth)
                 cbs[buf.name] = CBDesc(
-                    name=buf.name, index=-1, page_size=TILE * TILE * elem, num_pages=block * depth,
+                    name=buf.name, index=-1, page_size=tile_bytes(BY_DATA_FORMAT[fmt], TILE * TILE),
+                    num_pages=block * depth,
                     data_format=fmt, block_pages=block, block_tiles=(rows, cols), vector=vector,
                     source=location_string(span_of(buf)),
                 ).to_dict()

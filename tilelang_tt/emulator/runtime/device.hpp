@@ -30,9 +30,9 @@
 
 namespace emu {
 
-enum class DataFormat : uint8_t { Float32, Float16_b, Bfp8_b, UInt32, Int32, UInt16, UInt8 };
+enum class DataFormat : uint8_t { Float32, Float16_b, Bfp8_b, Bfp4_b, UInt32, Int32, UInt16, UInt8 };
 
-// Bytes of one 32x32 tile in `fmt` (Bfp8_b: 64 shared exponents + 1024 mantissas = 1088).
+// Bytes of one 32x32 tile in `fmt` (Bfp8_b: 64 shared exponents + 1024 datums = 1088; Bfp4_b: 576).
 uint32_t tile_size_bytes(DataFormat fmt);
 const char* data_format_name(DataFormat fmt);
 

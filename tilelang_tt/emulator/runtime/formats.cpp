@@ -18,7 +18,8 @@ uint32_t tile_size_bytes(DataFormat fmt) {
     case DataFormat::Float16_b:
     case DataFormat::UInt16: return 2048;
     case DataFormat::UInt8: return 1024;
-    case DataFormat::Bfp8_b: return 1088;
+    case DataFormat::Bfp8_b: return 1088;  // tt-metal tile_size: 64 exponents + 1024 datums
+    case DataFormat::Bfp4_b: return 576;   // 64 exponents + 512 bytes of 4-bit datums
   }
   throw EmulatorError("unknown data format");
 }
@@ -28,6 +29,7 @@ const char* data_format_name(DataFormat fmt) {
     case DataFormat::Float32: return "Float32";
     case DataFormat::Float16_b: return "Float16_b";
     case DataFormat::Bfp8_b: return "Bfp8_b";
+    case DataFormat::Bfp4_b: return "Bfp4_b";
     case DataFormat::UInt32: return "UInt32";
     case DataFormat::Int32: return "Int32";
     case DataFormat::UInt16: return "UInt16";
@@ -50,33 +52,61 @@ struct FaceOrder {
 };
 const FaceOrder kOrder;
 
-// Bfp8_b: 64 shared exponents (one per 16-element face row, faces in order), then 1024
-// sign-magnitude bytes (sign bit + 7-bit mantissa including the hidden bit) in face order.
-void unpack_bfp8(const uint8_t* src, float* face_ordered) {
-  const uint8_t* mant = src + 64;
+// Block floating point (Bfp8_b, Bfp4_b): 64 shared exponents, one per 16-value face row (faces in
+// order, rows in order), then one sign-magnitude datum per value in the same order (Bfp8_b: a byte
+// each; Bfp4_b: two a byte, the even value in the low nibble). The numpy model of the format,
+// tilelang_tt/emulator/blockfloat.py, says where each rule comes from; these are the same rules,
+// tested bit for bit against it (tests/emulator/test_bfp_format.py).
+uint32_t mantissa_bits(DataFormat fmt) { return fmt == DataFormat::Bfp8_b ? 7 : 3; }
+
+uint8_t datum_at(const uint8_t* datums, DataFormat fmt, uint32_t i) {
+  return fmt == DataFormat::Bfp8_b ? datums[i] : static_cast<uint8_t>((datums[i / 2] >> (4 * (i % 2))) & 0xf);
+}
+
+// Unpack: the magnitude normalised under the shared exponent (tt-metal convert_bfp_to_u32); a
+// result below float32's normal range is flushed to a signed zero.
+void unpack_bfp(const uint8_t* src, DataFormat fmt, float* face_ordered) {
+  const uint32_t width = mantissa_bits(fmt);
   for (uint32_t i = 0; i < kTileHW; ++i) {
-    const int exp = src[i / 16];
-    const uint8_t m = mant[i];
-    const float mag = std::ldexp(static_cast<float>(m & 0x7f), exp - 127 - 6);
-    face_ordered[i] = (m & 0x80) ? -mag : mag;
+    const uint32_t datum = datum_at(src + 64, fmt, i);
+    const uint32_t magnitude = datum & ((1u << width) - 1);
+    uint32_t bits = (datum >> width & 1u) << 31;
+    if (magnitude != 0) {
+      const int below = static_cast<int>(width) - 1 - (31 - std::countl_zero(magnitude));
+      const int exponent = static_cast<int>(src[i / 16]) - below;
+      const uint32_t fraction = (magnitude << (below + 1)) & ((1u << width) - 1);
+      if (exponent >= 1) bits |= static_cast<uint32_t>(exponent) << 23 | fraction << (23 - width);
+    }
+    face_ordered[i] = std::bit_cast<float>(bits);
   }
 }
 
-void pack_bfp8(const float* face_ordered, uint8_t* dst) {
-  uint8_t* mant = dst + 64;
+// Pack, as the packer does (tt-llk's model): each value truncated to bfloat16, a 7-bit magnitude of
+// the hidden bit and the top 6 mantissa bits, shifted right to the row's largest exponent and
+// rounded half away from zero on the last bit shifted out; Bfp4_b keeps its top 3 bits. A value of
+// exponent field 0 (zero, a flushed denormal) is the datum 0; a datum of magnitude 0 has no sign.
+void pack_bfp(const float* face_ordered, DataFormat fmt, uint8_t* dst) {
+  const uint32_t width = mantissa_bits(fmt);
+  uint8_t* datums = dst + 64;
+  std::memset(datums, 0, tile_size_bytes(fmt) - 64);
   for (uint32_t row = 0; row < 64; ++row) {
-    const float* v = face_ordered + row * 16;
-    int shared = 0;
+    uint32_t bf16[16], shared = 0;
     for (int i = 0; i < 16; ++i) {
-      const int e = static_cast<int>((std::bit_cast<uint32_t>(v[i]) >> 23) & 0xff);
-      shared = e > shared ? e : shared;
+      bf16[i] = std::bit_cast<uint32_t>(face_ordered[row * 16 + i]) >> 16;
+      shared = std::max(shared, bf16[i] >> 7 & 0xffu);
     }
     dst[row] = static_cast<uint8_t>(shared);
-    for (int i = 0; i < 16; ++i) {
-      const float scaled = std::ldexp(std::fabs(v[i]), 127 + 6 - shared);
-      long m = std::lrint(scaled);  // round to nearest even
-      m = m > 127 ? 127 : m;
-      mant[row * 16 + i] = static_cast<uint8_t>(m | (std::signbit(v[i]) && m != 0 ? 0x80 : 0));
+    for (uint32_t i = 0; i < 16; ++i) {
+      const uint32_t exponent = bf16[i] >> 7 & 0xffu, delta = shared - exponent;
+      const uint32_t seven = (bf16[i] & 0x7fu) >> 1 | 0x40u;
+      const uint32_t guard = delta > 0 && delta <= 32 ? seven >> (delta - 1) & 1u : 0u;
+      uint32_t magnitude = exponent == 0 ? 0 : ((delta < 32 ? seven >> delta : 0u) + guard) >> (7 - width);
+      const uint32_t datum = magnitude == 0 ? 0 : (bf16[i] >> 15 & 1u) << width | magnitude;
+      const uint32_t at = row * 16 + i;
+      if (fmt == DataFormat::Bfp8_b)
+        datums[at] = static_cast<uint8_t>(datum);
+      else
+        datums[at / 2] |= static_cast<uint8_t>(datum << (4 * (at % 2)));
     }
   }
 }
@@ -93,7 +123,9 @@ float bf16_to_float(uint16_t b) { return std::bit_cast<float>(static_cast<uint32
 
 float round_to_bf16(float f) { return bf16_to_float(float_to_bf16_rne(f)); }
 
-uint32_t datum_size_bytes(DataFormat fmt) { return fmt == DataFormat::Bfp8_b ? 0 : tile_size_bytes(fmt) / kTileHW; }
+static bool is_block_format(DataFormat fmt) { return fmt == DataFormat::Bfp8_b || fmt == DataFormat::Bfp4_b; }
+
+uint32_t datum_size_bytes(DataFormat fmt) { return is_block_format(fmt) ? 0 : tile_size_bytes(fmt) / kTileHW; }
 
 void load_datums(const uint8_t* src, DataFormat fmt, uint32_t n, float* out) {
   switch (fmt) {
@@ -120,9 +152,10 @@ void load_datums(const uint8_t* src, DataFormat fmt, uint32_t n, float* out) {
     case DataFormat::Int32:  // bit copies: DST holds the two's-complement word
       std::memcpy(out, src, size_t(n) * 4);
       return;
-    case DataFormat::Bfp8_b: break;
+    case DataFormat::Bfp8_b:
+    case DataFormat::Bfp4_b: break;
   }
-  throw EmulatorError("load_datums: Bfp8_b is stored in tiles only");
+  throw EmulatorError(std::string("load_datums: ") + data_format_name(fmt) + " is stored in tiles only");
 }
 
 void store_datums(const float* in, uint32_t n, DataFormat fmt, uint8_t* dst) {
@@ -149,15 +182,16 @@ void store_datums(const float* in, uint32_t n, DataFormat fmt, uint8_t* dst) {
     case DataFormat::Int32:  // bit copies of the DST words
       std::memcpy(dst, in, size_t(n) * 4);
       return;
-    case DataFormat::Bfp8_b: break;
+    case DataFormat::Bfp8_b:
+    case DataFormat::Bfp4_b: break;
   }
-  throw EmulatorError("store_datums: Bfp8_b is stored in tiles only");
+  throw EmulatorError(std::string("store_datums: ") + data_format_name(fmt) + " is stored in tiles only");
 }
 
 void unpack_tile(const uint8_t* src, DataFormat fmt, float* out) {
   float face_ordered[kTileHW];
-  if (fmt == DataFormat::Bfp8_b)
-    unpack_bfp8(src, face_ordered);
+  if (is_block_format(fmt))
+    unpack_bfp(src, fmt, face_ordered);
   else
     load_datums(src, fmt, kTileHW, face_ordered);
   const auto& idx = kOrder.to_face;
@@ -168,8 +202,8 @@ void pack_tile_data(const float* in, DataFormat fmt, uint8_t* dst) {
   float face_ordered[kTileHW];
   const auto& idx = kOrder.to_face;
   for (uint32_t i = 0; i < kTileHW; ++i) face_ordered[idx[i]] = in[i];
-  if (fmt == DataFormat::Bfp8_b)
-    pack_bfp8(face_ordered, dst);
+  if (is_block_format(fmt))
+    pack_bfp(face_ordered, fmt, dst);
   else
     store_datums(face_ordered, kTileHW, fmt, dst);
 }

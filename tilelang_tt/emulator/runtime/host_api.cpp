@@ -50,6 +50,7 @@ emu::DataFormat to_emu(tt::DataFormat format) {
         case tt::DataFormat::Float32: return emu::DataFormat::Float32;
         case tt::DataFormat::Float16_b: return emu::DataFormat::Float16_b;
         case tt::DataFormat::Bfp8_b: return emu::DataFormat::Bfp8_b;
+        case tt::DataFormat::Bfp4_b: return emu::DataFormat::Bfp4_b;
         case tt::DataFormat::UInt32: return emu::DataFormat::UInt32;
         case tt::DataFormat::Int32: return emu::DataFormat::Int32;
         case tt::DataFormat::UInt16: return emu::DataFormat::UInt16;

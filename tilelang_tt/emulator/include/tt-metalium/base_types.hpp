@@ -10,6 +10,7 @@ enum class DataFormat : uint8_t {
     Float32 = 0,
     Float16_b = 5,
     Bfp8_b = 6,
+    Bfp4_b = 7,
     Int32 = 8,
     UInt16 = 9,
     UInt32 = 24,

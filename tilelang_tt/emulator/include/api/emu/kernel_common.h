@@ -17,6 +17,7 @@ enum class DataFormat : std::uint8_t {
   Bfp8 = 2,
   Float16_b = 5,
   Bfp8_b = 6,
+  Bfp4_b = 7,
   Int32 = 8,
   UInt16 = 9,
   UInt32 = 24,
@@ -30,6 +31,7 @@ inline ::DataFormat kernel_format(emu::DataFormat f) {
     case emu::DataFormat::Float32: return ::DataFormat::Float32;
     case emu::DataFormat::Float16_b: return ::DataFormat::Float16_b;
     case emu::DataFormat::Bfp8_b: return ::DataFormat::Bfp8_b;
+    case emu::DataFormat::Bfp4_b: return ::DataFormat::Bfp4_b;
     case emu::DataFormat::UInt32: return ::DataFormat::UInt32;
     case emu::DataFormat::Int32: return ::DataFormat::Int32;
     case emu::DataFormat::UInt16: return ::DataFormat::UInt16;
