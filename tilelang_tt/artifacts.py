@@ -85,14 +85,17 @@ class Artifacts:
         sources = {name: (d / name).read_text() for name in SOURCE_NAMES}
         return Artifacts(sources=sources, plan=json.loads(sources["tt.plan.json"]))
 
-    def run(self, *tensors, device: str = EMULATOR, out_dir: str | os.PathLike | None = None, **named):
+    def run(self, *tensors, device: str = EMULATOR, out_dir: str | os.PathLike | None = None,
+            trace: str | os.PathLike | None = None, **named):
         """Execute the program. Positional tensors follow the kernel's parameter order (all of
         them, or only the inputs), keyword tensors name buffers; returns the output tensors (one
         tensor if there is one).
 
         ``device="emulator"`` (the default) runs it on the emulator and keeps its counters in
         ``last_counters``; with ``out_dir`` the emulator's data directory is kept there: inputs
-        ``<buffer>.bin``, outputs ``<buffer>.out.bin`` and ``counters.json`` (per core and total).
+        ``<buffer>.bin``, outputs ``<buffer>.out.bin`` and ``counters.json`` (per core and total);
+        with ``trace`` the timing model's timeline of the run is written to that file as a Chrome
+        trace (open it in Perfetto or chrome://tracing: one process per core, one thread per RISC).
         ``device="tt"`` runs it on a Tenstorrent device through ttnn's ``generic_op``
         (:func:`tilelang_tt.host.ttnn_program.run_on_device`)."""
         plan = Plan.from_json(self.plan)
@@ -108,6 +111,8 @@ class Artifacts:
         if device == DEVICE:
             if out_dir is not None:
                 raise ValueError("out_dir keeps the emulator's data directory; a device run has none: drop out_dir")
+            if trace is not None:
+                raise ValueError("trace is the emulator's timing-model timeline; a device run has none: drop trace")
             from tilelang_tt.host.ttnn_program import run_on_device
 
             return run_on_device(self, *(given[b.name] for b in inputs))
@@ -116,7 +121,8 @@ class Artifacts:
                              "(a Tenstorrent device through ttnn)")
         from tilelang_tt.emulator import run
 
-        result = run(self.sources, self.plan, given, data_dir=None if out_dir is None else Path(out_dir))
+        result = run(self.sources, self.plan, given, data_dir=None if out_dir is None else Path(out_dir),
+                     trace=None if trace is None else Path(trace))
         outputs = [result.outputs[b.name] for b in plan.outputs]
         if any(type(t).__module__.startswith("torch") for t in given.values()):
             import torch

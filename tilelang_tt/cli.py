@@ -6,6 +6,7 @@ Examples::
     tilelang-tt compile kernels.py --func my_kernel --arch blackhole --grid 4x4
     tilelang-tt emulate examples/gemm.py                             # compile, run, check against reference(), counters
     tilelang-tt emulate out/gemm --out out/gemm-run                  # saved program on random inputs; keep outputs + counters.json
+    tilelang-tt emulate out/gemm --trace gemm.trace.json --png gemm.png   # timeline per core and RISC (Perfetto); utilization
     tilelang-tt plan show out/gemm/tt.plan.json                      # grid, work per core, CBs and L1 use, runtime args
     tilelang-tt plan show out/gemm/tt.plan.json --png out/gemm/grid.png   # the core grid: work and L1 use per core
     tilelang-tt dump-ir examples/gemm.py --out ir/gemm               # the TIR after every TT pass: ir/gemm/main/NN_<Pass>.py
@@ -176,8 +177,25 @@ def counters_report(counters: dict) -> str:
     return "\n".join(lines)
 
 
+def _output_file(text: str | None, option: str, example: str) -> Path | None:
+    """The file ``option`` names for the command to write, checked before the work starts: not a
+    directory, and under a directory that exists or can be made (``UsageError`` otherwise)."""
+    if text is None:
+        return None
+    path = Path(text)
+    if path.is_dir():
+        raise UsageError(f"{option} {text}: is a directory; name a file in it, e.g. {option} {path / example}")
+    existing = next(p for p in (path.absolute(), *path.absolute().parents) if p.exists())
+    if existing != path.absolute() and not existing.is_dir():
+        raise UsageError(f"{option} {text}: {existing} is a file, not a directory; write to another path")
+    if not os.access(existing if existing.is_dir() else existing.parent, os.W_OK):
+        raise UsageError(f"{option} {text}: {existing} is not writable; write to another path")
+    return path
+
+
 def cmd_emulate(args) -> int:
     target = Path(args.target)
+    trace, png = _output_file(args.trace, "--trace", "trace.json"), _output_file(args.png, "--png", "grid.png")
     module = None
     if target.is_dir():
         try:
@@ -190,7 +208,7 @@ def cmd_emulate(args) -> int:
     else:
         raise UsageError(f"{target}: no such kernel file or artifacts directory")
     inputs = _random_inputs(artifacts.plan, args.seed, _sizes(args.size, artifacts.plan))
-    outputs = artifacts.run(*inputs, out_dir=args.out)
+    outputs = artifacts.run(*inputs, out_dir=args.out, trace=trace)
     outputs = outputs if isinstance(outputs, tuple) else (outputs,)
     status = 0
     reference = getattr(module, "reference", None) if module is not None else None
@@ -209,6 +227,11 @@ def cmd_emulate(args) -> int:
     print(counters_report(artifacts.last_counters))
     if args.out:
         print(f"\nwrote inputs (<buffer>.bin), outputs (<buffer>.out.bin) and counters.json to {args.out}")
+    if trace:
+        print(f"\nwrote the timing model's timeline to {trace} (Chrome trace: open it in Perfetto or chrome://tracing)")
+    if png:
+        width, height = draw_png(artifacts.plan, png, timing=artifacts.last_counters["timing"])
+        print(f"\nwrote {png} ({width}x{height} px): work, L1 use and busy time per RISC per core")
     return status
 
 
@@ -261,7 +284,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("emulate", help="run a kernel file or an artifacts directory on the emulator",
                        epilog="examples: tilelang-tt emulate examples/gemm.py --grid 8x8\n"
-                              "          tilelang-tt emulate out/gemm --out out/gemm-run",
+                              "          tilelang-tt emulate out/gemm --out out/gemm-run\n"
+                              "          tilelang-tt emulate out/gemm --trace gemm.trace.json --png gemm.png",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("target", help="kernel .py file or a directory written by `compile`")
     p.add_argument("--out", help="keep the run here: inputs <buffer>.bin, outputs <buffer>.out.bin, counters.json")
@@ -269,6 +293,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--size", action="append", default=[], metavar="NAME=VALUE",
                    help="a dynamic size (T.dynamic) of the kernel, for its random inputs; repeat for each")
     p.add_argument("--rtol", type=float, default=2.0 ** -7, help="allowed max error relative to max |ref|")
+    p.add_argument("--trace", help="write the timing model's timeline to this file as a Chrome trace (Perfetto, "
+                                   "chrome://tracing): a process per core, a thread per RISC, busy and stall spans")
+    p.add_argument("--png", help="draw the core grid to this PNG: blocks, L1 use and busy %% per RISC per core, "
+                                 "with the predicted time and its bound")
     kernel_options(p)
     p.set_defaults(run=cmd_emulate)
 

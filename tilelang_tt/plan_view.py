@@ -1,8 +1,9 @@
 """Reading a ``tt.plan.json`` for people: a text summary and a picture of the core grid.
 
 :func:`summary` is what ``tilelang-tt plan show`` prints and ``inspect_plan()`` returns;
-:func:`draw_png` is ``plan show --png``. Both take the plan dict and read it through its checked
-view (:meth:`tilelang_tt.contract.plan.Plan.from_json`).
+:func:`draw_png` is ``plan show --png`` (and ``emulate --png``, which adds the run's per-core
+utilization). Both take the plan dict and read it through its checked view
+(:meth:`tilelang_tt.contract.plan.Plan.from_json`).
 """
 
 from __future__ import annotations
@@ -141,11 +142,15 @@ def summary(plan: dict) -> str:
 
 
 DPI = 80
+RISCS = ("reader", "compute", "writer")  # the utilization panel's stripes in each core, left to right
 
 
-def draw_png(plan: dict, out: str | Path) -> tuple[int, int]:
-    """Two panels over the device grid: blocks assigned to each core, and each core's L1 use
-    (cores without either are grey). Returns the image size in pixels (width, height)."""
+def grid_figure(plan: dict, timing: dict | None = None):
+    """The matplotlib figure :func:`draw_png` saves: panels over the device grid of the blocks
+    assigned to each core and of each core's L1 use, and with ``timing`` (a run's
+    ``counters["timing"]``, the emulator's timing model) a third, each core's busy fraction of the
+    predicted kernel time per RISC, as three stripes (reader | compute | writer) in its cell. Cores
+    without a value are grey. ``fig.axes`` starts with the panels, in that order."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -162,34 +167,58 @@ def draw_png(plan: dict, out: str | Path) -> tuple[int, int]:
         blocks[item.core[1], item.core[0]] = item.count
     for core in use.cores:
         l1[core.core[1], core.core[0]] = core.allocated / 1024
-    size = (2 * dx + 4, dy + 2)
-    fig, (work_ax, l1_ax) = plt.subplots(1, 2, figsize=size, dpi=DPI, layout="constrained")
-    panels = (
-        (work_ax, blocks, "viridis", 0, max(int(blocks.max() or 0), 1), "blocks per core", "blocks",
-         lambda v: f"{int(v)}"),
-        (l1_ax, l1, "plasma", 0, max(float(l1.max() or 0), 1.0),
+    panels = [
+        (blocks, 1, "viridis", 0, max(int(blocks.max() or 0), 1), "blocks per core", "blocks", lambda v: f"{int(v)}"),
+        (l1, 1, "plasma", 0, max(float(l1.max() or 0), 1.0),
          f"L1 use per core (at most {100 * float(l1.max() or 0) * 1024 / capacity:.1f}% of {_kib(capacity)})", "KiB",
          lambda v: f"{v:.0f} KiB"),
-    )
-    for ax, values, cmap, vmin, vmax, title, unit, label in panels:
+    ]
+    title = f"{plan.kernel_name} on {plan.arch.name}: {len(plan.work_partition)} active cores"
+    if timing is not None:
+        busy = np.ma.masked_all((dy, dx * len(RISCS)))
+        for core in timing["cores"]:
+            x, y = core["core"]
+            for k, risc in enumerate(RISCS):
+                busy[y, x * len(RISCS) + k] = 100 * core[risc]["busy"] / max(timing["cycles"], 1)
+        micros = timing["seconds"] * 1e6
+        panels.append((busy, len(RISCS), "magma", 0, 100, "busy % of the predicted time per RISC\n"
+                       "(reader | compute | writer)", "% busy", lambda v: f"{v:.0f}"))
+        title += f"; predicted {micros:.2f} us ({timing['cycles']} cycles), bound: {timing['bound']}"
+    size = (len(panels) * (dx + 2), dy + 2)
+    fig, axes = plt.subplots(1, len(panels), figsize=size, dpi=DPI, layout="constrained")
+    for ax, (values, stripes, cmap, vmin, vmax, panel_title, unit, label) in zip(axes, panels):
         colormap = matplotlib.colormaps[cmap].with_extremes(bad="lightgrey")
-        image = ax.imshow(values, cmap=colormap, vmin=vmin, vmax=vmax)
+        # each core is a unit cell at (x, y); its `stripes` values split it into vertical stripes
+        image = ax.imshow(values, cmap=colormap, vmin=vmin, vmax=vmax, extent=(-0.5, dx - 0.5, dy - 0.5, -0.5))
         for y in range(dy):
-            for x in range(dx):
-                if values.mask[y, x]:
+            for column in range(dx * stripes):
+                if values.mask[y, column]:
                     continue
-                shade = (values[y, x] - vmin) / (vmax - vmin)
-                ax.text(x, y, label(values[y, x]), ha="center", va="center", fontsize=8,
+                shade = (values[y, column] - vmin) / (vmax - vmin)
+                x = column // stripes - 0.5 + (column % stripes + 0.5) / stripes
+                ax.text(x, y, label(values[y, column]), ha="center", va="center", fontsize=8 if stripes == 1 else 6,
                         color="white" if shade < 0.6 else "black")
+        if stripes > 1:
+            ax.vlines([edge - 0.5 for edge in range(1, dx)], -0.5, dy - 0.5, colors="white", linewidths=2)
         ax.set_xticks(range(dx))
         ax.set_yticks(range(dy))
         ax.set_xlabel("core x")
         ax.set_ylabel("core y")
-        ax.set_title(title)
+        ax.set_title(panel_title)
         fig.colorbar(image, ax=ax, shrink=0.8, label=unit)
-    fig.suptitle(f"{plan.kernel_name} on {plan.arch.name}: {len(plan.work_partition)} active cores")
+    fig.suptitle(title)
+    return fig
+
+
+def draw_png(plan: dict, out: str | Path, timing: dict | None = None) -> tuple[int, int]:
+    """Save :func:`grid_figure` as a PNG (``plan show --png``; ``emulate --png`` adds the run's
+    timing). Returns the image size in pixels (width, height)."""
+    import matplotlib.pyplot as plt
+
+    fig = grid_figure(plan, timing)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=DPI)
+    width, height = fig.get_size_inches() * DPI
     plt.close(fig)
-    return size[0] * DPI, size[1] * DPI
+    return round(width), round(height)

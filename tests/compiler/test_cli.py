@@ -95,6 +95,34 @@ def test_emulate_directory_keeps_outputs_and_counters(uneven, tmp_path):
                                        str(counters["cores"][0]["dram_bytes_written"])]
 
 
+def test_emulate_writes_the_trace_and_the_utilization_png(uneven, tmp_path):
+    trace, png, run = tmp_path / "t" / "uneven.trace.json", tmp_path / "grid.png", tmp_path / "run"
+    done = cli("emulate", uneven / "uneven", "--out", run, "--trace", trace, "--png", png)
+    assert done.returncode == 0, done.stderr
+    assert f"wrote the timing model's timeline to {trace} (Chrome trace" in done.stdout
+    assert f"wrote {png} (2400x800 px): work, L1 use and busy time per RISC per core" in done.stdout
+    assert image.imread(png).shape[:2] == (800, 2400)  # three panels: work, L1, utilization
+    timing = json.loads((run / "counters.json").read_text())["timing"]
+    events = json.loads(trace.read_text())["traceEvents"]
+    processes = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
+    assert sorted(processes.values()) == sorted(f"core ({x},{y})" for x in range(4) for y in range(3))
+    for core in timing["cores"]:  # Wormhole's 1 GHz: a cycle is 1e-3 us
+        x, y = core["core"]
+        compute = [e for e in events if e["ph"] == "X" and e["pid"] == 1 + y * 8 + x and e["tid"] == 2]
+        assert round(sum(e["dur"] for e in compute if e["cat"] == "busy") * 1000) == core["compute"]["busy"]
+        assert round((compute[-1]["ts"] + compute[-1]["dur"]) * 1000) == core["compute"]["end"]
+
+
+def test_emulate_trace_or_png_path_that_cannot_be_written_exits_2(uneven, tmp_path):
+    (tmp_path / "a_file").write_text("")
+    for option, path, message in (("--trace", tmp_path, "is a directory; name a file in it"),
+                                  ("--trace", tmp_path / "a_file" / "t.json", "a_file is a file, not a directory"),
+                                  ("--png", tmp_path / "a_file" / "g.png", "a_file is a file, not a directory")):
+        done = cli("emulate", uneven / "uneven", option, path)
+        assert done.returncode == 2 and f"tilelang-tt: {option} {path}: " in done.stderr, done.stderr
+        assert message in done.stderr and done.stdout == ""  # refused before the run
+
+
 def test_plan_show_prints_the_summary(uneven):
     done = cli("plan", "show", uneven / "uneven" / "tt.plan.json")
     assert done.returncode == 0, done.stderr
@@ -150,7 +178,7 @@ def test_help_shows_an_example_for_each_verb():
     for example in ("tilelang-tt compile examples/gemm.py --out out/gemm", "tilelang-tt emulate examples/gemm.py",
                     "tilelang-tt emulate out/gemm --out", "tilelang-tt plan show out/gemm/tt.plan.json",
                     "--png out/gemm/grid.png", "tilelang-tt dump-ir examples/gemm.py --out ir/gemm",
-                    "tilelang-tt fetch-headers", "Exit codes: 0 success; 1"):
+                    "tilelang-tt fetch-headers", "Exit codes: 0 success; 1", "--trace gemm.trace.json --png gemm.png"):
         assert example in done.stdout, example
     for verb in (["compile"], ["emulate"], ["plan", "show"], ["dump-ir"], ["fetch-headers"]):
         done = cli(*verb, "--help")

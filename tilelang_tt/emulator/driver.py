@@ -246,13 +246,15 @@ def build(sources: dict[str, str], plan: Plan) -> Path:
 # ---- running ----
 
 
-def run(sources: dict[str, str], plan: dict, inputs: dict[str, object], data_dir: Path | None = None) -> EmulatorResult:
+def run(sources: dict[str, str], plan: dict, inputs: dict[str, object], data_dir: Path | None = None,
+        trace: Path | None = None) -> EmulatorResult:
     """Build (or reuse) the program (``sources``: ``main.cpp`` and the kernels of ``plan``, a
     ``tt.plan.json`` dict) and run it on ``inputs`` (numpy arrays or torch tensors by buffer name).
 
     The program's data directory (``<buffer>.bin`` inputs, ``<buffer>.out.bin`` outputs,
     ``counters.json``; DEVELOPERS.md, Contract 2) is ``data_dir`` when given, and kept; else a
-    temporary directory."""
+    temporary directory. With ``trace`` the run also writes the timing model's timeline there, as
+    Chrome trace-event JSON (runtime/trace.cpp); without it nothing is recorded."""
     sizes = dim_values(plan, {name: np.shape(value) for name, value in inputs.items()}) if "dims" in plan else {}
     try:
         plan = Plan.from_json(bind_dims(plan, sizes) if sizes else plan)
@@ -266,12 +268,17 @@ def run(sources: dict[str, str], plan: dict, inputs: dict[str, object], data_dir
         raise EmulatorError(f"inputs: missing {sorted(missing)}, not buffers of the plan {sorted(unknown)}")
     if data_dir is not None:
         Path(data_dir).mkdir(parents=True, exist_ok=True)
+    if trace is not None:
+        Path(trace).parent.mkdir(parents=True, exist_ok=True)
     with nullcontext(data_dir) if data_dir is not None else tempfile.TemporaryDirectory(prefix="tt-emu-") as tmp:
         data_dir = Path(tmp)
         for name in wanted:
             _to_storage(name, inputs[name], buffers[name]).tofile(data_dir / f"{name}.bin")
         counters_path = data_dir / "counters.json"
         env = {**os.environ, "TT_EMU_ARCH": plan.arch.name, "TT_EMU_COUNTERS": str(counters_path)}
+        env.pop("TT_EMU_TRACE", None)
+        if trace is not None:
+            env["TT_EMU_TRACE"] = str(Path(trace).resolve())
         try:
             done = subprocess.run(
                 [str(exe), str(data_dir), *(str(v) for v in sizes.values())], capture_output=True, text=True, env=env,

@@ -113,7 +113,7 @@ uint64_t op_cycles(const ThreadCtx& t, const std::string& name) {
 
 void count(ThreadCtx& t, const std::string& kind) {
   t.counters.tile_ops[kind] += 1;
-  charge(t, op_cycles(t, kind));
+  charge(t, op_cycles(t, kind), kind);
 }
 
 }  // namespace
@@ -202,7 +202,7 @@ void tile_regs_acquire(Loc loc) {
   if (h.state != DstHalf::Free)
     protocol_error(loc, "tile_regs_acquire: both DST halves are in use (missing tile_regs_wait/tile_regs_release)");
   h.state = DstHalf::Math;
-  charge(t, timing::kDstSync);
+  charge(t, timing::kDstSync, "tile_regs_acquire");
   t.math_owned = static_cast<int>(t.math_half);
   t.math_half ^= 1;
   for (uint32_t i = 0; i < t.dst_half(); ++i) {
@@ -217,7 +217,7 @@ void tile_regs_commit(Loc loc) {
   ThreadCtx& t = compute_ctx("tile_regs_commit", loc);
   if (t.math_owned < 0) protocol_error(loc, "tile_regs_commit without tile_regs_acquire");
   t.halves[t.math_owned].state = DstHalf::Committed;
-  charge(t, timing::kDstSync);
+  charge(t, timing::kDstSync, "tile_regs_commit");
   t.math_owned = -1;
 }
 
@@ -228,7 +228,7 @@ void tile_regs_wait(Loc loc) {
   if (h.state != DstHalf::Committed)
     protocol_error(loc, "tile_regs_wait without a preceding tile_regs_commit (would wait forever)");
   h.state = DstHalf::Pack;
-  charge(t, timing::kDstSync);
+  charge(t, timing::kDstSync, "tile_regs_wait");
   t.pack_owned = static_cast<int>(t.pack_half);
   t.pack_half ^= 1;
 }
@@ -237,7 +237,7 @@ void tile_regs_release(Loc loc) {
   ThreadCtx& t = compute_ctx("tile_regs_release", loc);
   if (t.pack_owned < 0) protocol_error(loc, "tile_regs_release without tile_regs_wait");
   t.halves[t.pack_owned].state = DstHalf::Free;
-  charge(t, timing::kDstSync);
+  charge(t, timing::kDstSync, "tile_regs_release");
   t.pack_owned = -1;
 }
 
@@ -261,20 +261,20 @@ void release_dst(Loc loc) {
 void hw_startup(uint32_t, uint32_t, uint32_t, Loc loc) {
   ThreadCtx& t = compute_ctx("compute_kernel_hw_startup", loc);
   t.tilize_mode = t.untilize_mode = t.pack_untilize_mode = {};
-  charge(t, timing::kComputeInit);
+  charge(t, timing::kComputeInit, "compute_kernel_hw_startup");
 }
 
 void binary_init(BinaryOp op, bool acc_to_dest, Loc loc) {
   ThreadCtx& t = compute_ctx("binary init", loc);
   t.binary_op = op;
   t.binary_acc = acc_to_dest;
-  charge(t, timing::kComputeInit);
+  charge(t, timing::kComputeInit, "binary_op_init");
 }
 
 void matmul_init(uint32_t transpose, Loc loc) {
   ThreadCtx& t = compute_ctx("matmul_init", loc);
   t.mm_transpose = transpose != 0;
-  charge(t, timing::kComputeInit);
+  charge(t, timing::kComputeInit, "matmul_init");
 }
 
 // ---------------------------------------------------------------- FPU ops

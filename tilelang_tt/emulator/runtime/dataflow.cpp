@@ -168,9 +168,9 @@ void cb_reserve_back(int32_t cbi, int32_t n, Loc loc) {
   t.dev->block_until(lk, t, [&] { return cb.num_pages - (cb.pushed - cb.popped) >= static_cast<uint32_t>(n); });
   cb.reserved = std::max(cb.reserved, static_cast<uint32_t>(n));
   // Timing: the slots of pages pushed .. pushed+n-1 are free once their previous pages were popped.
-  charge(t, timing::kCbCall);
+  charge(t, timing::kCbCall, "cb_reserve_back");
   for (uint64_t s = cb.pushed; s < cb.pushed + static_cast<uint64_t>(n); ++s)
-    if (s >= cb.num_pages) wait_until(t, cb.pop_time[s % cb.num_pages]);
+    if (s >= cb.num_pages) wait_until(t, cb.pop_time[s % cb.num_pages], nullptr, "cb_reserve_back", cbi);
 }
 
 void cb_push_back(int32_t cbi, int32_t n, Loc loc) {
@@ -189,7 +189,7 @@ void cb_push_back(int32_t cbi, int32_t n, Loc loc) {
     if (overlaps(r, lo, hi))
       protocol_error(loc, call + ": pages filled by noc_async_read at line " + std::to_string(r.line) +
                               " are pushed before noc_async_read_barrier");
-  charge(t, timing::kCbCall);
+  charge(t, timing::kCbCall, "cb_push_back");
   for (uint64_t s = cb.pushed; s < cb.pushed + static_cast<uint64_t>(n); ++s) cb.push_time[s % cb.num_pages] = t.tm.clock;
   cb.pushed += n;
   cb.wr_page = (cb.wr_page + n) % cb.num_pages;
@@ -208,8 +208,9 @@ void cb_wait_front(int32_t cbi, int32_t n, Loc loc) {
   t.dev->block_until(lk, t, [&] { return cb.pushed - cb.popped >= static_cast<uint32_t>(n); });
   cb.waited = std::max(cb.waited, static_cast<uint32_t>(n));
   // Timing: pages popped .. popped+n-1 are there once their producer pushed them.
-  charge(t, timing::kCbCall);
-  for (uint64_t s = cb.popped; s < cb.popped + static_cast<uint64_t>(n); ++s) wait_until(t, cb.push_time[s % cb.num_pages]);
+  charge(t, timing::kCbCall, "cb_wait_front");
+  for (uint64_t s = cb.popped; s < cb.popped + static_cast<uint64_t>(n); ++s)
+    wait_until(t, cb.push_time[s % cb.num_pages], nullptr, "cb_wait_front", cbi);
 }
 
 void cb_pop_front(int32_t cbi, int32_t n, Loc loc) {
@@ -228,7 +229,7 @@ void cb_pop_front(int32_t cbi, int32_t n, Loc loc) {
     if (overlaps(r, lo, hi))
       protocol_error(loc, call + ": pages sent by noc_async_write at line " + std::to_string(r.line) +
                               " are freed before noc_async_write_barrier / noc_async_writes_flushed");
-  charge(t, timing::kCbCall);
+  charge(t, timing::kCbCall, "cb_pop_front");
   for (uint64_t s = cb.popped; s < cb.popped + static_cast<uint64_t>(n); ++s) cb.pop_time[s % cb.num_pages] = t.tm.clock;
   cb.popped += n;
   cb.rd_page = (cb.rd_page + n) % cb.num_pages;
@@ -257,7 +258,7 @@ uint32_t get_write_ptr(uint32_t cbi, Loc loc) {
   CB& cb = get_cb(t, static_cast<int32_t>(cbi), "get_write_ptr", loc);
   if (cb.reserved == 0)
     protocol_error(loc, "get_write_ptr(" + cb_name(cb.index) + ") outside cb_reserve_back/cb_push_back");
-  charge(t, timing::kDataflowMisc);
+  charge(t, timing::kDataflowMisc, "get_write_ptr");
   return t.core->l1_base_addr() + cb.offset + cb.wr_page * cb.page_size;
 }
 
@@ -265,7 +266,7 @@ uint32_t get_read_ptr(uint32_t cbi, Loc loc) {
   ThreadCtx& t = ctx(loc);
   std::unique_lock lk(t.dev->mu);
   CB& cb = get_cb(t, static_cast<int32_t>(cbi), "get_read_ptr", loc);
-  charge(t, timing::kDataflowMisc);
+  charge(t, timing::kDataflowMisc, "get_read_ptr");
   return t.core->l1_base_addr() + cb.offset + cb.rd_page * cb.page_size;
 }
 
@@ -319,8 +320,8 @@ void noc_read(uint64_t src, uint32_t dst_l1, uint32_t size, Loc loc) {
   Core* core;
   const uint8_t* p = resolve(t, src, size, dram, core, "noc_async_read", loc);
   std::memmove(t.core->l1 + off, p, size);
-  charge(t, timing::kNocIssue);
-  t.tm.reads_done = std::max(t.tm.reads_done, noc_transfer(t, size));
+  charge(t, timing::kNocIssue, "noc_async_read");
+  t.tm.reads_done = std::max(t.tm.reads_done, noc_transfer(t, size, false));
   t.counters.noc_read_transactions += 1;
   if (dram) t.counters.dram_bytes_read += size;
   else if (core != t.core) t.counters.l1_bytes_read_remote += size;
@@ -342,9 +343,9 @@ void noc_write(uint32_t src_l1, uint64_t dst, uint32_t size, Loc loc) {
     core->cv.notify_all();
     if (core != t.core) t.counters.l1_bytes_written_remote += size;
   }
-  charge(t, timing::kNocIssue);
-  t.tm.writes_done = std::max(t.tm.writes_done, noc_transfer(t, size));
-  t.tm.writes_sent = std::max(t.tm.writes_sent, t.tm.port_free);
+  charge(t, timing::kNocIssue, "noc_async_write");
+  t.tm.writes_done = std::max(t.tm.writes_done, noc_transfer(t, size, true));
+  t.tm.writes_sent = std::max(t.tm.writes_sent, t.tm.write_port_free);
   t.counters.noc_write_transactions += 1;
   t.pending_writes.push_back({off, off + size, loc.line()});
 }
@@ -361,33 +362,33 @@ void noc_write_multicast(uint32_t src_l1, uint64_t dst, uint32_t size, uint32_t 
     c->cv.notify_all();
     if (c != t.core) t.counters.l1_bytes_written_remote += size;
   }
-  charge(t, timing::kNocIssue);
-  t.tm.writes_done = std::max(t.tm.writes_done, noc_transfer(t, size));
-  t.tm.writes_sent = std::max(t.tm.writes_sent, t.tm.port_free);
+  charge(t, timing::kNocIssue, fn);
+  t.tm.writes_done = std::max(t.tm.writes_done, noc_transfer(t, size, true));
+  t.tm.writes_sent = std::max(t.tm.writes_sent, t.tm.write_port_free);
   t.counters.noc_write_transactions += 1;
   t.pending_writes.push_back({off, off + size, loc.line()});
 }
 
 void noc_read_barrier(Loc loc) {
   ThreadCtx& t = ctx(loc);
-  charge(t, timing::kDataflowMisc);
-  wait_until(t, t.tm.reads_done, &ThreadTiming::noc_stall);
+  charge(t, timing::kDataflowMisc, "noc_async_read_barrier");
+  wait_until(t, t.tm.reads_done, &ThreadTiming::noc_stall, "noc_async_read_barrier");
   t.pending_reads.clear();
   t.counters.read_barriers += 1;
 }
 
 void noc_write_barrier(Loc loc) {
   ThreadCtx& t = ctx(loc);
-  charge(t, timing::kDataflowMisc);
-  wait_until(t, t.tm.writes_done, &ThreadTiming::noc_stall);
+  charge(t, timing::kDataflowMisc, "noc_async_write_barrier");
+  wait_until(t, t.tm.writes_done, &ThreadTiming::noc_stall, "noc_async_write_barrier");
   t.pending_writes.clear();
   t.counters.write_barriers += 1;
 }
 
 void noc_writes_flushed(Loc loc) {
   ThreadCtx& t = ctx(loc);
-  charge(t, timing::kDataflowMisc);
-  wait_until(t, t.tm.writes_sent, &ThreadTiming::noc_stall);
+  charge(t, timing::kDataflowMisc, "noc_async_writes_flushed");
+  wait_until(t, t.tm.writes_sent, &ThreadTiming::noc_stall, "noc_async_writes_flushed");
   t.pending_writes.clear();
   t.counters.write_barriers += 1;
 }
@@ -403,13 +404,13 @@ uint32_t semaphore_addr(uint32_t id, Loc loc) {
 
 void semaphore_wait(volatile uint32_t* sem, uint32_t val, bool at_least, Loc loc) {
   ThreadCtx& t = ctx(loc);
-  local_offset(t, static_cast<uint32_t>(reinterpret_cast<uintptr_t>(sem)), 4,
-               at_least ? "noc_semaphore_wait_min" : "noc_semaphore_wait", loc);
+  const char* fn = at_least ? "noc_semaphore_wait_min" : "noc_semaphore_wait";
+  local_offset(t, static_cast<uint32_t>(reinterpret_cast<uintptr_t>(sem)), 4, fn, loc);
   std::unique_lock lk(t.dev->mu);
   t.wait = {WaitState::Semaphore, 0, val, sem, at_least, loc};
   t.dev->block_until(lk, t, [&] { return at_least ? *sem >= val : *sem == val; });
-  charge(t, timing::kCbCall);
-  wait_until(t, sem_condition_time(*t.dev, sem, val, at_least), &ThreadTiming::sem_stall);
+  charge(t, timing::kCbCall, fn);
+  wait_until(t, sem_condition_time(*t.dev, sem, val, at_least), &ThreadTiming::sem_stall, fn);
 }
 
 void semaphore_set(volatile uint32_t* sem, uint32_t val, Loc loc) {
@@ -417,7 +418,7 @@ void semaphore_set(volatile uint32_t* sem, uint32_t val, Loc loc) {
   local_offset(t, static_cast<uint32_t>(reinterpret_cast<uintptr_t>(sem)), 4, "noc_semaphore_set", loc);
   std::unique_lock lk(t.dev->mu);
   *sem = val;
-  charge(t, timing::kDataflowMisc);
+  charge(t, timing::kDataflowMisc, "noc_semaphore_set");
   sem_set(*t.dev, sem, t.tm.clock);
   t.core->cv.notify_all();
 }
@@ -433,9 +434,9 @@ void semaphore_inc(uint64_t dst, uint32_t incr, Loc loc) {
   std::memcpy(&v, p, 4);
   v += incr;
   std::memcpy(p, &v, 4);
-  charge(t, timing::kNocIssue);
+  charge(t, timing::kNocIssue, "noc_semaphore_inc");
   // A local increment lands at once; a remote one is a 4-byte NOC transfer.
-  const uint64_t when = core == t.core ? t.tm.clock : noc_transfer(t, 4);
+  const uint64_t when = core == t.core ? t.tm.clock : noc_transfer(t, 4, true);
   t.dev->sem_timing[reinterpret_cast<uintptr_t>(p)].incs.emplace_back(when, incr);
   core->cv.notify_all();
 }
@@ -447,8 +448,8 @@ void semaphore_set_multicast(uint32_t src_l1, uint64_t dst, uint32_t num_dests, 
   const uint64_t dst_off = mcast_offset(t, dst, 4, fn, loc);
   const auto targets = mcast_targets(t, dst, num_dests, loopback, fn, loc);
   std::unique_lock lk(t.dev->mu);
-  charge(t, timing::kNocIssue);
-  const uint64_t when = noc_transfer(t, 4);
+  charge(t, timing::kNocIssue, fn);
+  const uint64_t when = noc_transfer(t, 4, true);
   for (Core* c : targets) {
     std::memcpy(c->l1 + dst_off, t.core->l1 + off, 4);
     sem_set(*t.dev, c->l1 + dst_off, c == t.core ? t.tm.clock : when);
@@ -465,8 +466,8 @@ void semaphore_set_remote(uint32_t src_l1, uint64_t dst, Loc loc) {
   if (dram) protocol_error(loc, "noc_semaphore_set_remote: the target is DRAM, not a core's L1");
   std::unique_lock lk(t.dev->mu);
   std::memcpy(p, t.core->l1 + off, 4);
-  charge(t, timing::kNocIssue);
-  const uint64_t when = noc_transfer(t, 4);
+  charge(t, timing::kNocIssue, "noc_semaphore_set_remote");
+  const uint64_t when = noc_transfer(t, 4, true);
   sem_set(*t.dev, p, core == t.core ? t.tm.clock : when);
   core->cv.notify_all();
 }

@@ -601,6 +601,7 @@ void Device::launch() {
       t->dev = &d;
       t->core = &c;
       t->kernel = &k;
+      t->tracing = d.tracing;
       const auto it = k.runtime_args.find({c.logical.x, c.logical.y});
       static const std::vector<uint32_t> kNoArgs;
       t->args = it == k.runtime_args.end() ? &kNoArgs : &it->second;
@@ -637,17 +638,21 @@ void Device::launch() {
   d.last_cores.clear();
   d.last_counters.clear();
   d.last_timing.clear();
+  d.last_spans.clear();
   for (Core* c : used) {
     Counters sum;
     std::array<std::optional<ThreadTiming>, 3> tm;
+    std::array<std::vector<TraceSpan>, 3> spans;
     for (auto& t : ctxs)
       if (t->core == c) {
         sum.add(t->counters);
         tm[static_cast<int>(t->kernel->role)] = t->tm;
+        spans[static_cast<int>(t->kernel->role)] = std::move(t->spans);
       }
     d.last_cores.push_back(c->logical);
     d.last_counters.push_back(std::move(sum));
     d.last_timing.push_back(tm);
+    d.last_spans.push_back(std::move(spans));
   }
   if (d.aborting) throw EmulatorError(d.error);
   // Leaks: unconsumed pages, reservations never pushed, NOC transactions never barriered.
@@ -707,6 +712,7 @@ void Device::reset_program() {
   d.last_cores.clear();
   d.last_counters.clear();
   d.last_timing.clear();
+  d.last_spans.clear();
 }
 
 }  // namespace emu

@@ -165,6 +165,12 @@ class Device {
   // schema is documented at timing_json in device.cpp): predicted cycles and seconds, the critical path,
   // the aggregate DRAM time, the bound, and per core and role busy / stall / end cycles.
   std::string counters_json() const;
+  // Whether the next launches record each kernel thread's timeline for trace_json (off by default:
+  // recording costs time and memory).
+  void set_tracing(bool on);
+  // The last launch's timeline as Chrome trace-event JSON (Perfetto, chrome://tracing); its format is
+  // documented in trace.cpp. Empty of spans unless set_tracing(true) preceded the launch.
+  std::string trace_json() const;
   // Drops CBs, semaphores, kernels, runtime args and counters; keeps DRAM and L1 buffers.
   void reset_program();
 

@@ -718,6 +718,22 @@ MeshCoordinateRange::MeshCoordinateRange(const MeshCoordinate& start, const Mesh
 
 // ---- mesh device ----
 
+namespace {
+
+// Writes `text()` (`what`) to the file the environment variable `var` names, when it names one.
+template <class Text>
+void write_to_env_path(const char* var, const char* what, Text text) {
+    if (const char* path = std::getenv(var); path && *path) {
+        std::ofstream file(path);
+        file << text();
+        if (!file) {
+            throw emu::EmulatorError(std::string("cannot write ") + what + " to " + path);
+        }
+    }
+}
+
+}  // namespace
+
 MeshDevice::MeshDevice() : shape_(1, 1), command_queue_(std::make_unique<MeshCommandQueue>(this, 0)) {}
 
 MeshDevice::~MeshDevice() {
@@ -734,7 +750,8 @@ std::shared_ptr<MeshDevice> MeshDevice::create_unit_mesh(
              std::to_string(device_id) + " with " + std::to_string(num_command_queues) + " queues)");
     }
     const char* arch = std::getenv("TT_EMU_ARCH");
-    guarded([&] { emu::Device::open(arch && *arch ? arch : "wormhole_b0"); });
+    const char* trace = std::getenv("TT_EMU_TRACE");
+    guarded([&] { emu::Device::open(arch && *arch ? arch : "wormhole_b0").set_tracing(trace && *trace); });
     return std::shared_ptr<MeshDevice>(new MeshDevice());
 }
 
@@ -768,13 +785,8 @@ bool MeshDevice::close() {
     open_ = false;
     guarded([] {
         emu::Device& device = emu::Device::get();
-        if (const char* path = std::getenv("TT_EMU_COUNTERS"); path && *path) {
-            std::ofstream file(path);
-            file << device.counters_json();
-            if (!file) {
-                throw emu::EmulatorError(std::string("cannot write counters to ") + path);
-            }
-        }
+        write_to_env_path("TT_EMU_COUNTERS", "counters", [&] { return device.counters_json(); });
+        write_to_env_path("TT_EMU_TRACE", "the trace", [&] { return device.trace_json(); });
         device.close();
     });
     return true;

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <source_location>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "device.hpp"
@@ -88,11 +89,23 @@ struct Counters {
   void add(const Counters& o);
 };
 
+// One span of a thread's timeline for the trace (Device::trace_json): [start, end) in cycles, the API
+// call that was busy (`stall` false) or what the thread waited for (`stall` true, "wait <call>"), and
+// how many consecutive calls of that name, back to back, the span merges.
+struct TraceSpan {
+  uint64_t start, end;
+  std::string name;
+  uint32_t calls;
+  bool stall;
+};
+
 // Logical clock of one kernel thread (timing.hpp). All in cycles.
 struct ThreadTiming {
   uint64_t clock = 0, busy = 0, stall = 0;
   uint64_t noc_stall = 0, sem_stall = 0;  // parts of stall: NOC barriers, semaphore waits
-  uint64_t port_free = 0;                 // when the thread's NOC port is free again
+  // when the thread's NOC port is free again, per direction: read data flows into the core, write
+  // data out of it (timing.hpp)
+  uint64_t read_port_free = 0, write_port_free = 0;
   uint64_t reads_done = 0, writes_done = 0, writes_sent = 0;  // latest completion of issued transfers
 };
 
@@ -162,6 +175,8 @@ struct ThreadCtx {
   WaitState wait;
   bool finished = false;
   ThreadTiming tm;
+  bool tracing = false;          // record `spans` (set at launch when a trace is asked for)
+  std::vector<TraceSpan> spans;  // the thread's timeline, in clock order
   // compute state
   std::array<std::array<float, kTileHW>, kDstTiles> dst{};
   std::array<bool, kDstTiles> dst_fresh{};  // not written since tile_regs_acquire
@@ -194,6 +209,10 @@ class DeviceImpl {
   // Per used core (parallel to last_cores), per role (KernelRole order: reader, writer, compute): the
   // final thread timing, or nothing when the core had no kernel of that role.
   std::vector<std::array<std::optional<ThreadTiming>, 3>> last_timing;
+  // The trace (Device::set_tracing): whether launches record each thread's spans, and the last
+  // launch's, parallel to last_timing.
+  bool tracing = false;
+  std::vector<std::array<std::vector<TraceSpan>, 3>> last_spans;
   std::map<uintptr_t, SemTiming> sem_timing;  // by host address of the semaphore word; guarded by mu
 
   // Launch state, guarded by mu.
@@ -225,26 +244,44 @@ inline uint32_t ThreadCtx::dst_capacity() const {
 }
 
 // ---- timing (timing.hpp) ----
-// Charges `cycles` of work to the thread's clock.
-inline void charge(ThreadCtx& t, uint64_t cycles) {
+// Appends [clock, clock + cycles) to the thread's trace, merged into the last span when that one has
+// the same name and kind and ends where this one starts.
+inline void record_span(ThreadCtx& t, uint64_t cycles, std::string name, bool stall) {
+  if (!t.spans.empty()) {
+    TraceSpan& last = t.spans.back();
+    if (last.end == t.tm.clock && last.stall == stall && last.name == name) {
+      last.end += cycles;
+      last.calls += 1;
+      return;
+    }
+  }
+  t.spans.push_back({t.tm.clock, t.tm.clock + cycles, std::move(name), 1, stall});
+}
+// Charges `cycles` of work to the thread's clock; `call` is the API call (family) doing it, the
+// span's name in the trace.
+inline void charge(ThreadCtx& t, uint64_t cycles, std::string_view call) {
+  if (t.tracing && cycles > 0) record_span(t, cycles, std::string(call), false);
   t.tm.clock += cycles;
   t.tm.busy += cycles;
 }
 // Advances the thread's clock to `when` (an event it waited for), charging the wait as stall (and to
-// `kind`, when given).
-inline void wait_until(ThreadCtx& t, uint64_t when, uint64_t ThreadTiming::*kind = nullptr) {
+// `kind`, when given). In the trace the stall is "wait <call>", with " c_<cb>" for a CB's pages.
+inline void wait_until(ThreadCtx& t, uint64_t when, uint64_t ThreadTiming::*kind, std::string_view call,
+                       int cb = -1) {
   if (when <= t.tm.clock) return;
   const uint64_t d = when - t.tm.clock;
+  if (t.tracing)
+    record_span(t, d, "wait " + std::string(call) + (cb >= 0 ? " c_" + std::to_string(cb) : std::string()), true);
   t.tm.stall += d;
   if (kind != nullptr) t.tm.*kind += d;
   t.tm.clock = when;
 }
-// Issues a NOC transfer of `bytes` on the thread's port; returns its completion time.
-inline uint64_t noc_transfer(ThreadCtx& t, uint64_t bytes) {
+// Issues a NOC transfer of `bytes` on the thread's read or write port; returns its completion time.
+inline uint64_t noc_transfer(ThreadCtx& t, uint64_t bytes, bool write) {
   const ArchSpec& a = t.dev->arch;
-  const uint64_t start = std::max(t.tm.clock, t.tm.port_free);
-  t.tm.port_free = start + timing::noc_occupancy(a, bytes);
-  return t.tm.port_free + a.noc_latency;
+  uint64_t& port_free = write ? t.tm.write_port_free : t.tm.read_port_free;
+  port_free = std::max(t.tm.clock, port_free) + timing::noc_occupancy(a, bytes);
+  return port_free + a.noc_latency;
 }
 
 // Thrown in threads when another thread already reported an error; not an EmulatorError.

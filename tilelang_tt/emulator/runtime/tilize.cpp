@@ -146,7 +146,7 @@ void tilize_init(uint32_t icb, uint32_t block, uint32_t ocb, const char* fn, Loc
     configured_cb(t, ocb, call, loc);
   }
   t.tilize_mode = {true, block, 0, loc.line()};
-  charge(t, timing::kComputeInit);
+  charge(t, timing::kComputeInit, fn);
 }
 
 void tilize_uninit(uint32_t, uint32_t, Loc loc) { compute_ctx("tilize_uninit", loc).tilize_mode = {}; }
@@ -180,7 +180,7 @@ void tilize_block(uint32_t icb, uint32_t block, uint32_t ocb, uint32_t in_index,
     pack_dst(t, 0, ocb, true, out_index + j, call.c_str(), loc);
     tile_regs_release(loc);
     t.counters.tile_ops["tilize_block"] += 1;
-    charge(t, timing::kLayoutTile);
+    charge(t, timing::kLayoutTile, "tilize_block");
   }
 }
 
@@ -192,7 +192,7 @@ void untilize_init(uint32_t icb, Loc loc) {
     configured_cb(t, icb, "untilize_init(" + cb_str(icb) + ")", loc);
   }
   t.untilize_mode = {true, 0, 0, loc.line()};
-  charge(t, timing::kComputeInit);
+  charge(t, timing::kComputeInit, "untilize_init");
 }
 
 void untilize_uninit(uint32_t, Loc loc) { compute_ctx("untilize_uninit", loc).untilize_mode = {}; }
@@ -232,7 +232,7 @@ void untilize_block(uint32_t bct, uint32_t icb, uint32_t full, uint32_t ocb, Loc
     tile_regs_release(loc);
   }
   t.counters.tile_ops["untilize_block"] += full;
-  charge(t, timing::kLayoutTile * full);
+  charge(t, timing::kLayoutTile * full, "untilize_block");
 }
 
 // ---------------------------------------------------------------- pack untilize
@@ -245,7 +245,7 @@ void pack_untilize_init(uint32_t bct, uint32_t full, uint32_t ocb, const char* f
     row_major_datum(configured_cb(t, ocb, call, loc), call, loc);
   }
   t.pack_untilize_mode = {true, bct, full, loc.line()};
-  charge(t, timing::kComputeInit);
+  charge(t, timing::kComputeInit, fn);
 }
 
 void pack_untilize_uninit(uint32_t, Loc loc) { compute_ctx("pack_untilize_uninit", loc).pack_untilize_mode = {}; }
@@ -276,7 +276,7 @@ void pack_untilize_block(uint32_t bct, uint32_t full, uint32_t icb, uint32_t blo
   write_untilized(t, 0, bct, full, ocb, c_index, 0, call, loc);
   tile_regs_release(loc);
   t.counters.tile_ops["pack_untilize_block"] += bct;
-  charge(t, timing::kLayoutTile * bct);
+  charge(t, timing::kLayoutTile * bct, "pack_untilize_block");
 }
 
 void pack_untilize_dest(uint32_t bct, uint32_t full, uint32_t ocb, uint32_t block_rt_dim, uint32_t c_index,
@@ -298,7 +298,7 @@ void pack_untilize_dest(uint32_t bct, uint32_t full, uint32_t ocb, uint32_t bloc
   for (uint32_t r = 0; r < block_rt_dim; ++r) {
     write_untilized(t, dst_offset + r * bct, bct, full, ocb, c_index, uint64_t(r) * full * page_size, call, loc);
     t.counters.tile_ops["pack_untilize_dest"] += bct;
-    charge(t, timing::kPackTile * bct);
+    charge(t, timing::kPackTile * bct, "pack_untilize_dest");
   }
 }
 

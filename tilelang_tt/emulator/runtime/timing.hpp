@@ -43,7 +43,11 @@
 //
 // A NOC transfer of `b` bytes issued by a thread at clock c starts when the thread's NOC port is
 // free (transfers of one thread are serialised on its port: per-core bandwidth), occupies it for
-// b / bandwidth cycles and completes NOC latency later. noc_async_read_barrier / write_barrier wait
+// b / bandwidth cycles and completes NOC latency later. A thread has a read port and a write port:
+// read data flows into the core and write data out of it, over the two directions of its NOC
+// links, through separate command buffers (tt-metal's dataflow_api issues reads and writes on
+// different cmd bufs); ASSUMPTION: each direction sustains the measured per-core bandwidth (the
+// noc_latencies figures are for reads or writes alone). noc_async_read_barrier / write_barrier wait
 // for the latest completion of the thread's reads / writes; noc_async_writes_flushed for the time
 // the data left the port. A remote semaphore write is a 4-byte transfer on the same port, so it
 // arrives after the data the thread sent before it.
