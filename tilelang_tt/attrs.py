@@ -512,11 +512,13 @@ class Intrin(_DocumentedKey):
                      "page: expr, tensor: buffer, offset: expr, l1_addr: expr, bytes: expr")
     NOC_READ_BARRIER = ("tt.noc_async_read_barrier", "noc_async_read_barrier()", "")
     NOC_WRITE_BARRIER = ("tt.noc_async_write_barrier", "noc_async_write_barrier()", "")
+    NOC_WRITES_FLUSHED = ("tt.noc_async_writes_flushed", "noc_async_writes_flushed(): the data of every issued write "
+                                                         "has left L1 (its source may be reused)", "")
     NOC_READ_ZEROS = ("tt.noc_async_read_zeros", "noc_async_read_zeros(l1_addr, bytes): zero an L1 range from the core's "
                                                   "zero region (MEM_ZEROS_BASE)", "l1_addr: expr, bytes: expr")
     MCAST_WRITE = ("tt.noc_async_write_multicast", "noc_async_write_multicast(l1_addr, x0, y0, x1, y1, bytes, num_dests): "
                                                     "the block at l1_addr to the same address of every core of the NOC "
-                                                    "rectangle (the sender among them: loopback variant)",
+                                                    "rectangle but the sender's own",
                    "l1_addr: expr, x0: expr, y0: expr, x1: expr, y1: expr, bytes: int, num_dests: expr")
     SEM_WAIT = ("tt.noc_semaphore_wait", "noc_semaphore_wait(semaphore, value): block until the local semaphore == value",
                 "semaphore: semaphore, value: expr")

@@ -103,7 +103,7 @@ def test_plan_prints_the_recorded_multicast_groups_and_access():
         "A_s_mcast_sender": 0, "A_s_mcast_sender_x": {"noc_x": [0, 1]}, "A_s_mcast_sender_y": {"noc_y": [0, 1]},
         "A_s_mcast_start_x": {"noc_x": [1, 1]}, "A_s_mcast_start_y": {"noc_y": [1, 1]},
         "A_s_mcast_end_x": {"noc_x": [0, 1]}, "A_s_mcast_end_y": {"noc_y": [0, 1]},
-        "A_s_mcast_num_dests": 2, "A_s_mcast_receivers": 1}
+        "A_s_mcast_receivers": 1}
 
     reader = kernels["reader"]
     recorded = get(reader, Attr.MULTICAST)

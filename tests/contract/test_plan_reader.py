@@ -113,17 +113,17 @@ BROKEN = [
      r"^runtime arg 0 of compute on core \(0, 0\): expected an unsigned 32-bit integer, got -1$"),
     (lambda p: p["runtime_args"][0]["reader"].__setitem__(6, {"noc_z": [0, 0]}),
      r"^runtime arg 6 of reader on core \(0, 0\): \{'noc_z': \[0, 0\]\} is not \{'noc_x' \| 'noc_y': \[x, y\]\}$"),
-    (lambda p: p["runtime_args"][0]["reader"].__setitem__(6, {"noc_y": [0, 0]}),
-     r"^runtime arg 6 of reader on core \(0, 0\): \{'noc_y': \[0, 0\]\} is not a value of 'A_shared_mcast_sender_x' "
+    (lambda p: p["runtime_args"][0]["reader"].__setitem__(5, {"noc_y": [0, 0]}),
+     r"^runtime arg 5 of reader on core \(0, 0\): \{'noc_y': \[0, 0\]\} is not a value of 'A_shared_mcast_sender_x' "
      r"\(mcast\)$"),
     (lambda p: p["runtime_args"][0]["writer"].__setitem__(0, 7),
-     r"^runtime arg 0 of writer on core \(0, 0\): 7 is not a value of 'C_addr' \(buffer_address\)$"),
-    (lambda p: p["runtime_args"][0]["writer"].pop(),
-     r"^runtime args of the writer kernel on core \(0, 0\): 3 values for its 4 runtime args$"),
+     r"^runtime arg 0 of writer on core \(0, 0\): 7 is not a value of 'B_addr' \(buffer_address\)$"),
+    (lambda p: p["runtime_args"][0]["writer"].pop(),  # the writer reads and multicasts B, then writes C
+     r"^runtime args of the writer kernel on core \(0, 0\): 12 values for its 13 runtime args$"),
     (lambda p: p["tensor_accessors"][0].update(compile_time_args=[0, 2048]),
      r"^reader compile-time args \[2, 2048\] at offset 0 differ from the TensorAccessorArgs of 'A' \[0, 2048\]$"),
     (lambda p: p["tensor_accessors"][1].update(cta_offset=1),
-     r"^reader compile-time args \[2048, 2\] at offset 1 differ from the TensorAccessorArgs of 'B' \[2, 2048\]$"),
+     r"^writer compile-time args \[2048, 2\] at offset 1 differ from the TensorAccessorArgs of 'B' \[2, 2048\]$"),
     (lambda p: p["cbs"][0].update(index=32), r"^CB 'A_shared': index \(wormhole_b0 has 32 CBs\): expected an integer "
                                              r"in \[0, 31\], got 32$"),
     (lambda p: p["cbs"][1].update(index=0), r"^CB indices \[0\] appear more than once$"),

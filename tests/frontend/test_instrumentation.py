@@ -18,7 +18,7 @@ SPEC_ORDER = [
     "UniqueBufferNamesTT", "InlineScalarVarsTT", "PersistentToGridTT", "CoarsenRowBlocksTT", "LowerAtomicAddTT",
     "LegalizeGlobalAccessTT", "LowerParallelReductionsTT", "WidenMaskBlocksTT", "InferTTLayout", "PropagateTTLayout", "AttachTensorAccessorTT",
     "LayoutAwareWorkPartitionTT", "GridToCoreGrid", "LowerSharedToCB", "LowerTTTileIntrinsics", "BuildTileDFGTT",
-    "SplitDeviceKernel", "ConfigureTensorAccessorTT", "FinalizePersistentSignatureTT", "OrderReductionTT",
+    "BalanceDataMovementTT", "SplitDeviceKernel", "ConfigureTensorAccessorTT", "FinalizePersistentSignatureTT", "OrderReductionTT",
     "LowerCBIntrinsics", "InsertComputeInitTT", "InsertDSTManagementTT", "VerifyTTIR",
 ]
 DUMPED = [f"{i:02d}_{name}.py" for i, name in enumerate(SPEC_ORDER, 1)]

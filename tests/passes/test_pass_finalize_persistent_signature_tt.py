@@ -37,24 +37,26 @@ def test_gemm_runtime_args():
     after = run_pass(before, PASS, opts)
     for name in ("main_reader", "main_compute", "main_writer"):
         tvm.ir.assert_structural_equal(after[name].body, before[name].body)
-    assert args_of(after["main_reader"]) == [
-        {"name": "A_addr", "kind": "buffer_address", "buffer": "A"},
-        {"name": "B_addr", "kind": "buffer_address", "buffer": "B"}, *TAIL]
-    assert args_of(after["main_writer"]) == [
+    assert args_of(after["main_reader"]) == [{"name": "A_addr", "kind": "buffer_address", "buffer": "A"}, *TAIL]
+    assert args_of(after["main_writer"]) == [  # the writer RISC reads B (BalanceDataMovementTT)
+        {"name": "B_addr", "kind": "buffer_address", "buffer": "B"},
         {"name": "C_addr", "kind": "buffer_address", "buffer": "C"}, *TAIL]
     assert args_of(after["main_compute"]) == TAIL
 
 
 def test_block_partition_and_multicast_args():
-    """block: start_id, count, width; the reader adds the multicast arguments of A (shared along a core
-    row) and B (along a column), in CB name order."""
+    """block: start_id, count, width; each data-movement kernel adds the multicast arguments of the
+    block it reads: the reader those of A (shared along a core row), the writer those of B (along a
+    column)."""
     after = run_pass(lower_until(gemm(128, 128, 128, 64, 64, 32), PASS), PASS)
     work = [{"name": n, "kind": n} for n in ("start_id", "count", "width")]
-    mcast = [{"name": f"{cb}_mcast_{w}", "kind": "mcast", "cb": cb, "what": w} for cb in ("A_s", "B_s")
-             for w in MCAST_ARGS]
-    assert args_of(after["main_reader"])[2:] == work + mcast
+
+    def mcast(cb):
+        return [{"name": f"{cb}_mcast_{w}", "kind": "mcast", "cb": cb, "what": w} for w in MCAST_ARGS]
+
+    assert args_of(after["main_reader"])[1:] == work + mcast("A_s")
     assert args_of(after["main_compute"]) == work
-    assert args_of(after["main_writer"])[1:] == work
+    assert args_of(after["main_writer"])[2:] == work + mcast("B_s")
 
 
 def test_local_shard_extras():
@@ -63,6 +65,7 @@ def test_local_shard_extras():
     extras = [{"name": n, "kind": n} for n in ("shard_y", "shard_x", "count", "width")]
     assert args_of(after["main_compute"]) == extras
     assert args_of(after["main_writer"]) == [
+        {"name": "B_addr", "kind": "buffer_address", "buffer": "B"},
         {"name": "C_addr", "kind": "buffer_address", "buffer": "C"}, *extras]
 
 
@@ -83,7 +86,7 @@ def test_hand_written_reader_and_compute_signatures():
     compute = {**common, "tt.kernel_role": "compute", "tt.tensor_accessor": {}}
     work = [_arg("start_id", "start_id"), _arg("count", "count"), _arg("width", "width")]
     mcast = [_arg(f"A_s_mcast_{what}", "mcast", cb="A_s", what=what) for what in (
-        "sender", "sender_x", "sender_y", "start_x", "start_y", "end_x", "end_y", "num_dests", "receivers")]
+        "sender", "sender_x", "sender_y", "start_x", "start_y", "end_x", "end_y", "receivers")]
     reader_args = [_arg("B_addr", "buffer_address", buffer="B"), _arg("A_addr", "buffer_address", buffer="A"),
                    *work, *mcast]
     compute_args = [_arg("start_id", "start_id"), _arg("count", "count"), _arg("width", "width")]

@@ -26,6 +26,7 @@ from tests.passes.helpers import (
 )
 from tilelang_tt.attrs import Intrin, call, runtime_args
 from tilelang_tt.options import CompileOptions
+from tilelang_tt.passes.common import stmt_intrin
 from tilelang_tt.passes.lower_cb_intrinsics import LowerCBIntrinsics
 
 PASS = "LowerCBIntrinsics"
@@ -44,27 +45,31 @@ def test_gemm_reader_and_writer_protocol():
     opts = CompileOptions(multicast="off")
     before = lower_until(gemm(128, 128, 128, 64, 64, 32), PASS, opts)
     rd, wr = before["main_reader"], before["main_writer"]
-    A, B = param(rd, "A"), param(rd, "B")
-    bx, by = launch(rd, "coreIdx.x").node.var, launch(rd, "coreIdx.y").node.var
+    A = param(rd, "A")
+    by = launch(rd, "coreIdx.y").node.var
     k = loop(rd, "k").loop_var
     l1_a, l1_b, r, c = var("l1_A_s", U32), var("l1_B_s", U32), var("r"), var("c")
-    # the two reads of a K step share one barrier: both CBs reserved, both reads issued, one wait
     reader = _launched(rd, tirx.For(k, 0, 4, tirx.ForKind.SERIAL, seq(
         ev(Intrin.CB_RESERVE_BACK, 0, 2),
         tirx.Bind(l1_a, call(Intrin.GET_WRITE_PTR, 0, dtype=U32)),
-        ev(Intrin.CB_RESERVE_BACK, 1, 2),
-        tirx.Bind(l1_b, call(Intrin.GET_WRITE_PTR, 1, dtype=U32)),
         serial(r, 2, ev(Intrin.NOC_READ_PAGE, by * 8 + r * 4 + k, A.data, l1_a + tirx.Cast(U32, r * 2048))),
-        serial(c, 2, ev(Intrin.NOC_READ_PAGE, k * 4 + bx * 2 + c, B.data, l1_b + tirx.Cast(U32, c * 2048))),
         ev(Intrin.NOC_READ_BARRIER),
         ev(Intrin.CB_PUSH_BACK, 0, 2),
-        ev(Intrin.CB_PUSH_BACK, 1, 2),
     )))
 
-    C = param(wr, "C")
+    # the writer RISC reads B through the K loop (BalanceDataMovementTT), then writes C
+    B, C = param(wr, "B"), param(wr, "C")
     wx, wy = launch(wr, "coreIdx.x").node.var, launch(wr, "coreIdx.y").node.var
+    wk = loop(wr, "k").loop_var
     l1_c, r2, c2 = var("l1_C_l", U32), var("r"), var("c")
     writer = _launched(wr, seq(
+        tirx.For(wk, 0, 4, tirx.ForKind.SERIAL, seq(
+            ev(Intrin.CB_RESERVE_BACK, 1, 2),
+            tirx.Bind(l1_b, call(Intrin.GET_WRITE_PTR, 1, dtype=U32)),
+            serial(c, 2, ev(Intrin.NOC_READ_PAGE, wk * 4 + wx * 2 + c, B.data, l1_b + tirx.Cast(U32, c * 2048))),
+            ev(Intrin.NOC_READ_BARRIER),
+            ev(Intrin.CB_PUSH_BACK, 1, 2),
+        )),
         ev(Intrin.CB_WAIT_FRONT, 16, 4),
         tirx.Bind(l1_c, call(Intrin.GET_READ_PTR, 16, dtype=U32)),
         serial(r2, 2, serial(c2, 2, ev(Intrin.NOC_WRITE_PAGE, wy * 8 + r2 * 4 + wx * 2 + c2, C.data,
@@ -76,6 +81,19 @@ def test_gemm_reader_and_writer_protocol():
     assert_body(after["main_reader"].body, reader)
     assert_body(after["main_writer"].body, writer)
     tvm.ir.assert_structural_equal(after["main_compute"], before["main_compute"])
+
+
+def test_reads_of_a_step_share_one_barrier():
+    """An element-wise kernel's reader reads both inputs of a block (BalanceDataMovementTT leaves
+    two inputs against one output as they are): both CBs reserved, both reads issued, one wait,
+    both pushed."""
+    before = lower_until(eltwise("add", 64, 64, 32, 32), PASS)
+    after = run_pass(before, PASS)
+    order = [stmt_intrin(n) for n in nodes(after["main_reader"].body, lambda n: isinstance(n, tirx.Evaluate)) if stmt_intrin(n) in (
+        Intrin.CB_RESERVE_BACK, Intrin.NOC_READ_PAGE, Intrin.NOC_READ_BARRIER, Intrin.CB_PUSH_BACK)]
+    assert order == [Intrin.CB_RESERVE_BACK, Intrin.CB_RESERVE_BACK, Intrin.NOC_READ_PAGE, Intrin.NOC_READ_PAGE,
+                     Intrin.NOC_READ_BARRIER, Intrin.CB_PUSH_BACK, Intrin.CB_PUSH_BACK]
+    assert not [n for n in nodes(after["main_writer"].body, lambda n: isinstance(n, tirx.Evaluate)) if stmt_intrin(n) == Intrin.NOC_READ_PAGE]
 
 
 def test_multicast_read_sender_and_receiver():
@@ -100,10 +118,10 @@ def test_multicast_read_sender_and_receiver():
             ev(Intrin.NOC_READ_BARRIER),
             ev(Intrin.SEM_WAIT, 0, arg("receivers")),
             ev(Intrin.SEM_SET, 0, 0),
-            ev(Intrin.MCAST_WRITE, l1_a, *rect, 4096, arg("num_dests")),
+            ev(Intrin.MCAST_WRITE, l1_a, *rect, 4096, arg("receivers")),
             ev(Intrin.SEM_SET, 1, 1),
-            ev(Intrin.SEM_SET_MCAST, 1, *rect, arg("num_dests")),
-            ev(Intrin.NOC_WRITE_BARRIER),
+            ev(Intrin.SEM_SET_MCAST, 1, *rect, arg("receivers")),
+            ev(Intrin.NOC_WRITES_FLUSHED),
         ), seq(
             ev(Intrin.SEM_SET, 1, 0),
             ev(Intrin.SEM_INC, arg("sender_x"), arg("sender_y"), 0, 1),

@@ -45,12 +45,10 @@ def test_gemm_split():
     def launched(body):
         return attr_launch(lx, attr_launch(ly, body))
 
-    reader = launched(tirx.For(k, 0, 4, tirx.ForKind.SERIAL, seq(
-        ev(Intrin.READ_TO_CB, region(A, [by * 64, k * 32], 1, [64, 32]), region(A_s, [0, 0], 2, [64, 32])),
-        ev(Intrin.READ_TO_CB, region(B, [k * 32, bx * 64], 1, [32, 64]), region(B_s, [0, 0], 2, [32, 64])),
-    )))
     read_a = ev(Intrin.READ_TO_CB, region(A, [by * 64, k * 32], 1, [64, 32]), region(A_s, [0, 0], 2, [64, 32]))
     read_b = ev(Intrin.READ_TO_CB, region(B, [k * 32, bx * 64], 1, [32, 64]), region(B_s, [0, 0], 2, [32, 64]))
+    # BalanceDataMovementTT gave B to the writer RISC: the reader reads A, the writer B and writes C
+    reader = launched(tirx.For(k, 0, 4, tirx.ForKind.SERIAL, read_a))
     write = ev(Intrin.WRITE_FROM_CB, region(C_l, [0, 0], 1, [64, 64]), region(C, [by * 64, bx * 64], 2, [64, 64]))
     # compute keeps the data movement as markers of where blocks arrive and leave (D5 removes them)
     compute = launched(seq(
@@ -61,7 +59,7 @@ def test_gemm_split():
         )),
         write,
     ))
-    writer = launched(write)
+    writer = launched(seq(tirx.For(k, 0, 4, tirx.ForKind.SERIAL, read_b), write))
     after = run_pass(before, PASS)
     assert sorted(gv.name_hint for gv in after.functions) == ["main_compute", "main_reader", "main_writer"]
     for role, body in (("reader", reader), ("compute", compute), ("writer", writer)):
@@ -197,3 +195,56 @@ def test_compute_computes_no_addresses_read_from_tensors():
     compute = next(f for f in mod.functions.values() if get(f, Attr.KERNEL_ROLE) == "compute")
     assert not nodes(compute.body, lambda n: isinstance(n, tirx.BufferLoad) and n.buffer.scope() == "global"
                      and n.buffer.name.startswith("group"))
+
+
+def test_hand_written_block_read_by_the_writer():
+    """BalanceDataMovementTT gave B_s to the writer: the writer keeps B's read and its loop before
+    the write; the reader keeps A's."""
+    graph = {**GRAPH, "tt.tile_dfg": {**GRAPH["tt.tile_dfg"], "B_s": {
+        "producer": "writer", "consumers": ["compute"], "buffer": "B"}}}
+
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((32, 64), "bfloat16"), B: T.Buffer((64, 64), "bfloat16"),
+                 C: T.Buffer((32, 64), "bfloat16")):
+            T.func_attr(tt_attrs(graph))
+            bx = T.launch_thread("coreIdx.x", 2)
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                A_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                B_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                C_l = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                with T.attr(C_l.data, "tt.accumulate", 0):
+                    for k in range(2):
+                        tt.read_to_cb(tl.region(A[0, k * 32], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+                        tt.read_to_cb(tl.region(B[k * 32, bx * 32], 1, 32, 32), tl.region(B_s[0, 0], 2, 32, 32))
+                        tt.mm.mma(A_s.data, B_s.data, C_l.data, 0, 0, 1, 1, False, k == 0)
+                    tt.pack_block(C_l.data, 0, 0, 1, 1)
+                tt.write_from_cb(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[0, bx * 32], 2, 32, 32))
+
+    @I.ir_module(check_well_formed=False)  # split kernels use their CBs' buffers unallocated
+    class Expected:
+        @T.prim_func
+        def main_reader(A: T.Buffer((32, 64), "bfloat16"), B: T.Buffer((64, 64), "bfloat16"),
+                        C: T.Buffer((32, 64), "bfloat16")):
+            A_s = T.Buffer((32, 32), "bfloat16", scope="shared.dyn")
+            bx = T.launch_thread("coreIdx.x", 2)
+            for k in range(2):
+                tt.read_to_cb(tl.region(A[0, k * 32], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+
+        @T.prim_func
+        def main_writer(A: T.Buffer((32, 64), "bfloat16"), B: T.Buffer((64, 64), "bfloat16"),
+                        C: T.Buffer((32, 64), "bfloat16")):
+            B_s = T.Buffer((32, 32), "bfloat16", scope="shared.dyn")
+            C_l = T.Buffer((32, 32), "float32", scope="local.fragment")
+            bx = T.launch_thread("coreIdx.x", 2)
+            for k in range(2):
+                tt.read_to_cb(tl.region(B[k * 32, bx * 32], 1, 32, 32), tl.region(B_s[0, 0], 2, 32, 32))
+            tt.write_from_cb(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[0, bx * 32], 2, 32, 32))
+
+    after = SplitDeviceKernel()(Before)
+    for role in ("reader", "writer"):
+        tvm.ir.assert_structural_equal(after[f"main_{role}"].body, Expected[f"main_{role}"].body,
+                                       map_free_vars=True)

@@ -38,6 +38,7 @@ from tilelang_tt.codegen.rules import (
     rule_for,
 )
 from tilelang_tt.contract.formula import Formula, from_json
+from tilelang_tt.passes.balance_data_movement_tt import movers
 from tilelang_tt.passes.common import dynamic_dims, expr_of, uses_var
 from tilelang_tt.passes.slices import bound_analyzer
 
@@ -293,8 +294,9 @@ class _KernelWriter:
                 self.cb_names[d["index"]] = cname
                 self.em.line(f"constexpr uint32_t {cname} = {d['index']};")
         semaphores = []
-        if self.role == KernelRole.READER.value:
-            for cb, d in sorted(get(self.func, Attr.MULTICAST, {}).items()):
+        readers = movers(self.func)
+        for cb, d in sorted(get(self.func, Attr.MULTICAST, {}).items()):  # the multicast blocks it reads
+            if readers[cb] == self.role:
                 mc = MulticastDesc.from_dict(cb, d)
                 semaphores += [(mc.sender_semaphore, f"sem_{cb}_sender"), (mc.receiver_semaphore, f"sem_{cb}_receiver")]
         reduction = Reduction.of(self.func)

@@ -9,6 +9,7 @@ from tvm import tirx
 
 from tilelang_tt.attrs import AccessorDesc, ArgKind, Attr, KernelRole, LayoutDesc, Reduction, RuntimeArg, get
 from tilelang_tt.contract.plan import (
+    DATA_MOVEMENT,
     SCHEMA_VERSION,
     BufferAddress,
     MulticastDesc,
@@ -22,7 +23,6 @@ from tilelang_tt.contract.plan import (
 from tilelang_tt.contract.formula import to_json
 from tilelang_tt.passes.common import arch_of, dynamic_dims
 
-PROCESSORS = {KernelRole.READER.value: ("RISCV_1", "RISCV_1_default"), KernelRole.WRITER.value: ("RISCV_0", "RISCV_0_default")}
 
 
 def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
@@ -80,7 +80,7 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
                       "math_approx_mode": config["math_approx_mode"],
                       "unpack_to_dest": list(config["unpack_to_dest"])}
         else:
-            entry |= {"processor": PROCESSORS[role][0], "noc": PROCESSORS[role][1], "common_runtime_args": common_args}
+            entry |= {"processor": DATA_MOVEMENT[role][0], "noc": DATA_MOVEMENT[role][1], "common_runtime_args": common_args}
         entry |= {"compile_time_args": ct_args, "runtime_args": [a.to_dict() for a in specs]}
         kernel_entries.append(entry)
 
@@ -95,7 +95,7 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
             if arg.kind == ArgKind.BUFFER_ADDRESS:
                 out.append(BufferAddress(arg.buffer).to_json())
             elif arg.kind == ArgKind.MCAST:
-                out.append(mcast_value(arg.what, multicast[arg.cb].group(item.core), item.core))
+                out.append(mcast_value(arg.what, multicast[arg.cb].group(item.core), item.core, role))
             elif arg.kind == ArgKind.CHAIN:
                 core = next_core[item.core] if arg.what.startswith("next") else item.core
                 out.append(NocCoord(arg.what[-1], core).to_json())
@@ -150,16 +150,17 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
     return plan | {"dims": dims} if dims else plan
 
 
-def mcast_value(what: str, group: MulticastGroup, core: tuple[int, int]):
+def mcast_value(what: str, group: MulticastGroup, core: tuple[int, int], role: str):
     """Per-core value of multicast runtime arg ``what`` (contract.plan.MCAST_ARGS) for ``core`` of
-    ``group`` (B1 decided both). NOC coordinates are symbolic (:class:`NocCoord`: the host resolves
-    the logical core). The reader multicasts on NOC 1, which takes the rectangle from its far corner
-    to its near one (start and end swapped)."""
-    corners = {"sender": group.sender, "start": group.far, "end": group.near}
+    ``group`` (B1 decided both), multicast by kernel ``role``. NOC coordinates are symbolic
+    (:class:`NocCoord`: the host resolves the logical core). The reader multicasts on NOC 1, which
+    takes the rectangle from its far corner to its near one (start and end swapped); the writer on
+    NOC 0, from the near corner to the far one."""
+    start, end = (group.far, group.near) if role == KernelRole.READER.value else (group.near, group.far)
+    corners = {"sender": group.sender, "start": start, "end": end}
     if what[-2:] in ("_x", "_y"):
         return NocCoord(what[-1], corners[what[:-2]]).to_json()
-    size = len(group.cores)
-    return {"sender": int(tuple(core) == group.sender), "num_dests": size, "receivers": size - 1}[what]
+    return {"sender": int(tuple(core) == group.sender), "receivers": len(group.cores) - 1}[what]
 
 
 def dumps_plan(plan: dict) -> str:

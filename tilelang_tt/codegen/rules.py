@@ -247,7 +247,7 @@ inline volatile tt_l1_ptr uint32_t* semaphore_ptr(uint32_t id) {
 
 def _mcast_write(args, raw):
     ptr, x0, y0, x1, y1, nbytes, dests = args
-    return (f"noc_async_write_multicast_loopback_src({ptr}, get_noc_multicast_addr({x0}, {y0}, {x1}, {y1}, {ptr}), "
+    return (f"noc_async_write_multicast({ptr}, get_noc_multicast_addr({x0}, {y0}, {x1}, {y1}, {ptr}), "
             f"{nbytes}, {dests})")
 
 
@@ -258,7 +258,7 @@ def _sem_inc(args, raw):
 
 def _sem_set_mcast(args, raw):
     sem, x0, y0, x1, y1, dests = args
-    return (f"noc_semaphore_set_multicast_loopback_src(get_semaphore({sem}), "
+    return (f"noc_semaphore_set_multicast(get_semaphore({sem}), "
             f"get_noc_multicast_addr({x0}, {y0}, {x1}, {y1}, get_semaphore({sem})), {dests})")
 
 
@@ -282,6 +282,7 @@ RULES: dict[Intrin, Rule] = dict([
     _rule(Intrin.NOC_WRITE_PAGE, _fn("noc_async_write_page"), DATAFLOW_HEADER),
     _rule(Intrin.NOC_READ_BARRIER, _fn("noc_async_read_barrier"), DATAFLOW_HEADER),
     _rule(Intrin.NOC_WRITE_BARRIER, _fn("noc_async_write_barrier"), DATAFLOW_HEADER),
+    _rule(Intrin.NOC_WRITES_FLUSHED, _fn("noc_async_writes_flushed"), DATAFLOW_HEADER),
     _rule(Intrin.NOC_READ_ZEROS, _fn("noc_async_read_zeros"), DATAFLOW_HEADER, READ_ZEROS),
     _rule(Intrin.MCAST_WRITE, _mcast_write, DATAFLOW_HEADER),
     _rule(Intrin.SEM_WAIT, lambda a, r: f"noc_semaphore_wait(semaphore_ptr({a[0]}), {a[1]})", DATAFLOW_HEADER,

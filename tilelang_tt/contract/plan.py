@@ -203,9 +203,10 @@ class MulticastDesc:
 
 
 # Per multicast CB, the reader's runtime args in order: whether this core sends, the NOC (x, y) of
-# its group's sender, the NOC rectangle of the group (start/end as the reader's NOC expects), the
-# cores the multicast reaches (the sender included: it lies in the rectangle) and the receivers.
-MCAST_ARGS = ("sender", "sender_x", "sender_y", "start_x", "start_y", "end_x", "end_y", "num_dests", "receivers")
+# its group's sender, the NOC rectangle of the group (start/end as the reader's NOC expects) and the
+# receivers: the cores of the rectangle but the sender, which the multicast reaches (the sender's own
+# slot already holds the block: no loopback).
+MCAST_ARGS = ("sender", "sender_x", "sender_y", "start_x", "start_y", "end_x", "end_y", "receivers")
 # The writer's runtime args of a reduction (blocks taking turns to sum into a tensor): the NOC (x, y)
 # of its own core and of the core holding the block after its last one (which it signals).
 CHAIN_ARGS = ("self_x", "self_y", "next_x", "next_y")

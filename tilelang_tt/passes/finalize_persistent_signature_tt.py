@@ -37,6 +37,7 @@ from tilelang_tt.attrs import (
     get,
     with_attrs,
 )
+from tilelang_tt.passes.balance_data_movement_tt import movers
 from tilelang_tt.passes.common import dynamic_dims, prim_func_pass
 
 PASS = "FinalizePersistentSignatureTT"
@@ -57,8 +58,9 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     args += [_arg(kind.value, kind) for kind in WORK_ARGS[policy]]
     # the dynamic sizes: the kernel's expressions of them (loop bounds, tile ids) read them as they are
     args += [RuntimeArg(name, ArgKind.DIM, dim=name, var=var) for name, var in dynamic_dims(func).items()]
-    if role == KernelRole.READER.value:
-        for cb, d in sorted(get(func, Attr.MULTICAST, {}).items()):
+    readers = movers(func)
+    for cb, d in sorted(get(func, Attr.MULTICAST, {}).items()):  # the multicast blocks this kernel reads
+        if readers[cb] == role:
             mc = MulticastDesc.from_dict(cb, d)
             args += [_arg(mc.arg(what), ArgKind.MCAST, cb=cb, what=what) for what in MCAST_ARGS]
     reduction = Reduction.of(func)

@@ -41,9 +41,9 @@ the others (tt-metal's ``matmul_multicore_reuse_mcast`` handshake, see :func:`_m
     if A_s_mcast_sender != 0:
         (page reads); T.tt.noc_async_read_barrier()
         T.tt.noc_semaphore_wait(0, A_s_mcast_receivers); T.tt.noc_semaphore_set(0, 0)
-        T.tt.noc_async_write_multicast(l1_A_s, <rect>, 4096, A_s_mcast_num_dests)
-        T.tt.noc_semaphore_set(1, 1); T.tt.noc_semaphore_set_multicast(1, <rect>, A_s_mcast_num_dests)
-        T.tt.noc_async_write_barrier()
+        T.tt.noc_async_write_multicast(l1_A_s, <rect>, 4096, A_s_mcast_receivers)
+        T.tt.noc_semaphore_set(1, 1); T.tt.noc_semaphore_set_multicast(1, <rect>, A_s_mcast_receivers)
+        T.tt.noc_async_writes_flushed()
     else:
         T.tt.noc_semaphore_set(1, 0); T.tt.noc_semaphore_inc(A_s_mcast_sender_x, A_s_mcast_sender_y, 0, 1)
         T.tt.noc_semaphore_wait(1, 1)
@@ -124,8 +124,10 @@ def _multicast(mc: MulticastDesc, args: dict[str, tirx.Var], ptr, nbytes: int, r
     """The sender reads the block and multicasts it to its group; the others receive it.
 
     The sender waits until every receiver has reserved its CB slot (they increment its sender
-    semaphore), multicasts the block into the same L1 address of the whole group (its own slot
-    included: loopback), then sets every receiver semaphore to VALID the same way. A receiver
+    semaphore), multicasts the block into the same L1 address of the others of the group (its own
+    slot already holds it: no loopback), then sets every receiver semaphore to VALID the same way
+    (the NOC delivers it after the data, as ttnn's matmul senders rely on), and waits until the
+    block has left its L1 (flushed: the slot is reused once compute pops it; no write barrier). A receiver
     marks its semaphore INVALID, signals the sender and waits for VALID. ``args``: the variables
     of the CB's multicast runtime arguments (FinalizePersistentSignatureTT), by ``what``."""
     arg = args.__getitem__
@@ -135,10 +137,10 @@ def _multicast(mc: MulticastDesc, args: dict[str, tirx.Var], ptr, nbytes: int, r
         read,
         evaluate(Intrin.SEM_WAIT, mc.sender_semaphore, arg("receivers"), like=like),
         evaluate(Intrin.SEM_SET, mc.sender_semaphore, 0, like=like),
-        evaluate(Intrin.MCAST_WRITE, ptr, *rect, nbytes, arg("num_dests"), like=like),
+        evaluate(Intrin.MCAST_WRITE, ptr, *rect, nbytes, arg("receivers"), like=like),
         evaluate(Intrin.SEM_SET, mc.receiver_semaphore, 1, like=like),
-        evaluate(Intrin.SEM_SET_MCAST, mc.receiver_semaphore, *rect, arg("num_dests"), like=like),
-        evaluate(Intrin.NOC_WRITE_BARRIER, like=like),
+        evaluate(Intrin.SEM_SET_MCAST, mc.receiver_semaphore, *rect, arg("receivers"), like=like),
+        evaluate(Intrin.NOC_WRITES_FLUSHED, like=like),
     ])
     receive = seq([
         evaluate(Intrin.SEM_SET, mc.receiver_semaphore, 0, like=like),
@@ -229,12 +231,13 @@ def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: 
     return tirx.For(rvar, 0, rows, tirx.ForKind.SERIAL, loop_rows(rvar)), rows * cols
 
 
-def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc], role: str, handoffs: dict,
-           staged: dict, analyzer: arith.Analyzer, multicast: dict[str, MulticastDesc],
+def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc], handoffs: dict,
+           staging: tuple[dict, dict], analyzer: arith.Analyzer, multicast: dict[str, MulticastDesc],
            mcast_args: dict[str, dict[str, tirx.Var]], when=None, valid=None, parts: bool = False):
     """The protocol of one move; with ``parts`` (a plain read: no decision, no multicast) its parts
     (before the transfers, the transfers, after the barrier, after that) for :func:`_batched`."""
-    reading = role == KernelRole.READER.value
+    reading = stmt_intrin(stmt) == Intrin.READ_TO_CB  # either data-movement kernel may read (BalanceDataMovementTT)
+    staged = staging[0] if reading else staging[1]
     tensor, block = (as_region(a) for a in stmt.value.args[:2])
     if not reading:
         tensor, block = block, tensor
@@ -416,7 +419,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     accessors = {n: AccessorDesc.from_dict(n, d) for n, d in get(func, Attr.TENSOR_ACCESSOR).items()}
     handoffs = handoff_cbs(func)
     tilized, untilized = staging_cbs(func)
-    staged = tilized if role == KernelRole.READER.value else untilized
+    staging = (tilized, untilized)
     scratch = scratch_cb(func, role)
     body = func.body if scratch is None else _with_elements(func, func.body, cbs[scratch], accessors)
     analyzer = bound_analyzer(body)
@@ -428,7 +431,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
 
     def batchable(node) -> bool:
         """A plain read (no decision, no multicast) that may share a barrier with its neighbours."""
-        if role != KernelRole.READER.value or stmt_intrin(node) != Intrin.READ_TO_CB:
+        if stmt_intrin(node) != Intrin.READ_TO_CB:
             return False
         block = as_region(node.value.args[1]).buffer.name
         return handoffs.get(block, block) not in multicast
@@ -444,7 +447,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
                     group.append(child)
                     continue
                 if len(group) > 1:
-                    out.append(_batched([_lower(g, func, cbs, accessors, role, handoffs, staged, analyzer, multicast,
+                    out.append(_batched([_lower(g, func, cbs, accessors, handoffs, staging, analyzer, multicast,
                                                 mcast_args, parts=True) for g in group]))
                 else:
                     out += [lowered(g) for g in group]
@@ -453,13 +456,13 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
                     out.append(lowered(child))
             return seq(out)
         if isinstance(node, tirx.AttrStmt) and node.attr_key == Attr.READ_WHEN.value:
-            return _lower(node.body, func, cbs, accessors, role, handoffs, staged, analyzer, multicast, mcast_args,
+            return _lower(node.body, func, cbs, accessors, handoffs, staging, analyzer, multicast, mcast_args,
                           node.value)
         if isinstance(node, tirx.AttrStmt) and node.attr_key == Attr.VALID_ROWS.value:
-            return _lower(node.body, func, cbs, accessors, role, handoffs, staged, analyzer, multicast, mcast_args,
+            return _lower(node.body, func, cbs, accessors, handoffs, staging, analyzer, multicast, mcast_args,
                           valid=node.value)
         if stmt_intrin(node) in (Intrin.READ_TO_CB, Intrin.WRITE_FROM_CB):
-            return _lower(node, func, cbs, accessors, role, handoffs, staged, analyzer, multicast, mcast_args)
+            return _lower(node, func, cbs, accessors, handoffs, staging, analyzer, multicast, mcast_args)
         if stmt_intrin(node) == Intrin.GENERATE_BLOCK:
             return _generate(node, func, cbs, accessors, analyzer)
         return None

@@ -12,6 +12,7 @@ from tvm import tirx
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.attach_tensor_accessor_tt import AttachTensorAccessorTT
+from tilelang_tt.passes.balance_data_movement_tt import BalanceDataMovementTT
 from tilelang_tt.passes.build_tile_dfg_tt import BuildTileDFGTT
 from tilelang_tt.passes.coarsen_row_blocks_tt import CoarsenRowBlocksTT
 from tilelang_tt.passes.common import func_name, reraise_compile_error
@@ -72,6 +73,8 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         LowerSharedToCB(),
         LowerTTTileIntrinsics(math_fidelity=options.math_fidelity, gemm_reuse=options.gemm_reuse),
         BuildTileDFGTT(),
+        # Which data-movement RISC reads each block: the NOC bytes each moves, balanced.
+        BalanceDataMovementTT(),
         # D: late split, then protocols per role.
         SplitDeviceKernel(),
         ConfigureTensorAccessorTT(),

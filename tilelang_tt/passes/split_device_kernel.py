@@ -1,6 +1,7 @@
 """D1 SplitDeviceKernel (late): one monolithic kernel → reader, compute and writer PrimFuncs.
 
-Reads: ``tt.cb_desc`` (whether a reduce scaler CB exists).
+Reads: ``tt.cb_desc`` (whether a reduce scaler CB exists), ``tt.tile_dfg`` (which data-movement
+kernel reads each block: BalanceDataMovementTT).
 Writes: per new function ``tt.kernel_role`` and ``tt.source_func``; every other attribute is
 carried over, less the ``tt.cb_desc`` entry of a block whose every write now packs straight into
 its hand-off CB (it needs no CB of its own; ``tt.tile_dfg`` keeps its route to the hand-off). The module's ``main`` is replaced by ``main_reader``, ``main_compute``,
@@ -8,7 +9,7 @@ its hand-off CB (it needs no CB of its own; ``tt.tile_dfg`` keeps its route to t
 TIR: each role keeps the statements it executes, with the loops and bindings around them:
 the reader ``tt.read_to_cb`` and ``tt.generate_block`` (and, first, ``tt.fill_scaler`` of the
 reduce scaler), the writer
-``tt.write_from_cb``, compute the compute intrinsics and ``tt.accumulate`` scopes plus the
+``tt.write_from_cb`` and the ``tt.read_to_cb`` of the blocks it reads, compute the compute intrinsics and ``tt.accumulate`` scopes plus the
 ``tt.read_to_cb``/``tt.generate_block``/``tt.write_from_cb`` statements as markers of where blocks
 arrive and leave
 (D5 turns them into waits and pops). The on-chip allocation block is unwrapped (CBs are now ids
@@ -31,6 +32,7 @@ import tvm
 from tvm import tirx
 
 from tilelang_tt.attrs import Attr, Intrin, KernelRole, get, with_attrs
+from tilelang_tt.passes.balance_data_movement_tt import movers
 from tilelang_tt.passes.build_tile_dfg_tt import handoff_cbs, scaler_cb
 from tilelang_tt.passes.common import (
     allocations,
@@ -47,7 +49,7 @@ from tilelang_tt.passes.common import (
 
 PASS = "SplitDeviceKernel"
 COMPUTE_OPS = (Intrin.MM_MMA, Intrin.PACK_BLOCK, Intrin.TILE_ELTWISE, Intrin.TILE_REDUCE)
-ROLE_OF = {Intrin.READ_TO_CB: KernelRole.READER, Intrin.GENERATE_BLOCK: KernelRole.READER,
+ROLE_OF = {Intrin.GENERATE_BLOCK: KernelRole.READER,
            Intrin.WRITE_FROM_CB: KernelRole.WRITER}
 ROLE_OF.update({op: KernelRole.COMPUTE for op in COMPUTE_OPS})
 # The compute kernel keeps the data-movement statements as markers of where blocks arrive and
@@ -55,10 +57,11 @@ ROLE_OF.update({op: KernelRole.COMPUTE for op in COMPUTE_OPS})
 COMPUTE_MARKERS = (Intrin.READ_TO_CB, Intrin.GENERATE_BLOCK, Intrin.WRITE_FROM_CB)
 
 
-def _slice(stmt, role: KernelRole):
-    """The part of ``stmt`` executed by ``role`` (None when nothing)."""
+def _slice(stmt, role: KernelRole, readers: dict[str, str]):
+    """The part of ``stmt`` executed by ``role`` (None when nothing); ``readers``: the kernel that
+    reads each block (:func:`movers`)."""
     if isinstance(stmt, tirx.SeqStmt):
-        parts = [p for p in (_slice(s, role) for s in stmt.seq) if p is not None]
+        parts = [p for p in (_slice(s, role, readers) for s in stmt.seq) if p is not None]
         if not any(not isinstance(p, tirx.Bind) for p in parts):
             return None
         out = []  # keep only bindings whose variable is used later
@@ -68,12 +71,12 @@ def _slice(stmt, role: KernelRole):
             out.append(p)
         return seq(out)
     if isinstance(stmt, tirx.For):
-        body = _slice(stmt.body, role)
+        body = _slice(stmt.body, role, readers)
         if body is None:
             return None
         return keep_span(stmt, tirx.For(stmt.loop_var, stmt.min, stmt.extent, tirx.ForKind.SERIAL, body))
     if isinstance(stmt, tirx.AttrStmt):
-        body = _slice(stmt.body, role)
+        body = _slice(stmt.body, role, readers)
         if stmt.attr_key == Attr.READ_WHEN.value:  # the reader's decision; compute keeps the read's marker
             return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, body)) if (
                 role == KernelRole.READER and body is not None) else body
@@ -86,10 +89,10 @@ def _slice(stmt, role: KernelRole):
             return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, body))
         return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, body or tirx.Evaluate(0)))
     if isinstance(stmt, tirx.SBlockRealize):
-        return _slice(stmt.block.body, role)
+        return _slice(stmt.block.body, role, readers)
     if isinstance(stmt, tirx.IfThenElse):  # a guard of the block coordinates: every kernel takes it alike
-        then = _slice(stmt.then_case, role)
-        other = _slice(stmt.else_case, role) if stmt.else_case is not None else None
+        then = _slice(stmt.then_case, role, readers)
+        other = _slice(stmt.else_case, role, readers) if stmt.else_case is not None else None
         if then is None and other is None:
             return None
         return keep_span(stmt, tirx.IfThenElse(stmt.condition, then or tirx.Evaluate(0), other))
@@ -100,6 +103,8 @@ def _slice(stmt, role: KernelRole):
         return None
     if role == KernelRole.COMPUTE and intrin in COMPUTE_MARKERS:
         return stmt
+    if intrin == Intrin.READ_TO_CB:
+        return stmt if readers[as_region(stmt.value.args[1]).buffer.name] == role.value else None
     return stmt if ROLE_OF.get(intrin) == role else None
 
 
@@ -193,9 +198,10 @@ def split(func: tirx.PrimFunc) -> dict[str, tirx.PrimFunc]:
     cbs = get(func, Attr.CB_DESC, {})
     handoffs = _handoff_vars(func)
     scaler = scaler_cb(func)
+    readers = movers(func)
     bodies = {}
     for role in (KernelRole.READER, KernelRole.COMPUTE, KernelRole.WRITER):
-        body = _slice(func.body, role) or tirx.Evaluate(0)
+        body = _slice(func.body, role, readers) or tirx.Evaluate(0)
         if role == KernelRole.COMPUTE:
             body = _without_addresses(body)
         if role == KernelRole.COMPUTE and handoffs:

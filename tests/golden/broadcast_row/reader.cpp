@@ -21,8 +21,7 @@ void kernel_main() {
     const uint32_t v_s_mcast_start_y = get_arg_val<uint32_t>(9);
     const uint32_t v_s_mcast_end_x = get_arg_val<uint32_t>(10);
     const uint32_t v_s_mcast_end_y = get_arg_val<uint32_t>(11);
-    const uint32_t v_s_mcast_num_dests = get_arg_val<uint32_t>(12);
-    const uint32_t v_s_mcast_receivers = get_arg_val<uint32_t>(13);
+    const uint32_t v_s_mcast_receivers = get_arg_val<uint32_t>(12);
 
     constexpr uint32_t cb_A_s = 0;
     constexpr uint32_t cb_v_s = 1;
@@ -55,10 +54,10 @@ void kernel_main() {
             noc_async_read_barrier();
             noc_semaphore_wait(semaphore_ptr(sem_v_s_sender), v_s_mcast_receivers);
             noc_semaphore_set(semaphore_ptr(sem_v_s_sender), 0);
-            noc_async_write_multicast_loopback_src(l1_v_s, get_noc_multicast_addr(v_s_mcast_start_x, v_s_mcast_start_y, v_s_mcast_end_x, v_s_mcast_end_y, l1_v_s), 4096, v_s_mcast_num_dests);
+            noc_async_write_multicast(l1_v_s, get_noc_multicast_addr(v_s_mcast_start_x, v_s_mcast_start_y, v_s_mcast_end_x, v_s_mcast_end_y, l1_v_s), 4096, v_s_mcast_receivers);
             noc_semaphore_set(semaphore_ptr(sem_v_s_receiver), 1);
-            noc_semaphore_set_multicast_loopback_src(get_semaphore(sem_v_s_receiver), get_noc_multicast_addr(v_s_mcast_start_x, v_s_mcast_start_y, v_s_mcast_end_x, v_s_mcast_end_y, get_semaphore(sem_v_s_receiver)), v_s_mcast_num_dests);
-            noc_async_write_barrier();
+            noc_semaphore_set_multicast(get_semaphore(sem_v_s_receiver), get_noc_multicast_addr(v_s_mcast_start_x, v_s_mcast_start_y, v_s_mcast_end_x, v_s_mcast_end_y, get_semaphore(sem_v_s_receiver)), v_s_mcast_receivers);
+            noc_async_writes_flushed();
         } else {
             noc_semaphore_set(semaphore_ptr(sem_v_s_receiver), 0);
             noc_semaphore_inc(get_noc_addr(v_s_mcast_sender_x, v_s_mcast_sender_y, get_semaphore(sem_v_s_sender)), 1);

@@ -10,46 +10,29 @@ inline volatile tt_l1_ptr uint32_t* semaphore_ptr(uint32_t id) {
 
 void kernel_main() {
     const uint32_t A_addr = get_arg_val<uint32_t>(0);
-    const uint32_t B_addr = get_arg_val<uint32_t>(1);
-    const uint32_t start_id = get_arg_val<uint32_t>(2);
-    const uint32_t count = get_arg_val<uint32_t>(3);
-    const uint32_t width = get_arg_val<uint32_t>(4);
-    const uint32_t A_shared_mcast_sender = get_arg_val<uint32_t>(5);
-    const uint32_t A_shared_mcast_sender_x = get_arg_val<uint32_t>(6);
-    const uint32_t A_shared_mcast_sender_y = get_arg_val<uint32_t>(7);
-    const uint32_t A_shared_mcast_start_x = get_arg_val<uint32_t>(8);
-    const uint32_t A_shared_mcast_start_y = get_arg_val<uint32_t>(9);
-    const uint32_t A_shared_mcast_end_x = get_arg_val<uint32_t>(10);
-    const uint32_t A_shared_mcast_end_y = get_arg_val<uint32_t>(11);
-    const uint32_t A_shared_mcast_num_dests = get_arg_val<uint32_t>(12);
-    const uint32_t A_shared_mcast_receivers = get_arg_val<uint32_t>(13);
-    const uint32_t B_shared_mcast_sender = get_arg_val<uint32_t>(14);
-    const uint32_t B_shared_mcast_sender_x = get_arg_val<uint32_t>(15);
-    const uint32_t B_shared_mcast_sender_y = get_arg_val<uint32_t>(16);
-    const uint32_t B_shared_mcast_start_x = get_arg_val<uint32_t>(17);
-    const uint32_t B_shared_mcast_start_y = get_arg_val<uint32_t>(18);
-    const uint32_t B_shared_mcast_end_x = get_arg_val<uint32_t>(19);
-    const uint32_t B_shared_mcast_end_y = get_arg_val<uint32_t>(20);
-    const uint32_t B_shared_mcast_num_dests = get_arg_val<uint32_t>(21);
-    const uint32_t B_shared_mcast_receivers = get_arg_val<uint32_t>(22);
+    const uint32_t start_id = get_arg_val<uint32_t>(1);
+    const uint32_t count = get_arg_val<uint32_t>(2);
+    const uint32_t width = get_arg_val<uint32_t>(3);
+    const uint32_t A_shared_mcast_sender = get_arg_val<uint32_t>(4);
+    const uint32_t A_shared_mcast_sender_x = get_arg_val<uint32_t>(5);
+    const uint32_t A_shared_mcast_sender_y = get_arg_val<uint32_t>(6);
+    const uint32_t A_shared_mcast_start_x = get_arg_val<uint32_t>(7);
+    const uint32_t A_shared_mcast_start_y = get_arg_val<uint32_t>(8);
+    const uint32_t A_shared_mcast_end_x = get_arg_val<uint32_t>(9);
+    const uint32_t A_shared_mcast_end_y = get_arg_val<uint32_t>(10);
+    const uint32_t A_shared_mcast_receivers = get_arg_val<uint32_t>(11);
 
     constexpr uint32_t cb_A_shared = 0;
-    constexpr uint32_t cb_B_shared = 1;
 
     constexpr uint32_t sem_A_shared_sender = 0;
     constexpr uint32_t sem_A_shared_receiver = 1;
-    constexpr uint32_t sem_B_shared_sender = 2;
-    constexpr uint32_t sem_B_shared_receiver = 3;
 
     constexpr auto A_args = TensorAccessorArgs<0>();
     const auto A = TensorAccessor(A_args, A_addr, 2048);
-    constexpr auto B_args = TensorAccessorArgs<2>();
-    const auto B = TensorAccessor(B_args, B_addr, 2048);
 
     for (uint32_t n = 0; n < count; ++n) {
         const uint32_t block = start_id + (((n / width) * 8) + (n % width));
         const uint32_t by = block / 8;
-        const uint32_t bx = block % 8;
         for (uint32_t k = 0; k < 8; ++k) {
             cb_reserve_back(cb_A_shared, 4);
             const uint32_t l1_A_shared = get_write_ptr(cb_A_shared);
@@ -62,37 +45,16 @@ void kernel_main() {
                 noc_async_read_barrier();
                 noc_semaphore_wait(semaphore_ptr(sem_A_shared_sender), A_shared_mcast_receivers);
                 noc_semaphore_set(semaphore_ptr(sem_A_shared_sender), 0);
-                noc_async_write_multicast_loopback_src(l1_A_shared, get_noc_multicast_addr(A_shared_mcast_start_x, A_shared_mcast_start_y, A_shared_mcast_end_x, A_shared_mcast_end_y, l1_A_shared), 8192, A_shared_mcast_num_dests);
+                noc_async_write_multicast(l1_A_shared, get_noc_multicast_addr(A_shared_mcast_start_x, A_shared_mcast_start_y, A_shared_mcast_end_x, A_shared_mcast_end_y, l1_A_shared), 8192, A_shared_mcast_receivers);
                 noc_semaphore_set(semaphore_ptr(sem_A_shared_receiver), 1);
-                noc_semaphore_set_multicast_loopback_src(get_semaphore(sem_A_shared_receiver), get_noc_multicast_addr(A_shared_mcast_start_x, A_shared_mcast_start_y, A_shared_mcast_end_x, A_shared_mcast_end_y, get_semaphore(sem_A_shared_receiver)), A_shared_mcast_num_dests);
-                noc_async_write_barrier();
+                noc_semaphore_set_multicast(get_semaphore(sem_A_shared_receiver), get_noc_multicast_addr(A_shared_mcast_start_x, A_shared_mcast_start_y, A_shared_mcast_end_x, A_shared_mcast_end_y, get_semaphore(sem_A_shared_receiver)), A_shared_mcast_receivers);
+                noc_async_writes_flushed();
             } else {
                 noc_semaphore_set(semaphore_ptr(sem_A_shared_receiver), 0);
                 noc_semaphore_inc(get_noc_addr(A_shared_mcast_sender_x, A_shared_mcast_sender_y, get_semaphore(sem_A_shared_sender)), 1);
                 noc_semaphore_wait(semaphore_ptr(sem_A_shared_receiver), 1);
             }
             cb_push_back(cb_A_shared, 4);
-            cb_reserve_back(cb_B_shared, 4);
-            const uint32_t l1_B_shared = get_write_ptr(cb_B_shared);
-            if (B_shared_mcast_sender != 0) {
-                for (uint32_t r_1 = 0; r_1 < 2; ++r_1) {
-                    for (uint32_t c_1 = 0; c_1 < 2; ++c_1) {
-                        noc_async_read_page((((k * 32) + (r_1 * 16)) + (bx * 2)) + c_1, B, l1_B_shared + (((r_1 * 2) + c_1) * 2048));
-                    }
-                }
-                noc_async_read_barrier();
-                noc_semaphore_wait(semaphore_ptr(sem_B_shared_sender), B_shared_mcast_receivers);
-                noc_semaphore_set(semaphore_ptr(sem_B_shared_sender), 0);
-                noc_async_write_multicast_loopback_src(l1_B_shared, get_noc_multicast_addr(B_shared_mcast_start_x, B_shared_mcast_start_y, B_shared_mcast_end_x, B_shared_mcast_end_y, l1_B_shared), 8192, B_shared_mcast_num_dests);
-                noc_semaphore_set(semaphore_ptr(sem_B_shared_receiver), 1);
-                noc_semaphore_set_multicast_loopback_src(get_semaphore(sem_B_shared_receiver), get_noc_multicast_addr(B_shared_mcast_start_x, B_shared_mcast_start_y, B_shared_mcast_end_x, B_shared_mcast_end_y, get_semaphore(sem_B_shared_receiver)), B_shared_mcast_num_dests);
-                noc_async_write_barrier();
-            } else {
-                noc_semaphore_set(semaphore_ptr(sem_B_shared_receiver), 0);
-                noc_semaphore_inc(get_noc_addr(B_shared_mcast_sender_x, B_shared_mcast_sender_y, get_semaphore(sem_B_shared_sender)), 1);
-                noc_semaphore_wait(semaphore_ptr(sem_B_shared_receiver), 1);
-            }
-            cb_push_back(cb_B_shared, 4);
         }
     }
 }

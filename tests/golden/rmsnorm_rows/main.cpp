@@ -216,13 +216,13 @@ int main(int argc, char** argv) {
         // NOC coordinates of the cores multicast arguments name
         CoreCoord noc_0_0 = device->worker_core_from_logical_core(CoreCoord{0, 0});
         CoreCoord noc_0_2 = device->worker_core_from_logical_core(CoreCoord{0, 2});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_X, address_W, 0, 1, 1, 1, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_2.x), static_cast<uint32_t>(noc_0_2.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 3, 2});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_X, address_W, 0, 1, 1, 1, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_2.x), static_cast<uint32_t>(noc_0_2.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 2});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{0, 1, 1});
         SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_Y, 0, 1, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_X, address_W, 1, 1, 1, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_2.x), static_cast<uint32_t>(noc_0_2.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 3, 2});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_X, address_W, 1, 1, 1, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_2.x), static_cast<uint32_t>(noc_0_2.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 2});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{1, 1, 1});
         SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_Y, 1, 1, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 2}, std::vector<uint32_t>{address_X, address_W, 2, 1, 1, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_2.x), static_cast<uint32_t>(noc_0_2.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 3, 2});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 2}, std::vector<uint32_t>{address_X, address_W, 2, 1, 1, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_2.x), static_cast<uint32_t>(noc_0_2.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 2});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 2}, std::vector<uint32_t>{2, 1, 1});
         SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 2}, std::vector<uint32_t>{address_Y, 2, 1, 1});
 

@@ -40,8 +40,7 @@ void kernel_main() {
     const uint32_t w_mcast_start_y = get_arg_val<uint32_t>(9);
     const uint32_t w_mcast_end_x = get_arg_val<uint32_t>(10);
     const uint32_t w_mcast_end_y = get_arg_val<uint32_t>(11);
-    const uint32_t w_mcast_num_dests = get_arg_val<uint32_t>(12);
-    const uint32_t w_mcast_receivers = get_arg_val<uint32_t>(13);
+    const uint32_t w_mcast_receivers = get_arg_val<uint32_t>(12);
 
     constexpr uint32_t cb_w = 0;
     constexpr uint32_t cb_x_rm = 1;
@@ -79,10 +78,10 @@ void kernel_main() {
             noc_async_read_barrier();
             noc_semaphore_wait(semaphore_ptr(sem_w_sender), w_mcast_receivers);
             noc_semaphore_set(semaphore_ptr(sem_w_sender), 0);
-            noc_async_write_multicast_loopback_src(l1_w, get_noc_multicast_addr(w_mcast_start_x, w_mcast_start_y, w_mcast_end_x, w_mcast_end_y, l1_w), 8192, w_mcast_num_dests);
+            noc_async_write_multicast(l1_w, get_noc_multicast_addr(w_mcast_start_x, w_mcast_start_y, w_mcast_end_x, w_mcast_end_y, l1_w), 8192, w_mcast_receivers);
             noc_semaphore_set(semaphore_ptr(sem_w_receiver), 1);
-            noc_semaphore_set_multicast_loopback_src(get_semaphore(sem_w_receiver), get_noc_multicast_addr(w_mcast_start_x, w_mcast_start_y, w_mcast_end_x, w_mcast_end_y, get_semaphore(sem_w_receiver)), w_mcast_num_dests);
-            noc_async_write_barrier();
+            noc_semaphore_set_multicast(get_semaphore(sem_w_receiver), get_noc_multicast_addr(w_mcast_start_x, w_mcast_start_y, w_mcast_end_x, w_mcast_end_y, get_semaphore(sem_w_receiver)), w_mcast_receivers);
+            noc_async_writes_flushed();
         } else {
             noc_semaphore_set(semaphore_ptr(sem_w_receiver), 0);
             noc_semaphore_inc(get_noc_addr(w_mcast_sender_x, w_mcast_sender_y, get_semaphore(sem_w_sender)), 1);
