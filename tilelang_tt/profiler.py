@@ -7,8 +7,9 @@ parts that assume a GPU replaced:
 * inputs: TileLang's tensor supplies (``TensorSupplyType``: ``Auto``, ``Integer``, ``Uniform``,
   ``Normal``, ``Randn``, ``Zero``, ``One``) from its ``get_tensor_supply``, moved to the host
   where the emulator reads them (the supply allocates on the current CUDA device when there is one);
-* ``do_bench`` runs the program once on the emulator and returns the timing model's predicted
-  kernel time on the target's architecture in milliseconds (TileLang's unit). The prediction is
+* ``do_bench`` runs the program once on the emulator, timing only (the matrix multiplications'
+  arithmetic skipped: nobody sees the outputs), and returns the timing model's predicted kernel
+  time on the target's architecture in milliseconds (TileLang's unit). The prediction is
   deterministic, so TileLang's repetition and aggregation arguments change nothing. A Python
   callable (a torch reference) has no predicted time: ``do_bench(func=reference)`` is an error,
   and TileLang's autotuner reports its ``ref_latency`` as ``None``;
@@ -74,7 +75,7 @@ class TenstorrentProfiler(Profiler):
         device=None,
         early_stop_baseline: float | None = None,
     ) -> float | list[float] | None:
-        """Run the kernel once on ``input_tensors`` (default: supplied inputs, of the sizes
+        """Run the kernel once, timing only, on ``input_tensors`` (default: supplied inputs, of the sizes
         ``dynamic_symbolic_constraints`` gives a kernel with dynamic shapes) and return the timing
         model's predicted kernel time in milliseconds; a value per quantile when several
         ``quantiles`` are asked (all equal). The prediction does not vary between runs, so
@@ -97,7 +98,7 @@ class TenstorrentProfiler(Profiler):
                 "(host wall-clock time, not comparable with the prediction)")
         if input_tensors is None:
             input_tensors = self._get_inputs(dynamic_symbolic_constraints=dynamic_symbolic_constraints)
-        self.func(*input_tensors)
+        self.func.artifacts.run(*input_tensors, timing_only=True)  # no outputs to look at: skip the math
         latency_ms = predicted_seconds(self.func.artifacts) * 1e3
         if quantiles is not None and len(quantiles) > 1:
             return [latency_ms] * len(quantiles)

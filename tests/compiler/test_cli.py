@@ -73,6 +73,13 @@ def test_emulate_kernel_file_checks_against_reference(uneven):
     assert "result check: max |error|" in done.stdout and "PASS" in done.stdout
 
 
+def test_emulate_timing_only_predicts_without_checking(uneven):
+    done = cli("emulate", uneven / "uneven.py", "--timing-only")
+    assert done.returncode == 0, done.stderr
+    assert "result check: timing only" in done.stdout and "PASS" not in done.stdout
+    assert "predicted" in done.stdout
+
+
 def test_emulate_directory_keeps_outputs_and_counters(uneven, tmp_path):
     done = cli("emulate", uneven / "uneven", "--out", tmp_path / "run")
     assert done.returncode == 0, done.stderr

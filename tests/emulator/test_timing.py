@@ -133,3 +133,24 @@ def test_blackhole_clock():
     assert timing["arch"] == "blackhole" and timing["clock_hz"] == int(BH.clock_hz)
     assert timing["seconds"] == pytest.approx(timing["cycles"] / BH.clock_hz)
     assert "blackhole" in ARCHS
+
+
+def test_timing_only_predicts_what_a_full_run_predicts(tmp_path):
+    """timing_only skips the matmul arithmetic: no outputs, and counters (the prediction among them)
+    equal to a full run's; the full run's outputs are right, and the same inputs run timing-only
+    leave no outputs to check."""
+    artifacts = tilelang_tt.compile(kernels.gemm(128, 128, 256, 64, 64, 64), grid=(2, 2))
+    a, b = torch.randn(128, 256).to(torch.bfloat16), torch.randn(256, 128).to(torch.bfloat16)
+    c = artifacts.run(a, b)
+    torch.testing.assert_close(c.float(), a.float() @ b.float(), rtol=2e-2, atol=2e-1)
+    def deterministic(counters: dict) -> dict:  # cb_stall_events depends on thread interleaving (DEVELOPERS.md)
+        def strip(c):
+            return {k: v for k, v in c.items() if k != "cb_stall_events"}
+
+        return {"timing": counters["timing"], "total": strip(counters["total"]),
+                "cores": [strip(c) for c in counters["cores"]]}
+
+    full = artifacts.last_counters
+    assert artifacts.run(a, b, timing_only=True) is None
+    assert deterministic(artifacts.last_counters) == deterministic(full)
+    assert full["total"]["tile_ops"]["matmul_tiles"] > 0

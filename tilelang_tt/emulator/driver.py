@@ -39,6 +39,9 @@ EMULATOR_DIR = Path(__file__).resolve().parent
 INCLUDE_DIR = EMULATOR_DIR / "include"
 RUNTIME_DIR = EMULATOR_DIR / "runtime"
 CXX_FLAGS = ("-O2", "-std=c++20", "-pthread")
+# The runtime (built once per runtime version, cached) is where emulation spends its time: its math
+# loops vectorise at -O3 (the same arithmetic: no -ffast-math, no FMA contraction).
+RUNTIME_CXX_FLAGS = ("-O3", "-ffp-contract=off")
 BUILD_JOBS = 2
 RUN_TIMEOUT_S = 600
 HOST_PROGRAM = "main.cpp"
@@ -168,6 +171,7 @@ class _Unit:
     source: Path
     obj: Path
     defines: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()  # after CXX_FLAGS
 
 
 def _kernel_symbol(source_name: str) -> str:
@@ -179,7 +183,8 @@ def _compile(cxx: str, unit: _Unit) -> None:
         return
     unit.obj.parent.mkdir(parents=True, exist_ok=True)
     partial = unit.obj.with_name(f"{unit.obj.name}.{os.getpid()}.tmp")
-    command = [cxx, *CXX_FLAGS, f"-I{INCLUDE_DIR}", f"-I{RUNTIME_DIR}", *unit.defines, "-c", str(unit.source), "-o", str(partial)]
+    command = [cxx, *CXX_FLAGS, *unit.flags, f"-I{INCLUDE_DIR}", f"-I{RUNTIME_DIR}", *unit.defines, "-c", str(unit.source),
+               "-o", str(partial)]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         partial.unlink(missing_ok=True)
@@ -207,9 +212,11 @@ def build(sources: dict[str, str], plan: Plan) -> Path:
     cache = CACHE_DIR.get() / "emu"
     cxx = EMU_CXX.get()
     runtime_defines = (arch_table_define(),)
-    base = _digest(_compiler_identity(cxx), " ".join(CXX_FLAGS), _tree_digest(), *runtime_defines)
+    base = _digest(_compiler_identity(cxx), " ".join(CXX_FLAGS), " ".join(RUNTIME_CXX_FLAGS), _tree_digest(),
+                   *runtime_defines)
     units = [
-        _Unit(f"emulator runtime {cpp.name}", cpp, cache / "obj" / f"runtime-{cpp.stem}-{base}.o", runtime_defines)
+        _Unit(f"emulator runtime {cpp.name}", cpp, cache / "obj" / f"runtime-{cpp.stem}-{base}.o", runtime_defines,
+              RUNTIME_CXX_FLAGS)
         for cpp in sorted(RUNTIME_DIR.glob("*.cpp"))
     ]
     main_key = _digest(base, sources[HOST_PROGRAM])
@@ -247,14 +254,16 @@ def build(sources: dict[str, str], plan: Plan) -> Path:
 
 
 def run(sources: dict[str, str], plan: dict, inputs: dict[str, object], data_dir: Path | None = None,
-        trace: Path | None = None) -> EmulatorResult:
+        trace: Path | None = None, timing_only: bool = False) -> EmulatorResult:
     """Build (or reuse) the program (``sources``: ``main.cpp`` and the kernels of ``plan``, a
     ``tt.plan.json`` dict) and run it on ``inputs`` (numpy arrays or torch tensors by buffer name).
 
     The program's data directory (``<buffer>.bin`` inputs, ``<buffer>.out.bin`` outputs,
     ``counters.json``; DEVELOPERS.md, Contract 2) is ``data_dir`` when given, and kept; else a
     temporary directory. With ``trace`` the run also writes the timing model's timeline there, as
-    Chrome trace-event JSON (runtime/trace.cpp); without it nothing is recorded."""
+    Chrome trace-event JSON (runtime/trace.cpp); without it nothing is recorded. ``timing_only``
+    skips the arithmetic of the matrix multiplications (``Device::set_timing_only``): the counters
+    and the timing model's prediction are a full run's, there are no outputs (``outputs`` is empty)."""
     sizes = dim_values(plan, {name: np.shape(value) for name, value in inputs.items()}) if "dims" in plan else {}
     try:
         plan = Plan.from_json(bind_dims(plan, sizes) if sizes else plan)
@@ -279,6 +288,7 @@ def run(sources: dict[str, str], plan: dict, inputs: dict[str, object], data_dir
         env.pop("TT_EMU_TRACE", None)
         if trace is not None:
             env["TT_EMU_TRACE"] = str(Path(trace).resolve())
+        env["TT_EMU_TIMING_ONLY"] = "1" if timing_only else "0"
         try:
             done = subprocess.run(
                 [str(exe), str(data_dir), *(str(v) for v in sizes.values())], capture_output=True, text=True, env=env,
@@ -290,7 +300,7 @@ def run(sources: dict[str, str], plan: dict, inputs: dict[str, object], data_dir
             message = done.stderr.strip() or f"the emulated program exited with code {done.returncode}"
             raise EmulatorError(message, done.returncode)
         outputs = {}
-        for buffer in plan.outputs:
+        for buffer in () if timing_only else plan.outputs:
             raw = np.fromfile(data_dir / f"{buffer.name}.out.bin", dtype=np.dtype(buffer.format.storage),
                               count=_stored_count(buffer))
             outputs[buffer.name] = _from_storage(raw, buffer)

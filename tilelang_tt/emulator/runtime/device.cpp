@@ -680,6 +680,8 @@ void Device::launch() {
   if (!l.empty()) throw EmulatorError("leak at end of program:\n" + l.substr(0, l.size() - 1));
 }
 
+void Device::set_timing_only(bool on) { impl_->timing_only = on; }
+
 std::string Device::counters_json() const {
   const DeviceImpl& d = *impl_;
   std::ostringstream os;

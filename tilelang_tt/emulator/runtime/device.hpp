@@ -171,6 +171,11 @@ class Device {
   // The last launch's timeline as Chrome trace-event JSON (Perfetto, chrome://tracing); its format is
   // documented in trace.cpp. Empty of spans unless set_tracing(true) preceded the launch.
   std::string trace_json() const;
+  // Timing only (off by default): the next launches skip the arithmetic of matmul_tiles, where
+  // emulation spends its time, so the outputs are meaningless; the protocol checks, the counters and
+  // the timing model's prediction are those of a full run (no kernel's control flow reads what
+  // compute produces).
+  void set_timing_only(bool on);
   // Drops CBs, semaphores, kernels, runtime args and counters; keeps DRAM and L1 buffers.
   void reset_program();
 

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -751,7 +752,12 @@ std::shared_ptr<MeshDevice> MeshDevice::create_unit_mesh(
     }
     const char* arch = std::getenv("TT_EMU_ARCH");
     const char* trace = std::getenv("TT_EMU_TRACE");
-    guarded([&] { emu::Device::open(arch && *arch ? arch : "wormhole_b0").set_tracing(trace && *trace); });
+    const char* timing_only = std::getenv("TT_EMU_TIMING_ONLY");
+    guarded([&] {
+        emu::Device& device = emu::Device::open(arch && *arch ? arch : "wormhole_b0");
+        device.set_tracing(trace && *trace);
+        device.set_timing_only(timing_only && std::string_view(timing_only) == "1");
+    });
     return std::shared_ptr<MeshDevice>(new MeshDevice());
 }
 

@@ -213,6 +213,7 @@ class DeviceImpl {
   // launch's, parallel to last_timing.
   bool tracing = false;
   std::vector<std::array<std::vector<TraceSpan>, 3>> last_spans;
+  bool timing_only = false;  // Device::set_timing_only
   std::map<uintptr_t, SemTiming> sem_timing;  // by host address of the semaphore word; guarded by mu
 
   // Launch state, guarded by mu.
