@@ -403,7 +403,8 @@ def gemm_bias_relu(M, N, K, bm, bn, bk, dtype="bfloat16"):
 
 def gemm_with_loop_compute(kind, M, N, K, bm, bn, bk, dtype="bfloat16"):
     """T.clear(C) then a K loop that computes more than T.gemm: "rescale" halves C before each gemm
-    (C = sum_k 2^(k + 1 - K/bk) A_k B_k), "scaled_a" feeds the gemm 2 * A_k computed in the loop."""
+    (C = sum_k 2^(k + 1 - K/bk) A_k B_k), "scaled_a" feeds the gemm 2 * A_k computed in the loop,
+    "two_gemms" accumulates A_k B_k twice (C = 2 A B)."""
 
     @T.prim_func
     def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), "float32")):
@@ -419,6 +420,9 @@ def gemm_with_loop_compute(kind, M, N, K, bm, bn, bk, dtype="bfloat16"):
                 if kind == "rescale":
                     for i, j in T.Parallel(bm, bn):
                         C_l[i, j] = C_l[i, j] * 0.5
+                    T.gemm(A_s, B_s, C_l)
+                elif kind == "two_gemms":
+                    T.gemm(A_s, B_s, C_l)
                     T.gemm(A_s, B_s, C_l)
                 else:
                     for i, j in T.Parallel(bm, bk):

@@ -96,6 +96,7 @@ class AccumulateMode(enum.IntEnum):
     FRESH = 0  # from zero, in DST over the whole K loop
     RELOAD = 1  # on top of the accumulator's current value, reloaded from its CB
     SPILL = 2  # over a K loop, partial sums kept in the accumulator's CB between K steps
+    L1_ACC = 3  # as SPILL, but the packer adds each K step's sums to the CB's (pack_reconfig_l1_acc)
 
 
 @dataclass(frozen=True)
@@ -585,6 +586,8 @@ class Intrin(_DocumentedKey):
     DST_WAIT = ("tt.dst.wait", "tile_regs_wait()", "")
     DST_RELEASE = ("tt.dst.release", "tile_regs_release()", "")
     PACK_TILE = ("tt.pack_tile", "pack_tile(dst, cb)", "dst: expr, cb: cb")
+    PACK_L1_ACC = ("tt.pack_reconfig_l1_acc", "pack_reconfig_l1_acc(enable): the packer adds to the tiles in L1 "
+                                              "instead of overwriting them (1) or not (0)", "enable: expr")
     # layout conversion of row-major blocks (D5)
     TILIZE_INIT = ("tt.tilize_init", "tilize_init(icb, block, ocb)", "icb: cb, block: int, ocb: cb")
     TILIZE_BLOCK = ("tt.tilize_block", "tilize_block(icb, block, ocb): 32 rows of `block` tiles' width -> block tiles",

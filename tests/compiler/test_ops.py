@@ -318,6 +318,25 @@ def test_gemm_with_compute_between_k_steps(kind):
     assert ((out.double() - ref).abs() <= bound).all()
 
 
+@pytest.mark.parametrize("kind", ["two_gemms", "plain"])
+def test_partial_sums_beyond_dst(kind):
+    """A 128x128 fp32 C block (16 tiles: sub-blocks) over 4 K steps. One gemm into C per step: the
+    packer accumulates the partial sums in C's CB (pack_reconfig_l1_acc, never reloaded); two gemms
+    (C = 2 A B): the partial sums round-trip through DST (copy_tile)."""
+    a, b = bf16(128, 128, seed=33), bf16(128, 128, seed=34)
+    func = (K.gemm_with_loop_compute("two_gemms", 128, 128, 128, 128, 128, 32) if kind == "two_gemms" else
+            kernels.gemm(128, 128, 128, 128, 128, 32))
+    out, artifacts = run(func, a, b)
+    factor = 2 if kind == "two_gemms" else 1
+    assert_close(out.float(), factor * (a.float() @ b.float()), 2.0 ** -8)
+    compute = artifacts.get_source("compute")
+    if kind == "plain":
+        k_step = compute.split("pack_reconfig_l1_acc(k > 0);")[1].split("pack_reconfig_l1_acc(0);")[0]
+        assert "matmul_tiles" in k_step and "copy_tile" not in k_step
+    else:
+        assert "pack_reconfig_l1_acc" not in compute and "copy_tile" in compute
+
+
 @pytest.mark.parametrize("batch,heads,seq_len,dim", [(1, 1, 256, 64), (1, 1, 1024, 64), (1, 1, 256, 128),
                                                      (1, 1, 512, 128), (1, 1, 1024, 128), (2, 3, 128, 64)])
 def test_flash_attention(batch, heads, seq_len, dim):

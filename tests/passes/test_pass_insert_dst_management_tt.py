@@ -24,7 +24,7 @@ from tests.passes.helpers import (
 )
 from tilelang_tt import TTCompileError
 from tilelang_tt.attrs import Intrin
-from tilelang_tt.passes.common import evaluate_calls
+from tilelang_tt.passes.common import evaluate_calls, stmt_intrin
 from tilelang_tt.passes.insert_dst_management_tt import InsertDSTManagementTT
 
 PASS = "InsertDSTManagementTT"
@@ -227,3 +227,30 @@ def test_row_major_blocks_are_tilized_where_they_arrive_and_untilized_where_they
     assert ops and start < min(ops)  # tiles before the op reads them
     end = calls.index(untilize[0])
     assert calls[end:end + len(untilize)] == untilize and end > max(ops)  # after c is computed
+
+
+def _k_loop_calls(func) -> list:
+    """(intrinsic, args) of the compute kernel's K loop, in order."""
+    (k,) = [n for n in _nodes(func.body) if isinstance(n, tirx.For) and n.loop_var.name == "k"]
+    return [(stmt_intrin(n), list(n.value.args)) for n in evaluate_calls(k.body)]
+
+
+def _nodes(stmt) -> list:
+    out = []
+    tirx.stmt_functor.post_order_visit(stmt, out.append)
+    return out
+
+
+def test_partial_sums_accumulate_in_l1_without_reloads():
+    """A 128x128 C block (16 tiles, 4 sub-blocks of 4) over 2 K steps: from the second step on the
+    old partial block is popped before the sub-blocks, and the packer adds to it; it is never
+    reloaded into DST (no copy_tile in the K loop), and L1 accumulation is off after the sub-blocks."""
+    f = run_pass(lower_until(gemm(128, 128, 64, 128, 128, 32), PASS), PASS)["main_compute"]
+    calls = _k_loop_calls(f)
+    names = [i for i, _ in calls]
+    assert Intrin.COPY_TILE not in names
+    l1 = [args for i, args in calls if i == Intrin.PACK_L1_ACC]
+    assert len(l1) == 2 and str(l1[0][0]) == "k > 0" and int(l1[1][0]) == 0
+    first, last = names.index(Intrin.PACK_L1_ACC), len(names) - 1 - names[::-1].index(Intrin.PACK_L1_ACC)
+    assert names[first - 2:first] == [Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT]  # the old block, under k > 0
+    assert names[first:last].count(Intrin.PACK_TILE) == 1 and Intrin.MATMUL_TILES in names[first:last]

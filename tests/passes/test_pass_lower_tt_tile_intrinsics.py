@@ -73,7 +73,8 @@ def test_gemm_sub_blocked_when_block_exceeds_dst():
 
 
 def test_gemm_block_reuse_spills_partials():
-    # Default gemm_reuse="auto": sub-blocks inside the K loop, partial sums kept in C's CB.
+    # Default gemm_reuse="auto": sub-blocks inside the K loop, partial sums kept in C's CB, where the
+    # packer accumulates them (one gemm into C per K step): the CB holds one block.
     before = lower_until(gemm(128, 128, 64, 128, 128, 32), PASS)
     f = before["main"]
     A_s, B_s, C_l = (alloc(f, n) for n in ("A_s", "B_s", "C_l"))
@@ -82,7 +83,7 @@ def test_gemm_block_reuse_spills_partials():
     read_a, read_b, _ = k.body.seq
     sb = var("sb")
     expected = seq(
-        accumulate(C_l, AccumulateMode.SPILL, tirx.For(k.loop_var, 0, 2, tirx.ForKind.SERIAL, seq(
+        accumulate(C_l, AccumulateMode.L1_ACC, tirx.For(k.loop_var, 0, 2, tirx.ForKind.SERIAL, seq(
             read_a, read_b,
             tirx.For(sb, 0, 4, tirx.ForKind.SERIAL, seq(
                 ev(Intrin.MM_MMA, A_s.data, B_s.data, C_l.data, sb, 0, 1, 4, False, tirx.EQ(k.loop_var, 0)),
@@ -93,6 +94,9 @@ def test_gemm_block_reuse_spills_partials():
     )
     after = run_pass(before, PASS)
     assert_body(block(after["main"], "tilelang_root").body, expected)
+    cb = get(after["main"], Attr.CB_DESC)["C_l"]
+    assert (cb["block_pages"], cb["num_pages"]) == (16, 16)
+    assert get(before["main"], Attr.CB_DESC)["C_l"]["num_pages"] == 32  # cb_depth 2 before C2
 
 
 def test_eltwise_parallel_becomes_tile_eltwise():

@@ -29,7 +29,7 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.attrs import AccumulateMode, Attr, Intrin
-from tilelang_tt.ops.base import Engine, TileOp, register
+from tilelang_tt.ops.base import INTEGER_DTYPES, Engine, TileOp, register
 from tilelang_tt.ops.fill import cleared_block
 from tilelang_tt.passes.common import (
     READ,
@@ -207,6 +207,12 @@ class Gemm(TileOp):
         are tilized between K steps, where DST holds nothing (tilize_block acquires DST itself)."""
         var = tirx.Var("sb", "int32")
         m0, n0 = (var // ncols) * sh, (var % ncols) * sw
+        # one gemm into C per K step, of float sums: the packer accumulates them in C's CB, which then
+        # holds one block (the partial sums are never reloaded); else they round-trip through DST
+        l1_acc = (sum(is_gemm_into(s, acc) for s in kloop.body.seq) == 1
+                  and str(acc.dtype) not in INTEGER_DTYPES)
+        if l1_acc:
+            ctx.cbs[acc.name] = ctx.cbs[acc.name] | {"num_pages": ctx.cbs[acc.name]["block_pages"]}
         body = []
         for s in kloop.body.seq:
             if is_gemm_into(s, acc):
@@ -220,8 +226,8 @@ class Gemm(TileOp):
                 body.append(ctx.visit(s))
         new_loop = keep_span(kloop, tirx.For(kloop.loop_var, kloop.min, kloop.extent, tirx.ForKind.SERIAL, seq(body),
                                              None, kloop.annotations))
-        return keep_span(like, tirx.AttrStmt(acc.data, Attr.ACCUMULATE.value,
-                                             tirx.IntImm("int32", AccumulateMode.SPILL), new_loop))
+        mode = AccumulateMode.L1_ACC if l1_acc else AccumulateMode.SPILL
+        return keep_span(like, tirx.AttrStmt(acc.data, Attr.ACCUMULATE.value, tirx.IntImm("int32", mode), new_loop))
 
     def rewrite_gemms(self, ctx, stmt, acc, m0, n0, sh, sw, reload):
         loops: list[tirx.For] = []
@@ -263,7 +269,7 @@ class Gemm(TileOp):
     def process_scope(self, ctx, scope: tirx.AttrStmt, held: dict):
         """An accumulate scope (``ctx``: InsertDSTManagementTT's handshake protocol): (its DST code, the
         held state after it)."""
-        if int(scope.value) == AccumulateMode.SPILL:
+        if int(scope.value) in (AccumulateMode.SPILL, AccumulateMode.L1_ACC):
             return self.process_spilled(ctx, scope, held)
         held = dict(held)
         name = scope.node.name
@@ -281,8 +287,14 @@ class Gemm(TileOp):
         return seq([*pre, body, *post]), held
 
     def process_spilled(self, ctx, scope: tirx.AttrStmt, held: dict):
-        """K loop with sub-blocks inside: from the second K step on, each sub-block reloads its
-        partial sums from C's CB; the old partial block is popped once the new one is pushed."""
+        """K loop with sub-blocks inside. SPILL: each sub-block reloads its partial sums from C's CB
+        (all but the first gemm into C of the first K step), and the old partial block is popped once
+        the new one is pushed.
+        L1_ACC: C's CB holds one block; from the second K step on the old block is popped first (the
+        write pointer comes back round to it, its tiles stay in L1) and the packer adds the new sums
+        to them: ``pack_reconfig_l1_acc`` is 1 around the sub-block loop from the second K step on,
+        and 0 after it (other packs overwrite)."""
+        l1_acc = int(scope.value) == AccumulateMode.L1_ACC
         held = dict(held)
         name = scope.node.name
         c = ctx.cb(name)
@@ -290,11 +302,12 @@ class Gemm(TileOp):
         kloop = scope.body
         later = tirx.GT(kloop.loop_var, kloop.min)
 
-        def when_later(stmts):
-            return tirx.IfThenElse(later, seq(stmts), None)
+        def when_later(stmts, always: bool = False):
+            return seq(stmts) if always else tirx.IfThenElse(later, seq(stmts), None)
 
         def body_from(state):
             out = []
+            gemms = 0  # before this statement in the K step: the partial sums exist unless none came before
             for s in kloop.body.seq:
                 mma = (next((n for n in _calls(s) if stmt_intrin(n) == Intrin.MM_MMA), None)
                        if isinstance(s, tirx.For) else None)
@@ -303,15 +316,23 @@ class Gemm(TileOp):
                     out.append(new)
                     continue
                 out += self.operand_waits(ctx, mma, state)
-                out.append(when_later([evaluate(Intrin.CB_WAIT_FRONT, c.index, c.block_pages, like=mma)]))
+                old_partials = evaluate(Intrin.CB_WAIT_FRONT, c.index, c.block_pages, like=mma)
                 pack = next(n for n in _calls(s) if stmt_intrin(n) == Intrin.PACK_BLOCK)
                 _, m0, n0, sm, sn = pack.value.args
-                sub = [evaluate(Intrin.DST_ACQUIRE, like=mma),
-                       when_later(self.reload_tiles(ctx, c, m0, n0, int(sm), int(sn), mma)),
-                       *self.matmul(ctx, mma)]
+                if l1_acc:
+                    out += [when_later([old_partials, ctx.pop(name, True, mma)]),
+                            evaluate(Intrin.PACK_L1_ACC, later, like=mma)]
+                    sub = [evaluate(Intrin.DST_ACQUIRE, like=mma), *self.matmul(ctx, mma)]
+                else:
+                    out.append(when_later([old_partials], gemms > 0))
+                    sub = [evaluate(Intrin.DST_ACQUIRE, like=mma),
+                           when_later(self.reload_tiles(ctx, c, m0, n0, int(sm), int(sn), mma), gemms > 0),
+                           *self.matmul(ctx, mma)]
                 sub += ctx.pack(c, int(sm) * int(sn), lambda t: t, pack)
                 out.append(keep_span(s, tirx.For(s.loop_var, s.min, s.extent, s.kind, seq(sub))))
-                out.append(when_later([ctx.pop(name, True, mma)]))
+                out.append(evaluate(Intrin.PACK_L1_ACC, tirx.const(0, "uint32"), like=mma) if l1_acc else
+                           when_later([ctx.pop(name, True, mma)], gemms > 0))
+                gemms += 1
             return seq(out), state
 
         loop, after = ctx.iterate_loop(kloop, held, body_from)

@@ -649,7 +649,28 @@ void pack_dst(ThreadCtx& t, uint32_t idst, uint32_t cbi, bool out_of_order, uint
   uint8_t* dst = t.core->l1 + cb.offset + ((cb.wr_page + pos) % cb.num_pages) * cb.page_size;
   const DataFormat fmt = cb.fmt;
   lk.unlock();
-  pack_tile_data(t.dst[static_cast<uint32_t>(t.pack_owned) * t.dst_half() + idst].data(), fmt, dst);
+  const float* value = t.dst[static_cast<uint32_t>(t.pack_owned) * t.dst_half() + idst].data();
+  if (!t.pack_l1_acc) {
+    pack_tile_data(value, fmt, dst);
+    return;
+  }
+  // L1 accumulation: the tile in L1 plus DST's, added in fp32 and packed as pack_tile packs (an
+  // assumption: the 0.81.1 API documents the accumulation, not its arithmetic)
+  if (is_int32_format(fmt))
+    protocol_error(loc, std::string(fn) + " with pack_reconfig_l1_acc(1) into CB " + std::to_string(cbi) + " of " +
+                            data_format_name(fmt) + " tiles: L1 accumulation of integer tiles is not modelled");
+  alignas(64) float sum[kTileHW];
+  unpack_tile(dst, fmt, sum);
+  for (uint32_t i = 0; i < kTileHW; ++i) sum[i] += value[i];
+  pack_tile_data(sum, fmt, dst);
+}
+
+void pack_reconfig_l1_acc(uint32_t l1_acc_en, Loc loc) {
+  ThreadCtx& t = compute_ctx("pack_reconfig_l1_acc", loc);
+  if (l1_acc_en > 1)
+    protocol_error(loc, "pack_reconfig_l1_acc(" + std::to_string(l1_acc_en) + "): the flag is 0 or 1");
+  t.pack_l1_acc = l1_acc_en != 0;
+  charge(t, timing::kComputeInit, "pack_reconfig_l1_acc");
 }
 
 void pack_tile(uint32_t idst, uint32_t cbi, bool out_of_order, uint32_t out_index, Loc loc) {

@@ -103,6 +103,7 @@ void reduce_tile(Pool pool, RDim dim, uint32_t cb, uint32_t cb_scaler, uint32_t 
                  Loc loc);
 void transpose_tile(uint32_t cb, uint32_t t, uint32_t dst, Loc loc);
 void pack_tile(uint32_t dst, uint32_t cb, bool out_of_order, uint32_t out_index, Loc loc);
+void pack_reconfig_l1_acc(uint32_t l1_acc_en, Loc loc);
 
 // Layout conversions, row-major CB data <-> tiles (tilize.h, untilize.h, pack_untilize.h; tilize.cpp).
 // The inits put the unpacker / packer in a mode the other tile ops may not run in until the uninit.

@@ -15,6 +15,10 @@ ALWI void pack_tile(std::uint32_t ifrom_dst, std::uint32_t icb, std::uint32_t ou
   emu::k::pack_tile(ifrom_dst, icb, out_of_order_output, output_tile_index, loc);
 }
 
+ALWI void pack_reconfig_l1_acc(const std::uint32_t l1_acc_en, Loc loc = Loc::current()) {
+  emu::k::pack_reconfig_l1_acc(l1_acc_en, loc);
+}
+
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void pack_block(std::uint32_t ifrom_dst, std::uint32_t icb, std::uint32_t ntiles, Loc loc = Loc::current()) {
   for (std::uint32_t i = 0; i < ntiles; ++i) emu::k::pack_tile(ifrom_dst + i, icb, false, 0, loc);
