@@ -97,7 +97,9 @@ def test_summary_writes_runtime_values_as_its_legend_says():
     """Buffer addresses as @X, NOC coordinates as noc_x(x,y) / noc_y(x,y), integers as they are."""
     text = summary(json.loads(GEMM.read_text()))
     assert "runtime args per core (@X = device address of buffer X, noc_x(x,y) = NOC x of core (x,y)):" in text
-    assert ("  (1,0): reader [@A, @B, 1, 1, 1, 0, noc_x(0,0), noc_y(0,0), noc_x(7,0), noc_y(7,0), noc_x(0,0), "
-            "noc_y(0,0), 8, 7, 1, noc_x(1,0), noc_y(1,0), noc_x(1,7), noc_y(1,7), noc_x(1,0), noc_y(1,0), 8, 7]  "
-            "compute [1, 1, 1]  writer [@C, 1, 1, 1]\n") in text
+    # the reader receives A from its row's sender (NOC 1: the rectangle far -> near); the writer
+    # reads B and sends it down its column (NOC 0: near -> far), then writes C
+    assert ("  (1,0): reader [@A, 1, 1, 1, 0, noc_x(0,0), noc_y(0,0), noc_x(7,0), noc_y(7,0), noc_x(0,0), "
+            "noc_y(0,0), 7]  compute [1, 1, 1]  writer [@B, @C, 1, 1, 1, 1, noc_x(1,0), noc_y(1,0), noc_x(1,0), "
+            "noc_y(1,0), noc_x(1,7), noc_y(1,7), 7]\n") in text
     assert "  multicast: A_shared read by the first core of each core row and sent to the others" in text
