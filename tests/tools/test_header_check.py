@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tilelang_tt.contract.formats import FORMATS
+from tilelang_tt.contract.formats import BY_DATA_FORMAT
 from tilelang_tt.env import tt_metal_root
 from tilelang_tt.tools.header_check import (
     HeaderCheckError,
@@ -178,7 +178,8 @@ def test_cb_formats_are_the_plan_s():
     syntax_check_dataflow(READER, "reader", compile_time_args=TWO_ACCESSORS,
                           cb_formats={0: ("Float32", 4096), 1: ("UInt16", 2048)})
     with pytest.raises(ValueError, match=r"^cb_formats: data formats \['Float16'\] are not plan formats; use one of "
-                                         r"\['Float16_b', 'Float32', 'Int32', 'UInt32', 'UInt16', 'UInt8'\]$"):
+                                         r"\['Float16_b', 'Float32', 'Int32', 'UInt32', 'UInt16', 'UInt8', "
+                                         r"'Bfp8_b', 'Bfp4_b'\]$"):
         syntax_check_dataflow(READER, "reader", cb_formats={0: ("Float16", 2048)})
 
 
@@ -192,8 +193,8 @@ def test_the_format_codes_are_the_data_format_enum_of_every_arch():
         body = re.search(r"enum class DataFormat\b[^{]*\{(.*?)\};", header.read_text(), re.S).group(1)
         entries = re.findall(r"^\s*(\w+)\s*=\s*(0x[0-9a-fA-F]+|\d+)", body, re.M)
         values = {name: int(value, 0) for name, value in entries}
-        assert {f.data_format: f.code for f in FORMATS.values()} == {
-            f.data_format: values[f.data_format] for f in FORMATS.values()}, header
+        assert {f.data_format: f.code for f in BY_DATA_FORMAT.values()} == {  # block floating point too
+            f.data_format: values[f.data_format] for f in BY_DATA_FORMAT.values()}, header
 
 
 def test_correct_compute_kernel_passes():
