@@ -17,7 +17,7 @@ import tilelang  # noqa: F401  (tilelang must be imported before tvm)
 from tvm import ir, runtime, tirx
 from tvm.ir import register_op_attr as tvm_register_op_attr
 
-from tilelang_tt.contract.formats import BLOCK_FORMATS, DATA_FORMATS, FORMATS, tile_bytes
+from tilelang_tt.contract.formats import BLOCK_FORMATS, BY_DATA_FORMAT, DATA_FORMATS, Format, tile_bytes
 from tilelang_tt.contract.formula import from_json, to_json
 from tilelang_tt.contract.plan import (  # noqa: F401  (the vocabulary attributes and the plan share)
     CHAIN_ARGS,
@@ -196,8 +196,13 @@ class LayoutDesc:
     storage: str | None = None  # stored in a block floating point format (BLOCK_FORMATS), not in its dtype
 
     @property
+    def format(self) -> Format:
+        """How its elements are stored: in its dtype, or in the block floating point ``storage``."""
+        return BLOCK_FORMATS[self.storage] if self.storage else BY_DATA_FORMAT[DATA_FORMATS[self.dtype][0]]
+
+    @property
     def data_format(self) -> str:
-        return BLOCK_FORMATS[self.storage].data_format if self.storage else DATA_FORMATS[self.dtype][0]
+        return self.format.data_format
 
     @property
     def row_major(self) -> bool:
@@ -209,8 +214,7 @@ class LayoutDesc:
         row-major tensor."""
         if self.row_major:
             return self.shape[-1] * DATA_FORMATS[self.dtype][1]
-        fmt = BLOCK_FORMATS[self.storage] if self.storage else FORMATS[self.dtype]
-        return tile_bytes(fmt, self.tile_shape[0] * self.tile_shape[1])
+        return tile_bytes(self.format, self.tile_shape[0] * self.tile_shape[1])
 
     @property
     def num_pages(self) -> int:

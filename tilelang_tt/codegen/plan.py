@@ -24,7 +24,6 @@ from tilelang_tt.contract.formula import to_json
 from tilelang_tt.passes.common import arch_of, dynamic_dims
 
 
-
 def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
     """``kernels``: role -> split PrimFunc (reader, compute, writer) of one user kernel."""
     reader, compute, writer = (kernels[r.value] for r in (KernelRole.READER, KernelRole.COMPUTE, KernelRole.WRITER))
