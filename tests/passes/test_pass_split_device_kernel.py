@@ -111,16 +111,14 @@ def _role(role):
     return tt_attrs({**GRAPH, "tt.kernel_role": role, "tt.source_func": "main"})
 
 
-def test_hand_written_gemm_split():
-    """Hand-written TIR: the reader keeps the reads and their loop, the writer the write, compute the
-    accumulation scope with the gemm and the reads and the write as markers; the launch goes to all
-    three, the on-chip allocation block to none (its buffers are CB ids now)."""
+def _gemm_before(graph: dict) -> tvm.IRModule:
+    """A monolithic GEMM kernel of a K loop of two steps, with the attributes of ``graph``."""
     @I.ir_module
     class Before:
         @T.prim_func
         def main(A: T.Buffer((32, 64), "bfloat16"), B: T.Buffer((64, 64), "bfloat16"),
                  C: T.Buffer((32, 64), "bfloat16")):
-            T.func_attr(tt_attrs(GRAPH))
+            T.func_attr(tt_attrs(graph))
             bx = T.launch_thread("coreIdx.x", 2)
             with T.sblock("tilelang_root"):
                 T.reads()
@@ -135,6 +133,15 @@ def test_hand_written_gemm_split():
                         tt.mm.mma(A_s.data, B_s.data, C_l.data, 0, 0, 1, 1, False, k == 0)
                     tt.pack_block(C_l.data, 0, 0, 1, 1)
                 tt.write_from_cb(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[0, bx * 32], 2, 32, 32))
+
+    return Before
+
+
+def test_hand_written_gemm_split():
+    """Hand-written TIR: the reader keeps the reads and their loop, the writer the write, compute the
+    accumulation scope with the gemm and the reads and the write as markers; the launch goes to all
+    three, the on-chip allocation block to none (its buffers are CB ids now)."""
+    Before = _gemm_before(GRAPH)
 
     @I.ir_module(check_well_formed=False)  # split kernels use their CBs' buffers unallocated
     class Expected:
@@ -203,26 +210,7 @@ def test_hand_written_block_read_by_the_writer():
     graph = {**GRAPH, "tt.tile_dfg": {**GRAPH["tt.tile_dfg"], "B_s": {
         "producer": "writer", "consumers": ["compute"], "buffer": "B"}}}
 
-    @I.ir_module
-    class Before:
-        @T.prim_func
-        def main(A: T.Buffer((32, 64), "bfloat16"), B: T.Buffer((64, 64), "bfloat16"),
-                 C: T.Buffer((32, 64), "bfloat16")):
-            T.func_attr(tt_attrs(graph))
-            bx = T.launch_thread("coreIdx.x", 2)
-            with T.sblock("tilelang_root"):
-                T.reads()
-                T.writes()
-                A_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
-                B_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
-                C_l = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
-                with T.attr(C_l.data, "tt.accumulate", 0):
-                    for k in range(2):
-                        tt.read_to_cb(tl.region(A[0, k * 32], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
-                        tt.read_to_cb(tl.region(B[k * 32, bx * 32], 1, 32, 32), tl.region(B_s[0, 0], 2, 32, 32))
-                        tt.mm.mma(A_s.data, B_s.data, C_l.data, 0, 0, 1, 1, False, k == 0)
-                    tt.pack_block(C_l.data, 0, 0, 1, 1)
-                tt.write_from_cb(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[0, bx * 32], 2, 32, 32))
+    Before = _gemm_before(graph)
 
     @I.ir_module(check_well_formed=False)  # split kernels use their CBs' buffers unallocated
     class Expected:
