@@ -307,7 +307,7 @@ class Gemm(TileOp):
 
         def body_from(state):
             out = []
-            gemms = 0  # before this statement in the K step: the partial sums exist unless none came before
+            gemms = 0  # gemms into C before this one in the K step (from the second on, partial sums exist)
             for s in kloop.body.seq:
                 mma = (next((n for n in _calls(s) if stmt_intrin(n) == Intrin.MM_MMA), None)
                        if isinstance(s, tirx.For) else None)

@@ -44,19 +44,16 @@ REQUIRED = {
     KernelRole.WRITER.value: (*L1_INPUTS, Attr.TENSOR_ACCESSOR, Attr.RUNTIME_ARGS, Attr.WORK_PARTITION, Attr.CORE_GRID),
     KernelRole.COMPUTE.value: (*L1_INPUTS, Attr.COMPUTE_CONFIG, Attr.RUNTIME_ARGS, Attr.WORK_PARTITION),
 }
+# Reading blocks into CBs, multicast included: either data-movement kernel may (BalanceDataMovementTT
+# gives some to the writer), and the writer reads the tensor elements its addresses read.
+READS = {Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.NOC_READ_PAGE, Intrin.NOC_READ_ROW, Intrin.NOC_READ_BARRIER,
+         Intrin.NOC_READ_ZEROS, Intrin.MCAST_WRITE, Intrin.SEM_WAIT, Intrin.SEM_SET, Intrin.SEM_INC, Intrin.SEM_SET_MCAST,
+         Intrin.NOC_WRITES_FLUSHED}
 ALLOWED = {
-    KernelRole.READER.value: {Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.NOC_READ_PAGE, Intrin.NOC_READ_BARRIER,
-                              Intrin.NOC_READ_ZEROS, Intrin.NOC_READ_ROW, Intrin.FILL_SCALER, Intrin.STORE_TILE_ELEMENT,
-                              Intrin.WIDEN_BYTES,
-                              Intrin.MCAST_WRITE, Intrin.SEM_WAIT, Intrin.SEM_WAIT_MIN,
-                              Intrin.SEM_SET, Intrin.SEM_INC, Intrin.SEM_SET_MCAST, Intrin.NOC_WRITE_BARRIER,
-                              Intrin.NOC_WRITES_FLUSHED},
-    # the writer may also read blocks (BalanceDataMovementTT) and tensor elements its addresses read
-    KernelRole.WRITER.value: {Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT, Intrin.NOC_WRITE_PAGE, Intrin.NOC_WRITE_ROW,
-                              Intrin.NOC_WRITE_BARRIER, Intrin.SEM_INC, Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK,
-                              Intrin.NOC_READ_PAGE, Intrin.NOC_READ_ROW, Intrin.NOC_READ_BARRIER, Intrin.NOC_READ_ZEROS,
-                              Intrin.MCAST_WRITE, Intrin.SEM_WAIT, Intrin.SEM_SET, Intrin.SEM_SET_MCAST,
-                              Intrin.NOC_WRITES_FLUSHED},
+    KernelRole.READER.value: READS | {Intrin.FILL_SCALER, Intrin.STORE_TILE_ELEMENT, Intrin.WIDEN_BYTES,
+                                      Intrin.SEM_WAIT_MIN, Intrin.NOC_WRITE_BARRIER},
+    KernelRole.WRITER.value: READS | {Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT, Intrin.NOC_WRITE_PAGE,
+                                      Intrin.NOC_WRITE_ROW, Intrin.NOC_WRITE_BARRIER},
     KernelRole.COMPUTE.value: {Intrin.HW_STARTUP, Intrin.MATMUL_INIT, Intrin.BINARY_INIT, Intrin.MATMUL_TILES,
                                Intrin.BINARY_TILES, Intrin.COPY_INIT, Intrin.COPY_TILE, Intrin.BCAST_INIT,
                                Intrin.TRANSPOSE_INIT, Intrin.TRANSPOSE_TILE, Intrin.WHERE_INIT, Intrin.WHERE_TILE,
