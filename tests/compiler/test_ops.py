@@ -347,6 +347,9 @@ def test_flash_attention(batch, heads, seq_len, dim):
     ref = torch.softmax(q.float() @ k.float().transpose(-1, -2) / dim ** 0.5, dim=-1) @ v.float()
     assert_close(out, ref, 2.0 ** -6)
     assert artifacts.plan["block_grid"] == [batch * heads, seq_len // 64]
+    if batch * heads == 1 and seq_len // 64 > 8:  # one row of query blocks over two core rows, K/V to all
+        assert {(d["cb"], d["axis"]) for d in artifacts.plan["multicast"]} == {("K_s", "xy"), ("V_s", "xy")}
+        assert artifacts.last_counters["total"]["dram_bytes_read"] == 3 * q.numel() * 2  # Q, K, V once each
 
 
 @pytest.mark.parametrize("heads,seq_len,dim", [(2, 128, 64), (1, 256, 128)])

@@ -90,7 +90,7 @@ def test_uneven_block_rectangles_and_no_multicast():
     assert [work(w)[:5] for w in get(after["main"], Attr.WORK_PARTITION)] == [
         [0, 0, 0, 6, 2], [1, 0, 2, 3, 1], [0, 1, 9, 4, 2], [1, 1, 11, 2, 1]]
     assert get(after["main"], Attr.MULTICAST) == {}
-    with pytest.raises(TTCompileError, match="multicast='on' needs the block partition"):
+    with pytest.raises(TTCompileError, match="multicast='on' needs the cores in step"):
         on = CompileOptions(grid=(2, 2), partition="block", multicast="on")
         run_pass(lower_until(gemm(320, 192, 64, 64, 64, 32), PASS, on), PASS, on)
 
@@ -143,6 +143,32 @@ def test_no_multicast_where_loop_bounds_differ_within_a_group():
     assert get(plain, Attr.CORE_GRID) == get(causal, Attr.CORE_GRID) == [4, 2]
     assert {cb: d["axis"] for cb, d in get(plain, Attr.MULTICAST).items()} == {"K_s": "x", "V_s": "x"}
     assert get(causal, Attr.MULTICAST) == {}
+
+
+def test_one_row_block_grid_fills_the_core_grid_and_shares_k_v_with_all():
+    """One head of 1024 queries in 64-row blocks is a 1 x 16 block grid: rectangles would use one
+    core row (8 cores), contiguous shares use 16 (an 8x2 grid, one block each). Every core walks one
+    block, so they keep step; K and V do not depend on any block coordinate that varies (by = bz = 0
+    throughout): both go to all 16 cores from core (0, 0); Q (on bx) is not shared."""
+    after = run_pass(lower_until(op_kernels.flash_attention(1024, 64), PASS), PASS)["main"]
+    assert get(after, Attr.WORK_POLICY)["policy"] == "contiguous"
+    assert get(after, Attr.CORE_GRID) == [8, 2]
+    assert [w["count"] for w in get(after, Attr.WORK_PARTITION)] == [1] * 16
+    everyone = [{"cores": [[x, y] for y in range(2) for x in range(8)], "near": [0, 0], "far": [7, 1]}]
+    assert {cb: (d["axis"], d["groups"]) for cb, d in get(after, Attr.MULTICAST).items()} == {
+        "K_s": ("xy", everyone), "V_s": ("xy", everyone)}
+
+
+def test_unequal_shares_share_nothing():
+    """20 blocks of one row over 8x2 cores (explicit grid): shares of 2 and 1 blocks, out of step;
+    nothing is multicast, and multicast='on' says why."""
+    opts = CompileOptions(grid=(8, 2))
+    after = run_pass(lower_until(op_kernels.flash_attention(1280, 64), PASS, opts), PASS, opts)["main"]
+    assert sorted({w["count"] for w in get(after, Attr.WORK_PARTITION)}) == [1, 2]
+    assert get(after, Attr.MULTICAST) == {}
+    on = CompileOptions(grid=(8, 2), multicast="on")
+    with pytest.raises(TTCompileError, match=r"needs the cores in step.*16 cores with \[1, 2\] blocks"):
+        run_pass(lower_until(op_kernels.flash_attention(1280, 64), PASS, on), PASS, on)
 
 
 def test_local_shard_follows_the_output_shards():

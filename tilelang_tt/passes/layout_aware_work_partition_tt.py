@@ -24,7 +24,9 @@ with a policy:
 - ``row_major``: round-robin in row-major order, core i gets blocks i, i + P, i + 2P, ...;
 - ``block``: the block grid is cut into a gy x gx grid of rectangles (balanced), core (x, y) gets
   rectangle (y, x), walked row by row: ``start_id``, ``count`` blocks in rows of ``width``.
-``auto`` picks ``block`` when the core grid divides the block grid evenly, else ``contiguous``.
+``auto`` picks ``block`` when the core grid divides the block grid evenly and its rectangles keep
+as many cores busy as contiguous shares would (not for a 1 x 64 grid on 8x8 cores), else
+``contiguous``.
 
 Multicast: with ``block`` and an even split every core walks its rectangle in lockstep, so at
 every step the cores of a core row share the block row (``by``, ``bz``) and those of a core column
@@ -32,7 +34,11 @@ share ``bx``. A read whose slice does not depend on ``bx`` is the same block for
 its CB is marked for multicast along x (the row's first core reads and multicasts it); one
 depending on neither ``by`` nor ``bz`` along y; one depending on neither to the whole grid ("xy"). A read inside a loop whose bounds (or a
 branch whose condition) depend on a coordinate that differs within the group — a causal K loop up
-to the query block — is not multicast: the cores would not keep step. Two semaphores per multicast CB.
+to the query block — is not multicast: the cores would not keep step. Any other partition giving
+every core the same number of blocks, on a full rectangle of cores, also keeps them in step, but a
+core row no longer shares a block row: there only reads that depend on no block coordinate (an
+attention's K and V for a one-head block grid) are multicast, to all the cores ("xy"). Two
+semaphores per multicast CB.
 ``multicast="auto"`` multicasts whenever that spares DRAM reads (a group of more than one core).
 Only cores with work are active. Before/after: TIR unchanged.
 
@@ -201,12 +207,23 @@ def multicast_groups(axis: str, cores: list[Core]) -> tuple[MulticastGroup, ...]
     return tuple(sorted(groups, key=lambda g: (g.sender[1], g.sender[0])))
 
 
-def _multicast(func, loops, grid, mode: str, cores: list[Core]) -> dict[str, dict]:
+def _fills_rectangle(cores: list[Core]) -> bool:
+    """Whether ``cores`` are every core of the rectangle around them."""
+    xs, ys = [c[0] for c in cores], [c[1] for c in cores]
+    return len(set(map(tuple, cores))) == (max(xs) - min(xs) + 1) * (max(ys) - min(ys) + 1)
+
+
+def _multicast(func, loops, grid, mode: str, cores: list[Core], whole_grid_only: bool) -> dict[str, dict]:
     """CBs whose block is the same for a whole core row ("x"), column ("y") or the grid ("xy"),
     read the same number of times by every core of the group (lockstep), with their groups of
-    ``cores``."""
-    row_vars = [loops[tag].loop_var for tag in ROW_TAGS if tag in loops]
-    bx_var = loops["blockIdx.x"].loop_var if "blockIdx.x" in loops else None
+    ``cores``. ``whole_grid_only``: the cores walk equal numbers of blocks but not rectangles of the
+    block grid (a core row does not share a block row), so only blocks that depend on no block
+    coordinate are shared, by all ``cores``."""
+    # the block coordinates that take more than one value (a grid of one head has by = 0 throughout)
+    varies = {tag: loops[tag].loop_var for tag in ("blockIdx.x", *ROW_TAGS)
+              if tag in loops and not (isinstance(loops[tag].extent, tirx.IntImm) and loops[tag].extent.value == 1)}
+    row_vars = [varies[tag] for tag in ROW_TAGS if tag in varies]
+    bx_var = varies.get("blockIdx.x")
     # the block coordinates that differ between the cores of a group
     varying = {"x": [bx_var] if bx_var is not None else [], "y": row_vars, "xy": row_vars + [bx_var]}
     values = bound_values(func.body)  # row = by * bm; T.copy(A[row, k * bk], A_s) depends on by
@@ -220,7 +237,9 @@ def _multicast(func, loops, grid, mode: str, cores: list[Core]) -> dict[str, dic
         on_bx = bx_var is not None and any(uses_var(s, bx_var) for s in starts)
         # the cores sharing the block: those with the same by (a core row), bx (a column), or all
         rows, cols = grid[0] > 1, grid[1] > 1  # groups along x / along y hold more than one core
-        if on_by and on_bx:
+        if whole_grid_only:
+            axis = "xy" if not (on_by or on_bx) else None
+        elif on_by and on_bx:
             axis = None
         elif on_by:
             axis = "x" if rows else None
@@ -234,9 +253,10 @@ def _multicast(func, loops, grid, mode: str, cores: list[Core]) -> dict[str, dic
         axes[name] = axis if axes.get(name, axis) == axis else None  # every read of the CB must agree
     shared = sorted(name for name, axis in axes.items() if axis is not None)
     if mode == "on" and not shared:
+        what = ("every slice depends on a block coordinate" if whole_grid_only
+                else "every slice depends on both bx and by")
         raise error(PASS, func, None, "multicast='on' but no block read from a tensor is the same for a row or "
-                    "column of cores (every slice depends on both bx and by)",
-                    "use multicast='auto' or 'off'")
+                    f"column of cores ({what})", "use multicast='auto' or 'off'")
     return {name: MulticastDesc(name, axes[name], 2 * k, 2 * k + 1, multicast_groups(axes[name], cores)).to_attr()
             for k, name in enumerate(shared)}
 
@@ -274,7 +294,10 @@ def _global(func, arch, block_grid, grid, policy_name: str) -> tuple[list[WorkIt
     if policy_name == "auto":
         candidate = grid or natural
         even = bx_total % candidate[0] == 0 and by_total % candidate[1] == 0
-        policy_name = Policy.BLOCK.value if even else Policy.CONTIGUOUS.value
+        # rectangles only where they keep as many cores busy as contiguous shares: a block grid of
+        # fewer rows than the core grid (one query-block row of one head) fills the grid contiguously
+        busy = min(total, (grid or arch.grid)[0] * (grid or arch.grid)[1])
+        policy_name = Policy.BLOCK.value if even and candidate[0] * candidate[1] >= busy else Policy.CONTIGUOUS.value
     policy = Policy(policy_name)
     if policy == Policy.BLOCK:
         grid = grid or natural
@@ -359,17 +382,28 @@ def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str, mult
     else:
         items, work_policy, grid = _global(func, arch, (by, bx), grid, policy)
 
+    cores = [w.core for w in items]
+    # Cores in step: each walks a rectangle of the block grid the same shape (the block partition,
+    # evenly) -- a core row shares its block rows -- or at least the same number of blocks, whose
+    # shared reads are then only those of no block coordinate, to every core (a one-row block grid
+    # spread over the whole core grid; the cores must fill their rectangle, which the multicast covers).
     lockstep = work_policy.policy == Policy.BLOCK and bx % grid[0] == 0 and by % grid[1] == 0
+    equal_shares = (not summing and work_policy.policy != Policy.LOCAL_SHARD and len(cores) > 1
+                    and not isinstance(by * bx, Formula) and len({w.count for w in items}) == 1
+                    and _fills_rectangle(cores))
     if multicast == "on" and isinstance(by * bx, Formula):
         raise error(PASS, func, None, "multicast='on' needs a block grid known when the kernel is compiled; "
                     f"this kernel's is {by} x {bx} blocks (dynamic sizes)", "use multicast='auto' or 'off'")
-    if multicast == "on" and not lockstep:
+    if multicast == "on" and not (lockstep or equal_shares):
         raise error(PASS, func, None,
-                    f"multicast='on' needs the block partition with a core grid dividing the {by}x{bx} block grid "
-                    f"(got policy {work_policy.policy.value}, grid {tuple(grid)})",
-                    "use partition='block' with a grid whose x divides Bx and y divides By, or multicast='auto'")
-    cores = [w.core for w in items]
-    shared = _multicast(func, loops, tuple(grid), multicast, cores) if lockstep and multicast != "off" else {}
+                    "multicast='on' needs the cores in step: the block partition with a core grid dividing the "
+                    f"{by}x{bx} block grid, or an equal number of blocks per core on a full rectangle of cores "
+                    f"(got policy {work_policy.policy.value}, grid {tuple(grid)}, "
+                    f"{len(cores)} cores with {sorted({w.count for w in items})} blocks)",
+                    "use partition='block' with a grid whose x divides Bx and y divides By, a grid whose core "
+                    "count divides the number of blocks, or multicast='auto'")
+    shared = (_multicast(func, loops, tuple(grid), multicast, cores, whole_grid_only=not lockstep)
+              if (lockstep or equal_shares) and multicast != "off" else {})
     summed = {}
     if summing:  # the semaphore after the multicast ones
         summed = {Attr.REDUCTION: dataclasses.replace(reduction, semaphore=2 * len(shared)).to_attr()}
