@@ -10,12 +10,13 @@ one per field), ``tilelang.compile(..., pass_configs={"tt.grid": ...})`` and
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from types import MappingProxyType
 
 from tilelang_tt.contract.arch import ARCHS, get_arch
+from tilelang_tt.contract.formats import BLOCK_FORMATS
 from tilelang_tt.errors import TTCompileError
-from tilelang_tt.layout import BufferLayout
+from tilelang_tt.layout import BufferLayout, LayoutError
 
 PASS = "CompileOptions"
 PARTITIONS = ("auto", "contiguous", "row_major", "block")
@@ -43,6 +44,9 @@ class CompileOptions:
     partition_mode: str = "auto"
     multicast: str = "auto"  # "auto" (when it lowers DRAM traffic), "on" or "off"
     layouts: Mapping[str, BufferLayout] | None = None  # buffer name -> memory/layout/sharding
+    # parameter name -> block floating point storage ("bfloat8_b", "bfloat4_b"): a shorter spelling
+    # of BufferLayout(dtype=...), merged into ``layouts`` (the one place later passes read)
+    storage: Mapping[str, str] | None = None
     dump_ir: str | None = None  # directory: write the TIR after each pass as numbered files
     print_ir: bool = False
     pass_timing: bool = False
@@ -81,9 +85,36 @@ class CompileOptions:
                                       hint="e.g. layouts={'A': tilelang_tt.BufferLayout(memory='L1', "
                                            "layout='height_sharded', shard_grid=(8, 1))}")
             object.__setattr__(self, "layouts", MappingProxyType(dict(sorted(layouts.items()))))
+        if self.storage is not None:
+            self._merge_storage()
         if self.math_fidelity not in ("LoFi", "HiFi2", "HiFi3", "HiFi4"):
             raise OptionError(f"math_fidelity={self.math_fidelity!r} is not a math fidelity",
                               hint="use LoFi, HiFi2, HiFi3 or HiFi4")
+
+    def _merge_storage(self) -> None:
+        """``storage={"A": "bfloat8_b"}`` becomes ``layouts["A"].dtype``; a layout that already
+        names another storage for the parameter is a contradiction."""
+        storage = dict(self.storage) if isinstance(self.storage, Mapping) else None
+        if storage is None:
+            raise OptionError(f"storage={self.storage!r} is not a mapping of parameter names to storage formats",
+                              hint="e.g. storage={'A': 'bfloat8_b', 'B': 'bfloat8_b'}")
+        layouts = dict(self.layouts or {})
+        for name, fmt in storage.items():
+            if not isinstance(name, str) or fmt not in BLOCK_FORMATS:
+                raise OptionError(f"storage[{name!r}]={fmt!r} is not a storage format",
+                                  hint=f"use one of {sorted(BLOCK_FORMATS)} (block floating point); a parameter "
+                                       "left out is stored in its own dtype")
+            layout = layouts.get(name, BufferLayout())
+            if layout.dtype not in (None, fmt):
+                raise OptionError(f"storage[{name!r}]={fmt!r} contradicts layouts[{name!r}].dtype={layout.dtype!r}",
+                                  hint="give the parameter's storage in one place: storage= or BufferLayout(dtype=...)")
+            try:
+                layouts[name] = replace(layout, dtype=fmt)
+            except LayoutError as e:
+                raise OptionError(f"storage[{name!r}]={fmt!r}: {e}",
+                                  hint="block floating point is for tiled tensors") from None
+        object.__setattr__(self, "storage", MappingProxyType(dict(sorted(storage.items()))))
+        object.__setattr__(self, "layouts", MappingProxyType(dict(sorted(layouts.items()))))
 
     @classmethod
     def from_kwargs(cls, **kwargs) -> CompileOptions:

@@ -52,6 +52,22 @@ def test_a_gemm_of_bfloat8_b_operands_is_torch_s_on_the_stored_values():
     assert total["dram_bytes_read"] == 32 * 1088
 
 
+def test_the_storage_option_is_a_layout_s_dtype():
+    """``storage={"A": "bfloat8_b"}`` spells ``layouts={"A": BufferLayout(dtype="bfloat8_b")}``, merged
+    into a layout given for the same parameter; a contradiction and a row-major tensor are refused."""
+    func = gemm(64, 64, 128, 32, 32, 32)
+    sharded = BufferLayout(memory="L1", layout="height_sharded", shard_grid=(2, 1))
+    by_option = tilelang_tt.compile(func, storage={"A": "bfloat8_b", "B": "bfloat4_b"}, layouts={"B": sharded})
+    by_layout = tilelang_tt.compile(func, layouts={"A": BufferLayout(dtype="bfloat8_b"),
+                                                   "B": BufferLayout(memory="L1", layout="height_sharded",
+                                                                     shard_grid=(2, 1), dtype="bfloat4_b")})
+    assert by_option.plan == by_layout.plan and by_option.sources == by_layout.sources
+    with pytest.raises(TTCompileError, match=r"storage\['A'\]='bfloat8_b' contradicts layouts\['A'\].dtype='bfloat4_b'"):
+        tilelang_tt.compile(func, storage={"A": "bfloat8_b"}, layouts={"A": BufferLayout(dtype="bfloat4_b")})
+    with pytest.raises(TTCompileError, match=r"storage\['A'\]='bfloat8_b': .*not with layout='row_major'"):
+        tilelang_tt.compile(func, storage={"A": "bfloat8_b"}, layouts={"A": BufferLayout(layout="row_major")})
+
+
 def test_a_bfloat4_b_input_and_a_bfloat8_b_output_are_converted_bit_for_bit():
     """C = A + B with A stored as bfloat4_b in DRAM and C as bfloat8_b shards in L1: the unpacker's
     values of A's tiles, added in a bfloat16 DST, packed by the packer's rounding: the numpy model's

@@ -126,6 +126,8 @@ CASES = {
                            base={"layouts": SHARDED_C}),
     "multicast": Case("gemm", "off", lambda art, err: art.plan["multicast"] == []),
     "layouts": Case("add", SHARDED_C, lambda art, err: _placement(art, "C") == ("L1", "height_sharded", [4, 1])),
+    "storage": Case("gemm", {"A": "bfloat8_b"}, lambda art, err: [
+        b["data_format"] for b in art.plan["buffers"] if b["name"] == "A"] == ["Bfp8_b"]),
     "dump_ir": Case("add", DUMP_DIR, lambda art, err: _dumped() == [
         dump_file_name(i, name) for i, name in enumerate(pass_names(), 1)]),
     "print_ir": Case("add", True, lambda art, err: _printed(r"# main after (\w+)", err) == pass_names()),
@@ -212,6 +214,9 @@ BAD = {
     "partition": ("diagonal", "partition='diagonal' is not one of ['auto', 'contiguous', 'row_major', 'block']",
                   "partition='auto'"),
     "layouts": ({"C": {"memory": "L1"}}, "layouts['C'] is a dict, not a BufferLayout", "tilelang_tt.BufferLayout("),
+    "storage": ({"A": "bfloat16"}, "storage['A']='bfloat16' is not a storage format", "['bfloat4_b', 'bfloat8_b']"),
+    "storage-text": ("bfloat8_b", "storage='bfloat8_b' is not a mapping of parameter names to storage formats",
+                     "storage={'A': 'bfloat8_b'"),
 }
 
 
