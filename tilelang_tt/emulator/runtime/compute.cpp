@@ -101,7 +101,9 @@ uint64_t op_cycles(const ThreadCtx& t, const std::string& name) {
     const size_t n = std::char_traits<char>::length(suffix);
     return name.size() >= n && name.compare(name.size() - n, n, suffix) == 0;
   };
-  if (name == "matmul_tiles") return matmul_tile_cycles(fidelity, t.kernel->opts.fp32_dest_acc_en);
+  // matmul_block counts each of its tile products: the same cost as the matmul_tiles doing it
+  if (name == "matmul_tiles" || name == "matmul_block")
+    return matmul_tile_cycles(fidelity, t.kernel->opts.fp32_dest_acc_en);
   if (name == "pack_tile") return kPackTile;
   if (name == "reduce_tile") return kFpuPass * fidelity_phases(fidelity);
   if (name == "copy_tile" || name == "transpose_wh_tile" || name.rfind("unary_bcast", 0) == 0) return kFpuPass;
@@ -271,10 +273,10 @@ void binary_init(BinaryOp op, bool acc_to_dest, Loc loc) {
   charge(t, timing::kComputeInit, "binary_op_init");
 }
 
-void matmul_init(uint32_t transpose, Loc loc) {
-  ThreadCtx& t = compute_ctx("matmul_init", loc);
-  t.mm_transpose = transpose != 0;
-  charge(t, timing::kComputeInit, "matmul_init");
+void matmul_init(const char* fn, uint32_t transpose, uint32_t ct_dim, uint32_t rt_dim, uint32_t kt_dim, Loc loc) {
+  ThreadCtx& t = compute_ctx(fn, loc);
+  t.mm = {transpose != 0, ct_dim, rt_dim, kt_dim, loc.line()};
+  charge(t, timing::kComputeInit, fn);
 }
 
 // ---------------------------------------------------------------- FPU ops
@@ -328,20 +330,77 @@ __attribute__((target_clones("avx2", "default"))) void tile_matmul(const float* 
     }
   }
 }
+
+// DST[idst] += A[t0] x B[t1], B's tile transposed when the init's transpose is set (the unpacker
+// transposes each face of in1 and math reads faces 1 and 2 swapped: llk_unpack_AB_matmul_init's
+// haloize mode, matmul_configure_addrmod), counted as a tile op of `fn`.
+void tile_product(ThreadCtx& t, const char* fn, uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t idst,
+                  Loc loc) {
+  alignas(64) float a[kTileHW], b[kTileHW];
+  unpack(t, cb0, t0, a, fn, loc, Path::Fpu);
+  unpack(t, cb1, t1, b, fn, loc, Path::Fpu);
+  if (t.mm.transpose)
+    for (uint32_t r = 0; r < 32; ++r)
+      for (uint32_t c = r + 1; c < 32; ++c) std::swap(b[r * 32 + c], b[c * 32 + r]);
+  float* __restrict d = math_dst(t, idst, fn, loc);
+  if (!t.dev->timing_only) tile_matmul(a, b, d);
+  settle(t, d);
+  count(t, fn);
+}
+
+std::string block_dims(uint32_t ct, uint32_t rt, uint32_t kt) {
+  return "ct_dim=" + std::to_string(ct) + ", rt_dim=" + std::to_string(rt) + ", kt_dim=" + std::to_string(kt);
+}
+
+// How the init programmed the unpacker's and math's loops for a block (llk_unpack_AB_matmul_init's
+// MOP, llk_math_matmul_init's MOP and source-valid handling): ct_dim >= rt_dim reuses each in0 tile
+// along its row (in1 streamed), else each in1 tile down its column; and whether the other operand
+// takes more than one tile (t_dim > 1).
+std::string reuse_kind(uint32_t ct, uint32_t rt) {
+  const bool reuse_a = ct >= rt;
+  const uint32_t t_dim = reuse_a ? rt : ct;
+  return std::string(reuse_a ? "in0 reused along rows" : "in1 reused down columns") + ", " +
+         (t_dim > 1 ? "several " : "one ") + (reuse_a ? "row" : "column") + (t_dim > 1 ? "s" : "");
+}
+
+// A matmul call of a ct_dim x rt_dim block over kt_dim (matmul_tiles: 1x1x1) against the configuration
+// of the last init: the call may name a block of another size only where the init's loops serve it (the
+// same reuse_kind). Returns in0's row step: the call's kt_dim where in0 is reused, else the init's
+// (llk_unpack_AB_matmul steps in0 by the KT_DIM register llk_unpack_AB_matmul_init wrote).
+uint32_t in0_row_step(const ThreadCtx& t, const char* fn, uint32_t ct_dim, uint32_t rt_dim, uint32_t kt_dim,
+                      Loc loc) {
+  const MatmulMode& m = t.mm;
+  if (reuse_kind(ct_dim, rt_dim) != reuse_kind(m.ct, m.rt))
+    protocol_error(loc, std::string(fn) + " of a block with " + block_dims(ct_dim, rt_dim, kt_dim) + " (" +
+                            reuse_kind(ct_dim, rt_dim) + ") but the matmul init at line " + std::to_string(m.line) +
+                            " programmed the unpacker and math for " + block_dims(m.ct, m.rt, m.kt) + " (" +
+                            reuse_kind(m.ct, m.rt) + "); call matmul_block_init with this block first");
+  return ct_dim >= rt_dim ? kt_dim : m.kt;
+}
 }  // namespace
 
 void matmul_tiles(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t idst, Loc loc) {
   ThreadCtx& t = compute_ctx("matmul_tiles", loc);
-  alignas(64) float a[kTileHW], b[kTileHW];
-  unpack(t, cb0, t0, a, "matmul_tiles", loc, Path::Fpu);
-  unpack(t, cb1, t1, b, "matmul_tiles", loc, Path::Fpu);
-  if (t.mm_transpose)
-    for (uint32_t r = 0; r < 32; ++r)
-      for (uint32_t c = r + 1; c < 32; ++c) std::swap(b[r * 32 + c], b[c * 32 + r]);
-  float* __restrict d = math_dst(t, idst, "matmul_tiles", loc);
-  if (!t.dev->timing_only) tile_matmul(a, b, d);
-  settle(t, d);
-  count(t, "matmul_tiles");
+  in0_row_step(t, "matmul_tiles", 1, 1, 1, loc);
+  tile_product(t, "matmul_tiles", cb0, cb1, t0, t1, idst, loc);
+}
+
+// The real matmul_block (tt-metal 0.81.1 api/compute/matmul.h over tt-llk's llk_unpack_AB_matmul.h and
+// llk_math_matmul.h): row r of the block reads in0 tile in0_tile_index + r * kt_dim, column c in1 tile
+// in1_tile_index + c, into DST tile idst + r * ct_dim + c. B's tiles are transposed as the init said:
+// the unpacker ignores the call's `transpose` (on Blackhole the dynamic throttle re-inits math with
+// it, whose face order then disagrees with the unpacker's), so a call must repeat the init's.
+void matmul_block(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t idst, uint32_t transpose,
+                  uint32_t ct_dim, uint32_t rt_dim, uint32_t kt_dim, Loc loc) {
+  ThreadCtx& t = compute_ctx("matmul_block", loc);
+  const uint32_t row_step = in0_row_step(t, "matmul_block", ct_dim, rt_dim, kt_dim, loc);
+  if ((transpose != 0) != t.mm.transpose)
+    protocol_error(loc, "matmul_block(transpose=" + std::to_string(transpose) + ") but the matmul init at line " +
+                            std::to_string(t.mm.line) + " set transpose=" + std::to_string(int(t.mm.transpose)) +
+                            ": the unpacker transposes B's tiles as the init said");
+  for (uint32_t r = 0; r < rt_dim; ++r)
+    for (uint32_t c = 0; c < ct_dim; ++c)
+      tile_product(t, "matmul_block", cb0, cb1, t0 + r * row_step, t1 + c, idst + r * ct_dim + c, loc);
 }
 
 void copy_tile(uint32_t cb, uint32_t ti, uint32_t idst, Loc loc) {

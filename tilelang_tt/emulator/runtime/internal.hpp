@@ -164,6 +164,15 @@ struct LayoutMode {
   uint32_t line = 0;  // source line of the init
 };
 
+// The matmul configuration of the last matmul_init / matmul_block_init (tt-metal api/compute/matmul.h):
+// B's tiles transposed, and the output block (ct x rt tiles over kt) the unpacker's and math's loops
+// were programmed for (llk_unpack_AB_matmul_init, llk_math_matmul_init); matmul_init is the 1x1x1 block.
+struct MatmulMode {
+  bool transpose = false;
+  uint32_t ct = 1, rt = 1, kt = 1;
+  uint32_t line = 0;  // source line of the init
+};
+
 struct ThreadCtx {
   class DeviceImpl* dev = nullptr;
   Core* core = nullptr;
@@ -186,7 +195,7 @@ struct ThreadCtx {
   bool whole_dst = false;                 // inside acquire_dst/release_dst
   k::BinaryOp binary_op = k::BinaryOp::Add;
   bool binary_acc = false;
-  bool mm_transpose = false;
+  MatmulMode mm;
   bool pack_l1_acc = false;  // pack_reconfig_l1_acc: the packer adds to what L1 holds
   LayoutMode tilize_mode, untilize_mode, pack_untilize_mode;
   uint32_t dst_half() const;      // DST tiles of one half (the arch's DST, double-buffered)

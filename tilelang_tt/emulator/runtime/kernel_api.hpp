@@ -88,7 +88,8 @@ enum class Bcast : uint8_t { None, Row, Col, Scalar };
 enum class Pool : uint8_t { Sum, Avg, Max };
 enum class RDim : uint8_t { Row, Col, Scalar };
 void binary_init(BinaryOp op, bool acc_to_dest, Loc loc);
-void matmul_init(uint32_t transpose, Loc loc);
+// matmul_init (`fn`) configures the 1x1x1 block; matmul_block_init the ct_dim x rt_dim output block over kt_dim.
+void matmul_init(const char* fn, uint32_t transpose, uint32_t ct_dim, uint32_t rt_dim, uint32_t kt_dim, Loc loc);
 
 // FPU ops: operands read from CB tiles (front of the CB, index relative to the read pointer).
 // A Row broadcast broadcasts row `b_row` (< 32) of the second operand's tile (bcast.h's bcast_row_idx).
@@ -97,6 +98,11 @@ void binary_tiles(BinaryOp op, Bcast bcast, uint32_t cb0, uint32_t cb1, uint32_t
 // dest-reuse: `dst` is one operand. dest_is_a: DST is the left operand (DEST_TO_SRCA).
 void binary_reuse_dest(BinaryOp op, bool dest_is_a, uint32_t cb, uint32_t t, uint32_t dst, Loc loc);
 void matmul_tiles(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst, Loc loc);
+// One K step of an rt_dim x ct_dim block of the init's reuse kind: DST[dst + r*ct_dim + c] +=
+// A[t0 + r*kt_dim] x B[t1 + c] (kt_dim the init's when rt_dim > ct_dim; B's tiles transposed when the
+// init's transpose is set).
+void matmul_block(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst, uint32_t transpose,
+                  uint32_t ct_dim, uint32_t rt_dim, uint32_t kt_dim, Loc loc);
 void copy_tile(uint32_t cb, uint32_t t, uint32_t dst, Loc loc);
 void unary_bcast(Bcast bcast, uint32_t cb, uint32_t t, uint32_t dst, Loc loc);
 void reduce_tile(Pool pool, RDim dim, uint32_t cb, uint32_t cb_scaler, uint32_t t, uint32_t t_scaler, uint32_t dst,

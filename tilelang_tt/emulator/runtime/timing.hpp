@@ -24,6 +24,7 @@
 // table, tilelang_tt/contract/arch.py (with their sources), which reaches this runtime as ArchSpec:
 // | clock (AICLK)                    | 1.0 GHz    | 1.35 GHz   | docs.tenstorrent.com specs; TR/Blackhole bring-up guide (HF) |
 // | matmul_tiles, per fidelity phase | 16 cyc     | 16 cyc     | TR/GEMM_FLOPS: LoFi 16, HiFi2 32, HiFi3 48, HiFi4 64 per 32x32x32 |
+// | matmul_block, per tile product   | as matmul_tiles | as matmul_tiles | ASSUMPTION: no source gives a per-tile difference (GEMM_FLOPS measures ttnn's matmul_block kernels) |
 // | fp32_dest_acc_en matmul factor   | 1.07       | 1.07       | CE: ~7% slower (1/68.5 vs 1/64 tiles/cycle)    |
 // | SFPU op per tile                 | 32 cyc     | 32 cyc     | CE "SFPU default 1/32" (32 elem/clk 1-instruction floor); HF. Same for every op (no per-op source) |
 // | FPU eltwise add/sub per tile     | 16 cyc     | 16 cyc     | ASSUMPTION: one pass of the matrix engine, = one LoFi matmul phase (TR/GEMM_FLOPS) |
