@@ -552,10 +552,18 @@ class Intrin(_DocumentedKey):
     HW_STARTUP = ("tt.engine.init_common", "compute_kernel_hw_startup(in0, in1, out[, reverse])",
                   "in0: cb, in1: cb, out: cb, reverse: bool")
     MATMUL_INIT = ("tt.fpu.matmul_init", "matmul_init(in0, in1, transpose)", "in0: cb, in1: cb, transpose: bool")
+    MATMUL_BLOCK_INIT = ("tt.fpu.matmul_block_init", "matmul_block_init(in0, in1, transpose, ct_dim, rt_dim, kt_dim): "
+                                                      "the matmul of an rt_dim x ct_dim output block over kt_dim",
+                         "in0: cb, in1: cb, transpose: bool, ct_dim: int, rt_dim: int, kt_dim: int")
     BINARY_INIT = ("tt.fpu.binary_init", "<op>_init(in0, in1): add_init, sub_init, mul_init", "op: str, in0: cb, in1: cb")
     # compute tile ops and DST (D5)
     MATMUL_TILES = ("tt.fpu.matmul_tiles", "matmul_tiles(in0, in1, i0, i1, dst)",
                     "in0: cb, in1: cb, tile0: expr, tile1: expr, dst: expr")
+    MATMUL_BLOCK = ("tt.fpu.matmul_block", "matmul_block(in0, in1, i0, i1, dst, transpose, ct_dim, rt_dim, kt_dim): one "
+                                           "K step of the block, DST[dst + r * ct_dim + c] += in0[i0 + r * kt_dim] x "
+                                           "in1[i1 + c] (in1's tiles transposed with transpose)",
+                    "in0: cb, in1: cb, tile0: expr, tile1: expr, dst: expr, transpose: bool, ct_dim: int, rt_dim: int, "
+                    "kt_dim: int")
     BINARY_TILES = ("tt.fpu.binary_tiles", "<op>_tiles(in0, in1, i0, i1, dst)",
                     "op: str, in0: cb, in1: cb, tile0: expr, tile1: expr, dst: expr")
     COPY_INIT = ("tt.copy_init", "copy_init(cb): unpack tiles of cb into DST", "cb: cb")

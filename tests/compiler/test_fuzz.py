@@ -420,7 +420,7 @@ def gemm_cases(draw):
     inputs = {name: data(shape, dtype, gen) for name, shape, dtype in params[:-1]}
     on_chip = (dt, acc_dt) + ((out_dt,) if separate else ())
     u = dst_rounding(*on_chip)
-    # per K step: matmul_tiles rounds its DST partial sum once per K tile when DST is bf16, and a bf16
+    # per K step: each tile product rounds its DST partial sum once per K tile when DST is bf16, and a bf16
     # accumulator block rounds the partial sum once more when it goes through its CB
     step_roundings = (bk // 32 if u == U_BF16 else 0) + (1 if acc_dt == "bfloat16" else 0)
 

@@ -64,7 +64,7 @@ def test_gemm(M, N, K, bm, bn, bk, stages, grid):
     assert ((c.float() - ref).abs() <= tol).all()
     totals = artifacts.last_counters["total"]
     assert totals["tile_ops"]["pack_tile"] == (M // 32) * (N // 32)  # one pack per output tile
-    assert totals["tile_ops"]["matmul_tiles"] == (M // 32) * (N // 32) * (K // 32)
+    assert totals["tile_ops"]["matmul_block"] == (M // 32) * (N // 32) * (K // 32)
 
 
 def test_gemm_in_the_form_of_tilelang_examples():

@@ -332,7 +332,7 @@ def test_partial_sums_beyond_dst(kind):
     compute = artifacts.get_source("compute")
     if kind == "plain":
         k_step = compute.split("pack_reconfig_l1_acc(k > 0);")[1].split("pack_reconfig_l1_acc(0);")[0]
-        assert "matmul_tiles" in k_step and "copy_tile" not in k_step
+        assert "matmul_block(" in k_step and "copy_tile" not in k_step
     else:
         assert "pack_reconfig_l1_acc" not in compute and "copy_tile" in compute
 

@@ -72,7 +72,7 @@ def test_prediction_is_never_below_the_roofline(gemm_4x4):
     timing, total = counters["timing"], counters["total"]
     dram_bytes = total["dram_bytes_read"] + total["dram_bytes_written"]
     dram_cycles = dram_bytes / WH.dram_bytes_per_s * WH.clock_hz
-    matmul_cycles = total["tile_ops"]["matmul_tiles"] * MATMUL_PHASE * 4 / len(timing["cores"])  # HiFi4
+    matmul_cycles = total["tile_ops"]["matmul_block"] * MATMUL_PHASE * 4 / len(timing["cores"])  # HiFi4
     assert timing["cycles"] >= max(dram_cycles, matmul_cycles)
     assert timing["dram_cycles"] >= dram_cycles
 
@@ -87,7 +87,7 @@ def test_matmul_cycles_scale_with_math_fidelity():
     lofi, _ = run(kernel, a, b, grid=(1, 1), math_fidelity="LoFi")
     hifi2, _ = run(kernel, a, b, grid=(1, 1), math_fidelity="HiFi2")
     hifi4, _ = run(kernel, a, b, grid=(1, 1), math_fidelity="HiFi4")
-    tiles = hifi4["total"]["tile_ops"]["matmul_tiles"]
+    tiles = hifi4["total"]["tile_ops"]["matmul_block"]
     assert tiles == (M // 32) * (N // 32) * (K // 32)
     busy = {name: c["timing"]["cores"][0]["compute"]["busy"] for name, c in
             (("LoFi", lofi), ("HiFi2", hifi2), ("HiFi4", hifi4))}
@@ -153,4 +153,4 @@ def test_timing_only_predicts_what_a_full_run_predicts(tmp_path):
     full = artifacts.last_counters
     assert artifacts.run(a, b, timing_only=True) is None
     assert deterministic(artifacts.last_counters) == deterministic(full)
-    assert full["total"]["tile_ops"]["matmul_tiles"] > 0
+    assert full["total"]["tile_ops"]["matmul_block"] > 0

@@ -98,7 +98,7 @@ def test_span_names_and_call_counts_match_the_counters(traced):
             return sum(e.get("args", {}).get("calls", 1) for e in mine
                        if e["name"] == name and e["cat"] == "busy" and tid in (None, e["tid"]))
 
-        assert calls("matmul_tiles", TID["compute"]) == core["tile_ops"]["matmul_tiles"] > 0
+        assert calls("matmul_block", TID["compute"]) == core["tile_ops"]["matmul_block"] > 0
         assert calls("noc_async_read") == core["noc_read_transactions"]  # 0 on a multicast receiver
         assert calls("noc_async_read_barrier") == core["read_barriers"]
         assert {"wait cb_wait_front c_0", "pack_tile", "cb_push_back"} <= {e["name"] for e in mine}

@@ -20,7 +20,7 @@ def test_registered_under_spec_name():
 def test_gemm_init():
     before = lower_until(gemm(128, 128, 128, 64, 64, 32), PASS)
     after = run_pass(before, PASS)
-    expected = seq(ev(Intrin.HW_STARTUP, 0, 1, 16, True), ev(Intrin.MATMUL_INIT, 0, 1, False),
+    expected = seq(ev(Intrin.HW_STARTUP, 0, 1, 16, True), ev(Intrin.MATMUL_BLOCK_INIT, 0, 1, False, 2, 2, 1),
                    before["main_compute"].body)
     assert_body(after["main_compute"].body, expected)
     for name in ("main_reader", "main_writer"):

@@ -39,12 +39,13 @@ def test_gemm_dst_protocol():
     f = before["main_compute"]
     init0, init1, _ = f.body.seq
     k = loop(f, "k").loop_var
-    i, j, t = var("i"), var("j"), var("t")
+    t = var("t")
     expected = seq(init0, init1, attr_launch(launch(f, "coreIdx.x"), attr_launch(launch(f, "coreIdx.y"), seq(
         ev(Intrin.DST_ACQUIRE),
         tirx.For(k, 0, 4, tirx.ForKind.SERIAL, seq(
             ev(Intrin.CB_WAIT_FRONT, 0, 2), ev(Intrin.CB_WAIT_FRONT, 1, 2),
-            serial(i, 2, serial(j, 2, ev(Intrin.MATMUL_TILES, 0, 1, i, j, i * 2 + j))),
+            # the 2x2-tile C block in one matmul_block per K tile (bk is one tile)
+            ev(Intrin.MATMUL_BLOCK, 0, 1, 0, 0, 0, False, 2, 2, 1),
             ev(Intrin.CB_POP_FRONT, 0, 2), ev(Intrin.CB_POP_FRONT, 1, 2),
         )),
         ev(Intrin.DST_COMMIT), ev(Intrin.CB_RESERVE_BACK, 16, 4), ev(Intrin.DST_WAIT),
@@ -253,4 +254,6 @@ def test_partial_sums_accumulate_in_l1_without_reloads():
     assert len(l1) == 2 and str(l1[0][0]) == "k > 0" and int(l1[1][0]) == 0
     first, last = names.index(Intrin.PACK_L1_ACC), len(names) - 1 - names[::-1].index(Intrin.PACK_L1_ACC)
     assert names[first - 2:first] == [Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT]  # the old block, under k > 0
-    assert names[first:last].count(Intrin.PACK_TILE) == 1 and Intrin.MATMUL_TILES in names[first:last]
+    assert names[first:last].count(Intrin.PACK_TILE) == 1 and Intrin.MATMUL_BLOCK in names[first:last]
+    (block,) = [args for i, args in calls if i == Intrin.MATMUL_BLOCK]
+    assert [int(x) for x in block[6:]] == [4, 1, 1]  # a sub-block is a row of 4 tiles: ct_dim 4, rt_dim 1, kt_dim 1

@@ -76,6 +76,14 @@ def _matmul_init(args, raw):
     return f"matmul_init({args[0]}, {args[1]}{', 1' if bool(raw[2]) else ''})"
 
 
+def _matmul_block_init(args, raw):
+    return f"matmul_block_init({args[0]}, {args[1]}, {int(bool(raw[2]))}, {', '.join(args[3:])})"
+
+
+def _matmul_block(args, raw):
+    return f"matmul_block({', '.join(args[:5])}, {int(bool(raw[5]))}, {', '.join(args[6:])})"
+
+
 # -- SFPU: each call names its entry of tilelang_tt.ops.sfpu ------------------------------------
 def _init_op(raw) -> SfpuOp:
     """tt.sfpu.init(kind, op)."""
@@ -300,8 +308,10 @@ RULES: dict[Intrin, Rule] = dict([
     _rule(Intrin.LOAD_ELEMENT, lambda a, r: f"load_element_{a[2]}({a[0]}, {a[1]})", DATAFLOW_HEADER, LOAD_ELEMENT),
     _rule(Intrin.HW_STARTUP, _hw_startup, "api/compute/compute_kernel_hw_startup.h"),
     _rule(Intrin.MATMUL_INIT, _matmul_init, "api/compute/matmul.h"),
+    _rule(Intrin.MATMUL_BLOCK_INIT, _matmul_block_init, "api/compute/matmul.h"),
     _rule(Intrin.BINARY_INIT, _binary_init, FPU_HEADER),
     _rule(Intrin.MATMUL_TILES, _fn("matmul_tiles"), "api/compute/matmul.h"),
+    _rule(Intrin.MATMUL_BLOCK, _matmul_block, "api/compute/matmul.h"),
     _rule(Intrin.BINARY_TILES, _binary_tiles, FPU_HEADER),
     _rule(Intrin.COPY_INIT, _fn("copy_init"), "api/compute/tile_move_copy.h"),
     _rule(Intrin.COPY_TILE, _fn("copy_tile"), "api/compute/tile_move_copy.h"),

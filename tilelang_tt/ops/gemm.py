@@ -11,11 +11,17 @@ output tile, operands re-read per sub-block). A K loop that reads a row-major te
 round-trips (compute tilizes its rows between K steps, outside DST). ``T.gemm`` into a live C (no clear: flash
 attention's ``acc_o += P @ V``) has attribute value 1: C is reloaded into DST. ``T.gemm(A, B, C,
 clear_accum=True)`` is ``T.clear(C)`` and that gemm: it opens a fresh scope (MLA's scores, per key block).
+The sub-block (sm x sn tiles, :func:`sub_block`) is chosen once, here, and recorded in the
+``tt.mm.mma`` and ``tt.pack_block`` statements; D4 and D5 read it from there.
 D4: ``compute_kernel_hw_startup<SrcOrder::Reverse>(A, B, C)`` when it is the first op; the kernel's
-``matmul_init`` is hoisted when every op is a matmul of the same operands that reloads nothing.
+matmul init (``matmul_block_init(A, B, transpose, sn, sm, bk tiles)``, or ``matmul_init``) is
+hoisted when every op is a matmul of the same operands and sub-block that reloads nothing.
 D5: ``tile_regs_acquire`` before the statements that accumulate into C, reload of C's tiles for
-``acc += A @ B``, ``matmul_tiles`` into DST tiles ``i * sn + j`` over K, then per
-``tt.pack_block`` one pack per output tile.
+``acc += A @ B``, per K tile one ``matmul_block`` of the sub-block into DST tiles ``i * sn + j``
+(as ttnn's ``bmm_large_block_zm_fused_bias_activation``), then per ``tt.pack_block`` one pack per
+output tile. A transposed B (``transpose_B``) wider than one tile column keeps ``matmul_tiles`` per
+output tile: its columns are not adjacent tiles, which matmul_block steps through
+(:func:`matmul_block_dims`).
 ``T.gemm(A, B, C, transpose_A=True)``: compute first transposes A's tiles into a block of the
 transposed shape (:meth:`Gemm.untranspose`; ``transpose_tile``), then C accumulates as for a live
 accumulator.
@@ -258,8 +264,9 @@ class Gemm(TileOp):
     def engine(self, ctx, stmt):
         a, b, c = (v.name for v in stmt.value.args[:3])
         transpose = bool(stmt.value.args[7])
-        init = None if c in ctx.reloads else (Intrin.MATMUL_INIT, ctx.index(a), ctx.index(b), transpose)
-        return Engine(("matmul", a, b, transpose, c in ctx.reloads), init)
+        dims = matmul_block_dims(stmt, ctx.cbs[a]["block_tiles"][1])
+        init = None if c in ctx.reloads else matmul_init(ctx.index(a), ctx.index(b), transpose, dims)
+        return Engine(("matmul", a, b, transpose, dims, c in ctx.reloads), init)
 
     def startup(self, ctx, stmt):
         a, b, c = (ctx.index(v.name) for v in stmt.value.args[:3])
@@ -410,8 +417,9 @@ class Gemm(TileOp):
         return ctx.waits(list(dict.fromkeys([a, b])), held, mma)
 
     def matmul(self, ctx, mma) -> list[tirx.Stmt]:
-        """The op init (unless hoisted) and ``matmul_tiles`` of every output tile of the sub-block
-        over the K tiles of the A and B blocks."""
+        """The op init (unless hoisted) and, per K tile of the A and B blocks, one ``matmul_block`` of
+        the sub-block into DST tiles ``i * sn + j`` (row i, column j); where matmul_block cannot step
+        through B (:func:`matmul_block_dims`), ``matmul_tiles`` per output tile and K tile."""
         a_var, b_var, _c_var, m0, n0, sm, sn, trans_b, _first = mma.value.args
         a, b = ctx.cb(a_var.name), ctx.cb(b_var.name)
         sm, sn = int(sm), int(sn)
@@ -421,15 +429,42 @@ class Gemm(TileOp):
             b_tile = lambda kk, j: (n0 + j) * b_cols + kk  # noqa: E731  B block is (bn, bk)
         else:
             b_tile = lambda kk, j: kk * b_cols + n0 + j  # noqa: E731  B block is (bk, bn)
+        simplify = ctx.analyzer.simplify
+        dims = matmul_block_dims(mma, kt)
 
         def tile(i, j, kk):
-            return evaluate(Intrin.MATMUL_TILES, a.index, b.index,
-                            ctx.analyzer.simplify((m0 + i) * kt + kk),
-                            ctx.analyzer.simplify(b_tile(kk, j)),
-                            ctx.analyzer.simplify(i * sn + j), like=mma)
+            return evaluate(Intrin.MATMUL_TILES, a.index, b.index, simplify((m0 + i) * kt + kk),
+                            simplify(b_tile(kk, j)), simplify(i * sn + j), like=mma)
 
-        init = [evaluate(Intrin.MATMUL_INIT, a.index, b.index, trans_b, like=mma)] if ctx.inline_inits else []
+        def block(kk):
+            return evaluate(Intrin.MATMUL_BLOCK, a.index, b.index, simplify(m0 * kt + kk), simplify(b_tile(kk, 0)), 0,
+                            trans_b, *dims, like=mma)
+
+        init = [evaluate(*matmul_init(a.index, b.index, trans_b, dims), like=mma)] if ctx.inline_inits else []
+        if dims is not None:
+            return [*init, serial("kk", kt, block)]
         return [*init, serial("i", sm, lambda i: serial("j", sn, lambda j: serial("kk", kt, lambda kk: tile(i, j, kk))))]
+
+
+def matmul_block_dims(mma, kt: int) -> tuple[int, int, int] | None:
+    """(ct_dim, rt_dim, kt_dim) of the ``matmul_block`` that computes the sub-block (sm x sn tiles)
+    of a ``tt.mm.mma`` per K tile, A's block having ``kt`` tiles per row; None where it takes
+    ``matmul_tiles``. matmul_block reads in0 row r at ``r * kt_dim`` (A's rows of tiles are kt apart)
+    and in1 column c at ``c`` (B's (bk, bn) columns are adjacent tiles), but a transposed B block
+    (bn, bk) has its columns bk tiles apart, and matmul_block's ``transpose`` transposes each tile,
+    not their order: a transposed B takes matmul_block only for sub-blocks one column wide."""
+    _, _, _, _, _, sm, sn, trans_b, _ = mma.value.args
+    if bool(trans_b) and int(sn) > 1:
+        return None
+    return int(sn), int(sm), kt
+
+
+def matmul_init(a: int, b: int, transpose, dims: tuple[int, int, int] | None) -> tuple:
+    """The init (intrinsic and arguments) of a matmul of CBs ``a`` and ``b``: ``matmul_block_init`` of
+    the block ``dims`` (:func:`matmul_block_dims`), else ``matmul_init`` (for ``matmul_tiles``)."""
+    if dims is None:
+        return Intrin.MATMUL_INIT, a, b, transpose
+    return (Intrin.MATMUL_BLOCK_INIT, a, b, transpose, *dims)
 
 
 def accumulates_alone(stmts: list[tirx.Stmt], acc: tirx.Buffer) -> bool:

@@ -6,15 +6,15 @@ Writes: no attribute. TIR: before the per-core launch, ``tt.engine.init_common(i
 reverse)`` (→ ``compute_kernel_hw_startup``, ``SrcOrder::Reverse`` when the first op is a matmul)
 from the CBs of the kernel's first compute op (of a staging CB and its block when the kernel only
 tilizes or untilizes: tilelang_tt.ops.tilize). When the whole kernel runs one engine
-configuration — only matmuls of the same operands, or only one FPU binary op of two blocks — its
-init (``matmul_init`` / ``add_init``…) is hoisted here too; otherwise InsertDSTManagementTT
-emits each op's short init where the op runs. Each op family (:mod:`tilelang_tt.ops`) says which
+configuration — only matmuls of the same operands and sub-block, or only one FPU binary op of two
+blocks — its init (``matmul_block_init`` / ``add_init``…) is hoisted here too; otherwise
+InsertDSTManagementTT emits each op's short init where the op runs. Each op family (:mod:`tilelang_tt.ops`) says which
 CBs start the engine (``startup``) and which configuration and init it needs (``engine``).
 No DST protocol yet.
 
     Before: bx = T.launch_thread("coreIdx.x", 4) ... T.tt.mm.mma(A_s.data, B_s.data, C_l.data, ...)
     After:  T.tt.engine.init_common(0, 1, 16, T.bool(True))
-            T.tt.fpu.matmul_init(0, 1, T.bool(False))
+            T.tt.fpu.matmul_block_init(0, 1, T.bool(False), 2, 2, 1)
             bx = T.launch_thread("coreIdx.x", 4) ...
 """
 

@@ -29,7 +29,7 @@ which calls back into the handshake analysis inside its scopes).
     After:  T.tt.dst.acquire()
             for k in range(4):
                 T.tt.cb_wait_front(0, 2); T.tt.cb_wait_front(1, 2)
-                for i, j in grid(2, 2): T.tt.fpu.matmul_tiles(0, 1, i, j, i * 2 + j)
+                T.tt.fpu.matmul_block(0, 1, 0, 0, 0, T.bool(False), 2, 2, 1)
                 T.tt.cb_pop_front(0, 2); T.tt.cb_pop_front(1, 2)
             T.tt.dst.commit(); T.tt.cb_reserve_back(16, 4); T.tt.dst.wait()
             for t in range(4): T.tt.pack_tile(t, 16)

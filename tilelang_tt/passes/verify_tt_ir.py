@@ -54,7 +54,8 @@ ALLOWED = {
                                       Intrin.SEM_WAIT_MIN, Intrin.NOC_WRITE_BARRIER},
     KernelRole.WRITER.value: READS | {Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT, Intrin.NOC_WRITE_PAGE,
                                       Intrin.NOC_WRITE_ROW, Intrin.NOC_WRITE_BARRIER},
-    KernelRole.COMPUTE.value: {Intrin.HW_STARTUP, Intrin.MATMUL_INIT, Intrin.BINARY_INIT, Intrin.MATMUL_TILES,
+    KernelRole.COMPUTE.value: {Intrin.HW_STARTUP, Intrin.MATMUL_INIT, Intrin.MATMUL_BLOCK_INIT, Intrin.BINARY_INIT,
+                               Intrin.MATMUL_TILES, Intrin.MATMUL_BLOCK,
                                Intrin.BINARY_TILES, Intrin.COPY_INIT, Intrin.COPY_TILE, Intrin.BCAST_INIT,
                                Intrin.TRANSPOSE_INIT, Intrin.TRANSPOSE_TILE, Intrin.WHERE_INIT, Intrin.WHERE_TILE,
                                Intrin.BCAST_TILE, Intrin.SFPU_INIT, Intrin.SFPU_UNARY, Intrin.SFPU_SCALAR,
@@ -139,10 +140,18 @@ def check_l1(func: tirx.PrimFunc, arch: Arch) -> None:
     raise error(PASS, func, where, message, hint)
 
 
-DST_WRITERS = {Intrin.MATMUL_TILES: 4, Intrin.BINARY_TILES: 5, Intrin.COPY_TILE: 2, Intrin.BCAST_TILE: 3,
-               Intrin.TRANSPOSE_TILE: 2, Intrin.WHERE_TILE: 4,
+# the DST tile argument of each tile op; matmul_block's from there on, one per tile of its block
+DST_WRITERS = {Intrin.MATMUL_TILES: 4, Intrin.MATMUL_BLOCK: 4, Intrin.BINARY_TILES: 5, Intrin.COPY_TILE: 2,
+               Intrin.BCAST_TILE: 3, Intrin.TRANSPOSE_TILE: 2, Intrin.WHERE_TILE: 4,
                Intrin.SFPU_UNARY: 1, Intrin.SFPU_SCALAR: 1, Intrin.SFPU_BINARY: 3, Intrin.FILL_TILE: 0,
                Intrin.REDUCE_TILE: 6, Intrin.PACK_TILE: 0}
+
+
+def last_dst(intrin: Intrin, args):
+    """The last DST tile a tile op writes."""
+    if intrin == Intrin.MATMUL_BLOCK:  # DST tiles dst .. dst + ct_dim * rt_dim - 1
+        return args[4] + args[6] * args[7] - 1
+    return args[DST_WRITERS[intrin]]
 
 
 def check_dst(func: tirx.PrimFunc, arch: Arch) -> None:
@@ -157,7 +166,7 @@ def check_dst(func: tirx.PrimFunc, arch: Arch) -> None:
         if intrin == Intrin.DST_ACQUIRE:
             held = True
         elif intrin in DST_WRITERS:
-            dst = analyzer.const_int_bound(stmt.value.args[DST_WRITERS[intrin]]).max_value
+            dst = analyzer.const_int_bound(last_dst(intrin, stmt.value.args)).max_value
             if budget <= dst < arith.ConstIntBound.POS_INF:  # an index of unknown range is not judged
                 raise error(PASS, func, stmt,
                             f"`{intrin.value}` uses DST tile {dst}, beyond the {budget} tiles one acquire holds "

@@ -336,13 +336,9 @@ void kernel_main() {
             }
             cb_wait_front(cb_acc_s_cast, 4);
             cb_wait_front(cb_V_s, 4);
-            matmul_init(cb_acc_s_cast, cb_V_s);
-            for (uint32_t i_3 = 0; i_3 < 2; ++i_3) {
-                for (uint32_t j_3 = 0; j_3 < 2; ++j_3) {
-                    for (uint32_t kk_1 = 0; kk_1 < 2; ++kk_1) {
-                        matmul_tiles(cb_acc_s_cast, cb_V_s, (i_3 * 2) + kk_1, (kk_1 * 2) + j_3, (i_3 * 2) + j_3);
-                    }
-                }
+            matmul_block_init(cb_acc_s_cast, cb_V_s, 0, 2, 2, 2);
+            for (uint32_t kk_1 = 0; kk_1 < 2; ++kk_1) {
+                matmul_block(cb_acc_s_cast, cb_V_s, kk_1, kk_1 * 2, 0, 0, 2, 2, 2);
             }
             tile_regs_commit();
             cb_reserve_back(cb_acc_o, 4);

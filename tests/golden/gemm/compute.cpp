@@ -15,18 +15,14 @@ void kernel_main() {
     constexpr uint32_t cb_C_local = 16;
 
     compute_kernel_hw_startup<SrcOrder::Reverse>(cb_A_shared, cb_B_shared, cb_C_local);
-    matmul_init(cb_A_shared, cb_B_shared);
+    matmul_block_init(cb_A_shared, cb_B_shared, 0, 2, 2, 2);
     for (uint32_t n = 0; n < count; ++n) {
         tile_regs_acquire();
         for (uint32_t k = 0; k < 8; ++k) {
             cb_wait_front(cb_A_shared, 4);
             cb_wait_front(cb_B_shared, 4);
-            for (uint32_t i = 0; i < 2; ++i) {
-                for (uint32_t j = 0; j < 2; ++j) {
-                    for (uint32_t kk = 0; kk < 2; ++kk) {
-                        matmul_tiles(cb_A_shared, cb_B_shared, (i * 2) + kk, (kk * 2) + j, (i * 2) + j);
-                    }
-                }
+            for (uint32_t kk = 0; kk < 2; ++kk) {
+                matmul_block(cb_A_shared, cb_B_shared, kk, kk * 2, 0, 0, 2, 2, 2);
             }
             cb_pop_front(cb_A_shared, 4);
             cb_pop_front(cb_B_shared, 4);

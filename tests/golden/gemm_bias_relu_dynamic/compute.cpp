@@ -28,10 +28,8 @@ void kernel_main() {
         for (uint32_t k_1 = 0; k_1 < ((k + 32) - 1) / 32; ++k_1) {
             cb_wait_front(cb_A_s, 1);
             cb_wait_front(cb_B_s, 2);
-            matmul_init(cb_A_s, cb_B_s);
-            for (uint32_t j = 0; j < 2; ++j) {
-                matmul_tiles(cb_A_s, cb_B_s, 0, j, j);
-            }
+            matmul_block_init(cb_A_s, cb_B_s, 0, 2, 1, 1);
+            matmul_block(cb_A_s, cb_B_s, 0, 0, 0, 0, 2, 1, 1);
             cb_pop_front(cb_A_s, 1);
             cb_pop_front(cb_B_s, 2);
         }

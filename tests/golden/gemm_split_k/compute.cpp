@@ -23,8 +23,8 @@ void kernel_main() {
         for (uint32_t ko = 0; ko < 2; ++ko) {
             cb_wait_front(cb_A_s, 1);
             cb_wait_front(cb_B_s, 1);
-            matmul_init(cb_A_s, cb_B_s);
-            matmul_tiles(cb_A_s, cb_B_s, 0, 0, 0);
+            matmul_block_init(cb_A_s, cb_B_s, 0, 1, 1, 1);
+            matmul_block(cb_A_s, cb_B_s, 0, 0, 0, 0, 1, 1, 1);
             cb_pop_front(cb_A_s, 1);
             cb_pop_front(cb_B_s, 1);
         }
