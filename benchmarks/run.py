@@ -26,16 +26,21 @@ import argparse
 import importlib.util
 import json
 import statistics
+import sys
 import time
 from pathlib import Path
 
-import torch
+# Run as a script, this file's directory heads sys.path, and `import tilelang_tt` would find the
+# installed (editable) package, which may be another checkout: this checkout's goes first.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import tilelang_tt
-from tilelang_tt.contract.arch import get_arch
-from tilelang_tt.contract.formats import FORMATS
-from tilelang_tt.contract.plan import Plan
-from tilelang_tt.layout import BufferLayout
+import torch  # noqa: E402
+
+import tilelang_tt  # noqa: E402
+from tilelang_tt.contract.arch import get_arch  # noqa: E402
+from tilelang_tt.contract.formats import FORMATS  # noqa: E402
+from tilelang_tt.contract.plan import Plan  # noqa: E402
+from tilelang_tt.layout import BufferLayout  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BF16_BYTES = FORMATS["bfloat16"].element_bytes  # every case's inputs and outputs are bfloat16
