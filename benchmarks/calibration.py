@@ -332,13 +332,15 @@ def multicast_rows(arch_name: str, quick: bool) -> list[dict]:
     return rows
 
 
+def noc_rows(arch_name: str, quick: bool) -> list[dict]:
+    return unicast_rows(arch_name, quick) + dram_read_rows(arch_name, quick) + multicast_rows(arch_name, quick)
+
+
 def all_rows(quick: bool) -> list[dict]:
     rows = []
     for arch_name in ("wormhole_b0", "blackhole"):
         rows += out_of_box_rows(arch_name, QUICK[arch_name] if quick else OUT_OF_BOX[arch_name])
-        rows += dram_rows(arch_name)
-        rows += matrix_engine_rows(arch_name)
-        rows += unicast_rows(arch_name, quick) + dram_read_rows(arch_name, quick) + multicast_rows(arch_name, quick)
+        rows += dram_rows(arch_name) + matrix_engine_rows(arch_name) + noc_rows(arch_name, quick)
     return rows
 
 

@@ -1,12 +1,21 @@
-"""The benchmark script runs (its kernels and inputs follow the library) and the multi-core traffic
-targets of issue 5 hold. Times are reported by the script, never asserted here."""
+"""The benchmark script runs (its kernels and inputs follow the library), the multi-core traffic
+targets of issue 5 hold, and the rows of issue 13's predictions and calibration are there with
+finite numbers. Times are reported by the scripts, never asserted here."""
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+PREDICTED = ("predicted_us", "tflops", "gb_s", "dram_roofline_pct", "ttnn_tflops", "ttnn_device_tflops",
+             "ttnn_best_tflops")
+
+
+def _finite(row, keys):
+    values = [row[k] for k in keys if isinstance(row.get(k), (int, float))]
+    return all(math.isfinite(v) and v > 0 for v in values)
 
 
 def test_benchmarks_run_and_meet_the_traffic_targets(tmp_path):
@@ -15,9 +24,49 @@ def test_benchmarks_run_and_meet_the_traffic_targets(tmp_path):
                           capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stderr
     result = json.loads(out.read_text())
-    assert {r["case"].split(" ")[0] for r in result["rows"]} == {"gemm", "eltwise", "flash"}
+    rows = result["rows"]
+    assert {r["case"].split(" ")[0] for r in rows} == {"gemm", "eltwise", "flash", "softmax", "layernorm"}
+    assert all(r["bound"] in ("dram", "compute", "noc", "sync") and _finite(r, PREDICTED) for r in rows), rows
     traffic = [t for t in result["targets"] if "the minimum" in t or "no-reuse" in t]
     assert len(traffic) == 5 and all(t.endswith(": met") for t in traffic), result["targets"]
     # the performance targets --quick checks: element-wise at the DRAM roofline (the timing model)
     (dram,) = [t for t in result["targets"] if "DRAM roofline" in t]
     assert dram.endswith(": met"), dram
+    # the small versions of the families the full run predicts
+    (causal,) = [r for r in rows if r["case"].startswith("flash") and r["case"].endswith("causal")]
+    assert causal["variant"] == "timing only" and causal["tflops"] > 0
+    memory_bound = [r for r in rows if r["case"].split(" ")[0] in ("eltwise", "softmax", "layernorm")]
+    assert len(memory_bound) == 3 and all(0 < r["dram_roofline_pct"] <= 100 for r in memory_bound), memory_bound
+    (blackhole,) = [r for r in rows if "blackhole" in r["case"]]
+    assert blackhole["ttnn_best_tflops"] > 0 and blackhole["target"] is None
+
+
+def test_gemm_targets_are_reported():
+    from benchmarks import run
+
+    rows = [{"case": f"gemm 4096^3 {config}", "variant": "timing only", "tflops": tflops, "target": target}
+            for config, tflops, target in (("bfloat16 HiFi2 wormhole 8x8", 90.0, 85.3),
+                                           ("bfloat16 HiFi4 wormhole 8x8", 50.0, 54.31),
+                                           ("bfloat8_b LoFi blackhole 8x8", 300.0, None))]
+    assert run.check_targets(rows) == [
+        "gemm 4096^3 bfloat16 HiFi2 wormhole 8x8: predicted 90.0 TFLOPS (target >= 85.3, ttnn's best hand-tuned): met",
+        "gemm 4096^3 bfloat16 HiFi4 wormhole 8x8: predicted 50.0 TFLOPS (target >= 54.31, ttnn's best hand-tuned): "
+        "MISSED"]
+    # Wormhole 4096^3 has targets (BFP8 LoFi: reported only), 2048^3 and Blackhole none
+    assert {key[2:] for key in run.GEMM_TARGETS} == {("bfloat16", "HiFi4"), ("bfloat16", "HiFi2"),
+                                                    ("bfloat8_b", "HiFi2")}
+    assert {(arch, n) for arch, n, *_ in run.GEMM_TARGETS} == {("wormhole_b0", 4096)}
+    # the same-shape device-based figure is the report's utilization times the grid's peak
+    assert round(run._device_tflops(4096, "HiFi4", 100.0), 1) == 65.5
+
+
+def test_calibration_noc_rows():
+    """The NOC experiments (--quick's transfer sizes on Wormhole): one row per published figure,
+    finite ratios, never faster than one flit per cycle."""
+    from benchmarks import calibration
+
+    rows = calibration.noc_rows("wormhole_b0", quick=True)
+    kinds = {" ".join(r["experiment"].split(",")[0].split(" ")[:3]) for r in rows}
+    assert kinds == {"NOC unicast read", "NOC unicast write", "NOC read DRAM->L1", "NOC multicast to"}, kinds
+    assert all(r["above_roofline"] and math.isfinite(r["hardware_over_model"]) and r["hardware_over_model"] > 0
+               for r in rows), rows
