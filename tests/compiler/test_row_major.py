@@ -138,6 +138,28 @@ def test_gqa_fwd_bshd(is_causal):
     assert_close(out, gqa_fwd_bshd_ref_program(q.float(), k.float(), v.float(), is_causal, groups=2), 2.0 ** -6)
 
 
+def copy_through_shared(M, N, in_dtype, out_dtype):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), in_dtype), B: T.Tensor((M, N), out_dtype)):
+        with T.Kernel(N // 32, M // 32) as (bx, by):
+            s = T.alloc_shared((32, 32), in_dtype)
+            T.copy(A[by * 32, bx * 32], s)
+            T.copy(s, B[by * 32, bx * 32])
+
+    return main
+
+
+@pytest.mark.parametrize("rows", ["A", "B"])
+def test_a_copy_between_a_row_major_and_a_tiled_tensor(rows):
+    """A block read from one tensor and written to the other: the CB the writer drains has the
+    written tensor's pages (a tile for tiled B, not a 64-element row of row-major A)."""
+    art = tilelang_tt.compile(copy_through_shared(64, 64, "bfloat16", "bfloat16"), layouts={rows: ROWS})
+    to_writer = [cb for cb in art.plan["cbs"] if cb["consumer"] == "writer"]
+    assert [cb["page_size"] for cb in to_writer] == [2048]  # a tile, or a tile's worth of rows
+    x = torch.randn(64, 64).to(torch.bfloat16)
+    assert torch.equal(art.run(x), x)
+
+
 def test_row_major_column_start_not_a_multiple_of_32_is_refused():
     @T.prim_func
     def main(A: T.Tensor((64, 96), "bfloat16"), C: T.Tensor((64, 32), "bfloat16")):

@@ -352,6 +352,10 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         for k, name in enumerate(groups["input"] + groups["output"] + groups["intermediate"]):
             index[name] = k
 
+    # the tensor each CB the writer drains is copied to (a block also read from a tensor -- a copy
+    # through shared -- has that one in ``moved``; its pages are the written tensor's)
+    written = {block: tensor for block, (tensor, _) in write_tensor.items()}
+    written |= {handoffs[block]: tensor for block, tensor in written.items() if block in handoffs}
     for name in order:
         desc = cbs[name]
         producer = next(iter(producers[name]))
@@ -359,7 +363,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         updates = {"producer": producer, "consumer": consumer, "buffer": moved.get(name, ""),
                    "index": index[name]}
         if producer == "compute" and "writer" in consumers[name] and name not in staged:
-            out_layout = layouts[moved[name]]
+            out_layout = layouts[written.get(name, moved[name])]
             updates["data_format"] = out_layout["data_format"]
             updates["page_size"] = out_layout["page_size"]
         if producer == "reader" and name in reads_of:
