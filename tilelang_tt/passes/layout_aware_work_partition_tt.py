@@ -207,12 +207,6 @@ def multicast_groups(axis: str, cores: list[Core]) -> tuple[MulticastGroup, ...]
     return tuple(sorted(groups, key=lambda g: (g.sender[1], g.sender[0])))
 
 
-def _fills_rectangle(cores: list[Core]) -> bool:
-    """Whether ``cores`` are every core of the rectangle around them."""
-    xs, ys = [c[0] for c in cores], [c[1] for c in cores]
-    return len(set(map(tuple, cores))) == (max(xs) - min(xs) + 1) * (max(ys) - min(ys) + 1)
-
-
 def _multicast(func, loops, grid, mode: str, cores: list[Core], whole_grid_only: bool) -> dict[str, dict]:
     """CBs whose block is the same for a whole core row ("x"), column ("y") or the grid ("xy"),
     read the same number of times by every core of the group (lockstep), with their groups of
@@ -296,7 +290,7 @@ def _global(func, arch, block_grid, grid, policy_name: str) -> tuple[list[WorkIt
         even = bx_total % candidate[0] == 0 and by_total % candidate[1] == 0
         # rectangles only where they keep as many cores busy as contiguous shares: a block grid of
         # fewer rows than the core grid (one query-block row of one head) fills the grid contiguously
-        busy = min(total, (grid or arch.grid)[0] * (grid or arch.grid)[1])
+        busy = min(total, math.prod(grid or arch.grid))
         policy_name = Policy.BLOCK.value if even and candidate[0] * candidate[1] >= busy else Policy.CONTIGUOUS.value
     policy = Policy(policy_name)
     if policy == Policy.BLOCK:
@@ -383,6 +377,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str, mult
         items, work_policy, grid = _global(func, arch, (by, bx), grid, policy)
 
     cores = [w.core for w in items]
+    ranges = core_ranges(items)
     # Cores in step: each walks a rectangle of the block grid the same shape (the block partition,
     # evenly) -- a core row shares its block rows -- or at least the same number of blocks, whose
     # shared reads are then only those of no block coordinate, to every core (a one-row block grid
@@ -390,7 +385,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str, mult
     lockstep = work_policy.policy == Policy.BLOCK and bx % grid[0] == 0 and by % grid[1] == 0
     equal_shares = (not summing and work_policy.policy != Policy.LOCAL_SHARD and len(cores) > 1
                     and not isinstance(by * bx, Formula) and len({w.count for w in items}) == 1
-                    and _fills_rectangle(cores))
+                    and len(ranges) == 1)
     if multicast == "on" and isinstance(by * bx, Formula):
         raise error(PASS, func, None, "multicast='on' needs a block grid known when the kernel is compiled; "
                     f"this kernel's is {by} x {bx} blocks (dynamic sizes)", "use multicast='auto' or 'off'")
@@ -412,7 +407,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str, mult
         Attr.GRID_TILES: [to_json(mt), to_json(nt)],
         Attr.BLOCK_TILES: list(block_tiles),
         Attr.CORE_GRID: list(grid),
-        Attr.CORE_RANGES: core_ranges(items),
+        Attr.CORE_RANGES: ranges,
         Attr.PARTITION_MODE: PartitionMode(mode),
         Attr.WORK_POLICY: work_policy.to_dict(),
         Attr.WORK_PARTITION: [w.to_plan(local_shard=True) for w in items],
