@@ -142,7 +142,9 @@ def summary(plan: dict) -> str:
 
 
 DPI = 80
-RISCS = ("reader", "compute", "writer")  # the utilization panel's stripes in each core, left to right
+# the utilization panel's stripes in each core, left to right: the data-movement RISC-Vs around a compute
+# kernel's three TRISCs
+RISCS = ("reader", "unpack", "math", "pack", "writer")
 
 
 def grid_figure(plan: dict, timing: dict | None = None):
@@ -182,7 +184,7 @@ def grid_figure(plan: dict, timing: dict | None = None):
                 busy[y, x * len(RISCS) + k] = 100 * core[risc]["busy"] / max(timing["cycles"], 1)
         micros = timing["seconds"] * 1e6
         panels.append((busy, len(RISCS), "magma", 0, 100, "busy % of the predicted time per RISC\n"
-                       "(reader | compute | writer)", "% busy", lambda v: f"{v:.0f}"))
+                       "(reader | unpack | math | pack | writer)", "% busy", lambda v: f"{v:.0f}"))
         title += f"; predicted {micros:.2f} us ({timing['cycles']} cycles), bound: {timing['bound']}"
     size = (len(panels) * (dx + 2), dy + 2)
     fig, axes = plt.subplots(1, len(panels), figsize=size, dpi=DPI, layout="constrained")

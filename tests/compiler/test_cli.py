@@ -115,9 +115,9 @@ def test_emulate_writes_the_trace_and_the_utilization_png(uneven, tmp_path):
     assert sorted(processes.values()) == sorted(f"core ({x},{y})" for x in range(4) for y in range(3))
     for core in timing["cores"]:  # Wormhole's 1 GHz: a cycle is 1e-3 us
         x, y = core["core"]
-        compute = [e for e in events if e["ph"] == "X" and e["pid"] == 1 + y * 8 + x and e["tid"] == 2]
-        assert round(sum(e["dur"] for e in compute if e["cat"] == "busy") * 1000) == core["compute"]["busy"]
-        assert round((compute[-1]["ts"] + compute[-1]["dur"]) * 1000) == core["compute"]["end"]
+        math = [e for e in events if e["ph"] == "X" and e["pid"] == 1 + y * 8 + x and e["tid"] == 3]  # TRISC1
+        assert round(sum(e["dur"] for e in math if e["cat"] == "busy") * 1000) == core["math"]["busy"]
+        assert round((math[-1]["ts"] + math[-1]["dur"]) * 1000) == core["math"]["end"]
 
 
 def test_emulate_trace_or_png_path_that_cannot_be_written_exits_2(uneven, tmp_path):

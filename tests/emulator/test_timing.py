@@ -1,4 +1,4 @@
-"""The emulator's timing model (runtime/timing.hpp): logical clocks per kernel thread, reported as the
+"""The emulator's timing model (runtime/timing.hpp): logical clocks per RISC-V, reported as the
 "timing" object of the counters (Artifacts.last_counters["timing"]). Deterministic across runs,
 scaled by math fidelity, bounded below by the aggregate DRAM time and the matmul roofline."""
 
@@ -13,6 +13,9 @@ from tilelang_tt.contract.arch import ARCHS
 
 WH, BH = ARCHS["wormhole_b0"], ARCHS["blackhole"]  # the model's clocks and DRAM bandwidths
 MATMUL_PHASE = 16  # cycles per fidelity phase per 32x32x32 tile (TR/GEMM_FLOPS)
+BF16_UNPACK = 2 + 2048 // 64  # a bf16 tile: 2 address cycles, then 64 B/cycle (tt-isa-documentation UNPACR)
+TRISCS = ("unpack", "math", "pack")
+RISCS = ("reader", *TRISCS, "writer")
 
 
 def bf16(*shape, seed):
@@ -51,13 +54,17 @@ def test_timing_schema(gemm_4x4):
     cores = {tuple(c["core"]) for c in timing["cores"]}
     assert cores == {tuple(c["core"]) for c in gemm_4x4[0]["cores"]} and len(cores) == 16
     for core in timing["cores"]:
-        for role in ("reader", "compute", "writer"):
-            t = core[role]
+        for risc in RISCS + ("compute",):
+            t = core[risc]
             assert all(isinstance(t[k], int) for k in ("busy", "stall", "end"))
-            assert t["end"] == t["busy"] + t["stall"]  # every thread starts at 0
+            assert t["end"] == t["busy"] + t["stall"]  # every clock starts at 0
+        # compute sums up the three TRISCs: the busiest one's busy cycles, the last one's end
+        assert core["compute"]["busy"] == max(core[r]["busy"] for r in TRISCS)
+        assert core["compute"]["end"] == max(core[r]["end"] for r in TRISCS)
     critical = next(c for c in timing["cores"] if c["core"] == timing["critical_thread"]["core"])
+    assert timing["critical_thread"]["role"] in RISCS
     assert critical[timing["critical_thread"]["role"]]["end"] == timing["critical_path_cycles"]
-    assert timing["critical_path_cycles"] == max(c[r]["end"] for c in timing["cores"] for r in ("reader", "compute", "writer"))
+    assert timing["critical_path_cycles"] == max(c[r]["end"] for c in timing["cores"] for r in RISCS)
 
 
 def test_timing_is_deterministic(gemm_4x4):
@@ -78,7 +85,7 @@ def test_prediction_is_never_below_the_roofline(gemm_4x4):
 
 
 def test_matmul_cycles_scale_with_math_fidelity():
-    """One core, operands small enough that compute dominates at HiFi4: the compute thread's busy time
+    """One core, operands small enough that compute dominates at HiFi4: the math TRISC's busy time
     grows by exactly 48 cycles per matmul tile from LoFi (16) to HiFi4 (64), the matmul part is 4x."""
     M = N = 128
     K = 256
@@ -89,7 +96,7 @@ def test_matmul_cycles_scale_with_math_fidelity():
     hifi4, _ = run(kernel, a, b, grid=(1, 1), math_fidelity="HiFi4")
     tiles = hifi4["total"]["tile_ops"]["matmul_block"]
     assert tiles == (M // 32) * (N // 32) * (K // 32)
-    busy = {name: c["timing"]["cores"][0]["compute"]["busy"] for name, c in
+    busy = {name: c["timing"]["cores"][0]["math"]["busy"] for name, c in
             (("LoFi", lofi), ("HiFi2", hifi2), ("HiFi4", hifi4))}
     # Cycles of one LoFi matmul tile: 16, or 17 with fp32_dest_acc_en (~7% more, tt-lang CycleEstimator).
     per_phase, rest = divmod(busy["HiFi2"] - busy["LoFi"], tiles)
@@ -99,6 +106,32 @@ def test_matmul_cycles_scale_with_math_fidelity():
     assert busy["HiFi4"] - other == 4 * (busy["LoFi"] - other)  # the matmul part: HiFi4 = 4x LoFi
     assert hifi4["timing"]["cycles"] > lofi["timing"]["cycles"]
     assert hifi4["timing"]["bound"] == "compute"
+    # the unpacker works beside math: the compute kernel ends before their busy times added up
+    core = hifi4["timing"]["cores"][0]
+    assert core["compute"]["end"] < core["unpack"]["busy"] + core["math"]["busy"]
+    assert core["compute"]["busy"] == core["math"]["busy"]
+
+
+def test_compute_runs_on_three_trisc_clocks():
+    """C = A + B on one core, 32 tiles in blocks of 4: per tile the unpack TRISC unpacks the two bf16
+    tiles side by side (34 cycles), math adds them (16), pack packs the sum (16); the CB calls run
+    where tt-metal's compute API runs them (waits and pops on unpack, reserves and pushes on pack).
+    Math stalls for the unpacker and pack for math."""
+    M, N = 256, 128
+    a, b = bf16(M, N, seed=9), bf16(M, N, seed=10)
+    counters, out = run(kernels.eltwise("add", M, N, 64, 64), a, b, grid=(1, 1))
+    assert torch.equal(torch.as_tensor(out).to(torch.bfloat16), (a.float() + b.float()).to(torch.bfloat16))
+    core = counters["timing"]["cores"][0]
+    tiles = counters["total"]["tile_ops"]["add_tiles"]
+    assert tiles == M * N // 1024 == counters["total"]["tile_ops"]["pack_tile"]
+    blocks, cb_call, dst_call = tiles // 4, 8, 2
+    # cb_wait_front + cb_pop_front of each input per block
+    assert core["unpack"]["busy"] == tiles * BF16_UNPACK + blocks * 2 * 2 * cb_call
+    # cb_reserve_back + cb_push_back of the output, tile_regs_wait + release per block
+    assert core["pack"]["busy"] == tiles * 16 + blocks * 2 * cb_call + blocks * 2 * dst_call
+    assert core["math"]["busy"] >= tiles * 16 + blocks * 2 * dst_call  # + acquire/commit, inits
+    assert core["compute"]["busy"] == core["unpack"]["busy"]  # the busiest TRISC
+    assert core["math"]["stall"] > 0 and core["pack"]["stall"] > 0
 
 
 def test_dram_bound_eltwise_reports_dram():

@@ -17,7 +17,7 @@ from tilelang_tt.contract.arch import ARCHS
 from tilelang_tt.plan_view import DPI, RISCS, grid_figure
 
 PS_PER_CYCLE = 10**12 // int(ARCHS["wormhole_b0"].clock_hz)  # 1000: Wormhole's 1 GHz, times exact in ps
-TID = {"reader": 1, "compute": 2, "writer": 3}
+TID = {"reader": 1, "unpack": 2, "math": 3, "pack": 4, "writer": 5}
 
 
 def bf16(*shape, seed):
@@ -98,7 +98,7 @@ def test_span_names_and_call_counts_match_the_counters(traced):
             return sum(e.get("args", {}).get("calls", 1) for e in mine
                        if e["name"] == name and e["cat"] == "busy" and tid in (None, e["tid"]))
 
-        assert calls("matmul_block", TID["compute"]) == core["tile_ops"]["matmul_block"] > 0
+        assert calls("matmul_block", TID["math"]) == core["tile_ops"]["matmul_block"] > 0
         assert calls("noc_async_read") == core["noc_read_transactions"]  # 0 on a multicast receiver
         assert calls("noc_async_read_barrier") == core["read_barriers"]
         assert {"wait cb_wait_front c_0", "pack_tile", "cb_push_back"} <= {e["name"] for e in mine}
@@ -120,7 +120,7 @@ def test_png_draws_each_risc_busy_fraction_per_core(traced, tmp_path):
     assert f"predicted {timing['seconds'] * 1e6:.2f} us ({timing['cycles']} cycles), bound: {timing['bound']}" in title
 
     def colour_at(x, y, risc):  # the lower part of the stripe, clear of its label
-        px, py = panel.transData.transform((x - 0.5 + (RISCS.index(risc) + 0.5) / 3, y + 0.3))
+        px, py = panel.transData.transform((x - 0.5 + (RISCS.index(risc) + 0.5) / len(RISCS), y + 0.3))
         return pixels[int(height - py), int(px)]
 
     magma = colormaps["magma"]
@@ -129,8 +129,8 @@ def test_png_draws_each_risc_busy_fraction_per_core(traced, tmp_path):
         for risc in RISCS:
             expected = np.round(np.array(magma(core[risc]["busy"] / timing["cycles"])[:3]) * 255)
             assert np.abs(colour_at(x, y, risc) - expected).max() <= 2, ((x, y), risc)
-    # a busy core's compute stripe against an idle core's: magma for its fraction, grey
-    busy, idle = colour_at(0, 0, "compute"), colour_at(6, 6, "compute")
+    # a busy core's math stripe against an idle core's: magma for its fraction, grey
+    busy, idle = colour_at(0, 0, "math"), colour_at(6, 6, "math")
     assert tuple(idle) == (211, 211, 211) and tuple(busy) != tuple(idle)
-    assert by_core[(0, 0)]["compute"]["busy"] > by_core[(0, 0)]["writer"]["busy"]
-    assert colour_at(0, 0, "compute").sum() > colour_at(0, 0, "writer").sum()  # magma brightens with the value
+    assert by_core[(0, 0)]["math"]["busy"] > by_core[(0, 0)]["writer"]["busy"]
+    assert colour_at(0, 0, "math").sum() > colour_at(0, 0, "writer").sum()  # magma brightens with the value

@@ -93,7 +93,7 @@ float fpu(BinaryOp op, float a, float b) {
   return 0.0f;
 }
 
-// Timing (timing.hpp): cycles of one tile op, by its counter name.
+// Timing (timing.hpp): cycles of one tile op on the TRISC that runs it, by its counter name.
 uint64_t op_cycles(const ThreadCtx& t, const std::string& name) {
   using namespace timing;
   const int fidelity = t.kernel->opts.math_fidelity;
@@ -115,10 +115,29 @@ uint64_t op_cycles(const ThreadCtx& t, const std::string& name) {
 
 void count(ThreadCtx& t, const std::string& kind) {
   t.counters.tile_ops[kind] += 1;
-  charge(t, op_cycles(t, kind), kind);
+  if (kind == "pack_tile") {
+    charge(t, Clock::Pack, op_cycles(t, kind), kind);
+    return;
+  }
+  unpack_then_math(t, op_cycles(t, kind), kind);
 }
 
 }  // namespace
+
+// The unpacker's share of an op (what unpack() recorded in t.unpacked_bytes), then math's: math starts
+// once its operands are in the source registers; the unpacker waits for a source register bank math
+// has finished with (two banks: it runs at most one op ahead).
+void unpack_then_math(ThreadCtx& t, uint64_t math_cycles, std::string_view call) {
+  if (t.unpacked_bytes > 0) {
+    wait_until(t, Clock::Unpack, t.src_freed[t.src_bank], nullptr, "source registers");
+    charge(t, Clock::Unpack, timing::unpack_tile_cycles(t.unpacked_bytes), call);
+    wait_until(t, Clock::Main, t.unpack.tm.clock, nullptr, "unpack");
+    t.unpacked_bytes = 0;
+  }
+  charge(t, Clock::Main, math_cycles, call);
+  t.src_freed[t.src_bank] = t.main.tm.clock;
+  t.src_bank ^= 1;
+}
 
 void count_op(const char* kind) { count(*tls_ctx, kind); }
 
@@ -164,6 +183,8 @@ DataFormat unpack_waited(ThreadCtx& t, uint32_t cbi, uint32_t tile, float* out, 
   const DataFormat fmt = cb.fmt;
   lk.unlock();
   unpack_tile(src, fmt, out);
+  // the op's operands come in on the two unpackers side by side: its unpack time is its largest tile's
+  t.unpacked_bytes = std::max<uint64_t>(t.unpacked_bytes, tile_size_bytes(fmt));
   return fmt;
 }
 
@@ -204,6 +225,8 @@ void tile_regs_acquire(Loc loc) {
   if (h.state != DstHalf::Free)
     protocol_error(loc, "tile_regs_acquire: both DST halves are in use (missing tile_regs_wait/tile_regs_release)");
   h.state = DstHalf::Math;
+  // math waits until pack released this half (its use before last)
+  wait_until(t, Clock::Main, t.dst_released[t.math_half], nullptr, "tile_regs_acquire");
   charge(t, timing::kDstSync, "tile_regs_acquire");
   t.math_owned = static_cast<int>(t.math_half);
   t.math_half ^= 1;
@@ -220,6 +243,7 @@ void tile_regs_commit(Loc loc) {
   if (t.math_owned < 0) protocol_error(loc, "tile_regs_commit without tile_regs_acquire");
   t.halves[t.math_owned].state = DstHalf::Committed;
   charge(t, timing::kDstSync, "tile_regs_commit");
+  t.dst_committed[t.math_owned] = t.main.tm.clock;
   t.math_owned = -1;
 }
 
@@ -230,7 +254,8 @@ void tile_regs_wait(Loc loc) {
   if (h.state != DstHalf::Committed)
     protocol_error(loc, "tile_regs_wait without a preceding tile_regs_commit (would wait forever)");
   h.state = DstHalf::Pack;
-  charge(t, timing::kDstSync, "tile_regs_wait");
+  wait_until(t, Clock::Pack, t.dst_committed[t.pack_half], nullptr, "tile_regs_wait");
+  charge(t, Clock::Pack, timing::kDstSync, "tile_regs_wait");
   t.pack_owned = static_cast<int>(t.pack_half);
   t.pack_half ^= 1;
 }
@@ -239,7 +264,8 @@ void tile_regs_release(Loc loc) {
   ThreadCtx& t = compute_ctx("tile_regs_release", loc);
   if (t.pack_owned < 0) protocol_error(loc, "tile_regs_release without tile_regs_wait");
   t.halves[t.pack_owned].state = DstHalf::Free;
-  charge(t, timing::kDstSync, "tile_regs_release");
+  charge(t, Clock::Pack, timing::kDstSync, "tile_regs_release");
+  t.dst_released[t.pack_owned] = t.pack.tm.clock;
   t.pack_owned = -1;
 }
 
@@ -729,7 +755,7 @@ void pack_reconfig_l1_acc(uint32_t l1_acc_en, Loc loc) {
   if (l1_acc_en > 1)
     protocol_error(loc, "pack_reconfig_l1_acc(" + std::to_string(l1_acc_en) + "): the flag is 0 or 1");
   t.pack_l1_acc = l1_acc_en != 0;
-  charge(t, timing::kComputeInit, "pack_reconfig_l1_acc");
+  charge(t, Clock::Pack, timing::kComputeInit, "pack_reconfig_l1_acc");
 }
 
 void pack_tile(uint32_t idst, uint32_t cbi, bool out_of_order, uint32_t out_index, Loc loc) {

@@ -168,9 +168,10 @@ void cb_reserve_back(int32_t cbi, int32_t n, Loc loc) {
   t.dev->block_until(lk, t, [&] { return cb.num_pages - (cb.pushed - cb.popped) >= static_cast<uint32_t>(n); });
   cb.reserved = std::max(cb.reserved, static_cast<uint32_t>(n));
   // Timing: the slots of pages pushed .. pushed+n-1 are free once their previous pages were popped.
-  charge(t, timing::kCbCall, "cb_reserve_back");
+  const Clock on = cb_clock(t, false);
+  charge(t, on, timing::kCbCall, "cb_reserve_back");
   for (uint64_t s = cb.pushed; s < cb.pushed + static_cast<uint64_t>(n); ++s)
-    if (s >= cb.num_pages) wait_until(t, cb.pop_time[s % cb.num_pages], nullptr, "cb_reserve_back", cbi);
+    if (s >= cb.num_pages) wait_until(t, on, cb.pop_time[s % cb.num_pages], nullptr, "cb_reserve_back", cbi);
 }
 
 void cb_push_back(int32_t cbi, int32_t n, Loc loc) {
@@ -189,8 +190,10 @@ void cb_push_back(int32_t cbi, int32_t n, Loc loc) {
     if (overlaps(r, lo, hi))
       protocol_error(loc, call + ": pages filled by noc_async_read at line " + std::to_string(r.line) +
                               " are pushed before noc_async_read_barrier");
-  charge(t, timing::kCbCall, "cb_push_back");
-  for (uint64_t s = cb.pushed; s < cb.pushed + static_cast<uint64_t>(n); ++s) cb.push_time[s % cb.num_pages] = t.tm.clock;
+  const Clock on = cb_clock(t, false);
+  charge(t, on, timing::kCbCall, "cb_push_back");
+  const uint64_t now = clock_of(t, on).tm.clock;
+  for (uint64_t s = cb.pushed; s < cb.pushed + static_cast<uint64_t>(n); ++s) cb.push_time[s % cb.num_pages] = now;
   cb.pushed += n;
   cb.wr_page = (cb.wr_page + n) % cb.num_pages;
   cb.reserved -= n;
@@ -208,9 +211,10 @@ void cb_wait_front(int32_t cbi, int32_t n, Loc loc) {
   t.dev->block_until(lk, t, [&] { return cb.pushed - cb.popped >= static_cast<uint32_t>(n); });
   cb.waited = std::max(cb.waited, static_cast<uint32_t>(n));
   // Timing: pages popped .. popped+n-1 are there once their producer pushed them.
-  charge(t, timing::kCbCall, "cb_wait_front");
+  const Clock on = cb_clock(t, true);
+  charge(t, on, timing::kCbCall, "cb_wait_front");
   for (uint64_t s = cb.popped; s < cb.popped + static_cast<uint64_t>(n); ++s)
-    wait_until(t, cb.push_time[s % cb.num_pages], nullptr, "cb_wait_front", cbi);
+    wait_until(t, on, cb.push_time[s % cb.num_pages], nullptr, "cb_wait_front", cbi);
 }
 
 void cb_pop_front(int32_t cbi, int32_t n, Loc loc) {
@@ -229,8 +233,10 @@ void cb_pop_front(int32_t cbi, int32_t n, Loc loc) {
     if (overlaps(r, lo, hi))
       protocol_error(loc, call + ": pages sent by noc_async_write at line " + std::to_string(r.line) +
                               " are freed before noc_async_write_barrier / noc_async_writes_flushed");
-  charge(t, timing::kCbCall, "cb_pop_front");
-  for (uint64_t s = cb.popped; s < cb.popped + static_cast<uint64_t>(n); ++s) cb.pop_time[s % cb.num_pages] = t.tm.clock;
+  const Clock on = cb_clock(t, true);
+  charge(t, on, timing::kCbCall, "cb_pop_front");
+  const uint64_t now = clock_of(t, on).tm.clock;
+  for (uint64_t s = cb.popped; s < cb.popped + static_cast<uint64_t>(n); ++s) cb.pop_time[s % cb.num_pages] = now;
   cb.popped += n;
   cb.rd_page = (cb.rd_page + n) % cb.num_pages;
   cb.waited -= n;
@@ -321,7 +327,7 @@ void noc_read(uint64_t src, uint32_t dst_l1, uint32_t size, Loc loc) {
   const uint8_t* p = resolve(t, src, size, dram, core, "noc_async_read", loc);
   std::memmove(t.core->l1 + off, p, size);
   charge(t, timing::kNocIssue, "noc_async_read");
-  t.tm.reads_done = std::max(t.tm.reads_done, noc_transfer(t, size, false));
+  t.main.tm.reads_done = std::max(t.main.tm.reads_done, noc_transfer(t, size, false));
   t.counters.noc_read_transactions += 1;
   if (dram) t.counters.dram_bytes_read += size;
   else if (core != t.core) t.counters.l1_bytes_read_remote += size;
@@ -344,8 +350,8 @@ void noc_write(uint32_t src_l1, uint64_t dst, uint32_t size, Loc loc) {
     if (core != t.core) t.counters.l1_bytes_written_remote += size;
   }
   charge(t, timing::kNocIssue, "noc_async_write");
-  t.tm.writes_done = std::max(t.tm.writes_done, noc_transfer(t, size, true));
-  t.tm.writes_sent = std::max(t.tm.writes_sent, t.tm.write_port_free);
+  t.main.tm.writes_done = std::max(t.main.tm.writes_done, noc_transfer(t, size, true));
+  t.main.tm.writes_sent = std::max(t.main.tm.writes_sent, t.main.tm.write_port_free);
   t.counters.noc_write_transactions += 1;
   t.pending_writes.push_back({off, off + size, loc.line()});
 }
@@ -363,8 +369,8 @@ void noc_write_multicast(uint32_t src_l1, uint64_t dst, uint32_t size, uint32_t 
     if (c != t.core) t.counters.l1_bytes_written_remote += size;
   }
   charge(t, timing::kNocIssue, fn);
-  t.tm.writes_done = std::max(t.tm.writes_done, noc_transfer(t, size, true));
-  t.tm.writes_sent = std::max(t.tm.writes_sent, t.tm.write_port_free);
+  t.main.tm.writes_done = std::max(t.main.tm.writes_done, noc_transfer(t, size, true));
+  t.main.tm.writes_sent = std::max(t.main.tm.writes_sent, t.main.tm.write_port_free);
   t.counters.noc_write_transactions += 1;
   t.pending_writes.push_back({off, off + size, loc.line()});
 }
@@ -372,7 +378,7 @@ void noc_write_multicast(uint32_t src_l1, uint64_t dst, uint32_t size, uint32_t 
 void noc_read_barrier(Loc loc) {
   ThreadCtx& t = ctx(loc);
   charge(t, timing::kDataflowMisc, "noc_async_read_barrier");
-  wait_until(t, t.tm.reads_done, &ThreadTiming::noc_stall, "noc_async_read_barrier");
+  wait_until(t, t.main.tm.reads_done, &ThreadTiming::noc_stall, "noc_async_read_barrier");
   t.pending_reads.clear();
   t.counters.read_barriers += 1;
 }
@@ -380,7 +386,7 @@ void noc_read_barrier(Loc loc) {
 void noc_write_barrier(Loc loc) {
   ThreadCtx& t = ctx(loc);
   charge(t, timing::kDataflowMisc, "noc_async_write_barrier");
-  wait_until(t, t.tm.writes_done, &ThreadTiming::noc_stall, "noc_async_write_barrier");
+  wait_until(t, t.main.tm.writes_done, &ThreadTiming::noc_stall, "noc_async_write_barrier");
   t.pending_writes.clear();
   t.counters.write_barriers += 1;
 }
@@ -388,7 +394,7 @@ void noc_write_barrier(Loc loc) {
 void noc_writes_flushed(Loc loc) {
   ThreadCtx& t = ctx(loc);
   charge(t, timing::kDataflowMisc, "noc_async_writes_flushed");
-  wait_until(t, t.tm.writes_sent, &ThreadTiming::noc_stall, "noc_async_writes_flushed");
+  wait_until(t, t.main.tm.writes_sent, &ThreadTiming::noc_stall, "noc_async_writes_flushed");
   t.pending_writes.clear();
   t.counters.write_barriers += 1;
 }
@@ -419,7 +425,7 @@ void semaphore_set(volatile uint32_t* sem, uint32_t val, Loc loc) {
   std::unique_lock lk(t.dev->mu);
   *sem = val;
   charge(t, timing::kDataflowMisc, "noc_semaphore_set");
-  sem_set(*t.dev, sem, t.tm.clock);
+  sem_set(*t.dev, sem, t.main.tm.clock);
   t.core->cv.notify_all();
 }
 
@@ -436,7 +442,7 @@ void semaphore_inc(uint64_t dst, uint32_t incr, Loc loc) {
   std::memcpy(p, &v, 4);
   charge(t, timing::kNocIssue, "noc_semaphore_inc");
   // A local increment lands at once; a remote one is a 4-byte NOC transfer.
-  const uint64_t when = core == t.core ? t.tm.clock : noc_transfer(t, 4, true);
+  const uint64_t when = core == t.core ? t.main.tm.clock : noc_transfer(t, 4, true);
   t.dev->sem_timing[reinterpret_cast<uintptr_t>(p)].incs.emplace_back(when, incr);
   core->cv.notify_all();
 }
@@ -452,7 +458,7 @@ void semaphore_set_multicast(uint32_t src_l1, uint64_t dst, uint32_t num_dests, 
   const uint64_t when = noc_transfer(t, 4, true);
   for (Core* c : targets) {
     std::memcpy(c->l1 + dst_off, t.core->l1 + off, 4);
-    sem_set(*t.dev, c->l1 + dst_off, c == t.core ? t.tm.clock : when);
+    sem_set(*t.dev, c->l1 + dst_off, c == t.core ? t.main.tm.clock : when);
     c->cv.notify_all();
   }
 }
@@ -468,7 +474,7 @@ void semaphore_set_remote(uint32_t src_l1, uint64_t dst, Loc loc) {
   std::memcpy(p, t.core->l1 + off, 4);
   charge(t, timing::kNocIssue, "noc_semaphore_set_remote");
   const uint64_t when = noc_transfer(t, 4, true);
-  sem_set(*t.dev, p, core == t.core ? t.tm.clock : when);
+  sem_set(*t.dev, p, core == t.core ? t.main.tm.clock : when);
   core->cv.notify_all();
 }
 

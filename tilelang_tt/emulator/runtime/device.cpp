@@ -70,6 +70,17 @@ const char* kernel_role_name(KernelRole role) {
   return "?";
 }
 
+const char* risc_name(Risc r) {
+  switch (r) {
+    case Risc::Reader: return "reader";
+    case Risc::Writer: return "writer";
+    case Risc::Math: return "math";
+    case Risc::Unpack: return "unpack";
+    case Risc::Pack: return "pack";
+  }
+  return "?";
+}
+
 // ---------------------------------------------------------------- errors
 std::string who(const ThreadCtx& t) {
   std::ostringstream os;
@@ -268,34 +279,46 @@ void counters_fields(std::ostringstream& os, const Counters& c) {
 }
 // The "timing" object of counters_json (timing.hpp):
 //   {"arch", "clock_hz", "cycles", "seconds", "critical_path_cycles", "dram_cycles", "bound",
-//    "critical_thread": {"core": [x, y], "role"} (the thread with the largest final clock),
-//    "cores": [{"core": [x, y], "reader": {"busy", "stall", "end"}, "compute": {...}, "writer": {...}}]}
+//    "critical_thread": {"core": [x, y], "role"} (the RISC-V with the largest final clock: "reader",
+//                       "writer", "unpack", "math" or "pack"),
+//    "cores": [{"core": [x, y], "reader": {"busy", "stall", "end"}, "unpack": {...}, "math": {...},
+//               "pack": {...}, "writer": {...}, "compute": {...}}]}
+// "compute" sums up a compute kernel's three TRISCs: busy = the busiest one's busy cycles, end = the
+// last one's final clock, stall = end - busy.
 // cycles = max(critical_path_cycles, dram_cycles): the critical path is the largest final clock of
-// any thread; dram_cycles = all DRAM bytes / the arch's measured DRAM bandwidth (shared by all cores).
-// A role without a kernel on a core reports zeros.
+// any RISC-V; dram_cycles = all DRAM bytes / the arch's measured DRAM bandwidth (shared by all cores).
+// A RISC-V without a kernel on a core reports zeros.
 // bound: "dram" when dram_cycles >= critical_path_cycles. Otherwise, on the critical core (the core of
-// the thread with the largest final clock; first in core order on a tie), the largest of
-//   compute = the compute thread's busy cycles,
+// the RISC-V with the largest final clock; first in core order on a tie), the largest of
+//   compute = the busiest TRISC's busy cycles,
 //   noc     = max over reader / writer of busy + NOC-barrier stall (moving data),
-//   sync    = the largest semaphore-wait stall of its threads (waiting for other cores),
-// first in that order on a tie. CB stalls are not a class of their own: they are the time a thread
+//   sync    = the largest semaphore-wait stall of its RISC-Vs (waiting for other cores),
+// first in that order on a tie. CB stalls are not a class of their own: they are the time a RISC-V
 // waits for a neighbour on its core, which the neighbour's class accounts for.
 void timing_json(std::ostringstream& os, const DeviceImpl& d, const Counters& total) {
   const ArchSpec& a = d.arch;
+  constexpr Risc kTriscs[] = {Risc::Unpack, Risc::Math, Risc::Pack};
+  const auto at = [](const auto& tms, Risc r) -> const std::optional<ThreadTiming>& { return tms[static_cast<size_t>(r)]; };
   uint64_t critical = 0;
   size_t critical_core = 0;
-  int critical_role = static_cast<int>(KernelRole::Compute);
+  Risc critical_risc = Risc::Math;
   for (size_t i = 0; i < d.last_timing.size(); ++i)
-    for (int r = 0; r < 3; ++r) {
+    for (size_t r = 0; r < kRiscs; ++r) {
       const auto& tm = d.last_timing[i][r];
       if (tm && tm->clock > critical) {
         critical = tm->clock;
         critical_core = i;
-        critical_role = r;
+        critical_risc = static_cast<Risc>(r);
       }
     }
   const uint64_t dram = timing::dram_cycles(a, total.dram_bytes_read + total.dram_bytes_written);
   const uint64_t cycles = std::max(critical, dram);
+  const auto trisc_busy = [&](const auto& tms) {
+    uint64_t busy = 0;
+    for (Risc r : kTriscs)
+      if (at(tms, r)) busy = std::max(busy, at(tms, r)->busy);
+    return busy;
+  };
   const char* bound = "compute";
   if (d.last_timing.empty()) {
     bound = "compute";
@@ -303,15 +326,14 @@ void timing_json(std::ostringstream& os, const DeviceImpl& d, const Counters& to
     bound = "dram";
   } else {
     const auto& tms = d.last_timing[critical_core];
-    const auto& comp = tms[static_cast<int>(KernelRole::Compute)];
-    const uint64_t compute = comp ? comp->busy : 0;
+    const uint64_t compute = trisc_busy(tms);
     uint64_t noc = 0, sync = 0;
     for (const auto& tm : tms) {
       if (!tm) continue;
       sync = std::max(sync, tm->sem_stall);
     }
-    for (KernelRole r : {KernelRole::Reader, KernelRole::Writer}) {
-      const auto& tm = tms[static_cast<int>(r)];
+    for (Risc r : {Risc::Reader, Risc::Writer}) {
+      const auto& tm = at(tms, r);
       if (tm) noc = std::max(noc, tm->busy + tm->noc_stall);
     }
     bound = compute >= noc && compute >= sync ? "compute" : noc >= sync ? "noc" : "sync";
@@ -323,16 +345,23 @@ void timing_json(std::ostringstream& os, const DeviceImpl& d, const Counters& to
      << ", \"dram_cycles\": " << dram << ", \"bound\": \"" << bound << "\"";
   if (!d.last_timing.empty())
     os << ", \"critical_thread\": {\"core\": [" << d.last_cores[critical_core].x << ", "
-       << d.last_cores[critical_core].y << "], \"role\": \"" << kernel_role_name(static_cast<KernelRole>(critical_role))
-       << "\"}";
+       << d.last_cores[critical_core].y << "], \"role\": \"" << risc_name(critical_risc) << "\"}";
+  const auto entry = [&os](const char* name, uint64_t busy, uint64_t stall, uint64_t end) {
+    os << ", \"" << name << "\": {\"busy\": " << busy << ", \"stall\": " << stall << ", \"end\": " << end << "}";
+  };
   os << ", \"cores\": [";
   for (size_t i = 0; i < d.last_timing.size(); ++i) {
+    const auto& tms = d.last_timing[i];
     os << (i ? ", " : "") << "{\"core\": [" << d.last_cores[i].x << ", " << d.last_cores[i].y << "]";
-    for (KernelRole r : {KernelRole::Reader, KernelRole::Compute, KernelRole::Writer}) {
-      const auto& tm = d.last_timing[i][static_cast<int>(r)];
-      os << ", \"" << kernel_role_name(r) << "\": {\"busy\": " << (tm ? tm->busy : 0)
-         << ", \"stall\": " << (tm ? tm->stall : 0) << ", \"end\": " << (tm ? tm->clock : 0) << "}";
+    for (Risc r : {Risc::Reader, Risc::Unpack, Risc::Math, Risc::Pack, Risc::Writer}) {
+      const auto& tm = at(tms, r);
+      entry(risc_name(r), tm ? tm->busy : 0, tm ? tm->stall : 0, tm ? tm->clock : 0);
     }
+    uint64_t end = 0;
+    for (Risc r : kTriscs)
+      if (at(tms, r)) end = std::max(end, at(tms, r)->clock);
+    const uint64_t busy = trisc_busy(tms);
+    entry("compute", busy, end - busy, end);
     os << "}";
   }
   os << "]}";
@@ -641,13 +670,24 @@ void Device::launch() {
   d.last_spans.clear();
   for (Core* c : used) {
     Counters sum;
-    std::array<std::optional<ThreadTiming>, 3> tm;
-    std::array<std::vector<TraceSpan>, 3> spans;
+    std::array<std::optional<ThreadTiming>, kRiscs> tm;
+    std::array<std::vector<TraceSpan>, kRiscs> spans;
+    const auto keep = [&](Risc r, RiscClock& clock) {
+      tm[static_cast<size_t>(r)] = clock.tm;
+      spans[static_cast<size_t>(r)] = std::move(clock.spans);
+    };
     for (auto& t : ctxs)
       if (t->core == c) {
         sum.add(t->counters);
-        tm[static_cast<int>(t->kernel->role)] = t->tm;
-        spans[static_cast<int>(t->kernel->role)] = std::move(t->spans);
+        switch (t->kernel->role) {
+          case KernelRole::Reader: keep(Risc::Reader, t->main); break;
+          case KernelRole::Writer: keep(Risc::Writer, t->main); break;
+          case KernelRole::Compute:
+            keep(Risc::Unpack, t->unpack);
+            keep(Risc::Math, t->main);
+            keep(Risc::Pack, t->pack);
+            break;
+        }
       }
     d.last_cores.push_back(c->logical);
     d.last_counters.push_back(std::move(sum));

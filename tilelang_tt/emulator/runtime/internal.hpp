@@ -109,6 +109,18 @@ struct ThreadTiming {
   uint64_t reads_done = 0, writes_done = 0, writes_sent = 0;  // latest completion of issued transfers
 };
 
+// The RISC-Vs of a core whose clocks the timing model keeps (timing.hpp), in report order: the two
+// data-movement RISC-Vs, by the role of their kernel, and a compute kernel's three TRISCs.
+enum class Risc : uint8_t { Reader, Writer, Math, Unpack, Pack };
+inline constexpr size_t kRiscs = 5;
+const char* risc_name(Risc r);
+
+// One RISC-V's clock and, when a trace is asked for, its timeline (in clock order).
+struct RiscClock {
+  ThreadTiming tm;
+  std::vector<TraceSpan> spans;
+};
+
 // Timing record of one semaphore (an L1 word): the last set and the increments since.
 struct SemTiming {
   uint64_t set_time = 0;
@@ -183,9 +195,15 @@ struct ThreadCtx {
   std::vector<Range> pending_writes;  // local sources of NOC writes not yet barriered/flushed
   WaitState wait;
   bool finished = false;
-  ThreadTiming tm;
-  bool tracing = false;          // record `spans` (set at launch when a trace is asked for)
-  std::vector<TraceSpan> spans;  // the thread's timeline, in clock order
+  // Timing (timing.hpp). A data-movement kernel runs on one RISC-V: `main`. A compute kernel runs on
+  // three, each with its own clock: `main` is TRISC1 (math), `unpack` TRISC0 and `pack` TRISC2.
+  RiscClock main, unpack, pack;
+  bool tracing = false;  // record the clocks' spans (set at launch when a trace is asked for)
+  // compute timing: per DST half, when math committed it and when pack released it; per source
+  // register bank (SrcA/SrcB are double-buffered), when math finished with what the unpacker put there
+  std::array<uint64_t, 2> dst_committed{}, dst_released{}, src_freed{};
+  uint32_t src_bank = 0;
+  uint64_t unpacked_bytes = 0;  // the largest tile the current op unpacked (0: the op unpacks nothing)
   // compute state
   std::array<std::array<float, kTileHW>, kDstTiles> dst{};
   std::array<bool, kDstTiles> dst_fresh{};  // not written since tile_regs_acquire
@@ -216,13 +234,13 @@ class DeviceImpl {
   std::vector<std::unique_ptr<KernelInstance>> kernels;
   std::vector<Counters> last_counters;  // per core, after launch
   std::vector<CoreXY> last_cores;
-  // Per used core (parallel to last_cores), per role (KernelRole order: reader, writer, compute): the
-  // final thread timing, or nothing when the core had no kernel of that role.
-  std::vector<std::array<std::optional<ThreadTiming>, 3>> last_timing;
-  // The trace (Device::set_tracing): whether launches record each thread's spans, and the last
+  // Per used core (parallel to last_cores), per RISC-V (Risc order): its final timing, or nothing when
+  // the core ran no kernel on it.
+  std::vector<std::array<std::optional<ThreadTiming>, kRiscs>> last_timing;
+  // The trace (Device::set_tracing): whether launches record each clock's spans, and the last
   // launch's, parallel to last_timing.
   bool tracing = false;
-  std::vector<std::array<std::vector<TraceSpan>, 3>> last_spans;
+  std::vector<std::array<std::vector<TraceSpan>, kRiscs>> last_spans;
   bool timing_only = false;  // Device::set_timing_only
   std::map<uintptr_t, SemTiming> sem_timing;  // by host address of the semaphore word; guarded by mu
 
@@ -255,43 +273,63 @@ inline uint32_t ThreadCtx::dst_capacity() const {
 }
 
 // ---- timing (timing.hpp) ----
-// Appends [clock, clock + cycles) to the thread's trace, merged into the last span when that one has
+// Which of the thread's clocks a call charges: Main is the thread's RISC-V (a compute kernel's math
+// TRISC), Unpack and Pack a compute kernel's other two TRISCs.
+enum class Clock : uint8_t { Main, Unpack, Pack };
+inline RiscClock& clock_of(ThreadCtx& t, Clock c) {
+  return c == Clock::Unpack ? t.unpack : c == Clock::Pack ? t.pack : t.main;
+}
+// The clock a circular-buffer call runs on: a compute kernel waits for and pops input pages on its
+// unpack TRISC and reserves and pushes output pages on its pack TRISC (tt-metal api/compute/cb_api.h:
+// UNPACK(llk_wait_tiles / llk_pop_tiles), PACK(llk_wait_for_free_tiles / llk_push_tiles)).
+inline Clock cb_clock(const ThreadCtx& t, bool consumer_side) {
+  if (t.kernel->role != KernelRole::Compute) return Clock::Main;
+  return consumer_side ? Clock::Unpack : Clock::Pack;
+}
+// Appends [clock, clock + cycles) to the clock's trace, merged into the last span when that one has
 // the same name and kind and ends where this one starts.
-inline void record_span(ThreadCtx& t, uint64_t cycles, std::string name, bool stall) {
-  if (!t.spans.empty()) {
-    TraceSpan& last = t.spans.back();
-    if (last.end == t.tm.clock && last.stall == stall && last.name == name) {
+inline void record_span(RiscClock& c, uint64_t cycles, std::string name, bool stall) {
+  if (!c.spans.empty()) {
+    TraceSpan& last = c.spans.back();
+    if (last.end == c.tm.clock && last.stall == stall && last.name == name) {
       last.end += cycles;
       last.calls += 1;
       return;
     }
   }
-  t.spans.push_back({t.tm.clock, t.tm.clock + cycles, std::move(name), 1, stall});
+  c.spans.push_back({c.tm.clock, c.tm.clock + cycles, std::move(name), 1, stall});
 }
-// Charges `cycles` of work to the thread's clock; `call` is the API call (family) doing it, the
-// span's name in the trace.
-inline void charge(ThreadCtx& t, uint64_t cycles, std::string_view call) {
-  if (t.tracing && cycles > 0) record_span(t, cycles, std::string(call), false);
-  t.tm.clock += cycles;
-  t.tm.busy += cycles;
+// Charges `cycles` of work to one of the thread's clocks; `call` is the API call (family) doing it,
+// the span's name in the trace.
+inline void charge(ThreadCtx& t, Clock which, uint64_t cycles, std::string_view call) {
+  RiscClock& c = clock_of(t, which);
+  if (t.tracing && cycles > 0) record_span(c, cycles, std::string(call), false);
+  c.tm.clock += cycles;
+  c.tm.busy += cycles;
 }
-// Advances the thread's clock to `when` (an event it waited for), charging the wait as stall (and to
-// `kind`, when given). In the trace the stall is "wait <call>", with " c_<cb>" for a CB's pages.
-inline void wait_until(ThreadCtx& t, uint64_t when, uint64_t ThreadTiming::*kind, std::string_view call,
+inline void charge(ThreadCtx& t, uint64_t cycles, std::string_view call) { charge(t, Clock::Main, cycles, call); }
+// Advances one of the thread's clocks to `when` (an event it waited for), charging the wait as stall
+// (and to `kind`, when given). In the trace the stall is "wait <call>", with " c_<cb>" for a CB's pages.
+inline void wait_until(ThreadCtx& t, Clock which, uint64_t when, uint64_t ThreadTiming::*kind, std::string_view call,
                        int cb = -1) {
-  if (when <= t.tm.clock) return;
-  const uint64_t d = when - t.tm.clock;
+  RiscClock& c = clock_of(t, which);
+  if (when <= c.tm.clock) return;
+  const uint64_t d = when - c.tm.clock;
   if (t.tracing)
-    record_span(t, d, "wait " + std::string(call) + (cb >= 0 ? " c_" + std::to_string(cb) : std::string()), true);
-  t.tm.stall += d;
-  if (kind != nullptr) t.tm.*kind += d;
-  t.tm.clock = when;
+    record_span(c, d, "wait " + std::string(call) + (cb >= 0 ? " c_" + std::to_string(cb) : std::string()), true);
+  c.tm.stall += d;
+  if (kind != nullptr) c.tm.*kind += d;
+  c.tm.clock = when;
+}
+inline void wait_until(ThreadCtx& t, uint64_t when, uint64_t ThreadTiming::*kind, std::string_view call, int cb = -1) {
+  wait_until(t, Clock::Main, when, kind, call, cb);
 }
 // Issues a NOC transfer of `bytes` on the thread's read or write port; returns its completion time.
 inline uint64_t noc_transfer(ThreadCtx& t, uint64_t bytes, bool write) {
   const ArchSpec& a = t.dev->arch;
-  uint64_t& port_free = write ? t.tm.write_port_free : t.tm.read_port_free;
-  port_free = std::max(t.tm.clock, port_free) + timing::noc_occupancy(a, bytes);
+  ThreadTiming& tm = t.main.tm;
+  uint64_t& port_free = write ? tm.write_port_free : tm.read_port_free;
+  port_free = std::max(tm.clock, port_free) + timing::noc_occupancy(a, bytes);
   return port_free + a.noc_latency;
 }
 
@@ -349,8 +387,11 @@ float* math_dst(ThreadCtx& t, uint32_t idst, const char* fn, Loc loc);
 // After a math op: DST holds bf16 unless fp32_dest_acc_en.
 void settle(ThreadCtx& t, float* d);
 // Unpacks tile `tile` (relative to the read pointer) of a CB the kernel has waited for; returns the
-// CB's format.
+// CB's format. Records the tile's size for the op's unpack time (t.unpacked_bytes).
 DataFormat unpack_waited(ThreadCtx& t, uint32_t cb, uint32_t tile, float* out, const char* fn, Loc loc);
+// Timing of one op: the unpack TRISC's share (the tiles unpack_waited recorded since the last op), then
+// math's `math_cycles`, which start when the operands are unpacked (timing.hpp).
+void unpack_then_math(ThreadCtx& t, uint64_t math_cycles, std::string_view call);
 // Errors unless DST is 32 bits wide when `call` moves the 32-bit integer datums of CB `cb` (in `fmt`)
 // between that CB and DST; a no-op for the other formats.
 void check_int32_dst(const ThreadCtx& t, DataFormat fmt, uint32_t cb, const std::string& call, Loc loc);

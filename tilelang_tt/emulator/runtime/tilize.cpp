@@ -175,12 +175,14 @@ void tilize_block(uint32_t icb, uint32_t block, uint32_t ocb, uint32_t in_index,
     float* d = math_dst(t, 0, "tilize_block", loc);
     for (uint32_t r = 0; r < 32; ++r) load_datums(src + (j * 32 + uint64_t(r) * block * 32) * es, fmt, 32, d + r * 32);
     settle(t, d);
+    t.unpacked_bytes = kTileHW * es;  // the unpacker reads the tile's 32 rows of 32 datums
+    unpack_then_math(t, timing::kFpuPass, "tilize_block");
     tile_regs_commit(loc);
     tile_regs_wait(loc);
     pack_dst(t, 0, ocb, true, out_index + j, call.c_str(), loc);
+    charge(t, Clock::Pack, timing::kPackTile, "tilize_block");
     tile_regs_release(loc);
     t.counters.tile_ops["tilize_block"] += 1;
-    charge(t, timing::kLayoutTile, "tilize_block");
   }
 }
 
@@ -213,8 +215,11 @@ void untilize_block(uint32_t bct, uint32_t icb, uint32_t full, uint32_t ocb, Loc
   // The unpacker reads the row of tiles face row by face row: 32 rows of full*32 datums.
   std::vector<float> rows(size_t(full) * kTileHW);
   alignas(64) float tile[kTileHW];
+  uint64_t tile_bytes = 0;
   for (uint32_t i = 0; i < full; ++i) {
     check_int32_dst(t, unpack_waited(t, icb, i, tile, call.c_str(), loc), icb, call, loc);
+    tile_bytes = t.unpacked_bytes;
+    t.unpacked_bytes = 0;
     for (uint32_t r = 0; r < 32; ++r) std::copy(tile + r * 32, tile + r * 32 + 32, rows.data() + (r * full + i) * 32);
   }
   // DST tile c of a block holds the 1024 datums the tile packer writes as the next page.
@@ -225,14 +230,16 @@ void untilize_block(uint32_t bct, uint32_t icb, uint32_t full, uint32_t ocb, Loc
       const float* chunk = rows.data() + size_t(b * bct + c) * kTileHW;
       for (uint32_t i = 0; i < kTileHW; ++i) d[i] = chunk[face_index(i / 32, i % 32)];
       settle(t, d);
+      t.unpacked_bytes = tile_bytes;
+      unpack_then_math(t, timing::kFpuPass, "untilize_block");
     }
     tile_regs_commit(loc);
     tile_regs_wait(loc);
     for (uint32_t c = 0; c < bct; ++c) pack_dst(t, c, ocb, false, 0, call.c_str(), loc);
+    charge(t, Clock::Pack, timing::kPackTile * bct, "untilize_block");
     tile_regs_release(loc);
   }
   t.counters.tile_ops["untilize_block"] += full;
-  charge(t, timing::kLayoutTile * full, "untilize_block");
 }
 
 // ---------------------------------------------------------------- pack untilize
@@ -245,7 +252,7 @@ void pack_untilize_init(uint32_t bct, uint32_t full, uint32_t ocb, const char* f
     row_major_datum(configured_cb(t, ocb, call, loc), call, loc);
   }
   t.pack_untilize_mode = {true, bct, full, loc.line()};
-  charge(t, timing::kComputeInit, fn);
+  charge(t, Clock::Pack, timing::kComputeInit, fn);
 }
 
 void pack_untilize_uninit(uint32_t, Loc loc) { compute_ctx("pack_untilize_uninit", loc).pack_untilize_mode = {}; }
@@ -270,13 +277,14 @@ void pack_untilize_block(uint32_t bct, uint32_t full, uint32_t icb, uint32_t blo
     float* d = math_dst(t, c, "pack_untilize_block", loc);
     check_int32_dst(t, unpack_waited(t, icb, c, d, call.c_str(), loc), icb, call, loc);
     settle(t, d);
+    unpack_then_math(t, timing::kFpuPass, "pack_untilize_block");
   }
   tile_regs_commit(loc);
   tile_regs_wait(loc);
   write_untilized(t, 0, bct, full, ocb, c_index, 0, call, loc);
+  charge(t, Clock::Pack, timing::kPackTile * bct, "pack_untilize_block");
   tile_regs_release(loc);
   t.counters.tile_ops["pack_untilize_block"] += bct;
-  charge(t, timing::kLayoutTile * bct, "pack_untilize_block");
 }
 
 void pack_untilize_dest(uint32_t bct, uint32_t full, uint32_t ocb, uint32_t block_rt_dim, uint32_t c_index,
@@ -298,7 +306,7 @@ void pack_untilize_dest(uint32_t bct, uint32_t full, uint32_t ocb, uint32_t bloc
   for (uint32_t r = 0; r < block_rt_dim; ++r) {
     write_untilized(t, dst_offset + r * bct, bct, full, ocb, c_index, uint64_t(r) * full * page_size, call, loc);
     t.counters.tile_ops["pack_untilize_dest"] += bct;
-    charge(t, timing::kPackTile * bct, "pack_untilize_dest");
+    charge(t, Clock::Pack, timing::kPackTile * bct, "pack_untilize_dest");
   }
 }
 

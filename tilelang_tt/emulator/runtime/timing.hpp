@@ -1,7 +1,16 @@
 // Timing model of the emulator (first version): Lamport-style logical clocks per kernel thread.
 //
-// Every kernel thread (reader RISC, compute TRISCs, writer RISC of a core) keeps a logical clock in
-// cycles of the arch's AICLK. Each kernel API call charges its cost (the table below) to the
+// Every RISC-V of a core keeps a logical clock in cycles of the arch's AICLK: the reader's and the
+// writer's, and the three TRISCs a compute kernel runs on (tt-isa-documentation, WormholeB0
+// TensixCoprocessor/README.md: the coprocessor executes three threads at once; TRISC0 pushes the
+// unpackers' work, TRISC1 the matrix and vector units', TRISC2 the packers'). A compute kernel's call
+// runs on the TRISC tt-metal's compute API gives it: cb_wait_front / cb_pop_front and the unpack of
+// every op on TRISC0; the math of the op, tile_regs_acquire / commit on TRISC1; pack_tile,
+// tile_regs_wait / release, cb_reserve_back / cb_push_back on TRISC2 (api/compute/cb_api.h, reg_api.h,
+// the UNPACK / MATH / PACK macros). They synchronize as the hardware does: an op's math starts when
+// its operands are unpacked, and the unpacker runs at most one op ahead (SrcA/SrcB are
+// double-buffered); tile_regs_wait waits for the commit of its DST half, tile_regs_acquire for the
+// release of the half it takes (two halves: math fills one while pack drains the other). Each kernel API call charges its cost (the table below) to the
 // thread's clock and `busy`; a call that waits (cb_wait_front, cb_reserve_back, semaphore waits,
 // NOC barriers) advances the clock to the logical time of the event it waits for, charging the
 // difference to `stall`. Those event times are recorded by the producing thread (CB page pushed /
@@ -29,10 +38,11 @@
 // | SFPU op per tile                 | 32 cyc     | 32 cyc     | CE "SFPU default 1/32" (32 elem/clk 1-instruction floor); HF. Same for every op (no per-op source) |
 // | FPU eltwise add/sub per tile     | 16 cyc     | 16 cyc     | ASSUMPTION: one pass of the matrix engine, = one LoFi matmul phase (TR/GEMM_FLOPS) |
 // | FPU eltwise mul, reduce per tile | 16 x phases| 16 x phases| ASSUMPTION: as above, with the fidelity phases mul/pool run like matmul |
-// | copy_tile/unary_bcast/transpose  | 16 cyc     | 16 cyc     | ASSUMPTION: unpack + one datacopy pass (as an FPU pass)  |
-// | pack_tile per tile               | 16 cyc     | 16 cyc     | ASSUMPTION: same order as one FPU pass; the 3 TRISC stages are charged serially (an upper bound of their overlap) |
-// | tilize/untilize/pack_untilize    | 32 cyc     | 32 cyc     | ASSUMPTION: unpack pass + pack pass (16 + 16) per tile |
-// | pack_untilize_dest per tile      | 16 cyc     | 16 cyc     | ASSUMPTION: one pack pass                      |
+// | copy_tile/unary_bcast/transpose  | 16 cyc     | 16 cyc     | ASSUMPTION: one datacopy pass of math (as an FPU pass); the unpack is TRISC0's |
+// | unpack, per op (TRISC0)          | 2 + bytes / 64 cyc | same | tt-isa-documentation UNPACR_Regular.md "Performance": 2 cycles of address, then up to 64 B/cycle (x4 speed); a bf16 tile 34 cyc. The op's operands on the two unpackers side by side: its largest tile. x4 is the only documented speed that fits TR/GEMM_FLOPS' BF16 HiFi2 85.3 TFLOPS (49 cyc per tile product on 64 cores; x2 would take 66) |
+// | pack_tile per tile (TRISC2)      | 16 cyc     | 16 cyc     | ASSUMPTION: same order as one FPU pass (no source gives the packers' rate) |
+// | tilize/untilize/pack_untilize    | unpack + 16 + 16 | same | the unpack above, a datacopy pass (math), a pack (TRISC2) per tile |
+// | pack_untilize_dest per tile      | 16 cyc     | 16 cyc     | ASSUMPTION: one pack pass (TRISC2)             |
 // | compute init / reconfig call     | 8 cyc      | 8 cyc      | ASSUMPTION: a few config-register writes        |
 // | tile_regs_* / DST sync call      | 2 cyc      | 2 cyc      | ASSUMPTION: one semaphore post/wait between TRISCs |
 // | CB call (reserve/push/wait/pop)  | 8 cyc      | 8 cyc      | ASSUMPTION: a few loads/stores of the CB interface |
@@ -67,7 +77,8 @@ inline constexpr double kFp32DestAccFactor = 1.07;  // tt-lang CycleEstimator: ~
 inline constexpr uint64_t kSfpuTile = 32;          // tt-lang CycleEstimator: SFPU 1/32 tiles/cycle floor
 inline constexpr uint64_t kFpuPass = 16;           // ASSUMPTION: one matrix-engine pass (= LoFi matmul phase)
 inline constexpr uint64_t kPackTile = 16;          // ASSUMPTION: one pack pass per tile
-inline constexpr uint64_t kLayoutTile = 32;        // ASSUMPTION: tilize/untilize = unpack + pack pass
+inline constexpr uint64_t kUnpackAddress = 2;      // tt-isa-documentation UNPACR_Regular.md: address cycles
+inline constexpr uint64_t kUnpackBytesPerCycle = 64;  // same: x4 speed, 64 B/cycle from L1
 inline constexpr uint64_t kComputeInit = 8;        // ASSUMPTION: a few config-register writes
 inline constexpr uint64_t kDstSync = 2;            // ASSUMPTION: one TRISC semaphore op
 inline constexpr uint64_t kCbCall = 8;             // ASSUMPTION: CB interface loads/stores
@@ -80,6 +91,11 @@ inline uint64_t fidelity_phases(int math_fidelity) { return math_fidelity <= 1 ?
 inline uint64_t matmul_tile_cycles(int math_fidelity, bool fp32_dest_acc) {
   const uint64_t c = kMatmulPhase * fidelity_phases(math_fidelity);
   return fp32_dest_acc ? static_cast<uint64_t>(std::llround(static_cast<double>(c) * kFp32DestAccFactor)) : c;
+}
+
+// Cycles the unpacker takes for an op whose largest operand tile is `bytes` long.
+inline uint64_t unpack_tile_cycles(uint64_t bytes) {
+  return kUnpackAddress + (bytes + kUnpackBytesPerCycle - 1) / kUnpackBytesPerCycle;
 }
 
 }  // namespace timing

@@ -2,8 +2,8 @@
 // load), for the last launch:
 //   {"displayTimeUnit": "ns", "otherData": {"arch", "clock_hz"}, "traceEvents": [...]}
 // One process per used core, pid 1 + y * grid_x + x, named "core (x,y)" (a "process_name" metadata
-// event, "M"), sorted by pid; one thread per kernel role on it, tid 1 reader, 2 compute, 3 writer,
-// named by role ("thread_name"). Each span a thread recorded (internal.hpp, TraceSpan) is a complete
+// event, "M"), sorted by pid; one thread per RISC-V that ran a kernel, tid 1 reader, 2 unpack, 3 math,
+// 4 pack (a compute kernel's three TRISCs), 5 writer, named so ("thread_name"). Each span a thread recorded (internal.hpp, TraceSpan) is a complete
 // event ("X") with ts / dur in microseconds of the arch clock: cat "busy", named by the API call
 // (family) that charged the cycles ("cb_wait_front", "noc_async_read", "matmul_tiles", ...), or cat
 // "stall", named "wait <call>" ("wait cb_wait_front c_0", "wait noc_async_read_barrier",
@@ -13,6 +13,7 @@
 // final clock]. Events are in (core, thread, ts) order: the same program gives the same bytes.
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <sstream>
 
 #include "internal.hpp"
@@ -35,8 +36,8 @@ std::string micros(uint64_t ps) {
   return text;
 }
 
-// Trace thread ids and the order threads appear in: reader, compute, writer.
-constexpr KernelRole kTraceRoles[] = {KernelRole::Reader, KernelRole::Compute, KernelRole::Writer};
+// Trace thread ids (1-based) and the order threads appear in.
+constexpr Risc kTraceRiscs[] = {Risc::Reader, Risc::Unpack, Risc::Math, Risc::Pack, Risc::Writer};
 
 }  // namespace
 
@@ -61,12 +62,12 @@ std::string Device::trace_json() const {
             << c.x << "," << c.y << ")\"}}";
     event() << "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":" << pid << ",\"args\":{\"sort_index\":"
             << pid << "}}";
-    for (int tid = 1; tid <= 3; ++tid) {
-      const KernelRole role = kTraceRoles[tid - 1];
-      const int r = static_cast<int>(role);
+    for (int tid = 1; tid <= static_cast<int>(std::size(kTraceRiscs)); ++tid) {
+      const Risc risc = kTraceRiscs[tid - 1];
+      const size_t r = static_cast<size_t>(risc);
       if (!d.last_timing[i][r]) continue;
       event() << "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" << pid << ",\"tid\":" << tid
-              << ",\"args\":{\"name\":\"" << kernel_role_name(role) << "\"}}";
+              << ",\"args\":{\"name\":\"" << risc_name(risc) << "\"}}";
       event() << "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":" << pid << ",\"tid\":" << tid
               << ",\"args\":{\"sort_index\":" << tid << "}}";
       for (const TraceSpan& s : d.last_spans[i][r]) {
