@@ -19,7 +19,7 @@ from tilelang_tt.errors import TTCompileError
 from tilelang_tt.layout import BufferLayout, LayoutError
 
 PASS = "CompileOptions"
-PARTITIONS = ("auto", "contiguous", "row_major", "block")
+PARTITIONS = ("auto", "contiguous", "row_major", "zigzag", "block")
 
 
 class OptionError(TTCompileError):
@@ -37,8 +37,9 @@ class CompileOptions:
     cb_depth: int = 2  # CB depth (in blocks) where T.Pipelined gives no num_stages
     math_fidelity: str = "HiFi4"
     gemm_reuse: str = "auto"  # "auto": spill partial sums when a C block exceeds DST; "dst": re-read operands
-    # Work partition over cores: "auto" (block rectangles when the grid divides the block grid, else
-    # contiguous), "contiguous", "row_major" (round-robin) or "block"; and the partition mode: "auto"
+    # Work partition over cores: "auto" (block rectangles when the grid divides the block grid, zigzag
+    # when blocks differ in work, else contiguous), "contiguous", "row_major" (round-robin), "zigzag"
+    # (round-robin, every other round reversed) or "block"; and the partition mode: "auto"
     # (local_shard when the output is L1-sharded), "global" or "local_shard".
     partition: str = "auto"
     partition_mode: str = "auto"

@@ -352,6 +352,28 @@ def test_flash_attention(batch, heads, seq_len, dim):
         assert artifacts.last_counters["total"]["dram_bytes_read"] == 3 * q.numel() * 2  # Q, K, V once each
 
 
+def test_causal_flash_attention_balances_the_cores():
+    """2 heads of 8 query blocks (32 rows) on 2x2 cores: query block bx walks bx + 1 K/V blocks, so
+    auto deals the blocks in zigzag (each core: two light and two heavy); the result is right, and the
+    busiest core's math is well below what consecutive blocks would give it."""
+    heads, seq_len, dim = 2, 256, 64
+    q, k, v = (bf16(1, heads, seq_len, dim, seed=s) for s in (34, 35, 36))
+    kernel = K.flash_attention(seq_len, dim, heads=heads, bm=32, bn=32, causal=True)
+    out, artifacts = run(kernel, q, k, v, grid=(2, 2))
+    scores = q.float() @ k.float().transpose(-1, -2) / dim ** 0.5
+    future = torch.ones(seq_len, seq_len).triu(1).bool()
+    ref = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1) @ v.float()
+    assert_close(out, ref, 2.0 ** -6)
+    assert artifacts.plan["work_policy"]["policy"] == "zigzag"
+
+    def busiest_math(counters):
+        return max(core["math"]["busy"] for core in counters["timing"]["cores"])
+
+    zigzag = busiest_math(artifacts.last_counters)
+    _, contiguous = run(kernel, q, k, v, grid=(2, 2), partition="contiguous")
+    assert zigzag < 0.8 * busiest_math(contiguous.last_counters)
+
+
 @pytest.mark.parametrize("heads,seq_len,dim", [(2, 128, 64), (1, 256, 128)])
 def test_causal_flash_attention(heads, seq_len, dim):
     """TileLang's causal form: the scores of each K/V block start from the mask

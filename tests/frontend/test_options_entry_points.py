@@ -211,7 +211,7 @@ BAD = {
     "cb_depth": (0, "cb_depth=0 is not a positive integer", "double buffering"),
     "math_fidelity": ("HiFi5", "math_fidelity='HiFi5' is not a math fidelity", "LoFi, HiFi2, HiFi3 or HiFi4"),
     "gemm_reuse": ("spill", "gemm_reuse='spill' is not a GEMM reuse mode", "'auto'"),
-    "partition": ("diagonal", "partition='diagonal' is not one of ['auto', 'contiguous', 'row_major', 'block']",
+    "partition": ("diagonal", "partition='diagonal' is not one of ['auto', 'contiguous', 'row_major', 'zigzag', 'block']",
                   "partition='auto'"),
     "layouts": ({"C": {"memory": "L1"}}, "layouts['C'] is a dict, not a BufferLayout", "tilelang_tt.BufferLayout("),
     "storage": ({"A": "bfloat16"}, "storage['A']='bfloat16' is not a storage format", "['bfloat4_b', 'bfloat8_b']"),

@@ -13,8 +13,8 @@ from tilelang_tt.attrs import Attr, get
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.layout import BufferLayout
 from tilelang_tt.options import CompileOptions
-from tilelang_tt.contract.plan import MulticastGroup
-from tilelang_tt.passes.layout_aware_work_partition_tt import LayoutAwareWorkPartitionTT, multicast_groups
+from tilelang_tt.contract.plan import MulticastGroup, Policy, WorkItem, WorkPolicy
+from tilelang_tt.passes.layout_aware_work_partition_tt import LayoutAwareWorkPartitionTT, multicast_groups, zigzag
 
 PASS = "LayoutAwareWorkPartitionTT"
 KEYS = (Attr.BLOCK_GRID, Attr.GRID_TILES, Attr.BLOCK_TILES, Attr.CORE_GRID, Attr.CORE_RANGES,
@@ -80,6 +80,47 @@ def test_row_major_round_robin():
     after = run_pass(lower_until(gemm(256, 128, 64, 64, 64, 32), PASS, opts), PASS, opts)
     assert get(after["main"], Attr.WORK_POLICY) == {"policy": "row_major", "stride": 3, "shard_blocks": [0, 0]}
     assert [work(w)[:4] for w in get(after["main"], Attr.WORK_PARTITION)] == [[0, 0, 0, 3], [1, 0, 1, 3], [2, 0, 2, 2]]
+
+
+def test_zigzag_deals_every_other_round_in_reverse():
+    """8 blocks over 3 cores: rounds 0-2, then 5-3 (reversed), then 6, 7: core 0 gets 0, 5, 6, core 1
+    1, 4, 7, core 2 2, 3. WorkPolicy.blocks, which codegen's persistent loop prints, walks them."""
+    opts = CompileOptions(grid=(3, 1), partition="zigzag")
+    after = run_pass(lower_until(gemm(256, 128, 64, 64, 64, 32), PASS, opts), PASS, opts)["main"]
+    policy = WorkPolicy.from_dict(get(after, Attr.WORK_POLICY))
+    assert (policy.policy, policy.stride) == (Policy.ZIGZAG, 3)
+    items = [WorkItem.from_plan(w) for w in get(after, Attr.WORK_PARTITION)]
+    assert [(w.core, w.start_id, w.count) for w in items] == [((0, 0), 0, 3), ((1, 0), 1, 3), ((2, 0), 2, 2)]
+    grid = tuple(get(after, Attr.BLOCK_GRID))  # 4 x 2 blocks: id = row * 2 + bx
+    assert [[r * 2 + c for r, c in policy.blocks(w, grid)] for w in items] == [[0, 5, 6], [1, 4, 7], [2, 3]]
+
+
+@pytest.mark.parametrize("total,cores", [(8, 3), (16, 4), (17, 4), (5, 8), (64, 64), (130, 64)])
+def test_zigzag_walks_every_block_once(total, cores):
+    items = zigzag(total, (cores, 1))
+    policy = WorkPolicy(Policy.ZIGZAG, stride=len(items))
+    walked = [row for w in items for row, _ in policy.blocks(w, (total, 1))]
+    assert sorted(walked) == list(range(total))
+
+
+def test_blocks_of_unequal_work_are_balanced():
+    """Causal attention, 4 heads of 8 query blocks on 4x2 cores: query block bx walks bx + 1 K/V
+    blocks. The rectangles auto would pick give core x the blocks 2x, 2x+1 of two heads (core 3: 7 +
+    8 K/V steps per head); zigzag gives every core blocks bx and 7 - bx twice (9 steps each): auto
+    takes it, and every core walks 18 K/V steps."""
+    opts = CompileOptions(grid=(4, 2))
+    after = run_pass(lower_until(op_kernels.flash_attention(512, 64, heads=4, causal=True), PASS, opts), PASS,
+                     opts)["main"]
+    assert get(after, Attr.CORE_GRID) == [4, 2]
+    policy = WorkPolicy.from_dict(get(after, Attr.WORK_POLICY))
+    assert policy.policy == Policy.ZIGZAG
+    grid = tuple(get(after, Attr.BLOCK_GRID))
+    assert grid == (4, 8)
+    steps = [sum(bx + 1 for _, bx in policy.blocks(WorkItem.from_plan(w), grid)) for w in get(after, Attr.WORK_PARTITION)]
+    assert steps == [18] * 8
+    # blocks of equal work keep the partition auto picks without looking at work
+    plain = run_pass(lower_until(op_kernels.flash_attention(512, 64, heads=4), PASS, opts), PASS, opts)["main"]
+    assert get(plain, Attr.WORK_POLICY)["policy"] == "block"
 
 
 def test_uneven_block_rectangles_and_no_multicast():

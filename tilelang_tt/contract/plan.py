@@ -57,6 +57,8 @@ class Policy(str, enum.Enum):
 
     CONTIGUOUS = "contiguous"  # core i: blocks start_id .. start_id + count - 1
     ROW_MAJOR = "row_major"  # round-robin in row-major order: core i: blocks i, i + P, i + 2P, ...
+    # round-robin, every other round reversed: core i: blocks i, 2P - 1 - i, 2P + i, 4P - 1 - i, ...
+    ZIGZAG = "zigzag"
     BLOCK = "block"  # a rectangle of the block grid: `count` blocks in rows of `width` from start_id
     LOCAL_SHARD = "local_shard"  # the blocks of the output shard the core holds (a rectangle)
 
@@ -91,7 +93,7 @@ class WorkItem:
 
 @dataclass(frozen=True)
 class WorkPolicy:
-    """``tt.work_policy``: ``stride`` is the block-id step of ``row_major`` (the core count);
+    """``tt.work_policy``: ``stride`` is the block-id step of ``row_major`` and ``zigzag`` (the core count);
     ``shard_blocks`` the (rows, cols) of blocks per shard of ``local_shard``."""
 
     policy: Policy
@@ -114,6 +116,8 @@ class WorkPolicy:
             return start_id + ((n // width) * bx_total + n % width)
         if self.policy == Policy.ROW_MAJOR:
             return start_id + n * self.stride
+        if self.policy == Policy.ZIGZAG:  # round n: core start_id's block, counted from the round's far end when n is odd
+            return n * self.stride + start_id + (n % 2) * (self.stride - 1 - 2 * start_id)
         return start_id + n
 
     @staticmethod

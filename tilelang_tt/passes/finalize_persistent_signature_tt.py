@@ -44,6 +44,7 @@ PASS = "FinalizePersistentSignatureTT"
 WORK_ARGS = {
     Policy.CONTIGUOUS: (ArgKind.START_ID, ArgKind.COUNT),
     Policy.ROW_MAJOR: (ArgKind.START_ID, ArgKind.COUNT),
+    Policy.ZIGZAG: (ArgKind.START_ID, ArgKind.COUNT),
     Policy.BLOCK: (ArgKind.START_ID, ArgKind.COUNT, ArgKind.WIDTH),
     Policy.LOCAL_SHARD: (ArgKind.SHARD_Y, ArgKind.SHARD_X, ArgKind.COUNT, ArgKind.WIDTH),
 }

@@ -83,6 +83,7 @@ from tilelang_tt.passes.common import (
     tile_op_name,
     uses_var,
 )
+from tilelang_tt.passes.block_work import block_work, max_share
 from tilelang_tt.passes.slice_checks import check_disjoint_writes, check_slices
 from tilelang_tt.passes.slices import block_grid_loops, bound_values, matrix_slice, row_slice
 
@@ -103,6 +104,20 @@ def round_robin(total: int, grid: tuple[int, int]) -> list[WorkItem]:
     """Block b to core b % P (row-major over ``grid``), P = min(total, cores)."""
     ncores = min(total, grid[0] * grid[1])
     return [WorkItem((i % grid[0], i // grid[0]), i, -(-(total - i) // ncores)) for i in range(ncores)]
+
+
+def zigzag(total: int, grid: tuple[int, int]) -> list[WorkItem]:
+    """Rounds of P = min(total, cores) blocks, every other one dealt in reverse: core i gets blocks
+    i, 2P - 1 - i, 2P + i, ... (the ids below ``total``: a core's ids increase, so they are its first
+    ``count``). Blocks whose work grows with their id (a causal attention's query blocks) pair a
+    light one with a heavy one."""
+    ncores = min(total, grid[0] * grid[1])
+    policy = WorkPolicy(Policy.ZIGZAG, stride=ncores)
+    items = []
+    for i in range(ncores):
+        count = sum(1 for n in range(-(-total // ncores)) if policy.block_id(n, i, 0, 1) < total)
+        items.append(WorkItem((i % grid[0], i // grid[0]), i, count))
+    return items
 
 
 def _split(n: int | Formula, parts: int) -> list[tuple[int | Formula, int | Formula]]:
@@ -275,7 +290,28 @@ def _local_shard(func, layout: LayoutDesc, block_grid, block_tiles) -> tuple[lis
     return items, WorkPolicy(Policy.LOCAL_SHARD, shard_blocks=(sby, sbx)), layout.shard_grid
 
 
-def _global(func, arch, block_grid, grid, policy_name: str) -> tuple[list[WorkItem], WorkPolicy, tuple]:
+def _balanced(func, loops, block_grid, grid, chosen: tuple[list[WorkItem], WorkPolicy, tuple]):
+    """``auto`` where blocks differ in work (a loop bound depends on the block coordinates, see
+    :mod:`block_work`): the chosen partition, or ``zigzag`` on the same grid when that gives the
+    busiest core less work."""
+    work = block_work(func, loops, block_grid)
+    if work is None:
+        return chosen
+    items, policy, grid = chosen
+    total = len(work)
+    alternative = zigzag(total, grid)
+    alt_policy = WorkPolicy(Policy.ZIGZAG, stride=len(alternative))
+
+    def busiest(items, policy):
+        return max_share(work, [[row * block_grid[1] + bx for row, bx in policy.blocks(item, block_grid)]
+                                for item in items])
+
+    if busiest(alternative, alt_policy) < busiest(items, policy):
+        return alternative, alt_policy, grid
+    return chosen
+
+
+def _global(func, arch, loops, block_grid, grid, policy_name: str) -> tuple[list[WorkItem], WorkPolicy, tuple]:
     by_total, bx_total = block_grid
     total = by_total * bx_total
     if isinstance(total, Formula):  # a block grid known at run time: contiguous shares of it
@@ -292,6 +328,7 @@ def _global(func, arch, block_grid, grid, policy_name: str) -> tuple[list[WorkIt
         # fewer rows than the core grid (one query-block row of one head) fills the grid contiguously
         busy = min(total, math.prod(grid or arch.grid))
         policy_name = Policy.BLOCK.value if even and candidate[0] * candidate[1] >= busy else Policy.CONTIGUOUS.value
+        return _balanced(func, loops, block_grid, grid, _global(func, arch, loops, block_grid, grid, policy_name))
     policy = Policy(policy_name)
     if policy == Policy.BLOCK:
         grid = grid or natural
@@ -299,8 +336,8 @@ def _global(func, arch, block_grid, grid, policy_name: str) -> tuple[list[WorkIt
     if grid is None:
         gx = min(arch.grid[0], total)
         grid = (gx, min(arch.grid[1], -(-total // gx)))
-    if policy == Policy.ROW_MAJOR:
-        items = round_robin(total, grid)
+    if policy in (Policy.ROW_MAJOR, Policy.ZIGZAG):
+        items = (round_robin if policy == Policy.ROW_MAJOR else zigzag)(total, grid)
         return items, WorkPolicy(policy, stride=len(items)), grid
     return partition(total, grid), WorkPolicy(policy), grid
 
@@ -374,7 +411,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str, mult
                         "leave grid unset: local_shard runs on the cores holding the output shards")
         items, work_policy, grid = _local_shard(func, layout, (by, bx), block_tiles)
     else:
-        items, work_policy, grid = _global(func, arch, (by, bx), grid, policy)
+        items, work_policy, grid = _global(func, arch, loops, (by, bx), grid, policy)
 
     cores = [w.core for w in items]
     ranges = core_ranges(items)
