@@ -26,7 +26,7 @@ Importing this module registers:
   registers keys in C++ only (``TVM_REGISTER_PASS_CONFIG_OPTION``; no FFI function does it), and
   a target cannot carry them (``ext_dev`` admits a fixed set of options: ``keys``, ``device``,
   ``model``, ``libs``, ...), so ``pass_config.cc`` registers them: it is built once with the
-  C++ compiler against the TVM and tvm-ffi headers and cached under ``<cache>/pass_config``.
+  C++ compiler against the TVM and tvm-ffi headers and cached (:mod:`tilelang_tt.native`).
 * ``target.build.ext_dev`` (what ``tvm.tirx.build`` calls for a device module of kind
   ``ext_dev``) and the TIR pipeline ``"tenstorrent"``. ``tvm.build(mod, target=...)`` runs the
   pipeline named ``"default"``, which the fork maps to ``"s_tir"`` whatever the target; that
@@ -51,18 +51,13 @@ and :func:`artifacts_of` finds the programs in it.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
-import os
-import subprocess
-from pathlib import Path
 
 import tilelang  # noqa: F401  (tilelang must be imported before tvm)
 import tilelang.cache
 import torch
 import tvm
 import tvm_ffi
-import tvm_ffi.libinfo
 from tilelang.autotuner.tuner import AutoTuner
 from tilelang.backend.device_codegen import DeviceCodegen
 from tilelang.backend.execution_backend import ExecutionBackendSpec
@@ -77,11 +72,11 @@ from tvm import tirx
 from tvm.ir import CallingConv
 from tvm.target import Target
 
+from tilelang_tt import native
 from tilelang_tt.artifacts import EMULATOR, Artifacts
 from tilelang_tt.attrs import Attr
 from tilelang_tt.compiler import at_kernel, compile_prim_func
 from tilelang_tt.contract.plan import Plan, bind_dims, dim_values
-from tilelang_tt.env import CACHE_DIR, EMU_CXX
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.module import (
     BUNDLE_HEADER,
@@ -448,43 +443,11 @@ def _dispatching_default_pipeline(s_tir_factory):
     return factory
 
 
-PASS_CONFIG_SOURCE = Path(__file__).with_name("pass_config.cc")
-
-
-def _pass_config_library() -> Path:
-    """:data:`PASS_CONFIG_SOURCE` built into a shared library, cached by source, compiler, flags
-    and the TileLang and tvm-ffi versions (whose headers and libraries it is built against)."""
-    tilelang_dir = Path(tilelang.__file__).parent
-    ffi_lib = Path(tvm_ffi.libinfo.find_libtvm_ffi()).parent
-    tvm_lib = tilelang_dir / "lib"
-    cxx = EMU_CXX.get()
-    compile_flags = ["-std=c++17", "-O2", "-fPIC", "-shared", f"-I{tilelang_dir / '3rdparty' / 'tvm' / 'include'}",
-                     f"-I{tvm_ffi.libinfo.find_include_path()}", f"-I{tvm_ffi.libinfo.find_dlpack_include_path()}"]
-    # -z nodelete: TVM calls into the library (to legalize a tt.* value) for as long as the process lives
-    link_flags = [f"-L{tvm_lib}", f"-L{ffi_lib}", "-ltvm_compiler", "-ltvm_ffi", f"-Wl,-rpath,{tvm_lib}:{ffi_lib}",
-                  "-Wl,-z,nodelete"]
-    source = PASS_CONFIG_SOURCE.read_text()
-    key = hashlib.sha256("\0".join([source, cxx, *compile_flags, *link_flags, tilelang.__version__,
-                                    tvm_ffi.__version__]).encode())
-    library = CACHE_DIR.get() / "pass_config" / key.hexdigest()[:24] / "libtilelang_tt_pass_config.so"
-    if not library.exists():
-        library.parent.mkdir(parents=True, exist_ok=True)
-        partial = library.with_name(f"{library.name}.{os.getpid()}.tmp")
-        command = [cxx, *compile_flags, str(PASS_CONFIG_SOURCE), *link_flags, "-o", str(partial)]
-        done = subprocess.run(command, capture_output=True, text=True)
-        if done.returncode != 0:
-            partial.unlink(missing_ok=True)
-            raise RuntimeError(f"building {PASS_CONFIG_SOURCE.name} (the tt.* PassContext config keys) with {cxx} "
-                               f"failed:\n{done.stderr.strip()}")
-        os.replace(partial, library)
-    return library
-
-
 def _register_config_keys() -> None:
     """Register :data:`CONFIG_KEYS` with TVM's ``PassContext`` (once per process)."""
     missing = [key for key in CONFIG_KEYS if key not in tvm.transform.PassContext.list_configs()]
     if missing:
-        register = tvm_ffi.load_module(str(_pass_config_library())).register_pass_config
+        register = native.library().register_pass_config
         for key in missing:
             register(key)
 

@@ -7,22 +7,27 @@ a single kernel. Each PrimFunc of the built ``IRModule`` is one kernel with its 
 a :class:`TenstorrentFunction`, called with every parameter (torch tensors, numpy arrays,
 ``tvm.runtime.Tensor`` or any DLPack tensor), the outputs written in place; ``tvm.compile``'s
 ``Executable`` serves ``ex["main"]`` from it; ``time_evaluator`` reports the timing model's predicted
-time.
+time. ``export_library("name.tenstorrent")`` writes one file that ``tvm.runtime.load_module`` loads
+back (:func:`load_module_file`, TVM's loader of the ``.tenstorrent`` suffix).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
+import tempfile
 from pathlib import Path
 
 import tilelang  # noqa: F401  (tilelang must be imported before tvm)
+import tvm_ffi
 from tvm.runtime.module import BenchmarkResult
 
+from tilelang_tt import native
 from tilelang_tt.artifacts import EMULATOR, SOURCE_NAMES, Artifacts, write_files_atomically
 from tilelang_tt.compiler import DUMP_FILE, dump_file_name
-from tilelang_tt.contract.plan import Plan, bind_dims, dim_values
+from tilelang_tt.contract.plan import Plan, PlanError, bind_dims, dim_values
 
 
 # -- the files of one or more kernels as one text (a TVM source module holds one string) -----------
@@ -56,6 +61,10 @@ def unbundle(text: str) -> dict[str, Artifacts]:
             raise ValueError(f"not a tilelang-tt source bundle (at offset {pos})")
         start = header.end()
         end = start + int(header.group("size"))
+        if end > len(text):
+            name = f"{header.group('kernel')}/{header.group('file')}"
+            raise ValueError(f"a tilelang-tt source bundle cut short: `{name}` has {len(text) - start} of its "
+                             f"{header.group('size')} chars")
         sources.setdefault(header.group("kernel"), {})[header.group("file")] = text[start:end]
         pos = end
     return {kernel: artifacts_from_files(files) for kernel, files in sources.items()}
@@ -66,7 +75,10 @@ def artifacts_from_files(files: dict[str, str]) -> Artifacts:
     sources = {name: text for name, text in files.items() if not name.startswith(IR_DIR)}
     kept = tuple((DUMP_FILE.fullmatch(name.removeprefix(IR_DIR))["pass_name"], text)
                  for name, text in files.items() if name.startswith(IR_DIR))
-    (plan,) = (text for name, text in sources.items() if name.endswith(".json"))  # the plan file
+    plans = [text for name, text in sources.items() if name.endswith(".json")]  # the plan file
+    if len(plans) != 1:
+        raise ValueError(f"a kernel's files hold one plan (a .json file), these hold {len(plans)}: {sorted(sources)}")
+    (plan,) = plans
     return Artifacts(sources=sources, plan=json.loads(plan), ir_after_pass=kept)
 
 
@@ -215,10 +227,18 @@ class TenstorrentModule:
             f"{kernel}/{name}": art.sources[name] for kernel, art in self.programs.items() for name in SOURCE_NAMES})
 
     def export_library(self, path: str | os.PathLike) -> Path:
-        """TVM's export verb: :meth:`save`. A Tenstorrent program is its kernel sources, the host
-        program ``main.cpp`` and the plan, compiled on the machine that runs it, so the
-        "library" is that directory, not a shared object."""
-        return self.save(path)
+        """TVM's export verb: one file ``<name>.tenstorrent`` holding every file of every kernel
+        (:func:`write_module_file`), which ``tvm.runtime.load_module`` loads back. A Tenstorrent
+        program is its kernel sources, the host program ``main.cpp`` and the plan, compiled on the
+        machine that runs it, so the "library" is that text, not a shared object; :meth:`save`
+        writes the sources as a directory."""
+        return write_module_file(path, self.programs)
+
+    @staticmethod
+    def load(path: str | os.PathLike) -> TenstorrentModule:
+        """The module :meth:`export_library` wrote to ``path``, as this class (``tvm.runtime.load_module``
+        gives the same programs as a ``tvm.runtime.Module``)."""
+        return TenstorrentModule(read_module_file(path))
 
     def import_module(self, other: TenstorrentModule) -> None:
         """Merge ``other``'s kernels in: how ``tvm.build`` attaches device code to the host module."""
@@ -232,3 +252,96 @@ class TenstorrentModule:
 
     def __repr__(self) -> str:
         return f"TenstorrentModule(kernels={self.kernels})"
+
+
+
+# -- export_library's file and TVM's loader of it ------------------------------------------------
+MODULE_SUFFIX = "." + TenstorrentModule.kind  # tvm.runtime.load_module picks its loader by the suffix
+FILE_HEADER = "// tilelang-tt module file, format 1 (tvm.runtime.load_module loads it once tilelang_tt is imported)\n"
+MODULE_HELPERS = ("get_source", "inspect_plan")  # what a loaded module serves besides its kernels
+
+
+@tvm_ffi.register_error
+class ModuleFileError(ValueError):
+    """A path that is not, or cannot be, an exported Tenstorrent module file (registered with
+    ``tvm_ffi``, so it comes out of ``tvm.runtime.load_module`` as itself)."""
+
+
+def write_module_file(path: str | os.PathLike, programs: dict[str, Artifacts]) -> Path:
+    """Write ``programs`` to ``path`` (which must end in :data:`MODULE_SUFFIX`) atomically."""
+    target = Path(path)
+    if target.suffix != MODULE_SUFFIX:
+        raise ModuleFileError(
+            f"{target}: a Tenstorrent module exports to a `{MODULE_SUFFIX}` file, the suffix tvm.runtime.load_module "
+            f"loads it back by (its programs are compiled where they run: there is no shared object); name it "
+            f"{target.with_suffix(MODULE_SUFFIX).name}, or save(DIR) to write the sources as a directory")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(FILE_HEADER + bundle(programs))
+        os.replace(partial, target)
+    except BaseException:
+        Path(partial).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def read_module_file(path: str | os.PathLike) -> dict[str, Artifacts]:
+    """The programs of a file :func:`write_module_file` wrote; a :class:`ModuleFileError` naming
+    the file for anything else."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        text = ""
+    except OSError as err:
+        raise ModuleFileError(f"cannot read the Tenstorrent module file {path}: {err.strerror}") from None
+    if not text.startswith(FILE_HEADER):
+        raise ModuleFileError(f"{path} is not a Tenstorrent module file (its first line is not "
+                              f"{FILE_HEADER.strip()!r}); write one with export_library('NAME{MODULE_SUFFIX}')")
+    try:
+        programs = unbundle(text[len(FILE_HEADER):])
+        for art in programs.values():
+            Plan.from_json(art.plan)
+    except (ValueError, KeyError, TypeError) as err:  # PlanError and json's errors are ValueErrors
+        kind = "an invalid plan" if isinstance(err, PlanError) else "damaged"
+        raise ModuleFileError(f"the Tenstorrent module file {path} is {kind}: {err}") from None
+    if not programs:
+        raise ModuleFileError(f"the Tenstorrent module file {path} holds no kernels")
+    return programs
+
+
+def load_module_file(path: str, _format: str) -> tvm_ffi.Module:
+    """``ffi.Module.load_from_file.tenstorrent``, what ``tvm.runtime.load_module(path)`` calls for a
+    ``.tenstorrent`` file: the programs as a runtime module of kind ``tenstorrent``.
+
+    tvm-ffi casts what a loader returns to ``ffi::Module``, a final FFI type whose Python class is
+    ``tvm.runtime.Module`` for every module, so a Python object (a :class:`TenstorrentModule`)
+    cannot be returned: the module is a small C++ one (``runtime_module.cc``) holding the bundle of
+    every file (``inspect_source()``), whose functions are :func:`module_function`'s, served
+    through TVM's own calls: ``m["main"](a, b, c)`` / ``m.get_function("main")`` run a kernel as a
+    :class:`TenstorrentFunction` does, and the helpers :data:`MODULE_HELPERS` are module functions
+    (as an LLVM module serves ``get_symbol``): ``m.get_source("reader")`` and ``m.inspect_plan()``
+    (``kernel`` as a second argument when there are several). ``time_evaluator`` is TVM's: it
+    times the calls on the host's clock (emulator runs); :meth:`TenstorrentModule.load` gives the
+    module whose ``time_evaluator`` reports the timing model's predicted time."""
+    programs = read_module_file(path)
+    return native.library().create_tenstorrent_module(bundle(programs))
+
+
+@functools.lru_cache(maxsize=8)
+def _loaded(text: str) -> TenstorrentModule:
+    return TenstorrentModule(unbundle(text))
+
+
+def module_function(text: str, name: str):
+    """``tilelang_tt.module_function``: the function ``name`` of the loaded module whose files are
+    ``text`` (its bundle), or None; a kernel of a helper's name shadows the helper."""
+    module = _loaded(text)
+    if name in module.programs:
+        return module.get_function(name)
+    return getattr(module, name) if name in MODULE_HELPERS else None
+
+
+tvm_ffi.register_global_func(f"ffi.Module.load_from_file.{TenstorrentModule.kind}", load_module_file, override=True)
+tvm_ffi.register_global_func("tilelang_tt.module_function", module_function, override=True)

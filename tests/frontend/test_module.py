@@ -1,5 +1,6 @@
 """The module API: what tvm.build and tilelang.compile return (get_source, save/export_library,
-inspect_plan), several kernels in one IRModule, and running with outputs and counters kept."""
+inspect_plan, tvm.runtime.load_module of an exported module), several kernels in one IRModule, and
+running with outputs and counters kept."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from tests.kernels import eltwise
 from tilelang_tt.artifacts import SOURCE_NAMES, Artifacts
 from tilelang_tt.backend import TenstorrentKernel, artifacts_of
 from tilelang_tt.contract.formats import FORMATS
-from tilelang_tt.module import TenstorrentModule
+from tilelang_tt.module import FILE_HEADER, ModuleFileError, TenstorrentModule, bundle
 from tilelang_tt.plan_view import summary
 
 ROLES = {"reader": "reader.cpp", "compute": "compute.cpp", "writer": "writer.cpp", "main": "main.cpp",
@@ -71,10 +72,20 @@ def test_inspect_plan_is_the_plan_show_summary(built, reference):
     assert "work and L1 use per core" in text and "L1 per core" in text and "runtime args per core" in text
 
 
-def test_export_library_and_save_write_the_program(built, reference, tmp_path):
-    for path in (built.export_library(tmp_path / "lib"), built.save(tmp_path / "saved")):
-        assert sorted(p.name for p in path.iterdir()) == sorted(SOURCE_NAMES)
-        assert Artifacts.load(path).sources == reference.sources
+def test_save_writes_the_program_and_export_library_one_file(built, reference, tmp_path):
+    path = built.save(tmp_path / "saved")
+    assert sorted(p.name for p in path.iterdir()) == sorted(SOURCE_NAMES)
+    assert Artifacts.load(path).sources == reference.sources
+    exported = built.export_library(tmp_path / "lib.tenstorrent")
+    assert exported.is_file() and exported.read_text().startswith(FILE_HEADER)
+    assert TenstorrentModule.load(exported).artifacts.sources == reference.sources
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lib.tenstorrent", "saved"]  # no partial file left
+
+
+def test_export_library_names_the_suffix_load_module_needs(built, tmp_path):
+    with pytest.raises(ModuleFileError, match=r"lib.so: .* exports to a `.tenstorrent` file.*name it lib.tenstorrent"):
+        built.export_library(tmp_path / "lib.so")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_save_is_atomic(built, tmp_path, monkeypatch):
@@ -136,7 +147,7 @@ def test_tilelang_compile_kernel_is_a_module(add, reference, tmp_path):
     assert kernel.get_source("writer") == reference.sources["writer.cpp"]
     assert kernel.get_source("plan") == reference.sources["tt.plan.json"]
     assert kernel.inspect_plan() == summary(reference.plan)
-    assert Artifacts.load(kernel.export_library(tmp_path / "k")).sources == reference.sources
+    assert Artifacts.load(kernel.save(tmp_path / "k")).sources == reference.sources
 
 
 # ---- running: device selection, outputs and counters kept ----
@@ -225,3 +236,85 @@ def test_time_evaluator_returns_the_predicted_time(built):
     timing = built.program().last_counters["timing"]
     assert list(result.results) == [timing["seconds"]] * 3 and result.mean == timing["seconds"] > 0
     assert torch.equal(c, (a.float() + b.float()).to(torch.bfloat16))  # the call ran
+
+
+# -- export_library -> tvm.runtime.load_module ----------------------------------------------------
+def test_load_module_round_trips_an_exported_module(built, reference, tmp_path):
+    loaded = tvm.runtime.load_module(str(built.export_library(tmp_path / "add.tenstorrent")))
+    assert isinstance(loaded, tvm.runtime.Module) and loaded.kind == "tenstorrent"
+    a, b = _operands(4)
+    c = torch.zeros(64, 96, dtype=torch.bfloat16)
+    assert loaded["main"](a, b, c) is None
+    assert torch.equal(c, (a.float() + b.float()).to(torch.bfloat16))
+    out = tvm.runtime.tensor(np.zeros((64, 96), dtype=np.float32))
+    f32 = tvm.tirx.build(eltwise("add", 64, 96, 32, 32, dtype="float32"), target="tenstorrent")
+    f32_loaded = tvm.runtime.load_module(str(f32.export_library(tmp_path / "f32.tenstorrent")))
+    x, y = (t.float().numpy() for t in (a, b))
+    f32_loaded.get_function("main")(tvm.runtime.tensor(x), tvm.runtime.tensor(y), out)
+    assert np.array_equal(out.numpy(), x + y)
+    for role in ROLES:
+        assert loaded.get_source(role) == reference.sources[ROLES[role]]
+    assert loaded.inspect_source() == built.inspect_source()
+    assert loaded.inspect_plan() == built.inspect_plan()
+    with pytest.raises(TypeError, match=r"kernel `main` takes 3 tensors \(A, B, C\), got 2"):
+        loaded["main"](a, b)
+    with pytest.raises(AttributeError):
+        loaded.get_function("other")
+
+
+def test_time_evaluator_of_a_loaded_module(built, tmp_path):
+    path = built.export_library(tmp_path / "add.tenstorrent")
+    a, b = _operands(5)
+    c = torch.zeros(64, 96, dtype=torch.bfloat16)
+    timed = tvm.runtime.load_module(str(path)).time_evaluator("main", tvm.cpu(), number=1, repeat=2)(a, b, c)
+    assert len(timed.results) == 2 and min(timed.results) > 0  # TVM's: the host's clock
+    assert torch.equal(c, (a.float() + b.float()).to(torch.bfloat16))
+    predicted = TenstorrentModule.load(path).time_evaluator("main", tvm.cpu(), repeat=2)(a, b, c)
+    built.time_evaluator("main", tvm.cpu())(a, b, c)
+    assert list(predicted.results) == [built.program().last_counters["timing"]["seconds"]] * 2
+
+
+def test_load_module_of_a_tilelang_compile_kernel(add, tmp_path):
+    kernel = tilelang.compile(add, out_idx=[-1], target="tenstorrent")
+    loaded = tvm.runtime.load_module(str(kernel.export_library(tmp_path / "kernel.tenstorrent")))
+    a, b = _operands(6)
+    c = torch.zeros(64, 96, dtype=torch.bfloat16)
+    loaded["main"](a, b, c)
+    assert torch.equal(c, kernel(a, b))
+    assert loaded.get_source("compute") == kernel.get_kernel_source()
+
+
+def test_load_module_of_several_kernels(two_kernels, tmp_path):
+    module = tvm.tirx.build(two_kernels, target="tenstorrent")
+    loaded = tvm.runtime.load_module(str(module.export_library(tmp_path / "both.tenstorrent")))
+    assert loaded.get_source("compute", "mul") == module.get_source("compute", kernel="mul")
+    g = torch.Generator().manual_seed(7)
+    a, b = (torch.randn(128, 64, generator=g).to(torch.bfloat16) for _ in range(2))
+    c = torch.zeros(128, 64, dtype=torch.bfloat16)
+    loaded["mul"](a, b, c)
+    assert torch.equal(c, (a.float() * b.float()).to(torch.bfloat16))
+
+
+def _truncated(module: TenstorrentModule) -> str:
+    text = FILE_HEADER + bundle(module.programs)
+    return text[: len(text) // 2]
+
+
+def _bad_plan(module: TenstorrentModule) -> str:
+    art = module.artifacts
+    plan = json.dumps({**art.plan, "arch": "grayskull"})
+    return FILE_HEADER + bundle({"main": Artifacts(sources={**art.sources, "tt.plan.json": plan}, plan={})})
+
+
+@pytest.mark.parametrize("content, message", [
+    (lambda module: "hello\n", r"foreign.tenstorrent is not a Tenstorrent module file \(its first line is not"),
+    (lambda module: b"\x7fELF\x02\x01\x01\x00\xff\xfe", r"foreign.tenstorrent is not a Tenstorrent module file"),
+    (_truncated, r"module file .*foreign.tenstorrent is damaged: a tilelang-tt source bundle cut short"),
+    (_bad_plan, r"module file .*foreign.tenstorrent is an invalid plan: .*grayskull"),
+], ids=["text", "binary", "truncated", "bad_plan"])
+def test_load_module_of_a_foreign_or_damaged_file_names_it(built, tmp_path, content, message):
+    path = tmp_path / "foreign.tenstorrent"
+    data = content(built)
+    path.write_bytes(data if isinstance(data, bytes) else data.encode())
+    with pytest.raises(ModuleFileError, match=message):
+        tvm.runtime.load_module(str(path))
