@@ -86,7 +86,7 @@ class Artifacts:
         return Artifacts(sources=sources, plan=json.loads(sources["tt.plan.json"]))
 
     def run(self, *tensors, device: str = EMULATOR, out_dir: str | os.PathLike | None = None,
-            trace: str | os.PathLike | None = None, timing_only: bool = False, **named):
+            trace: str | os.PathLike | None = None, timing_only: bool = False, progress=None, **named):
         """Execute the program. Positional tensors follow the kernel's parameter order (all of
         them, or only the inputs), keyword tensors name buffers; returns the output tensors (one
         tensor if there is one).
@@ -97,7 +97,9 @@ class Artifacts:
         with ``trace`` the timing model's timeline of the run is written to that file as a Chrome
         trace (open it in Perfetto or chrome://tracing: one process per core, one thread per RISC);
         ``timing_only`` skips the arithmetic of the matrix multiplications, where emulation spends
-        its time: ``last_counters`` (and its ``timing``) are those of a full run, and it returns None.
+        its time: ``last_counters`` (and its ``timing``) are those of a full run, and it returns None;
+        ``progress(phase, done, total)`` is told how the build and the run go
+        (:mod:`tilelang_tt.emulator.driver`: what ``tilelang-tt emulate`` shows on a terminal).
         ``device="tt"`` runs it on a Tenstorrent device through ttnn's ``generic_op``
         (:func:`tilelang_tt.host.ttnn_program.run_on_device`)."""
         plan = Plan.from_json(self.plan)
@@ -113,9 +115,9 @@ class Artifacts:
         if device == DEVICE:
             if out_dir is not None:
                 raise ValueError("out_dir keeps the emulator's data directory; a device run has none: drop out_dir")
-            if trace is not None or timing_only:
-                raise ValueError("trace and timing_only are about the emulator's timing model; a device run has "
-                                 "neither: drop them")
+            if trace is not None or timing_only or progress is not None:
+                raise ValueError("trace, timing_only and progress are about the emulator (its timing model, its "
+                                 "build and run); a device run has none of them: drop them")
             from tilelang_tt.host.ttnn_program import run_on_device
 
             return run_on_device(self, *(given[b.name] for b in inputs))
@@ -125,7 +127,7 @@ class Artifacts:
         from tilelang_tt.emulator import run
 
         result = run(self.sources, self.plan, given, data_dir=None if out_dir is None else Path(out_dir),
-                     trace=None if trace is None else Path(trace), timing_only=timing_only)
+                     trace=None if trace is None else Path(trace), timing_only=timing_only, progress=progress)
         self.last_counters = result.counters
         if timing_only:
             return None

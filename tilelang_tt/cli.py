@@ -17,6 +17,10 @@ A kernel file is a Python module with ``build(**options) -> Artifacts``, or ``@T
 kernels: its only one, or the one named by ``--func``; ``reference(*inputs)`` (torch), when present, is what
 ``emulate`` checks the result against.
 
+On a terminal ``emulate`` shows how it goes on one line of stderr, rewritten in place: compiling
+the kernel file, compiling the program with g++ (units compiled / to compile; nothing when it is
+cached), running (cores finished / cores), done; in a file or a pipe it prints none of it.
+
 Exit codes: 0 success; 1 the work failed (compile error, the kernel file raised, emulation
 failure, result check failed); 2 usage error (bad arguments, or an input that is not what the
 verb takes: no such file, not an artifacts directory, not a valid tt.plan.json).
@@ -28,12 +32,16 @@ import argparse
 import importlib.util
 import os
 import sys
+import threading
+import time
 import traceback
+from contextlib import nullcontext
 from pathlib import Path
 
 from tilelang_tt.artifacts import Artifacts, ArtifactsDirError
 from tilelang_tt.contract.plan import Plan, PlanError, SizeError, bind_dims
 from tilelang_tt.emulator import EmulatorError
+from tilelang_tt.emulator.driver import COMPILING, RUNNING
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.options import OptionError
 from tilelang_tt.plan_view import check_plan, draw_png, load_plan, summary
@@ -194,22 +202,60 @@ def _output_file(text: str | None, option: str, example: str) -> Path | None:
     return path
 
 
+class TerminalProgress:
+    """How ``emulate`` goes, on one line of a terminal rewritten in place (carriage return, erase
+    to the end of the line); ``progress(phase, done, total)`` as the emulator driver reports it.
+    As a context manager it leaves the line empty, or saying ``done`` when the work succeeded."""
+
+    LABELS = {COMPILING: "compiling the program (g++): {done}/{total} units",
+              RUNNING: "running on the emulator: {done}/{total} cores finished"}
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self.lock = threading.Lock()  # the driver reports from its build threads and its pipe reader
+        self.started = time.monotonic()
+
+    @classmethod
+    def on(cls, stream) -> TerminalProgress | None:
+        """One for ``stream`` when it is a terminal; None for a file or a pipe (nothing is shown)."""
+        return cls(stream) if stream.isatty() else None
+
+    def show(self, text: str) -> None:
+        with self.lock:
+            self.stream.write(f"\r\x1b[K{text}")
+            self.stream.flush()
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        self.show(self.LABELS[phase].format(done=done, total=total))
+
+    def __enter__(self) -> TerminalProgress:
+        return self
+
+    def __exit__(self, error_type, *_) -> None:
+        self.show("" if error_type else f"done in {time.monotonic() - self.started:.1f} s\n")
+
+
 def cmd_emulate(args) -> int:
     target = Path(args.target)
     trace, png = _output_file(args.trace, "--trace", "trace.json"), _output_file(args.png, "--png", "grid.png")
     module = None
-    if target.is_dir():
-        try:
-            artifacts = Artifacts.load(target)
-            check_plan(artifacts.plan, str(target / "tt.plan.json"))
-        except (ArtifactsDirError, PlanError) as err:
-            raise UsageError(str(err)) from None
-    elif target.is_file():
-        module, artifacts = _compile_file(target, args)
-    else:
-        raise UsageError(f"{target}: no such kernel file or artifacts directory")
-    inputs = _random_inputs(artifacts.plan, args.seed, _sizes(args.size, artifacts.plan))
-    outputs = artifacts.run(*inputs, out_dir=args.out, trace=trace, timing_only=args.timing_only)
+    progress = TerminalProgress.on(sys.stderr)
+    with progress or nullcontext():
+        if target.is_dir():
+            try:
+                artifacts = Artifacts.load(target)
+                check_plan(artifacts.plan, str(target / "tt.plan.json"))
+            except (ArtifactsDirError, PlanError) as err:
+                raise UsageError(str(err)) from None
+        elif target.is_file():
+            if progress is not None:
+                progress.show(f"compiling {target} (TileLang to TT-Metalium)")
+            module, artifacts = _compile_file(target, args)
+        else:
+            raise UsageError(f"{target}: no such kernel file or artifacts directory")
+        inputs = _random_inputs(artifacts.plan, args.seed, _sizes(args.size, artifacts.plan))
+        outputs = artifacts.run(*inputs, out_dir=args.out, trace=trace, timing_only=args.timing_only,
+                                progress=progress)
     outputs = outputs if isinstance(outputs, tuple) else (outputs,)
     status = 0
     reference = getattr(module, "reference", None) if module is not None else None
@@ -274,7 +320,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     def kernel_options(p):
-        p.add_argument("--func", help="name of the @T.prim_func in the file (default: its build())")
+        p.add_argument("--func", help="name of the @T.prim_func in the file (default: its build(), or its only "
+                                      "@T.prim_func)")
         p.add_argument("--arch", choices=["wormhole_b0", "blackhole"])
         p.add_argument("--grid", help="cores to use, XxY (e.g. 8x8)")
 

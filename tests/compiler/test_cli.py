@@ -1,6 +1,7 @@
 """The tilelang-tt command line, run as a subprocess: every verb, its output files, exit codes
 0/1/2 and no Python traceback on failures."""
 
+import io
 import json
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import pytest
 from matplotlib import image
 
 from tilelang_tt.artifacts import Artifacts
+from tilelang_tt.cli import main
 from tilelang_tt.plan_view import summary
 from tests.frontend.test_instrumentation import SPEC_ORDER
 
@@ -71,6 +73,37 @@ def test_emulate_kernel_file_checks_against_reference(uneven):
     done = cli("emulate", uneven / "uneven.py")
     assert done.returncode == 0, done.stderr
     assert "result check: max |error|" in done.stdout and "PASS" in done.stdout
+    assert done.stderr == ""  # a pipe, not a terminal: no progress
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_emulate_shows_progress_on_a_terminal_only(uneven, monkeypatch, capsys):
+    terminal = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["emulate", str(uneven / "uneven.py")]) == 0
+    shown = terminal.getvalue()
+    assert shown.startswith(f"\r\x1b[Kcompiling {uneven / 'uneven.py'} (TileLang to TT-Metalium)")
+    lines = shown.split("\r\x1b[K")
+    running = [line for line in lines if line.startswith("running on the emulator:")]
+    assert running[0] == "running on the emulator: 0/12 cores finished"
+    assert running[-1] == "running on the emulator: 12/12 cores finished"
+    assert lines[-1].startswith("done in ") and lines[-1].endswith(" s\n")
+    assert "PASS" in capsys.readouterr().out
+    monkeypatch.setattr(sys, "stderr", io.StringIO())  # a file
+    assert main(["emulate", str(uneven / "uneven")]) == 0
+    assert sys.stderr.getvalue() == ""
+
+
+def test_progress_line_is_cleared_when_emulate_fails(uneven, monkeypatch, capsys):
+    terminal = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["emulate", str(uneven / "uneven"), "--size", "m=3"]) == 2
+    assert terminal.getvalue().endswith("\r\x1b[Ktilelang-tt: --size m=3: expected NAME=VALUE with NAME one of "
+                                        "the kernel's sizes []\n")
 
 
 def test_emulate_timing_only_predicts_without_checking(uneven):

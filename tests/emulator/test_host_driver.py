@@ -150,3 +150,46 @@ def test_emulate_names_a_missing_main_cpp(tmp_path):
     assert done.returncode == 2
     assert done.stderr == (f"tilelang-tt: {tmp_path} is not a saved tilelang-tt program: it lacks main.cpp; write one "
                            "with Artifacts.save(DIR) or `tilelang-tt compile KERNEL.py --out DIR`\n")
+
+
+# ---- progress: what `tilelang-tt emulate` shows on a terminal ----
+
+
+def test_progress_reports_the_run_core_by_core():
+    plan = make_plan(cores=3)
+    values = np.ones((64, 96), dtype=np.float32)
+    calls = []
+    run(idle(plan), plan, {"A": values, "B": values}, progress=lambda *call: calls.append(call))
+    running = [call for call in calls if call[0] == driver.RUNNING]
+    assert running == [(driver.RUNNING, done, 3) for done in range(4)]  # at the launch, then as each core ends
+    compiling = [call for call in calls if call[0] == driver.COMPILING]  # none when the build is cached
+    assert compiling == [(driver.COMPILING, done, len(compiling)) for done in range(1, len(compiling) + 1)]
+
+
+FAKE_CXX = """#!/bin/sh
+# answers --version, and writes an empty file where -o points: the build's steps without compiling
+if [ "$1" = "--version" ]; then echo "fake-c++ 1.0"; exit 0; fi
+while [ $# -gt 0 ]; do
+  if [ "$1" = "-o" ]; then : > "$2"; exit 0; fi
+  shift
+done
+exit 1
+"""
+
+
+def test_progress_counts_each_step_of_a_build(tmp_path, monkeypatch):
+    cxx = tmp_path / "fake-c++"
+    cxx.write_text(FAKE_CXX)
+    cxx.chmod(0o755)
+    monkeypatch.setenv("TILELANG_TT_CXX", str(cxx))
+    monkeypatch.setenv("TILELANG_TT_CACHE_DIR", str(tmp_path / "cache"))
+    plan = make_plan()
+    sources = idle(plan)
+    calls = []
+    driver.build(sources, driver.Plan.from_json(plan), progress=lambda *call: calls.append(call))
+    # the runtime's files, the precompiled header, main.cpp, the three kernels and the link
+    steps = len(list(driver.RUNTIME_DIR.glob("*.cpp"))) + 1 + 1 + 3 + 1
+    assert calls == [(driver.COMPILING, done, steps) for done in range(1, steps + 1)]
+    calls.clear()
+    driver.build(sources, driver.Plan.from_json(plan), progress=lambda *call: calls.append(call))
+    assert calls == []  # cached: nothing to compile, nothing shown

@@ -10,6 +10,12 @@ the runtime is compiled once and a program only once.
 
 The plan is read through :class:`tilelang_tt.contract.plan.Plan`; ``main.cpp`` is one of the
 program's sources (the compiler writes it), never made here.
+
+A caller that shows progress passes ``progress(phase, done, total)`` (:data:`Progress`): ``build``
+reports ``("compiling", units compiled, units to compile)`` for what is not cached yet (the host
+program's precompiled header, each translation unit and the link), ``run`` ``("running", cores
+finished, cores)`` as the emulated launch goes (the runtime writes it to a pipe,
+``TT_EMU_PROGRESS_FD``). Nothing is reported otherwise, and no output of the program changes.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -45,6 +53,8 @@ RUNTIME_CXX_FLAGS = ("-O3", "-ffp-contract=off")
 BUILD_JOBS = 2
 RUN_TIMEOUT_S = 600
 HOST_PROGRAM = "main.cpp"
+Progress = Callable[[str, int, int], None]  # progress(phase, done, total)
+COMPILING, RUNNING = "compiling", "running"  # the phases
 
 
 class EmulatorError(RuntimeError):
@@ -195,12 +205,13 @@ def _compile(cxx: str, unit: _Unit) -> None:
     os.replace(partial, unit.obj)
 
 
-def _host_header(cxx: str, cache: Path, base: str, main_source: str) -> Path | None:
+def _host_header(cache: Path, base: str, main_source: str) -> _Unit | None:
     """A precompiled header of the host program's ``#include`` lines (the std and tt-metalium
     headers, about half of compiling ``main.cpp``), built once per include set and compiler setup;
     ``main.cpp`` is compiled with ``-include`` of it (where GCC finds the ``.gch`` beside it; a PCH
     it cannot use it ignores, and the headers are read as text: the same program either way).
-    None when the program has no leading includes."""
+    The unit that builds the ``.gch`` from the header (``source``), or None when the program has no
+    leading includes."""
     includes = []
     for line in main_source.splitlines():
         if line.startswith("#include"):
@@ -212,10 +223,8 @@ def _host_header(cxx: str, cache: Path, base: str, main_source: str) -> Path | N
     text = "#pragma once\n" + "\n".join(includes) + "\n"
     header = cache / "pch" / _digest(base, text) / "host.hpp"
     _write_once(header, text)
-    gch = header.with_name("host.hpp.gch")
-    if not gch.exists():
-        _compile(cxx, _Unit("the host program's precompiled header", header, gch, flags=("-x", "c++-header")))
-    return header
+    return _Unit("the host program's precompiled header", header, header.with_name("host.hpp.gch"),
+                 flags=("-x", "c++-header"))
 
 
 def _write_once(path: Path, text: str) -> None:
@@ -227,9 +236,25 @@ def _write_once(path: Path, text: str) -> None:
     os.replace(partial, path)
 
 
-def build(sources: dict[str, str], plan: Plan) -> Path:
+class _Tally:
+    """``progress(phase, done, total)`` once per step done, from any thread; nothing without a
+    ``progress`` or steps."""
+
+    def __init__(self, progress: Progress | None, phase: str, total: int) -> None:
+        self.progress, self.phase, self.total, self.done = progress, phase, total, 0
+        self.lock = threading.Lock()
+
+    def step(self, *_future) -> None:
+        if self.progress is None or self.total == 0:
+            return
+        with self.lock:
+            self.done += 1
+            self.progress(self.phase, self.done, self.total)
+
+
+def build(sources: dict[str, str], plan: Plan, progress: Progress | None = None) -> Path:
     """The cached emulator executable of a program: ``sources`` holds ``main.cpp`` and the plan's
-    kernel sources."""
+    kernel sources (``progress``: see the module's docstring)."""
     missing = [name for name in (HOST_PROGRAM, *(k.source for k in plan.kernels)) if sources.get(name) is None]
     if missing:
         raise EmulatorError(f"the program lacks {', '.join(missing)} (sources given: {sorted(sources)}); "
@@ -248,7 +273,8 @@ def build(sources: dict[str, str], plan: Plan) -> Path:
     main_key = _digest(base, sources[HOST_PROGRAM])
     _write_once(cache / "src" / main_key / HOST_PROGRAM, sources[HOST_PROGRAM])
     main_obj = cache / "obj" / f"main-{main_key}.o"
-    header = None if main_obj.exists() else _host_header(cxx, cache, base, sources[HOST_PROGRAM])
+    pch = None if main_obj.exists() else _host_header(cache, base, sources[HOST_PROGRAM])
+    header = None if pch is None else pch.source
     units.append(_Unit(HOST_PROGRAM, cache / "src" / main_key / HOST_PROGRAM, main_obj, header=header))
     for kernel in plan.kernels:
         name = kernel.source
@@ -261,10 +287,19 @@ def build(sources: dict[str, str], plan: Plan) -> Path:
         key = _digest(base, text, *defines)
         _write_once(cache / "src" / key / name, text)
         units.append(_Unit(name, cache / "src" / key / name, cache / "obj" / f"kernel-{key}.o", defines))
-    with ThreadPoolExecutor(max_workers=BUILD_JOBS) as pool:
-        for future in [pool.submit(_compile, cxx, unit) for unit in units]:
-            future.result()
     exe = cache / "bin" / _digest(base, *(u.obj.name for u in units)) / "main"
+    first = [pch] if pch is not None and not pch.obj.exists() else []  # main.cpp's compile reads it
+    pending = [unit for unit in units if not unit.obj.exists()]
+    tally = _Tally(progress, COMPILING, len(first) + len(pending) + (not exe.exists()))
+    for unit in first:
+        _compile(cxx, unit)
+        tally.step()
+    with ThreadPoolExecutor(max_workers=BUILD_JOBS) as pool:
+        futures = [pool.submit(_compile, cxx, unit) for unit in pending]
+        for future in futures:
+            future.add_done_callback(tally.step)
+        for future in futures:
+            future.result()
     if not exe.exists():
         exe.parent.mkdir(parents=True, exist_ok=True)
         partial = exe.with_name(f"main.{os.getpid()}.tmp")
@@ -275,14 +310,49 @@ def build(sources: dict[str, str], plan: Plan) -> Path:
             partial.unlink(missing_ok=True)
             raise EmulatorError(f"linking the emulator program failed:\n{done.stderr.strip()}", done.returncode)
         os.replace(partial, exe)
+        tally.step()
     return exe
 
 
 # ---- running ----
 
 
+def _execute(command: list[str], env: dict[str, str], progress: Progress | None) -> subprocess.CompletedProcess:
+    """Run the emulated program; with ``progress``, report ``("running", cores finished, cores)``
+    from the lines the runtime writes to a pipe (``TT_EMU_PROGRESS_FD``) while it runs."""
+    if progress is None:
+        return subprocess.run(command, capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT_S)
+    read_fd, write_fd = os.pipe()
+
+    def report() -> None:
+        with os.fdopen(read_fd) as lines:  # ends when the program exits (it holds the only write end)
+            for line in lines:
+                done, total = (int(n) for n in line.split())
+                progress(RUNNING, done, total)
+
+    reader = threading.Thread(target=report, daemon=True)
+    try:
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   env={**env, "TT_EMU_PROGRESS_FD": str(write_fd)}, pass_fds=(write_fd,))
+    except BaseException:
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(write_fd)
+    reader.start()
+    with process:
+        try:
+            stdout, stderr = process.communicate(timeout=RUN_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            raise
+    reader.join()
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
 def run(sources: dict[str, str], plan: dict, inputs: dict[str, object], data_dir: Path | None = None,
-        trace: Path | None = None, timing_only: bool = False) -> EmulatorResult:
+        trace: Path | None = None, timing_only: bool = False, progress: Progress | None = None) -> EmulatorResult:
     """Build (or reuse) the program (``sources``: ``main.cpp`` and the kernels of ``plan``, a
     ``tt.plan.json`` dict) and run it on ``inputs`` (numpy arrays or torch tensors by buffer name).
 
@@ -291,13 +361,14 @@ def run(sources: dict[str, str], plan: dict, inputs: dict[str, object], data_dir
     temporary directory. With ``trace`` the run also writes the timing model's timeline there, as
     Chrome trace-event JSON (runtime/trace.cpp); without it nothing is recorded. ``timing_only``
     skips the arithmetic of the matrix multiplications (``Device::set_timing_only``): the counters
-    and the timing model's prediction are a full run's, there are no outputs (``outputs`` is empty)."""
+    and the timing model's prediction are a full run's, there are no outputs (``outputs`` is empty).
+    ``progress(phase, done, total)`` is told how the build and the run go (the module's docstring)."""
     sizes = dim_values(plan, {name: np.shape(value) for name, value in inputs.items()}) if "dims" in plan else {}
     try:
         plan = Plan.from_json(bind_dims(plan, sizes) if sizes else plan)
     except PlanError as err:
         raise EmulatorError(f"not a valid tt.plan.json: {err}") from None
-    exe = build(sources, plan)
+    exe = build(sources, plan, progress)
     buffers = {b.name: b for b in plan.buffers}
     wanted = sorted(b.name for b in plan.inputs)
     missing, unknown = set(wanted) - set(inputs), set(inputs) - set(buffers)
@@ -314,14 +385,12 @@ def run(sources: dict[str, str], plan: dict, inputs: dict[str, object], data_dir
         counters_path = data_dir / "counters.json"
         env = {**os.environ, "TT_EMU_ARCH": plan.arch.name, "TT_EMU_COUNTERS": str(counters_path)}
         env.pop("TT_EMU_TRACE", None)
+        env.pop("TT_EMU_PROGRESS_FD", None)
         if trace is not None:
             env["TT_EMU_TRACE"] = str(Path(trace).resolve())
         env["TT_EMU_TIMING_ONLY"] = "1" if timing_only else "0"
         try:
-            done = subprocess.run(
-                [str(exe), str(data_dir), *(str(v) for v in sizes.values())], capture_output=True, text=True, env=env,
-                timeout=RUN_TIMEOUT_S
-            )
+            done = _execute([str(exe), str(data_dir), *(str(v) for v in sizes.values())], env, progress)
         except subprocess.TimeoutExpired:
             raise EmulatorError(f"the emulated program ran longer than {RUN_TIMEOUT_S} s") from None
         if done.returncode != 0:

@@ -1,5 +1,6 @@
 // Device model: architecture, L1/DRAM memory, program construction, launch and counters.
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -188,12 +189,23 @@ void DeviceImpl::run_thread(ThreadCtx& t) {
   std::unique_lock lk(mu);
   t.finished = true;
   --live;
+  const auto core_done = [&](const ThreadCtx* o) { return o->core != t.core || o->finished; };
+  if (std::all_of(threads.begin(), threads.end(), core_done)) {
+    ++cores_finished;
+    report_progress_locked();
+  }
   if (!aborting.load()) {
     try {
       check_deadlock_locked();
     } catch (const Aborted&) {
     }
   }
+}
+
+void DeviceImpl::report_progress_locked() const {
+  if (progress_fd < 0) return;
+  const std::string line = std::to_string(cores_finished) + " " + std::to_string(cores_used) + "\n";
+  [[maybe_unused]] const ssize_t written = ::write(progress_fd, line.data(), line.size());  // best effort
 }
 
 // ---------------------------------------------------------------- memory
@@ -655,6 +667,9 @@ void Device::launch() {
   for (auto& t : ctxs) d.threads.push_back(t.get());
   d.live = static_cast<uint32_t>(ctxs.size());
   d.blocked = 0;
+  d.cores_used = static_cast<uint32_t>(used.size());
+  d.cores_finished = 0;
+  d.report_progress_locked();  // no kernel thread runs yet
   d.aborting = false;
   d.error.clear();
   {
@@ -721,6 +736,8 @@ void Device::launch() {
 }
 
 void Device::set_timing_only(bool on) { impl_->timing_only = on; }
+
+void Device::set_progress_fd(int fd) { impl_->progress_fd = fd; }
 
 std::string Device::counters_json() const {
   const DeviceImpl& d = *impl_;

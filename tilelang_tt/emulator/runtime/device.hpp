@@ -176,6 +176,10 @@ class Device {
   // the timing model's prediction are those of a full run (no kernel's control flow reads what
   // compute produces).
   void set_timing_only(bool on);
+  // Progress (off by default, fd -1): each launch writes "<cores finished> <cores>\n" to the file
+  // descriptor `fd` when it starts and whenever a core's last kernel thread ends (what a terminal
+  // shows while a long run goes on; the emulator driver reads it from a pipe).
+  void set_progress_fd(int fd);
   // Drops CBs, semaphores, kernels, runtime args and counters; keeps DRAM and L1 buffers.
   void reset_program();
 

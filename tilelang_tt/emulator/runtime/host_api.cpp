@@ -753,10 +753,12 @@ std::shared_ptr<MeshDevice> MeshDevice::create_unit_mesh(
     const char* arch = std::getenv("TT_EMU_ARCH");
     const char* trace = std::getenv("TT_EMU_TRACE");
     const char* timing_only = std::getenv("TT_EMU_TIMING_ONLY");
+    const char* progress_fd = std::getenv("TT_EMU_PROGRESS_FD");
     guarded([&] {
         emu::Device& device = emu::Device::open(arch && *arch ? arch : "wormhole_b0");
         device.set_tracing(trace && *trace);
         device.set_timing_only(timing_only && std::string_view(timing_only) == "1");
+        device.set_progress_fd(progress_fd && *progress_fd ? std::atoi(progress_fd) : -1);
     });
     return std::shared_ptr<MeshDevice>(new MeshDevice());
 }

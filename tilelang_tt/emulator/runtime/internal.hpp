@@ -242,12 +242,14 @@ class DeviceImpl {
   bool tracing = false;
   std::vector<std::array<std::vector<TraceSpan>, kRiscs>> last_spans;
   bool timing_only = false;  // Device::set_timing_only
+  int progress_fd = -1;      // Device::set_progress_fd
   std::map<uintptr_t, SemTiming> sem_timing;  // by host address of the semaphore word; guarded by mu
 
   // Launch state, guarded by mu.
   std::mutex mu;
   std::vector<ThreadCtx*> threads;
   uint32_t live = 0, blocked = 0;
+  uint32_t cores_used = 0, cores_finished = 0;  // cores of the launch, and those whose every thread ended
   std::atomic<bool> aborting{false};
   std::string error;
 
@@ -265,6 +267,7 @@ class DeviceImpl {
   void check_deadlock_locked();
   std::string describe(const ThreadCtx& t) const;
   void run_thread(ThreadCtx& t);
+  void report_progress_locked() const;  // "<cores finished> <cores>\n" to progress_fd, if any
 };
 
 inline uint32_t ThreadCtx::dst_half() const { return dev->arch.dst_tiles / 2; }
