@@ -226,12 +226,20 @@ class TenstorrentModule:
         return write_files_atomically(directory, {
             f"{kernel}/{name}": art.sources[name] for kernel, art in self.programs.items() for name in SOURCE_NAMES})
 
-    def export_library(self, path: str | os.PathLike) -> Path:
+    def export_library(self, path: str | os.PathLike, *, fcompile=None, addons=None, workspace_dir=None,
+                       **compile_options) -> Path:
         """TVM's export verb: one file ``<name>.tenstorrent`` holding every file of every kernel
         (:func:`write_module_file`), which ``tvm.runtime.load_module`` loads back. A Tenstorrent
         program is its kernel sources, the host program ``main.cpp`` and the plan, compiled on the
         machine that runs it, so the "library" is that text, not a shared object; :meth:`save`
-        writes the sources as a directory."""
+        writes the sources as a directory. TVM's keyword arguments are taken (``tvm.compile``'s
+        ``Executable`` passes them on): ``workspace_dir`` is not needed, and a compiler, objects
+        to link or compiler options are refused (there is nothing to compile or link)."""
+        linking = {name: value for name, value in (("fcompile", fcompile), ("addons", addons), *compile_options.items())
+                   if value}
+        if linking:
+            raise ModuleFileError(f"a Tenstorrent module exports its programs' text, with nothing to compile or link: "
+                                  f"drop {', '.join(linking)}")
         return write_module_file(path, self.programs)
 
     @staticmethod

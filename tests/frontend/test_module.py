@@ -284,6 +284,17 @@ def test_load_module_of_a_tilelang_compile_kernel(add, tmp_path):
     assert loaded.get_source("compute") == kernel.get_kernel_source()
 
 
+def test_tvm_compile_executable_exports_for_load_module(add, tmp_path):
+    ex = tvm.compile(tvm.IRModule({"main": add}), target="tenstorrent")
+    loaded = tvm.runtime.load_module(str(ex.export_library(tmp_path / "ex.tenstorrent")))
+    a, b = _operands(8)
+    c = torch.zeros(64, 96, dtype=torch.bfloat16)
+    loaded["main"](a, b, c)
+    assert torch.equal(c, (a.float() + b.float()).to(torch.bfloat16))
+    with pytest.raises(ModuleFileError, match="nothing to compile or link: drop fcompile, options"):
+        ex.export_library(tmp_path / "ex.tenstorrent", fcompile=print, options=["-O2"])
+
+
 def test_load_module_of_several_kernels(two_kernels, tmp_path):
     module = tvm.tirx.build(two_kernels, target="tenstorrent")
     loaded = tvm.runtime.load_module(str(module.export_library(tmp_path / "both.tenstorrent")))
