@@ -129,8 +129,15 @@ def right_nested(M, N, bm, bn, dtype="float32"):
     return main
 
 
-def broadcast(kind, M, N, bm, bn, dtype="bfloat16"):
-    """C = A + v broadcast along rows (v: (N,)), columns (v: (M, 1)) or a scalar."""
+# values of a block and a broadcast vector the SFPU computes (the FPU's broadcasting ops take A op v
+# of a block A only): test_broadcast runs them, and they are the registry's SFPU sub and mul kernels
+SFPU_BROADCAST = {"v - a": lambda a, v: v - a, "(a + 1) * v": lambda a, v: (a + 1.0) * v}
+
+
+def broadcast(kind, M, N, bm, bn, dtype="bfloat16", value=None):
+    """C = value(A, v) with v broadcast along rows (v: (N,); default A * v), columns (v: (M, 1);
+    default A - v) or a scalar (A * 3 - 0.5)."""
+    value = value or {"row": lambda a, v: a * v, "col": lambda a, v: a - v}.get(kind)
     if kind == "row":
         @T.prim_func
         def main(A: T.Tensor((M, N), dtype), V: T.Tensor((N,), dtype), C: T.Tensor((M, N), dtype)):
@@ -141,7 +148,7 @@ def broadcast(kind, M, N, bm, bn, dtype="bfloat16"):
                 T.copy(A[by * bm, bx * bn], A_s)
                 T.copy(V[bx * bn], v_s)
                 for i, j in T.Parallel(bm, bn):
-                    C_l[i, j] = A_s[i, j] * v_s[j]
+                    C_l[i, j] = value(A_s[i, j], v_s[j])
                 T.copy(C_l, C[by * bm, bx * bn])
     elif kind == "col":
         @T.prim_func
@@ -153,7 +160,7 @@ def broadcast(kind, M, N, bm, bn, dtype="bfloat16"):
                 T.copy(A[by * bm, bx * bn], A_s)
                 T.copy(V[by * bm, 0], v_s)
                 for i, j in T.Parallel(bm, bn):
-                    C_l[i, j] = A_s[i, j] - v_s[i, 0]
+                    C_l[i, j] = value(A_s[i, j], v_s[i, 0])
                 T.copy(C_l, C[by * bm, bx * bn])
     else:
         @T.prim_func

@@ -556,6 +556,8 @@ class Intrin(_DocumentedKey):
                                                       "the matmul of an rt_dim x ct_dim output block over kt_dim",
                          "in0: cb, in1: cb, transpose: bool, ct_dim: int, rt_dim: int, kt_dim: int")
     BINARY_INIT = ("tt.fpu.binary_init", "<op>_init(in0, in1): add_init, sub_init, mul_init", "op: str, in0: cb, in1: cb")
+    BINARY_BCAST_INIT = ("tt.fpu.binary_bcast_init", "<op>_bcast_<kind>s_init(in0, in1): in1 a per-row (kind "
+                                                     '"col") or per-column ("row") vector', "op: str, kind: str, in0: cb, in1: cb")
     # compute tile ops and DST (D5)
     MATMUL_TILES = ("tt.fpu.matmul_tiles", "matmul_tiles(in0, in1, i0, i1, dst)",
                     "in0: cb, in1: cb, tile0: expr, tile1: expr, dst: expr")
@@ -566,6 +568,9 @@ class Intrin(_DocumentedKey):
                     "kt_dim: int")
     BINARY_TILES = ("tt.fpu.binary_tiles", "<op>_tiles(in0, in1, i0, i1, dst)",
                     "op: str, in0: cb, in1: cb, tile0: expr, tile1: expr, dst: expr")
+    BINARY_BCAST_TILES = ("tt.fpu.binary_bcast_tiles", "<op>_tiles_bcast_<kind>s(in0, in1, i0, i1, dst): in0 op the "
+                                                       "vector tile of in1 spread over the tile",
+                          "op: str, kind: str, in0: cb, in1: cb, tile0: expr, tile1: expr, dst: expr")
     COPY_INIT = ("tt.copy_init", "copy_init(cb): unpack tiles of cb into DST", "cb: cb")
     COPY_TILE = ("tt.copy_tile", "copy_tile(cb, tile, dst)", "cb: cb, tile: expr, dst: expr")
     WHERE_INIT = ("tt.sfpu.where_init", "where_tile_init()", "")

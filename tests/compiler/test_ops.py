@@ -114,21 +114,24 @@ def test_fused_chains_in_one_compute_kernel():
     assert_close(out, torch.relu(a.float() + b.float()), 2.0 ** -7)
 
 
-@pytest.mark.parametrize("kind", ["row", "col", "scalar"])
-def test_broadcast(kind):
+@pytest.mark.parametrize("kind,value,call", [
+    ("row", None, "mul_tiles_bcast_rows(cb_A_s, cb_v_s"),  # A[i, j] * v[j]: one broadcasting FPU op
+    ("row", lambda a, v: v + a, "add_tiles_bcast_rows(cb_A_s, cb_v_s"),  # v + A = A + v
+    ("col", None, "sub_tiles_bcast_cols(cb_A_s, cb_v_s"),  # A[i, j] - v[i]
+    ("col", K.SFPU_BROADCAST["v - a"], "sub_binary_tile("),  # the FPU spreads its second operand only
+    ("row", K.SFPU_BROADCAST["(a + 1) * v"], "mul_binary_tile("),  # an operand computed in DST
+    ("scalar", None, "mul_unary_tile(")])
+def test_broadcast(kind, value, call):
     a = bf16(M, N, seed=7)
-    if kind == "row":
-        v = bf16(N, seed=8)
-        out, _ = run(K.broadcast(kind, M, N, 32, 64), a, v)
-        ref = a.float() * v.float()
-    elif kind == "col":
-        v = bf16(M, 1, seed=8)
-        out, _ = run(K.broadcast(kind, M, N, 32, 64), a, v)
-        ref = a.float() - v.float()
-    else:
-        out, _ = run(K.broadcast(kind, M, N, 32, 64), a)
+    if kind == "scalar":
+        out, artifacts = run(K.broadcast(kind, M, N, 32, 64), a)
         ref = a.float() * 3.0 - 0.5
+    else:
+        v = bf16(N, seed=8) if kind == "row" else bf16(M, 1, seed=8)
+        out, artifacts = run(K.broadcast(kind, M, N, 32, 64, value=value), a, v)
+        ref = (value or {"row": lambda a, v: a * v, "col": lambda a, v: a - v}[kind])(a.float(), v.float())
     assert_close(out, ref, 2.0 ** -7)
+    assert call in artifacts.get_source("compute")
 
 
 def test_dead_store_in_a_loop():

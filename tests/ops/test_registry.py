@@ -127,8 +127,9 @@ KERNELS = {
     "scalar-div": lambda: K.rmsnorm(M, N, 32),
     "scalar-rsub": lambda: rsub(M, N, 32, 64),  # test_rsub below
     "binary-add": lambda: K.fma(M, N, 32, 64),
-    "binary-sub": lambda: K.broadcast("col", M, N, 32, 64),
-    "binary-mul": lambda: K.broadcast("row", M, N, 32, 64),
+    # v - A and (A + 1) * v (test_broadcast): A - v and A * v are the FPU's broadcasting ops
+    "binary-sub": lambda: K.broadcast("col", M, N, 32, 64, value=K.SFPU_BROADCAST["v - a"]),
+    "binary-mul": lambda: K.broadcast("row", M, N, 32, 64, value=K.SFPU_BROADCAST["(a + 1) * v"]),
     "binary-div": lambda: K.binary("div", M, N, 32, 64),
     "binary-max": lambda: K.binary("maximum", M, N, 32, 64),
     "binary-min": lambda: K.binary("minimum", M, N, 32, 64),

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from tilelang_tt.attrs import Intrin, Operand
-from tilelang_tt.ops.sfpu import FPU_BY_NAME, FPU_HEADER, SfpuKind, SfpuOp, sfpu_op
+from tilelang_tt.ops.sfpu import FPU_BCAST_HEADER, FPU_BY_NAME, FPU_HEADER, SfpuKind, SfpuOp, fpu_bcast_functions, sfpu_op
 
 DATAFLOW_HEADER = "api/dataflow/dataflow_api.h"
 ACCESSOR_HEADER = "api/tensor/tensor_accessor.h"
@@ -65,6 +65,14 @@ def _binary_init(args, raw):
 
 def _binary_tiles(args, raw):
     return f"{FPU_BY_NAME[_value(raw[0])].function}({', '.join(args[1:])})"
+
+
+def _binary_bcast_init(args, raw):
+    return f"{fpu_bcast_functions(_value(raw[0]), _value(raw[1]))[0]}({args[2]}, {args[3]})"
+
+
+def _binary_bcast_tiles(args, raw):
+    return f"{fpu_bcast_functions(_value(raw[0]), _value(raw[1]))[1]}({', '.join(args[2:])})"
 
 
 def _hw_startup(args, raw):
@@ -313,6 +321,8 @@ RULES: dict[Intrin, Rule] = dict([
     _rule(Intrin.MATMUL_TILES, _fn("matmul_tiles"), "api/compute/matmul.h"),
     _rule(Intrin.MATMUL_BLOCK, _matmul_block, "api/compute/matmul.h"),
     _rule(Intrin.BINARY_TILES, _binary_tiles, FPU_HEADER),
+    _rule(Intrin.BINARY_BCAST_INIT, _binary_bcast_init, FPU_BCAST_HEADER),
+    _rule(Intrin.BINARY_BCAST_TILES, _binary_bcast_tiles, FPU_BCAST_HEADER),
     _rule(Intrin.COPY_INIT, _fn("copy_init"), "api/compute/tile_move_copy.h"),
     _rule(Intrin.COPY_TILE, _fn("copy_tile"), "api/compute/tile_move_copy.h"),
     _rule(Intrin.TRANSPOSE_INIT, _fn("transpose_init"), "api/compute/transpose.h"),

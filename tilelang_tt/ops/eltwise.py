@@ -6,8 +6,11 @@ named inside the loop, ``q_idx = bx * bm + i``, substituted), where ``expr`` rea
 nodes and math calls of :mod:`tilelang_tt.ops.sfpu` (unary, with a parameter such as ``T.pow(x, 2.0)``,
 binary such as ``T.fmod(x, y)``), and casts; values of the indices alone are
 the reader's (:mod:`tilelang_tt.ops.generate`).
-D4: ``A op B`` of two full blocks runs on the FPU (``add_init``…, hoistable); anything else on the SFPU.
-D5: ``A op B`` of two full blocks is one FPU op per tile (``add_tiles``…); any other value is
+D4: ``A op B`` of two full blocks runs on the FPU (``add_init``…, hoistable), and so does ``A op v``
+of a full block and a per-row / per-column vector (``mul_bcast_cols_init``…); anything else on the SFPU.
+D5: ``A op B`` of two full blocks is one FPU op per tile (``add_tiles``…), ``A op v`` one broadcasting
+FPU op (``mul_tiles_bcast_cols``…: both operands unpacked side by side, where a copy, a
+``unary_bcast`` and an SFPU op would unpack them one after the other), in any value; any other value is
 compiled per tile into DST by :class:`TileProgram` (block operands: tilelang_tt.ops.copy,
 constants: tilelang_tt.ops.fill, SFPU unary ops, ops with a scalar, SFPU binary ops), with
 registers allocated per tile and as many tiles per acquire as the DST budget holds, run op by op
@@ -110,10 +113,15 @@ class Eltwise(TileOp):
         return list(dict.fromkeys(reads)), data_names[stmt.value.args[0]]
 
     def engine(self, ctx, stmt):
+        if ctx.cbs[stmt.value.args[0].name]["vector"]:
+            return Engine(("sfpu",))
         binary = fpu_binary(stmt.value.args[3], lambda name: ctx.cbs[name]["vector"], stmt.value.args[1:3])
         if binary is None:
             return Engine(("sfpu",))
-        op, a, b = binary
+        op, a, b, kind = binary
+        if kind:
+            return Engine(("binary", op.name, kind, a, b),
+                          (Intrin.BINARY_BCAST_INIT, op.name, kind, ctx.index(a), ctx.index(b)))
         return Engine(("binary", op.name, a, b), (Intrin.BINARY_INIT, op.name, ctx.index(a), ctx.index(b)))
 
     def startup(self, ctx, stmt):
@@ -265,19 +273,24 @@ def integer_value(ctx, node, value, ij):
 
 # -- FPU ------------------------------------------------------------------------------------------
 def fpu_binary(value, vector_of, ij) -> tuple | None:
-    """(FPU op, a, b) when an eltwise value is A[i, j] op B[i, j] of two full blocks (``vector_of``:
-    block name -> its ``vector`` kind; ``ij``: the loop variables): one FPU op. Not for a block read
-    transposed (the FPU reads tiles as they are)."""
+    """(FPU op, a, b, kind) when an eltwise value of a full block is one FPU op from two CBs
+    (``vector_of``: block name -> its ``vector`` kind; ``ij``: the loop variables): A[i, j] op B[i, j]
+    of two full blocks (kind ""), or A[i, j] op v[i] / v[j] of a full block and a per-row / per-column
+    vector, which the FPU spreads over the tile (kind "col" / "row", tt-metal's bcast ops; v op A
+    too for the commutative add and mul). Not for a block read transposed (the FPU reads tiles as
+    they are)."""
     op = FPU_BINARY.get(type(value))
     if op is None or str(value.dtype) in INTEGER_DTYPES:  # the FPU has no int32
         return None
-    operands = []
-    for x in (value.a, value.b):
-        x = strip_casts(x)
-        if not isinstance(x, tirx.BufferLoad) or vector_of(x.buffer.name) != "" or is_transposed(x, ij):
-            return None
-        operands.append(x.buffer.name)
-    return op, operands[0], operands[1]
+    loads = [strip_casts(x) for x in (value.a, value.b)]
+    if not all(isinstance(x, tirx.BufferLoad) and not is_transposed(x, ij) for x in loads):
+        return None
+    kinds = [vector_of(x.buffer.name) for x in loads]
+    if kinds[0] and not kinds[1] and op.name != "sub":  # v op A = A op v
+        loads, kinds = loads[::-1], kinds[::-1]
+    if kinds[0]:  # the FPU spreads in1 only, over a full in0
+        return None
+    return op, loads[0].buffer.name, loads[1].buffer.name, kinds[1]
 
 
 # -- DST programs ---------------------------------------------------------------------------------
@@ -337,12 +350,13 @@ class TileProgram:
         binary = fpu_binary(e, lambda name: self.ctx.cb(name).vector, self.ij)
         if binary is None:
             return None
-        op, a, b = binary
-        return op, self.ctx.cb(a), self.ctx.cb(b)
+        op, a, b, kind = binary
+        return op, self.ctx.cb(a), self.ctx.cb(b), kind
 
 
 class FpuOperands:
-    """A op B of two full blocks: one FPU op from the CBs into one DST tile."""
+    """A op B of two full blocks, or of a full block and a vector the FPU spreads over it: one FPU
+    op from the CBs into one DST tile."""
 
     def match(self, prog, e):
         return prog.fpu_operands(e)
@@ -351,11 +365,19 @@ class FpuOperands:
         return 1
 
     def compile(self, prog, m, base) -> None:
-        op, a, b = m
-        prog.op(("binary", op.name, a.index, b.index), evaluate(Intrin.BINARY_INIT, op.name, a.index, b.index,
-                                                                  like=prog.like),
-                lambda tg, tl: evaluate(Intrin.BINARY_TILES, op.name, a.index, b.index, tg, tg, prog.slot(tl, base),
-                                        like=prog.like))
+        op, a, b, kind = m
+        like, ctx = prog.like, prog.ctx
+        if not kind:
+            prog.op(("binary", op.name, a.index, b.index), evaluate(Intrin.BINARY_INIT, op.name, a.index, b.index,
+                                                                      like=like),
+                    lambda tg, tl: evaluate(Intrin.BINARY_TILES, op.name, a.index, b.index, tg, tg, prog.slot(tl, base),
+                                            like=like))
+            return
+        prog.op(("binary", op.name, kind, a.index, b.index),
+                evaluate(Intrin.BINARY_BCAST_INIT, op.name, kind, a.index, b.index, like=like),
+                lambda tg, tl: evaluate(Intrin.BINARY_BCAST_TILES, op.name, kind, a.index, b.index,
+                                        ctx.tile_at(a, prog.out, tg), ctx.tile_at(b, prog.out, tg),
+                                        prog.slot(tl, base), like=like))
 
 
 class Gelu:

@@ -278,6 +278,15 @@ FPU_BINARY: dict[type, FpuOp] = {
     tirx.Mul: FpuOp("mul", "mul_tiles", "mul_init"),
 }
 FPU_BY_NAME = {op.name: op for op in FPU_BINARY.values()}
+FPU_BCAST_HEADER = COMPUTE + "bcast.h"
+
+
+def fpu_bcast_functions(op: str, kind: str) -> tuple[str, str]:
+    """(init, tile function) of the FPU op ``op`` whose second operand is a vector tile of ``kind``
+    ("col": a per-row vector, its first column spread over the columns; "row": a per-column one)
+    spread over the tile: tt-metal 0.81.1 api/compute/bcast.h's ``<op>_bcast_cols_init`` and
+    ``<op>_tiles_bcast_cols`` (and ``_rows``), for add, sub and mul."""
+    return f"{op}_bcast_{kind}s_init", f"{op}_tiles_bcast_{kind}s"
 
 
 # -- GELU recognition -----------------------------------------------------------------------------

@@ -4,10 +4,8 @@
 #include "api/compute/cb_api.h"
 #include "api/compute/common.h"
 #include "api/compute/compute_kernel_hw_startup.h"
-#include "api/compute/eltwise_binary_sfpu.h"
 #include "api/compute/pack.h"
 #include "api/compute/reg_api.h"
-#include "api/compute/tile_move_copy.h"
 
 void kernel_main() {
     const uint32_t count = get_arg_val<uint32_t>(1);
@@ -17,27 +15,19 @@ void kernel_main() {
     constexpr uint32_t cb_C_l = 16;
 
     compute_kernel_hw_startup(cb_A_s, cb_v_s, cb_C_l);
+    mul_bcast_rows_init(cb_A_s, cb_v_s);
     for (uint32_t n = 0; n < count; ++n) {
         cb_wait_front(cb_A_s, 2);
         cb_wait_front(cb_v_s, 2);
         tile_regs_acquire();
-        copy_init(cb_A_s);
         for (uint32_t t = 0; t < 2; ++t) {
-            copy_tile(cb_A_s, t, t * 2);
-        }
-        unary_bcast_init<BroadcastType::ROW>(cb_v_s);
-        for (uint32_t t_1 = 0; t_1 < 2; ++t_1) {
-            unary_bcast<BroadcastType::ROW>(cb_v_s, t_1 % 2, (t_1 * 2) + 1);
-        }
-        mul_binary_tile_init();
-        for (uint32_t t_2 = 0; t_2 < 2; ++t_2) {
-            mul_binary_tile(t_2 * 2, (t_2 * 2) + 1, t_2 * 2);
+            mul_tiles_bcast_rows(cb_A_s, cb_v_s, t, t % 2, t);
         }
         tile_regs_commit();
         cb_reserve_back(cb_C_l, 2);
         tile_regs_wait();
-        for (uint32_t t_3 = 0; t_3 < 2; ++t_3) {
-            pack_tile(t_3 * 2, cb_C_l);
+        for (uint32_t t_1 = 0; t_1 < 2; ++t_1) {
+            pack_tile(t_1, cb_C_l);
         }
         tile_regs_release();
         cb_push_back(cb_C_l, 2);
