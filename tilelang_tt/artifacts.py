@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import linecache
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -12,6 +14,8 @@ from pathlib import Path
 from tilelang_tt.contract.plan import Plan
 
 SOURCE_NAMES = ("reader.cpp", "compute.cpp", "writer.cpp", "main.cpp", "tt.plan.json")
+SOURCE_MAP_FILE = "source_map.json"  # Artifacts.source_map, in a saved program's directory
+_GENERATED_LINE = re.compile(r"\b((?:reader|compute|writer)\.cpp):(\d+)\b")
 # get_source() role names -> file names
 ROLES = {"reader": "reader.cpp", "compute": "compute.cpp", "writer": "writer.cpp", "main": "main.cpp",
          "plan": "tt.plan.json"}
@@ -20,6 +24,30 @@ EMULATOR, DEVICE = "emulator", "tt"  # Artifacts.run(device=...)
 
 class ArtifactsDirError(ValueError):
     """A directory that does not hold a saved program."""
+
+
+def read_source_map(text: str) -> dict[str, dict[int, str]]:
+    """The source map :meth:`Artifacts.files` wrote as :data:`SOURCE_MAP_FILE`."""
+    return {file: {int(n): origin for n, origin in lines.items()} for file, lines in json.loads(text).items()}
+
+
+def with_origins(message: str, source_map: dict[str, dict[int, str]]) -> str:
+    """``message`` (an emulator error naming lines of the generated kernels, ``compute.cpp:30``)
+    followed by the user's file, line and statement each of those lines was generated from."""
+    seen = []
+    for match in _GENERATED_LINE.finditer(message):
+        file, line = match.group(1), int(match.group(2))
+        origin = source_map.get(file, {}).get(line)
+        if origin and (file, line, origin) not in seen:
+            seen.append((file, line, origin))
+    if not seen:
+        return message
+    notes = []
+    for file, line, origin in seen:
+        path, user_line, _column = origin.rsplit(":", 2)
+        statement = linecache.getline(path, int(user_line)).strip()
+        notes.append(f"  {file}:{line} <- {path}:{user_line}" + (f": {statement}" if statement else ""))
+    return "\n".join([message, "generated from the kernel's statements:", *notes])
 
 
 def write_files_atomically(directory: str | os.PathLike, files: dict[str, str]) -> Path:
@@ -52,6 +80,9 @@ class Artifacts:
     plan: dict
     ir_after_pass: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # (pass name, TIR) when asked
     last_counters: dict | None = field(default=None, repr=False)  # emulator counters of the last run()
+    # per kernel file, line -> the user's statement it was generated from (``file:line:column``):
+    # what an emulator error naming a generated line also shows (saved as SOURCE_MAP_FILE)
+    source_map: dict[str, dict[int, str]] = field(default_factory=dict, repr=False)
 
     @property
     def kernel_name(self) -> str:
@@ -71,9 +102,17 @@ class Artifacts:
 
         return summary(self.plan)
 
+    def files(self) -> dict[str, str]:
+        """What :meth:`save` writes: every source, and the source map beside them (not a source: it
+        names the kernel's file where it lies on this machine)."""
+        files = {name: self.sources[name] for name in SOURCE_NAMES}
+        if self.source_map:
+            files[SOURCE_MAP_FILE] = json.dumps(self.source_map, indent=1, sort_keys=True) + "\n"
+        return files
+
     def save(self, directory: str | os.PathLike) -> Path:
-        """Write every source into ``directory`` atomically (all files or none)."""
-        return write_files_atomically(directory, {name: self.sources[name] for name in SOURCE_NAMES})
+        """Write :meth:`files` into ``directory`` atomically (all files or none)."""
+        return write_files_atomically(directory, self.files())
 
     @staticmethod
     def load(directory: str | os.PathLike) -> Artifacts:
@@ -83,7 +122,8 @@ class Artifacts:
             raise ArtifactsDirError(f"{d} is not a saved tilelang-tt program: it lacks {', '.join(missing)}; write one "
                                     f"with Artifacts.save(DIR) or `tilelang-tt compile KERNEL.py --out DIR`")
         sources = {name: (d / name).read_text() for name in SOURCE_NAMES}
-        return Artifacts(sources=sources, plan=json.loads(sources["tt.plan.json"]))
+        source_map = read_source_map((d / SOURCE_MAP_FILE).read_text()) if (d / SOURCE_MAP_FILE).is_file() else {}
+        return Artifacts(sources=sources, plan=json.loads(sources["tt.plan.json"]), source_map=source_map)
 
     def run(self, *tensors, device: str = EMULATOR, out_dir: str | os.PathLike | None = None,
             trace: str | os.PathLike | None = None, timing_only: bool = False, progress=None, **named):
@@ -124,10 +164,13 @@ class Artifacts:
         if device != EMULATOR:
             raise ValueError(f"device={device!r}: use device={EMULATOR!r} (the default) or device={DEVICE!r} "
                              "(a Tenstorrent device through ttnn)")
-        from tilelang_tt.emulator import run
+        from tilelang_tt.emulator import EmulatorError, run
 
-        result = run(self.sources, self.plan, given, data_dir=None if out_dir is None else Path(out_dir),
-                     trace=None if trace is None else Path(trace), timing_only=timing_only, progress=progress)
+        try:
+            result = run(self.sources, self.plan, given, data_dir=None if out_dir is None else Path(out_dir),
+                         trace=None if trace is None else Path(trace), timing_only=timing_only, progress=progress)
+        except EmulatorError as err:
+            raise EmulatorError(with_origins(str(err), self.source_map), err.returncode) from None
         self.last_counters = result.counters
         if timing_only:
             return None

@@ -82,14 +82,16 @@ def compile_prim_func(func: tirx.PrimFunc, options: CompileOptions) -> Artifacts
     kernels = {get(f, Attr.KERNEL_ROLE): f for _, f in mod.functions.items()}
     try:
         plan = build_plan(kernels)
-        sources = {f"{role}.cpp": emit_kernel(kernels[role]) for role in ("reader", "compute", "writer")}
+        emitted = {f"{role}.cpp": emit_kernel(kernels[role]) for role in ("reader", "compute", "writer")}
+        sources = {file: source for file, (source, _) in emitted.items()}
+        source_map = {file: lines for file, (_, lines) in emitted.items()}
         sources["main.cpp"] = emit_main_cpp(plan)
     except TTCompileError:
         raise
     except Exception as err:  # noqa: BLE001 - a codegen failure is a compiler bug, reported as one
         raise internal_error(err, "codegen", tvm.IRModule({name: func})) from None
     sources["tt.plan.json"] = dumps_plan(plan)
-    return Artifacts(sources=sources, plan=plan, ir_after_pass=tuple(recorder.kept))
+    return Artifacts(sources=sources, plan=plan, ir_after_pass=tuple(recorder.kept), source_map=source_map)
 
 
 def at_kernel(err: TTCompileError, func: tirx.PrimFunc, name: str | None = None) -> TTCompileError:

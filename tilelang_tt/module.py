@@ -25,7 +25,7 @@ import tvm_ffi
 from tvm.runtime.module import BenchmarkResult
 
 from tilelang_tt import native
-from tilelang_tt.artifacts import EMULATOR, SOURCE_NAMES, Artifacts, write_files_atomically
+from tilelang_tt.artifacts import EMULATOR, SOURCE_MAP_FILE, Artifacts, read_source_map, write_files_atomically
 from tilelang_tt.compiler import DUMP_FILE, dump_file_name
 from tilelang_tt.contract.plan import Plan, PlanError, bind_dims, dim_values
 
@@ -37,10 +37,10 @@ BUNDLE_HEADER = re.compile(
 
 
 def bundle_files(art: Artifacts) -> dict[str, str]:
-    """The files of a compiled kernel: its generated sources, then the IR it kept after each pass
-    under :data:`IR_DIR` (named as ``dump_ir`` names them)."""
+    """The files of a compiled kernel: its generated sources and source map (what it saves), then
+    the IR it kept after each pass under :data:`IR_DIR` (named as ``dump_ir`` names them)."""
     kept = {IR_DIR + dump_file_name(index, name): text for index, (name, text) in enumerate(art.ir_after_pass, 1)}
-    return {**art.sources, **kept}
+    return {**art.files(), **kept}
 
 
 def bundle(artifacts: dict[str, Artifacts]) -> str:
@@ -72,14 +72,15 @@ def unbundle(text: str) -> dict[str, Artifacts]:
 
 def artifacts_from_files(files: dict[str, str]) -> Artifacts:
     """The inverse of :func:`bundle_files`."""
-    sources = {name: text for name, text in files.items() if not name.startswith(IR_DIR)}
+    sources = {name: text for name, text in files.items() if not name.startswith(IR_DIR) and name != SOURCE_MAP_FILE}
     kept = tuple((DUMP_FILE.fullmatch(name.removeprefix(IR_DIR))["pass_name"], text)
                  for name, text in files.items() if name.startswith(IR_DIR))
+    source_map = read_source_map(files[SOURCE_MAP_FILE]) if SOURCE_MAP_FILE in files else {}
     plans = [text for name, text in sources.items() if name.endswith(".json")]  # the plan file
     if len(plans) != 1:
         raise ValueError(f"a kernel's files hold one plan (a .json file), these hold {len(plans)}: {sorted(sources)}")
     (plan,) = plans
-    return Artifacts(sources=sources, plan=json.loads(plan), ir_after_pass=kept)
+    return Artifacts(sources=sources, plan=json.loads(plan), ir_after_pass=kept, source_map=source_map)
 
 
 def predicted_seconds(artifacts: Artifacts) -> float:
@@ -219,12 +220,12 @@ class TenstorrentModule:
         return self.program(kernel).inspect_plan()
 
     def save(self, directory: str | os.PathLike) -> Path:
-        """Write the programs into ``directory`` atomically: the five files of one kernel in it, or
-        one subdirectory per kernel when there are several."""
+        """Write the programs into ``directory`` atomically: the files of one kernel in it
+        (:meth:`Artifacts.files`), or one subdirectory per kernel when there are several."""
         if len(self.programs) == 1:
             return self.artifacts.save(directory)
         return write_files_atomically(directory, {
-            f"{kernel}/{name}": art.sources[name] for kernel, art in self.programs.items() for name in SOURCE_NAMES})
+            f"{kernel}/{name}": text for kernel, art in self.programs.items() for name, text in art.files().items()})
 
     def export_library(self, path: str | os.PathLike, *, fcompile=None, addons=None, workspace_dir=None,
                        **compile_options) -> Path:

@@ -14,6 +14,7 @@ from matplotlib import image
 from tilelang_tt.artifacts import Artifacts
 from tilelang_tt.cli import main
 from tilelang_tt.plan_view import summary
+from tests import kernels
 from tests.frontend.test_instrumentation import SPEC_ORDER
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,7 +66,11 @@ def uneven(tmp_path_factory):
 
 def test_compile_writes_the_program(uneven):
     assert sorted(p.name for p in (uneven / "uneven").iterdir()) == [
-        "compute.cpp", "main.cpp", "reader.cpp", "tt.plan.json", "writer.cpp"]
+        "compute.cpp", "main.cpp", "reader.cpp", "source_map.json", "tt.plan.json", "writer.cpp"]
+    source_map = json.loads((uneven / "uneven" / "source_map.json").read_text())
+    assert sorted(source_map) == ["compute.cpp", "reader.cpp", "writer.cpp"]
+    kernel_source = Path(kernels.__file__).resolve()  # uneven.py compiles tests/kernels.py's eltwise
+    assert {origin.rsplit(":", 2)[0] for lines in source_map.values() for origin in lines.values()} == {str(kernel_source)}
     assert json.loads((uneven / "uneven" / "tt.plan.json").read_text())["core_grid"] == [4, 3]
 
 

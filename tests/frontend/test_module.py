@@ -15,7 +15,7 @@ import tvm
 from tvm.target import Target
 
 from tests.kernels import eltwise
-from tilelang_tt.artifacts import SOURCE_NAMES, Artifacts
+from tilelang_tt.artifacts import SOURCE_MAP_FILE, SOURCE_NAMES, Artifacts
 from tilelang_tt.backend import TenstorrentKernel, artifacts_of
 from tilelang_tt.contract.formats import FORMATS
 from tilelang_tt.module import FILE_HEADER, ModuleFileError, TenstorrentModule, bundle
@@ -74,8 +74,9 @@ def test_inspect_plan_is_the_plan_show_summary(built, reference):
 
 def test_save_writes_the_program_and_export_library_one_file(built, reference, tmp_path):
     path = built.save(tmp_path / "saved")
-    assert sorted(p.name for p in path.iterdir()) == sorted(SOURCE_NAMES)
+    assert sorted(p.name for p in path.iterdir()) == sorted([*SOURCE_NAMES, SOURCE_MAP_FILE])
     assert Artifacts.load(path).sources == reference.sources
+    assert Artifacts.load(path).source_map == reference.source_map
     exported = built.export_library(tmp_path / "lib.tenstorrent")
     assert exported.is_file() and exported.read_text().startswith(FILE_HEADER)
     assert TenstorrentModule.load(exported).artifacts.sources == reference.sources

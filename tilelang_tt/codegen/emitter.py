@@ -1,4 +1,4 @@
-"""A small C++ emitter: indentation, scopes and unique identifiers."""
+"""A small C++ emitter: indentation, scopes, unique identifiers, and where each line comes from."""
 
 from __future__ import annotations
 
@@ -16,12 +16,37 @@ CPP_RESERVED = frozenset(
 class CppEmitter:
     def __init__(self, indent: str = "    "):
         self._lines: list[str] = []
+        self._origins: list[str] = []  # per line: the source location it was generated from, or ""
         self._depth = 0
         self._indent = indent
         self._names: set[str] = set(CPP_RESERVED)
+        self.origin = ""  # the location the next lines come from (``file:line:column``, "" for none)
 
     def line(self, text: str = "") -> None:
         self._lines.append(f"{self._indent * self._depth}{text}" if text else "")
+        self._origins.append(self.origin if text else "")
+
+    @contextlib.contextmanager
+    def from_origin(self, origin: str):
+        """Lines emitted inside come from ``origin`` (the enclosing one where it is "")."""
+        outer = self.origin
+        self.origin = origin or outer
+        try:
+            yield
+        finally:
+            self.origin = outer
+
+    def extend(self, other: CppEmitter) -> None:
+        """Append ``other``'s lines as they are (their indentation and origins)."""
+        self._lines += other._lines
+        self._origins += other._origins
+
+    def keep(self, keep: list[bool]) -> None:
+        """Drop the lines whose flag is False (``keep`` covers the first lines)."""
+        rest = len(self._lines) - len(keep)
+        flags = keep + [True] * rest
+        self._lines = [line for line, k in zip(self._lines, flags) if k]
+        self._origins = [origin for origin, k in zip(self._origins, flags) if k]
 
     def lines(self, *texts: str) -> None:
         for text in texts:
@@ -57,3 +82,7 @@ class CppEmitter:
 
     def source(self) -> str:
         return "\n".join(self._lines).rstrip() + "\n"
+
+    def source_map(self) -> dict[int, str]:
+        """Line number (1-based) -> the location it was generated from, for the lines that have one."""
+        return {n: origin for n, origin in enumerate(self._origins, 1) if origin}

@@ -38,8 +38,9 @@ from tilelang_tt.codegen.rules import (
     rule_for,
 )
 from tilelang_tt.contract.formula import Formula, from_json
+from tilelang_tt.errors import is_user_span, location_string
 from tilelang_tt.passes.balance_data_movement_tt import movers
-from tilelang_tt.passes.common import dynamic_dims, expr_of, uses_var
+from tilelang_tt.passes.common import dynamic_dims, expr_of, span_of, uses_var
 from tilelang_tt.passes.slices import bound_analyzer
 
 # Index arithmetic is unsigned (the kernels' loop counters and runtime args are uint32_t); these ops
@@ -189,7 +190,13 @@ class _KernelWriter:
         if isinstance(s, tirx.SeqStmt):
             for x in s.seq:
                 self.stmt(x)
-        elif isinstance(s, tirx.For):
+            return
+        span = span_of(s)  # the user's statement it was lowered from (not one of TileLang's tile-op wrappers)
+        with self.em.from_origin(location_string(span) if is_user_span(span) else ""):
+            self._stmt(s)
+
+    def _stmt(self, s) -> None:
+        if isinstance(s, tirx.For):
             var = self.em.unique(s.loop_var.name)
             self.names[s.loop_var] = var
             lo, ext = self.expr(s.min), self.expr(s.extent)
@@ -325,8 +332,7 @@ class _KernelWriter:
         self.em.line()
         self.stmt(self.func.body)
         # every kernel of a program takes the same work arguments; read only those this one refers to
-        declared, rest = body_em._lines[:len(self.args)], body_em._lines[len(self.args):]
-        body_em._lines = [line for line, arg in zip(declared, self.args) if arg.var in self.used_args] + rest
+        body_em.keep([arg.var in self.used_args for arg in self.args])
 
         if self.role in (KernelRole.READER.value, KernelRole.WRITER.value):
             self.headers.add(DATAFLOW_HEADER)
@@ -343,10 +349,9 @@ class _KernelWriter:
                 em.line(line)
             em.line()
         em.line("void kernel_main() {")
-        for line in body_em._lines:
-            em._lines.append(line)
+        em.extend(body_em)
         em.line("}")
-        return em.source()
+        return em.source(), em.source_map()
 
     def used_cb_indices(self) -> set[int]:
         used: set[int] = set()
@@ -364,7 +369,9 @@ class _KernelWriter:
         return used
 
 
-def emit_kernel(func: tirx.PrimFunc) -> str:
+def emit_kernel(func: tirx.PrimFunc) -> tuple[str, dict[int, str]]:
+    """The kernel's C++ source, and its source map: line number -> the location (``file:line:column``)
+    of the user's statement the line was generated from, for the lines that come from one."""
     return _KernelWriter(func).emit()
 
 
