@@ -39,13 +39,15 @@ def gemm(M, N, K, bm, bn, bk, stages=2, dtype="bfloat16", accum_dtype="float32",
     return main
 
 
-def bmm(batch, M, N, K, bm, bn, bk, dtype="bfloat16"):
-    """Batched C[b] = A[b] @ B[b] with the batch as the grid's third dimension."""
+def bmm(batch, M, N, K, bm, bn, bk, dtype="bfloat16", shared_b=False):
+    """Batched C[b] = A[b] @ B[b] with the batch as the grid's third dimension; ``shared_b``: every
+    batch multiplies the same (K, N) B (C[b] = A[b] @ B)."""
+    b_shape = (K, N) if shared_b else (batch, K, N)
 
     @T.prim_func
     def main(
         A: T.Tensor((batch, M, K), dtype),
-        B: T.Tensor((batch, K, N), dtype),
+        B: T.Tensor(b_shape, dtype),
         C: T.Tensor((batch, M, N), dtype),
     ):
         with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), batch, threads=128) as (bx, by, bz):
@@ -55,7 +57,10 @@ def bmm(batch, M, N, K, bm, bn, bk, dtype="bfloat16"):
             T.clear(C_l)
             for k in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
                 T.copy(A[bz, by * bm, k * bk], A_s)
-                T.copy(B[bz, k * bk, bx * bn], B_s)
+                if shared_b:
+                    T.copy(B[k * bk, bx * bn], B_s)
+                else:
+                    T.copy(B[bz, k * bk, bx * bn], B_s)
                 T.gemm(A_s, B_s, C_l)
             T.copy(C_l, C[bz, by * bm, bx * bn])
 

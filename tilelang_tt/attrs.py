@@ -23,6 +23,8 @@ from tilelang_tt.contract.plan import (  # noqa: F401  (the vocabulary attribute
     CHAIN_ARGS,
     MCAST_ARGS,
     ArgKind,
+    MeshSplit,
+    MeshTensor,
     MulticastDesc,
     Policy,
     WorkItem,
@@ -84,6 +86,8 @@ class Attr(_DocumentedKey):
     REDUCTION = ("tt.reduction", "Global tensors summed into by several blocks (T.atomic_add): {buffers, axes, blocks, "
                                  "semaphore} (a Reduction; LowerAtomicAddTT, the semaphore from "
                                  "LayoutAwareWorkPartitionTT).")
+    MESH = ("tt.mesh", "The block rows split over a mesh of devices (SplitMeshTT): {shape, axis, block_rows, tensors: "
+                       "[{buffer, distribution, dim, shape}]} (a MeshSplit); the kernel is then one device's.")
     ARTIFACT_SOURCES = (
         "tt.artifact_sources",
         "JSON {file name: text} of a compiled kernel, carried from the TileLang backend's pipeline to its codegen.",

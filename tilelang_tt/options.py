@@ -44,6 +44,8 @@ class CompileOptions:
     partition: str = "auto"
     partition_mode: str = "auto"
     multicast: str = "auto"  # "auto" (when it lowers DRAM traffic), "on" or "off"
+    # (rows, cols) chips: the block grid's rows split into one contiguous panel per chip (SplitMeshTT)
+    mesh: tuple[int, int] = (1, 1)
     layouts: Mapping[str, BufferLayout] | None = None  # buffer name -> memory/layout/sharding
     # parameter name -> block floating point storage ("bfloat8_b", "bfloat4_b"): a shorter spelling
     # of BufferLayout(dtype=...), merged into ``layouts`` (the one place later passes read)
@@ -65,6 +67,11 @@ class CompileOptions:
                 raise OptionError(f"grid={grid} is larger than the {self.arch} worker grid {dev}",
                                   hint=f"use at most grid={dev}, or leave grid unset to use as many cores as useful")
             object.__setattr__(self, "grid", grid)
+        mesh = tuple(self.mesh) if isinstance(self.mesh, Sequence) and not isinstance(self.mesh, str) else ()
+        if len(mesh) != 2 or any(not isinstance(m, int) or isinstance(m, bool) or m < 1 for m in mesh):
+            raise OptionError(f"mesh={self.mesh!r} is not two positive integers (rows, cols) of chips",
+                              hint="e.g. mesh=(1, 2) for an n300, mesh=(2, 4) for a T3000; mesh=(1, 1) is one chip")
+        object.__setattr__(self, "mesh", mesh)
         if not isinstance(self.cb_depth, int) or self.cb_depth < 1:
             raise OptionError(f"cb_depth={self.cb_depth!r} is not a positive integer",
                               hint="e.g. cb_depth=2 (double buffering)")

@@ -19,12 +19,14 @@ from tilelang_tt.contract.plan import (
     ACCESS,
     CHAIN_ARGS,
     DATA_MOVEMENT,
+    DISTRIBUTIONS,
     KERNEL_SOURCES,
     LAYOUTS,
     MATH_FIDELITIES,
     MCAST_ARGS,
     MCAST_AXES,
     MEMORIES,
+    MESH_AXES,
     PARTITION_MODES,
     ROLES,
     SCHEMA_PATH,
@@ -198,6 +200,8 @@ def test_the_schema_enumerates_the_tables_of_the_contract():
         "properties/multicast/items/properties/axis": list(MCAST_AXES),
         "$defs/runtime_arg_spec/properties/kind": [k.value for k in ArgKind],
         "$defs/runtime_arg_spec/properties/what": list(MCAST_ARGS) + list(CHAIN_ARGS),
+        "properties/mesh/properties/axis": list(MESH_AXES),
+        "properties/mesh/properties/tensors/items/properties/distribution": list(DISTRIBUTIONS),
     }
 
 

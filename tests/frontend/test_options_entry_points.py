@@ -125,6 +125,8 @@ CASES = {
     "partition_mode": Case("add", "global", lambda art, err: art.plan["partition_mode"] == "global",
                            base={"layouts": SHARDED_C}),
     "multicast": Case("gemm", "off", lambda art, err: art.plan["multicast"] == []),
+    # the 4 block rows in two panels: each device's plan has 2
+    "mesh": Case("add", (1, 2), lambda art, err: "mesh" in art.plan and art.plan["block_grid"] == [2, 4]),
     "layouts": Case("add", SHARDED_C, lambda art, err: _placement(art, "C") == ("L1", "height_sharded", [4, 1])),
     "storage": Case("gemm", {"A": "bfloat8_b"}, lambda art, err: [
         b["data_format"] for b in art.plan["buffers"] if b["name"] == "A"] == ["Bfp8_b"]),
@@ -214,6 +216,7 @@ BAD = {
     "partition": ("diagonal", "partition='diagonal' is not one of ['auto', 'contiguous', 'row_major', 'zigzag', 'block']",
                   "partition='auto'"),
     "layouts": ({"C": {"memory": "L1"}}, "layouts['C'] is a dict, not a BufferLayout", "tilelang_tt.BufferLayout("),
+    "mesh": ((2, 0), "mesh=(2, 0) is not two positive integers (rows, cols) of chips", "mesh=(2, 4)"),
     "storage": ({"A": "bfloat16"}, "storage['A']='bfloat16' is not a storage format", "['bfloat4_b', 'bfloat8_b']"),
     "storage-text": ("bfloat8_b", "storage='bfloat8_b' is not a mapping of parameter names to storage formats",
                      "storage={'A': 'bfloat8_b'"),

@@ -7,14 +7,16 @@ import json
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.attrs import AccessorDesc, ArgKind, Attr, KernelRole, LayoutDesc, Reduction, RuntimeArg, get
+from tilelang_tt.attrs import AccessorDesc, ArgKind, Attr, KernelRole, LayoutDesc, MeshSplit, Reduction, RuntimeArg, get
 from tilelang_tt.contract.plan import (
     DATA_MOVEMENT,
     SCHEMA_VERSION,
     BufferAddress,
+    MeshDevice,
     MulticastDesc,
     MulticastGroup,
     NocCoord,
+    PlanMesh,
     PlanReduction,
     Policy,
     WorkItem,
@@ -146,6 +148,14 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
     if reduction is not None and reduction.semaphore >= 0:
         plan["reduction"] = PlanReduction(tuple(b.name for b in reduction.buffers), reduction.blocks,
                                           reduction.semaphore).to_json()
+    mesh = get(compute, Attr.MESH)
+    if mesh is not None:  # every device runs this program over its panel of block rows
+        split = MeshSplit.from_attr(mesh)
+        rows = plan["block_grid"][0]
+        devices = tuple(MeshDevice((i // split.shape[1], i % split.shape[1]), (i * rows, rows), tuple(work))
+                        for i in range(split.devices))
+        plan["mesh"] = PlanMesh(split.shape, split.axis, split.block_rows, devices, split.tensors).to_json(
+            policy.policy == Policy.LOCAL_SHARD)
     return plan | {"dims": dims} if dims else plan
 
 

@@ -15,6 +15,7 @@ The work-partition and runtime-argument vocabulary (:class:`Policy`, :class:`Wor
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import math
 from collections.abc import Mapping, Sequence
@@ -717,6 +718,141 @@ class PlanReduction:
         return PlanReduction(names, _int(d["blocks"], "reduction.blocks", low=2), int(d["semaphore"]))
 
 
+DISTRIBUTIONS = ("sharded", "replicated")
+MESH_AXES = ("blockIdx.z", "blockIdx.y")  # the block-grid row dimensions a mesh may split
+
+
+@dataclass(frozen=True)
+class MeshTensor:
+    """How a tensor is distributed over a mesh's devices: ``sharded`` along dimension ``dim`` (each
+    device holds its ``shape[dim] / devices`` consecutive rows there, in device order, as ttnn's
+    ``ShardTensorToMesh(dim)``), or ``replicated`` (``dim`` -1: every device holds all of it).
+    ``shape`` is the whole tensor's; the plan's buffer shape is one device's."""
+
+    buffer: str
+    distribution: str
+    dim: int
+    shape: tuple[int, ...]
+
+    def to_json(self) -> dict:
+        return {"buffer": self.buffer, "distribution": self.distribution, "dim": self.dim, "shape": list(self.shape)}
+
+    def device_slice(self, device: int, devices: int) -> tuple[int, int] | None:
+        """(start, stop) along ``dim`` of the shard of device ``device`` (row-major over the mesh);
+        None when replicated."""
+        if self.distribution != "sharded":
+            return None
+        rows = self.shape[self.dim] // devices
+        return device * rows, (device + 1) * rows
+
+
+@dataclass(frozen=True)
+class MeshSplit:
+    """``tt.mesh`` (SplitMeshTT): the block grid's ``block_rows`` rows are cut into contiguous
+    panels along the grid dimension ``axis``, one per device of the ``shape`` (rows, cols) mesh,
+    row-major; ``tensors`` say how each parameter is distributed."""
+
+    shape: Core
+    axis: str
+    block_rows: int
+    tensors: tuple[MeshTensor, ...]
+
+    @property
+    def devices(self) -> int:
+        return self.shape[0] * self.shape[1]
+
+    def to_attr(self) -> dict:
+        return {"shape": list(self.shape), "axis": self.axis, "block_rows": self.block_rows,
+                "tensors": [t.to_json() for t in self.tensors]}
+
+    @staticmethod
+    def from_attr(d: Mapping) -> MeshSplit:
+        return MeshSplit(tuple(d["shape"]), d["axis"], int(d["block_rows"]),
+                         tuple(MeshTensor(t["buffer"], t["distribution"], int(t["dim"]), tuple(t["shape"]))
+                               for t in d["tensors"]))
+
+
+@dataclass(frozen=True)
+class MeshDevice:
+    """One device of a mesh: its ``coord`` (row, col), the ``block_rows`` (first, count) of the whole
+    block grid it computes, and its cores' ``work_partition`` over them, in block ids of the device
+    (its first block row is row 0; every device's program is the same)."""
+
+    coord: Core
+    block_rows: tuple[int, int]
+    work_partition: tuple[WorkItem, ...]
+
+    def to_json(self, local_shard: bool) -> dict:
+        return {"coord": list(self.coord), "block_rows": list(self.block_rows),
+                "work_partition": [w.to_plan(local_shard) for w in self.work_partition]}
+
+    def blocks(self, policy: WorkPolicy, block_grid: tuple[int, int]) -> list[tuple[int, int]]:
+        """The (row, bx) blocks of the whole grid this device's cores compute."""
+        return [(self.block_rows[0] + row, bx) for item in self.work_partition for row, bx in policy.blocks(item, block_grid)]
+
+
+@dataclass(frozen=True)
+class PlanMesh:
+    """The plan's ``mesh``: a :class:`MeshSplit` with its devices (row-major over ``shape``)."""
+
+    shape: Core
+    axis: str
+    block_rows: int
+    devices: tuple[MeshDevice, ...]
+    tensors: tuple[MeshTensor, ...]
+
+    def to_json(self, local_shard: bool) -> dict:
+        return {"shape": list(self.shape), "axis": self.axis, "block_rows": self.block_rows,
+                "devices": [d.to_json(local_shard) for d in self.devices],
+                "tensors": [t.to_json() for t in self.tensors]}
+
+    def tensor(self, buffer: str) -> MeshTensor:
+        return next(t for t in self.tensors if t.buffer == buffer)
+
+    @staticmethod
+    def from_json(d: object, buffers: Sequence[PlanBuffer], block_grid: Core) -> PlanMesh:
+        d = _object(d, "mesh", ("shape", "axis", "block_rows", "devices", "tensors"))
+        shape = _pair(d["shape"], "mesh.shape", low=1)
+        count = shape[0] * shape[1]
+        block_rows = _int(d["block_rows"], "mesh.block_rows", low=1)
+        if block_rows != count * block_grid[0]:
+            raise PlanError(f"mesh.block_rows {block_rows} is not the {count} devices' {block_grid[0]} block rows each")
+        devices = []
+        for i, x in enumerate(_list(d["devices"], "mesh.devices")):
+            where = f"mesh.devices[{i}]"
+            x = _object(x, where, ("coord", "block_rows", "work_partition"))
+            coord, rows = _pair(x["coord"], f"{where}.coord"), _pair(x["block_rows"], f"{where}.block_rows")
+            if coord != (i // shape[1], i % shape[1]) or rows != (i * block_grid[0], block_grid[0]):
+                raise PlanError(f"{where}: device {i} of the {shape[0]}x{shape[1]} mesh is at "
+                                f"{[i // shape[1], i % shape[1]]} with block rows {[i * block_grid[0], block_grid[0]]}, "
+                                f"got {list(coord)} and {list(rows)}")
+            work = tuple(_work_item(w, f"{where}.work_partition[{j}]", ())
+                         for j, w in enumerate(_list(x["work_partition"], f"{where}.work_partition")))
+            devices.append(MeshDevice(coord, rows, work))
+        if len(devices) != count:
+            raise PlanError(f"mesh.devices: {len(devices)} devices for a {shape[0]}x{shape[1]} mesh")
+        tensors = []
+        for i, (t, buf) in enumerate(zip(_list(d["tensors"], "mesh.tensors"), buffers, strict=False)):
+            where = f"mesh.tensors[{i}]"
+            t = _object(t, where, ("buffer", "distribution", "dim", "shape"))
+            name = _str(t["buffer"], f"{where}.buffer", [buf.name])
+            kind = _str(t["distribution"], f"{where}.distribution", DISTRIBUTIONS)
+            if kind == "replicated" and t["dim"] != -1:
+                raise PlanError(f"{where}: a replicated tensor has dim -1, got {t['dim']!r}")
+            dim = -1 if kind == "replicated" else _int(t["dim"], f"{where}.dim", high=len(buf.shape) - 1)
+            whole = _ints(t["shape"], f"{where}.shape", len(buf.shape), low=1)
+            local = list(whole)
+            if kind == "sharded":
+                local[dim] = whole[dim] // count
+            if tuple(local) != tuple(buf.shape) or (kind == "sharded" and whole[dim] % count):
+                raise PlanError(f"{where}: a {kind} {list(whole)} tensor on {count} devices is not the buffer "
+                                f"{name!r} of shape {list(buf.shape)} on each")
+            tensors.append(MeshTensor(name, kind, dim, whole))
+        if len(tensors) != len(buffers):
+            raise PlanError(f"mesh.tensors: {len(tensors)} entries for {len(buffers)} buffers")
+        return PlanMesh(shape, _str(d["axis"], "mesh.axis", MESH_AXES), block_rows, tuple(devices), tuple(tensors))
+
+
 @dataclass(frozen=True)
 class Semaphore:
     """Allocated on every active core; ``id`` is its position in the plan (kernels get ids as constants)."""
@@ -819,6 +955,7 @@ class Plan:
     multicast: tuple[MulticastDesc, ...]
     dims: tuple[PlanDim, ...] = ()  # dynamic sizes; the plan's formulas name them
     reduction: PlanReduction | None = None  # blocks taking turns to sum into tensors
+    mesh: PlanMesh | None = None  # a mesh of devices, each running the plan over its block rows
 
     KEYS = ("schema_version", "kernel_name", "arch", "device_grid", "core_grid", "core_ranges", "partition_mode",
             "grid_tiles", "block_grid", "block_tiles", "work_policy", "work_partition", "buffers", "cbs",
@@ -850,7 +987,7 @@ class Plan:
     @staticmethod
     def from_json(d: object) -> Plan:
         """The checked view of a loaded ``tt.plan.json``, else a :class:`PlanError`."""
-        d = _object(d, "the plan", Plan.KEYS, ("dims", "reduction"))
+        d = _object(d, "the plan", Plan.KEYS, ("dims", "reduction", "mesh"))
         if d["schema_version"] != SCHEMA_VERSION:
             raise PlanError(f"schema_version {d['schema_version']!r}: this reader knows version {SCHEMA_VERSION}")
         arch = ARCHS[_str(d["arch"], "arch", list(ARCHS))]
@@ -902,6 +1039,10 @@ class Plan:
             reduction=PlanReduction.from_json(d["reduction"], names, [s.id for s in semaphores])
             if "reduction" in d else None,
         )
+        if "mesh" in d:
+            if dims:
+                raise PlanError("mesh: a plan with dynamic sizes (dims) runs on one device")
+            plan = dataclasses.replace(plan, mesh=PlanMesh.from_json(d["mesh"], buffers, plan.block_grid))
         plan._check_cores()
         return plan
 

@@ -368,6 +368,10 @@ def run(sources: dict[str, str], plan: dict, inputs: dict[str, object], data_dir
         plan = Plan.from_json(bind_dims(plan, sizes) if sizes else plan)
     except PlanError as err:
         raise EmulatorError(f"not a valid tt.plan.json: {err}") from None
+    if plan.mesh is not None:
+        rows, cols = plan.mesh.shape
+        raise EmulatorError(f"the plan is for a mesh of {rows * cols} devices ({rows}x{cols}); main.cpp drives one "
+                            "device: a mesh does not run yet")
     exe = build(sources, plan, progress)
     buffers = {b.name: b for b in plan.buffers}
     wanted = sorted(b.name for b in plan.inputs)

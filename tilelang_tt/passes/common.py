@@ -358,6 +358,28 @@ def unique_name(base: str, taken) -> str:
 READ, WRITE = 1, 2  # tl.region access masks
 
 
+def replace_buffers(body: tirx.Stmt, mapping: dict) -> tirx.Stmt:
+    """``body`` with every use of a buffer of ``mapping`` (loads, stores, blocks' reads, writes and
+    allocations) the buffer it maps to."""
+
+    def region(r: tirx.BufferRegion) -> tirx.BufferRegion:
+        return tirx.BufferRegion(mapping.get(r.buffer, r.buffer), r.region)
+
+    def post(node):
+        if isinstance(node, tirx.BufferLoad) and node.buffer in mapping:
+            return tirx.BufferLoad(mapping[node.buffer], node.indices, node.predicate)
+        if isinstance(node, tirx.BufferStore) and node.buffer in mapping:
+            return keep_span(node, tirx.BufferStore(mapping[node.buffer], node.value, node.indices, node.predicate))
+        if isinstance(node, tirx.SBlock) and any(b in mapping for b in (*node.alloc_buffers, *(
+                r.buffer for r in (*node.reads, *node.writes)))):
+            return tirx.SBlock(node.iter_vars, [region(r) for r in node.reads], [region(r) for r in node.writes],
+                               node.name_hint, node.body, node.init,
+                               [mapping.get(b, b) for b in node.alloc_buffers], node.match_buffers, node.annotations)
+        return None
+
+    return tirx.stmt_functor.ir_transform(body, None, post, ["tirx.BufferLoad", "tirx.BufferStore", "tirx.SBlock"])
+
+
 def make_region(buf: tirx.Buffer, starts, extents, mask: int) -> tirx.Call:
     """``tl.region(buf[starts], mask, *extents)`` (mask 1: read, 2: write)."""
     return tirx.Call("handle", ir.Op.get("tl.region"),

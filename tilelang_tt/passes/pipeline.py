@@ -36,6 +36,7 @@ from tilelang_tt.passes.order_reduction_tt import OrderReductionTT
 from tilelang_tt.passes.persistent_to_grid_tt import PersistentToGridTT
 from tilelang_tt.passes.propagate_tt_layout import PropagateTTLayout
 from tilelang_tt.passes.split_device_kernel import SplitDeviceKernel
+from tilelang_tt.passes.split_mesh_tt import SplitMeshTT
 from tilelang_tt.passes.unique_buffer_names_tt import UniqueBufferNamesTT
 from tilelang_tt.passes.verify_tt_ir import VerifyTTIR
 from tilelang_tt.passes.widen_mask_blocks_tt import WidenMaskBlocksTT
@@ -61,6 +62,8 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         LowerParallelReductionsTT(),
         # Blocks of masks (uint8, bool) read by element-wise values are bfloat16 blocks of the same values.
         WidenMaskBlocksTT(),
+        # A mesh of chips: the block rows split into one panel per chip; the kernel becomes one chip's.
+        SplitMeshTT(mesh=options.mesh),
         # A: metadata only; the TIR is the user's.
         InferTTLayout(arch=options.arch, layouts=options.layouts),
         PropagateTTLayout(cb_depth=options.cb_depth),

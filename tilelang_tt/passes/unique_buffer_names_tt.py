@@ -19,7 +19,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.passes.common import allocations, keep_span, kernel_names, prim_func_pass
+from tilelang_tt.passes.common import allocations, kernel_names, prim_func_pass, replace_buffers
 
 PASS = "UniqueBufferNamesTT"
 
@@ -49,23 +49,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     if not renames:
         return func
     var_map = {old.data: new.data for old, new in renames.items()}
-
-    def region(r: tirx.BufferRegion) -> tirx.BufferRegion:
-        return tirx.BufferRegion(renames.get(r.buffer, r.buffer), r.region)
-
-    def post(node):
-        if isinstance(node, tirx.BufferLoad) and node.buffer in renames:
-            return tirx.BufferLoad(renames[node.buffer], node.indices, node.predicate)
-        if isinstance(node, tirx.BufferStore) and node.buffer in renames:
-            return keep_span(node, tirx.BufferStore(renames[node.buffer], node.value, node.indices, node.predicate))
-        if isinstance(node, tirx.SBlock) and any(b in renames for b in node.alloc_buffers):
-            return tirx.SBlock(node.iter_vars, [region(r) for r in node.reads], [region(r) for r in node.writes],
-                               node.name_hint, node.body, node.init,
-                               [renames.get(b, b) for b in node.alloc_buffers], node.match_buffers, node.annotations)
-        return None
-
-    body = tirx.stmt_functor.ir_transform(func.body, None, post,
-                                          ["tirx.BufferLoad", "tirx.BufferStore", "tirx.SBlock"])
+    body = replace_buffers(func.body, renames)
     return func.with_body(tirx.stmt_functor.substitute(body, var_map))
 
 

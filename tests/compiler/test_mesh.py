@@ -1,0 +1,211 @@
+"""A mesh of chips (compile option ``mesh=(rows, cols)``, SplitMeshTT): the block grid's rows split
+into one contiguous panel per device, each tensor sharded across the devices along the dimension the
+split coordinate indexes, or replicated; the plan's ``mesh`` records it per device. The device
+programs run on the emulator, one per device on its shards, and are compared with torch."""
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+import tilelang.language as T
+import torch
+
+import tilelang_tt
+from tests.compiler.test_ops import assert_close
+from tests.compiler.test_split_k import two_summing_axes
+from tests.kernels import bmm
+from tests.op_kernels import flash_attention
+from tilelang_tt import TTCompileError
+from tilelang_tt.contract.plan import SCHEMA_PATH, Plan, PlanError
+from tilelang_tt.emulator import EmulatorError, run
+from tilelang_tt.options import OptionError
+
+SOURCE = Path(__file__).read_text()
+
+
+def line_of(marker: str) -> int:
+    return next(i for i, text in enumerate(SOURCE.splitlines(), 1) if text.rstrip().endswith(f"# LINE: {marker}"))
+
+
+def bf16(*shape, seed):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(torch.bfloat16)
+
+
+def run_devices(artifacts, *inputs):
+    """Each device's program on its shards of ``inputs`` (the plan's inputs, whole tensors), and
+    the outputs put together by their distribution. The plan without its ``mesh`` is the program
+    every device runs (its buffers are one device's)."""
+    plan = dict(artifacts.plan)
+    mesh = plan.pop("mesh")
+    devices = len(mesh["devices"])
+    dist = {t["buffer"]: t for t in mesh["tensors"]}
+    names = [b["name"] for b in plan["buffers"] if b["access"] != "write"]
+    outs = {b["name"]: [] for b in plan["buffers"] if b["access"] != "read"}
+    for device in range(devices):
+        shards = {}
+        for name, tensor in zip(names, inputs):
+            t = dist[name]
+            if t["distribution"] == "sharded":
+                rows = tensor.shape[t["dim"]] // devices
+                tensor = tensor.narrow(t["dim"], device * rows, rows).contiguous()
+            shards[name] = tensor
+        result = run(artifacts.sources, plan, shards)
+        for name in outs:
+            outs[name].append(torch.from_numpy(result.outputs[name]))
+    return {name: torch.cat(parts, dim=dist[name]["dim"]) for name, parts in outs.items()}
+
+
+def covered_once(plan: dict) -> None:
+    """Every block of the whole grid is computed by exactly one core of one device (and the plan
+    is one the schema admits)."""
+    jsonschema.validate(plan, json.loads(SCHEMA_PATH.read_text()))
+    checked = Plan.from_json(plan)
+    mesh = checked.mesh
+    rows, cols = plan["block_grid"]
+    blocks = [b for device in mesh.devices for b in device.blocks(checked.work_policy, (rows, cols))]
+    assert sorted(blocks) == [(r, c) for r in range(mesh.block_rows) for c in range(cols)]
+
+
+@pytest.mark.parametrize("mesh", [(1, 2), (2, 4)])
+def test_batched_gemm_is_split_by_batch_across_the_mesh(mesh):
+    batch, M, N, K = 8, 64, 64, 64
+    artifacts = tilelang_tt.compile(bmm(batch, M, N, K, 32, 32, 32), mesh=mesh)
+    plan = artifacts.plan
+    devices = mesh[0] * mesh[1]
+    assert plan["mesh"]["shape"] == list(mesh) and plan["mesh"]["axis"] == "blockIdx.z"
+    assert [d["coord"] for d in plan["mesh"]["devices"]] == [[r, c] for r in range(mesh[0]) for c in range(mesh[1])]
+    assert plan["block_grid"] == [batch // devices * 2, 2] and plan["mesh"]["block_rows"] == batch * 2
+    assert [(t["distribution"], t["dim"]) for t in plan["mesh"]["tensors"]] == [("sharded", 0)] * 3
+    assert [b["shape"] for b in plan["buffers"]] == [[batch // devices, 64, 64]] * 3
+    covered_once(plan)
+    a, b = bf16(batch, M, K, seed=1), bf16(batch, K, N, seed=2)
+    c = run_devices(artifacts, a, b)["C"]
+    assert_close(c.float(), torch.bmm(a.float(), b.float()), 2.0 ** -7)
+
+
+def test_a_weight_every_block_row_reads_is_replicated():
+    batch, M, N, K = 4, 64, 64, 96
+    artifacts = tilelang_tt.compile(bmm(batch, M, N, K, 32, 32, 32, shared_b=True), mesh=(1, 2))
+    tensors = {t["buffer"]: t for t in artifacts.plan["mesh"]["tensors"]}
+    assert (tensors["A"]["distribution"], tensors["A"]["dim"]) == ("sharded", 0)
+    assert (tensors["B"]["distribution"], tensors["B"]["dim"], tensors["B"]["shape"]) == ("replicated", -1, [K, N])
+    covered_once(artifacts.plan)
+    a, b = bf16(batch, M, K, seed=3), bf16(K, N, seed=4)
+    c = run_devices(artifacts, a, b)["C"]
+    assert_close(c.float(), a.float() @ b.float(), 2.0 ** -7)
+
+
+@pytest.mark.parametrize("mesh", [(1, 2), (2, 4)])
+def test_multi_head_attention_is_split_by_head_across_the_mesh(mesh):
+    heads, seq, dim = 8, 128, 64
+    artifacts = tilelang_tt.compile(flash_attention(seq, dim, batch=1, heads=heads), mesh=mesh)
+    plan = artifacts.plan
+    devices = mesh[0] * mesh[1]
+    # batch 1: the heads (blockIdx.y) are split; Q, K, V and O sharded along their head dimension
+    assert plan["mesh"]["axis"] == "blockIdx.y"
+    assert [(t["distribution"], t["dim"]) for t in plan["mesh"]["tensors"]] == [("sharded", 1)] * 4
+    assert plan["buffers"][0]["shape"] == [1, heads // devices, seq, dim]
+    covered_once(plan)
+    q, k, v = (bf16(1, heads, seq, dim, seed=s) for s in (5, 6, 7))
+    o = run_devices(artifacts, q, k, v)["O"]
+    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float())
+    assert_close(o.float(), ref, 2.0 ** -6)
+
+
+def test_a_one_by_one_mesh_changes_nothing():
+    kernel = bmm(2, 64, 64, 64, 32, 32, 32)
+    assert tilelang_tt.compile(kernel, mesh=(1, 1)).sources == tilelang_tt.compile(kernel).sources
+
+
+def test_the_emulator_runs_one_device_only():
+    artifacts = tilelang_tt.compile(bmm(2, 32, 32, 32, 32, 32, 32), mesh=(1, 2))
+    a = bf16(2, 32, 32, seed=8)
+    with pytest.raises(EmulatorError, match="mesh of 2 devices"):
+        artifacts.run(a, a)
+
+
+@pytest.mark.parametrize("mesh", [(0, 2), (2,), (1, 2, 1), "1x2", (1.0, 2), (True, 2)])
+def test_a_mesh_that_is_not_two_positive_integers_is_an_option_error(mesh):
+    with pytest.raises(OptionError, match=r"mesh=.* is not two positive integers") as err:
+        tilelang_tt.compile(bmm(2, 32, 32, 32, 32, 32, 32), mesh=mesh)
+    assert "mesh=(1, 2)" in err.value.hint
+
+
+def test_devices_that_do_not_divide_the_split_dimension():
+    with pytest.raises(TTCompileError, match=r"mesh=\(1, 4\) has 4 devices, which do not divide the 6 blocks of "
+                                             r"`bz` \(blockIdx.z\)") as err:
+        tilelang_tt.compile(bmm(6, 32, 32, 32, 32, 32, 32), mesh=(1, 4))
+    assert err.value.pass_name == "SplitMeshTT" and "divides 6" in err.value.hint
+
+
+def test_a_grid_of_one_block_row_has_nothing_to_split():
+    with pytest.raises(TTCompileError, match="the grid has one block row") as err:
+        tilelang_tt.compile(bmm(1, 32, 64, 32, 32, 32, 32), mesh=(1, 2))
+    assert "mesh=(1, 1)" in err.value.hint
+
+
+def test_blocks_summing_along_the_split_dimension_are_a_reduction_across_devices():
+    # one column of blocks: every grid dimension sums into Out (LowerAtomicAddTT makes them the rows)
+    with pytest.raises(TTCompileError, match=r"the blocks along `b[yz]` \(blockIdx.y\) sum into `Out` with "
+                                             "T.atomic_add: .* a reduction across devices"):
+        tilelang_tt.compile(two_summing_axes(2, 64, 32), mesh=(1, 2))
+
+
+def test_blocks_summing_along_a_dimension_the_mesh_does_not_split():
+    # the destination's columns (bx) are split; each device sums its own columns over by and bz
+    artifacts = tilelang_tt.compile(two_summing_axes(2, 64, 64), mesh=(1, 2))
+    tensors = {t["buffer"]: (t["distribution"], t["dim"]) for t in artifacts.plan["mesh"]["tensors"]}
+    assert tensors == {"A": ("sharded", 2), "Out": ("sharded", 1)}
+    a = torch.randn(2, 64, 64, generator=torch.Generator().manual_seed(9))
+    out = run_devices(artifacts, a, torch.zeros(32, 64))["Out"]
+    assert_close(out, a.reshape(4, 32, 64).sum(0), 1e-5)
+
+
+def written_whole(rows):
+    @T.prim_func
+    def main(A: T.Tensor((rows * 32, 32), "float32"), Out: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1, rows, threads=128) as (bx, by):
+            s = T.alloc_shared((32, 32), "float32")
+            T.copy(A[by * 32, 0], s)
+            T.copy(s, Out[0, 0])  # LINE: written_whole
+    return main
+
+
+def test_an_output_every_device_would_write_whole():
+    with pytest.raises(TTCompileError, match="every one of the mesh's 2 devices would write it") as err:
+        tilelang_tt.compile(written_whole(4), mesh=(2, 1))
+    assert err.value.location[1] == line_of("written_whole")
+
+
+def bound_by_row(rows):
+    @T.prim_func
+    def main(A: T.Tensor((rows * 32, 32), "float32"), Out: T.Tensor((rows * 32, 32), "float32")):
+        with T.Kernel(1, rows, threads=128) as (bx, by):
+            s = T.alloc_shared((32, 32), "float32")
+            acc = T.alloc_shared((32, 32), "float32")
+            T.clear(acc)
+            for k in T.serial(by + 1):  # LINE: bound_by_row
+                T.copy(A[k * 32, 0], s)
+                for i, j in T.Parallel(32, 32):
+                    acc[i, j] += s[i, j]
+            T.copy(acc, Out[by * 32, 0])
+    return main
+
+
+def test_the_split_coordinate_used_other_than_as_an_index():
+    with pytest.raises(TTCompileError, match="the split block coordinate `by` is used here other than as a tensor "
+                                             "index") as err:
+        tilelang_tt.compile(bound_by_row(4), mesh=(1, 2))
+    assert err.value.location[1] == line_of("bound_by_row")
+
+
+def test_a_plan_whose_mesh_does_not_match_its_buffers_is_refused():
+    plan = dict(tilelang_tt.compile(bmm(4, 32, 32, 32, 32, 32, 32), mesh=(1, 2)).plan)
+    Plan.from_json(plan)
+    mesh = dict(plan["mesh"], tensors=[dict(t, shape=[5, 32, 32]) for t in plan["mesh"]["tensors"]])
+    with pytest.raises(PlanError, match=r"mesh.tensors\[0\]: a sharded \[5, 32, 32\] tensor on 2 devices"):
+        Plan.from_json(dict(plan, mesh=mesh))
+    devices = list(reversed(plan["mesh"]["devices"]))
+    with pytest.raises(PlanError, match=r"mesh.devices\[0\]: device 0 of the 1x2 mesh is at \[0, 0\]"):
+        Plan.from_json(dict(plan, mesh=dict(plan["mesh"], devices=devices)))

@@ -1,0 +1,301 @@
+"""SplitMeshTT: split the block grid's rows over a mesh of chips; the kernel becomes one device's.
+
+With ``mesh=(rows, cols)`` of ``D = rows * cols > 1`` devices, the block grid's rows (row = bz * By
++ by) are cut into ``D`` contiguous panels, one per device (row-major over the mesh), along the
+outermost row dimension of more than one block (``blockIdx.z``, else ``blockIdx.y``). Every device
+runs the same program over its panel, so the kernel is rewritten into that program: the split grid
+dimension's extent becomes ``E / D``, and every tensor whose slices depend on the split coordinate
+``v`` is *sharded* across the devices along the dimension that ``v`` indexes (a dimension of extent
+``E * s`` indexed ``v * s + f`` with ``0 <= f`` and ``f + extent <= s``: each device holds the ``s``
+rows of its panel, as ttnn's ``ShardTensorToMesh`` along that dimension), its shape divided by ``D``
+there; a tensor no slice of which depends on ``v`` is *replicated* (every device holds all of it).
+The indices are unchanged: on a device ``v`` counts that device's panel from 0 and indexes its shard.
+Later passes (B1's per-device work partition among them) see a one-device kernel.
+
+Reads: the ``T.Kernel`` grid loops, the global tensors' accesses (``tl.region`` slices, element
+loads and stores), ``tt.reduction``.
+Writes: ``tt.mesh`` (a :class:`tilelang_tt.contract.plan.MeshSplit`: the mesh shape, the split grid
+tag, the whole grid's block rows, and per tensor its distribution, sharded dimension and whole
+shape); the split grid loop's extent; the parameters' buffers (one device's shapes) and
+``tt.reduction``'s buffers with them. A ``1 x 1`` mesh changes nothing and writes nothing.
+Errors: a block grid of one row or of dynamic extent, a device count that does not divide the split
+dimension's extent, a slice whose dependence on ``v`` is not one panel of one dimension (or crosses
+a panel), a tensor read both by panel and whole, a split coordinate used other than in tensor
+indices (a loop bound, a mask: on a device it counts from 0), an output every device would write
+whole, and blocks summing (``T.atomic_add``) along the split dimension (a reduction across devices).
+
+    Before (mesh=(1, 2)): A = T.match_buffer(a, (4, 64, 64)); C = T.match_buffer(c, (4, 64, 64))
+                          for bz in T.thread_binding(4, thread="blockIdx.z"): ... A[bz, by * 32, k * 32] ...
+    After:                A = T.match_buffer(a, (2, 64, 64)); C = T.match_buffer(c, (2, 64, 64))
+                          for bz in T.thread_binding(2, thread="blockIdx.z"): ... A[bz, by * 32, k * 32] ...
+                          "tt.mesh": {"shape": [1, 2], "axis": "blockIdx.z", "block_rows": 8,
+                                      "tensors": {"A": {"distribution": "sharded", "dim": 0, "shape": [4, 64, 64]}, ...}}
+"""
+
+from __future__ import annotations
+
+import math
+
+import tilelang  # noqa: F401
+from tvm import arith, ir, tirx
+
+from tilelang_tt.attrs import Attr, MeshSplit, MeshTensor, Reduction, with_attrs
+from tilelang_tt.passes.common import (
+    as_region,
+    error,
+    is_global_buffer,
+    keep_span,
+    prim_func_pass,
+    replace_buffers,
+    uses_var,
+)
+from tilelang_tt.passes.layout_aware_work_partition_tt import ROW_TAGS  # the row dimensions, outermost first
+from tilelang_tt.passes.slices import block_grid_loops, bound_analyzer, bound_values
+
+PASS = "SplitMeshTT"
+HINT_MESH = "use mesh=(1, 1) to run on one chip"
+
+
+def _accesses(body) -> list[tuple[tirx.Buffer, tuple, tuple, bool, object]]:
+    """Every access of a global tensor: (buffer, starts, extents, writes, node); a ``tl.region``
+    slice with its extents (mask 2 or 3: written), an element load (extent 1) or store."""
+    found = []
+
+    def visit(node):
+        region = as_region(node) if isinstance(node, tirx.Call) else None
+        if region is not None and isinstance(node.args[0], tirx.BufferLoad) and is_global_buffer(region.buffer):
+            mask = int(node.args[1].value) if isinstance(node.args[1], tirx.IntImm) else 1
+            found.append((region.buffer, region.starts, region.extents, bool(mask & 2), node))
+        elif isinstance(node, tirx.BufferLoad) and is_global_buffer(node.buffer):
+            found.append((node.buffer, tuple(node.indices), (1,) * len(node.indices), False, node))
+        elif isinstance(node, tirx.BufferStore) and is_global_buffer(node.buffer):
+            found.append((node.buffer, tuple(node.indices), (1,) * len(node.indices), True, node))
+
+    tirx.stmt_functor.post_order_visit(body, visit)
+    return found
+
+
+def _first_stmt(body, node) -> tirx.Stmt | None:
+    """The statement holding expression ``node`` (for the error's source line)."""
+    found = []
+
+    def visit(n):
+        if not found and isinstance(n, tirx.Stmt) and not isinstance(n, (tirx.SeqStmt, tirx.For, tirx.SBlockRealize,
+                                                                          tirx.SBlock, tirx.AttrStmt)):
+            if n.same_as(node) or any(x.same_as(node) for x in _subnodes(n)):
+                found.append(n)
+
+    tirx.stmt_functor.post_order_visit(body, visit)
+    return found[0] if found else None
+
+
+def _subnodes(stmt) -> list:
+    nodes = []
+    tirx.stmt_functor.post_order_visit(stmt, nodes.append)
+    return nodes
+
+
+class _Split:
+    def __init__(self, func: tirx.PrimFunc, mesh: tuple[int, int]):
+        self.func, self.mesh, self.devices = func, mesh, math.prod(mesh)
+        self.values = bound_values(func.body)
+        self.analyzer = bound_analyzer(func.body)
+
+    def fail(self, node, message: str, hint: str):
+        stmt = _first_stmt(self.func.body, node) if node is not None and not isinstance(node, tirx.Stmt) else node
+        return error(PASS, self.func, stmt, message, hint)
+
+    def axis(self) -> tirx.For:
+        """The grid loop split: the outermost row dimension of more than one block."""
+        loops = block_grid_loops(self.func)
+        for tag in ROW_TAGS:
+            loop = loops.get(tag)
+            if loop is None:
+                continue
+            if not isinstance(loop.extent, tirx.IntImm):
+                raise self.fail(loop, f"mesh={self.mesh} splits the block rows over {self.devices} devices, but the "
+                                f"grid's `{loop.loop_var.name}` ({tag}) has the dynamic extent {loop.extent}",
+                                f"give the grid's row dimensions constant extents, or {HINT_MESH}")
+            if loop.extent.value > 1:
+                return loop
+        raise error(PASS, self.func, None,
+                    f"mesh={self.mesh} splits the block grid's rows over {self.devices} devices, but the grid has "
+                    "one block row (no blockIdx.y or blockIdx.z of more than one block)",
+                    f"give the kernel block rows (a batch, head or row-block grid dimension), or {HINT_MESH}")
+
+    def sharded_dim(self, v: tirx.Var, extent: int, buf, starts, extents, node) -> int | None:
+        """The dimension of ``buf`` one device's panel of ``v`` selects in this access (None: the
+        access does not depend on ``v``)."""
+        starts = [tirx.stmt_functor.substitute(s, self.values) for s in starts]
+        dims = [d for d, s in enumerate(starts) if uses_var(s, v)]
+        if not dims:
+            return None
+        name = buf.name
+        if len(dims) > 1:
+            raise self.fail(node, f"the slice of `{name}` depends on the split block coordinate `{v.name}` in "
+                            f"dimensions {dims}: a device's panel would not be one slice of one dimension",
+                            f"index `{name}` with `{v.name}` in one dimension only, or {HINT_MESH}")
+        d = dims[0]
+        coef, base = (list(arith.detect_linear_equation(starts[d], [v])) + [None, None])[:2]
+        stride = int(coef.value) if isinstance(coef, tirx.IntImm) else 0
+        size = buf.shape[d]
+        if (stride <= 0 or not isinstance(size, tirx.IntImm) or size.value != extent * stride
+                or not self.analyzer.can_prove(base >= 0)
+                or not self.analyzer.can_prove(base + extents[d] <= stride)):
+            raise self.fail(node, f"the slice of `{name}` at dimension {d} starts at {starts[d]}: not within the "
+                            f"panel of `{v.name}` ({v.name} * s + f with 0 <= f, f + {extents[d]} <= s and the "
+                            f"dimension's extent {size} = {extent} * s), so `{name}` cannot be sharded over the "
+                            f"{self.devices} devices", f"index `{name}` as `{v.name} * s + f` within each "
+                            f"`{v.name}`'s rows, or {HINT_MESH}")
+        return d
+
+    def run(self) -> tirx.PrimFunc:
+        func = self.func
+        loop = self.axis()
+        v, extent = loop.loop_var, int(loop.extent.value)
+        tag = str(loop.thread_binding.thread_tag)
+        if extent % self.devices:
+            raise self.fail(loop, f"mesh={self.mesh} has {self.devices} devices, which do not divide the "
+                            f"{extent} blocks of `{v.name}` ({tag}), the grid dimension split over them",
+                            f"use a mesh whose device count divides {extent}, or a grid with a multiple of "
+                            f"{self.devices} along `{v.name}`")
+        reduction = Reduction.of(func)
+        if reduction is not None and reduction.blocks > 1 and any(a.same_as(v) for a in reduction.axes):
+            names = ", ".join(f"`{b.name}`" for b in reduction.buffers)
+            raise error(PASS, func, None,
+                        f"the blocks along `{v.name}` ({tag}) sum into {names} with T.atomic_add: splitting them "
+                        f"over the mesh's {self.devices} devices would be a reduction across devices",
+                        f"sum along a grid dimension the mesh does not split (keep `{v.name}` on one device), or "
+                        f"{HINT_MESH}")
+        params = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
+        dims: dict[str, int | None] = {}
+        whole: dict[str, object] = {}
+        written: dict[str, object] = {}
+        for buf, starts, extents, writes, node in _accesses(func.body):
+            d = self.sharded_dim(v, extent, buf, starts, extents, node)
+            if d is None:
+                whole.setdefault(buf.name, node)
+            elif dims.setdefault(buf.name, d) != d:
+                raise self.fail(node, f"`{buf.name}` is sliced by `{v.name}` along dimension {dims[buf.name]} and "
+                                f"along dimension {d}: one tensor is sharded along one dimension",
+                                f"index `{buf.name}` with `{v.name}` in the same dimension everywhere, or {HINT_MESH}")
+            if writes:
+                written.setdefault(buf.name, node)
+        for name, node in whole.items():
+            if name in dims:
+                raise self.fail(node, f"`{name}` is read by panel of `{v.name}` (sharded along dimension "
+                                f"{dims[name]}) and here whole, independent of `{v.name}`",
+                                f"read `{name}` the same way everywhere, or {HINT_MESH}")
+            if name in written:
+                summed = reduction is not None and any(b.name == name for b in reduction.buffers)
+                what = "sum into it with T.atomic_add" if summed else "write it"
+                raise self.fail(written[name], f"every one of the mesh's {self.devices} devices would {what}: the "
+                                f"slice of `{name}` written here does not depend on `{v.name}` ({tag}), the grid "
+                                "dimension split over the devices",
+                                f"write `{name}` at a slice indexed by `{v.name}`, or {HINT_MESH}")
+        self.check_other_uses(v, loop)
+
+        new = {}
+        tensors = {}
+        for buf in params:
+            d = dims.get(buf.name)
+            shape = [int(s) if isinstance(s, tirx.IntImm) else s for s in buf.shape]
+            if d is None:
+                tensors[buf.name] = MeshTensor(buf.name, "replicated", -1, tuple(shape))
+                continue
+            tensors[buf.name] = MeshTensor(buf.name, "sharded", d, tuple(shape))
+            local = list(buf.shape)
+            local[d] = tirx.IntImm(buf.shape[d].dtype, shape[d] // self.devices)
+            new[buf] = self.resized(buf, local)
+        body = self.rewrite(func.body, loop, extent // self.devices, new)
+        buffer_map = {p: new.get(b, b) for p, b in func.buffer_map.items()}
+        out = tirx.PrimFunc(func.params, body, func.ret_type, buffer_map, func.attrs, func.span)
+        updates = {Attr.MESH: MeshSplit(self.mesh, tag, self._block_rows(),
+                                        tuple(tensors[b.name] for b in params)).to_attr()}
+        if reduction is not None:
+            updates[Attr.REDUCTION] = Reduction(tuple(new.get(b, b) for b in reduction.buffers), reduction.axes,
+                                                reduction.blocks, reduction.semaphore).to_attr()
+        return with_attrs(out, updates)
+
+    def _block_rows(self) -> int:
+        """The whole grid's block rows (Bz * By)."""
+        loops = block_grid_loops(self.func)
+        return math.prod(int(loops[t].extent.value) for t in ROW_TAGS if t in loops)
+
+    def check_other_uses(self, v: tirx.Var, loop: tirx.For) -> None:
+        """On a device ``v`` counts its panel from 0: it may index tensors only (a loop bound or
+        mask of it would see the device's coordinate, not the grid's)."""
+        dependent = [v] + [var for var, value in self.values.items() if uses_var(value, v)]
+
+        def strip(node):
+            if isinstance(node, tirx.BufferLoad) and is_global_buffer(node.buffer):
+                return tirx.BufferLoad(node.buffer, [tirx.const(0, i.dtype) for i in node.indices], node.predicate)
+            if isinstance(node, tirx.BufferStore) and is_global_buffer(node.buffer):
+                return tirx.BufferStore(node.buffer, node.value, [tirx.const(0, i.dtype) for i in node.indices])
+            if isinstance(node, tirx.Bind) and any(node.var.same_as(x) for x in dependent):
+                return tirx.Bind(node.var, tirx.const(0, node.var.dtype))
+            return None
+
+        stripped = tirx.stmt_functor.ir_transform(loop.body, None, strip,
+                                                  ["tirx.BufferLoad", "tirx.BufferStore", "tirx.Bind"])
+        for stmt, part in _statements(stripped):
+            if any(uses_var(part, x) for x in dependent):
+                raise error(PASS, self.func, stmt,
+                            f"the split block coordinate `{v.name}` is used here other than as a tensor index; on each "
+                            f"of the mesh's {self.devices} devices it counts that device's panel from 0",
+                            f"use `{v.name}` only to index tensors, or {HINT_MESH}")
+
+    @staticmethod
+    def resized(buf: tirx.Buffer, shape) -> tirx.Buffer:
+        strides = []
+        if buf.strides:
+            stride = 1
+            for s in reversed(shape):
+                strides.insert(0, tirx.IntImm(buf.strides[0].dtype, stride))
+                stride *= int(s)
+        return tirx.decl_buffer(shape, buf.dtype, buf.name, data=buf.data, strides=strides,
+                                elem_offset=buf.elem_offset, scope=buf.scope(), data_alignment=buf.data_alignment,
+                                offset_factor=buf.offset_factor, axis_separators=buf.axis_separators, span=buf.span)
+
+    @staticmethod
+    def rewrite(body, loop: tirx.For, extent: int, new: dict) -> tirx.Stmt:
+        def post(node):
+            if node.loop_var.same_as(loop.loop_var):
+                b = node.thread_binding
+                binding = tirx.IterVar(None if b.dom is None else ir.Range.from_min_extent(0, extent), b.var,
+                                       b.iter_type, b.thread_tag)
+                return keep_span(node, tirx.For(node.loop_var, node.min, tirx.const(extent, node.extent.dtype),
+                                                node.kind, node.body, binding, node.annotations))
+            return None
+
+        return tirx.stmt_functor.ir_transform(replace_buffers(body, new), None, post, ["tirx.For"])
+
+
+def _statements(stmt) -> list[tuple[tirx.Stmt, object]]:
+    """(statement, what of it to check): the leaf statements, and a loop's bounds or a branch's
+    condition without its body."""
+    out = []
+
+    def visit(node):
+        if isinstance(node, tirx.For):
+            out.append((node, node.min + node.extent))
+        elif isinstance(node, tirx.IfThenElse):
+            out.append((node, node.condition))
+        elif isinstance(node, tirx.AttrStmt):
+            if isinstance(node.value, ir.PrimExpr):
+                out.append((node, node.value))
+        elif isinstance(node, tirx.Stmt) and not isinstance(node, (tirx.SeqStmt, tirx.SBlockRealize, tirx.SBlock)):
+            out.append((node, node))
+
+    tirx.stmt_functor.post_order_visit(stmt, visit)
+    return out
+
+
+def _transform(func: tirx.PrimFunc, mod, ctx, mesh: tuple[int, int]) -> tirx.PrimFunc:
+    if math.prod(mesh) == 1:
+        return func
+    return _Split(func, tuple(mesh)).run()
+
+
+def SplitMeshTT(mesh: tuple[int, int] = (1, 1)):
+    return prim_func_pass(lambda f, m, c: _transform(f, m, c, mesh), PASS)
