@@ -1,7 +1,8 @@
 """A mesh of chips (compile option ``mesh=(rows, cols)``, SplitMeshTT): the block grid's rows split
 into one contiguous panel per device, each tensor sharded across the devices along the dimension the
-split coordinate indexes, or replicated; the plan's ``mesh`` records it per device. The device
-programs run on the emulator, one per device on its shards, and are compared with torch."""
+split coordinate indexes, or replicated; the plan's ``mesh`` records it per device. main.cpp opens
+the mesh (MeshDevice::create), distributes the tensors (sharded / replicated MeshBuffers) and runs
+one MeshWorkload over it; the emulator runs a device model per chip, compared with torch."""
 
 import json
 from pathlib import Path
@@ -18,8 +19,8 @@ from tests.kernels import bmm
 from tests.op_kernels import flash_attention
 from tilelang_tt import TTCompileError
 from tilelang_tt.contract.plan import SCHEMA_PATH, Plan, PlanError
-from tilelang_tt.emulator import EmulatorError, run
 from tilelang_tt.options import OptionError
+from tilelang_tt.tools.host_symbols import check_main_cpp
 
 SOURCE = Path(__file__).read_text()
 
@@ -30,30 +31,6 @@ def line_of(marker: str) -> int:
 
 def bf16(*shape, seed):
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(torch.bfloat16)
-
-
-def run_devices(artifacts, *inputs):
-    """Each device's program on its shards of ``inputs`` (the plan's inputs, whole tensors), and
-    the outputs put together by their distribution. The plan without its ``mesh`` is the program
-    every device runs (its buffers are one device's)."""
-    plan = dict(artifacts.plan)
-    mesh = plan.pop("mesh")
-    devices = len(mesh["devices"])
-    dist = {t["buffer"]: t for t in mesh["tensors"]}
-    names = [b["name"] for b in plan["buffers"] if b["access"] != "write"]
-    outs = {b["name"]: [] for b in plan["buffers"] if b["access"] != "read"}
-    for device in range(devices):
-        shards = {}
-        for name, tensor in zip(names, inputs):
-            t = dist[name]
-            if t["distribution"] == "sharded":
-                rows = tensor.shape[t["dim"]] // devices
-                tensor = tensor.narrow(t["dim"], device * rows, rows).contiguous()
-            shards[name] = tensor
-        result = run(artifacts.sources, plan, shards)
-        for name in outs:
-            outs[name].append(torch.from_numpy(result.outputs[name]))
-    return {name: torch.cat(parts, dim=dist[name]["dim"]) for name, parts in outs.items()}
 
 
 def covered_once(plan: dict) -> None:
@@ -80,8 +57,15 @@ def test_batched_gemm_is_split_by_batch_across_the_mesh(mesh):
     assert [b["shape"] for b in plan["buffers"]] == [[batch // devices, 64, 64]] * 3
     covered_once(plan)
     a, b = bf16(batch, M, K, seed=1), bf16(batch, K, N, seed=2)
-    c = run_devices(artifacts, a, b)["C"]
+    c = artifacts.run(a, b)
     assert_close(c.float(), torch.bmm(a.float(), b.float()), 2.0 ** -7)
+    counters = artifacts.last_counters
+    assert len(counters["devices"]) == devices
+    # each device reads its shards of A and B once and writes its shard of C: the whole once in total
+    shard_bytes = a.numel() * 2 // devices
+    assert all(d["total"]["dram_bytes_written"] == shard_bytes for d in counters["devices"])
+    assert counters["total"]["dram_bytes_written"] == c.numel() * 2
+    assert counters["timing"]["cycles"] == max(d["timing"]["cycles"] for d in counters["devices"])
 
 
 def test_a_weight_every_block_row_reads_is_replicated():
@@ -92,7 +76,7 @@ def test_a_weight_every_block_row_reads_is_replicated():
     assert (tensors["B"]["distribution"], tensors["B"]["dim"], tensors["B"]["shape"]) == ("replicated", -1, [K, N])
     covered_once(artifacts.plan)
     a, b = bf16(batch, M, K, seed=3), bf16(K, N, seed=4)
-    c = run_devices(artifacts, a, b)["C"]
+    c = artifacts.run(a, b)
     assert_close(c.float(), a.float() @ b.float(), 2.0 ** -7)
 
 
@@ -108,21 +92,23 @@ def test_multi_head_attention_is_split_by_head_across_the_mesh(mesh):
     assert plan["buffers"][0]["shape"] == [1, heads // devices, seq, dim]
     covered_once(plan)
     q, k, v = (bf16(1, heads, seq, dim, seed=s) for s in (5, 6, 7))
-    o = run_devices(artifacts, q, k, v)["O"]
+    o = artifacts.run(q, k, v)
     ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float())
     assert_close(o.float(), ref, 2.0 ** -6)
+
+
+def test_main_cpp_opens_the_mesh_and_distributes_the_tensors_through_tt_metals_api():
+    main = tilelang_tt.compile(bmm(4, 32, 32, 32, 32, 32, 32, shared_b=True), mesh=(2, 2)).sources["main.cpp"]
+    assert "distributed::MeshDevice::create(mesh_config)" in main and "MeshShape(2, 2)" in main
+    # A sharded over the mesh (one block of pages per device), B replicated; one workload over the mesh
+    assert main.count("create_mesh_sharded_buffer(device.get()") == 2 and "buffer_B = create_dram_buffer" in main
+    assert main.count("workload.add_program(device_range") == 1
+    assert check_main_cpp(main) == []
 
 
 def test_a_one_by_one_mesh_changes_nothing():
     kernel = bmm(2, 64, 64, 64, 32, 32, 32)
     assert tilelang_tt.compile(kernel, mesh=(1, 1)).sources == tilelang_tt.compile(kernel).sources
-
-
-def test_the_emulator_runs_one_device_only():
-    artifacts = tilelang_tt.compile(bmm(2, 32, 32, 32, 32, 32, 32), mesh=(1, 2))
-    a = bf16(2, 32, 32, seed=8)
-    with pytest.raises(EmulatorError, match="mesh of 2 devices"):
-        artifacts.run(a, a)
 
 
 @pytest.mark.parametrize("mesh", [(0, 2), (2,), (1, 2, 1), "1x2", (1.0, 2), (True, 2)])
@@ -158,7 +144,7 @@ def test_blocks_summing_along_a_dimension_the_mesh_does_not_split():
     tensors = {t["buffer"]: (t["distribution"], t["dim"]) for t in artifacts.plan["mesh"]["tensors"]}
     assert tensors == {"A": ("sharded", 2), "Out": ("sharded", 1)}
     a = torch.randn(2, 64, 64, generator=torch.Generator().manual_seed(9))
-    out = run_devices(artifacts, a, torch.zeros(32, 64))["Out"]
+    out = artifacts.run(a, torch.zeros(32, 64))
     assert_close(out, a.reshape(4, 32, 64).sum(0), 1e-5)
 
 

@@ -157,6 +157,8 @@ def _emit_prelude(out: CppEmitter, plan: Plan) -> None:
         _emit_sharded_buffer_helper(out)
     if plan.dims:
         _emit_dim_helpers(out, plan)
+    if plan.mesh is not None:
+        _emit_mesh_helpers(out)
     out.lines("", "// Device address of a buffer, as kernels receive it in runtime args.")
     with out.block("uint32_t device_address(const std::shared_ptr<distributed::MeshBuffer>& buffer)"):
         out.line("Buffer* reference = buffer->get_reference_buffer();")
@@ -187,6 +189,39 @@ def _emit_dim_helpers(out: CppEmitter, plan: Plan) -> None:
                      f'these sizes, more than the {dram} bytes of DRAM of {plan.arch.name}");')
 
 
+def _emit_mesh_helpers(out: CppEmitter) -> None:
+    """A buffer sharded over the mesh (one block of pages per device, row-major over the mesh, as a
+    ShardedBufferConfig of pages), and a device's shard of a row-major tensor along one dimension."""
+    out.lines("", "// A buffer of `size` bytes per device, in pages of `page_size` bytes, sharded over the rows x cols",
+              "// mesh: the global buffer is rows x (cols * pages) pages, device (r, c) holds block (r, c) of one row.")
+    with out.block(
+        "std::shared_ptr<distributed::MeshBuffer> create_mesh_sharded_buffer(distributed::MeshDevice* device, "
+        "uint64_t size, uint32_t page_size, uint32_t rows, uint32_t cols)"
+    ):
+        out.line("distributed::DeviceLocalBufferConfig local_config{.page_size = page_size, "
+                 ".buffer_type = BufferType::DRAM};")
+        out.line("const uint64_t pages = size / page_size;")
+        out.line("distributed::ShardedBufferConfig sharded_config{.global_size = size * rows * cols, "
+                 ".global_buffer_shape = Shape2D(rows, cols * pages), .shard_shape = Shape2D(1, pages), "
+                 ".shard_orientation = ShardOrientation::ROW_MAJOR};")
+        out.line("return distributed::MeshBuffer::create(sharded_config, local_config, device);")
+    out.lines("", "// Of a row-major tensor seen as [outer][n][inner], device `device`'s rows [device * k, (device + 1) * k)",
+              "// of n = k * devices (its shard along that dimension), or, when `gather`, those rows put back.",
+              "template <typename T>")
+    with out.block("void copy_device_rows(std::vector<T>& whole, std::vector<T>& shard, uint64_t outer, uint64_t n, "
+                   "uint64_t inner, uint32_t device, uint32_t devices, bool gather)"):
+        out.line("const uint64_t k = n / devices;")
+        out.line("shard.resize(outer * k * inner);")
+        with out.block("for (uint64_t o = 0; o < outer; ++o)"):
+            out.line("T* from = whole.data() + (o * n + device * k) * inner;")
+            out.line("T* to = shard.data() + o * k * inner;")
+            with out.block("for (uint64_t i = 0; i < k * inner; ++i)"):
+                with out.block("if (gather)"):
+                    out.line("from[i] = to[i];")
+                    out.chain("else")
+                    out.line("to[i] = from[i];")
+
+
 def _emit_sharded_buffer_helper(out: CppEmitter) -> None:
     out.lines("", "// A buffer of `size` bytes in pages of `page_size` bytes, sharded by `spec` over L1 or DRAM.")
     with out.block(
@@ -213,9 +248,39 @@ def _emit_tile_loops(out: CppEmitter, body: str, source: str | None) -> None:
                 out.line(body)
 
 
+def _mesh_split(plan: Plan, buffer: PlanBuffer) -> tuple[int, int, int] | None:
+    """(outer, n, inner) of the whole tensor of a buffer sharded over the mesh (None: replicated or one device)."""
+    if plan.mesh is None:
+        return None
+    tensor = plan.mesh.tensor(buffer.name)
+    if tensor.distribution != "sharded":
+        return None
+    if buffer.sharded or buffer.row_major or buffer.format.block or buffer.column or buffer.flat:
+        raise PlanError(f"buffer {buffer.name!r}: main.cpp shards over a mesh only tiled DRAM-interleaved tensors "
+                        "of their own dtype")
+    return (math.prod(tensor.shape[:tensor.dim]), tensor.shape[tensor.dim], math.prod(tensor.shape[tensor.dim + 1:]))
+
+
+def _emit_mesh_input(out: CppEmitter, plan: Plan, buffer: PlanBuffer, split: tuple[int, int, int]) -> None:
+    """Read the whole tensor, tilize each device's shard, the shards one after another (device order)."""
+    var, elem = _ident(buffer.name), _element(buffer)
+    batch, rows, cols = buffer.matrix_dims
+    devices = len(plan.mesh.devices)
+    out.line(f"std::vector<{elem}> input_{var} = read_elements<{elem}>(data_dir / \"{buffer.name}.bin\", "
+             f"{math.prod(plan.mesh.tensor(buffer.name).shape)});")
+    out.line(f"std::vector<{elem}> mesh_{var};")
+    with out.block(f"for (uint32_t d = 0; d < {devices}; ++d)"):
+        out.line(f"std::vector<{elem}> shard;")
+        out.line(f"copy_device_rows(input_{var}, shard, {split[0]}, {split[1]}, {split[2]}, d, {devices}, false);")
+        out.line(f"std::vector<{elem}> tiled = tilize(shard, {batch}, {rows}, {cols});")
+        out.line(f"mesh_{var}.insert(mesh_{var}.end(), tiled.begin(), tiled.end());")
+    out.line(f"command_queue.enqueue_write_mesh_buffer(buffer_{var}, mesh_{var}.data(), false);")
+
+
 def _emit_buffers(out: CppEmitter, plan: Plan) -> None:
     for buffer in plan.buffers:
         _check_buffer(buffer)
+        split = _mesh_split(plan, buffer)
         name, var = buffer.name, _ident(buffer.name)
         batch, rows, cols = (_cxx(v) for v in buffer.matrix_dims)
         elem = _element(buffer)
@@ -227,7 +292,10 @@ def _emit_buffers(out: CppEmitter, plan: Plan) -> None:
         )
         if not isinstance(buffer.num_pages, int):
             out.line(f'check_dram("{name}", {size});')
-        if buffer.sharded:
+        if split is not None:
+            out.line(f"std::shared_ptr<distributed::MeshBuffer> buffer_{var} = create_mesh_sharded_buffer(device.get(), "
+                     f"{size}, {buffer.page_size}, {plan.mesh.shape[0]}, {plan.mesh.shape[1]});")
+        elif buffer.sharded:
             _emit_distribution_spec(out, buffer, var)
             out.line(
                 f"std::shared_ptr<distributed::MeshBuffer> buffer_{var} = create_sharded_buffer(device.get(), {size}, "
@@ -239,7 +307,9 @@ def _emit_buffers(out: CppEmitter, plan: Plan) -> None:
                 f"create_dram_buffer(device.get(), {size}, {buffer.page_size});"
             )
         out.line(f"const uint32_t address_{var} = device_address(buffer_{var});")
-        if buffer.is_input:
+        if buffer.is_input and split is not None:
+            _emit_mesh_input(out, plan, buffer, split)
+        elif buffer.is_input:
             count = size if buffer.format.block else _cxx(math.prod(buffer.matrix_dims))
             out.line(f"std::vector<{elem}> input_{var} = read_elements<{elem}>(data_dir / \"{name}.bin\", {count});")
             if buffer.row_major or buffer.format.block:  # its pages as they are: rows, or converted tiles
@@ -381,9 +451,30 @@ def _emit_runtime_args(out: CppEmitter, plan: Plan) -> None:
     out.line("")
 
 
+def _emit_mesh_readback(out: CppEmitter, plan: Plan, buffer: PlanBuffer, split: tuple[int, int, int]) -> None:
+    """Read every device's shard, untilize each and put its rows back into the whole tensor."""
+    var, elem = _ident(buffer.name), _element(buffer)
+    batch, rows, cols = buffer.matrix_dims
+    devices = len(plan.mesh.devices)
+    tiled = buffer.num_pages * buffer.page_size // buffer.format.element_bytes
+    out.line(f"std::vector<{elem}> result_{var}({tiled * devices});")
+    out.line(f"command_queue.enqueue_read_mesh_buffer(result_{var}.data(), buffer_{var}, true);")
+    out.line(f"std::vector<{elem}> whole_{var}({math.prod(plan.mesh.tensor(buffer.name).shape)});")
+    with out.block(f"for (uint32_t d = 0; d < {devices}; ++d)"):
+        out.line(f"std::vector<{elem}> tiled(result_{var}.begin() + d * {tiled}ULL, "
+                 f"result_{var}.begin() + (d + 1) * {tiled}ULL);")
+        out.line(f"std::vector<{elem}> shard = untilize(tiled, {batch}, {rows}, {cols});")
+        out.line(f"copy_device_rows(whole_{var}, shard, {split[0]}, {split[1]}, {split[2]}, d, {devices}, true);")
+    out.line(f"write_elements(data_dir / \"{buffer.name}.out.bin\", whole_{var});")
+
+
 def _emit_readback(out: CppEmitter, plan: Plan) -> None:
     for buffer in plan.outputs:
         name, var = buffer.name, _ident(buffer.name)
+        split = _mesh_split(plan, buffer)
+        if split is not None:
+            _emit_mesh_readback(out, plan, buffer, split)
+            continue
         batch, rows, cols = (_cxx(v) for v in buffer.matrix_dims)
         elem = _element(buffer)
         size = buffer.num_pages * buffer.page_size
@@ -411,7 +502,12 @@ def emit_main_cpp(plan: dict) -> str:
         with out.block("try"):
             for i, dim in enumerate(plan.dims):
                 out.line(f'const uint64_t {_dim_var(dim.name)} = parse_dim(argv[{2 + i}], "{dim.name}");')
-            out.line("std::shared_ptr<distributed::MeshDevice> device = distributed::MeshDevice::create_unit_mesh(0);")
+            if plan.mesh is None:
+                out.line("std::shared_ptr<distributed::MeshDevice> device = distributed::MeshDevice::create_unit_mesh(0);")
+            else:  # every device runs the program over its panel of block rows
+                rows, cols = plan.mesh.shape
+                out.line(f"distributed::MeshDeviceConfig mesh_config(distributed::MeshShape({rows}, {cols}));")
+                out.line("std::shared_ptr<distributed::MeshDevice> device = distributed::MeshDevice::create(mesh_config);")
             out.line("distributed::MeshCommandQueue& command_queue = device->mesh_command_queue();")
             out.line("")
             _emit_buffers(out, plan)

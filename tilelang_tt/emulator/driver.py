@@ -20,6 +20,7 @@ finished, cores)`` as the emulated launch goes (the runtime writes it to a pipe,
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -368,12 +369,8 @@ def run(sources: dict[str, str], plan: dict, inputs: dict[str, object], data_dir
         plan = Plan.from_json(bind_dims(plan, sizes) if sizes else plan)
     except PlanError as err:
         raise EmulatorError(f"not a valid tt.plan.json: {err}") from None
-    if plan.mesh is not None:
-        rows, cols = plan.mesh.shape
-        raise EmulatorError(f"the plan is for a mesh of {rows * cols} devices ({rows}x{cols}); main.cpp drives one "
-                            "device: a mesh does not run yet")
     exe = build(sources, plan, progress)
-    buffers = {b.name: b for b in plan.buffers}
+    buffers = {b.name: _host_view(plan, b) for b in plan.buffers}
     wanted = sorted(b.name for b in plan.inputs)
     missing, unknown = set(wanted) - set(inputs), set(inputs) - set(buffers)
     if missing or unknown:
@@ -401,9 +398,38 @@ def run(sources: dict[str, str], plan: dict, inputs: dict[str, object], data_dir
             message = done.stderr.strip() or f"the emulated program exited with code {done.returncode}"
             raise EmulatorError(message, done.returncode)
         outputs = {}
-        for buffer in () if timing_only else plan.outputs:
+        for buffer in () if timing_only else (buffers[b.name] for b in plan.outputs):
             raw = np.fromfile(data_dir / f"{buffer.name}.out.bin", dtype=np.dtype(buffer.format.storage),
                               count=_stored_count(buffer))
             outputs[buffer.name] = _from_storage(raw, buffer)
         counters = json.loads(counters_path.read_text()) if counters_path.exists() else {}
+        if "devices" in counters:  # a mesh: each device's counters, and the mesh's
+            counters = mesh_counters(counters["devices"])
+            counters_path.write_text(json.dumps(counters, indent=1) + "\n")
     return EmulatorResult(outputs, counters)
+
+
+def _host_view(plan: Plan, buffer: PlanBuffer) -> PlanBuffer:
+    """The buffer as the host's files hold it: on a mesh, the whole tensor (main.cpp distributes it)."""
+    if plan.mesh is None:
+        return buffer
+    return dataclasses.replace(buffer, shape=plan.mesh.tensor(buffer.name).shape)
+
+
+def _summed(counters: list[dict]) -> dict:
+    """Key-wise sums of counter objects (nested: ``tile_ops`` by op; an op some lack counts 0 there)."""
+    keys = sorted({key for c in counters for key in c}, key=[k for c in counters for k in c].index)
+    return {key: _summed([c.get(key, {}) for c in counters]) if any(isinstance(c.get(key), dict) for c in counters)
+            else sum(c.get(key, 0) for c in counters) for key in keys}
+
+
+def mesh_counters(devices: list[dict]) -> dict:
+    """The counters of a mesh run from each device's (``devices``, row-major over the mesh):
+    ``total`` summed over the devices, ``timing`` the slowest device's prediction (the devices run
+    at once; ``device``: its index) and ``devices`` as given. No ``cores``: each device has its own."""
+    total = _summed([d["total"] for d in devices])
+    slowest = max(range(len(devices)), key=lambda i: devices[i].get("timing", {}).get("cycles", 0))
+    counters = {"total": total, "devices": devices}
+    if "timing" in devices[slowest]:
+        counters["timing"] = devices[slowest]["timing"] | {"device": slowest}
+    return counters

@@ -27,7 +27,8 @@ from tilelang_tt.tools.cpp_text import strip_cpp
 # the header-only value types: tt-metal's CoreCoord is UMD's tt::xy_pair, constexpr in its header;
 # tt::tt_metal::Shape (shape.hpp) inherits ShapeBase's inline constructors, so Shape({4, 8}) for a
 # BufferDistributionSpec compiles into the host program and exports nothing.
-HEADER_VALUE_TYPES = frozenset({"tt::xy_pair", "tt::tt_metal::Shape"})
+# tt::tt_metal::distributed::MeshDeviceConfig (mesh_config.hpp) is a header class too.
+HEADER_VALUE_TYPES = frozenset({"tt::xy_pair", "tt::tt_metal::Shape", "tt::tt_metal::distributed::MeshDeviceConfig"})
 TYPE_ALIASES = {"CoreCoord": "tt::xy_pair"}
 # Abstract classes whose virtual methods are implemented (and exported) by another class.
 VIRTUAL_IMPLEMENTATIONS = {

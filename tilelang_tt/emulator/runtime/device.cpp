@@ -20,7 +20,8 @@ std::vector<KernelInfo>& registry() {
   return r;
 }
 
-Device* g_device = nullptr;
+Device* g_device = nullptr;           // the current device of g_devices
+std::vector<Device*> g_devices;      // the open devices (a mesh's, in row-major order)
 
 #ifndef TT_EMU_ARCHS
 #error "TT_EMU_ARCHS (the arch table of tilelang_tt/contract/arch.py) is defined by tilelang_tt/emulator/driver.py"
@@ -385,27 +386,46 @@ void timing_json(std::ostringstream& os, const DeviceImpl& d, const Counters& to
 Device::Device(std::unique_ptr<DeviceImpl> impl) : impl_(std::move(impl)) {}
 
 Device& Device::open(const std::string& arch) {
-  if (g_device != nullptr) throw EmulatorError("a device is already open");
-  auto impl = std::make_unique<DeviceImpl>();
-  impl->arch = arch_spec(arch);
-  const ArchSpec& a = impl->arch;
-  const size_t n = static_cast<size_t>(a.grid_x) * a.grid_y;
-  // One mapping below 2 GiB for all L1s so kernel L1 addresses fit in uint32_t.
-  void* mem = mmap(nullptr, n * a.l1_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
-  if (mem == MAP_FAILED) throw EmulatorError("cannot map L1 memory below 2 GiB");
-  for (uint32_t y = 0; y < a.grid_y; ++y)
-    for (uint32_t x = 0; x < a.grid_x; ++x) {
-      auto c = std::make_unique<Core>();
-      c->logical = {x, y};
-      c->l1 = static_cast<uint8_t*>(mem) + (static_cast<size_t>(y) * a.grid_x + x) * a.l1_size;
-      c->l1_top = a.l1_unreserved_base;
-      impl->cores.push_back(std::move(c));
-    }
-  impl->dram.resize(a.dram_banks);
-  impl->dram_top = kDramUnreservedBase;
-  impl->l1_buffers_bottom = static_cast<uint32_t>(a.l1_size);
-  g_device = new Device(std::move(impl));
+  open_mesh(arch, 1);
   return *g_device;
+}
+
+void Device::open_mesh(const std::string& arch, uint32_t count) {
+  if (!g_devices.empty()) throw EmulatorError("a device is already open");
+  if (count == 0) throw EmulatorError("a mesh of no devices");
+  for (uint32_t i = 0; i < count; ++i) {
+    auto impl = std::make_unique<DeviceImpl>();
+    impl->arch = arch_spec(arch);
+    const ArchSpec& a = impl->arch;
+    const size_t n = static_cast<size_t>(a.grid_x) * a.grid_y;
+    // One mapping below 2 GiB for all L1s so kernel L1 addresses fit in uint32_t.
+    void* mem = mmap(nullptr, n * a.l1_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+    if (mem == MAP_FAILED) {
+      throw EmulatorError("cannot map the L1 memory of device " + std::to_string(i) + " below 2 GiB");
+    }
+    for (uint32_t y = 0; y < a.grid_y; ++y)
+      for (uint32_t x = 0; x < a.grid_x; ++x) {
+        auto c = std::make_unique<Core>();
+        c->logical = {x, y};
+        c->l1 = static_cast<uint8_t*>(mem) + (static_cast<size_t>(y) * a.grid_x + x) * a.l1_size;
+        c->l1_top = a.l1_unreserved_base;
+        impl->cores.push_back(std::move(c));
+      }
+    impl->dram.resize(a.dram_banks);
+    impl->dram_top = kDramUnreservedBase;
+    impl->l1_buffers_bottom = static_cast<uint32_t>(a.l1_size);
+    g_devices.push_back(new Device(std::move(impl)));
+  }
+  g_device = g_devices.front();
+}
+
+uint32_t Device::count() { return static_cast<uint32_t>(g_devices.size()); }
+
+void Device::select(uint32_t i) {
+  if (i >= g_devices.size()) {
+    throw EmulatorError("device " + std::to_string(i) + " of a mesh of " + std::to_string(g_devices.size()));
+  }
+  g_device = g_devices[i];
 }
 
 Device& Device::get() {
@@ -416,7 +436,8 @@ Device& Device::get() {
 void Device::close() {
   const ArchSpec& a = impl_->arch;
   munmap(impl_->cores.front()->l1, static_cast<size_t>(a.grid_x) * a.grid_y * a.l1_size);
-  g_device = nullptr;
+  g_devices.erase(std::find(g_devices.begin(), g_devices.end(), this));
+  g_device = g_devices.empty() ? nullptr : g_devices.front();
   delete this;
 }
 

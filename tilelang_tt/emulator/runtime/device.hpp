@@ -103,8 +103,12 @@ class Device {
   // arch: a name of the arch table (tilelang_tt/contract/arch.py: wormhole_b0, blackhole).
   // Throws EmulatorError for an unknown arch or when a device is already open.
   static Device& open(const std::string& arch);
-  static Device& get();  // throws EmulatorError when no device is open
-  void close();          // after close(), open() may be called again
+  // A mesh of `count` devices of `arch`, each with its own L1, DRAM and counters; device 0 is current.
+  static void open_mesh(const std::string& arch, uint32_t count);
+  static uint32_t count();        // the open devices
+  static void select(uint32_t i); // the device get() returns (host calls and launches go to it)
+  static Device& get();  // the current device; throws EmulatorError when no device is open
+  void close();          // after every device is closed, open() may be called again
 
   const std::string& arch() const;
   uint32_t grid_x() const;

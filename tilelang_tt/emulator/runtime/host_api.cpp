@@ -735,7 +735,48 @@ void write_to_env_path(const char* var, const char* what, Text text) {
 
 }  // namespace
 
-MeshDevice::MeshDevice() : shape_(1, 1), command_queue_(std::make_unique<MeshCommandQueue>(this, 0)) {}
+MeshDevice::MeshDevice(const MeshShape& shape)
+    : shape_(shape), command_queue_(std::make_unique<MeshCommandQueue>(this, 0)) {}
+
+namespace {
+
+// Opens `count` emulated devices of $TT_EMU_ARCH with the driver's settings ($TT_EMU_TRACE,
+// $TT_EMU_TIMING_ONLY, $TT_EMU_PROGRESS_FD) on each.
+void open_devices(uint32_t count) {
+    const char* arch = std::getenv("TT_EMU_ARCH");
+    const char* trace = std::getenv("TT_EMU_TRACE");
+    const char* timing_only = std::getenv("TT_EMU_TIMING_ONLY");
+    const char* progress_fd = std::getenv("TT_EMU_PROGRESS_FD");
+    guarded([&] {
+        if (count > 1 && trace && *trace) {
+            throw emu::EmulatorError("a trace of a mesh of " + std::to_string(count) +
+                                     " devices is not emulated: trace a one-device program");
+        }
+        emu::Device::open_mesh(arch && *arch ? arch : "wormhole_b0", count);
+        for (uint32_t i = 0; i < count; ++i) {
+            emu::Device::select(i);
+            emu::Device& device = emu::Device::get();
+            device.set_tracing(trace && *trace);
+            device.set_timing_only(timing_only && std::string_view(timing_only) == "1");
+            device.set_progress_fd(progress_fd && *progress_fd ? std::atoi(progress_fd) : -1);
+        }
+        emu::Device::select(0);
+    });
+}
+
+// The row-major index of `coord` in a mesh of `shape`.
+uint32_t device_index(const MeshShape& shape, const MeshCoordinate& coord) {
+    const std::vector<uint32_t>& c = coord.coords();
+    const uint32_t cols = shape.dims() > 1 ? shape[1] : 1;
+    const uint32_t row = c.at(0), col = c.size() > 1 ? c[1] : 0;
+    if (row >= shape[0] || col >= cols) {
+        fail("mesh coordinate (" + std::to_string(row) + ", " + std::to_string(col) + ") is outside the " +
+             std::to_string(shape[0]) + "x" + std::to_string(cols) + " mesh");
+    }
+    return row * cols + col;
+}
+
+}  // namespace
 
 MeshDevice::~MeshDevice() {
     if (open_) {
@@ -750,17 +791,19 @@ std::shared_ptr<MeshDevice> MeshDevice::create_unit_mesh(
         fail("the emulator provides device 0 with one command queue (asked for device " +
              std::to_string(device_id) + " with " + std::to_string(num_command_queues) + " queues)");
     }
-    const char* arch = std::getenv("TT_EMU_ARCH");
-    const char* trace = std::getenv("TT_EMU_TRACE");
-    const char* timing_only = std::getenv("TT_EMU_TIMING_ONLY");
-    const char* progress_fd = std::getenv("TT_EMU_PROGRESS_FD");
-    guarded([&] {
-        emu::Device& device = emu::Device::open(arch && *arch ? arch : "wormhole_b0");
-        device.set_tracing(trace && *trace);
-        device.set_timing_only(timing_only && std::string_view(timing_only) == "1");
-        device.set_progress_fd(progress_fd && *progress_fd ? std::atoi(progress_fd) : -1);
-    });
-    return std::shared_ptr<MeshDevice>(new MeshDevice());
+    open_devices(1);
+    return std::shared_ptr<MeshDevice>(new MeshDevice(MeshShape(1, 1)));
+}
+
+std::shared_ptr<MeshDevice> MeshDevice::create(
+    const MeshDeviceConfig& config, std::size_t, std::size_t, std::size_t num_command_queues, const DispatchCoreConfig&,
+    std::span<const std::uint32_t>, std::size_t) {
+    const MeshShape& shape = config.mesh_shape();
+    if (shape.dims() != 2 || shape.mesh_size() == 0 || num_command_queues != 1) {
+        fail("the emulator opens a 2D mesh (rows, cols) of at least one device with one command queue");
+    }
+    open_devices(static_cast<uint32_t>(shape.mesh_size()));
+    return std::shared_ptr<MeshDevice>(new MeshDevice(shape));
 }
 
 MeshCommandQueue& MeshDevice::mesh_command_queue(std::optional<uint8_t> cq_id) const {
@@ -792,18 +835,40 @@ bool MeshDevice::close() {
     }
     open_ = false;
     guarded([] {
-        emu::Device& device = emu::Device::get();
-        write_to_env_path("TT_EMU_COUNTERS", "counters", [&] { return device.counters_json(); });
-        write_to_env_path("TT_EMU_TRACE", "the trace", [&] { return device.trace_json(); });
-        device.close();
+        const uint32_t count = emu::Device::count();
+        if (count == 1) {
+            emu::Device& device = emu::Device::get();
+            write_to_env_path("TT_EMU_COUNTERS", "counters", [&] { return device.counters_json(); });
+            write_to_env_path("TT_EMU_TRACE", "the trace", [&] { return device.trace_json(); });
+            device.close();
+            return;
+        }
+        // a mesh: each device's counters, in row-major order (the driver adds the mesh's totals)
+        write_to_env_path("TT_EMU_COUNTERS", "counters", [&] {
+            std::string json = "{\"devices\": [";
+            for (uint32_t i = 0; i < count; ++i) {
+                emu::Device::select(i);
+                json += (i ? ", " : "") + emu::Device::get().counters_json();
+            }
+            return json + "]}";
+        });
+        while (emu::Device::count() > 0) {
+            emu::Device::select(0);
+            emu::Device::get().close();
+        }
     });
     return true;
 }
 
 // ---- mesh buffers ----
 
-MeshBuffer::MeshBuffer(MeshDevice* device, const DeviceLocalBufferConfig& local_config, Buffer reference)
-    : device_(device), local_config_(local_config), reference_(reference) {}
+MeshBuffer::MeshBuffer(MeshDevice* device, const DeviceLocalBufferConfig& local_config, Buffer reference,
+                       std::optional<ShardedBufferConfig> sharded)
+    : device_(device), sharded_(std::move(sharded)), local_config_(local_config), reference_(reference) {}
+
+uint32_t ShardedBufferConfig::compute_datum_size_bytes() const {
+    return static_cast<uint32_t>(global_size / (global_buffer_shape.height() * global_buffer_shape.width()));
+}
 
 namespace {
 
@@ -838,16 +903,29 @@ DeviceAddr allocate_sharded(const BufferDistributionSpec& spec, BufferType type,
 std::shared_ptr<MeshBuffer> MeshBuffer::create(
     const MeshBufferConfig& mesh_buffer_config, const DeviceLocalBufferConfig& device_local_config,
     MeshDevice* mesh_device, std::optional<DeviceAddr> address) {
-    const auto* replicated = std::get_if<ReplicatedBufferConfig>(&mesh_buffer_config);
-    if (replicated == nullptr) {
-        fail("MeshBuffer::create: only replicated buffers are emulated");
+    const auto* sharded = std::get_if<ShardedBufferConfig>(&mesh_buffer_config);
+    const MeshShape& mesh = mesh_device->shape();
+    const uint32_t devices = static_cast<uint32_t>(mesh.mesh_size());
+    ReplicatedBufferConfig each{};  // what each device holds
+    if (sharded != nullptr) {
+        const Shape2D& whole = sharded->global_buffer_shape;
+        const Shape2D& shard = sharded->shard_shape;
+        if (sharded->shard_orientation != ShardOrientation::ROW_MAJOR || shard.height() == 0 || shard.width() == 0 ||
+            whole.height() != shard.height() * mesh[0] || whole.width() != shard.width() * mesh[1] ||
+            sharded->global_size % (whole.height() * whole.width()) != 0) {
+            fail("MeshBuffer::create: the emulator shards a buffer as one shard per device, row-major over the mesh "
+                 "(global_buffer_shape = shard_shape * mesh shape, a whole number of bytes per datum)");
+        }
+        each.size = sharded->global_size / devices;
+    } else {
+        each = std::get<ReplicatedBufferConfig>(mesh_buffer_config);
     }
     if (address) {
         fail("MeshBuffer::create: buffers at a given address are not emulated");
     }
     const DeviceAddr page_size = device_local_config.page_size;
-    if (page_size == 0 || replicated->size % page_size != 0) {
-        fail("MeshBuffer::create: size " + std::to_string(replicated->size) + " is not a multiple of the page size " +
+    if (page_size == 0 || each.size % page_size != 0) {
+        fail("MeshBuffer::create: size " + std::to_string(each.size) + " is not a multiple of the page size " +
              std::to_string(page_size));
     }
     const BufferType type = device_local_config.buffer_type;
@@ -860,18 +938,31 @@ std::shared_ptr<MeshBuffer> MeshBuffer::create(
         if (type == BufferType::L1 && device_local_config.bottom_up.value_or(false)) {
             fail("MeshBuffer::create: the emulator allocates L1 buffers top-down only (bottom_up = true)");
         }
-        const Buffer layout(0, replicated->size, page_size, type, spec);
-        base = allocate_sharded(*spec, type, replicated->size / page_size, layout.aligned_page_size());
-    } else {
-        if (type != BufferType::DRAM) {
-            fail("MeshBuffer::create: interleaved buffers are emulated in DRAM only");
-        }
-        base = guarded([&] {
-            return emu::Device::get().allocate_dram(replicated->size, static_cast<uint32_t>(page_size));
-        });
+    } else if (type != BufferType::DRAM) {
+        fail("MeshBuffer::create: interleaved buffers are emulated in DRAM only");
     }
-    Buffer reference(base, replicated->size, page_size, type, spec);
-    return std::shared_ptr<MeshBuffer>(new MeshBuffer(mesh_device, device_local_config, reference));
+    // the same allocation on every device of the mesh: the same address
+    for (uint32_t i = 0; i < devices; ++i) {
+        guarded([&] { emu::Device::select(i); });
+        DeviceAddr at = 0;
+        if (spec) {
+            const Buffer layout(0, each.size, page_size, type, spec);
+            at = allocate_sharded(*spec, type, each.size / page_size, layout.aligned_page_size());
+        } else {
+            at = guarded([&] { return emu::Device::get().allocate_dram(each.size, static_cast<uint32_t>(page_size)); });
+        }
+        if (i > 0 && at != base) {
+            fail("MeshBuffer::create: device " + std::to_string(i) + " allocated the buffer at another address");
+        }
+        base = at;
+    }
+    guarded([] { emu::Device::select(0); });
+    Buffer reference(base, each.size, page_size, type, spec);
+    std::optional<ShardedBufferConfig> layout;
+    if (sharded != nullptr) {
+        layout = *sharded;
+    }
+    return std::shared_ptr<MeshBuffer>(new MeshBuffer(mesh_device, device_local_config, reference, layout));
 }
 
 DeviceAddr MeshBuffer::size() const { return reference_.size(); }
@@ -925,44 +1016,106 @@ void run_program(const ProgramState& state) {
 }  // namespace
 
 void MeshCommandQueue::enqueue_mesh_workload(MeshWorkload& mesh_workload, bool) {
+    const MeshShape& mesh = device_->shape();
     for (auto& [range, program] : mesh_workload.get_programs()) {
-        for (uint32_t coord : range.end_coord().coords()) {
-            if (coord != 0) {
-                fail("the workload targets mesh coordinates beyond the emulated 1x1 mesh");
+        const uint32_t first = device_index(mesh, range.start_coord()), last = device_index(mesh, range.end_coord());
+        const uint32_t cols = mesh.dims() > 1 ? mesh[1] : 1;
+        for (uint32_t row = first / cols; row <= last / cols; ++row) {
+            for (uint32_t col = first % cols; col <= last % cols; ++col) {
+                guarded([&] {
+                    emu::Device::select(row * cols + col);
+                    run_program(program.state());
+                });
             }
         }
-        guarded([&] { run_program(program.state()); });
+    }
+    guarded([] { emu::Device::select(0); });
+}
+
+namespace {
+
+// Host data of a device buffer (sharded over cores or banks: in page order, each page to its shard).
+void write_local(const Buffer& buffer, const uint8_t* src) {
+    if (!buffer.buffer_distribution_spec()) {
+        emu::Device::get().write_buffer(buffer.address(), src, buffer.size());
+        return;
+    }
+    const std::vector<uint8_t*> pages = shard_pages(buffer);
+    for (std::size_t page = 0; page < pages.size(); ++page) {
+        std::memcpy(pages[page], src + page * buffer.page_size(), buffer.page_size());
     }
 }
 
-// Host data of a sharded buffer is in page order; each page goes to (comes from) its shard.
+void read_local(const Buffer& buffer, uint8_t* dst) {
+    if (!buffer.buffer_distribution_spec()) {
+        emu::Device::get().read_buffer(buffer.address(), dst, buffer.size());
+        return;
+    }
+    const std::vector<uint8_t*> pages = shard_pages(buffer);
+    for (std::size_t page = 0; page < pages.size(); ++page) {
+        std::memcpy(dst + page * buffer.page_size(), pages[page], buffer.page_size());
+    }
+}
+
+// Copies device `device`'s shard between the host's global buffer (a row-major 2D array of datums)
+// and its own bytes (the shard's rows one after another): to the shard when `to_shard`.
+void copy_shard(const ShardedBufferConfig& config, const MeshShape& mesh, uint32_t device, uint8_t* host,
+                uint8_t* shard, bool to_shard) {
+    const std::size_t datum = config.compute_datum_size_bytes();
+    const std::size_t rows = config.shard_shape.height(), row_bytes = config.shard_shape.width() * datum;
+    const std::size_t cols = mesh.dims() > 1 ? mesh[1] : 1;
+    const std::size_t first_row = device / cols * rows;
+    const std::size_t first_col = device % cols * row_bytes;
+    const std::size_t stride = config.global_buffer_shape.width() * datum;
+    for (std::size_t r = 0; r < rows; ++r) {
+        uint8_t* at = host + (first_row + r) * stride + first_col;
+        if (to_shard) {
+            std::memcpy(shard + r * row_bytes, at, row_bytes);
+        } else {
+            std::memcpy(at, shard + r * row_bytes, row_bytes);
+        }
+    }
+}
+
+}  // namespace
+
+// A replicated buffer: the same data to every device; a sharded one: each device its shard.
 void MeshCommandQueue::enqueue_write_mesh_buffer(const std::shared_ptr<MeshBuffer>& buffer, const void* host_data, bool) {
     const Buffer& device_buffer = *buffer->get_reference_buffer();
-    const auto* src = static_cast<const uint8_t*>(host_data);
+    auto* src = static_cast<uint8_t*>(const_cast<void*>(host_data));
+    const MeshShape& mesh = device_->shape();
     guarded([&] {
-        if (!device_buffer.buffer_distribution_spec()) {
-            emu::Device::get().write_buffer(device_buffer.address(), src, device_buffer.size());
-            return;
+        std::vector<uint8_t> shard(buffer->sharded_ ? device_buffer.size() : 0);
+        for (uint32_t i = 0; i < mesh.mesh_size(); ++i) {
+            emu::Device::select(i);
+            if (buffer->sharded_) {
+                copy_shard(*buffer->sharded_, mesh, i, src, shard.data(), true);
+            }
+            write_local(device_buffer, buffer->sharded_ ? shard.data() : src);
         }
-        const std::vector<uint8_t*> pages = shard_pages(device_buffer);
-        for (std::size_t page = 0; page < pages.size(); ++page) {
-            std::memcpy(pages[page], src + page * device_buffer.page_size(), device_buffer.page_size());
-        }
+        emu::Device::select(0);
     });
 }
 
+// tt-metal reads a sharded buffer (every device's shard into its place) or, of a one-device mesh, a replicated one.
 void MeshCommandQueue::enqueue_read_mesh_buffer(void* host_data, const std::shared_ptr<MeshBuffer>& buffer, bool) {
     const Buffer& device_buffer = *buffer->get_reference_buffer();
     auto* dst = static_cast<uint8_t*>(host_data);
+    const MeshShape& mesh = device_->shape();
+    if (!buffer->sharded_ && mesh.mesh_size() > 1) {
+        fail("enqueue_read_mesh_buffer: a replicated MeshBuffer of a mesh of " + std::to_string(mesh.mesh_size()) +
+             " devices cannot be read into one host buffer: read a sharded MeshBuffer");
+    }
     guarded([&] {
-        if (!device_buffer.buffer_distribution_spec()) {
-            emu::Device::get().read_buffer(device_buffer.address(), dst, device_buffer.size());
-            return;
+        std::vector<uint8_t> shard(buffer->sharded_ ? device_buffer.size() : 0);
+        for (uint32_t i = 0; i < mesh.mesh_size(); ++i) {
+            emu::Device::select(i);
+            read_local(device_buffer, buffer->sharded_ ? shard.data() : dst);
+            if (buffer->sharded_) {
+                copy_shard(*buffer->sharded_, mesh, i, dst, shard.data(), false);
+            }
         }
-        const std::vector<uint8_t*> pages = shard_pages(device_buffer);
-        for (std::size_t page = 0; page < pages.size(); ++page) {
-            std::memcpy(dst + page * device_buffer.page_size(), pages[page], device_buffer.page_size());
-        }
+        emu::Device::select(0);
     });
 }
 

@@ -1,4 +1,4 @@
-// Emulated tt-metal host API: mesh shapes and coordinates (the emulator models a 1x1 mesh).
+// Emulated tt-metal host API: mesh shapes and coordinates (2D meshes: rows, cols).
 #pragma once
 
 #include <cstdint>
