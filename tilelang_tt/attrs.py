@@ -86,7 +86,7 @@ class Attr(_DocumentedKey):
     REDUCTION = ("tt.reduction", "Global tensors summed into by several blocks (T.atomic_add): {buffers, axes, blocks, "
                                  "semaphore} (a Reduction; LowerAtomicAddTT, the semaphore from "
                                  "LayoutAwareWorkPartitionTT).")
-    MESH = ("tt.mesh", "The block rows split over a mesh of devices (SplitMeshTT): {shape, axis, block_rows, tensors: "
+    MESH = ("tt.mesh", "The block rows (or columns) split over a mesh of devices (SplitMeshTT): {shape, axis, blocks, tensors: "
                        "[{buffer, distribution, dim, shape}]} (a MeshSplit); the kernel is then one device's.")
     ARTIFACT_SOURCES = (
         "tt.artifact_sources",

@@ -15,7 +15,7 @@ import torch
 import tilelang_tt
 from tests.compiler.test_ops import assert_close
 from tests.compiler.test_split_k import two_summing_axes
-from tests.kernels import bmm
+from tests.kernels import bmm, gemm
 from tests.op_kernels import flash_attention
 from tilelang_tt import TTCompileError
 from tilelang_tt.contract.plan import SCHEMA_PATH, Plan, PlanError
@@ -40,8 +40,9 @@ def covered_once(plan: dict) -> None:
     checked = Plan.from_json(plan)
     mesh = checked.mesh
     rows, cols = plan["block_grid"]
-    blocks = [b for device in mesh.devices for b in device.blocks(checked.work_policy, (rows, cols))]
-    assert sorted(blocks) == [(r, c) for r in range(mesh.block_rows) for c in range(cols)]
+    blocks = [b for device in mesh.devices for b in device.blocks(checked.work_policy, (rows, cols), mesh.columns)]
+    whole = (rows, mesh.blocks) if mesh.columns else (mesh.blocks, cols)
+    assert sorted(blocks) == [(r, c) for r in range(whole[0]) for c in range(whole[1])]
 
 
 @pytest.mark.parametrize("mesh", [(1, 2), (2, 4)])
@@ -52,7 +53,7 @@ def test_batched_gemm_is_split_by_batch_across_the_mesh(mesh):
     devices = mesh[0] * mesh[1]
     assert plan["mesh"]["shape"] == list(mesh) and plan["mesh"]["axis"] == "blockIdx.z"
     assert [d["coord"] for d in plan["mesh"]["devices"]] == [[r, c] for r in range(mesh[0]) for c in range(mesh[1])]
-    assert plan["block_grid"] == [batch // devices * 2, 2] and plan["mesh"]["block_rows"] == batch * 2
+    assert plan["block_grid"] == [batch // devices * 2, 2] and plan["mesh"]["blocks"] == batch * 2
     assert [(t["distribution"], t["dim"]) for t in plan["mesh"]["tensors"]] == [("sharded", 0)] * 3
     assert [b["shape"] for b in plan["buffers"]] == [[batch // devices, 64, 64]] * 3
     covered_once(plan)
@@ -106,6 +107,27 @@ def test_main_cpp_opens_the_mesh_and_distributes_the_tensors_through_tt_metals_a
     assert check_main_cpp(main) == []
 
 
+@pytest.mark.parametrize("mesh", [(1, 2), (2, 4)])
+def test_tensor_parallel_gemm_splits_the_weight_by_columns(mesh):
+    # one block row (a decode-sized M): the block columns are split; each device holds A whole, its
+    # column panel of B and computes its column panel of C
+    M, N, K = 32, 512, 128
+    artifacts = tilelang_tt.compile(gemm(M, N, K, 32, 64, 32), mesh=mesh)
+    plan = artifacts.plan
+    devices = mesh[0] * mesh[1]
+    assert plan["mesh"]["axis"] == "blockIdx.x" and plan["mesh"]["blocks"] == N // 64
+    tensors = {t["buffer"]: (t["distribution"], t["dim"]) for t in plan["mesh"]["tensors"]}
+    assert tensors == {"A": ("replicated", -1), "B": ("sharded", 1), "C": ("sharded", 1)}
+    assert plan["block_grid"] == [1, N // 64 // devices]
+    covered_once(plan)
+    a, b = bf16(M, K, seed=10), bf16(K, N, seed=11)
+    c = artifacts.run(a, b)
+    assert_close(c.float(), a.float() @ b.float(), 2.0 ** -7)
+    # every device reads A whole and its share of B
+    reads = [d["total"]["dram_bytes_read"] for d in artifacts.last_counters["devices"]]
+    assert reads == [(a.numel() + b.numel() // devices) * 2] * devices
+
+
 def test_a_one_by_one_mesh_changes_nothing():
     kernel = bmm(2, 64, 64, 64, 32, 32, 32)
     assert tilelang_tt.compile(kernel, mesh=(1, 1)).sources == tilelang_tt.compile(kernel).sources
@@ -125,9 +147,9 @@ def test_devices_that_do_not_divide_the_split_dimension():
     assert err.value.pass_name == "SplitMeshTT" and "divides 6" in err.value.hint
 
 
-def test_a_grid_of_one_block_row_has_nothing_to_split():
-    with pytest.raises(TTCompileError, match="the grid has one block row") as err:
-        tilelang_tt.compile(bmm(1, 32, 64, 32, 32, 32, 32), mesh=(1, 2))
+def test_a_grid_of_one_block_has_nothing_to_split():
+    with pytest.raises(TTCompileError, match="the grid has one block") as err:
+        tilelang_tt.compile(bmm(1, 32, 32, 32, 32, 32, 32), mesh=(1, 2))
     assert "mesh=(1, 1)" in err.value.hint
 
 
@@ -193,5 +215,6 @@ def test_a_plan_whose_mesh_does_not_match_its_buffers_is_refused():
     with pytest.raises(PlanError, match=r"mesh.tensors\[0\]: a sharded \[5, 32, 32\] tensor on 2 devices"):
         Plan.from_json(dict(plan, mesh=mesh))
     devices = list(reversed(plan["mesh"]["devices"]))
-    with pytest.raises(PlanError, match=r"mesh.devices\[0\]: device 0 of the 1x2 mesh is at \[0, 0\]"):
+    with pytest.raises(PlanError, match=r"mesh.devices\[0\]: device 0 of the 1x2 mesh is at \[0, 0\] with the "
+                                        r"panel \[0, 2\] of block rows, got \[0, 1\] and \[2, 2\]"):
         Plan.from_json(dict(plan, mesh=dict(plan["mesh"], devices=devices)))

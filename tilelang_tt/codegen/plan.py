@@ -21,6 +21,7 @@ from tilelang_tt.contract.plan import (
     Policy,
     WorkItem,
     WorkPolicy,
+    split_columns,
 )
 from tilelang_tt.contract.formula import to_json
 from tilelang_tt.passes.common import arch_of, dynamic_dims
@@ -149,12 +150,12 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
         plan["reduction"] = PlanReduction(tuple(b.name for b in reduction.buffers), reduction.blocks,
                                           reduction.semaphore).to_json()
     mesh = get(compute, Attr.MESH)
-    if mesh is not None:  # every device runs this program over its panel of block rows
+    if mesh is not None:  # every device runs this program over its panel of block rows (or columns)
         split = MeshSplit.from_attr(mesh)
-        rows = plan["block_grid"][0]
-        devices = tuple(MeshDevice((i // split.shape[1], i % split.shape[1]), (i * rows, rows), tuple(work))
+        per = plan["block_grid"][1 if split_columns(split.axis) else 0]
+        devices = tuple(MeshDevice((i // split.shape[1], i % split.shape[1]), (i * per, per), tuple(work))
                         for i in range(split.devices))
-        plan["mesh"] = PlanMesh(split.shape, split.axis, split.block_rows, devices, split.tensors).to_json(
+        plan["mesh"] = PlanMesh(split.shape, split.axis, split.blocks, devices, split.tensors).to_json(
             policy.policy == Policy.LOCAL_SHARD)
     return plan | {"dims": dims} if dims else plan
 

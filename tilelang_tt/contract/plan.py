@@ -719,7 +719,7 @@ class PlanReduction:
 
 
 DISTRIBUTIONS = ("sharded", "replicated")
-MESH_AXES = ("blockIdx.z", "blockIdx.y")  # the block-grid row dimensions a mesh may split
+MESH_AXES = ("blockIdx.z", "blockIdx.y", "blockIdx.x")  # the block-grid dimensions a mesh may split
 
 
 @dataclass(frozen=True)
@@ -748,13 +748,14 @@ class MeshTensor:
 
 @dataclass(frozen=True)
 class MeshSplit:
-    """``tt.mesh`` (SplitMeshTT): the block grid's ``block_rows`` rows are cut into contiguous
-    panels along the grid dimension ``axis``, one per device of the ``shape`` (rows, cols) mesh,
-    row-major; ``tensors`` say how each parameter is distributed."""
+    """``tt.mesh`` (SplitMeshTT): the block grid's ``blocks`` rows (``axis`` a row dimension,
+    ``blockIdx.z``/``blockIdx.y``) or columns (``blockIdx.x``) are cut into contiguous panels along
+    the grid dimension ``axis``, one per device of the ``shape`` (rows, cols) mesh, row-major;
+    ``tensors`` say how each parameter is distributed."""
 
     shape: Core
     axis: str
-    block_rows: int
+    blocks: int
     tensors: tuple[MeshTensor, ...]
 
     @property
@@ -762,33 +763,41 @@ class MeshSplit:
         return self.shape[0] * self.shape[1]
 
     def to_attr(self) -> dict:
-        return {"shape": list(self.shape), "axis": self.axis, "block_rows": self.block_rows,
+        return {"shape": list(self.shape), "axis": self.axis, "blocks": self.blocks,
                 "tensors": [t.to_json() for t in self.tensors]}
 
     @staticmethod
     def from_attr(d: Mapping) -> MeshSplit:
-        return MeshSplit(tuple(d["shape"]), d["axis"], int(d["block_rows"]),
+        return MeshSplit(tuple(d["shape"]), d["axis"], int(d["blocks"]),
                          tuple(MeshTensor(t["buffer"], t["distribution"], int(t["dim"]), tuple(t["shape"]))
                                for t in d["tensors"]))
 
 
+def split_columns(axis: str) -> bool:
+    """Whether a mesh split along grid dimension ``axis`` cuts the block grid's columns (else its rows)."""
+    return axis == "blockIdx.x"
+
+
 @dataclass(frozen=True)
 class MeshDevice:
-    """One device of a mesh: its ``coord`` (row, col), the ``block_rows`` (first, count) of the whole
-    block grid it computes, and its cores' ``work_partition`` over them, in block ids of the device
-    (its first block row is row 0; every device's program is the same)."""
+    """One device of a mesh: its ``coord`` (row, col), the ``panel`` (first, count) of block rows
+    (or columns, :func:`split_columns`) of the whole grid it computes, and its cores'
+    ``work_partition`` over them, in block ids of the device (its panel's first row or column is
+    0; every device's program is the same)."""
 
     coord: Core
-    block_rows: tuple[int, int]
+    panel: tuple[int, int]
     work_partition: tuple[WorkItem, ...]
 
     def to_json(self, local_shard: bool) -> dict:
-        return {"coord": list(self.coord), "block_rows": list(self.block_rows),
+        return {"coord": list(self.coord), "panel": list(self.panel),
                 "work_partition": [w.to_plan(local_shard) for w in self.work_partition]}
 
-    def blocks(self, policy: WorkPolicy, block_grid: tuple[int, int]) -> list[tuple[int, int]]:
+    def blocks(self, policy: WorkPolicy, block_grid: tuple[int, int], columns: bool) -> list[tuple[int, int]]:
         """The (row, bx) blocks of the whole grid this device's cores compute."""
-        return [(self.block_rows[0] + row, bx) for item in self.work_partition for row, bx in policy.blocks(item, block_grid)]
+        first = self.panel[0]
+        return [(row, first + bx) if columns else (first + row, bx)
+                for item in self.work_partition for row, bx in policy.blocks(item, block_grid)]
 
 
 @dataclass(frozen=True)
@@ -797,38 +806,45 @@ class PlanMesh:
 
     shape: Core
     axis: str
-    block_rows: int
+    blocks: int
     devices: tuple[MeshDevice, ...]
     tensors: tuple[MeshTensor, ...]
 
     def to_json(self, local_shard: bool) -> dict:
-        return {"shape": list(self.shape), "axis": self.axis, "block_rows": self.block_rows,
+        return {"shape": list(self.shape), "axis": self.axis, "blocks": self.blocks,
                 "devices": [d.to_json(local_shard) for d in self.devices],
                 "tensors": [t.to_json() for t in self.tensors]}
 
     def tensor(self, buffer: str) -> MeshTensor:
         return next(t for t in self.tensors if t.buffer == buffer)
 
+    @property
+    def columns(self) -> bool:
+        return split_columns(self.axis)
+
     @staticmethod
     def from_json(d: object, buffers: Sequence[PlanBuffer], block_grid: Core) -> PlanMesh:
-        d = _object(d, "mesh", ("shape", "axis", "block_rows", "devices", "tensors"))
+        d = _object(d, "mesh", ("shape", "axis", "blocks", "devices", "tensors"))
         shape = _pair(d["shape"], "mesh.shape", low=1)
+        axis = _str(d["axis"], "mesh.axis", MESH_AXES)
         count = shape[0] * shape[1]
-        block_rows = _int(d["block_rows"], "mesh.block_rows", low=1)
-        if block_rows != count * block_grid[0]:
-            raise PlanError(f"mesh.block_rows {block_rows} is not the {count} devices' {block_grid[0]} block rows each")
+        per = block_grid[1] if split_columns(axis) else block_grid[0]
+        what = "block columns" if split_columns(axis) else "block rows"
+        blocks = _int(d["blocks"], "mesh.blocks", low=1)
+        if blocks != count * per:
+            raise PlanError(f"mesh.blocks {blocks} is not the {count} devices' {per} {what} each")
         devices = []
         for i, x in enumerate(_list(d["devices"], "mesh.devices")):
             where = f"mesh.devices[{i}]"
-            x = _object(x, where, ("coord", "block_rows", "work_partition"))
-            coord, rows = _pair(x["coord"], f"{where}.coord"), _pair(x["block_rows"], f"{where}.block_rows")
-            if coord != (i // shape[1], i % shape[1]) or rows != (i * block_grid[0], block_grid[0]):
+            x = _object(x, where, ("coord", "panel", "work_partition"))
+            coord, panel = _pair(x["coord"], f"{where}.coord"), _pair(x["panel"], f"{where}.panel")
+            if coord != (i // shape[1], i % shape[1]) or panel != (i * per, per):
                 raise PlanError(f"{where}: device {i} of the {shape[0]}x{shape[1]} mesh is at "
-                                f"{[i // shape[1], i % shape[1]]} with block rows {[i * block_grid[0], block_grid[0]]}, "
-                                f"got {list(coord)} and {list(rows)}")
+                                f"{[i // shape[1], i % shape[1]]} with the panel {[i * per, per]} of {what}, "
+                                f"got {list(coord)} and {list(panel)}")
             work = tuple(_work_item(w, f"{where}.work_partition[{j}]", ())
                          for j, w in enumerate(_list(x["work_partition"], f"{where}.work_partition")))
-            devices.append(MeshDevice(coord, rows, work))
+            devices.append(MeshDevice(coord, panel, work))
         if len(devices) != count:
             raise PlanError(f"mesh.devices: {len(devices)} devices for a {shape[0]}x{shape[1]} mesh")
         tensors = []
@@ -850,7 +866,7 @@ class PlanMesh:
             tensors.append(MeshTensor(name, kind, dim, whole))
         if len(tensors) != len(buffers):
             raise PlanError(f"mesh.tensors: {len(tensors)} entries for {len(buffers)} buffers")
-        return PlanMesh(shape, _str(d["axis"], "mesh.axis", MESH_AXES), block_rows, tuple(devices), tuple(tensors))
+        return PlanMesh(shape, axis, blocks, tuple(devices), tuple(tensors))
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 With ``mesh=(rows, cols)`` of ``D = rows * cols > 1`` devices, the block grid's rows (row = bz * By
 + by) are cut into ``D`` contiguous panels, one per device (row-major over the mesh), along the
-outermost row dimension of more than one block (``blockIdx.z``, else ``blockIdx.y``). Every device
+outermost row dimension of more than one block (``blockIdx.z``, else ``blockIdx.y``); a grid of one
+block row is cut into panels of block columns (``blockIdx.x``: a tensor-parallel GEMM, the weight and
+the output split by columns). Every device
 runs the same program over its panel, so the kernel is rewritten into that program: the split grid
 dimension's extent becomes ``E / D``, and every tensor whose slices depend on the split coordinate
 ``v`` is *sharded* across the devices along the dimension that ``v`` indexes (a dimension of extent
@@ -15,10 +17,10 @@ Later passes (B1's per-device work partition among them) see a one-device kernel
 Reads: the ``T.Kernel`` grid loops, the global tensors' accesses (``tl.region`` slices, element
 loads and stores), ``tt.reduction``.
 Writes: ``tt.mesh`` (a :class:`tilelang_tt.contract.plan.MeshSplit`: the mesh shape, the split grid
-tag, the whole grid's block rows, and per tensor its distribution, sharded dimension and whole
+tag, the whole grid's blocks along it, and per tensor its distribution, sharded dimension and whole
 shape); the split grid loop's extent; the parameters' buffers (one device's shapes) and
 ``tt.reduction``'s buffers with them. A ``1 x 1`` mesh changes nothing and writes nothing.
-Errors: a block grid of one row or of dynamic extent, a device count that does not divide the split
+Errors: a block grid of one block or of dynamic extent, a device count that does not divide the split
 dimension's extent, a slice whose dependence on ``v`` is not one panel of one dimension (or crosses
 a panel), a tensor read both by panel and whole, a split coordinate used other than in tensor
 indices (a loop bound, a mask: on a device it counts from 0), an output every device would write
@@ -28,7 +30,7 @@ whole, and blocks summing (``T.atomic_add``) along the split dimension (a reduct
                           for bz in T.thread_binding(4, thread="blockIdx.z"): ... A[bz, by * 32, k * 32] ...
     After:                A = T.match_buffer(a, (2, 64, 64)); C = T.match_buffer(c, (2, 64, 64))
                           for bz in T.thread_binding(2, thread="blockIdx.z"): ... A[bz, by * 32, k * 32] ...
-                          "tt.mesh": {"shape": [1, 2], "axis": "blockIdx.z", "block_rows": 8,
+                          "tt.mesh": {"shape": [1, 2], "axis": "blockIdx.z", "blocks": 8,
                                       "tensors": {"A": {"distribution": "sharded", "dim": 0, "shape": [4, 64, 64]}, ...}}
 """
 
@@ -106,9 +108,9 @@ class _Split:
         return error(PASS, self.func, stmt, message, hint)
 
     def axis(self) -> tirx.For:
-        """The grid loop split: the outermost row dimension of more than one block."""
+        """The grid loop split: the outermost row dimension of more than one block, else the columns."""
         loops = block_grid_loops(self.func)
-        for tag in ROW_TAGS:
+        for tag in (*ROW_TAGS, "blockIdx.x"):
             loop = loops.get(tag)
             if loop is None:
                 continue
@@ -119,9 +121,10 @@ class _Split:
             if loop.extent.value > 1:
                 return loop
         raise error(PASS, self.func, None,
-                    f"mesh={self.mesh} splits the block grid's rows over {self.devices} devices, but the grid has "
-                    "one block row (no blockIdx.y or blockIdx.z of more than one block)",
-                    f"give the kernel block rows (a batch, head or row-block grid dimension), or {HINT_MESH}")
+                    f"mesh={self.mesh} splits the block grid over {self.devices} devices, but the grid has one "
+                    "block (no blockIdx.x, y or z of more than one block)",
+                    f"give the kernel several blocks (a batch, head, row- or column-block grid dimension), or "
+                    f"{HINT_MESH}")
 
     def sharded_dim(self, v: tirx.Var, extent: int, buf, starts, extents, node) -> int | None:
         """The dimension of ``buf`` one device's panel of ``v`` selects in this access (None: the
@@ -210,17 +213,17 @@ class _Split:
         body = self.rewrite(func.body, loop, extent // self.devices, new)
         buffer_map = {p: new.get(b, b) for p, b in func.buffer_map.items()}
         out = tirx.PrimFunc(func.params, body, func.ret_type, buffer_map, func.attrs, func.span)
-        updates = {Attr.MESH: MeshSplit(self.mesh, tag, self._block_rows(),
+        updates = {Attr.MESH: MeshSplit(self.mesh, tag, self._blocks(tag),
                                         tuple(tensors[b.name] for b in params)).to_attr()}
         if reduction is not None:
             updates[Attr.REDUCTION] = Reduction(tuple(new.get(b, b) for b in reduction.buffers), reduction.axes,
                                                 reduction.blocks, reduction.semaphore).to_attr()
         return with_attrs(out, updates)
 
-    def _block_rows(self) -> int:
-        """The whole grid's block rows (Bz * By)."""
+    def _blocks(self, tag: str) -> int:
+        """The whole grid's blocks along the split: its rows (Bz * By), or columns (Bx)."""
         loops = block_grid_loops(self.func)
-        return math.prod(int(loops[t].extent.value) for t in ROW_TAGS if t in loops)
+        return math.prod(int(loops[t].extent.value) for t in ((tag,) if tag == "blockIdx.x" else ROW_TAGS) if t in loops)
 
     def check_other_uses(self, v: tirx.Var, loop: tirx.For) -> None:
         """On a device ``v`` counts its panel from 0: it may index tensors only (a loop bound or
