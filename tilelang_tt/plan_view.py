@@ -82,6 +82,27 @@ def _blocks_text(blocks: list[tuple[int, int]]) -> str:
     return " ".join("..." if b is None else f"({b[0]},{b[1]})" for b in shown)
 
 
+def _mesh_lines(plan: Plan) -> list[str]:
+    """Per device of a mesh its panel and the blocks of the whole grid its cores compute; per tensor
+    its distribution."""
+    mesh = plan.mesh
+    if mesh is None:
+        return []
+    what = "block columns" if mesh.columns else "block rows"
+    rows, cols = mesh.shape
+    lines = [f"mesh {rows}x{cols} of {len(mesh.devices)} devices: the {mesh.blocks} {what} ({mesh.axis}) in panels "
+             f"of {mesh.devices[0].panel[1]}; every device runs the program below over its own panel"]
+    for device in mesh.devices:
+        first, count = device.panel
+        blocks = sorted(device.blocks(plan.work_policy, plan.block_grid, mesh.columns))
+        lines.append(f"  device ({device.coord[0]},{device.coord[1]}): {what} {first}..{first + count - 1}, "
+                     f"{len(blocks)} blocks of the whole grid {_blocks_text(blocks)}")
+    for tensor, buffer in zip(mesh.tensors, plan.buffers, strict=True):
+        where = (f"sharded along dim {tensor.dim}" if tensor.distribution == "sharded" else "replicated")
+        lines.append(f"  {tensor.buffer}: {where}, {list(tensor.shape)} whole, {list(buffer.shape)} per device")
+    return lines
+
+
 def summary(plan: dict) -> str:
     """Grid, work per core, CBs and L1 use per core, runtime args per core."""
     plan = Plan.from_json(plan)
@@ -95,6 +116,7 @@ def summary(plan: dict) -> str:
         f"({by}x{bx}) of {plan.block_tiles[0]}x{plan.block_tiles[1]} tiles",
         *([f"dynamic sizes (read from the tensors at run time): "
            + ", ".join(f"{d.name} = {d.buffer}.shape[{d.axis}]" for d in plan.dims)] if plan.dims else []),
+        *_mesh_lines(plan),
         "",
         f"work and L1 use per core ({policy.policy.value} partition; blocks as (by, bx) in walking order):",
         "  core      start_id  count          L1  blocks",

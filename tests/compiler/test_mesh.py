@@ -20,6 +20,7 @@ from tests.op_kernels import flash_attention
 from tilelang_tt import TTCompileError
 from tilelang_tt.contract.plan import SCHEMA_PATH, Plan, PlanError
 from tilelang_tt.options import OptionError
+from tilelang_tt.plan_view import summary
 from tilelang_tt.tools.host_symbols import check_main_cpp
 
 SOURCE = Path(__file__).read_text()
@@ -126,6 +127,16 @@ def test_tensor_parallel_gemm_splits_the_weight_by_columns(mesh):
     # every device reads A whole and its share of B
     reads = [d["total"]["dram_bytes_read"] for d in artifacts.last_counters["devices"]]
     assert reads == [(a.numel() + b.numel() // devices) * 2] * devices
+
+
+def test_plan_show_draws_each_devices_work():
+    text = summary(tilelang_tt.compile(bmm(4, 64, 64, 64, 32, 32, 32, shared_b=True), mesh=(1, 2)).plan)
+    assert ("mesh 1x2 of 2 devices: the 8 block rows (blockIdx.z) in panels of 4; every device runs the program "
+            "below over its own panel") in text
+    assert "  device (0,0): block rows 0..3, 8 blocks of the whole grid (0,0) (0,1) (1,0) ... (3,0) (3,1)" in text
+    assert "  device (0,1): block rows 4..7, 8 blocks of the whole grid (4,0) (4,1) (5,0) ... (7,0) (7,1)" in text
+    assert "  B: replicated, [64, 64] whole, [64, 64] per device" in text
+    assert "  C: sharded along dim 0, [4, 64, 64] whole, [2, 64, 64] per device" in text
 
 
 def test_a_one_by_one_mesh_changes_nothing():
