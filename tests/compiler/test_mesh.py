@@ -16,7 +16,7 @@ import tilelang_tt
 from tests.compiler.test_ops import assert_close
 from tests.compiler.test_split_k import two_summing_axes
 from tests.kernels import bmm, gemm
-from tests.op_kernels import flash_attention
+from tests.op_kernels import flash_attention, layernorm
 from tilelang_tt import TTCompileError
 from tilelang_tt.contract.plan import SCHEMA_PATH, Plan, PlanError
 from tilelang_tt.options import OptionError
@@ -156,6 +156,24 @@ def test_devices_that_do_not_divide_the_split_dimension():
                                              r"`bz` \(blockIdx.z\)") as err:
         tilelang_tt.compile(bmm(6, 32, 32, 32, 32, 32, 32), mesh=(1, 4))
     assert err.value.pass_name == "SplitMeshTT" and "divides 6" in err.value.hint
+
+
+def test_a_tensor_sharded_over_the_mesh_in_another_layout():
+    with pytest.raises(TTCompileError, match=r"`A` is sharded over the mesh's 2 devices .* not DRAM-interleaved in its "
+                                             "own dtype") as err:
+        tilelang_tt.compile(bmm(4, 64, 64, 64, 32, 32, 32), mesh=(1, 2), storage={"A": "bfloat8_b"})
+    assert "drop `A` from layouts= and storage=" in err.value.hint
+
+
+def test_row_vectors_every_block_reads_are_replicated():
+    M, N = 128, 64
+    artifacts = tilelang_tt.compile(layernorm(M, N, 32), mesh=(1, 2))
+    tensors = {t["buffer"]: t["distribution"] for t in artifacts.plan["mesh"]["tensors"]}
+    assert tensors == {"X": "sharded", "G": "replicated", "Bt": "replicated", "Y": "sharded"}
+    x, g, b = bf16(M, N, seed=12), bf16(N, seed=13), bf16(N, seed=14)
+    y = artifacts.run(x, g, b)
+    ref = torch.nn.functional.layer_norm(x.float(), (N,), g.float(), b.float(), eps=1e-5)
+    assert_close(y.float(), ref, 2.0 ** -5)
 
 
 def test_a_grid_of_one_block_has_nothing_to_split():

@@ -63,7 +63,7 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         # Blocks of masks (uint8, bool) read by element-wise values are bfloat16 blocks of the same values.
         WidenMaskBlocksTT(),
         # A mesh of chips: the block rows split into one panel per chip; the kernel becomes one chip's.
-        SplitMeshTT(mesh=options.mesh),
+        SplitMeshTT(mesh=options.mesh, layouts=options.layouts),
         # A: metadata only; the TIR is the user's.
         InferTTLayout(arch=options.arch, layouts=options.layouts),
         PropagateTTLayout(cb_depth=options.cb_depth),

@@ -15,14 +15,15 @@ The indices are unchanged: on a device ``v`` counts that device's panel from 0 a
 Later passes (B1's per-device work partition among them) see a one-device kernel.
 
 Reads: the ``T.Kernel`` grid loops, the global tensors' accesses (``tl.region`` slices, element
-loads and stores), ``tt.reduction``.
+loads and stores), ``tt.reduction``, the ``layouts`` option.
 Writes: ``tt.mesh`` (a :class:`tilelang_tt.contract.plan.MeshSplit`: the mesh shape, the split grid
 tag, the whole grid's blocks along it, and per tensor its distribution, sharded dimension and whole
 shape); the split grid loop's extent; the parameters' buffers (one device's shapes) and
 ``tt.reduction``'s buffers with them. A ``1 x 1`` mesh changes nothing and writes nothing.
 Errors: a block grid of one block or of dynamic extent, a device count that does not divide the split
 dimension's extent, a slice whose dependence on ``v`` is not one panel of one dimension (or crosses
-a panel), a tensor read both by panel and whole, a split coordinate used other than in tensor
+a panel), a tensor read both by panel and whole, a tensor sharded over the mesh that ``layouts`` (or
+``storage``) places otherwise than DRAM-interleaved in its own dtype (main.cpp distributes those only), a split coordinate used other than in tensor
 indices (a loop bound, a mask: on a device it counts from 0), an output every device would write
 whole, and blocks summing (``T.atomic_add``) along the split dimension (a reduction across devices).
 
@@ -42,6 +43,7 @@ import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
 from tilelang_tt.attrs import Attr, MeshSplit, MeshTensor, Reduction, with_attrs
+from tilelang_tt.layout import BufferLayout
 from tilelang_tt.passes.common import (
     as_region,
     error,
@@ -98,8 +100,8 @@ def _subnodes(stmt) -> list:
 
 
 class _Split:
-    def __init__(self, func: tirx.PrimFunc, mesh: tuple[int, int]):
-        self.func, self.mesh, self.devices = func, mesh, math.prod(mesh)
+    def __init__(self, func: tirx.PrimFunc, mesh: tuple[int, int], layouts):
+        self.func, self.mesh, self.devices, self.layouts = func, mesh, math.prod(mesh), dict(layouts or {})
         self.values = bound_values(func.body)
         self.analyzer = bound_analyzer(func.body)
 
@@ -197,6 +199,12 @@ class _Split:
                                 "dimension split over the devices",
                                 f"write `{name}` at a slice indexed by `{v.name}`, or {HINT_MESH}")
         self.check_other_uses(v, loop)
+        for name, layout in self.layouts.items():
+            if name in dims and layout != BufferLayout():
+                raise error(PASS, func, None, f"`{name}` is sharded over the mesh's {self.devices} devices (its slices "
+                            f"depend on `{v.name}`), and its layout {layout} is not DRAM-interleaved in its own dtype: "
+                            "main.cpp distributes such tensors only",
+                            f"drop `{name}` from layouts= and storage=, or {HINT_MESH}")
 
         new = {}
         tensors = {}
@@ -294,11 +302,11 @@ def _statements(stmt) -> list[tuple[tirx.Stmt, object]]:
     return out
 
 
-def _transform(func: tirx.PrimFunc, mod, ctx, mesh: tuple[int, int]) -> tirx.PrimFunc:
+def _transform(func: tirx.PrimFunc, mod, ctx, mesh: tuple[int, int], layouts) -> tirx.PrimFunc:
     if math.prod(mesh) == 1:
         return func
-    return _Split(func, tuple(mesh)).run()
+    return _Split(func, tuple(mesh), layouts).run()
 
 
-def SplitMeshTT(mesh: tuple[int, int] = (1, 1)):
-    return prim_func_pass(lambda f, m, c: _transform(f, m, c, mesh), PASS)
+def SplitMeshTT(mesh: tuple[int, int] = (1, 1), layouts=None):
+    return prim_func_pass(lambda f, m, c: _transform(f, m, c, mesh, layouts), PASS)
