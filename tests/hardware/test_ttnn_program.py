@@ -14,6 +14,7 @@ import tilelang
 import torch
 
 import tilelang_tt
+from tests.kernels import bmm
 from tilelang_tt.contract.plan import BufferAddress, NocCoord, runtime_value
 from tilelang_tt.host.ttnn_program import NO_DEVICE_MESSAGE, TTDeviceError, run_on_device
 
@@ -110,6 +111,12 @@ def test_circular_buffers_and_semaphores(described):
 
 def test_device_call_without_chips_is_a_clear_error(described):
     _, summary = described
+    assert summary["device"] == {"error": "TTDeviceError", "message": NO_DEVICE_MESSAGE}
+
+
+def test_a_mesh_program_opens_a_mesh_device_without_chips_a_clear_error(tmp_path):
+    artifacts = tilelang_tt.compile(bmm(4, 64, 64, 64, 32, 32, 32, shared_b=True), mesh=(1, 2))
+    summary = _describe(artifacts.save(tmp_path / "mesh"))
     assert summary["device"] == {"error": "TTDeviceError", "message": NO_DEVICE_MESSAGE}
 
 

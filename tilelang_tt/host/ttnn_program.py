@@ -196,13 +196,22 @@ def build_program_descriptor(plan: Plan, sources: dict[str, str], tensors: dict,
 def open_device(device_id: int = 0):
     """``ttnn.open_device``, with "no chips" turned into a :class:`TTDeviceError`."""
     ttnn = _ttnn()
+    return _opened(lambda: ttnn.open_device(device_id=device_id), f"Tenstorrent device {device_id}")
 
+
+def open_mesh_device(shape: tuple[int, int]):
+    """``ttnn.open_mesh_device`` of a ``shape`` (rows, cols) mesh, "no chips" a :class:`TTDeviceError`."""
+    ttnn = _ttnn()
+    return _opened(lambda: ttnn.open_mesh_device(ttnn.MeshShape(*shape)), f"a {shape[0]}x{shape[1]} mesh of devices")
+
+
+def _opened(open_it, what: str):
     try:
-        return ttnn.open_device(device_id=device_id)
+        return open_it()
     except RuntimeError as err:
         if "No chips detected" in str(err):
             raise TTDeviceError(NO_DEVICE_MESSAGE) from None
-        raise TTDeviceError(f"could not open Tenstorrent device {device_id}: {_tt_fatal_reason(err)}") from None
+        raise TTDeviceError(f"could not open {what}: {_tt_fatal_reason(err)}") from None
 
 
 def _layout(ttnn, buffer):
@@ -249,6 +258,11 @@ def run_on_device(artifacts_or_dir, *torch_tensors, device=None):
     values land in column 0 of the tiles). Outputs are allocated on the device in that shape and
     come back in their own; returns the output torch tensors (one tensor if there is one).
     ``device``: an open ttnn device; by default device 0 is opened and closed again.
+    A plan for a mesh (``plan.mesh``) opens a mesh device of its shape (``ttnn.open_mesh_device``);
+    the tensors given are whole: each is sharded over the devices along its dimension
+    (``ttnn.ShardTensorToMesh``) or replicated (``ttnn.ReplicateTensorToMesh``) as the plan says, the
+    same program runs on every device (``generic_op`` with one ``ProgramDescriptor``: SPMD) and the
+    outputs are put together again (``ttnn.ConcatMeshToTensor``).
     """
     ttnn = _ttnn()
     plan, sources = load_program(artifacts_or_dir)
@@ -259,14 +273,35 @@ def run_on_device(artifacts_or_dir, *torch_tensors, device=None):
     if plan.dims:  # sizes known at run time: the plan for these tensors
         plan, _ = load_program(artifacts_or_dir, {b.name: tuple(t.shape) for b, t in zip(inputs, torch_tensors)})
     inputs, outputs = plan.inputs, plan.outputs
+    mesh = plan.mesh
     opened = device is None
     if opened:
-        device = open_device()
+        device = open_device() if mesh is None else open_mesh_device(mesh.shape)
+
+    def mapper(buffer):  # how a whole tensor goes to the devices of a mesh
+        if mesh is None:
+            return {}
+        tensor = mesh.tensor(buffer.name)
+        if tensor.distribution == "sharded":
+            return {"mesh_mapper": ttnn.ShardTensorToMesh(device, dim=tensor.dim)}
+        return {"mesh_mapper": ttnn.ReplicateTensorToMesh(device)}
+
+    def composer(buffer):  # the devices' outputs put together (outputs are sharded over a mesh)
+        if mesh is None:
+            return {}
+        return {"mesh_composer": ttnn.ConcatMeshToTensor(device, dim=mesh.tensor(buffer.name).dim)}
+
+    def shape(buffer):  # the host's shape of a buffer: on a mesh, a sharded tensor's whole shape
+        if mesh is not None and mesh.tensor(buffer.name).distribution == "sharded":
+            return mesh.tensor(buffer.name).shape
+        return buffer.device_shape
+
     try:
         _check_device(ttnn, device, plan)
         tensors = {
-            b.name: ttnn.from_torch(t.reshape(b.device_shape), dtype=getattr(ttnn, b.format.ttnn),
-                                    layout=_layout(ttnn, b), device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+            b.name: ttnn.from_torch(t.reshape(shape(b)), dtype=getattr(ttnn, b.format.ttnn),
+                                    layout=_layout(ttnn, b), device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG,
+                                    **mapper(b))
             for b, t in zip(inputs, torch_tensors)
         }
         for b in outputs:
@@ -284,8 +319,9 @@ def run_on_device(artifacts_or_dir, *torch_tensors, device=None):
         io_tensors = [tensors[b.name] for b in plan.buffers if not b.is_output]
         io_tensors += [tensors[b.name] for b in outputs]
         launch(plan, io_tensors, descriptor)
-        results = [ttnn.to_torch(tensors[b.name]).reshape(b.shape) for b in outputs]
+        results = [ttnn.to_torch(tensors[b.name], **composer(b)).reshape(shape(b) if mesh else b.shape)
+                   for b in outputs]
     finally:
         if opened:
-            ttnn.close_device(device)
+            (ttnn.close_device if mesh is None else ttnn.close_mesh_device)(device)
     return results[0] if len(results) == 1 else tuple(results)
