@@ -107,6 +107,10 @@ def case(name, variant, build, inputs, min_read, min_written, repeat, references
         "gb_s": round((read + totals["dram_bytes_written"]) / seconds / 1e9, 1),
         "tflops": round(flops / seconds / 1e12, 2) if flops else "-",
     }
+    devices = artifacts.last_counters.get("devices")
+    if devices:  # a mesh: its chips and the busiest chip's DRAM reads
+        row["devices"] = len(devices)
+        row["device_read_max"] = max(d["total"]["dram_bytes_read"] for d in devices)
     if memory_bound:
         row["dram_roofline_pct"] = round(100 * (min_read + min_written) / seconds / WORMHOLE.dram_bytes_per_s, 1)
     for key, value in (references or {}).items():
@@ -127,6 +131,20 @@ def gemm_rows(M, N, K, bm, bn, bk, grid, repeat):
                  lambda mode=mode: tilelang_tt.compile(KERNELS.gemm(M, N, K, bm, bn, bk), grid=grid, multicast=mode),
                  (a, b), BF16_BYTES * (M * K + K * N), BF16_BYTES * M * N, repeat, references, flops=2 * M * N * K)
             for mode in ("on", "off")]
+
+
+def mesh_rows(batch, n, blk, repeat) -> list[dict]:
+    """A batched GEMM on one chip, an n300 (1x2) and a T3000 (2x4) mesh (the batch split over the
+    chips): the predicted time against one chip's and each chip's DRAM reads (timing only)."""
+    a, b = bf16(batch, n, n), bf16(batch, n, n)
+    rows = []
+    for mesh in ((1, 1), (1, 2), (2, 4)):
+        rows.append(case(f"bmm {batch}x{n}x{n}x{n} blk {blk}x{blk}x64", f"mesh {mesh[0]}x{mesh[1]}",
+                         lambda mesh=mesh: tilelang_tt.compile(KERNELS.bmm(batch, n, n, n, blk, blk, 64), mesh=mesh),
+                         (a, b), BF16_BYTES * 2 * batch * n * n, BF16_BYTES * batch * n * n, repeat,
+                         flops=2 * batch * n ** 3, timing_only=True))
+        rows[-1]["vs_one_chip"] = round(rows[0]["predicted_us"] / rows[-1]["predicted_us"], 2)
+    return rows
 
 
 def split_k_rows(M, N, K, bm, bn, bk, splits, grid, repeat):
@@ -282,6 +300,7 @@ def main(argv=None) -> None:
         *gemm_rows(512, 512, 512, 128, 128, 64, (4, 4), repeat),
         *gemm_rows(1024, 1024, 2048, 128, 128, 64, (8, 8), repeat),
         *split_k_rows(256, 256, 4096, 64, 64, 64, (4, 1), (8, 8), repeat),
+        *mesh_rows(8, 256 if args.quick else 512, 128, repeat),
     ]
     a, b = bf16(2048, 2048), bf16(2048, 2048)
     rows.append(case("eltwise add 2048x2048 blk 64x128 grid 8x8", "-",
@@ -308,8 +327,8 @@ def main(argv=None) -> None:
 
     header = ["case", "variant", "compile_s", "emulate_s", "read_vs_minimum", "no_reuse_vs_ours", "reuse_vs_ours",
               "write_vs_minimum", "noc_transactions", "barriers", "dst_acquires_per_output_tile", "cores",
-              "predicted_us", "bound", "tflops", "gb_s", "dram_roofline_pct", "ttnn_tflops", "ttnn_device_tflops",
-              "ttnn_best_tflops"]
+              "predicted_us", "bound", "tflops", "gb_s", "dram_roofline_pct", "devices", "device_read_max",
+              "vs_one_chip", "ttnn_tflops", "ttnn_device_tflops", "ttnn_best_tflops"]
     widths = [max(len(h), *(len(str(r.get(h, "-"))) for r in rows)) for h in header]
     print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
     for r in rows:

@@ -25,7 +25,7 @@ def test_benchmarks_run_and_meet_the_traffic_targets(tmp_path):
     assert done.returncode == 0, done.stderr
     result = json.loads(out.read_text())
     rows = result["rows"]
-    assert {r["case"].split(" ")[0] for r in rows} == {"gemm", "eltwise", "flash", "softmax", "layernorm"}
+    assert {r["case"].split(" ")[0] for r in rows} == {"gemm", "bmm", "eltwise", "flash", "softmax", "layernorm"}
     assert all(r["bound"] in ("dram", "compute", "noc", "sync") and _finite(r, PREDICTED) for r in rows), rows
     traffic = [t for t in result["targets"] if "the minimum" in t or "no-reuse" in t]
     assert len(traffic) == 5 and all(t.endswith(": met") for t in traffic), result["targets"]
@@ -37,6 +37,12 @@ def test_benchmarks_run_and_meet_the_traffic_targets(tmp_path):
     assert causal["variant"] == "timing only" and causal["tflops"] > 0
     memory_bound = [r for r in rows if r["case"].split(" ")[0] in ("eltwise", "softmax", "layernorm")]
     assert len(memory_bound) == 3 and all(0 < r["dram_roofline_pct"] <= 100 for r in memory_bound), memory_bound
+    # a batched GEMM on 1x1, 1x2 and 2x4 meshes: per-chip reads shrink with the chips, time against one chip
+    meshes = [r for r in rows if r["case"].startswith("bmm")]
+    assert [r["variant"] for r in meshes] == ["mesh 1x1", "mesh 1x2", "mesh 2x4"]
+    assert [r.get("devices") for r in meshes] == [None, 2, 8]
+    assert meshes[2]["device_read_max"] < meshes[1]["device_read_max"] < meshes[0]["dram_bytes_read"]
+    assert meshes[0]["vs_one_chip"] == 1.0 and meshes[2]["vs_one_chip"] >= meshes[1]["vs_one_chip"] > 1
     (blackhole,) = [r for r in rows if "blackhole" in r["case"]]
     assert blackhole["ttnn_best_tflops"] > 0 and blackhole["target"] is None
 
