@@ -256,7 +256,7 @@ class TenstorrentKernel(TenstorrentModule):
         self.num_params = len(prim_func.params)
         self.out_idx = _normalize_out_idx(out_idx, self.num_params)
         self.params = extrac_params(prim_func)  # TileLang's KernelParams, what its profiler supplies
-        self.buffers = {b.param_index: b for b in Plan.from_json(artifacts.plan).buffers}
+        self.buffers = {b.param_index: b for b in Plan.from_json(artifacts.plan).host_buffers}
 
     def get_profiler(self, tensor_supply_type: TensorSupplyType = TensorSupplyType.Auto) -> TenstorrentProfiler:
         """TileLang's profiler of this kernel (:class:`TenstorrentProfiler`): ``do_bench()`` is the

@@ -105,7 +105,7 @@ class TenstorrentFunction:
     def __call__(self, *args, device: str = EMULATOR) -> None:
         import torch
 
-        buffers = sorted(Plan.from_json(self.plan).buffers, key=lambda b: b.param_index)
+        buffers = sorted(Plan.from_json(self.plan).host_buffers, key=lambda b: b.param_index)
         name = self.artifacts.kernel_name
         if len(args) != len(buffers):
             raise TypeError(f"kernel `{name}` takes {len(buffers)} tensors ({', '.join(b.name for b in buffers)}), "

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+import tilelang
 import tilelang.language as T
 import torch
+import tvm
 
 import tilelang_tt
 from tests.compiler.test_ops import assert_close
@@ -97,6 +99,20 @@ def test_multi_head_attention_is_split_by_head_across_the_mesh(mesh):
     o = artifacts.run(q, k, v)
     ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float())
     assert_close(o.float(), ref, 2.0 ** -6)
+
+
+def test_tvm_and_tilelang_entry_points_take_whole_tensors():
+    batch, M, N, K = 4, 32, 32, 64
+    func = bmm(batch, M, N, K, 32, 32, 32)
+    a, b = bf16(batch, M, K, seed=15), bf16(batch, K, N, seed=16)
+    ref = torch.bmm(a.float(), b.float())
+    with tvm.transform.PassContext(config={"tt.mesh": (1, 2)}):
+        module = tvm.tirx.build(tvm.IRModule({"main": func}), target="tenstorrent")
+    c = torch.empty(batch, M, N, dtype=torch.bfloat16)
+    module["main"](a, b, c)
+    assert_close(c.float(), ref, 2.0 ** -7)
+    kernel = tilelang.compile(func, out_idx=[-1], target="tenstorrent", pass_configs={"tt.mesh": (1, 2)})
+    assert_close(kernel(a, b).float(), ref, 2.0 ** -7)
 
 
 def test_main_cpp_opens_the_mesh_and_distributes_the_tensors_through_tt_metals_api():

@@ -982,6 +982,14 @@ class Plan:
         return self.arch.grid
 
     @property
+    def host_buffers(self) -> tuple[PlanBuffer, ...]:
+        """The buffers as the host's tensors hold them: on a mesh, whole (each ``shape`` the mesh
+        tensor's; the plan's are one device's), else the buffers themselves."""
+        if self.mesh is None:
+            return self.buffers
+        return tuple(dataclasses.replace(b, shape=self.mesh.tensor(b.name).shape) for b in self.buffers)
+
+    @property
     def inputs(self) -> tuple[PlanBuffer, ...]:
         """The buffers the host uploads (access read or readwrite), in parameter order."""
         return tuple(b for b in self.buffers if b.is_input)

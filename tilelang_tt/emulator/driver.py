@@ -20,7 +20,6 @@ finished, cores)`` as the emulated launch goes (the runtime writes it to a pipe,
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import math
@@ -370,7 +369,7 @@ def run(sources: dict[str, str], plan: dict, inputs: dict[str, object], data_dir
     except PlanError as err:
         raise EmulatorError(f"not a valid tt.plan.json: {err}") from None
     exe = build(sources, plan, progress)
-    buffers = {b.name: _host_view(plan, b) for b in plan.buffers}
+    buffers = {b.name: b for b in plan.host_buffers}
     wanted = sorted(b.name for b in plan.inputs)
     missing, unknown = set(wanted) - set(inputs), set(inputs) - set(buffers)
     if missing or unknown:
@@ -407,13 +406,6 @@ def run(sources: dict[str, str], plan: dict, inputs: dict[str, object], data_dir
             counters = mesh_counters(counters["devices"])
             counters_path.write_text(json.dumps(counters, indent=1) + "\n")
     return EmulatorResult(outputs, counters)
-
-
-def _host_view(plan: Plan, buffer: PlanBuffer) -> PlanBuffer:
-    """The buffer as the host's files hold it: on a mesh, the whole tensor (main.cpp distributes it)."""
-    if plan.mesh is None:
-        return buffer
-    return dataclasses.replace(buffer, shape=plan.mesh.tensor(buffer.name).shape)
 
 
 def _summed(counters: list[dict]) -> dict:
