@@ -46,6 +46,7 @@ from tilelang_tt.attrs import Attr, MeshSplit, MeshTensor, Reduction, with_attrs
 from tilelang_tt.layout import BufferLayout
 from tilelang_tt.passes.common import (
     as_region,
+    contains,
     error,
     is_global_buffer,
     keep_span,
@@ -86,17 +87,11 @@ def _first_stmt(body, node) -> tirx.Stmt | None:
     def visit(n):
         if not found and isinstance(n, tirx.Stmt) and not isinstance(n, (tirx.SeqStmt, tirx.For, tirx.SBlockRealize,
                                                                           tirx.SBlock, tirx.AttrStmt)):
-            if n.same_as(node) or any(x.same_as(node) for x in _subnodes(n)):
+            if contains(n, lambda x: x.same_as(node)):
                 found.append(n)
 
     tirx.stmt_functor.post_order_visit(body, visit)
     return found[0] if found else None
-
-
-def _subnodes(stmt) -> list:
-    nodes = []
-    tirx.stmt_functor.post_order_visit(stmt, nodes.append)
-    return nodes
 
 
 class _Split:
@@ -117,9 +112,9 @@ class _Split:
             if loop is None:
                 continue
             if not isinstance(loop.extent, tirx.IntImm):
-                raise self.fail(loop, f"mesh={self.mesh} splits the block rows over {self.devices} devices, but the "
+                raise self.fail(loop, f"mesh={self.mesh} splits the block grid over {self.devices} devices, but the "
                                 f"grid's `{loop.loop_var.name}` ({tag}) has the dynamic extent {loop.extent}",
-                                f"give the grid's row dimensions constant extents, or {HINT_MESH}")
+                                f"give the grid dimensions constant extents, or {HINT_MESH}")
             if loop.extent.value > 1:
                 return loop
         raise error(PASS, self.func, None,
