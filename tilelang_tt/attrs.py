@@ -527,7 +527,8 @@ class Intrin(_DocumentedKey):
                                                   "zero region (MEM_ZEROS_BASE)", "l1_addr: expr, bytes: expr")
     MCAST_WRITE = ("tt.noc_async_write_multicast", "noc_async_write_multicast(l1_addr, x0, y0, x1, y1, bytes, num_dests): "
                                                     "the block at l1_addr to the same address of every core of the NOC "
-                                                    "rectangle but the sender's own",
+                                                    "rectangle but the sender's own, linked to the flag multicast that "
+                                                    "follows it (one path reservation for both, as ttnn's matmul senders)",
                    "l1_addr: expr, x0: expr, y0: expr, x1: expr, y1: expr, bytes: int, num_dests: expr")
     SEM_WAIT = ("tt.noc_semaphore_wait", "noc_semaphore_wait(semaphore, value): block until the local semaphore == value",
                 "semaphore: semaphore, value: expr")

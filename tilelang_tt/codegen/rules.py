@@ -264,7 +264,7 @@ inline volatile tt_l1_ptr uint32_t* semaphore_ptr(uint32_t id) {
 def _mcast_write(args, raw):
     ptr, x0, y0, x1, y1, nbytes, dests = args
     return (f"noc_async_write_multicast({ptr}, get_noc_multicast_addr({x0}, {y0}, {x1}, {y1}, {ptr}), "
-            f"{nbytes}, {dests})")
+            f"{nbytes}, {dests}, true)")  # linked: the flag multicast after it keeps the path (attrs.Intrin)
 
 
 def _sem_inc(args, raw):

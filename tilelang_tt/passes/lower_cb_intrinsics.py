@@ -125,8 +125,9 @@ def _multicast(mc: MulticastDesc, args: dict[str, tirx.Var], ptr, nbytes: int, r
 
     The sender waits until every receiver has reserved its CB slot (they increment its sender
     semaphore), multicasts the block into the same L1 address of the others of the group (its own
-    slot already holds it: no loopback), then sets every receiver semaphore to VALID the same way
-    (the NOC delivers it after the data, as ttnn's matmul senders rely on), and waits until the
+    slot already holds it: no loopback), linked to the multicast that then sets every receiver
+    semaphore to VALID the same way (the NOC delivers it after the data on the path the block
+    reserved, as ttnn's matmul senders rely on), and waits until the
     block has left its L1 (flushed: the slot is reused once compute pops it; no write barrier). A receiver
     marks its semaphore INVALID, signals the sender and waits for VALID. ``args``: the variables
     of the CB's multicast runtime arguments (FinalizePersistentSignatureTT), by ``what``."""

@@ -45,7 +45,7 @@ void kernel_main() {
                 noc_async_read_barrier();
                 noc_semaphore_wait(semaphore_ptr(sem_A_shared_sender), A_shared_mcast_receivers);
                 noc_semaphore_set(semaphore_ptr(sem_A_shared_sender), 0);
-                noc_async_write_multicast(l1_A_shared, get_noc_multicast_addr(A_shared_mcast_start_x, A_shared_mcast_start_y, A_shared_mcast_end_x, A_shared_mcast_end_y, l1_A_shared), 8192, A_shared_mcast_receivers);
+                noc_async_write_multicast(l1_A_shared, get_noc_multicast_addr(A_shared_mcast_start_x, A_shared_mcast_start_y, A_shared_mcast_end_x, A_shared_mcast_end_y, l1_A_shared), 8192, A_shared_mcast_receivers, true);
                 noc_semaphore_set(semaphore_ptr(sem_A_shared_receiver), 1);
                 noc_semaphore_set_multicast(get_semaphore(sem_A_shared_receiver), get_noc_multicast_addr(A_shared_mcast_start_x, A_shared_mcast_start_y, A_shared_mcast_end_x, A_shared_mcast_end_y, get_semaphore(sem_A_shared_receiver)), A_shared_mcast_receivers);
                 noc_async_writes_flushed();

@@ -56,7 +56,7 @@ void kernel_main() {
                 noc_async_read_barrier();
                 noc_semaphore_wait(semaphore_ptr(sem_A_s_sender), A_s_mcast_receivers);
                 noc_semaphore_set(semaphore_ptr(sem_A_s_sender), 0);
-                noc_async_write_multicast(l1_A_s, get_noc_multicast_addr(A_s_mcast_start_x, A_s_mcast_start_y, A_s_mcast_end_x, A_s_mcast_end_y, l1_A_s), 2048, A_s_mcast_receivers);
+                noc_async_write_multicast(l1_A_s, get_noc_multicast_addr(A_s_mcast_start_x, A_s_mcast_start_y, A_s_mcast_end_x, A_s_mcast_end_y, l1_A_s), 2048, A_s_mcast_receivers, true);
                 noc_semaphore_set(semaphore_ptr(sem_A_s_receiver), 1);
                 noc_semaphore_set_multicast(get_semaphore(sem_A_s_receiver), get_noc_multicast_addr(A_s_mcast_start_x, A_s_mcast_start_y, A_s_mcast_end_x, A_s_mcast_end_y, get_semaphore(sem_A_s_receiver)), A_s_mcast_receivers);
                 noc_async_writes_flushed();
@@ -76,7 +76,7 @@ void kernel_main() {
             noc_async_read_barrier();
             noc_semaphore_wait(semaphore_ptr(sem_bias_s_sender), bias_s_mcast_receivers);
             noc_semaphore_set(semaphore_ptr(sem_bias_s_sender), 0);
-            noc_async_write_multicast(l1_bias_s, get_noc_multicast_addr(bias_s_mcast_start_x, bias_s_mcast_start_y, bias_s_mcast_end_x, bias_s_mcast_end_y, l1_bias_s), 4096, bias_s_mcast_receivers);
+            noc_async_write_multicast(l1_bias_s, get_noc_multicast_addr(bias_s_mcast_start_x, bias_s_mcast_start_y, bias_s_mcast_end_x, bias_s_mcast_end_y, l1_bias_s), 4096, bias_s_mcast_receivers, true);
             noc_semaphore_set(semaphore_ptr(sem_bias_s_receiver), 1);
             noc_semaphore_set_multicast(get_semaphore(sem_bias_s_receiver), get_noc_multicast_addr(bias_s_mcast_start_x, bias_s_mcast_start_y, bias_s_mcast_end_x, bias_s_mcast_end_y, get_semaphore(sem_bias_s_receiver)), bias_s_mcast_receivers);
             noc_async_writes_flushed();

@@ -78,7 +78,7 @@ void kernel_main() {
             noc_async_read_barrier();
             noc_semaphore_wait(semaphore_ptr(sem_w_sender), w_mcast_receivers);
             noc_semaphore_set(semaphore_ptr(sem_w_sender), 0);
-            noc_async_write_multicast(l1_w, get_noc_multicast_addr(w_mcast_start_x, w_mcast_start_y, w_mcast_end_x, w_mcast_end_y, l1_w), 8192, w_mcast_receivers);
+            noc_async_write_multicast(l1_w, get_noc_multicast_addr(w_mcast_start_x, w_mcast_start_y, w_mcast_end_x, w_mcast_end_y, l1_w), 8192, w_mcast_receivers, true);
             noc_semaphore_set(semaphore_ptr(sem_w_receiver), 1);
             noc_semaphore_set_multicast(get_semaphore(sem_w_receiver), get_noc_multicast_addr(w_mcast_start_x, w_mcast_start_y, w_mcast_end_x, w_mcast_end_y, get_semaphore(sem_w_receiver)), w_mcast_receivers);
             noc_async_writes_flushed();
