@@ -3,8 +3,10 @@
 scaled by math fidelity, bounded below by the aggregate DRAM time and the matmul roofline."""
 
 import json
+import math
 
 import pytest
+import tilelang.language as T
 import torch
 
 import tilelang_tt
@@ -187,3 +189,82 @@ def test_timing_only_predicts_what_a_full_run_predicts(tmp_path):
     assert artifacts.run(a, b, timing_only=True) is None
     assert deterministic(artifacts.last_counters) == deterministic(full)
     assert full["total"]["tile_ops"]["matmul_block"] > 0
+
+
+# ---- NOC and DRAM transfers (arch.py: the figures of tt-metal's noc_latencies.yaml) ----
+
+
+def _reader_spans(artifacts, inputs, tmp_path, arch) -> dict:
+    """Run with a trace: {core name: [(call, start, end) in cycles]} of the reader threads."""
+    path = tmp_path / f"{arch.name}.json"
+    artifacts.run(*inputs, trace=path)
+    events = json.loads(path.read_text())["traceEvents"]
+    cores = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+    cycles = arch.clock_hz / 1e6  # trace times are microseconds
+    spans: dict = {}
+    for e in events:
+        if e["ph"] == "X" and e["tid"] == 1:  # the reader
+            spans.setdefault(cores[e["pid"]], []).append((e["name"], e["ts"] * cycles, (e["ts"] + e["dur"]) * cycles))
+    return spans
+
+
+def copy_rows(M: int, N: int):
+    """C = A in blocks of 32 whole rows."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "bfloat16"), C: T.Tensor((M, N), "bfloat16")):
+        with T.Kernel(1, M // 32, threads=128) as (bx, by):
+            A_s = T.alloc_shared((32, N), "bfloat16")
+            T.copy(A[by * 32, 0], A_s)
+            T.copy(A_s, C[by * 32, 0])
+
+    return main
+
+
+@pytest.mark.parametrize("arch", [WH, BH], ids=lambda a: a.name)
+def test_a_dram_read_moves_at_the_cores_dram_rate_after_the_dram_floor(arch, tmp_path):
+    """One tile from DRAM: issue, 2048 B at the core's DRAM rate (below the NOC's), the DRAM read
+    floor; the barrier after it ends exactly then."""
+    artifacts = tilelang_tt.compile(copy_rows(32, 32), arch=arch.name, grid=(1, 1))
+    calls = _reader_spans(artifacts, [bf16(32, 32, seed=9)], tmp_path, arch)["core (0,0)"]
+    start = next(s for name, s, _ in calls if name == "noc_async_read")
+    end = max(e for name, s, e in calls if s >= start and "noc_async_read_barrier" in name)
+    rate = min(arch.noc_bytes_per_cycle, arch.dram_bytes_per_cycle)
+    assert end - start == pytest.approx(arch.noc_issue_cycles + math.ceil(2048 / rate) + arch.dram_read_latency_cycles,
+                                        abs=1)
+
+
+def broadcast(cores: int, bm: int):
+    """C[:, x*32:(x+1)*32] = A (bm x 32) for the blocks of one row: every block reads the same A
+    block, which the row's first core multicasts to the others, linked to its flag."""
+
+    @T.prim_func
+    def main(A: T.Tensor((bm, 32), "bfloat16"), C: T.Tensor((bm, cores * 32), "bfloat16")):
+        with T.Kernel(cores, 1, threads=128) as (bx, by):
+            A_s = T.alloc_shared((bm, 32), "bfloat16")
+            T.copy(A[0, 0], A_s)
+            T.copy(A_s, C[0, bx * 32])
+
+    return main
+
+
+def _multicast_window(cores: int, bm: int, tmp_path) -> float:
+    """Cycles from the multicast's issue to the last receiver seeing the flag."""
+    artifacts = tilelang_tt.compile(broadcast(cores, bm), grid=(cores, 1), multicast="on")
+    spans = _reader_spans(artifacts, [bf16(bm, 32, seed=10)], tmp_path, WH)
+    start = min(s for calls in spans.values() for name, s, _ in calls if name == "noc_async_write_multicast")
+    return max(e for calls in spans.values() for name, _, e in calls if name == "wait noc_semaphore_wait") - start
+
+
+def test_a_multicast_reserves_its_path_out_and_back_per_core_of_its_rectangle(tmp_path):
+    """A row of 8 (7 receivers) against a row of 4 (3): 4 cores more of extent, 2 x 9 cycles each
+    (the ISA documentation's router hop, out and back); nothing else differs."""
+    assert _multicast_window(8, 32, tmp_path) - _multicast_window(4, 32, tmp_path) == pytest.approx(4 * 2 * 9, abs=1)
+
+
+def test_a_linked_multicast_reserves_its_path_once(tmp_path):
+    """A block of 16 KB leaves in two 8 KB packets, linked to each other and to the flag: one path
+    reservation for the three, so the window grows by the extra bytes' NOC time alone."""
+    small, large = _multicast_window(4, 32, tmp_path), _multicast_window(4, 256, tmp_path)
+    extra = math.ceil(8192 / WH.noc_bytes_per_cycle) * 2 - math.ceil(2048 / WH.noc_bytes_per_cycle)
+    assert WH.noc_max_packet_bytes == 8192 and large - small == pytest.approx(extra, abs=1)

@@ -144,7 +144,10 @@ def arch_table_define() -> str:
         f".dram_banks = {a.num_dram_banks}, .dram_bank_size = {a.dram_bank_size}, "
         f".dram_alignment = {a.dram_alignment}, .num_cbs = {a.num_cbs}, .dst_tiles = {a.dst_tiles}, "
         f".clock_hz = {a.clock_hz!r}, .noc_bytes_per_cycle = {a.noc_bytes_per_cycle!r}, "
-        f".noc_latency = {a.noc_latency_cycles}, .dram_bytes_per_s = {a.dram_bytes_per_s!r}}}"
+        f".noc_latency = {a.noc_latency_cycles}, .noc_issue = {a.noc_issue_cycles}, "
+        f".noc_max_packet = {a.noc_max_packet_bytes}, .mcast_reserve = {a.mcast_reserve_cycles}, "
+        f".dram_bytes_per_cycle = {a.dram_bytes_per_cycle!r}, .dram_read_latency = {a.dram_read_latency_cycles}, "
+        f".dram_write_latency = {a.dram_write_latency_cycles}, .dram_bytes_per_s = {a.dram_bytes_per_s!r}}}"
         for a in ARCHS.values()
     )
     return "-DTT_EMU_ARCHS=" + ", ".join(rows)

@@ -82,6 +82,12 @@ Rect decode_mcast(uint64_t a) {
   return {(e >> 12) & 63, (e >> 18) & 63, e & 63, (e >> 6) & 63, a & ((1ull << kNocLocalBits) - 1)};
 }
 
+// Cores along the longer side of a multicast's rectangle (its path reservation's reach, timing.hpp).
+uint64_t mcast_extent(uint64_t a) {
+  const Rect r = decode_mcast(a);
+  return std::max(std::max(r.x0, r.x1) - std::min(r.x0, r.x1), std::max(r.y0, r.y1) - std::min(r.y0, r.y1)) + 1;
+}
+
 // Destination cores of a multicast; checks num_dests like the hardware requires.
 std::vector<Core*> mcast_targets(ThreadCtx& t, uint64_t dst, uint32_t num_dests, bool loopback, const char* fn,
                                  Loc loc) {
@@ -326,8 +332,8 @@ void noc_read(uint64_t src, uint32_t dst_l1, uint32_t size, Loc loc) {
   Core* core;
   const uint8_t* p = resolve(t, src, size, dram, core, "noc_async_read", loc);
   std::memmove(t.core->l1 + off, p, size);
-  charge(t, timing::kNocIssue, "noc_async_read");
-  t.main.tm.reads_done = std::max(t.main.tm.reads_done, noc_transfer(t, size, false));
+  charge(t, t.dev->arch.noc_issue, "noc_async_read");
+  t.main.tm.reads_done = std::max(t.main.tm.reads_done, noc_transfer(t, size, false, dram));
   t.counters.noc_read_transactions += 1;
   if (dram) t.counters.dram_bytes_read += size;
   else if (core != t.core) t.counters.l1_bytes_read_remote += size;
@@ -349,14 +355,15 @@ void noc_write(uint32_t src_l1, uint64_t dst, uint32_t size, Loc loc) {
     core->cv.notify_all();
     if (core != t.core) t.counters.l1_bytes_written_remote += size;
   }
-  charge(t, timing::kNocIssue, "noc_async_write");
-  t.main.tm.writes_done = std::max(t.main.tm.writes_done, noc_transfer(t, size, true));
+  charge(t, t.dev->arch.noc_issue, "noc_async_write");
+  t.main.tm.writes_done = std::max(t.main.tm.writes_done, noc_transfer(t, size, true, dram));
   t.main.tm.writes_sent = std::max(t.main.tm.writes_sent, t.main.tm.write_port_free);
   t.counters.noc_write_transactions += 1;
   t.pending_writes.push_back({off, off + size, loc.line()});
 }
 
-void noc_write_multicast(uint32_t src_l1, uint64_t dst, uint32_t size, uint32_t num_dests, bool loopback, Loc loc) {
+void noc_write_multicast(uint32_t src_l1, uint64_t dst, uint32_t size, uint32_t num_dests, bool loopback, bool linked,
+                         Loc loc) {
   ThreadCtx& t = ctx(loc);
   const char* fn = loopback ? "noc_async_write_multicast_loopback_src" : "noc_async_write_multicast";
   const uint32_t off = local_offset(t, src_l1, size, fn, loc);
@@ -368,8 +375,8 @@ void noc_write_multicast(uint32_t src_l1, uint64_t dst, uint32_t size, uint32_t 
     c->cv.notify_all();
     if (c != t.core) t.counters.l1_bytes_written_remote += size;
   }
-  charge(t, timing::kNocIssue, fn);
-  t.main.tm.writes_done = std::max(t.main.tm.writes_done, noc_transfer(t, size, true));
+  charge(t, t.dev->arch.noc_issue, fn);
+  t.main.tm.writes_done = std::max(t.main.tm.writes_done, noc_multicast(t, size, mcast_extent(dst), linked));
   t.main.tm.writes_sent = std::max(t.main.tm.writes_sent, t.main.tm.write_port_free);
   t.counters.noc_write_transactions += 1;
   t.pending_writes.push_back({off, off + size, loc.line()});
@@ -440,22 +447,22 @@ void semaphore_inc(uint64_t dst, uint32_t incr, Loc loc) {
   std::memcpy(&v, p, 4);
   v += incr;
   std::memcpy(p, &v, 4);
-  charge(t, timing::kNocIssue, "noc_semaphore_inc");
+  charge(t, t.dev->arch.noc_issue, "noc_semaphore_inc");
   // A local increment lands at once; a remote one is a 4-byte NOC transfer.
   const uint64_t when = core == t.core ? t.main.tm.clock : noc_transfer(t, 4, true);
   t.dev->sem_timing[reinterpret_cast<uintptr_t>(p)].incs.emplace_back(when, incr);
   core->cv.notify_all();
 }
 
-void semaphore_set_multicast(uint32_t src_l1, uint64_t dst, uint32_t num_dests, bool loopback, Loc loc) {
+void semaphore_set_multicast(uint32_t src_l1, uint64_t dst, uint32_t num_dests, bool loopback, bool linked, Loc loc) {
   ThreadCtx& t = ctx(loc);
   const char* fn = loopback ? "noc_semaphore_set_multicast_loopback_src" : "noc_semaphore_set_multicast";
   const uint32_t off = local_offset(t, src_l1, 4, fn, loc);
   const uint64_t dst_off = mcast_offset(t, dst, 4, fn, loc);
   const auto targets = mcast_targets(t, dst, num_dests, loopback, fn, loc);
   std::unique_lock lk(t.dev->mu);
-  charge(t, timing::kNocIssue, fn);
-  const uint64_t when = noc_transfer(t, 4, true);
+  charge(t, t.dev->arch.noc_issue, fn);
+  const uint64_t when = noc_multicast(t, 4, mcast_extent(dst), linked);
   for (Core* c : targets) {
     std::memcpy(c->l1 + dst_off, t.core->l1 + off, 4);
     sem_set(*t.dev, c->l1 + dst_off, c == t.core ? t.main.tm.clock : when);
@@ -472,7 +479,7 @@ void semaphore_set_remote(uint32_t src_l1, uint64_t dst, Loc loc) {
   if (dram) protocol_error(loc, "noc_semaphore_set_remote: the target is DRAM, not a core's L1");
   std::unique_lock lk(t.dev->mu);
   std::memcpy(p, t.core->l1 + off, 4);
-  charge(t, timing::kNocIssue, "noc_semaphore_set_remote");
+  charge(t, t.dev->arch.noc_issue, "noc_semaphore_set_remote");
   const uint64_t when = noc_transfer(t, 4, true);
   sem_set(*t.dev, p, core == t.core ? t.main.tm.clock : when);
   core->cv.notify_all();

@@ -39,7 +39,9 @@ struct ArchSpec {
   uint32_t dram_alignment, num_cbs, dst_tiles;
   // the timing model's figures (sources in contract/arch.py)
   double clock_hz, noc_bytes_per_cycle;
-  uint64_t noc_latency;
+  uint64_t noc_latency, noc_issue, noc_max_packet, mcast_reserve;
+  double dram_bytes_per_cycle;
+  uint64_t dram_read_latency, dram_write_latency;
   double dram_bytes_per_s;
 };
 
@@ -48,6 +50,17 @@ namespace timing {
 inline uint64_t noc_occupancy(const ArchSpec& a, uint64_t bytes) {
   return static_cast<uint64_t>(std::ceil(static_cast<double>(bytes) / a.noc_bytes_per_cycle));
 }
+
+// Cycles a transfer of `bytes` from or to DRAM occupies a NOC port: the core's DRAM rate, when it is
+// below the NOC's.
+inline uint64_t dram_occupancy(const ArchSpec& a, uint64_t bytes) {
+  return static_cast<uint64_t>(
+      std::ceil(static_cast<double>(bytes) / std::min(a.noc_bytes_per_cycle, a.dram_bytes_per_cycle)));
+}
+
+// Cycles a multicast packet waits for its path reservation: every router of the broadcast tree
+// answers before data leaves, so a hop out and back per core of the rectangle's extent.
+inline uint64_t mcast_reservation(const ArchSpec& a, uint64_t extent) { return a.mcast_reserve + 2 * kNocHop * extent; }
 
 inline uint64_t dram_cycles(const ArchSpec& a, uint64_t bytes) {
   return static_cast<uint64_t>(std::ceil(static_cast<double>(bytes) * a.clock_hz / a.dram_bytes_per_s));
@@ -106,6 +119,7 @@ struct ThreadTiming {
   // when the thread's NOC port is free again, per direction: read data flows into the core, write
   // data out of it (timing.hpp)
   uint64_t read_port_free = 0, write_port_free = 0;
+  bool path_reserved = false;  // the last multicast on the write port was linked: it holds its path
   uint64_t reads_done = 0, writes_done = 0, writes_sent = 0;  // latest completion of issued transfers
 };
 
@@ -327,12 +341,31 @@ inline void wait_until(ThreadCtx& t, Clock which, uint64_t when, uint64_t Thread
 inline void wait_until(ThreadCtx& t, uint64_t when, uint64_t ThreadTiming::*kind, std::string_view call, int cb = -1) {
   wait_until(t, Clock::Main, when, kind, call, cb);
 }
-// Issues a NOC transfer of `bytes` on the thread's read or write port; returns its completion time.
-inline uint64_t noc_transfer(ThreadCtx& t, uint64_t bytes, bool write) {
+// Issues a NOC transfer of `bytes` on the thread's read or write port, from or to DRAM when `dram`;
+// returns its completion time. A unicast write ends a linked multicast's hold on its path.
+inline uint64_t noc_transfer(ThreadCtx& t, uint64_t bytes, bool write, bool dram = false) {
   const ArchSpec& a = t.dev->arch;
-  ThreadTiming& tm = t.main.tm;
-  uint64_t& port_free = write ? tm.write_port_free : tm.read_port_free;
-  port_free = std::max(tm.clock, port_free) + timing::noc_occupancy(a, bytes);
+  uint64_t& port_free = write ? t.main.tm.write_port_free : t.main.tm.read_port_free;
+  if (write) t.main.tm.path_reserved = false;
+  port_free = std::max(t.main.tm.clock, port_free) + (dram ? timing::dram_occupancy(a, bytes) : timing::noc_occupancy(a, bytes));
+  return port_free + (!dram ? a.noc_latency : write ? a.dram_write_latency : a.dram_read_latency);
+}
+// Issues a multicast of `bytes` to a rectangle `extent` cores long (its longer side) on the write
+// port; returns its completion time. It leaves in packets of at most noc_max_packet bytes, each
+// reserving its path first unless the thread's previous packet was linked (`linked`: the path stays
+// reserved for the next packet or multicast, as tt-metal links a block's multicast to its flag's).
+inline uint64_t noc_multicast(ThreadCtx& t, uint64_t bytes, uint64_t extent, bool linked) {
+  const ArchSpec& a = t.dev->arch;
+  uint64_t& port_free = t.main.tm.write_port_free;
+  port_free = std::max(t.main.tm.clock, port_free);
+  uint64_t left = bytes;
+  do {
+    const uint64_t packet = std::min(left, a.noc_max_packet);
+    if (!t.main.tm.path_reserved) port_free += timing::mcast_reservation(a, extent);
+    port_free += timing::noc_occupancy(a, packet);
+    t.main.tm.path_reserved = linked;
+    left -= packet;
+  } while (left > 0);
   return port_free + a.noc_latency;
 }
 

@@ -58,8 +58,9 @@ uint64_t noc_dram_bank_addr(uint32_t bank, uint32_t addr);
 uint64_t noc_dram_page_addr(uint32_t base, uint32_t page_size, uint32_t page, uint32_t offset);
 void noc_read(uint64_t src, uint32_t dst_l1, uint32_t size, Loc loc);
 void noc_write(uint32_t src_l1, uint64_t dst, uint32_t size, Loc loc);
+// `linked`: the multicast's path stays reserved for the thread's next multicast (timing.hpp).
 void noc_write_multicast(uint32_t src_l1, uint64_t dst_mcast, uint32_t size, uint32_t num_dests, bool loopback,
-                         Loc loc);
+                         bool linked, Loc loc);
 void noc_read_barrier(Loc loc);
 void noc_write_barrier(Loc loc);
 void noc_writes_flushed(Loc loc);
@@ -69,7 +70,8 @@ uint32_t semaphore_addr(uint32_t id, Loc loc);
 void semaphore_wait(volatile uint32_t* sem, uint32_t val, bool at_least, Loc loc);
 void semaphore_set(volatile uint32_t* sem, uint32_t val, Loc loc);
 void semaphore_inc(uint64_t dst, uint32_t incr, Loc loc);
-void semaphore_set_multicast(uint32_t src_l1, uint64_t dst_mcast, uint32_t num_dests, bool loopback, Loc loc);
+void semaphore_set_multicast(uint32_t src_l1, uint64_t dst_mcast, uint32_t num_dests, bool loopback, bool linked,
+                             Loc loc);
 void semaphore_set_remote(uint32_t src_l1, uint64_t dst, Loc loc);
 
 // ---- compute: DST register file ----

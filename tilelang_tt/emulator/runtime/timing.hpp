@@ -25,7 +25,9 @@
 //
 // Cost table ("TR" = tenstorrent/tt-metal tech_reports/; "CE" = tenstorrent/tt-lang
 // docs/development/CycleEstimator.md; "HF" = ../shared/reference/hardware-figures.md, which collects
-// both). "ASSUMPTION" marks a number no source gives; the reason is stated beside it.
+// both; "NL" = tenstorrent/tt-metal tests/tt_metal/tt_metal/data_movement/noc_estimator/
+// noc_latencies.yaml, the data-movement suite's measured cycles from first issue to barrier).
+// "ASSUMPTION" marks a number no source gives; the reason is stated beside it.
 //
 // | constant                         | Wormhole   | Blackhole  | source                                        |
 // |----------------------------------|------------|------------|-----------------------------------------------|
@@ -46,15 +48,28 @@
 // | compute init / reconfig call     | 8 cyc      | 8 cyc      | ASSUMPTION: a few config-register writes        |
 // | tile_regs_* / DST sync call      | 2 cyc      | 2 cyc      | ASSUMPTION: one semaphore post/wait between TRISCs |
 // | CB call (reserve/push/wait/pop)  | 8 cyc      | 8 cyc      | ASSUMPTION: a few loads/stores of the CB interface |
-// | NOC call issue (read/write/sem)  | 16 cyc     | 16 cyc     | ASSUMPTION: programming a NOC command buffer (~10 register writes); not in any source |
+// | NOC call issue (read/write/sem)  | 25 cyc     | 23 cyc     | NL: 256 transactions of 64 B, the median of their spacing for L1 reads, L1 writes, DRAM reads |
 // | misc dataflow call (ptr, addr)   | 2 cyc      | 2 cyc      | ASSUMPTION: a handful of RISC-V instructions    |
 // | NOC per-core bandwidth           | 25.3 B/cyc | 60.9 B/cyc | CE / tt-metal noc_latencies.yaml (WH, 64 KB asymptote); TR Blackhole DRAM report (BH) (HF) |
-// | NOC latency (small transfer)     | 293 cyc    | 293 cyc    | CE / noc_latencies.yaml (WH measured floor); BH: ASSUMPTION, WH value reused (CE does the same: no BH table) |
+// | NOC latency (small transfer)     | 293 cyc    | 373 cyc    | CE / NL: one 64 B L1 read (WH 293, BH 373)    |
+// | NOC packet (data flits)          | 8 KB       | 16 KB      | tt-isa-documentation NoC/README: a header flit and up to 256 data flits of 32 / 64 B |
+// | NOC router hop                   | 9 cyc      | 9 cyc      | tt-isa-documentation NoC/README "Performance" (router to neighbouring router) |
+// | multicast path reservation       | 145 + 18 x extent | 225 + 18 x extent | ISA docs: a path-reserving broadcast waits for every router of its tree (a hop out and back per core of the rectangle's longer side); the base: NL's 256 x 64 B multicasts (2x2 ... 8x8 rectangles, rows, columns), their spacing less that, averaged |
+// | DRAM per-core rate               | 22 B/cyc   | 22 B/cyc   | NL: 256 x 2 KB DRAM_INTERLEAVED reads and writes from one core (WH 22.4 / 22.1, BH 22.0 / 21.7) |
+// | DRAM read / write floor          | 381 / 426  | 486 / 399  | NL: one 64 B DRAM read / write                 |
 // | DRAM aggregate bandwidth         | 267 GB/s   | 500 GB/s   | TR/Saturating_DRAM_bandwidth (measured; spec 288 / 512) (HF) |
 //
 // A NOC transfer of `b` bytes issued by a thread at clock c starts when the thread's NOC port is
 // free (transfers of one thread are serialised on its port: per-core bandwidth), occupies it for
-// b / bandwidth cycles and completes NOC latency later. A thread has a read port and a write port:
+// b / bandwidth cycles and completes NOC latency later. A DRAM read or write moves at the core's
+// DRAM rate instead (below the NOC's on both archs: the suite measures ~22 B/cycle whatever the
+// arch) and completes the DRAM floor later. A multicast leaves in packets of at most 256 data
+// flits; each first reserves its path (the multicast path reservation above, on the write port),
+// unless the previous packet was linked (tt-metal's `linked` argument: the path stays reserved for
+// the next packet of the transaction, or for the flag multicast that follows a block. NL's linked
+// multicasts (MULTICAST_LINKED) of 64 B to 2x2 cores are 24 cycles apart, its unlinked ones 169;
+// the suite's sender unlinks its last packet "so the next one can ... do its own path
+// reservation"). A unicast write on the port ends the hold. A thread has a read port and a write port:
 // read data flows into the core and write data out of it, over the two directions of its NOC
 // links, through separate command buffers (tt-metal's dataflow_api issues reads and writes on
 // different cmd bufs); ASSUMPTION: each direction sustains the measured per-core bandwidth (the
@@ -82,7 +97,7 @@ inline constexpr uint64_t kUnpackBytesPerCycle = 64;  // same: x4 speed, 64 B/cy
 inline constexpr uint64_t kComputeInit = 8;        // ASSUMPTION: a few config-register writes
 inline constexpr uint64_t kDstSync = 2;            // ASSUMPTION: one TRISC semaphore op
 inline constexpr uint64_t kCbCall = 8;             // ASSUMPTION: CB interface loads/stores
-inline constexpr uint64_t kNocIssue = 16;          // ASSUMPTION: NOC command-buffer programming
+inline constexpr uint64_t kNocHop = 9;             // tt-isa-documentation NoC: router to neighbouring router
 inline constexpr uint64_t kDataflowMisc = 2;       // ASSUMPTION: pointer / address arithmetic
 
 // Fidelity phases of tt-metal's MathFidelity value (LoFi 0 -> 1, HiFi2 2, HiFi3 3, HiFi4 4).
