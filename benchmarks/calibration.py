@@ -34,10 +34,11 @@ noc_estimator.hpp looks up):
   GHz; peaks, so the hardware column is the peak and the ratio is the utilization the model
   predicts, <= 1 by construction): a 128x1024 by 1024x128 GEMM on one core (one output block,
   eight K steps) with A and B in its L1.
-- NOC transfers (NL). The model's two NOC constants are fitted on this table (Wormhole: the
-  293-cycle floor is a one-transaction 64 B read, 25.3 B/cycle a 64 KB transfer; Blackhole reuses
-  the floor and takes 60.9 B/cycle from TR's Blackhole DRAM report), so these rows test the
-  model's shape between those points, and Blackhole's assumed floor. Our programs: copy kernels
+- NOC transfers (NL). Most of the model's NOC figures come from this table (contract/arch.py: the
+  floors are one-transaction 64 B L1 and DRAM reads and writes, 25.3 B/cycle a 64 KB transfer
+  (Blackhole's 60.9 is TR's Blackhole DRAM report), the issue rate and the per-core DRAM rate
+  transfers of 256 transactions, the multicast reservation 256 multicasts of 64 B), so these rows
+  test how the model composes them, not the figures themselves. Our programs: copy kernels
   whose reader issues N transactions of S bytes and then one barrier, as the suite's kernels do
   (transaction size = a tile page: 2048 B bfloat16, 4096 B float32; or a row of a row-major DRAM
   tensor). The emulated window is the suite's: from the first transaction's issue to the end of
@@ -52,7 +53,9 @@ noc_estimator.hpp looks up):
     Wormhole, 13 on Blackhole): a kernel whose every block reads the same block of A, so the
     compiler multicasts it from the row's first core to the others (7 and 12 receivers). The
     emulated window runs from the multicast's issue to the last receiver seeing the sender's
-    flag, which follows the data (the suite waits for the write acknowledgements instead).
+    flag, which follows the data (the suite waits for the write acknowledgements instead). Our
+    sender links the data to the flag, so a block of several packets reserves its path once; the
+    suite's one transaction is unlinked, each of its packets reserving the path again.
 """
 
 from __future__ import annotations
