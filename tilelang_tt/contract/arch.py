@@ -73,14 +73,14 @@ ARCHS: dict[str, Arch] = {
     # report; latency 373: NL's one 64 B L1 read on Blackhole; DRAM: 500 GB/s measured of 512 spec,
     # readers next to their banks (Saturating_DRAM_bandwidth). NL as above: issue 23 (256 x 64 B: L1
     # reads 34.9, writes 23.0, DRAM reads 22.2 cycles apart; the median); packet: 256 data flits of
-    # 64 B (tt-isa-documentation BlackholeA0/NoC); multicast reservation 225 (ONE_TO_ALL 2x2, 3x3,
-    # 5x5, 8x8, ONE_TO_ROW of 13, ONE_TO_COLUMN of 10: 278, 296, 328, 374, 406, 410 cycles apart, less
+    # 64 B (tt-isa-documentation BlackholeA0/NoC); multicast reservation 224 (ONE_TO_ALL 2x2, 3x3,
+    # 5x5, 8x8, ONE_TO_ROW of 13, ONE_TO_COLUMN of 10: 278, 296, 328, 374, 406, 406 cycles apart, less
     # 18 cycles per core of extent, averaged); DRAM per core 22 B/cycle (256 x 2 KB reads / writes:
     # 22.0 / 21.7), floors 486 / 399 (one 64 B DRAM read / write)
     "blackhole": Arch(name="blackhole", grid=(13, 10), l1_total=1536 * 1024, l1_unreserved_base=0x1B480,
                       l1_alignment=16, num_dram_banks=8, dram_bank_size=4 << 30, dram_alignment=64, num_cbs=64,
                       dst_tiles=16, clock_hz=1.35e9, noc_bytes_per_cycle=60.9, noc_latency_cycles=373,
-                      noc_issue_cycles=23, noc_max_packet_bytes=16384, mcast_reserve_cycles=225,
+                      noc_issue_cycles=23, noc_max_packet_bytes=16384, mcast_reserve_cycles=224,
                       dram_bytes_per_cycle=22.0, dram_read_latency_cycles=486, dram_write_latency_cycles=399,
                       dram_bytes_per_s=500.0e9),
 }

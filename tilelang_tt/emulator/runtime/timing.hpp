@@ -54,7 +54,7 @@
 // | NOC latency (small transfer)     | 293 cyc    | 373 cyc    | CE / NL: one 64 B L1 read (WH 293, BH 373)    |
 // | NOC packet (data flits)          | 8 KB       | 16 KB      | tt-isa-documentation NoC/README: a header flit and up to 256 data flits of 32 / 64 B |
 // | NOC router hop                   | 9 cyc      | 9 cyc      | tt-isa-documentation NoC/README "Performance" (router to neighbouring router) |
-// | multicast path reservation       | 145 + 18 x extent | 225 + 18 x extent | ISA docs: a path-reserving broadcast waits for every router of its tree (a hop out and back per core of the rectangle's longer side); the base: NL's 256 x 64 B multicasts (2x2 ... 8x8 rectangles, rows, columns), their spacing less that, averaged |
+// | multicast path reservation       | 145 + 18 x extent | 224 + 18 x extent | ISA docs: a path-reserving broadcast waits for every router of its tree (a hop out and back per core of the rectangle's longer side); the base: NL's 256 x 64 B multicasts (2x2 ... 8x8 rectangles, rows, columns), their spacing less that, averaged |
 // | DRAM per-core rate               | 22 B/cyc   | 22 B/cyc   | NL: 256 x 2 KB DRAM_INTERLEAVED reads and writes from one core (WH 22.4 / 22.1, BH 22.0 / 21.7) |
 // | DRAM read / write floor          | 381 / 426  | 486 / 399  | NL: one 64 B DRAM read / write                 |
 // | DRAM aggregate bandwidth         | 267 GB/s   | 500 GB/s   | TR/Saturating_DRAM_bandwidth (measured; spec 288 / 512) (HF) |
