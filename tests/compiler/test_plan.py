@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import tilelang_tt
 import tvm
 from tests.kernels import eltwise, gemm
+from tilelang_tt.artifacts import SOURCE_MAP_FILE
 from tilelang_tt.attrs import Attr, get, with_attrs
 from tilelang_tt.codegen.plan import build_plan
 from tilelang_tt.options import CompileOptions
@@ -134,7 +135,9 @@ def test_compilation_is_deterministic_across_processes(tmp_path):
 def test_save_is_atomic_and_complete(tmp_path):
     artifacts = tilelang_tt.compile(eltwise("add", 64, 64, 32, 32))
     target = artifacts.save(tmp_path / "out")
-    assert sorted(p.name for p in target.iterdir()) == sorted(artifacts.sources)
-    assert tilelang_tt.Artifacts.load(target).sources == artifacts.sources
+    # the sources, and the source map beside them (Artifacts.files)
+    assert sorted(p.name for p in target.iterdir()) == sorted([*artifacts.sources, SOURCE_MAP_FILE])
+    loaded = tilelang_tt.Artifacts.load(target)
+    assert (loaded.sources, loaded.source_map) == (artifacts.sources, artifacts.source_map)
     leftovers = [p for p in tmp_path.iterdir() if p.name.startswith(".")]
     assert leftovers == []
