@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tilelang_tt.contract.plan import Plan
+from tilelang_tt.errors import span_from_location
 
 SOURCE_NAMES = ("reader.cpp", "compute.cpp", "writer.cpp", "main.cpp", "tt.plan.json")
 SOURCE_MAP_FILE = "source_map.json"  # Artifacts.source_map, in a saved program's directory
@@ -44,8 +45,9 @@ def with_origins(message: str, source_map: dict[str, dict[int, str]]) -> str:
         return message
     notes = []
     for file, line, origin in seen:
-        path, user_line, _column = origin.rsplit(":", 2)
-        statement = linecache.getline(path, int(user_line)).strip()
+        span = span_from_location(origin)
+        path, user_line = str(span.source_name.name), int(span.line)
+        statement = linecache.getline(path, user_line).strip()
         notes.append(f"  {file}:{line} <- {path}:{user_line}" + (f": {statement}" if statement else ""))
     return "\n".join([message, "generated from the kernel's statements:", *notes])
 
