@@ -1,4 +1,6 @@
 // Kernel-side runtime: arguments, circular buffers, NOC transfers and semaphores.
+#include <cstdarg>
+#include <cstdio>
 #include <sstream>
 
 #include "internal.hpp"
@@ -159,9 +161,21 @@ uint32_t arg(uint32_t idx, bool common, Loc loc) {
   return v[idx];
 }
 
-void api_error(const std::string& what, Loc loc) {
+void api_error(const char* what, Loc loc) {
   ctx(loc);
   protocol_error(loc, what);
+}
+
+void api_errorf(Loc loc, const char* format, ...) {
+  std::va_list args, size_args;
+  va_start(args, format);
+  va_copy(size_args, args);
+  const int size = std::vsnprintf(nullptr, 0, format, size_args);
+  va_end(size_args);
+  std::string what(size > 0 ? static_cast<std::size_t>(size) : 0, '\0');
+  std::vsnprintf(what.data(), what.size() + 1, format, args);
+  va_end(args);
+  api_error(what.c_str(), loc);
 }
 
 // ---------------------------------------------------------------- circular buffers

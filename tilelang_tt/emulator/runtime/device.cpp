@@ -232,11 +232,11 @@ uint8_t* DeviceImpl::dram_ptr(uint32_t bank, uint64_t addr, uint64_t size) {
 }
 
 // ---------------------------------------------------------------- sharded page placement
-ShardPage locate_shard_page(std::span<const uint32_t> tensor_shape, std::span<const uint32_t> shard_shape,
-                            uint32_t num_banks, bool shard_contiguous, uint32_t page_id) {
+ShardPage locate_shard_page(View<uint32_t> tensor_shape, View<uint32_t> shard_shape, uint32_t num_banks,
+                            bool shard_contiguous, uint32_t page_id) {
   uint64_t shard_id = 0, in_shard = 0, shard_volume = 1, num_shards = 1;
   uint64_t grid_stride = 1, shard_stride = 1;
-  for (size_t i = tensor_shape.size(); i-- > 0;) {
+  for (uint32_t i = tensor_shape.size(); i-- > 0;) {
     const uint32_t coord = page_id % tensor_shape[i];
     page_id /= tensor_shape[i];
     const uint32_t grid = (tensor_shape[i] + shard_shape[i] - 1) / shard_shape[i];

@@ -28,13 +28,12 @@
 #include <string>
 #include <vector>
 
+#include "device_types.hpp"
+
 namespace emu {
 
-enum class DataFormat : uint8_t { Float32, Float16_b, Bfp8_b, Bfp4_b, UInt32, Int32, UInt16, UInt8 };
 
 // Bytes of one 32x32 tile in `fmt` (Bfp8_b: 64 shared exponents + 1024 datums = 1088; Bfp4_b: 576).
-uint32_t tile_size_bytes(DataFormat fmt);
-const char* data_format_name(DataFormat fmt);
 
 struct CoreXY {
   uint32_t x, y;
@@ -44,7 +43,6 @@ struct CoreXY {
 enum class KernelRole { Reader /*RISCV_1/NCRISC*/, Writer /*RISCV_0/BRISC*/, Compute /*TRISCs*/ };
 const char* kernel_role_name(KernelRole role);
 
-using KernelFn = void (*)();
 
 struct KernelInfo {
   const char* source_name;  // as registered, e.g. "reader.cpp"
@@ -53,7 +51,6 @@ struct KernelInfo {
 };
 
 // Called by the static registrar of each kernel translation unit (see kernel_registry.hpp).
-void register_kernel(const char* source_name, KernelFn fn, std::initializer_list<uint32_t> compile_args);
 // Looks a kernel up by source name; matches on basename ("kernels/reader.cpp" finds "reader.cpp").
 // Returns nullptr when absent.
 const KernelInfo* find_kernel(const std::string& source_name);
@@ -70,25 +67,6 @@ struct ComputeOptions {
   std::vector<bool> unpack_to_dest_fp32;
 };
 
-// Bank (index into the shard cores / DRAM banks) and page slot within that bank of page
-// `page_id` of a sharded buffer, as tt-metal's TensorAccessor::get_bank_and_offset computes it:
-// the page's coordinates (row-major over tensor_shape, in pages) give the flattened shard id
-// (shards row-major over the shard grid) and the page's position inside its shard; shards go to
-// banks round-robin (bank = shard % num_banks, slot = shard / num_banks) or, shard-contiguous
-// (CONTIGUOUS_1D), num_shards / num_banks consecutive shards per bank. page_in_bank =
-// slot * shard volume + position in the shard.
-struct ShardPage {
-  uint32_t bank;
-  uint32_t page_in_bank;
-};
-ShardPage locate_shard_page(std::span<const uint32_t> tensor_shape, std::span<const uint32_t> shard_shape,
-                            uint32_t num_banks, bool shard_contiguous, uint32_t page_id);
-// Bank and slot within the bank of shard `shard_id` of `num_shards` (the distribution step above).
-struct BankSlot {
-  uint32_t bank;
-  uint32_t slot;
-};
-BankSlot shard_to_bank(uint64_t shard_id, uint64_t num_shards, uint32_t num_banks, bool shard_contiguous);
 
 // Every protocol violation, capacity overflow or deadlock. The message names core (x,y),
 // kernel (source name and role), CB index and kernel source line where applicable.

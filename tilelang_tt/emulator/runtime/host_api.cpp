@@ -403,8 +403,10 @@ namespace {
 // kernels' TensorAccessor finds them).
 std::vector<uint8_t*> shard_pages(const Buffer& buffer) {
     const BufferDistributionSpec& spec = *buffer.buffer_distribution_spec();
-    const std::span<const uint32_t> tensor_shape = spec.tensor_shape_in_pages().view();
-    const std::span<const uint32_t> shard_shape = spec.shard_shape_in_pages().view();
+    const std::span<const uint32_t> tensor_dims = spec.tensor_shape_in_pages().view();
+    const std::span<const uint32_t> shard_dims = spec.shard_shape_in_pages().view();
+    const emu::View<uint32_t> tensor_shape{tensor_dims.data(), u32(tensor_dims.size())};
+    const emu::View<uint32_t> shard_shape{shard_dims.data(), u32(shard_dims.size())};
     const bool contiguous = spec.shard_distribution_strategy() == ShardDistributionStrategy::CONTIGUOUS_1D;
     const DeviceAddr aligned_page_size = buffer.aligned_page_size();
     emu::Device& device = emu::Device::get();

@@ -415,6 +415,9 @@ void load_datums(const uint8_t* src, DataFormat fmt, uint32_t n, float* out);
 void store_datums(const float* in, uint32_t n, DataFormat fmt, uint8_t* dst);
 
 namespace k {
+// The runtime's own protocol errors compose their messages as strings.
+[[noreturn]] inline void api_error(const std::string& what, Loc loc) { api_error(what.c_str(), loc); }
+
 // ---- compute kernel internals shared by compute.cpp and tilize.cpp ----
 // The calling thread's context; errors unless it runs a compute kernel.
 ThreadCtx& compute_ctx(const char* fn, Loc loc);

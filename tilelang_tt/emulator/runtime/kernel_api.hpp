@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <source_location>
 
-#include "device.hpp"
+#include "device_types.hpp"
 
 #define FORCE_INLINE inline __attribute__((always_inline))
 #define ALWI inline __attribute__((always_inline))
@@ -30,8 +30,10 @@ using Loc = std::source_location;
 // ---- arguments ----
 uint32_t arg(uint32_t idx, bool common, Loc loc);
 
-// Protocol error found by a check in an API header: names the calling kernel and `loc`.
-[[noreturn]] void api_error(const std::string& what, Loc loc);
+// Protocol error found by a check in an API header: names the calling kernel and `loc`. The
+// printf-style form formats its message (kernel headers include no <string>: see data_format.hpp).
+[[noreturn]] void api_error(const char* what, Loc loc);
+[[noreturn]] void api_errorf(Loc loc, const char* format, ...) __attribute__((format(printf, 2, 3)));
 
 // ---- circular buffers (any kernel role) ----
 void cb_reserve_back(int32_t cb, int32_t n, Loc loc);

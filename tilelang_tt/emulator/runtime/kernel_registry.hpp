@@ -10,7 +10,7 @@
 // Device::add_kernel can check them against the args given by the host program.
 #pragma once
 
-#include "device.hpp"
+#include "device_types.hpp"
 
 #ifndef KERNEL_COMPILE_TIME_ARGS
 #define KERNEL_COMPILE_TIME_ARGS

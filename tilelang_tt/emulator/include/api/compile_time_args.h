@@ -1,7 +1,6 @@
 // Compile-time kernel arguments: the driver passes -DKERNEL_COMPILE_TIME_ARGS=a,b,c.
 #pragma once
 
-#include <array>
 #include <cstdint>
 
 #ifndef KERNEL_COMPILE_TIME_ARGS
@@ -9,9 +8,17 @@
 #endif
 
 namespace emu::detail {
+// The arguments as a constant array (std::array without <array>: kernel headers stay light).
+template <uint32_t N>
+struct CtArgs {
+  uint32_t values[N > 0 ? N : 1];
+  static constexpr uint32_t size() { return N; }
+  constexpr uint32_t operator[](uint32_t i) const { return values[i]; }
+};
+
 template <class... Ts>
-constexpr std::array<uint32_t, sizeof...(Ts)> ct_args(Ts... values) {
-  return {static_cast<uint32_t>(values)...};
+constexpr CtArgs<sizeof...(Ts)> ct_args(Ts... values) {
+  return {{static_cast<uint32_t>(values)...}};
 }
 }  // namespace emu::detail
 

@@ -7,7 +7,6 @@
 #pragma once
 
 #include <bit>
-#include <string>
 
 #include "api/compute/common.h"
 
@@ -27,7 +26,7 @@ namespace emu::detail {
 constexpr const char* kWholeTilesOnly = "emulator: SFPU ops run on whole tiles only (VectorMode::RC)";
 
 inline void require_whole_tile(ckernel::VectorMode vector_mode, const char* fn, emu::k::Loc loc) {
-  if (vector_mode != ckernel::VectorMode::RC) emu::k::api_error(std::string(fn) + ": " + kWholeTilesOnly, loc);
+  if (vector_mode != ckernel::VectorMode::RC) emu::k::api_errorf(loc, "%s: %s", fn, kWholeTilesOnly);
 }
 
 // The integer SFPU ops' template format as the runtime's id (tensix_types.h value).

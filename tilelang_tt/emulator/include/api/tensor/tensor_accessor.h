@@ -11,12 +11,8 @@
 // like the dataflow API, for the protocol errors they raise.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
-#include <span>
-#include <string>
-#include <vector>
 
 #include "api/emu/addrgen.h"
 #include "api/tensor/tensor_accessor_args.h"
@@ -30,25 +26,25 @@ class DistributionSpec {
   DistributionSpec(const Args& args, emu::k::Loc loc)
       : rank_(args.get_rank()), num_banks_(args.get_num_banks()), shard_contiguous_(args.resolve_shard_contiguous()) {
     if (rank_ == 0 || rank_ > MAX_RANK)
-      emu::k::api_error("TensorAccessor: rank " + std::to_string(rank_) + " is outside 1.." + std::to_string(MAX_RANK), loc);
+      emu::k::api_errorf(loc, "TensorAccessor: rank %u is outside 1..%zu", rank_, MAX_RANK);
     if (num_banks_ == 0) emu::k::api_error("TensorAccessor: the sharded tensor has no banks", loc);
+    if (num_banks_ > MAX_BANKS)
+      emu::k::api_errorf(loc, "TensorAccessor: %u banks; the emulator holds at most %u", num_banks_, MAX_BANKS);
     for (uint32_t i = 0; i < rank_; ++i) {
       tensor_shape_[i] = Args::tensor_shape_is_crta ? crta(args.tensor_shape_crta_offset() + i, loc)
                                                     : kernel_compile_time_args[Args::TensorShapeCTAOffset + i];
       shard_shape_[i] = Args::shard_shape_is_crta ? crta(args.shard_shape_crta_offset() + i, loc)
                                                   : kernel_compile_time_args[Args::ShardShapeCTAOffset + i];
       if (tensor_shape_[i] == 0 || shard_shape_[i] == 0)
-        emu::k::api_error("TensorAccessor: dimension " + std::to_string(i) + " of the tensor or shard shape is 0", loc);
+        emu::k::api_errorf(loc, "TensorAccessor: dimension %u of the tensor or shard shape is 0", i);
       shard_grid_[i] = (tensor_shape_[i] + shard_shape_[i] - 1) / shard_shape_[i];
       tensor_volume_ *= tensor_shape_[i];
       shard_volume_ *= shard_shape_[i];
       num_shards_ *= shard_grid_[i];
     }
     if (shard_contiguous_ && num_shards_ % num_banks_ != 0)
-      emu::k::api_error("TensorAccessor: shard-contiguous distribution of " + std::to_string(num_shards_) +
-                            " shards over " + std::to_string(num_banks_) + " banks is not uniform",
-                        loc);
-    bank_coords_.resize(num_banks_);
+      emu::k::api_errorf(loc, "TensorAccessor: shard-contiguous distribution of %zu shards over %u banks is not uniform",
+                         num_shards_, num_banks_);
     for (uint32_t i = 0; i < num_banks_; ++i) {
       const uint32_t word = Args::bank_coords_is_crta ? crta(args.bank_coords_crta_offset() + i / 2, loc)
                                                       : kernel_compile_time_args[Args::BankCoordsCTAOffset + i / 2];
@@ -59,22 +55,25 @@ class DistributionSpec {
   uint32_t rank() const { return rank_; }
   uint32_t num_banks() const { return num_banks_; }
   bool resolve_shard_contiguous() const { return shard_contiguous_; }
-  std::span<const uint32_t> tensor_shape() const { return {tensor_shape_.data(), rank_}; }
-  std::span<const uint32_t> shard_shape() const { return {shard_shape_.data(), rank_}; }
-  std::span<const uint32_t> shard_grid() const { return {shard_grid_.data(), rank_}; }
+  emu::View<uint32_t> tensor_shape() const { return {tensor_shape_, rank_}; }
+  emu::View<uint32_t> shard_shape() const { return {shard_shape_, rank_}; }
+  emu::View<uint32_t> shard_grid() const { return {shard_grid_, rank_}; }
   size_t tensor_volume() const { return tensor_volume_; }
   size_t shard_volume() const { return shard_volume_; }
   size_t num_shards() const { return num_shards_; }
-  std::span<const uint16_t> packed_xy_coords() const { return bank_coords_; }
+  emu::View<uint16_t> packed_xy_coords() const { return {bank_coords_, num_banks_}; }
 
  private:
   static uint32_t crta(uint32_t index, emu::k::Loc loc) { return emu::k::arg(index, true, loc); }
 
   uint32_t rank_, num_banks_;
   bool shard_contiguous_;
-  std::array<uint32_t, MAX_RANK> tensor_shape_{}, shard_shape_{}, shard_grid_{};
+  // Every bank of the largest grid (Blackhole's 140 workers) fits.
+  static constexpr uint32_t MAX_BANKS = 256;
+
+  uint32_t tensor_shape_[MAX_RANK]{}, shard_shape_[MAX_RANK]{}, shard_grid_[MAX_RANK]{};
   size_t tensor_volume_ = 1, shard_volume_ = 1, num_shards_ = 1;
-  std::vector<uint16_t> bank_coords_;
+  uint16_t bank_coords_[MAX_BANKS]{};
 };
 
 }  // namespace tensor_accessor
@@ -128,9 +127,8 @@ struct TensorAccessor<Args, true> {
 
   PageMapping get_bank_and_offset(uint32_t page_id, emu::k::Loc loc = emu::k::Loc::current()) const {
     if (page_id >= dspec_.tensor_volume())
-      emu::k::api_error("TensorAccessor: page " + std::to_string(page_id) + " is outside the sharded tensor of " +
-                            std::to_string(dspec_.tensor_volume()) + " pages",
-                        loc);
+      emu::k::api_errorf(loc, "TensorAccessor: page %u is outside the sharded tensor of %zu pages", page_id,
+                         dspec_.tensor_volume());
     const emu::ShardPage placed = emu::locate_shard_page(dspec_.tensor_shape(), dspec_.shard_shape(), dspec_.num_banks(),
                                                          dspec_.resolve_shard_contiguous(), page_id);
     return {placed.bank, placed.page_in_bank};
@@ -163,9 +161,8 @@ struct TensorAccessor<Args, true> {
  private:
   emu::BankSlot shard_bank(uint32_t shard_id, emu::k::Loc loc) const {
     if (shard_id >= dspec_.num_shards())
-      emu::k::api_error("TensorAccessor: shard " + std::to_string(shard_id) + " is outside the " +
-                            std::to_string(dspec_.num_shards()) + " shards of the tensor",
-                        loc);
+      emu::k::api_errorf(loc, "TensorAccessor: shard %u is outside the %zu shards of the tensor", shard_id,
+                         dspec_.num_shards());
     return emu::shard_to_bank(shard_id, dspec_.num_shards(), dspec_.num_banks(), dspec_.resolve_shard_contiguous());
   }
 
