@@ -174,8 +174,8 @@ def test_the_const_of_a_parameter_passed_by_value_is_not_part_of_a_signature(tmp
 
 
 @pytest.fixture(scope="module")
-def runtime(tmp_path_factory):
-    return runtime_objects(tmp_path_factory.mktemp("emu-runtime"))
+def runtime():
+    return runtime_objects()
 
 
 # What a parameter the emulator's headers took from tt-metal's means there: bcast_row_idx is the row

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -25,15 +26,15 @@ from pathlib import Path
 import numpy as np
 
 from tilelang_tt.contract.formats import bfloat16_round
-from tilelang_tt.emulator.driver import arch_table_define, bfloat16_bits_to_float32
+from tilelang_tt.emulator.driver import CXX_FLAGS, bfloat16_bits_to_float32
+from tilelang_tt.emulator.driver import runtime_objects as driver_runtime_objects
+from tilelang_tt.env import CACHE_DIR, EMU_CXX
 
 ROOT = Path(__file__).resolve().parents[2]
 EMU = ROOT / "tilelang_tt" / "emulator"
-CXX = ["g++", "-std=c++20", "-O2", "-pthread"]
+CXX = [EMU_CXX.get(), *CXX_FLAGS]
 INCLUDES = ["-I", str(EMU / "include"), "-I", str(EMU / "runtime")]
 HARNESS = Path(__file__).with_name("device_harness.cpp")
-# The device model (kernel side); host_api.cpp is not needed by a harness calling emu::Device.
-RUNTIME_SOURCES = ["device.cpp", "dataflow.cpp", "compute.cpp", "tilize.cpp", "formats.cpp"]
 
 
 @dataclass(frozen=True)
@@ -48,20 +49,18 @@ def _compile(src: Path, obj: Path, extra: list[str]) -> None:
                    capture_output=True, text=True)
 
 
-def runtime_objects(build_dir: Path) -> list[Path]:
-    """Compiles runtime/*.cpp (with the driver's arch table) and the harness once into build_dir
-    (keyed by content)."""
-    sources = [EMU / "runtime" / f for f in RUNTIME_SOURCES] + [HARNESS]
+def runtime_objects() -> list[Path]:
+    """The emulator runtime's objects (the driver's) and the harness's own, each compiled once per
+    cache and content: every test module links the same."""
     headers = sorted((EMU / "runtime").glob("*.hpp"))
-    defines = [arch_table_define()]
-    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources + headers) + defines[0].encode()).hexdigest()[:16]
-    out = build_dir / f"runtime-{digest}"
-    objs = [out / (p.stem + ".o") for p in sources]
-    if not all(o.exists() for o in objs):
-        out.mkdir(parents=True, exist_ok=True)
-        with ThreadPoolExecutor() as pool:
-            list(pool.map(lambda so: _compile(so[0], so[1], defines), zip(sources, objs)))
-    return objs
+    digest = hashlib.sha256(" ".join(CXX).encode() + b"".join(p.read_bytes() for p in [HARNESS, *headers])).hexdigest()[:16]
+    harness = CACHE_DIR.get() / "emu" / "obj" / f"harness-{digest}.o"
+    if not harness.exists():
+        harness.parent.mkdir(parents=True, exist_ok=True)
+        partial = harness.with_name(f"{harness.name}.{os.getpid()}.tmp")
+        _compile(HARNESS, partial, [])
+        os.replace(partial, harness)
+    return [*driver_runtime_objects(), harness]
 
 
 def build(work: Path, runtime: list[Path], kernels: list[Kernel]) -> Path:

@@ -56,8 +56,8 @@ void kernel_main() {
 
 
 @pytest.fixture(scope="session")
-def runtime(tmp_path_factory):
-    return runtime_objects(tmp_path_factory.mktemp("emu-runtime"))
+def runtime():
+    return runtime_objects()
 
 
 def unary_program(tmp_path, runtime, op, a_bytes, n_tiles, in_fmt, out_fmt, fp32):

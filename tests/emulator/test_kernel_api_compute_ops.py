@@ -44,8 +44,8 @@ void kernel_main() {
 
 
 @pytest.fixture(scope="session")
-def runtime(tmp_path_factory):
-    return runtime_objects(tmp_path_factory.mktemp("emu-runtime"))
+def runtime():
+    return runtime_objects()
 
 
 def one_tile(tmp_path, runtime, body, a, b, fp32=1, fails=False):

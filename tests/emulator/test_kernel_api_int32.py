@@ -119,8 +119,8 @@ A, B = _operands()
 
 
 @pytest.fixture(scope="session")
-def runtime(tmp_path_factory):
-    return runtime_objects(tmp_path_factory.mktemp("emu-runtime"))
+def runtime():
+    return runtime_objects()
 
 
 def _spec(n_out: int, fmt: str, fp32: int, utd: str = "", arch: str = "wormhole_b0", compute_args: str = "") -> str:

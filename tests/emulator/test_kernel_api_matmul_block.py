@@ -71,8 +71,8 @@ BLOCK_CALL = "matmul_block(a, b, IN0 + k, IN1 + k * BW, IDST, TRANSPOSE, CT, RT,
 
 
 @pytest.fixture(scope="session")
-def runtime(tmp_path_factory):
-    return runtime_objects(tmp_path_factory.mktemp("emu-runtime"))
+def runtime():
+    return runtime_objects()
 
 
 def bf(x):

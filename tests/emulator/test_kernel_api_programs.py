@@ -13,8 +13,8 @@ TILE = 2048
 
 
 @pytest.fixture(scope="session")
-def runtime(tmp_path_factory):
-    return runtime_objects(tmp_path_factory.mktemp("emu-runtime"))
+def runtime():
+    return runtime_objects()
 
 
 def split(n_tiles: int, n_cores: int) -> list[tuple[int, int]]:

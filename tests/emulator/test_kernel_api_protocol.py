@@ -16,8 +16,8 @@ COMPUTE = ('#include <cstdint>\n#include "api/compute/tile_move_copy.h"\n#includ
 
 
 @pytest.fixture(scope="session")
-def runtime(tmp_path_factory):
-    return runtime_objects(tmp_path_factory.mktemp("emu-runtime"))
+def runtime():
+    return runtime_objects()
 
 
 def line_of(code: str, marker: str = "// HERE") -> int:

@@ -185,8 +185,8 @@ def compute_source(body: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def runtime(tmp_path_factory):
-    return runtime_objects(tmp_path_factory.mktemp("emu-runtime"))
+def runtime():
+    return runtime_objects()
 
 
 def run_program(tmp_path, runtime, *, reader, body, writer, a: np.ndarray, fin: Fmt, fout: Fmt, width: int,
