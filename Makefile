@@ -41,9 +41,10 @@ headers: $(STAMP)
 demo: setup
 	$(PY) examples/gemm.py --out out/gemm --run
 
-# pytest exits 5 when it collects no tests; an empty suite is not a failure.
+# pytest exits 5 when it collects no tests; an empty suite is not a failure. One pytest-xdist worker
+# per core, each test file on one worker (its module fixtures built once).
 test: setup $(STAMP312)
-	$(PY) -m pytest -q -p no:cacheprovider tests || [ $$? -eq 5 ]
+	$(PY) -m pytest -q -p no:cacheprovider -n auto --dist loadfile tests || [ $$? -eq 5 ]
 
 bench: setup
 	$(PY) benchmarks/run.py

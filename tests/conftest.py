@@ -1,16 +1,36 @@
-"""Shared test hooks: the fuzz tests' case counts in pytest's terminal summary."""
+"""Shared test hooks: the fuzz tests' case counts in pytest's terminal summary.
+
+Under pytest-xdist (`make test` runs ``-n auto``) each worker counts its own cases and hands them to
+the controller when it finishes (``workeroutput``), which sums them for the summary."""
 
 from collections import Counter
 
 import pytest
 
 FUZZ_RECORD = pytest.StashKey[Counter]()
+WORKER_KEY = "fuzz_record"
+
+
+def _record(config) -> Counter:
+    return config.stash.setdefault(FUZZ_RECORD, Counter())
 
 
 @pytest.fixture(scope="session")
 def fuzz_record(request) -> Counter:
     """(family, outcome) -> number of fuzz cases (tests/compiler/test_fuzz.py)."""
-    return request.config.stash.setdefault(FUZZ_RECORD, Counter())
+    return _record(request.config)
+
+
+def pytest_sessionfinish(session):
+    workeroutput = getattr(session.config, "workeroutput", None)  # set on xdist workers only
+    if workeroutput is not None:
+        workeroutput[WORKER_KEY] = [[family, outcome, n] for (family, outcome), n in _record(session.config).items()]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    for family, outcome, n in getattr(node, "workeroutput", {}).get(WORKER_KEY, []):
+        _record(node.config)[(family, outcome)] += n
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

@@ -20,6 +20,7 @@ finished, cores)`` as the emulated launch goes (the runtime writes it to a pipe,
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import math
@@ -198,6 +199,15 @@ def _compile(cxx: str, unit: _Unit) -> None:
     if unit.obj.exists():
         return
     unit.obj.parent.mkdir(parents=True, exist_ok=True)
+    # One compile per object across processes (test workers, several programs built at once): who
+    # takes the lock second finds the object there.
+    with open(unit.obj.with_name(f"{unit.obj.name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not unit.obj.exists():
+            _compile_unlocked(cxx, unit)
+
+
+def _compile_unlocked(cxx: str, unit: _Unit) -> None:
     partial = unit.obj.with_name(f"{unit.obj.name}.{os.getpid()}.tmp")
     command = [cxx, *CXX_FLAGS, *unit.flags, f"-I{INCLUDE_DIR}", f"-I{RUNTIME_DIR}", *unit.defines, "-c", str(unit.source),
                "-o", str(partial)]
