@@ -1,14 +1,40 @@
-"""Shared test hooks: the fuzz tests' case counts in pytest's terminal summary.
+"""Shared test hooks: the fuzz tests' seed (tests/fuzz/runner.py) and their case counts in pytest's
+terminal summary.
 
-Under pytest-xdist (`make test` runs ``-n auto``) each worker counts its own cases and hands them to
-the controller when it finishes (``workeroutput``), which sums them for the summary."""
+The seed is drawn once per run, by the controller under pytest-xdist (`make test` runs ``-n auto``),
+which hands it to every worker (``workerinput``). Each worker counts its own cases and hands them
+back when it finishes (``workeroutput``); the controller sums them for the summary."""
 
+import os
+import secrets
 from collections import Counter
 
 import pytest
 
+from tests.fuzz.runner import SEED_ENV
+
 FUZZ_RECORD = pytest.StashKey[Counter]()
+FUZZ_SEED = pytest.StashKey[int]()
 WORKER_KEY = "fuzz_record"
+
+
+def pytest_configure(config):
+    workerinput = getattr(config, "workerinput", None)  # set on xdist workers only
+    if workerinput is not None:
+        config.stash[FUZZ_SEED] = workerinput[SEED_ENV]
+    else:
+        config.stash[FUZZ_SEED] = int(os.environ.get(SEED_ENV) or secrets.randbelow(2**32))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    node.workerinput[SEED_ENV] = node.config.stash[FUZZ_SEED]
+
+
+@pytest.fixture(scope="session")
+def fuzz_seed(request) -> int:
+    """This run's fuzz seed."""
+    return request.config.stash[FUZZ_SEED]
 
 
 def _record(config) -> Counter:
@@ -17,7 +43,7 @@ def _record(config) -> Counter:
 
 @pytest.fixture(scope="session")
 def fuzz_record(request) -> Counter:
-    """(family, outcome) -> number of fuzz cases (tests/compiler/test_fuzz.py)."""
+    """(family, outcome) -> number of fuzz cases (tests/fuzz/)."""
     return _record(request.config)
 
 
@@ -42,4 +68,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     for family in families:
         outcomes = ", ".join(f"{n} {outcome}" for (f, outcome), n in sorted(record.items()) if f == family)
         parts.append(f"{family}: {outcomes}")
-    terminalreporter.write_line(f"fuzz: {record.total()} cases ({'; '.join(parts)})")
+    seed = config.stash[FUZZ_SEED]
+    terminalreporter.write_line(f"fuzz: seed {seed} ({SEED_ENV}={seed} replays it); {record.total()} cases "
+                                f"({'; '.join(parts)})")

@@ -1,6 +1,4 @@
-"""Hypothesis fuzzing of the whole compiler (issue 7): random kernels either run on the emulator and
-match torch within a stated error bound, or raise :class:`tilelang_tt.TTCompileError` — never
-another exception, never a hang (each case runs under a deadline), never a wrong number.
+"""Random TileLang kernels for the fuzz tests, each with its inputs and its reference (oracle.py).
 
 Families (each drawn with random shapes, block sizes, grids incl. 1x1 and up to 8x8 via ``grid=``,
 dtypes bfloat16/float32 and ``T.Pipelined`` depths 1..3):
@@ -18,55 +16,35 @@ dtypes bfloat16/float32 and ``T.Pipelined`` depths 1..3):
 * reductions: ``T.reduce_sum``/``T.reduce_max`` along rows or columns, of a block or carried across
   a pipelined loop (``clear=False``), optionally of an element-wise transform of the input, the
   vector then transformed, written out or broadcast back over the block;
-* integer element-wise (int32/uint32): exact results or a TTCompileError.
+* integer element-wise (int32, now and then uint32): exact results;
+* the layout and storage forms: element-wise kernels over row-major tensors, reductions of
+  sub-tile blocks (1..16 rows), element-wise kernels of ``T.dynamic`` sizes, and GEMMs of
+  ``bfloat8_b`` operands.
 
 Domains are guarded by construction (log, rsqrt and division take ``|x| + 1``, sqrt takes ``|x|``,
 exp and exp2 take ``min(x, 4)``) so every reference value is finite.
-
-Tolerance: the torch reference is evaluated in float64 together with a first-order running error
-bound: each operation adds one rounding of ``U_BF16 = 2^-8`` relative when DST holds bfloat16 (RNE
-is half an ulp, 2^-9: twice that margin) or ``U_FP32 = 2^-21`` when an on-chip block is float32
-(DST in fp32: a few fp32 ulps cover the SFPU evaluation), and propagates operand errors through
-each op's derivative bound (exactly for the monotone ops). Stores into a bfloat16 block add one
-bf16 rounding. GEMM and sums add ``(n + 2) * 2^-24`` of the magnitude sum (fp32 accumulation, with
-n the number of terms) and one bf16 rounding of the partial sum per accumulation step when the
-partial sums are bfloat16. A case fails when any element is outside its bound or not finite.
 
 Partial blocks: every extent is drawn by :func:`extent`, half the time from 1 up (``PARTIAL_BLOCKS``): blocks
 need not divide the tensor nor the tensor be whole tiles (the kernels use ``T.ceildiv`` and the
 references do not depend on the blocking); a kernel whose padding would reach a valid result must
 raise TTCompileError. ``PARTIAL_BLOCKS = False`` draws whole blocks only.
-
-The number of cases and their outcomes are printed in pytest's terminal summary
-(``tests/conftest.py``).
 """
 
 from __future__ import annotations
 
-import contextlib
-import importlib.util
-import itertools
-import math
-import signal
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple
+from typing import Callable
 
-import pytest
 import torch
-from hypothesis import HealthCheck, Phase, given, note, settings
 from hypothesis import strategies as st
 
-import tilelang_tt
-from tilelang_tt import BufferLayout, TTCompileError
+from tilelang_tt import BufferLayout
+from tilelang_tt.contract.formats import BLOCK_FORMATS
+from tilelang_tt.emulator import blockfloat as bf
+from tests.fuzz.oracle import EPS_ACC, U_BF16, Val, dst_rounding, evaluate, exact, rounded, store_rounding
 
 PARTIAL_BLOCKS = True  # see the module docstring
-U_BF16 = 2.0 ** -8
-U_FP32 = 2.0 ** -21
-EPS_ACC = 2.0 ** -24  # fp32 accumulation, per term
-CASE_TIMEOUT_S = 120  # compile + C++ build + emulation of one case; a hang fails the case
-FUZZ = settings(deadline=None, derandomize=True, database=None, phases=[Phase.explicit, Phase.generate],
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], print_blob=False)
-
+BFP8 = BLOCK_FORMATS["bfloat8_b"]
 DTYPES = ("bfloat16", "float32")
 TORCH_DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32, "int32": torch.int32, "uint32": torch.int64}
 BLOCKS = (32, 64, 128)
@@ -77,11 +55,15 @@ BINARY = ("+", "-", "*", "/", "max", "min")
 
 
 # -- strategies ---------------------------------------------------------------------------------
-def extent(draw, block: int, max_blocks: int) -> int:
-    """A tensor extent tiled by ``block``: whole blocks, or (PARTIAL_BLOCKS) any extent."""
+def extent(draw, block: int, max_blocks: int, contracted: bool = False) -> int:
+    """A tensor extent tiled by ``block``: whole blocks, or (PARTIAL_BLOCKS) any extent. A
+    ``contracted`` extent (summed by a reduction or a GEMM) is partial one time in eight: its
+    padding would enter the result, which the compiler refuses (README, "Refused forms"), and
+    never 1."""
     whole = block * draw(st.integers(1, max_blocks))
-    if PARTIAL_BLOCKS and draw(st.booleans()):
-        return draw(st.integers(1, max_blocks * block))
+    if PARTIAL_BLOCKS and draw(st.integers(0, 7) if contracted else st.booleans()) == 1:
+        # a contracted extent of 1 would make the block a vector (one row or column), not reducible
+        return draw(st.integers(2 if contracted else 1, max_blocks * block))
     return whole
 
 
@@ -152,88 +134,6 @@ def render(tree, loads: dict[str, str]) -> str:
     return f"T.{kind}({args[0]})"
 
 
-# -- reference with a running error bound -------------------------------------------------------
-class Val(NamedTuple):
-    """A float64 reference value and a bound on the compiled program's absolute error."""
-
-    v: torch.Tensor
-    e: torch.Tensor
-
-
-def exact(x: torch.Tensor) -> Val:
-    x = x.double()
-    return Val(x, torch.zeros_like(x))
-
-
-def rounded(x: Val, u: float) -> Val:
-    return Val(x.v, x.e + u * x.v.abs())
-
-
-def _above(x: Val, low: float) -> torch.Tensor:
-    """x.v - x.e, checked to stay above ``low`` (the guards make it so)."""
-    lo = x.v - x.e
-    assert (lo > low).all(), "error bound too loose for a guarded operand"
-    return lo
-
-
-def _log(a):
-    return Val(a.v.log(), a.v.log() - _above(a, 0.0).log())
-
-
-def _sqrt(a):
-    # both sides: once the bound reaches below 0 the lower side is cut at sqrt(0) and the upper
-    # side, sqrt(v + e) - sqrt(v), is the larger one
-    root = a.v.sqrt()
-    return Val(root, torch.maximum(root - (a.v - a.e).clamp(min=0).sqrt(), (a.v + a.e).sqrt() - root))
-
-
-def _rsqrt(a):
-    return Val(a.v.rsqrt(), _above(a, 0.0).rsqrt() - a.v.rsqrt())
-
-
-def _div(a, b):
-    low = _above(Val(b.v.abs(), b.e), 0.0)
-    return Val(a.v / b.v, (a.e * b.v.abs() + a.v.abs() * b.e) / (b.v.abs() * low))
-
-
-OPS: dict[str, Callable[..., Val]] = {
-    "+": lambda a, b: Val(a.v + b.v, a.e + b.e),
-    "-": lambda a, b: Val(a.v - b.v, a.e + b.e),
-    "*": lambda a, b: Val(a.v * b.v, a.v.abs() * b.e + b.v.abs() * a.e + a.e * b.e),
-    "/": _div,
-    "max": lambda a, b: Val(torch.maximum(a.v, b.v), torch.maximum(a.e, b.e)),
-    "min": lambda a, b: Val(torch.minimum(a.v, b.v), torch.maximum(a.e, b.e)),
-    "exp": lambda a: Val(a.v.exp(), a.v.exp() * torch.expm1(a.e)),
-    "exp2": lambda a: Val(a.v.exp2(), a.v.exp2() * torch.expm1(a.e * math.log(2.0))),
-    "log": _log,
-    "sqrt": _sqrt,
-    "rsqrt": _rsqrt,
-    "abs": lambda a: Val(a.v.abs(), a.e),
-    "neg": lambda a: Val(-a.v, a.e),
-    "relu": lambda a: Val(a.v.clamp(min=0), a.e),
-    "sigmoid": lambda a: Val(a.v.sigmoid(), a.e / 4),  # |sigmoid'| <= 1/4
-    "tanh": lambda a: Val(a.v.tanh(), a.e),  # |tanh'| <= 1
-    "erf": lambda a: Val(torch.erf(a.v), a.e * 2 / math.sqrt(math.pi)),  # |erf'| <= 2 / sqrt(pi)
-}
-
-
-def evaluate(tree, env: dict[str, Val], u: float) -> Val:
-    kind = tree[0]
-    if kind == "x":
-        return env[tree[1]]
-    if kind == "c":
-        return exact(torch.tensor(tree[1]))
-    return rounded(OPS[kind](*(evaluate(t, env, u) for t in tree[1:])), u)
-
-
-def dst_rounding(*dtypes: str) -> float:
-    """Rounding of one DST operation: fp32 DST when any on-chip block is float32."""
-    return U_FP32 if "float32" in dtypes else U_BF16
-
-
-def store_rounding(dtype: str) -> float:
-    return U_BF16 if dtype == "bfloat16" else U_FP32
-
 
 # -- cases --------------------------------------------------------------------------------------
 @dataclass
@@ -259,20 +159,22 @@ def data(shape, dtype: str, gen: torch.Generator) -> torch.Tensor:
 
 
 @st.composite
-def eltwise_cases(draw, row_major: bool = False):
+def eltwise_cases(draw, row_major: bool = False, dynamic: bool = False):
     """Element-wise kernels (see the module docstring); ``row_major``: some of the (M, N) tensors
     laid out in rows (BufferLayout(layout="row_major")): read as rows and tilized, untilized and
-    written as rows."""
+    written as rows; ``dynamic``: M and N are ``T.dynamic`` sizes, the program computes the grid
+    and every core's share at run time from the inputs' shapes."""
     dt, out_dt = draw(st.sampled_from(DTYPES)), draw(st.sampled_from(DTYPES))
     bm, bn = draw(st.sampled_from(BLOCKS)), draw(st.sampled_from(BLOCKS[:2]))
     M, N = extent(draw, bm, 4), extent(draw, bn, 4)
+    Ms, Ns = (Sym("M"), Sym("N")) if dynamic else (M, N)  # the sizes as the kernel spells them
     stages = draw(st.sampled_from([None, 1, 2, 3]))  # None: one block per kernel instance
     col = "k" if stages else "bx"
     # blocks A and B, a row vector r, a column vector c, and values of the indices the reader
     # generates: a causal mask m over the global indices, a ramp p over the block's own
     leaves = ("A", "B", "r", "c", "m", "p")
-    row_shape = draw(st.sampled_from([(N,), (1, N)]))
-    col_shape = draw(st.sampled_from([(M, 1), (M, 1), (M, 1), (M,)]))  # (M,): a TTCompileError, now and then
+    row_shape = draw(st.sampled_from([(Ns,), (1, Ns)]))
+    col_shape = draw(st.sampled_from([(Ms, 1), (Ms, 1), (Ms, 1), (Ms,)]))
     tree = draw(trees(leaves, 3))
     # a second statement reading the first's result T: in place (T is C_l) or through a block of its own dtype
     chain = draw(trees(leaves + ("T",), 2)) if draw(st.booleans()) else None
@@ -280,6 +182,8 @@ def eltwise_cases(draw, row_major: bool = False):
     if mid_dt != "in place" and "T" not in loads_in(chain):  # a block never read is rejected
         chain = ("+", ("x", "T"), chain)
     out_scope = draw(st.sampled_from(["fragment", "shared"]))
+    if dynamic and not {"A", "B"} & (loads_in(tree) | loads_in(chain)):
+        tree = ("+", ("x", "A"), tree)  # both sizes are read from an input matrix's shape
     used = loads_in(tree) | loads_in(chain)
 
     params, shared = [], {}
@@ -291,7 +195,7 @@ def eltwise_cases(draw, row_major: bool = False):
              "p": f"(T.Cast({dt!r}, i - j) * 0.25)"}
     for name in ("A", "B"):
         if name in used:
-            params.append((name, (M, N), dt))
+            params.append((name, (Ms, Ns), dt))
             shared[name] = ((bm, bn), f"{name}[by * {bm}, {col} * {bn}]")
     if "r" in used:
         params.append(("r", row_shape, dt))
@@ -299,10 +203,12 @@ def eltwise_cases(draw, row_major: bool = False):
     if "c" in used:
         params.append(("c", col_shape, dt))
         shared["c"] = ((bm, 1), f"c[by * {bm}, 0]") if len(col_shape) == 2 else ((bm,), f"c[by * {bm}]")
-    params.append(("C", (M, N), out_dt))
-    grid = f"T.Kernel(1, T.ceildiv({M}, {bm}), threads=128)" if stages else \
-        f"T.Kernel(T.ceildiv({N}, {bn}), T.ceildiv({M}, {bm}), threads=128)"
+    params.append(("C", (Ms, Ns), out_dt))
+    grid = f"T.Kernel(1, T.ceildiv({Ms}, {bm}), threads=128)" if stages else \
+        f"T.Kernel(T.ceildiv({Ns}, {bn}), T.ceildiv({Ms}, {bm}), threads=128)"
     lines = header(params) + [f"    with {grid} as (bx, by):"]
+    if dynamic:
+        lines.insert(1, 'M, N = T.dynamic("m"), T.dynamic("n")')
     ind = "        "
     for name, (shape, _) in shared.items():
         lines.append(f"{ind}{name}_s = T.alloc_shared({shape}, {dt!r})")
@@ -310,7 +216,7 @@ def eltwise_cases(draw, row_major: bool = False):
     if first == "T_l":
         lines.append(f"{ind}T_l = T.alloc_fragment(({bm}, {bn}), {mid_dt!r})")
     if stages:
-        lines.append(f"{ind}for k in T.Pipelined(T.ceildiv({N}, {bn}), num_stages={stages}):")
+        lines.append(f"{ind}for k in T.Pipelined(T.ceildiv({Ns}, {bn}), num_stages={stages}):")
         ind += "    "
     for name, (_, src) in shared.items():
         lines.append(f"{ind}T.copy({src}, {name}_s)")
@@ -320,7 +226,8 @@ def eltwise_cases(draw, row_major: bool = False):
     lines.append(f"{ind}T.copy(C_l, C[by * {bm}, {col} * {bn}])")
 
     gen = torch.Generator().manual_seed(draw(st.integers(0, 2**31)))
-    inputs = {name: data(shape, dtype, gen) for name, shape, dtype in params[:-1]}
+    sizes = {"M": M, "N": N}
+    inputs = {name: data(tuple(sizes.get(d, d) for d in shape), dtype, gen) for name, shape, dtype in params[:-1]}
     u = dst_rounding(dt, out_dt, *([mid_dt] if first == "T_l" else []))
 
     def reference(x):
@@ -338,18 +245,32 @@ def eltwise_cases(draw, row_major: bool = False):
         return {"C": out}
 
     options = draw(placements())
+    if dynamic:  # the other partitions need the block grid when compiling (a documented refusal)
+        options["partition"] = draw(st.sampled_from(["auto", "contiguous"]))
     if row_major:
-        matrices = [name for name, shape, _ in params if shape == (M, N)]
+        matrices = [name for name, shape, _ in params if shape == (Ms, Ns)]
         chosen = draw(st.lists(st.sampled_from(matrices), min_size=1, unique=True))
         options["layouts"] = {name: BufferLayout(layout="row_major") for name in chosen}
-    return Case("row_major" if row_major else "eltwise", "\n".join(lines) + "\n", inputs, reference, options)
+    family = "row_major" if row_major else "dynamic" if dynamic else "eltwise"
+    return Case(family, "\n".join(lines) + "\n", inputs, reference, options)
+
+
+class Sym(str):
+    """A size the kernel names (``M = T.dynamic("m")``): prints as its name in shapes."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 @st.composite
-def gemm_cases(draw):
+def gemm_cases(draw, block_float: bool = False):
+    """GEMM kernels (see the module docstring); ``block_float``: A and B bfloat16 tensors stored as
+    ``bfloat8_b`` (``BufferLayout(dtype="bfloat8_b")``; the reference multiplies the values the
+    format holds, :func:`stored`)."""
     dt, acc_dt, out_dt = (draw(st.sampled_from(DTYPES)) for _ in range(3))
+    dt = "bfloat16" if block_float else dt
     bm, bn, bk = draw(st.sampled_from(BLOCKS)), draw(st.sampled_from(BLOCKS)), draw(st.sampled_from(BLOCKS[:2]))
-    M, N, K = extent(draw, bm, 3), extent(draw, bn, 3), extent(draw, bk, 4)
+    M, N, K = extent(draw, bm, 3), extent(draw, bn, 3), extent(draw, bk, 4, contracted=True)
     stages = draw(st.integers(1, 3))
     trans_b = draw(st.booleans())
     epilogue = draw(trees(("acc", "bias", "c"), 2)) if draw(st.booleans()) else None  # bias row, column c
@@ -425,7 +346,7 @@ def gemm_cases(draw):
     step_roundings = (bk // 32 if u == U_BF16 else 0) + (1 if acc_dt == "bfloat16" else 0)
 
     def reference(x):
-        a, b = x["A"].double(), x["B"].double()
+        a, b = (stored(x[n], BFP8) if block_float else x[n].double() for n in ("A", "B"))
         if trans_b:
             b = b.transpose(-1, -2)
         start = {"clear": exact(torch.tensor(0.0)), "fill": exact(torch.tensor(1.5)),
@@ -450,7 +371,19 @@ def gemm_cases(draw):
         return {"C": rounded(evaluate(epilogue, env, u), store_rounding(out_dt))}
 
     options = {**draw(placements()), "gemm_reuse": draw(st.sampled_from(["auto", "dst"]))}
-    return Case("gemm", "\n".join(lines) + "\n", inputs, reference, options)
+    if block_float:
+        options["layouts"] = {"A": BufferLayout(dtype="bfloat8_b"), "B": BufferLayout(dtype="bfloat8_b")}
+    return Case("bfp8" if block_float else "gemm", "\n".join(lines) + "\n", inputs, reference, options)
+
+
+def stored(x: torch.Tensor, fmt) -> torch.Tensor:
+    """The values of ``x`` (matrices ``(..., rows, cols)``) a block floating point tensor of ``fmt``
+    holds, as the host converts them (tilelang_tt/emulator/blockfloat.py), in float64."""
+    rows, cols = x.shape[-2:]
+    matrices = x.float().reshape(-1, rows, cols).numpy()
+    tiles = bf.encode_tiles(bf.tilize(matrices), fmt, bf.HOST)
+    return torch.from_numpy(bf.untilize(bf.decode_tiles(tiles, fmt), len(matrices), rows, cols).copy()).reshape(
+        x.shape).double()
 
 
 @st.composite
@@ -473,7 +406,7 @@ def reduce_cases(draw, sub_tile: bool = False):
     use = ("+", ("x", "v"), use) if use is not None and "v" not in loads_in(use) else use
     rank1 = draw(st.booleans())  # the vector written as a rank-1 tensor
     b_keep, b_red = draw(st.sampled_from(SUB_TILE_ROWS if sub_tile else BLOCKS[:2])), draw(st.sampled_from(BLOCKS))
-    keep, red = extent(draw, 32 if sub_tile else b_keep, 4), extent(draw, b_red, 4)  # kept / reduced extent
+    keep, red = extent(draw, 32 if sub_tile else b_keep, 4), extent(draw, b_red, 4, contracted=True)  # kept / reduced
     chunk = b_red if stages else red
     M, N = (keep, red) if dim == 1 else (red, keep)
     block = (b_keep, chunk) if dim == 1 else (chunk, b_keep)
@@ -554,7 +487,7 @@ def reduce_cases(draw, sub_tile: bool = False):
 @st.composite
 def integer_cases(draw):
     """Integer element-wise kernels: exact results or a TTCompileError."""
-    dt = draw(st.sampled_from(["int32", "uint32"]))
+    dt = draw(st.sampled_from(["int32"] * 7 + ["uint32"]))  # compute on uint32 blocks is refused (README)
     op = draw(st.sampled_from(["+", "-", "*"]))
     bm, bn = draw(st.sampled_from(BLOCKS[:2])), draw(st.sampled_from(BLOCKS[:2]))
     M, N = extent(draw, bm, 2), extent(draw, bn, 2)
@@ -581,109 +514,3 @@ def integer_cases(draw):
         return {"C": exact(c % 2**32 if dt == "uint32" else c)}
 
     return Case("integer", "\n".join(lines) + "\n", inputs, reference, exact_integers=True)
-
-
-# -- running ------------------------------------------------------------------------------------
-class CaseTimeout(Exception):
-    """A case ran longer than CASE_TIMEOUT_S: a hang."""
-
-
-@contextlib.contextmanager
-def time_limit(seconds: int):
-    def expire(signum, frame):
-        raise CaseTimeout(f"the case did not finish within {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-_KERNEL_FILES = itertools.count()
-
-
-def load_kernel(source: str, directory):
-    """The kernel `main` of ``source``, loaded from a file of its own (TVMScript reads the source)."""
-    path = directory / f"fuzz_kernel_{next(_KERNEL_FILES)}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.main
-
-
-@pytest.fixture(scope="module")
-def kernel_dir(tmp_path_factory):
-    return tmp_path_factory.mktemp("fuzz")
-
-
-def check(case: Case, kernel_dir, record) -> None:
-    note(case.source)
-    note(f"options: {case.options}")
-    func = load_kernel(case.source, kernel_dir)
-    with time_limit(CASE_TIMEOUT_S):
-        try:
-            artifacts = tilelang_tt.compile(func, **case.options)
-        except TTCompileError as err:
-            record[(case.family, "raised TTCompileError")] += 1
-            note(str(err))
-            return
-        outputs = artifacts.run(*case.inputs.values())
-    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-    references = case.reference(case.inputs)
-    assert len(outputs) == len(references)
-    for (name, expected), got in zip(references.items(), outputs):
-        got = torch.as_tensor(got)
-        if case.exact_integers:
-            assert torch.equal(got.long(), expected.v.long()), f"{name}: wrong integers"
-            continue
-        got = got.double()
-        value, bound = (t.broadcast_to(got.shape) for t in expected)
-        excess = (got - value).abs() - bound
-        bad = ~(excess <= 0)  # NaN is bad too
-        if bad.any():
-            at = int(torch.where(bad.flatten(), excess.flatten().nan_to_num(math.inf), -math.inf).argmax())
-            where = tuple(int(i) for i in torch.unravel_index(torch.tensor(at), got.shape))
-            raise AssertionError(f"{name}: {int(bad.sum())} of {bad.numel()} elements outside the error bound; at "
-                                 f"{where}: got {got.flatten()[at].item()}, expected {value.flatten()[at].item()} "
-                                 f"+- {bound.flatten()[at].item()}")
-    record[(case.family, "ran and matched")] += 1
-
-
-@settings(FUZZ, max_examples=28)
-@given(case=eltwise_cases())
-def test_fuzz_eltwise(case, kernel_dir, fuzz_record):
-    check(case, kernel_dir, fuzz_record)
-
-
-@settings(FUZZ, max_examples=14)
-@given(case=gemm_cases())
-def test_fuzz_gemm(case, kernel_dir, fuzz_record):
-    check(case, kernel_dir, fuzz_record)
-
-
-@settings(FUZZ, max_examples=14)
-@given(case=reduce_cases())
-def test_fuzz_reduce(case, kernel_dir, fuzz_record):
-    check(case, kernel_dir, fuzz_record)
-
-
-@settings(FUZZ, max_examples=8)
-@given(case=eltwise_cases(row_major=True))
-def test_fuzz_row_major(case, kernel_dir, fuzz_record):
-    check(case, kernel_dir, fuzz_record)
-
-
-@settings(FUZZ, max_examples=8)
-@given(case=reduce_cases(sub_tile=True))
-def test_fuzz_row_blocks(case, kernel_dir, fuzz_record):
-    check(case, kernel_dir, fuzz_record)
-
-
-@settings(FUZZ, max_examples=4)
-@given(case=integer_cases())
-def test_fuzz_integer(case, kernel_dir, fuzz_record):
-    check(case, kernel_dir, fuzz_record)

@@ -1,0 +1,105 @@
+"""The fuzz tests' oracle: a float64 torch reference evaluated together with a first-order running
+error bound on what the compiled program may return.
+
+Each operation adds one rounding of ``U_BF16 = 2^-8`` relative when DST holds bfloat16 (RNE is half
+an ulp, 2^-9: twice that margin) or ``U_FP32 = 2^-21`` when an on-chip block is float32 (DST in
+fp32: a few fp32 ulps cover the SFPU evaluation), and propagates operand errors through each op's
+derivative bound (exactly for the monotone ops). Stores into a bfloat16 block add one bf16 rounding.
+GEMM and sums add ``(n + 2) * 2^-24`` of the magnitude sum (fp32 accumulation, with n the number of
+terms) and one bf16 rounding of the partial sum per accumulation step when the partial sums are
+bfloat16. A case fails when any element is outside its bound or not finite."""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, NamedTuple
+
+import torch
+
+U_BF16 = 2.0 ** -8
+U_FP32 = 2.0 ** -21
+EPS_ACC = 2.0 ** -24  # fp32 accumulation, per term
+
+
+class Val(NamedTuple):
+    """A float64 reference value and a bound on the compiled program's absolute error."""
+
+    v: torch.Tensor
+    e: torch.Tensor
+
+
+def exact(x: torch.Tensor) -> Val:
+    x = x.double()
+    return Val(x, torch.zeros_like(x))
+
+
+def rounded(x: Val, u: float) -> Val:
+    return Val(x.v, x.e + u * x.v.abs())
+
+
+def _above(x: Val, low: float) -> torch.Tensor:
+    """x.v - x.e, the operand's least value, held at ``low`` where the bound reaches below it (the
+    guards keep every value above ``low``, but an accumulated bound may not): there the op's
+    first-order bound is infinite, and the element is not checked (log, rsqrt and division of
+    ``low`` are infinite)."""
+    return (x.v - x.e).clamp(min=low)
+
+
+def _log(a):
+    return Val(a.v.log(), a.v.log() - _above(a, 0.0).log())
+
+
+def _sqrt(a):
+    # both sides: once the bound reaches below 0 the lower side is cut at sqrt(0) and the upper
+    # side, sqrt(v + e) - sqrt(v), is the larger one
+    root = a.v.sqrt()
+    return Val(root, torch.maximum(root - (a.v - a.e).clamp(min=0).sqrt(), (a.v + a.e).sqrt() - root))
+
+
+def _rsqrt(a):
+    return Val(a.v.rsqrt(), _above(a, 0.0).rsqrt() - a.v.rsqrt())
+
+
+def _div(a, b):
+    low = _above(Val(b.v.abs(), b.e), 0.0)
+    bound = (a.e * b.v.abs() + a.v.abs() * b.e) / (b.v.abs() * low)
+    return Val(a.v / b.v, torch.where(low > 0, bound, math.inf))
+
+
+OPS: dict[str, Callable[..., Val]] = {
+    "+": lambda a, b: Val(a.v + b.v, a.e + b.e),
+    "-": lambda a, b: Val(a.v - b.v, a.e + b.e),
+    "*": lambda a, b: Val(a.v * b.v, a.v.abs() * b.e + b.v.abs() * a.e + a.e * b.e),
+    "/": _div,
+    "max": lambda a, b: Val(torch.maximum(a.v, b.v), torch.maximum(a.e, b.e)),
+    "min": lambda a, b: Val(torch.minimum(a.v, b.v), torch.maximum(a.e, b.e)),
+    "exp": lambda a: Val(a.v.exp(), a.v.exp() * torch.expm1(a.e)),
+    "exp2": lambda a: Val(a.v.exp2(), a.v.exp2() * torch.expm1(a.e * math.log(2.0))),
+    "log": _log,
+    "sqrt": _sqrt,
+    "rsqrt": _rsqrt,
+    "abs": lambda a: Val(a.v.abs(), a.e),
+    "neg": lambda a: Val(-a.v, a.e),
+    "relu": lambda a: Val(a.v.clamp(min=0), a.e),
+    "sigmoid": lambda a: Val(a.v.sigmoid(), a.e / 4),  # |sigmoid'| <= 1/4
+    "tanh": lambda a: Val(a.v.tanh(), a.e),  # |tanh'| <= 1
+    "erf": lambda a: Val(torch.erf(a.v), a.e * 2 / math.sqrt(math.pi)),  # |erf'| <= 2 / sqrt(pi)
+}
+
+
+def evaluate(tree, env: dict[str, Val], u: float) -> Val:
+    kind = tree[0]
+    if kind == "x":
+        return env[tree[1]]
+    if kind == "c":
+        return exact(torch.tensor(tree[1]))
+    return rounded(OPS[kind](*(evaluate(t, env, u) for t in tree[1:])), u)
+
+
+def dst_rounding(*dtypes: str) -> float:
+    """Rounding of one DST operation: fp32 DST when any on-chip block is float32."""
+    return U_FP32 if "float32" in dtypes else U_BF16
+
+
+def store_rounding(dtype: str) -> float:
+    return U_BF16 if dtype == "bfloat16" else U_FP32

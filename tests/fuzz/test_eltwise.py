@@ -1,0 +1,8 @@
+"""Fuzz: element-wise expression trees (tests/fuzz/cases.py, eltwise_cases)."""
+
+from tests.fuzz.cases import eltwise_cases
+from tests.fuzz.runner import run_family
+
+
+def test_fuzz_eltwise(fuzz_seed, kernel_dir, fuzz_record):
+    run_family("eltwise", eltwise_cases(), 80, fuzz_seed, kernel_dir, fuzz_record)

@@ -1,0 +1,8 @@
+"""Fuzz: int32/uint32 element-wise arithmetic, exact modulo 2^32 (cases.py, integer_cases)."""
+
+from tests.fuzz.cases import integer_cases
+from tests.fuzz.runner import run_family
+
+
+def test_fuzz_integer(fuzz_seed, kernel_dir, fuzz_record):
+    run_family("integer", integer_cases(), 20, fuzz_seed, kernel_dir, fuzz_record)
