@@ -73,6 +73,11 @@ def tt_metal_root() -> Path:
     return CACHE_DIR.get() / "ttnn-0.81.1" / "ttnn" / "tt_metal"
 
 
+def ttnn_kernels_root() -> Path:
+    """The include root of the pinned wheel's ttnn operation kernels (``ttnn/operations/...`` under it)."""
+    return CACHE_DIR.get() / "ttnn-0.81.1" / "ttnn" / "ttnn" / "cpp"
+
+
 def libtt_metal_path() -> Path:
     """The wheel's ``libtt_metal.so`` (its exported symbols are the host API we may call)."""
     return CACHE_DIR.get() / "ttnn-0.81.1" / "ttnn" / "build" / "lib" / "libtt_metal.so"

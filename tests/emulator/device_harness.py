@@ -39,9 +39,27 @@ HARNESS = Path(__file__).with_name("device_harness.cpp")
 
 @dataclass(frozen=True)
 class Kernel:
+    """A kernel source and what its CreateKernel call would give it: compile-time args, defines and
+    named compile-time args (``-DKERNEL_COMPILE_TIME_ARG_MAP``, as tt-metal's JIT build passes them);
+    ``cb_formats`` describes the program's CBs to the kernel's build (the kernel-side DataFormat id by
+    CB index, 255 for none: tt-metal's chlkc_descriptors.h, api/emu/cb_descriptors.h);
+    ``include_dirs`` where its own includes are found."""
+
     source_name: str
     code: str
     compile_args: tuple[int, ...] = ()
+    defines: tuple[tuple[str, str], ...] = ()
+    named_args: tuple[tuple[str, int], ...] = ()
+    cb_formats: tuple[int, ...] = ()
+    include_dirs: tuple[Path, ...] = ()
+
+    def flags(self) -> list[str]:
+        out = [f"-D{name}={value}" for name, value in self.defines]
+        if self.named_args:
+            out.append("-DKERNEL_COMPILE_TIME_ARG_MAP=" + ",".join(f'{{"{n}",{v}}}' for n, v in self.named_args))
+        if self.cb_formats:
+            out.append("-DTT_EMU_CB_FORMATS=" + ",".join(map(str, self.cb_formats)))
+        return out + [f"-I{d}" for d in self.include_dirs]
 
 
 def _compile(src: Path, obj: Path, extra: list[str]) -> None:
@@ -71,7 +89,7 @@ def build(work: Path, runtime: list[Path], kernels: list[Kernel]) -> Path:
         src = work / k.source_name
         src.write_text(k.code + f'\n#include "kernel_registry.hpp"\nTT_EMU_REGISTER_KERNEL("{k.source_name}", {fn})\n')
         ct = ",".join(str(a) for a in k.compile_args)
-        jobs.append((src, work / f"{fn}.o", [f"-Dkernel_main={fn}", f"-DKERNEL_COMPILE_TIME_ARGS={ct}"]))
+        jobs.append((src, work / f"{fn}.o", [f"-Dkernel_main={fn}", f"-DKERNEL_COMPILE_TIME_ARGS={ct}", *k.flags()]))
 
     def compile_job(job):
         try:

@@ -301,6 +301,15 @@ uint32_t cb_page_size(uint32_t cbi, Loc loc) {
   return get_cb(t, static_cast<int32_t>(cbi), "get_tile_size", loc).page_size;
 }
 
+CbState cb_state(uint32_t cbi, const char* fn, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  std::unique_lock lk(t.dev->mu);
+  const CB& cb = get_cb(t, static_cast<int32_t>(cbi), fn, loc);
+  const uint32_t base = t.core->l1_base_addr() + cb.offset;
+  return {cb.size, base + cb.size, cb.page_size, cb.num_pages, base + cb.rd_page * cb.page_size,
+          base + cb.wr_page * cb.page_size};
+}
+
 DataFormat cb_format(uint32_t cbi, Loc loc) {
   ThreadCtx& t = ctx(loc);
   return get_cb(t, static_cast<int32_t>(cbi), "get_dataformat", loc).fmt;

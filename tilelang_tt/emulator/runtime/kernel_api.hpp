@@ -46,6 +46,12 @@ uint32_t get_write_ptr(uint32_t cb, Loc loc);
 uint32_t get_read_ptr(uint32_t cb, Loc loc);
 uint32_t cb_page_size(uint32_t cb, Loc loc);
 DataFormat cb_format(uint32_t cb, Loc loc);
+// The CB's FIFO as tt-metal's LocalCBInterface holds it on a data movement core (bytes; the pointers
+// are L1 addresses, limit one past the FIFO's end), read without a protocol check (`fn` names the call).
+struct CbState {
+  uint32_t size, limit, page_size, num_pages, rd_ptr, wr_ptr;
+};
+CbState cb_state(uint32_t cb, const char* fn, Loc loc);
 
 // ---- NOC ----
 uint32_t num_dram_banks();

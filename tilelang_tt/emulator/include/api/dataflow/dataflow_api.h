@@ -9,6 +9,8 @@
 
 #include "api/compile_time_args.h"
 #include "api/emu/addrgen.h"
+#include "api/emu/cb_descriptors.h"
+#include "api/emu/cb_interface.h"
 #include "api/emu/kernel_common.h"
 #include "api/tensor/tensor_accessor.h"
 
@@ -49,12 +51,13 @@ FORCE_INLINE uint32_t get_write_ptr(uint32_t operand, Loc loc = Loc::current()) 
 FORCE_INLINE uint32_t get_read_ptr(uint32_t operand, Loc loc = Loc::current()) {
   return emu::k::get_read_ptr(operand, loc);
 }
-// Bytes of one tile in the CB's data format.
-inline int32_t get_tile_size(const int32_t operand, Loc loc = Loc::current()) {
-  return static_cast<int32_t>(emu::tile_size_bytes(emu::k::cb_format(static_cast<uint32_t>(operand), loc)));
+// Bytes of one tile in the CB's data format; constant expressions when the build describes the
+// program's CBs (api/emu/cb_descriptors.h).
+TT_EMU_CB_CONSTEXPR inline int32_t get_tile_size(const int32_t operand, Loc loc = Loc::current()) {
+  return static_cast<int32_t>(emu::detail::kernel_tile_bytes(emu::detail::cb_dataformat(static_cast<uint32_t>(operand), loc)));
 }
-inline DataFormat get_dataformat(const int32_t operand, Loc loc = Loc::current()) {
-  return emu::detail::kernel_format(emu::k::cb_format(static_cast<uint32_t>(operand), loc));
+TT_EMU_CB_CONSTEXPR inline DataFormat get_dataformat(const int32_t operand, Loc loc = Loc::current()) {
+  return emu::detail::cb_dataformat(static_cast<uint32_t>(operand), loc);
 }
 
 // ---------------------------------------------------------------- reads

@@ -15,18 +15,24 @@ enum class DataFormat : std::uint8_t {
   Float32 = 0,
   Float16 = 1,
   Bfp8 = 2,
+  Bfp4 = 3,
+  Bfp2 = 11,
   Float16_b = 5,
   Bfp8_b = 6,
   Bfp4_b = 7,
-  Int32 = 8,
-  UInt16 = 9,
-  UInt32 = 24,
+  Bfp2_b = 15,
+  Lf8 = 10,
+  Int8 = 14,
   UInt8 = 30,
+  UInt16 = 9,
+  Int32 = 8,
+  UInt32 = 24,
+  Tf32 = 4,
   Invalid = 0xff
 };
 
 namespace emu::detail {
-inline ::DataFormat kernel_format(emu::DataFormat f) {
+constexpr ::DataFormat kernel_format(emu::DataFormat f) {
   switch (f) {
     case emu::DataFormat::Float32: return ::DataFormat::Float32;
     case emu::DataFormat::Float16_b: return ::DataFormat::Float16_b;

@@ -1,0 +1,224 @@
+"""Tenstorrent's own device kernels, from the pinned ttnn 0.81.1 wheel, run unmodified on the emulator
+with the arguments their program factories give them, against torch.
+
+The kernels are read from the wheel's extraction in the cache (``make headers``: tilelang_tt.tools.
+fetch_tt_metal, :func:`tilelang_tt.env.ttnn_kernels_root`), never copied here. Each program states
+the program factory (tt-metal's ttnn/cpp/ttnn/operations/...) whose compile-time args, named
+compile-time args, defines, circular buffers and runtime args it reproduces; a factory splits the
+tiles over cores with split_work_to_cores (:func:`split_work`), each core taking a contiguous range.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from tilelang_tt.env import ttnn_kernels_root
+
+from .device_harness import Kernel, bf16_bits, bf16_to_f32, build, run, runtime_objects, tilize, untilize
+
+TILE = 2048  # bfloat16 tile bytes
+FLOAT16_B = 5  # kernel-side DataFormat::Float16_b (tensix_types.h)
+NO_CB = 255
+DRAM_INTERLEAVED = (2, TILE)  # TensorAccessorArgs(buffer) of an interleaved DRAM buffer: ArgConfig::IsDram, page size
+OPS = "ttnn/operations"
+UNARY_READER = f"{OPS}/eltwise/unary/device/kernels/dataflow/reader_unary_interleaved_start_id.cpp"
+UNARY_WRITER = f"{OPS}/eltwise/unary/device/kernels/dataflow/writer_unary_interleaved_start_id.cpp"
+SFPU_COMPUTE = f"{OPS}/eltwise/unary/device/kernels/compute/eltwise_sfpu.cpp"
+BINARY_READER = f"{OPS}/eltwise/binary/device/kernels/dataflow/reader_binary_interleaved_start_id.cpp"
+BINARY_COMPUTE = f"{OPS}/eltwise/binary/device/kernels/compute/eltwise_binary_kernel.cpp"
+BMM_READER = f"{OPS}/matmul/device/kernels/dataflow/reader_bmm_8bank_output_tiles_partitioned.cpp"
+BMM_COMPUTE = f"{OPS}/matmul/device/kernels/compute/bmm.cpp"
+
+
+@pytest.fixture(scope="module")
+def runtime():
+    if not (ttnn_kernels_root() / OPS).is_dir():
+        raise FileNotFoundError(f"{ttnn_kernels_root() / OPS} is missing; run `make headers` to fetch the ttnn 0.81.1 wheel")
+    return runtime_objects()
+
+
+@dataclass(frozen=True)
+class Cb:
+    index: int
+    tiles: int
+
+
+def ttnn_kernel(path: str, cbs: list[Cb], compile_args=(), defines=None, named_args=None) -> Kernel:
+    """The wheel's kernel at ``path`` (under ttnn's include root), built as tt-metal's JIT build would for a
+    program whose CBs are ``cbs`` (all bfloat16 tiles here)."""
+    formats = [NO_CB] * (max(cb.index for cb in cbs) + 1)
+    for cb in cbs:
+        formats[cb.index] = FLOAT16_B
+    return Kernel(Path(path).name, (ttnn_kernels_root() / path).read_text(), tuple(compile_args),
+                  tuple((defines or {}).items()), tuple((named_args or {}).items()), tuple(formats),
+                  (ttnn_kernels_root(),))
+
+
+def split_work(num_tiles: int, num_cores: int) -> list[tuple[int, int]]:
+    """(start tile, tile count) per core: tt-metal's split_work_to_cores, the first group one tile more."""
+    base, extra = divmod(num_tiles, num_cores)
+    out, start = [], 0
+    for i in range(num_cores):
+        count = base + (i < extra)
+        out.append((start, count))
+        start += count
+    return out
+
+
+def spec(cores: int, buffers: dict[str, tuple[int, str]], cbs: list[Cb], kernels: list[tuple[Kernel, str]],
+         rtargs: list[list[str]]) -> str:
+    """The harness spec of a program on cores (0..cores-1, 0): ``rtargs[k][i]`` are kernel k's runtime args
+    on core i."""
+    grid = f"0,0-{cores - 1},0"
+    lines = ["arch wormhole_b0"]
+    lines += [f"buffer {name} {tiles * TILE} {TILE} {access}" for name, (tiles, access) in buffers.items()]
+    lines += [f"cb {grid} {cb.index} {cb.tiles * TILE} {TILE} Float16_b" for cb in cbs]
+    lines += [f"kernel {k.source_name} {role} {grid} 0 {','.join(map(str, k.compile_args)) or '-'}"
+              for k, role in kernels]
+    for kid, per_core in enumerate(rtargs):
+        lines += [f"rtargs {kid} {x},0 {args}" for x, args in enumerate(per_core)]
+    return "\n".join(lines) + "\n"
+
+
+def bf16(shape, seed, low=-2.0, high=2.0) -> np.ndarray:
+    """bfloat16 values (as float32) uniform in [low, high)."""
+    rng = np.random.default_rng(seed)
+    return bf16_to_f32(bf16_bits(rng.uniform(low, high, shape).astype(np.float32)))
+
+
+def tiles_of(x: np.ndarray) -> bytes:
+    return bf16_bits(tilize(x)).tobytes()
+
+
+def from_tiles(raw: bytes, m: int, n: int) -> torch.Tensor:
+    return torch.from_numpy(untilize(bf16_to_f32(np.frombuffer(raw, dtype=np.uint16)), m, n).copy())
+
+
+def torch_bf16(x: np.ndarray) -> torch.Tensor:
+    return torch.from_numpy(x).to(torch.bfloat16)
+
+
+# ---------------------------------------------------------------- eltwise unary (SFPU)
+def unary_program(tmp_path, runtime, x: np.ndarray, cores: int, chain: dict[str, str]):
+    """UnaryProgramFactory (eltwise/unary/device/unary_program_factory.cpp): CB c_0 (input, 2 tiles) and
+    c_2 (output, 2 tiles); reader ct = TensorAccessorArgs(input), rt = {src address, tiles, start tile};
+    eltwise_sfpu.cpp rt = {tiles}, the op's SFPU_OP_CHAIN_0 defines (unary_op_utils get_block_defines);
+    writer ct = {c_2, TensorAccessorArgs(output)}, rt = {dst address, tiles, start tile}."""
+    m, n = x.shape
+    num_tiles = m * n // 1024
+    cbs = [Cb(0, 2), Cb(2, 2)]
+    reader = ttnn_kernel(UNARY_READER, cbs, DRAM_INTERLEAVED)
+    compute = ttnn_kernel(SFPU_COMPUTE, cbs, defines=chain)
+    writer = ttnn_kernel(UNARY_WRITER, cbs, (2, *DRAM_INTERLEAVED))
+    work = split_work(num_tiles, cores)
+    exe = build(tmp_path, runtime, [reader, compute, writer])
+    text = spec(cores, {"X": (num_tiles, "in"), "Y": (num_tiles, "out")}, cbs,
+                [(reader, "reader"), (compute, "compute"), (writer, "writer")],
+                [[f"@X {cnt} {start}" for start, cnt in work], [f"{cnt}" for _, cnt in work],
+                 [f"@Y {cnt} {start}" for start, cnt in work]])
+    return run(tmp_path, exe, text, {"X": tiles_of(x)}, ["Y"])
+
+
+def sfpu_chain(init: str, func: str, family: str) -> dict[str, str]:
+    """unary_op_utils::get_block_defines for one op on DST tile 0."""
+    return {"SFPU_OP_CHAIN_0": "SFPU_OP_CHAIN_0_INIT_0 SFPU_OP_CHAIN_0_FUNC_0", "SFPU_OP_CHAIN_0_INIT_0": init,
+            "SFPU_OP_CHAIN_0_FUNC_0": func, family: "1"}
+
+
+def test_unary_relu(tmp_path, runtime):
+    x = bf16((64, 96), seed=1)
+    res = unary_program(tmp_path, runtime, x, cores=2,
+                        chain=sfpu_chain("relu_tile_init();", "relu_tile(0);", "SFPU_OP_RELU_FAMILY_INCLUDE"))
+    assert res.returncode == 0, res.stderr
+    assert torch.equal(from_tiles(res.outputs["Y"], 64, 96), torch.relu(torch_bf16(x)).float())
+    assert res.counters["total"]["tile_ops"]["relu_tile"] == 6
+
+
+def test_unary_exp(tmp_path, runtime):
+    # ttnn.exp's default (fast_and_approximate_mode=False): the parameter 0 in both template arguments.
+    x = bf16((32, 128), seed=2)
+    res = unary_program(tmp_path, runtime, x, cores=3,
+                        chain=sfpu_chain("exp_tile_init<0u>();", "exp_tile<0u>(0);", "SFPU_OP_EXP_INCLUDE"))
+    assert res.returncode == 0, res.stderr
+    ref = torch.exp(torch_bf16(x).float())
+    torch.testing.assert_close(from_tiles(res.outputs["Y"], 32, 128), ref, rtol=2 ** -7, atol=0)
+
+
+# ---------------------------------------------------------------- eltwise binary (FPU)
+def binary_program(tmp_path, runtime, a: np.ndarray, b: np.ndarray, cores: int, op: str, op_type: str):
+    """ElementWiseMultiCore (eltwise/binary/device/element_wise_multi_core_program_factory.cpp), interleaved:
+    CBs c_0, c_1 (inputs) and c_2 (output), 2 tiles each; reader ct = {block_or_width_sharded = 0,
+    TensorAccessorArgs(a), TensorAccessorArgs(b)}, rt = {a, b, tiles, start tile, block height 0, block
+    width 0, shards per width 0}; eltwise_binary_kernel.cpp rt = {blocks = tiles, block size 1} with
+    binary_op_utils::get_defines' ELTWISE_OP / ELTWISE_OP_TYPE; the unary writer as in unary_program."""
+    m, n = a.shape
+    num_tiles = m * n // 1024
+    cbs = [Cb(0, 2), Cb(1, 2), Cb(2, 2)]
+    reader = ttnn_kernel(BINARY_READER, cbs, (0, *DRAM_INTERLEAVED, *DRAM_INTERLEAVED))
+    compute = ttnn_kernel(BINARY_COMPUTE, cbs, defines={"ELTWISE_OP": op, "ELTWISE_OP_TYPE": op_type})
+    writer = ttnn_kernel(UNARY_WRITER, cbs, (2, *DRAM_INTERLEAVED))
+    work = split_work(num_tiles, cores)
+    exe = build(tmp_path, runtime, [reader, compute, writer])
+    text = spec(cores, {"A": (num_tiles, "in"), "B": (num_tiles, "in"), "C": (num_tiles, "out")}, cbs,
+                [(reader, "reader"), (compute, "compute"), (writer, "writer")],
+                [[f"@A @B {cnt} {start} 0 0 0" for start, cnt in work], [f"{cnt} 1" for _, cnt in work],
+                 [f"@C {cnt} {start}" for start, cnt in work]])
+    return run(tmp_path, exe, text, {"A": tiles_of(a), "B": tiles_of(b)}, ["C"])
+
+
+@pytest.mark.parametrize("op, op_type, ref", [
+    ("add_tiles", "EltwiseBinaryType::ELWADD", torch.add),
+    ("mul_tiles", "EltwiseBinaryType::ELWMUL", torch.mul),
+])
+def test_binary(tmp_path, runtime, op, op_type, ref):
+    a, b = bf16((64, 64), seed=3), bf16((64, 64), seed=4)
+    res = binary_program(tmp_path, runtime, a, b, cores=3, op=op, op_type=op_type)
+    assert res.returncode == 0, res.stderr
+    assert torch.equal(from_tiles(res.outputs["C"], 64, 64), ref(torch_bf16(a), torch_bf16(b)).float())
+    assert res.counters["total"]["tile_ops"][op] == 4
+
+
+# ---------------------------------------------------------------- matmul: bmm.cpp
+def bmm_program(tmp_path, runtime, a: np.ndarray, b: np.ndarray, cores: int):
+    """MatmulMultiCoreProgramFactory (matmul/device/factory, the legacy-API descriptors): CBs c_0, c_1
+    (inputs) and c_16 (output), 2 tiles each; reader_bmm_8bank_output_tiles_partitioned.cpp ct =
+    {last k-tile width 0, last k-tile height 0, TensorAccessorArgs(a), TensorAccessorArgs(b)}, named
+    {cb_in0: 0, cb_in1: 1}, rt = {a, b, Mt, Kt, Nt, MtKt, KtNt, batch, bcast_B, start tile, tiles, MtNt};
+    bmm.cpp ct = {1, 1, Kt, the core group's tiles}, named {cb_in0, cb_in1, cb_out: 16}; the unary writer
+    with ct = {16, TensorAccessorArgs(output)}."""
+    (m, k), (_, n) = a.shape, b.shape
+    mt, kt, nt = m // 32, k // 32, n // 32
+    cbs = [Cb(0, 2), Cb(1, 2), Cb(16, 2)]
+    named = {"cb_in0": 0, "cb_in1": 1, "cb_out": 16}
+    work = split_work(mt * nt, cores)
+    assert len({cnt for _, cnt in work}) == 1, "one core group: bmm.cpp's Nt is a compile-time arg"
+    reader = ttnn_kernel(BMM_READER, cbs, (0, 0, *DRAM_INTERLEAVED, *DRAM_INTERLEAVED), named_args=named)
+    compute = ttnn_kernel(BMM_COMPUTE, cbs, (1, 1, kt, work[0][1]), named_args=named)
+    writer = ttnn_kernel(UNARY_WRITER, cbs, (16, *DRAM_INTERLEAVED))
+    exe = build(tmp_path, runtime, [reader, compute, writer])
+    text = spec(cores, {"A": (mt * kt, "in"), "B": (kt * nt, "in"), "C": (mt * nt, "out")}, cbs,
+                [(reader, "reader"), (compute, "compute"), (writer, "writer")],
+                [[f"@A @B {mt} {kt} {nt} {mt * kt} {kt * nt} 1 0 {start} {cnt} {mt * nt}" for start, cnt in work],
+                 ["" for _ in work], [f"@C {cnt} {start}" for start, cnt in work]])
+    return run(tmp_path, exe, text, {"A": tiles_of(a), "B": tiles_of(b)}, ["C"])
+
+
+def matmul_close(out: torch.Tensor, a: np.ndarray, b: np.ndarray) -> None:
+    """One bfloat16 rounding on pack of an fp32-ish accumulation (in another order than torch's)."""
+    ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+    ref = ta @ tb
+    bound = ref.abs() * 2.0 ** -8 + a.shape[1] * 2.0 ** -8 * (ta.abs() @ tb.abs())
+    assert ((out - ref).abs() <= bound).all()
+
+
+def test_bmm(tmp_path, runtime):
+    a, b = bf16((64, 96), seed=5), bf16((96, 64), seed=6)
+    res = bmm_program(tmp_path, runtime, a, b, cores=2)
+    assert res.returncode == 0, res.stderr
+    matmul_close(from_tiles(res.outputs["C"], 64, 64), a, b)
+    assert res.counters["total"]["tile_ops"]["matmul_tiles"] == 2 * 3 * 2

@@ -1,0 +1,126 @@
+// The Noc class of tt-metal 0.81.1 (api/dataflow/noc.h) on the emulator: reads and writes between
+// an endpoint described by noc_traits_t<Src / Dst> (a TensorAccessor page in api/tensor/noc_traits.h,
+// a DataflowBuffer's FIFO in api/dataflow/dataflow_buffer.h) and the barriers, over the same device
+// model as the free noc_async_* calls. Members take a trailing source location for their errors.
+// Transaction ids (NocOptions::TXN_ID) are not emulated: a call that sets the flag does not compile
+// (a per-id barrier treated as a full one would hide a missing barrier). Virtual channels and posted
+// writes change nothing the emulator models.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "api/dataflow/dataflow_api.h"
+
+struct DataflowBufferArgs {
+  uint32_t offset_bytes{};
+};
+
+template <typename T>
+struct noc_traits_t {
+  static_assert(sizeof(T) == 0, "NoC transactions are not supported for this type");
+};
+
+enum class NocOptions : uint32_t {
+  DEFAULT = 0,
+  TXN_ID = 1u << 0,
+  POSTED = 1u << 1,
+  CUSTOM_VC = 1u << 2,
+  MCAST_INCL_SRC = 1u << 3,
+  INLINE_L1 = 1u << 4,
+  INLINE_REG = 1u << 5,
+};
+
+constexpr NocOptions operator|(NocOptions a, NocOptions b) noexcept {
+  return static_cast<NocOptions>(static_cast<uint32_t>(a) | static_cast<uint32_t>(b));
+}
+
+constexpr bool has_flag(NocOptions opts, NocOptions flag) noexcept {
+  return (static_cast<uint32_t>(opts) & static_cast<uint32_t>(flag)) != 0;
+}
+
+struct NocOptVals {
+  uint32_t vc = NOC_UNICAST_WRITE_VC;
+  uint32_t trid = 0;
+};
+
+class Noc {
+ public:
+  enum class AddressType { NOC, LOCAL_L1 };
+
+  static constexpr uint32_t INVALID_TXN_ID = 0xFFFFFFFF;
+
+ private:
+  template <typename T>
+  using src_args_t = typename noc_traits_t<T>::src_args_type;
+  template <typename T>
+  using dst_args_t = typename noc_traits_t<T>::dst_args_type;
+
+  template <NocOptions opts>
+  static constexpr void check_options() {
+    static_assert(!has_flag(opts, NocOptions::TXN_ID), "emulator: NoC transaction ids (NocOptions::TXN_ID) are not emulated");
+  }
+
+ public:
+  Noc() : noc_id_(noc_index) {}
+  explicit Noc(uint8_t noc_id) : noc_id_(noc_id) {}
+
+  uint8_t get_noc_id() const { return noc_id_; }
+
+  // Reads `size_bytes` from `src` (a NOC address: a tensor page) into `dst` (this core's L1: a DFB).
+  template <NocOptions opts = NocOptions::DEFAULT, uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1,
+            bool enable_noc_tracing = true, typename Src, typename Dst>
+  void async_read(const Src& src, const Dst& dst, uint32_t size_bytes, const src_args_t<Src>& src_args,
+                  const dst_args_t<Dst>& dst_args, const NocOptVals& /*noc_opts*/ = {},
+                  emu::k::Loc loc = emu::k::Loc::current()) const {
+    check_options<opts>();
+    const uint32_t dst_addr = noc_traits_t<Dst>::template dst_addr<AddressType::LOCAL_L1>(dst, *this, dst_args, loc);
+    const uint64_t src_addr = noc_traits_t<Src>::template src_addr<AddressType::NOC>(src, *this, src_args, loc);
+    emu::k::noc_read(src_addr, dst_addr, size_bytes, loc);
+  }
+
+  // Writes `size_bytes` from `src` (this core's L1: a DFB) to `dst` (a NOC address: a tensor page).
+  template <NocOptions opts = NocOptions::DEFAULT, uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1,
+            bool enable_noc_tracing = true, typename Src, typename Dst>
+  void async_write(const Src& src, const Dst& dst, uint32_t size_bytes, const src_args_t<Src>& src_args,
+                   const dst_args_t<Dst>& dst_args, const NocOptVals& /*noc_opts*/ = {},
+                   emu::k::Loc loc = emu::k::Loc::current()) const {
+    check_options<opts>();
+    const uint32_t src_addr = noc_traits_t<Src>::template src_addr<AddressType::LOCAL_L1>(src, *this, src_args, loc);
+    const uint64_t dst_addr = noc_traits_t<Dst>::template dst_addr<AddressType::NOC>(dst, *this, dst_args, loc);
+    emu::k::noc_write(src_addr, dst_addr, size_bytes, loc);
+  }
+
+  template <NocOptions opts = NocOptions::DEFAULT>
+  void async_read_barrier(const NocOptVals& /*noc_opts*/ = {}, emu::k::Loc loc = emu::k::Loc::current()) const {
+    check_options<opts>();
+    emu::k::noc_read_barrier(loc);
+  }
+
+  template <NocOptions opts = NocOptions::DEFAULT>
+  void async_write_barrier(const NocOptVals& /*noc_opts*/ = {}, emu::k::Loc loc = emu::k::Loc::current()) const {
+    check_options<opts>();
+    emu::k::noc_write_barrier(loc);
+  }
+
+  template <NocOptions opts = NocOptions::DEFAULT>
+  void async_writes_flushed(const NocOptVals& /*noc_opts*/ = {}, emu::k::Loc loc = emu::k::Loc::current()) const {
+    check_options<opts>();
+    emu::k::noc_writes_flushed(loc);
+  }
+
+  void async_atomic_barrier() const {}
+
+  void async_full_barrier(emu::k::Loc loc = emu::k::Loc::current()) const {
+    emu::k::noc_read_barrier(loc);
+    emu::k::noc_write_barrier(loc);
+  }
+
+ private:
+  uint8_t noc_id_;
+};
+
+#define TT_EMU_NOC_H_DEFINED
+#ifdef TT_EMU_DATAFLOW_BUFFER_DEFINED
+#include "api/emu/dfb_noc_traits.h"
+#endif
