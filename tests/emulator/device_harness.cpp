@@ -82,7 +82,10 @@ int main(int argc, char** argv) {
         std::string cores, fmt;
         uint32_t index, total, page;
         is >> cores >> index >> total >> page >> fmt;
-        for (const auto& c : parse_cores(cores)) dev->add_cb(c, index, total, page, parse_format(fmt));
+        // Optional: shares=<index>, the CB takes that CB's L1 (one CircularBufferConfig, several indices).
+        std::string shares;
+        const int32_t owner = is >> shares && shares.rfind("shares=", 0) == 0 ? std::stoi(shares.substr(7)) : -1;
+        for (const auto& c : parse_cores(cores)) dev->add_cb(c, index, total, page, parse_format(fmt), owner);
       } else if (op == "semaphore") {
         std::string cores;
         uint32_t init;

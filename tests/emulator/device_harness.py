@@ -4,7 +4,9 @@ A program is a list of kernel sources (compiled one translation unit each, like 
 does) plus a line-based spec read by device_harness.cpp:
   arch <name>
   buffer <name> <bytes> <page_size> in|out|inout|scratch   (in: loads <name>.bin)
-  cb <cores> <index> <total_bytes> <page_size> <format>
+  cb <cores> <index> <total_bytes> <page_size> <format> [shares=<index>]
+    (shares=: the CB shares the L1 of that CB, configured before: several indices of one
+    CircularBufferConfig)
   semaphore <cores> <initial>
   kernel <source> reader|writer|compute <cores> <fp32_dest_acc 0|1> <ct args a,b,c or ->
     (a compute kernel line may end in utd=<one 0/1 per CB index>: ComputeConfig::unpack_to_dest_mode,

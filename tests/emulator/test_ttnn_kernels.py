@@ -33,6 +33,9 @@ BINARY_READER = f"{OPS}/eltwise/binary/device/kernels/dataflow/reader_binary_int
 BINARY_COMPUTE = f"{OPS}/eltwise/binary/device/kernels/compute/eltwise_binary_kernel.cpp"
 BMM_READER = f"{OPS}/matmul/device/kernels/dataflow/reader_bmm_8bank_output_tiles_partitioned.cpp"
 BMM_COMPUTE = f"{OPS}/matmul/device/kernels/compute/bmm.cpp"
+BLOCK_READER = f"{OPS}/matmul/device/kernels/dataflow/reader_bmm_tile_layout.cpp"
+BLOCK_WRITER = f"{OPS}/matmul/device/kernels/dataflow/writer_bmm_tile_layout.cpp"
+BLOCK_COMPUTE = f"{OPS}/matmul/device/kernels/compute/bmm_large_block_zm.cpp"
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +49,7 @@ def runtime():
 class Cb:
     index: int
     tiles: int
+    shares_l1_of: int | None = None  # another index of the same CircularBufferConfig
 
 
 def ttnn_kernel(path: str, cbs: list[Cb], compile_args=(), defines=None, named_args=None) -> Kernel:
@@ -77,7 +81,8 @@ def spec(cores: int, buffers: dict[str, tuple[int, str]], cbs: list[Cb], kernels
     grid = f"0,0-{cores - 1},0"
     lines = ["arch wormhole_b0"]
     lines += [f"buffer {name} {tiles * TILE} {TILE} {access}" for name, (tiles, access) in buffers.items()]
-    lines += [f"cb {grid} {cb.index} {cb.tiles * TILE} {TILE} Float16_b" for cb in cbs]
+    lines += [f"cb {grid} {cb.index} {cb.tiles * TILE} {TILE} Float16_b"
+              + ("" if cb.shares_l1_of is None else f" shares={cb.shares_l1_of}") for cb in cbs]
     lines += [f"kernel {k.source_name} {role} {grid} 0 {','.join(map(str, k.compile_args)) or '-'}"
               for k, role in kernels]
     for kid, per_core in enumerate(rtargs):
@@ -222,3 +227,57 @@ def test_bmm(tmp_path, runtime):
     assert res.returncode == 0, res.stderr
     matmul_close(from_tiles(res.outputs["C"], 64, 64), a, b)
     assert res.counters["total"]["tile_ops"]["matmul_tiles"] == 2 * 3 * 2
+
+
+# ---------------------------------------------------------------- matmul: bmm_large_block_zm.cpp
+def block_matmul_program(tmp_path, runtime, a: np.ndarray, b: np.ndarray, in0_block_w: int, out_subblock_h: int,
+                         out_subblock_w: int, per_core_m: int, per_core_n: int):
+    """matmul_multi_core_reuse's create_program (matmul/device/matmul_op_multi_core_reuse_program_factory.cpp)
+    with its blocking parameters as arguments (the factory fixes them at in0_block_w 2, subblock 4x2 and
+    16x16 tiles per core; smaller ones keep the test short): CB c_0 double-buffers an in0 block, c_1 an in1
+    block, and one CircularBufferConfig of an output block's size holds c_16 (output) and c_24 (partials)
+    in the same L1; reader ct = {TensorAccessorArgs(a), TensorAccessorArgs(b)}, writer ct =
+    {TensorAccessorArgs(output)}, named {cb_in0: 0, cb_in1: 1, cb_out: 16, cb_intermed0: 24}; the compute
+    and runtime args are the factory's formulas. One core per output block, row-major over the blocks."""
+    (m, k), (_, n) = a.shape, b.shape
+    mt, kt, nt = m // 32, k // 32, n // 32
+    num_blocks = kt // in0_block_w
+    in0_num_subblocks, in1_num_subblocks = per_core_m // out_subblock_h, per_core_n // out_subblock_w
+    compute_args = (in0_block_w, in0_num_subblocks, out_subblock_h * in0_block_w * in0_num_subblocks,
+                    out_subblock_h * in0_block_w, in1_num_subblocks, out_subblock_w * in0_block_w * in1_num_subblocks,
+                    out_subblock_w * in1_num_subblocks, num_blocks, out_subblock_h, out_subblock_w,
+                    out_subblock_h * out_subblock_w, 1)
+    out_block = per_core_m * per_core_n
+    cbs = [Cb(0, 2 * per_core_m * in0_block_w), Cb(1, 2 * per_core_n * in0_block_w), Cb(16, out_block),
+           Cb(24, out_block, shares_l1_of=16)]
+    named = {"cb_in0": 0, "cb_in1": 1, "cb_out": 16, "cb_intermed0": 24}
+    reader = ttnn_kernel(BLOCK_READER, cbs, (*DRAM_INTERLEAVED, *DRAM_INTERLEAVED), named_args=named)
+    compute = ttnn_kernel(BLOCK_COMPUTE, cbs, compute_args, named_args=named)
+    writer = ttnn_kernel(BLOCK_WRITER, cbs, DRAM_INTERLEAVED, named_args=named)
+    reader_args, writer_args = [], []
+    for y in range(mt // per_core_m):
+        for x in range(nt // per_core_n):
+            reader_args.append(" ".join(map(str, [
+                "@A", kt * per_core_m * y, 1, kt, in0_block_w, in0_block_w, per_core_m, in0_block_w * per_core_m,
+                "@B", per_core_n * x, 1, nt, in0_block_w * nt, per_core_n, in0_block_w, per_core_n * in0_block_w,
+                num_blocks, mt * kt, kt * nt, 1, 0])))
+            writer_args.append(" ".join(map(str, [
+                "@C", x * per_core_n + y * per_core_m * nt, 1, nt, out_subblock_w, out_subblock_h * nt,
+                out_subblock_w, out_subblock_h, out_subblock_w * out_subblock_h, per_core_n // out_subblock_w,
+                per_core_m // out_subblock_h, mt * nt, 1])))
+    exe = build(tmp_path, runtime, [reader, compute, writer])
+    text = spec(len(reader_args), {"A": (mt * kt, "in"), "B": (kt * nt, "in"), "C": (mt * nt, "out")}, cbs,
+                [(reader, "reader"), (compute, "compute"), (writer, "writer")],
+                [reader_args, ["" for _ in reader_args], writer_args])
+    return run(tmp_path, exe, text, {"A": tiles_of(a), "B": tiles_of(b)}, ["C"])
+
+
+def test_bmm_large_block_zm(tmp_path, runtime):
+    a, b = bf16((128, 128), seed=7), bf16((128, 128), seed=8)
+    res = block_matmul_program(tmp_path, runtime, a, b, in0_block_w=2, out_subblock_h=2, out_subblock_w=2,
+                               per_core_m=2, per_core_n=4)
+    assert res.returncode == 0, res.stderr
+    matmul_close(from_tiles(res.outputs["C"], 128, 128), a, b)
+    total = res.counters["total"]
+    assert total["tile_ops"]["matmul_tiles"] == 4 * 4 * 4
+    assert total["tile_ops"]["copy_tile"] == 4 * 4  # the partials of the first K block, reloaded once

@@ -536,7 +536,8 @@ uint8_t* Device::dram_bank_data(uint32_t bank, uint64_t addr, uint64_t bytes) {
                       std::to_string(bank) + " are outside every allocated buffer");
 }
 
-void Device::add_cb(CoreXY core, uint32_t cb_index, uint32_t total_size, uint32_t page_size, DataFormat fmt) {
+void Device::add_cb(CoreXY core, uint32_t cb_index, uint32_t total_size, uint32_t page_size, DataFormat fmt,
+                    int32_t shares_l1_of) {
   DeviceImpl& d = *impl_;
   Core& c = d.core(core);
   const std::string at = "core (" + std::to_string(core.x) + "," + std::to_string(core.y) + ") CB " +
@@ -549,7 +550,13 @@ void Device::add_cb(CoreXY core, uint32_t cb_index, uint32_t total_size, uint32_
   if (page_size == 0 || total_size == 0 || total_size % page_size != 0)
     throw EmulatorError(at + ": total size " + std::to_string(total_size) + " is not a positive multiple of page size " +
                         std::to_string(page_size));
-  const uint64_t offset = align_up(c.l1_top, d.arch.l1_alignment);
+  if (shares_l1_of >= 0) {
+    const CB* owner = static_cast<uint32_t>(shares_l1_of) < d.arch.num_cbs ? &c.cbs[shares_l1_of] : nullptr;
+    if (owner == nullptr || !owner->configured || owner->size != total_size)
+      throw EmulatorError(at + ": shares the L1 of CB " + std::to_string(shares_l1_of) +
+                          ", which is not a configured CB of the same total size on this core");
+  }
+  const uint64_t offset = shares_l1_of >= 0 ? c.cbs[shares_l1_of].offset : align_up(c.l1_top, d.arch.l1_alignment);
   if (offset + total_size > d.l1_buffers_bottom) {
     const bool buffers = d.l1_buffers_bottom < d.arch.l1_size;
     throw EmulatorError(at + ": L1 overflow: " + std::to_string(total_size) + " bytes at L1 offset " +
@@ -567,7 +574,7 @@ void Device::add_cb(CoreXY core, uint32_t cb_index, uint32_t total_size, uint32_
   cb.page_size = page_size;
   cb.num_pages = total_size / page_size;
   cb.fmt = fmt;
-  c.l1_top = static_cast<uint32_t>(offset + total_size);
+  if (shares_l1_of < 0) c.l1_top = static_cast<uint32_t>(offset + total_size);
 }
 
 uint32_t Device::add_semaphore(CoreXY core, uint32_t initial_value) {

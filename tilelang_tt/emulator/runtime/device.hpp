@@ -122,8 +122,11 @@ class Device {
   // ---- program construction ----
   // Allocates total_size bytes of `core`'s L1 (aligned to l1_alignment()); throws on L1
   // overflow (past the end of L1 or into the L1 buffers), a duplicate index, or total_size not
-  // a multiple of page_size.
-  void add_cb(CoreXY core, uint32_t cb_index, uint32_t total_size, uint32_t page_size, DataFormat fmt);
+  // a multiple of page_size. With `shares_l1_of` (a CB index of the same core, configured before
+  // with the same total size) the CB takes that CB's L1 instead: several indices of one tt-metal
+  // CircularBufferConfig share one allocation, each index with its own FIFO pointers and format.
+  void add_cb(CoreXY core, uint32_t cb_index, uint32_t total_size, uint32_t page_size, DataFormat fmt,
+              int32_t shares_l1_of = -1);
   // Semaphore ids are allocated per core in call order; calling with a set of cores gives the
   // same id on each of them (tt-metal CreateSemaphore). get_semaphore(id) in a kernel gives its
   // L1 address.

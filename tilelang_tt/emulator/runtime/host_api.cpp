@@ -114,6 +114,7 @@ struct CircularBufferSpec {
     uint32_t total_size;
     uint32_t page_size;
     emu::DataFormat format;
+    int32_t shares_l1_of;  // the config's first index, for its other indices (they share its L1); else -1
 };
 
 struct SemaphoreSpec {
@@ -455,6 +456,7 @@ CBHandle CreateCircularBuffer(
     std::vector<emu::CoreXY> cores = cores_of(core_spec);
     ProgramState& state = program.state();
     CBHandle handle = state.circular_buffers.size();
+    int32_t first_index = -1;  // one L1 allocation for every index of the config, as in tt-metal
     for (std::size_t index = 0; index < CircularBufferConfig::max_buffer_index; ++index) {
         if (!config.data_formats()[index]) {
             continue;
@@ -462,8 +464,9 @@ CBHandle CreateCircularBuffer(
         if (!config.page_sizes()[index]) {
             fail("circular buffer " + std::to_string(index) + " has a data format but no page size (set_page_size)");
         }
-        state.circular_buffers.push_back(
-            {cores, u32(index), config.total_size(), *config.page_sizes()[index], to_emu(*config.data_formats()[index])});
+        state.circular_buffers.push_back({cores, u32(index), config.total_size(), *config.page_sizes()[index],
+                                          to_emu(*config.data_formats()[index]), first_index});
+        first_index = first_index < 0 ? static_cast<int32_t>(index) : first_index;
     }
     return handle;
 }
@@ -991,7 +994,7 @@ void run_program(const ProgramState& state) {
     device.reset_program();
     for (const CircularBufferSpec& cb : state.circular_buffers) {
         for (const emu::CoreXY& core : cb.cores) {
-            device.add_cb(core, cb.index, cb.total_size, cb.page_size, cb.format);
+            device.add_cb(core, cb.index, cb.total_size, cb.page_size, cb.format, cb.shares_l1_of);
         }
     }
     for (const SemaphoreSpec& semaphore : state.semaphores) {
