@@ -281,3 +281,22 @@ def test_bmm_large_block_zm(tmp_path, runtime):
     total = res.counters["total"]
     assert total["tile_ops"]["matmul_tiles"] == 4 * 4 * 4
     assert total["tile_ops"]["copy_tile"] == 4 * 4  # the partials of the first K block, reloaded once
+
+
+def test_wrong_factory_argument_is_a_protocol_error(tmp_path, runtime):
+    # The writer given the reader's CB (ct arg 0 = c_0 instead of c_2): it pops c_0's pages before
+    # eltwise_sfpu.cpp sees them, and the compute kernel waits forever on its DataflowBuffer; the
+    # emulator names the stuck call at its line in the wheel's source.
+    x = bf16((32, 64), seed=9)
+    cbs = [Cb(0, 2), Cb(2, 2)]
+    reader = ttnn_kernel(UNARY_READER, cbs, DRAM_INTERLEAVED)
+    compute = ttnn_kernel(SFPU_COMPUTE, cbs, defines=sfpu_chain("relu_tile_init();", "relu_tile(0);",
+                                                                "SFPU_OP_RELU_FAMILY_INCLUDE"))
+    writer = ttnn_kernel(UNARY_WRITER, cbs, (0, *DRAM_INTERLEAVED))
+    exe = build(tmp_path, runtime, [reader, compute, writer])
+    text = spec(1, {"X": (2, "in"), "Y": (2, "out")}, cbs,
+                [(reader, "reader"), (compute, "compute"), (writer, "writer")], [["@X 2 0"], ["2"], ["@Y 2 0"]])
+    res = run(tmp_path, exe, text, {"X": tiles_of(x)}, ["Y"])
+    assert res.returncode != 0
+    assert "deadlock" in res.stderr
+    assert "compute kernel 'eltwise_sfpu.cpp' blocked in cb_wait_front(CB 0, 1) at eltwise_sfpu.cpp:36" in res.stderr
