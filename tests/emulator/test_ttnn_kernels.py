@@ -36,6 +36,7 @@ BMM_COMPUTE = f"{OPS}/matmul/device/kernels/compute/bmm.cpp"
 BLOCK_READER = f"{OPS}/matmul/device/kernels/dataflow/reader_bmm_tile_layout.cpp"
 BLOCK_WRITER = f"{OPS}/matmul/device/kernels/dataflow/writer_bmm_tile_layout.cpp"
 BLOCK_COMPUTE = f"{OPS}/matmul/device/kernels/compute/bmm_large_block_zm.cpp"
+TRANSPOSE_COMPUTE = f"{OPS}/data_movement/transpose/device/kernels/compute/transpose_wh.cpp"
 
 
 @pytest.fixture(scope="module")
@@ -300,3 +301,32 @@ def test_wrong_factory_argument_is_a_protocol_error(tmp_path, runtime):
     assert res.returncode != 0
     assert "deadlock" in res.stderr
     assert "compute kernel 'eltwise_sfpu.cpp' blocked in cb_wait_front(CB 0, 1) at eltwise_sfpu.cpp:36" in res.stderr
+
+
+# ---------------------------------------------------------------- transpose_wh.cpp
+def test_transpose_wh(tmp_path, runtime):
+    # transpose WH (data_movement/transpose/device/transpose_wh_program_factory.cpp): CBs c_0 and c_16,
+    # 2 tiles each; transpose_wh.cpp rt = {the core's tiles}; the output through the unary writer, ct =
+    # {c_16, TensorAccessorArgs(output)}. The factory's reader, reader_unary_transpose_wh_interleaved_
+    # start_id.cpp, is a Metal 2.0 kernel (its args come from kernel_bindings_generated.h, which the
+    # emulator does not generate): the unary reader stands in for it on a tensor one tile wide, where
+    # both read the tiles in the same order (the transpose reader walks W-major, NWH).
+    n, h = 2, 96
+    x = bf16((n * h, 32), seed=10)
+    num_tiles = n * h // 32
+    cbs = [Cb(0, 2), Cb(16, 2)]
+    reader = ttnn_kernel(UNARY_READER, cbs, DRAM_INTERLEAVED)
+    compute = ttnn_kernel(TRANSPOSE_COMPUTE, cbs)
+    writer = ttnn_kernel(UNARY_WRITER, cbs, (16, *DRAM_INTERLEAVED))
+    work = split_work(num_tiles, 2)
+    exe = build(tmp_path, runtime, [reader, compute, writer])
+    text = spec(2, {"X": (num_tiles, "in"), "Y": (num_tiles, "out")}, cbs,
+                [(reader, "reader"), (compute, "compute"), (writer, "writer")],
+                [[f"@X {cnt} {start}" for start, cnt in work], [f"{cnt}" for _, cnt in work],
+                 [f"@Y {cnt} {start}" for start, cnt in work]])
+    res = run(tmp_path, exe, text, {"X": tiles_of(x)}, ["Y"])
+    assert res.returncode == 0, res.stderr
+    out = from_tiles(res.outputs["Y"], n * 32, h // 32 * 32)  # each batch's (96, 32) -> (32, 96)
+    ref = torch.from_numpy(x).reshape(n, h, 32).transpose(1, 2).reshape(n * 32, h)
+    assert torch.equal(out, ref)
+    assert res.counters["total"]["tile_ops"]["transpose_wh_tile"] == num_tiles
