@@ -149,6 +149,9 @@ def _include_with_edit(tmp_path, file, old, new):
     ("api/dataflow/dataflow_api.h", None, "noc_semaphore_set(volatile tt_l1_ptr uint32_t* sem_addr",
      "noc_semaphore_set(const volatile tt_l1_ptr uint32_t* sem_addr",
      "`noc_semaphore_set(const volatile tt_l1_ptr uint32_t *, uint32_t)` differs"),
+    # a kernel-visible header outside api/, compared with tt-llk's
+    ("ckernel.h", None, "inline T load_blocking(volatile T* ptr)", "inline T load_blocking(volatile T* ptr, int x = 0)",
+     "load_blocking(volatile T *, int = 0)` differs"),
 ])
 def test_emulator_header_differences_are_reported(tmp_path, header, file, old, new, expected):
     include = _include_with_edit(tmp_path, file or header, old, new)

@@ -34,11 +34,14 @@ from tilelang_tt.tools.header_check import (
 )
 
 EMULATOR_INCLUDE = Path(__file__).resolve().parents[1] / "emulator" / "include"
-# Where tt-metal's device build finds the headers the emulator mirrors (relative to tt_metal/).
-REAL_INCLUDE_DIRS = ("hw/inc", "hostdevcommon/api")
+# Where tt-metal's device build finds the headers the emulator mirrors (relative to tt_metal/): tt-llk's
+# wormhole ckernel.h, and api/ for tt-metalium/constants.hpp, which kernels include too (ttnn's pad_tile.hpp).
+REAL_INCLUDE_DIRS = ("hw/inc", "hostdevcommon/api", "tt-llk/tt_llk_wormhole_b0/common/inc", "api")
 # The emulator headers that mirror kernel-visible tt-metal headers (tt-metalium/ is the host API,
-# checked against libtt_metal.so's symbols by tilelang_tt.tools.host_symbols) ...
+# checked against libtt_metal.so's symbols by tilelang_tt.tools.host_symbols, but for the constants
+# kernels include) ...
 KERNEL_HEADER_DIRS = ("api", "hostdevcommon")
+KERNEL_HEADER_FILES = ("ckernel.h", "tt-metalium/constants.hpp")
 # ... but the emulator's own, which have no counterpart: what they define counts as their includer's.
 EMULATOR_ONLY_DIR = "api/emu/"
 
@@ -77,7 +80,8 @@ def real_counterpart(header: str, root: Path | None = None) -> Path | None:
 def kernel_api_headers(include: Path = EMULATOR_INCLUDE) -> list[str]:
     """Every emulator kernel API header (include path) that mirrors a tt-metal one."""
     headers = (str(p.relative_to(include)) for d in KERNEL_HEADER_DIRS for p in (include / d).rglob("*"))
-    return sorted(h for h in headers if h.endswith((".h", ".hpp")) and not h.startswith(EMULATOR_ONLY_DIR))
+    mirrored = [h for h in headers if h.endswith((".h", ".hpp")) and not h.startswith(EMULATOR_ONLY_DIR)]
+    return sorted(mirrored + [h for h in KERNEL_HEADER_FILES if (include / h).is_file()])
 
 
 def _closure(header: str, dirs: Iterable[Path], read: Callable[[Path], str],
