@@ -129,6 +129,18 @@ def run(work: Path, exe: Path, spec: str, inputs: dict[str, bytes], outputs: lis
     return Result(proc.returncode, proc.stderr, outs, counters)
 
 
+def split_work(num_tiles: int, num_cores: int) -> list[tuple[int, int]]:
+    """(start tile, tile count) per core, contiguous ranges in core order: tt-metal's
+    split_work_to_cores, the first cores one tile more when the tiles do not divide evenly."""
+    base, extra = divmod(num_tiles, num_cores)
+    out, start = [], 0
+    for i in range(num_cores):
+        count = base + (i < extra)
+        out.append((start, count))
+        start += count
+    return out
+
+
 # ---------------------------------------------------------------- numpy reference helpers
 def bf16_bits(x: np.ndarray) -> np.ndarray:
     """float32 -> bfloat16 bit patterns, round to nearest even (finite inputs)."""

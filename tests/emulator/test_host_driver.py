@@ -193,3 +193,39 @@ def test_progress_counts_each_step_of_a_build(tmp_path, monkeypatch):
     calls.clear()
     driver.build(sources, driver.Plan.from_json(plan), progress=lambda *call: calls.append(call))
     assert calls == []  # cached: nothing to compile, nothing shown
+
+
+# A reader that stops on a CB that does not exist (index 31) unless CB 0 and CB 2 are one L1 allocation.
+SAME_L1_READER = """
+#include "api/dataflow/dataflow_api.h"
+void kernel_main() {
+    if (get_local_cb_interface(0).fifo_limit != get_local_cb_interface(2).fifo_limit) cb_reserve_back(31, 1);
+}
+"""
+
+
+@pytest.mark.parametrize("one_config", [True, False])
+def test_the_indices_of_one_circular_buffer_config_share_its_l1(one_config):
+    plan = _readwrite_plan(32, 64)
+    sources = program_sources(plan, {**IDLE, "reader.cpp": SAME_L1_READER})
+    main = sources["main.cpp"]
+    if one_config:  # CB 2 in CB 0's config, as tt-metal's matmul factories put their output and partials
+        edited = main.replace("cb0_formats = {{0, tt::DataFormat::Float16_b}};",
+                              "cb0_formats = {{0, tt::DataFormat::Float16_b}, {2, tt::DataFormat::Float16_b}};")
+        edited = edited.replace("cb0_config.set_page_size(0, 2048);",
+                                "cb0_config.set_page_size(0, 2048);\n        cb0_config.set_page_size(2, 2048);")
+    else:  # its own config: its own L1
+        edited = main.replace("CreateCircularBuffer(program, cores, cb0_config);",
+                              "CreateCircularBuffer(program, cores, cb0_config);\n"
+                              "        std::map<uint8_t, tt::DataFormat> cb2_formats = {{2, tt::DataFormat::Float16_b}};\n"
+                              "        CircularBufferConfig cb2_config(4096, cb2_formats);\n"
+                              "        cb2_config.set_page_size(2, 2048);\n"
+                              "        CreateCircularBuffer(program, cores, cb2_config);")
+    assert edited != main
+    values = np.ones((32, 64), dtype=np.float32)
+    inputs = {"A": values, "B": values, "C": values}
+    if one_config:
+        run({**sources, "main.cpp": edited}, plan, inputs)
+    else:
+        with pytest.raises(EmulatorError, match="CB 31"):
+            run({**sources, "main.cpp": edited}, plan, inputs)

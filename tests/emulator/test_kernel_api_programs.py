@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .device_harness import Kernel, bf16_bits, bf16_to_f32, build, run, runtime_objects, tilize, untilize
+from .device_harness import Kernel, bf16_bits, bf16_to_f32, build, run, runtime_objects, split_work, tilize, untilize
 from .device_kernels import COMPUTE_BINARY, COMPUTE_MATMUL, READER_BINARY, READER_MATMUL, WRITER_UNARY
 
 DRAM_INTERLEAVED = 2  # ArgConfig::IsDram
@@ -15,16 +15,6 @@ TILE = 2048
 @pytest.fixture(scope="session")
 def runtime():
     return runtime_objects()
-
-
-def split(n_tiles: int, n_cores: int) -> list[tuple[int, int]]:
-    base, extra = divmod(n_tiles, n_cores)
-    out, start = [], 0
-    for i in range(n_cores):
-        cnt = base + (i < extra)
-        out.append((start, cnt))
-        start += cnt
-    return out
 
 
 def test_eltwise_binary_add_multicore(tmp_path, runtime):
@@ -48,7 +38,7 @@ def test_eltwise_binary_add_multicore(tmp_path, runtime):
              f"kernel reader.cpp reader 0,0-2,0 0 {','.join(map(str, cta + cta))}",
              "kernel compute.cpp compute 0,0-2,0 0 -",
              f"kernel writer.cpp writer 0,0-2,0 0 {','.join(map(str, cta))}"]
-    for (x, y), (start, cnt) in zip(cores, split(n_tiles, len(cores))):
+    for (x, y), (start, cnt) in zip(cores, split_work(n_tiles, len(cores))):
         lines += [f"rtargs 0 {x},{y} @A @B {start} {cnt}", f"rtargs 1 {x},{y} {cnt}",
                   f"rtargs 2 {x},{y} @C {start} {cnt}"]
     res = run(tmp_path, exe, "\n".join(lines) + "\n",
@@ -89,7 +79,7 @@ def run_matmul(tmp_path, runtime, m, k, n, grid, fp32_acc):
              f"kernel compute.cpp compute {rng_cores} {int(fp32_acc)} -",
              f"kernel writer.cpp writer {rng_cores} 0 {','.join(map(str, cta))}"]
     cores = [(x, y) for y in range(gy) for x in range(gx)]
-    for (x, y), (start, cnt) in zip(cores, split(mt * nt, len(cores))):
+    for (x, y), (start, cnt) in zip(cores, split_work(mt * nt, len(cores))):
         lines += [f"rtargs 0 {x},{y} @A @B {kt} {nt} {start} {cnt}", f"rtargs 1 {x},{y} {kt} {cnt}",
                   f"rtargs 2 {x},{y} @C {start} {cnt}"]
     res = run(tmp_path, exe, "\n".join(lines) + "\n",

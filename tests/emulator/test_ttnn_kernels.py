@@ -19,7 +19,7 @@ import torch
 
 from tilelang_tt.env import ttnn_kernels_root
 
-from .device_harness import Kernel, bf16_bits, bf16_to_f32, build, run, runtime_objects, tilize, untilize
+from .device_harness import Kernel, bf16_bits, bf16_to_f32, build, run, runtime_objects, split_work, tilize, untilize
 
 TILE = 2048  # bfloat16 tile bytes
 FLOAT16_B = 5  # kernel-side DataFormat::Float16_b (tensix_types.h)
@@ -42,7 +42,8 @@ TRANSPOSE_COMPUTE = f"{OPS}/data_movement/transpose/device/kernels/compute/trans
 @pytest.fixture(scope="module")
 def runtime():
     if not (ttnn_kernels_root() / OPS).is_dir():
-        raise FileNotFoundError(f"{ttnn_kernels_root() / OPS} is missing; run `make headers` to fetch the ttnn 0.81.1 wheel")
+        raise FileNotFoundError(f"{ttnn_kernels_root() / OPS} is missing; "
+                                "run `make headers` to fetch the ttnn 0.81.1 wheel")
     return runtime_objects()
 
 
@@ -62,17 +63,6 @@ def ttnn_kernel(path: str, cbs: list[Cb], compile_args=(), defines=None, named_a
     return Kernel(Path(path).name, (ttnn_kernels_root() / path).read_text(), tuple(compile_args),
                   tuple((defines or {}).items()), tuple((named_args or {}).items()), tuple(formats),
                   (ttnn_kernels_root(),))
-
-
-def split_work(num_tiles: int, num_cores: int) -> list[tuple[int, int]]:
-    """(start tile, tile count) per core: tt-metal's split_work_to_cores, the first group one tile more."""
-    base, extra = divmod(num_tiles, num_cores)
-    out, start = [], 0
-    for i in range(num_cores):
-        count = base + (i < extra)
-        out.append((start, count))
-        start += count
-    return out
 
 
 def spec(cores: int, buffers: dict[str, tuple[int, str]], cbs: list[Cb], kernels: list[tuple[Kernel, str]],

@@ -54,7 +54,8 @@ FORCE_INLINE uint32_t get_read_ptr(uint32_t operand, Loc loc = Loc::current()) {
 // Bytes of one tile in the CB's data format; constant expressions when the build describes the
 // program's CBs (api/emu/cb_descriptors.h).
 TT_EMU_CB_CONSTEXPR inline int32_t get_tile_size(const int32_t operand, Loc loc = Loc::current()) {
-  return static_cast<int32_t>(emu::detail::kernel_tile_bytes(emu::detail::cb_dataformat(static_cast<uint32_t>(operand), loc)));
+  const ::DataFormat format = emu::detail::cb_dataformat(static_cast<uint32_t>(operand), loc);
+  return static_cast<int32_t>(emu::detail::kernel_tile_bytes(format));
 }
 TT_EMU_CB_CONSTEXPR inline DataFormat get_dataformat(const int32_t operand, Loc loc = Loc::current()) {
   return emu::detail::cb_dataformat(static_cast<uint32_t>(operand), loc);

@@ -58,7 +58,8 @@ class Noc {
 
   template <NocOptions opts>
   static constexpr void check_options() {
-    static_assert(!has_flag(opts, NocOptions::TXN_ID), "emulator: NoC transaction ids (NocOptions::TXN_ID) are not emulated");
+    static_assert(!has_flag(opts, NocOptions::TXN_ID),
+                  "emulator: NoC transaction ids (NocOptions::TXN_ID) are not emulated");
   }
 
  public:
