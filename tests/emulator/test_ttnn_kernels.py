@@ -180,11 +180,12 @@ def test_binary(tmp_path, runtime, op, op_type, ref):
 
 
 # ---------------------------------------------------------------- matmul: bmm.cpp
-def bmm_program(tmp_path, runtime, a: np.ndarray, b: np.ndarray, cores: int):
+def bmm_program(tmp_path, runtime, a: np.ndarray, b: np.ndarray, cores: int, last_ktile_w: int = 0):
     """MatmulMultiCoreProgramFactory (matmul/device/factory, the legacy-API descriptors): CBs c_0, c_1
     (inputs) and c_16 (output), 2 tiles each; reader_bmm_8bank_output_tiles_partitioned.cpp ct =
     {last k-tile width 0, last k-tile height 0, TensorAccessorArgs(a), TensorAccessorArgs(b)}, named
     {cb_in0: 0, cb_in1: 1}, rt = {a, b, Mt, Kt, Nt, MtKt, KtNt, batch, bcast_B, start tile, tiles, MtNt};
+    ``last_ktile_w``: the logical K modulo 32 (a's padded columns past it are zeroed by the reader);
     bmm.cpp ct = {1, 1, Kt, the core group's tiles}, named {cb_in0, cb_in1, cb_out: 16}; the unary writer
     with ct = {16, TensorAccessorArgs(output)}."""
     (m, k), (_, n) = a.shape, b.shape
@@ -193,7 +194,7 @@ def bmm_program(tmp_path, runtime, a: np.ndarray, b: np.ndarray, cores: int):
     named = {"cb_in0": 0, "cb_in1": 1, "cb_out": 16}
     work = split_work(mt * nt, cores)
     assert len({cnt for _, cnt in work}) == 1, "one core group: bmm.cpp's Nt is a compile-time arg"
-    reader = ttnn_kernel(BMM_READER, cbs, (0, 0, *DRAM_INTERLEAVED, *DRAM_INTERLEAVED), named_args=named)
+    reader = ttnn_kernel(BMM_READER, cbs, (last_ktile_w, 0, *DRAM_INTERLEAVED, *DRAM_INTERLEAVED), named_args=named)
     compute = ttnn_kernel(BMM_COMPUTE, cbs, (1, 1, kt, work[0][1]), named_args=named)
     writer = ttnn_kernel(UNARY_WRITER, cbs, (16, *DRAM_INTERLEAVED))
     exe = build(tmp_path, runtime, [reader, compute, writer])
@@ -210,6 +211,17 @@ def matmul_close(out: torch.Tensor, a: np.ndarray, b: np.ndarray) -> None:
     ref = ta @ tb
     bound = ref.abs() * 2.0 ** -8 + a.shape[1] * 2.0 ** -8 * (ta.abs() @ tb.abs())
     assert ((out - ref).abs() <= bound).all()
+
+
+def test_bmm_pads_the_last_k_tile(tmp_path, runtime):
+    # K = 80 (last k-tile 16 wide): the tensors are padded to 96 with garbage, which the reader's
+    # pad_last_ktile (ttnn's pad_tile.hpp, through the constexpr get_dataformat of its CB) zeroes in a.
+    k = 80
+    a, b = bf16((32, 96), seed=11), bf16((96, 64), seed=12)
+    a[:, k:], b[k:, :] = 1000.0, 1000.0
+    res = bmm_program(tmp_path, runtime, a, b, cores=2, last_ktile_w=k % 32)
+    assert res.returncode == 0, res.stderr
+    matmul_close(from_tiles(res.outputs["C"], 32, 64), a[:, :k].copy(), b[:k, :].copy())
 
 
 def test_bmm(tmp_path, runtime):
@@ -320,3 +332,23 @@ def test_transpose_wh(tmp_path, runtime):
     ref = torch.from_numpy(x).reshape(n, h, 32).transpose(1, 2).reshape(n * 32, h)
     assert torch.equal(out, ref)
     assert res.counters["total"]["tile_ops"]["transpose_wh_tile"] == num_tiles
+
+
+def test_a_kernel_built_for_other_cb_formats_stops(tmp_path, runtime):
+    # The binary reader's get_tile_size(c_0) at run time checks the CB format table it was built with
+    # (tt-metal's chlkc_descriptors.h): built for Float32 in c_0, run on a Float16_b c_0, it stops.
+    cbs = [Cb(0, 2), Cb(1, 2), Cb(2, 2)]
+    good = ttnn_kernel(BINARY_READER, cbs, (0, *DRAM_INTERLEAVED, *DRAM_INTERLEAVED))
+    reader = Kernel(good.source_name, good.code, good.compile_args, cb_formats=(0, *good.cb_formats[1:]),
+                    include_dirs=good.include_dirs)
+    compute = ttnn_kernel(BINARY_COMPUTE, cbs, defines={"ELTWISE_OP": "add_tiles",
+                                                        "ELTWISE_OP_TYPE": "EltwiseBinaryType::ELWADD"})
+    writer = ttnn_kernel(UNARY_WRITER, cbs, (2, *DRAM_INTERLEAVED))
+    exe = build(tmp_path, runtime, [reader, compute, writer])
+    text = spec(1, {"A": (1, "in"), "B": (1, "in"), "C": (1, "out")}, cbs,
+                [(reader, "reader"), (compute, "compute"), (writer, "writer")],
+                [["@A @B 1 0 0 0 0"], ["1 1"], ["@C 1 0"]])
+    x = tiles_of(bf16((32, 32), seed=13))
+    res = run(tmp_path, exe, text, {"A": x, "B": x}, ["C"])
+    assert res.returncode != 0
+    assert "CB 0: the kernel was built for data format 0 (TT_EMU_CB_FORMATS), the program configures 5" in res.stderr
