@@ -103,10 +103,15 @@ int main(int argc, char** argv) {
         }
         emu::ComputeOptions opts;
         opts.fp32_dest_acc_en = fp32 != 0;
-        // Optional: utd=<one 0/1 per CB index> (ComputeConfig::unpack_to_dest_mode, 1 = UnpackToDestFp32).
-        std::string modes;
-        if (is >> modes && modes.rfind("utd=", 0) == 0)
-          for (char m : modes.substr(4)) opts.unpack_to_dest_fp32.push_back(m == '1');
+        // Optional, in any order: utd=<one 0/1 per CB index> (ComputeConfig::unpack_to_dest_mode, 1 =
+        // UnpackToDestFp32), fid=<0|2|3|4> (ComputeConfig::math_fidelity), approx=<0|1> (math_approx_mode).
+        std::string opt;
+        while (is >> opt) {
+          if (opt.rfind("utd=", 0) == 0)
+            for (char m : opt.substr(4)) opts.unpack_to_dest_fp32.push_back(m == '1');
+          else if (opt.rfind("fid=", 0) == 0) opts.math_fidelity = std::stoi(opt.substr(4));
+          else if (opt.rfind("approx=", 0) == 0) opts.math_approx_mode = opt.substr(7) == "1";
+        }
         dev->add_kernel(source, parse_role(role), parse_cores(cores), args, opts);
       } else if (op == "rtargs") {
         uint32_t kid;

@@ -60,7 +60,7 @@ def runtime():
     return runtime_objects()
 
 
-def unary_program(tmp_path, runtime, op, a_bytes, n_tiles, in_fmt, out_fmt, fp32):
+def unary_program(tmp_path, runtime, op, a_bytes, n_tiles, in_fmt, out_fmt, fp32, utd=""):
     in_page = 4096 if in_fmt == "Float32" else TILE
     exe = build(tmp_path, runtime, [
         Kernel("reader.cpp", READER_UNARY, (2, in_page)),
@@ -71,7 +71,7 @@ def unary_program(tmp_path, runtime, op, a_bytes, n_tiles, in_fmt, out_fmt, fp32
         "arch wormhole_b0",
         f"buffer A {n_tiles * in_page} {in_page} in", f"buffer C {n_tiles * TILE} {TILE} out",
         f"cb 0,0 0 {2 * in_page} {in_page} {in_fmt}", f"cb 0,0 16 {2 * TILE} {TILE} {out_fmt}",
-        f"kernel reader.cpp reader 0,0 0 2,{in_page}", f"kernel compute.cpp compute 0,0 {fp32} -",
+        f"kernel reader.cpp reader 0,0 0 2,{in_page}", f"kernel compute.cpp compute 0,0 {fp32} -{utd}",
         f"kernel writer.cpp writer 0,0 0 2,{TILE}",
         f"rtargs 0 0,0 @A {n_tiles}", f"rtargs 1 0,0 {n_tiles}", f"rtargs 2 0,0 @C 0 {n_tiles}"]) + "\n"
     res = run(tmp_path, exe, spec, {"A": a_bytes}, ["C"])
@@ -115,8 +115,9 @@ def test_pack_rounds_bf16_to_nearest_even(tmp_path, runtime):
     values = np.zeros(1024, dtype=np.float32)
     values[: len(cases)] = list(cases)
     x = values.reshape(32, 32)
+    # CB 0 UnpackToDestFp32: the Float32 tile reaches DST whole (through SrcA it would be truncated to TF32)
     out = unary_program(tmp_path, runtime, "copy_tile", tilize(x).astype(np.float32).tobytes(), 1,
-                        "Float32", "Float16_b", 1)
+                        "Float32", "Float16_b", 1, utd=" utd=1" + "0" * 63)
     got = untilize(out, 32, 32).reshape(-1)[: len(cases)]
     assert [hex(v) for v in got] == [hex(v) for v in cases.values()]
 

@@ -84,14 +84,6 @@ constexpr BinaryRow kSfpuBinary[] = {
 };
 static_assert(std::size(kSfpuBinary) == static_cast<size_t>(SfpuBinary::Count));
 
-float fpu(BinaryOp op, float a, float b) {
-  switch (op) {
-    case BinaryOp::Add: return a + b;
-    case BinaryOp::Sub: return a - b;
-    case BinaryOp::Mul: return a * b;
-  }
-  return 0.0f;
-}
 
 // Timing (timing.hpp): cycles of one tile op on the TRISC that runs it, by its counter name.
 uint64_t op_cycles(const ThreadCtx& t, const std::string& name) {
@@ -197,6 +189,79 @@ void check_int32_dst(const ThreadCtx& t, DataFormat fmt, uint32_t cbi, const std
 
 namespace {
 
+// ---------------------------------------------------------------- FPU numerics
+// Sources: the Tensix ISA documentation (github.com/jasondavies/tt-isa-documentation, WormholeB0/TensixTile/
+// TensixCoprocessor/: SrcASrcB.md "Data types" and "Fidelity phases (floating-point)", ELWMUL.md's and
+// MVMUL.md's functional models, Unpackers/FormatConversion.md, UNPACR_Regular.md's FormatConversion) and
+// tt-llk 0.81.1 (tt_llk_wormhole_b0/llk_lib/llk_math_matmul.h, llk_math_eltwise_binary.h, llk_math_reduce.h).
+
+float masked(float x, uint32_t mask) { return std::bit_cast<float>(std::bit_cast<uint32_t>(x) & mask); }
+
+// The source registers hold 19-bit datums. A Float32 tile unpacked to SrcA/SrcB (not straight to DST) becomes
+// the JIT build's "unpack_conditional_dst_format": TF32 when fp32_dest_acc_en, else Float16_b (tt-metal
+// jit_build/genfiles.cpp compute_data_formats, data_format.cpp get_single_unpack_dst_format; UnpackToDestFp32
+// CBs alone unpack as Float32, to DST). The unpacker truncates: FP32 -> TF32 keeps the top 10 mantissa bits
+// (`DatumBits >> 13`), FP32 -> BF16 the top 7 (`DatumBits >>= 16`, denormals flushed to zero)
+// (UNPACR_Regular.md, FormatConversion). Bfloat16 and the bfp formats reach SrcA/SrcB losslessly as BF16
+// (Unpackers/FormatConversion.md); Float16 as FP16.
+constexpr uint32_t kTf32 = 0xffffe000u, kBf16 = 0xffff0000u;  // the bits of an fp32 word each format keeps
+uint32_t source_format(const ThreadCtx& t, DataFormat fmt) {
+  return fmt == DataFormat::Float32 && t.kernel->opts.fp32_dest_acc_en ? kTf32 : kBf16;
+}
+float to_source(float x, uint32_t format) {
+  const uint32_t bits = std::bit_cast<uint32_t>(x);
+  if (format == kBf16 && (bits & 0x7f800000u) == 0) return std::bit_cast<float>(bits & 0x80000000u);
+  return std::bit_cast<float>(bits & format);
+}
+void to_source_register(const ThreadCtx& t, DataFormat fmt, float* x) {
+  if (fmt != DataFormat::Float32) return;  // bfloat16 and bfp tiles are BF16 already
+  const uint32_t format = source_format(t, fmt);
+  for (uint32_t i = 0; i < kTileHW; ++i) x[i] = to_source(x[i], format);
+}
+
+// The FPU's multipliers take at most 5 bits of a SrcA significand (the implicit 1 and 4 mantissa bits) and 7 of
+// a SrcB significand (the implicit 1 and 6 mantissa bits) per fidelity phase (SrcASrcB.md "Fidelity phases";
+// MVMUL.md and ELWMUL.md summaries). Phase p multiplies SrcA's high part (p even) or its next 5 mantissa bits
+// (p odd) by SrcB's high part (p < 2) or its remaining bits (p >= 2): ELWMUL.md's SrcAFidelityBits and
+// SrcBFidelityBits masks. SrcA ignores the last TF32/FP16 mantissa bit in every phase (MVMUL.md, (†)).
+constexpr uint32_t kSrcAHigh = 0xfff80000u;  // sign, exponent, 4 mantissa bits
+constexpr uint32_t kSrcAUsed = 0xffffc000u;  // sign, exponent, 9 mantissa bits (what phases 0 and 1 consume)
+constexpr uint32_t kSrcBHigh = 0xfffe0000u;  // sign, exponent, 6 mantissa bits
+
+// The phases a multiply runs: tt-llk runs phase 0 alone for LoFi and phases 0 .. n-1 for HiFi<n> (the math MOP's
+// inner loop is to_underlying(math_fidelity) long and each instruction's address mod increments the fidelity
+// phase: llk_math_matmul.h matmul_configure_mop, llk_math_eltwise_binary.h, llk_math_reduce.h).
+uint32_t multiply_phases(const ThreadCtx& t) {
+  return static_cast<uint32_t>(timing::fidelity_phases(t.kernel->opts.math_fidelity));
+}
+
+float srca_part(float a, uint32_t phase) {
+  const float high = masked(a, kSrcAHigh);
+  return phase & 1 ? masked(a, kSrcAUsed) - high : high;
+}
+float srcb_part(float b, uint32_t phase) {
+  const float high = masked(b, kSrcBHigh);
+  return phase & 2 ? b - high : high;
+}
+
+// SrcA * SrcB as the multiplier computes it over `phases` fidelity phases, each phase's product added to the
+// last (in DST, in fp32).
+float fidelity_product(float a, float b, uint32_t phases) {
+  float sum = 0.0f;
+  for (uint32_t p = 0; p < phases; ++p) sum += srca_part(a, p) * srcb_part(b, p);
+  return sum;
+}
+
+// An FPU element-wise op on source register values: SrcA `a`, SrcB `b`.
+float fpu(BinaryOp op, float a, float b, uint32_t phases) {
+  switch (op) {
+    case BinaryOp::Add: return a + b;
+    case BinaryOp::Sub: return a - b;
+    case BinaryOp::Mul: return fidelity_product(a, b, phases);
+  }
+  return 0.0f;
+}
+
 // How an op's unpacker feeds math. Fpu: through the source registers SrcA/SrcB (19 bits wide) to the
 // FPU, which computes on floats only; 32-bit integer tiles cannot take that path. ToDest: a datacopy
 // (copy_tile, unary_bcast, transpose_wh_tile), which unpacks 32-bit tiles (Float32, Int32, UInt32)
@@ -204,7 +269,8 @@ namespace {
 enum class Path : uint8_t { Fpu, ToDest };
 
 // The ops that unpack CB tiles into DST: the unpacker must be in its default (tile) mode.
-void unpack(ThreadCtx& t, uint32_t cbi, uint32_t tile, float* out, const char* fn, Loc loc, Path path) {
+// Returns the CB's format.
+DataFormat unpack(ThreadCtx& t, uint32_t cbi, uint32_t tile, float* out, const char* fn, Loc loc, Path path) {
   check_unpacker_default(t, fn, loc);
   const DataFormat fmt = unpack_waited(t, cbi, tile, out, fn, loc);
   if (path == Path::Fpu && is_int32_format(fmt))
@@ -213,6 +279,13 @@ void unpack(ThreadCtx& t, uint32_t cbi, uint32_t tile, float* out, const char* f
                             "registers are 19 bits wide); copy_tile them to DST and use the SFPU integer ops "
                             "(add_int_tile, mul_int_tile, ...)");
   check_int32_dst(t, fmt, cbi, fn, loc);
+  // A datacopy unpacks a Float32 tile straight to DST only when its CB is UnpackToDestFp32 (tt-llk
+  // cunpack_common.h should_unpack_to_dest: the unpack_to_dest template argument and is_32bit_input of the CB's
+  // unpack formats, which are Float32 only in that mode); otherwise it passes through SrcA like an FPU operand.
+  const std::vector<bool>& to_dest = t.kernel->opts.unpack_to_dest_fp32;
+  if (path == Path::ToDest && cbi < to_dest.size() && to_dest[cbi]) return fmt;
+  to_source_register(t, fmt, out);
+  return fmt;
 }
 
 }  // namespace
@@ -289,7 +362,18 @@ void release_dst(Loc loc) {
 void hw_startup(uint32_t, uint32_t, uint32_t, Loc loc) {
   ThreadCtx& t = compute_ctx("compute_kernel_hw_startup", loc);
   t.tilize_mode = t.untilize_mode = t.pack_untilize_mode = {};
+  t.pack_reduce_mask.reset();
   charge(t, timing::kComputeInit, "compute_kernel_hw_startup");
+}
+
+void reduce_init(RDim dim, Loc loc) {
+  ThreadCtx& t = compute_ctx("reduce_init", loc);
+  t.pack_reduce_mask = dim;  // the timing model charges nothing for it (as before it was modelled)
+}
+
+void reduce_uninit(Loc loc) {
+  ThreadCtx& t = compute_ctx("reduce_uninit", loc);
+  t.pack_reduce_mask.reset();
 }
 
 void binary_init(BinaryOp op, bool acc_to_dest, Loc loc) {
@@ -318,11 +402,15 @@ void binary_tiles(BinaryOp op, Bcast bcast, uint32_t cb0, uint32_t cb1, uint32_t
   unpack(t, cb1, t1, b, name.c_str(), loc, Path::Fpu);
   float* d = math_dst(t, idst, name.c_str(), loc);
   const bool acc = t.binary_acc && bcast == Bcast::None;
+  // in0 is SrcA, in1 SrcB (the broadcast operand: ELWMUL.md); mul_tiles[_bcast_*] runs the kernel's fidelity,
+  // add and sub LoFi (0.81.1 api/compute/eltwise_binary.h and bcast.h pass MATH_FIDELITY for ELWMUL only; ELWADD
+  // and ELWSUB multiply nothing)
+  const uint32_t phases = multiply_phases(t);
   for (uint32_t r = 0; r < 32; ++r)
     for (uint32_t c = 0; c < 32; ++c) {
       const uint32_t bi =
           bcast == Bcast::Row ? b_row * 32 + c : bcast == Bcast::Col ? r * 32 : bcast == Bcast::Scalar ? 0 : r * 32 + c;
-      const float v = fpu(op, a[r * 32 + c], b[bi]);
+      const float v = fpu(op, a[r * 32 + c], b[bi], phases);
       d[r * 32 + c] = acc ? d[r * 32 + c] + v : v;
     }
   settle(t, d);
@@ -333,9 +421,19 @@ void binary_reuse_dest(BinaryOp op, bool dest_is_a, uint32_t cb, uint32_t ti, ui
   const std::string name = std::string(kBinaryName[static_cast<int>(op)]) + "_reuse_dest_tiles";
   ThreadCtx& t = compute_ctx(name.c_str(), loc);
   alignas(64) float x[kTileHW];
-  unpack(t, cb, ti, x, name.c_str(), loc, Path::Fpu);
+  const DataFormat fmt = unpack(t, cb, ti, x, name.c_str(), loc, Path::Fpu);
   float* d = math_dst(t, idst, name.c_str(), loc);
-  for (uint32_t i = 0; i < kTileHW; ++i) d[i] = dest_is_a ? fpu(op, d[i], x[i]) : fpu(op, x[i], d[i]);
+  // The DST operand moves to SrcA (DEST_TO_SRCA) or SrcB with MOVD2A / MOVD2B, which truncate an fp32 DST datum
+  // to the source register's format (MOVD2A.md: "truncate to tf32" / "truncate to bf16"); the emulator takes
+  // that format to be the CB operand's (an assumption: the math init configures the ALU formats from it).
+  // The multiply runs the kernel's fidelity (0.81.1 eltwise_binary.h binary_dest_reuse_tiles: MATH_FIDELITY for
+  // ELWMUL, LoFi otherwise).
+  const uint32_t format = source_format(t, fmt), phases = multiply_phases(t);
+  const bool wide = t.kernel->opts.fp32_dest_acc_en;
+  for (uint32_t i = 0; i < kTileHW; ++i) {
+    const float dv = wide ? to_source(d[i], format) : d[i];
+    d[i] = dest_is_a ? fpu(op, dv, x[i], phases) : fpu(op, x[i], dv, phases);
+  }
   settle(t, d);
   count(t, name);
 }
@@ -357,6 +455,28 @@ __attribute__((target_clones("avx2", "default"))) void tile_matmul(const float* 
   }
 }
 
+// d += a @ b over `phases` fidelity phases. MVMUL computes Dst += SrcB @ SrcA with in0 (`a`) in SrcB and in1
+// (`b`) in SrcA (llk_unpack_AB_matmul.h: "in0/inA - loaded to SrcB, in1/inB - loaded to SrcA"). The phases'
+// products sum to: LoFi (phase 0) high(a) @ high(b); HiFi2 (phases 0, 1) high(a) @ used(b); HiFi3 adds phase 2,
+// low(a) @ high(b); HiFi4 (all four) a @ used(b), where high and low are SrcB's or SrcA's parts (srcb_part,
+// srca_part) and used(b) drops the SrcA bit no phase reads. Each product is exact in fp32; the sums are taken
+// per phase group rather than per phase and 16-term block, the order the ISA's functional model leaves open
+// ("operations might be performed in a different order", MVMUL.md).
+void fidelity_matmul(uint32_t phases, const float* a, const float* b, float* d) {
+  alignas(64) float ap[kTileHW], bp[kTileHW];
+  for (uint32_t i = 0; i < kTileHW; ++i) {
+    ap[i] = phases >= 4 ? a[i] : masked(a[i], kSrcBHigh);
+    bp[i] = masked(b[i], phases >= 2 ? kSrcAUsed : kSrcAHigh);
+  }
+  tile_matmul(ap, bp, d);
+  if (phases != 3) return;
+  for (uint32_t i = 0; i < kTileHW; ++i) {
+    ap[i] = a[i] - masked(a[i], kSrcBHigh);
+    bp[i] = masked(b[i], kSrcAHigh);
+  }
+  tile_matmul(ap, bp, d);
+}
+
 // DST[idst] += A[t0] x B[t1], B's tile transposed when the init's transpose is set (the unpacker
 // transposes each face of in1 and math reads faces 1 and 2 swapped: llk_unpack_AB_matmul_init's
 // haloize mode, matmul_configure_addrmod), counted as a tile op of `fn`.
@@ -369,7 +489,7 @@ void tile_product(ThreadCtx& t, const char* fn, uint32_t cb0, uint32_t cb1, uint
     for (uint32_t r = 0; r < 32; ++r)
       for (uint32_t c = r + 1; c < 32; ++c) std::swap(b[r * 32 + c], b[c * 32 + r]);
   float* __restrict d = math_dst(t, idst, fn, loc);
-  if (!t.dev->timing_only) tile_matmul(a, b, d);
+  if (!t.dev->timing_only) fidelity_matmul(multiply_phases(t), a, b, d);
   settle(t, d);
   count(t, fn);
 }
@@ -452,17 +572,29 @@ void unary_bcast(Bcast bcast, uint32_t cb, uint32_t ti, uint32_t idst, Loc loc) 
   count(t, name);
 }
 
+// reduce_tile (0.81.1 api/compute/reduce.h over tt-llk llk_unpack_AB_reduce.h and llk_math_reduce.h). The scaler
+// is read from the first row of each face of its tile ("populate first row of each face", reduce.h): data face f
+// pools against the first row of scaler face f, element k weighting the k-th datum along the reduced direction.
+// SUM/AVG multiply on the FPU at the kernel's fidelity: REDUCE_COL and REDUCE_SCALAR pool with GAPOOL, the data
+// in SrcA and the scaler row in SrcB (Dst row 0 += scaler row @ face: GAPOOL.md, MVMUL.md); REDUCE_ROW swaps
+// them (reduce.h: "MVMUL with swapped operands (scaler->SrcA, data->SrcB)", the scaler face transposed by the
+// unpacker's haloize mode). REDUCE_SCALAR pools the four faces into one row, moves it through SrcB (MOVD2B,
+// truncating an fp32 DST row to the source format) into a SrcA column and pools that against the last scaler
+// row again: the scaler applies twice (hence reduce.h's 1/sqrt(N) for an average). MAX pools with GMPOOL, which
+// scales each datum by the exponent alone of its scaler datum (GMPOOL.md: exp2(floor(log2(s)))), no multiplier
+// phases. Only the result positions are written here; reduce_init's packer edge masks zero the rest at pack
+// time (pack_dst).
 void reduce_tile(Pool pool, RDim dim, uint32_t cb, uint32_t cb_scaler, uint32_t ti, uint32_t ts, uint32_t idst,
                  Loc loc) {
   ThreadCtx& t = compute_ctx("reduce_tile", loc);
   alignas(64) float x[kTileHW], s[kTileHW];
-  unpack(t, cb, ti, x, "reduce_tile", loc, Path::Fpu);
+  const DataFormat x_fmt = unpack(t, cb, ti, x, "reduce_tile", loc, Path::Fpu);
   unpack(t, cb_scaler, ts, s, "reduce_tile", loc, Path::Fpu);
+  const float ninf = -std::numeric_limits<float>::infinity();
   if (t.math_owned >= 0 && idst < t.dst_capacity()) {
     // First write since acquire: MAX starts from -inf, SUM from the zeroed register.
     const uint32_t phys = static_cast<uint32_t>(t.math_owned) * t.dst_half() + idst;
     if (t.dst_fresh[phys] && pool == Pool::Max) {
-      const float ninf = -std::numeric_limits<float>::infinity();
       for (uint32_t r = 0; r < 32; ++r) {
         if (dim == RDim::Row || dim == RDim::Scalar) t.dst[phys][r * 32] = ninf;
         if (dim == RDim::Col || (dim == RDim::Scalar && r == 0))
@@ -471,24 +603,47 @@ void reduce_tile(Pool pool, RDim dim, uint32_t cb, uint32_t cb_scaler, uint32_t 
     }
   }
   float* d = math_dst(t, idst, "reduce_tile", loc);
-  const float scale = s[0];
-  auto combine = [&](float acc, float v) { return pool == Pool::Max ? std::max(acc, v) : acc + v; };
-  if (dim == RDim::Row) {
-    for (uint32_t r = 0; r < 32; ++r) {
-      float acc = pool == Pool::Max ? -std::numeric_limits<float>::infinity() : 0.0f;
-      for (uint32_t c = 0; c < 32; ++c) acc = combine(acc, x[r * 32 + c]);
-      d[r * 32] = combine(d[r * 32], acc * scale);
+  // element k of the first row of scaler face f (faces: 0 top left, 1 top right, 2 bottom left, 3 bottom right)
+  const auto scaler = [&](uint32_t f, uint32_t k) { return s[(f >> 1) * 16 * 32 + (f & 1) * 16 + k]; };
+  // datum (row k, column j) of face f
+  const auto datum = [&](uint32_t f, uint32_t k, uint32_t j) { return x[((f >> 1) * 16 + k) * 32 + (f & 1) * 16 + j]; };
+  const auto exponent = [](float v) { return masked(v, 0x7f800000u); };
+  const uint32_t phases = multiply_phases(t);
+  const bool max = pool == Pool::Max;
+  // one face's pool into the 16 values of its result row (COL, SCALAR) or column (ROW): GAPOOL / MVMUL's 16-term
+  // dot products, or GMPOOL's scaled maximum
+  const auto pool_face = [&](uint32_t f, bool rows, float* acc) {
+    for (uint32_t j = 0; j < 16; ++j)
+      for (uint32_t k = 0; k < 16; ++k) {
+        const float v = rows ? datum(f, j, k) : datum(f, k, j);
+        if (max) acc[j] = std::max(acc[j], v * exponent(scaler(f, k)));
+        else acc[j] += rows ? fidelity_product(scaler(f, k), v, phases) : fidelity_product(v, scaler(f, k), phases);
+      }
+  };
+  const auto combine = [&](float& out, float v) { out = max ? std::max(out, v) : out + v; };
+  for (uint32_t f = 0; f < 4 && dim != RDim::Scalar; ++f) {
+    float acc[16];
+    std::fill(acc, acc + 16, max ? ninf : 0.0f);
+    pool_face(f, dim == RDim::Row, acc);
+    for (uint32_t j = 0; j < 16; ++j)
+      combine(dim == RDim::Row ? d[((f >> 1) * 16 + j) * 32] : d[(f & 1) * 16 + j], acc[j]);
+  }
+  if (dim == RDim::Scalar) {
+    float row[16];
+    std::fill(row, row + 16, max ? ninf : 0.0f);
+    for (uint32_t f = 0; f < 4; ++f) {
+      pool_face(f, false, row);
+      if (!t.kernel->opts.fp32_dest_acc_en)
+        for (float& v : row) v = round_to_bf16(v);  // each pool writes the 16-bit DST row
     }
-  } else if (dim == RDim::Col) {
-    for (uint32_t c = 0; c < 32; ++c) {
-      float acc = pool == Pool::Max ? -std::numeric_limits<float>::infinity() : 0.0f;
-      for (uint32_t r = 0; r < 32; ++r) acc = combine(acc, x[r * 32 + c]);
-      d[c] = combine(d[c], acc * scale);
+    // MOVD2B: SrcB's style follows the SrcA format (MOVD2B.md), here the data's
+    const uint32_t format = source_format(t, x_fmt);
+    float total = max ? ninf : 0.0f;
+    for (uint32_t j = 0; j < 16; ++j) {
+      const float v = t.kernel->opts.fp32_dest_acc_en ? to_source(row[j], format) : row[j];
+      combine(total, max ? v * exponent(scaler(3, j)) : fidelity_product(v, scaler(3, j), phases));
     }
-  } else {
-    float acc = pool == Pool::Max ? -std::numeric_limits<float>::infinity() : 0.0f;
-    for (uint32_t i = 0; i < kTileHW; ++i) acc = combine(acc, x[i]);
-    d[0] = combine(d[0], acc * scale);
+    combine(d[0], total);
   }
   settle(t, d);
   count(t, "reduce_tile");
@@ -735,6 +890,17 @@ void pack_dst(ThreadCtx& t, uint32_t idst, uint32_t cbi, bool out_of_order, uint
   const DataFormat fmt = cb.fmt;
   lk.unlock();
   const float* value = t.dst[static_cast<uint32_t>(t.pack_owned) * t.dst_half() + idst].data();
+  alignas(64) float masked_value[kTileHW];
+  if (t.pack_reduce_mask) {
+    // reduce.h's packer-zeroing contract: REDUCE_ROW keeps column 0, REDUCE_COL row 0, REDUCE_SCALAR [0, 0]
+    const RDim dim = *t.pack_reduce_mask;
+    for (uint32_t r = 0; r < 32; ++r)
+      for (uint32_t c = 0; c < 32; ++c) {
+        const bool kept = dim == RDim::Row ? c == 0 : dim == RDim::Col ? r == 0 : r == 0 && c == 0;
+        masked_value[r * 32 + c] = kept ? value[r * 32 + c] : 0.0f;
+      }
+    value = masked_value;
+  }
   if (!t.pack_l1_acc) {
     pack_tile_data(value, fmt, dst);
     return;

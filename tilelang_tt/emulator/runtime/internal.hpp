@@ -229,6 +229,7 @@ struct ThreadCtx {
   bool binary_acc = false;
   MatmulMode mm;
   bool pack_l1_acc = false;  // pack_reconfig_l1_acc: the packer adds to what L1 holds
+  std::optional<k::RDim> pack_reduce_mask;  // reduce_init's packer edge masks, until reduce_uninit
   LayoutMode tilize_mode, untilize_mode, pack_untilize_mode;
   uint32_t dst_half() const;      // DST tiles of one half (the arch's DST, double-buffered)
   uint32_t dst_capacity() const;  // tiles one tile_regs_acquire holds (half of that again with fp32)

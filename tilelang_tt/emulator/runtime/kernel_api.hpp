@@ -117,6 +117,10 @@ void copy_tile(uint32_t cb, uint32_t t, uint32_t dst, Loc loc);
 void unary_bcast(Bcast bcast, uint32_t cb, uint32_t t, uint32_t dst, Loc loc);
 void reduce_tile(Pool pool, RDim dim, uint32_t cb, uint32_t cb_scaler, uint32_t t, uint32_t t_scaler, uint32_t dst,
                  Loc loc);
+// reduce_init's packer edge masks: until reduce_uninit (or compute_kernel_hw_startup), pack_tile writes the
+// datums outside `dim`'s reduction result as zero.
+void reduce_init(RDim dim, Loc loc);
+void reduce_uninit(Loc loc);
 void transpose_tile(uint32_t cb, uint32_t t, uint32_t dst, Loc loc);
 void pack_tile(uint32_t dst, uint32_t cb, bool out_of_order, uint32_t out_index, Loc loc);
 void pack_reconfig_l1_acc(uint32_t l1_acc_en, Loc loc);

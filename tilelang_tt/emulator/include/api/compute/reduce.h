@@ -21,10 +21,15 @@ constexpr emu::k::RDim rdim_of() {
 }
 }  // namespace detail
 
+// reduce_init programs the packer's edge masks (llk_pack_reduce_mask_config<reduce_dim>): every datum of a packed
+// tile outside the reduction result is written as zero until reduce_uninit.
 template <PoolType reduce_type, ReduceDim reduce_dim, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
-ALWI void reduce_init(std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t = __builtin_LINE()) {}
+ALWI void reduce_init(std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t = __builtin_LINE(),
+                      Loc loc = Loc::current()) {
+  emu::k::reduce_init(detail::rdim_of<reduce_dim>(), loc);
+}
 
-ALWI void reduce_uninit(std::uint32_t = 0) {}
+ALWI void reduce_uninit(std::uint32_t = 0, Loc loc = Loc::current()) { emu::k::reduce_uninit(loc); }
 
 template <PoolType reduce_type, ReduceDim reduce_dim, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void reduce_tile(std::uint32_t icb, std::uint32_t icb_scaler, std::uint32_t itile, std::uint32_t itile_scaler,
