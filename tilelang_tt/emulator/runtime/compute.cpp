@@ -264,8 +264,10 @@ float fpu(BinaryOp op, float a, float b, uint32_t phases) {
 
 // How an op's unpacker feeds math. Fpu: through the source registers SrcA/SrcB (19 bits wide) to the
 // FPU, which computes on floats only; 32-bit integer tiles cannot take that path. ToDest: a datacopy
-// (copy_tile, unary_bcast, transpose_wh_tile), which unpacks 32-bit tiles (Float32, Int32, UInt32)
-// straight to DST (tt-llk's UnpackToDestEn path, needing a 32-bit DST) and the others through SrcA.
+// (copy_tile, unary_bcast, transpose_wh_tile), which unpacks Int32 and UInt32 tiles, and Float32 tiles of
+// UnpackToDestFp32 CBs, straight to DST (tt-llk's UnpackToDestEn path, needing a 32-bit DST: 0.81.1
+// tile_move_copy.h, bcast.h and transpose.h enable it when the CB's unpack format is 32-bit) and the others
+// through SrcA.
 enum class Path : uint8_t { Fpu, ToDest };
 
 // The ops that unpack CB tiles into DST: the unpacker must be in its default (tile) mode.

@@ -61,8 +61,9 @@ struct ComputeOptions {
   int math_fidelity = 4;  // 0 LoFi, 2 HiFi2, 3 HiFi3, 4 HiFi4 (tt-metal MathFidelity values)
   // ComputeConfig::unpack_to_dest_mode, by CB index: true = UnpackToDestFp32. Empty: every CB Default;
   // otherwise it needs an entry for each CB of the arch (add_kernel checks). tt-metal 0.81.1 reads it
-  // for Float32 CBs only (UnpackToDestFp32: exact fp32 to DST, Default: TF32 through SrcA/SrcB), which
-  // the emulator does not model (Float32 tiles reach DST exactly either way); Int32/UInt32 tiles always
+  // for Float32 CBs only: UnpackToDestFp32 lets a datacopy (copy_tile, unary_bcast, transpose_wh_tile)
+  // bring the tile to DST exactly; Default passes it through SrcA/SrcB, truncated to TF32 (fp32_dest_acc_en)
+  // or bfloat16 (compute.cpp, to_source_register). FPU ops always read SrcA/SrcB. Int32/UInt32 tiles always
   // unpack straight to DST.
   std::vector<bool> unpack_to_dest_fp32;
 };
