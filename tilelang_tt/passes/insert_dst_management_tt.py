@@ -5,7 +5,8 @@ budget), ``tt.tile_dfg`` (hand-off, scaler and staging CBs), the compute kernel'
 ``tt.read_to_cb``/``tt.generate_block``/``tt.write_from_cb`` markers. A block read from a
 row-major tensor is tilized from its staging CB where it arrives, a block written to one is
 untilized into its staging CB where it leaves (:mod:`tilelang_tt.ops.tilize`).
-Writes: no attribute; removes the markers.
+Writes: ``tt.compute_config`` ``unpack_to_dest`` gains the float32 blocks the kernel only copies into DST
+(:func:`_copied_float32_blocks`); removes the markers.
 
 Every on-chip block is a CB holding one value at a time. A held-value analysis over the
 structured program decides every handshake: a block becomes *held* when the reader delivers
@@ -41,7 +42,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.attrs import Attr, Intrin, KernelRole, get
+from tilelang_tt.attrs import Attr, CBDesc, Intrin, KernelRole, get, with_attrs
 from tilelang_tt.ops import DST_SCOPES, compute_op, hoistable_init
 from tilelang_tt.ops.base import DSTContext
 from tilelang_tt.ops.tilize import staging_cbs, tilize, untilize
@@ -206,7 +207,36 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     body = rewrite(func.body)
     if scaler is not None:
         body = seq([evaluate(Intrin.CB_WAIT_FRONT, scaler.index, 1), body, evaluate(Intrin.CB_POP_FRONT, scaler.index, 1)])
-    return func.with_body(body)
+    config = dict(get(func, Attr.COMPUTE_CONFIG))
+    config["unpack_to_dest"] = sorted({*config["unpack_to_dest"], *_copied_float32_blocks(body, inserter.cbs)})
+    return with_attrs(func.with_body(body), {Attr.COMPUTE_CONFIG: config})
+
+
+# The compute ops that unpack tiles of a CB, by the positions of their CB arguments: the datacopies, which bring a
+# Float32 tile to DST whole when its CB is UnpackToDestFp32, and the others, which read through the 19-bit source
+# registers SrcA/SrcB (a Float32 tile truncated to TF32) and must keep the Default mode.
+_DATACOPY_READS = {Intrin.COPY_TILE: (0,), Intrin.TRANSPOSE_TILE: (0,), Intrin.BCAST_TILE: (1,)}
+_SOURCE_REGISTER_READS = {Intrin.MATMUL_TILES: (0, 1), Intrin.MATMUL_BLOCK: (0, 1), Intrin.BINARY_TILES: (1, 2),
+                          Intrin.BINARY_BCAST_TILES: (2, 3), Intrin.REDUCE_TILE: (2, 3), Intrin.TILIZE_BLOCK: (0,)}
+
+
+def _copied_float32_blocks(body, cbs: dict[str, CBDesc]) -> list[str]:
+    """The float32 blocks compute reads only by copying them into DST. tt-metal 0.81.1 unpacks a Float32 CB to
+    SrcA/SrcB as TF32 unless its unpack_to_dest_mode is UnpackToDestFp32, and copy_tile / transpose_wh_tile /
+    unary_bcast unpack straight to DST only in that mode (api/compute/tile_move_copy.h, transpose.h, bcast.h; tt-llk
+    cunpack_common.h should_unpack_to_dest): without it a float32 partial sum or intermediate loses its low 13
+    mantissa bits on every reload."""
+    copied, through_sources = set(), set()
+
+    def visit(node):
+        intrin = stmt_intrin(node)
+        for reads, into in ((_DATACOPY_READS, copied), (_SOURCE_REGISTER_READS, through_sources)):
+            for i in reads.get(intrin, ()):
+                into.add(const_int(node.value.args[i]))
+
+    tirx.stmt_functor.post_order_visit(body, visit)
+    return sorted(name for name, d in cbs.items()
+                  if d.data_format == "Float32" and d.index in copied - through_sources)
 
 
 def InsertDSTManagementTT():
