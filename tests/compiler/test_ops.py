@@ -419,7 +419,10 @@ def test_block_read_then_updated_in_place():
     without a consumer."""
     x = bf16(64, 256, seed=35).float()
     out, artifacts = run(K.rmsnorm_split(64, 256, 32, 64), x)
-    assert_close(out, x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6), 2.0 ** -18)
+    # the row sums of squares run on the FPU (reduce_tile), which reads the float32 block from SrcA truncated
+    # to TF32 (tt-isa-documentation UNPACR_Regular.md: DatumBits >> 13): 2^-10 relative in the sum, 2^-11
+    # after rsqrt
+    assert_close(out, x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6), 2.0 ** -10)
     roles = {cb["name"]: (cb["producer"], cb["consumer"], cb["buffer"]) for cb in artifacts.plan["cbs"]}
     assert roles["X_s"] == ("reader", "compute", "X") and all(consumer for _, consumer, _ in roles.values())
     # the update packs straight into the writer's hand-off CB: X_s_v needs no CB of its own
@@ -442,12 +445,14 @@ def compute_config(artifacts) -> dict:
 
 
 def test_fp32_blocks_use_the_fp32_dst_budget():
-    """Float32 blocks enable fp32 DST accumulation, which halves DST: 4 tiles per acquire."""
+    """Float32 blocks enable fp32 DST accumulation, which halves DST: 4 registers per acquire. a + b of
+    float32 blocks runs on the SFPU (the FPU would read TF32), a and b copied to DST whole
+    (UnpackToDestFp32): two registers a tile, two tiles per acquire."""
     a, b = (torch.randn(64, 256, generator=torch.Generator().manual_seed(s)) for s in (28, 29))
     out, artifacts = run(K.relu_add(64, 256, 64, 256, dtype="float32"), a, b)
     assert torch.equal(out, torch.relu(a + b))  # fp32 throughout: one fp32 rounding, as torch
     assert compute_config(artifacts)["fp32_dest_acc_en"] is True
-    assert artifacts.last_counters["total"]["dst_acquires"] == (64 * 256 // 1024) // 4
+    assert artifacts.last_counters["total"]["dst_acquires"] == (64 * 256 // 1024) // 2
 
 
 def test_deep_operand_first_fits_the_dst_budget():

@@ -7,7 +7,8 @@ nodes and math calls of :mod:`tilelang_tt.ops.sfpu` (unary, with a parameter suc
 binary such as ``T.fmod(x, y)``), and casts; values of the indices alone are
 the reader's (:mod:`tilelang_tt.ops.generate`).
 D4: ``A op B`` of two full blocks runs on the FPU (``add_init``…, hoistable), and so does ``A op v``
-of a full block and a per-row / per-column vector (``mul_bcast_cols_init``…); anything else on the SFPU.
+of a full block and a per-row / per-column vector (``mul_bcast_cols_init``…), unless an operand is float32
+(:func:`fpu_binary`); anything else on the SFPU.
 D5: ``A op B`` of two full blocks is one FPU op per tile (``add_tiles``…), ``A op v`` one broadcasting
 FPU op (``mul_tiles_bcast_cols``…: both operands unpacked side by side, where a copy, a
 ``unary_bcast`` and an SFPU op would unpack them one after the other), in any value; any other value is
@@ -278,12 +279,16 @@ def fpu_binary(value, vector_of, ij) -> tuple | None:
     of two full blocks (kind ""), or A[i, j] op v[i] / v[j] of a full block and a per-row / per-column
     vector, which the FPU spreads over the tile (kind "col" / "row", tt-metal's bcast ops; v op A
     too for the commutative add and mul). Not for a block read transposed (the FPU reads tiles as
-    they are)."""
+    they are). Not for a float32 operand either: the FPU reads it from SrcA/SrcB truncated to TF32 (10
+    mantissa bits), where copied to DST (UnpackToDestFp32) the SFPU computes on all 23, as ttnn's binary_ng
+    runs add/sub/mul of float32 tensors on the SFPU (binary_ng_device_operation.cpp, is_binary_sfpu_op)."""
     op = FPU_BINARY.get(type(value))
     if op is None or str(value.dtype) in INTEGER_DTYPES:  # the FPU has no int32
         return None
     loads = [strip_casts(x) for x in (value.a, value.b)]
     if not all(isinstance(x, tirx.BufferLoad) and not is_transposed(x, ij) for x in loads):
+        return None
+    if any(str(x.buffer.dtype) == "float32" for x in loads):
         return None
     kinds = [vector_of(x.buffer.name) for x in loads]
     if kinds[0] and not kinds[1] and op.name != "sub":  # v op A = A op v
