@@ -41,7 +41,8 @@ from hypothesis import strategies as st
 from tilelang_tt import BufferLayout
 from tilelang_tt.contract.formats import BLOCK_FORMATS
 from tilelang_tt.emulator import blockfloat as bf
-from tests.fuzz.oracle import EPS_ACC, U_BF16, Val, dst_rounding, evaluate, exact, rounded, store_rounding
+from tests.fuzz.oracle import (EPS_ACC, U_BF16, Val, dst_rounding, evaluate, exact, rounded, source_rounding,
+                               store_rounding)
 
 PARTIAL_BLOCKS = True  # see the module docstring
 BFP8 = BLOCK_FORMATS["bfloat8_b"]
@@ -366,7 +367,10 @@ def gemm_cases(draw, block_float: bool = False):
                 acc = rounded(Val(acc.v * 0.5, acc.e * 0.5), store_rounding(acc_dt))
             a_k, b_k = a[..., k:k + bk], b[..., k:k + bk, :]
             magnitude = acc.v.abs() + a_k.abs() @ b_k.abs()  # bounds every partial sum of the step
-            acc = Val(acc.v + a_k @ b_k, acc.e + ((bk + 2) * EPS_ACC + step_roundings * U_BF16) * magnitude)
+            # MVMUL reads A (in0) from SrcB and B (in1) from SrcA (tt-llk llk_unpack_AB_matmul.h)
+            sources = (source_rounding(dt, srca=False) + source_rounding(dt, srca=True)) * (a_k.abs() @ b_k.abs())
+            acc = Val(acc.v + a_k @ b_k,
+                      acc.e + ((bk + 2) * EPS_ACC + step_roundings * U_BF16) * magnitude + sources)
         acc = rounded(acc, store_rounding(acc_dt))
         if epilogue is None:
             return {"C": rounded(acc, store_rounding(out_dt))}
@@ -473,15 +477,22 @@ def reduce_cases(draw, sub_tile: bool = False):
         val = source = exact(x["X"])
         if pre is not None:
             val = rounded(evaluate(pre, {"X": val}, u), store_rounding(pre_dt))
+        # the reduced block in the source registers: truncation is monotone, so the max of the truncated
+        # datums is the truncated max; a sum along rows (dim=1, REDUCE_ROW) reads the block from SrcB, along
+        # columns (REDUCE_COL) from SrcA (0.81.1 api/compute/reduce.h: REDUCE_ROW swaps the operands)
+        src_dt = pre_dt if pre is not None else dt
         if kind == "max":
-            vec = Val(val.v.amax(dim, keepdim=True), val.e.amax(dim, keepdim=True))
+            top = val.v.amax(dim, keepdim=True)
+            vec = Val(top, val.e.amax(dim, keepdim=True) + source_rounding(src_dt, srca=False) * top.abs())
         else:
             # reduce_tile rounds its DST partial sum per tile when DST is bf16; a carried bf16
             # accumulator rounds once per loop step
             roundings = (-(-red // 32) if u == U_BF16 else 0) + (steps if acc_dt == "bfloat16" else 0)
             magnitude = val.v.abs().sum(dim, keepdim=True)
+            in_sources = source_rounding(src_dt, srca=dim == 0)
             vec = Val(val.v.sum(dim, keepdim=True),
-                      val.e.sum(dim, keepdim=True) + ((red + 2) * EPS_ACC + roundings * U_BF16) * magnitude)
+                      val.e.sum(dim, keepdim=True)
+                      + ((red + 2) * EPS_ACC + roundings * U_BF16 + in_sources) * magnitude)
         vec = rounded(vec, store_rounding(acc_dt))
         if post is not None:
             vec = rounded(evaluate(post, {"v": vec}, u), store_rounding(acc_dt))

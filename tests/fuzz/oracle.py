@@ -7,7 +7,8 @@ fp32: a few fp32 ulps cover the SFPU evaluation), and propagates operand errors 
 derivative bound (exactly for the monotone ops). Stores into a bfloat16 block add one bf16 rounding.
 GEMM and sums add ``(n + 2) * 2^-24`` of the magnitude sum (fp32 accumulation, with n the number of
 terms) and one bf16 rounding of the partial sum per accumulation step when the partial sums are
-bfloat16. A case fails when any element is outside its bound or not finite."""
+bfloat16; a float32 block they read through the FPU's source registers adds its TF32 truncation
+(:func:`source_rounding`). A case fails when any element is outside its bound or not finite."""
 
 from __future__ import annotations
 
@@ -103,3 +104,13 @@ def dst_rounding(*dtypes: str) -> float:
 
 def store_rounding(dtype: str) -> float:
     return U_BF16 if dtype == "bfloat16" else U_FP32
+
+
+def source_rounding(dtype: str, srca: bool) -> float:
+    """Relative error of a block's datum as an FPU op (T.gemm, T.reduce_*) reads it from the source registers,
+    which hold 19 bits: a float32 datum is truncated to TF32's 10 mantissa bits (tt-isa-documentation WormholeB0
+    UNPACR_Regular.md FormatConversion: ``DatumBits >> 13``; SrcASrcB.md), below 2^-10 relative, and SrcA's
+    multiplier ignores the last of them (MVMUL.md, ELWMUL.md (†)): below 2^-9 in SrcA. bfloat16 datums fit."""
+    if dtype != "float32":
+        return 0.0
+    return 2.0 ** -9 if srca else 2.0 ** -10
