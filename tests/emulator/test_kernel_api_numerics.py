@@ -390,3 +390,29 @@ def test_gemm_error_grows_as_the_fidelity_drops(tmp_path, runtime):
         errors[fidelity] = np.abs(got - exact).max() / np.abs(exact).max()
     assert errors["LoFi"] > errors["HiFi2"] > errors["HiFi3"] > errors["HiFi4"], errors
     assert errors["HiFi4"] < 2.0 ** -20 and errors["LoFi"] > 2.0 ** -8, errors
+
+
+# ---------------------------------------------------------------- SFPU approximations
+def model_exp_fast(x: np.ndarray) -> np.ndarray:
+    """exp_tile<true> as 0.81.1 ckernel_sfpu_exp.h computes it (ClampToNegative): y = max(x, -88.5),
+    t = A y + (B - C) rounded once to fp32 (SFPMAD), |t| rounded to nearest, ties away from zero, clamped to
+    65535 (SFP_STOCH_RND FP32_TO_UINT16, not stochastic), shifted left 15 bits into an fp32 word."""
+    a, b_minus_c = np.float32(256.0 * 1.4426950408889634), 32500.818359375
+    y = np.maximum(np.asarray(x, dtype=np.float32), np.float32(-88.5)).astype(np.float64)
+    t = np.abs((float(a) * y + b_minus_c).astype(np.float32).astype(np.float64))
+    mag = np.where(t < 0.5, 0, np.minimum(np.floor(t) + (t - np.floor(t) >= 0.5), 65535)).astype(np.uint32)
+    return (mag << np.uint32(15)).view(np.float32)
+
+
+def test_exp_tile_approx_is_the_fast_approximation(tmp_path, runtime):
+    x = np.linspace(-90.0, 80.0, 1024, dtype=np.float32).reshape(32, 32)
+    x[0, :8] = [0.0, 1.0, -1.0, 0.5, -88.2, 2.0, 10.0, -20.0]
+    body = "copy_init(a);\n    copy_tile(a, 0, 0);\n    exp_tile_init<true>();\n    exp_tile<true>(0);"
+    got = one_tile(tmp_path, runtime, body, x, x, in_fmt="Float32", utd="1" + "0" * 31)
+    np.testing.assert_array_equal(got, model_exp_fast(x))
+    inside = x > -80
+    rel = np.abs(got[inside] / np.exp(x[inside].astype(np.float64)) - 1)
+    assert 2.0 ** -9 < rel.max() < 0.1, rel.max()  # a few percent at most, and not exact
+    precise = one_tile(tmp_path / "precise", runtime, body.replace("<true>", "<false>"), x, x, in_fmt="Float32",
+                       utd="1" + "0" * 31)
+    assert np.abs(precise[inside] / np.exp(x[inside].astype(np.float64)) - 1).max() < 2.0 ** -20

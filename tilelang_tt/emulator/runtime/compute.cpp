@@ -22,6 +22,23 @@ struct UnaryRow {
 float gelu(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
+// exp_tile<approx = true> with InputClamping::ClampToNegative (0.81.1 ckernel_sfpu_exp.h, calculate_exponential's
+// APPROXIMATION_MODE && CLAMP_NEGATIVE path; exp_init programs its constants): Schraudolph's approximation. SFPSWAP
+// clamps the input to at least -88.5; SFPMAD computes t = A * y + (B - C) with A = 256 / ln 2 and B - C =
+// 32500.818359375 (partially fused, one round to nearest even: SFPMAD.md; fmaf here); SFP_STOCH_RND with
+// StochasticRounding = 0 and FP32_TO_UINT16 takes |t|, rounds it to nearest (ties away from zero; |t| < 0.5 to
+// 0) and clamps it to 65535 (SFPSTOCHRND_FloatInt.md); SFPSHFT by 15 puts that 16-bit integer in the exponent
+// and the top 7 mantissa bits of the fp32 result.
+float exp_fast(float x) {
+  constexpr float kA = 256.0f * 1.4426950408889634f, kBMinusC = 32500.818359375f;
+  const float y = std::max(x, -88.5f);
+  const float t = std::fabs(std::fmaf(kA, y, kBMinusC));
+  uint32_t mag = 0;
+  if (!(t < 65536.0f)) mag = 65535;  // exponent >= 16 or NaN: the maximum magnitude
+  else if (t >= 0.5f) mag = static_cast<uint32_t>(std::floor(t)) + (t - std::floor(t) >= 0.5f);
+  return std::bit_cast<float>(mag << 15);
+}
+
 // Indexed by Unary; keep in enumerator order.
 constexpr UnaryRow kUnary[] = {
     {"exp", [](float x) { return std::exp(x); }},
@@ -49,6 +66,7 @@ constexpr UnaryRow kUnary[] = {
     {"identity", [](float x) { return x; }},
     {"tan", [](float x) { return std::tan(x); }},
     {"trunc", [](float x) { return std::trunc(x); }},
+    {"exp", exp_fast},
 };
 static_assert(std::size(kUnary) == static_cast<size_t>(Unary::Count));
 

@@ -145,7 +145,9 @@ void pack_untilize_dest(uint32_t block_ct_dim, uint32_t full_ct_dim, uint32_t oc
 // SFPU ops on DST tiles; the tables live in compute.cpp (add an enumerator + a table row).
 enum class Unary : uint8_t {
   Exp, Log, Sqrt, Rsqrt, Recip, Relu, Gelu, Sigmoid, Tanh, Abs, Negative, Square, Silu, Sin, Cos,
-  Floor, Ceil, Sign, Erf, Log1p, Expm1, Exp2, Identity, Tan, Trunc, Count
+  Floor, Ceil, Sign, Erf, Log1p, Expm1, Exp2, Identity, Tan, Trunc,
+  ExpFast,  // exp_tile<approx = true> (ClampToNegative): the fast approximation
+  Count
 };
 enum class SfpuBinary : uint8_t { Add, Sub, Mul, Div, Max, Min, Rsub, Pow, LogBase, Round, Fmod, Count };
 void sfpu_unary(Unary op, uint32_t dst, Loc loc);

@@ -6,7 +6,7 @@
 
 namespace ckernel {
 
-// Whether the fast approximation clamps inputs below ~-88.5 (the emulator's exp is exact).
+// Whether the fast approximation clamps inputs below ~-88.5.
 enum class InputClamping : uint8_t {
   ClampToNegative = 1,
   None = 0,
@@ -22,8 +22,11 @@ ALWI void exp_tile(uint32_t idst, VectorMode vector_mode = VectorMode::RC, uint1
                    Loc loc = Loc::current()) {
   static_assert(!scale_en, "emulator: exp_tile's input scaling (scale_en) is not supported");
   static_assert(iterations == 8, "emulator: exp_tile runs on whole tiles only (iterations = 8)");
+  static_assert(!approx || input_clamping == InputClamping::ClampToNegative,
+                "emulator: exp_tile<approx = true> without input clamping (InputClamping::None) is not emulated");
   emu::detail::require_whole_tile(vector_mode, "exp_tile", loc);
-  emu::k::sfpu_unary(emu::k::Unary::Exp, idst, loc);
+  // approx: the fast approximation of ckernel_sfpu_exp.h (compute.cpp, exp_fast); otherwise exact
+  emu::k::sfpu_unary(approx ? emu::k::Unary::ExpFast : emu::k::Unary::Exp, idst, loc);
 }
 
 }  // namespace ckernel
