@@ -39,6 +39,26 @@ float exp_fast(float x) {
   return std::bit_cast<float>(mag << 15);
 }
 
+// recip_tile's approximation (0.81.1 ckernel_sfpu_recip.h: _calculate_reciprocal_internal_ runs
+// sfpu_reciprocal_iter<0>, which is one Newton-Raphson step, from the seed sfpu_reciprocal_init<true> loads). x is
+// the input's mantissa in [1, 2), negated; y = k1 - k0 x', y = k2 + y x' (x' = -x) is the quadratic seed; one
+// step y += y (1 - x y); the result is scaled by 2^(127 - exponent) and takes the input's sign. Each multiply-add
+// is one SFPMAD (partially fused, one rounding: SFPMAD.md; fmaf here).
+float recip_fast(float in) {
+  constexpr float k0 = 0.3232325017452239990234375f, k1 = 1.4545459747314453125f, k2 = 2.121212482452392578125f;
+  const uint32_t bits = std::bit_cast<uint32_t>(in);
+  const float negative_x = std::bit_cast<float>(0xbf800000u | (bits & 0x007fffffu));  // copyman(-1.0f, in)
+  float y = std::fmaf(k0, negative_x, k1);
+  y = std::fmaf(y, negative_x, k2);
+  // setman(~in, 0) halved: 2^(127 - exponent); an exponent of 0 (zero, denormal) gives infinity, 255 zero
+  const uint32_t scale_bits = ~bits & 0x7f800000u;
+  const float scale = scale_bits == 0x7f800000u ? std::numeric_limits<float>::infinity()
+                      : scale_bits <= 0x00800000u ? 0.0f : std::bit_cast<float>(scale_bits - 0x00800000u);
+  const float t = std::fmaf(negative_x, y, 1.0f);
+  y = std::fmaf(y, t, y);
+  return std::copysign(y * scale, in);
+}
+
 // Indexed by Unary; keep in enumerator order.
 constexpr UnaryRow kUnary[] = {
     {"exp", [](float x) { return std::exp(x); }},
@@ -67,6 +87,7 @@ constexpr UnaryRow kUnary[] = {
     {"tan", [](float x) { return std::tan(x); }},
     {"trunc", [](float x) { return std::trunc(x); }},
     {"exp", exp_fast},
+    {"recip", recip_fast},
 };
 static_assert(std::size(kUnary) == static_cast<size_t>(Unary::Count));
 

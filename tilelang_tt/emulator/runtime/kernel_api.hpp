@@ -146,7 +146,8 @@ void pack_untilize_dest(uint32_t block_ct_dim, uint32_t full_ct_dim, uint32_t oc
 enum class Unary : uint8_t {
   Exp, Log, Sqrt, Rsqrt, Recip, Relu, Gelu, Sigmoid, Tanh, Abs, Negative, Square, Silu, Sin, Cos,
   Floor, Ceil, Sign, Erf, Log1p, Expm1, Exp2, Identity, Tan, Trunc,
-  ExpFast,  // exp_tile<approx = true> (ClampToNegative): the fast approximation
+  ExpFast,    // exp_tile<approx = true> (ClampToNegative): the fast approximation
+  RecipFast,  // recip_tile<.., ReciprocalApproxMode::Approximate>: one Newton step from the quadratic seed
   Count
 };
 enum class SfpuBinary : uint8_t { Add, Sub, Mul, Div, Max, Min, Rsub, Pow, LogBase, Round, Fmod, Count };

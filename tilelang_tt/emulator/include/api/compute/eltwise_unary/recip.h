@@ -5,7 +5,8 @@
 
 namespace ckernel {
 
-// The DST precision the op assumes and its approximation (the emulator's 1 / x is exact).
+// The DST precision the op assumes and its approximation: Approximate (or Default with APPROX) runs tt-llk's one
+// Newton step (compute.cpp, recip_fast); Precise is the exact 1 / x.
 enum class ReciprocalDestAcc { BF16, FP32 };
 enum class ReciprocalApproxMode { Default, Precise, Approximate };
 
@@ -17,7 +18,9 @@ template <ReciprocalDestAcc dest_acc = DST_ACCUM_MODE ? ReciprocalDestAcc::FP32 
           ReciprocalApproxMode approximation = ReciprocalApproxMode::Default>
 ALWI void recip_tile(uint32_t idst, VectorMode vector_mode = VectorMode::RC, Loc loc = Loc::current()) {
   emu::detail::require_whole_tile(vector_mode, "recip_tile", loc);
-  emu::k::sfpu_unary(emu::k::Unary::Recip, idst, loc);
+  constexpr bool approximate = approximation == ReciprocalApproxMode::Default ? APPROX
+                                                                               : approximation == ReciprocalApproxMode::Approximate;
+  emu::k::sfpu_unary(approximate ? emu::k::Unary::RecipFast : emu::k::Unary::Recip, idst, loc);
 }
 
 }  // namespace ckernel
