@@ -111,15 +111,16 @@ void kernel_main() {
 
 
 def one_tile(tmp_path, runtime, body, a, b, *, init="", fidelity="HiFi4", fp32=1, in_fmt="Float16_b",
-             out_fmt="Float32", utd=""):
-    """One tile of each of A (CB 0) and B (CB 1) in `in_fmt`, BODY into DST 0, packed to CB 16 in `out_fmt`."""
+             out_fmt="Float32", utd="", full_sync=False, fails=False):
+    """One tile of each of A (CB 0) and B (CB 1) in `in_fmt`, BODY into DST 0, packed to CB 16 in `out_fmt`
+    (``fails``: the run's error message instead)."""
     size_in, size_out = TILE_BYTES[in_fmt], TILE_BYTES[out_fmt]
     exe = build(tmp_path, runtime, [
         Kernel("reader.cpp", READER_BINARY, (2, size_in, 2, size_in)),
         Kernel("compute.cpp", ONE_TILE.replace("INIT", init).replace("BODY", body)),
         Kernel("writer.cpp", WRITER_UNARY, (2, size_out)),
     ])
-    opts = f" fid={FIDELITY[fidelity]}" + (f" utd={utd}" if utd else "")
+    opts = f" fid={FIDELITY[fidelity]} fullsync={int(full_sync)}" + (f" utd={utd}" if utd else "")
     spec = "\n".join([
         "arch wormhole_b0", f"buffer A {size_in} {size_in} in", f"buffer B {size_in} {size_in} in",
         f"buffer C {size_out} {size_out} out",
@@ -128,6 +129,9 @@ def one_tile(tmp_path, runtime, body, a, b, *, init="", fidelity="HiFi4", fp32=1
         f"kernel reader.cpp reader 0,0 0 2,{size_in},2,{size_in}", f"kernel compute.cpp compute 0,0 {fp32} -{opts}",
         f"kernel writer.cpp writer 0,0 0 2,{size_out}", "rtargs 0 0,0 @A @B 0 1", "rtargs 2 0,0 @C 0 1"]) + "\n"
     res = run(tmp_path, exe, spec, {"A": to_bytes(a, in_fmt), "B": to_bytes(b, in_fmt)}, ["C"])
+    if fails:
+        assert res.returncode != 0
+        return res.stderr
     assert res.returncode == 0, res.stderr
     return from_bytes(res.outputs["C"], out_fmt, 32, 32).astype(np.float64)
 
@@ -443,3 +447,16 @@ def test_recip_tile_approximate_is_one_newton_step(tmp_path, runtime):
     np.testing.assert_allclose(got, model_recip_fast(x), rtol=2.0 ** -22)
     rel = np.abs(got * x - 1)
     assert 2.0 ** -20 < rel.max() < 2.0 ** -10, rel.max()  # one step from a 1% seed: about 1e-4
+
+
+# ---------------------------------------------------------------- dst_full_sync_en
+@pytest.mark.parametrize("fp32,last", [(0, 15), (1, 7)])
+def test_dst_full_sync_acquires_the_whole_register(tmp_path, runtime, fp32, last):
+    """SyncFull: one acquire holds all of DST, 16 tiles (8 with fp32_dest_acc_en); SyncHalf half of that
+    (tt-llk ckernel.h get_dest_max_tiles)."""
+    body = f"copy_init(a);\n    copy_tile(a, 0, {last});\n    copy_tile(b, 0, 0);"
+    out_fmt = "Float32" if fp32 else "Float16_b"
+    got = one_tile(tmp_path / "full", runtime, body, A, B, fp32=fp32, out_fmt=out_fmt, full_sync=True)
+    np.testing.assert_array_equal(got, B)
+    err = one_tile(tmp_path / "half", runtime, body, A, B, fp32=fp32, out_fmt=out_fmt, fails=True)
+    assert f"DST index {last} is beyond the {(last + 1) // 2} tiles one tile_regs_acquire holds" in err, err

@@ -337,13 +337,16 @@ void tile_regs_acquire(Loc loc) {
   if (t.math_owned >= 0) protocol_error(loc, "tile_regs_acquire while DST is already acquired (no tile_regs_commit)");
   DstHalf& h = t.halves[t.math_half];
   if (h.state != DstHalf::Free)
-    protocol_error(loc, "tile_regs_acquire: both DST halves are in use (missing tile_regs_wait/tile_regs_release)");
+    protocol_error(loc, t.dst_buffers() == 2 ? "tile_regs_acquire: both DST halves are in use (missing "
+                                               "tile_regs_wait/tile_regs_release)"
+                                             : "tile_regs_acquire: the packer still holds DST (dst_full_sync_en: one "
+                                               "buffer; missing tile_regs_wait/tile_regs_release)");
   h.state = DstHalf::Math;
   // math waits until pack released this half (its use before last)
   wait_until(t, Clock::Main, t.dst_released[t.math_half], nullptr, "tile_regs_acquire");
   charge(t, timing::kDstSync, "tile_regs_acquire");
   t.math_owned = static_cast<int>(t.math_half);
-  t.math_half ^= 1;
+  t.math_half = (t.math_half + 1) % t.dst_buffers();
   for (uint32_t i = 0; i < t.dst_half(); ++i) {
     const uint32_t phys = static_cast<uint32_t>(t.math_owned) * t.dst_half() + i;
     t.dst[phys].fill(0.0f);
@@ -371,7 +374,7 @@ void tile_regs_wait(Loc loc) {
   wait_until(t, Clock::Pack, t.dst_committed[t.pack_half], nullptr, "tile_regs_wait");
   charge(t, Clock::Pack, timing::kDstSync, "tile_regs_wait");
   t.pack_owned = static_cast<int>(t.pack_half);
-  t.pack_half ^= 1;
+  t.pack_half = (t.pack_half + 1) % t.dst_buffers();
 }
 
 void tile_regs_release(Loc loc) {

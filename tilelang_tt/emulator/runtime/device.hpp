@@ -59,6 +59,10 @@ struct ComputeOptions {
   bool fp32_dest_acc_en = false;
   bool math_approx_mode = false;
   int math_fidelity = 4;  // 0 LoFi, 2 HiFi2, 3 HiFi3, 4 HiFi4 (tt-metal MathFidelity values)
+  // DstSync::SyncFull: tile_regs_acquire holds the whole DST (16 tiles, 8 with fp32_dest_acc_en) and math and
+  // pack take turns on it, where SyncHalf double-buffers two halves (tt-llk ckernel.h get_dest_max_tiles,
+  // llk_math_common.h _llk_math_pack_sync_init_: a MATH_PACK semaphore of 1 instead of 2).
+  bool dst_full_sync_en = false;
   // ComputeConfig::unpack_to_dest_mode, by CB index: true = UnpackToDestFp32. Empty: every CB Default;
   // otherwise it needs an entry for each CB of the arch (add_kernel checks). tt-metal 0.81.1 reads it
   // for Float32 CBs only: UnpackToDestFp32 lets a datacopy (copy_tile, unary_bcast, transpose_wh_tile)

@@ -517,6 +517,7 @@ KernelHandle CreateKernel(
         spec.options.fp32_dest_acc_en = compute.fp32_dest_acc_en;
         spec.options.math_approx_mode = compute.math_approx_mode;
         spec.options.math_fidelity = static_cast<int>(compute.math_fidelity);
+        spec.options.dst_full_sync_en = compute.dst_full_sync_en;
         for (const UnpackToDestMode mode : compute.unpack_to_dest_mode) {
             spec.options.unpack_to_dest_fp32.push_back(mode == UnpackToDestMode::UnpackToDestFp32);
         }

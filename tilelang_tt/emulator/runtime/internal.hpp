@@ -231,7 +231,8 @@ struct ThreadCtx {
   bool pack_l1_acc = false;  // pack_reconfig_l1_acc: the packer adds to what L1 holds
   std::optional<k::RDim> pack_reduce_mask;  // reduce_init's packer edge masks, until reduce_uninit
   LayoutMode tilize_mode, untilize_mode, pack_untilize_mode;
-  uint32_t dst_half() const;      // DST tiles of one half (the arch's DST, double-buffered)
+  uint32_t dst_half() const;      // DST tiles of one buffer: half the arch's DST (SyncHalf), or all of it (SyncFull)
+  uint32_t dst_buffers() const;   // DST buffers math and pack take turns on: 2 (SyncHalf), 1 (dst_full_sync_en)
   uint32_t dst_capacity() const;  // tiles one tile_regs_acquire holds (half of that again with fp32)
 };
 
@@ -285,7 +286,8 @@ class DeviceImpl {
   void report_progress_locked() const;  // "<cores finished> <cores>\n" to progress_fd, if any
 };
 
-inline uint32_t ThreadCtx::dst_half() const { return dev->arch.dst_tiles / 2; }
+inline uint32_t ThreadCtx::dst_buffers() const { return kernel->opts.dst_full_sync_en ? 1 : 2; }
+inline uint32_t ThreadCtx::dst_half() const { return dev->arch.dst_tiles / dst_buffers(); }
 inline uint32_t ThreadCtx::dst_capacity() const {
   return kernel->opts.fp32_dest_acc_en ? dst_half() / 2 : dst_half();
 }
