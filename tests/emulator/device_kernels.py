@@ -215,3 +215,65 @@ void kernel_main() {
     }
 }
 """
+
+# One tile of CB 0 (a) and of CB 1 (b) waited for; INIT (the op's init) before the acquire, BODY (ops into DST)
+# inside it; DST 0 packed to CB 16.
+COMPUTE_ONE_TILE = r"""
+#include <cstdint>
+#include "api/compute/compute_kernel_hw_startup.h"
+#include "api/compute/tile_move_copy.h"
+#include "api/compute/eltwise_binary.h"
+#include "api/compute/bcast.h"
+#include "api/compute/matmul.h"
+#include "api/compute/reduce.h"
+#include "api/compute/eltwise_unary/sfpu_split_includes.h"
+#include "api/compute/eltwise_binary_sfpu.h"
+#include "api/compute/binary_max_min.h"
+#include "api/compute/eltwise_unary/where.h"
+#include "api/compute/eltwise_unary/comp.h"
+#include "api/compute/reg_api.h"
+#include "api/compute/pack.h"
+
+void kernel_main() {
+    constexpr uint32_t a = tt::CBIndex::c_0, b = tt::CBIndex::c_1, out = tt::CBIndex::c_16;
+    compute_kernel_hw_startup(a, b, out);
+    cb_wait_front(a, 1);
+    cb_wait_front(b, 1);
+    INIT
+    tile_regs_acquire();
+    BODY
+    tile_regs_commit();
+    cb_pop_front(a, 1);
+    cb_pop_front(b, 1);
+    cb_reserve_back(out, 1);
+    tile_regs_wait();
+    pack_tile(0, out);
+    tile_regs_release();
+    cb_push_back(out, 1);
+}
+"""
+
+# Runtime args a, b, na, nb: all na tiles of A into CB 0 and all nb tiles of B into CB 1, one push each.
+READER_ALL_TILES = r"""
+#include <cstdint>
+#include "api/dataflow/dataflow_api.h"
+
+void kernel_main() {
+    const uint32_t a_addr = get_arg_val<uint32_t>(0);
+    const uint32_t b_addr = get_arg_val<uint32_t>(1);
+    const uint32_t na = get_arg_val<uint32_t>(2);
+    const uint32_t nb = get_arg_val<uint32_t>(3);
+    constexpr uint32_t cb_a = tt::CBIndex::c_0, cb_b = tt::CBIndex::c_1;
+    constexpr auto a_args = TensorAccessorArgs<0>();
+    constexpr auto b_args = TensorAccessorArgs<a_args.next_compile_time_args_offset()>();
+    const auto a = TensorAccessor(a_args, a_addr, get_tile_size(cb_a));
+    const auto b = TensorAccessor(b_args, b_addr, get_tile_size(cb_b));
+    cb_reserve_back(cb_a, na);
+    cb_reserve_back(cb_b, nb);
+    for (uint32_t i = 0; i < na; ++i) noc_async_read_tile(i, a, get_write_ptr(cb_a) + i * get_tile_size(cb_a));
+    for (uint32_t i = 0; i < nb; ++i) noc_async_read_tile(i, b, get_write_ptr(cb_b) + i * get_tile_size(cb_b));
+    noc_async_read_barrier();
+    cb_push_back(cb_a, na);
+    cb_push_back(cb_b, nb);
+}
+"""

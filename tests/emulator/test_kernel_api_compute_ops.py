@@ -6,41 +6,9 @@ import numpy as np
 import pytest
 
 from .device_harness import Kernel, bf16_bits, bf16_to_f32, build, run, runtime_objects, tilize, untilize
-from .device_kernels import READER_BINARY, WRITER_UNARY
+from .device_kernels import COMPUTE_ONE_TILE, READER_BINARY, WRITER_UNARY
 
 TILE = 2048
-
-COMPUTE_TEMPLATE = r"""
-#include <cstdint>
-#include "api/compute/compute_kernel_hw_startup.h"
-#include "api/compute/tile_move_copy.h"
-#include "api/compute/bcast.h"
-#include "api/compute/reduce.h"
-#include "api/compute/eltwise_unary/sfpu_split_includes.h"
-#include "api/compute/eltwise_binary_sfpu.h"
-#include "api/compute/binary_max_min.h"
-#include "api/compute/eltwise_unary/where.h"
-#include "api/compute/eltwise_unary/comp.h"
-#include "api/compute/reg_api.h"
-#include "api/compute/pack.h"
-
-void kernel_main() {
-    constexpr uint32_t a = tt::CBIndex::c_0, b = tt::CBIndex::c_1, out = tt::CBIndex::c_16;
-    compute_kernel_hw_startup(a, b, out);
-    cb_wait_front(a, 1);
-    cb_wait_front(b, 1);
-    tile_regs_acquire();
-    BODY
-    tile_regs_commit();
-    cb_pop_front(a, 1);
-    cb_pop_front(b, 1);
-    cb_reserve_back(out, 1);
-    tile_regs_wait();
-    pack_tile(0, out);
-    tile_regs_release();
-    cb_push_back(out, 1);
-}
-"""
 
 
 @pytest.fixture(scope="session")
@@ -52,7 +20,7 @@ def one_tile(tmp_path, runtime, body, a, b, fp32=1, fails=False):
     cta = (2, TILE)
     exe = build(tmp_path, runtime, [
         Kernel("reader.cpp", READER_BINARY, cta + cta),
-        Kernel("compute.cpp", COMPUTE_TEMPLATE.replace("BODY", body)),
+        Kernel("compute.cpp", COMPUTE_ONE_TILE.replace("INIT", "").replace("BODY", body)),
         Kernel("writer.cpp", WRITER_UNARY, cta),
     ])
     spec = "\n".join([

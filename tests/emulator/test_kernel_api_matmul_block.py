@@ -10,34 +10,10 @@ import numpy as np
 import pytest
 
 from .device_harness import Kernel, bf16_bits, bf16_to_f32, build, run, runtime_objects, tilize, untilize
-from .device_kernels import WRITER_UNARY
+from .device_kernels import READER_ALL_TILES, WRITER_UNARY
 
 TILE = 2048
 
-# All na tiles of A into CB 0 and all nb tiles of B into CB 1, one push each.
-READER = r"""
-#include <cstdint>
-#include "api/dataflow/dataflow_api.h"
-
-void kernel_main() {
-    const uint32_t a_addr = get_arg_val<uint32_t>(0);
-    const uint32_t b_addr = get_arg_val<uint32_t>(1);
-    const uint32_t na = get_arg_val<uint32_t>(2);
-    const uint32_t nb = get_arg_val<uint32_t>(3);
-    constexpr uint32_t cb_a = tt::CBIndex::c_0, cb_b = tt::CBIndex::c_1;
-    constexpr auto a_args = TensorAccessorArgs<0>();
-    constexpr auto b_args = TensorAccessorArgs<a_args.next_compile_time_args_offset()>();
-    const auto a = TensorAccessor(a_args, a_addr, get_tile_size(cb_a));
-    const auto b = TensorAccessor(b_args, b_addr, get_tile_size(cb_b));
-    cb_reserve_back(cb_a, na);
-    cb_reserve_back(cb_b, nb);
-    for (uint32_t i = 0; i < na; ++i) noc_async_read_tile(i, a, get_write_ptr(cb_a) + i * get_tile_size(cb_a));
-    for (uint32_t i = 0; i < nb; ++i) noc_async_read_tile(i, b, get_write_ptr(cb_b) + i * get_tile_size(cb_b));
-    noc_async_read_barrier();
-    cb_push_back(cb_a, na);
-    cb_push_back(cb_b, nb);
-}
-"""
 
 # One block over the K tiles: in0 from tile IN0 (row stride KT), in1 from tile IN1 (row stride BW).
 COMPUTE = r"""
@@ -100,7 +76,7 @@ def program(tmp_path, runtime, *, ct, rt, kt, a_rows, b_cols, m0, n0, idst, tran
     compute = "".join(f"#define {k} {v}\n" for k, v in consts.items()) + compute
     cta = (2, TILE)
     exe = build(tmp_path, runtime, [
-        Kernel("reader.cpp", READER, cta + cta),
+        Kernel("reader.cpp", READER_ALL_TILES, cta + cta),
         Kernel("compute.cpp", compute),
         Kernel("writer.cpp", WRITER_UNARY, cta),
     ])

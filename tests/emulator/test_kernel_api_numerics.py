@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from .device_harness import Kernel, bf16_bits, bf16_to_f32, build, run, runtime_objects, tilize, untilize
-from .device_kernels import READER_BINARY, WRITER_UNARY
+from .device_kernels import COMPUTE_ONE_TILE, READER_ALL_TILES, READER_BINARY, WRITER_UNARY
 
 FIDELITY = {"LoFi": 0, "HiFi2": 2, "HiFi3": 3, "HiFi4": 4}
 PHASES = {"LoFi": 1, "HiFi2": 2, "HiFi3": 3, "HiFi4": 4}
@@ -78,38 +78,6 @@ def from_bytes(raw: bytes, fmt: str, m: int, n: int) -> np.ndarray:
     return untilize(flat, m, n)
 
 
-ONE_TILE = r"""
-#include <cstdint>
-#include "api/compute/compute_kernel_hw_startup.h"
-#include "api/compute/tile_move_copy.h"
-#include "api/compute/eltwise_binary.h"
-#include "api/compute/bcast.h"
-#include "api/compute/matmul.h"
-#include "api/compute/reduce.h"
-#include "api/compute/eltwise_unary/sfpu_split_includes.h"
-#include "api/compute/reg_api.h"
-#include "api/compute/pack.h"
-
-void kernel_main() {
-    constexpr uint32_t a = tt::CBIndex::c_0, b = tt::CBIndex::c_1, out = tt::CBIndex::c_16;
-    compute_kernel_hw_startup(a, b, out);
-    cb_wait_front(a, 1);
-    cb_wait_front(b, 1);
-    INIT
-    tile_regs_acquire();
-    BODY
-    tile_regs_commit();
-    cb_pop_front(a, 1);
-    cb_pop_front(b, 1);
-    cb_reserve_back(out, 1);
-    tile_regs_wait();
-    pack_tile(0, out);
-    tile_regs_release();
-    cb_push_back(out, 1);
-}
-"""
-
-
 def one_tile(tmp_path, runtime, body, a, b, *, init="", fidelity="HiFi4", fp32=1, in_fmt="Float16_b",
              out_fmt="Float32", utd="", full_sync=False, fails=False):
     """One tile of each of A (CB 0) and B (CB 1) in `in_fmt`, BODY into DST 0, packed to CB 16 in `out_fmt`
@@ -117,7 +85,7 @@ def one_tile(tmp_path, runtime, body, a, b, *, init="", fidelity="HiFi4", fp32=1
     size_in, size_out = TILE_BYTES[in_fmt], TILE_BYTES[out_fmt]
     exe = build(tmp_path, runtime, [
         Kernel("reader.cpp", READER_BINARY, (2, size_in, 2, size_in)),
-        Kernel("compute.cpp", ONE_TILE.replace("INIT", init).replace("BODY", body)),
+        Kernel("compute.cpp", COMPUTE_ONE_TILE.replace("INIT", init).replace("BODY", body)),
         Kernel("writer.cpp", WRITER_UNARY, (2, size_out)),
     ])
     opts = f" fid={FIDELITY[fidelity]} fullsync={int(full_sync)}" + (f" utd={utd}" if utd else "")
@@ -305,26 +273,6 @@ def test_reduce_sum_multiplies_at_the_fidelity(tmp_path, runtime, fidelity):
 
 
 # ---------------------------------------------------------------- error of each fidelity
-GEMM_READER = r"""
-#include <cstdint>
-#include "api/dataflow/dataflow_api.h"
-
-void kernel_main() {
-    const uint32_t a_addr = get_arg_val<uint32_t>(0), b_addr = get_arg_val<uint32_t>(1), n = get_arg_val<uint32_t>(2);
-    constexpr uint32_t cb_a = tt::CBIndex::c_0, cb_b = tt::CBIndex::c_1;
-    constexpr auto a_args = TensorAccessorArgs<0>();
-    constexpr auto b_args = TensorAccessorArgs<a_args.next_compile_time_args_offset()>();
-    const auto a = TensorAccessor(a_args, a_addr, get_tile_size(cb_a));
-    const auto b = TensorAccessor(b_args, b_addr, get_tile_size(cb_b));
-    cb_reserve_back(cb_a, n);
-    cb_reserve_back(cb_b, n);
-    for (uint32_t i = 0; i < n; ++i) noc_async_read_tile(i, a, get_write_ptr(cb_a) + i * get_tile_size(cb_a));
-    for (uint32_t i = 0; i < n; ++i) noc_async_read_tile(i, b, get_write_ptr(cb_b) + i * get_tile_size(cb_b));
-    noc_async_read_barrier();
-    cb_push_back(cb_a, n);
-    cb_push_back(cb_b, n);
-}
-"""
 
 GEMM_COMPUTE = r"""
 #include <cstdint>
@@ -362,7 +310,7 @@ def gemm(tmp_path, runtime, a, b, fidelity):
     t = n // 32
     tiles, tile = t * t, 2048
     exe = build(tmp_path, runtime, [
-        Kernel("reader.cpp", GEMM_READER, (2, tile, 2, tile)),
+        Kernel("reader.cpp", READER_ALL_TILES, (2, tile, 2, tile)),
         Kernel("compute.cpp", f"#define NT {t}\n" + GEMM_COMPUTE),
         Kernel("writer.cpp", WRITER_UNARY, (2, 4096)),
     ])
@@ -371,7 +319,7 @@ def gemm(tmp_path, runtime, a, b, fidelity):
         f"buffer C {tiles * 4096} 4096 out", f"cb 0,0 0 {tiles * tile} {tile} Float16_b",
         f"cb 0,0 1 {tiles * tile} {tile} Float16_b", "cb 0,0 16 8192 4096 Float32",
         "kernel reader.cpp reader 0,0 0 2,2048,2,2048", f"kernel compute.cpp compute 0,0 1 - fid={FIDELITY[fidelity]}",
-        "kernel writer.cpp writer 0,0 0 2,4096", f"rtargs 0 0,0 @A @B {tiles}", f"rtargs 2 0,0 @C 0 {tiles}"]) + "\n"
+        "kernel writer.cpp writer 0,0 0 2,4096", f"rtargs 0 0,0 @A @B {tiles} {tiles}", f"rtargs 2 0,0 @C 0 {tiles}"]) + "\n"
     # tilize orders the tiles row-major, as the kernel's tile indices read them
     res = run(tmp_path, exe, spec, {"A": to_bytes(a, "Float16_b"), "B": to_bytes(b, "Float16_b")}, ["C"], timeout=120)
     assert res.returncode == 0, res.stderr
