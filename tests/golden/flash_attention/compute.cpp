@@ -301,20 +301,30 @@ void kernel_main() {
             tile_regs_release();
             cb_push_back(cb_acc_s_cast, 4);
             cb_wait_front(cb_acc_o, 4);
-            tile_regs_acquire();
-            mul_bcast_cols_init(cb_acc_o, cb_scores_scale);
-            for (uint32_t t_32 = 0; t_32 < 4; ++t_32) {
-                mul_tiles_bcast_cols(cb_acc_o, cb_scores_scale, t_32, t_32 / 2, t_32);
+            for (uint32_t ch_1 = 0; ch_1 < 2; ++ch_1) {
+                tile_regs_acquire();
+                copy_init(cb_acc_o);
+                for (uint32_t t_32 = 0; t_32 < 2; ++t_32) {
+                    copy_tile(cb_acc_o, (ch_1 * 2) + t_32, t_32 * 2);
+                }
+                unary_bcast_init<BroadcastType::COL>(cb_scores_scale);
+                for (uint32_t t_33 = 0; t_33 < 2; ++t_33) {
+                    unary_bcast<BroadcastType::COL>(cb_scores_scale, (t_33 / 2) + ch_1, (t_33 * 2) + 1);
+                }
+                mul_binary_tile_init();
+                for (uint32_t t_34 = 0; t_34 < 2; ++t_34) {
+                    mul_binary_tile(t_34 * 2, (t_34 * 2) + 1, t_34 * 2);
+                }
+                tile_regs_commit();
+                cb_reserve_back(cb_acc_o, 2);
+                tile_regs_wait();
+                pack_reconfig_data_format(cb_acc_o);
+                for (uint32_t t_35 = 0; t_35 < 2; ++t_35) {
+                    pack_tile(t_35 * 2, cb_acc_o);
+                }
+                tile_regs_release();
+                cb_push_back(cb_acc_o, 2);
             }
-            tile_regs_commit();
-            cb_reserve_back(cb_acc_o, 4);
-            tile_regs_wait();
-            pack_reconfig_data_format(cb_acc_o);
-            for (uint32_t t_33 = 0; t_33 < 4; ++t_33) {
-                pack_tile(t_33, cb_acc_o);
-            }
-            tile_regs_release();
-            cb_push_back(cb_acc_o, 4);
             cb_pop_front(cb_acc_o, 4);
             cb_wait_front(cb_acc_o, 4);
             tile_regs_acquire();
@@ -334,8 +344,8 @@ void kernel_main() {
             cb_reserve_back(cb_acc_o, 4);
             tile_regs_wait();
             pack_reconfig_data_format(cb_acc_o);
-            for (uint32_t t_34 = 0; t_34 < 4; ++t_34) {
-                pack_tile(t_34, cb_acc_o);
+            for (uint32_t t_36 = 0; t_36 < 4; ++t_36) {
+                pack_tile(t_36, cb_acc_o);
             }
             tile_regs_release();
             cb_push_back(cb_acc_o, 4);
@@ -351,26 +361,26 @@ void kernel_main() {
         }
         cb_wait_front(cb_acc_o, 4);
         cb_wait_front(cb_logsum, 2);
-        for (uint32_t ch_1 = 0; ch_1 < 2; ++ch_1) {
+        for (uint32_t ch_2 = 0; ch_2 < 2; ++ch_2) {
             tile_regs_acquire();
             copy_init(cb_acc_o);
-            for (uint32_t t_35 = 0; t_35 < 2; ++t_35) {
-                copy_tile(cb_acc_o, (ch_1 * 2) + t_35, t_35 * 2);
+            for (uint32_t t_37 = 0; t_37 < 2; ++t_37) {
+                copy_tile(cb_acc_o, (ch_2 * 2) + t_37, t_37 * 2);
             }
             unary_bcast_init<BroadcastType::COL>(cb_logsum);
-            for (uint32_t t_36 = 0; t_36 < 2; ++t_36) {
-                unary_bcast<BroadcastType::COL>(cb_logsum, (t_36 / 2) + ch_1, (t_36 * 2) + 1);
+            for (uint32_t t_38 = 0; t_38 < 2; ++t_38) {
+                unary_bcast<BroadcastType::COL>(cb_logsum, (t_38 / 2) + ch_2, (t_38 * 2) + 1);
             }
             div_binary_tile_init();
-            for (uint32_t t_37 = 0; t_37 < 2; ++t_37) {
-                div_binary_tile(t_37 * 2, (t_37 * 2) + 1, t_37 * 2);
+            for (uint32_t t_39 = 0; t_39 < 2; ++t_39) {
+                div_binary_tile(t_39 * 2, (t_39 * 2) + 1, t_39 * 2);
             }
             tile_regs_commit();
             cb_reserve_back(cb_acc_o, 2);
             tile_regs_wait();
             pack_reconfig_data_format(cb_acc_o);
-            for (uint32_t t_38 = 0; t_38 < 2; ++t_38) {
-                pack_tile(t_38 * 2, cb_acc_o);
+            for (uint32_t t_40 = 0; t_40 < 2; ++t_40) {
+                pack_tile(t_40 * 2, cb_acc_o);
             }
             tile_regs_release();
             cb_push_back(cb_acc_o, 2);
@@ -379,15 +389,15 @@ void kernel_main() {
         cb_wait_front(cb_acc_o, 4);
         tile_regs_acquire();
         copy_init(cb_acc_o);
-        for (uint32_t t_39 = 0; t_39 < 4; ++t_39) {
-            copy_tile(cb_acc_o, t_39, t_39);
+        for (uint32_t t_41 = 0; t_41 < 4; ++t_41) {
+            copy_tile(cb_acc_o, t_41, t_41);
         }
         tile_regs_commit();
         cb_reserve_back(cb_O_s, 4);
         tile_regs_wait();
         pack_reconfig_data_format(cb_O_s);
-        for (uint32_t t_40 = 0; t_40 < 4; ++t_40) {
-            pack_tile(t_40, cb_O_s);
+        for (uint32_t t_42 = 0; t_42 < 4; ++t_42) {
+            pack_tile(t_42, cb_O_s);
         }
         tile_regs_release();
         cb_push_back(cb_O_s, 4);

@@ -4,11 +4,13 @@
 #include "api/compute/cb_api.h"
 #include "api/compute/common.h"
 #include "api/compute/compute_kernel_hw_startup.h"
+#include "api/compute/eltwise_binary_sfpu.h"
 #include "api/compute/eltwise_unary/relu.h"
 #include "api/compute/matmul.h"
 #include "api/compute/pack.h"
 #include "api/compute/reconfig_data_format.h"
 #include "api/compute/reg_api.h"
+#include "api/compute/tile_move_copy.h"
 
 void kernel_main() {
     const uint32_t count = get_arg_val<uint32_t>(1);
@@ -43,20 +45,28 @@ void kernel_main() {
         cb_wait_front(cb_C_l, 2);
         cb_wait_front(cb_bias_s, 2);
         tile_regs_acquire();
-        add_bcast_rows_init(cb_C_l, cb_bias_s);
+        copy_init(cb_C_l);
         for (uint32_t t_1 = 0; t_1 < 2; ++t_1) {
-            add_tiles_bcast_rows(cb_C_l, cb_bias_s, t_1, t_1 % 2, t_1);
+            copy_tile(cb_C_l, t_1, t_1 * 2);
+        }
+        unary_bcast_init<BroadcastType::ROW>(cb_bias_s);
+        for (uint32_t t_2 = 0; t_2 < 2; ++t_2) {
+            unary_bcast<BroadcastType::ROW>(cb_bias_s, t_2 % 2, (t_2 * 2) + 1);
+        }
+        add_binary_tile_init();
+        for (uint32_t t_3 = 0; t_3 < 2; ++t_3) {
+            add_binary_tile(t_3 * 2, (t_3 * 2) + 1, t_3 * 2);
         }
         relu_tile_init();
-        for (uint32_t t_2 = 0; t_2 < 2; ++t_2) {
-            relu_tile(t_2);
+        for (uint32_t t_4 = 0; t_4 < 2; ++t_4) {
+            relu_tile(t_4 * 2);
         }
         tile_regs_commit();
         cb_reserve_back(cb_C_l_out, 2);
         tile_regs_wait();
         pack_reconfig_data_format(cb_C_l_out);
-        for (uint32_t t_3 = 0; t_3 < 2; ++t_3) {
-            pack_tile(t_3, cb_C_l_out);
+        for (uint32_t t_5 = 0; t_5 < 2; ++t_5) {
+            pack_tile(t_5 * 2, cb_C_l_out);
         }
         tile_regs_release();
         cb_push_back(cb_C_l_out, 2);

@@ -3,10 +3,11 @@
 #include "api/compute/cb_api.h"
 #include "api/compute/common.h"
 #include "api/compute/compute_kernel_hw_startup.h"
-#include "api/compute/eltwise_binary.h"
+#include "api/compute/eltwise_binary_sfpu.h"
 #include "api/compute/matmul.h"
 #include "api/compute/pack.h"
 #include "api/compute/reg_api.h"
+#include "api/compute/tile_move_copy.h"
 
 void kernel_main() {
     const uint32_t count = get_arg_val<uint32_t>(1);
@@ -37,8 +38,12 @@ void kernel_main() {
         cb_wait_front(cb_C_s, 1);
         cb_wait_front(cb_part, 1);
         tile_regs_acquire();
-        add_init(cb_C_s, cb_part);
-        add_tiles(cb_C_s, cb_part, 0, 0, 0);
+        copy_init(cb_C_s);
+        copy_tile(cb_C_s, 0, 0);
+        copy_init(cb_part);
+        copy_tile(cb_part, 0, 1);
+        add_binary_tile_init();
+        add_binary_tile(0, 1, 0);
         tile_regs_commit();
         cb_reserve_back(cb_C_l, 1);
         tile_regs_wait();

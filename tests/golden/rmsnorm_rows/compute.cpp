@@ -90,24 +90,32 @@ void kernel_main() {
         cb_wait_front(cb_w, 4);
         for (uint32_t ch = 0; ch < 2; ++ch) {
             tile_regs_acquire();
-            mul_bcast_cols_init(cb_x, cb_ss);
+            copy_init(cb_x);
             for (uint32_t t_2 = 0; t_2 < 2; ++t_2) {
-                mul_tiles_bcast_cols(cb_x, cb_ss, (ch * 2) + t_2, ((ch * 2) + t_2) / 4, t_2 * 2);
+                copy_tile(cb_x, (ch * 2) + t_2, t_2 * 2);
             }
-            unary_bcast_init<BroadcastType::ROW>(cb_w);
+            unary_bcast_init<BroadcastType::COL>(cb_ss);
             for (uint32_t t_3 = 0; t_3 < 2; ++t_3) {
-                unary_bcast<BroadcastType::ROW>(cb_w, ((ch * 2) + t_3) % 4, (t_3 * 2) + 1);
+                unary_bcast<BroadcastType::COL>(cb_ss, ((ch * 2) + t_3) / 4, (t_3 * 2) + 1);
             }
             mul_binary_tile_init();
             for (uint32_t t_4 = 0; t_4 < 2; ++t_4) {
                 mul_binary_tile(t_4 * 2, (t_4 * 2) + 1, t_4 * 2);
             }
+            unary_bcast_init<BroadcastType::ROW>(cb_w);
+            for (uint32_t t_5 = 0; t_5 < 2; ++t_5) {
+                unary_bcast<BroadcastType::ROW>(cb_w, ((ch * 2) + t_5) % 4, (t_5 * 2) + 1);
+            }
+            mul_binary_tile_init();
+            for (uint32_t t_6 = 0; t_6 < 2; ++t_6) {
+                mul_binary_tile(t_6 * 2, (t_6 * 2) + 1, t_6 * 2);
+            }
             tile_regs_commit();
             cb_reserve_back(cb_y, 2);
             tile_regs_wait();
             pack_reconfig_data_format(cb_y);
-            for (uint32_t t_5 = 0; t_5 < 2; ++t_5) {
-                pack_tile(t_5 * 2, cb_y);
+            for (uint32_t t_7 = 0; t_7 < 2; ++t_7) {
+                pack_tile(t_7 * 2, cb_y);
             }
             tile_regs_release();
             cb_push_back(cb_y, 2);
