@@ -4,7 +4,8 @@ passes and receives (n,) tensors. TileLang's layernorm example writes its per-ro
 way; each kernel runs on the emulator and is compared with torch.
 
 Tolerances: bfloat16 outputs to 2^-6 of their range (several bfloat16 roundings, as
-tests/compiler/test_ops.py); float32 statistics to 2^-16 (float32 sums in another order)."""
+tests/compiler/test_ops.py); float32 statistics to 2^-16 (float32 sums in another order), except a sum of
+float32 squares, which the FPU reads as TF32 (2^-10)."""
 
 import importlib.machinery
 import json
@@ -127,7 +128,10 @@ def check_layernorm(artifacts, N, D, seed):
     xf = x.float()
     assert_close(y, torch.nn.functional.layer_norm(xf, (D,), g.float(), b.float(), 1e-5), 2.0 ** -6)
     assert_close(mean, xf.mean(1), 2.0 ** -16)
-    assert_close(rstd, torch.rsqrt(xf.var(1, unbiased=False) + 1e-5), 2.0 ** -16)
+    # the row sums run on the FPU (reduce_tile), which reads the float32 block from its source registers
+    # truncated to TF32 (tt-isa-documentation UNPACR_Regular.md): the bfloat16 values fit, their float32
+    # squares lose up to 2^-10 relative, so E[x^2] does and rstd half that (var = E[x^2] - mean^2, mean ~ 0)
+    assert_close(rstd, torch.rsqrt(xf.var(1, unbiased=False) + 1e-5), 2.0 ** -10)
 
 
 @pytest.mark.parametrize("N,blk_m", [(64, 32), (80, 32), (80, 1)])

@@ -3,8 +3,10 @@ default): the compiler groups 32 / blk_m independent blocks into one block of 32
 (CoarsenRowBlocksTT). The kernels are the catalogue's (tests/examples: TileLang's rms_norm,
 rms_norm_splitk and online softmax written in their idioms, float32 as the norms are, bfloat16 for
 the softmax's float16), run on the emulator on shapes that are and are not multiples of 32,
-single- and multi-core, and matched against torch. Tolerances: float32 outputs to 2^-16 of their
-range (rsqrt and the sums in fp32 DST, in another order than torch), bfloat16 outputs to 2^-7."""
+single- and multi-core, and matched against torch. Tolerances: float32 outputs to 2^-10 of their
+range (the row sums of squares run on the FPU, reduce_tile, which reads the float32 block from its source
+registers truncated to TF32: 2^-10 relative in the sum, half that after rsqrt; tt-isa-documentation
+UNPACR_Regular.md), bfloat16 outputs to 2^-7."""
 
 import pytest
 import torch
@@ -16,6 +18,8 @@ from tests.examples.norm import rms_norm_chunked, rms_norm_rows, rms_reference
 from tests.examples.online_softmax import M as SOFTMAX_M
 from tests.examples.online_softmax import N as SOFTMAX_N
 from tests.examples.online_softmax import softmax_reference, two_pass_softmax
+
+RMS_REL = 2.0 ** -10  # the float32 norms (see the module docstring)
 
 
 def data(*shape, seed, dtype=torch.float32):
@@ -34,7 +38,7 @@ def test_rms_norm(M, blk_m):
     x = data(M, 128, seed=M + blk_m)
     artifacts = tilelang_tt.compile(rms_norm_rows.get_tir(M=M, N=128, blk_m=blk_m))
     assert artifacts.plan["block_tiles"][0] == 1  # blocks of one tile row: 32 // blk_m blocks each
-    assert_close(artifacts.run(x), rms_reference(x), 2.0 ** -16)
+    assert_close(artifacts.run(x), rms_reference(x), RMS_REL)
 
 
 def test_rms_norm_one_row_blocks_move_the_same_tiles_as_32_row_blocks():
@@ -49,14 +53,14 @@ def test_rms_norm_multicore(grid):
     x = data(160, 64, seed=5)
     artifacts = tilelang_tt.compile(rms_norm_rows.get_tir(M=160, N=64, blk_m=1), grid=grid)
     assert len(artifacts.plan["work_partition"]) > 1
-    assert_close(artifacts.run(x), rms_reference(x), 2.0 ** -16)
+    assert_close(artifacts.run(x), rms_reference(x), RMS_REL)
 
 
 @pytest.mark.parametrize("blk_m", [1, 4])
 def test_rms_norm_splitk(blk_m):
     x = data(64, 256, seed=7)
     artifacts = tilelang_tt.compile(rms_norm_chunked.get_tir(M=64, N=256, blk_m=blk_m, blk_k=64))
-    assert_close(artifacts.run(x), rms_reference(x), 2.0 ** -16)
+    assert_close(artifacts.run(x), rms_reference(x), RMS_REL)
 
 
 def test_online_softmax_one_row_blocks():
