@@ -241,7 +241,8 @@ float masked(float x, uint32_t mask) { return std::bit_cast<float>(std::bit_cast
 // jit_build/genfiles.cpp compute_data_formats, data_format.cpp get_single_unpack_dst_format; UnpackToDestFp32
 // CBs alone unpack as Float32, to DST). The unpacker truncates: FP32 -> TF32 keeps the top 10 mantissa bits
 // (`DatumBits >> 13`), FP32 -> BF16 the top 7 (`DatumBits >>= 16`, denormals flushed to zero)
-// (UNPACR_Regular.md, FormatConversion). Bfloat16 and the bfp formats reach SrcA/SrcB losslessly as BF16
+// (UNPACR_Regular.md, FormatConversion; 0.81.1 api/compute/reduce.h, reduce_uninit: "FP32 data from L1 that is
+// unpacked to Src registers is reduced to Tf32"). Bfloat16 and the bfp formats reach SrcA/SrcB losslessly as BF16
 // (Unpackers/FormatConversion.md); Float16 as FP16.
 constexpr uint32_t kTf32 = 0xffffe000u, kBf16 = 0xffff0000u;  // the bits of an fp32 word each format keeps
 uint32_t source_format(const ThreadCtx& t, DataFormat fmt) {
