@@ -19,7 +19,8 @@ dtypes bfloat16/float32 and ``T.Pipelined`` depths 1..3):
 * integer element-wise (int32; compute on uint32 is a refused form): exact results;
 * the layout and storage forms: element-wise kernels over row-major tensors, reductions of
   sub-tile blocks (1..16 rows), element-wise kernels of ``T.dynamic`` sizes, and GEMMs of
-  ``bfloat8_b`` operands.
+  ``bfloat8_b`` operands;
+* split-K GEMMs adding their K slices into C with ``T.atomic_add``.
 
 Domains are guarded by construction (log, rsqrt and division take ``|x| + 1``, sqrt takes ``|x|``,
 exp and exp2 take ``min(x, 4)``) so every reference value is finite.
@@ -144,6 +145,7 @@ class Case:
     reference: Callable[[dict[str, torch.Tensor]], dict[str, Val]] = field(repr=False)  # output -> bound
     options: dict = field(default_factory=dict)
     exact_integers: bool = False
+    writes_per_output: int = 1  # times the program writes each output page (split-K adds: once a slice)
 
     def _repr_pretty_(self, printer, cycle):  # hypothesis's report: the source is in its notes
         printer.text(f"Case({self.family!r}, options={self.options!r})")
@@ -527,3 +529,27 @@ def integer_cases(draw):
         return {"C": exact(c)}
 
     return Case("integer", "\n".join(lines) + "\n", inputs, reference, exact_integers=True)
+
+
+@st.composite
+def split_k_cases(draw):
+    """TileLang's split-K GEMM (tests/kernels.py ``split_k_gemm``): ``C += A @ B``, the grid's third
+    dimension the K slice a block multiplies, its partial product added into C with ``T.atomic_add``
+    (a whole block or element by element), the adds into one region made in slice order."""
+    bm, bn, bk = draw(st.sampled_from(BLOCKS[:2])), draw(st.sampled_from(BLOCKS[:2])), draw(st.sampled_from(BLOCKS[:2]))
+    split, form = draw(st.integers(1, 3)), draw(st.sampled_from(["block", "element"]))
+    M, N = bm * draw(st.integers(1, 3)), bn * draw(st.integers(1, 3))
+    K = split * bk * draw(st.integers(1, 3))
+    source = (f"from tests.kernels import split_k_gemm\n\n"
+              f"main = split_k_gemm({M}, {N}, {K}, {bm}, {bn}, {bk}, {split}, {form!r})\n")
+    gen = torch.Generator().manual_seed(draw(st.integers(0, 2**31)))
+    inputs = {"A": data((M, K), "bfloat16", gen), "B": data((K, N), "bfloat16", gen), "C": data((M, N), "float32", gen)}
+
+    def reference(x):
+        a, b, c = x["A"].double(), x["B"].double(), x["C"].double()
+        magnitude = c.abs() + a.abs() @ b.abs()  # bounds every partial sum
+        # each slice's products accumulate in an fp32 DST, and each slice's sum is added into C in fp32
+        return {"C": Val(c + a @ b, (K + 3 * split + 2) * EPS_ACC * magnitude)}
+
+    options = {**draw(placements()), "partition": draw(st.sampled_from(["auto", "contiguous"]))}
+    return Case("split_k", source, inputs, reference, options, writes_per_output=split)

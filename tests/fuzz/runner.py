@@ -122,9 +122,10 @@ def check(case: Case, kernel_dir) -> str:
     plan = artifacts.plan
     if "dims" in plan:  # T.dynamic sizes: bound to the inputs' shapes, as the emulator binds them
         plan = bind_dims(plan, dim_values(plan, {name: tuple(t.shape) for name, t in case.inputs.items()}))
-    outputs_bytes = sum(b.num_pages * b.page_size for b in Plan.from_json(plan).outputs)
+    outputs_bytes = case.writes_per_output * sum(b.num_pages * b.page_size for b in Plan.from_json(plan).outputs)
     written = artifacts.last_counters["total"]["dram_bytes_written"]
-    assert written == outputs_bytes, f"the program wrote {written} bytes to DRAM, its outputs hold {outputs_bytes}"
+    assert written == outputs_bytes, (f"the program wrote {written} bytes to DRAM, {case.writes_per_output} x its "
+                                      f"outputs hold {outputs_bytes}")
     return RAN
 
 
