@@ -17,9 +17,7 @@ does) plus a line-based spec read by device_harness.cpp:
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -28,9 +26,9 @@ from pathlib import Path
 import numpy as np
 
 from tilelang_tt.contract.formats import bfloat16_round
-from tilelang_tt.emulator.driver import CXX_FLAGS, bfloat16_bits_to_float32
+from tilelang_tt.emulator.driver import CXX_FLAGS, bfloat16_bits_to_float32, compiled_object
 from tilelang_tt.emulator.driver import runtime_objects as driver_runtime_objects
-from tilelang_tt.env import CACHE_DIR, EMU_CXX
+from tilelang_tt.env import EMU_CXX
 
 ROOT = Path(__file__).resolve().parents[2]
 EMU = ROOT / "tilelang_tt" / "emulator"
@@ -70,17 +68,9 @@ def _compile(src: Path, obj: Path, extra: list[str]) -> None:
 
 
 def runtime_objects() -> list[Path]:
-    """The emulator runtime's objects (the driver's) and the harness's own, each compiled once per
-    cache and content: every test module links the same."""
-    headers = sorted((EMU / "runtime").glob("*.hpp"))
-    digest = hashlib.sha256(" ".join(CXX).encode() + b"".join(p.read_bytes() for p in [HARNESS, *headers])).hexdigest()[:16]
-    harness = CACHE_DIR.get() / "emu" / "obj" / f"harness-{digest}.o"
-    if not harness.exists():
-        harness.parent.mkdir(parents=True, exist_ok=True)
-        partial = harness.with_name(f"{harness.name}.{os.getpid()}.tmp")
-        _compile(HARNESS, partial, [])
-        os.replace(partial, harness)
-    return [*driver_runtime_objects(), harness]
+    """The emulator runtime's objects and the harness's own, each compiled once per cache and
+    content (the driver's cache): every test module links the same."""
+    return [*driver_runtime_objects(), compiled_object(HARNESS, "the device-model test harness")]
 
 
 def build(work: Path, runtime: list[Path], kernels: list[Kernel]) -> Path:

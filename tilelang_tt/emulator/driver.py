@@ -274,8 +274,9 @@ def _build_base(cxx: str) -> str:
 
 
 def _runtime_units(cache: Path, base: str) -> list[_Unit]:
+    defines = (arch_table_define(),)
     return [
-        _Unit(f"emulator runtime {cpp.name}", cpp, cache / "obj" / f"runtime-{cpp.stem}-{base}.o", (arch_table_define(),),
+        _Unit(f"emulator runtime {cpp.name}", cpp, cache / "obj" / f"runtime-{cpp.stem}-{base}.o", defines,
               RUNTIME_CXX_FLAGS)
         for cpp in sorted(RUNTIME_DIR.glob("*.cpp"))
     ]
@@ -290,6 +291,15 @@ def runtime_objects() -> list[Path]:
         for future in [pool.submit(_compile, cxx, unit) for unit in units]:
             future.result()
     return [unit.obj for unit in units]
+
+
+def compiled_object(source: Path, label: str) -> Path:
+    """``source``, a translation unit of the emulator's headers (a test's own host program), compiled
+    with the program's flags once per cache, build and content: what links beside runtime_objects()."""
+    cxx = EMU_CXX.get()
+    obj = CACHE_DIR.get() / "emu" / "obj" / f"{source.stem}-{_digest(_build_base(cxx), source.read_bytes())}.o"
+    _compile(cxx, _Unit(label, source, obj))
+    return obj
 
 
 def build(sources: dict[str, str], plan: Plan, progress: Progress | None = None) -> Path:

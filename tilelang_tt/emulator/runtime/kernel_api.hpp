@@ -31,7 +31,7 @@ using Loc = std::source_location;
 uint32_t arg(uint32_t idx, bool common, Loc loc);
 
 // Protocol error found by a check in an API header: names the calling kernel and `loc`. The
-// printf-style form formats its message (kernel headers include no <string>: see data_format.hpp).
+// printf-style form formats its message (kernel headers include no <string>: see device_types.hpp).
 [[noreturn]] void api_error(const char* what, Loc loc);
 [[noreturn]] void api_errorf(Loc loc, const char* format, ...) __attribute__((format(printf, 2, 3)));
 
