@@ -258,3 +258,64 @@ def test_partial_sums_accumulate_in_l1_without_reloads():
     assert names[first:last].count(Intrin.PACK_TILE) == 1 and Intrin.MATMUL_BLOCK in names[first:last]
     (block,) = [args for i, args in calls if i == Intrin.MATMUL_BLOCK]
     assert [int(x) for x in block[6:]] == [4, 1, 1]  # a sub-block is a row of 4 tiles: ct_dim 4, rt_dim 1, kt_dim 1
+
+
+ROW_SHARED_ATTRS = compute_attrs(X_s=cb_entry(0, block_tiles=(1, 4)), m_s={**cb_entry(1), "vector": "col"},
+                                 C_l=cb_entry(16, block_tiles=(1, 4)))
+
+
+def test_row_shared_operand_is_computed_once_per_acquire():
+    """exp(X - m * 2) of a 1x4-tile block and a per-row vector m: ``m * 2`` is the same tile for every
+    output tile of the tile row, so it is broadcast and scaled once per acquire into DST slot 0, and
+    the four output tiles take slots 1-4 (one tile each: the subtraction reads the shared slot)."""
+    @I.ir_module(check_well_formed=False)
+    class Before:
+        @T.prim_func
+        def main(X: T.Buffer((32, 128), "bfloat16"), M: T.Buffer((32,), "bfloat16"),
+                 C: T.Buffer((32, 128), "bfloat16")):
+            T.func_attr(ROW_SHARED_ATTRS)
+            bx = T.launch_thread("coreIdx.x", 1)
+            X_s = T.Buffer((32, 128), "bfloat16", scope="shared.dyn")
+            m_s = T.Buffer((32,), "bfloat16", scope="shared.dyn")
+            C_l = T.Buffer((32, 128), "bfloat16", scope="local.fragment")
+            i = T.int32()
+            j = T.int32()
+            tt.read_to_cb(tl.region(X[0, 0], 1, 32, 128), tl.region(X_s[0, 0], 2, 32, 128))
+            tt.read_to_cb(tl.region(M[0], 1, 32), tl.region(m_s[0], 2, 32))
+            tt.tile.eltwise(C_l.data, i, j, T.exp(X_s[i, j] - m_s[i] * T.bfloat16(2)))
+            tt.write_from_cb(tl.region(C_l[0, 0], 1, 32, 128), tl.region(C[0, 0], 2, 32, 128))
+
+    @I.ir_module(check_well_formed=False)
+    class Expected:
+        @T.prim_func
+        def main(X: T.Buffer((32, 128), "bfloat16"), M: T.Buffer((32,), "bfloat16"),
+                 C: T.Buffer((32, 128), "bfloat16")):
+            T.func_attr(ROW_SHARED_ATTRS)
+            bx = T.launch_thread("coreIdx.x", 1)
+            tt.cb_wait_front(0, 4)
+            tt.cb_wait_front(1, 1)
+            tt.dst.acquire()
+            tt.copy_init(0)
+            for t in range(4):
+                tt.copy_tile(0, t, t + 1)
+            tt.bcast_init("col", 1)
+            tt.bcast_tile("col", 1, 0, 0)  # once: the tile row's m
+            tt.sfpu.init("scalar", "mul")
+            tt.sfpu.scalar("mul", 0, T.uint32(0x40000000))
+            tt.sfpu.init("binary", "sub")
+            for t in range(4):
+                tt.sfpu.binary("sub", t + 1, 0, t + 1)
+            tt.sfpu.init("unary", "exp")
+            for t in range(4):
+                tt.sfpu.unary("exp", t + 1)
+            tt.dst.commit()
+            tt.cb_reserve_back(16, 4)
+            tt.dst.wait()
+            for t in range(4):
+                tt.pack_tile(t + 1, 16)
+            tt.dst.release()
+            tt.cb_push_back(16, 4)
+            tt.cb_pop_front(0, 4)
+            tt.cb_pop_front(1, 1)
+
+    tvm.ir.assert_structural_equal(InsertDSTManagementTT()(Before), Expected)

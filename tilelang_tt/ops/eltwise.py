@@ -15,7 +15,9 @@ FPU op (``mul_tiles_bcast_cols``…: both operands unpacked side by side, where 
 compiled per tile into DST by :class:`TileProgram` (block operands: tilelang_tt.ops.copy,
 constants: tilelang_tt.ops.fill, SFPU unary ops, ops with a scalar, SFPU binary ops), with
 registers allocated per tile and as many tiles per acquire as the DST budget holds, run op by op
-over an acquire's tiles (one init per op and acquire). The exact
+over an acquire's tiles (one init per op and acquire); an operand of per-row vectors and constants
+alone (``m[i] * scale`` in ``exp(x[i, j] * scale - m[i] * scale)``) is computed once per acquire
+into a slot of its own, the acquire's tiles then lying in one tile row. The exact
 GELU ``0.5 * x * (1 + erf(x / sqrt(2)))``, in any association of its products, is one ``gelu_tile``
 (:func:`~tilelang_tt.ops.sfpu.gelu_operand`); ``max(x, 0)`` is ``relu_tile``, ``c / x`` ``recip_tile``
 times c. The value of an int32 block is computed exactly by the SFPU's integer ops (``add_int_tile``,
@@ -141,32 +143,51 @@ class Eltwise(TileOp):
         out_var, _i, _j, value = stmt.value.args
         out = ctx.cb(out_var.name)
         total = out.block_pages
-        program = TileProgram(ctx, out, stmt)
-        spt = program.need(value)
-        if spt > ctx.budget:
-            raise ctx.error(stmt, f"the expression needs {spt} DST tiles per output tile; the budget is {ctx.budget}",
-                            "split the expression into several T.Parallel statements")
-        program.spt = spt
-        program.compile(value, 0)
-        ops = program.ops
-        chunk = ctx.chunk(total, spt)
-        keys = [key for key, _, _ in ops]
+        program, chunk = _plan(ctx, out, stmt, value, total, share_rows=True)
+        ops, spt, shared = program.ops, program.spt, program.shared_slots
+        keys = [key for key, _, _, _ in ops]
         # Op by op over the chunk's tiles (each tile's ops touch its own DST tiles only, in their
         # order): an init where the engine configuration changes, once per acquire, not per tile; a
-        # program of one configuration initializes once per acquire where inits are not hoisted.
+        # program of one configuration initializes once per acquire where inits are not hoisted. An
+        # op of a row-shared operand runs once per acquire, for the tile row of the chunk.
         mixed = len(set(keys)) > 1
 
         def one_chunk(ch):
             base = ch * chunk
             stmts = [evaluate(Intrin.DST_ACQUIRE, like=stmt)]
-            for n, (key, init, emit) in enumerate(ops):
+            for n, (key, init, emit, once) in enumerate(ops):
                 if (mixed and (n == 0 or key != keys[n - 1])) or (not mixed and n == 0 and ctx.inline_inits):
                     stmts.append(init)
+                if once:
+                    stmts.append(emit(ctx.analyzer.simplify(base), None))
+                    continue
                 stmts.append(serial("t", chunk, lambda tl, emit=emit: emit(ctx.analyzer.simplify(base + tl), tl),
                                     like=stmt))
-            return seq([*stmts, *ctx.pack(out, chunk, lambda t: ctx.analyzer.simplify(t * spt), stmt)])
+            return seq([*stmts, *ctx.pack(out, chunk, lambda t: ctx.analyzer.simplify(shared + t * spt), stmt)])
 
         return serial("ch", total // chunk, one_chunk, like=stmt)
+
+
+def _plan(ctx, out, stmt, value, total: int, share_rows: bool):
+    """(the value's compiled TileProgram, output tiles per acquire). With ``share_rows``, the
+    operands computed from per-row vectors and constants alone (``m[i] * scale``) are computed once
+    per acquire into DST slots of their own, ahead of the output tiles' slots, and an acquire's
+    tiles lie in one tile row of the block (the chunk divides the tiles per row)."""
+    cols = out.block_tiles[1]
+    program = TileProgram(ctx, out, stmt, share_rows=share_rows and not out.vector and cols > 1)
+    spt = program.need(value)
+    if spt > ctx.budget:
+        raise ctx.error(stmt, f"the expression needs {spt} DST tiles per output tile; the budget is {ctx.budget}",
+                        "split the expression into several T.Parallel statements")
+    program.spt = spt
+    program.compile(value, 0)
+    if not program.shared:
+        return program, ctx.chunk(total, spt)
+    per_acquire = (ctx.budget - program.shared_slots) // spt
+    chunk = max((d for d in range(1, min(per_acquire, cols) + 1) if cols % d == 0), default=0)
+    if chunk < 2:  # sharing saves nothing with one tile per acquire (or does not fit)
+        return _plan(ctx, out, stmt, value, total, share_rows=False)
+    return program, chunk
 
 
 # -- C2 checks -------------------------------------------------------------------------------------
@@ -309,14 +330,21 @@ class TileProgram:
     giving the statement for output tile ``tg`` of the block computed in DST tiles of chunk
     position ``tl``."""
 
-    def __init__(self, ctx, out, like):
+    def __init__(self, ctx, out, like, share_rows: bool = False):
         self.ctx = ctx
         self.out = out
         self.like = like
         self.ij = tuple(like.value.args[1:3])  # the tt.tile.eltwise's loop variables (i, j)
         self.spt = 0  # DST tiles per output tile, set once the value's need is known
-        self.ops: list[tuple[tuple, tirx.Stmt, object]] = []
+        self.ops: list[tuple[tuple, tirx.Stmt, object, bool]] = []
         self.rules = INT_RULES if out.data_format == "Int32" else OPERAND_RULES
+        # Row-shared operands: the same tile for every output tile of a tile row, computed once per
+        # acquire into slots [0, shared_slots) ahead of the output tiles' slots (their values, in
+        # the order first compiled, and the slot of each).
+        self.share_rows = share_rows and self.rules is OPERAND_RULES
+        self.shared_slots = 0
+        self.shared: list[tuple[object, int]] = []
+        self.in_shared = False  # compiling a row-shared operand
 
     def rule(self, e):
         return next((rule, m) for rule in self.rules if (m := rule.match(self, e)) is not None)
@@ -330,10 +358,39 @@ class TileProgram:
         rule.compile(self, m, base)
 
     def slot(self, tl, base):
-        return self.ctx.analyzer.simplify(tl * self.spt + base)
+        """DST slot ``base`` of output tile ``tl`` of the acquire; ``tl`` None: slot ``base`` of the
+        row-shared operands."""
+        if tl is None:
+            return tirx.IntImm("int32", base)
+        return self.ctx.analyzer.simplify(self.shared_slots + tl * self.spt + base)
 
     def op(self, key: tuple, init: tirx.Stmt, emit) -> None:
-        self.ops.append((key, init, emit))
+        self.ops.append((key, init, emit, self.in_shared))
+
+    # -- row-shared operands ------------------------------------------------------------------------
+    def shares(self, e) -> bool:
+        """Whether operand ``e`` of a binary op is computed once per acquire: it reads per-row
+        vectors (``v[i]``) and constants only, so its tile is the same along a tile row."""
+        if not self.share_rows or self.in_shared:
+            return False
+        loads = []
+        tirx.stmt_functor.post_order_visit(e, lambda n: loads.append(n) if isinstance(n, tirx.BufferLoad) else None)
+        return all(self.ctx.cb(x.buffer.name).vector == COL for x in loads)
+
+    def shared_slot(self, e) -> tirx.IntImm:
+        """The slot of row-shared operand ``e``, compiled (once per acquire) where first used: the
+        k-th keeps its value in slot k and computes in the slots from k on (its ops are emitted with
+        ``tl`` None)."""
+        for x, slot in self.shared:
+            if tirx.analysis.expr_deep_equal(x, e):
+                return tirx.IntImm("int32", slot)
+        slot = len(self.shared)
+        self.in_shared = True
+        self.compile(e, slot)
+        self.shared_slots = max(self.shared_slots, slot + self.need(e))
+        self.in_shared = False
+        self.shared.append((e, slot))
+        return tirx.IntImm("int32", slot)
 
     def sfpu(self, op, emit) -> None:
         """An SFPU op: ops sharing an init function share the engine configuration."""
@@ -522,11 +579,24 @@ class SfpuBinaryOperands:
 
     def need(self, prog, m) -> int:
         _, a, b = m
+        if prog.shares(a) or prog.shares(b):  # a row-shared operand lives in its own slot
+            return max([1] + [prog.need(x) for x in (a, b) if not prog.shares(x)])
         need_a, need_b = prog.need(a), prog.need(b)
         return max(need_a, need_b + 1) if need_a >= need_b else max(need_b, need_a + 1)
 
     def compile(self, prog, m, base) -> None:
         op, a, b = m
+        if prog.shares(a) or prog.shares(b):
+            slots = []
+            for x in (a, b):
+                if prog.shares(x):
+                    slots.append(lambda tl, s=prog.shared_slot(x): s)
+                else:
+                    prog.compile(x, base)
+                    slots.append(lambda tl: prog.slot(tl, base))
+            prog.sfpu(op, lambda tg, tl: evaluate(Intrin.SFPU_BINARY, op.name, slots[0](tl), slots[1](tl),
+                                                  prog.slot(tl, base), like=prog.like))
+            return
         slot_a, slot_b = (base + 1, base) if prog.need(b) > prog.need(a) else (base, base + 1)
         for operand, slot in sorted([(a, slot_a), (b, slot_b)], key=lambda x: x[1]):
             prog.compile(operand, slot)
@@ -578,7 +648,8 @@ class IntBinaryOperands(SfpuBinaryOperands):
         return (op, e.a, e.b) if op is not None else None
 
 
+SFPU_BINARY_OPERANDS = SfpuBinaryOperands()
 INT_RULES = (BLOCK_OPERAND, IntConstant(), IntScalarOperand(), IntBinaryOperands())
 OPERAND_RULES = (BLOCK_OPERAND, FpuOperands(), CONSTANT_OPERAND, Gelu(), UnaryCall(), ScalarCall(), Relu(),
-                 ScalarOperand(), Where(), Comparison(), SfpuBinaryOperands())
+                 ScalarOperand(), Where(), Comparison(), SFPU_BINARY_OPERANDS)
 ELTWISE = register(Eltwise())

@@ -202,34 +202,30 @@ void kernel_main() {
                 tile_regs_acquire();
                 copy_init(cb_acc_s);
                 for (uint32_t t_17 = 0; t_17 < 2; ++t_17) {
-                    copy_tile(cb_acc_s, (ch * 2) + t_17, t_17 * 2);
+                    copy_tile(cb_acc_s, (ch * 2) + t_17, t_17 + 1);
                 }
                 binop_with_scalar_tile_init();
                 for (uint32_t t_18 = 0; t_18 < 2; ++t_18) {
-                    mul_unary_tile(t_18 * 2, 0x3e000000u);
+                    mul_unary_tile(t_18 + 1, 0x3e000000u);
                 }
                 unary_bcast_init<BroadcastType::COL>(cb_m);
-                for (uint32_t t_19 = 0; t_19 < 2; ++t_19) {
-                    unary_bcast<BroadcastType::COL>(cb_m, (t_19 / 2) + ch, (t_19 * 2) + 1);
-                }
+                unary_bcast<BroadcastType::COL>(cb_m, ch, 0);
                 binop_with_scalar_tile_init();
-                for (uint32_t t_20 = 0; t_20 < 2; ++t_20) {
-                    mul_unary_tile((t_20 * 2) + 1, 0x3e000000u);
-                }
+                mul_unary_tile(0, 0x3e000000u);
                 sub_binary_tile_init();
-                for (uint32_t t_21 = 0; t_21 < 2; ++t_21) {
-                    sub_binary_tile(t_21 * 2, (t_21 * 2) + 1, t_21 * 2);
+                for (uint32_t t_19 = 0; t_19 < 2; ++t_19) {
+                    sub_binary_tile(t_19 + 1, 0, t_19 + 1);
                 }
                 exp_tile_init();
-                for (uint32_t t_22 = 0; t_22 < 2; ++t_22) {
-                    exp_tile(t_22 * 2);
+                for (uint32_t t_20 = 0; t_20 < 2; ++t_20) {
+                    exp_tile(t_20 + 1);
                 }
                 tile_regs_commit();
                 cb_reserve_back(cb_acc_s, 2);
                 tile_regs_wait();
                 pack_reconfig_data_format(cb_acc_s);
-                for (uint32_t t_23 = 0; t_23 < 2; ++t_23) {
-                    pack_tile(t_23 * 2, cb_acc_s);
+                for (uint32_t t_21 = 0; t_21 < 2; ++t_21) {
+                    pack_tile(t_21 + 1, cb_acc_s);
                 }
                 tile_regs_release();
                 cb_push_back(cb_acc_s, 2);
@@ -257,46 +253,46 @@ void kernel_main() {
             cb_wait_front(cb_scores_sum, 2);
             tile_regs_acquire();
             copy_init(cb_logsum);
-            for (uint32_t t_24 = 0; t_24 < 2; ++t_24) {
-                copy_tile(cb_logsum, t_24, t_24 * 2);
+            for (uint32_t t_22 = 0; t_22 < 2; ++t_22) {
+                copy_tile(cb_logsum, t_22, t_22 * 2);
             }
             copy_init(cb_scores_scale);
-            for (uint32_t t_25 = 0; t_25 < 2; ++t_25) {
-                copy_tile(cb_scores_scale, t_25, (t_25 * 2) + 1);
+            for (uint32_t t_23 = 0; t_23 < 2; ++t_23) {
+                copy_tile(cb_scores_scale, t_23, (t_23 * 2) + 1);
             }
             mul_binary_tile_init();
-            for (uint32_t t_26 = 0; t_26 < 2; ++t_26) {
-                mul_binary_tile(t_26 * 2, (t_26 * 2) + 1, t_26 * 2);
+            for (uint32_t t_24 = 0; t_24 < 2; ++t_24) {
+                mul_binary_tile(t_24 * 2, (t_24 * 2) + 1, t_24 * 2);
             }
             copy_init(cb_scores_sum);
-            for (uint32_t t_27 = 0; t_27 < 2; ++t_27) {
-                copy_tile(cb_scores_sum, t_27, (t_27 * 2) + 1);
+            for (uint32_t t_25 = 0; t_25 < 2; ++t_25) {
+                copy_tile(cb_scores_sum, t_25, (t_25 * 2) + 1);
             }
             add_binary_tile_init();
-            for (uint32_t t_28 = 0; t_28 < 2; ++t_28) {
-                add_binary_tile(t_28 * 2, (t_28 * 2) + 1, t_28 * 2);
+            for (uint32_t t_26 = 0; t_26 < 2; ++t_26) {
+                add_binary_tile(t_26 * 2, (t_26 * 2) + 1, t_26 * 2);
             }
             tile_regs_commit();
             cb_reserve_back(cb_logsum, 2);
             tile_regs_wait();
             pack_reconfig_data_format(cb_logsum);
-            for (uint32_t t_29 = 0; t_29 < 2; ++t_29) {
-                pack_tile(t_29 * 2, cb_logsum);
+            for (uint32_t t_27 = 0; t_27 < 2; ++t_27) {
+                pack_tile(t_27 * 2, cb_logsum);
             }
             tile_regs_release();
             cb_push_back(cb_logsum, 2);
             cb_pop_front(cb_logsum, 2);
             tile_regs_acquire();
             copy_init(cb_acc_s);
-            for (uint32_t t_30 = 0; t_30 < 4; ++t_30) {
-                copy_tile(cb_acc_s, t_30, t_30);
+            for (uint32_t t_28 = 0; t_28 < 4; ++t_28) {
+                copy_tile(cb_acc_s, t_28, t_28);
             }
             tile_regs_commit();
             cb_reserve_back(cb_acc_s_cast, 4);
             tile_regs_wait();
             pack_reconfig_data_format(cb_acc_s_cast);
-            for (uint32_t t_31 = 0; t_31 < 4; ++t_31) {
-                pack_tile(t_31, cb_acc_s_cast);
+            for (uint32_t t_29 = 0; t_29 < 4; ++t_29) {
+                pack_tile(t_29, cb_acc_s_cast);
             }
             tile_regs_release();
             cb_push_back(cb_acc_s_cast, 4);
@@ -304,23 +300,21 @@ void kernel_main() {
             for (uint32_t ch_1 = 0; ch_1 < 2; ++ch_1) {
                 tile_regs_acquire();
                 copy_init(cb_acc_o);
-                for (uint32_t t_32 = 0; t_32 < 2; ++t_32) {
-                    copy_tile(cb_acc_o, (ch_1 * 2) + t_32, t_32 * 2);
+                for (uint32_t t_30 = 0; t_30 < 2; ++t_30) {
+                    copy_tile(cb_acc_o, (ch_1 * 2) + t_30, t_30 + 1);
                 }
                 unary_bcast_init<BroadcastType::COL>(cb_scores_scale);
-                for (uint32_t t_33 = 0; t_33 < 2; ++t_33) {
-                    unary_bcast<BroadcastType::COL>(cb_scores_scale, (t_33 / 2) + ch_1, (t_33 * 2) + 1);
-                }
+                unary_bcast<BroadcastType::COL>(cb_scores_scale, ch_1, 0);
                 mul_binary_tile_init();
-                for (uint32_t t_34 = 0; t_34 < 2; ++t_34) {
-                    mul_binary_tile(t_34 * 2, (t_34 * 2) + 1, t_34 * 2);
+                for (uint32_t t_31 = 0; t_31 < 2; ++t_31) {
+                    mul_binary_tile(t_31 + 1, 0, t_31 + 1);
                 }
                 tile_regs_commit();
                 cb_reserve_back(cb_acc_o, 2);
                 tile_regs_wait();
                 pack_reconfig_data_format(cb_acc_o);
-                for (uint32_t t_35 = 0; t_35 < 2; ++t_35) {
-                    pack_tile(t_35 * 2, cb_acc_o);
+                for (uint32_t t_32 = 0; t_32 < 2; ++t_32) {
+                    pack_tile(t_32 + 1, cb_acc_o);
                 }
                 tile_regs_release();
                 cb_push_back(cb_acc_o, 2);
@@ -344,8 +338,8 @@ void kernel_main() {
             cb_reserve_back(cb_acc_o, 4);
             tile_regs_wait();
             pack_reconfig_data_format(cb_acc_o);
-            for (uint32_t t_36 = 0; t_36 < 4; ++t_36) {
-                pack_tile(t_36, cb_acc_o);
+            for (uint32_t t_33 = 0; t_33 < 4; ++t_33) {
+                pack_tile(t_33, cb_acc_o);
             }
             tile_regs_release();
             cb_push_back(cb_acc_o, 4);
@@ -364,23 +358,21 @@ void kernel_main() {
         for (uint32_t ch_2 = 0; ch_2 < 2; ++ch_2) {
             tile_regs_acquire();
             copy_init(cb_acc_o);
-            for (uint32_t t_37 = 0; t_37 < 2; ++t_37) {
-                copy_tile(cb_acc_o, (ch_2 * 2) + t_37, t_37 * 2);
+            for (uint32_t t_34 = 0; t_34 < 2; ++t_34) {
+                copy_tile(cb_acc_o, (ch_2 * 2) + t_34, t_34 + 1);
             }
             unary_bcast_init<BroadcastType::COL>(cb_logsum);
-            for (uint32_t t_38 = 0; t_38 < 2; ++t_38) {
-                unary_bcast<BroadcastType::COL>(cb_logsum, (t_38 / 2) + ch_2, (t_38 * 2) + 1);
-            }
+            unary_bcast<BroadcastType::COL>(cb_logsum, ch_2, 0);
             div_binary_tile_init();
-            for (uint32_t t_39 = 0; t_39 < 2; ++t_39) {
-                div_binary_tile(t_39 * 2, (t_39 * 2) + 1, t_39 * 2);
+            for (uint32_t t_35 = 0; t_35 < 2; ++t_35) {
+                div_binary_tile(t_35 + 1, 0, t_35 + 1);
             }
             tile_regs_commit();
             cb_reserve_back(cb_acc_o, 2);
             tile_regs_wait();
             pack_reconfig_data_format(cb_acc_o);
-            for (uint32_t t_40 = 0; t_40 < 2; ++t_40) {
-                pack_tile(t_40 * 2, cb_acc_o);
+            for (uint32_t t_36 = 0; t_36 < 2; ++t_36) {
+                pack_tile(t_36 + 1, cb_acc_o);
             }
             tile_regs_release();
             cb_push_back(cb_acc_o, 2);
@@ -389,15 +381,15 @@ void kernel_main() {
         cb_wait_front(cb_acc_o, 4);
         tile_regs_acquire();
         copy_init(cb_acc_o);
-        for (uint32_t t_41 = 0; t_41 < 4; ++t_41) {
-            copy_tile(cb_acc_o, t_41, t_41);
+        for (uint32_t t_37 = 0; t_37 < 4; ++t_37) {
+            copy_tile(cb_acc_o, t_37, t_37);
         }
         tile_regs_commit();
         cb_reserve_back(cb_O_s, 4);
         tile_regs_wait();
         pack_reconfig_data_format(cb_O_s);
-        for (uint32_t t_42 = 0; t_42 < 4; ++t_42) {
-            pack_tile(t_42, cb_O_s);
+        for (uint32_t t_38 = 0; t_38 < 4; ++t_38) {
+            pack_tile(t_38, cb_O_s);
         }
         tile_regs_release();
         cb_push_back(cb_O_s, 4);

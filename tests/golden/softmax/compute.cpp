@@ -61,26 +61,24 @@ void kernel_main() {
             tile_regs_acquire();
             copy_init(cb_xf);
             for (uint32_t t_2 = 0; t_2 < 2; ++t_2) {
-                copy_tile(cb_xf, (ch * 2) + t_2, t_2 * 2);
+                copy_tile(cb_xf, (ch * 2) + t_2, t_2 + 1);
             }
             unary_bcast_init<BroadcastType::COL>(cb_mx);
-            for (uint32_t t_3 = 0; t_3 < 2; ++t_3) {
-                unary_bcast<BroadcastType::COL>(cb_mx, ((ch * 2) + t_3) / 4, (t_3 * 2) + 1);
-            }
+            unary_bcast<BroadcastType::COL>(cb_mx, ch / 2, 0);
             sub_binary_tile_init();
-            for (uint32_t t_4 = 0; t_4 < 2; ++t_4) {
-                sub_binary_tile(t_4 * 2, (t_4 * 2) + 1, t_4 * 2);
+            for (uint32_t t_3 = 0; t_3 < 2; ++t_3) {
+                sub_binary_tile(t_3 + 1, 0, t_3 + 1);
             }
             exp_tile_init();
-            for (uint32_t t_5 = 0; t_5 < 2; ++t_5) {
-                exp_tile(t_5 * 2);
+            for (uint32_t t_4 = 0; t_4 < 2; ++t_4) {
+                exp_tile(t_4 + 1);
             }
             tile_regs_commit();
             cb_reserve_back(cb_xf, 2);
             tile_regs_wait();
             pack_reconfig_data_format(cb_xf);
-            for (uint32_t t_6 = 0; t_6 < 2; ++t_6) {
-                pack_tile(t_6 * 2, cb_xf);
+            for (uint32_t t_5 = 0; t_5 < 2; ++t_5) {
+                pack_tile(t_5 + 1, cb_xf);
             }
             tile_regs_release();
             cb_push_back(cb_xf, 2);
@@ -105,23 +103,21 @@ void kernel_main() {
         for (uint32_t ch_1 = 0; ch_1 < 2; ++ch_1) {
             tile_regs_acquire();
             copy_init(cb_xf);
-            for (uint32_t t_7 = 0; t_7 < 2; ++t_7) {
-                copy_tile(cb_xf, (ch_1 * 2) + t_7, t_7 * 2);
+            for (uint32_t t_6 = 0; t_6 < 2; ++t_6) {
+                copy_tile(cb_xf, (ch_1 * 2) + t_6, t_6 + 1);
             }
             unary_bcast_init<BroadcastType::COL>(cb_sm);
-            for (uint32_t t_8 = 0; t_8 < 2; ++t_8) {
-                unary_bcast<BroadcastType::COL>(cb_sm, ((ch_1 * 2) + t_8) / 4, (t_8 * 2) + 1);
-            }
+            unary_bcast<BroadcastType::COL>(cb_sm, ch_1 / 2, 0);
             div_binary_tile_init();
-            for (uint32_t t_9 = 0; t_9 < 2; ++t_9) {
-                div_binary_tile(t_9 * 2, (t_9 * 2) + 1, t_9 * 2);
+            for (uint32_t t_7 = 0; t_7 < 2; ++t_7) {
+                div_binary_tile(t_7 + 1, 0, t_7 + 1);
             }
             tile_regs_commit();
             cb_reserve_back(cb_xf_out, 2);
             tile_regs_wait();
             pack_reconfig_data_format(cb_xf_out);
-            for (uint32_t t_10 = 0; t_10 < 2; ++t_10) {
-                pack_tile(t_10 * 2, cb_xf_out);
+            for (uint32_t t_8 = 0; t_8 < 2; ++t_8) {
+                pack_tile(t_8 + 1, cb_xf_out);
             }
             tile_regs_release();
             cb_push_back(cb_xf_out, 2);
