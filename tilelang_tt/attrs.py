@@ -466,6 +466,7 @@ class Operand(str, enum.Enum):
 class IntrinArg:
     name: str
     kind: Operand
+    variadic: bool = False  # the last argument, written ``name*``: zero or more of ``kind``
 
 
 class Intrin(_DocumentedKey):
@@ -477,8 +478,9 @@ class Intrin(_DocumentedKey):
         obj = str.__new__(cls, value)
         obj._value_ = value
         obj.__doc__ = doc
-        obj.schema = tuple(IntrinArg(name.strip(), Operand(kind.strip()))
+        obj.schema = tuple(IntrinArg(name.strip().rstrip("*"), Operand(kind.strip()), name.strip().endswith("*"))
                            for name, kind in (arg.split(":") for arg in schema.split(",") if arg.strip()))
+        assert not any(arg.variadic for arg in obj.schema[:-1]), f"{value}: only the last argument may be variadic"
         return obj
 
     def positions(self, kind: Operand) -> tuple[int, ...]:
@@ -494,8 +496,9 @@ class Intrin(_DocumentedKey):
               "a: buffer, b: buffer, c: buffer, m0: expr, n0: expr, sm: int, sn: int, transpose_b: bool, first: expr")
     PACK_BLOCK = ("tt.pack_block", "pack_block(c, m0, n0, sm, sn): the accumulator sub-block is final; pack it.",
                   "c: buffer, m0: expr, n0: expr, sm: int, sn: int")
-    TILE_ELTWISE = ("tt.tile.eltwise", "eltwise(out, i, j, value): out[i, j] = value over the block, tile by tile.",
-                    "out: buffer, i: expr, j: expr, value: expr")
+    TILE_ELTWISE = ("tt.tile.eltwise", "eltwise(out, i, j, value, *also): out[i, j] = value over the block, tile by "
+                    "tile, and the same tiles into each block of ``also`` (FuseBlockCopiesTT).",
+                    "out: buffer, i: expr, j: expr, value: expr, also*: buffer")
     TILE_REDUCE = ("tt.tile.reduce", 'reduce(kind, src, dst, dim, clear): kind "sum"|"max" along dim (1 = per row).',
                    "kind: str, src: buffer, dst: buffer, dim: int, clear: bool")
     GENERATE_BLOCK = ("tt.generate_block", "generate_block(cb_region, i, j, value): the reader fills the block with "
@@ -664,10 +667,17 @@ def _fits(value, kind: Operand) -> bool:
 
 def check_args(intrin: Intrin, args) -> None:
     """Raise TypeError (a compiler bug) when the TIR values ``args`` do not match ``intrin``'s schema."""
-    signature = f"{intrin.value}({', '.join(f'{a.name}: {a.kind.value}' for a in intrin.schema)})"
-    if len(args) != len(intrin.schema):
-        raise TypeError(f"{signature} takes {len(intrin.schema)} arguments, got {len(args)}: {list(args)}")
-    for value, arg in zip(args, intrin.schema):
+    names = [a.name + ("*" if a.variadic else "") + ": " + a.kind.value for a in intrin.schema]
+    signature = f"{intrin.value}({', '.join(names)})"
+    schema = list(intrin.schema)
+    if schema and schema[-1].variadic:
+        fixed = len(schema) - 1
+        if len(args) < fixed:
+            raise TypeError(f"{signature} takes at least {fixed} arguments, got {len(args)}: {list(args)}")
+        schema = schema[:fixed] + [schema[-1]] * (len(args) - fixed)
+    if len(args) != len(schema):
+        raise TypeError(f"{signature} takes {len(schema)} arguments, got {len(args)}: {list(args)}")
+    for value, arg in zip(args, schema):
         if not _fits(value, arg.kind):
             raise TypeError(f"{signature}: `{arg.name}` must be {arg.kind.value}, got {value!r}")
 

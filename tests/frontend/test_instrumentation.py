@@ -19,7 +19,7 @@ SPEC_ORDER = [
     "LegalizeGlobalAccessTT", "LowerParallelReductionsTT", "WidenMaskBlocksTT", "SplitMeshTT", "InferTTLayout", "PropagateTTLayout", "AttachTensorAccessorTT",
     "LayoutAwareWorkPartitionTT", "GridToCoreGrid", "LowerSharedToCB", "LowerTTTileIntrinsics", "BuildTileDFGTT",
     "BalanceDataMovementTT", "SplitDeviceKernel", "ConfigureTensorAccessorTT", "FinalizePersistentSignatureTT", "OrderReductionTT",
-    "LowerCBIntrinsics", "InsertComputeInitTT", "InsertDSTManagementTT", "VerifyTTIR",
+    "LowerCBIntrinsics", "FuseBlockCopiesTT", "InsertComputeInitTT", "InsertDSTManagementTT", "VerifyTTIR",
 ]
 DUMPED = [f"{i:02d}_{name}.py" for i, name in enumerate(SPEC_ORDER, 1)]
 

@@ -63,6 +63,11 @@ class TileOp:
         """(blocks read, block written) by the op's intrinsic; ``data_names``: data Var -> block name."""
         raise NotImplementedError(type(self).__name__)
 
+    def also_written(self, stmt: tirx.Evaluate, data_names: dict) -> list[str]:
+        """Blocks the op's intrinsic writes besides the one ``accesses`` names: the same tiles packed
+        into each (FuseBlockCopiesTT)."""
+        return []
+
     def engine(self, ctx: InitContext, stmt: tirx.Evaluate) -> Engine:
         raise NotImplementedError(type(self).__name__)
 
@@ -274,6 +279,8 @@ class DSTContext:
                 intrin = stmt_intrin(node)
                 if intrin in (Intrin.TILE_ELTWISE, Intrin.TILE_REDUCE, Intrin.PACK_BLOCK):
                     names.add(node.value.args[0 if intrin != Intrin.TILE_REDUCE else 2].name)
+                if intrin == Intrin.TILE_ELTWISE:
+                    names.update(v.name for v in node.value.args[4:])
 
         tirx.stmt_functor.post_order_visit(self.func.body, visit)
         return names
@@ -301,21 +308,21 @@ class DSTContext:
         per_acquire = max(1, self.budget // slots)
         return max(d for d in range(1, min(per_acquire, total) + 1) if total % d == 0)
 
-    def pack(self, out: CBDesc, count: int, slot_of, like) -> list[tirx.Stmt]:
+    def pack(self, out: CBDesc, count: int, slot_of, like, also: tuple[CBDesc, ...] = ()) -> list[tirx.Stmt]:
         """Commit DST, reserve ``count`` pages of ``out``, pack DST tile ``slot_of(t)`` into page t,
-        release, push."""
-        stmts = [
-            evaluate(Intrin.DST_COMMIT, like=like),
-            evaluate(Intrin.CB_RESERVE_BACK, out.index, count, like=like),
-            evaluate(Intrin.DST_WAIT, like=like),
-        ]
-        if self.reconfigure_pack:
-            stmts.append(evaluate(Intrin.PACK_RECONFIG, out.index, like=like))
-        stmts += [
-            serial("t", count, lambda t: evaluate(Intrin.PACK_TILE, slot_of(t), out.index, like=like), like=like),
-            evaluate(Intrin.DST_RELEASE, like=like),
-            evaluate(Intrin.CB_PUSH_BACK, out.index, count, like=like),
-        ]
+        release, push; the same tiles into the CBs ``also`` too (reserved after ``out``, pushed
+        after it)."""
+        stmts = [evaluate(Intrin.DST_COMMIT, like=like)]
+        for n, cb in enumerate((out, *also)):
+            stmts.append(evaluate(Intrin.CB_RESERVE_BACK, cb.index, count, like=like))
+            if n == 0:
+                stmts.append(evaluate(Intrin.DST_WAIT, like=like))
+            if self.reconfigure_pack:
+                stmts.append(evaluate(Intrin.PACK_RECONFIG, cb.index, like=like))
+            stmts.append(serial("t", count, lambda t, cb=cb: evaluate(Intrin.PACK_TILE, slot_of(t), cb.index, like=like),
+                                like=like))
+        stmts.append(evaluate(Intrin.DST_RELEASE, like=like))
+        stmts += [evaluate(Intrin.CB_PUSH_BACK, cb.index, count, like=like) for cb in (out, *also)]
         return stmts
 
 

@@ -115,6 +115,9 @@ class Eltwise(TileOp):
             stmt.value.args[3], lambda n: reads.append(n.buffer.name) if isinstance(n, tirx.BufferLoad) else None)
         return list(dict.fromkeys(reads)), data_names[stmt.value.args[0]]
 
+    def also_written(self, stmt, data_names):
+        return [data_names[v] for v in stmt.value.args[4:]]
+
     def engine(self, ctx, stmt):
         if ctx.cbs[stmt.value.args[0].name]["vector"]:
             return Engine(("sfpu",))
@@ -128,7 +131,7 @@ class Eltwise(TileOp):
         return Engine(("binary", op.name, a, b), (Intrin.BINARY_INIT, op.name, ctx.index(a), ctx.index(b)))
 
     def startup(self, ctx, stmt):
-        out_var, _, _, value = stmt.value.args
+        out_var, _, _, value = stmt.value.args[:4]
         loads = []
         tirx.stmt_functor.post_order_visit(
             value, lambda n: loads.append(n.buffer.name) if isinstance(n, tirx.BufferLoad) else None)
@@ -140,8 +143,9 @@ class Eltwise(TileOp):
     # -- D5 ----------------------------------------------------------------------------------------
     def expand(self, ctx, stmt) -> tirx.Stmt:
         """DST code of ``tt.tile.eltwise``: chunks of output tiles per acquire, each tile's ops, pack."""
-        out_var, _i, _j, value = stmt.value.args
+        out_var, _i, _j, value, *also = stmt.value.args
         out = ctx.cb(out_var.name)
+        also = tuple(ctx.cb(v.name) for v in also)
         total = out.block_pages
         program, chunk = _plan(ctx, out, stmt, value, total, share_rows=True)
         ops, spt, shared = program.ops, program.spt, program.shared_slots
@@ -163,7 +167,7 @@ class Eltwise(TileOp):
                     continue
                 stmts.append(serial("t", chunk, lambda tl, emit=emit: emit(ctx.analyzer.simplify(base + tl), tl),
                                     like=stmt))
-            return seq([*stmts, *ctx.pack(out, chunk, lambda t: ctx.analyzer.simplify(shared + t * spt), stmt)])
+            return seq([*stmts, *ctx.pack(out, chunk, lambda t: ctx.analyzer.simplify(shared + t * spt), stmt, also)])
 
         return serial("ch", total // chunk, one_chunk, like=stmt)
 

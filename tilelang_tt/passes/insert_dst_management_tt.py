@@ -173,16 +173,18 @@ class _Inserter(DSTContext):
 
         tirx.stmt_functor.post_order_visit(stmt.value, visit)
         reads, write = op.cb_accesses(self, stmt, data_names)
+        writes = [write, *op.also_written(stmt, data_names)]
         pre = self.waits(reads, held, stmt)
         post = []
-        if write in held:
-            if write in reads:
-                post.append(self.pop(write, True, stmt))
-            else:
-                pre.append(self.pop(write, held[write], stmt))
-            del held[write]
+        for w in writes:
+            if w in held:
+                if w in reads:
+                    post.append(self.pop(w, True, stmt))
+                else:
+                    pre.append(self.pop(w, held[w], stmt))
+                del held[w]
         body = op.expand(self, stmt)
-        held[write] = False
+        held.update({w: False for w in writes})
         return seq([*pre, body, *post]), held
 
 

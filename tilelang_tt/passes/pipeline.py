@@ -17,6 +17,7 @@ from tilelang_tt.passes.build_tile_dfg_tt import BuildTileDFGTT
 from tilelang_tt.passes.coarsen_row_blocks_tt import CoarsenRowBlocksTT
 from tilelang_tt.passes.common import func_name, reraise_compile_error
 from tilelang_tt.passes.configure_tensor_accessor_tt import ConfigureTensorAccessorTT
+from tilelang_tt.passes.fuse_block_copies_tt import FuseBlockCopiesTT
 from tilelang_tt.passes.finalize_persistent_signature_tt import (
     FinalizePersistentSignatureTT,
 )
@@ -86,6 +87,8 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         # Blocks summing into a tensor take turns: waits before its reads, signals after the block.
         OrderReductionTT(),
         LowerCBIntrinsics(),
+        # A copy of a block computed just before is packed by the op computing it.
+        FuseBlockCopiesTT(),
         InsertComputeInitTT(),
         InsertDSTManagementTT(),
         VerifyTTIR(),

@@ -227,8 +227,14 @@ void kernel_main() {
                 for (uint32_t t_21 = 0; t_21 < 2; ++t_21) {
                     pack_tile(t_21 + 1, cb_acc_s);
                 }
+                cb_reserve_back(cb_acc_s_cast, 2);
+                pack_reconfig_data_format(cb_acc_s_cast);
+                for (uint32_t t_22 = 0; t_22 < 2; ++t_22) {
+                    pack_tile(t_22 + 1, cb_acc_s_cast);
+                }
                 tile_regs_release();
                 cb_push_back(cb_acc_s, 2);
+                cb_push_back(cb_acc_s_cast, 2);
             }
             cb_pop_front(cb_acc_s, 4);
             cb_wait_front(cb_acc_s, 4);
@@ -253,68 +259,54 @@ void kernel_main() {
             cb_wait_front(cb_scores_sum, 2);
             tile_regs_acquire();
             copy_init(cb_logsum);
-            for (uint32_t t_22 = 0; t_22 < 2; ++t_22) {
-                copy_tile(cb_logsum, t_22, t_22 * 2);
+            for (uint32_t t_23 = 0; t_23 < 2; ++t_23) {
+                copy_tile(cb_logsum, t_23, t_23 * 2);
             }
             copy_init(cb_scores_scale);
-            for (uint32_t t_23 = 0; t_23 < 2; ++t_23) {
-                copy_tile(cb_scores_scale, t_23, (t_23 * 2) + 1);
+            for (uint32_t t_24 = 0; t_24 < 2; ++t_24) {
+                copy_tile(cb_scores_scale, t_24, (t_24 * 2) + 1);
             }
             mul_binary_tile_init();
-            for (uint32_t t_24 = 0; t_24 < 2; ++t_24) {
-                mul_binary_tile(t_24 * 2, (t_24 * 2) + 1, t_24 * 2);
+            for (uint32_t t_25 = 0; t_25 < 2; ++t_25) {
+                mul_binary_tile(t_25 * 2, (t_25 * 2) + 1, t_25 * 2);
             }
             copy_init(cb_scores_sum);
-            for (uint32_t t_25 = 0; t_25 < 2; ++t_25) {
-                copy_tile(cb_scores_sum, t_25, (t_25 * 2) + 1);
+            for (uint32_t t_26 = 0; t_26 < 2; ++t_26) {
+                copy_tile(cb_scores_sum, t_26, (t_26 * 2) + 1);
             }
             add_binary_tile_init();
-            for (uint32_t t_26 = 0; t_26 < 2; ++t_26) {
-                add_binary_tile(t_26 * 2, (t_26 * 2) + 1, t_26 * 2);
+            for (uint32_t t_27 = 0; t_27 < 2; ++t_27) {
+                add_binary_tile(t_27 * 2, (t_27 * 2) + 1, t_27 * 2);
             }
             tile_regs_commit();
             cb_reserve_back(cb_logsum, 2);
             tile_regs_wait();
             pack_reconfig_data_format(cb_logsum);
-            for (uint32_t t_27 = 0; t_27 < 2; ++t_27) {
-                pack_tile(t_27 * 2, cb_logsum);
+            for (uint32_t t_28 = 0; t_28 < 2; ++t_28) {
+                pack_tile(t_28 * 2, cb_logsum);
             }
             tile_regs_release();
             cb_push_back(cb_logsum, 2);
             cb_pop_front(cb_logsum, 2);
-            tile_regs_acquire();
-            copy_init(cb_acc_s);
-            for (uint32_t t_28 = 0; t_28 < 4; ++t_28) {
-                copy_tile(cb_acc_s, t_28, t_28);
-            }
-            tile_regs_commit();
-            cb_reserve_back(cb_acc_s_cast, 4);
-            tile_regs_wait();
-            pack_reconfig_data_format(cb_acc_s_cast);
-            for (uint32_t t_29 = 0; t_29 < 4; ++t_29) {
-                pack_tile(t_29, cb_acc_s_cast);
-            }
-            tile_regs_release();
-            cb_push_back(cb_acc_s_cast, 4);
             cb_wait_front(cb_acc_o, 4);
             for (uint32_t ch_1 = 0; ch_1 < 2; ++ch_1) {
                 tile_regs_acquire();
                 copy_init(cb_acc_o);
-                for (uint32_t t_30 = 0; t_30 < 2; ++t_30) {
-                    copy_tile(cb_acc_o, (ch_1 * 2) + t_30, t_30 + 1);
+                for (uint32_t t_29 = 0; t_29 < 2; ++t_29) {
+                    copy_tile(cb_acc_o, (ch_1 * 2) + t_29, t_29 + 1);
                 }
                 unary_bcast_init<BroadcastType::COL>(cb_scores_scale);
                 unary_bcast<BroadcastType::COL>(cb_scores_scale, ch_1, 0);
                 mul_binary_tile_init();
-                for (uint32_t t_31 = 0; t_31 < 2; ++t_31) {
-                    mul_binary_tile(t_31 + 1, 0, t_31 + 1);
+                for (uint32_t t_30 = 0; t_30 < 2; ++t_30) {
+                    mul_binary_tile(t_30 + 1, 0, t_30 + 1);
                 }
                 tile_regs_commit();
                 cb_reserve_back(cb_acc_o, 2);
                 tile_regs_wait();
                 pack_reconfig_data_format(cb_acc_o);
-                for (uint32_t t_32 = 0; t_32 < 2; ++t_32) {
-                    pack_tile(t_32 + 1, cb_acc_o);
+                for (uint32_t t_31 = 0; t_31 < 2; ++t_31) {
+                    pack_tile(t_31 + 1, cb_acc_o);
                 }
                 tile_regs_release();
                 cb_push_back(cb_acc_o, 2);
@@ -338,8 +330,8 @@ void kernel_main() {
             cb_reserve_back(cb_acc_o, 4);
             tile_regs_wait();
             pack_reconfig_data_format(cb_acc_o);
-            for (uint32_t t_33 = 0; t_33 < 4; ++t_33) {
-                pack_tile(t_33, cb_acc_o);
+            for (uint32_t t_32 = 0; t_32 < 4; ++t_32) {
+                pack_tile(t_32, cb_acc_o);
             }
             tile_regs_release();
             cb_push_back(cb_acc_o, 4);
@@ -358,43 +350,35 @@ void kernel_main() {
         for (uint32_t ch_2 = 0; ch_2 < 2; ++ch_2) {
             tile_regs_acquire();
             copy_init(cb_acc_o);
-            for (uint32_t t_34 = 0; t_34 < 2; ++t_34) {
-                copy_tile(cb_acc_o, (ch_2 * 2) + t_34, t_34 + 1);
+            for (uint32_t t_33 = 0; t_33 < 2; ++t_33) {
+                copy_tile(cb_acc_o, (ch_2 * 2) + t_33, t_33 + 1);
             }
             unary_bcast_init<BroadcastType::COL>(cb_logsum);
             unary_bcast<BroadcastType::COL>(cb_logsum, ch_2, 0);
             div_binary_tile_init();
-            for (uint32_t t_35 = 0; t_35 < 2; ++t_35) {
-                div_binary_tile(t_35 + 1, 0, t_35 + 1);
+            for (uint32_t t_34 = 0; t_34 < 2; ++t_34) {
+                div_binary_tile(t_34 + 1, 0, t_34 + 1);
             }
             tile_regs_commit();
             cb_reserve_back(cb_acc_o, 2);
             tile_regs_wait();
             pack_reconfig_data_format(cb_acc_o);
+            for (uint32_t t_35 = 0; t_35 < 2; ++t_35) {
+                pack_tile(t_35 + 1, cb_acc_o);
+            }
+            cb_reserve_back(cb_O_s, 2);
+            pack_reconfig_data_format(cb_O_s);
             for (uint32_t t_36 = 0; t_36 < 2; ++t_36) {
-                pack_tile(t_36 + 1, cb_acc_o);
+                pack_tile(t_36 + 1, cb_O_s);
             }
             tile_regs_release();
             cb_push_back(cb_acc_o, 2);
+            cb_push_back(cb_O_s, 2);
         }
         cb_pop_front(cb_acc_o, 4);
-        cb_wait_front(cb_acc_o, 4);
-        tile_regs_acquire();
-        copy_init(cb_acc_o);
-        for (uint32_t t_37 = 0; t_37 < 4; ++t_37) {
-            copy_tile(cb_acc_o, t_37, t_37);
-        }
-        tile_regs_commit();
-        cb_reserve_back(cb_O_s, 4);
-        tile_regs_wait();
-        pack_reconfig_data_format(cb_O_s);
-        for (uint32_t t_38 = 0; t_38 < 4; ++t_38) {
-            pack_tile(t_38, cb_O_s);
-        }
-        tile_regs_release();
-        cb_push_back(cb_O_s, 4);
         cb_wait_front(cb_Q_s, 4);
         cb_pop_front(cb_Q_s, 4);
+        cb_wait_front(cb_acc_o, 4);
         cb_pop_front(cb_acc_o, 4);
         cb_pop_front(cb_logsum, 2);
         cb_wait_front(cb_m, 2);

@@ -1,0 +1,129 @@
+"""D4 FuseBlockCopiesTT (late, compute): a copy of a block computed just before is packed by the op
+that computes it.
+
+Reads: ``tt.kernel_role``, ``tt.cb_desc`` (formats, block geometry, vectors), the compute kernel's
+``tt.tile.eltwise`` statements.
+Writes: no attribute. TIR: ``tt.tile.eltwise(X, i, j, value)`` followed, in the same statement
+sequence, by ``tt.tile.eltwise(Y, i2, j2, Y.dtype(X[i2, j2]))`` (TileLang's ``T.copy(X, Y)`` of two
+fragments, a cast) becomes ``tt.tile.eltwise(X, i, j, value, Y)``: the DST tiles of ``value`` are
+packed into X's CB and into Y's, where the copy would unpack X's tiles into DST again and pack them
+(flash attention's ``T.copy(acc_s, acc_s_cast)`` after the exp pass: the float32 scores unpacked
+once less per K/V step). The copy's own statement goes.
+
+Holds before: InsertDSTManagementTT has not run (the eltwise statements are protocol-less).
+Holds after: every value a block holds is the one the program computes: the fusion needs
+* Y the same block geometry as X (tiles, vector kind), both float blocks;
+* packing DST to Y the same as packing it to X then converting: X is Float32, or Y has X's format;
+* nothing between the two statements touching Y, nor writing X (reads of X are fine); the value
+  not reading Y.
+
+    Before: T.tt.tile.eltwise(acc_s, i, j, T.exp(acc_s_1[i, j] - m_1[i]))
+            T.tt.tile.reduce("sum", acc_s, scores_sum, 1, T.bool(True))
+            T.tt.tile.eltwise(acc_s_cast, i_7, j_2, T.Cast("bfloat16", acc_s_1[i_7, j_2]))
+    After:  T.tt.tile.eltwise(acc_s, i, j, T.exp(acc_s_1[i, j] - m_1[i]), acc_s_cast)
+            T.tt.tile.reduce("sum", acc_s, scores_sum, 1, T.bool(True))
+"""
+
+from __future__ import annotations
+
+import tilelang  # noqa: F401
+from tvm import tirx
+
+from tilelang_tt.attrs import Attr, CBDesc, Intrin, KernelRole, get
+from tilelang_tt.ops.base import strip_casts
+from tilelang_tt.passes.common import evaluate, keep_span, prim_func_pass, seq, stmt_intrin
+
+PASS = "FuseBlockCopiesTT"
+FLOAT_FORMATS = ("Float32", "Float16_b", "Float16", "Bfp8_b", "Bfp4_b")
+
+
+def _vars(node) -> set:
+    """The variables ``node`` uses, the data of the blocks it loads included."""
+    found = set()
+
+    def visit(n):
+        if isinstance(n, tirx.Var):
+            found.add(n)
+        elif isinstance(n, (tirx.BufferLoad, tirx.BufferStore)):
+            found.add(n.buffer.data)
+
+    tirx.stmt_functor.post_order_visit(node, visit)
+    return found
+
+
+def _written(stmt) -> tirx.Var | None:
+    """The block a compute statement writes, None for any other statement."""
+    intrin = stmt_intrin(stmt)
+    if intrin == Intrin.TILE_ELTWISE:
+        return stmt.value.args[0]
+    if intrin == Intrin.TILE_REDUCE:
+        return stmt.value.args[2]
+    return None
+
+
+class _Fuser:
+    def __init__(self, func: tirx.PrimFunc):
+        self.cbs = {n: CBDesc.from_dict(n, d) for n, d in get(func, Attr.CB_DESC).items()}
+
+    def copied(self, stmt, x: tirx.Var) -> tirx.Var | None:
+        """Y when ``stmt`` is ``Y[i, j] = Y.dtype(X[i, j])`` for block X of data ``x`` and a Y that
+        packing X's DST tiles gives as the copy would."""
+        if stmt_intrin(stmt) != Intrin.TILE_ELTWISE or len(stmt.value.args) != 4:
+            return None
+        y, i, j, value = stmt.value.args
+        load = strip_casts(value)
+        if not (isinstance(load, tirx.BufferLoad) and load.buffer.data.same_as(x)) or y.same_as(x):
+            return None
+        ij = [v for v in (i, j) if not (isinstance(v, tirx.IntImm) and int(v.value) == 0)]
+        if len(load.indices) != len(ij) or not all(a.same_as(b) for a, b in zip(load.indices, ij)):
+            return None
+        cx, cy = self.cbs.get(x.name), self.cbs.get(y.name)
+        if cx is None or cy is None or (cx.block_tiles, cx.vector) != (cy.block_tiles, cy.vector):
+            return None
+        if cx.data_format not in FLOAT_FORMATS or cy.data_format not in FLOAT_FORMATS:
+            return None
+        return y if cx.data_format in ("Float32", cy.data_format) else None
+
+    def fuse(self, items: list) -> list:
+        out = list(items)
+        p = -1
+        while p + 1 < len(out):
+            p += 1
+            if stmt_intrin(out[p]) != Intrin.TILE_ELTWISE:
+                continue
+            x = out[p].value.args[0]
+            touched = _vars(out[p].value.args[3])  # the value reads no copy's target
+            c = p + 1
+            while c < len(out):
+                y = self.copied(out[c], x)
+                if y is not None and y not in touched:
+                    out[p] = evaluate(Intrin.TILE_ELTWISE, *out[p].value.args, y, like=out[p])
+                    del out[c]
+                    continue
+                names = _vars(out[c])
+                if x in names and (_written(out[c]) is None or _written(out[c]).same_as(x)):
+                    break  # X changes (or something not a compute op uses it): its later copies copy another value
+                touched |= names
+                c += 1
+        return out
+
+    def visit(self, stmt):
+        if isinstance(stmt, tirx.SeqStmt):
+            return seq(self.fuse([self.visit(s) for s in stmt.seq]))
+        if isinstance(stmt, tirx.For):
+            return keep_span(stmt, tirx.For(stmt.loop_var, stmt.min, stmt.extent, stmt.kind, self.visit(stmt.body)))
+        if isinstance(stmt, tirx.AttrStmt):
+            return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, self.visit(stmt.body)))
+        if isinstance(stmt, tirx.IfThenElse) and stmt.else_case is None:
+            return keep_span(stmt, tirx.IfThenElse(stmt.condition, self.visit(stmt.then_case), None))
+        return stmt
+
+
+def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
+    if get(func, Attr.KERNEL_ROLE) != KernelRole.COMPUTE.value:
+        return func
+    return func.with_body(_Fuser(func).visit(func.body))
+
+
+def FuseBlockCopiesTT():
+    return prim_func_pass(_transform, PASS)
