@@ -49,13 +49,24 @@ noc_estimator.hpp looks up):
     link contention, so each core's window is that of a lone transfer);
   * DRAM -> L1 reads (NL ONE_FROM_ONE, DRAM_INTERLEAVED): one core reads 64 tiles, or 64 rows of
     64 B of a row-major tensor;
-  * multicast of one transaction to a core row (NL MULTICAST ONE_TO_ROW, no loopback, 8 cores on
-    Wormhole, 13 on Blackhole): a kernel whose every block reads the same block of A, so the
-    compiler multicasts it from the row's first core to the others (7 and 12 receivers). The
-    emulated window runs from the multicast's issue to the last receiver seeing the sender's
-    flag, which follows the data (the suite waits for the write acknowledgements instead). Our
-    sender links the data to the flag, so a block of several packets reserves its path once; the
-    suite's one transaction is unlinked, each of its packets reserving the path again.
+  * multicast to a core row (NL ONE_TO_ROW, no loopback, 8 cores on Wormhole, 13 on Blackhole): a
+    kernel whose every block reads the same block of A, so the compiler multicasts it from the
+    row's first core to the others (7 and 12 receivers). The emulated window runs from the
+    multicast's issue to the last receiver seeing the sender's flag, which follows the data (the
+    suite waits for the write acknowledgements instead). A multicast leaves in packets of at most
+    NOC_MAX_BURST_SIZE bytes (tt-metal 0.81.1 noc_parameters.h: 256 words of 32 B on Wormhole, 64 B
+    on Blackhole), every packet with the call's `linked` flag (noc_nonblocking_api.h,
+    ncrisc_noc_fast_write_any_len). Our sender links the block's multicast to its flag's, so its
+    packets reserve the path once. The suite's sender (one_to_all/kernels/sender_multicast.cpp)
+    issues N multicasts of S bytes, linked (MULTICAST_LINKED) or not (MULTICAST), and unlinks the
+    last one: so each row is compared with the measurement whose packets are our program's. One
+    packet (2 KB, 8 KB): the one-transaction row (linked or not, the same: 659 / 666, 884 / 868
+    cycles on Wormhole). Larger blocks: N linked multicasts of S bytes with N * S the block's
+    bytes (the suite's one-transaction rows of 32 KB and 64 KB are unlinked packets, each
+    reserving the path again: 575 cycles per 8 KB packet against 272 linked, NL's 256-transaction
+    rows; tests/emulator/test_timing.py pins that cost in the model). Wormhole 64 KB is 4 x 16 KB:
+    eight 8 KB packets like ours, but the last multicast's second packet reserves the path once
+    more than ours does.
 """
 
 from __future__ import annotations
@@ -113,9 +124,13 @@ DRAM_READ = {  # ONE_FROM_ONE (pattern 0), DRAM_INTERLEAVED (memory 1)
     "wormhole_b0": {(64, 2048): 6413, (64, 64): 2104},
     "blackhole": {(64, 2048): 6389},
 }
-MULTICAST_ROW = {  # MULTICAST (mechanism 1) ONE_TO_ROW (pattern 6), 1 transaction, no loopback
-    "wormhole_b0": (8, {2048: 659, 8192: 884, 32768: 2613, 65536: 4918}),  # 8 subordinates
-    "blackhole": (13, {2048: 766, 65536: 3029}),  # 13 subordinates
+# ONE_TO_ROW (pattern 6), no loopback, 8 subordinates (Wormhole), 13 (Blackhole): our block's bytes ->
+# (transactions N, transaction size S, cycles) of the measurement issuing our program's packets (see
+# above): MULTICAST (mechanism 1) for one transaction, MULTICAST_LINKED (mechanism 2) for N = 4.
+MULTICAST_ROW = {
+    "wormhole_b0": (8, {2048: (1, 2048, 659), 8192: (1, 8192, 884), 32768: (4, 8192, 1726),
+                        65536: (4, 16384, 3106)}),
+    "blackhole": (13, {2048: (1, 2048, 766), 65536: (4, 16384, 1849)}),
 }
 QUICK_NOC = {(1, 2048), (64, 2048), 2048}
 
@@ -314,11 +329,12 @@ def dram_read_rows(arch_name: str, quick: bool) -> list[dict]:
 
 
 def multicast_rows(arch_name: str, quick: bool) -> list[dict]:
-    """One multicast of S bytes from a row's first core to the rest of the row (NL ONE_TO_ROW)."""
+    """One multicast of S bytes, linked to its flag, from a row's first core to the rest of the row
+    (NL ONE_TO_ROW, the measurement with the same packets)."""
     clock = get_arch(arch_name).clock_hz
     cores, published = MULTICAST_ROW[arch_name]
     rows = []
-    for size, hardware in published.items():
+    for size, (n, each, hardware) in published.items():
         if quick and size not in QUICK_NOC:
             continue
         bm = 32 * 2 ** ((size // 2048).bit_length() // 2)  # 32x32, 64x64, 128x128, 256x128 bfloat16
@@ -330,8 +346,9 @@ def multicast_rows(arch_name: str, quick: bool) -> list[dict]:
         start = next(s for name, s, _ in sender if name == "noc_async_write_multicast")
         arrived = max(e for (_, role), calls in spans.items() if role == "reader" and calls is not sender
                       for name, _, e in calls if name == "wait noc_semaphore_wait")
-        rows.append(_noc_row(f"NOC multicast to a row of {cores} ({cores - 1} receivers), 1 x {size} B", arch_name,
-                             hardware, arrived - start, size))
+        suite = "" if n == 1 else f" (suite: {n} x {each} B linked)"
+        rows.append(_noc_row(f"NOC multicast to a row of {cores} ({cores - 1} receivers), 1 x {size} B{suite}",
+                             arch_name, hardware, arrived - start, size))
     return rows
 
 

@@ -13,6 +13,8 @@ import tilelang_tt
 from tests import kernels
 from tilelang_tt.contract.arch import ARCHS
 
+from . import device_harness as harness
+
 WH, BH = ARCHS["wormhole_b0"], ARCHS["blackhole"]  # the model's clocks and DRAM bandwidths
 MATMUL_PHASE = 16  # cycles per fidelity phase per 32x32x32 tile (TR/GEMM_FLOPS)
 BF16_UNPACK = 2 + 2048 // 64  # a bf16 tile: 2 address cycles, then 64 B/cycle (tt-isa-documentation UNPACR)
@@ -268,3 +270,41 @@ def test_a_linked_multicast_reserves_its_path_once(tmp_path):
     small, large = _multicast_window(4, 32, tmp_path), _multicast_window(4, 256, tmp_path)
     extra = math.ceil(8192 / WH.noc_bytes_per_cycle) * 2 - math.ceil(2048 / WH.noc_bytes_per_cycle)
     assert WH.noc_max_packet_bytes == 8192 and large - small == pytest.approx(extra, abs=1)
+
+
+MULTICAST_SENDER = """
+#include "api/dataflow/dataflow_api.h"
+
+void kernel_main() {
+    const uint32_t x0 = get_arg_val<uint32_t>(0), y0 = get_arg_val<uint32_t>(1);
+    const uint32_t x1 = get_arg_val<uint32_t>(2), y1 = get_arg_val<uint32_t>(3);
+    const uint32_t bytes = get_arg_val<uint32_t>(4);
+    const bool linked = get_arg_val<uint32_t>(5) != 0;
+    cb_reserve_back(0, 1);
+    const uint32_t l1 = get_write_ptr(0);
+    noc_async_write_multicast(l1, get_noc_multicast_addr(x0, y0, x1, y1, l1), bytes, 3, linked);
+    noc_async_write_barrier();
+}
+"""
+
+
+@pytest.mark.parametrize("packets", [2, 4])
+def test_an_unlinked_multicast_reserves_its_path_for_every_packet(tmp_path, packets):
+    """A multicast larger than NOC_MAX_BURST_SIZE (8 KB on Wormhole) leaves in packets that all carry
+    the call's `linked` flag (tt-metal 0.81.1 ncrisc_noc_fast_write_any_len): unlinked, each packet
+    reserves the path again, linked, the first alone. From core (0,0) to (1,0)-(3,0), a row of 3: the
+    sender's window differs by (packets - 1) reservations of 145 + 2 x 9 x 3 cycles (timing.hpp),
+    nothing else. (tt-metal's data-movement suite measures 575 cycles per unlinked 8 KB packet to a
+    row of 8 against 272 linked: noc_latencies.yaml, 256 x 64 KB, MULTICAST and MULTICAST_LINKED.)"""
+    exe = harness.build(tmp_path, harness.runtime_objects(), [harness.Kernel("sender.cpp", MULTICAST_SENDER)])
+    ends = {}
+    for linked in (0, 1):
+        spec = "\n".join(["arch wormhole_b0", "cb 0,0-3,0 0 32768 32768 Float16_b",
+                          "kernel sender.cpp reader 0,0 0 -",
+                          f"rtargs 0 0,0 noc:1,0 noc:3,0 {packets * WH.noc_max_packet_bytes} {linked}"]) + "\n"
+        res = harness.run(tmp_path, exe, spec, {}, [])
+        assert res.returncode == 0, res.stderr
+        (sender,) = [c for c in res.counters["timing"]["cores"] if c["core"] == [0, 0]]
+        ends[linked] = sender["reader"]["end"]
+    reservation = WH.mcast_reserve_cycles + 2 * 9 * 3
+    assert WH.noc_max_packet_bytes == 8192 and ends[0] - ends[1] == (packets - 1) * reservation

@@ -51,13 +51,17 @@ class Arch:
 
 
 ARCHS: dict[str, Arch] = {
-    # clock: docs.tenstorrent.com specs; NOC: tt-metal noc_latencies.yaml (via tt-lang's
-    # CycleEstimator.md), 25.3 B/cycle at the 64 KB asymptote and a 293-cycle floor; DRAM: 267 GB/s
-    # measured of 288 spec (tt-metal tech_reports/Saturating_DRAM_bandwidth). "NL" below =
-    # tt-metal tests/tt_metal/tt_metal/data_movement/noc_estimator/noc_latencies.yaml (measured cycles
-    # from the first issue to the barrier): issue 25 = its 256 x 64 B transactions, 25 cycles apart
-    # (L1 reads 25.0, L1 writes 22.0, DRAM reads 27.0; the median); packet: 256 data flits of 32 B
-    # (tt-isa-documentation WormholeB0/NoC); multicast reservation 145 = NL's 256 x 64 B multicasts
+    # clock: docs.tenstorrent.com specs; DRAM: 267 GB/s measured of 288 spec (tt-metal
+    # tech_reports/Saturating_DRAM_bandwidth). "NL" below = tt-metal
+    # tests/tt_metal/tt_metal/data_movement/noc_estimator/noc_latencies.yaml (measured cycles from the
+    # first issue to the barrier): NOC 28.7 B/cycle = NL's 256 L1 reads of 64 KB, 584644 cycles (2284
+    # per 64 KB; its writes: 31.1, its linked multicasts to a row of 8: 30.1), the rate at which a
+    # core's transfers follow each other; the 293-cycle floor (one 64 B L1 read) is added once per
+    # transfer on top, so the rate is not the one-transaction 64 KB figure (65536 B / 2597 cycles =
+    # 25.3, which tt-lang's CycleEstimator.md quotes: that time includes the floor); issue 25 = its
+    # 256 x 64 B transactions, 25 cycles apart (L1 reads 25.0, L1 writes 22.0, DRAM reads 27.0; the
+    # median); packet: 256 data flits of 32 B (tt-isa-documentation WormholeB0/NoC; tt-metal 0.81.1
+    # wormhole/noc/noc_parameters.h NOC_MAX_BURST_SIZE = 256 words of 32 B); multicast reservation 145 = NL's 256 x 64 B multicasts
     # (ONE_TO_ALL 2x2, 3x3, 5x5, ONE_TO_ROW and ONE_TO_COLUMN of 8: 169, 183, 247, 311, 297 cycles
     # apart) less the 64 B and 18 cycles per core of the rectangle's extent (the ISA documentation's
     # 9-cycle router hop, out and back: a path-reserving broadcast waits for every router of its tree
@@ -65,7 +69,7 @@ ARCHS: dict[str, Arch] = {
     # reads / writes (22.4 / 22.1), floors = NL's one 64 B DRAM read / write (381 / 426)
     "wormhole_b0": Arch(name="wormhole_b0", grid=(8, 8), l1_total=1464 * 1024, l1_unreserved_base=0x19D70,
                         l1_alignment=16, num_dram_banks=12, dram_bank_size=1 << 30, dram_alignment=32, num_cbs=32,
-                        dst_tiles=16, clock_hz=1.0e9, noc_bytes_per_cycle=25.3, noc_latency_cycles=293,
+                        dst_tiles=16, clock_hz=1.0e9, noc_bytes_per_cycle=28.7, noc_latency_cycles=293,
                         noc_issue_cycles=25, noc_max_packet_bytes=8192, mcast_reserve_cycles=145,
                         dram_bytes_per_cycle=22.0, dram_read_latency_cycles=381, dram_write_latency_cycles=426,
                         dram_bytes_per_s=267.0e9),
@@ -73,7 +77,7 @@ ARCHS: dict[str, Arch] = {
     # report; latency 373: NL's one 64 B L1 read on Blackhole; DRAM: 500 GB/s measured of 512 spec,
     # readers next to their banks (Saturating_DRAM_bandwidth). NL as above: issue 23 (256 x 64 B: L1
     # reads 34.9, writes 23.0, DRAM reads 22.2 cycles apart; the median); packet: 256 data flits of
-    # 64 B (tt-isa-documentation BlackholeA0/NoC); multicast reservation 224 (ONE_TO_ALL 2x2, 3x3,
+    # 64 B (tt-isa-documentation BlackholeA0/NoC; noc_parameters.h NOC_MAX_BURST_SIZE); multicast reservation 224 (ONE_TO_ALL 2x2, 3x3,
     # 5x5, 8x8, ONE_TO_ROW of 13, ONE_TO_COLUMN of 10: 278, 296, 328, 374, 406, 406 cycles apart, less
     # 18 cycles per core of extent, averaged); DRAM per core 22 B/cycle (256 x 2 KB reads / writes:
     # 22.0 / 21.7), floors 486 / 399 (one 64 B DRAM read / write)

@@ -50,9 +50,9 @@
 // | CB call (reserve/push/wait/pop)  | 8 cyc      | 8 cyc      | ASSUMPTION: a few loads/stores of the CB interface |
 // | NOC call issue (read/write/sem)  | 25 cyc     | 23 cyc     | NL: 256 transactions of 64 B, the median of their spacing for L1 reads, L1 writes, DRAM reads |
 // | misc dataflow call (ptr, addr)   | 2 cyc      | 2 cyc      | ASSUMPTION: a handful of RISC-V instructions    |
-// | NOC per-core bandwidth           | 25.3 B/cyc | 60.9 B/cyc | CE / tt-metal noc_latencies.yaml (WH, 64 KB asymptote); TR Blackhole DRAM report (BH) (HF) |
+// | NOC per-core bandwidth           | 28.7 B/cyc | 60.9 B/cyc | NL: 256 x 64 KB L1 reads, 2284 cycles apart (WH; the floor below is added once per transfer, so not CE's 25.3 = one 64 KB read's whole time); TR Blackhole DRAM report (BH) (HF; NL's 256 x 64 KB BH reads: 61.6) |
 // | NOC latency (small transfer)     | 293 cyc    | 373 cyc    | CE / NL: one 64 B L1 read (WH 293, BH 373)    |
-// | NOC packet (data flits)          | 8 KB       | 16 KB      | tt-isa-documentation NoC/README: a header flit and up to 256 data flits of 32 / 64 B |
+// | NOC packet (data flits)          | 8 KB       | 16 KB      | tt-isa-documentation NoC/README: a header flit and up to 256 data flits of 32 / 64 B; tt-metal 0.81.1 noc_parameters.h NOC_MAX_BURST_SIZE |
 // | NOC router hop                   | 9 cyc      | 9 cyc      | tt-isa-documentation NoC/README "Performance" (router to neighbouring router) |
 // | multicast path reservation       | 145 + 18 x extent | 224 + 18 x extent | ISA docs: a path-reserving broadcast waits for every router of its tree (a hop out and back per core of the rectangle's longer side); the base: NL's 256 x 64 B multicasts (2x2 ... 8x8 rectangles, rows, columns), their spacing less that, averaged |
 // | DRAM per-core rate               | 22 B/cyc   | 22 B/cyc   | NL: 256 x 2 KB DRAM_INTERLEAVED reads and writes from one core (WH 22.4 / 22.1, BH 22.0 / 21.7) |
@@ -64,12 +64,15 @@
 // b / bandwidth cycles and completes NOC latency later. A DRAM read or write moves at the core's
 // DRAM rate instead (below the NOC's on both archs: the suite measures ~22 B/cycle whatever the
 // arch) and completes the DRAM floor later. A multicast leaves in packets of at most 256 data
-// flits; each first reserves its path (the multicast path reservation above, on the write port),
-// unless the previous packet was linked (tt-metal's `linked` argument: the path stays reserved for
-// the next packet of the transaction, or for the flag multicast that follows a block. NL's linked
-// multicasts (MULTICAST_LINKED) of 64 B to 2x2 cores are 24 cycles apart, its unlinked ones 169;
-// the suite's sender unlinks its last packet "so the next one can ... do its own path
-// reservation"). A unicast write on the port ends the hold. A thread has a read port and a write port:
+// flits, each with the call's `linked` flag (tt-metal 0.81.1 noc_nonblocking_api.h,
+// ncrisc_noc_fast_write_any_len: a loop of NOC_MAX_BURST_SIZE writes); each first reserves its path
+// (the multicast path reservation above, on the write port), unless the previous packet was linked
+// (the path stays reserved for the next packet of the transaction, or for the flag multicast that
+// follows a block). NL's linked multicasts (MULTICAST_LINKED) of 64 B to 2x2 cores are 24 cycles
+// apart, its unlinked ones 169; of 64 KB to a row of 8, 2180 cycles apart linked (30.1 B/cycle, the
+// unicast rate) and 4604 unlinked (575 per 8 KB packet: a reservation per packet); the suite's
+// sender unlinks its last multicast "so the next one can ... do its own path reservation". A
+// unicast write on the port ends the hold. A thread has a read port and a write port:
 // read data flows into the core and write data out of it, over the two directions of its NOC
 // links, through separate command buffers (tt-metal's dataflow_api issues reads and writes on
 // different cmd bufs); ASSUMPTION: each direction sustains the measured per-core bandwidth (the
