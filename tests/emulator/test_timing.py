@@ -116,21 +116,25 @@ def test_matmul_cycles_scale_with_math_fidelity():
     assert core["compute"]["busy"] == core["math"]["busy"]
 
 
-def test_compute_runs_on_three_trisc_clocks():
+@pytest.mark.parametrize("arch, unpack", [(WH, 2 + 2 * 2048 // 64), (BH, BF16_UNPACK)], ids=["wormhole", "blackhole"])
+def test_compute_runs_on_three_trisc_clocks(arch, unpack):
     """C = A + B on one core, 32 tiles in blocks of 4: per tile the unpack TRISC unpacks the two bf16
-    tiles side by side (34 cycles), math adds them (16), pack packs the sum (16); the CB calls run
-    where tt-metal's compute API runs them (waits and pops on unpack, reserves and pushes on pack).
-    Math stalls for the unpacker and pack for math."""
+    tiles side by side, on Wormhole through the one 64 B/cycle L1 read the two unpackers share (66
+    cycles: tt-isa-documentation UNPACR_Regular.md, both at x4 get x2 each), on Blackhole each at
+    its own 64 B/cycle (34); math adds them (16), pack packs the sum (16); the CB calls run where
+    tt-metal's compute API runs them (waits and pops on unpack, reserves and pushes on pack). Math
+    stalls for the unpacker and pack for math."""
+    assert arch.unpackers_share_l1 == (arch is WH)
     M, N = 256, 128
     a, b = bf16(M, N, seed=9), bf16(M, N, seed=10)
-    counters, out = run(kernels.eltwise("add", M, N, 64, 64), a, b, grid=(1, 1))
+    counters, out = run(kernels.eltwise("add", M, N, 64, 64), a, b, grid=(1, 1), arch=arch.name)
     assert torch.equal(torch.as_tensor(out).to(torch.bfloat16), (a.float() + b.float()).to(torch.bfloat16))
     core = counters["timing"]["cores"][0]
     tiles = counters["total"]["tile_ops"]["add_tiles"]
     assert tiles == M * N // 1024 == counters["total"]["tile_ops"]["pack_tile"]
     blocks, cb_call, dst_call = tiles // 4, 8, 2
     # cb_wait_front + cb_pop_front of each input per block
-    assert core["unpack"]["busy"] == tiles * BF16_UNPACK + blocks * 2 * 2 * cb_call
+    assert core["unpack"]["busy"] == tiles * unpack + blocks * 2 * 2 * cb_call
     # cb_reserve_back + cb_push_back of the output, tile_regs_wait + release per block
     assert core["pack"]["busy"] == tiles * 16 + blocks * 2 * cb_call + blocks * 2 * dst_call
     assert core["math"]["busy"] >= tiles * 16 + blocks * 2 * dst_call  # + acquire/commit, inits
@@ -308,3 +312,23 @@ def test_an_unlinked_multicast_reserves_its_path_for_every_packet(tmp_path, pack
         ends[linked] = sender["reader"]["end"]
     reservation = WH.mcast_reserve_cycles + 2 * 9 * 3
     assert WH.noc_max_packet_bytes == 8192 and ends[0] - ends[1] == (packets - 1) * reservation
+
+
+def test_a_blocks_reused_in0_tile_moves_once_per_row_through_the_shared_unpackers():
+    """C = A @ B, 64 x 128 x 64 in one block on one core: the compiler runs matmul_block on 1 x 4
+    sub-blocks (ct_dim 4 >= rt_dim 1: llk_unpack_AB_matmul unpacks the row's in0 tile to SrcB once and
+    streams the 4 in1 tiles to SrcA). The call's first product moves both tiles, on Wormhole through
+    the 64 B/cycle the two unpackers share (2 + 4096 / 64 = 66 cycles), the other three one tile each
+    (34); on Blackhole every product takes 34. Nothing else the unpack TRISC does differs."""
+    a, b = gemm_inputs(64, 128, 64)
+    kernel = kernels.gemm(64, 128, 64, 64, 128, 64)
+    unpack, calls = {}, {}
+    for arch in (WH, BH):
+        artifacts = tilelang_tt.compile(kernel, arch=arch.name, grid=(1, 1))
+        assert "matmul_block(cb_A_s, cb_B_s, (sb * 2) + kk, kk * 4, 0, 0, 4, 1, 2);" in artifacts.sources["compute.cpp"]
+        artifacts.run(a, b)
+        counters = artifacts.last_counters
+        unpack[arch.name] = counters["timing"]["cores"][0]["unpack"]["busy"]
+        calls[arch.name] = counters["total"]["tile_ops"]["matmul_block"] // 4
+    assert calls == {"wormhole_b0": 4, "blackhole": 4}
+    assert unpack["wormhole_b0"] - unpack["blackhole"] == 4 * ((2 + 2 * 2048 // 64) - BF16_UNPACK)

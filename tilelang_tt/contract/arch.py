@@ -38,6 +38,7 @@ class Arch:
     dram_read_latency_cycles: int  # a small DRAM read's floor
     dram_write_latency_cycles: int  # a small DRAM write's floor
     dram_bytes_per_s: float  # all banks together, measured
+    unpackers_share_l1: bool  # an op's two unpackers share one 64 B/cycle L1 read (both streaming: x2 each)
 
     @property
     def l1_bytes(self) -> int:
@@ -66,13 +67,17 @@ ARCHS: dict[str, Arch] = {
     # apart) less the 64 B and 18 cycles per core of the rectangle's extent (the ISA documentation's
     # 9-cycle router hop, out and back: a path-reserving broadcast waits for every router of its tree
     # before data leaves), averaged; DRAM per core 22 B/cycle = NL's 256 x 2 KB DRAM_INTERLEAVED
-    # reads / writes (22.4 / 22.1), floors = NL's one 64 B DRAM read / write (381 / 426)
+    # reads / writes (22.4 / 22.1), floors = NL's one 64 B DRAM read / write (381 / 426); unpackers:
+    # tt-isa-documentation WormholeB0 UNPACR_Regular.md "Performance": each unpacker fetches up to 64
+    # B/cycle from L1 at x4 speed, and when both want x4 at once "Unpacker 0 gets x2, and Unpacker 1
+    # gets x2" (32 B/cycle each); tt-llk 0.81.1 configures both at x4 (cunpack_common.h
+    # configure_unpack_AB: throttle_mode = 2)
     "wormhole_b0": Arch(name="wormhole_b0", grid=(8, 8), l1_total=1464 * 1024, l1_unreserved_base=0x19D70,
                         l1_alignment=16, num_dram_banks=12, dram_bank_size=1 << 30, dram_alignment=32, num_cbs=32,
                         dst_tiles=16, clock_hz=1.0e9, noc_bytes_per_cycle=28.7, noc_latency_cycles=293,
                         noc_issue_cycles=25, noc_max_packet_bytes=8192, mcast_reserve_cycles=145,
                         dram_bytes_per_cycle=22.0, dram_read_latency_cycles=381, dram_write_latency_cycles=426,
-                        dram_bytes_per_s=267.0e9),
+                        dram_bytes_per_s=267.0e9, unpackers_share_l1=True),
     # clock: tech_reports Blackhole bring-up guide; NOC 60.9 B/cycle: the tech reports' Blackhole DRAM
     # report; latency 373: NL's one 64 B L1 read on Blackhole; DRAM: 500 GB/s measured of 512 spec,
     # readers next to their banks (Saturating_DRAM_bandwidth). NL as above: issue 23 (256 x 64 B: L1
@@ -80,13 +85,17 @@ ARCHS: dict[str, Arch] = {
     # 64 B (tt-isa-documentation BlackholeA0/NoC; noc_parameters.h NOC_MAX_BURST_SIZE); multicast reservation 224 (ONE_TO_ALL 2x2, 3x3,
     # 5x5, 8x8, ONE_TO_ROW of 13, ONE_TO_COLUMN of 10: 278, 296, 328, 374, 406, 406 cycles apart, less
     # 18 cycles per core of extent, averaged); DRAM per core 22 B/cycle (256 x 2 KB reads / writes:
-    # 22.0 / 21.7), floors 486 / 399 (one 64 B DRAM read / write)
+    # 22.0 / 21.7), floors 486 / 399 (one 64 B DRAM read / write); unpackers: no source documents
+    # Blackhole's (tt-isa-documentation has no Blackhole UNPACR page), and sharing as on Wormhole would
+    # cap a bfloat16 HiFi2 matmul of 1x4 sub-blocks at 32 / 42 = 76% of the matrix engine where
+    # TR/GEMM_FLOPS measures 85% on P150 (2560x2816x2816 out of box, whose 8x8-tile blocks ttnn runs in
+    # 1x4 sub-blocks), so each unpacker keeps its own 64 B/cycle
     "blackhole": Arch(name="blackhole", grid=(13, 10), l1_total=1536 * 1024, l1_unreserved_base=0x1B480,
                       l1_alignment=16, num_dram_banks=8, dram_bank_size=4 << 30, dram_alignment=64, num_cbs=64,
                       dst_tiles=16, clock_hz=1.35e9, noc_bytes_per_cycle=60.9, noc_latency_cycles=373,
                       noc_issue_cycles=23, noc_max_packet_bytes=16384, mcast_reserve_cycles=224,
                       dram_bytes_per_cycle=22.0, dram_read_latency_cycles=486, dram_write_latency_cycles=399,
-                      dram_bytes_per_s=500.0e9),
+                      dram_bytes_per_s=500.0e9, unpackers_share_l1=False),
 }
 
 

@@ -155,15 +155,15 @@ void count(ThreadCtx& t, const std::string& kind) {
 
 }  // namespace
 
-// The unpacker's share of an op (what unpack() recorded in t.unpacked_bytes), then math's: math starts
+// The unpacker's share of an op (what unpack() recorded in t.unpacked), then math's: math starts
 // once its operands are in the source registers; the unpacker waits for a source register bank math
 // has finished with (two banks: it runs at most one op ahead).
 void unpack_then_math(ThreadCtx& t, uint64_t math_cycles, std::string_view call) {
-  if (t.unpacked_bytes > 0) {
+  if (t.unpacked.total > 0) {
     wait_until(t, Clock::Unpack, t.src_freed[t.src_bank], nullptr, "source registers");
-    charge(t, Clock::Unpack, timing::unpack_tile_cycles(t.unpacked_bytes), call);
+    charge(t, Clock::Unpack, timing::unpack_op_cycles(t.dev->arch, t.unpacked), call);
     wait_until(t, Clock::Main, t.unpack.tm.clock, nullptr, "unpack");
-    t.unpacked_bytes = 0;
+    t.unpacked = {};
   }
   charge(t, Clock::Main, math_cycles, call);
   t.src_freed[t.src_bank] = t.main.tm.clock;
@@ -214,8 +214,7 @@ DataFormat unpack_waited(ThreadCtx& t, uint32_t cbi, uint32_t tile, float* out, 
   const DataFormat fmt = cb.fmt;
   lk.unlock();
   unpack_tile(src, fmt, out);
-  // the op's operands come in on the two unpackers side by side: its unpack time is its largest tile's
-  t.unpacked_bytes = std::max<uint64_t>(t.unpacked_bytes, tile_size_bytes(fmt));
+  t.unpacked.add(tile_size_bytes(fmt));
   return fmt;
 }
 
@@ -524,12 +523,18 @@ void fidelity_matmul(uint32_t phases, const float* a, const float* b, float* d) 
 
 // DST[idst] += A[t0] x B[t1], B's tile transposed when the init's transpose is set (the unpacker
 // transposes each face of in1 and math reads faces 1 and 2 swapped: llk_unpack_AB_matmul_init's
-// haloize mode, matmul_configure_addrmod), counted as a tile op of `fn`.
+// haloize mode, matmul_configure_addrmod), counted as a tile op of `fn`. Timing: the unpackers move
+// in0's tile (to SrcB) only where `in0_moves`, in1's (to SrcA) only where `in1_moves`: a block reuses
+// one operand (llk_unpack_AB_matmul.h: with ct_dim >= rt_dim one in0 tile per block row, in1 streamed;
+// else one in1 tile per column, in0 streamed).
 void tile_product(ThreadCtx& t, const char* fn, uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t idst,
-                  Loc loc) {
+                  bool in0_moves, bool in1_moves, Loc loc) {
   alignas(64) float a[kTileHW], b[kTileHW];
-  unpack(t, cb0, t0, a, fn, loc, Path::Fpu);
-  unpack(t, cb1, t1, b, fn, loc, Path::Fpu);
+  const DataFormat f0 = unpack(t, cb0, t0, a, fn, loc, Path::Fpu);
+  const DataFormat f1 = unpack(t, cb1, t1, b, fn, loc, Path::Fpu);
+  t.unpacked = {};
+  if (in0_moves) t.unpacked.add(tile_size_bytes(f0));
+  if (in1_moves) t.unpacked.add(tile_size_bytes(f1));
   if (t.mm.transpose)
     for (uint32_t r = 0; r < 32; ++r)
       for (uint32_t c = r + 1; c < 32; ++c) std::swap(b[r * 32 + c], b[c * 32 + r]);
@@ -573,7 +578,7 @@ uint32_t in0_row_step(const ThreadCtx& t, const char* fn, uint32_t ct_dim, uint3
 void matmul_tiles(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t idst, Loc loc) {
   ThreadCtx& t = compute_ctx("matmul_tiles", loc);
   in0_row_step(t, "matmul_tiles", 1, 1, 1, loc);
-  tile_product(t, "matmul_tiles", cb0, cb1, t0, t1, idst, loc);
+  tile_product(t, "matmul_tiles", cb0, cb1, t0, t1, idst, true, true, loc);
 }
 
 // The real matmul_block (tt-metal 0.81.1 api/compute/matmul.h over tt-llk's llk_unpack_AB_matmul.h and
@@ -589,9 +594,11 @@ void matmul_block(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t
     protocol_error(loc, "matmul_block(transpose=" + std::to_string(transpose) + ") but the matmul init at line " +
                             std::to_string(t.mm.line) + " set transpose=" + std::to_string(int(t.mm.transpose)) +
                             ": the unpacker transposes B's tiles as the init said");
+  const bool reuse_in0 = ct_dim >= rt_dim;
   for (uint32_t r = 0; r < rt_dim; ++r)
     for (uint32_t c = 0; c < ct_dim; ++c)
-      tile_product(t, "matmul_block", cb0, cb1, t0 + r * row_step, t1 + c, idst + r * ct_dim + c, loc);
+      tile_product(t, "matmul_block", cb0, cb1, t0 + r * row_step, t1 + c, idst + r * ct_dim + c,
+                   !reuse_in0 || c == 0, reuse_in0 || r == 0, loc);
 }
 
 void copy_tile(uint32_t cb, uint32_t ti, uint32_t idst, Loc loc) {

@@ -43,6 +43,17 @@ struct ArchSpec {
   double dram_bytes_per_cycle;
   uint64_t dram_read_latency, dram_write_latency;
   double dram_bytes_per_s;
+  bool unpackers_share_l1;
+};
+
+// The tiles the current op's unpacks move (timing.hpp): the largest and all of them together (both
+// 0: the op unpacks nothing).
+struct UnpackLoad {
+  uint64_t largest = 0, total = 0;
+  void add(uint64_t bytes) {
+    largest = std::max(largest, bytes);
+    total += bytes;
+  }
 };
 
 namespace timing {
@@ -61,6 +72,13 @@ inline uint64_t dram_occupancy(const ArchSpec& a, uint64_t bytes) {
 // Cycles a multicast packet waits for its path reservation: every router of the broadcast tree
 // answers before data leaves, so a hop out and back per core of the rectangle's extent.
 inline uint64_t mcast_reservation(const ArchSpec& a, uint64_t extent) { return a.mcast_reserve + 2 * kNocHop * extent; }
+
+// Cycles the unpackers take for an op: its operands come in on the two unpackers side by side, each at
+// up to 64 B/cycle, so its largest tile sets the time; where the two share one 64 B/cycle L1 read
+// (Wormhole), all its tiles together do.
+inline uint64_t unpack_op_cycles(const ArchSpec& a, const UnpackLoad& u) {
+  return unpack_tile_cycles(a.unpackers_share_l1 ? u.total : u.largest);
+}
 
 inline uint64_t dram_cycles(const ArchSpec& a, uint64_t bytes) {
   return static_cast<uint64_t>(std::ceil(static_cast<double>(bytes) * a.clock_hz / a.dram_bytes_per_s));
@@ -217,7 +235,7 @@ struct ThreadCtx {
   // register bank (SrcA/SrcB are double-buffered), when math finished with what the unpacker put there
   std::array<uint64_t, 2> dst_committed{}, dst_released{}, src_freed{};
   uint32_t src_bank = 0;
-  uint64_t unpacked_bytes = 0;  // the largest tile the current op unpacked (0: the op unpacks nothing)
+  UnpackLoad unpacked;  // what the current op unpacked
   // compute state
   std::array<std::array<float, kTileHW>, kDstTiles> dst{};
   std::array<bool, kDstTiles> dst_fresh{};  // not written since tile_regs_acquire
@@ -429,7 +447,7 @@ float* math_dst(ThreadCtx& t, uint32_t idst, const char* fn, Loc loc);
 // After a math op: DST holds bf16 unless fp32_dest_acc_en.
 void settle(ThreadCtx& t, float* d);
 // Unpacks tile `tile` (relative to the read pointer) of a CB the kernel has waited for; returns the
-// CB's format. Records the tile's size for the op's unpack time (t.unpacked_bytes).
+// CB's format. Records the tile's size for the op's unpack time (t.unpacked).
 DataFormat unpack_waited(ThreadCtx& t, uint32_t cb, uint32_t tile, float* out, const char* fn, Loc loc);
 // Timing of one op: the unpack TRISC's share (the tiles unpack_waited recorded since the last op), then
 // math's `math_cycles`, which start when the operands are unpacked (timing.hpp).

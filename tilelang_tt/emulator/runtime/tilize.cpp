@@ -175,7 +175,7 @@ void tilize_block(uint32_t icb, uint32_t block, uint32_t ocb, uint32_t in_index,
     float* d = math_dst(t, 0, "tilize_block", loc);
     for (uint32_t r = 0; r < 32; ++r) load_datums(src + (j * 32 + uint64_t(r) * block * 32) * es, fmt, 32, d + r * 32);
     settle(t, d);
-    t.unpacked_bytes = kTileHW * es;  // the unpacker reads the tile's 32 rows of 32 datums
+    t.unpacked.add(kTileHW * es);  // the unpacker reads the tile's 32 rows of 32 datums
     unpack_then_math(t, timing::kFpuPass, "tilize_block");
     tile_regs_commit(loc);
     tile_regs_wait(loc);
@@ -215,11 +215,11 @@ void untilize_block(uint32_t bct, uint32_t icb, uint32_t full, uint32_t ocb, Loc
   // The unpacker reads the row of tiles face row by face row: 32 rows of full*32 datums.
   std::vector<float> rows(size_t(full) * kTileHW);
   alignas(64) float tile[kTileHW];
-  uint64_t tile_bytes = 0;
+  UnpackLoad tile_load;
   for (uint32_t i = 0; i < full; ++i) {
     check_int32_dst(t, unpack_waited(t, icb, i, tile, call.c_str(), loc), icb, call, loc);
-    tile_bytes = t.unpacked_bytes;
-    t.unpacked_bytes = 0;
+    tile_load = t.unpacked;
+    t.unpacked = {};
     for (uint32_t r = 0; r < 32; ++r) std::copy(tile + r * 32, tile + r * 32 + 32, rows.data() + (r * full + i) * 32);
   }
   // DST tile c of a block holds the 1024 datums the tile packer writes as the next page.
@@ -230,7 +230,7 @@ void untilize_block(uint32_t bct, uint32_t icb, uint32_t full, uint32_t ocb, Loc
       const float* chunk = rows.data() + size_t(b * bct + c) * kTileHW;
       for (uint32_t i = 0; i < kTileHW; ++i) d[i] = chunk[face_index(i / 32, i % 32)];
       settle(t, d);
-      t.unpacked_bytes = tile_bytes;
+      t.unpacked = tile_load;
       unpack_then_math(t, timing::kFpuPass, "untilize_block");
     }
     tile_regs_commit(loc);
