@@ -21,7 +21,10 @@ noc_estimator.hpp looks up):
   block is M/rows x N/cols, one block per core, as the multicast factory gives it; Wormhole
   4096^3: four 256x256 blocks per core, L1 holds no 512x512 block with its pipeline), a K step of
   4 tiles, bfloat16 accumulation as ttnn's default compute config (no fp32 DST), and the A row /
-  B column multicast.
+  B column multicast. One difference remains: the compiler runs a 256x256 block in 1x8 sub-blocks,
+  where ttnn's out-of-box config (create_matmul_program_config: get_subblock_sizes gives 2x4, then
+  out_subblock_h = 1 because out_subblock_w != per_core_N) runs 1x4, whose products cost Wormhole's
+  shared unpackers more (42 cycles against 38: README, "Calibration").
 - DRAM bandwidth: an element-wise add of 2048x2048 bfloat16 tensors, bytes moved (read and
   written) per predicted second. Wormhole: 267 GB/s measured (TR/Saturating_DRAM_bandwidth), the
   model's constant: by construction. Blackhole (TR/Saturating_DRAM_bandwidth/
