@@ -332,3 +332,36 @@ def test_a_blocks_reused_in0_tile_moves_once_per_row_through_the_shared_unpacker
         calls[arch.name] = counters["total"]["tile_ops"]["matmul_block"] // 4
     assert calls == {"wormhole_b0": 4, "blackhole": 4}
     assert unpack["wormhole_b0"] - unpack["blackhole"] == 4 * ((2 + 2 * 2048 // 64) - BF16_UNPACK)
+
+
+L1_READER = """
+#include "api/dataflow/dataflow_api.h"
+
+void kernel_main() {
+    const uint32_t x = get_arg_val<uint32_t>(0), y = get_arg_val<uint32_t>(1);
+    const uint32_t bytes = get_arg_val<uint32_t>(2), count = get_arg_val<uint32_t>(3);
+    cb_reserve_back(0, 1);
+    const uint32_t l1 = get_write_ptr(0);
+    for (uint32_t i = 0; i < count; ++i) noc_async_read(get_noc_addr(x, y, l1), l1, bytes);
+    noc_async_read_barrier();
+}
+"""
+
+
+def test_a_cores_transfers_follow_each_other_at_the_suites_spacing(tmp_path):
+    """Reads of 64 KB from another core's L1, back to back: each occupies the reader's port for
+    65536 / 28.7 = 2284 cycles, the spacing of tt-metal's data-movement suite (noc_latencies.yaml:
+    256 such reads in 584644 cycles, 2284 apart), and the 293-cycle floor is paid once at the end,
+    not per read: two reads more take exactly two spacings more."""
+    exe = harness.build(tmp_path, harness.runtime_objects(), [harness.Kernel("reader.cpp", L1_READER)])
+    ends = {}
+    for count in (2, 4):
+        spec = "\n".join(["arch wormhole_b0", "cb 0,0-1,1 0 65536 65536 Float16_b", "kernel reader.cpp reader 0,0 0 -",
+                          f"rtargs 0 0,0 noc:1,1 65536 {count}"]) + "\n"
+        res = harness.run(tmp_path, exe, spec, {}, [])
+        assert res.returncode == 0, res.stderr
+        (reader,) = [c for c in res.counters["timing"]["cores"] if c["core"] == [0, 0]]
+        ends[count] = reader["reader"]["end"]
+    assert math.ceil(65536 / WH.noc_bytes_per_cycle) == round(584644 / 256) == 2284
+    assert ends[4] - ends[2] == 2 * 2284
+    assert ends[2] > 2 * 2284 + WH.noc_latency_cycles  # the floor (and the issue) once
