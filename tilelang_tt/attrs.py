@@ -66,6 +66,9 @@ class Attr(_DocumentedKey):
                                          "moves it into CBs, the writer CBs into it, or both (BuildTileDFGTT, from "
                                          "the dataflow; the plan's buffer access).")
     CB_DESC = ("tt.cb_desc", "CB name -> {index, page_size, num_pages, data_format, ...}.")
+    COLUMN_MAJOR_BLOCKS = ("tt.column_major_blocks", "Names of the blocks whose tiles the reader stores column by "
+                           "column: the B of transpose_B gemms (LowerTTTileIntrinsics), so that matmul_block steps "
+                           "through B's columns as adjacent tiles.")
     KERNEL_ROLE = ("tt.kernel_role", '"monolithic", "reader", "compute" or "writer".')
     LAYOUT_DESC = ("tt.layout_desc", "Buffer name -> layout (memory, layout, dtype, tile shape, sharding).")
     TENSOR_ACCESSOR = ("tt.tensor_accessor", "Buffer name -> abstract TensorAccessor (bound late, D2).")

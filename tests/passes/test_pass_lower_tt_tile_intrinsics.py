@@ -2,6 +2,7 @@
 T.Parallel, fills and reductions → tt.tile.eltwise / tt.tile.reduce."""
 
 import tilelang  # noqa: F401
+import tilelang.language as TL
 import tvm
 from tvm import tirx
 from tvm.script import ir as I
@@ -233,3 +234,37 @@ def test_hand_written_clear_gemm_and_parallel():
                 tt.write_from_cb(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[0, 0], 2, 32, 32))
 
     tvm.ir.assert_structural_equal(LowerTTTileIntrinsics()(Before), Expected, map_free_vars=True)
+
+
+def test_the_b_of_a_wide_transpose_b_gemm_is_stored_column_by_column():
+    """Flash attention's K block (bn x d, transpose_B, 4 tiles of C per sub-block row): only the
+    reader fills it and only that gemm reads it, so its tiles are stored column by column (one
+    matmul_block steps through C's columns); V (not transposed) and Q (A) stay row by row."""
+    from tests.op_kernels import flash_attention
+
+    after = run_pass(lower_until(flash_attention(256, 128, bn=128), PASS), PASS)["main"]
+    assert list(get(after, Attr.COLUMN_MAJOR_BLOCKS)) == ["K_s"]
+
+
+def test_a_transpose_b_block_read_by_another_op_stays_row_by_row():
+    """The B block of a transpose_B gemm that an element-wise op also reads (its tiles in their own
+    order) is not reordered."""
+    @TL.prim_func
+    def main(A: TL.Tensor((64, 64), "bfloat16"), B: TL.Tensor((64, 64), "bfloat16"),
+             C: TL.Tensor((64, 64), "bfloat16"), D: TL.Tensor((64, 64), "bfloat16")):
+        with TL.Kernel(1, 1, threads=128) as (bx, by):
+            A_s = TL.alloc_shared((64, 64), "bfloat16")
+            B_s = TL.alloc_shared((64, 64), "bfloat16")
+            C_l = TL.alloc_fragment((64, 64), "float32")
+            D_l = TL.alloc_fragment((64, 64), "bfloat16")
+            TL.copy(A[0, 0], A_s)
+            TL.copy(B[0, 0], B_s)
+            TL.clear(C_l)
+            TL.gemm(A_s, B_s, C_l, transpose_B=True)
+            for i, j in TL.Parallel(64, 64):
+                D_l[i, j] = B_s[i, j] * 2
+            TL.copy(C_l, C[0, 0])
+            TL.copy(D_l, D[0, 0])
+
+    after = run_pass(lower_until(main, PASS), PASS)["main"]
+    assert get(after, Attr.COLUMN_MAJOR_BLOCKS, None) is None

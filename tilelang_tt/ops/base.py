@@ -223,6 +223,7 @@ class InitContext:
         self.cbs = get(func, Attr.CB_DESC, {})
         self.scaler = scaler
         self.reloads: set[str] = set()
+        self.column_major = frozenset(get(func, Attr.COLUMN_MAJOR_BLOCKS, []))
 
         def visit(node):
             if isinstance(node, tirx.AttrStmt) and node.attr_key == Attr.ACCUMULATE.value \
@@ -265,6 +266,7 @@ class DSTContext:
         self.func = func
         self.cbs = {n: CBDesc.from_dict(n, d) for n, d in get(func, Attr.CB_DESC).items()}
         self.budget = int(get(func, Attr.COMPUTE_CONFIG)["dst_budget"])
+        self.column_major = frozenset(get(func, Attr.COLUMN_MAJOR_BLOCKS, []))  # blocks stored column by column
         self.inline_inits = inline_inits
         self.analyzer = arith.Analyzer()
         self.scaler = scaler

@@ -269,7 +269,7 @@ class Gemm(TileOp):
     def engine(self, ctx, stmt):
         a, b, c = (v.name for v in stmt.value.args[:3])
         transpose = bool(stmt.value.args[7])
-        dims = matmul_block_dims(stmt, ctx.cbs[a]["block_tiles"][1])
+        dims = matmul_block_dims(stmt, ctx.cbs[a]["block_tiles"][1], b in ctx.column_major)
         init = None if c in ctx.reloads else matmul_init(ctx.index(a), ctx.index(b), transpose, dims)
         return Engine(("matmul", a, b, transpose, dims, c in ctx.reloads), init)
 
@@ -429,13 +429,16 @@ class Gemm(TileOp):
         a, b = ctx.cb(a_var.name), ctx.cb(b_var.name)
         sm, sn = int(sm), int(sn)
         kt = a.block_tiles[1]
-        b_cols = b.block_tiles[1]
-        if bool(trans_b):
+        b_rows, b_cols = b.block_tiles
+        by_columns = b.name in ctx.column_major
+        if by_columns:  # B block (bn, bk) stored column by column: tile (j, kk) at kk * bn + j
+            b_tile = lambda kk, j: kk * b_rows + n0 + j  # noqa: E731
+        elif bool(trans_b):
             b_tile = lambda kk, j: (n0 + j) * b_cols + kk  # noqa: E731  B block is (bn, bk)
         else:
             b_tile = lambda kk, j: kk * b_cols + n0 + j  # noqa: E731  B block is (bk, bn)
         simplify = ctx.analyzer.simplify
-        dims = matmul_block_dims(mma, kt)
+        dims = matmul_block_dims(mma, kt, by_columns)
 
         def tile(i, j, kk):
             return evaluate(Intrin.MATMUL_TILES, a.index, b.index, simplify((m0 + i) * kt + kk),
@@ -451,15 +454,17 @@ class Gemm(TileOp):
         return [*init, serial("i", sm, lambda i: serial("j", sn, lambda j: serial("kk", kt, lambda kk: tile(i, j, kk))))]
 
 
-def matmul_block_dims(mma, kt: int) -> tuple[int, int, int] | None:
+def matmul_block_dims(mma, kt: int, b_by_columns: bool = False) -> tuple[int, int, int] | None:
     """(ct_dim, rt_dim, kt_dim) of the ``matmul_block`` that computes the sub-block (sm x sn tiles)
     of a ``tt.mm.mma`` per K tile, A's block having ``kt`` tiles per row; None where it takes
     ``matmul_tiles``. matmul_block reads in0 row r at ``r * kt_dim`` (A's rows of tiles are kt apart)
     and in1 column c at ``c`` (B's (bk, bn) columns are adjacent tiles), but a transposed B block
-    (bn, bk) has its columns bk tiles apart, and matmul_block's ``transpose`` transposes each tile,
-    not their order: a transposed B takes matmul_block only for sub-blocks one column wide."""
+    (bn, bk) stored row by row has its columns bk tiles apart, and matmul_block's ``transpose``
+    transposes each tile, not their order: such a B takes matmul_block only for sub-blocks one
+    column wide; stored column by column (``b_by_columns``: tt.column_major_blocks) its columns are
+    adjacent again."""
     _, _, _, _, _, sm, sn, trans_b, _ = mma.value.args
-    if bool(trans_b) and int(sn) > 1:
+    if bool(trans_b) and int(sn) > 1 and not b_by_columns:
         return None
     return int(sn), int(sm), kt
 

@@ -196,7 +196,8 @@ def _row_transfers(stmt, func, cb: CBDesc, tensor, block, reading: bool, analyze
 def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: bool, analyzer: arith.Analyzer,
                     ptr) -> tuple[tirx.Stmt, int]:
     """(the moves of the tiles of the slice, row by row of the block, each a page of the tensor and
-    of the CB; the number of pages)."""
+    of the CB, stored row by row, or column by column for a block of ``tt.column_major_blocks``;
+    the number of pages)."""
     row0, col0, bound_row0 = _tile_origin(func, stmt, tensor, analyzer)
     column, flat = vector_layout(func, tensor.buffer)
     view = matrix_slice(tensor, column, flat)
@@ -206,10 +207,11 @@ def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: 
     nt = expr_of(acc.tile_grid[1], dynamic_dims(func))
     overhang = overhanging_axes(tensor, analyzer, column, flat=flat)
     xfer = Intrin.NOC_READ_PAGE if reading else Intrin.NOC_WRITE_PAGE
+    by_columns = cb.name in get(func, Attr.COLUMN_MAJOR_BLOCKS, [])
 
     def page(r, c):
         tile_id = analyzer.simplify((row0 + r) * nt + col0 + c)
-        offset = tirx.Cast("uint32", (r * cols + c) * cb.page_size)
+        offset = tirx.Cast("uint32", ((c * rows + r) if by_columns else (r * cols + c)) * cb.page_size)
         transfer = evaluate(xfer, tile_id, tensor.buffer.data, ptr + offset, like=stmt)
         inside = [cond for cond, hangs in ((bound_row0 + r < bound_rows, overhang[0]), (col0 + c < nt, overhang[1])) if hangs]
         if not inside:

@@ -6,7 +6,11 @@ Writes: ``tt.compute_config`` {fp32_dest_acc_en, math_fidelity, math_approx_mode
 unpack_to_dest}: a 32-bit DST whenever an on-chip block is float32 or an int32 block is computed
 on, and the int32 blocks compute reads, whose CBs the host marks as unpacked straight to DST
 (``UnpackToDestFp32``: 32-bit integer tiles go there unchanged); ``tt.cb_desc`` entries of the
-blocks it makes.
+blocks it makes; ``tt.column_major_blocks``: the B blocks of ``transpose_B`` gemms wider than one
+tile column that the reader alone fills (from a tensor of tiles) and only such gemms read — their
+tiles stored column by column, B's columns of tiles (C's columns) are adjacent and one
+``matmul_block`` steps through them, where row by row they are a K row apart and each output tile
+takes ``matmul_tiles`` (both operands unpacked per tile product).
 TIR: each tile op is lowered by its family in :mod:`tilelang_tt.ops` (the registry ``TILE_OPS``;
 ``T.Parallel`` nests by :mod:`~tilelang_tt.ops.eltwise`):
 - gemm: ``T.clear(C)`` and the statements after it that ``T.gemm`` into C (the K loop) become one
@@ -39,6 +43,7 @@ from tilelang_tt.attrs import Attr, Intrin, get, with_attrs
 from tilelang_tt.ops import ELTWISE, GEMM, TILE_OPS
 from tilelang_tt.ops.base import INTEGER_DTYPES, LowerContext
 from tilelang_tt.ops.eltwise import SUPPORTED
+from tilelang_tt.passes.slices import is_row_major
 from tilelang_tt.passes.common import (
     arch_of,
     as_region,
@@ -203,11 +208,40 @@ def _integer_operands(body) -> list[str]:
     return sorted(names)
 
 
+def _column_major_blocks(func: tirx.PrimFunc, body) -> list[str]:
+    """The B blocks of ``transpose_B`` gemms whose sub-blocks are more than one tile column wide, that
+    only reads from a tensor of tiles fill and only such gemms read (tt.column_major_blocks)."""
+    wide, other = set(), set()
+
+    def visit(node):
+        intrin = stmt_intrin(node)
+        if isinstance(node, tirx.AttrStmt) and isinstance(node.node, tirx.Var):
+            other.add(node.node)
+        if not isinstance(node, tirx.Evaluate) or intrin is None:
+            return
+        args = list(node.value.args)
+        if intrin == Intrin.MM_MMA and bool(args[7]) and int(args[6]) > 1:
+            wide.add(args[1])
+            args = args[:1] + args[2:]
+        elif intrin == Intrin.READ_TO_CB and not is_row_major(func, as_region(args[0]).buffer):
+            args = args[:1]
+        used = set()
+        for a in args:
+            tirx.stmt_functor.post_order_visit(a, lambda n: used.add(n) if isinstance(n, tirx.Var) else (
+                used.add(n.buffer.data) if isinstance(n, tirx.BufferLoad) else None))
+        other.update(used)
+
+    tirx.stmt_functor.post_order_visit(body, visit)
+    return sorted(v.name for v in wide - other)
+
+
 def _transform(func: tirx.PrimFunc, mod, ctx, math_fidelity: str, gemm_reuse: str) -> tirx.PrimFunc:
     arch = arch_of(func)
     lowerer = _Lowerer(PASS, func, arch.dst_budget, get(func, Attr.CB_DESC, {}), gemm_reuse)
     body = lowerer.visit(func.body)
+    column_major = _column_major_blocks(func, body)
     return with_attrs(func.with_body(body), {
+        **({Attr.COLUMN_MAJOR_BLOCKS: column_major} if column_major else {}),
         Attr.CB_DESC: dict(sorted(lowerer.cbs.items())),
         Attr.COMPUTE_CONFIG: {
             "fp32_dest_acc_en": lowerer.fp32,

@@ -110,13 +110,9 @@ void kernel_main() {
             }
             cb_wait_front(cb_Q_s, 4);
             cb_wait_front(cb_K_s, 4);
-            matmul_init(cb_Q_s, cb_K_s, 1);
-            for (uint32_t i_1 = 0; i_1 < 2; ++i_1) {
-                for (uint32_t j_1 = 0; j_1 < 2; ++j_1) {
-                    for (uint32_t kk = 0; kk < 2; ++kk) {
-                        matmul_tiles(cb_Q_s, cb_K_s, (i_1 * 2) + kk, (j_1 * 2) + kk, (i_1 * 2) + j_1);
-                    }
-                }
+            matmul_block_init(cb_Q_s, cb_K_s, 1, 2, 2, 2);
+            for (uint32_t kk = 0; kk < 2; ++kk) {
+                matmul_block(cb_Q_s, cb_K_s, kk, kk * 2, 0, 1, 2, 2, 2);
             }
             tile_regs_commit();
             cb_reserve_back(cb_acc_s, 4);
@@ -315,9 +311,9 @@ void kernel_main() {
             cb_wait_front(cb_acc_o, 4);
             tile_regs_acquire();
             copy_init(cb_acc_o);
-            for (uint32_t i_2 = 0; i_2 < 2; ++i_2) {
-                for (uint32_t j_2 = 0; j_2 < 2; ++j_2) {
-                    copy_tile(cb_acc_o, (i_2 * 2) + j_2, (i_2 * 2) + j_2);
+            for (uint32_t i_1 = 0; i_1 < 2; ++i_1) {
+                for (uint32_t j_1 = 0; j_1 < 2; ++j_1) {
+                    copy_tile(cb_acc_o, (i_1 * 2) + j_1, (i_1 * 2) + j_1);
                 }
             }
             cb_wait_front(cb_acc_s_cast, 4);

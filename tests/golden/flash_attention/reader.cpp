@@ -73,7 +73,7 @@ void kernel_main() {
             const uint32_t l1_K_s = get_write_ptr(cb_K_s);
             for (uint32_t r_1 = 0; r_1 < 2; ++r_1) {
                 for (uint32_t c_1 = 0; c_1 < 2; ++c_1) {
-                    noc_async_read_page((((bz_by * 16) + (k * 4)) + (r_1 * 2)) + c_1, K, l1_K_s + (((r_1 * 2) + c_1) * 2048));
+                    noc_async_read_page((((bz_by * 16) + (k * 4)) + (r_1 * 2)) + c_1, K, l1_K_s + (((c_1 * 2) + r_1) * 2048));
                 }
             }
             noc_async_read_barrier();
