@@ -10,7 +10,9 @@ does) plus a line-based spec read by device_harness.cpp:
   semaphore <cores> <initial>
   kernel <source> reader|writer|compute <cores> <fp32_dest_acc 0|1> <ct args a,b,c or ->
     (a compute kernel line may end in utd=<one 0/1 per CB index>: ComputeConfig::unpack_to_dest_mode,
-    1 = UnpackToDestFp32; fid=<0|2|3|4>: ComputeConfig::math_fidelity; fullsync=<0|1>: dst_full_sync_en)
+    1 = UnpackToDestFp32; fid=<0|2|3|4>: ComputeConfig::math_fidelity; fullsync=<0|1>: dst_full_sync_en;
+    approx=<0|1>: math_approx_mode, which the kernel's build must match: Kernel.defines
+    ``("TT_EMU_MATH_APPROX_MODE", "1")``)
   rtargs <kernel_id> <cores> <args...>   (@buf = buffer address, noc:x,y = NOC x y of a core)
 <cores> is "x,y" or "x0,y0-x1,y1".
 """

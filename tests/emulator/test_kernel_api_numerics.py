@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from .device_harness import Kernel, bf16_bits, bf16_to_f32, build, run, runtime_objects, tilize, untilize
 from .device_kernels import COMPUTE_ONE_TILE, READER_ALL_TILES, READER_BINARY, WRITER_UNARY
@@ -79,16 +80,19 @@ def from_bytes(raw: bytes, fmt: str, m: int, n: int) -> np.ndarray:
 
 
 def one_tile(tmp_path, runtime, body, a, b, *, init="", fidelity="HiFi4", fp32=1, in_fmt="Float16_b",
-             out_fmt="Float32", utd="", full_sync=False, fails=False):
+             out_fmt="Float32", utd="", full_sync=False, approx=False, host_approx=None, fails=False):
     """One tile of each of A (CB 0) and B (CB 1) in `in_fmt`, BODY into DST 0, packed to CB 16 in `out_fmt`
-    (``fails``: the run's error message instead)."""
+    (``approx``: math_approx_mode, the compute kernel's APPROX, and the program's unless ``host_approx``;
+    ``fails``: the run's error message instead)."""
     size_in, size_out = TILE_BYTES[in_fmt], TILE_BYTES[out_fmt]
     exe = build(tmp_path, runtime, [
         Kernel("reader.cpp", READER_BINARY, (2, size_in, 2, size_in)),
-        Kernel("compute.cpp", COMPUTE_ONE_TILE.replace("INIT", init).replace("BODY", body)),
+        Kernel("compute.cpp", COMPUTE_ONE_TILE.replace("INIT", init).replace("BODY", body),
+               defines=(("TT_EMU_MATH_APPROX_MODE", str(int(approx))),)),
         Kernel("writer.cpp", WRITER_UNARY, (2, size_out)),
     ])
-    opts = f" fid={FIDELITY[fidelity]} fullsync={int(full_sync)}" + (f" utd={utd}" if utd else "")
+    host_approx = approx if host_approx is None else host_approx
+    opts = f" fid={FIDELITY[fidelity]} fullsync={int(full_sync)} approx={int(host_approx)}" + (f" utd={utd}" if utd else "")
     spec = "\n".join([
         "arch wormhole_b0", f"buffer A {size_in} {size_in} in", f"buffer B {size_in} {size_in} in",
         f"buffer C {size_out} {size_out} out",
@@ -395,6 +399,118 @@ def test_recip_tile_approximate_is_one_newton_step(tmp_path, runtime):
     np.testing.assert_allclose(got, model_recip_fast(x), rtol=2.0 ** -22)
     rel = np.abs(got * x - 1)
     assert 2.0 ** -20 < rel.max() < 2.0 ** -10, rel.max()  # one step from a 1% seed: about 1e-4
+
+
+def mad(a, b, c) -> np.ndarray:
+    """One SFPMAD: a * b + c rounded once to fp32 (SFPMAD.md; the fp32 product is exact in float64, the sum is
+    rounded to float64 and then to fp32, which the inputs below never make differ from one rounding)."""
+    return (np.asarray(a, np.float64) * np.asarray(b, np.float64) + c).astype(np.float32)
+
+
+def bits_of(x) -> np.ndarray:
+    return np.asarray(x, dtype=np.float32).view(np.uint32)
+
+
+def model_sqrt(x: np.ndarray, approx: bool, reciprocal: bool, fast: bool = False) -> np.ndarray:
+    """sqrt_tile / rsqrt_tile as 0.81.1 ckernel_sfpu_sqrt.h's _calculate_sqrt_body_ computes them, with sqrt_init's
+    constants: the seed bits(C - (bits(x) >> 1)); APPROX one step of SQRT_10-bits, else SQRT_23-bits' polynomial and
+    Newton step; the edge cases (+-0, inf, negatives) unless fast."""
+    x = np.asarray(x, dtype=np.float32)
+    xb = bits_of(x)
+    inf_minus_x = (np.uint32(0x7F800000) - xb).view(np.float32)
+    nonzero, negative = (xb << np.uint32(1)) != 0, (xb >> np.uint32(31)) != 0
+    y = ((np.uint32(0x5F0B3892 if approx else 0x5F1110A0)) - (xb >> np.uint32(1))).view(np.float32)
+    with np.errstate(all="ignore"):
+        if approx:
+            c = mad(x, y, 0.0)
+            t = mad(-y, c, np.float32(1.89099014875))
+            step = mad(c, t, 0.0) if not reciprocal else mad(y, t, 0.0)
+        else:
+            xy = mad(x, y, 0.0)
+            c = mad(-y, xy, 0.0)
+            y = mad(y, mad(c, mad(c, 1.0, np.float32(2.2533049)), np.float32(2.2825186)), 0.0)
+            xy = mad(x, y, 0.0)
+            r = mad(-y, xy, 1.0)
+            step = mad(r, y * np.float32(0.5), y) if reciprocal else mad(r, mad(0.5, xy, 0.0), xy)
+        if reciprocal:
+            regular = (inf_minus_x.view(np.uint32) != 0) & nonzero
+            out = np.where(regular, step, inf_minus_x)
+            if not fast:
+                out = np.where(regular & negative, np.float32(np.nan), out)
+        else:
+            out = np.where(xb != 0x7F800000, step, c if approx else y)
+            if not fast:
+                out = np.where(~nonzero, x, np.where(negative, np.float32(np.nan), out))
+    return out.astype(np.float32)
+
+
+SQRT_X = np.geomspace(1e-3, 1e3, 1024, dtype=np.float32).reshape(32, 32)
+SQRT_X[0, :4] = [0.0, -0.0, np.inf, -4.0]  # the edge cases sqrt_tile handles (FAST_APPROX drops them)
+SQRT_CASES = [("sqrt_tile", False, False), ("rsqrt_tile", True, False), ("sqrt_tile<true>", False, True),
+              ("rsqrt_tile<RsqrtMode::Fast>", True, True)]
+
+
+@pytest.mark.parametrize("call,reciprocal,fast", SQRT_CASES)
+@pytest.mark.parametrize("approx", [False, True])
+def test_sqrt_and_rsqrt_run_tt_llk_algorithms(tmp_path, runtime, call, reciprocal, fast, approx):
+    """math_approx_mode (APPROX) picks the 10-bit algorithm, else the 23-bit one; fast drops the edge handling."""
+    init = "rsqrt_tile_init();" if reciprocal else "sqrt_tile_init();"
+    body = f"copy_init(a);\n    copy_tile(a, 0, 0);\n    {init}\n    {call}(0);"
+    got = one_tile(tmp_path, runtime, body, SQRT_X, SQRT_X, in_fmt="Float32", utd="1" + "0" * 31, approx=approx)
+    model = model_sqrt(SQRT_X, approx, reciprocal, fast)
+    np.testing.assert_array_equal(got.astype(np.float32).view(np.uint32), model.view(np.uint32))
+    regular = (SQRT_X > 0) & np.isfinite(SQRT_X)
+    exact = np.sqrt(SQRT_X[regular].astype(np.float64))
+    rel = np.abs(got[regular] / (1 / exact if reciprocal else exact) - 1).max()
+    assert (2.0 ** -12 < rel < 2.0 ** -9) if approx else rel < 2.0 ** -22, rel
+
+
+def model_gelu_lut(x: np.ndarray) -> np.ndarray:
+    """gelu_tile<true> as 0.81.1 ckernel_sfpu_gelu.h's calculate_gelu_appx computes it: x * 0.5 plus SFPLUTFP32's
+    FP16_6ENTRY_TABLE1 segment slope * |x| + intercept (SFPLUTFP32.md; the sign not retained), the entries of
+    gelu_init<true> as 16-bit table floats (sfpi sLut16: 10 mantissa bits rounded half up)."""
+    def entry(v):  # sLut::convert then Lut16ToFp32: the 10-bit mantissa, rounded half up
+        b = bits_of(np.float32(v)).astype(np.uint64) + (1 << 12)
+        return float((b & np.uint64(0xFFFFE000)).astype(np.uint32).view(np.float32)) if v else 0.0
+
+    slopes = [entry(v) for v in (0.1928, 0.4939, 0.6188, 0.6099, 0.5402, 0.5)]
+    intercepts = [entry(v) for v in (-0.00010443, -0.1604, -0.2796, -0.2635, -0.1194, 0.0)]
+    x = np.asarray(x, dtype=np.float32)
+    b = np.abs(x)
+    seg = np.searchsorted(np.array([0.5, 1.0, 1.5, 2.0, 3.0], np.float32), b, side="right")
+    lut = mad(np.take(slopes, seg), b, np.take(intercepts, seg))
+    return mad(mad(x, 0.5, 0.0), 1.0, lut)
+
+
+def test_gelu_tile_fast_and_approx_is_the_lookup_table(tmp_path, runtime):
+    x = np.linspace(-5.0, 5.0, 1024, dtype=np.float32).reshape(32, 32)
+    body = "copy_init(a);\n    copy_tile(a, 0, 0);\n    gelu_tile_init();\n    gelu_tile(0);"  # the header's default
+    got = one_tile(tmp_path, runtime, body, x, x, in_fmt="Float32", utd="1" + "0" * 31)
+    np.testing.assert_array_equal(got.astype(np.float32), model_gelu_lut(x))
+    exact = torch.nn.functional.gelu(torch.from_numpy(x).double()).numpy()
+    err = np.abs(got - exact).max()
+    assert 2.0 ** -8 < err < 2.0 ** -5, err  # a piecewise linear fit: about 1e-2, and not exact
+    precise = one_tile(tmp_path / "precise", runtime, body.replace("gelu_tile(", "gelu_tile<false>("), x, x,
+                       in_fmt="Float32", utd="1" + "0" * 31)
+    assert np.abs(precise - exact).max() < 2.0 ** -20
+
+
+def test_recip_tile_default_follows_math_approx_mode(tmp_path, runtime):
+    """ReciprocalApproxMode::Default is the kernel's APPROX (0.81.1 recip.h)."""
+    x = (RNG.uniform(0.5, 4.0, (32, 32)) * RNG.choice([-1, 1], (32, 32))).astype(np.float32)
+    body = "copy_init(a);\n    copy_tile(a, 0, 0);\n    recip_tile_init();\n    recip_tile(0);"
+    got = one_tile(tmp_path, runtime, body, x, x, in_fmt="Float32", utd="1" + "0" * 31, approx=True)
+    np.testing.assert_allclose(got, model_recip_fast(x), rtol=2.0 ** -22)
+    precise = one_tile(tmp_path / "precise", runtime, body, x, x, in_fmt="Float32", utd="1" + "0" * 31)
+    np.testing.assert_array_equal(precise, (1 / x).astype(np.float32))
+
+
+@pytest.mark.parametrize("built", [False, True])
+def test_kernel_built_for_another_math_approx_mode_is_refused(tmp_path, runtime, built):
+    body = "copy_init(a);\n    copy_tile(a, 0, 0);"
+    err = one_tile(tmp_path, runtime, body, A, B, approx=built, host_approx=not built, fails=True)
+    assert (f"'compute.cpp' was compiled with APPROX = {str(built).lower()} (-DTT_EMU_MATH_APPROX_MODE) but the "
+            f"program's ComputeConfig::math_approx_mode is {str(not built).lower()}") in err, err
 
 
 # ---------------------------------------------------------------- dst_full_sync_en

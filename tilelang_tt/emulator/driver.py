@@ -1,7 +1,8 @@
 """Build and run a program (``main.cpp`` + kernels + ``tt.plan.json``) on the functional emulator.
 
 One host executable per program: ``main.cpp``, each kernel source as its own translation unit
-(``-Dkernel_main=<unique>``, ``-DKERNEL_COMPILE_TIME_ARGS=...`` from the plan, registered under
+(``-Dkernel_main=<unique>``, ``-DKERNEL_COMPILE_TIME_ARGS=...`` from the plan and, for the compute
+kernel, ``-DTT_EMU_MATH_APPROX_MODE=0|1``: tt-metal's APPROX; registered under
 its source name through ``runtime/kernel_registry.hpp``) and the emulator runtime
 (``runtime/*.cpp``, compiled with the architecture table of :mod:`tilelang_tt.contract.arch` as
 the ``TT_EMU_ARCHS`` define). Objects and executables are cached under ``<cache>/emu`` by a hash
@@ -40,7 +41,8 @@ import numpy as np
 
 from tilelang_tt.contract.arch import ARCHS
 from tilelang_tt.contract.formats import BFLOAT16_QUIET_NAN, bfloat16_round
-from tilelang_tt.contract.plan import Plan, PlanBuffer, PlanError, bind_dims, dim_values
+from tilelang_tt.contract.plan import (ComputeConfig, Plan, PlanBuffer, PlanError, PlanKernel, bind_dims,
+                                       dim_values)
 from tilelang_tt.emulator import blockfloat
 from tilelang_tt.env import CACHE_DIR, EMU_CXX
 
@@ -303,6 +305,15 @@ def compiled_object(source: Path, label: str) -> Path:
     return obj
 
 
+def _compute_defines(kernel: PlanKernel) -> tuple[str, ...]:
+    """What tt-metal's JIT build makes a constant of a compute kernel's build from its ComputeConfig: APPROX,
+    ``math_approx_mode`` (written into the kernel's chlkc_descriptors.h; the emulator's headers read
+    ``TT_EMU_MATH_APPROX_MODE``, runtime/device_types.hpp)."""
+    if not isinstance(kernel.config, ComputeConfig):
+        return ()
+    return (f"-DTT_EMU_MATH_APPROX_MODE={int(kernel.config.math_approx_mode)}",)
+
+
 def build(sources: dict[str, str], plan: Plan, progress: Progress | None = None) -> Path:
     """The cached emulator executable of a program: ``sources`` holds ``main.cpp`` and the plan's
     kernel sources (``progress``: see the module's docstring)."""
@@ -328,6 +339,7 @@ def build(sources: dict[str, str], plan: Plan, progress: Progress | None = None)
         defines = (
             f"-Dkernel_main={symbol}",
             "-DKERNEL_COMPILE_TIME_ARGS=" + ",".join(str(a) for a in kernel.compile_time_args),
+            *_compute_defines(kernel),
         )
         key = _digest(base, text, *defines)
         _write_once(cache / "src" / key / name, text)

@@ -59,12 +59,107 @@ float recip_fast(float in) {
   return std::copysign(y * scale, in);
 }
 
+// One SFPMAD (tt-isa-documentation WormholeB0 SFPMAD.md, "IEEE754 conformance / divergence"): a * b + c with
+// denormal inputs read as zero, one rounding to nearest even, a denormal or negative zero result flushed to +0.
+// The hardware keeps the product "in higher precision than FP32" but not exactly; fmaf keeps it exactly, which
+// differs only when the rounding of the sum depends on the product's bits beyond that precision. SFPMUL and SFPADD
+// are SFPMAD with c = 0 and b = 1 (SFPMUL.md, SFPADD.md); sfpi compiles `a * b + c` of vFloats to one SFPMAD.
+float sfpmad(float a, float b, float c) {
+  const auto daz = [](float v) { return std::fpclassify(v) == FP_SUBNORMAL ? 0.0f : v; };
+  const float d = std::fmaf(daz(a), daz(b), daz(c));
+  return d == 0.0f || std::fpclassify(d) == FP_SUBNORMAL ? 0.0f : d;
+}
+
+// sqrt_tile and rsqrt_tile (0.81.1 hw/ckernels/wormhole_b0/metal/llk_api/llk_sfpu/ckernel_sfpu_sqrt.h,
+// _calculate_sqrt_body_, with sqrt_init's constants; ckernel_sfpu_rsqrt.h runs the same body with RECIPROCAL):
+// Kokosinski et al.'s algorithms from the magic-constant seed y = bits(C - (bits(x) >> 1)) (an integer
+// subtraction, SFPIADD). kApprox (APPROX, math_approx_mode): SQRT_10-bits, one step y' = y (k1 - y (x y)), C =
+// 0x5f0b3892, k1 = 1.89099014875; otherwise SQRT_23-bits, y' = y (k1 + c (k2 + c)) with c = -y (x y), C =
+// 0x5f1110a0, k1 = 2.2825186, k2 = 2.2533049, and a Newton step (1 - x y'^2) (y'/2) + y' (rsqrt) or
+// (1 - x y'^2) (x y'/2) + x y' (sqrt). kFast (sqrt_tile<FAST_APPROX>, RsqrtMode::Fast) drops the edge handling:
+// zero, infinity and negative inputs. Each arithmetic step is one SFPMAD; y/2 is SFPDIVP2 (exact).
+template <bool kApprox, bool kRecip, bool kFast>
+float sqrt_body(float x) {
+  constexpr uint32_t kInfBits = 0x7f800000u;
+  const uint32_t x_bits = std::bit_cast<uint32_t>(x);
+  const bool nonzero = (x_bits << 1) != 0;  // _bits_without_sign_(x) != 0: +0 and -0 alike
+  const bool negative = (x_bits >> 31) != 0;  // v_if(x < 0.0F) is a sign test
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  float y = std::bit_cast<float>((kApprox ? 0x5f0b3892u : 0x5f1110a0u) - (x_bits >> 1));
+  if constexpr (kApprox) {
+    const float c = sfpmad(x, y, 0.0f);
+    const float t = sfpmad(-y, c, 1.89099014875f);
+    if constexpr (kRecip) {
+      // x = +-0 gives +-inf (the subtraction carries x's sign), x = inf gives 0
+      if (kInfBits - x_bits != 0 && nonzero) y = !kFast && negative ? nan : sfpmad(y, t, 0.0f);
+      else y = std::bit_cast<float>(kInfBits - x_bits);
+    } else {
+      y = x_bits != kInfBits ? sfpmad(c, t, 0.0f) : c;
+    }
+  } else {
+    float xy = sfpmad(x, y, 0.0f);
+    const float c = sfpmad(-y, xy, 0.0f);
+    y = sfpmad(y, sfpmad(c, sfpmad(c, 1.0f, 2.2533049f), 2.2825186f), 0.0f);
+    xy = sfpmad(x, y, 0.0f);
+    const float one_minus_xyy = sfpmad(-y, xy, 1.0f);
+    if constexpr (kRecip) {
+      if (kInfBits - x_bits != 0 && nonzero) y = !kFast && negative ? nan : sfpmad(one_minus_xyy, y * 0.5f, y);
+      else y = std::bit_cast<float>(kInfBits - x_bits);
+    } else {
+      // a signed compare: positive NaN and inf skip the step (y stays the seed's refinement), negatives run it
+      if (static_cast<int32_t>(x_bits) < static_cast<int32_t>(kInfBits)) y = sfpmad(one_minus_xyy, sfpmad(0.5f, xy, 0.0f), xy);
+    }
+  }
+  if constexpr (!kFast && !kRecip) {
+    if (!nonzero) y = x;  // sqrt(+-0) = +-0
+    else if (negative) y = nan;
+  }
+  return y;
+}
+
+// SFPLUTFP32's 16-bit table entries (tt-isa-documentation WormholeB0 SFPLUTFP32.md, Lut16ToFp32): sign, 5-bit
+// exponent biased by 15 (31 reads as zero), 10-bit mantissa; exponent 0 is a normal number. sfpi's sLut
+// (tenstorrent/sfpi include/sfpi_lib.h, sLut::convert; 0.81.1 pins sfpi 7.89.0, tt_metal/sfpi-version) makes an
+// entry of a float: the mantissa rounded to 10 bits half up, an exponent below the range as the zero entry 0x7c00.
+float lut16(float v) {
+  const uint32_t bits = std::bit_cast<uint32_t>(v);
+  const uint32_t sign = bits >> 31;
+  int exp = static_cast<int>((bits >> 23) & 0xff);
+  uint32_t man = (bits & 0x7fffffu) + (1u << 12);
+  if (man >> 23) {
+    ++exp;
+    man = 0;
+  }
+  man >>= 13;
+  exp -= 112;
+  const uint32_t entry = exp < 0 ? 0x7c00u : exp >= 31 ? 0x7bffu : (static_cast<uint32_t>(exp) << 10) | man;
+  const uint32_t e = (entry >> 10) & 0x1f;
+  return std::bit_cast<float>((sign << 31) | ((e == 0x1f ? 0 : 112 + e) << 23) | ((entry & 0x3ff) << 13));
+}
+
+// gelu_tile<fast_and_approx = true> (the header's default; 0.81.1 ckernel_sfpu_gelu.h calculate_gelu_appx with
+// gelu_init<true>'s table): x/2 + lut(x), where lut is SFPLUTFP32 in FP16_6ENTRY_TABLE1 mode with the sign not
+// retained (sfpi's lut(v, s01, i01, s23, i23, s45, i45, LutSign::Update), LutMode::Fp16x6_HWM3): slope * |x| +
+// intercept, one SFPMAD, per segment of |x| split at 0.5, 1, 1.5, 2, 3 (SFPLUTFP32.md). vLut16ss(a, b) puts a in
+// the low half, the segment below the split. The LUT is a fit of gelu(x) - x/2, an even function; from |x| = 3 on
+// it is |x|/2, so the result is relu(x).
+float gelu_lut(float x) {
+  static const float kSlope[6] = {lut16(0.1928f), lut16(0.4939f), lut16(0.6188f),
+                                  lut16(0.6099f), lut16(0.5402f), lut16(0.5f)};
+  static const float kIntercept[6] = {lut16(-0.00010443f), lut16(-0.1604f), lut16(-0.2796f),
+                                      lut16(-0.2635f),     lut16(-0.1194f), lut16(0.0f)};
+  const float b = std::fabs(x);
+  const int i = b < 0.5f ? 0 : b < 1.0f ? 1 : b < 1.5f ? 2 : b < 2.0f ? 3 : b < 3.0f ? 4 : 5;
+  const float half_in = sfpmad(x, 0.5f, 0.0f);  // vConstFloatPrgm0 = 0.5
+  return sfpmad(half_in, 1.0f, sfpmad(kSlope[i], b, kIntercept[i]));
+}
+
 // Indexed by Unary; keep in enumerator order.
 constexpr UnaryRow kUnary[] = {
     {"exp", [](float x) { return std::exp(x); }},
     {"log", [](float x) { return std::log(x); }},
-    {"sqrt", [](float x) { return std::sqrt(x); }},
-    {"rsqrt", [](float x) { return 1.0f / std::sqrt(x); }},
+    {"sqrt", sqrt_body<false, false, false>},
+    {"rsqrt", sqrt_body<false, true, false>},
     {"recip", [](float x) { return 1.0f / x; }},
     {"relu", [](float x) { return x > 0.0f ? x : 0.0f; }},
     {"gelu", gelu},
@@ -88,6 +183,13 @@ constexpr UnaryRow kUnary[] = {
     {"trunc", [](float x) { return std::trunc(x); }},
     {"exp", exp_fast},
     {"recip", recip_fast},
+    {"sqrt", sqrt_body<true, false, false>},
+    {"rsqrt", sqrt_body<true, true, false>},
+    {"sqrt", sqrt_body<false, false, true>},
+    {"rsqrt", sqrt_body<false, true, true>},
+    {"sqrt", sqrt_body<true, false, true>},
+    {"rsqrt", sqrt_body<true, true, true>},
+    {"gelu", gelu_lut},
 };
 static_assert(std::size(kUnary) == static_cast<size_t>(Unary::Count));
 

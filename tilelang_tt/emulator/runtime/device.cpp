@@ -46,8 +46,9 @@ constexpr uint64_t kDramUnreservedBase = 0x10000;
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 }  // namespace
 
-void register_kernel(const char* source_name, KernelFn fn, std::initializer_list<uint32_t> compile_args) {
-  registry().push_back(KernelInfo{source_name, fn, std::vector<uint32_t>(compile_args)});
+void register_kernel(const char* source_name, KernelFn fn, std::initializer_list<uint32_t> compile_args,
+                     bool math_approx_mode) {
+  registry().push_back(KernelInfo{source_name, fn, std::vector<uint32_t>(compile_args), math_approx_mode});
 }
 
 std::string basename_of(const char* path) {
@@ -608,6 +609,14 @@ uint32_t Device::add_kernel(const std::string& source_name, KernelRole role, con
     };
     throw EmulatorError("add_kernel: '" + source_name + "' was compiled with compile-time args " +
                         join(info->compile_args) + " but the program passes " + join(compile_args));
+  }
+  // APPROX is a constant of the compute kernel's build (tt-metal's JIT writes ComputeConfig::math_approx_mode into
+  // its chlkc_descriptors.h): a build for the other value computes the other SFPU approximations.
+  if (role == KernelRole::Compute && info->math_approx_mode != opts.math_approx_mode) {
+    auto name = [](bool b) { return std::string(b ? "true" : "false"); };
+    throw EmulatorError("add_kernel: '" + source_name + "' was compiled with APPROX = " + name(info->math_approx_mode) +
+                        " (-DTT_EMU_MATH_APPROX_MODE) but the program's ComputeConfig::math_approx_mode is " +
+                        name(opts.math_approx_mode));
   }
   // tt-metal's JIT build indexes unpack_to_dest_mode by every CB id of the arch (get_unpack_dst_formats:
   // unpack_to_dest_mode.size() >= the number of CBs); longer vectors (NUM_CIRCULAR_BUFFERS = 64 on the

@@ -48,6 +48,7 @@ struct KernelInfo {
   const char* source_name;  // as registered, e.g. "reader.cpp"
   KernelFn fn;
   std::vector<uint32_t> compile_args;
+  bool math_approx_mode;  // the APPROX it was built with (TT_EMU_MATH_APPROX_MODE)
 };
 
 // Called by the static registrar of each kernel translation unit (see kernel_registry.hpp).

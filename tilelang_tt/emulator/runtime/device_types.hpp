@@ -13,10 +13,21 @@ enum class DataFormat : uint8_t { Float32, Float16_b, Bfp8_b, Bfp4_b, UInt32, In
 uint32_t tile_size_bytes(DataFormat fmt);
 const char* data_format_name(DataFormat fmt);
 
+// A compute kernel's ComputeConfig::math_approx_mode as its build sees it. tt-metal's JIT build writes it
+// into the kernel's generated chlkc_descriptors.h as `constexpr bool APPROX` (tt_metal/jit_build/genfiles.cpp,
+// emit_math_scalar_descriptors), the default of the SFPU API's approximation arguments; the emulator's build
+// passes it as -DTT_EMU_MATH_APPROX_MODE=0|1 (driver.py), api/compute/common.h makes it APPROX, and
+// Device::add_kernel checks it against the program's ComputeConfig. Without the define a kernel is built
+// with APPROX = false.
+#ifndef TT_EMU_MATH_APPROX_MODE
+#define TT_EMU_MATH_APPROX_MODE 0
+#endif
+
 // A kernel translation unit's entry point, registered when the program starts (kernel_registry.hpp)
-// with the compile-time args it was built with.
+// with the compile-time args and the APPROX it was built with.
 using KernelFn = void (*)();
-void register_kernel(const char* source_name, KernelFn fn, std::initializer_list<uint32_t> compile_args);
+void register_kernel(const char* source_name, KernelFn fn, std::initializer_list<uint32_t> compile_args,
+                     bool math_approx_mode);
 
 // A read-only view of `count` consecutive values (what std::span<const T> would be, without <span>).
 template <typename T>

@@ -148,6 +148,10 @@ enum class Unary : uint8_t {
   Floor, Ceil, Sign, Erf, Log1p, Expm1, Exp2, Identity, Tan, Trunc,
   ExpFast,    // exp_tile<approx = true> (ClampToNegative): the fast approximation
   RecipFast,  // recip_tile<.., ReciprocalApproxMode::Approximate>: one Newton step from the quadratic seed
+  // sqrt_tile / rsqrt_tile: Sqrt and Rsqrt are the 23-bit algorithm, *Approx the 10-bit one (APPROX), *Fast without
+  // the edge handling (sqrt_tile<FAST_APPROX = true>, RsqrtMode::Fast)
+  SqrtApprox, RsqrtApprox, SqrtFast, RsqrtFast, SqrtApproxFast, RsqrtApproxFast,
+  GeluLut,  // gelu_tile<fast_and_approx = true>: x/2 plus a 6-segment linear fit of gelu(x) - x/2
   Count
 };
 enum class SfpuBinary : uint8_t { Add, Sub, Mul, Div, Max, Min, Rsub, Pow, LogBase, Round, Fmod, Count };

@@ -25,9 +25,12 @@ constexpr std::uint32_t FACE_C_DIM = 16;
 constexpr std::uint32_t TILE_R_DIM = 32;
 constexpr std::uint32_t TILE_C_DIM = 32;
 
-// Per-kernel JIT defines in tt-metal; the emulator takes them from the kernel's ComputeOptions.
+// Per-kernel constants of tt-metal's JIT build (its generated chlkc_descriptors.h). DST_ACCUM_MODE: the
+// emulator takes fp32_dest_acc_en from the kernel's ComputeOptions at run time. APPROX: the kernel's
+// ComputeConfig::math_approx_mode, which the emulator's build passes as TT_EMU_MATH_APPROX_MODE
+// (device_types.hpp; add_kernel checks that the program configures the same).
 constexpr bool DST_ACCUM_MODE = false;
-constexpr bool APPROX = false;
+constexpr bool APPROX = TT_EMU_MATH_APPROX_MODE != 0;
 
 namespace detail {
 inline emu::k::Bcast bcast_of(BroadcastType b) {

@@ -5,13 +5,18 @@
 
 namespace ckernel {
 
-// The approximation rsqrt_tile uses (the emulator's 1 / sqrt(x) is exact).
+// Fast drops the edge handling (zero, infinity, negative inputs); the kernel's APPROX picks the algorithm, as
+// for sqrt_tile (ckernel_sfpu_rsqrt.h; compute.cpp, sqrt_body).
 enum class RsqrtMode { Default, Fast };
 
 ALWI void rsqrt_tile_init() {}
 template <RsqrtMode mode = RsqrtMode::Default, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void rsqrt_tile(uint32_t idst, Loc loc = Loc::current()) {
-  emu::k::sfpu_unary(emu::k::Unary::Rsqrt, idst, loc);
+  using emu::k::Unary;
+  constexpr bool fast = mode == RsqrtMode::Fast;
+  constexpr Unary op = APPROX ? (fast ? Unary::RsqrtApproxFast : Unary::RsqrtApprox)
+                              : (fast ? Unary::RsqrtFast : Unary::Rsqrt);
+  emu::k::sfpu_unary(op, idst, loc);
 }
 
 }  // namespace ckernel
