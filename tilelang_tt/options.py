@@ -36,6 +36,9 @@ class CompileOptions:
     grid: tuple[int, int] | None = None  # (x, y) cores to use; default: as many as useful, up to the device
     cb_depth: int = 2  # CB depth (in blocks) where T.Pipelined gives no num_stages
     math_fidelity: str = "HiFi4"
+    # ComputeConfig::math_approx_mode (tt-metal's APPROX: the approximate sqrt/rsqrt/recip of the 0.81.1 SFPU API)
+    # and the approximate forms of the ops that take theirs as a template argument (exp_tile<true>, gelu_tile<true>)
+    math_approx_mode: bool = False
     gemm_reuse: str = "auto"  # "auto": spill partial sums when a C block exceeds DST; "dst": re-read operands
     # Work partition over cores: "auto" (block rectangles when the grid divides the block grid, zigzag
     # when blocks differ in work, else contiguous), "contiguous", "row_major" (round-robin), "zigzag"
@@ -98,6 +101,9 @@ class CompileOptions:
         if self.math_fidelity not in ("LoFi", "HiFi2", "HiFi3", "HiFi4"):
             raise OptionError(f"math_fidelity={self.math_fidelity!r} is not a math fidelity",
                               hint="use LoFi, HiFi2, HiFi3 or HiFi4")
+        if not isinstance(self.math_approx_mode, bool):
+            raise OptionError(f"math_approx_mode={self.math_approx_mode!r} is not a bool",
+                              hint="use math_approx_mode=True (the SFPU's approximate forms) or False (the default)")
 
     def _merge_storage(self) -> None:
         """``storage={"A": "bfloat8_b"}`` becomes ``layouts["A"].dtype``; a layout that already

@@ -21,6 +21,7 @@ import torch
 
 from .device_harness import Kernel, bf16_bits, bf16_to_f32, build, run, runtime_objects, tilize, untilize
 from .device_kernels import COMPUTE_ONE_TILE, READER_ALL_TILES, READER_BINARY, WRITER_UNARY
+from .sfpu_models import model_exp_fast, model_gelu_lut, model_recip_fast, model_sqrt
 
 FIDELITY = {"LoFi": 0, "HiFi2": 2, "HiFi3": 3, "HiFi4": 4}
 PHASES = {"LoFi": 1, "HiFi2": 2, "HiFi3": 3, "HiFi4": 4}
@@ -349,17 +350,6 @@ def test_gemm_error_grows_as_the_fidelity_drops(tmp_path, runtime):
 
 
 # ---------------------------------------------------------------- SFPU approximations
-def model_exp_fast(x: np.ndarray) -> np.ndarray:
-    """exp_tile<true> as 0.81.1 ckernel_sfpu_exp.h computes it (ClampToNegative): y = max(x, -88.5),
-    t = A y + (B - C) rounded once to fp32 (SFPMAD), |t| rounded to nearest, ties away from zero, clamped to
-    65535 (SFP_STOCH_RND FP32_TO_UINT16, not stochastic), shifted left 15 bits into an fp32 word."""
-    a, b_minus_c = np.float32(256.0 * 1.4426950408889634), 32500.818359375
-    y = np.maximum(np.asarray(x, dtype=np.float32), np.float32(-88.5)).astype(np.float64)
-    t = np.abs((float(a) * y + b_minus_c).astype(np.float32).astype(np.float64))
-    mag = np.where(t < 0.5, 0, np.minimum(np.floor(t) + (t - np.floor(t) >= 0.5), 65535)).astype(np.uint32)
-    return (mag << np.uint32(15)).view(np.float32)
-
-
 def test_exp_tile_approx_is_the_fast_approximation(tmp_path, runtime):
     x = np.linspace(-90.0, 80.0, 1024, dtype=np.float32).reshape(32, 32)
     x[0, :8] = [0.0, 1.0, -1.0, 0.5, -88.2, 2.0, 10.0, -20.0]
@@ -374,23 +364,6 @@ def test_exp_tile_approx_is_the_fast_approximation(tmp_path, runtime):
     assert np.abs(precise[inside] / np.exp(x[inside].astype(np.float64)) - 1).max() < 2.0 ** -20
 
 
-def model_recip_fast(x: np.ndarray) -> np.ndarray:
-    """recip_tile<.., Approximate> as 0.81.1 ckernel_sfpu_recip.h computes it: sfpu_reciprocal_iter<0> (one
-    Newton step) from the quadratic seed of sfpu_reciprocal_init<true>, each multiply-add rounded once to fp32."""
-    k0, k1, k2 = 0.3232325017452239990234375, 1.4545459747314453125, 2.121212482452392578125
-
-    def mad(a, b, c):
-        return (np.asarray(a, np.float64) * b + c).astype(np.float32).astype(np.float64)
-
-    x = np.asarray(x, dtype=np.float32)
-    bits = x.view(np.uint32)
-    nx = (np.uint32(0xBF800000) | (bits & np.uint32(0x7FFFFF))).view(np.float32).astype(np.float64)
-    y = mad(mad(k0, nx, k1), nx, k2)
-    y = mad(y, mad(nx, y, 1.0), y)
-    exponent = ((bits >> 23) & 0xFF).astype(np.int64)
-    return np.copysign(y * np.exp2(127.0 - exponent), x).astype(np.float32)
-
-
 def test_recip_tile_approximate_is_one_newton_step(tmp_path, runtime):
     x = (RNG.uniform(0.5, 4.0, (32, 32)) * RNG.choice([-1, 1], (32, 32))).astype(np.float32)
     body = ("copy_init(a);\n    copy_tile(a, 0, 0);\n    recip_tile_init<ReciprocalDestAcc::FP32, ReciprocalApproxMode::"
@@ -399,49 +372,6 @@ def test_recip_tile_approximate_is_one_newton_step(tmp_path, runtime):
     np.testing.assert_allclose(got, model_recip_fast(x), rtol=2.0 ** -22)
     rel = np.abs(got * x - 1)
     assert 2.0 ** -20 < rel.max() < 2.0 ** -10, rel.max()  # one step from a 1% seed: about 1e-4
-
-
-def mad(a, b, c) -> np.ndarray:
-    """One SFPMAD: a * b + c rounded once to fp32 (SFPMAD.md; the fp32 product is exact in float64, the sum is
-    rounded to float64 and then to fp32, which the inputs below never make differ from one rounding)."""
-    return (np.asarray(a, np.float64) * np.asarray(b, np.float64) + c).astype(np.float32)
-
-
-def bits_of(x) -> np.ndarray:
-    return np.asarray(x, dtype=np.float32).view(np.uint32)
-
-
-def model_sqrt(x: np.ndarray, approx: bool, reciprocal: bool, fast: bool = False) -> np.ndarray:
-    """sqrt_tile / rsqrt_tile as 0.81.1 ckernel_sfpu_sqrt.h's _calculate_sqrt_body_ computes them, with sqrt_init's
-    constants: the seed bits(C - (bits(x) >> 1)); APPROX one step of SQRT_10-bits, else SQRT_23-bits' polynomial and
-    Newton step; the edge cases (+-0, inf, negatives) unless fast."""
-    x = np.asarray(x, dtype=np.float32)
-    xb = bits_of(x)
-    inf_minus_x = (np.uint32(0x7F800000) - xb).view(np.float32)
-    nonzero, negative = (xb << np.uint32(1)) != 0, (xb >> np.uint32(31)) != 0
-    y = ((np.uint32(0x5F0B3892 if approx else 0x5F1110A0)) - (xb >> np.uint32(1))).view(np.float32)
-    with np.errstate(all="ignore"):
-        if approx:
-            c = mad(x, y, 0.0)
-            t = mad(-y, c, np.float32(1.89099014875))
-            step = mad(c, t, 0.0) if not reciprocal else mad(y, t, 0.0)
-        else:
-            xy = mad(x, y, 0.0)
-            c = mad(-y, xy, 0.0)
-            y = mad(y, mad(c, mad(c, 1.0, np.float32(2.2533049)), np.float32(2.2825186)), 0.0)
-            xy = mad(x, y, 0.0)
-            r = mad(-y, xy, 1.0)
-            step = mad(r, y * np.float32(0.5), y) if reciprocal else mad(r, mad(0.5, xy, 0.0), xy)
-        if reciprocal:
-            regular = (inf_minus_x.view(np.uint32) != 0) & nonzero
-            out = np.where(regular, step, inf_minus_x)
-            if not fast:
-                out = np.where(regular & negative, np.float32(np.nan), out)
-        else:
-            out = np.where(xb != 0x7F800000, step, c if approx else y)
-            if not fast:
-                out = np.where(~nonzero, x, np.where(negative, np.float32(np.nan), out))
-    return out.astype(np.float32)
 
 
 SQRT_X = np.geomspace(1e-3, 1e3, 1024, dtype=np.float32).reshape(32, 32)
@@ -463,23 +393,6 @@ def test_sqrt_and_rsqrt_run_tt_llk_algorithms(tmp_path, runtime, call, reciproca
     exact = np.sqrt(SQRT_X[regular].astype(np.float64))
     rel = np.abs(got[regular] / (1 / exact if reciprocal else exact) - 1).max()
     assert (2.0 ** -12 < rel < 2.0 ** -9) if approx else rel < 2.0 ** -22, rel
-
-
-def model_gelu_lut(x: np.ndarray) -> np.ndarray:
-    """gelu_tile<true> as 0.81.1 ckernel_sfpu_gelu.h's calculate_gelu_appx computes it: x * 0.5 plus SFPLUTFP32's
-    FP16_6ENTRY_TABLE1 segment slope * |x| + intercept (SFPLUTFP32.md; the sign not retained), the entries of
-    gelu_init<true> as 16-bit table floats (sfpi sLut16: 10 mantissa bits rounded half up)."""
-    def entry(v):  # sLut::convert then Lut16ToFp32: the 10-bit mantissa, rounded half up
-        b = bits_of(np.float32(v)).astype(np.uint64) + (1 << 12)
-        return float((b & np.uint64(0xFFFFE000)).astype(np.uint32).view(np.float32)) if v else 0.0
-
-    slopes = [entry(v) for v in (0.1928, 0.4939, 0.6188, 0.6099, 0.5402, 0.5)]
-    intercepts = [entry(v) for v in (-0.00010443, -0.1604, -0.2796, -0.2635, -0.1194, 0.0)]
-    x = np.asarray(x, dtype=np.float32)
-    b = np.abs(x)
-    seg = np.searchsorted(np.array([0.5, 1.0, 1.5, 2.0, 3.0], np.float32), b, side="right")
-    lut = mad(np.take(slopes, seg), b, np.take(intercepts, seg))
-    return mad(mad(x, 0.5, 0.0), 1.0, lut)
 
 
 def test_gelu_tile_fast_and_approx_is_the_lookup_table(tmp_path, runtime):

@@ -117,6 +117,8 @@ CASES = {
     "grid": Case("gemm", (2, 1), lambda art, err: art.plan["core_grid"] == [2, 1]),
     "cb_depth": Case("add", 3, lambda art, err: [cb["num_pages"] for cb in art.plan["cbs"]] == [12, 12, 12]),
     "math_fidelity": Case("gemm", "LoFi", lambda art, err: _compute(art)["math_fidelity"] == "LoFi"),
+    "math_approx_mode": Case("add", True, lambda art, err: _compute(art)["math_approx_mode"] is True
+                             and ".math_approx_mode = true" in art.sources["main.cpp"]),
     # "dst": no partial sums kept in L1 between K steps, so no C_l_out CB (and another compute.cpp)
     "gemm_reuse": Case("gemm", "dst", lambda art, err: "C_l_out" not in [cb["name"] for cb in art.plan["cbs"]]),
     "partition": Case("gemm", "row_major", lambda art, err: art.plan["work_policy"] == {
@@ -212,6 +214,7 @@ BAD = {
     "grid-text": ("8x8", "grid='8x8' is not two positive integers (x, y)", "grid=(8, 8)"),
     "cb_depth": (0, "cb_depth=0 is not a positive integer", "double buffering"),
     "math_fidelity": ("HiFi5", "math_fidelity='HiFi5' is not a math fidelity", "LoFi, HiFi2, HiFi3 or HiFi4"),
+    "math_approx_mode": ("yes", "math_approx_mode='yes' is not a bool", "math_approx_mode=True"),
     "gemm_reuse": ("spill", "gemm_reuse='spill' is not a GEMM reuse mode", "'auto'"),
     "partition": ("diagonal", "partition='diagonal' is not one of ['auto', 'contiguous', 'row_major', 'zigzag', 'block']",
                   "partition='auto'"),

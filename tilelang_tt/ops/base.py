@@ -265,7 +265,9 @@ class DSTContext:
         self.pass_name = pass_name
         self.func = func
         self.cbs = {n: CBDesc.from_dict(n, d) for n, d in get(func, Attr.CB_DESC).items()}
-        self.budget = int(get(func, Attr.COMPUTE_CONFIG)["dst_budget"])
+        config = get(func, Attr.COMPUTE_CONFIG)
+        self.budget = int(config["dst_budget"])
+        self.math_approx_mode = bool(config["math_approx_mode"])  # the approximate SFPU forms (sfpu.APPROXIMATE)
         self.column_major = frozenset(get(func, Attr.COLUMN_MAJOR_BLOCKS, []))  # blocks stored column by column
         self.inline_inits = inline_inits
         self.analyzer = arith.Analyzer()

@@ -47,6 +47,7 @@ from tilelang_tt.ops.sfpu import (
     INT_SCALAR,
     SCALAR_OPS,
     UNARY_CALLS,
+    APPROXIMATE,
     SfpuKind,
     binary_operands,
     call_name,
@@ -401,6 +402,8 @@ class TileProgram:
         self.op(("sfpu", op.init_function), evaluate(Intrin.SFPU_INIT, op.kind.value, op.name, like=self.like), emit)
 
     def unary(self, op, base: int) -> None:
+        if self.ctx.math_approx_mode:
+            op = APPROXIMATE.get(op.name, op)
         self.sfpu(op, lambda tg, tl: evaluate(Intrin.SFPU_UNARY, op.name, self.slot(tl, base), like=self.like))
 
     def scalar(self, op, bits: int, base: int) -> None:

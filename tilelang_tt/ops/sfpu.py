@@ -14,7 +14,7 @@ from __future__ import annotations
 import enum
 import math
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import tilelang  # noqa: F401
 from tvm import ir, tirx
@@ -81,8 +81,8 @@ def fp32_bits(value: float) -> int:
     return struct.unpack("<I", struct.pack("<f", value))[0]
 
 
-# "<false>": the precise form of ops whose header defaults to the fast approximation, as
-# compute_config's math_approx_mode is false.
+# "<false>": the precise form of ops whose header defaults to the fast approximation (APPROXIMATE: their
+# approximate forms, which the compile option math_approx_mode selects).
 SFPU_OPS: tuple[SfpuOp, ...] = (
     # unary ops of a TIR call, in the order LowerTTTileIntrinsics lists them
     _unary("exp", "eltwise_unary/exp.h", "tirx.exp"),
@@ -137,6 +137,16 @@ SFPU_OPS: tuple[SfpuOp, ...] = (
     _binary("fmod", "fmod_binary_tile", "binary_fmod.h", "tirx.fmod"),
 )
 
+# The approximate forms the compile option math_approx_mode selects for the ops whose 0.81.1 API takes the choice
+# as a template argument instead of the kernel's APPROX: exp_tile<true> (eltwise_unary/exp.h, approx = false by
+# default) and gelu_tile<true> (gelu.h's default fast_and_approx). sqrt_tile, rsqrt_tile and recip_tile follow APPROX
+# (ComputeConfig::math_approx_mode) as they are. Not selected, as the emulator computes them as their precise
+# forms: erf_tile<true>, sigmoid_tile<.., true>, tanh_tile<true>, log_tile<true>.
+APPROXIMATE: dict[str, SfpuOp] = {
+    op.name: replace(op, name=f"{op.name}_approx", tir=None, template="<true>")
+    for op in SFPU_OPS if op.kind == SfpuKind.UNARY and op.name in ("exp", "gelu")
+}
+
 # The SFPU's integer ops, on int32 tiles unpacked to a 32-bit DST (two's complement, modulo 2^32):
 # tiles of two DST tiles (comparisons: 1 where it holds, else 0), a tile and a constant, a fill.
 INT32 = "<DataFormat::Int32>"
@@ -169,7 +179,7 @@ INT_OPS: tuple[SfpuOp, ...] = (
 )
 INT_BINARY: dict[type, SfpuOp] = {op.tir: op for op in INT_OPS if op.kind == SfpuKind.BINARY}
 INT_SCALAR: dict[type, SfpuOp] = {op.tir: op for op in INT_OPS if op.kind == SfpuKind.SCALAR and op.tir}
-_BY_NAME = {(op.kind, op.name): op for op in SFPU_OPS + INT_OPS}
+_BY_NAME = {(op.kind, op.name): op for op in SFPU_OPS + INT_OPS + tuple(APPROXIMATE.values())}
 
 
 def sfpu_op(kind: SfpuKind | str, name: str) -> SfpuOp:

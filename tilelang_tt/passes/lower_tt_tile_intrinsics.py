@@ -235,7 +235,8 @@ def _column_major_blocks(func: tirx.PrimFunc, body) -> list[str]:
     return sorted(v.name for v in wide - other)
 
 
-def _transform(func: tirx.PrimFunc, mod, ctx, math_fidelity: str, gemm_reuse: str) -> tirx.PrimFunc:
+def _transform(func: tirx.PrimFunc, mod, ctx, math_fidelity: str, gemm_reuse: str,
+               math_approx_mode: bool) -> tirx.PrimFunc:
     arch = arch_of(func)
     lowerer = _Lowerer(PASS, func, arch.dst_budget, get(func, Attr.CB_DESC, {}), gemm_reuse)
     body = lowerer.visit(func.body)
@@ -246,12 +247,12 @@ def _transform(func: tirx.PrimFunc, mod, ctx, math_fidelity: str, gemm_reuse: st
         Attr.COMPUTE_CONFIG: {
             "fp32_dest_acc_en": lowerer.fp32,
             "math_fidelity": math_fidelity,
-            "math_approx_mode": False,
+            "math_approx_mode": math_approx_mode,
             "dst_budget": arch.dst_budget(lowerer.fp32),
             "unpack_to_dest": _integer_operands(body),
         }
     })
 
 
-def LowerTTTileIntrinsics(math_fidelity: str = "HiFi4", gemm_reuse: str = "auto"):
-    return prim_func_pass(lambda f, m, c: _transform(f, m, c, math_fidelity, gemm_reuse), PASS)
+def LowerTTTileIntrinsics(math_fidelity: str = "HiFi4", gemm_reuse: str = "auto", math_approx_mode: bool = False):
+    return prim_func_pass(lambda f, m, c: _transform(f, m, c, math_fidelity, gemm_reuse, math_approx_mode), PASS)

@@ -1,0 +1,48 @@
+"""The compile option math_approx_mode: ComputeConfig::math_approx_mode (tt-metal's APPROX, in main.cpp and the
+plan) and the approximate forms of the ops that take theirs as a template argument (exp_tile<true>,
+gelu_tile<true>); the emulator computes each approximate form as the numpy model written from its 0.81.1 source
+(tests/emulator/sfpu_models.py), rounded once to the bfloat16 output."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+import torch
+
+import tilelang_tt
+from tests import op_kernels as K
+from tests.emulator.sfpu_models import model_exp_fast, model_gelu_lut, model_recip_fast, model_sqrt
+from tilelang_tt.contract.formats import bfloat16_round
+
+M, N = 32, 64
+
+# op -> (the compute kernel's call of its approximate form, the model of that form, positive inputs)
+APPROXIMATE = {
+    "exp": (r"exp_tile<true>\(", model_exp_fast, False),
+    "gelu": (r"gelu_tile<true>\(", model_gelu_lut, False),
+    "sqrt": (r"sqrt_tile\(", lambda x: model_sqrt(x, approx=True, reciprocal=False), True),
+    "rsqrt": (r"rsqrt_tile\(", lambda x: model_sqrt(x, approx=True, reciprocal=True), True),
+    "reciprocal": (r"recip_tile\(", model_recip_fast, True),
+}
+
+
+def as_bfloat16(x: np.ndarray) -> np.ndarray:
+    bits = bfloat16_round(np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64))
+    return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32)
+
+
+@pytest.mark.parametrize("op", sorted(APPROXIMATE))
+def test_math_approx_mode_computes_the_approximate_forms(op):
+    call, model, positive = APPROXIMATE[op]
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(M, N, generator=g) * 2
+    x = (x.abs() + 0.25 if positive else x).to(torch.bfloat16)
+    art = tilelang_tt.compile(K.unary(op, M, N, 32, 64), math_approx_mode=True)
+    assert re.search(call, art.sources["compute.cpp"]), art.sources["compute.cpp"]
+    assert ".math_approx_mode = true" in art.sources["main.cpp"]
+    got = torch.as_tensor(art.run(x)).float().numpy()
+    np.testing.assert_array_equal(got, as_bfloat16(model(x.float().numpy())))
+    precise = torch.as_tensor(tilelang_tt.compile(K.unary(op, M, N, 32, 64)).run(x)).float().numpy()
+    assert not np.array_equal(got, precise)  # the approximation shows through the bfloat16 rounding

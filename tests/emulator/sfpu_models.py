@@ -1,0 +1,91 @@
+"""Numpy models of the SFPU's approximations, written from the 0.81.1 sources they cite (tt-llk and tt-metal's
+ckernel_sfpu_*.h, sfpi, the Tensix ISA documentation), not from the emulator: tests/emulator/test_kernel_api_numerics.py
+pins the emulator's kernel API against them and tests/compiler/test_math_approx_mode.py compiled programs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def mad(a, b, c) -> np.ndarray:
+    """One SFPMAD: a * b + c rounded once to fp32 (SFPMAD.md; the fp32 product is exact in float64, the sum is
+    rounded to float64 and then to fp32, which the inputs below never make differ from one rounding)."""
+    return (np.asarray(a, np.float64) * np.asarray(b, np.float64) + c).astype(np.float32)
+
+
+def bits_of(x) -> np.ndarray:
+    return np.asarray(x, dtype=np.float32).view(np.uint32)
+
+
+def model_sqrt(x: np.ndarray, approx: bool, reciprocal: bool, fast: bool = False) -> np.ndarray:
+    """sqrt_tile / rsqrt_tile as 0.81.1 ckernel_sfpu_sqrt.h's _calculate_sqrt_body_ computes them, with sqrt_init's
+    constants: the seed bits(C - (bits(x) >> 1)); APPROX one step of SQRT_10-bits, else SQRT_23-bits' polynomial and
+    Newton step; the edge cases (+-0, inf, negatives) unless fast."""
+    x = np.asarray(x, dtype=np.float32)
+    xb = bits_of(x)
+    inf_minus_x = (np.uint32(0x7F800000) - xb).view(np.float32)
+    nonzero, negative = (xb << np.uint32(1)) != 0, (xb >> np.uint32(31)) != 0
+    y = ((np.uint32(0x5F0B3892 if approx else 0x5F1110A0)) - (xb >> np.uint32(1))).view(np.float32)
+    with np.errstate(all="ignore"):
+        if approx:
+            c = mad(x, y, 0.0)
+            t = mad(-y, c, np.float32(1.89099014875))
+            step = mad(c, t, 0.0) if not reciprocal else mad(y, t, 0.0)
+        else:
+            xy = mad(x, y, 0.0)
+            c = mad(-y, xy, 0.0)
+            y = mad(y, mad(c, mad(c, 1.0, np.float32(2.2533049)), np.float32(2.2825186)), 0.0)
+            xy = mad(x, y, 0.0)
+            r = mad(-y, xy, 1.0)
+            step = mad(r, y * np.float32(0.5), y) if reciprocal else mad(r, mad(0.5, xy, 0.0), xy)
+        if reciprocal:
+            regular = (inf_minus_x.view(np.uint32) != 0) & nonzero
+            out = np.where(regular, step, inf_minus_x)
+            if not fast:
+                out = np.where(regular & negative, np.float32(np.nan), out)
+        else:
+            out = np.where(xb != 0x7F800000, step, c if approx else y)
+            if not fast:
+                out = np.where(~nonzero, x, np.where(negative, np.float32(np.nan), out))
+    return out.astype(np.float32)
+
+
+def model_exp_fast(x: np.ndarray) -> np.ndarray:
+    """exp_tile<true> as 0.81.1 ckernel_sfpu_exp.h computes it (ClampToNegative): y = max(x, -88.5),
+    t = A y + (B - C) rounded once to fp32 (SFPMAD), |t| rounded to nearest, ties away from zero, clamped to
+    65535 (SFP_STOCH_RND FP32_TO_UINT16, not stochastic), shifted left 15 bits into an fp32 word."""
+    a, b_minus_c = np.float32(256.0 * 1.4426950408889634), 32500.818359375
+    y = np.maximum(np.asarray(x, dtype=np.float32), np.float32(-88.5)).astype(np.float64)
+    t = np.abs((float(a) * y + b_minus_c).astype(np.float32).astype(np.float64))
+    mag = np.where(t < 0.5, 0, np.minimum(np.floor(t) + (t - np.floor(t) >= 0.5), 65535)).astype(np.uint32)
+    return (mag << np.uint32(15)).view(np.float32)
+
+
+def model_recip_fast(x: np.ndarray) -> np.ndarray:
+    """recip_tile<.., Approximate> as 0.81.1 ckernel_sfpu_recip.h computes it: sfpu_reciprocal_iter<0> (one
+    Newton step) from the quadratic seed of sfpu_reciprocal_init<true>, each multiply-add rounded once to fp32."""
+    k0, k1, k2 = 0.3232325017452239990234375, 1.4545459747314453125, 2.121212482452392578125
+    x = np.asarray(x, dtype=np.float32)
+    bits = x.view(np.uint32)
+    nx = (np.uint32(0xBF800000) | (bits & np.uint32(0x7FFFFF))).view(np.float32).astype(np.float64)
+    y = mad(mad(k0, nx, k1), nx, k2)
+    y = mad(y, mad(nx, y, 1.0), y).astype(np.float64)
+    exponent = ((bits >> 23) & 0xFF).astype(np.int64)
+    return np.copysign(y * np.exp2(127.0 - exponent), x).astype(np.float32)
+
+
+def model_gelu_lut(x: np.ndarray) -> np.ndarray:
+    """gelu_tile<true> as 0.81.1 ckernel_sfpu_gelu.h's calculate_gelu_appx computes it: x * 0.5 plus SFPLUTFP32's
+    FP16_6ENTRY_TABLE1 segment slope * |x| + intercept (SFPLUTFP32.md; the sign not retained), the entries of
+    gelu_init<true> as 16-bit table floats (sfpi sLut16: 10 mantissa bits rounded half up)."""
+    def entry(v):  # sLut::convert then Lut16ToFp32: the 10-bit mantissa, rounded half up
+        b = bits_of(np.float32(v)).astype(np.uint64) + (1 << 12)
+        return float((b & np.uint64(0xFFFFE000)).astype(np.uint32).view(np.float32)) if v else 0.0
+
+    slopes = [entry(v) for v in (0.1928, 0.4939, 0.6188, 0.6099, 0.5402, 0.5)]
+    intercepts = [entry(v) for v in (-0.00010443, -0.1604, -0.2796, -0.2635, -0.1194, 0.0)]
+    x = np.asarray(x, dtype=np.float32)
+    b = np.abs(x)
+    seg = np.searchsorted(np.array([0.5, 1.0, 1.5, 2.0, 3.0], np.float32), b, side="right")
+    lut = mad(np.take(slopes, seg), b, np.take(intercepts, seg))
+    return mad(mad(x, 0.5, 0.0), 1.0, lut)
