@@ -37,7 +37,7 @@ class CompileOptions:
     cb_depth: int = 2  # CB depth (in blocks) where T.Pipelined gives no num_stages
     math_fidelity: str = "HiFi4"
     # ComputeConfig::math_approx_mode (tt-metal's APPROX: the approximate sqrt/rsqrt/recip of the 0.81.1 SFPU API)
-    # and the approximate forms of the ops that take theirs as a template argument (exp_tile<true>, gelu_tile<true>)
+    # and the approximate forms of the ops that take theirs as a template argument (ops.sfpu.APPROXIMATE)
     math_approx_mode: bool = False
     gemm_reuse: str = "auto"  # "auto": spill partial sums when a C block exceeds DST; "dst": re-read operands
     # Work partition over cores: "auto" (block rectangles when the grid divides the block grid, zigzag

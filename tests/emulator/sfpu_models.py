@@ -74,18 +74,46 @@ def model_recip_fast(x: np.ndarray) -> np.ndarray:
     return np.copysign(y * np.exp2(127.0 - exponent), x).astype(np.float32)
 
 
-def model_gelu_lut(x: np.ndarray) -> np.ndarray:
-    """gelu_tile<true> as 0.81.1 ckernel_sfpu_gelu.h's calculate_gelu_appx computes it: x * 0.5 plus SFPLUTFP32's
-    FP16_6ENTRY_TABLE1 segment slope * |x| + intercept (SFPLUTFP32.md; the sign not retained), the entries of
-    gelu_init<true> as 16-bit table floats (sfpi sLut16: 10 mantissa bits rounded half up)."""
-    def entry(v):  # sLut::convert then Lut16ToFp32: the 10-bit mantissa, rounded half up
-        b = bits_of(np.float32(v)).astype(np.uint64) + (1 << 12)
-        return float((b & np.uint64(0xFFFFE000)).astype(np.uint32).view(np.float32)) if v else 0.0
+def lut_entry(v: float, mantissa_bits: int) -> float:
+    """A coefficient as sfpi's sLut makes a table entry of it (sfpi_lib.h sLut::convert): the mantissa rounded to
+    ``mantissa_bits`` (10: SFPLUTFP32's FP16 entries, 4: SFPLUT's FP8 ones) half up; zero stays zero."""
+    drop = 23 - mantissa_bits
+    b = int(bits_of(np.float32(v))) + (1 << (drop - 1))
+    return float(np.uint32(b & ~((1 << drop) - 1)).view(np.float32))
 
-    slopes = [entry(v) for v in (0.1928, 0.4939, 0.6188, 0.6099, 0.5402, 0.5)]
-    intercepts = [entry(v) for v in (-0.00010443, -0.1604, -0.2796, -0.2635, -0.1194, 0.0)]
+
+def model_lut(x, splits, slopes, intercepts, mantissa_bits: int, retain_sign: bool) -> np.ndarray:
+    """SFPLUT / SFPLUTFP32 (tt-isa-documentation WormholeB0 SFPLUT.md, SFPLUTFP32.md): slope * |x| + intercept of
+    |x|'s segment (upper ends ``splits``), one SFPMAD, with x's sign when ``retain_sign`` (SGN_RETAIN)."""
     x = np.asarray(x, dtype=np.float32)
     b = np.abs(x)
-    seg = np.searchsorted(np.array([0.5, 1.0, 1.5, 2.0, 3.0], np.float32), b, side="right")
-    lut = mad(np.take(slopes, seg), b, np.take(intercepts, seg))
+    seg = np.searchsorted(np.asarray(splits, np.float32), b, side="right")
+    a = np.array([lut_entry(v, mantissa_bits) for v in slopes])[seg]
+    c = np.array([lut_entry(v, mantissa_bits) for v in intercepts])[seg]
+    d = mad(a, b, c)
+    return np.copysign(d, x) if retain_sign else d
+
+
+TABLE1 = (0.5, 1.0, 1.5, 2.0, 3.0)  # SFPLUTFP32 FP16_6ENTRY_TABLE1, sfpi's default 6-entry LutMode::Fp16x6_HWM3
+
+
+def model_gelu_lut(x: np.ndarray) -> np.ndarray:
+    """gelu_tile<true> as 0.81.1 ckernel_sfpu_gelu.h's calculate_gelu_appx computes it: x * 0.5 plus the 6-entry
+    FP16 table of gelu_init<true> (LutSign::Update: the sign not retained)."""
+    lut = model_lut(x, TABLE1, (0.1928, 0.4939, 0.6188, 0.6099, 0.5402, 0.5),
+                    (-0.00010443, -0.1604, -0.2796, -0.2635, -0.1194, 0.0), 10, retain_sign=False)
     return mad(mad(x, 0.5, 0.0), 1.0, lut)
+
+
+def model_tanh_lut(x: np.ndarray) -> np.ndarray:
+    """tanh_tile<true> as 0.81.1 ckernel_sfpu_tanh.h's calculate_tanh<true> computes it: the 6-entry FP16 table of
+    tanh_init<true> with the sign retained."""
+    return model_lut(x, TABLE1, (0.96191406, 0.57617188, 0.28710938, 0.0964355469, 0.0390625, 0.0),
+                     (0.0, 0.192871094, 0.48193359, 0.76806641, 0.8828125, 1.0), 10, retain_sign=True)
+
+
+def model_sigmoid_lut(x: np.ndarray) -> np.ndarray:
+    """sigmoid_tile<.., true> as 0.81.1 ckernel_sfpu_sigmoid_appx.h computes it: SFPLUT's 3-entry FP8 table of
+    sigmoid_appx_init (splits 1 and 2), the sign retained, plus 0.5."""
+    lut = model_lut(x, (1.0, 2.0), (0.22656, 0.26562, 0.0), (0.0, -0.04687, 0.5), 4, retain_sign=True)
+    return mad(lut, 1.0, 0.5)

@@ -21,7 +21,8 @@ import torch
 
 from .device_harness import Kernel, bf16_bits, bf16_to_f32, build, run, runtime_objects, tilize, untilize
 from .device_kernels import COMPUTE_ONE_TILE, READER_ALL_TILES, READER_BINARY, WRITER_UNARY
-from .sfpu_models import model_exp_fast, model_gelu_lut, model_recip_fast, model_sqrt
+from .sfpu_models import (model_exp_fast, model_gelu_lut, model_recip_fast, model_sigmoid_lut, model_sqrt,
+                          model_tanh_lut)
 
 FIDELITY = {"LoFi": 0, "HiFi2": 2, "HiFi3": 3, "HiFi4": 4}
 PHASES = {"LoFi": 1, "HiFi2": 2, "HiFi3": 3, "HiFi4": 4}
@@ -395,16 +396,30 @@ def test_sqrt_and_rsqrt_run_tt_llk_algorithms(tmp_path, runtime, call, reciproca
     assert (2.0 ** -12 < rel < 2.0 ** -9) if approx else rel < 2.0 ** -22, rel
 
 
-def test_gelu_tile_fast_and_approx_is_the_lookup_table(tmp_path, runtime):
+# op -> (init, call of the fast form, call of the precise form, the model of the fast form, exact math, and the
+# bounds of the fast form's max |error| measured over [-5, 5])
+LUTS = {
+    "gelu": ("gelu_tile_init();", "gelu_tile(0);", "gelu_tile<false>(0);", model_gelu_lut,  # the default is fast
+             lambda x: torch.nn.functional.gelu(x), (2.0 ** -7, 2.0 ** -5)),
+    "tanh": ("tanh_tile_init<true>();", "tanh_tile<true>(0);", "tanh_tile(0);", model_tanh_lut, torch.tanh,
+             (2.0 ** -8, 2.0 ** -5)),
+    "sigmoid": ("sigmoid_tile_init<true>();", "sigmoid_tile<VectorMode::RC, true>(0);", "sigmoid_tile(0);",
+                model_sigmoid_lut, torch.sigmoid, (2.0 ** -4, 2.0 ** -2)),
+}
+
+
+@pytest.mark.parametrize("op", list(LUTS))
+def test_fast_and_approx_is_the_lookup_table(tmp_path, runtime, op):
+    init, fast, precise_call, model, exact_fn, (low, high) = LUTS[op]
     x = np.linspace(-5.0, 5.0, 1024, dtype=np.float32).reshape(32, 32)
-    body = "copy_init(a);\n    copy_tile(a, 0, 0);\n    gelu_tile_init();\n    gelu_tile(0);"  # the header's default
+    body = f"copy_init(a);\n    copy_tile(a, 0, 0);\n    {init}\n    {fast}"
     got = one_tile(tmp_path, runtime, body, x, x, in_fmt="Float32", utd="1" + "0" * 31)
-    np.testing.assert_array_equal(got.astype(np.float32), model_gelu_lut(x))
-    exact = torch.nn.functional.gelu(torch.from_numpy(x).double()).numpy()
+    np.testing.assert_array_equal(got.astype(np.float32), model(x))
+    exact = exact_fn(torch.from_numpy(x).double()).numpy()
     err = np.abs(got - exact).max()
-    assert 2.0 ** -8 < err < 2.0 ** -5, err  # a piecewise linear fit: about 1e-2, and not exact
-    precise = one_tile(tmp_path / "precise", runtime, body.replace("gelu_tile(", "gelu_tile<false>("), x, x,
-                       in_fmt="Float32", utd="1" + "0" * 31)
+    assert low < err < high, err  # a piecewise linear fit: not exact
+    precise = one_tile(tmp_path / "precise", runtime, body.replace(fast, precise_call), x, x, in_fmt="Float32",
+                       utd="1" + "0" * 31)
     assert np.abs(precise - exact).max() < 2.0 ** -20
 
 

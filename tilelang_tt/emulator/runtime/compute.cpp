@@ -117,41 +117,95 @@ float sqrt_body(float x) {
   return y;
 }
 
-// SFPLUTFP32's 16-bit table entries (tt-isa-documentation WormholeB0 SFPLUTFP32.md, Lut16ToFp32): sign, 5-bit
-// exponent biased by 15 (31 reads as zero), 10-bit mantissa; exponent 0 is a normal number. sfpi's sLut
-// (tenstorrent/sfpi include/sfpi_lib.h, sLut::convert; 0.81.1 pins sfpi 7.89.0, tt_metal/sfpi-version) makes an
-// entry of a float: the mantissa rounded to 10 bits half up, an exponent below the range as the zero entry 0x7c00.
-float lut16(float v) {
-  const uint32_t bits = std::bit_cast<uint32_t>(v);
-  const uint32_t sign = bits >> 31;
-  int exp = static_cast<int>((bits >> 23) & 0xff);
-  uint32_t man = (bits & 0x7fffffu) + (1u << 12);
+// A table coefficient as sfpi makes an SFPLUT / SFPLUTFP32 entry of a float (tenstorrent/sfpi include/sfpi_lib.h,
+// sLut::convert; 0.81.1 pins sfpi 7.89.0, tt_metal/sfpi-version): the mantissa rounded to `bits` bits half up, the
+// exponent rebiased by `bias`. lut16: SFPLUTFP32's FP16 entries (10 bits; a 5-bit exponent biased by 15, below the
+// range the zero entry 0x7c00, above it 0x7bff; Lut16ToFp32 of SFPLUTFP32.md reads exponent 0 as a normal number).
+// lut8: SFPLUT's FP8 entries for +-[0, 2) (4 bits; a 3-bit exponent E for 2^-E, below 2^-7 the zero entry 0xff,
+// from 2 on 0x0f; Lut8ToFp32 of SFPLUT.md).
+struct LutFields {
+  uint32_t sign;
+  int exp;
+  uint32_t man;
+};
+LutFields lut_fields(float v, int bits, int bias) {
+  const uint32_t b = std::bit_cast<uint32_t>(v);
+  int exp = static_cast<int>((b >> 23) & 0xff);
+  uint32_t man = (b & 0x7fffffu) + (1u << (22 - bits));
   if (man >> 23) {
     ++exp;
     man = 0;
   }
-  man >>= 13;
-  exp -= 112;
-  const uint32_t entry = exp < 0 ? 0x7c00u : exp >= 31 ? 0x7bffu : (static_cast<uint32_t>(exp) << 10) | man;
-  const uint32_t e = (entry >> 10) & 0x1f;
-  return std::bit_cast<float>((sign << 31) | ((e == 0x1f ? 0 : 112 + e) << 23) | ((entry & 0x3ff) << 13));
+  return {b >> 31, exp - bias, man >> (23 - bits)};
+}
+
+float lut16(float v) {
+  LutFields f = lut_fields(v, 10, 112);
+  if (f.exp < 0) return f.sign ? -0.0f : 0.0f;
+  if (f.exp >= 31) f = {f.sign, 30, 0x3ff};
+  return std::bit_cast<float>((f.sign << 31) | (static_cast<uint32_t>(112 + f.exp) << 23) | (f.man << 13));
+}
+
+float lut8(float v) {
+  LutFields f = lut_fields(v, 4, 128);
+  if (f.exp + 7 < 0) return 0.0f;
+  if (f.exp >= 0) f = {f.sign, -1, 0xf};
+  return std::bit_cast<float>((f.sign << 31) | (static_cast<uint32_t>(128 + f.exp) << 23) | (f.man << 19));
+}
+
+// A piecewise linear table of |x| (SFPLUT, SFPLUTFP32): slope * |x| + intercept of x's segment, one SFPMAD,
+// with x's sign when `retain_sign` (SGN_RETAIN) and the result's own otherwise (sfpi LutSign::Update).
+template <size_t kSegments>
+struct LutTable {
+  float split[kSegments - 1];  // the segments' upper ends
+  float slope[kSegments], intercept[kSegments];
+
+  float operator()(float x, bool retain_sign) const {
+    const float b = std::fabs(x);
+    size_t i = 0;
+    while (i + 1 < kSegments && !(b < split[i])) ++i;
+    const float d = sfpmad(slope[i], b, intercept[i]);
+    return retain_sign ? std::copysign(d, x) : d;
+  }
+};
+
+// The 6-segment FP16 tables of SFPLUTFP32's FP16_6ENTRY_TABLE1 mode (splits 0.5, 1, 1.5, 2, 3: SFPLUTFP32.md), which
+// sfpi's lut(v, s01, i01, s23, i23, s45, i45) with the default LutMode::Fp16x6_HWM3 runs; vLut16ss(a, b) and
+// vLut16ii(a, b) put a in the low half, the lower segment.
+LutTable<6> fp16_table(const float (&slope)[6], const float (&intercept)[6]) {
+  LutTable<6> t{{0.5f, 1.0f, 1.5f, 2.0f, 3.0f}, {}, {}};
+  for (size_t i = 0; i < 6; ++i) {
+    t.slope[i] = lut16(slope[i]);
+    t.intercept[i] = lut16(intercept[i]);
+  }
+  return t;
 }
 
 // gelu_tile<fast_and_approx = true> (the header's default; 0.81.1 ckernel_sfpu_gelu.h calculate_gelu_appx with
-// gelu_init<true>'s table): x/2 + lut(x), where lut is SFPLUTFP32 in FP16_6ENTRY_TABLE1 mode with the sign not
-// retained (sfpi's lut(v, s01, i01, s23, i23, s45, i45, LutSign::Update), LutMode::Fp16x6_HWM3): slope * |x| +
-// intercept, one SFPMAD, per segment of |x| split at 0.5, 1, 1.5, 2, 3 (SFPLUTFP32.md). vLut16ss(a, b) puts a in
-// the low half, the segment below the split. The LUT is a fit of gelu(x) - x/2, an even function; from |x| = 3 on
-// it is |x|/2, so the result is relu(x).
+// gelu_init<true>'s table): x/2 (SFPMUL by vConstFloatPrgm0 = 0.5) plus the table with LutSign::Update, a fit of the
+// even gelu(x) - x/2; from |x| = 3 on it is |x|/2, so the result is relu(x).
 float gelu_lut(float x) {
-  static const float kSlope[6] = {lut16(0.1928f), lut16(0.4939f), lut16(0.6188f),
-                                  lut16(0.6099f), lut16(0.5402f), lut16(0.5f)};
-  static const float kIntercept[6] = {lut16(-0.00010443f), lut16(-0.1604f), lut16(-0.2796f),
-                                      lut16(-0.2635f),     lut16(-0.1194f), lut16(0.0f)};
-  const float b = std::fabs(x);
-  const int i = b < 0.5f ? 0 : b < 1.0f ? 1 : b < 1.5f ? 2 : b < 2.0f ? 3 : b < 3.0f ? 4 : 5;
-  const float half_in = sfpmad(x, 0.5f, 0.0f);  // vConstFloatPrgm0 = 0.5
-  return sfpmad(half_in, 1.0f, sfpmad(kSlope[i], b, kIntercept[i]));
+  static const LutTable<6> table = fp16_table({0.1928f, 0.4939f, 0.6188f, 0.6099f, 0.5402f, 0.5f},
+                                              {-0.00010443f, -0.1604f, -0.2796f, -0.2635f, -0.1194f, 0.0f});
+  return sfpmad(sfpmad(x, 0.5f, 0.0f), 1.0f, table(x, false));
+}
+
+// tanh_tile<fast_and_approx = true> (0.81.1 ckernel_sfpu_tanh.h calculate_tanh<true>, tanh_init<true>'s table):
+// the table with LutSign::Retain, sign(x) (A |x| + B); 1 from |x| = 3 on.
+float tanh_lut(float x) {
+  static const LutTable<6> table = fp16_table({0.96191406f, 0.57617188f, 0.28710938f, 0.0964355469f, 0.0390625f, 0.0f},
+                                              {0.0f, 0.192871094f, 0.48193359f, 0.76806641f, 0.8828125f, 1.0f});
+  return table(x, true);
+}
+
+// sigmoid_tile<.., fast_and_approx = true> (0.81.1 ckernel_sfpu_sigmoid_appx.h calculate_sigmoid_appx,
+// sigmoid_appx_init's vLut8si(slope, intercept) entries): SFPLUT's 3-segment FP8 table (splits 1 and 2: SFPLUT.md)
+// with the sign retained (LutSign::Retain, sfpi's default), plus 0.5: 1 from x = 2 on, 0 from x = -2 down.
+float sigmoid_lut(float x) {
+  static const LutTable<3> table{{1.0f, 2.0f},
+                                 {lut8(0.22656f), lut8(0.26562f), lut8(0.0f)},
+                                 {lut8(0.0f), lut8(-0.04687f), lut8(0.5f)}};
+  return sfpmad(table(x, true), 1.0f, 0.5f);
 }
 
 // Indexed by Unary; keep in enumerator order.
@@ -190,6 +244,8 @@ constexpr UnaryRow kUnary[] = {
     {"sqrt", sqrt_body<true, false, true>},
     {"rsqrt", sqrt_body<true, true, true>},
     {"gelu", gelu_lut},
+    {"tanh", tanh_lut},
+    {"sigmoid", sigmoid_lut},
 };
 static_assert(std::size(kUnary) == static_cast<size_t>(Unary::Count));
 

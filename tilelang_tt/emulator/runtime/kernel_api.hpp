@@ -152,6 +152,8 @@ enum class Unary : uint8_t {
   // the edge handling (sqrt_tile<FAST_APPROX = true>, RsqrtMode::Fast)
   SqrtApprox, RsqrtApprox, SqrtFast, RsqrtFast, SqrtApproxFast, RsqrtApproxFast,
   GeluLut,  // gelu_tile<fast_and_approx = true>: x/2 plus a 6-segment linear fit of gelu(x) - x/2
+  TanhLut,     // tanh_tile<fast_and_approx = true>: a 6-segment linear fit
+  SigmoidLut,  // sigmoid_tile<.., fast_and_approx = true>: a 3-segment linear fit
   Count
 };
 enum class SfpuBinary : uint8_t { Add, Sub, Mul, Div, Max, Min, Rsub, Pow, LogBase, Round, Fmod, Count };

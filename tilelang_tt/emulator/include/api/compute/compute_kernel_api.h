@@ -10,7 +10,8 @@ ALWI void sigmoid_tile_init() {}
 template <VectorMode vec_mode = VectorMode::RC, bool fast_and_approx = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void sigmoid_tile(uint32_t idst, Loc loc = Loc::current()) {
   static_assert(vec_mode == VectorMode::RC, "emulator: SFPU ops run on whole tiles only (VectorMode::RC)");
-  emu::k::sfpu_unary(emu::k::Unary::Sigmoid, idst, loc);
+  // fast_and_approx: tt-metal's lookup table (compute.cpp, sigmoid_lut); otherwise exact in fp32
+  emu::k::sfpu_unary(fast_and_approx ? emu::k::Unary::SigmoidLut : emu::k::Unary::Sigmoid, idst, loc);
 }
 
 ALWI void silu_tile_init() {}
@@ -23,7 +24,8 @@ template <bool fast_and_approx = false, bool is_fp32_dest_acc_en = DST_ACCUM_MOD
 ALWI void tanh_tile_init() {}
 template <bool fast_and_approx = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void tanh_tile(uint32_t idst, Loc loc = Loc::current()) {
-  emu::k::sfpu_unary(emu::k::Unary::Tanh, idst, loc);
+  // fast_and_approx: tt-metal's lookup table (compute.cpp, tanh_lut); otherwise exact in fp32
+  emu::k::sfpu_unary(fast_and_approx ? emu::k::Unary::TanhLut : emu::k::Unary::Tanh, idst, loc);
 }
 
 ALWI void square_tile_init() {}

@@ -1,8 +1,8 @@
 // Shared by the SFPU API headers. The template parameters and arguments that choose among tt-metal's
 // approximations select the emulator's model of the approximate form for exp_tile<approx>,
-// recip_tile's ReciprocalApproxMode, gelu_tile<fast_and_approx> and the kernel's APPROX
-// (math_approx_mode) in recip_tile, sqrt_tile and rsqrt_tile (with FAST_APPROX / RsqrtMode::Fast);
-// the others (tanh, sigmoid, erf, log ... fast_and_approx) are accepted and ignored, as are those that
+// recip_tile's ReciprocalApproxMode, gelu_tile / tanh_tile / sigmoid_tile<fast_and_approx> and the
+// kernel's APPROX (math_approx_mode) in recip_tile, sqrt_tile and rsqrt_tile (with FAST_APPROX /
+// RsqrtMode::Fast); the others (erf, log ... fast_and_approx) are accepted and ignored, as are those that
 // set the op's DST precision and rounding (is_fp32_dest_acc_en, ReciprocalDestAcc, DstRoundingMode):
 // the emulator computes the other ops in fp32 and rounds DST to bfloat16 (nearest even) unless the
 // kernel's fp32_dest_acc_en. A VectorMode other than RC (the op on part of the tile) is an error.
