@@ -11,6 +11,9 @@
 * reduce_tile's scaler: the first row of each face (0.81.1 api/compute/reduce.h), element k weighting the k-th
   datum along the reduced direction; REDUCE_SCALAR applies it twice; MAX scales by the scaler's exponent only
   (GMPOOL.md); reduce_init's packer masks zero every datum outside the result until reduce_uninit.
+* the SFPU's approximate forms (exp, recip, sqrt/rsqrt, gelu/tanh/sigmoid tables), bit for bit against the models of
+  tests/emulator/sfpu_models.py, selected by their template arguments and the kernel's APPROX (math_approx_mode, a
+  constant of the kernel's build that the program's ComputeConfig must match).
 """
 
 from __future__ import annotations
@@ -94,7 +97,8 @@ def one_tile(tmp_path, runtime, body, a, b, *, init="", fidelity="HiFi4", fp32=1
         Kernel("writer.cpp", WRITER_UNARY, (2, size_out)),
     ])
     host_approx = approx if host_approx is None else host_approx
-    opts = f" fid={FIDELITY[fidelity]} fullsync={int(full_sync)} approx={int(host_approx)}" + (f" utd={utd}" if utd else "")
+    opts = (f" fid={FIDELITY[fidelity]} fullsync={int(full_sync)} approx={int(host_approx)}"
+            + (f" utd={utd}" if utd else ""))
     spec = "\n".join([
         "arch wormhole_b0", f"buffer A {size_in} {size_in} in", f"buffer B {size_in} {size_in} in",
         f"buffer C {size_out} {size_out} out",

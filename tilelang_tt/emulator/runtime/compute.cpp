@@ -110,7 +110,8 @@ float sqrt_body(float x) {
       else y = std::bit_cast<float>(kInfBits - x_bits);
     } else {
       // a signed compare: positive NaN and inf skip the step (y stays the seed's refinement), negatives run it
-      if (static_cast<int32_t>(x_bits) < static_cast<int32_t>(kInfBits)) y = sfpmad(one_minus_xyy, sfpmad(0.5f, xy, 0.0f), xy);
+      if (static_cast<int32_t>(x_bits) < static_cast<int32_t>(kInfBits))
+        y = sfpmad(one_minus_xyy, sfpmad(0.5f, xy, 0.0f), xy);
     }
   }
   if constexpr (!kFast && !kRecip) {
