@@ -64,9 +64,9 @@ float recip_fast(float in) {
 // The hardware keeps the product "in higher precision than FP32" but not exactly; fmaf keeps it exactly, which
 // differs only when the rounding of the sum depends on the product's bits beyond that precision. SFPMUL and SFPADD
 // are SFPMAD with c = 0 and b = 1 (SFPMUL.md, SFPADD.md); sfpi compiles `a * b + c` of vFloats to one SFPMAD.
-// Blackhole's SFPMAD (BlackholeA0/.../SFPMAD.md) flushes after rounding and keeps a zero's sign; the emulator uses
-// Wormhole's rule for both archs (0.81.1 runs the same sqrt, rsqrt, gelu, tanh and sigmoid approximations and
-// tables on both: blackhole's gelu intercept -0.2795 is the same FP16 entry as wormhole's -0.2796).
+// Blackhole's SFPMAD (BlackholeA0/.../SFPMAD.md) flushes denormals after rounding and keeps a zero's sign; the
+// emulator uses Wormhole's rule for both archs (0.81.1 runs the same sqrt, rsqrt, gelu, tanh and sigmoid
+// approximations and tables on both: blackhole's gelu intercept -0.2795 is the same FP16 entry as wormhole's -0.2796).
 float sfpmad(float a, float b, float c) {
   const auto daz = [](float v) { return std::fpclassify(v) == FP_SUBNORMAL ? 0.0f : v; };
   const float d = std::fmaf(daz(a), daz(b), daz(c));
