@@ -1,7 +1,8 @@
 """The compile option math_approx_mode: ComputeConfig::math_approx_mode (tt-metal's APPROX, in main.cpp and the
 plan) and the approximate forms of the ops that take theirs as a template argument (exp_tile<true>,
-gelu_tile<true>, tanh_tile<true>, sigmoid_tile<.., true>); the emulator computes each approximate form as the
-numpy model written from its 0.81.1 source (tests/emulator/sfpu_models.py), rounded once to the bfloat16 output."""
+gelu_tile<true>, tanh_tile<true>, sigmoid_tile<.., true>, erf_tile<true>); the emulator computes each approximate
+form as the numpy model written from its 0.81.1 source (tests/emulator/sfpu_models.py), rounded once to the
+bfloat16 output."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ import torch
 
 import tilelang_tt
 from tests import op_kernels as K
-from tests.emulator.sfpu_models import (model_exp_fast, model_gelu_lut, model_recip_fast, model_sigmoid_lut,
-                                       model_sqrt, model_tanh_lut)
+from tests.emulator.sfpu_models import (model_erf, model_exp_fast, model_gelu_lut, model_recip_fast,
+                                       model_sigmoid_lut, model_sqrt, model_tanh_lut)
 from tilelang_tt.contract.formats import bfloat16_round
 
 M, N = 32, 64
@@ -25,6 +26,7 @@ APPROXIMATE = {
     "gelu": (r"gelu_tile<true>\(", model_gelu_lut, False),
     "tanh": (r"tanh_tile<true>\(", model_tanh_lut, False),
     "sigmoid": (r"sigmoid_tile<VectorMode::RC, true>\(", model_sigmoid_lut, False),
+    "erf": (r"erf_tile<true>\(", lambda x: model_erf(x, approx=True), False),
     "sqrt": (r"sqrt_tile\(", lambda x: model_sqrt(x, approx=True, reciprocal=False), True),
     "rsqrt": (r"rsqrt_tile\(", lambda x: model_sqrt(x, approx=True, reciprocal=True), True),
     "reciprocal": (r"recip_tile\(", model_recip_fast, True),

@@ -24,8 +24,8 @@ import torch
 
 from .device_harness import Kernel, bf16_bits, bf16_to_f32, build, run, runtime_objects, tilize, untilize
 from .device_kernels import COMPUTE_ONE_TILE, READER_ALL_TILES, READER_BINARY, WRITER_UNARY
-from .sfpu_models import (model_exp_fast, model_gelu_lut, model_recip_fast, model_sigmoid_lut, model_sqrt,
-                          model_tanh_lut)
+from .sfpu_models import (model_erf, model_exp_fast, model_gelu_lut, model_recip_fast, model_sigmoid_lut,
+                          model_sqrt, model_tanh_lut)
 
 FIDELITY = {"LoFi": 0, "HiFi2": 2, "HiFi3": 3, "HiFi4": 4}
 PHASES = {"LoFi": 1, "HiFi2": 2, "HiFi3": 3, "HiFi4": 4}
@@ -425,6 +425,18 @@ def test_fast_and_approx_is_the_lookup_table(tmp_path, runtime, op):
     precise = one_tile(tmp_path / "precise", runtime, body.replace(fast, precise_call), x, x, in_fmt="Float32",
                        utd="1" + "0" * 31)
     assert np.abs(precise - exact).max() < 2.0 ** -20
+
+
+@pytest.mark.parametrize("approx", [False, True])
+def test_erf_tile_is_the_rational_fit(tmp_path, runtime, approx):
+    """erf_tile: ERF_LUT's rational; fast_and_approx (the default) divides by a one-step reciprocal."""
+    x = np.linspace(-4.0, 4.0, 1024, dtype=np.float32).reshape(32, 32)
+    call = "erf_tile(0);" if approx else "erf_tile<false>(0);"
+    body = f"copy_init(a);\n    copy_tile(a, 0, 0);\n    erf_tile_init();\n    {call}"
+    got = one_tile(tmp_path, runtime, body, x, x, in_fmt="Float32", utd="1" + "0" * 31)
+    np.testing.assert_array_equal(got.astype(np.float32), model_erf(x, approx))
+    err = np.abs(got - torch.erf(torch.from_numpy(x).double()).numpy()).max()
+    assert 2.0 ** -10 < err < 2.0 ** -8, err  # fitted to bfloat16 accuracy: 3.2e-3 near |x| = 2
 
 
 def test_recip_tile_default_follows_math_approx_mode(tmp_path, runtime):

@@ -139,12 +139,12 @@ SFPU_OPS: tuple[SfpuOp, ...] = (
 
 # The approximate forms the compile option math_approx_mode selects for the ops whose 0.81.1 API takes the choice
 # as a template argument instead of the kernel's APPROX: exp_tile<true> (eltwise_unary/exp.h, approx = false by
-# default), gelu_tile<true> (gelu.h's default fast_and_approx), tanh_tile<true> and sigmoid_tile<VectorMode::RC,
-# true> (compute_kernel_api.h, fast_and_approx = false by default). sqrt_tile, rsqrt_tile and recip_tile follow
-# APPROX (ComputeConfig::math_approx_mode) as they are. Not selected: erf_tile<true> and log_tile<true> (the
-# emulator computes them as their precise forms; log's fast form only skips normalising -0 and denormals).
+# default), gelu_tile<true> and erf_tile<true> (their headers' default fast_and_approx), tanh_tile<true> and
+# sigmoid_tile<VectorMode::RC, true> (compute_kernel_api.h, fast_and_approx = false by default). sqrt_tile,
+# rsqrt_tile and recip_tile follow APPROX (ComputeConfig::math_approx_mode) as they are. Not selected: log_tile<true>
+# (its fast form only skips normalising -0 and denormals, which the emulator does not model).
 _APPROXIMATE_TEMPLATES = {"exp": ("<true>", None), "gelu": ("<true>", None), "tanh": ("<true>", None),
-                          "sigmoid": ("<VectorMode::RC, true>", "<true>")}
+                          "sigmoid": ("<VectorMode::RC, true>", "<true>"), "erf": ("<true>", None)}
 APPROXIMATE: dict[str, SfpuOp] = {
     op.name: replace(op, name=f"{op.name}_approx", tir=None, template=_APPROXIMATE_TEMPLATES[op.name][0],
                      init_template=_APPROXIMATE_TEMPLATES[op.name][1])

@@ -39,12 +39,14 @@ float exp_fast(float x) {
   return std::bit_cast<float>(mag << 15);
 }
 
-// recip_tile's approximation (0.81.1 ckernel_sfpu_recip.h: _calculate_reciprocal_internal_ runs
-// sfpu_reciprocal_iter<0>, which is one Newton-Raphson step, from the seed sfpu_reciprocal_init<true> loads). x is
-// the input's mantissa in [1, 2), negated; y = k1 - k0 x', y = k2 + y x' (x' = -x) is the quadratic seed; one
-// step y += y (1 - x y); the result is scaled by 2^(127 - exponent) and takes the input's sign. Each multiply-add
-// is one SFPMAD (partially fused, one rounding: SFPMAD.md; fmaf here).
-float recip_fast(float in) {
+// sfpu_reciprocal_iter<max_iter> (0.81.1 ckernel_sfpu_recip.h) with the seed constants sfpu_reciprocal_init loads
+// (without round_to_bf16): x is the input's mantissa in [1, 2), negated; y = k1 - k0 x', y = k2 + y x' (x' = -x) is
+// the quadratic seed; each Newton step y += y (1 - x y) (max_iter 0 and 1 run one, 2 two); the result is scaled by
+// 2^(127 - exponent) and takes the input's sign. Each multiply-add is one SFPMAD (partially fused, one rounding:
+// SFPMAD.md; fmaf here). recip_tile's approximation (APPROX, ReciprocalApproxMode::Approximate) is max_iter 0
+// (_calculate_reciprocal_internal_), sfpu_reciprocal<APPROXIMATE> max_iter 0 or 2.
+template <int kSteps>
+float reciprocal_iter(float in) {
   constexpr float k0 = 0.3232325017452239990234375f, k1 = 1.4545459747314453125f, k2 = 2.121212482452392578125f;
   const uint32_t bits = std::bit_cast<uint32_t>(in);
   const float negative_x = std::bit_cast<float>(0xbf800000u | (bits & 0x007fffffu));  // copyman(-1.0f, in)
@@ -54,10 +56,14 @@ float recip_fast(float in) {
   const uint32_t scale_bits = ~bits & 0x7f800000u;
   const float scale = scale_bits == 0x7f800000u ? std::numeric_limits<float>::infinity()
                       : scale_bits <= 0x00800000u ? 0.0f : std::bit_cast<float>(scale_bits - 0x00800000u);
-  const float t = std::fmaf(negative_x, y, 1.0f);
-  y = std::fmaf(y, t, y);
+  for (int step = 0; step < kSteps; ++step) {
+    const float t = std::fmaf(negative_x, y, 1.0f);
+    y = std::fmaf(y, t, y);
+  }
   return std::copysign(y * scale, in);
 }
+
+float recip_fast(float in) { return reciprocal_iter<1>(in); }
 
 // One SFPMAD (tt-isa-documentation WormholeB0 SFPMAD.md, "IEEE754 conformance / divergence"): a * b + c with
 // denormal inputs read as zero, one rounding to nearest even, a denormal or negative zero result flushed to +0.
@@ -212,6 +218,27 @@ float sigmoid_lut(float x) {
   return sfpmad(table(x, true), 1.0f, 0.5f);
 }
 
+// erf_tile (0.81.1 ckernel_sfpu_erf.h calculate_erf with the ERF_LUT tt-metal builds: INP_FLOAT32, which selects the
+// fp32 fit, is defined only by tt-llk's own tests): x clamped to [-10, 10], x P(x^2) / Q(x^2) with ERF_LUT's
+// degree-7 odd numerator and degree-8 even denominator (ckernel_sfpu_piecewise_rational.h,
+// piecewise_rational_eval_parity_numer_denom: Horner in x^2, one SFPMAD a step, the denominator's extra leading step
+// first), the division numer * sfpu_reciprocal<fast_and_approx>(denom), the result clamped to [-1, 1].
+template <bool kApprox>
+float erf_rational(float x) {
+  static constexpr float kNum[4] = {1.1280932447f, 2.7609212279e-01f, 4.5400281738e-02f, 7.4481184425e-04f};
+  static constexpr float kDen[5] = {1.0f, 5.7439188334e-01f, 1.3675764810e-01f, 8.2844606784e-03f, 2.4813862145e-05f};
+  x = std::clamp(x, -10.0f, 10.0f);  // sfpi::symmetric_clamp
+  const float x2 = sfpmad(x, x, 0.0f);
+  float numer = kNum[3];                        // x^7
+  float denom = sfpmad(kDen[4], x2, kDen[3]);  // x^8, x^6
+  for (int k = 2; k >= 0; --k) {
+    numer = sfpmad(numer, x2, kNum[k]);
+    denom = sfpmad(denom, x2, kDen[k]);
+  }
+  numer = sfpmad(numer, x, 0.0f);
+  return std::clamp(sfpmad(numer, reciprocal_iter<kApprox ? 1 : 2>(denom), 0.0f), -1.0f, 1.0f);
+}
+
 // Indexed by Unary; keep in enumerator order.
 constexpr UnaryRow kUnary[] = {
     {"exp", [](float x) { return std::exp(x); }},
@@ -232,7 +259,7 @@ constexpr UnaryRow kUnary[] = {
     {"floor", [](float x) { return std::floor(x); }},
     {"ceil", [](float x) { return std::ceil(x); }},
     {"sign", [](float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }},
-    {"erf", [](float x) { return std::erf(x); }},
+    {"erf", erf_rational<false>},
     {"log1p", [](float x) { return std::log1p(x); }},
     {"expm1", [](float x) { return std::expm1(x); }},
     {"exp2", [](float x) { return std::exp2(x); }},
@@ -250,6 +277,7 @@ constexpr UnaryRow kUnary[] = {
     {"gelu", gelu_lut},
     {"tanh", tanh_lut},
     {"sigmoid", sigmoid_lut},
+    {"erf", erf_rational<true>},
 };
 static_assert(std::size(kUnary) == static_cast<size_t>(Unary::Count));
 

@@ -154,6 +154,7 @@ enum class Unary : uint8_t {
   GeluLut,  // gelu_tile<fast_and_approx = true>: x/2 plus a 6-segment linear fit of gelu(x) - x/2
   TanhLut,     // tanh_tile<fast_and_approx = true>: a 6-segment linear fit
   SigmoidLut,  // sigmoid_tile<.., fast_and_approx = true>: a 3-segment linear fit
+  ErfFast,     // erf_tile<fast_and_approx = true>: Erf's rational with a one-step reciprocal (Erf: two steps)
   Count
 };
 enum class SfpuBinary : uint8_t { Add, Sub, Mul, Div, Max, Min, Rsub, Pow, LogBase, Round, Fmod, Count };
