@@ -82,10 +82,10 @@ def model_recip_fast(x: np.ndarray) -> np.ndarray:
 
 
 def model_erf(x: np.ndarray, approx: bool) -> np.ndarray:
-    """erf_tile<approx> as 0.81.1 ckernel_sfpu_erf.h computes it with the bfloat16 ERF_LUT (tt-metal does not define
-    INP_FLOAT32): x clamped to [-10, 10], x P(x^2) / Q(x^2) by Horner in x^2 (piecewise_rational_eval_parity_numer_denom:
-    the denominator's extra leading term first), times sfpu_reciprocal<approx> (one Newton step, else two), clamped
-    to [-1, 1]."""
+    """erf_tile<approx> as 0.81.1 ckernel_sfpu_erf.h computes it with the bfloat16 ERF_LUT (the compiled kernels
+    define no INP_FLOAT32): x clamped to [-10, 10], x P(x^2) / Q(x^2) by Horner in x^2
+    (piecewise_rational_eval_parity_numer_denom: the denominator's extra leading term first), times
+    sfpu_reciprocal<approx> (one Newton step, else two), clamped to [-1, 1]."""
     num = (1.1280932447, 2.7609212279e-01, 4.5400281738e-02, 7.4481184425e-04)  # x^1, x^3, x^5, x^7
     den = (1.0, 5.7439188334e-01, 1.3675764810e-01, 8.2844606784e-03, 2.4813862145e-05)  # x^0 .. x^8
     num, den = [np.float32(c) for c in num], [np.float32(c) for c in den]

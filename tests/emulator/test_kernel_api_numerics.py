@@ -439,6 +439,14 @@ def test_erf_tile_is_the_rational_fit(tmp_path, runtime, approx):
     assert 2.0 ** -10 < err < 2.0 ** -8, err  # fitted to bfloat16 accuracy: 3.2e-3 near |x| = 2
 
 
+def test_erf_tile_of_the_fp32_fit_is_refused(tmp_path, runtime):
+    """INP_FLOAT32 (ttnn's define for float32 inputs) selects ckernel_sfpu_erf.h's fp32 fit, which is not emulated."""
+    kernel = Kernel("compute.cpp", COMPUTE_ONE_TILE.replace("INIT", "erf_tile_init();").replace("BODY", "erf_tile(0);"),
+                    defines=(("INP_FLOAT32", "1"),))
+    with pytest.raises(AssertionError, match=r"erf_tile with INP_FLOAT32 .* is not emulated"):
+        build(tmp_path, runtime, [kernel])
+
+
 def test_recip_tile_default_follows_math_approx_mode(tmp_path, runtime):
     """ReciprocalApproxMode::Default is the kernel's APPROX (0.81.1 recip.h)."""
     x = (RNG.uniform(0.5, 4.0, (32, 32)) * RNG.choice([-1, 1], (32, 32))).astype(np.float32)

@@ -218,8 +218,9 @@ float sigmoid_lut(float x) {
   return sfpmad(table(x, true), 1.0f, 0.5f);
 }
 
-// erf_tile (0.81.1 ckernel_sfpu_erf.h calculate_erf with the ERF_LUT tt-metal builds: INP_FLOAT32, which selects the
-// fp32 fit, is defined only by tt-llk's own tests): x clamped to [-10, 10], x P(x^2) / Q(x^2) with ERF_LUT's
+// erf_tile (0.81.1 ckernel_sfpu_erf.h calculate_erf with the bfloat16 ERF_LUT; INP_FLOAT32, a kernel define ttnn's
+// unary program factory passes for float32 inputs, selects a degree-16 fp32 fit instead, which erf_erfc.h refuses to
+// compile): x clamped to [-10, 10], x P(x^2) / Q(x^2) with ERF_LUT's
 // degree-7 odd numerator and degree-8 even denominator (ckernel_sfpu_piecewise_rational.h,
 // piecewise_rational_eval_parity_numer_denom: Horner in x^2, one SFPMAD a step, the denominator's extra leading step
 // first), the division numer * sfpu_reciprocal<fast_and_approx>(denom), the result clamped to [-1, 1].
