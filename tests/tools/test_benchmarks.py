@@ -34,7 +34,7 @@ def test_benchmarks_run_and_meet_the_traffic_targets(tmp_path):
     assert dram.endswith(": met"), dram
     # the small versions of the families the full run predicts
     (causal,) = [r for r in rows if r["case"].startswith("flash") and r["case"].endswith("causal")]
-    assert causal["variant"] == "timing only" and causal["tflops"] > 0
+    assert causal["variant"].startswith("blk 64x64 (of 64x64: ") and causal["tflops"] > 0
     memory_bound = [r for r in rows if r["case"].split(" ")[0] in ("eltwise", "softmax", "layernorm")]
     assert len(memory_bound) == 3 and all(0 < r["dram_roofline_pct"] <= 100 for r in memory_bound), memory_bound
     # a batched GEMM on 1x1, 1x2 and 2x4 meshes: per-chip reads shrink with the chips, time against one chip
