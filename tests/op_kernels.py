@@ -660,6 +660,25 @@ def select_on_values(M, N, dtype="float32"):
     return main
 
 
+def comparison_of_selections(M, N, dtype="float32"):
+    """C = (A > B ? A : B) > 0.5 as a value, 1.0 or 0.0: a comparison whose operand is a selection on a
+    comparison of blocks (the math fuzz family drew it: the selection must become where_tile there too)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(1, 1, threads=128) as (bx, by):
+            a = T.alloc_shared((M, N), dtype)
+            b = T.alloc_shared((M, N), dtype)
+            c = T.alloc_fragment((M, N), dtype)
+            T.copy(A[0, 0], a)
+            T.copy(B[0, 0], b)
+            for i, j in T.Parallel(M, N):
+                c[i, j] = T.Cast(dtype, T.if_then_else(a[i, j] > b[i, j], a[i, j], b[i, j]) > 0.5)
+            T.copy(c, C[0, 0])
+
+    return main
+
+
 COMPARISONS = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "gt": lambda a, b: a > b,
                "ge": lambda a, b: a >= b, "lt": lambda a, b: a < b, "le": lambda a, b: a <= b}
 

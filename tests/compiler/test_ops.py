@@ -281,6 +281,15 @@ def test_selections_and_values_of_comparisons_of_blocks(dtype):
     assert "unary_eq_tile(" in compute and "gtz_tile(" in compute and "unary_gt_tile(" in compute
 
 
+def test_a_comparison_of_a_selection_on_values():
+    """(A > B ? A : B) > 0.5: the selection inside the comparison becomes a mask and where_tile as anywhere else."""
+    g = torch.Generator().manual_seed(70)
+    a, b = torch.randn(64, 64, generator=g), torch.randn(64, 64, generator=g)
+    out, artifacts = run(K.comparison_of_selections(64, 64), a, b)
+    assert torch.equal(out, (torch.maximum(a, b) > 0.5).float())
+    assert "where_tile" in artifacts.get_source("compute")
+
+
 @pytest.mark.parametrize("op", sorted(K.COMPARISONS))
 @pytest.mark.parametrize("with_block", [False, True])
 def test_comparisons(op, with_block):

@@ -39,7 +39,7 @@ def generate(ctx, store, expr, i, j, out: list) -> tirx.PrimExpr:
         return _generated_block(ctx, store, expr, i, j, out)
     if isinstance(expr, tirx.Cast):
         return tirx.Cast(expr.dtype, generate(ctx, store, expr.value, i, j, out))
-    if isinstance(expr, BINARY_NODES):
+    if isinstance(expr, BINARY_NODES + COMPARE_NODES):  # a comparison too: a value (1.0 or 0.0) of its operands
         return type(expr)(generate(ctx, store, expr.a, i, j, out), generate(ctx, store, expr.b, i, j, out))
     if isinstance(expr, tirx.Call) and call_operands(expr) is not None:  # a math call: its operands
         return tirx.Call(expr.dtype, expr.op, [generate(ctx, store, a, i, j, out) for a in expr.args])
