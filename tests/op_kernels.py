@@ -744,3 +744,70 @@ def integer(op, M, N, bm, bn):
             T.copy(c, C[by * bm, bx * bn])
 
     return main
+
+
+def dead_block(M, N, bm, bn):
+    """C = 0.0 * A + B: TVM's parser folds 0.0 * A away, so the block A is read into is never used."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "bfloat16"), B: T.Tensor((M, N), "bfloat16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bm, bn), "bfloat16")
+            B_s = T.alloc_shared((bm, bn), "bfloat16")
+            C_l = T.alloc_fragment((bm, bn), "float32")
+            T.copy(A[by * bm, bx * bn], A_s)
+            T.copy(B[by * bm, bx * bn], B_s)
+            for i, j in T.Parallel(bm, bn):
+                C_l[i, j] = 0.0 * A_s[i, j] + B_s[i, j]
+            T.copy(C_l, C[by * bm, bx * bn])
+
+    return main
+
+
+def gemm_dead_bias(M, N, K, bm, bn, bk):
+    """C = A @ B + 0.0 * bias: the bias row (a block every core of a column shares) is never used."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((K, N), "bfloat16"), bias: T.Tensor((N,), "bfloat16"),
+             C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bm, bk), "bfloat16")
+            B_s = T.alloc_shared((bk, bn), "bfloat16")
+            bias_s = T.alloc_shared((bn,), "bfloat16")
+            C_l = T.alloc_fragment((bm, bn), "float32")
+            T.copy(bias[bx * bn], bias_s)
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
+                T.copy(A[by * bm, k * bk], A_s)
+                T.copy(B[k * bk, bx * bn], B_s)
+                T.gemm(A_s, B_s, C_l)
+            for i, j in T.Parallel(bm, bn):
+                C_l[i, j] = C_l[i, j] + 0.0 * bias_s[j]
+            T.copy(C_l, C[by * bm, bx * bn])
+
+    return main
+
+
+def dead_accumulator(M, N, K, bm, bn, bk):
+    """D = 0.0 * (A @ B) + X: the GEMM's accumulator is never used, nor are A's and B's blocks."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((K, N), "bfloat16"), X: T.Tensor((M, N), "bfloat16"),
+             D: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bm, bk), "bfloat16")
+            B_s = T.alloc_shared((bk, bn), "bfloat16")
+            X_s = T.alloc_shared((bm, bn), "bfloat16")
+            C_l = T.alloc_fragment((bm, bn), "float32")
+            D_l = T.alloc_fragment((bm, bn), "float32")
+            T.fill(C_l, 1.5)
+            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
+                T.copy(A[by * bm, k * bk], A_s)
+                T.copy(B[k * bk, bx * bn], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(X[by * bm, bx * bn], X_s)
+            for i, j in T.Parallel(bm, bn):
+                D_l[i, j] = C_l[i, j] * 0.0 + X_s[i, j]
+            T.copy(D_l, D[by * bm, bx * bn])
+
+    return main

@@ -47,7 +47,6 @@ REFUSED = {
     "blocks must be made of 32x32 tiles": "an on-chip block that is not whole tiles along a reduced or copied dimension",
     "is moved to or from the row-major tensor": "a vector moved to or from a row-major tensor",
     "unsupported compute on": "compute on uint32 blocks",
-    "is filled but never used": "a block whose every use simplifies away (`0.0 * x`)",
 }
 RAN, REFUSED_OUTCOME = "ran and matched", "raised TTCompileError"
 

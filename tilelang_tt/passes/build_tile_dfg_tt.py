@@ -27,7 +27,10 @@ compute and copied out by the writer (a CB has one consumer); a block the reader
 between tensors stored in different formats (one of them block floating point); a block
 reaching past its tensor (extent not dividing the shape, or a partial last tile) whose padding
 would reach a valid result (see below).
-Before/after: TIR unchanged.
+Dead blocks: a block nothing reads (every use folded away, ``0.0 * x``) loses the statements filling
+it (reads, values, gemms: none writes a tensor) and with them its CB and its multicast, before the
+graph is built (:func:`_drop_dead_blocks`).
+Before/after: TIR unchanged but for the dropped statements (``T.evaluate(0)``).
 
 Padding: the positions of a block past its tensor's end read as zero (the reader fills them; the
 writer drops them). That is exact for element-wise work (padded positions never reach a valid
@@ -42,11 +45,14 @@ computed padding (and a max-reduction of any padding).
 
 from __future__ import annotations
 
+import dataclasses
+
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.attrs import AccumulateMode, Attr, CBDesc, Intrin, LayoutDesc, get, with_attrs
+from tilelang_tt.attrs import AccumulateMode, Attr, CBDesc, Intrin, LayoutDesc, Reduction, get, with_attrs
 from tilelang_tt.contract.formats import BY_DATA_FORMAT, tile_bytes
+from tilelang_tt.contract.plan import MulticastDesc
 from tilelang_tt.ops import compute_accesses
 from tilelang_tt.ops.generate import tensor_loads
 from tilelang_tt.ops.tilize import TILIZE_FROM, UNTILIZE_TO
@@ -216,6 +222,63 @@ def _handoff_blocks(func, data_names, producers, consumers) -> list[str]:
             and ("compute" in consumers[name] or writes.get(name, 0) > 1 or name in in_loop)]
 
 
+def _drop_dead_blocks(func: tirx.PrimFunc, data_names: dict) -> tirx.PrimFunc:
+    """``func`` without the statements filling a block nothing else reads: a block whose every use the
+    simplifier folded away (``0.0 * x`` is 0), or one the kernel never uses. The reader's copies into
+    it, the values compute stores into it and the gemms accumulating into it (their ``tt.accumulate``
+    scope, whose reload reads the block itself) have no effect outside the block: they write no
+    tensor. They go, and so does its CB (``_transform`` keeps only the blocks tile ops touch);
+    repeated, as a dropped value may leave its own operands unread."""
+    dropped: set[str] = set()
+    while True:
+        fills: dict[str, list] = {}  # block -> the statements filling it
+        used: set[str] = set()
+        for stmt in evaluate_calls(func.body):
+            intrin = stmt_intrin(stmt)
+            if intrin in (Intrin.READ_TO_CB, Intrin.GENERATE_BLOCK):
+                fills.setdefault(as_region(stmt.value.args[1 if intrin == Intrin.READ_TO_CB else 0]).buffer.name,
+                                 []).append(stmt)
+            elif intrin == Intrin.WRITE_FROM_CB:
+                used.add(as_region(stmt.value.args[0]).buffer.name)
+            elif intrin == Intrin.PACK_BLOCK:
+                fills.setdefault(data_names[stmt.value.args[0]], []).append(stmt)
+            elif intrin in (Intrin.MM_MMA, Intrin.TILE_ELTWISE, Intrin.TILE_REDUCE):
+                reads, write = compute_accesses(stmt, data_names)
+                used.update(reads)
+                fills.setdefault(write, []).append(stmt)
+        dead_blocks = {name for name in fills if name not in used}
+        if not dead_blocks:
+            return _without_multicast(func, dropped)
+        dropped |= dead_blocks
+        dead = [stmt for name in dead_blocks for stmt in fills[name]]
+
+        def drop(node, dead=dead, dead_blocks=dead_blocks):
+            if isinstance(node, tirx.AttrStmt):
+                accumulates = node.attr_key == Attr.ACCUMULATE.value and data_names[node.node] in dead_blocks
+                return node.body if accumulates else None
+            return tirx.Evaluate(0) if any(node.same_as(stmt) for stmt in dead) else None
+
+        func = func.with_body(tirx.stmt_functor.ir_transform(func.body, None, drop, ["tirx.Evaluate", "tirx.AttrStmt"]))
+
+
+def _without_multicast(func: tirx.PrimFunc, dropped: set[str]) -> tirx.PrimFunc:
+    """``func`` without the multicast of the ``dropped`` blocks LayoutAwareWorkPartitionTT chose: the
+    others keep their order, their semaphores renumbered 2k, 2k + 1 as it numbers them, and a
+    reduction's semaphore stays the one after them."""
+    multicast = get(func, Attr.MULTICAST, {})
+    if not dropped & set(multicast):
+        return func
+    kept = sorted((MulticastDesc.from_dict(cb, d) for cb, d in multicast.items() if cb not in dropped),
+                  key=lambda desc: desc.sender_semaphore)
+    updates = {Attr.MULTICAST: {desc.cb: dataclasses.replace(desc, sender_semaphore=2 * k,
+                                                             receiver_semaphore=2 * k + 1).to_attr()
+                                for k, desc in enumerate(kept)}}
+    reduction = Reduction.of(func)
+    if reduction is not None:
+        updates[Attr.REDUCTION] = dataclasses.replace(reduction, semaphore=2 * len(kept)).to_attr()
+    return with_attrs(func, updates)
+
+
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     cbs = {name: CBDesc.from_dict(name, d) for name, d in get(func, Attr.CB_DESC, {}).items()}
     layouts = get(func, Attr.LAYOUT_DESC, {})
@@ -227,6 +290,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
                 data_names[buf.data] = buf.name
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
+    func = _drop_dead_blocks(func, data_names)
     _check_padding(func, data_names)
 
     producers: dict[str, set[str]] = {}
