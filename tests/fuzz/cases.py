@@ -20,7 +20,9 @@ dtypes bfloat16/float32 and ``T.Pipelined`` depths 1..3):
 * the layout and storage forms: element-wise kernels over row-major tensors, reductions of
   sub-tile blocks (1..16 rows), element-wise kernels of ``T.dynamic`` sizes, and GEMMs of
   ``bfloat8_b`` operands;
-* split-K GEMMs adding their K slices into C with ``T.atomic_add``.
+* split-K GEMMs adding their K slices into C with ``T.atomic_add``;
+* math: compositions (depth 1 to 3) over 1 to 3 blocks of every element-wise math op the compiler
+  lowers (:func:`math_cases`), on inputs drawn inside the ops' domains (or guarded), on a few cores.
 
 Domains are guarded by construction (log, rsqrt and division take ``|x| + 1``, sqrt takes ``|x|``,
 exp and exp2 take ``min(x, 4)``) so every reference value is finite.
@@ -132,7 +134,17 @@ def render(tree, loads: dict[str, str]) -> str:
         return f"(-{args[0]})"
     if kind == "relu":
         return f"T.max({args[0]}, 0.0)"
-    return f"T.{kind}({args[0]})"
+    if kind == "recip":
+        return f"(1.0 / {args[0]})"
+    if kind == "gelu":  # the exact GELU, which the compiler recognizes as one gelu_tile
+        return f"(0.5 * {args[0]} * (1.0 + T.erf({args[0]} * 0.7071067811865476)))"
+    if kind.startswith("cast_"):
+        return f"T.Cast({kind[len('cast_'):]!r}, {args[0]})"
+    if kind in COMPARE:
+        return f"T.Cast('float32', {args[0]} {COMPARE[kind]} {args[1]})"
+    if kind.startswith("where_"):
+        return f"T.if_then_else({args[0]} {COMPARE[kind[len('where_'):]]} {args[1]}, {args[2]}, {args[3]})"
+    return f"T.{kind}({', '.join(args)})"
 
 
 
@@ -497,6 +509,172 @@ def reduce_cases(draw, sub_tile: bool = False):
 
     family = "row_blocks" if sub_tile else "reduce"
     return Case(family, "\n".join(lines) + "\n", inputs, reference, draw(placements()))
+
+
+# -- the math family ----------------------------------------------------------------------------
+COMPARE = {"gt": ">", "ge": ">=", "lt": "<", "le": "<=", "eq": "==", "ne": "!="}
+MATH_UNARY = ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "recip", "tanh", "sigmoid",
+              "gelu", "erf", "abs", "neg", "relu", "sin", "cos", "tan", "sinh", "cosh", "floor", "ceil", "trunc",
+              "round", "nearbyint", "cast_bfloat16", "cast_float32", "powc", "fmodc", "clamp")
+MATH_BINARY = ("+", "-", "*", "/", "max", "min", "pow", "hypot", *COMPARE, *(f"where_{op}" for op in COMPARE))
+POW_EXPONENTS = (2.0, 3.0, 0.5, 1.5, -0.5, -1.0)
+FMOD_DIVISORS = (0.75, 1.5, 2.0)
+CLAMP_RANGES = ((-0.5, 0.75), (-2.0, 1.5), (0.25, 4.0))
+# The math family's inputs: "signed" uniform in [-3, 3], "positive" in [0.25, 4]: the domains of log, sqrt,
+# rsqrt, 1 / x, fractional powers and bounded for exp (exp10(4) = 1e4).
+INPUT_RANGES = {"signed": (-3.0, 3.0), "positive": (0.25, 4.0)}
+MATH_GRIDS = ((1, 1), (2, 1), (2, 2))
+MAX_DST_SLOTS = 4  # the DST budget of an fp32 DST (Arch.dst_budget: half of 16 tiles, halved for fp32)
+
+
+def _leaf(tree) -> bool:
+    return tree[0] == "x"
+
+
+def domain(op: str, x, positive: frozenset[str]):
+    """``x`` inside the domain of ``op``: a leaf of a positive input as it is, anything else guarded
+    (positive: |x| + 0.5; non-negative: |x|; exp's: at most 4; sinh/cosh in [-4, 4], tan in [-1.25, 1.25])."""
+    if op in ("log", "log2", "log10", "rsqrt", "recip"):
+        return x if _leaf(x) and x[1] in positive else ("+", ("abs", x), ("c", 0.5))
+    if op in ("sqrt", "log1p"):
+        return x if _leaf(x) and x[1] in positive else ("abs", x)
+    if op in ("exp", "exp2", "exp10"):
+        return x if _leaf(x) else ("min", x, ("c", 4.0))
+    if op in ("sinh", "cosh"):
+        return x if _leaf(x) else ("clamp", x, ("c", -4.0), ("c", 4.0))
+    if op == "tan":
+        return ("clamp", x, ("c", -1.25), ("c", 1.25))
+    return x
+
+
+def dst_slots(tree) -> int:
+    """An upper bound on the DST tiles the compiler's TileProgram (ops/eltwise.py OPERAND_RULES) gives the value
+    per output tile: a constant operand of + - * / and comparisons is a parameter, of anything else a filled
+    tile; two computed operands need Sethi-Ullman's count."""
+    kind, args = tree[0], tree[1:]
+    if kind in ("x", "c"):
+        return 1
+
+    def pair(a, b):
+        na, nb = dst_slots(a), dst_slots(b)
+        return max(na, nb + 1) if na >= nb else max(nb, na + 1)
+
+    if kind in ("sinh", "cosh"):  # exp(x) and exp(-x), then a binary op
+        return dst_slots(args[0]) + 1
+    if kind == "hypot":
+        return pair(("*", args[0], args[0]), ("*", args[1], args[1]))
+    if kind == "clamp":  # min and max with filled constants
+        return max(dst_slots(args[0]), 2)
+    if kind.startswith("where_"):
+        return max(dst_slots((kind[len("where_"):], *args[:2])), dst_slots(args[2]) + 1, dst_slots(args[3]) + 2)
+    if len(args) == 1:
+        return dst_slots(args[0])
+    a, b = args
+    if kind in ("+", "-", "*", "/", "pow", *COMPARE) and (a[0] == "c" or b[0] == "c"):
+        return dst_slots(b if a[0] == "c" else a)
+    if kind == "max" and "c" in (a[0], b[0]) and 0.0 in (a[-1], b[-1]):  # relu
+        return dst_slots(b if a[0] == "c" else a)
+    return pair(a, b)
+
+
+@st.composite
+def math_trees(draw, leaves: tuple[str, ...], positive: frozenset[str], depth: int):
+    """An expression of the math ops over ``leaves``, each op's operand inside its domain; at ``depth`` >= 1
+    the root is an op."""
+    def operand(d):
+        if d == 0 or draw(st.integers(0, 2)) == 0:
+            if draw(st.integers(0, 5)) == 0:
+                return ("c", draw(st.sampled_from(CONSTANTS)))
+            return ("x", draw(st.sampled_from(leaves)))
+        return draw(math_trees(leaves, positive, d))
+
+    def load():
+        return ("x", draw(st.sampled_from(leaves)))
+
+    op = draw(st.sampled_from(MATH_UNARY + MATH_BINARY))
+    if op in MATH_UNARY:
+        x = operand(depth - 1)
+        if x[0] == "c":
+            x = load()
+        if op == "gelu" and not (_leaf(x) or (len(x) == 2 and x[0] in UNARY_CALL_OPS)):
+            x = load()  # recognized when its operand is one value (ops/sfpu.py gelu_operand: two factors)
+        if op == "powc":
+            c = draw(st.sampled_from(POW_EXPONENTS))
+            if c in (2.0, 3.0):
+                x = x if _leaf(x) else ("clamp", x, ("c", -4.0), ("c", 4.0))
+            else:
+                x = x if _leaf(x) and x[1] in positive else ("clamp", x, ("c", 0.25), ("c", 4.0))
+            return ("pow", x, ("c", c))
+        if op == "fmodc":
+            return ("fmod", x, ("c", draw(st.sampled_from(FMOD_DIVISORS))))
+        if op == "clamp":
+            lo, hi = draw(st.sampled_from(CLAMP_RANGES))
+            return ("clamp", x, ("c", lo), ("c", hi))
+        return (op, domain(op, x, positive))
+    if op == "hypot":
+        return ("hypot", load(), load())
+    if op.startswith("where_"):
+        a, b = operand(depth - 1), operand(depth - 1)
+        if a[0] == "c" and b[0] == "c":
+            a = load()
+        branch = [load() if draw(st.booleans()) else ("c", draw(st.sampled_from(CONSTANTS))) for _ in range(2)]
+        return (op, a, b, *branch)
+    a, b = operand(depth - 1), operand(depth - 1)
+    if a[0] == "c" and b[0] == "c":
+        a = load()
+    if op == "/":
+        return ("/", a, domain("recip", b, positive))
+    if op == "pow":
+        base = a if _leaf(a) and a[1] in positive else ("clamp", a, ("c", 0.25), ("c", 4.0))
+        return ("pow", base, b if _leaf(b) else ("clamp", b, ("c", -2.0), ("c", 2.0)))
+    return (op, a, b)
+
+
+UNARY_CALL_OPS = tuple(op for op in MATH_UNARY if op not in ("recip", "gelu", "neg", "relu", "powc", "fmodc", "clamp"))
+
+
+@st.composite
+def math_cases(draw):
+    """Compositions (depth 1 to 3) of the element-wise math the compiler lowers (ops/sfpu.py: the SFPU table's
+    calls, the patterns 1 / x, max(x, 0) and the exact GELU, the composed calls exp10, sinh, cosh, hypot,
+    clamp, comparisons as values and selections on them, casts) over 1 to 3 input blocks, each op's
+    operand inside its domain, against the oracle's per-op bounds (oracle.py)."""
+    names = ("A", "B", "D")[:draw(st.integers(1, 3))]
+    kinds = {name: draw(st.sampled_from(sorted(INPUT_RANGES))) for name in names}
+    dtypes = {name: draw(st.sampled_from(DTYPES)) for name in names}
+    out_dt, c_dt = draw(st.sampled_from(DTYPES)), draw(st.sampled_from(DTYPES))
+    positive = frozenset(name for name, kind in kinds.items() if kind == "positive")
+    depth = draw(st.integers(1, 3))
+    tree = draw(math_trees(names, positive, depth))
+    while dst_slots(tree) > MAX_DST_SLOTS:
+        depth -= 1
+        tree = draw(math_trees(names, positive, max(depth, 1)))
+    used = sorted(loads_in(tree))
+    bm, bn = draw(st.sampled_from(BLOCKS)), draw(st.sampled_from(BLOCKS[:2]))
+    M, N = extent(draw, bm, 2), extent(draw, bn, 2)
+    params = [(name, (M, N), dtypes[name]) for name in used] + [("C", (M, N), out_dt)]
+    ind = "        "
+    lines = header(params) + [f"    with T.Kernel(T.ceildiv({N}, {bn}), T.ceildiv({M}, {bm}), threads=128) as (bx, by):"]
+    lines += [f"{ind}{name}_s = T.alloc_shared(({bm}, {bn}), {dtypes[name]!r})" for name in used]
+    lines.append(f"{ind}C_l = T.alloc_{draw(st.sampled_from(['fragment', 'shared']))}(({bm}, {bn}), {c_dt!r})")
+    lines += [f"{ind}T.copy({name}[by * {bm}, bx * {bn}], {name}_s)" for name in used]
+    lines += [f"{ind}for i, j in T.Parallel({bm}, {bn}):",
+              f"{ind}    C_l[i, j] = {render(tree, {name: f'{name}_s[i, j]' for name in used})}",
+              f"{ind}T.copy(C_l, C[by * {bm}, bx * {bn}])"]
+
+    gen = torch.Generator().manual_seed(draw(st.integers(0, 2**31)))
+    inputs = {}
+    for name in used:
+        low, high = INPUT_RANGES[kinds[name]]
+        inputs[name] = (low + (high - low) * torch.rand(M, N, generator=gen)).to(TORCH_DTYPES[dtypes[name]])
+    u = dst_rounding(c_dt, *(dtypes[name] for name in used))
+
+    def reference(x):
+        out = rounded(evaluate(tree, {name: exact(x[name]) for name in used}, u), store_rounding(c_dt))
+        return {"C": rounded(out, store_rounding(out_dt))}
+
+    # a few cores: the placements are the other families' subject, and an emulated core costs its threads' time
+    return Case("math", "\n".join(lines) + "\n", inputs, reference, {"grid": draw(st.sampled_from(MATH_GRIDS))})
 
 
 @st.composite
