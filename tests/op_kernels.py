@@ -811,3 +811,37 @@ def dead_accumulator(M, N, K, bm, bn, bk):
             T.copy(D_l, D[by * bm, bx * bn])
 
     return main
+
+
+def reduce_unit(kind, dim, n, clear=True, scaled=False):
+    """T.reduce_max/sum of a block whose reduced extent is 1 ([n, 1] along dim 1, [1, n] along dim 0): R = X
+    (``scaled``: of 2 X, computed in a T.Parallel over the block's shape, the loop of extent 1 included), or
+    with ``clear=False`` into a vector filled with 0.25 first: max(0.25, X) or 0.25 + X."""
+    shape = (n, 1) if dim == 1 else (1, n)
+    reduce = T.reduce_max if kind == "max" else T.reduce_sum
+
+    @T.prim_func
+    def main(X: T.Tensor(shape, "float32"), R: T.Tensor(shape, "float32")):
+        with T.Kernel(1, 1, threads=128) as (bx, by):
+            X_s = T.alloc_shared(shape, "float32")
+            P_l = T.alloc_fragment(shape, "float32")
+            acc = T.alloc_fragment((n,), "float32")
+            r_l = T.alloc_fragment(shape, "float32")
+            T.copy(X[0, 0], X_s)
+            if not clear:
+                T.fill(acc, 0.25)
+            if scaled:
+                for i, j in T.Parallel(*shape):
+                    P_l[i, j] = X_s[i, j] * 2.0
+                reduce(P_l, acc, dim=dim, clear=clear)
+            else:
+                reduce(X_s, acc, dim=dim, clear=clear)
+            if dim == 1:
+                for i in T.Parallel(n):
+                    r_l[i, 0] = acc[i]
+            else:
+                for j in T.Parallel(n):
+                    r_l[0, j] = acc[j]
+            T.copy(r_l, R[0, 0])
+
+    return main

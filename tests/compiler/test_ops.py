@@ -511,3 +511,20 @@ def test_a_dead_gemm_accumulator_is_not_computed():
     assert {cb["name"] for cb in artifacts.plan["cbs"]} == {"X_s", "D_l"}
     assert "matmul" not in artifacts.get_source("compute")
     assert artifacts.last_counters["total"]["dram_bytes_read"] == x.numel() * 2
+
+
+@pytest.mark.parametrize("kind", ["max", "sum"])
+@pytest.mark.parametrize("dim", [0, 1])
+@pytest.mark.parametrize("clear,scaled", [(True, False), (True, True), (False, False)])
+def test_a_reduction_along_an_extent_of_one_is_each_element(kind, dim, clear, scaled):
+    """T.reduce_* of a [32, 1] block along dim 1 or a [1, 32] one along dim 0: each result is its one element
+    (combined with the old value without clear), through a shared block (TileLang's reduce copies it into a
+    fragment) or of a fragment a T.Parallel over the block's shape computed."""
+    shape = (32, 1) if dim == 1 else (1, 32)
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(93))
+    out, artifacts = run(K.reduce_unit(kind, dim, 32, clear, scaled), x)
+    value = 2 * x if scaled else x
+    if not clear:
+        value = torch.maximum(value, torch.tensor(0.25)) if kind == "max" else value + 0.25
+    assert torch.equal(out, value)
+    assert "reduce_tile" not in artifacts.get_source("compute")

@@ -427,6 +427,8 @@ def reduce_cases(draw, sub_tile: bool = False):
     # kept / reduced extent; a partial kept extent is refused as well (a column reduction's padding
     # columns, sub-tile blocks that cannot be grouped into whole tiles): both are whole blocks
     keep, red = extent(draw, 32 if sub_tile else b_keep, 4, contracted=True), extent(draw, b_red, 4, contracted=True)
+    if not sub_tile and stages is None and draw(st.integers(0, 3)) == 0:
+        red = 1  # a reduced extent of 1: the block is a vector, each result its one element (ops/reduce.py)
     chunk = b_red if stages else red
     M, N = (keep, red) if dim == 1 else (red, keep)
     block = (b_keep, chunk) if dim == 1 else (chunk, b_keep)

@@ -75,12 +75,18 @@ class Eltwise(TileOp):
     def lower(self, ctx, loop: tirx.For) -> tirx.Stmt:
         """The stores of the T.Parallel nest ``loop``."""
         loops, body = parallel_nest(loop)
+        zero = {}  # T.Parallel(n, 1) over a vector block [n, 1] (or (1, n)): its index of extent 1 is 0
+        if any(_is_one(lp.extent) for lp in loops) and not all(_is_one(lp.extent) for lp in loops):
+            zero = {lp.loop_var: tirx.IntImm(lp.loop_var.dtype, 0) for lp in loops if _is_one(lp.extent)}
+            loops = [lp for lp in loops if not _is_one(lp.extent)]
         if len(loops) > 2:
             raise ctx.error(loop, "T.Parallel over more than two dimensions", f"supported: {SUPPORTED}")
         stmts = list(body.seq) if isinstance(body, tirx.SeqStmt) else [body]
         out = []
         named = {}  # names given to values inside the loop (q_idx = bx * bm + i): substituted into the stores
         for store in stmts:
+            if zero:
+                store = keep_span(store, tirx.stmt_functor.substitute(store, zero))
             if isinstance(store, tirx.Bind):
                 named[store.var] = tirx.stmt_functor.substitute(store.value, named)
                 continue
@@ -261,6 +267,10 @@ def _check_extents(ctx, node, buf, extents) -> None:
 
 def _is_zero(e) -> bool:
     return isinstance(e, tirx.IntImm) and int(e.value) == 0
+
+
+def _is_one(e) -> bool:
+    return isinstance(e, tirx.IntImm) and int(e.value) == 1
 
 
 # -- integers -------------------------------------------------------------------------------------

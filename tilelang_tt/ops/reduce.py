@@ -5,12 +5,16 @@ D4: ``compute_kernel_hw_startup(X, scaler, v)`` when it is the first op; its ini
 D5: per result tile, ``reduce_tile`` over the source tiles into DST 0 with the scaler CB (a tile
 of 1.0 the reader pushes once), one result tile per acquire, combined with the old value
 (``binary_max_tile``/``add_binary_tile``) when the reduce does not clear.
+A reduction along an extent of 1 (``[n, 1]`` along dim 1, ``[1, n]`` along dim 0) is a copy of the
+block's one element per result (combined with the old value without ``clear``): C2 lowers it as a
+``tt.tile.eltwise`` instead.
 Errors: other reductions, integer blocks, a vector source, a result of the wrong orientation.
 """
 
 from __future__ import annotations
 
 import tilelang  # noqa: F401
+from tvm import tirx
 
 from tilelang_tt.attrs import Intrin
 from tilelang_tt.ops.base import Engine, TileOp, register
@@ -29,7 +33,8 @@ class Reduce(TileOp):
         if kind not in ("sum", "max"):
             raise ctx.error(stmt, f"T.reduce_{kind} is not supported", "use T.reduce_sum or T.reduce_max")
         ctx.check_compute_dtypes(stmt, (src.buffer, dst.buffer))
-        if len(src.buffer.shape) != 2 or ctx.block_kind(src.buffer) != "":
+        unit = len(src.buffer.shape) == 2 and int(src.buffer.shape[dim % 2]) == 1  # a [n, 1] block along dim 1 ...
+        if not unit and (len(src.buffer.shape) != 2 or ctx.block_kind(src.buffer) != ""):
             raise ctx.error(stmt, f"T.reduce of `{src.buffer.name}` {[int(d) for d in src.buffer.shape]}: the source "
                                   "is a vector",
                             "reduce a 2-D block of whole 32x32 tiles (rows and columns both multiples of 32)")
@@ -39,6 +44,8 @@ class Reduce(TileOp):
             raise ctx.error(stmt, f"the result `{dst.buffer.name}` of a reduction along dim {dim} must be a "
                                   f"{'per-row' if dim == 1 else 'per-column'} vector",
                             f"allocate it as T.alloc_fragment(({int(src.buffer.shape[1 - dim])},), ...)")
+        if unit:  # ... or [1, n] along dim 0: a vector of the result's orientation (its shape's), want
+            return _reduce_one(ctx, stmt, kind, src.buffer, dst.buffer, clear)
         return evaluate(Intrin.TILE_REDUCE, kind, src.buffer.data, dst.buffer.data, dim, clear, like=stmt)
 
     def accesses(self, stmt, data_names):
@@ -83,6 +90,21 @@ class Reduce(TileOp):
             return seq(stmts + ctx.pack(dst, 1, lambda t: t, stmt))
 
         return serial("o", outer, one, like=stmt)
+
+
+def _reduce_one(ctx, stmt, kind: str, src, dst, clear: bool):
+    """A reduction along an extent of 1 (a [n, 1] block along its rows, a [1, n] one along its columns): each
+    result is its one element. The block is a vector of the result's orientation; the result is that vector, or
+    with ``clear=False`` its maximum or sum with the old value: an element-wise value."""
+    def value(i, j):
+        x = ctx.load(src, i, j)
+        x = x if x.dtype == dst.dtype else tirx.Cast(dst.dtype, x)
+        if clear:
+            return x
+        old = ctx.load(dst, i, j)
+        return tirx.Max(old, x) if kind == "max" else tirx.Add(old, x)
+
+    return ctx.eltwise_from(stmt, dst, value)
 
 
 REDUCE = register(Reduce())
