@@ -49,6 +49,9 @@ def unary(op, M, N, bm, bn, dtype="bfloat16"):
 
 BINARY = {
     "maximum": T.max, "minimum": T.min, "div": lambda a, b: a / b, "pow": T.pow, "fmod": T.fmod,
+    "dead_a": lambda a, b: 0.0 * a + b,  # TVM's parser folds 0.0 * a: A's block is read for nothing
+    # a comparison of a selection on a comparison of blocks, as a value (float32: 1.0 or 0.0)
+    "max_above_half": lambda a, b: T.Cast("float32", T.if_then_else(a > b, a, b) > 0.5),
     "fma": None,  # a * b + c, see fused()
 }
 
@@ -386,7 +389,11 @@ def layernorm(M, N, bm, eps=1e-5, dtype="bfloat16"):
     return main
 
 
-def gemm_bias_relu(M, N, K, bm, bn, bk, dtype="bfloat16"):
+def gemm_bias_relu(M, N, K, bm, bn, bk, dtype="bfloat16", epilogue=lambda acc, bias: T.max(acc + bias, 0),
+                   separate=False):
+    """C = relu(A @ B + bias), or ``epilogue(acc, bias)`` of the accumulator and the bias row, in place or
+    (``separate``) into a block of its own."""
+
     @T.prim_func
     def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), Bias: T.Tensor((N,), dtype),
              C: T.Tensor((M, N), dtype)):
@@ -395,15 +402,21 @@ def gemm_bias_relu(M, N, K, bm, bn, bk, dtype="bfloat16"):
             B_s = T.alloc_shared((bk, bn), dtype)
             bias_s = T.alloc_shared((bn,), dtype)
             C_l = T.alloc_fragment((bm, bn), "float32")
+            D_l = T.alloc_fragment((bm, bn), "float32")
             T.clear(C_l)
             for k in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
                 T.copy(A[by * bm, k * bk], A_s)
                 T.copy(B[k * bk, bx * bn], B_s)
                 T.gemm(A_s, B_s, C_l)
             T.copy(Bias[bx * bn], bias_s)
-            for i, j in T.Parallel(bm, bn):
-                C_l[i, j] = T.max(C_l[i, j] + bias_s[j], 0)
-            T.copy(C_l, C[by * bm, bx * bn])
+            if separate:
+                for i, j in T.Parallel(bm, bn):
+                    D_l[i, j] = epilogue(C_l[i, j], bias_s[j])
+                T.copy(D_l, C[by * bm, bx * bn])
+            else:
+                for i, j in T.Parallel(bm, bn):
+                    C_l[i, j] = epilogue(C_l[i, j], bias_s[j])
+                T.copy(C_l, C[by * bm, bx * bn])
 
     return main
 
@@ -660,25 +673,6 @@ def select_on_values(M, N, dtype="float32"):
     return main
 
 
-def comparison_of_selections(M, N, dtype="float32"):
-    """C = (A > B ? A : B) > 0.5 as a value, 1.0 or 0.0: a comparison whose operand is a selection on a
-    comparison of blocks (the math fuzz family drew it: the selection must become where_tile there too)."""
-
-    @T.prim_func
-    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
-        with T.Kernel(1, 1, threads=128) as (bx, by):
-            a = T.alloc_shared((M, N), dtype)
-            b = T.alloc_shared((M, N), dtype)
-            c = T.alloc_fragment((M, N), dtype)
-            T.copy(A[0, 0], a)
-            T.copy(B[0, 0], b)
-            for i, j in T.Parallel(M, N):
-                c[i, j] = T.Cast(dtype, T.if_then_else(a[i, j] > b[i, j], a[i, j], b[i, j]) > 0.5)
-            T.copy(c, C[0, 0])
-
-    return main
-
-
 COMPARISONS = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "gt": lambda a, b: a > b,
                "ge": lambda a, b: a >= b, "lt": lambda a, b: a < b, "le": lambda a, b: a <= b}
 
@@ -742,73 +736,6 @@ def integer(op, M, N, bm, bn):
             for i, j in T.Parallel(bm, bn):
                 c[i, j] = fn(a[i, j], b[i, j])
             T.copy(c, C[by * bm, bx * bn])
-
-    return main
-
-
-def dead_block(M, N, bm, bn):
-    """C = 0.0 * A + B: TVM's parser folds 0.0 * A away, so the block A is read into is never used."""
-
-    @T.prim_func
-    def main(A: T.Tensor((M, N), "bfloat16"), B: T.Tensor((M, N), "bfloat16"), C: T.Tensor((M, N), "float32")):
-        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
-            A_s = T.alloc_shared((bm, bn), "bfloat16")
-            B_s = T.alloc_shared((bm, bn), "bfloat16")
-            C_l = T.alloc_fragment((bm, bn), "float32")
-            T.copy(A[by * bm, bx * bn], A_s)
-            T.copy(B[by * bm, bx * bn], B_s)
-            for i, j in T.Parallel(bm, bn):
-                C_l[i, j] = 0.0 * A_s[i, j] + B_s[i, j]
-            T.copy(C_l, C[by * bm, bx * bn])
-
-    return main
-
-
-def gemm_dead_bias(M, N, K, bm, bn, bk):
-    """C = A @ B + 0.0 * bias: the bias row (a block every core of a column shares) is never used."""
-
-    @T.prim_func
-    def main(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((K, N), "bfloat16"), bias: T.Tensor((N,), "bfloat16"),
-             C: T.Tensor((M, N), "float32")):
-        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
-            A_s = T.alloc_shared((bm, bk), "bfloat16")
-            B_s = T.alloc_shared((bk, bn), "bfloat16")
-            bias_s = T.alloc_shared((bn,), "bfloat16")
-            C_l = T.alloc_fragment((bm, bn), "float32")
-            T.copy(bias[bx * bn], bias_s)
-            T.clear(C_l)
-            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
-                T.copy(A[by * bm, k * bk], A_s)
-                T.copy(B[k * bk, bx * bn], B_s)
-                T.gemm(A_s, B_s, C_l)
-            for i, j in T.Parallel(bm, bn):
-                C_l[i, j] = C_l[i, j] + 0.0 * bias_s[j]
-            T.copy(C_l, C[by * bm, bx * bn])
-
-    return main
-
-
-def dead_accumulator(M, N, K, bm, bn, bk):
-    """D = 0.0 * (A @ B) + X: the GEMM's accumulator is never used, nor are A's and B's blocks."""
-
-    @T.prim_func
-    def main(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((K, N), "bfloat16"), X: T.Tensor((M, N), "bfloat16"),
-             D: T.Tensor((M, N), "float32")):
-        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
-            A_s = T.alloc_shared((bm, bk), "bfloat16")
-            B_s = T.alloc_shared((bk, bn), "bfloat16")
-            X_s = T.alloc_shared((bm, bn), "bfloat16")
-            C_l = T.alloc_fragment((bm, bn), "float32")
-            D_l = T.alloc_fragment((bm, bn), "float32")
-            T.fill(C_l, 1.5)
-            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
-                T.copy(A[by * bm, k * bk], A_s)
-                T.copy(B[k * bk, bx * bn], B_s)
-                T.gemm(A_s, B_s, C_l)
-            T.copy(X[by * bm, bx * bn], X_s)
-            for i, j in T.Parallel(bm, bn):
-                D_l[i, j] = C_l[i, j] * 0.0 + X_s[i, j]
-            T.copy(D_l, D[by * bm, bx * bn])
 
     return main
 

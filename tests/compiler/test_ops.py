@@ -285,7 +285,7 @@ def test_a_comparison_of_a_selection_on_values():
     """(A > B ? A : B) > 0.5: the selection inside the comparison becomes a mask and where_tile as anywhere else."""
     g = torch.Generator().manual_seed(70)
     a, b = torch.randn(64, 64, generator=g), torch.randn(64, 64, generator=g)
-    out, artifacts = run(K.comparison_of_selections(64, 64), a, b)
+    out, artifacts = run(K.binary("max_above_half", 64, 64, 32, 32, dtype="float32"), a, b)
     assert torch.equal(out, (torch.maximum(a, b) > 0.5).float())
     assert "where_tile" in artifacts.get_source("compute")
 
@@ -479,11 +479,12 @@ def test_fp32_accumulator_enables_fp32_dest_acc():
     assert compute_config(artifacts)["fp32_dest_acc_en"] is True
 
 
+
 def test_a_block_whose_every_use_folds_away_is_not_read():
     """0.0 * A folds away (TVM's parser): the copy into A's block is dead and goes with its CB; only B is read."""
     g = torch.Generator().manual_seed(90)
     a, b = (torch.randn(64, 96, generator=g).to(torch.bfloat16) for _ in range(2))
-    out, artifacts = run(K.dead_block(64, 96, 32, 32), a, b, grid=(2, 2))
+    out, artifacts = run(K.binary("dead_a", 64, 96, 32, 32), a, b, grid=(2, 2))
     assert torch.equal(out, b.float())
     assert "A_s" not in {cb["name"] for cb in artifacts.plan["cbs"]}
     assert artifacts.last_counters["total"]["dram_bytes_read"] == b.numel() * 2
@@ -493,24 +494,23 @@ def test_a_dead_multicast_block_leaves_the_others_numbered():
     """The bias row's block, multicast along the core columns, is never used (0.0 * bias): its multicast goes and
     A's and B's keep semaphores 0 to 3 (Plan.from_json checks they are numbered in order)."""
     g = torch.Generator().manual_seed(91)
-    a, b, bias = torch.randn(64, 64, generator=g), torch.randn(64, 64, generator=g), torch.randn(64, generator=g)
-    a, b, bias = a.to(torch.bfloat16), b.to(torch.bfloat16), bias.to(torch.bfloat16)
-    out, artifacts = run(K.gemm_dead_bias(64, 64, 64, 32, 32, 32), a, b, bias, grid=(2, 2), partition="block",
-                         multicast="on")
-    assert_close(out, a.float() @ b.float(), 2.0 ** -12)
+    a, b, bias = (torch.randn(*shape, generator=g).to(torch.bfloat16) for shape in ((64, 64), (64, 64), (64,)))
+    out, artifacts = run(K.gemm_bias_relu(64, 64, 64, 32, 32, 32, epilogue=lambda acc, bias: acc + 0.0 * bias),
+                         a, b, bias, grid=(2, 2), partition="block", multicast="on")
+    assert_close(out, (a.float() @ b.float()).bfloat16().float(), 2.0 ** -7)
     assert sorted(m["cb"] for m in artifacts.plan["multicast"]) == ["A_s", "B_s"]
     assert sorted(s["id"] for s in artifacts.plan["semaphores"]) == [0, 1, 2, 3]
 
 
 def test_a_dead_gemm_accumulator_is_not_computed():
-    """0.0 * (A @ B) + X: the accumulator, its fill and its gemms go, and so do A's and B's reads."""
+    """0.0 * (A @ B) + bias: the accumulator, its clear and its gemms go, and so do A's and B's reads."""
     g = torch.Generator().manual_seed(92)
-    a, b, x = (torch.randn(64, 64, generator=g).to(torch.bfloat16) for _ in range(3))
-    out, artifacts = run(K.dead_accumulator(64, 64, 64, 32, 32, 32), a, b, x)
-    assert torch.equal(out, x.float())
-    assert {cb["name"] for cb in artifacts.plan["cbs"]} == {"X_s", "D_l"}
+    a, b, bias = (torch.randn(*shape, generator=g).to(torch.bfloat16) for shape in ((64, 64), (64, 64), (64,)))
+    out, artifacts = run(K.gemm_bias_relu(64, 64, 64, 32, 32, 32, epilogue=lambda acc, bias: 0.0 * acc + bias,
+                                          separate=True), a, b, bias)
+    assert torch.equal(out, bias.float().expand(64, 64))
+    assert {cb["name"] for cb in artifacts.plan["cbs"]} == {"bias_s", "D_l"}
     assert "matmul" not in artifacts.get_source("compute")
-    assert artifacts.last_counters["total"]["dram_bytes_read"] == x.numel() * 2
 
 
 @pytest.mark.parametrize("kind", ["max", "sum"])
