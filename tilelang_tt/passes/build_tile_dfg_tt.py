@@ -254,7 +254,7 @@ def _drop_dead_blocks(func: tirx.PrimFunc, data_names: dict) -> tirx.PrimFunc:
 
         def drop(node, dead=dead, dead_blocks=dead_blocks):
             if isinstance(node, tirx.AttrStmt):
-                accumulates = node.attr_key == Attr.ACCUMULATE.value and data_names[node.node] in dead_blocks
+                accumulates = node.attr_key == Attr.ACCUMULATE.value and data_names.get(node.node) in dead_blocks
                 return node.body if accumulates else None
             return tirx.Evaluate(0) if any(node.same_as(stmt) for stmt in dead) else None
 
