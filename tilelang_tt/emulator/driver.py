@@ -44,7 +44,7 @@ from tilelang_tt.contract.formats import BFLOAT16_QUIET_NAN, bfloat16_round
 from tilelang_tt.contract.plan import (ComputeConfig, Plan, PlanBuffer, PlanError, PlanKernel, bind_dims,
                                        dim_values)
 from tilelang_tt.emulator import blockfloat
-from tilelang_tt.env import CACHE_DIR, EMU_CXX
+from tilelang_tt.env import CACHE_DIR, EMU_CXX, tt_metal_root
 
 EMULATOR_DIR = Path(__file__).resolve().parent
 INCLUDE_DIR = EMULATOR_DIR / "include"
@@ -55,6 +55,9 @@ CXX_FLAGS = ("-O1", "-std=c++20", "-pthread")
 # The runtime (built once per runtime version, cached) is where emulation spends its time: its math
 # loops vectorise at -O3 (the same arithmetic: no -ffast-math, no FMA contraction).
 RUNTIME_CXX_FLAGS = ("-O3", "-ffp-contract=off")
+# -rdynamic: the kernels a program builds from files at run time (runtime/jit.cpp) are shared objects
+# whose calls into the emulator resolve to the executable's runtime.
+LINK_FLAGS = ("-rdynamic",)
 BUILD_JOBS = 2
 RUN_TIMEOUT_S = 600
 HOST_PROGRAM = "main.cpp"
@@ -344,7 +347,7 @@ def build(sources: dict[str, str], plan: Plan, progress: Progress | None = None)
         key = _digest(base, text, *defines)
         _write_once(cache / "src" / key / name, text)
         units.append(_Unit(name, cache / "src" / key / name, cache / "obj" / f"kernel-{key}.o", defines))
-    exe = cache / "bin" / _digest(base, *(u.obj.name for u in units)) / "main"
+    exe = cache / "bin" / _digest(base, *LINK_FLAGS, *(u.obj.name for u in units)) / "main"
     first = [pch] if pch is not None and not pch.obj.exists() else []  # main.cpp's compile reads it
     pending = [unit for unit in units if not unit.obj.exists()]
     tally = _Tally(progress, COMPILING, len(first) + len(pending) + (not exe.exists()))
@@ -361,7 +364,8 @@ def build(sources: dict[str, str], plan: Plan, progress: Progress | None = None)
         exe.parent.mkdir(parents=True, exist_ok=True)
         partial = exe.with_name(f"main.{os.getpid()}.tmp")
         done = subprocess.run(
-            [cxx, *CXX_FLAGS, *(str(u.obj) for u in units), "-o", str(partial)], capture_output=True, text=True
+            [cxx, *CXX_FLAGS, *LINK_FLAGS, *(str(u.obj) for u in units), "-o", str(partial)], capture_output=True,
+            text=True
         )
         if done.returncode != 0:
             partial.unlink(missing_ok=True)
@@ -369,6 +373,18 @@ def build(sources: dict[str, str], plan: Plan, progress: Progress | None = None)
         os.replace(partial, exe)
         tally.step()
     return exe
+
+
+def kernel_build_env() -> dict[str, str]:
+    """The environment of an emulated program that builds kernel files at run time (CreateKernel with a
+    kernel's path, runtime/jit.hpp): the compiler command (one argument per line), the cache of built
+    kernels (per build base: a change to the emulator rebuilds them), and tt-metal's root dir, the
+    pinned wheel's, where relative kernel paths (``ttnn/cpp/ttnn/operations/...``) are found."""
+    cxx = EMU_CXX.get()
+    command = [cxx, *CXX_FLAGS, f"-I{INCLUDE_DIR}", f"-I{RUNTIME_DIR}"]
+    return {"TT_EMU_KERNEL_BUILD": "\n".join(command),
+            "TT_EMU_KERNEL_CACHE": str(CACHE_DIR.get() / "emu" / "jit" / _build_base(cxx)),
+            "TT_METAL_RUNTIME_ROOT": str(tt_metal_root().parent)}
 
 
 # ---- running ----
@@ -440,7 +456,8 @@ def run(sources: dict[str, str], plan: dict, inputs: dict[str, object], data_dir
         for name in wanted:
             _to_storage(name, inputs[name], buffers[name]).tofile(data_dir / f"{name}.bin")
         counters_path = data_dir / "counters.json"
-        env = {**os.environ, "TT_EMU_ARCH": plan.arch.name, "TT_EMU_COUNTERS": str(counters_path)}
+        env = {**os.environ, "TT_EMU_ARCH": plan.arch.name, "TT_EMU_COUNTERS": str(counters_path),
+               **kernel_build_env()}
         env.pop("TT_EMU_TRACE", None)
         env.pop("TT_EMU_PROGRESS_FD", None)
         if trace is not None:

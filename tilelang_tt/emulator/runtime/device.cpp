@@ -598,9 +598,16 @@ uint32_t Device::add_semaphore(const std::vector<CoreXY>& cores, uint32_t initia
 
 uint32_t Device::add_kernel(const std::string& source_name, KernelRole role, const std::vector<CoreXY>& cores,
                             const std::vector<uint32_t>& compile_args, ComputeOptions opts) {
-  DeviceImpl& d = *impl_;
   const KernelInfo* info = find_kernel(source_name);
   if (info == nullptr) throw EmulatorError("add_kernel: no kernel registered for '" + source_name + "'");
+  return add_kernel(*info, source_name, role, cores, compile_args, std::move(opts));
+}
+
+uint32_t Device::add_kernel(const KernelInfo& kernel_info, const std::string& source_name, KernelRole role,
+                            const std::vector<CoreXY>& cores, const std::vector<uint32_t>& compile_args,
+                            ComputeOptions opts) {
+  DeviceImpl& d = *impl_;
+  const KernelInfo* info = &kernel_info;
   if (info->compile_args != compile_args) {
     auto join = [](const std::vector<uint32_t>& v) {
       std::string s = "[";

@@ -142,6 +142,10 @@ class Device {
   // compile args differ from the ones it was compiled with, or a core already has that role.
   uint32_t add_kernel(const std::string& source_name, KernelRole role, const std::vector<CoreXY>& cores,
                       const std::vector<uint32_t>& compile_args, ComputeOptions opts);
+  // The same for a kernel the caller holds (one the host API built from a kernel file, jit.hpp), named
+  // `source_name` in messages.
+  uint32_t add_kernel(const KernelInfo& info, const std::string& source_name, KernelRole role,
+                      const std::vector<CoreXY>& cores, const std::vector<uint32_t>& compile_args, ComputeOptions opts);
   void set_runtime_args(uint32_t kernel_id, CoreXY core, std::vector<uint32_t> args);
   void set_common_runtime_args(uint32_t kernel_id, std::vector<uint32_t> args);
 

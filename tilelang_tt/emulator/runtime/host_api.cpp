@@ -13,6 +13,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -22,6 +23,7 @@
 #include <tt-metalium/tensor_accessor_args.hpp>
 
 #include "device.hpp"
+#include "jit.hpp"
 
 namespace tt::tt_metal {
 
@@ -115,6 +117,7 @@ struct CircularBufferSpec {
     uint32_t page_size;
     emu::DataFormat format;
     int32_t shares_l1_of;  // the config's first index, for its other indices (they share its L1); else -1
+    tt::DataFormat host_format;  // as configured (the kernel-side DataFormat id a kernel file is built with)
 };
 
 struct SemaphoreSpec {
@@ -129,6 +132,10 @@ struct KernelSpec {
     std::vector<emu::CoreXY> cores;
     std::vector<uint32_t> compile_args;
     emu::ComputeOptions options;
+    // A kernel file (not one compiled into the program): built at launch with these (jit.hpp).
+    std::string path;
+    std::map<std::string, std::string> defines;
+    std::unordered_map<std::string, uint32_t> named_args;
 };
 
 struct RuntimeArgsSpec {
@@ -465,7 +472,8 @@ CBHandle CreateCircularBuffer(
             fail("circular buffer " + std::to_string(index) + " has a data format but no page size (set_page_size)");
         }
         state.circular_buffers.push_back({cores, u32(index), config.total_size(), *config.page_sizes()[index],
-                                          to_emu(*config.data_formats()[index]), first_index});
+                                          to_emu(*config.data_formats()[index]), first_index,
+                                          *config.data_formats()[index]});
         first_index = first_index < 0 ? static_cast<int32_t>(index) : first_index;
     }
     return handle;
@@ -499,20 +507,18 @@ KernelHandle CreateKernel(
     const std::string& file_name,
     const std::variant<CoreCoord, CoreRange, CoreRangeSet>& core_spec,
     const std::variant<DataMovementConfig, ComputeConfig>& config) {
-    KernelSpec spec{file_name, emu::KernelRole::Reader, cores_of(core_spec), {}, {}};
+    KernelSpec spec{file_name, emu::KernelRole::Reader, cores_of(core_spec), {}, {}, {}, {}, {}};
     if (const auto* movement = std::get_if<DataMovementConfig>(&config)) {
-        if (!movement->defines.empty() || !movement->named_compile_args.empty()) {
-            fail(file_name + ": kernel defines and named compile-time args are not emulated");
-        }
         spec.role = movement->processor == DataMovementProcessor::RISCV_1 ? emu::KernelRole::Reader
                                                                            : emu::KernelRole::Writer;
         spec.compile_args = movement->compile_args;
+        spec.defines = movement->defines;
+        spec.named_args = movement->named_compile_args;
     } else {
         const ComputeConfig& compute = std::get<ComputeConfig>(config);
-        if (!compute.defines.empty() || !compute.named_compile_args.empty()) {
-            fail(file_name + ": kernel defines and named compile-time args are not emulated");
-        }
         spec.role = emu::KernelRole::Compute;
+        spec.defines = compute.defines;
+        spec.named_args = compute.named_compile_args;
         spec.compile_args = compute.compile_args;
         spec.options.fp32_dest_acc_en = compute.fp32_dest_acc_en;
         spec.options.math_approx_mode = compute.math_approx_mode;
@@ -521,6 +527,15 @@ KernelHandle CreateKernel(
         for (const UnpackToDestMode mode : compute.unpack_to_dest_mode) {
             spec.options.unpack_to_dest_fp32.push_back(mode == UnpackToDestMode::UnpackToDestFp32);
         }
+    }
+    // A kernel compiled into the program (the driver's: a plan's kernels, registered by name) was built
+    // with its plan's compile-time args and nothing else; any other name is a kernel file, found now as
+    // tt-metal's KernelSource does and built at launch with this config.
+    if (emu::find_kernel(file_name) == nullptr) {
+        spec.path = guarded([&] { return emu::resolve_kernel_source(file_name); });
+    } else if (!spec.defines.empty() || !spec.named_args.empty()) {
+        fail(file_name + " is compiled into the program (a plan's kernel) without defines or named compile-time "
+                         "args; a kernel that takes them is given to CreateKernel as a kernel file");
     }
     ProgramState& state = program.state();
     state.kernels.push_back(std::move(spec));
@@ -990,6 +1005,23 @@ MeshCommandQueue::MeshCommandQueue(MeshDevice* device, uint32_t id) : device_(de
 
 namespace {
 
+// The data format of each CB index on the kernel's cores, the kernel-side DataFormat id (0xff for
+// none): what tt-metal's JIT build writes into the kernel's chlkc_descriptors.h
+// (ProgramImpl::set_cb_data_fmt over the kernel's core ranges, tt_metal/impl/program/program.cpp).
+std::vector<uint8_t> cb_formats_of(const ProgramState& state, const KernelSpec& kernel) {
+    std::vector<uint8_t> formats;
+    for (const CircularBufferSpec& cb : state.circular_buffers) {
+        const bool on_kernel_core = std::any_of(cb.cores.begin(), cb.cores.end(), [&](const emu::CoreXY& core) {
+            return std::find(kernel.cores.begin(), kernel.cores.end(), core) != kernel.cores.end();
+        });
+        if (on_kernel_core) {
+            formats.resize(std::max<std::size_t>(formats.size(), cb.index + 1), 0xff);
+            formats[cb.index] = static_cast<uint8_t>(cb.host_format);
+        }
+    }
+    return formats;
+}
+
 void run_program(const ProgramState& state) {
     emu::Device& device = emu::Device::get();
     device.reset_program();
@@ -1007,8 +1039,15 @@ void run_program(const ProgramState& state) {
     }
     std::vector<uint32_t> device_kernel_ids;
     for (const KernelSpec& kernel : state.kernels) {
-        device_kernel_ids.push_back(
-            device.add_kernel(kernel.source, kernel.role, kernel.cores, kernel.compile_args, kernel.options));
+        if (kernel.path.empty()) {
+            device_kernel_ids.push_back(
+                device.add_kernel(kernel.source, kernel.role, kernel.cores, kernel.compile_args, kernel.options));
+        } else {
+            const emu::KernelInfo& built = emu::build_kernel(
+                {kernel.path, kernel.compile_args, kernel.defines, kernel.named_args, cb_formats_of(state, kernel)});
+            device_kernel_ids.push_back(
+                device.add_kernel(built, kernel.source, kernel.role, kernel.cores, kernel.compile_args, kernel.options));
+        }
     }
     for (const RuntimeArgsSpec& args : state.runtime_args) {
         device.set_runtime_args(device_kernel_ids[args.kernel], args.core, args.args);

@@ -1,0 +1,201 @@
+// The emulated JIT build of kernel files (jit.hpp).
+//
+// As tt-metal's JIT does (tt_metal/jit_build/genfiles.cpp: a generated kernel_includes.hpp that
+// #includes the kernel by path, compiled with the kernel's -D defines, KERNEL_COMPILE_TIME_ARGS and
+// KERNEL_COMPILE_TIME_ARG_MAP), the kernel is compiled from a generated translation unit that includes
+// it by its path, so its own quoted includes resolve beside it. The unit becomes a shared object the
+// program loads (dlopen): its calls into the emulator resolve to the program's runtime, which the
+// driver links with -rdynamic.
+#include "jit.hpp"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+extern char** environ;
+
+namespace emu {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string env_or_empty(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? std::string() : std::string(value);
+}
+
+// 64-bit FNV-1a of the parts, each prefixed with its length: the built kernel's cache key.
+struct Hash {
+  uint64_t h = 1469598103934665603ull;
+  void add(const std::string& part) {
+    const uint64_t n = part.size();
+    for (int i = 0; i < 8; ++i) byte(static_cast<unsigned char>(n >> (8 * i)));
+    for (const char c : part) byte(static_cast<unsigned char>(c));
+  }
+  void byte(unsigned char c) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  std::string hex() const {
+    char out[17];
+    std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+    return out;
+  }
+};
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void write_atomically(const fs::path& path, const std::string& text) {
+  const fs::path partial = path.string() + "." + std::to_string(getpid()) + ".tmp";
+  std::ofstream(partial, std::ios::binary) << text;
+  fs::rename(partial, path);
+}
+
+// Runs argv (no shell) with its output in `log`; true when it exits 0.
+bool run_command(const std::vector<std::string>& argv, const fs::path& log) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  pid_t pid = 0;
+  const int spawned = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) throw EmulatorError("cannot run the kernel compiler '" + argv[0] + "'");
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+std::string config_text(const KernelBuild& build) {
+  std::string text = "defines {";
+  for (const auto& [name, value] : build.defines) text += " " + name + "=" + value + ";";
+  text += " }, named compile-time args {";
+  std::map<std::string, uint32_t> named(build.named_args.begin(), build.named_args.end());
+  for (const auto& [name, value] : named) text += " " + name + "=" + std::to_string(value) + ";";
+  text += " }, compile-time args {";
+  for (const uint32_t a : build.compile_args) text += " " + std::to_string(a);
+  return text + " }";
+}
+
+}  // namespace
+
+std::string resolve_kernel_source(const std::string& file_name) {
+  std::vector<fs::path> searched{file_name};
+  const fs::path given(file_name);
+  if (!given.is_absolute()) {
+    for (const char* var : {"TT_METAL_RUNTIME_ROOT", "TT_METAL_KERNEL_PATH"}) {
+      const std::string dir = env_or_empty(var);
+      if (!dir.empty()) searched.push_back(fs::path(dir) / given);
+    }
+  }
+  std::string tried;
+  for (const fs::path& path : searched) {
+    if (fs::is_regular_file(path)) return fs::absolute(path).lexically_normal().string();
+    tried += (tried.empty() ? "" : ", ") + path.string();
+  }
+  throw EmulatorError("Kernel file " + file_name + " doesn't exist in any of the searched paths! (" + tried + ")");
+}
+
+const KernelInfo& build_kernel(const KernelBuild& build) {
+  std::vector<std::string> argv;
+  std::istringstream command(env_or_empty("TT_EMU_KERNEL_BUILD"));
+  for (std::string line; std::getline(command, line);) {
+    if (!line.empty()) argv.push_back(line);
+  }
+  const std::string cache = env_or_empty("TT_EMU_KERNEL_CACHE");
+  if (argv.empty() || cache.empty())
+    throw EmulatorError("CreateKernel(" + build.path + "): the emulator builds kernel files with the command in "
+                        "TT_EMU_KERNEL_BUILD into TT_EMU_KERNEL_CACHE, which tilelang_tt.emulator's driver sets; "
+                        "they are not set");
+  if (build.path.find_first_of("\"\n\\") != std::string::npos)
+    throw EmulatorError("kernel path " + build.path + " has a quote, backslash or newline");
+  // The JIT build's include roots: the root dir, whose ttnn/cpp/ttnn/... the ttnn kernels include by
+  // that path (kernel_lib), and ttnn/cpp, for their "ttnn/operations/..." includes.
+  const std::string root = env_or_empty("TT_METAL_RUNTIME_ROOT");
+  if (!root.empty()) {
+    argv.push_back("-I" + root);
+    argv.push_back("-I" + (fs::path(root) / "ttnn" / "cpp").string());
+  }
+  argv.push_back("-fPIC");
+  argv.push_back("-shared");
+  argv.push_back("-Dkernel_main=tt_emu_jit_kernel_main");
+  std::string ct;
+  for (size_t i = 0; i < build.compile_args.size(); ++i) ct += (i ? "," : "") + std::to_string(build.compile_args[i]);
+  argv.push_back("-DKERNEL_COMPILE_TIME_ARGS=" + ct);
+  if (!build.named_args.empty()) {
+    // api/compile_time_args.h's map: {"name",value},... (sorted, so that the key does not depend on the
+    // unordered_map's order).
+    std::map<std::string, uint32_t> named(build.named_args.begin(), build.named_args.end());
+    std::string map;
+    for (const auto& [name, value] : named) map += (map.empty() ? "" : ",") + ("{\"" + name + "\"," + std::to_string(value) + "}");
+    argv.push_back("-DKERNEL_COMPILE_TIME_ARG_MAP=" + map);
+  }
+  if (!build.cb_formats.empty()) {
+    std::string formats;
+    for (size_t i = 0; i < build.cb_formats.size(); ++i) formats += (i ? "," : "") + std::to_string(build.cb_formats[i]);
+    argv.push_back("-DTT_EMU_CB_FORMATS=" + formats);
+  }
+  for (const auto& [name, value] : build.defines) argv.push_back("-D" + name + "=" + value);
+  const std::string unit = "#include \"" + build.path + "\"\n"
+                           "extern \"C\" void tt_emu_jit_entry() { kernel_main(); }\n";
+  Hash key;
+  for (const std::string& a : argv) key.add(a);
+  key.add(unit);
+  key.add(read_file(build.path));
+  const fs::path dir = fs::path(cache) / key.hex();
+  const fs::path object = dir / (fs::path(build.path).stem().string() + ".so");
+
+  static std::map<std::string, const KernelInfo*> loaded;  // the host program is one thread
+  static std::deque<KernelInfo> infos;
+  static std::deque<std::string> names;
+  if (const auto it = loaded.find(object.string()); it != loaded.end()) return *it->second;
+
+  if (!fs::exists(object)) {
+    fs::create_directories(dir);
+    const fs::path source = dir / "kernel_unit.cpp";
+    if (!fs::exists(source)) write_atomically(source, unit);
+    const std::string pid = std::to_string(getpid());
+    const fs::path partial = object.string() + "." + pid + ".tmp", log = dir / ("build." + pid + ".log");
+    argv.push_back(source.string());
+    argv.push_back("-o");
+    argv.push_back(partial.string());
+    if (!run_command(argv, log)) {
+      const std::string messages = read_file(log);
+      fs::remove(partial);
+      fs::remove(log);
+      throw EmulatorError("building kernel " + build.path + " failed (CreateKernel gave " + config_text(build) +
+                          "):\n" + messages);
+    }
+    fs::remove(log);
+    fs::rename(partial, object);  // atomic: another process building the same kernel finds it whole
+  }
+  void* handle = dlopen(object.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) throw EmulatorError("loading kernel " + object.string() + ": " + dlerror());
+  auto* entry = reinterpret_cast<KernelFn>(dlsym(handle, "tt_emu_jit_entry"));
+  if (entry == nullptr) throw EmulatorError("kernel " + object.string() + " has no entry: " + dlerror());
+  names.push_back(build.path);
+  infos.push_back(KernelInfo{names.back().c_str(), entry, build.compile_args});
+  loaded[object.string()] = &infos.back();
+  return infos.back();
+}
+
+}  // namespace emu
