@@ -11,8 +11,6 @@ from __future__ import annotations
 import re
 import subprocess
 
-from dataclasses import dataclass
-
 import numpy as np
 import pytest
 import torch
@@ -23,134 +21,14 @@ from tilelang_tt.emulator import EmulatorError, run
 from tilelang_tt.emulator.driver import build
 from tilelang_tt.env import ttnn_kernels_root
 
-from .device_harness import split_work
-from .test_ttnn_kernels import (BINARY_COMPUTE, BMM_COMPUTE, BMM_READER, SFPU_COMPUTE, TILE, UNARY_READER,
-                                UNARY_WRITER, bf16, from_tiles, matmul_close, sfpu_chain, tiles_of, torch_bf16)
+from .device_harness import bf16_bits, bf16_to_f32, split_work
+from .host_programs import (EPILOGUE, PRELUDE, ROOT_PREFIX, TILE, HostKernel, accessor, buffer_entry, cpp_map,
+                            cpp_named, host_program, reader_config, tile_words, writer_config)
+from .test_ttnn_kernels import (BINARY_COMPUTE, BMM_COMPUTE, BMM_READER, SFPU_COMPUTE, UNARY_READER, UNARY_WRITER,
+                                bf16, from_tiles, matmul_close, sfpu_chain, torch_bf16)
 
-ROOT_PREFIX = "ttnn/cpp/"  # the factories' kernel paths are relative to tt-metal's root dir
-
-PRELUDE = r"""
-#include <cstdint>
-#include <filesystem>
-#include <fstream>
-#include <map>
-#include <memory>
-#include <string>
-#include <unordered_map>
-#include <utility>
-#include <vector>
-
-#include <tt-metalium/core_coord.hpp>
-#include <tt-metalium/distributed.hpp>
-#include <tt-metalium/host_api.hpp>
-#include <tt-metalium/mesh_device.hpp>
-#include <tt-metalium/tensor_accessor_args.hpp>
-
-using namespace tt;
-using namespace tt::tt_metal;
-
-namespace {
-
-std::vector<uint32_t> read_words(const std::filesystem::path& path, std::size_t count) {
-    std::ifstream file(path, std::ios::binary);
-    std::vector<uint32_t> values(count);
-    file.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(count * 4));
-    return values;
-}
-
-void write_words(const std::filesystem::path& path, const std::vector<uint32_t>& values) {
-    std::ofstream(path, std::ios::binary)
-        .write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * 4));
-}
-
-}  // namespace
-
-int main(int argc, char** argv) {
-    const std::filesystem::path data_dir = argv[1];
-    std::shared_ptr<distributed::MeshDevice> device = distributed::MeshDevice::create_unit_mesh(0);
-    distributed::MeshCommandQueue& command_queue = device->mesh_command_queue();
-    constexpr uint32_t tile = 2048;
-    distributed::DeviceLocalBufferConfig dram{.page_size = tile, .buffer_type = BufferType::DRAM};
-    Program program = CreateProgram();
-"""
-
-EPILOGUE = r"""
-    distributed::MeshWorkload workload;
-    workload.add_program(distributed::MeshCoordinateRange(device->shape()), std::move(program));
-    distributed::EnqueueMeshWorkload(command_queue, workload, false);
-    distributed::Finish(command_queue);
-OUTPUTS
-    device->close();
-    return 0;
-}
-"""
-
-
-@dataclass(frozen=True)
-class HostKernel:
-    path: str  # under ttnn's include root, as test_ttnn_kernels names them
-    config: str  # the C++ config expression (its compile_args may name the vector `<var>_ct`)
-    compile_args: str = ""  # C++ statements filling `<var>_ct` (TensorAccessorArgs ...)
-    runtime_args: tuple[str, ...] = ()  # per core, C++ initializer lists
-
-
-def host_program(cores: int, buffers: dict[str, tuple[int, bool]], cbs: dict[int, int],
-                 kernels: dict[str, HostKernel]) -> str:
-    """main.cpp of a program on cores (0..cores-1, 0): ``buffers`` name -> (tiles, is input), interleaved
-    DRAM, bfloat16 tiles; ``cbs`` index -> tiles (one CircularBufferConfig each, Float16_b);
-    ``kernels`` variable name -> kernel."""
-    body = [f"    CoreRange cores(CoreCoord{{0, 0}}, CoreCoord{{{cores - 1}, 0}});"]
-    outputs = []
-    for name, (tiles, is_input) in buffers.items():
-        body.append(f"    auto {name} = distributed::MeshBuffer::create(distributed::ReplicatedBufferConfig{{.size = "
-                    f"{tiles} * tile}}, dram, device.get());")
-        body.append(f"    const uint32_t {name}_address = static_cast<uint32_t>({name}->get_reference_buffer()->address());")
-        if is_input:
-            body.append(f"    command_queue.enqueue_write_mesh_buffer({name}, read_words(data_dir / \"{name}.bin\", "
-                        f"{tiles} * tile / 4).data(), false);")
-        else:
-            outputs.append(f"    std::vector<uint32_t> {name}_out({tiles} * tile / 4);\n"
-                           f"    command_queue.enqueue_read_mesh_buffer({name}_out.data(), {name}, true);\n"
-                           f"    write_words(data_dir / \"{name}.out.bin\", {name}_out);")
-    for index, tiles in cbs.items():
-        body.append(f"    CircularBufferConfig cb_{index}({tiles} * tile, {{{{{index}, tt::DataFormat::Float16_b}}}});\n"
-                    f"    cb_{index}.set_page_size({index}, tile);\n"
-                    f"    CreateCircularBuffer(program, cores, cb_{index});")
-    for var, k in kernels.items():
-        body.append(f"    std::vector<uint32_t> {var}_ct;\n{k.compile_args}")
-        body.append(f"    KernelHandle {var} = CreateKernel(program, \"{ROOT_PREFIX}{k.path}\", cores, {k.config});")
-        body += [f"    SetRuntimeArgs(program, {var}, CoreCoord{{{x}, 0}}, std::vector<uint32_t>{args});"
-                 for x, args in enumerate(k.runtime_args)]
-    return PRELUDE + "\n".join(body) + EPILOGUE.replace("OUTPUTS", "\n".join(outputs))
-
-
-def buffer_entry(name: str, tiles: int, access: str) -> dict:
-    return {"name": name, "access": access, "shape": [tiles, TILE // 4], "dtype": "uint32"}
-
-
-def words(x: np.ndarray) -> np.ndarray:
-    """bfloat16 tiles of ``x`` as the uint32 words of a buffer."""
-    return np.frombuffer(tiles_of(x), dtype=np.uint32).reshape(-1, TILE // 4)
-
-
-def reader_config(ct: str = "reader_ct") -> str:
-    return f"DataMovementConfig{{.processor = DataMovementProcessor::RISCV_1, .noc = NOC::RISCV_1_default, .compile_args = {ct}"
-
-
-def writer_config(ct: str = "writer_ct") -> str:
-    return f"DataMovementConfig{{.processor = DataMovementProcessor::RISCV_0, .noc = NOC::RISCV_0_default, .compile_args = {ct}"
-
-
-def cpp_map(entries: dict[str, str]) -> str:
-    return "{" + ", ".join(f'{{"{k}", "{v}"}}' for k, v in entries.items()) + "}"
-
-
-def cpp_named(entries: dict[str, int]) -> str:
-    return "{" + ", ".join(f'{{"{k}", {v}}}' for k, v in entries.items()) + "}"
-
-
-def accessor(buffer: str, var: str) -> str:
-    return f"    TensorAccessorArgs(*{buffer}).append_to({var}_ct);\n"
+TILIZE_COMPUTE = "ttnn/operations/data_movement/tilize/device/kernels/compute/tilize.cpp"
+UNTILIZE_COMPUTE = "ttnn/operations/data_movement/untilize/device/kernels/compute/untilize.cpp"
 
 
 @pytest.fixture(scope="module")
@@ -175,7 +53,7 @@ def test_sfpu_chain_defines_through_create_kernel(wheel_kernels):
                              tuple(f"{{Y_address, {n}, {s}}}" for s, n in work)),
     })
     plan = host_program_plan("wormhole_b0", [buffer_entry("X", tiles, "read"), buffer_entry("Y", tiles, "write")])
-    result = run(host_program_sources(main), plan, {"X": words(x)})
+    result = run(host_program_sources(main), plan, {"X": tile_words(x)})
     out = from_tiles(result.outputs["Y"].tobytes(), 64, 96)
     assert torch.equal(out, torch.relu(torch_bf16(x)).float())
     assert result.counters["total"]["tile_ops"]["relu_tile"] == tiles
@@ -201,8 +79,133 @@ def test_named_compile_args_through_create_kernel(wheel_kernels):
     })
     plan = host_program_plan("wormhole_b0", [buffer_entry("A", mt * kt, "read"), buffer_entry("B", kt * nt, "read"),
                                              buffer_entry("C", mt * nt, "write")])
-    result = run(host_program_sources(main), plan, {"A": words(a), "B": words(b)})
+    result = run(host_program_sources(main), plan, {"A": tile_words(a), "B": tile_words(b)})
     matmul_close(from_tiles(result.outputs["C"].tobytes(), 64, 64), a, b)
+
+
+# ---------------------------------------------------------------- tilize / untilize (kernel_lib)
+# tilize.cpp and untilize.cpp, the legacy-API twins of the Metal 2.0 kernels ttnn 0.81.1's factories
+# create (kernel/compute/tilize_metal2.cpp, untilize/.../untilize_metal2.cpp: the same compute_kernel_lib
+# call, their args named instead of indexed), through ttnn's kernel_lib helpers (tilize_helpers.hpp,
+# untilize_helpers.hpp). As TilizeMultiCoreDefaultProgramFactory does, each core takes whole blocks (32
+# rows of the tensor's width, `width` tiles; split_blocks_for_tilize), and the input and output CBs
+# hold one block each. The factories' readers and writers are Metal 2.0 kernels; the unary interleaved
+# reader and writer stand in for them, moving the row-major block as the pages of a DRAM buffer of
+# tile-sized pages (a block's 32 rows are `width` consecutive pages of the row-major tensor).
+
+
+def row_major_words(x: np.ndarray) -> np.ndarray:
+    """bfloat16 ``x``, row-major, as the uint32 words of a buffer of tile-sized pages."""
+    return np.ascontiguousarray(bf16_bits(x)).view(np.uint32).reshape(-1, TILE // 4)
+
+
+def layout_program(compute_path: str, compute_args, x_words: np.ndarray, width: int, blocks: int, cores: int):
+    tiles = width * blocks
+    work = [(start * width, count * width) for start, count in split_work(blocks, cores)]
+    counts = {count for _, count in work}
+    assert len(counts) == 1, "one core group: the block count is a compile-time arg"
+    main = host_program(cores, {"X": (tiles, True), "Y": (tiles, False)}, {0: width, 16: width}, {
+        "reader": HostKernel(UNARY_READER, reader_config() + "}", accessor("X", "reader"),
+                             tuple(f"{{X_address, {n}, {s}}}" for s, n in work)),
+        "compute": HostKernel(compute_path, f"ComputeConfig{{.compile_args = {{{', '.join(map(str, compute_args))}}}}}",
+                              "", ("{}",) * cores),
+        "writer": HostKernel(UNARY_WRITER, writer_config() + "}", "    writer_ct.push_back(16);\n" + accessor("Y", "writer"),
+                             tuple(f"{{Y_address, {n}, {s}}}" for s, n in work)),
+    })
+    plan = host_program_plan("wormhole_b0", [buffer_entry("X", tiles, "read"), buffer_entry("Y", tiles, "write")])
+    return run(host_program_sources(main), plan, {"X": x_words})
+
+
+def test_tilize_through_kernel_lib(wheel_kernels):
+    width, blocks, cores = 3, 4, 2
+    x = bf16((blocks * 32, width * 32), seed=24)
+    per_core = blocks // cores
+    result = layout_program(TILIZE_COMPUTE, (0, 16, per_core, width), row_major_words(x), width, blocks, cores)
+    assert torch.equal(from_tiles(result.outputs["Y"].tobytes(), blocks * 32, width * 32), torch.from_numpy(x))
+    assert result.counters["total"]["tile_ops"]["tilize_block"] == blocks * width  # counted per tile
+
+
+def test_untilize_through_kernel_lib(wheel_kernels):
+    width, blocks, cores = 2, 4, 2
+    x = bf16((blocks * 32, width * 32), seed=25)
+    per_core = blocks // cores
+    result = layout_program(UNTILIZE_COMPUTE, (per_core, width, 0, 16), tile_words(x), width, blocks, cores)
+    out = bf16_to_f32(result.outputs["Y"].view(np.uint16)).reshape(blocks * 32, width * 32)
+    assert torch.equal(torch.from_numpy(out), torch.from_numpy(x))
+
+
+# ---------------------------------------------------------------- what the build gives a kernel file
+# Kernel files of the test's own (absolute paths): the compute kernel checks the descriptors the build
+# generated for it (chlkc_descriptors.h's, from the ComputeConfig and the program's CBs) at compile time,
+# and the CB interface a compute kernel sees (16-byte units) with ASSERT; both move one tile through
+# c_0 with CircularBuffer.
+DESCRIPTOR_COMPUTE = r"""
+#include "api/compute/common.h"
+#include "api/dataflow/circular_buffer.h"
+
+static_assert(DST_ACCUM_MODE == (EXPECT_FP32_ACC == 1));
+static_assert(DST_SYNC_MODE == (EXPECT_FULL_SYNC ? DstSync::SyncFull : DstSync::SyncHalf));
+static_assert(unpack_src_format[0] == static_cast<int>(DataFormat::Float16_b) && unpack_src_format[1] == 0xff);
+static_assert(pack_dst_format[16] == static_cast<unsigned char>(DataFormat::Float32));
+static_assert(unpack_tile_r_dim[0] == 32 && unpack_tile_c_dim[16] == 32 && pack_tile_r_dim[16] == 32);
+
+void kernel_main() {
+    ASSERT(get_local_cb_interface(0).fifo_page_size == 2048 / 16);
+    ASSERT(get_local_cb_interface(16).fifo_size == 2 * 4096 / 16);
+    CircularBuffer in(0);
+    in.wait_front(1);
+    in.pop_front(1);
+}
+"""
+
+CB_READER = r"""
+#include "api/dataflow/dataflow_api.h"
+#include "api/dataflow/circular_buffer.h"
+
+void kernel_main() {
+    CircularBuffer out(0);
+    ASSERT(out.get_tile_size() == 2048 && out.get_dataformat() == DataFormat::Float16_b && out.get_cb_id() == 0);
+    out.reserve_back(1);
+    ASSERT(out.pages_available_at_front(1) == false);
+    out.push_back(1);
+}
+"""
+
+
+def own_kernels_program(tmp_path, compute: str, config: str) -> tuple[dict, dict]:
+    (tmp_path / "compute.cpp").write_text(compute)
+    (tmp_path / "reader.cpp").write_text(CB_READER)
+    main = PRELUDE + f"""
+    CoreCoord core{{0, 0}};
+    CircularBufferConfig in_config(2 * tile, {{{{0, tt::DataFormat::Float16_b}}}});
+    in_config.set_page_size(0, tile);
+    CreateCircularBuffer(program, core, in_config);
+    CircularBufferConfig out_config(2 * 4096, {{{{16, tt::DataFormat::Float32}}}});
+    out_config.set_page_size(16, 4096);
+    CreateCircularBuffer(program, core, out_config);
+    CreateKernel(program, "{tmp_path / 'reader.cpp'}", core, DataMovementConfig{{.processor = DataMovementProcessor::RISCV_1}});
+    CreateKernel(program, "{tmp_path / 'compute.cpp'}", core, {config});""" + EPILOGUE.replace("OUTPUTS", "")
+    return host_program_sources(main), host_program_plan("wormhole_b0", [])
+
+
+@pytest.mark.parametrize("fp32_acc, full_sync", [(False, False), (True, True)])
+def test_a_compute_kernel_file_is_built_with_its_descriptors(tmp_path, fp32_acc, full_sync):
+    config = (f"ComputeConfig{{.fp32_dest_acc_en = {str(fp32_acc).lower()}, .dst_full_sync_en = {str(full_sync).lower()}, "
+              f'.defines = {{{{"EXPECT_FP32_ACC", "{int(fp32_acc)}"}}, {{"EXPECT_FULL_SYNC", "{int(full_sync)}"}}}}}}')
+    # A descriptor other than expected fails a static_assert (the build stops: EmulatorError), a CB
+    # interface other than expected an ASSERT (the run stops).
+    result = run(*own_kernels_program(tmp_path, DESCRIPTOR_COMPUTE, config), {})
+    assert result.counters["total"]["dram_bytes_read"] == 0
+
+
+def test_a_failed_assert_names_its_line(tmp_path):
+    compute = DESCRIPTOR_COMPUTE.replace("== 2048 / 16", "== 2048")  # the data movement view's bytes
+    config = 'ComputeConfig{.defines = {{"EXPECT_FP32_ACC", "0"}, {"EXPECT_FULL_SYNC", "0"}}}'
+    with pytest.raises(EmulatorError) as err:
+        run(*own_kernels_program(tmp_path, compute, config), {})
+    assert "ASSERT(get_local_cb_interface(0).fifo_page_size == 2048) failed" in str(err.value)
+    line = next(i for i, text in enumerate(compute.splitlines(), 1) if "== 2048)" in text)
+    assert f"compute kernel 'compute.cpp': ASSERT(" in str(err.value) and f"failed at compute.cpp:{line}" in str(err.value)
 
 
 # ---------------------------------------------------------------- errors

@@ -22,6 +22,7 @@ import torch
 from tilelang_tt.env import ttnn_kernels_root
 
 from .device_harness import Kernel, bf16_bits, bf16_to_f32, build, run, runtime_objects, split_work, tilize, untilize
+from .host_programs import ReuseMatmul
 
 TILE = 2048  # bfloat16 tile bytes
 FLOAT16_B = 5  # kernel-side DataFormat::Float16_b (tensix_types.h)
@@ -237,42 +238,20 @@ def test_bmm(tmp_path, runtime):
 # ---------------------------------------------------------------- matmul: bmm_large_block_zm.cpp
 def block_matmul_program(tmp_path, runtime, a: np.ndarray, b: np.ndarray, in0_block_w: int, out_subblock_h: int,
                          out_subblock_w: int, per_core_m: int, per_core_n: int):
-    """matmul_multi_core_reuse's create_program (matmul/device/matmul_op_multi_core_reuse_program_factory.cpp)
-    with its blocking parameters as arguments (the factory fixes them at in0_block_w 2, subblock 4x2 and
-    16x16 tiles per core; smaller ones keep the test short): CB c_0 double-buffers an in0 block, c_1 an in1
-    block, and one CircularBufferConfig of an output block's size holds c_16 (output) and c_24 (partials)
-    in the same L1; reader ct = {TensorAccessorArgs(a), TensorAccessorArgs(b)}, writer ct =
-    {TensorAccessorArgs(output)}, named {cb_in0: 0, cb_in1: 1, cb_out: 16, cb_intermed0: 24}; the compute
-    and runtime args are the factory's formulas. One core per output block, row-major over the blocks."""
+    """matmul_multi_core_reuse's program (host_programs.ReuseMatmul: its CBs, compile-time args, named
+    args and runtime args) with the given blocking; reader ct = {TensorAccessorArgs(a),
+    TensorAccessorArgs(b)}, writer ct = {TensorAccessorArgs(output)}."""
     (m, k), (_, n) = a.shape, b.shape
-    mt, kt, nt = m // 32, k // 32, n // 32
-    num_blocks = kt // in0_block_w
-    in0_num_subblocks, in1_num_subblocks = per_core_m // out_subblock_h, per_core_n // out_subblock_w
-    compute_args = (in0_block_w, in0_num_subblocks, out_subblock_h * in0_block_w * in0_num_subblocks,
-                    out_subblock_h * in0_block_w, in1_num_subblocks, out_subblock_w * in0_block_w * in1_num_subblocks,
-                    out_subblock_w * in1_num_subblocks, num_blocks, out_subblock_h, out_subblock_w,
-                    out_subblock_h * out_subblock_w, 1)
-    out_block = per_core_m * per_core_n
-    cbs = [Cb(0, 2 * per_core_m * in0_block_w), Cb(1, 2 * per_core_n * in0_block_w), Cb(16, out_block),
-           Cb(24, out_block, shares_l1_of=16)]
-    named = {"cb_in0": 0, "cb_in1": 1, "cb_out": 16, "cb_intermed0": 24}
-    reader = ttnn_kernel(BLOCK_READER, cbs, (*DRAM_INTERLEAVED, *DRAM_INTERLEAVED), named_args=named)
-    compute = ttnn_kernel(BLOCK_COMPUTE, cbs, compute_args, named_args=named)
-    writer = ttnn_kernel(BLOCK_WRITER, cbs, DRAM_INTERLEAVED, named_args=named)
-    reader_args, writer_args = [], []
-    for y in range(mt // per_core_m):
-        for x in range(nt // per_core_n):
-            reader_args.append(" ".join(map(str, [
-                "@A", kt * per_core_m * y, 1, kt, in0_block_w, in0_block_w, per_core_m, in0_block_w * per_core_m,
-                "@B", per_core_n * x, 1, nt, in0_block_w * nt, per_core_n, in0_block_w, per_core_n * in0_block_w,
-                num_blocks, mt * kt, kt * nt, 1, 0])))
-            writer_args.append(" ".join(map(str, [
-                "@C", x * per_core_n + y * per_core_m * nt, 1, nt, out_subblock_w, out_subblock_h * nt,
-                out_subblock_w, out_subblock_h, out_subblock_w * out_subblock_h, per_core_n // out_subblock_w,
-                per_core_m // out_subblock_h, mt * nt, 1])))
+    mm = ReuseMatmul(m // 32, k // 32, n // 32, in0_block_w, out_subblock_h, out_subblock_w, per_core_m, per_core_n)
+    cbs = [Cb(0, mm.cbs[0]), Cb(1, mm.cbs[1]), Cb(16, mm.cbs[16, 24]), Cb(24, mm.cbs[16, 24], shares_l1_of=16)]
+    reader = ttnn_kernel(BLOCK_READER, cbs, (*DRAM_INTERLEAVED, *DRAM_INTERLEAVED), named_args=mm.named_args)
+    compute = ttnn_kernel(BLOCK_COMPUTE, cbs, mm.compute_args, named_args=mm.named_args)
+    writer = ttnn_kernel(BLOCK_WRITER, cbs, DRAM_INTERLEAVED, named_args=mm.named_args)
+    reader_args = [" ".join(map(str, args)) for args in mm.reader_args("@A", "@B")]
+    writer_args = [" ".join(map(str, args)) for args in mm.writer_args("@C")]
     exe = build(tmp_path, runtime, [reader, compute, writer])
-    text = spec(len(reader_args), {"A": (mt * kt, "in"), "B": (kt * nt, "in"), "C": (mt * nt, "out")}, cbs,
-                [(reader, "reader"), (compute, "compute"), (writer, "writer")],
+    text = spec(len(reader_args), {"A": (mm.mt * mm.kt, "in"), "B": (mm.kt * mm.nt, "in"), "C": (mm.mt * mm.nt, "out")},
+                cbs, [(reader, "reader"), (compute, "compute"), (writer, "writer")],
                 [reader_args, ["" for _ in reader_args], writer_args])
     return run(tmp_path, exe, text, {"A": tiles_of(a), "B": tiles_of(b)}, ["C"])
 

@@ -35,8 +35,12 @@ from tilelang_tt.tools.header_check import (
 
 EMULATOR_INCLUDE = Path(__file__).resolve().parents[1] / "emulator" / "include"
 # Where tt-metal's device build finds the headers the emulator mirrors (relative to tt_metal/): tt-llk's
-# wormhole ckernel.h, and api/ for tt-metalium/constants.hpp, which kernels include too (ttnn's pad_tile.hpp).
-REAL_INCLUDE_DIRS = ("hw/inc", "hostdevcommon/api", "tt-llk/tt_llk_wormhole_b0/common/inc", "api")
+# wormhole ckernel.h, api/ for tt-metalium/constants.hpp, which kernels include too (ttnn's pad_tile.hpp),
+# and the compute build's llk_api and llk_io (tt_metal/jit_build/build.cpp JitBuildCompute: -I.../metal/llk_api,
+# -I.../metal/llk_io), through which api/compute/common.h reaches get_local_cb_interface (common_globals.h ->
+# llk_unpack_common_api.h -> llk_io.h -> internal/circular_buffer_interface.h).
+REAL_INCLUDE_DIRS = ("hw/inc", "hostdevcommon/api", "tt-llk/tt_llk_wormhole_b0/common/inc", "api",
+                     "hw/ckernels/wormhole_b0/metal/llk_api", "hw/ckernels/wormhole_b0/metal/llk_io")
 # The emulator headers that mirror kernel-visible tt-metal headers (tt-metalium/ is the host API,
 # checked against libtt_metal.so's symbols by tilelang_tt.tools.host_symbols, but for the constants
 # kernels include) ...

@@ -528,10 +528,12 @@ KernelHandle CreateKernel(
             spec.options.unpack_to_dest_fp32.push_back(mode == UnpackToDestMode::UnpackToDestFp32);
         }
     }
-    // A kernel compiled into the program (the driver's: a plan's kernels, registered by name) was built
-    // with its plan's compile-time args and nothing else; any other name is a kernel file, found now as
-    // tt-metal's KernelSource does and built at launch with this config.
-    if (emu::find_kernel(file_name) == nullptr) {
+    // A kernel compiled into the program (the driver's: a plan's kernels, registered under their source
+    // names, which main.cpp gives as they are) was built with its plan's compile-time args and nothing
+    // else; any other name is a kernel file, found now as tt-metal's KernelSource does and built at launch
+    // with this config.
+    const emu::KernelInfo* compiled_in = emu::find_kernel(file_name);
+    if (compiled_in == nullptr || file_name != compiled_in->source_name) {
         spec.path = guarded([&] { return emu::resolve_kernel_source(file_name); });
     } else if (!spec.defines.empty() || !spec.named_args.empty()) {
         fail(file_name + " is compiled into the program (a plan's kernel) without defines or named compile-time "
@@ -1044,7 +1046,8 @@ void run_program(const ProgramState& state) {
                 device.add_kernel(kernel.source, kernel.role, kernel.cores, kernel.compile_args, kernel.options));
         } else {
             const emu::KernelInfo& built = emu::build_kernel(
-                {kernel.path, kernel.compile_args, kernel.defines, kernel.named_args, cb_formats_of(state, kernel)});
+                {kernel.path, kernel.compile_args, kernel.defines, kernel.named_args, cb_formats_of(state, kernel),
+                 kernel.role == emu::KernelRole::Compute ? &kernel.options : nullptr});
             device_kernel_ids.push_back(
                 device.add_kernel(built, kernel.source, kernel.role, kernel.cores, kernel.compile_args, kernel.options));
         }

@@ -154,6 +154,14 @@ const KernelInfo& build_kernel(const KernelBuild& build) {
     for (size_t i = 0; i < build.cb_formats.size(); ++i) formats += (i ? "," : "") + std::to_string(build.cb_formats[i]);
     argv.push_back("-DTT_EMU_CB_FORMATS=" + formats);
   }
+  if (build.compute != nullptr) {
+    // A compute kernel is built as the math TRISC's, with the descriptors tt-metal's JIT writes for it
+    // (include/api/emu/chlkc_descriptors.h).
+    argv.push_back("-DCOMPILE_FOR_TRISC=1");
+    argv.push_back("-DUCK_CHLKC_MATH");
+    argv.push_back("-DTT_EMU_DST_ACCUM_MODE=" + std::to_string(build.compute->fp32_dest_acc_en ? 1 : 0));
+    argv.push_back("-DTT_EMU_DST_FULL_SYNC=" + std::to_string(build.compute->dst_full_sync_en ? 1 : 0));
+  }
   for (const auto& [name, value] : build.defines) argv.push_back("-D" + name + "=" + value);
   const std::string unit = "#include \"" + build.path + "\"\n"
                            "extern \"C\" void tt_emu_jit_entry() { kernel_main(); }\n";

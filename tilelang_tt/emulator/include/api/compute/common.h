@@ -6,17 +6,15 @@
 #include <cstdint>
 
 #include "api/emu/kernel_common.h"
+#include "api/debug/assert.h"  // as tt-metal 0.81.1's api/compute/common.h does
+#include "api/emu/cb_interface.h"  // get_local_cb_interface: common_globals.h -> llk_unpack_common_api.h -> llk_io.h there
+#include "api/emu/chlkc_descriptors.h"
+#include "llk_defs.h"
 
 namespace ckernel {
 
 using emu::k::Loc;
 
-enum class VectorMode : std::uint8_t { None = 0, R = 1, C = 2, RC = 4, RC_custom = 6, Invalid = 0xff };
-enum class ReduceDim : std::uint8_t { REDUCE_ROW, REDUCE_COL, REDUCE_SCALAR };
-enum class PoolType : std::uint8_t { SUM, AVG, MAX, MIN };
-enum class EltwiseBinaryType : std::uint8_t { ELWMUL, ELWDIV, ELWADD, ELWSUB, ELWLESS };
-enum class EltwiseBinaryReuseDestType { NONE = 0, DEST_TO_SRCA = 1, DEST_TO_SRCB = 2 };
-enum class BroadcastType : std::uint8_t { NONE = 0, COL = 1, ROW = 2, SCALAR = 3 };
 enum class SrcOrder : uint8_t { Regular = 0, Reverse = 1 };
 
 // Tile geometry (tt-llk ckernel_defs.h).
@@ -25,11 +23,10 @@ constexpr std::uint32_t FACE_C_DIM = 16;
 constexpr std::uint32_t TILE_R_DIM = 32;
 constexpr std::uint32_t TILE_C_DIM = 32;
 
-// Per-kernel constants of tt-metal's JIT build (its generated chlkc_descriptors.h). DST_ACCUM_MODE: the
-// emulator takes fp32_dest_acc_en from the kernel's ComputeOptions at run time. APPROX: the kernel's
-// ComputeConfig::math_approx_mode, which the emulator's build passes as TT_EMU_MATH_APPROX_MODE
-// (device_types.hpp; add_kernel checks that the program configures the same).
-constexpr bool DST_ACCUM_MODE = false;
+// Per-kernel constants of tt-metal's JIT build (its generated chlkc_descriptors.h): DST_ACCUM_MODE in
+// api/emu/chlkc_descriptors.h; APPROX, the kernel's ComputeConfig::math_approx_mode, which the emulator's
+// builds pass as TT_EMU_MATH_APPROX_MODE (device_types.hpp; add_kernel checks that the program configures
+// the same).
 constexpr bool APPROX = TT_EMU_MATH_APPROX_MODE != 0;
 
 namespace detail {
@@ -57,6 +54,12 @@ constexpr void check_fpu_binary() {
 }  // namespace ckernel
 
 using namespace ckernel;
+
+// api/compute/common_globals.h: code for one TRISC (MATH(x) only in the math build ...). The emulator's
+// compute kernel is all three TRISCs in one build: each runs its part.
+#define MATH(...) __VA_ARGS__
+#define PACK(...) __VA_ARGS__
+#define UNPACK(...) __VA_ARGS__
 
 // What tt-metal's common.h includes. Each of these includes this header first; #pragma once makes
 // that a no-op here, so they come after everything above, which they use.

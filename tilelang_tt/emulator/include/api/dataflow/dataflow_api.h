@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "api/compile_time_args.h"
+#include "api/debug/assert.h"  // as tt-metal 0.81.1's does
 #include "api/emu/addrgen.h"
 #include "api/emu/cb_descriptors.h"
 #include "api/emu/cb_interface.h"

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "api/debug/assert.h"  // as tt-metal 0.81.1's does
 #include "api/emu/cb_descriptors.h"
 #include "api/emu/cb_interface.h"
 #include "api/emu/kernel_common.h"

@@ -1,0 +1,20 @@
+// tt-llk's llk_defs.h (tt_llk_wormhole_b0/llk_lib/llk_defs.h in the 0.81.1 wheel): the ckernel enums
+// the compute API's templates take, which ttnn's kernel_lib also names from data movement kernels
+// (reduce_helpers_common.hpp). The values are the real header's.
+#pragma once
+
+#include <cstdint>
+
+#include "api/emu/kernel_common.h"  // DataFormat (tensix_types.h in tt-llk)
+
+namespace ckernel {
+
+enum class VectorMode : std::uint8_t { None = 0, R = 1, C = 2, RC = 4, RC_custom = 6, Invalid = 0xff };
+enum class ReduceDim : std::uint8_t { REDUCE_ROW, REDUCE_COL, REDUCE_SCALAR };
+enum class PoolType : std::uint8_t { SUM, AVG, MAX, MIN };
+enum class EltwiseBinaryType : std::uint8_t { ELWMUL, ELWDIV, ELWADD, ELWSUB, ELWLESS };
+enum class EltwiseBinaryReuseDestType { NONE = 0, DEST_TO_SRCA = 1, DEST_TO_SRCB = 2 };
+enum class BroadcastType : std::uint8_t { NONE = 0, COL = 1, ROW = 2, SCALAR = 3 };
+enum class DstSync : std::uint8_t { SyncHalf = 0, SyncFull = 1 };
+
+}  // namespace ckernel
