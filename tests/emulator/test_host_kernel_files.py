@@ -18,7 +18,7 @@ import torch
 from tests.emulator.plans import host_program_plan, host_program_sources
 from tilelang_tt.contract.plan import Plan
 from tilelang_tt.emulator import EmulatorError, run
-from tilelang_tt.emulator.driver import build
+from tilelang_tt.emulator.driver import build, kernel_build_env
 from tilelang_tt.env import ttnn_kernels_root
 
 from .device_harness import bf16_bits, bf16_to_f32, split_work
@@ -271,13 +271,26 @@ def test_a_compiled_in_kernel_takes_no_defines(error_program):
     assert "reader.cpp is compiled into the program (a plan's kernel) without defines" in message
 
 
-def test_a_kernel_file_needs_the_drivers_build_environment(error_program, tmp_path):
-    # Run outside the driver (no TT_EMU_KERNEL_BUILD): the program says what it lacks.
+def run_outside_the_driver(error_program, tmp_path, **env) -> subprocess.CompletedProcess:
+    """The error program's executable run on the missing-define case with only ``env`` (and the root dir)."""
     sources, plan = error_program
     exe = build(sources, Plan.from_json(plan))
     np.array([list(CASES).index("missing_define")], dtype=np.uint32).tofile(tmp_path / "CASE.bin")
     env = {"PATH": "/usr/bin:/bin", "TT_EMU_COUNTERS": str(tmp_path / "counters.json"),
-           "TT_METAL_RUNTIME_ROOT": str(ttnn_kernels_root().parent.parent)}
-    done = subprocess.run([str(exe), str(tmp_path)], capture_output=True, text=True, env=env, timeout=60)
+           "TT_METAL_RUNTIME_ROOT": str(ttnn_kernels_root().parent.parent), **env}
+    return subprocess.run([str(exe), str(tmp_path)], capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_a_kernel_file_needs_the_drivers_build_environment(error_program, tmp_path):
+    # Run outside the driver (no TT_EMU_KERNEL_BUILD): the program says what it lacks.
+    done = run_outside_the_driver(error_program, tmp_path)
     assert done.returncode == 3
     assert "TT_EMU_KERNEL_BUILD" in done.stderr and "they are not set" in done.stderr
+
+
+def test_a_kernel_cache_that_is_not_a_directory(error_program, tmp_path):
+    (tmp_path / "cache").write_text("a file")
+    done = run_outside_the_driver(error_program, tmp_path, **kernel_build_env() | {
+        "TT_EMU_KERNEL_CACHE": str(tmp_path / "cache"), "TT_METAL_RUNTIME_ROOT": str(ttnn_kernels_root().parent.parent)})
+    assert done.returncode == 3
+    assert "building kernel " in done.stderr and "eltwise_binary_kernel.cpp: filesystem error" in done.stderr

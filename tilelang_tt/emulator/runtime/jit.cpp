@@ -115,7 +115,9 @@ std::string resolve_kernel_source(const std::string& file_name) {
   throw EmulatorError("Kernel file " + file_name + " doesn't exist in any of the searched paths! (" + tried + ")");
 }
 
-const KernelInfo& build_kernel(const KernelBuild& build) {
+namespace {
+
+const KernelInfo& build_and_load(const KernelBuild& build) {
   std::vector<std::string> argv;
   std::istringstream command(env_or_empty("TT_EMU_KERNEL_BUILD"));
   for (std::string line; std::getline(command, line);) {
@@ -204,6 +206,16 @@ const KernelInfo& build_kernel(const KernelBuild& build) {
   infos.push_back(KernelInfo{names.back().c_str(), entry, build.compile_args});
   loaded[object.string()] = &infos.back();
   return infos.back();
+}
+
+}  // namespace
+
+const KernelInfo& build_kernel(const KernelBuild& build) {
+  try {
+    return build_and_load(build);
+  } catch (const fs::filesystem_error& error) {  // the cache directory: not writable, not a directory ...
+    throw EmulatorError("building kernel " + build.path + ": " + error.what());
+  }
 }
 
 }  // namespace emu
