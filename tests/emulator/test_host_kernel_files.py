@@ -23,7 +23,7 @@ from tilelang_tt.env import ttnn_kernels_root
 
 from .device_harness import bf16_bits, bf16_to_f32, split_work
 from .host_programs import (EPILOGUE, PRELUDE, ROOT_PREFIX, TILE, HostKernel, accessor, buffer_entry, cpp_map,
-                            cpp_named, host_program, reader_config, tile_words, writer_config)
+                            cpp_named, host_program, reader_config, tile_words, wheel_kernel, writer_config)
 from .test_ttnn_kernels import (BINARY_COMPUTE, BMM_COMPUTE, BMM_READER, SFPU_COMPUTE, UNARY_READER, UNARY_WRITER,
                                 bf16, from_tiles, matmul_close, sfpu_chain, torch_bf16)
 
@@ -161,12 +161,28 @@ void kernel_main() {
 CB_READER = r"""
 #include "api/dataflow/dataflow_api.h"
 #include "api/dataflow/circular_buffer.h"
+#include "api/dataflow/dataflow_buffer.h"
+#include "api/dataflow/endpoints.h"
+#include "api/dataflow/noc.h"
 
 void kernel_main() {
     CircularBuffer out(0);
     ASSERT(out.get_tile_size() == 2048 && out.get_dataformat() == DataFormat::Float16_b && out.get_cb_id() == 0);
     out.reserve_back(1);
     ASSERT(out.pages_available_at_front(1) == false);
+    // noc.async_write_zeros over a page of ones (the NOC reads of the core's zero region)
+    volatile tt_l1_ptr uint32_t* page = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(out.get_write_ptr());
+    for (uint32_t i = 0; i < 512; ++i) page[i] = 0xffffffffu;
+    Noc noc;
+    noc.async_write_zeros(DataflowBuffer(0), 1600);
+    noc.write_zeros_l1_barrier();
+    for (uint32_t i = 0; i < 400; ++i) ASSERT(page[i] == 0);
+    for (uint32_t i = 400; i < 512; ++i) ASSERT(page[i] == 0xffffffffu);
+    // my_x / my_y: this core's NOC coordinates, what a UnicastEndpoint names it by
+    ASSERT(get_noc_addr(my_x[noc_index], my_y[noc_index], 64) == get_noc_addr(64));
+    ASSERT((noc_traits_t<UnicastEndpoint>::src_addr<Noc::AddressType::NOC>(
+               UnicastEndpoint{}, noc, {.noc_x = my_x[0], .noc_y = my_y[0], .addr = 64}, emu::k::Loc::current()) ==
+           get_noc_addr(64)));
     out.push_back(1);
 }
 """
@@ -196,6 +212,24 @@ def test_a_compute_kernel_file_is_built_with_its_descriptors(tmp_path, fp32_acc,
     # interface other than expected an ASSERT (the run stops).
     result = run(*own_kernels_program(tmp_path, DESCRIPTOR_COMPUTE, config), {})
     assert result.counters["total"]["dram_bytes_read"] == 0
+
+
+@pytest.mark.parametrize("call, message", [
+    ("typecast_tile_init<8, 0>();", "typecast_tile_init<8, 0> is not emulated"),
+    ("sfpu_reduce_init<PoolType::SUM, DataFormat::Float32>();", "sfpu_reduce_init is not emulated"),
+    ("llk_pack_reduce_mask_clear();", "llk_pack_reduce_mask_clear: the emulator models the compute API"),
+    ("llk_math_reconfig_data_format_srca<false>(0, 16);", "llk_math_reconfig_data_format_srca: the emulator models"),
+])
+def test_a_call_the_emulator_does_not_model_stops_naming_it(tmp_path, call, message):
+    # ttnn's kernel_lib reaches these on paths the emulator does not take (Int32 and SFPU reductions,
+    # accumulating reductions); a kernel that does take one stops at its line.
+    compute = DESCRIPTOR_COMPUTE.replace("void kernel_main() {", "#include \"api/compute/eltwise_unary/typecast.h\"\n"
+                                         "#include \"api/compute/reduce.h\"\n#include \"api/compute/compute_kernel_api.h\"\n"
+                                         f"void kernel_main() {{\n    {call}")
+    config = 'ComputeConfig{.defines = {{"EXPECT_FP32_ACC", "0"}, {"EXPECT_FULL_SYNC", "0"}}}'
+    with pytest.raises(EmulatorError) as err:
+        run(*own_kernels_program(tmp_path, compute, config), {})
+    assert f"{message}" in str(err.value) and "compute.cpp:" in str(err.value)
 
 
 def test_a_failed_assert_names_its_line(tmp_path):
@@ -294,3 +328,128 @@ def test_a_kernel_cache_that_is_not_a_directory(error_program, tmp_path):
         "TT_EMU_KERNEL_CACHE": str(tmp_path / "cache"), "TT_METAL_RUNTIME_ROOT": str(ttnn_kernels_root().parent.parent)})
     assert done.returncode == 3
     assert "building kernel " in done.stderr and "eltwise_binary_kernel.cpp: filesystem error" in done.stderr
+
+
+# ---------------------------------------------------------------- reduce (kernel_lib)
+# The legacy-API reduce kernels the wheel keeps beside the Metal 2.0 ones (experimental/quasar/reduction/
+# generic/device/kernels/: reader_unary_reduce_universal_start_id.cpp, reader_unary_transpose_wh_universal_
+# input_cols_partitioned.cpp, compute/reduce.cpp, writer_unary_interleaved_start_id.cpp), which call the
+# same kernel_lib helpers as reduction/generic's (dataflow_kernel_lib::prepare_reduce_scaler,
+# compute_kernel_lib::reduce). Their program, as the reduce factories build it: CBs c_0 (input, 2 tiles),
+# c_2 (the scaler tile, Float16_b) and c_3 (output, 2 tiles); every kernel given reduce_op_utils::
+# get_defines' REDUCE_OP / REDUCE_DIM (ckernel::PoolType::SUM|MAX, ckernel::ReduceDim::REDUCE_ROW (W),
+# REDUCE_COL (H), REDUCE_SCALAR (HW)); the scaler 1.0 as its float bits; W: the tile rows split over the
+# cores, the universal reader (ct {scaler, TensorAccessorArgs}, rt {src, tiles, first tile}); H: the tile
+# columns split over the cores, the column reader (ct {Ht, Wt, HtWt, scaler, use_welford 0,
+# TensorAccessorArgs}, rt {src, first tile, its column, columns}), which also takes dest_helpers.hpp's
+# ENABLE_FP32_DEST_ACC / DST_SYNC_FULL as the compute config has them; HW: one core, every tile.
+# compute/reduce.cpp ct {Ht, Wt, NC}; the writer ct {c_3, TensorAccessorArgs}, rt {dst, tiles, first
+# tile}. ComputeConfig: HiFi4 (the product with the 1.0 scaler exact), fp32_dest_acc_en (the reduce op's
+# default).
+REDUCE_DIR = "ttnn/operations/experimental/quasar/reduction/generic/device/kernels"
+REDUCE_HT, REDUCE_WT = 4, 4
+SCALER_BITS = 0x3F800000  # 1.0f
+
+
+def reduce_case(pool: str, dim: str) -> tuple[str, int, int]:
+    """(the C++ that creates the case's kernels and runtime args, its output tiles, its cores)."""
+    defines = {"REDUCE_OP": f"ckernel::PoolType::{pool}",
+               "REDUCE_DIM": f"ckernel::ReduceDim::{ {'W': 'REDUCE_ROW', 'H': 'REDUCE_COL', 'HW': 'REDUCE_SCALAR'}[dim]}"}
+    ht, wt = REDUCE_HT, REDUCE_WT
+    cores, out_tiles = {"W": (2, ht), "H": (2, wt), "HW": (1, 1)}[dim]
+    if dim == "H":
+        reader = f"{REDUCE_DIR}/dataflow/reader_unary_transpose_wh_universal_input_cols_partitioned.cpp"
+        reader_ct = f"{{{ht}, {wt}, {ht * wt}, {SCALER_BITS}u, 0}}"
+        reader_defines = defines | {"ENABLE_FP32_DEST_ACC": "1", "DST_SYNC_FULL": "0"}
+        per_core = wt // cores
+        reader_rt = [f"{{X_address, {c * per_core}, {c * per_core}, {per_core}}}" for c in range(cores)]
+        compute_ct = f"{{{ht}, {per_core}, 1}}"
+    else:
+        reader = f"{REDUCE_DIR}/dataflow/reader_unary_reduce_universal_start_id.cpp"
+        reader_ct = f"{{{SCALER_BITS}u}}"
+        reader_defines = defines
+        rows = ht // cores
+        reader_rt = [f"{{X_address, {rows * wt}, {c * rows * wt}}}" for c in range(cores)]
+        compute_ct = f"{{{rows}, {wt}, 1}}"
+    per_out = out_tiles // cores
+    lines = [f"        CoreRange cores(CoreCoord{{0, 0}}, CoreCoord{{{cores - 1}, 0}});",
+             f"        std::vector<uint32_t> reader_ct{reader_ct};",
+             "        TensorAccessorArgs(*X).append_to(reader_ct);",
+             "        std::vector<uint32_t> writer_ct{3};",
+             "        TensorAccessorArgs(*Y).append_to(writer_ct);",
+             "        for (uint8_t cb : {0, 2, 3}) {",
+             "            CircularBufferConfig config((cb == 2 ? 1 : 2) * tile, {{cb, tt::DataFormat::Float16_b}});",
+             "            config.set_page_size(cb, tile);",
+             "            CreateCircularBuffer(program, cores, config);",
+             "        }",
+             f'        KernelHandle reader = CreateKernel(program, "{wheel_kernel(reader)}", cores, '
+             f"{reader_config()}, .defines = {cpp_map(reader_defines)}}});",
+             f'        KernelHandle compute = CreateKernel(program, "{wheel_kernel(REDUCE_DIR + "/compute/reduce.cpp")}", '
+             f"cores, ComputeConfig{{.math_fidelity = MathFidelity::HiFi4, .fp32_dest_acc_en = true, "
+             f".compile_args = {compute_ct}, .defines = {cpp_map(defines)}}});",
+             f'        KernelHandle writer = CreateKernel(program, "{wheel_kernel(REDUCE_DIR + "/dataflow/writer_unary_interleaved_start_id.cpp")}", '
+             f"cores, {writer_config()}, .defines = {cpp_map(defines)}}});"]
+    for c in range(cores):
+        lines += [f"        SetRuntimeArgs(program, reader, CoreCoord{{{c}, 0}}, std::vector<uint32_t>{reader_rt[c]});",
+                  f"        SetRuntimeArgs(program, compute, CoreCoord{{{c}, 0}}, std::vector<uint32_t>{{}});",
+                  f"        SetRuntimeArgs(program, writer, CoreCoord{{{c}, 0}}, std::vector<uint32_t>"
+                  f"{{Y_address, {per_out}, {c * per_out}}});"]
+    return "\n".join(lines), out_tiles, cores
+
+
+REDUCE_CASES = [(pool, dim) for pool in ("SUM", "MAX") for dim in ("W", "H", "HW")]
+
+
+@pytest.fixture(scope="module")
+def reduce_program(wheel_kernels):
+    tiles = REDUCE_HT * REDUCE_WT
+    body = [f"    const uint32_t which = read_words(data_dir / \"CASE.bin\", 1)[0];",
+            f"    auto X = distributed::MeshBuffer::create(distributed::ReplicatedBufferConfig{{.size = {tiles} * tile}}, "
+            "dram, device.get());",
+            f"    auto Y = distributed::MeshBuffer::create(distributed::ReplicatedBufferConfig{{.size = {REDUCE_WT} * tile}}, "
+            "dram, device.get());",
+            "    const uint32_t X_address = static_cast<uint32_t>(X->get_reference_buffer()->address());",
+            "    const uint32_t Y_address = static_cast<uint32_t>(Y->get_reference_buffer()->address());",
+            f"    command_queue.enqueue_write_mesh_buffer(X, read_words(data_dir / \"X.bin\", {tiles} * tile / 4).data(), false);"]
+    for i, (pool, dim) in enumerate(REDUCE_CASES):
+        body += [f"    if (which == {i}) {{", reduce_case(pool, dim)[0], "    }"]
+    outputs = (f"    std::vector<uint32_t> Y_out({REDUCE_WT} * tile / 4);\n"
+               "    command_queue.enqueue_read_mesh_buffer(Y_out.data(), Y, true);\n"
+               "    write_words(data_dir / \"Y.out.bin\", Y_out);")
+    main = PRELUDE + "\n".join(body) + EPILOGUE.replace("OUTPUTS", outputs)
+    plan = host_program_plan("wormhole_b0", [
+        {"name": "CASE", "access": "read", "shape": [1], "dtype": "uint32"},
+        buffer_entry("X", tiles, "read"), buffer_entry("Y", REDUCE_WT, "write")])
+    return host_program_sources(main), plan
+
+
+@pytest.mark.parametrize("pool, dim", REDUCE_CASES)
+def test_reduce_through_kernel_lib(reduce_program, pool, dim):
+    sources, plan = reduce_program
+    x = bf16((REDUCE_HT * 32, REDUCE_WT * 32), seed=26)
+    result = run(sources, plan, {"CASE": np.array([REDUCE_CASES.index((pool, dim))], dtype=np.uint32),
+                                 "X": tile_words(x)})
+    out_tiles = reduce_case(pool, dim)[1]
+    rows, cols = {"W": (REDUCE_HT * 32, 32), "H": (32, REDUCE_WT * 32), "HW": (32, 32)}[dim]
+    out = from_tiles(result.outputs["Y"].tobytes()[:out_tiles * TILE], rows, cols)
+    t = torch.from_numpy(x)
+    op = (lambda v, d: v.sum(dim=d)) if pool == "SUM" else (lambda v, d: v.amax(dim=d))
+    if dim == "W":
+        got, ref, rest = out[:, 0], op(t, 1), out[:, 1:]
+    elif dim == "H":
+        got, ref, rest = out[0, :], op(t, 0), out[1:, :]
+    else:
+        got, rest = out[0, :1], torch.cat([out[0, 1:], out[1:, :].flatten()])
+        if pool == "SUM":
+            # REDUCE_SCALAR: per tile, the row of column sums passes through SrcB, truncated to the CB's
+            # bfloat16 (README, reduce_tile's scaler; MOVD2B.md), then is summed into DST.
+            tiles = t.reshape(REDUCE_HT, 32, REDUCE_WT, 32).permute(0, 2, 1, 3).reshape(-1, 32, 32)
+            col_sums = tiles.sum(dim=1).numpy()
+            truncated = torch.from_numpy((col_sums.view(np.uint32) & 0xFFFF0000).view(np.float32))
+            ref = truncated.sum().reshape(1)
+        else:
+            ref = op(op(t, 1), 0).reshape(1)
+    # One bfloat16 rounding of an fp32 sum (DST is fp32); a max is exact.
+    torch.testing.assert_close(got, ref.to(torch.bfloat16).float(), rtol=2 ** -8 if pool == "SUM" else 0,
+                               atol=1e-6 if pool == "SUM" else 0)
+    assert torch.count_nonzero(rest) == 0  # reduce's packer masks zero every datum outside the result

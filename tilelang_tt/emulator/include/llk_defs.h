@@ -16,5 +16,11 @@ enum class EltwiseBinaryType : std::uint8_t { ELWMUL, ELWDIV, ELWADD, ELWSUB, EL
 enum class EltwiseBinaryReuseDestType { NONE = 0, DEST_TO_SRCA = 1, DEST_TO_SRCB = 2 };
 enum class BroadcastType : std::uint8_t { NONE = 0, COL = 1, ROW = 2, SCALAR = 3 };
 enum class DstSync : std::uint8_t { SyncHalf = 0, SyncFull = 1 };
+enum class MathFidelity : std::uint8_t { LoFi = 0, HiFi2 = 2, HiFi3 = 3, HiFi4 = 4 };
+// tt-llk common/inc/ckernel_defs.h
+enum class PackMode : std::uint8_t { Default = 0, Untilize = 1, Tilize = 2 };
 
 }  // namespace ckernel
+
+// tt-llk llk_lib/llk_unpack_common.h (global, after its `using namespace ckernel`)
+enum class p_dim_stride_target { IGNORE, FACE_ROW_MAJOR };

@@ -818,4 +818,11 @@ void Device::reset_program() {
   d.last_spans.clear();
 }
 
+namespace k {
+
+uint32_t my_noc_x(Loc loc) { return ctx(loc).core->logical.x + kWorkerNocOrigin; }
+uint32_t my_noc_y(Loc loc) { return ctx(loc).core->logical.y + kWorkerNocOrigin; }
+
+}  // namespace k
+
 }  // namespace emu

@@ -78,4 +78,18 @@ ALWI void power_tile(uint32_t idst, uint32_t param0, Loc loc = Loc::current()) {
   emu::k::sfpu_scalar(emu::k::SfpuBinary::Pow, idst, std::bit_cast<float>(param0), loc);
 }
 
+// The SFPU reduce (tt-metal 0.81.1 compute_kernel_api.h sfpu_reduce / sfpu_reduce_init), which ttnn's
+// kernel_lib takes for Int32, bfloat16 MIN and accurate Float32 (reduce_helpers_common.hpp
+// is_sfpu_reduce_path): not emulated, a kernel that calls it stops naming it.
+template <PoolType pool_type, DataFormat format, ReduceDim reduce_dim = ReduceDim::REDUCE_COL,
+          bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void sfpu_reduce(uint32_t /*idst*/, uint32_t /*ct_dim*/ = 1, uint32_t /*rt_dim*/ = 1, Loc loc = Loc::current()) {
+  emu::k::api_errorf(loc, "sfpu_reduce is not emulated");
+}
+
+template <PoolType pool_type, DataFormat format, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void sfpu_reduce_init(Loc loc = Loc::current()) {
+  emu::k::api_errorf(loc, "sfpu_reduce_init is not emulated");
+}
+
 }  // namespace ckernel

@@ -39,3 +39,14 @@ ALWI void reduce_tile(std::uint32_t icb, std::uint32_t icb_scaler, std::uint32_t
 }
 
 }  // namespace ckernel
+
+// tt-metal 0.81.1's reduce.h includes llk_pack_reduce_api.h (the packer's reduce masks, which ttnn's
+// kernel_lib sets itself on its SFPU reduce path); the emulator models the compute API's reduce only.
+template <ReduceDim dim, PackMode pack_mode = PackMode::Default>
+inline void llk_pack_reduce_mask_config(std::uint32_t /*ocb*/, Loc loc = Loc::current()) {
+  emu::detail::llk_not_emulated("llk_pack_reduce_mask_config", loc);
+}
+
+inline void llk_pack_reduce_mask_clear(Loc loc = Loc::current()) {
+  emu::detail::llk_not_emulated("llk_pack_reduce_mask_clear", loc);
+}

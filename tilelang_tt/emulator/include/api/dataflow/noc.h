@@ -21,6 +21,10 @@ struct noc_traits_t {
   static_assert(sizeof(T) == 0, "NoC transactions are not supported for this type");
 };
 
+// May T be a local-L1 endpoint of noc.async_write_zeros? (tt-metal 0.81.1 noc.h; DataflowBuffer says yes.)
+template <typename T>
+inline constexpr bool noc_zero_l1_endpoint_v = false;
+
 enum class NocOptions : uint32_t {
   DEFAULT = 0,
   TXN_ID = 1u << 0,
@@ -111,6 +115,27 @@ class Noc {
   }
 
   void async_atomic_barrier() const {}
+
+  // Zeroes `size_bytes` of a local-L1 endpoint as tt-metal 0.81.1 does on Wormhole and Blackhole
+  // (internal/tt-1xx/noc_zero_l1.inl): NOC reads of the core's own zero region (MEM_ZEROS_BASE,
+  // MEM_ZEROS_SIZE bytes: dataflow_api.h) into it, MEM_ZEROS_SIZE at a time; write_zeros_l1_barrier
+  // is the read barrier. (The DRAM overload, zeroing a TensorAccessor's pages from a scratch, is not here.)
+  template <typename Dst>
+  void async_write_zeros(const Dst& dst, uint32_t size_bytes, const dst_args_t<Dst>& args = {},
+                         emu::k::Loc loc = emu::k::Loc::current()) const {
+    static_assert(noc_zero_l1_endpoint_v<Dst>,
+                  "noc.async_write_zeros: unsupported local-L1 destination. Supported: CircularBuffer, "
+                  "DataflowBuffer, CoreLocalMem, Scratchpad, LocalTensorAccessor. Use the TensorAccessor overload "
+                  "for DRAM.");
+    const uint64_t zeros = emu::k::noc_self_addr(emu::k::mem_zeros_base(loc), loc);
+    const uint32_t dst_addr = noc_traits_t<Dst>::template dst_addr<AddressType::LOCAL_L1>(dst, *this, args, loc);
+    for (uint32_t done = 0; done < size_bytes; done += MEM_ZEROS_SIZE) {
+      const uint32_t chunk = size_bytes - done < MEM_ZEROS_SIZE ? size_bytes - done : MEM_ZEROS_SIZE;
+      emu::k::noc_read(zeros, dst_addr + done, chunk, loc);
+    }
+  }
+
+  void write_zeros_l1_barrier(emu::k::Loc loc = emu::k::Loc::current()) const { emu::k::noc_read_barrier(loc); }
 
   void async_full_barrier(emu::k::Loc loc = emu::k::Loc::current()) const {
     emu::k::noc_read_barrier(loc);

@@ -56,3 +56,33 @@ TT_EMU_CB_CONSTEXPR inline ::DataFormat cb_dataformat(uint32_t cb, emu::k::Loc l
 }
 
 }  // namespace emu::detail
+
+// The per-CB tables of tt-metal's chlkc_descriptors.h (tt_metal/jit_build/genfiles.cpp
+// generate_all_descriptors), which compute kernels and, through ttnn's kernel_lib
+// (dfb_helpers_dataflow.inl get_tile_r_dim), data movement kernels read: per CB index the L1 data
+// format the unpacker reads and the packer writes (unpack_src_format, pack_dst_format: the CB's format,
+// DataFormat::Invalid = 255 for an index without a CB) and the tile dimensions (32 x 32: the emulator's
+// only tile).
+#ifdef TT_EMU_CB_FORMATS
+
+namespace emu::detail {
+// The arrays as the kernel indexes them, in constant expressions: the CB's format (255 past the
+// described CBs) and the tile dimensions.
+template <typename T>
+struct CbFormatTable {
+  constexpr T operator[](uint32_t cb) const { return static_cast<T>(cb < sizeof(cb_formats) ? cb_formats[cb] : 0xff); }
+};
+template <typename T>
+struct CbDimTable {
+  T dim;
+  constexpr T operator[](uint32_t) const { return dim; }
+};
+}  // namespace emu::detail
+
+constexpr emu::detail::CbFormatTable<std::int32_t> unpack_src_format{};
+constexpr emu::detail::CbFormatTable<unsigned char> pack_dst_format{};
+constexpr emu::detail::CbDimTable<std::uint8_t> unpack_tile_r_dim{32};
+constexpr emu::detail::CbDimTable<std::uint8_t> unpack_tile_c_dim{32};
+constexpr emu::detail::CbDimTable<std::uint8_t> pack_tile_r_dim{32};
+constexpr emu::detail::CbDimTable<std::uint8_t> pack_tile_c_dim{32};
+#endif

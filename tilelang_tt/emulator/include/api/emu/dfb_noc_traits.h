@@ -25,3 +25,6 @@ struct noc_traits_t<DataflowBuffer> {
     return dst.get_write_ptr(loc) + args.offset_bytes;
   }
 };
+
+template <>
+inline constexpr bool noc_zero_l1_endpoint_v<DataflowBuffer> = true;

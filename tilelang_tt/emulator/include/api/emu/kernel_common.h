@@ -49,6 +49,20 @@ constexpr ::DataFormat kernel_format(emu::DataFormat f) {
 
 constexpr std::uint8_t noc_index = 0;
 
+// The core's own NOC coordinates, my_x[noc] / my_y[noc] (tt-metal: the firmware's uint8_t arrays, set at
+// boot); here an object indexed the same way that asks the device model for the calling kernel's core.
+namespace emu::detail {
+template <bool y>
+struct MyNocCoord {
+  std::uint8_t operator[](std::uint32_t /*noc*/) const {
+    const emu::k::Loc loc = emu::k::Loc::current();
+    return static_cast<std::uint8_t>(y ? emu::k::my_noc_y(loc) : emu::k::my_noc_x(loc));
+  }
+};
+}  // namespace emu::detail
+inline constexpr emu::detail::MyNocCoord<false> my_x{};
+inline constexpr emu::detail::MyNocCoord<true> my_y{};
+
 // tt-metal marks pointers into L1 for its RISC-V compiler; on the host L1 is ordinary memory.
 #define tt_l1_ptr
 
