@@ -188,9 +188,13 @@ void kernel_main() {
 """
 
 
-def own_kernels_program(tmp_path, compute: str, config: str) -> tuple[dict, dict]:
-    (tmp_path / "compute.cpp").write_text(compute)
-    (tmp_path / "reader.cpp").write_text(CB_READER)
+def own_kernels_program(tmp_path, monkeypatch, compute: str, config: str) -> tuple[dict, dict]:
+    """The test's kernels written to ``tmp_path``, which the program finds by their names through
+    TT_METAL_KERNEL_PATH (the driver passes the environment on): main.cpp is the same text for every test
+    of one config, so it compiles once."""
+    (tmp_path / "own_compute.cpp").write_text(compute)
+    (tmp_path / "own_reader.cpp").write_text(CB_READER)
+    monkeypatch.setenv("TT_METAL_KERNEL_PATH", str(tmp_path))
     main = PRELUDE + f"""
     CoreCoord core{{0, 0}};
     CircularBufferConfig in_config(2 * tile, {{{{0, tt::DataFormat::Float16_b}}}});
@@ -199,18 +203,18 @@ def own_kernels_program(tmp_path, compute: str, config: str) -> tuple[dict, dict
     CircularBufferConfig out_config(2 * 4096, {{{{16, tt::DataFormat::Float32}}}});
     out_config.set_page_size(16, 4096);
     CreateCircularBuffer(program, core, out_config);
-    CreateKernel(program, "{tmp_path / 'reader.cpp'}", core, DataMovementConfig{{.processor = DataMovementProcessor::RISCV_1}});
-    CreateKernel(program, "{tmp_path / 'compute.cpp'}", core, {config});""" + EPILOGUE.replace("OUTPUTS", "")
+    CreateKernel(program, "own_reader.cpp", core, DataMovementConfig{{.processor = DataMovementProcessor::RISCV_1}});
+    CreateKernel(program, "own_compute.cpp", core, {config});""" + EPILOGUE.replace("OUTPUTS", "")
     return host_program_sources(main), host_program_plan("wormhole_b0", [])
 
 
 @pytest.mark.parametrize("fp32_acc, full_sync", [(False, False), (True, True)])
-def test_a_compute_kernel_file_is_built_with_its_descriptors(tmp_path, fp32_acc, full_sync):
+def test_a_compute_kernel_file_is_built_with_its_descriptors(tmp_path, monkeypatch, fp32_acc, full_sync):
     config = (f"ComputeConfig{{.fp32_dest_acc_en = {str(fp32_acc).lower()}, .dst_full_sync_en = {str(full_sync).lower()}, "
               f'.defines = {{{{"EXPECT_FP32_ACC", "{int(fp32_acc)}"}}, {{"EXPECT_FULL_SYNC", "{int(full_sync)}"}}}}}}')
     # A descriptor other than expected fails a static_assert (the build stops: EmulatorError), a CB
     # interface other than expected an ASSERT (the run stops).
-    result = run(*own_kernels_program(tmp_path, DESCRIPTOR_COMPUTE, config), {})
+    result = run(*own_kernels_program(tmp_path, monkeypatch, DESCRIPTOR_COMPUTE, config), {})
     assert result.counters["total"]["dram_bytes_read"] == 0
 
 
@@ -220,7 +224,7 @@ def test_a_compute_kernel_file_is_built_with_its_descriptors(tmp_path, fp32_acc,
     ("llk_pack_reduce_mask_clear();", "llk_pack_reduce_mask_clear: the emulator models the compute API"),
     ("llk_math_reconfig_data_format_srca<false>(0, 16);", "llk_math_reconfig_data_format_srca: the emulator models"),
 ])
-def test_a_call_the_emulator_does_not_model_stops_naming_it(tmp_path, call, message):
+def test_a_call_the_emulator_does_not_model_stops_naming_it(tmp_path, monkeypatch, call, message):
     # ttnn's kernel_lib reaches these on paths the emulator does not take (Int32 and SFPU reductions,
     # accumulating reductions); a kernel that does take one stops at its line.
     compute = DESCRIPTOR_COMPUTE.replace("void kernel_main() {", "#include \"api/compute/eltwise_unary/typecast.h\"\n"
@@ -228,18 +232,19 @@ def test_a_call_the_emulator_does_not_model_stops_naming_it(tmp_path, call, mess
                                          f"void kernel_main() {{\n    {call}")
     config = 'ComputeConfig{.defines = {{"EXPECT_FP32_ACC", "0"}, {"EXPECT_FULL_SYNC", "0"}}}'
     with pytest.raises(EmulatorError) as err:
-        run(*own_kernels_program(tmp_path, compute, config), {})
-    assert f"{message}" in str(err.value) and "compute.cpp:" in str(err.value)
+        run(*own_kernels_program(tmp_path, monkeypatch, compute, config), {})
+    assert message in str(err.value) and "own_compute.cpp:" in str(err.value)
 
 
-def test_a_failed_assert_names_its_line(tmp_path):
+def test_a_failed_assert_names_its_line(tmp_path, monkeypatch):
     compute = DESCRIPTOR_COMPUTE.replace("== 2048 / 16", "== 2048")  # the data movement view's bytes
     config = 'ComputeConfig{.defines = {{"EXPECT_FP32_ACC", "0"}, {"EXPECT_FULL_SYNC", "0"}}}'
     with pytest.raises(EmulatorError) as err:
-        run(*own_kernels_program(tmp_path, compute, config), {})
+        run(*own_kernels_program(tmp_path, monkeypatch, compute, config), {})
     assert "ASSERT(get_local_cb_interface(0).fifo_page_size == 2048) failed" in str(err.value)
     line = next(i for i, text in enumerate(compute.splitlines(), 1) if "== 2048)" in text)
-    assert f"compute kernel 'compute.cpp': ASSERT(" in str(err.value) and f"failed at compute.cpp:{line}" in str(err.value)
+    assert "compute kernel 'own_compute.cpp': ASSERT(" in str(err.value)
+    assert f"failed at own_compute.cpp:{line}" in str(err.value)
 
 
 # ---------------------------------------------------------------- errors
