@@ -336,12 +336,13 @@ def test_a_kernel_cache_that_is_not_a_directory(error_program, tmp_path):
 
 
 # ---------------------------------------------------------------- reduce (kernel_lib)
-# The legacy-API reduce kernels the wheel keeps beside the Metal 2.0 ones (experimental/quasar/reduction/
-# generic/device/kernels/: reader_unary_reduce_universal_start_id.cpp, reader_unary_transpose_wh_universal_
-# input_cols_partitioned.cpp, compute/reduce.cpp, writer_unary_interleaved_start_id.cpp), which call the
-# same kernel_lib helpers as reduction/generic's (dataflow_kernel_lib::prepare_reduce_scaler,
-# compute_kernel_lib::reduce). Their program, as the reduce factories build it: CBs c_0 (input, 2 tiles),
-# c_2 (the scaler tile, Float16_b) and c_3 (output, 2 tiles); every kernel given reduce_op_utils::
+# The legacy-API reduce kernels of ttnn's Quasar port (experimental/quasar/reduction/generic/device/
+# kernels/: reader_unary_reduce_universal_start_id.cpp, reader_unary_transpose_wh_universal_input_cols_
+# partitioned.cpp, compute/reduce.cpp, writer_unary_interleaved_start_id.cpp), which call the same
+# kernel_lib helpers as reduction/generic's Metal 2.0 ones (dataflow_kernel_lib::prepare_reduce_scaler,
+# compute_kernel_lib::reduce; nothing in them is Quasar's on a build without ARCH_QUASAR). Their program,
+# as the reduce factories build it: CBs c_0 (input, 2 tiles), c_2 (the scaler tile, Float16_b) and c_3
+# (output, 2 tiles); every kernel given reduce_op_utils::
 # get_defines' REDUCE_OP / REDUCE_DIM (ckernel::PoolType::SUM|MAX, ckernel::ReduceDim::REDUCE_ROW (W),
 # REDUCE_COL (H), REDUCE_SCALAR (HW)); the scaler 1.0 as its float bits; W: the tile rows split over the
 # cores, the universal reader (ct {scaler, TensorAccessorArgs}, rt {src, tiles, first tile}); H: the tile
