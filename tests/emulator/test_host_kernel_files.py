@@ -45,11 +45,12 @@ def test_sfpu_chain_defines_through_create_kernel(wheel_kernels):
     work = split_work(tiles, cores)
     chain = sfpu_chain("relu_tile_init();", "relu_tile(0);", "SFPU_OP_RELU_FAMILY_INCLUDE")
     main = host_program(cores, {"X": (tiles, True), "Y": (tiles, False)}, {0: 2, 2: 2}, {
-        "reader": HostKernel(UNARY_READER, reader_config() + "}", accessor("X", "reader"),
+        "reader": HostKernel(UNARY_READER, "ReaderDataMovementConfig(reader_ct)", accessor("X", "reader"),
                              tuple(f"{{X_address, {n}, {s}}}" for s, n in work)),
         "compute": HostKernel(SFPU_COMPUTE, f"ComputeConfig{{.math_fidelity = MathFidelity::HiFi4, .defines = "
                                             f"{cpp_map(chain)}}}", "", tuple(f"{{{n}}}" for _, n in work)),
-        "writer": HostKernel(UNARY_WRITER, writer_config() + "}", "    writer_ct.push_back(2);\n" + accessor("Y", "writer"),
+        "writer": HostKernel(UNARY_WRITER, "WriterDataMovementConfig(writer_ct)",
+                             "    writer_ct.push_back(2);\n" + accessor("Y", "writer"),
                              tuple(f"{{Y_address, {n}, {s}}}" for s, n in work)),
     })
     plan = host_program_plan("wormhole_b0", [buffer_entry("X", tiles, "read"), buffer_entry("Y", tiles, "write")])
@@ -256,6 +257,8 @@ CASES = {
     "missing_named_arg": (BMM_COMPUTE, 'ComputeConfig{.compile_args = {1, 1, 1, 1}, '
                                        '.named_compile_args = {{"cb_in0", 0}, {"cb_in1", 1}}}'),
     "missing_file": ("ttnn/operations/no_such_kernel.cpp", "ComputeConfig{}"),
+    # Reader/WriterDataMovementConfig's last argument (paths), which the emulator does not model
+    "config_paths": (UNARY_READER, 'ReaderDataMovementConfig({}, {}, {}, KernelBuildOptLevel::O2, {"include"})'),
     # the plan's reader, compiled into the program, given a define
     "compiled_in_with_define": (None, 'DataMovementConfig{.processor = DataMovementProcessor::RISCV_1, '
                                       '.defines = {{"X", "1"}}}'),
@@ -303,6 +306,11 @@ def test_a_kernel_file_that_is_nowhere(error_program):
     message = run_case(error_program, "missing_file")
     assert "Kernel file ttnn/cpp/ttnn/operations/no_such_kernel.cpp doesn't exist in any of the searched paths" in message
     assert str(ttnn_kernels_root() / "ttnn/operations/no_such_kernel.cpp") in message  # under TT_METAL_RUNTIME_ROOT
+
+
+def test_a_data_movement_config_with_paths(error_program):
+    assert "Reader/WriterDataMovementConfig: the paths argument is not emulated" in run_case(error_program,
+                                                                                            "config_paths")
 
 
 def test_a_compiled_in_kernel_takes_no_defines(error_program):
@@ -389,12 +397,12 @@ def reduce_case(pool: str, dim: str) -> tuple[str, int, int]:
              "            CreateCircularBuffer(program, cores, config);",
              "        }",
              f'        KernelHandle reader = CreateKernel(program, "{wheel_kernel(reader)}", cores, '
-             f"{reader_config()}, .defines = {cpp_map(reader_defines)}}});",
+             f"ReaderDataMovementConfig(reader_ct, {cpp_map(reader_defines)}));",
              f'        KernelHandle compute = CreateKernel(program, "{wheel_kernel(REDUCE_DIR + "/compute/reduce.cpp")}", '
              f"cores, ComputeConfig{{.math_fidelity = MathFidelity::HiFi4, .fp32_dest_acc_en = true, "
              f".compile_args = {compute_ct}, .defines = {cpp_map(defines)}}});",
              f'        KernelHandle writer = CreateKernel(program, "{wheel_kernel(REDUCE_DIR + "/dataflow/writer_unary_interleaved_start_id.cpp")}", '
-             f"cores, {writer_config()}, .defines = {cpp_map(defines)}}});"]
+             f"cores, WriterDataMovementConfig(writer_ct, {cpp_map(defines)}));"]
     for c in range(cores):
         lines += [f"        SetRuntimeArgs(program, reader, CoreCoord{{{c}, 0}}, std::vector<uint32_t>{reader_rt[c]});",
                   f"        SetRuntimeArgs(program, compute, CoreCoord{{{c}, 0}}, std::vector<uint32_t>{{}});",

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -501,6 +502,36 @@ uint32_t CreateSemaphore(Program& program, const std::variant<CoreRange, CoreRan
 }
 
 // ---- kernels ----
+
+namespace {
+
+DataMovementConfig data_movement_config(DataMovementProcessor processor, NOC noc, std::vector<uint32_t> compile_args,
+                                        std::map<std::string, std::string> defines,
+                                        std::unordered_map<std::string, uint32_t> named_compile_args,
+                                        KernelBuildOptLevel opt_level, const std::vector<std::filesystem::path>& paths) {
+    if (!paths.empty()) {
+        fail("Reader/WriterDataMovementConfig: the paths argument is not emulated");
+    }
+    return DataMovementConfig{.processor = processor, .noc = noc, .noc_mode = NOC_MODE::DM_DEDICATED_NOC,
+                              .compile_args = std::move(compile_args), .defines = std::move(defines),
+                              .named_compile_args = std::move(named_compile_args), .opt_level = opt_level};
+}
+
+}  // namespace
+
+ReaderDataMovementConfig::ReaderDataMovementConfig(std::vector<uint32_t> compile_args,
+                                                   std::map<std::string, std::string> defines,
+                                                   std::unordered_map<std::string, uint32_t> named_compile_args,
+                                                   KernelBuildOptLevel opt_level, std::vector<std::filesystem::path> paths)
+    : DataMovementConfig(data_movement_config(DataMovementProcessor::RISCV_1, NOC::NOC_0, std::move(compile_args),
+                                              std::move(defines), std::move(named_compile_args), opt_level, paths)) {}
+
+WriterDataMovementConfig::WriterDataMovementConfig(std::vector<uint32_t> compile_args,
+                                                   std::map<std::string, std::string> defines,
+                                                   std::unordered_map<std::string, uint32_t> named_compile_args,
+                                                   KernelBuildOptLevel opt_level, std::vector<std::filesystem::path> paths)
+    : DataMovementConfig(data_movement_config(DataMovementProcessor::RISCV_0, NOC::NOC_1, std::move(compile_args),
+                                              std::move(defines), std::move(named_compile_args), opt_level, paths)) {}
 
 KernelHandle CreateKernel(
     Program& program,

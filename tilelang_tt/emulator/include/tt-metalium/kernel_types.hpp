@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -23,6 +24,29 @@ struct DataMovementConfig {
     std::map<std::string, std::string> defines;
     std::unordered_map<std::string, uint32_t> named_compile_args;
     KernelBuildOptLevel opt_level = KernelBuildOptLevel::O2;
+};
+
+// A data movement config with tt-metal's choices for a reader (RISCV_1, the NOC
+// detail::preferred_noc_for_dram_read gives: NOC_0) and a writer (RISCV_0, preferred_noc_for_dram_write:
+// NOC_1) (tt-metal tt_metal/impl/kernels/kernel_types.cpp, api/tt-metalium/kernel_types.hpp). The
+// parameters are libtt_metal.so 0.81.1's (its exported constructors' signature); the last one, paths
+// the wheel's headers do not document, is refused unless empty.
+struct ReaderDataMovementConfig : public DataMovementConfig {
+    ReaderDataMovementConfig(
+        std::vector<uint32_t> compile_args = {},
+        std::map<std::string, std::string> defines = {},
+        std::unordered_map<std::string, uint32_t> named_compile_args = {},
+        KernelBuildOptLevel opt_level = KernelBuildOptLevel::O2,
+        std::vector<std::filesystem::path> paths = {});
+};
+
+struct WriterDataMovementConfig : public DataMovementConfig {
+    WriterDataMovementConfig(
+        std::vector<uint32_t> compile_args = {},
+        std::map<std::string, std::string> defines = {},
+        std::unordered_map<std::string, uint32_t> named_compile_args = {},
+        KernelBuildOptLevel opt_level = KernelBuildOptLevel::O2,
+        std::vector<std::filesystem::path> paths = {});
 };
 
 struct ComputeConfig {
