@@ -519,19 +519,17 @@ DataMovementConfig data_movement_config(DataMovementProcessor processor, NOC noc
 
 }  // namespace
 
-ReaderDataMovementConfig::ReaderDataMovementConfig(std::vector<uint32_t> compile_args,
-                                                   std::map<std::string, std::string> defines,
-                                                   std::unordered_map<std::string, uint32_t> named_compile_args,
-                                                   KernelBuildOptLevel opt_level, std::vector<std::filesystem::path> paths)
-    : DataMovementConfig(data_movement_config(DataMovementProcessor::RISCV_1, NOC::NOC_0, std::move(compile_args),
-                                              std::move(defines), std::move(named_compile_args), opt_level, paths)) {}
+// The two constructors differ in their processor and NOC only.
+#define TT_EMU_DATA_MOVEMENT_CONFIG(Config, processor, noc)                                                        \
+    Config::Config(std::vector<uint32_t> compile_args, std::map<std::string, std::string> defines,                  \
+                   std::unordered_map<std::string, uint32_t> named_compile_args, KernelBuildOptLevel opt_level,    \
+                   std::vector<std::filesystem::path> paths)                                                        \
+        : DataMovementConfig(data_movement_config(processor, noc, std::move(compile_args), std::move(defines),      \
+                                                  std::move(named_compile_args), opt_level, paths)) {}
 
-WriterDataMovementConfig::WriterDataMovementConfig(std::vector<uint32_t> compile_args,
-                                                   std::map<std::string, std::string> defines,
-                                                   std::unordered_map<std::string, uint32_t> named_compile_args,
-                                                   KernelBuildOptLevel opt_level, std::vector<std::filesystem::path> paths)
-    : DataMovementConfig(data_movement_config(DataMovementProcessor::RISCV_0, NOC::NOC_1, std::move(compile_args),
-                                              std::move(defines), std::move(named_compile_args), opt_level, paths)) {}
+TT_EMU_DATA_MOVEMENT_CONFIG(ReaderDataMovementConfig, DataMovementProcessor::RISCV_1, NOC::NOC_0)
+TT_EMU_DATA_MOVEMENT_CONFIG(WriterDataMovementConfig, DataMovementProcessor::RISCV_0, NOC::NOC_1)
+#undef TT_EMU_DATA_MOVEMENT_CONFIG
 
 KernelHandle CreateKernel(
     Program& program,

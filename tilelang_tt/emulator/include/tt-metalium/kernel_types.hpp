@@ -31,23 +31,17 @@ struct DataMovementConfig {
 // NOC_1) (tt-metal tt_metal/impl/kernels/kernel_types.cpp, api/tt-metalium/kernel_types.hpp). The
 // parameters are libtt_metal.so 0.81.1's (its exported constructors' signature); the last one, paths
 // the wheel's headers do not document, is refused unless empty.
-struct ReaderDataMovementConfig : public DataMovementConfig {
-    ReaderDataMovementConfig(
-        std::vector<uint32_t> compile_args = {},
-        std::map<std::string, std::string> defines = {},
-        std::unordered_map<std::string, uint32_t> named_compile_args = {},
-        KernelBuildOptLevel opt_level = KernelBuildOptLevel::O2,
-        std::vector<std::filesystem::path> paths = {});
-};
-
-struct WriterDataMovementConfig : public DataMovementConfig {
-    WriterDataMovementConfig(
-        std::vector<uint32_t> compile_args = {},
-        std::map<std::string, std::string> defines = {},
-        std::unordered_map<std::string, uint32_t> named_compile_args = {},
-        KernelBuildOptLevel opt_level = KernelBuildOptLevel::O2,
-        std::vector<std::filesystem::path> paths = {});
-};
+#define TT_EMU_DATA_MOVEMENT_CONFIG(Config)                                   \
+    struct Config : public DataMovementConfig {                               \
+        Config(std::vector<uint32_t> compile_args = {},                       \
+               std::map<std::string, std::string> defines = {},               \
+               std::unordered_map<std::string, uint32_t> named_compile_args = {}, \
+               KernelBuildOptLevel opt_level = KernelBuildOptLevel::O2,       \
+               std::vector<std::filesystem::path> paths = {});                \
+    };
+TT_EMU_DATA_MOVEMENT_CONFIG(ReaderDataMovementConfig)
+TT_EMU_DATA_MOVEMENT_CONFIG(WriterDataMovementConfig)
+#undef TT_EMU_DATA_MOVEMENT_CONFIG
 
 struct ComputeConfig {
     MathFidelity math_fidelity = MathFidelity::HiFi4;
