@@ -126,8 +126,10 @@ def test_tilize_through_kernel_lib(wheel_kernels):
     assert result.counters["total"]["tile_ops"]["tilize_block"] == blocks * width  # counted per tile
 
 
-def test_untilize_through_kernel_lib(wheel_kernels):
-    width, blocks, cores = 2, 4, 2
+# width 10: more tiles than DST holds (8, half sync), kernel_lib's untilize in sub-blocks
+@pytest.mark.parametrize("width", [2, 10])
+def test_untilize_through_kernel_lib(wheel_kernels, width):
+    blocks, cores = 4, 2
     x = bf16((blocks * 32, width * 32), seed=25)
     per_core = blocks // cores
     result = layout_program(UNTILIZE_COMPUTE, (per_core, width, 0, 16), tile_words(x), width, blocks, cores)
