@@ -164,6 +164,7 @@ const KernelInfo& build_and_load(const KernelBuild& build) {
     argv.push_back("-DTT_EMU_DST_ACCUM_MODE=" + std::to_string(build.compute->fp32_dest_acc_en ? 1 : 0));
     argv.push_back("-DTT_EMU_DST_FULL_SYNC=" + std::to_string(build.compute->dst_full_sync_en ? 1 : 0));
     argv.push_back("-DTT_EMU_MATH_FIDELITY=" + std::to_string(build.compute->math_fidelity));
+    argv.push_back("-DTT_EMU_MATH_APPROX_MODE=" + std::to_string(build.compute->math_approx_mode ? 1 : 0));
   }
   for (const auto& [name, value] : build.defines) argv.push_back("-D" + name + "=" + value);
   const std::string unit = "#include \"" + build.path + "\"\n"
