@@ -58,10 +58,14 @@ def sub_block(bmt: int, bnt: int, budget: int) -> tuple[int, int]:
     """The (rows, cols) sub-block of the bmt×bnt tile block one DST acquire accumulates (the
     ``rt_dim``/``ct_dim`` of its matmul_block): the largest that tiles the block, fits ``budget`` DST
     tiles (``Arch.dst_budget``: half of DST, double-buffered, halved again for fp32 accumulation)
-    and packs in row-major block order — full rows of tiles, or a divisor of one row. That is
-    ttnn's choice (get_subblock_sizes: the first of SUBBLOCK_HW_CHOICES, largest area first, that
-    divides the block and fits DST) under its constraint for sub-blocks packed one after another
-    (``out_subblock_w == per_core_N || out_subblock_h == 1``); under it the largest is unique."""
+    and packs in row-major block order — full rows of tiles, or a divisor of one row. That is what
+    ttnn's sub-block search gives (bmm_op_utils get_matmul_subblock_params: the first of
+    SUBBLOCK_HW_CHOICES, largest area first, that divides the block and fits DST) under its
+    constraint for sub-blocks packed one after another (``out_subblock_w == per_core_N ||
+    out_subblock_h == 1``), under which the largest is unique. It is not what ttnn's out-of-box
+    2D-multicast matmul config takes: that starts from 4x2 and drops to one row of it where 2 is
+    not per_core_N (matmul get_program_config), narrower sub-blocks than these (README's
+    calibration compares the two)."""
     if bnt <= budget:
         sh = max(d for d in range(1, bmt + 1) if bmt % d == 0 and d * bnt <= budget)
         return sh, bnt
