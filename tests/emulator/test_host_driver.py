@@ -229,3 +229,17 @@ def test_the_indices_of_one_circular_buffer_config_share_its_l1(one_config):
     else:
         with pytest.raises(EmulatorError, match="CB 31"):
             run({**sources, "main.cpp": edited}, plan, inputs)
+
+
+@pytest.mark.parametrize("fp32", [False, True])
+def test_a_compute_kernel_is_built_with_its_dst_accum_mode(fp32):
+    """DST_ACCUM_MODE, which tt-metal's JIT writes into a compute kernel's descriptors from
+    ComputeConfig::fp32_dest_acc_en, is the plan's in the driver's build too (a kernel may branch on
+    it at compile time, as ttnn's kernel_lib does)."""
+    plan = _readwrite_plan(32, 32, cores=1)
+    (compute,) = [k for k in plan["kernels"] if k["role"] == "compute"]
+    compute["fp32_dest_acc_en"] = fp32
+    check = f'#include "api/compute/common.h"\nstatic_assert({"" if fp32 else "!"}DST_ACCUM_MODE);\n'
+    sources = program_sources(plan, IDLE | {"compute.cpp": check + IDLE["compute.cpp"]})
+    values = np.ones((32, 32), dtype=np.float32)
+    run(sources, plan, {"A": values, "B": values, "C": values})

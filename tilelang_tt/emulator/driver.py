@@ -310,11 +310,13 @@ def compiled_object(source: Path, label: str) -> Path:
 
 def _compute_defines(kernel: PlanKernel) -> tuple[str, ...]:
     """What tt-metal's JIT build makes a constant of a compute kernel's build from its ComputeConfig: APPROX,
-    ``math_approx_mode`` (written into the kernel's chlkc_descriptors.h; the emulator's headers read
-    ``TT_EMU_MATH_APPROX_MODE``, runtime/device_types.hpp)."""
+    ``math_approx_mode``, and DST_ACCUM_MODE, ``fp32_dest_acc_en`` (written into the kernel's
+    chlkc_descriptors.h; the emulator's headers read ``TT_EMU_MATH_APPROX_MODE``, runtime/device_types.hpp, and
+    ``TT_EMU_DST_ACCUM_MODE``, api/emu/chlkc_descriptors.h, as for kernel files runtime/jit.cpp builds)."""
     if not isinstance(kernel.config, ComputeConfig):
         return ()
-    return (f"-DTT_EMU_MATH_APPROX_MODE={int(kernel.config.math_approx_mode)}",)
+    return (f"-DTT_EMU_MATH_APPROX_MODE={int(kernel.config.math_approx_mode)}",
+            f"-DTT_EMU_DST_ACCUM_MODE={int(kernel.config.fp32_dest_acc_en)}")
 
 
 def build(sources: dict[str, str], plan: Plan, progress: Progress | None = None) -> Path:
