@@ -29,6 +29,7 @@ verb takes: no such file, not an artifacts directory, not a valid tt.plan.json).
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib.util
 import os
 import sys
@@ -36,6 +37,7 @@ import threading
 import time
 import traceback
 from contextlib import nullcontext
+from dataclasses import fields
 from pathlib import Path
 
 from tilelang_tt.artifacts import Artifacts, ArtifactsDirError
@@ -43,7 +45,7 @@ from tilelang_tt.contract.plan import Plan, PlanError, SizeError, bind_dims
 from tilelang_tt.emulator import EmulatorError
 from tilelang_tt.emulator.driver import COMPILING, RUNNING
 from tilelang_tt.errors import TTCompileError
-from tilelang_tt.options import OptionError
+from tilelang_tt.options import CompileOptions, OptionError
 from tilelang_tt.plan_view import check_plan, draw_png, load_plan, summary
 
 
@@ -89,6 +91,11 @@ def _load_module(path: Path):
     return module
 
 
+# The compile options the command line gives with --option NAME=VALUE: all but ``layouts`` (BufferLayout objects;
+# ``storage`` is its literal spelling for block floating point).
+OPTION_NAMES = tuple(f.name for f in fields(CompileOptions) if f.name != "layouts")
+
+
 def _options(args) -> dict:
     out = {}
     if args.arch:
@@ -99,7 +106,25 @@ def _options(args) -> dict:
         except ValueError:
             raise UsageError(f"--grid {args.grid!r}: write it as XxY, e.g. --grid 8x8") from None
         out["grid"] = (gx, gy)
+    for item in args.option:
+        name, sep, text = item.partition("=")
+        if not sep or not name:
+            raise UsageError(f"--option {item!r}: write it as NAME=VALUE, e.g. --option math_fidelity=HiFi2")
+        if name not in OPTION_NAMES:
+            raise UsageError(f"--option {name}: no compile option of that name; the options are "
+                             f"{', '.join(OPTION_NAMES)}")
+        if name in out:
+            raise UsageError(f"--option {name} is given twice (or with --{name})")
+        out[name] = _option_value(text)
     return out
+
+
+def _option_value(text: str):
+    """A Python literal (``(8, 8)``, ``True``, ``{'A': 'bfloat8_b'}``), else the text itself (``HiFi2``)."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
 
 
 def _compile_file(path: Path, args, **extra):
@@ -324,6 +349,10 @@ def build_parser() -> argparse.ArgumentParser:
                                       "@T.prim_func)")
         p.add_argument("--arch", choices=["wormhole_b0", "blackhole"])
         p.add_argument("--grid", help="cores to use, XxY (e.g. 8x8)")
+        p.add_argument("--option", "-O", action="append", default=[], metavar="NAME=VALUE",
+                       help="any compile option of tilelang_tt.compile, VALUE a Python literal or a word: "
+                            "-O math_fidelity=HiFi2 -O multicast=off -O \"storage={'A': 'bfloat8_b'}\" "
+                            f"(options: {', '.join(OPTION_NAMES)})")
 
     p = sub.add_parser("compile", help="compile a kernel file to reader/compute/writer/main.cpp + tt.plan.json",
                        epilog="example: tilelang-tt compile examples/gemm.py --out out/gemm")

@@ -316,3 +316,23 @@ def test_usage_errors_exit_2():
     assert done.returncode == 2 and "XxY" in done.stderr
     assert cli("frobnicate").returncode == 2
     assert cli("plan", "show", "missing.json").returncode == 2
+
+
+def test_any_compile_option_from_the_command_line(tmp_path):
+    """-O NAME=VALUE reaches tilelang_tt.compile: a word (HiFi2), a literal (a mapping); unknown names
+    and malformed items are usage errors, an invalid value the option's own error."""
+    done = cli("compile", "examples/gemm.py", "--out", tmp_path / "g", "-O", "math_fidelity=HiFi2", "-O",
+               "math_approx_mode=True", "-O", "storage={'A': 'bfloat8_b'}")
+    assert done.returncode == 0, done.stderr
+    plan = json.loads((tmp_path / "g" / "tt.plan.json").read_text())
+    (compute,) = [k for k in plan["kernels"] if k["role"] == "compute"]
+    assert (compute["math_fidelity"], compute["math_approx_mode"]) == ("HiFi2", True)
+    assert {b["name"]: b["data_format"] for b in plan["buffers"]}["A"] == "Bfp8_b"
+    done = cli("compile", "examples/gemm.py", "-O", "fidelity=HiFi2")
+    assert done.returncode == 2 and "no compile option of that name" in done.stderr and "math_fidelity" in done.stderr
+    done = cli("compile", "examples/gemm.py", "-O", "math_fidelity")
+    assert done.returncode == 2 and "NAME=VALUE" in done.stderr
+    done = cli("compile", "examples/gemm.py", "--grid", "2x2", "-O", "grid=(4, 4)")
+    assert done.returncode == 2 and "given twice" in done.stderr
+    done = cli("compile", "examples/gemm.py", "-O", "math_fidelity=HiFi9")
+    assert done.returncode != 0 and "HiFi9" in done.stderr
