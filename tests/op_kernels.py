@@ -52,6 +52,8 @@ BINARY = {
     "dead_a": lambda a, b: 0.0 * a + b,  # TVM's parser folds 0.0 * a: A's block is read for nothing
     # a comparison of a selection on a comparison of blocks, as a value (float32: 1.0 or 0.0)
     "max_above_half": lambda a, b: T.Cast("float32", T.if_then_else(a > b, a, b) > 0.5),
+    # a product rounded to bfloat16 inside a float32 value, then added to
+    "rounded_product": lambda a, b: T.Cast("float32", T.Cast("bfloat16", a * b)) + b,
     "fma": None,  # a * b + c, see fused()
 }
 

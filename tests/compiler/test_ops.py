@@ -290,6 +290,18 @@ def test_a_comparison_of_a_selection_on_values():
     assert "where_tile" in artifacts.get_source("compute")
 
 
+def test_a_cast_to_bfloat16_inside_a_float32_value_rounds():
+    """float32(bfloat16(A * B)) + B: the product is rounded to bfloat16 where the value casts it, as TIR
+    does (typecast_tile in the 32-bit DST), not carried at float32; the stored value's own cast is the
+    packer's."""
+    g = torch.Generator().manual_seed(71)
+    a, b = torch.randn(64, 64, generator=g), torch.randn(64, 64, generator=g)
+    out, artifacts = run(K.binary("rounded_product", 64, 64, 32, 32, dtype="float32"), a, b)
+    assert torch.equal(out, (a * b).bfloat16().float() + b)
+    assert not torch.equal(out, a * b + b)
+    assert artifacts.get_source("compute").count("typecast_tile<") == 1
+
+
 @pytest.mark.parametrize("op", sorted(K.COMPARISONS))
 @pytest.mark.parametrize("with_block", [False, True])
 def test_comparisons(op, with_block):

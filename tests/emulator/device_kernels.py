@@ -231,6 +231,7 @@ COMPUTE_ONE_TILE = r"""
 #include "api/compute/binary_max_min.h"
 #include "api/compute/eltwise_unary/where.h"
 #include "api/compute/eltwise_unary/comp.h"
+#include "api/compute/eltwise_unary/typecast.h"
 #include "api/compute/reg_api.h"
 #include "api/compute/pack.h"
 

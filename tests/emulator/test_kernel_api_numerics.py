@@ -476,3 +476,21 @@ def test_dst_full_sync_acquires_the_whole_register(tmp_path, runtime, fp32, last
     np.testing.assert_array_equal(got, B)
     err = one_tile(tmp_path / "half", runtime, body, A, B, fp32=fp32, out_fmt=out_fmt, fails=True)
     assert f"DST index {last} is beyond the {(last + 1) // 2} tiles one tile_regs_acquire holds" in err, err
+
+
+# ---------------------------------------------------------------- typecast
+def test_typecast_fp32_to_fp16b_rounds_to_nearest_even(tmp_path, runtime):
+    """typecast_tile<Float32, Float16_b> (0.81.1 ckernel_sfpu_typecast.h calculate_typecast_fp32_to_fp16b): the bits
+    plus 0x7FFF plus the lowest kept bit, the low 16 cleared, kept as FP32 in DST: bfloat16's round to nearest, ties to
+    even, which torch's conversion is too (the ties below go down to an even and up to an even)."""
+    x = RNG.uniform(-4.0, 4.0, (32, 32)).astype(np.float32)
+    x.view(np.uint32)[0, :4] = [0x3F808000, 0x3F818000, 0x3F80FFFF, 0xBF808001]
+    body = ("copy_init(a);\n    copy_tile(a, 0, 0);\n"
+            "    typecast_tile_init<(uint32_t)DataFormat::Float32, (uint32_t)DataFormat::Float16_b>();\n"
+            "    typecast_tile<(uint32_t)DataFormat::Float32, (uint32_t)DataFormat::Float16_b>(0);")
+    got = one_tile(tmp_path, runtime, body, x, x, in_fmt="Float32", utd="1" + "0" * 31).astype(np.float32)
+    bits = x.view(np.uint32)
+    model = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32).view(np.float32)
+    np.testing.assert_array_equal(got, model)
+    np.testing.assert_array_equal(got, torch.from_numpy(x).to(torch.bfloat16).float().numpy())
+    assert got.view(np.uint32)[0, :4].tolist() == [0x3F800000, 0x3F820000, 0x3F810000, 0xBF810000]

@@ -135,6 +135,8 @@ KERNELS = {
     "binary-min": lambda: K.binary("minimum", M, N, 32, 64),
     "binary-pow": lambda: K.binary("pow", M, N, 32, 64, dtype="float32"),  # test_pow_of_two_blocks
     "binary-fmod": lambda: K.binary("fmod", M, N, 32, 64),
+    # test_a_cast_to_bfloat16_inside_a_float32_value_rounds (tests/compiler/test_ops.py)
+    "unary-round_bf16": lambda: K.binary("rounded_product", M, N, 32, 64, dtype="float32"),
     # test_comparisons (tests/compiler/test_ops.py)
     **{f"scalar-{name}": (lambda name=name: K.compare(name, M, N, 32, 64)) for name in K.COMPARISONS},
     **{f"unary-{name}z": (lambda name=name: K.compare(name, M, N, 32, 64, with_block=True)) for name in K.COMPARISONS},

@@ -20,7 +20,8 @@ alone (``m[i] * scale`` in ``exp(x[i, j] * scale - m[i] * scale)``) is computed 
 into a slot of its own, the acquire's tiles then lying in one tile row. The exact
 GELU ``0.5 * x * (1 + erf(x / sqrt(2)))``, in any association of its products, is one ``gelu_tile``
 (:func:`~tilelang_tt.ops.sfpu.gelu_operand`); ``max(x, 0)`` is ``relu_tile``, ``c / x`` ``recip_tile``
-times c. The value of an int32 block is computed exactly by the SFPU's integer ops (``add_int_tile``,
+times c. A cast of a float32 value to bfloat16 inside a value in a 32-bit DST is ``typecast_tile``,
+rounding as TIR does; other casts change nothing DST holds (the stored value's own is the packer's). The value of an int32 block is computed exactly by the SFPU's integer ops (``add_int_tile``,
 ``lt_int_tile``, ``div_int32_floor_tile`` ..., ``add_unary_tile_int32``, ``fill_tile_int``) on its
 int32 operands, unpacked straight to a 32-bit DST (``tt.compute_config`` ``unpack_to_dest``).
 Errors: any other expression or access, naming it and the user's line; in an int32 value, anything
@@ -154,6 +155,8 @@ class Eltwise(TileOp):
         out = ctx.cb(out_var.name)
         also = tuple(ctx.cb(v.name) for v in also)
         total = out.block_pages
+        if isinstance(value, tirx.Cast):  # the cast to the block's dtype: the packer's
+            value = value.value
         program, chunk = _plan(ctx, out, stmt, value, total, share_rows=True)
         ops, spt, shared = program.ops, program.spt, program.shared_slots
         keys = [key for key, _, _, _ in ops]
@@ -364,12 +367,24 @@ class TileProgram:
     def rule(self, e):
         return next((rule, m) for rule in self.rules if (m := rule.match(self, e)) is not None)
 
+    def rounds(self, e) -> bool:
+        """Whether ``e`` is a cast that rounds a float32 value to bfloat16 where DST holds 32 bits (a
+        16-bit DST holds bfloat16 values anyway; other casts change nothing DST holds)."""
+        return (isinstance(e, tirx.Cast) and str(e.dtype) == "bfloat16" and str(e.value.dtype) == "float32"
+                and self.ctx.fp32_dest_acc)
+
+    def strip(self, e):
+        """``e`` without the casts that change nothing DST holds."""
+        while isinstance(e, tirx.Cast) and not self.rounds(e):
+            e = e.value
+        return e
+
     def need(self, e) -> int:
-        rule, m = self.rule(strip_casts(e))
+        rule, m = self.rule(self.strip(e))
         return rule.need(self, m)
 
     def compile(self, e, base: int) -> None:
-        rule, m = self.rule(strip_casts(e))
+        rule, m = self.rule(self.strip(e))
         rule.compile(self, m, base)
 
     def slot(self, tl, base):
@@ -457,6 +472,21 @@ class FpuOperands:
                 lambda tg, tl: evaluate(Intrin.BINARY_BCAST_TILES, op.name, kind, a.index, b.index,
                                         ctx.tile_at(a, prog.out, tg), ctx.tile_at(b, prog.out, tg),
                                         prog.slot(tl, base), like=like))
+
+
+class RoundToBfloat16:
+    """A cast of a float32 value to bfloat16 inside a value (TIR rounds there): the value, then
+    ``typecast_tile<Float32, Float16_b>``."""
+
+    def match(self, prog, e):
+        return e if prog.rounds(e) else None
+
+    def need(self, prog, e) -> int:
+        return prog.need(e.value)
+
+    def compile(self, prog, e, base) -> None:
+        prog.compile(e.value, base)
+        prog.unary(sfpu_op(SfpuKind.UNARY, "round_bf16"), base)
 
 
 class Gelu:
@@ -667,6 +697,6 @@ class IntBinaryOperands(SfpuBinaryOperands):
 
 SFPU_BINARY_OPERANDS = SfpuBinaryOperands()
 INT_RULES = (BLOCK_OPERAND, IntConstant(), IntScalarOperand(), IntBinaryOperands())
-OPERAND_RULES = (BLOCK_OPERAND, FpuOperands(), CONSTANT_OPERAND, Gelu(), UnaryCall(), ScalarCall(), Relu(),
+OPERAND_RULES = (RoundToBfloat16(), BLOCK_OPERAND, FpuOperands(), CONSTANT_OPERAND, Gelu(), UnaryCall(), ScalarCall(), Relu(),
                  ScalarOperand(), Where(), Comparison(), SFPU_BINARY_OPERANDS)
 ELTWISE = register(Eltwise())

@@ -106,6 +106,10 @@ SFPU_OPS: tuple[SfpuOp, ...] = (
     _unary("relu", "eltwise_unary/relu.h"),
     _unary("gelu", "eltwise_unary/gelu.h", template="<false>"),
     SfpuOp(SfpuKind.FILL, "fill", "fill_tile", COMPUTE + "eltwise_unary/fill.h"),
+    # a cast of a float32 value to bfloat16 inside a value computed in a 32-bit DST: rounded to nearest, ties to
+    # even, kept in DST (typecast.h; the packer rounds the value a block stores by itself)
+    SfpuOp(SfpuKind.UNARY, "round_bf16", "typecast_tile", COMPUTE + "eltwise_unary/typecast.h",
+           template="<(uint32_t)DataFormat::Float32, (uint32_t)DataFormat::Float16_b>"),
     # a tile and a constant (rsub: the constant minus the tile)
     _scalar("add", tirx.Add), _scalar("sub", tirx.Sub), _scalar("mul", tirx.Mul), _scalar("div", tirx.Div),
     _scalar("rsub"),

@@ -240,6 +240,13 @@ float erf_rational(float x) {
   return std::clamp(sfpmad(numer, reciprocal_iter<kApprox ? 1 : 2>(denom), 0.0f), -1.0f, 1.0f);
 }
 
+// typecast_tile<Float32, Float16_b> (tt-metal 0.81.1 ckernel_sfpu_typecast.h calculate_typecast_fp32_to_fp16b): the
+// bits plus 0x7FFF plus the lowest bit kept, the low 16 bits cleared, stored as FP32 (round to nearest, ties to even).
+float fp32_to_fp16b(float x) {
+  const uint32_t bits = std::bit_cast<uint32_t>(x);
+  return std::bit_cast<float>((bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u);
+}
+
 // Indexed by Unary; keep in enumerator order.
 constexpr UnaryRow kUnary[] = {
     {"exp", [](float x) { return std::exp(x); }},
@@ -279,6 +286,7 @@ constexpr UnaryRow kUnary[] = {
     {"tanh", tanh_lut},
     {"sigmoid", sigmoid_lut},
     {"erf", erf_rational<true>},
+    {"typecast", fp32_to_fp16b},
 };
 static_assert(std::size(kUnary) == static_cast<size_t>(Unary::Count));
 

@@ -159,6 +159,7 @@ enum class Unary : uint8_t {
   TanhLut,     // tanh_tile<fast_and_approx = true>: a 6-segment linear fit
   SigmoidLut,  // sigmoid_tile<.., fast_and_approx = true>: a 3-segment linear fit
   ErfFast,     // erf_tile<fast_and_approx = true>: Erf's rational with a one-step reciprocal (Erf: two steps)
+  Fp32ToFp16b,  // typecast_tile<Float32, Float16_b>: rounded to bfloat16 (nearest, ties to even), kept as fp32
   Count
 };
 enum class SfpuBinary : uint8_t { Add, Sub, Mul, Div, Max, Min, Rsub, Pow, LogBase, Round, Fmod, Count };
