@@ -25,9 +25,14 @@ def test_registered_under_spec_name():
     assert FuseBlockCopiesTT().info.name == PASS
 
 
-def test_the_cast_copy_after_a_reduction_is_packed_by_the_exp_pass():
-    """exp(S) into the float32 S, a row sum of S, then P = bfloat16(S): the exp pass packs its tiles
-    into P too (the reduction only reads S), and the copy goes."""
+@pytest.mark.parametrize("between", ["reduces S", "writes S again", "reads P", "reduces into S"])
+def test_the_cast_copy_is_packed_by_the_op_computing_the_value(between):
+    """exp(S) into the float32 S, then P = bfloat16(S). With a row sum of S between them (it only reads
+    S) the exp pass packs its tiles into P too; with S written again by an element-wise op the copy
+    copies that later value, whose op packs it; the copy goes. With P read between them (its old value
+    is still needed), or S written by another op (a reduction into it), the copy stays."""
+    fused = between in ("reduces S", "writes S again")
+
     @I.ir_module(check_well_formed=False)
     class Before:
         @T.prim_func
@@ -39,77 +44,34 @@ def test_the_cast_copy_after_a_reduction_is_packed_by_the_exp_pass():
             i = T.int32()
             j = T.int32()
             tt.tile.eltwise(S.data, i, j, T.exp(S[i, j]))
-            tt.tile.reduce("sum", S.data, s_sum.data, 1, T.bool(True))
-            tt.tile.eltwise(P.data, i, j, T.Cast("bfloat16", S[i, j]))
-
-    @I.ir_module(check_well_formed=False)
-    class Expected:
-        @T.prim_func
-        def main():
-            T.func_attr(ATTRS)
-            S = T.Buffer((32, 64), "float32", scope="local.fragment")
-            P = T.Buffer((32, 64), "bfloat16", scope="local.fragment")
-            s_sum = T.Buffer((32,), "float32", scope="local.fragment")
-            i = T.int32()
-            j = T.int32()
-            tt.tile.eltwise(S.data, i, j, T.exp(S[i, j]), P.data)
-            tt.tile.reduce("sum", S.data, s_sum.data, 1, T.bool(True))
-
-    tvm.ir.assert_structural_equal(FuseBlockCopiesTT()(Before), Expected, map_free_vars=True)
-
-
-def test_the_copy_packs_the_latest_value():
-    """S written again between the two: the copy copies the later value, whose op packs it."""
-    @I.ir_module(check_well_formed=False)
-    class Before:
-        @T.prim_func
-        def main():
-            T.func_attr(ATTRS)
-            S = T.Buffer((32, 64), "float32", scope="local.fragment")
-            P = T.Buffer((32, 64), "bfloat16", scope="local.fragment")
-            i = T.int32()
-            j = T.int32()
-            tt.tile.eltwise(S.data, i, j, T.exp(S[i, j]))
-            tt.tile.eltwise(S.data, i, j, S[i, j] * T.float32(2))
-            tt.tile.eltwise(P.data, i, j, T.Cast("bfloat16", S[i, j]))
-
-    @I.ir_module(check_well_formed=False)
-    class Expected:
-        @T.prim_func
-        def main():
-            T.func_attr(ATTRS)
-            S = T.Buffer((32, 64), "float32", scope="local.fragment")
-            P = T.Buffer((32, 64), "bfloat16", scope="local.fragment")
-            i = T.int32()
-            j = T.int32()
-            tt.tile.eltwise(S.data, i, j, T.exp(S[i, j]))
-            tt.tile.eltwise(S.data, i, j, S[i, j] * T.float32(2), P.data)
-
-    tvm.ir.assert_structural_equal(FuseBlockCopiesTT()(Before), Expected, map_free_vars=True)
-
-
-@pytest.mark.parametrize("between", ["reads P", "reduces into S"])
-def test_no_fusion_when_the_target_is_used_or_the_value_changes_in_between(between):
-    """P read in between (its old value is still needed), or S written by another op in between (the
-    copy copies that value): the copy stays."""
-    @I.ir_module(check_well_formed=False)
-    class Before:
-        @T.prim_func
-        def main():
-            T.func_attr(ATTRS)
-            S = T.Buffer((32, 64), "float32", scope="local.fragment")
-            P = T.Buffer((32, 64), "bfloat16", scope="local.fragment")
-            s_sum = T.Buffer((32,), "float32", scope="local.fragment")
-            i = T.int32()
-            j = T.int32()
-            tt.tile.eltwise(S.data, i, j, T.exp(S[i, j]))
-            if between == "reads P":
+            if between == "reduces S":
+                tt.tile.reduce("sum", S.data, s_sum.data, 1, T.bool(True))
+            elif between == "writes S again":
+                tt.tile.eltwise(S.data, i, j, S[i, j] * T.float32(2))
+            elif between == "reads P":
                 tt.tile.eltwise(s_sum.data, i, 0, s_sum[i] + T.Cast("float32", P[i, 0]))
             else:
                 tt.tile.reduce("sum", s_sum.data, S.data, 1, T.bool(True))
             tt.tile.eltwise(P.data, i, j, T.Cast("bfloat16", S[i, j]))
 
-    tvm.ir.assert_structural_equal(FuseBlockCopiesTT()(Before), Before)
+    @I.ir_module(check_well_formed=False)
+    class Fused:
+        @T.prim_func
+        def main():
+            T.func_attr(ATTRS)
+            S = T.Buffer((32, 64), "float32", scope="local.fragment")
+            P = T.Buffer((32, 64), "bfloat16", scope="local.fragment")
+            s_sum = T.Buffer((32,), "float32", scope="local.fragment")
+            i = T.int32()
+            j = T.int32()
+            if between == "reduces S":
+                tt.tile.eltwise(S.data, i, j, T.exp(S[i, j]), P.data)
+                tt.tile.reduce("sum", S.data, s_sum.data, 1, T.bool(True))
+            else:
+                tt.tile.eltwise(S.data, i, j, T.exp(S[i, j]))
+                tt.tile.eltwise(S.data, i, j, S[i, j] * T.float32(2), P.data)
+
+    tvm.ir.assert_structural_equal(FuseBlockCopiesTT()(Before), Fused if fused else Before, map_free_vars=True)
 
 
 def test_no_fusion_into_a_wider_format():
