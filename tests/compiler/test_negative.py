@@ -233,6 +233,13 @@ def test_unsupported_elementwise_expression():
     assert_diagnostic(err, "LowerTTTileIntrinsics", "unsupported element-wise expression", "unsupported_expression")
 
 
+def test_a_cast_to_float16_inside_a_value():
+    """DST rounds to bfloat16 only: a float16 rounding inside a value would be silently skipped."""
+    err = compile_error(bad_kernels.unsupported_expression(lambda x: T.Cast("bfloat16", T.Cast("float16", x) * 2)))
+    assert_diagnostic(err, "LowerTTTileIntrinsics", "rounds to float16 inside the value", "unsupported_expression")
+    assert "bfloat16" in err.hint
+
+
 @pytest.mark.parametrize("value, construct", [
     (lambda a, b: T.Cast("int32", T.exp(T.Cast("float32", a))), "T.exp"),  # float math on integers
     (lambda a, b: T.shift_left(a, b), "shift_left"),

@@ -110,7 +110,7 @@ class Eltwise(TileOp):
                 value, lambda n: loads.append(n.buffer) if isinstance(n, tirx.BufferLoad) else None)
             if str(store.buffer.dtype) in INTEGER_DTYPES:
                 value = integer_value(ctx, store, value, (i, j))
-            _check_expr(ctx, store, value, i, j)
+            _check_expr(ctx, store, value, i, j, top=True)
             ctx.check_compute_dtypes(store, [store.buffer, *loads], integer=True)
             out.append(evaluate(Intrin.TILE_ELTWISE, store.buffer.data, i if i is not None else 0,
                                 j if j is not None else 0, value, like=store))
@@ -231,12 +231,18 @@ def _check_access(ctx, node, access, i, j) -> None:
                         "X[j, i] for X of the transposed shape")
 
 
-def _check_expr(ctx, node, expr, i, j) -> None:
+def _check_expr(ctx, node, expr, i, j, top: bool = False) -> None:
     if isinstance(expr, tirx.BufferLoad):
         _check_access(ctx, node, expr, i, j)
     elif constant(expr) is not None:  # literals, -T.infinity(..)
         return
     elif isinstance(expr, tirx.Cast):
+        if not top and str(expr.dtype) == "float16" and str(expr.value.dtype) in ("float32", "bfloat16"):
+            raise ctx.error(node, f"`{expr}` rounds to float16 inside the value: DST computes in float32 or "
+                                  "bfloat16 and rounds to bfloat16 only (typecast_tile), so the value would keep "
+                                  "bits TIR rounds away",
+                            "store the value into a float16 block (the packer rounds it) and read that block, or "
+                            "cast to bfloat16 inside the value")
         _check_expr(ctx, node, expr.value, i, j)
     elif isinstance(expr, BINARY_NODES + COMPARE_NODES + tuple(INT_BINARY)):
         _check_expr(ctx, node, expr.a, i, j)
