@@ -250,7 +250,7 @@ def attention_row(seq: int, dim: int, causal: bool, blocks, repeat: int) -> dict
                  (q, k, v), 3 * BF16_BYTES * seq * dim, BF16_BYTES * seq * dim, repeat,
                  flops=(2 if causal else 4) * seq * seq * dim, timing_only=True) for bn in blocks]
     best = min(rows, key=lambda r: r["predicted_us"])
-    swept = ", ".join(f"{r['variant'].split()[-1]}: {r['predicted_us']} us" for r in rows)
+    swept = ", ".join(f"64x{bn}: {r['predicted_us']} us" for bn, r in zip(blocks, rows))
     return best | {"variant": f"{best['variant']} (of {swept})"}
 
 

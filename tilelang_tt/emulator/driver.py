@@ -2,7 +2,8 @@
 
 One host executable per program: ``main.cpp``, each kernel source as its own translation unit
 (``-Dkernel_main=<unique>``, ``-DKERNEL_COMPILE_TIME_ARGS=...`` from the plan and, for the compute
-kernel, ``-DTT_EMU_MATH_APPROX_MODE=0|1``: tt-metal's APPROX; registered under
+kernel, ``-DTT_EMU_MATH_APPROX_MODE=0|1`` and ``-DTT_EMU_DST_ACCUM_MODE=0|1``: tt-metal's APPROX and
+DST_ACCUM_MODE, :func:`_compute_defines`; registered under
 its source name through ``runtime/kernel_registry.hpp``) and the emulator runtime
 (``runtime/*.cpp``, compiled with the architecture table of :mod:`tilelang_tt.contract.arch` as
 the ``TT_EMU_ARCHS`` define). Objects and executables are cached under ``<cache>/emu`` by a hash

@@ -323,8 +323,8 @@ class DSTContext:
                 stmts.append(evaluate(Intrin.DST_WAIT, like=like))
             if self.reconfigure_pack:
                 stmts.append(evaluate(Intrin.PACK_RECONFIG, cb.index, like=like))
-            stmts.append(serial("t", count, lambda t, cb=cb: evaluate(Intrin.PACK_TILE, slot_of(t), cb.index, like=like),
-                                like=like))
+            stmts.append(serial("t", count, lambda t, cb=cb: evaluate(Intrin.PACK_TILE, slot_of(t), cb.index,
+                                                                      like=like), like=like))
         stmts.append(evaluate(Intrin.DST_RELEASE, like=like))
         stmts += [evaluate(Intrin.CB_PUSH_BACK, cb.index, count, like=like) for cb in (out, *also)]
         return stmts

@@ -21,7 +21,8 @@ into a slot of its own, the acquire's tiles then lying in one tile row. The exac
 GELU ``0.5 * x * (1 + erf(x / sqrt(2)))``, in any association of its products, is one ``gelu_tile``
 (:func:`~tilelang_tt.ops.sfpu.gelu_operand`); ``max(x, 0)`` is ``relu_tile``, ``c / x`` ``recip_tile``
 times c. A cast of a float32 value to bfloat16 inside a value in a 32-bit DST is ``typecast_tile``,
-rounding as TIR does; other casts change nothing DST holds (the stored value's own is the packer's). The value of an int32 block is computed exactly by the SFPU's integer ops (``add_int_tile``,
+rounding as TIR does; other casts change nothing DST holds (the stored value's own is the packer's).
+The value of an int32 block is computed exactly by the SFPU's integer ops (``add_int_tile``,
 ``lt_int_tile``, ``div_int32_floor_tile`` ..., ``add_unary_tile_int32``, ``fill_tile_int``) on its
 int32 operands, unpacked straight to a 32-bit DST (``tt.compute_config`` ``unpack_to_dest``).
 Errors: any other expression or access, naming it and the user's line; in an int32 value, anything
@@ -703,6 +704,6 @@ class IntBinaryOperands(SfpuBinaryOperands):
 
 SFPU_BINARY_OPERANDS = SfpuBinaryOperands()
 INT_RULES = (BLOCK_OPERAND, IntConstant(), IntScalarOperand(), IntBinaryOperands())
-OPERAND_RULES = (RoundToBfloat16(), BLOCK_OPERAND, FpuOperands(), CONSTANT_OPERAND, Gelu(), UnaryCall(), ScalarCall(), Relu(),
-                 ScalarOperand(), Where(), Comparison(), SFPU_BINARY_OPERANDS)
+OPERAND_RULES = (RoundToBfloat16(), BLOCK_OPERAND, FpuOperands(), CONSTANT_OPERAND, Gelu(), UnaryCall(), ScalarCall(),
+                 Relu(), ScalarOperand(), Where(), Comparison(), SFPU_BINARY_OPERANDS)
 ELTWISE = register(Eltwise())

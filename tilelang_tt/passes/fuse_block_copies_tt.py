@@ -30,11 +30,13 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.attrs import Attr, CBDesc, Intrin, KernelRole, get
+from tilelang_tt.contract.formats import BLOCK_STORABLE, BY_DATA_FORMAT
 from tilelang_tt.ops.base import strip_casts
 from tilelang_tt.passes.common import evaluate, keep_span, prim_func_pass, seq, stmt_intrin
 
 PASS = "FuseBlockCopiesTT"
-FLOAT_FORMATS = ("Float32", "Float16_b", "Float16", "Bfp8_b", "Bfp4_b")
+# the float formats of the one table: bfloat16 and float32, and the block formats that store them
+FLOAT_FORMATS = tuple(f.data_format for f in BY_DATA_FORMAT.values() if f.block or f.dtype in BLOCK_STORABLE)
 
 
 def _vars(node) -> set:
@@ -51,14 +53,15 @@ def _vars(node) -> set:
     return found
 
 
-def _written(stmt) -> tirx.Var | None:
-    """The block a compute statement writes, None for any other statement."""
+def _written(stmt) -> list[tirx.Var]:
+    """The blocks a compute statement writes (an element-wise op's packed copies too), none for any
+    other statement."""
     intrin = stmt_intrin(stmt)
     if intrin == Intrin.TILE_ELTWISE:
-        return stmt.value.args[0]
+        return [stmt.value.args[0], *stmt.value.args[4:]]
     if intrin == Intrin.TILE_REDUCE:
-        return stmt.value.args[2]
-    return None
+        return [stmt.value.args[2]]
+    return []
 
 
 class _Fuser:
@@ -100,8 +103,8 @@ class _Fuser:
                     out[p] = evaluate(Intrin.TILE_ELTWISE, *out[p].value.args, y, like=out[p])
                     del out[c]
                     continue
-                names = _vars(out[c])
-                if x in names and (_written(out[c]) is None or _written(out[c]).same_as(x)):
+                names, written = _vars(out[c]), _written(out[c])
+                if x in names and (not written or any(w.same_as(x) for w in written)):
                     break  # X changes (or something not a compute op uses it): its later copies copy another value
                 touched |= names
                 c += 1
