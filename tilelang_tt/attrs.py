@@ -500,7 +500,9 @@ class Intrin(_DocumentedKey):
     PACK_BLOCK = ("tt.pack_block", "pack_block(c, m0, n0, sm, sn): the accumulator sub-block is final; pack it.",
                   "c: buffer, m0: expr, n0: expr, sm: int, sn: int")
     TILE_ELTWISE = ("tt.tile.eltwise", "eltwise(out, i, j, value, *also): out[i, j] = value over the block, tile by "
-                    "tile, and the same tiles into each block of ``also`` (FuseBlockCopiesTT).",
+                    "tile, and the same tiles into each block of ``also`` of out's geometry (FuseBlockCopiesTT); "
+                    "into a block of one tile column where out has several, each row's tiles summed into its "
+                    "row's tile (Reduce.fuse_row_sums).",
                     "out: buffer, i: expr, j: expr, value: expr, also*: buffer")
     TILE_REDUCE = ("tt.tile.reduce", 'reduce(kind, src, dst, dim, clear): kind "sum"|"max" along dim (1 = per row).',
                    "kind: str, src: buffer, dst: buffer, dim: int, clear: bool")
@@ -614,6 +616,8 @@ class Intrin(_DocumentedKey):
     DST_WAIT = ("tt.dst.wait", "tile_regs_wait()", "")
     DST_RELEASE = ("tt.dst.release", "tile_regs_release()", "")
     PACK_TILE = ("tt.pack_tile", "pack_tile(dst, cb)", "dst: expr, cb: cb")
+    PACK_TILE_AT = ("tt.pack_tile_at", "pack_tile<true>(dst, cb, index): into page ``index`` of the pages reserved, "
+                                       "out of order", "dst: expr, cb: cb, index: expr")
     PACK_L1_ACC = ("tt.pack_reconfig_l1_acc", "pack_reconfig_l1_acc(enable): the packer adds to the tiles in L1 "
                                               "instead of overwriting them (1) or not (0)", "enable: expr")
     # layout conversion of row-major blocks (D5)

@@ -43,7 +43,8 @@ def test_gemm_dfg_and_cb_ids():
 
 def test_softmax_hand_off_and_scaler_cbs():
     """A block updated in place and then written out gets its own hand-off CB for the writer;
-    reductions get a one-tile scaler CB fed by the reader; compute-internal CBs start at 24."""
+    reductions get a one-tile scaler CB fed by the reader; compute-internal CBs start at 24 (the exp
+    pass's row partials, ``xf_rowsum``, among them)."""
     from tests.op_kernels import softmax
 
     after = run_pass(lower_until(softmax(64, 128, 32), PASS), PASS)
@@ -53,7 +54,7 @@ def test_softmax_hand_off_and_scaler_cbs():
     assert dfg["reduce_scaler"] == {"producer": "reader", "consumers": ["compute"], "buffer": "", "kind": "scaler"}
     cbs = get(after["main"], Attr.CB_DESC)
     assert {n: d["index"] for n, d in cbs.items()} == {
-        "x": 0, "reduce_scaler": 1, "xf_out": 16, "xf": 24, "mx": 25, "sm": 26}
+        "x": 0, "reduce_scaler": 1, "xf_out": 16, "xf": 24, "mx": 25, "xf_rowsum": 26, "sm": 27}
     assert (cbs["xf"]["data_format"], cbs["xf_out"]["data_format"]) == ("Float32", "Float16_b")
 
 

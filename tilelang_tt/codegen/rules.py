@@ -347,6 +347,7 @@ RULES: dict[Intrin, Rule] = dict([
     _rule(Intrin.DST_WAIT, _fn("tile_regs_wait"), "api/compute/reg_api.h"),
     _rule(Intrin.DST_RELEASE, _fn("tile_regs_release"), "api/compute/reg_api.h"),
     _rule(Intrin.PACK_TILE, _fn("pack_tile"), "api/compute/pack.h"),
+    _rule(Intrin.PACK_TILE_AT, _fn("pack_tile<true>"), "api/compute/pack.h"),
     _rule(Intrin.PACK_L1_ACC, _fn("pack_reconfig_l1_acc"), "api/compute/pack.h"),
     _rule(Intrin.NOC_READ_ROW, lambda a, r: f"noc_async_read({a[1]}.get_noc_addr({a[0]}, {a[2]}), {a[3]}, "
                                             f"{a[4]})", DATAFLOW_HEADER),

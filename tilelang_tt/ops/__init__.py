@@ -20,6 +20,7 @@ from tilelang_tt.ops.base import (
     DST_SCOPES,
     TILE_OPS,
     compute_accesses,
+    compute_writes,
     compute_op,
     engine_configs,
     hoistable_init,
@@ -31,4 +32,4 @@ from tilelang_tt.ops.gemm import GEMM
 from tilelang_tt.ops.reduce import REDUCE
 
 __all__ = ["COMPUTE_OPS", "COPY", "DST_SCOPES", "ELTWISE", "FILL", "GEMM", "REDUCE", "TILE_OPS", "compute_accesses",
-           "compute_op", "engine_configs", "hoistable_init"]
+           "compute_op", "compute_writes", "engine_configs", "hoistable_init"]

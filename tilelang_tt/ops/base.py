@@ -116,6 +116,13 @@ def compute_accesses(stmt, data_names) -> tuple[list[str], str | None]:
     return op.accesses(stmt, data_names) if op is not None else ([], None)
 
 
+def compute_writes(stmt, data_names) -> list[str]:
+    """Every block a compute intrinsic statement writes: its result, then the blocks it packs besides
+    (an element-wise op's ``also``); [] for any other statement."""
+    op = compute_op(stmt)
+    return [op.accesses(stmt, data_names)[1], *op.also_written(stmt, data_names)] if op is not None else []
+
+
 # -- C2 ------------------------------------------------------------------------------------------
 class LowerContext:
     """LowerTTTileIntrinsics' state the op lowerings share: the function (errors name its lines),
@@ -184,8 +191,10 @@ class LowerContext:
         self.taken.add(name)
         buf = tirx.decl_buffer(like.shape if shape is None else shape, dtype, name, scope=scope)
         desc = CBDesc.from_dict(like.name, self.cbs[like.name])
-        if shape is not None:
-            desc = dataclasses.replace(desc, block_tiles=(shape[0] // TILE, shape[1] // TILE))
+        if shape is not None:  # as many blocks in flight as ``like``'s CB holds
+            tiles = (shape[0] // TILE, shape[1] // TILE)
+            desc = dataclasses.replace(desc, block_tiles=tiles, block_pages=tiles[0] * tiles[1],
+                                       num_pages=tiles[0] * tiles[1] * (desc.num_pages // desc.block_pages))
         fmt = DATA_FORMATS[dtype][0]
         page = tile_bytes(BY_DATA_FORMAT[fmt], TILE * TILE)
         self.cbs[name] = CBDesc(name=name, index=-1, page_size=page, num_pages=desc.num_pages, data_format=fmt,
@@ -312,10 +321,11 @@ class DSTContext:
         per_acquire = max(1, self.budget // slots)
         return max(d for d in range(1, min(per_acquire, total) + 1) if total % d == 0)
 
-    def pack(self, out: CBDesc, count: int, slot_of, like, also: tuple[CBDesc, ...] = ()) -> list[tirx.Stmt]:
+    def pack(self, out: CBDesc, count: int, slot_of, like, also: tuple[CBDesc, ...] = (),
+             more: tuple[tirx.Stmt, ...] = ()) -> list[tirx.Stmt]:
         """Commit DST, reserve ``count`` pages of ``out``, pack DST tile ``slot_of(t)`` into page t,
         release, push; the same tiles into the CBs ``also`` too (reserved after ``out``, pushed
-        after it)."""
+        after it), and the packs ``more`` before the release."""
         stmts = [evaluate(Intrin.DST_COMMIT, like=like)]
         for n, cb in enumerate((out, *also)):
             stmts.append(evaluate(Intrin.CB_RESERVE_BACK, cb.index, count, like=like))
@@ -325,7 +335,7 @@ class DSTContext:
                 stmts.append(evaluate(Intrin.PACK_RECONFIG, cb.index, like=like))
             stmts.append(serial("t", count, lambda t, cb=cb: evaluate(Intrin.PACK_TILE, slot_of(t), cb.index,
                                                                       like=like), like=like))
-        stmts.append(evaluate(Intrin.DST_RELEASE, like=like))
+        stmts += [*more, evaluate(Intrin.DST_RELEASE, like=like)]
         stmts += [evaluate(Intrin.CB_PUSH_BACK, cb.index, count, like=like) for cb in (out, *also)]
         return stmts
 

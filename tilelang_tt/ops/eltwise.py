@@ -155,6 +155,8 @@ class Eltwise(TileOp):
         out_var, _i, _j, value, *also = stmt.value.args
         out = ctx.cb(out_var.name)
         also = tuple(ctx.cb(v.name) for v in also)
+        sums = tuple(cb for cb in also if cb.block_tiles != out.block_tiles)  # Reduce.fuse_row_sums
+        also = tuple(cb for cb in also if cb not in sums)
         total = out.block_pages
         if isinstance(value, tirx.Cast):  # the cast to the block's dtype: the packer's
             value = value.value
@@ -178,9 +180,34 @@ class Eltwise(TileOp):
                     continue
                 stmts.append(serial("t", chunk, lambda tl, emit=emit: emit(ctx.analyzer.simplify(base + tl), tl),
                                     like=stmt))
-            return seq([*stmts, *ctx.pack(out, chunk, lambda t: ctx.analyzer.simplify(shared + t * spt), stmt, also)])
+            slot_of = lambda t: ctx.analyzer.simplify(shared + t * spt)  # noqa: E731
+            more = [p for cb in sums for p in row_sum_packs(ctx, out, cb, base, chunk, slot_of, stmt)]
+            return seq([*stmts, *ctx.pack(out, chunk, slot_of, stmt, also, more)])
 
-        return serial("ch", total // chunk, one_chunk, like=stmt)
+        loop = serial("ch", total // chunk, one_chunk, like=stmt)
+        if not sums:
+            return loop
+        return seq([*(evaluate(Intrin.CB_RESERVE_BACK, cb.index, cb.block_pages, like=stmt) for cb in sums), loop,
+                    *(evaluate(Intrin.CB_PUSH_BACK, cb.index, cb.block_pages, like=stmt) for cb in sums)])
+
+
+def row_sum_packs(ctx, out, partial, base, count: int, slot_of, like) -> list[tirx.Stmt]:
+    """The packs of output tiles ``base`` .. ``base + count - 1`` of block ``out`` (their DST tiles
+    ``slot_of(t)``) into the row-sum block ``partial`` of Reduce.fuse_row_sums (its pages reserved
+    around the op): tile ``n`` goes to page ``n // cols`` out of order (``pack_tile<true>``), the
+    first tile of a row overwriting it, the others added to it (``pack_reconfig_l1_acc(1)``: "the
+    packer adds to the tiles in L1", api/compute/pack.h), accumulation off again after."""
+    cols = out.block_tiles[1]
+
+    def one(t):
+        n = ctx.analyzer.simplify(base + t)
+        return seq([evaluate(Intrin.PACK_L1_ACC, tirx.NE(tirx.FloorMod(n, cols), 0), like=like),
+                    evaluate(Intrin.PACK_TILE_AT, slot_of(t), partial.index, ctx.analyzer.simplify(
+                        tirx.FloorDiv(n, cols)), like=like)])
+
+    reconfig = [evaluate(Intrin.PACK_RECONFIG, partial.index, like=like)] if ctx.reconfigure_pack else []
+    return [*reconfig, serial("t", count, one, like=like),
+            evaluate(Intrin.PACK_L1_ACC, tirx.const(0, "uint32"), like=like)]
 
 
 def _plan(ctx, out, stmt, value, total: int, share_rows: bool):

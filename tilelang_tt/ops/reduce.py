@@ -5,6 +5,10 @@ D4: ``compute_kernel_hw_startup(X, scaler, v)`` when it is the first op; its ini
 D5: per result tile, ``reduce_tile`` over the source tiles into DST 0 with the scaler CB (a tile
 of 1.0 the reader pushes once), one result tile per acquire, combined with the old value
 (``binary_max_tile``/``add_binary_tile``) when the reduce does not clear.
+Row sums packed by their producer (C2, :meth:`Reduce.fuse_row_sums`): ``T.reduce_sum(X, v, dim=1)``
+right after the element-wise op computing a float32 X of several tile columns reads a block
+``X_rowsum`` of one tile per tile row that op packs besides X, the packer adding a row's tiles into
+its tile in L1; one ``reduce_tile`` per row then sums the 32 columns left.
 A reduction along an extent of 1 (``[n, 1]`` along dim 1, ``[1, n]`` along dim 0) is a copy of the
 block's one element per result (combined with the old value without ``clear``): C2 lowers it as a
 ``tt.tile.eltwise`` instead.
@@ -17,9 +21,9 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.attrs import Intrin
-from tilelang_tt.ops.base import Engine, TileOp, register
+from tilelang_tt.ops.base import Engine, TileOp, compute_accesses, register, strip_casts
 from tilelang_tt.ops.sfpu import SfpuKind, sfpu_op
-from tilelang_tt.passes.common import COL, ROW, as_region, evaluate, seq, serial
+from tilelang_tt.passes.common import COL, ROW, TILE, as_region, evaluate, evaluate_calls, seq, serial, stmt_intrin
 
 
 class Reduce(TileOp):
@@ -47,6 +51,42 @@ class Reduce(TileOp):
         if unit:  # ... or [1, n] along dim 0: a vector of the result's orientation (its shape's), want
             return _reduce_one(ctx, stmt, kind, src.buffer, dst.buffer, clear)
         return evaluate(Intrin.TILE_REDUCE, kind, src.buffer.data, dst.buffer.data, dim, clear, like=stmt)
+
+    def fuse_row_sums(self, ctx, stmts: list) -> list:
+        """C2, over a lowered statement sequence: ``tt.tile.eltwise(X, i, j, value)`` followed, with
+        no statement touching X between them, by ``tt.tile.reduce("sum", X, v, 1, clear)``, X a
+        float32 block of several tile columns that a statement after the reduction reads too,
+        becomes ``tt.tile.eltwise(X, i, j, value, X_rowsum)`` and ``tt.tile.reduce("sum", X_rowsum,
+        v, 1, clear)``: the op packs each tile of X also into its row's tile of the new float32
+        block X_rowsum (rows x 1 tiles), adding it there in L1 from a row's second tile on
+        (:func:`tilelang_tt.ops.eltwise.row_sum_packs`), and the reduction unpacks one tile per
+        row where it unpacked every tile of X: tt-metal's SDPA sums its exp'd scores so
+        (ttnn compute_common.hpp, ``sub_exp_block_bcast_cols_inplace``: "take advantage of L1
+        accumulation to reduce row x cols tiles to rows x 1 tiles"). Float32 only (the partial
+        sums are float32, as DST is), and not a copy of a narrower block (its values reach the
+        reduction exactly, the partials would not: :func:`_copies_narrow`); where X's values are
+        computed in float32, reduce_tile truncates each to TF32 without the partials and each
+        partial with them (a sum within 2^-10 both ways, tests/compiler/test_row_sums.py). X must be
+        read after the reduction (a block nobody reads is dropped with the op computing it)."""
+        out = list(stmts)
+        for k, stmt in enumerate(out):
+            if stmt_intrin(stmt) != Intrin.TILE_REDUCE:
+                continue
+            kind, x, _, dim, _ = stmt.value.args
+            desc = ctx.cbs[x.name]
+            if kind.value != "sum" or int(dim) != 1 or desc["data_format"] != "Float32" \
+                    or desc["vector"] or desc["block_tiles"][1] < 2:
+                continue
+            p = next((n for n in range(k - 1, -1, -1) if _mentions(out[n], x)), None)
+            if p is None or stmt_intrin(out[p]) != Intrin.TILE_ELTWISE or not out[p].value.args[0].same_as(x) \
+                    or not any(_reads(s, x) for s in out[k + 1:]) or _copies_narrow(ctx, out[p].value.args[3]):
+                continue
+            buf = _buffer_of(ctx, x)
+            rows = desc["block_tiles"][0]
+            partial = ctx.new_block(buf, "_rowsum", "float32", "local.fragment", shape=(rows * TILE, TILE))
+            out[p] = evaluate(Intrin.TILE_ELTWISE, *out[p].value.args, partial.data, like=out[p])
+            out[k] = evaluate(Intrin.TILE_REDUCE, kind, partial.data, *stmt.value.args[2:], like=stmt)
+        return out
 
     def accesses(self, stmt, data_names):
         _, src, dst, _, clear = stmt.value.args
@@ -90,6 +130,46 @@ class Reduce(TileOp):
             return seq(stmts + ctx.pack(dst, 1, lambda t: t, stmt))
 
         return serial("o", outer, one, like=stmt)
+
+
+def _copies_narrow(ctx, value) -> bool:
+    """Whether ``value`` is a copy of a block narrower than float32 (``T.copy(x, x_f32)`` of a
+    bfloat16 ``x``): reduce_tile reads float32 tiles through the 19-bit source registers (TF32, the
+    mantissa truncated to 10 bits: tt-llk cunpack_common.h), which hold bfloat16 values exactly but
+    not the partial sums of them, so the row sums of such a copy are exact only without partials."""
+    load = strip_casts(value)
+    return isinstance(load, tirx.BufferLoad) and ctx.cbs[load.buffer.name]["data_format"] != "Float32"
+
+
+def _mentions(stmt, var: tirx.Var) -> bool:
+    found = []
+    tirx.stmt_functor.post_order_visit(stmt, lambda n: found.append(n) if n.same_as(var) else None)
+    return bool(found)
+
+
+def _reads(stmt, var: tirx.Var) -> bool:
+    """Whether a compute op or a write to a tensor in ``stmt`` reads block ``var``."""
+    for call in evaluate_calls(stmt):
+        if stmt_intrin(call) == Intrin.WRITE_FROM_CB and as_region(call.value.args[0]).buffer.data.same_as(var):
+            return True
+        names = {}  # the ops name the blocks they access (UniqueBufferNamesTT: one name per block)
+        tirx.stmt_functor.post_order_visit(call.value, lambda n: names.setdefault(n, n.name)
+                                           if isinstance(n, tirx.Var) else None)
+        if var.name in compute_accesses(call, names)[0]:
+            return True
+    return False
+
+
+def _buffer_of(ctx, var: tirx.Var) -> tirx.Buffer:
+    """The block (buffer) of data ``var``: allocated by the kernel or made by C2."""
+    found = [b for b in ctx.generated if b.data.same_as(var)]
+
+    def visit(n):
+        if isinstance(n, tirx.SBlock):
+            found.extend(b for b in n.alloc_buffers if b.data.same_as(var))
+
+    tirx.stmt_functor.post_order_visit(ctx.func.body, visit)
+    return found[0]
 
 
 def _reduce_one(ctx, stmt, kind: str, src, dst, clear: bool):

@@ -53,7 +53,7 @@ from tvm import tirx
 from tilelang_tt.attrs import AccumulateMode, Attr, CBDesc, Intrin, LayoutDesc, Reduction, get, with_attrs
 from tilelang_tt.contract.formats import BY_DATA_FORMAT, tile_bytes
 from tilelang_tt.contract.plan import MulticastDesc
-from tilelang_tt.ops import compute_accesses
+from tilelang_tt.ops import compute_accesses, compute_writes
 from tilelang_tt.ops.generate import tensor_loads
 from tilelang_tt.ops.tilize import TILIZE_FROM, UNTILIZE_TO
 from tilelang_tt.passes.common import (
@@ -159,7 +159,7 @@ def _check_padding(func, data_names) -> None:
         changed = False
         for stmt in compute:
             intrin = stmt_intrin(stmt)
-            _, write = compute_accesses(stmt, data_names)
+            write, *also = compute_writes(stmt, data_names)
             out = dict(padded.get(write, {}))
             for name, axis in _operand_axes(stmt, data_names):
                 pads = padded.get(name, {})
@@ -183,9 +183,11 @@ def _check_padding(func, data_names) -> None:
                     if intrin == Intrin.MM_MMA:  # free axes: A's rows are C's rows, B's free axis C's columns
                         out_axis = ROWS if name == data_names[stmt.value.args[0]] else COLS
                     out[out_axis] = "computed"
-            if out != padded.get(write, {}):
-                padded[write] = out
-                changed = True
+            for name in (write, *also):  # packed copies and row sums: the same values, summed along rows
+                pads = out if name == write else {a: k for a, k in out.items() if a != COLS}
+                if pads != padded.get(name, {}):
+                    padded[name] = pads
+                    changed = True
 
 
 def _handoff_blocks(func, data_names, producers, consumers) -> list[str]:
@@ -211,10 +213,10 @@ def _handoff_blocks(func, data_names, producers, consumers) -> list[str]:
         elif isinstance(stmt, tirx.SBlockRealize):
             walk(stmt.block.body, depth)
         elif isinstance(stmt, tirx.Evaluate) and stmt_intrin(stmt) in (Intrin.TILE_ELTWISE, Intrin.TILE_REDUCE):
-            _, name = compute_accesses(stmt, data_names)
-            writes[name] = writes.get(name, 0) + 1
-            if depth:
-                in_loop.add(name)
+            for name in compute_writes(stmt, data_names):
+                writes[name] = writes.get(name, 0) + 1
+                if depth:
+                    in_loop.add(name)
 
     walk(func.body, 0)
     return [name for name in sorted(producers)
@@ -243,10 +245,14 @@ def _drop_dead_blocks(func: tirx.PrimFunc, data_names: dict) -> tirx.PrimFunc:
             elif intrin == Intrin.PACK_BLOCK:
                 fills.setdefault(data_names[stmt.value.args[0]], []).append(stmt)
             elif intrin in (Intrin.MM_MMA, Intrin.TILE_ELTWISE, Intrin.TILE_REDUCE):
-                reads, write = compute_accesses(stmt, data_names)
+                reads, _ = compute_accesses(stmt, data_names)
                 used.update(reads)
-                fills.setdefault(write, []).append(stmt)
-        dead_blocks = {name for name in fills if name not in used}
+                for write in compute_writes(stmt, data_names):
+                    fills.setdefault(write, []).append(stmt)
+        # a statement goes when every block it writes is unread (one packing a live block besides stays)
+        dead_blocks = {name for name in fills if name not in used
+                       and all(w not in used for s in fills[name] for w in compute_writes(s, data_names)
+                               if stmt_intrin(s) == Intrin.TILE_ELTWISE)}
         if not dead_blocks:
             return _without_multicast(func, dropped)
         dropped |= dead_blocks
@@ -346,7 +352,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
                 reads.append(write)
             for name in reads:
                 note(consumers, name, "compute", stmt)
-            note(producers, write, "compute", stmt)
+            for name in compute_writes(stmt, data_names):
+                note(producers, name, "compute", stmt)
 
     taken = kernel_names(func) | set(cbs)
     handoffs = {}

@@ -17,11 +17,11 @@ Holds after: every value a block holds is the one the program computes: the fusi
 * nothing between the two statements touching Y, nor writing X (reads of X are fine); the value
   not reading Y.
 
-    Before: T.tt.tile.eltwise(acc_s, i, j, T.exp(acc_s_1[i, j] - m_1[i]))
-            T.tt.tile.reduce("sum", acc_s, scores_sum, 1, T.bool(True))
+    Before: T.tt.tile.eltwise(acc_s, i, j, T.exp(acc_s_1[i, j] - m_1[i]), acc_s_rowsum)
+            T.tt.tile.reduce("sum", acc_s_rowsum, scores_sum, 1, T.bool(True))
             T.tt.tile.eltwise(acc_s_cast, i_7, j_2, T.Cast("bfloat16", acc_s_1[i_7, j_2]))
-    After:  T.tt.tile.eltwise(acc_s, i, j, T.exp(acc_s_1[i, j] - m_1[i]), acc_s_cast)
-            T.tt.tile.reduce("sum", acc_s, scores_sum, 1, T.bool(True))
+    After:  T.tt.tile.eltwise(acc_s, i, j, T.exp(acc_s_1[i, j] - m_1[i]), acc_s_rowsum, acc_s_cast)
+            T.tt.tile.reduce("sum", acc_s_rowsum, scores_sum, 1, T.bool(True))
 """
 
 from __future__ import annotations

@@ -21,7 +21,10 @@ TIR: each tile op is lowered by its family in :mod:`tilelang_tt.ops` (the regist
   (``tt.generate_block`` into a new block ``<X>_gen``);
 - fill and copy: ``T.fill(X, v)``/``T.clear(X)`` of a block no gemm accumulates into, and on-chip
   ``T.copy(X, Y)`` (a copy or cast) → ``tt.tile.eltwise``;
-- reduce: ``T.reduce_sum/max(X, v, dim)`` → ``tt.tile.reduce("sum"|"max", X, v, dim, clear)``.
+- reduce: ``T.reduce_sum/max(X, v, dim)`` → ``tt.tile.reduce("sum"|"max", X, v, dim, clear)``; a row
+  sum of a float32 block the element-wise op just before computes reads a block ``X_rowsum`` of one
+  tile per tile row that op packs besides X (``Reduce.fuse_row_sums``: the packer adds a row's
+  tiles in L1, the reduction unpacks one tile per row).
 This pass groups a clear with the gemms after it, and gives a block the reader fills that a
 ``T.Parallel`` of the same sequence updates in place (``A_s[i, j] *= s[i]`` after
 ``T.copy(A[..], A_s)``) a new version ``A_s_v`` (a block and CB of its own) that the update writes
@@ -32,6 +35,11 @@ Errors: any other tile op, statement or expression, naming it and the user's lin
     After:  with T.attr(C_l.data, "tt.accumulate", 0):
                 for k in T.serial(4): (reads); T.tt.mm.mma(A_s.data, B_s.data, C_l.data, 0, 0, 2, 2, False, k == 0)
                 T.tt.pack_block(C_l.data, 0, 0, 2, 2)
+
+    Before: for i, j in T.Parallel(64, 128): e[i, j] = T.exp(e[i, j] - mx[i])
+            T.reduce_sum(e, s, dim=1); ... (e read)
+    After:  T.tt.tile.eltwise(e, i, j, T.exp(e_1[i, j] - mx_1[i]), e_rowsum)
+            T.tt.tile.reduce("sum", e_rowsum, s, 1, T.bool(True)); ...
 """
 
 from __future__ import annotations
@@ -40,7 +48,7 @@ import tilelang  # noqa: F401
 from tvm import ir, tirx
 
 from tilelang_tt.attrs import Attr, Intrin, get, with_attrs
-from tilelang_tt.ops import ELTWISE, GEMM, TILE_OPS
+from tilelang_tt.ops import ELTWISE, GEMM, REDUCE, TILE_OPS
 from tilelang_tt.ops.base import INTEGER_DTYPES, LowerContext
 from tilelang_tt.ops.eltwise import SUPPORTED
 from tilelang_tt.passes.slices import is_row_major
@@ -73,7 +81,7 @@ class _Lowerer(LowerContext):
                 continue
             out.append(self.visit(stmts[i]))
             i += 1
-        return out
+        return REDUCE.fuse_row_sums(self, out)
 
     def version_reader_blocks(self, stmts: list[tirx.Stmt]) -> list[tirx.Stmt]:
         """A block the reader fills that a T.Parallel of the same sequence then updates in place

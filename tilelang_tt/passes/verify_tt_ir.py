@@ -63,7 +63,7 @@ ALLOWED = {
                                Intrin.SFPU_BINARY, Intrin.FILL_TILE, Intrin.REDUCE_INIT, Intrin.REDUCE_TILE,
                                Intrin.REDUCE_UNINIT, Intrin.UNPACK_RECONFIG, Intrin.PACK_RECONFIG,
                                Intrin.DST_ACQUIRE, Intrin.DST_COMMIT, Intrin.DST_WAIT,
-                               Intrin.DST_RELEASE, Intrin.PACK_TILE, Intrin.PACK_L1_ACC, Intrin.CB_WAIT_FRONT,
+                               Intrin.DST_RELEASE, Intrin.PACK_TILE, Intrin.PACK_TILE_AT, Intrin.PACK_L1_ACC, Intrin.CB_WAIT_FRONT,
                                Intrin.CB_POP_FRONT,
                                Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.TILIZE_INIT, Intrin.TILIZE_BLOCK,
                                Intrin.TILIZE_UNINIT, Intrin.PACK_UNTILIZE_INIT, Intrin.PACK_UNTILIZE_BLOCK,

@@ -26,15 +26,16 @@ void kernel_main() {
     constexpr uint32_t cb_acc_s_gen = 2;
     constexpr uint32_t cb_V_s = 3;
     constexpr uint32_t cb_reduce_scaler = 4;
-    constexpr uint32_t cb_O_s = 16;
-    constexpr uint32_t cb_acc_o = 24;
-    constexpr uint32_t cb_logsum = 25;
-    constexpr uint32_t cb_m = 26;
-    constexpr uint32_t cb_acc_s = 27;
-    constexpr uint32_t cb_m_prev = 28;
-    constexpr uint32_t cb_scores_scale = 29;
-    constexpr uint32_t cb_scores_sum = 30;
-    constexpr uint32_t cb_acc_s_cast = 31;
+    constexpr uint32_t cb_O_s = 5;
+    constexpr uint32_t cb_acc_o = 6;
+    constexpr uint32_t cb_logsum = 7;
+    constexpr uint32_t cb_m = 8;
+    constexpr uint32_t cb_acc_s = 9;
+    constexpr uint32_t cb_m_prev = 10;
+    constexpr uint32_t cb_scores_scale = 11;
+    constexpr uint32_t cb_acc_s_rowsum = 12;
+    constexpr uint32_t cb_scores_sum = 13;
+    constexpr uint32_t cb_acc_s_cast = 14;
 
     cb_wait_front(cb_reduce_scaler, 1);
     compute_kernel_hw_startup(cb_acc_o, cb_acc_o, cb_acc_o);
@@ -194,6 +195,7 @@ void kernel_main() {
             }
             tile_regs_release();
             cb_push_back(cb_scores_scale, 2);
+            cb_reserve_back(cb_acc_s_rowsum, 2);
             for (uint32_t ch = 0; ch < 2; ++ch) {
                 tile_regs_acquire();
                 copy_init(cb_acc_s);
@@ -228,19 +230,24 @@ void kernel_main() {
                 for (uint32_t t_22 = 0; t_22 < 2; ++t_22) {
                     pack_tile(t_22 + 1, cb_acc_s_cast);
                 }
+                pack_reconfig_data_format(cb_acc_s_rowsum);
+                for (uint32_t t_23 = 0; t_23 < 2; ++t_23) {
+                    pack_reconfig_l1_acc((((ch * 2) + t_23) % 2) != 0);
+                    pack_tile<true>(t_23 + 1, cb_acc_s_rowsum, (t_23 / 2) + ch);
+                }
+                pack_reconfig_l1_acc(0);
                 tile_regs_release();
                 cb_push_back(cb_acc_s, 2);
                 cb_push_back(cb_acc_s_cast, 2);
             }
+            cb_push_back(cb_acc_s_rowsum, 2);
             cb_pop_front(cb_acc_s, 4);
-            cb_wait_front(cb_acc_s, 4);
+            cb_wait_front(cb_acc_s_rowsum, 2);
             for (uint32_t o_1 = 0; o_1 < 2; ++o_1) {
                 tile_regs_acquire();
-                reconfig_data_format(cb_reduce_scaler, cb_acc_s);
-                reduce_init<PoolType::SUM, ReduceDim::REDUCE_ROW>(cb_acc_s, cb_reduce_scaler, cb_scores_sum);
-                for (uint32_t n_2 = 0; n_2 < 2; ++n_2) {
-                    reduce_tile<PoolType::SUM, ReduceDim::REDUCE_ROW>(cb_acc_s, cb_reduce_scaler, (o_1 * 2) + n_2, 0, 0);
-                }
+                reconfig_data_format(cb_reduce_scaler, cb_acc_s_rowsum);
+                reduce_init<PoolType::SUM, ReduceDim::REDUCE_ROW>(cb_acc_s_rowsum, cb_reduce_scaler, cb_scores_sum);
+                reduce_tile<PoolType::SUM, ReduceDim::REDUCE_ROW>(cb_acc_s_rowsum, cb_reduce_scaler, o_1, 0, 0);
                 reduce_uninit();
                 tile_regs_commit();
                 cb_reserve_back(cb_scores_sum, 1);
@@ -255,31 +262,31 @@ void kernel_main() {
             cb_wait_front(cb_scores_sum, 2);
             tile_regs_acquire();
             copy_init(cb_logsum);
-            for (uint32_t t_23 = 0; t_23 < 2; ++t_23) {
-                copy_tile(cb_logsum, t_23, t_23 * 2);
+            for (uint32_t t_24 = 0; t_24 < 2; ++t_24) {
+                copy_tile(cb_logsum, t_24, t_24 * 2);
             }
             copy_init(cb_scores_scale);
-            for (uint32_t t_24 = 0; t_24 < 2; ++t_24) {
-                copy_tile(cb_scores_scale, t_24, (t_24 * 2) + 1);
+            for (uint32_t t_25 = 0; t_25 < 2; ++t_25) {
+                copy_tile(cb_scores_scale, t_25, (t_25 * 2) + 1);
             }
             mul_binary_tile_init();
-            for (uint32_t t_25 = 0; t_25 < 2; ++t_25) {
-                mul_binary_tile(t_25 * 2, (t_25 * 2) + 1, t_25 * 2);
+            for (uint32_t t_26 = 0; t_26 < 2; ++t_26) {
+                mul_binary_tile(t_26 * 2, (t_26 * 2) + 1, t_26 * 2);
             }
             copy_init(cb_scores_sum);
-            for (uint32_t t_26 = 0; t_26 < 2; ++t_26) {
-                copy_tile(cb_scores_sum, t_26, (t_26 * 2) + 1);
+            for (uint32_t t_27 = 0; t_27 < 2; ++t_27) {
+                copy_tile(cb_scores_sum, t_27, (t_27 * 2) + 1);
             }
             add_binary_tile_init();
-            for (uint32_t t_27 = 0; t_27 < 2; ++t_27) {
-                add_binary_tile(t_27 * 2, (t_27 * 2) + 1, t_27 * 2);
+            for (uint32_t t_28 = 0; t_28 < 2; ++t_28) {
+                add_binary_tile(t_28 * 2, (t_28 * 2) + 1, t_28 * 2);
             }
             tile_regs_commit();
             cb_reserve_back(cb_logsum, 2);
             tile_regs_wait();
             pack_reconfig_data_format(cb_logsum);
-            for (uint32_t t_28 = 0; t_28 < 2; ++t_28) {
-                pack_tile(t_28 * 2, cb_logsum);
+            for (uint32_t t_29 = 0; t_29 < 2; ++t_29) {
+                pack_tile(t_29 * 2, cb_logsum);
             }
             tile_regs_release();
             cb_push_back(cb_logsum, 2);
@@ -288,21 +295,21 @@ void kernel_main() {
             for (uint32_t ch_1 = 0; ch_1 < 2; ++ch_1) {
                 tile_regs_acquire();
                 copy_init(cb_acc_o);
-                for (uint32_t t_29 = 0; t_29 < 2; ++t_29) {
-                    copy_tile(cb_acc_o, (ch_1 * 2) + t_29, t_29 + 1);
+                for (uint32_t t_30 = 0; t_30 < 2; ++t_30) {
+                    copy_tile(cb_acc_o, (ch_1 * 2) + t_30, t_30 + 1);
                 }
                 unary_bcast_init<BroadcastType::COL>(cb_scores_scale);
                 unary_bcast<BroadcastType::COL>(cb_scores_scale, ch_1, 0);
                 mul_binary_tile_init();
-                for (uint32_t t_30 = 0; t_30 < 2; ++t_30) {
-                    mul_binary_tile(t_30 + 1, 0, t_30 + 1);
+                for (uint32_t t_31 = 0; t_31 < 2; ++t_31) {
+                    mul_binary_tile(t_31 + 1, 0, t_31 + 1);
                 }
                 tile_regs_commit();
                 cb_reserve_back(cb_acc_o, 2);
                 tile_regs_wait();
                 pack_reconfig_data_format(cb_acc_o);
-                for (uint32_t t_31 = 0; t_31 < 2; ++t_31) {
-                    pack_tile(t_31 + 1, cb_acc_o);
+                for (uint32_t t_32 = 0; t_32 < 2; ++t_32) {
+                    pack_tile(t_32 + 1, cb_acc_o);
                 }
                 tile_regs_release();
                 cb_push_back(cb_acc_o, 2);
@@ -326,17 +333,19 @@ void kernel_main() {
             cb_reserve_back(cb_acc_o, 4);
             tile_regs_wait();
             pack_reconfig_data_format(cb_acc_o);
-            for (uint32_t t_32 = 0; t_32 < 4; ++t_32) {
-                pack_tile(t_32, cb_acc_o);
+            for (uint32_t t_33 = 0; t_33 < 4; ++t_33) {
+                pack_tile(t_33, cb_acc_o);
             }
             tile_regs_release();
             cb_push_back(cb_acc_o, 4);
             cb_pop_front(cb_acc_o, 4);
             cb_pop_front(cb_K_s, 4);
             cb_pop_front(cb_V_s, 4);
+            cb_wait_front(cb_acc_s, 4);
             cb_pop_front(cb_acc_s, 4);
             cb_pop_front(cb_acc_s_cast, 4);
             cb_pop_front(cb_acc_s_gen, 4);
+            cb_pop_front(cb_acc_s_rowsum, 2);
             cb_pop_front(cb_m_prev, 2);
             cb_pop_front(cb_scores_scale, 2);
             cb_pop_front(cb_scores_sum, 2);
@@ -346,26 +355,26 @@ void kernel_main() {
         for (uint32_t ch_2 = 0; ch_2 < 2; ++ch_2) {
             tile_regs_acquire();
             copy_init(cb_acc_o);
-            for (uint32_t t_33 = 0; t_33 < 2; ++t_33) {
-                copy_tile(cb_acc_o, (ch_2 * 2) + t_33, t_33 + 1);
+            for (uint32_t t_34 = 0; t_34 < 2; ++t_34) {
+                copy_tile(cb_acc_o, (ch_2 * 2) + t_34, t_34 + 1);
             }
             unary_bcast_init<BroadcastType::COL>(cb_logsum);
             unary_bcast<BroadcastType::COL>(cb_logsum, ch_2, 0);
             div_binary_tile_init();
-            for (uint32_t t_34 = 0; t_34 < 2; ++t_34) {
-                div_binary_tile(t_34 + 1, 0, t_34 + 1);
+            for (uint32_t t_35 = 0; t_35 < 2; ++t_35) {
+                div_binary_tile(t_35 + 1, 0, t_35 + 1);
             }
             tile_regs_commit();
             cb_reserve_back(cb_acc_o, 2);
             tile_regs_wait();
             pack_reconfig_data_format(cb_acc_o);
-            for (uint32_t t_35 = 0; t_35 < 2; ++t_35) {
-                pack_tile(t_35 + 1, cb_acc_o);
+            for (uint32_t t_36 = 0; t_36 < 2; ++t_36) {
+                pack_tile(t_36 + 1, cb_acc_o);
             }
             cb_reserve_back(cb_O_s, 2);
             pack_reconfig_data_format(cb_O_s);
-            for (uint32_t t_36 = 0; t_36 < 2; ++t_36) {
-                pack_tile(t_36 + 1, cb_O_s);
+            for (uint32_t t_37 = 0; t_37 < 2; ++t_37) {
+                pack_tile(t_37 + 1, cb_O_s);
             }
             tile_regs_release();
             cb_push_back(cb_acc_o, 2);

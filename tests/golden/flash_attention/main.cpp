@@ -181,59 +181,65 @@ int main(int argc, char** argv) {
         cb4_config.set_page_size(4, 2048);
         CreateCircularBuffer(program, cores, cb4_config);
 
-        // CB 16 "O_s": compute -> writer, 8 pages of 2048 B (Float16_b)
-        std::map<uint8_t, tt::DataFormat> cb16_formats = {{16, tt::DataFormat::Float16_b}};
-        CircularBufferConfig cb16_config(16384, cb16_formats);
-        cb16_config.set_page_size(16, 2048);
-        CreateCircularBuffer(program, cores, cb16_config);
+        // CB 5 "O_s": compute -> writer, 8 pages of 2048 B (Float16_b)
+        std::map<uint8_t, tt::DataFormat> cb5_formats = {{5, tt::DataFormat::Float16_b}};
+        CircularBufferConfig cb5_config(16384, cb5_formats);
+        cb5_config.set_page_size(5, 2048);
+        CreateCircularBuffer(program, cores, cb5_config);
 
-        // CB 24 "acc_o": compute -> compute, 8 pages of 4096 B (Float32)
-        std::map<uint8_t, tt::DataFormat> cb24_formats = {{24, tt::DataFormat::Float32}};
-        CircularBufferConfig cb24_config(32768, cb24_formats);
-        cb24_config.set_page_size(24, 4096);
-        CreateCircularBuffer(program, cores, cb24_config);
+        // CB 6 "acc_o": compute -> compute, 8 pages of 4096 B (Float32)
+        std::map<uint8_t, tt::DataFormat> cb6_formats = {{6, tt::DataFormat::Float32}};
+        CircularBufferConfig cb6_config(32768, cb6_formats);
+        cb6_config.set_page_size(6, 4096);
+        CreateCircularBuffer(program, cores, cb6_config);
 
-        // CB 25 "logsum": compute -> compute, 4 pages of 4096 B (Float32)
-        std::map<uint8_t, tt::DataFormat> cb25_formats = {{25, tt::DataFormat::Float32}};
-        CircularBufferConfig cb25_config(16384, cb25_formats);
-        cb25_config.set_page_size(25, 4096);
-        CreateCircularBuffer(program, cores, cb25_config);
+        // CB 7 "logsum": compute -> compute, 4 pages of 4096 B (Float32)
+        std::map<uint8_t, tt::DataFormat> cb7_formats = {{7, tt::DataFormat::Float32}};
+        CircularBufferConfig cb7_config(16384, cb7_formats);
+        cb7_config.set_page_size(7, 4096);
+        CreateCircularBuffer(program, cores, cb7_config);
 
-        // CB 26 "m": compute -> compute, 4 pages of 4096 B (Float32)
-        std::map<uint8_t, tt::DataFormat> cb26_formats = {{26, tt::DataFormat::Float32}};
-        CircularBufferConfig cb26_config(16384, cb26_formats);
-        cb26_config.set_page_size(26, 4096);
-        CreateCircularBuffer(program, cores, cb26_config);
+        // CB 8 "m": compute -> compute, 4 pages of 4096 B (Float32)
+        std::map<uint8_t, tt::DataFormat> cb8_formats = {{8, tt::DataFormat::Float32}};
+        CircularBufferConfig cb8_config(16384, cb8_formats);
+        cb8_config.set_page_size(8, 4096);
+        CreateCircularBuffer(program, cores, cb8_config);
 
-        // CB 27 "acc_s": compute -> compute, 8 pages of 4096 B (Float32)
-        std::map<uint8_t, tt::DataFormat> cb27_formats = {{27, tt::DataFormat::Float32}};
-        CircularBufferConfig cb27_config(32768, cb27_formats);
-        cb27_config.set_page_size(27, 4096);
-        CreateCircularBuffer(program, cores, cb27_config);
+        // CB 9 "acc_s": compute -> compute, 8 pages of 4096 B (Float32)
+        std::map<uint8_t, tt::DataFormat> cb9_formats = {{9, tt::DataFormat::Float32}};
+        CircularBufferConfig cb9_config(32768, cb9_formats);
+        cb9_config.set_page_size(9, 4096);
+        CreateCircularBuffer(program, cores, cb9_config);
 
-        // CB 28 "m_prev": compute -> compute, 4 pages of 4096 B (Float32)
-        std::map<uint8_t, tt::DataFormat> cb28_formats = {{28, tt::DataFormat::Float32}};
-        CircularBufferConfig cb28_config(16384, cb28_formats);
-        cb28_config.set_page_size(28, 4096);
-        CreateCircularBuffer(program, cores, cb28_config);
+        // CB 10 "m_prev": compute -> compute, 4 pages of 4096 B (Float32)
+        std::map<uint8_t, tt::DataFormat> cb10_formats = {{10, tt::DataFormat::Float32}};
+        CircularBufferConfig cb10_config(16384, cb10_formats);
+        cb10_config.set_page_size(10, 4096);
+        CreateCircularBuffer(program, cores, cb10_config);
 
-        // CB 29 "scores_scale": compute -> compute, 4 pages of 4096 B (Float32)
-        std::map<uint8_t, tt::DataFormat> cb29_formats = {{29, tt::DataFormat::Float32}};
-        CircularBufferConfig cb29_config(16384, cb29_formats);
-        cb29_config.set_page_size(29, 4096);
-        CreateCircularBuffer(program, cores, cb29_config);
+        // CB 11 "scores_scale": compute -> compute, 4 pages of 4096 B (Float32)
+        std::map<uint8_t, tt::DataFormat> cb11_formats = {{11, tt::DataFormat::Float32}};
+        CircularBufferConfig cb11_config(16384, cb11_formats);
+        cb11_config.set_page_size(11, 4096);
+        CreateCircularBuffer(program, cores, cb11_config);
 
-        // CB 30 "scores_sum": compute -> compute, 4 pages of 4096 B (Float32)
-        std::map<uint8_t, tt::DataFormat> cb30_formats = {{30, tt::DataFormat::Float32}};
-        CircularBufferConfig cb30_config(16384, cb30_formats);
-        cb30_config.set_page_size(30, 4096);
-        CreateCircularBuffer(program, cores, cb30_config);
+        // CB 12 "acc_s_rowsum": compute -> compute, 4 pages of 4096 B (Float32)
+        std::map<uint8_t, tt::DataFormat> cb12_formats = {{12, tt::DataFormat::Float32}};
+        CircularBufferConfig cb12_config(16384, cb12_formats);
+        cb12_config.set_page_size(12, 4096);
+        CreateCircularBuffer(program, cores, cb12_config);
 
-        // CB 31 "acc_s_cast": compute -> compute, 8 pages of 2048 B (Float16_b)
-        std::map<uint8_t, tt::DataFormat> cb31_formats = {{31, tt::DataFormat::Float16_b}};
-        CircularBufferConfig cb31_config(16384, cb31_formats);
-        cb31_config.set_page_size(31, 2048);
-        CreateCircularBuffer(program, cores, cb31_config);
+        // CB 13 "scores_sum": compute -> compute, 4 pages of 4096 B (Float32)
+        std::map<uint8_t, tt::DataFormat> cb13_formats = {{13, tt::DataFormat::Float32}};
+        CircularBufferConfig cb13_config(16384, cb13_formats);
+        cb13_config.set_page_size(13, 4096);
+        CreateCircularBuffer(program, cores, cb13_config);
+
+        // CB 14 "acc_s_cast": compute -> compute, 8 pages of 2048 B (Float16_b)
+        std::map<uint8_t, tt::DataFormat> cb14_formats = {{14, tt::DataFormat::Float16_b}};
+        CircularBufferConfig cb14_config(16384, cb14_formats);
+        cb14_config.set_page_size(14, 2048);
+        CreateCircularBuffer(program, cores, cb14_config);
 
         std::vector<uint32_t> reader_compile_args;
         TensorAccessorArgs reader_accessor_Q(*buffer_Q);
@@ -246,13 +252,13 @@ int main(int argc, char** argv) {
 
         std::vector<uint32_t> compute_compile_args;
         std::vector<UnpackToDestMode> unpack_to_dest(NUM_CIRCULAR_BUFFERS, UnpackToDestMode::Default);
-        unpack_to_dest[24] = UnpackToDestMode::UnpackToDestFp32;
+        unpack_to_dest[6] = UnpackToDestMode::UnpackToDestFp32;
         unpack_to_dest[2] = UnpackToDestMode::UnpackToDestFp32;
-        unpack_to_dest[25] = UnpackToDestMode::UnpackToDestFp32;
-        unpack_to_dest[26] = UnpackToDestMode::UnpackToDestFp32;
-        unpack_to_dest[28] = UnpackToDestMode::UnpackToDestFp32;
-        unpack_to_dest[29] = UnpackToDestMode::UnpackToDestFp32;
-        unpack_to_dest[30] = UnpackToDestMode::UnpackToDestFp32;
+        unpack_to_dest[7] = UnpackToDestMode::UnpackToDestFp32;
+        unpack_to_dest[8] = UnpackToDestMode::UnpackToDestFp32;
+        unpack_to_dest[10] = UnpackToDestMode::UnpackToDestFp32;
+        unpack_to_dest[11] = UnpackToDestMode::UnpackToDestFp32;
+        unpack_to_dest[13] = UnpackToDestMode::UnpackToDestFp32;
         KernelHandle compute_kernel = CreateKernel(program, "compute.cpp", cores, ComputeConfig{.math_fidelity = MathFidelity::HiFi4, .fp32_dest_acc_en = true, .unpack_to_dest_mode = unpack_to_dest, .math_approx_mode = false, .compile_args = compute_compile_args});
 
         std::vector<uint32_t> writer_compile_args;

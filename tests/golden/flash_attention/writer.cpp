@@ -9,7 +9,7 @@ void kernel_main() {
     const uint32_t count = get_arg_val<uint32_t>(2);
     const uint32_t width = get_arg_val<uint32_t>(3);
 
-    constexpr uint32_t cb_O_s = 16;
+    constexpr uint32_t cb_O_s = 5;
 
     constexpr auto O_args = TensorAccessorArgs<0>();
     const auto O = TensorAccessor(O_args, O_addr, 2048);

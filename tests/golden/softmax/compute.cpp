@@ -20,7 +20,8 @@ void kernel_main() {
     constexpr uint32_t cb_xf_out = 16;
     constexpr uint32_t cb_xf = 24;
     constexpr uint32_t cb_mx = 25;
-    constexpr uint32_t cb_sm = 26;
+    constexpr uint32_t cb_xf_rowsum = 26;
+    constexpr uint32_t cb_sm = 27;
 
     cb_wait_front(cb_reduce_scaler, 1);
     compute_kernel_hw_startup(cb_x, cb_x, cb_xf);
@@ -57,6 +58,7 @@ void kernel_main() {
         tile_regs_release();
         cb_push_back(cb_mx, 1);
         cb_wait_front(cb_mx, 1);
+        cb_reserve_back(cb_xf_rowsum, 1);
         for (uint32_t ch = 0; ch < 2; ++ch) {
             tile_regs_acquire();
             copy_init(cb_xf);
@@ -80,17 +82,22 @@ void kernel_main() {
             for (uint32_t t_5 = 0; t_5 < 2; ++t_5) {
                 pack_tile(t_5 + 1, cb_xf);
             }
+            pack_reconfig_data_format(cb_xf_rowsum);
+            for (uint32_t t_6 = 0; t_6 < 2; ++t_6) {
+                pack_reconfig_l1_acc((((ch * 2) + t_6) % 4) != 0);
+                pack_tile<true>(t_6 + 1, cb_xf_rowsum, ((ch * 2) + t_6) / 4);
+            }
+            pack_reconfig_l1_acc(0);
             tile_regs_release();
             cb_push_back(cb_xf, 2);
         }
+        cb_push_back(cb_xf_rowsum, 1);
         cb_pop_front(cb_xf, 4);
-        cb_wait_front(cb_xf, 4);
+        cb_wait_front(cb_xf_rowsum, 1);
         tile_regs_acquire();
-        reconfig_data_format(cb_reduce_scaler, cb_xf);
-        reduce_init<PoolType::SUM, ReduceDim::REDUCE_ROW>(cb_xf, cb_reduce_scaler, cb_sm);
-        for (uint32_t n_2 = 0; n_2 < 4; ++n_2) {
-            reduce_tile<PoolType::SUM, ReduceDim::REDUCE_ROW>(cb_xf, cb_reduce_scaler, n_2, 0, 0);
-        }
+        reconfig_data_format(cb_reduce_scaler, cb_xf_rowsum);
+        reduce_init<PoolType::SUM, ReduceDim::REDUCE_ROW>(cb_xf_rowsum, cb_reduce_scaler, cb_sm);
+        reduce_tile<PoolType::SUM, ReduceDim::REDUCE_ROW>(cb_xf_rowsum, cb_reduce_scaler, 0, 0, 0);
         reduce_uninit();
         tile_regs_commit();
         cb_reserve_back(cb_sm, 1);
@@ -99,25 +106,26 @@ void kernel_main() {
         pack_tile(0, cb_sm);
         tile_regs_release();
         cb_push_back(cb_sm, 1);
+        cb_wait_front(cb_xf, 4);
         cb_wait_front(cb_sm, 1);
         for (uint32_t ch_1 = 0; ch_1 < 2; ++ch_1) {
             tile_regs_acquire();
             copy_init(cb_xf);
-            for (uint32_t t_6 = 0; t_6 < 2; ++t_6) {
-                copy_tile(cb_xf, (ch_1 * 2) + t_6, t_6 + 1);
+            for (uint32_t t_7 = 0; t_7 < 2; ++t_7) {
+                copy_tile(cb_xf, (ch_1 * 2) + t_7, t_7 + 1);
             }
             unary_bcast_init<BroadcastType::COL>(cb_sm);
             unary_bcast<BroadcastType::COL>(cb_sm, ch_1 / 2, 0);
             div_binary_tile_init();
-            for (uint32_t t_7 = 0; t_7 < 2; ++t_7) {
-                div_binary_tile(t_7 + 1, 0, t_7 + 1);
+            for (uint32_t t_8 = 0; t_8 < 2; ++t_8) {
+                div_binary_tile(t_8 + 1, 0, t_8 + 1);
             }
             tile_regs_commit();
             cb_reserve_back(cb_xf_out, 2);
             tile_regs_wait();
             pack_reconfig_data_format(cb_xf_out);
-            for (uint32_t t_8 = 0; t_8 < 2; ++t_8) {
-                pack_tile(t_8 + 1, cb_xf_out);
+            for (uint32_t t_9 = 0; t_9 < 2; ++t_9) {
+                pack_tile(t_9 + 1, cb_xf_out);
             }
             tile_regs_release();
             cb_push_back(cb_xf_out, 2);
@@ -126,6 +134,7 @@ void kernel_main() {
         cb_pop_front(cb_sm, 1);
         cb_pop_front(cb_x, 4);
         cb_pop_front(cb_xf, 4);
+        cb_pop_front(cb_xf_rowsum, 1);
     }
     cb_pop_front(cb_reduce_scaler, 1);
 }

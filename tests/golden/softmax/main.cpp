@@ -167,11 +167,17 @@ int main(int argc, char** argv) {
         cb25_config.set_page_size(25, 4096);
         CreateCircularBuffer(program, cores, cb25_config);
 
-        // CB 26 "sm": compute -> compute, 2 pages of 4096 B (Float32)
+        // CB 26 "xf_rowsum": compute -> compute, 2 pages of 4096 B (Float32)
         std::map<uint8_t, tt::DataFormat> cb26_formats = {{26, tt::DataFormat::Float32}};
         CircularBufferConfig cb26_config(8192, cb26_formats);
         cb26_config.set_page_size(26, 4096);
         CreateCircularBuffer(program, cores, cb26_config);
+
+        // CB 27 "sm": compute -> compute, 2 pages of 4096 B (Float32)
+        std::map<uint8_t, tt::DataFormat> cb27_formats = {{27, tt::DataFormat::Float32}};
+        CircularBufferConfig cb27_config(8192, cb27_formats);
+        cb27_config.set_page_size(27, 4096);
+        CreateCircularBuffer(program, cores, cb27_config);
 
         std::vector<uint32_t> reader_compile_args;
         TensorAccessorArgs reader_accessor_X(*buffer_X);
@@ -181,7 +187,7 @@ int main(int argc, char** argv) {
         std::vector<uint32_t> compute_compile_args;
         std::vector<UnpackToDestMode> unpack_to_dest(NUM_CIRCULAR_BUFFERS, UnpackToDestMode::Default);
         unpack_to_dest[25] = UnpackToDestMode::UnpackToDestFp32;
-        unpack_to_dest[26] = UnpackToDestMode::UnpackToDestFp32;
+        unpack_to_dest[27] = UnpackToDestMode::UnpackToDestFp32;
         KernelHandle compute_kernel = CreateKernel(program, "compute.cpp", cores, ComputeConfig{.math_fidelity = MathFidelity::HiFi4, .fp32_dest_acc_en = true, .unpack_to_dest_mode = unpack_to_dest, .math_approx_mode = false, .compile_args = compute_compile_args});
 
         std::vector<uint32_t> writer_compile_args;
