@@ -20,11 +20,10 @@ noc_estimator.hpp looks up):
   11x10) at the arch's clock. Our program: TileLang's GEMM with ttnn's per-core work (a core's
   block is M/rows x N/cols, one block per core, as the multicast factory gives it; Wormhole
   4096^3: four 256x256 blocks per core, L1 holds no 512x512 block with its pipeline), a K step of
-  4 tiles, bfloat16 accumulation as ttnn's default compute config (no fp32 DST), and the A row /
-  B column multicast. One difference remains: the compiler runs a 256x256 block in 1x8 sub-blocks,
-  where ttnn's out-of-box config (create_matmul_program_config: get_subblock_sizes gives 2x4, then
-  out_subblock_h = 1 because out_subblock_w != per_core_N) runs 1x4, whose products cost Wormhole's
-  shared unpackers more (42 cycles against 38: README, "Calibration").
+  4 tiles, bfloat16 accumulation as ttnn's default compute config (no fp32 DST), the A row / B
+  column multicast, and ttnn's output sub-block (the ``gemm_subblock`` option: :func:`ttnn_subblock`,
+  where the compiler's own choice would run a 256x256 block in 1x8 sub-blocks and ttnn runs 1x4,
+  whose products cost Wormhole's shared unpackers more, 42 cycles against 38: README, "Calibration").
 - DRAM bandwidth: an element-wise add of 2048x2048 bfloat16 tensors, bytes moved (read and
   written) per predicted second. Wormhole: 267 GB/s measured (TR/Saturating_DRAM_bandwidth), the
   model's constant: by construction. Blackhole (TR/Saturating_DRAM_bandwidth/
@@ -110,6 +109,10 @@ OUT_OF_BOX = {
     "blackhole": {(1280, 1408, 1408): 61.41, (2560, 2816, 2816): 85.08},
 }
 OUT_OF_BOX_GRID = {"wormhole_b0": (8, 8), "blackhole": (11, 10)}  # (x = columns, y = rows) of the reports
+# tt-metal ttnn/cpp/ttnn/operations/matmul/device/config/matmul_program_config.cpp: the sub-block
+# choices, largest area first, which get_subblock_sizes reads as (out_subblock_w, out_subblock_h)
+SUBBLOCK_HW_CHOICES = ((4, 2), (2, 4), (8, 1), (1, 8), (7, 1), (1, 7), (3, 2), (2, 3), (6, 1), (1, 6), (5, 1), (1, 5),
+                       (2, 2), (4, 1), (1, 4), (3, 1), (1, 3), (2, 1), (1, 2), (1, 1))
 QUICK = {"wormhole_b0": ((1024, 1024, 2048), (2048, 2048, 2048)), "blackhole": ((1280, 1408, 1408),)}
 
 # NL (noc_latencies.yaml), cycles from the first issue to the barrier for N transactions of S bytes:
@@ -227,6 +230,16 @@ def _row(name: str, arch: str, hardware_s: float, model_s: float, bound: str, ro
             "above_roofline": model_s >= roofline_s * (1 - 1e-9), "cycles": cycles}
 
 
+def ttnn_subblock(out_block_h: int, out_block_w: int, per_core_n: int) -> tuple[int, int]:
+    """The (out_subblock_h, out_subblock_w) of ttnn's out-of-box 2-D multicast config for an output
+    block of out_block_h x out_block_w tiles of a core's per_core_N columns, bfloat16 DST
+    (matmul_program_config.cpp, create_matmul_program_config's 2-D branch: get_subblock_sizes takes
+    the first choice that divides the block, then ``if (out_subblock_w != n_tiles_per_core)
+    out_subblock_h = 1``)."""
+    w, h = next((w, h) for w, h in SUBBLOCK_HW_CHOICES if out_block_h % h == 0 and out_block_w % w == 0)
+    return (h if w == per_core_n else 1), w
+
+
 def out_of_box_rows(arch_name: str, shapes) -> list[dict]:
     arch = get_arch(arch_name)
     gx, gy = OUT_OF_BOX_GRID[arch_name]
@@ -236,7 +249,9 @@ def out_of_box_rows(arch_name: str, shapes) -> list[dict]:
         hardware_s = ideal_cycles / (OUT_OF_BOX[arch_name][(M, K, N)] / 100) / arch.clock_hz
         bm, bn = min(M // gy, 256), min(N // gx, 256)
         func = KERNELS.gemm(M, N, K, bm, bn, 128, accum_dtype="bfloat16")
-        artifacts = tilelang_tt.compile(func, arch=arch_name, grid=(gx, gy), multicast="on", math_fidelity="HiFi2")
+        sub = ttnn_subblock(bm // 32, bn // 32, N // gx // 32)
+        artifacts = tilelang_tt.compile(func, arch=arch_name, grid=(gx, gy), multicast="on", math_fidelity="HiFi2",
+                                        gemm_subblock=sub)
         timing = _timing(artifacts, bf16(M, K), bf16(K, N), timing_only=True)
         rows.append(_row(f"ttnn out-of-box matmul {M}x{K}x{N} BF16 HiFi2 {gx}x{gy}", arch_name, hardware_s,
                          timing["seconds"], timing["bound"], roofline_s=ideal_cycles / arch.clock_hz,

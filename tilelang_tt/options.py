@@ -40,6 +40,9 @@ class CompileOptions:
     # and the approximate forms of the ops that take theirs as a template argument (ops.sfpu.APPROXIMATE)
     math_approx_mode: bool = False
     gemm_reuse: str = "auto"  # "auto": spill partial sums when a C block exceeds DST; "dst": re-read operands
+    # (rows, cols) of output tiles one DST acquire accumulates, ttnn's (out_subblock_h, out_subblock_w);
+    # default: the largest that fits DST and packs in row order (tilelang_tt.ops.gemm.sub_block)
+    gemm_subblock: tuple[int, int] | None = None
     # Work partition over cores: "auto" (block rectangles when the grid divides the block grid, zigzag
     # when blocks differ in work, else contiguous), "contiguous", "row_major" (round-robin), "zigzag"
     # (round-robin, every other round reversed) or "block"; and the partition mode: "auto"
@@ -78,6 +81,13 @@ class CompileOptions:
         if not isinstance(self.cb_depth, int) or self.cb_depth < 1:
             raise OptionError(f"cb_depth={self.cb_depth!r} is not a positive integer",
                               hint="e.g. cb_depth=2 (double buffering)")
+        if self.gemm_subblock is not None:
+            sub = tuple(self.gemm_subblock) if isinstance(self.gemm_subblock, Sequence) else ()
+            if len(sub) != 2 or any(not isinstance(v, int) or isinstance(v, bool) or v < 1 for v in sub):
+                raise OptionError(f"gemm_subblock={self.gemm_subblock!r} is not two positive integers (rows, cols)",
+                                  hint="e.g. gemm_subblock=(1, 4): one row of four output tiles per DST acquire, "
+                                       "as ttnn's out_subblock_h=1, out_subblock_w=4")
+            object.__setattr__(self, "gemm_subblock", sub)
         if self.gemm_reuse not in ("auto", "dst"):
             raise OptionError(f"gemm_reuse={self.gemm_reuse!r} is not a GEMM reuse mode",
                               hint="use 'auto' (read A and B once per K step, partial sums in L1) or 'dst' "

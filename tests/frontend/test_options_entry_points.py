@@ -121,6 +121,9 @@ CASES = {
                              and ".math_approx_mode = true" in art.sources["main.cpp"]),
     # "dst": no partial sums kept in L1 between K steps, so no C_l_out CB (and another compute.cpp)
     "gemm_reuse": Case("gemm", "dst", lambda art, err: "C_l_out" not in [cb["name"] for cb in art.plan["cbs"]]),
+    # one row of two tiles per DST acquire where the default takes 2x2 of the 4x2-tile block
+    "gemm_subblock": Case("gemm", (1, 2), lambda art, err: "matmul_block_init(cb_A_s, cb_B_s, 0, 2, 1, 1)"
+                          in art.sources["compute.cpp"]),
     "partition": Case("gemm", "row_major", lambda art, err: art.plan["work_policy"] == {
         "policy": "row_major", "stride": 2, "shard_blocks": [0, 0]}, base={"grid": (2, 1)}),
     # an L1-sharded output makes "auto" local_shard
@@ -216,6 +219,8 @@ BAD = {
     "math_fidelity": ("HiFi5", "math_fidelity='HiFi5' is not a math fidelity", "LoFi, HiFi2, HiFi3 or HiFi4"),
     "math_approx_mode": ("yes", "math_approx_mode='yes' is not a bool", "math_approx_mode=True"),
     "gemm_reuse": ("spill", "gemm_reuse='spill' is not a GEMM reuse mode", "'auto'"),
+    "gemm_subblock": ((1, 0), "gemm_subblock=(1, 0) is not two positive integers (rows, cols)",
+                      "gemm_subblock=(1, 4)"),
     "partition": ("diagonal", "partition='diagonal' is not one of ['auto', 'contiguous', 'row_major', 'zigzag', 'block']",
                   "partition='auto'"),
     "layouts": ({"C": {"memory": "L1"}}, "layouts['C'] is a dict, not a BufferLayout", "tilelang_tt.BufferLayout("),

@@ -1,12 +1,18 @@
 """The GEMM output sub-block (tilelang_tt.ops.gemm.sub_block): the largest that tiles the block,
-fits the DST budget of the accumulation mode and packs in row-major block order; the lowering
-chooses it once and every matmul_block of the kernel, its init and its packs use it."""
+fits the DST budget of the accumulation mode and packs in row-major block order, or the one the
+``gemm_subblock`` option gives (checked as ttnn checks out_subblock_h/w); the lowering chooses it
+once and every matmul_block of the kernel, its init and its packs use it."""
 
 from __future__ import annotations
 
 import pytest
 
+import torch
+
+import tilelang_tt
+from tests.compiler.test_ops import bf16
 from tests.kernels import gemm, lower_until, run_pass
+from tilelang_tt.errors import TTCompileError
 from tilelang_tt.attrs import Intrin
 from tilelang_tt.contract.arch import ARCHS
 from tilelang_tt.ops.gemm import sub_block
@@ -64,3 +70,27 @@ def test_the_kernel_s_matmul_blocks_init_and_packs_use_the_one_sub_block(accum_d
     assert Intrin.MATMUL_TILES not in {stmt_intrin(c) for c in calls}
     packed = {int(c.value.args[1]) for c in calls if stmt_intrin(c) == Intrin.CB_RESERVE_BACK}
     assert packed == {sm * sn}
+
+
+@pytest.mark.parametrize("sub", [(1, 1), (1, 2), (1, 4)])
+def test_the_given_sub_block_runs_against_torch(sub):
+    """gemm_subblock=(rows, cols): every matmul_block and its init take it, and the product is the same."""
+    a, b = bf16(128, 64, seed=5), bf16(64, 128, seed=6)
+    art = tilelang_tt.compile(gemm(128, 128, 64, 128, 128, 32), gemm_subblock=sub)
+    assert f"matmul_block_init(cb_A_s, cb_B_s, 0, {sub[1]}, {sub[0]}, 1)" in art.sources["compute.cpp"]
+    out = torch.as_tensor(art.run(a, b)).float()
+    assert (out - (a.float() @ b.float())).abs().max().item() <= 2.0 ** -6 * (a.float() @ b.float()).abs().max()
+
+
+@pytest.mark.parametrize("sub,problem,hint", [
+    ((1, 3), "it does not divide the block", "use one of (1, 1), (1, 2), (1, 4), (2, 4), or leave"),
+    ((4, 4), "it holds more than the 8 DST tiles one acquire has", "(2, 4)"),
+    ((2, 1), "it is neither one row of tiles nor the block's full width", "(1, 4)"),
+])
+def test_a_given_sub_block_the_block_does_not_take_is_an_error_at_the_gemm(sub, problem, hint):
+    """A 4x4-tile bfloat16 block (8 DST tiles): what ttnn refuses in a program config, at the user's line."""
+    with pytest.raises(TTCompileError) as info:
+        tilelang_tt.compile(gemm(128, 128, 64, 128, 128, 32, accum_dtype="bfloat16"), gemm_subblock=sub)
+    text = str(info.value)
+    assert f"gemm_subblock={sub} for the 4x4-tile block of `C_l`: {problem}" in text and hint in text
+    assert "kernels.py" in text and "T.gemm" in text

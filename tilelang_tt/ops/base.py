@@ -129,10 +129,12 @@ class LowerContext:
     the CB descriptors by block name (blocks C2 makes add theirs), whether a block is float32 (fp32
     DST accumulation), the blocks made and not yet allocated. ``visit`` lowers a nested statement."""
 
-    def __init__(self, pass_name: str, func: tirx.PrimFunc, budget_of, cbs: dict, gemm_reuse: str):
+    def __init__(self, pass_name: str, func: tirx.PrimFunc, budget_of, cbs: dict, gemm_reuse: str,
+                 gemm_subblock: tuple[int, int] | None = None):
         self.pass_name = pass_name
         self.func = func
         self.gemm_reuse = gemm_reuse
+        self.gemm_subblock = gemm_subblock  # the user's (rows, cols) sub-block of every gemm, or None
         self.budget_of = budget_of
         self.cbs = dict(cbs)
         self.taken = kernel_names(func) | set(cbs)  # what a block C2 makes must not be called

@@ -43,6 +43,7 @@ from tilelang_tt.passes.common import (
     as_region,
     contains,
     evaluate,
+    evaluate_calls,
     is_cb_buffer,
     keep_span,
     make_region,
@@ -70,6 +71,25 @@ def sub_block(bmt: int, bnt: int, budget: int) -> tuple[int, int]:
         sh = max(d for d in range(1, bmt + 1) if bmt % d == 0 and d * bnt <= budget)
         return sh, bnt
     return 1, max(d for d in range(1, budget + 1) if bnt % d == 0)
+
+
+def given_sub_block(ctx, node, acc: tirx.Buffer, sub: tuple[int, int], budget: int) -> tuple[int, int]:
+    """The ``gemm_subblock`` option's (rows, cols) for the gemms into ``acc``, checked as ttnn checks
+    a program config's out_subblock_h/w (matmul_device_operation.cpp: they divide the per-core block,
+    their product fits DST, and ``out_subblock_w == per_core_N || out_subblock_h == 1``, the
+    sub-blocks being packed one after another in the block's row order)."""
+    bmt, bnt = tile_shape(acc)
+    sh, sw = sub
+    valid = [f"({h}, {w})" for h in range(1, bmt + 1) for w in range(1, bnt + 1)
+             if bmt % h == 0 and bnt % w == 0 and h * w <= budget and (w == bnt or h == 1)]
+    problem = ("it does not divide the block" if bmt % sh or bnt % sw else
+               f"it holds more than the {budget} DST tiles one acquire has" if sh * sw > budget else
+               "it is neither one row of tiles nor the block's full width: its sub-blocks would not pack in row "
+               "order" if sw != bnt and sh != 1 else None)
+    if problem is not None:
+        raise ctx.error(node, f"gemm_subblock={sub} for the {bmt}x{bnt}-tile block of `{acc.name}`: {problem}",
+                        f"use one of {', '.join(valid)}, or leave gemm_subblock unset")
+    return sh, sw
 
 
 def tile_shape(buf: tirx.Buffer) -> tuple[int, int]:
@@ -185,7 +205,10 @@ class Gemm(TileOp):
 
     def lower_accumulation(self, ctx, region: list[tirx.Stmt], acc: tirx.Buffer, like, reload: bool) -> tirx.Stmt:
         bmt, bnt = tile_shape(acc)
-        sh, sw = sub_block(bmt, bnt, ctx.budget_of(ctx.fp32))
+        budget = ctx.budget_of(ctx.fp32)
+        gemms = [n for s in region for n in evaluate_calls(s) if is_gemm_into(n, acc)]
+        sh, sw = sub_block(bmt, bnt, budget) if ctx.gemm_subblock is None else \
+            given_sub_block(ctx, gemms[0] if gemms else like, acc, ctx.gemm_subblock, budget)
         ncols = bnt // sw
         nsub = (bmt // sh) * ncols
 

@@ -243,10 +243,10 @@ def _column_major_blocks(func: tirx.PrimFunc, body) -> list[str]:
     return sorted(v.name for v in wide - other)
 
 
-def _transform(func: tirx.PrimFunc, mod, ctx, math_fidelity: str, gemm_reuse: str,
-               math_approx_mode: bool) -> tirx.PrimFunc:
+def _transform(func: tirx.PrimFunc, mod, ctx, math_fidelity: str, gemm_reuse: str, math_approx_mode: bool,
+               gemm_subblock: tuple[int, int] | None) -> tirx.PrimFunc:
     arch = arch_of(func)
-    lowerer = _Lowerer(PASS, func, arch.dst_budget, get(func, Attr.CB_DESC, {}), gemm_reuse)
+    lowerer = _Lowerer(PASS, func, arch.dst_budget, get(func, Attr.CB_DESC, {}), gemm_reuse, gemm_subblock)
     body = lowerer.visit(func.body)
     column_major = _column_major_blocks(func, body)
     return with_attrs(func.with_body(body), {
@@ -262,5 +262,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx, math_fidelity: str, gemm_reuse: st
     })
 
 
-def LowerTTTileIntrinsics(math_fidelity: str = "HiFi4", gemm_reuse: str = "auto", math_approx_mode: bool = False):
-    return prim_func_pass(lambda f, m, c: _transform(f, m, c, math_fidelity, gemm_reuse, math_approx_mode), PASS)
+def LowerTTTileIntrinsics(math_fidelity: str = "HiFi4", gemm_reuse: str = "auto", math_approx_mode: bool = False,
+                          gemm_subblock: tuple[int, int] | None = None):
+    return prim_func_pass(lambda f, m, c: _transform(f, m, c, math_fidelity, gemm_reuse, math_approx_mode,
+                                                     gemm_subblock), PASS)

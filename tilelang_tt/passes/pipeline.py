@@ -76,7 +76,7 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         # C: protocol-less; C1 before C2 so the K-loop reads are abstract when gemms are sub-blocked.
         LowerSharedToCB(),
         LowerTTTileIntrinsics(math_fidelity=options.math_fidelity, gemm_reuse=options.gemm_reuse,
-                              math_approx_mode=options.math_approx_mode),
+                              math_approx_mode=options.math_approx_mode, gemm_subblock=options.gemm_subblock),
         BuildTileDFGTT(),
         # Which data-movement RISC reads each block: the NOC bytes each moves, balanced.
         BalanceDataMovementTT(),
