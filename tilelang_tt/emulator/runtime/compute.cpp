@@ -354,11 +354,11 @@ void count(ThreadCtx& t, const std::string& kind) {
 
 }  // namespace
 
-// The unpacker's share of an op (what unpack() recorded in t.unpacked), then math's: math starts
+// The unpacker's share of an op (the bytes it recorded in t.unpacked), then math's: math starts
 // once its operands are in the source registers; the unpacker waits for a source register bank math
 // has finished with (two banks: it runs at most one op ahead).
 void unpack_then_math(ThreadCtx& t, uint64_t math_cycles, std::string_view call) {
-  if (t.unpacked.total > 0) {
+  if (!t.unpacked.empty()) {
     wait_until(t, Clock::Unpack, t.src_freed[t.src_bank], nullptr, "source registers");
     charge(t, Clock::Unpack, timing::unpack_op_cycles(t.dev->arch, t.unpacked), call);
     wait_until(t, Clock::Main, t.unpack.tm.clock, nullptr, "unpack");
@@ -413,7 +413,6 @@ DataFormat unpack_waited(ThreadCtx& t, uint32_t cbi, uint32_t tile, float* out, 
   const DataFormat fmt = cb.fmt;
   lk.unlock();
   unpack_tile(src, fmt, out);
-  t.unpacked.add(tile_size_bytes(fmt));
   return fmt;
 }
 
@@ -508,8 +507,17 @@ float fpu(BinaryOp op, float a, float b, uint32_t phases) {
 // through SrcA.
 enum class Path : uint8_t { Fpu, ToDest };
 
-// The ops that unpack CB tiles into DST: the unpacker must be in its default (tile) mode.
-// Returns the CB's format.
+// Whether a datacopy unpacks a tile of CB `cbi` in `fmt` straight to DST: Int32 and UInt32 tiles, and Float32
+// tiles of an UnpackToDestFp32 CB (tt-llk cunpack_common.h should_unpack_to_dest: the unpack_to_dest template
+// argument and is_32bit_input of the CB's unpack formats, which are Float32 only in that mode); the others pass
+// through a source register.
+bool unpacks_to_dest(const ThreadCtx& t, uint32_t cbi, DataFormat fmt) {
+  const std::vector<bool>& marked = t.kernel->opts.unpack_to_dest_fp32;
+  return is_int32_format(fmt) || (fmt == DataFormat::Float32 && cbi < marked.size() && marked[cbi]);
+}
+
+// The ops that unpack CB tiles into DST: the unpacker must be in its default (tile) mode. Returns the CB's
+// format. The op records the bytes its unpackers read (t.unpacked.read).
 DataFormat unpack(ThreadCtx& t, uint32_t cbi, uint32_t tile, float* out, const char* fn, Loc loc, Path path) {
   check_unpacker_default(t, fn, loc);
   const DataFormat fmt = unpack_waited(t, cbi, tile, out, fn, loc);
@@ -519,13 +527,50 @@ DataFormat unpack(ThreadCtx& t, uint32_t cbi, uint32_t tile, float* out, const c
                             "registers are 19 bits wide); copy_tile them to DST and use the SFPU integer ops "
                             "(add_int_tile, mul_int_tile, ...)");
   check_int32_dst(t, fmt, cbi, fn, loc);
-  // A datacopy unpacks a Float32 tile straight to DST only when its CB is UnpackToDestFp32 (tt-llk
-  // cunpack_common.h should_unpack_to_dest: the unpack_to_dest template argument and is_32bit_input of the CB's
-  // unpack formats, which are Float32 only in that mode); otherwise it passes through SrcA like an FPU operand.
-  const std::vector<bool>& to_dest = t.kernel->opts.unpack_to_dest_fp32;
-  if (path == Path::ToDest && cbi < to_dest.size() && to_dest[cbi]) return fmt;
+  // A Float32 tile a datacopy does not unpack straight to DST passes through SrcA like an FPU operand.
+  if (path == Path::ToDest && unpacks_to_dest(t, cbi, fmt)) return fmt;
   to_source_register(t, fmt, out);
   return fmt;
+}
+
+// What the unpackers read of a tile (t.unpacked), from tt-llk 0.81.1's unpack MOPs (tt_llk_wormhole_b0/llk_lib;
+// tt_llk_blackhole's program the same reads) as the MOP expander runs them (tt-isa-documentation
+// MOPExpander.md, ExpandTemplate1). Every UNPACR below reads one 16x16 face (256 datums, the X end
+// config_unpacker_x_end(face_r_dim) sets) unless said otherwise; the emulator's tiles are 32x32, four faces.
+
+// The broadcast operand of the binary broadcast ops and of unary_bcast through SrcB (unpacker B):
+//  NONE: the four faces.
+//  COL: faces 0 and 2, the tile's left column: 512 datums (llk_unpack_AB.h _llk_unpack_AB_mop_config_, lines
+//    74-95: unpack_srcb starts each of the num_faces_r_dim outer iterations, which end setting SrcB's face
+//    counter to 2; llk_unpack_A.h _llk_unpack_A_mop_config_, lines 158-167: unpack_srcb, srcb_set_z_2, then
+//    the end op unpack_srcb).
+//  ROW: faces 0 and 1, which hold the broadcast row, once per row of faces: 1024 datums, a whole tile's worth
+//    (llk_unpack_AB.h lines 96-107: unpack_srcb before each SrcA face, srcb_clear_z after each row of faces;
+//    llk_unpack_A.h lines 168-179: the replayed pair of unpack_srcb, srcb_clear_z, the pair again as end op).
+//  SCALAR: face 0: 256 datums (llk_unpack_AB.h lines 108-116: start op unpack_srcb; llk_unpack_A.h lines
+//    180-189: one unpack_srcb_inc_z_0).
+// The other operand of a binary op reads its four faces to SrcA (unpack_srca in every one of those MOPs).
+uint32_t bcast_datums(Bcast b) {
+  switch (b) {
+    case Bcast::Col: return kTileHW / 2;
+    case Bcast::Scalar: return kTileHW / 4;
+    case Bcast::Row: case Bcast::None: break;
+  }
+  return kTileHW;
+}
+
+// unary_bcast of a tile unpacked straight to DST (unpacker A; llk_unpack_A.h _llk_unpack_A_init_ lines 302-313
+// and _llk_unpack_A_mop_config_ lines 126-149): ROW and SCALAR read one row of 16 datums per UNPACR
+// (config_unpacker_x_end<UNP_A>(1)), ROW the first row of faces 0 and 1 (outer loop 2): 32 datums, SCALAR of
+// face 0: 16; COL faces 0 and 2 (outer loop 2, the face counters stepped by 2): 512; NONE the four faces.
+uint32_t bcast_to_dest_datums(Bcast b) {
+  switch (b) {
+    case Bcast::Row: return 32;
+    case Bcast::Scalar: return 16;
+    case Bcast::Col: return kTileHW / 2;
+    case Bcast::None: break;
+  }
+  return kTileHW;
 }
 
 }  // namespace
@@ -641,8 +686,8 @@ void binary_tiles(BinaryOp op, Bcast bcast, uint32_t cb0, uint32_t cb1, uint32_t
   if (bcast == Bcast::Row && b_row >= 32)
     protocol_error(loc, name + ": bcast_row_idx " + std::to_string(b_row) + " is not a row of a 32x32 tile");
   alignas(64) float a[kTileHW], b[kTileHW];
-  unpack(t, cb0, t0, a, name.c_str(), loc, Path::Fpu);
-  unpack(t, cb1, t1, b, name.c_str(), loc, Path::Fpu);
+  t.unpacked.read(Unpacker::A, unpack(t, cb0, t0, a, name.c_str(), loc, Path::Fpu), kTileHW);
+  t.unpacked.read(Unpacker::B, unpack(t, cb1, t1, b, name.c_str(), loc, Path::Fpu), bcast_datums(bcast));
   float* d = math_dst(t, idst, name.c_str(), loc);
   const bool acc = t.binary_acc && bcast == Bcast::None;
   // in0 is SrcA, in1 SrcB (the broadcast operand: ELWMUL.md); mul_tiles[_bcast_*] runs the kernel's fidelity,
@@ -665,6 +710,9 @@ void binary_reuse_dest(BinaryOp op, bool dest_is_a, uint32_t cb, uint32_t ti, ui
   ThreadCtx& t = compute_ctx(name.c_str(), loc);
   alignas(64) float x[kTileHW];
   const DataFormat fmt = unpack(t, cb, ti, x, name.c_str(), loc, Path::Fpu);
+  // the CB operand's four faces to SrcB when DST becomes SrcA, else to SrcA (llk_unpack_A.h _llk_unpack_A_init_,
+  // lines 316-324: "acc_to_dest DEST_TO_SRCA -> SrcB only", "DEST_TO_SRCB -> SrcA only")
+  t.unpacked.read(dest_is_a ? Unpacker::B : Unpacker::A, fmt, kTileHW);
   float* d = math_dst(t, idst, name.c_str(), loc);
   // The DST operand moves to SrcA (DEST_TO_SRCA) or SrcB with MOVD2A / MOVD2B, which truncate an fp32 DST datum
   // to the source register's format (MOVD2A.md: "truncate to tf32" / "truncate to bf16"); the emulator takes
@@ -731,9 +779,8 @@ void tile_product(ThreadCtx& t, const char* fn, uint32_t cb0, uint32_t cb1, uint
   alignas(64) float a[kTileHW], b[kTileHW];
   const DataFormat f0 = unpack(t, cb0, t0, a, fn, loc, Path::Fpu);
   const DataFormat f1 = unpack(t, cb1, t1, b, fn, loc, Path::Fpu);
-  t.unpacked = {};
-  if (in0_moves) t.unpacked.add(tile_size_bytes(f0));
-  if (in1_moves) t.unpacked.add(tile_size_bytes(f1));
+  if (in0_moves) t.unpacked.read(Unpacker::B, f0, kTileHW);  // in0 to SrcB, in1 to SrcA (llk_unpack_AB_matmul.h)
+  if (in1_moves) t.unpacked.read(Unpacker::A, f1, kTileHW);
   if (t.mm.transpose)
     for (uint32_t r = 0; r < 32; ++r)
       for (uint32_t c = r + 1; c < 32; ++c) std::swap(b[r * 32 + c], b[c * 32 + r]);
@@ -803,7 +850,8 @@ void matmul_block(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t
 void copy_tile(uint32_t cb, uint32_t ti, uint32_t idst, Loc loc) {
   ThreadCtx& t = compute_ctx("copy_tile", loc);
   alignas(64) float x[kTileHW];
-  unpack(t, cb, ti, x, "copy_tile", loc, Path::ToDest);
+  // the four faces, to SrcA or DST (llk_unpack_A.h _llk_unpack_A_mop_config_: num_faces UNPACRs either way)
+  t.unpacked.read(Unpacker::A, unpack(t, cb, ti, x, "copy_tile", loc, Path::ToDest), kTileHW);
   float* d = math_dst(t, idst, "copy_tile", loc);
   std::copy(x, x + kTileHW, d);
   settle(t, d);
@@ -814,7 +862,11 @@ void unary_bcast(Bcast bcast, uint32_t cb, uint32_t ti, uint32_t idst, Loc loc) 
   const std::string name = std::string("unary_bcast") + kBcastSuffix[static_cast<int>(bcast)];
   ThreadCtx& t = compute_ctx(name.c_str(), loc);
   alignas(64) float x[kTileHW];
-  unpack(t, cb, ti, x, name.c_str(), loc, Path::ToDest);
+  const DataFormat fmt = unpack(t, cb, ti, x, name.c_str(), loc, Path::ToDest);
+  // through SrcB unless straight to DST (api/compute/bcast.h unary_bcast; llk_unpack_A.h _llk_unpack_A_init_,
+  // lines 316-324: "broadcast -> SrcB"; NONE is a plain datacopy, to SrcA)
+  if (unpacks_to_dest(t, cb, fmt)) t.unpacked.read(Unpacker::A, fmt, bcast_to_dest_datums(bcast));
+  else t.unpacked.read(bcast == Bcast::None ? Unpacker::A : Unpacker::B, fmt, bcast_datums(bcast));
   float* d = math_dst(t, idst, name.c_str(), loc);
   for (uint32_t r = 0; r < 32; ++r)
     for (uint32_t c = 0; c < 32; ++c)
@@ -840,7 +892,22 @@ void reduce_tile(Pool pool, RDim dim, uint32_t cb, uint32_t cb_scaler, uint32_t 
   ThreadCtx& t = compute_ctx("reduce_tile", loc);
   alignas(64) float x[kTileHW], s[kTileHW];
   const DataFormat x_fmt = unpack(t, cb, ti, x, "reduce_tile", loc, Path::Fpu);
-  unpack(t, cb_scaler, ts, s, "reduce_tile", loc, Path::Fpu);
+  const DataFormat s_fmt = unpack(t, cb_scaler, ts, s, "reduce_tile", loc, Path::Fpu);
+  // What the unpackers read (tt-llk llk_unpack_AB_reduce.h, Wormhole and Blackhole alike): SUM and AVG REDUCE_ROW
+  // swap the operands and, with four faces (full_tile), read both whole tiles in one UNPACR each, the scaler to
+  // SrcA and the data to SrcB (_llk_unpack_AB_reduce_init_ lines 125-132: X end 4 * 16 * 16 - 1 on both
+  // unpackers; _llk_unpack_AB_reduce_mop_config_ lines 57-67, _llk_unpack_AB_reduce_ lines 180-181). MAX
+  // REDUCE_ROW and every REDUCE_COL and REDUCE_SCALAR read the data's four faces to SrcA and the first row of each
+  // scaler face to SrcB, 16 datums per UNPACR (init lines 133-137: config_unpacker_x_end<UNP_A>(face_r_dim),
+  // config_unpacker_x_end<UNP_B>(1); MOP lines 59, 70-71: num_faces replays of one UNPACR each, which step the
+  // face): 64 datums. (REDUCE_SCALAR's clears of SrcA before each face, UNPACR_NOPs, read nothing from L1.)
+  if (dim == RDim::Row && pool != Pool::Max) {
+    t.unpacked.read(Unpacker::A, s_fmt, kTileHW);
+    t.unpacked.read(Unpacker::B, x_fmt, kTileHW);
+  } else {
+    t.unpacked.read(Unpacker::A, x_fmt, kTileHW);
+    t.unpacked.read(Unpacker::B, s_fmt, 4 * 16);
+  }
   const float ninf = -std::numeric_limits<float>::infinity();
   if (t.math_owned >= 0 && idst < t.dst_capacity()) {
     // First write since acquire: MAX starts from -inf, SUM from the zeroed register.
@@ -903,7 +970,8 @@ void reduce_tile(Pool pool, RDim dim, uint32_t cb, uint32_t cb_scaler, uint32_t 
 void transpose_tile(uint32_t cb, uint32_t ti, uint32_t idst, Loc loc) {
   ThreadCtx& t = compute_ctx("transpose_wh_tile", loc);
   alignas(64) float x[kTileHW];
-  unpack(t, cb, ti, x, "transpose_wh_tile", loc, Path::ToDest);
+  // the four faces to SrcA or DST (llk_unpack_A.h _llk_unpack_A_mop_config_, transpose_of_faces)
+  t.unpacked.read(Unpacker::A, unpack(t, cb, ti, x, "transpose_wh_tile", loc, Path::ToDest), kTileHW);
   float* d = math_dst(t, idst, "transpose_wh_tile", loc);
   for (uint32_t r = 0; r < 32; ++r)
     for (uint32_t c = 0; c < 32; ++c) d[r * 32 + c] = x[c * 32 + r];

@@ -46,14 +46,21 @@ struct ArchSpec {
   bool unpackers_share_l1;
 };
 
-// The tiles the current op's unpacks move (timing.hpp): the largest and all of them together (both
-// 0: the op unpacks nothing).
+// The two unpackers (tt-isa-documentation WormholeB0 TensixCoprocessor/Unpackers/README.md): unpacker 0
+// moves data from L1 to SrcA or DST, unpacker 1 to SrcB.
+enum class Unpacker : uint8_t { A, B };
+
+// The bytes each unpacker reads from L1 for the current op (timing.hpp), as the op's tt-llk MOP reads
+// them: each op records its own reads (all 0: the op unpacks nothing).
 struct UnpackLoad {
-  uint64_t largest = 0, total = 0;
-  void add(uint64_t bytes) {
-    largest = std::max(largest, bytes);
-    total += bytes;
-  }
+  std::array<uint64_t, 2> bytes{};  // by Unpacker
+  void add(Unpacker u, uint64_t n) { bytes[static_cast<size_t>(u)] += n; }
+  // `datums` of a tile of `fmt` (a multiple of 16: whole face rows). A BFP format's datums come with one
+  // shared exponent byte per 16 (UNPACR_Regular.md's functional model: DatumSizeBytes, and ReadL1Bytes of
+  // one exponent byte every 16 datums), which its tile size holds too (Bfp8_b: 1024 + 64 bytes), so a
+  // share of the tile's bytes is exact for every format.
+  void read(Unpacker u, DataFormat fmt, uint32_t datums) { add(u, uint64_t(tile_size_bytes(fmt)) * datums / kTileHW); }
+  bool empty() const { return bytes[0] == 0 && bytes[1] == 0; }
 };
 
 namespace timing {
@@ -74,10 +81,11 @@ inline uint64_t dram_occupancy(const ArchSpec& a, uint64_t bytes) {
 inline uint64_t mcast_reservation(const ArchSpec& a, uint64_t extent) { return a.mcast_reserve + 2 * kNocHop * extent; }
 
 // Cycles the unpackers take for an op: its operands come in on the two unpackers side by side, each at
-// up to 64 B/cycle, so its largest tile sets the time; where the two share one 64 B/cycle L1 read
-// (Wormhole), all its tiles together do.
+// up to 64 B/cycle, so the unpacker reading more sets the time; where the two share one 64 B/cycle L1
+// read (Wormhole), the bytes both read do.
 inline uint64_t unpack_op_cycles(const ArchSpec& a, const UnpackLoad& u) {
-  return unpack_tile_cycles(a.unpackers_share_l1 ? u.total : u.largest);
+  const auto [srca, srcb] = u.bytes;
+  return unpack_tile_cycles(a.unpackers_share_l1 ? srca + srcb : std::max(srca, srcb));
 }
 
 inline uint64_t dram_cycles(const ArchSpec& a, uint64_t bytes) {
@@ -447,9 +455,9 @@ float* math_dst(ThreadCtx& t, uint32_t idst, const char* fn, Loc loc);
 // After a math op: DST holds bf16 unless fp32_dest_acc_en.
 void settle(ThreadCtx& t, float* d);
 // Unpacks tile `tile` (relative to the read pointer) of a CB the kernel has waited for; returns the
-// CB's format. Records the tile's size for the op's unpack time (t.unpacked).
+// CB's format. The op records what its unpackers read of the tile (t.unpacked.read) for its unpack time.
 DataFormat unpack_waited(ThreadCtx& t, uint32_t cb, uint32_t tile, float* out, const char* fn, Loc loc);
-// Timing of one op: the unpack TRISC's share (the tiles unpack_waited recorded since the last op), then
+// Timing of one op: the unpack TRISC's share (the bytes the op recorded in t.unpacked), then
 // math's `math_cycles`, which start when the operands are unpacked (timing.hpp).
 void unpack_then_math(ThreadCtx& t, uint64_t math_cycles, std::string_view call);
 // Errors unless DST is 32 bits wide when `call` moves the 32-bit integer datums of CB `cb` (in `fmt`)

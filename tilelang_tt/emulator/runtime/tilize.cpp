@@ -175,7 +175,7 @@ void tilize_block(uint32_t icb, uint32_t block, uint32_t ocb, uint32_t in_index,
     float* d = math_dst(t, 0, "tilize_block", loc);
     for (uint32_t r = 0; r < 32; ++r) load_datums(src + (j * 32 + uint64_t(r) * block * 32) * es, fmt, 32, d + r * 32);
     settle(t, d);
-    t.unpacked.add(kTileHW * es);  // the unpacker reads the tile's 32 rows of 32 datums
+    t.unpacked.add(Unpacker::A, kTileHW * es);  // unpacker A reads the tile's 32 rows of 32 datums
     unpack_then_math(t, timing::kFpuPass, "tilize_block");
     tile_regs_commit(loc);
     tile_regs_wait(loc);
@@ -217,9 +217,10 @@ void untilize_block(uint32_t bct, uint32_t icb, uint32_t full, uint32_t ocb, Loc
   alignas(64) float tile[kTileHW];
   UnpackLoad tile_load;
   for (uint32_t i = 0; i < full; ++i) {
-    check_int32_dst(t, unpack_waited(t, icb, i, tile, call.c_str(), loc), icb, call, loc);
-    tile_load = t.unpacked;
-    t.unpacked = {};
+    const DataFormat fmt = unpack_waited(t, icb, i, tile, call.c_str(), loc);
+    check_int32_dst(t, fmt, icb, call, loc);
+    tile_load = {};
+    tile_load.read(Unpacker::A, fmt, kTileHW);
     for (uint32_t r = 0; r < 32; ++r) std::copy(tile + r * 32, tile + r * 32 + 32, rows.data() + (r * full + i) * 32);
   }
   // DST tile c of a block holds the 1024 datums the tile packer writes as the next page.
@@ -275,8 +276,10 @@ void pack_untilize_block(uint32_t bct, uint32_t full, uint32_t icb, uint32_t blo
   tile_regs_acquire(loc);
   for (uint32_t c = 0; c < bct; ++c) {
     float* d = math_dst(t, c, "pack_untilize_block", loc);
-    check_int32_dst(t, unpack_waited(t, icb, c, d, call.c_str(), loc), icb, call, loc);
+    const DataFormat fmt = unpack_waited(t, icb, c, d, call.c_str(), loc);
+    check_int32_dst(t, fmt, icb, call, loc);
     settle(t, d);
+    t.unpacked.read(Unpacker::A, fmt, kTileHW);
     unpack_then_math(t, timing::kFpuPass, "pack_untilize_block");
   }
   tile_regs_commit(loc);
