@@ -94,7 +94,7 @@ def op_unpack(program, arch, fa, fb, body, utd=False) -> int:
 
 def cycles(arch: str, srca: int, srcb: int) -> int:
     """timing.hpp: 2 address cycles, then 64 B/cycle, shared by the two unpackers on Wormhole."""
-    return 2 + math.ceil((srca + srcb if arch == "wormhole_b0" else max(srca, srcb)) / 64)
+    return 2 + math.ceil((srca + srcb if ARCHS[arch].unpackers_share_l1 else max(srca, srcb)) / 64)
 
 
 def label(body: str) -> str:
