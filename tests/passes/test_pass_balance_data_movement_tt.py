@@ -107,6 +107,19 @@ def test_multicast_gemm_gives_b_to_the_writer():
     assert (cbs["A_s"]["producer"], cbs["B_s"]["producer"]) == ("reader", "writer")
 
 
+def test_flash_attention_gives_v_to_the_writer_beside_its_reduction_scaler():
+    """The reductions' scaler tile (a CB of kind "scaler", the reader's) does not keep K and V on one
+    RISC: K (read first, as heavy) stays the reader's, V goes to the writer; Q, read once outside
+    the K/V loop, stays."""
+    from tests.op_kernels import flash_attention
+
+    after = run_pass(lower_until(flash_attention(512, 64, bn=128), PASS), PASS)["main"]
+    graph = get(after, Attr.TILE_DFG)
+    assert graph["reduce_scaler"]["kind"] == "scaler"
+    assert [graph[b]["producer"] for b in ("Q_s", "K_s", "V_s", "reduce_scaler")] == [
+        "reader", "reader", "writer", "reader"]
+
+
 def test_element_wise_and_split_k_keep_their_reads_on_the_reader():
     """Element-wise: the reads share the loop of the write. Split-K: the blocks take turns summing
     into C (tt.reduction), so the writer's order is OrderReductionTT's to decide."""

@@ -24,7 +24,8 @@ would wait behind the write of the block before it and the read could no longer 
 compute (an element-wise kernel keeps its reads on the reader for that reason). Nothing moves in
 a kernel whose blocks take turns (``tt.reduction``), reads tensor elements for its addresses (a
 scratch CB), or has a loop of unknown trip count around a move (a dynamic size: the bytes are
-unknown).
+unknown); a reduction's scaler tile stays the reader's and moves nothing else (flash attention's V
+goes to the writer, K stays: each RISC reads and multicasts one of them).
 
     Before: "tt.tile_dfg": {"A_s": {"producer": "reader"}, "B_s": {"producer": "reader"},
                             "C_l": {"producer": "compute", "consumers": ["writer"]}}
@@ -42,6 +43,7 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.attrs import Attr, CBDesc, Intrin, KernelRole, Reduction, get, with_attrs
+from tilelang_tt.passes.build_tile_dfg_tt import SCRATCH_KIND
 from tilelang_tt.passes.common import as_region, const_int, prim_func_pass, stmt_intrin
 
 PASS = "BalanceDataMovementTT"
@@ -97,7 +99,8 @@ def _moves(func: tirx.PrimFunc) -> list[_Move]:
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     dfg = {name: dict(node) for name, node in get(func, Attr.TILE_DFG, {}).items()}
-    if Reduction.of(func) is not None or any(node.get("kind") for node in dfg.values()):
+    # a scaler CB (kind "scaler": one constant tile the reader pushes first) does not stop it
+    if Reduction.of(func) is not None or any(node.get("kind") == SCRATCH_KIND for node in dfg.values()):
         return func
     moves = _moves(func)
     if any(m.trips is None for m in moves):
