@@ -405,29 +405,38 @@ def stored(x: torch.Tensor, fmt) -> torch.Tensor:
 
 
 @st.composite
-def reduce_cases(draw, sub_tile: bool = False):
+def reduce_cases(draw, sub_tile: bool = False, row_sums: bool = False):
     """T.reduce_sum/max of X (or of an element-wise transform P of it) along rows (dim=1) or
     columns (dim=0), of a whole block or carried across a pipelined loop over the reduced extent;
     the vector is optionally transformed element-wise, then written out (as a (n, 1)/(1, n) or a
-    rank-1 tensor) or, without a loop, broadcast back over the block: Y = tree(X, v).
+    rank-1 tensor) or, without a loop, broadcast back over the block: Y = tree(X, P, v).
     ``sub_tile``: blocks of 1, 2, 4, 8 or 16 rows, TileLang's norm examples' ``blk_m`` (the
-    compiler groups them into 32-row blocks), reduced along their rows."""
-    kind, dim = draw(st.sampled_from(["sum", "max"])), 1 if sub_tile else draw(st.sampled_from([0, 1]))
+    compiler groups them into 32-row blocks), reduced along their rows. ``row_sums``: the form whose
+    row sums the op computing P packs (Reduce.fuse_row_sums): a sum along rows of a float32 P
+    computed from X (not a copy of it), two or more tile columns wide, P read again after it."""
+    kind = "sum" if row_sums else draw(st.sampled_from(["sum", "max"]))
+    dim = 1 if sub_tile or row_sums else draw(st.sampled_from([0, 1]))
     dt, acc_dt = draw(st.sampled_from(DTYPES)), draw(st.sampled_from(DTYPES))
-    stages = draw(st.sampled_from([None, 1, 2, 3]))  # None: the whole reduced extent in one block
-    pre = draw(trees(("X",), 2)) if draw(st.booleans()) else None
+    stages = None if row_sums else draw(st.sampled_from([None, 1, 2, 3]))  # None: the whole reduced extent in one block
+    pre = draw(trees(("X",), 2)) if row_sums or draw(st.booleans()) else None
     pre = ("x", "X") if pre is not None and not loads_in(pre) else pre
-    pre_dt = draw(st.sampled_from(DTYPES))
+    pre = ("*", pre, ("c", 0.5)) if row_sums and pre == ("x", "X") else pre  # computed, not a copy
+    pre_dt = "float32" if row_sums else draw(st.sampled_from(DTYPES))
     post = draw(trees(("v",), 1)) if draw(st.booleans()) else None  # on the vector
     post = ("+", ("x", "v"), post) if post is not None and not loads_in(post) else post
-    use = draw(trees(("X", "v"), 2)) if stages is None and draw(st.booleans()) else None
+    # the block read again after its reduction: X, and P (a float32 P's row sums are then packed by the
+    # op computing it, Reduce.fuse_row_sums)
+    use = draw(trees(("X", "v") if pre is None else ("X", "P", "v"), 2)) \
+        if row_sums or (stages is None and draw(st.booleans())) else None
     use = ("+", ("x", "v"), use) if use is not None and "v" not in loads_in(use) else use
+    use = ("+", ("x", "P"), use) if row_sums and "P" not in loads_in(use) else use
     rank1 = draw(st.booleans())  # the vector written as a rank-1 tensor
-    b_keep, b_red = draw(st.sampled_from(SUB_TILE_ROWS if sub_tile else BLOCKS[:2])), draw(st.sampled_from(BLOCKS))
+    b_keep = draw(st.sampled_from(SUB_TILE_ROWS if sub_tile else BLOCKS[:2]))
+    b_red = draw(st.sampled_from(BLOCKS[1:] if row_sums else BLOCKS))
     # kept / reduced extent; a partial kept extent is refused as well (a column reduction's padding
     # columns, sub-tile blocks that cannot be grouped into whole tiles): both are whole blocks
     keep, red = extent(draw, 32 if sub_tile else b_keep, 4, contracted=True), extent(draw, b_red, 4, contracted=True)
-    if not sub_tile and stages is None and draw(st.integers(0, 3)) == 0:
+    if not sub_tile and not row_sums and stages is None and draw(st.integers(0, 3)) == 0:
         red = 1  # a reduced extent of 1: the block is a vector, each result its one element (ops/reduce.py)
     chunk = b_red if stages else red
     M, N = (keep, red) if dim == 1 else (red, keep)
@@ -470,7 +479,7 @@ def reduce_cases(draw, sub_tile: bool = False):
         vec = "acc[i]" if dim == 1 else "acc[j]"
         lines += [f"{ind}Y_l = T.alloc_fragment({block}, {acc_dt!r})",
                   f"{ind}for i, j in T.Parallel{block}:",
-                  f"{ind}    Y_l[i, j] = {render(use, {'X': 'X_s[i, j]', 'v': vec})}",
+                  f"{ind}    Y_l[i, j] = {render(use, {'X': 'X_s[i, j]', 'P': 'P_l[i, j]', 'v': vec})}",
                   f"{ind}T.copy(Y_l, Y[{at}])"]
     elif rank1:
         lines.append(f"{ind}T.copy(acc, {vec_dst})")
@@ -486,6 +495,7 @@ def reduce_cases(draw, sub_tile: bool = False):
         val = source = exact(x["X"])
         if pre is not None:
             val = rounded(evaluate(pre, {"X": val}, u), store_rounding(pre_dt))
+        stored = val  # P as stored, what `use` reads of it
         # the reduced block in the source registers: truncation is monotone, so the max of the truncated
         # datums is the truncated max; a sum along rows (dim=1, REDUCE_ROW) reads the block from SrcB, along
         # columns (REDUCE_COL) from SrcA (0.81.1 api/compute/reduce.h: REDUCE_ROW swaps the operands)
@@ -506,10 +516,10 @@ def reduce_cases(draw, sub_tile: bool = False):
         if post is not None:
             vec = rounded(evaluate(post, {"v": vec}, u), store_rounding(acc_dt))
         if use is not None:
-            return {"Y": rounded(evaluate(use, {"X": source, "v": vec}, u), store_rounding(acc_dt))}
+            return {"Y": rounded(evaluate(use, {"X": source, "P": stored, "v": vec}, u), store_rounding(acc_dt))}
         return {"R": Val(vec.v.reshape(vec_shape), vec.e.reshape(vec_shape))}
 
-    family = "row_blocks" if sub_tile else "reduce"
+    family = "row_blocks" if sub_tile else "row_sums" if row_sums else "reduce"
     return Case(family, "\n".join(lines) + "\n", inputs, reference, draw(placements()))
 
 
