@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 #include <thread>
 
@@ -57,10 +58,17 @@ std::string basename_of(const char* path) {
   return slash == std::string::npos ? p : p.substr(slash + 1);
 }
 
+std::string kernel_key(const std::string& path) {
+  return std::filesystem::path(path).lexically_normal().generic_string();
+}
+
+// tt-metal keys a kernel's build by the path the program gave and its configuration (tt_metal/impl/kernels/
+// kernel.cpp, Kernel::compute_hash: ComputeKernelOriginalPathHash of the source as given, the compile-time args,
+// defines, named args and config): two files of one name in two directories are two kernels.
 const KernelInfo* find_kernel(const std::string& source_name) {
-  const std::string want = basename_of(source_name.c_str());
+  const std::string want = kernel_key(source_name);
   for (const auto& k : registry())
-    if (basename_of(k.source_name) == want) return &k;
+    if (kernel_key(k.source_name) == want) return &k;
   return nullptr;
 }
 

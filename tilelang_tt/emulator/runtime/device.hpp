@@ -52,9 +52,11 @@ struct KernelInfo {
 };
 
 // Called by the static registrar of each kernel translation unit (see kernel_registry.hpp).
-// Looks a kernel up by source name; matches on basename ("kernels/reader.cpp" finds "reader.cpp").
-// Returns nullptr when absent.
+// Looks a kernel up by the path it was registered under, both lexically normalised ("./a/k.cpp" and
+// "a//k.cpp" find "a/k.cpp"; "b/k.cpp" and "k.cpp" do not). Returns nullptr when absent.
 const KernelInfo* find_kernel(const std::string& source_name);
+// A kernel path as find_kernel compares it: lexically normal, '/'-separated.
+std::string kernel_key(const std::string& path);
 
 struct ComputeOptions {
   bool fp32_dest_acc_en = false;

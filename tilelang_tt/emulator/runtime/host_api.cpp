@@ -558,11 +558,12 @@ KernelHandle CreateKernel(
         }
     }
     // A kernel compiled into the program (the driver's: a plan's kernels, registered under their source
-    // names, which main.cpp gives as they are) was built with its plan's compile-time args and nothing
+    // names, which main.cpp gives as they are; emu::find_kernel compares normalised paths, so a file of the
+    // same name in another directory is not it) was built with its plan's compile-time args and nothing
     // else; any other name is a kernel file, found now as tt-metal's KernelSource does and built at launch
     // with this config.
     const emu::KernelInfo* compiled_in = emu::find_kernel(file_name);
-    if (compiled_in == nullptr || file_name != compiled_in->source_name) {
+    if (compiled_in == nullptr) {
         spec.path = guarded([&] { return emu::resolve_kernel_source(file_name); });
     } else if (!spec.defines.empty() || !spec.named_args.empty()) {
         fail(file_name + " is compiled into the program (a plan's kernel) without defines or named compile-time "
