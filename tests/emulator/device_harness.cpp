@@ -105,7 +105,9 @@ int main(int argc, char** argv) {
         opts.fp32_dest_acc_en = fp32 != 0;
         // Optional, in any order: utd=<one 0/1 per CB index> (ComputeConfig::unpack_to_dest_mode, 1 =
         // UnpackToDestFp32), fid=<0|2|3|4> (ComputeConfig::math_fidelity), fullsync=<0|1> (dst_full_sync_en),
-        // approx=<0|1> (math_approx_mode).
+        // approx=<0|1> (math_approx_mode); a data-movement kernel line noc=<0|1> (DataMovementConfig::noc, 0
+        // when not given).
+        uint8_t noc = 0;
         std::string opt;
         while (is >> opt) {
           if (opt.rfind("utd=", 0) == 0)
@@ -113,8 +115,9 @@ int main(int argc, char** argv) {
           else if (opt.rfind("fid=", 0) == 0) opts.math_fidelity = std::stoi(opt.substr(4));
           else if (opt.rfind("fullsync=", 0) == 0) opts.dst_full_sync_en = opt.substr(9) == "1";
           else if (opt.rfind("approx=", 0) == 0) opts.math_approx_mode = opt.substr(7) == "1";
+          else if (opt.rfind("noc=", 0) == 0) noc = static_cast<uint8_t>(std::stoi(opt.substr(4)));
         }
-        dev->add_kernel(source, parse_role(role), parse_cores(cores), args, opts);
+        dev->add_kernel(source, parse_role(role), parse_cores(cores), args, noc, opts);
       } else if (op == "rtargs") {
         uint32_t kid;
         std::string cores, tok;

@@ -12,7 +12,9 @@ does) plus a line-based spec read by device_harness.cpp:
     (a compute kernel line may end in utd=<one 0/1 per CB index>: ComputeConfig::unpack_to_dest_mode,
     1 = UnpackToDestFp32; fid=<0|2|3|4>: ComputeConfig::math_fidelity; fullsync=<0|1>: dst_full_sync_en;
     approx=<0|1>: math_approx_mode, which the kernel's build must match: Kernel.defines
-    ``("TT_EMU_MATH_APPROX_MODE", "1")``)
+    ``("TT_EMU_MATH_APPROX_MODE", "1")``; a reader or writer line may end in noc=<0|1>:
+    DataMovementConfig::noc, 0 when not given, which the kernel's build must match: Kernel.defines
+    ``("NOC_INDEX", "1")``)
   rtargs <kernel_id> <cores> <args...>   (@buf = buffer address, noc:x,y = NOC x y of a core)
 <cores> is "x,y" or "x0,y0-x1,y1".
 """
@@ -80,7 +82,8 @@ def build(work: Path, runtime: list[Path], kernels: list[Kernel]) -> Path:
     jobs = []
     for i, k in enumerate(kernels):
         fn = f"kernel_{i}_{Path(k.source_name).stem}"
-        src = work / k.source_name
+        src = work / k.source_name  # a path: its directories too ("a/k.cpp", test_kernel_paths.py)
+        src.parent.mkdir(parents=True, exist_ok=True)
         src.write_text(k.code + f'\n#include "kernel_registry.hpp"\nTT_EMU_REGISTER_KERNEL("{k.source_name}", {fn})\n')
         ct = ",".join(str(a) for a in k.compile_args)
         jobs.append((src, work / f"{fn}.o", [f"-Dkernel_main={fn}", f"-DKERNEL_COMPILE_TIME_ARGS={ct}", *k.flags()]))

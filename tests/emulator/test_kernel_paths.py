@@ -34,8 +34,6 @@ void kernel_main() {
 def program(tmp_path_factory):
     """Two kernels named k.cpp, in a/ and b/, writing 0xA and 0xB."""
     work = tmp_path_factory.mktemp("kernel_paths")
-    for folder in ("a", "b"):
-        (work / folder).mkdir()
     kernels = [Kernel(f"{folder}/k.cpp", STAMP, defines=(("VALUE", value),))
                for folder, value in (("a", "0xAu"), ("b", "0xBu"))]
     return work, build(work, runtime_objects(), kernels)

@@ -3,7 +3,7 @@
 One host executable per program: ``main.cpp``, each kernel source as its own translation unit
 (``-Dkernel_main=<unique>``, ``-DKERNEL_COMPILE_TIME_ARGS=...`` from the plan and, for the compute
 kernel, ``-DTT_EMU_MATH_APPROX_MODE=0|1`` and ``-DTT_EMU_DST_ACCUM_MODE=0|1``: tt-metal's APPROX and
-DST_ACCUM_MODE, :func:`_compute_defines`; registered under
+DST_ACCUM_MODE, :func:`_compute_defines`; for a data-movement kernel ``-DNOC_INDEX=0|1``, its NOC; registered under
 its source name through ``runtime/kernel_registry.hpp``) and the emulator runtime
 (``runtime/*.cpp``, compiled with the architecture table of :mod:`tilelang_tt.contract.arch` as
 the ``TT_EMU_ARCHS`` define). Objects and executables are cached under ``<cache>/emu`` by a hash
@@ -320,6 +320,20 @@ def _compute_defines(kernel: PlanKernel) -> tuple[str, ...]:
             f"-DTT_EMU_DST_ACCUM_MODE={int(kernel.config.fp32_dest_acc_en)}")
 
 
+# tt-metal's NOC enum, tt_metal/api/tt-metalium/base_types.hpp (not in the wheel; the emulator's
+# include/tt-metalium/base_types.hpp:31 declares it as libtt_metal.so 0.81.1 uses it)
+NOC_INDEX = {"RISCV_0_default": 0, "RISCV_1_default": 1}
+
+
+def _movement_defines(kernel: PlanKernel) -> tuple[str, ...]:
+    """What tt-metal's JIT build defines for a data-movement kernel from its DataMovementConfig: NOC_INDEX, its
+    ``noc``, which the dataflow API makes ``noc_index`` (tt_metal/impl/kernels/kernel.cpp,
+    DataMovementKernel::process_defines; the emulator's headers: runtime/device_types.hpp)."""
+    if isinstance(kernel.config, ComputeConfig):
+        return ()
+    return (f"-DNOC_INDEX={NOC_INDEX[kernel.config.noc]}",)
+
+
 def build(sources: dict[str, str], plan: Plan, progress: Progress | None = None) -> Path:
     """The cached emulator executable of a program: ``sources`` holds ``main.cpp`` and the plan's
     kernel sources (``progress``: see the module's docstring)."""
@@ -346,6 +360,7 @@ def build(sources: dict[str, str], plan: Plan, progress: Progress | None = None)
             f"-Dkernel_main={symbol}",
             "-DKERNEL_COMPILE_TIME_ARGS=" + ",".join(str(a) for a in kernel.compile_time_args),
             *_compute_defines(kernel),
+            *_movement_defines(kernel),
         )
         key = _digest(base, text, *defines)
         _write_once(cache / "src" / key / name, text)

@@ -48,8 +48,8 @@ uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 }  // namespace
 
 void register_kernel(const char* source_name, KernelFn fn, std::initializer_list<uint32_t> compile_args,
-                     bool math_approx_mode) {
-  registry().push_back(KernelInfo{source_name, fn, std::vector<uint32_t>(compile_args), math_approx_mode});
+                     bool math_approx_mode, uint8_t noc_index) {
+  registry().push_back(KernelInfo{source_name, fn, std::vector<uint32_t>(compile_args), math_approx_mode, noc_index});
 }
 
 std::string basename_of(const char* path) {
@@ -605,14 +605,14 @@ uint32_t Device::add_semaphore(const std::vector<CoreXY>& cores, uint32_t initia
 }
 
 uint32_t Device::add_kernel(const std::string& source_name, KernelRole role, const std::vector<CoreXY>& cores,
-                            const std::vector<uint32_t>& compile_args, ComputeOptions opts) {
+                            const std::vector<uint32_t>& compile_args, uint8_t noc, ComputeOptions opts) {
   const KernelInfo* info = find_kernel(source_name);
   if (info == nullptr) throw EmulatorError("add_kernel: no kernel registered for '" + source_name + "'");
-  return add_kernel(*info, source_name, role, cores, compile_args, std::move(opts));
+  return add_kernel(*info, source_name, role, cores, compile_args, noc, std::move(opts));
 }
 
 uint32_t Device::add_kernel(const KernelInfo& kernel_info, const std::string& source_name, KernelRole role,
-                            const std::vector<CoreXY>& cores, const std::vector<uint32_t>& compile_args,
+                            const std::vector<CoreXY>& cores, const std::vector<uint32_t>& compile_args, uint8_t noc,
                             ComputeOptions opts) {
   DeviceImpl& d = *impl_;
   const KernelInfo* info = &kernel_info;
@@ -632,6 +632,13 @@ uint32_t Device::add_kernel(const KernelInfo& kernel_info, const std::string& so
     throw EmulatorError("add_kernel: '" + source_name + "' was compiled with APPROX = " + name(info->math_approx_mode) +
                         " (-DTT_EMU_MATH_APPROX_MODE) but the program's ComputeConfig::math_approx_mode is " +
                         name(opts.math_approx_mode));
+  }
+  // noc_index is a constant of a data-movement kernel's build (NOC_INDEX, device_types.hpp): a build for the
+  // other NOC sees the other noc_index.
+  if (role != KernelRole::Compute && info->noc_index != noc) {
+    throw EmulatorError("add_kernel: '" + source_name + "' was compiled with NOC_INDEX = " +
+                        std::to_string(info->noc_index) + " (its noc_index) but the program's DataMovementConfig::noc is " +
+                        std::to_string(noc));
   }
   // tt-metal's JIT build indexes unpack_to_dest_mode by every CB id of the arch (get_unpack_dst_formats:
   // unpack_to_dest_mode.size() >= the number of CBs); longer vectors (NUM_CIRCULAR_BUFFERS = 64 on the
@@ -828,8 +835,24 @@ void Device::reset_program() {
 
 namespace k {
 
-uint32_t my_noc_x(Loc loc) { return ctx(loc).core->logical.x + kWorkerNocOrigin; }
-uint32_t my_noc_y(Loc loc) { return ctx(loc).core->logical.y + kWorkerNocOrigin; }
+// tt-metal 0.81.1 addresses workers in virtual (translated) coordinates, one system for both NOCs: the
+// firmware sets my_x[n] / my_y[n] from NOC n's NOC_ID_LOGICAL register, "Virtual X coordinate"
+// (hw/inc/internal/tt-1xx/risc_common.h:40-44, 184-189; wormhole/noc/noc_parameters.h:150), and
+// get_noc_addr(x, y, addr, noc) / the multicast descriptor pass x and y through DYNAMIC_NOC_X(noc, x) =
+// NOC_0_X(noc, noc_size_x, x) = x on Wormhole and Blackhole alike (risc_common.h:23-24,
+// wormhole/noc_nonblocking_api.h:27-28, blackhole/noc_nonblocking_api.h:45-46;
+// internal/dataflow/noc_address_backend_xy.h:23-29): only the physical coordinates mirror per NOC
+// (NOC_0_X_PHYS_COORD). The NIUs' translation tables map one coordinate to the same tile from either NOC
+// (tt-isa-documentation WormholeB0/NoC/Coordinates.md, BlackholeA0/NoC/Coordinates.md, "Coordinate Translation":
+// "Uniform coordinate system for both NoC #0 and NoC #1").
+uint32_t my_noc_coord(uint32_t noc, uint32_t logical, const char* array, Loc loc) {
+  if (noc >= kNumNocs)
+    protocol_error(loc, std::string(array) + "[" + std::to_string(noc) + "]: a core has " + std::to_string(kNumNocs) +
+                            " NOCs (NUM_NOCS, my_x / my_y have an entry each)");
+  return logical + kWorkerNocOrigin;
+}
+uint32_t my_noc_x(uint32_t noc, Loc loc) { return my_noc_coord(noc, ctx(loc).core->logical.x, "my_x", loc); }
+uint32_t my_noc_y(uint32_t noc, Loc loc) { return my_noc_coord(noc, ctx(loc).core->logical.y, "my_y", loc); }
 
 }  // namespace k
 

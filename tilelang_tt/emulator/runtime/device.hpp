@@ -49,6 +49,7 @@ struct KernelInfo {
   KernelFn fn;
   std::vector<uint32_t> compile_args;
   bool math_approx_mode;  // the APPROX it was built with (TT_EMU_MATH_APPROX_MODE)
+  uint8_t noc_index;      // the NOC it was built for (NOC_INDEX): a data-movement kernel's noc_index
 };
 
 // Called by the static registrar of each kernel translation unit (see kernel_registry.hpp).
@@ -140,14 +141,17 @@ class Device {
   // L1 address.
   uint32_t add_semaphore(CoreXY core, uint32_t initial_value);
   uint32_t add_semaphore(const std::vector<CoreXY>& cores, uint32_t initial_value);
-  // Registers a kernel instance on `cores`; throws when source_name is not registered or the
-  // compile args differ from the ones it was compiled with, or a core already has that role.
+  // Registers a kernel instance on `cores`; throws when source_name is not registered, the compile args
+  // differ from the ones it was compiled with, a data-movement kernel was built for another NOC than `noc`
+  // (its DataMovementConfig::noc; ignored for compute), a compute kernel for another APPROX than opts', or a
+  // core already has that role.
   uint32_t add_kernel(const std::string& source_name, KernelRole role, const std::vector<CoreXY>& cores,
-                      const std::vector<uint32_t>& compile_args, ComputeOptions opts);
+                      const std::vector<uint32_t>& compile_args, uint8_t noc, ComputeOptions opts);
   // The same for a kernel the caller holds (one the host API built from a kernel file, jit.hpp), named
   // `source_name` in messages.
   uint32_t add_kernel(const KernelInfo& info, const std::string& source_name, KernelRole role,
-                      const std::vector<CoreXY>& cores, const std::vector<uint32_t>& compile_args, ComputeOptions opts);
+                      const std::vector<CoreXY>& cores, const std::vector<uint32_t>& compile_args, uint8_t noc,
+                      ComputeOptions opts);
   void set_runtime_args(uint32_t kernel_id, CoreXY core, std::vector<uint32_t> args);
   void set_common_runtime_args(uint32_t kernel_id, std::vector<uint32_t> args);
 

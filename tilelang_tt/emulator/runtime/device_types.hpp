@@ -23,11 +23,21 @@ const char* data_format_name(DataFormat fmt);
 #define TT_EMU_MATH_APPROX_MODE 0
 #endif
 
+// A data-movement kernel's NOC as its build sees it: tt-metal 0.81.1 makes it the kernel's
+// `constexpr uint8_t noc_index = NOC_INDEX;` (hw/inc/internal/dataflow/dataflow_api_common.h:10), its JIT build
+// defining NOC_INDEX as the DataMovementConfig's noc (tt_metal/impl/kernels/kernel.cpp,
+// DataMovementKernel::process_defines); the emulator's builds pass it the same way (driver.py for a plan's
+// kernels, runtime/jit.cpp for kernel files) and Device::add_kernel checks it against the program's config.
+// Without the define a kernel is built for NOC 0 (tt-metal gives compute kernels none: they do not use the NOC).
+#ifndef NOC_INDEX
+#define NOC_INDEX 0
+#endif
+
 // A kernel translation unit's entry point, registered when the program starts (kernel_registry.hpp)
-// with the compile-time args and the APPROX it was built with.
+// with the compile-time args, the APPROX and the NOC it was built with.
 using KernelFn = void (*)();
 void register_kernel(const char* source_name, KernelFn fn, std::initializer_list<uint32_t> compile_args,
-                     bool math_approx_mode);
+                     bool math_approx_mode, uint8_t noc_index);
 
 // A read-only view of `count` consecutive values (what std::span<const T> would be, without <span>).
 template <typename T>

@@ -132,6 +132,7 @@ struct KernelSpec {
     emu::KernelRole role;
     std::vector<emu::CoreXY> cores;
     std::vector<uint32_t> compile_args;
+    uint8_t noc = 0;  // a data-movement kernel's DataMovementConfig::noc
     emu::ComputeOptions options;
     // A kernel file (not one compiled into the program): built at launch with these (jit.hpp).
     std::string path;
@@ -541,6 +542,7 @@ KernelHandle CreateKernel(
         spec.role = movement->processor == DataMovementProcessor::RISCV_1 ? emu::KernelRole::Reader
                                                                            : emu::KernelRole::Writer;
         spec.compile_args = movement->compile_args;
+        spec.noc = static_cast<uint8_t>(movement->noc);
         spec.defines = movement->defines;
         spec.named_args = movement->named_compile_args;
     } else {
@@ -1073,13 +1075,14 @@ void run_program(const ProgramState& state) {
     for (const KernelSpec& kernel : state.kernels) {
         if (kernel.path.empty()) {
             device_kernel_ids.push_back(
-                device.add_kernel(kernel.source, kernel.role, kernel.cores, kernel.compile_args, kernel.options));
+                device.add_kernel(kernel.source, kernel.role, kernel.cores, kernel.compile_args, kernel.noc,
+                                  kernel.options));
         } else {
             const emu::KernelInfo& built = emu::build_kernel(
                 {kernel.path, kernel.compile_args, kernel.defines, kernel.named_args, cb_formats_of(state, kernel),
-                 kernel.role == emu::KernelRole::Compute ? &kernel.options : nullptr});
-            device_kernel_ids.push_back(
-                device.add_kernel(built, kernel.source, kernel.role, kernel.cores, kernel.compile_args, kernel.options));
+                 kernel.role == emu::KernelRole::Compute ? &kernel.options : nullptr, kernel.noc});
+            device_kernel_ids.push_back(device.add_kernel(built, kernel.source, kernel.role, kernel.cores,
+                                                          kernel.compile_args, kernel.noc, kernel.options));
         }
     }
     for (const RuntimeArgsSpec& args : state.runtime_args) {

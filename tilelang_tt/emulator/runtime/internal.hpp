@@ -26,6 +26,7 @@ constexpr uint32_t kDstTiles = 16;   // capacity: no arch has more DST tiles
 constexpr uint32_t kNocCoordBits = 6;
 constexpr uint32_t kNocLocalBits = 36;
 constexpr uint32_t kWorkerNocOrigin = 18;  // logical (x, y) -> NOC (x + 18, y + 18)
+constexpr uint32_t kNumNocs = 2;  // NUM_NOCS: tt-metal 0.81.1 hw/inc/internal/tt-1xx/wormhole/noc/noc_parameters.h:22, blackhole/...:12
 
 // One row of the architecture table, tilelang_tt/contract/arch.py (ARCHS), which the driver passes
 // to device.cpp as the TT_EMU_ARCHS define.

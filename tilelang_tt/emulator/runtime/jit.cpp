@@ -165,6 +165,10 @@ const KernelInfo& build_and_load(const KernelBuild& build) {
     argv.push_back("-DTT_EMU_DST_FULL_SYNC=" + std::to_string(build.compute->dst_full_sync_en ? 1 : 0));
     argv.push_back("-DTT_EMU_MATH_FIDELITY=" + std::to_string(build.compute->math_fidelity));
     argv.push_back("-DTT_EMU_MATH_APPROX_MODE=" + std::to_string(build.compute->math_approx_mode ? 1 : 0));
+  } else {
+    // tt-metal's DataMovementKernel::process_defines (tt_metal/impl/kernels/kernel.cpp): NOC_INDEX, the config's
+    // noc, which dataflow_api_common.h makes noc_index.
+    argv.push_back("-DNOC_INDEX=" + std::to_string(build.noc));
   }
   for (const auto& [name, value] : build.defines) argv.push_back("-D" + name + "=" + value);
   const std::string unit = "#include \"" + build.path + "\"\n"
@@ -205,7 +209,9 @@ const KernelInfo& build_and_load(const KernelBuild& build) {
   auto* entry = reinterpret_cast<KernelFn>(dlsym(handle, "tt_emu_jit_entry"));
   if (entry == nullptr) throw EmulatorError("kernel " + object.string() + " has no entry: " + dlerror());
   names.push_back(build.path);
-  infos.push_back(KernelInfo{names.back().c_str(), entry, build.compile_args});
+  infos.push_back(KernelInfo{names.back().c_str(), entry, build.compile_args,
+                             build.compute != nullptr && build.compute->math_approx_mode,
+                             build.compute == nullptr ? build.noc : uint8_t{0}});
   loaded[object.string()] = &infos.back();
   return infos.back();
 }

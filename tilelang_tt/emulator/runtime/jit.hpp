@@ -28,6 +28,7 @@ struct KernelBuild {
   std::unordered_map<std::string, uint32_t> named_args;
   std::vector<uint8_t> cb_formats;  // kernel-side DataFormat by CB index, 0xff for none (chlkc_descriptors.h)
   const ComputeOptions* compute = nullptr;  // a compute kernel's config (its descriptors); null for data movement
+  uint8_t noc = 0;  // a data-movement kernel's DataMovementConfig::noc (its NOC_INDEX)
 };
 
 // tt-metal 0.81.1 KernelSource's search (tt_metal/impl/kernels/kernel.cpp, source_search_paths): the

@@ -57,10 +57,11 @@ CbState cb_state(uint32_t cb, const char* fn, Loc loc);
 uint32_t num_dram_banks();
 uint32_t dram_alignment();
 uint64_t noc_unicast_addr(uint32_t x, uint32_t y, uint32_t addr);
-// The calling kernel's core in NOC coordinates (tt-metal's my_x[noc] / my_y[noc]; the emulator addresses
-// both NOCs with the same coordinates).
-uint32_t my_noc_x(Loc loc);
-uint32_t my_noc_y(Loc loc);
+// The calling kernel's core in NOC `noc`'s coordinates (tt-metal's my_x[noc] / my_y[noc]): the same on both
+// NOCs, the virtual coordinates the host gives (Device::worker_noc_coord; device.cpp says why); a NOC index
+// past NUM_NOCS = 2 is an error.
+uint32_t my_noc_x(uint32_t noc, Loc loc);
+uint32_t my_noc_y(uint32_t noc, Loc loc);
 uint64_t noc_multicast_addr(uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1, uint32_t addr);
 uint64_t noc_self_addr(uint32_t addr, Loc loc);
 // L1 address of the calling core's zero region (tt-metal's MEM_ZEROS_BASE, MEM_ZEROS_SIZE bytes).

@@ -13,6 +13,17 @@
 
 #include "api/emu/kernel_common.h"
 
+// Worker coordinates as NOC `noc` takes them: tt-metal 0.81.1 hw/inc/internal/tt-1xx/risc_common.h:21-24 over
+// NOC_0_X / NOC_0_Y, the identity on Wormhole and Blackhole (wormhole/noc_nonblocking_api.h:27-28,
+// blackhole/noc_nonblocking_api.h:45-46): virtual coordinates are one system for both NOCs (runtime/device.cpp,
+// my_noc_coord). As there, get_noc_addr(x, y, addr, noc) and get_noc_multicast_addr pass them through unchanged.
+#define NOC_0_X(noc_index, noc_size_x, x) x
+#define NOC_0_Y(noc_index, noc_size_y, y) y
+#define NOC_X(x) NOC_0_X(noc_index, noc_size_x, (x))
+#define NOC_Y(y) NOC_0_Y(noc_index, noc_size_y, (y))
+#define DYNAMIC_NOC_X(noc, x) NOC_0_X(noc, noc_size_x, (x))
+#define DYNAMIC_NOC_Y(noc, y) NOC_0_Y(noc, noc_size_y, (y))
+
 FORCE_INLINE uint64_t get_noc_multicast_addr(uint32_t noc_x_start, uint32_t noc_y_start, uint32_t noc_x_end,
                                              uint32_t noc_y_end, uint32_t addr, uint8_t /*noc*/ = noc_index) {
   return emu::k::noc_multicast_addr(noc_x_start, noc_y_start, noc_x_end, noc_y_end, addr);

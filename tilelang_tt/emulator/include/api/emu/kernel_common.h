@@ -47,16 +47,19 @@ constexpr ::DataFormat kernel_format(emu::DataFormat f) {
 }
 }  // namespace emu::detail
 
-constexpr std::uint8_t noc_index = 0;
+// The kernel's NOC: tt-metal 0.81.1 internal/dataflow/dataflow_api_common.h:10, NOC_INDEX from its build
+// (device_types.hpp).
+constexpr std::uint8_t noc_index = NOC_INDEX;
 
 // The core's own NOC coordinates, my_x[noc] / my_y[noc] (tt-metal: the firmware's uint8_t arrays, set at
-// boot); here an object indexed the same way that asks the device model for the calling kernel's core.
+// boot, risc_common.h); here an object indexed the same way that asks the device model for the calling
+// kernel's core (the same on both NOCs: device.cpp, my_noc_coord).
 namespace emu::detail {
 template <bool y>
 struct MyNocCoord {
-  std::uint8_t operator[](std::uint32_t /*noc*/) const {
+  std::uint8_t operator[](std::uint32_t noc) const {
     const emu::k::Loc loc = emu::k::Loc::current();
-    return static_cast<std::uint8_t>(y ? emu::k::my_noc_y(loc) : emu::k::my_noc_x(loc));
+    return static_cast<std::uint8_t>(y ? emu::k::my_noc_y(noc, loc) : emu::k::my_noc_x(noc, loc));
   }
 };
 }  // namespace emu::detail
