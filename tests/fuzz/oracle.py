@@ -97,10 +97,9 @@ OPS: dict[str, Callable[..., Val]] = {
 # -- the math family's ops (cases.py math_cases) ---------------------------------------------------
 # The emulator computes each SFPU op the compiler emits in fp32 with the C library (compute.cpp: kUnary,
 # kSfpuBinary), exactly rounded or within an ulp or two, then rounds DST (bfloat16 without fp32_dest_acc_en);
-# the precise forms, since the compiler emits no approximation: math_approx_mode false
-# (lower_tt_tile_intrinsics.py), exp_tile's default approx = false (api/compute/eltwise_unary/exp.h), recip_tile's
-# Default mode = APPROX = math_approx_mode (recip.h), gelu_tile<false> and erf_tile<false> (ops/sfpu.py). One
-# ``rounded`` per op covers that evaluation. What an op adds to its operand's error is the exact image of the
+# the precise forms without the compile option math_approx_mode (exp_tile<false>, recip_tile's Default mode = APPROX
+# = math_approx_mode (recip.h), gelu_tile<false>, erf_tile<false>: ops/sfpu.py). One ``rounded`` per op covers
+# that evaluation; with math_approx_mode an approximate form adds its own error (APPROX_ERRORS). What an op adds to its operand's error is the exact image of the
 # interval [v - e, v + e] under it (:func:`_image`), or a Lipschitz bound where that is simpler.
 TINY = 2.0 ** -126  # the least normal fp32: a result below it may come back as a denormal or as zero
 
@@ -200,15 +199,51 @@ COMPOSED = {
 }
 
 
-def evaluate(tree, env: dict[str, Val], u: float) -> Val:
+# The approximate forms math_approx_mode selects (ops/sfpu.py APPROXIMATE: exp_tile<true>, gelu_tile<true>,
+# tanh_tile<true>, sigmoid_tile<.., true>; APPROX: sqrt_tile, rsqrt_tile, recip_tile), each op's maximum error
+# against exact math as (relative, absolute): README's table ("Numerics of the FPU and SFPU", SFPU approximations),
+# rounded up to two digits where README rounded its measured maximum down (measured again on the numpy models
+# of tests/emulator/sfpu_models.py, which the emulator matches bit for bit, over dense grids of float32
+# operands: exp 3.122e-2 relative on [-80, 80], gelu 2.341e-2 absolute, recip 1.021e-4 relative, sqrt and rsqrt
+# 8.801e-4 relative; tanh 1.884e-2 and sigmoid 0.1192 absolute, within README's 1.9e-2 and 1.2e-1). gelu, tanh and
+# sigmoid hold their bounds on all of [-1e4, 1e4] (beyond README's [-8, 8]: their tables' last segments give x or 0
+# (gelu, past |x| = 3), +-1 (tanh, past 3) and 1 or 0 (sigmoid, past 2), whose distance from the functions only
+# shrinks from there on); exp's below -80 is absolute: the model's result there is at most 1.853e-35 and
+# exp(-80) = 1.80e-35, so both lie in [0, 1.9e-35]. erf_tile<true> is within 3.2e-3 (README), inside ERF_FIT,
+# which bounds both forms. ``c / x`` is recip_tile times c (ops/eltwise.py: a constant numerator), 1 / x's
+# relative error.
+APPROX_ERRORS: dict[str, tuple[float, float]] = {
+    "exp": (3.2e-2, 1.9e-35),
+    "recip": (1.1e-4, 0.0),
+    "sqrt": (8.9e-4, 0.0),
+    "rsqrt": (8.9e-4, 0.0),
+    "gelu": (0.0, 2.4e-2),
+    "tanh": (0.0, 1.9e-2),
+    "sigmoid": (0.0, 1.2e-1),
+}
+
+
+def approximated(form: str, out: Val) -> Val:
+    """``out`` (the exact op's value and its operands' propagated error) computed by the approximate ``form``: the
+    form's error at the operand the program holds, whose exact image is within out.e of out.v."""
+    rel, absolute = APPROX_ERRORS[form]
+    return Val(out.v, out.e + rel * (out.v.abs() + out.e) + absolute)
+
+
+def evaluate(tree, env: dict[str, Val], u: float, approx: bool = False) -> Val:
+    """``tree``'s reference value and error bound; ``approx``: compiled with math_approx_mode (APPROX_ERRORS)."""
     kind = tree[0]
     if kind == "x":
         return env[tree[1]]
     if kind == "c":
         return exact(torch.tensor(tree[1]))
     if kind in COMPOSED:
-        return evaluate(COMPOSED[kind](*tree[1:]), env, u)
-    out = rounded(OPS[kind](*(evaluate(t, env, u) for t in tree[1:])), u)
+        return evaluate(COMPOSED[kind](*tree[1:]), env, u, approx)
+    out = OPS[kind](*(evaluate(t, env, u, approx) for t in tree[1:]))
+    form = "recip" if kind == "/" and tree[1][0] == "c" else kind
+    if approx and form in APPROX_ERRORS:
+        out = approximated(form, out)
+    out = rounded(out, u)
     return Val(out.v, out.e + TINY)
 
 
