@@ -203,3 +203,44 @@ def test_a_kernel_file_is_built_for_its_configs_noc(tmp_path, monkeypatch, confi
                                 .defines = {{{{"EXPECT_APPROX", "{noc}"}}}}}});""" + EPILOGUE.replace("OUTPUTS", "")
     result = emulate(host_program_sources(main), host_program_plan("wormhole_b0", []), {})
     assert result.counters["total"]["noc_read_transactions"] == 0
+
+
+# ---------------------------------------------------------------- multicast rectangles
+# NOC 0 flows rightwards and downwards, NOC 1 leftwards and upwards; translation keeps the direction, so on NOC 1
+# a multicast's rectangle starts at its far corner (tt-isa-documentation WormholeB0/NoC/Coordinates.md (*)).
+MULTICAST = r"""
+#include <cstdint>
+#include "api/dataflow/dataflow_api.h"
+
+void kernel_main() {
+    const uint32_t x0 = get_arg_val<uint32_t>(0), y0 = get_arg_val<uint32_t>(1);
+    const uint32_t x1 = get_arg_val<uint32_t>(2), y1 = get_arg_val<uint32_t>(3);
+    cb_reserve_back(0, 1);
+    const uint32_t l1 = get_write_ptr(0);
+    noc_async_write_multicast(l1, get_noc_multicast_addr(x0, y0, x1, y1, l1), %d, 3);
+    noc_semaphore_set_multicast(get_semaphore(0), get_noc_multicast_addr(x0, y0, x1, y1, get_semaphore(0)), 3);
+    noc_async_write_barrier();
+}
+""" % PAGE
+
+
+@pytest.mark.parametrize("noc, start, end, error", [
+    (0, "1,0", "3,0", None), (1, "3,0", "1,0", None), (0, "1,1", "1,1", None), (1, "1,1", "1,1", None),
+    (0, "3,0", "1,0", "noc_async_write_multicast on NOC 0: the rectangle from (21,18) to (19,18) runs against"),
+    (1, "1,0", "3,0", "noc_async_write_multicast on NOC 1: the rectangle from (19,18) to (21,18) runs against"),
+    (1, "1,0", "3,1", "noc_async_write_multicast on NOC 1: the rectangle from (19,18) to (21,19) runs against"),
+])
+def test_a_multicast_rectangle_follows_its_nocs_data_flow(tmp_path, runtime, noc, start, end, error):
+    exe = build(tmp_path, runtime, [Kernel("sender.cpp", MULTICAST, defines=(("NOC_INDEX", str(noc)),))])
+    role = "writer" if noc == 0 else "reader"
+    spec = "\n".join(["arch wormhole_b0", f"cb 0,0-3,1 0 {PAGE} {PAGE} UInt32", "semaphore 0,0-3,1 0",
+                      f"kernel sender.cpp {role} 0,0 0 - noc={noc}", f"rtargs 0 0,0 noc:{start} noc:{end}"]) + "\n"
+    res = run(tmp_path, exe, spec, {}, [])
+    if start == end:  # one core, either way round on either NOC: past the orientation, to num_dests
+        assert res.returncode == 3 and "num_dests is 3 but the multicast reaches 1 core(s)" in res.stderr, res.stderr
+    elif error is None:
+        assert res.returncode == 0, res.stderr
+        assert res.counters["total"]["l1_bytes_written_remote"] == 3 * PAGE  # the block to each of 3 cores
+    else:
+        assert res.returncode == 3
+        assert error in res.stderr and "wrap around the torus" in res.stderr, res.stderr

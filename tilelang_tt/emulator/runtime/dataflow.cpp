@@ -90,10 +90,25 @@ uint64_t mcast_extent(uint64_t a) {
   return std::max(std::max(r.x0, r.x1) - std::min(r.x0, r.x1), std::max(r.y0, r.y1) - std::min(r.y0, r.y1)) + 1;
 }
 
-// Destination cores of a multicast; checks num_dests like the hardware requires.
-std::vector<Core*> mcast_targets(ThreadCtx& t, uint64_t dst, uint32_t num_dests, bool loopback, const char* fn,
-                                 Loc loc) {
+// Destination cores of a multicast on NOC `noc`; checks num_dests like the hardware requires, and that the
+// rectangle runs along the NOC's data flow: NOC 0 flows rightwards and downwards, NOC 1 leftwards and upwards
+// (tt-isa-documentation WormholeB0/NoC/RoutingPaths.md), and coordinate translation does not change the
+// direction, so on NOC 1 software gives the rectangle from its far corner to its near one, start and end swapped
+// (WormholeB0/NoC/Coordinates.md and BlackholeA0/NoC/Coordinates.md, "Coordinate Translation" (*)). A rectangle
+// against the flow reaches round the torus to other cores (tt-metal's watcher lets a Tensix multicast do so,
+// hw/inc/internal/debug/sanitize.h:562-564), which the emulator's coordinates do not model: an error.
+std::vector<Core*> mcast_targets(ThreadCtx& t, uint64_t dst, uint32_t num_dests, bool loopback, uint8_t noc,
+                                 const char* fn, Loc loc) {
   const Rect r = decode_mcast(dst);
+  if (noc >= kNumNocs) protocol_error(loc, std::string(fn) + " on NOC " + std::to_string(noc) + ": a core has 2 NOCs");
+  const bool along = noc == 0 ? r.x0 <= r.x1 && r.y0 <= r.y1 : r.x0 >= r.x1 && r.y0 >= r.y1;
+  if (!along) {
+    protocol_error(loc, std::string(fn) + " on NOC " + std::to_string(noc) + ": the rectangle from (" +
+                            std::to_string(r.x0) + "," + std::to_string(r.y0) + ") to (" + std::to_string(r.x1) + "," +
+                            std::to_string(r.y1) + ") runs against the NOC's data flow (" +
+                            (noc == 0 ? "NOC 0 takes start <= end" : "NOC 1 takes start >= end, the far corner first") +
+                            "): on the device it would wrap around the torus, which the emulator does not model");
+  }
   std::vector<Core*> out;
   for (uint32_t y = std::min(r.y0, r.y1); y <= std::max(r.y0, r.y1); ++y)
     for (uint32_t x = std::min(r.x0, r.x1); x <= std::max(r.x0, r.x1); ++x) {
@@ -386,12 +401,12 @@ void noc_write(uint32_t src_l1, uint64_t dst, uint32_t size, Loc loc) {
 }
 
 void noc_write_multicast(uint32_t src_l1, uint64_t dst, uint32_t size, uint32_t num_dests, bool loopback, bool linked,
-                         Loc loc) {
+                         uint8_t noc, Loc loc) {
   ThreadCtx& t = ctx(loc);
   const char* fn = loopback ? "noc_async_write_multicast_loopback_src" : "noc_async_write_multicast";
   const uint32_t off = local_offset(t, src_l1, size, fn, loc);
   const uint64_t dst_off = mcast_offset(t, dst, size, fn, loc);
-  const auto targets = mcast_targets(t, dst, num_dests, loopback, fn, loc);
+  const auto targets = mcast_targets(t, dst, num_dests, loopback, noc, fn, loc);
   std::unique_lock lk(t.dev->mu);
   for (Core* c : targets) {
     std::memmove(c->l1 + dst_off, t.core->l1 + off, size);
@@ -477,12 +492,13 @@ void semaphore_inc(uint64_t dst, uint32_t incr, Loc loc) {
   core->cv.notify_all();
 }
 
-void semaphore_set_multicast(uint32_t src_l1, uint64_t dst, uint32_t num_dests, bool loopback, bool linked, Loc loc) {
+void semaphore_set_multicast(uint32_t src_l1, uint64_t dst, uint32_t num_dests, bool loopback, bool linked, uint8_t noc,
+                             Loc loc) {
   ThreadCtx& t = ctx(loc);
   const char* fn = loopback ? "noc_semaphore_set_multicast_loopback_src" : "noc_semaphore_set_multicast";
   const uint32_t off = local_offset(t, src_l1, 4, fn, loc);
   const uint64_t dst_off = mcast_offset(t, dst, 4, fn, loc);
-  const auto targets = mcast_targets(t, dst, num_dests, loopback, fn, loc);
+  const auto targets = mcast_targets(t, dst, num_dests, loopback, noc, fn, loc);
   std::unique_lock lk(t.dev->mu);
   charge(t, t.dev->arch.noc_issue, fn);
   const uint64_t when = noc_multicast(t, 4, mcast_extent(dst), linked);

@@ -71,9 +71,10 @@ uint64_t noc_dram_bank_addr(uint32_t bank, uint32_t addr);
 uint64_t noc_dram_page_addr(uint32_t base, uint32_t page_size, uint32_t page, uint32_t offset);
 void noc_read(uint64_t src, uint32_t dst_l1, uint32_t size, Loc loc);
 void noc_write(uint32_t src_l1, uint64_t dst, uint32_t size, Loc loc);
-// `linked`: the multicast's path stays reserved for the thread's next multicast (timing.hpp).
+// `linked`: the multicast's path stays reserved for the thread's next multicast (timing.hpp). `noc`: the NOC the
+// call names, whose data flow the rectangle must follow (dataflow.cpp, mcast_targets).
 void noc_write_multicast(uint32_t src_l1, uint64_t dst_mcast, uint32_t size, uint32_t num_dests, bool loopback,
-                         bool linked, Loc loc);
+                         bool linked, uint8_t noc, Loc loc);
 void noc_read_barrier(Loc loc);
 void noc_write_barrier(Loc loc);
 void noc_writes_flushed(Loc loc);
@@ -84,7 +85,7 @@ void semaphore_wait(volatile uint32_t* sem, uint32_t val, bool at_least, Loc loc
 void semaphore_set(volatile uint32_t* sem, uint32_t val, Loc loc);
 void semaphore_inc(uint64_t dst, uint32_t incr, Loc loc);
 void semaphore_set_multicast(uint32_t src_l1, uint64_t dst_mcast, uint32_t num_dests, bool loopback, bool linked,
-                             Loc loc);
+                             uint8_t noc, Loc loc);
 void semaphore_set_remote(uint32_t src_l1, uint64_t dst, Loc loc);
 
 // ---- compute: DST register file ----

@@ -174,15 +174,15 @@ FORCE_INLINE void noc_async_write_tile(const uint32_t id, const TensorAccessor<D
 
 template <uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1>
 inline void noc_async_write_multicast(uint32_t src_local_l1_addr, uint64_t dst_noc_addr_multicast, uint32_t size,
-                                      uint32_t num_dests, bool linked = false, uint8_t /*noc*/ = noc_index,
+                                      uint32_t num_dests, bool linked = false, uint8_t noc = noc_index,
                                       uint8_t /*vc*/ = NOC_MULTICAST_WRITE_VC, Loc loc = Loc::current()) {
-  emu::k::noc_write_multicast(src_local_l1_addr, dst_noc_addr_multicast, size, num_dests, false, linked, loc);
+  emu::k::noc_write_multicast(src_local_l1_addr, dst_noc_addr_multicast, size, num_dests, false, linked, noc, loc);
 }
 
 inline void noc_async_write_multicast_loopback_src(uint32_t src_local_l1_addr, uint64_t dst_noc_addr_multicast,
                                                    uint32_t size, uint32_t num_dests, bool linked = false,
-                                                   uint8_t /*noc*/ = noc_index, Loc loc = Loc::current()) {
-  emu::k::noc_write_multicast(src_local_l1_addr, dst_noc_addr_multicast, size, num_dests, true, linked, loc);
+                                                   uint8_t noc = noc_index, Loc loc = Loc::current()) {
+  emu::k::noc_write_multicast(src_local_l1_addr, dst_noc_addr_multicast, size, num_dests, true, linked, noc, loc);
 }
 
 FORCE_INLINE void noc_async_write_barrier(uint8_t /*noc*/ = noc_index, Loc loc = Loc::current()) {
@@ -229,12 +229,12 @@ inline void noc_semaphore_set_remote(uint32_t src_local_l1_addr, uint64_t dst_no
   emu::k::semaphore_set_remote(src_local_l1_addr, dst_noc_addr, loc);
 }
 inline void noc_semaphore_set_multicast(uint32_t src_local_l1_addr, uint64_t dst_noc_addr_multicast,
-                                        uint32_t num_dests, bool linked = false, uint8_t /*noc*/ = noc_index,
+                                        uint32_t num_dests, bool linked = false, uint8_t noc = noc_index,
                                         uint8_t /*vc*/ = NOC_MULTICAST_WRITE_VC, Loc loc = Loc::current()) {
-  emu::k::semaphore_set_multicast(src_local_l1_addr, dst_noc_addr_multicast, num_dests, false, linked, loc);
+  emu::k::semaphore_set_multicast(src_local_l1_addr, dst_noc_addr_multicast, num_dests, false, linked, noc, loc);
 }
 inline void noc_semaphore_set_multicast_loopback_src(uint32_t src_local_l1_addr, uint64_t dst_noc_addr_multicast,
                                                      uint32_t num_dests, bool linked = false,
-                                                     uint8_t /*noc*/ = noc_index, Loc loc = Loc::current()) {
-  emu::k::semaphore_set_multicast(src_local_l1_addr, dst_noc_addr_multicast, num_dests, true, linked, loc);
+                                                     uint8_t noc = noc_index, Loc loc = Loc::current()) {
+  emu::k::semaphore_set_multicast(src_local_l1_addr, dst_noc_addr_multicast, num_dests, true, linked, noc, loc);
 }
