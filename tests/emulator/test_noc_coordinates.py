@@ -244,3 +244,13 @@ def test_a_multicast_rectangle_follows_its_nocs_data_flow(tmp_path, runtime, noc
     else:
         assert res.returncode == 3
         assert error in res.stderr and "wrap around the torus" in res.stderr, res.stderr
+
+
+def test_a_multicast_on_a_noc_past_num_nocs_is_an_error(tmp_path, runtime):
+    code = MULTICAST.replace("%d, 3);" % PAGE, "%d, 3, false, get_arg_val<uint32_t>(4));" % PAGE)
+    exe = build(tmp_path, runtime, [Kernel("sender.cpp", code)])
+    spec = "\n".join(["arch wormhole_b0", f"cb 0,0-3,0 0 {PAGE} {PAGE} UInt32", "semaphore 0,0-3,0 0",
+                      "kernel sender.cpp writer 0,0 0 -", "rtargs 0 0,0 noc:1,0 noc:3,0 2"]) + "\n"
+    res = run(tmp_path, exe, spec, {}, [])
+    assert res.returncode == 3
+    assert "noc_async_write_multicast on NOC 2: a core has 2 NOCs" in res.stderr, res.stderr

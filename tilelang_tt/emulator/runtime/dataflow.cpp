@@ -100,7 +100,9 @@ uint64_t mcast_extent(uint64_t a) {
 std::vector<Core*> mcast_targets(ThreadCtx& t, uint64_t dst, uint32_t num_dests, bool loopback, uint8_t noc,
                                  const char* fn, Loc loc) {
   const Rect r = decode_mcast(dst);
-  if (noc >= kNumNocs) protocol_error(loc, std::string(fn) + " on NOC " + std::to_string(noc) + ": a core has 2 NOCs");
+  if (noc >= kNumNocs)
+    protocol_error(loc, std::string(fn) + " on NOC " + std::to_string(noc) + ": a core has " + std::to_string(kNumNocs) +
+                            " NOCs");
   const bool along = noc == 0 ? r.x0 <= r.x1 && r.y0 <= r.y1 : r.x0 >= r.x1 && r.y0 >= r.y1;
   if (!along) {
     protocol_error(loc, std::string(fn) + " on NOC " + std::to_string(noc) + ": the rectangle from (" +

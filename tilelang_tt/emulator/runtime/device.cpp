@@ -845,12 +845,15 @@ namespace k {
 // (NOC_0_X_PHYS_COORD). The NIUs' translation tables map one coordinate to the same tile from either NOC
 // (tt-isa-documentation WormholeB0/NoC/Coordinates.md, BlackholeA0/NoC/Coordinates.md, "Coordinate Translation":
 // "Uniform coordinate system for both NoC #0 and NoC #1").
+namespace {
 uint32_t my_noc_coord(uint32_t noc, uint32_t logical, const char* array, Loc loc) {
   if (noc >= kNumNocs)
     protocol_error(loc, std::string(array) + "[" + std::to_string(noc) + "]: a core has " + std::to_string(kNumNocs) +
                             " NOCs (NUM_NOCS, my_x / my_y have an entry each)");
   return logical + kWorkerNocOrigin;
 }
+}  // namespace
+
 uint32_t my_noc_x(uint32_t noc, Loc loc) { return my_noc_coord(noc, ctx(loc).core->logical.x, "my_x", loc); }
 uint32_t my_noc_y(uint32_t noc, Loc loc) { return my_noc_coord(noc, ctx(loc).core->logical.y, "my_y", loc); }
 
