@@ -365,3 +365,81 @@ def test_a_cores_transfers_follow_each_other_at_the_suites_spacing(tmp_path):
     assert math.ceil(65536 / WH.noc_bytes_per_cycle) == round(584644 / 256) == 2284
     assert ends[4] - ends[2] == 2 * 2284
     assert ends[2] > 2 * 2284 + WH.noc_latency_cycles  # the floor (and the issue) once
+
+
+SFPU_AFTER_COPY = """
+#include "api/compute/common.h"
+#include "api/compute/compute_kernel_hw_startup.h"
+#include "api/compute/eltwise_unary/exp.h"
+#include "api/compute/pack.h"
+#include "api/compute/reg_api.h"
+#include "api/compute/tile_move_copy.h"
+
+void kernel_main() {
+    const uint32_t tiles = get_arg_val<uint32_t>(0), sfpu_ops = get_arg_val<uint32_t>(1);
+    compute_kernel_hw_startup(0, 0, 16);
+    cb_wait_front(0, tiles);
+    cb_reserve_back(16, tiles);
+    copy_init(0);
+    exp_tile_init();
+    for (uint32_t t = 0; t < tiles; ++t) {
+        tile_regs_acquire();
+        copy_tile(0, t, 0);
+        for (uint32_t k = 0; k < sfpu_ops; ++k) exp_tile(0);
+        tile_regs_commit();
+        tile_regs_wait();
+        pack_tile(0, 16, t);
+        tile_regs_release();
+    }
+    cb_push_back(16, tiles);
+    cb_pop_front(0, tiles);
+}
+"""
+
+FILL_CB = """
+#include "api/dataflow/dataflow_api.h"
+
+void kernel_main() {
+    cb_reserve_back(0, get_arg_val<uint32_t>(0));
+    cb_push_back(0, get_arg_val<uint32_t>(0));
+}
+"""
+
+DRAIN_CB = """
+#include "api/dataflow/dataflow_api.h"
+
+void kernel_main() {
+    cb_wait_front(16, get_arg_val<uint32_t>(0));
+    cb_pop_front(16, get_arg_val<uint32_t>(0));
+}
+"""
+
+
+def test_an_sfpu_op_takes_no_source_register_bank(tmp_path):
+    """copy_tile of a Float32 tile (through SrcA: 2 + 4096 / 64 = 66 unpack cycles on Wormhole, 16 of
+    math) then 1, 2 or 3 exp_tile (32 each, on DST through the SFPU's LRegs) per tile, 16 tiles on one
+    core with the tiles already in L1. SrcA/SrcB pass between the unpackers and the matrix unit alone
+    (tt-isa-documentation SrcASrcB.md, SETDVALID.md, CLEARDVALID.md): an SFPU op takes no bank, so
+    the unpacker keeps its two banks filled ahead of math however many SFPU ops come between the
+    copies. With two or three (84 or 116 cycles of math per tile with the DST calls, against 66 of
+    unpack) math waits for the unpacker on the first tile only, the same in both; with one (52) it
+    also waits the 14 cycles the unpacker is slower on each later tile."""
+    tiles, unpack, copy, sfpu, dst_call = 16, 2 + 4096 // 64, 16, 32, 2
+    exe = harness.build(tmp_path, harness.runtime_objects(), [
+        harness.Kernel("fill.cpp", FILL_CB), harness.Kernel("sfpu.cpp", SFPU_AFTER_COPY),
+        harness.Kernel("drain.cpp", DRAIN_CB)])
+    math = {}
+    for sfpu_ops in (1, 2, 3):
+        spec = "\n".join(["arch wormhole_b0", f"cb 0,0 0 {tiles * 4096} 4096 Float32",
+                          f"cb 0,0 16 {tiles * 4096} 4096 Float32", "kernel fill.cpp reader 0,0 0 -",
+                          "kernel sfpu.cpp compute 0,0 1 -", "kernel drain.cpp writer 0,0 0 -",
+                          f"rtargs 0 0,0 {tiles}", f"rtargs 1 0,0 {tiles} {sfpu_ops}",
+                          f"rtargs 2 0,0 {tiles}"]) + "\n"
+        res = harness.run(tmp_path, exe, spec, {}, [])
+        assert res.returncode == 0, res.stderr
+        (core,) = res.counters["timing"]["cores"]
+        assert core["unpack"]["busy"] >= tiles * unpack
+        math[sfpu_ops] = core["math"]
+    assert math[2]["stall"] == math[3]["stall"]
+    assert math[1]["stall"] - math[2]["stall"] == (tiles - 1) * (unpack - (copy + sfpu + 2 * dst_call))
+    assert math[3]["end"] - math[2]["end"] == tiles * sfpu

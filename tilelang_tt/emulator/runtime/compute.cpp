@@ -356,14 +356,20 @@ void count(ThreadCtx& t, const std::string& kind) {
 
 // The unpacker's share of an op (the bytes it recorded in t.unpacked), then math's: math starts
 // once its operands are in the source registers; the unpacker waits for a source register bank math
-// has finished with (two banks: it runs at most one op ahead).
+// has finished with (two banks: it runs at most two unpacking ops ahead). An op that unpacks nothing
+// (an SFPU op, fill_tile) takes no bank: the SFPU works on DST through its LRegs and never touches
+// SrcA/SrcB, which pass between the unpackers and the matrix unit alone (tt-isa-documentation,
+// WormholeB0 TensixCoprocessor/SrcASrcB.md, SETDVALID.md, CLEARDVALID.md), so the unpacker fills
+// the next banks while math runs SFPU ops.
 void unpack_then_math(ThreadCtx& t, uint64_t math_cycles, std::string_view call) {
-  if (!t.unpacked.empty()) {
-    wait_until(t, Clock::Unpack, t.src_freed[t.src_bank], nullptr, "source registers");
-    charge(t, Clock::Unpack, timing::unpack_op_cycles(t.dev->arch, t.unpacked), call);
-    wait_until(t, Clock::Main, t.unpack.tm.clock, nullptr, "unpack");
-    t.unpacked = {};
+  if (t.unpacked.empty()) {
+    charge(t, Clock::Main, math_cycles, call);
+    return;
   }
+  wait_until(t, Clock::Unpack, t.src_freed[t.src_bank], nullptr, "source registers");
+  charge(t, Clock::Unpack, timing::unpack_op_cycles(t.dev->arch, t.unpacked), call);
+  wait_until(t, Clock::Main, t.unpack.tm.clock, nullptr, "unpack");
+  t.unpacked = {};
   charge(t, Clock::Main, math_cycles, call);
   t.src_freed[t.src_bank] = t.main.tm.clock;
   t.src_bank ^= 1;
