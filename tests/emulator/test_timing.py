@@ -370,7 +370,7 @@ def test_a_cores_transfers_follow_each_other_at_the_suites_spacing(tmp_path):
 SFPU_AFTER_COPY = """
 #include "api/compute/common.h"
 #include "api/compute/compute_kernel_hw_startup.h"
-#include "api/compute/eltwise_unary/exp.h"
+#include "api/compute/eltwise_unary/fill.h"
 #include "api/compute/pack.h"
 #include "api/compute/reg_api.h"
 #include "api/compute/tile_move_copy.h"
@@ -381,11 +381,11 @@ void kernel_main() {
     cb_wait_front(0, tiles);
     cb_reserve_back(16, tiles);
     copy_init(0);
-    exp_tile_init();
+    fill_tile_init();
     for (uint32_t t = 0; t < tiles; ++t) {
         tile_regs_acquire();
         copy_tile(0, t, 0);
-        for (uint32_t k = 0; k < sfpu_ops; ++k) exp_tile(0);
+        for (uint32_t k = 0; k < sfpu_ops; ++k) fill_tile(0, 1.0f);
         tile_regs_commit();
         tile_regs_wait();
         pack_tile(0, 16, t);
@@ -417,13 +417,14 @@ void kernel_main() {
 
 def test_an_sfpu_op_takes_no_source_register_bank(tmp_path):
     """copy_tile of a Float32 tile (through SrcA: 2 + 4096 / 64 = 66 unpack cycles on Wormhole, 16 of
-    math) then 1, 2 or 3 exp_tile (32 each, on DST through the SFPU's LRegs) per tile, 16 tiles on one
-    core with the tiles already in L1. SrcA/SrcB pass between the unpackers and the matrix unit alone
-    (tt-isa-documentation SrcASrcB.md, SETDVALID.md, CLEARDVALID.md): an SFPU op takes no bank, so
-    the unpacker keeps its two banks filled ahead of math however many SFPU ops come between the
-    copies. With two or three (84 or 116 cycles of math per tile with the DST calls, against 66 of
-    unpack) math waits for the unpacker on the first tile only, the same in both; with one (52) it
-    also waits the 14 cycles the unpacker is slower on each later tile."""
+    math) then 1, 2 or 3 fill_tile (an SFPU op: a store per row, 4 faces x 8 rows = 32 cycles) per
+    tile, 16 tiles on one core with the tiles already in L1. SrcA/SrcB pass between the unpackers
+    and the matrix unit alone (tt-isa-documentation SrcASrcB.md, SETDVALID.md, CLEARDVALID.md): an
+    SFPU op works on DST and takes no bank, so the unpacker keeps its two banks filled ahead of math
+    however many SFPU ops come between the copies. With two or three (84 or 116 cycles of math per
+    tile with the DST calls, against 66 of unpack) math waits for the unpacker on the first tile
+    only, the same in both; with one (52) it also waits the 14 cycles the unpacker is slower on each
+    later tile."""
     tiles, unpack, copy, sfpu, dst_call = 16, 2 + 4096 // 64, 16, 32, 2
     exe = harness.build(tmp_path, harness.runtime_objects(), [
         harness.Kernel("fill.cpp", FILL_CB), harness.Kernel("sfpu.cpp", SFPU_AFTER_COPY),
@@ -443,3 +444,64 @@ def test_an_sfpu_op_takes_no_source_register_bank(tmp_path):
     assert math[2]["stall"] == math[3]["stall"]
     assert math[1]["stall"] - math[2]["stall"] == (tiles - 1) * (unpack - (copy + sfpu + 2 * dst_call))
     assert math[3]["end"] - math[2]["end"] == tiles * sfpu
+
+
+SFPU_OPS_KERNEL = """
+#include "api/compute/binary_max_min.h"
+#include "api/compute/common.h"
+#include "api/compute/compute_kernel_hw_startup.h"
+#include "api/compute/eltwise_binary_sfpu.h"
+#include "api/compute/eltwise_unary/binop_with_scalar.h"
+#include "api/compute/eltwise_unary/exp.h"
+#include "api/compute/eltwise_unary/fill.h"
+#include "api/compute/eltwise_unary/relu.h"
+#include "api/compute/eltwise_unary/typecast.h"
+#include "api/compute/reg_api.h"
+
+void kernel_main() {
+    const uint32_t op = get_arg_val<uint32_t>(0), reps = get_arg_val<uint32_t>(1);
+    compute_kernel_hw_startup(0, 0, 16);
+    tile_regs_acquire();
+    fill_tile(0, 0.5f);
+    fill_tile(1, 0.25f);
+    for (uint32_t r = 0; r < reps; ++r) {
+        switch (op) {
+            case 0: exp_tile(0); break;
+            case 1: binary_max_tile(0, 1, 0); break;
+            case 2: sub_binary_tile(0, 1, 0); break;
+            case 3: mul_unary_tile(0, 0x3f000000u); break;
+            case 4: relu_tile(0); break;
+            case 5: typecast_tile<0, 5>(0); break;
+            default: fill_tile(0, 1.0f); break;
+        }
+    }
+    tile_regs_commit();
+    tile_regs_wait();
+    tile_regs_release();
+}
+"""
+
+
+@pytest.mark.parametrize("op, per_face", [
+    (0, 8 * 20),  # exp_tile: ckernel_sfpu_exp.h BODY_LEN 17 + 1 (16-bit DST) + 2 (CLAMP_NEGATIVE); 32-bit DST: a lower bound
+    (1, 8 * 3),  # binary_max_tile: ckernel_sfpu_binary_max_min.h, "3 cycles per input row"
+    (2, 8 * 4),  # sub_binary_tile: at least two SFPLOADs, one op, an SFPSTORE per row
+    (3, 8 * 3),  # mul_unary_tile: at least an SFPLOAD, one op, an SFPSTORE per row
+    (4, 8 * 3),  # relu_tile: the same lower bound
+    (5, 8 * 8),  # typecast_tile<Float32, Float16_b>: calculate_typecast_fp32_to_fp16b's 8 instructions per row
+    (6, 8 * 1),  # fill_tile: one SFPSTORE per row
+], ids=["exp", "binary_max", "sub_binary", "mul_unary", "relu", "typecast_fp16b", "fill"])
+def test_an_sfpu_op_costs_its_instructions_per_row_on_each_row_of_four_faces(tmp_path, op, per_face):
+    """An SFPU op runs its LLK function on each of a tile's 4 faces, 8 rows of 32 datums each, at
+    one instruction per cycle: 4 x per_face cycles of math (timing.hpp), where the LLK states its
+    throughput, or is a fixed instruction sequence, from there; else the lower bound of the SFPU's
+    load / store architecture. Measured as the difference between 2 and 1 calls, in a 32-bit DST."""
+    exe = harness.build(tmp_path, harness.runtime_objects(), [harness.Kernel("ops.cpp", SFPU_OPS_KERNEL)])
+    busy = {}
+    for reps in (1, 2):
+        spec = "\n".join(["arch wormhole_b0", "kernel ops.cpp compute 0,0 1 -", f"rtargs 0 0,0 {op} {reps}"]) + "\n"
+        res = harness.run(tmp_path, exe, spec, {}, [])
+        assert res.returncode == 0, res.stderr
+        (core,) = res.counters["timing"]["cores"]
+        busy[reps] = core["math"]["busy"]
+    assert busy[2] - busy[1] == 4 * per_face

@@ -340,7 +340,7 @@ uint64_t op_cycles(const ThreadCtx& t, const std::string& name) {
   // FPU binary ops: add/sub/mul_tiles[_bcast_*], *_reuse_dest_tiles (the SFPU ops end in "_tile").
   if (ends_with("_tiles") || name.find("_tiles_bcast") != std::string::npos)
     return name.rfind("mul_", 0) == 0 ? kFpuPass * fidelity_phases(fidelity) : kFpuPass;
-  return kSfpuTile;
+  return kSfpuFaces * kSfpuUnaryFloor;  // an SFPU op of one operand not costed where it runs
 }
 
 void count(ThreadCtx& t, const std::string& kind) {
@@ -350,6 +350,27 @@ void count(ThreadCtx& t, const std::string& kind) {
     return;
   }
   unpack_then_math(t, op_cycles(t, kind), kind);
+}
+
+// An SFPU op of `face_cycles` per face (timing.hpp).
+void count_sfpu(ThreadCtx& t, const std::string& kind, uint64_t face_cycles) {
+  t.counters.tile_ops[kind] += 1;
+  unpack_then_math(t, timing::kSfpuFaces * face_cycles, kind);
+}
+
+uint64_t unary_face_cycles(Unary op) {
+  using namespace timing;
+  switch (op) {
+    case Unary::Exp: return kSfpuExp;
+    case Unary::ExpFast: return kSfpuExpApprox;
+    case Unary::Fp32ToFp16b: return kSfpuTypecastFp16b;
+    default: return kSfpuUnaryFloor;
+  }
+}
+
+uint64_t binary_face_cycles(SfpuBinary op) {
+  using namespace timing;
+  return op == SfpuBinary::Max || op == SfpuBinary::Min ? kSfpuMaxMin : kSfpuBinaryFloor;
 }
 
 }  // namespace
@@ -993,7 +1014,7 @@ void sfpu_unary(Unary op, uint32_t idst, Loc loc) {
   float* d = math_dst(t, idst, name.c_str(), loc);
   for (uint32_t i = 0; i < kTileHW; ++i) d[i] = row.fn(d[i]);
   settle(t, d);
-  count(t, name);
+  count_sfpu(t, name, unary_face_cycles(op));
 }
 
 void sfpu_binary(SfpuBinary op, uint32_t i0, uint32_t i1, uint32_t io, Loc loc) {
@@ -1005,7 +1026,7 @@ void sfpu_binary(SfpuBinary op, uint32_t i0, uint32_t i1, uint32_t io, Loc loc) 
   float* d = math_dst(t, io, name.c_str(), loc);
   for (uint32_t i = 0; i < kTileHW; ++i) d[i] = row.fn(a[i], b[i]);
   settle(t, d);
-  count(t, name);
+  count_sfpu(t, name, binary_face_cycles(op));
 }
 
 void sfpu_scalar(SfpuBinary op, uint32_t idst, float scalar, Loc loc) {
@@ -1015,7 +1036,7 @@ void sfpu_scalar(SfpuBinary op, uint32_t idst, float scalar, Loc loc) {
   float* d = math_dst(t, idst, name.c_str(), loc);
   for (uint32_t i = 0; i < kTileHW; ++i) d[i] = row.fn(d[i], scalar);
   settle(t, d);
-  count(t, name);
+  count_sfpu(t, name, timing::kSfpuUnaryFloor);
 }
 
 void where_tile(uint8_t format, uint32_t ic, uint32_t ia, uint32_t ib, uint32_t io, Loc loc) {
@@ -1033,7 +1054,7 @@ void where_tile(uint8_t format, uint32_t ic, uint32_t ia, uint32_t ib, uint32_t 
   float* d = math_dst(t, io, "where_tile", loc);
   for (uint32_t i = 0; i < kTileHW; ++i) d[i] = c[i] != 0.0f ? a[i] : b[i];
   settle(t, d);
-  count(t, "where_tile");
+  count_sfpu(t, "where_tile", timing::kSfpuWhereFloor);
 }
 
 void compare_tile(Compare op, uint32_t idst, float value, const char* fn, Loc loc) {
@@ -1061,7 +1082,7 @@ void fill_tile(uint32_t idst, float value, Loc loc) {
   float* d = math_dst(t, idst, "fill_tile", loc);
   std::fill(d, d + kTileHW, value);
   settle(t, d);
-  count(t, "fill_tile");
+  count_sfpu(t, "fill_tile", timing::kSfpuFill);
 }
 
 void fill_tile_bitcast(uint32_t idst, uint32_t bits, Loc loc) {
@@ -1069,7 +1090,7 @@ void fill_tile_bitcast(uint32_t idst, uint32_t bits, Loc loc) {
   float* d = math_dst(t, idst, "fill_tile_bitcast", loc);
   std::fill(d, d + kTileHW, std::bit_cast<float>(bits));
   settle(t, d);
-  count(t, "fill_tile_bitcast");
+  count_sfpu(t, "fill_tile_bitcast", timing::kSfpuFill);
 }
 
 // ---------------------------------------------------------------- SFPU integer ops
@@ -1163,7 +1184,7 @@ void sfpu_int_binary(IntBinary op, uint8_t format, uint32_t i0, uint32_t i1, uin
                       std::to_string(i1) + ") is 0", loc);
   }
   for (uint32_t i = 0; i < kTileHW; ++i) d[i] = as_word(row.fn(word(a[i]), word(b[i]), sg));
-  count(t, name);
+  count_sfpu(t, name, timing::kSfpuBinaryFloor);
 }
 
 void sfpu_int_scalar(IntBinary op, uint32_t idst, uint32_t param, Loc loc) {
@@ -1183,7 +1204,7 @@ void fill_tile_int(uint8_t format, uint32_t idst, uint32_t value, Loc loc) {
   int_signed(t, format, "fill_tile_int", loc);
   float* d = math_dst(t, idst, "fill_tile_int", loc);
   std::fill(d, d + kTileHW, as_word(value));
-  count(t, "fill_tile_int");
+  count_sfpu(t, "fill_tile_int", timing::kSfpuFill);
 }
 
 // ---------------------------------------------------------------- pack

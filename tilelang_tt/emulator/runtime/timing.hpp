@@ -38,7 +38,7 @@
 // | matmul_tiles, per fidelity phase | 16 cyc     | 16 cyc     | TR/GEMM_FLOPS: LoFi 16, HiFi2 32, HiFi3 48, HiFi4 64 per 32x32x32 |
 // | matmul_block, per tile product   | as matmul_tiles | as matmul_tiles | ASSUMPTION: no source gives a per-tile difference (GEMM_FLOPS measures ttnn's matmul_block kernels) |
 // | fp32_dest_acc_en matmul factor   | 1.07       | 1.07       | CE: ~7% slower (1/68.5 vs 1/64 tiles/cycle)    |
-// | SFPU op per tile                 | 32 cyc     | 32 cyc     | CE "SFPU default 1/32" (32 elem/clk 1-instruction floor); HF. Same for every op (no per-op source) |
+// | SFPU op per tile                 | 4 faces x 8 rows x instructions per row | same | tt-llk 0.81.1 per op where it states it (exp 20, exp approx 2.5, max/min 3, typecast fp32->bf16 8), else a LOWER BOUND: load each operand, one op, store (unary 3, binary 4, fill 1); the constants below |
 // | FPU eltwise add/sub per tile     | 16 cyc     | 16 cyc     | ASSUMPTION: one pass of the matrix engine, = one LoFi matmul phase (TR/GEMM_FLOPS) |
 // | FPU eltwise mul, reduce per tile | 16 x phases| 16 x phases| ASSUMPTION: as above, with the fidelity phases mul/pool run like matmul |
 // | copy_tile/unary_bcast/transpose  | 16 cyc     | 16 cyc     | ASSUMPTION: one datacopy pass of math (as an FPU pass); the unpack is TRISC0's |
@@ -98,7 +98,29 @@ namespace timing {
 
 inline constexpr uint64_t kMatmulPhase = 16;      // TR/GEMM_FLOPS: 16 cycles per fidelity phase per tile
 inline constexpr double kFp32DestAccFactor = 1.07;  // tt-lang CycleEstimator: ~7% slower with fp32 DST
-inline constexpr uint64_t kSfpuTile = 32;          // tt-lang CycleEstimator: SFPU 1/32 tiles/cycle floor
+// SFPU ops, per face of a tile (llk_math_eltwise_unary_sfpu.h: VectorMode::RC calls the op's function
+// once per face, 4 faces, each call ITERATIONS = 8 rows of 32 datums), one cycle per instruction
+// issued (tt-llk 0.81.1 states its SFPU throughputs so: "Three issued instructions per row",
+// "throughput of 3 cycles per input row", exp's replay BODY_LEN). Where the LLK source states an
+// op's throughput or is a fixed TTI instruction sequence, that; else a LOWER BOUND from the load /
+// store architecture (tt-isa-documentation VectorUnit: the SFPU computes on LRegs, SFPLOAD /
+// SFPSTORE move rows of DST): a load of each DST operand, one instruction, a store, per row. The
+// earlier single constant, 32 per tile (tt-lang CycleEstimator's "SFPU 1/32" ideal floor), was one
+// instruction per row, below what any op issues.
+inline constexpr uint64_t kSfpuFaces = 4;
+inline constexpr uint64_t kSfpuRows = 8;                      // rows per face (ITERATIONS)
+inline constexpr uint64_t kSfpuUnaryFloor = 3 * kSfpuRows;    // LOWER BOUND: SFPLOAD, one op, SFPSTORE
+inline constexpr uint64_t kSfpuBinaryFloor = 4 * kSfpuRows;   // LOWER BOUND: two SFPLOADs, one op, SFPSTORE
+inline constexpr uint64_t kSfpuWhereFloor = 5 * kSfpuRows;    // LOWER BOUND: three SFPLOADs, a select, SFPSTORE
+inline constexpr uint64_t kSfpuFill = 1 * kSfpuRows;          // calculate_fill: the value loaded once, a store per row
+// exp_tile (precise): ckernel_sfpu_exp.h _sfpu_exp_21f_bf16_tti_, BODY_LEN = 17 + 1 (16-bit DST's
+// rounding) + 2 (CLAMP_NEGATIVE, the API default) instructions per row; with a 32-bit DST the LLK
+// runs _sfpu_exp_fp32_accurate_ (a degree-7 polynomial, more than 20 vector operations): 20 is a
+// lower bound there.
+inline constexpr uint64_t kSfpuExp = 20 * kSfpuRows;
+inline constexpr uint64_t kSfpuExpApprox = 20;                 // exp_tile<true>: "~20 cycles for 8 elements"
+inline constexpr uint64_t kSfpuMaxMin = 3 * kSfpuRows;         // ckernel_sfpu_binary_max_min.h: "3 cycles per input row"
+inline constexpr uint64_t kSfpuTypecastFp16b = 8 * kSfpuRows;  // calculate_typecast_fp32_to_fp16b: 8 TTI instructions per row
 inline constexpr uint64_t kFpuPass = 16;           // ASSUMPTION: one matrix-engine pass (= LoFi matmul phase)
 inline constexpr uint64_t kPackTile = 16;          // ASSUMPTION: one pack pass per tile
 inline constexpr uint64_t kUnpackAddress = 2;      // tt-isa-documentation UNPACR_Regular.md: address cycles
