@@ -377,7 +377,7 @@ uint64_t binary_face_cycles(SfpuBinary op) {
 
 // The unpacker's share of an op (the bytes it recorded in t.unpacked), then math's: math starts
 // once its operands are in the source registers; the unpacker waits for a source register bank math
-// has finished with (two banks: it runs at most two unpacking ops ahead). An op that unpacks nothing
+// has finished with (two banks: it runs at most one unpacking op ahead of math). An op that unpacks nothing
 // (an SFPU op, fill_tile) takes no bank: the SFPU works on DST through its LRegs and never touches
 // SrcA/SrcB, which pass between the unpackers and the matrix unit alone (tt-isa-documentation,
 // WormholeB0 TensixCoprocessor/SrcASrcB.md, SETDVALID.md, CLEARDVALID.md), so the unpacker fills

@@ -8,7 +8,7 @@
 // every op on TRISC0; the math of the op, tile_regs_acquire / commit on TRISC1; pack_tile,
 // tile_regs_wait / release, cb_reserve_back / cb_push_back on TRISC2 (api/compute/cb_api.h, reg_api.h,
 // the UNPACK / MATH / PACK macros). They synchronize as the hardware does: an op's math starts when
-// its operands are unpacked, and the unpacker runs at most two unpacking ops ahead (SrcA/SrcB are
+// its operands are unpacked, and the unpacker runs at most one unpacking op ahead of math (SrcA/SrcB are
 // double-buffered between the unpackers and the matrix unit; an SFPU op works on DST and takes no
 // bank: tt-isa-documentation SrcASrcB.md, SETDVALID.md, CLEARDVALID.md); tile_regs_wait waits for the commit of its DST half, tile_regs_acquire for the
 // release of the half it takes (two halves: math fills one while pack drains the other). Each kernel API call charges its cost (the table below) to the
