@@ -245,7 +245,8 @@ def attention_row(seq: int, dim: int, causal: bool, blocks, repeat: int, approx:
     multicast. ``approx``: compiled with ``math_approx_mode`` (exp_tile<true>, the approximate exp
     ttnn's SDPA runs by default: tech_reports/FlashAttention/SDPAPrecisionRecipes.md)."""
     q, k, v = bf16(1, 1, seq, dim), bf16(1, 1, seq, dim), bf16(1, 1, seq, dim)
-    name = f"flash attention seq {seq} d {dim} HiFi2" + (" causal" if causal else "") + (" approx exp" if approx else "")
+    name = (f"flash attention seq {seq} d {dim} HiFi2" + (" causal" if causal else "")
+            + (" approx exp" if approx else ""))
     rows = [case(name, f"blk 64x{bn}",
                  lambda bn=bn: tilelang_tt.compile(OPS.flash_attention(seq, dim, bn=bn, causal=causal),
                                                    math_fidelity="HiFi2", math_approx_mode=approx),

@@ -1074,7 +1074,7 @@ void compare_tile(Compare op, uint32_t idst, float value, const char* fn, Loc lo
     d[i] = holds ? 1.0f : 0.0f;
   }
   settle(t, d);
-  count(t, fn);
+  count_sfpu(t, fn, timing::kSfpuUnaryFloor);
 }
 
 void fill_tile(uint32_t idst, float value, Loc loc) {
@@ -1196,7 +1196,7 @@ void sfpu_int_scalar(IntBinary op, uint32_t idst, uint32_t param, Loc loc) {
   const bool sg = int_signed(t, kInt32Id, name, loc);
   float* d = math_dst(t, idst, name.c_str(), loc);
   for (uint32_t i = 0; i < kTileHW; ++i) d[i] = as_word(row.fn(word(d[i]), param, sg));
-  count(t, name);
+  count_sfpu(t, name, timing::kSfpuUnaryFloor);
 }
 
 void fill_tile_int(uint8_t format, uint32_t idst, uint32_t value, Loc loc) {
