@@ -74,7 +74,7 @@ from tvm.target import Target
 
 from tilelang_tt import native
 from tilelang_tt.artifacts import EMULATOR, Artifacts
-from tilelang_tt.attrs import Attr
+from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.compiler import at_kernel, compile_prim_func
 from tilelang_tt.contract.plan import Plan, bind_dims, dim_values
 from tilelang_tt.errors import TTCompileError

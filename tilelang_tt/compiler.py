@@ -12,14 +12,14 @@ import tvm
 from tvm import tirx
 
 from tilelang_tt.artifacts import Artifacts
-from tilelang_tt.attrs import Attr, get
+from tilelang_tt.ir.attrs import Attr, get
 from tilelang_tt.codegen.host import emit_main_cpp
 from tilelang_tt.codegen.kernels import emit_kernel
 from tilelang_tt.codegen.plan import build_plan, dumps_plan
 from tilelang_tt.env import DUMP_IR, PASS_TIMING, PRINT_IR
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.options import CompileOptions, OptionError
-from tilelang_tt.passes.common import func_name
+from tilelang_tt.ir.common import func_name
 from tilelang_tt.passes.pipeline import internal_error, lower
 
 

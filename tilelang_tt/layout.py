@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from tilelang_tt.attrs import Attr, MemoryLayout, MemorySpace, get, with_attrs
+from tilelang_tt.ir.attrs import Attr, MemoryLayout, MemorySpace, get, with_attrs
 from tilelang_tt.contract.formats import BLOCK_FORMATS
 
 TILE = 32

@@ -330,7 +330,7 @@ def test_an_exception_out_of_a_pass_is_an_internal_compiler_error(monkeypatch):
     """A compiler bug reaches the user as a TTCompileError naming the pass, the kernel, the
     exception and where in the compiler it was raised; never a foreign traceback."""
     from tilelang_tt.passes import pipeline
-    from tilelang_tt.passes.common import prim_func_pass
+    from tilelang_tt.ir.common import prim_func_pass
 
     def broken(func, mod, ctx):
         return {}["missing"]

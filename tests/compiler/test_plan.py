@@ -14,7 +14,7 @@ import tilelang_tt
 import tvm
 from tests.kernels import eltwise, gemm
 from tilelang_tt.artifacts import SOURCE_MAP_FILE
-from tilelang_tt.attrs import Attr, get, with_attrs
+from tilelang_tt.ir.attrs import Attr, get, with_attrs
 from tilelang_tt.codegen.plan import build_plan
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.pipeline import lower

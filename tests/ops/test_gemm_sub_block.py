@@ -13,10 +13,10 @@ import tilelang_tt
 from tests.compiler.test_ops import bf16
 from tests.kernels import gemm, lower_until, run_pass
 from tilelang_tt.errors import TTCompileError
-from tilelang_tt.attrs import Intrin
+from tilelang_tt.ir.attrs import Intrin
 from tilelang_tt.contract.arch import ARCHS
 from tilelang_tt.ops.gemm import sub_block
-from tilelang_tt.passes.common import evaluate_calls, stmt_intrin
+from tilelang_tt.ir.common import evaluate_calls, stmt_intrin
 
 BF16, FP32 = (ARCHS["wormhole_b0"].dst_budget(fp32) for fp32 in (False, True))  # 8 and 4 tiles
 # tt-metal's matmul_program_config.cpp, largest area first

@@ -8,7 +8,7 @@ import tilelang  # noqa: F401
 import tvm
 from tvm import ir, tirx
 
-from tilelang_tt.attrs import Intrin, call, get  # noqa: F401
+from tilelang_tt.ir.attrs import Intrin, call, get  # noqa: F401
 
 I32 = "int32"
 
@@ -89,7 +89,7 @@ def assert_body(actual, expected):
 
 def attrs_without(func, *keys) -> dict:
     """All function attributes as plain Python, minus ``keys`` (Attr values or strings)."""
-    from tilelang_tt.attrs import to_py
+    from tilelang_tt.ir.attrs import to_py
     skip = {str(getattr(k, "value", k)) for k in keys}
     return {k: to_py(v) for k, v in func.attrs.items() if k not in skip}
 
@@ -136,9 +136,9 @@ tt = Ops("tt", "void")
 
 def tt_attrs(values: dict) -> dict:
     """``T.func_attr(tt_attrs({"tt.cb_desc": {...}}))``: the attributes stored as the passes store them
-    (``tilelang_tt.attrs.with_attrs``: integers as int32 IntImm), so ``assert_structural_equal``
+    (``tilelang_tt.ir.attrs.with_attrs``: integers as int32 IntImm), so ``assert_structural_equal``
     compares them exactly; TVMScript alone keeps plain integers, which never equal an IntImm."""
-    from tilelang_tt.attrs import Attr, with_attrs
+    from tilelang_tt.ir.attrs import Attr, with_attrs
 
     func = with_attrs(tirx.PrimFunc([], tirx.Evaluate(0)), {Attr(k): v for k, v in values.items()})
     return {k: func.attrs[k] for k in values}

@@ -7,7 +7,7 @@ from tvm.script import tirx as T
 
 from tests.kernels import gemm, lower_until, run_pass
 from tests.passes.helpers import tt_attrs
-from tilelang_tt.attrs import Attr, get
+from tilelang_tt.ir.attrs import Attr, get
 from tilelang_tt.layout import BufferLayout
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.attach_tensor_accessor_tt import AttachTensorAccessorTT

@@ -7,8 +7,9 @@ from tvm.script import tirx as T
 
 from tests.kernels import eltwise, gemm, lower_until, run_pass, split_k_gemm
 from tests.passes.helpers import cb_entry, tl, tt, tt_attrs
-from tilelang_tt.attrs import Attr, get
-from tilelang_tt.passes.balance_data_movement_tt import BalanceDataMovementTT, movers
+from tilelang_tt.ir.attrs import Attr, get
+from tilelang_tt.ir.dataflow import movers
+from tilelang_tt.passes.balance_data_movement_tt import BalanceDataMovementTT
 
 PASS = "BalanceDataMovementTT"
 

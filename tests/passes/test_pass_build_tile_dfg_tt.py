@@ -7,7 +7,7 @@ from tvm.script import tirx as T
 
 from tests.kernels import gemm, lower_until, run_pass
 from tests.passes.helpers import alloc_source, cb_entry, tl, tt, tt_attrs
-from tilelang_tt.attrs import Attr, get
+from tilelang_tt.ir.attrs import Attr, get
 from tilelang_tt.passes.build_tile_dfg_tt import BuildTileDFGTT
 
 PASS = "BuildTileDFGTT"

@@ -8,7 +8,7 @@ from tvm.script import tirx as T
 
 from tests.kernels import gemm, lower_until, run_pass
 from tests.passes.helpers import accessor_entry, tt_attrs
-from tilelang_tt.attrs import MCAST_ARGS, runtime_args
+from tilelang_tt.ir.attrs import MCAST_ARGS, runtime_args
 from tilelang_tt.layout import BufferLayout
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.finalize_persistent_signature_tt import (

@@ -8,7 +8,7 @@ from tvm.script import tirx as T
 
 from tests.kernels import bmm, gemm, lower_until, run_pass
 from tests.passes.helpers import assert_body, block, launch, loop, nodes, rebuild_block, tl, tt_attrs
-from tilelang_tt.attrs import Attr, get
+from tilelang_tt.ir.attrs import Attr, get
 from tilelang_tt.passes.grid_to_core_grid import GridToCoreGrid
 
 PASS = "GridToCoreGrid"

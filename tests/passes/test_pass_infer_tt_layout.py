@@ -13,7 +13,7 @@ from tests.compiler.test_rank1_columns import line_of, row_and_column
 from tests.kernels import gemm, lower_until, run_pass
 from tests.passes.helpers import attrs_without, tt_attrs
 from tilelang_tt import TTCompileError
-from tilelang_tt.attrs import Attr, LayoutDesc, get
+from tilelang_tt.ir.attrs import Attr, LayoutDesc, get
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.infer_tt_layout import InferTTLayout
 

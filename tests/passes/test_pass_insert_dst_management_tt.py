@@ -23,8 +23,8 @@ from tests.passes.helpers import (
     var,
 )
 from tilelang_tt import TTCompileError
-from tilelang_tt.attrs import Intrin
-from tilelang_tt.passes.common import evaluate_calls, stmt_intrin
+from tilelang_tt.ir.attrs import Intrin
+from tilelang_tt.ir.common import evaluate_calls, stmt_intrin
 from tilelang_tt.passes.insert_dst_management_tt import InsertDSTManagementTT
 
 PASS = "InsertDSTManagementTT"
@@ -206,7 +206,7 @@ def test_row_major_blocks_are_tilized_where_they_arrive_and_untilized_where_they
     """At the marker where `a` arrives compute tilizes it from `a_rm` one tile row at a time; at the
     marker where `c` leaves it untilizes `c` into `c_rm` for the writer (pack_untilize of 2 tiles)."""
     from tests.compiler.test_row_major import ROWS, add
-    from tilelang_tt.attrs import Attr, get
+    from tilelang_tt.ir.attrs import Attr, get
     from tilelang_tt.options import CompileOptions
 
     opts = CompileOptions(layouts={"A": ROWS, "C": ROWS})

@@ -9,7 +9,7 @@ from tvm.script import tirx as T
 from tests import op_kernels
 from tests.kernels import bmm, eltwise, gemm, lower_until, run_pass
 from tests.passes.helpers import attrs_without, tl, tt_attrs
-from tilelang_tt.attrs import Attr, get
+from tilelang_tt.ir.attrs import Attr, get
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.layout import BufferLayout
 from tilelang_tt.options import CompileOptions

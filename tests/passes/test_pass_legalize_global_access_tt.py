@@ -132,7 +132,7 @@ def test_a_store_guarded_on_the_first_index_writes_the_rows_inside_the_guard():
     fragment takes every row, the copy out writes the first ``M - by * bm`` (``tt.valid_rows``)."""
     from tests.compiler.test_grouped_gemm import guarded_rows
     from tests.passes.helpers import nodes
-    from tilelang_tt.attrs import Attr
+    from tilelang_tt.ir.attrs import Attr
 
     before = lower_until(guarded_rows(100, 64, 64, "lt"), PASS)
     after = run_pass(before, PASS)["main"]

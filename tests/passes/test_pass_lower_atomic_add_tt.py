@@ -14,7 +14,7 @@ from tvm.script import tirx as T
 from tests.compiler.test_split_k import add_per_iteration, two_summing_axes
 from tests.kernels import gemm, lower_until, run_pass, split_k_gemm
 from tests.passes.helpers import loop, nodes, param, tl
-from tilelang_tt.attrs import Attr, Reduction, get
+from tilelang_tt.ir.attrs import Attr, Reduction, get
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.passes.lower_atomic_add_tt import LowerAtomicAddTT
 

@@ -24,9 +24,9 @@ from tests.passes.helpers import (
     tt_attrs,
     var,
 )
-from tilelang_tt.attrs import Intrin, call, runtime_args
+from tilelang_tt.ir.attrs import Intrin, call, runtime_args
 from tilelang_tt.options import CompileOptions
-from tilelang_tt.passes.common import stmt_intrin
+from tilelang_tt.ir.common import stmt_intrin
 from tilelang_tt.passes.lower_cb_intrinsics import LowerCBIntrinsics
 
 PASS = "LowerCBIntrinsics"

@@ -12,7 +12,7 @@ from tvm import arith, tirx
 
 from tests.kernels import gemm, lower_until, run_pass, split_k_gemm
 from tests.passes.helpers import assert_body, attr_launch, ev, launch, nodes, param, seq
-from tilelang_tt.attrs import ArgKind, Attr, Intrin, call_intrin, get, runtime_args
+from tilelang_tt.ir.attrs import ArgKind, Attr, Intrin, call_intrin, get, runtime_args
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.order_reduction_tt import OrderReductionTT
 

@@ -7,7 +7,7 @@ from tvm.script import tirx as T
 
 from tests.kernels import eltwise, gemm, lower_until, run_pass
 from tests.passes.helpers import alloc_source, tl, tt_attrs
-from tilelang_tt.attrs import Attr, get
+from tilelang_tt.ir.attrs import Attr, get
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.propagate_tt_layout import PropagateTTLayout
 

@@ -7,7 +7,7 @@ import tvm
 
 from tests.kernels import bmm, lower_until, run_pass
 from tests.passes.helpers import loop, nodes
-from tilelang_tt.attrs import Attr, MeshSplit, MeshTensor, get
+from tilelang_tt.ir.attrs import Attr, MeshSplit, MeshTensor, get
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.split_mesh_tt import SplitMeshTT
 

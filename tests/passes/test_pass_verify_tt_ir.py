@@ -10,9 +10,9 @@ from tvm import tirx
 
 from tests.kernels import eltwise, gemm, lower_until, run_pass
 from tests.passes.helpers import alloc_source
-from tilelang_tt.attrs import Attr, Intrin, call, get, with_attrs
+from tilelang_tt.ir.attrs import Attr, Intrin, call, get, with_attrs
 from tilelang_tt.errors import TTCompileError
-from tilelang_tt.passes.common import keep_span, stmt_intrin
+from tilelang_tt.ir.common import keep_span, stmt_intrin
 from tilelang_tt.passes.verify_tt_ir import VerifyTTIR
 
 PASS = "VerifyTTIR"

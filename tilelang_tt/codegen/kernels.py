@@ -10,7 +10,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import ir, tirx
 
-from tilelang_tt.attrs import (
+from tilelang_tt.ir.attrs import (
     AccessorDesc,
     ArgKind,
     Attr,
@@ -39,9 +39,9 @@ from tilelang_tt.codegen.rules import (
 )
 from tilelang_tt.contract.formula import Formula, from_json
 from tilelang_tt.errors import is_user_span, location_string
-from tilelang_tt.passes.balance_data_movement_tt import movers
-from tilelang_tt.passes.common import dynamic_dims, expr_of, span_of, uses_var
-from tilelang_tt.passes.slices import bound_analyzer
+from tilelang_tt.ir.dataflow import movers
+from tilelang_tt.ir.common import dynamic_dims, expr_of, span_of, uses_var
+from tilelang_tt.ir.slices import bound_analyzer
 
 # Index arithmetic is unsigned (the kernels' loop counters and runtime args are uint32_t); these ops
 # give a different result on a negative value (a window's first key block max(0, (q - w) // bn)), so

@@ -7,7 +7,7 @@ import json
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.attrs import AccessorDesc, ArgKind, Attr, KernelRole, LayoutDesc, MeshSplit, Reduction, RuntimeArg, get
+from tilelang_tt.ir.attrs import AccessorDesc, ArgKind, Attr, KernelRole, LayoutDesc, MeshSplit, Reduction, RuntimeArg, get
 from tilelang_tt.contract.plan import (
     DATA_MOVEMENT,
     SCHEMA_VERSION,
@@ -24,7 +24,7 @@ from tilelang_tt.contract.plan import (
     split_columns,
 )
 from tilelang_tt.contract.formula import to_json
-from tilelang_tt.passes.common import arch_of, dynamic_dims
+from tilelang_tt.ir.common import arch_of, dynamic_dims
 
 
 def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:

@@ -2,7 +2,7 @@
 
 Each rule renders one call from already-rendered argument strings (and the raw TIR arguments)
 and names the header that declares it; the arguments that are CB or semaphore ids (printed by
-name) are those the intrinsic's schema declares so (:class:`~tilelang_tt.attrs.Intrin`). A rule
+name) are those the intrinsic's schema declares so (:class:`~tilelang_tt.ir.attrs.Intrin`). A rule
 may need a helper function defined once in the kernel. The SFPU and FPU ops' headers and C++
 spellings come from their tables (:mod:`tilelang_tt.ops.sfpu`), by the (kind, op) arguments of
 the ``tt.sfpu.*`` intrinsics. An intrinsic without a rule raises — codegen never emits a
@@ -16,7 +16,7 @@ import struct
 from dataclasses import dataclass
 from typing import Callable
 
-from tilelang_tt.attrs import Intrin, Operand
+from tilelang_tt.ir.attrs import Intrin, Operand
 from tilelang_tt.ops.sfpu import FPU_BCAST_HEADER, FPU_BY_NAME, FPU_HEADER, SfpuKind, SfpuOp, fpu_bcast_functions, sfpu_op
 
 DATAFLOW_HEADER = "api/dataflow/dataflow_api.h"

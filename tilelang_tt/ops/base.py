@@ -18,10 +18,10 @@ from dataclasses import dataclass
 import tilelang  # noqa: F401
 from tvm import arith, tirx
 
-from tilelang_tt.attrs import DATA_FORMATS, AccumulateMode, Attr, CBDesc, Intrin, get
+from tilelang_tt.ir.attrs import DATA_FORMATS, AccumulateMode, Attr, CBDesc, Intrin, get
 from tilelang_tt.contract.formats import BY_DATA_FORMAT, tile_bytes
 from tilelang_tt.ops.tilize import staging_cbs
-from tilelang_tt.passes.common import (
+from tilelang_tt.ir.common import (
     COL,
     as_region,
     ROW,

@@ -34,7 +34,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.attrs import Intrin
+from tilelang_tt.ir.attrs import Intrin
 from tilelang_tt.ops.base import INTEGER_DTYPES, Engine, TileOp, constant, register, strip_casts
 from tilelang_tt.ops.copy import BLOCK_OPERAND, is_transposed
 from tilelang_tt.ops.fill import CONSTANT_OPERAND
@@ -60,7 +60,7 @@ from tilelang_tt.ops.sfpu import (
     scalar_call,
     sfpu_op,
 )
-from tilelang_tt.passes.common import COL, ROW, evaluate, keep_span, parallel_nest, seq, serial
+from tilelang_tt.ir.common import COL, ROW, evaluate, keep_span, parallel_nest, seq, serial
 
 SUPPORTED = (
     "T.copy, T.clear/T.fill, T.gemm, T.reduce_sum/T.reduce_max, and T.Parallel stores whose value combines "

@@ -34,10 +34,10 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.attrs import AccumulateMode, Attr, Intrin
+from tilelang_tt.ir.attrs import AccumulateMode, Attr, Intrin
 from tilelang_tt.ops.base import INTEGER_DTYPES, Engine, TileOp, register
 from tilelang_tt.ops.fill import cleared_block
-from tilelang_tt.passes.common import (
+from tilelang_tt.ir.common import (
     READ,
     TILE,
     as_region,
@@ -52,7 +52,7 @@ from tilelang_tt.passes.common import (
     stmt_intrin,
     tile_op_name,
 )
-from tilelang_tt.passes.slices import is_row_major
+from tilelang_tt.ir.slices import is_row_major
 
 
 def sub_block(bmt: int, bnt: int, budget: int) -> tuple[int, int]:

@@ -15,10 +15,10 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import ir, tirx
 
-from tilelang_tt.attrs import Intrin
+from tilelang_tt.ir.attrs import Intrin
 from tilelang_tt.ops.base import COMPUTE_DTYPES
 from tilelang_tt.ops.sfpu import BINARY_NODES, COMPARE_NODES, call_operands
-from tilelang_tt.passes.common import WRITE, contains, evaluate, is_global_buffer, make_region, uses_var
+from tilelang_tt.ir.common import WRITE, contains, evaluate, is_global_buffer, make_region, uses_var
 
 # what an index-dependent value may contain: the reader evaluates it per element
 GENERATED_NODES = (tirx.IntImm, tirx.FloatImm, tirx.Var, tirx.Cast, tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, tirx.Min,

@@ -29,8 +29,8 @@ from __future__ import annotations
 
 from tvm import tirx
 
-from tilelang_tt.attrs import Attr, CBDesc, Intrin, get
-from tilelang_tt.passes.common import evaluate, seq, serial
+from tilelang_tt.ir.attrs import Attr, CBDesc, Intrin, get
+from tilelang_tt.ir.common import evaluate, seq, serial
 
 TILIZE_FROM, UNTILIZE_TO = "tilize_from", "untilize_to"  # keys of a block's node in tt.tile_dfg
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.attrs import AccessorDesc, Attr, LayoutDesc, get, with_attrs
-from tilelang_tt.passes.common import TILE, prim_func_pass
+from tilelang_tt.ir.attrs import AccessorDesc, Attr, LayoutDesc, get, with_attrs
+from tilelang_tt.ir.common import TILE, prim_func_pass
 
 PASS = "AttachTensorAccessorTT"
 

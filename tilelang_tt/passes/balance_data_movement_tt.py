@@ -36,27 +36,16 @@ goes to the writer, K stays: each RISC reads and multicasts one of them).
 
 from __future__ import annotations
 
-import collections
 from typing import NamedTuple
 
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.attrs import Attr, CBDesc, Intrin, KernelRole, Reduction, get, with_attrs
-from tilelang_tt.passes.build_tile_dfg_tt import SCRATCH_KIND
-from tilelang_tt.passes.common import as_region, const_int, prim_func_pass, stmt_intrin
+from tilelang_tt.ir.attrs import Attr, CBDesc, Intrin, Reduction, get, with_attrs
+from tilelang_tt.ir.dataflow import READER, SCRATCH_KIND, WRITER
+from tilelang_tt.ir.common import as_region, const_int, prim_func_pass, stmt_intrin
 
 PASS = "BalanceDataMovementTT"
-READER, WRITER = KernelRole.READER.value, KernelRole.WRITER.value
-
-
-def movers(func: tirx.PrimFunc) -> dict[str, str]:
-    """CB name -> the data-movement kernel (``"reader"`` or ``"writer"``) that reads tensors into it;
-    a block the graph does not list is the reader's."""
-    out = collections.defaultdict(lambda: READER)
-    out.update({name: node["producer"] for name, node in get(func, Attr.TILE_DFG, {}).items()
-                if node["producer"] in (READER, WRITER)})
-    return out
 
 
 class _Move(NamedTuple):

@@ -50,13 +50,13 @@ import dataclasses
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.attrs import AccumulateMode, Attr, CBDesc, Intrin, LayoutDesc, Reduction, get, with_attrs
+from tilelang_tt.ir.attrs import AccumulateMode, Attr, CBDesc, Intrin, LayoutDesc, Reduction, get, with_attrs
 from tilelang_tt.contract.formats import BY_DATA_FORMAT, tile_bytes
 from tilelang_tt.contract.plan import MulticastDesc
 from tilelang_tt.ops import compute_accesses, compute_writes
 from tilelang_tt.ops.generate import tensor_loads
 from tilelang_tt.ops.tilize import TILIZE_FROM, UNTILIZE_TO
-from tilelang_tt.passes.common import (
+from tilelang_tt.ir.common import (
     TILE,
     arch_of,
     as_region,
@@ -68,24 +68,11 @@ from tilelang_tt.passes.common import (
     stmt_intrin,
     unique_name,
 )
-from tilelang_tt.passes.slices import bound_analyzer, bound_values, is_row_major, overhanging_axes, vector_layout
+from tilelang_tt.ir.dataflow import ELEMENT_CHUNK, SCALER_KIND, SCRATCH_KIND
+from tilelang_tt.ir.slices import bound_analyzer, bound_values, is_row_major, overhanging_axes, vector_layout
 
 PASS = "BuildTileDFGTT"
 INPUT_BASE, OUTPUT_BASE, INTERMEDIATE_BASE = 0, 16, 24
-SCALER_KIND = "scaler"
-SCRATCH_KIND = "scratch"
-ELEMENT_CHUNK = 64  # bytes an element read moves: the aligned 64 holding it (NOC_DRAM_READ_ALIGNMENT_BYTES, Blackhole)
-
-
-def handoff_cbs(func: tirx.PrimFunc) -> dict[str, str]:
-    """Block -> the hand-off CB the writer drains in its place (BuildTileDFGTT made them)."""
-    return {cb: node["handoff"] for cb, node in get(func, Attr.TILE_DFG, {}).items() if "handoff" in node}
-
-
-def scratch_cb(func: tirx.PrimFunc, role: str) -> str | None:
-    """The CB data-movement kernel ``role`` reads tensor elements into (BuildTileDFGTT made it), or None."""
-    return next((cb for cb, node in get(func, Attr.TILE_DFG, {}).items()
-                 if node.get("kind") == SCRATCH_KIND and node["producer"] == role), None)
 
 
 def _element_readers(func: tirx.PrimFunc) -> list[str]:
@@ -108,12 +95,6 @@ def _element_readers(func: tirx.PrimFunc) -> list[str]:
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
     return sorted(roles)
-
-
-def scaler_cb(func: tirx.PrimFunc) -> str | None:
-    """The name of the kernel's reduce scaler CB (BuildTileDFGTT made it), or None."""
-    return next((name for name, node in get(func, Attr.TILE_DFG, {}).items() if node.get("kind") == SCALER_KIND),
-                None)
 
 
 ROWS, COLS = 0, 1

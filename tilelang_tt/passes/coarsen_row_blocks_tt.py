@@ -42,7 +42,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
-from tilelang_tt.passes.common import (
+from tilelang_tt.ir.common import (
     COL,
     TILE,
     allocations,
@@ -61,7 +61,7 @@ from tilelang_tt.passes.common import (
     uses_var,
     vector_kinds,
 )
-from tilelang_tt.passes.slices import block_grid_loops
+from tilelang_tt.ir.slices import block_grid_loops
 
 PASS = "CoarsenRowBlocksTT"
 HINT = "give each block 32 rows (blk_m = 32), or keep every statement of the block within its own rows"

@@ -7,7 +7,7 @@ stands for the argument in the kernel: reader/writer ``[<buffer>_addr...]``, the
 the core — ``start_id, count`` (contiguous, row_major), ``start_id, count, width`` (block), or
 the shard extras ``shard_y, shard_x, count, width`` (local_shard) —, then every dynamic size
 (``T.dynamic``: its own variable, which the kernel's expressions use), then for the reader the
-arguments of every multicast CB (``tilelang_tt.attrs.MCAST_ARGS``, in CB name order), for the
+arguments of every multicast CB (``tilelang_tt.ir.attrs.MCAST_ARGS``, in CB name order), for the
 writer of a reduction the NOC coordinates of its core and of the next (``CHAIN_ARGS``). Compute
 gets the work arguments only. Runs right after D2 (the address arguments follow the accessor
 slots) so that D3 finds the multicast arguments by their variables. No TIR loop is added:
@@ -23,7 +23,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.attrs import (
+from tilelang_tt.ir.attrs import (
     CHAIN_ARGS,
     MCAST_ARGS,
     ArgKind,
@@ -37,8 +37,8 @@ from tilelang_tt.attrs import (
     get,
     with_attrs,
 )
-from tilelang_tt.passes.balance_data_movement_tt import movers
-from tilelang_tt.passes.common import dynamic_dims, prim_func_pass
+from tilelang_tt.ir.dataflow import movers
+from tilelang_tt.ir.common import dynamic_dims, prim_func_pass
 
 PASS = "FinalizePersistentSignatureTT"
 WORK_ARGS = {

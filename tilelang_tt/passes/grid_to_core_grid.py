@@ -25,9 +25,9 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import ir, tirx
 
-from tilelang_tt.attrs import Attr, with_attrs
-from tilelang_tt.passes.common import error, keep_span, prim_func_pass, uses_var
-from tilelang_tt.passes.slices import block_grid_loops
+from tilelang_tt.ir.attrs import Attr, with_attrs
+from tilelang_tt.ir.common import error, keep_span, prim_func_pass, uses_var
+from tilelang_tt.ir.slices import block_grid_loops
 
 PASS = "GridToCoreGrid"
 CORE_TAGS = {"blockIdx.x": "coreIdx.x", "blockIdx.y": "coreIdx.y"}

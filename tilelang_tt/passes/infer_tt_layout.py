@@ -62,10 +62,10 @@ from tvm import tirx
 from tilelang_tt.contract.arch import Arch, get_arch
 from tilelang_tt.contract.formula import Formula
 from tilelang_tt.contract.formats import BLOCK_STORABLE, STORED_AS
-from tilelang_tt.attrs import DATA_FORMATS, Attr, LayoutDesc, MemoryLayout, MemorySpace, get, with_attrs
+from tilelang_tt.ir.attrs import DATA_FORMATS, Attr, LayoutDesc, MemoryLayout, MemorySpace, get, with_attrs
 from tilelang_tt.layout import BufferLayout, LayoutError, shard_grid_shape
-from tilelang_tt.passes.slices import bound_analyzer, bound_values, matrix_slice
-from tilelang_tt.passes.common import (
+from tilelang_tt.ir.slices import bound_analyzer, bound_values, matrix_slice
+from tilelang_tt.ir.common import (
     COL,
     ROW,
     TILE,

@@ -23,12 +23,12 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.attrs import Attr, Intrin, KernelRole, get
+from tilelang_tt.ir.attrs import Attr, Intrin, KernelRole, get
 from tilelang_tt.ops import engine_configs, hoistable_init
 from tilelang_tt.ops.base import InitContext
 from tilelang_tt.ops.tilize import staging_cbs
-from tilelang_tt.passes.build_tile_dfg_tt import scaler_cb
-from tilelang_tt.passes.common import evaluate, prim_func_pass, seq
+from tilelang_tt.ir.dataflow import scaler_cb
+from tilelang_tt.ir.common import evaluate, prim_func_pass, seq
 
 PASS = "InsertComputeInitTT"
 

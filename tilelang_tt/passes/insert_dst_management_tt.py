@@ -42,12 +42,12 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.attrs import Attr, CBDesc, Intrin, KernelRole, get, with_attrs
+from tilelang_tt.ir.attrs import Attr, CBDesc, Intrin, KernelRole, get, with_attrs
 from tilelang_tt.ops import DST_SCOPES, compute_op, hoistable_init
 from tilelang_tt.ops.base import DSTContext
 from tilelang_tt.ops.tilize import staging_cbs, tilize, untilize
-from tilelang_tt.passes.build_tile_dfg_tt import handoff_cbs, scaler_cb
-from tilelang_tt.passes.common import as_region, const_int, evaluate, keep_span, prim_func_pass, seq, stmt_intrin
+from tilelang_tt.ir.dataflow import handoff_cbs, scaler_cb
+from tilelang_tt.ir.common import as_region, const_int, evaluate, keep_span, prim_func_pass, seq, stmt_intrin
 
 PASS = "InsertDSTManagementTT"
 

@@ -10,7 +10,7 @@ Writes: ``tt.block_grid`` [Bz * By, Bx], ``tt.grid_tiles`` [Mt, Nt], ``tt.block_
 ``tt.work_partition`` (per active core ``{core, start_id, count, width, shard}``, a WorkItem;
 block id = row * Bx + bx) and ``tt.multicast`` (per multicast CB a MulticastDesc: axis, semaphores
 and its groups of cores, each with its sender and NOC rectangle in logical core coordinates).
-Errors (checked by :mod:`tilelang_tt.passes.slice_checks`): a global slice that is not one
+Errors (checked by :mod:`tilelang_tt.ir.slice_checks`): a global slice that is not one
 rectangle of its tensor's matrix view (leading dimensions folded into rows; rows of one leading
 dimension for a row-major tensor), or whose batch index may pass the tensor's extent; several
 blocks writing overlapping regions of an output (a split-K sum written with T.copy: the last
@@ -56,7 +56,7 @@ import math
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.attrs import (
+from tilelang_tt.ir.attrs import (
     Attr,
     LayoutDesc,
     MulticastDesc,
@@ -71,7 +71,7 @@ from tilelang_tt.attrs import (
 from tilelang_tt.contract.formula import Formula, minimum, to_json
 from tilelang_tt.contract.plan import Core, MulticastGroup
 from tilelang_tt.layout import shard_of_core
-from tilelang_tt.passes.common import (
+from tilelang_tt.ir.common import (
     TILE,
     arch_of,
     as_region,
@@ -83,14 +83,14 @@ from tilelang_tt.passes.common import (
     tile_op_name,
     uses_var,
 )
-from tilelang_tt.passes.block_work import block_work, max_share
-from tilelang_tt.passes.slice_checks import check_disjoint_writes, check_slices
-from tilelang_tt.passes.slices import block_grid_loops, bound_values, matrix_slice, row_slice
+from tilelang_tt.ir.dataflow import ROW_TAGS
+from tilelang_tt.ir.block_work import block_work, max_share
+from tilelang_tt.ir.slice_checks import check_disjoint_writes, check_slices
+from tilelang_tt.ir.slices import block_grid_loops, bound_values, matrix_slice, row_slice
 
 PASS = "LayoutAwareWorkPartitionTT"
 # The block-grid dimensions whose product makes the rows of the block grid: a third dimension
 # (T.Kernel(nx, ny, nz), batches or heads) is folded into the rows, bz outermost.
-ROW_TAGS = ("blockIdx.z", "blockIdx.y")
 
 
 def partition(total: int | Formula, grid: tuple[int, int]) -> list[WorkItem]:

@@ -38,8 +38,8 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
-from tilelang_tt.attrs import Attr
-from tilelang_tt.passes.common import (
+from tilelang_tt.ir.attrs import Attr
+from tilelang_tt.ir.common import (
     READ,
     WRITE,
     allocations,

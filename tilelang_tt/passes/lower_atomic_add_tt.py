@@ -13,7 +13,7 @@ after block ``b - 1`` wrote its sum (a semaphore): the sum is made in block orde
 every run, the gemms of the blocks still in parallel. An add into an on-chip buffer is a plain add.
 
 Reads: the ``T.atomic_add`` calls (``tl.atomic_add_elem_op``, ``tl.tileop.atomicadd``), the grid loops.
-Writes: ``tt.reduction`` (a :class:`tilelang_tt.attrs.Reduction`: the summed tensors, the summing
+Writes: ``tt.reduction`` (a :class:`tilelang_tt.ir.attrs.Reduction`: the summed tensors, the summing
 axes and ``S``) when a global tensor is summed into; the grid loops' tags when there are summing axes.
 Errors: a summed tensor that the kernel also reads or writes otherwise (its value mid-sum is
 undefined); an add inside a loop into the same region at every iteration; summing axes whose
@@ -34,8 +34,8 @@ import math
 import tilelang  # noqa: F401
 from tvm import ir, tirx
 
-from tilelang_tt.attrs import Attr, Reduction, with_attrs
-from tilelang_tt.passes.common import (
+from tilelang_tt.ir.attrs import Attr, Reduction, with_attrs
+from tilelang_tt.ir.common import (
     as_region,
     const_int,
     contains,
@@ -45,7 +45,7 @@ from tilelang_tt.passes.common import (
     prim_func_pass,
     uses_var,
 )
-from tilelang_tt.passes.slices import block_grid_loops, bound_values
+from tilelang_tt.ir.slices import block_grid_loops, bound_values
 
 PASS = "LowerAtomicAddTT"
 ELEMENT, BLOCK = "tl.atomic_add_elem_op", "tl.tileop.atomicadd"  # T.atomic_add per element, per block

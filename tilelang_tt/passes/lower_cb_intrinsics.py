@@ -56,7 +56,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import arith, tirx
 
-from tilelang_tt.attrs import (
+from tilelang_tt.ir.attrs import (
     DATA_FORMATS,
     AccessorDesc,
     ArgKind,
@@ -74,8 +74,8 @@ from tilelang_tt.attrs import (
 from tilelang_tt.contract.formula import ceildiv
 from tilelang_tt.ops.generate import tensor_loads
 from tilelang_tt.ops.tilize import staging_cbs
-from tilelang_tt.passes.build_tile_dfg_tt import ELEMENT_CHUNK, handoff_cbs, scratch_cb
-from tilelang_tt.passes.common import (
+from tilelang_tt.ir.dataflow import ELEMENT_CHUNK, handoff_cbs, scratch_cb
+from tilelang_tt.ir.common import (
     COL,
     TILE,
     Region,
@@ -90,7 +90,7 @@ from tilelang_tt.passes.common import (
     seq,
     stmt_intrin,
 )
-from tilelang_tt.passes.slices import (
+from tilelang_tt.ir.slices import (
     bound_analyzer,
     matrix_extents,
     matrix_slice,

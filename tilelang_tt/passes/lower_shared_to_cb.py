@@ -16,8 +16,8 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.attrs import Intrin
-from tilelang_tt.passes.common import (
+from tilelang_tt.ir.attrs import Intrin
+from tilelang_tt.ir.common import (
     as_region,
     error,
     evaluate,

@@ -47,12 +47,12 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import ir, tirx
 
-from tilelang_tt.attrs import Attr, Intrin, get, with_attrs
+from tilelang_tt.ir.attrs import Attr, Intrin, get, with_attrs
 from tilelang_tt.ops import ELTWISE, GEMM, REDUCE, TILE_OPS
 from tilelang_tt.ops.base import INTEGER_DTYPES, LowerContext
 from tilelang_tt.ops.eltwise import SUPPORTED
-from tilelang_tt.passes.slices import is_row_major
-from tilelang_tt.passes.common import (
+from tilelang_tt.ir.slices import is_row_major
+from tilelang_tt.ir.common import (
     arch_of,
     as_region,
     contains,

@@ -31,9 +31,9 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.attrs import ArgKind, Attr, Intrin, KernelRole, Reduction, get, runtime_args
-from tilelang_tt.passes.common import as_region, evaluate, keep_span, prim_func_pass, seq, stmt_intrin
-from tilelang_tt.passes.slices import bound_analyzer
+from tilelang_tt.ir.attrs import ArgKind, Attr, Intrin, KernelRole, Reduction, get, runtime_args
+from tilelang_tt.ir.common import as_region, evaluate, keep_span, prim_func_pass, seq, stmt_intrin
+from tilelang_tt.ir.slices import bound_analyzer
 
 PASS = "OrderReductionTT"
 

@@ -28,8 +28,8 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
-from tilelang_tt.passes.common import const_int, keep_span, prim_func_pass, seq
-from tilelang_tt.passes.slices import block_grid_loops
+from tilelang_tt.ir.common import const_int, keep_span, prim_func_pass, seq
+from tilelang_tt.ir.slices import block_grid_loops
 
 PASS = "PersistentToGridTT"
 

@@ -15,7 +15,7 @@ from tilelang_tt.passes.attach_tensor_accessor_tt import AttachTensorAccessorTT
 from tilelang_tt.passes.balance_data_movement_tt import BalanceDataMovementTT
 from tilelang_tt.passes.build_tile_dfg_tt import BuildTileDFGTT
 from tilelang_tt.passes.coarsen_row_blocks_tt import CoarsenRowBlocksTT
-from tilelang_tt.passes.common import func_name, reraise_compile_error
+from tilelang_tt.ir.common import func_name, reraise_compile_error
 from tilelang_tt.passes.configure_tensor_accessor_tt import ConfigureTensorAccessorTT
 from tilelang_tt.passes.fuse_block_copies_tt import FuseBlockCopiesTT
 from tilelang_tt.passes.finalize_persistent_signature_tt import (

@@ -19,10 +19,10 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.attrs import DATA_FORMATS, Attr, CBDesc, with_attrs
+from tilelang_tt.ir.attrs import DATA_FORMATS, Attr, CBDesc, with_attrs
 from tilelang_tt.contract.formats import BY_DATA_FORMAT, tile_bytes
 from tilelang_tt.errors import location_string
-from tilelang_tt.passes.common import (
+from tilelang_tt.ir.common import (
     COL,
     ROW,
     TILE,

@@ -31,10 +31,9 @@ import tilelang  # noqa: F401
 import tvm
 from tvm import tirx
 
-from tilelang_tt.attrs import Attr, Intrin, KernelRole, get, with_attrs
-from tilelang_tt.passes.balance_data_movement_tt import movers
-from tilelang_tt.passes.build_tile_dfg_tt import handoff_cbs, scaler_cb
-from tilelang_tt.passes.common import (
+from tilelang_tt.ir.attrs import Attr, Intrin, KernelRole, get, with_attrs
+from tilelang_tt.ir.dataflow import handoff_cbs, movers, scaler_cb
+from tilelang_tt.ir.common import (
     allocations,
     as_region,
     evaluate,

@@ -42,9 +42,9 @@ import math
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
-from tilelang_tt.attrs import Attr, MeshSplit, MeshTensor, Reduction, with_attrs
+from tilelang_tt.ir.attrs import Attr, MeshSplit, MeshTensor, Reduction, with_attrs
 from tilelang_tt.layout import BufferLayout
-from tilelang_tt.passes.common import (
+from tilelang_tt.ir.common import (
     as_region,
     contains,
     error,
@@ -54,8 +54,8 @@ from tilelang_tt.passes.common import (
     replace_buffers,
     uses_var,
 )
-from tilelang_tt.passes.layout_aware_work_partition_tt import ROW_TAGS  # the row dimensions, outermost first
-from tilelang_tt.passes.slices import block_grid_loops, bound_analyzer, bound_values
+from tilelang_tt.ir.dataflow import ROW_TAGS  # the row dimensions, outermost first
+from tilelang_tt.ir.slices import block_grid_loops, bound_analyzer, bound_values
 
 PASS = "SplitMeshTT"
 HINT_MESH = "use mesh=(1, 1) to run on one chip"

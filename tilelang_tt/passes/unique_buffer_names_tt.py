@@ -19,7 +19,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.passes.common import allocations, kernel_names, prim_func_pass, replace_buffers
+from tilelang_tt.ir.common import allocations, kernel_names, prim_func_pass, replace_buffers
 
 PASS = "UniqueBufferNamesTT"
 

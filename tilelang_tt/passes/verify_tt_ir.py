@@ -30,12 +30,12 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import arith, tirx
 
-from tilelang_tt.attrs import Attr, CBDesc, Intrin, KernelRole, check_args, get
+from tilelang_tt.ir.attrs import Attr, CBDesc, Intrin, KernelRole, check_args, get
 from tilelang_tt.contract.arch import Arch
 from tilelang_tt.contract.l1 import CircularBuffer, L1Use, cores_in_ranges, from_layout, l1_use
 from tilelang_tt.errors import span_from_location
-from tilelang_tt.passes.common import arch_of, error, evaluate_calls, prim_func_pass, stmt_intrin, tile_op_name
-from tilelang_tt.passes.slices import bound_analyzer
+from tilelang_tt.ir.common import arch_of, error, evaluate_calls, prim_func_pass, stmt_intrin, tile_op_name
+from tilelang_tt.ir.slices import bound_analyzer
 
 PASS = "VerifyTTIR"
 L1_INPUTS = (Attr.ARCH, Attr.CB_DESC, Attr.CORE_RANGES, Attr.LAYOUT_DESC)

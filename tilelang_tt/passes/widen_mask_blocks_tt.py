@@ -23,7 +23,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import ir, tirx
 
-from tilelang_tt.passes.common import (
+from tilelang_tt.ir.common import (
     allocations,
     as_region,
     is_cb_buffer,

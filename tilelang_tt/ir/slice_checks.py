@@ -12,9 +12,9 @@ import math
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
-from tilelang_tt.attrs import Reduction
-from tilelang_tt.passes.common import const_int, error, reads_tensor
-from tilelang_tt.passes.slices import (
+from tilelang_tt.ir.attrs import Reduction
+from tilelang_tt.ir.common import const_int, error, reads_tensor
+from tilelang_tt.ir.slices import (
     bound_analyzer,
     bound_values,
     is_row_major,

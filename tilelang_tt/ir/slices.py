@@ -11,9 +11,9 @@ from dataclasses import dataclass
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
-from tilelang_tt.attrs import Attr, Intrin, LayoutDesc, call_intrin, get
+from tilelang_tt.ir.attrs import Attr, Intrin, LayoutDesc, call_intrin, get
 from tilelang_tt.contract.formula import ceildiv
-from tilelang_tt.passes.common import TILE, Region, const_int, contains, simplify
+from tilelang_tt.ir.common import TILE, Region, const_int, contains, simplify
 
 
 def matrix_extents(region: Region, column: bool = False) -> tuple[int, int]:

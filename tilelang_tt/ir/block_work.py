@@ -13,8 +13,8 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.passes.common import simplify, uses_var
-from tilelang_tt.passes.slices import bound_values
+from tilelang_tt.ir.common import simplify, uses_var
+from tilelang_tt.ir.slices import bound_values
 
 # the block grid's row digits, least significant first: row = bz * By + by
 ROW_DIGITS = ("blockIdx.y", "blockIdx.z")

@@ -5,8 +5,8 @@ import pytest
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
-from tilelang_tt.passes.common import Region
-from tilelang_tt.passes.slices import matrix_slice, overhanging_axes
+from tilelang_tt.ir.common import Region
+from tilelang_tt.ir.slices import matrix_slice, overhanging_axes
 
 I = tirx.IntImm  # noqa: E741
 
