@@ -23,7 +23,7 @@ noc_estimator.hpp looks up):
   4 tiles, bfloat16 accumulation as ttnn's default compute config (no fp32 DST), the A row / B
   column multicast, and ttnn's output sub-block (the ``gemm_subblock`` option: :func:`ttnn_subblock`,
   where the compiler's own choice would run a 256x256 block in 1x8 sub-blocks and ttnn runs 1x4,
-  whose products cost Wormhole's shared unpackers more, 42 cycles against 38: README, "Calibration").
+  whose products cost Wormhole's shared unpackers more, 42 cycles against 38: docs/performance.md, "Calibration against hardware").
 - DRAM bandwidth: an element-wise add of 2048x2048 bfloat16 tensors, bytes moved (read and
   written) per predicted second. Wormhole: 267 GB/s measured (TR/Saturating_DRAM_bandwidth), the
   model's constant: by construction. Blackhole (TR/Saturating_DRAM_bandwidth/

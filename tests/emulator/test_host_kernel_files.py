@@ -458,7 +458,7 @@ def test_reduce_through_kernel_lib(reduce_program, pool, dim):
         got, rest = out[0, :1], torch.cat([out[0, 1:], out[1:, :].flatten()])
         if pool == "SUM":
             # REDUCE_SCALAR: per tile, the row of column sums passes through SrcB, truncated to the CB's
-            # bfloat16 (README, reduce_tile's scaler; MOVD2B.md), then is summed into DST.
+            # bfloat16 (docs/numerics.md, the scaler of reduce_tile; MOVD2B.md), then is summed into DST.
             tiles = t.reshape(REDUCE_HT, 32, REDUCE_WT, 32).permute(0, 2, 1, 3).reshape(-1, 32, 32)
             col_sums = tiles.sum(dim=1).numpy()
             truncated = torch.from_numpy((col_sums.view(np.uint32) & 0xFFFF0000).view(np.float32))

@@ -62,7 +62,7 @@ BINARY = ("+", "-", "*", "/", "max", "min")
 def extent(draw, block: int, max_blocks: int, contracted: bool = False) -> int:
     """A tensor extent tiled by ``block``: whole blocks, or (PARTIAL_BLOCKS) any extent. A
     ``contracted`` extent (summed by a reduction or a GEMM) is whole blocks: a partial one lets the
-    padding enter the result, which the compiler refuses (README, "Refused forms"; hypothesis draws
+    padding enter the result, which the compiler refuses (docs/what-compiles.md, "Refused forms"; hypothesis draws
     correlated examples, so even a rare refused form can fill a family's cases)."""
     whole = block * draw(st.integers(1, max_blocks))
     if PARTIAL_BLOCKS and not contracted and draw(st.booleans()):
@@ -188,7 +188,7 @@ def eltwise_cases(draw, row_major: bool = False, dynamic: bool = False):
     # generates: a causal mask m over the global indices, a ramp p over the block's own
     leaves = ("A", "B", "r", "c", "m", "p")
     row_shape = draw(st.sampled_from([(Ns,), (1, Ns)]))
-    # (M,): a rank-1 column; of a T.dynamic size it is refused (README), so then always (M, 1)
+    # (M,): a rank-1 column; of a T.dynamic size it is refused (docs/what-compiles.md), so then always (M, 1)
     col_shape = draw(st.sampled_from([(Ms, 1)] if dynamic else [(Ms, 1), (Ms, 1), (Ms, 1), (Ms,)]))
     tree = draw(trees(leaves, 3))
     # a second statement reading the first's result T: in place (T is C_l) or through a block of its own dtype
@@ -705,7 +705,7 @@ def math_cases(draw):
 @st.composite
 def integer_cases(draw):
     """Integer element-wise kernels: exact results."""
-    dt = "int32"  # compute on uint32 blocks is refused (README): uint32 is moved and copied only
+    dt = "int32"  # compute on uint32 blocks is refused (docs/what-compiles.md): uint32 is moved and copied only
     op = draw(st.sampled_from(["+", "-", "*"]))
     bm, bn = draw(st.sampled_from(BLOCKS[:2])), draw(st.sampled_from(BLOCKS[:2]))
     M, N = extent(draw, bm, 2), extent(draw, bn, 2)

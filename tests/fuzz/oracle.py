@@ -23,8 +23,8 @@ U_BF16 = 2.0 ** -8
 U_FP32 = 2.0 ** -21
 EPS_ACC = 2.0 ** -24  # fp32 accumulation, per term
 # erf_tile is a rational fit (tt-metal 0.81.1 ckernel_sfpu_erf.h with the bfloat16 ERF_LUT: the compiled kernels
-# define no INP_FLOAT32), 3.2e-3 from erf at most (near |x| = 2) whatever DST's format: README, "Numerics of the FPU
-# and SFPU"; tests/emulator/test_kernel_api_numerics.py measures it.
+# define no INP_FLOAT32), 3.2e-3 from erf at most (near |x| = 2) whatever DST's format: docs/numerics.md,
+# "SFPU approximations"; tests/emulator/test_kernel_api_numerics.py measures it.
 ERF_FIT = 3.3e-3
 
 
@@ -201,15 +201,15 @@ COMPOSED = {
 
 # The approximate forms math_approx_mode selects (ops/sfpu.py APPROXIMATE: exp_tile<true>, gelu_tile<true>,
 # tanh_tile<true>, sigmoid_tile<.., true>; APPROX: sqrt_tile, rsqrt_tile, recip_tile), each op's maximum error
-# against exact math as (relative, absolute): README's table ("Numerics of the FPU and SFPU", SFPU approximations),
-# rounded up to two digits where README rounded its measured maximum down (measured again on the numpy models
+# against exact math as (relative, absolute): the table of docs/numerics.md ("SFPU approximations"),
+# rounded up to two digits where that table rounded its measured maximum down (measured again on the numpy models
 # of tests/emulator/sfpu_models.py, which the emulator matches bit for bit, over dense grids of float32
 # operands: exp 3.122e-2 relative on [-80, 80], gelu 2.341e-2 absolute, recip 1.021e-4 relative, sqrt and rsqrt
-# 8.801e-4 relative; tanh 1.884e-2 and sigmoid 0.1192 absolute, within README's 1.9e-2 and 1.2e-1). gelu, tanh and
-# sigmoid hold their bounds on all of [-1e4, 1e4] (beyond README's [-8, 8]: their tables' last segments give x or 0
+# 8.801e-4 relative; tanh 1.884e-2 and sigmoid 0.1192 absolute, within the table's 1.9e-2 and 1.2e-1). gelu, tanh and
+# sigmoid hold their bounds on all of [-1e4, 1e4] (beyond the table's [-8, 8]: their tables' last segments give x or 0
 # (gelu, past |x| = 3), +-1 (tanh, past 3) and 1 or 0 (sigmoid, past 2), whose distance from the functions only
 # shrinks from there on); exp's below -80 is absolute: the model's result there is at most 1.853e-35 and
-# exp(-80) = 1.80e-35, so both lie in [0, 1.9e-35]. erf_tile<true> is within 3.2e-3 (README), inside ERF_FIT,
+# exp(-80) = 1.80e-35, so both lie in [0, 1.9e-35]. erf_tile<true> is within 3.2e-3 (docs/numerics.md), inside ERF_FIT,
 # which bounds both forms. ``c / x`` is recip_tile times c (ops/eltwise.py: a constant numerator), 1 / x's
 # relative error.
 APPROX_ERRORS: dict[str, tuple[float, float]] = {

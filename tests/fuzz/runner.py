@@ -8,9 +8,9 @@ the seed with its name. A case
 * compiles, runs on the emulator and matches its reference within the oracle's bound, and writes
   exactly the bytes of its outputs to DRAM (the emulator's counters: a second oracle, which a block
   writing a region twice or a lost tile breaks), or
-* raises a ``TTCompileError`` of a form README lists as refused ("Refused forms", ``REFUSED``
-  below); any other compile error, any other exception, a hang (``CASE_TIMEOUT_S``) or a wrong
-  number fails it.
+* raises a ``TTCompileError`` of a form docs/what-compiles.md lists as refused (its "Refused forms"
+  table, read into ``REFUSED`` below); any other compile error, any other exception, a hang
+  (``CASE_TIMEOUT_S``) or a wrong number fails it.
 
 A family fails as well when fewer than ``MIN_EXECUTED`` of its cases ran: the generators must mostly
 draw programs the compiler takes.
@@ -33,6 +33,7 @@ from hypothesis.strategies import SearchStrategy
 import tilelang_tt
 from tilelang_tt import TTCompileError
 from tilelang_tt.contract.plan import Plan, bind_dims, dim_values
+from tests.docs.markdown import DOCS, table
 from tests.fuzz.cases import Case
 
 SEED_ENV = "TILELANG_TT_FUZZ_SEED"
@@ -40,14 +41,9 @@ CASE_TIMEOUT_S = 120  # compile + C++ build + emulation of one case; a hang fail
 MIN_EXECUTED = 0.8
 FUZZ = settings(deadline=None, derandomize=False, database=None, phases=[Phase.explicit, Phase.generate],
                 suppress_health_check=list(HealthCheck), print_blob=False)
-# The forms README lists as refused ("Refused forms") that the generators draw, by a fragment of
-# their TTCompileError's message.
-REFUSED = {
-    "the padding would enter the result": "a partial block whose padding would reach a contraction",
-    "blocks must be made of 32x32 tiles": "an on-chip block that is not whole tiles along a reduced or copied dimension",
-    "is moved to or from the row-major tensor": "a vector moved to or from a row-major tensor",
-    "unsupported compute on": "compute on uint32 blocks",
-}
+# The forms docs/what-compiles.md lists as refused (its "Refused forms" table, the forms the
+# generators draw), by a fragment of their TTCompileError's message: {message fragment: form}.
+REFUSED = {row["message says"]: row["form"] for row in table(DOCS / "what-compiles.md", "Refused forms")}
 RAN, REFUSED_OUTCOME = "ran and matched", "raised TTCompileError"
 
 
@@ -83,7 +79,7 @@ def load_kernel(source: str, directory):
 
 
 def refusal(err: TTCompileError) -> str | None:
-    """The README form ``err`` refuses, or None when it is none of them."""
+    """The documented form ``err`` refuses, or None when it is none of them."""
     return next((form for fragment, form in REFUSED.items() if fragment in str(err)), None)
 
 
@@ -97,7 +93,7 @@ def check(case: Case, kernel_dir) -> str:
             artifacts = tilelang_tt.compile(func, **case.options)
         except TTCompileError as err:
             note(str(err))
-            assert refusal(err) is not None, f"a TTCompileError README does not list as refused:\n{err}"
+            assert refusal(err) is not None, f"a TTCompileError docs/what-compiles.md does not list as refused:\n{err}"
             return REFUSED_OUTCOME
         outputs = artifacts.run(*case.inputs.values())
     outputs = outputs if isinstance(outputs, tuple) else (outputs,)

@@ -65,8 +65,8 @@ def sub_block(bmt: int, bnt: int, budget: int) -> tuple[int, int]:
     constraint for sub-blocks packed one after another (``out_subblock_w == per_core_N ||
     out_subblock_h == 1``), under which the largest is unique. It is not what ttnn's out-of-box
     2D-multicast matmul config takes: that starts from 4x2 and drops to one row of it where 2 is
-    not per_core_N (matmul get_program_config), narrower sub-blocks than these (README's
-    calibration compares the two)."""
+    not per_core_N (matmul get_program_config), narrower sub-blocks than these (the calibration in
+    docs/performance.md compares the two)."""
     if bnt <= budget:
         sh = max(d for d in range(1, bmt + 1) if bmt % d == 0 and d * bnt <= budget)
         return sh, bnt
