@@ -162,7 +162,7 @@ class _Inliner:
     def stmt(self, stmt: tirx.Stmt) -> tirx.Stmt:
         def pre(node):
             if isinstance(node, tirx.SeqStmt):
-                return tirx.SeqStmt([self.stmt(s) for s in node.seq])
+                return seq([self.stmt(s) for s in node.seq])
             if isinstance(node, tirx.BufferStore) and node.buffer in self.scalars:
                 self.store(node)
                 return self.named()
