@@ -87,6 +87,28 @@ def assert_body(actual, expected):
     tvm.ir.assert_structural_equal(actual, expected, map_free_vars=True)
 
 
+def names(mod: tvm.IRModule) -> dict[str, list[str]]:
+    """Per function, the names its body gives, in program order: allocated buffers, bound variables
+    and loop variables. ``assert_structural_equal`` ignores names (of buffers, variables, blocks), so
+    a test of a pass that invents or changes names compares these too."""
+    out = {}
+    for gv, func in mod.functions.items():
+        given: list[str] = []
+
+        def visit(node):
+            if isinstance(node, tirx.SBlock):
+                given.extend(b.name for b in node.alloc_buffers)
+            elif isinstance(node, tirx.Bind):
+                given.append(node.var.name)
+            elif isinstance(node, tirx.For):
+                given.append(node.loop_var.name)
+            return True
+
+        tirx.stmt_functor.pre_order_visit(func.body, visit)
+        out[gv.name_hint] = given
+    return out
+
+
 def attrs_without(func, *keys) -> dict:
     """All function attributes as plain Python, minus ``keys`` (Attr values or strings)."""
     from tilelang_tt.ir.attrs import to_py

@@ -3,10 +3,12 @@
 import tilelang  # noqa: F401
 import tvm
 from tvm import tirx
+from tvm.script import ir as I
+from tvm.script import tirx as T
 
 from tests.compiler.test_scalar_loads import decayed_rows
 from tests.kernels import gemm, lower_until, run_pass
-from tests.passes.helpers import nodes
+from tests.passes.helpers import names, nodes, tl
 from tilelang_tt.passes.inline_scalar_vars_tt import InlineScalarVarsTT
 
 PASS = "InlineScalarVarsTT"
@@ -78,3 +80,115 @@ def test_a_variable_reading_a_tensor_the_kernel_writes_is_left_as_it_is():
 
     before = lower_until(main, PASS)
     assert run_pass(before, PASS)["main"].same_as(before["main"])
+
+
+# -- hand-written TIR -------------------------------------------------------------------------------
+
+
+def test_hand_written_variable_of_the_block_coordinates_is_its_value():
+    """The retention example's per-head decay: ``lg``, set once from ``by``, is read in the
+    element-wise value; the read becomes the value, the store and the allocation go (its value
+    reads no tensor: nothing is named). TVMScript, like TileLang, writes
+    a ``local.var`` variable ``lg = ..`` and reads it ``lg`` (printed ``lg[0]``)."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(X: T.Buffer((2, 32, 32), "float32"), Y: T.Buffer((2, 32, 32), "float32")):
+            for by in T.thread_binding(2, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    lg = T.sblock_alloc_buffer((1,), "float32", scope="local.var")
+                    x = T.sblock_alloc_buffer((32, 32), "float32", scope="shared.dyn")
+                    y = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                    lg = T.log2(T.float32(1) - T.exp2(T.float32(-5) - T.Cast("float32", by)))
+                    tl.tileop.copy(tl.region(X[by, 0, 0], 1, 1, 32, 32), tl.region(x[0, 0], 2, 32, 32))
+                    for i in T.parallel(32):
+                        for j in T.parallel(32):
+                            y[i, j] = x[i, j] * T.exp2(T.Cast("float32", i + 1) * lg)
+                    tl.tileop.copy(tl.region(y[0, 0], 1, 32, 32), tl.region(Y[by, 0, 0], 2, 1, 32, 32))
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(X: T.Buffer((2, 32, 32), "float32"), Y: T.Buffer((2, 32, 32), "float32")):
+            for by in T.thread_binding(2, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    x = T.sblock_alloc_buffer((32, 32), "float32", scope="shared.dyn")
+                    y = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                    tl.tileop.copy(tl.region(X[by, 0, 0], 1, 1, 32, 32), tl.region(x[0, 0], 2, 32, 32))
+                    for i in T.parallel(32):
+                        for j in T.parallel(32):
+                            y[i, j] = x[i, j] * T.exp2(T.Cast("float32", i + 1) * T.log2(
+                                T.float32(1) - T.exp2(T.float32(-5) - T.Cast("float32", by))))
+                    tl.tileop.copy(tl.region(y[0, 0], 1, 32, 32), tl.region(Y[by, 0, 0], 2, 1, 32, 32))
+
+    tvm.ir.assert_structural_equal(InlineScalarVarsTT()(Before), Expected)
+
+
+def test_hand_written_scan_over_a_tensor_is_unrolled_into_named_values():
+    """The grouped GEMM's group index: the loop of constant trip count that only names values and
+    sets ``g`` is unrolled; each value reads an element of ``offsets``, so it is named where it is
+    stored (g1, g2: the kernel reads the element once) and the copy of B reads the last name."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(B: T.Buffer((2, 32, 32), "bfloat16"), offsets: T.Buffer((2,), "int32"),
+                 C: T.Buffer((64, 32), "bfloat16")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    g = T.sblock_alloc_buffer((1,), "int32", scope="local.var")
+                    b = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                    g = 0
+                    for i in range(2):
+                        reached: T.bool = bx * 32 >= offsets[i]
+                        g = T.if_then_else(reached, i, g)
+                    tl.tileop.copy(tl.region(B[g, 0, 0], 1, 1, 32, 32), tl.region(b[0, 0], 2, 32, 32))
+                    tl.tileop.copy(tl.region(b[0, 0], 1, 32, 32), tl.region(C[bx * 32, 0], 2, 32, 32))
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(B: T.Buffer((2, 32, 32), "bfloat16"), offsets: T.Buffer((2,), "int32"),
+                 C: T.Buffer((64, 32), "bfloat16")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    b = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                    g1: T.int32 = T.if_then_else(bx * 32 >= offsets[0], 0, 0)
+                    g2: T.int32 = T.if_then_else(bx * 32 >= offsets[1], 1, g1)
+                    tl.tileop.copy(tl.region(B[g2, 0, 0], 1, 1, 32, 32), tl.region(b[0, 0], 2, 32, 32))
+                    tl.tileop.copy(tl.region(b[0, 0], 1, 32, 32), tl.region(C[bx * 32, 0], 2, 32, 32))
+
+    after = InlineScalarVarsTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)  # assert_structural_equal ignores names
+
+
+def test_hand_written_variable_summed_in_a_loop_of_tile_ops_is_left_as_it_is():
+    """``s`` is updated in the K loop, which also copies blocks (not a loop of named values only):
+    its value at a read is not one expression, so nothing is inlined (the later passes name it)."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((32, 64), "float32"), C: T.Buffer((32, 32), "float32")):
+            for bx in T.thread_binding(1, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    s = T.sblock_alloc_buffer((1,), "float32", scope="local.var")
+                    a = T.sblock_alloc_buffer((32, 32), "float32", scope="shared.dyn")
+                    s = T.float32(0)
+                    for k in range(2):
+                        tl.tileop.copy(tl.region(A[0, k * 32], 1, 32, 32), tl.region(a[0, 0], 2, 32, 32))
+                        s = s + T.float32(1)
+                    for i in T.parallel(32):
+                        for j in T.parallel(32):
+                            C[i, j] = a[i, j] * s
+
+    tvm.ir.assert_structural_equal(InlineScalarVarsTT()(Before), Before)

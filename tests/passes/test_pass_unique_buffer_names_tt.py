@@ -1,9 +1,12 @@
 """UniqueBufferNamesTT alone, on hand-written TIR: a second buffer of a taken name is renamed."""
 
 import tilelang  # noqa: F401
-import tilelang.language as T
+import tilelang.language as TL
 import tvm
+from tvm.script import ir as I
+from tvm.script import tirx as T
 
+from tests.passes.helpers import alloc, block, names
 from tilelang_tt.passes.unique_buffer_names_tt import UniqueBufferNamesTT
 
 
@@ -12,53 +15,142 @@ def run(func):
 
 
 def test_a_second_buffer_of_a_name_is_renamed_like_tvmscript_prints_it():
-    t1 = tvm.tirx.decl_buffer((32, 32), "float32", "t", scope="local.fragment")
-    t2 = tvm.tirx.decl_buffer((32, 32), "float32", "t", scope="local.fragment")
-    x_param = tvm.tirx.Var("X", "handle")
-    X = tvm.tirx.decl_buffer((32, 32), "float32", "X")
-    t_1 = tvm.tirx.decl_buffer((32, 32), "float32", "t_1", scope="local.fragment")
+    """Two blocks allocate a `t` (a T.macro called twice): the second, in program order, becomes
+    `t_1`, its data variable with it; the first keeps its name and its object."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(X: T.Buffer((32, 32), "float32")):
+            for bx in T.thread_binding(1, thread="blockIdx.x"):
+                with T.sblock("first"):
+                    T.reads()
+                    T.writes()
+                    t = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                    t[0, 0] = X[0, 0]
+                    X[0, 0] = t[0, 0]
+                with T.sblock("second"):
+                    T.reads()
+                    T.writes()
+                    t = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                    t[0, 0] = X[0, 0] * T.float32(2)
+                    X[0, 0] = t[0, 0]
 
-    def func(a, b):
-        body = tvm.tirx.SeqStmt([
-            tvm.tirx.BufferStore(a, tvm.tirx.BufferLoad(X, [0, 0]), [0, 0]),
-            tvm.tirx.BufferStore(b, tvm.tirx.BufferLoad(a, [0, 0]) * 2.0, [0, 0]),
-            tvm.tirx.BufferStore(X, tvm.tirx.BufferLoad(b, [0, 0]), [0, 0]),
-        ])
-        block = tvm.tirx.SBlock([], [], [], "root", body, alloc_buffers=[a, b])
-        return tvm.tirx.PrimFunc([x_param], tvm.tirx.SBlockRealize([], True, block), buffer_map={x_param: X})
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(X: T.Buffer((32, 32), "float32")):
+            for bx in T.thread_binding(1, thread="blockIdx.x"):
+                with T.sblock("first"):
+                    T.reads()
+                    T.writes()
+                    t = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                    t[0, 0] = X[0, 0]
+                    X[0, 0] = t[0, 0]
+                with T.sblock("second"):
+                    T.reads()
+                    T.writes()
+                    t_1 = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                    t_1[0, 0] = X[0, 0] * T.float32(2)
+                    X[0, 0] = t_1[0, 0]
 
-    after = run(func(t1, t2))
-    tvm.ir.assert_structural_equal(after, func(t1, t_1))
-    allocs = after.body.block.alloc_buffers
-    assert [b.name for b in allocs] == ["t", "t_1"] and allocs[0].same_as(t1)
-    assert allocs[1].data.name == "t_1"
+    after = UniqueBufferNamesTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)  # assert_structural_equal ignores names
+    first, second = (block(after["main"], name).alloc_buffers[0] for name in ("first", "second"))
+    assert first.same_as(block(Before["main"], "first").alloc_buffers[0])
+    assert second.data.name == "t_1"
+
+
+def test_the_new_name_is_unique_against_every_name_of_the_kernel():
+    """A third block already holds `t_1`: the second `t` becomes `t_2`, and `t_1` keeps its name."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(X: T.Buffer((32, 32), "float32")):
+            for bx in T.thread_binding(1, thread="blockIdx.x"):
+                with T.sblock("first"):
+                    T.reads()
+                    T.writes()
+                    t = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                    t[0, 0] = X[0, 0]
+                with T.sblock("second"):
+                    T.reads()
+                    T.writes()
+                    t = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                    t[0, 0] = X[0, 1]
+                with T.sblock("third"):
+                    T.reads()
+                    T.writes()
+                    t_1 = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                    t_1[0, 0] = X[0, 2]
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(X: T.Buffer((32, 32), "float32")):
+            for bx in T.thread_binding(1, thread="blockIdx.x"):
+                with T.sblock("first"):
+                    T.reads()
+                    T.writes()
+                    t = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                    t[0, 0] = X[0, 0]
+                with T.sblock("second"):
+                    T.reads()
+                    T.writes()
+                    t_2 = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                    t_2[0, 0] = X[0, 1]
+                with T.sblock("third"):
+                    T.reads()
+                    T.writes()
+                    t_1 = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                    t_1[0, 0] = X[0, 2]
+
+    after = UniqueBufferNamesTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)
+    assert [alloc(after["main"], n).data.name for n in ("t", "t_1", "t_2")] == ["t", "t_1", "t_2"]
 
 
 def test_a_block_named_like_a_parameter_is_renamed():
-    x_param = tvm.tirx.Var("X", "handle")
-    X = tvm.tirx.decl_buffer((32, 32), "float32", "X")
+    """The block `X` (TVMScript lets the allocation shadow the parameter) becomes `X_1`."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(X: T.Buffer((32, 32), "float32"), Y: T.Buffer((32, 32), "float32")):
+            for bx in T.thread_binding(1, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    X = T.sblock_alloc_buffer((32, 32), "float32", scope="shared.dyn")
+                    X[0, 0] = Y[0, 0]
+                    Y[0, 0] = X[0, 0]
 
-    def func(block_buf):
-        body = tvm.tirx.SeqStmt([
-            tvm.tirx.BufferStore(block_buf, tvm.tirx.BufferLoad(X, [0, 0]), [0, 0]),
-            tvm.tirx.BufferStore(X, tvm.tirx.BufferLoad(block_buf, [0, 0]), [0, 0]),
-        ])
-        block = tvm.tirx.SBlock([], [], [], "root", body, alloc_buffers=[block_buf])
-        return tvm.tirx.PrimFunc([x_param], tvm.tirx.SBlockRealize([], True, block), buffer_map={x_param: X})
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(X: T.Buffer((32, 32), "float32"), Y: T.Buffer((32, 32), "float32")):
+            for bx in T.thread_binding(1, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    X_1 = T.sblock_alloc_buffer((32, 32), "float32", scope="shared.dyn")
+                    X_1[0, 0] = Y[0, 0]
+                    Y[0, 0] = X_1[0, 0]
 
-    after = run(func(tvm.tirx.decl_buffer((32, 32), "float32", "X", scope="shared.dyn")))
-    tvm.ir.assert_structural_equal(after, func(tvm.tirx.decl_buffer((32, 32), "float32", "X_1", scope="shared.dyn")))
-    assert after.body.block.alloc_buffers[0].name == "X_1"
+    after = UniqueBufferNamesTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)
+    assert alloc(after["main"], "X_1").data.name == "X_1"
 
 
 def test_unique_names_are_left_alone():
-    @T.prim_func
-    def before(A: T.Tensor((32, 32), "float32")):
-        with T.Kernel(1, threads=128):
-            A_s = T.alloc_shared((32, 32), "float32")
-            B = T.alloc_fragment((32, 32), "float32")
-            T.copy(A, A_s)
-            T.copy(A_s, B)
-            T.copy(B, A)
+    @TL.prim_func
+    def before(A: TL.Tensor((32, 32), "float32")):
+        with TL.Kernel(1, threads=128):
+            A_s = TL.alloc_shared((32, 32), "float32")
+            B = TL.alloc_fragment((32, 32), "float32")
+            TL.copy(A, A_s)
+            TL.copy(A_s, B)
+            TL.copy(B, A)
 
     assert run(before).same_as(before)
