@@ -25,9 +25,9 @@ they are (the later passes name them). Reads/writes no attribute.
     Before: g[0] = 0
             for i in range(2): reached: T.bool = bx * 64 >= offsets[i]; g[0] = T.if_then_else(reached, i, g[0])
             T.copy(B[g[0], 0, 0], b_blk)
-    After:  g_1: T.int32 = T.if_then_else(bx * 64 >= offsets[0], 0, 0)
-            g_2: T.int32 = T.if_then_else(bx * 64 >= offsets[1], 1, g_1)
-            T.copy(B[g_2, 0, 0], b_blk)
+    After:  g1: T.int32 = T.if_then_else(bx * 64 >= offsets[0], 0, 0)
+            g2: T.int32 = T.if_then_else(bx * 64 >= offsets[1], 1, g1)
+            T.copy(B[g2, 0, 0], b_blk)
 """
 
 from __future__ import annotations
