@@ -162,7 +162,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         if isinstance(node, tirx.For) and node.thread_binding is not None and node.loop_var.same_as(pid):
             extent = tirx.IntImm(node.extent.dtype, blocks)
             iv = node.thread_binding
-            binding = tirx.IterVar(ir.Range(0, extent), iv.var, iv.iter_type, iv.thread_tag)
+            binding = tirx.IterVar(None if iv.dom is None else ir.Range(0, extent), iv.var, iv.iter_type, iv.thread_tag)
             return keep_span(node, tirx.For(node.loop_var, node.min, extent, node.kind, node.body, binding,
                                             node.annotations))
         return None
