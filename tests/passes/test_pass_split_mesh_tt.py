@@ -2,11 +2,17 @@
 device's panel, the tensors its coordinate indexes are one device's shard (same indices), the
 others stay whole, and ``tt.mesh`` records the split; a 1x1 mesh leaves the kernel as it is."""
 
+import re
+
+import pytest
 import tilelang  # noqa: F401
 import tvm
+from tvm.script import ir as I
+from tvm.script import tirx as T
 
 from tests.kernels import bmm, lower_until, run_pass
-from tests.passes.helpers import loop, nodes
+from tests.passes.helpers import loop, nodes, tl, tt_attrs
+from tilelang_tt.errors import TTCompileError
 from tilelang_tt.ir.attrs import Attr, MeshSplit, MeshTensor, get
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.split_mesh_tt import SplitMeshTT
@@ -39,3 +45,136 @@ def test_the_split_dimension_and_the_sharded_tensors_become_one_devices():
     assert MeshSplit.from_attr(get(after, Attr.MESH)) == MeshSplit((2, 2), "blockIdx.z", 16, (
         MeshTensor("A", "sharded", 0, (8, 64, 96)), MeshTensor("B", "replicated", -1, (96, 64)),
         MeshTensor("C", "sharded", 0, (8, 64, 64))))
+
+
+# -- hand-written TIR -------------------------------------------------------------------------------
+
+
+def _sharded(name, dim, shape):
+    return {"buffer": name, "distribution": "sharded", "dim": dim, "shape": list(shape)}
+
+
+def _replicated(name, shape):
+    return {"buffer": name, "distribution": "replicated", "dim": -1, "shape": list(shape)}
+
+
+def test_hand_written_batch_split_over_two_chips():
+    """mesh=(1, 2): ``bz`` (blockIdx.z, 4 blocks, the outermost row dimension) splits into 2
+    panels; A and C, indexed by ``bz`` in dimension 0, are one chip's shard (2 of 4 matrices), B,
+    read whole, is replicated; the indices stay (``bz`` counts the chip's panel from 0)."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((4, 32, 32), "bfloat16"), B: T.Buffer((32, 32), "bfloat16"),
+                 C: T.Buffer((4, 32, 32), "bfloat16")):
+            for bz in T.thread_binding(4, thread="blockIdx.z"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    a = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                    b = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                    c = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="local.fragment")
+                    tl.tileop.copy(tl.region(A[bz, 0, 0], 1, 1, 32, 32), tl.region(a[0, 0], 2, 32, 32))
+                    tl.tileop.copy(tl.region(B[0, 0], 1, 32, 32), tl.region(b[0, 0], 2, 32, 32))
+                    for i in T.parallel(32):
+                        for j in T.parallel(32):
+                            c[i, j] = a[i, j] + b[i, j]
+                    tl.tileop.copy(tl.region(c[0, 0], 1, 32, 32), tl.region(C[bz, 0, 0], 2, 1, 32, 32))
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((2, 32, 32), "bfloat16"), B: T.Buffer((32, 32), "bfloat16"),
+                 C: T.Buffer((2, 32, 32), "bfloat16")):
+            T.func_attr(tt_attrs({"tt.mesh": {"shape": [1, 2], "axis": "blockIdx.z", "blocks": 4, "tensors": [
+                _sharded("A", 0, (4, 32, 32)), _replicated("B", (32, 32)), _sharded("C", 0, (4, 32, 32))]}}))
+            for bz in T.thread_binding(2, thread="blockIdx.z"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    a = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                    b = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                    c = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="local.fragment")
+                    tl.tileop.copy(tl.region(A[bz, 0, 0], 1, 1, 32, 32), tl.region(a[0, 0], 2, 32, 32))
+                    tl.tileop.copy(tl.region(B[0, 0], 1, 32, 32), tl.region(b[0, 0], 2, 32, 32))
+                    for i in T.parallel(32):
+                        for j in T.parallel(32):
+                            c[i, j] = a[i, j] + b[i, j]
+                    tl.tileop.copy(tl.region(c[0, 0], 1, 32, 32), tl.region(C[bz, 0, 0], 2, 1, 32, 32))
+
+    tvm.ir.assert_structural_equal(SplitMeshTT(mesh=(1, 2))(Before), Expected)
+
+
+def test_hand_written_one_block_row_splits_its_columns():
+    """A tensor-parallel product: one block row of 4 column blocks (blockIdx.x) on mesh=(2, 1):
+    each chip takes 2 column blocks, B and C (indexed ``bx * 32`` in dimension 1) are sharded by
+    columns, A replicated."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((32, 32), "bfloat16"), B: T.Buffer((32, 128), "bfloat16"),
+                 C: T.Buffer((32, 128), "bfloat16")):
+            for bx in T.thread_binding(4, thread="blockIdx.x"):
+                for by in T.thread_binding(1, thread="blockIdx.y"):
+                    with T.sblock("tilelang_root"):
+                        T.reads()
+                        T.writes()
+                        a = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                        b = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                        c = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="local.fragment")
+                        tl.tileop.copy(tl.region(A[0, 0], 1, 32, 32), tl.region(a[0, 0], 2, 32, 32))
+                        tl.tileop.copy(tl.region(B[0, bx * 32], 1, 32, 32), tl.region(b[0, 0], 2, 32, 32))
+                        for i in T.parallel(32):
+                            for j in T.parallel(32):
+                                c[i, j] = a[i, j] * b[i, j]
+                        tl.tileop.copy(tl.region(c[0, 0], 1, 32, 32), tl.region(C[0, bx * 32], 2, 32, 32))
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((32, 32), "bfloat16"), B: T.Buffer((32, 64), "bfloat16"),
+                 C: T.Buffer((32, 64), "bfloat16")):
+            T.func_attr(tt_attrs({"tt.mesh": {"shape": [2, 1], "axis": "blockIdx.x", "blocks": 4, "tensors": [
+                _replicated("A", (32, 32)), _sharded("B", 1, (32, 128)), _sharded("C", 1, (32, 128))]}}))
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                for by in T.thread_binding(1, thread="blockIdx.y"):
+                    with T.sblock("tilelang_root"):
+                        T.reads()
+                        T.writes()
+                        a = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                        b = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                        c = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="local.fragment")
+                        tl.tileop.copy(tl.region(A[0, 0], 1, 32, 32), tl.region(a[0, 0], 2, 32, 32))
+                        tl.tileop.copy(tl.region(B[0, bx * 32], 1, 32, 32), tl.region(b[0, 0], 2, 32, 32))
+                        for i in T.parallel(32):
+                            for j in T.parallel(32):
+                                c[i, j] = a[i, j] * b[i, j]
+                        tl.tileop.copy(tl.region(c[0, 0], 1, 32, 32), tl.region(C[0, bx * 32], 2, 32, 32))
+
+    tvm.ir.assert_structural_equal(SplitMeshTT(mesh=(2, 1))(Before), Expected)
+
+
+@pytest.mark.parametrize("case", ["a loop bound", "three blocks"])
+def test_hand_written_split_the_chips_cannot_take_is_an_error(case):
+    """``bz`` as a loop bound would count each chip's panel from 0; 3 blocks do not split over 2
+    chips. Each is refused at its line with a fix."""
+    blocks = 3 if case == "three blocks" else 4
+
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((4, 32, 64), "bfloat16"), C: T.Buffer((4, 32, 32), "bfloat16")):
+            for bz in T.thread_binding(blocks, thread="blockIdx.z"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    a = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                    for k in range(bz % 2 + 1):
+                        tl.tileop.copy(tl.region(A[bz, 0, k * 32], 1, 1, 32, 32), tl.region(a[0, 0], 2, 32, 32))
+                    tl.tileop.copy(tl.region(a[0, 0], 1, 32, 32), tl.region(C[bz, 0, 0], 2, 1, 32, 32))
+
+    message = {"a loop bound": "the split block coordinate `bz` is used here other than as a tensor index",
+               "three blocks": "mesh=(1, 2) has 2 devices, which do not divide the 3 blocks of `bz` (blockIdx.z)"}[case]
+    with pytest.raises(TTCompileError, match=re.escape(message)) as info:
+        SplitMeshTT(mesh=(1, 2))(Before)
+    assert info.value.pass_name == PASS and info.value.hint
