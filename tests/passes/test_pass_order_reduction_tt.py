@@ -9,9 +9,11 @@ import pytest
 import tilelang  # noqa: F401
 import tvm
 from tvm import arith, tirx
+from tvm.script import ir as I
+from tvm.script import tirx as T
 
 from tests.kernels import gemm, lower_until, run_pass, split_k_gemm
-from tests.passes.helpers import assert_body, attr_launch, ev, launch, nodes, param, seq
+from tests.passes.helpers import assert_body, attr_launch, ev, launch, nodes, param, seq, tl, tt, tt_attrs
 from tilelang_tt.ir.attrs import ArgKind, Attr, Intrin, call_intrin, get, runtime_args
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.order_reduction_tt import OrderReductionTT
@@ -155,3 +157,146 @@ def test_a_read_modify_write_without_summing_axis_is_unchanged():
     before = lower_until(_split_k(1), PASS)
     after = run_pass(before, PASS)
     assert all(after[name].same_as(before[name]) for name in ROLES)
+
+
+# -- hand-written TIR -------------------------------------------------------------------------------
+# Split-K over 2 blocks per region on a 2 x 2 core grid, one block per core: block b = by * 2 + bz,
+# bz (coreIdx.x) the summing axis; the runtime arguments and the summing axis are the variables the
+# kernel launches and reads (declared before T.func_attr, as E1 and LowerAtomicAddTT store them).
+# A function attribute is compared before the body, where the summing axis is free: the comparisons
+# map free variables.
+
+CORE_MAP = {"m": "coreIdx.y", "n": "coreIdx.x"}
+
+
+def _args(*named) -> list[dict]:
+    return [{"name": name, "kind": kind, **({"what": what} if what else {}), "var": var} for name, kind, what, var in named]
+
+
+def test_hand_written_reader_waits_before_reading_the_summed_tensor():
+    """Block b reads A unguarded; before its read of C, a block that is not first of its group
+    (bz > 0) waits for the count of such blocks of its core so far:
+    (b - start) - b // 2 + (start + 1) // 2 = (start + 1) // 2 + by + bz - start."""
+    @I.ir_module(check_well_formed=False)  # split kernels use their CBs' buffers unallocated
+    class Before:
+        @T.prim_func
+        def main_reader(A: T.Buffer((64, 128), "float32"), C: T.Buffer((64, 32), "float32")):
+            bz = T.env_thread("coreIdx.x")
+            start_id = T.uint32()
+            count = T.uint32()
+            T.func_attr(tt_attrs({
+                "tt.kernel_role": "reader", "tt.core_map": CORE_MAP,
+                "tt.reduction": {"buffers": [C], "axes": [bz], "blocks": 2, "semaphore": 0},
+                "tt.runtime_args": _args(("start_id", "start_id", "", start_id), ("count", "count", "", count))}))
+            by = T.launch_thread("coreIdx.y", 2)
+            T.launch_thread(bz, 2)
+            A_s = T.Buffer((32, 64), "float32", scope="shared.dyn")
+            C_s = T.Buffer((32, 32), "float32", scope="shared.dyn")
+            tt.read_to_cb(tl.region(A[by * 32, bz * 64], 1, 32, 64), tl.region(A_s[0, 0], 2, 32, 64))
+            tt.read_to_cb(tl.region(C[by * 32, 0], 1, 32, 32), tl.region(C_s[0, 0], 2, 32, 32))
+
+    @I.ir_module(check_well_formed=False)
+    class Expected:
+        @T.prim_func
+        def main_reader(A: T.Buffer((64, 128), "float32"), C: T.Buffer((64, 32), "float32")):
+            bz = T.env_thread("coreIdx.x")
+            start_id = T.uint32()
+            count = T.uint32()
+            T.func_attr(tt_attrs({
+                "tt.kernel_role": "reader", "tt.core_map": CORE_MAP,
+                "tt.reduction": {"buffers": [C], "axes": [bz], "blocks": 2, "semaphore": 0},
+                "tt.runtime_args": _args(("start_id", "start_id", "", start_id), ("count", "count", "", count))}))
+            by = T.launch_thread("coreIdx.y", 2)
+            T.launch_thread(bz, 2)
+            A_s = T.Buffer((32, 64), "float32", scope="shared.dyn")
+            C_s = T.Buffer((32, 32), "float32", scope="shared.dyn")
+            tt.read_to_cb(tl.region(A[by * 32, bz * 64], 1, 32, 64), tl.region(A_s[0, 0], 2, 32, 64))
+            if 0 < bz:
+                tt.noc_semaphore_wait_min(0, T.Cast("uint32", (T.Cast("int32", start_id) + 1) // 2 + by + bz
+                                                    - T.Cast("int32", start_id)))
+            tt.read_to_cb(tl.region(C[by * 32, 0], 1, 32, 32), tl.region(C_s[0, 0], 2, 32, 32))
+
+    tvm.ir.assert_structural_equal(OrderReductionTT()(Before), Expected, map_free_vars=True)
+
+
+def test_hand_written_writer_signals_the_core_of_the_next_block():
+    """After its write of C, a block that is not last of its group (bz < 1) waits for its writes
+    and increments the semaphore of the core running block b + 1: its own while b + 1 is one of
+    its blocks (b + 1 < start + count), else the next core's (the chain arguments)."""
+    @I.ir_module(check_well_formed=False)
+    class Before:
+        @T.prim_func
+        def main_writer(C: T.Buffer((64, 32), "float32")):
+            bz = T.env_thread("coreIdx.x")
+            start_id = T.uint32()
+            count = T.uint32()
+            sum_self_x = T.uint32()
+            sum_self_y = T.uint32()
+            sum_next_x = T.uint32()
+            sum_next_y = T.uint32()
+            T.func_attr(tt_attrs({
+                "tt.kernel_role": "writer", "tt.core_map": CORE_MAP,
+                "tt.reduction": {"buffers": [C], "axes": [bz], "blocks": 2, "semaphore": 0},
+                "tt.runtime_args": _args(("start_id", "start_id", "", start_id), ("count", "count", "", count),
+                                         ("sum_self_x", "chain", "self_x", sum_self_x),
+                                         ("sum_self_y", "chain", "self_y", sum_self_y),
+                                         ("sum_next_x", "chain", "next_x", sum_next_x),
+                                         ("sum_next_y", "chain", "next_y", sum_next_y))}))
+            by = T.launch_thread("coreIdx.y", 2)
+            T.launch_thread(bz, 2)
+            C_l = T.Buffer((32, 32), "float32", scope="local.fragment")
+            tt.write_from_cb(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[by * 32, 0], 2, 32, 32))
+
+    @I.ir_module(check_well_formed=False)
+    class Expected:
+        @T.prim_func
+        def main_writer(C: T.Buffer((64, 32), "float32")):
+            bz = T.env_thread("coreIdx.x")
+            start_id = T.uint32()
+            count = T.uint32()
+            sum_self_x = T.uint32()
+            sum_self_y = T.uint32()
+            sum_next_x = T.uint32()
+            sum_next_y = T.uint32()
+            T.func_attr(tt_attrs({
+                "tt.kernel_role": "writer", "tt.core_map": CORE_MAP,
+                "tt.reduction": {"buffers": [C], "axes": [bz], "blocks": 2, "semaphore": 0},
+                "tt.runtime_args": _args(("start_id", "start_id", "", start_id), ("count", "count", "", count),
+                                         ("sum_self_x", "chain", "self_x", sum_self_x),
+                                         ("sum_self_y", "chain", "self_y", sum_self_y),
+                                         ("sum_next_x", "chain", "next_x", sum_next_x),
+                                         ("sum_next_y", "chain", "next_y", sum_next_y))}))
+            by = T.launch_thread("coreIdx.y", 2)
+            T.launch_thread(bz, 2)
+            C_l = T.Buffer((32, 32), "float32", scope="local.fragment")
+            tt.write_from_cb(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[by * 32, 0], 2, 32, 32))
+            if bz < 1:
+                tt.noc_async_write_barrier()
+                if by * 2 + bz + 1 < T.Cast("int32", start_id) + T.Cast("int32", count):
+                    tt.noc_semaphore_inc(sum_self_x, sum_self_y, 0, 1)
+                else:
+                    tt.noc_semaphore_inc(sum_next_x, sum_next_y, 0, 1)
+
+    tvm.ir.assert_structural_equal(OrderReductionTT()(Before), Expected, map_free_vars=True)
+
+
+def test_hand_written_reduction_without_a_semaphore_is_unchanged():
+    """Before the work partition allocates the semaphore (-1), or in compute, there are no turns
+    to take."""
+    @I.ir_module(check_well_formed=False)
+    class Before:
+        @T.prim_func
+        def main_reader(C: T.Buffer((64, 32), "float32")):
+            bz = T.env_thread("coreIdx.x")
+            start_id = T.uint32()
+            count = T.uint32()
+            T.func_attr(tt_attrs({
+                "tt.kernel_role": "reader", "tt.core_map": CORE_MAP,
+                "tt.reduction": {"buffers": [C], "axes": [bz], "blocks": 2, "semaphore": -1},
+                "tt.runtime_args": _args(("start_id", "start_id", "", start_id), ("count", "count", "", count))}))
+            by = T.launch_thread("coreIdx.y", 2)
+            T.launch_thread(bz, 2)
+            C_s = T.Buffer((32, 32), "float32", scope="shared.dyn")
+            tt.read_to_cb(tl.region(C[by * 32, 0], 1, 32, 32), tl.region(C_s[0, 0], 2, 32, 32))
+
+    tvm.ir.assert_structural_equal(OrderReductionTT()(Before), Before)
