@@ -6,7 +6,7 @@ import tvm
 from tvm.script import ir as I
 from tvm.script import tirx as T
 
-from tests.passes.helpers import cb_entry, tl, tt, tt_attrs
+from tests.passes.helpers import cb_entry, tt, tt_attrs
 from tilelang_tt.passes.fuse_block_copies_tt import FuseBlockCopiesTT
 
 PASS = "FuseBlockCopiesTT"

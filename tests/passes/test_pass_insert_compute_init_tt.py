@@ -6,7 +6,7 @@ from tvm.script import ir as I
 from tvm.script import tirx as T
 
 from tests.kernels import eltwise, gemm, lower_until, run_pass
-from tests.passes.helpers import assert_body, cb_entry, ev, seq, tt, tt_attrs
+from tests.passes.helpers import assert_body, cb_entry, ev, seq, tl, tt, tt_attrs
 from tilelang_tt.ir.attrs import Intrin
 from tilelang_tt.passes.insert_compute_init_tt import InsertComputeInitTT
 
@@ -46,7 +46,7 @@ def test_hand_written_reduce_then_add_starts_from_the_reduce():
         "tt.tile_dfg": {"one": {"producer": "reader", "consumers": ["compute"], "buffer": "", "kind": "scaler"}},
     })
 
-    @I.ir_module(check_well_formed=False)
+    @I.ir_module(check_well_formed=False)  # split kernels use their CBs' buffers unallocated
     class Before:
         @T.prim_func
         def main():
@@ -60,5 +60,60 @@ def test_hand_written_reduce_then_add_starts_from_the_reduce():
             tt.tile.reduce("sum", X_s.data, v_l.data, 1, True)
             tt.tile.eltwise(Z_l.data, i, j, X_s[i, j] + Y_s[i, j])
 
-    after = InsertComputeInitTT()(Before)
-    assert_body(after["main"].body, seq(ev(Intrin.HW_STARTUP, 0, 2, 24, False), Before["main"].body))
+    @I.ir_module(check_well_formed=False)
+    class Expected:
+        @T.prim_func
+        def main():
+            T.func_attr(attrs)
+            X_s = T.Buffer((32, 32), "bfloat16", scope="shared.dyn")
+            Y_s = T.Buffer((32, 32), "bfloat16", scope="shared.dyn")
+            v_l = T.Buffer((32,), "bfloat16", scope="local.fragment")
+            Z_l = T.Buffer((32, 32), "bfloat16", scope="local.fragment")
+            i = T.int32()
+            j = T.int32()
+            tt.engine.init_common(0, 2, 24, False)
+            tt.tile.reduce("sum", X_s.data, v_l.data, 1, True)
+            tt.tile.eltwise(Z_l.data, i, j, X_s[i, j] + Y_s[i, j])
+
+    tvm.ir.assert_structural_equal(InsertComputeInitTT()(Before), Expected, map_free_vars=True)
+
+
+GEMM_CBS = {"A_s": cb_entry(0), "B_s": cb_entry(1), "C_l": cb_entry(16, page_size=4096, data_format="Float32")}
+
+
+def _gemm(role: str, init: bool) -> tvm.IRModule:
+    """A K loop of two gemm steps into C_l (one tile each) in a kernel of ``role``, with the engine
+    start and the matmul init hoisted before the launch when ``init``."""
+    @I.ir_module(check_well_formed=False)
+    class Module:
+        @T.prim_func
+        def main(A: T.Buffer((32, 64), "bfloat16"), B: T.Buffer((64, 32), "bfloat16")):
+            T.func_attr(tt_attrs({"tt.kernel_role": role, "tt.cb_desc": GEMM_CBS}))
+            if init:
+                tt.engine.init_common(0, 1, 16, True)
+                tt.fpu.matmul_block_init(0, 1, False, 1, 1, 1)
+            bx = T.launch_thread("coreIdx.x", 1)
+            A_s = T.Buffer((32, 32), "bfloat16", scope="shared.dyn")
+            B_s = T.Buffer((32, 32), "bfloat16", scope="shared.dyn")
+            C_l = T.Buffer((32, 32), "float32", scope="local.fragment")
+            with T.attr(C_l.data, "tt.accumulate", 0):
+                for k in range(2):
+                    tt.read_to_cb(tl.region(A[0, k * 32], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+                    tt.read_to_cb(tl.region(B[k * 32, 0], 1, 32, 32), tl.region(B_s[0, 0], 2, 32, 32))
+                    tt.mm.mma(A_s.data, B_s.data, C_l.data, 0, 0, 1, 1, False, k == 0)
+                tt.pack_block(C_l.data, 0, 0, 1, 1)
+
+    return Module
+
+
+def test_hand_written_gemm_starts_the_engine_and_hoists_the_matmul_init():
+    """Only matmuls of the same operands and sub-block: one engine configuration, so the matmul
+    init (in0, in1, transpose, ct, rt, kt) is hoisted before the launch after the engine start,
+    which a matmul makes with its operands in reverse (SrcOrder::Reverse)."""
+    tvm.ir.assert_structural_equal(InsertComputeInitTT()(_gemm("compute", init=False)), _gemm("compute", init=True),
+                                   map_free_vars=True)
+
+
+def test_hand_written_data_movement_kernels_are_unchanged():
+    before = _gemm("reader", init=False)
+    tvm.ir.assert_structural_equal(InsertComputeInitTT()(before), before, map_free_vars=True)
