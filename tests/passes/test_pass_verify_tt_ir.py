@@ -7,9 +7,11 @@ import pytest
 import tilelang  # noqa: F401
 import tvm
 from tvm import tirx
+from tvm.script import ir as I
+from tvm.script import tirx as T
 
 from tests.kernels import eltwise, gemm, lower_until, run_pass
-from tests.passes.helpers import alloc_source
+from tests.passes.helpers import alloc_source, cb_entry, tl, tt, tt_attrs
 from tilelang_tt.ir.attrs import Attr, Intrin, call, get, with_attrs
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.ir.common import keep_span, stmt_intrin
@@ -176,3 +178,97 @@ def test_l1_buffers_count_with_the_cbs_on_every_core():
 def test_l1_buffers_that_fit_pass():
     mod = lower_until(eltwise("add", 1024, 1024, 32, 64), PASS)
     run_pass(_in_l1(mod, "B", [8, 4], [32, 1024]), PASS)  # a row of 32 tiles, 64 KiB, on each of 32 cores
+
+
+# -- hand-written TIR -------------------------------------------------------------------------------
+
+LAYOUT = {"memory": "DRAM", "layout": "interleaved", "dtype": "bfloat16", "shape": [32, 64], "tile_shape": [32, 32],
+          "data_format": "Float16_b", "page_size": 2048}
+
+
+def _compute_attrs(case: str) -> dict:
+    """A compute kernel's attributes as the pipeline leaves them for VerifyTTIR (the ones it reads);
+    ``case`` "missing attribute" drops the compute config, "shared id" gives B_s A_s's CB id."""
+    attrs = {
+        "tt.kernel_role": "compute", "tt.source_func": "add", "tt.arch": "wormhole_b0",
+        "tt.cb_desc": {"A_s": cb_entry(0, num_pages=4, block_tiles=(1, 2)),
+                       "B_s": cb_entry(0 if case == "shared id" else 1, num_pages=4, block_tiles=(1, 2)),
+                       "C_s": cb_entry(16, num_pages=4, block_tiles=(1, 2))},
+        "tt.core_ranges": [[[0, 0], [0, 0]]],
+        "tt.layout_desc": {"A": LAYOUT, "B": LAYOUT, "C": LAYOUT},
+        "tt.compute_config": {"dst_budget": 8, "fp32_dest_acc_en": False, "math_approx_mode": False,
+                              "math_fidelity": "HiFi4", "unpack_to_dest": []},
+        "tt.runtime_args": [],
+        "tt.work_partition": [{"core": [0, 0], "start_id": 0, "count": 1, "width": 1, "shard": [0, 0]}],
+    }
+    if case == "missing attribute":
+        del attrs["tt.compute_config"]
+    return tt_attrs(attrs)
+
+
+def _compute(case: str) -> tvm.IRModule:
+    """C = A + B over a 32x64 block (2 tiles in one DST acquire), the compute kernel as D5 leaves it;
+    ``case`` breaks one rule: "DST" adds 16 tiles in one acquire, "reader call" waits for NOC reads,
+    "tile op" leaves a T.copy, "malformed call" packs without the CB argument."""
+    attrs = _compute_attrs(case)
+    tiles = 16 if case == "DST" else 2
+
+    @I.ir_module(check_well_formed=False)  # split kernels use their CBs' buffers unallocated
+    class Module:
+        @T.prim_func
+        def main_compute(A: T.Buffer((32, 64), "bfloat16"), B: T.Buffer((32, 64), "bfloat16"),
+                         C: T.Buffer((32, 64), "bfloat16")):
+            T.func_attr(attrs)
+            tt.engine.init_common(0, 1, 16, False)
+            tt.fpu.binary_init("add", 0, 1)
+            bx = T.launch_thread("coreIdx.x", 1)
+            tt.cb_wait_front(0, 2)
+            tt.cb_wait_front(1, 2)
+            tt.dst.acquire()
+            for t in range(tiles):
+                tt.fpu.binary_tiles("add", 0, 1, t, t, t)
+            if case == "reader call":
+                tt.noc_async_read_barrier()
+            if case == "tile op":
+                A_s = T.Buffer((32, 64), "bfloat16", scope="shared.dyn")
+                C_s = T.Buffer((32, 64), "bfloat16", scope="shared.dyn")
+                tl.tileop.copy(tl.region(A_s[0, 0], 1, 32, 64), tl.region(C_s[0, 0], 2, 32, 64))
+            tt.dst.commit()
+            tt.cb_reserve_back(16, 2)
+            tt.dst.wait()
+            for t in range(2):
+                if case == "malformed call":
+                    tt.pack_tile(t)
+                else:
+                    tt.pack_tile(t, 16)
+            tt.dst.release()
+            tt.cb_push_back(16, 2)
+            tt.cb_pop_front(0, 2)
+            tt.cb_pop_front(1, 2)
+
+    return Module
+
+
+def test_hand_written_valid_compute_kernel_is_unchanged():
+    before = _compute("valid")
+    tvm.ir.assert_structural_equal(VerifyTTIR()(before), before)
+
+
+@pytest.mark.parametrize("case,message", [
+    ("DST", "`tt.fpu.binary_tiles` uses DST tile 15, beyond the 8 tiles one acquire holds in bf16 accumulation "
+     "on wormhole_b0"),
+    ("reader call", "`tt.noc_async_read_barrier` is not allowed in the compute kernel"),
+    ("tile op", "tile op `T.copy` was not lowered in the compute kernel"),
+    ("malformed call", "malformed intrinsic call: tt.pack_tile("),
+    ("missing attribute", "required attribute tt.compute_config is missing on the compute kernel"),
+    ("shared id", "CBs `A_s` and `B_s` share id 0"),
+])
+def test_hand_written_broken_compute_kernel_is_refused(case, message):
+    """Each rule, broken once in the hand-written kernel: the error names the rule and the user's
+    kernel (tt.source_func), with a fix. (TVMScript statements carry no source lines: the lines
+    are checked on TileLang kernels above.)"""
+    with pytest.raises(TTCompileError) as info:
+        VerifyTTIR()(_compute(case))
+    err = info.value
+    assert message in err.message, err.message
+    assert (err.pass_name, err.func_name) == (PASS, "add") and err.hint
