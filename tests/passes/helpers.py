@@ -88,9 +88,9 @@ def assert_body(actual, expected):
 
 
 def names(mod: tvm.IRModule) -> dict[str, list[str]]:
-    """Per function, the names its body gives, in program order: allocated buffers, bound variables
-    and loop variables. ``assert_structural_equal`` ignores names (of buffers, variables, blocks), so
-    a test of a pass that invents or changes names compares these too."""
+    """Per function, the names its body gives, in program order: allocated buffers, bound variables,
+    loop variables and launched core indices. ``assert_structural_equal`` ignores names (of buffers,
+    variables, blocks), so a test of a pass that invents or changes names compares these too."""
     out = {}
     for gv, func in mod.functions.items():
         given: list[str] = []
@@ -102,6 +102,8 @@ def names(mod: tvm.IRModule) -> dict[str, list[str]]:
                 given.append(node.var.name)
             elif isinstance(node, tirx.For):
                 given.append(node.loop_var.name)
+            elif isinstance(node, tirx.AttrStmt) and node.attr_key == "thread_extent":
+                given.append(node.node.var.name)
             return True
 
         tirx.stmt_functor.pre_order_visit(func.body, visit)
