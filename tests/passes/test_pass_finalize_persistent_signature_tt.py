@@ -117,3 +117,61 @@ def test_hand_written_reader_and_compute_signatures():
 
     # every argument's variable is new: free in its function, mapped one to one
     tvm.ir.assert_structural_equal(FinalizePersistentSignatureTT()(Before), Expected, map_free_vars=True)
+
+
+def test_hand_written_writer_of_a_reduction_gets_the_chain_arguments():
+    """Split-K under the contiguous policy: the writer's address argument, start_id and count,
+    then the NOC coordinates of its core and of the next (the blocks of a group signal them in
+    turn, OrderReductionTT). ``tt.reduction`` holds the summed tensor and the summing axis, the
+    core launch's variable (free where the attribute is compared: the comparison maps it)."""
+    writer = {"tt.work_policy": {"policy": "contiguous", "stride": 1, "shard_blocks": [0, 0]},
+              "tt.kernel_role": "writer",
+              "tt.tensor_accessor": {"C": accessor_entry(kernel="writer", cta_offset=0, compile_time_args=[2, 2048])}}
+    writer_args = [_arg("C_addr", "buffer_address", buffer="C"), _arg("start_id", "start_id"),
+                   _arg("count", "count"), *[_arg(f"sum_{what}", "chain", what=what)
+                                             for what in ("self_x", "self_y", "next_x", "next_y")]]
+
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main_writer(C: T.Buffer((64, 64), "float32")):
+            bz = T.env_thread("coreIdx.x")
+            T.func_attr(tt_attrs(writer | {"tt.reduction": {"buffers": [C], "axes": [bz], "blocks": 2, "semaphore": 0}}))
+            T.launch_thread(bz, 2)
+            T.evaluate(0)
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main_writer(C: T.Buffer((64, 64), "float32")):
+            bz = T.env_thread("coreIdx.x")
+            T.func_attr(tt_attrs(writer | {"tt.reduction": {"buffers": [C], "axes": [bz], "blocks": 2, "semaphore": 0},
+                                           "tt.runtime_args": writer_args}))
+            T.launch_thread(bz, 2)
+            T.evaluate(0)
+
+    tvm.ir.assert_structural_equal(FinalizePersistentSignatureTT()(Before), Expected, map_free_vars=True)
+
+
+def test_hand_written_local_shard_work_is_the_core_shard_and_its_extent():
+    """local_shard: a core's work is its shard (row, column), the count of its blocks and the
+    width of its shard in blocks; compute takes nothing else."""
+    compute = {"tt.work_policy": {"policy": "local_shard", "stride": 1, "shard_blocks": [2, 1]},
+               "tt.kernel_role": "compute", "tt.tensor_accessor": {}}
+    compute_args = [_arg(kind, kind) for kind in ("shard_y", "shard_x", "count", "width")]
+
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main_compute(C: T.Buffer((64, 64), "float32")):
+            T.func_attr(tt_attrs(compute))
+            T.evaluate(0)
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main_compute(C: T.Buffer((64, 64), "float32")):
+            T.func_attr(tt_attrs(compute | {"tt.runtime_args": compute_args}))
+            T.evaluate(0)
+
+    tvm.ir.assert_structural_equal(FinalizePersistentSignatureTT()(Before), Expected, map_free_vars=True)

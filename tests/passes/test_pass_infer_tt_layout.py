@@ -11,7 +11,7 @@ from tvm.script import tirx as T
 
 from tests.compiler.test_rank1_columns import line_of, row_and_column
 from tests.kernels import gemm, lower_until, run_pass
-from tests.passes.helpers import attrs_without, tt_attrs
+from tests.passes.helpers import attrs_without, tl, tt_attrs
 from tilelang_tt import TTCompileError
 from tilelang_tt.ir.attrs import Attr, LayoutDesc, get
 from tilelang_tt.options import CompileOptions
@@ -134,3 +134,40 @@ def test_tensors_sliced_at_rows_read_from_tensors_or_written_some_rows_at_a_time
     assert [layouts[n]["layout"] for n in ("A", "B", "C")] == ["row_major", "interleaved", "row_major"]
     f = run_pass(lower_until(guarded_rows(100, 64, 64, "lt"), PASS), PASS)["main"]
     assert [f.attrs["tt.layout_desc"][n]["layout"] for n in ("A", "C")] == ["interleaved", "row_major"]
+
+
+def test_hand_written_rank1_tensor_written_per_row_is_a_column():
+    """Hand-written TIR: O (64,) takes the per-row sums ``s`` (a T.reduce along dimension 1) of
+    each 32-row block: it is laid out as the column (64, 1), "column" in its layout; X is the
+    default interleaved DRAM tensor."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(X: T.Buffer((64, 64), "bfloat16"), O: T.Buffer((64,), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    x = T.sblock_alloc_buffer((32, 64), "bfloat16", scope="shared.dyn")
+                    s = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    tl.tileop.copy(tl.region(X[bx * 32, 0], 1, 32, 64), tl.region(x[0, 0], 2, 32, 64))
+                    tl.tileop.reduce(tl.region(x[0, 0], 1, 32, 64), tl.region(s[0], 2, 32), "sum", 1, True)
+                    tl.tileop.copy(tl.region(s[0], 1, 32), tl.region(O[bx * 32], 2, 32))
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(X: T.Buffer((64, 64), "bfloat16"), O: T.Buffer((64,), "float32")):
+            T.func_attr(tt_attrs({"tt.arch": "wormhole_b0", "tt.layout_desc": {
+                "X": _layout((64, 64)), "O": _layout((64,), "float32", "Float32", 4096) | {"column": True}}}))
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    x = T.sblock_alloc_buffer((32, 64), "bfloat16", scope="shared.dyn")
+                    s = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    tl.tileop.copy(tl.region(X[bx * 32, 0], 1, 32, 64), tl.region(x[0, 0], 2, 32, 64))
+                    tl.tileop.reduce(tl.region(x[0, 0], 1, 32, 64), tl.region(s[0], 2, 32), "sum", 1, True)
+                    tl.tileop.copy(tl.region(s[0], 1, 32), tl.region(O[bx * 32], 2, 32))
+
+    tvm.ir.assert_structural_equal(InferTTLayout()(Before), Expected)

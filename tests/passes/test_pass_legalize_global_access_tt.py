@@ -131,19 +131,42 @@ def test_a_head_of_a_bshd_tensor_read_element_wise_becomes_its_slice():
     assert names(after) == names(Expected)  # assert_structural_equal ignores names
 
 
-def test_a_store_guarded_on_the_first_index_writes_the_rows_inside_the_guard():
-    """``if by * bm + i < M: C[by * bm + i, j] = c[i, j]`` (the last block's boundary guard): the
-    fragment takes every row, the copy out writes the first ``M - by * bm`` (``tt.valid_rows``)."""
-    from tests.compiler.test_grouped_gemm import guarded_rows
-    from tests.passes.helpers import nodes
-    from tilelang_tt.ir.attrs import Attr
+def test_hand_written_store_guarded_on_its_rows_writes_the_valid_rows():
+    """The last block's boundary guard ``if by * 32 + i < 40`` around the store to C: the fragment
+    ``C_l`` takes every row (unguarded), and the copy out writes the first ``40 - by * 32`` rows
+    (``tt.valid_rows`` on C around it); no branch is left."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(C: T.Buffer((40, 32), "float32")):
+            for by in T.thread_binding(2, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    c = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                    tl.tileop.fill(tl.region(c[0, 0], 2, 32, 32), T.float32(1))
+                    for i in T.parallel(32):
+                        for j in T.parallel(32):
+                            if by * 32 + i < 40:
+                                C[by * 32 + i, j] = c[i, j]
 
-    before = lower_until(guarded_rows(100, 64, 64, "lt"), PASS)
-    after = run_pass(before, PASS)["main"]
-    C = param(after, "C")
-    (valid,) = nodes(after.body, lambda n: isinstance(n, tirx.AttrStmt) and n.attr_key == Attr.VALID_ROWS.value)
-    assert valid.node.same_as(C.data)
-    by = loop(after, "by").loop_var
-    assert tvm.arith.Analyzer().can_prove(valid.value == 100 - by * 64)
-    assert isinstance(valid.body, tirx.Evaluate) and valid.body.value.op.name == "tl.tileop.copy"
-    assert not nodes(after.body, lambda n: isinstance(n, tirx.IfThenElse))
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(C: T.Buffer((40, 32), "float32")):
+            for by in T.thread_binding(2, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    c = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                    C_l = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                    tl.tileop.fill(tl.region(c[0, 0], 2, 32, 32), T.float32(1))
+                    for i in T.parallel(32):
+                        for j in T.parallel(32):
+                            C_l[i, j] = c[i, j]
+                    with T.attr(C.data, "tt.valid_rows", 40 - by * 32):
+                        tl.tileop.copy(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[by * 32, 0], 2, 32, 32))
+
+    after = LegalizeGlobalAccessTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)

@@ -114,27 +114,6 @@ def test_eltwise_parallel_becomes_tile_eltwise():
     assert get(after["main"], Attr.COMPUTE_CONFIG)["dst_budget"] == 8
 
 
-def test_reductions_and_fills():
-    from tests.op_kernels import row_sum_over_k
-
-    before = lower_until(row_sum_over_k(64, 256, 32, 64), PASS)
-    acc = alloc(before["main"], "acc")
-    after = block(run_pass(before, PASS)["main"], "tilelang_root").body
-    fill = after.seq[0]  # T.fill(acc, 0): a per-row vector of zeros
-    assert_body(fill, ev(Intrin.TILE_ELTWISE, acc.data, fill.value.args[1], 0, tirx.FloatImm("float32", 0.0)))
-    reduces = [n for n in nodes_of(after) if getattr(n, "value", None) is not None
-               and isinstance(n.value, tirx.Call) and n.value.op.name == Intrin.TILE_REDUCE.value]
-    assert len(reduces) == 1
-    kind, src, dst, dim, clear = reduces[0].value.args
-    assert (kind.value, dst.name, int(dim), bool(clear)) == ("sum", "acc", 1, False)
-
-
-def nodes_of(stmt):
-    out = []
-    tirx.stmt_functor.post_order_visit(stmt, lambda n: out.append(n) if isinstance(n, tirx.Evaluate) else None)
-    return out
-
-
 def test_flash_attention_reloads_the_live_accumulator():
     """acc_o += P @ V (no clear) is an accumulate scope in RELOAD mode."""
     from tests.op_kernels import flash_attention
@@ -268,3 +247,56 @@ def test_a_transpose_b_block_read_by_another_op_stays_row_by_row():
 
     after = run_pass(lower_until(main, PASS), PASS)["main"]
     assert get(after, Attr.COLUMN_MAJOR_BLOCKS, None) is None
+
+
+VECTOR_CBS = {"A_s": cb_entry(block_tiles=(1, 2)),
+              "acc": {**cb_entry(page_size=4096, data_format="Float32"), "vector": "col"},
+              "out": {**cb_entry(page_size=4096, data_format="Float32"), "vector": "col"}}
+
+
+def test_hand_written_fill_reduce_and_vector_store():
+    """Hand-written TIR: T.fill of the per-row vector ``acc`` (no gemm accumulates into it) is an
+    eltwise of the constant over its rows (j = 0: one value per row); T.reduce_sum along the
+    columns, not clearing ``acc``, is tt.tile.reduce; the T.Parallel store of ``acc`` into the
+    (32, 1) block (a column vector, as PropagateTTLayout records it) an eltwise of the load. Each
+    eltwise has index variables of its own."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((32, 64), "bfloat16"), R: T.Buffer((32, 1), "float32")):
+            T.func_attr(tt_attrs({"tt.arch": "wormhole_b0", "tt.cb_desc": VECTOR_CBS}))
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                A_s = T.sblock_alloc_buffer((32, 64), "bfloat16", scope="shared.dyn")
+                acc = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                out = T.sblock_alloc_buffer((32, 1), "float32", scope="local.fragment")
+                tl.tileop.fill(tl.region(acc[0], 2, 32), T.float32(0))
+                tt.read_to_cb(tl.region(A[0, 0], 1, 32, 64), tl.region(A_s[0, 0], 2, 32, 64))
+                tl.tileop.reduce(tl.region(A_s[0, 0], 1, 32, 64), tl.region(acc[0], 2, 32), "sum", 1, False)
+                for i in T.parallel(32):
+                    out[i, 0] = acc[i]
+                tt.write_from_cb(tl.region(out[0, 0], 1, 32, 1), tl.region(R[0, 0], 2, 32, 1))
+
+    @I.ir_module(check_well_formed=False)  # the index variables of the eltwise calls are free
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((32, 64), "bfloat16"), R: T.Buffer((32, 1), "float32")):
+            T.func_attr(tt_attrs({"tt.arch": "wormhole_b0", "tt.cb_desc": VECTOR_CBS, "tt.compute_config": {
+                "fp32_dest_acc_en": True, "math_fidelity": "HiFi4", "math_approx_mode": False, "dst_budget": 4,
+                "unpack_to_dest": []}}))
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                A_s = T.sblock_alloc_buffer((32, 64), "bfloat16", scope="shared.dyn")
+                acc = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                out = T.sblock_alloc_buffer((32, 1), "float32", scope="local.fragment")
+                i = T.int32()
+                tt.tile.eltwise(acc.data, i, 0, T.float32(0))
+                tt.read_to_cb(tl.region(A[0, 0], 1, 32, 64), tl.region(A_s[0, 0], 2, 32, 64))
+                tt.tile.reduce("sum", A_s.data, acc.data, 1, False)
+                i_1 = T.int32()
+                tt.tile.eltwise(out.data, i_1, 0, acc[i_1])
+                tt.write_from_cb(tl.region(out[0, 0], 1, 32, 1), tl.region(R[0, 0], 2, 32, 1))
+
+    tvm.ir.assert_structural_equal(LowerTTTileIntrinsics()(Before), Expected, map_free_vars=True)

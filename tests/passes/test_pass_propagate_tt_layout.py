@@ -44,18 +44,6 @@ def test_eltwise_cb_desc_uses_cb_depth_option():
         name: _cb(2048, 6, "Float16_b", 2, (1, 2), alloc_source(eltwise, name)) for name in ("A_s", "B_s", "C_s")}
 
 
-def test_vectors_get_their_kind_from_use():
-    """Per-row statistics are column vectors (data in column 0 of each tile), per-column weights
-    row vectors (row 0)."""
-    from tests.op_kernels import rmsnorm
-
-    before = lower_until(rmsnorm(64, 128, 32), PASS)
-    cbs = get(run_pass(before, PASS)["main"], Attr.CB_DESC)
-    assert (cbs["ss"]["vector"], cbs["ss"]["block_tiles"]) == ("col", [1, 1])
-    assert (cbs["w"]["vector"], cbs["w"]["block_tiles"]) == ("row", [1, 4])
-    assert (cbs["x"]["vector"], cbs["x"]["block_tiles"]) == ("", [1, 4])
-
-
 def test_hand_written_stages_and_default_depth():
     """Hand-written TIR: A_s, filled in a loop of num_stages=3, holds 3 blocks of its 2 bfloat16
     tiles; the float32 fragment C_l the default 2 (the option). TVMScript buffers have no source line."""
@@ -91,5 +79,61 @@ def test_hand_written_stages_and_default_depth():
                 for k in T.serial(2, annotations={"num_stages": 3}):
                     tl.tileop.copy(tl.region(A[0, k * 32], 1, 64, 32), tl.region(A_s[0, 0], 2, 64, 32))
                 tl.tileop.copy(tl.region(C_l[0, 0], 1, 64, 32), tl.region(C[0, 0], 2, 64, 32))
+
+    tvm.ir.assert_structural_equal(PropagateTTLayout()(Before), Expected)
+
+
+def _vector_cbs() -> dict:
+    def cb(page, pages, fmt, block, tiles, vector=""):
+        return {"index": -1, "page_size": page, "num_pages": pages, "data_format": fmt, "block_pages": block,
+                "block_tiles": list(tiles), "vector": vector, "producer": "", "consumer": "", "buffer": "",
+                "source": ""}
+
+    return {"ss": cb(4096, 2, "Float32", 1, (1, 1), "col"), "w": cb(2048, 4, "Float16_b", 2, (1, 2), "row"),
+            "x": cb(2048, 4, "Float16_b", 2, (1, 2)), "y": cb(2048, 4, "Float16_b", 2, (1, 2))}
+
+
+def test_hand_written_vectors_take_their_kind_from_their_use():
+    """Hand-written TIR (rms_norm's shape): ``ss``, the per-row sum (a T.reduce along dimension 1,
+    read ``ss[i]`` by the row loop), is a column vector: one tile column of 32 rows; ``w``, read
+    ``w[j]`` by the column loop, a row vector: one tile row of 64 columns, 2 tiles."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(X: T.Buffer((32, 64), "bfloat16"), W: T.Buffer((64,), "bfloat16"), Y: T.Buffer((32, 64), "bfloat16")):
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                x = T.sblock_alloc_buffer((32, 64), "bfloat16", scope="shared.dyn")
+                w = T.sblock_alloc_buffer((64,), "bfloat16", scope="shared.dyn")
+                ss = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                y = T.sblock_alloc_buffer((32, 64), "bfloat16", scope="local.fragment")
+                tl.tileop.copy(tl.region(X[0, 0], 1, 32, 64), tl.region(x[0, 0], 2, 32, 64))
+                tl.tileop.copy(tl.region(W[0], 1, 64), tl.region(w[0], 2, 64))
+                tl.tileop.reduce(tl.region(x[0, 0], 1, 32, 64), tl.region(ss[0], 2, 32), "sum", 1, True)
+                for i in T.parallel(32):
+                    for j in T.parallel(64):
+                        y[i, j] = x[i, j] * w[j] * T.Cast("bfloat16", ss[i])
+                tl.tileop.copy(tl.region(y[0, 0], 1, 32, 64), tl.region(Y[0, 0], 2, 32, 64))
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(X: T.Buffer((32, 64), "bfloat16"), W: T.Buffer((64,), "bfloat16"), Y: T.Buffer((32, 64), "bfloat16")):
+            T.func_attr(tt_attrs({"tt.cb_desc": _vector_cbs()}))
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                x = T.sblock_alloc_buffer((32, 64), "bfloat16", scope="shared.dyn")
+                w = T.sblock_alloc_buffer((64,), "bfloat16", scope="shared.dyn")
+                ss = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                y = T.sblock_alloc_buffer((32, 64), "bfloat16", scope="local.fragment")
+                tl.tileop.copy(tl.region(X[0, 0], 1, 32, 64), tl.region(x[0, 0], 2, 32, 64))
+                tl.tileop.copy(tl.region(W[0], 1, 64), tl.region(w[0], 2, 64))
+                tl.tileop.reduce(tl.region(x[0, 0], 1, 32, 64), tl.region(ss[0], 2, 32), "sum", 1, True)
+                for i in T.parallel(32):
+                    for j in T.parallel(64):
+                        y[i, j] = x[i, j] * w[j] * T.Cast("bfloat16", ss[i])
+                tl.tileop.copy(tl.region(y[0, 0], 1, 32, 64), tl.region(Y[0, 0], 2, 32, 64))
 
     tvm.ir.assert_structural_equal(PropagateTTLayout()(Before), Expected)

@@ -34,13 +34,6 @@ def test_a_compared_uint8_vector_becomes_a_bfloat16_block_compared_with_zero():
     assert [c.args[1].args[0].buffer for c in copies] == [visible]  # the tensor's bytes into the wide block
 
 
-def test_a_bool_condition_tests_the_float_against_zero():
-    after = run_pass(lower_until(masked_scores(64, 64, "bool", "condition"), PASS), PASS)["main"]
-    (select,) = nodes(after.body, lambda n: isinstance(n, tirx.Call) and n.op.name == "tirx.if_then_else")
-    cond = select.args[0]
-    assert isinstance(cond, tirx.NE) and str(cond.a.dtype) == "bfloat16" and float(cond.b.value) == 0.0
-
-
 def test_kernels_without_mask_blocks_are_unchanged():
     before = lower_until(gemm(64, 64, 64, 32, 32, 32), PASS)
     assert run_pass(before, PASS)["main"].same_as(before["main"])
