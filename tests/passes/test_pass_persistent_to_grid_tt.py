@@ -99,14 +99,14 @@ def test_hand_written_wave_loop_without_a_guard_is_left_as_it_is():
     @I.ir_module
     class Before:
         @T.prim_func
-        def main(A: T.Buffer((64, 32), "bfloat16"), C: T.Buffer((32, 32), "bfloat16")):
-            for pid in T.thread_binding(1, thread="blockIdx.x"):
+        def main(A: T.Buffer((128, 32), "bfloat16"), C: T.Buffer((64, 32), "bfloat16")):
+            for pid in T.thread_binding(2, thread="blockIdx.x"):
                 with T.sblock("tilelang_root"):
                     T.reads()
                     T.writes()
                     a = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
                     for w in range(2):
-                        tl.tileop.copy(tl.region(A[w * 32, 0], 1, 32, 32), tl.region(a[0, 0], 2, 32, 32))
-                        tl.tileop.copy(tl.region(a[0, 0], 1, 32, 32), tl.region(C[0, 0], 2, 32, 32))
+                        tl.tileop.copy(tl.region(A[pid * 64 + w * 32, 0], 1, 32, 32), tl.region(a[0, 0], 2, 32, 32))
+                        tl.tileop.copy(tl.region(a[0, 0], 1, 32, 32), tl.region(C[pid * 32, 0], 2, 32, 32))
 
     tvm.ir.assert_structural_equal(PersistentToGridTT()(Before), Before)
