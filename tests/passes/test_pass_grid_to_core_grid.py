@@ -36,22 +36,6 @@ def test_block_grid_becomes_core_launches():
     assert get(after["main"], Attr.CORE_MAP) == {"m": "coreIdx.y", "n": "coreIdx.x"}
 
 
-def test_gpu_block_scheduling_hints_are_dropped():
-    """T.use_swizzle orders blocks for a GPU's L2; on Tenstorrent the work partition orders them."""
-    plain = run_pass(lower_until(gemm(128, 256, 64, 64, 64, 32), PASS), PASS)
-    before = lower_until(gemm(128, 256, 64, 64, 64, 32, staged=True), PASS)
-    assert nodes(before["main"].body, lambda n: isinstance(n, tirx.AttrStmt)
-                 and n.attr_key == "threadblock_swizzle_pattern")
-    after = run_pass(before, PASS)
-    assert not nodes(after["main"].body, lambda n: isinstance(n, tirx.AttrStmt)
-                     and n.attr_key == "threadblock_swizzle_pattern")
-    def launches(f):
-        return sorted(str(n.node.thread_tag) for n in nodes(f.body, lambda n: isinstance(n, tirx.AttrStmt)
-                                                                and n.attr_key == "thread_extent"))
-
-    assert launches(after["main"]) == launches(plain["main"]) == ["coreIdx.x", "coreIdx.y"]
-
-
 def test_third_grid_dimension_folds_into_the_block_rows():
     """T.Kernel(Bx, By, Bz): one coreIdx.y launch over Bz * By rows, bz and by read from it."""
     before = lower_until(bmm(3, 64, 64, 96, 32, 32, 32), PASS)
@@ -135,3 +119,33 @@ def test_hand_written_third_grid_dimension_folds_into_the_rows():
     after = GridToCoreGrid()(Before)
     tvm.ir.assert_structural_equal(after, Expected)
     assert names(after) == names(Expected)  # assert_structural_equal ignores names
+
+
+def test_hand_written_swizzle_hint_is_dropped():
+    """Hand-written TIR: T.use_swizzle's rasterization hint (a GPU's L2 order of blocks) goes with
+    the grid loops; on Tenstorrent the work partition orders the blocks."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((32, 64), "bfloat16")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    A_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                    T.attr(None, "threadblock_swizzle_pattern", T.tvm_tuple("rasterization2DRow", 10))
+                    tl.tileop.copy(tl.region(A[0, bx * 32], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((32, 64), "bfloat16")):
+            T.func_attr(tt_attrs(CORE_MAP))
+            bx = T.launch_thread("coreIdx.x", 2)
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                A_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                tl.tileop.copy(tl.region(A[0, bx * 32], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+
+    tvm.ir.assert_structural_equal(GridToCoreGrid()(Before), Expected)
