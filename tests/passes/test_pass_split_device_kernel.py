@@ -236,3 +236,65 @@ def test_hand_written_block_read_by_the_writer():
     for role in ("reader", "writer"):
         tvm.ir.assert_structural_equal(after[f"main_{role}"].body, Expected[f"main_{role}"].body,
                                        map_free_vars=True)
+
+
+def test_hand_written_reader_first_pushes_the_reduce_scaler():
+    """A row sum: the reduce's scaler CB (``one``, kind "scaler" in tt.tile_dfg, the reader's) is
+    filled by the reader with one tile of 1.0 before its block loop; compute reduces between the
+    markers of X_s arriving and s leaving; the writer writes s."""
+    graph = {"tt.cb_desc": {"X_s": cb_entry(0, producer="reader", consumer="compute", buffer="X"),
+                            "one": cb_entry(1, producer="reader", consumer="compute"),
+                            "s": {**cb_entry(16, producer="compute", consumer="writer", buffer="S"), "vector": "col"}},
+             "tt.tile_dfg": {"X_s": {"producer": "reader", "consumers": ["compute"], "buffer": "X"},
+                             "one": {"producer": "reader", "consumers": ["compute"], "buffer": "", "kind": "scaler"},
+                             "s": {"producer": "compute", "consumers": ["writer"], "buffer": "S"}}}
+
+    def role(name):
+        return tt_attrs({**graph, "tt.kernel_role": name, "tt.source_func": "main"})
+
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(X: T.Buffer((64, 32), "bfloat16"), S: T.Buffer((64,), "bfloat16")):
+            T.func_attr(tt_attrs(graph))
+            by = T.launch_thread("coreIdx.y", 2)
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                X_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                s = T.sblock_alloc_buffer((32,), "bfloat16", scope="local.fragment")
+                tt.read_to_cb(tl.region(X[by * 32, 0], 1, 32, 32), tl.region(X_s[0, 0], 2, 32, 32))
+                tt.tile.reduce("sum", X_s.data, s.data, 1, True)
+                tt.write_from_cb(tl.region(s[0], 1, 32), tl.region(S[by * 32], 2, 32))
+
+    @I.ir_module(check_well_formed=False)  # split kernels use their CBs' buffers unallocated
+    class Expected:
+        @T.prim_func
+        def main_reader(X: T.Buffer((64, 32), "bfloat16"), S: T.Buffer((64,), "bfloat16")):
+            T.func_attr(role("reader"))
+            X_s = T.Buffer((32, 32), "bfloat16", scope="shared.dyn")
+            tt.fill_scaler(1, T.float32(1))
+            by = T.launch_thread("coreIdx.y", 2)
+            tt.read_to_cb(tl.region(X[by * 32, 0], 1, 32, 32), tl.region(X_s[0, 0], 2, 32, 32))
+
+        @T.prim_func
+        def main_compute(X: T.Buffer((64, 32), "bfloat16"), S: T.Buffer((64,), "bfloat16")):
+            T.func_attr(role("compute"))
+            X_s = T.Buffer((32, 32), "bfloat16", scope="shared.dyn")
+            s = T.Buffer((32,), "bfloat16", scope="local.fragment")
+            by = T.launch_thread("coreIdx.y", 2)
+            tt.read_to_cb(tl.region(X[by * 32, 0], 1, 32, 32), tl.region(X_s[0, 0], 2, 32, 32))
+            tt.tile.reduce("sum", X_s.data, s.data, 1, True)
+            tt.write_from_cb(tl.region(s[0], 1, 32), tl.region(S[by * 32], 2, 32))
+
+        @T.prim_func
+        def main_writer(X: T.Buffer((64, 32), "bfloat16"), S: T.Buffer((64,), "bfloat16")):
+            T.func_attr(role("writer"))
+            s = T.Buffer((32,), "bfloat16", scope="local.fragment")
+            by = T.launch_thread("coreIdx.y", 2)
+            tt.write_from_cb(tl.region(s[0], 1, 32), tl.region(S[by * 32], 2, 32))
+
+    # one function at a time: the kernels share main's parameters (see test_hand_written_gemm_split)
+    after = SplitDeviceKernel()(Before)
+    for gv in Expected.functions:
+        tvm.ir.assert_structural_equal(after[gv.name_hint], Expected[gv], map_free_vars=True)
