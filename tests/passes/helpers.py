@@ -132,7 +132,18 @@ def alloc_source(factory, name: str) -> str:
 # TVMScript has no spelling of its own for TileLang's tile ops and the TT intrinsics (the printer
 # shows them as T.copy, T.region, T.tt.read_to_cb, which the parser does not know), nor does it store
 # attribute integers as the passes do. A test writes them with Ops (tl, tt) and tt_attrs, inside its
-# @I.ir_module Before and Expected.
+# @I.ir_module Before and Expected. What else the tests of tests/passes rely on:
+# - assert_structural_equal ignores the names of buffers, variables and blocks: a pass that invents
+#   or changes names is also checked with ``names`` (above);
+# - a ``local.var`` buffer is written ``v = value`` and read ``v`` (TileLang's parser; printed v[0]);
+# - a split kernel declares its CB buffers ``X_s = T.Buffer(..., scope=...)`` unallocated: the
+#   module is ``@I.ir_module(check_well_formed=False)`` and compared with ``map_free_vars=True``;
+# - an attribute holding a variable of the body (``tt.reduction``'s axes, ``tt.runtime_args``' vars)
+#   names it before ``T.func_attr``: ``bz = T.env_thread("coreIdx.x")`` then ``T.launch_thread(bz,
+#   2)``, or ``start_id = T.uint32()``; the attribute is compared before the body, where the variable
+#   is still free, so such modules are compared with ``map_free_vars=True``;
+# - the parser drops a no-op ``T.evaluate(0)`` from a sequence and has no ``{**d}``: ``d | {...}``;
+# - TVMScript statements carry no source lines: error locations are checked on TileLang kernels.
 
 
 class Ops:
