@@ -127,6 +127,7 @@ def test_hand_written_writer_of_a_reduction_gets_the_chain_arguments():
     writer = {"tt.work_policy": {"policy": "contiguous", "stride": 1, "shard_blocks": [0, 0]},
               "tt.kernel_role": "writer",
               "tt.tensor_accessor": {"C": accessor_entry(kernel="writer", cta_offset=0, compile_time_args=[2, 2048])}}
+    reduction = {"blocks": 2, "semaphore": 0}  # with the summed tensor and the summing axis, named below
     writer_args = [_arg("C_addr", "buffer_address", buffer="C"), _arg("start_id", "start_id"),
                    _arg("count", "count"), *[_arg(f"sum_{what}", "chain", what=what)
                                              for what in ("self_x", "self_y", "next_x", "next_y")]]
@@ -136,7 +137,7 @@ def test_hand_written_writer_of_a_reduction_gets_the_chain_arguments():
         @T.prim_func
         def main_writer(C: T.Buffer((64, 64), "float32")):
             bz = T.env_thread("coreIdx.x")
-            T.func_attr(tt_attrs(writer | {"tt.reduction": {"buffers": [C], "axes": [bz], "blocks": 2, "semaphore": 0}}))
+            T.func_attr(tt_attrs(writer | {"tt.reduction": reduction | {"buffers": [C], "axes": [bz]}}))
             T.launch_thread(bz, 2)
             T.evaluate(0)
 
@@ -145,7 +146,7 @@ def test_hand_written_writer_of_a_reduction_gets_the_chain_arguments():
         @T.prim_func
         def main_writer(C: T.Buffer((64, 64), "float32")):
             bz = T.env_thread("coreIdx.x")
-            T.func_attr(tt_attrs(writer | {"tt.reduction": {"buffers": [C], "axes": [bz], "blocks": 2, "semaphore": 0},
+            T.func_attr(tt_attrs(writer | {"tt.reduction": reduction | {"buffers": [C], "axes": [bz]},
                                            "tt.runtime_args": writer_args}))
             T.launch_thread(bz, 2)
             T.evaluate(0)

@@ -170,7 +170,8 @@ CORE_MAP = {"m": "coreIdx.y", "n": "coreIdx.x"}
 
 
 def _args(*named) -> list[dict]:
-    return [{"name": name, "kind": kind, **({"what": what} if what else {}), "var": var} for name, kind, what, var in named]
+    return [{"name": name, "kind": kind, **({"what": what} if what else {}), "var": var}
+            for name, kind, what, var in named]
 
 
 def test_hand_written_reader_waits_before_reading_the_summed_tensor():
