@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 from tilelang.jit import JITImpl
+import tvm
 from tvm import tirx
 
 import tilelang_tt
@@ -46,19 +47,23 @@ def prim_func(example: Example) -> tirx.PrimFunc:
 
 
 def parameters(func: tirx.PrimFunc) -> list[tirx.Buffer]:
-    return [func.buffer_map[p] for p in func.params]
+    """The tensor parameters in order; a scalar parameter (``n: T.int32``) has no buffer and is left out."""
+    return [func.buffer_map[p] for p in func.params if p in func.buffer_map]
 
 
 def output_indices(example: Example, func: tirx.PrimFunc) -> list[int]:
     """The parameters the example's caller does not pass: the jit decorator's ``out_idx`` or the
-    ``T.empty`` outputs an eager kernel records as ``tilelang_out_idx``."""
+    ``T.empty`` outputs an eager kernel records as ``tilelang_out_idx`` (indices of ``func.params``),
+    as positions in :func:`parameters`."""
     out_idx = example.kernel.out_idx
     if out_idx is None and func.attrs is not None and "tilelang_out_idx" in func.attrs:
         out_idx = [int(i) for i in func.attrs["tilelang_out_idx"]]
     if out_idx is None:
         return []
     count = len(func.params)
-    return sorted(i % count for i in ([out_idx] if isinstance(out_idx, int) else out_idx))
+    outs = {i % count for i in ([out_idx] if isinstance(out_idx, int) else out_idx)}
+    tensors = [i for i, p in enumerate(func.params) if p in func.buffer_map]
+    return [position for position, i in enumerate(tensors) if i in outs]
 
 
 def checked_names(example: Example, func: tirx.PrimFunc) -> tuple[str, ...]:
@@ -85,12 +90,17 @@ def input_buffers(example: Example, func: tirx.PrimFunc) -> list[tirx.Buffer]:
 
 def shapes(example: Example, func: tirx.PrimFunc, inputs) -> dict[str, tuple[int, ...]]:
     """Every parameter's shape; a dynamic extent (``T.dynamic``) takes its size from the input that
-    has it as an extent."""
+    has it as an extent, and an extent that is an expression of them (``seq_len * heads``) is
+    evaluated with those sizes."""
     sizes = {}
     for buffer, tensor in zip(input_buffers(example, func), inputs):
         sizes |= {dim: size for dim, size in zip(buffer.shape, tensor.shape) if isinstance(dim, tirx.Var)}
-    return {b.name: tuple(sizes[d] if isinstance(d, tirx.Var) else int(d) for d in b.shape)
-            for b in parameters(func)}
+    values = {var: tirx.IntImm(var.dtype, size) for var, size in sizes.items()}
+
+    def extent(dim) -> int:
+        return int(tvm.arith.Analyzer().simplify(tirx.stmt_functor.substitute(dim, values)))
+
+    return {b.name: tuple(extent(d) for d in b.shape) for b in parameters(func)}
 
 
 def all_tensors(example: Example, func: tirx.PrimFunc) -> list[torch.Tensor]:
@@ -110,8 +120,8 @@ def run(example: Example, func: tirx.PrimFunc, artifacts: Artifacts) -> dict[str
     tensors = all_tensors(example, func)
     results = artifacts.run(*tensors)
     results = results if isinstance(results, tuple) else (results,)
-    buffers = parameters(func)
-    by_name = {buffers[b.param_index].name: r for b, r in zip(Plan.from_json(artifacts.plan).outputs, results)}
+    param_buffer = [func.buffer_map.get(p) for p in func.params]  # a plan's param_index counts every parameter
+    by_name = {param_buffer[b.param_index].name: r for b, r in zip(Plan.from_json(artifacts.plan).outputs, results)}
     return {name: by_name[name] for name in checked_names(example, func)}
 
 
@@ -123,6 +133,19 @@ def expected(example: Example, func: tirx.PrimFunc) -> dict[str, torch.Tensor]:
         raise ValueError(f"{example.name}: reference() returns {len(refs)} tensors for {len(names)} checked "
                          f"parameters {names}")
     return dict(zip(names, refs))
+
+
+def check_inputs_fit(example: Example) -> None:
+    """Whatever the entry's outcome: ``inputs()`` gives the kernel's non-output parameters (shape and
+    dtype) and ``reference()`` one finite tensor of the right shape per checked parameter."""
+    func = prim_func(example)
+    inputs = example.inputs()
+    shape = shapes(example, func, inputs)
+    assert [(tuple(t.shape), t.dtype) for t in inputs] == \
+        [(shape[b.name], torch_dtype(b.dtype)) for b in input_buffers(example, func)]
+    for param, ref in expected(example, func).items():
+        assert tuple(ref.shape) == shape[param], param
+        assert torch.isfinite(ref.float()).all(), param
 
 
 def relative_error(out: torch.Tensor, ref: torch.Tensor) -> float:

@@ -6,13 +6,12 @@ at a statement, not only at the kernel's def line (expected to fail where marked
 import json
 
 import pytest
-import torch
 
 import tilelang_tt
 from benchmarks import examples as summary
 from tests.examples.catalogue import CATALOGUE, CRASHES, EXAMPLES, EXPECTED, FAMILIES, REFUSED
-from tests.examples.harness import (INTERNAL, expected, input_buffers, points_at_def_line, prim_func, relative_error,
-                                    run, shapes, torch_dtype)
+from tests.examples.harness import (INTERNAL, check_inputs_fit, expected, points_at_def_line, prim_func,
+                                    relative_error, run)
 from tilelang_tt.errors import TTCompileError
 
 # gemv_alloc_reducer uses T.alloc_reducer(replication=...) as the example writes it
@@ -46,15 +45,7 @@ def test_the_catalogue_lists_every_example_once():
 def test_inputs_and_reference_fit_the_kernel(name):
     """Every entry, whatever its outcome: inputs() gives the kernel's non-output parameters (shape and
     dtype) and reference() one tensor of the right shape per checked parameter."""
-    example, _ = CATALOGUE[name]
-    func = prim_func(example)
-    inputs = example.inputs()
-    shape = shapes(example, func, inputs)
-    assert [(tuple(t.shape), t.dtype) for t in inputs] == \
-        [(shape[b.name], torch_dtype(b.dtype)) for b in input_buffers(example, func)]
-    for param, ref in expected(example, func).items():
-        assert tuple(ref.shape) == shape[param], param
-        assert torch.isfinite(ref.float()).all(), param
+    check_inputs_fit(CATALOGUE[name][0])
 
 
 @pytest.mark.parametrize("name", _marked(sorted(CATALOGUE), _crash_mark))
