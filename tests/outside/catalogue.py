@@ -1,0 +1,141 @@
+"""TileLang kernels from outside TileLang's examples/ (issue 29): operator libraries (tile-ai/TileOPs),
+inference engines (sgl-project/sglang, DeepSeek-V3.2-Exp), KernelBench TileLang solutions
+(nathanjpaek/kb-pilot) and TileLang's own unit tests (tile-ai/tilelang ``testing/python``), each written
+anew for this project in its authors' idioms (``source`` names the file and function it models), with
+what compiling it for Tenstorrent does today. The outcomes are tests/examples/catalogue.py's: ``RUNS``,
+``REFUSED`` (``DEF_LINE`` when the error points only at the kernel's ``def`` line) and ``CRASHES``.
+Where the authors decorate the ``T.prim_func`` itself with ``@tilelang.jit`` (KernelBench solutions) or
+hand it to ``tilelang.compile`` (TileLang's tests), the function that builds it is the ``@tilelang.jit``
+function here, with the same body: the harness gets every kernel's TIR as ``kernel.get_tir(**args)``,
+and tilelang 0.1.15's ``jit`` does not take a ``T.prim_func``.
+
+The entries are grouped by the capability a refusal asks for (``GAPS``: the fragments of the refusal
+messages that name it), so the table of ``python -m benchmarks.outside`` counts what is missing."""
+
+from __future__ import annotations
+
+from tests.examples.catalogue import BF16, CRASHES, DEF_LINE, FP32, NOT_TILES, REFUSED, RUNS, SFPU, THREAD
+from tests.examples.harness import Example
+from tests.outside import (activation, attention, butterfly, gemm, gemv, language, layout, moe, norm, quant, reduce,
+                           rope, scan, softmax)
+from tilelang_tt.errors import TTCompileError
+
+FAMILIES = (norm, quant, rope, activation, softmax, moe, gemv, gemm, attention, scan, layout, language, reduce,
+            butterfly)
+
+# The refusal messages, by the capability each asks for
+TWO_FILLERS = "is filled by both the reader and compute"
+SCALAR_STORE = "scalar store into"
+OVERLAPPING = "write overlapping regions of"
+ROW_GROUPING = "cannot be grouped into blocks of 32 rows"
+NO_COPY_OUT = "the kernel writes no global buffer with T.copy"
+NOT_ELEMENTWISE = "is not an element-wise access of an on-chip block"
+FLAT_VECTOR = "may pass the end of its last dimension"
+REDUCE_ABSMAX = "T.reduce_absmax is not supported"
+REDUCE_MIN = "T.reduce_min is not supported"
+REDUCE_ABSSUM = "T.reduce_abssum is not supported"
+CUMSUM = "unsupported tile op `T.cumsum`"
+TRANSPOSE = "unsupported tile op `T.transpose`"
+DYNAMIC_EXPRESSION = "is an expression of dynamic sizes"
+DYNAMIC_PARALLEL = "an extent that depends on a dynamic size"
+THREAD_INDEX = THREAD
+
+GAPS = {
+    "buffers with several writers or roles": (TWO_FILLERS, SCALAR_STORE, OVERLAPPING),
+    "blocks not made of 32x32 tiles": (NOT_TILES,),
+    "blocks of fewer than 32 rows that mix their rows": (ROW_GROUPING,),
+    "missing reductions and scans": (REDUCE_ABSMAX, REDUCE_MIN, REDUCE_ABSSUM, CUMSUM),
+    "element-wise global access forms (flat indices, guards, computed rows)": (NO_COPY_OUT, NOT_ELEMENTWISE,
+                                                                             FLAT_VECTOR),
+    "dynamic sizes in expressions and loop extents": (DYNAMIC_EXPRESSION, DYNAMIC_PARALLEL),
+    "thread-level code": (THREAD_INDEX,),
+    "other tile ops": (TRANSPOSE,),
+}
+
+EXPECTED = {
+    # runs and matches torch
+    "norm/rms_norm_kernelbench": RUNS(BF16),
+    "activation/gelu_tanh_and_mul": RUNS(SFPU),
+    "activation/hardswish_direct": RUNS(BF16),
+    "moe/unpermute": RUNS(BF16),
+    "gemm/matmul_trans_ab": RUNS(BF16),
+    "layout/copy_cross_dtype": RUNS(FP32),
+    "layout/copy_with_stride": RUNS(BF16),
+    "layout/copy_elements_in_parallel": RUNS(BF16),
+    "layout/atomic_add_over_k": RUNS(FP32),
+    "language/alloc_var_add": RUNS(BF16),
+    "language/clamp": RUNS(BF16),
+    "language/parallel_static": RUNS(FP32),
+    # buffers with several writers or roles: a shared block staged in by the reader and written by
+    # compute for the way out; a global tensor written by a scalar copy and a loop; two launches
+    "norm/rms_norm": REFUSED(f"on-chip buffer `staged` {TWO_FILLERS}"),
+    "norm/fused_add_rms_norm": REFUSED(f"on-chip buffer `x_smem` {TWO_FILLERS}"),
+    "norm/fused_add_layer_norm": REFUSED(f"on-chip buffer `x_smem` {TWO_FILLERS}"),
+    "language/alloc_var_with_initializer": REFUSED(f"{SCALAR_STORE} `B` outside T.Parallel"),
+    "gemm/blockwise_split_k": REFUSED(f"{OVERLAPPING} `C_partial`: its slice C_partial[bz, by * 32, bx * 64] "
+                                      "does not depend on `by`"),
+    # blocks not made of 32x32 tiles
+    "gemv/w4a16_decode": REFUSED(f"on-chip buffer `scale_shared` has shape [32, 2]: {NOT_TILES}"),
+    "attention/sparse_attention_fwd": REFUSED(f"on-chip buffer `Q_shared` has shape [16, 64]: {NOT_TILES}"),
+    "scan/cumulative_tiled": REFUSED(f"on-chip buffer `shared_in` has shape [32, 136]: {NOT_TILES}"),
+    "scan/prepare_chunk_offsets": REFUSED(f"on-chip buffer `seqlen_start` has shape [16]: {NOT_TILES}"),
+    "scan/da_cumsum": REFUSED(f"on-chip buffer `dt_shared` has shape [8, 64]: {NOT_TILES}"),
+    # blocks of fewer than 32 rows whose statements mix the rows
+    "softmax/softmax": REFUSED(f"blocks of 4 row(s) {ROW_GROUPING}: `x_f32` is stored from the rows of the block"),
+    "softmax/log_softmax": REFUSED(f"blocks of 4 row(s) {ROW_GROUPING}: `x_f32` is stored from the rows of the block"),
+    "softmax/softmax_tiled": REFUSED(f"blocks of 1 row(s) {ROW_GROUPING}: `IfThenElse` statements over row blocks"),
+    "attention/gqa_decode": REFUSED(f"blocks of 8 row(s) {ROW_GROUPING}: `T.copy` uses the block index "
+                                    "`cur_kv_head`"),
+    # missing reductions and scans
+    "quant/act_quant": REFUSED(REDUCE_ABSMAX, DEF_LINE),
+    "quant/act_quant round_scale": REFUSED(REDUCE_ABSMAX, DEF_LINE),
+    "quant/fp8_quant_per_token": REFUSED(REDUCE_ABSMAX, DEF_LINE),
+    "reduce/reduce_absmax_shared": REFUSED(REDUCE_ABSMAX, DEF_LINE),
+    "reduce/reduce_min": REFUSED(REDUCE_MIN, DEF_LINE),
+    "reduce/reduce_abssum": REFUSED(REDUCE_ABSSUM, DEF_LINE),
+    "scan/cumsum_smem": REFUSED(CUMSUM),
+    "scan/cumsum_fragment_reverse": REFUSED(CUMSUM, DEF_LINE),
+    # element-wise global access forms: a T.Parallel over flat indices, guarded stores, rows and
+    # columns computed from one index (no slice is recognised, so nothing is written with T.copy);
+    # on-chip blocks read at computed flat indices; vectors read at computed rows
+    "rope/neox_1d": REFUSED(NO_COPY_OUT, DEF_LINE),
+    "rope/non_neox_1d": REFUSED(NO_COPY_OUT, DEF_LINE),
+    "rope/neox_2d": REFUSED(NO_COPY_OUT, DEF_LINE),
+    "rope/neox_position_ids": REFUSED(NO_COPY_OUT, DEF_LINE),
+    "activation/silu_and_mul": REFUSED(NO_COPY_OUT, DEF_LINE),
+    "activation/mish_explicit": REFUSED(NO_COPY_OUT, DEF_LINE),
+    "activation/gelu_tanh_kernelbench": REFUSED(NO_COPY_OUT, DEF_LINE),
+    "activation/relu_fragment": REFUSED(NO_COPY_OUT, DEF_LINE),
+    "softmax/softmax_kernelbench": REFUSED(NO_COPY_OUT, DEF_LINE),
+    "gemm/bmm": REFUSED(NO_COPY_OUT, DEF_LINE),
+    "scan/cumsum_kernelbench": REFUSED(NO_COPY_OUT, DEF_LINE),
+    "scan/cumprod_kernelbench": REFUSED(NO_COPY_OUT, DEF_LINE),
+    "reduce/cosine_similarity": REFUSED(NO_COPY_OUT, DEF_LINE),
+    "butterfly/fft_smem_stages": REFUSED(NO_COPY_OUT, DEF_LINE),
+    "activation/gelu_regcopy": REFUSED(f"`y_reg[i * 8 + j]` {NOT_ELEMENTWISE}"),
+    "activation/leaky_relu": REFUSED(f"`y_reg[i * 8 + j]` {NOT_ELEMENTWISE}"),
+    "butterfly/hadamard_smem_stages": REFUSED(f"`smem[i + half_index * 128]` {NOT_ELEMENTWISE}"),
+    "gemm/fp8_gemm": REFUSED(f"`scales_a[by * 32 + i, k]` {NOT_ELEMENTWISE}"),
+    "gemm/blockwise_base": REFUSED(f"`a_scale[by * 32 + i, k]` {NOT_ELEMENTWISE}"),
+    "attention/fp8_index": REFUSED(f"the vector slice of `k_s` (extents [1, 64] of [b, n]) {FLAT_VECTOR}"),
+    # dynamic sizes in expressions and loop extents
+    "attention/fp8_lightning_indexer": REFUSED(f"the shape [1, seq_len * 16, 64], whose extent seq_len * 16 "
+                                               f"{DYNAMIC_EXPRESSION}"),
+    "language/parallel_dynamic": REFUSED(f"T.Parallel over span, {DYNAMIC_PARALLEL}"),
+    # thread-level code
+    "moe/fused_topk_softmax": REFUSED(f"`tx` {THREAD_INDEX}"),
+    "moe/align_block_size": REFUSED(f"`tx` {THREAD_INDEX}"),
+    "gemv/splitk_gemv_vectorized": REFUSED(f"`tm` {THREAD_INDEX}"),
+    "gemv/gemv_simt": REFUSED(f"`kr` {THREAD_INDEX}"),
+    "reduce/max_over_leading_axis": REFUSED(f"`tx` {THREAD_INDEX}"),
+    # other tile ops
+    "layout/transpose": REFUSED(TRANSPOSE),
+    # internal compiler errors: a swap-AB GEMM's 16-row output blocks; a scalar parameter
+    "gemm/blockwise_swap_ab": CRASHES(TTCompileError, "int() argument must be a string, a bytes-like object or a "
+                                      "real number, not 'FloorDiv' (at coarsen_row_blocks_tt.py"),
+    "gemm/matmul_int_variable": CRASHES(TTCompileError, "KeyError: key is not in Map (at plan.py"),
+}
+
+KERNELS: dict[str, Example] = {example.name: example for family in FAMILIES for example in family.EXAMPLES}
+CATALOGUE: dict[str, tuple[Example, RUNS | REFUSED | CRASHES]] = {
+    name: (example, EXPECTED[name]) for name, example in KERNELS.items() if name in EXPECTED}

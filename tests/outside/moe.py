@@ -1,0 +1,282 @@
+"""Mixture-of-experts routing, outside TileLang's examples/.
+
+Modelled on tile-ai/TileOPs ``src/tileops/kernels/moe/``: ``fused_topk.py`` (``_fused_topk_kernel``,
+softmax scoring without bias: one warp per token, each lane holding experts ``lane, lane + 32, ..`` in
+``T.alloc_local`` registers, max / sum / arg-max all-reduced with ``T.shfl_xor``, lane 0 writing the
+k-th weight and id), ``permute_align.py`` (``_make_align_kernel``: one program of threads counting
+tokens per expert with shared ``T.atomic_add``, a warp prefix sum of the padded counts with
+``T.tvm_warp_shuffle_up``, the exclusive cumsum, the expert id of every GEMM block, the sentinel fill)
+and ``unpermute.py`` (``_make_unpermute_kernel``: per token, the K expert rows gathered at
+``fwd_idx[token * K + k]`` with a ``T.copy`` of a row slice, weighted and summed in a float32
+fragment). Written anew in their idioms, scaled down: 16 tokens of 64 experts choosing 2, 2 tokens a
+program (TileOPs' default: 16); 64 token slots over 8 experts in blocks of 16, 64 threads (TileOPs:
+1024); 32 tokens of hidden size 256."""
+
+import functools
+import math
+
+import tilelang
+import tilelang.language as T
+import torch
+
+from tests.examples.harness import Example, randn
+
+WARP = 32
+
+
+@functools.lru_cache(maxsize=8)
+def fused_topk_builder(num_tokens, num_experts, top_k):
+    @tilelang.jit(out_idx=[])
+    def _func(TOKENS_PER_BLOCK):
+        elems = -(-num_experts // WARP)
+        log_warp = int(math.log2(WARP))
+        num_blocks = -(-num_tokens // TOKENS_PER_BLOCK)
+
+        @T.prim_func
+        def main(
+            gating_output: T.Tensor([num_tokens, num_experts], "float32"),
+            topk_weights: T.Tensor([num_tokens, top_k], "float32"),
+            topk_ids: T.Tensor([num_tokens, top_k], "int32"),
+        ):
+            with T.Kernel(num_blocks, threads=TOKENS_PER_BLOCK * WARP) as (block_id,):
+                tx = T.get_thread_binding()
+                lane = tx % WARP
+                token = block_id * TOKENS_PER_BLOCK + tx // WARP
+                scores = T.alloc_local([elems], "float32")
+                if token < num_tokens:
+                    for j in T.serial(elems):
+                        e = j * WARP + lane
+                        if e < num_experts:
+                            scores[j] = gating_output[token, e]
+                        else:
+                            scores[j] = -T.infinity("float32")
+                    row_max = T.alloc_var(T.float32)
+                    row_max = -T.infinity("float32")
+                    for j in T.serial(elems):
+                        row_max = T.max(row_max, scores[j])
+                    for i in T.serial(log_warp):
+                        row_max = T.max(row_max, T.shfl_xor(row_max, T.int32(WARP // 2) >> i))
+                    row_sum = T.alloc_var(T.float32)
+                    row_sum = T.float32(0)
+                    for j in T.serial(elems):
+                        v = T.exp(scores[j] - row_max)
+                        scores[j] = v
+                        row_sum = row_sum + v
+                    for i in T.serial(log_warp):
+                        row_sum = row_sum + T.shfl_xor(row_sum, T.int32(WARP // 2) >> i)
+                    inv_sum = T.alloc_var(T.float32)
+                    inv_sum = T.float32(1) / row_sum
+
+                    best_val = T.alloc_var(T.float32)
+                    best_idx = T.alloc_var(T.int32)
+                    for k in T.serial(top_k):
+                        best_val = -T.infinity("float32")
+                        best_idx = T.int32(-1)
+                        for j in T.serial(elems):
+                            if scores[j] > best_val:
+                                best_val = scores[j]
+                                best_idx = j * T.int32(WARP) + lane
+                        for i in T.serial(log_warp):
+                            mask = T.int32(WARP // 2) >> i
+                            other_val = T.shfl_xor(best_val, mask)
+                            other_idx = T.shfl_xor(best_idx, mask)
+                            best_idx = T.if_then_else(
+                                other_val > best_val, other_idx,
+                                T.if_then_else(other_val == best_val,
+                                               T.if_then_else(other_idx < best_idx, other_idx, best_idx), best_idx))
+                            best_val = T.max(best_val, other_val)
+                        if lane == 0:
+                            topk_weights[token, k] = best_val * inv_sum
+                            topk_ids[token, k] = best_idx
+                        for j in T.serial(elems):
+                            if j * T.int32(WARP) + lane == best_idx:
+                                scores[j] = -T.infinity("float32")
+
+        return main
+
+    return _func
+
+
+@functools.lru_cache(maxsize=8)
+def align_builder(numel, num_experts, block_size):
+    """Counts, padded prefix sum and the expert of every block; the scatter is a second kernel."""
+    max_padded = numel + (num_experts + 1) * (block_size - 1)
+    max_num_blocks = math.ceil(max_padded / block_size)
+
+    @tilelang.jit(out_idx=[])
+    def _align(threads: int):
+        num_warps = threads // WARP
+
+        @T.prim_func
+        def main(
+            flat: T.Tensor([numel], "int32"),
+            sorted_token_ids: T.Tensor([max_padded], "int32"),
+            expert_ids: T.Tensor([max_num_blocks], "int32"),
+            num_tokens_post_pad: T.Tensor([1], "int32"),
+            cumsum: T.Tensor([num_experts + 1], "int32"),
+        ):
+            with T.Kernel(1, threads=threads) as (_,):
+                tx = T.get_thread_binding()
+                counts = T.alloc_shared([num_experts], "int32")
+                vals = T.alloc_shared([threads], "int32")
+                warp_sum = T.alloc_shared([num_warps], "int32")
+                warp_excl = T.alloc_shared([num_warps], "int32")
+                running = T.alloc_shared([1], "int32")
+                offsets = T.alloc_shared([num_experts + 1], "int32")
+
+                for i in T.serial(T.ceildiv(num_experts, threads)):
+                    if i * threads + tx < num_experts:
+                        counts[i * threads + tx] = T.int32(0)
+                T.sync_threads()
+                for i in T.serial(T.ceildiv(numel, threads)):
+                    if i * threads + tx < numel:
+                        T.atomic_add(counts[flat[i * threads + tx]], 1)
+                T.sync_threads()
+
+                lane = tx % WARP
+                warp_id = tx // WARP
+                vals[tx] = T.ceildiv(counts[tx], block_size) * block_size if tx < num_experts else T.int32(0)
+                T.sync_threads()
+                for d in T.serial(5):
+                    stride = 1 << d
+                    up = T.tvm_warp_shuffle_up(T.uint32(0xFFFFFFFF), vals[tx], stride, 32, 32)
+                    if lane >= stride:
+                        vals[tx] = vals[tx] + up
+                T.sync_threads()
+                if lane == 31:
+                    warp_sum[warp_id] = vals[tx]
+                T.sync_threads()
+                for w in T.serial(num_warps):
+                    if tx == 0:
+                        if w == 0:
+                            running[0] = T.int32(0)
+                        warp_excl[w] = running[0]
+                        running[0] = running[0] + warp_sum[w]
+                T.sync_threads()
+
+                own = T.ceildiv(counts[tx], block_size) * block_size if tx < num_experts else T.int32(0)
+                excl = vals[tx] - own + warp_excl[warp_id]
+                if tx < num_experts:
+                    offsets[tx] = excl
+                    cumsum[tx] = excl
+                if tx == num_experts - 1:
+                    total = vals[tx] + warp_excl[warp_id]
+                    offsets[num_experts] = total
+                    cumsum[num_experts] = total
+                    num_tokens_post_pad[0] = total
+                T.sync_threads()
+
+                if tx < num_experts:
+                    first = offsets[tx] // block_size
+                    last = offsets[tx + 1] // block_size
+                    for b in T.serial(max_num_blocks):
+                        if first + b < last:
+                            expert_ids[first + b] = tx
+                for i in T.serial(T.ceildiv(max_padded, threads)):
+                    if i * threads + tx < max_padded:
+                        sorted_token_ids[i * threads + tx] = numel
+
+        return main
+
+    return _align
+
+
+@functools.lru_cache(maxsize=8)
+def unpermute_builder(num_tokens, top_k, hidden_size, padded_batch_sum, dtype):
+    threads = min(256, hidden_size // 8)
+    numel = num_tokens * top_k
+
+    @tilelang.jit(out_idx=[])
+    def _unpermute():
+        @T.prim_func
+        def main(
+            mm2_pad: T.Tensor([padded_batch_sum, hidden_size], dtype),
+            fwd_idx: T.Tensor([numel], "int32"),
+            topk_weights: T.Tensor([num_tokens, top_k], "float32"),
+            output: T.Tensor([num_tokens, hidden_size], dtype),
+        ):
+            with T.Kernel(num_tokens, threads=threads) as (token_idx,):
+                acc = T.alloc_fragment([hidden_size], "float32")
+                src = T.alloc_fragment([hidden_size], dtype)
+                T.fill(acc, 0.0)
+                for k in T.Pipelined(top_k, num_stages=2):
+                    raw_slot = fwd_idx[token_idx * T.int32(top_k) + k]
+                    safe_slot = T.if_then_else(raw_slot >= T.int32(0), raw_slot, T.int32(0))
+                    weight = topk_weights[token_idx, k] * T.Cast(
+                        "float32", T.if_then_else(raw_slot >= T.int32(0), T.int32(1), T.int32(0)))
+                    T.copy(mm2_pad[safe_slot, 0:hidden_size], src)
+                    for j in T.Parallel(hidden_size):
+                        acc[j] = acc[j] + T.Cast("float32", src[j]) * weight
+                out_frag = T.alloc_fragment([hidden_size], dtype)
+                for j in T.Parallel(hidden_size):
+                    out_frag[j] = T.Cast(dtype, acc[j])
+                T.copy(out_frag, output[token_idx, 0:hidden_size])
+
+        return main
+
+    return _unpermute
+
+
+TOKENS, EXPERTS, TOP_K = 16, 64, 2
+
+
+def _topk_inputs():
+    return (randn(TOKENS, EXPERTS, seed=61, dtype=torch.float32), torch.zeros(TOKENS, TOP_K),
+            torch.zeros(TOKENS, TOP_K, dtype=torch.int32))
+
+
+def _topk_reference(gating, _w, _i):
+    weights, ids = torch.softmax(gating, dim=1).topk(TOP_K, dim=1)
+    return weights, ids.to(torch.int32)
+
+
+ALIGN_NUMEL, ALIGN_EXPERTS, ALIGN_BLOCK = 64, 8, 16
+ALIGN_PADDED = ALIGN_NUMEL + (ALIGN_EXPERTS + 1) * (ALIGN_BLOCK - 1)
+ALIGN_BLOCKS = math.ceil(ALIGN_PADDED / ALIGN_BLOCK)
+
+
+def _align_inputs():
+    ids = torch.randint(0, ALIGN_EXPERTS, (ALIGN_NUMEL,), generator=torch.Generator().manual_seed(62))
+    zeros = [torch.zeros(n, dtype=torch.int32) for n in (ALIGN_PADDED, ALIGN_BLOCKS, 1, ALIGN_EXPERTS + 1)]
+    return (ids.to(torch.int32), *zeros)
+
+
+def _align_reference(flat, sorted_ids, expert_ids, post_pad, cumsum):
+    counts = torch.bincount(flat.long(), minlength=ALIGN_EXPERTS)
+    padded = (counts + ALIGN_BLOCK - 1) // ALIGN_BLOCK * ALIGN_BLOCK
+    offsets = torch.cat([torch.zeros(1, dtype=torch.long), padded.cumsum(0)])
+    blocks = expert_ids.clone()
+    for e in range(ALIGN_EXPERTS):
+        blocks[offsets[e] // ALIGN_BLOCK:offsets[e + 1] // ALIGN_BLOCK] = e
+    return (torch.full_like(sorted_ids, ALIGN_NUMEL), blocks, offsets[-1:].to(torch.int32),
+            offsets.to(torch.int32))
+
+
+UNPERM_TOKENS, UNPERM_HIDDEN, UNPERM_SLOTS = 32, 256, 96
+
+
+def _unpermute_inputs():
+    g = torch.Generator().manual_seed(63)
+    fwd = torch.randperm(UNPERM_SLOTS, generator=g)[:UNPERM_TOKENS * TOP_K].to(torch.int32)
+    weights = torch.rand(UNPERM_TOKENS, TOP_K, generator=g)
+    return (randn(UNPERM_SLOTS, UNPERM_HIDDEN, seed=64), fwd, weights,
+            torch.zeros(UNPERM_TOKENS, UNPERM_HIDDEN, dtype=torch.bfloat16))
+
+
+def _unpermute_reference(rows, fwd, weights, _out):
+    gathered = rows.float()[fwd.long()].reshape(UNPERM_TOKENS, TOP_K, UNPERM_HIDDEN)
+    return (gathered * weights[:, :, None]).sum(dim=1)
+
+
+MOE = "tile-ai/TileOPs src/tileops/kernels/moe/"
+EXAMPLES = [
+    Example("moe/fused_topk_softmax", MOE + "fused_topk.py: _fused_topk_kernel (softmax, no bias)",
+            fused_topk_builder(TOKENS, EXPERTS, TOP_K), dict(TOKENS_PER_BLOCK=2), _topk_inputs, _topk_reference,
+            checked=("topk_weights", "topk_ids")),
+    Example("moe/align_block_size", MOE + "permute_align.py: _make_align_kernel",
+            align_builder(ALIGN_NUMEL, ALIGN_EXPERTS, ALIGN_BLOCK), dict(threads=64), _align_inputs,
+            _align_reference, checked=("sorted_token_ids", "expert_ids", "num_tokens_post_pad", "cumsum")),
+    Example("moe/unpermute", MOE + "unpermute.py: _make_unpermute_kernel",
+            unpermute_builder(UNPERM_TOKENS, TOP_K, UNPERM_HIDDEN, UNPERM_SLOTS, "bfloat16"), {},
+            _unpermute_inputs, _unpermute_reference, checked=("output",)),
+]
