@@ -11,11 +11,17 @@ import json
 import pytest
 
 from benchmarks import outside as summary
-from tests.examples.catalogue import CRASHES, REFUSED
+from benchmarks.examples import observed
+from benchmarks.examples import summary as summary_line
+from tests.examples.catalogue import CRASHES, REFUSED, RUNS
 from tests.examples.harness import Attempt, attempt, check_inputs_fit
 from tests.outside.catalogue import CATALOGUE, EXPECTED, FAMILIES, GAPS, KERNELS
 
 MIN_KERNELS = 32
+
+# DeepSeek's and sglang's kernels write T.symbolic and T.reinterpret(dtype, value), as their authors do
+pytestmark = [pytest.mark.filterwarnings("ignore:T.symbolic:DeprecationWarning"),
+              pytest.mark.filterwarnings("ignore:T.reinterpret:DeprecationWarning")]
 
 
 @functools.cache
@@ -99,3 +105,14 @@ def test_the_summary_prints_the_table_the_counts_and_the_gaps(tmp_path, capsys):
     assert "    1  buffers with several writers or roles" in printed
     assert "    2  missing reductions and scans" in printed
     assert "    0  other" in printed
+
+
+def test_a_run_beyond_its_tolerance_counts_as_wrong_numbers_and_an_unnamed_refusal_as_other():
+    """The summary's wrong-number count and the "other" capability, on made-up rows."""
+    assert observed(Attempt("runs", "y 1.00e-01", max_error=0.1), RUNS(0.01)) == "RUNS (wrong numbers)"
+    assert observed(Attempt("runs", "y 1.00e-03", max_error=0.001), RUNS(0.01)) == "RUNS"
+    rows = [{"outcome": "RUNS (wrong numbers)", "catalogue": "differs: listed RUNS", "detail": "y 1.00e-01"},
+            {"outcome": "REFUSED (def line)", "catalogue": "as listed", "detail": "error[P]: a form no gap names"}]
+    assert summary_line(rows, "kernels") == ("2 kernels: 1 runs, 1 refused, 0 crashes; 1 refusals point only at the "
+                                             "def line; 1 differ from the catalogue; 1 run with wrong numbers")
+    assert summary.gap_counts(rows)["other"] == 1
