@@ -8,7 +8,7 @@ PYTHON312 ?= python3.12
 VENV312 := .venv312
 STAMP312 := $(VENV312)/.installed
 
-.PHONY: setup headers demo test bench examples clean
+.PHONY: setup headers demo test bench examples outside clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -52,6 +52,10 @@ bench: setup
 # TileLang's own examples (tests/examples/catalogue.py): what runs, what is refused and why.
 examples: setup
 	$(PY) -m benchmarks.examples
+
+# TileLang kernels from other projects (tests/outside/catalogue.py): the same table.
+outside: setup
+	$(PY) -m benchmarks.outside
 
 clean:
 	rm -rf out build
