@@ -12,7 +12,8 @@ import tilelang_tt
 from tests.compiler.test_ops import assert_close, bf16
 from tests.kernels import lower_until, run_pass
 from tests.passes.helpers import nodes
-from tilelang_tt.ir.attrs import Attr, Intrin, get
+from tilelang_tt.ir.attrs import Attr, get
+from tilelang_tt.ir.intrin import Intrin
 
 PASS = "LowerTTTileIntrinsics"
 

@@ -13,7 +13,7 @@ import tilelang_tt
 from tests.compiler.test_ops import bf16
 from tests.kernels import gemm, lower_until, run_pass
 from tilelang_tt.errors import TTCompileError
-from tilelang_tt.ir.attrs import Intrin
+from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.contract.arch import ARCHS
 from tilelang_tt.ops.gemm import sub_block
 from tilelang_tt.ir.common import evaluate_calls, stmt_intrin

@@ -18,7 +18,8 @@ import tilelang_tt
 from tests import op_kernels as K
 from tests.compiler import bad_kernels
 from tests.compiler.test_negative import line_of
-from tilelang_tt.ir.attrs import Attr, Intrin, Operand, call
+from tilelang_tt.ir.attrs import Attr
+from tilelang_tt.ir.intrin import Intrin, Operand, call
 from tilelang_tt.codegen.rules import header_of, rule_for
 from tilelang_tt.ops import COMPUTE_OPS, DST_SCOPES, TILE_OPS
 from tilelang_tt.ops.eltwise import SUPPORTED

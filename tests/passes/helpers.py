@@ -8,7 +8,8 @@ import tilelang  # noqa: F401
 import tvm
 from tvm import ir, tirx
 
-from tilelang_tt.ir.attrs import Intrin, call, get  # noqa: F401
+from tilelang_tt.ir.attrs import get  # noqa: F401
+from tilelang_tt.ir.intrin import Intrin, call
 
 I32 = "int32"
 

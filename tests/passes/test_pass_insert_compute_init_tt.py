@@ -7,7 +7,7 @@ from tvm.script import tirx as T
 
 from tests.kernels import gemm, lower_until, run_pass
 from tests.passes.helpers import assert_body, cb_entry, ev, seq, tl, tt, tt_attrs
-from tilelang_tt.ir.attrs import Intrin
+from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.passes.insert_compute_init_tt import InsertComputeInitTT
 
 PASS = "InsertComputeInitTT"

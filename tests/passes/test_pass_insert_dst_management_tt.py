@@ -23,7 +23,7 @@ from tests.passes.helpers import (
     var,
 )
 from tilelang_tt import TTCompileError
-from tilelang_tt.ir.attrs import Intrin
+from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ir.common import evaluate_calls, stmt_intrin
 from tilelang_tt.passes.insert_dst_management_tt import InsertDSTManagementTT
 

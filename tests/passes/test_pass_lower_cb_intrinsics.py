@@ -24,7 +24,8 @@ from tests.passes.helpers import (
     tt_attrs,
     var,
 )
-from tilelang_tt.ir.attrs import Intrin, call, runtime_args
+from tilelang_tt.ir.attrs import runtime_args
+from tilelang_tt.ir.intrin import Intrin, call
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.ir.common import stmt_intrin
 from tilelang_tt.passes.lower_cb_intrinsics import LowerCBIntrinsics

@@ -20,7 +20,7 @@ from tests.passes.helpers import (
     tl,
     tt,
 )
-from tilelang_tt.ir.attrs import Intrin
+from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ir.common import tile_op_name
 from tilelang_tt.passes.lower_shared_to_cb import LowerSharedToCB
 

@@ -10,7 +10,8 @@ from tvm.script import tirx as T
 
 from tests.kernels import eltwise, gemm, lower_until, run_pass
 from tests.passes.helpers import alloc, assert_body, block, cb_entry, ev, loop, seq, tl, tt, tt_attrs, var
-from tilelang_tt.ir.attrs import AccumulateMode, Attr, Intrin, get
+from tilelang_tt.ir.attrs import AccumulateMode, Attr, get
+from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.lower_tt_tile_intrinsics import LowerTTTileIntrinsics
 

@@ -14,7 +14,8 @@ from tvm.script import tirx as T
 
 from tests.kernels import gemm, lower_until, run_pass, split_k_gemm
 from tests.passes.helpers import assert_body, attr_launch, ev, launch, nodes, param, seq, tl, tt, tt_attrs
-from tilelang_tt.ir.attrs import ArgKind, Attr, Intrin, call_intrin, get, runtime_args
+from tilelang_tt.ir.attrs import ArgKind, Attr, get, runtime_args
+from tilelang_tt.ir.intrin import Intrin, call_intrin
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.order_reduction_tt import OrderReductionTT
 

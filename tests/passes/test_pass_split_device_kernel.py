@@ -23,7 +23,8 @@ from tests.passes.helpers import (
     tt,
     tt_attrs,
 )
-from tilelang_tt.ir.attrs import Attr, Intrin, get
+from tilelang_tt.ir.attrs import Attr, get
+from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.passes.split_device_kernel import SplitDeviceKernel
 
 PASS = "SplitDeviceKernel"

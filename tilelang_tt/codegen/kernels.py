@@ -14,16 +14,15 @@ from tilelang_tt.ir.attrs import (
     AccessorDesc,
     ArgKind,
     Attr,
-    Intrin,
     KernelRole,
     MulticastDesc,
     Policy,
     Reduction,
     WorkPolicy,
-    call_intrin,
     get,
     runtime_args,
 )
+from tilelang_tt.ir.intrin import Intrin, call_intrin
 from tilelang_tt.codegen.emitter import CppEmitter
 from tilelang_tt.codegen.rules import (
     ACCESSOR_HEADER,

@@ -16,7 +16,7 @@ import struct
 from dataclasses import dataclass
 from typing import Callable
 
-from tilelang_tt.ir.attrs import Intrin, Operand
+from tilelang_tt.ir.intrin import Intrin, Operand
 from tilelang_tt.ops.sfpu import FPU_BCAST_HEADER, FPU_BY_NAME, FPU_HEADER, SfpuKind, SfpuOp, fpu_bcast_functions, sfpu_op
 
 DATAFLOW_HEADER = "api/dataflow/dataflow_api.h"

@@ -10,7 +10,8 @@ from tilelang.ir import get_buffer_span, get_stmt_span, set_stmt_span
 import tvm
 from tvm import arith, ir, tirx
 
-from tilelang_tt.ir.attrs import DATA_FORMATS, Attr, Intrin, call, call_intrin, get
+from tilelang_tt.ir.attrs import DATA_FORMATS, Attr, get
+from tilelang_tt.ir.intrin import Intrin, call, call_intrin
 from tilelang_tt.contract.arch import Arch, get_arch
 from tilelang_tt.contract.formula import Formula
 from tilelang_tt.errors import TTCompileError, is_user_span

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
-from tilelang_tt.ir.attrs import Attr, Intrin, LayoutDesc, call_intrin, get
+from tilelang_tt.ir.attrs import Attr, LayoutDesc, get
+from tilelang_tt.ir.intrin import Intrin, call_intrin
 from tilelang_tt.contract.formula import ceildiv
 from tilelang_tt.ir.common import TILE, Region, const_int, contains, simplify
 

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import tilelang  # noqa: F401
 from tvm import arith, tirx
 
-from tilelang_tt.ir.attrs import DATA_FORMATS, AccumulateMode, Attr, CBDesc, Intrin, get
+from tilelang_tt.ir.attrs import DATA_FORMATS, AccumulateMode, Attr, CBDesc, get
+from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.contract.formats import BY_DATA_FORMAT, tile_bytes
 from tilelang_tt.ops.tilize import staging_cbs
 from tilelang_tt.ir.common import (

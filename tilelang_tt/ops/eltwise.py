@@ -34,7 +34,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import Intrin
+from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ops.base import INTEGER_DTYPES, Engine, TileOp, constant, register, strip_casts
 from tilelang_tt.ops.copy import BLOCK_OPERAND, is_transposed
 from tilelang_tt.ops.fill import CONSTANT_OPERAND

@@ -13,7 +13,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import Intrin
+from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ops.base import INTEGER_DTYPES, TileOp, constant, register
 from tilelang_tt.ops.sfpu import SfpuKind, sfpu_op
 from tilelang_tt.ir.common import as_region, evaluate, float_constant, is_cb_buffer, tile_op_name

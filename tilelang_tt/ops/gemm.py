@@ -34,7 +34,8 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import AccumulateMode, Attr, Intrin
+from tilelang_tt.ir.attrs import AccumulateMode, Attr
+from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ops.base import INTEGER_DTYPES, Engine, TileOp, register
 from tilelang_tt.ops.fill import cleared_block
 from tilelang_tt.ir.common import (

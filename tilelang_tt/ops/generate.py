@@ -15,7 +15,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import ir, tirx
 
-from tilelang_tt.ir.attrs import Intrin
+from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ops.base import COMPUTE_DTYPES
 from tilelang_tt.ops.sfpu import BINARY_NODES, COMPARE_NODES, call_operands
 from tilelang_tt.ir.common import WRITE, contains, evaluate, is_global_buffer, make_region, uses_var

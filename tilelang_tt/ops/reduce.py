@@ -20,7 +20,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import Intrin
+from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ops.base import Engine, TileOp, compute_accesses, register, strip_casts
 from tilelang_tt.ops.sfpu import SfpuKind, sfpu_op
 from tilelang_tt.ir.common import COL, ROW, TILE, as_region, evaluate, evaluate_calls, seq, serial, stmt_intrin

@@ -29,7 +29,8 @@ from __future__ import annotations
 
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import Attr, CBDesc, Intrin, get
+from tilelang_tt.ir.attrs import Attr, CBDesc, get
+from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ir.common import evaluate, seq, serial
 
 TILIZE_FROM, UNTILIZE_TO = "tilize_from", "untilize_to"  # keys of a block's node in tt.tile_dfg

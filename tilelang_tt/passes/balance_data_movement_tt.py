@@ -41,7 +41,8 @@ from typing import NamedTuple
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import Attr, CBDesc, Intrin, Reduction, get, with_attrs
+from tilelang_tt.ir.attrs import Attr, CBDesc, Reduction, get, with_attrs
+from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ir.dataflow import READER, SCRATCH_KIND, WRITER
 from tilelang_tt.ir.common import as_region, const_int, prim_func_pass, stmt_intrin
 

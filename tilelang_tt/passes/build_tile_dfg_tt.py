@@ -50,7 +50,8 @@ import dataclasses
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import AccumulateMode, Attr, CBDesc, Intrin, LayoutDesc, Reduction, get, with_attrs
+from tilelang_tt.ir.attrs import AccumulateMode, Attr, CBDesc, LayoutDesc, Reduction, get, with_attrs
+from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.contract.formats import BY_DATA_FORMAT, tile_bytes
 from tilelang_tt.contract.plan import MulticastDesc
 from tilelang_tt.ops import compute_accesses, compute_writes

@@ -20,7 +20,8 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import AccessorDesc, Attr, Intrin, KernelRole, MemorySpace, get, with_attrs
+from tilelang_tt.ir.attrs import AccessorDesc, Attr, KernelRole, MemorySpace, get, with_attrs
+from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.contract.l1 import align
 from tilelang_tt.layout import squeeze_shape_ranks
 from tilelang_tt.ops.generate import tensor_loads

@@ -29,7 +29,8 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import Attr, CBDesc, Intrin, KernelRole, get
+from tilelang_tt.ir.attrs import Attr, CBDesc, KernelRole, get
+from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.contract.formats import BLOCK_STORABLE, BY_DATA_FORMAT
 from tilelang_tt.ops.base import strip_casts
 from tilelang_tt.ir.common import evaluate, keep_span, prim_func_pass, seq, stmt_intrin

@@ -23,7 +23,8 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import Attr, Intrin, KernelRole, get
+from tilelang_tt.ir.attrs import Attr, KernelRole, get
+from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ops import engine_configs, hoistable_init
 from tilelang_tt.ops.base import InitContext
 from tilelang_tt.ops.tilize import staging_cbs

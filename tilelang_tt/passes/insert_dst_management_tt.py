@@ -42,7 +42,8 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import Attr, CBDesc, Intrin, KernelRole, get, with_attrs
+from tilelang_tt.ir.attrs import Attr, CBDesc, KernelRole, get, with_attrs
+from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ops import DST_SCOPES, compute_op, hoistable_init
 from tilelang_tt.ops.base import DSTContext
 from tilelang_tt.ops.tilize import staging_cbs, tilize, untilize

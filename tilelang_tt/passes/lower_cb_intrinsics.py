@@ -62,15 +62,14 @@ from tilelang_tt.ir.attrs import (
     ArgKind,
     Attr,
     CBDesc,
-    Intrin,
     KernelRole,
     LayoutDesc,
     MemoryLayout,
     MulticastDesc,
-    call,
     get,
     runtime_args,
 )
+from tilelang_tt.ir.intrin import Intrin, call
 from tilelang_tt.contract.formula import ceildiv
 from tilelang_tt.ops.generate import tensor_loads
 from tilelang_tt.ops.tilize import staging_cbs

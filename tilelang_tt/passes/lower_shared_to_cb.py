@@ -16,7 +16,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import Intrin
+from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ir.common import (
     as_region,
     error,

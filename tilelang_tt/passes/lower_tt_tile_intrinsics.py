@@ -47,7 +47,8 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import ir, tirx
 
-from tilelang_tt.ir.attrs import Attr, Intrin, get, with_attrs
+from tilelang_tt.ir.attrs import Attr, get, with_attrs
+from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ops import ELTWISE, GEMM, REDUCE, TILE_OPS
 from tilelang_tt.ops.base import INTEGER_DTYPES, LowerContext
 from tilelang_tt.ops.eltwise import SUPPORTED

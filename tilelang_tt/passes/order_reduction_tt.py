@@ -31,7 +31,8 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import ArgKind, Attr, Intrin, KernelRole, Reduction, get, runtime_args
+from tilelang_tt.ir.attrs import ArgKind, Attr, KernelRole, Reduction, get, runtime_args
+from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ir.common import as_region, evaluate, keep_span, prim_func_pass, seq, stmt_intrin
 from tilelang_tt.ir.slices import bound_analyzer
 

@@ -31,7 +31,8 @@ import tilelang  # noqa: F401
 import tvm
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import Attr, Intrin, KernelRole, get, with_attrs
+from tilelang_tt.ir.attrs import Attr, KernelRole, get, with_attrs
+from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ir.dataflow import handoff_cbs, movers, scaler_cb
 from tilelang_tt.ir.common import (
     allocations,

@@ -30,7 +30,8 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import arith, tirx
 
-from tilelang_tt.ir.attrs import Attr, CBDesc, Intrin, KernelRole, check_args, get
+from tilelang_tt.ir.attrs import Attr, CBDesc, KernelRole, get
+from tilelang_tt.ir.intrin import Intrin, check_args
 from tilelang_tt.contract.arch import Arch
 from tilelang_tt.contract.l1 import CircularBuffer, L1Use, cores_in_ranges, from_layout, l1_use
 from tilelang_tt.errors import span_from_location
