@@ -51,7 +51,6 @@ and :func:`artifacts_of` finds the programs in it.
 from __future__ import annotations
 
 import functools
-import json
 
 import tilelang  # noqa: F401  (tilelang must be imported before tvm)
 import tilelang.cache
@@ -153,14 +152,14 @@ def options_for(target: Target, func: tirx.PrimFunc) -> CompileOptions:
 def _kernel_stub(func: tirx.PrimFunc, name: str, artifacts: Artifacts, target: Target) -> tirx.PrimFunc:
     """The user's signature with no body, marked as a device kernel and carrying the files."""
     stub = tirx.PrimFunc(func.params, tirx.Evaluate(0), func.ret_type, func.buffer_map)
-    return stub.with_attrs(
+    stub = stub.with_attrs(
         {
             "global_symbol": name,
             "calling_conv": int(CallingConv.DEVICE_KERNEL_LAUNCH),
             "target": target,
-            Attr.ARTIFACT_SOURCES.value: json.dumps(bundle_files(artifacts)),
         }
     )
+    return Attr.ARTIFACT_SOURCES.write(stub, bundle_files(artifacts))
 
 
 def lower_module(mod: tvm.IRModule, target: Target) -> tvm.IRModule:
@@ -186,12 +185,12 @@ def _programs(mod: tvm.IRModule) -> dict[str, Artifacts]:
     """{kernel name: Artifacts} of the kernel stubs of ``mod``."""
     programs = {}
     for gvar, func in mod.functions.items():
-        if func.attrs is None or Attr.ARTIFACT_SOURCES.value not in func.attrs:
+        if not Attr.ARTIFACT_SOURCES.has(func):
             raise TTCompileError(
                 f"`{gvar.name_hint}` reached Tenstorrent codegen without going through the Tenstorrent pipeline",
                 hint='lower with tilelang.lower(..., target="tenstorrent") or tvm.build(..., target="tenstorrent")',
             )
-        programs[gvar.name_hint] = artifacts_from_files(json.loads(str(func.attrs[Attr.ARTIFACT_SOURCES.value])))
+        programs[gvar.name_hint] = artifacts_from_files(Attr.ARTIFACT_SOURCES.read(func))
     return programs
 
 

@@ -12,7 +12,7 @@ import tvm
 from tvm import tirx
 
 from tilelang_tt.artifacts import Artifacts
-from tilelang_tt.ir.attrs import Attr, get
+from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.codegen.host import emit_main_cpp
 from tilelang_tt.codegen.kernels import emit_kernel
 from tilelang_tt.codegen.plan import build_plan, dumps_plan
@@ -79,7 +79,7 @@ def compile_prim_func(func: tirx.PrimFunc, options: CompileOptions) -> Artifacts
     name = str(func.attrs["global_symbol"]) if func.attrs is not None and "global_symbol" in func.attrs else "main"
     recorder = IRRecorder(options, name)
     mod = lower(tvm.IRModule({name: func}), options, observers=[recorder])
-    kernels = {get(f, Attr.KERNEL_ROLE): f for _, f in mod.functions.items()}
+    kernels = {Attr.KERNEL_ROLE.read(f).value: f for _, f in mod.functions.items()}
     try:
         plan = build_plan(kernels)
         emitted = {f"{role}.cpp": emit_kernel(kernels[role]) for role in ("reader", "compute", "writer")}

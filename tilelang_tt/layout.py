@@ -30,10 +30,12 @@ are that placement, the only one the compiler, the plan and the host program use
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from tilelang_tt.ir.attrs import Attr, MemoryLayout, MemorySpace, get, with_attrs
 from tilelang_tt.contract.formats import BLOCK_FORMATS
+from tilelang_tt.ir.attrs import Attr, CollectionSpec
+from tilelang_tt.ir.tensors import MemoryLayout, MemorySpace
 
 TILE = 32
 
@@ -162,13 +164,28 @@ def shard_of_core(tile_grid: tuple[int, int], shard_tiles: tuple[int, int],
     return out
 
 
+def _requested(name: str, d: Mapping) -> BufferLayout:
+    try:
+        return BufferLayout(**{k: (tuple(v) if isinstance(v, list) else v) for k, v in d.items()})
+    except (LayoutError, TypeError) as err:
+        raise LayoutError(f"invalid layout for `{name}`: {err}") from None
+
+
+# Before InferTTLayout, ``tt.layout_desc`` holds the layouts the user asked for (annotate_layouts), each
+# BufferLayout's fields that are set; InferTTLayout reads them and replaces them with every parameter's
+# LayoutDesc (Attr.LAYOUT_DESC). A layout stored by hand that is no BufferLayout reads as a LayoutError.
+LAYOUT_REQUESTS: CollectionSpec[Mapping[str, BufferLayout]] = CollectionSpec(
+    Attr.LAYOUT_DESC.key, "Parameter name -> the BufferLayout the user asked for (before InferTTLayout).",
+    lambda table: {name: _requested(name, d) for name, d in table.items()},
+    lambda table: {name: {k: v for k, v in layout.__dict__.items() if v is not None} for name, layout in table.items()},
+    {})
+
+
 def annotate_layouts(func, **layouts: BufferLayout):
     """``func`` (a TileLang ``@T.prim_func``) with layouts for some of its parameters:
     ``annotate_layouts(kernel, A=BufferLayout(memory="L1", layout="height_sharded", shard_grid=(8, 1)))``.
     The same as the ``layouts`` compile option; InferTTLayout validates them against the kernel."""
-    merged = dict(get(func, Attr.LAYOUT_DESC, {}))
     for name, layout in layouts.items():
         if not isinstance(layout, BufferLayout):
             raise LayoutError(f"{name}={layout!r} is not a BufferLayout")
-        merged[name] = {k: v for k, v in layout.__dict__.items() if v is not None}
-    return with_attrs(func, {Attr.LAYOUT_DESC: merged})
+    return LAYOUT_REQUESTS.write(func, {**LAYOUT_REQUESTS.read(func), **layouts})

@@ -1,5 +1,6 @@
 """Plan schema, work-partition coverage (hypothesis) and determinism."""
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -14,11 +15,11 @@ import tilelang_tt
 import tvm
 from tests.kernels import eltwise, gemm
 from tilelang_tt.artifacts import SOURCE_MAP_FILE
-from tilelang_tt.ir.attrs import Attr, get, with_attrs
+from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.codegen.plan import build_plan
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.pipeline import lower
-from tilelang_tt.contract.plan import SCHEMA_PATH, Policy, WorkItem, WorkPolicy
+from tilelang_tt.contract.plan import SCHEMA_PATH, MulticastGroup, Policy, WorkItem, WorkPolicy
 from tilelang_tt.passes.layout_aware_work_partition_tt import (
     core_ranges,
     partition,
@@ -88,7 +89,7 @@ def test_compiled_plan_covers_every_output_tile_once(mt, nt, bmt, bnt, gx, gy, p
 
 def _split_kernels(kernel, **options) -> dict:
     mod = lower(tvm.IRModule({"main": kernel}), CompileOptions(**options))
-    return {get(f, Attr.KERNEL_ROLE): f for f in mod.functions.values()}
+    return {Attr.KERNEL_ROLE.read(f).value: f for f in mod.functions.values()}
 
 
 def test_plan_prints_the_recorded_multicast_groups_and_access():
@@ -107,12 +108,14 @@ def test_plan_prints_the_recorded_multicast_groups_and_access():
         "A_s_mcast_receivers": 1}
 
     reader = kernels["reader"]
-    recorded = get(reader, Attr.MULTICAST)
+    recorded = dict(Attr.MULTICAST.read(reader))
     # a different decision recorded for A_s: core (1, 1) sends to a group of itself and (0, 1)
-    recorded["A_s"]["groups"][1] = {"cores": [[1, 1], [0, 1]], "near": [0, 1], "far": [1, 1]}
-    access = dict(get(kernels["compute"], Attr.BUFFER_ACCESS), C="readwrite")
-    changed = dict(kernels, reader=with_attrs(reader, {Attr.MULTICAST: recorded}),
-                   compute=with_attrs(kernels["compute"], {Attr.BUFFER_ACCESS: access}))
+    groups = list(recorded["A_s"].groups)
+    groups[1] = MulticastGroup(((1, 1), (0, 1)), (0, 1), (1, 1))
+    recorded["A_s"] = dataclasses.replace(recorded["A_s"], groups=tuple(groups))
+    access = dict(Attr.BUFFER_ACCESS.read(kernels["compute"]), C="readwrite")
+    changed = dict(kernels, reader=Attr.MULTICAST.write(reader, recorded),
+                   compute=Attr.BUFFER_ACCESS.write(kernels["compute"], access))
     plan = build_plan(changed)
     assert plan["buffers"][2]["access"] == "readwrite"
     values = {tuple(e["core"]): dict(zip(names, e["reader"])) for e in plan["runtime_args"]}

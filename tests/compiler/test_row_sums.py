@@ -12,7 +12,7 @@ import tilelang_tt
 from tests.compiler.test_ops import assert_close, bf16
 from tests.kernels import lower_until, run_pass
 from tests.passes.helpers import nodes
-from tilelang_tt.ir.attrs import Attr, get
+from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.ir.intrin import Intrin
 
 PASS = "LowerTTTileIntrinsics"
@@ -64,10 +64,10 @@ def test_the_row_sum_reads_the_partials_the_op_packs():
     reduce = next(s for s in ops if s.value.op.name == Intrin.TILE_REDUCE.value)
     partial = reduce.value.args[1]
     assert partial.name == "e_rowsum" and scaled.value.args[4:] == [partial]
-    cb = get(after, Attr.CB_DESC)["e_rowsum"]
-    e = get(after, Attr.CB_DESC)["e"]
-    assert (cb["data_format"], cb["block_tiles"], cb["block_pages"]) == ("Float32", [2, 1], 2)
-    assert cb["num_pages"] * e["block_pages"] == e["num_pages"] * 2  # as many blocks in flight as e's CB
+    cb = Attr.CB_DESC.read(after)["e_rowsum"]
+    e = Attr.CB_DESC.read(after)["e"]
+    assert (cb.data_format, cb.block_tiles, cb.block_pages) == ("Float32", (2, 1), 2)
+    assert cb.num_pages * e.block_pages == e.num_pages * 2  # as many blocks in flight as e's CB
 
 
 @pytest.mark.parametrize("options", [dict(dtype="bfloat16"), dict(kind="max"), dict(n=32), dict(read_after=False),
@@ -81,7 +81,7 @@ def test_no_partials_where_they_would_not_serve(options):
     after = run_pass(lower_until(row_sum(**options), PASS), PASS)["main"]
     reduce = next(s for s in reductions(after) if s.value.op.name == Intrin.TILE_REDUCE.value)
     assert reduce.value.args[1].name == "e"
-    assert "e_rowsum" not in get(after, Attr.CB_DESC)
+    assert "e_rowsum" not in Attr.CB_DESC.read(after)
 
 
 @pytest.mark.parametrize("m,n,bm,clear,scale", [(64, 128, 64, True, 2.0), (128, 64, 64, False, 2.0),

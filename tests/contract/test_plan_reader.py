@@ -206,7 +206,7 @@ def test_the_schema_enumerates_the_tables_of_the_contract():
 
 
 def test_the_compiler_s_dtype_table_is_the_contract_s():
-    from tilelang_tt.ir.attrs import DATA_FORMATS as ATTRS_DATA_FORMATS
+    from tilelang_tt.contract.formats import DATA_FORMATS as ATTRS_DATA_FORMATS
 
     assert ATTRS_DATA_FORMATS is DATA_FORMATS
     assert DATA_FORMATS == {d: (f.data_format, f.element_bytes) for d, f in FORMATS.items()} | {

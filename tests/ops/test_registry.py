@@ -18,7 +18,7 @@ import tilelang_tt
 from tests import op_kernels as K
 from tests.compiler import bad_kernels
 from tests.compiler.test_negative import line_of
-from tilelang_tt.ir.attrs import Attr
+from tilelang_tt.ir.attrs import Scope
 from tilelang_tt.ir.intrin import Intrin, Operand, call
 from tilelang_tt.codegen.rules import header_of, rule_for
 from tilelang_tt.ops import COMPUTE_OPS, DST_SCOPES, TILE_OPS
@@ -34,7 +34,7 @@ def test_every_tile_op_and_compute_intrinsic_has_a_family():
     assert sorted(TILE_OPS) == ["copy", "fill", "gemm", "reduce"]
     assert set(COMPUTE_OPS) == {Intrin.MM_MMA, Intrin.TILE_ELTWISE, Intrin.TILE_REDUCE}
     assert all(op.intrin == intrin for intrin, op in COMPUTE_OPS.items())
-    assert DST_SCOPES == {Attr.ACCUMULATE.value: COMPUTE_OPS[Intrin.MM_MMA]}
+    assert DST_SCOPES == {Scope.ACCUMULATE.value: COMPUTE_OPS[Intrin.MM_MMA]}
 
 
 def test_unary_calls_come_from_the_table():

@@ -8,8 +8,7 @@ import tilelang  # noqa: F401
 import tvm
 from tvm import ir, tirx
 
-from tilelang_tt.ir.attrs import get  # noqa: F401
-from tilelang_tt.ir.intrin import Intrin, call
+from tilelang_tt.ir.intrin import Intrin, call  # noqa: F401
 
 I32 = "int32"
 
@@ -112,10 +111,10 @@ def names(mod: tvm.IRModule) -> dict[str, list[str]]:
     return out
 
 
-def attrs_without(func, *keys) -> dict:
-    """All function attributes as plain Python, minus ``keys`` (Attr values or strings)."""
+def attrs_without(func, *attrs) -> dict:
+    """All function attributes as plain Python, minus ``attrs`` (members of ``Attr``)."""
     from tilelang_tt.ir.attrs import to_py
-    skip = {str(getattr(k, "value", k)) for k in keys}
+    skip = {attr.key for attr in attrs}
     return {k: to_py(v) for k, v in func.attrs.items() if k not in skip}
 
 
@@ -172,12 +171,11 @@ tt = Ops("tt", "void")
 
 def tt_attrs(values: dict) -> dict:
     """``T.func_attr(tt_attrs({"tt.cb_desc": {...}}))``: the attributes stored as the passes store them
-    (``tilelang_tt.ir.attrs.with_attrs``: integers as int32 IntImm), so ``assert_structural_equal``
+    (``tilelang_tt.ir.attrs.to_tvm``: integers as int32 IntImm), so ``assert_structural_equal``
     compares them exactly; TVMScript alone keeps plain integers, which never equal an IntImm."""
-    from tilelang_tt.ir.attrs import Attr, with_attrs
+    from tilelang_tt.ir.attrs import to_tvm
 
-    func = with_attrs(tirx.PrimFunc([], tirx.Evaluate(0)), {Attr(k): v for k, v in values.items()})
-    return {k: func.attrs[k] for k in values}
+    return {k: to_tvm(v) for k, v in values.items()}
 
 
 def cb_entry(index: int = -1, page_size: int = 2048, data_format: str = "Float16_b", num_pages: int = 2,

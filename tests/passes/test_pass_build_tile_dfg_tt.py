@@ -7,7 +7,7 @@ from tvm.script import tirx as T
 
 from tests.kernels import gemm, lower_until, run_pass
 from tests.passes.helpers import alloc_source, cb_entry, tl, tt, tt_attrs
-from tilelang_tt.ir.attrs import Attr, get
+from tilelang_tt.ir.attrs import Attr, CBDesc, DFGNode
 from tilelang_tt.passes.build_tile_dfg_tt import BuildTileDFGTT
 
 PASS = "BuildTileDFGTT"
@@ -21,23 +21,23 @@ def test_gemm_dfg_and_cb_ids():
     before = lower_until(gemm(128, 128, 128, 64, 64, 32), PASS)
     after = run_pass(before, PASS)
     tvm.ir.assert_structural_equal(after["main"].body, before["main"].body)
-    assert get(after["main"], Attr.TILE_DFG) == {
-        "A_s": {"producer": "reader", "consumers": ["compute"], "buffer": "A"},
-        "B_s": {"producer": "reader", "consumers": ["compute"], "buffer": "B"},
-        "C_l": {"producer": "compute", "consumers": ["writer"], "buffer": "C"},
+    assert Attr.TILE_DFG.read(after["main"]) == {
+        "A_s": DFGNode("A_s", "reader", ("compute",), "A"),
+        "B_s": DFGNode("B_s", "reader", ("compute",), "B"),
+        "C_l": DFGNode("C_l", "compute", ("writer",), "C"),
     }
-    assert get(after["main"], Attr.BUFFER_ACCESS) == {"A": "read", "B": "read", "C": "write"}
-    assert get(after["main"], Attr.CB_DESC) == {
-        "A_s": {"index": 0, "page_size": 2048, "num_pages": 4, "data_format": "Float16_b", "block_pages": 2,
-                "block_tiles": [2, 1], "vector": "", "producer": "reader", "consumer": "compute", "buffer": "A",
-                "source": alloc_source(gemm, "A_s")},
-        "B_s": {"index": 1, "page_size": 2048, "num_pages": 4, "data_format": "Float16_b", "block_pages": 2,
-                "block_tiles": [1, 2], "vector": "", "producer": "reader", "consumer": "compute", "buffer": "B",
-                "source": alloc_source(gemm, "B_s")},
+    assert Attr.BUFFER_ACCESS.read(after["main"]) == {"A": "read", "B": "read", "C": "write"}
+    assert Attr.CB_DESC.read(after["main"]) == {
+        "A_s": CBDesc("A_s", index=0, page_size=2048, num_pages=4, data_format="Float16_b", block_pages=2,
+                      block_tiles=(2, 1), producer="reader", consumer="compute", buffer="A",
+                      source=alloc_source(gemm, "A_s")),
+        "B_s": CBDesc("B_s", index=1, page_size=2048, num_pages=4, data_format="Float16_b", block_pages=2,
+                      block_tiles=(1, 2), producer="reader", consumer="compute", buffer="B",
+                      source=alloc_source(gemm, "B_s")),
         # packed into C's format: the fp32 accumulator never lives in L1
-        "C_l": {"index": 16, "page_size": 2048, "num_pages": 8, "data_format": "Float16_b", "block_pages": 4,
-                "block_tiles": [2, 2], "vector": "", "producer": "compute", "consumer": "writer", "buffer": "C",
-                "source": alloc_source(gemm, "C_l")},
+        "C_l": CBDesc("C_l", index=16, page_size=2048, num_pages=8, data_format="Float16_b", block_pages=4,
+                      block_tiles=(2, 2), producer="compute", consumer="writer", buffer="C",
+                      source=alloc_source(gemm, "C_l")),
     }
 
 
@@ -48,14 +48,14 @@ def test_softmax_hand_off_and_scaler_cbs():
     from tests.op_kernels import softmax
 
     after = run_pass(lower_until(softmax(64, 128, 32), PASS), PASS)
-    dfg = get(after["main"], Attr.TILE_DFG)
-    assert dfg["xf"] == {"producer": "compute", "consumers": ["compute"], "buffer": "Y", "handoff": "xf_out"}
-    assert dfg["xf_out"] == {"producer": "compute", "consumers": ["writer"], "buffer": "Y"}
-    assert dfg["reduce_scaler"] == {"producer": "reader", "consumers": ["compute"], "buffer": "", "kind": "scaler"}
-    cbs = get(after["main"], Attr.CB_DESC)
-    assert {n: d["index"] for n, d in cbs.items()} == {
+    dfg = Attr.TILE_DFG.read(after["main"])
+    assert dfg["xf"] == DFGNode("xf", "compute", ("compute",), "Y", handoff="xf_out")
+    assert dfg["xf_out"] == DFGNode("xf_out", "compute", ("writer",), "Y")
+    assert dfg["reduce_scaler"] == DFGNode("reduce_scaler", "reader", ("compute",), "", kind="scaler")
+    cbs = Attr.CB_DESC.read(after["main"])
+    assert {n: cb.index for n, cb in cbs.items()} == {
         "x": 0, "reduce_scaler": 1, "xf_out": 16, "xf": 24, "mx": 25, "xf_rowsum": 26, "sm": 27}
-    assert (cbs["xf"]["data_format"], cbs["xf_out"]["data_format"]) == ("Float32", "Float16_b")
+    assert (cbs["xf"].data_format, cbs["xf_out"].data_format) == ("Float32", "Float16_b")
 
 
 C_LAYOUT = {"C": {"memory": "DRAM", "layout": "interleaved", "dtype": "bfloat16", "shape": [32, 32],
@@ -164,14 +164,14 @@ def test_row_major_tensors_get_staging_cbs():
 
     opts = CompileOptions(layouts={"A": ROWS, "C": ROWS})
     after = run_pass(lower_until(add(64, 128, 32, 64), PASS, opts), PASS, opts)
-    dfg, cbs = get(after["main"], Attr.TILE_DFG), get(after["main"], Attr.CB_DESC)
-    assert dfg["a"] == {"producer": "compute", "consumers": ["compute"], "buffer": "A", "tilize_from": "a_rm"}
-    assert dfg["a_rm"] == {"producer": "reader", "consumers": ["compute"], "buffer": "A"}
-    assert dfg["c"] == {"producer": "compute", "consumers": ["compute"], "buffer": "C", "untilize_to": "c_rm"}
-    assert dfg["c_rm"] == {"producer": "compute", "consumers": ["writer"], "buffer": "C"}
-    assert "tilize_from" not in dfg["b"] and dfg["b"]["producer"] == "reader"  # B stays tiled
-    assert (cbs["a_rm"]["page_size"], cbs["a_rm"]["data_format"], cbs["a_rm"]["block_pages"]) == (2048, "Float16_b", 2)
-    assert (cbs["c_rm"]["data_format"], cbs["c"]["data_format"]) == ("Float16_b", "Float32")
+    dfg, cbs = Attr.TILE_DFG.read(after["main"]), Attr.CB_DESC.read(after["main"])
+    assert dfg["a"] == DFGNode("a", "compute", ("compute",), "A", tilize_from="a_rm")
+    assert dfg["a_rm"] == DFGNode("a_rm", "reader", ("compute",), "A")
+    assert dfg["c"] == DFGNode("c", "compute", ("compute",), "C", untilize_to="c_rm")
+    assert dfg["c_rm"] == DFGNode("c_rm", "compute", ("writer",), "C")
+    assert not dfg["b"].tilize_from and dfg["b"].producer == "reader"  # B stays tiled
+    assert (cbs["a_rm"].page_size, cbs["a_rm"].data_format, cbs["a_rm"].block_pages) == (2048, "Float16_b", 2)
+    assert (cbs["c_rm"].data_format, cbs["c"].data_format) == ("Float16_b", "Float32")
 
 
 def test_readers_and_writers_of_offsets_from_tensors_get_scratch_cbs():
@@ -181,10 +181,10 @@ def test_readers_and_writers_of_offsets_from_tensors_get_scratch_cbs():
 
     mod = run_pass(lower_until(grouped_gemm((40, 24), 64, 64, 64, 64, 32), PASS), PASS)
     f = mod["main"]
-    dfg, cbs = get(f, Attr.TILE_DFG), get(f, Attr.CB_DESC)
-    scratch = {name: node for name, node in dfg.items() if node.get("kind") == "scratch"}
-    assert scratch == {"reader_scalars": {"producer": "reader", "consumers": ["reader"], "buffer": "", "kind": "scratch"},
-                       "writer_scalars": {"producer": "writer", "consumers": ["writer"], "buffer": "", "kind": "scratch"}}
-    assert [cbs[n]["page_size"] * cbs[n]["num_pages"] for n in scratch] == [64, 64]
+    dfg, cbs = Attr.TILE_DFG.read(f), Attr.CB_DESC.read(f)
+    scratch = {name: node for name, node in dfg.items() if node.kind == "scratch"}
+    assert scratch == {"reader_scalars": DFGNode("reader_scalars", "reader", ("reader",), kind="scratch"),
+                       "writer_scalars": DFGNode("writer_scalars", "writer", ("writer",), kind="scratch")}
+    assert [cbs[n].page_size * cbs[n].num_pages for n in scratch] == [64, 64]
     plain = run_pass(lower_until(gemm(64, 64, 64, 32, 32, 32), PASS), PASS)["main"]
-    assert not any(node.get("kind") == "scratch" for node in get(plain, Attr.TILE_DFG).values())
+    assert not any(node.kind == "scratch" for node in Attr.TILE_DFG.read(plain).values())

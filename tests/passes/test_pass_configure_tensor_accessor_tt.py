@@ -7,7 +7,8 @@ from tvm.script import tirx as T
 
 from tests.kernels import gemm, lower_until, run_pass
 from tests.passes.helpers import accessor_entry, tl, tt, tt_attrs
-from tilelang_tt.ir.attrs import Attr, get
+from tilelang_tt.ir.attrs import Attr
+from tilelang_tt.ir.tensors import AccessorDesc
 from tilelang_tt.layout import BufferLayout, squeeze_shape_ranks
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.configure_tensor_accessor_tt import ConfigureTensorAccessorTT
@@ -15,10 +16,9 @@ from tilelang_tt.passes.configure_tensor_accessor_tt import ConfigureTensorAcces
 PASS = "ConfigureTensorAccessorTT"
 
 
-def _acc(kernel, offset):
-    return {"memory": "DRAM", "layout": "interleaved", "page_size": 2048, "num_pages": 16, "tile_grid": [4, 4],
-            "shard_tiles": [0, 0], "num_banks": 0, "kernel": kernel, "cta_offset": offset,
-            "compile_time_args": [2, 2048], "crta_offset": -1, "num_common_runtime_args": 0}
+def _acc(name, kernel, offset):
+    return AccessorDesc(name, "DRAM", "interleaved", page_size=2048, num_pages=16, tile_grid=(4, 4), kernel=kernel,
+                        cta_offset=offset, compile_time_args=(2, 2048))
 
 
 def test_registered_under_spec_name():
@@ -31,9 +31,9 @@ def test_gemm_accessor_slots():
     for name in ("main_reader", "main_compute", "main_writer"):
         tvm.ir.assert_structural_equal(after[name].body, before[name].body)
     # the writer RISC reads B (BalanceDataMovementTT) before it writes C
-    assert get(after["main_reader"], Attr.TENSOR_ACCESSOR) == {"A": _acc("reader", 0)}
-    assert get(after["main_writer"], Attr.TENSOR_ACCESSOR) == {"B": _acc("writer", 0), "C": _acc("writer", 2)}
-    assert get(after["main_compute"], Attr.TENSOR_ACCESSOR) == {}
+    assert Attr.TENSOR_ACCESSOR.read(after["main_reader"]) == {"A": _acc("A", "reader", 0)}
+    assert Attr.TENSOR_ACCESSOR.read(after["main_writer"]) == {"B": _acc("B", "writer", 0), "C": _acc("C", "writer", 2)}
+    assert Attr.TENSOR_ACCESSOR.read(after["main_compute"]) == {}
 
 
 def test_sharded_accessor_args_as_tensor_accessor_args_expects_them():
@@ -45,12 +45,12 @@ def test_sharded_accessor_args_as_tensor_accessor_args_expects_them():
                "B": BufferLayout(memory="DRAM", layout="width_sharded", shard_grid=(2, 1))}
     opts = CompileOptions(layouts=layouts)
     after = run_pass(lower_until(gemm(128, 128, 128, 64, 64, 32), PASS, opts), PASS, opts)
-    a = get(after["main_reader"], Attr.TENSOR_ACCESSOR)["A"]
-    b = get(after["main_writer"], Attr.TENSOR_ACCESSOR)["B"]  # the writer RISC reads B
-    assert (a["cta_offset"], a["compile_time_args"]) == (0, [1 | 64, 2048, 1, 4, 16, 4])
-    assert (a["crta_offset"], a["num_common_runtime_args"]) == (0, 2)
-    assert (b["cta_offset"], b["compile_time_args"]) == (0, [1 | 2 | 64, 2048, 2, 2, 4, 4, 4, 2])
-    assert (b["crta_offset"], b["num_common_runtime_args"]) == (0, 1)
+    a = Attr.TENSOR_ACCESSOR.read(after["main_reader"])["A"]
+    b = Attr.TENSOR_ACCESSOR.read(after["main_writer"])["B"]  # the writer RISC reads B
+    assert (a.cta_offset, a.compile_time_args) == (0, (1 | 64, 2048, 1, 4, 16, 4))
+    assert (a.crta_offset, a.num_common_runtime_args) == (0, 2)
+    assert (b.cta_offset, b.compile_time_args) == (0, (1 | 2 | 64, 2048, 2, 2, 4, 4, 4, 2))
+    assert (b.crta_offset, b.num_common_runtime_args) == (0, 1)
 
 
 def test_squeeze_matches_tt_metal_examples():

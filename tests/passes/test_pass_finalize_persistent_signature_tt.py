@@ -8,7 +8,8 @@ from tvm.script import tirx as T
 
 from tests.kernels import gemm, lower_until, run_pass
 from tests.passes.helpers import accessor_entry, tt_attrs
-from tilelang_tt.ir.attrs import MCAST_ARGS, runtime_args
+from tilelang_tt.contract.plan import MCAST_ARGS
+from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.layout import BufferLayout
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.finalize_persistent_signature_tt import (
@@ -21,7 +22,7 @@ TAIL = [{"name": "start_id", "kind": "start_id"}, {"name": "count", "kind": "cou
 
 def args_of(func) -> list[dict]:
     """The kernel's runtime args in the plan's form; each has a variable of its own, named like it."""
-    args = runtime_args(func)
+    args = Attr.RUNTIME_ARGS.read(func)
     assert all(a.var.name == a.name and str(a.var.dtype) == "uint32" for a in args)
     assert len({a.var for a in args}) == len(args)
     return [a.to_dict() for a in args]

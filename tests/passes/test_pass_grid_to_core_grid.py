@@ -8,7 +8,7 @@ from tvm.script import tirx as T
 
 from tests.kernels import bmm, gemm, lower_until, run_pass
 from tests.passes.helpers import assert_body, block, launch, loop, names, nodes, rebuild_block, tl, tt_attrs
-from tilelang_tt.ir.attrs import Attr, get
+from tilelang_tt.ir.attrs import Attr, CoreMap
 from tilelang_tt.passes.grid_to_core_grid import GridToCoreGrid
 
 PASS = "GridToCoreGrid"
@@ -33,7 +33,7 @@ def test_block_grid_becomes_core_launches():
     after = run_pass(before, PASS)
     assert_body(after["main"].body, expected)
     assert block(after["main"], "tilelang_root").same_as(block(f, "tilelang_root"))
-    assert get(after["main"], Attr.CORE_MAP) == {"m": "coreIdx.y", "n": "coreIdx.x"}
+    assert Attr.CORE_MAP.read(after["main"]) == CoreMap(m="coreIdx.y", n="coreIdx.x")
 
 
 def test_third_grid_dimension_folds_into_the_block_rows():
@@ -48,7 +48,7 @@ def test_third_grid_dimension_folds_into_the_block_rows():
     inner = tirx.stmt_functor.substitute(inner, {bz: tirx.FloorDiv(row, 2), by: tirx.FloorMod(row, 2)})
     expected = rebuild_block(f.body, core_launch(bx, "coreIdx.x", 2, core_launch(row, "coreIdx.y", 6, inner)))
     assert_body(after.body, expected)
-    assert get(after, Attr.CORE_MAP) == {"m": "coreIdx.y", "n": "coreIdx.x"}
+    assert Attr.CORE_MAP.read(after) == CoreMap(m="coreIdx.y", n="coreIdx.x")
 
 
 CORE_MAP = {"tt.core_map": {"m": "coreIdx.y", "n": "coreIdx.x"}}

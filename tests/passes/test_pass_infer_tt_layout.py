@@ -13,14 +13,22 @@ from tests.compiler.test_rank1_columns import line_of, row_and_column
 from tests.kernels import gemm, lower_until, run_pass
 from tests.passes.helpers import attrs_without, tl, tt_attrs
 from tilelang_tt import TTCompileError
-from tilelang_tt.ir.attrs import Attr, LayoutDesc, get
+from tilelang_tt.ir.attrs import Attr
+from tilelang_tt.ir.tensors import LayoutDesc, MemoryLayout
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.infer_tt_layout import InferTTLayout
 
 PASS = "InferTTLayout"
+ROW_MAJOR, INTERLEAVED = MemoryLayout.ROW_MAJOR, MemoryLayout.INTERLEAVED
 
 
-def _layout(shape, dtype="bfloat16", fmt="Float16_b", page=2048):
+def _layout(name, shape, dtype="bfloat16", column=False):
+    """An interleaved DRAM tensor of tiles in its own dtype."""
+    return LayoutDesc(name, tuple(shape), dtype, column=column)
+
+
+def _stored_layout(shape, dtype="bfloat16", fmt="Float16_b", page=2048):
+    """The stored form of :func:`_layout`'s layout, spelled out (a hand-written test's ``T.func_attr``)."""
     return {"memory": "DRAM", "layout": "interleaved", "dtype": dtype, "shape": list(shape),
             "tile_shape": [32, 32], "data_format": fmt, "page_size": page}
 
@@ -33,26 +41,26 @@ def test_gemm_layouts():
     before = lower_until(gemm(64, 128, 96, 32, 64, 32), PASS)
     after = run_pass(before, PASS)
     tvm.ir.assert_structural_equal(after["main"].body, before["main"].body)
-    assert get(after["main"], Attr.LAYOUT_DESC) == {
-        "A": _layout((64, 96)),
-        "B": _layout((96, 128)),
-        "C": _layout((64, 128)),
-    }
-    assert get(after["main"], Attr.ARCH) == "wormhole_b0"
+    layouts = Attr.LAYOUT_DESC.read(after["main"])
+    assert layouts == {"A": _layout("A", (64, 96)), "B": _layout("B", (96, 128)), "C": _layout("C", (64, 128))}
+    assert (layouts["A"].data_format, layouts["A"].page_size) == ("Float16_b", 2048)
+    assert Attr.ARCH.read(after["main"]).name == "wormhole_b0"
     assert attrs_without(after["main"], Attr.LAYOUT_DESC, Attr.ARCH) == attrs_without(before["main"])
 
 
 def test_records_the_arch_once():
     """A1 records the target's arch; the passes after it take no arch argument and read this."""
     after = run_pass(lower_until(gemm(64, 128, 96, 32, 64, 32), PASS), PASS, CompileOptions(arch="blackhole"))
-    assert get(after["main"], Attr.ARCH) == "blackhole"
+    assert Attr.ARCH.read(after["main"]).name == "blackhole"
 
 
 def test_float32_tensor_layout():
     before = lower_until(gemm(64, 64, 64, 32, 32, 32, dtype="float32"), PASS)
     after = run_pass(before, PASS)
     tvm.ir.assert_structural_equal(after["main"].body, before["main"].body)
-    assert get(after["main"], Attr.LAYOUT_DESC)["A"] == _layout((64, 64), "float32", "Float32", 4096)
+    layout = Attr.LAYOUT_DESC.read(after["main"])["A"]
+    assert layout == _layout("A", (64, 64), "float32")
+    assert (layout.data_format, layout.page_size) == ("Float32", 4096)
 
 
 def test_hand_written_user_layout_is_resolved_and_the_rest_defaulted():
@@ -108,11 +116,11 @@ def test_rank1_tensor_used_as_a_column_is_laid_out_as_one():
     before = lower_until(_row_sums_plus_bias(64, 64, 32), PASS)
     after = run_pass(before, PASS)
     tvm.ir.assert_structural_equal(after["main"].body, before["main"].body)
-    layouts = get(after["main"], Attr.LAYOUT_DESC)
-    assert layouts["O"] == _layout((64,), "float32", "Float32", 4096) | {"column": True}
-    assert layouts["B"] == _layout((64,))
-    assert LayoutDesc.from_dict("O", layouts["O"]).tile_grid == (2, 1)
-    assert LayoutDesc.from_dict("B", layouts["B"]).tile_grid == (1, 2)
+    layouts = Attr.LAYOUT_DESC.read(after["main"])
+    assert layouts["O"] == _layout("O", (64,), "float32", column=True)
+    assert layouts["B"] == _layout("B", (64,))
+    assert layouts["O"].tile_grid == (2, 1)
+    assert layouts["B"].tile_grid == (1, 2)
 
 
 def test_rank1_tensor_used_as_row_and_column_is_an_error_at_the_second_use():
@@ -130,10 +138,10 @@ def test_tensors_sliced_at_rows_read_from_tensors_or_written_some_rows_at_a_time
     from tests.compiler.test_grouped_gemm import grouped_gemm, guarded_rows
 
     f = run_pass(lower_until(grouped_gemm((40, 24), 64, 64, 64, 64, 32), PASS), PASS)["main"]
-    layouts = f.attrs["tt.layout_desc"]
-    assert [layouts[n]["layout"] for n in ("A", "B", "C")] == ["row_major", "interleaved", "row_major"]
+    layouts = Attr.LAYOUT_DESC.read(f)
+    assert [layouts[n].layout for n in ("A", "B", "C")] == [ROW_MAJOR, INTERLEAVED, ROW_MAJOR]
     f = run_pass(lower_until(guarded_rows(100, 64, 64, "lt"), PASS), PASS)["main"]
-    assert [f.attrs["tt.layout_desc"][n]["layout"] for n in ("A", "C")] == ["interleaved", "row_major"]
+    assert [Attr.LAYOUT_DESC.read(f)[n].layout for n in ("A", "C")] == [INTERLEAVED, ROW_MAJOR]
 
 
 def test_hand_written_rank1_tensor_written_per_row_is_a_column():
@@ -159,7 +167,8 @@ def test_hand_written_rank1_tensor_written_per_row_is_a_column():
         @T.prim_func
         def main(X: T.Buffer((64, 64), "bfloat16"), O: T.Buffer((64,), "float32")):
             T.func_attr(tt_attrs({"tt.arch": "wormhole_b0", "tt.layout_desc": {
-                "X": _layout((64, 64)), "O": _layout((64,), "float32", "Float32", 4096) | {"column": True}}}))
+                "X": _stored_layout((64, 64)),
+                "O": _stored_layout((64,), "float32", "Float32", 4096) | {"column": True}}}))
             for bx in T.thread_binding(2, thread="blockIdx.x"):
                 with T.sblock("tilelang_root"):
                     T.reads()

@@ -206,12 +206,12 @@ def test_row_major_blocks_are_tilized_where_they_arrive_and_untilized_where_they
     """At the marker where `a` arrives compute tilizes it from `a_rm` one tile row at a time; at the
     marker where `c` leaves it untilizes `c` into `c_rm` for the writer (pack_untilize of 2 tiles)."""
     from tests.compiler.test_row_major import ROWS, add
-    from tilelang_tt.ir.attrs import Attr, get
+    from tilelang_tt.ir.attrs import Attr
     from tilelang_tt.options import CompileOptions
 
     opts = CompileOptions(layouts={"A": ROWS, "C": ROWS})
     after = run_pass(lower_until(add(64, 128, 32, 64), PASS, opts), PASS, opts)["main_compute"]
-    ids = {name: d["index"] for name, d in get(after, Attr.CB_DESC).items()}
+    ids = {name: cb.index for name, cb in Attr.CB_DESC.read(after).items()}
     calls = [(n.value.op.name, [int(a) for a in n.value.args if isinstance(a, tirx.IntImm)])
              for n in evaluate_calls(after.body)]
     a_rm, a, c, c_rm = ids["a_rm"], ids["a"], ids["c"], ids["c_rm"]

@@ -9,7 +9,7 @@ from tvm.script import tirx as T
 from tests import op_kernels
 from tests.kernels import bmm, eltwise, gemm, lower_until, run_pass
 from tests.passes.helpers import attrs_without, tl, tt_attrs
-from tilelang_tt.ir.attrs import Attr, get
+from tilelang_tt.ir.attrs import Attr, PartitionMode
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.layout import BufferLayout
 from tilelang_tt.options import CompileOptions
@@ -21,9 +21,9 @@ KEYS = (Attr.BLOCK_GRID, Attr.GRID_TILES, Attr.BLOCK_TILES, Attr.CORE_GRID, Attr
         Attr.PARTITION_MODE, Attr.WORK_PARTITION)
 
 
-def work(entry: dict) -> list[int]:
+def work(item: WorkItem) -> list[int]:
     """A tt.work_partition entry as [x, y, start_id, count, width, shard row, shard col]."""
-    return [*entry["core"], entry["start_id"], entry["count"], entry.get("width", 0), *entry["shard"]]
+    return [*item.core, item.start_id, item.count, item.width, *item.shard]
 
 
 def _new_attrs(before, after):
@@ -70,7 +70,7 @@ def test_user_grid_contiguous_split():
     assert new["tt.core_grid"] == [3, 2]
     assert new["tt.core_ranges"] == [[[0, 0], [2, 1]]]
     assert new["tt.work_policy"]["policy"] == "contiguous"
-    assert [work(w)[:4] for w in new["tt.work_partition"]] == [[0, 0, 0, 2], [1, 0, 2, 2], [2, 0, 4, 1],
+    assert [work(w)[:4] for w in Attr.WORK_PARTITION.read(after["main"])] == [[0, 0, 0, 2], [1, 0, 2, 2], [2, 0, 4, 1],
                                                                [0, 1, 5, 1], [1, 1, 6, 1], [2, 1, 7, 1]]
     assert new["tt.multicast"] == {}
 
@@ -78,8 +78,8 @@ def test_user_grid_contiguous_split():
 def test_row_major_round_robin():
     opts = CompileOptions(grid=(3, 1), partition="row_major")
     after = run_pass(lower_until(gemm(256, 128, 64, 64, 64, 32), PASS, opts), PASS, opts)
-    assert get(after["main"], Attr.WORK_POLICY) == {"policy": "row_major", "stride": 3, "shard_blocks": [0, 0]}
-    assert [work(w)[:4] for w in get(after["main"], Attr.WORK_PARTITION)] == [[0, 0, 0, 3], [1, 0, 1, 3], [2, 0, 2, 2]]
+    assert Attr.WORK_POLICY.read(after["main"]) == WorkPolicy(Policy.ROW_MAJOR, stride=3)
+    assert [work(w)[:4] for w in Attr.WORK_PARTITION.read(after["main"])] == [[0, 0, 0, 3], [1, 0, 1, 3], [2, 0, 2, 2]]
 
 
 def test_zigzag_deals_every_other_round_in_reverse():
@@ -87,11 +87,11 @@ def test_zigzag_deals_every_other_round_in_reverse():
     1, 4, 7, core 2 2, 3. WorkPolicy.blocks, which codegen's persistent loop prints, walks them."""
     opts = CompileOptions(grid=(3, 1), partition="zigzag")
     after = run_pass(lower_until(gemm(256, 128, 64, 64, 64, 32), PASS, opts), PASS, opts)["main"]
-    policy = WorkPolicy.from_dict(get(after, Attr.WORK_POLICY))
+    policy = Attr.WORK_POLICY.read(after)
     assert (policy.policy, policy.stride) == (Policy.ZIGZAG, 3)
-    items = [WorkItem.from_plan(w) for w in get(after, Attr.WORK_PARTITION)]
+    items = Attr.WORK_PARTITION.read(after)
     assert [(w.core, w.start_id, w.count) for w in items] == [((0, 0), 0, 3), ((1, 0), 1, 3), ((2, 0), 2, 2)]
-    grid = tuple(get(after, Attr.BLOCK_GRID))  # 4 x 2 blocks: id = row * 2 + bx
+    grid = Attr.BLOCK_GRID.read(after)  # 4 x 2 blocks: id = row * 2 + bx
     assert [[r * 2 + c for r, c in policy.blocks(w, grid)] for w in items] == [[0, 5, 6], [1, 4, 7], [2, 3]]
 
 
@@ -111,16 +111,16 @@ def test_blocks_of_unequal_work_are_balanced():
     opts = CompileOptions(grid=(4, 2))
     after = run_pass(lower_until(op_kernels.flash_attention(512, 64, heads=4, causal=True), PASS, opts), PASS,
                      opts)["main"]
-    assert get(after, Attr.CORE_GRID) == [4, 2]
-    policy = WorkPolicy.from_dict(get(after, Attr.WORK_POLICY))
+    assert Attr.CORE_GRID.read(after) == (4, 2)
+    policy = Attr.WORK_POLICY.read(after)
     assert policy.policy == Policy.ZIGZAG
-    grid = tuple(get(after, Attr.BLOCK_GRID))
+    grid = Attr.BLOCK_GRID.read(after)
     assert grid == (4, 8)
-    steps = [sum(bx + 1 for _, bx in policy.blocks(WorkItem.from_plan(w), grid)) for w in get(after, Attr.WORK_PARTITION)]
+    steps = [sum(bx + 1 for _, bx in policy.blocks(w, grid)) for w in Attr.WORK_PARTITION.read(after)]
     assert steps == [18] * 8
     # blocks of equal work keep the partition auto picks without looking at work
     plain = run_pass(lower_until(op_kernels.flash_attention(512, 64, heads=4), PASS, opts), PASS, opts)["main"]
-    assert get(plain, Attr.WORK_POLICY)["policy"] == "block"
+    assert Attr.WORK_POLICY.read(plain).policy == Policy.BLOCK
 
 
 def test_uneven_block_rectangles_and_no_multicast():
@@ -128,9 +128,9 @@ def test_uneven_block_rectangles_and_no_multicast():
     lockstep, so nothing is multicast."""
     opts = CompileOptions(grid=(2, 2), partition="block")
     after = run_pass(lower_until(gemm(320, 192, 64, 64, 64, 32), PASS, opts), PASS, opts)
-    assert [work(w)[:5] for w in get(after["main"], Attr.WORK_PARTITION)] == [
+    assert [work(w)[:5] for w in Attr.WORK_PARTITION.read(after["main"])] == [
         [0, 0, 0, 6, 2], [1, 0, 2, 3, 1], [0, 1, 9, 4, 2], [1, 1, 11, 2, 1]]
-    assert get(after["main"], Attr.MULTICAST) == {}
+    assert Attr.MULTICAST.read(after["main"]) == {}
     with pytest.raises(TTCompileError, match="multicast='on' needs the cores in step"):
         on = CompileOptions(grid=(2, 2), partition="block", multicast="on")
         run_pass(lower_until(gemm(320, 192, 64, 64, 64, 32), PASS, on), PASS, on)
@@ -140,10 +140,10 @@ def test_multicast_follows_the_access_expressions():
     """GEMM with transpose_B: B's slice B[bx * bn, k * bk] depends on bx only: shared down a core column;
     a kernel whose reads depend on both coordinates shares nothing."""
     after = run_pass(lower_until(op_kernels.gemm_bias_relu(128, 128, 64, 64, 64, 32), PASS), PASS)
-    axes = {cb: d["axis"] for cb, d in get(after["main"], Attr.MULTICAST).items()}
+    axes = {cb: mc.axis for cb, mc in Attr.MULTICAST.read(after["main"]).items()}
     assert axes == {"A_s": "x", "B_s": "y", "bias_s": "y"}
     after = run_pass(lower_until(eltwise("add", 128, 128, 64, 64), PASS), PASS)
-    assert get(after["main"], Attr.MULTICAST) == {}
+    assert Attr.MULTICAST.read(after["main"]) == {}
 
 
 def test_multicast_groups_per_axis():
@@ -163,17 +163,17 @@ def test_the_arch_comes_from_the_function():
     """B1 reads tt.arch (InferTTLayout recorded it): blackhole's 13x10 grid takes a 13-block row whole."""
     opts = CompileOptions(arch="blackhole")
     before = lower_until(gemm(64, 13 * 32, 64, 64, 32, 32), PASS, opts)
-    assert get(before["main"], Attr.ARCH) == "blackhole"
-    assert get(run_pass(before, PASS, opts)["main"], Attr.CORE_GRID) == [13, 1]
+    assert Attr.ARCH.read(before["main"]).name == "blackhole"
+    assert Attr.CORE_GRID.read(run_pass(before, PASS, opts)["main"]) == (13, 1)
 
 
 def test_third_grid_dimension_is_folded_into_the_block_rows():
     """T.Kernel(Bx, By, Bz) partitions a (Bz * By) x Bx block grid; B's slice B[bz, k * bk, bx * bn]
     depends on the block row through bz: only A is shared along the core rows."""
     after = run_pass(lower_until(bmm(3, 64, 64, 96, 32, 32, 32), PASS), PASS)["main"]
-    assert get(after, Attr.BLOCK_GRID) == [6, 2] and get(after, Attr.GRID_TILES) == [6, 2]
-    assert get(after, Attr.CORE_GRID) == [2, 6]
-    assert {cb: d["axis"] for cb, d in get(after, Attr.MULTICAST).items()} == {"A_s": "x"}
+    assert Attr.BLOCK_GRID.read(after) == (6, 2) and Attr.GRID_TILES.read(after) == (6, 2)
+    assert Attr.CORE_GRID.read(after) == (2, 6)
+    assert {cb: mc.axis for cb, mc in Attr.MULTICAST.read(after).items()} == {"A_s": "x"}
 
 
 def test_no_multicast_where_loop_bounds_differ_within_a_group():
@@ -181,9 +181,9 @@ def test_no_multicast_where_loop_bounds_differ_within_a_group():
     loop runs up to the query block bx, which differs along the row: the cores would not keep step."""
     plain = run_pass(lower_until(op_kernels.flash_attention(256, 64, heads=2), PASS), PASS)["main"]
     causal = run_pass(lower_until(op_kernels.flash_attention(256, 64, heads=2, causal=True), PASS), PASS)["main"]
-    assert get(plain, Attr.CORE_GRID) == get(causal, Attr.CORE_GRID) == [4, 2]
-    assert {cb: d["axis"] for cb, d in get(plain, Attr.MULTICAST).items()} == {"K_s": "x", "V_s": "x"}
-    assert get(causal, Attr.MULTICAST) == {}
+    assert Attr.CORE_GRID.read(plain) == Attr.CORE_GRID.read(causal) == (4, 2)
+    assert {cb: mc.axis for cb, mc in Attr.MULTICAST.read(plain).items()} == {"K_s": "x", "V_s": "x"}
+    assert Attr.MULTICAST.read(causal) == {}
 
 
 def test_one_row_block_grid_fills_the_core_grid_and_shares_k_v_with_all():
@@ -192,11 +192,11 @@ def test_one_row_block_grid_fills_the_core_grid_and_shares_k_v_with_all():
     block, so they keep step; K and V do not depend on any block coordinate that varies (by = bz = 0
     throughout): both go to all 16 cores from core (0, 0); Q (on bx) is not shared."""
     after = run_pass(lower_until(op_kernels.flash_attention(1024, 64), PASS), PASS)["main"]
-    assert get(after, Attr.WORK_POLICY)["policy"] == "contiguous"
-    assert get(after, Attr.CORE_GRID) == [8, 2]
-    assert [w["count"] for w in get(after, Attr.WORK_PARTITION)] == [1] * 16
-    everyone = [{"cores": [[x, y] for y in range(2) for x in range(8)], "near": [0, 0], "far": [7, 1]}]
-    assert {cb: (d["axis"], d["groups"]) for cb, d in get(after, Attr.MULTICAST).items()} == {
+    assert Attr.WORK_POLICY.read(after).policy == Policy.CONTIGUOUS
+    assert Attr.CORE_GRID.read(after) == (8, 2)
+    assert [w.count for w in Attr.WORK_PARTITION.read(after)] == [1] * 16
+    everyone = (MulticastGroup(tuple((x, y) for y in range(2) for x in range(8)), (0, 0), (7, 1)),)
+    assert {cb: (mc.axis, mc.groups) for cb, mc in Attr.MULTICAST.read(after).items()} == {
         "K_s": ("xy", everyone), "V_s": ("xy", everyone)}
 
 
@@ -205,8 +205,8 @@ def test_unequal_shares_share_nothing():
     nothing is multicast, and multicast='on' says why."""
     opts = CompileOptions(grid=(8, 2))
     after = run_pass(lower_until(op_kernels.flash_attention(1280, 64), PASS, opts), PASS, opts)["main"]
-    assert sorted({w["count"] for w in get(after, Attr.WORK_PARTITION)}) == [1, 2]
-    assert get(after, Attr.MULTICAST) == {}
+    assert sorted({w.count for w in Attr.WORK_PARTITION.read(after)}) == [1, 2]
+    assert Attr.MULTICAST.read(after) == {}
     on = CompileOptions(grid=(8, 2), multicast="on")
     with pytest.raises(TTCompileError, match=r"needs the cores in step.*16 cores with \[1, 2\] blocks"):
         run_pass(lower_until(op_kernels.flash_attention(1280, 64), PASS, on), PASS, on)
@@ -217,11 +217,11 @@ def test_local_shard_follows_the_output_shards():
     layouts = {"C": BufferLayout(memory="L1", layout="height_sharded", shard_grid=(2, 2))}
     opts = CompileOptions(layouts=layouts)
     after = run_pass(lower_until(gemm(256, 128, 64, 64, 64, 32), PASS, opts), PASS, opts)
-    assert get(after["main"], Attr.PARTITION_MODE) == "local_shard"
-    assert get(after["main"], Attr.WORK_POLICY) == {"policy": "local_shard", "stride": 1, "shard_blocks": [1, 2]}
-    assert [work(w) for w in get(after["main"], Attr.WORK_PARTITION)] == [[x, y, 2 * (2 * y + x), 2, 2, 2 * y + x, 0]
-                                                                      for y in range(2) for x in range(2)]
-    assert get(after["main"], Attr.CORE_GRID) == [2, 2]
+    assert Attr.PARTITION_MODE.read(after["main"]) == PartitionMode.LOCAL_SHARD
+    assert Attr.WORK_POLICY.read(after["main"]) == WorkPolicy(Policy.LOCAL_SHARD, stride=1, shard_blocks=(1, 2))
+    assert [work(w) for w in Attr.WORK_PARTITION.read(after["main"])] == [[x, y, 2 * (2 * y + x), 2, 2, 2 * y + x, 0]
+                                                                       for y in range(2) for x in range(2)]
+    assert Attr.CORE_GRID.read(after["main"]) == (2, 2)
 
 
 def test_local_shard_needs_blocks_that_tile_the_shard():

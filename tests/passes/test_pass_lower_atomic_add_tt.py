@@ -14,7 +14,7 @@ from tvm.script import tirx as T
 from tests.compiler.test_split_k import add_per_iteration, two_summing_axes
 from tests.kernels import gemm, lower_until, run_pass, split_k_gemm
 from tests.passes.helpers import loop, nodes, param, tl
-from tilelang_tt.ir.attrs import Attr, Reduction, get
+from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.passes.lower_atomic_add_tt import LowerAtomicAddTT
 
@@ -39,7 +39,7 @@ def _atomics(func) -> list:
 
 
 def _assert_reduction(func, buffers, axes, blocks):
-    reduction = Reduction.of(func)
+    reduction = Attr.REDUCTION.read(func)
     assert reduction is not None
     assert [b.name for b in reduction.buffers] == buffers
     assert all(b.same_as(param(func, b.name)) for b in reduction.buffers)
@@ -84,7 +84,7 @@ def test_hand_written_block_add_becomes_element_adds_and_bz_becomes_blockIdx_x()
                                     C[by * 32 + i, bx * 32 + j] = C[by * 32 + i, bx * 32 + j] + s[i, j]
 
     after = run_pass(Before, PASS)["main"]
-    tvm.ir.assert_structural_equal(after.without_attr(Attr.REDUCTION.value), Expected["main"])
+    tvm.ir.assert_structural_equal(after.without_attr(Attr.REDUCTION.key), Expected["main"])
     _assert_reduction(after, ["C"], ["bz"], 2)
 
 
@@ -122,7 +122,7 @@ def test_hand_written_element_add_into_bfloat16_casts_the_value():
                                 C[i, by * 32 + j] = C[i, by * 32 + j] + T.Cast("bfloat16", s[i, j])
 
     after = run_pass(Before, PASS)["main"]
-    tvm.ir.assert_structural_equal(after.without_attr(Attr.REDUCTION.value), Expected["main"])
+    tvm.ir.assert_structural_equal(after.without_attr(Attr.REDUCTION.key), Expected["main"])
     _assert_reduction(after, ["C"], ["bx"], 2)
 
 
@@ -164,7 +164,7 @@ def test_hand_written_add_into_an_on_chip_buffer_is_a_plain_add():
 
     after = run_pass(Before, PASS)
     tvm.ir.assert_structural_equal(after, Expected)
-    assert get(after["main"], Attr.REDUCTION) is None
+    assert not Attr.REDUCTION.has(after["main"])
 
 
 @pytest.mark.parametrize("form", ["element", "block"])

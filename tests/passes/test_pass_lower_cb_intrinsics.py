@@ -24,7 +24,7 @@ from tests.passes.helpers import (
     tt_attrs,
     var,
 )
-from tilelang_tt.ir.attrs import runtime_args
+from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.ir.intrin import Intrin, call
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.ir.common import stmt_intrin
@@ -107,7 +107,7 @@ def test_multicast_read_sender_and_receiver():
     k = loop(rd, "k").loop_var
     l1_a, r = var("l1_A_s", U32), var("r")
 
-    mcast = {a.what: a.var for a in runtime_args(rd) if a.cb == "A_s"}  # E1's variables, one per argument
+    mcast = {a.what: a.var for a in Attr.RUNTIME_ARGS.read(rd) if a.cb == "A_s"}  # E1's variables, one per argument
     arg = mcast.__getitem__
 
     rect = [arg(w) for w in ("start_x", "start_y", "end_x", "end_y")]

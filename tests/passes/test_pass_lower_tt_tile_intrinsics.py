@@ -1,6 +1,8 @@
 """C2 LowerTTTileIntrinsics alone: gemm/clear → tt.accumulate scopes of tt.mm.mma + tt.pack_block;
 T.Parallel, fills and reductions → tt.tile.eltwise / tt.tile.reduce."""
 
+import dataclasses
+
 import tilelang  # noqa: F401
 import tilelang.language as TL
 import tvm
@@ -10,7 +12,7 @@ from tvm.script import tirx as T
 
 from tests.kernels import eltwise, gemm, lower_until, run_pass
 from tests.passes.helpers import alloc, assert_body, block, cb_entry, ev, loop, seq, tl, tt, tt_attrs, var
-from tilelang_tt.ir.attrs import AccumulateMode, Attr, get
+from tilelang_tt.ir.attrs import AccumulateMode, Attr, ComputeKernelConfig, Scope
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.lower_tt_tile_intrinsics import LowerTTTileIntrinsics
@@ -23,7 +25,7 @@ def test_registered_under_spec_name():
 
 
 def accumulate(buf, mode, body):
-    return tirx.AttrStmt(buf.data, Attr.ACCUMULATE.value, tirx.IntImm("int32", int(mode)), body)
+    return tirx.AttrStmt(buf.data, Scope.ACCUMULATE.value, tirx.IntImm("int32", int(mode)), body)
 
 
 def test_gemm_accumulation():
@@ -45,9 +47,8 @@ def test_gemm_accumulation():
     )
     after = run_pass(before, PASS)
     assert_body(block(after["main"], "tilelang_root").body, expected)
-    assert get(after["main"], Attr.COMPUTE_CONFIG) == {
-        "fp32_dest_acc_en": True, "math_fidelity": "HiFi4", "math_approx_mode": False, "dst_budget": 4,
-        "unpack_to_dest": []}
+    assert Attr.COMPUTE_CONFIG.read(after["main"]) == ComputeKernelConfig(
+        fp32_dest_acc_en=True, math_fidelity="HiFi4", math_approx_mode=False, dst_budget=4, unpack_to_dest=())
 
 
 def test_gemm_sub_blocked_when_block_exceeds_dst():
@@ -96,9 +97,9 @@ def test_gemm_block_reuse_spills_partials():
     )
     after = run_pass(before, PASS)
     assert_body(block(after["main"], "tilelang_root").body, expected)
-    cb = get(after["main"], Attr.CB_DESC)["C_l"]
-    assert (cb["block_pages"], cb["num_pages"]) == (16, 16)
-    assert get(before["main"], Attr.CB_DESC)["C_l"]["num_pages"] == 32  # cb_depth 2 before C2
+    cb = Attr.CB_DESC.read(after["main"])["C_l"]
+    assert (cb.block_pages, cb.num_pages) == (16, 16)
+    assert Attr.CB_DESC.read(before["main"])["C_l"].num_pages == 32  # cb_depth 2 before C2
 
 
 def test_eltwise_parallel_becomes_tile_eltwise():
@@ -111,8 +112,8 @@ def test_eltwise_parallel_becomes_tile_eltwise():
     expected = seq(read_a, read_b, ev(Intrin.TILE_ELTWISE, C_s.data, i, j, value), write)
     after = run_pass(before, PASS)
     assert_body(block(after["main"], "tilelang_root").body, expected)
-    assert get(after["main"], Attr.COMPUTE_CONFIG)["fp32_dest_acc_en"] is False
-    assert get(after["main"], Attr.COMPUTE_CONFIG)["dst_budget"] == 8
+    assert Attr.COMPUTE_CONFIG.read(after["main"]).fp32_dest_acc_en is False
+    assert Attr.COMPUTE_CONFIG.read(after["main"]).dst_budget == 8
 
 
 def test_flash_attention_reloads_the_live_accumulator():
@@ -123,7 +124,7 @@ def test_flash_attention_reloads_the_live_accumulator():
     scopes = []
     tirx.stmt_functor.post_order_visit(
         after.body, lambda n: scopes.append((n.node.name, int(n.value)))
-        if isinstance(n, tirx.AttrStmt) and n.attr_key == Attr.ACCUMULATE.value else None)
+        if isinstance(n, tirx.AttrStmt) and n.attr_key == Scope.ACCUMULATE.value else None)
     assert scopes == [("acc_s", AccumulateMode.FRESH), ("acc_o", AccumulateMode.RELOAD)]
 
 
@@ -152,10 +153,9 @@ def test_values_of_the_indices_become_generated_blocks():
                    ev(Intrin.GENERATE_BLOCK, region(gen1), i, j, ramp),
                    ev(Intrin.TILE_ELTWISE, C_l.data, i, j, value), write)
     assert_body(block(after, "tilelang_root").body, expected)
-    cbs = get(after, Attr.CB_DESC)
-    assert {k: v for k, v in cbs["C_l_gen"].items() if k != "source"} == \
-        {k: v for k, v in cbs["C_l"].items() if k != "source"}
-    assert cbs["C_l_gen1"]["data_format"] == "Float32"
+    cbs = Attr.CB_DESC.read(after)
+    assert dataclasses.replace(cbs["C_l_gen"], name="C_l", source="") == dataclasses.replace(cbs["C_l"], source="")
+    assert cbs["C_l_gen1"].data_format == "Float32"
 
 
 HAND_CBS = {"A_s": cb_entry(), "B_s": cb_entry(), "C_l": cb_entry(page_size=4096, data_format="Float32")}
@@ -223,7 +223,7 @@ def test_the_b_of_a_wide_transpose_b_gemm_is_stored_column_by_column():
     from tests.op_kernels import flash_attention
 
     after = run_pass(lower_until(flash_attention(256, 128, bn=128), PASS), PASS)["main"]
-    assert list(get(after, Attr.COLUMN_MAJOR_BLOCKS)) == ["K_s"]
+    assert Attr.COLUMN_MAJOR_BLOCKS.read(after) == ("K_s",)
 
 
 def test_a_transpose_b_block_read_by_another_op_stays_row_by_row():
@@ -247,7 +247,7 @@ def test_a_transpose_b_block_read_by_another_op_stays_row_by_row():
             TL.copy(D_l, D[0, 0])
 
     after = run_pass(lower_until(main, PASS), PASS)["main"]
-    assert get(after, Attr.COLUMN_MAJOR_BLOCKS, None) is None
+    assert not Attr.COLUMN_MAJOR_BLOCKS.has(after)
 
 
 VECTOR_CBS = {"A_s": cb_entry(block_tiles=(1, 2)),

@@ -14,7 +14,8 @@ from tvm.script import tirx as T
 
 from tests.kernels import gemm, lower_until, run_pass, split_k_gemm
 from tests.passes.helpers import assert_body, attr_launch, ev, launch, nodes, param, seq, tl, tt, tt_attrs
-from tilelang_tt.ir.attrs import ArgKind, Attr, get, runtime_args
+from tilelang_tt.contract.plan import ArgKind
+from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.ir.intrin import Intrin, call_intrin
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.order_reduction_tt import OrderReductionTT
@@ -34,7 +35,7 @@ def _split_k(split):
 
 
 def _arg(func, kind, what=""):
-    (var,) = [a.var for a in runtime_args(func) if a.kind == kind and (not what or a.what == what)]
+    (var,) = [a.var for a in Attr.RUNTIME_ARGS.read(func) if a.kind == kind and (not what or a.what == what)]
     return var
 
 
@@ -130,10 +131,10 @@ def test_wait_counts_and_signal_targets_over_a_partition(grid):
     (signal,) = [n for n in nodes(wr.body, lambda n: isinstance(n, tirx.IfThenElse)) if _intrin_calls(n, Intrin.NOC_WRITE_BARRIER)]
     (target,) = [n for n in nodes(signal, lambda n: isinstance(n, tirx.IfThenElse)) if not n.same_as(signal)]
     self_x = _arg(wr, ArgKind.CHAIN, "self_x")
-    work = get(rd, Attr.WORK_PARTITION)
-    assert sum(int(w["count"]) for w in work) == 12
+    work = Attr.WORK_PARTITION.read(rd)
+    assert sum(w.count for w in work) == 12
     for w in work:
-        first, n = int(w["start_id"]), int(w["count"])
+        first, n = w.start_id, w.count
         for b in range(first, first + n):
             block = (b // split, b % split, first, n)
             waits = bool(_at(rd, guard.condition, *block))

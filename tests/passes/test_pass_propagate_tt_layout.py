@@ -7,17 +7,16 @@ from tvm.script import tirx as T
 
 from tests.kernels import eltwise, gemm, lower_until, run_pass
 from tests.passes.helpers import alloc_source, tl, tt_attrs
-from tilelang_tt.ir.attrs import Attr, get
+from tilelang_tt.ir.attrs import Attr, CBDesc
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.propagate_tt_layout import PropagateTTLayout
 
 PASS = "PropagateTTLayout"
 
 
-def _cb(page, pages, fmt, block, tiles, source, vector=""):
-    return {"index": -1, "page_size": page, "num_pages": pages, "data_format": fmt, "block_pages": block,
-            "block_tiles": list(tiles), "vector": vector, "producer": "", "consumer": "", "buffer": "",
-            "source": source}
+def _cb(name, page, pages, fmt, block, tiles, source, vector=""):
+    return CBDesc(name, index=-1, page_size=page, num_pages=pages, data_format=fmt, block_pages=block,
+                  block_tiles=tiles, vector=vector, source=source)
 
 
 def test_registered_under_spec_name():
@@ -28,10 +27,10 @@ def test_gemm_cb_desc_uses_num_stages():
     before = lower_until(gemm(128, 128, 128, 64, 64, 32, stages=3), PASS)
     after = run_pass(before, PASS)
     tvm.ir.assert_structural_equal(after["main"].body, before["main"].body)
-    assert get(after["main"], Attr.CB_DESC) == {
-        "A_s": _cb(2048, 6, "Float16_b", 2, (2, 1), alloc_source(gemm, "A_s")),
-        "B_s": _cb(2048, 6, "Float16_b", 2, (1, 2), alloc_source(gemm, "B_s")),
-        "C_l": _cb(4096, 8, "Float32", 4, (2, 2), alloc_source(gemm, "C_l")),  # not pipelined: cb_depth
+    assert Attr.CB_DESC.read(after["main"]) == {
+        "A_s": _cb("A_s", 2048, 6, "Float16_b", 2, (2, 1), alloc_source(gemm, "A_s")),
+        "B_s": _cb("B_s", 2048, 6, "Float16_b", 2, (1, 2), alloc_source(gemm, "B_s")),
+        "C_l": _cb("C_l", 4096, 8, "Float32", 4, (2, 2), alloc_source(gemm, "C_l")),  # not pipelined: cb_depth
     }
 
 
@@ -40,8 +39,8 @@ def test_eltwise_cb_desc_uses_cb_depth_option():
     before = lower_until(eltwise("add", 64, 128, 32, 64), PASS, opts)
     after = run_pass(before, PASS, opts)
     tvm.ir.assert_structural_equal(after["main"].body, before["main"].body)
-    assert get(after["main"], Attr.CB_DESC) == {
-        name: _cb(2048, 6, "Float16_b", 2, (1, 2), alloc_source(eltwise, name)) for name in ("A_s", "B_s", "C_s")}
+    assert Attr.CB_DESC.read(after["main"]) == {
+        name: _cb(name, 2048, 6, "Float16_b", 2, (1, 2), alloc_source(eltwise, name)) for name in ("A_s", "B_s", "C_s")}
 
 
 def test_hand_written_stages_and_default_depth():

@@ -23,7 +23,7 @@ from tests.passes.helpers import (
     tt,
     tt_attrs,
 )
-from tilelang_tt.ir.attrs import Attr, get
+from tilelang_tt.ir.attrs import Attr, KernelRole, Scope
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.passes.split_device_kernel import SplitDeviceKernel
 
@@ -53,7 +53,7 @@ def test_gemm_split():
     write = ev(Intrin.WRITE_FROM_CB, region(C_l, [0, 0], 1, [64, 64]), region(C, [by * 64, bx * 64], 2, [64, 64]))
     # compute keeps the data movement as markers of where blocks arrive and leave (D5 removes them)
     compute = launched(seq(
-        tirx.AttrStmt(C_l.data, Attr.ACCUMULATE.value, tirx.IntImm("int32", 0), seq(
+        tirx.AttrStmt(C_l.data, Scope.ACCUMULATE.value, tirx.IntImm("int32", 0), seq(
             tirx.For(k, 0, 4, tirx.ForKind.SERIAL, seq(
                 read_a, read_b, ev(Intrin.MM_MMA, A_s.data, B_s.data, C_l.data, 0, 0, 2, 2, False, tirx.EQ(k, 0)))),
             ev(Intrin.PACK_BLOCK, C_l.data, 0, 0, 2, 2),
@@ -66,10 +66,10 @@ def test_gemm_split():
     for role, body in (("reader", reader), ("compute", compute), ("writer", writer)):
         g = after[f"main_{role}"]
         assert_body(g.body, body)
-        assert get(g, Attr.KERNEL_ROLE) == role
-        assert get(g, Attr.SOURCE_FUNC) == "main"
+        assert Attr.KERNEL_ROLE.read(g) == KernelRole(role)
+        assert Attr.SOURCE_FUNC.read(g) == "main"
         assert str(g.attrs["global_symbol"]) == f"main_{role}"
-        assert get(g, Attr.CB_DESC) == get(f, Attr.CB_DESC)
+        assert Attr.CB_DESC.read(g) == Attr.CB_DESC.read(f)
 
 
 def test_eltwise_compute_keeps_markers_around_the_op():
@@ -196,11 +196,11 @@ def test_compute_computes_no_addresses_read_from_tensors():
 
     mod = run_pass(lower_until(grouped_gemm((40, 24), 64, 64, 64, 64, 32), PASS), PASS)
     named = {role: {n.var.name for n in nodes(f.body, lambda n: isinstance(n, tirx.Bind))}
-             for role, f in ((get(f, Attr.KERNEL_ROLE), f) for f in mod.functions.values())}
+             for role, f in ((Attr.KERNEL_ROLE.read(f).value, f) for f in mod.functions.values())}
     assert {"row", "valid", "g2"} <= named["reader"] | named["writer"]
     assert "row" in named["reader"] and "valid" in named["writer"]
     assert not named["compute"] & {"row", "valid", "g1", "g2", "g_rows1"}
-    compute = next(f for f in mod.functions.values() if get(f, Attr.KERNEL_ROLE) == "compute")
+    compute = next(f for f in mod.functions.values() if Attr.KERNEL_ROLE.read(f) == KernelRole.COMPUTE)
     assert not nodes(compute.body, lambda n: isinstance(n, tirx.BufferLoad) and n.buffer.scope() == "global"
                      and n.buffer.name.startswith("group"))
 

@@ -12,8 +12,9 @@ from tvm.script import tirx as T
 
 from tests.kernels import bmm, lower_until, run_pass
 from tests.passes.helpers import loop, nodes, tl, tt_attrs
+from tilelang_tt.contract.plan import MeshSplit, MeshTensor
 from tilelang_tt.errors import TTCompileError
-from tilelang_tt.ir.attrs import Attr, MeshSplit, MeshTensor, get
+from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.split_mesh_tt import SplitMeshTT
 
@@ -29,7 +30,7 @@ def test_a_one_by_one_mesh_changes_nothing():
     before = lower_until(bmm(4, 64, 64, 64, 32, 32, 32, shared_b=True), PASS)
     after = run_pass(before, PASS)
     tvm.ir.assert_structural_equal(after, before)
-    assert get(after["main"], Attr.MESH) is None
+    assert not Attr.MESH.has(after["main"])
 
 
 def test_the_split_dimension_and_the_sharded_tensors_become_one_devices():
@@ -42,7 +43,7 @@ def test_the_split_dimension_and_the_sharded_tensors_become_one_devices():
     params = {b.name: b for b in after.buffer_map.values()}
     loads = nodes(after.body, lambda n: isinstance(n, tvm.tirx.BufferLoad) and n.buffer.name in params)
     assert loads and all(n.buffer.same_as(params[n.buffer.name]) for n in loads)
-    assert MeshSplit.from_attr(get(after, Attr.MESH)) == MeshSplit((2, 2), "blockIdx.z", 16, (
+    assert Attr.MESH.read(after) == MeshSplit((2, 2), "blockIdx.z", 16, (
         MeshTensor("A", "sharded", 0, (8, 64, 96)), MeshTensor("B", "replicated", -1, (96, 64)),
         MeshTensor("C", "sharded", 0, (8, 64, 64))))
 

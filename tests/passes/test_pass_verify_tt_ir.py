@@ -1,6 +1,7 @@
 """F VerifyTTIR alone: no structural change on a valid module; each rule rejects a module broken
 by hand (rules a TileLang kernel cannot break) with the user's kernel name and source line."""
 
+import dataclasses
 import inspect
 
 import pytest
@@ -12,8 +13,9 @@ from tvm.script import tirx as T
 
 from tests.kernels import eltwise, gemm, lower_until, run_pass
 from tests.passes.helpers import alloc_source, cb_entry, tl, tt, tt_attrs
-from tilelang_tt.ir.attrs import Attr, get, with_attrs
+from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.ir.intrin import Intrin, call
+from tilelang_tt.ir.tensors import MemoryLayout, MemorySpace
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.ir.common import keep_span, stmt_intrin
 from tilelang_tt.passes.verify_tt_ir import VerifyTTIR
@@ -53,15 +55,15 @@ def test_valid_gemm_unchanged():
 
 def _with_cb(mod: tvm.IRModule, kernel: str, name: str, **updates) -> tvm.IRModule:
     func = mod[kernel]
-    cbs = get(func, Attr.CB_DESC)
-    cbs[name] |= updates
-    mod[kernel] = with_attrs(func, {Attr.CB_DESC: cbs})
+    cbs = dict(Attr.CB_DESC.read(func))
+    cbs[name] = dataclasses.replace(cbs[name], **updates)
+    mod[kernel] = Attr.CB_DESC.write(func, cbs)
     return mod
 
 
 def test_duplicate_cb_ids_at_the_second_allocation():
     before = lower_until(gemm(128, 128, 128, 64, 64, 32), PASS)
-    a_index = get(before["main_reader"], Attr.CB_DESC)["A_s"]["index"]
+    a_index = Attr.CB_DESC.read(before["main_reader"])["A_s"].index
     err = verify_error(_with_cb(before, "main_reader", "B_s", index=a_index))
     assert_at(err, "CBs `A_s` and `B_s` share id 0", gemm, "B_s = T.alloc_shared")
     assert "compiler bug" in err.hint
@@ -69,14 +71,14 @@ def test_duplicate_cb_ids_at_the_second_allocation():
 
 def test_cb_id_out_of_range_at_its_allocation():
     before = lower_until(gemm(128, 128, 128, 64, 64, 32), PASS)
-    assert alloc_source(gemm, "B_s") == get(before["main_reader"], Attr.CB_DESC)["B_s"]["source"]
+    assert alloc_source(gemm, "B_s") == Attr.CB_DESC.read(before["main_reader"])["B_s"].source
     err = verify_error(_with_cb(before, "main_reader", "B_s", index=40))
     assert_at(err, "CB `B_s` has id 40, outside wormhole_b0's 0..31", gemm, "B_s = T.alloc_shared")
 
 
 def test_missing_required_attribute_at_the_def_line():
     before = lower_until(gemm(128, 128, 128, 64, 64, 32), PASS)
-    before["main_reader"] = before["main_reader"].without_attr(Attr.TENSOR_ACCESSOR.value)
+    before["main_reader"] = before["main_reader"].without_attr(Attr.TENSOR_ACCESSOR.key)
     err = verify_error(before)
     assert_at(err, "required attribute tt.tensor_accessor is missing on the reader kernel", gemm, "def main(")
 
@@ -120,7 +122,7 @@ def _eltwise_compute(fp32: bool, tiles: int) -> tvm.IRModule:
     accumulation mode set to ``fp32`` and its tile loops and packed pages widened to ``tiles``."""
     mod = lower_until(eltwise("add", 64, 128, 64, 128), PASS)
     compute = mod["main_compute"]
-    config = get(compute, Attr.COMPUTE_CONFIG) | {"fp32_dest_acc_en": fp32}
+    config = dataclasses.replace(Attr.COMPUTE_CONFIG.read(compute), fp32_dest_acc_en=fp32)
 
     def widen(stmt):
         if isinstance(stmt, tirx.For):
@@ -130,7 +132,7 @@ def _eltwise_compute(fp32: bool, tiles: int) -> tvm.IRModule:
         return None
 
     body = tirx.stmt_functor.ir_transform(compute.body, None, widen, ["tirx.For", "tirx.Evaluate"])
-    mod["main_compute"] = with_attrs(compute.with_body(body, span=compute.span), {Attr.COMPUTE_CONFIG: config})
+    mod["main_compute"] = Attr.COMPUTE_CONFIG.write(compute.with_body(body, span=compute.span), config)
     return mod
 
 
@@ -156,10 +158,10 @@ def test_dst_budget_in_bf16_mode():
 def _in_l1(mod: tvm.IRModule, name: str, shard_grid: list[int], shard_shape: list[int]) -> tvm.IRModule:
     """Every kernel of ``mod`` with parameter ``name`` height-sharded in L1."""
     for kernel in ("main_reader", "main_compute", "main_writer"):
-        layouts = get(mod[kernel], Attr.LAYOUT_DESC)
-        layouts[name] |= {"memory": "L1", "layout": "height_sharded", "shard_grid": shard_grid,
-                          "shard_shape": shard_shape}
-        mod[kernel] = with_attrs(mod[kernel], {Attr.LAYOUT_DESC: layouts})
+        layouts = dict(Attr.LAYOUT_DESC.read(mod[kernel]))
+        layouts[name] = dataclasses.replace(layouts[name], memory=MemorySpace.L1, layout=MemoryLayout.HEIGHT_SHARDED,
+                                            shard_grid=tuple(shard_grid), shard_shape=tuple(shard_shape))
+        mod[kernel] = Attr.LAYOUT_DESC.write(mod[kernel], layouts)
     return mod
 
 
@@ -167,7 +169,7 @@ def test_l1_buffers_count_with_the_cbs_on_every_core():
     """A 1024x1024 bf16 tensor in L1 on one core (2 MiB) with the CBs of 32x64 blocks: the error
     gives the per-core numbers at the parameter's line."""
     mod = lower_until(eltwise("add", 1024, 1024, 32, 64), PASS)
-    cbs = sum(d["page_size"] * d["num_pages"] for d in get(mod["main_compute"], Attr.CB_DESC).values())
+    cbs = sum(cb.page_size * cb.num_pages for cb in Attr.CB_DESC.read(mod["main_compute"]).values())
     err = verify_error(_in_l1(mod, "A", [1, 1], [1024, 1024]))
     assert_at(err, f"L1 overflow: CBs {cbs} bytes + L1 buffers {2 * 2**20} bytes > {1464 * 1024 - 0x19D70} bytes "
               "available on core (0, 0)", eltwise, "A: T.Tensor")

@@ -10,18 +10,8 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import ir, tirx
 
-from tilelang_tt.ir.attrs import (
-    AccessorDesc,
-    ArgKind,
-    Attr,
-    KernelRole,
-    MulticastDesc,
-    Policy,
-    Reduction,
-    WorkPolicy,
-    get,
-    runtime_args,
-)
+from tilelang_tt.contract.plan import ArgKind, Policy
+from tilelang_tt.ir.attrs import Attr, KernelRole
 from tilelang_tt.ir.intrin import Intrin, call_intrin
 from tilelang_tt.codegen.emitter import CppEmitter
 from tilelang_tt.codegen.rules import (
@@ -36,7 +26,7 @@ from tilelang_tt.codegen.rules import (
     header_of,
     rule_for,
 )
-from tilelang_tt.contract.formula import Formula, from_json
+from tilelang_tt.contract.formula import Formula
 from tilelang_tt.errors import is_user_span, location_string
 from tilelang_tt.ir.dataflow import movers
 from tilelang_tt.ir.common import dynamic_dims, expr_of, span_of, uses_var
@@ -68,10 +58,10 @@ _BINOPS = {
 class _KernelWriter:
     def __init__(self, func: tirx.PrimFunc):
         self.func = func
-        self.role = get(func, Attr.KERNEL_ROLE)
+        self.role = Attr.KERNEL_ROLE.read(func)
         self.em = CppEmitter()
         self.names: dict = {}  # tirx.Var -> C++ name
-        self.args = runtime_args(func)
+        self.args = Attr.RUNTIME_ARGS.read(func)
         self.arg_of_var = {a.var: a for a in self.args}
         # what the index arithmetic may be: loop and launch ranges, runtime args below 2^31
         self.analyzer = bound_analyzer(func.body)
@@ -162,7 +152,7 @@ class _KernelWriter:
             raise CodegenError(f"cannot emit call to {c.op}")
         rule = rule_for(intrin)
         raw = list(c.args)
-        self.headers.add(COMPUTE_CB_HEADER if intrin in CB_INTRINSICS and self.role == "compute"
+        self.headers.add(COMPUTE_CB_HEADER if intrin in CB_INTRINSICS and self.role == KernelRole.COMPUTE
                          else header_of(rule, raw))
         if rule.helper:
             self.helpers.setdefault(rule.helper, None)
@@ -236,10 +226,10 @@ class _KernelWriter:
     def block_coords(self, n: tirx.Var) -> tuple[list[str], tirx.PrimExpr, tirx.PrimExpr]:
         """(statements, by, bx) of the core's ``n``-th block, as the work policy defines them
         (:class:`WorkPolicy`: the one definition of the walk, which the plan evaluates too)."""
-        bx_extent = from_json(get(self.func, Attr.BLOCK_GRID)[1])
+        bx_extent = Attr.BLOCK_GRID.read(self.func)[1]
         if isinstance(bx_extent, Formula):  # blocks per row known at run time: from the size arguments
             bx_extent = tirx.Cast("uint32", expr_of(bx_extent, dynamic_dims(self.func)))
-        policy = WorkPolicy.from_dict(get(self.func, Attr.WORK_POLICY))
+        policy = Attr.WORK_POLICY.read(self.func)
         arg = self.work_var  # E1 declares every argument the policy needs
         if policy.policy == Policy.LOCAL_SHARD:
             by, bx = policy.shard_coords(n, arg(ArgKind.SHARD_Y), arg(ArgKind.SHARD_X), arg(ArgKind.WIDTH))
@@ -270,8 +260,8 @@ class _KernelWriter:
                 lines, by, bx = self.block_coords(n)
                 for line in lines:
                     self.em.line(line)
-                core_map = get(self.func, Attr.CORE_MAP)
-                for tag, expr in ((core_map["m"], by), (core_map["n"], bx)):
+                core_map = Attr.CORE_MAP.read(self.func)
+                for tag, expr in ((core_map.m, by), (core_map.n, bx)):
                     var = used.get(tag)
                     if var is not None:
                         name = self.em.unique(var.name)
@@ -290,36 +280,35 @@ class _KernelWriter:
             name = self.em.unique(arg.name)
             self.names[arg.var] = name
             self.em.line(f"const uint32_t {name} = get_arg_val<uint32_t>({idx});")
-        cbs = sorted(get(self.func, Attr.CB_DESC).items(), key=lambda kv: kv[1]["index"])
+        cbs = sorted(Attr.CB_DESC.read(self.func).values(), key=lambda cb: cb.index)
         used_cbs = self.used_cb_indices()
         if used_cbs:
             self.em.line()
-        for name, d in cbs:
-            if d["index"] in used_cbs:
-                cname = self.em.unique(f"cb_{name}")
-                self.cb_names[d["index"]] = cname
-                self.em.line(f"constexpr uint32_t {cname} = {d['index']};")
+        for cb in cbs:
+            if cb.index in used_cbs:
+                cname = self.em.unique(f"cb_{cb.name}")
+                self.cb_names[cb.index] = cname
+                self.em.line(f"constexpr uint32_t {cname} = {cb.index};")
         semaphores = []
         readers = movers(self.func)
-        for cb, d in sorted(get(self.func, Attr.MULTICAST, {}).items()):  # the multicast blocks it reads
+        for cb, mc in sorted(Attr.MULTICAST.read(self.func).items()):  # the multicast blocks it reads
             if readers[cb] == self.role:
-                mc = MulticastDesc.from_dict(cb, d)
                 semaphores += [(mc.sender_semaphore, f"sem_{cb}_sender"), (mc.receiver_semaphore, f"sem_{cb}_receiver")]
-        reduction = Reduction.of(self.func)
-        if reduction is not None and reduction.semaphore >= 0 and self.role != KernelRole.COMPUTE.value:
+        reduction = Attr.REDUCTION.read(self.func)
+        if reduction is not None and reduction.semaphore >= 0 and self.role != KernelRole.COMPUTE:
             semaphores.append((reduction.semaphore, "sem_reduction"))
         if semaphores:
             self.em.line()
         for sem, hint in sorted(semaphores):
             self.semaphore_names[sem] = self.em.unique(hint)
             self.em.line(f"constexpr uint32_t {self.semaphore_names[sem]} = {sem};")
-        accessors = sorted(get(self.func, Attr.TENSOR_ACCESSOR).items(), key=lambda kv: kv[1]["cta_offset"])
+        accessors = sorted(Attr.TENSOR_ACCESSOR.read(self.func).values(), key=lambda acc: acc.cta_offset)
         data_vars = {buf.name: buf.data for buf in self.func.buffer_map.values()}
         if accessors:
             self.em.line()
             self.headers.add(ACCESSOR_HEADER)
-        for buffer, d in accessors:
-            acc = AccessorDesc.from_dict(buffer, d)
+        for acc in accessors:
+            buffer = acc.buffer
             args_name = self.em.unique(f"{buffer}_args")
             name = self.em.unique(buffer)
             self.accessor_names[data_vars[buffer]] = name
@@ -333,12 +322,12 @@ class _KernelWriter:
         # every kernel of a program takes the same work arguments; read only those this one refers to
         body_em.keep([arg.var in self.used_args for arg in self.args])
 
-        if self.role in (KernelRole.READER.value, KernelRole.WRITER.value):
+        if self.role in (KernelRole.READER, KernelRole.WRITER):
             self.headers.add(DATAFLOW_HEADER)
         else:
             self.headers.add(COMPUTE_COMMON_HEADER)
         em.line("// Generated by tilelang-tt from TileLang kernel "
-                f"`{get(self.func, Attr.SOURCE_FUNC)}`: {self.role} kernel.")
+                f"`{Attr.SOURCE_FUNC.read(self.func)}`: {self.role.value} kernel.")
         em.line("#include <cstdint>")
         for header in sorted(self.headers):
             em.line(f'#include "{header}"')

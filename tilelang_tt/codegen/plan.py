@@ -7,46 +7,44 @@ import json
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import AccessorDesc, ArgKind, Attr, KernelRole, LayoutDesc, MeshSplit, Reduction, RuntimeArg, get
+from tilelang_tt.ir.attrs import Attr, KernelRole
 from tilelang_tt.contract.plan import (
     DATA_MOVEMENT,
     SCHEMA_VERSION,
+    ArgKind,
     BufferAddress,
     MeshDevice,
-    MulticastDesc,
     MulticastGroup,
     NocCoord,
     PlanMesh,
     PlanReduction,
     Policy,
     WorkItem,
-    WorkPolicy,
     split_columns,
 )
 from tilelang_tt.contract.formula import to_json
-from tilelang_tt.ir.common import arch_of, dynamic_dims
+from tilelang_tt.ir.common import dynamic_dims
 
 
 def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
     """``kernels``: role -> split PrimFunc (reader, compute, writer) of one user kernel."""
     reader, compute, writer = (kernels[r.value] for r in (KernelRole.READER, KernelRole.COMPUTE, KernelRole.WRITER))
-    arch = arch_of(compute)
-    layouts = get(compute, Attr.LAYOUT_DESC)
-    access = get(compute, Attr.BUFFER_ACCESS)
+    arch = Attr.ARCH.read(compute)
+    layouts = Attr.LAYOUT_DESC.read(compute)
+    access = Attr.BUFFER_ACCESS.read(compute)
 
     buffers = []
     for index, param in enumerate(compute.params):
         buf = compute.buffer_map[param]
-        layout = layouts[buf.name]
-        desc = LayoutDesc.from_dict(buf.name, layout)
+        desc = layouts[buf.name]
         entry = {
-            "name": buf.name, "param_index": index, "shape": layout["shape"], "dtype": layout["dtype"],
-            "data_format": layout["data_format"], "access": access[buf.name], "memory": layout["memory"],
-            "layout": layout["layout"], "tile_shape": layout["tile_shape"], "page_size": layout["page_size"],
+            "name": buf.name, "param_index": index, "shape": [to_json(d) for d in desc.shape], "dtype": desc.dtype,
+            "data_format": desc.data_format, "access": access[buf.name], "memory": desc.memory.value,
+            "layout": desc.layout.value, "tile_shape": list(desc.tile_shape), "page_size": desc.page_size,
             "num_pages": to_json(desc.num_pages),
         }
-        if "shard_grid" in layout:  # shards in elements of the tensor seen as a matrix, on these cores/banks
-            entry |= {"shard_grid": layout["shard_grid"], "shard_shape": layout["shard_shape"]}
+        if desc.shard_grid is not None:  # shards in elements of the tensor seen as a matrix, on these cores/banks
+            entry |= {"shard_grid": list(desc.shard_grid), "shard_shape": list(desc.shard_shape)}
         if desc.column:  # a rank-1 (or flat) tensor laid out as (n, 1) (InferTTLayout's choice)
             entry["column"] = True
         if desc.flat:  # laid out as the rank-1 tensor of its elements (InferTTLayout's choice)
@@ -54,40 +52,38 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
         buffers.append(entry)
 
     cbs = [
-        {"index": d["index"], "name": name, "page_size": d["page_size"], "num_pages": d["num_pages"],
-         "data_format": d["data_format"], "producer": d["producer"], "consumer": d["consumer"], "buffer": d["buffer"]}
-        for name, d in sorted(get(compute, Attr.CB_DESC).items(), key=lambda kv: kv[1]["index"])
+        {"index": cb.index, "name": cb.name, "page_size": cb.page_size, "num_pages": cb.num_pages,
+         "data_format": cb.data_format, "producer": cb.producer, "consumer": cb.consumer, "buffer": cb.buffer}
+        for cb in sorted(Attr.CB_DESC.read(compute).values(), key=lambda cb: cb.index)
     ]
 
     accessors, kernel_entries, arg_specs = [], [], {}
     for role, func in (("reader", reader), ("compute", compute), ("writer", writer)):
-        bound = sorted(get(func, Attr.TENSOR_ACCESSOR).items(), key=lambda kv: kv[1]["cta_offset"])
+        bound = sorted(Attr.TENSOR_ACCESSOR.read(func).values(), key=lambda acc: acc.cta_offset)
         ct_args: list[int] = []
         common_args: list[dict] = []
-        for name, d in bound:
-            acc = AccessorDesc.from_dict(name, d)
-            accessor = {"buffer": name, "kernel": role, "cta_offset": acc.cta_offset,
+        for acc in bound:
+            accessor = {"buffer": acc.buffer, "kernel": role, "cta_offset": acc.cta_offset,
                         "compile_time_args": list(acc.compile_time_args)}
             if acc.sharded:  # the packed NOC coordinates of its banks, known to the host
                 accessor |= {"crta_offset": acc.crta_offset, "num_common_runtime_args": acc.num_common_runtime_args}
-                common_args.append({"kind": "bank_coords", "buffer": name, "count": acc.num_common_runtime_args})
+                common_args.append({"kind": "bank_coords", "buffer": acc.buffer, "count": acc.num_common_runtime_args})
             accessors.append(accessor)
             ct_args.extend(acc.compile_time_args)
-        specs = [RuntimeArg.from_dict(d) for d in get(func, Attr.RUNTIME_ARGS)]
+        specs = list(Attr.RUNTIME_ARGS.read(func))
         arg_specs[role] = specs
         entry = {"role": role, "source": f"{role}.cpp"}
         if role == "compute":
-            config = get(compute, Attr.COMPUTE_CONFIG)
-            entry |= {"math_fidelity": config["math_fidelity"], "fp32_dest_acc_en": config["fp32_dest_acc_en"],
-                      "math_approx_mode": config["math_approx_mode"],
-                      "unpack_to_dest": list(config["unpack_to_dest"])}
+            config = Attr.COMPUTE_CONFIG.read(compute)
+            entry |= {"math_fidelity": config.math_fidelity, "fp32_dest_acc_en": config.fp32_dest_acc_en,
+                      "math_approx_mode": config.math_approx_mode, "unpack_to_dest": list(config.unpack_to_dest)}
         else:
             entry |= {"processor": DATA_MOVEMENT[role][0], "noc": DATA_MOVEMENT[role][1], "common_runtime_args": common_args}
         entry |= {"compile_time_args": ct_args, "runtime_args": [a.to_dict() for a in specs]}
         kernel_entries.append(entry)
 
-    work = [WorkItem.from_plan(w) for w in get(compute, Attr.WORK_PARTITION)]
-    multicast = {cb: MulticastDesc.from_dict(cb, d) for cb, d in sorted(get(reader, Attr.MULTICAST, {}).items())}
+    work = list(Attr.WORK_PARTITION.read(compute))
+    multicast = dict(sorted(Attr.MULTICAST.read(reader).items()))
     # the core holding the block after each core's last (the next of the partition; the last core's own)
     next_core = {w.core: work[min(i + 1, len(work) - 1)].core for i, w in enumerate(work)}
 
@@ -108,13 +104,13 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
                 }[arg.kind]) if arg.kind != ArgKind.DIM else arg.dim)  # a size's formula: its name
         return out
 
-    policy = WorkPolicy.from_dict(get(compute, Attr.WORK_POLICY))
+    policy = Attr.WORK_POLICY.read(compute)
     semaphores = []
     for mc in multicast.values():
         semaphores += [{"id": mc.sender_semaphore, "name": f"{mc.cb}_sender", "initial_value": 0},
                        {"id": mc.receiver_semaphore, "name": f"{mc.cb}_receiver", "initial_value": 0}]
 
-    reduction = Reduction.of(compute)
+    reduction = Attr.REDUCTION.read(compute)
     if reduction is not None and reduction.semaphore >= 0:
         semaphores.append({"id": reduction.semaphore, "name": "reduction", "initial_value": 0})
     params = [compute.buffer_map[p] for p in compute.params]
@@ -124,15 +120,15 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
         for name, var in dynamic_dims(compute).items()]
     plan = {
         "schema_version": SCHEMA_VERSION,
-        "kernel_name": get(compute, Attr.SOURCE_FUNC),
+        "kernel_name": Attr.SOURCE_FUNC.read(compute),
         "arch": arch.name,
         "device_grid": list(arch.grid),
-        "core_grid": get(compute, Attr.CORE_GRID),
-        "core_ranges": [{"start": r[0], "end": r[1]} for r in get(compute, Attr.CORE_RANGES)],
-        "partition_mode": get(compute, Attr.PARTITION_MODE),
-        "grid_tiles": get(compute, Attr.GRID_TILES),
-        "block_grid": get(compute, Attr.BLOCK_GRID),
-        "block_tiles": get(compute, Attr.BLOCK_TILES),
+        "core_grid": list(Attr.CORE_GRID.read(compute)),
+        "core_ranges": [{"start": list(r.start), "end": list(r.end)} for r in Attr.CORE_RANGES.read(compute)],
+        "partition_mode": Attr.PARTITION_MODE.read(compute).value,
+        "grid_tiles": [to_json(t) for t in Attr.GRID_TILES.read(compute)],
+        "block_grid": [to_json(b) for b in Attr.BLOCK_GRID.read(compute)],
+        "block_tiles": list(Attr.BLOCK_TILES.read(compute)),
         "work_policy": policy.to_dict(),
         "work_partition": [w.to_plan(policy.policy == Policy.LOCAL_SHARD) for w in work],
         "buffers": buffers,
@@ -149,9 +145,8 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
     if reduction is not None and reduction.semaphore >= 0:
         plan["reduction"] = PlanReduction(tuple(b.name for b in reduction.buffers), reduction.blocks,
                                           reduction.semaphore).to_json()
-    mesh = get(compute, Attr.MESH)
-    if mesh is not None:  # every device runs this program over its panel of block rows (or columns)
-        split = MeshSplit.from_attr(mesh)
+    split = Attr.MESH.read(compute)
+    if split is not None:  # every device runs this program over its panel of block rows (or columns)
         per = plan["block_grid"][1 if split_columns(split.axis) else 0]
         devices = tuple(MeshDevice((i // split.shape[1], i % split.shape[1]), (i * per, per), tuple(work))
                         for i in range(split.devices))

@@ -1,40 +1,55 @@
-"""Single source of truth for every ``tt.*`` attribute key and the structured values they carry.
+"""Every ``tt.*`` attribute of the TT lowering: its key, the typed value it holds, its read and write.
 
-No other module spells a ``"tt.`` literal of an attribute (the intrinsics' are
-:mod:`tilelang_tt.ir.intrin`): passes and codegen read and write attributes through :class:`Attr`
-and convert values with the ``to_tvm``/``from_tvm`` helpers of the dataclasses below. Values are
-stored on PrimFuncs as plain TVM containers (maps, arrays, strings, ints) so they print in
-TVMScript and survive structural equality.
+One pattern for all: each function attribute is an :class:`AttrSpec`, a member of :class:`Attr`,
+that knows its key, what it holds and how its typed value is stored on a PrimFunc::
+
+    cbs = Attr.CB_DESC.read(func)            # Mapping[str, CBDesc]: {} when func has none yet
+    func = Attr.CB_DESC.write(func, cbs)     # func with the attribute set
+    role = Attr.KERNEL_ROLE.read(func)       # a KernelRole, or None before SplitDeviceKernel
+    Attr.TENSOR_ACCESSOR.has(func)           # whether func has it (VerifyTTIR's check)
+
+A value is a frozen dataclass, an enum, a tuple, or a mapping by name of dataclasses for the
+tables keyed by block or tensor (``tt.cb_desc``, ``tt.layout_desc``, ``tt.tensor_accessor``,
+``tt.tile_dfg``, ``tt.multicast``). A collection (a table or a list) reads as empty when the
+function lacks it, any other attribute as None. Passes, ops and codegen read and write attributes
+only so; the questions several of them ask of one attribute are functions next to it in
+``tilelang_tt.ir`` (``ir/dataflow.py`` for ``tt.tile_dfg``).
+
+On the PrimFunc a value is stored as plain TVM containers (maps, arrays, strings, integers; TIR
+variables and buffers as themselves), built by :func:`to_tvm` from each value's plain form (its
+``to_dict``, keys in a fixed order) and read back through :func:`to_py`: attributes print in
+TVMScript and survive structural equality. The keys of the scopes the lowering marks in a body
+(``AttrStmt``) are :class:`Scope`; the intrinsics are :mod:`tilelang_tt.ir.intrin`. No other module
+spells a ``"tt.`` literal.
 """
 
 from __future__ import annotations
 
 import enum
-import math
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 
 import tilelang  # noqa: F401  (tilelang must be imported before tvm)
 from tvm import runtime, tirx
 
-from tilelang_tt.contract.formats import BLOCK_FORMATS, BY_DATA_FORMAT, DATA_FORMATS, Format, tile_bytes
-from tilelang_tt.contract.formula import from_json, to_json
-from tilelang_tt.contract.plan import (  # noqa: F401  (the vocabulary attributes and the plan share)
-    CHAIN_ARGS,
-    MCAST_ARGS,
+from tilelang_tt.contract.arch import Arch, get_arch
+from tilelang_tt.contract.formula import Formula, from_json, to_json
+from tilelang_tt.contract.plan import (
     ArgKind,
+    Core,
+    CoreRange,
     MeshSplit,
-    MeshTensor,
     MulticastDesc,
-    Policy,
     WorkItem,
     WorkPolicy,
-    tile_grid,
 )
+from tilelang_tt.ir.tensors import AccessorDesc, LayoutDesc
 
 
-class _DocumentedKey(str, enum.Enum):
-    """A string enum whose members are (value, docstring) pairs."""
+class Scope(str, enum.Enum):
+    """Keys of the scopes (``AttrStmt``, ``T.attr``) the lowering marks in a kernel's body."""
 
     def __new__(cls, value: str, doc: str):
         obj = str.__new__(cls, value)
@@ -42,59 +57,16 @@ class _DocumentedKey(str, enum.Enum):
         obj.__doc__ = doc
         return obj
 
-
-class Attr(_DocumentedKey):
-    """Function- and buffer-level attribute keys (spec §1)."""
-
-    # PrimFunc level
-    CORE_GRID = ("tt.core_grid", "[gx, gy]: logical compute grid used (x = columns, y = rows).")
-    CORE_RANGES = ("tt.core_ranges", "Active core ranges: list of [[x0, y0], [x1, y1]] inclusive.")
-    PARTITION_MODE = ("tt.partition_mode", '"global" or "local_shard": how work is split over cores.')
-    GRID_TILES = ("tt.grid_tiles", "[Mt, Nt]: output tile counts along M (rows) and N (columns).")
-    BLOCK_GRID = ("tt.block_grid", "[By, Bx]: TileLang block grid (T.Kernel extents) along M and N.")
-    BLOCK_TILES = ("tt.block_tiles", "[bmt, bnt]: tiles per block along M and N.")
-    WORK_PARTITION = ("tt.work_partition", "Per active core: {core, start_id, count, width, shard} over block ids "
-                                           "(a WorkItem, as the plan's work_partition entries).")
-    WORK_POLICY = ("tt.work_policy", "How a core walks its blocks: {policy, stride, shard_blocks} (WorkPolicy).")
-    MULTICAST = ("tt.multicast", "CB name -> {axis, sender_semaphore, receiver_semaphore, groups}: blocks the first "
-                                 "core of a core row/column reads once and multicasts to the others (MulticastDesc); "
-                                 "groups: the cores sharing the block, the sender first, and the rectangle "
-                                 "{cores, near, far} in logical core coordinates (MulticastGroup).")
-    RUNTIME_ARGS = ("tt.runtime_args", "Ordered runtime argument descriptors of a kernel.")
-    TILE_DFG = ("tt.tile_dfg", "Tile dataflow graph: CB nodes with producer/consumer roles and buffers.")
-    BUFFER_ACCESS = ("tt.buffer_access", 'Parameter name -> "read" | "write" | "readwrite": whether the reader '
-                                         "moves it into CBs, the writer CBs into it, or both (BuildTileDFGTT, from "
-                                         "the dataflow; the plan's buffer access).")
-    CB_DESC = ("tt.cb_desc", "CB name -> {index, page_size, num_pages, data_format, ...}.")
-    COLUMN_MAJOR_BLOCKS = ("tt.column_major_blocks", "Names of the blocks whose tiles the reader stores column by "
-                           "column: the B of transpose_B gemms (LowerTTTileIntrinsics), so that matmul_block steps "
-                           "through B's columns as adjacent tiles.")
-    KERNEL_ROLE = ("tt.kernel_role", '"monolithic", "reader", "compute" or "writer".')
-    LAYOUT_DESC = ("tt.layout_desc", "Buffer name -> layout (memory, layout, dtype, tile shape, sharding).")
-    TENSOR_ACCESSOR = ("tt.tensor_accessor", "Buffer name -> abstract TensorAccessor (bound late, D2).")
-    CORE_MAP = ("tt.core_map", '{"m": launch tag of the block row (by), "n": launch tag of the block column (bx)}.')
-    COMPUTE_CONFIG = ("tt.compute_config", "Compute kernel config: fp32_dest_acc_en, math fidelity, DST budget.")
-    ARCH = ("tt.arch", "Target architecture name (wormhole_b0 or blackhole); InferTTLayout records it, every later "
-                       "pass reads it from the function (passes.common.arch_of).")
-    SOURCE_FUNC = ("tt.source_func", "Name of the user's PrimFunc a split kernel came from.")
-    ACCUMULATE = ("tt.accumulate", "AttrStmt key: the body accumulates a gemm into the node's buffer in DST "
-                                   "(value 0: from zero; 1: on top of its current value, reloaded from its CB; "
-                                   "2: over a K loop with partial sums kept in its CB between K steps).")
-    READ_WHEN = ("tt.read_when", "AttrStmt key around a tt.read_to_cb: the reader moves the slice only when the "
-                                 "value (which may read tensor elements: a block-sparse mask) holds, else fills the "
-                                 "block with zeros; compute and writer do not see it.")
-    VALID_ROWS = ("tt.valid_rows", "AttrStmt key around a T.copy of a block into a tensor: the writer writes only the "
-                                   "block's first `value` rows (a guarded store `if i < valid: C[row + i, ..] = ..`; "
-                                   "the value may read tensor elements); reader and compute do not see it.")
-    REDUCTION = ("tt.reduction", "Global tensors summed into by several blocks (T.atomic_add): {buffers, axes, blocks, "
-                                 "semaphore} (a Reduction; LowerAtomicAddTT, the semaphore from "
-                                 "LayoutAwareWorkPartitionTT).")
-    MESH = ("tt.mesh", "The block rows (or columns) split over a mesh of devices (SplitMeshTT): {shape, axis, blocks, tensors: "
-                       "[{buffer, distribution, dim, shape}]} (a MeshSplit); the kernel is then one device's.")
-    ARTIFACT_SOURCES = (
-        "tt.artifact_sources",
-        "JSON {file name: text} of a compiled kernel, carried from the TileLang backend's pipeline to its codegen.",
-    )
+    ACCUMULATE = ("tt.accumulate", "The body accumulates a gemm into the node's buffer in DST (value 0: from zero; "
+                                   "1: on top of its current value, reloaded from its CB; 2: over a K loop with "
+                                   "partial sums kept in its CB between K steps; 3: as 2, summed by the packer in "
+                                   "L1): AccumulateMode.")
+    READ_WHEN = ("tt.read_when", "Around a tt.read_to_cb: the reader moves the slice only when the value (which may "
+                                 "read tensor elements: a block-sparse mask) holds, else fills the block with zeros; "
+                                 "compute and writer do not see it.")
+    VALID_ROWS = ("tt.valid_rows", "Around a T.copy of a block into a tensor: the writer writes only the block's "
+                                   "first `value` rows (a guarded store `if i < valid: C[row + i, ..] = ..`; the value "
+                                   "may read tensor elements); reader and compute do not see it.")
 
 
 class AccumulateMode(enum.IntEnum):
@@ -128,10 +100,7 @@ class Reduction:
                 "semaphore": self.semaphore}
 
     @staticmethod
-    def of(func: tirx.PrimFunc) -> Reduction | None:
-        d = get(func, Attr.REDUCTION)
-        if d is None:
-            return None
+    def from_attr(d: Mapping) -> Reduction:
         return Reduction(tuple(d["buffers"]), tuple(d["axes"]), int(d["blocks"]), int(d["semaphore"]))
 
 
@@ -147,21 +116,9 @@ class PartitionMode(str, enum.Enum):
     LOCAL_SHARD = "local_shard"
 
 
-class MemorySpace(str, enum.Enum):
-    DRAM = "DRAM"
-    L1 = "L1"
-
-
-class MemoryLayout(str, enum.Enum):
-    INTERLEAVED = "interleaved"
-    HEIGHT_SHARDED = "height_sharded"
-    WIDTH_SHARDED = "width_sharded"
-    BLOCK_SHARDED = "block_sharded"
-    ROW_MAJOR = "row_major"  # interleaved pages of one row each (ttnn's ROW_MAJOR_LAYOUT), not tiles
-
-
-def _to_py(value):
-    """TVM container/imm -> plain Python (TIR variables stay themselves)."""
+def to_py(value):
+    """A stored attribute value (TVM containers and immediates) as plain Python: dicts, lists,
+    ints, bools, floats, strs; TIR variables and buffers stay themselves."""
     if isinstance(value, (tirx.Var, tirx.Buffer)):
         return value
     if isinstance(value, tirx.IntImm):
@@ -175,104 +132,30 @@ def _to_py(value):
     if isinstance(value, (bool, int, float)):
         return value
     if isinstance(value, Mapping):
-        return {str(k): _to_py(v) for k, v in value.items()}
+        return {str(k): to_py(v) for k, v in value.items()}
     if isinstance(value, Sequence):
-        return [_to_py(v) for v in value]
+        return [to_py(v) for v in value]
     raise TypeError(f"cannot convert attribute value of type {type(value).__name__}")
 
 
-def to_py(value):
-    """Public converter of a TVM attribute value to plain Python (dicts, lists, ints, strs)."""
-    return _to_py(value)
-
-
-@dataclass(frozen=True)
-class LayoutDesc:
-    """``tt.layout_desc`` of one buffer (spec §1, §5)."""
-
-    buffer: str
-    shape: tuple[int, ...]
-    dtype: str
-    memory: MemorySpace = MemorySpace.DRAM
-    layout: MemoryLayout = MemoryLayout.INTERLEAVED
-    tile_shape: tuple[int, int] = (32, 32)
-    shard_grid: tuple[int, int] | None = None
-    shard_shape: tuple[int, int] | None = None
-    column: bool = False  # a rank-1 tensor (n,) the kernel uses as a column: laid out as (n, 1)
-    flat: bool = False  # a tensor used only in vectors along its last dimension: laid out as its elements (n,)
-    storage: str | None = None  # stored in a block floating point format (BLOCK_FORMATS), not in its dtype
-
-    @property
-    def format(self) -> Format:
-        """How its elements are stored: in its dtype, or in the block floating point ``storage``."""
-        return BLOCK_FORMATS[self.storage] if self.storage else BY_DATA_FORMAT[DATA_FORMATS[self.dtype][0]]
-
-    @property
-    def data_format(self) -> str:
-        return self.format.data_format
-
-    @property
-    def row_major(self) -> bool:
-        return self.layout == MemoryLayout.ROW_MAJOR
-
-    @property
-    def page_size(self) -> int:
-        """Bytes of a page: a tile (of its storage format), or one row (the last dimension) of a
-        row-major tensor."""
-        if self.row_major:
-            return self.shape[-1] * DATA_FORMATS[self.dtype][1]
-        return tile_bytes(self.format, self.tile_shape[0] * self.tile_shape[1])
-
-    @property
-    def num_pages(self) -> int:
-        """Tiles of the tile grid, or rows (every index of the leading dimensions) when row-major."""
-        rows, cols = self.tile_grid
-        return math.prod(self.shape[:-1]) if self.row_major else rows * cols
-
-    @property
-    def tile_grid(self) -> tuple[int, int]:
-        """Tiles along rows and columns of the tensor's matrix view: its matrices (the last two
-        dimensions) stacked along the leading ones, each padded to whole tiles (ttnn's padded
-        shape); a rank-1 tensor is a row vector (1, n), or a column (n, 1) with ``column``, and a
-        dimension of extent 1 occupies one tile (row 0 or column 0 of it)."""
-        return tile_grid(self.shape, self.tile_shape, self.column, self.flat)
-
-    def to_dict(self) -> dict:
-        out = {
-            "memory": self.memory.value,
-            "layout": self.layout.value,
-            "dtype": self.dtype,
-            "shape": [to_json(d) for d in self.shape],
-            "tile_shape": list(self.tile_shape),
-            "data_format": self.data_format,
-            "page_size": self.page_size,
-        }
-        if self.shard_grid is not None:
-            out["shard_grid"] = list(self.shard_grid)
-            out["shard_shape"] = list(self.shard_shape)
-        if self.column:
-            out["column"] = True
-        if self.flat:
-            out["flat"] = True
-        if self.storage:
-            out["storage"] = self.storage
-        return out
-
-    @staticmethod
-    def from_dict(buffer: str, d: dict) -> LayoutDesc:
-        return LayoutDesc(
-            buffer=buffer,
-            shape=tuple(from_json(v) for v in d["shape"]),
-            dtype=d["dtype"],
-            memory=MemorySpace(d["memory"]),
-            layout=MemoryLayout(d["layout"]),
-            tile_shape=tuple(d["tile_shape"]),
-            shard_grid=tuple(d["shard_grid"]) if "shard_grid" in d else None,
-            shard_shape=tuple(d["shard_shape"]) if "shard_shape" in d else None,
-            column=bool(d.get("column", False)),
-            flat=bool(d.get("flat", False)),
-            storage=d.get("storage"),
-        )
+def to_tvm(value):
+    """The stored form of a plain Python value: maps, arrays, strings, integers (int32 IntImm, int64
+    past 32 bits; bools as bool IntImm); TIR variables and buffers stay themselves."""
+    if isinstance(value, (tirx.Var, tirx.Buffer)):
+        return value
+    if isinstance(value, enum.Enum):
+        value = value.value
+    if isinstance(value, bool):
+        return tirx.IntImm("bool", value)
+    if isinstance(value, int):
+        return tirx.IntImm("int64", value) if abs(value) >= 2**31 else tirx.IntImm("int32", value)
+    if isinstance(value, str):
+        return runtime.convert(value)
+    if isinstance(value, dict):
+        return runtime.convert({k: to_tvm(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return runtime.convert([to_tvm(v) for v in value])
+    raise TypeError(f"cannot store attribute value of type {type(value).__name__}")
 
 
 @dataclass(frozen=True)
@@ -352,100 +235,213 @@ class RuntimeArg:
                           d.get("cb", ""), d.get("what", ""), d.get("dim", ""), d.get("var"))
 
 
-def runtime_args(func: tirx.PrimFunc) -> list[RuntimeArg]:
-    """A kernel's ``tt.runtime_args``, in order."""
-    return [RuntimeArg.from_dict(d) for d in get(func, Attr.RUNTIME_ARGS, [])]
+@dataclass(frozen=True)
+class DFGNode:
+    """``tt.tile_dfg`` entry: CB ``cb`` of the tile dataflow graph (BuildTileDFGTT). ``producer`` is
+    the kernel role filling it (``"reader"``, ``"writer"`` for a block BalanceDataMovementTT gives
+    the writer RISC, ``"compute"``), ``consumers`` the roles draining it (one), ``buffer`` the
+    tensor it moves ("" for a block compute makes and uses). The CBs BuildTileDFGTT makes itself
+    say why: ``kind`` "scaler" (the reduce scaler) or "scratch" (tensor elements a data-movement
+    kernel reads for its addresses), ``handoff`` (on a block: the CB the writer drains in its
+    place), ``tilize_from`` / ``untilize_to`` (on a block: the staging CB of rows of a row-major
+    tensor compute tilizes it from / untilizes it into)."""
+
+    cb: str
+    producer: str
+    consumers: tuple[str, ...]
+    buffer: str = ""
+    handoff: str = ""
+    kind: str = ""
+    tilize_from: str = ""
+    untilize_to: str = ""
+
+    def to_dict(self) -> dict:
+        out = {"producer": self.producer, "consumers": list(self.consumers), "buffer": self.buffer}
+        for key in ("handoff", "kind", "tilize_from", "untilize_to"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
+        return out
+
+    @staticmethod
+    def from_dict(cb: str, d: Mapping) -> DFGNode:
+        return DFGNode(cb, d["producer"], tuple(d["consumers"]), d["buffer"], d.get("handoff", ""), d.get("kind", ""),
+                       d.get("tilize_from", ""), d.get("untilize_to", ""))
 
 
 @dataclass(frozen=True)
-class AccessorDesc:
-    """``tt.tensor_accessor``: abstract until D2 binds ``kernel`` and ``cta_offset``."""
+class CoreMap:
+    """``tt.core_map``: the launch tags (``coreIdx.y``, ``coreIdx.x``) that carry the block row
+    (``m``, TileLang's by) and the block column (``n``, bx)."""
 
-    buffer: str
-    memory: str
-    layout: str
-    page_size: int
-    num_pages: int
-    tile_grid: tuple[int, int]
-    shard_tiles: tuple[int, int] = (0, 0)  # pages (tiles) per shard, rows x cols; (0, 0) when interleaved
-    num_banks: int = 0  # cores (L1) or DRAM banks holding the shards
-    kernel: str = ""
-    cta_offset: int = -1
-    compile_time_args: tuple[int, ...] = field(default_factory=tuple)
-    crta_offset: int = -1  # first common runtime arg (the bank coordinates of a sharded tensor)
-    num_common_runtime_args: int = 0
-
-    @property
-    def sharded(self) -> bool:
-        return self.num_banks > 0
+    m: str
+    n: str
 
     def to_dict(self) -> dict:
-        return {
-            "memory": self.memory,
-            "layout": self.layout,
-            "page_size": self.page_size,
-            "num_pages": to_json(self.num_pages),
-            "tile_grid": [to_json(t) for t in self.tile_grid],
-            "shard_tiles": list(self.shard_tiles),
-            "num_banks": self.num_banks,
-            "kernel": self.kernel,
-            "cta_offset": self.cta_offset,
-            "compile_time_args": list(self.compile_time_args),
-            "crta_offset": self.crta_offset,
-            "num_common_runtime_args": self.num_common_runtime_args,
-        }
+        return {"m": self.m, "n": self.n}
 
     @staticmethod
-    def from_dict(buffer: str, d: dict) -> AccessorDesc:
-        return AccessorDesc(
-            buffer=buffer,
-            memory=d["memory"],
-            layout=d["layout"],
-            page_size=int(d["page_size"]),
-            num_pages=from_json(d["num_pages"]),
-            tile_grid=tuple(from_json(t) for t in d["tile_grid"]),
-            shard_tiles=tuple(d["shard_tiles"]),
-            num_banks=int(d["num_banks"]),
-            kernel=d["kernel"],
-            cta_offset=int(d["cta_offset"]),
-            compile_time_args=tuple(d["compile_time_args"]),
-            crta_offset=int(d["crta_offset"]),
-            num_common_runtime_args=int(d["num_common_runtime_args"]),
-        )
+    def from_dict(d: Mapping) -> CoreMap:
+        return CoreMap(d["m"], d["n"])
 
 
-def get(func: tirx.PrimFunc, key: Attr, default=None):
-    """Read a function attribute as plain Python."""
-    attrs = func.attrs
-    if attrs is None or key.value not in attrs:
-        return default
-    return _to_py(attrs[key.value])
+@dataclass(frozen=True)
+class ComputeKernelConfig:
+    """``tt.compute_config`` (LowerTTTileIntrinsics; InsertDSTManagementTT adds to ``unpack_to_dest``):
+    the compute kernel's configuration, tt-metal's ``ComputeConfig`` (the plan's kernel entry) and
+    the DST tiles one acquire holds in its mode (``dst_budget``, ``Arch.dst_budget``)."""
+
+    fp32_dest_acc_en: bool
+    math_fidelity: str
+    math_approx_mode: bool
+    dst_budget: int
+    unpack_to_dest: tuple[str, ...] = ()  # CBs unpacked straight to DST (UnpackToDestFp32)
+
+    def to_dict(self) -> dict:
+        return {"fp32_dest_acc_en": self.fp32_dest_acc_en, "math_fidelity": self.math_fidelity,
+                "math_approx_mode": self.math_approx_mode, "dst_budget": self.dst_budget,
+                "unpack_to_dest": list(self.unpack_to_dest)}
+
+    @staticmethod
+    def from_dict(d: Mapping) -> ComputeKernelConfig:
+        return ComputeKernelConfig(bool(d["fp32_dest_acc_en"]), d["math_fidelity"], bool(d["math_approx_mode"]),
+                                   int(d["dst_budget"]), tuple(d["unpack_to_dest"]))
 
 
-def has(func: tirx.PrimFunc, key: Attr) -> bool:
-    return func.attrs is not None and key.value in func.attrs
+# -- the attributes ------------------------------------------------------------------------------
+T = TypeVar("T")
+V = TypeVar("V")
 
 
-def with_attrs(func: tirx.PrimFunc, updates: dict[Attr, object]) -> tirx.PrimFunc:
-    """Return ``func`` with the given attributes set (values are plain Python)."""
-    for key, value in updates.items():
-        func = func.with_attr(key.value, _to_tvm(value))
-    return func
+class AttrSpec(Generic[T]):
+    """One ``tt.*`` function attribute: its ``key``, what it holds (``doc``), and its typed value.
+    ``decode`` makes the value from the stored form as plain Python (:func:`to_py`); ``encode``
+    gives the plain form of a value, which :func:`to_tvm` stores."""
+
+    def __init__(self, key: str, doc: str, decode: Callable[[Any], T], encode: Callable[[T], Any]):
+        self.key, self.doc = key, doc
+        self._decode, self._encode = decode, encode
+
+    def __repr__(self) -> str:
+        return f"AttrSpec({self.key!r})"
+
+    def has(self, func: tirx.PrimFunc) -> bool:
+        return func.attrs is not None and self.key in func.attrs
+
+    def read(self, func: tirx.PrimFunc) -> T | None:
+        """The value ``func`` holds, None when it has none."""
+        return self._decode(to_py(func.attrs[self.key])) if self.has(func) else None
+
+    def write(self, func: tirx.PrimFunc, value: T) -> tirx.PrimFunc:
+        """``func`` holding ``value``."""
+        return func.with_attr(self.key, to_tvm(self._encode(value)))
 
 
-def _to_tvm(value):
-    if isinstance(value, (tirx.Var, tirx.Buffer)):
-        return value
-    if isinstance(value, enum.Enum):
-        value = value.value
-    if isinstance(value, bool):
-        return tirx.IntImm("bool", value)
-    if isinstance(value, int):
-        return tirx.IntImm("int64", value) if abs(value) >= 2**31 else tirx.IntImm("int32", value)
-    if isinstance(value, str):
-        return runtime.convert(value)
-    if isinstance(value, dict):
-        return runtime.convert({k: _to_tvm(v) for k, v in value.items()})
-    if isinstance(value, (list, tuple)):
-        return runtime.convert([_to_tvm(v) for v in value])
-    raise TypeError(f"cannot store attribute value of type {type(value).__name__}")
+class CollectionSpec(AttrSpec[T]):
+    """An attribute holding a table or a list: it reads as the empty one when the function has none."""
+
+    def __init__(self, key: str, doc: str, decode: Callable[[Any], T], encode: Callable[[T], Any], empty):
+        super().__init__(key, doc, decode, encode)
+        self._empty = empty
+
+    def read(self, func: tirx.PrimFunc) -> T:
+        return self._decode(to_py(func.attrs[self.key]) if self.has(func) else self._empty)
+
+
+def _table(key: str, doc: str, entry: Callable[[str, Any], V],
+           store: Callable[[V], Any]) -> CollectionSpec[Mapping[str, V]]:
+    """A table by name (block, tensor, CB): ``entry(name, stored)`` each value, ``store(value)`` its form."""
+    return CollectionSpec(key, doc, lambda d: {name: entry(name, e) for name, e in d.items()},
+                          lambda table: {name: store(value) for name, value in table.items()}, {})
+
+
+def _items(key: str, doc: str, item: Callable[[Any], V], store: Callable[[V], Any]) -> CollectionSpec[tuple[V, ...]]:
+    """A list, in order: ``item(stored)`` each value, ``store(value)`` its form."""
+    return CollectionSpec(key, doc, lambda d: tuple(item(e) for e in d), lambda values: [store(v) for v in values], [])
+
+
+def _pair(key: str, doc: str) -> AttrSpec[tuple]:
+    """Two integers (or formulas of the dynamic sizes, stored as their text)."""
+    return AttrSpec(key, doc, lambda v: tuple(from_json(x) for x in v), lambda v: [to_json(x) for x in v])
+
+
+def _enum(key: str, doc: str, kind: type[enum.Enum]) -> AttrSpec:
+    return AttrSpec(key, doc, kind, lambda member: kind(member).value)
+
+
+class Attr:
+    """Every ``tt.*`` function attribute (spec §1), an :class:`AttrSpec` each: ``Attr.X.read(func)``,
+    ``Attr.X.write(func, value)``, ``Attr.X.has(func)``, ``Attr.X.key``."""
+
+    ARCH: AttrSpec[Arch] = AttrSpec(
+        "tt.arch", "The target architecture (wormhole_b0 or blackhole), stored by name: InferTTLayout records it, "
+        "every later pass reads it from the function.", get_arch, lambda arch: arch.name)
+    LAYOUT_DESC: CollectionSpec[Mapping[str, LayoutDesc]] = _table(
+        "tt.layout_desc", "Parameter name -> its layout (memory, layout, dtype, tile shape, sharding), InferTTLayout. "
+        "Before it, the layouts the user asked for (tilelang_tt.layout.LAYOUT_REQUESTS).",
+        LayoutDesc.from_dict, LayoutDesc.to_dict)
+    CB_DESC: CollectionSpec[Mapping[str, CBDesc]] = _table(
+        "tt.cb_desc", "Block name -> its circular buffer (PropagateTTLayout; index, producer, consumer from "
+        "BuildTileDFGTT).", CBDesc.from_dict, CBDesc.to_dict)
+    TENSOR_ACCESSOR: CollectionSpec[Mapping[str, AccessorDesc]] = _table(
+        "tt.tensor_accessor", "Parameter name -> its abstract TensorAccessor (AttachTensorAccessorTT), bound to a "
+        "kernel's compile-time args late (ConfigureTensorAccessorTT).", AccessorDesc.from_dict, AccessorDesc.to_dict)
+    TILE_DFG: CollectionSpec[Mapping[str, DFGNode]] = _table(
+        "tt.tile_dfg", "CB name -> its node of the tile dataflow graph (BuildTileDFGTT): producer, consumers, buffer.",
+        DFGNode.from_dict, DFGNode.to_dict)
+    BUFFER_ACCESS: CollectionSpec[Mapping[str, str]] = _table(
+        "tt.buffer_access", 'Parameter name -> "read" | "write" | "readwrite": whether the reader moves it into CBs, '
+        "the writer CBs into it, or both (BuildTileDFGTT, from the dataflow; the plan's buffer access).",
+        lambda name, access: access, str)
+    COLUMN_MAJOR_BLOCKS: CollectionSpec[tuple[str, ...]] = _items(
+        "tt.column_major_blocks", "Names of the blocks whose tiles the reader stores column by column: the B of "
+        "transpose_B gemms (LowerTTTileIntrinsics), so that matmul_block steps through B's columns as adjacent tiles.",
+        str, str)
+    COMPUTE_CONFIG: AttrSpec[ComputeKernelConfig] = AttrSpec(
+        "tt.compute_config", "Compute kernel config: fp32_dest_acc_en, math fidelity, approximation, DST budget, the "
+        "CBs unpacked to DST.", ComputeKernelConfig.from_dict, ComputeKernelConfig.to_dict)
+    CORE_MAP: AttrSpec[CoreMap] = AttrSpec(
+        "tt.core_map", '{"m": launch tag of the block row (by), "n": launch tag of the block column (bx)} '
+        "(GridToCoreGrid).", CoreMap.from_dict, CoreMap.to_dict)
+    REDUCTION: AttrSpec[Reduction] = AttrSpec(
+        "tt.reduction", "Global tensors summed into by several blocks (T.atomic_add): {buffers, axes, blocks, "
+        "semaphore} (LowerAtomicAddTT, the semaphore from LayoutAwareWorkPartitionTT).",
+        Reduction.from_attr, Reduction.to_attr)
+    MESH: AttrSpec[MeshSplit] = AttrSpec(
+        "tt.mesh", "The block rows (or columns) split over a mesh of devices (SplitMeshTT): {shape, axis, blocks, "
+        "tensors: [{buffer, distribution, dim, shape}]}; the kernel is then one device's.",
+        MeshSplit.from_attr, MeshSplit.to_attr)
+    # the work partition (LayoutAwareWorkPartitionTT)
+    BLOCK_GRID: AttrSpec[tuple[int | Formula, int | Formula]] = _pair(
+        "tt.block_grid", "[By, Bx]: TileLang block grid (T.Kernel extents) along M and N.")
+    GRID_TILES: AttrSpec[tuple[int | Formula, int | Formula]] = _pair(
+        "tt.grid_tiles", "[Mt, Nt]: output tile counts along M (rows) and N (columns).")
+    BLOCK_TILES: AttrSpec[tuple[int, int]] = _pair("tt.block_tiles", "[bmt, bnt]: tiles per block along M and N.")
+    CORE_GRID: AttrSpec[Core] = _pair(
+        "tt.core_grid", "[gx, gy]: logical compute grid used (x = columns, y = rows).")
+    CORE_RANGES: CollectionSpec[tuple[CoreRange, ...]] = _items(
+        "tt.core_ranges", "Active core ranges: list of [[x0, y0], [x1, y1]] inclusive.",
+        lambda r: CoreRange(tuple(r[0]), tuple(r[1])), lambda r: [list(r.start), list(r.end)])
+    PARTITION_MODE: AttrSpec[PartitionMode] = _enum(
+        "tt.partition_mode", '"global" or "local_shard": how work is split over cores.', PartitionMode)
+    WORK_POLICY: AttrSpec[WorkPolicy] = AttrSpec(
+        "tt.work_policy", "How a core walks its blocks: {policy, stride, shard_blocks}.",
+        WorkPolicy.from_dict, WorkPolicy.to_dict)
+    WORK_PARTITION: CollectionSpec[tuple[WorkItem, ...]] = _items(
+        "tt.work_partition", "Per active core: {core, start_id, count, width, shard} over block ids (a WorkItem, as "
+        "the plan's work_partition entries).", WorkItem.from_plan, lambda w: w.to_plan(local_shard=True))
+    MULTICAST: CollectionSpec[Mapping[str, MulticastDesc]] = _table(
+        "tt.multicast", "CB name -> {axis, sender_semaphore, receiver_semaphore, groups}: blocks the first core of a "
+        "core row/column reads once and multicasts to the others; groups: the cores sharing the block, the sender "
+        "first, and the rectangle {cores, near, far} in logical core coordinates (MulticastGroup).",
+        MulticastDesc.from_dict, MulticastDesc.to_attr)
+    # the split kernels (SplitDeviceKernel and after)
+    KERNEL_ROLE: AttrSpec[KernelRole] = _enum("tt.kernel_role", '"monolithic", "reader", "compute" or "writer".',
+                                              KernelRole)
+    SOURCE_FUNC: AttrSpec[str] = AttrSpec("tt.source_func", "Name of the user's PrimFunc a split kernel came from.",
+                                          str, str)
+    RUNTIME_ARGS: CollectionSpec[tuple[RuntimeArg, ...]] = _items(
+        "tt.runtime_args", "Ordered runtime arguments of a kernel, each with the variable standing for it "
+        "(FinalizePersistentSignatureTT).", RuntimeArg.from_dict, RuntimeArg.to_attr)
+    ARTIFACT_SOURCES: AttrSpec[dict[str, str]] = AttrSpec(
+        "tt.artifact_sources", "{file name: text} of a compiled kernel, carried from the TileLang backend's pipeline "
+        "to its codegen (stored as JSON text).", json.loads, json.dumps)

@@ -10,9 +10,9 @@ from tilelang.ir import get_buffer_span, get_stmt_span, set_stmt_span
 import tvm
 from tvm import arith, ir, tirx
 
-from tilelang_tt.ir.attrs import DATA_FORMATS, Attr, get
+from tilelang_tt.contract.formats import DATA_FORMATS
+from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.ir.intrin import Intrin, call, call_intrin
-from tilelang_tt.contract.arch import Arch, get_arch
 from tilelang_tt.contract.formula import Formula
 from tilelang_tt.errors import TTCompileError, is_user_span
 
@@ -42,15 +42,10 @@ def dtype_hint(dtype: str) -> str:
     return hint
 
 
-def arch_of(func: tirx.PrimFunc) -> Arch:
-    """The target architecture InferTTLayout recorded (``tt.arch``): every later pass's one lookup."""
-    return get_arch(get(func, Attr.ARCH))
-
-
 def func_name(func: tirx.PrimFunc) -> str:
     """The user's kernel name: a split kernel's ``tt.source_func``, else the global symbol."""
-    if get(func, Attr.SOURCE_FUNC) is not None:
-        return get(func, Attr.SOURCE_FUNC)
+    if Attr.SOURCE_FUNC.has(func):
+        return Attr.SOURCE_FUNC.read(func)
     if func.attrs is not None and "global_symbol" in func.attrs:
         return str(func.attrs["global_symbol"])
     return "main"

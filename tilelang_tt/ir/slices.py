@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
-from tilelang_tt.ir.attrs import Attr, LayoutDesc, get
+from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.ir.intrin import Intrin, call_intrin
 from tilelang_tt.contract.formula import ceildiv
 from tilelang_tt.ir.common import TILE, Region, const_int, contains, simplify
@@ -48,18 +48,15 @@ class MatrixSlice:
 def vector_layout(func: tirx.PrimFunc, tensor: tirx.Buffer) -> tuple[bool, bool]:
     """(column, flat) of a global tensor's layout (``tt.layout_desc``): the view arguments of
     :func:`matrix_slice` and :func:`overhanging_axes`."""
-    layouts = get(func, Attr.LAYOUT_DESC, {})
-    if tensor.name not in layouts:
-        return False, False
-    desc = LayoutDesc.from_dict(tensor.name, layouts[tensor.name])
-    return desc.column, desc.flat
+    desc = Attr.LAYOUT_DESC.read(func).get(tensor.name)
+    return (False, False) if desc is None else (desc.column, desc.flat)
 
 
 def is_row_major(func: tirx.PrimFunc, tensor: tirx.Buffer) -> bool:
     """Whether InferTTLayout laid the global ``tensor`` out in rows (``"layout": "row_major"``):
     its slices are :func:`row_slice` s, not blocks of tiles."""
-    layouts = get(func, Attr.LAYOUT_DESC, {})
-    return tensor.name in layouts and LayoutDesc.from_dict(tensor.name, layouts[tensor.name]).row_major
+    desc = Attr.LAYOUT_DESC.read(func).get(tensor.name)
+    return desc is not None and desc.row_major
 
 
 def matrix_slice(region: Region, column: bool = False, flat: bool = False) -> MatrixSlice | None:

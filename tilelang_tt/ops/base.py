@@ -13,15 +13,16 @@ dispatch on the registry.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import tilelang  # noqa: F401
 from tvm import arith, tirx
 
-from tilelang_tt.ir.attrs import DATA_FORMATS, AccumulateMode, Attr, CBDesc, get
+from tilelang_tt.ir.attrs import AccumulateMode, Attr, CBDesc, Scope
 from tilelang_tt.ir.intrin import Intrin
-from tilelang_tt.contract.formats import BY_DATA_FORMAT, tile_bytes
-from tilelang_tt.ops.tilize import staging_cbs
+from tilelang_tt.contract.formats import BY_DATA_FORMAT, DATA_FORMATS, tile_bytes
+from tilelang_tt.ir.dataflow import staging_cbs
 from tilelang_tt.ir.common import (
     COL,
     as_region,
@@ -130,7 +131,7 @@ class LowerContext:
     the CB descriptors by block name (blocks C2 makes add theirs), whether a block is float32 (fp32
     DST accumulation), the blocks made and not yet allocated. ``visit`` lowers a nested statement."""
 
-    def __init__(self, pass_name: str, func: tirx.PrimFunc, budget_of, cbs: dict, gemm_reuse: str,
+    def __init__(self, pass_name: str, func: tirx.PrimFunc, budget_of, cbs: Mapping[str, CBDesc], gemm_reuse: str,
                  gemm_subblock: tuple[int, int] | None = None):
         self.pass_name = pass_name
         self.func = func
@@ -140,7 +141,7 @@ class LowerContext:
         self.cbs = dict(cbs)
         self.taken = kernel_names(func) | set(cbs)  # what a block C2 makes must not be called
         # a 32-bit DST: for float32 blocks, and for int32 blocks computed on (unpacked straight to DST)
-        self.fp32 = any(d["data_format"] == "Float32" for d in cbs.values()) or _computes_on_integers(func, cbs)
+        self.fp32 = any(cb.data_format == "Float32" for cb in cbs.values()) or _computes_on_integers(func, cbs)
         self.generated: list[tirx.Buffer] = []  # blocks made by C2, allocated by the pass
 
     def visit(self, stmt: tirx.Stmt) -> tirx.Stmt:
@@ -167,7 +168,7 @@ class LowerContext:
 
     def block_kind(self, buf: tirx.Buffer) -> str:
         """"" for a block, ROW/COL for a per-column/per-row vector (``tt.cb_desc`` ``vector``)."""
-        return self.cbs[buf.name]["vector"]
+        return self.cbs[buf.name].vector
 
     def load(self, buf: tirx.Buffer, i, j) -> tirx.BufferLoad:
         """Element (i, j) of the value of ``buf`` spread over a block."""
@@ -193,7 +194,7 @@ class LowerContext:
         name = unique_name(f"{like.name}{suffix}", self.taken)
         self.taken.add(name)
         buf = tirx.decl_buffer(like.shape if shape is None else shape, dtype, name, scope=scope)
-        desc = CBDesc.from_dict(like.name, self.cbs[like.name])
+        desc = self.cbs[like.name]
         if shape is not None:  # as many blocks in flight as ``like``'s CB holds
             tiles = (shape[0] // TILE, shape[1] // TILE)
             desc = dataclasses.replace(desc, block_tiles=tiles, block_pages=tiles[0] * tiles[1],
@@ -202,13 +203,13 @@ class LowerContext:
         page = tile_bytes(BY_DATA_FORMAT[fmt], TILE * TILE)
         self.cbs[name] = CBDesc(name=name, index=-1, page_size=page, num_pages=desc.num_pages, data_format=fmt,
                                 block_pages=desc.block_pages, block_tiles=desc.block_tiles, vector=desc.vector,
-                                source=desc.source).to_dict()
+                                source=desc.source)
         self.fp32 |= fmt == "Float32"
         self.generated.append(buf)
         return buf
 
 
-def _computes_on_integers(func: tirx.PrimFunc, cbs: dict) -> bool:
+def _computes_on_integers(func: tirx.PrimFunc, cbs: Mapping[str, CBDesc]) -> bool:
     """Whether an element-wise value or a fill writes an int32 block."""
     found = []
 
@@ -232,20 +233,20 @@ class InitContext:
     reload, the scaler CB."""
 
     def __init__(self, func: tirx.PrimFunc, scaler: str | None):
-        self.cbs = get(func, Attr.CB_DESC, {})
+        self.cbs = Attr.CB_DESC.read(func)
         self.scaler = scaler
         self.reloads: set[str] = set()
-        self.column_major = frozenset(get(func, Attr.COLUMN_MAJOR_BLOCKS, []))
+        self.column_major = frozenset(Attr.COLUMN_MAJOR_BLOCKS.read(func))
 
         def visit(node):
-            if isinstance(node, tirx.AttrStmt) and node.attr_key == Attr.ACCUMULATE.value \
+            if isinstance(node, tirx.AttrStmt) and node.attr_key == Scope.ACCUMULATE.value \
                     and int(node.value) != AccumulateMode.FRESH:
                 self.reloads.add(node.node.name)
 
         tirx.stmt_functor.post_order_visit(func.body, visit)
 
     def index(self, name: str) -> int:
-        return self.cbs[name]["index"]
+        return self.cbs[name].index
 
 
 def engine_configs(func: tirx.PrimFunc, scaler: str | None) -> list[tuple[TileOp, tirx.Evaluate, Engine]]:
@@ -276,11 +277,11 @@ class DSTContext:
     def __init__(self, pass_name: str, func: tirx.PrimFunc, scaler: str | None, inline_inits: bool):
         self.pass_name = pass_name
         self.func = func
-        self.cbs = {n: CBDesc.from_dict(n, d) for n, d in get(func, Attr.CB_DESC).items()}
-        config = get(func, Attr.COMPUTE_CONFIG)
-        self.budget = int(config["dst_budget"])
-        self.math_approx_mode = bool(config["math_approx_mode"])  # the approximate SFPU forms (sfpu.APPROXIMATE)
-        self.column_major = frozenset(get(func, Attr.COLUMN_MAJOR_BLOCKS, []))  # blocks stored column by column
+        self.cbs = Attr.CB_DESC.read(func)
+        config = Attr.COMPUTE_CONFIG.read(func)
+        self.budget = config.dst_budget
+        self.math_approx_mode = config.math_approx_mode  # the approximate SFPU forms (sfpu.APPROXIMATE)
+        self.column_major = frozenset(Attr.COLUMN_MAJOR_BLOCKS.read(func))  # blocks stored column by column
         self.inline_inits = inline_inits
         self.analyzer = arith.Analyzer()
         self.scaler = scaler

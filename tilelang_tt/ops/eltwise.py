@@ -128,9 +128,9 @@ class Eltwise(TileOp):
         return [data_names[v] for v in stmt.value.args[4:]]
 
     def engine(self, ctx, stmt):
-        if ctx.cbs[stmt.value.args[0].name]["vector"]:
+        if ctx.cbs[stmt.value.args[0].name].vector:
             return Engine(("sfpu",))
-        binary = fpu_binary(stmt.value.args[3], lambda name: ctx.cbs[name]["vector"], stmt.value.args[1:3])
+        binary = fpu_binary(stmt.value.args[3], lambda name: ctx.cbs[name].vector, stmt.value.args[1:3])
         if binary is None:
             return Engine(("sfpu",))
         op, a, b, kind = binary

@@ -31,10 +31,12 @@ integer blocks, more output tiles per acquire than DST holds.
 
 from __future__ import annotations
 
+import dataclasses
+
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import AccumulateMode, Attr
+from tilelang_tt.ir.attrs import AccumulateMode, Scope
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ops.base import INTEGER_DTYPES, Engine, TileOp, register
 from tilelang_tt.ops.fill import cleared_block
@@ -131,7 +133,7 @@ def reads_rows(func: tirx.PrimFunc, loop: tirx.For) -> bool:
 class Gemm(TileOp):
     tile_ops = ("gemm",)
     intrin = Intrin.MM_MMA
-    dst_scope = Attr.ACCUMULATE.value
+    dst_scope = Scope.ACCUMULATE.value
 
     # -- C2 ----------------------------------------------------------------------------------------
     def untranspose(self, ctx, stmts: list[tirx.Stmt]) -> list[tirx.Stmt]:
@@ -237,7 +239,7 @@ class Gemm(TileOp):
             var = tirx.Var("sb", "int32")
             body = keep_span(like, tirx.For(var, 0, nsub, tirx.ForKind.SERIAL, build(var)))
         mode = AccumulateMode.RELOAD if reload else AccumulateMode.FRESH
-        return keep_span(like, tirx.AttrStmt(acc.data, Attr.ACCUMULATE.value, tirx.IntImm("int32", mode), body))
+        return keep_span(like, tirx.AttrStmt(acc.data, Scope.ACCUMULATE.value, tirx.IntImm("int32", mode), body))
 
     def lower_spilled(self, ctx, kloop: tirx.For, acc, like, sh, sw, ncols, nsub) -> tirx.Stmt:
         """Block reuse for a C block beyond one DST acquire: every A and B block is read once per K
@@ -251,7 +253,7 @@ class Gemm(TileOp):
         l1_acc = (sum(is_gemm_into(s, acc) for s in kloop.body.seq) == 1
                   and str(acc.dtype) not in INTEGER_DTYPES)
         if l1_acc:
-            ctx.cbs[acc.name] = ctx.cbs[acc.name] | {"num_pages": ctx.cbs[acc.name]["block_pages"]}
+            ctx.cbs[acc.name] = dataclasses.replace(ctx.cbs[acc.name], num_pages=ctx.cbs[acc.name].block_pages)
         body = []
         for s in kloop.body.seq:
             if is_gemm_into(s, acc):
@@ -266,7 +268,7 @@ class Gemm(TileOp):
         new_loop = keep_span(kloop, tirx.For(kloop.loop_var, kloop.min, kloop.extent, tirx.ForKind.SERIAL, seq(body),
                                              None, kloop.annotations))
         mode = AccumulateMode.L1_ACC if l1_acc else AccumulateMode.SPILL
-        return keep_span(like, tirx.AttrStmt(acc.data, Attr.ACCUMULATE.value, tirx.IntImm("int32", mode), new_loop))
+        return keep_span(like, tirx.AttrStmt(acc.data, Scope.ACCUMULATE.value, tirx.IntImm("int32", mode), new_loop))
 
     def rewrite_gemms(self, ctx, stmt, acc, m0, n0, sh, sw, reload):
         loops: list[tirx.For] = []
@@ -297,7 +299,7 @@ class Gemm(TileOp):
     def engine(self, ctx, stmt):
         a, b, c = (v.name for v in stmt.value.args[:3])
         transpose = bool(stmt.value.args[7])
-        dims = matmul_block_dims(stmt, ctx.cbs[a]["block_tiles"][1], b in ctx.column_major)
+        dims = matmul_block_dims(stmt, ctx.cbs[a].block_tiles[1], b in ctx.column_major)
         init = None if c in ctx.reloads else matmul_init(ctx.index(a), ctx.index(b), transpose, dims)
         return Engine(("matmul", a, b, transpose, dims, c in ctx.reloads), init)
 

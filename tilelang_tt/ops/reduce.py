@@ -74,15 +74,15 @@ class Reduce(TileOp):
                 continue
             kind, x, _, dim, _ = stmt.value.args
             desc = ctx.cbs[x.name]
-            if kind.value != "sum" or int(dim) != 1 or desc["data_format"] != "Float32" \
-                    or desc["vector"] or desc["block_tiles"][1] < 2:
+            if kind.value != "sum" or int(dim) != 1 or desc.data_format != "Float32" \
+                    or desc.vector or desc.block_tiles[1] < 2:
                 continue
             p = next((n for n in range(k - 1, -1, -1) if _mentions(out[n], x)), None)
             if p is None or stmt_intrin(out[p]) != Intrin.TILE_ELTWISE or not out[p].value.args[0].same_as(x) \
                     or not any(_reads(s, x) for s in out[k + 1:]) or _copies_narrow(ctx, out[p].value.args[3]):
                 continue
             buf = _buffer_of(ctx, x)
-            rows = desc["block_tiles"][0]
+            rows = desc.block_tiles[0]
             partial = ctx.new_block(buf, "_rowsum", "float32", "local.fragment", shape=(rows * TILE, TILE))
             out[p] = evaluate(Intrin.TILE_ELTWISE, *out[p].value.args, partial.data, like=out[p])
             out[k] = evaluate(Intrin.TILE_REDUCE, kind, partial.data, *stmt.value.args[2:], like=stmt)
@@ -138,7 +138,7 @@ def _copies_narrow(ctx, value) -> bool:
     mantissa truncated to 10 bits: tt-llk cunpack_common.h), which hold bfloat16 values exactly but
     not the partial sums of them, so the row sums of such a copy are exact only without partials."""
     load = strip_casts(value)
-    return isinstance(load, tirx.BufferLoad) and ctx.cbs[load.buffer.name]["data_format"] != "Float32"
+    return isinstance(load, tirx.BufferLoad) and ctx.cbs[load.buffer.name].data_format != "Float32"
 
 
 def _mentions(stmt, var: tirx.Var) -> bool:

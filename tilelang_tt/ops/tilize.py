@@ -29,23 +29,13 @@ from __future__ import annotations
 
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import Attr, CBDesc, get
+from tilelang_tt.ir.attrs import CBDesc
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ir.common import evaluate, seq, serial
-
-TILIZE_FROM, UNTILIZE_TO = "tilize_from", "untilize_to"  # keys of a block's node in tt.tile_dfg
 
 # pack_untilize_block's widest block: the tiles DST holds at once in half-sync mode
 # (tt-metal 0.81.1 api/compute/pack_untilize.h: 8 tiles in 16-bit mode, 4 in 32-bit mode)
 MAX_UNTILIZE_TILES = {False: 8, True: 4}
-
-
-def staging_cbs(func: tirx.PrimFunc) -> tuple[dict[str, str], dict[str, str]]:
-    """(block -> the staging CB compute tilizes it from, block -> the staging CB compute untilizes
-    it into): the blocks read from and written to row-major tensors (BuildTileDFGTT made them)."""
-    dfg = get(func, Attr.TILE_DFG, {})
-    return ({cb: node[TILIZE_FROM] for cb, node in dfg.items() if TILIZE_FROM in node},
-            {cb: node[UNTILIZE_TO] for cb, node in dfg.items() if UNTILIZE_TO in node})
 
 
 def tilize(staged: CBDesc, block: CBDesc, like) -> tirx.Stmt:

@@ -1,6 +1,6 @@
 """A3 AttachTensorAccessorTT: abstract TensorAccessor descriptors for global buffers.
 
-Reads: ``tt.layout_desc``. Writes: ``tt.tensor_accessor`` = {buffer: AccessorDesc dict} with
+Reads: ``tt.layout_desc``. Writes: ``tt.tensor_accessor`` = {buffer: AccessorDesc} with
 memory, layout, page size, page count (tiles; rows of a row-major tensor) and tile grid, and for a sharded tensor the shard shape in
 pages and the number of banks (shard cores or DRAM banks) holding it; ``kernel`` empty and
 ``cta_offset`` -1 until D2 binds them to a reader/writer's compile-time argument slots.
@@ -15,7 +15,8 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import AccessorDesc, Attr, LayoutDesc, get, with_attrs
+from tilelang_tt.ir.attrs import Attr
+from tilelang_tt.ir.tensors import AccessorDesc
 from tilelang_tt.ir.common import TILE, prim_func_pass
 
 PASS = "AttachTensorAccessorTT"
@@ -23,8 +24,7 @@ PASS = "AttachTensorAccessorTT"
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     accessors = {}
-    for name, d in get(func, Attr.LAYOUT_DESC, {}).items():
-        layout = LayoutDesc.from_dict(name, d)
+    for name, layout in Attr.LAYOUT_DESC.read(func).items():
         rows, cols = layout.tile_grid
         sharded = {}
         if layout.shard_grid is not None:
@@ -33,8 +33,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         accessors[name] = AccessorDesc(
             buffer=name, memory=layout.memory.value, layout=layout.layout.value, page_size=layout.page_size,
             num_pages=layout.num_pages, tile_grid=(rows, cols), **sharded,
-        ).to_dict()
-    return with_attrs(func, {Attr.TENSOR_ACCESSOR: accessors})
+        )
+    return Attr.TENSOR_ACCESSOR.write(func, accessors)
 
 
 def AttachTensorAccessorTT():

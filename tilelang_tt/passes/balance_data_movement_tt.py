@@ -36,14 +36,15 @@ goes to the writer, K stays: each RISC reads and multicasts one of them).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple
 
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import Attr, CBDesc, Reduction, get, with_attrs
+from tilelang_tt.ir.attrs import Attr, Scope
 from tilelang_tt.ir.intrin import Intrin
-from tilelang_tt.ir.dataflow import READER, SCRATCH_KIND, WRITER
+from tilelang_tt.ir.dataflow import READER, SCRATCH_KIND, WRITER, handoff_cbs
 from tilelang_tt.ir.common import as_region, const_int, prim_func_pass, stmt_intrin
 
 PASS = "BalanceDataMovementTT"
@@ -69,7 +70,7 @@ def _moves(func: tirx.PrimFunc) -> list[_Move]:
             extent = const_int(stmt.extent)
             walk(stmt.body, None if trips is None or extent is None else trips * extent, (*loops, stmt.loop_var), decided)
         elif isinstance(stmt, tirx.AttrStmt):
-            walk(stmt.body, trips, loops, decided or stmt.attr_key == Attr.READ_WHEN.value)
+            walk(stmt.body, trips, loops, decided or stmt.attr_key == Scope.READ_WHEN.value)
         elif isinstance(stmt, tirx.IfThenElse):
             walk(stmt.then_case, trips, loops, decided)
             if stmt.else_case is not None:
@@ -88,16 +89,16 @@ def _moves(func: tirx.PrimFunc) -> list[_Move]:
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
-    dfg = {name: dict(node) for name, node in get(func, Attr.TILE_DFG, {}).items()}
+    dfg = Attr.TILE_DFG.read(func)
     # a scaler CB (kind "scaler": one constant tile the reader pushes first) does not stop it
-    if Reduction.of(func) is not None or any(node.get("kind") == SCRATCH_KIND for node in dfg.values()):
+    if Attr.REDUCTION.has(func) or any(node.kind == SCRATCH_KIND for node in dfg.values()):
         return func
     moves = _moves(func)
     if any(m.trips is None for m in moves):
         return func
-    cbs = {name: CBDesc.from_dict(name, d) for name, d in get(func, Attr.CB_DESC).items()}
-    multicast = get(func, Attr.MULTICAST, {})
-    handoffs = {name: node["handoff"] for name, node in dfg.items() if "handoff" in node}
+    cbs = Attr.CB_DESC.read(func)
+    multicast = Attr.MULTICAST.read(func)
+    handoffs = handoff_cbs(func)
     # the loops the writer writes in: a read there would wait behind the write before it
     writing = [var for m in moves if m.intrin == Intrin.WRITE_FROM_CB for var in m.loops]
 
@@ -112,9 +113,9 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         if m.intrin == Intrin.WRITE_FROM_CB:
             load[WRITER] += block_bytes(handoffs.get(m.block, m.block)) * m.trips
             continue
-        if m.block not in dfg or dfg[m.block]["producer"] != READER:
+        if m.block not in dfg or dfg[m.block].producer != READER:
             continue
-        if (m.intrin == Intrin.GENERATE_BLOCK or m.decided or "tilize_from" in dfg[m.block] or not m.loops
+        if (m.intrin == Intrin.GENERATE_BLOCK or m.decided or dfg[m.block].tilize_from or not m.loops
                 or any(m.loops[-1].same_as(var) for var in writing)):
             excluded.add(m.block)
         weight[m.block] = weight.get(m.block, 0) + block_bytes(m.block) * m.trips * (2 if m.block in multicast else 1)
@@ -128,10 +129,10 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             moved.append(block)
     if not moved:
         return func
-    new_dfg = {name: (node | {"producer": WRITER} if name in moved else node) for name, node in dfg.items()}
-    new_cbs = {name: (dict(d) | {"producer": WRITER} if name in moved else d)
-               for name, d in get(func, Attr.CB_DESC).items()}
-    return with_attrs(func, {Attr.TILE_DFG: new_dfg, Attr.CB_DESC: new_cbs})
+    new_dfg = {name: dataclasses.replace(node, producer=WRITER) if name in moved else node
+               for name, node in dfg.items()}
+    new_cbs = {name: dataclasses.replace(cb, producer=WRITER) if name in moved else cb for name, cb in cbs.items()}
+    return Attr.CB_DESC.write(Attr.TILE_DFG.write(func, new_dfg), new_cbs)
 
 
 def BalanceDataMovementTT():

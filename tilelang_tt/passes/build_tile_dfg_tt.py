@@ -46,20 +46,19 @@ computed padding (and a max-reduction of any padding).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import AccumulateMode, Attr, CBDesc, LayoutDesc, Reduction, get, with_attrs
+from tilelang_tt.ir.attrs import AccumulateMode, Attr, CBDesc, DFGNode, Scope
 from tilelang_tt.ir.intrin import Intrin
+from tilelang_tt.ir.tensors import LayoutDesc
 from tilelang_tt.contract.formats import BY_DATA_FORMAT, tile_bytes
-from tilelang_tt.contract.plan import MulticastDesc
 from tilelang_tt.ops import compute_accesses, compute_writes
 from tilelang_tt.ops.generate import tensor_loads
-from tilelang_tt.ops.tilize import TILIZE_FROM, UNTILIZE_TO
 from tilelang_tt.ir.common import (
     TILE,
-    arch_of,
     as_region,
     error,
     evaluate_calls,
@@ -69,7 +68,7 @@ from tilelang_tt.ir.common import (
     stmt_intrin,
     unique_name,
 )
-from tilelang_tt.ir.dataflow import ELEMENT_CHUNK, SCALER_KIND, SCRATCH_KIND
+from tilelang_tt.ir.dataflow import ELEMENT_CHUNK, SCALER_KIND, SCRATCH_KIND, TILIZE_FROM, UNTILIZE_TO
 from tilelang_tt.ir.slices import bound_analyzer, bound_values, is_row_major, overhanging_axes, vector_layout
 
 PASS = "BuildTileDFGTT"
@@ -91,7 +90,7 @@ def _element_readers(func: tirx.PrimFunc) -> list[str]:
             tensor = as_region(node.value.args[0 if intrin == Intrin.READ_TO_CB else 1])
             if any(reads(start) for start in tensor.starts):
                 roles.add("reader" if intrin == Intrin.READ_TO_CB else "writer")
-        elif isinstance(node, tirx.AttrStmt) and node.attr_key == Attr.VALID_ROWS.value and reads(node.value):
+        elif isinstance(node, tirx.AttrStmt) and node.attr_key == Scope.VALID_ROWS.value and reads(node.value):
             roles.add("writer")
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
@@ -185,7 +184,7 @@ def _handoff_blocks(func, data_names, producers, consumers) -> list[str]:
         elif isinstance(stmt, tirx.For):
             walk(stmt.body, depth + (0 if stmt.thread_binding is not None else 1))
         elif isinstance(stmt, tirx.AttrStmt):
-            if stmt.attr_key == Attr.ACCUMULATE.value:
+            if stmt.attr_key == Scope.ACCUMULATE.value:
                 name = data_names[stmt.node]
                 writes[name] = writes.get(name, 0) + 1
                 if depth:
@@ -242,7 +241,7 @@ def _drop_dead_blocks(func: tirx.PrimFunc, data_names: dict) -> tirx.PrimFunc:
 
         def drop(node, dead=dead, dead_blocks=dead_blocks):
             if isinstance(node, tirx.AttrStmt):
-                accumulates = node.attr_key == Attr.ACCUMULATE.value and data_names.get(node.node) in dead_blocks
+                accumulates = node.attr_key == Scope.ACCUMULATE.value and data_names.get(node.node) in dead_blocks
                 return node.body if accumulates else None
             return tirx.Evaluate(0) if any(node.same_as(stmt) for stmt in dead) else None
 
@@ -253,23 +252,22 @@ def _without_multicast(func: tirx.PrimFunc, dropped: set[str]) -> tirx.PrimFunc:
     """``func`` without the multicast of the ``dropped`` blocks LayoutAwareWorkPartitionTT chose: the
     others keep their order, their semaphores renumbered 2k, 2k + 1 as it numbers them, and a
     reduction's semaphore stays the one after them."""
-    multicast = get(func, Attr.MULTICAST, {})
+    multicast = Attr.MULTICAST.read(func)
     if not dropped & set(multicast):
         return func
-    kept = sorted((MulticastDesc.from_dict(cb, d) for cb, d in multicast.items() if cb not in dropped),
-                  key=lambda desc: desc.sender_semaphore)
-    updates = {Attr.MULTICAST: {desc.cb: dataclasses.replace(desc, sender_semaphore=2 * k,
-                                                             receiver_semaphore=2 * k + 1).to_attr()
-                                for k, desc in enumerate(kept)}}
-    reduction = Reduction.of(func)
+    kept = sorted((desc for cb, desc in multicast.items() if cb not in dropped), key=lambda desc: desc.sender_semaphore)
+    func = Attr.MULTICAST.write(func, {desc.cb: dataclasses.replace(desc, sender_semaphore=2 * k,
+                                                                    receiver_semaphore=2 * k + 1)
+                                       for k, desc in enumerate(kept)})
+    reduction = Attr.REDUCTION.read(func)
     if reduction is not None:
-        updates[Attr.REDUCTION] = dataclasses.replace(reduction, semaphore=2 * len(kept)).to_attr()
-    return with_attrs(func, updates)
+        func = Attr.REDUCTION.write(func, dataclasses.replace(reduction, semaphore=2 * len(kept)))
+    return func
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
-    cbs = {name: CBDesc.from_dict(name, d) for name, d in get(func, Attr.CB_DESC, {}).items()}
-    layouts = get(func, Attr.LAYOUT_DESC, {})
+    cbs = dict(Attr.CB_DESC.read(func))
+    layouts = Attr.LAYOUT_DESC.read(func)
     data_names = {}
 
     def visit(node):
@@ -300,7 +298,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         table.setdefault(cb, set()).add(role)
 
     def visit_attr(node):
-        if isinstance(node, tirx.AttrStmt) and node.attr_key == Attr.ACCUMULATE.value and int(node.value) != AccumulateMode.FRESH:
+        if isinstance(node, tirx.AttrStmt) and node.attr_key == Scope.ACCUMULATE.value and int(node.value) != AccumulateMode.FRESH:
             reloads.add(data_names[node.node])
 
     tirx.stmt_functor.post_order_visit(func.body, visit_attr)
@@ -395,7 +393,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         groups[group].append(name)
     bases = {"input": INPUT_BASE, "output": OUTPUT_BASE, "intermediate": INTERMEDIATE_BASE}
     fits = (len(groups["input"]) <= OUTPUT_BASE and len(groups["output"]) <= INTERMEDIATE_BASE - OUTPUT_BASE
-            and len(groups["intermediate"]) <= arch_of(func).num_cbs - INTERMEDIATE_BASE)
+            and len(groups["intermediate"]) <= Attr.ARCH.read(func).num_cbs - INTERMEDIATE_BASE)
     index = {}
     if fits:
         for group, names in groups.items():
@@ -417,44 +415,38 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
                    "index": index[name]}
         if producer == "compute" and "writer" in consumers[name] and name not in staged:
             out_layout = layouts[written.get(name, moved[name])]
-            updates["data_format"] = out_layout["data_format"]
-            updates["page_size"] = out_layout["page_size"]
+            updates["data_format"] = out_layout.data_format
+            updates["page_size"] = out_layout.page_size
         if producer == "reader" and name in reads_of:
             updates |= _stored_block_format(func, name, reads_of[name], write_tensor.get(name), layouts)
         cbs[name] = CBDesc(**(desc.__dict__ | updates))
-        dfg[name] = {"producer": producer, "consumers": [consumer], "buffer": moved.get(name, "")}
-        if name in handoffs:
-            dfg[name]["handoff"] = handoffs[name]
-        if name == scaler:
-            dfg[name]["kind"] = SCALER_KIND
-        if name in scratch.values():
-            dfg[name]["kind"] = SCRATCH_KIND
+        kind = SCALER_KIND if name == scaler else SCRATCH_KIND if name in scratch.values() else ""
+        dfg[name] = DFGNode(name, producer, (consumer,), moved.get(name, ""), handoffs.get(name, ""), kind)
         if name in staged:
             block, key = staged[name]
-            dfg[block][key] = name
+            dfg[block] = dataclasses.replace(dfg[block], **{key: name})
 
     for name in sorted(set(cbs) - set(order)):  # allocated but never touched by a tile op: not a CB
         del cbs[name]
-    return with_attrs(func, {
-        Attr.TILE_DFG: dfg,
-        Attr.CB_DESC: {name: cbs[name].to_dict() for name in sorted(cbs)},
-        Attr.BUFFER_ACCESS: _buffer_access(func, read_from, written_to),
-    })
+    func = Attr.TILE_DFG.write(func, dfg)
+    func = Attr.CB_DESC.write(func, {name: cbs[name] for name in sorted(cbs)})
+    return Attr.BUFFER_ACCESS.write(func, _buffer_access(func, read_from, written_to))
 
 
-def _stored_block_format(func, block: str, reads: list[tuple], written: tuple | None, layouts: dict) -> dict:
+def _stored_block_format(func, block: str, reads: list[tuple], written: tuple | None,
+                         layouts: Mapping[str, LayoutDesc]) -> dict:
     """The page format of a CB the reader fills with tiles of tensors stored in block floating
     point (``BufferLayout(dtype="bfloat8_b")``): the reader copies pages unchanged, so the CB holds
     them in the tensor's format and page size, and compute's unpacker converts them (a tensor in its
     own dtype: the block's format, nothing to update). Every tensor read into the block, and one the
     writer copies it to unchanged, must be stored alike."""
     moves = [*reads, *([written] if written else [])]
-    if not any(layouts.get(tensor, {}).get("storage") for tensor, _ in moves):
+    if not any(tensor in layouts and layouts[tensor].storage for tensor, _ in moves):
         return {}
     first = reads[0][0]
-    fmt, page = layouts[first]["data_format"], layouts[first]["page_size"]
+    fmt, page = layouts[first].data_format, layouts[first].page_size
     for tensor, stmt in moves[1:]:
-        other = layouts[tensor]["data_format"]
+        other = layouts[tensor].data_format
         if other != fmt:
             raise error(PASS, func, stmt, f"the block `{block}` holds tiles of `{first}`, stored as {fmt}, and here "
                         f"`{tensor}`, stored as {other}: the reader and writer move tiles unchanged, so one block "
@@ -474,7 +466,7 @@ def _stage_row_major(func, cbs, layouts, read_tensor, write_tensor, handoffs, ta
     ends = [(block, tensor, stmt, TILIZE_FROM) for block, (tensor, stmt) in read_tensor.items()]
     ends += [(handoffs.get(block, block), tensor, stmt, UNTILIZE_TO) for block, (tensor, stmt) in write_tensor.items()]
     for block, tensor, stmt, key in ends:
-        layout = LayoutDesc.from_dict(tensor, layouts[tensor]) if tensor in layouts else None
+        layout = layouts.get(tensor)
         if layout is None or not layout.row_major:
             continue
         desc = cbs[block]

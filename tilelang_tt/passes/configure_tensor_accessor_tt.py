@@ -17,16 +17,18 @@ Compute functions get an empty map. Before/after: TIR unchanged.
 
 from __future__ import annotations
 
+import dataclasses
+
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import AccessorDesc, Attr, KernelRole, MemorySpace, get, with_attrs
+from tilelang_tt.ir.attrs import Attr, KernelRole, Scope
 from tilelang_tt.ir.intrin import Intrin
+from tilelang_tt.ir.tensors import MemorySpace
 from tilelang_tt.contract.l1 import align
 from tilelang_tt.layout import squeeze_shape_ranks
 from tilelang_tt.ops.generate import tensor_loads
 from tilelang_tt.ir.common import (
-    arch_of,
     as_region,
     evaluate_calls,
     is_global_buffer,
@@ -46,7 +48,7 @@ def accessor_buffers(func: tirx.PrimFunc) -> list[str]:
     names: list[str] = []
     decisions = []  # the conditions of reads the reader decides (tt.read_when) read tensor elements
     tirx.stmt_functor.post_order_visit(func.body, lambda n: decisions.append(n.value) if isinstance(
-        n, tirx.AttrStmt) and n.attr_key == Attr.READ_WHEN.value else None)
+        n, tirx.AttrStmt) and n.attr_key == Scope.READ_WHEN.value else None)
     names += list(dict.fromkeys(load.buffer.name for when in decisions for load in tensor_loads(when)))
     for stmt in evaluate_calls(func.body):
         intrin = stmt_intrin(stmt)
@@ -69,14 +71,14 @@ def accessor_buffers(func: tirx.PrimFunc) -> list[str]:
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
-    role = get(func, Attr.KERNEL_ROLE)
-    accessors = get(func, Attr.TENSOR_ACCESSOR, {})
+    role = Attr.KERNEL_ROLE.read(func)
+    accessors = Attr.TENSOR_ACCESSOR.read(func)
     bound = {}
-    if role in (KernelRole.READER.value, KernelRole.WRITER.value):
-        arch = arch_of(func)
+    if role in (KernelRole.READER, KernelRole.WRITER):
+        arch = Attr.ARCH.read(func)
         offset = crta = 0
         for name in accessor_buffers(func):
-            acc = AccessorDesc.from_dict(name, accessors[name])
+            acc = accessors[name]
             dram = acc.memory == MemorySpace.DRAM.value
             config = ARG_IS_DRAM if dram else 0
             # pages sit in their bank at multiples of the page size aligned as the buffer allocates
@@ -92,12 +94,11 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
                 common = (acc.num_banks + 1) // 2
             else:
                 cta = (config, page_size)
-            bound[name] = AccessorDesc(**(acc.__dict__ | {
-                "kernel": role, "cta_offset": offset, "compile_time_args": cta,
-                "crta_offset": crta if common else -1, "num_common_runtime_args": common})).to_dict()
+            bound[name] = dataclasses.replace(acc, kernel=role.value, cta_offset=offset, compile_time_args=cta,
+                                              crta_offset=crta if common else -1, num_common_runtime_args=common)
             offset += len(cta)
             crta += common
-    return with_attrs(func, {Attr.TENSOR_ACCESSOR: bound})
+    return Attr.TENSOR_ACCESSOR.write(func, bound)
 
 
 def ConfigureTensorAccessorTT():

@@ -7,7 +7,7 @@ stands for the argument in the kernel: reader/writer ``[<buffer>_addr...]``, the
 the core — ``start_id, count`` (contiguous, row_major), ``start_id, count, width`` (block), or
 the shard extras ``shard_y, shard_x, count, width`` (local_shard) —, then every dynamic size
 (``T.dynamic``: its own variable, which the kernel's expressions use), then for the reader the
-arguments of every multicast CB (``tilelang_tt.ir.attrs.MCAST_ARGS``, in CB name order), for the
+arguments of every multicast CB (``tilelang_tt.contract.plan.MCAST_ARGS``, in CB name order), for the
 writer of a reduction the NOC coordinates of its core and of the next (``CHAIN_ARGS``). Compute
 gets the work arguments only. Runs right after D2 (the address arguments follow the accessor
 slots) so that D3 finds the multicast arguments by their variables. No TIR loop is added:
@@ -23,20 +23,8 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import (
-    CHAIN_ARGS,
-    MCAST_ARGS,
-    ArgKind,
-    Attr,
-    KernelRole,
-    MulticastDesc,
-    Policy,
-    Reduction,
-    RuntimeArg,
-    WorkPolicy,
-    get,
-    with_attrs,
-)
+from tilelang_tt.contract.plan import CHAIN_ARGS, MCAST_ARGS, ArgKind, Policy
+from tilelang_tt.ir.attrs import Attr, KernelRole, RuntimeArg
 from tilelang_tt.ir.dataflow import movers
 from tilelang_tt.ir.common import dynamic_dims, prim_func_pass
 
@@ -51,23 +39,22 @@ WORK_ARGS = {
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
-    role = get(func, Attr.KERNEL_ROLE)
-    accessors = get(func, Attr.TENSOR_ACCESSOR, {})
-    ordered = sorted(accessors.items(), key=lambda kv: kv[1]["cta_offset"])
-    args = [_arg(f"{name}_addr", ArgKind.BUFFER_ADDRESS, buffer=name) for name, _ in ordered]
-    policy = WorkPolicy.from_dict(get(func, Attr.WORK_POLICY)).policy
+    role = Attr.KERNEL_ROLE.read(func)
+    accessors = Attr.TENSOR_ACCESSOR.read(func)
+    ordered = sorted(accessors.values(), key=lambda acc: acc.cta_offset)
+    args = [_arg(f"{acc.buffer}_addr", ArgKind.BUFFER_ADDRESS, buffer=acc.buffer) for acc in ordered]
+    policy = Attr.WORK_POLICY.read(func).policy
     args += [_arg(kind.value, kind) for kind in WORK_ARGS[policy]]
     # the dynamic sizes: the kernel's expressions of them (loop bounds, tile ids) read them as they are
     args += [RuntimeArg(name, ArgKind.DIM, dim=name, var=var) for name, var in dynamic_dims(func).items()]
     readers = movers(func)
-    for cb, d in sorted(get(func, Attr.MULTICAST, {}).items()):  # the multicast blocks this kernel reads
+    for cb, mc in sorted(Attr.MULTICAST.read(func).items()):  # the multicast blocks this kernel reads
         if readers[cb] == role:
-            mc = MulticastDesc.from_dict(cb, d)
             args += [_arg(mc.arg(what), ArgKind.MCAST, cb=cb, what=what) for what in MCAST_ARGS]
-    reduction = Reduction.of(func)
-    if role == KernelRole.WRITER.value and reduction is not None and reduction.semaphore >= 0:
+    reduction = Attr.REDUCTION.read(func)
+    if role == KernelRole.WRITER and reduction is not None and reduction.semaphore >= 0:
         args += [_arg(f"sum_{what}", ArgKind.CHAIN, what=what) for what in CHAIN_ARGS]
-    return with_attrs(func, {Attr.RUNTIME_ARGS: [a.to_attr() for a in args]})
+    return Attr.RUNTIME_ARGS.write(func, args)
 
 
 def _arg(name: str, kind: ArgKind, **fields) -> RuntimeArg:

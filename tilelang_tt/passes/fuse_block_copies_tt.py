@@ -29,7 +29,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import Attr, CBDesc, KernelRole, get
+from tilelang_tt.ir.attrs import Attr, KernelRole
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.contract.formats import BLOCK_STORABLE, BY_DATA_FORMAT
 from tilelang_tt.ops.base import strip_casts
@@ -67,7 +67,7 @@ def _written(stmt) -> list[tirx.Var]:
 
 class _Fuser:
     def __init__(self, func: tirx.PrimFunc):
-        self.cbs = {n: CBDesc.from_dict(n, d) for n, d in get(func, Attr.CB_DESC).items()}
+        self.cbs = Attr.CB_DESC.read(func)
 
     def copied(self, stmt, x: tirx.Var) -> tirx.Var | None:
         """Y when ``stmt`` is ``Y[i, j] = Y.dtype(X[i, j])`` for block X of data ``x`` and a Y that
@@ -124,7 +124,7 @@ class _Fuser:
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
-    if get(func, Attr.KERNEL_ROLE) != KernelRole.COMPUTE.value:
+    if Attr.KERNEL_ROLE.read(func) != KernelRole.COMPUTE:
         return func
     return func.with_body(_Fuser(func).visit(func.body))
 

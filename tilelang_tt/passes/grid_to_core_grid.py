@@ -25,7 +25,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import ir, tirx
 
-from tilelang_tt.ir.attrs import Attr, with_attrs
+from tilelang_tt.ir.attrs import Attr, CoreMap
 from tilelang_tt.ir.common import error, keep_span, prim_func_pass, uses_var
 from tilelang_tt.ir.slices import block_grid_loops
 
@@ -96,7 +96,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             raise error(PASS, func, None, f"the kernel uses the thread index `{var.name}`",
                         "Tenstorrent kernels are written with tile ops (T.copy, T.gemm, T.Parallel); "
                         "remove per-thread indexing")
-    return with_attrs(func.with_body(body), {Attr.CORE_MAP: {"m": CORE_TAGS["blockIdx.y"], "n": CORE_TAGS["blockIdx.x"]}})
+    return Attr.CORE_MAP.write(func.with_body(body), CoreMap(m=CORE_TAGS["blockIdx.y"], n=CORE_TAGS["blockIdx.x"]))
 
 
 def GridToCoreGrid():

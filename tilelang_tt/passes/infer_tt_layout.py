@@ -3,7 +3,7 @@
 Reads: the PrimFunc's ``buffer_map``, user layouts (:class:`tilelang_tt.BufferLayout`: the
 ``layouts`` option, or a ``tt.layout_desc`` attribute from ``tilelang_tt.annotate_layouts``).
 Writes: ``tt.arch`` (the target architecture's name: the passes after this one read it from the
-function, ``passes.common.arch_of``) and ``tt.layout_desc`` = {buffer name: LayoutDesc dict} for every
+function, ``Attr.ARCH``) and ``tt.layout_desc`` = {buffer name: LayoutDesc dict} for every
 global parameter.
 Sharded layouts get their shard shape resolved on the tensor seen as a matrix (leading dimensions
 folded into rows: ND sharding projected onto the compute plane); every core of the shard grid
@@ -61,9 +61,10 @@ from tvm import tirx
 
 from tilelang_tt.contract.arch import Arch, get_arch
 from tilelang_tt.contract.formula import Formula
-from tilelang_tt.contract.formats import BLOCK_STORABLE, STORED_AS
-from tilelang_tt.ir.attrs import DATA_FORMATS, Attr, LayoutDesc, MemoryLayout, MemorySpace, get, with_attrs
-from tilelang_tt.layout import BufferLayout, LayoutError, shard_grid_shape
+from tilelang_tt.contract.formats import BLOCK_STORABLE, DATA_FORMATS, STORED_AS
+from tilelang_tt.ir.attrs import Attr, Scope
+from tilelang_tt.ir.tensors import LayoutDesc, MemoryLayout, MemorySpace
+from tilelang_tt.layout import LAYOUT_REQUESTS, BufferLayout, LayoutError, shard_grid_shape
 from tilelang_tt.ir.slices import bound_analyzer, bound_values, matrix_slice
 from tilelang_tt.ir.common import (
     COL,
@@ -133,7 +134,7 @@ def _is_column(func: tirx.PrimFunc, tensor: tirx.Buffer, kinds: dict[str, str]) 
     return views == {COL}
 
 
-def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, override: dict | None, kinds: dict[str, str],
+def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, requested: BufferLayout | None, kinds: dict[str, str],
                arch: Arch) -> LayoutDesc:
     shape = tuple(_dim(func, buf, d) for d in buf.shape)
     column = len(shape) == 1 and _is_column(func, buf, kinds)
@@ -146,11 +147,11 @@ def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, override: dict | None, kin
         raise error(PASS, func, buf, f"buffer `{buf.name}` has unsupported dtype {dtype}", dtype_hint(dtype))
     dtype = STORED_AS.get(dtype, dtype)
     desc = LayoutDesc(buffer=buf.name, shape=shape, dtype=dtype, column=column,
-                      storage=_storage(func, buf, override))
+                      storage=_storage(func, buf, requested))
     dynamic = not all(isinstance(d, int) for d in shape)
-    if override is None and _is_flat(func, buf, kinds):  # vectors inside tiles: the tensor as its elements
+    if requested is None and _is_flat(func, buf, kinds):  # vectors inside tiles: the tensor as its elements
         return dataclasses.replace(desc, flat=True, column=_is_column(func, buf, kinds))
-    if override is None:
+    if requested is None:
         # rows where a slice of the kernel is no block of tiles (a head of a (B, S, H, D) tensor), or
         # starts at a row read from a tensor (the grouped GEMM's group offsets: any row)
         values = bound_values(func.body)
@@ -163,44 +164,43 @@ def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, override: dict | None, kin
                         "(rows of several matrices): rows of a tensor whose size is known only at run time are "
                         "not supported", "give the tensor static sizes, or slice it in whole tiles")
         return dataclasses.replace(desc, layout=MemoryLayout.ROW_MAJOR) if rows_only else desc
-    if dynamic and override.get("layout", MemoryLayout.INTERLEAVED.value) != MemoryLayout.INTERLEAVED.value:
+    if dynamic and requested.layout != MemoryLayout.INTERLEAVED.value:
         raise error(PASS, func, buf, f"`{buf.name}` {list(buf.shape)} has a dynamic shape and the layout "
-                    f"{override['layout']!r}: shards and rows need sizes known when the kernel is compiled",
+                    f"{requested.layout!r}: shards and rows need sizes known when the kernel is compiled",
                     "keep the tensor interleaved in DRAM (the default), or give it static sizes")
     rows, cols = desc.tile_grid[0] * TILE, desc.tile_grid[1] * TILE
-    layout = _buffer_layout(func, buf, override)
-    if layout.layout == MemoryLayout.ROW_MAJOR.value:
+    if requested.layout == MemoryLayout.ROW_MAJOR.value:
         return dataclasses.replace(desc, layout=MemoryLayout.ROW_MAJOR)
-    if not layout.sharded:
+    if not requested.sharded:
         return desc
-    gx, gy = layout.shard_grid
-    limit = (arch.num_dram_banks, 1) if layout.memory == MemorySpace.DRAM.value else arch.grid
-    where = f"{arch.name} has {arch.num_dram_banks} DRAM banks" if layout.memory == MemorySpace.DRAM.value else (
+    gx, gy = requested.shard_grid
+    limit = (arch.num_dram_banks, 1) if requested.memory == MemorySpace.DRAM.value else arch.grid
+    where = f"{arch.name} has {arch.num_dram_banks} DRAM banks" if requested.memory == MemorySpace.DRAM.value else (
         f"the {arch.name} worker grid is {arch.grid}")
     if gx > limit[0] or gy > limit[1]:
-        raise error(PASS, func, buf, f"the shard grid {layout.shard_grid} of `{buf.name}` does not fit: {where}",
+        raise error(PASS, func, buf, f"the shard grid {requested.shard_grid} of `{buf.name}` does not fit: {where}",
                     f"use a shard_grid of at most {limit}")
-    shard = layout.resolve_shard_shape(rows, cols)
+    shard = requested.resolve_shard_shape(rows, cols)
     shard_tiles = (shard[0] // TILE, shard[1] // TILE)
     srows, scols = shard_grid_shape(desc.tile_grid, shard_tiles)
     if srows * scols != gx * gy:
         raise error(PASS, func, buf,
                     f"`{buf.name}` ({rows}x{cols} as a matrix) in {shard[0]}x{shard[1]} shards makes "
-                    f"{srows}x{scols} = {srows * scols} shards for the {gx * gy} cores of shard_grid {layout.shard_grid}",
+                    f"{srows}x{scols} = {srows * scols} shards for the {gx * gy} cores of shard_grid {requested.shard_grid}",
                     "give every core of the shard grid exactly one shard: adjust shard_grid or shard_shape")
-    if layout.layout == MemoryLayout.BLOCK_SHARDED.value and (scols, srows) != (gx, gy):
+    if requested.layout == MemoryLayout.BLOCK_SHARDED.value and (scols, srows) != (gx, gy):
         raise error(PASS, func, buf, f"block sharding of `{buf.name}` makes a {srows}x{scols} grid of shards, "
-                    f"not the {gy}x{gx} (rows x cols) of shard_grid {layout.shard_grid}",
+                    f"not the {gy}x{gx} (rows x cols) of shard_grid {requested.shard_grid}",
                     "choose shard_shape = (rows / grid_y, cols / grid_x), rounded up to multiples of 32")
-    return LayoutDesc(buffer=buf.name, shape=tuple(shape), dtype=dtype, memory=MemorySpace(layout.memory),
-                      layout=MemoryLayout(layout.layout), shard_grid=layout.shard_grid, shard_shape=shard,
+    return LayoutDesc(buffer=buf.name, shape=tuple(shape), dtype=dtype, memory=MemorySpace(requested.memory),
+                      layout=MemoryLayout(requested.layout), shard_grid=requested.shard_grid, shard_shape=shard,
                       column=column, storage=desc.storage)
 
 
-def _storage(func: tirx.PrimFunc, buf: tirx.Buffer, override: dict | None) -> str | None:
+def _storage(func: tirx.PrimFunc, buf: tirx.Buffer, requested: BufferLayout | None) -> str | None:
     """The block floating point format a layout stores the tensor in (``BufferLayout(dtype=...)``),
     or None: its own dtype. Block formats hold floats: a bfloat16 or float32 parameter."""
-    storage = (override or {}).get("dtype")
+    storage = requested.dtype if requested is not None else None
     if storage is not None and str(buf.dtype) not in BLOCK_STORABLE:
         raise error(PASS, func, buf, f"`{buf.name}` is {buf.dtype} and its layout stores it as {storage}, a block "
                     "floating point format of float values",
@@ -251,7 +251,7 @@ def _check_dims(func: tirx.PrimFunc, params: list[tirx.Buffer]) -> None:
 
 def _rows_limited(func: tirx.PrimFunc, tensor: tirx.Buffer) -> bool:
     """Whether the kernel writes some of a block's rows into ``tensor`` (``tt.valid_rows``)."""
-    return contains(func.body, lambda n: isinstance(n, tirx.AttrStmt) and n.attr_key == Attr.VALID_ROWS.value
+    return contains(func.body, lambda n: isinstance(n, tirx.AttrStmt) and n.attr_key == Scope.VALID_ROWS.value
                     and n.node.same_as(tensor.data))
 
 
@@ -265,14 +265,6 @@ def _slices(func: tirx.PrimFunc, tensor: tirx.Buffer) -> list:
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
     return regions
-
-
-def _buffer_layout(func, buf, override: dict) -> BufferLayout:
-    try:
-        return BufferLayout(**{k: (tuple(v) if isinstance(v, list) else v) for k, v in override.items()})
-    except (LayoutError, TypeError) as err:
-        raise error(PASS, func, buf, f"invalid layout for `{buf.name}`: {err}",
-                    "see tilelang_tt.BufferLayout: memory, layout, shard_grid, shard_shape, dtype") from None
 
 
 def _check_views(func: tirx.PrimFunc, params: list[tirx.Buffer]) -> None:
@@ -297,9 +289,11 @@ def _check_views(func: tirx.PrimFunc, params: list[tirx.Buffer]) -> None:
 
 def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, layouts) -> tirx.PrimFunc:
     arch = get_arch(arch_name)
-    overrides = dict(get(func, Attr.LAYOUT_DESC, {}))
-    for name, layout in (layouts or {}).items():
-        overrides[name] = {k: v for k, v in layout.__dict__.items() if v is not None}
+    try:
+        overrides = {**LAYOUT_REQUESTS.read(func), **(layouts or {})}
+    except LayoutError as err:
+        raise error(PASS, func, None, str(err),
+                    "see tilelang_tt.BufferLayout: memory, layout, shard_grid, shard_shape, dtype") from None
     kinds = vector_kinds(func)
     params = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
     _check_views(func, params)
@@ -308,8 +302,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, layouts) -> tirx.P
     if unknown:
         raise error(PASS, func, None, f"layouts are given for {unknown}, which are not parameters of the kernel",
                     f"name parameters of the kernel: {[b.name for b in params]}")
-    out = {buf.name: _layout_of(func, buf, overrides.get(buf.name), kinds, arch).to_dict() for buf in params}
-    return with_attrs(func, {Attr.ARCH: arch.name, Attr.LAYOUT_DESC: out})
+    out = {buf.name: _layout_of(func, buf, overrides.get(buf.name), kinds, arch) for buf in params}
+    return Attr.LAYOUT_DESC.write(Attr.ARCH.write(func, arch), out)
 
 
 def InferTTLayout(arch: str = "wormhole_b0", layouts=None):

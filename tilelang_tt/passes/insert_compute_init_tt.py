@@ -23,12 +23,11 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import Attr, KernelRole, get
+from tilelang_tt.ir.attrs import Attr, KernelRole
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ops import engine_configs, hoistable_init
 from tilelang_tt.ops.base import InitContext
-from tilelang_tt.ops.tilize import staging_cbs
-from tilelang_tt.ir.dataflow import scaler_cb
+from tilelang_tt.ir.dataflow import scaler_cb, staging_cbs
 from tilelang_tt.ir.common import evaluate, prim_func_pass, seq
 
 PASS = "InsertComputeInitTT"
@@ -36,7 +35,7 @@ PASS = "InsertComputeInitTT"
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     scaler = scaler_cb(func)
-    if get(func, Attr.KERNEL_ROLE) != KernelRole.COMPUTE.value:
+    if Attr.KERNEL_ROLE.read(func) != KernelRole.COMPUTE:
         return func
     configs = engine_configs(func, scaler)
     ctx = InitContext(func, scaler)

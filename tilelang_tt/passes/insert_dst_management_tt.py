@@ -39,15 +39,17 @@ which calls back into the handshake analysis inside its scopes).
 
 from __future__ import annotations
 
+import dataclasses
+
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import Attr, CBDesc, KernelRole, get, with_attrs
+from tilelang_tt.ir.attrs import Attr, CBDesc, KernelRole
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ops import DST_SCOPES, compute_op, hoistable_init
 from tilelang_tt.ops.base import DSTContext
-from tilelang_tt.ops.tilize import staging_cbs, tilize, untilize
-from tilelang_tt.ir.dataflow import handoff_cbs, scaler_cb
+from tilelang_tt.ops.tilize import tilize, untilize
+from tilelang_tt.ir.dataflow import handoff_cbs, scaler_cb, staging_cbs
 from tilelang_tt.ir.common import as_region, const_int, evaluate, keep_span, prim_func_pass, seq, stmt_intrin
 
 PASS = "InsertDSTManagementTT"
@@ -59,7 +61,7 @@ class _Inserter(DSTContext):
         super().__init__(PASS, func, scaler, inline_inits=hoistable_init(func, scaler) is None)
         self.handoffs = handoff_cbs(func)
         self.tilized, self.untilized = staging_cbs(func)
-        self.fp32_dest_acc = bool(get(func, Attr.COMPUTE_CONFIG)["fp32_dest_acc_en"])
+        self.fp32_dest_acc = Attr.COMPUTE_CONFIG.read(func).fp32_dest_acc_en
 
     def waits(self, names, held: dict, like) -> list[tirx.Stmt]:
         """``cb_wait_front`` of each block of ``names`` not waited for yet (``held`` is updated)."""
@@ -190,7 +192,7 @@ class _Inserter(DSTContext):
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
-    if get(func, Attr.KERNEL_ROLE) != KernelRole.COMPUTE.value:
+    if Attr.KERNEL_ROLE.read(func) != KernelRole.COMPUTE:
         return func
     inserter = _Inserter(func)
     scaler = inserter.cbs.get(inserter.scaler)
@@ -210,9 +212,9 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     body = rewrite(func.body)
     if scaler is not None:
         body = seq([evaluate(Intrin.CB_WAIT_FRONT, scaler.index, 1), body, evaluate(Intrin.CB_POP_FRONT, scaler.index, 1)])
-    config = dict(get(func, Attr.COMPUTE_CONFIG))
-    config["unpack_to_dest"] = sorted({*config["unpack_to_dest"], *_copied_float32_blocks(body, inserter.cbs)})
-    return with_attrs(func.with_body(body), {Attr.COMPUTE_CONFIG: config})
+    config = Attr.COMPUTE_CONFIG.read(func)
+    unpacked = sorted({*config.unpack_to_dest, *_copied_float32_blocks(body, inserter.cbs)})
+    return Attr.COMPUTE_CONFIG.write(func.with_body(body), dataclasses.replace(config, unpack_to_dest=tuple(unpacked)))
 
 
 # The compute ops that unpack tiles of a CB, by the positions of their CB arguments: the datacopies, which bring a

@@ -56,24 +56,13 @@ import math
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import (
-    Attr,
-    LayoutDesc,
-    MulticastDesc,
-    PartitionMode,
-    Policy,
-    Reduction,
-    WorkItem,
-    WorkPolicy,
-    get,
-    with_attrs,
-)
-from tilelang_tt.contract.formula import Formula, minimum, to_json
-from tilelang_tt.contract.plan import Core, MulticastGroup
+from tilelang_tt.ir.attrs import Attr, PartitionMode, Reduction
+from tilelang_tt.ir.tensors import LayoutDesc
+from tilelang_tt.contract.formula import Formula, minimum
+from tilelang_tt.contract.plan import Core, CoreRange, MulticastDesc, MulticastGroup, Policy, WorkItem, WorkPolicy
 from tilelang_tt.layout import shard_of_core
 from tilelang_tt.ir.common import (
     TILE,
-    arch_of,
     as_region,
     error,
     formula_of,
@@ -222,7 +211,7 @@ def multicast_groups(axis: str, cores: list[Core]) -> tuple[MulticastGroup, ...]
     return tuple(sorted(groups, key=lambda g: (g.sender[1], g.sender[0])))
 
 
-def _multicast(func, loops, grid, mode: str, cores: list[Core], whole_grid_only: bool) -> dict[str, dict]:
+def _multicast(func, loops, grid, mode: str, cores: list[Core], whole_grid_only: bool) -> dict[str, MulticastDesc]:
     """CBs whose block is the same for a whole core row ("x"), column ("y") or the grid ("xy"),
     read the same number of times by every core of the group (lockstep), with their groups of
     ``cores``. ``whole_grid_only``: the cores walk equal numbers of blocks but not rectangles of the
@@ -266,7 +255,7 @@ def _multicast(func, loops, grid, mode: str, cores: list[Core], whole_grid_only:
                 else "every slice depends on both bx and by")
         raise error(PASS, func, None, "multicast='on' but no block read from a tensor is the same for a row or "
                     f"column of cores ({what})", "use multicast='auto' or 'off'")
-    return {name: MulticastDesc(name, axes[name], 2 * k, 2 * k + 1, multicast_groups(axes[name], cores)).to_attr()
+    return {name: MulticastDesc(name, axes[name], 2 * k, 2 * k + 1, multicast_groups(axes[name], cores))
             for k, name in enumerate(shared)}
 
 
@@ -366,14 +355,14 @@ def _check_summing(func, add, reduction: Reduction, total, policy: str, mode: st
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str, multicast: str) -> tirx.PrimFunc:
-    arch = arch_of(func)
+    arch = Attr.ARCH.read(func)
     loops = block_grid_loops(func)
     bx = formula_of(loops["blockIdx.x"].extent) if "blockIdx.x" in loops else 1
     by = math.prod(formula_of(loops[tag].extent) for tag in ROW_TAGS if tag in loops)
 
     transfers = _transfers(func)
     check_slices(PASS, func, transfers)
-    reduction = Reduction.of(func)
+    reduction = Attr.REDUCTION.read(func)
     check_disjoint_writes(PASS, func, loops, transfers, reduction)
     summing = reduction is not None and reduction.blocks > 1
     if summing:
@@ -387,7 +376,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str, mult
         raise error(PASS, func, None, "the kernel writes no global buffer with T.copy",
                     "copy the result block to the output tensor: T.copy(C_local, C[by * bm, bx * bn])")
     out_region = writes[0]
-    layout = LayoutDesc.from_dict(out_region.buffer.name, get(func, Attr.LAYOUT_DESC)[out_region.buffer.name])
+    layout = Attr.LAYOUT_DESC.read(func)[out_region.buffer.name]
     mt, nt = layout.tile_grid
     out_view = row_slice(out_region) if layout.row_major else matrix_slice(out_region, layout.column, layout.flat)
     bm, bn = out_view.rows, out_view.cols
@@ -436,20 +425,17 @@ def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str, mult
                     "count divides the number of blocks, or multicast='auto'")
     shared = (_multicast(func, loops, tuple(grid), multicast, cores, whole_grid_only=not lockstep)
               if (lockstep or equal_shares) and multicast != "off" else {})
-    summed = {}
     if summing:  # the semaphore after the multicast ones
-        summed = {Attr.REDUCTION: dataclasses.replace(reduction, semaphore=2 * len(shared)).to_attr()}
-    return with_attrs(func, summed | {
-        Attr.BLOCK_GRID: [to_json(by), to_json(bx)],
-        Attr.GRID_TILES: [to_json(mt), to_json(nt)],
-        Attr.BLOCK_TILES: list(block_tiles),
-        Attr.CORE_GRID: list(grid),
-        Attr.CORE_RANGES: ranges,
-        Attr.PARTITION_MODE: PartitionMode(mode),
-        Attr.WORK_POLICY: work_policy.to_dict(),
-        Attr.WORK_PARTITION: [w.to_plan(local_shard=True) for w in items],
-        Attr.MULTICAST: shared,
-    })
+        func = Attr.REDUCTION.write(func, dataclasses.replace(reduction, semaphore=2 * len(shared)))
+    func = Attr.BLOCK_GRID.write(func, (by, bx))
+    func = Attr.GRID_TILES.write(func, (mt, nt))
+    func = Attr.BLOCK_TILES.write(func, block_tiles)
+    func = Attr.CORE_GRID.write(func, tuple(grid))
+    func = Attr.CORE_RANGES.write(func, tuple(CoreRange(tuple(start), tuple(end)) for start, end in ranges))
+    func = Attr.PARTITION_MODE.write(func, PartitionMode(mode))
+    func = Attr.WORK_POLICY.write(func, work_policy)
+    func = Attr.WORK_PARTITION.write(func, items)
+    return Attr.MULTICAST.write(func, shared)
 
 
 def LayoutAwareWorkPartitionTT(grid: tuple[int, int] | None = None, partition: str = "auto",

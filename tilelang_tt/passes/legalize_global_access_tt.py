@@ -38,7 +38,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
-from tilelang_tt.ir.attrs import Attr
+from tilelang_tt.ir.attrs import Scope
 from tilelang_tt.ir.common import (
     READ,
     WRITE,
@@ -192,7 +192,7 @@ def _legalize(loop: tirx.For, names: set[str], allocated: list[tirx.Buffer]) -> 
             if buf in limits:  # the block computes every row, the writer writes the valid ones
                 valid, guard = limits[buf]
                 copy = _copy(make_region(block, zeros, shape, READ), tensor, guard)
-                copy = keep_span(guard, tirx.AttrStmt(buf.data, Attr.VALID_ROWS.value, valid, copy))
+                copy = keep_span(guard, tirx.AttrStmt(buf.data, Scope.VALID_ROWS.value, valid, copy))
             else:
                 copy = _copy(make_region(block, zeros, shape, READ), tensor, loop)
             after.append(copy)

@@ -34,7 +34,7 @@ import math
 import tilelang  # noqa: F401
 from tvm import ir, tirx
 
-from tilelang_tt.ir.attrs import Attr, Reduction, with_attrs
+from tilelang_tt.ir.attrs import Attr, Reduction
 from tilelang_tt.ir.common import (
     as_region,
     const_int,
@@ -223,7 +223,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     if axes:
         body = _retag(body, loops, axes)
     reduction = Reduction(tuple(summed), tuple(a.loop_var for a in axes), math.prod(int(a.extent) for a in axes))
-    return with_attrs(func.with_body(body), {Attr.REDUCTION: reduction.to_attr()})
+    return Attr.REDUCTION.write(func.with_body(body), reduction)
 
 
 def LowerAtomicAddTT():

@@ -56,24 +56,14 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import arith, tirx
 
-from tilelang_tt.ir.attrs import (
-    DATA_FORMATS,
-    AccessorDesc,
-    ArgKind,
-    Attr,
-    CBDesc,
-    KernelRole,
-    LayoutDesc,
-    MemoryLayout,
-    MulticastDesc,
-    get,
-    runtime_args,
-)
-from tilelang_tt.ir.intrin import Intrin, call
+from tilelang_tt.contract.formats import DATA_FORMATS
 from tilelang_tt.contract.formula import ceildiv
+from tilelang_tt.contract.plan import ArgKind, MulticastDesc
+from tilelang_tt.ir.attrs import Attr, CBDesc, KernelRole, Scope
+from tilelang_tt.ir.intrin import Intrin, call
+from tilelang_tt.ir.tensors import AccessorDesc, LayoutDesc, MemoryLayout
 from tilelang_tt.ops.generate import tensor_loads
-from tilelang_tt.ops.tilize import staging_cbs
-from tilelang_tt.ir.dataflow import ELEMENT_CHUNK, handoff_cbs, scratch_cb
+from tilelang_tt.ir.dataflow import ELEMENT_CHUNK, handoff_cbs, scratch_cb, staging_cbs
 from tilelang_tt.ir.common import (
     COL,
     TILE,
@@ -206,7 +196,7 @@ def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: 
     nt = expr_of(acc.tile_grid[1], dynamic_dims(func))
     overhang = overhanging_axes(tensor, analyzer, column, flat=flat)
     xfer = Intrin.NOC_READ_PAGE if reading else Intrin.NOC_WRITE_PAGE
-    by_columns = cb.name in get(func, Attr.COLUMN_MAJOR_BLOCKS, [])
+    by_columns = cb.name in Attr.COLUMN_MAJOR_BLOCKS.read(func)
 
     def page(r, c):
         tile_id = analyzer.simplify((row0 + r) * nt + col0 + c)
@@ -342,9 +332,8 @@ def _with_elements(func, body, scratch: CBDesc, accessors: dict[str, AccessorDes
 
 def _stored(func, tensor: tirx.Buffer) -> LayoutDesc:
     """How ``tensor`` is stored (InferTTLayout's layout; a hand-written kernel without one: in its dtype)."""
-    layout = get(func, Attr.LAYOUT_DESC, {}).get(tensor.name)
-    return LayoutDesc.from_dict(tensor.name, layout) if layout else LayoutDesc(
-        buffer=tensor.name, shape=(), dtype=str(tensor.dtype))
+    stored = Attr.LAYOUT_DESC.read(func).get(tensor.name)
+    return stored if stored is not None else LayoutDesc(buffer=tensor.name, shape=(), dtype=str(tensor.dtype))
 
 
 def _element_read(stmt, func, load: tirx.BufferLoad, accessors: dict[str, AccessorDesc], analyzer: arith.Analyzer,
@@ -414,20 +403,20 @@ def _replace_load(expr, load: tirx.BufferLoad, by) -> tirx.PrimExpr:
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
-    role = get(func, Attr.KERNEL_ROLE)
-    if role not in (KernelRole.READER.value, KernelRole.WRITER.value):
+    role = Attr.KERNEL_ROLE.read(func)
+    if role not in (KernelRole.READER, KernelRole.WRITER):
         return func
-    cbs = {n: CBDesc.from_dict(n, d) for n, d in get(func, Attr.CB_DESC).items()}
-    accessors = {n: AccessorDesc.from_dict(n, d) for n, d in get(func, Attr.TENSOR_ACCESSOR).items()}
+    cbs = Attr.CB_DESC.read(func)
+    accessors = Attr.TENSOR_ACCESSOR.read(func)
     handoffs = handoff_cbs(func)
     tilized, untilized = staging_cbs(func)
     staging = (tilized, untilized)
     scratch = scratch_cb(func, role)
     body = func.body if scratch is None else _with_elements(func, func.body, cbs[scratch], accessors)
     analyzer = bound_analyzer(body)
-    multicast = {n: MulticastDesc.from_dict(n, d) for n, d in get(func, Attr.MULTICAST, {}).items()}
+    multicast = Attr.MULTICAST.read(func)
     mcast_args: dict[str, dict[str, tirx.Var]] = {}
-    for arg in runtime_args(func):
+    for arg in Attr.RUNTIME_ARGS.read(func):
         if arg.kind == ArgKind.MCAST:
             mcast_args.setdefault(arg.cb, {})[arg.what] = arg.var
 
@@ -457,10 +446,10 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
                 if child is not None:
                     out.append(lowered(child))
             return seq(out)
-        if isinstance(node, tirx.AttrStmt) and node.attr_key == Attr.READ_WHEN.value:
+        if isinstance(node, tirx.AttrStmt) and node.attr_key == Scope.READ_WHEN.value:
             return _lower(node.body, func, cbs, accessors, handoffs, staging, analyzer, multicast, mcast_args,
                           node.value)
-        if isinstance(node, tirx.AttrStmt) and node.attr_key == Attr.VALID_ROWS.value:
+        if isinstance(node, tirx.AttrStmt) and node.attr_key == Scope.VALID_ROWS.value:
             return _lower(node.body, func, cbs, accessors, handoffs, staging, analyzer, multicast, mcast_args,
                           valid=node.value)
         if stmt_intrin(node) in (Intrin.READ_TO_CB, Intrin.WRITE_FROM_CB):

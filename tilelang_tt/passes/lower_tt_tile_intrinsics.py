@@ -47,14 +47,13 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import ir, tirx
 
-from tilelang_tt.ir.attrs import Attr, get, with_attrs
+from tilelang_tt.ir.attrs import Attr, ComputeKernelConfig, Scope
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ops import ELTWISE, GEMM, REDUCE, TILE_OPS
 from tilelang_tt.ops.base import INTEGER_DTYPES, LowerContext
 from tilelang_tt.ops.eltwise import SUPPORTED
 from tilelang_tt.ir.slices import is_row_major
 from tilelang_tt.ir.common import (
-    arch_of,
     as_region,
     contains,
     keep_span,
@@ -133,7 +132,7 @@ class _Lowerer(LowerContext):
             # reads skipped on a tensor's values (a block-sparse mask, LegalizeGlobalAccessTT checked the
             # branch): the reader decides each read, the gemm adds the zero blocks it reads instead
             return tirx.stmt_functor.ir_transform(self.visit(s.then_case), None, lambda n: keep_span(n, tirx.AttrStmt(
-                as_region(n.value.args[1]).buffer.data, Attr.READ_WHEN.value, s.condition, n))
+                as_region(n.value.args[1]).buffer.data, Scope.READ_WHEN.value, s.condition, n))
                 if stmt_intrin(n) == Intrin.READ_TO_CB else None, ["tirx.Evaluate"])
         if isinstance(s, tirx.IfThenElse):  # a guard of the block coordinates (LegalizeGlobalAccessTT checked it)
             return keep_span(s, tirx.IfThenElse(s.condition, self.visit(s.then_case),
@@ -246,21 +245,17 @@ def _column_major_blocks(func: tirx.PrimFunc, body) -> list[str]:
 
 def _transform(func: tirx.PrimFunc, mod, ctx, math_fidelity: str, gemm_reuse: str, math_approx_mode: bool,
                gemm_subblock: tuple[int, int] | None) -> tirx.PrimFunc:
-    arch = arch_of(func)
-    lowerer = _Lowerer(PASS, func, arch.dst_budget, get(func, Attr.CB_DESC, {}), gemm_reuse, gemm_subblock)
+    arch = Attr.ARCH.read(func)
+    lowerer = _Lowerer(PASS, func, arch.dst_budget, Attr.CB_DESC.read(func), gemm_reuse, gemm_subblock)
     body = lowerer.visit(func.body)
     column_major = _column_major_blocks(func, body)
-    return with_attrs(func.with_body(body), {
-        **({Attr.COLUMN_MAJOR_BLOCKS: column_major} if column_major else {}),
-        Attr.CB_DESC: dict(sorted(lowerer.cbs.items())),
-        Attr.COMPUTE_CONFIG: {
-            "fp32_dest_acc_en": lowerer.fp32,
-            "math_fidelity": math_fidelity,
-            "math_approx_mode": math_approx_mode,
-            "dst_budget": arch.dst_budget(lowerer.fp32),
-            "unpack_to_dest": _integer_operands(body),
-        }
-    })
+    func = func.with_body(body)
+    if column_major:
+        func = Attr.COLUMN_MAJOR_BLOCKS.write(func, column_major)
+    func = Attr.CB_DESC.write(func, dict(sorted(lowerer.cbs.items())))
+    return Attr.COMPUTE_CONFIG.write(func, ComputeKernelConfig(
+        fp32_dest_acc_en=lowerer.fp32, math_fidelity=math_fidelity, math_approx_mode=math_approx_mode,
+        dst_budget=arch.dst_budget(lowerer.fp32), unpack_to_dest=tuple(_integer_operands(body))))
 
 
 def LowerTTTileIntrinsics(math_fidelity: str = "HiFi4", gemm_reuse: str = "auto", math_approx_mode: bool = False,

@@ -31,7 +31,8 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import ArgKind, Attr, KernelRole, Reduction, get, runtime_args
+from tilelang_tt.contract.plan import ArgKind
+from tilelang_tt.ir.attrs import Attr, KernelRole
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ir.common import as_region, evaluate, keep_span, prim_func_pass, seq, stmt_intrin
 from tilelang_tt.ir.slices import bound_analyzer
@@ -48,8 +49,8 @@ def _launches(func: tirx.PrimFunc) -> dict[str, tirx.AttrStmt]:
 
 
 def _block_id(func: tirx.PrimFunc) -> tirx.PrimExpr:
-    core_map, launches = get(func, Attr.CORE_MAP), _launches(func)
-    row, col = launches.get(core_map["m"]), launches.get(core_map["n"])
+    core_map, launches = Attr.CORE_MAP.read(func), _launches(func)
+    row, col = launches.get(core_map.m), launches.get(core_map.n)
     b = tirx.IntImm("int32", 0)
     if row is not None:
         b = row.node.var * (col.value if col is not None else 1)
@@ -64,17 +65,17 @@ def _wrap_innermost(body, tail: tirx.Stmt) -> tirx.Stmt:
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
-    role = get(func, Attr.KERNEL_ROLE)
-    reduction = Reduction.of(func)
-    if reduction is None or reduction.semaphore < 0 or role not in (KernelRole.READER.value, KernelRole.WRITER.value):
+    role = Attr.KERNEL_ROLE.read(func)
+    reduction = Attr.REDUCTION.read(func)
+    if reduction is None or reduction.semaphore < 0 or role not in (KernelRole.READER, KernelRole.WRITER):
         return func
-    args = {a.kind if a.kind != ArgKind.CHAIN else a.what: a.var for a in runtime_args(func)}
+    args = {a.kind if a.kind != ArgKind.CHAIN else a.what: a.var for a in Attr.RUNTIME_ARGS.read(func)}
     start = tirx.Cast("int32", args[ArgKind.START_ID])
     count = tirx.Cast("int32", args[ArgKind.COUNT])
     b, s, sem = _block_id(func), reduction.blocks, reduction.semaphore
     simplify = bound_analyzer(func.body).simplify  # b % S is the summing coordinate
 
-    if role == KernelRole.READER.value:
+    if role == KernelRole.READER:
         waits = (b - start) - tirx.FloorDiv(b, s) + tirx.FloorDiv(start + (s - 1), s)
         wait = evaluate(Intrin.SEM_WAIT_MIN, sem, tirx.Cast("uint32", simplify(waits)))
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import DATA_FORMATS, Attr, CBDesc, with_attrs
-from tilelang_tt.contract.formats import BY_DATA_FORMAT, tile_bytes
+from tilelang_tt.ir.attrs import Attr, CBDesc
+from tilelang_tt.contract.formats import BY_DATA_FORMAT, DATA_FORMATS, tile_bytes
 from tilelang_tt.errors import location_string
 from tilelang_tt.ir.common import (
     COL,
@@ -78,7 +78,7 @@ def block_geometry(buf: tirx.Buffer, kinds: dict[str, str]) -> tuple[tuple[int, 
 def _transform(func: tirx.PrimFunc, mod, ctx, cb_depth: int) -> tirx.PrimFunc:
     depths = _pipeline_depths(func)
     kinds = vector_kinds(func)
-    cbs: dict[str, dict] = {}
+    cbs: dict[str, CBDesc] = {}
 
     def visit(node):
         if isinstance(node, tirx.SBlock):
@@ -104,10 +104,10 @@ def _transform(func: tirx.PrimFunc, mod, ctx, cb_depth: int) -> tirx.PrimFunc:
                     num_pages=block * depth,
                     data_format=fmt, block_pages=block, block_tiles=(rows, cols), vector=vector,
                     source=location_string(span_of(buf)),
-                ).to_dict()
+                )
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
-    return with_attrs(func, {Attr.CB_DESC: dict(sorted(cbs.items()))})
+    return Attr.CB_DESC.write(func, dict(sorted(cbs.items())))
 
 
 def PropagateTTLayout(cb_depth: int = 2):

@@ -31,7 +31,7 @@ import tilelang  # noqa: F401
 import tvm
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import Attr, KernelRole, get, with_attrs
+from tilelang_tt.ir.attrs import Attr, KernelRole, Scope
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ir.dataflow import handoff_cbs, movers, scaler_cb
 from tilelang_tt.ir.common import (
@@ -77,13 +77,13 @@ def _slice(stmt, role: KernelRole, readers: dict[str, str]):
         return keep_span(stmt, tirx.For(stmt.loop_var, stmt.min, stmt.extent, tirx.ForKind.SERIAL, body))
     if isinstance(stmt, tirx.AttrStmt):
         body = _slice(stmt.body, role, readers)
-        if stmt.attr_key == Attr.READ_WHEN.value:  # the reader's decision; compute keeps the read's marker
+        if stmt.attr_key == Scope.READ_WHEN.value:  # the reader's decision; compute keeps the read's marker
             return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, body)) if (
                 role == KernelRole.READER and body is not None) else body
-        if stmt.attr_key == Attr.VALID_ROWS.value:  # the writer's rows; compute keeps the write's marker
+        if stmt.attr_key == Scope.VALID_ROWS.value:  # the writer's rows; compute keeps the write's marker
             return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, body)) if (
                 role == KernelRole.WRITER and body is not None) else body
-        if stmt.attr_key == Attr.ACCUMULATE.value:
+        if stmt.attr_key == Scope.ACCUMULATE.value:
             if role != KernelRole.COMPUTE or body is None:
                 return body
             return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, body))
@@ -195,7 +195,7 @@ def _mentions(body, block: tirx.Var) -> bool:
 
 def split(func: tirx.PrimFunc) -> dict[str, tirx.PrimFunc]:
     name = func_name(func)
-    cbs = get(func, Attr.CB_DESC, {})
+    cbs = Attr.CB_DESC.read(func)
     handoffs = _handoff_vars(func)
     scaler = scaler_cb(func)
     readers = movers(func)
@@ -207,15 +207,16 @@ def split(func: tirx.PrimFunc) -> dict[str, tirx.PrimFunc]:
         if role == KernelRole.COMPUTE and handoffs:
             body = _route_handoffs(body, handoffs)
         if role == KernelRole.READER and scaler is not None:
-            body = seq([evaluate(Intrin.FILL_SCALER, cbs[scaler]["index"], tirx.FloatImm("float32", 1.0)), body])
+            body = seq([evaluate(Intrin.FILL_SCALER, cbs[scaler].index, tirx.FloatImm("float32", 1.0)), body])
         bodies[role] = body
     # a block whose every write now packs straight into its hand-off CB needs no CB of its own
     unused = {data.name for data in handoffs if not _mentions(bodies[KernelRole.COMPUTE], data)}
-    extra = {Attr.CB_DESC: {k: v for k, v in cbs.items() if k not in unused}} if unused else {}
     out = {}
     for role, body in bodies.items():
         kernel = tirx.PrimFunc(func.params, body, func.ret_type, func.buffer_map, func.attrs, func.span)
-        kernel = with_attrs(kernel, {Attr.KERNEL_ROLE: role, Attr.SOURCE_FUNC: name, **extra})
+        kernel = Attr.SOURCE_FUNC.write(Attr.KERNEL_ROLE.write(kernel, role), name)
+        if unused:
+            kernel = Attr.CB_DESC.write(kernel, {k: v for k, v in cbs.items() if k not in unused})
         kernel = kernel.with_attr("global_symbol", f"{name}_{role.value}")
         out[f"{name}_{role.value}"] = kernel
     return out
@@ -224,7 +225,7 @@ def split(func: tirx.PrimFunc) -> dict[str, tirx.PrimFunc]:
 def _transform(mod: tvm.IRModule, ctx) -> tvm.IRModule:
     funcs = {}
     for gv, func in mod.functions.items():
-        if isinstance(func, tirx.PrimFunc) and get(func, Attr.KERNEL_ROLE) in (None, KernelRole.MONOLITHIC.value):
+        if isinstance(func, tirx.PrimFunc) and Attr.KERNEL_ROLE.read(func) in (None, KernelRole.MONOLITHIC):
             funcs.update(split(func))
         else:
             funcs[gv.name_hint] = func

@@ -42,7 +42,8 @@ import math
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
-from tilelang_tt.ir.attrs import Attr, MeshSplit, MeshTensor, Reduction, with_attrs
+from tilelang_tt.contract.plan import MeshSplit, MeshTensor
+from tilelang_tt.ir.attrs import Attr, Reduction
 from tilelang_tt.layout import BufferLayout
 from tilelang_tt.ir.common import (
     as_region,
@@ -159,7 +160,7 @@ class _Split:
                             f"{extent} blocks of `{v.name}` ({tag}), the grid dimension split over them",
                             f"use a mesh whose device count divides {extent}, or a grid with a multiple of "
                             f"{self.devices} along `{v.name}`")
-        reduction = Reduction.of(func)
+        reduction = Attr.REDUCTION.read(func)
         if reduction is not None and reduction.blocks > 1 and any(a.same_as(v) for a in reduction.axes):
             names = ", ".join(f"`{b.name}`" for b in reduction.buffers)
             raise error(PASS, func, None,
@@ -216,12 +217,12 @@ class _Split:
         body = self.rewrite(func.body, loop, extent // self.devices, new)
         buffer_map = {p: new.get(b, b) for p, b in func.buffer_map.items()}
         out = tirx.PrimFunc(func.params, body, func.ret_type, buffer_map, func.attrs, func.span)
-        updates = {Attr.MESH: MeshSplit(self.mesh, tag, self._blocks(tag),
-                                        tuple(tensors[b.name] for b in params)).to_attr()}
+        split = MeshSplit(self.mesh, tag, self._blocks(tag), tuple(tensors[b.name] for b in params))
+        out = Attr.MESH.write(out, split)
         if reduction is not None:
-            updates[Attr.REDUCTION] = Reduction(tuple(new.get(b, b) for b in reduction.buffers), reduction.axes,
-                                                reduction.blocks, reduction.semaphore).to_attr()
-        return with_attrs(out, updates)
+            out = Attr.REDUCTION.write(out, Reduction(tuple(new.get(b, b) for b in reduction.buffers), reduction.axes,
+                                                      reduction.blocks, reduction.semaphore))
+        return out
 
     def _blocks(self, tag: str) -> int:
         """The whole grid's blocks along the split: its rows (Bz * By), or columns (Bx)."""

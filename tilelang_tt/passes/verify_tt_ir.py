@@ -30,20 +30,20 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import arith, tirx
 
-from tilelang_tt.ir.attrs import Attr, CBDesc, KernelRole, get
+from tilelang_tt.ir.attrs import Attr, CBDesc, KernelRole
 from tilelang_tt.ir.intrin import Intrin, check_args
 from tilelang_tt.contract.arch import Arch
 from tilelang_tt.contract.l1 import CircularBuffer, L1Use, cores_in_ranges, from_layout, l1_use
 from tilelang_tt.errors import span_from_location
-from tilelang_tt.ir.common import arch_of, error, evaluate_calls, prim_func_pass, stmt_intrin, tile_op_name
+from tilelang_tt.ir.common import error, evaluate_calls, prim_func_pass, stmt_intrin, tile_op_name
 from tilelang_tt.ir.slices import bound_analyzer
 
 PASS = "VerifyTTIR"
 L1_INPUTS = (Attr.ARCH, Attr.CB_DESC, Attr.CORE_RANGES, Attr.LAYOUT_DESC)
 REQUIRED = {
-    KernelRole.READER.value: (*L1_INPUTS, Attr.TENSOR_ACCESSOR, Attr.RUNTIME_ARGS, Attr.WORK_PARTITION, Attr.CORE_GRID),
-    KernelRole.WRITER.value: (*L1_INPUTS, Attr.TENSOR_ACCESSOR, Attr.RUNTIME_ARGS, Attr.WORK_PARTITION, Attr.CORE_GRID),
-    KernelRole.COMPUTE.value: (*L1_INPUTS, Attr.COMPUTE_CONFIG, Attr.RUNTIME_ARGS, Attr.WORK_PARTITION),
+    KernelRole.READER: (*L1_INPUTS, Attr.TENSOR_ACCESSOR, Attr.RUNTIME_ARGS, Attr.WORK_PARTITION, Attr.CORE_GRID),
+    KernelRole.WRITER: (*L1_INPUTS, Attr.TENSOR_ACCESSOR, Attr.RUNTIME_ARGS, Attr.WORK_PARTITION, Attr.CORE_GRID),
+    KernelRole.COMPUTE: (*L1_INPUTS, Attr.COMPUTE_CONFIG, Attr.RUNTIME_ARGS, Attr.WORK_PARTITION),
 }
 # Reading blocks into CBs, multicast included: either data-movement kernel may (BalanceDataMovementTT
 # gives some to the writer), and the writer reads the tensor elements its addresses read.
@@ -51,11 +51,11 @@ READS = {Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.NOC_READ_PAGE, Intr
          Intrin.NOC_READ_ZEROS, Intrin.MCAST_WRITE, Intrin.SEM_WAIT, Intrin.SEM_SET, Intrin.SEM_INC, Intrin.SEM_SET_MCAST,
          Intrin.NOC_WRITES_FLUSHED}
 ALLOWED = {
-    KernelRole.READER.value: READS | {Intrin.FILL_SCALER, Intrin.STORE_TILE_ELEMENT, Intrin.WIDEN_BYTES,
+    KernelRole.READER: READS | {Intrin.FILL_SCALER, Intrin.STORE_TILE_ELEMENT, Intrin.WIDEN_BYTES,
                                       Intrin.SEM_WAIT_MIN, Intrin.NOC_WRITE_BARRIER},
-    KernelRole.WRITER.value: READS | {Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT, Intrin.NOC_WRITE_PAGE,
+    KernelRole.WRITER: READS | {Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT, Intrin.NOC_WRITE_PAGE,
                                       Intrin.NOC_WRITE_ROW, Intrin.NOC_WRITE_BARRIER},
-    KernelRole.COMPUTE.value: {Intrin.HW_STARTUP, Intrin.MATMUL_INIT, Intrin.MATMUL_BLOCK_INIT, Intrin.BINARY_INIT,
+    KernelRole.COMPUTE: {Intrin.HW_STARTUP, Intrin.MATMUL_INIT, Intrin.MATMUL_BLOCK_INIT, Intrin.BINARY_INIT,
                                Intrin.MATMUL_TILES, Intrin.MATMUL_BLOCK,
                                Intrin.BINARY_TILES, Intrin.BINARY_BCAST_INIT, Intrin.BINARY_BCAST_TILES,
                                Intrin.COPY_INIT, Intrin.COPY_TILE, Intrin.BCAST_INIT,
@@ -75,7 +75,7 @@ COMPILER_BUG = "this is a compiler bug: please report it with the kernel"
 
 def cb_descs(func: tirx.PrimFunc) -> list[CBDesc]:
     """The kernel's CBs in id order (the host creates them in this order)."""
-    return sorted((CBDesc.from_dict(n, d) for n, d in get(func, Attr.CB_DESC).items()), key=lambda cb: cb.index)
+    return sorted(Attr.CB_DESC.read(func).values(), key=lambda cb: cb.index)
 
 
 def check_cbs(func: tirx.PrimFunc, arch: Arch) -> None:
@@ -102,12 +102,12 @@ def kernel_l1(func: tirx.PrimFunc, arch: Arch) -> tuple[L1Use, list[tirx.Buffer]
     """The L1 of every core the kernel touches (tilelang_tt.contract.l1): its CBs, in id order, on
     every core of ``tt.core_ranges``, and the parameters ``tt.layout_desc`` puts in L1, in parameter
     order (the host's allocation order); with those parameters."""
-    layouts = get(func, Attr.LAYOUT_DESC)
+    layouts = Attr.LAYOUT_DESC.read(func)
     params = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
-    in_l1 = [(buf, from_layout(buf.name, layouts[buf.name])) for buf in params]
+    in_l1 = [(buf, from_layout(buf.name, layouts[buf.name].to_dict())) for buf in params]
     in_l1 = [(buf, l1) for buf, l1 in in_l1 if l1 is not None]
     cbs = [CircularBuffer(cb.page_size, cb.num_pages) for cb in cb_descs(func)]
-    cores = cores_in_ranges(get(func, Attr.CORE_RANGES))
+    cores = cores_in_ranges((r.start, r.end) for r in Attr.CORE_RANGES.read(func))
     use = l1_use(arch.name, dict.fromkeys(cores, cbs), [l1 for _, l1 in in_l1])
     return use, [buf for buf, _ in in_l1]
 
@@ -157,7 +157,7 @@ def last_dst(intrin: Intrin, args):
 
 
 def check_dst(func: tirx.PrimFunc, arch: Arch) -> None:
-    fp32 = bool(get(func, Attr.COMPUTE_CONFIG)["fp32_dest_acc_en"])
+    fp32 = Attr.COMPUTE_CONFIG.read(func).fp32_dest_acc_en
     budget = arch.dst_budget(fp32)
     mode = "fp32 accumulation (fp32_dest_acc_en)" if fp32 else "bf16 accumulation"
     hint = f"use smaller blocks (bm, bn); the lowering should split blocks to fit DST, so {COMPILER_BUG}"
@@ -184,32 +184,32 @@ def check_dst(func: tirx.PrimFunc, arch: Arch) -> None:
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
-    role = get(func, Attr.KERNEL_ROLE)
+    role = Attr.KERNEL_ROLE.read(func)
     if role not in REQUIRED:
         raise error(PASS, func, None, "a kernel reached verification without a reader/compute/writer role",
                     "run SplitDeviceKernel before VerifyTTIR")
-    for key in REQUIRED[role]:
-        if get(func, key) is None:
-            raise error(PASS, func, None, f"required attribute {key.value} is missing on the {role} kernel",
-                        f"run the pass that stamps {key.value} (see tilelang_tt/passes/pipeline.py)")
+    for attr in REQUIRED[role]:
+        if not attr.has(func):
+            raise error(PASS, func, None, f"required attribute {attr.key} is missing on the {role.value} kernel",
+                        f"run the pass that stamps {attr.key} (see tilelang_tt/passes/pipeline.py)")
     for stmt in evaluate_calls(func.body):
         name = tile_op_name(stmt)
         if name is not None:
-            raise error(PASS, func, stmt, f"tile op `T.{name}` was not lowered in the {role} kernel",
+            raise error(PASS, func, stmt, f"tile op `T.{name}` was not lowered in the {role.value} kernel",
                         "this op is not supported on Tenstorrent: express it with T.copy, T.gemm, T.Parallel "
                         "element-wise stores, T.fill/T.clear or T.reduce_sum/T.reduce_max")
         intrin = stmt_intrin(stmt)
         if intrin is not None and intrin not in ALLOWED[role]:
-            raise error(PASS, func, stmt, f"`{intrin.value}` is not allowed in the {role} kernel", COMPILER_BUG)
+            raise error(PASS, func, stmt, f"`{intrin.value}` is not allowed in the {role.value} kernel", COMPILER_BUG)
         if intrin is not None:
             try:
                 check_args(intrin, stmt.value.args)
             except TypeError as err:
                 raise error(PASS, func, stmt, f"malformed intrinsic call: {err}", COMPILER_BUG) from None
-    arch = arch_of(func)
+    arch = Attr.ARCH.read(func)
     check_cbs(func, arch)
     check_l1(func, arch)
-    if role == KernelRole.COMPUTE.value:
+    if role == KernelRole.COMPUTE:
         check_dst(func, arch)
     return func
 
