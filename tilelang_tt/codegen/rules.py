@@ -2,7 +2,7 @@
 
 Each rule renders one call from already-rendered argument strings (and the raw TIR arguments)
 and names the header that declares it; the arguments that are CB or semaphore ids (printed by
-name) are those the intrinsic's schema declares so (:class:`~tilelang_tt.ir.attrs.Intrin`). A rule
+name) are those the intrinsic's schema declares so (:class:`~tilelang_tt.ir.intrin.Intrin`). A rule
 may need a helper function defined once in the kernel. The SFPU and FPU ops' headers and C++
 spellings come from their tables (:mod:`tilelang_tt.ops.sfpu`), by the (kind, op) arguments of
 the ``tt.sfpu.*`` intrinsics. An intrinsic without a rule raises — codegen never emits a
@@ -264,7 +264,7 @@ inline volatile tt_l1_ptr uint32_t* semaphore_ptr(uint32_t id) {
 def _mcast_write(args, raw):
     ptr, x0, y0, x1, y1, nbytes, dests = args
     return (f"noc_async_write_multicast({ptr}, get_noc_multicast_addr({x0}, {y0}, {x1}, {y1}, {ptr}), "
-            f"{nbytes}, {dests}, true)")  # linked: the flag multicast after it keeps the path (attrs.Intrin)
+            f"{nbytes}, {dests}, true)")  # linked: the flag multicast after it keeps the path (intrin.Intrin)
 
 
 def _sem_inc(args, raw):

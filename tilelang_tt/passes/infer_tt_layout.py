@@ -11,7 +11,7 @@ folded into rows: ND sharding projected onto the compute plane); every core of t
 Before: a TileLang kernel. After: the same TIR; every parameter has a layout: by default
 interleaved DRAM, its own dtype (bfloat16 unless declared), 32×32 tiles. Vectors: (1, n) and
 (n, 1) tensors occupy row 0 / column 0 of their tiles. A rank-1 tensor (n,) takes the view the
-kernel uses it in (``passes.common.vector_kinds``, and the shape of the (1, n) / (n, 1) blocks
+kernel uses it in (``ir.common.vector_kinds``, and the shape of the (1, n) / (n, 1) blocks
 it is copied to or from): a row vector laid out as (1, n) (its data in row 0 of each tile), or,
 used as a column (one value per row: ``Mean[bx * bm + i] = mean[i]``), a column laid out as
 (n, 1) (``"column": true``; column 0 of each tile). Both pad by the same factor; the host

@@ -17,7 +17,7 @@ and a fix):
    trusted from ``dst_budget`` (at the tile op's line);
 5. no TileLang tile op or abstract intrinsic left: reader/writer hold only protocol calls,
    compute only tile/DST/init calls, each call matching its intrinsic's argument schema
-   (``Intrin.schema``; calls built in TVMScript or by hand skip the check ``attrs.call`` makes)
+   (``Intrin.schema``; calls built in TVMScript or by hand skip the check ``intrin.call`` makes)
    (at the statement's line).
 
 Locations: statements keep the user's spans through the lowering; a CB's allocation is its
