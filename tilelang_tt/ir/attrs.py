@@ -287,8 +287,9 @@ class CoreMap:
 @dataclass(frozen=True)
 class ComputeKernelConfig:
     """``tt.compute_config`` (LowerTTTileIntrinsics; InsertDSTManagementTT adds to ``unpack_to_dest``):
-    the compute kernel's configuration, tt-metal's ``ComputeConfig`` (the plan's kernel entry) and
-    the DST tiles one acquire holds in its mode (``dst_budget``, ``Arch.dst_budget``)."""
+    the compute kernel's configuration, named as ttnn's ``ComputeKernelConfig``: what tt-metal's
+    ``ComputeConfig`` takes (the plan's kernel entry, ``contract.plan.ComputeConfig``) and the DST
+    tiles one acquire holds in its mode (``dst_budget``, ``Arch.dst_budget``)."""
 
     fp32_dest_acc_en: bool
     math_fidelity: str
