@@ -67,7 +67,8 @@ class Intrin(str, enum.Enum):
                     "into a block of one tile column where out has several, each row's tiles summed into its "
                     "row's tile (Reduce.fuse_row_sums).",
                     "out: buffer, i: expr, j: expr, value: expr, also*: buffer")
-    TILE_REDUCE = ("tt.tile.reduce", 'reduce(kind, src, dst, dim, clear): kind "sum"|"max" along dim (1 = per row).',
+    TILE_REDUCE = ("tt.tile.reduce", 'reduce(kind, src, dst, dim, clear): kind "sum"|"max"|"negmax" (-max, combined '
+                   'with the old value by min) along dim (1 = per row).',
                    "kind: str, src: buffer, dst: buffer, dim: int, clear: bool")
     GENERATE_BLOCK = ("tt.generate_block", "generate_block(cb_region, i, j, value): the reader fills the block with "
                                            "value(i, j), an expression of the element's indices, loop variables and "

@@ -1,29 +1,75 @@
-"""Reductions: ``T.reduce_sum`` / ``T.reduce_max`` of a block along rows or columns.
+"""Reductions: ``T.reduce_sum/max/min/abssum/absmax`` of a block along rows or columns.
 
-C2: ``T.reduce_sum/max(X, v, dim, clear)`` → ``tt.tile.reduce("sum"|"max", X, v, dim, clear)``.
+C2: ``T.reduce_<kind>(X, v, dim, clear)`` → ``tt.tile.reduce(form, X', v, dim, clear)`` (``FORMS``):
+sum and max reduce X itself (``"sum"``, ``"max"``); abssum and absmax reduce ``X_abs = |X|``, an
+element-wise op (``abs_tile``) C2 puts before the reduction; min reduces ``X_neg = -X`` as
+``"negmax"``: ``min(X) = -max(-X)``, exact (negation only flips the sign bit, and the source
+registers' truncation of a float32 datum, ``to_source`` in the emulator's compute.cpp, keeps the
+sign: it commutes with negation), since tt-llk 0.81.1 pools with MAX, SUM and AVG only
+(``ReduceFunc``, api/compute/reduce.h). ``dim=-1`` is ``dim=1`` (TileLang legalises it).
 D4: ``compute_kernel_hw_startup(X, scaler, v)`` when it is the first op; its init is never hoisted.
 D5: per result tile, ``reduce_tile`` over the source tiles into DST 0 with the scaler CB (a tile
-of 1.0 the reader pushes once), one result tile per acquire, combined with the old value
-(``binary_max_tile``/``add_binary_tile``) when the reduce does not clear.
+of 1.0 the reader pushes once), one result tile per acquire; ``"negmax"`` then negates DST 0
+(``mul_unary_tile`` by -1); without ``clear`` the old value, in DST 1, is combined into DST 0
+(``add_binary_tile``, ``binary_max_tile``, ``binary_min_tile``: TileLang's meaning of
+``clear=False``, sum and abssum add, max and absmax take the maximum, min the minimum).
 Row sums packed by their producer (C2, :meth:`Reduce.fuse_row_sums`): ``T.reduce_sum(X, v, dim=1)``
 right after the element-wise op computing a float32 X of several tile columns reads a block
 ``X_rowsum`` of one tile per tile row that op packs besides X, the packer adding a row's tiles into
 its tile in L1; one ``reduce_tile`` per row then sums the 32 columns left.
 A reduction along an extent of 1 (``[n, 1]`` along dim 1, ``[1, n]`` along dim 0) is a copy of the
-block's one element per result (combined with the old value without ``clear``): C2 lowers it as a
-``tt.tile.eltwise`` instead.
-Errors: other reductions, integer blocks, a vector source, a result of the wrong orientation.
+block's one element per result (its absolute value for abssum/absmax; combined with the old value
+without ``clear``): C2 lowers it as a ``tt.tile.eltwise`` instead.
+Errors: the bitwise reductions, integer blocks, a vector source, a result of the wrong orientation.
+
+    Before: T.reduce_absmax(x, amax, dim=1)
+    After:  T.tt.tile.eltwise(x_abs, i, j, T.fabs(x[i, j]))
+            T.tt.tile.reduce("max", x_abs, amax, 1, T.bool(True))
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ops.base import Engine, TileOp, compute_accesses, register, strip_casts
-from tilelang_tt.ops.sfpu import SfpuKind, sfpu_op
+from tilelang_tt.ops.sfpu import SfpuKind, fp32_bits, sfpu_op
 from tilelang_tt.ir.common import COL, ROW, TILE, as_region, evaluate, evaluate_calls, seq, serial, stmt_intrin
+
+
+@dataclass(frozen=True)
+class Form:
+    """How a TileLang reduction kind runs: ``absolute``, of the elements' absolute values; ``pool``
+    its ``tt.tile.reduce`` form (``"negmax"``: -max of the negated elements); ``node`` the TIR node
+    combining a result with the old value without ``clear``."""
+
+    absolute: bool
+    pool: str
+    node: type
+
+    @property
+    def as_is(self) -> bool:
+        """Whether the reduction pools the source's elements themselves (else an element-wise op makes
+        the block it pools, of :meth:`element`)."""
+        return not self.absolute and self.pool != "negmax"
+
+    def element(self, x):
+        """The element the reduction pools, of the source's element ``x``: |x| or -x."""
+        return tirx.abs(x) if self.absolute else -x
+
+
+FORMS = {
+    "sum": Form(False, "sum", tirx.Add),
+    "max": Form(False, "max", tirx.Max),
+    "min": Form(False, "negmax", tirx.Min),
+    "abssum": Form(True, "sum", tirx.Add),
+    "absmax": Form(True, "max", tirx.Max),
+}
+POOLS = {"sum": "sum", "max": "max", "negmax": "max"}  # tt.tile.reduce form -> reduce_tile's pool
+COMBINE = {"sum": "add", "max": "max", "negmax": "min"}  # tt.tile.reduce form -> the SFPU binary op combining
 
 
 class Reduce(TileOp):
@@ -34,8 +80,11 @@ class Reduce(TileOp):
         args = stmt.value.args
         src, dst = as_region(args[0]), as_region(args[1])
         kind, dim, clear = args[2].value, int(args[3]), bool(args[4])
-        if kind not in ("sum", "max"):
-            raise ctx.error(stmt, f"T.reduce_{kind} is not supported", "use T.reduce_sum or T.reduce_max")
+        if kind not in FORMS:
+            raise ctx.error(stmt, f"T.reduce_{kind} is not supported: a bitwise reduction needs integer tiles, "
+                                  "which reduce_tile does not pool",
+                            f"reduce float blocks with T.reduce_{', T.reduce_'.join(FORMS)}")
+        form = FORMS[kind]
         ctx.check_compute_dtypes(stmt, (src.buffer, dst.buffer))
         unit = len(src.buffer.shape) == 2 and int(src.buffer.shape[dim % 2]) == 1  # a [n, 1] block along dim 1 ...
         if not unit and (len(src.buffer.shape) != 2 or ctx.block_kind(src.buffer) != ""):
@@ -49,8 +98,12 @@ class Reduce(TileOp):
                                   f"{'per-row' if dim == 1 else 'per-column'} vector",
                             f"allocate it as T.alloc_fragment(({int(src.buffer.shape[1 - dim])},), ...)")
         if unit:  # ... or [1, n] along dim 0: a vector of the result's orientation (its shape's), want
-            return _reduce_one(ctx, stmt, kind, src.buffer, dst.buffer, clear)
-        return evaluate(Intrin.TILE_REDUCE, kind, src.buffer.data, dst.buffer.data, dim, clear, like=stmt)
+            return _reduce_one(ctx, stmt, form, src.buffer, dst.buffer, clear)
+        if form.as_is:
+            return evaluate(Intrin.TILE_REDUCE, form.pool, src.buffer.data, dst.buffer.data, dim, clear, like=stmt)
+        pooled = ctx.new_block(src.buffer, f"_{kind}", str(src.buffer.dtype), "local.fragment")
+        return seq([ctx.eltwise_from(stmt, pooled, lambda i, j: form.element(ctx.load(src.buffer, i, j))),
+                    evaluate(Intrin.TILE_REDUCE, form.pool, pooled.data, dst.buffer.data, dim, clear, like=stmt)])
 
     def fuse_row_sums(self, ctx, stmts: list) -> list:
         """C2, over a lowered statement sequence: ``tt.tile.eltwise(X, i, j, value)`` followed, with
@@ -106,6 +159,7 @@ class Reduce(TileOp):
     def expand(self, ctx, stmt):
         kind, src_var, dst_var, dim, clear = stmt.value.args
         kind, dim, clear = kind.value, int(dim), bool(clear)
+        pool = POOLS[kind]
         src, dst, scaler = ctx.cb(src_var.name), ctx.cb(dst_var.name), ctx.cb(ctx.scaler)
         rows, cols = src.block_tiles
         outer, inner = (rows, cols) if dim == 1 else (cols, rows)
@@ -117,12 +171,17 @@ class Reduce(TileOp):
         def one(o):
             stmts = [evaluate(Intrin.DST_ACQUIRE, like=stmt),
                      evaluate(Intrin.UNPACK_RECONFIG, scaler.index, src.index, like=stmt),
-                     evaluate(Intrin.REDUCE_INIT, kind, rdim, src.index, scaler.index, dst.index, like=stmt),
-                     serial("n", inner, lambda n: evaluate(Intrin.REDUCE_TILE, kind, rdim, src.index, scaler.index,
+                     evaluate(Intrin.REDUCE_INIT, pool, rdim, src.index, scaler.index, dst.index, like=stmt),
+                     serial("n", inner, lambda n: evaluate(Intrin.REDUCE_TILE, pool, rdim, src.index, scaler.index,
                                                            tile(o, n), 0, 0, like=stmt), like=stmt),
                      evaluate(Intrin.REDUCE_UNINIT, like=stmt)]
+            if kind == "negmax":  # -max(-X) = min(X)
+                negate = sfpu_op(SfpuKind.SCALAR, "mul")
+                stmts += [evaluate(Intrin.SFPU_INIT, negate.kind.value, negate.name, like=stmt),
+                          evaluate(Intrin.SFPU_SCALAR, negate.name, 0, tirx.IntImm("uint32", fp32_bits(-1.0)),
+                                   like=stmt)]
             if not clear:  # the old value into DST 1, combined into DST 0
-                combine = sfpu_op(SfpuKind.BINARY, "max" if kind == "max" else "add")
+                combine = sfpu_op(SfpuKind.BINARY, COMBINE[kind])
                 stmts += [evaluate(Intrin.COPY_INIT, dst.index, like=stmt),
                           evaluate(Intrin.COPY_TILE, dst.index, o, 1, like=stmt),
                           evaluate(Intrin.SFPU_INIT, combine.kind.value, combine.name, like=stmt),
@@ -172,17 +231,16 @@ def _buffer_of(ctx, var: tirx.Var) -> tirx.Buffer:
     return found[0]
 
 
-def _reduce_one(ctx, stmt, kind: str, src, dst, clear: bool):
+def _reduce_one(ctx, stmt, form: Form, src, dst, clear: bool):
     """A reduction along an extent of 1 (a [n, 1] block along its rows, a [1, n] one along its columns): each
-    result is its one element. The block is a vector of the result's orientation; the result is that vector, or
-    with ``clear=False`` its maximum or sum with the old value: an element-wise value."""
+    result is its one element (its absolute value for abssum/absmax). The block is a vector of the result's
+    orientation; the result is that vector, or with ``clear=False`` its sum, maximum or minimum with the old
+    value: an element-wise value."""
     def value(i, j):
         x = ctx.load(src, i, j)
         x = x if x.dtype == dst.dtype else tirx.Cast(dst.dtype, x)
-        if clear:
-            return x
-        old = ctx.load(dst, i, j)
-        return tirx.Max(old, x) if kind == "max" else tirx.Add(old, x)
+        x = tirx.abs(x) if form.absolute else x
+        return x if clear else form.node(ctx.load(dst, i, j), x)
 
     return ctx.eltwise_from(stmt, dst, value)
 

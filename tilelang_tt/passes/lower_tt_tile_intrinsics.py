@@ -49,7 +49,7 @@ from tvm import ir, tirx
 
 from tilelang_tt.ir.attrs import Attr, ComputeKernelConfig, Scope
 from tilelang_tt.ir.intrin import Intrin
-from tilelang_tt.ops import ELTWISE, GEMM, REDUCE, TILE_OPS
+from tilelang_tt.ops import ELTWISE, GEMM, REDUCE, SCAN, TILE_OPS
 from tilelang_tt.ops.base import INTEGER_DTYPES, LowerContext
 from tilelang_tt.ops.eltwise import SUPPORTED
 from tilelang_tt.ir.slices import is_row_major
@@ -70,7 +70,7 @@ PASS = "LowerTTTileIntrinsics"
 
 class _Lowerer(LowerContext):
     def lower_seq(self, stmts: list[tirx.Stmt]) -> list[tirx.Stmt]:
-        stmts = GEMM.untranspose(self, self.version_reader_blocks(stmts))
+        stmts = GEMM.untranspose(self, self.version_reader_blocks(SCAN.expand_scans(self, stmts)))
         out: list[tirx.Stmt] = []
         i = 0
         while i < len(stmts):
