@@ -12,7 +12,7 @@ def unsupported_tile_op(M=64, N=64):
             A_s = T.alloc_shared((M, N), "bfloat16")
             C_l = T.alloc_fragment((M, N), "bfloat16")
             T.copy(A[0, 0], A_s)
-            T.cumsum(A_s, C_l, dim=1)  # LINE: unsupported_tile_op
+            T.cummax(A_s, C_l, dim=1)  # LINE: unsupported_tile_op
             T.copy(C_l, C[0, 0])
 
     return main

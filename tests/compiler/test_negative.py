@@ -51,7 +51,7 @@ def assert_diagnostic(err: TTCompileError, pass_name: str, message: str, marker:
 
 def test_unsupported_tile_op():
     err = compile_error(bad_kernels.unsupported_tile_op())
-    assert_diagnostic(err, "LowerTTTileIntrinsics", "unsupported tile op `T.cumsum`", "unsupported_tile_op")
+    assert_diagnostic(err, "LowerTTTileIntrinsics", "unsupported tile op `T.cummax`", "unsupported_tile_op")
     assert "T.gemm" in err.hint
 
 
