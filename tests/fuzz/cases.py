@@ -13,9 +13,11 @@ dtypes bfloat16/float32 and ``T.Pipelined`` depths 1..3):
   between K steps, with an optional element-wise epilogue over the accumulator, a bias row, a
   column vector and constants; half the time over a batch of matrices indexed by the grid's third
   dimension (``T.Kernel(nx, ny, batch)``, tensors (batch, M, K) ...);
-* reductions: ``T.reduce_sum``/``T.reduce_max`` along rows or columns, of a block or carried across
-  a pipelined loop (``clear=False``), optionally of an element-wise transform of the input, the
-  vector then transformed, written out or broadcast back over the block;
+* reductions: ``T.reduce_sum/max/min/abssum/absmax`` along rows or columns, of a block (onto the
+  old value of the vector with ``clear=False``) or carried across a pipelined loop (``clear=False``),
+  optionally of an element-wise transform of the input, the vector then transformed, written out or
+  broadcast back over the block; and ``T.cumsum`` of blocks along rows or columns, forward or
+  reversed, in place or into another block (:func:`scan_cases`);
 * integer element-wise (int32; compute on uint32 is a refused form): exact results;
 * the layout and storage forms: element-wise kernels over row-major tensors, reductions of
   sub-tile blocks (1..16 rows), element-wise kernels of ``T.dynamic`` sizes, and GEMMs of
@@ -54,6 +56,7 @@ TORCH_DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32, "int32": t
 BLOCKS = (32, 64, 128)
 SUB_TILE_ROWS = (1, 2, 4, 8, 16)
 CONSTANTS = (0.5, -0.75, 1.5, 2.0, 0.0)  # exact in bfloat16
+REDUCE_KINDS = ("sum", "max", "min", "abssum", "absmax")
 UNARY = ("exp", "exp2", "log", "sqrt", "rsqrt", "abs", "neg", "relu", "sigmoid", "tanh", "erf")
 BINARY = ("+", "-", "*", "/", "max", "min")
 
@@ -414,7 +417,7 @@ def reduce_cases(draw, sub_tile: bool = False, row_sums: bool = False):
     compiler groups them into 32-row blocks), reduced along their rows. ``row_sums``: the form whose
     row sums the op computing P packs (Reduce.fuse_row_sums): a sum along rows of a float32 P
     computed from X (not a copy of it), two or more tile columns wide, P read again after it."""
-    kind = "sum" if row_sums else draw(st.sampled_from(["sum", "max"]))
+    kind = "sum" if row_sums else draw(st.sampled_from(["sum", "max"] if sub_tile else REDUCE_KINDS))
     dim = 1 if sub_tile or row_sums else draw(st.sampled_from([0, 1]))
     dt, acc_dt = draw(st.sampled_from(DTYPES)), draw(st.sampled_from(DTYPES))
     stages = None if row_sums else draw(st.sampled_from([None, 1, 2, 3]))  # None: the whole reduced extent in one block
@@ -430,6 +433,9 @@ def reduce_cases(draw, sub_tile: bool = False, row_sums: bool = False):
         if row_sums or (stages is None and draw(st.booleans())) else None
     use = ("+", ("x", "v"), use) if use is not None and "v" not in loads_in(use) else use
     use = ("+", ("x", "P"), use) if row_sums and "P" not in loads_in(use) else use
+    # clear=False onto a vector filled with a constant first (a loop carries its own start)
+    onto = draw(st.sampled_from(CONSTANTS)) if stages is None and not (sub_tile or row_sums) and draw(
+        st.booleans()) else None
     rank1 = draw(st.booleans())  # the vector written as a rank-1 tensor
     b_keep = draw(st.sampled_from(SUB_TILE_ROWS if sub_tile else BLOCKS[:2]))
     b_red = draw(st.sampled_from(BLOCKS[1:] if row_sums else BLOCKS))
@@ -467,12 +473,14 @@ def reduce_cases(draw, sub_tile: bool = False, row_sums: bool = False):
     if pre is not None:
         body += [f"for i, j in T.Parallel{block}:", f"    P_l[i, j] = {render(pre, {'X': 'X_s[i, j]'})}"]
     if stages:
-        start = "0" if kind == "sum" else "-T.infinity('float32')"
+        start = {"sum": "0", "max": "-T.infinity('float32')", "min": "T.infinity('float32')"}[kind[-3:]]
         lines.append(f"{ind}T.fill(acc, {start})")
         lines.append(f"{ind}for k in T.Pipelined(T.ceildiv({red}, {chunk}), num_stages={stages}):")
-        lines += [f"{ind}    {s}" for s in body + [f"T.reduce_{kind}({src}, acc, dim={dim}, clear=False)"]]
+        lines += [f"{ind}    {s}" for s in body + [reduce_call(kind, src, dim, clear=False)]]
     else:
-        lines += [f"{ind}{s}" for s in body + [f"T.reduce_{kind}({src}, acc, dim={dim})"]]
+        if onto is not None:
+            lines.append(f"{ind}T.fill(acc, {onto!r})")
+        lines += [f"{ind}{s}" for s in body + [reduce_call(kind, src, dim, clear=onto is None)]]
     if post is not None:
         lines += [f"{ind}for i in T.Parallel({b_keep}):", f"{ind}    acc[i] = {render(post, {'v': 'acc[i]'})}"]
     if use is not None:
@@ -500,9 +508,13 @@ def reduce_cases(draw, sub_tile: bool = False, row_sums: bool = False):
         # datums is the truncated max; a sum along rows (dim=1, REDUCE_ROW) reads the block from SrcB, along
         # columns (REDUCE_COL) from SrcA (0.81.1 api/compute/reduce.h: REDUCE_ROW swaps the operands)
         src_dt = pre_dt if pre is not None else dt
-        if kind == "max":
-            top = val.v.amax(dim, keepdim=True)
-            vec = Val(top, val.e.amax(dim, keepdim=True) + source_rounding(src_dt, srca=False) * top.abs())
+        # abssum/absmax pool |P| (an exact abs_tile into a block of P's dtype), min is -max(-P) (exact)
+        val = Val(val.v.abs(), val.e) if kind.startswith("abs") else val
+        if kind != "sum" and kind != "abssum":
+            top = val.v.amin(dim, keepdim=True) if kind == "min" else val.v.amax(dim, keepdim=True)
+            bound = val.e.amax(dim, keepdim=True) + source_rounding(src_dt, srca=False) * top.abs()
+            vec = Val(top if onto is None else (torch.minimum if kind == "min" else torch.maximum)(
+                top, torch.tensor(onto, dtype=top.dtype)), bound)
         else:
             # reduce_tile rounds its DST partial sum per tile when DST is bf16; a carried bf16
             # accumulator rounds once per loop step
@@ -512,6 +524,8 @@ def reduce_cases(draw, sub_tile: bool = False, row_sums: bool = False):
             vec = Val(val.v.sum(dim, keepdim=True),
                       val.e.sum(dim, keepdim=True)
                       + ((red + 2) * EPS_ACC + roundings * U_BF16 + in_sources) * magnitude)
+            if onto is not None:  # add_binary_tile of the old value, in DST
+                vec = rounded(Val(vec.v + onto, vec.e), u)
         vec = rounded(vec, store_rounding(acc_dt))
         if post is not None:
             vec = rounded(evaluate(post, {"v": vec}, u), store_rounding(acc_dt))
@@ -521,6 +535,75 @@ def reduce_cases(draw, sub_tile: bool = False, row_sums: bool = False):
 
     family = "row_blocks" if sub_tile else "row_sums" if row_sums else "reduce"
     return Case(family, "\n".join(lines) + "\n", inputs, reference, draw(placements()))
+
+
+def reduce_call(kind: str, src: str, dim: int, clear: bool) -> str:
+    """``T.reduce_<kind>(src, acc, ...)``; T.reduce_abssum takes no ``clear`` (it clears): without, the
+    general ``T.reduce``."""
+    if kind == "abssum" and not clear:
+        return f"T.reduce({src}, acc, 'abssum', {dim}, False)"
+    return f"T.reduce_{kind}({src}, acc, dim={dim}{'' if clear else ', clear=False'})"
+
+
+@st.composite
+def scan_cases(draw):
+    """``T.cumsum`` of (bm, bn) blocks of X along rows (dim=1) or columns (dim=0), forward or reversed:
+    in place of a shared block (TileLang's cumsum_smem_test), of a fragment (its cumsum_fragment_test:
+    TileLang scans a shared copy), or into another block (a float32 fragment, or a fragment of X's
+    dtype); the scanned block written out as it is or through an element-wise tree: Y = tree(S)."""
+    dim, reverse = draw(st.sampled_from([0, 1])), draw(st.booleans())
+    dt, form = draw(st.sampled_from(DTYPES)), draw(st.sampled_from(["shared", "fragment", "into_f32", "into"]))
+    bm, bn = draw(st.sampled_from(BLOCKS)), draw(st.sampled_from(BLOCKS))
+    M, N = extent(draw, bm, 3), extent(draw, bn, 3)  # padding zeros add nothing to a scan: any extent
+    post = draw(trees(("S",), 1)) if draw(st.booleans()) else None
+    s_dt = "float32" if form == "into_f32" else dt
+    out_dt = draw(st.sampled_from(DTYPES)) if post is not None else s_dt
+    ind = "        "
+    lines = header([("X", (M, N), dt), ("Y", (M, N), out_dt)]) + [
+        f"    with T.Kernel(T.ceildiv({N}, {bn}), T.ceildiv({M}, {bm}), threads=128) as (bx, by):",
+        f"{ind}X_s = T.alloc_shared(({bm}, {bn}), {dt!r})",
+        f"{ind}T.copy(X[by * {bm}, bx * {bn}], X_s)"]
+    scanned = "X_s"
+    if form == "shared":
+        lines.append(f"{ind}T.cumsum(X_s, dim={dim}, reverse={reverse})")
+    elif form == "fragment":
+        lines += [f"{ind}X_f = T.alloc_fragment(({bm}, {bn}), {dt!r})", f"{ind}T.copy(X_s, X_f)",
+                  f"{ind}T.cumsum(X_f, dim={dim}, reverse={reverse})"]
+        scanned = "X_f"
+    else:
+        lines += [f"{ind}S_f = T.alloc_fragment(({bm}, {bn}), {s_dt!r})",
+                  f"{ind}T.cumsum(X_s, dst=S_f, dim={dim}, reverse={reverse})"]
+        scanned = "S_f"
+    if post is not None:
+        lines += [f"{ind}Y_f = T.alloc_fragment(({bm}, {bn}), {out_dt!r})",
+                  f"{ind}for i, j in T.Parallel({bm}, {bn}):",
+                  f"{ind}    Y_f[i, j] = {render(post, {'S': f'{scanned}[i, j]'})}"]
+        scanned = "Y_f"
+    lines.append(f"{ind}T.copy({scanned}, Y[by * {bm}, bx * {bn}])")
+
+    gen = torch.Generator().manual_seed(draw(st.integers(0, 2**31)))
+    inputs = {"X": data((M, N), dt, gen)}
+
+    def blockwise_cumsum(x: torch.Tensor) -> torch.Tensor:
+        out = torch.empty_like(x)
+        for i in range(0, M, bm):
+            for j in range(0, N, bn):
+                blk = x[i:i + bm, j:j + bn]
+                out[i:i + bm, j:j + bn] = blk.flip(dim).cumsum(dim).flip(dim) if reverse else blk.cumsum(dim)
+        return out
+
+    def reference(x):
+        val = exact(x["X"])
+        magnitude = blockwise_cumsum(val.v.abs())
+        # a product with a triangle of ones on the matrix unit (ops/scan.py): each term as the source registers
+        # hold it (X is the gemm's second operand, in SrcA, along dim 0), float32 sums in DST, one store
+        terms = (max(bm, bn) + 2) * EPS_ACC + source_rounding(dt, srca=dim == 0)
+        scan = rounded(Val(blockwise_cumsum(val.v), terms * magnitude), store_rounding(s_dt))
+        if post is not None:
+            scan = rounded(evaluate(post, {"S": scan}, dst_rounding("float32")), store_rounding(out_dt))
+        return {"Y": scan}
+
+    return Case("reduce", "\n".join(lines) + "\n", inputs, reference, draw(placements()))
 
 
 # -- the math family ----------------------------------------------------------------------------
