@@ -148,6 +148,27 @@ def test_reductions_of_shared_blocks_and_float32(kind, dim, dtype, src_scope, ds
     check(kind, out, a, dim, None if clear else old, dtype)
 
 
+def row_minimum_as_a_column(M, N):
+    """The result as TileLang's other output shape, (M, 1) for a reduction along dim 1."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "bfloat16"), R: T.Tensor((M, 1), "float32")):
+        with T.Kernel(1, 1, threads=128) as (bx, by):
+            A_s = T.alloc_shared((M, N), "bfloat16")
+            r = T.alloc_fragment((M, 1), "float32")
+            T.copy(A, A_s)
+            T.reduce_min(A_s, r, dim=1)
+            T.copy(r, R)
+
+    return main
+
+
+def test_a_result_of_shape_m_by_1():
+    a = data(64, 64, "bfloat16", seed=14)
+    out, _ = run(row_minimum_as_a_column(64, 64), a)
+    assert torch.equal(out, a.float().amin(1, keepdim=True))
+
+
 def absmax_quantize(M, N, bm, fp8_max=448.0):
     """Per-row FP8 quantization scales, as DeepSeek's and TileLang's act_quant examples write them:
     amax = max |x| along each row (at least a small floor), scale = amax / 448, y = x / scale."""
@@ -357,6 +378,28 @@ def prefix_sum_rows(M, N, bm, bn):
                 T.copy(o_f, B[by * bm, k * bn])
 
     return main
+
+
+def cumsum_into_shared(M, N, dim, reverse):
+    """``T.cumsum(src, dst)`` into another shared block of the source's dtype."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "bfloat16"), B: T.Tensor((M, N), "bfloat16")):
+        with T.Kernel(1, 1, threads=128) as (bx, by):
+            A_s = T.alloc_shared((M, N), "bfloat16")
+            B_s = T.alloc_shared((M, N), "bfloat16")
+            T.copy(A, A_s)
+            T.cumsum(A_s, dst=B_s, dim=dim, reverse=reverse)
+            T.copy(B_s, B)
+
+    return main
+
+
+@pytest.mark.parametrize("dim,reverse", [(1, True), (0, False)])
+def test_cumsum_into_another_shared_block(dim, reverse):
+    a = data(64, 96, "bfloat16", seed=15)
+    out, _ = run(cumsum_into_shared(64, 96, dim, reverse), a)
+    assert torch.equal(out, cumsum_reference(a.float(), 64, 96, dim, reverse).to(torch.bfloat16).float())
 
 
 def test_prefix_sum_of_long_rows_in_blocks_with_a_carry():

@@ -5,8 +5,10 @@ sum and max reduce X itself (``"sum"``, ``"max"``); abssum and absmax reduce ``X
 element-wise op (``abs_tile``) C2 puts before the reduction; min reduces ``X_neg = -X`` as
 ``"negmax"``: ``min(X) = -max(-X)``, exact (negation only flips the sign bit, and the source
 registers' truncation of a float32 datum, ``to_source`` in the emulator's compute.cpp, keeps the
-sign: it commutes with negation), since tt-llk 0.81.1 pools with MAX, SUM and AVG only
-(``ReduceFunc``, api/compute/reduce.h). ``dim=-1`` is ``dim=1`` (TileLang legalises it).
+sign: it commutes with negation). The FPU pools with MAX, SUM and AVG only: tt-llk 0.81.1's
+``PoolType::MIN`` fails ``_llk_math_reduce_init_``'s static_assert ("The FPU reduce has no MIN: the
+hardware provides GMPOOL (max) and GAPOOL (average) only", llk_math_reduce.h), and reduce.h's
+``reduce_tile`` documents Sum, Avg and Max. ``dim=-1`` is ``dim=1`` (TileLang legalises it).
 D4: ``compute_kernel_hw_startup(X, scaler, v)`` when it is the first op; its init is never hoisted.
 D5: per result tile, ``reduce_tile`` over the source tiles into DST 0 with the scaler CB (a tile
 of 1.0 the reader pushes once), one result tile per acquire; ``"negmax"`` then negates DST 0

@@ -60,8 +60,9 @@ class Scan(TileOp):
     tile_ops = ("cumsum",)
 
     def lower(self, ctx, stmt):
-        """A scan that is a statement of its own (no sequence around it): its expansion, lowered."""
-        return ctx.visit(seq(self.expand(ctx, stmt, [])))
+        """A scan that is a statement of its own (no sequence around it): its expansion, lowered. In
+        place, any other statement reading the block would miss the new version: refused."""
+        return ctx.visit(seq(self.expand(ctx, stmt, [stmt])))
 
     def expand_scans(self, ctx, stmts: list[tirx.Stmt]) -> list[tirx.Stmt]:
         """C2, over a statement sequence before it is lowered: each ``T.cumsum`` as the tile ops
@@ -72,6 +73,7 @@ class Scan(TileOp):
         return out
 
     def expand(self, ctx, stmt, around: list[tirx.Stmt]) -> list[tirx.Stmt]:
+        """The tile ops computing the scan ``stmt``, a statement of the sequence ``around``."""
         args = stmt.value.args
         src, dst = as_region(args[0]), as_region(args[1])
         dim, reverse = int(args[DIM]), bool(args[REVERSE])
@@ -90,7 +92,7 @@ class Scan(TileOp):
                             f"scan blocks of at most {MAX_SCAN_TILES * TILE} along dim {dim} one after another, "
                             "each adding the total of those before it: T.cumsum(blk, dim=...), then "
                             "T.reduce_sum(blk, total, dim=...) and a T.Parallel adding the running total")
-        if x.same_as(y) and around and _read_outside(ctx.func, x, around):
+        if x.same_as(y) and _read_outside(ctx.func, x, around):
             raise ctx.error(stmt, f"T.cumsum in place of `{x.name}`, which statements outside the sequence holding "
                                   "the scan read: the scan writes a new block that only the statements after it "
                                   "in that sequence read",
