@@ -469,6 +469,27 @@ def vector_scan(n):
     return main
 
 
+def vector_scan_rewritten(n):
+    """The rewrite the refusal of a vector's scan names: the values as a (1, n) tensor, scanned in a
+    (32, n) block the reader pads with zero rows."""
+
+    @T.prim_func
+    def main(A: T.Tensor((1, n), "float32"), B: T.Tensor((1, n), "float32")):
+        with T.Kernel(1, 1, threads=128) as (bx, by):
+            A_s = T.alloc_shared((32, n), "float32")
+            T.copy(A[0, 0], A_s)
+            T.cumsum(A_s, dim=1)
+            T.copy(A_s, B[0, 0])
+
+    return main
+
+
+def test_a_vector_scanned_as_a_row_of_a_block():
+    a = torch.randn(1, 128, generator=torch.Generator().manual_seed(16))
+    out, _ = run(vector_scan_rewritten(128), a)
+    assert ((out.double() - a.double().cumsum(1)).abs() <= 2.0 ** -10 * a.double().abs().cumsum(1) + 1e-6).all()
+
+
 def integer_scan(n):
     @T.prim_func
     def main(A: T.Tensor((32, n), "int32"), B: T.Tensor((32, n), "int32")):
@@ -519,7 +540,7 @@ def line_of(marker: str) -> int:
 @pytest.mark.parametrize("kernel,marker,message,hint", [
     (long_scan(512), "long_scan", "T.cumsum of `A_s` [32, 512] along dim 1: a scan of 512 elements",
      "each adding the total of those before it"),
-    (vector_scan(64), "vector_scan", "a scan of a vector", "2-D block"),
+    (vector_scan(64), "vector_scan", "a scan of a vector", "copied into a (32, n) block"),
     (integer_scan(64), "integer_scan", "unsupported compute on `A_s` (int32)", "bfloat16 or float32"),
     (scan_read_after_its_loop(64), "scan_read_after_its_loop", "T.cumsum in place of `A_s`",
      "T.cumsum(A_s, dst=Y)"),

@@ -81,8 +81,9 @@ class Scan(TileOp):
         if len(x.shape) != 2 or list(src.extents) != [int(d) for d in x.shape] \
                 or list(dst.extents) != [int(d) for d in y.shape]:
             raise ctx.error(stmt, f"T.cumsum of `{x.name}` {list(src.extents)}: a scan of a vector or of part of a "
-                                  "block", "scan a whole 2-D block of 32x32 tiles (a row of values as a (32, n) "
-                                  "block, its other rows zero or ignored)")
+                                  "block", "scan a whole 2-D block of 32x32 tiles; a vector of n values as a tensor "
+                                  "of one row, (1, n), copied into a (32, n) block (the reader pads the other rows "
+                                  "with zeros) and scanned along dim 1")
         ctx.check_compute_dtypes(stmt, (x, y))
         n = int(x.shape[dim])
         if n > MAX_SCAN_TILES * TILE:
