@@ -596,8 +596,9 @@ def scan_cases(draw):
         val = exact(x["X"])
         magnitude = blockwise_cumsum(val.v.abs())
         # a product with a triangle of ones on the matrix unit (ops/scan.py): each term as the source registers
-        # hold it (X is the gemm's second operand, in SrcA, along dim 0), float32 sums in DST, one store
-        terms = (max(bm, bn) + 2) * EPS_ACC + source_rounding(dt, srca=dim == 0)
+        # hold it (X is the gemm's second operand, in SrcA, along dim 0), a float32 one as its bfloat16 part, exact,
+        # and the rest (below 2^-8 of it) truncated; float32 sums in DST, one store
+        terms = (max(bm, bn) + 2) * EPS_ACC + 2.0 ** -8 * source_rounding(dt, srca=dim == 0)
         scan = rounded(Val(blockwise_cumsum(val.v), terms * magnitude), store_rounding(s_dt))
         if post is not None:
             scan = rounded(evaluate(post, {"S": scan}, dst_rounding("float32")), store_rounding(out_dt))

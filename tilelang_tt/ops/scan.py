@@ -13,7 +13,9 @@ LowerTTTileIntrinsics' ``lower_seq``): the tile op becomes tile ops the compiler
       (:func:`_ones_where`);
     - ``T.clear(Y_acc); T.gemm(X, X_ones, Y_acc)`` along dim 1 (``Y[i, j] = sum_k X[i, k] ones[k, j]``)
       or ``T.gemm(X_ones, X, Y_acc)`` along dim 0, into a float32 fragment ``Y_acc`` (Y itself when
-      Y is a float32 fragment other than X): the gemm family's accumulate scope;
+      Y is a float32 fragment other than X): the gemm family's accumulate scope; a float32 X is
+      first split into ``X_hi = bfloat16(X)`` and ``X_lo = X - X_hi`` (two ``T.Parallel`` stores),
+      and both are multiplied into ``Y_acc``;
     - ``for i, j in T.Parallel(..): Y[i, j] = Y_acc[i, j]`` otherwise, rounding to Y's dtype; a Y the
       reader fills (an in-place scan of a block copied from a tensor) then gets a new version the rest
       of the sequence reads (``version_reader_blocks``), as any update in place does.
@@ -25,12 +27,14 @@ runs down a tile's columns only, has no reverse, and keeps its carry between til
 registers any other SFPU op clobbers; the FPU has no prefix within a tile. Exact: the triangle's ones
 and zeros and bfloat16 values are exact in the source registers, and HiFi4 (the default
 ``math_fidelity``) multiplies them exactly (README, numerics: fidelity phases), so each output is
-the float32 sum of its terms, rounded once to Y's dtype; a float32 X is read as TF32, as every
-``T.gemm`` reads it (the source registers). Cost: a scan along W tiles of R tiles across takes R W^2
-tile products (half of them by zero tiles) where a serial scan would take R W tile operations, and
-the triangle W^2 tiles of L1: at most ``MAX_SCAN_TILES`` tiles along the scan (256 elements, the
-triangle 128 KiB), beyond which the scan is refused with its rewrite (blocks scanned one by one,
-each adding the total of those before it).
+the float32 sum of its terms, rounded once to Y's dtype. A float32 datum would be truncated to TF32
+there (2^-9 relative in SrcA, where X is along dim 0), too coarse for a running sum users
+exponentiate (cumulative log-decays); split, ``X_hi`` is exact and ``X_lo`` (exact in float32, within
+2^-8 of |X|) loses at most 2^-9 of itself: each term within 2^-17 of |X|, for twice the products.
+Cost: a scan along W tiles of R tiles across takes R W^2 tile products (half of them by zero tiles)
+where a serial scan would take R W tile operations, and the triangle W^2 tiles of L1: at most
+``MAX_SCAN_TILES`` tiles along the scan (256 elements, the triangle 128 KiB), beyond which the scan
+is refused with its rewrite (blocks scanned one by one, each adding the total of those before it).
 Errors: a scan of a vector (a 1-D block), of an integer block, along more than 256 elements; an
 in-place scan of a block read outside the statement sequence holding it.
 
@@ -105,17 +109,30 @@ class Scan(TileOp):
         # Y = X @ U along dim 1 (U[k, j] = 1 where k <= j), Y = L @ X along dim 0 (L[i, k] = 1 where k <= i)
         ones_at = _ones_where(j, i, reverse) if dim == 1 else _ones_where(i, j, reverse)
         out = [evaluate(Intrin.GENERATE_BLOCK, make_region(ones, [0, 0], ones.shape, WRITE), i, j, ones_at,
-                        like=stmt),
-               keep_span(stmt, tirx.Evaluate(T.clear(acc))),
-               keep_span(stmt, tirx.Evaluate(T.gemm(x, ones, acc) if dim == 1 else T.gemm(ones, x, acc)))]
+                        like=stmt)]
+        terms = [x]
+        if str(x.dtype) == "float32":  # X = hi + lo, each exact enough in the source registers
+            hi = ctx.new_block(x, "_hi", "bfloat16", "local.fragment")
+            lo = ctx.new_block(x, "_lo", "float32", "local.fragment")
+            out += [_parallel(stmt, hi, lambda r, c: tirx.Cast("bfloat16", tirx.BufferLoad(x, [r, c]))),
+                    _parallel(stmt, lo, lambda r, c: tirx.BufferLoad(x, [r, c]) - tirx.Cast(
+                        "float32", tirx.BufferLoad(hi, [r, c])))]
+            terms = [hi, lo]
+        out.append(keep_span(stmt, tirx.Evaluate(T.clear(acc))))
+        out += [keep_span(stmt, tirx.Evaluate(T.gemm(t, ones, acc) if dim == 1 else T.gemm(ones, t, acc)))
+                for t in terms]
         if not direct:
-            r, c = tirx.Var("i", "int32"), tirx.Var("j", "int32")
-            value = tirx.BufferLoad(acc, [r, c])
-            store = keep_span(stmt, tirx.BufferStore(y, value if y.dtype == acc.dtype else tirx.Cast(y.dtype, value),
-                                                     [r, c]))
-            inner = keep_span(stmt, tirx.For(c, 0, int(y.shape[1]), tirx.ForKind.PARALLEL, store))
-            out.append(keep_span(stmt, tirx.For(r, 0, int(y.shape[0]), tirx.ForKind.PARALLEL, inner)))
+            out.append(_parallel(stmt, y, lambda r, c: tirx.BufferLoad(acc, [r, c]) if y.dtype == acc.dtype else
+                                 tirx.Cast(y.dtype, tirx.BufferLoad(acc, [r, c]))))
         return out
+
+
+def _parallel(stmt, buf: tirx.Buffer, value_of) -> tirx.Stmt:
+    """``for i, j in T.Parallel(*buf.shape): buf[i, j] = value_of(i, j)``, at ``stmt``'s line."""
+    r, c = tirx.Var("i", "int32"), tirx.Var("j", "int32")
+    store = keep_span(stmt, tirx.BufferStore(buf, value_of(r, c), [r, c]))
+    inner = keep_span(stmt, tirx.For(c, 0, int(buf.shape[1]), tirx.ForKind.PARALLEL, store))
+    return keep_span(stmt, tirx.For(r, 0, int(buf.shape[0]), tirx.ForKind.PARALLEL, inner))
 
 
 def _ones_where(at, k, reverse: bool) -> tirx.PrimExpr:

@@ -36,8 +36,10 @@ Padding: the positions of a block past its tensor's end read as zero (the reader
 writer drops them). That is exact for element-wise work (padded positions never reach a valid
 one) and for a GEMM contracting over zero-padded operands. The analysis propagates, per block,
 the axes along which it may hold padding and whether that padding is still the reader's zeros
-(copies and casts keep them) or computed values, and rejects a reduction, or a GEMM contraction, along an axis of
-computed padding (and a max-reduction of any padding).
+(element-wise values that are zero where their zero-padded operands are keep them: copies, casts,
+negations, ``|x|``, sums and differences of such, products with a finite constant:
+:func:`_zero_where`) or computed values, and rejects a reduction, or a GEMM contraction, along an
+axis of computed padding (and a max- or min-reduction of any padding).
 
     After: "tt.tile_dfg": {"A_s": {"producer": "reader", "consumers": ["compute"], "buffer": "A"}, ...},
            "tt.buffer_access": {"A": "read", "B": "read", "C": "write"}
@@ -46,10 +48,11 @@ computed padding (and a max-reduction of any padding).
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 
 import tilelang  # noqa: F401
-from tvm import tirx
+from tvm import ir, tirx
 
 from tilelang_tt.ir.attrs import AccumulateMode, Attr, CBDesc, DFGNode, Scope
 from tilelang_tt.ir.intrin import Intrin
@@ -112,10 +115,24 @@ def _operand_axes(stmt, data_names) -> list[tuple[str, int | None]]:
     return [(name, None) for name in reads]
 
 
-def _is_copy(value) -> bool:
-    while isinstance(value, tirx.Cast):
-        value = value.value
-    return isinstance(value, tirx.BufferLoad)
+def _zero_where(value, zero) -> bool:
+    """Whether element-wise ``value`` is 0 wherever each block ``zero(buffer)`` accepts is 0 (the
+    reader's zero padding), whatever the others hold: a copy or cast, a negation or ``|x|`` of
+    such, their sums, differences and products, a product with a finite constant."""
+    if isinstance(value, tirx.Cast):
+        return _zero_where(value.value, zero)
+    if isinstance(value, tirx.BufferLoad):
+        return zero(value.buffer)
+    if isinstance(value, (tirx.Add, tirx.Sub)):
+        return all(_zero_where(v, zero) or (isinstance(v, tirx.FloatImm) and v.value == 0.0)
+                   for v in (value.a, value.b))
+    if isinstance(value, tirx.Mul):
+        return any(_zero_where(v, zero) and (_zero_where(c, zero) or isinstance(c, (tirx.FloatImm, tirx.IntImm))
+                                             and math.isfinite(c.value))
+                   for v, c in ((value.a, value.b), (value.b, value.a)))
+    if isinstance(value, tirx.Call) and isinstance(value.op, ir.Op) and value.op.name == "tirx.fabs":
+        return _zero_where(value.args[0], zero)
+    return False
 
 
 def _check_padding(func, data_names) -> None:
@@ -145,8 +162,8 @@ def _check_padding(func, data_names) -> None:
             for name, axis in _operand_axes(stmt, data_names):
                 pads = padded.get(name, {})
                 if axis is not None and axis in pads:
-                    unsafe = pads[axis] == "computed" or (
-                        intrin == Intrin.TILE_REDUCE and stmt.value.args[0].value == "max")
+                    unsafe = pads[axis] == "computed" or (  # zeros enter a max, and a min (-max(-x))
+                        intrin == Intrin.TILE_REDUCE and stmt.value.args[0].value != "sum")
                     if unsafe:
                         what = "T.gemm contracts" if intrin == Intrin.MM_MMA else "the reduction runs"
                         raise error(PASS, func, stmt,
@@ -157,9 +174,11 @@ def _check_padding(func, data_names) -> None:
                 for pad_axis, kind in pads.items():
                     if pad_axis == axis:
                         continue  # contracted away (zeros only: checked above)
-                    if intrin == Intrin.TILE_ELTWISE and _is_copy(stmt.value.args[3]):
-                        out[pad_axis] = kind if out.get(pad_axis) != "computed" else "computed"
-                        continue  # a copy or cast keeps the reader's zeros
+                    if intrin == Intrin.TILE_ELTWISE and kind == "zero" and _zero_where(
+                            stmt.value.args[3], lambda b, a=pad_axis: padded.get(data_names.get(b.data), {}).get(a)
+                            == "zero"):
+                        out[pad_axis] = "zero" if out.get(pad_axis) != "computed" else "computed"
+                        continue  # zero where its zero-padded operands are: keeps the reader's zeros
                     out_axis = pad_axis  # element-wise, and a reduction's vector along its other axis
                     if intrin == Intrin.MM_MMA:  # free axes: A's rows are C's rows, B's free axis C's columns
                         out_axis = ROWS if name == data_names[stmt.value.args[0]] else COLS
