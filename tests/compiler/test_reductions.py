@@ -3,7 +3,7 @@
 and shared blocks, bfloat16 and float32; ``T.cumsum`` along either dimension, forward and reversed, in
 place and into another block; kernels written as TileLang's own tests and its users write them.
 
-Tolerances (README, numerics): a reduction reads its block through the source registers, where a
+Tolerances (docs/numerics.md): a reduction reads its block through the source registers, where a
 bfloat16 datum is exact and a float32 one is truncated to TF32 (10 mantissa bits; 9 where the matrix
 unit multiplies it in SrcA): maxima and minima of bfloat16 blocks are exact, and of float32 blocks
 those of the truncated values; sums are float32 sums (fp32 DST) in another order, within 2^-12 of

@@ -26,7 +26,7 @@ chain between them. tt-llk 0.81.1's one scan, the SFPU's ``cumsum_tile`` (api/co
 runs down a tile's columns only, has no reverse, and keeps its carry between tiles in SFPU
 registers any other SFPU op clobbers; the FPU has no prefix within a tile. Exact: the triangle's ones
 and zeros and bfloat16 values are exact in the source registers, and HiFi4 (the default
-``math_fidelity``) multiplies them exactly (README, numerics: fidelity phases), so each output is
+``math_fidelity``) multiplies them exactly (docs/numerics.md, fidelity phases), so each output is
 the float32 sum of its terms, rounded once to Y's dtype. A float32 datum would be truncated to TF32
 there (2^-9 relative in SrcA, where X is along dim 0), too coarse for a running sum users
 exponentiate (cumulative log-decays); split, ``X_hi`` is exact and ``X_lo`` (exact in float32, within
