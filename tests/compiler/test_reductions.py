@@ -66,10 +66,10 @@ def reduction(kind, dim, M, N, dtype="bfloat16", clear=True, src_scope="fragment
     return main
 
 
-def tf32(x: torch.Tensor, srca: bool = False) -> torch.Tensor:
-    """``x`` as the source registers hold it: float32 truncated to TF32 (and SrcA's multiplier's 9 bits)."""
+def tf32(x: torch.Tensor) -> torch.Tensor:
+    """``x`` as the source registers hold it: float32 truncated to TF32 (10 mantissa bits)."""
     bits = x.float().contiguous().view(torch.int32)
-    return (bits & (-(1 << (14 if srca else 13)))).view(torch.float32)
+    return (bits & -(1 << 13)).view(torch.float32)
 
 
 def reference(kind, x, dim, old=None):
@@ -95,7 +95,7 @@ def check(kind, out, a, dim, old, dtype):
         assert torch.equal(out, ref), (out - ref).abs().max()
         return
     bound = 2.0 ** -12 * max(ref.abs().max().item(), 1.0)
-    if dtype == "float32":  # the REDUCE_COL sums multiply the datum in SrcA (9 bits); exact() - tf32 is below
+    if dtype == "float32":  # a column sum multiplies each datum in SrcA, which reads 9 of TF32's 10 bits
         bound += 2.0 ** -9 * a.float().abs().sum(dim % 2).max().item()
     assert (out - ref).abs().max().item() <= bound
 
