@@ -31,10 +31,7 @@ ROW_GROUPING = "cannot be grouped into blocks of 32 rows"
 NO_COPY_OUT = "the kernel writes no global buffer with T.copy"
 NOT_ELEMENTWISE = "is not an element-wise access of an on-chip block"
 FLAT_VECTOR = "may pass the end of its last dimension"
-REDUCE_ABSMAX = "T.reduce_absmax is not supported"
-REDUCE_MIN = "T.reduce_min is not supported"
-REDUCE_ABSSUM = "T.reduce_abssum is not supported"
-CUMSUM = "unsupported tile op `T.cumsum`"
+FLOAT_BITS = "unsupported element-wise expression `T.reinterpret("
 TRANSPOSE = "unsupported tile op `T.transpose`"
 DYNAMIC_EXPRESSION = "is an expression of dynamic sizes"
 DYNAMIC_PARALLEL = "an extent that depends on a dynamic size"
@@ -44,10 +41,10 @@ GAPS = {
     "buffers with several writers or roles": (TWO_FILLERS, SCALAR_STORE, OVERLAPPING),
     "blocks not made of 32x32 tiles": (NOT_TILES,),
     "blocks of fewer than 32 rows that mix their rows": (ROW_GROUPING,),
-    "missing reductions and scans": (REDUCE_ABSMAX, REDUCE_MIN, REDUCE_ABSSUM, CUMSUM),
     "element-wise global access forms (flat indices, guards, computed rows)": (NO_COPY_OUT, NOT_ELEMENTWISE,
                                                                              FLAT_VECTOR),
     "dynamic sizes in expressions and loop extents": (DYNAMIC_EXPRESSION, DYNAMIC_PARALLEL),
+    "the bits of float values (T.reinterpret, shifts, masks)": (FLOAT_BITS,),
     "thread-level code": (THREAD_INDEX,),
     "other tile ops": (TRANSPOSE,),
 }
@@ -66,6 +63,11 @@ EXPECTED = {
     "language/alloc_var_add": RUNS(BF16),
     "language/clamp": RUNS(BF16),
     "language/parallel_static": RUNS(FP32),
+    "reduce/reduce_min": RUNS(FP32),  # float32 blocks: the extrema of their TF32 values (docs/numerics.md)
+    "reduce/reduce_abssum": RUNS(FP32),
+    "reduce/reduce_absmax_shared": RUNS(FP32),
+    "scan/cumsum_smem": RUNS(FP32),
+    "scan/cumsum_fragment_reverse": RUNS(FP32),
     # buffers with several writers or roles: a shared block staged in by the reader and written by
     # compute for the way out; a global tensor written by a scalar copy and a loop; two launches
     "norm/rms_norm": REFUSED(f"on-chip buffer `staged` {TWO_FILLERS}"),
@@ -86,15 +88,6 @@ EXPECTED = {
     "softmax/softmax_tiled": REFUSED(f"blocks of 1 row(s) {ROW_GROUPING}: `IfThenElse` statements over row blocks"),
     "attention/gqa_decode": REFUSED(f"blocks of 8 row(s) {ROW_GROUPING}: `T.copy` uses the block index "
                                     "`cur_kv_head`"),
-    # missing reductions and scans
-    "quant/act_quant": REFUSED(REDUCE_ABSMAX, DEF_LINE),
-    "quant/act_quant round_scale": REFUSED(REDUCE_ABSMAX, DEF_LINE),
-    "quant/fp8_quant_per_token": REFUSED(REDUCE_ABSMAX, DEF_LINE),
-    "reduce/reduce_absmax_shared": REFUSED(REDUCE_ABSMAX, DEF_LINE),
-    "reduce/reduce_min": REFUSED(REDUCE_MIN, DEF_LINE),
-    "reduce/reduce_abssum": REFUSED(REDUCE_ABSSUM, DEF_LINE),
-    "scan/cumsum_smem": REFUSED(CUMSUM),
-    "scan/cumsum_fragment_reverse": REFUSED(CUMSUM, DEF_LINE),
     # element-wise global access forms: a T.Parallel over flat indices, guarded stores, rows and
     # columns computed from one index (no slice is recognised, so nothing is written with T.copy);
     # on-chip blocks read at computed flat indices; vectors read at computed rows
@@ -118,10 +111,14 @@ EXPECTED = {
     "gemm/fp8_gemm": REFUSED(f"`scales_a[by * 32 + i, k]` {NOT_ELEMENTWISE}"),
     "gemm/blockwise_base": REFUSED(f"`a_scale[by * 32 + i, k]` {NOT_ELEMENTWISE}"),
     "attention/fp8_index": REFUSED(f"the vector slice of `k_s` (extents [1, 64] of [b, n]) {FLAT_VECTOR}"),
+    "quant/act_quant": REFUSED(f"`S[bx * 32 + i, by]` {NOT_ELEMENTWISE}"),
+    "quant/fp8_quant_per_token": REFUSED(f"`scale_tensor[bx, bz_by % 2 * 32 + i, bz_by // 2]` {NOT_ELEMENTWISE}"),
     # dynamic sizes in expressions and loop extents
     "attention/fp8_lightning_indexer": REFUSED(f"the shape [1, seq_len * 16, 64], whose extent seq_len * 16 "
                                                f"{DYNAMIC_EXPRESSION}"),
     "language/parallel_dynamic": REFUSED(f"T.Parallel over span, {DYNAMIC_PARALLEL}"),
+    # the bits of float values: a power-of-two scale computed from the exponent bits
+    "quant/act_quant round_scale": REFUSED(FLOAT_BITS),
     # thread-level code
     "moe/fused_topk_softmax": REFUSED(f"`tx` {THREAD_INDEX}"),
     "moe/align_block_size": REFUSED(f"`tx` {THREAD_INDEX}"),
