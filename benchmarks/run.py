@@ -41,7 +41,6 @@ import torch
 import tilelang_tt
 from tilelang_tt.contract.arch import get_arch
 from tilelang_tt.contract.formats import FORMATS
-from tilelang_tt.contract.plan import Plan
 from tilelang_tt.layout import BufferLayout
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,7 +99,7 @@ def case(name, variant, build, inputs, min_read, min_written, repeat, references
         "noc_transactions": totals["noc_read_transactions"] + totals["noc_write_transactions"],
         "barriers": totals["read_barriers"] + totals["write_barriers"],
         "dst_acquires_per_output_tile": round(totals["dst_acquires"] / (min_written // TILE_BYTES), 3),
-        "cores": len(Plan.from_json(artifacts.plan).work_partition),
+        "cores": len(artifacts.plan.work_partition),
         # the timing model's prediction (Wormhole, runtime/timing.hpp): time, its bound, throughput
         "predicted_us": round(seconds * 1e6, 2),
         "bound": timing["bound"],

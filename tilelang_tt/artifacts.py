@@ -13,6 +13,7 @@ from pathlib import Path
 
 from tilelang_tt.contract.plan import Plan
 from tilelang_tt.errors import span_from_location
+from tilelang_tt.plan_view import read_plan, summary
 
 SOURCE_NAMES = ("reader.cpp", "compute.cpp", "writer.cpp", "main.cpp", "tt.plan.json")
 SOURCE_MAP_FILE = "source_map.json"  # Artifacts.source_map, in a saved program's directory
@@ -78,8 +79,8 @@ def write_files_atomically(directory: str | os.PathLike, files: dict[str, str]) 
 
 @dataclass
 class Artifacts:
-    sources: dict[str, str]
-    plan: dict
+    sources: dict[str, str]  # file name -> text: the kernels, main.cpp and tt.plan.json (the plan's JSON)
+    plan: Plan
     ir_after_pass: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # (pass name, TIR) when asked
     last_counters: dict | None = field(default=None, repr=False)  # emulator counters of the last run()
     # per kernel file, line -> the user's statement it was generated from (``file:line:column``):
@@ -88,7 +89,7 @@ class Artifacts:
 
     @property
     def kernel_name(self) -> str:
-        return self.plan["kernel_name"]
+        return self.plan.kernel_name
 
     def get_source(self, name: str = "compute") -> str:
         """One generated file, by role (``"reader"``, ``"compute"``, ``"writer"``, ``"main"``,
@@ -99,9 +100,7 @@ class Artifacts:
         return self.sources[key]
 
     def inspect_plan(self) -> str:
-        """The readable plan summary ``tilelang-tt plan show`` prints (the dict is ``.plan``)."""
-        from tilelang_tt.plan_view import summary
-
+        """The readable plan summary ``tilelang-tt plan show`` prints (the plan is ``.plan``)."""
         return summary(self.plan)
 
     def files(self) -> dict[str, str]:
@@ -118,6 +117,9 @@ class Artifacts:
 
     @staticmethod
     def load(directory: str | os.PathLike) -> Artifacts:
+        """The program :meth:`save` wrote to ``directory``: an :class:`ArtifactsDirError` when a file
+        is missing, a :class:`~tilelang_tt.contract.reading.PlanError` naming the file when its
+        ``tt.plan.json`` is not a valid plan."""
         d = Path(directory)
         missing = [name for name in SOURCE_NAMES if not (d / name).is_file()]
         if missing:
@@ -125,7 +127,8 @@ class Artifacts:
                                     f"with Artifacts.save(DIR) or `tilelang-tt compile KERNEL.py --out DIR`")
         sources = {name: (d / name).read_text() for name in SOURCE_NAMES}
         source_map = read_source_map((d / SOURCE_MAP_FILE).read_text()) if (d / SOURCE_MAP_FILE).is_file() else {}
-        return Artifacts(sources=sources, plan=json.loads(sources["tt.plan.json"]), source_map=source_map)
+        plan = read_plan(sources["tt.plan.json"], str(d / "tt.plan.json"))
+        return Artifacts(sources=sources, plan=plan, source_map=source_map)
 
     def run(self, *tensors, device: str = EMULATOR, out_dir: str | os.PathLike | None = None,
             trace: str | os.PathLike | None = None, timing_only: bool = False, progress=None, **named):
@@ -144,7 +147,7 @@ class Artifacts:
         (:mod:`tilelang_tt.emulator.driver`: what ``tilelang-tt emulate`` shows on a terminal).
         ``device="tt"`` runs it on a Tenstorrent device through ttnn's ``generic_op``
         (:func:`tilelang_tt.host.ttnn_program.run_on_device`)."""
-        plan = Plan.from_json(self.plan)
+        plan = self.plan
         buffers, inputs = plan.buffers, plan.inputs
         if len(tensors) == len(buffers):
             given = {b.name: t for b, t in zip(buffers, tensors) if b.is_input}

@@ -75,7 +75,6 @@ from tilelang_tt import native
 from tilelang_tt.artifacts import EMULATOR, Artifacts
 from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.compiler import at_kernel, compile_prim_func
-from tilelang_tt.contract.plan import Plan, bind_dims, dim_values
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.module import (
     BUNDLE_HEADER,
@@ -255,7 +254,7 @@ class TenstorrentKernel(TenstorrentModule):
         self.num_params = len(prim_func.params)
         self.out_idx = _normalize_out_idx(out_idx, self.num_params)
         self.params = extrac_params(prim_func)  # TileLang's KernelParams, what its profiler supplies
-        self.buffers = {b.param_index: b for b in Plan.from_json(artifacts.plan).host_buffers}
+        self.buffers = {b.param_index: b for b in artifacts.plan.host_buffers}
 
     def get_profiler(self, tensor_supply_type: TensorSupplyType = TensorSupplyType.Auto) -> TenstorrentProfiler:
         """TileLang's profiler of this kernel (:class:`TenstorrentProfiler`): ``do_bench()`` is the
@@ -295,9 +294,9 @@ class TenstorrentKernel(TenstorrentModule):
         """The plan's buffers by parameter index, for input tensors of ``shapes`` (buffer name ->
         shape): a kernel with dynamic sizes has outputs of the sizes its inputs give."""
         plan = self.artifacts.plan
-        if "dims" not in plan:
+        if not plan.dims:
             return self.buffers
-        bound = Plan.from_json(bind_dims(plan, dim_values(plan, shapes)))
+        bound = plan.bind(plan.dim_values(shapes))
         return {b.param_index: b for b in bound.buffers}
 
     @staticmethod

@@ -41,12 +41,14 @@ from dataclasses import fields
 from pathlib import Path
 
 from tilelang_tt.artifacts import Artifacts, ArtifactsDirError
-from tilelang_tt.contract.plan import Plan, PlanError, SizeError, bind_dims
+from tilelang_tt.contract.dims import SizeError
+from tilelang_tt.contract.plan import Plan
+from tilelang_tt.contract.reading import PlanError
 from tilelang_tt.emulator import EmulatorError
 from tilelang_tt.emulator.driver import COMPILING, RUNNING
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.options import CompileOptions, OptionError
-from tilelang_tt.plan_view import check_plan, draw_png, load_plan, summary
+from tilelang_tt.plan_view import draw_png, load_plan, summary
 
 
 class UsageError(Exception):
@@ -150,9 +152,9 @@ def _compile_file(path: Path, args, **extra):
     return module, _user_code(path, "build()", lambda: module.build(**options))
 
 
-def _sizes(texts: list[str], plan: dict) -> dict[str, int]:
+def _sizes(texts: list[str], plan: Plan) -> dict[str, int]:
     """``--size m=64`` values for the dynamic sizes of ``plan`` (every one, none more)."""
-    names = [d["name"] for d in plan.get("dims", [])]
+    names = [d.name for d in plan.dims]
     sizes = {}
     for text in texts:
         name, _, value = text.partition("=")
@@ -166,16 +168,16 @@ def _sizes(texts: list[str], plan: dict) -> dict[str, int]:
     return sizes
 
 
-def _random_inputs(plan: dict, seed: int, sizes: dict[str, int]):
+def _random_inputs(plan: Plan, seed: int, sizes: dict[str, int]):
     import torch
 
     if sizes:  # a plan for these sizes (random inputs of them)
         try:
-            plan = bind_dims(plan, sizes)
+            plan = plan.bind(sizes)
         except SizeError as err:
             raise UsageError(str(err)) from None
     g = torch.Generator().manual_seed(seed)
-    return [torch.randn(*buf.shape, generator=g).to(getattr(torch, buf.dtype)) for buf in Plan.from_json(plan).inputs]
+    return [torch.randn(*buf.shape, generator=g).to(getattr(torch, buf.dtype)) for buf in plan.inputs]
 
 
 def cmd_compile(args) -> int:
@@ -269,7 +271,6 @@ def cmd_emulate(args) -> int:
         if target.is_dir():
             try:
                 artifacts = Artifacts.load(target)
-                check_plan(artifacts.plan, str(target / "tt.plan.json"))
             except (ArtifactsDirError, PlanError) as err:
                 raise UsageError(str(err)) from None
         elif target.is_file():

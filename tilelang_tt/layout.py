@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from tilelang_tt.contract.formats import BLOCK_FORMATS
 from tilelang_tt.ir.attrs import Attr, CollectionSpec
-from tilelang_tt.ir.tensors import MemoryLayout, MemorySpace
+from tilelang_tt.contract.buffers import MemoryLayout, MemorySpace
 
 TILE = 32
 

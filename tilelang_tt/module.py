@@ -14,7 +14,6 @@ back (:func:`load_module_file`, TVM's loader of the ``.tenstorrent`` suffix).
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 import tempfile
@@ -27,7 +26,8 @@ from tvm.runtime.module import BenchmarkResult
 from tilelang_tt import native
 from tilelang_tt.artifacts import EMULATOR, SOURCE_MAP_FILE, Artifacts, read_source_map, write_files_atomically
 from tilelang_tt.compiler import DUMP_FILE, dump_file_name
-from tilelang_tt.contract.plan import Plan, PlanError, bind_dims, dim_values
+from tilelang_tt.contract.reading import PlanError
+from tilelang_tt.plan_view import read_plan
 
 
 # -- the files of one or more kernels as one text (a TVM source module holds one string) -----------
@@ -76,11 +76,11 @@ def artifacts_from_files(files: dict[str, str]) -> Artifacts:
     kept = tuple((DUMP_FILE.fullmatch(name.removeprefix(IR_DIR))["pass_name"], text)
                  for name, text in files.items() if name.startswith(IR_DIR))
     source_map = read_source_map(files[SOURCE_MAP_FILE]) if SOURCE_MAP_FILE in files else {}
-    plans = [text for name, text in sources.items() if name.endswith(".json")]  # the plan file
+    plans = [name for name in sources if name.endswith(".json")]  # the plan file
     if len(plans) != 1:
         raise ValueError(f"a kernel's files hold one plan (a .json file), these hold {len(plans)}: {sorted(sources)}")
     (plan,) = plans
-    return Artifacts(sources=sources, plan=json.loads(plan), ir_after_pass=kept, source_map=source_map)
+    return Artifacts(sources=sources, plan=read_plan(sources[plan], plan), ir_after_pass=kept, source_map=source_map)
 
 
 def predicted_seconds(artifacts: Artifacts) -> float:
@@ -105,16 +105,15 @@ class TenstorrentFunction:
     def __call__(self, *args, device: str = EMULATOR) -> None:
         import torch
 
-        buffers = sorted(Plan.from_json(self.plan).host_buffers, key=lambda b: b.param_index)
+        buffers = sorted(self.plan.host_buffers, key=lambda b: b.param_index)
         name = self.artifacts.kernel_name
         if len(args) != len(buffers):
             raise TypeError(f"kernel `{name}` takes {len(buffers)} tensors ({', '.join(b.name for b in buffers)}), "
                             f"got {len(args)}")
         tensors = [_as_torch(arg, buffer.name, name) for arg, buffer in zip(args, buffers)]
-        if "dims" in self.plan:  # the sizes the tensors give
+        if self.plan.dims:  # the sizes the tensors give
             shapes = {b.name: tuple(t.shape) for b, t in zip(buffers, tensors)}
-            buffers = sorted(Plan.from_json(bind_dims(self.plan, dim_values(self.plan, shapes))).buffers,
-                             key=lambda b: b.param_index)
+            buffers = sorted(self.plan.bind(self.plan.dim_values(shapes)).buffers, key=lambda b: b.param_index)
         for buffer, tensor in zip(buffers, tensors):
             dtypes = {buffer.dtype} | ({"bool"} if buffer.dtype == "uint8" else set())  # bool is stored as uint8
             if str(tensor.dtype).removeprefix("torch.") not in dtypes:
@@ -216,7 +215,7 @@ class TenstorrentModule:
 
     def inspect_plan(self, kernel: str | None = None) -> str:
         """The readable plan summary ``tilelang-tt plan show`` prints; ``program(kernel).plan``
-        is the plan itself (a dict)."""
+        is the plan itself (a :class:`~tilelang_tt.contract.plan.Plan`)."""
         return self.program(kernel).inspect_plan()
 
     def save(self, directory: str | os.PathLike) -> Path:
@@ -310,9 +309,7 @@ def read_module_file(path: str | os.PathLike) -> dict[str, Artifacts]:
                               f"{FILE_HEADER.strip()!r}); write one with export_library('NAME{MODULE_SUFFIX}')")
     try:
         programs = unbundle(text[len(FILE_HEADER):])
-        for art in programs.values():
-            Plan.from_json(art.plan)
-    except (ValueError, KeyError, TypeError) as err:  # PlanError and json's errors are ValueErrors
+    except (ValueError, KeyError, TypeError) as err:  # PlanError is a ValueError
         kind = "an invalid plan" if isinstance(err, PlanError) else "damaged"
         raise ModuleFileError(f"the Tenstorrent module file {path} is {kind}: {err}") from None
     if not programs:

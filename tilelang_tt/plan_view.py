@@ -1,9 +1,10 @@
-"""Reading a ``tt.plan.json`` for people: a text summary and a picture of the core grid.
+"""Reading a ``tt.plan.json``: from outside (a file, a text: :func:`load_plan`, :func:`read_plan`,
+checked against the schema and the contract), and for people: a text summary and a picture of the
+core grid.
 
 :func:`summary` is what ``tilelang-tt plan show`` prints and ``inspect_plan()`` returns;
 :func:`draw_png` is ``plan show --png`` (and ``emulate --png``, which adds the run's per-core
-utilization). Both take the plan dict and read it through its checked view
-(:meth:`tilelang_tt.contract.plan.Plan.from_json`).
+utilization). Both take the :class:`~tilelang_tt.contract.plan.Plan`.
 """
 
 from __future__ import annotations
@@ -15,50 +16,53 @@ import jsonschema
 
 from tilelang_tt.contract.l1 import CircularBuffer, L1Use, cores_in_ranges, from_layout, l1_use
 from tilelang_tt.contract.formula import Formula
-from tilelang_tt.contract.plan import SCHEMA_PATH, ArgValue, BufferAddress, NocCoord, Plan, PlanError
+from tilelang_tt.contract.plan import SCHEMA_PATH, Plan
+from tilelang_tt.contract.reading import PlanError
+from tilelang_tt.contract.vocabulary import ArgValue, BufferAddress, NocCoord
 
 _WRITE_PLANS = "(write plans with tilelang_tt.compile(...).save(DIR) or `tilelang-tt compile`)"
 
 
-def check_plan(plan: object, origin: str = "the plan") -> dict:
-    """``plan`` if it satisfies the plan schema (DEVELOPERS.md, Contract 1) and reads as a
-    :class:`~tilelang_tt.contract.plan.Plan`, else a :class:`PlanError` naming ``origin``."""
+def check_plan(plan: object, origin: str = "the plan") -> Plan:
+    """The :class:`~tilelang_tt.contract.plan.Plan` of a loaded ``tt.plan.json`` that satisfies
+    the plan schema (DEVELOPERS.md, Contract 1) and the contract's checks, else a
+    :class:`PlanError` naming ``origin``."""
     schema = json.loads(SCHEMA_PATH.read_text())
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(plan))
     if error is not None:
         where = "".join(f"[{p!r}]" for p in error.absolute_path) or "top level"
         raise PlanError(f"{origin} is not a valid tt.plan.json: at {where}: {error.message} {_WRITE_PLANS}")
     try:
-        Plan.from_json(plan)
+        return Plan.from_json(plan)
     except PlanError as err:
         raise PlanError(f"{origin} is not a valid tt.plan.json: {err} {_WRITE_PLANS}") from None
-    return plan
 
 
-def load_plan(path: str | Path) -> dict:
-    """Read and check a ``tt.plan.json``."""
+def read_plan(text: str, origin: str = "the plan") -> Plan:
+    """The checked plan of a ``tt.plan.json`` text (:func:`check_plan`); text that is not JSON is
+    a :class:`PlanError` naming ``origin``."""
+    try:
+        plan = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise PlanError(f"{origin} is not JSON: {err}") from None
+    return check_plan(plan, origin)
+
+
+def load_plan(path: str | Path) -> Plan:
+    """Read and check a ``tt.plan.json`` file."""
     path = Path(path)
     if not path.is_file():
         raise PlanError(f"{path}: no such plan file")
-    try:
-        plan = json.loads(path.read_text())
-    except json.JSONDecodeError as err:
-        raise PlanError(f"{path} is not JSON: {err}") from None
-    return check_plan(plan, str(path))
+    return read_plan(path.read_text(), str(path))
 
 
-def plan_l1(plan: dict) -> L1Use:
+def plan_l1(plan: Plan) -> L1Use:
     """Each core's L1 as the host program allocates it (tilelang_tt.contract.l1, the model VerifyTTIR
     checks): the L1 buffers in plan order, then the CBs in plan order on every core of
     ``core_ranges``."""
-    return _l1_use(Plan.from_json(plan))
-
-
-def _l1_use(plan: Plan) -> L1Use:
     cbs = [CircularBuffer(cb.page_size, cb.num_pages) for cb in plan.cbs]
     cores = cores_in_ranges((r.start, r.end) for r in plan.core_ranges)
-    # a plan buffer's fields are the layout keys from_layout reads
-    in_l1 = [from_layout(buf.name, vars(buf)) for buf in plan.buffers]
+    in_l1 = [from_layout(buf) for buf in plan.buffers]
     return l1_use(plan.arch.name, dict.fromkeys(cores, cbs), [buf for buf in in_l1 if buf is not None])
 
 
@@ -103,9 +107,8 @@ def _mesh_lines(plan: Plan) -> list[str]:
     return lines
 
 
-def summary(plan: dict) -> str:
+def summary(plan: Plan) -> str:
     """Grid, work per core, CBs and L1 use per core, runtime args per core."""
-    plan = Plan.from_json(plan)
     (gx, gy), (dx, dy) = plan.core_grid, plan.device_grid
     by, bx = plan.block_grid
     policy = plan.work_policy
@@ -121,7 +124,7 @@ def summary(plan: dict) -> str:
         f"work and L1 use per core ({policy.policy.value} partition; blocks as (by, bx) in walking order):",
         "  core      start_id  count          L1  blocks",
     ]
-    use = _l1_use(plan)
+    use = plan_l1(plan)
     l1 = {core.core: core.allocated for core in use.cores}
     for item in plan.work_partition:
         lines.append(f"  {'({},{})'.format(*item.core):<8}{item.start_id:>10}  {item.count:>5}  "
@@ -143,7 +146,7 @@ def summary(plan: dict) -> str:
     if in_l1:
         lines += ["", "buffers in L1:"]
     for buf, placed in zip(in_l1, use.buffers, strict=True):
-        where = (f"{buf.layout} on {buf.shard_grid[0]}x{buf.shard_grid[1]} cores, shards of "
+        where = (f"{buf.layout.value} on {buf.shard_grid[0]}x{buf.shard_grid[1]} cores, shards of "
                  f"{buf.shard_shape[0]}x{buf.shard_shape[1]} elements" if buf.sharded
                  else "interleaved over the L1 of every worker core")
         lines.append(f"  {buf.name}: {where}; {_kib(placed.size)} at L1 offset {placed.address:#x} of every core")
@@ -169,7 +172,7 @@ DPI = 80
 RISCS = ("reader", "unpack", "math", "pack", "writer")
 
 
-def grid_figure(plan: dict, timing: dict | None = None):
+def grid_figure(plan: Plan, timing: dict | None = None):
     """The matplotlib figure :func:`draw_png` saves: panels over the device grid of the blocks
     assigned to each core and of each core's L1 use, and with ``timing`` (a run's
     ``counters["timing"]``, the emulator's timing model) a third, each core's busy fraction of the
@@ -181,9 +184,8 @@ def grid_figure(plan: dict, timing: dict | None = None):
     import matplotlib.pyplot as plt
     import numpy as np
 
-    plan = Plan.from_json(plan)
     dx, dy = plan.device_grid
-    use = _l1_use(plan)
+    use = plan_l1(plan)
     capacity = use.available
     blocks = np.ma.masked_all((dy, dx))
     l1 = np.ma.masked_all((dy, dx))
@@ -234,7 +236,7 @@ def grid_figure(plan: dict, timing: dict | None = None):
     return fig
 
 
-def draw_png(plan: dict, out: str | Path, timing: dict | None = None) -> tuple[int, int]:
+def draw_png(plan: Plan, out: str | Path, timing: dict | None = None) -> tuple[int, int]:
     """Save :func:`grid_figure` as a PNG (``plan show --png``; ``emulate --png`` adds the run's
     timing). Returns the image size in pixels (width, height)."""
     import matplotlib.pyplot as plt

@@ -62,10 +62,10 @@ def test_compute_calls_match_the_real_compute_api(artifacts):
 
 
 def test_reader_and_writer_compile_against_the_real_headers(artifacts):
-    for kernel in artifacts.plan["kernels"]:
-        if kernel["role"] != "compute":
-            syntax_check_dataflow(artifacts.sources[kernel["source"]], kernel["role"],
-                                  compile_time_args=kernel["compile_time_args"])
+    for kernel in artifacts.plan.kernels:
+        if kernel.role != "compute":
+            syntax_check_dataflow(artifacts.sources[kernel.source], kernel.role,
+                                  compile_time_args=list(kernel.compile_time_args))
 
 
 def test_host_program_uses_only_exported_symbols(artifacts):
@@ -81,8 +81,8 @@ BASE = {name: KERNELS[name] for name in ("eltwise_add", "gemm", "gemm_subblocked
 def test_checked_data_movement_programs_run_and_match_torch(name):
     artifacts = tilelang_tt.compile(BASE[name]())
     g = torch.Generator().manual_seed(3)
-    inputs = [torch.randn(*b["shape"], generator=g).to(torch.bfloat16)
-              for b in artifacts.plan["buffers"] if b["access"] == "read"]
+    inputs = [torch.randn(*b.shape, generator=g).to(torch.bfloat16)
+              for b in artifacts.plan.buffers if b.access == "read"]
     out = artifacts.run(*inputs).float()
     a, b = (x.float() for x in inputs)
     if name.startswith("eltwise"):

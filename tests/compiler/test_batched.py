@@ -23,7 +23,7 @@ def test_batch_index_from_the_grid_selects_the_matrix(grid):
     assert torch.equal(artifacts.run(a, b), (a.float() + b.float()).to(torch.bfloat16))
     totals = artifacts.last_counters["total"]
     # every block is its own: nothing is shared, nothing multicast, every tile read once
-    assert artifacts.plan["multicast"] == []
+    assert artifacts.plan.multicast == ()
     assert (totals["dram_bytes_read"], totals["dram_bytes_written"]) == (2 * a.numel() * 2, a.numel() * 2)
 
 
@@ -43,7 +43,7 @@ def test_batched_gemm_with_a_third_grid_dimension(batch, M, N, K, bm, bn, bk, gr
     tol = ref.abs() * 2.0 ** -8 + K * 2.0 ** -24 * torch.bmm(a.float().abs(), b.float().abs())
     assert ((c.float() - ref).abs() <= tol).all()
     plan = artifacts.plan
-    assert plan["block_grid"] == [batch * -(-M // bm), -(-N // bn)]
+    assert plan.block_grid == (batch * -(-M // bm), -(-N // bn))
     # B depends on the batch, part of the block row: only A may be shared, along a core row
     assert all(cb == "A_s" and axis == "x" for cb, axis in
-               ((m["cb"], m["axis"]) for m in plan["multicast"])), plan["multicast"]
+               ((m.cb, m.axis) for m in plan.multicast)), plan.multicast

@@ -284,7 +284,7 @@ def test_inputs_that_are_not_what_the_verb_takes_exit_2(uneven, tmp_path):
     assert "notes is not a saved tilelang-tt program: it lacks reader.cpp, compute.cpp" in done.stderr
     # a plan the schema admits and the plan contract does not, as `plan show` and `emulate` inputs
     wrong_grid = Artifacts.load(uneven / "uneven")
-    wrong_grid.sources["tt.plan.json"] = json.dumps(wrong_grid.plan | {"device_grid": [13, 10]})
+    wrong_grid.sources["tt.plan.json"] = json.dumps(wrong_grid.plan.to_json() | {"device_grid": [13, 10]})
     saved = wrong_grid.save(tmp_path / "wrong_grid")
     message = (f"{saved / 'tt.plan.json'} is not a valid tt.plan.json: device_grid [13, 10] is not the wormhole_b0 "
                "worker grid [8, 8] (write plans with")

@@ -17,7 +17,8 @@ import tilelang_tt
 from tests import op_kernels as K
 from tests.compiler.test_ops import assert_close, bf16
 from tilelang_tt import BufferLayout, TTCompileError
-from tilelang_tt.contract.plan import SCHEMA_PATH, Plan, SizeError, bind_dims, dim_values
+from tilelang_tt.contract.dims import SizeError
+from tilelang_tt.contract.plan import SCHEMA_PATH
 from tilelang_tt.emulator.driver import build
 
 M, N, KD = T.dynamic("m"), T.dynamic("n"), T.dynamic("k")
@@ -90,7 +91,7 @@ def test_op_families_with_dynamic_sizes(name, kernel, shapes, reference):
 
 
 def test_the_plan_records_formulas_and_the_kernels_read_the_sizes(matmul_program):
-    plan = matmul_program.plan
+    plan = matmul_program.plan.to_json()
     jsonschema.validate(plan, json.loads(SCHEMA_PATH.read_text()))
     assert plan["dims"] == [{"name": "m", "buffer": "A", "axis": 0}, {"name": "k", "buffer": "A", "axis": 1},
                             {"name": "n", "buffer": "B", "axis": 1}]
@@ -107,7 +108,8 @@ def test_the_plan_records_formulas_and_the_kernels_read_the_sizes(matmul_program
     assert 'const uint64_t dim_m = parse_dim(argv[2], "m");' in main
     assert 'check_dram("A", (2048 * ((dim_m + 31) / 32 * ((dim_k + 31) / 32))));' in main
 
-    bound = Plan.from_json(bind_dims(plan, dim_values(plan, {"A": (100, 50), "B": (50, 130)})))
+    plan = matmul_program.plan
+    bound = plan.bind(plan.dim_values({"A": (100, 50), "B": (50, 130)}))
     assert (bound.block_grid, bound.grid_tiles) == ((2, 3), (4, 5))
     assert [w.count for w in bound.work_partition] == [1] * 6  # six blocks on six cores
 
@@ -148,17 +150,16 @@ def test_a_size_read_from_an_output_needs_the_output():
 
 def test_a_tensor_over_the_device_dram_is_refused(matmul_program):
     plan = matmul_program.plan
-    values = dim_values(plan, {"A": (2**30, 2**10), "B": (2**10, 64)})
+    values = plan.dim_values({"A": (2**30, 2**10), "B": (2**10, 64)})
     with pytest.raises(SizeError, match=r"`A` \[1073741824, 1024\] needs 2199023255552 bytes for m = 1073741824, "
                                         r"k = 1024, n = 64, more than the 12884901888 bytes of DRAM of wormhole_b0"):
-        bind_dims(plan, values)
+        plan.bind(values)
 
 
 def test_main_cpp_refuses_a_size_it_cannot_serve(matmul_program, tmp_path):
     """The host program reads the sizes from its command line: a missing one is a usage error, a
     non-positive or non-numeric one names the size."""
-    plan = bind_dims(matmul_program.plan, {"m": 32, "k": 32, "n": 32})
-    exe = build(matmul_program.sources, Plan.from_json(plan))
+    exe = build(matmul_program.sources, matmul_program.plan.bind({"m": 32, "k": 32, "n": 32}))
     usage = subprocess.run([str(exe), str(tmp_path), "32"], capture_output=True, text=True, timeout=60)
     assert usage.returncode == 2 and "usage:" in usage.stderr and "DATA_DIR M K N" in usage.stderr
     for bad in ("0", "12x", "-3"):

@@ -56,9 +56,9 @@ def minus_column_vector(batch, heads, seq, bm=32, bn=32):
 @pytest.mark.parametrize("batch,heads,seq,dim,grid", [(1, 3, 64, 64, None), (2, 5, 96, 32, (4, 2))])
 def test_a_per_row_vector_is_written_into_a_flat_column(batch, heads, seq, dim, grid):
     program = tilelang_tt.compile(row_sums(batch, heads, seq, dim), **({"grid": grid} if grid else {}))
-    buffer = program.plan["buffers"][2]
-    assert (buffer.get("flat"), buffer.get("column")) == (True, True)
-    assert buffer["num_pages"] == batch * heads * seq // 32  # one tile of 32 values per 32 elements
+    buffer = program.plan.buffers[2]
+    assert (buffer.flat, buffer.column) == (True, True)
+    assert buffer.num_pages == batch * heads * seq // 32  # one tile of 32 values per 32 elements
     x, y = bf16(batch, heads, seq, dim, seed=1), bf16(batch, heads, seq, dim, seed=2)
     out = torch.as_tensor(program.run(x, y)).float()
     assert_close(out, (x.float() * y.float()).sum(-1), 2.0 ** -10)
@@ -67,8 +67,8 @@ def test_a_per_row_vector_is_written_into_a_flat_column(batch, heads, seq, dim, 
 def test_a_per_column_vector_is_read_from_a_flat_row():
     batch, heads, seq = 2, 3, 64
     program = tilelang_tt.compile(minus_column_vector(batch, heads, seq), grid=(2, 2))
-    buffer = program.plan["buffers"][1]
-    assert buffer.get("flat") is True and "column" not in buffer
+    buffer = program.plan.buffers[1]
+    assert buffer.flat is True and buffer.column is False
     g = torch.Generator().manual_seed(3)
     x, v = torch.randn(batch, heads, seq, seq, generator=g), torch.randn(batch, heads, seq, generator=g)
     out = torch.as_tensor(program.run(x, v)).float()
@@ -77,9 +77,9 @@ def test_a_per_column_vector_is_read_from_a_flat_row():
 
 def test_tensors_copied_as_blocks_of_tiles_or_at_whole_tiles_stay_tiled():
     program = tilelang_tt.compile(row_sums(1, 2, 64, 64))
-    assert [b.get("flat", False) for b in program.plan["buffers"]] == [False, False, True]
+    assert [b.flat for b in program.plan.buffers] == [False, False, True]
     two_d = tilelang_tt.compile(minus_column_vector(1, 1, 64))  # one head: V[0, 0, j] is row 0 of its tiles
-    assert not two_d.plan["buffers"][1].get("flat", False)
+    assert not two_d.plan.buffers[1].flat
 
 
 def test_a_vector_that_may_pass_the_end_of_its_row_is_refused():

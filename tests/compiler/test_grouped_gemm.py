@@ -52,9 +52,9 @@ def test_each_group_of_rows_is_multiplied_by_its_matrix(sizes, grid, trans_b):
     assert out.shape == ref.shape
     for g, (start, size) in enumerate(zip(offsets(sizes, block_M)[1].tolist(), sizes)):  # group by group
         assert_close(out[start:start + size], ref[start:start + size], 2.0 ** -7)
-    layouts = {b["name"]: b.get("layout") for b in artifacts.plan["buffers"]}
+    layouts = {b.name: b.layout for b in artifacts.plan.buffers}
     assert layouts["A"] == layouts["C"] == "row_major" and layouts["B"] != "row_major"
-    scratch = {cb["name"]: cb["page_size"] for cb in artifacts.plan["cbs"] if cb["consumer"] == cb["producer"] != "compute"}
+    scratch = {cb.name: cb.page_size for cb in artifacts.plan.cbs if cb.consumer == cb.producer != "compute"}
     assert scratch == {"reader_scalars": 64, "writer_scalars": 64}  # each reads the offsets into its scratch CB
 
 

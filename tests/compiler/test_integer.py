@@ -52,15 +52,15 @@ def test_integer_ops_are_exact(op):
     out = torch.as_tensor(artifacts.run(a, b))
     assert out.dtype == torch.int32
     assert torch.equal(out, ref(a, b).to(torch.int32))
-    compute = next(k for k in artifacts.plan["kernels"] if k["role"] == "compute")
-    assert compute["fp32_dest_acc_en"] and compute["unpack_to_dest"], "int32 needs a 32-bit DST, unpacked to it"
+    compute = artifacts.plan.kernel("compute").config
+    assert compute.fp32_dest_acc_en and compute.unpack_to_dest, "int32 needs a 32-bit DST, unpacked to it"
 
 
 @pytest.mark.parametrize("grid", [(2, 2), (4, 1)])
 def test_integer_values_on_several_cores(grid):
     a, b = ints(3, -SMALL, SMALL), ints(4, -SMALL, SMALL)
     artifacts = tilelang_tt.compile(K.integer("fused", M, N, 32, 32), grid=grid)
-    assert len(artifacts.plan["work_partition"]) > 1
+    assert len(artifacts.plan.work_partition) > 1
     ref = REF["fused"][0]
     assert torch.equal(torch.as_tensor(artifacts.run(a, b)), ref(a, b))
 
@@ -68,7 +68,7 @@ def test_integer_values_on_several_cores(grid):
 def test_int32_operands_are_unpacked_to_dest_in_the_host_program():
     artifacts = tilelang_tt.compile(K.integer("add", M, N, 32, 64))
     main = artifacts.sources["main.cpp"]
-    cbs = {cb["name"]: cb["index"] for cb in artifacts.plan["cbs"]}
+    cbs = {cb.name: cb.index for cb in artifacts.plan.cbs}
     for name in ("a", "b"):
         assert f"unpack_to_dest[{cbs[name]}] = UnpackToDestMode::UnpackToDestFp32;" in main
     assert ".unpack_to_dest_mode = unpack_to_dest" in main
@@ -78,7 +78,7 @@ def test_int32_operands_are_unpacked_to_dest_in_the_host_program():
 
 def test_a_float_kernel_unpacks_nothing_to_dest():
     artifacts = tilelang_tt.compile(K.binary("maximum", M, N, 32, 64))
-    assert next(k for k in artifacts.plan["kernels"] if k["role"] == "compute")["unpack_to_dest"] == []
+    assert artifacts.plan.kernel("compute").config.unpack_to_dest == ()
     assert "unpack_to_dest" not in artifacts.sources["main.cpp"]
 
 

@@ -7,9 +7,8 @@ L1 buffers, so those are checked in the unit tests only."""
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 import inspect
-import json
 
 import pytest
 import tilelang  # noqa: F401
@@ -20,7 +19,8 @@ from tests.kernels import eltwise
 from tilelang_tt import BufferLayout, TTCompileError
 from tilelang_tt.artifacts import Artifacts
 from tilelang_tt.codegen.host import emit_main_cpp
-from tilelang_tt.contract.arch import get_arch
+from tilelang_tt.codegen.plan import dumps_plan
+from tilelang_tt.contract.plan import PlanCB
 from tilelang_tt.contract.l1 import CircularBuffer, align
 from tilelang_tt.emulator import EmulatorError
 from tilelang_tt.plan_view import plan_l1, summary
@@ -101,12 +101,11 @@ def sharded_add(request):
 
 def with_cbs(artifacts: Artifacts, extra: list[CircularBuffer]) -> Artifacts:
     """The program with ``extra`` CBs, which no kernel uses, created after its own on every active core."""
-    plan = copy.deepcopy(artifacts.plan)
-    first = max(cb["index"] for cb in plan["cbs"]) + 1
-    plan["cbs"] += [{"index": first + i, "name": f"extra_{i}", "page_size": cb.page_size, "num_pages": cb.num_pages,
-                     "data_format": "Float16_b", "producer": "reader", "consumer": "compute", "buffer": ""}
-                    for i, cb in enumerate(extra)]
-    sources = artifacts.sources | {"main.cpp": emit_main_cpp(plan), "tt.plan.json": json.dumps(plan)}
+    first = max(cb.index for cb in artifacts.plan.cbs) + 1
+    plan = dataclasses.replace(artifacts.plan, cbs=artifacts.plan.cbs + tuple(
+        PlanCB(f"extra_{i}", first + i, cb.page_size, cb.num_pages, "Float16_b", "reader", "compute")
+        for i, cb in enumerate(extra)))
+    sources = artifacts.sources | {"main.cpp": emit_main_cpp(plan), "tt.plan.json": dumps_plan(plan)}
     return Artifacts(sources=sources, plan=plan)
 
 
@@ -116,7 +115,7 @@ def test_the_emulator_fits_to_the_byte_where_the_model_says(sharded_add):
     artifacts, a, b, expected = sharded_add
     odd = CircularBuffer(40, 3)
     before = plan_l1(with_cbs(artifacts, [odd]).plan).worst
-    alignment = get_arch(artifacts.plan["arch"]).l1_alignment
+    alignment = artifacts.plan.arch.l1_alignment
     start = align(before.reserved + before.cbs, alignment)
     lowest = before.capacity - before.buffers
     assert start > before.reserved + before.cbs  # the alignment matters
@@ -130,7 +129,7 @@ def test_the_emulator_fits_to_the_byte_where_the_model_says(sharded_add):
     over = with_cbs(artifacts, [odd, CircularBuffer(1, lowest - start + 1)])
     assert not plan_l1(over.plan).fits and plan_l1(over.plan).worst.free == -1
     assert "DOES NOT FIT: CBs" in summary(over.plan)
-    index = over.plan["cbs"][-1]["index"]
+    index = over.plan.cbs[-1].index
     with pytest.raises(EmulatorError, match=rf"CB {index}: L1 overflow: {lowest - start + 1} bytes at L1 offset "
                                             rf"{start} reach the L1 buffers allocated top-down from L1 offset "
                                             rf"{lowest} \({lowest - start} bytes left\)"):

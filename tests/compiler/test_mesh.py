@@ -20,7 +20,8 @@ from tests.compiler.test_split_k import two_summing_axes
 from tests.kernels import bmm, gemm
 from tests.op_kernels import flash_attention, layernorm
 from tilelang_tt import TTCompileError
-from tilelang_tt.contract.plan import SCHEMA_PATH, Plan, PlanError
+from tilelang_tt.contract.plan import SCHEMA_PATH, Plan
+from tilelang_tt.contract.reading import PlanError
 from tilelang_tt.options import OptionError
 from tilelang_tt.plan_view import summary
 from tilelang_tt.tools.host_symbols import check_main_cpp
@@ -36,14 +37,13 @@ def bf16(*shape, seed):
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(torch.bfloat16)
 
 
-def covered_once(plan: dict) -> None:
+def covered_once(plan: Plan) -> None:
     """Every block of the whole grid is computed by exactly one core of one device (and the plan
     is one the schema admits)."""
-    jsonschema.validate(plan, json.loads(SCHEMA_PATH.read_text()))
-    checked = Plan.from_json(plan)
-    mesh = checked.mesh
-    rows, cols = plan["block_grid"]
-    blocks = [b for device in mesh.devices for b in device.blocks(checked.work_policy, (rows, cols), mesh.columns)]
+    jsonschema.validate(plan.to_json(), json.loads(SCHEMA_PATH.read_text()))
+    mesh = plan.mesh
+    rows, cols = plan.block_grid
+    blocks = [b for device in mesh.devices for b in device.blocks(plan.work_policy, (rows, cols), mesh.columns)]
     whole = (rows, mesh.blocks) if mesh.columns else (mesh.blocks, cols)
     assert sorted(blocks) == [(r, c) for r in range(whole[0]) for c in range(whole[1])]
 
@@ -54,11 +54,11 @@ def test_batched_gemm_is_split_by_batch_across_the_mesh(mesh):
     artifacts = tilelang_tt.compile(bmm(batch, M, N, K, 32, 32, 32), mesh=mesh)
     plan = artifacts.plan
     devices = mesh[0] * mesh[1]
-    assert plan["mesh"]["shape"] == list(mesh) and plan["mesh"]["axis"] == "blockIdx.z"
-    assert [d["coord"] for d in plan["mesh"]["devices"]] == [[r, c] for r in range(mesh[0]) for c in range(mesh[1])]
-    assert plan["block_grid"] == [batch // devices * 2, 2] and plan["mesh"]["blocks"] == batch * 2
-    assert [(t["distribution"], t["dim"]) for t in plan["mesh"]["tensors"]] == [("sharded", 0)] * 3
-    assert [b["shape"] for b in plan["buffers"]] == [[batch // devices, 64, 64]] * 3
+    assert plan.mesh.shape == mesh and plan.mesh.axis == "blockIdx.z"
+    assert [d.coord for d in plan.mesh.devices] == [(r, c) for r in range(mesh[0]) for c in range(mesh[1])]
+    assert plan.block_grid == (batch // devices * 2, 2) and plan.mesh.blocks == batch * 2
+    assert [(t.distribution, t.dim) for t in plan.mesh.tensors] == [("sharded", 0)] * 3
+    assert [b.shape for b in plan.buffers] == [(batch // devices, 64, 64)] * 3
     covered_once(plan)
     a, b = bf16(batch, M, K, seed=1), bf16(batch, K, N, seed=2)
     c = artifacts.run(a, b)
@@ -75,9 +75,9 @@ def test_batched_gemm_is_split_by_batch_across_the_mesh(mesh):
 def test_a_weight_every_block_row_reads_is_replicated():
     batch, M, N, K = 4, 64, 64, 96
     artifacts = tilelang_tt.compile(bmm(batch, M, N, K, 32, 32, 32, shared_b=True), mesh=(1, 2))
-    tensors = {t["buffer"]: t for t in artifacts.plan["mesh"]["tensors"]}
-    assert (tensors["A"]["distribution"], tensors["A"]["dim"]) == ("sharded", 0)
-    assert (tensors["B"]["distribution"], tensors["B"]["dim"], tensors["B"]["shape"]) == ("replicated", -1, [K, N])
+    tensors = {t.buffer: t for t in artifacts.plan.mesh.tensors}
+    assert (tensors["A"].distribution, tensors["A"].dim) == ("sharded", 0)
+    assert (tensors["B"].distribution, tensors["B"].dim, tensors["B"].shape) == ("replicated", -1, (K, N))
     covered_once(artifacts.plan)
     a, b = bf16(batch, M, K, seed=3), bf16(K, N, seed=4)
     c = artifacts.run(a, b)
@@ -91,9 +91,9 @@ def test_multi_head_attention_is_split_by_head_across_the_mesh(mesh):
     plan = artifacts.plan
     devices = mesh[0] * mesh[1]
     # batch 1: the heads (blockIdx.y) are split; Q, K, V and O sharded along their head dimension
-    assert plan["mesh"]["axis"] == "blockIdx.y"
-    assert [(t["distribution"], t["dim"]) for t in plan["mesh"]["tensors"]] == [("sharded", 1)] * 4
-    assert plan["buffers"][0]["shape"] == [1, heads // devices, seq, dim]
+    assert plan.mesh.axis == "blockIdx.y"
+    assert [(t.distribution, t.dim) for t in plan.mesh.tensors] == [("sharded", 1)] * 4
+    assert plan.buffers[0].shape == (1, heads // devices, seq, dim)
     covered_once(plan)
     q, k, v = (bf16(1, heads, seq, dim, seed=s) for s in (5, 6, 7))
     o = artifacts.run(q, k, v)
@@ -132,10 +132,10 @@ def test_tensor_parallel_gemm_splits_the_weight_by_columns(mesh):
     artifacts = tilelang_tt.compile(gemm(M, N, K, 32, 64, 32), mesh=mesh)
     plan = artifacts.plan
     devices = mesh[0] * mesh[1]
-    assert plan["mesh"]["axis"] == "blockIdx.x" and plan["mesh"]["blocks"] == N // 64
-    tensors = {t["buffer"]: (t["distribution"], t["dim"]) for t in plan["mesh"]["tensors"]}
+    assert plan.mesh.axis == "blockIdx.x" and plan.mesh.blocks == N // 64
+    tensors = {t.buffer: (t.distribution, t.dim) for t in plan.mesh.tensors}
     assert tensors == {"A": ("replicated", -1), "B": ("sharded", 1), "C": ("sharded", 1)}
-    assert plan["block_grid"] == [1, N // 64 // devices]
+    assert plan.block_grid == (1, N // 64 // devices)
     covered_once(plan)
     a, b = bf16(M, K, seed=10), bf16(K, N, seed=11)
     c = artifacts.run(a, b)
@@ -184,7 +184,7 @@ def test_a_tensor_sharded_over_the_mesh_in_another_layout():
 def test_row_vectors_every_block_reads_are_replicated():
     M, N = 128, 64
     artifacts = tilelang_tt.compile(layernorm(M, N, 32), mesh=(1, 2))
-    tensors = {t["buffer"]: t["distribution"] for t in artifacts.plan["mesh"]["tensors"]}
+    tensors = {t.buffer: t.distribution for t in artifacts.plan.mesh.tensors}
     assert tensors == {"X": "sharded", "G": "replicated", "Bt": "replicated", "Y": "sharded"}
     x, g, b = bf16(M, N, seed=12), bf16(N, seed=13), bf16(N, seed=14)
     y = artifacts.run(x, g, b)
@@ -208,7 +208,7 @@ def test_blocks_summing_along_the_split_dimension_are_a_reduction_across_devices
 def test_blocks_summing_along_a_dimension_the_mesh_does_not_split():
     # the destination's columns (bx) are split; each device sums its own columns over by and bz
     artifacts = tilelang_tt.compile(two_summing_axes(2, 64, 64), mesh=(1, 2))
-    tensors = {t["buffer"]: (t["distribution"], t["dim"]) for t in artifacts.plan["mesh"]["tensors"]}
+    tensors = {t.buffer: (t.distribution, t.dim) for t in artifacts.plan.mesh.tensors}
     assert tensors == {"A": ("sharded", 2), "Out": ("sharded", 1)}
     a = torch.randn(2, 64, 64, generator=torch.Generator().manual_seed(9))
     out = artifacts.run(a, torch.zeros(32, 64))
@@ -254,7 +254,7 @@ def test_the_split_coordinate_used_other_than_as_an_index():
 
 
 def test_a_plan_whose_mesh_does_not_match_its_buffers_is_refused():
-    plan = dict(tilelang_tt.compile(bmm(4, 32, 32, 32, 32, 32, 32), mesh=(1, 2)).plan)
+    plan = tilelang_tt.compile(bmm(4, 32, 32, 32, 32, 32, 32), mesh=(1, 2)).plan.to_json()
     Plan.from_json(plan)
     mesh = dict(plan["mesh"], tensors=[dict(t, shape=[5, 32, 32]) for t in plan["mesh"]["tensors"]])
     with pytest.raises(PlanError, match=r"mesh.tensors\[0\]: a sharded \[5, 32, 32\] tensor on 2 devices"):

@@ -9,6 +9,7 @@ import torch
 import tilelang_tt
 from tests.kernels import eltwise, gemm
 from tilelang_tt import BufferLayout
+from tilelang_tt.contract.vocabulary import Policy, WorkPolicy
 
 TILE_BYTES = 2048  # a bf16 32x32 tile
 
@@ -32,7 +33,7 @@ def test_eltwise_policies_on_uneven_grids(policy, grid):
     M, N = 160, 192
     a, b = bf16(M, N, seed=1), bf16(M, N, seed=2)
     artifacts = tilelang_tt.compile(eltwise("sub", M, N, 32, 32), grid=grid, partition=policy)
-    assert artifacts.plan["work_policy"]["policy"] == policy
+    assert artifacts.plan.work_policy.policy == policy
     assert torch.equal(artifacts.run(a, b), (a.float() - b.float()).to(torch.bfloat16))
     totals = artifacts.last_counters["total"]
     assert (totals["dram_bytes_read"], totals["dram_bytes_written"]) == (2 * M * N * 2, M * N * 2)
@@ -65,7 +66,7 @@ def test_multicast_sees_dependences_through_named_values():
     columns respectively (taken for shared by the whole grid, every core computed the same block)."""
     a, b = bf16(128, 64, seed=11), bf16(64, 128, seed=12)
     artifacts = tilelang_tt.compile(gemm_named_origin(128, 128, 64, 32, 32, 32), grid=(4, 4))
-    assert {m["cb"]: m["axis"] for m in artifacts.plan["multicast"]} == {"A_s": "x", "B_s": "y"}
+    assert {m.cb: m.axis for m in artifacts.plan.multicast} == {"A_s": "x", "B_s": "y"}
     check_gemm(a, b, artifacts.run(a, b))
 
 
@@ -91,7 +92,7 @@ def test_gemm_multicast_reads_each_panel_once_per_core_group(M, N, K, bm, bn, bk
     a_reads = by * (bx // gx) * kt * (bm // 32) if gx > 1 else by * bx * kt * (bm // 32)
     b_reads = bx * (by // gy) * kt * (bn // 32) if gy > 1 else by * bx * kt * (bn // 32)
     assert shared.last_counters["total"]["dram_bytes_read"] == (a_reads + b_reads) * TILE_BYTES
-    axes = {m["cb"]: m["axis"] for m in shared.plan["multicast"]}
+    axes = {m.cb: m.axis for m in shared.plan.multicast}
     assert axes == ({"A_s": "x", "B_s": "y"} if gy > 1 else {"A_s": "x"})
 
 
@@ -99,7 +100,7 @@ def test_auto_multicast_reaches_the_minimum_on_8x8():
     M = N = K = 512
     a, b = bf16(M, K, seed=5), bf16(K, N, seed=6)
     artifacts = tilelang_tt.compile(gemm(M, N, K, 64, 64, 64))
-    assert tuple(artifacts.plan["core_grid"]) == (8, 8) and len(artifacts.plan["semaphores"]) == 4
+    assert artifacts.plan.core_grid == (8, 8) and len(artifacts.plan.semaphores) == 4
     check_gemm(a, b, artifacts.run(a, b))
     assert artifacts.last_counters["total"]["dram_bytes_read"] == 2 * (M * K + K * N)
 
@@ -107,7 +108,7 @@ def test_auto_multicast_reaches_the_minimum_on_8x8():
 def test_blackhole_grid():
     a, b = bf16(320, 416, seed=7), bf16(416, 416, seed=8)
     artifacts = tilelang_tt.compile(gemm(320, 416, 416, 32, 32, 32), arch="blackhole")
-    assert tuple(artifacts.plan["core_grid"]) == (13, 10)
+    assert artifacts.plan.core_grid == (13, 10)
     check_gemm(a, b, artifacts.run(a, b))
 
 
@@ -121,8 +122,8 @@ def test_local_shard_reads_only_its_own_l1():
     a, b = bf16(M, N, seed=9), bf16(M, N, seed=10)
     artifacts = tilelang_tt.compile(eltwise("add", M, N, 32, 64), layouts={"A": HEIGHT, "B": HEIGHT, "C": HEIGHT})
     plan = artifacts.plan
-    assert plan["partition_mode"] == "local_shard" and tuple(plan["core_grid"]) == (4, 2)
-    assert [w["shard"] for w in plan["work_partition"]] == [[i, 0] for i in range(8)]
+    assert plan.partition_mode == "local_shard" and plan.core_grid == (4, 2)
+    assert [w.shard for w in plan.work_partition] == [(i, 0) for i in range(8)]
     assert torch.equal(artifacts.run(a, b), (a.float() + b.float()).to(torch.bfloat16))
     totals = artifacts.last_counters["total"]
     assert totals["dram_bytes_read"] == totals["dram_bytes_written"] == 0
@@ -149,7 +150,7 @@ def test_sharded_input_under_the_global_partition(layout):
         assert 0 < totals["l1_bytes_read_remote"] <= a_tiles * TILE_BYTES
     else:
         assert totals["dram_bytes_read"] == (a_tiles + b_tiles) * TILE_BYTES
-    assert artifacts.plan["buffers"][0]["layout"] == layout.layout
+    assert artifacts.plan.buffers[0].layout == layout.layout
 
 
 def test_local_shard_gemm_with_sharded_output():
@@ -159,7 +160,7 @@ def test_local_shard_gemm_with_sharded_output():
     a, b = bf16(M, K, seed=13), bf16(K, N, seed=14)
     c_layout = BufferLayout(memory="L1", layout="block_sharded", shard_grid=(2, 2))
     artifacts = tilelang_tt.compile(gemm(M, N, K, 64, 64, 32), layouts={"C": c_layout})
-    assert artifacts.plan["work_policy"] == {"policy": "local_shard", "stride": 1, "shard_blocks": [2, 2]}
+    assert artifacts.plan.work_policy == WorkPolicy(Policy.LOCAL_SHARD, 1, (2, 2))
     check_gemm(a, b, artifacts.run(a, b))
     assert artifacts.last_counters["total"]["dram_bytes_written"] == 0
 

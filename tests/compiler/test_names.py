@@ -62,7 +62,7 @@ def gemm_relu_with_a_fragment_named_c_l_out(M, N, K, bm, bn, bk):
 
 
 def cb_names(artifacts) -> list[str]:
-    return [cb["name"] for cb in artifacts.plan["cbs"]]
+    return [cb.name for cb in artifacts.plan.cbs]
 
 
 def test_a_block_named_like_the_scaler_cb():
@@ -70,10 +70,10 @@ def test_a_block_named_like_the_scaler_cb():
     artifacts = tilelang_tt.compile(softmax_with_a_block_named_reduce_scaler(64, 128, 32))
     names = cb_names(artifacts)
     assert len(names) == len(set(names))
-    scaler = [cb for cb in artifacts.plan["cbs"] if cb["name"] != "reduce_scaler" and cb["name"].startswith("reduce_scaler")]
-    assert len(scaler) == 1 and scaler[0]["page_size"] == 2048 and scaler[0]["num_pages"] == 1
-    user = next(cb for cb in artifacts.plan["cbs"] if cb["name"] == "reduce_scaler")
-    assert user["buffer"] == "X" and user["producer"] == "reader"
+    scaler = [cb for cb in artifacts.plan.cbs if cb.name != "reduce_scaler" and cb.name.startswith("reduce_scaler")]
+    assert len(scaler) == 1 and scaler[0].page_size == 2048 and scaler[0].num_pages == 1
+    user = next(cb for cb in artifacts.plan.cbs if cb.name == "reduce_scaler")
+    assert user.buffer == "X" and user.producer == "reader"
     out = torch.as_tensor(artifacts.run(x)).float()
     assert_close(out, torch.softmax(x.float(), dim=1), 2.0 ** -7)
 
@@ -83,7 +83,7 @@ def test_a_fragment_named_like_a_hand_off_cb():
     artifacts = tilelang_tt.compile(gemm_relu_with_a_fragment_named_c_l_out(64, 64, 96, 32, 32, 32))
     names = cb_names(artifacts)
     assert len(names) == len(set(names))
-    by_buffer = {cb["buffer"]: cb["name"] for cb in artifacts.plan["cbs"] if cb["consumer"] == "writer"}
+    by_buffer = {cb.buffer: cb.name for cb in artifacts.plan.cbs if cb.consumer == "writer"}
     assert by_buffer["D"] == "C_l_out"  # the user's fragment keeps its name
     assert by_buffer["C"] not in ("C_l", "C_l_out") and by_buffer["C"].startswith("C_l_out")
     c, d = (torch.as_tensor(t).float() for t in artifacts.run(a, b))

@@ -14,6 +14,7 @@ import torch
 import tilelang_tt
 from tests import kernels
 from tests import op_kernels as K
+from tilelang_tt.contract.kernels import ComputeConfig
 
 M, N = 64, 128
 
@@ -109,7 +110,7 @@ def test_fused_chains_in_one_compute_kernel():
     out, artifacts = run(K.fma(M, N, 32, 64), a, b, c)
     assert_close(out, a.float() * b.float() + c.float(), 2.0 ** -7)
     # a*b+c stays in DST: no intermediate CB between the multiply and the add
-    assert sorted(cb["name"] for cb in artifacts.plan["cbs"]) == ["A_s", "B_s", "C_s", "D_l"]
+    assert sorted(cb.name for cb in artifacts.plan.cbs) == ["A_s", "B_s", "C_s", "D_l"]
     out, _ = run(K.relu_add(M, N, 32, 64), a, b)
     assert_close(out, torch.relu(a.float() + b.float()), 2.0 ** -7)
 
@@ -260,7 +261,7 @@ def test_selection_between_block_values_on_the_indices(dtype, grid):
     rows, cols = torch.arange(64)[:, None], torch.arange(96)[None, :]
     expected = torch.where(rows >= cols, a.float() * 2, (b.float() - 1).to(getattr(torch, dtype)).float())
     assert torch.equal(out, expected)
-    fmt = "Float32" if artifacts.plan["kernels"][1]["fp32_dest_acc_en"] else "Float16_b"
+    fmt = "Float32" if artifacts.plan.kernel("compute").config.fp32_dest_acc_en else "Float16_b"
     assert f"where_tile<DataFormat::{fmt}>(" in artifacts.get_source("compute")
 
 
@@ -370,9 +371,9 @@ def test_flash_attention(batch, heads, seq_len, dim):
     out, artifacts = run(K.flash_attention(seq_len, dim, batch=batch, heads=heads), q, k, v)
     ref = torch.softmax(q.float() @ k.float().transpose(-1, -2) / dim ** 0.5, dim=-1) @ v.float()
     assert_close(out, ref, 2.0 ** -6)
-    assert artifacts.plan["block_grid"] == [batch * heads, seq_len // 64]
+    assert artifacts.plan.block_grid == (batch * heads, seq_len // 64)
     if batch * heads == 1 and seq_len // 64 > 8:  # one row of query blocks over two core rows, K/V to all
-        assert {(d["cb"], d["axis"]) for d in artifacts.plan["multicast"]} == {("K_s", "xy"), ("V_s", "xy")}
+        assert {(d.cb, d.axis) for d in artifacts.plan.multicast} == {("K_s", "xy"), ("V_s", "xy")}
         assert artifacts.last_counters["total"]["dram_bytes_read"] == 3 * q.numel() * 2  # Q, K, V once each
 
 
@@ -388,7 +389,7 @@ def test_causal_flash_attention_balances_the_cores():
     future = torch.ones(seq_len, seq_len).triu(1).bool()
     ref = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1) @ v.float()
     assert_close(out, ref, 2.0 ** -6)
-    assert artifacts.plan["work_policy"]["policy"] == "zigzag"
+    assert artifacts.plan.work_policy.policy == "zigzag"
 
     def busiest_math(counters):
         return max(core["math"]["busy"] for core in counters["timing"]["cores"])
@@ -409,12 +410,12 @@ def test_causal_flash_attention(heads, seq_len, dim):
     future = torch.ones(seq_len, seq_len).triu(1).bool()
     ref = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1) @ v.float()
     assert_close(out, ref, 2.0 ** -6)
-    (generated,) = [cb for cb in artifacts.plan["cbs"] if cb["name"] == "acc_s_gen"]
-    assert (generated["producer"], generated["data_format"]) == ("reader", "Float32")
+    (generated,) = [cb for cb in artifacts.plan.cbs if cb.name == "acc_s_gen"]
+    assert (generated.producer, generated.data_format) == ("reader", "Float32")
     # Q once; K and V blocks 0..bx for query block bx (64-row blocks): a triangle, read by the core itself
     blocks = seq_len // 64
     block_bytes = 64 * dim * 2
-    assert artifacts.plan["multicast"] == []
+    assert artifacts.plan.multicast == ()
     assert artifacts.last_counters["total"]["dram_bytes_read"] == heads * (
         seq_len * dim * 2 + 2 * block_bytes * blocks * (blocks + 1) // 2)
 
@@ -444,7 +445,7 @@ def test_block_read_then_updated_in_place():
     # to TF32 (tt-isa-documentation UNPACR_Regular.md: DatumBits >> 13): 2^-10 relative in the sum, 2^-11
     # after rsqrt
     assert_close(out, x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6), 2.0 ** -10)
-    roles = {cb["name"]: (cb["producer"], cb["consumer"], cb["buffer"]) for cb in artifacts.plan["cbs"]}
+    roles = {cb.name: (cb.producer, cb.consumer, cb.buffer) for cb in artifacts.plan.cbs}
     assert roles["X_s"] == ("reader", "compute", "X") and all(consumer for _, consumer, _ in roles.values())
     # the update packs straight into the writer's hand-off CB: X_s_v needs no CB of its own
     assert roles["X_s_v_out"] == ("compute", "writer", "Y") and "X_s_v" not in roles
@@ -457,12 +458,11 @@ def test_dst_budget_processes_full_acquires():
     assert_close(out, torch.relu(a.float() + b.float()), 2.0 ** -7)
     totals = artifacts.last_counters["total"]
     assert totals["dst_acquires"] == (128 * 256 // 1024) // 8  # bf16 half-sync budget: 8 tiles per acquire
-    assert compute_config(artifacts)["fp32_dest_acc_en"] is False
+    assert compute_config(artifacts).fp32_dest_acc_en is False
 
 
-def compute_config(artifacts) -> dict:
-    (compute,) = [k for k in artifacts.plan["kernels"] if k["role"] == "compute"]
-    return compute
+def compute_config(artifacts) -> ComputeConfig:
+    return artifacts.plan.kernel("compute").config
 
 
 def test_fp32_blocks_use_the_fp32_dst_budget():
@@ -472,7 +472,7 @@ def test_fp32_blocks_use_the_fp32_dst_budget():
     a, b = (torch.randn(64, 256, generator=torch.Generator().manual_seed(s)) for s in (28, 29))
     out, artifacts = run(K.relu_add(64, 256, 64, 256, dtype="float32"), a, b)
     assert torch.equal(out, torch.relu(a + b))  # fp32 throughout: one fp32 rounding, as torch
-    assert compute_config(artifacts)["fp32_dest_acc_en"] is True
+    assert compute_config(artifacts).fp32_dest_acc_en is True
     assert artifacts.last_counters["total"]["dst_acquires"] == (64 * 256 // 1024) // 2
 
 
@@ -488,7 +488,7 @@ def test_deep_operand_first_fits_the_dst_budget():
 
 def test_fp32_accumulator_enables_fp32_dest_acc():
     artifacts = tilelang_tt.compile(K.gemm_bias_relu(64, 128, 96, 32, 64, 32))  # bf16 operands, fp32 C_l
-    assert compute_config(artifacts)["fp32_dest_acc_en"] is True
+    assert compute_config(artifacts).fp32_dest_acc_en is True
 
 
 
@@ -498,7 +498,7 @@ def test_a_block_whose_every_use_folds_away_is_not_read():
     a, b = (torch.randn(64, 96, generator=g).to(torch.bfloat16) for _ in range(2))
     out, artifacts = run(K.binary("dead_a", 64, 96, 32, 32), a, b, grid=(2, 2))
     assert torch.equal(out, b.float())
-    assert "A_s" not in {cb["name"] for cb in artifacts.plan["cbs"]}
+    assert "A_s" not in {cb.name for cb in artifacts.plan.cbs}
     assert artifacts.last_counters["total"]["dram_bytes_read"] == b.numel() * 2
 
 
@@ -510,8 +510,8 @@ def test_a_dead_multicast_block_leaves_the_others_numbered():
     out, artifacts = run(K.gemm_bias_relu(64, 64, 64, 32, 32, 32, epilogue=lambda acc, bias: acc + 0.0 * bias),
                          a, b, bias, grid=(2, 2), partition="block", multicast="on")
     assert_close(out, (a.float() @ b.float()).bfloat16().float(), 2.0 ** -7)
-    assert sorted(m["cb"] for m in artifacts.plan["multicast"]) == ["A_s", "B_s"]
-    assert sorted(s["id"] for s in artifacts.plan["semaphores"]) == [0, 1, 2, 3]
+    assert sorted(m.cb for m in artifacts.plan.multicast) == ["A_s", "B_s"]
+    assert sorted(s.id for s in artifacts.plan.semaphores) == [0, 1, 2, 3]
 
 
 def test_a_dead_gemm_accumulator_is_not_computed():
@@ -521,7 +521,7 @@ def test_a_dead_gemm_accumulator_is_not_computed():
     out, artifacts = run(K.gemm_bias_relu(64, 64, 64, 32, 32, 32, epilogue=lambda acc, bias: 0.0 * acc + bias,
                                           separate=True), a, b, bias)
     assert torch.equal(out, bias.float().expand(64, 64))
-    assert {cb["name"] for cb in artifacts.plan["cbs"]} == {"bias_s", "D_l"}
+    assert {cb.name for cb in artifacts.plan.cbs} == {"bias_s", "D_l"}
     assert "matmul" not in artifacts.get_source("compute")
 
 

@@ -37,22 +37,22 @@ def assert_close(out, ref, rel):
 def test_rms_norm(M, blk_m):
     x = data(M, 128, seed=M + blk_m)
     artifacts = tilelang_tt.compile(rms_norm_rows.get_tir(M=M, N=128, blk_m=blk_m))
-    assert artifacts.plan["block_tiles"][0] == 1  # blocks of one tile row: 32 // blk_m blocks each
+    assert artifacts.plan.block_tiles[0] == 1  # blocks of one tile row: 32 // blk_m blocks each
     assert_close(artifacts.run(x), rms_reference(x), RMS_REL)
 
 
 def test_rms_norm_one_row_blocks_move_the_same_tiles_as_32_row_blocks():
     """Grouping costs no traffic: blk_m = 1 reads and writes the tiles blk_m = 32 does."""
     one, tile = (tilelang_tt.compile(rms_norm_rows.get_tir(M=64, N=128, blk_m=bm)) for bm in (1, 32))
-    assert one.plan["buffers"] == tile.plan["buffers"]
-    assert one.plan["cbs"] == tile.plan["cbs"] and one.plan["work_partition"] == tile.plan["work_partition"]
+    assert one.plan.buffers == tile.plan.buffers
+    assert one.plan.cbs == tile.plan.cbs and one.plan.work_partition == tile.plan.work_partition
 
 
 @pytest.mark.parametrize("grid", [(2, 1), (1, 3)])
 def test_rms_norm_multicore(grid):
     x = data(160, 64, seed=5)
     artifacts = tilelang_tt.compile(rms_norm_rows.get_tir(M=160, N=64, blk_m=1), grid=grid)
-    assert len(artifacts.plan["work_partition"]) > 1
+    assert len(artifacts.plan.work_partition) > 1
     assert_close(artifacts.run(x), rms_reference(x), RMS_REL)
 
 

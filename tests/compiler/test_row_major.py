@@ -58,11 +58,11 @@ def test_add_with_row_major_tensors(names, M):
     drops those rows); float32 sum rounded once to bfloat16."""
     a, b = data(M, 128, seed=1), data(M, 128, seed=2)
     artifacts = tilelang_tt.compile(add(M, 128, 32, 64), layouts=dict.fromkeys(names, ROWS))
-    for buf in artifacts.plan["buffers"]:
-        row_major = buf["name"] in names
-        assert (buf["layout"] == "row_major") == row_major
+    for buf in artifacts.plan.buffers:
+        row_major = buf.name in names
+        assert (buf.layout == "row_major") == row_major
         if row_major:
-            assert (buf["page_size"], buf["num_pages"]) == (128 * 2, M)
+            assert (buf.page_size, buf.num_pages) == (128 * 2, M)
     assert_close(artifacts.run(a, b), a.float() + b.float(), 2.0 ** -8)
 
 
@@ -70,10 +70,10 @@ def test_row_major_staging_cbs_and_calls():
     """A block read from a row-major tensor arrives in a staging CB the reader fills row by row
     and compute tilizes; a block written to one is untilized by compute for the writer."""
     artifacts = tilelang_tt.compile(add(64, 128, 32, 64), layouts={"A": ROWS, "C": ROWS})
-    cbs = {cb["name"]: cb for cb in artifacts.plan["cbs"]}
-    assert (cbs["a_rm"]["producer"], cbs["a_rm"]["consumer"]) == ("reader", "compute")
-    assert (cbs["a"]["producer"], cbs["a"]["consumer"]) == ("compute", "compute")
-    assert (cbs["c_rm"]["producer"], cbs["c_rm"]["consumer"]) == ("compute", "writer")
+    cbs = {cb.name: cb for cb in artifacts.plan.cbs}
+    assert (cbs["a_rm"].producer, cbs["a_rm"].consumer) == ("reader", "compute")
+    assert (cbs["a"].producer, cbs["a"].consumer) == ("compute", "compute")
+    assert (cbs["c_rm"].producer, cbs["c_rm"].consumer) == ("compute", "writer")
     reader, compute, writer = (artifacts.sources[f"{k}.cpp"] for k in ("reader", "compute", "writer"))
     assert "noc_async_read(" in reader and ".get_noc_addr(" in reader
     assert "noc_async_write(" in writer
@@ -88,7 +88,7 @@ def test_row_major_staging_cbs_and_calls():
 def test_row_major_multicore(grid):
     a, b = data(128, 128, seed=3), data(128, 128, seed=4)
     artifacts = tilelang_tt.compile(add(128, 128, 32, 64), grid=grid, layouts={"A": ROWS, "B": ROWS, "C": ROWS})
-    assert len(artifacts.plan["work_partition"]) > 1
+    assert len(artifacts.plan.work_partition) > 1
     assert_close(artifacts.run(a, b), a.float() + b.float(), 2.0 ** -8)
 
 
@@ -110,7 +110,7 @@ def test_mha_fwd_bshd(is_causal):
     Output laid out in rows by the compiler. Tolerance: exp2 in fp32, P and O rounded to bfloat16."""
     q, k, v = _heads(1, 128, 2, 64, seed=10)
     artifacts = tilelang_tt.compile(mha_fwd_bshd.get_tir(batch=1, heads=2, seq_len=128, dim=64, is_causal=is_causal))
-    assert {b["name"]: b["layout"] for b in artifacts.plan["buffers"]} == dict.fromkeys(("Q", "K", "V", "Output"),
+    assert {b.name: b.layout for b in artifacts.plan.buffers} == dict.fromkeys(("Q", "K", "V", "Output"),
                                                                                         "row_major")
     out = artifacts.run(q, k, v)
     assert_close(out, mha_fwd_bshd_ref_program(q.float(), k.float(), v.float(), is_causal), 2.0 ** -6)
@@ -154,8 +154,8 @@ def test_a_copy_between_a_row_major_and_a_tiled_tensor(rows):
     """A block read from one tensor and written to the other: the CB the writer drains has the
     written tensor's pages (a tile for tiled B, not a 64-element row of row-major A)."""
     art = tilelang_tt.compile(copy_through_shared(64, 64, "bfloat16", "bfloat16"), layouts={rows: ROWS})
-    to_writer = [cb for cb in art.plan["cbs"] if cb["consumer"] == "writer"]
-    assert [cb["page_size"] for cb in to_writer] == [2048]  # a tile, or a tile's worth of rows
+    to_writer = [cb for cb in art.plan.cbs if cb.consumer == "writer"]
+    assert [cb.page_size for cb in to_writer] == [2048]  # a tile, or a tile's worth of rows
     x = torch.randn(64, 64).to(torch.bfloat16)
     assert torch.equal(art.run(x), x)
 
@@ -218,7 +218,7 @@ def test_slice_across_matrices_is_read_in_rows():
             T.copy(A_s, C[0:M, by, 0:N])
 
     artifacts = tilelang_tt.compile(main)
-    assert {b["name"]: b["layout"] for b in artifacts.plan["buffers"]} == {"A": "row_major", "C": "row_major"}
+    assert {b.name: b.layout for b in artifacts.plan.buffers} == {"A": "row_major", "C": "row_major"}
     a = data(M, batch, N, seed=50)
     assert torch.equal(torch.as_tensor(artifacts.run(a)), a)
 
@@ -235,6 +235,6 @@ def test_heads_indexed_element_wise_gpu_style_are_read_and_written_in_rows():
                 O[bh // H, bx * bs + t, bh % H, d] = Q[bh // H, bx * bs + t, bh % H, d] * 0.5
 
     artifacts = tilelang_tt.compile(main, grid=(2, 3))
-    assert {b["name"]: b["layout"] for b in artifacts.plan["buffers"]} == {"Q": "row_major", "O": "row_major"}
+    assert {b.name: b.layout for b in artifacts.plan.buffers} == {"Q": "row_major", "O": "row_major"}
     q = data(B, S, H, D, seed=51)
     assert torch.equal(torch.as_tensor(artifacts.run(q)), (q.float() * 0.5).to(torch.bfloat16))

@@ -37,7 +37,8 @@ from tests import kernels
 from tests.compiler.test_negative import assert_diagnostic, compile_error
 from tests.compiler.test_ops import assert_close
 from tilelang_tt import BufferLayout, TTCompileError
-from tilelang_tt.contract.plan import CHAIN_ARGS, SCHEMA_PATH, Plan, PlanReduction
+from tilelang_tt.contract.plan import SCHEMA_PATH, Plan, PlanReduction
+from tilelang_tt.contract.vocabulary import CHAIN_ARGS
 
 THIS_FILE = __file__
 SOURCE = Path(THIS_FILE).read_text()
@@ -123,7 +124,7 @@ def test_split_k_adds_into_the_initial_c(form, split, grid):
     core; on the default grid, one block per core, every turn passing to the next core."""
     a, b, c0 = randn(M, K, seed=1, dtype=torch.bfloat16), randn(K, N, seed=2, dtype=torch.bfloat16), randn(M, N, seed=3)
     artifacts = compile_for(split_k_gemm(split, form), grid)
-    assert artifacts.plan["reduction"]["blocks"] == split
+    assert artifacts.plan.reduction.blocks == split
     out = torch.as_tensor(artifacts.run(a, b, c0.clone()))
     assert out.shape == (M, N) and out.dtype == torch.float32
     assert_close(out, c0 + a.float() @ b.float(), 2.0 ** -16)
@@ -135,8 +136,8 @@ def test_split_1_is_a_plain_read_modify_write(form):
     a, b, c0 = randn(M, K, seed=4, dtype=torch.bfloat16), randn(K, N, seed=5, dtype=torch.bfloat16), randn(M, N, seed=6)
     artifacts = compile_for(split_k_gemm(1, form), (2, 2))
     plan = artifacts.plan
-    assert "reduction" not in plan and plan["semaphores"] == []
-    assert [b["access"] for b in plan["buffers"]] == ["read", "read", "readwrite"]
+    assert plan.reduction is None and plan.semaphores == ()
+    assert [b.access for b in plan.buffers] == ["read", "read", "readwrite"]
     assert "noc_semaphore" not in artifacts.sources["reader.cpp"] + artifacts.sources["writer.cpp"]
     assert_close(torch.as_tensor(artifacts.run(a, b, c0.clone())), c0 + a.float() @ b.float(), 2.0 ** -16)
 
@@ -200,7 +201,7 @@ def test_bfloat16_c_with_a_float32_partial(form):
     for p in partials(a, b, split):
         expected = (expected.float() + p).to(torch.bfloat16)
     artifacts = compile_for(split_k_gemm(split, form, c_dtype="bfloat16"), (2, 2))
-    assert artifacts.plan["buffers"][2]["dtype"] == "bfloat16"
+    assert artifacts.plan.buffers[2].dtype == "bfloat16"
     out = torch.as_tensor(artifacts.run(a, b, c0.clone()))
     assert out.dtype == torch.bfloat16
     assert torch.equal(out, expected)
@@ -214,7 +215,7 @@ def test_two_summing_axes(grid):
     batch, rows, cols = 3, 64, 96
     a, o0 = ints(batch, rows, cols, seed=16, dtype=torch.float32), ints(32, cols, seed=17, dtype=torch.float32)
     artifacts = compile_for(two_summing_axes(batch, rows, cols), grid)
-    assert artifacts.plan["reduction"] == {"buffers": ["Out"], "blocks": 6, "semaphore": 0}
+    assert artifacts.plan.reduction == PlanReduction(("Out",), 6, 0)
     out = torch.as_tensor(artifacts.run(a, o0.clone()))
     assert torch.equal(out, o0 + a.reshape(batch, rows // 32, 32, cols).sum((0, 1)))
 
@@ -228,7 +229,7 @@ def test_add_into_another_region_at_each_loop_step(grid):
     y = ints(heads, nq * 32, 32, seed=19, dtype=torch.float32)
     o0 = ints(heads, nq * 32, 32, seed=20, dtype=torch.float32)
     artifacts = compile_for(add_per_iteration(heads, nq, nk), grid)
-    assert artifacts.plan["reduction"] == {"buffers": ["Out"], "blocks": nk, "semaphore": 0}
+    assert artifacts.plan.reduction == PlanReduction(("Out",), nk, 0)
     out = torch.as_tensor(artifacts.run(x, y, o0.clone()))
     xsum = x.reshape(heads, nk, 32, 32).sum(1)  # (heads, 32, 32)
     expected = o0 + (y.reshape(heads, nq, 32, 32) * xsum[:, None]).reshape(heads, nq * 32, 32)
@@ -243,7 +244,7 @@ def test_plan_of_a_split_k_gemm():
     semaphore named "reduction"; the writer's chain arguments are the NOC coordinates of its own
     core and of the next core of the partition (its own for the last)."""
     artifacts = tilelang_tt.compile(split_k_gemm(3, "block"), grid=(2, 2))
-    plan = artifacts.plan
+    plan = artifacts.plan.to_json()
     jsonschema.validate(plan, json.loads(SCHEMA_PATH.read_text()))
     assert plan["reduction"] == {"buffers": ["C"], "blocks": 3, "semaphore": 0}
     assert plan["semaphores"] == [{"id": 0, "name": "reduction", "initial_value": 0}]
@@ -287,8 +288,8 @@ def test_plan_of_a_split_k_gemm():
 def test_the_reduction_takes_the_semaphore_after_nothing_else():
     """Without multicast the reduction's semaphore is id 0; the plan names it and reads back."""
     plan = tilelang_tt.compile(two_summing_axes(2, 64, 64), grid=(2, 1)).plan
-    assert [s["name"] for s in plan["semaphores"]] == ["reduction"]
-    assert Plan.from_json(plan).reduction == PlanReduction(("Out",), 4, 0)
+    assert [s.name for s in plan.semaphores] == ["reduction"]
+    assert Plan.from_json(plan.to_json()).reduction == PlanReduction(("Out",), 4, 0)
 
 
 # -- what cannot take turns -------------------------------------------------------------------------
@@ -314,7 +315,7 @@ def test_sharded_output_under_the_automatic_partition_mode():
     option, then 'auto' chose local_shard, whose cores have no start_id)."""
     a, b, c0 = ints(M, K, seed=21), ints(K, N, seed=22), ints(M, N, seed=23, dtype=torch.float32)
     artifacts = tilelang_tt.compile(split_k_gemm(2, "block"), layouts=SHARDED_C)
-    assert Plan.from_json(artifacts.plan).partition_mode == "global"
+    assert artifacts.plan.partition_mode == "global"
     assert torch.equal(torch.as_tensor(artifacts.run(a, b, c0.clone())), c0 + a.float() @ b.float())
 
 

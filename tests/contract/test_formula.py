@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tilelang_tt.contract.formula import Formula, FormulaError, ceildiv, evaluate, from_json, minimum, to_json
-from tilelang_tt.contract.plan import tile_grid
+from tilelang_tt.contract.buffers import tile_grid
 
 m, n = Formula.name("m"), Formula.name("n")
 

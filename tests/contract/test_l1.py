@@ -5,6 +5,7 @@ L1 alignment. tests/compiler/test_l1_model.py checks the same model against the 
 
 import pytest
 
+from tilelang_tt.contract.buffers import LayoutDesc, MemoryLayout, MemorySpace
 from tilelang_tt.contract.l1 import CircularBuffer, L1Buffer, cores_in_ranges, from_layout, l1_use
 
 WH_L1, WH_BASE = 1464 * 1024, 0x19D70
@@ -83,13 +84,11 @@ def test_l1_buffers_that_do_not_fit_even_without_circular_buffers():
 
 def test_from_layout_reads_the_tensor_as_a_matrix_of_tiles():
     """A tt.layout_desc entry or a plan buffer: batches stack along the rows of the tile grid."""
-    dram = {"memory": "DRAM", "layout": "interleaved", "shape": [64, 64], "tile_shape": [32, 32], "page_size": 2048}
-    assert from_layout("A", dram) is None
-    sharded = {"memory": "L1", "layout": "height_sharded", "shape": [2, 128, 64], "tile_shape": [32, 32],
-               "page_size": 4096, "shard_grid": [4, 1], "shard_shape": [64, 64]}
-    assert from_layout("A", sharded) == L1Buffer("A", 4096, 16, "height_sharded", (8, 2), (2, 2), (4, 1))
-    row = {"memory": "L1", "layout": "interleaved", "shape": [96], "tile_shape": [32, 32], "page_size": 2048}
-    assert from_layout("v", row) == L1Buffer("v", 2048, 3)
+    assert from_layout(LayoutDesc("A", (64, 64), "bfloat16")) is None
+    sharded = LayoutDesc("A", (2, 128, 64), "float32", MemorySpace.L1, MemoryLayout.HEIGHT_SHARDED,
+                         shard_grid=(4, 1), shard_shape=(64, 64))
+    assert from_layout(sharded) == L1Buffer("A", 4096, 16, "height_sharded", (8, 2), (2, 2), (4, 1))
+    assert from_layout(LayoutDesc("v", (96,), "bfloat16", MemorySpace.L1)) == L1Buffer("v", 2048, 3)
 
 
 def test_cores_in_ranges_row_major_per_range_without_repeats():
@@ -114,7 +113,7 @@ def test_bad_input_is_refused(make, message):
 def test_a_rank1_column_is_its_n_by_1_view():
     """A rank-1 tensor InferTTLayout laid out as a column: 256 values are 8 tiles down, sharded by
     rows over 2 cores (4 tiles each); read as the row (1, 256) it would be 8 tiles across."""
-    layout = {"memory": "L1", "layout": "height_sharded", "shape": [256], "tile_shape": [32, 32], "page_size": 4096,
-              "shard_grid": [2, 1], "shard_shape": [128, 32], "column": True}
-    buffer = from_layout("Mean", layout)
+    layout = LayoutDesc("Mean", (256,), "float32", MemorySpace.L1, MemoryLayout.HEIGHT_SHARDED, shard_grid=(2, 1),
+                        shard_shape=(128, 32), column=True)
+    buffer = from_layout(layout)
     assert (buffer.tensor_pages, buffer.shard_pages, buffer.num_pages) == ((8, 1), (4, 1), 8)

@@ -1,9 +1,10 @@
-"""tilelang_tt.contract.plan: the checked, typed view of tt.plan.json that main.cpp generation, the
-emulator driver, the ttnn path and the plan view read plans through; and the formats table."""
+"""tilelang_tt.contract.plan: reading a tt.plan.json (Plan.from_json: what it says, what it refuses)
+and writing it back (Plan.to_json); and the formats table."""
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import struct
 from pathlib import Path
@@ -15,32 +16,24 @@ from tilelang_tt.contract.arch import ARCHS
 from tilelang_tt.contract.formats import (BLOCK_FORMATS, BY_DATA_FORMAT, DATA_FORMATS, FORMATS, STORED_AS,
                                           float_to_bfloat16_bits)
 from tilelang_tt.contract.formula import Formula, to_json
-from tilelang_tt.contract.plan import (
-    ACCESS,
+from tilelang_tt.contract.buffers import ACCESS, LAYOUTS, MEMORIES
+from tilelang_tt.contract.kernels import DATA_MOVEMENT, KERNEL_SOURCES, MATH_FIDELITIES, ROLES
+from tilelang_tt.contract.mesh import DISTRIBUTIONS, MESH_AXES
+from tilelang_tt.contract.plan import PARTITION_MODES, SCHEMA_PATH, SCHEMA_VERSION, Plan
+from tilelang_tt.contract.reading import PlanError
+from tilelang_tt.contract.vocabulary import (
     CHAIN_ARGS,
-    DATA_MOVEMENT,
-    DISTRIBUTIONS,
-    KERNEL_SOURCES,
-    LAYOUTS,
-    MATH_FIDELITIES,
     MCAST_ARGS,
     MCAST_AXES,
-    MEMORIES,
-    MESH_AXES,
-    PARTITION_MODES,
-    ROLES,
-    SCHEMA_PATH,
-    SCHEMA_VERSION,
     ArgKind,
     BufferAddress,
     NocCoord,
-    Plan,
-    PlanError,
     Policy,
     runtime_value,
 )
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "tests" / "golden"
 PLANS = sorted(GOLDEN.glob("*/tt.plan.json"))
 
 
@@ -82,6 +75,26 @@ def test_every_golden_plan_reads_and_says_what_its_json_says(path):
     assert [{"cb": m.cb} | m.to_dict() for m in plan.multicast] == d["multicast"]
     assert [(s.id, s.name, s.initial_value) for s in plan.semaphores] == [
         (s["id"], s["name"], s["initial_value"]) for s in d["semaphores"]]
+
+
+@pytest.mark.parametrize("path", PLANS, ids=lambda p: p.parent.name)
+def test_every_golden_plan_is_written_back_as_read(path):
+    d = json.loads(path.read_text())
+    assert Plan.from_json(d).to_json() == d
+
+
+def test_a_built_plan_is_held_to_the_readers_checks():
+    """Plan.checked (what build_plan and Plan.bind return through): the plan's JSON must pass
+    from_json and read back as the plan itself."""
+    plan = Plan.from_json(_golden("gemm"))
+    assert plan.checked() is plan
+    bad_cb = dataclasses.replace(plan.cbs[0], index=99)
+    with pytest.raises(PlanError, match=r"^CB 'A_shared': index \(wormhole_b0 has 32 CBs\): expected an integer"):
+        dataclasses.replace(plan, cbs=(bad_cb, *plan.cbs[1:])).checked()
+    # a shard outside the local_shard policy is not written: the JSON would lose it
+    lost = dataclasses.replace(plan.work_partition[0], shard=(1, 0))
+    with pytest.raises(PlanError, match=r"^the plan of kernel 'main' does not read back as itself: \['work_partition'\]"):
+        dataclasses.replace(plan, work_partition=(lost, *plan.work_partition[1:])).checked()
 
 
 def test_symbolic_runtime_values_are_read_as_written():

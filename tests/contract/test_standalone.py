@@ -59,8 +59,10 @@ def test_the_contract_loads_where_tilelang_cannot(python, tmp_path):
     assert json.loads(done.stdout) == {
         "plan": "main", "sources": ["compute.cpp", "reader.cpp", "writer.cpp"], "arch": 1464 * 1024 - 0x19D70,
         "bf16": 0x3F80, "l1": True,
-        "modules": ["tilelang_tt.contract", "tilelang_tt.contract.arch", "tilelang_tt.contract.formats",
-                    "tilelang_tt.contract.formula", "tilelang_tt.contract.l1", "tilelang_tt.contract.plan"],
+        "modules": ["tilelang_tt.contract", "tilelang_tt.contract.arch", "tilelang_tt.contract.buffers",
+                    "tilelang_tt.contract.dims", "tilelang_tt.contract.formats", "tilelang_tt.contract.formula",
+                    "tilelang_tt.contract.kernels", "tilelang_tt.contract.l1", "tilelang_tt.contract.mesh",
+                    "tilelang_tt.contract.plan", "tilelang_tt.contract.reading", "tilelang_tt.contract.vocabulary"],
     }
 
 

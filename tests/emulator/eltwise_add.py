@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from tilelang_tt.codegen.host import emit_main_cpp
+from tilelang_tt.contract.plan import Plan
 
 READER = """\
 #include <cstdint>
@@ -97,7 +98,7 @@ void kernel_main() {
 SOURCES = {"reader.cpp": READER, "compute.cpp": COMPUTE, "writer.cpp": WRITER}
 
 
-def program_sources(plan: dict, kernels: dict[str, str] = SOURCES) -> dict[str, str]:
+def program_sources(plan: Plan, kernels: dict[str, str] = SOURCES) -> dict[str, str]:
     """The program's files: ``kernels`` and the host program the compiler writes for ``plan``."""
     return {**kernels, "main.cpp": emit_main_cpp(plan)}
 
@@ -118,9 +119,14 @@ def _cb(index: int, name: str, producer: str, consumer: str, buffer: str) -> dic
     }
 
 
-def make_plan(rows: int = 64, cols: int = 96, cores: int = 2) -> dict:
+def make_plan(rows: int = 64, cols: int = 96, cores: int = 2) -> Plan:
+    """The plan of :func:`plan_json`."""
+    return Plan.from_json(plan_json(rows, cols, cores))
+
+
+def plan_json(rows: int = 64, cols: int = 96, cores: int = 2) -> dict:
     """Eltwise C = A + B over a (rows x cols) bfloat16 matrix, tiles split over at most `cores`
-    cores in a row (cores left without a tile are not used)."""
+    cores in a row (cores left without a tile are not used): the ``tt.plan.json`` dict."""
     tile_rows, tile_cols = math.ceil(rows / 32), math.ceil(cols / 32)
     tiles = tile_rows * tile_cols
     per_core = math.ceil(tiles / cores)

@@ -1,9 +1,9 @@
 """Valid plans around hand-written host programs.
 
-The emulator driver reads a whole ``tt.plan.json`` (``Plan.from_json``), but a hand-written
-``main.cpp`` uses only what the driver takes from it: the arch, each kernel's source and
-compile-time args, and each buffer's name, shape, dtype and access. The rest is the smallest
-valid plan: one core, no CBs, kernels without runtime args.
+The emulator driver takes a whole plan (a ``Plan``), but a hand-written ``main.cpp`` uses only
+what the driver takes from it: the arch, each kernel's source and compile-time args, and each
+buffer's name, shape, dtype and access. The rest is the smallest valid plan: one core, no CBs,
+kernels without runtime args.
 """
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ import math
 
 from tilelang_tt.contract.arch import ARCHS
 from tilelang_tt.contract.formats import FORMATS
-from tilelang_tt.contract.plan import tile_grid
+from tilelang_tt.contract.buffers import tile_grid
+from tilelang_tt.contract.plan import Plan
 
 IDLE_KERNEL = "void kernel_main() {}\n"
 
 
-def host_program_plan(arch: str, buffers: list[dict], reader_compile_args: list[int] = ()) -> dict:
+def host_program_plan(arch: str, buffers: list[dict], reader_compile_args: list[int] = ()) -> Plan:
     """``buffers``: ``{"name", "access", "shape", "dtype"}`` each, in parameter order (stored as
     interleaved DRAM pages of 32x32 tiles as far as the plan says)."""
     entries = []
@@ -31,7 +32,7 @@ def host_program_plan(arch: str, buffers: list[dict], reader_compile_args: list[
                for role, processor, args in (("reader", "RISCV_1", reader_compile_args), ("writer", "RISCV_0", ()))]
     kernels.insert(1, {"role": "compute", "source": "compute.cpp", "math_fidelity": "HiFi4", "fp32_dest_acc_en": False,
                        "math_approx_mode": False, "unpack_to_dest": [], "compile_time_args": [], "runtime_args": []})
-    return {
+    return Plan.from_json({
         "schema_version": 1, "kernel_name": "host_program", "arch": arch, "device_grid": list(ARCHS[arch].grid),
         "core_grid": [1, 1], "core_ranges": [{"start": [0, 0], "end": [0, 0]}], "partition_mode": "global",
         "grid_tiles": [1, 1], "block_grid": [1, 1], "block_tiles": [1, 1],
@@ -40,7 +41,7 @@ def host_program_plan(arch: str, buffers: list[dict], reader_compile_args: list[
         "tensor_accessors": [], "kernels": kernels,
         "runtime_args": [{"core": [0, 0], "reader": [], "compute": [], "writer": []}], "semaphores": [],
         "multicast": [],
-    }
+    })
 
 
 def host_program_sources(main_cpp: str, reader: str = IDLE_KERNEL) -> dict[str, str]:

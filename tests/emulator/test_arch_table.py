@@ -10,7 +10,6 @@ import pytest
 
 from tests.emulator.plans import host_program_plan, host_program_sources
 from tilelang_tt.contract.arch import ARCHS
-from tilelang_tt.contract.plan import Plan
 from tilelang_tt.emulator import EmulatorError, run
 from tilelang_tt.emulator.driver import arch_table_define, build
 
@@ -94,7 +93,7 @@ def test_the_table_reaches_the_runtime_as_one_define_of_every_row():
 
 def test_an_arch_outside_the_table_is_refused_by_the_emulator(tmp_path):
     plan = host_program_plan("wormhole_b0", [{"name": "FACTS", "access": "write", "shape": [8], "dtype": "uint32"}])
-    exe = build(host_program_sources(HOST.replace("CB_BYTES", "16")), Plan.from_json(plan))
+    exe = build(host_program_sources(HOST.replace("CB_BYTES", "16")), plan)
     done = subprocess.run([str(exe), str(tmp_path)], capture_output=True, text=True, timeout=60,
                           env={**os.environ, "TT_EMU_ARCH": "grayskull"})
     assert done.returncode == 3

@@ -16,7 +16,6 @@ import pytest
 import torch
 
 from tests.emulator.plans import host_program_plan, host_program_sources
-from tilelang_tt.contract.plan import Plan
 from tilelang_tt.emulator import EmulatorError, run
 from tilelang_tt.emulator.driver import build, kernel_build_env
 from tilelang_tt.env import ttnn_kernels_root
@@ -323,7 +322,7 @@ def test_a_compiled_in_kernel_takes_no_defines(error_program):
 def run_outside_the_driver(error_program, tmp_path, **env) -> subprocess.CompletedProcess:
     """The error program's executable run on the missing-define case with only ``env`` (and the root dir)."""
     sources, plan = error_program
-    exe = build(sources, Plan.from_json(plan))
+    exe = build(sources, plan)
     np.array([list(CASES).index("missing_define")], dtype=np.uint32).tofile(tmp_path / "CASE.bin")
     env = {"PATH": "/usr/bin:/bin", "TT_EMU_COUNTERS": str(tmp_path / "counters.json"),
            "TT_METAL_RUNTIME_ROOT": str(ttnn_kernels_root().parent.parent), **env}

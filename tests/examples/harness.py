@@ -25,7 +25,6 @@ from tvm import tirx
 
 import tilelang_tt
 from tilelang_tt.artifacts import Artifacts
-from tilelang_tt.contract.plan import Plan
 from tilelang_tt.errors import TTCompileError
 
 INTERNAL = "internal compiler error"
@@ -121,7 +120,7 @@ def run(example: Example, func: tirx.PrimFunc, artifacts: Artifacts) -> dict[str
     results = artifacts.run(*tensors)
     results = results if isinstance(results, tuple) else (results,)
     param_buffer = [func.buffer_map.get(p) for p in func.params]  # a plan's param_index counts every parameter
-    by_name = {param_buffer[b.param_index].name: r for b, r in zip(Plan.from_json(artifacts.plan).outputs, results)}
+    by_name = {param_buffer[b.param_index].name: r for b, r in zip(artifacts.plan.outputs, results)}
     return {name: by_name[name] for name in checked_names(example, func)}
 
 

@@ -106,11 +106,11 @@ def test_several_prim_funcs_give_one_program_each(two_kernels, tmp_path):
     direct = tilelang_tt.compile(two_kernels)
     for name in ("add", "mul"):
         assert module.program(name).sources == direct[name].sources
-        assert module.program(name).plan["kernel_name"] == name
+        assert module.program(name).plan.kernel_name == name
         assert artifacts_of(module, kernel=name).sources == direct[name].sources
     assert "add_tiles" in module.get_source("compute", kernel="add")
     assert "mul_tiles" in module.get_source("compute", kernel="mul")
-    assert module.program("mul").plan["grid_tiles"] == [4, 2]
+    assert module.program("mul").plan.grid_tiles == (4, 2)
     with pytest.raises(ValueError, match=r"2 kernels \['add', 'mul'\]: pass kernel=<name>"):
         module.get_source("compute")
     out = module.save(tmp_path / "both")
@@ -161,7 +161,7 @@ def test_run_keeps_outputs_and_counters(reference, tmp_path):
     assert sorted(p.name for p in (tmp_path / "run").iterdir()) == ["A.bin", "B.bin", "C.out.bin", "counters.json"]
     counters = json.loads((tmp_path / "run" / "counters.json").read_text())
     assert counters == reference.last_counters
-    assert len(counters["cores"]) == len(reference.plan["work_partition"])
+    assert len(counters["cores"]) == len(reference.plan.work_partition)
     assert counters["total"]["dram_bytes_written"] == 64 * 96 * 2
     assert sum(core["dram_bytes_read"] for core in counters["cores"]) == counters["total"]["dram_bytes_read"]
     saved = np.fromfile(tmp_path / "run" / "C.out.bin", dtype=FORMATS["bfloat16"].storage).reshape(64, 96)
@@ -314,8 +314,8 @@ def _truncated(module: TenstorrentModule) -> str:
 
 def _bad_plan(module: TenstorrentModule) -> str:
     art = module.artifacts
-    plan = json.dumps({**art.plan, "arch": "grayskull"})
-    return FILE_HEADER + bundle({"main": Artifacts(sources={**art.sources, "tt.plan.json": plan}, plan={})})
+    plan = json.dumps({**art.plan.to_json(), "arch": "grayskull"})
+    return FILE_HEADER + bundle({"main": Artifacts(sources={**art.sources, "tt.plan.json": plan}, plan=art.plan)})
 
 
 @pytest.mark.parametrize("content, message", [

@@ -21,6 +21,8 @@ from tilelang_tt import BufferLayout, CompileOptions
 from tilelang_tt.artifacts import Artifacts
 from tilelang_tt.backend import artifacts_of
 from tilelang_tt.compiler import dump_file_name
+from tilelang_tt.contract.kernels import ComputeConfig
+from tilelang_tt.contract.vocabulary import Policy, WorkPolicy
 from tilelang_tt.options import CONFIG_KEYS, CONFIG_PREFIX, OptionError
 from tilelang_tt.target import DEFAULT_ARCH
 
@@ -86,13 +88,13 @@ CONFIG_ENTRY_POINTS = [name for name in ENTRY_POINTS if name != "tilelang_tt.com
 # ---- what each option does to the program -------------------------------------------------------
 
 
-def _compute(art: Artifacts) -> dict:
-    return next(k for k in art.plan["kernels"] if k["role"] == "compute")
+def _compute(art: Artifacts) -> ComputeConfig:
+    return art.plan.kernel("compute").config
 
 
 def _placement(art: Artifacts, name: str) -> tuple:
-    buffer = next(b for b in art.plan["buffers"] if b["name"] == name)
-    return buffer["memory"], buffer["layout"], buffer.get("shard_grid")
+    buffer = next(b for b in art.plan.buffers if b.name == name)
+    return buffer.memory, buffer.layout, buffer.shard_grid
 
 
 def _printed(line: str, err: str) -> list[str]:
@@ -113,28 +115,28 @@ class Case:
 
 
 CASES = {
-    "arch": Case("add", "blackhole", lambda art, err: art.plan["arch"] == "blackhole"),
-    "grid": Case("gemm", (2, 1), lambda art, err: art.plan["core_grid"] == [2, 1]),
-    "cb_depth": Case("add", 3, lambda art, err: [cb["num_pages"] for cb in art.plan["cbs"]] == [12, 12, 12]),
-    "math_fidelity": Case("gemm", "LoFi", lambda art, err: _compute(art)["math_fidelity"] == "LoFi"),
-    "math_approx_mode": Case("add", True, lambda art, err: _compute(art)["math_approx_mode"] is True
+    "arch": Case("add", "blackhole", lambda art, err: art.plan.arch.name == "blackhole"),
+    "grid": Case("gemm", (2, 1), lambda art, err: art.plan.core_grid == (2, 1)),
+    "cb_depth": Case("add", 3, lambda art, err: [cb.num_pages for cb in art.plan.cbs] == [12, 12, 12]),
+    "math_fidelity": Case("gemm", "LoFi", lambda art, err: _compute(art).math_fidelity == "LoFi"),
+    "math_approx_mode": Case("add", True, lambda art, err: _compute(art).math_approx_mode is True
                              and ".math_approx_mode = true" in art.sources["main.cpp"]),
     # "dst": no partial sums kept in L1 between K steps, so no C_l_out CB (and another compute.cpp)
-    "gemm_reuse": Case("gemm", "dst", lambda art, err: "C_l_out" not in [cb["name"] for cb in art.plan["cbs"]]),
+    "gemm_reuse": Case("gemm", "dst", lambda art, err: "C_l_out" not in [cb.name for cb in art.plan.cbs]),
     # one row of two tiles per DST acquire where the default takes 2x2 of the 4x2-tile block
     "gemm_subblock": Case("gemm", (1, 2), lambda art, err: "matmul_block_init(cb_A_s, cb_B_s, 0, 2, 1, 1)"
                           in art.sources["compute.cpp"]),
-    "partition": Case("gemm", "row_major", lambda art, err: art.plan["work_policy"] == {
-        "policy": "row_major", "stride": 2, "shard_blocks": [0, 0]}, base={"grid": (2, 1)}),
+    "partition": Case("gemm", "row_major", lambda art, err: art.plan.work_policy == WorkPolicy(
+        Policy.ROW_MAJOR, stride=2), base={"grid": (2, 1)}),
     # an L1-sharded output makes "auto" local_shard
-    "partition_mode": Case("add", "global", lambda art, err: art.plan["partition_mode"] == "global",
+    "partition_mode": Case("add", "global", lambda art, err: art.plan.partition_mode == "global",
                            base={"layouts": SHARDED_C}),
-    "multicast": Case("gemm", "off", lambda art, err: art.plan["multicast"] == []),
+    "multicast": Case("gemm", "off", lambda art, err: art.plan.multicast == ()),
     # the 4 block rows in two panels: each device's plan has 2
-    "mesh": Case("add", (1, 2), lambda art, err: "mesh" in art.plan and art.plan["block_grid"] == [2, 4]),
-    "layouts": Case("add", SHARDED_C, lambda art, err: _placement(art, "C") == ("L1", "height_sharded", [4, 1])),
+    "mesh": Case("add", (1, 2), lambda art, err: art.plan.mesh is not None and art.plan.block_grid == (2, 4)),
+    "layouts": Case("add", SHARDED_C, lambda art, err: _placement(art, "C") == ("L1", "height_sharded", (4, 1))),
     "storage": Case("gemm", {"A": "bfloat8_b"}, lambda art, err: [
-        b["data_format"] for b in art.plan["buffers"] if b["name"] == "A"] == ["Bfp8_b"]),
+        b.data_format for b in art.plan.buffers if b.name == "A"] == ["Bfp8_b"]),
     "dump_ir": Case("add", DUMP_DIR, lambda art, err: _dumped() == [
         dump_file_name(i, name) for i, name in enumerate(pass_names(), 1)]),
     "print_ir": Case("add", True, lambda art, err: _printed(r"# main after (\w+)", err) == pass_names()),
@@ -178,13 +180,13 @@ def test_tvm_build_reads_the_pass_context():
     with tvm.transform.PassContext(config=_config(options)), pytest.warns(DeprecationWarning):
         module = tvm.build(KERNELS["gemm"], target="tenstorrent")
     assert artifacts_of(module).sources == reference.sources
-    assert artifacts_of(module).plan["work_policy"]["policy"] == "row_major"
+    assert artifacts_of(module).plan.work_policy.policy == Policy.ROW_MAJOR
 
 
 def test_tilelang_keys_beside_tt_keys():
     kernel = tilelang.compile(KERNELS["gemm"], target="tenstorrent",
                               pass_configs={"tl.disable_buffer_init_check": True, "tt.grid": (2, 1)})
-    assert kernel.artifacts.plan["core_grid"] == [2, 1]
+    assert kernel.artifacts.plan.core_grid == (2, 1)
 
 
 def test_pass_configs_override_the_callers_pass_context():

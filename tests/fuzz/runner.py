@@ -32,7 +32,6 @@ from hypothesis.strategies import SearchStrategy
 
 import tilelang_tt
 from tilelang_tt import TTCompileError
-from tilelang_tt.contract.plan import Plan, bind_dims, dim_values
 from tests.docs.markdown import DOCS, table
 from tests.fuzz.cases import Case
 
@@ -115,9 +114,9 @@ def check(case: Case, kernel_dir) -> str:
                                  f"{where}: got {got.flatten()[at].item()}, expected {value.flatten()[at].item()} "
                                  f"+- {bound.flatten()[at].item()}")
     plan = artifacts.plan
-    if "dims" in plan:  # T.dynamic sizes: bound to the inputs' shapes, as the emulator binds them
-        plan = bind_dims(plan, dim_values(plan, {name: tuple(t.shape) for name, t in case.inputs.items()}))
-    outputs_bytes = case.writes_per_output * sum(b.num_pages * b.page_size for b in Plan.from_json(plan).outputs)
+    if plan.dims:  # T.dynamic sizes: bound to the inputs' shapes, as the emulator binds them
+        plan = plan.bind(plan.dim_values({name: tuple(t.shape) for name, t in case.inputs.items()}))
+    outputs_bytes = case.writes_per_output * sum(b.num_pages * b.page_size for b in plan.outputs)
     written = artifacts.last_counters["total"]["dram_bytes_written"]
     assert written == outputs_bytes, (f"the program wrote {written} bytes to DRAM, {case.writes_per_output} x its "
                                       f"outputs hold {outputs_bytes}")

@@ -64,12 +64,11 @@ class StandInInput:
         self.shape = tuple(shape)
 
 
-def describe(directory: Path, plan: dict, shapes: dict | None) -> dict:
-    plan_, sources = ttnn_program.load_program(directory, shapes)
-    addresses = {b["name"]: 0x100000 * (i + 1) for i, b in enumerate(plan["buffers"])}
+def describe(plan, sources: dict) -> dict:
+    addresses = {b.name: 0x100000 * (i + 1) for i, b in enumerate(plan.buffers)}
     tensors = {name: StandInTensor(address) for name, address in addresses.items()}
-    desc = ttnn_program.build_program_descriptor(plan_, sources, tensors, stand_in_worker_core)
-    cores = [entry["core"] for entry in plan["runtime_args"]]
+    desc = ttnn_program.build_program_descriptor(plan, sources, tensors, stand_in_worker_core)
+    cores = [entry.core for entry in plan.runtime_args]
     kernels = []
     for k in desc.kernels:
         kernels.append({
@@ -89,8 +88,8 @@ def describe(directory: Path, plan: dict, shapes: dict | None) -> dict:
             "semaphores": semaphores}
 
 
-def device_run(directory: Path, plan: dict) -> dict:
-    inputs = [StandInInput(b["shape"]) for b in plan["buffers"] if b["access"] != "write"]
+def device_run(directory: Path, plan) -> dict:
+    inputs = [StandInInput(b.shape) for b in plan.inputs]
     try:
         ttnn_program.run_on_device(directory, *inputs)
     except ttnn_program.TTDeviceError as err:
@@ -98,16 +97,15 @@ def device_run(directory: Path, plan: dict) -> dict:
     return {"error": None}
 
 
-def host_launch(directory: Path, plan: dict, shapes: dict | None) -> dict:
+def host_launch(plan, sources: dict) -> dict:
     """generic_op reached with the real descriptor; host tensors are what exists without a device."""
-    plan_, sources = ttnn_program.load_program(directory, shapes)
-    addresses = {b["name"]: 0x100000 * (i + 1) for i, b in enumerate(plan["buffers"])}
+    addresses = {b.name: 0x100000 * (i + 1) for i, b in enumerate(plan.buffers)}
     descriptor = ttnn_program.build_program_descriptor(
-        plan_, sources, {name: StandInTensor(address) for name, address in addresses.items()}, stand_in_worker_core)
-    host = [ttnn.Tensor([0.0] * math.prod(b["shape"]), b["shape"], ttnn.float32, ttnn.ROW_MAJOR_LAYOUT)
-            for b in plan["buffers"]]
+        plan, sources, {name: StandInTensor(address) for name, address in addresses.items()}, stand_in_worker_core)
+    host = [ttnn.Tensor([0.0] * math.prod(b.shape), list(b.shape), ttnn.float32, ttnn.ROW_MAJOR_LAYOUT)
+            for b in plan.buffers]
     try:
-        ttnn_program.launch(plan_, host, descriptor)
+        ttnn_program.launch(plan, host, descriptor)
     except ttnn_program.TTDeviceError as err:
         return {"error": type(err).__name__, "message": str(err)}
     return {"error": None}
@@ -115,13 +113,11 @@ def host_launch(directory: Path, plan: dict, shapes: dict | None) -> dict:
 
 def main():
     directory = Path(sys.argv[1])
-    plan = json.loads((directory / "tt.plan.json").read_text())
     shapes = json.loads(sys.argv[3]) if len(sys.argv) > 3 else None
-    if shapes is not None:  # the plan of these sizes: its runtime values and buffer shapes are numbers
-        plan = ttnn_program.bind_dims(plan, ttnn_program.dim_values(plan, shapes))
-    summary = {"not_imported_by_ttnn_program": NOT_IMPORTED,
-               "descriptor": describe(directory, plan, shapes), "device": device_run(directory, plan),
-               "launch": host_launch(directory, plan, shapes)}
+    # with shapes, the plan of these sizes: its runtime values and buffer shapes are numbers
+    plan, sources = ttnn_program.load_program(directory, shapes)
+    summary = {"not_imported_by_ttnn_program": NOT_IMPORTED, "descriptor": describe(plan, sources),
+               "device": device_run(directory, plan), "launch": host_launch(plan, sources)}
     Path(sys.argv[2]).write_text(json.dumps(summary, indent=1))
 
 

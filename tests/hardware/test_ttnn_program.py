@@ -15,7 +15,7 @@ import torch
 
 import tilelang_tt
 from tests.kernels import bmm
-from tilelang_tt.contract.plan import BufferAddress, NocCoord, runtime_value
+from tilelang_tt.contract.vocabulary import BufferAddress, NocCoord, runtime_value
 from tilelang_tt.host.ttnn_program import NO_DEVICE_MESSAGE, TTDeviceError, run_on_device
 
 NO_TTNN = importlib.util.find_spec("ttnn") is None
@@ -53,7 +53,7 @@ def described(request, tmp_path_factory):
 
 def test_kernels_carry_sources_cores_args_and_configs(described):
     artifacts, summary = described
-    plan, desc = artifacts.plan, summary["descriptor"]
+    plan, desc = artifacts.plan.to_json(), summary["descriptor"]
     assert desc["type"] == "ProgramDescriptor"
     assert len(desc["kernels"]) == 3
     ranges = [[r["start"], r["end"]] for r in plan["core_ranges"]]
@@ -97,7 +97,7 @@ def _expected_arg(value, addresses):
 
 def test_circular_buffers_and_semaphores(described):
     artifacts, summary = described
-    plan, desc = artifacts.plan, summary["descriptor"]
+    plan, desc = artifacts.plan.to_json(), summary["descriptor"]
     ranges = [[r["start"], r["end"]] for r in plan["core_ranges"]]
     assert len(desc["cbs"]) == len(plan["cbs"]) > 0
     for planned, cb in zip(plan["cbs"], desc["cbs"]):
@@ -135,7 +135,7 @@ def test_ttnn_program_loads_without_tilelang_tvm_torch_or_ttnn(described):
 def test_semaphores_become_descriptors(tmp_path):
     artifacts = _example("eltwise_add")
     directory = artifacts.save(tmp_path / "eltwise_add")
-    plan = dict(artifacts.plan, semaphores=[{"id": 0, "name": "go", "initial_value": 0},
+    plan = dict(artifacts.plan.to_json(), semaphores=[{"id": 0, "name": "go", "initial_value": 0},
                                             {"id": 1, "name": "done", "initial_value": 3}])
     (directory / "tt.plan.json").write_text(json.dumps(plan))
     ranges = [[r["start"], r["end"]] for r in plan["core_ranges"]]
@@ -189,14 +189,14 @@ def test_a_reduction_and_a_mask_are_described(tmp_path):
     artifacts = tilelang_tt.compile(split_k_gemm(64, 64, 128, 32, 32, 32, 2), grid=(4, 1))
     summary = _describe(artifacts.save(tmp_path / "split_k"))
     writer = summary["descriptor"]["kernels"][2]
-    names = [a["name"] for a in artifacts.plan["kernels"][2]["runtime_args"]]
+    names = [a.name for a in artifacts.plan.kernel("writer").runtime_args]
     chain = [names.index(f"sum_{what}") for what in ("self_x", "self_y", "next_x", "next_y")]
-    cores = [tuple(w["core"]) for w in artifacts.plan["work_partition"]]
+    cores = [w.core for w in artifacts.plan.work_partition]
     for position, (x, y) in enumerate(cores):
         nx, ny = cores[min(position + 1, len(cores) - 1)]  # the last core's next is itself (never signalled)
         # describe_program's stand-in places logical core (x, y) at NOC (x + 100, y + 200)
         assert [writer["runtime_args"][f"{x},{y}"][i] for i in chain] == [x + 100, y + 200, nx + 100, ny + 200]
-    assert [s["id"] for s in summary["descriptor"]["semaphores"]] == [artifacts.plan["reduction"]["semaphore"]]
+    assert [s["id"] for s in summary["descriptor"]["semaphores"]] == [artifacts.plan.reduction.semaphore]
     assert summary["launch"]["error"] == "TTDeviceError"
     artifacts = tilelang_tt.compile(masked_gemm(64, 64, 64, mask_dtype="uint8"), grid=(1, 1))
     summary = _describe(artifacts.save(tmp_path / "masked"))

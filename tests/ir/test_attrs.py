@@ -12,17 +12,9 @@ from tvm import tirx
 from tilelang_tt import BufferLayout, TTCompileError, annotate_layouts
 from tilelang_tt.contract.arch import get_arch
 from tilelang_tt.contract.formula import Formula
-from tilelang_tt.contract.plan import (
-    ArgKind,
-    CoreRange,
-    MeshSplit,
-    MeshTensor,
-    MulticastDesc,
-    MulticastGroup,
-    Policy,
-    WorkItem,
-    WorkPolicy,
-)
+from tilelang_tt.contract.mesh import MeshSplit, MeshTensor
+from tilelang_tt.contract.plan import CoreRange
+from tilelang_tt.contract.vocabulary import ArgKind, MulticastDesc, MulticastGroup, Policy, WorkItem, WorkPolicy
 from tilelang_tt.ir.attrs import (
     Attr,
     AttrSpec,
@@ -38,7 +30,8 @@ from tilelang_tt.ir.attrs import (
     Scope,
     to_py,
 )
-from tilelang_tt.ir.tensors import AccessorDesc, LayoutDesc, MemoryLayout, MemorySpace
+from tilelang_tt.contract.buffers import LayoutDesc, MemoryLayout, MemorySpace
+from tilelang_tt.ir.tensors import AccessorDesc
 from tilelang_tt.layout import LAYOUT_REQUESTS, LayoutError
 from tilelang_tt.passes.infer_tt_layout import InferTTLayout
 
@@ -59,8 +52,8 @@ SAMPLES = {
                      "B": {"memory": "L1", "layout": "height_sharded", "dtype": "float32", "shape": [64, 64],
                            "tile_shape": [32, 32], "data_format": "Bfp8_b", "page_size": 1088,
                            "shard_grid": [2, 1], "shard_shape": [32, 64], "storage": "bfloat8_b"}}),
-    "CB_DESC": ({"A_s": CBDesc("A_s", 0, 2048, 4, "Float16_b", 2, (2, 1), producer="reader", consumer="compute",
-                               buffer="A", source="k.py:3:1")},
+    "CB_DESC": ({"A_s": CBDesc("A_s", 0, 2048, 4, "Float16_b", block_pages=2, block_tiles=(2, 1), producer="reader",
+                               consumer="compute", buffer="A", source="k.py:3:1")},
                 {"A_s": {"index": 0, "page_size": 2048, "num_pages": 4, "data_format": "Float16_b", "block_pages": 2,
                          "block_tiles": [2, 1], "vector": "", "producer": "reader", "consumer": "compute",
                          "buffer": "A", "source": "k.py:3:1"}}),
@@ -77,7 +70,8 @@ SAMPLES = {
                   "reduce_scaler": {"producer": "reader", "consumers": ["compute"], "buffer": "", "kind": "scaler"}}),
     "BUFFER_ACCESS": ({"A": "read", "C": "readwrite"}, {"A": "read", "C": "readwrite"}),
     "COLUMN_MAJOR_BLOCKS": (("K_s",), ["K_s"]),
-    "COMPUTE_CONFIG": (ComputeKernelConfig(True, "HiFi4", False, 4, ("x",)),
+    "COMPUTE_CONFIG": (ComputeKernelConfig(fp32_dest_acc_en=True, math_fidelity="HiFi4", math_approx_mode=False,
+                                           dst_budget=4, unpack_to_dest=("x",)),
                        {"fp32_dest_acc_en": True, "math_fidelity": "HiFi4", "math_approx_mode": False,
                         "dst_budget": 4, "unpack_to_dest": ["x"]}),
     "CORE_MAP": (CoreMap(m="coreIdx.y", n="coreIdx.x"), {"m": "coreIdx.y", "n": "coreIdx.x"}),

@@ -8,7 +8,7 @@ from tvm.script import tirx as T
 
 from tests.kernels import gemm, lower_until, run_pass
 from tests.passes.helpers import accessor_entry, tt_attrs
-from tilelang_tt.contract.plan import MCAST_ARGS
+from tilelang_tt.contract.vocabulary import MCAST_ARGS
 from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.layout import BufferLayout
 from tilelang_tt.options import CompileOptions
@@ -25,7 +25,7 @@ def args_of(func) -> list[dict]:
     args = Attr.RUNTIME_ARGS.read(func)
     assert all(a.var.name == a.name and str(a.var.dtype) == "uint32" for a in args)
     assert len({a.var for a in args}) == len(args)
-    return [a.to_dict() for a in args]
+    return [a.to_json() for a in args]
 
 
 def test_registered_under_spec_name():

@@ -14,7 +14,7 @@ from tests.kernels import gemm, lower_until, run_pass
 from tests.passes.helpers import attrs_without, tl, tt_attrs
 from tilelang_tt import TTCompileError
 from tilelang_tt.ir.attrs import Attr
-from tilelang_tt.ir.tensors import LayoutDesc, MemoryLayout
+from tilelang_tt.contract.buffers import LayoutDesc, MemoryLayout
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.infer_tt_layout import InferTTLayout
 

@@ -13,7 +13,7 @@ from tilelang_tt.ir.attrs import Attr, PartitionMode
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.layout import BufferLayout
 from tilelang_tt.options import CompileOptions
-from tilelang_tt.contract.plan import MulticastGroup, Policy, WorkItem, WorkPolicy
+from tilelang_tt.contract.vocabulary import MulticastGroup, Policy, WorkItem, WorkPolicy
 from tilelang_tt.passes.layout_aware_work_partition_tt import LayoutAwareWorkPartitionTT, multicast_groups, zigzag
 
 PASS = "LayoutAwareWorkPartitionTT"

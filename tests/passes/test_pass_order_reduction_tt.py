@@ -14,7 +14,7 @@ from tvm.script import tirx as T
 
 from tests.kernels import gemm, lower_until, run_pass, split_k_gemm
 from tests.passes.helpers import assert_body, attr_launch, ev, launch, nodes, param, seq, tl, tt, tt_attrs
-from tilelang_tt.contract.plan import ArgKind
+from tilelang_tt.contract.vocabulary import ArgKind
 from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.ir.intrin import Intrin, call_intrin
 from tilelang_tt.options import CompileOptions

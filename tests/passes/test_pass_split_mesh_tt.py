@@ -12,7 +12,7 @@ from tvm.script import tirx as T
 
 from tests.kernels import bmm, lower_until, run_pass
 from tests.passes.helpers import loop, nodes, tl, tt_attrs
-from tilelang_tt.contract.plan import MeshSplit, MeshTensor
+from tilelang_tt.contract.mesh import MeshSplit, MeshTensor
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.options import CompileOptions

@@ -15,7 +15,7 @@ from tests.kernels import eltwise, gemm, lower_until, run_pass
 from tests.passes.helpers import alloc_source, cb_entry, tl, tt, tt_attrs
 from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.ir.intrin import Intrin, call
-from tilelang_tt.ir.tensors import MemoryLayout, MemorySpace
+from tilelang_tt.contract.buffers import MemoryLayout, MemorySpace
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.ir.common import keep_span, stmt_intrin
 from tilelang_tt.passes.verify_tt_ir import VerifyTTIR

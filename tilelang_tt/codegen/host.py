@@ -1,5 +1,5 @@
-"""Emit the host program ``main.cpp`` (DEVELOPERS.md, Contract 2) from a ``tt.plan.json`` dict,
-read through the checked plan view (:class:`tilelang_tt.contract.plan.Plan`).
+"""Emit the host program ``main.cpp`` (DEVELOPERS.md, Contract 2) from the program's plan
+(:class:`tilelang_tt.contract.plan.Plan`).
 
 The program targets the tt-metal 0.81.1 distributed (Mesh) host API and calls only functions,
 methods and constructors exported by that wheel's ``libtt_metal.so``
@@ -14,16 +14,11 @@ import re
 
 from tilelang_tt.codegen.emitter import CppEmitter
 from tilelang_tt.contract.formula import Formula
-from tilelang_tt.contract.plan import (
-    ROLES,
-    BufferAddress,
-    ComputeConfig,
-    NocCoord,
-    Plan,
-    PlanBuffer,
-    PlanError,
-    PlanKernel,
-)
+from tilelang_tt.contract.buffers import MemorySpace, PlanBuffer
+from tilelang_tt.contract.kernels import ROLES, ComputeConfig, PlanKernel
+from tilelang_tt.contract.plan import Plan
+from tilelang_tt.contract.reading import PlanError
+from tilelang_tt.contract.vocabulary import BufferAddress, NocCoord
 
 _CXX_ELEMENT = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t"}  # host element type by bytes per element
 
@@ -58,9 +53,9 @@ def _element(buffer: PlanBuffer) -> str:
 def _check_buffer(buffer: PlanBuffer) -> None:
     """What main.cpp supports beyond the plan's own checks: 32x32 tiles, DRAM interleaved (tiles or
     rows) or sharded."""
-    if not buffer.sharded and buffer.memory != "DRAM":
+    if not buffer.sharded and buffer.memory != MemorySpace.DRAM:
         raise PlanError(f"buffer {buffer.name!r}: main.cpp places interleaved buffers in DRAM only, not in "
-                        f"{buffer.memory}")
+                        f"{buffer.memory.value}")
     if buffer.tile_shape != (32, 32):
         raise PlanError(f"buffer {buffer.name!r}: only 32x32 tiles are supported, got {list(buffer.tile_shape)}")
 
@@ -299,7 +294,7 @@ def _emit_buffers(out: CppEmitter, plan: Plan) -> None:
             _emit_distribution_spec(out, buffer, var)
             out.line(
                 f"std::shared_ptr<distributed::MeshBuffer> buffer_{var} = create_sharded_buffer(device.get(), {size}, "
-                f"{buffer.page_size}, BufferType::{buffer.memory}, spec_{var});"
+                f"{buffer.page_size}, BufferType::{buffer.memory.value}, spec_{var});"
             )
         else:
             out.line(
@@ -487,10 +482,9 @@ def _emit_readback(out: CppEmitter, plan: Plan) -> None:
     out.line("")
 
 
-def emit_main_cpp(plan: dict) -> str:
+def emit_main_cpp(plan: Plan) -> str:
     """The complete host program for ``plan`` (deterministic: same plan, same text); a plan that
-    is not valid, or asks for what main.cpp does not do, is a :class:`PlanError`."""
-    plan = Plan.from_json(plan)
+    asks for what main.cpp does not do is a :class:`PlanError`."""
     out = CppEmitter()
     _emit_prelude(out, plan)
     with out.block("int main(int argc, char** argv)"):

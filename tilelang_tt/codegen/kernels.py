@@ -10,7 +10,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import ir, tirx
 
-from tilelang_tt.contract.plan import ArgKind, Policy
+from tilelang_tt.contract.vocabulary import ArgKind, Policy
 from tilelang_tt.ir.attrs import Attr, KernelRole
 from tilelang_tt.ir.intrin import Intrin, call_intrin
 from tilelang_tt.codegen.emitter import CppEmitter

@@ -1,174 +1,132 @@
-"""G: ``tt.plan.json`` (DEVELOPERS.md, Contract 1) from the attributes of the split kernels."""
+"""G: the program's plan (``tt.plan.json``, DEVELOPERS.md Contract 1) from the attributes of the
+split kernels, as a :class:`~tilelang_tt.contract.plan.Plan`, and the plan's text."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import Attr, KernelRole
-from tilelang_tt.contract.plan import (
-    DATA_MOVEMENT,
-    SCHEMA_VERSION,
-    ArgKind,
-    BufferAddress,
-    MeshDevice,
-    MulticastGroup,
-    NocCoord,
-    PlanMesh,
-    PlanReduction,
-    Policy,
-    WorkItem,
-    split_columns,
+from tilelang_tt.contract.buffers import PlanBuffer
+from tilelang_tt.contract.dims import PlanDim
+from tilelang_tt.contract.formula import Formula
+from tilelang_tt.contract.kernels import (
+    ROLES,
+    ArgSpec,
+    BankCoords,
+    ComputeConfig,
+    CoreArgs,
+    DataMovementConfig,
+    PlanAccessor,
+    PlanKernel,
 )
-from tilelang_tt.contract.formula import to_json
+from tilelang_tt.contract.mesh import PlanMesh
+from tilelang_tt.contract.plan import Plan, PlanCB, PlanReduction, Semaphore
+from tilelang_tt.contract.vocabulary import ArgKind, ArgValue, BufferAddress, MulticastGroup, NocCoord, WorkItem, plan_entry
+from tilelang_tt.ir.attrs import Attr, KernelRole
 from tilelang_tt.ir.common import dynamic_dims
 
 
-def build_plan(kernels: dict[str, tirx.PrimFunc]) -> dict:
-    """``kernels``: role -> split PrimFunc (reader, compute, writer) of one user kernel."""
-    reader, compute, writer = (kernels[r.value] for r in (KernelRole.READER, KernelRole.COMPUTE, KernelRole.WRITER))
-    arch = Attr.ARCH.read(compute)
-    layouts = Attr.LAYOUT_DESC.read(compute)
-    access = Attr.BUFFER_ACCESS.read(compute)
+def _kernel(role: str, func: tirx.PrimFunc) -> tuple[PlanKernel, list[PlanAccessor]]:
+    """A kernel of the plan and the TensorAccessorArgs that are its compile-time args (D2 bound
+    them, in offset order)."""
+    bound = sorted(Attr.TENSOR_ACCESSOR.read(func).values(), key=lambda acc: acc.cta_offset)
+    accessors = [PlanAccessor(acc.buffer, role, acc.cta_offset, tuple(acc.compile_time_args),
+                              acc.crta_offset if acc.sharded else None, acc.num_common_runtime_args) for acc in bound]
+    compile_args = tuple(arg for acc in accessors for arg in acc.compile_time_args)
+    args = tuple(plan_entry(ArgSpec, arg) for arg in Attr.RUNTIME_ARGS.read(func))
+    if role == KernelRole.COMPUTE.value:
+        config = plan_entry(ComputeConfig, Attr.COMPUTE_CONFIG.read(func))
+        return PlanKernel(role, f"{role}.cpp", compile_args, args, config), accessors
+    # a sharded accessor's bank coordinates are its common runtime args, which the host knows
+    common = tuple(BankCoords(acc.buffer, acc.num_common_runtime_args) for acc in bound if acc.sharded)
+    return PlanKernel(role, f"{role}.cpp", compile_args, args, DataMovementConfig.of(role), common), accessors
 
-    buffers = []
-    for index, param in enumerate(compute.params):
-        buf = compute.buffer_map[param]
-        desc = layouts[buf.name]
-        entry = {
-            "name": buf.name, "param_index": index, "shape": [to_json(d) for d in desc.shape], "dtype": desc.dtype,
-            "data_format": desc.data_format, "access": access[buf.name], "memory": desc.memory.value,
-            "layout": desc.layout.value, "tile_shape": list(desc.tile_shape), "page_size": desc.page_size,
-            "num_pages": to_json(desc.num_pages),
-        }
-        if desc.shard_grid is not None:  # shards in elements of the tensor seen as a matrix, on these cores/banks
-            entry |= {"shard_grid": list(desc.shard_grid), "shard_shape": list(desc.shard_shape)}
-        if desc.column:  # a rank-1 (or flat) tensor laid out as (n, 1) (InferTTLayout's choice)
-            entry["column"] = True
-        if desc.flat:  # laid out as the rank-1 tensor of its elements (InferTTLayout's choice)
-            entry["flat"] = True
-        buffers.append(entry)
 
-    cbs = [
-        {"index": cb.index, "name": cb.name, "page_size": cb.page_size, "num_pages": cb.num_pages,
-         "data_format": cb.data_format, "producer": cb.producer, "consumer": cb.consumer, "buffer": cb.buffer}
-        for cb in sorted(Attr.CB_DESC.read(compute).values(), key=lambda cb: cb.index)
-    ]
+def build_plan(kernels: dict[str, tirx.PrimFunc]) -> Plan:
+    """The plan of ``kernels`` (role -> split PrimFunc: reader, compute, writer) of one user kernel:
+    every entry from the attributes the passes recorded (the plan decides nothing), checked as its
+    readers check a plan (:meth:`Plan.checked`)."""
+    reader, compute = kernels[KernelRole.READER.value], kernels[KernelRole.COMPUTE.value]
+    layouts, access = Attr.LAYOUT_DESC.read(compute), Attr.BUFFER_ACCESS.read(compute)
+    params = [compute.buffer_map[p] for p in compute.params]
+    buffers = tuple(PlanBuffer.of(layouts[buf.name], index, access[buf.name]) for index, buf in enumerate(params))
+    cbs = tuple(sorted((plan_entry(PlanCB, cb) for cb in Attr.CB_DESC.read(compute).values()), key=lambda cb: cb.index))
 
-    accessors, kernel_entries, arg_specs = [], [], {}
-    for role, func in (("reader", reader), ("compute", compute), ("writer", writer)):
-        bound = sorted(Attr.TENSOR_ACCESSOR.read(func).values(), key=lambda acc: acc.cta_offset)
-        ct_args: list[int] = []
-        common_args: list[dict] = []
-        for acc in bound:
-            accessor = {"buffer": acc.buffer, "kernel": role, "cta_offset": acc.cta_offset,
-                        "compile_time_args": list(acc.compile_time_args)}
-            if acc.sharded:  # the packed NOC coordinates of its banks, known to the host
-                accessor |= {"crta_offset": acc.crta_offset, "num_common_runtime_args": acc.num_common_runtime_args}
-                common_args.append({"kind": "bank_coords", "buffer": acc.buffer, "count": acc.num_common_runtime_args})
-            accessors.append(accessor)
-            ct_args.extend(acc.compile_time_args)
-        specs = list(Attr.RUNTIME_ARGS.read(func))
-        arg_specs[role] = specs
-        entry = {"role": role, "source": f"{role}.cpp"}
-        if role == "compute":
-            config = Attr.COMPUTE_CONFIG.read(compute)
-            entry |= {"math_fidelity": config.math_fidelity, "fp32_dest_acc_en": config.fp32_dest_acc_en,
-                      "math_approx_mode": config.math_approx_mode, "unpack_to_dest": list(config.unpack_to_dest)}
-        else:
-            entry |= {"processor": DATA_MOVEMENT[role][0], "noc": DATA_MOVEMENT[role][1], "common_runtime_args": common_args}
-        entry |= {"compile_time_args": ct_args, "runtime_args": [a.to_dict() for a in specs]}
-        kernel_entries.append(entry)
+    plan_kernels, accessors = [], []
+    for role in ROLES:
+        kernel, bound = _kernel(role, kernels[role])
+        plan_kernels.append(kernel)
+        accessors += bound
 
-    work = list(Attr.WORK_PARTITION.read(compute))
+    work = Attr.WORK_PARTITION.read(compute)
     multicast = dict(sorted(Attr.MULTICAST.read(reader).items()))
     # the core holding the block after each core's last (the next of the partition; the last core's own)
     next_core = {w.core: work[min(i + 1, len(work) - 1)].core for i, w in enumerate(work)}
 
-    def values(role: str, item: WorkItem) -> list:
+    def values(kernel: PlanKernel, item: WorkItem) -> tuple[ArgValue, ...]:
         out = []
-        for arg in arg_specs[role]:
+        for arg in kernel.runtime_args:
             if arg.kind == ArgKind.BUFFER_ADDRESS:
-                out.append(BufferAddress(arg.buffer).to_json())
+                out.append(BufferAddress(arg.buffer))
             elif arg.kind == ArgKind.MCAST:
-                out.append(mcast_value(arg.what, multicast[arg.cb].group(item.core), item.core, role))
+                out.append(mcast_value(arg.what, multicast[arg.cb].group(item.core), item.core, kernel.role))
             elif arg.kind == ArgKind.CHAIN:
                 core = next_core[item.core] if arg.what.startswith("next") else item.core
-                out.append(NocCoord(arg.what[-1], core).to_json())
+                out.append(NocCoord(arg.what[-1], core))
+            elif arg.kind == ArgKind.DIM:  # a size's formula: its name
+                out.append(Formula.name(arg.dim))
             else:
-                out.append(to_json({
+                out.append({
                     ArgKind.START_ID: item.start_id, ArgKind.COUNT: item.count, ArgKind.WIDTH: item.width,
                     ArgKind.SHARD_Y: item.shard[0], ArgKind.SHARD_X: item.shard[1], ArgKind.CONST: arg.value,
-                }[arg.kind]) if arg.kind != ArgKind.DIM else arg.dim)  # a size's formula: its name
-        return out
+                }[arg.kind])
+        return tuple(out)
 
-    policy = Attr.WORK_POLICY.read(compute)
-    semaphores = []
-    for mc in multicast.values():
-        semaphores += [{"id": mc.sender_semaphore, "name": f"{mc.cb}_sender", "initial_value": 0},
-                       {"id": mc.receiver_semaphore, "name": f"{mc.cb}_receiver", "initial_value": 0}]
-
+    semaphores = [s for mc in multicast.values() for s in (Semaphore(mc.sender_semaphore, f"{mc.cb}_sender"),
+                                                            Semaphore(mc.receiver_semaphore, f"{mc.cb}_receiver"))]
     reduction = Attr.REDUCTION.read(compute)
-    if reduction is not None and reduction.semaphore >= 0:
-        semaphores.append({"id": reduction.semaphore, "name": "reduction", "initial_value": 0})
-    params = [compute.buffer_map[p] for p in compute.params]
-    dims = [  # the dynamic sizes: where the host reads each (the first parameter and axis of the size)
-        next({"name": name, "buffer": buf.name, "axis": axis} for buf in params for axis, d in enumerate(buf.shape)
-             if d.same_as(var))
-        for name, var in dynamic_dims(compute).items()]
-    plan = {
-        "schema_version": SCHEMA_VERSION,
-        "kernel_name": Attr.SOURCE_FUNC.read(compute),
-        "arch": arch.name,
-        "device_grid": list(arch.grid),
-        "core_grid": list(Attr.CORE_GRID.read(compute)),
-        "core_ranges": [{"start": list(r.start), "end": list(r.end)} for r in Attr.CORE_RANGES.read(compute)],
-        "partition_mode": Attr.PARTITION_MODE.read(compute).value,
-        "grid_tiles": [to_json(t) for t in Attr.GRID_TILES.read(compute)],
-        "block_grid": [to_json(b) for b in Attr.BLOCK_GRID.read(compute)],
-        "block_tiles": list(Attr.BLOCK_TILES.read(compute)),
-        "work_policy": policy.to_dict(),
-        "work_partition": [w.to_plan(policy.policy == Policy.LOCAL_SHARD) for w in work],
-        "buffers": buffers,
-        "cbs": cbs,
-        "tensor_accessors": accessors,
-        "kernels": kernel_entries,
-        "runtime_args": [
-            {"core": list(w.core), "reader": values("reader", w), "compute": values("compute", w),
-             "writer": values("writer", w)} for w in work
-        ],
-        "semaphores": sorted(semaphores, key=lambda e: e["id"]),
-        "multicast": [{"cb": mc.cb} | mc.to_dict() for mc in multicast.values()],
-    }
-    if reduction is not None and reduction.semaphore >= 0:
-        plan["reduction"] = PlanReduction(tuple(b.name for b in reduction.buffers), reduction.blocks,
-                                          reduction.semaphore).to_json()
-    split = Attr.MESH.read(compute)
-    if split is not None:  # every device runs this program over its panel of block rows (or columns)
-        per = plan["block_grid"][1 if split_columns(split.axis) else 0]
-        devices = tuple(MeshDevice((i // split.shape[1], i % split.shape[1]), (i * per, per), tuple(work))
-                        for i in range(split.devices))
-        plan["mesh"] = PlanMesh(split.shape, split.axis, split.blocks, devices, split.tensors).to_json(
-            policy.policy == Policy.LOCAL_SHARD)
-    return plan | {"dims": dims} if dims else plan
+    summed = reduction is not None and reduction.semaphore >= 0
+    if summed:
+        semaphores.append(Semaphore(reduction.semaphore, "reduction"))
+    dims = tuple(  # the dynamic sizes: where the host reads each (the first parameter and axis of the size)
+        next(PlanDim(name, buf.name, axis) for buf in params for axis, d in enumerate(buf.shape) if d.same_as(var))
+        for name, var in dynamic_dims(compute).items())
+    block_grid = Attr.BLOCK_GRID.read(compute)
+    mesh = Attr.MESH.read(compute)
+    return Plan(
+        kernel_name=Attr.SOURCE_FUNC.read(compute), arch=Attr.ARCH.read(compute),
+        core_grid=Attr.CORE_GRID.read(compute), core_ranges=Attr.CORE_RANGES.read(compute),
+        partition_mode=Attr.PARTITION_MODE.read(compute).value, grid_tiles=Attr.GRID_TILES.read(compute),
+        block_grid=block_grid, block_tiles=Attr.BLOCK_TILES.read(compute), work_policy=Attr.WORK_POLICY.read(compute),
+        work_partition=work, buffers=buffers, cbs=cbs, tensor_accessors=tuple(accessors), kernels=tuple(plan_kernels),
+        runtime_args=tuple(CoreArgs(w.core, {k.role: values(k, w) for k in plan_kernels}) for w in work),
+        semaphores=tuple(sorted(semaphores, key=lambda s: s.id)),
+        multicast=tuple(dataclasses.replace(mc, groups=()) for mc in multicast.values()),  # each core's values hold them
+        dims=dims,
+        reduction=PlanReduction(tuple(b.name for b in reduction.buffers), reduction.blocks, reduction.semaphore)
+        if summed else None,
+        # every device runs this program over its panel of block rows (or columns)
+        mesh=None if mesh is None else PlanMesh.of(mesh, block_grid, work),
+    ).checked()
 
 
-def mcast_value(what: str, group: MulticastGroup, core: tuple[int, int], role: str):
-    """Per-core value of multicast runtime arg ``what`` (contract.plan.MCAST_ARGS) for ``core`` of
-    ``group`` (B1 decided both), multicast by kernel ``role``. NOC coordinates are symbolic
+def mcast_value(what: str, group: MulticastGroup, core: tuple[int, int], role: str) -> int | NocCoord:
+    """Per-core value of multicast runtime arg ``what`` (contract.vocabulary.MCAST_ARGS) for ``core``
+    of ``group`` (B1 decided both), multicast by kernel ``role``. NOC coordinates are symbolic
     (:class:`NocCoord`: the host resolves the logical core). The reader multicasts on NOC 1, which
     takes the rectangle from its far corner to its near one (start and end swapped); the writer on
     NOC 0, from the near corner to the far one."""
     start, end = (group.far, group.near) if role == KernelRole.READER.value else (group.near, group.far)
     corners = {"sender": group.sender, "start": start, "end": end}
     if what[-2:] in ("_x", "_y"):
-        return NocCoord(what[-1], corners[what[:-2]]).to_json()
+        return NocCoord(what[-1], corners[what[:-2]])
     return {"sender": int(tuple(core) == group.sender), "receivers": len(group.cores) - 1}[what]
 
 
-def dumps_plan(plan: dict) -> str:
+def dumps_plan(plan: Plan) -> str:
     """``tt.plan.json`` text: indented, with every array or object that fits in a line of 100
     characters on one line, so a core's work and arguments read as one row."""
 
@@ -182,4 +140,4 @@ def dumps_plan(plan: dict) -> str:
         items = (f"{inner}{json.dumps(k)}: {render(v, depth + 1)}" for k, v in value.items())
         return "{\n" + ",\n".join(items) + "\n" + pad + "}"
 
-    return render(plan, 0) + "\n"
+    return render(plan.to_json(), 0) + "\n"

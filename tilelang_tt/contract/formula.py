@@ -4,7 +4,7 @@ A kernel declared with ``T.dynamic("m")`` (or symbolic ``M, N, K``) compiles to 
 every size. What depends on those sizes (tile counts, page counts, the block grid, each core's share
 of the blocks) is recorded in ``tt.plan.json`` as a formula over the dimension names, and computed
 from the actual tensors by whoever runs the program: ``main.cpp`` (C++ from :meth:`Formula.cxx`),
-the emulator driver and ``ttnn_program`` (:func:`tilelang_tt.contract.plan.bind_dims`).
+the emulator driver and ``ttnn_program`` (:meth:`tilelang_tt.contract.plan.Plan.bind`).
 
 A formula is an int or a :class:`Formula`: names, integer constants, ``+ - * // %``, ``min`` and
 ``max`` of non-negative integers. Arithmetic mixing ints and formulas folds constants, so the

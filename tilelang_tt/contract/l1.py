@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from tilelang_tt.contract.arch import get_arch
-from tilelang_tt.contract.plan import INTERLEAVED, LAYOUTS, tile_grid
+from tilelang_tt.contract.buffers import INTERLEAVED, LAYOUTS, LayoutDesc, MemoryLayout, MemorySpace
 
 Core = tuple[int, int]
 
@@ -207,19 +207,18 @@ def cores_in_ranges(ranges: Iterable[tuple[Sequence[int], Sequence[int]]]) -> li
     return list(cores)
 
 
-def from_layout(name: str, layout: Mapping) -> L1Buffer | None:
-    """The L1 buffer of a tensor, ``None`` in DRAM. ``layout`` has the keys a ``tt.layout_desc``
-    entry and a ``tt.plan.json`` buffer share: memory, layout, shape, tile_shape, page_size and,
-    sharded, shard_grid and shard_shape (elements, whole tiles); a rank-1 tensor laid out as a
-    column (``"column": true``) is its (n, 1) view."""
-    if layout["memory"] != "L1":
+def from_layout(layout: LayoutDesc) -> L1Buffer | None:
+    """The L1 buffer of a tensor laid out as ``layout`` (a ``tt.layout_desc`` entry or a plan
+    buffer), ``None`` in DRAM: its pages over its tile grid (a rank-1 column is its (n, 1) view)
+    and, sharded, its shards of ``shard_shape`` elements (whole tiles) on ``shard_grid``."""
+    if layout.memory != MemorySpace.L1:
         return None
-    rows, cols = tile_grid(layout["shape"], layout["tile_shape"], layout.get("column", False), layout.get("flat", False))
-    if layout["layout"] == INTERLEAVED:
-        return L1Buffer(name, layout["page_size"], rows * cols)
-    (shard_rows, shard_cols), (tile_rows, tile_cols) = layout["shard_shape"], layout["tile_shape"]
-    return L1Buffer(name, layout["page_size"], rows * cols, layout["layout"], (rows, cols),
-                    (shard_rows // tile_rows, shard_cols // tile_cols), tuple(layout["shard_grid"]))
+    rows, cols = layout.tile_grid
+    if layout.layout == MemoryLayout.INTERLEAVED:
+        return L1Buffer(layout.buffer, layout.page_size, rows * cols)
+    (shard_rows, shard_cols), (tile_rows, tile_cols) = layout.shard_shape, layout.tile_shape
+    return L1Buffer(layout.buffer, layout.page_size, rows * cols, MemoryLayout(layout.layout).value, (rows, cols),
+                    (shard_rows // tile_rows, shard_cols // tile_cols), tuple(layout.shard_grid))
 
 
 def l1_use(arch: str, cbs: Mapping[Core, Sequence[CircularBuffer]], buffers: Sequence[L1Buffer]) -> L1Use:

@@ -10,8 +10,8 @@ the ``TT_EMU_ARCHS`` define). Objects and executables are cached under ``<cache>
 of everything that goes into them (compiler, flags, defines, sources, every emulator header), so
 the runtime is compiled once and a program only once.
 
-The plan is read through :class:`tilelang_tt.contract.plan.Plan`; ``main.cpp`` is one of the
-program's sources (the compiler writes it), never made here.
+The plan is a :class:`tilelang_tt.contract.plan.Plan`; ``main.cpp`` is one of the program's
+sources (the compiler writes it), never made here.
 
 A caller that shows progress passes ``progress(phase, done, total)`` (:data:`Progress`): ``build``
 reports ``("compiling", units compiled, units to compile)`` for what is not cached yet (the host
@@ -42,8 +42,9 @@ import numpy as np
 
 from tilelang_tt.contract.arch import ARCHS
 from tilelang_tt.contract.formats import BFLOAT16_QUIET_NAN, bfloat16_round
-from tilelang_tt.contract.plan import (ComputeConfig, Plan, PlanBuffer, PlanError, PlanKernel, bind_dims,
-                                       dim_values)
+from tilelang_tt.contract.buffers import PlanBuffer
+from tilelang_tt.contract.kernels import ComputeConfig, PlanKernel
+from tilelang_tt.contract.plan import Plan
 from tilelang_tt.emulator import blockfloat
 from tilelang_tt.env import CACHE_DIR, EMU_CXX, tt_metal_root
 
@@ -442,10 +443,11 @@ def _execute(command: list[str], env: dict[str, str], progress: Progress | None)
     return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
-def run(sources: dict[str, str], plan: dict, inputs: dict[str, object], data_dir: Path | None = None,
+def run(sources: dict[str, str], plan: Plan, inputs: dict[str, object], data_dir: Path | None = None,
         trace: Path | None = None, timing_only: bool = False, progress: Progress | None = None) -> EmulatorResult:
-    """Build (or reuse) the program (``sources``: ``main.cpp`` and the kernels of ``plan``, a
-    ``tt.plan.json`` dict) and run it on ``inputs`` (numpy arrays or torch tensors by buffer name).
+    """Build (or reuse) the program (``sources``: ``main.cpp`` and the kernels of ``plan``) and run
+    it on ``inputs`` (numpy arrays or torch tensors by buffer name); a plan with dynamic sizes runs
+    for the sizes the inputs give (a ``SizeError`` for inputs it cannot serve).
 
     The program's data directory (``<buffer>.bin`` inputs, ``<buffer>.out.bin`` outputs,
     ``counters.json``; DEVELOPERS.md, Contract 2) is ``data_dir`` when given, and kept; else a
@@ -454,11 +456,9 @@ def run(sources: dict[str, str], plan: dict, inputs: dict[str, object], data_dir
     skips the arithmetic of the matrix multiplications (``Device::set_timing_only``): the counters
     and the timing model's prediction are a full run's, there are no outputs (``outputs`` is empty).
     ``progress(phase, done, total)`` is told how the build and the run go (the module's docstring)."""
-    sizes = dim_values(plan, {name: np.shape(value) for name, value in inputs.items()}) if "dims" in plan else {}
-    try:
-        plan = Plan.from_json(bind_dims(plan, sizes) if sizes else plan)
-    except PlanError as err:
-        raise EmulatorError(f"not a valid tt.plan.json: {err}") from None
+    sizes = plan.dim_values({name: np.shape(value) for name, value in inputs.items()}) if plan.dims else {}
+    if sizes:
+        plan = plan.bind(sizes)
     exe = build(sources, plan, progress)
     buffers = {b.name: b for b in plan.host_buffers}
     wanted = sorted(b.name for b in plan.inputs)

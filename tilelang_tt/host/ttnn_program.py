@@ -49,15 +49,9 @@ def _import_contract() -> None:
 _import_contract()
 
 from tilelang_tt.contract.arch import HOST_CB_IDS  # noqa: E402
-from tilelang_tt.contract.plan import (  # noqa: E402
-    KERNEL_SOURCES,
-    BufferAddress,
-    ComputeConfig,
-    NocCoord,
-    Plan,
-    bind_dims,
-    dim_values,
-)
+from tilelang_tt.contract.kernels import KERNEL_SOURCES, ComputeConfig  # noqa: E402
+from tilelang_tt.contract.plan import Plan  # noqa: E402
+from tilelang_tt.contract.vocabulary import BufferAddress, NocCoord  # noqa: E402
 
 NO_DEVICE_MESSAGE = (
     "no Tenstorrent device found; use the emulator (the default): Artifacts.run(*tensors) "
@@ -90,19 +84,19 @@ def _tt_fatal_reason(err: Exception) -> str:
 
 
 def load_program(artifacts_or_dir, shapes: dict | None = None) -> tuple[Plan, dict[str, str]]:
-    """(checked plan, {kernel source name: text}) from an ``Artifacts`` or a directory written by
-    ``save``. A program with dynamic sizes is planned for the tensors of ``shapes`` (buffer name ->
-    shape: the inputs at least), its formulas computed from them
-    (:func:`tilelang_tt.contract.plan.dim_values`); without ``shapes`` its plan keeps them."""
+    """(plan, {kernel source name: text}) from an ``Artifacts`` or a directory written by ``save``
+    (its plan checked, :meth:`Plan.from_json`). A program with dynamic sizes is planned for the
+    tensors of ``shapes`` (buffer name -> shape: the inputs at least), its formulas computed from
+    them (:meth:`Plan.dim_values`, :meth:`Plan.bind`); without ``shapes`` its plan keeps them."""
     if isinstance(artifacts_or_dir, (str, os.PathLike)):
         directory = Path(artifacts_or_dir)
-        plan = json.loads((directory / "tt.plan.json").read_text())
+        plan = Plan.from_json(json.loads((directory / "tt.plan.json").read_text()))
         sources = {name: (directory / name).read_text() for name in KERNEL_SOURCES}
     else:
         plan, sources = artifacts_or_dir.plan, {name: artifacts_or_dir.sources[name] for name in KERNEL_SOURCES}
-    if shapes is not None and "dims" in plan:
-        plan = bind_dims(plan, dim_values(plan, shapes))
-    return Plan.from_json(plan), sources
+    if shapes is not None and plan.dims:
+        plan = plan.bind(plan.dim_values(shapes))
+    return plan, sources
 
 
 def _core_range_set(ttnn, plan: Plan):

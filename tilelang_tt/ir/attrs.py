@@ -36,16 +36,12 @@ from tvm import runtime, tirx
 
 from tilelang_tt.contract.arch import Arch, get_arch
 from tilelang_tt.contract.formula import Formula, from_json, to_json
-from tilelang_tt.contract.plan import (
-    ArgKind,
-    Core,
-    CoreRange,
-    MeshSplit,
-    MulticastDesc,
-    WorkItem,
-    WorkPolicy,
-)
-from tilelang_tt.ir.tensors import AccessorDesc, LayoutDesc
+from tilelang_tt.contract.buffers import LayoutDesc
+from tilelang_tt.contract.kernels import ArgSpec, ComputeConfig
+from tilelang_tt.contract.mesh import MeshSplit
+from tilelang_tt.contract.plan import CoreRange, PlanCB
+from tilelang_tt.contract.vocabulary import ArgKind, Core, MulticastDesc, WorkItem, WorkPolicy
+from tilelang_tt.ir.tensors import AccessorDesc
 
 
 class Scope(str, enum.Enum):
@@ -158,21 +154,14 @@ def to_tvm(value):
     raise TypeError(f"cannot store attribute value of type {type(value).__name__}")
 
 
-@dataclass(frozen=True)
-class CBDesc:
-    """``tt.cb_desc`` entry: conceptual circular buffer geometry (spec A2, D1)."""
+@dataclass(frozen=True, kw_only=True)
+class CBDesc(PlanCB):
+    """``tt.cb_desc`` entry: conceptual circular buffer geometry (spec A2, D1): the plan's CB and
+    what the passes decide it by."""
 
-    name: str
-    index: int
-    page_size: int
-    num_pages: int
-    data_format: str
     block_pages: int
     block_tiles: tuple[int, int] = (0, 0)  # (rows, cols) of 32x32 tiles in one block
     vector: str = ""  # "row": data in row 0 of each tile; "col": data in column 0; "": full tiles
-    producer: str = ""
-    consumer: str = ""
-    buffer: str = ""
     source: str = ""  # "file:line:column" of the buffer's allocation in the user's kernel (errors.location_string)
 
     def to_dict(self) -> dict:
@@ -196,38 +185,16 @@ class CBDesc:
 
 
 @dataclass(frozen=True)
-class RuntimeArg:
-    """One runtime argument of a kernel. ``var`` is the TIR variable that stands for it in the
-    kernel's IR (FinalizePersistentSignatureTT makes it; passes and codegen find an argument by
-    this object, never by its name)."""
+class RuntimeArg(ArgSpec):
+    """One runtime argument of a kernel: the plan's entry (:class:`ArgSpec`) and ``var``, the TIR
+    variable that stands for it in the kernel's IR (FinalizePersistentSignatureTT makes it; passes
+    and codegen find an argument by this object, never by its name)."""
 
-    name: str
-    kind: ArgKind
-    buffer: str = ""
-    value: int = 0
-    cb: str = ""
-    what: str = ""
-    dim: str = ""
     var: tirx.Var | None = field(default=None, compare=False)
-
-    def to_dict(self) -> dict:
-        """The plan's (``tt.plan.json``) form: no variable."""
-        out = {"name": self.name, "kind": ArgKind(self.kind).value}
-        if self.kind == ArgKind.BUFFER_ADDRESS:
-            out["buffer"] = self.buffer
-        if self.kind == ArgKind.CONST:
-            out["value"] = self.value
-        if self.kind == ArgKind.MCAST:
-            out |= {"cb": self.cb, "what": self.what}
-        if self.kind == ArgKind.CHAIN:
-            out["what"] = self.what
-        if self.kind == ArgKind.DIM:
-            out["dim"] = self.dim
-        return out
 
     def to_attr(self) -> dict:
         """The ``tt.runtime_args`` form: the plan's and the variable."""
-        return self.to_dict() | {"var": self.var}
+        return self.to_json() | {"var": self.var}
 
     @staticmethod
     def from_dict(d: dict) -> RuntimeArg:
@@ -284,18 +251,14 @@ class CoreMap:
         return CoreMap(d["m"], d["n"])
 
 
-@dataclass(frozen=True)
-class ComputeKernelConfig:
+@dataclass(frozen=True, kw_only=True)
+class ComputeKernelConfig(ComputeConfig):
     """``tt.compute_config`` (LowerTTTileIntrinsics; InsertDSTManagementTT adds to ``unpack_to_dest``):
     the compute kernel's configuration, named as ttnn's ``ComputeKernelConfig``: what tt-metal's
-    ``ComputeConfig`` takes (the plan's kernel entry, ``contract.plan.ComputeConfig``) and the DST
-    tiles one acquire holds in its mode (``dst_budget``, ``Arch.dst_budget``)."""
+    ``ComputeConfig`` takes (the plan's kernel entry, :class:`~tilelang_tt.contract.kernels.ComputeConfig`)
+    and the DST tiles one acquire holds in its mode (``dst_budget``, ``Arch.dst_budget``)."""
 
-    fp32_dest_acc_en: bool
-    math_fidelity: str
-    math_approx_mode: bool
     dst_budget: int
-    unpack_to_dest: tuple[str, ...] = ()  # CBs unpacked straight to DST (UnpackToDestFp32)
 
     def to_dict(self) -> dict:
         return {"fp32_dest_acc_en": self.fp32_dest_acc_en, "math_fidelity": self.math_fidelity,
@@ -304,8 +267,9 @@ class ComputeKernelConfig:
 
     @staticmethod
     def from_dict(d: Mapping) -> ComputeKernelConfig:
-        return ComputeKernelConfig(bool(d["fp32_dest_acc_en"]), d["math_fidelity"], bool(d["math_approx_mode"]),
-                                   int(d["dst_budget"]), tuple(d["unpack_to_dest"]))
+        return ComputeKernelConfig(fp32_dest_acc_en=bool(d["fp32_dest_acc_en"]), math_fidelity=d["math_fidelity"],
+                                   math_approx_mode=bool(d["math_approx_mode"]), dst_budget=int(d["dst_budget"]),
+                                   unpack_to_dest=tuple(d["unpack_to_dest"]))
 
 
 # -- the attributes ------------------------------------------------------------------------------

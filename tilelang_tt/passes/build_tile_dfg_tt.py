@@ -56,7 +56,7 @@ from tvm import ir, tirx
 
 from tilelang_tt.ir.attrs import AccumulateMode, Attr, CBDesc, DFGNode, Scope
 from tilelang_tt.ir.intrin import Intrin
-from tilelang_tt.ir.tensors import LayoutDesc
+from tilelang_tt.contract.buffers import LayoutDesc
 from tilelang_tt.contract.formats import BY_DATA_FORMAT, tile_bytes
 from tilelang_tt.ops import compute_accesses, compute_writes
 from tilelang_tt.ops.generate import tensor_loads

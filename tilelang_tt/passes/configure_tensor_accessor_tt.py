@@ -24,7 +24,7 @@ from tvm import tirx
 
 from tilelang_tt.ir.attrs import Attr, KernelRole, Scope
 from tilelang_tt.ir.intrin import Intrin
-from tilelang_tt.ir.tensors import MemorySpace
+from tilelang_tt.contract.buffers import MemorySpace
 from tilelang_tt.contract.l1 import align
 from tilelang_tt.layout import squeeze_shape_ranks
 from tilelang_tt.ops.generate import tensor_loads

@@ -23,7 +23,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.contract.plan import CHAIN_ARGS, MCAST_ARGS, ArgKind, Policy
+from tilelang_tt.contract.vocabulary import CHAIN_ARGS, MCAST_ARGS, ArgKind, Policy
 from tilelang_tt.ir.attrs import Attr, KernelRole, RuntimeArg
 from tilelang_tt.ir.dataflow import movers
 from tilelang_tt.ir.common import dynamic_dims, prim_func_pass

@@ -63,7 +63,7 @@ from tilelang_tt.contract.arch import Arch, get_arch
 from tilelang_tt.contract.formula import Formula
 from tilelang_tt.contract.formats import BLOCK_STORABLE, DATA_FORMATS, STORED_AS
 from tilelang_tt.ir.attrs import Attr, Scope
-from tilelang_tt.ir.tensors import LayoutDesc, MemoryLayout, MemorySpace
+from tilelang_tt.contract.buffers import LayoutDesc, MemoryLayout, MemorySpace
 from tilelang_tt.layout import LAYOUT_REQUESTS, BufferLayout, LayoutError, shard_grid_shape
 from tilelang_tt.ir.slices import bound_analyzer, bound_values, matrix_slice
 from tilelang_tt.ir.common import (

@@ -57,9 +57,10 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.ir.attrs import Attr, PartitionMode, Reduction
-from tilelang_tt.ir.tensors import LayoutDesc
+from tilelang_tt.contract.buffers import LayoutDesc
 from tilelang_tt.contract.formula import Formula, minimum
-from tilelang_tt.contract.plan import Core, CoreRange, MulticastDesc, MulticastGroup, Policy, WorkItem, WorkPolicy
+from tilelang_tt.contract.plan import CoreRange
+from tilelang_tt.contract.vocabulary import Core, MulticastDesc, MulticastGroup, Policy, WorkItem, WorkPolicy
 from tilelang_tt.layout import shard_of_core
 from tilelang_tt.ir.common import (
     TILE,

@@ -58,10 +58,11 @@ from tvm import arith, tirx
 
 from tilelang_tt.contract.formats import DATA_FORMATS
 from tilelang_tt.contract.formula import ceildiv
-from tilelang_tt.contract.plan import ArgKind, MulticastDesc
+from tilelang_tt.contract.vocabulary import ArgKind, MulticastDesc
 from tilelang_tt.ir.attrs import Attr, CBDesc, KernelRole, Scope
 from tilelang_tt.ir.intrin import Intrin, call
-from tilelang_tt.ir.tensors import AccessorDesc, LayoutDesc, MemoryLayout
+from tilelang_tt.contract.buffers import LayoutDesc, MemoryLayout
+from tilelang_tt.ir.tensors import AccessorDesc
 from tilelang_tt.ops.generate import tensor_loads
 from tilelang_tt.ir.dataflow import ELEMENT_CHUNK, handoff_cbs, scratch_cb, staging_cbs
 from tilelang_tt.ir.common import (

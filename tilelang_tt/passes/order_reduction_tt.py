@@ -31,7 +31,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.contract.plan import ArgKind
+from tilelang_tt.contract.vocabulary import ArgKind
 from tilelang_tt.ir.attrs import Attr, KernelRole
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ir.common import as_region, evaluate, keep_span, prim_func_pass, seq, stmt_intrin

@@ -16,7 +16,7 @@ Later passes (B1's per-device work partition among them) see a one-device kernel
 
 Reads: the ``T.Kernel`` grid loops, the global tensors' accesses (``tl.region`` slices, element
 loads and stores), ``tt.reduction``, the ``layouts`` option.
-Writes: ``tt.mesh`` (a :class:`tilelang_tt.contract.plan.MeshSplit`: the mesh shape, the split grid
+Writes: ``tt.mesh`` (a :class:`tilelang_tt.contract.mesh.MeshSplit`: the mesh shape, the split grid
 tag, the whole grid's blocks along it, and per tensor its distribution, sharded dimension and whole
 shape); the split grid loop's extent; the parameters' buffers (one device's shapes) and
 ``tt.reduction``'s buffers with them. A ``1 x 1`` mesh changes nothing and writes nothing.
@@ -42,7 +42,7 @@ import math
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
-from tilelang_tt.contract.plan import MeshSplit, MeshTensor
+from tilelang_tt.contract.mesh import MeshSplit, MeshTensor
 from tilelang_tt.ir.attrs import Attr, Reduction
 from tilelang_tt.layout import BufferLayout
 from tilelang_tt.ir.common import (

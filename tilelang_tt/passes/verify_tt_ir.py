@@ -104,7 +104,7 @@ def kernel_l1(func: tirx.PrimFunc, arch: Arch) -> tuple[L1Use, list[tirx.Buffer]
     order (the host's allocation order); with those parameters."""
     layouts = Attr.LAYOUT_DESC.read(func)
     params = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
-    in_l1 = [(buf, from_layout(buf.name, layouts[buf.name].to_dict())) for buf in params]
+    in_l1 = [(buf, from_layout(layouts[buf.name])) for buf in params]
     in_l1 = [(buf, l1) for buf, l1 in in_l1 if l1 is not None]
     cbs = [CircularBuffer(cb.page_size, cb.num_pages) for cb in cb_descs(func)]
     cores = cores_in_ranges((r.start, r.end) for r in Attr.CORE_RANGES.read(func))

@@ -1,0 +1,181 @@
+"""A program for a mesh of chips: how SplitMeshTT cuts the block grid into one panel per device
+(:class:`MeshSplit`, the ``tt.mesh`` attribute), how each tensor is distributed over the devices
+(:class:`MeshTensor`) and the plan's ``mesh`` (:class:`PlanMesh`: the split and each device's
+panel and work, :class:`MeshDevice`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from tilelang_tt.contract.buffers import PlanBuffer
+from tilelang_tt.contract.reading import (
+    PlanError,
+    read_int,
+    read_ints,
+    read_list,
+    read_object,
+    read_pair,
+    read_str,
+)
+from tilelang_tt.contract.vocabulary import Core, WorkItem, WorkPolicy
+
+DISTRIBUTIONS = ("sharded", "replicated")
+MESH_AXES = ("blockIdx.z", "blockIdx.y", "blockIdx.x")  # the block-grid dimensions a mesh may split
+
+
+@dataclass(frozen=True)
+class MeshTensor:
+    """How a tensor is distributed over a mesh's devices: ``sharded`` along dimension ``dim`` (each
+    device holds its ``shape[dim] / devices`` consecutive rows there, in device order, as ttnn's
+    ``ShardTensorToMesh(dim)``), or ``replicated`` (``dim`` -1: every device holds all of it).
+    ``shape`` is the whole tensor's; the plan's buffer shape is one device's."""
+
+    buffer: str
+    distribution: str
+    dim: int
+    shape: tuple[int, ...]
+
+    def to_json(self) -> dict:
+        return {"buffer": self.buffer, "distribution": self.distribution, "dim": self.dim, "shape": list(self.shape)}
+
+    def device_slice(self, device: int, devices: int) -> tuple[int, int] | None:
+        """(start, stop) along ``dim`` of the shard of device ``device`` (row-major over the mesh);
+        None when replicated."""
+        if self.distribution != "sharded":
+            return None
+        rows = self.shape[self.dim] // devices
+        return device * rows, (device + 1) * rows
+
+
+@dataclass(frozen=True)
+class MeshSplit:
+    """``tt.mesh`` (SplitMeshTT): the block grid's ``blocks`` rows (``axis`` a row dimension,
+    ``blockIdx.z``/``blockIdx.y``) or columns (``blockIdx.x``) are cut into contiguous panels along
+    the grid dimension ``axis``, one per device of the ``shape`` (rows, cols) mesh, row-major;
+    ``tensors`` say how each parameter is distributed."""
+
+    shape: Core
+    axis: str
+    blocks: int
+    tensors: tuple[MeshTensor, ...]
+
+    @property
+    def devices(self) -> int:
+        return self.shape[0] * self.shape[1]
+
+    def to_attr(self) -> dict:
+        return {"shape": list(self.shape), "axis": self.axis, "blocks": self.blocks,
+                "tensors": [t.to_json() for t in self.tensors]}
+
+    @staticmethod
+    def from_attr(d: Mapping) -> MeshSplit:
+        return MeshSplit(tuple(d["shape"]), d["axis"], int(d["blocks"]),
+                         tuple(MeshTensor(t["buffer"], t["distribution"], int(t["dim"]), tuple(t["shape"]))
+                               for t in d["tensors"]))
+
+
+def split_columns(axis: str) -> bool:
+    """Whether a mesh split along grid dimension ``axis`` cuts the block grid's columns (else its rows)."""
+    return axis == "blockIdx.x"
+
+
+@dataclass(frozen=True)
+class MeshDevice:
+    """One device of a mesh: its ``coord`` (row, col), the ``panel`` (first, count) of block rows
+    (or columns, :func:`split_columns`) of the whole grid it computes, and its cores'
+    ``work_partition`` over them, in block ids of the device (its panel's first row or column is
+    0; every device's program is the same)."""
+
+    coord: Core
+    panel: tuple[int, int]
+    work_partition: tuple[WorkItem, ...]
+
+    def to_json(self, local_shard: bool) -> dict:
+        return {"coord": list(self.coord), "panel": list(self.panel),
+                "work_partition": [w.to_plan(local_shard) for w in self.work_partition]}
+
+    def blocks(self, policy: WorkPolicy, block_grid: tuple[int, int], columns: bool) -> list[tuple[int, int]]:
+        """The (row, bx) blocks of the whole grid this device's cores compute."""
+        first = self.panel[0]
+        return [(row, first + bx) if columns else (first + row, bx)
+                for item in self.work_partition for row, bx in policy.blocks(item, block_grid)]
+
+
+@dataclass(frozen=True)
+class PlanMesh:
+    """The plan's ``mesh``: a :class:`MeshSplit` with its devices (row-major over ``shape``)."""
+
+    shape: Core
+    axis: str
+    blocks: int
+    devices: tuple[MeshDevice, ...]
+    tensors: tuple[MeshTensor, ...]
+
+    def to_json(self, local_shard: bool) -> dict:
+        return {"shape": list(self.shape), "axis": self.axis, "blocks": self.blocks,
+                "devices": [d.to_json(local_shard) for d in self.devices],
+                "tensors": [t.to_json() for t in self.tensors]}
+
+    def tensor(self, buffer: str) -> MeshTensor:
+        return next(t for t in self.tensors if t.buffer == buffer)
+
+    @staticmethod
+    def of(split: MeshSplit, block_grid: Core, work: Sequence[WorkItem]) -> PlanMesh:
+        """The mesh of ``split``: device ``i`` (row-major) computes the ``i``-th panel of
+        ``block_grid``'s rows (or columns) of each device's program, over its cores' ``work``
+        (the same partition on every device)."""
+        per = block_grid[1 if split_columns(split.axis) else 0]
+        devices = tuple(MeshDevice((i // split.shape[1], i % split.shape[1]), (i * per, per), tuple(work))
+                        for i in range(split.devices))
+        return PlanMesh(split.shape, split.axis, split.blocks, devices, split.tensors)
+
+    @property
+    def columns(self) -> bool:
+        return split_columns(self.axis)
+
+    @staticmethod
+    def from_json(d: object, buffers: Sequence[PlanBuffer], block_grid: Core) -> PlanMesh:
+        d = read_object(d, "mesh", ("shape", "axis", "blocks", "devices", "tensors"))
+        shape = read_pair(d["shape"], "mesh.shape", low=1)
+        axis = read_str(d["axis"], "mesh.axis", MESH_AXES)
+        count = shape[0] * shape[1]
+        per = block_grid[1] if split_columns(axis) else block_grid[0]
+        what = "block columns" if split_columns(axis) else "block rows"
+        blocks = read_int(d["blocks"], "mesh.blocks", low=1)
+        if blocks != count * per:
+            raise PlanError(f"mesh.blocks {blocks} is not the {count} devices' {per} {what} each")
+        devices = []
+        for i, x in enumerate(read_list(d["devices"], "mesh.devices")):
+            where = f"mesh.devices[{i}]"
+            x = read_object(x, where, ("coord", "panel", "work_partition"))
+            coord, panel = read_pair(x["coord"], f"{where}.coord"), read_pair(x["panel"], f"{where}.panel")
+            if coord != (i // shape[1], i % shape[1]) or panel != (i * per, per):
+                raise PlanError(f"{where}: device {i} of the {shape[0]}x{shape[1]} mesh is at "
+                                f"{[i // shape[1], i % shape[1]]} with the panel {[i * per, per]} of {what}, "
+                                f"got {list(coord)} and {list(panel)}")
+            work = tuple(WorkItem.from_json(w, f"{where}.work_partition[{j}]", ())
+                         for j, w in enumerate(read_list(x["work_partition"], f"{where}.work_partition")))
+            devices.append(MeshDevice(coord, panel, work))
+        if len(devices) != count:
+            raise PlanError(f"mesh.devices: {len(devices)} devices for a {shape[0]}x{shape[1]} mesh")
+        tensors = []
+        for i, (t, buf) in enumerate(zip(read_list(d["tensors"], "mesh.tensors"), buffers, strict=False)):
+            where = f"mesh.tensors[{i}]"
+            t = read_object(t, where, ("buffer", "distribution", "dim", "shape"))
+            name = read_str(t["buffer"], f"{where}.buffer", [buf.name])
+            kind = read_str(t["distribution"], f"{where}.distribution", DISTRIBUTIONS)
+            if kind == "replicated" and t["dim"] != -1:
+                raise PlanError(f"{where}: a replicated tensor has dim -1, got {t['dim']!r}")
+            dim = -1 if kind == "replicated" else read_int(t["dim"], f"{where}.dim", high=len(buf.shape) - 1)
+            whole = read_ints(t["shape"], f"{where}.shape", len(buf.shape), low=1)
+            local = list(whole)
+            if kind == "sharded":
+                local[dim] = whole[dim] // count
+            if tuple(local) != tuple(buf.shape) or (kind == "sharded" and whole[dim] % count):
+                raise PlanError(f"{where}: a {kind} {list(whole)} tensor on {count} devices is not the buffer "
+                                f"{name!r} of shape {list(buf.shape)} on each")
+            tensors.append(MeshTensor(name, kind, dim, whole))
+        if len(tensors) != len(buffers):
+            raise PlanError(f"mesh.tensors: {len(tensors)} entries for {len(buffers)} buffers")
+        return PlanMesh(shape, axis, blocks, tuple(devices), tuple(tensors))
