@@ -168,6 +168,12 @@ def test_what_a_plan_must_not_say_is_a_plan_error_naming_the_entry(mutate, messa
         Plan.from_json(plan)
 
 
+def test_the_published_schema_is_the_one_the_package_loads():
+    """tt.plan.schema.json at the repository's root is the published contract; the package carries
+    the same bytes (package data) and validates plans with them."""
+    assert (ROOT / "tt.plan.schema.json").read_bytes() == SCHEMA_PATH.read_bytes()
+
+
 def _enumerations(node, path=()):
     """{path: values} of every ``enum`` and ``const`` of a JSON schema."""
     if isinstance(node, list):
