@@ -1,4 +1,5 @@
-// Internal state of the device model shared by device.cpp, dataflow.cpp and compute.cpp.
+// Internal state of the device model shared by its translation units (device.cpp, dataflow.cpp, the
+// compute kernel's: compute.hpp).
 #pragma once
 
 #include <algorithm>
@@ -447,32 +448,6 @@ void store_datums(const float* in, uint32_t n, DataFormat fmt, uint8_t* dst);
 namespace k {
 // The runtime's own protocol errors compose their messages as strings.
 [[noreturn]] inline void api_error(const std::string& what, Loc loc) { api_error(what.c_str(), loc); }
-
-// ---- compute kernel internals shared by compute.cpp and tilize.cpp ----
-// The calling thread's context; errors unless it runs a compute kernel.
-ThreadCtx& compute_ctx(const char* fn, Loc loc);
-// DST tile `idst` of the half held by math; checks state and capacity.
-float* math_dst(ThreadCtx& t, uint32_t idst, const char* fn, Loc loc);
-// After a math op: DST holds bf16 unless fp32_dest_acc_en.
-void settle(ThreadCtx& t, float* d);
-// Unpacks tile `tile` (relative to the read pointer) of a CB the kernel has waited for; returns the
-// CB's format. The op records what its unpackers read of the tile (t.unpacked.read) for its unpack time.
-DataFormat unpack_waited(ThreadCtx& t, uint32_t cb, uint32_t tile, float* out, const char* fn, Loc loc);
-// Timing of one op: the unpack TRISC's share (the bytes the op recorded in t.unpacked), then
-// math's `math_cycles`, which start when the operands are unpacked (timing.hpp).
-void unpack_then_math(ThreadCtx& t, uint64_t math_cycles, std::string_view call);
-// Errors unless DST is 32 bits wide when `call` moves the 32-bit integer datums of CB `cb` (in `fmt`)
-// between that CB and DST; a no-op for the other formats.
-void check_int32_dst(const ThreadCtx& t, DataFormat fmt, uint32_t cb, const std::string& call, Loc loc);
-// Packs DST tile `idst` of the half held by the packer into a reserved page of `cb`: the next one
-// in order, or page `out_index` of the reserved space when out_of_order.
-void pack_dst(ThreadCtx& t, uint32_t idst, uint32_t cb, bool out_of_order, uint32_t out_index, const char* fn,
-              Loc loc);
-// Errors when a layout-conversion init left the unpacker (tilize, untilize) or the packer
-// (pack untilize) in its mode: the tile ops need tilize_uninit / untilize_uninit /
-// pack_untilize_uninit first.
-void check_unpacker_default(const ThreadCtx& t, const char* fn, Loc loc);
-void check_packer_default(const ThreadCtx& t, const char* fn, Loc loc);
 }  // namespace k
 
 }  // namespace emu
