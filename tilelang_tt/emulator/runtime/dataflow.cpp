@@ -371,7 +371,13 @@ void noc_read(uint64_t src, uint32_t dst_l1, uint32_t size, Loc loc) {
   bool dram;
   Core* core;
   const uint8_t* p = resolve(t, src, size, dram, core, "noc_async_read", loc);
-  std::memmove(t.core->l1 + off, p, size);
+  {
+    // The data lands in this core's L1, where a thread of the core may wait on one of its words (a
+    // semaphore): written under mu and notified (DeviceImpl).
+    std::unique_lock lk(t.dev->mu);
+    std::memmove(t.core->l1 + off, p, size);
+    t.core->cv.notify_all();
+  }
   charge(t, t.dev->arch.noc_issue, "noc_async_read");
   t.main.tm.reads_done = std::max(t.main.tm.reads_done, noc_transfer(t, size, false, dram));
   t.counters.noc_read_transactions += 1;
