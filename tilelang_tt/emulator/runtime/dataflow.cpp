@@ -207,8 +207,10 @@ void cb_reserve_back(int32_t cbi, int32_t n, Loc loc) {
   // Timing: the slots of pages pushed .. pushed+n-1 are free once their previous pages were popped.
   const Clock on = cb_clock(t, false);
   charge(t, on, timing::kCbCall, "cb_reserve_back");
+  const uint64_t ready = clock_of(t, on).tm.clock;
   for (uint64_t s = cb.pushed; s < cb.pushed + static_cast<uint64_t>(n); ++s)
     if (s >= cb.num_pages) wait_until(t, on, cb.pop_time[s % cb.num_pages], nullptr, "cb_reserve_back", cbi);
+  t.counters.cb_stall_events += clock_of(t, on).tm.clock > ready;
 }
 
 void cb_push_back(int32_t cbi, int32_t n, Loc loc) {
@@ -250,8 +252,10 @@ void cb_wait_front(int32_t cbi, int32_t n, Loc loc) {
   // Timing: pages popped .. popped+n-1 are there once their producer pushed them.
   const Clock on = cb_clock(t, true);
   charge(t, on, timing::kCbCall, "cb_wait_front");
+  const uint64_t ready = clock_of(t, on).tm.clock;
   for (uint64_t s = cb.popped; s < cb.popped + static_cast<uint64_t>(n); ++s)
     wait_until(t, on, cb.push_time[s % cb.num_pages], nullptr, "cb_wait_front", cbi);
+  t.counters.cb_stall_events += clock_of(t, on).tm.clock > ready;
 }
 
 void cb_pop_front(int32_t cbi, int32_t n, Loc loc) {

@@ -126,6 +126,8 @@ struct Counters {
   uint64_t l1_bytes_read_remote = 0, l1_bytes_written_remote = 0;
   uint64_t noc_read_transactions = 0, noc_write_transactions = 0;
   uint64_t read_barriers = 0, write_barriers = 0;
+  // cb_reserve_back / cb_wait_front calls that waited in logical time (timing.hpp) for a slot popped or a
+  // page pushed after the caller's clock
   uint64_t cb_stall_events = 0, dst_acquires = 0;
   std::map<std::string, uint64_t> tile_ops;
   void add(const Counters& o);
@@ -442,8 +444,7 @@ ThreadCtx& ctx(const std::source_location& loc);
 // step: what changes them (under mu, then notified: DeviceImpl's comment) cannot slip in between.
 template <class Pred>
 void DeviceImpl::block_until(std::unique_lock<std::mutex>& lk, ThreadCtx& t, Pred pred) {
-  if (pred()) return;
-  t.counters.cb_stall_events += (t.wait.kind != WaitState::Semaphore);
+  bool waited = false;
   while (!pred()) {
     if (aborting.load()) throw Aborted{};
     ++blocked;
@@ -452,9 +453,10 @@ void DeviceImpl::block_until(std::unique_lock<std::mutex>& lk, ThreadCtx& t, Pre
     t.core->cv.wait(lk);
     t.blocked = false;
     --blocked;
+    waited = true;
   }
   t.wait.kind = WaitState::None;
-  if (aborting.load()) throw Aborted{};
+  if (waited && aborting.load()) throw Aborted{};
 }
 
 // ---- tile formats ----
