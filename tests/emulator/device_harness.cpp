@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   std::map<std::string, Buf> bufs;
   std::vector<std::string> outs;
   emu::Device* dev = nullptr;
+  uint32_t launches = 1;
   try {
     std::string line;
     while (std::getline(spec, line)) {
@@ -133,9 +134,29 @@ int main(int argc, char** argv) {
           } else args.push_back(static_cast<uint32_t>(std::stoul(tok)));
         }
         for (const auto& c : parse_cores(cores)) dev->set_runtime_args(kid, c, args);
+      } else if (op == "stall_limit") {
+        double seconds;
+        is >> seconds;
+        dev->set_stall_limit(seconds);
+      } else if (op == "launches") {
+        is >> launches;
       }
     }
-    dev->launch();
+    // Several launches (a test of an error path run many times): each failure is counted by its message; the
+    // messages go to stderr, each once with its count ("<n> x <message>"), and the exit code is 3.
+    std::map<std::string, uint32_t> failures;
+    for (uint32_t i = 0; i < launches; ++i) {
+      try {
+        dev->launch();
+      } catch (const emu::EmulatorError& e) {
+        if (launches == 1) throw;
+        failures[e.what()] += 1;
+      }
+    }
+    if (!failures.empty()) {
+      for (const auto& [message, n] : failures) std::cerr << n << " x " << message << std::endl;
+      return 3;
+    }
     for (const auto& name : outs) {
       std::vector<char> data(bufs[name].size);
       dev->read_buffer(bufs[name].addr, data.data(), data.size());

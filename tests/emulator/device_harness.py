@@ -16,6 +16,9 @@ does) plus a line-based spec read by device_harness.cpp:
     DataMovementConfig::noc, 0 when not given, which the kernel's build must match: Kernel.defines
     ``("NOC_INDEX", "1")``)
   rtargs <kernel_id> <cores> <args...>   (@buf = buffer address, noc:x,y = NOC x y of a core)
+  stall_limit <seconds>   (Device::set_stall_limit: the launch's watchdog)
+  launches <n>   (the program runs n times; with failures the exit code is 3 and stderr has each
+    distinct message once, as "<count> x <message>")
 <cores> is "x,y" or "x0,y0-x1,y1".
 """
 

@@ -278,3 +278,45 @@ void kernel_main() {
     cb_push_back(cb_b, nb);
 }
 """
+
+# An error path (test_launch_ends.py, tools/stress_error_path.py): the reader reads DRAM outside every buffer at
+# step `fail_at` (runtime arg 0; it loops until then, and after it only when the launch failed to stop it) while
+# FAILING_PARTNER_PRODUCER and FAILING_PARTNER_CONSUMER, endlessly, hand a page of CB 16 back and forth, each
+# blocking on every call: the error must reach every thread wherever it is in its wait.
+FAILING_READER = r"""
+#include <cstdint>
+#include "api/dataflow/dataflow_api.h"
+
+void kernel_main() {
+    const uint32_t fail_at = get_arg_val<uint32_t>(0);
+    const uint32_t l1 = get_read_ptr(0);
+    for (uint32_t i = 0;; ++i) {
+        if (i == fail_at) noc_async_read(get_noc_addr(0, 0, 1u << 30), l1, 64);  // HERE
+        noc_async_read_barrier();
+    }
+}
+"""
+
+FAILING_PARTNER_PRODUCER = r"""
+#include <cstdint>
+#include "api/dataflow/dataflow_api.h"
+
+void kernel_main() {
+    for (;;) {
+        cb_reserve_back(16, 1);
+        cb_push_back(16, 1);
+    }
+}
+"""
+
+FAILING_PARTNER_CONSUMER = r"""
+#include <cstdint>
+#include "api/dataflow/dataflow_api.h"
+
+void kernel_main() {
+    for (;;) {
+        cb_wait_front(16, 1);
+        cb_pop_front(16, 1);
+    }
+}
+"""

@@ -95,7 +95,7 @@ OPS: dict[str, Callable[..., Val]] = {
 
 
 # -- the math family's ops (cases.py math_cases) ---------------------------------------------------
-# The emulator computes each SFPU op the compiler emits in fp32 with the C library (compute.cpp: kUnary,
+# The emulator computes each SFPU op the compiler emits in fp32 with the C library (runtime/sfpu.cpp: kUnary,
 # kSfpuBinary), exactly rounded or within an ulp or two, then rounds DST (bfloat16 without fp32_dest_acc_en);
 # the precise forms without the compile option math_approx_mode (exp_tile<false>, recip_tile's Default mode = APPROX
 # = math_approx_mode (recip.h), gelu_tile<false>, erf_tile<false>: ops/sfpu.py). One ``rounded`` per op covers
@@ -123,7 +123,7 @@ def _monotone(f, low: float = -math.inf, high: float = math.inf, critical=()):
 
 def _gelu(a: Val) -> Val:
     """0.5 x (1 + erf(x / sqrt 2)): |gelu'| = |Phi(x) + x phi(x)| <= 1.13 (its maximum, at x = sqrt 2:
-    0.9214 + 1.4142 * 0.1468 = 1.129). gelu_tile evaluates it in fp32 (compute.cpp: gelu): 1 + erf cancels
+    0.9214 + 1.4142 * 0.1468 = 1.129). gelu_tile evaluates it in fp32 (runtime/sfpu.cpp: gelu): 1 + erf cancels
     where erf is near -1, leaving erf's and the sum's roundings (2^-24 each, absolute, below 1) and erf's
     operand's (x / sqrt 2 within 2^-24 relative: |erf'| |x / sqrt 2| 2^-24 <= 0.8 |x| 2^-24) times 0.5 |x|."""
     x = a.v.abs()

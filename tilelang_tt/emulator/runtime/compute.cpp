@@ -1,11 +1,12 @@
-// Kernel-side runtime of the compute kernel: DST register file, unpack (CB -> DST words), FPU ops,
-// SFPU ops (float, and 32-bit integer on the raw bits of DST words) and pack (DST -> CB).
+// The compute kernel's API: the DST register file and its handshakes between math and pack, unpack
+// (CB -> source registers or DST), the FPU ops with the FPU's arithmetic, the SFPU ops on DST (their
+// arithmetic per datum: sfpu.cpp) and pack (DST -> CB). Each op charges the timing model what costs.cpp
+// says it costs.
 #include <algorithm>
 #include <bit>
-#include <cmath>
 #include <limits>
 
-#include "internal.hpp"
+#include "compute.hpp"
 
 namespace emu::k {
 
@@ -14,363 +15,11 @@ namespace {
 constexpr const char* kBinaryName[] = {"add", "sub", "mul"};
 constexpr const char* kBcastSuffix[] = {"", "_bcast_rows", "_bcast_cols", "_bcast_scalar"};
 
-struct UnaryRow {
-  const char* name;
-  float (*fn)(float);
-};
-
-float gelu(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
-float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-
-// exp_tile<approx = true> with InputClamping::ClampToNegative (0.81.1 ckernel_sfpu_exp.h, calculate_exponential's
-// APPROXIMATION_MODE && CLAMP_NEGATIVE path; exp_init programs its constants): Schraudolph's approximation. SFPSWAP
-// clamps the input to at least -88.5; SFPMAD computes t = A * y + (B - C) with A = 256 / ln 2 and B - C =
-// 32500.818359375 (partially fused, one round to nearest even: SFPMAD.md; fmaf here); SFP_STOCH_RND with
-// StochasticRounding = 0 and FP32_TO_UINT16 takes |t|, rounds it to nearest (ties away from zero; |t| < 0.5 to
-// 0) and clamps it to 65535 (SFPSTOCHRND_FloatInt.md); SFPSHFT by 15 puts that 16-bit integer in the exponent
-// and the top 7 mantissa bits of the fp32 result.
-float exp_fast(float x) {
-  constexpr float kA = 256.0f * 1.4426950408889634f, kBMinusC = 32500.818359375f;
-  const float y = std::max(x, -88.5f);
-  const float t = std::fabs(std::fmaf(kA, y, kBMinusC));
-  uint32_t mag = 0;
-  if (!(t < 65536.0f)) mag = 65535;  // exponent >= 16 or NaN: the maximum magnitude
-  else if (t >= 0.5f) mag = static_cast<uint32_t>(std::floor(t)) + (t - std::floor(t) >= 0.5f);
-  return std::bit_cast<float>(mag << 15);
-}
-
-// sfpu_reciprocal_iter<max_iter> (0.81.1 ckernel_sfpu_recip.h) with the seed constants sfpu_reciprocal_init loads
-// (without round_to_bf16): x is the input's mantissa in [1, 2), negated; y = k1 - k0 x', y = k2 + y x' (x' = -x) is
-// the quadratic seed; each Newton step y += y (1 - x y) (max_iter 0 and 1 run one, 2 two); the result is scaled by
-// 2^(127 - exponent) and takes the input's sign. Each multiply-add is one SFPMAD (partially fused, one rounding:
-// SFPMAD.md; fmaf here). recip_tile's approximation (APPROX, ReciprocalApproxMode::Approximate) is max_iter 0
-// (_calculate_reciprocal_internal_), sfpu_reciprocal<APPROXIMATE> max_iter 0 or 2.
-template <int kSteps>
-float reciprocal_iter(float in) {
-  constexpr float k0 = 0.3232325017452239990234375f, k1 = 1.4545459747314453125f, k2 = 2.121212482452392578125f;
-  const uint32_t bits = std::bit_cast<uint32_t>(in);
-  const float negative_x = std::bit_cast<float>(0xbf800000u | (bits & 0x007fffffu));  // copyman(-1.0f, in)
-  float y = std::fmaf(k0, negative_x, k1);
-  y = std::fmaf(y, negative_x, k2);
-  // setman(~in, 0) halved: 2^(127 - exponent); an exponent of 0 (zero, denormal) gives infinity, 255 zero
-  const uint32_t scale_bits = ~bits & 0x7f800000u;
-  const float scale = scale_bits == 0x7f800000u ? std::numeric_limits<float>::infinity()
-                      : scale_bits <= 0x00800000u ? 0.0f : std::bit_cast<float>(scale_bits - 0x00800000u);
-  for (int step = 0; step < kSteps; ++step) {
-    const float t = std::fmaf(negative_x, y, 1.0f);
-    y = std::fmaf(y, t, y);
-  }
-  return std::copysign(y * scale, in);
-}
-
-float recip_fast(float in) { return reciprocal_iter<1>(in); }
-
-// One SFPMAD (tt-isa-documentation WormholeB0 SFPMAD.md, "IEEE754 conformance / divergence"): a * b + c with
-// denormal inputs read as zero, one rounding to nearest even, a denormal or negative zero result flushed to +0.
-// The hardware keeps the product "in higher precision than FP32" but not exactly; fmaf keeps it exactly, which
-// differs only when the rounding of the sum depends on the product's bits beyond that precision. SFPMUL and SFPADD
-// are SFPMAD with c = 0 and b = 1 (SFPMUL.md, SFPADD.md); sfpi compiles `a * b + c` of vFloats to one SFPMAD.
-// Blackhole's SFPMAD (BlackholeA0/.../SFPMAD.md) flushes denormals after rounding and keeps a zero's sign; the
-// emulator uses Wormhole's rule for both archs (0.81.1 runs the same sqrt, rsqrt, gelu, tanh and sigmoid
-// approximations and tables on both: blackhole's gelu intercept -0.2795 is the same FP16 entry as wormhole's -0.2796).
-float sfpmad(float a, float b, float c) {
-  const auto daz = [](float v) { return std::fpclassify(v) == FP_SUBNORMAL ? 0.0f : v; };
-  const float d = std::fmaf(daz(a), daz(b), daz(c));
-  return d == 0.0f || std::fpclassify(d) == FP_SUBNORMAL ? 0.0f : d;
-}
-
-// sqrt_tile and rsqrt_tile (0.81.1 hw/ckernels/wormhole_b0/metal/llk_api/llk_sfpu/ckernel_sfpu_sqrt.h,
-// _calculate_sqrt_body_, with sqrt_init's constants; ckernel_sfpu_rsqrt.h runs the same body with RECIPROCAL):
-// Kokosinski et al.'s algorithms from the magic-constant seed y = bits(C - (bits(x) >> 1)) (an integer
-// subtraction, SFPIADD). kApprox (APPROX, math_approx_mode): SQRT_10-bits, one step y' = y (k1 - y (x y)), C =
-// 0x5f0b3892, k1 = 1.89099014875; otherwise SQRT_23-bits, y' = y (k1 + c (k2 + c)) with c = -y (x y), C =
-// 0x5f1110a0, k1 = 2.2825186, k2 = 2.2533049, and a Newton step (1 - x y'^2) (y'/2) + y' (rsqrt) or
-// (1 - x y'^2) (x y'/2) + x y' (sqrt). kFast (sqrt_tile<FAST_APPROX>, RsqrtMode::Fast) drops the edge handling:
-// zero, infinity and negative inputs. Each arithmetic step is one SFPMAD; y/2 is SFPDIVP2 (exact).
-template <bool kApprox, bool kRecip, bool kFast>
-float sqrt_body(float x) {
-  constexpr uint32_t kInfBits = 0x7f800000u;
-  const uint32_t x_bits = std::bit_cast<uint32_t>(x);
-  const bool nonzero = (x_bits << 1) != 0;  // _bits_without_sign_(x) != 0: +0 and -0 alike
-  const bool negative = (x_bits >> 31) != 0;  // v_if(x < 0.0F) is a sign test
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  float y = std::bit_cast<float>((kApprox ? 0x5f0b3892u : 0x5f1110a0u) - (x_bits >> 1));
-  if constexpr (kApprox) {
-    const float c = sfpmad(x, y, 0.0f);
-    const float t = sfpmad(-y, c, 1.89099014875f);
-    if constexpr (kRecip) {
-      // x = +-0 gives +-inf (the subtraction carries x's sign), x = inf gives 0
-      if (kInfBits - x_bits != 0 && nonzero) y = !kFast && negative ? nan : sfpmad(y, t, 0.0f);
-      else y = std::bit_cast<float>(kInfBits - x_bits);
-    } else {
-      y = x_bits != kInfBits ? sfpmad(c, t, 0.0f) : c;
-    }
-  } else {
-    float xy = sfpmad(x, y, 0.0f);
-    const float c = sfpmad(-y, xy, 0.0f);
-    y = sfpmad(y, sfpmad(c, sfpmad(c, 1.0f, 2.2533049f), 2.2825186f), 0.0f);
-    xy = sfpmad(x, y, 0.0f);
-    const float one_minus_xyy = sfpmad(-y, xy, 1.0f);
-    if constexpr (kRecip) {
-      if (kInfBits - x_bits != 0 && nonzero) y = !kFast && negative ? nan : sfpmad(one_minus_xyy, y * 0.5f, y);
-      else y = std::bit_cast<float>(kInfBits - x_bits);
-    } else {
-      // a signed compare: positive NaN and inf skip the step (y stays the seed's refinement), negatives run it
-      if (static_cast<int32_t>(x_bits) < static_cast<int32_t>(kInfBits))
-        y = sfpmad(one_minus_xyy, sfpmad(0.5f, xy, 0.0f), xy);
-    }
-  }
-  if constexpr (!kFast && !kRecip) {
-    if (!nonzero) y = x;  // sqrt(+-0) = +-0
-    else if (negative) y = nan;
-  }
-  return y;
-}
-
-// A table coefficient as sfpi makes an SFPLUT / SFPLUTFP32 entry of a float (tenstorrent/sfpi include/sfpi_lib.h,
-// sLut::convert; 0.81.1 pins sfpi 7.89.0, tt_metal/sfpi-version): the mantissa rounded to `bits` bits half up, the
-// exponent rebiased by `bias`. lut16: SFPLUTFP32's FP16 entries (10 bits; a 5-bit exponent biased by 15, below the
-// range the zero entry 0x7c00, above it 0x7bff; Lut16ToFp32 of SFPLUTFP32.md reads exponent 0 as a normal number).
-// lut8: SFPLUT's FP8 entries for +-[0, 2) (4 bits; a 3-bit exponent E for 2^-E, below 2^-7 the zero entry 0xff,
-// from 2 on 0x0f; Lut8ToFp32 of SFPLUT.md).
-struct LutFields {
-  uint32_t sign;
-  int exp;
-  uint32_t man;
-};
-LutFields lut_fields(float v, int bits, int bias) {
-  const uint32_t b = std::bit_cast<uint32_t>(v);
-  int exp = static_cast<int>((b >> 23) & 0xff);
-  uint32_t man = (b & 0x7fffffu) + (1u << (22 - bits));
-  if (man >> 23) {
-    ++exp;
-    man = 0;
-  }
-  return {b >> 31, exp - bias, man >> (23 - bits)};
-}
-
-float lut16(float v) {
-  LutFields f = lut_fields(v, 10, 112);
-  if (f.exp < 0) return f.sign ? -0.0f : 0.0f;
-  if (f.exp >= 31) f = {f.sign, 30, 0x3ff};
-  return std::bit_cast<float>((f.sign << 31) | (static_cast<uint32_t>(112 + f.exp) << 23) | (f.man << 13));
-}
-
-float lut8(float v) {
-  LutFields f = lut_fields(v, 4, 128);
-  if (f.exp + 7 < 0) return 0.0f;
-  if (f.exp >= 0) f = {f.sign, -1, 0xf};
-  return std::bit_cast<float>((f.sign << 31) | (static_cast<uint32_t>(128 + f.exp) << 23) | (f.man << 19));
-}
-
-// A piecewise linear table of |x| (SFPLUT, SFPLUTFP32): slope * |x| + intercept of x's segment, one SFPMAD,
-// with x's sign when `retain_sign` (SGN_RETAIN) and the result's own otherwise (sfpi LutSign::Update).
-template <size_t kSegments>
-struct LutTable {
-  float split[kSegments - 1];  // the segments' upper ends
-  float slope[kSegments], intercept[kSegments];
-
-  float operator()(float x, bool retain_sign) const {
-    const float b = std::fabs(x);
-    size_t i = 0;
-    while (i + 1 < kSegments && !(b < split[i])) ++i;
-    const float d = sfpmad(slope[i], b, intercept[i]);
-    return retain_sign ? std::copysign(d, x) : d;
-  }
-};
-
-// The 6-segment FP16 tables of SFPLUTFP32's FP16_6ENTRY_TABLE1 mode (splits 0.5, 1, 1.5, 2, 3: SFPLUTFP32.md), which
-// sfpi's lut(v, s01, i01, s23, i23, s45, i45) with the default LutMode::Fp16x6_HWM3 runs; vLut16ss(a, b) and
-// vLut16ii(a, b) put a in the low half, the lower segment.
-LutTable<6> fp16_table(const float (&slope)[6], const float (&intercept)[6]) {
-  LutTable<6> t{{0.5f, 1.0f, 1.5f, 2.0f, 3.0f}, {}, {}};
-  for (size_t i = 0; i < 6; ++i) {
-    t.slope[i] = lut16(slope[i]);
-    t.intercept[i] = lut16(intercept[i]);
-  }
-  return t;
-}
-
-// gelu_tile<fast_and_approx = true> (the header's default; 0.81.1 ckernel_sfpu_gelu.h calculate_gelu_appx with
-// gelu_init<true>'s table): x/2 (SFPMUL by vConstFloatPrgm0 = 0.5) plus the table with LutSign::Update, a fit of the
-// even gelu(x) - x/2; from |x| = 3 on it is |x|/2, so the result is relu(x).
-float gelu_lut(float x) {
-  static const LutTable<6> table = fp16_table({0.1928f, 0.4939f, 0.6188f, 0.6099f, 0.5402f, 0.5f},
-                                              {-0.00010443f, -0.1604f, -0.2796f, -0.2635f, -0.1194f, 0.0f});
-  return sfpmad(sfpmad(x, 0.5f, 0.0f), 1.0f, table(x, false));
-}
-
-// tanh_tile<fast_and_approx = true> (0.81.1 ckernel_sfpu_tanh.h calculate_tanh<true>, tanh_init<true>'s table):
-// the table with LutSign::Retain, sign(x) (A |x| + B); 1 from |x| = 3 on.
-float tanh_lut(float x) {
-  static const LutTable<6> table = fp16_table({0.96191406f, 0.57617188f, 0.28710938f, 0.0964355469f, 0.0390625f, 0.0f},
-                                              {0.0f, 0.192871094f, 0.48193359f, 0.76806641f, 0.8828125f, 1.0f});
-  return table(x, true);
-}
-
-// sigmoid_tile<.., fast_and_approx = true> (0.81.1 ckernel_sfpu_sigmoid_appx.h calculate_sigmoid_appx,
-// sigmoid_appx_init's vLut8si(slope, intercept) entries): SFPLUT's 3-segment FP8 table (splits 1 and 2: SFPLUT.md)
-// with the sign retained (LutSign::Retain, sfpi's default), plus 0.5: 1 from x = 2 on, 0 from x = -2 down.
-float sigmoid_lut(float x) {
-  static const LutTable<3> table{{1.0f, 2.0f},
-                                 {lut8(0.22656f), lut8(0.26562f), lut8(0.0f)},
-                                 {lut8(0.0f), lut8(-0.04687f), lut8(0.5f)}};
-  return sfpmad(table(x, true), 1.0f, 0.5f);
-}
-
-// erf_tile (0.81.1 ckernel_sfpu_erf.h calculate_erf with the bfloat16 ERF_LUT; INP_FLOAT32, a kernel define ttnn's
-// unary program factory passes for float32 inputs, selects a degree-16 fp32 fit instead, which erf_erfc.h refuses to
-// compile): x clamped to [-10, 10], x P(x^2) / Q(x^2) with ERF_LUT's
-// degree-7 odd numerator and degree-8 even denominator (ckernel_sfpu_piecewise_rational.h,
-// piecewise_rational_eval_parity_numer_denom: Horner in x^2, one SFPMAD a step, the denominator's extra leading step
-// first), the division numer * sfpu_reciprocal<fast_and_approx>(denom), the result clamped to [-1, 1].
-template <bool kApprox>
-float erf_rational(float x) {
-  static constexpr float kNum[4] = {1.1280932447f, 2.7609212279e-01f, 4.5400281738e-02f, 7.4481184425e-04f};
-  static constexpr float kDen[5] = {1.0f, 5.7439188334e-01f, 1.3675764810e-01f, 8.2844606784e-03f, 2.4813862145e-05f};
-  x = std::clamp(x, -10.0f, 10.0f);  // sfpi::symmetric_clamp
-  const float x2 = sfpmad(x, x, 0.0f);
-  float numer = kNum[3];                        // x^7
-  float denom = sfpmad(kDen[4], x2, kDen[3]);  // x^8, x^6
-  for (int k = 2; k >= 0; --k) {
-    numer = sfpmad(numer, x2, kNum[k]);
-    denom = sfpmad(denom, x2, kDen[k]);
-  }
-  numer = sfpmad(numer, x, 0.0f);
-  return std::clamp(sfpmad(numer, reciprocal_iter<kApprox ? 1 : 2>(denom), 0.0f), -1.0f, 1.0f);
-}
-
-// typecast_tile<Float32, Float16_b> (tt-metal 0.81.1 ckernel_sfpu_typecast.h calculate_typecast_fp32_to_fp16b): the
-// bits plus 0x7FFF plus the lowest bit kept, the low 16 bits cleared, stored as FP32 (round to nearest, ties to even).
-float fp32_to_fp16b(float x) {
-  const uint32_t bits = std::bit_cast<uint32_t>(x);
-  return std::bit_cast<float>((bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u);
-}
-
-// Indexed by Unary; keep in enumerator order.
-constexpr UnaryRow kUnary[] = {
-    {"exp", [](float x) { return std::exp(x); }},
-    {"log", [](float x) { return std::log(x); }},
-    {"sqrt", sqrt_body<false, false, false>},
-    {"rsqrt", sqrt_body<false, true, false>},
-    {"recip", [](float x) { return 1.0f / x; }},
-    {"relu", [](float x) { return x > 0.0f ? x : 0.0f; }},
-    {"gelu", gelu},
-    {"sigmoid", sigmoid},
-    {"tanh", [](float x) { return std::tanh(x); }},
-    {"abs", [](float x) { return std::fabs(x); }},
-    {"negative", [](float x) { return -x; }},
-    {"square", [](float x) { return x * x; }},
-    {"silu", [](float x) { return x * sigmoid(x); }},
-    {"sin", [](float x) { return std::sin(x); }},
-    {"cos", [](float x) { return std::cos(x); }},
-    {"floor", [](float x) { return std::floor(x); }},
-    {"ceil", [](float x) { return std::ceil(x); }},
-    {"sign", [](float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }},
-    {"erf", erf_rational<false>},
-    {"log1p", [](float x) { return std::log1p(x); }},
-    {"expm1", [](float x) { return std::expm1(x); }},
-    {"exp2", [](float x) { return std::exp2(x); }},
-    {"identity", [](float x) { return x; }},
-    {"tan", [](float x) { return std::tan(x); }},
-    {"trunc", [](float x) { return std::trunc(x); }},
-    {"exp", exp_fast},
-    {"recip", recip_fast},
-    {"sqrt", sqrt_body<true, false, false>},
-    {"rsqrt", sqrt_body<true, true, false>},
-    {"sqrt", sqrt_body<false, false, true>},
-    {"rsqrt", sqrt_body<false, true, true>},
-    {"sqrt", sqrt_body<true, false, true>},
-    {"rsqrt", sqrt_body<true, true, true>},
-    {"gelu", gelu_lut},
-    {"tanh", tanh_lut},
-    {"sigmoid", sigmoid_lut},
-    {"erf", erf_rational<true>},
-    {"typecast", fp32_to_fp16b},
-};
-static_assert(std::size(kUnary) == static_cast<size_t>(Unary::Count));
-
-// power_tile/power_binary_tile (ckernel_sfpu_unary_power.h): a zero base to a negative power is NaN.
-float power(float base, float exponent) {
-  return base == 0.0f && exponent < 0.0f ? std::numeric_limits<float>::quiet_NaN() : std::pow(base, exponent);
-}
-
-// round_tile(x, decimals) (ckernel_sfpu_rounding_ops.h): 10^-decimals * round_even(x * 10^decimals).
-float round_decimals(float x, float decimals) {
-  if (decimals == 0.0f) return std::nearbyint(x);
-  return std::nearbyint(x * std::pow(10.0f, decimals)) * std::pow(10.0f, -decimals);
-}
-
-struct BinaryRow {
-  const char* name;
-  float (*fn)(float, float);
-};
-
-// Indexed by SfpuBinary; keep in enumerator order.
-constexpr BinaryRow kSfpuBinary[] = {
-    {"add", [](float a, float b) { return a + b; }},
-    {"sub", [](float a, float b) { return a - b; }},
-    {"mul", [](float a, float b) { return a * b; }},
-    {"div", [](float a, float b) { return a / b; }},
-    {"max", [](float a, float b) { return std::max(a, b); }},
-    {"min", [](float a, float b) { return std::min(a, b); }},
-    {"rsub", [](float a, float b) { return b - a; }},
-    {"power", power},
-    {"log_with_base", [](float x, float base_scale) { return std::log(x) * base_scale; }},
-    {"round", round_decimals},
-    {"fmod", [](float a, float b) { return std::fmod(a, b); }},
-};
-static_assert(std::size(kSfpuBinary) == static_cast<size_t>(SfpuBinary::Count));
-
-
-// Timing (timing.hpp): cycles of one tile op on the TRISC that runs it, by its counter name.
-uint64_t op_cycles(const ThreadCtx& t, const std::string& name) {
-  using namespace timing;
-  const int fidelity = t.kernel->opts.math_fidelity;
-  const auto ends_with = [&](const char* suffix) {
-    const size_t n = std::char_traits<char>::length(suffix);
-    return name.size() >= n && name.compare(name.size() - n, n, suffix) == 0;
-  };
-  // matmul_block counts each of its tile products: the same cost as the matmul_tiles doing it
-  if (name == "matmul_tiles" || name == "matmul_block")
-    return matmul_tile_cycles(fidelity, t.kernel->opts.fp32_dest_acc_en);
-  if (name == "pack_tile") return kPackTile;
-  if (name == "reduce_tile") return kFpuPass * fidelity_phases(fidelity);
-  if (name == "copy_tile" || name == "transpose_wh_tile" || name.rfind("unary_bcast", 0) == 0) return kFpuPass;
-  // FPU binary ops: add/sub/mul_tiles[_bcast_*], *_reuse_dest_tiles (the SFPU ops end in "_tile").
-  if (ends_with("_tiles") || name.find("_tiles_bcast") != std::string::npos)
-    return name.rfind("mul_", 0) == 0 ? kFpuPass * fidelity_phases(fidelity) : kFpuPass;
-  return kSfpuFaces * kSfpuUnaryFloor;  // an SFPU op of one operand not costed where it runs
-}
-
-void count(ThreadCtx& t, const std::string& kind) {
+// Counts a tile op of `kind` and charges it to the timing model: the unpack TRISC's share (what the op
+// recorded in t.unpacked), then `math_cycles` of math.
+void count(ThreadCtx& t, const std::string& kind, uint64_t math_cycles) {
   t.counters.tile_ops[kind] += 1;
-  if (kind == "pack_tile") {
-    charge(t, Clock::Pack, op_cycles(t, kind), kind);
-    return;
-  }
-  unpack_then_math(t, op_cycles(t, kind), kind);
-}
-
-// An SFPU op of `face_cycles` per face (timing.hpp).
-void count_sfpu(ThreadCtx& t, const std::string& kind, uint64_t face_cycles) {
-  t.counters.tile_ops[kind] += 1;
-  unpack_then_math(t, timing::kSfpuFaces * face_cycles, kind);
-}
-
-uint64_t unary_face_cycles(Unary op) {
-  using namespace timing;
-  switch (op) {
-    case Unary::Exp: return kSfpuExp;
-    case Unary::ExpFast: return kSfpuExpApprox;
-    case Unary::Fp32ToFp16b: return kSfpuTypecastFp16b;
-    default: return kSfpuUnaryFloor;
-  }
-}
-
-uint64_t binary_face_cycles(SfpuBinary op) {
-  using namespace timing;
-  return op == SfpuBinary::Max || op == SfpuBinary::Min ? kSfpuMaxMin : kSfpuBinaryFloor;
+  unpack_then_math(t, math_cycles, kind);
 }
 
 }  // namespace
@@ -396,9 +45,7 @@ void unpack_then_math(ThreadCtx& t, uint64_t math_cycles, std::string_view call)
   t.src_bank ^= 1;
 }
 
-void count_op(const char* kind) { count(*tls_ctx, kind); }
-
-// ---------------------------------------------------------------- helpers shared with layout.cpp
+// ---------------------------------------------------------------- helpers shared with tilize.cpp (compute.hpp)
 ThreadCtx& compute_ctx(const char* fn, Loc loc) {
   ThreadCtx& t = ctx(loc);
   if (t.kernel->role != KernelRole::Compute)
@@ -560,46 +207,6 @@ DataFormat unpack(ThreadCtx& t, uint32_t cbi, uint32_t tile, float* out, const c
   return fmt;
 }
 
-// What the unpackers read of a tile (t.unpacked), from tt-llk 0.81.1's unpack MOPs (tt_llk_wormhole_b0/llk_lib;
-// tt_llk_blackhole's program the same reads) as the MOP expander runs them (tt-isa-documentation
-// MOPExpander.md, ExpandTemplate1). Every UNPACR below reads one 16x16 face (256 datums, the X end
-// config_unpacker_x_end(face_r_dim) sets) unless said otherwise; the emulator's tiles are 32x32, four faces.
-
-// The broadcast operand of the binary broadcast ops and of unary_bcast through SrcB (unpacker B):
-//  NONE: the four faces.
-//  COL: faces 0 and 2, the tile's left column: 512 datums (llk_unpack_AB.h _llk_unpack_AB_mop_config_, lines
-//    74-95: unpack_srcb starts each of the num_faces_r_dim outer iterations, which end setting SrcB's face
-//    counter to 2; llk_unpack_A.h _llk_unpack_A_mop_config_, lines 158-167: unpack_srcb, srcb_set_z_2, then
-//    the end op unpack_srcb).
-//  ROW: faces 0 and 1, which hold the broadcast row, once per row of faces: 1024 datums, a whole tile's worth
-//    (llk_unpack_AB.h lines 96-107: unpack_srcb before each SrcA face, srcb_clear_z after each row of faces;
-//    llk_unpack_A.h lines 168-179: the replayed pair of unpack_srcb, srcb_clear_z, the pair again as end op).
-//  SCALAR: face 0: 256 datums (llk_unpack_AB.h lines 108-116: start op unpack_srcb; llk_unpack_A.h lines
-//    180-189: one unpack_srcb_inc_z_0).
-// The other operand of a binary op reads its four faces to SrcA (unpack_srca in every one of those MOPs).
-uint32_t bcast_datums(Bcast b) {
-  switch (b) {
-    case Bcast::Col: return kTileHW / 2;
-    case Bcast::Scalar: return kTileHW / 4;
-    case Bcast::Row: case Bcast::None: break;
-  }
-  return kTileHW;
-}
-
-// unary_bcast of a tile unpacked straight to DST (unpacker A; llk_unpack_A.h _llk_unpack_A_init_ lines 302-313
-// and _llk_unpack_A_mop_config_ lines 126-149): ROW and SCALAR read one row of 16 datums per UNPACR
-// (config_unpacker_x_end<UNP_A>(1)), ROW the first row of faces 0 and 1 (outer loop 2): 32 datums, SCALAR of
-// face 0: 16; COL faces 0 and 2 (outer loop 2, the face counters stepped by 2): 512; NONE the four faces.
-uint32_t bcast_to_dest_datums(Bcast b) {
-  switch (b) {
-    case Bcast::Row: return 32;
-    case Bcast::Scalar: return 16;
-    case Bcast::Col: return kTileHW / 2;
-    case Bcast::None: break;
-  }
-  return kTileHW;
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------- DST state machine
@@ -714,7 +321,7 @@ void binary_tiles(BinaryOp op, Bcast bcast, uint32_t cb0, uint32_t cb1, uint32_t
     protocol_error(loc, name + ": bcast_row_idx " + std::to_string(b_row) + " is not a row of a 32x32 tile");
   alignas(64) float a[kTileHW], b[kTileHW];
   t.unpacked.read(Unpacker::A, unpack(t, cb0, t0, a, name.c_str(), loc, Path::Fpu), kTileHW);
-  t.unpacked.read(Unpacker::B, unpack(t, cb1, t1, b, name.c_str(), loc, Path::Fpu), bcast_datums(bcast));
+  t.unpacked.read(Unpacker::B, unpack(t, cb1, t1, b, name.c_str(), loc, Path::Fpu), timing::bcast_datums(bcast));
   float* d = math_dst(t, idst, name.c_str(), loc);
   const bool acc = t.binary_acc && bcast == Bcast::None;
   // in0 is SrcA, in1 SrcB (the broadcast operand: ELWMUL.md); mul_tiles[_bcast_*] runs the kernel's fidelity,
@@ -729,7 +336,7 @@ void binary_tiles(BinaryOp op, Bcast bcast, uint32_t cb0, uint32_t cb1, uint32_t
       d[r * 32 + c] = acc ? d[r * 32 + c] + v : v;
     }
   settle(t, d);
-  count(t, name);
+  count(t, name, timing::fpu_binary_cycles(t.kernel->opts, op));
 }
 
 void binary_reuse_dest(BinaryOp op, bool dest_is_a, uint32_t cb, uint32_t ti, uint32_t idst, Loc loc) {
@@ -753,7 +360,7 @@ void binary_reuse_dest(BinaryOp op, bool dest_is_a, uint32_t cb, uint32_t ti, ui
     d[i] = dest_is_a ? fpu(op, dv, x[i], phases) : fpu(op, x[i], dv, phases);
   }
   settle(t, d);
-  count(t, name);
+  count(t, name, timing::fpu_binary_cycles(t.kernel->opts, op));
 }
 
 namespace {
@@ -814,7 +421,7 @@ void tile_product(ThreadCtx& t, const char* fn, uint32_t cb0, uint32_t cb1, uint
   float* __restrict d = math_dst(t, idst, fn, loc);
   if (!t.dev->timing_only) fidelity_matmul(multiply_phases(t), a, b, d);
   settle(t, d);
-  count(t, fn);
+  count(t, fn, timing::matmul_cycles(t.kernel->opts));
 }
 
 std::string block_dims(uint32_t ct, uint32_t rt, uint32_t kt) {
@@ -882,7 +489,7 @@ void copy_tile(uint32_t cb, uint32_t ti, uint32_t idst, Loc loc) {
   float* d = math_dst(t, idst, "copy_tile", loc);
   std::copy(x, x + kTileHW, d);
   settle(t, d);
-  count(t, "copy_tile");
+  count(t, "copy_tile", timing::datacopy_cycles());
 }
 
 void unary_bcast(Bcast bcast, uint32_t cb, uint32_t ti, uint32_t idst, Loc loc) {
@@ -892,14 +499,14 @@ void unary_bcast(Bcast bcast, uint32_t cb, uint32_t ti, uint32_t idst, Loc loc) 
   const DataFormat fmt = unpack(t, cb, ti, x, name.c_str(), loc, Path::ToDest);
   // through SrcB unless straight to DST (api/compute/bcast.h unary_bcast; llk_unpack_A.h _llk_unpack_A_init_,
   // lines 316-324: "broadcast -> SrcB"; NONE is a plain datacopy, to SrcA)
-  if (unpacks_to_dest(t, cb, fmt)) t.unpacked.read(Unpacker::A, fmt, bcast_to_dest_datums(bcast));
-  else t.unpacked.read(bcast == Bcast::None ? Unpacker::A : Unpacker::B, fmt, bcast_datums(bcast));
+  if (unpacks_to_dest(t, cb, fmt)) t.unpacked.read(Unpacker::A, fmt, timing::bcast_to_dest_datums(bcast));
+  else t.unpacked.read(bcast == Bcast::None ? Unpacker::A : Unpacker::B, fmt, timing::bcast_datums(bcast));
   float* d = math_dst(t, idst, name.c_str(), loc);
   for (uint32_t r = 0; r < 32; ++r)
     for (uint32_t c = 0; c < 32; ++c)
       d[r * 32 + c] = x[bcast == Bcast::Row ? c : bcast == Bcast::Col ? r * 32 : bcast == Bcast::Scalar ? 0 : r * 32 + c];
   settle(t, d);
-  count(t, name);
+  count(t, name, timing::datacopy_cycles());
 }
 
 // reduce_tile (0.81.1 api/compute/reduce.h over tt-llk llk_unpack_AB_reduce.h and llk_math_reduce.h). The scaler
@@ -920,21 +527,7 @@ void reduce_tile(Pool pool, RDim dim, uint32_t cb, uint32_t cb_scaler, uint32_t 
   alignas(64) float x[kTileHW], s[kTileHW];
   const DataFormat x_fmt = unpack(t, cb, ti, x, "reduce_tile", loc, Path::Fpu);
   const DataFormat s_fmt = unpack(t, cb_scaler, ts, s, "reduce_tile", loc, Path::Fpu);
-  // What the unpackers read (tt-llk llk_unpack_AB_reduce.h, Wormhole and Blackhole alike): SUM and AVG REDUCE_ROW
-  // swap the operands and, with four faces (full_tile), read both whole tiles in one UNPACR each, the scaler to
-  // SrcA and the data to SrcB (_llk_unpack_AB_reduce_init_ lines 125-132: X end 4 * 16 * 16 - 1 on both
-  // unpackers; _llk_unpack_AB_reduce_mop_config_ lines 57-67, _llk_unpack_AB_reduce_ lines 180-181). MAX
-  // REDUCE_ROW and every REDUCE_COL and REDUCE_SCALAR read the data's four faces to SrcA and the first row of each
-  // scaler face to SrcB, 16 datums per UNPACR (init lines 133-137: config_unpacker_x_end<UNP_A>(face_r_dim),
-  // config_unpacker_x_end<UNP_B>(1); MOP lines 59, 70-71: num_faces replays of one UNPACR each, which step the
-  // face): 64 datums. (REDUCE_SCALAR's clears of SrcA before each face, UNPACR_NOPs, read nothing from L1.)
-  if (dim == RDim::Row && pool != Pool::Max) {
-    t.unpacked.read(Unpacker::A, s_fmt, kTileHW);
-    t.unpacked.read(Unpacker::B, x_fmt, kTileHW);
-  } else {
-    t.unpacked.read(Unpacker::A, x_fmt, kTileHW);
-    t.unpacked.read(Unpacker::B, s_fmt, 4 * 16);
-  }
+  timing::reduce_unpack(t.unpacked, pool, dim, x_fmt, s_fmt);
   const float ninf = -std::numeric_limits<float>::infinity();
   if (t.math_owned >= 0 && idst < t.dst_capacity()) {
     // First write since acquire: MAX starts from -inf, SUM from the zeroed register.
@@ -991,7 +584,7 @@ void reduce_tile(Pool pool, RDim dim, uint32_t cb, uint32_t cb_scaler, uint32_t 
     combine(d[0], total);
   }
   settle(t, d);
-  count(t, "reduce_tile");
+  count(t, "reduce_tile", timing::reduce_cycles(t.kernel->opts));
 }
 
 void transpose_tile(uint32_t cb, uint32_t ti, uint32_t idst, Loc loc) {
@@ -1003,22 +596,22 @@ void transpose_tile(uint32_t cb, uint32_t ti, uint32_t idst, Loc loc) {
   for (uint32_t r = 0; r < 32; ++r)
     for (uint32_t c = 0; c < 32; ++c) d[r * 32 + c] = x[c * 32 + r];
   settle(t, d);
-  count(t, "transpose_wh_tile");
+  count(t, "transpose_wh_tile", timing::datacopy_cycles());
 }
 
 // ---------------------------------------------------------------- SFPU ops
 void sfpu_unary(Unary op, uint32_t idst, Loc loc) {
-  const UnaryRow& row = kUnary[static_cast<int>(op)];
+  const SfpuUnaryModel& row = sfpu_model(op);
   const std::string name = std::string(row.name) + "_tile";
   ThreadCtx& t = compute_ctx(name.c_str(), loc);
   float* d = math_dst(t, idst, name.c_str(), loc);
   for (uint32_t i = 0; i < kTileHW; ++i) d[i] = row.fn(d[i]);
   settle(t, d);
-  count_sfpu(t, name, unary_face_cycles(op));
+  count(t, name, timing::sfpu_cycles(op));
 }
 
 void sfpu_binary(SfpuBinary op, uint32_t i0, uint32_t i1, uint32_t io, Loc loc) {
-  const BinaryRow& row = kSfpuBinary[static_cast<int>(op)];
+  const SfpuBinaryModel& row = sfpu_model(op);
   const std::string name = std::string(row.name) + "_binary_tile";
   ThreadCtx& t = compute_ctx(name.c_str(), loc);
   const float* a = math_dst(t, i0, name.c_str(), loc);
@@ -1026,17 +619,17 @@ void sfpu_binary(SfpuBinary op, uint32_t i0, uint32_t i1, uint32_t io, Loc loc) 
   float* d = math_dst(t, io, name.c_str(), loc);
   for (uint32_t i = 0; i < kTileHW; ++i) d[i] = row.fn(a[i], b[i]);
   settle(t, d);
-  count_sfpu(t, name, binary_face_cycles(op));
+  count(t, name, timing::sfpu_cycles(op));
 }
 
 void sfpu_scalar(SfpuBinary op, uint32_t idst, float scalar, Loc loc) {
-  const BinaryRow& row = kSfpuBinary[static_cast<int>(op)];
+  const SfpuBinaryModel& row = sfpu_model(op);
   const std::string name = std::string(row.name) + "_unary_tile";
   ThreadCtx& t = compute_ctx(name.c_str(), loc);
   float* d = math_dst(t, idst, name.c_str(), loc);
   for (uint32_t i = 0; i < kTileHW; ++i) d[i] = row.fn(d[i], scalar);
   settle(t, d);
-  count_sfpu(t, name, timing::kSfpuUnaryFloor);
+  count(t, name, timing::sfpu_scalar_cycles(op));
 }
 
 void where_tile(uint8_t format, uint32_t ic, uint32_t ia, uint32_t ib, uint32_t io, Loc loc) {
@@ -1054,27 +647,15 @@ void where_tile(uint8_t format, uint32_t ic, uint32_t ia, uint32_t ib, uint32_t 
   float* d = math_dst(t, io, "where_tile", loc);
   for (uint32_t i = 0; i < kTileHW; ++i) d[i] = c[i] != 0.0f ? a[i] : b[i];
   settle(t, d);
-  count_sfpu(t, "where_tile", timing::kSfpuWhereFloor);
+  count(t, "where_tile", timing::sfpu_where_cycles());
 }
 
 void compare_tile(Compare op, uint32_t idst, float value, const char* fn, Loc loc) {
   ThreadCtx& t = compute_ctx(fn, loc);
   float* d = math_dst(t, idst, fn, loc);
-  for (uint32_t i = 0; i < kTileHW; ++i) {
-    const float x = d[i];
-    bool holds = false;
-    switch (op) {
-      case Compare::Eq: holds = x == value; break;
-      case Compare::Ne: holds = x != value; break;
-      case Compare::Gt: holds = x > value; break;
-      case Compare::Ge: holds = x >= value; break;
-      case Compare::Lt: holds = x < value; break;
-      case Compare::Le: holds = x <= value; break;
-    }
-    d[i] = holds ? 1.0f : 0.0f;
-  }
+  for (uint32_t i = 0; i < kTileHW; ++i) d[i] = sfpu_compare(op, d[i], value) ? 1.0f : 0.0f;
   settle(t, d);
-  count_sfpu(t, fn, timing::kSfpuUnaryFloor);
+  count(t, fn, timing::sfpu_compare_cycles(op));
 }
 
 void fill_tile(uint32_t idst, float value, Loc loc) {
@@ -1082,7 +663,7 @@ void fill_tile(uint32_t idst, float value, Loc loc) {
   float* d = math_dst(t, idst, "fill_tile", loc);
   std::fill(d, d + kTileHW, value);
   settle(t, d);
-  count_sfpu(t, "fill_tile", timing::kSfpuFill);
+  count(t, "fill_tile", timing::sfpu_fill_cycles());
 }
 
 void fill_tile_bitcast(uint32_t idst, uint32_t bits, Loc loc) {
@@ -1090,7 +671,7 @@ void fill_tile_bitcast(uint32_t idst, uint32_t bits, Loc loc) {
   float* d = math_dst(t, idst, "fill_tile_bitcast", loc);
   std::fill(d, d + kTileHW, std::bit_cast<float>(bits));
   settle(t, d);
-  count_sfpu(t, "fill_tile_bitcast", timing::kSfpuFill);
+  count(t, "fill_tile_bitcast", timing::sfpu_fill_cycles());
 }
 
 // ---------------------------------------------------------------- SFPU integer ops
@@ -1100,55 +681,6 @@ void fill_tile_bitcast(uint32_t idst, uint32_t bits, Loc loc) {
 namespace {
 
 constexpr uint8_t kInt32Id = 8, kUInt16Id = 9, kUInt32Id = 24;  // kernel-side DataFormat ids (tensix_types.h)
-
-int32_t s32(uint32_t x) { return static_cast<int32_t>(x); }
-
-struct IntBinaryRow {
-  const char* name;           // the API call on Int32 (signed) tiles
-  const char* unsigned_name;  // on UInt32 tiles (the same call with a template format, else its own)
-  uint32_t (*fn)(uint32_t a, uint32_t b, bool is_signed);
-};
-
-// Indexed by IntBinary; keep in enumerator order. Results modulo 2^32; comparisons give 1 or 0.
-// mul: ckernel_sfpu_mul_int32.h (mul_int32, what mul_int_tile<Int32/UInt32> runs on Wormhole and
-// Blackhole) splits both operands in 11-bit chunks, multiplies them exactly in fp32 and adds the
-// partial products shifted by 0, 11 and 22 bits in 32-bit integer registers, dropping what lands
-// above bit 31 (the top chunk product sums fit in 23 bits): the low 32 bits of the product, the same
-// word for signed and unsigned operands (two's complement). Hence a * b modulo 2^32.
-constexpr IntBinaryRow kIntBinary[] = {
-    {"add_int_tile", "add_int_tile", [](uint32_t a, uint32_t b, bool) { return a + b; }},
-    {"sub_int_tile", "sub_int_tile", [](uint32_t a, uint32_t b, bool) { return a - b; }},
-    {"rsub_int_tile", "rsub_int_tile", [](uint32_t a, uint32_t b, bool) { return b - a; }},
-    {"mul_int_tile", "mul_int_tile", [](uint32_t a, uint32_t b, bool) { return a * b; }},
-    {"eq_int_tile", "eq_int_tile", [](uint32_t a, uint32_t b, bool) { return uint32_t(a == b); }},
-    {"ne_int_tile", "ne_int_tile", [](uint32_t a, uint32_t b, bool) { return uint32_t(a != b); }},
-    {"lt_int_tile", "lt_int_tile",
-     [](uint32_t a, uint32_t b, bool sg) { return uint32_t(sg ? s32(a) < s32(b) : a < b); }},
-    {"gt_int_tile", "gt_int_tile",
-     [](uint32_t a, uint32_t b, bool sg) { return uint32_t(sg ? s32(a) > s32(b) : a > b); }},
-    {"le_int_tile", "le_int_tile",
-     [](uint32_t a, uint32_t b, bool sg) { return uint32_t(sg ? s32(a) <= s32(b) : a <= b); }},
-    {"ge_int_tile", "ge_int_tile",
-     [](uint32_t a, uint32_t b, bool sg) { return uint32_t(sg ? s32(a) >= s32(b) : a >= b); }},
-    {"binary_max_int32_tile", "binary_max_uint32_tile",
-     [](uint32_t a, uint32_t b, bool sg) { return (sg ? s32(a) >= s32(b) : a >= b) ? a : b; }},
-    {"binary_min_int32_tile", "binary_min_uint32_tile",
-     [](uint32_t a, uint32_t b, bool sg) { return (sg ? s32(a) <= s32(b) : a <= b) ? a : b; }},
-    // div_int32_floor.h, binary_remainder.h (Remainder = a - floor(a / b) * b: the divisor's sign), on
-    // int32 (a zero divisor is an error, checked by sfpu_int_binary; INT_MIN / -1 wraps to INT_MIN)
-    {"div_int32_floor_tile", "div_int32_floor_tile", [](uint32_t a, uint32_t b, bool) {
-       const int64_t x = s32(a), y = s32(b), q = x / y;
-       return static_cast<uint32_t>(q - ((x % y != 0) && ((x < 0) != (y < 0))));
-     }},
-    {"div_int32_trunc_tile", "div_int32_trunc_tile",
-     [](uint32_t a, uint32_t b, bool) { return static_cast<uint32_t>(int64_t(s32(a)) / int64_t(s32(b))); }},
-    {"remainder_int32_tile", "remainder_uint32_tile", [](uint32_t a, uint32_t b, bool sg) {
-       if (!sg) return a % b;
-       const int64_t x = s32(a), y = s32(b), r = x % y;
-       return static_cast<uint32_t>(r != 0 && ((r < 0) != (y < 0)) ? r + y : r);
-     }},
-};
-static_assert(std::size(kIntBinary) == static_cast<size_t>(IntBinary::Count));
 
 // Whether an integer op's format is signed (Int32) or not (UInt32); errors for UInt16 (the SFPU's
 // LO16 mode on 16-bit words, not emulated), an id that is no integer format, and a 16-bit DST.
@@ -1170,7 +702,7 @@ float as_word(uint32_t x) { return std::bit_cast<float>(x); }
 }  // namespace
 
 void sfpu_int_binary(IntBinary op, uint8_t format, uint32_t i0, uint32_t i1, uint32_t io, Loc loc) {
-  const IntBinaryRow& row = kIntBinary[static_cast<int>(op)];
+  const SfpuIntModel& row = sfpu_model(op);
   const char* name = format == kUInt32Id ? row.unsigned_name : row.name;
   ThreadCtx& t = compute_ctx(name, loc);
   const bool sg = int_signed(t, format, name, loc);
@@ -1184,11 +716,11 @@ void sfpu_int_binary(IntBinary op, uint8_t format, uint32_t i0, uint32_t i1, uin
                       std::to_string(i1) + ") is 0", loc);
   }
   for (uint32_t i = 0; i < kTileHW; ++i) d[i] = as_word(row.fn(word(a[i]), word(b[i]), sg));
-  count_sfpu(t, name, timing::kSfpuBinaryFloor);
+  count(t, name, timing::sfpu_cycles(op));
 }
 
 void sfpu_int_scalar(IntBinary op, uint32_t idst, uint32_t param, Loc loc) {
-  const IntBinaryRow& row = kIntBinary[static_cast<int>(op)];
+  const SfpuIntModel& row = sfpu_model(op);
   const std::string name = op == IntBinary::Add ? "add_unary_tile_int32" : op == IntBinary::Sub ? "sub_unary_tile_int32"
                                                                                                    : "";
   if (name.empty()) api_error(std::string("sfpu_int_scalar: ") + row.name + " has no tile-scalar form", loc);
@@ -1196,7 +728,7 @@ void sfpu_int_scalar(IntBinary op, uint32_t idst, uint32_t param, Loc loc) {
   const bool sg = int_signed(t, kInt32Id, name, loc);
   float* d = math_dst(t, idst, name.c_str(), loc);
   for (uint32_t i = 0; i < kTileHW; ++i) d[i] = as_word(row.fn(word(d[i]), param, sg));
-  count_sfpu(t, name, timing::kSfpuUnaryFloor);
+  count(t, name, timing::sfpu_scalar_cycles(op));
 }
 
 void fill_tile_int(uint8_t format, uint32_t idst, uint32_t value, Loc loc) {
@@ -1204,7 +736,7 @@ void fill_tile_int(uint8_t format, uint32_t idst, uint32_t value, Loc loc) {
   int_signed(t, format, "fill_tile_int", loc);
   float* d = math_dst(t, idst, "fill_tile_int", loc);
   std::fill(d, d + kTileHW, as_word(value));
-  count_sfpu(t, "fill_tile_int", timing::kSfpuFill);
+  count(t, "fill_tile_int", timing::sfpu_fill_cycles());
 }
 
 // ---------------------------------------------------------------- pack
@@ -1274,7 +806,8 @@ void pack_tile(uint32_t idst, uint32_t cbi, bool out_of_order, uint32_t out_inde
   ThreadCtx& t = compute_ctx("pack_tile", loc);
   check_packer_default(t, "pack_tile", loc);
   pack_dst(t, idst, cbi, out_of_order, out_index, "pack_tile", loc);
-  count(t, "pack_tile");
+  t.counters.tile_ops["pack_tile"] += 1;
+  charge(t, Clock::Pack, timing::pack_cycles(), "pack_tile");
 }
 
 }  // namespace emu::k

@@ -207,8 +207,10 @@ void cb_reserve_back(int32_t cbi, int32_t n, Loc loc) {
   // Timing: the slots of pages pushed .. pushed+n-1 are free once their previous pages were popped.
   const Clock on = cb_clock(t, false);
   charge(t, on, timing::kCbCall, "cb_reserve_back");
+  const uint64_t ready = clock_of(t, on).tm.clock;
   for (uint64_t s = cb.pushed; s < cb.pushed + static_cast<uint64_t>(n); ++s)
     if (s >= cb.num_pages) wait_until(t, on, cb.pop_time[s % cb.num_pages], nullptr, "cb_reserve_back", cbi);
+  t.counters.cb_stall_events += clock_of(t, on).tm.clock > ready;
 }
 
 void cb_push_back(int32_t cbi, int32_t n, Loc loc) {
@@ -250,8 +252,10 @@ void cb_wait_front(int32_t cbi, int32_t n, Loc loc) {
   // Timing: pages popped .. popped+n-1 are there once their producer pushed them.
   const Clock on = cb_clock(t, true);
   charge(t, on, timing::kCbCall, "cb_wait_front");
+  const uint64_t ready = clock_of(t, on).tm.clock;
   for (uint64_t s = cb.popped; s < cb.popped + static_cast<uint64_t>(n); ++s)
     wait_until(t, on, cb.push_time[s % cb.num_pages], nullptr, "cb_wait_front", cbi);
+  t.counters.cb_stall_events += clock_of(t, on).tm.clock > ready;
 }
 
 void cb_pop_front(int32_t cbi, int32_t n, Loc loc) {
@@ -371,7 +375,13 @@ void noc_read(uint64_t src, uint32_t dst_l1, uint32_t size, Loc loc) {
   bool dram;
   Core* core;
   const uint8_t* p = resolve(t, src, size, dram, core, "noc_async_read", loc);
-  std::memmove(t.core->l1 + off, p, size);
+  {
+    // The data lands in this core's L1, where a thread of the core may wait on one of its words (a
+    // semaphore): written under mu and notified (DeviceImpl).
+    std::unique_lock lk(t.dev->mu);
+    std::memmove(t.core->l1 + off, p, size);
+    t.core->cv.notify_all();
+  }
   charge(t, t.dev->arch.noc_issue, "noc_async_read");
   t.main.tm.reads_done = std::max(t.main.tm.reads_done, noc_transfer(t, size, false, dram));
   t.counters.noc_read_transactions += 1;

@@ -113,6 +113,7 @@ ThreadCtx& ctx(const std::source_location& loc) {
   ThreadCtx* t = tls_ctx;
   if (t == nullptr)
     throw EmulatorError("kernel API called outside a launched kernel at " + where(loc));
+  t->last_call.store(loc, std::memory_order_relaxed);
   if (t->dev->aborting.load(std::memory_order_relaxed)) throw Aborted{};
   return *t;
 }
@@ -121,12 +122,14 @@ void DeviceImpl::wake_all() {
   for (auto& c : cores) c->cv.notify_all();
 }
 
+void DeviceImpl::record_error(const std::string& msg) {
+  std::lock_guard g(error_mu);
+  if (error.empty()) error = msg;
+  aborting = true;
+}
+
 void DeviceImpl::fail(const std::string& msg) {
-  {
-    // May be called with mu held (deadlock check) or not; error is only written once.
-    if (!aborting.exchange(true)) error = msg;
-  }
-  wake_all();
+  record_error(msg);
   throw Aborted{};
 }
 
@@ -172,7 +175,10 @@ void DeviceImpl::check_deadlock_locked() {
   std::vector<const ThreadCtx*> waiting;
   for (const ThreadCtx* t : threads) {
     if (t->finished) continue;
-    if (wait_satisfied(*t)) return;  // about to wake up
+    if (wait_satisfied(*t)) {  // a kernel's own store to L1 (no API call notified it): wake its core
+      t->core->cv.notify_all();
+      return;
+    }
     waiting.push_back(t);
   }
   std::ostringstream os;
@@ -183,17 +189,22 @@ void DeviceImpl::check_deadlock_locked() {
   fail(msg);
 }
 
+std::string DeviceImpl::state_locked(const ThreadCtx& t) const {
+  if (t.blocked) return describe(t);
+  const std::source_location call = t.last_call.load(std::memory_order_relaxed);
+  return "  " + who(t) + " running, " +
+         (call.line() == 0 ? std::string("before any kernel API call") : "its last kernel API call at " + where(call));
+}
+
 void DeviceImpl::run_thread(ThreadCtx& t) {
   tls_ctx = &t;
   try {
     t.kernel->info->fn();
   } catch (const Aborted&) {
   } catch (const EmulatorError& e) {
-    if (!aborting.exchange(true)) error = e.what();
-    wake_all();
+    record_error(e.what());
   } catch (const std::exception& e) {
-    if (!aborting.exchange(true)) error = who(t) + ": exception: " + e.what();
-    wake_all();
+    record_error(who(t) + ": exception: " + e.what());
   }
   tls_ctx = nullptr;
   std::unique_lock lk(mu);
@@ -209,6 +220,71 @@ void DeviceImpl::run_thread(ThreadCtx& t) {
       check_deadlock_locked();
     } catch (const Aborted&) {
     }
+  }
+  // An error (this thread's, or the one that aborted it) was recorded without mu: wake every waiting thread
+  // now that mu is held, so none can have read `aborting` before it was set and sleep through the wake-up.
+  if (aborting.load()) wake_all();
+  if (live == 0) ended.notify_all();
+}
+
+namespace {
+constexpr std::chrono::milliseconds kWatchdogTick{100};
+}  // namespace
+
+// The launch's watchdog, on the launching thread while the kernel threads run (lk holds mu; cv waits let it
+// go). Returns when every kernel thread of the launch has ended, or when those left run without calling the
+// kernel API.
+//  * Every tick it wakes the blocked threads whose condition holds: a kernel's own store to its L1 (a
+//    semaphore set through a pointer) notifies no one.
+//  * Progress is a kernel thread's clock moving (every API call that moves data, computes or waits charges
+//    its clock) or a thread ending. After stall_limit without progress the launch stops with an error
+//    naming each thread, blocked in what or running since which API call (a loop polling for what no
+//    thread will do: cb_pages_available_at_front, an L1 word): its blocked threads wake and its running
+//    ones stop at their next API call.
+//  * An aborted launch (the stall, or a kernel's error) that then goes stall_limit without progress has
+//    threads running without calling the API at all: it leaves them running (`stranded`), its error names
+//    them, and the device runs no further launch.
+void DeviceImpl::supervise(std::unique_lock<std::mutex>& lk) {
+  const auto progress = [&] {
+    uint64_t p = threads.size() - live;
+    for (const ThreadCtx* t : threads) p += t->heartbeat.load(std::memory_order_relaxed);
+    return p;
+  };
+  uint64_t seen = progress();
+  auto since = std::chrono::steady_clock::now();
+  while (live > 0) {
+    ended.wait_for(lk, kWatchdogTick);
+    if (live == 0) return;
+    for (const ThreadCtx* t : threads)
+      if (t->blocked && wait_satisfied(*t)) t->core->cv.notify_all();
+    const auto now = std::chrono::steady_clock::now();
+    if (const uint64_t p = progress(); p != seen) {
+      seen = p;
+      since = now;
+      continue;
+    }
+    if (now - since < stall_limit) continue;
+    since = now;
+    const bool stopping = aborting.load();
+    std::ostringstream os;
+    if (!stopping)
+      os << "no progress for " << stall_limit.count() << " s: no kernel thread's logical clock moved and none "
+         << "ended (a loop polls for what no thread will do, or waits for it); the " << live
+         << " running kernel thread(s):";
+    else
+      os << "\n" << live << " kernel thread(s) did not stop after that, running without calling the kernel API; "
+         << "the launch leaves them running:";
+    for (const ThreadCtx* t : threads)
+      if (!t->finished) os << "\n" << state_locked(*t);
+    if (!stopping) {
+      record_error(os.str());
+      wake_all();
+      continue;
+    }
+    std::lock_guard g(error_mu);
+    error += os.str();
+    stranded = true;
+    return;
   }
 }
 
@@ -443,10 +519,14 @@ Device& Device::get() {
 }
 
 void Device::close() {
-  const ArchSpec& a = impl_->arch;
-  munmap(impl_->cores.front()->l1, static_cast<size_t>(a.grid_x) * a.grid_y * a.l1_size);
   g_devices.erase(std::find(g_devices.begin(), g_devices.end(), this));
   g_device = g_devices.empty() ? nullptr : g_devices.front();
+  if (impl_->stranded) {
+    (void)impl_.release();  // kernel threads a launch left running still use the device's state and L1
+  } else {
+    const ArchSpec& a = impl_->arch;
+    munmap(impl_->cores.front()->l1, static_cast<size_t>(a.grid_x) * a.grid_y * a.l1_size);
+  }
   delete this;
 }
 
@@ -687,6 +767,9 @@ void Device::set_common_runtime_args(uint32_t kernel_id, std::vector<uint32_t> a
 
 void Device::launch() {
   DeviceImpl& d = *impl_;
+  if (d.stranded)
+    throw EmulatorError("the device cannot launch again: kernel threads of an earlier launch are still running "
+                        "(its error named them)");
   const uint32_t sem_base = d.arch.l1_unreserved_base - 16 * 16;  // 16 semaphores below the CB region
   std::vector<std::unique_ptr<ThreadCtx>> ctxs;
   std::vector<Core*> used;
@@ -735,7 +818,23 @@ void Device::launch() {
     std::vector<std::thread> pool;
     pool.reserve(ctxs.size());
     for (auto& t : ctxs) pool.emplace_back([&d, tp = t.get()] { d.run_thread(*tp); });
-    for (auto& th : pool) th.join();
+    std::vector<bool> left(ctxs.size());
+    {
+      std::unique_lock lk(d.mu);
+      d.supervise(lk);
+      for (size_t i = 0; i < ctxs.size(); ++i) left[i] = !ctxs[i]->finished;
+    }
+    for (size_t i = 0; i < pool.size(); ++i) {
+      if (left[i]) pool[i].detach();  // supervise stranded it
+      else pool[i].join();
+    }
+    if (d.stranded) {
+      // The threads left running use their contexts, the launch's thread list (d.threads) and the device:
+      // none of them is freed.
+      for (auto& t : ctxs) (void)t.release();
+      std::lock_guard g(d.error_mu);
+      throw EmulatorError(d.error);
+    }
   }
   // Counters per used core.
   d.last_cores.clear();
@@ -795,6 +894,8 @@ void Device::launch() {
 }
 
 void Device::set_timing_only(bool on) { impl_->timing_only = on; }
+
+void Device::set_stall_limit(double seconds) { impl_->stall_limit = std::chrono::duration<double>(seconds); }
 
 void Device::set_progress_fd(int fd) { impl_->progress_fd = fd; }
 

@@ -156,7 +156,7 @@ class Device {
   void set_common_runtime_args(uint32_t kernel_id, std::vector<uint32_t> args);
 
   // Runs every kernel on every core to completion (3 threads per core). Throws EmulatorError
-  // on a protocol violation, deadlock, or CBs left with unconsumed pages.
+  // on a protocol violation, deadlock, no progress (set_stall_limit), or CBs left with unconsumed pages.
   void launch();
   // {"cores": [{"core": [x, y], "dram_bytes_read": ..., ..., "tile_ops": {...}}], "total": {...}}
   // dram_bytes_* count DRAM traffic only; l1_bytes_read_remote / l1_bytes_written_remote count
@@ -177,6 +177,12 @@ class Device {
   // the timing model's prediction are those of a full run (no kernel's control flow reads what
   // compute produces).
   void set_timing_only(bool on);
+  // The launch's watchdog: a launch whose kernel threads make no progress for `seconds` (no thread's logical
+  // clock moves, none ends: every thread blocked or polling) stops with an EmulatorError naming each thread,
+  // blocked in what or running since which kernel API call (10 s unless set). A thread that never calls the
+  // API again (a loop on an L1 word) cannot be stopped: the error names it, it is left running, and the
+  // device launches nothing more.
+  void set_stall_limit(double seconds);
   // Progress (off by default, fd -1): each launch writes "<cores finished> <cores>\n" to the file
   // descriptor `fd` when it starts and whenever a core's last kernel thread ends (what a terminal
   // shows while a long run goes on; the emulator driver reads it from a pipe).

@@ -1,9 +1,11 @@
-// Internal state of the device model shared by device.cpp, dataflow.cpp and compute.cpp.
+// Internal state of the device model shared by its translation units (device.cpp, dataflow.cpp, the
+// compute kernel's: compute.hpp).
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <map>
@@ -124,6 +126,8 @@ struct Counters {
   uint64_t l1_bytes_read_remote = 0, l1_bytes_written_remote = 0;
   uint64_t noc_read_transactions = 0, noc_write_transactions = 0;
   uint64_t read_barriers = 0, write_barriers = 0;
+  // cb_reserve_back / cb_wait_front calls that waited in logical time (timing.hpp) for a slot popped or a
+  // page pushed after the caller's clock
   uint64_t cb_stall_events = 0, dst_acquires = 0;
   std::map<std::string, uint64_t> tile_ops;
   void add(const Counters& o);
@@ -236,6 +240,11 @@ struct ThreadCtx {
   std::vector<Range> pending_writes;  // local sources of NOC writes not yet barriered/flushed
   WaitState wait;
   bool finished = false;
+  // For the launch's watchdog (DeviceImpl::supervise): bumped by the thread whenever one of its clocks moves;
+  // whether it sleeps in block_until (guarded by mu); the kernel API call it made last (ctx).
+  std::atomic<uint64_t> heartbeat{0};
+  bool blocked = false;
+  std::atomic<std::source_location> last_call{};
   // Timing (timing.hpp). A data-movement kernel runs on one RISC-V: `main`. A compute kernel runs on
   // three, each with its own clock: `main` is TRISC1 (math), `unpack` TRISC0 and `pack` TRISC2.
   RiscClock main, unpack, pack;
@@ -265,6 +274,11 @@ struct ThreadCtx {
 
 extern thread_local ThreadCtx* tls_ctx;
 
+// How long a launch may go without progress (no kernel thread's clock moves, none ends) before its watchdog
+// stops it (DeviceImpl::supervise; Device::set_stall_limit): far above any one kernel API call, and above
+// what a loaded machine withholds from every thread of a process at once.
+inline constexpr double kStallLimitSeconds = 10.0;
+
 class DeviceImpl {
  public:
   ArchSpec arch;
@@ -288,28 +302,43 @@ class DeviceImpl {
   int progress_fd = -1;      // Device::set_progress_fd
   std::map<uintptr_t, SemTiming> sem_timing;  // by host address of the semaphore word; guarded by mu
 
-  // Launch state, guarded by mu.
+  // Launch state, guarded by mu. Every change the API makes that a blocked kernel thread may wait for (CB
+  // pages pushed and popped, semaphores, the L1 the NOC calls write, `aborting`) is made under mu and
+  // notified on the core's cv while mu is held, so a thread that checks its condition under mu and waits
+  // without letting mu go cannot miss it (block_until). A kernel's own store to its L1, which no call
+  // notifies, check_deadlock_locked and supervise find.
   std::mutex mu;
   std::vector<ThreadCtx*> threads;
   uint32_t live = 0, blocked = 0;
   uint32_t cores_used = 0, cores_finished = 0;  // cores of the launch, and those whose every thread ended
-  std::atomic<bool> aborting{false};
+  std::condition_variable ended;                // the last kernel thread of the launch ended (live == 0)
+  std::atomic<bool> aborting{false};            // set with the launch's first error (record_error)
+  std::chrono::duration<double> stall_limit{kStallLimitSeconds};  // Device::set_stall_limit
+  bool stranded = false;  // a launch left kernel threads running (supervise): the device runs no other
+  std::mutex error_mu;    // guards error (record_error runs with mu held or not)
   std::string error;
 
   Core& core(CoreXY c);
   Core* core_at_noc(uint32_t x, uint32_t y);
   uint8_t* dram_ptr(uint32_t bank, uint64_t addr, uint64_t size);
 
-  // Error reporting: records the first error, wakes every thread and throws.
+  // Error reporting: records the launch's error (record_error) and throws Aborted. It may run with mu
+  // held or not, so it wakes no one: the Aborted unwinds the kernel thread to run_thread, which wakes every
+  // thread under mu.
   [[noreturn]] void fail(const std::string& msg);
-  void wake_all();
+  // Keeps `msg` as the launch's error unless it has one, and sets `aborting`.
+  void record_error(const std::string& msg);
+  void wake_all();  // mu held
   // Blocks the calling thread (lock held) until pred() holds; runs the deadlock check.
   template <class Pred>
   void block_until(std::unique_lock<std::mutex>& lk, ThreadCtx& t, Pred pred);
   bool wait_satisfied(const ThreadCtx& t) const;
   void check_deadlock_locked();
   std::string describe(const ThreadCtx& t) const;
+  std::string state_locked(const ThreadCtx& t) const;  // describe, or where a running thread is
   void run_thread(ThreadCtx& t);
+  // The launch's watchdog, on the launching thread (lock held) while the kernel threads run (device.cpp).
+  void supervise(std::unique_lock<std::mutex>& lk);
   void report_progress_locked() const;  // "<cores finished> <cores>\n" to progress_fd, if any
 };
 
@@ -350,6 +379,7 @@ inline void record_span(RiscClock& c, uint64_t cycles, std::string name, bool st
 // the span's name in the trace.
 inline void charge(ThreadCtx& t, Clock which, uint64_t cycles, std::string_view call) {
   RiscClock& c = clock_of(t, which);
+  t.heartbeat.store(t.heartbeat.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (t.tracing && cycles > 0) record_span(c, cycles, std::string(call), false);
   c.tm.clock += cycles;
   c.tm.busy += cycles;
@@ -362,6 +392,7 @@ inline void wait_until(ThreadCtx& t, Clock which, uint64_t when, uint64_t Thread
   RiscClock& c = clock_of(t, which);
   if (when <= c.tm.clock) return;
   const uint64_t d = when - c.tm.clock;
+  t.heartbeat.store(t.heartbeat.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (t.tracing)
     record_span(c, d, "wait " + std::string(call) + (cb >= 0 ? " c_" + std::to_string(cb) : std::string()), true);
   c.tm.stall += d;
@@ -409,19 +440,23 @@ std::string basename_of(const char* path);
 [[noreturn]] void protocol_error(const std::source_location& loc, const std::string& what);
 ThreadCtx& ctx(const std::source_location& loc);
 
+// pred() and `aborting` are read with mu held, and mu is held until cv.wait lets it go and sleeps in one
+// step: what changes them (under mu, then notified: DeviceImpl's comment) cannot slip in between.
 template <class Pred>
 void DeviceImpl::block_until(std::unique_lock<std::mutex>& lk, ThreadCtx& t, Pred pred) {
-  if (pred()) return;
-  t.counters.cb_stall_events += (t.wait.kind != WaitState::Semaphore);
+  bool waited = false;
   while (!pred()) {
     if (aborting.load()) throw Aborted{};
     ++blocked;
     check_deadlock_locked();
+    t.blocked = true;
     t.core->cv.wait(lk);
+    t.blocked = false;
     --blocked;
+    waited = true;
   }
   t.wait.kind = WaitState::None;
-  if (aborting.load()) throw Aborted{};
+  if (waited && aborting.load()) throw Aborted{};
 }
 
 // ---- tile formats ----
@@ -447,32 +482,6 @@ void store_datums(const float* in, uint32_t n, DataFormat fmt, uint8_t* dst);
 namespace k {
 // The runtime's own protocol errors compose their messages as strings.
 [[noreturn]] inline void api_error(const std::string& what, Loc loc) { api_error(what.c_str(), loc); }
-
-// ---- compute kernel internals shared by compute.cpp and tilize.cpp ----
-// The calling thread's context; errors unless it runs a compute kernel.
-ThreadCtx& compute_ctx(const char* fn, Loc loc);
-// DST tile `idst` of the half held by math; checks state and capacity.
-float* math_dst(ThreadCtx& t, uint32_t idst, const char* fn, Loc loc);
-// After a math op: DST holds bf16 unless fp32_dest_acc_en.
-void settle(ThreadCtx& t, float* d);
-// Unpacks tile `tile` (relative to the read pointer) of a CB the kernel has waited for; returns the
-// CB's format. The op records what its unpackers read of the tile (t.unpacked.read) for its unpack time.
-DataFormat unpack_waited(ThreadCtx& t, uint32_t cb, uint32_t tile, float* out, const char* fn, Loc loc);
-// Timing of one op: the unpack TRISC's share (the bytes the op recorded in t.unpacked), then
-// math's `math_cycles`, which start when the operands are unpacked (timing.hpp).
-void unpack_then_math(ThreadCtx& t, uint64_t math_cycles, std::string_view call);
-// Errors unless DST is 32 bits wide when `call` moves the 32-bit integer datums of CB `cb` (in `fmt`)
-// between that CB and DST; a no-op for the other formats.
-void check_int32_dst(const ThreadCtx& t, DataFormat fmt, uint32_t cb, const std::string& call, Loc loc);
-// Packs DST tile `idst` of the half held by the packer into a reserved page of `cb`: the next one
-// in order, or page `out_index` of the reserved space when out_of_order.
-void pack_dst(ThreadCtx& t, uint32_t idst, uint32_t cb, bool out_of_order, uint32_t out_index, const char* fn,
-              Loc loc);
-// Errors when a layout-conversion init left the unpacker (tilize, untilize) or the packer
-// (pack untilize) in its mode: the tile ops need tilize_uninit / untilize_uninit /
-// pack_untilize_uninit first.
-void check_unpacker_default(const ThreadCtx& t, const char* fn, Loc loc);
-void check_packer_default(const ThreadCtx& t, const char* fn, Loc loc);
 }  // namespace k
 
 }  // namespace emu

@@ -148,7 +148,7 @@ void pack_untilize_block(uint32_t block_ct_dim, uint32_t full_ct_dim, uint32_t i
 void pack_untilize_dest(uint32_t block_ct_dim, uint32_t full_ct_dim, uint32_t ocb, uint32_t block_rt_dim,
                         uint32_t block_c_index, uint32_t dst_offset, Loc loc);
 
-// SFPU ops on DST tiles; the tables live in compute.cpp (add an enumerator + a table row).
+// SFPU ops on DST tiles; the tables of their arithmetic live in sfpu.cpp (add an enumerator + a table row).
 enum class Unary : uint8_t {
   Exp, Log, Sqrt, Rsqrt, Recip, Relu, Gelu, Sigmoid, Tanh, Abs, Negative, Square, Silu, Sin, Cos,
   Floor, Ceil, Sign, Erf, Log1p, Expm1, Exp2, Identity, Tan, Trunc,
@@ -178,7 +178,7 @@ void compare_tile(Compare op, uint32_t dst, float value, const char* fn, Loc loc
 void fill_tile_bitcast(uint32_t dst, uint32_t bits, Loc loc);
 
 // SFPU integer ops on the raw 32-bit words of DST tiles (Int32/UInt32 tiles unpacked straight to DST),
-// two's complement modulo 2^32; the table lives in compute.cpp. `format` is the kernel-side DataFormat
+// two's complement modulo 2^32; the table lives in sfpu.cpp. `format` is the kernel-side DataFormat
 // id of the API call's template argument (Int32: signed, UInt32: unsigned; UInt16 is not emulated).
 // Each needs fp32_dest_acc_en. Comparisons give 1 where they hold, else 0. Rsub: DST[dst1] - DST[dst0].
 enum class IntBinary : uint8_t { Add, Sub, Rsub, Mul, Eq, Ne, Lt, Gt, Le, Ge, Max, Min, FloorDiv, TruncDiv, FloorMod,
@@ -188,7 +188,5 @@ void sfpu_int_binary(IntBinary op, uint8_t format, uint32_t dst0, uint32_t dst1,
 void sfpu_int_scalar(IntBinary op, uint32_t dst, uint32_t param, Loc loc);
 // Every word of DST[dst] = value (fill_tile_int<format>).
 void fill_tile_int(uint8_t format, uint32_t dst, uint32_t value, Loc loc);
-// Tile counter for ops implemented in headers (inits that are no-ops still count nothing).
-void count_op(const char* kind);
 
 }  // namespace emu::k

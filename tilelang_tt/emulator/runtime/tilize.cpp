@@ -16,7 +16,7 @@
 // packs the DST the caller filled and holds (after tile_regs_wait).
 #include <algorithm>
 
-#include "internal.hpp"
+#include "compute.hpp"
 
 namespace emu::k {
 
@@ -176,11 +176,11 @@ void tilize_block(uint32_t icb, uint32_t block, uint32_t ocb, uint32_t in_index,
     for (uint32_t r = 0; r < 32; ++r) load_datums(src + (j * 32 + uint64_t(r) * block * 32) * es, fmt, 32, d + r * 32);
     settle(t, d);
     t.unpacked.add(Unpacker::A, kTileHW * es);  // unpacker A reads the tile's 32 rows of 32 datums
-    unpack_then_math(t, timing::kFpuPass, "tilize_block");
+    unpack_then_math(t, timing::datacopy_cycles(), "tilize_block");
     tile_regs_commit(loc);
     tile_regs_wait(loc);
     pack_dst(t, 0, ocb, true, out_index + j, call.c_str(), loc);
-    charge(t, Clock::Pack, timing::kPackTile, "tilize_block");
+    charge(t, Clock::Pack, timing::pack_cycles(), "tilize_block");
     tile_regs_release(loc);
     t.counters.tile_ops["tilize_block"] += 1;
   }
@@ -232,12 +232,12 @@ void untilize_block(uint32_t bct, uint32_t icb, uint32_t full, uint32_t ocb, Loc
       for (uint32_t i = 0; i < kTileHW; ++i) d[i] = chunk[face_index(i / 32, i % 32)];
       settle(t, d);
       t.unpacked = tile_load;
-      unpack_then_math(t, timing::kFpuPass, "untilize_block");
+      unpack_then_math(t, timing::datacopy_cycles(), "untilize_block");
     }
     tile_regs_commit(loc);
     tile_regs_wait(loc);
     for (uint32_t c = 0; c < bct; ++c) pack_dst(t, c, ocb, false, 0, call.c_str(), loc);
-    charge(t, Clock::Pack, timing::kPackTile * bct, "untilize_block");
+    charge(t, Clock::Pack, timing::pack_cycles() * bct, "untilize_block");
     tile_regs_release(loc);
   }
   t.counters.tile_ops["untilize_block"] += full;
@@ -280,12 +280,12 @@ void pack_untilize_block(uint32_t bct, uint32_t full, uint32_t icb, uint32_t blo
     check_int32_dst(t, fmt, icb, call, loc);
     settle(t, d);
     t.unpacked.read(Unpacker::A, fmt, kTileHW);
-    unpack_then_math(t, timing::kFpuPass, "pack_untilize_block");
+    unpack_then_math(t, timing::datacopy_cycles(), "pack_untilize_block");
   }
   tile_regs_commit(loc);
   tile_regs_wait(loc);
   write_untilized(t, 0, bct, full, ocb, c_index, 0, call, loc);
-  charge(t, Clock::Pack, timing::kPackTile * bct, "pack_untilize_block");
+  charge(t, Clock::Pack, timing::pack_cycles() * bct, "pack_untilize_block");
   tile_regs_release(loc);
   t.counters.tile_ops["pack_untilize_block"] += bct;
 }
@@ -309,7 +309,7 @@ void pack_untilize_dest(uint32_t bct, uint32_t full, uint32_t ocb, uint32_t bloc
   for (uint32_t r = 0; r < block_rt_dim; ++r) {
     write_untilized(t, dst_offset + r * bct, bct, full, ocb, c_index, uint64_t(r) * full * page_size, call, loc);
     t.counters.tile_ops["pack_untilize_dest"] += bct;
-    charge(t, Clock::Pack, timing::kPackTile * bct, "pack_untilize_dest");
+    charge(t, Clock::Pack, timing::pack_cycles() * bct, "pack_untilize_dest");
   }
 }
 
