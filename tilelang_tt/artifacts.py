@@ -11,6 +11,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tilelang_tt.contract.buffers import PlanBuffer
 from tilelang_tt.contract.plan import Plan
 from tilelang_tt.errors import span_from_location
 from tilelang_tt.plan_view import read_plan, summary
@@ -133,8 +134,9 @@ class Artifacts:
     def run(self, *tensors, device: str = EMULATOR, out_dir: str | os.PathLike | None = None,
             trace: str | os.PathLike | None = None, timing_only: bool = False, progress=None, **named):
         """Execute the program. Positional tensors follow the kernel's parameter order (all of
-        them, or only the inputs), keyword tensors name buffers; returns the output tensors (one
-        tensor if there is one).
+        them, or only the inputs, but those given by name), keyword tensors name buffers; a scalar
+        parameter (``offset: T.int32``) is an input, an int in its position or by its name;
+        returns the output tensors (one tensor if there is one).
 
         ``device="emulator"`` (the default) runs it on the emulator and keeps its counters in
         ``last_counters``; with ``out_dir`` the emulator's data directory is kept there: inputs
@@ -148,14 +150,16 @@ class Artifacts:
         ``device="tt"`` runs it on a Tenstorrent device through ttnn's ``generic_op``
         (:func:`tilelang_tt.host.ttnn_program.run_on_device`)."""
         plan = self.plan
-        buffers, inputs = plan.buffers, plan.inputs
-        if len(tensors) == len(buffers):
-            given = {b.name: t for b, t in zip(buffers, tensors) if b.is_input}
+        # scalar parameters (ints) are inputs; the positional values are those of the parameters not named
+        params = [p for p in plan.parameters if p.name not in named]
+        inputs = [p for p in params if not isinstance(p, PlanBuffer) or p.is_input]
+        if len(tensors) == len(params):
+            given = {p.name: t for p, t in zip(params, tensors) if p in inputs}
         elif len(tensors) == len(inputs):
-            given = {b.name: t for b, t in zip(inputs, tensors)}
+            given = {p.name: t for p, t in zip(inputs, tensors)}
         else:
-            raise TypeError(f"kernel `{self.kernel_name}` takes {len(inputs)} input tensors "
-                            f"({', '.join(b.name for b in inputs)}), got {len(tensors)}")
+            raise TypeError(f"kernel `{self.kernel_name}` takes {len(inputs)} inputs "
+                            f"({', '.join(p.name for p in inputs)}), got {len(tensors)}")
         given |= named
         if device == DEVICE:
             if out_dir is not None:
@@ -165,7 +169,8 @@ class Artifacts:
                                  "build and run); a device run has none of them: drop them")
             from tilelang_tt.host.ttnn_program import run_on_device
 
-            return run_on_device(self, *(given[b.name] for b in inputs))
+            return run_on_device(self, *(given[p.name] for p in plan.parameters
+                                         if not isinstance(p, PlanBuffer) or p.is_input))
         if device != EMULATOR:
             raise ValueError(f"device={device!r}: use device={EMULATOR!r} (the default) or device={DEVICE!r} "
                              "(a Tenstorrent device through ttnn)")

@@ -255,6 +255,7 @@ class TenstorrentKernel(TenstorrentModule):
         self.out_idx = _normalize_out_idx(out_idx, self.num_params)
         self.params = extrac_params(prim_func)  # TileLang's KernelParams, what its profiler supplies
         self.buffers = {b.param_index: b for b in artifacts.plan.host_buffers}
+        self.scalars = {d.param_index: d.name for d in artifacts.plan.dims if d.scalar}  # scalar parameters (ints)
 
     def get_profiler(self, tensor_supply_type: TensorSupplyType = TensorSupplyType.Auto) -> TenstorrentProfiler:
         """TileLang's profiler of this kernel (:class:`TenstorrentProfiler`): ``do_bench()`` is the
@@ -273,9 +274,10 @@ class TenstorrentKernel(TenstorrentModule):
             args = list(tensors)
         elif self.out_idx and len(tensors) == self.num_params - len(self.out_idx):
             positions = [i for i in range(self.num_params) if i not in self.out_idx]
-            buffers = self._buffers({self.buffers[i].name: t.shape for i, t in zip(positions, tensors)})
+            buffers = self._buffers({self.buffers[i].name: t.shape for i, t in zip(positions, tensors) if i in self.buffers},
+                                    {self.scalars[i]: t for i, t in zip(positions, tensors) if i in self.scalars})
             given = iter(tensors)
-            placement = tensors[0].device if tensors else torch.device("cpu")
+            placement = next((t.device for t in tensors if isinstance(t, torch.Tensor)), torch.device("cpu"))
             args = [self._empty(buffers[i], placement) if i in self.out_idx else next(given)
                     for i in range(self.num_params)]
         else:
@@ -290,13 +292,14 @@ class TenstorrentKernel(TenstorrentModule):
         outputs = [args[i] for i in self.out_idx]
         return outputs[0] if len(outputs) == 1 else outputs
 
-    def _buffers(self, shapes: dict) -> dict:
+    def _buffers(self, shapes: dict, scalars: dict) -> dict:
         """The plan's buffers by parameter index, for input tensors of ``shapes`` (buffer name ->
-        shape): a kernel with dynamic sizes has outputs of the sizes its inputs give."""
+        shape) and the ``scalars`` (name -> int): a kernel with dynamic sizes has outputs of the
+        sizes its inputs give."""
         plan = self.artifacts.plan
         if not plan.dims:
             return self.buffers
-        bound = plan.bind(plan.dim_values(shapes))
+        bound = plan.bind(plan.dim_values(shapes, scalars))
         return {b.param_index: b for b in bound.buffers}
 
     @staticmethod

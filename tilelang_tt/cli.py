@@ -41,6 +41,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from tilelang_tt.artifacts import Artifacts, ArtifactsDirError
+from tilelang_tt.contract.buffers import PlanBuffer
 from tilelang_tt.contract.dims import SizeError
 from tilelang_tt.contract.plan import Plan
 from tilelang_tt.contract.reading import PlanError
@@ -153,12 +154,13 @@ def _compile_file(path: Path, args, **extra):
 
 
 def _sizes(texts: list[str], plan: Plan) -> dict[str, int]:
-    """``--size m=64`` values for the dynamic sizes of ``plan`` (every one, none more)."""
+    """``--size m=64`` values for the dynamic sizes and scalar parameters of ``plan`` (every one,
+    none more; a scalar parameter's may be negative)."""
     names = [d.name for d in plan.dims]
     sizes = {}
     for text in texts:
         name, _, value = text.partition("=")
-        if name not in names or not value.isdigit():
+        if name not in names or not value.removeprefix("-").isdigit():
             raise UsageError(f"--size {text}: expected NAME=VALUE with NAME one of the kernel's sizes {names}")
         sizes[name] = int(value)
     missing = [n for n in names if n not in sizes]
@@ -176,8 +178,9 @@ def _random_inputs(plan: Plan, seed: int, sizes: dict[str, int]):
             plan = plan.bind(sizes)
         except SizeError as err:
             raise UsageError(str(err)) from None
-    g = torch.Generator().manual_seed(seed)
-    return [torch.randn(*buf.shape, generator=g).to(getattr(torch, buf.dtype)) for buf in plan.inputs]
+    g = torch.Generator().manual_seed(seed)  # the inputs in parameter order; a scalar parameter's value given
+    return [torch.randn(*p.shape, generator=g).to(getattr(torch, p.dtype)) if isinstance(p, PlanBuffer) else sizes[p.name]
+            for p in plan.parameters if not isinstance(p, PlanBuffer) or p.is_input]
 
 
 def cmd_compile(args) -> int:
@@ -371,7 +374,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="keep the run here: inputs <buffer>.bin, outputs <buffer>.out.bin, counters.json")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--size", action="append", default=[], metavar="NAME=VALUE",
-                   help="a dynamic size (T.dynamic) of the kernel, for its random inputs; repeat for each")
+                   help="a dynamic size (T.dynamic) of the kernel, for its random inputs, or the value of a scalar "
+                   "parameter (n: T.int32); repeat for each")
     p.add_argument("--rtol", type=float, default=2.0 ** -7, help="allowed max error relative to max |ref|")
     p.add_argument("--timing-only", action="store_true",
                    help="skip the matrix multiplications' arithmetic: the counters and the predicted time of a full "

@@ -5,8 +5,8 @@ and the ``tilelang.compile`` kernel (:class:`tilelang_tt.backend.TenstorrentKern
 a single kernel. Each PrimFunc of the built ``IRModule`` is one kernel with its own program
 (:class:`Artifacts`). As TVM's runtime modules: ``mod["main"]`` / ``mod.get_function("main")`` is
 a :class:`TenstorrentFunction`, called with every parameter (torch tensors, numpy arrays,
-``tvm.runtime.Tensor`` or any DLPack tensor), the outputs written in place; ``tvm.compile``'s
-``Executable`` serves ``ex["main"]`` from it; ``time_evaluator`` reports the timing model's predicted
+``tvm.runtime.Tensor`` or any DLPack tensor; an int for a scalar parameter), the outputs written
+in place; ``tvm.compile``'s ``Executable`` serves ``ex["main"]`` from it; ``time_evaluator`` reports the timing model's predicted
 time. ``export_library("name.tenstorrent")`` writes one file that ``tvm.runtime.load_module`` loads
 back (:func:`load_module_file`, TVM's loader of the ``.tenstorrent`` suffix).
 """
@@ -14,6 +14,7 @@ back (:func:`load_module_file`, TVM's loader of the ``.tenstorrent`` suffix).
 from __future__ import annotations
 
 import functools
+import numbers
 import os
 import re
 import tempfile
@@ -26,6 +27,7 @@ from tvm.runtime.module import BenchmarkResult
 from tilelang_tt import native
 from tilelang_tt.artifacts import EMULATOR, SOURCE_MAP_FILE, Artifacts, read_source_map, write_files_atomically
 from tilelang_tt.compiler import DUMP_FILE, dump_file_name
+from tilelang_tt.contract.buffers import PlanBuffer
 from tilelang_tt.contract.reading import PlanError
 from tilelang_tt.plan_view import read_plan
 
@@ -95,8 +97,8 @@ def predicted_seconds(artifacts: Artifacts) -> float:
 class TenstorrentFunction:
     """One kernel of a :class:`TenstorrentModule` as a TVM function: ``f(*params)`` runs the
     program (on the emulator unless ``device="tt"``) on tensors given for every parameter in
-    order, checked against the plan (count, dtype, shape: a ``TypeError``/``ValueError`` naming
-    the parameter), and writes the outputs into the tensors given for them."""
+    order (an int for a scalar parameter), checked against the plan (count, dtype, shape: a
+    ``TypeError``/``ValueError`` naming the parameter), and writes the outputs into the tensors given for them."""
 
     def __init__(self, artifacts: Artifacts) -> None:
         self.artifacts = artifacts
@@ -105,15 +107,18 @@ class TenstorrentFunction:
     def __call__(self, *args, device: str = EMULATOR) -> None:
         import torch
 
-        buffers = sorted(self.plan.host_buffers, key=lambda b: b.param_index)
+        params = self.plan.parameters
         name = self.artifacts.kernel_name
-        if len(args) != len(buffers):
-            raise TypeError(f"kernel `{name}` takes {len(buffers)} tensors ({', '.join(b.name for b in buffers)}), "
+        if len(args) != len(params):
+            what = "tensors" if all(isinstance(p, PlanBuffer) for p in params) else "parameters"
+            raise TypeError(f"kernel `{name}` takes {len(params)} {what} ({', '.join(p.name for p in params)}), "
                             f"got {len(args)}")
-        tensors = [_as_torch(arg, buffer.name, name) for arg, buffer in zip(args, buffers)]
+        scalars = {p.name: _as_int(arg, p.name, name) for arg, p in zip(args, params) if not isinstance(p, PlanBuffer)}
+        buffers = [p for p in params if isinstance(p, PlanBuffer)]
+        tensors = [_as_torch(arg, p.name, name) for arg, p in zip(args, params) if isinstance(p, PlanBuffer)]
         if self.plan.dims:  # the sizes the tensors give
             shapes = {b.name: tuple(t.shape) for b, t in zip(buffers, tensors)}
-            buffers = sorted(self.plan.bind(self.plan.dim_values(shapes)).buffers, key=lambda b: b.param_index)
+            buffers = sorted(self.plan.bind(self.plan.dim_values(shapes, scalars)).buffers, key=lambda b: b.param_index)
         for buffer, tensor in zip(buffers, tensors):
             dtypes = {buffer.dtype} | ({"bool"} if buffer.dtype == "uint8" else set())  # bool is stored as uint8
             if str(tensor.dtype).removeprefix("torch.") not in dtypes:
@@ -122,12 +127,22 @@ class TenstorrentFunction:
             if tuple(tensor.shape) != tuple(buffer.shape):
                 raise ValueError(f"kernel `{name}`: parameter `{buffer.name}` has shape {list(buffer.shape)}, got "
                                  f"{list(tensor.shape)}")
-        results = self.artifacts.run(*tensors, device=device)
+        given = iter(tensors)
+        results = self.artifacts.run(*(next(given) if isinstance(p, PlanBuffer) else scalars[p.name] for p in params),
+                                     device=device)
         if not isinstance(results, (tuple, list)):
             results = (results,)
         outputs = [t for b, t in zip(buffers, tensors) if b.is_output]
         for tensor, result in zip(outputs, results, strict=True):
             tensor.copy_(torch.as_tensor(result).reshape(tensor.shape).to(tensor.dtype))
+
+
+def _as_int(arg, parameter: str, kernel: str) -> int:
+    """The int a scalar parameter (``offset: T.int32``) is given as."""
+    if isinstance(arg, bool) or not isinstance(arg, numbers.Integral):
+        raise TypeError(f"kernel `{kernel}`: the scalar parameter `{parameter}` takes an int, got "
+                        f"{type(arg).__name__}")
+    return int(arg)
 
 
 def _as_torch(arg, parameter: str, kernel: str):

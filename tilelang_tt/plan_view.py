@@ -118,7 +118,11 @@ def summary(plan: Plan) -> str:
         f"output {plan.grid_tiles[0]}x{plan.grid_tiles[1]} tiles in {by * bx} blocks "
         f"({by}x{bx}) of {plan.block_tiles[0]}x{plan.block_tiles[1]} tiles",
         *([f"dynamic sizes (read from the tensors at run time): "
-           + ", ".join(f"{d.name} = {d.buffer}.shape[{d.axis}]" for d in plan.dims)] if plan.dims else []),
+           + ", ".join(f"{d.name} = {d.buffer}.shape[{d.axis}]" for d in plan.dims if not d.scalar)]
+          if any(not d.scalar for d in plan.dims) else []),
+        *([f"scalar parameters (runtime arguments): "
+           + ", ".join(f"{d.name} (parameter {d.param_index})" for d in plan.dims if d.scalar)]
+          if any(d.scalar for d in plan.dims) else []),
         *_mesh_lines(plan),
         "",
         f"work and L1 use per core ({policy.policy.value} partition; blocks as (by, bx) in walking order):",

@@ -192,7 +192,10 @@ def test_t_parallel_over_a_dynamic_extent_is_refused_at_the_loop():
     _refused(main, r"T.Parallel over n, an extent that depends on a dynamic size", "for i, j in T.Parallel(32, N):")
 
 
-def test_a_dynamic_extent_must_be_its_own_variable():
+def test_a_size_found_only_in_expressions_is_refused():
+    """The host reads each size from an axis it is the whole extent of (test_runtime_sizes.py runs
+    an expression extent of such a size)."""
+
     @T.prim_func
     def main(A: T.Tensor((M * 2, N), "bfloat16"), C: T.Tensor((M * 2, N), "bfloat16")):
         with T.Kernel(T.ceildiv(N, 32), T.ceildiv(M * 2, 32), threads=128) as (bx, by):

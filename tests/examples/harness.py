@@ -39,6 +39,7 @@ class Example:
     inputs: Callable[[], tuple[torch.Tensor, ...]]  # the non-output parameters, in parameter order
     reference: Callable[..., tuple[torch.Tensor, ...]]  # torch: the value of each checked parameter
     checked: tuple[str, ...] = field(default=())  # parameters compared; default: the outputs
+    scalars: dict[str, int] = field(default_factory=dict)  # the scalar parameters (``offset: T.int32``) by name
 
 
 def prim_func(example: Example) -> tirx.PrimFunc:
@@ -117,7 +118,7 @@ def all_tensors(example: Example, func: tirx.PrimFunc) -> list[torch.Tensor]:
 def run(example: Example, func: tirx.PrimFunc, artifacts: Artifacts) -> dict[str, torch.Tensor]:
     """The checked parameters' values after running on the emulator."""
     tensors = all_tensors(example, func)
-    results = artifacts.run(*tensors)
+    results = artifacts.run(*tensors, **example.scalars)
     results = results if isinstance(results, tuple) else (results,)
     param_buffer = [func.buffer_map.get(p) for p in func.params]  # a plan's param_index counts every parameter
     by_name = {param_buffer[b.param_index].name: r for b, r in zip(artifacts.plan.outputs, results)}

@@ -111,5 +111,5 @@ EXAMPLES = [
             lambda a: a + 1.0),
     Example("language/parallel_dynamic", TESTS + "test_tilelang_language_parallel.py: parallel_elementwise_dynamic",
             parallel_elementwise_dynamic, dict(max_len=512, threads=256),
-            lambda: (randn(512, seed=175, dtype=torch.float32),), _valid_reference),
+            lambda: (randn(512, seed=175, dtype=torch.float32),), _valid_reference, scalars={"valid_len": VALID_LEN}),
 ]

@@ -69,7 +69,8 @@ def _emit_prelude(out: CppEmitter, plan: Plan) -> None:
         "// <buffer>.out.bin (row-major) for every output buffer.",
         *(["// Buffers stored in block floating point (Bfp8_b, Bfp4_b) are their tiles' bytes in both files."]
           if any(b.format.block for b in plan.buffers) else []),
-        *(f"// {d.name.upper()}: the size {d.name}, axis {d.axis} of {d.buffer}." for d in plan.dims),
+        *(f"// {d.name.upper()}: the scalar parameter {d.name} (an int32)." if d.scalar else
+          f"// {d.name.upper()}: the size {d.name}, axis {d.axis} of {d.buffer}." for d in plan.dims),
         "#include <cstddef>",
         "#include <cstdint>",
         "#include <exception>",
@@ -162,7 +163,8 @@ def _emit_prelude(out: CppEmitter, plan: Plan) -> None:
 
 
 def _emit_dim_helpers(out: CppEmitter, plan: Plan) -> None:
-    """``parse_dim``: a dynamic size from the command line; ``check_dram``: a buffer of that size
+    """``parse_dim``: a dynamic size from the command line (``parse_scalar``: a scalar parameter);
+    ``check_dram``: a buffer of that size
     fits the device's DRAM (the sizes the program cannot serve are refused before any allocation)."""
     out.lines("", "// A dynamic size from the command line: a positive integer the kernels' uint32_t arithmetic holds.")
     with out.block("uint64_t parse_dim(const char* text, const std::string& name)"):
@@ -176,6 +178,19 @@ def _emit_dim_helpers(out: CppEmitter, plan: Plan) -> None:
             out.line('throw std::runtime_error("the size " + name + " = " + std::string(text) + " is not an integer in '
                      '[1, 2^31)");')
         out.line("return value;")
+    if any(d.scalar for d in plan.dims):
+        out.lines("", "// A scalar parameter from the command line: an int32, as its 32 bits (the kernels' runtime argument).")
+        with out.block("uint64_t parse_scalar(const char* text, const std::string& name)"):
+            out.line("std::size_t used = 0;")
+            out.line("long long value = 0;")
+            with out.block("try"):
+                out.line("value = std::stoll(text, &used);")
+                out.chain("catch (const std::exception&)")
+                out.line("used = 0;")
+            with out.block("if (used == 0 || text[used] != '\\0' || value < -0x80000000LL || value > 0x7fffffffLL)"):
+                out.line('throw std::runtime_error("the scalar parameter " + name + " = " + std::string(text) + " is '
+                         'not an int32");')
+            out.line("return static_cast<uint32_t>(static_cast<int32_t>(value));")
     dram = plan.arch.num_dram_banks * plan.arch.dram_bank_size
     out.lines("", f"// A buffer's bytes fit the {dram} bytes of DRAM of {plan.arch.name}.")
     with out.block("void check_dram(const std::string& buffer, uint64_t bytes)"):
@@ -495,7 +510,8 @@ def emit_main_cpp(plan: Plan) -> str:
         out.line("const std::filesystem::path data_dir = argv[1];")
         with out.block("try"):
             for i, dim in enumerate(plan.dims):
-                out.line(f'const uint64_t {_dim_var(dim.name)} = parse_dim(argv[{2 + i}], "{dim.name}");')
+                parse = "parse_scalar" if dim.scalar else "parse_dim"
+                out.line(f'const uint64_t {_dim_var(dim.name)} = {parse}(argv[{2 + i}], "{dim.name}");')
             if plan.mesh is None:
                 out.line("std::shared_ptr<distributed::MeshDevice> device = distributed::MeshDevice::create_unit_mesh(0);")
             else:  # every device runs the program over its panel of block rows

@@ -26,7 +26,7 @@ from tilelang_tt.contract.mesh import PlanMesh
 from tilelang_tt.contract.plan import Plan, PlanCB, PlanReduction, Semaphore
 from tilelang_tt.contract.vocabulary import ArgKind, ArgValue, BufferAddress, MulticastGroup, NocCoord, WorkItem, plan_entry
 from tilelang_tt.ir.attrs import Attr, KernelRole
-from tilelang_tt.ir.common import dynamic_dims
+from tilelang_tt.ir.common import dynamic_dims, scalar_params
 
 
 def _kernel(role: str, func: tirx.PrimFunc) -> tuple[PlanKernel, list[PlanAccessor]]:
@@ -51,8 +51,9 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> Plan:
     readers check a plan (:meth:`Plan.checked`)."""
     reader, compute = kernels[KernelRole.READER.value], kernels[KernelRole.COMPUTE.value]
     layouts, access = Attr.LAYOUT_DESC.read(compute), Attr.BUFFER_ACCESS.read(compute)
-    params = [compute.buffer_map[p] for p in compute.params]
-    buffers = tuple(PlanBuffer.of(layouts[buf.name], index, access[buf.name]) for index, buf in enumerate(params))
+    params = [compute.buffer_map[p] for p in compute.params if p in compute.buffer_map]  # scalars are dims
+    buffers = tuple(PlanBuffer.of(layouts[compute.buffer_map[p].name], index, access[compute.buffer_map[p].name])
+                    for index, p in enumerate(compute.params) if p in compute.buffer_map)
     cbs = tuple(sorted((plan_entry(PlanCB, cb) for cb in Attr.CB_DESC.read(compute).values()), key=lambda cb: cb.index))
 
     plan_kernels, accessors = [], []
@@ -91,7 +92,10 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> Plan:
     summed = reduction is not None and reduction.semaphore >= 0
     if summed:
         semaphores.append(Semaphore(reduction.semaphore, "reduction"))
-    dims = tuple(  # the dynamic sizes: where the host reads each (the first parameter and axis of the size)
+    scalars = scalar_params(compute)
+    dims = tuple(  # the values known at run time: where the host reads each (the first parameter and axis
+        # of a size; a scalar parameter's position)
+        PlanDim(name, param_index=scalars[var]) if var in scalars else
         next(PlanDim(name, buf.name, axis) for buf in params for axis, d in enumerate(buf.shape) if d.same_as(var))
         for name, var in dynamic_dims(compute).items())
     block_grid = Attr.BLOCK_GRID.read(compute)

@@ -31,6 +31,7 @@ from tilelang_tt.contract.formula import Formula, to_json
 from tilelang_tt.contract.kernels import ROLES, CoreArgs, PlanAccessor, PlanKernel, check_accessor_args
 from tilelang_tt.contract.mesh import PlanMesh
 from tilelang_tt.contract.reading import (
+    U32_MAX,
     PlanError,
     check_unique,
     read_int,
@@ -208,11 +209,18 @@ class Plan:
 
     # ---- sizes known at run time ----
 
-    def dim_values(self, shapes: Mapping[str, Sequence[int]]) -> dict[str, int]:
+    def dim_values(self, shapes: Mapping[str, Sequence[int]], scalars: Mapping[str, int] = {}) -> dict[str, int]:
         """The value of each dynamic size read from ``shapes`` (buffer name -> shape of the tensor
-        given for it; outputs may be missing): a :class:`~tilelang_tt.contract.dims.SizeError` for
-        tensors the program cannot serve (:func:`~tilelang_tt.contract.dims.dim_values`)."""
-        return dim_values(self.dims, self.buffers, shapes)
+        given for it; outputs may be missing) and of each scalar parameter from ``scalars`` (name ->
+        int): a :class:`~tilelang_tt.contract.dims.SizeError` for tensors or ints the program cannot
+        serve (:func:`~tilelang_tt.contract.dims.dim_values`)."""
+        return dim_values(self.dims, self.buffers, shapes, scalars)
+
+    @property
+    def parameters(self) -> tuple[PlanBuffer | PlanDim, ...]:
+        """The kernel's parameters in order: its :attr:`host_buffers` and its scalar parameters
+        (the dims with a ``param_index``), which the caller passes as ints."""
+        return tuple(sorted([*self.host_buffers, *(d for d in self.dims if d.scalar)], key=lambda p: p.param_index))
 
     def bind(self, values: Mapping[str, int]) -> Plan:
         """This plan with every formula of its dynamic sizes computed for ``values``
@@ -222,12 +230,15 @@ class Plan:
         def value(v):
             return bound(v, values)
 
+        def arg(v):  # a runtime argument: 32 bits (a negative scalar parameter is its two's complement)
+            return bound(v, values) & U32_MAX if isinstance(v, Formula) else v
+
         return dataclasses.replace(
             self, buffers=bound_buffers(self.buffers, values, self.arch),
             grid_tiles=tuple(map(value, self.grid_tiles)), block_grid=tuple(map(value, self.block_grid)),
             work_partition=tuple(dataclasses.replace(w, start_id=value(w.start_id), count=value(w.count))
                                  for w in self.work_partition),
-            runtime_args=tuple(CoreArgs(e.core, {role: tuple(map(value, v)) for role, v in e.values.items()})
+            runtime_args=tuple(CoreArgs(e.core, {role: tuple(map(arg, v)) for role, v in e.values.items()})
                                for e in self.runtime_args),
         ).checked()
 

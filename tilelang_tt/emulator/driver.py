@@ -446,7 +446,8 @@ def _execute(command: list[str], env: dict[str, str], progress: Progress | None)
 def run(sources: dict[str, str], plan: Plan, inputs: dict[str, object], data_dir: Path | None = None,
         trace: Path | None = None, timing_only: bool = False, progress: Progress | None = None) -> EmulatorResult:
     """Build (or reuse) the program (``sources``: ``main.cpp`` and the kernels of ``plan``) and run
-    it on ``inputs`` (numpy arrays or torch tensors by buffer name); a plan with dynamic sizes runs
+    it on ``inputs`` (numpy arrays or torch tensors by buffer name, the int of each scalar parameter
+    by its name); a plan with dynamic sizes runs
     for the sizes the inputs give (a ``SizeError`` for inputs it cannot serve).
 
     The program's data directory (``<buffer>.bin`` inputs, ``<buffer>.out.bin`` outputs,
@@ -456,7 +457,10 @@ def run(sources: dict[str, str], plan: Plan, inputs: dict[str, object], data_dir
     skips the arithmetic of the matrix multiplications (``Device::set_timing_only``): the counters
     and the timing model's prediction are a full run's, there are no outputs (``outputs`` is empty).
     ``progress(phase, done, total)`` is told how the build and the run go (the module's docstring)."""
-    sizes = plan.dim_values({name: np.shape(value) for name, value in inputs.items()}) if plan.dims else {}
+    scalars = {d.name for d in plan.dims if d.scalar}
+    sizes = plan.dim_values({name: np.shape(value) for name, value in inputs.items() if name not in scalars},
+                            {name: inputs[name] for name in scalars if name in inputs}) if plan.dims else {}
+    inputs = {name: value for name, value in inputs.items() if name not in scalars}
     if sizes:
         plan = plan.bind(sizes)
     exe = build(sources, plan, progress)

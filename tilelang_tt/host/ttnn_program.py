@@ -49,6 +49,7 @@ def _import_contract() -> None:
 _import_contract()
 
 from tilelang_tt.contract.arch import HOST_CB_IDS  # noqa: E402
+from tilelang_tt.contract.buffers import PlanBuffer  # noqa: E402
 from tilelang_tt.contract.kernels import KERNEL_SOURCES, ComputeConfig  # noqa: E402
 from tilelang_tt.contract.plan import Plan  # noqa: E402
 from tilelang_tt.contract.vocabulary import BufferAddress, NocCoord  # noqa: E402
@@ -83,11 +84,13 @@ def _tt_fatal_reason(err: Exception) -> str:
     return text.splitlines()[0] if text else type(err).__name__
 
 
-def load_program(artifacts_or_dir, shapes: dict | None = None) -> tuple[Plan, dict[str, str]]:
+def load_program(artifacts_or_dir, shapes: dict | None = None,
+                 scalars: dict | None = None) -> tuple[Plan, dict[str, str]]:
     """(plan, {kernel source name: text}) from an ``Artifacts`` or a directory written by ``save``
     (its plan checked, :meth:`Plan.from_json`). A program with dynamic sizes is planned for the
-    tensors of ``shapes`` (buffer name -> shape: the inputs at least), its formulas computed from
-    them (:meth:`Plan.dim_values`, :meth:`Plan.bind`); without ``shapes`` its plan keeps them."""
+    tensors of ``shapes`` (buffer name -> shape: the inputs at least) and the ``scalars`` (scalar
+    parameter name -> int), its formulas computed from them (:meth:`Plan.dim_values`,
+    :meth:`Plan.bind`); without ``shapes`` its plan keeps them."""
     if isinstance(artifacts_or_dir, (str, os.PathLike)):
         directory = Path(artifacts_or_dir)
         plan = Plan.from_json(json.loads((directory / "tt.plan.json").read_text()))
@@ -95,7 +98,7 @@ def load_program(artifacts_or_dir, shapes: dict | None = None) -> tuple[Plan, di
     else:
         plan, sources = artifacts_or_dir.plan, {name: artifacts_or_dir.sources[name] for name in KERNEL_SOURCES}
     if shapes is not None and plan.dims:
-        plan = plan.bind(plan.dim_values(shapes))
+        plan = plan.bind(plan.dim_values(shapes, scalars or {}))
     return plan, sources
 
 
@@ -246,8 +249,8 @@ def run_on_device(artifacts_or_dir, *torch_tensors, device=None):
     """Run ``Artifacts`` (or a saved artifacts directory) on a Tenstorrent device.
 
     Positional torch tensors are the kernel's inputs (buffers with access read/readwrite) in
-    parameter order; they are uploaded as tiles of their dtype (of their block floating point
-    storage, ``ttnn.bfloat8_b`` / ``bfloat4_b``, which ttnn converts to), DRAM interleaved, in the shape the
+    parameter order, with an int in the position of each scalar parameter; the tensors are
+    uploaded as tiles of their dtype (of their block floating point storage, ``ttnn.bfloat8_b`` / ``bfloat4_b``, which ttnn converts to), DRAM interleaved, in the shape the
     plan lays them out in (``PlanBuffer.device_shape``: a rank-1 column (n,) as (n, 1), so its
     values land in column 0 of the tiles). Outputs are allocated on the device in that shape and
     come back in their own; returns the output torch tensors (one tensor if there is one).
@@ -260,12 +263,15 @@ def run_on_device(artifacts_or_dir, *torch_tensors, device=None):
     """
     ttnn = _ttnn()
     plan, sources = load_program(artifacts_or_dir)
-    inputs = plan.inputs
-    if len(torch_tensors) != len(inputs):
-        raise TypeError(f"kernel `{plan.kernel_name}` takes {len(inputs)} input tensors "
-                        f"({', '.join(b.name for b in inputs)}), got {len(torch_tensors)}")
-    if plan.dims:  # sizes known at run time: the plan for these tensors
-        plan, _ = load_program(artifacts_or_dir, {b.name: tuple(t.shape) for b, t in zip(inputs, torch_tensors)})
+    params = [p for p in plan.parameters if not isinstance(p, PlanBuffer) or p.is_input]  # scalars: ints
+    if len(torch_tensors) != len(params):
+        raise TypeError(f"kernel `{plan.kernel_name}` takes {len(params)} inputs "
+                        f"({', '.join(p.name for p in params)}), got {len(torch_tensors)}")
+    scalars = {p.name: v for p, v in zip(params, torch_tensors) if not isinstance(p, PlanBuffer)}
+    torch_tensors = [v for p, v in zip(params, torch_tensors) if isinstance(p, PlanBuffer)]
+    if plan.dims:  # sizes known at run time: the plan for these tensors and scalars
+        plan, _ = load_program(artifacts_or_dir, {b.name: tuple(t.shape) for b, t in zip(plan.inputs, torch_tensors)},
+                               scalars)
     inputs, outputs = plan.inputs, plan.outputs
     mesh = plan.mesh
     opened = device is None

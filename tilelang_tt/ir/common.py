@@ -216,15 +216,24 @@ def formula_of(expr) -> int | Formula:
 
 
 def dynamic_dims(func: tirx.PrimFunc) -> dict[str, tirx.Var]:
-    """The kernel's dynamic sizes (``T.dynamic`` variables of its parameters' shapes), by name
-    (InferTTLayout checked the names are distinct), in order of first appearance."""
+    """The kernel's values known at run time, by name (InferTTLayout checked the names are
+    distinct), in order of first appearance: its dynamic sizes (``T.dynamic`` variables of its
+    parameters' shapes) and its scalar parameters (``n: T.int32``, :func:`scalar_params`)."""
     dims: dict[str, tirx.Var] = {}
     for param in func.params:
         if param in func.buffer_map:
             for dim in func.buffer_map[param].shape:
                 if isinstance(dim, tirx.Var):
                     dims.setdefault(dim.name, dim)
+        else:
+            dims.setdefault(param.name, param)
     return dims
+
+
+def scalar_params(func: tirx.PrimFunc) -> dict[tirx.Var, int]:
+    """The kernel's scalar parameters (``offset: T.int32``: a parameter without a buffer), each
+    with its position among the parameters."""
+    return {param: i for i, param in enumerate(func.params) if param not in func.buffer_map}
 
 
 def expr_of(value: int | Formula, dims: dict[str, tirx.Var]) -> tirx.PrimExpr:

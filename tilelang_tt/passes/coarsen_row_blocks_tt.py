@@ -159,8 +159,12 @@ class _Coarsen:
         self.analyzer = arith.Analyzer()
         self.analyzer.bind(self.v_new, ir.Range.from_min_extent(0, self._grid_extent()))
 
-    def _grid_extent(self) -> int:
-        return -(-int(self.grid.extent) // self.factor)
+    def _grid_extent(self) -> int | tirx.PrimExpr:
+        """ceil(E / F) of the grid axis' extent E: an int, or an expression of a dynamic E."""
+        extent = self.grid.extent
+        if isinstance(extent, tirx.IntImm):
+            return -(-int(extent) // self.factor)
+        return arith.Analyzer().simplify(tirx.floordiv(extent + (self.factor - 1), self.factor))
 
     def fail(self, node, what: str):
         return error(PASS, self.func, node, f"blocks of {self.r} row(s) cannot be grouped into blocks of {TILE} "

@@ -40,7 +40,13 @@ result.
 A dynamic extent (``T.dynamic("m")``, a variable of the signature) is the formula ``m``: tile and
 page counts are formulas of it (tilelang_tt.contract.formula), computed by the host from the
 tensors; such a tensor is interleaved in tiles (shards and rows need static sizes).
-Errors: a dynamic extent that is an expression (``m * 2``), two dynamic sizes of one name, a
+A scalar parameter (``offset: T.int32``) has no layout: the kernels receive it as a runtime
+argument, as they do a dynamic size.
+An extent that is an expression of sizes (``seq_len * 16``) is its formula, when a parameter has
+each of its sizes as a whole extent (the host reads the sizes there, or solves them from it).
+Errors: a dynamic extent that is an expression of a size no parameter has as a whole extent
+(``m * 2`` alone), two dynamic sizes of one name, a
+scalar parameter that is not an integer of at most 32 bits or is named as a dynamic size, a
 dynamic tensor that is sharded, in rows or a column, block floating point storage of a tensor that is not float, a rank-1 tensor used both as a row and as a column (at the copy that
 uses it the second way), unsupported dtypes, invalid or unplaceable layouts, views of a parameter
 (``T.Tensor(shape, X.data)``: a second shape for X's memory, which is laid out in tiles of X's
@@ -75,6 +81,7 @@ from tilelang_tt.ir.common import (
     dtype_hint,
     error,
     first_stmt_using,
+    formula_of,
     is_cb_buffer,
     prim_func_pass,
     reads_tensor,
@@ -232,13 +239,26 @@ def _dim(func: tirx.PrimFunc, buf: tirx.Buffer, dim: tirx.PrimExpr) -> int | For
         return int(dim.value)
     if isinstance(dim, tirx.Var):
         return Formula.name(dim.name)
+    # an expression of sizes (``seq_len * heads``): each must be the whole extent of some axis,
+    # where the host reads it; the host checks the expression's extent against the tensor
+    alone = {d for param in func.params if param in func.buffer_map for d in func.buffer_map[param].shape
+             if isinstance(d, tirx.Var)}
+    names = set()
+    tirx.stmt_functor.post_order_visit(dim, lambda n: names.add(n) if isinstance(n, tirx.Var) else None)
+    if names <= alone:
+        try:
+            return formula_of(dim)
+        except TypeError:
+            pass
     raise error(PASS, func, buf, f"buffer `{buf.name}` has the shape {list(buf.shape)}, whose extent {dim} is an "
-                "expression of dynamic sizes",
-                "declare each dynamic extent as its own T.dynamic variable (the host reads each from the tensor)")
+                "expression of dynamic sizes that no parameter's shape has as a whole extent",
+                "declare each dynamic extent as its own T.dynamic variable, or give some parameter each size as a whole "
+                "extent (the host reads each from the tensor)")
 
 
 def _check_dims(func: tirx.PrimFunc, params: list[tirx.Buffer]) -> None:
-    """Dynamic dimensions are named in the plan and the host programs: one variable per name."""
+    """Dynamic dimensions and scalar parameters are named in the plan and the host programs: one
+    variable per name; a scalar parameter is an integer of at most 32 bits (a runtime argument)."""
     seen: dict[str, tirx.Var] = {}
     for buf in params:
         for dim in buf.shape:
@@ -247,6 +267,16 @@ def _check_dims(func: tirx.PrimFunc, params: list[tirx.Buffer]) -> None:
                     raise error(PASS, func, buf, f"two dynamic sizes are both named `{dim.name}`",
                                 "give each T.dynamic variable its own name")
                 seen[dim.name] = dim
+    for param in func.params:
+        if param in func.buffer_map:
+            continue
+        if param.dtype not in ("int32", "uint32", "int16", "uint16", "int8", "uint8"):
+            raise error(PASS, func, func, f"the scalar parameter `{param.name}: {param.dtype}` is not an integer of "
+                        "at most 32 bits: kernels receive scalar parameters as 32-bit runtime arguments",
+                        f"declare `{param.name}: T.int32`, or pass the value in a one-element tensor")
+        if param.name in seen:
+            raise error(PASS, func, func, f"the scalar parameter `{param.name}` and a dynamic size share its name",
+                        "give the scalar parameter and the T.dynamic variable different names")
 
 
 def _rows_limited(func: tirx.PrimFunc, tensor: tirx.Buffer) -> bool:
