@@ -274,8 +274,9 @@ class TenstorrentKernel(TenstorrentModule):
             args = list(tensors)
         elif self.out_idx and len(tensors) == self.num_params - len(self.out_idx):
             positions = [i for i in range(self.num_params) if i not in self.out_idx]
-            buffers = self._buffers({self.buffers[i].name: t.shape for i, t in zip(positions, tensors) if i in self.buffers},
-                                    {self.scalars[i]: t for i, t in zip(positions, tensors) if i in self.scalars})
+            given = dict(zip(positions, tensors))
+            buffers = self._buffers({self.buffers[i].name: t.shape for i, t in given.items() if i in self.buffers},
+                                    {self.scalars[i]: t for i, t in given.items() if i in self.scalars})
             given = iter(tensors)
             placement = next((t.device for t in tensors if isinstance(t, torch.Tensor)), torch.device("cpu"))
             args = [self._empty(buffers[i], placement) if i in self.out_idx else next(given)

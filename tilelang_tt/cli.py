@@ -179,8 +179,8 @@ def _random_inputs(plan: Plan, seed: int, sizes: dict[str, int]):
         except SizeError as err:
             raise UsageError(str(err)) from None
     g = torch.Generator().manual_seed(seed)  # the inputs in parameter order; a scalar parameter's value given
-    return [torch.randn(*p.shape, generator=g).to(getattr(torch, p.dtype)) if isinstance(p, PlanBuffer) else sizes[p.name]
-            for p in plan.parameters if not isinstance(p, PlanBuffer) or p.is_input]
+    return [torch.randn(*p.shape, generator=g).to(getattr(torch, p.dtype)) if isinstance(p, PlanBuffer)
+            else sizes[p.name] for p in plan.parameters if not isinstance(p, PlanBuffer) or p.is_input]
 
 
 def cmd_compile(args) -> int:

@@ -6,8 +6,9 @@ a single kernel. Each PrimFunc of the built ``IRModule`` is one kernel with its 
 (:class:`Artifacts`). As TVM's runtime modules: ``mod["main"]`` / ``mod.get_function("main")`` is
 a :class:`TenstorrentFunction`, called with every parameter (torch tensors, numpy arrays,
 ``tvm.runtime.Tensor`` or any DLPack tensor; an int for a scalar parameter), the outputs written
-in place; ``tvm.compile``'s ``Executable`` serves ``ex["main"]`` from it; ``time_evaluator`` reports the timing model's predicted
-time. ``export_library("name.tenstorrent")`` writes one file that ``tvm.runtime.load_module`` loads
+in place; ``tvm.compile``'s ``Executable`` serves ``ex["main"]`` from it; ``time_evaluator``
+reports the timing model's predicted time. ``export_library("name.tenstorrent")`` writes one file
+that ``tvm.runtime.load_module`` loads
 back (:func:`load_module_file`, TVM's loader of the ``.tenstorrent`` suffix).
 """
 

@@ -179,7 +179,8 @@ def _emit_dim_helpers(out: CppEmitter, plan: Plan) -> None:
                      '[1, 2^31)");')
         out.line("return value;")
     if any(d.scalar for d in plan.dims):
-        out.lines("", "// A scalar parameter from the command line: an int32, as its 32 bits (the kernels' runtime argument).")
+        out.lines("", "// A scalar parameter from the command line: an int32, as its 32 bits (the kernels' runtime "
+                  "argument).")
         with out.block("uint64_t parse_scalar(const char* text, const std::string& name)"):
             out.line("std::size_t used = 0;")
             out.line("long long value = 0;")

@@ -1,7 +1,8 @@
 """Sizes known at run time (``T.dynamic``) and scalar parameters (``offset: T.int32``): where the
 host reads each (:class:`PlanDim`), their values for the tensors and ints given (:func:`dim_values`,
-a :class:`SizeError` for those the program cannot serve) and the buffers of a plan for those values (:func:`bound_buffers`); the plan binds
-the rest of its formulas itself (:meth:`tilelang_tt.contract.plan.Plan.bind`)."""
+a :class:`SizeError` for those the program cannot serve) and the buffers of a plan for those
+values (:func:`bound_buffers`); the plan binds the rest of its formulas itself
+(:meth:`tilelang_tt.contract.plan.Plan.bind`)."""
 
 from __future__ import annotations
 
@@ -67,7 +68,8 @@ def dim_values(dims: Sequence[PlanDim], buffers: Sequence[PlanBuffer], shapes: M
             continue
         value = scalars.get(d.name)
         if value is None:
-            raise SizeError(f"the scalar parameter `{d.name}` (parameter {d.param_index}) is not given: pass it as an int")
+            raise SizeError(f"the scalar parameter `{d.name}` (parameter {d.param_index}) is not given: pass it as "
+                            "an int")
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not -2**31 <= value < 2**31:
             raise SizeError(f"the scalar parameter `{d.name}` is {value!r}, not an int32")
         found[d.name] = (int(value),)

@@ -250,8 +250,9 @@ def run_on_device(artifacts_or_dir, *torch_tensors, device=None):
 
     Positional torch tensors are the kernel's inputs (buffers with access read/readwrite) in
     parameter order, with an int in the position of each scalar parameter; the tensors are
-    uploaded as tiles of their dtype (of their block floating point storage, ``ttnn.bfloat8_b`` / ``bfloat4_b``, which ttnn converts to), DRAM interleaved, in the shape the
-    plan lays them out in (``PlanBuffer.device_shape``: a rank-1 column (n,) as (n, 1), so its
+    uploaded as tiles of their dtype (of their block floating point storage, ``ttnn.bfloat8_b`` /
+    ``bfloat4_b``, which ttnn converts to), DRAM interleaved, in the shape the plan lays them out in
+    (``PlanBuffer.device_shape``: a rank-1 column (n,) as (n, 1), so its
     values land in column 0 of the tiles). Outputs are allocated on the device in that shape and
     come back in their own; returns the output torch tensors (one tensor if there is one).
     ``device``: an open ttnn device; by default device 0 is opened and closed again.

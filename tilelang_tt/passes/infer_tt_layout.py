@@ -252,8 +252,8 @@ def _dim(func: tirx.PrimFunc, buf: tirx.Buffer, dim: tirx.PrimExpr) -> int | For
             pass
     raise error(PASS, func, buf, f"buffer `{buf.name}` has the shape {list(buf.shape)}, whose extent {dim} is an "
                 "expression of dynamic sizes that no parameter's shape has as a whole extent",
-                "declare each dynamic extent as its own T.dynamic variable, or give some parameter each size as a whole "
-                "extent (the host reads each from the tensor)")
+                "declare each dynamic extent as its own T.dynamic variable, or give some parameter each size as a "
+                "whole extent (the host reads each from the tensor)")
 
 
 def _check_dims(func: tirx.PrimFunc, params: list[tirx.Buffer]) -> None:
