@@ -59,7 +59,7 @@ def test_tensor_shape_not_multiple_of_32_padded_only_when_safe():
     """Unaligned extents are padded with zeros (tests/compiler/test_padding.py runs the safe cases);
     a reduction across the padding is rejected."""
     err = compile_error(bad_kernels.unaligned_shape())
-    assert_diagnostic(err, "BuildTileDFGTT", "the reduction runs along the columns of `A_s",
+    assert_diagnostic(err, "CheckPaddingTT", "the reduction runs along the columns of `A_s",
                       "unaligned_shape")
     assert "reach past the end of the tensor" in err.message
     assert "multiples of 32" in err.hint

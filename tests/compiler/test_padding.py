@@ -1,7 +1,7 @@
 """Blocks that reach past the end of their tensor (the block size does not divide the shape, or
 the tensor is not made of whole tiles): the reader moves only the tiles inside the tensor and
 zero-fills the rest, partial tiles are zero-padded by the host, the writer drops what lies past
-the end, and a kernel whose padding would reach a valid result is rejected (BuildTileDFGTT)."""
+the end, and a kernel whose padding would reach a valid result is rejected (CheckPaddingTT)."""
 
 import pytest
 import tilelang.language as T
@@ -106,7 +106,7 @@ def test_max_over_padding_is_rejected():
     with pytest.raises(TTCompileError) as info:
         tilelang_tt.compile(row_reduce_over_blocks("max", 64, 96, 32, 64))
     err = info.value
-    assert err.pass_name == "BuildTileDFGTT"
+    assert err.pass_name == "CheckPaddingTT"
     assert "reduction runs along the columns of `A_s" in err.message
     assert "divide the tensor shape" in err.hint
 

@@ -306,7 +306,7 @@ def ragged_rows(kind, M, N, bn):
 
 
 def test_absolute_sums_reduce_zero_padding_and_minima_refuse_it():
-    """|0| = 0 keeps the reader's zero padding (BuildTileDFGTT's padding analysis): an absolute sum
+    """|0| = 0 keeps the reader's zero padding (CheckPaddingTT's analysis): an absolute sum
     over it is exact; a minimum (and a maximum) would take the zeros."""
     a = data(64, 80, "bfloat16", seed=17)
     out, _ = run(ragged_rows("abssum", 64, 80, 64), a)

@@ -17,7 +17,8 @@ from tests.kernels import eltwise
 SPEC_ORDER = [
     "UniqueBufferNamesTT", "InlineScalarVarsTT", "PersistentToGridTT", "CoarsenRowBlocksTT", "LowerAtomicAddTT",
     "LegalizeGlobalAccessTT", "LowerParallelReductionsTT", "WidenMaskBlocksTT", "SplitMeshTT", "InferTTLayout", "PropagateTTLayout", "AttachTensorAccessorTT",
-    "LayoutAwareWorkPartitionTT", "GridToCoreGrid", "LowerSharedToCB", "LowerTTTileIntrinsics", "BuildTileDFGTT",
+    "LayoutAwareWorkPartitionTT", "GridToCoreGrid", "LowerSharedToCB", "LowerTTTileIntrinsics",
+    "DropDeadBlocksTT", "CheckPaddingTT", "BuildTileDFGTT", "NumberCBsTT",
     "BalanceDataMovementTT", "SplitDeviceKernel", "ConfigureTensorAccessorTT", "FinalizePersistentSignatureTT", "OrderReductionTT",
     "LowerCBIntrinsics", "FuseBlockCopiesTT", "InsertComputeInitTT", "InsertDSTManagementTT", "VerifyTTIR",
 ]

@@ -1,4 +1,4 @@
-"""C3 BuildTileDFGTT alone: TIR unchanged, tt.tile_dfg and CB ids/roles in tt.cb_desc."""
+"""C3c BuildTileDFGTT alone: TIR unchanged, tt.tile_dfg in dataflow order and CB roles in tt.cb_desc (ids: NumberCBsTT)."""
 
 import tilelang  # noqa: F401
 import tvm
@@ -17,7 +17,7 @@ def test_registered_under_spec_name():
     assert BuildTileDFGTT().info.name == PASS
 
 
-def test_gemm_dfg_and_cb_ids():
+def test_gemm_dfg_and_cb_roles():
     before = lower_until(gemm(128, 128, 128, 64, 64, 32), PASS)
     after = run_pass(before, PASS)
     tvm.ir.assert_structural_equal(after["main"].body, before["main"].body)
@@ -28,14 +28,14 @@ def test_gemm_dfg_and_cb_ids():
     }
     assert Attr.BUFFER_ACCESS.read(after["main"]) == {"A": "read", "B": "read", "C": "write"}
     assert Attr.CB_DESC.read(after["main"]) == {
-        "A_s": CBDesc("A_s", index=0, page_size=2048, num_pages=4, data_format="Float16_b", block_pages=2,
+        "A_s": CBDesc("A_s", index=-1, page_size=2048, num_pages=4, data_format="Float16_b", block_pages=2,
                       block_tiles=(2, 1), producer="reader", consumer="compute", buffer="A",
                       source=alloc_source(gemm, "A_s")),
-        "B_s": CBDesc("B_s", index=1, page_size=2048, num_pages=4, data_format="Float16_b", block_pages=2,
+        "B_s": CBDesc("B_s", index=-1, page_size=2048, num_pages=4, data_format="Float16_b", block_pages=2,
                       block_tiles=(1, 2), producer="reader", consumer="compute", buffer="B",
                       source=alloc_source(gemm, "B_s")),
         # packed into C's format: the fp32 accumulator never lives in L1
-        "C_l": CBDesc("C_l", index=16, page_size=2048, num_pages=8, data_format="Float16_b", block_pages=4,
+        "C_l": CBDesc("C_l", index=-1, page_size=2048, num_pages=8, data_format="Float16_b", block_pages=4,
                       block_tiles=(2, 2), producer="compute", consumer="writer", buffer="C",
                       source=alloc_source(gemm, "C_l")),
     }
@@ -43,8 +43,8 @@ def test_gemm_dfg_and_cb_ids():
 
 def test_softmax_hand_off_and_scaler_cbs():
     """A block updated in place and then written out gets its own hand-off CB for the writer;
-    reductions get a one-tile scaler CB fed by the reader; compute-internal CBs start at 24 (the exp
-    pass's row partials, ``xf_rowsum``, among them)."""
+    reductions get a one-tile scaler CB fed by the reader. The graph lists the blocks where a
+    statement first touches them, then the CBs it adds (the order NumberCBsTT numbers them in)."""
     from tests.op_kernels import softmax
 
     after = run_pass(lower_until(softmax(64, 128, 32), PASS), PASS)
@@ -52,9 +52,8 @@ def test_softmax_hand_off_and_scaler_cbs():
     assert dfg["xf"] == DFGNode("xf", "compute", ("compute",), "Y", handoff="xf_out")
     assert dfg["xf_out"] == DFGNode("xf_out", "compute", ("writer",), "Y")
     assert dfg["reduce_scaler"] == DFGNode("reduce_scaler", "reader", ("compute",), "", kind="scaler")
+    assert list(dfg) == ["x", "xf", "mx", "xf_rowsum", "sm", "xf_out", "reduce_scaler"]
     cbs = Attr.CB_DESC.read(after["main"])
-    assert {n: cb.index for n, cb in cbs.items()} == {
-        "x": 0, "reduce_scaler": 1, "xf_out": 16, "xf": 24, "mx": 25, "xf_rowsum": 26, "sm": 27}
     assert (cbs["xf"].data_format, cbs["xf_out"].data_format) == ("Float32", "Float16_b")
 
 
@@ -63,8 +62,8 @@ C_LAYOUT = {"C": {"memory": "DRAM", "layout": "interleaved", "dtype": "bfloat16"
 
 
 def test_hand_written_gemm_graph():
-    """Hand-written TIR: A_s and B_s are filled by the reader (CBs 0, 1) and read by the gemm; C_l,
-    accumulated by compute and drained by the writer, is CB 16 in C's format (pack converts)."""
+    """Hand-written TIR: A_s and B_s are filled by the reader and read by the gemm; C_l, accumulated
+    by compute and drained by the writer, takes C's format (pack converts)."""
     @I.ir_module
     class Before:
         @T.prim_func
@@ -92,9 +91,9 @@ def test_hand_written_gemm_graph():
         def main(A: T.Buffer((32, 64), "bfloat16"), B: T.Buffer((64, 32), "bfloat16"),
                  C: T.Buffer((32, 32), "bfloat16")):
             T.func_attr(tt_attrs({"tt.arch": "wormhole_b0", "tt.layout_desc": C_LAYOUT, "tt.cb_desc": {
-                "A_s": cb_entry(0, producer="reader", consumer="compute", buffer="A"),
-                "B_s": cb_entry(1, producer="reader", consumer="compute", buffer="B"),
-                "C_l": cb_entry(16, producer="compute", consumer="writer", buffer="C"),
+                "A_s": cb_entry(producer="reader", consumer="compute", buffer="A"),
+                "B_s": cb_entry(producer="reader", consumer="compute", buffer="B"),
+                "C_l": cb_entry(producer="compute", consumer="writer", buffer="C"),
             }, "tt.tile_dfg": {
                 "A_s": {"producer": "reader", "consumers": ["compute"], "buffer": "A"},
                 "B_s": {"producer": "reader", "consumers": ["compute"], "buffer": "B"},
@@ -141,7 +140,7 @@ def test_hand_written_buffer_access_from_the_dataflow():
         @T.prim_func
         def main(X: T.Buffer((32, 32), "bfloat16"), U: T.Buffer((32, 32), "bfloat16")):
             T.func_attr(tt_attrs({"tt.arch": "wormhole_b0", "tt.layout_desc": X_LAYOUT, "tt.cb_desc": {
-                "X_s": cb_entry(0, producer="reader", consumer="writer", buffer="X"),
+                "X_s": cb_entry(producer="reader", consumer="writer", buffer="X"),
             }, "tt.tile_dfg": {
                 "X_s": {"producer": "reader", "consumers": ["writer"], "buffer": "X"},
             }, "tt.buffer_access": {"X": "readwrite", "U": "read"}}))

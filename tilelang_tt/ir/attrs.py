@@ -345,14 +345,14 @@ class Attr:
         "Before it, the layouts the user asked for (tilelang_tt.layout.LAYOUT_REQUESTS).",
         LayoutDesc.from_dict, LayoutDesc.to_dict)
     CB_DESC: CollectionSpec[Mapping[str, CBDesc]] = _table(
-        "tt.cb_desc", "Block name -> its circular buffer (PropagateTTLayout; index, producer, consumer from "
-        "BuildTileDFGTT).", CBDesc.from_dict, CBDesc.to_dict)
+        "tt.cb_desc", "Block name -> its circular buffer (PropagateTTLayout; producer, consumer from "
+        "BuildTileDFGTT, index from NumberCBsTT).", CBDesc.from_dict, CBDesc.to_dict)
     TENSOR_ACCESSOR: CollectionSpec[Mapping[str, AccessorDesc]] = _table(
         "tt.tensor_accessor", "Parameter name -> its abstract TensorAccessor (AttachTensorAccessorTT), bound to a "
         "kernel's compile-time args late (ConfigureTensorAccessorTT).", AccessorDesc.from_dict, AccessorDesc.to_dict)
     TILE_DFG: CollectionSpec[Mapping[str, DFGNode]] = _table(
-        "tt.tile_dfg", "CB name -> its node of the tile dataflow graph (BuildTileDFGTT): producer, consumers, buffer.",
-        DFGNode.from_dict, DFGNode.to_dict)
+        "tt.tile_dfg", "CB name -> its node of the tile dataflow graph (BuildTileDFGTT): producer, consumers, buffer; "
+        "in dataflow order, the order NumberCBsTT numbers the CBs in.", DFGNode.from_dict, DFGNode.to_dict)
     BUFFER_ACCESS: CollectionSpec[Mapping[str, str]] = _table(
         "tt.buffer_access", 'Parameter name -> "read" | "write" | "readwrite": whether the reader moves it into CBs, '
         "the writer CBs into it, or both (BuildTileDFGTT, from the dataflow; the plan's buffer access).",

@@ -35,7 +35,7 @@ elements, a row or (used per row) a column like a rank-1 tensor; the vector is t
 tiles. It pads 32 times, as rank-1 vectors do (rows and a transpose would not: a later step).
 A tensor whose extents are not multiples of 32 is padded to whole tiles (zeros, like TileLang's
 out-of-bounds loads), each matrix of an ND tensor on its own (ttnn's padded shape: a (B, 40, 64)
-tensor is B matrices of 2 x 2 tiles): BuildTileDFGTT checks that the padding cannot reach a valid
+tensor is B matrices of 2 x 2 tiles): CheckPaddingTT checks that the padding cannot reach a valid
 result.
 A dynamic extent (``T.dynamic("m")``, a variable of the signature) is the formula ``m``: tile and
 page counts are formulas of it (tilelang_tt.contract.formula), computed by the host from the

@@ -14,9 +14,11 @@ from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.attach_tensor_accessor_tt import AttachTensorAccessorTT
 from tilelang_tt.passes.balance_data_movement_tt import BalanceDataMovementTT
 from tilelang_tt.passes.build_tile_dfg_tt import BuildTileDFGTT
+from tilelang_tt.passes.check_padding_tt import CheckPaddingTT
 from tilelang_tt.passes.coarsen_row_blocks_tt import CoarsenRowBlocksTT
 from tilelang_tt.ir.common import func_name, reraise_compile_error
 from tilelang_tt.passes.configure_tensor_accessor_tt import ConfigureTensorAccessorTT
+from tilelang_tt.passes.drop_dead_blocks_tt import DropDeadBlocksTT
 from tilelang_tt.passes.fuse_block_copies_tt import FuseBlockCopiesTT
 from tilelang_tt.passes.finalize_persistent_signature_tt import (
     FinalizePersistentSignatureTT,
@@ -33,6 +35,7 @@ from tilelang_tt.passes.lower_cb_intrinsics import LowerCBIntrinsics
 from tilelang_tt.passes.lower_parallel_reductions_tt import LowerParallelReductionsTT
 from tilelang_tt.passes.lower_shared_to_cb import LowerSharedToCB
 from tilelang_tt.passes.lower_tt_tile_intrinsics import LowerTTTileIntrinsics
+from tilelang_tt.passes.number_cbs_tt import NumberCBsTT
 from tilelang_tt.passes.order_reduction_tt import OrderReductionTT
 from tilelang_tt.passes.persistent_to_grid_tt import PersistentToGridTT
 from tilelang_tt.passes.propagate_tt_layout import PropagateTTLayout
@@ -77,7 +80,11 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         LowerSharedToCB(),
         LowerTTTileIntrinsics(math_fidelity=options.math_fidelity, gemm_reuse=options.gemm_reuse,
                               math_approx_mode=options.math_approx_mode, gemm_subblock=options.gemm_subblock),
+        # C3: blocks nothing reads go; padding must not reach a result; the dataflow graph; CB ids.
+        DropDeadBlocksTT(),
+        CheckPaddingTT(),
         BuildTileDFGTT(),
+        NumberCBsTT(),
         # Which data-movement RISC reads each block: the NOC bytes each moves, balanced.
         BalanceDataMovementTT(),
         # D: late split, then protocols per role.
