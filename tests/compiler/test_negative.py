@@ -208,15 +208,15 @@ def test_a_summed_tensor_read_elsewhere_points_at_the_read():
     assert "second kernel" in err.hint
 
 
-@pytest.mark.parametrize("options,message", [
-    ({"partition": "block"}, "not partition='block'"),
-    ({"partition": "row_major"}, "not partition='row_major'"),
-    ({"multicast": "on"}, "multicast needs cores in lockstep"),
+@pytest.mark.parametrize("options,message,pass_name", [
+    ({"partition": "block"}, "not partition='block'", "LayoutAwareWorkPartitionTT"),
+    ({"partition": "row_major"}, "not partition='row_major'", "LayoutAwareWorkPartitionTT"),
+    ({"multicast": "on"}, "multicast needs cores in lockstep", "ChooseMulticastTT"),
 ])
-def test_blocks_taking_turns_refuse_partitions_that_do_not_keep_them_in_order(options, message):
+def test_blocks_taking_turns_refuse_partitions_that_do_not_keep_them_in_order(options, message, pass_name):
     err = compile_error(bad_kernels.split_k_atomic_add(), **options)
     assert err.location is not None and err.location[:2] == (BAD_FILE, line_of("split_k_atomic_add"))
-    assert err.pass_name == "LayoutAwareWorkPartitionTT"
+    assert err.pass_name == pass_name
     assert "the blocks along `bz` sum into `C` with T.atomic_add" in err.message and message in err.message
     assert err.hint
 

@@ -17,9 +17,9 @@ from tests.kernels import eltwise
 SPEC_ORDER = [
     "UniqueBufferNamesTT", "InlineScalarVarsTT", "PersistentToGridTT", "CoarsenRowBlocksTT", "LowerAtomicAddTT",
     "LegalizeGlobalAccessTT", "LowerParallelReductionsTT", "WidenMaskBlocksTT", "SplitMeshTT", "InferTTLayout", "PropagateTTLayout", "AttachTensorAccessorTT",
-    "LayoutAwareWorkPartitionTT", "GridToCoreGrid", "LowerSharedToCB", "LowerTTTileIntrinsics",
+    "LayoutAwareWorkPartitionTT", "ChooseMulticastTT", "GridToCoreGrid", "LowerSharedToCB", "LowerTTTileIntrinsics",
     "DropDeadBlocksTT", "CheckPaddingTT", "BuildTileDFGTT", "NumberCBsTT",
-    "BalanceDataMovementTT", "SplitDeviceKernel", "ConfigureTensorAccessorTT", "FinalizePersistentSignatureTT", "OrderReductionTT",
+    "BalanceDataMovementTT", "AllocateSemaphoresTT", "SplitDeviceKernel", "ConfigureTensorAccessorTT", "FinalizePersistentSignatureTT", "OrderReductionTT",
     "LowerCBIntrinsics", "FuseBlockCopiesTT", "InsertComputeInitTT", "InsertDSTManagementTT", "VerifyTTIR",
 ]
 DUMPED = [f"{i:02d}_{name}.py" for i, name in enumerate(SPEC_ORDER, 1)]

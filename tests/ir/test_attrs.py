@@ -13,7 +13,7 @@ from tilelang_tt import BufferLayout, TTCompileError, annotate_layouts
 from tilelang_tt.contract.arch import get_arch
 from tilelang_tt.contract.formula import Formula
 from tilelang_tt.contract.mesh import MeshSplit, MeshTensor
-from tilelang_tt.contract.plan import CoreRange
+from tilelang_tt.contract.plan import CoreRange, Semaphore
 from tilelang_tt.contract.vocabulary import ArgKind, MulticastDesc, MulticastGroup, Policy, WorkItem, WorkPolicy
 from tilelang_tt.ir.attrs import (
     Attr,
@@ -92,6 +92,8 @@ SAMPLES = {
     "MULTICAST": ({"A_s": MulticastDesc("A_s", "x", 0, 1, (GROUP,))},
                   {"A_s": {"axis": "x", "sender_semaphore": 0, "receiver_semaphore": 1,
                            "groups": [{"cores": [[0, 0], [1, 0]], "near": [0, 0], "far": [1, 0]}]}}),
+    "SEMAPHORES": ((Semaphore(0, "A_s_sender"), Semaphore(1, "A_s_receiver")),
+                   [{"id": 0, "name": "A_s_sender", "initial_value": 0}, {"id": 1, "name": "A_s_receiver", "initial_value": 0}]),
     "KERNEL_ROLE": (KernelRole.WRITER, "writer"),
     "SOURCE_FUNC": ("main", "main"),
     "RUNTIME_ARGS": ((RuntimeArg("A_addr", ArgKind.BUFFER_ADDRESS, buffer="A", var=A_ADDR),),

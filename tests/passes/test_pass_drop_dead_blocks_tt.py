@@ -12,8 +12,7 @@ from tilelang_tt.ir.intrin import Intrin, call_intrin
 from tilelang_tt.passes.drop_dead_blocks_tt import DropDeadBlocksTT
 
 PASS = "DropDeadBlocksTT"
-def multicast(k):
-    return {"axis": "x", "sender_semaphore": 2 * k, "receiver_semaphore": 2 * k + 1, "groups": []}
+UNNUMBERED = {"axis": "x", "sender_semaphore": -1, "receiver_semaphore": -1, "groups": []}
 
 
 def test_registered_under_its_name():
@@ -28,7 +27,7 @@ def test_hand_written_dead_value_and_its_operands_go():
     class Before:
         @T.prim_func
         def main(X: T.Buffer((32, 32), "bfloat16"), Y: T.Buffer((32, 32), "bfloat16")):
-            T.func_attr(tt_attrs({"tt.multicast": {"D_s": multicast(0), "X_s": multicast(1)}}))
+            T.func_attr(tt_attrs({"tt.multicast": {"X_s": UNNUMBERED, "D_s": UNNUMBERED}}))
             i = T.int32()
             j = T.int32()
             with T.sblock("tilelang_root"):
@@ -52,7 +51,7 @@ def test_hand_written_dead_value_and_its_operands_go():
     class Expected:
         @T.prim_func
         def main(X: T.Buffer((32, 32), "bfloat16"), Y: T.Buffer((32, 32), "bfloat16")):
-            T.func_attr(tt_attrs({"tt.multicast": {"X_s": multicast(0)}}))
+            T.func_attr(tt_attrs({"tt.multicast": {"X_s": UNNUMBERED}}))
             i = T.int32()
             j = T.int32()
             with T.sblock("tilelang_root"):
@@ -79,7 +78,7 @@ def test_hand_written_kernel_without_dead_blocks_is_unchanged():
     class Before:
         @T.prim_func
         def main(X: T.Buffer((32, 32), "bfloat16"), Y: T.Buffer((32, 32), "bfloat16")):
-            T.func_attr(tt_attrs({"tt.multicast": {"X_s": multicast(0)}}))
+            T.func_attr(tt_attrs({"tt.multicast": {"X_s": UNNUMBERED}}))
             with T.sblock("tilelang_root"):
                 T.reads()
                 T.writes()

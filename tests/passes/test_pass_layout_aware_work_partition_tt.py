@@ -1,4 +1,4 @@
-"""B1 LayoutAwareWorkPartitionTT alone: TIR unchanged; core grid, work partition per policy, multicast."""
+"""B1 LayoutAwareWorkPartitionTT alone: TIR unchanged; core grid and work partition per policy."""
 
 import pytest
 import tilelang  # noqa: F401
@@ -7,14 +7,14 @@ from tvm.script import ir as I
 from tvm.script import tirx as T
 
 from tests import op_kernels
-from tests.kernels import bmm, eltwise, gemm, lower_until, run_pass
+from tests.kernels import bmm, gemm, lower_until, run_pass
 from tests.passes.helpers import attrs_without, tl, tt_attrs
 from tilelang_tt.ir.attrs import Attr, PartitionMode
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.layout import BufferLayout
 from tilelang_tt.options import CompileOptions
-from tilelang_tt.contract.vocabulary import MulticastGroup, Policy, WorkItem, WorkPolicy
-from tilelang_tt.passes.layout_aware_work_partition_tt import LayoutAwareWorkPartitionTT, multicast_groups, zigzag
+from tilelang_tt.contract.vocabulary import Policy, WorkItem, WorkPolicy
+from tilelang_tt.passes.layout_aware_work_partition_tt import LayoutAwareWorkPartitionTT, zigzag
 
 PASS = "LayoutAwareWorkPartitionTT"
 KEYS = (Attr.BLOCK_GRID, Attr.GRID_TILES, Attr.BLOCK_TILES, Attr.CORE_GRID, Attr.CORE_RANGES,
@@ -37,14 +37,10 @@ def test_registered_under_spec_name():
 
 
 def test_default_grid_one_block_per_core():
-    """A 4x2 block grid fits the device: a 2x4 core grid, one rectangle (block) per core, and A's
-    block (rows by) shared by each core row, B's (columns bx) by each core column: four groups of
-    two cores (senders x = 0) and two of four (senders y = 0), each with its rectangle."""
+    """A 4x2 block grid fits the device: a 2x4 core grid, one rectangle (block) per core."""
     before = lower_until(gemm(256, 128, 64, 64, 64, 32), PASS)
     after = run_pass(before, PASS)
     tvm.ir.assert_structural_equal(after["main"].body, before["main"].body)
-    rows = [{"cores": [[0, y], [1, y]], "near": [0, y], "far": [1, y]} for y in range(4)]
-    cols = [{"cores": [[x, y] for y in range(4)], "near": [x, 0], "far": [x, 3]} for x in range(2)]
     assert _new_attrs(before, after) == {
         "tt.block_grid": [4, 2],
         "tt.grid_tiles": [8, 4],
@@ -55,13 +51,11 @@ def test_default_grid_one_block_per_core():
         "tt.work_policy": {"policy": "block", "stride": 1, "shard_blocks": [0, 0]},
         "tt.work_partition": [{"core": [x, y], "start_id": 2 * y + x, "count": 1, "width": 1, "shard": [0, 0]}
                               for y in range(4) for x in range(2)],
-        "tt.multicast": {"A_s": {"axis": "x", "sender_semaphore": 0, "receiver_semaphore": 1, "groups": rows},
-                         "B_s": {"axis": "y", "sender_semaphore": 2, "receiver_semaphore": 3, "groups": cols}},
     }
 
 
 def test_user_grid_contiguous_split():
-    """3x2 cores do not divide the 4x2 block grid: auto falls back to contiguous, no multicast."""
+    """3x2 cores do not divide the 4x2 block grid: auto falls back to contiguous."""
     opts = CompileOptions(grid=(3, 2))
     before = lower_until(gemm(256, 128, 64, 64, 64, 32), PASS, opts)
     after = run_pass(before, PASS, opts)
@@ -72,7 +66,6 @@ def test_user_grid_contiguous_split():
     assert new["tt.work_policy"]["policy"] == "contiguous"
     assert [work(w)[:4] for w in Attr.WORK_PARTITION.read(after["main"])] == [[0, 0, 0, 2], [1, 0, 2, 2], [2, 0, 4, 1],
                                                                [0, 1, 5, 1], [1, 1, 6, 1], [2, 1, 7, 1]]
-    assert new["tt.multicast"] == {}
 
 
 def test_row_major_round_robin():
@@ -123,40 +116,12 @@ def test_blocks_of_unequal_work_are_balanced():
     assert Attr.WORK_POLICY.read(plain).policy == Policy.BLOCK
 
 
-def test_uneven_block_rectangles_and_no_multicast():
-    """5x3 blocks over 2x2 cores: balanced rectangles (3+2 rows, 2+1 columns); cores would fall out of
-    lockstep, so nothing is multicast."""
+def test_uneven_block_rectangles():
+    """5x3 blocks over 2x2 cores: balanced rectangles (3+2 rows, 2+1 columns)."""
     opts = CompileOptions(grid=(2, 2), partition="block")
     after = run_pass(lower_until(gemm(320, 192, 64, 64, 64, 32), PASS, opts), PASS, opts)
     assert [work(w)[:5] for w in Attr.WORK_PARTITION.read(after["main"])] == [
         [0, 0, 0, 6, 2], [1, 0, 2, 3, 1], [0, 1, 9, 4, 2], [1, 1, 11, 2, 1]]
-    assert Attr.MULTICAST.read(after["main"]) == {}
-    with pytest.raises(TTCompileError, match="multicast='on' needs the cores in step"):
-        on = CompileOptions(grid=(2, 2), partition="block", multicast="on")
-        run_pass(lower_until(gemm(320, 192, 64, 64, 64, 32), PASS, on), PASS, on)
-
-
-def test_multicast_follows_the_access_expressions():
-    """GEMM with transpose_B: B's slice B[bx * bn, k * bk] depends on bx only: shared down a core column;
-    a kernel whose reads depend on both coordinates shares nothing."""
-    after = run_pass(lower_until(op_kernels.gemm_bias_relu(128, 128, 64, 64, 64, 32), PASS), PASS)
-    axes = {cb: mc.axis for cb, mc in Attr.MULTICAST.read(after["main"]).items()}
-    assert axes == {"A_s": "x", "B_s": "y", "bias_s": "y"}
-    after = run_pass(lower_until(eltwise("add", 128, 128, 64, 64), PASS), PASS)
-    assert Attr.MULTICAST.read(after["main"]) == {}
-
-
-def test_multicast_groups_per_axis():
-    """Rows (same y), columns (same x) or the whole grid: cores row-major in each group, the first the
-    sender, the rectangle from the smallest to the largest x and y; groups ordered by their senders."""
-    cores = [(x, y) for y in range(2) for x in range(3)]
-    assert multicast_groups("x", cores) == (MulticastGroup(((0, 0), (1, 0), (2, 0)), (0, 0), (2, 0)),
-                                            MulticastGroup(((0, 1), (1, 1), (2, 1)), (0, 1), (2, 1)))
-    assert [g.sender for g in multicast_groups("y", cores)] == [(0, 0), (1, 0), (2, 0)]
-    assert multicast_groups("y", cores)[2] == MulticastGroup(((2, 0), (2, 1)), (2, 0), (2, 1))
-    (whole,) = multicast_groups("xy", list(reversed(cores)))
-    assert whole == MulticastGroup(tuple(cores), (0, 0), (2, 1)) and whole.sender == (0, 0)
-    assert MulticastGroup.from_dict(whole.to_dict()) == whole
 
 
 def test_the_arch_comes_from_the_function():
@@ -168,48 +133,19 @@ def test_the_arch_comes_from_the_function():
 
 
 def test_third_grid_dimension_is_folded_into_the_block_rows():
-    """T.Kernel(Bx, By, Bz) partitions a (Bz * By) x Bx block grid; B's slice B[bz, k * bk, bx * bn]
-    depends on the block row through bz: only A is shared along the core rows."""
+    """T.Kernel(Bx, By, Bz) partitions a (Bz * By) x Bx block grid."""
     after = run_pass(lower_until(bmm(3, 64, 64, 96, 32, 32, 32), PASS), PASS)["main"]
     assert Attr.BLOCK_GRID.read(after) == (6, 2) and Attr.GRID_TILES.read(after) == (6, 2)
     assert Attr.CORE_GRID.read(after) == (2, 6)
-    assert {cb: mc.axis for cb, mc in Attr.MULTICAST.read(after).items()} == {"A_s": "x"}
 
 
-def test_no_multicast_where_loop_bounds_differ_within_a_group():
-    """Flash attention shares each head's K and V blocks along a core row; the causal form's K/V
-    loop runs up to the query block bx, which differs along the row: the cores would not keep step."""
-    plain = run_pass(lower_until(op_kernels.flash_attention(256, 64, heads=2), PASS), PASS)["main"]
-    causal = run_pass(lower_until(op_kernels.flash_attention(256, 64, heads=2, causal=True), PASS), PASS)["main"]
-    assert Attr.CORE_GRID.read(plain) == Attr.CORE_GRID.read(causal) == (4, 2)
-    assert {cb: mc.axis for cb, mc in Attr.MULTICAST.read(plain).items()} == {"K_s": "x", "V_s": "x"}
-    assert Attr.MULTICAST.read(causal) == {}
-
-
-def test_one_row_block_grid_fills_the_core_grid_and_shares_k_v_with_all():
+def test_one_row_block_grid_fills_the_core_grid():
     """One head of 1024 queries in 64-row blocks is a 1 x 16 block grid: rectangles would use one
-    core row (8 cores), contiguous shares use 16 (an 8x2 grid, one block each). Every core walks one
-    block, so they keep step; K and V do not depend on any block coordinate that varies (by = bz = 0
-    throughout): both go to all 16 cores from core (0, 0); Q (on bx) is not shared."""
+    core row (8 cores), contiguous shares use 16 (an 8x2 grid, one block each)."""
     after = run_pass(lower_until(op_kernels.flash_attention(1024, 64), PASS), PASS)["main"]
     assert Attr.WORK_POLICY.read(after).policy == Policy.CONTIGUOUS
     assert Attr.CORE_GRID.read(after) == (8, 2)
     assert [w.count for w in Attr.WORK_PARTITION.read(after)] == [1] * 16
-    everyone = (MulticastGroup(tuple((x, y) for y in range(2) for x in range(8)), (0, 0), (7, 1)),)
-    assert {cb: (mc.axis, mc.groups) for cb, mc in Attr.MULTICAST.read(after).items()} == {
-        "K_s": ("xy", everyone), "V_s": ("xy", everyone)}
-
-
-def test_unequal_shares_share_nothing():
-    """20 blocks of one row over 8x2 cores (explicit grid): shares of 2 and 1 blocks, out of step;
-    nothing is multicast, and multicast='on' says why."""
-    opts = CompileOptions(grid=(8, 2))
-    after = run_pass(lower_until(op_kernels.flash_attention(1280, 64), PASS, opts), PASS, opts)["main"]
-    assert sorted({w.count for w in Attr.WORK_PARTITION.read(after)}) == [1, 2]
-    assert Attr.MULTICAST.read(after) == {}
-    on = CompileOptions(grid=(8, 2), multicast="on")
-    with pytest.raises(TTCompileError, match=r"needs the cores in step.*16 cores with \[1, 2\] blocks"):
-        run_pass(lower_until(op_kernels.flash_attention(1280, 64), PASS, on), PASS, on)
 
 
 def test_local_shard_follows_the_output_shards():
@@ -239,9 +175,8 @@ C_LAYOUT = {"C": {"memory": "DRAM", "layout": "interleaved", "dtype": "bfloat16"
 WORK_2X2 = [{"core": [x, y], "start_id": 2 * y + x, "count": 1, "width": 1, "shard": [0, 0]} for y in range(2) for x in range(2)]
 
 
-def test_hand_written_block_partition_and_multicast():
-    """Hand-written TIR: a 2x2 block grid of 32x32 output blocks, one block per core of a 2x2 grid;
-    A's slice depends on by only (shared along a core row, x), B's on bx only (a column, y)."""
+def test_hand_written_block_partition():
+    """Hand-written TIR: a 2x2 block grid of 32x32 output blocks, one block per core of a 2x2 grid."""
     @I.ir_module
     class Before:
         @T.prim_func
@@ -276,14 +211,6 @@ def test_hand_written_block_partition_and_multicast():
                 "tt.partition_mode": "global",
                 "tt.work_policy": {"policy": "block", "stride": 1, "shard_blocks": [0, 0]},
                 "tt.work_partition": WORK_2X2,
-                "tt.multicast": {
-                    "A_s": {"axis": "x", "sender_semaphore": 0, "receiver_semaphore": 1, "groups": [
-                        {"cores": [[0, 0], [1, 0]], "near": [0, 0], "far": [1, 0]},
-                        {"cores": [[0, 1], [1, 1]], "near": [0, 1], "far": [1, 1]}]},
-                    "B_s": {"axis": "y", "sender_semaphore": 2, "receiver_semaphore": 3, "groups": [
-                        {"cores": [[0, 0], [0, 1]], "near": [0, 0], "far": [0, 1]},
-                        {"cores": [[1, 0], [1, 1]], "near": [1, 0], "far": [1, 1]}]},
-                },
             }))
             for bx in T.thread_binding(2, thread="blockIdx.x"):
                 for by in T.thread_binding(2, thread="blockIdx.y"):

@@ -12,7 +12,7 @@ from tvm import ir, tirx
 
 from tilelang_tt.contract.vocabulary import ArgKind, Policy
 from tilelang_tt.ir.attrs import Attr, KernelRole
-from tilelang_tt.ir.intrin import Intrin, call_intrin
+from tilelang_tt.ir.intrin import Intrin, Operand, call_intrin
 from tilelang_tt.codegen.emitter import CppEmitter
 from tilelang_tt.codegen.rules import (
     ACCESSOR_HEADER,
@@ -28,7 +28,6 @@ from tilelang_tt.codegen.rules import (
 )
 from tilelang_tt.contract.formula import Formula
 from tilelang_tt.errors import is_user_span, location_string
-from tilelang_tt.ir.dataflow import movers
 from tilelang_tt.ir.common import dynamic_dims, expr_of, span_of, uses_var
 from tilelang_tt.ir.slices import bound_analyzer
 
@@ -281,7 +280,7 @@ class _KernelWriter:
             self.names[arg.var] = name
             self.em.line(f"const uint32_t {name} = get_arg_val<uint32_t>({idx});")
         cbs = sorted(Attr.CB_DESC.read(self.func).values(), key=lambda cb: cb.index)
-        used_cbs = self.used_cb_indices()
+        used_cbs = self.used_ids(Operand.CB)
         if used_cbs:
             self.em.line()
         for cb in cbs:
@@ -289,19 +288,13 @@ class _KernelWriter:
                 cname = self.em.unique(f"cb_{cb.name}")
                 self.cb_names[cb.index] = cname
                 self.em.line(f"constexpr uint32_t {cname} = {cb.index};")
-        semaphores = []
-        readers = movers(self.func)
-        for cb, mc in sorted(Attr.MULTICAST.read(self.func).items()):  # the multicast blocks it reads
-            if readers[cb] == self.role:
-                semaphores += [(mc.sender_semaphore, f"sem_{cb}_sender"), (mc.receiver_semaphore, f"sem_{cb}_receiver")]
-        reduction = Attr.REDUCTION.read(self.func)
-        if reduction is not None and reduction.semaphore >= 0 and self.role != KernelRole.COMPUTE:
-            semaphores.append((reduction.semaphore, "sem_reduction"))
-        if semaphores:
+        used_semaphores = self.used_ids(Operand.SEMAPHORE)
+        declared = [sem for sem in Attr.SEMAPHORES.read(self.func) if sem.id in used_semaphores]
+        if declared:
             self.em.line()
-        for sem, hint in sorted(semaphores):
-            self.semaphore_names[sem] = self.em.unique(hint)
-            self.em.line(f"constexpr uint32_t {self.semaphore_names[sem]} = {sem};")
+        for sem in declared:
+            self.semaphore_names[sem.id] = self.em.unique(f"sem_{sem.name}")
+            self.em.line(f"constexpr uint32_t {self.semaphore_names[sem.id]} = {sem.id};")
         accessors = sorted(Attr.TENSOR_ACCESSOR.read(self.func).values(), key=lambda acc: acc.cta_offset)
         data_vars = {buf.name: buf.data for buf in self.func.buffer_map.values()}
         if accessors:
@@ -341,7 +334,8 @@ class _KernelWriter:
         em.line("}")
         return em.source(), em.source_map()
 
-    def used_cb_indices(self) -> set[int]:
+    def used_ids(self, kind: Operand) -> set[int]:
+        """The CB or semaphore ids (``kind``) the kernel's calls name."""
         used: set[int] = set()
 
         def visit(node):
@@ -349,7 +343,7 @@ class _KernelWriter:
                 intrin = call_intrin(node)
                 if intrin is None:
                     return
-                for i in rule_for(intrin).cb_args:
+                for i in intrin.positions(kind):
                     if isinstance(node.args[i], tirx.IntImm):
                         used.add(int(node.args[i].value))
 

@@ -23,7 +23,7 @@ from tilelang_tt.contract.kernels import (
     PlanKernel,
 )
 from tilelang_tt.contract.mesh import PlanMesh
-from tilelang_tt.contract.plan import Plan, PlanCB, PlanReduction, Semaphore
+from tilelang_tt.contract.plan import Plan, PlanCB, PlanReduction
 from tilelang_tt.contract.vocabulary import ArgKind, ArgValue, BufferAddress, MulticastGroup, NocCoord, WorkItem, plan_entry
 from tilelang_tt.ir.attrs import Attr, KernelRole
 from tilelang_tt.ir.common import dynamic_dims, scalar_params
@@ -86,12 +86,8 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> Plan:
                 }[arg.kind])
         return tuple(out)
 
-    semaphores = [s for mc in multicast.values() for s in (Semaphore(mc.sender_semaphore, f"{mc.cb}_sender"),
-                                                            Semaphore(mc.receiver_semaphore, f"{mc.cb}_receiver"))]
     reduction = Attr.REDUCTION.read(compute)
     summed = reduction is not None and reduction.semaphore >= 0
-    if summed:
-        semaphores.append(Semaphore(reduction.semaphore, "reduction"))
     scalars = scalar_params(compute)
     dims = tuple(  # the values known at run time: where the host reads each (the first parameter and axis
         # of a size; a scalar parameter's position)
@@ -107,7 +103,7 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> Plan:
         block_grid=block_grid, block_tiles=Attr.BLOCK_TILES.read(compute), work_policy=Attr.WORK_POLICY.read(compute),
         work_partition=work, buffers=buffers, cbs=cbs, tensor_accessors=tuple(accessors), kernels=tuple(plan_kernels),
         runtime_args=tuple(CoreArgs(w.core, {k.role: values(k, w) for k in plan_kernels}) for w in work),
-        semaphores=tuple(sorted(semaphores, key=lambda s: s.id)),
+        semaphores=Attr.SEMAPHORES.read(compute),
         multicast=tuple(dataclasses.replace(mc, groups=()) for mc in multicast.values()),  # each core's values hold them
         dims=dims,
         reduction=PlanReduction(tuple(b.name for b in reduction.buffers), reduction.blocks, reduction.semaphore)
@@ -119,7 +115,7 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> Plan:
 
 def mcast_value(what: str, group: MulticastGroup, core: tuple[int, int], role: str) -> int | NocCoord:
     """Per-core value of multicast runtime arg ``what`` (contract.vocabulary.MCAST_ARGS) for ``core``
-    of ``group`` (B1 decided both), multicast by kernel ``role``. NOC coordinates are symbolic
+    of ``group`` (ChooseMulticastTT decided both), multicast by kernel ``role``. NOC coordinates are symbolic
     (:class:`NocCoord`: the host resolves the logical core). The reader multicasts on NOC 1, which
     takes the rectangle from its far corner to its near one (start and end swapped); the writer on
     NOC 0, from the near corner to the far one."""

@@ -39,7 +39,7 @@ from tilelang_tt.contract.formula import Formula, from_json, to_json
 from tilelang_tt.contract.buffers import LayoutDesc
 from tilelang_tt.contract.kernels import ArgSpec, ComputeConfig
 from tilelang_tt.contract.mesh import MeshSplit
-from tilelang_tt.contract.plan import CoreRange, PlanCB
+from tilelang_tt.contract.plan import CoreRange, PlanCB, Semaphore
 from tilelang_tt.contract.vocabulary import ArgKind, Core, MulticastDesc, WorkItem, WorkPolicy
 from tilelang_tt.ir.tensors import AccessorDesc
 
@@ -80,7 +80,7 @@ class Reduction:
     summing ``axes`` (grid loop variables no destination depends on) are the innermost grid
     dimensions, so the ``blocks`` blocks adding into one region have consecutive ids; block ``b``
     with ``b % blocks != 0`` reads the tensors after block ``b - 1`` signalled ``semaphore`` (-1
-    until the work partition allocates it). No summing axes: ``blocks`` is 1, each region has one
+    until AllocateSemaphoresTT allocates it). No summing axes: ``blocks`` is 1, each region has one
     block."""
 
     buffers: tuple[tirx.Buffer, ...]
@@ -369,13 +369,13 @@ class Attr:
         "(GridToCoreGrid).", CoreMap.from_dict, CoreMap.to_dict)
     REDUCTION: AttrSpec[Reduction] = AttrSpec(
         "tt.reduction", "Global tensors summed into by several blocks (T.atomic_add): {buffers, axes, blocks, "
-        "semaphore} (LowerAtomicAddTT, the semaphore from LayoutAwareWorkPartitionTT).",
+        "semaphore} (LowerAtomicAddTT, the semaphore from AllocateSemaphoresTT).",
         Reduction.from_attr, Reduction.to_attr)
     MESH: AttrSpec[MeshSplit] = AttrSpec(
         "tt.mesh", "The block rows (or columns) split over a mesh of devices (SplitMeshTT): {shape, axis, blocks, "
         "tensors: [{buffer, distribution, dim, shape}]}; the kernel is then one device's.",
         MeshSplit.from_attr, MeshSplit.to_attr)
-    # the work partition (LayoutAwareWorkPartitionTT)
+    # the work partition (LayoutAwareWorkPartitionTT) and what its cores share (ChooseMulticastTT, AllocateSemaphoresTT)
     BLOCK_GRID: AttrSpec[tuple[int | Formula, int | Formula]] = _pair(
         "tt.block_grid", "[By, Bx]: TileLang block grid (T.Kernel extents) along M and N.")
     GRID_TILES: AttrSpec[tuple[int | Formula, int | Formula]] = _pair(
@@ -396,9 +396,14 @@ class Attr:
         "the plan's work_partition entries).", WorkItem.from_plan, lambda w: w.to_plan(local_shard=True))
     MULTICAST: CollectionSpec[Mapping[str, MulticastDesc]] = _table(
         "tt.multicast", "CB name -> {axis, sender_semaphore, receiver_semaphore, groups}: blocks the first core of a "
-        "core row/column reads once and multicasts to the others; groups: the cores sharing the block, the sender "
-        "first, and the rectangle {cores, near, far} in logical core coordinates (MulticastGroup).",
+        "core row/column reads once and multicasts to the others (ChooseMulticastTT; the semaphores -1 until "
+        "AllocateSemaphoresTT numbers them); groups: the cores sharing the block, the sender first, and the "
+        "rectangle {cores, near, far} in logical core coordinates (MulticastGroup).",
         MulticastDesc.from_dict, MulticastDesc.to_attr)
+    SEMAPHORES: CollectionSpec[tuple[Semaphore, ...]] = _items(
+        "tt.semaphores", "The program's semaphores in id order, the plan's entries (AllocateSemaphoresTT): the host "
+        "creates them in id order on every active core, a kernel declares those its calls name (sem_<name>).",
+        lambda d: Semaphore.from_json(d, "tt.semaphores"), Semaphore.to_json)
     # the split kernels (SplitDeviceKernel and after)
     KERNEL_ROLE: AttrSpec[KernelRole] = _enum("tt.kernel_role", '"monolithic", "reader", "compute" or "writer".',
                                               KernelRole)

@@ -1,7 +1,7 @@
-"""Global tensor slices as the passes see them: the matrix view of a slice (leading dimensions
-folded into rows; a rank-1 tensor a row, or the column InferTTLayout chose for it), the
-``T.Kernel`` grid loops and bound variables its indices are made of, and whether a slice may
-reach past its tensor's end."""
+"""Global tensor slices as the passes see them: the ``T.copy`` transfers between tensors and
+on-chip blocks, the matrix view of a slice (leading dimensions folded into rows; a rank-1 tensor a
+row, or the column InferTTLayout chose for it), the ``T.Kernel`` grid loops and bound variables its
+indices are made of, and whether a slice may reach past its tensor's end."""
 
 from __future__ import annotations
 
@@ -14,7 +14,17 @@ from tvm import arith, ir, tirx
 from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.ir.intrin import Intrin, call_intrin
 from tilelang_tt.contract.formula import ceildiv
-from tilelang_tt.ir.common import TILE, Region, const_int, contains, simplify
+from tilelang_tt.ir.common import (
+    TILE,
+    Region,
+    as_region,
+    const_int,
+    contains,
+    is_cb_buffer,
+    is_global_buffer,
+    simplify,
+    tile_op_name,
+)
 
 
 def matrix_extents(region: Region, column: bool = False) -> tuple[int, int]:
@@ -174,6 +184,25 @@ def leading_overhang(region: Region, analyzer: arith.Analyzer) -> int | None:
         if not analyzer.can_prove(selects(region.starts[d]) + region.extents[d] <= region.buffer.shape[d]):
             return d
     return None
+
+
+def tensor_copies(func: tirx.PrimFunc) -> list[tuple[tirx.Stmt, Region, Region, bool]]:
+    """(statement, global slice, on-chip block, whether it reads) of every ``T.copy`` between a
+    global tensor and an on-chip block, in program order."""
+    out = []
+
+    def visit(node):
+        if tile_op_name(node) == "copy":
+            src, dst = (as_region(a) for a in node.value.args[:2])
+            if src is None or dst is None:
+                return
+            if is_global_buffer(src.buffer) and is_cb_buffer(dst.buffer):
+                out.append((node, src, dst, True))
+            elif is_cb_buffer(src.buffer) and is_global_buffer(dst.buffer):
+                out.append((node, dst, src, False))
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    return out
 
 
 def block_grid_loops(func: tirx.PrimFunc) -> dict[str, tirx.For]:

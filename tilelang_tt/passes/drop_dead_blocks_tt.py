@@ -3,8 +3,8 @@
 Reads: ``tt.read_to_cb`` / ``tt.generate_block`` (the reader fills a block), ``tt.pack_block``,
 ``tt.mm.mma``, ``tt.tile.eltwise``, ``tt.tile.reduce`` (compute fills and reads blocks),
 ``tt.write_from_cb`` (the writer reads a block), ``tt.accumulate`` scopes, ``tt.multicast``.
-Writes: ``tt.multicast`` without the dropped blocks (the others keep their order, their semaphores
-renumbered 2k, 2k + 1, and a reduction's semaphore stays the one after them). TIR: the statements filling a dead block become ``T.evaluate(0)``
+Writes: ``tt.multicast`` without the dropped blocks (the others as they were: AllocateSemaphoresTT
+numbers their semaphores later). TIR: the statements filling a dead block become ``T.evaluate(0)``
 and its ``tt.accumulate`` scope is unwrapped.
 
 A block is dead when nothing reads it: every use folded away by the simplifier (``0.0 * x`` is 0),
@@ -23,8 +23,6 @@ only blocks something reads do; BuildTileDFGTT then makes CBs of the blocks tile
 """
 
 from __future__ import annotations
-
-import dataclasses
 
 import tilelang  # noqa: F401
 from tvm import tirx
@@ -81,14 +79,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     multicast = Attr.MULTICAST.read(func)
     if not dropped & set(multicast):
         return func
-    kept = sorted((desc for cb, desc in multicast.items() if cb not in dropped), key=lambda desc: desc.sender_semaphore)
-    func = Attr.MULTICAST.write(func, {desc.cb: dataclasses.replace(desc, sender_semaphore=2 * k,
-                                                                    receiver_semaphore=2 * k + 1)
-                                       for k, desc in enumerate(kept)})
-    reduction = Attr.REDUCTION.read(func)
-    if reduction is not None:
-        func = Attr.REDUCTION.write(func, dataclasses.replace(reduction, semaphore=2 * len(kept)))
-    return func
+    return Attr.MULTICAST.write(func, {cb: desc for cb, desc in multicast.items() if cb not in dropped})
 
 
 def DropDeadBlocksTT():

@@ -1,20 +1,20 @@
-"""B1 LayoutAwareWorkPartitionTT: choose the core grid, split the block grid over it, and decide
-which blocks the cores share (multicast).
+"""B1 LayoutAwareWorkPartitionTT: choose the core grid and split the block grid over it.
 
 Reads: the ``blockIdx.x/y/z`` extents of ``T.Kernel`` (Bx blocks along N, By along M, Bz
-batches: the block grid has Bz * By rows, row = bz * By + by), ``tt.arch``, ``tt.layout_desc``, the ``T.copy``
-into the output buffer (block shape) and the ``T.copy`` transfers of global tensors (which block
-coordinates their slices depend on).
+batches: the block grid has Bz * By rows, row = bz * By + by), ``tt.arch``, ``tt.layout_desc``,
+``tt.reduction``, the ``T.copy`` into the output buffer (block shape) and the ``T.copy`` transfers
+of global tensors (their slices).
 Writes: ``tt.block_grid`` [Bz * By, Bx], ``tt.grid_tiles`` [Mt, Nt], ``tt.block_tiles`` [bmt, bnt],
-``tt.core_grid`` [gx, gy], ``tt.core_ranges``, ``tt.partition_mode``, ``tt.work_policy``,
+``tt.core_grid`` [gx, gy], ``tt.core_ranges``, ``tt.partition_mode``, ``tt.work_policy`` and
 ``tt.work_partition`` (per active core ``{core, start_id, count, width, shard}``, a WorkItem;
-block id = row * Bx + bx) and ``tt.multicast`` (per multicast CB a MulticastDesc: axis, semaphores
-and its groups of cores, each with its sender and NOC rectangle in logical core coordinates).
+block id = row * Bx + bx). ChooseMulticastTT then decides which blocks the cores share.
 Errors (checked by :mod:`tilelang_tt.ir.slice_checks`): a global slice that is not one
 rectangle of its tensor's matrix view (leading dimensions folded into rows; rows of one leading
 dimension for a row-major tensor), or whose batch index may pass the tensor's extent; several
 blocks writing overlapping regions of an output (a split-K sum written with T.copy: the last
-block would win; a grid index read as ``bh // H`` and ``bh % H`` counts as its two digits).
+block would win; a grid index read as ``bh // H`` and ``bh % H`` counts as its two digits);
+blocks summing into a tensor (T.atomic_add) under a partition where they cannot take turns in
+block order (another policy than contiguous, local_shard, a block grid known at run time only).
 
 Partition mode: ``local_shard`` when the output tensor is sharded (or asked for): every core
 computes the blocks of the output shard it holds (blocks must tile the shard); else ``global``
@@ -22,35 +22,20 @@ with a policy:
 - ``contiguous``: core i (row-major over the grid) gets ``count_i`` consecutive blocks, the first
   ``total % cores`` cores one more;
 - ``row_major``: round-robin in row-major order, core i gets blocks i, i + P, i + 2P, ...;
+- ``zigzag``: round-robin, every other round reversed (blocks whose work grows with their id);
 - ``block``: the block grid is cut into a gy x gx grid of rectangles (balanced), core (x, y) gets
   rectangle (y, x), walked row by row: ``start_id``, ``count`` blocks in rows of ``width``.
 ``auto`` picks ``block`` when the core grid divides the block grid evenly and its rectangles keep
 as many cores busy as contiguous shares would (not for a 1 x 64 grid on 8x8 cores), else
-``contiguous``.
-
-Multicast: with ``block`` and an even split every core walks its rectangle in lockstep, so at
-every step the cores of a core row share the block row (``by``, ``bz``) and those of a core column
-share ``bx``. A read whose slice does not depend on ``bx`` is the same block for a whole core row:
-its CB is marked for multicast along x (the row's first core reads and multicasts it); one
-depending on neither ``by`` nor ``bz`` along y; one depending on neither to the whole grid ("xy"). A read inside a loop whose bounds (or a
-branch whose condition) depend on a coordinate that differs within the group — a causal K loop up
-to the query block — is not multicast: the cores would not keep step. Any other partition giving
-every core the same number of blocks, on a full rectangle of cores, also keeps them in step, but a
-core row no longer shares a block row: there only reads that depend on no block coordinate (an
-attention's K and V for a one-head block grid) are multicast, to all the cores ("xy"). Two
-semaphores per multicast CB.
-``multicast="auto"`` multicasts whenever that spares DRAM reads (a group of more than one core).
+``contiguous``; ``zigzag`` instead where blocks differ in work and that gives the busiest core less.
 Only cores with work are active. Before/after: TIR unchanged.
 
     After: "tt.core_grid": [8, 8], "tt.work_policy": {"policy": "block", ...},
-           "tt.work_partition": [{"core": [0, 0], "start_id": 0, "count": 1, "width": 1, "shard": [0, 0]}, ...],
-           "tt.multicast": {"A_s": {"axis": "x", ..., "groups": [{"cores": [[0, 0], [1, 0], ...],
-                                                                   "near": [0, 0], "far": [7, 0]}, ...]}}
+           "tt.work_partition": [{"core": [0, 0], "start_id": 0, "count": 1, "width": 1, "shard": [0, 0]}, ...]
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import tilelang  # noqa: F401
@@ -60,27 +45,15 @@ from tilelang_tt.ir.attrs import Attr, PartitionMode, Reduction
 from tilelang_tt.contract.buffers import LayoutDesc
 from tilelang_tt.contract.formula import Formula, minimum
 from tilelang_tt.contract.plan import CoreRange
-from tilelang_tt.contract.vocabulary import Core, MulticastDesc, MulticastGroup, Policy, WorkItem, WorkPolicy
+from tilelang_tt.contract.vocabulary import Policy, WorkItem, WorkPolicy
 from tilelang_tt.layout import shard_of_core
-from tilelang_tt.ir.common import (
-    TILE,
-    as_region,
-    error,
-    formula_of,
-    is_cb_buffer,
-    is_global_buffer,
-    prim_func_pass,
-    tile_op_name,
-    uses_var,
-)
+from tilelang_tt.ir.common import TILE, error, formula_of, prim_func_pass
 from tilelang_tt.ir.dataflow import ROW_TAGS
 from tilelang_tt.ir.block_work import block_work, max_share
 from tilelang_tt.ir.slice_checks import check_disjoint_writes, check_slices
-from tilelang_tt.ir.slices import block_grid_loops, bound_values, matrix_slice, row_slice
+from tilelang_tt.ir.slices import block_grid_loops, matrix_slice, row_slice, tensor_copies
 
 PASS = "LayoutAwareWorkPartitionTT"
-# The block-grid dimensions whose product makes the rows of the block grid: a third dimension
-# (T.Kernel(nx, ny, nz), batches or heads) is folded into the rows, bz outermost.
 
 
 def partition(total: int | Formula, grid: tuple[int, int]) -> list[WorkItem]:
@@ -151,113 +124,6 @@ def core_ranges(items: list[WorkItem]) -> list[list[list[int]]]:
             rows_of.setdefault(run, []).append(y)
     ranges = [[[x0, y0], [x1, y1]] for (x0, x1), ys in rows_of.items() for y0, y1 in _runs(ys)]
     return sorted(ranges, key=lambda r: (r[0][1], r[0][0]))
-
-
-def _transfers(func: tirx.PrimFunc) -> list[tuple[tirx.Stmt, object, object, bool]]:
-    """(statement, global slice, on-chip block, whether it reads) of every T.copy between a global
-    tensor and an on-chip block, in program order."""
-    out = []
-
-    def visit(node):
-        if tile_op_name(node) == "copy":
-            src, dst = (as_region(a) for a in node.value.args[:2])
-            if src is None or dst is None:
-                return
-            if is_global_buffer(src.buffer) and is_cb_buffer(dst.buffer):
-                out.append((node, src, dst, True))
-            elif is_cb_buffer(src.buffer) and is_global_buffer(dst.buffer):
-                out.append((node, dst, src, False))
-
-    tirx.stmt_functor.post_order_visit(func.body, visit)
-    return out
-
-
-def _controls(body, values: dict) -> dict:
-    """T.copy statement -> the expressions that decide how often it runs: the bounds of the serial
-    loops around it and the conditions of the branches around it (bound variables expanded with
-    ``values``, from :func:`bound_values`)."""
-    out = {}
-
-    def walk(node, controls):
-        if isinstance(node, tirx.SeqStmt):
-            for s in node.seq:
-                walk(s, controls)
-        elif isinstance(node, tirx.For):
-            bounds = [] if node.thread_binding is not None else [node.min, node.extent]
-            walk(node.body, controls + [tirx.stmt_functor.substitute(e, values) for e in bounds])
-        elif isinstance(node, tirx.IfThenElse):
-            cond = [tirx.stmt_functor.substitute(node.condition, values)]
-            walk(node.then_case, controls + cond)
-            if node.else_case is not None:
-                walk(node.else_case, controls + cond)
-        elif isinstance(node, tirx.AttrStmt):
-            walk(node.body, controls)
-        elif isinstance(node, tirx.SBlockRealize):
-            walk(node.block.body, controls)
-        elif tile_op_name(node) == "copy":
-            out[node] = controls
-
-    walk(body, [])
-    return out
-
-
-def multicast_groups(axis: str, cores: list[Core]) -> tuple[MulticastGroup, ...]:
-    """The groups of ``cores`` sharing a block multicast along ``axis``: the cores of a row (same
-    y) for "x", of a column (same x) for "y", all of them for "xy"; ordered by their senders."""
-    key = {"x": lambda c: c[1], "y": lambda c: c[0], "xy": lambda c: 0}[axis]
-    members: dict[int, list[Core]] = {}
-    for core in cores:
-        members.setdefault(key(core), []).append(core)
-    groups = (MulticastGroup.of(m) for m in members.values())
-    return tuple(sorted(groups, key=lambda g: (g.sender[1], g.sender[0])))
-
-
-def _multicast(func, loops, grid, mode: str, cores: list[Core], whole_grid_only: bool) -> dict[str, MulticastDesc]:
-    """CBs whose block is the same for a whole core row ("x"), column ("y") or the grid ("xy"),
-    read the same number of times by every core of the group (lockstep), with their groups of
-    ``cores``. ``whole_grid_only``: the cores walk equal numbers of blocks but not rectangles of the
-    block grid (a core row does not share a block row), so only blocks that depend on no block
-    coordinate are shared, by all ``cores``."""
-    # the block coordinates that take more than one value (a grid of one head has by = 0 throughout)
-    varies = {tag: loops[tag].loop_var for tag in ("blockIdx.x", *ROW_TAGS)
-              if tag in loops and not (isinstance(loops[tag].extent, tirx.IntImm) and loops[tag].extent.value == 1)}
-    row_vars = [varies[tag] for tag in ROW_TAGS if tag in varies]
-    bx_var = varies.get("blockIdx.x")
-    # the block coordinates that differ between the cores of a group
-    varying = {"x": [bx_var] if bx_var is not None else [], "y": row_vars, "xy": row_vars + [bx_var]}
-    values = bound_values(func.body)  # row = by * bm; T.copy(A[row, k * bk], A_s) depends on by
-    controls = _controls(func.body, values)
-    axes: dict[str, str | None] = {}
-    for stmt, src, dst, reading in _transfers(func):
-        if not reading:
-            continue
-        starts = [tirx.stmt_functor.substitute(s, values) for s in src.starts]
-        on_by = any(uses_var(s, v) for s in starts for v in row_vars)
-        on_bx = bx_var is not None and any(uses_var(s, bx_var) for s in starts)
-        # the cores sharing the block: those with the same by (a core row), bx (a column), or all
-        rows, cols = grid[0] > 1, grid[1] > 1  # groups along x / along y hold more than one core
-        if whole_grid_only:
-            axis = "xy" if not (on_by or on_bx) else None
-        elif on_by and on_bx:
-            axis = None
-        elif on_by:
-            axis = "x" if rows else None
-        elif on_bx:
-            axis = "y" if cols else None
-        else:
-            axis = "xy" if rows and cols else "x" if rows else "y" if cols else None
-        if axis is not None and any(uses_var(c, v) for c in controls[stmt] for v in varying[axis] if v is not None):
-            axis = None  # a loop bound or branch that differs between the cores: they would not keep step
-        name = dst.buffer.name
-        axes[name] = axis if axes.get(name, axis) == axis else None  # every read of the CB must agree
-    shared = sorted(name for name, axis in axes.items() if axis is not None)
-    if mode == "on" and not shared:
-        what = ("every slice depends on a block coordinate" if whole_grid_only
-                else "every slice depends on both bx and by")
-        raise error(PASS, func, None, "multicast='on' but no block read from a tensor is the same for a row or "
-                    f"column of cores ({what})", "use multicast='auto' or 'off'")
-    return {name: MulticastDesc(name, axes[name], 2 * k, 2 * k + 1, multicast_groups(axes[name], cores))
-            for k, name in enumerate(shared)}
 
 
 def _local_shard(func, layout: LayoutDesc, block_grid, block_tiles) -> tuple[list[WorkItem], WorkPolicy, tuple]:
@@ -332,7 +198,7 @@ def _global(func, arch, loops, block_grid, grid, policy_name: str) -> tuple[list
     return partition(total, grid), WorkPolicy(policy), grid
 
 
-def _check_summing(func, add, reduction: Reduction, total, policy: str, mode: str, multicast: str) -> None:
+def _check_summing(func, add, reduction: Reduction, total, policy: str, mode: str) -> None:
     """Blocks summing into a tensor take turns in block-id order: each core walks a contiguous run
     of ids and signals the core of the next id, which must be known when the kernel is compiled.
     Errors point at ``add``, the write of the first T.atomic_add."""
@@ -350,25 +216,22 @@ def _check_summing(func, add, reduction: Reduction, total, policy: str, mode: st
     if mode == PartitionMode.LOCAL_SHARD.value:
         raise error(PASS, func, add, f"{what}; partition_mode='local_shard' gives each core the blocks of its own "
                     "shard, which would not take turns", "use partition_mode='global' (or 'auto')")
-    if multicast == "on":
-        raise error(PASS, func, add, f"{what}; multicast needs cores in lockstep over a partition='block' grid, "
-                    "and the blocks that sum take turns over consecutive blocks", "use multicast='auto' or 'off'")
 
 
-def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str, multicast: str) -> tirx.PrimFunc:
+def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str) -> tirx.PrimFunc:
     arch = Attr.ARCH.read(func)
     loops = block_grid_loops(func)
     bx = formula_of(loops["blockIdx.x"].extent) if "blockIdx.x" in loops else 1
     by = math.prod(formula_of(loops[tag].extent) for tag in ROW_TAGS if tag in loops)
 
-    transfers = _transfers(func)
+    transfers = tensor_copies(func)
     check_slices(PASS, func, transfers)
     reduction = Attr.REDUCTION.read(func)
     check_disjoint_writes(PASS, func, loops, transfers, reduction)
     summing = reduction is not None and reduction.blocks > 1
     if summing:
         adds = [stmt for stmt, tensor, _, reading in transfers if not reading and reduction.summed(tensor.buffer)]
-        _check_summing(func, adds[0] if adds else None, reduction, by * bx, policy, mode, multicast)
+        _check_summing(func, adds[0] if adds else None, reduction, by * bx, policy, mode)
         policy = Policy.CONTIGUOUS.value
         mode = PartitionMode.GLOBAL.value  # 'auto' too: the blocks of a sharded output's shard would not take turns
     # The output block: the region of the first T.copy from an on-chip buffer to a global one.
@@ -403,31 +266,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str, mult
     else:
         items, work_policy, grid = _global(func, arch, loops, (by, bx), grid, policy)
 
-    cores = [w.core for w in items]
     ranges = core_ranges(items)
-    # Cores in step: each walks a rectangle of the block grid the same shape (the block partition,
-    # evenly) -- a core row shares its block rows -- or at least the same number of blocks, whose
-    # shared reads are then only those of no block coordinate, to every core (a one-row block grid
-    # spread over the whole core grid; the cores must fill their rectangle, which the multicast covers).
-    lockstep = work_policy.policy == Policy.BLOCK and bx % grid[0] == 0 and by % grid[1] == 0
-    equal_shares = (not summing and work_policy.policy != Policy.LOCAL_SHARD and len(cores) > 1
-                    and not isinstance(by * bx, Formula) and len({w.count for w in items}) == 1
-                    and len(ranges) == 1)
-    if multicast == "on" and isinstance(by * bx, Formula):
-        raise error(PASS, func, None, "multicast='on' needs a block grid known when the kernel is compiled; "
-                    f"this kernel's is {by} x {bx} blocks (dynamic sizes)", "use multicast='auto' or 'off'")
-    if multicast == "on" and not (lockstep or equal_shares):
-        raise error(PASS, func, None,
-                    "multicast='on' needs the cores in step: the block partition with a core grid dividing the "
-                    f"{by}x{bx} block grid, or an equal number of blocks per core on a full rectangle of cores "
-                    f"(got policy {work_policy.policy.value}, grid {tuple(grid)}, "
-                    f"{len(cores)} cores with {sorted({w.count for w in items})} blocks)",
-                    "use partition='block' with a grid whose x divides Bx and y divides By, a grid whose core "
-                    "count divides the number of blocks, or multicast='auto'")
-    shared = (_multicast(func, loops, tuple(grid), multicast, cores, whole_grid_only=not lockstep)
-              if (lockstep or equal_shares) and multicast != "off" else {})
-    if summing:  # the semaphore after the multicast ones
-        func = Attr.REDUCTION.write(func, dataclasses.replace(reduction, semaphore=2 * len(shared)))
     func = Attr.BLOCK_GRID.write(func, (by, bx))
     func = Attr.GRID_TILES.write(func, (mt, nt))
     func = Attr.BLOCK_TILES.write(func, block_tiles)
@@ -435,10 +274,9 @@ def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str, mult
     func = Attr.CORE_RANGES.write(func, tuple(CoreRange(tuple(start), tuple(end)) for start, end in ranges))
     func = Attr.PARTITION_MODE.write(func, PartitionMode(mode))
     func = Attr.WORK_POLICY.write(func, work_policy)
-    func = Attr.WORK_PARTITION.write(func, items)
-    return Attr.MULTICAST.write(func, shared)
+    return Attr.WORK_PARTITION.write(func, items)
 
 
 def LayoutAwareWorkPartitionTT(grid: tuple[int, int] | None = None, partition: str = "auto",
-                               partition_mode: str = "auto", multicast: str = "auto"):
-    return prim_func_pass(lambda f, m, c: _transform(f, m, c, grid, partition, partition_mode, multicast), PASS)
+                               partition_mode: str = "auto"):
+    return prim_func_pass(lambda f, m, c: _transform(f, m, c, grid, partition, partition_mode), PASS)

@@ -11,10 +11,12 @@ from tvm import tirx
 
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.options import CompileOptions
+from tilelang_tt.passes.allocate_semaphores_tt import AllocateSemaphoresTT
 from tilelang_tt.passes.attach_tensor_accessor_tt import AttachTensorAccessorTT
 from tilelang_tt.passes.balance_data_movement_tt import BalanceDataMovementTT
 from tilelang_tt.passes.build_tile_dfg_tt import BuildTileDFGTT
 from tilelang_tt.passes.check_padding_tt import CheckPaddingTT
+from tilelang_tt.passes.choose_multicast_tt import ChooseMulticastTT
 from tilelang_tt.passes.coarsen_row_blocks_tt import CoarsenRowBlocksTT
 from tilelang_tt.ir.common import func_name, reraise_compile_error
 from tilelang_tt.passes.configure_tensor_accessor_tt import ConfigureTensorAccessorTT
@@ -72,9 +74,10 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         InferTTLayout(arch=options.arch, layouts=options.layouts),
         PropagateTTLayout(cb_depth=options.cb_depth),
         AttachTensorAccessorTT(),
-        # B: B1 reads the T.Kernel grid loops that B2 replaces.
+        # B: B1 and its multicast read the T.Kernel grid loops that B2 replaces.
         LayoutAwareWorkPartitionTT(grid=options.grid, partition=options.partition,
-                                   partition_mode=options.partition_mode, multicast=options.multicast),
+                                   partition_mode=options.partition_mode),
+        ChooseMulticastTT(multicast=options.multicast),
         GridToCoreGrid(),
         # C: protocol-less; C1 before C2 so the K-loop reads are abstract when gemms are sub-blocked.
         LowerSharedToCB(),
@@ -87,6 +90,8 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         NumberCBsTT(),
         # Which data-movement RISC reads each block: the NOC bytes each moves, balanced.
         BalanceDataMovementTT(),
+        # The semaphores of the multicasts and the reduction's turns, once the blocks are final.
+        AllocateSemaphoresTT(),
         # D: late split, then protocols per role.
         SplitDeviceKernel(),
         ConfigureTensorAccessorTT(),
