@@ -181,6 +181,15 @@ def reads_tensor(expr) -> bool:
     return contains(expr, lambda n: isinstance(n, tirx.BufferLoad) and is_global_buffer(n.buffer))
 
 
+def tensor_loads(expr) -> list[tirx.BufferLoad]:
+    """The elements of tensors ``expr`` reads, each once (equal loads are one element), in order:
+    the reader reads them."""
+    out: list[tirx.BufferLoad] = []
+    tirx.stmt_functor.post_order_visit(expr, lambda n: out.append(n) if isinstance(n, tirx.BufferLoad) and is_global_buffer(
+        n.buffer) and not any(ir.structural_equal(n, o) for o in out) else None)
+    return out
+
+
 def uses_var(node, var: tirx.Var) -> bool:
     return contains(node, lambda n: isinstance(n, tirx.Var) and n.same_as(var))
 

@@ -18,7 +18,7 @@ from tvm import ir, tirx
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ops.base import COMPUTE_DTYPES
 from tilelang_tt.ops.sfpu import BINARY_NODES, COMPARE_NODES, call_operands
-from tilelang_tt.ir.common import WRITE, contains, evaluate, is_global_buffer, make_region, uses_var
+from tilelang_tt.ir.common import WRITE, contains, evaluate, is_global_buffer, make_region, tensor_loads, uses_var
 
 # what an index-dependent value may contain: the reader evaluates it per element
 GENERATED_NODES = (tirx.IntImm, tirx.FloatImm, tirx.Var, tirx.Cast, tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, tirx.Min,
@@ -93,15 +93,6 @@ def _generated_block(ctx, store, expr, i, j, out: list) -> tirx.BufferLoad:
 def reads_blocks(expr) -> bool:
     """Whether ``expr`` loads an on-chip block (an element of a tensor the reader can read)."""
     return contains(expr, lambda n: isinstance(n, tirx.BufferLoad) and not is_global_buffer(n.buffer))
-
-
-def tensor_loads(expr) -> list[tirx.BufferLoad]:
-    """The elements of tensors ``expr`` reads, each once (equal loads are one element), in order:
-    the reader reads them."""
-    out: list[tirx.BufferLoad] = []
-    tirx.stmt_functor.post_order_visit(expr, lambda n: out.append(n) if isinstance(n, tirx.BufferLoad) and is_global_buffer(
-        n.buffer) and not any(ir.structural_equal(n, o) for o in out) else None)
-    return out
 
 
 def _element_indexed(expr, i, j) -> bool:

@@ -46,7 +46,6 @@ from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.contract.buffers import LayoutDesc
 from tilelang_tt.contract.formats import BY_DATA_FORMAT, tile_bytes
 from tilelang_tt.ops import compute_accesses, compute_writes
-from tilelang_tt.ops.generate import tensor_loads
 from tilelang_tt.ir.common import (
     TILE,
     allocations,
@@ -57,6 +56,7 @@ from tilelang_tt.ir.common import (
     prim_func_pass,
     reads_tensor,
     stmt_intrin,
+    tensor_loads,
     unique_name,
 )
 from tilelang_tt.ir.dataflow import ELEMENT_CHUNK, SCALER_KIND, SCRATCH_KIND, TILIZE_FROM, UNTILIZE_TO

@@ -27,13 +27,13 @@ from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.contract.buffers import MemorySpace
 from tilelang_tt.contract.l1 import align
 from tilelang_tt.layout import squeeze_shape_ranks
-from tilelang_tt.ops.generate import tensor_loads
 from tilelang_tt.ir.common import (
     as_region,
     evaluate_calls,
     is_global_buffer,
     prim_func_pass,
     stmt_intrin,
+    tensor_loads,
 )
 
 PASS = "ConfigureTensorAccessorTT"

@@ -1,8 +1,9 @@
 """D3 LowerCBIntrinsics (late, reader/writer): abstract data movement → NOC/CB protocol.
 
 Reads: ``tt.cb_desc`` (CB ids, block pages), ``tt.tensor_accessor`` (tile grid of each tensor),
-``tt.tile_dfg`` (the writer drains a block's hand-off CB when it has one), ``tt.multicast`` and
-the variables of its runtime arguments (``tt.runtime_args``).
+``tt.tile_dfg`` (the writer drains a block's hand-off CB when it has one, a row-major tensor's
+block moves through its staging CB), ``tt.layout_desc`` (how each tensor is stored),
+``tt.multicast`` and the variables of its runtime arguments (``tt.runtime_args``).
 Writes: no attribute. TIR of reader (writer mirrors it):
 
     Before: T.tt.read_to_cb(T.region(A[by * 64, k * 32], 1, 64, 32), T.region(A_s[0, 0], 2, 64, 32))
@@ -22,9 +23,10 @@ tiles inside it: the reader guards each page with ``row < Mt`` / ``col < Nt`` an
 pages outside with zeros (``tt.noc_async_read_zeros``), the writer skips them. Consecutive plain
 reads (no decision, no multicast) share one barrier: every CB reserved, every read issued, one
 ``noc_async_read_barrier``, every CB pushed (:func:`_batched`).
-Offsets read from tensors (slice starts, named values, ``tt.valid_rows``) are read first, element
-by element, into the kernel's scratch CB (:func:`_with_elements`); the writer writes the rows below
-``tt.valid_rows`` only.
+The writer writes the rows below ``tt.valid_rows`` only; the reader reads a block under
+``tt.read_when`` when its condition holds, else fills it with zeros. The tensor elements such a
+condition or a generated value reads are read first, each into the block's own CB pages
+(:func:`~tilelang_tt.ir.elements.fetch_elements`); those of addresses FetchAddressElementsTT read before.
 
 A generated block (``tt.generate_block``) is written element by element by the reader, each value
 at its place in tile layout (``tt.store_tile_element``, bfloat16 rounded to nearest even):
@@ -48,7 +50,9 @@ the others (tt-metal's ``matmul_multicore_reuse_mcast`` handshake, see :func:`_m
         T.tt.noc_semaphore_set(1, 0); T.tt.noc_semaphore_inc(A_s_mcast_sender_x, A_s_mcast_sender_y, 0, 1)
         T.tt.noc_semaphore_wait(1, 1)
     T.tt.cb_push_back(0, 2)
-Errors: a slice whose start is not provably a multiple of 32.
+Errors: a slice whose start is not provably a multiple of 32; a row-major slice that is not one run
+of strided rows of the block's shape; valid rows of a tensor of tiles; a copy from a tensor into a
+block of another dtype; an element of a block floating point tensor.
 """
 
 from __future__ import annotations
@@ -61,14 +65,13 @@ from tilelang_tt.contract.formula import ceildiv
 from tilelang_tt.contract.vocabulary import ArgKind, MulticastDesc
 from tilelang_tt.ir.attrs import Attr, CBDesc, KernelRole, Scope
 from tilelang_tt.ir.intrin import Intrin, call
-from tilelang_tt.contract.buffers import LayoutDesc, MemoryLayout
+from tilelang_tt.contract.buffers import MemoryLayout
 from tilelang_tt.ir.tensors import AccessorDesc
-from tilelang_tt.ops.generate import tensor_loads
-from tilelang_tt.ir.dataflow import ELEMENT_CHUNK, handoff_cbs, scratch_cb, staging_cbs
+from tilelang_tt.ir.dataflow import handoff_cbs, staging_cbs
+from tilelang_tt.ir.elements import fetch_elements, stored
 from tilelang_tt.ir.common import (
     COL,
     TILE,
-    Region,
     as_region,
     dynamic_dims,
     error,
@@ -76,7 +79,6 @@ from tilelang_tt.ir.common import (
     expr_of,
     keep_span,
     prim_func_pass,
-    reads_tensor,
     seq,
     stmt_intrin,
 )
@@ -90,7 +92,6 @@ from tilelang_tt.ir.slices import (
 )
 
 PASS = "LowerCBIntrinsics"
-CHUNK_BYTES = ELEMENT_CHUNK
 
 
 def _tile_origin(func, stmt, region, analyzer: arith.Analyzer) -> list:
@@ -251,10 +252,10 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
     begin, end, barrier = ((Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.NOC_READ_BARRIER) if reading else
                            (Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT, Intrin.NOC_WRITE_BARRIER))
     arrived = []  # after the barrier
-    stored = _stored(func, tensor.buffer).data_format  # a block float storage: the CB's too
-    if reading and stored != cb.data_format:
+    stored_as = stored(func, tensor.buffer).data_format  # a block float storage: the CB's too
+    if reading and stored_as != cb.data_format:
         # a mask's bytes into a bfloat16 block (WidenMaskBlocksTT): widened in place
-        if (stored, cb.data_format) != ("UInt8", "Float16_b"):
+        if (stored_as, cb.data_format) != ("UInt8", "Float16_b"):
             raise error(PASS, func, stmt, f"T.copy of `{tensor.buffer.name}` ({tensor.buffer.dtype}) into "
                         f"`{block.buffer.name}` ({cb.data_format}): a copy from DRAM keeps the tensor's dtype",
                         "copy into a block of the tensor's dtype and cast on chip (T.copy between blocks)")
@@ -267,7 +268,7 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
         return head, transfers, arrived, tail
     moved = seq([transfers, evaluate(barrier, like=stmt), *arrived])
     if when is not None:  # a read the reader decides (tt.read_when): the tensor elements it reads, then zeros or the slice
-        fetches, (when,) = _fetch_elements(stmt, func, [when], accessors, analyzer, ptr)
+        fetches, (when,) = fetch_elements(PASS, stmt, func, [when], accessors, analyzer, ptr)
         zeros = seq([evaluate(Intrin.NOC_READ_ZEROS, ptr, tirx.Cast("uint32", pages * cb.page_size), like=stmt),
                      evaluate(barrier, like=stmt)])
         moved = seq([*fetches, keep_span(stmt, tirx.IfThenElse(when, moved, zeros))])
@@ -287,99 +288,16 @@ def _batched(reads: list[tuple]) -> tirx.Stmt:
                 *(s for a in arrived for s in a), *(s for t in tails for s in t)])
 
 
-def _fetch_elements(stmt, func, exprs: list, accessors: dict[str, AccessorDesc], analyzer: arith.Analyzer,
-                    ptr) -> tuple[list[tirx.Stmt], list]:
-    """(the reads of the tensor elements ``exprs`` read, each once, an element indexed by others
-    after them; ``exprs`` on the values read), through the L1 at ``ptr``."""
-    stmts: list[tirx.Stmt] = []
-    while True:
-        loads = [load for expr in exprs for load in tensor_loads(expr) if not any(map(reads_tensor, load.indices))]
-        if not loads:
-            return stmts, exprs
-        load = loads[0]
-        fetch, var = _element_read(stmt, func, load, accessors, analyzer, ptr)
-        stmts += fetch
-        exprs = [_replace_load(expr, load, tirx.Cast(load.dtype, var)) for expr in exprs]
-
-
-def _with_elements(func, body, scratch: CBDesc, accessors: dict[str, AccessorDesc]) -> tirx.Stmt:
-    """``body`` of a reader or writer with the tensor elements its addresses read (named values,
-    slice starts: offsets read from tensors) read into its scratch CB first, and the CB reserved
-    for that at its start."""
-    ptr = tirx.Var(f"l1_{scratch.name}", "uint32")
-    analyzer = arith.Analyzer()
-
-    def post(node):
-        if isinstance(node, tirx.Bind) and reads_tensor(node.value):
-            fetches, (value,) = _fetch_elements(node, func, [node.value], accessors, analyzer, ptr)
-            return seq([*fetches, keep_span(node, tirx.Bind(node.var, value))])
-        intrin = stmt_intrin(node)
-        if intrin in (Intrin.READ_TO_CB, Intrin.WRITE_FROM_CB):
-            position = 0 if intrin == Intrin.READ_TO_CB else 1
-            region = node.value.args[position]
-            load = region.args[0]
-            if not any(map(reads_tensor, load.indices)):
-                return None
-            fetches, starts = _fetch_elements(node, func, list(load.indices), accessors, analyzer, ptr)
-            args = list(node.value.args)
-            args[position] = tirx.Call(region.dtype, region.op, [tirx.BufferLoad(load.buffer, starts), *region.args[1:]])
-            return seq([*fetches, keep_span(node, tirx.Evaluate(tirx.Call(node.value.dtype, node.value.op, args)))])
-        return None
-
-    body = tirx.stmt_functor.ir_transform(body, None, post, ["tirx.Bind", "tirx.Evaluate"])
-    return seq([evaluate(Intrin.CB_RESERVE_BACK, scratch.index, 1),
-                tirx.Bind(ptr, call(Intrin.GET_WRITE_PTR, scratch.index, dtype="uint32")), body])
-
-
-def _stored(func, tensor: tirx.Buffer) -> LayoutDesc:
-    """How ``tensor`` is stored (InferTTLayout's layout; a hand-written kernel without one: in its dtype)."""
-    stored = Attr.LAYOUT_DESC.read(func).get(tensor.name)
-    return stored if stored is not None else LayoutDesc(buffer=tensor.name, shape=(), dtype=str(tensor.dtype))
-
-
-def _element_read(stmt, func, load: tirx.BufferLoad, accessors: dict[str, AccessorDesc], analyzer: arith.Analyzer,
-                  ptr) -> tuple[list[tirx.Stmt], tirx.Var]:
-    """The reads that fetch element ``load`` of a tensor: the 64 bytes of its tile page that hold it,
-    64-byte aligned in the page (a NOC read from DRAM keeps the source's alignment, 32 bytes on
-    Wormhole and 64 on Blackhole, in L1: the CB pages start aligned), into the start of the block's
-    CB pages (reserved, not yet written), then the element out of them into a variable (float32; an
-    integer element converted)."""
-    tensor = load.buffer
-    acc = accessors[tensor.name]
-    stored = _stored(func, tensor).storage
-    if stored:
-        raise error(PASS, func, stmt, f"`{tensor.name}[...]` reads one element of a tensor stored as {stored}: an "
-                    "element of a block floating point tile needs its row's shared exponent, not one read of its bytes",
-                    f"store `{tensor.name}` in its own dtype (drop dtype={stored!r} from its BufferLayout)")
-    fmt, size = DATA_FORMATS[str(tensor.dtype)][0], DATA_FORMATS[str(tensor.dtype)][1]
-    view = matrix_slice(Region(tensor, tuple(load.indices), tuple(1 for _ in load.indices)),
-                        *vector_layout(func, tensor))
-    nt = expr_of(acc.tile_grid[1], dynamic_dims(func))
-    tile_id = analyzer.simplify(tirx.FloorDiv(view.row, TILE) * nt + tirx.FloorDiv(view.col, TILE))
-    r, c = (analyzer.simplify(tirx.FloorMod(x, TILE)) for x in (view.row, view.col))
-    # its index in the tile page: faces of 16x16, row-major
-    element = (tirx.FloorDiv(r, 16) * 2 + tirx.FloorDiv(c, 16)) * 256 + tirx.FloorMod(r, 16) * 16 + tirx.FloorMod(c, 16)
-    per_chunk = CHUNK_BYTES // size
-    chunk = analyzer.simplify(tirx.FloorDiv(element, per_chunk) * CHUNK_BYTES)
-    value = tirx.Var(f"{tensor.name}_value", "float32")
-    return [
-        evaluate(Intrin.NOC_READ_ROW, tile_id, tensor.data, tirx.Cast("uint32", chunk), ptr, CHUNK_BYTES, like=stmt),
-        evaluate(Intrin.NOC_READ_BARRIER, like=stmt),
-        keep_span(stmt, tirx.Bind(value, call(Intrin.LOAD_ELEMENT, ptr, analyzer.simplify(tirx.FloorMod(element, per_chunk)),
-                                              tirx.StringImm(fmt), dtype="float32"))),
-    ], value
-
-
 def _generate(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc],
               analyzer: arith.Analyzer) -> tirx.Stmt:
     """The reader fills a block with a value of the element's indices, element by element (at
     its place in tile layout), between reserving and pushing the CB pages; the tensor elements the
-    value reads are read first (:func:`_element_read`)."""
+    value reads are read first (:func:`~tilelang_tt.ir.elements.fetch_elements`)."""
     region, i, j, value = stmt.value.args
     block = as_region(region)
     cb = cbs[block.buffer.name]
     ptr = tirx.Var(f"l1_{block.buffer.name}", "uint32")
-    reads, (value,) = _fetch_elements(stmt, func, [value], accessors, analyzer, ptr)
+    reads, (value,) = fetch_elements(PASS, stmt, func, [value], accessors, analyzer, ptr)
     rows, cols = matrix_extents(block, cb.vector == COL)
     store = evaluate(Intrin.STORE_TILE_ELEMENT, ptr, i, j, cb.block_tiles[1], value,
                      tirx.StringImm(cb.data_format), like=stmt)
@@ -395,14 +313,6 @@ def _generate(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorD
     ])
 
 
-def _replace_load(expr, load: tirx.BufferLoad, by) -> tirx.PrimExpr:
-    """``expr`` with every occurrence of the tensor element ``load`` replaced by ``by``."""
-    stmt = tirx.stmt_functor.ir_transform(tirx.Evaluate(expr), None, lambda n: by if n.same_as(load) or (
-        isinstance(n, tirx.BufferLoad) and n.buffer.same_as(load.buffer) and all(
-            tirx.analysis.expr_deep_equal(a, b) for a, b in zip(n.indices, load.indices))) else None, ["tirx.BufferLoad"])
-    return stmt.value
-
-
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     role = Attr.KERNEL_ROLE.read(func)
     if role not in (KernelRole.READER, KernelRole.WRITER):
@@ -412,9 +322,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     handoffs = handoff_cbs(func)
     tilized, untilized = staging_cbs(func)
     staging = (tilized, untilized)
-    scratch = scratch_cb(func, role)
-    body = func.body if scratch is None else _with_elements(func, func.body, cbs[scratch], accessors)
-    analyzer = bound_analyzer(body)
+    analyzer = bound_analyzer(func.body)
     multicast = Attr.MULTICAST.read(func)
     mcast_args: dict[str, dict[str, tirx.Var]] = {}
     for arg in Attr.RUNTIME_ARGS.read(func):
@@ -459,7 +367,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             return _generate(node, func, cbs, accessors, analyzer)
         return None
 
-    return func.with_body(lowered(body))
+    return func.with_body(lowered(func.body))
 
 
 def LowerCBIntrinsics():

@@ -21,6 +21,7 @@ from tilelang_tt.passes.coarsen_row_blocks_tt import CoarsenRowBlocksTT
 from tilelang_tt.ir.common import func_name, reraise_compile_error
 from tilelang_tt.passes.configure_tensor_accessor_tt import ConfigureTensorAccessorTT
 from tilelang_tt.passes.drop_dead_blocks_tt import DropDeadBlocksTT
+from tilelang_tt.passes.fetch_address_elements_tt import FetchAddressElementsTT
 from tilelang_tt.passes.fuse_block_copies_tt import FuseBlockCopiesTT
 from tilelang_tt.passes.finalize_persistent_signature_tt import (
     FinalizePersistentSignatureTT,
@@ -99,6 +100,8 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         FinalizePersistentSignatureTT(),
         # Blocks summing into a tensor take turns: waits before its reads, signals after the block.
         OrderReductionTT(),
+        # Offsets read from tensors are read into the kernel's scratch CB, then the moves lowered.
+        FetchAddressElementsTT(),
         LowerCBIntrinsics(),
         # A copy of a block computed just before is packed by the op computing it.
         FuseBlockCopiesTT(),
