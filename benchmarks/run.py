@@ -188,7 +188,7 @@ FIDELITY_PHASES = {"LoFi": 1, "HiFi2": 2, "HiFi3": 3, "HiFi4": 4}  # TR/GEMM_FLO
 # The grid of the predicted GEMMs. Wormhole: 8x8, as ttnn's N150 tables. Blackhole: 8x8 of its 13x10
 # worker cores (contract/arch.py). 2048 and 4096 are powers of two, so no tile-aligned block grid of
 # them divides 13 or 10 evenly, and the A/B multicast needs a core grid that divides the block grid
-# (LayoutAwareWorkPartitionTT); without it (13x10, contiguous partition, no multicast) the 2048^3
+# (ChooseMulticastTT); without it (13x10, contiguous partition, no multicast) the 2048^3
 # BF16 HiFi2 GEMM is predicted DRAM-bound at 60 TFLOPS, against 145 compute-bound on 8x8 with
 # multicast. So Blackhole uses 64 of its 130 cores here, and ttnn's 13x10 figures are an upper
 # reference, not a like-for-like one.

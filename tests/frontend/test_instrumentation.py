@@ -20,7 +20,8 @@ SPEC_ORDER = [
     "LayoutAwareWorkPartitionTT", "ChooseMulticastTT", "GridToCoreGrid", "LowerSharedToCB", "LowerTTTileIntrinsics",
     "DropDeadBlocksTT", "CheckPaddingTT", "BuildTileDFGTT", "NumberCBsTT",
     "BalanceDataMovementTT", "AllocateSemaphoresTT", "SplitDeviceKernel", "ConfigureTensorAccessorTT", "FinalizePersistentSignatureTT", "OrderReductionTT",
-    "FetchAddressElementsTT", "LowerCBIntrinsics", "FuseBlockCopiesTT", "InsertComputeInitTT", "InsertDSTManagementTT", "VerifyTTIR",
+    "FetchAddressElementsTT", "LowerCBIntrinsics", "FuseBlockCopiesTT", "InsertComputeInitTT", "InsertDSTManagementTT",
+    "MaterializeCoreLoopTT", "VerifyTTIR",
 ]
 DUMPED = [f"{i:02d}_{name}.py" for i, name in enumerate(SPEC_ORDER, 1)]
 

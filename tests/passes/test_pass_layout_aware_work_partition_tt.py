@@ -77,7 +77,7 @@ def test_row_major_round_robin():
 
 def test_zigzag_deals_every_other_round_in_reverse():
     """8 blocks over 3 cores: rounds 0-2, then 5-3 (reversed), then 6, 7: core 0 gets 0, 5, 6, core 1
-    1, 4, 7, core 2 2, 3. WorkPolicy.blocks, which codegen's persistent loop prints, walks them."""
+    1, 4, 7, core 2 2, 3. WorkPolicy.blocks, which the per-core loop (MaterializeCoreLoopTT) binds, walks them."""
     opts = CompileOptions(grid=(3, 1), partition="zigzag")
     after = run_pass(lower_until(gemm(256, 128, 64, 64, 64, 32), PASS, opts), PASS, opts)["main"]
     policy = Attr.WORK_POLICY.read(after)

@@ -125,7 +125,7 @@ def _eltwise_compute(fp32: bool, tiles: int) -> tvm.IRModule:
     config = dataclasses.replace(Attr.COMPUTE_CONFIG.read(compute), fp32_dest_acc_en=fp32)
 
     def widen(stmt):
-        if isinstance(stmt, tirx.For):
+        if isinstance(stmt, tirx.For) and isinstance(stmt.extent, tirx.IntImm):  # a tile loop, not the core's blocks
             return keep_span(stmt, tirx.For(stmt.loop_var, stmt.min, tiles, stmt.kind, stmt.body))
         if stmt_intrin(stmt) == Intrin.CB_RESERVE_BACK:
             return keep_span(stmt, tirx.Evaluate(call(Intrin.CB_RESERVE_BACK, stmt.value.args[0], tiles)))

@@ -1,8 +1,8 @@
 """G: C++ for one reader/compute/writer PrimFunc, using the rule registry for every intrinsic.
 
-The per-core persistent loop is materialized here (spec E1/G): the ``coreIdx`` launches of the
-TIR become ``for (uint32_t n = 0; n < count; ++n)`` over block ``start_id + n``, from which the
-block coordinates are recovered (``by = block / Bx``, ``bx = block % Bx``).
+The TIR is the program (MaterializeCoreLoopTT made the per-core loop over the core's blocks):
+each statement is printed as it is; the CBs and semaphores its calls name are declared from
+``tt.cb_desc`` and ``tt.semaphores``, the runtime arguments it uses read from ``tt.runtime_args``.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import ir, tirx
 
-from tilelang_tt.contract.vocabulary import ArgKind, Policy
+from tilelang_tt.contract.vocabulary import ArgKind
 from tilelang_tt.ir.attrs import Attr, KernelRole
 from tilelang_tt.ir.intrin import Intrin, Operand, call_intrin
 from tilelang_tt.codegen.emitter import CppEmitter
@@ -26,10 +26,9 @@ from tilelang_tt.codegen.rules import (
     header_of,
     rule_for,
 )
-from tilelang_tt.contract.formula import Formula
 from tilelang_tt.errors import is_user_span, location_string
-from tilelang_tt.ir.common import dynamic_dims, expr_of, span_of, uses_var
-from tilelang_tt.ir.slices import bound_analyzer
+from tilelang_tt.ir.common import span_of
+from tilelang_tt.ir.slices import bound_analyzer, is_assume
 
 # Index arithmetic is unsigned (the kernels' loop counters and runtime args are uint32_t); these ops
 # give a different result on a negative value (a window's first key block max(0, (q - w) // bn)), so
@@ -200,11 +199,9 @@ class _KernelWriter:
             else:
                 self.em.line(f"const uint32_t {var} = {self.expr(s.value)};")
         elif isinstance(s, tirx.Evaluate):
-            if isinstance(s.value, tirx.IntImm):
+            if isinstance(s.value, tirx.IntImm) or is_assume(s):  # no code: a no-op, a fact for the analyzer
                 return
             self.em.line(f"{self.call(s.value)};")
-        elif isinstance(s, tirx.AttrStmt) and s.attr_key == "thread_extent":
-            self.launch(s)
         elif isinstance(s, tirx.IfThenElse):
             with self.em.block(f"if ({self.expr(s.condition)})"):
                 self.stmt(s.then_case)
@@ -213,60 +210,6 @@ class _KernelWriter:
                     self.stmt(s.else_case)
         else:
             raise CodegenError(f"cannot emit statement {type(s).__name__}")
-
-    def work_var(self, kind: str) -> tirx.Var:
-        """The variable of the core's work argument ``kind`` (an :class:`ArgKind` value)."""
-        return next(a.var for a in self.args if a.kind == ArgKind(kind))
-
-    def work_arg(self, kind: str) -> str:
-        """The C++ name of the core's work argument ``kind``."""
-        return self.expr(self.work_var(kind))
-
-    def block_coords(self, n: tirx.Var) -> tuple[list[str], tirx.PrimExpr, tirx.PrimExpr]:
-        """(statements, by, bx) of the core's ``n``-th block, as the work policy defines them
-        (:class:`WorkPolicy`: the one definition of the walk, which the plan evaluates too)."""
-        bx_extent = Attr.BLOCK_GRID.read(self.func)[1]
-        if isinstance(bx_extent, Formula):  # blocks per row known at run time: from the size arguments
-            bx_extent = tirx.Cast("uint32", expr_of(bx_extent, dynamic_dims(self.func)))
-        policy = Attr.WORK_POLICY.read(self.func)
-        arg = self.work_var  # E1 declares every argument the policy needs
-        if policy.policy == Policy.LOCAL_SHARD:
-            by, bx = policy.shard_coords(n, arg(ArgKind.SHARD_Y), arg(ArgKind.SHARD_X), arg(ArgKind.WIDTH))
-            return [], by, bx
-        width = arg(ArgKind.WIDTH) if policy.policy == Policy.BLOCK and bx_extent > 1 else 1
-        block = tirx.Var("block", "uint32")
-        self.names[block] = self.em.unique("block")
-        self.analyzer.bind(block, ir.Range.from_min_extent(0, 2**31 - 1))
-        value = policy.block_id(n, arg(ArgKind.START_ID), width, bx_extent)
-        by, bx = policy.coords(block, bx_extent)  # bx is the int 0 in a one-column block grid
-        return [f"const uint32_t {self.names[block]} = {self.expr(value)};"], by, tirx.const(bx, "uint32") if isinstance(
-            bx, int) else bx
-
-    def launch(self, s: tirx.AttrStmt) -> None:
-        """Materialize the persistent per-core loop over this core's blocks."""
-        launches = {}
-        body = s
-        while isinstance(body, tirx.AttrStmt) and body.attr_key == "thread_extent":
-            launches[str(body.node.thread_tag)] = body.node.var
-            body = body.body
-        n = tirx.Var("n", "uint32")
-        self.names[n] = self.em.unique("n")
-        self.analyzer.bind(n, ir.Range.from_min_extent(0, 2**31 - 1))
-        with self.em.block(f"for (uint32_t {self.names[n]} = 0; {self.names[n]} < {self.work_arg('count')}; "
-                           f"++{self.names[n]})"):
-            used = {tag: var for tag, var in launches.items() if uses_var(body, var)}
-            if used:
-                lines, by, bx = self.block_coords(n)
-                for line in lines:
-                    self.em.line(line)
-                core_map = Attr.CORE_MAP.read(self.func)
-                for tag, expr in ((core_map.m, by), (core_map.n, bx)):
-                    var = used.get(tag)
-                    if var is not None:
-                        name = self.em.unique(var.name)
-                        self.names[var] = name
-                        self.em.line(f"const uint32_t {name} = {self.expr(expr)};")
-            self.stmt(body)
 
     # -- kernel --------------------------------------------------------------------------------
     def emit(self) -> str:

@@ -113,8 +113,8 @@ class WorkPolicy:
     def block_id(self, n, start_id, width, bx_total: int):
         """Block id (row * Bx + bx) of a core's ``n``-th block under the id-walking policies. ``n``,
         ``start_id`` and ``width`` are ints, or TIR expressions of the kernel's loop counter and
-        runtime arguments: this one definition is what :meth:`blocks` evaluates and what codegen
-        prints into the persistent loop."""
+        runtime arguments: this one definition is what :meth:`blocks` evaluates and what
+        MaterializeCoreLoopTT binds in the per-core loop."""
         if self.policy == Policy.BLOCK and bx_total > 1:  # rows of `width` blocks; with one column width is 1
             return start_id + ((n // width) * bx_total + n % width)
         if self.policy == Policy.ROW_MAJOR:
@@ -134,7 +134,7 @@ class WorkPolicy:
         return shard_y * sby + n // width, shard_x * sbx + n % width
 
     def blocks(self, item: WorkItem, block_grid: tuple[int, int]) -> list[tuple[int, int]]:
-        """The (by, bx) blocks a core walks, in order: the contract of codegen's persistent loop."""
+        """The (by, bx) blocks a core walks, in order: the contract of the per-core loop (MaterializeCoreLoopTT)."""
         bx_total = block_grid[1]
         if self.policy == Policy.LOCAL_SHARD:
             return [self.shard_coords(n, item.shard[0], item.shard[1], item.width) for n in range(item.count)]

@@ -233,18 +233,50 @@ def bound_values(body) -> dict:
     return values
 
 
+def assume_range(var: tirx.Var, extent: tirx.PrimExpr) -> tirx.Evaluate:
+    """``T.assume(var >= 0 and var < extent)``: the range of a variable bound to a value whose range
+    the analyzer cannot see (a block coordinate recovered from the core's block id), which
+    :func:`bound_analyzer` binds the variable to instead of its value."""
+    return tirx.Evaluate(tirx.assume(tirx.And(tirx.GE(var, tirx.const(0, var.dtype)), tirx.LT(var, extent))))
+
+
+def is_assume(stmt) -> bool:
+    """Whether ``stmt`` is a ``T.assume``: a fact for the analyzer, no code."""
+    return (isinstance(stmt, tirx.Evaluate) and isinstance(stmt.value, tirx.Call) and isinstance(stmt.value.op, ir.Op)
+            and stmt.value.op.name == "tirx.assume")
+
+
+def assumed_ranges(body) -> dict[tirx.Var, ir.Range]:
+    """Variable -> its range, for each :func:`assume_range` statement in ``body``."""
+    ranges = {}
+
+    def visit(node):
+        if is_assume(node):
+            cond = node.value.args[0]
+            if (isinstance(cond, tirx.And) and isinstance(cond.a, tirx.GE) and isinstance(cond.b, tirx.LT)
+                    and isinstance(cond.a.a, tirx.Var) and cond.a.a.same_as(cond.b.a) and const_int(cond.a.b) == 0):
+                ranges[cond.a.a] = ir.Range.from_min_extent(0, cond.b.b)
+
+    tirx.stmt_functor.post_order_visit(body, visit)
+    return ranges
+
+
 def bound_analyzer(body) -> arith.Analyzer:
     """An analyzer knowing the range of every loop and core-launch variable of ``body`` (each
-    variable object is bound once, so binding them all up front is sound), and the value of every
-    bound variable but those reading memory (tensor elements, elements read into L1). Outer loops are bound first: an inner loop's extent may depend on them (a
-    causal K loop up to the query block)."""
+    variable object is bound once, so binding them all up front is sound), the range of every
+    variable an :func:`assume_range` states, and the value of every other bound variable but those
+    reading memory (tensor elements, elements read into L1). Outer loops are bound first: an inner
+    loop's extent may depend on them (a causal K loop up to the query block)."""
     analyzer = arith.Analyzer()
+    assumed = assumed_ranges(body)
 
     def visit(node):
         if isinstance(node, tirx.For):
             analyzer.bind(node.loop_var, ir.Range.from_min_extent(node.min, node.extent))
         elif isinstance(node, tirx.AttrStmt) and node.attr_key == "thread_extent" and isinstance(node.node, tirx.IterVar):
             analyzer.bind(node.node.var, ir.Range.from_min_extent(0, node.value))
+        elif isinstance(node, tirx.Bind) and node.var in assumed:
+            analyzer.bind(node.var, assumed[node.var])
         elif isinstance(node, tirx.Bind) and not _reads_memory(node.value):
             analyzer.bind(node.var, node.value)
         return True

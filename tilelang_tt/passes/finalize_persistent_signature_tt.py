@@ -10,9 +10,9 @@ the shard extras ``shard_y, shard_x, count, width`` (local_shard) —, then ever
 arguments of every multicast CB (``tilelang_tt.contract.plan.MCAST_ARGS``, in CB name order), for the
 writer of a reduction the NOC coordinates of its core and of the next (``CHAIN_ARGS``). Compute
 gets the work arguments only. Runs right after D2 (the address arguments follow the accessor
-slots) so that D3 finds the multicast arguments by their variables. No TIR loop is added:
-codegen materializes the per-core persistent loop ``for (n = 0; n < count; ++n)`` over the
-core's blocks (spec E1/G) and reads only the arguments the kernel's IR and that loop use.
+slots) so that D3 finds the multicast arguments by their variables. No TIR loop is added here:
+MaterializeCoreLoopTT makes the per-core loop ``for n in range(count)`` over the core's blocks from
+these arguments, and codegen reads only the arguments the kernel's IR uses.
 
     After (reader): "tt.runtime_args": [{"name": "A_addr", "kind": "buffer_address", "buffer": "A", "var": A_addr},
                                         {"name": "B_addr", ...}, {"name": "start_id", ...}, {"name": "count", ...}]

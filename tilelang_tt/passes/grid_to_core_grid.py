@@ -2,11 +2,11 @@
 
 Reads: the ``blockIdx.x/y/z`` thread-bound loops and the ``threadIdx`` bindings TileLang adds.
 Writes: ``tt.core_map`` = {"m": "coreIdx.y", "n": "coreIdx.x"}: the launch that carries the block
-row (M, ``by``) and the one that carries the block column (N, ``bx``); codegen recovers those
-coordinates from the core's block ids through it.
+row (M, ``by``) and the one that carries the block column (N, ``bx``); MaterializeCoreLoopTT
+recovers those coordinates from the core's block ids through it.
 TIR: each ``for bx in T.thread_binding(Bx, "blockIdx.x")`` becomes
 ``T.launch_thread("coreIdx.x", Bx)`` binding the same variable (the block coordinate the
-per-core persistent loop recovers from ``start_id + i`` in codegen). A third dimension is folded
+per-core loop recovers from the core's block ids, MaterializeCoreLoopTT). A third dimension is folded
 into the rows as B1 numbers them: ``bz`` and ``by`` become one ``coreIdx.y`` launch ``bz_by`` of
 extent Bz * By, the body reading ``bz = bz_by // By`` and ``by = bz_by % By``. The ``threadIdx``
 bindings are dropped — Tenstorrent kernels are tile-level, a use of a thread index is an error.

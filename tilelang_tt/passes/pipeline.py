@@ -38,6 +38,7 @@ from tilelang_tt.passes.lower_cb_intrinsics import LowerCBIntrinsics
 from tilelang_tt.passes.lower_parallel_reductions_tt import LowerParallelReductionsTT
 from tilelang_tt.passes.lower_shared_to_cb import LowerSharedToCB
 from tilelang_tt.passes.lower_tt_tile_intrinsics import LowerTTTileIntrinsics
+from tilelang_tt.passes.materialize_core_loop_tt import MaterializeCoreLoopTT
 from tilelang_tt.passes.number_cbs_tt import NumberCBsTT
 from tilelang_tt.passes.order_reduction_tt import OrderReductionTT
 from tilelang_tt.passes.persistent_to_grid_tt import PersistentToGridTT
@@ -107,6 +108,8 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         FuseBlockCopiesTT(),
         InsertComputeInitTT(),
         InsertDSTManagementTT(),
+        # The core launches become the loop over the core's blocks: the TIR is the program codegen prints.
+        MaterializeCoreLoopTT(),
         VerifyTTIR(),
     ]
 
