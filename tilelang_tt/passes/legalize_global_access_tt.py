@@ -60,6 +60,7 @@ from tilelang_tt.ir.common import (
     unique_name,
     uses_var,
 )
+from tilelang_tt.ir.element_access import ElementNest, flattened, guard_bound, statements, store_order
 
 PASS = "LegalizeGlobalAccessTT"
 
@@ -68,107 +69,43 @@ def _copy(src, dst, like) -> tirx.Stmt:
     return keep_span(like, tirx.Evaluate(tirx.Call("handle", ir.Op.get("tl.tileop.copy"), [src, dst])))
 
 
-class _Nest:
-    """One T.Parallel nest over (i, j) and the blocks its global accesses become."""
-
-    def __init__(self, loops: list[tirx.For], names: set[str]):
-        self.vars = [lp.loop_var for lp in loops]
-        self.extents = [int(lp.extent) for lp in loops]
-        self.names = names  # buffer names taken (unique block names)
-        self.analyzer = arith.Analyzer()
-        self.blocks: dict[tuple, tirx.Buffer] = {}  # (global buffer, bases, loops, role) -> block
-        self.order: list[tuple] = []
-
-    def slice(self, buf: tirx.Buffer, indices, role: str) -> tuple[tuple, tuple[int, ...], list[int]] | None:
-        """(the slice start, the positions of the loops it follows in nest order, the dimensions
-        that follow them) of an access of ``buf``; None when it is not one the pass legalizes
-        (module docstring)."""
-        loops, bases = [], []
-        for index in indices:
-            used = [k for k, v in enumerate(self.vars) if uses_var(index, v)]
-            base = index
-            if len(used) == 1:
-                base = self.analyzer.simplify(index - self.vars[used[0]])
-                if uses_var(base, self.vars[used[0]]):
-                    return None
-            elif used:
-                return None
-            loops.append(used[0] if used else None)
-            bases.append(base)
-        dims = [d for d, k in enumerate(loops) if k is not None]
-        if not dims:
-            return None
-        follows = tuple(loops[d] for d in dims)
-        vector = role == "read" and len(self.vars) == 2 and len(follows) == 1  # per row or per column
-        if list(follows) != sorted(set(follows)) or (len(follows) != len(self.vars) and not vector):
-            return None
-        if any(const_int(bases[d]) != 0 or const_int(buf.shape[d]) != 1 for d in range(dims[-1] + 1, len(indices))):
-            return None
-        return tuple(bases), follows, dims
-
-    def access(self, buf: tirx.Buffer, indices, role: str) -> tuple[tirx.Buffer, list] | None:
-        """(the block, its indices) that replace an access of the global ``buf``, or None."""
-        found = self.slice(buf, indices, role)
-        if found is None:
-            return None
-        bases, follows, dims = found
-        key = (buf, tuple(str(b) for b in bases), follows, role)
-        if key not in self.blocks:
-            suffix = "_s" if role == "read" else "_l"
-            name = unique_name(f"{buf.name}{suffix}", self.names)
-            self.names.add(name)
-            scope = "shared.dyn" if role == "read" else "local.fragment"
-            self.blocks[key] = tirx.decl_buffer([self.extents[k] for k in follows], buf.dtype, name, scope=scope)
-            extents = [1] * len(bases)
-            for dim, k in zip(dims, follows):
-                extents[dim] = self.extents[k]
-            self.order.append((self.blocks[key], buf, bases, extents, role))
-        return self.blocks[key], [self.vars[k] for k in follows]
-
-    def rewrite_expr(self, expr):
-        def post(node):
-            if isinstance(node, tirx.BufferLoad) and is_global_buffer(node.buffer):
-                found = self.access(node.buffer, node.indices, "read")
-                if found is not None:
-                    return tirx.BufferLoad(*found)
-            return None
-
-        return tirx.stmt_functor.ir_transform(tirx.Evaluate(expr), None, post, ["tirx.BufferLoad"]).value
-
-
-def _valid_rows(s, loops) -> tuple[tirx.BufferStore, object] | None:
-    """(store, bound) of ``if i < bound: X[..] = ..`` (or ``base + i < limit``, ``<=``, ``>``): a store
-    into a tensor guarded on the nest's first index against a value of no loop index (the rows a
-    block holds: the grouped GEMM's last block of a group, the last block of rows ``by * bm + i < M``)."""
-    if not isinstance(s, tirx.IfThenElse) or s.else_case is not None or not isinstance(s.then_case, tirx.BufferStore):
-        return None
-    cond, i = s.condition, loops[0].loop_var
-    if isinstance(cond, (tirx.GT, tirx.GE)):  # bound > x is x < bound
-        cond = (tirx.LT if isinstance(cond, tirx.GT) else tirx.LE)(cond.b, cond.a)
-    if not isinstance(cond, (tirx.LT, tirx.LE)) or not is_global_buffer(s.then_case.buffer):
-        return None
-    base = arith.Analyzer().simplify(cond.a - i)  # base + i < bound: i < bound - base
-    bound = cond.b - base + (1 if isinstance(cond, tirx.LE) else 0)
-    if not uses_var(cond.a, i) or any(uses_var(x, lp.loop_var) for x in (base, cond.b) for lp in loops):
-        return None
-    return s.then_case, arith.Analyzer().simplify(bound)
-
-
-def _legalize(loop: tirx.For, names: set[str], allocated: list[tirx.Buffer]) -> tirx.Stmt | None:
+def _legalize(loop: tirx.For, names: set[str], allocated: list[tirx.Buffer], analyzer: arith.Analyzer) -> tirx.Stmt | None:
+    """The nest at ``loop`` with its global accesses made block copies, as written, with its loops
+    reordered to its stores' order, or flattened (ir/element_access.py); None when none applies."""
     loops, body = parallel_nest(loop)
-    nest = _Nest(loops, names)
+    found = _legalize_nest(loop, loops, body, names, allocated, analyzer)
+    flat = flattened(loops, body, analyzer) if found is None else None
+    return found if flat is None else _legalize_nest(loop, *flat, names, allocated, analyzer)
+
+
+def _legalize_nest(loop, loops, body, names, allocated, analyzer) -> tirx.Stmt | None:
+    items = statements(body)
+    named = {}
+    for s, _ in items:
+        if isinstance(s, tirx.Bind):
+            named[s.var] = tirx.stmt_functor.substitute(s.value, named)
+    nest = ElementNest(loops, names, analyzer)
+    stores = [s for s, _ in items if isinstance(s, tirx.BufferStore)]
+    orders = {store_order(nest, s, named) for s in stores if is_global_buffer(s.buffer)}
+    if len(orders) == 1 and None not in orders and all(is_global_buffer(s.buffer) for s in stores):
+        order = orders.pop()  # every store swaps the loops: the nest in the stores' order
+        if order != tuple(range(len(loops))):
+            loops = [loops[k] for k in order]
+            nest = ElementNest(loops, names, analyzer)
     named, stmts = {}, []
-    limits = {}  # tensor -> the rows its guarded store writes
-    for s in list(body.seq) if isinstance(body, tirx.SeqStmt) else [body]:
+    limits = {}  # tensor -> (the rows its guarded store writes, the guard)
+    for s, guard in items:
         if isinstance(s, tirx.Bind):  # substituted into the stores below
             named[s.var] = tirx.stmt_functor.substitute(s.value, named)
             continue
-        guarded = _valid_rows(s, loops)
-        if guarded is not None:  # the copy out is at the guard's line
-            limits[guarded[0].buffer] = (tirx.stmt_functor.substitute(guarded[1], named), s)
-            s = guarded[0]
         if not isinstance(s, tirx.BufferStore):
             return None
+        if guard is not None:  # computed for every row, the writer writes the valid ones
+            bound = guard_bound(guard, loops, named, analyzer) if is_global_buffer(s.buffer) else None
+            if bound is None:
+                return None
+            if not analyzer.can_prove(bound >= loops[0].extent):  # a guard always true needs no limit
+                limits[s.buffer] = (bound, guard)
         value = nest.rewrite_expr(tirx.stmt_functor.substitute(s.value, named))
         target, indices = s.buffer, s.indices
         if is_global_buffer(s.buffer):
@@ -338,17 +275,23 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     names = kernel_names(func)
     pending: list[tirx.Buffer] = []
 
+    analyzer = arith.Analyzer()  # the ranges of the block coordinates and loops around a nest
+
     def visit(stmt):
         if isinstance(stmt, tirx.For) and stmt.kind == tirx.ForKind.PARALLEL:
-            return _legalize(stmt, names, pending) or stmt
+            return _legalize(stmt, names, pending, analyzer) or stmt
         if isinstance(stmt, tirx.Evaluate):
             return _global_copy(stmt, names, pending) or stmt
         if isinstance(stmt, tirx.SeqStmt):
             return seq([visit(s) for s in stmt.seq])
         if isinstance(stmt, tirx.For):
+            if const_int(stmt.extent) is not None:
+                analyzer.bind(stmt.loop_var, ir.Range.from_min_extent(stmt.min, stmt.extent))
             return keep_span(stmt, tirx.For(stmt.loop_var, stmt.min, stmt.extent, stmt.kind, visit(stmt.body),
                                             stmt.thread_binding, stmt.annotations))
         if isinstance(stmt, tirx.AttrStmt):
+            if stmt.attr_key == "thread_extent" and const_int(stmt.value) is not None:
+                analyzer.bind(stmt.node.var, ir.Range(0, stmt.value))
             return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, visit(stmt.body)))
         if isinstance(stmt, tirx.SBlockRealize):
             blk = stmt.block

@@ -1,0 +1,177 @@
+"""Element accesses of global tensors inside a ``T.Parallel`` nest, read as the slices they touch
+(LegalizeGlobalAccessTT turns them into tile copies).
+
+An access ``X[e0, e1, ..]`` of a global tensor in a nest over loop variables ``v0, v1, ..`` touches,
+per block, the slice whose start is each index with its loop variable removed (``arith`` simplifies
+``e - v``) and whose extent is that loop's extent (1 for an index of no loop variable). From the index
+expressions alone:
+
+* the order of the loops an access follows: in nest order it is an element-wise access of a block of
+  the slice; a read whose two loops are swapped (``X[bx * 32 + j, by * 32 + i]``) is the block of the
+  slice read transposed, which compute does on-chip (``transpose_tile``, ops/copy.py); a nest whose
+  stores all swap the loops is the same nest with its loops swapped (parallel loops commute);
+* a shifted read (``x[i, j + 64]``) is the read of the shifted slice (its own block);
+* a nest over several loops whose indices use them only through one flat index
+  ``(bx * t + i) * n + j`` (GPU threads each computing ``n`` consecutive elements) is the nest of one
+  loop over ``t * n`` elements (:func:`flattened`);
+* a store guarded on the nest's first index, ``if base + i < bound:`` (the rows of the block inside
+  the tensor: :func:`guarded_stores`).
+"""
+
+from __future__ import annotations
+
+from tvm import arith, ir, tirx
+
+from tilelang_tt.ir.common import const_int, is_global_buffer, keep_span, unique_name, uses_var
+
+
+class ElementNest:
+    """One T.Parallel nest over (i, j) and the blocks its global accesses become."""
+
+    def __init__(self, loops: list[tirx.For], names: set[str], analyzer: arith.Analyzer):
+        self.loops = loops
+        self.vars = [lp.loop_var for lp in loops]
+        self.extents = [int(lp.extent) for lp in loops]
+        self.names = names  # buffer names taken (unique block names)
+        self.analyzer = analyzer
+        for var, extent in zip(self.vars, self.extents):
+            analyzer.bind(var, ir.Range(0, extent))
+        self.blocks: dict[tuple, tirx.Buffer] = {}  # (global buffer, bases, loops, role) -> block
+        self.order: list[tuple] = []
+
+    def slice(self, buf: tirx.Buffer, indices, role: str) -> tuple[tuple, tuple[int, ...], list[int]] | None:
+        """(the slice start, the positions of the loops it follows in the tensor's order of dimensions,
+        the dimensions that follow them) of an access of ``buf``; None when it is not one the pass
+        legalizes: each index uses at most one loop variable, as ``base + v``; a store follows every
+        loop in nest order; a read follows every loop in any order (a 2-D nest: transposed) or one
+        loop of a 2-D nest (a per-row or per-column vector); the indices after the last loop index are
+        0 on dimensions of extent 1."""
+        loops, bases = [], []
+        for index in indices:
+            used = [k for k, v in enumerate(self.vars) if uses_var(index, v)]
+            base = index
+            if len(used) == 1:
+                base = self.analyzer.simplify(index - self.vars[used[0]])
+                if uses_var(base, self.vars[used[0]]):
+                    return None
+            elif used:
+                return None
+            loops.append(used[0] if used else None)
+            bases.append(base)
+        dims = [d for d, k in enumerate(loops) if k is not None]
+        if not dims:
+            return None
+        follows = tuple(loops[d] for d in dims)
+        if len(set(follows)) != len(follows):
+            return None
+        vector = role == "read" and len(self.vars) == 2 and len(follows) == 1  # per row or per column
+        transposed = role == "read" and len(self.vars) == 2 and follows == (1, 0)
+        if (list(follows) != sorted(follows) and not transposed) or (len(follows) != len(self.vars) and not vector):
+            return None
+        if any(const_int(bases[d]) != 0 or const_int(buf.shape[d]) != 1 for d in range(dims[-1] + 1, len(indices))):
+            return None
+        return tuple(bases), follows, dims
+
+    def access(self, buf: tirx.Buffer, indices, role: str) -> tuple[tirx.Buffer, list] | None:
+        """(the block, its indices) that replace an access of the global ``buf``, or None."""
+        found = self.slice(buf, indices, role)
+        if found is None:
+            return None
+        bases, follows, dims = found
+        key = (buf, tuple(str(b) for b in bases), follows, role)
+        if key not in self.blocks:
+            suffix = "_s" if role == "read" else "_l"
+            name = unique_name(f"{buf.name}{suffix}", self.names)
+            self.names.add(name)
+            scope = "shared.dyn" if role == "read" else "local.fragment"
+            self.blocks[key] = tirx.decl_buffer([self.extents[k] for k in follows], buf.dtype, name, scope=scope)
+            extents = [1] * len(bases)
+            for dim, k in zip(dims, follows):
+                extents[dim] = self.extents[k]
+            self.order.append((self.blocks[key], buf, bases, extents, role))
+        return self.blocks[key], [self.vars[k] for k in follows]
+
+    def rewrite_expr(self, expr):
+        def post(node):
+            if isinstance(node, tirx.BufferLoad) and is_global_buffer(node.buffer):
+                found = self.access(node.buffer, node.indices, "read")
+                if found is not None:
+                    return tirx.BufferLoad(*found)
+            return None
+
+        return tirx.stmt_functor.ir_transform(tirx.Evaluate(expr), None, post, ["tirx.BufferLoad"]).value
+
+
+def store_order(nest: ElementNest, store: tirx.BufferStore, named: dict) -> tuple[int, ...] | None:
+    """The order of the nest's loops a store into a global tensor follows (its indices substituted
+    with ``named``): (1, 0) for ``Y[bx * 32 + j, by * 32 + i]`` of a nest over (i, j); None when its
+    indices are not each ``base + v`` of one distinct loop variable, every loop used."""
+    order = []
+    for index in store.indices:
+        index = tirx.stmt_functor.substitute(index, named)
+        used = [k for k, v in enumerate(nest.vars) if uses_var(index, v)]
+        if len(used) > 1:
+            return None
+        if used:
+            order.append(used[0])
+    return tuple(order) if sorted(order) == list(range(len(nest.vars))) else None
+
+
+def statements(body: tirx.Stmt) -> list[tuple[tirx.Stmt, tirx.IfThenElse | None]]:
+    """The statements of a nest's body, each with the ``if`` (no else) it sits in: ``if cond: a = ..;
+    Y[..] = ..`` is the value ``a`` and the store under the guard."""
+    out = []
+    for s in list(body.seq) if isinstance(body, tirx.SeqStmt) else [body]:
+        if isinstance(s, tirx.IfThenElse) and s.else_case is None:
+            inner = s.then_case
+            for t in list(inner.seq) if isinstance(inner, tirx.SeqStmt) else [inner]:
+                out.append((t, None if isinstance(t, tirx.Bind) else s))
+        else:
+            out.append((s, None))
+    return out
+
+
+def guard_bound(guard: tirx.IfThenElse, loops: list[tirx.For], named: dict, analyzer: arith.Analyzer):
+    """The number of rows of the block that ``guard`` (``if i < bound:``, or ``base + i < limit``,
+    ``<=``, ``>``, on the nest's first index against a value of no loop index: the last block of
+    rows ``by * bm + i < M``, the grouped GEMM's last block of a group) lets through; None for any
+    other condition."""
+    cond, i = tirx.stmt_functor.substitute(guard.condition, named), loops[0].loop_var
+    if isinstance(cond, (tirx.GT, tirx.GE)):  # bound > x is x < bound
+        cond = (tirx.LT if isinstance(cond, tirx.GT) else tirx.LE)(cond.b, cond.a)
+    if not isinstance(cond, (tirx.LT, tirx.LE)):
+        return None
+    base = analyzer.simplify(cond.a - i)  # base + i < bound: i < bound - base
+    bound = cond.b - base + (1 if isinstance(cond, tirx.LE) else 0)
+    if not uses_var(cond.a, i) or any(uses_var(x, lp.loop_var) for x in (base, cond.b) for lp in loops):
+        return None
+    return analyzer.simplify(bound)
+
+
+def flattened(loops: list[tirx.For], body: tirx.Stmt, analyzer: arith.Analyzer) -> tuple[list[tirx.For], tirx.Stmt] | None:
+    """The nest of one loop ``f`` over the product of the extents, each loop variable ``f // stride %
+    extent``: the form of a nest whose global indices are a flat index of its loops (``(bx * t + i) *
+    n + j``); None when the nest has one loop or touches an on-chip buffer (whose indices would
+    become divisions)."""
+    if len(loops) < 2 or any(const_int(lp.extent) is None for lp in loops):
+        return None
+    on_chip = []
+    tirx.stmt_functor.post_order_visit(body, lambda n: on_chip.append(n) if isinstance(
+        n, (tirx.BufferLoad, tirx.BufferStore)) and not is_global_buffer(n.buffer) else None)
+    if on_chip:
+        return None
+    extents = [int(lp.extent) for lp in loops]
+    total = 1
+    for e in extents:
+        total *= e
+    flat = tirx.Var("_".join(lp.loop_var.name for lp in loops), loops[-1].loop_var.dtype)
+    analyzer.bind(flat, ir.Range(0, total))
+    subst, stride = {}, 1
+    for lp, extent in zip(reversed(loops), reversed(extents)):
+        value = tirx.floordiv(flat, stride) if stride > 1 else flat
+        subst[lp.loop_var] = value if lp is loops[0] else tirx.floormod(value, extent)
+        stride *= extent
+    outer = loops[0]
+    loop = keep_span(outer, tirx.For(flat, 0, total, tirx.ForKind.PARALLEL, tirx.Evaluate(0), outer.thread_binding,
+                                     outer.annotations))
+    return [loop], tirx.stmt_functor.substitute(body, subst)
