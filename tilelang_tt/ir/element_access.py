@@ -117,26 +117,48 @@ def store_order(nest: ElementNest, store: tirx.BufferStore, named: dict) -> tupl
     return tuple(order) if sorted(order) == list(range(len(nest.vars))) else None
 
 
-def statements(body: tirx.Stmt) -> list[tuple[tirx.Stmt, tirx.IfThenElse | None]]:
-    """The statements of a nest's body, each with the ``if`` (no else) it sits in: ``if cond: a = ..;
-    Y[..] = ..`` is the value ``a`` and the store under the guard."""
+def statements(body: tirx.Stmt, named: dict, analyzer: arith.Analyzer) -> list[tuple[tirx.Stmt, object]]:
+    """The statements of a nest's body, each with (the condition, the ``if``) it sits in, or None:
+    ``if cond: a = ..; Y[..] = ..`` is the value ``a`` and the store under ``cond``. The conjuncts of a
+    condition the analyzer proves (``m_start + i < m`` when the blocks tile ``m``) are dropped, and an
+    ``if`` with an ``else`` whose condition it proves or refutes is the branch taken; ``named`` gets the
+    values named on the way (``Bind``)."""
     out = []
-    for s in list(body.seq) if isinstance(body, tirx.SeqStmt) else [body]:
-        if isinstance(s, tirx.IfThenElse) and s.else_case is None:
-            inner = s.then_case
-            for t in list(inner.seq) if isinstance(inner, tirx.SeqStmt) else [inner]:
-                out.append((t, None if isinstance(t, tirx.Bind) else s))
-        else:
-            out.append((s, None))
+
+    def walk(stmt, cond):
+        for s in list(stmt.seq) if isinstance(stmt, tirx.SeqStmt) else [stmt]:
+            if isinstance(s, tirx.Bind):
+                named[s.var] = tirx.stmt_functor.substitute(s.value, named)
+                out.append((s, None))
+            elif isinstance(s, tirx.IfThenElse):
+                condition = tirx.stmt_functor.substitute(s.condition, named)
+                kept = [c for c in conjuncts(condition) if not analyzer.can_prove(c)]
+                if not kept:
+                    walk(s.then_case, cond)
+                elif s.else_case is not None and analyzer.can_prove(tirx.Not(condition)):
+                    walk(s.else_case, cond)
+                elif s.else_case is None and cond is None and len(kept) == 1:
+                    walk(s.then_case, (kept[0], s))
+                else:
+                    out.append((s, cond))
+            else:
+                out.append((s, cond))
+
+    walk(body, None)
     return out
 
 
-def guard_bound(guard: tirx.IfThenElse, loops: list[tirx.For], named: dict, analyzer: arith.Analyzer):
-    """The number of rows of the block that ``guard`` (``if i < bound:``, or ``base + i < limit``,
-    ``<=``, ``>``, on the nest's first index against a value of no loop index: the last block of
-    rows ``by * bm + i < M``, the grouped GEMM's last block of a group) lets through; None for any
-    other condition."""
-    cond, i = tirx.stmt_functor.substitute(guard.condition, named), loops[0].loop_var
+def conjuncts(cond) -> list:
+    """``a and b and c`` as [a, b, c]."""
+    return conjuncts(cond.a) + conjuncts(cond.b) if isinstance(cond, tirx.And) else [cond]
+
+
+def guard_bound(cond, loops: list[tirx.For], analyzer: arith.Analyzer):
+    """The number of rows of the block that a condition on the nest's first index lets through
+    (``i < bound``, or ``base + i < limit``, ``<=``, ``>``, against a value of no loop index: the last
+    block of rows ``by * bm + i < M``, the grouped GEMM's last block of a group); None for any other
+    condition."""
+    i = loops[0].loop_var
     if isinstance(cond, (tirx.GT, tirx.GE)):  # bound > x is x < bound
         cond = (tirx.LT if isinstance(cond, tirx.GT) else tirx.LE)(cond.b, cond.a)
     if not isinstance(cond, (tirx.LT, tirx.LE)):

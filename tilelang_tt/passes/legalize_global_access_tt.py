@@ -75,16 +75,18 @@ def _legalize(loop: tirx.For, names: set[str], allocated: list[tirx.Buffer], ana
     loops, body = parallel_nest(loop)
     found = _legalize_nest(loop, loops, body, names, allocated, analyzer)
     flat = flattened(loops, body, analyzer) if found is None else None
-    return found if flat is None else _legalize_nest(loop, *flat, names, allocated, analyzer)
+    if flat is None:
+        return found
+    return _legalize_nest(loop, *flat, names, allocated, analyzer, complete=True)
 
 
-def _legalize_nest(loop, loops, body, names, allocated, analyzer) -> tirx.Stmt | None:
-    items = statements(body)
-    named = {}
-    for s, _ in items:
-        if isinstance(s, tirx.Bind):
-            named[s.var] = tirx.stmt_functor.substitute(s.value, named)
+def _legalize_nest(loop, loops, body, names, allocated, analyzer, complete=False) -> tirx.Stmt | None:
+    """:func:`_legalize` of the nest ``loops`` around ``body``; ``complete``: None unless every global
+    access becomes a block access (a flattened nest: what is left would be reported in the flat loop
+    the user did not write)."""
     nest = ElementNest(loops, names, analyzer)
+    named = {}
+    items = statements(body, named, analyzer)
     stores = [s for s, _ in items if isinstance(s, tirx.BufferStore)]
     orders = {store_order(nest, s, named) for s in stores if is_global_buffer(s.buffer)}
     if len(orders) == 1 and None not in orders and all(is_global_buffer(s.buffer) for s in stores):
@@ -101,11 +103,11 @@ def _legalize_nest(loop, loops, body, names, allocated, analyzer) -> tirx.Stmt |
         if not isinstance(s, tirx.BufferStore):
             return None
         if guard is not None:  # computed for every row, the writer writes the valid ones
-            bound = guard_bound(guard, loops, named, analyzer) if is_global_buffer(s.buffer) else None
+            bound = guard_bound(guard[0], loops, analyzer) if is_global_buffer(s.buffer) else None
             if bound is None:
                 return None
             if not analyzer.can_prove(bound >= loops[0].extent):  # a guard always true needs no limit
-                limits[s.buffer] = (bound, guard)
+                limits[s.buffer] = (bound, guard[1])
         value = nest.rewrite_expr(tirx.stmt_functor.substitute(s.value, named))
         target, indices = s.buffer, s.indices
         if is_global_buffer(s.buffer):
@@ -114,7 +116,8 @@ def _legalize_nest(loop, loops, body, names, allocated, analyzer) -> tirx.Stmt |
                 return None
             target, indices = found
         stmts.append(keep_span(s, tirx.BufferStore(target, value, indices)))
-    if not nest.order:
+    if not nest.order or (complete and any(contains(s, lambda n: isinstance(
+            n, tirx.BufferLoad) and is_global_buffer(n.buffer)) for s in stmts)):
         return None
     new_body = rebuild_nest(loops, seq(stmts))
     before, after = [], []
@@ -134,6 +137,24 @@ def _legalize_nest(loop, loops, body, names, allocated, analyzer) -> tirx.Stmt |
                 copy = _copy(make_region(block, zeros, shape, READ), tensor, loop)
             after.append(copy)
     return seq(before + [new_body] + after)
+
+
+def _refuse_global_stores(func: tirx.PrimFunc, loop: tirx.For) -> tirx.For:
+    """``loop``, a nest :func:`_legalize` left, when it stores into no global tensor (the later passes
+    check its on-chip accesses); else refused at the first such store: no block would be written."""
+    stores = []
+    tirx.stmt_functor.post_order_visit(loop.body, lambda n: stores.append(n) if isinstance(
+        n, tirx.BufferStore) and is_global_buffer(n.buffer) else None)
+    if not stores:
+        return loop
+    store = stores[0]
+    access = f"`{store.buffer.name}[{', '.join(str(x) for x in store.indices)}]`"
+    raise error(PASS, func, store, f"{access}: a T.Parallel nest stores into the global tensor `{store.buffer.name}` "
+                "and its global accesses are not blocks of its loops: each index is `base + v` of one loop variable (every loop "
+                "once, in any order), or all are one flat index of the loops into a tensor of rank 1; the nest holds "
+                "values, stores and guards `if base + i < bound` on its first index",
+                "compute the block into a T.alloc_fragment indexed by the loop variables and T.copy it to the "
+                "tensor's slice: for i, j in T.Parallel(bm, bn): Y_l[i, j] = ...; then T.copy(Y_l, Y[by * bm, bx * bn])")
 
 
 def _check_static_blocks(func: tirx.PrimFunc) -> None:
@@ -279,9 +300,12 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
 
     def visit(stmt):
         if isinstance(stmt, tirx.For) and stmt.kind == tirx.ForKind.PARALLEL:
-            return _legalize(stmt, names, pending, analyzer) or stmt
+            return _legalize(stmt, names, pending, analyzer) or _refuse_global_stores(func, stmt)
         if isinstance(stmt, tirx.Evaluate):
             return _global_copy(stmt, names, pending) or stmt
+        if isinstance(stmt, tirx.Bind) and str(stmt.var.dtype).startswith("int"):  # m_start = by * bm
+            analyzer.bind(stmt.var, stmt.value)
+            return stmt
         if isinstance(stmt, tirx.SeqStmt):
             return seq([visit(s) for s in stmt.seq])
         if isinstance(stmt, tirx.For):
