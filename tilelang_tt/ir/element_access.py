@@ -25,17 +25,36 @@ from tvm import arith, ir, tirx
 from tilelang_tt.ir.common import const_int, is_global_buffer, keep_span, unique_name, uses_var
 
 
+class Facts:
+    """What is known where a nest is: the ranges of the block coordinates and loops around it (an
+    ``arith.Analyzer``) and the integer values named before it (``m_start = by * bm``), which proofs
+    substitute and the IR keeps."""
+
+    def __init__(self):
+        self.analyzer = arith.Analyzer()
+        self.values: dict[tirx.Var, object] = {}
+
+    def name(self, var: tirx.Var, value) -> None:
+        self.values[var] = tirx.stmt_functor.substitute(value, self.values)
+
+    def prove(self, cond) -> bool:
+        return self.analyzer.can_prove(tirx.stmt_functor.substitute(cond, self.values))
+
+    def constant(self, expr) -> int | None:
+        return const_int(self.analyzer.simplify(tirx.stmt_functor.substitute(expr, self.values)))
+
+
 class ElementNest:
     """One T.Parallel nest over (i, j) and the blocks its global accesses become."""
 
-    def __init__(self, loops: list[tirx.For], names: set[str], analyzer: arith.Analyzer):
+    def __init__(self, loops: list[tirx.For], names: set[str], facts: Facts):
         self.loops = loops
         self.vars = [lp.loop_var for lp in loops]
         self.extents = [int(lp.extent) for lp in loops]
         self.names = names  # buffer names taken (unique block names)
-        self.analyzer = analyzer
+        self.analyzer = facts.analyzer
         for var, extent in zip(self.vars, self.extents):
-            analyzer.bind(var, ir.Range(0, extent))
+            facts.analyzer.bind(var, ir.Range(0, extent))
         self.blocks: dict[tuple, tirx.Buffer] = {}  # (global buffer, bases, loops, role) -> block
         self.order: list[tuple] = []
 
@@ -117,10 +136,10 @@ def store_order(nest: ElementNest, store: tirx.BufferStore, named: dict) -> tupl
     return tuple(order) if sorted(order) == list(range(len(nest.vars))) else None
 
 
-def statements(body: tirx.Stmt, named: dict, analyzer: arith.Analyzer) -> list[tuple[tirx.Stmt, object]]:
+def statements(body: tirx.Stmt, named: dict, facts: Facts) -> list[tuple[tirx.Stmt, object]]:
     """The statements of a nest's body, each with (the condition, the ``if``) it sits in, or None:
     ``if cond: a = ..; Y[..] = ..`` is the value ``a`` and the store under ``cond``. The conjuncts of a
-    condition the analyzer proves (``m_start + i < m`` when the blocks tile ``m``) are dropped, and an
+    condition ``facts`` prove (``m_start + i < m`` when the blocks tile ``m``) are dropped, and an
     ``if`` with an ``else`` whose condition it proves or refutes is the branch taken; ``named`` gets the
     values named on the way (``Bind``)."""
     out = []
@@ -132,10 +151,10 @@ def statements(body: tirx.Stmt, named: dict, analyzer: arith.Analyzer) -> list[t
                 out.append((s, None))
             elif isinstance(s, tirx.IfThenElse):
                 condition = tirx.stmt_functor.substitute(s.condition, named)
-                kept = [c for c in conjuncts(condition) if not analyzer.can_prove(c)]
+                kept = [c for c in conjuncts(condition) if not facts.prove(c)]
                 if not kept:
                     walk(s.then_case, cond)
-                elif s.else_case is not None and analyzer.can_prove(tirx.Not(condition)):
+                elif s.else_case is not None and facts.prove(tirx.Not(condition)):
                     walk(s.else_case, cond)
                 elif s.else_case is None and cond is None and len(kept) == 1:
                     walk(s.then_case, (kept[0], s))
@@ -153,7 +172,7 @@ def conjuncts(cond) -> list:
     return conjuncts(cond.a) + conjuncts(cond.b) if isinstance(cond, tirx.And) else [cond]
 
 
-def guard_bound(cond, loops: list[tirx.For], analyzer: arith.Analyzer):
+def guard_bound(cond, loops: list[tirx.For], facts: Facts):
     """The number of rows of the block that a condition on the nest's first index lets through
     (``i < bound``, or ``base + i < limit``, ``<=``, ``>``, against a value of no loop index: the last
     block of rows ``by * bm + i < M``, the grouped GEMM's last block of a group); None for any other
@@ -163,14 +182,14 @@ def guard_bound(cond, loops: list[tirx.For], analyzer: arith.Analyzer):
         cond = (tirx.LT if isinstance(cond, tirx.GT) else tirx.LE)(cond.b, cond.a)
     if not isinstance(cond, (tirx.LT, tirx.LE)):
         return None
-    base = analyzer.simplify(cond.a - i)  # base + i < bound: i < bound - base
+    base = facts.analyzer.simplify(cond.a - i)  # base + i < bound: i < bound - base
     bound = cond.b - base + (1 if isinstance(cond, tirx.LE) else 0)
     if not uses_var(cond.a, i) or any(uses_var(x, lp.loop_var) for x in (base, cond.b) for lp in loops):
         return None
-    return analyzer.simplify(bound)
+    return facts.analyzer.simplify(bound)
 
 
-def flattened(loops: list[tirx.For], body: tirx.Stmt, analyzer: arith.Analyzer) -> tuple[list[tirx.For], tirx.Stmt] | None:
+def flattened(loops: list[tirx.For], body: tirx.Stmt, facts: Facts) -> tuple[list[tirx.For], tirx.Stmt] | None:
     """The nest of one loop ``f`` over the product of the extents, each loop variable ``f // stride %
     extent``: the form of a nest whose global indices are a flat index of its loops (``(bx * t + i) *
     n + j``); None when the nest has one loop or touches an on-chip buffer (whose indices would
@@ -187,7 +206,7 @@ def flattened(loops: list[tirx.For], body: tirx.Stmt, analyzer: arith.Analyzer) 
     for e in extents:
         total *= e
     flat = tirx.Var("_".join(lp.loop_var.name for lp in loops), loops[-1].loop_var.dtype)
-    analyzer.bind(flat, ir.Range(0, total))
+    facts.analyzer.bind(flat, ir.Range(0, total))
     subst, stride = {}, 1
     for lp, extent in zip(reversed(loops), reversed(extents)):
         value = tirx.floordiv(flat, stride) if stride > 1 else flat

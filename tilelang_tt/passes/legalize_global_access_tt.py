@@ -36,7 +36,7 @@ Errors: an on-chip buffer or a T.Parallel nest whose size depends on a dynamic s
 from __future__ import annotations
 
 import tilelang  # noqa: F401
-from tvm import arith, ir, tirx
+from tvm import ir, tirx
 
 from tilelang_tt.ir.attrs import Scope
 from tilelang_tt.ir.common import (
@@ -60,7 +60,7 @@ from tilelang_tt.ir.common import (
     unique_name,
     uses_var,
 )
-from tilelang_tt.ir.element_access import ElementNest, flattened, guard_bound, statements, store_order
+from tilelang_tt.ir.element_access import ElementNest, Facts, flattened, guard_bound, statements, store_order
 
 PASS = "LegalizeGlobalAccessTT"
 
@@ -69,31 +69,31 @@ def _copy(src, dst, like) -> tirx.Stmt:
     return keep_span(like, tirx.Evaluate(tirx.Call("handle", ir.Op.get("tl.tileop.copy"), [src, dst])))
 
 
-def _legalize(loop: tirx.For, names: set[str], allocated: list[tirx.Buffer], analyzer: arith.Analyzer) -> tirx.Stmt | None:
+def _legalize(loop: tirx.For, names: set[str], allocated: list[tirx.Buffer], facts: Facts) -> tirx.Stmt | None:
     """The nest at ``loop`` with its global accesses made block copies, as written, with its loops
     reordered to its stores' order, or flattened (ir/element_access.py); None when none applies."""
     loops, body = parallel_nest(loop)
-    found = _legalize_nest(loop, loops, body, names, allocated, analyzer)
-    flat = flattened(loops, body, analyzer) if found is None else None
+    found = _legalize_nest(loop, loops, body, names, allocated, facts)
+    flat = flattened(loops, body, facts) if found is None else None
     if flat is None:
         return found
-    return _legalize_nest(loop, *flat, names, allocated, analyzer, complete=True)
+    return _legalize_nest(loop, *flat, names, allocated, facts, complete=True)
 
 
-def _legalize_nest(loop, loops, body, names, allocated, analyzer, complete=False) -> tirx.Stmt | None:
+def _legalize_nest(loop, loops, body, names, allocated, facts, complete=False) -> tirx.Stmt | None:
     """:func:`_legalize` of the nest ``loops`` around ``body``; ``complete``: None unless every global
     access becomes a block access (a flattened nest: what is left would be reported in the flat loop
     the user did not write)."""
-    nest = ElementNest(loops, names, analyzer)
+    nest = ElementNest(loops, names, facts)
     named = {}
-    items = statements(body, named, analyzer)
+    items = statements(body, named, facts)
     stores = [s for s, _ in items if isinstance(s, tirx.BufferStore)]
     orders = {store_order(nest, s, named) for s in stores if is_global_buffer(s.buffer)}
     if len(orders) == 1 and None not in orders and all(is_global_buffer(s.buffer) for s in stores):
         order = orders.pop()  # every store swaps the loops: the nest in the stores' order
         if order != tuple(range(len(loops))):
             loops = [loops[k] for k in order]
-            nest = ElementNest(loops, names, analyzer)
+            nest = ElementNest(loops, names, facts)
     named, stmts = {}, []
     limits = {}  # tensor -> (the rows its guarded store writes, the guard)
     for s, guard in items:
@@ -103,10 +103,10 @@ def _legalize_nest(loop, loops, body, names, allocated, analyzer, complete=False
         if not isinstance(s, tirx.BufferStore):
             return None
         if guard is not None:  # computed for every row, the writer writes the valid ones
-            bound = guard_bound(guard[0], loops, analyzer) if is_global_buffer(s.buffer) else None
+            bound = guard_bound(guard[0], loops, facts) if is_global_buffer(s.buffer) else None
             if bound is None:
                 return None
-            if not analyzer.can_prove(bound >= loops[0].extent):  # a guard always true needs no limit
+            if not facts.prove(bound >= loops[0].extent):  # a guard always true needs no limit
                 limits[s.buffer] = (bound, guard[1])
         value = nest.rewrite_expr(tirx.stmt_functor.substitute(s.value, named))
         target, indices = s.buffer, s.indices
@@ -289,6 +289,22 @@ def _global_copy(stmt, names: set[str], allocated: list[tirx.Buffer]) -> tirx.St
     return seq(copies)
 
 
+def _static_extents(stmt: tirx.Evaluate, facts: Facts) -> tirx.Evaluate:
+    """``stmt`` with each extent of its regions that the values named before it make a constant
+    replaced by that constant: ``T.copy(y, Y[b, H0:H1])`` with ``H1 = H0 + 64`` has the extent
+    ``H1 - H0``, which is 64."""
+    def post(node):
+        if isinstance(node.op, ir.Op) and node.op.name == "tl.region" and any(
+                const_int(e) is None for e in node.args[2:]):
+            extents = [facts.constant(e) for e in node.args[2:]]
+            if all(e is not None for e in extents):
+                return tirx.Call(node.dtype, node.op, list(node.args[:2]) + [tirx.IntImm("int32", e) for e in extents])
+        return None
+
+    new = tirx.stmt_functor.ir_transform(stmt, None, post, ["tirx.Call"])
+    return stmt if new.same_as(stmt) else keep_span(stmt, new)
+
+
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     _check_static_blocks(func)
     _check_thread_indices(func)
@@ -296,26 +312,27 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     names = kernel_names(func)
     pending: list[tirx.Buffer] = []
 
-    analyzer = arith.Analyzer()  # the ranges of the block coordinates and loops around a nest
+    facts = Facts()  # the ranges of the block coordinates and loops around a nest, the values named
 
     def visit(stmt):
         if isinstance(stmt, tirx.For) and stmt.kind == tirx.ForKind.PARALLEL:
-            return _legalize(stmt, names, pending, analyzer) or _refuse_global_stores(func, stmt)
+            return _legalize(stmt, names, pending, facts) or _refuse_global_stores(func, stmt)
         if isinstance(stmt, tirx.Evaluate):
+            stmt = _static_extents(stmt, facts)
             return _global_copy(stmt, names, pending) or stmt
         if isinstance(stmt, tirx.Bind) and str(stmt.var.dtype).startswith("int"):  # m_start = by * bm
-            analyzer.bind(stmt.var, stmt.value)
+            facts.name(stmt.var, stmt.value)
             return stmt
         if isinstance(stmt, tirx.SeqStmt):
             return seq([visit(s) for s in stmt.seq])
         if isinstance(stmt, tirx.For):
             if const_int(stmt.extent) is not None:
-                analyzer.bind(stmt.loop_var, ir.Range.from_min_extent(stmt.min, stmt.extent))
+                facts.analyzer.bind(stmt.loop_var, ir.Range.from_min_extent(stmt.min, stmt.extent))
             return keep_span(stmt, tirx.For(stmt.loop_var, stmt.min, stmt.extent, stmt.kind, visit(stmt.body),
                                             stmt.thread_binding, stmt.annotations))
         if isinstance(stmt, tirx.AttrStmt):
             if stmt.attr_key == "thread_extent" and const_int(stmt.value) is not None:
-                analyzer.bind(stmt.node.var, ir.Range(0, stmt.value))
+                facts.analyzer.bind(stmt.node.var, ir.Range(0, stmt.value))
             return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, visit(stmt.body)))
         if isinstance(stmt, tirx.SBlockRealize):
             blk = stmt.block
