@@ -1,0 +1,255 @@
+"""Global tensors read and written element-wise inside ``T.Parallel`` (issue 29, item 4), the way GPU
+code writes them: LegalizeGlobalAccessTT reads each access's slice from its index expressions
+(tilelang_tt/ir/element_access.py) and makes it a tile copy. Each form compiles and runs on the
+emulator against torch, in the idioms of tests/outside's kernels: the two halves of a row (rotary
+embedding), a transposed store or read, a flat index of a nest of two loops, guards the blocks
+always pass and guards on the last rows, a slice ``H0:H1`` with ``H1 = H0 + 64``. The forms that
+have no exact tile form are refused at their statement."""
+
+import inspect
+
+import pytest
+import tilelang.language as T
+import torch
+
+import tilelang_tt
+from tests.compiler.test_negative import assert_diagnostic, compile_error
+from tests.compiler.test_ops import assert_close, bf16
+
+PATH = inspect.getsourcefile(inspect.currentframe())
+
+
+def run(kernel, *inputs):
+    return torch.as_tensor(tilelang_tt.compile(kernel).run(*inputs)).float()
+
+
+def rotary_halves(rows, dim):
+    """NeoX rotary embedding on blocks of 32 rows: the first half of a row is ``x1 * c - x2 * s``, the
+    second ``x2 * c + x1 * s``, reading each half at ``j`` and ``j + half`` (TileOPs' rope kernels)."""
+    half = dim // 2
+
+    @T.prim_func
+    def main(X: T.Tensor((rows, dim), "float32"), C: T.Tensor((rows, half), "float32"),
+             S: T.Tensor((rows, half), "float32"), Y: T.Tensor((rows, dim), "float32")):
+        with T.Kernel(1, rows // 32) as (bx, by):
+            for i, j in T.Parallel(32, half):
+                row = by * 32 + i
+                Y[row, j] = X[row, j] * C[row, j] - X[row, j + half] * S[row, j]
+                Y[row, j + half] = X[row, j + half] * C[row, j] + X[row, j] * S[row, j]
+
+    return main
+
+
+def test_a_rotary_embedding_reads_the_two_halves_of_each_row():
+    x, angles = torch.randn(64, 128), torch.rand(64, 64) * 6.28
+    c, s = torch.cos(angles), torch.sin(angles)
+    x1, x2 = x[:, :64], x[:, 64:]
+    assert_close(run(rotary_halves(64, 128), x, c, s), torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], 1), 1e-5)
+
+
+def transposed_store(m, n):
+    """Y = X^T + 1 written the GPU way, the store's indices swapping the nest's loops."""
+
+    @T.prim_func
+    def main(X: T.Tensor((m, n), "bfloat16"), Y: T.Tensor((n, m), "bfloat16")):
+        with T.Kernel(n // 32, m // 32) as (bx, by):
+            for i, j in T.Parallel(32, 32):
+                Y[bx * 32 + j, by * 32 + i] = X[by * 32 + i, bx * 32 + j] + T.bfloat16(1)
+
+    return main
+
+
+def transposed_read(m, n):
+    """Y = X^T * Z: a read whose indices swap the loops next to one in their order."""
+
+    @T.prim_func
+    def main(X: T.Tensor((n, m), "float32"), Z: T.Tensor((m, n), "float32"), Y: T.Tensor((m, n), "float32")):
+        with T.Kernel(n // 32, m // 32) as (bx, by):
+            for i, j in T.Parallel(32, 32):
+                Y[by * 32 + i, bx * 32 + j] = X[bx * 32 + j, by * 32 + i] * Z[by * 32 + i, bx * 32 + j]
+
+    return main
+
+
+def test_a_transposed_store_is_the_nest_in_the_stores_order():
+    x = bf16(64, 96, seed=1)
+    assert_close(run(transposed_store(64, 96), x), x.float().T + 1, 2.0**-7)
+
+
+def test_a_transposed_read_is_transposed_on_chip():
+    x, z = torch.randn(96, 64), torch.randn(64, 96)
+    artifacts = tilelang_tt.compile(transposed_read(64, 96))
+    assert "transpose_tile" in artifacts.sources["compute.cpp"]
+    assert_close(torch.as_tensor(artifacts.run(x, z)).float(), x.T * z, 1e-5)
+
+
+def flat_gated(n, threads=128, npt=8):
+    """y = silu(gate) * value over flat tensors, each of ``threads`` GPU threads computing ``npt``
+    consecutive elements: the index ``(bx * threads + i) * npt + j`` (TileOPs' explicit_parallel)."""
+
+    @T.prim_func
+    def main(G: T.Tensor((n,), "float32"), V: T.Tensor((n,), "float32"), Y: T.Tensor((n,), "float32")):
+        with T.Kernel(T.ceildiv(n, threads * npt), threads=threads) as bx:
+            for i, j in T.Parallel(threads, npt):
+                idx = (bx * threads + i) * npt + j
+                g = G[idx]
+                Y[idx] = g * T.sigmoid(g) * V[idx]
+
+    return main
+
+
+def test_a_flat_index_of_two_loops_is_one_loop_over_their_elements():
+    g, v = torch.randn(2048), torch.randn(2048)
+    assert_close(run(flat_gated(2048), g, v), torch.nn.functional.silu(g) * v, 1e-2)
+
+
+def guarded_flat(n, block=256):
+    """KernelBench's one element per thread: ``if idx < n:`` around the values and the store, which
+    every block passes when ``block`` divides ``n``."""
+
+    @T.prim_func
+    def main(X: T.Tensor((n,), "bfloat16"), Y: T.Tensor((n,), "bfloat16")):
+        with T.Kernel(T.ceildiv(n, block), threads=block) as bx:
+            for tx in T.Parallel(block):
+                idx: T.int32 = bx * block + tx
+                if idx < n:
+                    x = T.Cast("float32", X[idx])
+                    Y[idx] = T.Cast("bfloat16", x * x + x)
+
+    return main
+
+
+def test_a_guard_every_block_passes_is_dropped():
+    x = bf16(1024, seed=2)
+    ref = x.float() * x.float() + x.float()
+    assert_close(run(guarded_flat(1024), x), ref, 2.0**-6)
+
+
+def staged_gemm_guarded(m, n, k, bm=32, bn=64, bk=32):
+    """TileOPs' bmm epilogue: the staged result stored element-wise under ``if m_start + i < m and
+    n_start + j < n``, both always true here (the blocks tile the output)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((m, k), "bfloat16"), B: T.Tensor((k, n), "bfloat16"), C: T.Tensor((m, n), "bfloat16")):
+        with T.Kernel(n // bn, m // bm) as (bx, by):
+            a = T.alloc_shared((bm, bk), "bfloat16")
+            b = T.alloc_shared((bk, bn), "bfloat16")
+            c_shared = T.alloc_shared((bm, bn), "bfloat16")
+            acc = T.alloc_fragment((bm, bn), "float32")
+            T.clear(acc)
+            m_start = by * bm
+            n_start = bx * bn
+            for ko in T.Pipelined(k // bk):
+                T.copy(A[m_start, ko * bk], a)
+                T.copy(B[ko * bk, n_start], b)
+                T.gemm(a, b, acc)
+            T.copy(acc, c_shared)
+            for i, j in T.Parallel(bm, bn):
+                if m_start + i < m and n_start + j < n:
+                    C[m_start + i, n_start + j] = c_shared[i, j]
+
+    return main
+
+
+def test_guards_on_rows_and_columns_the_blocks_always_pass_are_dropped():
+    a, b = bf16(64, 64, seed=3), bf16(64, 128, seed=4)
+    assert_close(run(staged_gemm_guarded(64, 128, 64), a, b), a.float() @ b.float(), 2.0**-6)
+
+
+def guarded_last_rows(m, n):
+    """``if row < m:`` with the rows of the last block past ``m``: the writer writes the valid rows."""
+
+    @T.prim_func
+    def main(X: T.Tensor((m, n), "float32"), Y: T.Tensor((m, n), "float32")):
+        with T.Kernel(1, T.ceildiv(m, 32)) as (bx, by):
+            for i, j in T.Parallel(32, n):
+                row = by * 32 + i
+                if row < m:
+                    x = X[row, j]
+                    Y[row, j] = x * 3.0
+
+    return main
+
+
+def test_a_guard_on_the_last_rows_writes_the_rows_inside_the_tensor():
+    x = torch.randn(80, 64)
+    assert_close(run(guarded_last_rows(80, 64), x), x * 3, 1e-6)
+
+
+def named_bounds(m, n, w=64):
+    """``T.copy(X[rows, H0:H1], x)`` with ``H1 = H0 + w``: the extent ``H1 - H0`` is ``w``."""
+
+    @T.prim_func
+    def main(X: T.Tensor((m, n), "float32"), Y: T.Tensor((m, n), "float32")):
+        with T.Kernel(n // w, m // 32) as (bx, by):
+            x = T.alloc_shared((32, w), "float32")
+            y = T.alloc_fragment((32, w), "float32")
+            H0 = bx * w
+            H1 = H0 + w
+            T.copy(X[by * 32:by * 32 + 32, H0:H1], x)
+            for i, j in T.Parallel(32, w):
+                y[i, j] = x[i, j] * 2.0
+            T.copy(y, Y[by * 32:by * 32 + 32, H0:H1])
+
+    return main
+
+
+def test_a_slice_between_two_named_bounds_has_their_constant_extent():
+    x = torch.randn(64, 128)
+    assert_close(run(named_bounds(64, 128), x), x * 2, 1e-6)
+
+
+# Refused forms: each at its statement, with a rewrite
+
+
+def pair_swap(m, n):
+    @T.prim_func
+    def main(X: T.Tensor((m, n), "float32"), Y: T.Tensor((m, n), "float32")):
+        with T.Kernel(1, m // 32) as (bx, by):
+            for i, j in T.Parallel(32, n):
+                Y[by * 32 + i, j] = X[by * 32 + i, j ^ 1]  # LINE: pair_swap
+
+    return main
+
+
+def flat_rows(rows, dim, threads=32, npt=8):
+    """Rows and columns computed from a flat index: a block of 2 rows of 128, not a block of tiles."""
+
+    @T.prim_func
+    def main(X: T.Tensor((rows, dim), "float32"), Y: T.Tensor((rows, dim), "float32")):
+        with T.Kernel(rows * dim // (threads * npt), threads=threads) as bx:
+            for i, j in T.Parallel(threads, npt):
+                flat = (bx * threads + i) * npt + j
+                Y[flat // dim, flat % dim] = X[flat // dim, flat % dim] * 2.0  # LINE: flat_rows
+
+    return main
+
+
+def scale_column_in_k_loop(m, n, groups):
+    """fp8_gemm's per-row scale of each K group, ``S[by * 32 + i, k]``: a column of a tensor."""
+
+    @T.prim_func
+    def main(A: T.Tensor((m, n), "float32"), S: T.Tensor((m, groups), "float32"), Y: T.Tensor((m, n), "float32")):
+        with T.Kernel(1, m // 32) as (bx, by):
+            a = T.alloc_shared((32, n), "float32")
+            acc = T.alloc_fragment((32, n), "float32")
+            T.clear(acc)
+            T.copy(A[by * 32, 0], a)
+            for k in T.serial(groups):
+                for i, j in T.Parallel(32, n):
+                    acc[i, j] += a[i, j] * S[by * 32 + i, k]  # LINE: scale_column
+            T.copy(acc, Y[by * 32, 0])
+
+    return main
+
+
+@pytest.mark.parametrize("kernel, pass_name, message, marker", [
+    (pair_swap(64, 64), "LowerTTTileIntrinsics", "`X[by * 32 + i, T.bitwise_xor(j, 1)]` is not an element-wise "
+     "access of an on-chip block", "pair_swap"),
+    (flat_rows(64, 128), "LegalizeGlobalAccessTT", "`Y[flat // 128, flat % 128]`: a T.Parallel nest stores into the "
+     "global tensor `Y` and its global accesses are not blocks of its loops", "flat_rows"),
+    (scale_column_in_k_loop(64, 64, 4), "LowerTTTileIntrinsics", "`S[by * 32 + i, k]` is not an element-wise access "
+     "of an on-chip block", "scale_column"),
+], ids=["pair_swap", "flat_rows", "scale_column"])
+def test_a_form_without_a_tile_form_is_refused_at_its_statement(kernel, pass_name, message, marker):
+    assert_diagnostic(compile_error(kernel), pass_name, message, marker, path=PATH, source=inspect.getsource(inspect.getmodule(run)))
