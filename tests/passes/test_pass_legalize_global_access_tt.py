@@ -2,6 +2,7 @@
 copies into shared blocks before it and from fragments after it; kernels written with blocks are
 left as they are."""
 
+import pytest
 import tilelang  # noqa: F401
 import tvm
 from tvm import ir, tirx
@@ -10,6 +11,7 @@ from tvm.script import tirx as T
 
 from tests.kernels import eltwise, eltwise_direct, lower_until, run_pass
 from tests.passes.helpers import alloc, assert_body, block, loop, names, param, seq, tl
+from tilelang_tt.errors import TTCompileError
 from tilelang_tt.passes.legalize_global_access_tt import LegalizeGlobalAccessTT
 
 PASS = "LegalizeGlobalAccessTT"
@@ -170,3 +172,94 @@ def test_hand_written_store_guarded_on_its_rows_writes_the_valid_rows():
     after = LegalizeGlobalAccessTT()(Before)
     tvm.ir.assert_structural_equal(after, Expected)
     assert names(after) == names(Expected)
+
+
+def test_hand_written_transposed_store_is_the_nest_in_the_stores_order():
+    """``C[bx * 32 + j, i] = A[i, bx * 32 + j]``: the store follows the loops (j, i), so the nest is
+    written over (j, i) (parallel loops commute); A's block is read ``A_s[i, j]`` in that nest, the
+    transposed operand compute takes on-chip."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((32, 64), "float32"), C: T.Buffer((64, 32), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    for i in T.parallel(32):
+                        for j in T.parallel(32):
+                            C[bx * 32 + j, i] = A[i, bx * 32 + j]
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((32, 64), "float32"), C: T.Buffer((64, 32), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    A_s = T.sblock_alloc_buffer((32, 32), "float32", scope="shared.dyn")
+                    C_l = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                    tl.tileop.copy(tl.region(A[0, bx * 32], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+                    for j in T.parallel(32):
+                        for i in T.parallel(32):
+                            C_l[j, i] = A_s[i, j]
+                    tl.tileop.copy(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[bx * 32, 0], 2, 32, 32))
+
+    after = LegalizeGlobalAccessTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)
+
+
+def test_hand_written_flat_index_of_two_loops_is_one_loop():
+    """``Y[(bx * 4 + i) * 8 + j]`` over a (4, 8) nest: one loop over the 32 elements, whose index is
+    ``bx * 32 + i_j``; the guard ``idx < 64`` every block passes is dropped."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(X: T.Buffer((64,), "float32"), Y: T.Buffer((64,), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    for i in T.parallel(4):
+                        for j in T.parallel(8):
+                            if (bx * 4 + i) * 8 + j < 64:
+                                Y[(bx * 4 + i) * 8 + j] = X[(bx * 4 + i) * 8 + j] * T.float32(2)
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(X: T.Buffer((64,), "float32"), Y: T.Buffer((64,), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    X_s = T.sblock_alloc_buffer((32,), "float32", scope="shared.dyn")
+                    Y_l = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    tl.tileop.copy(tl.region(X[bx * 32], 1, 32), tl.region(X_s[0], 2, 32))
+                    for i_j in T.parallel(32):
+                        Y_l[i_j] = X_s[i_j] * T.float32(2)
+                    tl.tileop.copy(tl.region(Y_l[0], 1, 32), tl.region(Y[bx * 32], 2, 32))
+
+    after = LegalizeGlobalAccessTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)
+
+
+def test_a_nest_storing_into_a_tensor_at_no_block_is_refused_at_the_store():
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(X: T.Buffer((64, 64), "float32"), Y: T.Buffer((64, 64), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    for i in T.parallel(32):
+                        for j in T.parallel(32):
+                            Y[i + j, bx * 32 + j] = X[i, bx * 32 + j]
+
+    with pytest.raises(TTCompileError, match=r"`Y\[i \+ j, bx \* 32 \+ j\]`: a T.Parallel nest stores into the "
+                                             r"global tensor `Y` and its global accesses are not blocks of its loops"):
+        LegalizeGlobalAccessTT()(Before)
