@@ -31,7 +31,7 @@ def rotary_halves(rows, dim):
     @T.prim_func
     def main(X: T.Tensor((rows, dim), "float32"), C: T.Tensor((rows, half), "float32"),
              S: T.Tensor((rows, half), "float32"), Y: T.Tensor((rows, dim), "float32")):
-        with T.Kernel(1, rows // 32) as (bx, by):
+        with T.Kernel(1, rows // 32) as (_, by):
             for i, j in T.Parallel(32, half):
                 row = by * 32 + i
                 Y[row, j] = X[row, j] * C[row, j] - X[row, j + half] * S[row, j]
@@ -161,7 +161,7 @@ def guarded_last_rows(m, n):
 
     @T.prim_func
     def main(X: T.Tensor((m, n), "float32"), Y: T.Tensor((m, n), "float32")):
-        with T.Kernel(1, T.ceildiv(m, 32)) as (bx, by):
+        with T.Kernel(1, T.ceildiv(m, 32)) as (_, by):
             for i, j in T.Parallel(32, n):
                 row = by * 32 + i
                 if row < m:
@@ -205,7 +205,7 @@ def test_a_slice_between_two_named_bounds_has_their_constant_extent():
 def pair_swap(m, n):
     @T.prim_func
     def main(X: T.Tensor((m, n), "float32"), Y: T.Tensor((m, n), "float32")):
-        with T.Kernel(1, m // 32) as (bx, by):
+        with T.Kernel(1, m // 32) as (_, by):
             for i, j in T.Parallel(32, n):
                 Y[by * 32 + i, j] = X[by * 32 + i, j ^ 1]  # LINE: pair_swap
 
@@ -230,7 +230,7 @@ def scale_column_in_k_loop(m, n, groups):
 
     @T.prim_func
     def main(A: T.Tensor((m, n), "float32"), S: T.Tensor((m, groups), "float32"), Y: T.Tensor((m, n), "float32")):
-        with T.Kernel(1, m // 32) as (bx, by):
+        with T.Kernel(1, m // 32) as (_, by):
             a = T.alloc_shared((32, n), "float32")
             acc = T.alloc_fragment((32, n), "float32")
             T.clear(acc)
@@ -244,12 +244,13 @@ def scale_column_in_k_loop(m, n, groups):
 
 
 @pytest.mark.parametrize("kernel, pass_name, message, marker", [
-    (pair_swap(64, 64), "LowerTTTileIntrinsics", "`X[by * 32 + i, T.bitwise_xor(j, 1)]` is not an element-wise "
-     "access of an on-chip block", "pair_swap"),
-    (flat_rows(64, 128), "LegalizeGlobalAccessTT", "`Y[flat // 128, flat % 128]`: a T.Parallel nest stores into the "
-     "global tensor `Y` and its global accesses are not blocks of its loops", "flat_rows"),
-    (scale_column_in_k_loop(64, 64, 4), "LowerTTTileIntrinsics", "`S[by * 32 + i, k]` is not an element-wise access "
-     "of an on-chip block", "scale_column"),
+    (pair_swap(64, 64), "LowerTTTileIntrinsics", ("`X[by * 32 + i, T.bitwise_xor(j, 1)]` is not an element-wise "
+                                                  "access of an on-chip block"), "pair_swap"),
+    (flat_rows(64, 128), "LegalizeGlobalAccessTT", ("`Y[flat // 128, flat % 128]`: a T.Parallel nest stores into the "
+                                                    "global tensor `Y` and its global accesses are not blocks of its "
+                                                    "loops"), "flat_rows"),
+    (scale_column_in_k_loop(64, 64, 4), "LowerTTTileIntrinsics", ("`S[by * 32 + i, k]` is not an element-wise access "
+                                                                  "of an on-chip block"), "scale_column"),
 ], ids=["pair_swap", "flat_rows", "scale_column"])
 def test_a_form_without_a_tile_form_is_refused_at_its_statement(kernel, pass_name, message, marker):
     assert_diagnostic(compile_error(kernel), pass_name, message, marker, path=PATH, source=inspect.getsource(inspect.getmodule(run)))

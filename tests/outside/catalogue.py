@@ -29,6 +29,9 @@ OVERLAPPING = "write overlapping regions of"
 ROW_GROUPING = "cannot be grouped into blocks of 32 rows"
 NO_COPY_OUT = "the kernel writes no global buffer with T.copy"
 NOT_ELEMENTWISE = "is not an element-wise access of an on-chip block"
+NOT_BLOCKS = "its global accesses are not blocks of its loops"
+PARALLEL_BODY = "unsupported T.Parallel body"
+PARTIAL_NEST = "does not cover the whole block"
 FLAT_VECTOR = "may pass the end of its last dimension"
 FLOAT_BITS = "unsupported element-wise expression `T.reinterpret("
 TRANSPOSE = "unsupported tile op `T.transpose`"
@@ -41,8 +44,10 @@ GAPS = {
     "buffers with several writers or roles": (TWO_FILLERS, SCALAR_STORE, OVERLAPPING),
     "blocks not made of 32x32 tiles": (NOT_TILES,),
     "blocks of fewer than 32 rows that mix their rows": (ROW_GROUPING,),
-    "element-wise global access forms (flat indices, guards, computed rows)": (NO_COPY_OUT, NOT_ELEMENTWISE,
+    "element-wise global access forms (flat indices, guards, computed rows)": (NO_COPY_OUT, NOT_BLOCKS,
+                                                                             NOT_ELEMENTWISE, PARALLEL_BODY,
                                                                              FLAT_VECTOR),
+    "reductions written as accumulations in T.Parallel": (PARTIAL_NEST,),
     "dynamic sizes in expressions and loop extents": (DYNAMIC_EXPRESSION, DYNAMIC_PARALLEL, DYNAMIC_ROWS),
     "the bits of float values (T.reinterpret, shifts, masks)": (FLOAT_BITS,),
     "thread-level code": (THREAD_INDEX,),
@@ -69,6 +74,10 @@ EXPECTED = {
     "reduce/reduce_absmax_shared": RUNS(FP32),
     "scan/cumsum_smem": RUNS(FP32),
     "scan/cumsum_fragment_reverse": RUNS(FP32),
+    "activation/silu_and_mul": RUNS(SFPU),
+    "activation/mish_explicit": RUNS(SFPU),
+    "activation/gelu_tanh_kernelbench": RUNS(SFPU),
+    "gemm/bmm": RUNS(BF16),
     # buffers with several writers or roles: a shared block staged in by the reader and written by
     # compute for the way out; a global tensor written by a scalar copy and a loop; two launches
     "norm/rms_norm": REFUSED(f"on-chip buffer `staged` {TWO_FILLERS}"),
@@ -91,23 +100,23 @@ EXPECTED = {
                                       "rows of the block but has no row of its own"),
     "attention/gqa_decode": REFUSED(f"blocks of 8 row(s) {ROW_GROUPING}: `T.copy` uses the block index "
                                     "`cur_kv_head`"),
-    # element-wise global access forms: a T.Parallel over flat indices, guarded stores, rows and
-    # columns computed from one index (no slice is recognised, so nothing is written with T.copy);
-    # on-chip blocks read at computed flat indices; vectors read at computed rows
-    "rope/neox_1d": REFUSED(NO_COPY_OUT, DEF_LINE),
-    "rope/non_neox_1d": REFUSED(NO_COPY_OUT, DEF_LINE),
-    "rope/neox_2d": REFUSED(NO_COPY_OUT, DEF_LINE),
-    "rope/neox_position_ids": REFUSED(NO_COPY_OUT, DEF_LINE),
-    "activation/silu_and_mul": REFUSED(NO_COPY_OUT, DEF_LINE),
-    "activation/mish_explicit": REFUSED(NO_COPY_OUT, DEF_LINE),
-    "activation/gelu_tanh_kernelbench": REFUSED(NO_COPY_OUT, DEF_LINE),
-    "activation/relu_fragment": REFUSED(NO_COPY_OUT, DEF_LINE),
+    # element-wise global access forms: rows and columns computed from a flat index (blocks of 2 rows),
+    # a partner element chosen per element, rows picked by a tensor, a column read per step of a serial
+    # loop; scalar code over rows (no T.Parallel: nothing is written with T.copy); a bit-reversed gather
+    # in a serial loop inside T.Parallel; on-chip blocks read at computed flat indices; vectors read at
+    # computed rows
+    "rope/neox_1d": REFUSED(f"`y[row, col]`: a T.Parallel nest stores into the global tensor `y` and {NOT_BLOCKS}"),
+    "rope/non_neox_1d": REFUSED(f"`y[row, col]`: a T.Parallel nest stores into the global tensor `y` and {NOT_BLOCKS}"),
+    "rope/neox_2d": REFUSED(f"`y[flat]`: a T.Parallel nest stores into the global tensor `y` and {NOT_BLOCKS}"),
+    "rope/neox_position_ids": REFUSED(f"`y[flat]`: a T.Parallel nest stores into the global tensor `y` and "
+                                      f"{NOT_BLOCKS}"),
+    "activation/relu_fragment": REFUSED(f"`output[g // 256, g % 256]`: a T.Parallel nest stores into the global "
+                                        f"tensor `output` and {NOT_BLOCKS}"),
+    "scan/cumsum_kernelbench": REFUSED(f"`Y[row, j]`: a T.Parallel nest stores into the global tensor `Y` and "
+                                       f"{NOT_BLOCKS}"),
     "softmax/softmax_kernelbench": REFUSED(NO_COPY_OUT, DEF_LINE),
-    "gemm/bmm": REFUSED(NO_COPY_OUT, DEF_LINE),
-    "scan/cumsum_kernelbench": REFUSED(NO_COPY_OUT, DEF_LINE),
     "scan/cumprod_kernelbench": REFUSED(NO_COPY_OUT, DEF_LINE),
-    "reduce/cosine_similarity": REFUSED(NO_COPY_OUT, DEF_LINE),
-    "butterfly/fft_smem_stages": REFUSED(NO_COPY_OUT, DEF_LINE),
+    "butterfly/fft_smem_stages": REFUSED(f"{PARALLEL_BODY} (only stores into blocks)"),
     "activation/gelu_regcopy": REFUSED(f"`y_reg[i * 8 + j]` {NOT_ELEMENTWISE}"),
     "activation/leaky_relu": REFUSED(f"`y_reg[i * 8 + j]` {NOT_ELEMENTWISE}"),
     "butterfly/hadamard_smem_stages": REFUSED(f"`smem[i + half_index * 128]` {NOT_ELEMENTWISE}"),
@@ -116,6 +125,8 @@ EXPECTED = {
     "attention/fp8_index": REFUSED(f"the vector slice of `k_s` (extents [1, 64] of [b, n]) {FLAT_VECTOR}"),
     "quant/act_quant": REFUSED(f"`S[bx * 32 + i, by]` {NOT_ELEMENTWISE}"),
     "quant/fp8_quant_per_token": REFUSED(f"`scale_tensor[bx, bz_by % 2 * 32 + i, bz_by // 2]` {NOT_ELEMENTWISE}"),
+    # reductions written as accumulations into per-row fragments in one T.Parallel nest
+    "reduce/cosine_similarity": REFUSED(f"T.Parallel(128, 64) {PARTIAL_NEST} `dot_loc` [128]"),
     # dynamic sizes in expressions and loop extents
     "attention/fp8_lightning_indexer": REFUSED(f"`IndexK` [1, seq_len_kv, 1, 64] has a dynamic shape and a slice "
                                                f"that is no block of tiles (rows of several matrices): {DYNAMIC_ROWS}"),

@@ -22,7 +22,13 @@ from __future__ import annotations
 
 from tvm import arith, ir, tirx
 
-from tilelang_tt.ir.common import const_int, is_global_buffer, keep_span, unique_name, uses_var
+from tilelang_tt.ir.common import (
+    const_int,
+    is_global_buffer,
+    keep_span,
+    unique_name,
+    uses_var,
+)
 
 
 class Facts:

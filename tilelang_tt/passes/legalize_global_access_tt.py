@@ -60,7 +60,14 @@ from tilelang_tt.ir.common import (
     unique_name,
     uses_var,
 )
-from tilelang_tt.ir.element_access import ElementNest, Facts, flattened, guard_bound, statements, store_order
+from tilelang_tt.ir.element_access import (
+    ElementNest,
+    Facts,
+    flattened,
+    guard_bound,
+    statements,
+    store_order,
+)
 
 PASS = "LegalizeGlobalAccessTT"
 
