@@ -4,7 +4,8 @@ code writes them: LegalizeGlobalAccessTT reads each access's slice from its inde
 emulator against torch, in the idioms of tests/outside's kernels: the two halves of a row (rotary
 embedding), a transposed store or read, a flat index of a nest of two loops, guards the blocks
 always pass and guards on the last rows, a slice ``H0:H1`` with ``H1 = H0 + 64``. The forms that
-have no exact tile form are refused at their statement."""
+have no exact tile form (a pair swap ``j ^ 1``, rows computed from a flat index, a column of a tensor
+read per step of a K loop, slices partly outside the tensor) are refused at their statement."""
 
 import inspect
 
@@ -212,6 +213,20 @@ def pair_swap(m, n):
     return main
 
 
+def partner_half(m, n):
+    """Rotary embedding's partner chosen per element, ``T.if_then_else(j < half, -x[.., j + half],
+    x[.., j - half])``: each read is a slice half outside the tensor."""
+
+    @T.prim_func
+    def main(X: T.Tensor((m, n), "float32"), Y: T.Tensor((m, n), "float32")):
+        with T.Kernel(1, m // 32) as (_, by):
+            for i, j in T.Parallel(32, n):
+                Y[by * 32 + i, j] = T.if_then_else(  # LINE: partner_half
+                    j < n // 2, -X[by * 32 + i, j + n // 2], X[by * 32 + i, j - n // 2])
+
+    return main
+
+
 def flat_rows(rows, dim, threads=32, npt=8):
     """Rows and columns computed from a flat index: a block of 2 rows of 128, not a block of tiles."""
 
@@ -251,6 +266,9 @@ def scale_column_in_k_loop(m, n, groups):
                                                     "loops"), "flat_rows"),
     (scale_column_in_k_loop(64, 64, 4), "LowerTTTileIntrinsics", ("`S[by * 32 + i, k]` is not an element-wise access "
                                                                   "of an on-chip block"), "scale_column"),
-], ids=["pair_swap", "flat_rows", "scale_column"])
+    (partner_half(64, 128), "LegalizeGlobalAccessTT", ("the slice X[by * 32:by * 32 + 32, 64:64 + 128] that this "
+                                                       "statement reads or writes element-wise may lie partly "
+                                                       "outside `X` (shape [64, 128])"), "partner_half"),
+], ids=["pair_swap", "flat_rows", "scale_column", "partner_half"])
 def test_a_form_without_a_tile_form_is_refused_at_its_statement(kernel, pass_name, message, marker):
     assert_diagnostic(compile_error(kernel), pass_name, message, marker, path=PATH, source=inspect.getsource(inspect.getmodule(run)))

@@ -14,8 +14,9 @@ expressions alone:
 * a nest over several loops whose indices use them only through one flat index
   ``(bx * t + i) * n + j`` (GPU threads each computing ``n`` consecutive elements) is the nest of one
   loop over ``t * n`` elements (:func:`flattened`);
-* a store guarded on the nest's first index, ``if base + i < bound:`` (the rows of the block inside
-  the tensor: :func:`guarded_stores`).
+* the ``if`` statements in the nest: conditions the block coordinates' ranges prove are dropped
+  (:func:`statements`, with :class:`Facts`), a store guarded on the nest's first index,
+  ``if base + i < bound:``, writes the rows of the block inside the tensor (:func:`guard_bound`).
 """
 
 from __future__ import annotations
@@ -58,7 +59,9 @@ class ElementNest:
         self.vars = [lp.loop_var for lp in loops]
         self.extents = [int(lp.extent) for lp in loops]
         self.names = names  # buffer names taken (unique block names)
+        self.facts = facts
         self.analyzer = facts.analyzer
+        self.outside: list[tuple[tirx.Buffer, list, list]] = []  # (tensor, slice start, extents) past its bounds
         for var, extent in zip(self.vars, self.extents):
             facts.analyzer.bind(var, ir.Range(0, extent))
         self.blocks: dict[tuple, tirx.Buffer] = {}  # (global buffer, bases, loops, role) -> block
@@ -103,6 +106,12 @@ class ElementNest:
         if found is None:
             return None
         bases, follows, dims = found
+        extents = [1] * len(bases)
+        for dim, k in zip(dims, follows):
+            extents[dim] = self.extents[k]
+        if not self.inside(buf, bases, extents, role):
+            self.outside.append((buf, list(bases), extents))
+            return None
         key = (buf, tuple(str(b) for b in bases), follows, role)
         if key not in self.blocks:
             suffix = "_s" if role == "read" else "_l"
@@ -110,11 +119,26 @@ class ElementNest:
             self.names.add(name)
             scope = "shared.dyn" if role == "read" else "local.fragment"
             self.blocks[key] = tirx.decl_buffer([self.extents[k] for k in follows], buf.dtype, name, scope=scope)
-            extents = [1] * len(bases)
-            for dim, k in zip(dims, follows):
-                extents[dim] = self.extents[k]
             self.order.append((self.blocks[key], buf, bases, extents, role))
         return self.blocks[key], [self.vars[k] for k in follows]
+
+    def inside(self, buf: tirx.Buffer, bases, extents, role: str) -> bool:
+        """Whether the slice (``bases``, ``extents``) of ``buf`` provably starts inside it in every
+        block and, read, ends inside its constant dimensions (the last two rounded up to whole tiles,
+        which the host pads): a shifted read ``x[i, j - 64]`` (rotary embedding's partner half, chosen
+        by ``T.if_then_else``) would read DRAM outside the tensor. Rows a guarded store does not
+        write may pass the end (``tt.valid_rows``)."""
+        rank = len(buf.shape)
+        for d, (base, extent) in enumerate(zip(bases, extents)):
+            if not self.facts.prove(base >= 0):
+                return False
+            size = const_int(buf.shape[d])
+            if role == "read" and size is not None:
+                if d >= rank - 2:
+                    size = -(-size // 32) * 32
+                if not self.facts.prove(base + extent <= size):
+                    return False
+        return True
 
     def rewrite_expr(self, expr):
         def post(node):

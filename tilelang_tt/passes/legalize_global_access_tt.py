@@ -5,19 +5,27 @@ TileLang kernels may index global tensors directly in a ``T.Parallel`` nest, the
 (``C[by * bm + i, bx * bn + j] = A[by * bm + i, bx * bn + j] + 1``). Tenstorrent cores reach DRAM
 only through the reader and writer kernels, so each such access is rewritten: every global slice
 the nest reads is copied into a shared block before it (``T.copy(A[by * bm, bx * bn], A_s)``),
-every global slice it writes is computed into a fragment and copied out after it. An access is
-legalized when its indices are ``base + i``, ``base + j`` of the nest's loop variables in nest
-order (values named inside the loop substituted) or do not depend on them (a single index between
-them too: a head ``Q[b, t0 + t, h, d0 + d]`` of a (B, S, H, D) tensor is the slice [1, bm, 1, bd]), and
-the indices after the last loop index are 0 on dimensions of extent 1 (the column of a (n, 1) tensor).
-A store names every loop variable; a load may name one of a 2-D nest's: a per-row ``S[by * bm +
-i]`` or per-column ``B[bx * bn + j]`` vector, read into a vector block. A store guarded on the first
-index, ``if i < valid: C[row + i, ..] = ..`` (the rows a block holds), is computed for every row and
-copied out under ``tt.valid_rows`` = ``valid``: the writer writes the first ``valid`` rows. Any
-other access is left for the later passes to report.
+every global slice it writes is computed into a fragment and copied out after it. Which slice an
+access touches is read from its index expressions (``ir/element_access.py``): each index ``base + v``
+of one loop variable, or of none (a single index between them too: a head ``Q[b, t0 + t, h, d0 + d]``
+of a (B, S, H, D) tensor is the slice [1, bm, 1, bd]), the indices after the last loop index 0 on
+dimensions of extent 1 (the column of a (n, 1) tensor). A store names every loop variable; a load may
+name one of a 2-D nest's (a per-row ``S[by * bm + i]`` or per-column ``B[bx * bn + j]`` vector, read
+into a vector block) or both swapped (the block read transposed: compute's ``transpose_tile``); a
+shifted read ``x[i, j + 64]`` is its own block. A nest whose stores all swap its loops is written in
+their order (``Y[bx * 32 + j, by * 32 + i] = ..``: the nest over (j, i)); a nest of several loops
+used only through one flat index ``(bx * t + i) * n + j`` becomes one loop over its elements. An
+``if`` in the nest whose conditions the block coordinates' ranges and the values named before the nest
+prove is dropped (``if m_start + i < m`` where the blocks tile ``m``; an ``else`` taken or not); a store
+guarded on the first index, ``if i < valid: C[row + i, ..] = ..`` (the rows a block holds), is computed
+for every row and copied out under ``tt.valid_rows`` = ``valid``: the writer writes the first ``valid``
+rows. A nest that stores into a global tensor and is none of these is refused at the store; other
+nests are left for the later passes. The extents of a region that the values named before it make
+constant become that constant (``Y[b, H0:H1]`` with ``H1 = H0 + 64``: 64).
 Writes the ``tt.valid_rows`` AttrStmts. Every new statement carries the span of the ``T.Parallel`` nest.
 Errors: an on-chip buffer or a T.Parallel nest whose size depends on a dynamic size
-(``T.dynamic``): blocks are CBs sized when the kernel is compiled.
+(``T.dynamic``): blocks are CBs sized when the kernel is compiled; a nest storing into a global tensor
+at no block.
 
     Before: for i, j in T.Parallel(32, 32):
                 C[by * 32 + i, bx * 32 + j] = A[by * 32 + i, bx * 32 + j] + T.float32(1)
@@ -31,6 +39,13 @@ Errors: an on-chip buffer or a T.Parallel nest whose size depends on a dynamic s
     After:  for i in T.Parallel(32):
                 Mean_l[i] = mean[i]
             T.copy(T.region(Mean_l[0], 1, 32), T.region(Mean[bx * 32], 2, 32))
+
+    Before: for i, j in T.Parallel(32, 32):
+                Y[bx * 32 + j, by * 32 + i] = X[by * 32 + i, bx * 32 + j]
+    After:  T.copy(T.region(X[by * 32, bx * 32], 1, 32, 32), T.region(X_s[0, 0], 2, 32, 32))
+            for j, i in T.Parallel(32, 32):
+                Y_l[j, i] = X_s[i, j]
+            T.copy(T.region(Y_l[0, 0], 1, 32, 32), T.region(Y[bx * 32, by * 32], 2, 32, 32))
 """
 
 from __future__ import annotations
@@ -76,18 +91,18 @@ def _copy(src, dst, like) -> tirx.Stmt:
     return keep_span(like, tirx.Evaluate(tirx.Call("handle", ir.Op.get("tl.tileop.copy"), [src, dst])))
 
 
-def _legalize(loop: tirx.For, names: set[str], allocated: list[tirx.Buffer], facts: Facts) -> tirx.Stmt | None:
+def _legalize(func, loop: tirx.For, names: set[str], allocated: list[tirx.Buffer], facts: Facts) -> tirx.Stmt | None:
     """The nest at ``loop`` with its global accesses made block copies, as written, with its loops
     reordered to its stores' order, or flattened (ir/element_access.py); None when none applies."""
     loops, body = parallel_nest(loop)
-    found = _legalize_nest(loop, loops, body, names, allocated, facts)
+    found = _legalize_nest(func, loop, loops, body, names, allocated, facts)
     flat = flattened(loops, body, facts) if found is None else None
     if flat is None:
         return found
-    return _legalize_nest(loop, *flat, names, allocated, facts, complete=True)
+    return _legalize_nest(func, loop, *flat, names, allocated, facts, complete=True)
 
 
-def _legalize_nest(loop, loops, body, names, allocated, facts, complete=False) -> tirx.Stmt | None:
+def _legalize_nest(func, loop, loops, body, names, allocated, facts, complete=False) -> tirx.Stmt | None:
     """:func:`_legalize` of the nest ``loops`` around ``body``; ``complete``: None unless every global
     access becomes a block access (a flattened nest: what is left would be reported in the flat loop
     the user did not write)."""
@@ -117,11 +132,13 @@ def _legalize_nest(loop, loops, body, names, allocated, facts, complete=False) -
                 limits[s.buffer] = (bound, guard[1])
         value = nest.rewrite_expr(tirx.stmt_functor.substitute(s.value, named))
         target, indices = s.buffer, s.indices
-        if is_global_buffer(s.buffer):
+        if is_global_buffer(s.buffer) and not nest.outside:
             found = nest.access(s.buffer, [tirx.stmt_functor.substitute(e, named) for e in s.indices], "write")
             if found is None:
                 return None
             target, indices = found
+        if nest.outside:
+            _refuse_outside(func, s, *nest.outside[0])
         stmts.append(keep_span(s, tirx.BufferStore(target, value, indices)))
     if not nest.order or (complete and any(contains(s, lambda n: isinstance(
             n, tirx.BufferLoad) and is_global_buffer(n.buffer)) for s in stmts)):
@@ -144,6 +161,18 @@ def _legalize_nest(loop, loops, body, names, allocated, facts, complete=False) -
                 copy = _copy(make_region(block, zeros, shape, READ), tensor, loop)
             after.append(copy)
     return seq(before + [new_body] + after)
+
+
+def _refuse_outside(func, stmt, buf: tirx.Buffer, bases, extents) -> None:
+    """Refuses ``stmt``, whose access of ``buf`` reads or writes the slice (``bases``, ``extents``)
+    that may lie partly outside ``buf`` (ElementNest.inside)."""
+    where = ", ".join(f"{b}:{b} + {e}" if e != 1 else str(b) for b, e in zip(bases, extents))
+    raise error(PASS, func, stmt, f"the slice {buf.name}[{where}] that this statement reads or writes element-wise may "
+                f"lie partly outside `{buf.name}` (shape {list(buf.shape)}): its block would read or write memory "
+                "past the tensor",
+                "read each part where it lies: split the nest so each statement touches one slice inside the tensor "
+                "(rotary embedding: store the first half from x[.., j] and x[.., j + half] and the second half in "
+                "its own statement, not T.if_then_else(j < half, x[.., j + half], x[.., j - half]))")
 
 
 def _refuse_global_stores(func: tirx.PrimFunc, loop: tirx.For) -> tirx.For:
@@ -323,7 +352,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
 
     def visit(stmt):
         if isinstance(stmt, tirx.For) and stmt.kind == tirx.ForKind.PARALLEL:
-            return _legalize(stmt, names, pending, facts) or _refuse_global_stores(func, stmt)
+            return _legalize(func, stmt, names, pending, facts) or _refuse_global_stores(func, stmt)
         if isinstance(stmt, tirx.Evaluate):
             stmt = _static_extents(stmt, facts)
             return _global_copy(stmt, names, pending) or stmt
@@ -333,12 +362,11 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         if isinstance(stmt, tirx.SeqStmt):
             return seq([visit(s) for s in stmt.seq])
         if isinstance(stmt, tirx.For):
-            if const_int(stmt.extent) is not None:
-                facts.analyzer.bind(stmt.loop_var, ir.Range.from_min_extent(stmt.min, stmt.extent))
+            facts.analyzer.bind(stmt.loop_var, ir.Range.from_min_extent(stmt.min, stmt.extent))
             return keep_span(stmt, tirx.For(stmt.loop_var, stmt.min, stmt.extent, stmt.kind, visit(stmt.body),
                                             stmt.thread_binding, stmt.annotations))
         if isinstance(stmt, tirx.AttrStmt):
-            if stmt.attr_key == "thread_extent" and const_int(stmt.value) is not None:
+            if stmt.attr_key == "thread_extent":
                 facts.analyzer.bind(stmt.node.var, ir.Range(0, stmt.value))
             return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, visit(stmt.body)))
         if isinstance(stmt, tirx.SBlockRealize):
