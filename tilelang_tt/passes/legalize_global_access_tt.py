@@ -19,13 +19,14 @@ used only through one flat index ``(bx * t + i) * n + j`` becomes one loop over 
 prove is dropped (``if m_start + i < m`` where the blocks tile ``m``; an ``else`` taken or not); a store
 guarded on the first index, ``if i < valid: C[row + i, ..] = ..`` (the rows a block holds), is computed
 for every row and copied out under ``tt.valid_rows`` = ``valid``: the writer writes the first ``valid``
-rows. A nest that stores into a global tensor and is none of these is refused at the store; other
-nests are left for the later passes. The extents of a region that the values named before it make
+rows. Other nests are left for the later passes, which refuse a global store in them at its line;
+in a kernel that then writes no global tensor with T.copy (they could only name the kernel), this
+pass refuses the first such store. The extents of a region that the values named before it make
 constant become that constant (``Y[b, H0:H1]`` with ``H1 = H0 + 64``: 64).
 Writes the ``tt.valid_rows`` AttrStmts. Every new statement carries the span of the ``T.Parallel`` nest.
 Errors: an on-chip buffer or a T.Parallel nest whose size depends on a dynamic size
-(``T.dynamic``): blocks are CBs sized when the kernel is compiled; a nest storing into a global tensor
-at no block.
+(``T.dynamic``): blocks are CBs sized when the kernel is compiled; a slice partly outside its tensor;
+a nest storing into a global tensor at no block in a kernel that copies no block out.
 
     Before: for i, j in T.Parallel(32, 32):
                 C[by * 32 + i, bx * 32 + j] = A[by * 32 + i, bx * 32 + j] + T.float32(1)
@@ -175,20 +176,32 @@ def _refuse_outside(func, stmt, buf: tirx.Buffer, bases, extents) -> None:
                 "its own statement, not T.if_then_else(j < half, x[.., j + half], x[.., j - half]))")
 
 
-def _refuse_global_stores(func: tirx.PrimFunc, loop: tirx.For) -> tirx.For:
-    """``loop``, a nest :func:`_legalize` left, when it stores into no global tensor (the later passes
-    check its on-chip accesses); else refused at the first such store: no block would be written."""
+def _refuse_global_stores(func: tirx.PrimFunc, body: tirx.Stmt, left: list[tirx.For]) -> None:
+    """Refuses the first store into a global tensor in the nests :func:`_legalize` ``left``, when
+    ``body`` (the kernel after the pass) writes no global tensor with T.copy: no block would be written,
+    and the later passes could only name the kernel. Otherwise they refuse such a store at its line
+    (LowerTTTileIntrinsics: not an element-wise access of an on-chip block), after the errors of the
+    other statements."""
+    def copies_out(n):
+        if tile_op_name(n) != "copy":
+            return False
+        dst = as_region(n.value.args[1])
+        return dst is not None and is_global_buffer(dst.buffer)
+
+    if not left or contains(body, copies_out):
+        return
     stores = []
-    tirx.stmt_functor.post_order_visit(loop.body, lambda n: stores.append(n) if isinstance(
-        n, tirx.BufferStore) and is_global_buffer(n.buffer) else None)
+    for loop in left:
+        tirx.stmt_functor.post_order_visit(loop.body, lambda n: stores.append(n) if isinstance(
+            n, tirx.BufferStore) and is_global_buffer(n.buffer) else None)
     if not stores:
-        return loop
+        return
     store = stores[0]
     access = f"`{store.buffer.name}[{', '.join(str(x) for x in store.indices)}]`"
     raise error(PASS, func, store, f"{access}: a T.Parallel nest stores into the global tensor `{store.buffer.name}` "
-                "and its global accesses are not blocks of its loops: each index is `base + v` of one loop variable (every loop "
-                "once, in any order), or all are one flat index of the loops into a tensor of rank 1; the nest holds "
-                "values, stores and guards `if base + i < bound` on its first index",
+                "and its global accesses are not blocks of its loops: each index is `base + v` of one loop variable "
+                "(every loop once, in any order), or all are one flat index of the loops into a tensor of rank 1; the "
+                "nest holds values, stores and guards `if base + i < bound` on its first index",
                 "compute the block into a T.alloc_fragment indexed by the loop variables and T.copy it to the "
                 "tensor's slice: for i, j in T.Parallel(bm, bn): Y_l[i, j] = ...; then T.copy(Y_l, Y[by * bm, bx * bn])")
 
@@ -352,7 +365,10 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
 
     def visit(stmt):
         if isinstance(stmt, tirx.For) and stmt.kind == tirx.ForKind.PARALLEL:
-            return _legalize(func, stmt, names, pending, facts) or _refuse_global_stores(func, stmt)
+            found = _legalize(func, stmt, names, pending, facts)
+            if found is None:
+                left.append(stmt)
+            return found or stmt
         if isinstance(stmt, tirx.Evaluate):
             stmt = _static_extents(stmt, facts)
             return _global_copy(stmt, names, pending) or stmt
@@ -382,7 +398,9 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             return keep_span(stmt, tirx.SBlockRealize(stmt.iter_values, stmt.predicate, new_blk))
         return stmt
 
+    left: list[tirx.For] = []  # the nests left as they are
     body = visit(func.body)
+    _refuse_global_stores(func, body, left)
     return func if body.same_as(func.body) else func.with_body(body)
 
 
