@@ -123,17 +123,20 @@ class ElementNest:
         return self.blocks[key], [self.vars[k] for k in follows]
 
     def inside(self, buf: tirx.Buffer, bases, extents, role: str) -> bool:
-        """Whether the slice (``bases``, ``extents``) of ``buf`` provably starts inside it in every
-        block and, read, ends inside its constant dimensions (the last two rounded up to whole tiles,
-        which the host pads): a shifted read ``x[i, j - 64]`` (rotary embedding's partner half, chosen
-        by ``T.if_then_else``) would read DRAM outside the tensor. Rows a guarded store does not
-        write may pass the end (``tt.valid_rows``)."""
+        """Whether a read slice (``bases``, ``extents``) of ``buf`` provably starts inside it in every
+        block and ends inside its constant dimensions (the last two rounded up to whole tiles, which
+        the host pads): the block is read whole, where GPU code may read only some of its elements
+        (rotary embedding's partner half ``x[i, j - 64]`` chosen by ``T.if_then_else``), which would
+        read DRAM outside the tensor. A store writes the elements the kernel writes (guarded rows:
+        ``tt.valid_rows``)."""
+        if role != "read":
+            return True
         rank = len(buf.shape)
         for d, (base, extent) in enumerate(zip(bases, extents)):
             if not self.facts.prove(base >= 0):
                 return False
             size = const_int(buf.shape[d])
-            if role == "read" and size is not None:
+            if size is not None:
                 if d >= rank - 2:
                     size = -(-size // 32) * 32
                 if not self.facts.prove(base + extent <= size):

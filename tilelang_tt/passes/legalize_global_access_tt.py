@@ -133,13 +133,13 @@ def _legalize_nest(func, loop, loops, body, names, allocated, facts, complete=Fa
                 limits[s.buffer] = (bound, guard[1])
         value = nest.rewrite_expr(tirx.stmt_functor.substitute(s.value, named))
         target, indices = s.buffer, s.indices
-        if is_global_buffer(s.buffer) and not nest.outside:
+        if nest.outside:
+            _refuse_outside(func, s, *nest.outside[0])
+        if is_global_buffer(s.buffer):
             found = nest.access(s.buffer, [tirx.stmt_functor.substitute(e, named) for e in s.indices], "write")
             if found is None:
                 return None
             target, indices = found
-        if nest.outside:
-            _refuse_outside(func, s, *nest.outside[0])
         stmts.append(keep_span(s, tirx.BufferStore(target, value, indices)))
     if not nest.order or (complete and any(contains(s, lambda n: isinstance(
             n, tirx.BufferLoad) and is_global_buffer(n.buffer)) for s in stmts)):
@@ -165,10 +165,10 @@ def _legalize_nest(func, loop, loops, body, names, allocated, facts, complete=Fa
 
 
 def _refuse_outside(func, stmt, buf: tirx.Buffer, bases, extents) -> None:
-    """Refuses ``stmt``, whose access of ``buf`` reads or writes the slice (``bases``, ``extents``)
-    that may lie partly outside ``buf`` (ElementNest.inside)."""
+    """Refuses ``stmt``, whose access of ``buf`` reads the slice (``bases``, ``extents``) that may
+    lie partly outside ``buf`` (ElementNest.inside)."""
     where = ", ".join(f"{b}:{b} + {e}" if e != 1 else str(b) for b, e in zip(bases, extents))
-    raise error(PASS, func, stmt, f"the slice {buf.name}[{where}] that this statement reads or writes element-wise may "
+    raise error(PASS, func, stmt, f"the slice {buf.name}[{where}] that this statement reads element-wise may "
                 f"lie partly outside `{buf.name}` (shape {list(buf.shape)}): its block would read or write memory "
                 "past the tensor",
                 "read each part where it lies: split the nest so each statement touches one slice inside the tensor "
