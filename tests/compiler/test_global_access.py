@@ -48,14 +48,14 @@ def test_a_rotary_embedding_reads_the_two_halves_of_each_row():
     assert_close(run(rotary_halves(64, 128), x, c, s), torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], 1), 1e-5)
 
 
-def transposed_store(m, n):
+def transposed_store(m, n, bm=32, bn=32):
     """Y = X^T + 1 written the GPU way, the store's indices swapping the nest's loops."""
 
     @T.prim_func
     def main(X: T.Tensor((m, n), "bfloat16"), Y: T.Tensor((n, m), "bfloat16")):
-        with T.Kernel(n // 32, m // 32) as (bx, by):
-            for i, j in T.Parallel(32, 32):
-                Y[bx * 32 + j, by * 32 + i] = X[by * 32 + i, bx * 32 + j] + T.bfloat16(1)
+        with T.Kernel(n // bn, m // bm) as (bx, by):
+            for i, j in T.Parallel(bm, bn):
+                Y[bx * bn + j, by * bm + i] = X[by * bm + i, bx * bn + j] + T.bfloat16(1)
 
     return main
 
@@ -72,9 +72,10 @@ def transposed_read(m, n):
     return main
 
 
-def test_a_transposed_store_is_the_nest_in_the_stores_order():
-    x = bf16(64, 96, seed=1)
-    assert_close(run(transposed_store(64, 96), x), x.float().T + 1, 2.0**-7)
+@pytest.mark.parametrize("bm, bn", [(32, 32), (32, 64)])
+def test_a_transposed_store_is_the_nest_in_the_stores_order(bm, bn):
+    x = bf16(64, 128, seed=1)
+    assert_close(run(transposed_store(64, 128, bm, bn), x), x.float().T + 1, 2.0**-7)
 
 
 def test_a_transposed_read_is_transposed_on_chip():
