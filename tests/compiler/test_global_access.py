@@ -2,7 +2,8 @@
 code writes them: LegalizeGlobalAccessTT reads each access's slice from its index expressions
 (tilelang_tt/ir/element_access.py) and makes it a tile copy. Each form compiles and runs on the
 emulator against torch, in the idioms of tests/outside's kernels: the two halves of a row (rotary
-embedding), a transposed store or read, a flat index of a nest of two loops, guards the blocks
+embedding), a transposed store or read, a flat index of a nest of two loops or into part of a row of a
+matrix, guards the blocks
 always pass and guards on the last rows, a slice ``H0:H1`` with ``H1 = H0 + 64``. The forms that
 have no exact tile form (a pair swap ``j ^ 1``, rows computed from a flat index, a column of a tensor
 read per step of a K loop, slices partly outside the tensor) are refused at their statement."""
@@ -103,6 +104,37 @@ def flat_gated(n, threads=128, npt=8):
 def test_a_flat_index_of_two_loops_is_one_loop_over_their_elements():
     g, v = torch.randn(2048), torch.randn(2048)
     assert_close(run(flat_gated(2048), g, v), torch.nn.functional.silu(g) * v, 1e-2)
+
+
+def flat_part_of_a_row(rows, dim, block=128):
+    """kb-pilot's DSPy ReLU: a flat index ``g = bx * block + i`` read and written as ``x[g // dim, g %
+    dim]``, guarded by ``g < rows * dim`` (with an else): each block is part of one row, staged in a
+    fragment."""
+
+    @T.prim_func
+    def main(X: T.Tensor((rows, dim), "bfloat16"), Y: T.Tensor((rows, dim), "bfloat16")):
+        with T.Kernel(T.ceildiv(rows * dim, block), threads=block) as bx:
+            x = T.alloc_fragment((block,), "bfloat16")
+            start = bx * block
+            for i in T.Parallel(block):
+                g = start + i
+                if g < rows * dim:
+                    x[i] = X[g // dim, g % dim]
+                else:
+                    x[i] = T.bfloat16(0)
+            for i in T.Parallel(block):
+                x[i] = T.max(x[i], T.bfloat16(0)) * T.bfloat16(2)
+            for i in T.Parallel(block):
+                g = start + i
+                if g < rows * dim:
+                    Y[g // dim, g % dim] = x[i]
+
+    return main
+
+
+def test_a_flat_index_into_part_of_a_row_is_that_row_slice():
+    x = bf16(16, 256, seed=5)
+    assert_close(run(flat_part_of_a_row(16, 256), x), torch.relu(x.float()) * 2, 2.0**-7)
 
 
 def guarded_flat(n, block=256):

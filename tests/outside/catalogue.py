@@ -78,6 +78,7 @@ EXPECTED = {
     "activation/mish_explicit": RUNS(SFPU),
     "activation/gelu_tanh_kernelbench": RUNS(SFPU),
     "gemm/bmm": RUNS(BF16),
+    "activation/relu_fragment": RUNS(BF16),
     # buffers with several writers or roles: a shared block staged in by the reader and written by
     # compute for the way out; a global tensor written by a scalar copy and a loop; two launches
     "norm/rms_norm": REFUSED(f"on-chip buffer `staged` {TWO_FILLERS}"),
@@ -110,8 +111,6 @@ EXPECTED = {
     "rope/neox_2d": REFUSED(f"`y[flat]`: a T.Parallel nest stores into the global tensor `y` and {NOT_BLOCKS}"),
     "rope/neox_position_ids": REFUSED(f"`y[flat]`: a T.Parallel nest stores into the global tensor `y` and "
                                       f"{NOT_BLOCKS}"),
-    "activation/relu_fragment": REFUSED(f"`output[g // 256, g % 256]`: a T.Parallel nest stores into the global "
-                                        f"tensor `output` and {NOT_BLOCKS}"),
     "scan/cumsum_kernelbench": REFUSED(f"`Y[row, j]`: a T.Parallel nest stores into the global tensor `Y` and "
                                        f"{NOT_BLOCKS}"),
     "softmax/softmax_kernelbench": REFUSED(NO_COPY_OUT, DEF_LINE),

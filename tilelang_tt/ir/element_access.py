@@ -81,7 +81,7 @@ class ElementNest:
             if len(used) == 1:
                 base = self.analyzer.simplify(index - self.vars[used[0]])
                 if uses_var(base, self.vars[used[0]]):
-                    return None
+                    return self.row_part(buf, indices)
             elif used:
                 return None
             loops.append(used[0] if used else None)
@@ -99,6 +99,28 @@ class ElementNest:
         if any(const_int(bases[d]) != 0 or const_int(buf.shape[d]) != 1 for d in range(dims[-1] + 1, len(indices))):
             return None
         return tuple(bases), follows, dims
+
+    def row_part(self, buf: tirx.Buffer, indices) -> tuple[tuple, tuple[int, ...], list[int]] | None:
+        """:meth:`slice` of an access of a one-loop nest whose indices are computed from one flat
+        index (``x[g // n, g % n]``, ``g = bx * 128 + i``): its element offset in the row-major tensor
+        ``base + i``, with the part of a row it touches, ``base % n`` to ``base % n + extent``, inside
+        the row; None otherwise."""
+        shape = [const_int(d) for d in buf.shape]
+        if len(self.vars) != 1 or None in shape:
+            return None
+        offset, stride = 0, 1
+        for index, size in zip(reversed(indices), reversed(shape)):
+            offset, stride = offset + index * stride, stride * size
+        base = self.analyzer.simplify(tirx.stmt_functor.substitute(offset, self.facts.values) - self.vars[0])
+        row = shape[-1]
+        if uses_var(base, self.vars[0]) or not all(self.facts.prove(c) for c in (
+                base >= 0, base + self.extents[0] <= stride, tirx.floormod(base, row) + self.extents[0] <= row)):
+            return None
+        starts, stride = [], 1
+        for size in reversed(shape):
+            starts.insert(0, self.analyzer.simplify(tirx.floormod(tirx.floordiv(base, stride), size)))
+            stride *= size
+        return tuple(starts), (0,), [len(shape) - 1]
 
     def access(self, buf: tirx.Buffer, indices, role: str) -> tuple[tirx.Buffer, list] | None:
         """(the block, its indices) that replace an access of the global ``buf``, or None."""
