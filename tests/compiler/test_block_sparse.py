@@ -83,7 +83,7 @@ def test_a_uint8_mask_and_the_reads_it_spares():
 def test_a_branch_on_a_tensor_that_does_more_than_read_and_accumulate_is_refused():
     """A gemm that clears its accumulator on the kept steps would not add zero on the others."""
     err = compile_error(masked_gemm(64, 64, 64, body="clear"))
-    assert_diagnostic(err, "LegalizeGlobalAccessTT", "`if Mask[by, bx, kk]:` around tile operations (T.copy, T.gemm, "
+    assert_diagnostic(err, "CheckKernelFormsTT", "`if Mask[by, bx, kk]:` around tile operations (T.copy, T.gemm, "
                       "T.Parallel) decides on the values of a tensor", "masked_gemm", path=__file__,
                       source=open(__file__).read())
     assert "T.if_then_else(mask, x, 0)" in err.hint

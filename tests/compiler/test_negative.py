@@ -174,11 +174,11 @@ def test_atomic_add_into_one_region_at_every_loop_step_points_at_the_statement()
 def test_a_branch_on_tensor_values_around_tile_operations_points_at_the_if():
     """Named as the user wrote it (an `if`), not as the TIR node (IfThenElse) a later pass met."""
     err = compile_error(bad_kernels.masked_blocks())
-    assert_diagnostic(err, "LegalizeGlobalAccessTT", "`if Mask[by] != 0:` around tile operations (T.copy, T.gemm, "
+    assert_diagnostic(err, "CheckKernelFormsTT", "`if Mask[by] != 0:` around tile operations (T.copy, T.gemm, "
                       "T.Parallel) decides on the values of a tensor", "masked_blocks")
     assert "IfThenElse" not in str(err) and "T.if_then_else(mask, x, 0)" in err.hint
     err = compile_error(bad_kernels.guarded_with_else())
-    assert_diagnostic(err, "LegalizeGlobalAccessTT", "`if by < 2:` around tile operations (T.copy, T.gemm, "
+    assert_diagnostic(err, "CheckKernelFormsTT", "`if by < 2:` around tile operations (T.copy, T.gemm, "
                       "T.Parallel) with an else branch", "guarded_with_else")
 
 
@@ -223,7 +223,7 @@ def test_blocks_taking_turns_refuse_partitions_that_do_not_keep_them_in_order(op
 
 def test_thread_level_code_points_at_the_first_statement_using_the_thread_index():
     err = compile_error(bad_kernels.thread_per_row())
-    assert_diagnostic(err, "LegalizeGlobalAccessTT", "`t` is a thread index (T.get_thread_binding, T.thread_binding): "
+    assert_diagnostic(err, "CheckKernelFormsTT", "`t` is a thread index (T.get_thread_binding, T.thread_binding): "
                       "thread-level code", "thread_per_row")
     assert "T.Parallel" in err.hint
 

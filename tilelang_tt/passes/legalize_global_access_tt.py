@@ -24,9 +24,8 @@ in a kernel that then writes no global tensor with T.copy (they could only name 
 pass refuses the first such store. The extents of a region that the values named before it make
 constant become that constant (``Y[b, H0:H1]`` with ``H1 = H0 + 64``: 64).
 Writes the ``tt.valid_rows`` AttrStmts. Every new statement carries the span of the ``T.Parallel`` nest.
-Errors: an on-chip buffer or a T.Parallel nest whose size depends on a dynamic size
-(``T.dynamic``): blocks are CBs sized when the kernel is compiled; a slice partly outside its tensor;
-a nest storing into a global tensor at no block in a kernel that copies no block out.
+Errors: a slice partly outside its tensor; a nest storing into a global tensor at no block in a
+kernel that copies no block out. (CheckKernelFormsTT, just before, refuses what has no form at all.)
 
     Before: for i, j in T.Parallel(32, 32):
                 C[by * 32 + i, bx * 32 + j] = A[by * 32 + i, bx * 32 + j] + T.float32(1)
@@ -58,12 +57,10 @@ from tilelang_tt.ir.attrs import Scope
 from tilelang_tt.ir.common import (
     READ,
     WRITE,
-    allocations,
     as_region,
     const_int,
     contains,
     error,
-    first_stmt_using,
     is_global_buffer,
     keep_span,
     kernel_names,
@@ -74,7 +71,6 @@ from tilelang_tt.ir.common import (
     seq,
     tile_op_name,
     unique_name,
-    uses_var,
 )
 from tilelang_tt.ir.element_access import (
     ElementNest,
@@ -206,106 +202,6 @@ def _refuse_global_stores(func: tirx.PrimFunc, body: tirx.Stmt, left: list[tirx.
                 "tensor's slice: for i, j in T.Parallel(bm, bn): Y_l[i, j] = ...; then T.copy(Y_l, Y[by * bm, bx * bn])")
 
 
-def _check_static_blocks(func: tirx.PrimFunc) -> None:
-    """On-chip blocks and T.Parallel nests have sizes known when the kernel is compiled (CBs are
-    sized then); a dynamic size (``T.dynamic``) may only size global tensors, grids and loops."""
-    for buf in allocations(func):
-        if any(const_int(d) is None for d in buf.shape):
-            raise error(PASS, func, first_stmt_using(func.body, buf) or buf,
-                        f"on-chip buffer `{buf.name}` has the shape {list(buf.shape)}, which depends on a dynamic size: "
-                        "blocks are circular buffers sized when the kernel is compiled",
-                        "give on-chip blocks constant shapes and loop over the dynamic extent in blocks: "
-                        "for k in T.Pipelined(T.ceildiv(n, bk)): T.copy(A[by * bm, k * bk], A_s)")
-    loops = []
-    tirx.stmt_functor.post_order_visit(func.body, lambda n: loops.append(n) if isinstance(
-        n, tirx.For) and n.kind == tirx.ForKind.PARALLEL and const_int(n.extent) is None else None)
-    if loops:
-        raise error(PASS, func, loops[-1], f"T.Parallel over {loops[-1].extent}, an extent that depends on a dynamic "
-                    "size: a T.Parallel nest works on one block of constant shape",
-                    "loop over the dynamic extent in blocks of constant size and use T.Parallel inside each block")
-
-
-def _check_thread_indices(func: tirx.PrimFunc) -> None:
-    """Thread-level code (a GPU thread computing its own element: ``t = T.get_thread_binding()``,
-    ``w_tile[t, e] = W[bx * 128 + t, e]``) has no Tenstorrent form: a core runs one program per
-    block. Refused at the first statement that uses a thread index."""
-    threads = []
-    tirx.stmt_functor.post_order_visit(func.body, lambda n: threads.append(n.var) if isinstance(n, tirx.Bind) and isinstance(
-        n.value, tirx.Call) and isinstance(n.value.op, ir.Op) and n.value.op.name == "tl.launch_thread_idx" else None)
-    if not threads:
-        return
-    users = []
-
-    def visit(node):
-        if isinstance(node, (tirx.BufferStore, tirx.Evaluate, tirx.Bind)) and not (
-                isinstance(node, tirx.Bind) and any(node.var.same_as(t) for t in threads)) \
-                and any(uses_var(node, t) for t in threads):
-            users.append(node)
-
-    tirx.stmt_functor.post_order_visit(func.body, visit)
-    if users:
-        used = next(t for t in threads if uses_var(users[0], t))
-        raise error(PASS, func, users[0], f"`{used.name}` is a thread index (T.get_thread_binding, T.thread_binding): "
-                    "thread-level code, where each GPU thread computes its own element, has no Tenstorrent form (a core "
-                    "runs one program per block)",
-                    "write the block's work on whole blocks: T.copy the slices into T.alloc_shared blocks, then T.Parallel "
-                    "over the block, T.gemm or T.reduce_sum")
-
-
-def skipped_reads(branch: tirx.IfThenElse) -> bool:
-    """Whether ``branch`` only reads blocks from tensors and accumulates their product
-    (``if mask[by, bx, k]: T.copy(A.., a); T.copy(B.., b); T.gemm(a, b, acc)``, block-sparse GEMM):
-    then the reader alone decides, reading zero blocks when the condition fails, and the gemm adds
-    zero. No else, no other statement, every gemm accumulating (not clear_accum) from blocks the
-    branch reads."""
-    if branch.else_case is not None:
-        return False
-    stmts = list(branch.then_case.seq) if isinstance(branch.then_case, tirx.SeqStmt) else [branch.then_case]
-    read = []
-    for stmt in stmts:
-        name = tile_op_name(stmt)
-        if name == "copy":
-            src, dst = (as_region(a) for a in stmt.value.args[:2])
-            if src is None or dst is None or not is_global_buffer(src.buffer) or is_global_buffer(dst.buffer):
-                return False
-            read.append(dst.buffer)
-        elif name == "gemm":
-            a, b = (as_region(x) for x in stmt.value.args[:2])
-            clear = stmt.value.args[9] if len(stmt.value.args) > 9 else None
-            if a is None or b is None or not any(a.buffer.same_as(r) for r in read) or not any(
-                    b.buffer.same_as(r) for r in read) or (clear is not None and const_int(clear)):
-                return False
-        else:
-            return False
-    return bool(read)
-
-
-def _check_branches(func: tirx.PrimFunc) -> None:
-    """An ``if`` around tile operations (T.copy, T.gemm, a T.Parallel nest) is taken by the reader,
-    compute and writer kernels alike: its condition may read the block coordinates, loop variables
-    and sizes (a guard of the blocks past the output), not a tensor (compute cannot read it) unless
-    the branch only reads blocks and accumulates their gemm (:func:`skipped_reads`: the reader
-    alone decides), and it has no ``else``. Refused at the ``if``."""
-    found = []
-
-    def visit(node):
-        if isinstance(node, tirx.IfThenElse) and contains(node, lambda n: tile_op_name(n) is not None or (
-                isinstance(n, tirx.For) and n.kind == tirx.ForKind.PARALLEL)):
-            found.append(node)
-
-    tirx.stmt_functor.post_order_visit(func.body, visit)
-    for branch in reversed(found):  # post order: outer branches last
-        what = f"`if {branch.condition}:` around tile operations (T.copy, T.gemm, T.Parallel)"
-        if contains(branch.condition, lambda n: isinstance(n, tirx.BufferLoad)) and not skipped_reads(branch):
-            raise error(PASS, func, branch, f"{what} decides on the values of a tensor (a block-sparse mask): the "
-                        "compute kernel, which takes the branch too, cannot read tensors",
-                        "compute every block (multiply by the mask element-wise: T.Parallel with "
-                        "T.if_then_else(mask, x, 0)), or decide on block coordinates and sizes only")
-        if branch.else_case is not None:
-            raise error(PASS, func, branch, f"{what} with an else branch",
-                        "write the two cases as two guarded statements: if cond: ..., then if not cond: ...")
-
-
 def _global_copy(stmt, names: set[str], allocated: list[tirx.Buffer]) -> tirx.Stmt | None:
     """``T.copy(X[..], Y[..])`` between two global tensors (the attention backward's dQ cast): through
     a block, ``T.copy(X[..], X_s); T.copy(X_s, Y[..])``, and a fragment of Y's dtype between them when
@@ -355,9 +251,6 @@ def _static_extents(stmt: tirx.Evaluate, facts: Facts) -> tirx.Evaluate:
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
-    _check_static_blocks(func)
-    _check_thread_indices(func)
-    _check_branches(func)
     names = kernel_names(func)
     pending: list[tirx.Buffer] = []
 

@@ -15,6 +15,7 @@ from tilelang_tt.passes.allocate_semaphores_tt import AllocateSemaphoresTT
 from tilelang_tt.passes.attach_tensor_accessor_tt import AttachTensorAccessorTT
 from tilelang_tt.passes.balance_data_movement_tt import BalanceDataMovementTT
 from tilelang_tt.passes.build_tile_dfg_tt import BuildTileDFGTT
+from tilelang_tt.passes.check_kernel_forms_tt import CheckKernelFormsTT
 from tilelang_tt.passes.check_padding_tt import CheckPaddingTT
 from tilelang_tt.passes.choose_multicast_tt import ChooseMulticastTT
 from tilelang_tt.passes.coarsen_row_blocks_tt import CoarsenRowBlocksTT
@@ -65,6 +66,8 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         CoarsenRowBlocksTT(),
         # T.atomic_add into a tensor: a read-modify-write the legalization moves, summing blocks made consecutive.
         LowerAtomicAddTT(),
+        # What has no Tenstorrent form at all (dynamic block sizes, thread-level code, branches on tensors) refused first.
+        CheckKernelFormsTT(),
         LegalizeGlobalAccessTT(),
         # A T.Parallel accumulation into a vector (a GPU reducer) is a T.reduce_sum of its terms.
         LowerParallelReductionsTT(),
