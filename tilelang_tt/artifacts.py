@@ -54,10 +54,34 @@ def with_origins(message: str, source_map: dict[str, dict[int, str]]) -> str:
     return "\n".join([message, "generated from the kernel's statements:", *notes])
 
 
+def _foreign_entries(directory: Path) -> list[str]:
+    """What in ``directory`` a save did not write: anything but a saved program's files
+    (:data:`SOURCE_NAMES`, :data:`SOURCE_MAP_FILE`) and folders holding only those (one kernel of
+    a module's save)."""
+    program = {*SOURCE_NAMES, SOURCE_MAP_FILE}
+
+    def ours(path: Path) -> bool:
+        children = list(path.iterdir()) if path.is_dir() else []
+        return path.name in program if path.is_file() else bool(children) and all(
+            child.is_file() and child.name in program for child in children)
+
+    return sorted(entry.name for entry in directory.iterdir() if not ours(entry))
+
+
 def write_files_atomically(directory: str | os.PathLike, files: dict[str, str]) -> Path:
     """Make ``directory`` hold exactly ``files`` ({relative path: text}), all of them or, on
-    failure, the directory as it was."""
+    failure, the directory as it was. A ``directory`` that is a file, or a folder holding anything
+    a save did not write, is left as it is: a ``FileExistsError`` naming it (a save replaces the
+    whole folder)."""
     target = Path(directory)
+    if target.exists() and not target.is_dir():
+        raise FileExistsError(f"{target} is a file, not a folder: a program is saved as a folder of files; save it "
+                              "to another path (the file is left as it is)")
+    foreign = _foreign_entries(target) if target.is_dir() else []
+    if foreign:
+        raise FileExistsError(f"{target} holds {', '.join(foreign[:5])}{' ...' if len(foreign) > 5 else ''}, which "
+                              "no save wrote: saving replaces the whole folder, so it is left as it is; save to a new "
+                              "or empty folder, or to one an earlier save wrote")
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:

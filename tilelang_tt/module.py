@@ -15,6 +15,7 @@ back (:func:`load_module_file`, TVM's loader of the ``.tenstorrent`` suffix).
 from __future__ import annotations
 
 import functools
+import hashlib
 import numbers
 import os
 import re
@@ -281,7 +282,10 @@ class TenstorrentModule:
 
 # -- export_library's file and TVM's loader of it ------------------------------------------------
 MODULE_SUFFIX = "." + TenstorrentModule.kind  # tvm.runtime.load_module picks its loader by the suffix
-FILE_HEADER = "// tilelang-tt module file, format 1 (tvm.runtime.load_module loads it once tilelang_tt is imported)\n"
+FILE_HEADER = "// tilelang-tt module file, format 2 (tvm.runtime.load_module loads it once tilelang_tt is imported)\n"
+# the second line: the sha256 of the rest of the file (the bundle), checked on load: an edited or damaged file
+# is refused rather than run
+DIGEST_LINE = re.compile(r"// sha256 (?P<digest>[0-9a-f]{64})\n")
 MODULE_HELPERS = ("get_source", "inspect_plan")  # what a loaded module serves besides its kernels
 
 
@@ -289,6 +293,13 @@ MODULE_HELPERS = ("get_source", "inspect_plan")  # what a loaded module serves b
 class ModuleFileError(ValueError):
     """A path that is not, or cannot be, an exported Tenstorrent module file (registered with
     ``tvm_ffi``, so it comes out of ``tvm.runtime.load_module`` as itself)."""
+
+
+def module_file_text(programs: dict[str, Artifacts]) -> str:
+    """The text of the module file of ``programs``: :data:`FILE_HEADER`, the digest line
+    (:data:`DIGEST_LINE`) and the :func:`bundle`."""
+    text = bundle(programs)
+    return f"{FILE_HEADER}// sha256 {hashlib.sha256(text.encode()).hexdigest()}\n{text}"
 
 
 def write_module_file(path: str | os.PathLike, programs: dict[str, Artifacts]) -> Path:
@@ -303,7 +314,7 @@ def write_module_file(path: str | os.PathLike, programs: dict[str, Artifacts]) -
     fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(FILE_HEADER + bundle(programs))
+            out.write(module_file_text(programs))
         os.replace(partial, target)
     except BaseException:
         Path(partial).unlink(missing_ok=True)
@@ -323,8 +334,17 @@ def read_module_file(path: str | os.PathLike) -> dict[str, Artifacts]:
     if not text.startswith(FILE_HEADER):
         raise ModuleFileError(f"{path} is not a Tenstorrent module file (its first line is not "
                               f"{FILE_HEADER.strip()!r}); write one with export_library('NAME{MODULE_SUFFIX}')")
+    digest = DIGEST_LINE.match(text, len(FILE_HEADER))
+    if digest is None:
+        raise ModuleFileError(f"the Tenstorrent module file {path} has no digest line after its first line: it was not "
+                              "written by export_library of this tilelang-tt, or was edited; export the module again")
+    body = text[digest.end():]
+    if hashlib.sha256(body.encode()).hexdigest() != digest["digest"]:
+        raise ModuleFileError(f"the Tenstorrent module file {path} was changed or damaged after it was exported (its "
+                              "content does not match its sha256 digest), so it is not run: export the module again "
+                              "(change a program by changing its kernel and compiling it)")
     try:
-        programs = unbundle(text[len(FILE_HEADER):])
+        programs = unbundle(body)
     except (ValueError, KeyError, TypeError) as err:  # PlanError is a ValueError
         kind = "an invalid plan" if isinstance(err, PlanError) else "damaged"
         raise ModuleFileError(f"the Tenstorrent module file {path} is {kind}: {err}") from None

@@ -18,7 +18,7 @@ from tests.kernels import eltwise
 from tilelang_tt.artifacts import SOURCE_MAP_FILE, SOURCE_NAMES, Artifacts
 from tilelang_tt.backend import TenstorrentKernel, artifacts_of
 from tilelang_tt.contract.formats import FORMATS
-from tilelang_tt.module import FILE_HEADER, ModuleFileError, TenstorrentModule, bundle
+from tilelang_tt.module import FILE_HEADER, ModuleFileError, TenstorrentModule, module_file_text
 from tilelang_tt.plan_view import summary
 
 ROLES = {"reader": "reader.cpp", "compute": "compute.cpp", "writer": "writer.cpp", "main": "main.cpp",
@@ -308,20 +308,20 @@ def test_load_module_of_several_kernels(two_kernels, tmp_path):
 
 
 def _truncated(module: TenstorrentModule) -> str:
-    text = FILE_HEADER + bundle(module.programs)
+    text = module_file_text(module.programs)
     return text[: len(text) // 2]
 
 
 def _bad_plan(module: TenstorrentModule) -> str:
     art = module.artifacts
     plan = json.dumps({**art.plan.to_json(), "arch": "grayskull"})
-    return FILE_HEADER + bundle({"main": Artifacts(sources={**art.sources, "tt.plan.json": plan}, plan=art.plan)})
+    return module_file_text({"main": Artifacts(sources={**art.sources, "tt.plan.json": plan}, plan=art.plan)})
 
 
 @pytest.mark.parametrize("content, message", [
     (lambda module: "hello\n", r"foreign.tenstorrent is not a Tenstorrent module file \(its first line is not"),
     (lambda module: b"\x7fELF\x02\x01\x01\x00\xff\xfe", r"foreign.tenstorrent is not a Tenstorrent module file"),
-    (_truncated, r"module file .*foreign.tenstorrent is damaged: a tilelang-tt source bundle cut short"),
+    (_truncated, r"module file .*foreign.tenstorrent was changed or damaged after it was exported"),
     (_bad_plan, r"module file .*foreign.tenstorrent is an invalid plan: .*grayskull"),
 ], ids=["text", "binary", "truncated", "bad_plan"])
 def test_load_module_of_a_foreign_or_damaged_file_names_it(built, tmp_path, content, message):
