@@ -11,6 +11,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tilelang_tt.arguments import bind
 from tilelang_tt.contract.buffers import PlanBuffer
 from tilelang_tt.contract.plan import Plan
 from tilelang_tt.errors import span_from_location
@@ -159,8 +160,10 @@ class Artifacts:
             trace: str | os.PathLike | None = None, timing_only: bool = False, progress=None, **named):
         """Execute the program. Positional tensors follow the kernel's parameter order (all of
         them, or only the inputs, but those given by name), keyword tensors name buffers; a scalar
-        parameter (``offset: T.int32``) is an input, an int in its position or by its name;
-        returns the output tensors (one tensor if there is one).
+        parameter (``offset: T.int32``) is an input, an int in its position or by its name; each value
+        is checked against its parameter (:func:`tilelang_tt.arguments.bind`: dtype, shape, count);
+        returns the output tensors (one tensor if there is one). An output given keeps its contents
+        where the kernel does not write it (the emulator uploads it; one not given starts as zeros).
 
         ``device="emulator"`` (the default) runs it on the emulator and keeps its counters in
         ``last_counters``; with ``out_dir`` the emulator's data directory is kept there: inputs
@@ -174,17 +177,7 @@ class Artifacts:
         ``device="tt"`` runs it on a Tenstorrent device through ttnn's ``generic_op``
         (:func:`tilelang_tt.host.ttnn_program.run_on_device`)."""
         plan = self.plan
-        # scalar parameters (ints) are inputs; the positional values are those of the parameters not named
-        params = [p for p in plan.parameters if p.name not in named]
-        inputs = [p for p in params if not isinstance(p, PlanBuffer) or p.is_input]
-        if len(tensors) == len(params):
-            given = {p.name: t for p, t in zip(params, tensors) if p in inputs}
-        elif len(tensors) == len(inputs):
-            given = {p.name: t for p, t in zip(inputs, tensors)}
-        else:
-            raise TypeError(f"kernel `{self.kernel_name}` takes {len(inputs)} inputs "
-                            f"({', '.join(p.name for p in inputs)}), got {len(tensors)}")
-        given |= named
+        given = bind(plan, tensors, named)
         if device == DEVICE:
             if out_dir is not None:
                 raise ValueError("out_dir keeps the emulator's data directory; a device run has none: drop out_dir")

@@ -279,14 +279,15 @@ class TenstorrentKernel(TenstorrentModule):
                                     {self.scalars[i]: t for i, t in given.items() if i in self.scalars})
             given = iter(tensors)
             placement = next((t.device for t in tensors if isinstance(t, torch.Tensor)), torch.device("cpu"))
-            args = [self._empty(buffers[i], placement) if i in self.out_idx else next(given)
+            args = [self._zeros(buffers[i], placement) if i in self.out_idx else next(given)
                     for i in range(self.num_params)]
         else:
-            expected = f"{self.num_params}" if not self.out_idx else f"{self.num_params - len(self.out_idx)} or {self.num_params}"
-            raise TTCompileError(
-                f"kernel `{self.artifacts.kernel_name}` takes {expected} tensors, got {len(tensors)}",
-                hint=f"pass the parameters except the outputs out_idx={self.out_idx}, or all of them",
-            )
+            params = self.artifacts.plan.parameters
+            what = "tensors" if len(params) == len(self.buffers) else "parameters"
+            takes = f"{len(params)} {what} ({', '.join(p.name for p in params)})"
+            if self.out_idx:
+                takes += f", or {self.num_params - len(self.out_idx)} without the outputs out_idx={self.out_idx}"
+            raise TypeError(f"kernel `{self.artifacts.kernel_name}` takes {takes}, got {len(tensors)}")
         self.get_function(self.artifacts.kernel_name)(*args, device=device)
         if not self.out_idx:
             return None
@@ -304,8 +305,10 @@ class TenstorrentKernel(TenstorrentModule):
         return {b.param_index: b for b in bound.buffers}
 
     @staticmethod
-    def _empty(buffer, device: torch.device) -> torch.Tensor:
-        return torch.empty(buffer.shape, dtype=getattr(torch, buffer.dtype), device=device)
+    def _zeros(buffer, device: torch.device) -> torch.Tensor:
+        """An output ``out_idx`` allocates: zeros, so the elements a kernel does not write are the same on
+        every run (TileLang's ``torch.empty`` leaves whatever memory held; the emulator uploads outputs)."""
+        return torch.zeros(buffer.shape, dtype=getattr(torch, buffer.dtype), device=device)
 
 
 def _normalize_out_idx(out_idx, num_params: int) -> list[int]:

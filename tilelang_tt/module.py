@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import numbers
 import os
 import re
 import tempfile
@@ -27,6 +26,7 @@ import tvm_ffi
 from tvm.runtime.module import BenchmarkResult
 
 from tilelang_tt import native
+from tilelang_tt.arguments import bind
 from tilelang_tt.artifacts import EMULATOR, SOURCE_MAP_FILE, Artifacts, read_source_map, write_files_atomically
 from tilelang_tt.compiler import DUMP_FILE, dump_file_name
 from tilelang_tt.contract.buffers import PlanBuffer
@@ -110,45 +110,20 @@ class TenstorrentFunction:
         import torch
 
         params = self.plan.parameters
-        name = self.artifacts.kernel_name
-        if len(args) != len(params):
-            what = "tensors" if all(isinstance(p, PlanBuffer) for p in params) else "parameters"
-            raise TypeError(f"kernel `{name}` takes {len(params)} {what} ({', '.join(p.name for p in params)}), "
-                            f"got {len(args)}")
-        scalars = {p.name: _as_int(arg, p.name, name) for arg, p in zip(args, params) if not isinstance(p, PlanBuffer)}
-        buffers = [p for p in params if isinstance(p, PlanBuffer)]
-        tensors = [_as_torch(arg, p.name, name) for arg, p in zip(args, params) if isinstance(p, PlanBuffer)]
-        if self.plan.dims:  # the sizes the tensors give
-            shapes = {b.name: tuple(t.shape) for b, t in zip(buffers, tensors)}
-            buffers = sorted(self.plan.bind(self.plan.dim_values(shapes, scalars)).buffers, key=lambda b: b.param_index)
-        for buffer, tensor in zip(buffers, tensors):
-            dtypes = {buffer.dtype} | ({"bool"} if buffer.dtype == "uint8" else set())  # bool is stored as uint8
-            if str(tensor.dtype).removeprefix("torch.") not in dtypes:
-                raise ValueError(f"kernel `{name}`: parameter `{buffer.name}` is {buffer.dtype}, got a "
-                                 f"{str(tensor.dtype).removeprefix('torch.')} tensor")
-            if tuple(tensor.shape) != tuple(buffer.shape):
-                raise ValueError(f"kernel `{name}`: parameter `{buffer.name}` has shape {list(buffer.shape)}, got "
-                                 f"{list(tensor.shape)}")
-        given = iter(tensors)
-        results = self.artifacts.run(*(next(given) if isinstance(p, PlanBuffer) else scalars[p.name] for p in params),
-                                     device=device)
+        args = [_as_torch(arg) if isinstance(p, PlanBuffer) else arg for arg, p in zip(args, params)] + list(
+            args[len(params):])
+        bind(self.plan, args, inputs_only=False)
+        results = self.artifacts.run(*args, device=device)
         if not isinstance(results, (tuple, list)):
             results = (results,)
-        outputs = [t for b, t in zip(buffers, tensors) if b.is_output]
+        outputs = [t for p, t in zip(params, args) if isinstance(p, PlanBuffer) and p.is_output]
         for tensor, result in zip(outputs, results, strict=True):
             tensor.copy_(torch.as_tensor(result).reshape(tensor.shape).to(tensor.dtype))
 
 
-def _as_int(arg, parameter: str, kernel: str) -> int:
-    """The int a scalar parameter (``offset: T.int32``) is given as."""
-    if isinstance(arg, bool) or not isinstance(arg, numbers.Integral):
-        raise TypeError(f"kernel `{kernel}`: the scalar parameter `{parameter}` takes an int, got "
-                        f"{type(arg).__name__}")
-    return int(arg)
-
-
-def _as_torch(arg, parameter: str, kernel: str):
-    """A torch tensor sharing ``arg``'s memory (outputs are written through it)."""
+def _as_torch(arg):
+    """A torch tensor sharing ``arg``'s memory (outputs are written through it), or ``arg`` itself
+    when it is no tensor (:func:`tilelang_tt.arguments.bind` names the parameter)."""
     import numpy as np
     import torch
 
@@ -158,8 +133,7 @@ def _as_torch(arg, parameter: str, kernel: str):
         return torch.from_numpy(arg)
     if hasattr(arg, "__dlpack__"):
         return torch.from_dlpack(arg)
-    raise TypeError(f"kernel `{kernel}`: parameter `{parameter}` takes a tensor (torch, numpy, tvm.runtime.Tensor or "
-                    f"any DLPack tensor), got {type(arg).__name__}")
+    return arg
 
 
 class TenstorrentModule:

@@ -66,7 +66,8 @@ def _emit_prelude(out: CppEmitter, plan: Plan) -> None:
         f"// Planned for {plan.arch.name}, core grid {plan.core_grid[0]}x{plan.core_grid[1]}.",
         f"// Usage: main DATA_DIR{''.join(' ' + d.name.upper() for d in plan.dims)}. Reads <buffer>.bin (row-major) "
         "for every input buffer and writes",
-        "// <buffer>.out.bin (row-major) for every output buffer.",
+        "// <buffer>.out.bin (row-major) for every output buffer; an output's <buffer>.bin, when there, is its",
+        "// contents before the call (what the kernel does not write keeps them).",
         *(["// Buffers stored in block floating point (Bfp8_b, Bfp4_b) are their tiles' bytes in both files."]
           if any(b.format.block for b in plan.buffers) else []),
         *(f"// {d.name.upper()}: the scalar parameter {d.name} (an int32)." if d.scalar else
@@ -293,8 +294,6 @@ def _emit_buffers(out: CppEmitter, plan: Plan) -> None:
         _check_buffer(buffer)
         split = _mesh_split(plan, buffer)
         name, var = buffer.name, _ident(buffer.name)
-        batch, rows, cols = (_cxx(v) for v in buffer.matrix_dims)
-        elem = _element(buffer)
         size = _cxx(buffer.page_size * buffer.num_pages)
         view = f" as the column {list(buffer.device_shape)}" if buffer.column else ""
         out.line(
@@ -318,17 +317,29 @@ def _emit_buffers(out: CppEmitter, plan: Plan) -> None:
                 f"create_dram_buffer(device.get(), {size}, {buffer.page_size});"
             )
         out.line(f"const uint32_t address_{var} = device_address(buffer_{var});")
-        if buffer.is_input and split is not None:
-            _emit_mesh_input(out, plan, buffer, split)
-        elif buffer.is_input:
-            count = size if buffer.format.block else _cxx(math.prod(buffer.matrix_dims))
-            out.line(f"std::vector<{elem}> input_{var} = read_elements<{elem}>(data_dir / \"{name}.bin\", {count});")
-            if buffer.row_major or buffer.format.block:  # its pages as they are: rows, or converted tiles
-                out.line(f"command_queue.enqueue_write_mesh_buffer(buffer_{var}, input_{var}.data(), false);")
-            else:
-                out.line(f"std::vector<{elem}> tiled_{var} = tilize(input_{var}, {batch}, {rows}, {cols});")
-                out.line(f"command_queue.enqueue_write_mesh_buffer(buffer_{var}, tiled_{var}.data(), false);")
+        if buffer.is_input:
+            _emit_upload(out, plan, buffer, split)
+        else:  # an output's contents before the call, when given: what the kernel does not write keeps them
+            with out.block(f"if (std::filesystem::exists(data_dir / \"{name}.bin\"))"):
+                _emit_upload(out, plan, buffer, split)
         out.line("")
+
+
+def _emit_upload(out: CppEmitter, plan: Plan, buffer: PlanBuffer, split: tuple[int, int, int] | None) -> None:
+    """Read ``<buffer>.bin`` and write it to the device buffer (tilized unless it is rows or block
+    floating point tiles already)."""
+    if split is not None:
+        _emit_mesh_input(out, plan, buffer, split)
+        return
+    var, elem = _ident(buffer.name), _element(buffer)
+    batch, rows, cols = (_cxx(v) for v in buffer.matrix_dims)
+    count = _cxx(buffer.page_size * buffer.num_pages) if buffer.format.block else _cxx(math.prod(buffer.matrix_dims))
+    out.line(f"std::vector<{elem}> input_{var} = read_elements<{elem}>(data_dir / \"{buffer.name}.bin\", {count});")
+    if buffer.row_major or buffer.format.block:  # its pages as they are: rows, or converted tiles
+        out.line(f"command_queue.enqueue_write_mesh_buffer(buffer_{var}, input_{var}.data(), false);")
+    else:
+        out.line(f"std::vector<{elem}> tiled_{var} = tilize(input_{var}, {batch}, {rows}, {cols});")
+        out.line(f"command_queue.enqueue_write_mesh_buffer(buffer_{var}, tiled_{var}.data(), false);")
 
 
 def _emit_distribution_spec(out: CppEmitter, buffer: PlanBuffer, var: str) -> None:

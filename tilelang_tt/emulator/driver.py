@@ -96,12 +96,14 @@ def bfloat16_bits_to_float32(bits: np.ndarray) -> np.ndarray:
 
 
 def _as_numpy(value: object, dtype: str) -> np.ndarray:
-    """A numpy array of ``value``; torch bfloat16 tensors come back as their uint16 bit patterns."""
+    """A numpy array of ``value``; a torch bfloat16 tensor for a bfloat16 buffer comes back as its
+    uint16 bit patterns, for another buffer as its values (never its bits read as numbers)."""
     if type(value).__module__.split(".")[0] == "torch":
         torch = sys.modules["torch"]
         tensor = value.detach().cpu().contiguous()
         if tensor.dtype == torch.bfloat16:
-            return tensor.view(torch.int16).numpy().view(np.uint16)
+            return tensor.view(torch.int16).numpy().view(np.uint16) if dtype == "bfloat16" else \
+                tensor.to(torch.float32).numpy()
         if dtype == "bfloat16":
             return tensor.to(torch.float32).numpy()
         return tensor.numpy()
@@ -446,9 +448,10 @@ def _execute(command: list[str], env: dict[str, str], progress: Progress | None)
 def run(sources: dict[str, str], plan: Plan, inputs: dict[str, object], data_dir: Path | None = None,
         trace: Path | None = None, timing_only: bool = False, progress: Progress | None = None) -> EmulatorResult:
     """Build (or reuse) the program (``sources``: ``main.cpp`` and the kernels of ``plan``) and run
-    it on ``inputs`` (numpy arrays or torch tensors by buffer name, the int of each scalar parameter
-    by its name); a plan with dynamic sizes runs
-    for the sizes the inputs give (a ``SizeError`` for inputs it cannot serve).
+    it on ``inputs`` (numpy arrays or torch tensors by buffer name: every input, and any output whose
+    contents the elements the kernel does not write keep; the int of each scalar parameter by its
+    name); a plan with dynamic sizes runs for the sizes the inputs give (a ``SizeError`` for inputs
+    it cannot serve).
 
     The program's data directory (``<buffer>.bin`` inputs, ``<buffer>.out.bin`` outputs,
     ``counters.json``; DEVELOPERS.md, Contract 2) is ``data_dir`` when given, and kept; else a
@@ -465,8 +468,8 @@ def run(sources: dict[str, str], plan: Plan, inputs: dict[str, object], data_dir
         plan = plan.bind(sizes)
     exe = build(sources, plan, progress)
     buffers = {b.name: b for b in plan.host_buffers}
-    wanted = sorted(b.name for b in plan.inputs)
-    missing, unknown = set(wanted) - set(inputs), set(inputs) - set(buffers)
+    missing = {b.name for b in plan.inputs} - set(inputs)
+    unknown = set(inputs) - set(buffers)
     if missing or unknown:
         raise EmulatorError(f"inputs: missing {sorted(missing)}, not buffers of the plan {sorted(unknown)}")
     if data_dir is not None:
@@ -475,7 +478,7 @@ def run(sources: dict[str, str], plan: Plan, inputs: dict[str, object], data_dir
         Path(trace).parent.mkdir(parents=True, exist_ok=True)
     with nullcontext(data_dir) if data_dir is not None else tempfile.TemporaryDirectory(prefix="tt-emu-") as tmp:
         data_dir = Path(tmp)
-        for name in wanted:
+        for name in sorted(inputs):  # outputs given too: main.cpp uploads what they hold (the kernel may not write all)
             _to_storage(name, inputs[name], buffers[name]).tofile(data_dir / f"{name}.bin")
         counters_path = data_dir / "counters.json"
         env = {**os.environ, "TT_EMU_ARCH": plan.arch.name, "TT_EMU_COUNTERS": str(counters_path),

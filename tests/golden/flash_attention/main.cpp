@@ -1,7 +1,8 @@
 // Host program for the TileLang kernel "main" (tt-metal 0.81.1 Mesh API).
 // Planned for wormhole_b0, core grid 4x2.
 // Usage: main DATA_DIR. Reads <buffer>.bin (row-major) for every input buffer and writes
-// <buffer>.out.bin (row-major) for every output buffer.
+// <buffer>.out.bin (row-major) for every output buffer; an output's <buffer>.bin, when there, is its
+// contents before the call (what the kernel does not write keeps them).
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -147,6 +148,11 @@ int main(int argc, char** argv) {
         // O: bfloat16 [1, 2, 256, 64], write, 32 pages of 2048 B (Float16_b)
         std::shared_ptr<distributed::MeshBuffer> buffer_O = create_dram_buffer(device.get(), 65536, 2048);
         const uint32_t address_O = device_address(buffer_O);
+        if (std::filesystem::exists(data_dir / "O.bin")) {
+            std::vector<uint16_t> input_O = read_elements<uint16_t>(data_dir / "O.bin", 32768);
+            std::vector<uint16_t> tiled_O = tilize(input_O, 2, 256, 64);
+            command_queue.enqueue_write_mesh_buffer(buffer_O, tiled_O.data(), false);
+        }
 
         Program program = CreateProgram();
         CoreRangeSet cores(std::vector<CoreRange>{CoreRange(CoreCoord{0, 0}, CoreCoord{3, 1})});

@@ -1,7 +1,8 @@
 // Host program for the TileLang kernel "main" (tt-metal 0.81.1 Mesh API).
 // Planned for wormhole_b0, core grid 3x1.
 // Usage: main DATA_DIR. Reads <buffer>.bin (row-major) for every input buffer and writes
-// <buffer>.out.bin (row-major) for every output buffer.
+// <buffer>.out.bin (row-major) for every output buffer; an output's <buffer>.bin, when there, is its
+// contents before the call (what the kernel does not write keeps them).
 #include <cstddef>
 #include <cstdint>
 #include <exception>

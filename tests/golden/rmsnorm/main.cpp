@@ -1,7 +1,8 @@
 // Host program for the TileLang kernel "main" (tt-metal 0.81.1 Mesh API).
 // Planned for wormhole_b0, core grid 1x2.
 // Usage: main DATA_DIR. Reads <buffer>.bin (row-major) for every input buffer and writes
-// <buffer>.out.bin (row-major) for every output buffer.
+// <buffer>.out.bin (row-major) for every output buffer; an output's <buffer>.bin, when there, is its
+// contents before the call (what the kernel does not write keeps them).
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -140,6 +141,11 @@ int main(int argc, char** argv) {
         // Y: bfloat16 [64, 128], write, 8 pages of 2048 B (Float16_b)
         std::shared_ptr<distributed::MeshBuffer> buffer_Y = create_dram_buffer(device.get(), 16384, 2048);
         const uint32_t address_Y = device_address(buffer_Y);
+        if (std::filesystem::exists(data_dir / "Y.bin")) {
+            std::vector<uint16_t> input_Y = read_elements<uint16_t>(data_dir / "Y.bin", 8192);
+            std::vector<uint16_t> tiled_Y = tilize(input_Y, 1, 64, 128);
+            command_queue.enqueue_write_mesh_buffer(buffer_Y, tiled_Y.data(), false);
+        }
 
         Program program = CreateProgram();
         CoreRangeSet cores(std::vector<CoreRange>{CoreRange(CoreCoord{0, 0}, CoreCoord{0, 1})});

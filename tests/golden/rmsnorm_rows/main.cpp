@@ -1,7 +1,8 @@
 // Host program for the TileLang kernel "main" (tt-metal 0.81.1 Mesh API).
 // Planned for wormhole_b0, core grid 1x3.
 // Usage: main DATA_DIR. Reads <buffer>.bin (row-major) for every input buffer and writes
-// <buffer>.out.bin (row-major) for every output buffer.
+// <buffer>.out.bin (row-major) for every output buffer; an output's <buffer>.bin, when there, is its
+// contents before the call (what the kernel does not write keeps them).
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -139,6 +140,10 @@ int main(int argc, char** argv) {
         // Y: bfloat16 [80, 128], write, 80 pages of 256 B (Float16_b)
         std::shared_ptr<distributed::MeshBuffer> buffer_Y = create_dram_buffer(device.get(), 20480, 256);
         const uint32_t address_Y = device_address(buffer_Y);
+        if (std::filesystem::exists(data_dir / "Y.bin")) {
+            std::vector<uint16_t> input_Y = read_elements<uint16_t>(data_dir / "Y.bin", 10240);
+            command_queue.enqueue_write_mesh_buffer(buffer_Y, input_Y.data(), false);
+        }
 
         Program program = CreateProgram();
         CoreRangeSet cores(std::vector<CoreRange>{CoreRange(CoreCoord{0, 0}, CoreCoord{0, 2})});
