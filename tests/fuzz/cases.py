@@ -46,7 +46,7 @@ from hypothesis import strategies as st
 from tilelang_tt import BufferLayout
 from tilelang_tt.contract.formats import BLOCK_FORMATS
 from tilelang_tt.emulator import blockfloat as bf
-from tests.fuzz.oracle import (EPS_ACC, U_BF16, Val, dst_rounding, evaluate, exact, rounded, source_rounding,
+from tests.fuzz.oracle import (EPS_ACC, U_BF16, Val, copied, dst_rounding, evaluate, exact, rounded, source_rounding,
                                store_rounding)
 
 PARTIAL_BLOCKS = True  # see the module docstring
@@ -503,11 +503,15 @@ def reduce_cases(draw, sub_tile: bool = False, row_sums: bool = False):
         val = source = exact(x["X"])
         if pre is not None:
             val = rounded(evaluate(pre, {"X": val}, u), store_rounding(pre_dt))
-        stored = val  # P as stored, what `use` reads of it
         # the reduced block in the source registers: truncation is monotone, so the max of the truncated
         # datums is the truncated max; a sum along rows (dim=1, REDUCE_ROW) reads the block from SrcB, along
         # columns (REDUCE_COL) from SrcA (0.81.1 api/compute/reduce.h: REDUCE_ROW swaps the operands)
         src_dt = pre_dt if pre is not None else dt
+        # what `use` reads of the reduced block (P, or X without `pre`) comes through SrcA as well when the FPU
+        # reduces that block itself (sum, max: oracle.copied); min, abssum and absmax reduce another block
+        stored = copied(val, src_dt) if kind in ("sum", "max") else val
+        if pre is None:
+            source = stored
         # abssum/absmax pool |P| (an exact abs_tile into a block of P's dtype), min is -max(-P) (exact)
         val = Val(val.v.abs(), val.e) if kind.startswith("abs") else val
         if kind != "sum" and kind != "abssum":

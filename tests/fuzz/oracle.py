@@ -264,3 +264,13 @@ def source_rounding(dtype: str, srca: bool) -> float:
     if dtype != "float32":
         return 0.0
     return 2.0 ** -9 if srca else 2.0 ** -10
+
+
+def copied(val: Val, dtype: str) -> Val:
+    """A block an FPU op (here the reduction) reads, as copy_tile brings it to DST for an element-wise value: a
+    float32 block goes through SrcA as TF32 (below 2^-10 relative: the datacopy multiplies nothing, so SrcA's
+    ignored last bit does not count). Its CB cannot be unpacked straight to DST for the copy
+    (``UnpackToDestMode::UnpackToDestFp32``, tilelang_tt/passes/insert_dst_management_tt.py
+    _copied_float32_blocks), since that mode would give the FPU op a Float32 source register format it cannot
+    hold (tt-llk cunpack_common.h should_unpack_to_dest: the mode is per CB, for every op unpacking it)."""
+    return Val(val.v, val.e + source_rounding(dtype, srca=False) * val.v.abs()) if dtype == "float32" else val
