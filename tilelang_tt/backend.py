@@ -64,6 +64,7 @@ from tilelang.backend.module import BackendContext, BackendModule, register_back
 from tilelang.backend.pass_pipeline import PassPipeline
 from tilelang.engine.lower import extrac_params, lower_with_context
 from tilelang.engine.param import CompiledArtifact
+from tilelang.jit import JITImpl
 from tilelang.jit.kernel import JITKernel
 from tilelang.transform.pass_config import normalize_pass_configs
 from tilelang.utils.tensor import TensorSupplyType
@@ -75,7 +76,7 @@ from tilelang_tt import native
 from tilelang_tt.artifacts import EMULATOR, Artifacts
 from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.compiler import at_kernel, compile_prim_func
-from tilelang_tt.errors import TTCompileError
+from tilelang_tt.errors import TTCompileError, tilelang_frontend
 from tilelang_tt.module import (
     BUNDLE_HEADER,
     TenstorrentModule,
@@ -399,6 +400,29 @@ def _register_autotuner() -> None:
 
 
 _register_autotuner()
+
+
+def _register_frontend_errors() -> None:
+    """``tilelang.jit(target="tenstorrent")`` builds its PrimFunc in ``JITImpl.get_tir``, where TileLang's
+    front end parses the kernel: for a Tenstorrent target what it raises there is a :class:`TTCompileError`
+    at the user's line, without TileLang's dump of its generated parser source
+    (:func:`~tilelang_tt.errors.tilelang_frontend`); other targets go through unchanged."""
+    get_tir = JITImpl.get_tir
+    if getattr(get_tir, "adapted_to_tenstorrent", False):
+        return
+
+    @functools.wraps(get_tir)
+    def tenstorrent_get_tir(self, *args, **kwargs):
+        if not is_tenstorrent_target(self.target):
+            return get_tir(self, *args, **kwargs)
+        with tilelang_frontend():
+            return get_tir(self, *args, **kwargs)
+
+    tenstorrent_get_tir.adapted_to_tenstorrent = True
+    JITImpl.get_tir = tenstorrent_get_tir
+
+
+_register_frontend_errors()
 
 # ---------------------------------------------------------------------------------------------
 # tvm.build / tvm.tirx.build

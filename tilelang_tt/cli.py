@@ -47,7 +47,7 @@ from tilelang_tt.contract.plan import Plan
 from tilelang_tt.contract.reading import PlanError
 from tilelang_tt.emulator import EmulatorError
 from tilelang_tt.emulator.driver import COMPILING, RUNNING
-from tilelang_tt.errors import TTCompileError
+from tilelang_tt.errors import TTCompileError, tilelang_frontend
 from tilelang_tt.options import CompileOptions, OptionError
 from tilelang_tt.plan_view import draw_png, load_plan, summary
 
@@ -75,10 +75,12 @@ def _user_code_failed(path: Path, what: str, err: BaseException) -> KernelFileEr
 
 
 def _user_code(path: Path, what: str, call):
-    """``call()``, which runs the kernel file's own code; what it raises, other than a compile
-    error, becomes a :class:`KernelFileError`."""
+    """``call()``, which runs the kernel file's own code; what TileLang's front end raises while it
+    parses a kernel there is a compile error at the user's line (:func:`tilelang_frontend`), what
+    else it raises, other than a compile error, a :class:`KernelFileError`."""
     try:
-        return call()
+        with tilelang_frontend():
+            return call()
     except TTCompileError:
         raise
     except Exception as err:

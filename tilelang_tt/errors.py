@@ -22,10 +22,14 @@ instance raised on this thread, with its pass, kernel and span — never a ``Run
 
 from __future__ import annotations
 
+import contextlib
 import io
 import linecache
+import logging
+import sysconfig
 import threading
 import tokenize
+import traceback
 from pathlib import Path
 
 import tilelang
@@ -182,3 +186,76 @@ def is_user_span(span) -> bool:
 
 
 _register_with_ffi(TTCompileError)
+
+
+# -- errors of TileLang's front end ------------------------------------------------------------------
+FRONTEND = "TileLang"  # the pass an error of TileLang's front end (parsing a @T.prim_func) names
+_FRONTEND_DIR = str(Path(tilelang.__file__).resolve().parent / "language")
+# TileLang's builder logs the whole generated parser source at FATAL before it re-raises a parse error
+# (tilelang/language/eager/builder.py, prim_func): the dump that tilelang_frontend() keeps off the terminal
+_BUILDER_LOGGER = "tilelang.language.eager.builder"
+_NOT_USER_CODE = tuple(str(Path(p).resolve()) for p in {
+    str(Path(tilelang.__file__).parent), str(Path(__file__).parent), str(Path(tvm_ffi.__file__).parent),
+    str(Path(ir.__file__).parents[1]), *(sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib"))})
+
+
+class _Parsing(threading.local):
+    depth = 0
+
+
+_PARSING = _Parsing()
+
+
+class _MuteBuilderDump(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (_PARSING.depth and record.levelno >= logging.CRITICAL)
+
+
+logging.getLogger(_BUILDER_LOGGER).addFilter(_MuteBuilderDump())
+
+
+def frontend_error(err: BaseException) -> TTCompileError | None:
+    """``err`` as a :class:`TTCompileError` at the user's line when TileLang's front end raised it while
+    parsing a kernel (its traceback passes through ``tilelang/language``), else None. The line is the
+    innermost frame in the user's own files (not TileLang's, TVM's, ours or Python's); a kernel defined
+    through ``exec`` has no source TileLang can parse, and its error stands at the ``exec`` call."""
+    frames = traceback.extract_tb(err.__traceback__)
+    if not any(str(Path(f.filename).resolve()).startswith(_FRONTEND_DIR) for f in frames if Path(f.filename).is_file()):
+        return None
+    user = [f for f in frames if Path(f.filename).is_file() and not str(Path(f.filename).resolve()).startswith(
+        _NOT_USER_CODE)]
+    span = func = None
+    if user:
+        span = ir.Span(ir.SourceName(user[-1].filename), user[-1].lineno, user[-1].lineno, 1, 1)
+        func = user[-1].name if user[-1].name != "<module>" else None
+    if isinstance(err, OSError) and "could not get source code" in str(err):
+        return TTCompileError("TileLang parses a kernel from its source file (inspect.getsource), and this kernel has "
+                              "none: it was defined through exec() or at an interactive prompt", pass_name=FRONTEND,
+                              span=span, hint="define the kernel in a .py file and import it (a kernel made from "
+                                              "text: write the text to a file and load it with importlib)")
+    hints = {NameError: "define the name before this line (a kernel's names are its parameters, T.Kernel's block "
+                        "indices, buffers from T.alloc_*, and the Python values around it)",
+             TypeError: "call the TileLang op with the arguments its signature takes (help(T.<op>))"}
+    hint = next((h for kind, h in hints.items() if isinstance(err, kind)),
+                "TileLang's front end rejected the kernel at this line: fix it as the message says")
+    return TTCompileError(f"{err}", pass_name=FRONTEND, func_name=func or "", span=span, hint=hint)
+
+
+@contextlib.contextmanager
+def tilelang_frontend():
+    """Around code that has TileLang parse kernels (importing a kernel file, a ``tilelang.jit`` function
+    building its PrimFunc): what TileLang's front end raises becomes a :class:`TTCompileError` at the
+    user's line (:func:`frontend_error`) without TileLang's traceback, and its FATAL dump of the parser's
+    generated source is not logged. Other exceptions pass unchanged."""
+    _PARSING.depth += 1
+    try:
+        yield
+    except TTCompileError:
+        raise
+    except Exception as err:  # noqa: BLE001 - only TileLang's parse errors are converted; the rest re-raised
+        converted = frontend_error(err)
+        if converted is None:
+            raise
+        raise converted from None
+    finally:
+        _PARSING.depth -= 1
