@@ -151,10 +151,21 @@ class Artifacts:
         if missing:
             raise ArtifactsDirError(f"{d} is not a saved tilelang-tt program: it lacks {', '.join(missing)}; write one "
                                     f"with Artifacts.save(DIR) or `tilelang-tt compile KERNEL.py --out DIR`")
-        sources = {name: (d / name).read_text() for name in SOURCE_NAMES}
-        source_map = read_source_map((d / SOURCE_MAP_FILE).read_text()) if (d / SOURCE_MAP_FILE).is_file() else {}
-        plan = read_plan(sources["tt.plan.json"], str(d / "tt.plan.json"))
-        return Artifacts(sources=sources, plan=plan, source_map=source_map)
+        texts = {}
+        for name in (*SOURCE_NAMES, *([SOURCE_MAP_FILE] if (d / SOURCE_MAP_FILE).is_file() else [])):
+            try:
+                texts[name] = (d / name).read_text()
+            except UnicodeDecodeError as err:
+                raise ArtifactsDirError(f"{d} holds a damaged program: its {name} is not text ({err}); write it "
+                                        "again with Artifacts.save(DIR) or `tilelang-tt compile KERNEL.py --out DIR`"
+                                        ) from None
+        try:
+            source_map = read_source_map(texts.pop(SOURCE_MAP_FILE)) if SOURCE_MAP_FILE in texts else {}
+        except ValueError as err:  # json's errors are ValueErrors
+            raise ArtifactsDirError(f"{d} holds a damaged program: its {SOURCE_MAP_FILE} is not a source map ({err}); "
+                                    "write it again with Artifacts.save(DIR)") from None
+        plan = read_plan(texts["tt.plan.json"], str(d / "tt.plan.json"))
+        return Artifacts(sources=texts, plan=plan, source_map=source_map)
 
     def run(self, *tensors, device: str = EMULATOR, out_dir: str | os.PathLike | None = None,
             trace: str | os.PathLike | None = None, timing_only: bool = False, progress=None, **named):

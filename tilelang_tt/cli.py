@@ -22,8 +22,10 @@ the kernel file, compiling the program with g++ (units compiled / to compile; no
 cached), running (cores finished / cores), done; in a file or a pipe it prints none of it.
 
 Exit codes: 0 success; 1 the work failed (compile error, the kernel file raised, emulation
-failure, result check failed); 2 usage error (bad arguments, or an input that is not what the
-verb takes: no such file, not an artifacts directory, not a valid tt.plan.json).
+failure, result check failed, the results could not be written: a full or read-only disk); 2 usage
+error (bad arguments, or an input that is not what the verb takes: no such file, not an artifacts
+directory, not a valid tt.plan.json (damaged, or more than a core's L1), an output path that is a file
+or a folder of other files).
 """
 
 from __future__ import annotations
@@ -426,6 +428,15 @@ def main(argv=None) -> int:
         return 1
     except EmulatorError as err:
         print(f"tilelang-tt: emulation failed:\n{err}", file=sys.stderr)
+        return 1
+    except FileExistsError as err:  # a save that would replace the user's file or folder: the path is wrong
+        print(f"tilelang-tt: {err}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # entry() handles it: whoever read our output stopped reading
+        raise
+    except OSError as err:  # a file could not be written or read: a full or read-only disk, no permission
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"tilelang-tt: {where}{err.strerror or err}", file=sys.stderr)
         return 1
 
 

@@ -18,6 +18,7 @@ from tilelang_tt.codegen.kernels import emit_kernel
 from tilelang_tt.codegen.plan import build_plan, dumps_plan
 from tilelang_tt.env import DUMP_IR, PASS_TIMING, PRINT_IR
 from tilelang_tt.errors import TTCompileError
+from tilelang_tt.kernel_checks import check_kernel
 from tilelang_tt.options import CompileOptions, OptionError
 from tilelang_tt.ir.common import func_name
 from tilelang_tt.passes.pipeline import internal_error, lower
@@ -75,9 +76,10 @@ class IRRecorder:
 
 
 def compile_prim_func(func: tirx.PrimFunc, options: CompileOptions) -> Artifacts:
-    """Run the TT pipeline and codegen on one PrimFunc."""
+    """Check the kernel (:func:`tilelang_tt.kernel_checks.check_kernel`), run the TT pipeline and codegen on it."""
     name = str(func.attrs["global_symbol"]) if func.attrs is not None and "global_symbol" in func.attrs else "main"
     recorder = IRRecorder(options, name)
+    check_kernel(func, options)
     mod = lower(tvm.IRModule({name: func}), options, observers=[recorder])
     kernels = {Attr.KERNEL_ROLE.read(f).value: f for _, f in mod.functions.items()}
     try:

@@ -19,6 +19,11 @@ from tilelang_tt.errors import TTCompileError
 from tilelang_tt.layout import BufferLayout, LayoutError
 
 PASS = "CompileOptions"
+
+
+def _is_int(value) -> bool:
+    """An int that is not a bool: ``True`` is an int to Python, never a size or count to an option."""
+    return isinstance(value, int) and not isinstance(value, bool)
 PARTITIONS = ("auto", "contiguous", "row_major", "zigzag", "block")
 
 
@@ -65,8 +70,8 @@ class CompileOptions:
         if self.arch not in ARCHS:
             raise OptionError(f"arch={self.arch!r} is not a Tenstorrent arch", hint=f"use one of {sorted(ARCHS)}")
         if self.grid is not None:
-            grid = tuple(self.grid)
-            if len(grid) != 2 or any(not isinstance(g, int) or g < 1 for g in grid):
+            grid = tuple(self.grid) if isinstance(self.grid, Sequence) and not isinstance(self.grid, str) else ()
+            if len(grid) != 2 or any(not _is_int(g) or g < 1 for g in grid):
                 raise OptionError(f"grid={self.grid!r} is not two positive integers (x, y)", hint="e.g. grid=(8, 8)")
             dev = get_arch(self.arch).grid
             if grid[0] > dev[0] or grid[1] > dev[1]:
@@ -74,16 +79,16 @@ class CompileOptions:
                                   hint=f"use at most grid={dev}, or leave grid unset to use as many cores as useful")
             object.__setattr__(self, "grid", grid)
         mesh = tuple(self.mesh) if isinstance(self.mesh, Sequence) and not isinstance(self.mesh, str) else ()
-        if len(mesh) != 2 or any(not isinstance(m, int) or isinstance(m, bool) or m < 1 for m in mesh):
+        if len(mesh) != 2 or any(not _is_int(m) or m < 1 for m in mesh):
             raise OptionError(f"mesh={self.mesh!r} is not two positive integers (rows, cols) of chips",
                               hint="e.g. mesh=(1, 2) for an n300, mesh=(2, 4) for a T3000; mesh=(1, 1) is one chip")
         object.__setattr__(self, "mesh", mesh)
-        if not isinstance(self.cb_depth, int) or self.cb_depth < 1:
+        if not _is_int(self.cb_depth) or self.cb_depth < 1:
             raise OptionError(f"cb_depth={self.cb_depth!r} is not a positive integer",
                               hint="e.g. cb_depth=2 (double buffering)")
         if self.gemm_subblock is not None:
             sub = tuple(self.gemm_subblock) if isinstance(self.gemm_subblock, Sequence) else ()
-            if len(sub) != 2 or any(not isinstance(v, int) or isinstance(v, bool) or v < 1 for v in sub):
+            if len(sub) != 2 or any(not _is_int(v) or v < 1 for v in sub):
                 raise OptionError(f"gemm_subblock={self.gemm_subblock!r} is not two positive integers (rows, cols)",
                                   hint="e.g. gemm_subblock=(1, 4): one row of four output tiles per DST acquire, "
                                        "as ttnn's out_subblock_h=1, out_subblock_w=4")

@@ -25,7 +25,8 @@ _WRITE_PLANS = "(write plans with tilelang_tt.compile(...).save(DIR) or `tilelan
 
 def check_plan(plan: object, origin: str = "the plan") -> Plan:
     """The :class:`~tilelang_tt.contract.plan.Plan` of a loaded ``tt.plan.json`` that satisfies
-    the plan schema (DEVELOPERS.md, Contract 1) and the contract's checks, else a
+    the plan schema (DEVELOPERS.md, Contract 1) and the contract's checks and whose CBs and L1 buffers
+    fit each core's L1, else a
     :class:`PlanError` naming ``origin``."""
     schema = json.loads(SCHEMA_PATH.read_text())
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(plan))
@@ -33,9 +34,17 @@ def check_plan(plan: object, origin: str = "the plan") -> Plan:
         where = "".join(f"[{p!r}]" for p in error.absolute_path) or "top level"
         raise PlanError(f"{origin} is not a valid tt.plan.json: at {where}: {error.message} {_WRITE_PLANS}")
     try:
-        return Plan.from_json(plan)
+        checked = Plan.from_json(plan)
     except PlanError as err:
         raise PlanError(f"{origin} is not a valid tt.plan.json: {err} {_WRITE_PLANS}") from None
+    l1 = plan_l1(checked)
+    if not l1.fits:
+        over = l1.unplaced
+        what = (f"L1 buffer {over.buffer.name} ({over.size} bytes per core) reaches below the reserved "
+                f"{l1.reserved} bytes" if over is not None else str(l1.worst))
+        raise PlanError(f"{origin} does not fit a core's L1: {what} (the L1 model of tilelang_tt/contract/l1.py, which "
+                        f"the compiler checks) {_WRITE_PLANS}")
+    return checked
 
 
 def read_plan(text: str, origin: str = "the plan") -> Plan:
@@ -53,7 +62,11 @@ def load_plan(path: str | Path) -> Plan:
     path = Path(path)
     if not path.is_file():
         raise PlanError(f"{path}: no such plan file")
-    return read_plan(path.read_text(), str(path))
+    try:
+        text = path.read_text()
+    except UnicodeDecodeError as err:
+        raise PlanError(f"{path} is not JSON: {err}") from None
+    return read_plan(text, str(path))
 
 
 def plan_l1(plan: Plan) -> L1Use:

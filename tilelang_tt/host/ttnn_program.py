@@ -93,6 +93,11 @@ def load_program(artifacts_or_dir, shapes: dict | None = None,
     :meth:`Plan.bind`); without ``shapes`` its plan keeps them."""
     if isinstance(artifacts_or_dir, (str, os.PathLike)):
         directory = Path(artifacts_or_dir)
+        missing = [name for name in ("tt.plan.json", *KERNEL_SOURCES) if not (directory / name).is_file()]
+        if missing:
+            raise FileNotFoundError(f"{directory} is not a saved tilelang-tt program: it lacks {', '.join(missing)}, "
+                                    "which its plan names; write it with Artifacts.save(DIR) or `tilelang-tt compile "
+                                    "KERNEL.py --out DIR`")
         plan = Plan.from_json(json.loads((directory / "tt.plan.json").read_text()))
         sources = {name: (directory / name).read_text() for name in KERNEL_SOURCES}
     else:

@@ -77,7 +77,8 @@ def check_disjoint_writes(pass_name: str, func, loops, transfers, reduction: Red
         if any(reads_tensor(start) for start in starts):
             continue  # a slice at offsets read from tensors (grouped rows): the data decides, not the grid
         grid = every
-        if reduction is not None and reduction.summed(tensor.buffer):
+        summed = reduction is not None and reduction.summed(tensor.buffer)
+        if summed:
             grid = {v: n for v, n in every.items() if not any(v.same_as(a) for a in reduction.axes)}
         digits_of, starts = _split_digits(grid, starts, analyzer)
         coords = {d: n for v, n in grid.items() for d, n in digits_of.get(v, {v: n}).items()}
@@ -114,10 +115,18 @@ def check_disjoint_writes(pass_name: str, func, loops, transfers, reduction: Red
                    f"`{var.name}`" if var not in moving else
                    f"one step of `{var.name}` moves its slice by {moving[var][1]} along dimension {moving[var][0]}, "
                    "less than the slice covers")
+            blocks, name = n if n != math.inf else "several", tensor.buffer.name
+            if summed:  # T.atomic_add into it already: the blocks take turns along the summing axes only
+                raise error(pass_name, func, stmt,
+                            f"the {blocks} blocks along `{var.name}` add into overlapping regions of `{name}`: {how}; "
+                            f"T.atomic_add makes blocks take turns only along the grid coordinates its destination "
+                            f"does not depend on, and it depends on `{var.name}`",
+                            f"make each step of `{var.name}` move the destination by a whole slice, or index it "
+                            f"without `{var.name}` so the blocks along it sum into one region")
             raise error(pass_name, func, stmt,
-                        f"the {n if n != math.inf else 'several'} blocks along `{var.name}` write overlapping regions of `{tensor.buffer.name}`: {how}; "
+                        f"the {blocks} blocks along `{var.name}` write overlapping regions of `{name}`: {how}; "
                         "the last block to write would win",
-                        f"give each block its own slice of `{tensor.buffer.name}` (index it with `{var.name}`), or "
+                        f"give each block its own slice of `{name}` (index it with `{var.name}`), or "
                         "add the partial results with T.atomic_add (the blocks then take turns)")
 
 
