@@ -22,24 +22,24 @@ finished, cores)`` as the emulated launch goes (the runtime writes it to a pipe,
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
+from tilelang_tt import cache
 from tilelang_tt.contract.arch import ARCHS
 from tilelang_tt.contract.formats import BFLOAT16_QUIET_NAN, bfloat16_round
 from tilelang_tt.contract.buffers import PlanBuffer
@@ -206,31 +206,22 @@ def _kernel_symbol(source_name: str) -> str:
 
 
 def _compile(cxx: str, unit: _Unit) -> None:
-    if unit.obj.exists():
-        return
-    unit.obj.parent.mkdir(parents=True, exist_ok=True)
-    # One compile per object across processes (test workers, several programs built at once): who
-    # takes the lock second finds the object there.
-    with open(unit.obj.with_name(f"{unit.obj.name}.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not unit.obj.exists():
-            _compile_unlocked(cxx, unit)
+    """``unit.obj``, compiled unless the cache holds it whole (:func:`tilelang_tt.cache.build_entry`: one
+    compile per object across processes, test workers and programs built at once)."""
+
+    def compile_to(partial: Path) -> None:
+        command = [cxx, *CXX_FLAGS, *unit.flags, f"-I{INCLUDE_DIR}", f"-I{RUNTIME_DIR}", *unit.defines, "-c",
+                   str(unit.source), "-o", str(partial)]
+        if unit.header is not None:
+            command[1:1] = ["-include", str(unit.header)]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise EmulatorError(f"compiling {unit.label} failed:\n{done.stderr.strip()}", done.returncode)
+
+    cache.build_entry(unit.obj, compile_to)
 
 
-def _compile_unlocked(cxx: str, unit: _Unit) -> None:
-    partial = unit.obj.with_name(f"{unit.obj.name}.{os.getpid()}.tmp")
-    command = [cxx, *CXX_FLAGS, *unit.flags, f"-I{INCLUDE_DIR}", f"-I{RUNTIME_DIR}", *unit.defines, "-c", str(unit.source),
-               "-o", str(partial)]
-    if unit.header is not None:
-        command[1:1] = ["-include", str(unit.header)]
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        partial.unlink(missing_ok=True)
-        raise EmulatorError(f"compiling {unit.label} failed:\n{done.stderr.strip()}", done.returncode)
-    os.replace(partial, unit.obj)
-
-
-def _host_header(cache: Path, base: str, main_source: str) -> _Unit | None:
+def _host_header(cache_dir: Path, base: str, main_source: str) -> _Unit | None:
     """A precompiled header of the host program's ``#include`` lines (the std and tt-metalium
     headers, about half of compiling ``main.cpp``), built once per include set and compiler setup;
     ``main.cpp`` is compiled with ``-include`` of it (where GCC finds the ``.gch`` beside it; a PCH
@@ -246,19 +237,10 @@ def _host_header(cache: Path, base: str, main_source: str) -> _Unit | None:
     if not includes:
         return None
     text = "#pragma once\n" + "\n".join(includes) + "\n"
-    header = cache / "pch" / _digest(base, text) / "host.hpp"
-    _write_once(header, text)
+    header = cache_dir / "pch" / _digest(base, text) / "host.hpp"
+    cache.write_text_entry(header, text)
     return _Unit("the host program's precompiled header", header, header.with_name("host.hpp.gch"),
                  flags=("-x", "c++-header"))
-
-
-def _write_once(path: Path, text: str) -> None:
-    if path.exists():
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    partial.write_text(text)
-    os.replace(partial, path)
 
 
 class _Tally:
@@ -278,15 +260,16 @@ class _Tally:
 
 
 def _build_base(cxx: str) -> str:
-    """What every object depends on: the compiler, the flags, the emulator's sources, the arch table."""
+    """What every object depends on: the compiler, the flags, the emulator's sources, the arch table (and
+    the cache's layout: entries with records never share a name with entries of another)."""
     return _digest(_compiler_identity(cxx), " ".join(CXX_FLAGS), " ".join(RUNTIME_CXX_FLAGS), _tree_digest(),
-                   arch_table_define())
+                   arch_table_define(), cache.LAYOUT)
 
 
-def _runtime_units(cache: Path, base: str) -> list[_Unit]:
+def _runtime_units(root: Path, base: str) -> list[_Unit]:
     defines = (arch_table_define(),)
     return [
-        _Unit(f"emulator runtime {cpp.name}", cpp, cache / "obj" / f"runtime-{cpp.stem}-{base}.o", defines,
+        _Unit(f"emulator runtime {cpp.name}", cpp, root / "obj" / f"runtime-{cpp.stem}-{base}.o", defines,
               RUNTIME_CXX_FLAGS)
         for cpp in sorted(RUNTIME_DIR.glob("*.cpp"))
     ]
@@ -297,9 +280,7 @@ def runtime_objects() -> list[Path]:
     emulated program links, and what the device-model tests link their own programs with."""
     cxx = EMU_CXX.get()
     units = _runtime_units(CACHE_DIR.get() / "emu", _build_base(cxx))
-    with ThreadPoolExecutor(max_workers=BUILD_JOBS) as pool:
-        for future in [pool.submit(_compile, cxx, unit) for unit in units]:
-            future.result()
+    _compile_all(cxx, units, None)
     return [unit.obj for unit in units]
 
 
@@ -337,24 +318,27 @@ def _movement_defines(kernel: PlanKernel) -> tuple[str, ...]:
     return (f"-DNOC_INDEX={NOC_INDEX[kernel.config.noc]}",)
 
 
-def build(sources: dict[str, str], plan: Plan, progress: Progress | None = None) -> Path:
+def build(sources: dict[str, str], plan: Plan, progress: Progress | None = None, rebuild: bool = False) -> Path:
     """The cached emulator executable of a program: ``sources`` holds ``main.cpp`` and the plan's
-    kernel sources (``progress``: see the module's docstring)."""
+    kernel sources (``progress``: see the module's docstring). Every cache entry it uses is whole
+    (:mod:`tilelang_tt.cache`); objects that fail to link are compiled again once, and ``rebuild``
+    (the program crashed or could not start) compiles and links the program's own entries again."""
     missing = [name for name in (HOST_PROGRAM, *(k.source for k in plan.kernels)) if sources.get(name) is None]
     if missing:
         raise EmulatorError(f"the program lacks {', '.join(missing)} (sources given: {sorted(sources)}); "
                             "tilelang_tt.compile() writes every file of a program (Artifacts.sources, "
                             "or the directory Artifacts.save writes)")
-    cache = CACHE_DIR.get() / "emu"
+    root = CACHE_DIR.get() / "emu"
+    cache.sweep(root)
     cxx = EMU_CXX.get()
     base = _build_base(cxx)
-    units = _runtime_units(cache, base)
     main_key = _digest(base, sources[HOST_PROGRAM])
-    _write_once(cache / "src" / main_key / HOST_PROGRAM, sources[HOST_PROGRAM])
-    main_obj = cache / "obj" / f"main-{main_key}.o"
-    pch = None if main_obj.exists() else _host_header(cache, base, sources[HOST_PROGRAM])
-    header = None if pch is None else pch.source
-    units.append(_Unit(HOST_PROGRAM, cache / "src" / main_key / HOST_PROGRAM, main_obj, header=header))
+    main_source = cache.write_text_entry(root / "src" / main_key / HOST_PROGRAM, sources[HOST_PROGRAM])
+    main_obj = root / "obj" / f"main-{main_key}.o"
+    if rebuild:
+        cache.discard(main_obj)
+    pch = None if cache.verified(main_obj) else _host_header(root, base, sources[HOST_PROGRAM])
+    own = [_Unit(HOST_PROGRAM, main_source, main_obj, header=None if pch is None else pch.source)]
     for kernel in plan.kernels:
         name = kernel.source
         symbol = _kernel_symbol(name)
@@ -366,34 +350,48 @@ def build(sources: dict[str, str], plan: Plan, progress: Progress | None = None)
             *_movement_defines(kernel),
         )
         key = _digest(base, text, *defines)
-        _write_once(cache / "src" / key / name, text)
-        units.append(_Unit(name, cache / "src" / key / name, cache / "obj" / f"kernel-{key}.o", defines))
-    exe = cache / "bin" / _digest(base, *LINK_FLAGS, *(u.obj.name for u in units)) / "main"
-    first = [pch] if pch is not None and not pch.obj.exists() else []  # main.cpp's compile reads it
-    pending = [unit for unit in units if not unit.obj.exists()]
-    tally = _Tally(progress, COMPILING, len(first) + len(pending) + (not exe.exists()))
+        source = cache.write_text_entry(root / "src" / key / name, text)
+        own.append(_Unit(name, source, root / "obj" / f"kernel-{key}.o", defines))
+    units = [*_runtime_units(root, base), *own]
+    exe = root / "bin" / _digest(base, *LINK_FLAGS, *(u.obj.name for u in units)) / "main"
+    if rebuild:
+        for entry in (exe, *(unit.obj for unit in own)):
+            cache.discard(entry)
+    first = [pch] if pch is not None and not cache.verified(pch.obj) else []  # main.cpp's compile reads it
+    pending = [unit for unit in units if not cache.verified(unit.obj)]
+    tally = _Tally(progress, COMPILING, len(first) + len(pending) + (not cache.verified(exe)))
     for unit in first:
         _compile(cxx, unit)
         tally.step()
-    with ThreadPoolExecutor(max_workers=BUILD_JOBS) as pool:
-        futures = [pool.submit(_compile, cxx, unit) for unit in pending]
-        for future in futures:
-            future.add_done_callback(tally.step)
-        for future in futures:
-            future.result()
-    if not exe.exists():
-        exe.parent.mkdir(parents=True, exist_ok=True)
-        partial = exe.with_name(f"main.{os.getpid()}.tmp")
-        done = subprocess.run(
-            [cxx, *CXX_FLAGS, *LINK_FLAGS, *(str(u.obj) for u in units), "-o", str(partial)], capture_output=True,
-            text=True
-        )
+    _compile_all(cxx, pending, tally)
+
+    def link(partial: Path) -> None:
+        done = subprocess.run([cxx, *CXX_FLAGS, *LINK_FLAGS, *(str(u.obj) for u in units), "-o", str(partial)],
+                              capture_output=True, text=True)
         if done.returncode != 0:
-            partial.unlink(missing_ok=True)
             raise EmulatorError(f"linking the emulator program failed:\n{done.stderr.strip()}", done.returncode)
-        os.replace(partial, exe)
+
+    if not cache.verified(exe):
+        try:
+            cache.build_entry(exe, link)
+        except EmulatorError:  # whole objects that do not link: the program's own compiled again (no PCH), once
+            for unit in own:
+                cache.discard(unit.obj)
+            _compile_all(cxx, [replace(unit, header=None) for unit in own], None)
+            cache.build_entry(exe, link)
         tally.step()
     return exe
+
+
+def _compile_all(cxx: str, units: list[_Unit], tally: _Tally | None) -> None:
+    """Compile ``units`` (at most BUILD_JOBS at once), a ``tally`` step for each."""
+    with ThreadPoolExecutor(max_workers=BUILD_JOBS) as pool:
+        futures = [pool.submit(_compile, cxx, unit) for unit in units]
+        if tally is not None:
+            for future in futures:
+                future.add_done_callback(tally.step)
+        for future in futures:
+            future.result()
 
 
 def kernel_build_env() -> dict[str, str]:
@@ -445,6 +443,24 @@ def _execute(command: list[str], env: dict[str, str], progress: Progress | None)
     return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
+# A program killed by one of these signals at once, or that could not be started, may be a damaged build
+# (an executable or object written whole and damaged since): it is built again and run once more.
+CRASHES = (signal.SIGSEGV, signal.SIGBUS, signal.SIGILL)
+
+
+def _run_built(sources: dict[str, str], plan: Plan, exe: Path, args: list[str], env: dict[str, str],
+               progress: Progress | None) -> subprocess.CompletedProcess:
+    """Run ``exe`` with ``args``; once more after :func:`build` with ``rebuild`` when it crashed (CRASHES)
+    or could not be started."""
+    try:
+        done = _execute([str(exe), *args], env, progress)
+        if -done.returncode not in CRASHES:
+            return done
+    except OSError:  # not an executable any more (exec format error, permissions)
+        pass
+    return _execute([str(build(sources, plan, progress, rebuild=True)), *args], env, progress)
+
+
 def run(sources: dict[str, str], plan: Plan, inputs: dict[str, object], data_dir: Path | None = None,
         trace: Path | None = None, timing_only: bool = False, progress: Progress | None = None) -> EmulatorResult:
     """Build (or reuse) the program (``sources``: ``main.cpp`` and the kernels of ``plan``) and run
@@ -476,7 +492,7 @@ def run(sources: dict[str, str], plan: Plan, inputs: dict[str, object], data_dir
         Path(data_dir).mkdir(parents=True, exist_ok=True)
     if trace is not None:
         Path(trace).parent.mkdir(parents=True, exist_ok=True)
-    with nullcontext(data_dir) if data_dir is not None else tempfile.TemporaryDirectory(prefix="tt-emu-") as tmp:
+    with nullcontext(data_dir) if data_dir is not None else cache.run_folder() as tmp:
         data_dir = Path(tmp)
         for name in sorted(inputs):  # outputs given too: main.cpp uploads what they hold (the kernel may not write all)
             _to_storage(name, inputs[name], buffers[name]).tofile(data_dir / f"{name}.bin")
@@ -489,7 +505,7 @@ def run(sources: dict[str, str], plan: Plan, inputs: dict[str, object], data_dir
             env["TT_EMU_TRACE"] = str(Path(trace).resolve())
         env["TT_EMU_TIMING_ONLY"] = "1" if timing_only else "0"
         try:
-            done = _execute([str(exe), str(data_dir), *(str(v) for v in sizes.values())], env, progress)
+            done = _run_built(sources, plan, exe, [str(data_dir), *(str(v) for v in sizes.values())], env, progress)
         except subprocess.TimeoutExpired:
             raise EmulatorError(f"the emulated program ran longer than {RUN_TIMEOUT_S} s") from None
         if done.returncode != 0:
