@@ -155,9 +155,36 @@ float srcb_part(float b, uint32_t phase) {
   return phase & 2 ? b - high : high;
 }
 
+// The FPU reads a datum of exponent 255 as the number +-(1 + mantissa / 2^23) * 2^128, not as Inf or NaN, writes
+// Inf's pattern for a result of that magnitude or more, and never writes NaN (tt-isa-documentation WormholeB0
+// FloatBitPatterns.md, the "Matrix Unit (FPU)" column; MVMUL.md: "handling of NaN/infinity does not conform to
+// IEEE754"). So Inf - Inf and Inf * 0 are 0 rather than NaN, and a NaN operand counts as an Inf of its sign. Only
+// operands of exponent 255 take this path (in double, where those numbers fit): finite arithmetic is unchanged.
+bool fpu_special(float x) { return (std::bit_cast<uint32_t>(x) & 0x7f800000u) == 0x7f800000u; }
+double fpu_value(float x) {
+  if (!fpu_special(x)) return x;
+  const uint32_t bits = std::bit_cast<uint32_t>(x);
+  const double magnitude = std::ldexp(1.0 + (bits & 0x7fffffu) / 8388608.0, 128);
+  return bits >> 31 ? -magnitude : magnitude;
+}
+float fpu_result(double v) {
+  return std::fabs(v) >= 0x1p128 ? std::copysign(std::numeric_limits<float>::infinity(), v) : static_cast<float>(v);
+}
+float fpu_add(float a, float b) {
+  return fpu_special(a) || fpu_special(b) ? fpu_result(fpu_value(a) + fpu_value(b)) : a + b;
+}
+
 // SrcA * SrcB as the multiplier computes it over `phases` fidelity phases, each phase's product added to the
 // last (in DST, in fp32).
 float fidelity_product(float a, float b, uint32_t phases) {
+  if (fpu_special(a) || fpu_special(b)) {  // srca_part and srcb_part as the FPU's numbers (fpu_value)
+    double sum = 0.0;
+    for (uint32_t p = 0; p < phases; ++p) {
+      const double a_high = fpu_value(masked(a, kSrcAHigh)), b_high = fpu_value(masked(b, kSrcBHigh));
+      sum += (p & 1 ? fpu_value(masked(a, kSrcAUsed)) - a_high : a_high) * (p & 2 ? fpu_value(b) - b_high : b_high);
+    }
+    return fpu_result(sum);
+  }
   float sum = 0.0f;
   for (uint32_t p = 0; p < phases; ++p) sum += srca_part(a, p) * srcb_part(b, p);
   return sum;
@@ -166,8 +193,8 @@ float fidelity_product(float a, float b, uint32_t phases) {
 // An FPU element-wise op on source register values: SrcA `a`, SrcB `b`.
 float fpu(BinaryOp op, float a, float b, uint32_t phases) {
   switch (op) {
-    case BinaryOp::Add: return a + b;
-    case BinaryOp::Sub: return a - b;
+    case BinaryOp::Add: return fpu_add(a, b);
+    case BinaryOp::Sub: return fpu_add(a, -b);
     case BinaryOp::Mul: return fidelity_product(a, b, phases);
   }
   return 0.0f;
@@ -333,7 +360,7 @@ void binary_tiles(BinaryOp op, Bcast bcast, uint32_t cb0, uint32_t cb1, uint32_t
       const uint32_t bi =
           bcast == Bcast::Row ? b_row * 32 + c : bcast == Bcast::Col ? r * 32 : bcast == Bcast::Scalar ? 0 : r * 32 + c;
       const float v = fpu(op, a[r * 32 + c], b[bi], phases);
-      d[r * 32 + c] = acc ? d[r * 32 + c] + v : v;
+      d[r * 32 + c] = acc ? fpu_add(d[r * 32 + c], v) : v;
     }
   settle(t, d);
   count(t, name, timing::fpu_binary_cycles(t.kernel->opts, op));
@@ -509,6 +536,15 @@ void unary_bcast(Bcast bcast, uint32_t cb, uint32_t ti, uint32_t idst, Loc loc) 
   count(t, name, timing::datacopy_cycles());
 }
 
+// GMPOOL's max (GMPOOL.md, AsComparable: sign and magnitude bits, sign_magnitude_smaller): a +NaN is above every
+// number and kept, a -NaN below every one and dropped (torch keeps either); between numbers std::max.
+namespace {
+float pool_max(float acc, float v) {
+  if (std::isnan(acc) || std::isnan(v)) return sign_magnitude_smaller(v, acc) ? acc : v;
+  return std::max(acc, v);
+}
+}  // namespace
+
 // reduce_tile (0.81.1 api/compute/reduce.h over tt-llk llk_unpack_AB_reduce.h and llk_math_reduce.h). The scaler
 // is read from the first row of each face of its tile ("populate first row of each face", reduce.h): data face f
 // pools against the first row of scaler face f, element k weighting the k-th datum along the reduced direction.
@@ -554,11 +590,12 @@ void reduce_tile(Pool pool, RDim dim, uint32_t cb, uint32_t cb_scaler, uint32_t 
     for (uint32_t j = 0; j < 16; ++j)
       for (uint32_t k = 0; k < 16; ++k) {
         const float v = rows ? datum(f, j, k) : datum(f, k, j);
-        if (max) acc[j] = std::max(acc[j], v * exponent(scaler(f, k)));
-        else acc[j] += rows ? fidelity_product(scaler(f, k), v, phases) : fidelity_product(v, scaler(f, k), phases);
+        if (max) acc[j] = pool_max(acc[j], v * exponent(scaler(f, k)));
+        else acc[j] = fpu_add(acc[j], rows ? fidelity_product(scaler(f, k), v, phases)
+                                           : fidelity_product(v, scaler(f, k), phases));
       }
   };
-  const auto combine = [&](float& out, float v) { out = max ? std::max(out, v) : out + v; };
+  const auto combine = [&](float& out, float v) { out = max ? pool_max(out, v) : fpu_add(out, v); };
   for (uint32_t f = 0; f < 4 && dim != RDim::Scalar; ++f) {
     float acc[16];
     std::fill(acc, acc + 16, max ? ninf : 0.0f);

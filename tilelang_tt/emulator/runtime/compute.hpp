@@ -65,6 +65,11 @@ const SfpuBinaryModel& sfpu_model(SfpuBinary op);
 const SfpuIntModel& sfpu_model(IntBinary op);
 // Whether `x` <op> `value` holds (compare_tile: SFPU comparisons of fp32 values).
 bool sfpu_compare(Compare op, float x, float value);
+// Whether `c` is below `d` with their FP32 words compared as sign-magnitude integers: the total order
+// -NaN < -Inf < ... < -0 < +0 < ... < +Inf < +NaN of SFPSWAP's min and max (tt-isa-documentation WormholeB0
+// SFPSWAP.md, SignMagIsSmaller) and GMPOOL's max (GMPOOL.md, AsComparable). A NaN is kept or dropped by its sign
+// bit (torch keeps it either way).
+bool sign_magnitude_smaller(float c, float d);
 
 }  // namespace k
 

@@ -11,6 +11,14 @@
 
 namespace emu::k {
 
+bool sign_magnitude_smaller(float c, float d) {
+  const auto ordered = [](float x) {
+    const uint32_t bits = std::bit_cast<uint32_t>(x);
+    return static_cast<int32_t>(bits ^ (static_cast<uint32_t>(static_cast<int32_t>(bits) >> 30) >> 1));
+  };
+  return ordered(c) < ordered(d);
+}
+
 namespace {
 
 float gelu(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
@@ -241,6 +249,13 @@ float fp32_to_fp16b(float x) {
   return std::bit_cast<float>((bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u);
 }
 
+// SFPSWAP's min and max: relu_tile (0.81.1 ckernel_sfpu_relu.h _relu_min_impl_: the max with the threshold 0),
+// binary_max_tile / binary_min_tile (ckernel_sfpu_binary_max_min.h) and unary_max / unary_min
+// (ckernel_sfpu_unary_max_min.h), in sign_magnitude_smaller's order.
+float swap_max(float a, float b) { return sign_magnitude_smaller(a, b) ? b : a; }
+float swap_min(float a, float b) { return sign_magnitude_smaller(b, a) ? b : a; }
+float relu(float x) { return swap_max(x, 0.0f); }
+
 // Indexed by Unary; keep in enumerator order.
 constexpr SfpuUnaryModel kUnary[] = {
     {"exp", [](float x) { return std::exp(x); }},
@@ -248,7 +263,7 @@ constexpr SfpuUnaryModel kUnary[] = {
     {"sqrt", sqrt_body<false, false, false>},
     {"rsqrt", sqrt_body<false, true, false>},
     {"recip", [](float x) { return 1.0f / x; }},
-    {"relu", [](float x) { return x > 0.0f ? x : 0.0f; }},
+    {"relu", relu},
     {"gelu", gelu},
     {"sigmoid", sigmoid},
     {"tanh", [](float x) { return std::tanh(x); }},
@@ -301,8 +316,8 @@ constexpr SfpuBinaryModel kSfpuBinary[] = {
     {"sub", [](float a, float b) { return a - b; }},
     {"mul", [](float a, float b) { return a * b; }},
     {"div", [](float a, float b) { return a / b; }},
-    {"max", [](float a, float b) { return std::max(a, b); }},
-    {"min", [](float a, float b) { return std::min(a, b); }},
+    {"max", swap_max},
+    {"min", swap_min},
     {"rsub", [](float a, float b) { return b - a; }},
     {"power", power},
     {"log_with_base", [](float x, float base_scale) { return std::log(x) * base_scale; }},
