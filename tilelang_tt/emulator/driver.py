@@ -335,9 +335,7 @@ def build(sources: dict[str, str], plan: Plan, progress: Progress | None = None,
     main_key = _digest(base, sources[HOST_PROGRAM])
     main_source = cache.write_text_entry(root / "src" / main_key / HOST_PROGRAM, sources[HOST_PROGRAM])
     main_obj = root / "obj" / f"main-{main_key}.o"
-    if rebuild:
-        cache.discard(main_obj)
-    pch = None if cache.verified(main_obj) else _host_header(root, base, sources[HOST_PROGRAM])
+    pch = None if cache.verified(main_obj) and not rebuild else _host_header(root, base, sources[HOST_PROGRAM])
     own = [_Unit(HOST_PROGRAM, main_source, main_obj, header=None if pch is None else pch.source)]
     for kernel in plan.kernels:
         name = kernel.source
@@ -354,7 +352,7 @@ def build(sources: dict[str, str], plan: Plan, progress: Progress | None = None,
         own.append(_Unit(name, source, root / "obj" / f"kernel-{key}.o", defines))
     units = [*_runtime_units(root, base), *own]
     exe = root / "bin" / _digest(base, *LINK_FLAGS, *(u.obj.name for u in units)) / "main"
-    if rebuild:
+    if rebuild:  # the program crashed or could not start: its own entries are built again
         for entry in (exe, *(unit.obj for unit in own)):
             cache.discard(entry)
     first = [pch] if pch is not None and not cache.verified(pch.obj) else []  # main.cpp's compile reads it
