@@ -16,7 +16,6 @@ import torch
 import tilelang_tt
 from tests.kernels import eltwise
 from tilelang_tt import cache, native
-from tilelang_tt.contract.plan import Plan
 from tilelang_tt.emulator import driver
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,7 +48,7 @@ def entries(program, own_cache) -> dict[str, Path]:
     """The program's cache entries, by kind (after a run built them)."""
     art = program[0]
     emu = own_cache / "emu"
-    exe = driver.build(art.sources, Plan.from_json(art.plan))
+    exe = driver.build(art.sources, art.plan)
     kernel_objects = [p for p in (emu / "obj").glob("kernel-*.o")]
     return {"program": exe, "object": kernel_objects[0], "main object": next((emu / "obj").glob("main-*.o")),
             "header": next((emu / "pch").glob("*/host.hpp.gch")), "source": next((emu / "src").glob("*/main.cpp"))}
