@@ -115,3 +115,22 @@ def test_the_driver_reads_a_bfloat16_tensor_for_a_float32_buffer_as_values_not_b
     a = torch.full((M, N), 1.5, dtype=torch.bfloat16)
     result = run(artifacts.sources, artifacts.plan, {"A": a})
     assert np.array_equal(result.outputs["C"][:32, :32], np.full((32, 32), 3.0, dtype=np.float32))
+
+
+def test_a_scalar_parameter_takes_an_int_at_every_entry_point():
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), n: T.int32, C: T.Tensor((M, N), "float32")):
+        with T.Kernel(2, 2, threads=128) as (bx, by):
+            A_s = T.alloc_shared((32, 32), "float32")
+            T.copy(A[by * 32, bx * 32], A_s)
+            for i, j in T.Parallel(32, 32):
+                A_s[i, j] = A_s[i, j] + n
+            T.copy(A_s, C[by * 32, bx * 32])
+
+    a, c = _caller_tensors()
+    art = tilelang_tt.compile(main)
+    for name, call in _entry_points(main, art).items():
+        for bad in (True, 1.5, torch.tensor(2)):
+            with pytest.raises(TypeError, match=r"the scalar parameter `n` takes an int, got "):
+                call(a, bad, c)
+    assert torch.equal(art.run(a, 2, c), a + 2)
