@@ -299,7 +299,7 @@ def scale_column_in_k_loop(m, n, groups):
                                                     "loops"), "flat_rows"),
     (scale_column_in_k_loop(64, 64, 4), "LowerTTTileIntrinsics", ("`S[by * 32 + i, k]` is not an element-wise access "
                                                                   "of an on-chip block"), "scale_column"),
-    (partner_half(64, 128), "LegalizeGlobalAccessTT", ("the slice X[by * 32:by * 32 + 32, 64:64 + 128] that this "
+    (partner_half(64, 128), "LegalizeGlobalAccessTT", ("the slice X[by * 32:by * 32 + 32, -64:-64 + 128] that this "
                                                        "statement reads element-wise may lie partly "
                                                        "outside `X` (shape [64, 128])"), "partner_half"),
 ], ids=["pair_swap", "flat_rows", "scale_column", "partner_half"])

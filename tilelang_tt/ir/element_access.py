@@ -146,11 +146,12 @@ class ElementNest:
 
     def inside(self, buf: tirx.Buffer, bases, extents, role: str) -> bool:
         """Whether a read slice (``bases``, ``extents``) of ``buf`` provably starts inside it in every
-        block and ends inside its constant dimensions (the last two rounded up to whole tiles, which
-        the host pads): the block is read whole, where GPU code may read only some of its elements
-        (rotary embedding's partner half ``x[i, j - 64]`` chosen by ``T.if_then_else``), which would
-        read DRAM outside the tensor. A store writes the elements the kernel writes (guarded rows:
-        ``tt.valid_rows``)."""
+        block and ends inside its constant leading dimensions: the block is read whole, where GPU code
+        may read only some of its elements (rotary embedding's partner half ``x[i, j - 64]`` chosen by
+        ``T.if_then_else``), which would read DRAM outside the tensor. Past the end of the last two
+        dimensions the reader zero-fills the tiles (a block size that does not divide the tensor, as
+        for any T.copy), so only their start is checked there. A store writes the elements the kernel
+        writes (guarded rows: ``tt.valid_rows``)."""
         if role != "read":
             return True
         rank = len(buf.shape)
@@ -158,11 +159,8 @@ class ElementNest:
             if not self.facts.prove(base >= 0):
                 return False
             size = const_int(buf.shape[d])
-            if size is not None:
-                if d >= rank - 2:
-                    size = -(-size // 32) * 32
-                if not self.facts.prove(base + extent <= size):
-                    return False
+            if size is not None and d < rank - 2 and not self.facts.prove(base + extent <= size):
+                return False
         return True
 
     def rewrite_expr(self, expr):
