@@ -347,6 +347,10 @@ class Attr:
     CB_DESC: CollectionSpec[Mapping[str, CBDesc]] = _table(
         "tt.cb_desc", "Block name -> its circular buffer (PropagateTTLayout; producer, consumer from "
         "BuildTileDFGTT, index from NumberCBsTT).", CBDesc.from_dict, CBDesc.to_dict)
+    PADDED_BLOCKS: CollectionSpec[Mapping[str, tuple[int, int]]] = _table(
+        "tt.padded_blocks", "Block name -> (rows, cols): the valid values of an on-chip block PadBlocksTT padded to "
+        "whole 32x32 tiles (its matrix view, tilelang_tt.ir.padding), the rest of its tiles padding; PropagateTTLayout "
+        "gives its CB `valid`.", lambda name, valid: tuple(int(x) for x in valid), list)
     TENSOR_ACCESSOR: CollectionSpec[Mapping[str, AccessorDesc]] = _table(
         "tt.tensor_accessor", "Parameter name -> its abstract TensorAccessor (AttachTensorAccessorTT), bound to a "
         "kernel's compile-time args late (ConfigureTensorAccessorTT).", AccessorDesc.from_dict, AccessorDesc.to_dict)

@@ -18,10 +18,12 @@ the block index picks (start ``v * r + c``, extent r, along one axis) or whole r
 per-row reductions (``dim=1``) and the ``A``/``C`` operands of a gemm cover whole row blocks (``B``
 is not a row block); a ``T.Parallel`` nest that reads a row block or ``v`` stores only into row
 blocks or tensor rows of ``v``; ``v`` appears nowhere else. Anything else (a reduction along the
-rows, a row block stored into a buffer shared by the block's rows, ``v`` in a loop bound) mixes
-rows: a TTCompileError at that statement.
+rows, a row block stored into a buffer shared by the block's rows, ``v`` in a loop bound; row
+blocks of different rows, or rows not dividing 32; two block indices picking rows) mixes rows: the
+kernel is left as it is, and PadBlocksTT pads each of its blocks to whole tiles instead.
 
-Reads/writes no attribute. A kernel without row blocks is returned unchanged.
+Reads/writes no attribute. A kernel without row blocks, or whose row blocks cannot be grouped, is
+returned unchanged.
 
     Before: for bx in T.thread_binding(64, thread="blockIdx.x"):
                 x = T.sblock_alloc_buffer((1, 128));  s = T.sblock_alloc_buffer((1,))
@@ -49,7 +51,6 @@ from tilelang_tt.ir.common import (
     as_region,
     const_int,
     contains,
-    error,
     is_cb_buffer,
     is_global_buffer,
     keep_span,
@@ -64,7 +65,11 @@ from tilelang_tt.ir.common import (
 from tilelang_tt.ir.slices import block_grid_loops
 
 PASS = "CoarsenRowBlocksTT"
-HINT = "give each block 32 rows (blk_m = 32), or keep every statement of the block within its own rows"
+
+
+class _CannotGroup(Exception):
+    """Why the row blocks of a kernel cannot be grouped (what mixes their rows): the kernel is left
+    to PadBlocksTT."""
 
 
 def _candidates(func: tirx.PrimFunc) -> dict[tirx.Buffer, int]:
@@ -166,10 +171,6 @@ class _Coarsen:
             return -(-int(extent) // self.factor)
         return arith.Analyzer().simplify(tirx.floordiv(extent + (self.factor - 1), self.factor))
 
-    def fail(self, node, what: str):
-        return error(PASS, self.func, node, f"blocks of {self.r} row(s) cannot be grouped into blocks of {TILE} "
-                                            f"rows: {what}", HINT)
-
     def _touches_rows(self, node) -> bool:
         return contains(node, lambda n: isinstance(n, (tirx.BufferLoad, tirx.BufferStore)) and n.buffer in self.blocks)
 
@@ -188,7 +189,7 @@ class _Coarsen:
             if s.kind == tirx.ForKind.PARALLEL:
                 return self.nest(s)
             if uses_var(s.min, self.v) or uses_var(s.extent, self.v):
-                raise self.fail(s, f"the loop bound depends on the block index `{self.v.name}`")
+                raise _CannotGroup(f"the loop bound depends on the block index `{self.v.name}`")
             return keep_span(s, tirx.For(s.loop_var, s.min, s.extent, s.kind, self.stmt(s.body), s.thread_binding,
                                          s.annotations))
         if isinstance(s, tirx.SBlockRealize):
@@ -198,7 +199,7 @@ class _Coarsen:
         if isinstance(s, tirx.Evaluate) and tile_op_name(s) is not None:
             return self.tile_op(s)
         if uses_var(s, self.v) or self._touches_rows(s):
-            raise self.fail(s, f"`{type(s).__name__}` statements over row blocks are not grouped")
+            raise _CannotGroup(f"`{type(s).__name__}` statements over row blocks are not grouped")
         return s
 
     def block(self, b: tirx.SBlock) -> tirx.SBlock:
@@ -213,14 +214,14 @@ class _Coarsen:
         rows = [k for k, reg in regions.items() if reg is not None and reg.buffer in self.blocks]
         if not rows:
             if uses_var(s, self.v):
-                raise self.fail(s, f"`T.{op}` uses the block index `{self.v.name}` without a row block")
+                raise _CannotGroup(f"`T.{op}` uses the block index `{self.v.name}` without a row block")
             return s
         if op == "reduce" and (0 not in rows or int(args[3]) not in (1, -1)):
-            raise self.fail(s, "the reduction runs along the rows of a row block")
+            raise _CannotGroup("the reduction runs along the rows of a row block")
         if op == "gemm" and (1 in rows or bool(args[3]) or 0 not in rows or 2 not in rows):
-            raise self.fail(s, "a gemm groups rows only with row blocks as A and C (not B, not transposed)")
+            raise _CannotGroup("a gemm groups rows only with row blocks as A and C (not B, not transposed)")
         if op not in ("copy", "fill", "reduce", "gemm"):
-            raise self.fail(s, f"`T.{op}` over row blocks is not grouped")
+            raise _CannotGroup(f"`T.{op}` over row blocks is not grouped")
         for k, reg in regions.items():
             if reg is None or not isinstance(args[k], tirx.Call):
                 continue
@@ -229,25 +230,25 @@ class _Coarsen:
             elif is_global_buffer(reg.buffer):
                 args[k] = self._tensor_region(s, reg, args[k])
             elif uses_var(args[k], self.v):
-                raise self.fail(s, f"`{reg.buffer.name}` is indexed by the block index `{self.v.name}`")
+                raise _CannotGroup(f"`{reg.buffer.name}` is indexed by the block index `{self.v.name}`")
         if op == "copy" and not all(regions[k].buffer in self.blocks or is_global_buffer(regions[k].buffer)
                                     for k in (0, 1)):
-            raise self.fail(s, "a row block is copied to or from a buffer shared by the block's rows")
+            raise _CannotGroup("a row block is copied to or from a buffer shared by the block's rows")
         return keep_span(s, tirx.Evaluate(tirx.Call(s.value.dtype, s.value.op, args)))
 
     def _row_region(self, s, reg, call: tirx.Call) -> tirx.Call:
         if const_int(reg.starts[0]) != 0 or reg.extents[0] != self.r:
-            raise self.fail(s, f"`T.{tile_op_name(s)}` covers part of the rows of `{reg.buffer.name}`")
+            raise _CannotGroup(f"`T.{tile_op_name(s)}` covers part of the rows of `{reg.buffer.name}`")
         return make_region(self.blocks[reg.buffer], reg.starts, [TILE, *reg.extents[1:]], int(call.args[1]))
 
     def _tensor_region(self, s, reg, call: tirx.Call) -> tirx.Call:
         axes = [d for d, start in enumerate(reg.starts) if uses_var(start, self.v)]
         if not axes:
             if uses_var(call, self.v):
-                raise self.fail(s, f"the slice of `{reg.buffer.name}` depends on the block index `{self.v.name}`")
-            raise self.fail(s, f"every block moves the same rows of `{reg.buffer.name}`")
+                raise _CannotGroup(f"the slice of `{reg.buffer.name}` depends on the block index `{self.v.name}`")
+            raise _CannotGroup(f"every block moves the same rows of `{reg.buffer.name}`")
         if len(axes) > 1 or reg.extents[axes[0]] != self.r or _stride(reg.starts[axes[0]], self.v) != self.r:
-            raise self.fail(s, f"the slice of `{reg.buffer.name}` is not the {self.r} row(s) block "
+            raise _CannotGroup(f"the slice of `{reg.buffer.name}` is not the {self.r} row(s) block "
                                f"`{self.v.name}` picks (start {self.v.name} * {self.r}, extent {self.r})")
         a = axes[0]
         starts = [self._sub(x, {self.v: self.v_new * self.factor}) for x in reg.starts]
@@ -270,8 +271,15 @@ class _Coarsen:
         vmap = {self.v: self.v_new * self.factor + g}
         if row is not None:
             vmap[row.loop_var] = tirx.IntImm("int32", 0) if self.r == 1 else tirx.floormod(i, self.r)
+        stores = []  # checked here: an exception raised inside TVM's visitor comes back out a RuntimeError
+        tirx.stmt_functor.post_order_visit(body, lambda n: stores.append(n) if isinstance(n, tirx.BufferStore) else None)
+        for n in stores:
+            if n.buffer not in self.blocks and not is_global_buffer(n.buffer):
+                raise _CannotGroup(f"`{n.buffer.name}` is stored from the rows of the block but has no row of its own")
+            if is_global_buffer(n.buffer) and not any(uses_var(x, self.v) for x in n.indices):
+                raise _CannotGroup(f"every block stores the same element of `{n.buffer.name}`")
         new_body = tirx.stmt_functor.ir_transform(
-            body, None, lambda n: self._access(loop, n, vmap, g), ["tirx.BufferLoad", "tirx.BufferStore"])
+            body, None, lambda n: self._access(n, vmap, g), ["tirx.BufferLoad", "tirx.BufferStore"])
         new_body = tirx.stmt_functor.substitute(new_body, vmap)
         outer = keep_span(loop, tirx.For(i, 0, TILE, tirx.ForKind.PARALLEL,
                                          rebuild_nest(rest, new_body), None, loop.annotations))
@@ -282,12 +290,7 @@ class _Coarsen:
         return contains(body, lambda n: isinstance(n, (tirx.BufferLoad, tirx.BufferStore)) and n.buffer in self.blocks
                         and uses_var(n.indices[0], lp.loop_var))
 
-    def _access(self, loop, n, vmap, g):
-        if isinstance(n, tirx.BufferStore) and n.buffer not in self.blocks and not is_global_buffer(n.buffer):
-            raise self.fail(loop, f"`{n.buffer.name}` is stored from the rows of the block but has no row of its own")
-        if isinstance(n, tirx.BufferStore) and is_global_buffer(n.buffer) and not any(
-                uses_var(x, self.v) for x in n.indices):
-            raise self.fail(loop, f"every block stores the same element of `{n.buffer.name}`")
+    def _access(self, n, vmap, g):
         if is_global_buffer(n.buffer):
             indices = [self._sub(x, vmap) for x in n.indices]
             if isinstance(n, tirx.BufferLoad):
@@ -303,10 +306,9 @@ class _Coarsen:
         return tirx.BufferStore(new, n.value, indices)
 
 
-def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
-    candidates = _candidates(func)
-    if not candidates:
-        return func
+def _grouped(func: tirx.PrimFunc, candidates: dict[tirx.Buffer, int]) -> tirx.PrimFunc:
+    """``func`` with its row blocks grouped into blocks of 32 rows; :class:`_CannotGroup` when a
+    statement mixes their rows."""
     axes = {}  # the T.Kernel grid loop whose index picks the rows of row blocks -> those row blocks
     for grid in block_grid_loops(func).values():
         if const_int(grid.extent) != 1:
@@ -314,26 +316,33 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             if blocks:
                 axes[grid] = blocks
     if not axes:
-        return func  # no grid index picks rows: vectors, or blocks the later passes refuse
+        return func  # no grid index picks rows: vectors, or blocks PadBlocksTT pads
     if len(axes) > 1:
         a, b = (grid.loop_var.name for grid in axes)
-        raise error(PASS, func, func, f"both block indices `{a}` and `{b}` pick the rows of blocks of fewer than "
-                                      f"{TILE} rows", HINT)
+        raise _CannotGroup(f"both block indices `{a}` and `{b}` pick the rows of blocks of fewer than "
+                                 f"{TILE} rows")
     (grid, blocks), = axes.items()
     rows = {buf: candidates[buf] for buf in allocations(func) if buf in blocks}  # program order
     first = next(iter(rows))
     for buf, r in rows.items():
         if r != rows[first] or TILE % r:
-            what = (f"`{buf.name}` has {r} rows and `{first.name}` {rows[first]}" if r != rows[first]
-                    else f"`{buf.name}` has {r} rows, which do not divide {TILE}")
-            raise error(PASS, func, buf, f"on-chip blocks of fewer than {TILE} rows are grouped into blocks of "
-                                         f"{TILE} rows only when all have the same rows, dividing {TILE}: {what}",
-                        HINT)
+            raise _CannotGroup(f"`{buf.name}` has {r} rows and `{first.name}` {rows[first]}" if r != rows[first]
+                               else f"`{buf.name}` has {r} rows, which do not divide {TILE}")
     new = {buf: tirx.decl_buffer([TILE, *buf.shape[1:]], buf.dtype, buf.name,
                                  data=tirx.Var(buf.data.name, buf.data.type_annotation), scope=buf.scope(),
                                  span=buf.span) for buf in rows}
     body = _Coarsen(func, rows[first], new, grid).stmt(func.body)
     return tirx.PrimFunc(func.params, body, func.ret_type, func.buffer_map, func.attrs, func.span)
+
+
+def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
+    candidates = _candidates(func)
+    if not candidates:
+        return func
+    try:
+        return _grouped(func, candidates)
+    except _CannotGroup:
+        return func  # the blocks' rows mix: PadBlocksTT pads each block to whole tiles instead
 
 
 def CoarsenRowBlocksTT():

@@ -164,7 +164,8 @@ def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, requested: BufferLayout | 
         values = bound_values(func.body)
         rows_only = any((len(shape) > 2 and matrix_slice(region) is None) or (
             len(shape) >= 2 and reads_tensor(tirx.stmt_functor.substitute(region.starts[-2], values)))
-            for region in _slices(func, buf)) or (len(shape) >= 2 and _rows_limited(func, buf))
+            for region in _slices(func, buf)) or (len(shape) >= 2 and _rows_limited(func, buf)) or (
+            len(shape) >= 2 and not dynamic and _partial_tiles(func, buf, kinds))
         if rows_only and dynamic:
             raise error(PASS, func, first_stmt_using(func.body, buf),
                         f"`{buf.name}` {list(buf.shape)} has a dynamic shape and a slice that is no block of tiles "
@@ -283,6 +284,43 @@ def _rows_limited(func: tirx.PrimFunc, tensor: tirx.Buffer) -> bool:
     """Whether the kernel writes some of a block's rows into ``tensor`` (``tt.valid_rows``)."""
     return contains(func.body, lambda n: isinstance(n, tirx.AttrStmt) and n.attr_key == Scope.VALID_ROWS.value
                     and n.node.same_as(tensor.data))
+
+
+def _partial_tiles(func: tirx.PrimFunc, tensor: tirx.Buffer, kinds: dict[str, str]) -> bool:
+    """Whether a copy between ``tensor`` and a block (not a vector) moves part of a tile whose other
+    rows or columns hold the tensor's values: a slice starting inside a tile (a block of 4 heads at
+    row ``4 * g``, of 48 rows at row ``48 * by``), or ending inside one short of the end of its
+    matrix (a padded block, PadBlocksTT). Rows move such a slice alone: the reader reads its rows
+    and zero-fills the rest of the block's tiles, the writer writes its rows and columns."""
+    analyzer = bound_analyzer(func.body)
+    columns = tensor.shape[-1]
+    for region, block in _copies(func, tensor):
+        if _block_kind(block.buffer, kinds):
+            continue  # a vector: its own view (rank 1, a column, flat)
+        view = matrix_slice(region)
+        if view is None:
+            continue  # several matrices: laid out in rows anyway
+        if not analyzer.can_prove(tirx.FloorMod(view.row, TILE) == 0) or (
+                view.rows % TILE and not analyzer.can_prove(view.bound_row + view.rows >= view.bound_rows)) or (
+                view.cols % TILE and not analyzer.can_prove(view.col + view.cols >= columns)):
+            return True
+    return False
+
+
+def _copies(func: tirx.PrimFunc, tensor: tirx.Buffer) -> list[tuple]:
+    """(the region of ``tensor``, the block's region) of every T.copy between ``tensor`` and a block."""
+    pairs = []
+
+    def visit(node):
+        if tile_op_name(node) == "copy":
+            regions = [as_region(a) for a in node.value.args[:2]]
+            if all(r is not None for r in regions) and any(r.buffer.same_as(tensor) for r in regions):
+                mine, other = regions if regions[0].buffer.same_as(tensor) else regions[::-1]
+                if is_cb_buffer(other.buffer):
+                    pairs.append((mine, other))
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    return pairs
 
 
 def _slices(func: tirx.PrimFunc, tensor: tirx.Buffer) -> list:

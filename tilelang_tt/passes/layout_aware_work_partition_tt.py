@@ -244,10 +244,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str) -> t
     mt, nt = layout.tile_grid
     out_view = row_slice(out_region) if layout.row_major else matrix_slice(out_region, layout.column, layout.flat)
     bm, bn = out_view.rows, out_view.cols
-    if (bm % TILE and bm != 1) or (bn % TILE and bn != 1):
-        raise error(PASS, func, None, f"the output block {bm}x{bn} is not made of 32x32 tiles",
-                    "use block sizes that are multiples of 32")
-    block_tiles = (-(-bm // TILE), -(-bn // TILE))
+    block_tiles = (-(-bm // TILE), -(-bn // TILE))  # a block of part of a tile is padded (PadBlocksTT)
 
     sharded_out = layout.shard_grid is not None
     if mode == "auto":
@@ -258,6 +255,10 @@ def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str) -> t
                         f"`{layout.buffer}` is {layout.layout.value} in {layout.memory.value}",
                         f"give `{layout.buffer}` a sharded layout (layouts={{'{layout.buffer}': BufferLayout(...)}}) "
                         "or use partition_mode='global'")
+        if (bm % TILE and bm != 1) or (bn % TILE and bn != 1):
+            raise error(PASS, func, None, f"partition_mode='local_shard' with the output block {bm}x{bn}, which is "
+                        "not made of 32x32 tiles: a core computes the blocks of whole tiles of its shard",
+                        "use block sizes that are multiples of 32, or partition_mode='global'")
         if grid is not None and tuple(grid) != layout.shard_grid:
             raise error(PASS, func, None, f"grid={tuple(grid)} differs from the shard grid {layout.shard_grid} "
                         f"of the output `{layout.buffer}` under partition_mode='local_shard'",

@@ -148,14 +148,15 @@ def _row_transfers(stmt, func, cb: CBDesc, tensor, block, reading: bool, analyze
     part of one page) into the block's staging CB, one block row after the other (compute tilizes
     them), the writer writes them from it (compute untilized them); rows and columns past the
     tensor's end are zeros on the way in and dropped on the way out, and so are the rows from
-    ``valid`` on (``tt.valid_rows``)."""
+    ``valid`` on (``tt.valid_rows``). A slice smaller than the block (a block padded to whole tiles,
+    PadBlocksTT) fills its valid rows and columns: the reader zero-fills the rest of the block."""
     view = row_slice(tensor)
     name = tensor.buffer.name
     if view is None:
         raise error(PASS, func, stmt, f"the slice of the row-major tensor `{name}` takes rows along several dimensions",
                     "slice one leading dimension (the rows) and the last one (the columns); index the others")
     width, height = cb.block_tiles[1] * TILE, cb.block_tiles[0] * TILE
-    if view.cols != width or view.rows != height:
+    if view.cols > width or view.rows > height:
         raise error(PASS, func, stmt, f"the slice of the row-major tensor `{name}` is {view.rows}x{view.cols}, the "
                                       f"block `{block.buffer.name}` {height}x{width}",
                     "copy slices of the block's shape to and from row-major tensors")
@@ -167,9 +168,11 @@ def _row_transfers(stmt, func, cb: CBDesc, tensor, block, reading: bool, analyze
     r = tirx.Var("r", "int32")
     at = ptr + tirx.Cast("uint32", r * (width * elem))
     rows_past, cols_past = overhanging_axes(tensor, analyzer, row_major=True)
-    row_bytes, tail = width * elem, None
-    if cols_past:  # the row ends inside the block
-        row_bytes = tirx.Cast("uint32", analyzer.simplify(tirx.Min(tensor.buffer.shape[-1] - view.col, width) * elem))
+    row_bytes = view.cols * elem
+    if cols_past:  # the row ends inside the slice
+        row_bytes = tirx.Cast("uint32", analyzer.simplify(tirx.Min(tensor.buffer.shape[-1] - view.col, view.cols) * elem))
+    tail = None  # the columns of the block past the tensor's end or the slice's
+    if cols_past or view.cols < width:
         tail = evaluate(Intrin.NOC_READ_ZEROS, at + row_bytes, tirx.Cast("uint32", width * elem) - row_bytes, like=stmt)
     move = evaluate(Intrin.NOC_READ_ROW if reading else Intrin.NOC_WRITE_ROW, analyzer.simplify(view.page + r * view.stride),
                     tensor.buffer.data, tirx.Cast("uint32", analyzer.simplify(view.col * elem)), at, row_bytes,
@@ -181,7 +184,11 @@ def _row_transfers(stmt, func, cb: CBDesc, tensor, block, reading: bool, analyze
         move = keep_span(stmt, tirx.IfThenElse(analyzer.simplify(view.bound_row + r < view.bound_rows), move, zeros))
     if valid is not None:
         move = keep_span(stmt, tirx.IfThenElse(r < valid, move, None))
-    return keep_span(stmt, tirx.For(r, 0, view.rows, tirx.ForKind.SERIAL, move))
+    rows = keep_span(stmt, tirx.For(r, 0, view.rows, tirx.ForKind.SERIAL, move))
+    if reading and view.rows < height:  # the block's rows past the slice's
+        rows = seq([rows, evaluate(Intrin.NOC_READ_ZEROS, ptr + view.rows * width * elem,
+                                   (height - view.rows) * width * elem, like=stmt)])
+    return rows
 
 
 def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: bool, analyzer: arith.Analyzer,

@@ -34,6 +34,7 @@ from tilelang_tt.passes.insert_dst_management_tt import InsertDSTManagementTT
 from tilelang_tt.passes.inline_scalar_vars_tt import InlineScalarVarsTT
 from tilelang_tt.passes.layout_aware_work_partition_tt import LayoutAwareWorkPartitionTT
 from tilelang_tt.passes.legalize_global_access_tt import LegalizeGlobalAccessTT
+from tilelang_tt.passes.local_blocks_tt import LocalBlocksTT
 from tilelang_tt.passes.lower_atomic_add_tt import LowerAtomicAddTT
 from tilelang_tt.passes.lower_cb_intrinsics import LowerCBIntrinsics
 from tilelang_tt.passes.lower_parallel_reductions_tt import LowerParallelReductionsTT
@@ -42,6 +43,7 @@ from tilelang_tt.passes.lower_tt_tile_intrinsics import LowerTTTileIntrinsics
 from tilelang_tt.passes.materialize_core_loop_tt import MaterializeCoreLoopTT
 from tilelang_tt.passes.number_cbs_tt import NumberCBsTT
 from tilelang_tt.passes.order_reduction_tt import OrderReductionTT
+from tilelang_tt.passes.pad_blocks_tt import PadBlocksTT
 from tilelang_tt.passes.persistent_to_grid_tt import PersistentToGridTT
 from tilelang_tt.passes.propagate_tt_layout import PropagateTTLayout
 from tilelang_tt.passes.split_device_kernel import SplitDeviceKernel
@@ -59,6 +61,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         UniqueBufferNamesTT(),
         # A scalar T.alloc_var set once from block coordinates is its value.
         InlineScalarVarsTT(),
+        # A T.alloc_local array used only as a block (T.Parallel, tile ops) is a fragment, before the
+        # passes that look for blocks.
+        LocalBlocksTT(),
         # A persistent kernel's waves (T.Persistent) become blocks: the partition makes the per-core loop.
         PersistentToGridTT(),
         # Blocks of fewer than 32 rows (blk_m = 1) grouped into 32-row blocks, before the element
@@ -73,6 +78,10 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         LowerParallelReductionsTT(),
         # Blocks of masks (uint8, bool) read by element-wise values are bfloat16 blocks of the same values.
         WidenMaskBlocksTT(),
+        # Blocks of any shape padded to whole tiles, the padding masked where a reduction or a
+        # contraction would read it: after every pass that makes blocks (legalized copies, reductions,
+        # widened masks), before the layout passes size CBs and choose rows for partial tiles.
+        PadBlocksTT(),
         # A mesh of chips: the block rows split into one panel per chip; the kernel becomes one chip's.
         SplitMeshTT(mesh=options.mesh, layouts=options.layouts),
         # A: metadata only; the TIR is the user's.

@@ -1,0 +1,104 @@
+"""Blocks of any shape as whole 32x32 tiles: the matrix an on-chip block is, and the tiles that
+hold it (PadBlocksTT pads blocks to them; the plan reports what the padding costs).
+
+A block is a matrix of tiles. Its shape maps to one so:
+
+* ``(n,)``: a vector of ``ceil(n / 32) * 32`` values (a per-row or per-column vector by its use,
+  ``tilelang_tt.ir.common.vector_kinds``): ``[1]`` is one tile holding one value;
+* ``(r, c)``: ``ceil(r / 32) x ceil(c / 32)`` tiles, the valid values at the top left; a
+  dimension of extent 1 stays 1 (``(1, c)`` is a row vector, ``(r, 1)`` a column vector: one
+  tile row or column either way);
+* rank 3 and more: the leading dimensions of extent 1 are dropped (``[1, 16, 1, 16]`` is the
+  16 x 16 matrix); what is left before the last two dimensions stacks matrices, as a tensor's
+  leading dimensions do (its matrix view, :mod:`tilelang_tt.ir.slices`): ``[2, 64, 32]`` is two
+  64 x 32 matrices, the 128 x 32 matrix of 4 x 1 tiles. Stacked matrices must be whole tiles
+  along their rows (each would else be padded on its own and the rows of the stack would not
+  be one range): ``stacked_rows_error`` says so.
+
+The padding of a block (the positions past its valid rows and columns) holds whatever the
+operations computing the block leave there; PadBlocksTT makes it the neutral value where a
+reduction or a contraction would read it."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from tilelang_tt.ir.common import TILE
+
+
+def padded(n: int) -> int:
+    """``n`` rounded up to whole tiles (an extent of 1 stays 1: a vector's short side)."""
+    return n if n == 1 else -(-n // TILE) * TILE
+
+
+@dataclass(frozen=True)
+class BlockMatrix:
+    """The matrix view of an on-chip block of ``shape``: ``kept`` the dimensions (before the last)
+    that index its rows, outermost first; ``rows``/``cols`` the valid extents of one matrix,
+    ``stack`` how many matrices are stacked (the product of the kept dimensions but the last);
+    ``padded_shape`` the block's shape in whole tiles (rank 1 or 2)."""
+
+    shape: tuple[int, ...]
+    kept: tuple[int, ...]
+    rows: int
+    cols: int
+    stack: int
+
+    @property
+    def rank1(self) -> bool:
+        return len(self.shape) == 1
+
+    @property
+    def padded_shape(self) -> tuple[int, ...]:
+        if self.rank1:
+            return (padded(self.cols),)
+        return (self.stack * padded(self.rows), padded(self.cols))
+
+    @property
+    def valid(self) -> tuple[int, int]:
+        """(rows, cols) of valid values, the stacked matrices' rows together."""
+        return (self.stack * self.rows, self.cols)
+
+    @property
+    def is_whole(self) -> bool:
+        """Whether the block is already made of whole tiles in its own shape (nothing to pad)."""
+        return tuple(self.padded_shape) == self.shape
+
+    def tiles(self) -> tuple[int, int]:
+        """(rows, cols) of 32x32 tiles holding the padded block (a vector: one tile row)."""
+        shape = self.padded_shape
+        if len(shape) == 1:
+            return (1, shape[0] // TILE)
+        return tuple(max(1, d // TILE) for d in shape)
+
+
+def block_matrix(shape) -> BlockMatrix:
+    """The matrix view of a block of constant ``shape`` (module docstring)."""
+    shape = tuple(int(d) for d in shape)
+    if len(shape) <= 2:
+        if len(shape) == 1:
+            return BlockMatrix(shape, (), 1, shape[0], 1)
+        return BlockMatrix(shape, (0,), shape[0], shape[1], 1)
+    kept = tuple(d for d in range(len(shape) - 1) if shape[d] != 1)
+    if not kept:
+        return BlockMatrix(shape, (), 1, shape[-1], 1)
+    return BlockMatrix(shape, kept, shape[kept[-1]], shape[-1], math.prod(shape[d] for d in kept[:-1]))
+
+
+def stacked_rows_error(matrix: BlockMatrix) -> str | None:
+    """Why a block of stacked matrices cannot be padded (rows of each not whole tiles), or None."""
+    if matrix.stack > 1 and matrix.rows % TILE:
+        return (f"it stacks {matrix.stack} matrices of {matrix.rows} x {matrix.cols}, whose {matrix.rows} rows are "
+                "not whole 32-row tiles (each matrix would be padded on its own)")
+    return None
+
+
+def padding_cost(shape, element_bytes: int) -> tuple[int, int, int]:
+    """(tiles of the padded block, valid values, bytes of padding in one block) of a block of
+    ``shape`` whose elements take ``element_bytes``: what padding it to whole tiles costs against a
+    block of the same values in whole tiles (every op over the block runs over all its tiles)."""
+    matrix = block_matrix(shape)
+    rows, cols = matrix.tiles()
+    values = math.prod(matrix.valid)
+    return rows * cols, values, (rows * cols * TILE * TILE - values) * element_bytes
