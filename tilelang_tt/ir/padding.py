@@ -4,7 +4,8 @@ hold it (PadBlocksTT pads blocks to them; the plan reports what the padding cost
 A block is a matrix of tiles. Its shape maps to one so:
 
 * ``(n,)``: a vector of ``ceil(n / 32) * 32`` values (a per-row or per-column vector by its use,
-  ``tilelang_tt.ir.common.vector_kinds``): ``[1]`` is one tile holding one value;
+  ``tilelang_tt.ir.common.vector_kinds``): ``[1]`` is one tile holding one value, and so is
+  ``(1, 1)`` (a row vector of 32);
 * ``(r, c)``: ``ceil(r / 32) x ceil(c / 32)`` tiles, the valid values at the top left; a
   dimension of extent 1 stays 1 (``(1, c)`` is a row vector, ``(r, 1)`` a column vector: one
   tile row or column either way);
@@ -27,9 +28,14 @@ from dataclasses import dataclass
 from tilelang_tt.ir.common import TILE
 
 
+def whole_tiles(n: int) -> int:
+    """``n`` rounded up to a multiple of 32."""
+    return -(-n // TILE) * TILE
+
+
 def padded(n: int) -> int:
-    """``n`` rounded up to whole tiles (an extent of 1 stays 1: a vector's short side)."""
-    return n if n == 1 else -(-n // TILE) * TILE
+    """A block extent rounded up to whole tiles; 1 stays 1 (a vector's short side)."""
+    return n if n == 1 else whole_tiles(n)
 
 
 @dataclass(frozen=True)
@@ -52,7 +58,9 @@ class BlockMatrix:
     @property
     def padded_shape(self) -> tuple[int, ...]:
         if self.rank1:
-            return (padded(self.cols),)
+            return (whole_tiles(self.cols),)
+        if self.rows == 1 and self.cols == 1:
+            return (1, TILE)  # one value: a row vector of one tile
         return (self.stack * padded(self.rows), padded(self.cols))
 
     @property

@@ -5,7 +5,8 @@ C2: ``T.copy(X_s, Y_l)`` of two on-chip blocks of one shape → ``tt.tile.eltwis
 Cast(Y dtype, X_s[i, j]))`` (a copy or a cast; copies to and from DRAM are LowerSharedToCB's).
 D5: a block operand is unpacked into DST with ``copy_tile``; a transposed one ``X[j, i]`` (X of the
 transposed shape) with ``transpose_tile`` from tile (c, r) of X for output tile (r, c); a
-per-row/per-column vector spread over a full block with ``unary_bcast`` (inits ``copy_init`` /
+per-row/per-column vector spread over a full block, or the first value of a per-row vector over a
+row vector (a block of one row; the other way round too), with ``unary_bcast`` (inits ``copy_init`` /
 ``transpose_init`` / ``unary_bcast_init``).
 Errors: a copy changing the block shape; between integer and float blocks, integer blocks other
 than int32.
@@ -53,7 +54,7 @@ class BlockOperand:
                     lambda tg, tl: evaluate(Intrin.TRANSPOSE_TILE, cb.index,
                                             ctx.analyzer.simplify((tg % cols) * rows + tg // cols),
                                             prog.slot(tl, base), like=like))
-        elif cb.vector and not prog.out.vector:  # a per-row/per-column vector spread over the block
+        elif cb.vector and cb.vector != prog.out.vector:  # a per-row/per-column vector spread over the block
             prog.op(("bcast", cb.vector, cb.index), evaluate(Intrin.BCAST_INIT, cb.vector, cb.index, like=like),
                     lambda tg, tl: evaluate(Intrin.BCAST_TILE, cb.vector, cb.index, ctx.tile_at(cb, prog.out, tg),
                                             prog.slot(tl, base), like=like))

@@ -60,7 +60,8 @@ from tilelang_tt.ops.sfpu import (
     scalar_call,
     sfpu_op,
 )
-from tilelang_tt.ir.common import COL, ROW, evaluate, keep_span, parallel_nest, seq, serial
+from tilelang_tt.ir.common import COL, ROW, evaluate, keep_span, parallel_nest, reads_tensor, seq, serial
+from tilelang_tt.ir.slices import bound_values
 
 SUPPORTED = (
     "T.copy, T.clear/T.fill, T.gemm, T.reduce_sum/T.reduce_max, and T.Parallel stores whose value combines "
@@ -85,7 +86,10 @@ class Eltwise(TileOp):
             raise ctx.error(loop, "T.Parallel over more than two dimensions", f"supported: {SUPPORTED}")
         stmts = list(body.seq) if isinstance(body, tirx.SeqStmt) else [body]
         out = []
-        named = {}  # names given to values inside the loop (q_idx = bx * bm + i): substituted into the stores
+        # names given to values inside the loop (q_idx = bx * bm + i), substituted into the stores; and
+        # values named outside it from tensor elements (mu = Mean[n] in a row loop), which the reader
+        # reads where it generates them (ops/generate.py): compute reads no tensor
+        named = {v: x for v, x in bound_values(ctx.func.body).items() if reads_tensor(x)}
         for store in stmts:
             if zero:
                 store = keep_span(store, tirx.stmt_functor.substitute(store, zero))
@@ -251,7 +255,8 @@ def _check_access(ctx, node, access, i, j) -> None:
             ok = i is not None and idx[0].same_as(i) and _is_zero(idx[1])
         elif len(idx) == 1:
             var = i if kind == COL else j
-            ok = var is not None and idx[0].same_as(var)
+            # a per-row value in a block of one row (per-column in one column): its first
+            ok = (var is not None and idx[0].same_as(var)) or (var is None and _is_zero(idx[0]))
     if not ok:
         raise ctx.error(node, f"`{buf.name}[{', '.join(str(x) for x in idx)}]` is not an element-wise access of an "
                               "on-chip block",

@@ -89,7 +89,10 @@ class Reduce(TileOp):
         form = FORMS[kind]
         ctx.check_compute_dtypes(stmt, (src.buffer, dst.buffer))
         unit = len(src.buffer.shape) == 2 and int(src.buffer.shape[dim % 2]) == 1  # a [n, 1] block along dim 1 ...
-        if not unit and (len(src.buffer.shape) != 2 or ctx.block_kind(src.buffer) != ""):
+        # a row vector along its row (a column along its column): the block of one tile row whose
+        # other rows are padding, reduced as such (their results are the padding of the result's)
+        along = ctx.block_kind(src.buffer) == (ROW if dim % 2 == 1 else COL)
+        if not unit and (len(src.buffer.shape) != 2 or (ctx.block_kind(src.buffer) != "" and not along)):
             raise ctx.error(stmt, f"T.reduce of `{src.buffer.name}` {[int(d) for d in src.buffer.shape]}: the source "
                                   "is a vector",
                             "reduce a 2-D block of whole 32x32 tiles (rows and columns both multiples of 32)")
