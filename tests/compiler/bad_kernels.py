@@ -317,20 +317,6 @@ def reader_block_computed_on_and_copied_out(M=64, N=64):
 
 
 
-def one_row_triangle(M=64, N=64):
-    """Row bx of a lower-triangular matrix, one row per block (blk_m = 1): the block's loop runs
-    to its own row, so 32 consecutive rows cannot share one loop."""
-    @T.prim_func
-    def main(A: T.Tensor((M, N), "bfloat16"), B: T.Tensor((M, N), "bfloat16")):
-        with T.Kernel(M, threads=128) as bx:
-            A_s = T.alloc_shared((1, 32), "bfloat16")
-            for k in T.serial(T.ceildiv(bx + 1, 32)):  # LINE: one_row_triangle
-                T.copy(A[bx, k * 32], A_s)
-                T.copy(A_s, B[bx, k * 32])
-
-    return main
-
-
 def atomic_add_in_the_k_loop(M=64, N=64, K=128, split=2):
     """Split-K with the partial product added into C at every K step: the same region each time."""
     @T.prim_func

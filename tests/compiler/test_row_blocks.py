@@ -1,6 +1,7 @@
 """Blocks of fewer than 32 rows, as TileLang's norm and softmax examples write them (``blk_m = 1`` by
 default): the compiler groups 32 / blk_m independent blocks into one block of 32 rows
-(CoarsenRowBlocksTT). The kernels are the catalogue's (tests/examples: TileLang's rms_norm,
+(CoarsenRowBlocksTT); blocks whose rows cannot be grouped stay as they are (padded to whole tiles
+where they are not vectors: tests/compiler/test_any_shape.py). The kernels are the catalogue's (tests/examples: TileLang's rms_norm,
 rms_norm_splitk and online softmax written in their idioms, float32 as the norms are, bfloat16 for
 the softmax's float16), run on the emulator on shapes that are and are not multiples of 32,
 single- and multi-core, and matched against torch. Tolerances: float32 outputs to 2^-10 of their
@@ -9,11 +10,10 @@ registers truncated to TF32: 2^-10 relative in the sum, half that after rsqrt; t
 UNPACR_Regular.md), bfloat16 outputs to 2^-7."""
 
 import pytest
+import tilelang.language as T
 import torch
 
 import tilelang_tt
-from tests.compiler import bad_kernels
-from tests.compiler.test_negative import assert_diagnostic, compile_error
 from tests.examples.norm import rms_norm_chunked, rms_norm_rows, rms_reference
 from tests.examples.online_softmax import M as SOFTMAX_M
 from tests.examples.online_softmax import N as SOFTMAX_N
@@ -69,7 +69,24 @@ def test_online_softmax_one_row_blocks():
     assert_close(artifacts.run(x), softmax_reference(x), 2.0 ** -7)
 
 
-def test_block_index_in_a_loop_bound_is_refused_at_its_line():
-    err = compile_error(bad_kernels.one_row_triangle())
-    assert_diagnostic(err, "CoarsenRowBlocksTT", "the loop bound depends on the block index `bx`", "one_row_triangle")
-    assert "blk_m = 32" in err.hint
+def one_row_triangle(M=64, N=64):
+    """Row bx of a lower-triangular band, one row per block (blk_m = 1): the block's loop runs to its
+    own row, so 32 consecutive rows cannot share one loop; the blocks stay one-row blocks."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "bfloat16"), B: T.Tensor((M, N), "bfloat16")):
+        with T.Kernel(M, threads=128) as bx:
+            A_s = T.alloc_shared((1, 32), "bfloat16")
+            for k in T.serial(T.ceildiv(bx + 1, 32)):
+                T.copy(A[bx, k * 32], A_s)
+                T.copy(A_s, B[bx, k * 32])
+
+    return main
+
+
+def test_blocks_whose_rows_cannot_be_grouped_stay_as_they_are():
+    """The block index in a loop bound: no 32-row grouping; each block moves its own row."""
+    a = data(64, 64, seed=3, dtype=torch.bfloat16)
+    b = tilelang_tt.compile(one_row_triangle()).run(a)
+    ref = torch.zeros_like(a)
+    ref[:32, :32], ref[32:] = a[:32, :32], a[32:]
+    assert torch.equal(b, ref)
