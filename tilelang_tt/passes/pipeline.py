@@ -44,6 +44,7 @@ from tilelang_tt.passes.materialize_core_loop_tt import MaterializeCoreLoopTT
 from tilelang_tt.passes.number_cbs_tt import NumberCBsTT
 from tilelang_tt.passes.order_reduction_tt import OrderReductionTT
 from tilelang_tt.passes.pad_blocks_tt import PadBlocksTT
+from tilelang_tt.passes.parallelize_row_loops_tt import ParallelizeRowLoopsTT
 from tilelang_tt.passes.persistent_to_grid_tt import PersistentToGridTT
 from tilelang_tt.passes.propagate_tt_layout import PropagateTTLayout
 from tilelang_tt.passes.split_device_kernel import SplitDeviceKernel
@@ -64,6 +65,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         # A T.alloc_local array used only as a block (T.Parallel, tile ops) is a fragment, before the
         # passes that look for blocks.
         LocalBlocksTT(),
+        # A serial loop over a block's rows around (or inside) a 1-D T.Parallel is the 2-D nest,
+        # before the row blocks are grouped and the nests' global accesses become copies.
+        ParallelizeRowLoopsTT(),
         # A persistent kernel's waves (T.Persistent) become blocks: the partition makes the per-core loop.
         PersistentToGridTT(),
         # Blocks of fewer than 32 rows (blk_m = 1) grouped into 32-row blocks, before the element
