@@ -20,6 +20,7 @@ from tilelang_tt.contract.plan import SCHEMA_PATH, Plan
 from tilelang_tt.contract.reading import PlanError
 from tilelang_tt.contract.vocabulary import ArgValue, BufferAddress, NocCoord
 
+TILE = 32  # rows and columns of a tile (every plan's tile_shape)
 _WRITE_PLANS = "(write plans with tilelang_tt.compile(...).save(DIR) or `tilelang-tt compile`)"
 
 
@@ -120,6 +121,32 @@ def _mesh_lines(plan: Plan) -> list[str]:
     return lines
 
 
+def _padding_lines(plan: Plan) -> list[str]:
+    """What padding blocks to whole tiles costs (the CBs with ``valid`` values, PadBlocksTT): per
+    CB, the share of its tiles the values use against a block of whole tiles (a vector: of the 32
+    values a vector's tile holds) and the bytes of tiles that hold padding, in one block and in the
+    CB. Every op over such a block runs over all its tiles: the same share of its work is padding."""
+    padded = [cb for cb in plan.cbs if cb.valid is not None]
+    if not padded:
+        return []
+    lines = ["", "blocks padded to whole 32x32 tiles (each op over one runs over all its tiles):"]
+    total = 0.0
+    for cb in padded:
+        rows, cols = cb.valid
+        tiles = -(-rows // TILE) * -(-cols // TILE)
+        vector = rows == 1 or cols == 1
+        values, room = rows * cols, tiles * TILE * (1 if vector else TILE)
+        padding = tiles * cb.page_size * (1 - values / room)
+        blocks = max(cb.num_pages // tiles, 1)
+        total += padding * blocks
+        what = "vector" if vector else "block"
+        lines.append(f"  {cb.name:<12} {what} of {rows}x{cols} values in {tiles} tile{'s' if tiles > 1 else ''}: "
+                     f"{100 * values / room:.1f}% used, {_kib(padding)} of padding a block, "
+                     f"{_kib(padding * blocks)} in its {blocks} block{'s' if blocks > 1 else ''}")
+    lines.append(f"  padding in L1 per core: {_kib(total)} in {len(padded)} CBs")
+    return lines
+
+
 def summary(plan: Plan) -> str:
     """Grid, work per core, CBs and L1 use per core, runtime args per core."""
     (gx, gy), (dx, dy) = plan.core_grid, plan.device_grid
@@ -159,6 +186,7 @@ def summary(plan: Plan) -> str:
     for cb in plan.cbs:
         lines.append(f"  cb {cb.index:>2} {cb.name:<12} {cb.data_format:<10} {cb.num_pages} x {cb.page_size} B = "
                      f"{_kib(cb.size):>10}  {cb.producer} -> {cb.consumer}")
+    lines += _padding_lines(plan)
     in_l1 = [buf for buf in plan.buffers if buf.memory == "L1"]
     if in_l1:
         lines += ["", "buffers in L1:"]

@@ -62,6 +62,7 @@ class PlanCB:
     producer: str = ""
     consumer: str = ""
     buffer: str = ""  # the plan buffer it stages, "" for an intermediate
+    valid: tuple[int, int] | None = None  # a block padded to whole tiles: its valid (rows, cols); None: whole
 
     @property
     def format(self) -> Format:
@@ -74,12 +75,12 @@ class PlanCB:
     def to_json(self) -> dict:
         return {"index": self.index, "name": self.name, "page_size": self.page_size, "num_pages": self.num_pages,
                 "data_format": self.data_format, "producer": self.producer, "consumer": self.consumer,
-                "buffer": self.buffer}
+                "buffer": self.buffer} | ({"valid": list(self.valid)} if self.valid is not None else {})
 
     @staticmethod
     def from_json(d: object, where: str, arch: Arch, buffers: Sequence[str]) -> PlanCB:
         d = read_object(d, where, ("index", "name", "page_size", "num_pages", "data_format", "producer", "consumer",
-                                   "buffer"))
+                                   "buffer"), ("valid",))
         where = f"CB {read_str(d['name'], f'{where}.name')!r}"
         if d["buffer"] != "" and d["buffer"] not in buffers:
             raise PlanError(f"{where}: buffer {d['buffer']!r} is not a buffer of the plan")
@@ -90,6 +91,7 @@ class PlanCB:
             data_format=read_str(d["data_format"], f"{where}: data_format", list(BY_DATA_FORMAT)),
             producer=read_str(d["producer"], f"{where}: producer", ROLES),
             consumer=read_str(d["consumer"], f"{where}: consumer", ROLES), buffer=d["buffer"],
+            valid=read_pair(d["valid"], f"{where}: valid", low=1) if "valid" in d else None,
         )
 
 

@@ -177,11 +177,12 @@ class CBDesc(PlanCB):
             "consumer": self.consumer,
             "buffer": self.buffer,
             "source": self.source,
-        }
+        } | ({"valid": list(self.valid)} if self.valid is not None else {})
 
     @staticmethod
     def from_dict(name: str, d: dict) -> CBDesc:
-        return CBDesc(name=name, **(d | {"block_tiles": tuple(d["block_tiles"])}))
+        valid = {"valid": tuple(d["valid"])} if "valid" in d else {}
+        return CBDesc(name=name, **(d | {"block_tiles": tuple(d["block_tiles"])} | valid))
 
 
 @dataclass(frozen=True)

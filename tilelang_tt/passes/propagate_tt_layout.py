@@ -1,7 +1,8 @@
 """A2 PropagateTTLayout: conceptual CB geometry for every shared/fragment buffer.
 
 Reads: ``tt.layout_desc``; the shared (``T.alloc_shared``) and fragment (``T.alloc_fragment``)
-allocations of the kernel and the ``num_stages`` of an enclosing ``T.Pipelined``.
+allocations of the kernel and the ``num_stages`` of an enclosing ``T.Pipelined``; ``tt.padded_blocks``
+(the valid values of the blocks PadBlocksTT padded, their CB's ``valid``).
 Writes: ``tt.cb_desc`` = {buffer name: {index: -1, page_size, num_pages, data_format, block_pages, source}}:
 one page per 32×32 tile of the buffer's dtype, ``block_pages`` = tiles of the buffer, depth =
 ``num_stages`` of the pipelined loop that fills it, else the ``cb_depth`` option (2) — a CB the
@@ -78,6 +79,7 @@ def block_geometry(buf: tirx.Buffer, kinds: dict[str, str]) -> tuple[tuple[int, 
 def _transform(func: tirx.PrimFunc, mod, ctx, cb_depth: int) -> tirx.PrimFunc:
     depths = _pipeline_depths(func)
     kinds = vector_kinds(func)
+    valid = Attr.PADDED_BLOCKS.read(func)  # blocks PadBlocksTT padded: their valid values
     cbs: dict[str, CBDesc] = {}
 
     def visit(node):
@@ -103,7 +105,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx, cb_depth: int) -> tirx.PrimFunc:
                     name=buf.name, index=-1, page_size=tile_bytes(BY_DATA_FORMAT[fmt], TILE * TILE),
                     num_pages=block * depth,
                     data_format=fmt, block_pages=block, block_tiles=(rows, cols), vector=vector,
-                    source=location_string(span_of(buf)),
+                    source=location_string(span_of(buf)), valid=valid.get(buf.name),
                 )
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
