@@ -14,16 +14,14 @@ from tests.fuzz.runner import REFUSED, refusal
 from tilelang_tt import BufferLayout
 
 
-def block_not_whole_tiles():
-    """A [64, 48] block reduced along its 48 columns."""
+def stacked_partial_matrices():
+    """A [2, 40, 32] block: two matrices of 40 rows each, which would be padded each on its own."""
     @T.prim_func
-    def main(A: T.Tensor((64, 64), "bfloat16"), R: T.Tensor((64,), "float32")):
-        with T.Kernel(1, 1, threads=128) as (bx, by):
-            A_s = T.alloc_shared((64, 48), "bfloat16")
-            r = T.alloc_fragment((64,), "float32")
-            T.copy(A[0, 0], A_s)
-            T.reduce_sum(A_s, r, dim=1)
-            T.copy(r, R[0])
+    def main(A: T.Tensor((4, 40, 32), "bfloat16"), B: T.Tensor((4, 40, 32), "bfloat16")):
+        with T.Kernel(2, threads=128) as bx:
+            A_s = T.alloc_shared((2, 40, 32), "bfloat16")
+            T.copy(A[bx * 2:(bx + 1) * 2, :, :], A_s)
+            T.copy(A_s, B[bx * 2:(bx + 1) * 2, :, :])
 
     return main
 
@@ -45,7 +43,7 @@ def vector_into_rows():
 # message fragment of a row -> a kernel with that row's form, and its options
 KERNELS = {
     "the padding would enter the result": (bad_kernels.unaligned_shape, {}),
-    "blocks must be made of 32x32 tiles": (block_not_whole_tiles, {}),
+    "cannot be padded to whole tiles": (stacked_partial_matrices, {}),
     "is moved to or from the row-major tensor": (vector_into_rows, {"layouts": {"R": BufferLayout(layout="row_major")}}),
     "unsupported compute on": (lambda: op_kernels.binary("maximum", 64, 64, 32, 64, dtype="uint32"), {}),
 }

@@ -200,6 +200,8 @@ def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: 
     column, flat = vector_layout(func, tensor.buffer)
     view = matrix_slice(tensor, column, flat)
     rows, cols = -(-view.rows // TILE), -(-view.cols // TILE)
+    if not cb.vector:
+        _check_whole_tiles(stmt, func, tensor, view, acc, analyzer)
     # tiles of the tensor's matrix view (A3 recorded them; expressions of the dynamic sizes where they decide them)
     bound_rows = ceildiv(view.bound_rows, TILE)
     nt = expr_of(acc.tile_grid[1], dynamic_dims(func))
@@ -230,6 +232,22 @@ def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: 
         return loop_rows(0), cols
     rvar = tirx.Var("r", "int32")
     return tirx.For(rvar, 0, rows, tirx.ForKind.SERIAL, loop_rows(rvar)), rows * cols
+
+
+def _check_whole_tiles(stmt, func, tensor, view, acc: AccessorDesc, analyzer: arith.Analyzer) -> None:
+    """A slice of a tensor in tiles covers whole tiles, or ends at the end of its matrix (the rest of
+    its last tiles is padding): part of a tile would bring the tile's other values into a block's
+    padding, and its write would overwrite them. InferTTLayout lays such a tensor out in rows
+    where it can; one of dynamic size, stored as block floats or given a layout stays in tiles."""
+    name = tensor.buffer.name
+    for what, extent, end, bound in (("rows", view.rows, view.bound_row + view.rows, view.bound_rows),
+                                     ("columns", view.cols, view.col + view.cols, tensor.buffer.shape[-1])):
+        if extent % TILE and not analyzer.can_prove(end >= bound):
+            raise error(PASS, func, stmt, f"the slice of `{name}` covers {extent} {what} of its last tiles, whose "
+                                          f"other {what} hold values of `{name}` (laid out in {acc.layout} tiles): "
+                                          "they would reach the block's padding, and a write would overwrite them",
+                        f"give the block a multiple of 32 {what}, or let the compiler lay `{name}` out in rows (a "
+                        "tensor of static shape in DRAM, in its own dtype, without a BufferLayout)")
 
 
 def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc], handoffs: dict,
