@@ -39,23 +39,25 @@ def unaligned_shape():
     return main
 
 
-def unaligned_block():
+def part_of_a_stacked_block():
+    """One matrix of a [2, 64, 32] block copied out: a block of rank 3 moves whole."""
     @T.prim_func
-    def main(A: T.Tensor((64, 64), "bfloat16"), C: T.Tensor((64, 64), "bfloat16")):
-        with T.Kernel(1, 1, threads=128) as (bx, by):
-            A_s = T.alloc_shared((48, 48), "bfloat16")  # LINE: unaligned_block
-            T.copy(A[0, 0], A_s)
-            T.copy(A_s, C[0, 0])
+    def main(A: T.Tensor((4, 64, 32), "bfloat16"), C: T.Tensor((2, 64, 32), "bfloat16")):
+        with T.Kernel(2, threads=128) as bx:
+            A_s = T.alloc_shared((2, 64, 32), "bfloat16")
+            T.copy(A[bx * 2:(bx + 1) * 2, :, :], A_s)
+            T.copy(A_s[0, :, :], C[bx, :, :])  # LINE: part_of_a_stacked_block
 
     return main
 
 
 def unaligned_slice():
+    """A slice starting at column 16, inside a tile (rows may start anywhere; columns may not)."""
     @T.prim_func
     def main(A: T.Tensor((64, 64), "bfloat16"), C: T.Tensor((64, 64), "bfloat16")):
         with T.Kernel(1, 1, threads=128) as (bx, by):
             A_s = T.alloc_shared((32, 32), "bfloat16")
-            T.copy(A[16, 0], A_s)  # LINE: unaligned_slice
+            T.copy(A[0, 16], A_s)  # LINE: unaligned_slice
             T.copy(A_s, C[0, 0])
 
     return main
@@ -505,5 +507,82 @@ def integer_to_float(M=64, N=64):
             for i, j in T.Parallel(M, N):
                 C_l[i, j] = T.Cast("float32", A_s[i, j])  # LINE: integer_to_float
             T.copy(C_l, C[0, 0])
+
+    return main
+
+
+def stacked_partial_rows():
+    """A [2, 40, 32] block: two matrices of 40 rows, each of which would be padded on its own."""
+    @T.prim_func
+    def main(A: T.Tensor((4, 40, 32), "bfloat16"), B: T.Tensor((4, 40, 32), "bfloat16")):
+        with T.Kernel(2, threads=128) as bx:
+            A_s = T.alloc_shared((2, 40, 32), "bfloat16")
+            T.copy(A[bx * 2:(bx + 1) * 2, :, :], A_s)  # LINE: stacked_partial_rows
+            T.copy(A_s, B[bx * 2:(bx + 1) * 2, :, :])
+
+    return main
+
+
+def stacked_reduction():
+    """The row sums of a [2, 64, 32] block: a reduction of stacked matrices (its span lies in
+    TileLang's wrapper: the error names the def line)."""
+    @T.prim_func
+    def main(  # LINE: stacked_reduction
+        A: T.Tensor((4, 64, 32), "float32"),
+        R: T.Tensor((4, 64), "float32"),
+    ):
+        with T.Kernel(2, threads=128) as bx:
+            A_s = T.alloc_shared((2, 64, 32), "float32")
+            r = T.alloc_fragment((2, 64), "float32")
+            T.copy(A[bx * 2:(bx + 1) * 2, :, :], A_s)
+            T.reduce_sum(A_s, r, dim=2)
+            T.copy(r, R[bx * 2:(bx + 1) * 2, :])
+
+    return main
+
+
+def column_block_of_48(M=64, K=96):
+    """Blocks of 48 columns: the second starts at column 48, inside a tile."""
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((M, K), "bfloat16")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((M, 48), "bfloat16")
+            for k in T.serial(K // 48):
+                T.copy(A[0, k * 48], A_s)  # LINE: column_block_of_48
+                T.copy(A_s, B[0, k * 48])
+
+    return main
+
+
+def dynamic_rows_of_16():
+    """The first 16 rows of a tensor of dynamic size, which stays in tiles: the tile holds more rows."""
+    m = T.dynamic("m")
+
+    @T.prim_func
+    def main(A: T.Tensor((m, 64), "bfloat16"), B: T.Tensor((16, 64), "bfloat16")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((16, 64), "bfloat16")
+            B_l = T.alloc_fragment((16, 64), "bfloat16")
+            T.copy(A[0, 0], A_s)  # LINE: dynamic_rows_of_16
+            for i, j in T.Parallel(16, 64):
+                B_l[i, j] = A_s[i, j] * 2.0
+            T.copy(B_l, B[0, 0])
+
+    return main
+
+
+def two_launches(M=64, N=64):
+    """Two T.Kernel launches through a scratch tensor, as GPU split-and-combine kernels chain them."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "bfloat16"), B: T.Tensor((M, N), "bfloat16")):
+        scratch = T.alloc_global((M, N), "bfloat16")
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((M, N), "bfloat16")
+            T.copy(A[0, 0], A_s)
+            T.copy(A_s, scratch[0, 0])
+        with T.Kernel(1, threads=128) as bx:  # LINE: two_launches
+            S_s = T.alloc_shared((M, N), "bfloat16")
+            T.copy(scratch[0, 0], S_s)
+            T.copy(S_s, B[0, 0])
 
     return main

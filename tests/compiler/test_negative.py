@@ -65,15 +65,15 @@ def test_tensor_shape_not_multiple_of_32_padded_only_when_safe():
     assert "multiples of 32" in err.hint
 
 
-def test_block_not_multiple_of_32():
-    err = compile_error(bad_kernels.unaligned_block())
-    assert_diagnostic(err, "PropagateTTLayout", "on-chip buffer `A_s` has shape [48, 48]", "unaligned_block")
-    assert "multiples of 32" in err.hint
+def test_part_of_a_stacked_block():
+    err = compile_error(bad_kernels.part_of_a_stacked_block())
+    assert_diagnostic(err, "PadBlocksTT", "moves part of the block `A_s` [2, 64, 32]", "part_of_a_stacked_block")
+    assert "copy the whole block" in err.hint
 
 
 def test_unaligned_slice_start():
     err = compile_error(bad_kernels.unaligned_slice())
-    assert_diagnostic(err, "LowerCBIntrinsics", "the slice of `A` starts at row 16, which is not a "
+    assert_diagnostic(err, "LowerCBIntrinsics", "the slice of `A` starts at column 16, which is not a "
                       "multiple of 32", "unaligned_slice")
 
 
@@ -280,14 +280,14 @@ def test_non_elementwise_access():
 def test_caret_underlines_the_statement_not_its_indent_or_comment():
     err = compile_error(bad_kernels.unaligned_slice())
     lines = str(err).splitlines()
-    (code,) = [i for i, text in enumerate(lines) if "T.copy(A[16, 0], A_s)" in text]
-    statement = "T.copy(A[16, 0], A_s)"
+    (code,) = [i for i, text in enumerate(lines) if "T.copy(A[0, 16], A_s)" in text]
+    statement = "T.copy(A[0, 16], A_s)"
     assert lines[code + 1].index("^") == lines[code].index(statement)
     assert lines[code + 1].count("^") == len(statement)
     assert err.location[2] == lines[code].index(statement) - lines[code].index("|") - 1
 
 
-# One error raised in a TVM visitor callback (A2), one after the kernel split (D3), one in the
+# One error raised in a TVM visitor callback (PadBlocksTT), one after the kernel split (D3), one in the
 # verifier (F): each entry point gives the user the TTCompileError itself.
 ENTRY_POINTS = {
     "tilelang_tt.compile": tilelang_tt.compile,
@@ -295,7 +295,7 @@ ENTRY_POINTS = {
     "tilelang.compile": lambda f: tilelang.compile(f, out_idx=[-1], target="tenstorrent"),
     "tvm.build": lambda f: tvm.build(f, target="tenstorrent"),
 }
-CASES = [("unaligned_block", "PropagateTTLayout"), ("unaligned_slice", "LowerCBIntrinsics"),
+CASES = [("part_of_a_stacked_block", "PadBlocksTT"), ("unaligned_slice", "LowerCBIntrinsics"),
          ("l1_overflow", "VerifyTTIR")]
 
 
@@ -313,7 +313,7 @@ def test_every_entry_point_raises_the_compile_error(entry, kernel, pass_name):
 
 def test_direct_api_traceback_has_no_tvm_frames():
     with pytest.raises(TTCompileError) as info:
-        tilelang_tt.compile(bad_kernels.unaligned_block())
+        tilelang_tt.compile(bad_kernels.part_of_a_stacked_block())
     frames = traceback.extract_tb(info.value.__traceback__)
     assert all(frame.filename.endswith(".py") for frame in frames), [f.filename for f in frames]
 
