@@ -150,9 +150,15 @@ def _fused(outer: tirx.For) -> tirx.Stmt | None:
     loops = {i: serial, j: parallel}
     first, second = (loops[v] for v in _order(body, i, j))
 
-    def nest(stmt):
-        inner = keep_span(second, tirx.For(second.loop_var, 0, second.extent, tirx.ForKind.PARALLEL, stmt))
-        return keep_span(outer, tirx.For(first.loop_var, 0, first.extent, tirx.ForKind.PARALLEL, inner))
+    def nest(stmt, fresh: bool = False):
+        """The 2-D nest around ``stmt``; ``fresh``: with loop variables of its own (a variable is
+        bound once in a function)."""
+        a, b = first.loop_var, second.loop_var
+        if fresh:
+            a, b = tirx.Var(a.name, a.dtype), tirx.Var(b.name, b.dtype)
+            stmt = tirx.stmt_functor.substitute(stmt, {first.loop_var: a, second.loop_var: b})
+        inner = keep_span(second, tirx.For(b, 0, second.extent, tirx.ForKind.PARALLEL, stmt))
+        return keep_span(outer, tirx.For(a, 0, first.extent, tirx.ForKind.PARALLEL, inner))
 
     statements = _statements(body)
     if len(statements) == 1 or not any(isinstance(s, tirx.BufferStore) and _accumulated(s, j) is not None
@@ -165,7 +171,8 @@ def _fused(outer: tirx.For) -> tirx.Stmt | None:
         if isinstance(stmt, tirx.Bind):
             named[stmt.var] = tirx.stmt_functor.substitute(stmt.value, named)
             continue
-        nests.append(nest(keep_span(stmt, tirx.stmt_functor.substitute(stmt, named)) if named else stmt))
+        nests.append(nest(keep_span(stmt, tirx.stmt_functor.substitute(stmt, named)) if named else stmt,
+                          fresh=bool(nests)))
     return seq(nests)
 
 

@@ -1,0 +1,121 @@
+"""ParallelizeRowLoopsTT alone: a serial loop over a block's rows around or inside a 1-D T.Parallel
+is the 2-D nest, an accumulation over the rows among other statements a nest of its own; a body
+whose rows depend on each other keeps its loops. The kernels run in tests/compiler/test_any_shape.py."""
+
+import tilelang  # noqa: F401
+import tvm
+from tvm.script import ir as I
+from tvm.script import tirx as T
+
+from tests.kernels import eltwise, lower_until, run_pass
+from tests.passes.helpers import names
+from tilelang_tt.passes.parallelize_row_loops_tt import ParallelizeRowLoopsTT
+
+PASS = "ParallelizeRowLoopsTT"
+
+
+def test_registered_under_its_name():
+    assert ParallelizeRowLoopsTT().info.name == PASS
+
+
+def test_kernels_without_row_loops_are_unchanged():
+    before = lower_until(eltwise("add", 64, 96, 32, 32), PASS)
+    assert run_pass(before, PASS)["main"].same_as(before["main"])
+
+
+def test_hand_written_rows_around_a_parallel_loop_are_one_nest():
+    """The combine step of flash decoding: each split's log-sum-exps added into the total."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main():
+            for bx in T.thread_binding(1, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    parts = T.sblock_alloc_buffer((4, 128), "float32", scope="local.fragment")
+                    peak = T.sblock_alloc_buffer((128,), "float32", scope="local.fragment")
+                    total = T.sblock_alloc_buffer((128,), "float32", scope="local.fragment")
+                    for sp in range(4):
+                        for t in T.parallel(128):
+                            total[t] = total[t] + T.exp2(parts[sp, t] - peak[t])
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main():
+            for bx in T.thread_binding(1, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    parts = T.sblock_alloc_buffer((4, 128), "float32", scope="local.fragment")
+                    peak = T.sblock_alloc_buffer((128,), "float32", scope="local.fragment")
+                    total = T.sblock_alloc_buffer((128,), "float32", scope="local.fragment")
+                    for sp in T.parallel(4):
+                        for t in T.parallel(128):
+                            total[t] = total[t] + T.exp2(parts[sp, t] - peak[t])
+
+    after = ParallelizeRowLoopsTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)
+
+
+def test_hand_written_rows_inside_a_parallel_loop_with_a_sum_are_a_nest_per_statement():
+    """A thread per column walking the rows: the row's product and the column sum become two nests
+    over (rows, columns), rows first as ``y[i, j]`` indexes them, the named value substituted."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main():
+            for bx in T.thread_binding(1, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    x = T.sblock_alloc_buffer((8, 64), "float32", scope="shared.dyn")
+                    y = T.sblock_alloc_buffer((8, 64), "float32", scope="local.fragment")
+                    col = T.sblock_alloc_buffer((64,), "float32", scope="local.fragment")
+                    for j in T.parallel(64):
+                        for i in range(8):
+                            v: T.float32 = x[i, j] * T.float32(2)
+                            y[i, j] = v
+                            col[j] = col[j] + v
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main():
+            for bx in T.thread_binding(1, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    x = T.sblock_alloc_buffer((8, 64), "float32", scope="shared.dyn")
+                    y = T.sblock_alloc_buffer((8, 64), "float32", scope="local.fragment")
+                    col = T.sblock_alloc_buffer((64,), "float32", scope="local.fragment")
+                    for i in T.parallel(8):
+                        for j in T.parallel(64):
+                            y[i, j] = x[i, j] * T.float32(2)
+                    for i in T.parallel(8):
+                        for j in T.parallel(64):
+                            col[j] = col[j] + x[i, j] * T.float32(2)
+
+    after = ParallelizeRowLoopsTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)
+
+
+def test_hand_written_dependent_rows_keep_their_loops():
+    """Row i reads row i - 1 (a recurrence): the rows cannot run at once."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main():
+            for bx in T.thread_binding(1, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    y = T.sblock_alloc_buffer((8, 64), "float32", scope="local.fragment")
+                    for i in range(1, 8):
+                        for j in T.parallel(64):
+                            y[i, j] = y[i - 1, j] * T.float32(2)
+
+    tvm.ir.assert_structural_equal(ParallelizeRowLoopsTT()(Before), Before)
