@@ -1,5 +1,5 @@
-"""Blocks of any shape as whole 32x32 tiles: the matrix an on-chip block is, and the tiles that
-hold it (PadBlocksTT pads blocks to them; the plan reports what the padding costs).
+"""Blocks of any shape as whole 32x32 tiles: the matrix an on-chip block is, and the padded shape
+that holds it (PadBlocksTT pads blocks to it; ``plan show`` reports what the padding costs).
 
 A block is a matrix of tiles. Its shape maps to one so:
 
@@ -25,7 +25,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from tilelang_tt.ir.common import TILE
+import tilelang  # noqa: F401
+from tvm import tirx
+
+from tilelang_tt.ir.common import TILE, WRITE, as_region, float_constant, is_global_buffer, tile_op_name
 
 
 def whole_tiles(n: int) -> int:
@@ -52,12 +55,8 @@ class BlockMatrix:
     stack: int
 
     @property
-    def rank1(self) -> bool:
-        return len(self.shape) == 1
-
-    @property
     def padded_shape(self) -> tuple[int, ...]:
-        if self.rank1:
+        if len(self.shape) == 1:
             return (whole_tiles(self.cols),)
         if self.rows == 1 and self.cols == 1:
             return (1, TILE)  # one value: a row vector of one tile
@@ -68,17 +67,20 @@ class BlockMatrix:
         """(rows, cols) of valid values, the stacked matrices' rows together."""
         return (self.stack * self.rows, self.cols)
 
+    def element(self, indices) -> list:
+        """The indices of element ``indices`` of the block in its padded shape: rank 3 and more, the
+        row of the stacked matrices (``b * rows + i``) and the column."""
+        if len(self.shape) <= 2:
+            return list(indices)
+        row = tirx.IntImm("int32", 0)
+        for d in self.kept:
+            row = row * self.shape[d] + indices[d]
+        return [row, indices[-1]]
+
     @property
     def is_whole(self) -> bool:
         """Whether the block is already made of whole tiles in its own shape (nothing to pad)."""
         return tuple(self.padded_shape) == self.shape
-
-    def tiles(self) -> tuple[int, int]:
-        """(rows, cols) of 32x32 tiles holding the padded block (a vector: one tile row)."""
-        shape = self.padded_shape
-        if len(shape) == 1:
-            return (1, shape[0] // TILE)
-        return tuple(max(1, d // TILE) for d in shape)
 
 
 def block_matrix(shape) -> BlockMatrix:
@@ -102,11 +104,54 @@ def stacked_rows_error(matrix: BlockMatrix) -> str | None:
     return None
 
 
-def padding_cost(shape, element_bytes: int) -> tuple[int, int, int]:
-    """(tiles of the padded block, valid values, bytes of padding in one block) of a block of
-    ``shape`` whose elements take ``element_bytes``: what padding it to whole tiles costs against a
-    block of the same values in whole tiles (every op over the block runs over all its tiles)."""
-    matrix = block_matrix(shape)
-    rows, cols = matrix.tiles()
-    values = math.prod(matrix.valid)
-    return rows * cols, values, (rows * cols * TILE * TILE - values) * element_bytes
+def zero_padded(func: tirx.PrimFunc, blocks: set[tirx.Buffer]) -> set[tirx.Buffer]:
+    """The ``blocks`` (to be padded) whose padding is 0 wherever the kernel writes them: reads from
+    tensors (the reader zero-fills past the slice), zero fills, copies of such blocks, and
+    element-wise values that are 0 where the blocks they read are (products with one, sums,
+    differences, casts of them); a greatest fixed point over the writes."""
+    writes: dict[tirx.Buffer, list] = {b: [] for b in blocks}
+
+    def visit(node):
+        op = tile_op_name(node)
+        if op is not None:
+            regions = [as_region(a) for a in node.value.args if isinstance(a, tirx.Call)]
+            regions = [r for r in regions if r is not None]
+            if op == "copy" and len(regions) == 2 and regions[1].buffer in writes:
+                src = regions[0].buffer
+                writes[regions[1].buffer].append(("zero",) if is_global_buffer(src) else ("copy", src))
+            elif op == "fill" and regions and regions[0].buffer in writes:
+                writes[regions[0].buffer].append(("zero",) if float_constant(node.value.args[1]) == 0.0 else ("no",))
+            else:
+                for a in node.value.args:
+                    r = as_region(a) if isinstance(a, tirx.Call) else None
+                    if r is not None and r.buffer in writes and int(a.args[1]) & WRITE:
+                        writes[r.buffer].append(("no",))
+        elif isinstance(node, tirx.BufferStore) and node.buffer in writes:
+            writes[node.buffer].append(("value", node.value))
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    zero = set(blocks)
+
+    def keeps(expr) -> bool:
+        if isinstance(expr, tirx.Cast):
+            return keeps(expr.value)
+        if isinstance(expr, tirx.BufferLoad):
+            return expr.buffer in zero
+        if isinstance(expr, tirx.Mul):
+            return keeps(expr.a) or keeps(expr.b)
+        if isinstance(expr, (tirx.Add, tirx.Sub)):
+            return keeps(expr.a) and keeps(expr.b)
+        return float_constant(expr) == 0.0
+
+    changed = True
+    while changed:
+        changed = False
+        for buf in list(zero):
+            for write in writes[buf]:
+                ok = write[0] == "zero" or (write[0] == "copy" and write[1] in zero) or (
+                    write[0] == "value" and keeps(write[1]))
+                if not ok:
+                    zero.discard(buf)
+                    changed = True
+                    break
+    return zero

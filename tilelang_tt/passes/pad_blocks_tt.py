@@ -60,14 +60,12 @@ from tvm import arith, ir, tirx
 from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.ir.common import (
     READ,
-    WRITE,
     TILE,
     allocations,
     as_region,
     const_int,
     error,
     first_stmt_using,
-    float_constant,
     is_cb_buffer,
     is_global_buffer,
     keep_span,
@@ -79,7 +77,7 @@ from tilelang_tt.ir.common import (
     tile_op_name,
     unique_name,
 )
-from tilelang_tt.ir.padding import BlockMatrix, block_matrix, stacked_rows_error
+from tilelang_tt.ir.padding import BlockMatrix, block_matrix, stacked_rows_error, zero_padded
 
 PASS = "PadBlocksTT"
 GEMM_M, GEMM_N, GEMM_K = 5, 6, 7  # T.gemm's (A, B, C, trans_A, trans_B, M, N, K, ...) arguments
@@ -95,14 +93,8 @@ class _Padded:
     matrix: BlockMatrix
 
     def index(self, indices) -> list:
-        """The element ``old[indices]`` in ``new``: a row of the stacked matrices and a column."""
-        if len(self.old.shape) <= 2:
-            return list(indices)
-        shape = [int(d) for d in self.old.shape]
-        row = tirx.IntImm("int32", 0)
-        for d in self.matrix.kept:
-            row = row * shape[d] + indices[d]
-        return [row, indices[-1]]
+        """The element ``old[indices]`` in ``new``."""
+        return self.matrix.element(indices)
 
     def axis_padded(self, axis: int) -> bool:
         """Whether the matrix has padding along ``axis`` (0: rows, 1: columns)."""
@@ -134,7 +126,7 @@ class _Pad:
         self.func = func
         self.blocks = padded_blocks
         self.names = kernel_names(func)
-        self.zero = _zero_padded(func, padded_blocks)
+        self.zero = zero_padded(func, set(padded_blocks))
         self.masks: list[tirx.Buffer] = []  # mask blocks made, allocated beside the kernel's blocks
         self.placed = 0
         self.valid: dict[str, list[int]] = {p.new.name: list(p.matrix.valid) for p in padded_blocks.values()}
@@ -375,60 +367,6 @@ def _adjacent(loops: list[tirx.For], stacked: list[tirx.Var]) -> bool:
     first = next((k for k, v in enumerate(vars_) if v.same_as(stacked[0])), None)
     return first is not None and all(k + first < len(vars_) and vars_[k + first].same_as(v)
                                      for k, v in enumerate(stacked))
-
-
-# -- padding known to be zero -----------------------------------------------------------------------
-def _zero_padded(func: tirx.PrimFunc, blocks: dict[tirx.Buffer, _Padded]) -> set[tirx.Buffer]:
-    """The padded blocks whose padding is 0 wherever the kernel writes them: reads from tensors (the
-    reader zero-fills past the slice), zero fills, copies of such blocks, and element-wise values
-    that are 0 where the blocks they read are (products with one, sums, differences, casts of
-    them); a greatest fixed point over the writes."""
-    writes: dict[tirx.Buffer, list] = {b: [] for b in blocks}
-
-    def visit(node):
-        op = tile_op_name(node)
-        if op is not None:
-            regions = [as_region(a) for a in node.value.args if isinstance(a, tirx.Call)]
-            regions = [r for r in regions if r is not None]
-            if op == "copy" and len(regions) == 2 and regions[1].buffer in writes:
-                src = regions[0].buffer
-                writes[regions[1].buffer].append(("zero",) if is_global_buffer(src) else ("copy", src))
-            elif op == "fill" and regions and regions[0].buffer in writes:
-                writes[regions[0].buffer].append(("zero",) if float_constant(node.value.args[1]) == 0.0 else ("no",))
-            else:
-                for k, a in enumerate(node.value.args):
-                    r = as_region(a) if isinstance(a, tirx.Call) else None
-                    if r is not None and r.buffer in writes and int(a.args[1]) & WRITE:
-                        writes[r.buffer].append(("no",))
-        elif isinstance(node, tirx.BufferStore) and node.buffer in writes:
-            writes[node.buffer].append(("value", node.value))
-
-    tirx.stmt_functor.post_order_visit(func.body, visit)
-    zero = set(blocks)
-
-    def keeps(expr) -> bool:
-        if isinstance(expr, tirx.Cast):
-            return keeps(expr.value)
-        if isinstance(expr, tirx.BufferLoad):
-            return expr.buffer in zero
-        if isinstance(expr, tirx.Mul):
-            return keeps(expr.a) or keeps(expr.b)
-        if isinstance(expr, (tirx.Add, tirx.Sub)):
-            return keeps(expr.a) and keeps(expr.b)
-        return float_constant(expr) == 0.0
-
-    changed = True
-    while changed:
-        changed = False
-        for buf in list(zero):
-            for write in writes[buf]:
-                ok = write[0] == "zero" or (write[0] == "copy" and write[1] in zero) or (
-                    write[0] == "value" and keeps(write[1]))
-                if not ok:
-                    zero.discard(buf)
-                    changed = True
-                    break
-    return zero
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
