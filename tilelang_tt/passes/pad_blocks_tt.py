@@ -248,19 +248,22 @@ class _Pad:
         return seq([*before, new])
 
     def region(self, stmt, region, mask: int, whole: bool) -> tirx.Call:
-        """The region of a padded block: the whole padded block, or (``whole`` False: the block side
-        of a copy with a tensor) the valid part the region names."""
+        """The region of a padded block. One covering the block: the whole padded block, or
+        (``whole`` False: the block side of a copy with a tensor) its valid values. One covering part
+        of it: the same part (of a rank 2 block; a block of rank 3 or 4 is refused)."""
         p = self.blocks[region.buffer]
         shape = [int(d) for d in p.new.shape]
-        if whole:
+        covers = all(const_int(s) == 0 for s in region.starts) and [int(e) for e in region.extents] == list(
+            p.matrix.shape)
+        if covers and whole:
             return make_region(p.new, [0] * len(shape), shape, mask)
+        if covers:
+            return make_region(p.new, [0] * len(shape), list(p.matrix.valid)[-len(shape):], mask)
         if len(p.old.shape) <= 2:
             return make_region(p.new, list(region.starts), list(region.extents), mask)
-        if any(const_int(s) != 0 for s in region.starts) or [int(e) for e in region.extents] != list(p.matrix.shape):
-            raise self.fail(stmt, f"`T.{tile_op_name(stmt)}` moves part of the block `{p.old.name}` "
-                                  f"{list(p.matrix.shape)}: a block of rank {len(p.old.shape)} moves whole",
-                            "copy the whole block, or allocate the part as a block of its own")
-        return make_region(p.new, [0, 0], list(p.matrix.valid), mask)
+        raise self.fail(stmt, f"`T.{tile_op_name(stmt)}` moves part of the block `{p.old.name}` "
+                              f"{list(p.matrix.shape)}: a block of rank {len(p.old.shape)} moves whole",
+                        "copy the whole block, or allocate the part as a block of its own")
 
     def masked(self, stmt, p: _Padded, axes: list[int], kind: str) -> tuple[tirx.Stmt, tirx.Buffer]:
         """(the statement computing ``<X>_masked``: the padded block with its padding along ``axes``
