@@ -311,7 +311,7 @@ def _grouped(func: tirx.PrimFunc, candidates: dict[tirx.Buffer, int]) -> tirx.Pr
     statement mixes their rows."""
     axes = {}  # the T.Kernel grid loop whose index picks the rows of row blocks -> those row blocks
     for grid in block_grid_loops(func).values():
-        if const_int(grid.extent) not in (1, None):  # a grid of dynamic extent is not regrouped
+        if const_int(grid.extent) != 1:
             blocks = _row_blocks(func, candidates, grid.loop_var)
             if blocks:
                 axes[grid] = blocks
