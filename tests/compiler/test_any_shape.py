@@ -32,13 +32,13 @@ def assert_close(out, ref, rel):
     assert err <= rel * scale, f"max |error| {err} > {rel} * {scale}"
 
 
-def cbs(artifacts) -> dict[str, dict]:
-    return {cb["name"]: cb for cb in artifacts.plan["cbs"]}
+def cbs(artifacts) -> dict:
+    return {cb.name: cb for cb in artifacts.plan.cbs}
 
 
 def valid(artifacts) -> dict[str, list[int]]:
     """The padded blocks' valid values, by CB name."""
-    return {name: cb["valid"] for name, cb in cbs(artifacts).items() if "valid" in cb}
+    return {name: list(cb.valid) for name, cb in cbs(artifacts).items() if cb.valid is not None}
 
 
 # -- blocks of fewer than 32 rows ---------------------------------------------------------------------
@@ -55,7 +55,7 @@ def test_rms_norm_of_16_row_blocks_groups_them():
     """blk_m = 16 over 64 rows: two blocks of 16 rows are one block of 32 (CoarsenRowBlocksTT), no padding."""
     x = data(64, 256, seed=2, dtype=torch.float32)
     artifacts = tilelang_tt.compile(rms_norm_rows.get_tir(M=64, N=256, blk_m=16))
-    assert valid(artifacts) == {} and artifacts.plan["block_grid"] == [1, 2]
+    assert valid(artifacts) == {} and artifacts.plan.block_grid == (1, 2)
     assert_close(artifacts.run(x), rms_reference(x), TF32_SUM)
 
 
@@ -126,7 +126,7 @@ def test_decode_with_four_head_blocks():
     rows: the slice starts inside a tile) and zero-fills the rest of the tile; the writer writes 4."""
     q, k, v = data(1, 16, 64, seed=3), data(1, 256, 4, 64, seed=4), data(1, 256, 4, 64, seed=5)
     artifacts = tilelang_tt.compile(gqa_decode(1, 16, 4, 256, 64, 64))
-    layouts = {b["name"]: b["layout"] for b in artifacts.plan["buffers"]}
+    layouts = {b.name: b.layout.value for b in artifacts.plan.buffers}
     assert layouts["Q"] == layouts["Output"] == "row_major"
     assert valid(artifacts)["q_s"] == valid(artifacts)["o_s"] == [4, 64]
     assert_close(artifacts.run(q, k, v), gqa_reference(q, k, v), SFPU)
@@ -139,7 +139,7 @@ def test_gemm_of_48_row_blocks():
 
     a, b = data(128, 96, seed=6), data(96, 128, seed=7)
     artifacts = tilelang_tt.compile(gemm(128, 128, 96, 48, 64, 32))
-    assert artifacts.plan["block_tiles"] == [2, 2] and valid(artifacts)["A_s"] == [48, 32]
+    assert artifacts.plan.block_tiles == (2, 2) and valid(artifacts)["A_s"] == [48, 32]
     c = artifacts.run(a, b)
     ref = a.float() @ b.float()
     tol = ref.abs() * 2.0**-8 + 96 * 2.0**-24 * (a.float().abs() @ b.float().abs())
@@ -265,7 +265,7 @@ def test_rank3_block_stacks_its_matrices(M, N):
     whole tiles); the nest over (b, i, j) is one over the stacked rows."""
     x, bias = data(4, M, N, seed=12), data(N, seed=13)
     artifacts = tilelang_tt.compile(stacked(4, M, N, 2))
-    assert artifacts.plan["block_tiles"] == [2 * M // 32, -(-N // 32)]
+    assert artifacts.plan.block_tiles == (2 * M // 32, -(-N // 32))
     assert_close(artifacts.run(x, bias), x.float() * 2 + bias.float(), BF16)
 
 
