@@ -14,7 +14,7 @@ messages that name it), so the table of ``python -m benchmarks.outside`` counts 
 
 from __future__ import annotations
 
-from tests.examples.catalogue import BF16, CRASHES, DEF_LINE, FP32, NOT_TILES, REFUSED, RUNS, SFPU, THREAD
+from tests.examples.catalogue import BF16, CRASHES, DEF_LINE, FP32, LAUNCHES, REFUSED, RUNS, SFPU, THREAD
 from tests.examples.harness import Example
 from tests.outside import (activation, attention, butterfly, gemm, gemv, language, layout, moe, norm, quant, reduce,
                            rope, scan, softmax)
@@ -27,6 +27,7 @@ TWO_FILLERS = "is filled by both the reader and compute"
 SCALAR_STORE = "scalar store into"
 OVERLAPPING = "write overlapping regions of"
 ROW_GROUPING = "cannot be grouped into blocks of 32 rows"
+NOT_TILES = "blocks must be made of 32x32 tiles"
 NO_COPY_OUT = "the kernel writes no global buffer with T.copy"
 NOT_ELEMENTWISE = "is not an element-wise access of an on-chip block"
 NOT_BLOCKS = "its global accesses are not blocks of its loops"

@@ -9,10 +9,11 @@ A block is a matrix of tiles. Its shape maps to one so:
 * ``(r, c)``: ``ceil(r / 32) x ceil(c / 32)`` tiles, the valid values at the top left; a
   dimension of extent 1 stays 1 (``(1, c)`` is a row vector, ``(r, 1)`` a column vector: one
   tile row or column either way);
-* rank 3 and more: the leading dimensions of extent 1 are dropped (``[1, 16, 1, 16]`` is the
-  16 x 16 matrix); what is left before the last two dimensions stacks matrices, as a tensor's
-  leading dimensions do (its matrix view, :mod:`tilelang_tt.ir.slices`): ``[2, 64, 32]`` is two
-  64 x 32 matrices, the 128 x 32 matrix of 4 x 1 tiles. Stacked matrices must be whole tiles
+* rank 3 and more: the dimensions of extent 1 are dropped (``[1, 16, 1, 16]`` is the 16 x 16
+  matrix, ``[64, 8, 1]`` the 64 x 8 one, ``[1, 1, 64]`` a row vector); of the others, the last two
+  are the rows and columns of a matrix and those before them stack matrices, as a tensor's leading
+  dimensions do (its matrix view, :mod:`tilelang_tt.ir.slices`): ``[2, 64, 32]`` is two 64 x 32
+  matrices, the 128 x 32 matrix of 4 x 1 tiles. Stacked matrices must be whole tiles
   along their rows (each would else be padded on its own and the rows of the stack would not
   be one range): ``stacked_rows_error`` says so.
 
@@ -43,13 +44,15 @@ def padded(n: int) -> int:
 
 @dataclass(frozen=True)
 class BlockMatrix:
-    """The matrix view of an on-chip block of ``shape``: ``kept`` the dimensions (before the last)
-    that index its rows, outermost first; ``rows``/``cols`` the valid extents of one matrix,
-    ``stack`` how many matrices are stacked (the product of the kept dimensions but the last);
-    ``padded_shape`` the block's shape in whole tiles (rank 1 or 2)."""
+    """The matrix view of an on-chip block of ``shape``: ``kept`` the dimensions that index its
+    rows, outermost first, and ``col_dim`` the one that indexes its columns (None: one column);
+    ``rows``/``cols`` the valid extents of one matrix, ``stack`` how many matrices are stacked (the
+    product of the kept dimensions but the last); ``padded_shape`` the block's shape in whole tiles
+    (rank 1 or 2)."""
 
     shape: tuple[int, ...]
     kept: tuple[int, ...]
+    col_dim: int | None
     rows: int
     cols: int
     stack: int
@@ -75,7 +78,7 @@ class BlockMatrix:
         row = tirx.IntImm("int32", 0)
         for d in self.kept:
             row = row * self.shape[d] + indices[d]
-        return [row, indices[-1]]
+        return [row, indices[self.col_dim] if self.col_dim is not None else tirx.IntImm("int32", 0)]
 
     @property
     def is_whole(self) -> bool:
@@ -86,14 +89,19 @@ class BlockMatrix:
 def block_matrix(shape) -> BlockMatrix:
     """The matrix view of a block of constant ``shape`` (module docstring)."""
     shape = tuple(int(d) for d in shape)
-    if len(shape) <= 2:
-        if len(shape) == 1:
-            return BlockMatrix(shape, (), 1, shape[0], 1)
-        return BlockMatrix(shape, (0,), shape[0], shape[1], 1)
-    kept = tuple(d for d in range(len(shape) - 1) if shape[d] != 1)
+    if len(shape) == 1:
+        return BlockMatrix(shape, (), 0, 1, shape[0], 1)
+    if len(shape) == 2:
+        return BlockMatrix(shape, (0,), 1, shape[0], shape[1], 1)
+    kept = tuple(d for d in range(len(shape)) if shape[d] != 1)
     if not kept:
-        return BlockMatrix(shape, (), 1, shape[-1], 1)
-    return BlockMatrix(shape, kept, shape[kept[-1]], shape[-1], math.prod(shape[d] for d in kept[:-1]))
+        return BlockMatrix(shape, (), None, 1, 1, 1)
+    if len(kept) == 1:  # a vector: a row along the last dimension, else a column
+        d = kept[0]
+        return BlockMatrix(shape, (), d, 1, shape[d], 1) if d == len(shape) - 1 else BlockMatrix(
+            shape, (d,), None, shape[d], 1, 1)
+    rows, col = kept[:-1], kept[-1]
+    return BlockMatrix(shape, rows, col, shape[rows[-1]], shape[col], math.prod(shape[d] for d in rows[:-1]))
 
 
 def stacked_rows_error(matrix: BlockMatrix) -> str | None:

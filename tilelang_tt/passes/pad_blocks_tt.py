@@ -109,7 +109,7 @@ class _Padded:
         dim %= rank
         if rank <= 2:
             return dim if rank == 2 else 1
-        if dim == rank - 1:
+        if dim == self.matrix.col_dim:
             return 1
         return 0 if self.matrix.kept and dim == self.matrix.kept[-1] and self.matrix.stack == 1 else None
 
@@ -231,7 +231,9 @@ class _Pad:
         mine = [k for k, r in regions.items() if r.buffer in self.blocks]
         if not mine:
             return None
-        tensor_copy = op == "copy" and any(is_global_buffer(r.buffer) for r in regions.values())
+        # a copy with a tensor (whose slice's extents may be expressions, which as_region does not read)
+        tensor_copy = op == "copy" and any(isinstance(a, tirx.Call) and isinstance(a.args[0], tirx.BufferLoad) and
+                                           is_global_buffer(a.args[0].buffer) for a in args[:2])
         before, masked = [], {}
         if op == "reduce":
             before, masked = self.masked_reduce(stmt, args, regions)
@@ -352,8 +354,8 @@ def _nest_extents(p: _Padded, indices, extents: dict) -> tuple[dict | None, tupl
         for d, var in loop_of.items():
             need[var] = new_shape[d] if len(shape) == 2 else new_shape[0]
         return need, None
-    if len(shape) - 1 in loop_of:
-        need[loop_of[len(shape) - 1]] = new_shape[-1]
+    if p.matrix.col_dim in loop_of:
+        need[loop_of[p.matrix.col_dim]] = new_shape[-1]
     kept = [loop_of[d] for d in p.matrix.kept if d in loop_of]
     if p.matrix.stack == 1:
         if kept:
