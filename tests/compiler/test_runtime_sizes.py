@@ -147,7 +147,9 @@ def test_scalar_in_an_index():
         assert_close(program.run(a, t), a[t * 32:t * 32 + 64], 0.0)
 
 
-def test_a_row_offset_that_is_not_of_whole_tiles_is_refused_at_its_copy():
+def test_a_row_offset_inside_a_tile_reads_the_tensor_in_rows():
+    """A slice starting at any row (the scalar need not be whole tiles): the tensor is laid out in rows
+    (InferTTLayout), whose slices start anywhere."""
     @T.prim_func
     def main(A: T.Tensor((128, 64), "float32"), C: T.Tensor((64, 64), "float32"), row0: T.int32):
         with T.Kernel(2, 2) as (bx, by):
@@ -155,9 +157,11 @@ def test_a_row_offset_that_is_not_of_whole_tiles_is_refused_at_its_copy():
             T.copy(A[row0 + by * 32, bx * 32], a)
             T.copy(a, C[by * 32, bx * 32])
 
-    with pytest.raises(TTCompileError, match="starts at row by \\* 32 \\+ row0, which is not a multiple of 32") as err:
-        tilelang_tt.compile(main, grid=(2, 2))
-    assert "T.copy(A[row0 + by * 32, bx * 32], a)" in str(err.value)
+    program = tilelang_tt.compile(main, grid=(2, 2))
+    assert {b.name: b.layout.value for b in program.plan.buffers}["A"] == "row_major"
+    a = torch.randn(128, 64, generator=torch.Generator().manual_seed(5))
+    for row0 in (5, 37):
+        assert_close(program.run(a, row0), a[row0:row0 + 64], 0.0)
 
 
 def test_tilelang_compile_and_the_module_function_take_it_in_its_position():
