@@ -36,11 +36,11 @@ NOT_TILE_ALIGNED = """
 import tilelang.language as T
 
 @T.prim_func
-def ragged(A: T.Tensor((48, 64), "bfloat16"), C: T.Tensor((48, 64), "bfloat16")):
+def ragged(A: T.Tensor((64, 96), "bfloat16"), C: T.Tensor((64, 96), "bfloat16")):
     with T.Kernel(1, 1, threads=128) as (bx, by):
-        A_s = T.alloc_shared((48, 64), "bfloat16")
-        T.copy(A[0, 0], A_s)
-        T.copy(A_s, C[0, 0])
+        A_s = T.alloc_shared((32, 32), "bfloat16")
+        T.copy(A[0, 48], A_s)
+        T.copy(A_s, C[0, 48])
 """
 RAISES_ON_IMPORT = """
 def helper():
