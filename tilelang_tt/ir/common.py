@@ -401,7 +401,8 @@ def make_region(buf: tirx.Buffer, starts, extents, mask: int) -> tirx.Call:
                       tirx.IntImm("int32", mask)] + [tirx.IntImm("int32", int(e)) for e in extents])
 
 
-def _stores(body) -> list[tirx.BufferStore]:
+def stores(body) -> list[tirx.BufferStore]:
+    """The stores of ``body``, in post order."""
     out = []
     tirx.stmt_functor.post_order_visit(body, lambda n: out.append(n) if isinstance(n, tirx.BufferStore) else None)
     return out
@@ -425,7 +426,7 @@ def vector_kinds(func: tirx.PrimFunc) -> dict[str, str]:
         if isinstance(node, tirx.For) and node.kind == tirx.ForKind.PARALLEL:
             loops, body = parallel_nest(node)
             names = set()
-            for store in _stores(body):
+            for store in stores(body):
                 for access in [store, *_loads(store.value)]:
                     if len(access.buffer.shape) != 1:
                         continue

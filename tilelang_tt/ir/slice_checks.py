@@ -1,6 +1,6 @@
 """The global slices LayoutAwareWorkPartitionTT checks before it partitions the work: each slice
-is one block of its tensor (a rectangle of tiles, or rows of a row-major tensor) inside its batch
-extents, and the blocks of the grid write disjoint regions of every output (else the last block to
+is one block of its tensor (a rectangle of tiles, or rows of a row-major tensor; part of a tile only
+where the rest of it is padding) inside its batch extents, and the blocks of the grid write disjoint regions of every output (else the last block to
 write would win: a split-K reduction written with T.copy). ``transfers``: (statement, tensor region,
 block region, reading) of every T.copy between a tensor and an on-chip block."""
 
@@ -13,7 +13,7 @@ import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
 from tilelang_tt.ir.attrs import Reduction
-from tilelang_tt.ir.common import const_int, error, reads_tensor
+from tilelang_tt.ir.common import TILE, const_int, error, reads_tensor
 from tilelang_tt.ir.slices import (
     bound_analyzer,
     bound_values,
@@ -42,6 +42,8 @@ def check_slices(pass_name: str, func, transfers) -> None:
                         f"the slice of `{name}` (extents {list(tensor.extents)} of {shape}) spans several "
                         "matrices of the tensor without covering them whole: it is not one block of tiles",
                         "copy one matrix at a time (extent 1 in the leading dimensions), or whole matrices")
+        else:
+            _check_whole_tiles(pass_name, func, stmt, tensor, analyzer)
         _, flat = vector_layout(func, tensor.buffer)
         if flat and not analyzer.can_prove(tensor.starts[-1] + tensor.extents[-1] <= tensor.buffer.shape[-1]):
             raise error(pass_name, func, stmt,
@@ -55,6 +57,26 @@ def check_slices(pass_name: str, func, transfers) -> None:
                         f"the slice of `{name}` may index dimension {dim} past its extent {shape[dim]} "
                         f"(start {tensor.starts[dim]})",
                         f"launch at most {shape[dim]} blocks along the grid dimension that indexes it")
+
+
+def _check_whole_tiles(pass_name: str, func, stmt, tensor, analyzer) -> None:
+    """A slice of a tensor in tiles covers whole tiles, or ends at the end of its matrix (the rest of
+    its last tiles is padding): part of a tile would bring the tile's other values into a block's
+    padding (PadBlocksTT), and its write would overwrite them. InferTTLayout lays such a tensor out
+    in rows where it can; one of dynamic size, stored as block floats or given a layout stays in
+    tiles, and so does a vector's tensor."""
+    column, flat = vector_layout(func, tensor.buffer)
+    view = matrix_slice(tensor, column, flat)
+    columns = 1 if column else math.prod(tensor.buffer.shape) if flat else tensor.buffer.shape[-1]
+    name = tensor.buffer.name
+    for what, extent, end, bound in (("rows", view.rows, view.bound_row + view.rows, view.bound_rows),
+                                     ("columns", view.cols, view.col + view.cols, columns)):
+        if extent % TILE and not analyzer.can_prove(end >= bound):
+            raise error(pass_name, func, stmt, f"the slice of `{name}` covers {extent} {what} of its last tiles, "
+                                               f"whose other {what} hold values of `{name}` (laid out in tiles): they "
+                                               "would reach the block's padding, and a write would overwrite them",
+                        f"give the block a multiple of 32 {what}, or let the compiler lay `{name}` out in rows (a "
+                        "tensor of static shape in DRAM, in its own dtype, without a BufferLayout)")
 
 
 def check_disjoint_writes(pass_name: str, func, loops, transfers, reduction: Reduction | None = None) -> None:

@@ -57,8 +57,6 @@ block of another dtype; an element of a block floating point tensor.
 
 from __future__ import annotations
 
-import math
-
 import tilelang  # noqa: F401
 from tvm import arith, tirx
 
@@ -202,8 +200,6 @@ def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: 
     column, flat = vector_layout(func, tensor.buffer)
     view = matrix_slice(tensor, column, flat)
     rows, cols = -(-view.rows // TILE), -(-view.cols // TILE)
-    _check_whole_tiles(stmt, func, tensor, view, acc, analyzer, 1 if column else math.prod(
-        tensor.buffer.shape) if flat else tensor.buffer.shape[-1])
     # tiles of the tensor's matrix view (A3 recorded them; expressions of the dynamic sizes where they decide them)
     bound_rows = ceildiv(view.bound_rows, TILE)
     nt = expr_of(acc.tile_grid[1], dynamic_dims(func))
@@ -234,23 +230,6 @@ def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: 
         return loop_rows(0), cols
     rvar = tirx.Var("r", "int32")
     return tirx.For(rvar, 0, rows, tirx.ForKind.SERIAL, loop_rows(rvar)), rows * cols
-
-
-def _check_whole_tiles(stmt, func, tensor, view, acc: AccessorDesc, analyzer: arith.Analyzer, columns) -> None:
-    """A slice of a tensor in tiles covers whole tiles, or ends at the end of its matrix (the rest of
-    its last tiles is padding): part of a tile would bring the tile's other values into a block's
-    padding, and its write would overwrite them. InferTTLayout lays such a tensor out in rows
-    where it can; one of dynamic size, stored as block floats or given a layout stays in tiles, and
-    so does a vector's tensor. ``columns``: the columns of the tensor's matrix view."""
-    name = tensor.buffer.name
-    for what, extent, end, bound in (("rows", view.rows, view.bound_row + view.rows, view.bound_rows),
-                                     ("columns", view.cols, view.col + view.cols, columns)):
-        if extent % TILE and not analyzer.can_prove(end >= bound):
-            raise error(PASS, func, stmt, f"the slice of `{name}` covers {extent} {what} of its last tiles, whose "
-                                          f"other {what} hold values of `{name}` (laid out in {acc.layout} tiles): "
-                                          "they would reach the block's padding, and a write would overwrite them",
-                        f"give the block a multiple of 32 {what}, or let the compiler lay `{name}` out in rows (a "
-                        "tensor of static shape in DRAM, in its own dtype, without a BufferLayout)")
 
 
 def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc], handoffs: dict,

@@ -3,8 +3,8 @@
 
 A Tenstorrent block is a matrix of 32x32 tiles. A block whose shape is not (``[4, 64]``, ``[16,
 128]``, ``[64, 136]``, ``[1]``, rank 3 and 4 such as ``[2, 64, 32]`` or ``[1, 16, 1, 16]``) is
-padded: its matrix view (:mod:`tilelang_tt.ir.padding`: leading dimensions of extent 1 dropped, the
-others stacking matrices) is allocated as ``ceil(rows / 32) x ceil(cols / 32)`` tiles, the valid
+padded: its matrix view (:mod:`tilelang_tt.ir.padding`: dimensions of extent 1 dropped, those before
+the last two stacking matrices) is allocated as ``ceil(rows / 32) x ceil(cols / 32)`` tiles, the valid
 values at the top left of each matrix. Blocks of fewer than 32 rows that CoarsenRowBlocksTT groups
 never reach this pass: grouping moves and computes 32 / rows times less.
 
@@ -74,6 +74,7 @@ from tilelang_tt.ir.common import (
     parallel_nest,
     prim_func_pass,
     seq,
+    stores,
     tile_op_name,
     unique_name,
 )
@@ -176,7 +177,7 @@ class _Pad:
         wanted: dict[tirx.Var, int] = {}
         fused: tuple[list[tirx.Var], int] | None = None
         covers = True
-        for store in _stores(body):
+        for store in stores(body):
             p = self.blocks.get(store.buffer)
             if p is None:
                 continue
@@ -326,12 +327,6 @@ class _Pad:
                 masked[k] = make_region(buf, [0, 0], [int(d) for d in buf.shape], READ)
                 before.append(mask)
         return before, masked
-
-
-def _stores(body) -> list[tirx.BufferStore]:
-    out = []
-    tirx.stmt_functor.post_order_visit(body, lambda n: out.append(n) if isinstance(n, tirx.BufferStore) else None)
-    return out
 
 
 def _nest_extents(p: _Padded, indices, extents: dict) -> tuple[dict | None, tuple | None]:
