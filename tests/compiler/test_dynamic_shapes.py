@@ -248,3 +248,22 @@ def test_cli_emulates_a_saved_program_at_the_sizes_given_and_shows_its_formulas(
     assert "dynamic sizes (read from the tensors at run time): m = A.shape[0], k = A.shape[1], n = B.shape[1]" \
         in shown.stdout
     assert "  (0,0)            0  ((m + 63) // 64 * ((n + 63) // 64) + 5) // 6" in shown.stdout
+
+
+def test_a_third_grid_dimension_over_a_dynamic_second():
+    """T.Kernel(2, b, 3) with b dynamic: the block rows (bz * b + by, GridToCoreGrid) are a formula too."""
+    b = T.dynamic("b")
+
+    @T.prim_func
+    def main(A: T.Tensor((b, 3, 32, 64), "float32"), C: T.Tensor((b, 3, 32, 64), "float32")):
+        with T.Kernel(2, b, 3, threads=128) as (bx, by, bz):
+            a = T.alloc_shared((32, 32), "float32")
+            T.copy(A[by, bz, 0, bx * 32], a)
+            for i, j in T.Parallel(32, 32):
+                a[i, j] = a[i, j] * 2.0
+            T.copy(a, C[by, bz, 0, bx * 32])
+
+    program = tilelang_tt.compile(main)
+    for batch in (1, 2):
+        x = torch.randn(batch, 3, 32, 64, generator=torch.Generator().manual_seed(batch))
+        assert torch.equal(program.run(x), x * 2)

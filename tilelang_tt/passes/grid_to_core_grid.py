@@ -26,7 +26,7 @@ import tilelang  # noqa: F401
 from tvm import ir, tirx
 
 from tilelang_tt.ir.attrs import Attr, CoreMap
-from tilelang_tt.ir.common import error, keep_span, prim_func_pass, uses_var
+from tilelang_tt.ir.common import error, keep_span, prim_func_pass, simplify, uses_var
 from tilelang_tt.ir.slices import block_grid_loops
 
 PASS = "GridToCoreGrid"
@@ -50,7 +50,7 @@ def _fused_rows(func: tirx.PrimFunc) -> tuple[tirx.Var, dict] | None:
     if "blockIdx.z" not in loops or "blockIdx.y" not in loops:
         return None
     bz, by = loops["blockIdx.z"].loop_var, loops["blockIdx.y"].loop_var
-    extent = int(loops["blockIdx.y"].extent)
+    extent = loops["blockIdx.y"].extent  # an expression of the dynamic sizes where they decide it
     row = tirx.Var(f"{bz.name}_{by.name}", by.dtype)
     return row, {bz: tirx.FloorDiv(row, extent), by: tirx.FloorMod(row, extent)}
 
@@ -76,7 +76,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             if fused is not None and tag == "blockIdx.z":
                 return node.body  # folded into the rows' launch
             if fused is not None and tag == "blockIdx.y":
-                extent = tirx.IntImm(node.extent.dtype, int(node.extent) * int(extents["blockIdx.z"]))
+                extent = simplify(node.extent * extents["blockIdx.z"])  # of the dynamic sizes where they decide it
                 iv = tirx.IterVar(ir.Range(0, extent), fused[0], tirx.IterVar.ThreadIndex, CORE_TAGS[tag])
                 return keep_span(node, tirx.AttrStmt(iv, "thread_extent", extent, node.body))
             if tag == "blockIdx.z":  # T.Kernel(nx, 1, nz) without a y loop: z carries the rows
