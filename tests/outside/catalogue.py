@@ -40,6 +40,8 @@ DYNAMIC_PARALLEL = "an extent that depends on a dynamic size"
 DYNAMIC_ROWS = "rows of a tensor whose size is known only at run time are not supported"
 PAST_EXTENT = "past its extent"
 PARTIAL_TILES = "of its last tiles, whose other rows hold values"
+BOOL_COMPUTE = "unsupported compute on"
+DST_BUDGET = "DST tiles per output tile; the budget is"
 THREAD_INDEX = THREAD
 
 GAPS = {
@@ -51,6 +53,7 @@ GAPS = {
     "dynamic sizes in expressions and loop extents": (DYNAMIC_EXPRESSION, DYNAMIC_PARALLEL, DYNAMIC_ROWS,
                                                       PAST_EXTENT, PARTIAL_TILES),
     "the bits of float values (T.reinterpret, shifts, masks)": (FLOAT_BITS,),
+    "compute on masks, values needing more DST than an acquire holds": (BOOL_COMPUTE, DST_BUDGET),
     "thread-level code": (THREAD_INDEX,),
     "other tile ops": (TRANSPOSE,),
 }
@@ -92,10 +95,10 @@ EXPECTED = {
     # blocks of part of a tile (16 query heads, 4 and 16 rows, 136 columns) are padded to whole tiles;
     # what these kernels do next is refused
     "gemv/w4a16_decode": REFUSED(PARALLEL_BODY),  # a serial unpacking loop per thread
-    "attention/sparse_attention_fwd": REFUSED("unsupported compute on `mask` (bool)"),
+    "attention/sparse_attention_fwd": REFUSED(f"{BOOL_COMPUTE} `mask` (bool)"),
     "scan/cumulative_tiled": REFUSED(f"T.Parallel(32, 128) {PARTIAL_NEST} `shared_in` [32, 160]"),  # a padded row
     "scan/prepare_chunk_offsets": REFUSED(NO_COPY_OUT, DEF_LINE),  # slices of dynamic extents
-    "scan/da_cumsum": REFUSED("the expression needs 7 DST tiles per output tile; the budget is 4"),
+    "scan/da_cumsum": REFUSED(f"the expression needs 7 {DST_BUDGET} 4"),
     "softmax/softmax_tiled": REFUSED(f"`if t < 1:` {ELSE_BRANCH}"),
     "gemm/blockwise_swap_ab": REFUSED(f"the slice of `B` covers 16 rows {PARTIAL_TILES}"),  # B of dynamic size
     "attention/gqa_decode": REFUSED(f"the slice of `K` may index dimension 1 {PAST_EXTENT} 128 (start k * 32)"),
