@@ -19,7 +19,7 @@ from tilelang_tt.plan_view import read_plan, summary
 
 SOURCE_NAMES = ("reader.cpp", "compute.cpp", "writer.cpp", "main.cpp", "tt.plan.json")
 SOURCE_MAP_FILE = "source_map.json"  # Artifacts.source_map, in a saved program's directory
-_GENERATED_LINE = re.compile(r"\b((?:reader|compute|writer)\.cpp):(\d+)\b")
+_GENERATED_LINE = re.compile(r"(?<![\w/])((?:launch\d+/)?(?:reader|compute|writer)\.cpp):(\d+)\b")
 # get_source() role names -> file names
 ROLES = {"reader": "reader.cpp", "compute": "compute.cpp", "writer": "writer.cpp", "main": "main.cpp",
          "plan": "tt.plan.json"}
@@ -28,6 +28,12 @@ EMULATOR, DEVICE = "emulator", "tt"  # Artifacts.run(device=...)
 
 class ArtifactsDirError(ValueError):
     """A directory that does not hold a saved program."""
+
+
+def launch_sources(plan: Plan) -> tuple[str, ...]:
+    """The kernel sources of the launches after the first (``launch<i>/<role>.cpp``), beside
+    :data:`SOURCE_NAMES` in a program of several launches."""
+    return tuple(kernel.source for program in plan.launches for kernel in program.kernels)
 
 
 def read_source_map(text: str) -> dict[str, dict[int, str]]:
@@ -58,13 +64,12 @@ def with_origins(message: str, source_map: dict[str, dict[int, str]]) -> str:
 def _foreign_entries(directory: Path) -> list[str]:
     """What in ``directory`` a save did not write: anything but a saved program's files
     (:data:`SOURCE_NAMES`, :data:`SOURCE_MAP_FILE`) and folders holding only those (one kernel of
-    a module's save)."""
+    a module's save, the kernels of a launch after the first)."""
     program = {*SOURCE_NAMES, SOURCE_MAP_FILE}
 
     def ours(path: Path) -> bool:
         children = list(path.iterdir()) if path.is_dir() else []
-        return path.name in program if path.is_file() else bool(children) and all(
-            child.is_file() and child.name in program for child in children)
+        return path.name in program if path.is_file() else bool(children) and all(ours(child) for child in children)
 
     return sorted(entry.name for entry in directory.iterdir() if not ours(entry))
 
@@ -132,7 +137,7 @@ class Artifacts:
     def files(self) -> dict[str, str]:
         """What :meth:`save` writes: every source, and the source map beside them (not a source: it
         names the kernel's file where it lies on this machine)."""
-        files = {name: self.sources[name] for name in SOURCE_NAMES}
+        files = {name: self.sources[name] for name in (*SOURCE_NAMES, *launch_sources(self.plan))}
         if self.source_map:
             files[SOURCE_MAP_FILE] = json.dumps(self.source_map, indent=1, sort_keys=True) + "\n"
         return files
@@ -165,6 +170,11 @@ class Artifacts:
             raise ArtifactsDirError(f"{d} holds a damaged program: its {SOURCE_MAP_FILE} is not a source map ({err}); "
                                     "write it again with Artifacts.save(DIR)") from None
         plan = read_plan(texts["tt.plan.json"], str(d / "tt.plan.json"))
+        missing = [name for name in launch_sources(plan) if not (d / name).is_file()]
+        if missing:
+            raise ArtifactsDirError(f"{d} is not a whole saved tilelang-tt program: it lacks {', '.join(missing)}, "
+                                    "which its plan's launches name; write it again with Artifacts.save(DIR)")
+        texts |= {name: (d / name).read_text() for name in launch_sources(plan)}
         return Artifacts(sources=texts, plan=plan, source_map=source_map)
 
     def run(self, *tensors, device: str = EMULATOR, out_dir: str | os.PathLike | None = None,

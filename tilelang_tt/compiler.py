@@ -15,12 +15,16 @@ from tilelang_tt.artifacts import Artifacts
 from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.codegen.host import emit_main_cpp
 from tilelang_tt.codegen.kernels import emit_kernel
-from tilelang_tt.codegen.plan import build_plan, dumps_plan
+from tilelang_tt.codegen.plan import build_plan, dumps_plan, sequence_plans
+from tilelang_tt.contract.kernels import ROLES, kernel_source
+from tilelang_tt.contract.plan import Plan
+from tilelang_tt.contract.reading import PlanError
 from tilelang_tt.env import DUMP_IR, PASS_TIMING, PRINT_IR
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.kernel_checks import check_kernel
 from tilelang_tt.options import CompileOptions, OptionError
-from tilelang_tt.ir.common import func_name
+from tilelang_tt.ir.common import dynamic_dims, error, func_name
+from tilelang_tt.launches import Launch, split_launches
 from tilelang_tt.passes.pipeline import internal_error, lower
 
 
@@ -75,25 +79,59 @@ class IRRecorder:
             self.kept.append((info.name, text))
 
 
-def compile_prim_func(func: tirx.PrimFunc, options: CompileOptions) -> Artifacts:
-    """Check the kernel (:func:`tilelang_tt.kernel_checks.check_kernel`), run the TT pipeline and codegen on it."""
-    name = str(func.attrs["global_symbol"]) if func.attrs is not None and "global_symbol" in func.attrs else "main"
+def _compile_launch(launch: Launch, index: int, options: CompileOptions, kept: list) -> tuple[Plan, dict, dict]:
+    """The plan, kernel sources and source map of launch ``index`` of a kernel (the TT pipeline and
+    codegen on its PrimFunc; the IR after each pass appended to ``kept`` when asked)."""
+    func = launch.func
+    name = str(func.attrs["global_symbol"])
     recorder = IRRecorder(options, name)
-    check_kernel(func, options)
     mod = lower(tvm.IRModule({name: func}), options, observers=[recorder])
+    kept += recorder.kept
     kernels = {Attr.KERNEL_ROLE.read(f).value: f for _, f in mod.functions.items()}
     try:
-        plan = build_plan(kernels)
-        emitted = {f"{role}.cpp": emit_kernel(kernels[role]) for role in ("reader", "compute", "writer")}
-        sources = {file: source for file, (source, _) in emitted.items()}
-        source_map = {file: lines for file, (_, lines) in emitted.items()}
+        plan = build_plan(kernels, index, launch.scratch_from)
+        emitted = {kernel_source(role, index): emit_kernel(kernels[role]) for role in ROLES}
+    except TTCompileError:
+        raise
+    except Exception as err:  # noqa: BLE001 - a codegen failure is a compiler bug, reported as one
+        raise internal_error(err, "codegen", tvm.IRModule({name: func})) from None
+    return plan, {file: source for file, (source, _) in emitted.items()}, \
+        {file: lines for file, (_, lines) in emitted.items()}
+
+
+def compile_prim_func(func: tirx.PrimFunc, options: CompileOptions) -> Artifacts:
+    """Check the kernel (:func:`tilelang_tt.kernel_checks.check_kernel`), split it into its launches
+    (:func:`tilelang_tt.launches.split_launches`), run the TT pipeline and codegen on each: one program
+    per launch, the host's main.cpp running them in order."""
+    name = str(func.attrs["global_symbol"]) if func.attrs is not None and "global_symbol" in func.attrs else "main"
+    check_kernel(func, options)
+    launches = split_launches(func.with_attr("global_symbol", name), name)
+    if len(launches) > 1 and (options.mesh != (1, 1) or dynamic_dims(func)):
+        raise error("SplitLaunches", func, None, "a kernel of several T.Kernel launches runs on one device with "
+                    "static sizes: " + ("the compile option mesh asks for a mesh of chips" if options.mesh != (1, 1)
+                                        else "its tensors have dynamic sizes (T.dynamic)"),
+                    "compile each launch as a kernel of its own, or drop the option mesh / give static sizes")
+    kept: list[tuple[str, str]] = []
+    plans, sources, source_map = [], {}, {}
+    for index, launch in enumerate(launches):
+        plan, launch_sources, launch_map = _compile_launch(launch, index, options, kept)
+        plans.append(plan)
+        sources |= launch_sources
+        source_map |= launch_map
+    try:
+        plan = plans[0] if len(plans) == 1 else sequence_plans(plans, [launch.used for launch in launches])
+    except PlanError as err:
+        raise error("SplitLaunches", func, None, f"its launches do not agree on the tensors they share: {err}",
+                    "give a tensor the same layout in every launch (copy it the same way, or set it with the "
+                    "compile option layouts)") from None
+    try:
         sources["main.cpp"] = emit_main_cpp(plan)
     except TTCompileError:
         raise
     except Exception as err:  # noqa: BLE001 - a codegen failure is a compiler bug, reported as one
         raise internal_error(err, "codegen", tvm.IRModule({name: func})) from None
     sources["tt.plan.json"] = dumps_plan(plan)
-    return Artifacts(sources=sources, plan=plan, ir_after_pass=tuple(recorder.kept), source_map=source_map)
+    return Artifacts(sources=sources, plan=plan, ir_after_pass=tuple(kept), source_map=source_map)
 
 
 def at_kernel(err: TTCompileError, func: tirx.PrimFunc, name: str | None = None) -> TTCompileError:

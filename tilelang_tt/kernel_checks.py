@@ -6,9 +6,8 @@ partition) or not at all (a tensor larger than the device's DRAM compiled).
 * a parameter stored in DRAM fits the device's DRAM (``contract/arch.py``: banks x bank size), and so do
   all of them together; on a mesh of chips, a device holds at least its share of each;
 * every ``T.Kernel`` dimension launches at least one block;
-* ``T.Kernel`` is not nested in another, nor followed by another (a kernel launches one grid; GPU code
-  chains launches in one function through ``T.alloc_global`` scratch tensors, flash decoding's splits
-  and their combination).
+* ``T.Kernel`` is not nested in another (a launch is one grid of blocks; launches one after the other
+  are programs of their own: :mod:`tilelang_tt.launches`).
 
 Each is a :class:`~tilelang_tt.errors.TTCompileError` at the kernel's ``def`` line (parameters) or the ``T.Kernel`` line,
 naming what is wrong and how to fix it.
@@ -82,9 +81,7 @@ def _check_parameters(func: tirx.PrimFunc, options: CompileOptions) -> None:
 
 
 def _check_launch(func: tirx.PrimFunc) -> None:
-    """Every T.Kernel dimension launches a block or more, and no T.Kernel is inside another or after
-    another."""
-    launched: list[tirx.For] = []  # the outermost grid loop of each launch
+    """Every T.Kernel dimension launches a block or more, and no T.Kernel is inside another."""
 
     def visit(stmt, bound: tuple[str, ...]) -> None:
         if isinstance(stmt, tirx.For) and stmt.kind == tirx.ForKind.THREAD_BINDING and stmt.thread_binding is not None \
@@ -94,13 +91,6 @@ def _check_launch(func: tirx.PrimFunc) -> None:
                 raise error(PASS, func, stmt, "a T.Kernel inside another T.Kernel: a kernel launches one grid of "
                             "blocks", "write one T.Kernel per @T.prim_func: make the inner launch part of the outer "
                             "grid (more blocks) or loops inside a block (T.serial, T.Pipelined)")
-            if not bound and launched:
-                raise error(PASS, func, stmt, "a second T.Kernel launch in one kernel: a Tenstorrent program runs "
-                            "one grid of blocks, and tensors passed between launches (T.alloc_global) are not "
-                            "supported", "compile each T.Kernel as a kernel of its own, with its scratch tensors as "
-                            "parameters, and run them one after the other")
-            if not bound:
-                launched.append(stmt)
             extent = _static(stmt.extent)
             if extent is not None and extent < 1:
                 raise error(PASS, func, stmt, f"T.Kernel launches {extent} blocks along {tag}",

@@ -148,7 +148,22 @@ def _padding_lines(plan: Plan) -> list[str]:
 
 
 def summary(plan: Plan) -> str:
-    """Grid, work per core, CBs and L1 use per core, runtime args per core."""
+    """Grid, work per core, CBs and L1 use per core, runtime args per core; of each launch, in
+    order, for a kernel of several launches."""
+    if not plan.launches:
+        return _program_summary(plan)
+    scratch = [b.name for b in plan.buffers if b.scratch]
+    lines = [f"kernel {plan.kernel_name}: {len(plan.programs)} T.Kernel launches, one program each, run in order",
+             *([f"scratch tensors (the host allocates them; launches pass data through them): {', '.join(scratch)}"]
+               if scratch else [])]
+    for index, program in enumerate(plan.programs):
+        lines += ["", f"launch {index}:", *("  " + line if line else line
+                                            for line in _program_summary(program).splitlines())]
+    return "\n".join(lines)
+
+
+def _program_summary(plan: Plan) -> str:
+    """:func:`summary` of one launch's program."""
     (gx, gy), (dx, dy) = plan.core_grid, plan.device_grid
     by, bx = plan.block_grid
     policy = plan.work_policy
@@ -229,6 +244,8 @@ def grid_figure(plan: Plan, timing: dict | None = None):
     import matplotlib.pyplot as plt
     import numpy as np
 
+    if timing is not None and "launch" in timing:  # a kernel of several launches: the slowest one's
+        plan = plan.programs[timing["launch"]]
     dx, dy = plan.device_grid
     use = plan_l1(plan)
     capacity = use.available

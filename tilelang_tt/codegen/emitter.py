@@ -68,6 +68,17 @@ class CppEmitter:
             self._depth -= 1
             self.line(trailer)
 
+    @contextlib.contextmanager
+    def scope(self, comment: str):
+        """A bare block ``{  // comment`` ... ``}``: the names declared in it stay in it."""
+        self.line(f"{{  // {comment}")
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+            self.line("}")
+
     def unique(self, hint: str) -> str:
         """A fresh C++ identifier based on ``hint``."""
         base = _IDENT.sub("_", hint) or "v"

@@ -70,6 +70,8 @@ def _emit_prelude(out: CppEmitter, plan: Plan) -> None:
         "// contents before the call (what the kernel does not write keeps them).",
         *(["// Buffers stored in block floating point (Bfp8_b, Bfp4_b) are their tiles' bytes in both files."]
           if any(b.format.block for b in plan.buffers) else []),
+        *([f"// Runs the kernel's {len(plan.programs)} T.Kernel launches in order, one program each."]
+          if plan.launches else []),
         *(f"// {d.name.upper()}: the scalar parameter {d.name} (an int32)." if d.scalar else
           f"// {d.name.upper()}: the size {d.name}, axis {d.axis} of {d.buffer}." for d in plan.dims),
         "#include <cstddef>",
@@ -297,7 +299,7 @@ def _emit_buffers(out: CppEmitter, plan: Plan) -> None:
         size = _cxx(buffer.page_size * buffer.num_pages)
         view = f" as the column {list(buffer.device_shape)}" if buffer.column else ""
         out.line(
-            f"// {name}: {buffer.dtype} {_text(buffer.shape)}{view}, {buffer.access}, "
+            f"// {name}: {buffer.dtype} {_text(buffer.shape)}{view}, {'scratch' if buffer.scratch else buffer.access}, "
             f"{buffer.num_pages} pages of {buffer.page_size} B ({buffer.format.data_format})"
         )
         if not isinstance(buffer.num_pages, int):
@@ -319,7 +321,8 @@ def _emit_buffers(out: CppEmitter, plan: Plan) -> None:
         out.line(f"const uint32_t address_{var} = device_address(buffer_{var});")
         if buffer.is_input:
             _emit_upload(out, plan, buffer, split)
-        else:  # an output's contents before the call, when given: what the kernel does not write keeps them
+        elif not buffer.scratch:  # an output's contents before the call, when given: what the kernel does not
+            # write keeps them (a scratch tensor holds nothing of the caller's)
             with out.block(f"if (std::filesystem::exists(data_dir / \"{name}.bin\"))"):
                 _emit_upload(out, plan, buffer, split)
         out.line("")
@@ -509,6 +512,20 @@ def _emit_readback(out: CppEmitter, plan: Plan) -> None:
     out.line("")
 
 
+def _emit_program(out: CppEmitter, plan: Plan) -> None:
+    """Create the program of ``plan`` (one launch) and enqueue it without waiting."""
+    out.line("Program program = CreateProgram();")
+    _emit_core_ranges(out, plan)
+    _emit_cbs(out, plan)
+    _emit_semaphores(out, plan)
+    _emit_kernels(out, plan)
+    _emit_runtime_args(out, plan)
+    out.line("distributed::MeshWorkload workload;")
+    out.line("distributed::MeshCoordinateRange device_range(device->shape());")
+    out.line("workload.add_program(device_range, std::move(program));")
+    out.line("distributed::EnqueueMeshWorkload(command_queue, workload, false);")
+
+
 def emit_main_cpp(plan: Plan) -> str:
     """The complete host program for ``plan`` (deterministic: same plan, same text); a plan that
     asks for what main.cpp does not do is a :class:`PlanError`."""
@@ -533,16 +550,15 @@ def emit_main_cpp(plan: Plan) -> str:
             out.line("distributed::MeshCommandQueue& command_queue = device->mesh_command_queue();")
             out.line("")
             _emit_buffers(out, plan)
-            out.line("Program program = CreateProgram();")
-            _emit_core_ranges(out, plan)
-            _emit_cbs(out, plan)
-            _emit_semaphores(out, plan)
-            _emit_kernels(out, plan)
-            _emit_runtime_args(out, plan)
-            out.line("distributed::MeshWorkload workload;")
-            out.line("distributed::MeshCoordinateRange device_range(device->shape());")
-            out.line("workload.add_program(device_range, std::move(program));")
-            out.line("distributed::EnqueueMeshWorkload(command_queue, workload, false);")
+            if plan.launches:
+                # One program per launch, enqueued in order on one command queue, which runs them in that order
+                # (tt-metal 0.81.1 tt-metalium/distributed.hpp: EnqueueMeshWorkload, Finish): a launch sees the
+                # writes of those before it.
+                for index, program in enumerate(plan.programs):
+                    with out.scope(f"launch {index}: {program.kernel_name}"):
+                        _emit_program(out, program)
+            else:
+                _emit_program(out, plan)
             out.line("distributed::Finish(command_queue);")
             out.line("")
             _emit_readback(out, plan)

@@ -21,6 +21,7 @@ from tilelang_tt.contract.kernels import (
     DataMovementConfig,
     PlanAccessor,
     PlanKernel,
+    kernel_source,
 )
 from tilelang_tt.contract.mesh import PlanMesh
 from tilelang_tt.contract.plan import Plan, PlanCB, PlanReduction
@@ -29,7 +30,7 @@ from tilelang_tt.ir.attrs import Attr, KernelRole
 from tilelang_tt.ir.common import dynamic_dims, scalar_params
 
 
-def _kernel(role: str, func: tirx.PrimFunc) -> tuple[PlanKernel, list[PlanAccessor]]:
+def _kernel(role: str, func: tirx.PrimFunc, launch: int) -> tuple[PlanKernel, list[PlanAccessor]]:
     """A kernel of the plan and the TensorAccessorArgs that are its compile-time args (D2 bound
     them, in offset order)."""
     bound = sorted(Attr.TENSOR_ACCESSOR.read(func).values(), key=lambda acc: acc.cta_offset)
@@ -39,26 +40,30 @@ def _kernel(role: str, func: tirx.PrimFunc) -> tuple[PlanKernel, list[PlanAccess
     args = tuple(plan_entry(ArgSpec, arg) for arg in Attr.RUNTIME_ARGS.read(func))
     if role == KernelRole.COMPUTE.value:
         config = plan_entry(ComputeConfig, Attr.COMPUTE_CONFIG.read(func))
-        return PlanKernel(role, f"{role}.cpp", compile_args, args, config), accessors
+        return PlanKernel(role, kernel_source(role, launch), compile_args, args, config), accessors
     # a sharded accessor's bank coordinates are its common runtime args, which the host knows
     common = tuple(BankCoords(acc.buffer, acc.num_common_runtime_args) for acc in bound if acc.sharded)
-    return PlanKernel(role, f"{role}.cpp", compile_args, args, DataMovementConfig.of(role), common), accessors
+    return PlanKernel(role, kernel_source(role, launch), compile_args, args, DataMovementConfig.of(role),
+                      common), accessors
 
 
-def build_plan(kernels: dict[str, tirx.PrimFunc]) -> Plan:
-    """The plan of ``kernels`` (role -> split PrimFunc: reader, compute, writer) of one user kernel:
-    every entry from the attributes the passes recorded (the plan decides nothing), checked as its
-    readers check a plan (:meth:`Plan.checked`)."""
+def build_plan(kernels: dict[str, tirx.PrimFunc], launch: int = 0, scratch_from: int | None = None) -> Plan:
+    """The plan of ``kernels`` (role -> split PrimFunc: reader, compute, writer) of one user kernel
+    (of its launch ``launch``, whose parameters from position ``scratch_from`` on are scratch
+    tensors: :mod:`tilelang_tt.launches`): every entry from the attributes the passes recorded (the
+    plan decides nothing), checked as its readers check a plan (:meth:`Plan.checked`)."""
     reader, compute = kernels[KernelRole.READER.value], kernels[KernelRole.COMPUTE.value]
     layouts, access = Attr.LAYOUT_DESC.read(compute), Attr.BUFFER_ACCESS.read(compute)
     params = [compute.buffer_map[p] for p in compute.params if p in compute.buffer_map]  # scalars are dims
-    buffers = tuple(PlanBuffer.of(layouts[compute.buffer_map[p].name], index, access[compute.buffer_map[p].name])
+    scratch_from = len(compute.params) if scratch_from is None else scratch_from
+    buffers = tuple(PlanBuffer.of(layouts[compute.buffer_map[p].name], index, access[compute.buffer_map[p].name],
+                                  scratch=index >= scratch_from)
                     for index, p in enumerate(compute.params) if p in compute.buffer_map)
     cbs = tuple(sorted((plan_entry(PlanCB, cb) for cb in Attr.CB_DESC.read(compute).values()), key=lambda cb: cb.index))
 
     plan_kernels, accessors = [], []
     for role in ROLES:
-        kernel, bound = _kernel(role, kernels[role])
+        kernel, bound = _kernel(role, kernels[role], launch)
         plan_kernels.append(kernel)
         accessors += bound
 
@@ -110,7 +115,28 @@ def build_plan(kernels: dict[str, tirx.PrimFunc]) -> Plan:
         if summed else None,
         # every device runs this program over its panel of block rows (or columns)
         mesh=None if mesh is None else PlanMesh.of(mesh, block_grid, work),
-    ).checked()
+    ).checked(launch)
+
+
+def program_access(accesses: list[str]) -> str:
+    """A buffer's access over a kernel's launches, from its access in each launch using it, in order:
+    the host uploads it when a launch reads it before any writes it, reads it back when one writes it
+    (a buffer no launch moves is "read", as in one launch)."""
+    read = written = False
+    for access in accesses:
+        read = read or (access != "write" and not written)
+        written = written or access != "read"
+    return "readwrite" if read and written else "write" if written else "read"
+
+
+def sequence_plans(plans: list[Plan], used: list[frozenset[int]]) -> Plan:
+    """The plan of a kernel of several launches from each launch's (in order; ``used[i]``: the
+    parameter positions launch ``i`` reads or writes): the first's, its buffers with the whole
+    kernel's access (:func:`program_access`), the others its ``launches``."""
+    first = plans[0]
+    buffers = tuple(dataclasses.replace(b, access=program_access(
+        [p.buffers[i].access for p, u in zip(plans, used) if b.param_index in u])) for i, b in enumerate(first.buffers))
+    return dataclasses.replace(first, buffers=buffers, launches=tuple(plans[1:])).checked()
 
 
 def mcast_value(what: str, group: MulticastGroup, core: tuple[int, int], role: str) -> int | NocCoord:

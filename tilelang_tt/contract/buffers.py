@@ -192,10 +192,15 @@ class LayoutDesc:
 @dataclass(frozen=True, kw_only=True)
 class PlanBuffer(LayoutDesc):
     """A kernel parameter of the plan: its layout (the layout's ``buffer`` is its ``name``), its
-    position among the parameters and whether the host uploads it, reads it back or both."""
+    position among the parameters and whether the host uploads it, reads it back or both. A
+    ``scratch`` buffer is a global tensor the kernel allocates (``T.alloc_global``) to pass data
+    from one launch to the next (:mod:`tilelang_tt.launches`): the host allocates it, uploads
+    nothing to it and reads nothing back; it is no parameter of the call (its ``param_index``
+    follows the user's parameters)."""
 
     param_index: int
     access: str  # read | write | readwrite (tt.buffer_access)
+    scratch: bool = False
 
     KEYS = ("name", "param_index", "shape", "dtype", "data_format", "access", "memory", "layout", "tile_shape",
             "page_size", "num_pages")
@@ -206,17 +211,17 @@ class PlanBuffer(LayoutDesc):
 
     @property
     def is_input(self) -> bool:
-        return self.access != "write"
+        return self.access != "write" and not self.scratch
 
     @property
     def is_output(self) -> bool:
-        return self.access != "read"
+        return self.access != "read" and not self.scratch
 
     @staticmethod
-    def of(layout: LayoutDesc, param_index: int, access: str) -> PlanBuffer:
+    def of(layout: LayoutDesc, param_index: int, access: str, scratch: bool = False) -> PlanBuffer:
         """Parameter ``param_index`` laid out as ``layout``."""
         return PlanBuffer(**{f.name: getattr(layout, f.name) for f in fields(LayoutDesc)}, param_index=param_index,
-                          access=access)
+                          access=access, scratch=scratch)
 
     def to_json(self) -> dict:
         entry = {"name": self.name, "param_index": self.param_index, "shape": [to_json(x) for x in self.shape],
@@ -229,13 +234,15 @@ class PlanBuffer(LayoutDesc):
             entry["column"] = True
         if self.flat:  # laid out as the rank-1 tensor of its elements (InferTTLayout's choice)
             entry["flat"] = True
+        if self.scratch:  # allocated by the host for the kernel's launches, no parameter of the call
+            entry["scratch"] = True
         return entry
 
     @staticmethod
     def from_json(d: object, where: str, dims: Sequence[str] = ()) -> PlanBuffer:
         """A checked ``buffers`` entry: its data format is its dtype's or a block floating point
         storage of it, and its page size and page count are those of its shape and layout."""
-        d = read_object(d, where, PlanBuffer.KEYS, ("shard_grid", "shard_shape", "column", "flat"))
+        d = read_object(d, where, PlanBuffer.KEYS, ("shard_grid", "shard_shape", "column", "flat", "scratch"))
         name = read_str(d["name"], f"{where}.name")
         where = f"buffer {name!r}"
         dtype = read_str(d["dtype"], f"{where}: dtype", list(FORMATS))
@@ -263,6 +270,7 @@ class PlanBuffer(LayoutDesc):
             shard_shape=read_pair(d["shard_shape"], f"{where}: shard_shape", low=1) if sharded else None,
             column=read_bool(d["column"], f"{where}: column") if "column" in d else False,
             flat=read_bool(d["flat"], f"{where}: flat") if "flat" in d else False,
+            scratch=read_bool(d["scratch"], f"{where}: scratch") if "scratch" in d else False,
         )
         page_size = read_int(d["page_size"], f"{where}: page_size", low=1)
         num_pages = read_size(d["num_pages"], f"{where}: num_pages", dims, low=1)

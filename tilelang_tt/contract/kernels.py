@@ -32,6 +32,12 @@ from tilelang_tt.contract.vocabulary import (
 
 ROLES = ("reader", "compute", "writer")
 KERNEL_SOURCES = tuple(f"{role}.cpp" for role in ROLES)
+
+
+def kernel_source(role: str, launch: int = 0) -> str:
+    """The source file of kernel ``role`` of launch ``launch`` of a kernel (the first launch's at the
+    top, ``launch<i>/<role>.cpp`` for the others: tt-metal keys a kernel by its path)."""
+    return f"{role}.cpp" if launch == 0 else f"launch{launch}/{role}.cpp"
 MATH_FIDELITIES = ("LoFi", "HiFi2", "HiFi3", "HiFi4")
 DATA_MOVEMENT = {"reader": ("RISCV_1", "RISCV_1_default"), "writer": ("RISCV_0", "RISCV_0_default")}
 
@@ -151,7 +157,7 @@ class PlanKernel:
 
     @staticmethod
     def from_json(d: object, where: str, buffers: Sequence[str], cbs: Sequence[str],
-                  dims: Sequence[str] = ()) -> PlanKernel:
+                  dims: Sequence[str] = (), launch: int = 0) -> PlanKernel:
         keys = ("role", "source", "compile_time_args", "runtime_args")
         d = read_object(d, where, ("role",), {k for v in PlanKernel.CONFIG_KEYS.values() for k in v} | set(keys))
         role = read_str(d["role"], f"{where}.role", ROLES)
@@ -171,7 +177,8 @@ class PlanKernel:
             common = tuple(BankCoords.from_json(c, f"{where}: common_runtime_args[{i}]", buffers) for i, c in
                            enumerate(read_list(d["common_runtime_args"], f"{where}: common_runtime_args")))
         return PlanKernel(
-            role=role, source=read_str(d["source"], f"{where}: source", KERNEL_SOURCES),
+            role=role, source=read_str(d["source"], f"{where}: source", 
+                            tuple(kernel_source(r, launch) for r in ROLES)),
             compile_time_args=read_ints(d["compile_time_args"], f"{where}: compile_time_args"),
             runtime_args=tuple(ArgSpec.from_json(a, f"{where}: runtime_args[{i}]", buffers, cbs, dims)
                                for i, a in enumerate(read_list(d["runtime_args"], f"{where}: runtime_args"))),

@@ -173,6 +173,9 @@ class Plan:
     dims: tuple[PlanDim, ...] = ()  # dynamic sizes; the plan's formulas name them
     reduction: PlanReduction | None = None  # blocks taking turns to sum into tensors
     mesh: PlanMesh | None = None  # a mesh of devices, each running the plan over its block rows
+    # a kernel of several T.Kernel launches: the plans of the launches after this one (the first), in
+    # order; this plan's buffers carry the whole kernel's access, each launch's its own
+    launches: tuple[Plan, ...] = ()
 
     KEYS = ("schema_version", "kernel_name", "arch", "device_grid", "core_grid", "core_ranges", "partition_mode",
             "grid_tiles", "block_grid", "block_tiles", "work_policy", "work_partition", "buffers", "cbs",
@@ -181,6 +184,11 @@ class Plan:
     @property
     def device_grid(self) -> Core:
         return self.arch.grid
+
+    @property
+    def programs(self) -> tuple[Plan, ...]:
+        """The programs the host runs in order, one per launch: this plan, then its ``launches``."""
+        return (self, *self.launches)
 
     @property
     def host_buffers(self) -> tuple[PlanBuffer, ...]:
@@ -220,9 +228,10 @@ class Plan:
 
     @property
     def parameters(self) -> tuple[PlanBuffer | PlanDim, ...]:
-        """The kernel's parameters in order: its :attr:`host_buffers` and its scalar parameters
-        (the dims with a ``param_index``), which the caller passes as ints."""
-        return tuple(sorted([*self.host_buffers, *(d for d in self.dims if d.scalar)], key=lambda p: p.param_index))
+        """The kernel's parameters in order: its :attr:`host_buffers` but scratch tensors and its scalar
+        parameters (the dims with a ``param_index``), which the caller passes as ints."""
+        return tuple(sorted([*(b for b in self.host_buffers if not b.scratch), *(d for d in self.dims if d.scalar)],
+                            key=lambda p: p.param_index))
 
     def bind(self, values: Mapping[str, int]) -> Plan:
         """This plan with every formula of its dynamic sizes computed for ``values``
@@ -276,22 +285,27 @@ class Plan:
             d["mesh"] = self.mesh.to_json(local_shard)
         if self.dims:
             d["dims"] = [x.to_json() for x in self.dims]
+        if self.launches:
+            d["launches"] = [p.to_json() for p in self.launches]
         return d
 
-    def checked(self) -> Plan:
+    def checked(self, launch: int = 0) -> Plan:
         """This plan, once its JSON has passed every check of :meth:`from_json` and read back as
-        this plan: what the compiler builds (and :meth:`bind` computes) is held to what the plan's
-        readers accept, with one definition of the checks."""
-        read = Plan.from_json(self.to_json())
+        this plan (``launch``: the plan of that launch of a kernel of several): what the compiler
+        builds (and :meth:`bind` computes) is held to what the plan's readers accept, with one
+        definition of the checks."""
+        read = Plan.from_json(self.to_json(), launch)
         if read != self:
             differ = [f.name for f in dataclasses.fields(Plan) if getattr(read, f.name) != getattr(self, f.name)]
             raise PlanError(f"the plan of kernel {self.kernel_name!r} does not read back as itself: {differ} differ")
         return self
 
     @staticmethod
-    def from_json(d: object) -> Plan:
-        """The checked view of a loaded ``tt.plan.json``, else a :class:`PlanError`."""
-        d = read_object(d, "the plan", Plan.KEYS, ("dims", "reduction", "mesh"))
+    def from_json(d: object, launch: int = 0) -> Plan:
+        """The checked view of a loaded ``tt.plan.json`` (``launch``: of the launch of that index of
+        a kernel of several, an entry of the first's ``launches``), else a :class:`PlanError`."""
+        d = read_object(d, "the plan" if launch == 0 else f"launches[{launch - 1}]", Plan.KEYS,
+                        ("dims", "reduction", "mesh", "launches"))
         if d["schema_version"] != SCHEMA_VERSION:
             raise PlanError(f"schema_version {d['schema_version']!r}: this reader knows version {SCHEMA_VERSION}")
         arch = ARCHS[read_str(d["arch"], "arch", list(ARCHS))]
@@ -310,7 +324,7 @@ class Plan:
         cb_names = [c.name for c in cbs]
         accessors = tuple(PlanAccessor.from_json(a, f"tensor_accessors[{i}]", names)
                           for i, a in enumerate(read_list(d["tensor_accessors"], "tensor_accessors")))
-        kernels = tuple(PlanKernel.from_json(k, f"kernels[{i}]", names, cb_names, dim_names)
+        kernels = tuple(PlanKernel.from_json(k, f"kernels[{i}]", names, cb_names, dim_names, launch)
                         for i, k in enumerate(read_list(d["kernels"], "kernels")))
         if sorted(k.role for k in kernels) != sorted(ROLES):
             raise PlanError(f"the plan must have exactly one reader, compute and writer kernel, got "
@@ -345,9 +359,32 @@ class Plan:
             dims=dims,
             reduction=PlanReduction.from_json(d["reduction"], names, semaphore_ids) if "reduction" in d else None,
             mesh=PlanMesh.from_json(d["mesh"], buffers, block_grid) if "mesh" in d else None,
+            launches=tuple(Plan.from_json(x, i + 1) for i, x in enumerate(read_list(d.get("launches", []), "launches"))),
         )
         plan._check_cores()
+        plan._check_launches(launch)
         return plan
+
+    def _check_launches(self, launch: int) -> None:
+        """A plan of several launches: only the first holds launches; none has dims or a mesh (one device,
+        static sizes); every launch lays out the same buffers as the first (all but their access)."""
+        if not self.launches:
+            return
+        if launch:
+            raise PlanError(f"launches[{launch - 1}]: only the first launch's plan lists the launches after it")
+        if self.dims or self.mesh is not None:
+            raise PlanError("launches: a plan of several launches runs on one device with static sizes (no dims, "
+                            "no mesh)")
+        own = [dataclasses.replace(b, access="read") for b in self.buffers]
+        for i, other in enumerate(self.launches):
+            if other.arch != self.arch or other.dims or other.mesh is not None:
+                raise PlanError(f"launches[{i}]: a launch runs on the first's arch ({self.arch.name}), with no dims or "
+                                "mesh")
+            theirs = [dataclasses.replace(b, access="read") for b in other.buffers]
+            if theirs != own:
+                differ = [b.name for b, o in zip(other.buffers, own) if dataclasses.replace(b, access="read") != o]
+                raise PlanError(f"launches[{i}]: its buffers {differ or [b.name for b in other.buffers]} are not the "
+                                f"first launch's {[b.name for b in self.buffers]} (the host allocates them once)")
 
     def _check_cores(self) -> None:
         gx, gy = self.arch.grid

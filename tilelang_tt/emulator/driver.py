@@ -323,7 +323,8 @@ def build(sources: dict[str, str], plan: Plan, progress: Progress | None = None,
     kernel sources (``progress``: see the module's docstring). Every cache entry it uses is whole
     (:mod:`tilelang_tt.cache`); objects that fail to link are compiled again once, and ``rebuild``
     (the program crashed or could not start) compiles and links the program's own entries again."""
-    missing = [name for name in (HOST_PROGRAM, *(k.source for k in plan.kernels)) if sources.get(name) is None]
+    kernels = [kernel for program in plan.programs for kernel in program.kernels]  # every launch's
+    missing = [name for name in (HOST_PROGRAM, *(k.source for k in kernels)) if sources.get(name) is None]
     if missing:
         raise EmulatorError(f"the program lacks {', '.join(missing)} (sources given: {sorted(sources)}); "
                             "tilelang_tt.compile() writes every file of a program (Artifacts.sources, "
@@ -337,7 +338,7 @@ def build(sources: dict[str, str], plan: Plan, progress: Progress | None = None,
     main_obj = root / "obj" / f"main-{main_key}.o"
     pch = None if cache.verified(main_obj) and not rebuild else _host_header(root, base, sources[HOST_PROGRAM])
     own = [_Unit(HOST_PROGRAM, main_source, main_obj, header=None if pch is None else pch.source)]
-    for kernel in plan.kernels:
+    for kernel in kernels:
         name = kernel.source
         symbol = _kernel_symbol(name)
         text = f'{sources[name]}\n#include "kernel_registry.hpp"\nTT_EMU_REGISTER_KERNEL("{name}", {symbol})\n'
@@ -518,6 +519,9 @@ def run(sources: dict[str, str], plan: Plan, inputs: dict[str, object], data_dir
         if "devices" in counters:  # a mesh: each device's counters, and the mesh's
             counters = mesh_counters(counters["devices"])
             counters_path.write_text(json.dumps(counters, indent=1) + "\n")
+        elif "launches" in counters:  # several launches: each one's counters, and the kernel's
+            counters = launch_counters(counters["launches"])
+            counters_path.write_text(json.dumps(counters, indent=1) + "\n")
     return EmulatorResult(outputs, counters)
 
 
@@ -526,6 +530,18 @@ def _summed(counters: list[dict]) -> dict:
     keys = sorted({key for c in counters for key in c}, key=[k for c in counters for k in c].index)
     return {key: _summed([c.get(key, {}) for c in counters]) if any(isinstance(c.get(key), dict) for c in counters)
             else sum(c.get(key, 0) for c in counters) for key in keys}
+
+
+def launch_counters(launches: list[dict]) -> dict:
+    """The counters of a kernel of several launches from each launch's (``launches``, in order):
+    ``total`` summed; ``timing`` the slowest launch's prediction (``launch``: its index) with
+    ``cycles`` and ``seconds`` summed over the launches, which run one after the other; and
+    ``launches`` as given. No ``cores``: each launch has its own."""
+    slowest = max(range(len(launches)), key=lambda i: launches[i]["timing"]["cycles"])
+    timing = launches[slowest]["timing"] | {"launch": slowest,
+                                             "cycles": sum(c["timing"]["cycles"] for c in launches),
+                                             "seconds": sum(c["timing"]["seconds"] for c in launches)}
+    return {"total": _summed([c["total"] for c in launches]), "timing": timing, "launches": launches}
 
 
 def mesh_counters(devices: list[dict]) -> dict:

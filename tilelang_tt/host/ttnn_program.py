@@ -267,8 +267,12 @@ def run_on_device(artifacts_or_dir, *torch_tensors, device=None):
     same program runs on every device (``generic_op`` with one ``ProgramDescriptor``: SPMD) and the
     outputs are put together again (``ttnn.ConcatMeshToTensor``).
     """
-    ttnn = _ttnn()
     plan, sources = load_program(artifacts_or_dir)
+    if plan.launches:
+        raise TTDeviceError(f"kernel `{plan.kernel_name}` has {len(plan.programs)} T.Kernel launches: this path runs "
+                            "one program through generic_op; run it on the emulator, or build its main.cpp, which "
+                            "enqueues one program per launch")
+    ttnn = _ttnn()
     params = [p for p in plan.parameters if not isinstance(p, PlanBuffer) or p.is_input]  # scalars: ints
     if len(torch_tensors) != len(params):
         raise TypeError(f"kernel `{plan.kernel_name}` takes {len(params)} inputs "

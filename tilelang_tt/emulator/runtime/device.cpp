@@ -891,6 +891,7 @@ void Device::launch() {
   }
   const std::string l = leaks.str();
   if (!l.empty()) throw EmulatorError("leak at end of program:\n" + l.substr(0, l.size() - 1));
+  d.launch_counters.push_back(counters_json());
 }
 
 void Device::set_timing_only(bool on) { impl_->timing_only = on; }
@@ -916,6 +917,14 @@ std::string Device::counters_json() const {
   timing_json(os, d, total);
   os << "}";
   return os.str();
+}
+
+std::string Device::run_counters_json() const {
+  const DeviceImpl& d = *impl_;
+  if (d.launch_counters.size() < 2) return counters_json();
+  std::string json = "{\"launches\": [";
+  for (size_t i = 0; i < d.launch_counters.size(); ++i) json += (i ? ", " : "") + d.launch_counters[i];
+  return json + "]}";
 }
 
 void Device::reset_program() {

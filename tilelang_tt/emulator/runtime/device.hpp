@@ -166,6 +166,10 @@ class Device {
   // schema is documented at timing_json in device.cpp): predicted cycles and seconds, the critical path,
   // the aggregate DRAM time, the bound, and per core and role busy / stall / end cycles.
   std::string counters_json() const;
+  // The counters of the device's whole run: counters_json() after one launch; after several (a host
+  // program running one program per launch of a kernel), {"launches": [counters_json() of each, in
+  // order]}, which the driver sums (tilelang_tt/emulator/driver.py, launch_counters).
+  std::string run_counters_json() const;
   // Whether the next launches record each kernel thread's timeline for trace_json (off by default:
   // recording costs time and memory).
   void set_tracing(bool on);

@@ -893,7 +893,7 @@ bool MeshDevice::close() {
         const uint32_t count = emu::Device::count();
         if (count == 1) {
             emu::Device& device = emu::Device::get();
-            write_to_env_path("TT_EMU_COUNTERS", "counters", [&] { return device.counters_json(); });
+            write_to_env_path("TT_EMU_COUNTERS", "counters", [&] { return device.run_counters_json(); });
             write_to_env_path("TT_EMU_TRACE", "the trace", [&] { return device.trace_json(); });
             device.close();
             return;

@@ -298,6 +298,7 @@ class DeviceImpl {
   // launch's, parallel to last_timing.
   bool tracing = false;
   std::vector<std::array<std::vector<TraceSpan>, kRiscs>> last_spans;
+  std::vector<std::string> launch_counters;  // counters_json() of every launch so far, in order
   bool timing_only = false;  // Device::set_timing_only
   int progress_fd = -1;      // Device::set_progress_fd
   std::map<uintptr_t, SemTiming> sem_timing;  // by host address of the semaphore word; guarded by mu
