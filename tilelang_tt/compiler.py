@@ -23,7 +23,7 @@ from tilelang_tt.env import DUMP_IR, PASS_TIMING, PRINT_IR
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.kernel_checks import check_kernel
 from tilelang_tt.options import CompileOptions, OptionError
-from tilelang_tt.ir.common import dynamic_dims, error, func_name
+from tilelang_tt.ir.common import error, func_name
 from tilelang_tt.launches import Launch, split_launches
 from tilelang_tt.passes.pipeline import internal_error, lower
 
@@ -106,11 +106,10 @@ def compile_prim_func(func: tirx.PrimFunc, options: CompileOptions) -> Artifacts
     name = str(func.attrs["global_symbol"]) if func.attrs is not None and "global_symbol" in func.attrs else "main"
     check_kernel(func, options)
     launches = split_launches(func.with_attr("global_symbol", name), name)
-    if len(launches) > 1 and (options.mesh != (1, 1) or dynamic_dims(func)):
-        raise error("SplitLaunches", func, None, "a kernel of several T.Kernel launches runs on one device with "
-                    "static sizes: " + ("the compile option mesh asks for a mesh of chips" if options.mesh != (1, 1)
-                                        else "its tensors have dynamic sizes (T.dynamic)"),
-                    "compile each launch as a kernel of its own, or drop the option mesh / give static sizes")
+    if len(launches) > 1 and options.mesh != (1, 1):
+        raise error("SplitLaunches", func, None, f"a kernel of several T.Kernel launches runs on one device, and the "
+                    f"compile option mesh={options.mesh} asks for a mesh of chips",
+                    "drop the option mesh, or compile each launch as a kernel of its own")
     kept: list[tuple[str, str]] = []
     plans, sources, source_map = [], {}, {}
     for index, launch in enumerate(launches):

@@ -569,20 +569,3 @@ def dynamic_rows_of_16():
             T.copy(B_l, B[0, 0])
 
     return main
-
-
-def two_launches(M=64, N=64):
-    """Two T.Kernel launches through a scratch tensor, as GPU split-and-combine kernels chain them."""
-    @T.prim_func
-    def main(A: T.Tensor((M, N), "bfloat16"), B: T.Tensor((M, N), "bfloat16")):
-        scratch = T.alloc_global((M, N), "bfloat16")
-        with T.Kernel(1, threads=128) as bx:
-            A_s = T.alloc_shared((M, N), "bfloat16")
-            T.copy(A[0, 0], A_s)
-            T.copy(A_s, scratch[0, 0])
-        with T.Kernel(1, threads=128) as bx:  # LINE: two_launches
-            S_s = T.alloc_shared((M, N), "bfloat16")
-            T.copy(scratch[0, 0], S_s)
-            T.copy(S_s, B[0, 0])
-
-    return main

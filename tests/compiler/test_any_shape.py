@@ -385,8 +385,3 @@ def test_partial_tiles_of_a_dynamic_tensor_are_refused_at_the_copy():
     """A tensor of dynamic size stays in tiles: a slice of its first 16 rows is part of its tiles."""
     err = compile_error(bad_kernels.dynamic_rows_of_16())
     assert_diagnostic(err, "LayoutAwareWorkPartitionTT", "covers 16 rows of its last tiles", "dynamic_rows_of_16")
-
-
-def test_second_kernel_launch_is_refused_at_its_line():
-    err = compile_error(bad_kernels.two_launches())
-    assert_diagnostic(err, "CheckKernel", "a second T.Kernel launch in one kernel", "two_launches")

@@ -17,7 +17,7 @@ from tilelang_tt.contract.formats import (BLOCK_FORMATS, BY_DATA_FORMAT, DATA_FO
                                           float_to_bfloat16_bits)
 from tilelang_tt.contract.formula import Formula, to_json
 from tilelang_tt.contract.buffers import ACCESS, LAYOUTS, MEMORIES
-from tilelang_tt.contract.kernels import DATA_MOVEMENT, KERNEL_SOURCES, MATH_FIDELITIES, ROLES
+from tilelang_tt.contract.kernels import DATA_MOVEMENT, MATH_FIDELITIES, ROLES, kernel_source
 from tilelang_tt.contract.mesh import DISTRIBUTIONS, MESH_AXES
 from tilelang_tt.contract.plan import PARTITION_MODES, SCHEMA_PATH, SCHEMA_VERSION, Plan
 from tilelang_tt.contract.reading import PlanError
@@ -187,6 +187,22 @@ def _enumerations(node, path=()):
     return found
 
 
+def test_the_schema_names_each_launchs_kernel_sources_as_the_reader_does():
+    """A kernel's source is <role>.cpp, launch<i>/<role>.cpp for launch i > 0 (kernel_source), in the
+    schema's pattern, and nothing else."""
+    import re
+
+    kernels = json.loads(SCHEMA_PATH.read_text())["properties"]["kernels"]["items"]["oneOf"]
+    patterns = {k["properties"]["source"]["pattern"] for k in kernels}
+    assert len(patterns) == 1
+    pattern = re.compile(patterns.pop())
+    for launch in range(3):
+        for role in ROLES:
+            assert pattern.search(kernel_source(role, launch)), kernel_source(role, launch)
+    for wrong in ("launch0/reader.cpp", "main.cpp", "launch1/main.cpp", "reader.cc", "x/reader.cpp"):
+        assert not pattern.search(wrong), wrong
+
+
 def test_the_schema_enumerates_the_tables_of_the_contract():
     """Every enumeration of the schema is the contract's table, no value more or less, and the
     schema has no enumeration this test does not know."""
@@ -208,12 +224,10 @@ def test_the_schema_enumerates_the_tables_of_the_contract():
         f"{cb}/consumer": list(ROLES),
         "properties/tensor_accessors/items/properties/kernel": list(DATA_MOVEMENT),
         f"{movement}/role": list(DATA_MOVEMENT),
-        f"{movement}/source": list(KERNEL_SOURCES),
         f"{movement}/processor": sorted(processors),
         f"{movement}/noc": sorted(nocs),
         f"{movement}/common_runtime_args/items/properties/kind": "bank_coords",
         f"{compute}/role": "compute",
-        f"{compute}/source": list(KERNEL_SOURCES),
         f"{compute}/math_fidelity": list(MATH_FIDELITIES),
         "properties/work_policy/properties/policy": [p.value for p in Policy],
         "properties/multicast/items/properties/axis": list(MCAST_AXES),

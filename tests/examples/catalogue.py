@@ -64,7 +64,6 @@ class CRASHES:
             self.reason in str(attempt.error)
 
 
-LAUNCHES = "a second T.Kernel launch in one kernel"
 THREAD = "is a thread index (T.get_thread_binding, T.thread_binding): thread-level code"
 MIXED_SUM = "is summed into with T.atomic_add and also read or written here"
 
@@ -101,7 +100,8 @@ EXPECTED = {
     "flash_attention/mha_bwd_bhsd postprocess": RUNS(BF16),
     "flash_attention/mha_bwd_bhsd bwd": RUNS(SFPU),
     "deepseek_mla/mla_decode": RUNS(SFPU),
-    "deepseek_mla/mla_decode split": REFUSED(LAUNCHES),
+    # the split launch's log-sum-exps, one column of a tiled scratch tensor
+    "deepseek_mla/mla_decode split": REFUSED("the slice of `split_lse` covers 1 columns of its last tiles"),
     "linear_attention/linear_attn_fwd": RUNS(BF16),
     "linear_attention/retention_fwd": RUNS(SFPU),
     "attention_sink/mha_sink_fwd_bhsd": RUNS(SFPU),
@@ -109,8 +109,9 @@ EXPECTED = {
     "convolution/convolution": REFUSED("`filters_2d` [288, 128] is a view of the parameter `filters`"),
     "blocksparse_gemm/blocksparse_matmul": RUNS(BF16),
     "grouped_gemm/grouped_gemm_fwd": RUNS(BF16),
-    "flash_decoding/gqa_decode split": REFUSED(LAUNCHES),
-    "flash_decoding/mha_inference": REFUSED(LAUNCHES),
+    "flash_decoding/gqa_decode split": REFUSED("the slice of `kv_mask` covers 1 columns of its last tiles", DEF_LINE),
+    # the combine launch copies a row of a 2-D block into a 1-D one
+    "flash_decoding/mha_inference": REFUSED("T.copy from `lse_parts` to `lse_one` changes the block shape"),
 }
 
 EXAMPLES: dict[str, Example] = {example.name: example for family in FAMILIES for example in family.EXAMPLES}

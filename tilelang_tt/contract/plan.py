@@ -237,7 +237,13 @@ class Plan:
         """This plan with every formula of its dynamic sizes computed for ``values``
         (:meth:`dim_values`): a plan of ints, checked as a static one (its ``dims`` stay: the
         kernels' size arguments name them). A buffer over the device's DRAM is a
-        :class:`~tilelang_tt.contract.dims.SizeError` naming it and the sizes."""
+        :class:`~tilelang_tt.contract.dims.SizeError` naming it and the sizes. Every launch of a
+        kernel of several is bound alike (they share the sizes)."""
+        return dataclasses.replace(self._bound(values),
+                                   launches=tuple(p._bound(values) for p in self.launches)).checked()
+
+    def _bound(self, values: Mapping[str, int]) -> Plan:
+        """:meth:`bind` of this launch's program alone, unchecked."""
         def value(v):
             return bound(v, values)
 
@@ -251,7 +257,7 @@ class Plan:
                                  for w in self.work_partition),
             runtime_args=tuple(CoreArgs(e.core, {role: tuple(map(arg, v)) for role, v in e.values.items()})
                                for e in self.runtime_args),
-        ).checked()
+        )
 
     # ---- JSON ----
 
@@ -366,20 +372,20 @@ class Plan:
         return plan
 
     def _check_launches(self, launch: int) -> None:
-        """A plan of several launches: only the first holds launches; none has dims or a mesh (one device,
-        static sizes); every launch lays out the same buffers as the first (all but their access)."""
+        """A plan of several launches: only the first holds launches; none has a mesh (one device), all
+        have the first's dims (the host reads them once); every launch lays out the same buffers as the
+        first (all but their access)."""
         if not self.launches:
             return
         if launch:
             raise PlanError(f"launches[{launch - 1}]: only the first launch's plan lists the launches after it")
-        if self.dims or self.mesh is not None:
-            raise PlanError("launches: a plan of several launches runs on one device with static sizes (no dims, "
-                            "no mesh)")
+        if self.mesh is not None:
+            raise PlanError("launches: a plan of several launches runs on one device (no mesh)")
         own = [dataclasses.replace(b, access="read") for b in self.buffers]
         for i, other in enumerate(self.launches):
-            if other.arch != self.arch or other.dims or other.mesh is not None:
-                raise PlanError(f"launches[{i}]: a launch runs on the first's arch ({self.arch.name}), with no dims or "
-                                "mesh")
+            if other.arch != self.arch or other.dims != self.dims or other.mesh is not None:
+                raise PlanError(f"launches[{i}]: a launch runs on the first's arch ({self.arch.name}) with its sizes "
+                                f"{[d.name for d in self.dims]}, and no mesh")
             theirs = [dataclasses.replace(b, access="read") for b in other.buffers]
             if theirs != own:
                 differ = [b.name for b, o in zip(other.buffers, own) if dataclasses.replace(b, access="read") != o]
