@@ -33,6 +33,7 @@ from tests.compiler.test_ops import assert_close
 from tilelang_tt.artifacts import Artifacts
 from tilelang_tt.contract.plan import SCHEMA_PATH, Plan
 from tilelang_tt.contract.reading import PlanError
+from tilelang_tt.tools.host_symbols import check_main_cpp
 
 THIS_FILE = __file__
 SOURCE = Path(THIS_FILE).read_text()
@@ -340,6 +341,7 @@ def test_main_cpp_enqueues_one_program_per_launch_then_finishes(chained):
     assert main.index("{  // launch 0: main") < main.index("{  // launch 1: main_launch1") < main.index("Finish")
     assert 'CreateKernel(program, "launch1/reader.cpp"' in main
     assert 'S.bin' not in main  # a scratch tensor: nothing uploaded or read back
+    assert check_main_cpp(main) == []  # only host API the 0.81.1 wheel's libtt_metal.so exports
 
 
 def test_a_saved_program_of_several_launches_reads_back_and_runs(chained, tmp_path):
