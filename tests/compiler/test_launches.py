@@ -33,6 +33,7 @@ from tests.compiler.test_ops import assert_close
 from tilelang_tt.artifacts import Artifacts
 from tilelang_tt.contract.plan import SCHEMA_PATH, Plan
 from tilelang_tt.contract.reading import PlanError
+from tilelang_tt.module import bundle, unbundle
 from tilelang_tt.tools.host_symbols import check_main_cpp
 
 THIS_FILE = __file__
@@ -393,3 +394,13 @@ def test_a_launch_inside_another_is_still_refused():
     err = compile_error(nested_launch())
     assert err.pass_name == "CheckKernel" and "a T.Kernel inside another T.Kernel" in err.message
     assert int(err.span.line) == line_of("nested")
+
+
+def test_tilelang_compile_the_module_bundle_and_the_profiler_take_every_launch(chained):
+    kernel = tilelang.compile(chain(), target="tenstorrent", out_idx=[1])
+    a = torch.randn(64, 96)
+    assert_close(kernel(a), 3 * a, 2.0**-20)
+    launches = kernel.artifacts.last_counters["launches"]
+    assert kernel.get_profiler().do_bench() == pytest.approx(1e3 * sum(c["timing"]["seconds"] for c in launches))
+    (back,) = unbundle(bundle({"main": chained})).values()
+    assert back.plan == chained.plan and back.sources == chained.sources
