@@ -24,7 +24,7 @@ from tilelang_tt.errors import TTCompileError
 from tilelang_tt.kernel_checks import check_kernel
 from tilelang_tt.options import CompileOptions, OptionError
 from tilelang_tt.ir.common import error, func_name
-from tilelang_tt.launches import Launch, split_launches
+from tilelang_tt.launches import PASS as SPLIT_LAUNCHES, Launch, split_launches
 from tilelang_tt.passes.pipeline import internal_error, lower
 
 
@@ -105,11 +105,7 @@ def compile_prim_func(func: tirx.PrimFunc, options: CompileOptions) -> Artifacts
     per launch, the host's main.cpp running them in order."""
     name = str(func.attrs["global_symbol"]) if func.attrs is not None and "global_symbol" in func.attrs else "main"
     check_kernel(func, options)
-    launches = split_launches(func.with_attr("global_symbol", name), name)
-    if len(launches) > 1 and options.mesh != (1, 1):
-        raise error("SplitLaunches", func, None, f"a kernel of several T.Kernel launches runs on one device, and the "
-                    f"compile option mesh={options.mesh} asks for a mesh of chips",
-                    "drop the option mesh, or compile each launch as a kernel of its own")
+    launches = split_launches(func.with_attr("global_symbol", name), name, options.mesh)
     kept: list[tuple[str, str]] = []
     plans, sources, source_map = [], {}, {}
     for index, launch in enumerate(launches):
@@ -120,9 +116,9 @@ def compile_prim_func(func: tirx.PrimFunc, options: CompileOptions) -> Artifacts
     try:
         plan = plans[0] if len(plans) == 1 else sequence_plans(plans, [launch.used for launch in launches])
     except PlanError as err:
-        raise error("SplitLaunches", func, None, f"its launches do not agree on the tensors they share: {err}",
-                    "give a tensor the same layout in every launch (copy it the same way, or set it with the "
-                    "compile option layouts)") from None
+        raise error(SPLIT_LAUNCHES, func, None, f"the launches lay out a tensor they share differently: {err}; the "
+                    "host allocates it once", "copy the tensor in the same blocks in every launch (whole tiles, or "
+                    "rows in each), or set its layout with the compile option layouts") from None
     try:
         sources["main.cpp"] = emit_main_cpp(plan)
     except TTCompileError:

@@ -83,14 +83,19 @@ def _vars_used(stmt) -> list[tirx.Var]:
     return found
 
 
-def split_launches(func: tirx.PrimFunc, name: str) -> list[Launch]:
-    """The launches of ``func`` (the module's docstring), in order."""
+def split_launches(func: tirx.PrimFunc, name: str, mesh: tuple[int, int] = (1, 1)) -> list[Launch]:
+    """The launches of ``func`` (the module's docstring), in order; several run on one device (``mesh``,
+    the compile option, one chip)."""
     root = func.body
     body = root.block.body if isinstance(root, tirx.SBlockRealize) else root
     stmts = list(body.seq) if isinstance(body, tirx.SeqStmt) else [body]
     params = list(func.params)
     if sum(is_launch(s) for s in stmts) < 2:
         return [Launch(func, frozenset(range(len(params))), len(params))]
+    if mesh != (1, 1):
+        raise error(PASS, func, None, f"a kernel of several T.Kernel launches runs on one device, and the compile "
+                    f"option mesh={mesh} asks for a mesh of chips",
+                    "drop the option mesh, or compile each launch as a kernel of its own")
     for stmt in stmts:
         if not is_launch(stmt):
             raise error(PASS, func, stmt, "a statement between T.Kernel launches: a kernel of several launches runs "

@@ -245,6 +245,24 @@ def statement_between_launches(M=32, N=32):
     return main
 
 
+def tiles_then_rows(M=64, N=64):
+    """Launch 0 writes the scratch tensor in tiles, launch 1 reads it as rows: two layouts of one tensor."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        S = T.alloc_global((M, N), "float32")
+        with T.Kernel(N // 32, M // 32) as (bx, by):
+            a = T.alloc_shared((32, 32), "float32")
+            T.copy(A[by * 32, bx * 32], a)
+            T.copy(a, S[by * 32, bx * 32])
+        with T.Kernel(M) as r:
+            row = T.alloc_fragment((N,), "float32")
+            T.copy(S[r, 0:N], row)
+            T.copy(row, C[r, 0:N])
+
+    return main
+
+
 def nested_launch(M=32, N=32):
     @T.prim_func
     def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
@@ -390,6 +408,13 @@ def test_a_statement_between_launches_is_refused_at_its_line():
     assert err.span is not None and int(err.span.line) == line_of("between")
 
 
+def test_a_tensor_the_launches_lay_out_differently_is_refused():
+    """C, which launch 0 does not use, takes launch 1's layout; S, which both use, cannot have two."""
+    err = compile_error(tiles_then_rows())
+    assert err.pass_name == "SplitLaunches"
+    assert "`S` is laid out DRAM interleaved in launch 0 and DRAM interleaved (flat) in launch 1" in err.message
+
+
 def test_a_launch_inside_another_is_still_refused():
     err = compile_error(nested_launch())
     assert err.pass_name == "CheckKernel" and "a T.Kernel inside another T.Kernel" in err.message
@@ -404,3 +429,8 @@ def test_tilelang_compile_the_module_bundle_and_the_profiler_take_every_launch(c
     assert kernel.get_profiler().do_bench() == pytest.approx(1e3 * sum(c["timing"]["seconds"] for c in launches))
     (back,) = unbundle(bundle({"main": chained})).values()
     assert back.plan == chained.plan and back.sources == chained.sources
+
+
+def test_several_launches_on_a_mesh_of_chips_are_refused():
+    err = compile_error(chain(), mesh=(1, 2))
+    assert err.pass_name == "SplitLaunches" and "asks for a mesh of chips" in err.message

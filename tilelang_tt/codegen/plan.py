@@ -25,6 +25,7 @@ from tilelang_tt.contract.kernels import (
 )
 from tilelang_tt.contract.mesh import PlanMesh
 from tilelang_tt.contract.plan import Plan, PlanCB, PlanReduction
+from tilelang_tt.contract.reading import PlanError
 from tilelang_tt.contract.vocabulary import ArgKind, ArgValue, BufferAddress, MulticastGroup, NocCoord, WorkItem, plan_entry
 from tilelang_tt.ir.attrs import Attr, KernelRole
 from tilelang_tt.ir.common import dynamic_dims, scalar_params
@@ -129,14 +130,35 @@ def program_access(accesses: list[str]) -> str:
     return "readwrite" if read and written else "write" if written else "read"
 
 
+def _layout_text(buffer: PlanBuffer) -> str:
+    """How ``buffer`` is laid out, for a message: ``DRAM interleaved``, ``DRAM row_major``, ..."""
+    extras = [*(["as a column"] if buffer.column else []), *(["flat"] if buffer.flat else []),
+              *([f"stored as {buffer.storage}"] if buffer.storage else [])]
+    return f"{buffer.memory.value} {buffer.layout.value}" + (f" ({', '.join(extras)})" if extras else "")
+
+
 def sequence_plans(plans: list[Plan], used: list[frozenset[int]]) -> Plan:
     """The plan of a kernel of several launches from each launch's (in order; ``used[i]``: the
     parameter positions launch ``i`` reads or writes): the first's, its buffers with the whole
-    kernel's access (:func:`program_access`), the others its ``launches``."""
-    first = plans[0]
-    buffers = tuple(dataclasses.replace(b, access=program_access(
-        [p.buffers[i].access for p, u in zip(plans, used) if b.param_index in u])) for i, b in enumerate(first.buffers))
-    return dataclasses.replace(first, buffers=buffers, launches=tuple(plans[1:])).checked()
+    kernel's access (:func:`program_access`), the others its ``launches``. The host allocates a
+    buffer once: every launch using it must lay it out alike (else a :class:`PlanError` naming the
+    buffer and the two launches), and a launch not using it takes that layout too (its own choice
+    lays out nothing it moves)."""
+    chosen = []  # per buffer: its layout, from the first launch using it
+    for i, buffer in enumerate(plans[0].buffers):
+        users = [k for k, u in enumerate(used) if buffer.param_index in u] or [0]
+        first = plans[users[0]].buffers[i]
+        for k in users[1:]:
+            other = dataclasses.replace(plans[k].buffers[i], access=first.access)
+            if other != first:
+                raise PlanError(f"`{buffer.name}` is laid out {_layout_text(first)} in launch {users[0]} and "
+                                f"{_layout_text(other)} in launch {k}")
+        chosen.append(first)
+    plans = [dataclasses.replace(p, buffers=tuple(dataclasses.replace(c, access=b.access)
+                                                  for c, b in zip(chosen, p.buffers))) for p in plans]
+    buffers = tuple(dataclasses.replace(c, access=program_access(
+        [p.buffers[i].access for p, u in zip(plans, used) if c.param_index in u])) for i, c in enumerate(chosen))
+    return dataclasses.replace(plans[0], buffers=buffers, launches=tuple(plans[1:])).checked()
 
 
 def mcast_value(what: str, group: MulticastGroup, core: tuple[int, int], role: str) -> int | NocCoord:
