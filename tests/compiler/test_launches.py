@@ -30,9 +30,10 @@ import torch
 import tilelang_tt
 from tests.compiler.test_negative import compile_error
 from tests.compiler.test_ops import assert_close
-from tilelang_tt.artifacts import Artifacts
+from tilelang_tt.artifacts import Artifacts, with_origins
 from tilelang_tt.contract.plan import SCHEMA_PATH, Plan
 from tilelang_tt.contract.reading import PlanError
+from tilelang_tt.host.ttnn_program import TTDeviceError
 from tilelang_tt.module import bundle, unbundle
 from tilelang_tt.tools.host_symbols import check_main_cpp
 
@@ -434,3 +435,15 @@ def test_tilelang_compile_the_module_bundle_and_the_profiler_take_every_launch(c
 def test_several_launches_on_a_mesh_of_chips_are_refused():
     err = compile_error(chain(), mesh=(1, 2))
     assert err.pass_name == "SplitLaunches" and "asks for a mesh of chips" in err.message
+
+
+def test_the_ttnn_path_refuses_a_kernel_of_several_launches(chained):
+    with pytest.raises(TTDeviceError, match="has 2 T.Kernel launches: this path runs one program"):
+        chained.run(torch.randn(64, 96), device="tt")
+
+
+def test_an_emulator_error_at_a_line_of_a_later_launch_names_the_users_statement():
+    origin = f"{THIS_FILE}:{line_of('between')}:9"
+    message = with_origins("error at launch1/compute.cpp:12: boom", {"launch1/compute.cpp": {12: origin},
+                                                                     "compute.cpp": {12: "elsewhere.py:1:1"}})
+    assert message.splitlines()[-1].startswith(f"  launch1/compute.cpp:12 <- {THIS_FILE}:{line_of('between')}")

@@ -9,6 +9,10 @@ against its kernel's runtime-arg list, accessor args inside their kernel's compi
 Anything else is a :class:`~tilelang_tt.contract.reading.PlanError` naming the entry.
 ``Plan.from_json(d).to_json() == d`` for every plan the compiler writes.
 
+A kernel of several ``T.Kernel`` launches (:mod:`tilelang_tt.launches`) is one plan: the first
+launch's, whose ``launches`` are the plans of the others, in order (one program each, the host
+running them one after the other); :attr:`Plan.programs` lists all of them.
+
 The entries live with their subject: buffers (:mod:`~tilelang_tt.contract.buffers`), kernels and
 per-core values (:mod:`~tilelang_tt.contract.kernels`), the vocabulary shared with the compiler's
 attributes (:mod:`~tilelang_tt.contract.vocabulary`), a mesh of chips
