@@ -207,16 +207,23 @@ def counters_report(counters: dict) -> str:
     lines = ["counters (total):"]
     lines += [f"  {key:<24}{value:>12}" for key, value in total.items() if key != "tile_ops"]
     lines += [f"  tile op {op:<16}{n:>12}" for op, n in sorted(total["tile_ops"].items())]
-    lines += ["", "counters per core:", "  core   " + "".join(f"{title:>11}" for _, title in COUNTER_COLUMNS) + "   tile ops"]
-    for core in counters["cores"]:
-        lines.append(f"  {'({},{})'.format(*core['core']):<7}" + "".join(f"{core[key]:>11}" for key, _ in COUNTER_COLUMNS)
-                     + f"{sum(core['tile_ops'].values()):>11}")
+    # a kernel of several launches: each launch's cores (emulator/driver.py, launch_counters)
+    per_core = [("", counters["cores"])] if "cores" in counters else \
+        [(f", launch {i}", launch["cores"]) for i, launch in enumerate(counters.get("launches", []))]
+    for label, cores in per_core:
+        lines += ["", f"counters per core{label}:",
+                  "  core   " + "".join(f"{title:>11}" for _, title in COUNTER_COLUMNS) + "   tile ops"]
+        for core in cores:
+            lines.append(f"  {'({},{})'.format(*core['core']):<7}"
+                         + "".join(f"{core[key]:>11}" for key, _ in COUNTER_COLUMNS)
+                         + f"{sum(core['tile_ops'].values()):>11}")
     timing = counters["timing"]
     critical = timing["critical_thread"]
+    slowest = f"; the launches' sum, the slowest being launch {timing['launch']}" if "launch" in timing else ""
     lines += ["", f"predicted time ({timing['arch']}, timing model): {timing['seconds'] * 1e6:.2f} us = "
-                  f"{timing['cycles']} cycles, bound: {timing['bound']} (critical path {timing['critical_path_cycles']}"
-                  f" cycles, ending on core ({critical['core'][0]},{critical['core'][1]}) {critical['role']}; DRAM "
-                  f"{timing['dram_cycles']} cycles)"]
+                  f"{timing['cycles']} cycles{slowest}, bound: {timing['bound']} (critical path "
+                  f"{timing['critical_path_cycles']} cycles, ending on core ({critical['core'][0]},{critical['core'][1]}) "
+                  f"{critical['role']}; DRAM {timing['dram_cycles']} cycles)"]
     return "\n".join(lines)
 
 

@@ -31,6 +31,7 @@ import tilelang_tt
 from tests.compiler.test_negative import compile_error
 from tests.compiler.test_ops import assert_close
 from tilelang_tt.artifacts import Artifacts, with_origins
+from tilelang_tt.cli import counters_report
 from tilelang_tt.contract.plan import SCHEMA_PATH, Plan
 from tilelang_tt.contract.reading import PlanError
 from tilelang_tt.host.ttnn_program import TTDeviceError
@@ -383,6 +384,13 @@ def test_the_counters_sum_the_launches(chained):
     assert counters["total"]["dram_bytes_read"] == sum(c["total"]["dram_bytes_read"] for c in launches)
     # launch 0 reads A, launch 1 reads the scratch tensor and A: 64 x 96 float32 each
     assert counters["total"]["dram_bytes_read"] == 3 * 64 * 96 * 4
+
+
+def test_the_emulate_report_shows_each_launchs_cores(chained):
+    chained.run(torch.randn(64, 96))
+    report = counters_report(chained.last_counters)
+    assert "counters per core, launch 0:" in report and "counters per core, launch 1:" in report
+    assert f"{chained.last_counters['timing']['cycles']} cycles; the launches' sum, the slowest being launch" in report
 
 
 def test_plan_show_prints_each_launch(chained):
