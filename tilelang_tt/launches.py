@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import tilelang  # noqa: F401  (tilelang must be imported before tvm)
 from tvm import tirx
 
-from tilelang_tt.ir.common import error, is_global_buffer
+from tilelang_tt.ir.common import error, is_global_buffer, kernel_names, unique_name
 from tilelang_tt.kernel_checks import BLOCK_TAGS
 
 PASS = "SplitLaunches"
@@ -109,7 +109,11 @@ def split_launches(func: tirx.PrimFunc, name: str, mesh: tuple[int, int] = (1, 1
             raise error(PASS, func, buffer, f"`{buffer.name}` {list(buffer.shape)} ({buffer.scope()}) is allocated "
                         "outside the T.Kernel launches: only global scratch tensors of static shape pass between "
                         "launches", "allocate it with T.alloc_global and a static shape, or inside a launch")
-    handles = [tirx.Var(f"{buffer.name}_handle", "handle") for buffer in scratch]
+    taken = kernel_names(func)
+    handles = []
+    for buffer in scratch:  # a new name for each (the buffer keeps its own)
+        handles.append(tirx.Var(unique_name(f"{buffer.name}_handle", taken), "handle"))
+        taken.add(handles[-1].name)
     buffer_map = {**dict(func.buffer_map.items()), **dict(zip(handles, scratch))}
     all_params = params + handles
     launches = []
