@@ -108,12 +108,16 @@ def write_files_atomically(directory: str | os.PathLike, files: dict[str, str]) 
     return target
 
 
+class NotRunError(RuntimeError):
+    """What a program has only after a run (its counters, its predicted time) asked of it before one."""
+
+
 @dataclass
 class Artifacts:
     sources: dict[str, str]  # file name -> text: the kernels, main.cpp and tt.plan.json (the plan's JSON)
     plan: Plan
     ir_after_pass: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # (pass name, TIR) when asked
-    last_counters: dict | None = field(default=None, repr=False)  # emulator counters of the last run()
+    counters: dict | None = field(default=None, repr=False)  # emulator counters of the last run(), None before
     # per kernel file, line -> the user's statement it was generated from (``file:line:column``):
     # what an emulator error naming a generated line also shows (saved as SOURCE_MAP_FILE)
     source_map: dict[str, dict[int, str]] = field(default_factory=dict, repr=False)
@@ -121,6 +125,16 @@ class Artifacts:
     @property
     def kernel_name(self) -> str:
         return self.plan.kernel_name
+
+    @property
+    def last_counters(self) -> dict:
+        """The emulator's counters of the last :meth:`run` (``total``, per ``cores``, ``timing``); a
+        :class:`NotRunError` before the program has run on the emulator."""
+        if self.counters is None:
+            raise NotRunError(f"kernel `{self.kernel_name}` has not run on the emulator yet, so it has no counters: "
+                              "run it first (artifacts.run(*tensors), or call the compiled kernel), then read "
+                              "last_counters")
+        return self.counters
 
     def get_source(self, name: str = "compute") -> str:
         """One generated file, by role (``"reader"``, ``"compute"``, ``"writer"``, ``"main"``,
@@ -219,7 +233,7 @@ class Artifacts:
                          trace=None if trace is None else Path(trace), timing_only=timing_only, progress=progress)
         except EmulatorError as err:
             raise EmulatorError(with_origins(str(err), self.source_map), err.returncode) from None
-        self.last_counters = result.counters
+        self.counters = result.counters
         if timing_only:
             return None
         outputs = [result.outputs[b.name] for b in plan.outputs]

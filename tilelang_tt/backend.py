@@ -424,6 +424,27 @@ def _register_frontend_errors() -> None:
 
 _register_frontend_errors()
 
+
+def _register_prim_func_call_error() -> None:
+    """Calling a ``@T.prim_func`` with tensors, as if it were the compiled kernel, is Python's bare
+    "'PrimFunc' object is not callable": the PrimFunc gets a ``__call__`` that raises a TypeError
+    saying to compile it first. A PrimFunc had no ``__call__`` before, so no call that worked
+    changes; ``callable(func)`` is now True, which changes one message: ``tilelang.autotune(func)``,
+    refused for a PrimFunc either way, refuses it as a function without arguments."""
+    if "__call__" in vars(tirx.PrimFunc):
+        return
+
+    def __call__(self, *args, **kwargs):
+        name = self.attrs["global_symbol"] if self.attrs is not None and "global_symbol" in self.attrs else "main"
+        raise TypeError(f"`{name}` is a PrimFunc (TIR), not a compiled kernel: compile it first, e.g. "
+                        f'kernel = tilelang.compile({name}, out_idx=[-1], target="tenstorrent") or '
+                        f"tilelang_tt.compile({name}), then call kernel(...) with the tensors")
+
+    tirx.PrimFunc.__call__ = __call__
+
+
+_register_prim_func_call_error()
+
 # ---------------------------------------------------------------------------------------------
 # tvm.build / tvm.tirx.build
 

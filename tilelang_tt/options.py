@@ -9,7 +9,8 @@ one per field), ``tilelang.compile(..., pass_configs={"tt.grid": ...})`` and
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from types import MappingProxyType
 
@@ -25,6 +26,28 @@ def _is_int(value) -> bool:
     """An int that is not a bool: ``True`` is an int to Python, never a size or count to an option."""
     return isinstance(value, int) and not isinstance(value, bool)
 PARTITIONS = ("auto", "contiguous", "row_major", "zigzag", "block")
+MATH_FIDELITIES = ("LoFi", "HiFi2", "HiFi3", "HiFi4")
+
+
+def closest(word: object, choices: Iterable[str]) -> list[str]:
+    """The valid names nearest a misspelt one: the one equal but for case (``hifi4`` -> ``HiFi4``),
+    else those starting with it (``wormhole`` -> ``wormhole_b0``), else those ``difflib`` finds
+    similar (``gird`` -> ``grid``: ratio 0.6 or more, within 0.05 of the best), best first; at most three."""
+    choices, text = list(choices), str(word)
+    same = [c for c in choices if c.lower() == text.lower()]
+    prefixed = [c for c in choices if text and c.lower().startswith(text.lower())]
+    if same or prefixed:
+        return same or prefixed[:3]
+    scores = {c: difflib.SequenceMatcher(None, text, c).ratio() for c in choices}
+    best = max(scores.values(), default=0.0)
+    near = [c for c in choices if scores[c] >= max(0.6, best - 0.05)]  # as good as the best, or nearly
+    return sorted(near, key=lambda c: -scores[c])[:3]
+
+
+def did_you_mean(word: object, choices: Iterable[str]) -> str:
+    """``"did you mean 'grid'? "`` (the closest valid names, quoted), or ``""`` when none is close."""
+    near = closest(word, choices)
+    return f"did you mean {' or '.join(repr(c) for c in near)}? " if near else ""
 
 
 class OptionError(TTCompileError):
@@ -68,7 +91,8 @@ class CompileOptions:
 
     def __post_init__(self) -> None:
         if self.arch not in ARCHS:
-            raise OptionError(f"arch={self.arch!r} is not a Tenstorrent arch", hint=f"use one of {sorted(ARCHS)}")
+            raise OptionError(f"arch={self.arch!r} is not a Tenstorrent arch",
+                              hint=f"{did_you_mean(self.arch, ARCHS)}use one of {sorted(ARCHS)}")
         if self.grid is not None:
             grid = tuple(self.grid) if isinstance(self.grid, Sequence) and not isinstance(self.grid, str) else ()
             if len(grid) != 2 or any(not _is_int(g) or g < 1 for g in grid):
@@ -95,14 +119,15 @@ class CompileOptions:
             object.__setattr__(self, "gemm_subblock", sub)
         if self.gemm_reuse not in ("auto", "dst"):
             raise OptionError(f"gemm_reuse={self.gemm_reuse!r} is not a GEMM reuse mode",
-                              hint="use 'auto' (read A and B once per K step, partial sums in L1) or 'dst' "
+                              hint=did_you_mean(self.gemm_reuse, ("auto", "dst")) + "use 'auto' (read A and B once per K step, partial sums in L1) or 'dst' "
                                    "(one pack per output tile, operands re-read per DST sub-block)")
         for name, value, allowed in (("partition", self.partition, PARTITIONS),
                                      ("partition_mode", self.partition_mode, ("auto", "global", "local_shard")),
                                      ("multicast", self.multicast, ("auto", "on", "off"))):
             if value not in allowed:
                 raise OptionError(f"{name}={value!r} is not one of {list(allowed)}",
-                                  hint=f"use {name}=" + " or ".join(repr(a) for a in allowed))
+                                  hint=did_you_mean(value, allowed) + f"use {name}="
+                                  + " or ".join(repr(a) for a in allowed))
         if self.layouts is not None:
             layouts = dict(self.layouts)
             for buffer, layout in layouts.items():
@@ -113,9 +138,9 @@ class CompileOptions:
             object.__setattr__(self, "layouts", MappingProxyType(dict(sorted(layouts.items()))))
         if self.storage is not None:
             self._merge_storage()
-        if self.math_fidelity not in ("LoFi", "HiFi2", "HiFi3", "HiFi4"):
+        if self.math_fidelity not in MATH_FIDELITIES:
             raise OptionError(f"math_fidelity={self.math_fidelity!r} is not a math fidelity",
-                              hint="use LoFi, HiFi2, HiFi3 or HiFi4")
+                              hint=did_you_mean(self.math_fidelity, MATH_FIDELITIES) + "use LoFi, HiFi2, HiFi3 or HiFi4")
         if not isinstance(self.math_approx_mode, bool):
             raise OptionError(f"math_approx_mode={self.math_approx_mode!r} is not a bool",
                               hint="use math_approx_mode=True (the SFPU's approximate forms) or False (the default)")
@@ -131,7 +156,7 @@ class CompileOptions:
         for name, fmt in storage.items():
             if not isinstance(name, str) or fmt not in BLOCK_FORMATS:
                 raise OptionError(f"storage[{name!r}]={fmt!r} is not a storage format",
-                                  hint=f"use one of {sorted(BLOCK_FORMATS)} (block floating point); a parameter "
+                                  hint=f"{did_you_mean(fmt, BLOCK_FORMATS)}use one of {sorted(BLOCK_FORMATS)} (block floating point); a parameter "
                                        "left out is stored in its own dtype")
             layout = layouts.get(name, BufferLayout())
             if layout.dtype not in (None, fmt):
@@ -150,7 +175,9 @@ class CompileOptions:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(kwargs) - known)
         if unknown:
-            raise OptionError(f"unknown compile option(s) {unknown}", hint=f"known options are {sorted(known)}")
+            raise OptionError(f"unknown compile option(s) {unknown}",
+                              hint="".join(did_you_mean(key, known) for key in unknown)
+                              + f"known options are {sorted(known)}")
         return cls(**kwargs)
 
     @classmethod
@@ -177,7 +204,9 @@ def check_config_keys(config: Mapping) -> None:
     """A ``tt.*`` key that names no option is an error listing the known keys."""
     unknown = sorted(str(key) for key in config if str(key).startswith(CONFIG_PREFIX) and str(key) not in CONFIG_KEYS)
     if unknown:
-        raise OptionError(f"unknown Tenstorrent config key(s) {unknown}", hint=f"known keys are {list(CONFIG_KEYS)}")
+        raise OptionError(f"unknown Tenstorrent config key(s) {unknown}",
+                          hint="".join(did_you_mean(key, CONFIG_KEYS) for key in unknown)
+                          + f"known keys are {list(CONFIG_KEYS)}")
 
 
 def _plain(value):

@@ -20,10 +20,12 @@ written                                              architecture
 from __future__ import annotations
 
 import tilelang  # noqa: F401  (tilelang must be imported before tvm)
+from tilelang.backend.target import register_target_normalizer
 from tvm.target import Target, register_tag
 
 from tilelang_tt.contract.arch import ARCHS
 from tilelang_tt.errors import TTCompileError
+from tilelang_tt.options import closest, did_you_mean
 
 TAG = "tenstorrent"
 KEY = "tenstorrent"
@@ -38,11 +40,36 @@ def _config(arch: str) -> dict[str, object]:
     return {**device, "host": device}
 
 
+def tags() -> list[str]:
+    """Every target string of a Tenstorrent target: ``tenstorrent`` and ``tenstorrent/<arch>``."""
+    return [TAG, *(f"{TAG}/{arch}" for arch in ARCHS)]
+
+
 def register_targets() -> None:
-    """Register the ``tenstorrent`` tag (default arch) and one ``tenstorrent/<arch>`` tag per arch."""
+    """Register the ``tenstorrent`` tag (default arch) and one ``tenstorrent/<arch>`` tag per arch,
+    and :func:`check_target_name` with TileLang's target normalizers."""
     register_tag(TAG, _config(DEFAULT_ARCH), override=True)
     for arch in ARCHS:
         register_tag(f"{TAG}/{arch}", _config(arch), override=True)
+    register_target_normalizer(TAG, check_target_name, override=True)
+
+
+def check_target_name(target) -> None:
+    """TileLang's target normalizer (``tilelang/backend/target.py``: ``tilelang.compile`` and
+    ``tilelang.jit`` ask each registered one about the target they are given): a string that means a
+    Tenstorrent target but names no tag (``"tenstorrent/wormhole"``, ``"tenstorent"``), or a config
+    ``{"tag": "tenstorrent", "device": ...}`` of an unknown architecture, is a :class:`TTCompileError`
+    naming the closest valid targets, where TileLang would raise a bare ``AssertionError``. Returns
+    None: the valid targets go on through TileLang unchanged."""
+    if isinstance(target, str):
+        name = target.strip()
+        head = name.split("/", 1)[0]
+        if name not in tags() and (head.lower() == TAG or closest(head, [TAG])):
+            raise TTCompileError(f"target {target!r} names no Tenstorrent target",
+                                 hint=f"{did_you_mean(name, tags())}the targets are {tags()}")
+    elif isinstance(target, dict) and target.get("tag") == TAG and "device" in target:
+        _check_arch(str(target["device"]))
+    return None
 
 
 def tenstorrent_target(arch: str = DEFAULT_ARCH) -> Target:
@@ -81,7 +108,7 @@ def _check_arch(arch: str) -> None:
     if arch not in ARCHS:
         raise TTCompileError(
             f"{arch!r} is not a Tenstorrent architecture",
-            hint=f'choose one of {sorted(ARCHS)}, e.g. Target({{"tag": "{TAG}", "device": "blackhole"}})',
+            hint=f'{did_you_mean(arch, ARCHS)}choose one of {sorted(ARCHS)}, e.g. Target({{"tag": "{TAG}", "device": "blackhole"}})',
         )
 
 

@@ -258,7 +258,7 @@ def test_an_unknown_tt_key_in_pass_configs_lists_the_known_ones(entry):
     err = _error(entry, KERNELS["add"], {"gird": (2, 2)})
     assert isinstance(err, OptionError)
     assert err.message == "unknown Tenstorrent config key(s) ['tt.gird']"
-    assert err.hint == f"known keys are {list(CONFIG_KEYS)}"
+    assert err.hint == f"did you mean 'tt.grid'? known keys are {list(CONFIG_KEYS)}"
 
 
 def test_an_unknown_tt_key_in_a_pass_context_is_refused_by_tvm():

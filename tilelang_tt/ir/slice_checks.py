@@ -38,10 +38,7 @@ def check_slices(pass_name: str, func, transfers) -> None:
                             "takes rows along several dimensions",
                             "slice one leading dimension (the rows) and the last one (the columns); index the others")
         elif matrix_slice(tensor, *vector_layout(func, tensor.buffer)) is None:
-            raise error(pass_name, func, stmt,
-                        f"the slice of `{name}` (extents {list(tensor.extents)} of {shape}) spans several "
-                        "matrices of the tensor without covering them whole: it is not one block of tiles",
-                        "copy one matrix at a time (extent 1 in the leading dimensions), or whole matrices")
+            raise error(pass_name, func, stmt, *_spanning_matrices(tensor))
         else:
             _check_whole_tiles(pass_name, func, stmt, tensor, analyzer)
         _, flat = vector_layout(func, tensor.buffer)
@@ -57,6 +54,28 @@ def check_slices(pass_name: str, func, transfers) -> None:
                         f"the slice of `{name}` may index dimension {dim} past its extent {shape[dim]} "
                         f"(start {tensor.starts[dim]})",
                         f"launch at most {shape[dim]} blocks along the grid dimension that indexes it")
+
+
+def _spanning_matrices(tensor) -> tuple[str, str]:
+    """(message, hint) for a slice of a tensor in tiles that spans several of its matrices (the last
+    two dimensions) without covering them whole. A per-head slice ``Q[s0:s0 + 64, h, :]`` of a
+    (seq, heads, dim) tensor is one such: 64 matrices (heads, dim), one row of each, where a tile
+    holds 32 rows of one matrix."""
+    name, shape, extents = tensor.buffer.name, list(tensor.buffer.shape), list(tensor.extents)
+    wide = [d for d in range(len(shape) - 2) if not (isinstance(extents[d], tirx.IntImm) and extents[d].value == 1)]
+    if len(wide) == 1 and not (isinstance(extents[-2], tirx.IntImm) and extents[-2].value == shape[-2]):
+        d = wide[0]
+        return (f"the slice of `{name}` (extents {extents} of {shape}) takes {extents[d]} rows along dimension {d} "
+                f"and {extents[-2]} of the {shape[-2]} rows of each matrix (the last two dimensions): `{name}` is laid "
+                "out in tiles of 32 rows of one matrix, so the slice is not one block of tiles",
+                f"make the rows the last dimension but one: lay `{name}` out as "
+                f"{[*shape[:d], *shape[d + 1:-1], shape[d], shape[-1]]} and slice that dimension, or as "
+                f"{[*shape[:d], shape[d], math.prod(shape[d + 1:])]} and slice its columns (for head h: columns "
+                f"h * {shape[-1]} to (h + 1) * {shape[-1]}); or let the compiler lay it out in rows (a tensor of "
+                "static shape in DRAM, in its own dtype, without a BufferLayout)")
+    return (f"the slice of `{name}` (extents {extents} of {shape}) spans several matrices of the tensor without "
+            "covering them whole: it is not one block of tiles",
+            "copy one matrix at a time (extent 1 in the leading dimensions), or whole matrices")
 
 
 def _check_whole_tiles(pass_name: str, func, stmt, tensor, analyzer) -> None:

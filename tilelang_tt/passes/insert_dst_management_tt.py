@@ -62,11 +62,18 @@ class _Inserter(DSTContext):
         self.handoffs = handoff_cbs(func)
         self.tilized, self.untilized = staging_cbs(func)
         self.fp32_dest_acc = Attr.COMPUTE_CONFIG.read(func).fp32_dest_acc_en
+        self.copied_out: set[str] = set()  # blocks a T.copy to a tensor handed to the writer, which pops them
 
     def waits(self, names, held: dict, like) -> list[tirx.Stmt]:
         """``cb_wait_front`` of each block of ``names`` not waited for yet (``held`` is updated)."""
         out = []
         for name in names:
+            if name not in held and name in self.copied_out:
+                raise self.error(like, f"`{name}` is read after a T.copy wrote it to a tensor: on Tenstorrent that "
+                                       "copy hands the block to the writer kernel, which consumes it",
+                                 f"finish every read of `{name}` before copying it out, or copy it into a "
+                                 f"T.alloc_shared block first (T.copy({name}, {name}_shared)) and copy that block "
+                                 "to the tensor")
             if name not in held:
                 raise self.error(like, f"`{name}` is read where it holds no value (computed inside a loop and used "
                                        "after it, or used before it is filled)",
@@ -111,12 +118,13 @@ class _Inserter(DSTContext):
             held[name] = False
             return seq(out), held
         if intrin == Intrin.WRITE_FROM_CB:
-            name = as_region(stmt.value.args[0]).buffer.name
-            name = self.handoffs.get(name, name)
+            block = as_region(stmt.value.args[0]).buffer.name
+            name = self.handoffs.get(block, block)
             if name not in held:
                 raise self.error(stmt, f"`{name}` is copied out where it holds no value",
                                  "compute the block before copying it to the output")
             del held[name]
+            self.copied_out.add(block)
             if name in self.untilized:  # compute turns the tiles into the rows the writer writes
                 return untilize(self.cb(name), self.cb(self.untilized[name]), self.fp32_dest_acc, stmt), held
             return seq([]), held
