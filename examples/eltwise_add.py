@@ -51,7 +51,9 @@ def main(argv=None):
         c = artifacts.run(a, b)
         err = (c.float() - (a + b).float()).abs().max().item()
         print(f"max |error| vs torch: {err:.4g}")
-        print(f"counters: {artifacts.last_counters['total']}")
+        timing = artifacts.last_counters["timing"]
+        print(f"predicted time on {timing['arch']}: {timing['seconds'] * 1e6:.1f} us, {timing['bound']}-bound "
+              f"(timing model; `tilelang-tt emulate examples/eltwise_add.py` prints every counter)")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ Examples::
 
     tilelang-tt compile examples/gemm.py --out out/gemm              # reader/compute/writer/main.cpp + tt.plan.json
     tilelang-tt compile kernels.py --func my_kernel --arch blackhole --grid 4x4
+    tilelang-tt emulate examples/gemm.py --func gemm --arg M=256 --arg N=256   # a kernel factory and its arguments
     tilelang-tt emulate examples/gemm.py                             # compile, run, check against reference(), counters
     tilelang-tt emulate out/gemm --out out/gemm-run                  # saved program on random inputs; keep outputs + counters.json
     tilelang-tt emulate out/gemm --trace gemm.trace.json --png gemm.png   # timeline per core and RISC (Perfetto); utilization
@@ -14,7 +15,8 @@ Examples::
     tilelang-tt fetch-headers                                        # the pinned tt-metal 0.81.1 headers
 
 A kernel file is a Python module with ``build(**options) -> Artifacts``, or ``@T.prim_func``
-kernels: its only one, or the one named by ``--func``; ``reference(*inputs)`` (torch), when present, is what
+kernels: its only one, or the one named by ``--func``, or a function returning one (``--func
+gemm --arg M=512``: the factory called with the ``--arg`` values); ``reference(*inputs)`` (torch), when present, is what
 ``emulate`` checks the result against.
 
 On a terminal ``emulate`` shows how it goes on one line of stderr, rewritten in place: compiling
@@ -50,7 +52,7 @@ from tilelang_tt.contract.reading import PlanError
 from tilelang_tt.emulator import EmulatorError
 from tilelang_tt.emulator.driver import COMPILING, RUNNING
 from tilelang_tt.errors import TTCompileError, tilelang_frontend
-from tilelang_tt.options import CompileOptions, OptionError
+from tilelang_tt.options import CompileOptions, OptionError, did_you_mean
 from tilelang_tt.plan_view import draw_png, load_plan, summary
 
 
@@ -139,10 +141,14 @@ def _compile_file(path: Path, args, **extra):
 
     module = _load_module(path)
     options = _options(args) | extra
+    if args.arg and not args.func:
+        raise UsageError("--arg gives an argument of a kernel factory: name the factory with --func, e.g. "
+                         f"--func gemm {' '.join('--arg ' + a for a in args.arg)}")
     if args.func:
         func = getattr(module, args.func, None)
         if func is None:
             raise UsageError(f"{path} has no attribute {args.func!r}")
+        func = _kernel_of(path, args.func, func, _factory_args(args.arg))
         return module, tilelang_tt.compile(func, **options)
     if not hasattr(module, "build"):
         from tvm import tirx
@@ -155,6 +161,56 @@ def _compile_file(path: Path, args, **extra):
                              f"build(**options): name one with --func, e.g. --func {funcs[0]}")
         raise UsageError(f"{path} defines no @T.prim_func and no build(**options); name the kernel with --func NAME")
     return module, _user_code(path, "build()", lambda: module.build(**options))
+
+
+def _factory_args(texts: list[str]) -> dict[str, object]:
+    """``--arg M=512`` values: each a Python literal (``512``, ``'float32'``, ``(64, 64)``) or a word."""
+    out = {}
+    for text in texts:
+        name, sep, value = text.partition("=")
+        if not sep or not name.isidentifier():
+            raise UsageError(f"--arg {text!r}: write it as NAME=VALUE, e.g. --arg M=512")
+        if name in out:
+            raise UsageError(f"--arg {name} is given twice")
+        out[name] = _option_value(value)
+    return out
+
+
+def _kernel_of(path: Path, name: str, value, kwargs: dict[str, object]):
+    """The PrimFunc ``--func NAME`` names: the kernel itself, or what a kernel factory (a function
+    returning a ``@T.prim_func``, or a ``@tilelang.jit`` factory) returns for the ``--arg`` values."""
+    import inspect
+
+    from tilelang.jit import JITImpl
+    from tvm import tirx
+
+    if isinstance(value, tirx.PrimFunc):
+        if kwargs:
+            raise UsageError(f"{path}: {name} is a @T.prim_func, which takes no --arg; drop them, or name a factory "
+                             "that returns the kernel")
+        return value
+    factory = value.get_tir if isinstance(value, JITImpl) else value
+    if not callable(factory):
+        raise UsageError(f"{path}: {name} is a {type(value).__name__}, not a @T.prim_func or a function returning one")
+    signature = inspect.signature(value.func if isinstance(value, JITImpl) else value)
+    params = signature.parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        for key in kwargs:
+            if key not in params:
+                raise UsageError(f"--arg {key}: --func {name}{signature} has no parameter {key!r}; "
+                                 f"{did_you_mean(key, params)}its parameters are {', '.join(params)}")
+    try:
+        signature.bind(**kwargs)
+    except TypeError as err:
+        missing = [p for p, v in signature.parameters.items() if v.default is inspect.Parameter.empty
+                   and v.kind is not v.VAR_KEYWORD and v.kind is not v.VAR_POSITIONAL and p not in kwargs]
+        raise UsageError(f"--func {name}{signature}: {err}; give each parameter without a default with --arg "
+                         f"NAME=VALUE" + (f", e.g. --arg {missing[0]}=..." if missing else "")) from None
+    call = f"{name}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})"
+    func = _user_code(path, call, lambda: factory(**kwargs))
+    if not isinstance(func, tirx.PrimFunc):
+        raise UsageError(f"{path}: {call} returned a {type(func).__name__}, not a @T.prim_func kernel")
+    return func
 
 
 def _sizes(texts: list[str], plan: Plan) -> dict[str, int]:
@@ -360,8 +416,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     def kernel_options(p):
-        p.add_argument("--func", help="name of the @T.prim_func in the file (default: its build(), or its only "
-                                      "@T.prim_func)")
+        p.add_argument("--func", help="name of the @T.prim_func in the file, or of a function returning one (a "
+                                      "kernel factory: its arguments with --arg); default: the file's build(), or "
+                                      "its only @T.prim_func")
+        p.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
+                       help="an argument of the --func kernel factory, VALUE a Python literal or a word: "
+                            "--func gemm --arg M=512 --arg N=512")
         p.add_argument("--arch", choices=["wormhole_b0", "blackhole"])
         p.add_argument("--grid", help="cores to use, XxY (e.g. 8x8)")
         p.add_argument("--option", "-O", action="append", default=[], metavar="NAME=VALUE",
