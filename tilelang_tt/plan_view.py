@@ -232,17 +232,34 @@ DPI = 80
 RISCS = ("reader", "unpack", "math", "pack", "writer")
 
 
+def _blocks_title(blocks) -> str:
+    """What the work panel's colours say in words: the blocks per active core, and how uneven."""
+    counts = blocks.compressed()
+    if counts.size == 0:
+        return "blocks per core: no active core"
+    low, high = int(counts.min()), int(counts.max())
+    if low == high:
+        return f"blocks per core: {high} on each of the {counts.size} active cores (even)"
+    return (f"blocks per core: {low} to {high} over {counts.size} active cores\n"
+            f"(the busiest has {high / counts.mean():.2f}x the mean)")
+
+
 def grid_figure(plan: Plan, timing: dict | None = None):
     """The matplotlib figure :func:`draw_png` saves: panels over the device grid of the blocks
-    assigned to each core and of each core's L1 use, and with ``timing`` (a run's
-    ``counters["timing"]``, the emulator's timing model) a third, each core's busy fraction of the
-    predicted kernel time per RISC, as three stripes (reader | compute | writer) in its cell. Cores
-    without a value are grey. ``fig.axes`` starts with the panels, in that order."""
+    assigned to each core (colour from 0 to the most any core has, the title saying how even) and
+    of each core's L1 use (colour from empty to full: the same colour on every core says how full,
+    not only that they agree); with ``timing`` (a run's ``counters["timing"]``, the emulator's
+    timing model) a third, each core's busy fraction of the predicted kernel time per RISC, as
+    three stripes (reader | compute | writer) in its cell, drawn twice as wide as the other panels'
+    cells so that its numbers read, and a fourth, each RISC's busy percentage over the active cores
+    (mean and busiest) as bars. Cores without a value are grey; each cell's number is printed in it.
+    ``fig.axes`` starts with the panels, in that order."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
+    from matplotlib.ticker import MaxNLocator
 
     if timing is not None and "launch" in timing:  # a kernel of several launches: the slowest one's
         plan = plan.programs[timing["launch"]]
@@ -255,46 +272,74 @@ def grid_figure(plan: Plan, timing: dict | None = None):
         blocks[item.core[1], item.core[0]] = item.count
     for core in use.cores:
         l1[core.core[1], core.core[0]] = core.allocated / 1024
+    most_l1 = float(l1.max() or 0)
     panels = [
-        (blocks, 1, "viridis", 0, max(int(blocks.max() or 0), 1), "blocks per core", "blocks", lambda v: f"{int(v)}"),
-        (l1, 1, "plasma", 0, max(float(l1.max() or 0), 1.0),
-         f"L1 use per core (at most {100 * float(l1.max() or 0) * 1024 / capacity:.1f}% of {_kib(capacity)})", "KiB",
-         lambda v: f"{v:.0f} KiB"),
+        (blocks, 1, "viridis", 0, max(int(blocks.max() or 0), 1), _blocks_title(blocks), "blocks",
+         lambda v: f"{int(v)}"),
+        (l1, 1, "plasma", 0, capacity / 1024,
+         f"L1 use per core: at most {most_l1:.0f} KiB,\n{100 * most_l1 * 1024 / capacity:.1f}% of the "
+         f"{_kib(capacity)} a core has", "KiB (scale: empty to full)", lambda v: f"{v:.0f} KiB"),
     ]
     title = f"{plan.kernel_name} on {plan.arch.name}: {len(plan.work_partition)} active cores"
+    busy_by_risc = None
     if timing is not None:
         busy = np.ma.masked_all((dy, dx * len(RISCS)))
+        busy_by_risc = {risc: [] for risc in RISCS}
         for core in timing["cores"]:
             x, y = core["core"]
             for k, risc in enumerate(RISCS):
-                busy[y, x * len(RISCS) + k] = 100 * core[risc]["busy"] / max(timing["cycles"], 1)
+                busy[y, x * len(RISCS) + k] = percent = 100 * core[risc]["busy"] / max(timing["cycles"], 1)
+                busy_by_risc[risc].append(percent)
         micros = timing["seconds"] * 1e6
-        panels.append((busy, len(RISCS), "magma", 0, 100, "busy % of the predicted time per RISC\n"
+        panels.append((busy, len(RISCS), "magma", 0, 100, "busy % of the predicted time per RISC, per core\n"
                        "(reader | unpack | math | pack | writer)", "% busy", lambda v: f"{v:.0f}"))
         title += f"; predicted {micros:.2f} us ({timing['cycles']} cycles), bound: {timing['bound']}"
-    size = (len(panels) * (dx + 2), dy + 2)
-    fig, axes = plt.subplots(1, len(panels), figsize=size, dpi=DPI, layout="constrained")
+    widths = [dx + 2 if stripes == 1 else 2 * dx + 2 for _, stripes, *_ in panels] + ([6] if busy_by_risc else [])
+    fig, axes = plt.subplots(1, len(widths), figsize=(sum(widths), dy + 2), dpi=DPI, layout="constrained",
+                             width_ratios=widths)
     for ax, (values, stripes, cmap, vmin, vmax, panel_title, unit, label) in zip(axes, panels):
         colormap = matplotlib.colormaps[cmap].with_extremes(bad="lightgrey")
         # each core is a unit cell at (x, y); its `stripes` values split it into vertical stripes
-        image = ax.imshow(values, cmap=colormap, vmin=vmin, vmax=vmax, extent=(-0.5, dx - 0.5, dy - 0.5, -0.5))
+        image = ax.imshow(values, cmap=colormap, vmin=vmin, vmax=vmax, extent=(-0.5, dx - 0.5, dy - 0.5, -0.5),
+                          aspect="auto")
         for y in range(dy):
             for column in range(dx * stripes):
                 if values.mask[y, column]:
                     continue
                 shade = (values[y, column] - vmin) / (vmax - vmin)
                 x = column // stripes - 0.5 + (column % stripes + 0.5) / stripes
-                ax.text(x, y, label(values[y, column]), ha="center", va="center", fontsize=8 if stripes == 1 else 6,
+                ax.text(x, y, label(values[y, column]), ha="center", va="center", fontsize=13 if stripes == 1 else 11,
                         color="white" if shade < 0.6 else "black")
         if stripes > 1:
-            ax.vlines([edge - 0.5 for edge in range(1, dx)], -0.5, dy - 0.5, colors="white", linewidths=2)
+            ax.vlines([edge - 0.5 for edge in range(1, dx)], -0.5, dy - 0.5, colors="white", linewidths=3)
         ax.set_xticks(range(dx))
         ax.set_yticks(range(dy))
-        ax.set_xlabel("core x")
-        ax.set_ylabel("core y")
-        ax.set_title(panel_title)
-        fig.colorbar(image, ax=ax, shrink=0.8, label=unit)
-    fig.suptitle(title)
+        ax.tick_params(labelsize=12)
+        ax.set_xlabel("core x", fontsize=12)
+        ax.set_ylabel("core y", fontsize=12)
+        ax.set_title(panel_title, fontsize=14)
+        bar = fig.colorbar(image, ax=ax, shrink=0.8)
+        bar.set_label(unit, fontsize=12)
+        if unit == "blocks":
+            bar.locator = MaxNLocator(integer=True)
+            bar.update_ticks()
+    if busy_by_risc:
+        ax = axes[-1]
+        rows = np.arange(len(RISCS))
+        means = [float(np.mean(busy_by_risc[r])) if busy_by_risc[r] else 0.0 for r in RISCS]
+        highs = [float(np.max(busy_by_risc[r])) if busy_by_risc[r] else 0.0 for r in RISCS]
+        ax.barh(rows - 0.2, highs, height=0.4, color=matplotlib.colormaps["magma"](0.75), label="busiest core")
+        ax.barh(rows + 0.2, means, height=0.4, color=matplotlib.colormaps["magma"](0.35), label="mean")
+        for row, (high, mean) in enumerate(zip(highs, means)):
+            ax.text(high + 1, row - 0.2, f"{high:.0f}%", va="center", fontsize=12)
+            ax.text(mean + 1, row + 0.2, f"{mean:.0f}%", va="center", fontsize=12)
+        ax.set_yticks(rows, RISCS, fontsize=12)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 115)
+        ax.set_xlabel("% of the predicted time busy", fontsize=12)
+        ax.set_title("busy % per RISC\nover the active cores", fontsize=14)
+        ax.legend(loc="lower right", fontsize=11)
+    fig.suptitle(title, fontsize=16)
     return fig
 
 

@@ -160,8 +160,8 @@ def test_emulate_writes_the_trace_and_the_utilization_png(uneven, tmp_path):
     done = cli("emulate", uneven / "uneven", "--out", run, "--trace", trace, "--png", png)
     assert done.returncode == 0, done.stderr
     assert f"wrote the timing model's timeline to {trace} (Chrome trace" in done.stdout
-    assert f"wrote {png} (2400x800 px): work, L1 use and busy time per RISC per core" in done.stdout
-    assert image.imread(png).shape[:2] == (800, 2400)  # three panels: work, L1, utilization
+    assert f"wrote {png} (3520x800 px): work, L1 use and busy time per RISC per core" in done.stdout
+    assert image.imread(png).shape[:2] == (800, 3520)  # work, L1, utilization per core (twice as wide), per RISC
     timing = json.loads((run / "counters.json").read_text())["timing"]
     events = json.loads(trace.read_text())["traceEvents"]
     processes = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
