@@ -65,10 +65,9 @@ def rms_norm(M, N, blk_m=32, dtype="bfloat16", accum_dtype="float32"):
             x_f = T.alloc_fragment((blk_m, N), accum_dtype)
             sq = T.alloc_fragment((blk_m, N), accum_dtype)
             inv_rms = T.alloc_fragment((blk_m,), accum_dtype)
-            T.copy(X[bx * blk_m, 0], x_s)
+            T.copy(X[bx * blk_m : (bx + 1) * blk_m, :], x_s)
             T.copy(W, w_s)
-            for i, j in T.Parallel(blk_m, N):
-                x_f[i, j] = x_s[i, j]
+            T.copy(x_s, x_f)
             for i, j in T.Parallel(blk_m, N):
                 sq[i, j] = x_f[i, j] * x_f[i, j]
             T.reduce_sum(sq, inv_rms, dim=1)
@@ -76,7 +75,7 @@ def rms_norm(M, N, blk_m=32, dtype="bfloat16", accum_dtype="float32"):
                 inv_rms[i] = T.rsqrt(inv_rms[i] / N + EPS)
             for i, j in T.Parallel(blk_m, N):
                 y_s[i, j] = x_f[i, j] * inv_rms[i] * w_s[j]
-            T.copy(y_s, Y[bx * blk_m, 0])
+            T.copy(y_s, Y[bx * blk_m : (bx + 1) * blk_m, :])
 
     return main
 
