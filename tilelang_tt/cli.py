@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib.util
+import inspect
 import os
 import sys
 import threading
@@ -179,8 +180,6 @@ def _factory_args(texts: list[str]) -> dict[str, object]:
 def _kernel_of(path: Path, name: str, value, kwargs: dict[str, object]):
     """The PrimFunc ``--func NAME`` names: the kernel itself, or what a kernel factory (a function
     returning a ``@T.prim_func``, or a ``@tilelang.jit`` factory) returns for the ``--arg`` values."""
-    import inspect
-
     from tilelang.jit import JITImpl
     from tvm import tirx
 
