@@ -486,21 +486,28 @@ def test_an_sfpu_op_takes_no_source_register_bank(tmp_path):
 SFPU_OPS_KERNEL = """
 #include "api/compute/binary_max_min.h"
 #include "api/compute/common.h"
+#include "api/compute/compute_kernel_api.h"
 #include "api/compute/compute_kernel_hw_startup.h"
 #include "api/compute/eltwise_binary_sfpu.h"
 #include "api/compute/eltwise_unary/binop_with_scalar.h"
 #include "api/compute/eltwise_unary/exp.h"
 #include "api/compute/eltwise_unary/fill.h"
+#include "api/compute/eltwise_unary/gelu.h"
+#include "api/compute/eltwise_unary/recip.h"
 #include "api/compute/eltwise_unary/relu.h"
+#include "api/compute/eltwise_unary/rsqrt.h"
+#include "api/compute/eltwise_unary/sqrt.h"
 #include "api/compute/eltwise_unary/typecast.h"
+#include "api/compute/eltwise_unary/where.h"
 #include "api/compute/reg_api.h"
 
 void kernel_main() {
-    const uint32_t op = get_arg_val<uint32_t>(0), reps = get_arg_val<uint32_t>(1);
+    const uint32_t op = get_arg_val<uint32_t>(0), reps = get_arg_val<uint32_t>(1), fp32 = get_arg_val<uint32_t>(2);
     compute_kernel_hw_startup(0, 0, 16);
     tile_regs_acquire();
     fill_tile(0, 0.5f);
     fill_tile(1, 0.25f);
+    fill_tile(2, 1.0f);
     for (uint32_t r = 0; r < reps; ++r) {
         switch (op) {
             case 0: exp_tile(0); break;
@@ -509,7 +516,29 @@ void kernel_main() {
             case 3: mul_unary_tile(0, 0x3f000000u); break;
             case 4: relu_tile(0); break;
             case 5: typecast_tile<0, 5>(0); break;
-            default: fill_tile(0, 1.0f); break;
+            case 6: fill_tile(0, 1.0f); break;
+            case 7: exp_tile<true>(0); break;
+            case 8: exp2_tile(0); break;
+            case 9: recip_tile(0); break;
+            case 10: sqrt_tile(0); break;
+            case 11: rsqrt_tile(0); break;
+            case 12: sigmoid_tile(0); break;
+            case 13: silu_tile(0); break;
+            case 14: tanh_tile(0); break;
+            case 15: gelu_tile<false>(0); break;
+            case 16: log_tile(0); break;
+            case 17: abs_tile(0); break;
+            case 18: mul_binary_tile(0, 1, 0); break;
+            case 19: div_binary_tile(0, 1, 0); break;
+            case 20: rsub_unary_tile(0, 0x3f000000u); break;
+            case 21:
+                if (fp32) where_tile<DataFormat::Float32>(2, 0, 1, 2);
+                else where_tile<DataFormat::Float16_b>(2, 0, 1, 2);
+                break;
+            default:
+                if (fp32) where_tile<DataFormat::Float32>(2, 0, 1, 0);
+                else where_tile<DataFormat::Float16_b>(2, 0, 1, 0);
+                break;
         }
     }
     tile_regs_commit();
@@ -518,28 +547,58 @@ void kernel_main() {
 }
 """
 
+# Cycles per row of each SFPU op with a 16-bit and with a 32-bit DST (docs/timing-model.md, "SFPU costs": the
+# figure the 0.81.1 LLK states or the instructions counted in its source; costs.cpp cites each): the math
+# thread's cycles of one call are 4 faces x 8 rows x these.
+SFPU_ROWS = {
+    "exp_tile": (0, 20, 45),  # _sfpu_exp_21f_bf16_tti_ BODY_LEN 20; _sfpu_exp_fp32_accurate_ 45
+    "binary_max_tile": (1, 3, 3),  # ckernel_sfpu_binary_max_min.h: "3 cycles per input row"
+    "sub_binary_tile": (2, 6, 6),
+    "mul_unary_tile": (3, 5, 5),
+    "relu_tile": (4, 6, 6),
+    "typecast_tile<Float32, Float16_b>": (5, 8, 8),
+    "fill_tile": (6, 1, 1),
+    "exp_tile<true>": (7, 2.5, 2.5),  # "~20 cycles for 8 elements"
+    "exp2_tile": (8, 28, 33),
+    "recip_tile": (9, 17, 20),
+    "sqrt_tile": (10, 29, 28),
+    "rsqrt_tile": (11, 29, 28),
+    "sigmoid_tile": (12, 46, 65),
+    "silu_tile": (13, 48, 67),
+    "tanh_tile": (14, 15.5, 51),  # two rows at a time with a 16-bit DST: 31 a pair
+    "gelu_tile": (15, 83, 100),
+    "log_tile": (16, 29, 40),
+    "abs_tile": (17, 4, 4),
+    "mul_binary_tile": (18, 21, 6),
+    "div_binary_tile": (19, 41, 47),
+    "rsub_unary_tile": (20, 13, 5),
+    "where_tile in place": (21, 3, 3),  # where.h: 3 cycles per row when the output is the condition's tile
+    "where_tile": (22, 4, 4),
+}
 
-@pytest.mark.parametrize("op, per_face", [
-    # exp_tile: ckernel_sfpu_exp.h BODY_LEN 17 + 1 (16-bit DST) + 2 (CLAMP_NEGATIVE); 32-bit DST: a lower bound
-    (0, 8 * 20),
-    (1, 8 * 3),  # binary_max_tile: ckernel_sfpu_binary_max_min.h, "3 cycles per input row"
-    (2, 8 * 4),  # sub_binary_tile: at least two SFPLOADs, one op, an SFPSTORE per row
-    (3, 8 * 3),  # mul_unary_tile: at least an SFPLOAD, one op, an SFPSTORE per row
-    (4, 8 * 3),  # relu_tile: the same lower bound
-    (5, 8 * 8),  # typecast_tile<Float32, Float16_b>: calculate_typecast_fp32_to_fp16b's 8 instructions per row
-    (6, 8 * 1),  # fill_tile: one SFPSTORE per row
-], ids=["exp", "binary_max", "sub_binary", "mul_unary", "relu", "typecast_fp16b", "fill"])
-def test_an_sfpu_op_costs_its_instructions_per_row_on_each_row_of_four_faces(tmp_path, op, per_face):
-    """An SFPU op runs its LLK function on each of a tile's 4 faces, 8 rows of 32 datums each, at
-    one instruction per cycle: 4 x per_face cycles of math (timing.hpp), where the LLK states its
-    throughput, or is a fixed instruction sequence, from there; else the lower bound of the SFPU's
-    load / store architecture. Measured as the difference between 2 and 1 calls, in a 32-bit DST."""
-    exe = harness.build(tmp_path, harness.runtime_objects(), [harness.Kernel("ops.cpp", SFPU_OPS_KERNEL)])
-    busy = {}
-    for reps in (1, 2):
-        spec = "\n".join(["arch wormhole_b0", "kernel ops.cpp compute 0,0 1 -", f"rtargs 0 0,0 {op} {reps}"]) + "\n"
-        res = harness.run(tmp_path, exe, spec, {}, [])
-        assert res.returncode == 0, res.stderr
-        (core,) = res.counters["timing"]["cores"]
-        busy[reps] = core["math"]["busy"]
-    assert busy[2] - busy[1] == 4 * per_face
+
+@pytest.fixture(scope="module")
+def sfpu_ops_exe(tmp_path_factory):
+    work = tmp_path_factory.mktemp("sfpu_ops")
+    return work, harness.build(work, harness.runtime_objects(), [harness.Kernel("ops.cpp", SFPU_OPS_KERNEL)])
+
+
+@pytest.mark.parametrize("fp32", [0, 1], ids=["dst16", "dst32"])
+def test_an_sfpu_op_costs_its_instructions_per_row_on_each_row_of_four_faces(sfpu_ops_exe, fp32):
+    """An SFPU op runs its LLK function on each of a tile's 4 faces, 8 rows of 32 datums each, at one
+    instruction per cycle: 4 x 8 x its cycles per row of math, the path of the DST's width (a 32-bit DST
+    runs the LLK's float32 algorithms). Measured as the difference between 2 and 1 calls."""
+    work, exe = sfpu_ops_exe
+    wrong = {}
+    for name, (op, dst16, dst32) in SFPU_ROWS.items():
+        busy = {}
+        for reps in (1, 2):
+            spec = "\n".join(["arch wormhole_b0", f"kernel ops.cpp compute 0,0 {fp32} -",
+                              f"rtargs 0 0,0 {op} {reps} {fp32}"]) + "\n"
+            res = harness.run(work, exe, spec, {}, [])
+            assert res.returncode == 0, res.stderr
+            (core,) = res.counters["timing"]["cores"]
+            busy[reps] = core["math"]["busy"]
+        if busy[2] - busy[1] != 4 * 8 * (dst32 if fp32 else dst16):
+            wrong[name] = (busy[2] - busy[1]) / 32
+    assert not wrong, wrong

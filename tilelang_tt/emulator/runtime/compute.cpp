@@ -644,7 +644,7 @@ void sfpu_unary(Unary op, uint32_t idst, Loc loc) {
   float* d = math_dst(t, idst, name.c_str(), loc);
   for (uint32_t i = 0; i < kTileHW; ++i) d[i] = row.fn(d[i]);
   settle(t, d);
-  count(t, name, timing::sfpu_cycles(op));
+  count(t, name, timing::sfpu_cycles(t.kernel->opts, op));
 }
 
 void sfpu_binary(SfpuBinary op, uint32_t i0, uint32_t i1, uint32_t io, Loc loc) {
@@ -656,7 +656,7 @@ void sfpu_binary(SfpuBinary op, uint32_t i0, uint32_t i1, uint32_t io, Loc loc) 
   float* d = math_dst(t, io, name.c_str(), loc);
   for (uint32_t i = 0; i < kTileHW; ++i) d[i] = row.fn(a[i], b[i]);
   settle(t, d);
-  count(t, name, timing::sfpu_cycles(op));
+  count(t, name, timing::sfpu_cycles(t.kernel->opts, op));
 }
 
 void sfpu_scalar(SfpuBinary op, uint32_t idst, float scalar, Loc loc) {
@@ -666,7 +666,7 @@ void sfpu_scalar(SfpuBinary op, uint32_t idst, float scalar, Loc loc) {
   float* d = math_dst(t, idst, name.c_str(), loc);
   for (uint32_t i = 0; i < kTileHW; ++i) d[i] = row.fn(d[i], scalar);
   settle(t, d);
-  count(t, name, timing::sfpu_scalar_cycles(op));
+  count(t, name, timing::sfpu_scalar_cycles(t.kernel->opts, op));
 }
 
 void where_tile(uint8_t format, uint32_t ic, uint32_t ia, uint32_t ib, uint32_t io, Loc loc) {
@@ -684,7 +684,7 @@ void where_tile(uint8_t format, uint32_t ic, uint32_t ia, uint32_t ib, uint32_t 
   float* d = math_dst(t, io, "where_tile", loc);
   for (uint32_t i = 0; i < kTileHW; ++i) d[i] = c[i] != 0.0f ? a[i] : b[i];
   settle(t, d);
-  count(t, "where_tile", timing::sfpu_where_cycles());
+  count(t, "where_tile", timing::sfpu_where_cycles(io == ic));
 }
 
 void compare_tile(Compare op, uint32_t idst, float value, const char* fn, Loc loc) {

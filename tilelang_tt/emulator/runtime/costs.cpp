@@ -23,36 +23,126 @@ uint64_t datacopy_cycles() { return kFpuPass; }
 uint64_t pack_cycles() { return kPackTile; }
 
 // ---------------------------------------------------------------- SFPU
-// An SFPU op runs its function once per face of the tile (timing.hpp: kSfpuFaces x the cycles per face of
-// 8 rows). Where tt-llk 0.81.1 states the op's throughput or runs it as a fixed TTI sequence, that figure;
-// else the LOWER BOUND of its operands: a load per DST operand, one instruction, a store, per row.
+// An SFPU op runs its function once per face of the tile (timing.hpp: kSfpuFaces x the cycles of a face's
+// ITERATIONS = 8 rows), one cycle per instruction issued. The cycles of a face, with a 16-bit DST and with a
+// 32-bit one (fp32_dest_acc_en picks the LLK's path), from the tt-metal 0.81.1 wheel's Wormhole LLK
+// (tt_metal/hw/ckernels/wormhole_b0/metal/llk_api/llk_sfpu/ckernel_sfpu_<op>.h, "<op>.h:<line>" below; tt-llk's
+// common/inc/sfpu for relu and where), each of one of three kinds:
+//  STATED  the source states the throughput or is a fixed TTI sequence of a stated length;
+//  COUNTED the instructions of the op's SFPI code per row, counted by hand (docs/timing-model.md, "SFPU costs",
+//          states the rules: an instruction per vector operation, load, store and dst_reg++; an SFPLOADI per
+//          immediate (two for a float32 one a bfloat16 or float16 cannot hold), none for a constant register;
+//          v_if its SFPPUSHC and condition, v_else SFPCOMPC, v_endif SFPPOPC; an SFPNOP after an SFPMAD-class
+//          instruction whose result the next instruction reads, as the 0.81.1 TTI sequences do, and two cycles
+//          per SFPSWAP);
+//  FLOOR   a LOWER BOUND where nobody counted: a load per DST operand, one instruction, a store, dst_reg++.
+// Blackhole takes Wormhole's figures: its exp, reciprocal and gelu sources differ (not counted).
 namespace {
 uint64_t tile(uint64_t face_cycles) { return kSfpuFaces * face_cycles; }
-}  // namespace
 
-uint64_t sfpu_cycles(k::Unary op) {
+struct SfpuCost {
+  uint64_t dst16, dst32;  // cycles per face (8 rows) with a 16-bit and with a 32-bit DST
+};
+constexpr SfpuCost rows(uint64_t dst16, uint64_t dst32) { return {dst16 * kSfpuRows, dst32 * kSfpuRows}; }
+constexpr SfpuCost rows(uint64_t both) { return rows(both, both); }
+constexpr SfpuCost kUnaryFloor = rows(4);   // FLOOR: SFPLOAD, one op, SFPSTORE, dst_reg++
+constexpr SfpuCost kBinaryFloor = rows(5);  // FLOOR: two SFPLOADs, one op, SFPSTORE, dst_reg++
+
+SfpuCost unary_cost(k::Unary op) {
   switch (op) {
-    case k::Unary::Exp: return tile(kSfpuExp);
-    case k::Unary::ExpFast: return tile(kSfpuExpApprox);
-    case k::Unary::Fp32ToFp16b: return tile(kSfpuTypecastFp16b);
-    default: return tile(kSfpuUnaryFloor);
+    // STATED exp.h:287 _sfpu_exp_21f_bf16_tti_ BODY_LEN 17 + 1 (16-bit DST's rounding) + 2 (CLAMP_NEGATIVE);
+    // COUNTED exp.h:213 _sfpu_exp_fp32_accurate_ (exp.h:471 calculate_exponential's 32-bit DST path): 45
+    case k::Unary::Exp: return rows(20, 45);
+    // STATED exp.h calculate_exponential<APPROXIMATION_MODE, CLAMP_NEGATIVE>: "~20 cycles for 8 elements"
+    case k::Unary::ExpFast: return {kSfpuExpApprox, kSfpuExpApprox};
+    // COUNTED exp2.h:83 _sfpu_exp2_bf16_ (three float32 coefficients, two SFPLOADIs each, every row): 28;
+    // exp2.h:17 _sfpu_exp2_fp32_accurate_ (float16 immediates, three constant registers): 33
+    case k::Unary::Exp2: return rows(28, 33);
+    // COUNTED recip.h:29 sfpu_reciprocal_iter, recip.h:108: one Newton step and the rounding to bfloat16: 17;
+    // two steps: 20; RecipFast (APPROX, max_iter 0: the seed's step only): 16
+    case k::Unary::Recip: return rows(17, 20);
+    case k::Unary::RecipFast: return rows(16);
+    // COUNTED sqrt.h:28 _calculate_sqrt_body_ and sqrt.h:124 (+1 rounding to bfloat16 with a 16-bit DST):
+    // the 23-bit algorithm with its edge cases; APPROX the 10-bit one; FAST_APPROX without the edge cases
+    case k::Unary::Sqrt: return rows(29, 28);
+    case k::Unary::SqrtApprox: return rows(22, 21);
+    case k::Unary::SqrtFast: return rows(21, 20);
+    case k::Unary::SqrtApproxFast: return rows(14, 13);
+    case k::Unary::Rsqrt: return rows(29, 28);
+    case k::Unary::RsqrtApprox: return rows(22, 21);
+    case k::Unary::RsqrtFast: return rows(25, 24);
+    case k::Unary::RsqrtApproxFast: return rows(18, 17);
+    // COUNTED sigmoid.h:18 _sfpu_sigmoid_: exp (the SFPI _sfpu_exp_21f_bf16_, or _sfpu_exp_fp32_accurate_), 1 + e,
+    // its reciprocal (one or two Newton steps): 46, 65; silu.h:14 the same and x * sigmoid: 48, 67
+    case k::Unary::Sigmoid: return rows(46, 65);
+    case k::Unary::Silu: return rows(48, 67);
+    // COUNTED sigmoid_appx.h:16 calculate_sigmoid_appx: SFPLUT + 0.5
+    case k::Unary::SigmoidLut: return rows(8);
+    // COUNTED tanh.h:126 _sfpu_tanh_polynomial_x2_ (two rows at a time, 31 instructions a pair: 124 a face);
+    // tanh.h:24 _sfpu_tanh_fp32_accurate_: 51
+    case k::Unary::Tanh: return {124, 51 * kSfpuRows};
+    // COUNTED tanh.h:154 calculate_tanh<APPROXIMATION_MODE>: one SFPLUTFP32
+    case k::Unary::TanhLut: return rows(5);
+    // COUNTED gelu.h:150 calculate_gelu_piecewise (16-bit DST): 83; gelu.h:296 the rational erf of the 32-bit
+    // DST path (two degree-8 polynomials, a reciprocal): 100
+    case k::Unary::Gelu: return rows(83, 100);
+    // COUNTED gelu.h:227 calculate_gelu_appx: x / 2 plus SFPLUTFP32
+    case k::Unary::GeluLut: return rows(8);
+    // COUNTED log.h:44 calculate_log_body (its 16-bit DST polynomial of degree 2, its 32-bit one of degree 8)
+    case k::Unary::Log: return rows(29, 40);
+    // COUNTED abs.h:19, negative.h:15: one instruction; relu (tt-llk relu.h:115 _relu_min_impl_): SFPMOV and
+    // a two-cycle SFPSWAP; square.h:36 two rows at a time, rounded to bfloat16 in software with a 16-bit DST
+    case k::Unary::Abs: return rows(4);
+    case k::Unary::Negative: return rows(4);
+    case k::Unary::Relu: return rows(6);
+    case k::Unary::Square: return rows(8, 3);
+    // STATED typecast's calculate_typecast_fp32_to_fp16b: 8 TTI instructions per row
+    case k::Unary::Fp32ToFp16b: return {kSfpuTypecastFp16b, kSfpuTypecastFp16b};
+    default: return kUnaryFloor;  // FLOOR: sin, cos, tan, floor, ceil, trunc, sign, erf, log1p, expm1, identity
   }
 }
 
-uint64_t sfpu_cycles(k::SfpuBinary op) {
-  return tile(op == k::SfpuBinary::Max || op == k::SfpuBinary::Min ? kSfpuMaxMin : kSfpuBinaryFloor);
+SfpuCost binary_cost(k::SfpuBinary op) {
+  switch (op) {
+    // COUNTED binary.h:103 calculate_sfpu_binary: the op and an SFPNOP before the store (no rounding by default)
+    case k::SfpuBinary::Add:
+    case k::SfpuBinary::Sub:
+    case k::SfpuBinary::Rsub: return rows(6);
+    // COUNTED binary.h:203 calculate_sfpu_binary_mul: with a 16-bit DST, conversions.h:39 float32_to_bf16_rne
+    // (8) and a v_if on either operand being 0
+    case k::SfpuBinary::Mul: return rows(21, 6);
+    // COUNTED binary.h:227 calculate_sfpu_binary_div: 16-bit DST x * reciprocal (two Newton steps), the zero
+    // cases, float32_to_bf16_rne; 32-bit DST the normalised quotient with a residual step and its exponents
+    case k::SfpuBinary::Div: return rows(41, 47);
+    // STATED binary_max_min.h: "3 cycles per input row"
+    case k::SfpuBinary::Max:
+    case k::SfpuBinary::Min: return {kSfpuMaxMin, kSfpuMaxMin};
+    default: return kBinaryFloor;  // FLOOR: pow, log with a base, round, fmod
+  }
 }
 
-// A tile and a scalar the op holds in a register: one DST operand.
-uint64_t sfpu_scalar_cycles(k::SfpuBinary) { return tile(kSfpuUnaryFloor); }
+uint64_t pick(const ComputeOptions& o, SfpuCost c) { return tile(o.fp32_dest_acc_en ? c.dst32 : c.dst16); }
+}  // namespace
 
-uint64_t sfpu_cycles(k::IntBinary) { return tile(kSfpuBinaryFloor); }
+uint64_t sfpu_cycles(const ComputeOptions& o, k::Unary op) { return pick(o, unary_cost(op)); }
 
-uint64_t sfpu_scalar_cycles(k::IntBinary) { return tile(kSfpuUnaryFloor); }
+uint64_t sfpu_cycles(const ComputeOptions& o, k::SfpuBinary op) { return pick(o, binary_cost(op)); }
 
-uint64_t sfpu_compare_cycles(k::Compare) { return tile(kSfpuUnaryFloor); }
+// COUNTED binop_with_unary.h:27 calculate_binop_with_scalar: the scalar loaded once before the loop; the op and
+// an SFPNOP before the store; rsub with a 16-bit DST rounds to nearest even in software (float32_to_bf16_rne, 8).
+uint64_t sfpu_scalar_cycles(const ComputeOptions& o, k::SfpuBinary op) {
+  return pick(o, op == k::SfpuBinary::Rsub ? rows(13, 5) : rows(5));
+}
 
-uint64_t sfpu_where_cycles() { return tile(kSfpuWhereFloor); }
+uint64_t sfpu_cycles(k::IntBinary) { return tile(kBinaryFloor.dst32); }
+
+uint64_t sfpu_scalar_cycles(k::IntBinary) { return tile(kUnaryFloor.dst32); }
+
+uint64_t sfpu_compare_cycles(k::Compare) { return tile(kUnaryFloor.dst16); }
+
+// STATED tt-llk where.h:18 _calculate_where_: 3 cycles per row when the output is the condition's tile, else 4
+// (its SFPLOADMACRO schedules)
+uint64_t sfpu_where_cycles(bool in_place) { return tile((in_place ? 3 : 4) * kSfpuRows); }
 
 uint64_t sfpu_fill_cycles() { return tile(kSfpuFill); }
 

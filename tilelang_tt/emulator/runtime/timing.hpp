@@ -101,24 +101,11 @@ inline constexpr uint64_t kMatmulPhase = 16;      // TR/GEMM_FLOPS: 16 cycles pe
 inline constexpr double kFp32DestAccFactor = 1.07;  // tt-lang CycleEstimator: ~7% slower with fp32 DST
 // SFPU ops, per face of a tile (llk_math_eltwise_unary_sfpu.h: VectorMode::RC calls the op's function
 // once per face, 4 faces, each call ITERATIONS = 8 rows of 32 datums), one cycle per instruction
-// issued (tt-llk 0.81.1 states its SFPU throughputs so: "Three issued instructions per row",
-// "throughput of 3 cycles per input row", exp's replay BODY_LEN). Where the LLK source states an
-// op's throughput or is a fixed TTI instruction sequence, that; else a LOWER BOUND from the load /
-// store architecture (tt-isa-documentation VectorUnit: the SFPU computes on LRegs, SFPLOAD /
-// SFPSTORE move rows of DST): a load of each DST operand, one instruction, a store, per row. The
-// earlier single constant, 32 per tile (tt-lang CycleEstimator's "SFPU 1/32" ideal floor), was one
-// instruction per row, below what any op issues.
+// issued. Each op's cycles, with a 16-bit and a 32-bit DST, stated by the LLK source or counted from it, are
+// costs.cpp's table (unary_cost, binary_cost) with their sources; the constants it shares are here.
 inline constexpr uint64_t kSfpuFaces = 4;
-inline constexpr uint64_t kSfpuRows = 8;                      // rows per face (ITERATIONS)
-inline constexpr uint64_t kSfpuUnaryFloor = 3 * kSfpuRows;    // LOWER BOUND: SFPLOAD, one op, SFPSTORE
-inline constexpr uint64_t kSfpuBinaryFloor = 4 * kSfpuRows;   // LOWER BOUND: two SFPLOADs, one op, SFPSTORE
-inline constexpr uint64_t kSfpuWhereFloor = 5 * kSfpuRows;    // LOWER BOUND: three SFPLOADs, a select, SFPSTORE
-inline constexpr uint64_t kSfpuFill = 1 * kSfpuRows;          // calculate_fill: the value loaded once, a store per row
-// exp_tile (precise): ckernel_sfpu_exp.h _sfpu_exp_21f_bf16_tti_, BODY_LEN = 17 + 1 (16-bit DST's
-// rounding) + 2 (CLAMP_NEGATIVE, the API default) instructions per row; with a 32-bit DST the LLK
-// runs _sfpu_exp_fp32_accurate_ (a degree-7 polynomial, more than 20 vector operations): 20 is a
-// lower bound there.
-inline constexpr uint64_t kSfpuExp = 20 * kSfpuRows;
+inline constexpr uint64_t kSfpuRows = 8;                       // rows per face (ITERATIONS)
+inline constexpr uint64_t kSfpuFill = 1 * kSfpuRows;           // calculate_fill: the value loaded once, a store per row
 inline constexpr uint64_t kSfpuExpApprox = 20;                 // exp_tile<true>: "~20 cycles for 8 elements"
 inline constexpr uint64_t kSfpuMaxMin = 3 * kSfpuRows;         // ckernel_sfpu_binary_max_min.h: "3 cycles per input row"
 inline constexpr uint64_t kSfpuTypecastFp16b = 8 * kSfpuRows;  // calculate_typecast_fp32_to_fp16b: 8 TTI instructions per row
