@@ -206,3 +206,257 @@ class ReuseMatmul:
         mt, nt, sh, sw, pm, pn = self.mt, self.nt, self.out_subblock_h, self.out_subblock_w, self.per_core_m, self.per_core_n
         return [[c, x * pn + y * pm * nt, 1, nt, sw, sh * nt, sw, sh, sw * sh, pn // sw, pm // sh, mt * nt, 1]
                 for y in range(self.grid[1]) for x in range(self.grid[0])]
+
+
+# tt-metal ttnn/cpp/ttnn/operations/matmul/device/config/matmul_program_config.cpp: the sub-block choices,
+# largest area first, which get_subblock_sizes reads as (out_subblock_w, out_subblock_h)
+SUBBLOCK_HW_CHOICES = ((4, 2), (2, 4), (8, 1), (1, 8), (7, 1), (1, 7), (3, 2), (2, 3), (6, 1), (1, 6), (5, 1), (1, 5),
+                       (2, 2), (4, 1), (1, 4), (3, 1), (1, 3), (2, 1), (1, 2), (1, 1))
+
+
+def ttnn_subblock(out_block_h: int, out_block_w: int, per_core_n: int) -> tuple[int, int]:
+    """The (out_subblock_h, out_subblock_w) of ttnn's out-of-box 2-D multicast config for an output
+    block of out_block_h x out_block_w tiles of a core's per_core_N columns, bfloat16 DST
+    (matmul_program_config.cpp, create_matmul_program_config's 2-D branch: get_subblock_sizes takes
+    the first choice that divides the block, then ``if (out_subblock_w != n_tiles_per_core)
+    out_subblock_h = 1``)."""
+    w, h = next((w, h) for w, h in SUBBLOCK_HW_CHOICES if out_block_h % h == 0 and out_block_w % w == 0)
+    return (h if w == per_core_n else 1), w
+
+
+# The kernels of ttnn 0.81.1's 2-D multicast matmul (MatmulMultiCoreReuseMcast2DProgramFactory), under
+# ttnn's include root.
+MCAST_KERNELS = "ttnn/operations/matmul/device/kernels"
+IN0_SENDER = f"{MCAST_KERNELS}/dataflow/reader_bmm_tile_layout_in0_sender_padding.cpp"
+IN0_RECEIVER = f"{MCAST_KERNELS}/dataflow/reader_bmm_tile_layout_in0_receiver.cpp"
+IN1_SENDER = f"{MCAST_KERNELS}/dataflow/reader_bmm_tile_layout_in1_sender_writer_padding.cpp"
+IN1_RECEIVER = f"{MCAST_KERNELS}/dataflow/reader_bmm_tile_layout_in1_receiver_writer_padding.cpp"
+MCAST_COMPUTE = f"{MCAST_KERNELS}/compute/bmm_large_block_zm_fused_bias_activation.cpp"
+TILE_BYTES = {"Float16_b": 2048, "Bfp8_b": 1088}  # tt-metal tile_size: 32x32 bfloat16; bfloat8_b 1024 + 64 exponents
+MCAST_INPUT_BUFFERING_DEPTH = 2  # ttnn matmul/device/utilities/matmul_utilities.hpp
+
+
+@dataclass(frozen=True)
+class Mcast2DMatmul:
+    """C (mt x nt tiles, bfloat16) = A (mt x kt) @ B (kt x nt), one batch, as ttnn 0.81.1's
+    MatmulMultiCoreReuseMcast2DProgramFactory builds it (tenstorrent/tt-metal
+    ttnn/cpp/ttnn/operations/matmul/device/factory/matmul_multicore_reuse_mcast_2d_program_factory.cpp,
+    create_program_mcast_in0_in1; A, B and C interleaved in DRAM, no bias, no fused op, no transpose, no
+    packer L1 accumulation, bfloat16 DST): core (x, y) of a grid of nt/per_core_n columns and
+    mt/per_core_m rows computes output block (y, x); the left column reads A's rows and multicasts them
+    along its row, the top row reads B's columns and multicasts them down its column. ``in_format``: A's
+    and B's data format (Float16_b or Bfp8_b)."""
+
+    mt: int
+    kt: int
+    nt: int
+    per_core_m: int
+    per_core_n: int
+    in0_block_w: int
+    out_subblock_h: int
+    out_subblock_w: int
+    out_block_h: int = 0  # 0: per_core_m
+    out_block_w: int = 0  # 0: per_core_n
+    in_format: str = "Float16_b"
+    math_fidelity: str = "HiFi4"
+
+    @classmethod
+    def out_of_box(cls, mt: int, kt: int, nt: int, grid: tuple[int, int], in_format: str = "Float16_b",
+                   math_fidelity: str = "HiFi2") -> "Mcast2DMatmul":
+        """The blocking of ttnn's out-of-box config for a grid of (columns, rows) cores: a core's output
+        block per_core_M x per_core_N the share of each core, computed in blocks of at most 8 x 8 tiles,
+        a K step of 4 tiles (2 when K does not divide by 4) and the sub-block of :func:`ttnn_subblock`
+        (benchmarks/calibration.py states the out-of-box rows these reproduce)."""
+        pm, pn = -(-mt // grid[1]), -(-nt // grid[0])
+        bh, bw = min(pm, 8), min(pn, 8)
+        sh, sw = ttnn_subblock(bh, bw, pn)
+        return cls(mt, kt, nt, pm, pn, 4 if kt % 4 == 0 else 2, sh, sw, bh, bw, in_format, math_fidelity)
+
+    @property
+    def block_h(self) -> int:
+        return self.out_block_h or self.per_core_m
+
+    @property
+    def block_w(self) -> int:
+        return self.out_block_w or self.per_core_n
+
+    @property
+    def grid(self) -> tuple[int, int]:
+        """(columns, rows) with work: num_blocks_x, num_blocks_y (factory: (N - 1) / per_core_N + 1)."""
+        return (self.nt - 1) // self.per_core_n + 1, (self.mt - 1) // self.per_core_m + 1
+
+    @property
+    def in_tile(self) -> int:
+        return TILE_BYTES[self.in_format]
+
+    def compile_args(self) -> dict[str, list[int]]:
+        """Each kernel's compile-time args before its TensorAccessorArgs (factory: in0_sender_compile_time_args,
+        in1_sender_writer_compile_time_args, in0_receiver_compile_time_args, in1_receiver_writer_compile_time_args,
+        compute_kernel_args). Semaphores 0-3: in0 sender, in0 receiver, in1 sender, in1 receiver, in creation order."""
+        M, K, N, w = self.mt, self.kt, self.nt, self.in0_block_w
+        bh, bw, sh, sw = self.block_h, self.block_w, self.out_subblock_h, self.out_subblock_w
+        nbx, nby = self.grid
+        num_blocks = K // w
+        out_num_blocks_x, out_num_blocks_y = self.per_core_n // bw, self.per_core_m // bh
+        in0_block_num_tiles = sh * w * (bh // sh)
+        in0 = [1, K, w, bh * K, w, bh, in0_block_num_tiles, 0, 0, 0, 0, 0, num_blocks, out_num_blocks_x,
+               out_num_blocks_y, 0, 1, nbx - 1, nbx - 1, M * K, 1, 1, 0, 0, 0, 1, 0, 0]
+        writer = [1, N, sw, sh * N, bw, bh * N, sw, sh, sw * sh, M * N]
+        in1 = [1, N, w * N, bw, bw, w, bw * w, num_blocks, out_num_blocks_x, out_num_blocks_y, 2, 3, nby - 1,
+               nby - 1, K * N, 1, 0, 0, 0, *writer, 0, 0, 0, 0]  # bias stride, all-gather, reduce-scatter, compact_output
+        in0_receiver = [w * bh, num_blocks, out_num_blocks_x, out_num_blocks_y, 0, 1, 1, 0]
+        in1_receiver = [bw * w, num_blocks, out_num_blocks_x, out_num_blocks_y, 2, 3, 1, *writer, 0, 0]
+        in1_num_subblocks = bw // sw
+        compute = [w, bh // sh, in0_block_num_tiles, sh * w, in1_num_subblocks, sw * w * in1_num_subblocks,
+                   sw * in1_num_subblocks, num_blocks, out_num_blocks_x, out_num_blocks_y, sh, sw, sh * sw, 1,
+                   bh * bw, 0, 0, 0]
+        return {"in0_sender": in0, "in1_sender": in1, "in0_receiver": in0_receiver, "in1_receiver": in1_receiver,
+                "compute": compute}
+
+    def runtime_args(self) -> dict[tuple[int, int], dict[str, list[int | str]]]:
+        """Per core (x, y): the args of its in0 kernel and its in1 kernel (factory: the loop over ``cores``),
+        NOC coordinates as ``nx(x, y)`` / ``ny(x, y)`` of logical cores (worker_core_from_logical_core) and
+        buffer addresses by name. in0 on NOC 1 (preferred_noc_for_dram_write), in1 on NOC 0: the multicast
+        rectangles start at their far corner on NOC 1."""
+        nbx, nby = self.grid
+        bh, bw, sh, sw = self.block_h, self.block_w, self.out_subblock_h, self.out_subblock_w
+        assert self.mt % self.per_core_m == 0 and self.nt % self.per_core_n == 0, "padding args not reproduced"
+        out: dict[tuple[int, int], dict[str, list[int | str]]] = {}
+        for y in range(nby):
+            for x in range(nbx):
+                args: dict[str, list[int | str]] = {}
+                out_start = x * self.per_core_n + y * self.per_core_m * self.nt
+                if x == 0:  # in0 sender: in0_mcast_start = right core, end = left core + 1 (NOC 1)
+                    args["in0"] = ["A_address", self.per_core_m * self.kt * y, f"nx({nbx - 1}, {y})",
+                                   f"ny({nbx - 1}, {y})", f"nx(1, {y})", f"ny(1, {y})", bh, 0]
+                else:  # in0 receiver: the sender's NOC coordinates
+                    args["in0"] = [f"nx(0, {y})", f"ny(0, {y})"]
+                if y == 0:  # in1 sender: in1_mcast_start = top core + 1, end = bottom core (NOC 0)
+                    args["in1"] = ["B_address", self.per_core_n * x, f"nx({x}, 1)", f"ny({x}, 1)",
+                                   f"nx({x}, {nby - 1})", f"ny({x}, {nby - 1})", 0, "C_address", out_start, bw,
+                                   bh // sh, sh, 0, bw // sw, bw // sw, sw, 0, 0, 0, 0,
+                                   self.per_core_n // bw]
+                else:
+                    args["in1"] = [f"nx({x}, 0)", f"ny({x}, 0)", "C_address", out_start, bh // sh, bh // sh, sh, 0,
+                                   bw // sw, bw // sw, sw, 0, 0, self.per_core_m // bh, self.per_core_n // bw]
+                out[(x, y)] = args
+        return out
+
+    def cbs(self) -> list[tuple[tuple[int, ...], int, str]]:
+        """(indices, bytes, format) per CircularBufferConfig: c_0 in0 and c_1 in1 double-buffered when there
+        is more than one K block; c_4 output and c_5 partials share one block (interm0 format = the
+        output's: no packer L1 accumulation, no fp32 DST)."""
+        blocks = self.kt // self.in0_block_w
+        depth = MCAST_INPUT_BUFFERING_DEPTH if blocks > 1 else 1
+        return [((0,), depth * self.block_h * self.in0_block_w * self.in_tile, self.in_format),
+                ((1,), depth * self.block_w * self.in0_block_w * self.in_tile, self.in_format),
+                ((4, 5), self.block_h * self.block_w * 2048, "Float16_b")]
+
+
+def mcast_2d_program(mm: Mcast2DMatmul) -> str:
+    """main.cpp of ``mm``: the factory's kernels on their core ranges (in0 sender: the left column; in1
+    sender: the top row; receivers: the rest, the right half of them on the other NOCs when the factory
+    splits them), its semaphores, CBs and per-core args."""
+    nbx, nby = mm.grid
+    ct = mm.compile_args()
+    split = nbx > 2 and nby > 1
+    half = nbx // 2 if split else nbx - 1
+    body = [f"    auto nx = [&](uint32_t x, uint32_t y) {{ return static_cast<uint32_t>("
+            f"device->worker_core_from_logical_core(CoreCoord{{x, y}}).x); }};",
+            f"    auto ny = [&](uint32_t x, uint32_t y) {{ return static_cast<uint32_t>("
+            f"device->worker_core_from_logical_core(CoreCoord{{x, y}}).y); }};",
+            f"    CoreRange all_cores(CoreCoord{{0, 0}}, CoreCoord{{{nbx - 1}, {nby - 1}}});"]
+    tiles = {"A": (mm.mt * mm.kt, mm.in_tile), "B": (mm.kt * mm.nt, mm.in_tile), "C": (mm.mt * mm.nt, 2048)}
+    for name, (count, page) in tiles.items():
+        body.append(f"    distributed::DeviceLocalBufferConfig {name}_dram{{.page_size = {page}, "
+                    ".buffer_type = BufferType::DRAM};")
+        body.append(f"    auto {name} = distributed::MeshBuffer::create(distributed::ReplicatedBufferConfig{{.size = "
+                    f"{count * page}}}, {name}_dram, device.get());")
+        body.append(f"    const uint32_t {name}_address = static_cast<uint32_t>({name}->get_reference_buffer()->address());")
+        if name != "C":
+            body.append(f"    command_queue.enqueue_write_mesh_buffer({name}, read_words(data_dir / \"{name}.bin\", "
+                        f"{count * page // 4}).data(), false);")
+    for _ in range(4):  # in0 sender, in0 receiver, in1 sender, in1 receiver semaphores (factory order), INVALID
+        body.append("    CreateSemaphore(program, all_cores, 0);")
+    for i, (indices, size, fmt) in enumerate(mm.cbs()):
+        formats = ", ".join(f"{{{k}, tt::DataFormat::{fmt}}}" for k in indices)
+        page = TILE_BYTES[fmt]
+        body.append(f"    CircularBufferConfig cb{i}({size}, {{{formats}}});")
+        body += [f"    cb{i}.set_page_size({k}, {page});" for k in indices]
+        body.append(f"    CreateCircularBuffer(program, all_cores, cb{i});")
+
+    def ranges(*rects) -> str:
+        return "CoreRangeSet(std::vector<CoreRange>{" + ", ".join(
+            f"CoreRange(CoreCoord{{{x0}, {y0}}}, CoreCoord{{{x1}, {y1}}})" for x0, y0, x1, y1 in rects) + "})"
+
+    left_half = (1, 1, half, nby - 1) if nbx > 1 and nby > 1 else None
+    in0_receivers = [r for r in ((1, 0, nbx - 1, 0) if nbx > 1 else None, left_half) if r]
+    in1_receivers = [r for r in ((0, 1, 0, nby - 1) if nby > 1 else None, left_half) if r]
+    other = (half + 1, 1, nbx - 1, nby - 1) if split else None
+    in0_named = cpp_named({"cb_in0": 0, "cb_in0_sharded": 2, "cb_sparsity": 6, "cb_in0_intermediate": 8,
+                           "num_active": 0})
+    in1_named = cpp_named({"cb_in1": 1, "cb_bias": 3, "cb_out": 4, "cb_sparsity": 7, "cb_in1_intermediate": 9,
+                           "num_active": 0})
+    rec1_named = cpp_named({"cb_in1": 1, "cb_bias": 3, "cb_out": 4})
+    compute_named = cpp_named({"cb_in0": 0, "cb_in1": 1, "cb_bias": 3, "cb_out": 4, "cb_intermed0": 5,
+                               "cb_in0_intermediate": 8, "cb_in1_intermediate": 9, "cb_in0_transposed": 10})
+
+    def lst(values) -> str:
+        return "{" + ", ".join(map(str, values)) + "}"
+
+    kernels = []  # (var, path, cores expr, config, ct statements)
+    in0_defines = "" if in0_receivers else ", .defines = {{\"SKIP_MCAST\", \"1\"}}"
+    in1_defines = "" if in1_receivers else ", .defines = {{\"SKIP_MCAST\", \"1\"}}"
+    kernels.append(("in0_sender", IN0_SENDER, ranges((0, 0, 0, nby - 1)),
+                    "DataMovementConfig{.processor = DataMovementProcessor::RISCV_1, .noc = NOC::NOC_1, "
+                    f".compile_args = in0_sender_ct{in0_defines}, .named_compile_args = {in0_named}}}",
+                    f"    in0_sender_ct = {lst(ct['in0_sender'])};\n" + accessor("A", "in0_sender")
+                    + "    TensorAccessorArgs(static_cast<const Buffer*>(nullptr)).append_to(in0_sender_ct);\n"
+                    "    in0_sender_ct.push_back(1);  // num_batch_compute\n"))
+    kernels.append(("in1_sender", IN1_SENDER, ranges((0, 0, nbx - 1, 0)),
+                    "DataMovementConfig{.processor = DataMovementProcessor::RISCV_0, .noc = NOC::NOC_0, "
+                    f".compile_args = in1_sender_ct{in1_defines}, .named_compile_args = {in1_named}}}",
+                    f"    in1_sender_ct = {lst(ct['in1_sender'])};\n" + accessor("B", "in1_sender")
+                    + "    TensorAccessorArgs(static_cast<const Buffer*>(nullptr)).append_to(in1_sender_ct);\n"
+                    + accessor("C", "in1_sender")))
+    if in1_receivers:
+        kernels.append(("in1_receiver", IN1_RECEIVER, ranges(*in1_receivers),
+                        "DataMovementConfig{.processor = DataMovementProcessor::RISCV_0, .noc = NOC::NOC_0, "
+                        f".compile_args = in1_receiver_ct, .named_compile_args = {rec1_named}}}",
+                        f"    in1_receiver_ct = {lst(ct['in1_receiver'])};\n" + accessor("C", "in1_receiver")))
+    if in0_receivers:
+        kernels.append(("in0_receiver", IN0_RECEIVER, ranges(*in0_receivers),
+                        "DataMovementConfig{.processor = DataMovementProcessor::RISCV_1, .noc = NOC::NOC_1, "
+                        f".compile_args = in0_receiver_ct, .named_compile_args = {cpp_named({'cb_in0': 0})}}}",
+                        f"    in0_receiver_ct = {lst(ct['in0_receiver'])};\n"))
+    if other:  # split_half: the right half's receivers on the other NOCs (in1_split_noc, in0_split_noc)
+        kernels.append(("in1_receiver_other", IN1_RECEIVER, ranges(other),
+                        "DataMovementConfig{.processor = DataMovementProcessor::RISCV_0, .noc = NOC::NOC_1, "
+                        f".compile_args = in1_receiver_other_ct, .named_compile_args = {rec1_named}}}",
+                        f"    in1_receiver_other_ct = {lst(ct['in1_receiver'])};\n"
+                        + accessor("C", "in1_receiver_other")))
+        kernels.append(("in0_receiver_other", IN0_RECEIVER, ranges(other),
+                        "DataMovementConfig{.processor = DataMovementProcessor::RISCV_1, .noc = NOC::NOC_0, "
+                        f".compile_args = in0_receiver_other_ct, .named_compile_args = {cpp_named({'cb_in0': 0})}}}",
+                        f"    in0_receiver_other_ct = {lst(ct['in0_receiver'])};\n"))
+    kernels.append(("compute", MCAST_COMPUTE, "all_cores",
+                    f"ComputeConfig{{.math_fidelity = MathFidelity::{mm.math_fidelity}, .compile_args = compute_ct, "
+                    f".named_compile_args = {compute_named}}}", f"    compute_ct = {lst(ct['compute'])};\n"))
+    for var, path, cores, config, statements in kernels:
+        body.append(f"    std::vector<uint32_t> {var}_ct;\n{statements}")
+        body.append(f"    KernelHandle {var} = CreateKernel(program, \"{wheel_kernel(path)}\", {cores}, {config});")
+
+    def kernel_of(x: int, y: int, which: str) -> str:
+        right = split and x > half and y > 0
+        if which == "in0":
+            return "in0_sender" if x == 0 else ("in0_receiver_other" if right else "in0_receiver")
+        return "in1_sender" if y == 0 else ("in1_receiver_other" if right else "in1_receiver")
+
+    for (x, y), args in mm.runtime_args().items():
+        for which, values in args.items():
+            body.append(f"    SetRuntimeArgs(program, {kernel_of(x, y, which)}, CoreCoord{{{x}, {y}}}, "
+                        f"std::vector<uint32_t>{{{', '.join(map(str, values))}}});")
+    outputs = (f"    std::vector<uint32_t> C_out({mm.mt * mm.nt} * 2048 / 4);\n"
+               "    command_queue.enqueue_read_mesh_buffer(C_out.data(), C, true);\n"
+               "    write_words(data_dir / \"C.out.bin\", C_out);")
+    return PRELUDE + "\n".join(body) + EPILOGUE.replace("OUTPUTS", outputs)

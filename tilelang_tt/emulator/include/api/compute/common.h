@@ -8,6 +8,7 @@
 #include "api/emu/kernel_common.h"
 #include "api/debug/assert.h"  // as tt-metal 0.81.1's api/compute/common.h does
 #include "api/emu/cb_interface.h"  // get_local_cb_interface: common_globals.h -> llk_unpack_common_api.h -> llk_io.h there
+#include "ckernel.h"  // mailbox_read / mailbox_write: common_globals.h reaches tt-llk's ckernel.h there
 #include "api/emu/chlkc_descriptors.h"
 #include "api/emu/llk_calls.h"
 #include "llk_defs.h"
