@@ -10,9 +10,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tilelang_tt.emulator import EmulatorResult, run
 from tilelang_tt.env import ttnn_kernels_root
 
 from .device_harness import bf16_bits, tilize
+from .plans import host_program_plan, host_program_sources
 
 TILE = 2048  # bfloat16 tile bytes
 ROOT_PREFIX = "ttnn/cpp/"  # the factories' kernel paths are relative to tt-metal's root dir
@@ -351,6 +353,21 @@ class Mcast2DMatmul:
         return [((0,), depth * self.block_h * self.in0_block_w * self.in_tile, self.in_format),
                 ((1,), depth * self.block_w * self.in0_block_w * self.in_tile, self.in_format),
                 ((4, 5), self.block_h * self.block_w * 2048, "Float16_b")]
+
+
+def run_mcast_2d(mm: Mcast2DMatmul, a: np.ndarray | None = None, b: np.ndarray | None = None,
+                 arch: str = "wormhole_b0") -> EmulatorResult:
+    """``mm`` on the emulator: with ``a`` and ``b`` (bfloat16 values as float32, Float16_b inputs) their product,
+    else zero inputs, timing only. Returns the EmulatorResult (C's tiles as uint32 words)."""
+    words = {"A": (mm.mt * mm.kt, mm.in_tile), "B": (mm.kt * mm.nt, mm.in_tile)}
+    plan = host_program_plan(arch, [{"name": n, "access": "read", "shape": [t, page // 4], "dtype": "uint32"}
+                                    for n, (t, page) in words.items()] + [buffer_entry("C", mm.mt * mm.nt, "write")])
+    if a is None:
+        inputs = {n: np.zeros((t, page // 4), dtype=np.uint32) for n, (t, page) in words.items()}
+    else:
+        assert mm.in_format == "Float16_b", "numerics of bfloat16 inputs only"
+        inputs = {"A": tile_words(a), "B": tile_words(b)}
+    return run(host_program_sources(mcast_2d_program(mm)), plan, inputs, timing_only=a is None)
 
 
 def mcast_2d_program(mm: Mcast2DMatmul) -> str:
