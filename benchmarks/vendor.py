@@ -40,7 +40,7 @@ import torch
 import tilelang_tt
 from benchmarks.calibration import OUT_OF_BOX
 from benchmarks.run import FIDELITY_PHASES, KERNELS, ROOT, TTNN_N150_SAME_SHAPE, bf16
-from tests.emulator.device_harness import bf16_bits, bf16_to_f32, untilize
+from tests.emulator.device_harness import bf16_to_f32, untilize
 from tests.emulator.host_programs import Mcast2DMatmul, run_mcast_2d
 from tilelang_tt.contract.arch import get_arch
 from tilelang_tt.layout import BufferLayout
