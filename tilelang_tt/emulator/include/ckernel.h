@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "api/emu/kernel_common.h"
 #include "ckernel_defs.h"
+#include "kernel_api.hpp"
 
 namespace ckernel {
 

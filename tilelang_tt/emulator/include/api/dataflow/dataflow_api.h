@@ -17,6 +17,18 @@
 
 using emu::k::Loc;
 
+// The address of runtime arg `arg_idx` (tt-metal: &rta_l1_base[arg_idx] in L1; here in the launch's copy of
+// the args), which the kernel may read through; an index past the args set is an error (tt-metal's watcher
+// assert DebugAssertRtaOutOfBounds).
+static FORCE_INLINE uintptr_t get_arg_addr(int arg_idx, emu::k::Loc loc = emu::k::Loc::current()) {
+  return emu::k::arg_addr(static_cast<uint32_t>(arg_idx), false, loc);
+}
+
+static FORCE_INLINE uintptr_t get_common_arg_addr(int arg_idx, emu::k::Loc loc = emu::k::Loc::current()) {
+  return emu::k::arg_addr(static_cast<uint32_t>(arg_idx), true, loc);
+}
+
+
 constexpr uint32_t NOC_MAX_BURST_SIZE = 8192;
 constexpr uint32_t NOC_UNICAST_WRITE_VC = 1;
 constexpr uint32_t NOC_MULTICAST_WRITE_VC = 4;

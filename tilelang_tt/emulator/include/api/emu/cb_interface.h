@@ -38,6 +38,10 @@ struct CbInterfaceField {
     }
     return 0;
   }
+  void bind(uint32_t cb_id, emu::k::Loc where) {
+    cb = cb_id;
+    loc = where;
+  }
   CbInterfaceField& operator=(uint32_t value) {
     emu::k::cb_set_field(cb, field, field == emu::k::CbField::NumPages ? value : value << kCbAddrShift, loc);
     return *this;
@@ -59,6 +63,16 @@ struct LocalCBInterface {
   emu::detail::CbInterfaceField<emu::k::CbField::WrPtr> fifo_wr_ptr;
 };
 
-FORCE_INLINE LocalCBInterface get_local_cb_interface(uint32_t cb_id, emu::k::Loc loc = emu::k::Loc::current()) {
-  return {{cb_id, loc}, {cb_id, loc}, {cb_id, loc}, {cb_id, loc}, {cb_id, loc}, {cb_id, loc}};
+// A reference, as there (kernels bind it: `auto& cb = get_local_cb_interface(id)`): the calling thread's view of
+// the CB, naming the caller's line.
+FORCE_INLINE LocalCBInterface& get_local_cb_interface(uint32_t cb_id, emu::k::Loc loc = emu::k::Loc::current()) {
+  static thread_local LocalCBInterface views[256];
+  LocalCBInterface& view = views[cb_id & 0xFF];
+  view.fifo_size.bind(cb_id, loc);  // rebinding, not an assignment (which would write the field)
+  view.fifo_limit.bind(cb_id, loc);
+  view.fifo_page_size.bind(cb_id, loc);
+  view.fifo_num_pages.bind(cb_id, loc);
+  view.fifo_rd_ptr.bind(cb_id, loc);
+  view.fifo_wr_ptr.bind(cb_id, loc);
+  return view;
 }

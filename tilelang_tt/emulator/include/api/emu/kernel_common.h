@@ -69,17 +69,6 @@ inline constexpr emu::detail::MyNocCoord<true> my_y{};
 // tt-metal marks pointers into L1 for its RISC-V compiler; on the host L1 is ordinary memory.
 #define tt_l1_ptr
 
-// The address of runtime arg `arg_idx` (tt-metal: &rta_l1_base[arg_idx] in L1; here in the launch's copy of
-// the args), which the kernel may read through; an index past the args set is an error (tt-metal's watcher
-// assert DebugAssertRtaOutOfBounds).
-static FORCE_INLINE uintptr_t get_arg_addr(int arg_idx, emu::k::Loc loc = emu::k::Loc::current()) {
-  return emu::k::arg_addr(static_cast<uint32_t>(arg_idx), false, loc);
-}
-
-static FORCE_INLINE uintptr_t get_common_arg_addr(int arg_idx, emu::k::Loc loc = emu::k::Loc::current()) {
-  return emu::k::arg_addr(static_cast<uint32_t>(arg_idx), true, loc);
-}
-
 template <typename T>
 FORCE_INLINE T get_arg_val(int arg_idx, emu::k::Loc loc = emu::k::Loc::current()) {
   static_assert(sizeof(T) == 4, "only 4-byte runtime args are supported");
