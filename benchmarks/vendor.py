@@ -41,7 +41,7 @@ import tilelang_tt
 from benchmarks.calibration import OUT_OF_BOX
 from benchmarks.run import FIDELITY_PHASES, KERNELS, ROOT, TTNN_N150_SAME_SHAPE, bf16
 from tests.emulator.device_harness import bf16_to_f32, untilize
-from tests.emulator.host_programs import Mcast2DMatmul, run_mcast_2d
+from tests.emulator.host_programs import Mcast2DMatmul, run_mcast
 from tilelang_tt.contract.arch import get_arch
 from tilelang_tt.layout import BufferLayout
 
@@ -79,11 +79,11 @@ def gemm_row(n: int, storage: str, fidelity: str, grid=GRID, numerics: bool = Fa
     mm = Mcast2DMatmul.out_of_box(tiles, tiles, tiles, grid, DATA_FORMAT[storage], fidelity)
     a, b = bf16(n, n), bf16(n, n)
     if numerics:
-        res = run_mcast_2d(mm, a.float().numpy(), b.float().numpy())
+        res = run_mcast(mm, a.float().numpy(), b.float().numpy())
         c = untilize(bf16_to_f32(res.outputs["C"].view(np.uint16).reshape(-1)), n, n)
         ttnn_ok = close_to_torch(torch.from_numpy(np.ascontiguousarray(c)), a, b)
     else:
-        res, ttnn_ok = run_mcast_2d(mm), None
+        res, ttnn_ok = run_mcast(mm), None
     ttnn_s = res.counters["timing"]["seconds"]
 
     bm, bn = min(OUR_BLOCK[0], n // grid[1]), min(OUR_BLOCK[1], n // grid[0])

@@ -355,10 +355,74 @@ class Mcast2DMatmul:
                 ((4, 5), self.block_h * self.block_w * 2048, "Float16_b")]
 
 
-def run_mcast_2d(mm: Mcast2DMatmul, a: np.ndarray | None = None, b: np.ndarray | None = None,
-                 arch: str = "wormhole_b0") -> EmulatorResult:
-    """``mm`` on the emulator: with ``a`` and ``b`` (bfloat16 values as float32, Float16_b inputs) their product,
-    else zero inputs, timing only. Returns the EmulatorResult (C's tiles as uint32 words)."""
+@dataclass(frozen=True)
+class Mcast1DMatmul(Mcast2DMatmul):
+    """The same product as ttnn 0.81.1's MatmulMultiCoreReuseMcast1DProgramFactory builds it with
+    mcast_in0 and interleaved tensors (tenstorrent/tt-metal ttnn/cpp/ttnn/operations/matmul/device/factory/
+    matmul_multicore_reuse_mcast_1d_program_factory.cpp, process_mcast_in0_program_and_create_override_variables):
+    one block row (per_core_m = mt: the factory requires num_blocks_y == 1), nt / per_core_n cores
+    row-major over a grid of ``columns`` columns; the start core (0, 0) reads A and multicasts it to the
+    bounding box of the cores with work, every core reads its own columns of B (the in1 reader with
+    SKIP_MCAST) and writes its block of C."""
+
+    columns: int = 8
+
+    @classmethod
+    def out_of_box(cls, mt: int, kt: int, nt: int, grid: tuple[int, int], in_format: str = "Float16_b",
+                   math_fidelity: str = "HiFi2") -> "Mcast1DMatmul":
+        """A block row of ``mt`` tiles over every core of ``grid``, each core's columns in one block."""
+        pn = -(-nt // (grid[0] * grid[1]))
+        sh, sw = ttnn_subblock(mt, pn, pn)
+        return cls(mt, kt, nt, mt, pn, 4 if kt % 4 == 0 else 2, sh, sw, mt, pn, in_format, math_fidelity,
+                   columns=grid[0])
+
+    @property
+    def num_cores(self) -> int:
+        return (self.nt - 1) // self.per_core_n + 1
+
+    @property
+    def grid(self) -> tuple[int, int]:
+        """(columns, rows) of the bounding box of the cores with work."""
+        return min(self.num_cores, self.columns), -(-self.num_cores // self.columns)
+
+    def cores(self) -> list[tuple[int, int]]:
+        return [(i % self.columns, i // self.columns) for i in range(self.num_cores)]
+
+    def compile_args(self) -> dict[str, list[int]]:
+        """As the 2-D factory's but: in0's multicast reaches every other core (in0_mcast_num_dests =
+        num_cores - 1, in0_mcast_num_cores = the bounding box's cores - 1), in1 is not multicast (its
+        semaphore ids and counts 0)."""
+        args = super().compile_args()
+        box = self.grid[0] * self.grid[1]
+        args["in0_sender"][17:19] = [self.num_cores - 1, box - 1]
+        args["in1_sender"][10:14] = [0, 0, 0, 0]
+        return args
+
+    def runtime_args(self) -> dict[tuple[int, int], dict[str, list[int | str]]]:
+        """Per core (the loop over ``cores``): the start core's in0 sender args (the multicast rectangle
+        from the box's bottom-right to its top-left: in0 on NOC 1), the others' in0 receiver args (the
+        start core's coordinates), and every core's in1 reader/writer args (no multicast)."""
+        assert self.nt % self.per_core_n == 0, "padding args not reproduced"
+        bh, bw, sh, sw = self.block_h, self.block_w, self.out_subblock_h, self.out_subblock_w
+        gx, gy = self.grid
+        out: dict[tuple[int, int], dict[str, list[int | str]]] = {}
+        for i, (x, y) in enumerate(self.cores()):
+            if i == 0:
+                in0 = ["A_address", 0, f"nx({gx - 1}, {gy - 1})", f"ny({gx - 1}, {gy - 1})", "nx(0, 0)", "ny(0, 0)",
+                       bh, 0]
+            else:
+                in0 = ["nx(0, 0)", "ny(0, 0)"]
+            in1 = ["B_address", self.per_core_n * i, 0, 0, 0, 0, 0, "C_address", i * self.per_core_n, bw, bh // sh, sh,
+                   0, bw // sw, bw // sw, sw, 0, 0, 0, 0, self.per_core_n // bw]
+            out[(x, y)] = {"in0": in0, "in1": in1}
+        return out
+
+
+def run_mcast(mm: Mcast2DMatmul, a: np.ndarray | None = None, b: np.ndarray | None = None,
+              arch: str = "wormhole_b0") -> EmulatorResult:
+    """``mm`` (2-D, or 1-D for a Mcast1DMatmul) on the emulator: with ``a`` and ``b`` (bfloat16 values as
+    float32, Float16_b inputs) their product, else zero inputs, timing only. Returns the EmulatorResult (C's
+    tiles as uint32 words)."""
     words = {"A": (mm.mt * mm.kt, mm.in_tile), "B": (mm.kt * mm.nt, mm.in_tile)}
     plan = host_program_plan(arch, [{"name": n, "access": "read", "shape": [t, page // 4], "dtype": "uint32"}
                                     for n, (t, page) in words.items()] + [buffer_entry("C", mm.mt * mm.nt, "write")])
@@ -367,22 +431,81 @@ def run_mcast_2d(mm: Mcast2DMatmul, a: np.ndarray | None = None, b: np.ndarray |
     else:
         assert mm.in_format == "Float16_b", "numerics of bfloat16 inputs only"
         inputs = {"A": tile_words(a), "B": tile_words(b)}
-    return run(host_program_sources(mcast_2d_program(mm)), plan, inputs, timing_only=a is None)
+    main = mcast_1d_program(mm) if isinstance(mm, Mcast1DMatmul) else mcast_2d_program(mm)
+    return run(host_program_sources(main), plan, inputs, timing_only=a is None)
 
 
-def mcast_2d_program(mm: Mcast2DMatmul) -> str:
-    """main.cpp of ``mm``: the factory's kernels on their core ranges (in0 sender: the left column; in1
-    sender: the top row; receivers: the rest, the right half of them on the other NOCs when the factory
-    splits them), its semaphores, CBs and per-core args."""
-    nbx, nby = mm.grid
-    ct = mm.compile_args()
-    split = nbx > 2 and nby > 1
-    half = nbx // 2 if split else nbx - 1
-    body = [f"    auto nx = [&](uint32_t x, uint32_t y) {{ return static_cast<uint32_t>("
-            f"device->worker_core_from_logical_core(CoreCoord{{x, y}}).x); }};",
-            f"    auto ny = [&](uint32_t x, uint32_t y) {{ return static_cast<uint32_t>("
-            f"device->worker_core_from_logical_core(CoreCoord{{x, y}}).y); }};",
-            f"    CoreRange all_cores(CoreCoord{{0, 0}}, CoreCoord{{{nbx - 1}, {nby - 1}}});"]
+@dataclass(frozen=True)
+class McastKernel:
+    var: str  # the KernelHandle's name
+    path: str  # under ttnn's include root
+    cores: str  # C++ core spec
+    config: str  # C++ config expression, its compile args `<var>_ct`
+    statements: str  # C++ filling `<var>_ct`
+
+
+IN0_NAMED = cpp_named({"cb_in0": 0, "cb_in0_sharded": 2, "cb_sparsity": 6, "cb_in0_intermediate": 8, "num_active": 0})
+IN1_NAMED = cpp_named({"cb_in1": 1, "cb_bias": 3, "cb_out": 4, "cb_sparsity": 7, "cb_in1_intermediate": 9,
+                       "num_active": 0})
+IN1_RECEIVER_NAMED = cpp_named({"cb_in1": 1, "cb_bias": 3, "cb_out": 4})
+COMPUTE_NAMED = cpp_named({"cb_in0": 0, "cb_in1": 1, "cb_bias": 3, "cb_out": 4, "cb_intermed0": 5,
+                           "cb_in0_intermediate": 8, "cb_in1_intermediate": 9, "cb_in0_transposed": 10})
+
+
+def _cpp_list(values) -> str:
+    return "{" + ", ".join(map(str, values)) + "}"
+
+
+def _ranges(*rects) -> str:
+    return "CoreRangeSet(std::vector<CoreRange>{" + ", ".join(
+        f"CoreRange(CoreCoord{{{x0}, {y0}}}, CoreCoord{{{x1}, {y1}}})" for x0, y0, x1, y1 in rects) + "})"
+
+
+def _data_movement(riscv: int, noc: int, var: str, named: str, defines: dict[str, str] | None = None) -> str:
+    define_text = "" if not defines else ", .defines = " + cpp_map(defines)
+    return (f"DataMovementConfig{{.processor = DataMovementProcessor::RISCV_{riscv}, .noc = NOC::NOC_{noc}, "
+            f".compile_args = {var}_ct{define_text}, .named_compile_args = {named}}}")
+
+
+def _in0_sender(mm: Mcast2DMatmul, cores: str, skip_mcast: bool) -> McastKernel:
+    # in0 on RISCV_1 and NOC 1 (preferred_noc_for_dram_write); the placeholder accessor of the absent
+    # sparsity tensor and num_batch_compute (unused without sparsity) after A's accessor.
+    return McastKernel("in0_sender", IN0_SENDER, cores,
+                       _data_movement(1, 1, "in0_sender", IN0_NAMED, {"SKIP_MCAST": "1"} if skip_mcast else None),
+                       f"    in0_sender_ct = {_cpp_list(mm.compile_args()['in0_sender'])};\n" + accessor("A", "in0_sender")
+                       + "    TensorAccessorArgs(static_cast<const Buffer*>(nullptr)).append_to(in0_sender_ct);\n"
+                       "    in0_sender_ct.push_back(0);  // num_batch_compute\n")
+
+
+def _in1_sender(mm: Mcast2DMatmul, cores: str, skip_mcast: bool) -> McastKernel:
+    # in1 on RISCV_0 and NOC 0 (preferred_noc_for_dram_read): B's, the sparsity placeholder's and C's accessors.
+    return McastKernel("in1_sender", IN1_SENDER, cores,
+                       _data_movement(0, 0, "in1_sender", IN1_NAMED, {"SKIP_MCAST": "1"} if skip_mcast else None),
+                       f"    in1_sender_ct = {_cpp_list(mm.compile_args()['in1_sender'])};\n" + accessor("B", "in1_sender")
+                       + "    TensorAccessorArgs(static_cast<const Buffer*>(nullptr)).append_to(in1_sender_ct);\n"
+                       + accessor("C", "in1_sender"))
+
+
+def _in0_receiver(mm: Mcast2DMatmul, var: str, cores: str, noc: int) -> McastKernel:
+    return McastKernel(var, IN0_RECEIVER, cores, _data_movement(1, noc, var, cpp_named({"cb_in0": 0})),
+                       f"    {var}_ct = {_cpp_list(mm.compile_args()['in0_receiver'])};\n")
+
+
+def _in1_receiver(mm: Mcast2DMatmul, var: str, cores: str, noc: int) -> McastKernel:
+    return McastKernel(var, IN1_RECEIVER, cores, _data_movement(0, noc, var, IN1_RECEIVER_NAMED),
+                       f"    {var}_ct = {_cpp_list(mm.compile_args()['in1_receiver'])};\n" + accessor("C", var))
+
+
+def _mcast_program(mm: Mcast2DMatmul, all_cores: str, semaphores: int, kernels: list[McastKernel],
+                   kernel_of) -> str:
+    """main.cpp: A, B, C interleaved in DRAM, ``semaphores`` semaphores (INVALID) and the CBs on
+    ``all_cores``, the kernels and each core's args (``kernel_of(x, y, "in0" | "in1")`` names the kernel
+    taking them); NOC coordinates through ``nx`` / ``ny`` (worker_core_from_logical_core)."""
+    body = ["    auto nx = [&](uint32_t x, uint32_t y) { return static_cast<uint32_t>("
+            "device->worker_core_from_logical_core(CoreCoord{x, y}).x); };",
+            "    auto ny = [&](uint32_t x, uint32_t y) { return static_cast<uint32_t>("
+            "device->worker_core_from_logical_core(CoreCoord{x, y}).y); };",
+            f"    CoreRangeSet all_cores = {all_cores};"]
     tiles = {"A": (mm.mt * mm.kt, mm.in_tile), "B": (mm.kt * mm.nt, mm.in_tile), "C": (mm.mt * mm.nt, 2048)}
     for name, (count, page) in tiles.items():
         body.append(f"    distributed::DeviceLocalBufferConfig {name}_dram{{.page_size = {page}, "
@@ -393,82 +516,19 @@ def mcast_2d_program(mm: Mcast2DMatmul) -> str:
         if name != "C":
             body.append(f"    command_queue.enqueue_write_mesh_buffer({name}, read_words(data_dir / \"{name}.bin\", "
                         f"{count * page // 4}).data(), false);")
-    for _ in range(4):  # in0 sender, in0 receiver, in1 sender, in1 receiver semaphores (factory order), INVALID
-        body.append("    CreateSemaphore(program, all_cores, 0);")
+    body += ["    CreateSemaphore(program, all_cores, 0);"] * semaphores
     for i, (indices, size, fmt) in enumerate(mm.cbs()):
         formats = ", ".join(f"{{{k}, tt::DataFormat::{fmt}}}" for k in indices)
-        page = TILE_BYTES[fmt]
         body.append(f"    CircularBufferConfig cb{i}({size}, {{{formats}}});")
-        body += [f"    cb{i}.set_page_size({k}, {page});" for k in indices]
+        body += [f"    cb{i}.set_page_size({k}, {TILE_BYTES[fmt]});" for k in indices]
         body.append(f"    CreateCircularBuffer(program, all_cores, cb{i});")
-
-    def ranges(*rects) -> str:
-        return "CoreRangeSet(std::vector<CoreRange>{" + ", ".join(
-            f"CoreRange(CoreCoord{{{x0}, {y0}}}, CoreCoord{{{x1}, {y1}}})" for x0, y0, x1, y1 in rects) + "})"
-
-    left_half = (1, 1, half, nby - 1) if nbx > 1 and nby > 1 else None
-    in0_receivers = [r for r in ((1, 0, nbx - 1, 0) if nbx > 1 else None, left_half) if r]
-    in1_receivers = [r for r in ((0, 1, 0, nby - 1) if nby > 1 else None, left_half) if r]
-    other = (half + 1, 1, nbx - 1, nby - 1) if split else None
-    in0_named = cpp_named({"cb_in0": 0, "cb_in0_sharded": 2, "cb_sparsity": 6, "cb_in0_intermediate": 8,
-                           "num_active": 0})
-    in1_named = cpp_named({"cb_in1": 1, "cb_bias": 3, "cb_out": 4, "cb_sparsity": 7, "cb_in1_intermediate": 9,
-                           "num_active": 0})
-    rec1_named = cpp_named({"cb_in1": 1, "cb_bias": 3, "cb_out": 4})
-    compute_named = cpp_named({"cb_in0": 0, "cb_in1": 1, "cb_bias": 3, "cb_out": 4, "cb_intermed0": 5,
-                               "cb_in0_intermediate": 8, "cb_in1_intermediate": 9, "cb_in0_transposed": 10})
-
-    def lst(values) -> str:
-        return "{" + ", ".join(map(str, values)) + "}"
-
-    kernels = []  # (var, path, cores expr, config, ct statements)
-    in0_defines = "" if in0_receivers else ", .defines = {{\"SKIP_MCAST\", \"1\"}}"
-    in1_defines = "" if in1_receivers else ", .defines = {{\"SKIP_MCAST\", \"1\"}}"
-    kernels.append(("in0_sender", IN0_SENDER, ranges((0, 0, 0, nby - 1)),
-                    "DataMovementConfig{.processor = DataMovementProcessor::RISCV_1, .noc = NOC::NOC_1, "
-                    f".compile_args = in0_sender_ct{in0_defines}, .named_compile_args = {in0_named}}}",
-                    f"    in0_sender_ct = {lst(ct['in0_sender'])};\n" + accessor("A", "in0_sender")
-                    + "    TensorAccessorArgs(static_cast<const Buffer*>(nullptr)).append_to(in0_sender_ct);\n"
-                    "    in0_sender_ct.push_back(1);  // num_batch_compute\n"))
-    kernels.append(("in1_sender", IN1_SENDER, ranges((0, 0, nbx - 1, 0)),
-                    "DataMovementConfig{.processor = DataMovementProcessor::RISCV_0, .noc = NOC::NOC_0, "
-                    f".compile_args = in1_sender_ct{in1_defines}, .named_compile_args = {in1_named}}}",
-                    f"    in1_sender_ct = {lst(ct['in1_sender'])};\n" + accessor("B", "in1_sender")
-                    + "    TensorAccessorArgs(static_cast<const Buffer*>(nullptr)).append_to(in1_sender_ct);\n"
-                    + accessor("C", "in1_sender")))
-    if in1_receivers:
-        kernels.append(("in1_receiver", IN1_RECEIVER, ranges(*in1_receivers),
-                        "DataMovementConfig{.processor = DataMovementProcessor::RISCV_0, .noc = NOC::NOC_0, "
-                        f".compile_args = in1_receiver_ct, .named_compile_args = {rec1_named}}}",
-                        f"    in1_receiver_ct = {lst(ct['in1_receiver'])};\n" + accessor("C", "in1_receiver")))
-    if in0_receivers:
-        kernels.append(("in0_receiver", IN0_RECEIVER, ranges(*in0_receivers),
-                        "DataMovementConfig{.processor = DataMovementProcessor::RISCV_1, .noc = NOC::NOC_1, "
-                        f".compile_args = in0_receiver_ct, .named_compile_args = {cpp_named({'cb_in0': 0})}}}",
-                        f"    in0_receiver_ct = {lst(ct['in0_receiver'])};\n"))
-    if other:  # split_half: the right half's receivers on the other NOCs (in1_split_noc, in0_split_noc)
-        kernels.append(("in1_receiver_other", IN1_RECEIVER, ranges(other),
-                        "DataMovementConfig{.processor = DataMovementProcessor::RISCV_0, .noc = NOC::NOC_1, "
-                        f".compile_args = in1_receiver_other_ct, .named_compile_args = {rec1_named}}}",
-                        f"    in1_receiver_other_ct = {lst(ct['in1_receiver'])};\n"
-                        + accessor("C", "in1_receiver_other")))
-        kernels.append(("in0_receiver_other", IN0_RECEIVER, ranges(other),
-                        "DataMovementConfig{.processor = DataMovementProcessor::RISCV_1, .noc = NOC::NOC_0, "
-                        f".compile_args = in0_receiver_other_ct, .named_compile_args = {cpp_named({'cb_in0': 0})}}}",
-                        f"    in0_receiver_other_ct = {lst(ct['in0_receiver'])};\n"))
-    kernels.append(("compute", MCAST_COMPUTE, "all_cores",
-                    f"ComputeConfig{{.math_fidelity = MathFidelity::{mm.math_fidelity}, .compile_args = compute_ct, "
-                    f".named_compile_args = {compute_named}}}", f"    compute_ct = {lst(ct['compute'])};\n"))
-    for var, path, cores, config, statements in kernels:
-        body.append(f"    std::vector<uint32_t> {var}_ct;\n{statements}")
-        body.append(f"    KernelHandle {var} = CreateKernel(program, \"{wheel_kernel(path)}\", {cores}, {config});")
-
-    def kernel_of(x: int, y: int, which: str) -> str:
-        right = split and x > half and y > 0
-        if which == "in0":
-            return "in0_sender" if x == 0 else ("in0_receiver_other" if right else "in0_receiver")
-        return "in1_sender" if y == 0 else ("in1_receiver_other" if right else "in1_receiver")
-
+    kernels = kernels + [McastKernel(
+        "compute", MCAST_COMPUTE, "all_cores",
+        f"ComputeConfig{{.math_fidelity = MathFidelity::{mm.math_fidelity}, .compile_args = compute_ct, "
+        f".named_compile_args = {COMPUTE_NAMED}}}", f"    compute_ct = {_cpp_list(mm.compile_args()['compute'])};\n")]
+    for k in kernels:
+        body.append(f"    std::vector<uint32_t> {k.var}_ct;\n{k.statements}")
+        body.append(f"    KernelHandle {k.var} = CreateKernel(program, \"{wheel_kernel(k.path)}\", {k.cores}, {k.config});")
     for (x, y), args in mm.runtime_args().items():
         for which, values in args.items():
             body.append(f"    SetRuntimeArgs(program, {kernel_of(x, y, which)}, CoreCoord{{{x}, {y}}}, "
@@ -477,3 +537,53 @@ def mcast_2d_program(mm: Mcast2DMatmul) -> str:
                "    command_queue.enqueue_read_mesh_buffer(C_out.data(), C, true);\n"
                "    write_words(data_dir / \"C.out.bin\", C_out);")
     return PRELUDE + "\n".join(body) + EPILOGUE.replace("OUTPUTS", outputs)
+
+
+def mcast_2d_program(mm: Mcast2DMatmul) -> str:
+    """main.cpp of the 2-D factory's program: in0 sender on the left column, in1 sender on the top row,
+    receivers on the rest, the right half of them on the other NOCs (in0_split_noc = NOC 0,
+    in1_split_noc = NOC 1) when the factory splits them (split_half: more than 2 columns and 1 row);
+    four semaphores (in0 sender, in0 receiver, in1 sender, in1 receiver)."""
+    nbx, nby = mm.grid
+    split = nbx > 2 and nby > 1
+    half = nbx // 2 if split else nbx - 1
+    left_half = (1, 1, half, nby - 1) if nbx > 1 and nby > 1 else None
+    in0_receivers = [r for r in ((1, 0, nbx - 1, 0) if nbx > 1 else None, left_half) if r]
+    in1_receivers = [r for r in ((0, 1, 0, nby - 1) if nby > 1 else None, left_half) if r]
+    kernels = [_in0_sender(mm, _ranges((0, 0, 0, nby - 1)), not in0_receivers),
+               _in1_sender(mm, _ranges((0, 0, nbx - 1, 0)), not in1_receivers)]
+    if in1_receivers:
+        kernels.append(_in1_receiver(mm, "in1_receiver", _ranges(*in1_receivers), 0))
+    if in0_receivers:
+        kernels.append(_in0_receiver(mm, "in0_receiver", _ranges(*in0_receivers), 1))
+    if split:
+        other = _ranges((half + 1, 1, nbx - 1, nby - 1))
+        kernels.append(_in1_receiver(mm, "in1_receiver_other", other, 1))
+        kernels.append(_in0_receiver(mm, "in0_receiver_other", other, 0))
+
+    def kernel_of(x: int, y: int, which: str) -> str:
+        right = split and x > half and y > 0
+        if which == "in0":
+            return "in0_sender" if x == 0 else ("in0_receiver_other" if right else "in0_receiver")
+        return "in1_sender" if y == 0 else ("in1_receiver_other" if right else "in1_receiver")
+
+    return _mcast_program(mm, _ranges((0, 0, nbx - 1, nby - 1)), 4, kernels, kernel_of)
+
+
+def mcast_1d_program(mm: Mcast1DMatmul) -> str:
+    """main.cpp of the 1-D factory's mcast_in0 program: the in0 sender on the start core (SKIP_MCAST when it
+    is the only core), in0 receivers on the others, the in1 reader/writer (SKIP_MCAST) and compute on every
+    core with work; two semaphores (in0 sender, in0 receiver)."""
+    cores = mm.cores()
+    rows = [(0, y, min(mm.columns, mm.num_cores - y * mm.columns) - 1, y) for y in range(mm.grid[1])]
+    receivers = [r for r in ((1, 0, rows[0][2], 0) if rows[0][2] > 0 else None, *[r for r in rows[1:]]) if r]
+    kernels = [_in0_sender(mm, _ranges((0, 0, 0, 0)), len(cores) == 1), _in1_sender(mm, _ranges(*rows), True)]
+    if receivers:
+        kernels.append(_in0_receiver(mm, "in0_receiver", _ranges(*receivers), 1))
+
+    def kernel_of(x: int, y: int, which: str) -> str:
+        if which == "in1":
+            return "in1_sender"
+        return "in0_sender" if (x, y) == (0, 0) else "in0_receiver"
+
+    return _mcast_program(mm, _ranges(*rows), 2, kernels, kernel_of)

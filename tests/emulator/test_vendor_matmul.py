@@ -1,6 +1,8 @@
-"""ttnn 0.81.1's 2-D multicast matmul (MatmulMultiCoreReuseMcast2DProgramFactory: its four readers/writers
-and bmm_large_block_zm_fused_bias_activation.cpp, unmodified from the wheel) on the emulator, with the
-factory's arguments (tests/emulator/host_programs.Mcast2DMatmul), against torch."""
+"""ttnn 0.81.1's multicast matmuls on the emulator, their kernels unmodified from the wheel, with their
+factories' arguments, against torch: the 2-D one (MatmulMultiCoreReuseMcast2DProgramFactory: its four
+readers/writers and bmm_large_block_zm_fused_bias_activation.cpp; tests/emulator/host_programs.Mcast2DMatmul)
+and the 1-D one multicasting in0 (MatmulMultiCoreReuseMcast1DProgramFactory, interleaved tensors:
+host_programs.Mcast1DMatmul)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import pytest
 
 from tilelang_tt.env import ttnn_kernels_root
 
-from .host_programs import Mcast2DMatmul, run_mcast_2d, ttnn_subblock
+from .host_programs import Mcast1DMatmul, Mcast2DMatmul, run_mcast, ttnn_subblock
 from .test_ttnn_kernels import bf16, from_tiles, matmul_close
 
 
@@ -18,23 +20,31 @@ def wheel_kernels():
         raise FileNotFoundError(f"{ttnn_kernels_root()} is missing; run `make headers` to fetch the ttnn 0.81.1 wheel")
 
 
-@pytest.mark.parametrize("grid, kt, block_w", [
-    ((2, 2), 8, 2),   # 2 x 2 cores, 4 K blocks: partials spilled and reloaded
-    # 4 x 2 cores (in0 multicast to 3, in1 to 1), one K block; the factory splits the receivers
-    # (num_cores_c > 2, num_cores_r > 1): core (3, 1)'s run on the other NOCs (in0_split_noc, in1_split_noc)
-    ((4, 2), 4, 4),
-])
-def test_mcast_2d_matmul_matches_torch(wheel_kernels, grid, kt, block_w):
+def test_mcast_2d_matmul_matches_torch(wheel_kernels):
+    # 4 x 2 cores (in0 multicast to 3, in1 to 1), 4 K blocks (partials spilled and reloaded); the factory
+    # splits the receivers (num_cores_c > 2, num_cores_r > 1): core (3, 1)'s run on the other NOCs
+    # (in0_split_noc, in1_split_noc).
+    grid, kt, block_w = (4, 2), 8, 2
     pm, pn = 2, 2
     mt, nt = pm * grid[1], pn * grid[0]
     sh, sw = ttnn_subblock(pm, pn, pn)
     mm = Mcast2DMatmul(mt, kt, nt, pm, pn, block_w, sh, sw)
     assert mm.grid == grid
     a, b = bf16((32 * mt, 32 * kt), seed=31), bf16((32 * kt, 32 * nt), seed=32)
-    res = run_mcast_2d(mm, a, b)
+    res = run_mcast(mm, a, b)
     matmul_close(from_tiles(res.outputs["C"].tobytes(), 32 * mt, 32 * nt), a, b)
     totals = res.counters["total"]
     # A's rows read once (by the left column) and B's columns once (by the top row); the rest multicast.
     assert totals["dram_bytes_read"] == 2048 * (mt * kt + kt * nt)
     assert totals["tile_ops"]["matmul_block"] > 0
 
+
+def test_mcast_1d_matmul_matches_torch(wheel_kernels):
+    # 4 cores on a grid 2 wide (a 2 x 2 box): core (0, 0) reads A's block row and multicasts it to the 3
+    # others, each reads its own 2 columns of B; 2 K blocks.
+    mm = Mcast1DMatmul(2, 4, 8, 2, 2, 2, *ttnn_subblock(2, 2, 2), columns=2)
+    assert mm.cores() == [(0, 0), (1, 0), (0, 1), (1, 1)]
+    a, b = bf16((64, 128), seed=35), bf16((128, 256), seed=36)
+    res = run_mcast(mm, a, b)
+    matmul_close(from_tiles(res.outputs["C"].tobytes(), 64, 256), a, b)
+    assert res.counters["total"]["dram_bytes_read"] == 2048 * (2 * 4 + 4 * 8)  # A once, B once
