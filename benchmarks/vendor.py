@@ -100,10 +100,14 @@ def gemm_row(n: int, storage: str, fidelity: str, grid=GRID, numerics: bool = Fa
             "ttnn_matches_torch": ttnn_ok, "ours_matches_torch": ours_ok}
 
 
-def rows(quick: bool) -> list[dict]:
+def rows(quick: bool):
+    """The rows, one at a time (smallest GEMMs first)."""
     if quick:
-        return [gemm_row(256, "bfloat16", "HiFi4", grid=(2, 2), numerics=True)]
-    return [gemm_row(n, storage, fidelity) for n in SIZES for storage, fidelity in CONFIGS]
+        yield gemm_row(256, "bfloat16", "HiFi4", grid=(2, 2), numerics=True)
+        return
+    for n in SIZES:
+        for storage, fidelity in CONFIGS:
+            yield gemm_row(n, storage, fidelity)
 
 
 def main(argv=None) -> None:
@@ -111,12 +115,12 @@ def main(argv=None) -> None:
     parser.add_argument("--quick", action="store_true", help="one small case with numerics")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "vendor.json")
     args = parser.parse_args(argv)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     results = []
-    for row in rows(args.quick):
+    for row in rows(args.quick):  # the file holds every row done so far
         results.append(row)
         print(json.dumps(row), flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=1) + "\n")
+        args.out.write_text(json.dumps(results, indent=1) + "\n")
 
 
 if __name__ == "__main__":
