@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tilelang_tt.contract.arch import get_arch
 from tilelang_tt.emulator import EmulatorResult, run
 from tilelang_tt.env import ttnn_kernels_root
 
@@ -226,6 +227,40 @@ def ttnn_subblock(out_block_h: int, out_block_w: int, per_core_n: int) -> tuple[
     return (h if w == per_core_n else 1), w
 
 
+def cbs_bytes(per_core_m: int, per_core_n: int, in0_block_w: int, in_tile: int, out_tile: int = 2048,
+              interm_tile: int = 2048) -> int:
+    """ttnn's estimate of a matmul's CBs on a core (matmul/device/utilities/matmul_utilities.cpp,
+    get_estimated_size_of_cbs, interleaved A, no bias): in0 and in1 blocks MCAST_INPUT_BUFFERING_DEPTH deep,
+    the output and the partials (estimate_interm_tile_size: bfloat16 without fp32 DST) per_core_m x
+    per_core_n each."""
+    inputs = (per_core_m + per_core_n) * in0_block_w * MCAST_INPUT_BUFFERING_DEPTH * in_tile
+    return inputs + per_core_m * per_core_n * (out_tile + interm_tile)
+
+
+def multi_dim_per_core_factor(per_core_m: int, per_core_n: int, in0_block_w: int, in_tile: int,
+                              max_l1: int) -> tuple[int, int, int]:
+    """(out_block_h, out_block_w, in0_block_w) as matmul_program_config.cpp's get_multi_dim_per_core_factor
+    (adjust_in0_block_w false) chooses them: the whole per-core block when its CBs fit in ``max_l1``
+    (get_max_l1_space: the L1 above the allocator's base), else, by decreasing product, the most square
+    pair of divisors (per_core_m or 1 or a divisor up to per_core_m / 2; the same for n) whose CBs fit."""
+    if cbs_bytes(per_core_m, per_core_n, in0_block_w, in_tile) < max_l1:
+        return per_core_m, per_core_n, in0_block_w
+    m_factors = [per_core_m, 1] + [f for f in range(per_core_m // 2, 1, -1) if per_core_m % f == 0]
+    n_factors = [per_core_n, 1] + [f for f in range(per_core_n // 2, 1, -1) if per_core_n % f == 0]
+    factors: dict[int, tuple[int, int]] = {}
+    for m in m_factors:
+        for n in n_factors:
+            ratio = max(m, n) / min(m, n)
+            if m * n in factors and max(factors[m * n]) / min(factors[m * n]) < ratio:
+                continue
+            factors[m * n] = (m, n)
+    for product in sorted(factors, reverse=True):
+        m, n = factors[product]
+        if cbs_bytes(m, n, in0_block_w, in_tile) < max_l1:
+            return m, n, in0_block_w
+    return 1, 1, 1
+
+
 # The kernels of ttnn 0.81.1's 2-D multicast matmul (MatmulMultiCoreReuseMcast2DProgramFactory), under
 # ttnn's include root.
 MCAST_KERNELS = "ttnn/operations/matmul/device/kernels"
@@ -264,15 +299,16 @@ class Mcast2DMatmul:
 
     @classmethod
     def out_of_box(cls, mt: int, kt: int, nt: int, grid: tuple[int, int], in_format: str = "Float16_b",
-                   math_fidelity: str = "HiFi2") -> "Mcast2DMatmul":
-        """The blocking of ttnn's out-of-box config for a grid of (columns, rows) cores: a core's output
-        block per_core_M x per_core_N the share of each core, computed in blocks of at most 8 x 8 tiles,
-        a K step of 4 tiles (2 when K does not divide by 4) and the sub-block of :func:`ttnn_subblock`
-        (benchmarks/calibration.py states the out-of-box rows these reproduce)."""
-        pm, pn = -(-mt // grid[1]), -(-nt // grid[0])
-        bh, bw = min(pm, 8), min(pn, 8)
+                   math_fidelity: str = "HiFi2", arch: str = "wormhole_b0") -> "Mcast2DMatmul":
+        """The program config ttnn 0.81.1 chooses itself for interleaved A, B and C, bfloat16 C and DST, no
+        bias (matmul_program_config.cpp, create_matmul_program_config's 2-D branch): per_core_M =
+        ceil(Mt / rows), per_core_N = ceil(Nt / columns), in0_block_w 4 or the largest below that divides
+        Kt, the output block of :func:`multi_dim_per_core_factor`, the sub-block of :func:`ttnn_subblock`."""
+        pm, pn = -(-mt // grid[1]), max(-(-nt // grid[0]), 1)
+        w = next(k for k in (4, 3, 2, 1) if kt % k == 0)
+        bh, bw, _ = multi_dim_per_core_factor(pm, pn, w, TILE_BYTES[in_format], get_arch(arch).l1_bytes)
         sh, sw = ttnn_subblock(bh, bw, pn)
-        return cls(mt, kt, nt, pm, pn, 4 if kt % 4 == 0 else 2, sh, sw, bh, bw, in_format, math_fidelity)
+        return cls(mt, kt, nt, pm, pn, w, sh, sw, bh, bw, in_format, math_fidelity)
 
     @property
     def block_h(self) -> int:
@@ -366,15 +402,6 @@ class Mcast1DMatmul(Mcast2DMatmul):
     SKIP_MCAST) and writes its block of C."""
 
     columns: int = 8
-
-    @classmethod
-    def out_of_box(cls, mt: int, kt: int, nt: int, grid: tuple[int, int], in_format: str = "Float16_b",
-                   math_fidelity: str = "HiFi2") -> "Mcast1DMatmul":
-        """A block row of ``mt`` tiles over every core of ``grid``, each core's columns in one block."""
-        pn = -(-nt // (grid[0] * grid[1]))
-        sh, sw = ttnn_subblock(mt, pn, pn)
-        return cls(mt, kt, nt, mt, pn, 4 if kt % 4 == 0 else 2, sh, sw, mt, pn, in_format, math_fidelity,
-                   columns=grid[0])
 
     @property
     def num_cores(self) -> int:
