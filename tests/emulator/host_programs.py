@@ -1,8 +1,9 @@
 """Hand-written host programs that name Tenstorrent's kernels by their files (the emulated CreateKernel
 builds them, runtime/jit.hpp): a main.cpp of interleaved DRAM buffers of bfloat16 tiles, circular
-buffers and kernels on a row of cores, and the plan the driver needs around it. The programs reproduce
-ttnn's program factories' arguments; tests/emulator/test_host_kernel_files.py runs them against torch,
-benchmarks.calibration times one."""
+buffers and kernels on a row of cores, and the plan the driver needs around it; and the programs of
+ttnn's 2-D and 1-D multicast matmuls (Mcast2DMatmul, Mcast1DMatmul, run_mcast). The programs reproduce
+ttnn's program factories' arguments; tests/emulator/test_host_kernel_files.py and test_vendor_matmul.py
+run them against torch, benchmarks.calibration, benchmarks.ttnn_matmul and benchmarks.vendor time them."""
 
 from __future__ import annotations
 
@@ -282,7 +283,12 @@ class Mcast2DMatmul:
     packer L1 accumulation, bfloat16 DST): core (x, y) of a grid of nt/per_core_n columns and
     mt/per_core_m rows computes output block (y, x); the left column reads A's rows and multicasts them
     along its row, the top row reads B's columns and multicasts them down its column. ``in_format``: A's
-    and B's data format (Float16_b or Bfp8_b)."""
+    and B's data format (Float16_b or Bfp8_b).
+
+    Source: the factories as tt-metal's repository holds them at commits 0000d49e (2-D) and 00629f0f (1-D),
+    not at the 0.81.1 tag, whose snapshot could not be had; where the 2-D one disagrees with the wheel's
+    kernels, the kernels' own argument reads rule: compact_output (in1 sender compile-time arg 32) and
+    num_batch_compute (after the in0 sender's sparsity accessor), which the 1-D factory pushes as 0."""
 
     mt: int
     kt: int
