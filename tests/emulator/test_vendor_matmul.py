@@ -48,3 +48,26 @@ def test_mcast_1d_matmul_matches_torch(wheel_kernels):
     res = run_mcast(mm, a, b)
     matmul_close(from_tiles(res.outputs["C"].tobytes(), 64, 256), a, b)
     assert res.counters["total"]["dram_bytes_read"] == 2048 * (2 * 4 + 4 * 8)  # A once, B once
+
+
+@pytest.mark.parametrize("n, in_format, block, subblock", [
+    (1024, "Float16_b", (4, 4), (2, 4)),   # the whole 4 x 4 share; 2 x 4 as its width is the share's
+    (2048, "Float16_b", (8, 8), (1, 4)),
+    (4096, "Float16_b", (8, 16), (1, 4)),  # 16 x 16 CBs overflow ttnn's L1 estimate; 8 x 16 is the largest fit
+    (4096, "Bfp8_b", (16, 16), (1, 4)),    # half-size input tiles: the whole share fits
+])
+def test_out_of_box_blocks_are_ttnns_choice(n, in_format, block, subblock):
+    mm = Mcast2DMatmul.out_of_box(n // 32, n // 32, n // 32, (8, 8), in_format)
+    assert (mm.per_core_m, mm.per_core_n, mm.in0_block_w) == (n // 256, n // 256, 4)
+    assert (mm.block_h, mm.block_w) == block
+    assert (mm.out_subblock_h, mm.out_subblock_w) == subblock
+
+
+def test_silicon_times_are_the_reports_utilization_as_time():
+    from benchmarks.vendor import silicon_us
+
+    # N150 out of box, 4096^3 BF16 HiFi2: 59.49% device-based utilization of 4096^3 / 32^3 * 32 / 64 cycles at 1 GHz
+    assert silicon_us(4096, "bfloat16", "HiFi2") == round(4096**3 / 32**3 * 32 / 64 / 0.5949 / 1e3, 1)
+    # hand-tuned 2048^3 BFP8 LoFi: 59.82%, 16 cycles per tile product
+    assert silicon_us(2048, "bfloat8_b", "LoFi") == round(2048**3 / 32**3 * 16 / 64 / 0.5982 / 1e3, 1)
+    assert silicon_us(1024, "bfloat16", "HiFi4") is None  # not published
