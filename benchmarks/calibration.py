@@ -86,6 +86,7 @@ import tilelang_tt
 from benchmarks.run import KERNELS, ROOT, bf16
 from tilelang_tt.contract.arch import get_arch
 from tilelang_tt.layout import BufferLayout
+from tests.emulator.host_programs import ttnn_subblock
 
 GOAL = 1.25  # issue 13: model within 1.25x of hardware
 WORMHOLE, BLACKHOLE = get_arch("wormhole_b0"), get_arch("blackhole")  # clocks, DRAM constants (sources in arch.py)
@@ -109,10 +110,6 @@ OUT_OF_BOX = {
     "blackhole": {(1280, 1408, 1408): 61.41, (2560, 2816, 2816): 85.08},
 }
 OUT_OF_BOX_GRID = {"wormhole_b0": (8, 8), "blackhole": (11, 10)}  # (x = columns, y = rows) of the reports
-# tt-metal ttnn/cpp/ttnn/operations/matmul/device/config/matmul_program_config.cpp: the sub-block
-# choices, largest area first, which get_subblock_sizes reads as (out_subblock_w, out_subblock_h)
-SUBBLOCK_HW_CHOICES = ((4, 2), (2, 4), (8, 1), (1, 8), (7, 1), (1, 7), (3, 2), (2, 3), (6, 1), (1, 6), (5, 1), (1, 5),
-                       (2, 2), (4, 1), (1, 4), (3, 1), (1, 3), (2, 1), (1, 2), (1, 1))
 QUICK = {"wormhole_b0": ((1024, 1024, 2048), (2048, 2048, 2048)), "blackhole": ((1280, 1408, 1408),)}
 
 # NL (noc_latencies.yaml), cycles from the first issue to the barrier for N transactions of S bytes:
@@ -228,16 +225,6 @@ def _row(name: str, arch: str, hardware_s: float, model_s: float, bound: str, ro
             "hardware_us": round(hardware_s * 1e6, 3), "hardware": unit, "model_us": round(model_s * 1e6, 3),
             "bound": bound, "hardware_over_model": round(hardware_s / model_s, 3),
             "above_roofline": model_s >= roofline_s * (1 - 1e-9), "cycles": cycles}
-
-
-def ttnn_subblock(out_block_h: int, out_block_w: int, per_core_n: int) -> tuple[int, int]:
-    """The (out_subblock_h, out_subblock_w) of ttnn's out-of-box 2-D multicast config for an output
-    block of out_block_h x out_block_w tiles of a core's per_core_N columns, bfloat16 DST
-    (matmul_program_config.cpp, create_matmul_program_config's 2-D branch: get_subblock_sizes takes
-    the first choice that divides the block, then ``if (out_subblock_w != n_tiles_per_core)
-    out_subblock_h = 1``)."""
-    w, h = next((w, h) for w, h in SUBBLOCK_HW_CHOICES if out_block_h % h == 0 and out_block_w % w == 0)
-    return (h if w == per_core_n else 1), w
 
 
 def out_of_box_rows(arch_name: str, shapes) -> list[dict]:

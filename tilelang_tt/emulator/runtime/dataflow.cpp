@@ -18,8 +18,10 @@ CB& get_cb(ThreadCtx& t, int32_t cb, const char* fn, Loc loc) {
   return t.core->cbs[cb];
 }
 
+// A count of 0 is valid (tt-metal 0.81.1 dataflow_api.h: "less or equal than the size of the CB"; ttnn's matmul
+// writers wait for and pop 0 padded tiles): the call returns at once.
 void check_count(CB& cb, int32_t n, const char* fn, Loc loc) {
-  if (n <= 0 || static_cast<uint32_t>(n) > cb.num_pages)
+  if (n < 0 || static_cast<uint32_t>(n) > cb.num_pages)
     protocol_error(loc, std::string(fn) + "(" + cb_name(cb.index) + ", " + std::to_string(n) + "): " + cb_name(cb.index) +
                             " holds " + std::to_string(cb.num_pages) + " page(s)");
 }
@@ -168,14 +170,23 @@ uint64_t sem_condition_time(DeviceImpl& d, volatile uint32_t* sem, uint32_t val,
 
 }  // namespace
 
-uint32_t arg(uint32_t idx, bool common, Loc loc) {
+namespace {
+const uint32_t& arg_word(uint32_t idx, bool common, const char* fn, Loc loc) {
   ThreadCtx& t = ctx(loc);
   const std::vector<uint32_t>& v = common ? t.kernel->common_args : *t.args;
   if (idx >= v.size())
-    protocol_error(loc, std::string(common ? "get_common_arg_val(" : "get_arg_val(") + std::to_string(idx) +
-                            "): only " + std::to_string(v.size()) + (common ? " common" : "") +
-                            " runtime arg(s) were set");
+    protocol_error(loc, std::string(fn) + "(" + std::to_string(idx) + "): only " + std::to_string(v.size()) +
+                            (common ? " common" : "") + " runtime arg(s) were set");
   return v[idx];
+}
+}  // namespace
+
+uint32_t arg(uint32_t idx, bool common, Loc loc) {
+  return arg_word(idx, common, common ? "get_common_arg_val" : "get_arg_val", loc);
+}
+
+uintptr_t arg_addr(uint32_t idx, bool common, Loc loc) {
+  return reinterpret_cast<uintptr_t>(&arg_word(idx, common, common ? "get_common_arg_addr" : "get_arg_addr", loc));
 }
 
 void api_error(const char* what, Loc loc) {
@@ -218,7 +229,7 @@ void cb_push_back(int32_t cbi, int32_t n, Loc loc) {
   std::unique_lock lk(t.dev->mu);
   CB& cb = get_cb(t, cbi, "cb_push_back", loc);
   const std::string call = "cb_push_back(" + cb_name(cb.index) + ", " + std::to_string(n) + ")";
-  if (n <= 0 || static_cast<uint32_t>(n) > cb.reserved)
+  if (n < 0 || static_cast<uint32_t>(n) > cb.reserved)
     protocol_error(loc, call + " pushes more pages than reserved (" + std::to_string(cb.reserved) +
                             " reserved by cb_reserve_back)");
   if (cb.wr_page + n > cb.num_pages)
@@ -263,7 +274,7 @@ void cb_pop_front(int32_t cbi, int32_t n, Loc loc) {
   std::unique_lock lk(t.dev->mu);
   CB& cb = get_cb(t, cbi, "cb_pop_front", loc);
   const std::string call = "cb_pop_front(" + cb_name(cb.index) + ", " + std::to_string(n) + ")";
-  if (n <= 0 || static_cast<uint32_t>(n) > cb.waited)
+  if (n < 0 || static_cast<uint32_t>(n) > cb.waited)
     protocol_error(loc, call + " pops more pages than waited for (" + std::to_string(cb.waited) +
                             " confirmed by cb_wait_front)");
   if (cb.rd_page + n > cb.num_pages)
@@ -329,6 +340,22 @@ CbState cb_state(uint32_t cbi, const char* fn, Loc loc) {
   const uint32_t base = t.core->l1_base_addr() + cb.offset;
   return {cb.size, base + cb.size, cb.page_size, cb.num_pages, base + cb.rd_page * cb.page_size,
           base + cb.wr_page * cb.page_size};
+}
+
+void cb_set_field(uint32_t cbi, CbField field, uint32_t value, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  std::unique_lock lk(t.dev->mu);
+  CB& cb = const_cast<CB&>(get_cb(t, static_cast<int32_t>(cbi), "get_local_cb_interface", loc));
+  if (field != CbField::RdPtr && field != CbField::WrPtr)
+    protocol_error(loc, "get_local_cb_interface(" + std::to_string(cbi) +
+                            "): the emulator lets a kernel write fifo_rd_ptr and fifo_wr_ptr only");
+  const uint32_t base = t.core->l1_base_addr() + cb.offset;
+  if (value < base || value >= base + cb.size || (value - base) % cb.page_size != 0)
+    protocol_error(loc, "get_local_cb_interface(" + std::to_string(cbi) + ")." +
+                            (field == CbField::RdPtr ? "fifo_rd_ptr" : "fifo_wr_ptr") + " = " + std::to_string(value) +
+                            ": not a page of the CB's FIFO");
+  (field == CbField::RdPtr ? cb.rd_page : cb.wr_page) = (value - base) / cb.page_size;
+  charge(t, timing::kDataflowMisc, "get_local_cb_interface");
 }
 
 DataFormat cb_format(uint32_t cbi, Loc loc) {
@@ -517,6 +544,67 @@ void semaphore_set_multicast(uint32_t src_l1, uint64_t dst, uint32_t num_dests, 
   for (Core* c : targets) {
     std::memcpy(c->l1 + dst_off, t.core->l1 + off, 4);
     sem_set(*t.dev, c->l1 + dst_off, c == t.core ? t.main.tm.clock : when);
+    c->cv.notify_all();
+  }
+}
+
+// The caller's ThreadId (ckernel_defs.h). A data movement kernel is BRISC's: the ThreadIds name one data
+// movement RISC-V, and ttnn's matmul readers on NCRISC write the TRISCs as BriscThreadId too (the compute
+// kernel reads mailbox_read(BriscThreadId): bmm_large_block_zm_fused_bias_activation.cpp). A compute kernel is
+// the three TRISCs in one thread, which run their UNPACK(...), MATH(...), PACK(...) parts in that order: its
+// reads are the unpacker's, the math thread's and the packer's in turn, its writes the unpacker's.
+namespace {
+constexpr uint8_t kBriscThread = 0, kUnpackThread = 1;
+uint8_t mailbox_reader(ThreadCtx& t) {
+  if (t.kernel->role != KernelRole::Compute) return kBriscThread;
+  const uint8_t trisc = t.next_trisc;
+  t.next_trisc = static_cast<uint8_t>((t.next_trisc + 1) % 3);
+  return static_cast<uint8_t>(kUnpackThread + trisc);
+}
+void check_thread(uint8_t thread, const char* fn, Loc loc) {
+  if (thread > 3) protocol_error(loc, std::string(fn) + "(" + std::to_string(thread) + "): a ThreadId is 0 to 3");
+}
+}  // namespace
+
+void mailbox_write(uint8_t thread, uint32_t data, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  check_thread(thread, "mailbox_write", loc);
+  const uint8_t sender = t.kernel->role == KernelRole::Compute ? kUnpackThread : kBriscThread;
+  std::unique_lock lk(t.dev->mu);
+  charge(t, timing::kDataflowMisc, "mailbox_write");
+  t.core->mailbox[sender][thread].emplace_back(data, t.main.tm.clock);
+  t.core->cv.notify_all();
+}
+
+uint32_t mailbox_read(uint8_t thread, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  check_thread(thread, "mailbox_read", loc);
+  const uint8_t reader = mailbox_reader(t);
+  std::unique_lock lk(t.dev->mu);
+  auto& box = t.core->mailbox[thread][reader];
+  t.wait = {WaitState::Mailbox, thread, reader, nullptr, false, loc};
+  t.dev->block_until(lk, t, [&] { return !box.empty(); });
+  const auto [data, when] = box.front();
+  box.pop_front();
+  charge(t, timing::kDataflowMisc, "mailbox_read");
+  wait_until(t, when, &ThreadTiming::sem_stall, "mailbox_read");
+  return data;
+}
+
+void semaphore_inc_multicast(uint64_t dst, uint32_t incr, uint32_t num_dests, uint8_t noc, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  const char* fn = "noc_semaphore_inc_multicast";
+  const uint64_t dst_off = mcast_offset(t, dst, 4, fn, loc);
+  const auto targets = mcast_targets(t, dst, num_dests, false, noc, fn, loc);
+  std::unique_lock lk(t.dev->mu);
+  charge(t, t.dev->arch.noc_issue, fn);
+  const uint64_t when = noc_multicast(t, 4, mcast_extent(dst), false);
+  for (Core* c : targets) {
+    uint32_t v;
+    std::memcpy(&v, c->l1 + dst_off, 4);
+    v += incr;
+    std::memcpy(c->l1 + dst_off, &v, 4);
+    t.dev->sem_timing[reinterpret_cast<uintptr_t>(c->l1 + dst_off)].incs.emplace_back(when, incr);
     c->cv.notify_all();
   }
 }

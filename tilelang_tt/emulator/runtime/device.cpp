@@ -141,6 +141,7 @@ bool DeviceImpl::wait_satisfied(const ThreadCtx& t) const {
     case WaitState::CbFront: return cb.pushed - cb.popped >= t.wait.wanted;
     case WaitState::CbBack: return cb.num_pages - (cb.pushed - cb.popped) >= t.wait.wanted;
     case WaitState::Semaphore: return t.wait.at_least ? *t.wait.sem >= t.wait.wanted : *t.wait.sem == t.wait.wanted;
+    case WaitState::Mailbox: return !t.core->mailbox[t.wait.cb][t.wait.wanted].empty();
   }
   return true;
 }
@@ -164,6 +165,10 @@ std::string DeviceImpl::describe(const ThreadCtx& t) const {
          << std::hex
          << (static_cast<uint32_t>(reinterpret_cast<uintptr_t>(t.wait.sem)) - t.core->l1_base_addr()) << std::dec
          << ", " << t.wait.wanted << ") at " << where(t.wait.loc) << ": value " << *t.wait.sem;
+      break;
+    case WaitState::Mailbox:
+      os << "mailbox_read(" << t.wait.cb << ") at " << where(t.wait.loc) << ": no message from thread " << t.wait.cb
+         << " to thread " << t.wait.wanted;
       break;
     case WaitState::None: os << "nothing"; break;
   }

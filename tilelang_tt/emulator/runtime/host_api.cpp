@@ -643,6 +643,18 @@ TensorAccessorArgs::TensorAccessorArgs(const Buffer& buffer, tensor_accessor::Ar
     update_args_config();
 }
 
+// No buffer: the placeholder of an absent tensor (ttnn's matmul factories append one for the sparsity
+// tensor), an interleaved L1 accessor (ArgsConfig None) of page size 0, as tt-metal's update_args_config
+// makes it for a null buffer.
+TensorAccessorArgs::TensorAccessorArgs(const Buffer* buffer, tensor_accessor::ArgsConfig args_config)
+    : buffer_(buffer), args_config_(args_config) {
+    if (buffer_ == nullptr) {
+        args_config_ = tensor_accessor::ArgConfig::None;
+    } else {
+        update_args_config();
+    }
+}
+
 TensorAccessorArgs::TensorAccessorArgs(const distributed::MeshBuffer& buffer, tensor_accessor::ArgsConfig args_config)
     : TensorAccessorArgs(*buffer.get_reference_buffer(), args_config) {}
 
@@ -730,7 +742,7 @@ void TensorAccessorArgs::append_to(std::vector<uint32_t>& compile_time_args,
         append_sharded_args(common_runtime_args, true);
     } else {
         compile_time_args.push_back(args_config_.raw());
-        compile_time_args.push_back(static_cast<uint32_t>(buffer_->aligned_page_size()));
+        compile_time_args.push_back(buffer_ == nullptr ? 0u : static_cast<uint32_t>(buffer_->aligned_page_size()));
     }
 }
 
@@ -1080,7 +1092,7 @@ void run_program(const ProgramState& state) {
         } else {
             const emu::KernelInfo& built = emu::build_kernel(
                 {kernel.path, kernel.compile_args, kernel.defines, kernel.named_args, cb_formats_of(state, kernel),
-                 kernel.role == emu::KernelRole::Compute ? &kernel.options : nullptr, kernel.noc});
+                 kernel.role == emu::KernelRole::Compute ? &kernel.options : nullptr, kernel.noc, device.arch()});
             device_kernel_ids.push_back(device.add_kernel(built, kernel.source, kernel.role, kernel.cores,
                                                           kernel.compile_args, kernel.noc, kernel.options));
         }

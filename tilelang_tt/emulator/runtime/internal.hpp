@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -190,6 +191,9 @@ struct Core {
   std::vector<uint32_t> semaphore_init;
   std::array<CB, kMaxCBs> cbs{};
   std::array<int, 3> kernel_of_role{-1, -1, -1};
+  // The mailboxes between the core's RISC-Vs (tt-llk ckernel.h mailbox_write / mailbox_read), by sender and
+  // receiver ThreadId (ckernel_defs.h: 0 BRISC, 1-3 the TRISCs): each message with the time it was written.
+  std::array<std::array<std::deque<std::pair<uint32_t, uint64_t>>, 4>, 4> mailbox{};
   std::condition_variable cv;
   uint32_t l1_base_addr() const { return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(l1)); }
 };
@@ -201,7 +205,7 @@ struct Range {
 
 // What a blocked thread waits for (for the deadlock check and report).
 struct WaitState {
-  enum Kind : uint8_t { None, CbFront, CbBack, Semaphore } kind = None;
+  enum Kind : uint8_t { None, CbFront, CbBack, Semaphore, Mailbox } kind = None;  // Mailbox: cb = sender, wanted = receiver
   uint32_t cb = 0, wanted = 0;
   volatile uint32_t* sem = nullptr;
   bool at_least = false;
@@ -239,6 +243,7 @@ struct ThreadCtx {
   std::vector<Range> pending_reads;   // local destinations of NOC reads not yet barriered
   std::vector<Range> pending_writes;  // local sources of NOC writes not yet barriered/flushed
   WaitState wait;
+  uint8_t next_trisc = 0;  // a compute kernel's mailbox reads: the TRISC (0 unpack, 1 math, 2 pack) reading next
   bool finished = false;
   // For the launch's watchdog (DeviceImpl::supervise): bumped by the thread whenever one of its clocks moves;
   // whether it sleeps in block_until (guarded by mu); the kernel API call it made last (ctx).

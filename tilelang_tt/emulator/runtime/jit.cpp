@@ -170,6 +170,10 @@ const KernelInfo& build_and_load(const KernelBuild& build) {
     // noc, which dataflow_api_common.h makes noc_index.
     argv.push_back("-DNOC_INDEX=" + std::to_string(build.noc));
   }
+  // tt-metal 0.81.1 JitBuildEnv::init (tt_metal/jit_build/build.cpp): every kernel is built with its arch's
+  // ARCH_WORMHOLE / ARCH_BLACKHOLE, which the headers test (api/dataflow/dataflow_api.h: DRAM_ALIGNMENT).
+  if (build.arch == "wormhole_b0") argv.push_back("-DARCH_WORMHOLE");
+  if (build.arch == "blackhole") argv.push_back("-DARCH_BLACKHOLE");
   for (const auto& [name, value] : build.defines) argv.push_back("-D" + name + "=" + value);
   const std::string unit = "#include \"" + build.path + "\"\n"
                            "extern \"C\" void tt_emu_jit_entry() { kernel_main(); }\n";

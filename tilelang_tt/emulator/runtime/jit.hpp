@@ -29,6 +29,7 @@ struct KernelBuild {
   std::vector<uint8_t> cb_formats;  // kernel-side DataFormat by CB index, 0xff for none (chlkc_descriptors.h)
   const ComputeOptions* compute = nullptr;  // a compute kernel's config (its descriptors); null for data movement
   uint8_t noc = 0;  // a data-movement kernel's DataMovementConfig::noc (its NOC_INDEX)
+  std::string arch;  // the device's arch (contract/arch.py name): the build's ARCH_* define
 };
 
 // tt-metal 0.81.1 KernelSource's search (tt_metal/impl/kernels/kernel.cpp, source_search_paths): the

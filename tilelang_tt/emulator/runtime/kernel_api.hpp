@@ -29,6 +29,8 @@ using Loc = std::source_location;
 
 // ---- arguments ----
 uint32_t arg(uint32_t idx, bool common, Loc loc);
+// The address of that arg in the launch's copy of the args (get_arg_addr / get_common_arg_addr).
+uintptr_t arg_addr(uint32_t idx, bool common, Loc loc);
 
 // Protocol error found by a check in an API header: names the calling kernel and `loc`. The
 // printf-style form formats its message (kernel headers include no <string>: see device_types.hpp).
@@ -52,6 +54,10 @@ struct CbState {
   uint32_t size, limit, page_size, num_pages, rd_ptr, wr_ptr;
 };
 CbState cb_state(uint32_t cb, const char* fn, Loc loc);
+// A write to a field of the CB's LocalCBInterface (bytes): the read or write pointer moves to the FIFO's page
+// at that L1 address; the other fields may not be written.
+enum class CbField : uint8_t { Size, Limit, PageSize, NumPages, RdPtr, WrPtr };
+void cb_set_field(uint32_t cb, CbField field, uint32_t value, Loc loc);
 
 // ---- NOC ----
 uint32_t num_dram_banks();
@@ -87,6 +93,15 @@ void semaphore_inc(uint64_t dst, uint32_t incr, Loc loc);
 void semaphore_set_multicast(uint32_t src_l1, uint64_t dst_mcast, uint32_t num_dests, bool loopback, bool linked,
                              uint8_t noc, Loc loc);
 void semaphore_set_remote(uint32_t src_l1, uint64_t dst, Loc loc);
+// Atomically adds `incr` to the word at the multicast rectangle's address on each of its cores but the caller
+// (noc_semaphore_inc_multicast: the sender is never a destination).
+void semaphore_inc_multicast(uint64_t dst_mcast, uint32_t incr, uint32_t num_dests, uint8_t noc, Loc loc);
+
+// ---- mailboxes between the core's RISC-Vs (tt-llk ckernel.h) ----
+// Sends `data` to thread `thread` (ckernel_defs.h ThreadId: 0 BRISC, 1 unpack, 2 math, 3 pack) of the calling
+// kernel's core; reads block until a message from `thread` to the caller arrives and take the oldest.
+void mailbox_write(uint8_t thread, uint32_t data, Loc loc);
+uint32_t mailbox_read(uint8_t thread, Loc loc);
 
 // ---- compute: DST register file ----
 void tile_regs_acquire(Loc loc);

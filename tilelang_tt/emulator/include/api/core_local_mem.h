@@ -1,5 +1,6 @@
 // tt-metal 0.81.1 api/core_local_mem.h: CoreLocalMem<T>, a typed view of an address in this core's L1.
-// Here its construction, address and element access; not the iterator arithmetic or the NOC traits.
+// Here its construction, address and element access, and (in a data movement build, as there) its NOC
+// traits: a local-L1 source or destination at an offset; not the iterator arithmetic.
 #pragma once
 
 #include <cstdint>
@@ -23,3 +24,27 @@ class CoreLocalMem {
  private:
   AddressType address_;
 };
+
+#if !defined(COMPILE_FOR_TRISC)
+#include "api/dataflow/noc.h"
+
+template <typename T, typename AddressType>
+struct noc_traits_t<CoreLocalMem<T, AddressType>> {
+  struct src_args_type {
+    AddressType offset_bytes = 0;
+  };
+  struct dst_args_type {
+    AddressType offset_bytes = 0;
+  };
+  template <Noc::AddressType address_type>
+  static auto src_addr(const CoreLocalMem<T, AddressType>& src, const Noc&, const src_args_type& args, emu::k::Loc) {
+    static_assert(address_type == Noc::AddressType::LOCAL_L1, "CoreLocalMem can only be used as local L1 source");
+    return static_cast<uint32_t>(src.get_address() + args.offset_bytes);
+  }
+  template <Noc::AddressType address_type>
+  static auto dst_addr(const CoreLocalMem<T, AddressType>& dst, const Noc&, const dst_args_type& args, emu::k::Loc) {
+    static_assert(address_type == Noc::AddressType::LOCAL_L1, "CoreLocalMem can only be used as local L1 dest");
+    return static_cast<uint32_t>(dst.get_address() + args.offset_bytes);
+  }
+};
+#endif

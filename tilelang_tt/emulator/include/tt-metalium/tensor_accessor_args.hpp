@@ -26,6 +26,8 @@ public:
     explicit TensorAccessorArgs(
         const Buffer& buffer, tensor_accessor::ArgsConfig args_config = tensor_accessor::ArgConfig::None);
     explicit TensorAccessorArgs(
+        const Buffer* buffer, tensor_accessor::ArgsConfig args_config = tensor_accessor::ArgConfig::None);
+    explicit TensorAccessorArgs(
         const distributed::MeshBuffer& buffer, tensor_accessor::ArgsConfig args_config = tensor_accessor::ArgConfig::None);
     explicit TensorAccessorArgs(
         const std::shared_ptr<distributed::MeshBuffer>& buffer,

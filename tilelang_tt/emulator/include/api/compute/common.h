@@ -8,6 +8,7 @@
 #include "api/emu/kernel_common.h"
 #include "api/debug/assert.h"  // as tt-metal 0.81.1's api/compute/common.h does
 #include "api/emu/cb_interface.h"  // get_local_cb_interface: common_globals.h -> llk_unpack_common_api.h -> llk_io.h there
+#include "ckernel.h"  // mailbox_read / mailbox_write: common_globals.h reaches tt-llk's ckernel.h there
 #include "api/emu/chlkc_descriptors.h"
 #include "api/emu/llk_calls.h"
 #include "llk_defs.h"
@@ -55,6 +56,18 @@ constexpr void check_fpu_binary() {
 }  // namespace ckernel
 
 using namespace ckernel;
+
+// The address of runtime arg `arg_idx` (tt-metal: &rta_l1_base[arg_idx] in L1; here in the launch's copy of
+// the args), which the kernel may read through; an index past the args set is an error (tt-metal's watcher
+// assert DebugAssertRtaOutOfBounds).
+static FORCE_INLINE uintptr_t get_arg_addr(int arg_idx, emu::k::Loc loc = emu::k::Loc::current()) {
+  return emu::k::arg_addr(static_cast<uint32_t>(arg_idx), false, loc);
+}
+
+static FORCE_INLINE uintptr_t get_common_arg_addr(int arg_idx, emu::k::Loc loc = emu::k::Loc::current()) {
+  return emu::k::arg_addr(static_cast<uint32_t>(arg_idx), true, loc);
+}
+
 
 // api/compute/common_globals.h: code for one TRISC (MATH(x) only in the math build ...). The emulator's
 // compute kernel is all three TRISCs in one build: each runs its part.

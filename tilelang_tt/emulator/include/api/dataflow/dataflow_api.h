@@ -17,11 +17,32 @@
 
 using emu::k::Loc;
 
+// The address of runtime arg `arg_idx` (tt-metal: &rta_l1_base[arg_idx] in L1; here in the launch's copy of
+// the args), which the kernel may read through; an index past the args set is an error (tt-metal's watcher
+// assert DebugAssertRtaOutOfBounds).
+static FORCE_INLINE uintptr_t get_arg_addr(int arg_idx, emu::k::Loc loc = emu::k::Loc::current()) {
+  return emu::k::arg_addr(static_cast<uint32_t>(arg_idx), false, loc);
+}
+
+static FORCE_INLINE uintptr_t get_common_arg_addr(int arg_idx, emu::k::Loc loc = emu::k::Loc::current()) {
+  return emu::k::arg_addr(static_cast<uint32_t>(arg_idx), true, loc);
+}
+
+
 constexpr uint32_t NOC_MAX_BURST_SIZE = 8192;
 constexpr uint32_t NOC_UNICAST_WRITE_VC = 1;
 constexpr uint32_t NOC_MULTICAST_WRITE_VC = 4;
 
 enum class ProgrammableCoreType : uint8_t { TENSIX = 0, ACTIVE_ETH = 1, IDLE_ETH = 2 };
+
+// The DRAM alignment of the kernel's arch, a constant as there (tt-metal 0.81.1 internal/tt-1xx/<arch>/noc/
+// noc_parameters.h: the larger of NOC_DRAM_READ_ALIGNMENT_BYTES and NOC_DRAM_WRITE_ALIGNMENT_BYTES, 32 on
+// Wormhole, 64 on Blackhole); defined for the kernels built with their arch's define (runtime/jit.cpp).
+#if defined(ARCH_WORMHOLE)
+#define DRAM_ALIGNMENT 32u
+#elif defined(ARCH_BLACKHOLE)
+#define DRAM_ALIGNMENT 64u
+#endif
 
 // The core's zero region (tt-metal dev_mem_map.h): MEM_ZEROS_SIZE bytes that always read as zero.
 #define MEM_ZEROS_SIZE 512
@@ -223,6 +244,12 @@ template <bool posted = false>
 FORCE_INLINE void noc_semaphore_inc(uint64_t addr, uint32_t incr, uint8_t /*noc_id*/ = noc_index,
                                     uint8_t /*vc*/ = NOC_UNICAST_WRITE_VC, Loc loc = Loc::current()) {
   emu::k::semaphore_inc(addr, incr, loc);
+}
+template <bool posted = false>
+FORCE_INLINE void noc_semaphore_inc_multicast(uint64_t addr, uint32_t incr, uint32_t num_dests,
+                                              uint8_t noc_id = noc_index, uint8_t /*vc*/ = NOC_MULTICAST_WRITE_VC,
+                                              Loc loc = Loc::current()) {
+  emu::k::semaphore_inc_multicast(addr, incr, num_dests, noc_id, loc);
 }
 inline void noc_semaphore_set_remote(uint32_t src_local_l1_addr, uint64_t dst_noc_addr, uint8_t /*noc*/ = noc_index,
                                      Loc loc = Loc::current()) {

@@ -1,6 +1,7 @@
 // tt-metal 0.81.1 api/dataflow/endpoints.h: NOC endpoints given by coordinates and an address. Here the
-// unicast one (UnicastEndpoint: noc_x, noc_y, addr; a local-L1 use takes the address alone). Not here:
-// PrecomposedUnicastEndpoint, MulticastEndpoint and the allocator-bank endpoints.
+// unicast one (UnicastEndpoint: noc_x, noc_y, addr; a local-L1 use takes the address alone) and the
+// multicast one (MulticastEndpoint: a rectangle and an address, the destination of
+// Noc::async_write_multicast). Not here: PrecomposedUnicastEndpoint and the allocator-bank endpoints.
 #pragma once
 
 #include <cstdint>
@@ -42,5 +43,30 @@ struct noc_traits_t<UnicastEndpoint> {
     } else {
       return endpoint.get_noc_unicast_addr(args.noc_x, args.noc_y, args.addr, noc.get_noc_id());
     }
+  }
+};
+
+struct MulticastEndpoint {
+  uint64_t get_noc_multicast_addr(uint32_t noc_x_start, uint32_t noc_y_start, uint32_t noc_x_end, uint32_t noc_y_end,
+                                  uint32_t addr, uint8_t noc) const {
+    return ::get_noc_multicast_addr(noc_x_start, noc_y_start, noc_x_end, noc_y_end, addr, noc);
+  }
+};
+
+template <>
+struct noc_traits_t<MulticastEndpoint> {
+  struct dst_args_mcast_type {
+    uint32_t noc_x_start{};
+    uint32_t noc_y_start{};
+    uint32_t noc_x_end{};
+    uint32_t noc_y_end{};
+    uint32_t addr{};
+  };
+  template <Noc::AddressType address_type>
+  static uint64_t dst_addr_mcast(const MulticastEndpoint& dst, const Noc& noc, const dst_args_mcast_type& args,
+                                 emu::k::Loc) {
+    static_assert(address_type == Noc::AddressType::NOC);
+    return dst.get_noc_multicast_addr(args.noc_x_start, args.noc_y_start, args.noc_x_end, args.noc_y_end, args.addr,
+                                      noc.get_noc_id());
   }
 };

@@ -59,6 +59,8 @@ class Noc {
   using src_args_t = typename noc_traits_t<T>::src_args_type;
   template <typename T>
   using dst_args_t = typename noc_traits_t<T>::dst_args_type;
+  template <typename T>
+  using dst_args_mcast_t = typename noc_traits_t<T>::dst_args_mcast_type;
 
   template <NocOptions opts>
   static constexpr void check_options() {
@@ -94,6 +96,23 @@ class Noc {
     const uint32_t src_addr = noc_traits_t<Src>::template src_addr<AddressType::LOCAL_L1>(src, *this, src_args, loc);
     const uint64_t dst_addr = noc_traits_t<Dst>::template dst_addr<AddressType::NOC>(dst, *this, dst_args, loc);
     emu::k::noc_write(src_addr, dst_addr, size_bytes, loc);
+  }
+
+  // Multicasts `size_bytes` from `src` (this core's L1) to `num_dsts` cores of the rectangle `dst` names
+  // (a MulticastEndpoint); with NocOptions::MCAST_INCL_SRC the sender is one of them
+  // (noc_async_write_multicast_loopback_src), else it is not (noc_async_write_multicast). As tt-metal
+  // 0.81.1 noc.h, no transaction ids or posted multicasts.
+  template <NocOptions opts = NocOptions::DEFAULT, uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1, typename Src,
+            typename Dst>
+  void async_write_multicast(const Src& src, const Dst& dst, uint32_t size_bytes, uint32_t num_dsts,
+                             const src_args_t<Src>& src_args, const dst_args_mcast_t<Dst>& dst_args,
+                             bool linked = false, emu::k::Loc loc = emu::k::Loc::current()) const {
+    static_assert(!has_flag(opts, NocOptions::TXN_ID), "Mcasts with transaction id are not supported yet");
+    static_assert(!has_flag(opts, NocOptions::POSTED), "Mcasts with posted transactions are not supported");
+    const uint32_t src_addr = noc_traits_t<Src>::template src_addr<AddressType::LOCAL_L1>(src, *this, src_args, loc);
+    const uint64_t dst_addr = noc_traits_t<Dst>::template dst_addr_mcast<AddressType::NOC>(dst, *this, dst_args, loc);
+    emu::k::noc_write_multicast(src_addr, dst_addr, size_bytes, num_dsts, has_flag(opts, NocOptions::MCAST_INCL_SRC),
+                                linked, noc_id_, loc);
   }
 
   template <NocOptions opts = NocOptions::DEFAULT>

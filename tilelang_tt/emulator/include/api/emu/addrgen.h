@@ -38,28 +38,36 @@ FORCE_INLINE uint64_t get_noc_addr(uint32_t addr, uint8_t /*noc*/ = noc_index,
   return emu::k::noc_self_addr(addr, loc);
 }
 
+namespace emu::detail {
+// L1-interleaved pages are not emulated: a generator of them may be built (ttnn's matmul readers build one
+// over the placeholder accessor of an absent sparsity tensor and never read it), not addressed.
+inline uint64_t dram_page_addr(bool dram, uint32_t base, uint32_t page_size, uint32_t id, uint32_t offset,
+                               emu::k::Loc loc) {
+  if (!dram) emu::k::api_error("emulator: L1-interleaved buffers are not supported (a page address of one)", loc);
+  return emu::k::noc_dram_page_addr(base, page_size, id, offset);
+}
+}  // namespace emu::detail
+
 template <bool DRAM>
 struct InterleavedAddrGen {
-  static_assert(DRAM, "emulator: L1-interleaved buffers are not supported");
   static constexpr bool is_dram = DRAM;
   uint32_t bank_base_address;
   uint32_t page_size;
   uint64_t get_noc_addr(uint32_t id, uint32_t offset = 0, uint8_t /*noc*/ = noc_index,
-                        emu::k::Loc /*loc*/ = emu::k::Loc::current()) const {
-    return emu::k::noc_dram_page_addr(bank_base_address, page_size, id, offset);
+                        emu::k::Loc loc = emu::k::Loc::current()) const {
+    return emu::detail::dram_page_addr(DRAM, bank_base_address, page_size, id, offset, loc);
   }
 };
 
 template <bool DRAM, uint32_t tile_hw = 1024>
 struct InterleavedAddrGenFast {
-  static_assert(DRAM, "emulator: L1-interleaved buffers are not supported");
   static constexpr bool is_dram = DRAM;
   uint32_t bank_base_address;
   uint32_t page_size;
   DataFormat data_format;
   uint64_t get_noc_addr(uint32_t id, uint32_t offset = 0, uint8_t /*noc*/ = noc_index,
-                        emu::k::Loc /*loc*/ = emu::k::Loc::current()) const {
-    return emu::k::noc_dram_page_addr(bank_base_address, page_size, id, offset);
+                        emu::k::Loc loc = emu::k::Loc::current()) const {
+    return emu::detail::dram_page_addr(DRAM, bank_base_address, page_size, id, offset, loc);
   }
 };
 

@@ -1,32 +1,78 @@
 // tt-metal's LocalCBInterface (internal/circular_buffer_interface.h): FIFO size, limit, page size and
 // pointers in bytes (L1 addresses) as a data movement kernel sees it, in 16-byte units as a compute
-// kernel (COMPILE_FOR_TRISC) does. The device model keeps the
-// FIFO state, so get_local_cb_interface returns a snapshot by value where tt-metal returns a
-// reference into the core's interface table: reading a field works as there, a kernel that writes one
-// (moving a FIFO pointer by hand) does not compile.
+// kernel (COMPILE_FOR_TRISC) does. The device model keeps the FIFO state, so get_local_cb_interface
+// returns a view of CB `cb_id` where tt-metal returns a reference into the core's interface table: each
+// field reads the model's value when read, and a kernel may write the FIFO pointers as there
+// (fifo_rd_ptr / fifo_wr_ptr: ttnn's matmul compute kernel points an alias CB's read pointer at another
+// CB's, bmm_large_block_zm_fused_bias_activation.cpp reload_from_cb_to_dst), which moves the model's
+// pointer to that page of the FIFO (an address off a page boundary or outside the FIFO is an error). A
+// write to another field is an error.
 #pragma once
 
 #include <cstdint>
 
 #include "api/emu/kernel_common.h"
 
+namespace emu::detail {
+#ifdef COMPILE_FOR_TRISC
+// A compute kernel's interface holds sizes and pointers in 16-byte units
+// (CIRCULAR_BUFFER_COMPUTE_ADDR_SHIFT = 4, tt-metalium/circular_buffer_constants.h).
+inline constexpr uint32_t kCbAddrShift = 4;
+#else
+inline constexpr uint32_t kCbAddrShift = 0;
+#endif
+
+template <emu::k::CbField field>
+struct CbInterfaceField {
+  uint32_t cb;
+  emu::k::Loc loc;
+  operator uint32_t() const {
+    const emu::k::CbState s = emu::k::cb_state(cb, "get_local_cb_interface", loc);
+    switch (field) {
+      case emu::k::CbField::Size: return s.size >> kCbAddrShift;
+      case emu::k::CbField::Limit: return s.limit >> kCbAddrShift;
+      case emu::k::CbField::PageSize: return s.page_size >> kCbAddrShift;
+      case emu::k::CbField::NumPages: return s.num_pages;
+      case emu::k::CbField::RdPtr: return s.rd_ptr >> kCbAddrShift;
+      case emu::k::CbField::WrPtr: return s.wr_ptr >> kCbAddrShift;
+    }
+    return 0;
+  }
+  void bind(uint32_t cb_id, emu::k::Loc where) {
+    cb = cb_id;
+    loc = where;
+  }
+  CbInterfaceField& operator=(uint32_t value) {
+    emu::k::cb_set_field(cb, field, field == emu::k::CbField::NumPages ? value : value << kCbAddrShift, loc);
+    return *this;
+  }
+  CbInterfaceField& operator=(const CbInterfaceField& other) { return *this = static_cast<uint32_t>(other); }
+  template <emu::k::CbField other_field>
+  CbInterfaceField& operator=(const CbInterfaceField<other_field>& other) {
+    return *this = static_cast<uint32_t>(other);
+  }
+};
+}  // namespace emu::detail
+
 struct LocalCBInterface {
-  uint32_t fifo_size;
-  uint32_t fifo_limit;
-  uint32_t fifo_page_size;
-  uint32_t fifo_num_pages;
-  uint32_t fifo_rd_ptr;
-  uint32_t fifo_wr_ptr;
+  emu::detail::CbInterfaceField<emu::k::CbField::Size> fifo_size;
+  emu::detail::CbInterfaceField<emu::k::CbField::Limit> fifo_limit;
+  emu::detail::CbInterfaceField<emu::k::CbField::PageSize> fifo_page_size;
+  emu::detail::CbInterfaceField<emu::k::CbField::NumPages> fifo_num_pages;
+  emu::detail::CbInterfaceField<emu::k::CbField::RdPtr> fifo_rd_ptr;
+  emu::detail::CbInterfaceField<emu::k::CbField::WrPtr> fifo_wr_ptr;
 };
 
-FORCE_INLINE const LocalCBInterface get_local_cb_interface(uint32_t cb_id, emu::k::Loc loc = emu::k::Loc::current()) {
-  const emu::k::CbState s = emu::k::cb_state(cb_id, "get_local_cb_interface", loc);
-#ifdef COMPILE_FOR_TRISC
-  // A compute kernel's interface holds sizes and pointers in 16-byte units
-  // (CIRCULAR_BUFFER_COMPUTE_ADDR_SHIFT = 4, tt-metalium/circular_buffer_constants.h).
-  constexpr uint32_t shift = 4;
-  return {s.size >> shift, s.limit >> shift, s.page_size >> shift, s.num_pages, s.rd_ptr >> shift, s.wr_ptr >> shift};
-#else
-  return {s.size, s.limit, s.page_size, s.num_pages, s.rd_ptr, s.wr_ptr};
-#endif
+// A reference, as there (kernels bind it: `auto& cb = get_local_cb_interface(id)`): the calling thread's view of
+// the CB, naming the caller's line.
+FORCE_INLINE LocalCBInterface& get_local_cb_interface(uint32_t cb_id, emu::k::Loc loc = emu::k::Loc::current()) {
+  static thread_local LocalCBInterface views[256];
+  LocalCBInterface& view = views[cb_id & 0xFF];
+  view.fifo_size.bind(cb_id, loc);  // rebinding, not an assignment (which would write the field)
+  view.fifo_limit.bind(cb_id, loc);
+  view.fifo_page_size.bind(cb_id, loc);
+  view.fifo_num_pages.bind(cb_id, loc);
+  view.fifo_rd_ptr.bind(cb_id, loc);
+  view.fifo_wr_ptr.bind(cb_id, loc);
+  return view;
 }

@@ -84,7 +84,6 @@ struct TensorAccessor;
 // Interleaved: an InterleavedAddrGen (bank_base_address, page_size), as in tt-metal.
 template <typename Args>
 struct TensorAccessor<Args, false> : InterleavedAddrGen<Args::is_dram> {
-  static_assert(Args::is_dram, "emulator: TensorAccessor over L1-interleaved buffers is not supported");
   static constexpr bool is_dram = Args::is_dram;
 
   TensorAccessor(const Args& args_in, std::size_t bank_base_address_in, uint32_t page_size_in)
@@ -96,8 +95,8 @@ struct TensorAccessor<Args, false> : InterleavedAddrGen<Args::is_dram> {
 
   uint32_t get_aligned_page_size() const { return aligned_page_size; }
   uint64_t get_noc_addr(uint32_t page_id, uint32_t offset = 0, uint8_t /*noc*/ = noc_index,
-                        emu::k::Loc /*loc*/ = emu::k::Loc::current()) const {
-    return emu::k::noc_dram_page_addr(this->bank_base_address, aligned_page_size, page_id, offset);
+                        emu::k::Loc loc = emu::k::Loc::current()) const {
+    return emu::detail::dram_page_addr(is_dram, this->bank_base_address, aligned_page_size, page_id, offset, loc);
   }
   constexpr uint32_t get_bank_base_address() const { return this->bank_base_address; }
 

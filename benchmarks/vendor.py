@@ -1,0 +1,128 @@
+"""Tenstorrent's own programs and ours for the same work, on the same timing model (issue 31, item 5).
+
+    .venv/bin/python -m benchmarks.vendor [--quick] [--out benchmarks/results/vendor.json]
+
+Each row runs a vendor program (from the pinned ttnn 0.81.1 wheel, unmodified, with the host arguments its
+program factory computes) and TileLang's program for the same work, both on the emulator, and writes
+``{case, arch, ttnn_us, ours_us, ratio, silicon_us, ttnn_matches_torch, ours_matches_torch}``:
+``ratio`` = ours_us / ttnn_us (below 1: ours predicted faster); ``*_matches_torch`` None where the row
+ran timing only (no arithmetic).
+
+GEMM (``gemm ...`` rows): C = A @ B, n x n x n, on Wormhole's 8 x 8 grid.
+- ttnn: the 2-D multicast matmul (MatmulMultiCoreReuseMcast2DProgramFactory,
+  tests/emulator/host_programs.Mcast2DMatmul) with its out-of-box blocking
+  (Mcast2DMatmul.out_of_box: create_matmul_program_config's choice for interleaved tensors: a core's share
+  of C, in the largest output blocks whose CBs fit L1 by ttnn's estimate, a K step of 4 tiles, the
+  sub-block get_subblock_sizes picks), bfloat16 DST, no packer L1 accumulation.
+- ours: TileLang's GEMM (tests/kernels.py ``gemm``) compiled for the same grid with multicast, in
+  256 x 256 x 128 blocks (a core's share when smaller), bfloat16 accumulation, the same fidelity and
+  input storage (``bfloat8_b``: A and B stored as Bfp8_b, as ttnn's BFP8 rows).
+- silicon_us: Tenstorrent's published device time for that shape and configuration where there is one
+  (tech_reports/GEMM_FLOPS/GEMM_FLOPS.md, collected in ../shared/reference/hardware-figures.md): the
+  "N150 Out of Box Results" (BF16 HiFi2, DRAM, 8x8: the program the ttnn column runs) and, for the other
+  configurations, the "N150 Manually Tuned Configurations" rows of 2048^3 and 4096^3 (the same kernels
+  with hand-picked blocks: a reference, not the same blocking). The reports give utilization; the device
+  time is ideal cycles / utilization (ideal = n^3 / 32^3 tile products x 16 cycles per fidelity phase / 64
+  cores at 1 GHz), as benchmarks/run.py and benchmarks/calibration.py turn them.
+
+Full run: 1024^3, 2048^3, 4096^3 x (BF16 HiFi4, BF16 HiFi2, BFP8 HiFi2, BFP8 LoFi), timing only.
+``--quick``: one small GEMM (256^3 on 2 x 2 cores, BF16 HiFi4) with numerics against torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+
+import tilelang_tt
+from benchmarks.calibration import OUT_OF_BOX
+from benchmarks.run import FIDELITY_PHASES, KERNELS, ROOT, TTNN_N150_SAME_SHAPE, bf16
+from tests.emulator.device_harness import bf16_to_f32, untilize
+from tests.emulator.host_programs import Mcast2DMatmul, run_mcast
+from tilelang_tt.contract.arch import get_arch
+from tilelang_tt.layout import BufferLayout
+
+GRID = (8, 8)
+# (storage of A and B, math fidelity) of the full run, as tech_reports/GEMM_FLOPS tabulates them
+CONFIGS = (("bfloat16", "HiFi4"), ("bfloat16", "HiFi2"), ("bfloat8_b", "HiFi2"), ("bfloat8_b", "LoFi"))
+SIZES = (1024, 2048, 4096)
+DATA_FORMAT = {"bfloat16": "Float16_b", "bfloat8_b": "Bfp8_b"}
+OUR_BLOCK = (256, 256, 128)
+
+
+def silicon_us(n: int, storage: str, fidelity: str, cores: int = 64) -> float | None:
+    """Tenstorrent's device time of an n^3 GEMM on an N150's 8 x 8 grid (see the module docstring)."""
+    if (storage, fidelity) == ("bfloat16", "HiFi2") and (n, n, n) in OUT_OF_BOX["wormhole_b0"]:
+        utilization = OUT_OF_BOX["wormhole_b0"][(n, n, n)]
+    elif (storage, fidelity, n) in TTNN_N150_SAME_SHAPE:
+        utilization = TTNN_N150_SAME_SHAPE[(storage, fidelity, n)][1]
+    else:
+        return None
+    ideal_cycles = n**3 / 32**3 * 16 * FIDELITY_PHASES[fidelity] / cores
+    return round(ideal_cycles / (utilization / 100) / get_arch("wormhole_b0").clock_hz * 1e6, 1)
+
+
+def close_to_torch(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Within bfloat16 partials' rounding of an fp32 product: |out - a @ b| <= 2^-8 |a @ b| + K 2^-8 (|a| @ |b|)
+    (tests/emulator/test_ttnn_kernels.matmul_close's bound)."""
+    a, b, out = a.float(), b.float(), out.float()
+    ref = a @ b
+    bound = ref.abs() * 2.0**-8 + a.shape[1] * 2.0**-8 * (a.abs() @ b.abs())
+    return bool(((out - ref).abs() <= bound).all())
+
+
+def gemm_row(n: int, storage: str, fidelity: str, grid=GRID, numerics: bool = False) -> dict:
+    tiles = n // 32
+    mm = Mcast2DMatmul.out_of_box(tiles, tiles, tiles, grid, DATA_FORMAT[storage], fidelity)
+    a, b = bf16(n, n), bf16(n, n)
+    if numerics:
+        res = run_mcast(mm, a.float().numpy(), b.float().numpy())
+        c = untilize(bf16_to_f32(res.outputs["C"].view(np.uint16).reshape(-1)), n, n)
+        ttnn_ok = close_to_torch(torch.from_numpy(np.ascontiguousarray(c)), a, b)
+    else:
+        res, ttnn_ok = run_mcast(mm), None
+    ttnn_s = res.counters["timing"]["seconds"]
+
+    bm, bn = min(OUR_BLOCK[0], n // grid[1]), min(OUR_BLOCK[1], n // grid[0])
+    layouts = {name: BufferLayout(dtype=storage) for name in "AB"} if storage != "bfloat16" else None
+    artifacts = tilelang_tt.compile(KERNELS.gemm(n, n, n, bm, bn, OUR_BLOCK[2], accum_dtype="bfloat16"),
+                                    arch="wormhole_b0", grid=grid, multicast="on", math_fidelity=fidelity,
+                                    layouts=layouts)
+    out = artifacts.run(a, b, timing_only=not numerics)
+    ours_ok = close_to_torch(out, a, b) if numerics else None
+    ours_s = artifacts.last_counters["timing"]["seconds"]
+    return {"case": f"gemm {n}^3 {storage} {fidelity} {grid[0]}x{grid[1]}", "arch": "wormhole_b0",
+            "ttnn_us": round(ttnn_s * 1e6, 1), "ours_us": round(ours_s * 1e6, 1),
+            "ratio": round(ours_s / ttnn_s, 3), "silicon_us": silicon_us(n, storage, fidelity),
+            "ttnn_matches_torch": ttnn_ok, "ours_matches_torch": ours_ok}
+
+
+def rows(quick: bool):
+    """The rows, one at a time (smallest GEMMs first)."""
+    if quick:
+        yield gemm_row(256, "bfloat16", "HiFi4", grid=(2, 2), numerics=True)
+        return
+    for n in SIZES:
+        for storage, fidelity in CONFIGS:
+            yield gemm_row(n, storage, fidelity)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one small case with numerics")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "vendor.json")
+    args = parser.parse_args(argv)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    results = []
+    for row in rows(args.quick):  # the file holds every row done so far
+        results.append(row)
+        print(json.dumps(row), flush=True)
+        args.out.write_text(json.dumps(results, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
