@@ -233,6 +233,30 @@ def test_a_slice_between_two_named_bounds_has_their_constant_extent():
     assert_close(run(named_bounds(64, 128), x), x * 2, 1e-6)
 
 
+def register_copy(n, threads=32, npt=8):
+    """TileOPs' ``_make_unary_regcopy``: a block copied into a rank-1 fragment, computed element-wise at
+    the flat index ``i * npt + j`` of a (threads, npt) nest, copied out."""
+    block = threads * npt
+
+    @T.prim_func
+    def main(x: T.Tensor((n,), "bfloat16"), y: T.Tensor((n,), "bfloat16")):
+        with T.Kernel(n // block, threads=threads) as bx:
+            x_reg = T.alloc_fragment((block,), "bfloat16")
+            y_reg = T.alloc_fragment((block,), "bfloat16")
+            T.copy(x[bx * block:(bx + 1) * block], x_reg)
+            for i, j in T.Parallel(threads, npt):
+                val = x_reg[i * npt + j]
+                y_reg[i * npt + j] = T.if_then_else(val > T.bfloat16(0), val, val * T.bfloat16(0.25))
+            T.copy(y_reg, y[bx * block:(bx + 1) * block])
+
+    return main
+
+
+def test_on_chip_blocks_at_a_flat_index_of_the_nest_are_one_loop_over_their_elements():
+    x = bf16(1024, seed=5)
+    assert_close(run(register_copy(1024), x), torch.where(x.float() > 0, x.float(), x.float() * 0.25), 2.0**-7)
+
+
 # Refused forms: each at its statement, with a rewrite
 
 

@@ -14,7 +14,8 @@ name one of a 2-D nest's (a per-row ``S[by * bm + i]`` or per-column ``B[bx * bn
 into a vector block) or both swapped (the block read transposed: compute's ``transpose_tile``); a
 shifted read ``x[i, j + 64]`` is its own block. A nest whose stores all swap its loops is written in
 their order (``Y[bx * 32 + j, by * 32 + i] = ..``: the nest over (j, i)); a nest of several loops
-used only through one flat index ``(bx * t + i) * n + j`` becomes one loop over its elements. An
+used only through one flat index ``(bx * t + i) * n + j`` becomes one loop over its elements, and so
+does a nest that indexes rank-1 on-chip blocks at that flat index only (``y_reg[i * 8 + j]``). An
 ``if`` in the nest whose conditions the block coordinates' ranges and the values named before the nest
 prove is dropped (``if m_start + i < m`` where the blocks tile ``m``; an ``else`` taken or not); a store
 guarded on the first index, ``if i < valid: C[row + i, ..] = ..`` (the rows a block holds), is computed
@@ -137,7 +138,7 @@ def _legalize_nest(func, loop, loops, body, names, allocated, facts, complete=Fa
                 return None
             target, indices = found
         stmts.append(keep_span(s, tirx.BufferStore(target, value, indices)))
-    if not nest.order or (complete and any(contains(s, lambda n: isinstance(
+    if (not nest.order and not complete) or (complete and any(contains(s, lambda n: isinstance(
             n, tirx.BufferLoad) and is_global_buffer(n.buffer)) for s in stmts)):
         return None
     new_body = rebuild_nest(loops, seq(stmts))
