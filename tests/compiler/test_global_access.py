@@ -315,6 +315,22 @@ def scale_column_in_k_loop(m, n, groups):
     return main
 
 
+def scalar_rows(b, n):
+    """KernelBench's one single-thread program per row: a running product swept over the row, stored
+    element by element, no T.Parallel and no T.copy."""
+
+    @T.prim_func
+    def main(X: T.Tensor((b, n), "float32"), Y: T.Tensor((b, n), "float32")):
+        with T.Kernel(b, threads=1) as bx:
+            running = T.alloc_local((1,), "float32")
+            running[0] = T.float32(1)
+            for j in T.serial(n):
+                running[0] *= X[bx, j]
+                Y[bx, j] = running[0]  # LINE: scalar_rows
+
+    return main
+
+
 @pytest.mark.parametrize("kernel, pass_name, message, marker", [
     (pair_swap(64, 64), "LowerTTTileIntrinsics", ("`X[by * 32 + i, T.bitwise_xor(j, 1)]` is not an element-wise "
                                                   "access of an on-chip block"), "pair_swap"),
@@ -326,6 +342,9 @@ def scale_column_in_k_loop(m, n, groups):
     (partner_half(64, 128), "LegalizeGlobalAccessTT", ("the slice X[by * 32:by * 32 + 32, -64:-64 + 128] that this "
                                                        "statement reads element-wise may lie partly "
                                                        "outside `X` (shape [64, 128])"), "partner_half"),
-], ids=["pair_swap", "flat_rows", "scale_column", "partner_half"])
+    (scalar_rows(32, 64), "LegalizeGlobalAccessTT", ("`Y[bx, j]`: a scalar store into the global tensor `Y` outside "
+                                                     "T.Parallel, and the kernel writes no global buffer with T.copy"),
+     "scalar_rows"),
+], ids=["pair_swap", "flat_rows", "scale_column", "partner_half", "scalar_rows"])
 def test_a_form_without_a_tile_form_is_refused_at_its_statement(kernel, pass_name, message, marker):
     assert_diagnostic(compile_error(kernel), pass_name, message, marker, path=PATH, source=inspect.getsource(inspect.getmodule(run)))

@@ -106,9 +106,9 @@ EXPECTED = {
     "attention/gqa_decode": REFUSED(f"the slice of `K` may index dimension 1 {PAST_EXTENT} 128 (start k * 32)"),
     # element-wise global access forms: rows and columns computed from a flat index (blocks of 2 rows),
     # a partner element chosen per element, rows picked by a tensor, a column read per step of a serial
-    # loop; scalar code over rows (no T.Parallel: nothing is written with T.copy); a bit-reversed gather
-    # in a serial loop inside T.Parallel; on-chip blocks read at computed flat indices; vectors read at
-    # computed rows
+    # loop; scalar code over rows (no T.Parallel: nothing is written with T.copy, refused at its first
+    # store); a bit-reversed gather in a serial loop inside T.Parallel; an on-chip block read at a shifted
+    # half; vectors read at computed rows
     "rope/neox_1d": REFUSED(f"`y[row, col]`: a T.Parallel nest stores into the global tensor `y` and {NOT_BLOCKS}"),
     "rope/non_neox_1d": REFUSED(f"`y[row, col]`: a T.Parallel nest stores into the global tensor `y` and {NOT_BLOCKS}"),
     "rope/neox_2d": REFUSED(f"`y[flat]`: a T.Parallel nest stores into the global tensor `y` and {NOT_BLOCKS}"),
@@ -116,8 +116,10 @@ EXPECTED = {
                                       f"{NOT_BLOCKS}"),
     "scan/cumsum_kernelbench": REFUSED(f"`Y[row, j]`: a T.Parallel nest stores into the global tensor `Y` and "
                                        f"{NOT_BLOCKS}"),
-    "softmax/softmax_kernelbench": REFUSED(NO_COPY_OUT, DEF_LINE),
-    "scan/cumprod_kernelbench": REFUSED(NO_COPY_OUT, DEF_LINE),
+    "softmax/softmax_kernelbench": REFUSED(f"`Y[bx, j]`: a scalar store into the global tensor `Y` outside "
+                                           f"T.Parallel, and {NO_COPY_OUT}"),
+    "scan/cumprod_kernelbench": REFUSED(f"`Y[bx, j]`: a scalar store into the global tensor `Y` outside T.Parallel, "
+                                        f"and {NO_COPY_OUT}"),
     "butterfly/fft_smem_stages": REFUSED(f"{PARALLEL_BODY} (only stores into blocks)"),
     "butterfly/hadamard_smem_stages": REFUSED(f"`smem[i + half_index * 128]` {NOT_ELEMENTWISE}"),
     "gemm/fp8_gemm": REFUSED(f"`scales_a[by * 32 + i, k]` {NOT_ELEMENTWISE}"),
