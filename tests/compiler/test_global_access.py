@@ -2,11 +2,11 @@
 code writes them: LegalizeGlobalAccessTT reads each access's slice from its index expressions
 (tilelang_tt/ir/element_access.py) and makes it a tile copy. Each form compiles and runs on the
 emulator against torch, in the idioms of tests/outside's kernels: the two halves of a row (rotary
-embedding), a transposed store or read, a flat index of a nest of two loops or into part of a row of a
-matrix, guards the blocks
-always pass and guards on the last rows, a slice ``H0:H1`` with ``H1 = H0 + 64``. The forms that
-have no exact tile form (a pair swap ``j ^ 1``, rows computed from a flat index, a column of a tensor
-read per step of a K loop, slices partly outside the tensor) are refused at their statement."""
+embedding), a transposed store or read, a flat index of a nest of two loops, into part of a row of a
+matrix or over whole rows of it, rank-1 on-chip blocks at a flat index, guards the blocks always pass
+and guards on the last rows, a slice ``H0:H1`` with ``H1 = H0 + 64``. The forms that have no exact
+tile form (a pair swap ``j ^ 1``, a column of a tensor read per step of a K loop, slices partly outside
+the tensor, scalar code over rows) are refused at their statement."""
 
 import inspect
 
@@ -257,6 +257,28 @@ def test_on_chip_blocks_at_a_flat_index_of_the_nest_are_one_loop_over_their_elem
     assert_close(run(register_copy(1024), x), torch.where(x.float() > 0, x.float(), x.float() * 0.25), 2.0**-7)
 
 
+def flat_rows(rows, dim, threads=32, npt=8):
+    """TileOPs' explicit-parallel elementwise form on matrices: rows and columns computed from the flat
+    index of a (threads, npt) nest, ``Y[flat // dim, flat % dim]``, each block 2 whole rows of 128."""
+
+    @T.prim_func
+    def main(X: T.Tensor((rows, dim), "float32"), Z: T.Tensor((rows, dim), "float32"),
+             Y: T.Tensor((rows, dim), "float32")):
+        with T.Kernel(rows * dim // (threads * npt), threads=threads) as bx:
+            for i, j in T.Parallel(threads, npt):
+                flat = (bx * threads + i) * npt + j
+                row = flat // dim
+                col = flat % dim
+                Y[row, col] = X[row, col] * Z[row, col] + T.float32(1)
+
+    return main
+
+
+def test_rows_and_columns_of_a_flat_index_are_a_block_of_whole_rows():
+    x, z = torch.randn(64, 128), torch.randn(64, 128)
+    assert_close(run(flat_rows(64, 128), x, z), x * z + 1, 1e-5)
+
+
 # Refused forms: each at its statement, with a rewrite
 
 
@@ -280,19 +302,6 @@ def partner_half(m, n):
             for i, j in T.Parallel(32, n):
                 Y[by * 32 + i, j] = T.if_then_else(  # LINE: partner_half
                     j < n // 2, -X[by * 32 + i, j + n // 2], X[by * 32 + i, j - n // 2])
-
-    return main
-
-
-def flat_rows(rows, dim, threads=32, npt=8):
-    """Rows and columns computed from a flat index: a block of 2 rows of 128, not a block of tiles."""
-
-    @T.prim_func
-    def main(X: T.Tensor((rows, dim), "float32"), Y: T.Tensor((rows, dim), "float32")):
-        with T.Kernel(rows * dim // (threads * npt), threads=threads) as bx:
-            for i, j in T.Parallel(threads, npt):
-                flat = (bx * threads + i) * npt + j
-                Y[flat // dim, flat % dim] = X[flat // dim, flat % dim] * 2.0  # LINE: flat_rows
 
     return main
 
@@ -334,9 +343,6 @@ def scalar_rows(b, n):
 @pytest.mark.parametrize("kernel, pass_name, message, marker", [
     (pair_swap(64, 64), "LowerTTTileIntrinsics", ("`X[by * 32 + i, T.bitwise_xor(j, 1)]` is not an element-wise "
                                                   "access of an on-chip block"), "pair_swap"),
-    (flat_rows(64, 128), "LegalizeGlobalAccessTT", ("`Y[flat // 128, flat % 128]`: a T.Parallel nest stores into the "
-                                                    "global tensor `Y` and its global accesses are not blocks of its "
-                                                    "loops"), "flat_rows"),
     (scale_column_in_k_loop(64, 64, 4), "LowerTTTileIntrinsics", ("`S[by * 32 + i, k]` is not an element-wise access "
                                                                   "of an on-chip block"), "scale_column"),
     (partner_half(64, 128), "LegalizeGlobalAccessTT", ("the slice X[by * 32:by * 32 + 32, -64:-64 + 128] that this "
@@ -345,6 +351,6 @@ def scalar_rows(b, n):
     (scalar_rows(32, 64), "LegalizeGlobalAccessTT", ("`Y[bx, j]`: a scalar store into the global tensor `Y` outside "
                                                      "T.Parallel, and the kernel writes no global buffer with T.copy"),
      "scalar_rows"),
-], ids=["pair_swap", "flat_rows", "scale_column", "partner_half", "scalar_rows"])
+], ids=["pair_swap", "scale_column", "partner_half", "scalar_rows"])
 def test_a_form_without_a_tile_form_is_refused_at_its_statement(kernel, pass_name, message, marker):
     assert_diagnostic(compile_error(kernel), pass_name, message, marker, path=PATH, source=inspect.getsource(inspect.getmodule(run)))

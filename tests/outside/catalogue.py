@@ -32,6 +32,7 @@ NOT_BLOCKS = "its global accesses are not blocks of its loops"
 PARALLEL_BODY = "unsupported T.Parallel body"
 PARTIAL_NEST = "does not cover the whole block"
 FLAT_VECTOR = "may pass the end of its last dimension"
+PARTLY_OUTSIDE = "that this statement reads element-wise may lie partly outside"
 ELSE_BRANCH = "around tile operations (T.copy, T.gemm, T.Parallel) with an else branch"
 FLOAT_BITS = "unsupported element-wise expression `T.reinterpret("
 TRANSPOSE = "unsupported tile op `T.transpose`"
@@ -48,7 +49,7 @@ GAPS = {
     "buffers with several writers or roles": (TWO_FILLERS, SCALAR_STORE, OVERLAPPING),
     "element-wise global access forms (flat indices, guards, computed rows)": (NO_COPY_OUT, NOT_BLOCKS,
                                                                              NOT_ELEMENTWISE, PARALLEL_BODY,
-                                                                             FLAT_VECTOR, ELSE_BRANCH),
+                                                                             FLAT_VECTOR, ELSE_BRANCH, PARTLY_OUTSIDE),
     "reductions written as accumulations in T.Parallel": (PARTIAL_NEST,),
     "dynamic sizes in expressions and loop extents": (DYNAMIC_EXPRESSION, DYNAMIC_PARALLEL, DYNAMIC_ROWS,
                                                       PAST_EXTENT, PARTIAL_TILES),
@@ -104,13 +105,13 @@ EXPECTED = {
     "softmax/softmax_tiled": REFUSED(f"`if t < 1:` {ELSE_BRANCH}"),
     "gemm/blockwise_swap_ab": REFUSED(f"the slice of `B` covers 16 rows {PARTIAL_TILES}"),  # B of dynamic size
     "attention/gqa_decode": REFUSED(f"the slice of `K` may index dimension 1 {PAST_EXTENT} 128 (start k * 32)"),
-    # element-wise global access forms: rows and columns computed from a flat index (blocks of 2 rows),
-    # a partner element chosen per element, rows picked by a tensor, a column read per step of a serial
+    # element-wise global access forms: a partner element chosen per element (from blocks of 2 rows whose
+    # rows and columns a flat index computes, it lies partly outside the tensor), rows picked by a tensor, a column read per step of a serial
     # loop; scalar code over rows (no T.Parallel: nothing is written with T.copy, refused at its first
     # store); a bit-reversed gather in a serial loop inside T.Parallel; an on-chip block read at a shifted
     # half; vectors read at computed rows
-    "rope/neox_1d": REFUSED(f"`y[row, col]`: a T.Parallel nest stores into the global tensor `y` and {NOT_BLOCKS}"),
-    "rope/non_neox_1d": REFUSED(f"`y[row, col]`: a T.Parallel nest stores into the global tensor `y` and {NOT_BLOCKS}"),
+    "rope/neox_1d": REFUSED(f"the slice x[bx * 2:bx * 2 + 2, -64:-64 + 128] {PARTLY_OUTSIDE}"),  # blocks of 2 rows
+    "rope/non_neox_1d": REFUSED(f"the slice x[bx * 2:bx * 2 + 2, -1:-1 + 128] {PARTLY_OUTSIDE}"),
     "rope/neox_2d": REFUSED(f"`y[flat]`: a T.Parallel nest stores into the global tensor `y` and {NOT_BLOCKS}"),
     "rope/neox_position_ids": REFUSED(f"`y[flat]`: a T.Parallel nest stores into the global tensor `y` and "
                                       f"{NOT_BLOCKS}"),

@@ -78,6 +78,9 @@ class ElementNest:
         loops, bases = [], []
         for index in indices:
             used = [k for k, v in enumerate(self.vars) if uses_var(index, v)]
+            if len(used) > 1:  # a row of a flat index split by rows, (bx * 256 + r * 128 + c) // 128: bx * 2 + r
+                index = self.analyzer.simplify(index)
+                used = [k for k, v in enumerate(self.vars) if uses_var(index, v)]
             base = index
             if len(used) == 1:
                 base = self.analyzer.simplify(index - self.vars[used[0]])
@@ -294,3 +297,29 @@ def _flat_on_chip(body: tirx.Stmt, flat: tirx.Var, analyzer: arith.Analyzer) -> 
 
     new = tirx.stmt_functor.ir_transform(body, None, post, ["tirx.BufferLoad", "tirx.BufferStore"])
     return None if refused else new
+
+
+def split_rows(loops: list[tirx.For], body: tirx.Stmt) -> tuple[list[tirx.For], tirx.Stmt] | None:
+    """The nest of a one-loop nest ``f`` over ``t`` elements whose stores into global tensors of rank 2
+    or more have rows of ``n`` elements, ``n`` dividing ``t``: two loops ``r`` over ``t / n`` rows and
+    ``c`` over ``n`` columns, ``f = r * n + c``. A flat index ``g = bx * t + f`` then names whole rows,
+    ``Y[g // n, g % n]`` is ``Y[bx * (t / n) + r, c]`` (:meth:`ElementNest.slice` simplifies it), the
+    block of ``t / n`` rows. None when no such ``n`` exists (the stores' tensors have no common static
+    row, or it does not divide ``t``)."""
+    extent = const_int(loops[0].extent) if len(loops) == 1 else None
+    stores = []
+    tirx.stmt_functor.post_order_visit(body, lambda n: stores.append(n) if isinstance(
+        n, tirx.BufferStore) and is_global_buffer(n.buffer) else None)
+    rows = {const_int(s.buffer.shape[-1]) for s in stores if len(s.buffer.shape) >= 2}
+    if extent is None or len(rows) != 1 or any(len(s.buffer.shape) < 2 for s in stores):
+        return None
+    n = rows.pop()
+    if n is None or extent <= n or extent % n:
+        return None
+    f = loops[0].loop_var
+    r, c = tirx.Var(f"{f.name}_row", f.dtype), tirx.Var(f"{f.name}_col", f.dtype)
+    outer = loops[0]
+    split = [keep_span(outer, tirx.For(r, 0, extent // n, tirx.ForKind.PARALLEL, tirx.Evaluate(0),
+                                       outer.thread_binding, outer.annotations)),
+             keep_span(outer, tirx.For(c, 0, n, tirx.ForKind.PARALLEL, tirx.Evaluate(0)))]
+    return split, tirx.stmt_functor.substitute(body, {f: r * n + c})

@@ -15,7 +15,10 @@ into a vector block) or both swapped (the block read transposed: compute's ``tra
 shifted read ``x[i, j + 64]`` is its own block. A nest whose stores all swap its loops is written in
 their order (``Y[bx * 32 + j, by * 32 + i] = ..``: the nest over (j, i)); a nest of several loops
 used only through one flat index ``(bx * t + i) * n + j`` becomes one loop over its elements, and so
-does a nest that indexes rank-1 on-chip blocks at that flat index only (``y_reg[i * 8 + j]``). An
+does a nest that indexes rank-1 on-chip blocks at that flat index only (``y_reg[i * 8 + j]``); a
+one-loop nest whose stores into matrices of rows of ``n`` take their rows and columns from a flat index
+``Y[g // n, g % n]`` over a multiple of ``n`` elements is the nest over (rows, ``n`` columns), its blocks
+whole rows (``Y[bx * 2 + r, c]``: 2 rows of a (64, 128) tensor). An
 ``if`` in the nest whose conditions the block coordinates' ranges and the values named before the nest
 prove is dropped (``if m_start + i < m`` where the blocks tile ``m``; an ``else`` taken or not); a store
 guarded on the first index, ``if i < valid: C[row + i, ..] = ..`` (the rows a block holds), is computed
@@ -79,6 +82,7 @@ from tilelang_tt.ir.element_access import (
     Facts,
     flattened,
     guard_bound,
+    split_rows,
     statements,
     store_order,
 )
@@ -96,9 +100,12 @@ def _legalize(func, loop: tirx.For, names: set[str], allocated: list[tirx.Buffer
     loops, body = parallel_nest(loop)
     found = _legalize_nest(func, loop, loops, body, names, allocated, facts)
     flat = flattened(loops, body, facts) if found is None else None
-    if flat is None:
-        return found
-    return _legalize_nest(func, loop, *flat, names, allocated, facts, complete=True)
+    if flat is not None:
+        found = _legalize_nest(func, loop, *flat, names, allocated, facts, complete=True)
+    rows = split_rows(*(flat or (loops, body))) if found is None else None
+    if rows is not None:
+        found = _legalize_nest(func, loop, *rows, names, allocated, facts, complete=True)
+    return found
 
 
 def _legalize_nest(func, loop, loops, body, names, allocated, facts, complete=False) -> tirx.Stmt | None:
