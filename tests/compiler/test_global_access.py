@@ -279,6 +279,63 @@ def test_rows_and_columns_of_a_flat_index_are_a_block_of_whole_rows():
     assert_close(run(flat_rows(64, 128), x, z), x * z + 1, 1e-5)
 
 
+def staged_halves(batch, n, threads=128, butterfly=False):
+    """TileOPs' FFT kernels' staging: a row of ``x`` into a rank-1 shared block and back out, half by
+    half in a serial loop (``smem[i + h * threads]``), each element scaled; ``butterfly``: one
+    Walsh-Hadamard stage in between, the partners at ``j_idx`` and ``j_idx + 1`` (a permutation)."""
+
+    @T.prim_func
+    def main(x: T.Tensor((batch, n), "float32"), y: T.Tensor((batch, n), "float32")):
+        with T.Kernel(batch, threads=threads) as bb:
+            smem = T.alloc_shared([n], "float32")
+            for h in range(n // threads):
+                for i in T.Parallel(threads):
+                    smem[i + h * threads] = x[bb, i + h * threads]
+            if butterfly:
+                for i in T.Parallel(n // 2):
+                    j_idx = i * 2
+                    u = smem[j_idx]
+                    v = smem[j_idx + 1]
+                    smem[j_idx] = u + v  # LINE: butterfly
+                    smem[j_idx + 1] = u - v
+            for h in range(n // threads):
+                for i in T.Parallel(threads):
+                    y[bb, i + h * threads] = smem[i + h * threads] * T.float32(0.5)
+
+    return main
+
+
+def test_halves_of_a_block_in_a_serial_loop_are_one_nest_over_the_block():
+    x = torch.randn(8, 256)
+    assert_close(run(staged_halves(8, 256), x), x * 0.5, 1e-6)
+
+
+def hadamard_by_gemm(batch, n):
+    """The rewrite the butterfly's refusal gives: the transform as a T.gemm with its matrix."""
+
+    @T.prim_func
+    def main(x: T.Tensor((batch, n), "float32"), H: T.Tensor((n, n), "float32"), y: T.Tensor((batch, n), "float32")):
+        with T.Kernel(1, threads=128) as _:
+            x_s = T.alloc_shared((batch, n), "float32")
+            h_s = T.alloc_shared((n, n), "float32")
+            y_l = T.alloc_fragment((batch, n), "float32")
+            T.copy(x[0, 0], x_s)
+            T.copy(H[0, 0], h_s)
+            T.gemm(x_s, h_s, y_l, clear_accum=True)
+            T.copy(y_l, y[0, 0])
+
+    return main
+
+
+def test_the_rewrite_of_a_butterfly_as_a_gemm_runs():
+    h = torch.ones(1, 1, dtype=torch.float64)
+    while h.shape[0] < 256:
+        h = torch.cat([torch.cat([h, h], 1), torch.cat([h, -h], 1)], 0)
+    x = torch.randn(8, 256)
+    y = run(hadamard_by_gemm(8, 256), x, (h / 16).float())
+    assert_close(y, (x.double() @ h / 16).float(), 4e-3)  # float32 operands of the FPU: TF32 products
+
+
 # Refused forms: each at its statement, with a rewrite
 
 
@@ -354,3 +411,10 @@ def scalar_rows(b, n):
 ], ids=["pair_swap", "scale_column", "partner_half", "scalar_rows"])
 def test_a_form_without_a_tile_form_is_refused_at_its_statement(kernel, pass_name, message, marker):
     assert_diagnostic(compile_error(kernel), pass_name, message, marker, path=PATH, source=inspect.getsource(inspect.getmodule(run)))
+
+
+def test_a_butterfly_is_refused_at_its_statement_with_the_gemm_rewrite():
+    err = compile_error(staged_halves(8, 256, butterfly=True))
+    assert_diagnostic(err, "LowerTTTileIntrinsics", "`smem[j_idx]` is not an element-wise access of an on-chip block",
+                      "butterfly", path=PATH, source=inspect.getsource(inspect.getmodule(run)))
+    assert "a permutation of the block" in err.hint and "T.gemm(x_s, H_s, y_l)" in err.hint

@@ -108,8 +108,8 @@ EXPECTED = {
     # element-wise global access forms: a partner element chosen per element (from blocks of 2 rows whose
     # rows and columns a flat index computes, it lies partly outside the tensor), rows picked by a tensor, a column read per step of a serial
     # loop; scalar code over rows (no T.Parallel: nothing is written with T.copy, refused at its first
-    # store); a bit-reversed gather in a serial loop inside T.Parallel; an on-chip block read at a shifted
-    # half; vectors read at computed rows
+    # store); a bit-reversed gather in a serial loop inside T.Parallel; a butterfly stage (a permutation
+    # of an on-chip block); vectors read at computed rows
     "rope/neox_1d": REFUSED(f"the slice x[bx * 2:bx * 2 + 2, -64:-64 + 128] {PARTLY_OUTSIDE}"),  # blocks of 2 rows
     "rope/non_neox_1d": REFUSED(f"the slice x[bx * 2:bx * 2 + 2, -1:-1 + 128] {PARTLY_OUTSIDE}"),
     "rope/neox_2d": REFUSED(f"`y[flat]`: a T.Parallel nest stores into the global tensor `y` and {NOT_BLOCKS}"),
@@ -122,7 +122,7 @@ EXPECTED = {
     "scan/cumprod_kernelbench": REFUSED(f"`Y[bx, j]`: a scalar store into the global tensor `Y` outside T.Parallel, "
                                         f"and {NO_COPY_OUT}"),
     "butterfly/fft_smem_stages": REFUSED(f"{PARALLEL_BODY} (only stores into blocks)"),
-    "butterfly/hadamard_smem_stages": REFUSED(f"`smem[i + half_index * 128]` {NOT_ELEMENTWISE}"),
+    "butterfly/hadamard_smem_stages": REFUSED(f"`smem[j_idx]` {NOT_ELEMENTWISE}"),  # a butterfly stage: T.gemm
     "gemm/fp8_gemm": REFUSED(f"`scales_a[by * 32 + i, k]` {NOT_ELEMENTWISE}"),
     "gemm/blockwise_base": REFUSED(f"`a_scale[by * 32 + i, k]` {NOT_ELEMENTWISE}"),
     "attention/fp8_index": REFUSED(f"the vector slice of `k_s` (extents [1, 64] of [b, n]) {FLAT_VECTOR}"),

@@ -258,10 +258,18 @@ def _check_access(ctx, node, access, i, j) -> None:
             # a per-row value in a block of one row (per-column in one column): its first
             ok = (var is not None and idx[0].same_as(var)) or (var is None and _is_zero(idx[0]))
     if not ok:
+        hint = ("index blocks with the T.Parallel loop variables: X[i, j], per-row v[i], per-column v[j], or X[j, i] "
+                "for X of the transposed shape")
+        loop_vars = [v for v in (i, j) if v is not None]
+        if any(not isinstance(x, (tirx.Var, tirx.IntImm)) or (
+                isinstance(x, tirx.Var) and not any(x.same_as(v) for v in loop_vars)) for x in idx):
+            # a computed index: a butterfly stage's partner, a bit reversal (a permutation of the block)
+            hint += ("; elements at computed indices (a butterfly stage, a bit reversal: a permutation of the "
+                     "block) have no element-wise form: write the transform as a matrix product, T.gemm of the "
+                     "block with the transform's matrix passed as a tensor (a Walsh-Hadamard transform: "
+                     "T.gemm(x_s, H_s, y_l) with H the n x n Hadamard matrix / sqrt(n))")
         raise ctx.error(node, f"`{buf.name}[{', '.join(str(x) for x in idx)}]` is not an element-wise access of an "
-                              "on-chip block",
-                        "index blocks with the T.Parallel loop variables: X[i, j], per-row v[i], per-column v[j], or "
-                        "X[j, i] for X of the transposed shape")
+                              "on-chip block", hint)
 
 
 def _check_expr(ctx, node, expr, i, j, top: bool = False) -> None:
