@@ -418,3 +418,33 @@ def test_a_butterfly_is_refused_at_its_statement_with_the_gemm_rewrite():
     assert_diagnostic(err, "LowerTTTileIntrinsics", "`smem[j_idx]` is not an element-wise access of an on-chip block",
                       "butterfly", path=PATH, source=inspect.getsource(inspect.getmodule(run)))
     assert "a permutation of the block" in err.hint and "T.gemm(x_s, H_s, y_l)" in err.hint
+
+
+def bit_reversed_gather(batch, n):
+    """TileOPs' FFT staging: each element's bit-reversed index computed by a loop, then gathered."""
+    bits = n.bit_length() - 1
+
+    @T.prim_func
+    def main(x: T.Tensor((batch, n), "float32"), y: T.Tensor((batch, n), "float32")):
+        with T.Kernel(batch, threads=n) as bb:
+            smem = T.alloc_shared([n], "float32")
+            for i in T.Parallel(n):
+                rev = T.alloc_var("int32")
+                rest = T.alloc_var("int32")
+                rev = 0
+                rest = i
+                for _bit in T.serial(bits):  # LINE: bit_reversal
+                    rev = (rev << 1) | (rest & 1)
+                    rest = rest >> 1
+                smem[i] = x[bb, rev]
+            T.copy(smem, y[bb, 0])
+
+    return main
+
+
+def test_a_bit_reversed_gather_is_refused_at_its_loop_with_the_gemm_rewrite():
+    err = compile_error(bit_reversed_gather(8, 256))
+    assert_diagnostic(err, "LowerTTTileIntrinsics", "a loop `for _bit in T.serial(8)` inside T.Parallel computes a "
+                      "value or an index per element", "bit_reversal", path=PATH,
+                      source=inspect.getsource(inspect.getmodule(run)))
+    assert "permutation matrix" in err.hint

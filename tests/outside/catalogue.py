@@ -121,7 +121,8 @@ EXPECTED = {
                                            f"T.Parallel, and {NO_COPY_OUT}"),
     "scan/cumprod_kernelbench": REFUSED(f"`Y[bx, j]`: a scalar store into the global tensor `Y` outside T.Parallel, "
                                         f"and {NO_COPY_OUT}"),
-    "butterfly/fft_smem_stages": REFUSED(f"{PARALLEL_BODY} (only stores into blocks)"),
+    "butterfly/fft_smem_stages": REFUSED(f"{PARALLEL_BODY} (only stores into blocks): a loop `for _bit in T.serial(8)` "
+                                         "inside T.Parallel"),  # the bit reversal: T.gemm by a permutation matrix
     "butterfly/hadamard_smem_stages": REFUSED(f"`smem[j_idx]` {NOT_ELEMENTWISE}"),  # a butterfly stage: T.gemm
     "gemm/fp8_gemm": REFUSED(f"`scales_a[by * 32 + i, k]` {NOT_ELEMENTWISE}"),
     "gemm/blockwise_base": REFUSED(f"`a_scale[by * 32 + i, k]` {NOT_ELEMENTWISE}"),

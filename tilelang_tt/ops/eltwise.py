@@ -84,6 +84,7 @@ class Eltwise(TileOp):
             loops = [lp for lp in loops if not _is_one(lp.extent)]
         if len(loops) > 2:
             raise ctx.error(loop, "T.Parallel over more than two dimensions", f"supported: {SUPPORTED}")
+        _refuse_inner_loop(ctx, body)
         stmts = list(body.seq) if isinstance(body, tirx.SeqStmt) else [body]
         out = []
         # names given to values inside the loop (q_idx = bx * bm + i), substituted into the stores; and
@@ -237,6 +238,29 @@ def _plan(ctx, out, stmt, value, total: int, share_rows: bool):
 
 
 # -- C2 checks -------------------------------------------------------------------------------------
+def _refuse_inner_loop(ctx, stmt) -> None:
+    """Refuses the first loop inside the body ``stmt`` of a T.Parallel nest, if any: a loop per element
+    (TileOPs' FFT computes each element's bit-reversed index ``rev`` so, then gathers ``x[bb, rev]``)."""
+    inner = []
+
+    def visit(node) -> bool:  # pre-order, stopping at the first loop
+        if inner or isinstance(node, tirx.For):
+            inner.append(node)
+            return False
+        return True
+
+    tirx.stmt_functor.pre_order_visit(stmt, visit)
+    if inner:
+        loop = inner[0]
+        raise ctx.error(loop, f"unsupported T.Parallel body (only stores into blocks): a loop `for {loop.loop_var.name} "
+                              f"in T.serial({loop.extent})` inside T.Parallel computes a value or an index per "
+                              "element (a bit reversal, a gather): a core computes whole tiles, each element alike",
+                        "a permutation of a block's elements (a bit-reversed order) is a matrix product: T.gemm of the "
+                        "block with the permutation matrix passed as a tensor (or pass the tensor permuted); a value "
+                        "computed by a loop: write it as one expression of the indices, or a T.Parallel nest per step")
+
+
+
 def _check_access(ctx, node, access, i, j) -> None:
     """A load/store must address a whole block element-wise: X[i, j], v[i] (per-row) or v[j]; a
     load may read a block of the transposed shape transposed, X[j, i]."""
