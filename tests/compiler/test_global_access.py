@@ -363,8 +363,36 @@ def partner_half(m, n):
     return main
 
 
+def scale_vector_in_k_loop(m, n, groups):
+    """fp8_gemm's per-row scale of each K group read into a vector, ``s[i] = S[by * 32 + i, k] * 2``
+    (a column of ``S``): the reader reads an element per row, each K step."""
+
+    @T.prim_func
+    def main(A: T.Tensor((m, n), "float32"), S: T.Tensor((m, groups), "float32"), Y: T.Tensor((m, n), "float32")):
+        with T.Kernel(1, m // 32) as (_, by):
+            a = T.alloc_shared((32, n), "float32")
+            s = T.alloc_shared((32,), "float32")
+            acc = T.alloc_fragment((32, n), "float32")
+            T.clear(acc)
+            T.copy(A[by * 32, 0], a)
+            for k in T.serial(groups):
+                for i in T.Parallel(32):
+                    s[i] = S[by * 32 + i, k] * T.float32(2)
+                for i, j in T.Parallel(32, n):
+                    acc[i, j] += a[i, j] * s[i]
+            T.copy(acc, Y[by * 32, 0])
+
+    return main
+
+
+def test_a_column_of_a_tensor_read_per_k_step_into_a_vector_is_an_element_per_row():
+    a, s = torch.randn(64, 64), torch.rand(64, 4) + 0.5
+    assert_close(run(scale_vector_in_k_loop(64, 64, 4), a, s), a * 2 * s.sum(1, keepdim=True), 1e-4)
+
+
 def scale_column_in_k_loop(m, n, groups):
-    """fp8_gemm's per-row scale of each K group, ``S[by * 32 + i, k]``: a column of a tensor."""
+    """fp8_gemm's per-row scale of each K group, ``S[by * 32 + i, k]``, read in the nest over the
+    block: an element per element of the block (refused: read it into a vector first)."""
 
     @T.prim_func
     def main(A: T.Tensor((m, n), "float32"), S: T.Tensor((m, groups), "float32"), Y: T.Tensor((m, n), "float32")):
@@ -448,3 +476,8 @@ def test_a_bit_reversed_gather_is_refused_at_its_loop_with_the_gemm_rewrite():
                       "value or an index per element", "bit_reversal", path=PATH,
                       source=inspect.getsource(inspect.getmodule(run)))
     assert "permutation matrix" in err.hint
+
+
+def test_a_column_read_in_the_nest_over_a_block_is_refused_with_the_vector_rewrite():
+    err = compile_error(scale_column_in_k_loop(64, 64, 4))
+    assert "s[i] = S[by * bm + i, k]" in err.hint

@@ -83,6 +83,8 @@ EXPECTED = {
     "activation/mish_explicit": RUNS(SFPU),
     "activation/gelu_tanh_kernelbench": RUNS(SFPU),
     "gemm/bmm": RUNS(BF16),
+    "gemm/fp8_gemm": RUNS(BF16),  # the per-row scales of a K step: the reader reads an element per row
+    "gemm/blockwise_base": RUNS(BF16),
     "activation/relu_fragment": RUNS(BF16),
     "activation/gelu_regcopy": RUNS(SFPU),  # on-chip blocks at a flat index of the nest: one loop over them
     "activation/leaky_relu": RUNS(BF16),
@@ -106,10 +108,11 @@ EXPECTED = {
     "gemm/blockwise_swap_ab": REFUSED(f"the slice of `B` covers 16 rows {PARTIAL_TILES}"),  # B of dynamic size
     "attention/gqa_decode": REFUSED(f"the slice of `K` may index dimension 1 {PAST_EXTENT} 128 (start k * 32)"),
     # element-wise global access forms: a partner element chosen per element (from blocks of 2 rows whose
-    # rows and columns a flat index computes, it lies partly outside the tensor), rows picked by a tensor, a column read per step of a serial
-    # loop; scalar code over rows (no T.Parallel: nothing is written with T.copy, refused at its first
-    # store); a bit-reversed gather in a serial loop inside T.Parallel; a butterfly stage (a permutation
-    # of an on-chip block); vectors read at computed rows
+    # rows and columns a flat index computes, it lies partly outside the tensor), rows picked by a tensor,
+    # a column of a tensor read or written per step of a serial loop in a nest over a block (act_quant's
+    # scales, a cumsum); scalar code over rows (no T.Parallel: nothing is written with T.copy, refused at
+    # its first store); a bit-reversed gather in a serial loop inside T.Parallel; a butterfly stage (a
+    # permutation of an on-chip block); vectors read at computed rows
     "rope/neox_1d": REFUSED(f"the slice x[bx * 2:bx * 2 + 2, -64:-64 + 128] {PARTLY_OUTSIDE}"),  # blocks of 2 rows
     "rope/non_neox_1d": REFUSED(f"the slice x[bx * 2:bx * 2 + 2, -1:-1 + 128] {PARTLY_OUTSIDE}"),
     "rope/neox_2d": REFUSED(f"`y[flat]`: a T.Parallel nest stores into the global tensor `y` and {NOT_BLOCKS}"),
@@ -124,8 +127,6 @@ EXPECTED = {
     "butterfly/fft_smem_stages": REFUSED(f"{PARALLEL_BODY} (only stores into blocks): a loop `for _bit in T.serial(8)` "
                                          "inside T.Parallel"),  # the bit reversal: T.gemm by a permutation matrix
     "butterfly/hadamard_smem_stages": REFUSED(f"`smem[j_idx]` {NOT_ELEMENTWISE}"),  # a butterfly stage: T.gemm
-    "gemm/fp8_gemm": REFUSED(f"`scales_a[by * 32 + i, k]` {NOT_ELEMENTWISE}"),
-    "gemm/blockwise_base": REFUSED(f"`a_scale[by * 32 + i, k]` {NOT_ELEMENTWISE}"),
     "attention/fp8_index": REFUSED(f"the vector slice of `k_s` (extents [1, 64] of [b, n]) {FLAT_VECTOR}"),
     "quant/act_quant": REFUSED(f"`S[bx * 32 + i, by]` {NOT_ELEMENTWISE}"),
     "quant/fp8_quant_per_token": REFUSED(f"`scale_tensor[bx, bz_by % 2 * 32 + i, bz_by // 2]` {NOT_ELEMENTWISE}"),

@@ -60,7 +60,8 @@ from tilelang_tt.ops.sfpu import (
     scalar_call,
     sfpu_op,
 )
-from tilelang_tt.ir.common import COL, ROW, evaluate, keep_span, parallel_nest, reads_tensor, seq, serial
+from tilelang_tt.ir.common import (COL, ROW, evaluate, is_global_buffer, keep_span, parallel_nest, reads_tensor, seq,
+                                   serial)
 from tilelang_tt.ir.slices import bound_values
 
 SUPPORTED = (
@@ -285,7 +286,12 @@ def _check_access(ctx, node, access, i, j) -> None:
         hint = ("index blocks with the T.Parallel loop variables: X[i, j], per-row v[i], per-column v[j], or X[j, i] "
                 "for X of the transposed shape")
         loop_vars = [v for v in (i, j) if v is not None]
-        if any(not isinstance(x, (tirx.Var, tirx.IntImm)) or (
+        if is_global_buffer(buf):
+            # a tensor element per element of a block: fp8 GEMMs' per-row scale of a K step
+            hint += ("; a tensor read at the element's index (a per-row scale S[by * bm + i, k]) is read into a "
+                     "vector block first, the reader reading an element per row: for i in T.Parallel(bm): "
+                     "s[i] = S[by * bm + i, k]; then s[i] in the nest")
+        elif any(not isinstance(x, (tirx.Var, tirx.IntImm)) or (
                 isinstance(x, tirx.Var) and not any(x.same_as(v) for v in loop_vars)) for x in idx):
             # a computed index: a butterfly stage's partner, a bit reversal (a permutation of the block)
             hint += ("; elements at computed indices (a butterfly stage, a bit reversal: a permutation of the "

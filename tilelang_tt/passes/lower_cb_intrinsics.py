@@ -60,7 +60,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import arith, tirx
 
-from tilelang_tt.contract.formats import DATA_FORMATS
+from tilelang_tt.contract.formats import BY_DATA_FORMAT, DATA_FORMATS
 from tilelang_tt.contract.formula import ceildiv
 from tilelang_tt.contract.vocabulary import ArgKind, MulticastDesc
 from tilelang_tt.ir.attrs import Attr, CBDesc, KernelRole, Scope
@@ -71,6 +71,7 @@ from tilelang_tt.ir.dataflow import handoff_cbs, staging_cbs
 from tilelang_tt.ir.elements import fetch_elements, stored
 from tilelang_tt.ir.common import (
     COL,
+    ROW,
     TILE,
     as_region,
     dynamic_dims,
@@ -81,6 +82,8 @@ from tilelang_tt.ir.common import (
     prim_func_pass,
     seq,
     stmt_intrin,
+    tensor_loads,
+    uses_var,
 )
 from tilelang_tt.ir.slices import (
     bound_analyzer,
@@ -304,10 +307,26 @@ def _generate(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorD
     block = as_region(region)
     cb = cbs[block.buffer.name]
     ptr = tirx.Var(f"l1_{block.buffer.name}", "uint32")
+    # the elements read at the element's index (a vector's, s[i] = S[by * 32 + i, k]) are read per
+    # element, into a face of the first tile the vector leaves empty (a column fills faces 0 and 2 in
+    # its column 0, a row faces 0 and 1 in its row 0); the others once, before
+    indexed = [load for load in tensor_loads(value) if any(
+        uses_var(x, v) for x in load.indices for v in (i, j) if isinstance(v, tirx.Var))]
+    held = [tirx.Var(f"{load.buffer.name}_element", load.dtype) for load in indexed]
+    for load, var in zip(indexed, held):
+        value = _replace_tensor_load(value, load, var)
     reads, (value,) = fetch_elements(PASS, stmt, func, [value], accessors, analyzer, ptr)
+    per_element = []
+    if indexed:
+        face = {COL: 1, ROW: 2}[cb.vector]  # a vector by the C2 rule (ops/generate.py)
+        scratch = ptr + tirx.const(face * 256 * BY_DATA_FORMAT[cb.data_format].element_bytes, "uint32")
+        per_element, elements = fetch_elements(PASS, stmt, func, indexed, accessors, analyzer, scratch)
+        value = tirx.stmt_functor.substitute(value, dict(zip(held, elements)))
     rows, cols = matrix_extents(block, cb.vector == COL)
     store = evaluate(Intrin.STORE_TILE_ELEMENT, ptr, i, j, cb.block_tiles[1], value,
                      tirx.StringImm(cb.data_format), like=stmt)
+    if per_element:
+        store = seq([*per_element, store])
     for var, extent in ((j, cols), (i, rows)):  # a vector has the constant 0 for its other index
         if isinstance(var, tirx.Var):
             store = tirx.For(var, 0, extent, tirx.ForKind.SERIAL, store)
@@ -318,6 +337,13 @@ def _generate(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorD
         keep_span(stmt, store),
         evaluate(Intrin.CB_PUSH_BACK, cb.index, cb.block_pages, like=stmt),
     ])
+
+
+def _replace_tensor_load(expr, load: tirx.BufferLoad, by: tirx.Var):
+    """``expr`` with the tensor element ``load`` (the same object) replaced by ``by``."""
+    stmt = tirx.stmt_functor.ir_transform(tirx.Evaluate(expr), None, lambda n: by if n.same_as(load) else None,
+                                          ["tirx.BufferLoad"])
+    return stmt.value
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
