@@ -3,10 +3,12 @@ code writes them: LegalizeGlobalAccessTT reads each access's slice from its inde
 (tilelang_tt/ir/element_access.py) and makes it a tile copy. Each form compiles and runs on the
 emulator against torch, in the idioms of tests/outside's kernels: the two halves of a row (rotary
 embedding), a transposed store or read, a flat index of a nest of two loops, into part of a row of a
-matrix or over whole rows of it, rank-1 on-chip blocks at a flat index, guards the blocks always pass
-and guards on the last rows, a slice ``H0:H1`` with ``H1 = H0 + 64``. The forms that have no exact
-tile form (a pair swap ``j ^ 1``, a column of a tensor read per step of a K loop, slices partly outside
-the tensor, scalar code over rows) are refused at their statement."""
+matrix or over whole rows of it, rank-1 on-chip blocks at a flat index, the halves of a block staged in
+a serial loop, a column of a tensor read per K step into a vector (fp8 GEMMs' scales), guards the
+blocks always pass and guards on the last rows, a slice ``H0:H1`` with ``H1 = H0 + 64``. The forms
+that have no exact tile form (a pair swap ``j ^ 1``, a column of a tensor read in the nest over a
+block, slices partly outside the tensor, scalar code over rows, a butterfly stage, a bit reversal
+computed by a loop per element) are refused at their statement, with a rewrite."""
 
 import inspect
 

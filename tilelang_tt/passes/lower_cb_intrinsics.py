@@ -36,6 +36,11 @@ at its place in tile layout (``tt.store_tile_element``, bfloat16 rounded to near
         T.tt.store_tile_element(l1_acc_s_gen, i, j, 2, T.if_then_else(bx * 64 + i >= k * 64 + j, 0, -inf), "Float32")
     T.tt.cb_push_back(2, 4)
 
+A vector generated from a tensor read at the element's index (``s[i] = S[by * 32 + i, k]``: a column of
+``S``, the per-row scales of a K step) reads that element per element, inside the loop, into a face of
+its first tile the vector leaves empty (face 1 of a column, face 2 of a row): the 64 bytes of the tile
+page holding it, 64-byte aligned at both ends as any element read (ir/elements.py).
+
 A multicast CB (``tt.multicast``) is read by the first core of its group only and multicast to
 the others (tt-metal's ``matmul_multicore_reuse_mcast`` handshake, see :func:`_multicast`):
 
@@ -302,7 +307,8 @@ def _generate(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorD
               analyzer: arith.Analyzer) -> tirx.Stmt:
     """The reader fills a block with a value of the element's indices, element by element (at
     its place in tile layout), between reserving and pushing the CB pages; the tensor elements the
-    value reads are read first (:func:`~tilelang_tt.ir.elements.fetch_elements`)."""
+    value reads are read first (:func:`~tilelang_tt.ir.elements.fetch_elements`), those at the
+    element's index (a vector's) per element, into the face of its first tile the vector leaves empty."""
     region, i, j, value = stmt.value.args
     block = as_region(region)
     cb = cbs[block.buffer.name]
