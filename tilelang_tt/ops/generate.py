@@ -33,7 +33,7 @@ def generate(ctx, store, expr, i, j, out: list) -> tirx.PrimExpr:
     reader can evaluate replaced by a load of a new block the reader fills with it (the
     ``tt.generate_block`` appended to ``out``); the rest (T.exp of a mask...) stays compute's."""
     if not reads_blocks(expr) and not _is_constant(expr) and _generatable(expr) and (
-            len(store.buffer.shape) == 1 or not _element_indexed(expr, i, j)):
+            _vector_nest(store, i, j) or not _element_indexed(expr, i, j)):
         if str(expr.dtype) not in COMPUTE_DTYPES:
             raise ctx.error(store, f"`{expr}` depends on the indices only but is not a float value",
                             f"the reader generates such values as {' or '.join(COMPUTE_DTYPES)}: cast it, "
@@ -103,6 +103,12 @@ def _element_indexed(expr, i, j) -> bool:
     step of a K loop; a block of tiles would read a tile's worth of elements one by one)."""
     return any(uses_var(x, v) for load in tensor_loads(expr) for x in load.indices for v in (i, j)
                if isinstance(v, tirx.Var))
+
+
+def _vector_nest(store, i, j) -> bool:
+    """Whether ``store`` is into a vector in a nest of one loop (``s[i] = ..`` over i): the reader may
+    read an element per element of it."""
+    return len(store.buffer.shape) == 1 and sum(isinstance(v, tirx.Var) for v in (i, j)) == 1
 
 
 def _is_constant(expr) -> bool:
