@@ -2,11 +2,13 @@
 code writes them: LegalizeGlobalAccessTT reads each access's slice from its index expressions
 (tilelang_tt/ir/element_access.py) and makes it a tile copy. Each form compiles and runs on the
 emulator against torch, in the idioms of tests/outside's kernels: the two halves of a row (rotary
-embedding), a transposed store or read, a flat index of a nest of two loops or into part of a row of a
-matrix, guards the blocks
-always pass and guards on the last rows, a slice ``H0:H1`` with ``H1 = H0 + 64``. The forms that
-have no exact tile form (a pair swap ``j ^ 1``, rows computed from a flat index, a column of a tensor
-read per step of a K loop, slices partly outside the tensor) are refused at their statement."""
+embedding), a transposed store or read, a flat index of a nest of two loops, into part of a row of a
+matrix or over whole rows of it, rank-1 on-chip blocks at a flat index, the halves of a block staged in
+a serial loop, a column of a tensor read per K step into a vector (fp8 GEMMs' scales), guards the
+blocks always pass and guards on the last rows, a slice ``H0:H1`` with ``H1 = H0 + 64``. The forms
+that have no exact tile form (a pair swap ``j ^ 1``, a column of a tensor read in the nest over a
+block, slices partly outside the tensor, scalar code over rows, a butterfly stage, a bit reversal
+computed by a loop per element) are refused at their statement, with a rewrite."""
 
 import inspect
 
@@ -233,6 +235,109 @@ def test_a_slice_between_two_named_bounds_has_their_constant_extent():
     assert_close(run(named_bounds(64, 128), x), x * 2, 1e-6)
 
 
+def register_copy(n, threads=32, npt=8):
+    """TileOPs' ``_make_unary_regcopy``: a block copied into a rank-1 fragment, computed element-wise at
+    the flat index ``i * npt + j`` of a (threads, npt) nest, copied out."""
+    block = threads * npt
+
+    @T.prim_func
+    def main(x: T.Tensor((n,), "bfloat16"), y: T.Tensor((n,), "bfloat16")):
+        with T.Kernel(n // block, threads=threads) as bx:
+            x_reg = T.alloc_fragment((block,), "bfloat16")
+            y_reg = T.alloc_fragment((block,), "bfloat16")
+            T.copy(x[bx * block:(bx + 1) * block], x_reg)
+            for i, j in T.Parallel(threads, npt):
+                val = x_reg[i * npt + j]
+                y_reg[i * npt + j] = T.if_then_else(val > T.bfloat16(0), val, val * T.bfloat16(0.25))
+            T.copy(y_reg, y[bx * block:(bx + 1) * block])
+
+    return main
+
+
+def test_on_chip_blocks_at_a_flat_index_of_the_nest_are_one_loop_over_their_elements():
+    x = bf16(1024, seed=5)
+    assert_close(run(register_copy(1024), x), torch.where(x.float() > 0, x.float(), x.float() * 0.25), 2.0**-7)
+
+
+def flat_rows(rows, dim, threads=32, npt=8):
+    """TileOPs' explicit-parallel elementwise form on matrices: rows and columns computed from the flat
+    index of a (threads, npt) nest, ``Y[flat // dim, flat % dim]``, each block 2 whole rows of 128."""
+
+    @T.prim_func
+    def main(X: T.Tensor((rows, dim), "float32"), Z: T.Tensor((rows, dim), "float32"),
+             Y: T.Tensor((rows, dim), "float32")):
+        with T.Kernel(rows * dim // (threads * npt), threads=threads) as bx:
+            for i, j in T.Parallel(threads, npt):
+                flat = (bx * threads + i) * npt + j
+                row = flat // dim
+                col = flat % dim
+                Y[row, col] = X[row, col] * Z[row, col] + T.float32(1)
+
+    return main
+
+
+def test_rows_and_columns_of_a_flat_index_are_a_block_of_whole_rows():
+    x, z = torch.randn(64, 128), torch.randn(64, 128)
+    assert_close(run(flat_rows(64, 128), x, z), x * z + 1, 1e-5)
+
+
+def staged_halves(batch, n, threads=128, butterfly=False):
+    """TileOPs' FFT kernels' staging: a row of ``x`` into a rank-1 shared block and back out, half by
+    half in a serial loop (``smem[i + h * threads]``), each element scaled; ``butterfly``: one
+    Walsh-Hadamard stage in between, the partners at ``j_idx`` and ``j_idx + 1`` (a permutation)."""
+
+    @T.prim_func
+    def main(x: T.Tensor((batch, n), "float32"), y: T.Tensor((batch, n), "float32")):
+        with T.Kernel(batch, threads=threads) as bb:
+            smem = T.alloc_shared([n], "float32")
+            for h in range(n // threads):
+                for i in T.Parallel(threads):
+                    smem[i + h * threads] = x[bb, i + h * threads]
+            if butterfly:
+                for i in T.Parallel(n // 2):
+                    j_idx = i * 2
+                    u = smem[j_idx]
+                    v = smem[j_idx + 1]
+                    smem[j_idx] = u + v  # LINE: butterfly
+                    smem[j_idx + 1] = u - v
+            for h in range(n // threads):
+                for i in T.Parallel(threads):
+                    y[bb, i + h * threads] = smem[i + h * threads] * T.float32(0.5)
+
+    return main
+
+
+def test_halves_of_a_block_in_a_serial_loop_are_one_nest_over_the_block():
+    x = torch.randn(8, 256)
+    assert_close(run(staged_halves(8, 256), x), x * 0.5, 1e-6)
+
+
+def hadamard_by_gemm(batch, n):
+    """The rewrite the butterfly's refusal gives: the transform as a T.gemm with its matrix."""
+
+    @T.prim_func
+    def main(x: T.Tensor((batch, n), "float32"), H: T.Tensor((n, n), "float32"), y: T.Tensor((batch, n), "float32")):
+        with T.Kernel(1, threads=128) as _:
+            x_s = T.alloc_shared((batch, n), "float32")
+            h_s = T.alloc_shared((n, n), "float32")
+            y_l = T.alloc_fragment((batch, n), "float32")
+            T.copy(x[0, 0], x_s)
+            T.copy(H[0, 0], h_s)
+            T.gemm(x_s, h_s, y_l, clear_accum=True)
+            T.copy(y_l, y[0, 0])
+
+    return main
+
+
+def test_the_rewrite_of_a_butterfly_as_a_gemm_runs():
+    h = torch.ones(1, 1, dtype=torch.float64)
+    while h.shape[0] < 256:
+        h = torch.cat([torch.cat([h, h], 1), torch.cat([h, -h], 1)], 0)
+    x = torch.randn(8, 256)
+    y = run(hadamard_by_gemm(8, 256), x, (h / 16).float())
+    assert_close(y, (x.double() @ h / 16).float(), 4e-3)  # float32 operands of the FPU: TF32 products
+
+
 # Refused forms: each at its statement, with a rewrite
 
 
@@ -260,21 +365,36 @@ def partner_half(m, n):
     return main
 
 
-def flat_rows(rows, dim, threads=32, npt=8):
-    """Rows and columns computed from a flat index: a block of 2 rows of 128, not a block of tiles."""
+def scale_vector_in_k_loop(m, n, groups):
+    """fp8_gemm's per-row scale of each K group read into a vector, ``s[i] = S[by * 32 + i, k] * 2``
+    (a column of ``S``): the reader reads an element per row, each K step."""
 
     @T.prim_func
-    def main(X: T.Tensor((rows, dim), "float32"), Y: T.Tensor((rows, dim), "float32")):
-        with T.Kernel(rows * dim // (threads * npt), threads=threads) as bx:
-            for i, j in T.Parallel(threads, npt):
-                flat = (bx * threads + i) * npt + j
-                Y[flat // dim, flat % dim] = X[flat // dim, flat % dim] * 2.0  # LINE: flat_rows
+    def main(A: T.Tensor((m, n), "float32"), S: T.Tensor((m, groups), "float32"), Y: T.Tensor((m, n), "float32")):
+        with T.Kernel(1, m // 32) as (_, by):
+            a = T.alloc_shared((32, n), "float32")
+            s = T.alloc_shared((32,), "float32")
+            acc = T.alloc_fragment((32, n), "float32")
+            T.clear(acc)
+            T.copy(A[by * 32, 0], a)
+            for k in T.serial(groups):
+                for i in T.Parallel(32):
+                    s[i] = S[by * 32 + i, k] * T.float32(2)
+                for i, j in T.Parallel(32, n):
+                    acc[i, j] += a[i, j] * s[i]
+            T.copy(acc, Y[by * 32, 0])
 
     return main
 
 
+def test_a_column_of_a_tensor_read_per_k_step_into_a_vector_is_an_element_per_row():
+    a, s = torch.randn(64, 64), torch.rand(64, 4) + 0.5
+    assert_close(run(scale_vector_in_k_loop(64, 64, 4), a, s), a * 2 * s.sum(1, keepdim=True), 1e-4)
+
+
 def scale_column_in_k_loop(m, n, groups):
-    """fp8_gemm's per-row scale of each K group, ``S[by * 32 + i, k]``: a column of a tensor."""
+    """fp8_gemm's per-row scale of each K group, ``S[by * 32 + i, k]``, read in the nest over the
+    block: an element per element of the block (refused: read it into a vector first)."""
 
     @T.prim_func
     def main(A: T.Tensor((m, n), "float32"), S: T.Tensor((m, groups), "float32"), Y: T.Tensor((m, n), "float32")):
@@ -291,17 +411,75 @@ def scale_column_in_k_loop(m, n, groups):
     return main
 
 
+def scalar_rows(b, n):
+    """KernelBench's one single-thread program per row: a running product swept over the row, stored
+    element by element, no T.Parallel and no T.copy."""
+
+    @T.prim_func
+    def main(X: T.Tensor((b, n), "float32"), Y: T.Tensor((b, n), "float32")):
+        with T.Kernel(b, threads=1) as bx:
+            running = T.alloc_local((1,), "float32")
+            running[0] = T.float32(1)
+            for j in T.serial(n):
+                running[0] *= X[bx, j]
+                Y[bx, j] = running[0]  # LINE: scalar_rows
+
+    return main
+
+
 @pytest.mark.parametrize("kernel, pass_name, message, marker", [
     (pair_swap(64, 64), "LowerTTTileIntrinsics", ("`X[by * 32 + i, T.bitwise_xor(j, 1)]` is not an element-wise "
                                                   "access of an on-chip block"), "pair_swap"),
-    (flat_rows(64, 128), "LegalizeGlobalAccessTT", ("`Y[flat // 128, flat % 128]`: a T.Parallel nest stores into the "
-                                                    "global tensor `Y` and its global accesses are not blocks of its "
-                                                    "loops"), "flat_rows"),
     (scale_column_in_k_loop(64, 64, 4), "LowerTTTileIntrinsics", ("`S[by * 32 + i, k]` is not an element-wise access "
                                                                   "of an on-chip block"), "scale_column"),
     (partner_half(64, 128), "LegalizeGlobalAccessTT", ("the slice X[by * 32:by * 32 + 32, -64:-64 + 128] that this "
                                                        "statement reads element-wise may lie partly "
                                                        "outside `X` (shape [64, 128])"), "partner_half"),
-], ids=["pair_swap", "flat_rows", "scale_column", "partner_half"])
+    (scalar_rows(32, 64), "LegalizeGlobalAccessTT", ("`Y[bx, j]`: a scalar store into the global tensor `Y` outside "
+                                                     "T.Parallel, and the kernel writes no global buffer with T.copy"),
+     "scalar_rows"),
+], ids=["pair_swap", "scale_column", "partner_half", "scalar_rows"])
 def test_a_form_without_a_tile_form_is_refused_at_its_statement(kernel, pass_name, message, marker):
     assert_diagnostic(compile_error(kernel), pass_name, message, marker, path=PATH, source=inspect.getsource(inspect.getmodule(run)))
+
+
+def test_a_butterfly_is_refused_at_its_statement_with_the_gemm_rewrite():
+    err = compile_error(staged_halves(8, 256, butterfly=True))
+    assert_diagnostic(err, "LowerTTTileIntrinsics", "`smem[j_idx]` is not an element-wise access of an on-chip block",
+                      "butterfly", path=PATH, source=inspect.getsource(inspect.getmodule(run)))
+    assert "a permutation of the block" in err.hint and "T.gemm(x_s, H_s, y_l)" in err.hint
+
+
+def bit_reversed_gather(batch, n):
+    """TileOPs' FFT staging: each element's bit-reversed index computed by a loop, then gathered."""
+    bits = n.bit_length() - 1
+
+    @T.prim_func
+    def main(x: T.Tensor((batch, n), "float32"), y: T.Tensor((batch, n), "float32")):
+        with T.Kernel(batch, threads=n) as bb:
+            smem = T.alloc_shared([n], "float32")
+            for i in T.Parallel(n):
+                rev = T.alloc_var("int32")
+                rest = T.alloc_var("int32")
+                rev = 0
+                rest = i
+                for _bit in T.serial(bits):  # LINE: bit_reversal
+                    rev = (rev << 1) | (rest & 1)
+                    rest = rest >> 1
+                smem[i] = x[bb, rev]
+            T.copy(smem, y[bb, 0])
+
+    return main
+
+
+def test_a_bit_reversed_gather_is_refused_at_its_loop_with_the_gemm_rewrite():
+    err = compile_error(bit_reversed_gather(8, 256))
+    assert_diagnostic(err, "LowerTTTileIntrinsics", "a loop `for _bit in T.serial(8)` inside T.Parallel computes a "
+                      "value or an index per element", "bit_reversal", path=PATH,
+                      source=inspect.getsource(inspect.getmodule(run)))
+    assert "permutation matrix" in err.hint
+
+
+def test_a_column_read_in_the_nest_over_a_block_is_refused_with_the_vector_rewrite():
+    err = compile_error(scale_column_in_k_loop(64, 64, 4))
+    assert "s[i] = S[by * bm + i, k]" in err.hint

@@ -32,6 +32,7 @@ NOT_BLOCKS = "its global accesses are not blocks of its loops"
 PARALLEL_BODY = "unsupported T.Parallel body"
 PARTIAL_NEST = "does not cover the whole block"
 FLAT_VECTOR = "may pass the end of its last dimension"
+PARTLY_OUTSIDE = "that this statement reads element-wise may lie partly outside"
 ELSE_BRANCH = "around tile operations (T.copy, T.gemm, T.Parallel) with an else branch"
 FLOAT_BITS = "unsupported element-wise expression `T.reinterpret("
 TRANSPOSE = "unsupported tile op `T.transpose`"
@@ -48,7 +49,7 @@ GAPS = {
     "buffers with several writers or roles": (TWO_FILLERS, SCALAR_STORE, OVERLAPPING),
     "element-wise global access forms (flat indices, guards, computed rows)": (NO_COPY_OUT, NOT_BLOCKS,
                                                                              NOT_ELEMENTWISE, PARALLEL_BODY,
-                                                                             FLAT_VECTOR, ELSE_BRANCH),
+                                                                             FLAT_VECTOR, ELSE_BRANCH, PARTLY_OUTSIDE),
     "reductions written as accumulations in T.Parallel": (PARTIAL_NEST,),
     "dynamic sizes in expressions and loop extents": (DYNAMIC_EXPRESSION, DYNAMIC_PARALLEL, DYNAMIC_ROWS,
                                                       PAST_EXTENT, PARTIAL_TILES),
@@ -82,14 +83,18 @@ EXPECTED = {
     "activation/mish_explicit": RUNS(SFPU),
     "activation/gelu_tanh_kernelbench": RUNS(SFPU),
     "gemm/bmm": RUNS(BF16),
+    "gemm/fp8_gemm": RUNS(BF16),  # the per-row scales of a K step: the reader reads an element per row
+    "gemm/blockwise_base": RUNS(BF16),
+    "gemm/blockwise_split_k": RUNS(BF16),  # two launches, the scales read as fp8_gemm's
     "activation/relu_fragment": RUNS(BF16),
+    "activation/gelu_regcopy": RUNS(SFPU),  # on-chip blocks at a flat index of the nest: one loop over them
+    "activation/leaky_relu": RUNS(BF16),
     # buffers with several writers or roles: a shared block staged in by the reader and written by
-    # compute for the way out; a global tensor written by a scalar copy and a loop; two launches
+    # compute for the way out; a global tensor written by a scalar copy and a loop
     "norm/rms_norm": REFUSED(f"on-chip buffer `staged` {TWO_FILLERS}"),
     "norm/fused_add_rms_norm": REFUSED(f"on-chip buffer `x_smem` {TWO_FILLERS}"),
     "norm/fused_add_layer_norm": REFUSED(f"on-chip buffer `x_smem` {TWO_FILLERS}"),
     "language/alloc_var_with_initializer": REFUSED(f"{SCALAR_STORE} `B` outside T.Parallel"),
-    "gemm/blockwise_split_k": REFUSED(NOT_ELEMENTWISE),  # its two launches compile; the scales' rows do not
     "softmax/softmax": REFUSED(f"on-chip buffer `shared_buf` {TWO_FILLERS}"),
     "softmax/log_softmax": REFUSED(f"on-chip buffer `shared_buf` {TWO_FILLERS}"),
     # blocks of part of a tile (16 query heads, 4 and 16 rows, 136 columns) are padded to whole tiles;
@@ -102,26 +107,26 @@ EXPECTED = {
     "softmax/softmax_tiled": REFUSED(f"`if t < 1:` {ELSE_BRANCH}"),
     "gemm/blockwise_swap_ab": REFUSED(f"the slice of `B` covers 16 rows {PARTIAL_TILES}"),  # B of dynamic size
     "attention/gqa_decode": REFUSED(f"the slice of `K` may index dimension 1 {PAST_EXTENT} 128 (start k * 32)"),
-    # element-wise global access forms: rows and columns computed from a flat index (blocks of 2 rows),
-    # a partner element chosen per element, rows picked by a tensor, a column read per step of a serial
-    # loop; scalar code over rows (no T.Parallel: nothing is written with T.copy); a bit-reversed gather
-    # in a serial loop inside T.Parallel; on-chip blocks read at computed flat indices; vectors read at
-    # computed rows
-    "rope/neox_1d": REFUSED(f"`y[row, col]`: a T.Parallel nest stores into the global tensor `y` and {NOT_BLOCKS}"),
-    "rope/non_neox_1d": REFUSED(f"`y[row, col]`: a T.Parallel nest stores into the global tensor `y` and {NOT_BLOCKS}"),
+    # element-wise global access forms: a partner element chosen per element (from blocks of 2 rows whose
+    # rows and columns a flat index computes, it lies partly outside the tensor), rows picked by a tensor,
+    # a column of a tensor read or written per step of a serial loop in a nest over a block (act_quant's
+    # scales, a cumsum); scalar code over rows (no T.Parallel: nothing is written with T.copy, refused at
+    # its first store); a bit-reversed gather in a serial loop inside T.Parallel; a butterfly stage (a
+    # permutation of an on-chip block); vectors read at computed rows
+    "rope/neox_1d": REFUSED(f"the slice x[bx * 2:bx * 2 + 2, -64:-64 + 128] {PARTLY_OUTSIDE}"),  # blocks of 2 rows
+    "rope/non_neox_1d": REFUSED(f"the slice x[bx * 2:bx * 2 + 2, -1:-1 + 128] {PARTLY_OUTSIDE}"),
     "rope/neox_2d": REFUSED(f"`y[flat]`: a T.Parallel nest stores into the global tensor `y` and {NOT_BLOCKS}"),
     "rope/neox_position_ids": REFUSED(f"`y[flat]`: a T.Parallel nest stores into the global tensor `y` and "
                                       f"{NOT_BLOCKS}"),
     "scan/cumsum_kernelbench": REFUSED(f"`Y[row, j]`: a T.Parallel nest stores into the global tensor `Y` and "
                                        f"{NOT_BLOCKS}"),
-    "softmax/softmax_kernelbench": REFUSED(NO_COPY_OUT, DEF_LINE),
-    "scan/cumprod_kernelbench": REFUSED(NO_COPY_OUT, DEF_LINE),
-    "butterfly/fft_smem_stages": REFUSED(f"{PARALLEL_BODY} (only stores into blocks)"),
-    "activation/gelu_regcopy": REFUSED(f"`y_reg[i * 8 + j]` {NOT_ELEMENTWISE}"),
-    "activation/leaky_relu": REFUSED(f"`y_reg[i * 8 + j]` {NOT_ELEMENTWISE}"),
-    "butterfly/hadamard_smem_stages": REFUSED(f"`smem[i + half_index * 128]` {NOT_ELEMENTWISE}"),
-    "gemm/fp8_gemm": REFUSED(f"`scales_a[by * 32 + i, k]` {NOT_ELEMENTWISE}"),
-    "gemm/blockwise_base": REFUSED(f"`a_scale[by * 32 + i, k]` {NOT_ELEMENTWISE}"),
+    "softmax/softmax_kernelbench": REFUSED(f"`Y[bx, j]`: a scalar store into the global tensor `Y` outside "
+                                           f"T.Parallel, and {NO_COPY_OUT}"),
+    "scan/cumprod_kernelbench": REFUSED(f"`Y[bx, j]`: a scalar store into the global tensor `Y` outside T.Parallel, "
+                                        f"and {NO_COPY_OUT}"),
+    "butterfly/fft_smem_stages": REFUSED(f"{PARALLEL_BODY} (only stores into blocks): a loop `for _bit in T.serial(8)` "
+                                         "inside T.Parallel"),  # the bit reversal: T.gemm by a permutation matrix
+    "butterfly/hadamard_smem_stages": REFUSED(f"`smem[j_idx]` {NOT_ELEMENTWISE}"),  # a butterfly stage: T.gemm
     "attention/fp8_index": REFUSED(f"the vector slice of `k_s` (extents [1, 64] of [b, n]) {FLAT_VECTOR}"),
     "quant/act_quant": REFUSED(f"`S[bx * 32 + i, by]` {NOT_ELEMENTWISE}"),
     "quant/fp8_quant_per_token": REFUSED(f"`scale_tensor[bx, bz_by % 2 * 32 + i, bz_by // 2]` {NOT_ELEMENTWISE}"),

@@ -247,6 +247,98 @@ def test_hand_written_flat_index_of_two_loops_is_one_loop():
     assert names(after) == names(Expected)
 
 
+def test_hand_written_rows_of_a_flat_index_are_a_block_of_whole_rows():
+    """``Y[g // 16, g % 16]`` with ``g = (bx * 4 + i) * 8 + j`` over a (4, 8) nest: its 32 elements are
+    2 whole rows of 16, the nest over (2 rows, 16 columns) and the blocks [2, 16] at row ``bx * 2``."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(X: T.Buffer((8, 16), "float32"), Y: T.Buffer((8, 16), "float32")):
+            for bx in T.thread_binding(4, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    for i in T.parallel(4):
+                        for j in T.parallel(8):
+                            Y[((bx * 4 + i) * 8 + j) // 16, ((bx * 4 + i) * 8 + j) % 16] = X[
+                                ((bx * 4 + i) * 8 + j) // 16, ((bx * 4 + i) * 8 + j) % 16] * T.float32(2)
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(X: T.Buffer((8, 16), "float32"), Y: T.Buffer((8, 16), "float32")):
+            for bx in T.thread_binding(4, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    X_s = T.sblock_alloc_buffer((2, 16), "float32", scope="shared.dyn")
+                    Y_l = T.sblock_alloc_buffer((2, 16), "float32", scope="local.fragment")
+                    tl.tileop.copy(tl.region(X[bx * 2, 0], 1, 2, 16), tl.region(X_s[0, 0], 2, 2, 16))
+                    for i_j_row in T.parallel(2):
+                        for i_j_col in T.parallel(16):
+                            Y_l[i_j_row, i_j_col] = X_s[i_j_row, i_j_col] * T.float32(2)
+                    tl.tileop.copy(tl.region(Y_l[0, 0], 1, 2, 16), tl.region(Y[bx * 2, 0], 2, 2, 16))
+
+    after = LegalizeGlobalAccessTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)
+
+
+def test_hand_written_flat_index_of_on_chip_blocks_is_one_loop():
+    """TileOPs' register copy ``y_reg[i * 8 + j] = x_reg[i * 8 + j]`` over a (4, 8) nest of rank-1
+    blocks of 32: one loop over the 32 elements, each block indexed by it; a nest indexing a block
+    ``a[i * 8 + j + 1]`` (not the flat index itself) is left as it is."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(Y: T.Buffer((64,), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    x_reg = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    y_reg = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    for i in T.parallel(4):
+                        for j in T.parallel(8):
+                            y_reg[i * 8 + j] = x_reg[i * 8 + j] * T.float32(2)
+                    tl.tileop.copy(tl.region(y_reg[0], 1, 32), tl.region(Y[bx * 32], 2, 32))
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(Y: T.Buffer((64,), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    x_reg = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    y_reg = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    for i_j in T.parallel(32):
+                        y_reg[i_j] = x_reg[i_j] * T.float32(2)
+                    tl.tileop.copy(tl.region(y_reg[0], 1, 32), tl.region(Y[bx * 32], 2, 32))
+
+    after = LegalizeGlobalAccessTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)
+
+    @I.ir_module
+    class Shifted:
+        @T.prim_func
+        def main(Y: T.Buffer((64,), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    x_reg = T.sblock_alloc_buffer((33,), "float32", scope="local.fragment")
+                    y_reg = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    for i in T.parallel(4):
+                        for j in T.parallel(8):
+                            y_reg[i * 8 + j] = x_reg[i * 8 + j + 1]
+                    tl.tileop.copy(tl.region(y_reg[0], 1, 32), tl.region(Y[bx * 32], 2, 32))
+
+    tvm.ir.assert_structural_equal(LegalizeGlobalAccessTT()(Shifted), Shifted)
+
+
 def test_a_nest_storing_into_a_tensor_at_no_block_is_refused_at_the_store():
     @I.ir_module
     class Before:

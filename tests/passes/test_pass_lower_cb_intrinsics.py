@@ -6,6 +6,7 @@ from tvm import tirx
 from tvm.script import ir as I
 from tvm.script import tirx as T
 
+from tests.compiler.test_global_access import scale_vector_in_k_loop
 from tests.kernels import eltwise, gemm, lower_until, run_pass
 from tests.passes.helpers import (
     accessor_entry,
@@ -25,7 +26,7 @@ from tests.passes.helpers import (
     var,
 )
 from tilelang_tt.ir.attrs import Attr
-from tilelang_tt.ir.intrin import Intrin, call
+from tilelang_tt.ir.intrin import Intrin, call, call_intrin
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.ir.common import stmt_intrin
 from tilelang_tt.passes.lower_cb_intrinsics import LowerCBIntrinsics
@@ -225,3 +226,22 @@ def test_the_writer_writes_the_valid_rows_only():
         n.body, lambda m: isinstance(m, tirx.Evaluate) and m.value.op.name == Intrin.NOC_WRITE_ROW.value))
     guard = row_loop.body
     assert isinstance(guard, tirx.IfThenElse) and guard.condition.b.same_as(valid.var)
+
+
+def test_a_vector_generated_from_a_column_reads_an_element_per_row_into_a_face_it_leaves_empty():
+    """``s[i] = S[by * 32 + i, k] * 2`` in a K loop: the reader reads each row's element inside the loop
+    over the vector's 32 rows (64 bytes of the tile page holding it, into face 1 of the vector's
+    float32 tile: 1024 bytes in, where a column vector stores nothing), then stores the value."""
+    before = lower_until(scale_vector_in_k_loop(64, 64, 4), PASS)
+    reader = run_pass(before, PASS)["main_reader"]
+    generated = [n for n in nodes(reader.body, lambda n: isinstance(n, tirx.For) and int(n.extent) == 32)
+                 if nodes(n.body, lambda m: stmt_intrin(m) == Intrin.STORE_TILE_ELEMENT)]
+    assert len(generated) == 1
+    body = generated[0].body
+    order = [stmt_intrin(n) for n in nodes(body, lambda n: isinstance(n, tirx.Evaluate))]
+    assert order == [Intrin.NOC_READ_ROW, Intrin.NOC_READ_BARRIER, Intrin.STORE_TILE_ELEMENT]
+    read = nodes(body, lambda n: stmt_intrin(n) == Intrin.NOC_READ_ROW)[0].value
+    ptr = read.args[3]
+    assert isinstance(ptr, tirx.Add) and ptr.a.name.startswith("l1_") and int(ptr.b) == 256 * 4
+    (bind,) = nodes(body, lambda n: isinstance(n, tirx.Bind))
+    assert call_intrin(bind.value) == Intrin.LOAD_ELEMENT

@@ -119,3 +119,53 @@ def test_hand_written_dependent_rows_keep_their_loops():
                             y[i, j] = y[i - 1, j] * T.float32(2)
 
     tvm.ir.assert_structural_equal(ParallelizeRowLoopsTT()(Before), Before)
+
+
+def test_hand_written_halves_of_a_rank1_block_at_a_flat_index_are_one_nest():
+    """TileOPs' FFT staging, ``smem[i + h * 128] = x[bx, i + h * 128]`` over the two halves ``h``: the
+    element ``h * 128 + i`` is each iteration's own, the rows ``h`` first; a half read by the other
+    iteration (``smem[i + (1 - h) * 128]``) keeps its loops."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(x: T.Buffer((8, 256), "float32")):
+            for bx in T.thread_binding(8, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    smem = T.sblock_alloc_buffer((256,), "float32", scope="shared.dyn")
+                    for h in range(2):
+                        for i in T.parallel(128):
+                            smem[i + h * 128] = x[bx, i + h * 128]
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(x: T.Buffer((8, 256), "float32")):
+            for bx in T.thread_binding(8, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    smem = T.sblock_alloc_buffer((256,), "float32", scope="shared.dyn")
+                    for h in T.parallel(2):
+                        for i in T.parallel(128):
+                            smem[i + h * 128] = x[bx, i + h * 128]
+
+    after = ParallelizeRowLoopsTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)
+
+    @I.ir_module
+    class Swapped:
+        @T.prim_func
+        def main():
+            for bx in T.thread_binding(8, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    smem = T.sblock_alloc_buffer((256,), "float32", scope="shared.dyn")
+                    for h in range(2):
+                        for i in T.parallel(128):
+                            smem[i + h * 128] = smem[i + (1 - h) * 128]
+
+    tvm.ir.assert_structural_equal(ParallelizeRowLoopsTT()(Swapped), Swapped)

@@ -13,7 +13,8 @@ expressions alone:
 * a shifted read (``x[i, j + 64]``) is the read of the shifted slice (its own block);
 * a nest over several loops whose indices use them only through one flat index
   ``(bx * t + i) * n + j`` (GPU threads each computing ``n`` consecutive elements) is the nest of one
-  loop over ``t * n`` elements (:func:`flattened`);
+  loop over ``t * n`` elements (:func:`flattened`), as is a nest indexing rank-1 on-chip blocks at
+  that flat index (``y_reg[i * 8 + j]``);
 * the ``if`` statements in the nest: conditions the block coordinates' ranges prove are dropped
   (:func:`statements`, with :class:`Facts`), a store guarded on the nest's first index,
   ``if base + i < bound:``, writes the rows of the block inside the tensor (:func:`guard_bound`).
@@ -77,6 +78,9 @@ class ElementNest:
         loops, bases = [], []
         for index in indices:
             used = [k for k, v in enumerate(self.vars) if uses_var(index, v)]
+            if len(used) > 1:  # a row of a flat index split by rows, (bx * 256 + r * 128 + c) // 128: bx * 2 + r
+                index = self.analyzer.simplify(index)
+                used = [k for k, v in enumerate(self.vars) if uses_var(index, v)]
             base = index
             if len(used) == 1:
                 base = self.analyzer.simplify(index - self.vars[used[0]])
@@ -245,14 +249,11 @@ def guard_bound(cond, loops: list[tirx.For], facts: Facts):
 def flattened(loops: list[tirx.For], body: tirx.Stmt, facts: Facts) -> tuple[list[tirx.For], tirx.Stmt] | None:
     """The nest of one loop ``f`` over the product of the extents, each loop variable ``f // stride %
     extent``: the form of a nest whose global indices are a flat index of its loops (``(bx * t + i) *
-    n + j``); None when the nest has one loop or touches an on-chip buffer (whose indices would
-    become divisions)."""
+    n + j``), and of a nest whose on-chip accesses are each that flat index of a rank-1 block
+    (``y_reg[i * 8 + j]``: the block's elements in the nest's order) or use no loop; None when the
+    nest has one loop or an on-chip index of the loops is not the flat index (it would become
+    divisions)."""
     if len(loops) < 2 or any(const_int(lp.extent) is None for lp in loops):
-        return None
-    on_chip = []
-    tirx.stmt_functor.post_order_visit(body, lambda n: on_chip.append(n) if isinstance(
-        n, (tirx.BufferLoad, tirx.BufferStore)) and not is_global_buffer(n.buffer) else None)
-    if on_chip:
         return None
     extents = [int(lp.extent) for lp in loops]
     total = 1
@@ -265,7 +266,60 @@ def flattened(loops: list[tirx.For], body: tirx.Stmt, facts: Facts) -> tuple[lis
         value = tirx.floordiv(flat, stride) if stride > 1 else flat
         subst[lp.loop_var] = value if lp is loops[0] else tirx.floormod(value, extent)
         stride *= extent
+    body = _flat_on_chip(tirx.stmt_functor.substitute(body, subst), flat, facts.analyzer)
+    if body is None:
+        return None
     outer = loops[0]
     loop = keep_span(outer, tirx.For(flat, 0, total, tirx.ForKind.PARALLEL, tirx.Evaluate(0), outer.thread_binding,
                                      outer.annotations))
-    return [loop], tirx.stmt_functor.substitute(body, subst)
+    return [loop], body
+
+
+def _flat_on_chip(body: tirx.Stmt, flat: tirx.Var, analyzer: arith.Analyzer) -> tirx.Stmt | None:
+    """``body`` with each on-chip index of the flat loop variable simplified to it (``(f // 8) * 8 + f % 8``
+    is ``f``); None when one of them is not ``f`` itself or indexes a block of rank above 1."""
+    refused = []
+
+    def index(node):
+        if not any(uses_var(x, flat) for x in node.indices):
+            return node.indices
+        simple = [analyzer.simplify(x) for x in node.indices]
+        if len(simple) != 1 or not simple[0].same_as(flat):
+            refused.append(node)
+        return simple
+
+    def post(node):
+        if isinstance(node, tirx.BufferLoad) and not is_global_buffer(node.buffer):
+            return tirx.BufferLoad(node.buffer, index(node))
+        if isinstance(node, tirx.BufferStore) and not is_global_buffer(node.buffer):
+            return keep_span(node, tirx.BufferStore(node.buffer, node.value, index(node)))
+        return None
+
+    new = tirx.stmt_functor.ir_transform(body, None, post, ["tirx.BufferLoad", "tirx.BufferStore"])
+    return None if refused else new
+
+
+def split_rows(loops: list[tirx.For], body: tirx.Stmt) -> tuple[list[tirx.For], tirx.Stmt] | None:
+    """The nest of a one-loop nest ``f`` over ``t`` elements whose stores into global tensors of rank 2
+    or more have rows of ``n`` elements, ``n`` dividing ``t``: two loops ``r`` over ``t / n`` rows and
+    ``c`` over ``n`` columns, ``f = r * n + c``. A flat index ``g = bx * t + f`` then names whole rows,
+    ``Y[g // n, g % n]`` is ``Y[bx * (t / n) + r, c]`` (:meth:`ElementNest.slice` simplifies it), the
+    block of ``t / n`` rows. None when no such ``n`` exists (the stores' tensors have no common static
+    row, or it does not divide ``t``)."""
+    extent = const_int(loops[0].extent) if len(loops) == 1 else None
+    stores = []
+    tirx.stmt_functor.post_order_visit(body, lambda n: stores.append(n) if isinstance(
+        n, tirx.BufferStore) and is_global_buffer(n.buffer) else None)
+    rows = {const_int(s.buffer.shape[-1]) for s in stores if len(s.buffer.shape) >= 2}
+    if extent is None or len(rows) != 1 or any(len(s.buffer.shape) < 2 for s in stores):
+        return None
+    n = rows.pop()
+    if n is None or extent <= n or extent % n:
+        return None
+    f = loops[0].loop_var
+    r, c = tirx.Var(f"{f.name}_row", f.dtype), tirx.Var(f"{f.name}_col", f.dtype)
+    outer = loops[0]
+    split = [keep_span(outer, tirx.For(r, 0, extent // n, tirx.ForKind.PARALLEL, tirx.Evaluate(0),
+                                       outer.thread_binding, outer.annotations)),
+             keep_span(outer, tirx.For(c, 0, n, tirx.ForKind.PARALLEL, tirx.Evaluate(0)))]
+    return split, tirx.stmt_functor.substitute(body, {f: r * n + c})

@@ -60,7 +60,8 @@ from tilelang_tt.ops.sfpu import (
     scalar_call,
     sfpu_op,
 )
-from tilelang_tt.ir.common import COL, ROW, evaluate, keep_span, parallel_nest, reads_tensor, seq, serial
+from tilelang_tt.ir.common import (COL, ROW, evaluate, is_global_buffer, keep_span, parallel_nest, reads_tensor, seq,
+                                   serial)
 from tilelang_tt.ir.slices import bound_values
 
 SUPPORTED = (
@@ -84,6 +85,7 @@ class Eltwise(TileOp):
             loops = [lp for lp in loops if not _is_one(lp.extent)]
         if len(loops) > 2:
             raise ctx.error(loop, "T.Parallel over more than two dimensions", f"supported: {SUPPORTED}")
+        _refuse_inner_loop(ctx, body)
         stmts = list(body.seq) if isinstance(body, tirx.SeqStmt) else [body]
         out = []
         # names given to values inside the loop (q_idx = bx * bm + i), substituted into the stores; and
@@ -237,6 +239,29 @@ def _plan(ctx, out, stmt, value, total: int, share_rows: bool):
 
 
 # -- C2 checks -------------------------------------------------------------------------------------
+def _refuse_inner_loop(ctx, stmt) -> None:
+    """Refuses the first loop inside the body ``stmt`` of a T.Parallel nest, if any: a loop per element
+    (TileOPs' FFT computes each element's bit-reversed index ``rev`` so, then gathers ``x[bb, rev]``)."""
+    inner = []
+
+    def visit(node) -> bool:  # pre-order, stopping at the first loop
+        if inner or isinstance(node, tirx.For):
+            inner.append(node)
+            return False
+        return True
+
+    tirx.stmt_functor.pre_order_visit(stmt, visit)
+    if inner:
+        loop = inner[0]
+        raise ctx.error(loop, f"unsupported T.Parallel body (only stores into blocks): a loop `for {loop.loop_var.name} "
+                              f"in T.serial({loop.extent})` inside T.Parallel computes a value or an index per "
+                              "element (a bit reversal, a gather): a core computes whole tiles, each element alike",
+                        "a permutation of a block's elements (a bit-reversed order) is a matrix product: T.gemm of the "
+                        "block with the permutation matrix passed as a tensor (or pass the tensor permuted); a value "
+                        "computed by a loop: write it as one expression of the indices, or a T.Parallel nest per step")
+
+
+
 def _check_access(ctx, node, access, i, j) -> None:
     """A load/store must address a whole block element-wise: X[i, j], v[i] (per-row) or v[j]; a
     load may read a block of the transposed shape transposed, X[j, i]."""
@@ -258,10 +283,23 @@ def _check_access(ctx, node, access, i, j) -> None:
             # a per-row value in a block of one row (per-column in one column): its first
             ok = (var is not None and idx[0].same_as(var)) or (var is None and _is_zero(idx[0]))
     if not ok:
+        hint = ("index blocks with the T.Parallel loop variables: X[i, j], per-row v[i], per-column v[j], or X[j, i] "
+                "for X of the transposed shape")
+        loop_vars = [v for v in (i, j) if v is not None]
+        if is_global_buffer(buf):
+            # a tensor element per element of a block: fp8 GEMMs' per-row scale of a K step
+            hint += ("; a tensor read at the element's index (a per-row scale S[by * bm + i, k]) is read into a "
+                     "vector block first, the reader reading an element per row: for i in T.Parallel(bm): "
+                     "s[i] = S[by * bm + i, k]; then s[i] in the nest")
+        elif any(not isinstance(x, (tirx.Var, tirx.IntImm)) or (
+                isinstance(x, tirx.Var) and not any(x.same_as(v) for v in loop_vars)) for x in idx):
+            # a computed index: a butterfly stage's partner, a bit reversal (a permutation of the block)
+            hint += ("; elements at computed indices (a butterfly stage, a bit reversal: a permutation of the "
+                     "block) have no element-wise form: write the transform as a matrix product, T.gemm of the "
+                     "block with the transform's matrix passed as a tensor (a Walsh-Hadamard transform: "
+                     "T.gemm(x_s, H_s, y_l) with H the n x n Hadamard matrix / sqrt(n))")
         raise ctx.error(node, f"`{buf.name}[{', '.join(str(x) for x in idx)}]` is not an element-wise access of an "
-                              "on-chip block",
-                        "index blocks with the T.Parallel loop variables: X[i, j], per-row v[i], per-column v[j], or "
-                        "X[j, i] for X of the transposed shape")
+                              "on-chip block", hint)
 
 
 def _check_expr(ctx, node, expr, i, j, top: bool = False) -> None:

@@ -2,7 +2,8 @@
 on the element's indices, loop variables or block coordinates (a causal mask
 ``T.if_then_else(bx * bm + i >= k * bn + j, 0, -inf)``, a ramp), or read an element of a tensor at
 an index that does not depend on the element's (a per-head value ``Sinks[by]``: the reader reads the
-tile holding it and takes the element).
+tile holding it and takes the element), or, into a vector, at the element's index (a per-row scale of
+a K step ``s[i] = S[by * 32 + i, k]``: an element read per row).
 
 C2: each largest such part the reader can evaluate becomes a new block ``<X>_gen`` (a CB of the
 store's geometry, in the part's dtype) filled by ``tt.generate_block(X_gen, i, j, value)`` right
@@ -31,7 +32,8 @@ def generate(ctx, store, expr, i, j, out: list) -> tirx.PrimExpr:
     """``expr`` with each largest part that reads no block but depends on a variable and that the
     reader can evaluate replaced by a load of a new block the reader fills with it (the
     ``tt.generate_block`` appended to ``out``); the rest (T.exp of a mask...) stays compute's."""
-    if not reads_blocks(expr) and not _is_constant(expr) and _generatable(expr) and not _element_indexed(expr, i, j):
+    if not reads_blocks(expr) and not _is_constant(expr) and _generatable(expr) and (
+            _vector_nest(store, i, j) or not _element_indexed(expr, i, j)):
         if str(expr.dtype) not in COMPUTE_DTYPES:
             raise ctx.error(store, f"`{expr}` depends on the indices only but is not a float value",
                             f"the reader generates such values as {' or '.join(COMPUTE_DTYPES)}: cast it, "
@@ -96,10 +98,17 @@ def reads_blocks(expr) -> bool:
 
 
 def _element_indexed(expr, i, j) -> bool:
-    """Whether a tensor element ``expr`` reads is indexed by the element's indices (one tile read
-    per element: not generated)."""
+    """Whether a tensor element ``expr`` reads is indexed by the element's indices (a read per
+    element: generated only into a vector, ``s[i] = S[by * 32 + i, k]``, a column of ``S`` read per
+    step of a K loop; a block of tiles would read a tile's worth of elements one by one)."""
     return any(uses_var(x, v) for load in tensor_loads(expr) for x in load.indices for v in (i, j)
                if isinstance(v, tirx.Var))
+
+
+def _vector_nest(store, i, j) -> bool:
+    """Whether ``store`` is into a vector in a nest of one loop (``s[i] = ..`` over i): the reader may
+    read an element per element of it."""
+    return len(store.buffer.shape) == 1 and sum(isinstance(v, tirx.Var) for v in (i, j)) == 1
 
 
 def _is_constant(expr) -> bool:

@@ -14,7 +14,11 @@ name one of a 2-D nest's (a per-row ``S[by * bm + i]`` or per-column ``B[bx * bn
 into a vector block) or both swapped (the block read transposed: compute's ``transpose_tile``); a
 shifted read ``x[i, j + 64]`` is its own block. A nest whose stores all swap its loops is written in
 their order (``Y[bx * 32 + j, by * 32 + i] = ..``: the nest over (j, i)); a nest of several loops
-used only through one flat index ``(bx * t + i) * n + j`` becomes one loop over its elements. An
+used only through one flat index ``(bx * t + i) * n + j`` becomes one loop over its elements, and so
+does a nest that indexes rank-1 on-chip blocks at that flat index only (``y_reg[i * 8 + j]``); a
+one-loop nest whose stores into matrices of rows of ``n`` take their rows and columns from a flat index
+``Y[g // n, g % n]`` over a multiple of ``n`` elements is the nest over (rows, ``n`` columns), its blocks
+whole rows (``Y[bx * 2 + r, c]``: 2 rows of a (64, 128) tensor). An
 ``if`` in the nest whose conditions the block coordinates' ranges and the values named before the nest
 prove is dropped (``if m_start + i < m`` where the blocks tile ``m``; an ``else`` taken or not); a store
 guarded on the first index, ``if i < valid: C[row + i, ..] = ..`` (the rows a block holds), is computed
@@ -25,7 +29,8 @@ pass refuses the first such store. The extents of a region that the values named
 constant become that constant (``Y[b, H0:H1]`` with ``H1 = H0 + 64``: 64).
 Writes the ``tt.valid_rows`` AttrStmts. Every new statement carries the span of the ``T.Parallel`` nest.
 Errors: a slice partly outside its tensor; a nest storing into a global tensor at no block in a
-kernel that copies no block out. (CheckKernelFormsTT, just before, refuses what has no form at all.)
+kernel that copies no block out, or a store into one outside T.Parallel in such a kernel (scalar code over
+rows). (CheckKernelFormsTT, just before, refuses what has no form at all.)
 
     Before: for i, j in T.Parallel(32, 32):
                 C[by * 32 + i, bx * 32 + j] = A[by * 32 + i, bx * 32 + j] + T.float32(1)
@@ -77,6 +82,7 @@ from tilelang_tt.ir.element_access import (
     Facts,
     flattened,
     guard_bound,
+    split_rows,
     statements,
     store_order,
 )
@@ -94,9 +100,12 @@ def _legalize(func, loop: tirx.For, names: set[str], allocated: list[tirx.Buffer
     loops, body = parallel_nest(loop)
     found = _legalize_nest(func, loop, loops, body, names, allocated, facts)
     flat = flattened(loops, body, facts) if found is None else None
-    if flat is None:
-        return found
-    return _legalize_nest(func, loop, *flat, names, allocated, facts, complete=True)
+    if flat is not None:
+        found = _legalize_nest(func, loop, *flat, names, allocated, facts, complete=True)
+    rows = split_rows(*(flat or (loops, body))) if found is None else None
+    if rows is not None:
+        found = _legalize_nest(func, loop, *rows, names, allocated, facts, complete=True)
+    return found
 
 
 def _legalize_nest(func, loop, loops, body, names, allocated, facts, complete=False) -> tirx.Stmt | None:
@@ -137,7 +146,7 @@ def _legalize_nest(func, loop, loops, body, names, allocated, facts, complete=Fa
                 return None
             target, indices = found
         stmts.append(keep_span(s, tirx.BufferStore(target, value, indices)))
-    if not nest.order or (complete and any(contains(s, lambda n: isinstance(
+    if (not nest.order and not complete) or (complete and any(contains(s, lambda n: isinstance(
             n, tirx.BufferLoad) and is_global_buffer(n.buffer)) for s in stmts)):
         return None
     new_body = rebuild_nest(loops, seq(stmts))
@@ -172,28 +181,43 @@ def _refuse_outside(func, stmt, buf: tirx.Buffer, bases, extents) -> None:
                 "its own statement, not T.if_then_else(j < half, x[.., j + half], x[.., j - half]))")
 
 
-def _refuse_global_stores(func: tirx.PrimFunc, body: tirx.Stmt, left: list[tirx.For]) -> None:
-    """Refuses the first store into a global tensor in the nests :func:`_legalize` ``left``, when
-    ``body`` (the kernel after the pass) writes no global tensor with T.copy: no block would be written,
-    and the later passes could only name the kernel. Otherwise they refuse such a store at its line
-    (LowerTTTileIntrinsics: not an element-wise access of an on-chip block), after the errors of the
-    other statements."""
-    def copies_out(n):
+def _refuse_global_stores(func: tirx.PrimFunc, body: tirx.Stmt) -> None:
+    """Refuses the first store into a global tensor left in ``body`` (the kernel after the pass) when
+    ``body`` writes no global tensor with T.copy: no block would be written, and the later passes could
+    only name the kernel. A store in a T.Parallel nest is one whose accesses are no blocks of its loops;
+    one outside any nest is scalar code (KernelBench's one program per row, serial sweeps over it).
+    Otherwise the later passes refuse such a store at its line (LowerTTTileIntrinsics: not an
+    element-wise access of an on-chip block, a scalar store), after the errors of the other statements."""
+    def copies_out(n):  # a T.copy into a global tensor, of constant extents or not
         if tile_op_name(n) != "copy":
             return False
-        dst = as_region(n.value.args[1])
-        return dst is not None and is_global_buffer(dst.buffer)
+        dst = n.value.args[1]
+        load = dst.args[0] if isinstance(dst, tirx.Call) and dst.op.same_as(ir.Op.get("tl.region")) else dst
+        return isinstance(load, tirx.BufferLoad) and is_global_buffer(load.buffer)
 
-    if not left or contains(body, copies_out):
+    if contains(body, copies_out):
         return
-    stores = []
-    for loop in left:
-        tirx.stmt_functor.post_order_visit(loop.body, lambda n: stores.append(n) if isinstance(
-            n, tirx.BufferStore) and is_global_buffer(n.buffer) else None)
+    stores, nested = [], []  # the stores into global tensors in program order; those in a T.Parallel nest
+
+    def visit(n):
+        if isinstance(n, tirx.BufferStore) and is_global_buffer(n.buffer):
+            stores.append(n)
+        elif isinstance(n, tirx.For) and n.kind == tirx.ForKind.PARALLEL:
+            tirx.stmt_functor.post_order_visit(n.body, lambda m: nested.append(m) if isinstance(
+                m, tirx.BufferStore) else None)
+
+    tirx.stmt_functor.post_order_visit(body, visit)
     if not stores:
         return
     store = stores[0]
     access = f"`{store.buffer.name}[{', '.join(str(x) for x in store.indices)}]`"
+    if not any(store.same_as(m) for m in nested):
+        raise error(PASS, func, store, f"{access}: a scalar store into the global tensor `{store.buffer.name}` outside "
+                    "T.Parallel, and the kernel writes no global buffer with T.copy: a Tenstorrent core computes "
+                    "whole tiles of a block and its writer copies them out",
+                    "compute a block of rows in T.Parallel nests and tile ops (T.reduce_max, T.reduce_sum, "
+                    "T.cumsum) into a T.alloc_fragment and T.copy it out: for i, j in T.Parallel(32, n): "
+                    "Y_l[i, j] = ...; then T.copy(Y_l, Y[bx * 32, 0])")
     raise error(PASS, func, store, f"{access}: a T.Parallel nest stores into the global tensor `{store.buffer.name}` "
                 "and its global accesses are not blocks of its loops: each index is `base + v` of one loop variable "
                 "(every loop once, in any order), or all are one flat index of the loops into a tensor of rank 1; the "
@@ -258,10 +282,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
 
     def visit(stmt):
         if isinstance(stmt, tirx.For) and stmt.kind == tirx.ForKind.PARALLEL:
-            found = _legalize(func, stmt, names, pending, facts)
-            if found is None:
-                left.append(stmt)
-            return found or stmt
+            return _legalize(func, stmt, names, pending, facts) or stmt
         if isinstance(stmt, tirx.Evaluate):
             stmt = _static_extents(stmt, facts)
             return _global_copy(stmt, names, pending) or stmt
@@ -291,9 +312,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             return keep_span(stmt, tirx.SBlockRealize(stmt.iter_values, stmt.predicate, new_blk))
         return stmt
 
-    left: list[tirx.For] = []  # the nests left as they are
     body = visit(func.body)
-    _refuse_global_stores(func, body, left)
+    _refuse_global_stores(func, body)
     return func if body.same_as(func.body) else func.with_body(body)
 
 

@@ -36,6 +36,11 @@ at its place in tile layout (``tt.store_tile_element``, bfloat16 rounded to near
         T.tt.store_tile_element(l1_acc_s_gen, i, j, 2, T.if_then_else(bx * 64 + i >= k * 64 + j, 0, -inf), "Float32")
     T.tt.cb_push_back(2, 4)
 
+A vector generated from a tensor read at the element's index (``s[i] = S[by * 32 + i, k]``: a column of
+``S``, the per-row scales of a K step) reads that element per element, inside the loop, into a face of
+its first tile the vector leaves empty (face 1 of a column, face 2 of a row): the 64 bytes of the tile
+page holding it, 64-byte aligned at both ends as any element read (ir/elements.py).
+
 A multicast CB (``tt.multicast``) is read by the first core of its group only and multicast to
 the others (tt-metal's ``matmul_multicore_reuse_mcast`` handshake, see :func:`_multicast`):
 
@@ -60,7 +65,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import arith, tirx
 
-from tilelang_tt.contract.formats import DATA_FORMATS
+from tilelang_tt.contract.formats import BY_DATA_FORMAT, DATA_FORMATS
 from tilelang_tt.contract.formula import ceildiv
 from tilelang_tt.contract.vocabulary import ArgKind, MulticastDesc
 from tilelang_tt.ir.attrs import Attr, CBDesc, KernelRole, Scope
@@ -71,6 +76,7 @@ from tilelang_tt.ir.dataflow import handoff_cbs, staging_cbs
 from tilelang_tt.ir.elements import fetch_elements, stored
 from tilelang_tt.ir.common import (
     COL,
+    ROW,
     TILE,
     as_region,
     dynamic_dims,
@@ -81,6 +87,8 @@ from tilelang_tt.ir.common import (
     prim_func_pass,
     seq,
     stmt_intrin,
+    tensor_loads,
+    uses_var,
 )
 from tilelang_tt.ir.slices import (
     bound_analyzer,
@@ -299,15 +307,32 @@ def _generate(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorD
               analyzer: arith.Analyzer) -> tirx.Stmt:
     """The reader fills a block with a value of the element's indices, element by element (at
     its place in tile layout), between reserving and pushing the CB pages; the tensor elements the
-    value reads are read first (:func:`~tilelang_tt.ir.elements.fetch_elements`)."""
+    value reads are read first (:func:`~tilelang_tt.ir.elements.fetch_elements`), those at the
+    element's index (a vector's) per element, into the face of its first tile the vector leaves empty."""
     region, i, j, value = stmt.value.args
     block = as_region(region)
     cb = cbs[block.buffer.name]
     ptr = tirx.Var(f"l1_{block.buffer.name}", "uint32")
+    # the elements read at the element's index (a vector's, s[i] = S[by * 32 + i, k]) are read per
+    # element, into a face of the first tile the vector leaves empty (a column fills faces 0 and 2 in
+    # its column 0, a row faces 0 and 1 in its row 0); the others once, before
+    indexed = [load for load in tensor_loads(value) if any(
+        uses_var(x, v) for x in load.indices for v in (i, j) if isinstance(v, tirx.Var))]
+    held = [tirx.Var(f"{load.buffer.name}_element", load.dtype) for load in indexed]
+    for load, var in zip(indexed, held):
+        value = _replace_tensor_load(value, load, var)
     reads, (value,) = fetch_elements(PASS, stmt, func, [value], accessors, analyzer, ptr)
+    per_element = []
+    if indexed:
+        face = {COL: 1, ROW: 2}[cb.vector]  # a vector by the C2 rule (ops/generate.py)
+        scratch = ptr + tirx.const(face * 256 * BY_DATA_FORMAT[cb.data_format].element_bytes, "uint32")
+        per_element, elements = fetch_elements(PASS, stmt, func, indexed, accessors, analyzer, scratch)
+        value = tirx.stmt_functor.substitute(value, dict(zip(held, elements)))
     rows, cols = matrix_extents(block, cb.vector == COL)
     store = evaluate(Intrin.STORE_TILE_ELEMENT, ptr, i, j, cb.block_tiles[1], value,
                      tirx.StringImm(cb.data_format), like=stmt)
+    if per_element:
+        store = seq([*per_element, store])
     for var, extent in ((j, cols), (i, rows)):  # a vector has the constant 0 for its other index
         if isinstance(var, tirx.Var):
             store = tirx.For(var, 0, extent, tirx.ForKind.SERIAL, store)
@@ -318,6 +343,13 @@ def _generate(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorD
         keep_span(stmt, store),
         evaluate(Intrin.CB_PUSH_BACK, cb.index, cb.block_pages, like=stmt),
     ])
+
+
+def _replace_tensor_load(expr, load: tirx.BufferLoad, by: tirx.Var):
+    """``expr`` with the tensor element ``load`` (the same object) replaced by ``by``."""
+    stmt = tirx.stmt_functor.ir_transform(tirx.Evaluate(expr), None, lambda n: by if n.same_as(load) else None,
+                                          ["tirx.BufferLoad"])
+    return stmt.value
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:

@@ -12,8 +12,9 @@ The loops are fused when the serial loop has a constant extent and no annotation
 one ``T.Parallel`` loop of constant extent directly around or inside it, and every store of the body is
 
 * into an element of the serial loop's own row (an index of the store is the serial variable:
-  ``y[i, j]``, ``y[i]``, a tensor's ``Y[r0 + i, j]``), loads of the blocks the body writes reading
-  that same element; or
+  ``y[i, j]``, ``y[i]``, a tensor's ``Y[r0 + i, j]``, or the flat index of the row's element
+  ``i * cols + j + base``: ``smem[j + h * 128]``, the halves of a rank-1 block), loads of the blocks
+  the body writes reading that same element; or
 * an accumulation into an on-chip vector of the columns, ``v[j] = v[j] + term`` (the sum over the
   rows), ``v`` read nowhere else in the body and ``term`` not reading it.
 
@@ -34,7 +35,7 @@ all of them before the next), the values named in it substituted. Reads/writes n
 from __future__ import annotations
 
 import tilelang  # noqa: F401
-from tvm import tirx
+from tvm import arith, tirx
 
 from tilelang_tt.ir.common import (
     const_int,
@@ -77,9 +78,18 @@ def _reads(expr, buffer: tirx.Buffer) -> bool:
     return bool(found)
 
 
-def _independent(body, i: tirx.Var, j: tirx.Var) -> bool:
-    """Whether the rows ``i`` of ``body`` (stores and loads as in the module docstring) may run at
-    once."""
+def _own_row(index, i: tirx.Var, j: tirx.Var, cols: int) -> bool:
+    """Whether ``index`` is the serial variable ``i`` or the flat index ``i * cols + j + base`` of an
+    element of row ``i`` (``base`` of neither): distinct rows, distinct elements."""
+    if _is_var(index, i):
+        return True
+    base = arith.Analyzer().simplify(index - i * cols - j)
+    return not uses_var(base, i) and not uses_var(base, j)
+
+
+def _independent(body, i: tirx.Var, j: tirx.Var, cols: int) -> bool:
+    """Whether the rows ``i`` of ``body`` (stores and loads as in the module docstring; ``cols`` the
+    parallel loop's extent) may run at once."""
     stores, loads = [], []
     tirx.stmt_functor.post_order_visit(body, lambda n: stores.append(n) if isinstance(n, tirx.BufferStore) else (
         loads.append(n) if isinstance(n, tirx.BufferLoad) else None))
@@ -88,7 +98,7 @@ def _independent(body, i: tirx.Var, j: tirx.Var) -> bool:
         return False
     accumulated, own_row = set(), {}
     for store in stores:
-        if any(_is_var(x, i) for x in store.indices):
+        if any(_own_row(x, i, j, cols) for x in store.indices):
             own_row.setdefault(store.buffer, []).append(store)
             continue
         if _accumulated(store, j) is None or not (is_cb_buffer(store.buffer) or store.buffer.scope() == "local"):
@@ -118,14 +128,15 @@ def _statements(body) -> list:
 
 
 def _order(body, i: tirx.Var, j: tirx.Var) -> tuple[tirx.Var, tirx.Var]:
-    """(row loop, column loop) as the body's first two-dimensional access indexes them."""
+    """(row loop, column loop) as the body's first two-dimensional access indexes them in two of its
+    indices; the serial loop first (rows) when none does."""
     accesses = []
     tirx.stmt_functor.post_order_visit(body, lambda n: accesses.append(n) if isinstance(
         n, (tirx.BufferLoad, tirx.BufferStore)) and len(n.indices) >= 2 else None)
     for access in accesses:
         first = [k for k, x in enumerate(access.indices) if uses_var(x, i)]
         second = [k for k, x in enumerate(access.indices) if uses_var(x, j)]
-        if first and second:
+        if first and second and first[0] != second[0]:  # not one flat index of both
             return (i, j) if first[0] < second[0] else (j, i)
     return i, j
 
@@ -145,7 +156,7 @@ def _fused(outer: tirx.For) -> tirx.Stmt | None:
     if isinstance(body, tirx.For) and body.kind == tirx.ForKind.PARALLEL:
         return None  # a nest of two or more loops around or inside: not one row loop
     i, j = serial.loop_var, parallel.loop_var
-    if not _independent(body, i, j):
+    if not _independent(body, i, j, const_int(parallel.extent)):
         return None
     loops = {i: serial, j: parallel}
     first, second = (loops[v] for v in _order(body, i, j))
