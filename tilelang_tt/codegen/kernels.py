@@ -148,7 +148,7 @@ class _KernelWriter:
         intrin = call_intrin(c)
         if intrin is None:
             raise CodegenError(f"cannot emit call to {c.op}")
-        rule = rule_for(intrin)
+        rule = rule_for(intrin, compute=self.role == KernelRole.COMPUTE)
         raw = list(c.args)
         self.headers.add(COMPUTE_CB_HEADER if intrin in CB_INTRINSICS and self.role == KernelRole.COMPUTE
                          else header_of(rule, raw))

@@ -59,7 +59,16 @@ from tilelang_tt.ir.common import (
     tensor_loads,
     unique_name,
 )
-from tilelang_tt.ir.dataflow import ELEMENT_CHUNK, SCALER_KIND, SCRATCH_KIND, TILIZE_FROM, UNTILIZE_TO
+from tilelang_tt.ir.branches import branch_values
+from tilelang_tt.ir.dataflow import (
+    ELEMENT_CHUNK,
+    SCALER_KIND,
+    SCRATCH_KIND,
+    TILIZE_FROM,
+    UNTILIZE_TO,
+    VALUE_PAGE,
+    VALUES_KIND,
+)
 from tilelang_tt.ir.slices import bound_values
 
 PASS = "BuildTileDFGTT"
@@ -84,6 +93,8 @@ def _element_readers(func: tirx.PrimFunc) -> list[str]:
             roles.add("writer")
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
+    if branch_values(func.body):  # the reader reads the values branches decide on
+        roles.add("reader")
     return sorted(roles)
 
 
@@ -233,6 +244,17 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         order.append(name)
         producers[name], consumers[name] = {role}, {role}
 
+    handed = {}  # CB -> the kernel the reader hands the values branches decide on to
+    if branch_values(func.body):
+        for role in ("compute", "writer"):
+            name = unique_name(f"{role}_values", taken)
+            taken.add(name)
+            handed[name] = role
+            cbs[name] = CBDesc(name=name, index=-1, page_size=VALUE_PAGE, num_pages=2, data_format="UInt32",
+                               block_pages=1, block_tiles=(1, 1))
+            order.append(name)
+            producers[name], consumers[name] = {"reader"}, {role}
+
     # the tensor each CB the writer drains is copied to (a block also read from a tensor -- a copy
     # through shared -- has that one in ``moved``; its pages are the written tensor's)
     written = {block: tensor for block, (tensor, _) in write_tensor.items()}
@@ -249,7 +271,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         if producer == "reader" and name in reads_of:
             updates |= _stored_block_format(func, name, reads_of[name], write_tensor.get(name), layouts)
         cbs[name] = CBDesc(**(desc.__dict__ | updates))
-        kind = SCALER_KIND if name == scaler else SCRATCH_KIND if name in scratch.values() else ""
+        kind = (SCALER_KIND if name == scaler else SCRATCH_KIND if name in scratch.values()
+                else VALUES_KIND if name in handed else "")
         dfg[name] = DFGNode(name, producer, (consumer,), moved.get(name, ""), handoffs.get(name, ""), kind)
         if name in staged:
             block, key = staged[name]
