@@ -158,22 +158,26 @@ class _Inserter(DSTContext):
 
     def guard(self, branch: tirx.IfThenElse, held_in: dict):
         """A branch every kernel takes alike (a guard of the block coordinates, a value the reader
-        handed on), each case as a loop that runs at most once: the values a case produces are
-        popped inside it, those held at the branch's entry stay held (waited for only if they were
-        before it and after every case)."""
+        handed on), each case as a loop that runs at most once: the values held at the branch's
+        entry stay held (waited for only if they were before it and after every case); with an
+        else, a value every case produces stays held after the branch (waited for if every case
+        waited), the others a case produces are popped inside it."""
         cases = [branch.then_case] + ([branch.else_case] if branch.else_case is not None else [])
         outs = [self.process(case, dict(held_in)) for case in cases]
         entry = {n: held_in[n] and all(held.get(n, False) for _, held in outs) for n in held_in}
         if entry != held_in:  # once more from the entry no case keeps waited for
             outs = [self.process(case, dict(entry)) for case in cases]
+        kept = set.intersection(*(set(held) - set(entry) for _, held in outs)) if len(cases) > 1 else set()
+        after = dict(entry) | {n: all(held[n] for _, held in outs) for n in kept}
         bodies = []
         for case, (body, held_out) in zip(cases, outs):
             missing = set(entry) - set(held_out)
             if missing:
                 raise self.error(branch, f"the branch consumes `{sorted(missing)[0]}`, which the kernel reads after it",
                                  "read the block inside the branch only, or outside it only")
-            bodies.append(seq([body, *(self.pop(n, held_out[n], case) for n in sorted(set(held_out) - set(entry)))]))
-        return keep_span(branch, tirx.IfThenElse(branch.condition, bodies[0], bodies[1] if len(bodies) > 1 else None)), entry
+            popped = sorted(set(held_out) - set(entry) - kept)
+            bodies.append(seq([body, *(self.pop(n, held_out[n], case) for n in popped)]))
+        return keep_span(branch, tirx.IfThenElse(branch.condition, bodies[0], bodies[1] if len(bodies) > 1 else None)), after
 
     def process_op(self, op, stmt, held: dict):
         """A compute op: waits for what it reads, pops the old value of what it writes."""

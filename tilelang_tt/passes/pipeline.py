@@ -37,6 +37,7 @@ from tilelang_tt.passes.legalize_global_access_tt import LegalizeGlobalAccessTT
 from tilelang_tt.passes.local_blocks_tt import LocalBlocksTT
 from tilelang_tt.passes.lower_atomic_add_tt import LowerAtomicAddTT
 from tilelang_tt.passes.lower_cb_intrinsics import LowerCBIntrinsics
+from tilelang_tt.passes.lower_early_exit_tt import LowerEarlyExitTT
 from tilelang_tt.passes.lower_parallel_reductions_tt import LowerParallelReductionsTT
 from tilelang_tt.passes.lower_shared_to_cb import LowerSharedToCB
 from tilelang_tt.passes.lower_tt_tile_intrinsics import LowerTTTileIntrinsics
@@ -76,6 +77,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         CoarsenRowBlocksTT(),
         # T.atomic_add into a tensor: a read-modify-write the legalization moves, summing blocks made consecutive.
         LowerAtomicAddTT(),
+        # A block's early exit (if cond: T.thread_return()) guards the block's remaining statements, before
+        # the branches are checked and their conditions named.
+        LowerEarlyExitTT(),
         # What has no Tenstorrent form at all (dynamic block sizes, thread-level code, branches on tensors) refused first.
         CheckKernelFormsTT(),
         # A branch around tile work deciding on tensor elements tests a named value, which the reader
