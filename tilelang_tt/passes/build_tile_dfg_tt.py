@@ -120,6 +120,10 @@ def _handoff_blocks(func, data_names, producers, consumers) -> list[str]:
             walk(stmt.body, depth)
         elif isinstance(stmt, tirx.SBlockRealize):
             walk(stmt.block.body, depth)
+        elif isinstance(stmt, tirx.IfThenElse):  # each case's writes: a branch may write after an earlier write
+            walk(stmt.then_case, depth)
+            if stmt.else_case is not None:
+                walk(stmt.else_case, depth)
         elif isinstance(stmt, tirx.Evaluate) and stmt_intrin(stmt) in (Intrin.TILE_ELTWISE, Intrin.TILE_REDUCE):
             for name in compute_writes(stmt, data_names):
                 writes[name] = writes.get(name, 0) + 1
