@@ -16,12 +16,16 @@ reductions gets a one-tile scaler CB the reader fills with 1.0 (``"kind": "scale
 found with :func:`scaler_cb`). A reader or writer that reads tensor elements for its addresses (a
 slice start or written rows read from a tensor) gets a scratch CB ``<role>_scalars`` of 64 bytes it
 reads them into (``"kind": "scratch"``, its producer and consumer that kernel, :func:`scratch_cb`).
-A block the writer drains that compute also updates or reads gets a separate hand-off CB
+A kernel whose branches decide on values read from tensors (``if counts[by] > 0:``,
+:func:`~tilelang_tt.ir.branches.branch_values`) gets a scratch CB for the reader, which reads them,
+and two value CBs ``compute_values`` and ``writer_values`` (``"kind": "values"``, pages of one 32-bit
+word, :func:`value_cbs`) through which the reader hands them on (SplitDeviceKernel drops the one no
+kernel takes). A block the writer drains that compute also updates or reads gets a separate hand-off CB
 ``<name>_out`` (``handoff`` in the graph) so the writer only ever sees final values. A block read
 from or written to a row-major tensor gets a staging CB ``<name>_rm`` of rows
 (``tilize_from``/``untilize_to`` in the graph, :mod:`tilelang_tt.ops.tilize`): the reader fills it
 and compute tilizes it into the block, or compute untilizes the block into it and the writer
-drains it. All these names are new: unique against every name of the kernel (``reduce_scaler1``,
+drains it (a write inside a branch counts as one). All these names are new: unique against every name of the kernel (``reduce_scaler1``,
 ``C_out1`` when the kernel has its own ``reduce_scaler`` or ``C_out``).
 Errors: a CB with no producer or no consumer, filled by both the reader and compute, or read by
 compute and copied out by the writer (a CB has one consumer); a block the reader and writer move

@@ -12,7 +12,13 @@ reduce scaler), the writer
 ``tt.write_from_cb`` and the ``tt.read_to_cb`` of the blocks it reads, compute the compute intrinsics and ``tt.accumulate`` scopes plus the
 ``tt.read_to_cb``/``tt.generate_block``/``tt.write_from_cb`` statements as markers of where blocks
 arrive and leave
-(D5 turns them into waits and pops). The on-chip allocation block is unwrapped (CBs are now ids
+(D5 turns them into waits and pops). Every kernel takes every branch it has work in; a value a
+branch decides on that is read from tensors (:func:`~tilelang_tt.ir.branches.branch_values`:
+NameValueConditionsTT's ``counts_taken``) the reader names from the tensor and sends, just after
+naming it, to each other kernel taking such a branch (``tt.send_value(cb, value)`` into that kernel's
+value CB, :func:`~tilelang_tt.ir.dataflow.value_cbs`), which names it from ``tt.receive_value(cb)``
+instead: all three decide alike, in the same order, and the CB protocols inside the branch stay
+balanced; a value CB no kernel takes leaves ``tt.cb_desc``. The on-chip allocation block is unwrapped (CBs are now ids
 in ``tt.cb_desc``); loops left empty are dropped. Compute drops the values named from tensor elements
 (offsets read from tensors: the reader and writer read them) and its markers start where they used
 them at 0.
@@ -23,6 +29,12 @@ them at 0.
             main_compute: for k: read_to_cb(A..); read_to_cb(B..); mm.mma(...)   (markers + compute)
                           pack_block(...); write_from_cb(C_l, C[..])
             main_writer:  write_from_cb(C_l, C[..])
+
+    Before: counts_taken: T.bool = counts[by] > 0; if counts_taken: read_to_cb(A..); eltwise(..); write_from_cb(..)
+    After:  main_reader:  counts_taken = counts[by] > 0; send_value(compute_values, counts_taken);
+                          send_value(writer_values, counts_taken); if counts_taken: read_to_cb(A..)
+            main_compute: counts_taken = receive_value(compute_values) != 0; if counts_taken: ...
+            main_writer:  counts_taken = receive_value(writer_values) != 0; if counts_taken: write_from_cb(..)
 """
 
 from __future__ import annotations
