@@ -230,3 +230,48 @@ def test_an_exit_inside_a_loop_is_refused_at_the_return():
     err = compile_error(main)
     assert_diagnostic(err, "LowerEarlyExitTT", "T.thread_return() inside a loop, where it would end the block's "
                       "remaining iterations too", "exit_in_loop", path=__file__, source=open(__file__).read())
+
+
+def nested_branches():
+    """An outer branch on ``counts[by]`` around reads and writes, an inner one on ``scale[bx]`` around
+    compute only (the reader reads and sends its value though it has no work in it), and a third
+    branch after them: the values reach compute in the order the reader reads them."""
+
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "bfloat16"), counts: T.Tensor((2,), "int32"), scale: T.Tensor((2,), "int32"),
+             C: T.Tensor((64, 64), "bfloat16"), D: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(2, 2, threads=128) as (bx, by):
+            a = T.alloc_shared((32, 32), "bfloat16")
+            c = T.alloc_fragment((32, 32), "bfloat16")
+            d = T.alloc_fragment((32, 32), "bfloat16")
+            if counts[by] > 0:
+                T.copy(A[by * 32, bx * 32], a)
+                if scale[bx] > 0:
+                    for i, j in T.Parallel(32, 32):
+                        c[i, j] = a[i, j] * 2.0
+                else:
+                    for i, j in T.Parallel(32, 32):
+                        c[i, j] = a[i, j] * 3.0
+                T.copy(c, C[by * 32, bx * 32])
+            if scale[bx] + counts[by] == 1:
+                T.fill(d, 4.0)
+                T.copy(d, D[by * 32, bx * 32])
+
+    return main
+
+
+def test_nested_and_successive_branches_on_values_take_each_value_in_order():
+    a = torch.randn(64, 64).to(torch.bfloat16)
+    counts, scale = torch.tensor([1, 0], dtype=torch.int32), torch.tensor([0, 1], dtype=torch.int32)
+    art = tilelang_tt.compile(nested_branches())
+    c, d = (torch.as_tensor(t) for t in art.run(a, counts, scale))
+    ref_c, ref_d = torch.zeros(64, 64, dtype=torch.bfloat16), torch.zeros(64, 64, dtype=torch.bfloat16)
+    for by in range(2):
+        for bx in range(2):
+            rows, cols = slice(by * 32, by * 32 + 32), slice(bx * 32, bx * 32 + 32)
+            if counts[by] > 0:
+                ref_c[rows, cols] = a[rows, cols] * (2.0 if scale[bx] > 0 else 3.0)
+            if scale[bx] + counts[by] == 1:
+                ref_d[rows, cols] = 4.0
+    assert torch.equal(c, ref_c) and torch.equal(d, ref_d)
+    assert art.sources["reader.cpp"].count("send_value(cb_compute_values") == 3
