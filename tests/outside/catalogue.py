@@ -42,6 +42,7 @@ PARTIAL_TILES = "of its last tiles, whose other rows hold values"
 BOOL_COMPUTE = "unsupported compute on"
 DST_BUDGET = "DST tiles per output tile; the budget is"
 THREAD_INDEX = THREAD
+ON_CHIP_BRANCH = "around tile operations (T.copy, T.gemm, T.Parallel) decides on the on-chip buffer"
 
 GAPS = {
     "buffers with several writers or roles": (TWO_FILLERS, SCALAR_STORE, OVERLAPPING),
@@ -54,6 +55,7 @@ GAPS = {
     "the bits of float values (T.reinterpret, shifts, masks)": (FLOAT_BITS,),
     "compute on masks, values needing more DST than an acquire holds": (BOOL_COMPUTE, DST_BUDGET),
     "thread-level code": (THREAD_INDEX,),
+    "branches on on-chip values (positions copied into registers)": (ON_CHIP_BRANCH,),
     "other tile ops": (TRANSPOSE,),
 }
 
@@ -144,6 +146,9 @@ EXPECTED = {
     "reduce/max_over_leading_axis": REFUSED(f"`tx` {THREAD_INDEX}"),
     # other tile ops
     "layout/transpose": REFUSED(TRANSPOSE),
+    # branches on on-chip values: the early exit and the branch on pos_to_expert pass; the scatter decides
+    # on positions T.copy put into a T.alloc_local array
+    "moe/expand_to_fused": REFUSED(f"`if pos_local[k] >= 0:` {ON_CHIP_BRANCH} `pos_local`"),
     # internal compiler errors: a swap-AB GEMM's 16-row output blocks; a scalar parameter
 }
 

@@ -17,7 +17,10 @@ Two grouped GEMMs of TileOPs skip work on values read on device: ``moe_grouped_g
 block past the scheduler's ``total_tiles[0]`` leaving at once, the others reading their expert and
 rows from the scheduler's tables, storing the valid rows) and ``moe_grouped_gemm.py``
 (``_moe_grouped_gemm_mma_kernel``, masked layout: each group's slab of rows, the blocks past the
-group's count, every block of an empty group, skipping their tile). Scaled down: 3 experts of 40, 0
+group's count, every block of an empty group, skipping their tile). DeepSeek's TileKernels
+``moe/expand_to_fused_kernel.py`` (``get_expand_to_fused_kernel``) zeroes the fused rows no token
+fills (``if pos_to_expert[pid_token] < 0``), leaves early past the tokens (``T.thread_return()``) and
+copies each token's row to the positions a table gives. Scaled down: 3 experts of 40, 0
 and 24 tokens; slabs of 64 rows holding 50, 0 and 20; K = N = 64, 32-row blocks (TileOPs: 64)."""
 
 import functools
@@ -304,6 +307,47 @@ def grouped_gemm_masked_builder(num_groups, max_m, N, K, dtype):
     return _func
 
 
+@functools.lru_cache(maxsize=8)
+def expand_to_fused_builder(hidden, num_topk, dtype):
+    """Each token's row copied to its top-k positions of the experts' fused rows: a block per row of
+    the larger of the two; a position no token fills (expert -1) is zeroed, a block past the tokens
+    leaves, the others copy their row to each position the table gives (-1: none)."""
+    num_threads = 64
+    hidden_aligned = -(-hidden // num_threads) * num_threads
+
+    @tilelang.jit
+    def _func():
+        num_tokens = T.dynamic("num_tokens")
+        num_expanded_tokens = T.dynamic("num_expanded_tokens")
+        num_blocks = T.max(num_tokens, num_expanded_tokens)
+
+        @T.prim_func
+        def main(x: T.Tensor[(num_tokens, hidden), dtype], expanded_x: T.Tensor[(num_expanded_tokens, hidden), dtype],
+                 token_topk_to_pos: T.Tensor[(num_tokens, num_topk), T.int32],
+                 pos_to_expert: T.Tensor[(num_expanded_tokens,), T.int32]):
+            with T.Kernel(num_blocks, threads=num_threads) as (pid_token,):
+                pos_local = T.alloc_local((num_topk,), "int32")
+                if pid_token < num_expanded_tokens:
+                    if pos_to_expert[pid_token] < 0:
+                        for i in T.Parallel(hidden_aligned):
+                            if i < hidden:
+                                expanded_x[pid_token, i] = 0
+                if pid_token >= num_tokens:
+                    T.thread_return()
+                x_fragment = T.alloc_fragment((hidden_aligned,), dtype)
+                T.copy(token_topk_to_pos[pid_token, 0], pos_local)
+                T.copy(x[pid_token, :], x_fragment[0:hidden])
+                for k in T.serial(num_topk):
+                    if pos_local[k] >= 0:
+                        for i in T.Parallel(hidden_aligned):
+                            if i < hidden:
+                                expanded_x[pos_local[k], i] = x_fragment[i]
+
+        return main
+
+    return _func
+
+
 TOKENS, EXPERTS, TOP_K = 16, 64, 2
 
 
@@ -405,6 +449,28 @@ def _masked_reference(a, b, layout):
     return out
 
 
+EXPAND_TOKENS, EXPAND_SLOTS, EXPAND_HIDDEN = 8, 20, 64
+
+
+def _expand_inputs():
+    g = torch.Generator().manual_seed(69)
+    slots = torch.randperm(EXPAND_SLOTS, generator=g)[:EXPAND_TOKENS * TOP_K].reshape(EXPAND_TOKENS, TOP_K)
+    slots[0, 1] = -1  # a token sent to one expert only
+    experts = torch.full((EXPAND_SLOTS,), -1, dtype=torch.int32)
+    experts[slots[slots >= 0]] = 1
+    return (randn(EXPAND_TOKENS, EXPAND_HIDDEN, seed=70), torch.zeros(EXPAND_SLOTS, EXPAND_HIDDEN, dtype=torch.bfloat16),
+            slots.to(torch.int32), experts)
+
+
+def _expand_reference(x, _expanded, slots, _experts):
+    out = torch.zeros(EXPAND_SLOTS, EXPAND_HIDDEN)
+    for t in range(EXPAND_TOKENS):
+        for k in range(TOP_K):
+            if slots[t, k] >= 0:
+                out[slots[t, k]] = x[t].float()
+    return out
+
+
 MOE = "tile-ai/TileOPs src/tileops/kernels/moe/"
 EXAMPLES = [
     Example("moe/fused_topk_softmax", MOE + "fused_topk.py: _fused_topk_kernel (softmax, no bias)",
@@ -420,6 +486,9 @@ EXAMPLES = [
             "group_size_m 1)", grouped_gemm_nopad_builder(NOPAD_NUMEL, NOPAD_MAX_TILES, len(NOPAD_SIZES), NOPAD_N,
                                                           NOPAD_K, "bfloat16"),
             dict(block_m=NOPAD_BM, block_n=64, block_k=32, threads=128), _nopad_inputs, _nopad_reference),
+    Example("moe/expand_to_fused", "deepseek-ai/TileKernels tile_kernels/moe/expand_to_fused_kernel.py: "
+            "get_expand_to_fused_kernel (no scale factors)", expand_to_fused_builder(EXPAND_HIDDEN, TOP_K, "bfloat16"),
+            {}, _expand_inputs, _expand_reference, checked=("expanded_x",)),
     Example("moe/grouped_gemm_masked", MOE + "moe_grouped_gemm.py: _moe_grouped_gemm_mma_kernel (masked layout)",
             grouped_gemm_masked_builder(len(MASKED_COUNTS), MASKED_MAX_M, MASKED_N, MASKED_K, "bfloat16"),
             dict(block_m=32, block_n=64, block_k=32, threads=128), _masked_inputs, _masked_reference),
