@@ -29,6 +29,7 @@ from tilelang_tt.ir.common import (
     error,
     first_stmt_using,
     is_global_buffer,
+    loads,
     prim_func_pass,
     uses_var,
 )
@@ -90,19 +91,13 @@ def _check_branches(func: tirx.PrimFunc) -> None:
     found = []
     tirx.stmt_functor.post_order_visit(func.body, lambda n: found.append(n) if around_tile_work(n) else None)
     for branch in reversed(found):  # post order: outer branches last
-        blocks = [n for n in _loads(branch.condition) if not is_global_buffer(n.buffer)]
+        blocks = [n for n in loads(branch.condition) if not is_global_buffer(n.buffer)]
         if blocks:
             raise error(PASS, func, branch, f"`if {branch.condition}:` around tile operations (T.copy, T.gemm, "
                         f"T.Parallel) decides on the on-chip buffer `{blocks[0].buffer.name}`: the reader and "
                         "writer, which take the branch too, cannot read on-chip blocks",
                         "decide on tensor elements, block coordinates and sizes, or compute both cases and "
                         "select element-wise: T.Parallel with T.if_then_else(cond, x, y)")
-
-
-def _loads(expr) -> list[tirx.BufferLoad]:
-    out = []
-    tirx.stmt_functor.post_order_visit(expr, lambda n: out.append(n) if isinstance(n, tirx.BufferLoad) else None)
-    return out
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:

@@ -16,7 +16,9 @@ when the op reads its own output: in-place updates use the CB's second block), w
 iteration produced it and the next iteration will produce it again (popped at the end of the
 loop body), or at the end of the block iteration; a value the writer drains is handed to it
 (the writer pops). Reading a block that is not held is an error. Loops are iterated to a fixed
-point by :meth:`_Inserter.iterate_loop` (every loop, the gemm K loops included).
+point by :meth:`_Inserter.iterate_loop` (every loop, the gemm K loops included). A branch (on block
+coordinates, or on a value the reader handed on) is each of its cases run at most once
+(:meth:`_Inserter.guard`): with an ``else``, a block every case produces stays held after it.
 
 The ops' DST code (acquire, unpack, math, pack, and each op's init where the engine
 configuration changes, unless InsertComputeInitTT hoisted the kernel's only one) comes from
