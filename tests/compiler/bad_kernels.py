@@ -353,34 +353,6 @@ def summed_tensor_also_read(M=64, N=64, split=2):
     return main
 
 
-def masked_blocks(M=128):
-    """Blocks copied where a mask tensor says so: a branch on a tensor's values."""
-    @T.prim_func
-    def main(A: T.Tensor((M, 32), "float32"), Mask: T.Tensor((M // 32,), "int32"), C: T.Tensor((M, 32), "float32")):
-        with T.Kernel(1, M // 32, threads=128) as (bx, by):
-            a = T.alloc_shared((32, 32), "float32")
-            if Mask[by] != 0:  # LINE: masked_blocks
-                T.copy(A[by * 32, 0], a)
-                T.copy(a, C[by * 32, 0])
-
-    return main
-
-
-def guarded_with_else(M=128):
-    """An if/else around copies."""
-    @T.prim_func
-    def main(A: T.Tensor((M, 32), "float32"), C: T.Tensor((M, 32), "float32")):
-        with T.Kernel(1, M // 32, threads=128) as (bx, by):
-            a = T.alloc_shared((32, 32), "float32")
-            if by < 2:  # LINE: guarded_with_else
-                T.copy(A[by * 32, 0], a)
-            else:
-                T.copy(A[0, 0], a)
-            T.copy(a, C[by * 32, 0])
-
-    return main
-
-
 def gpu_registers(kind):
     """Per-thread GPU constructs: a T.alloc_local register array, a warp shuffle, a float8 tensor."""
     dtype = "float8_e4m3" if kind == "float8" else "float32"

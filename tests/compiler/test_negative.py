@@ -171,17 +171,6 @@ def test_atomic_add_into_one_region_at_every_loop_step_points_at_the_statement()
     assert "T.atomic_add it once" in err.hint
 
 
-def test_a_branch_on_tensor_values_around_tile_operations_points_at_the_if():
-    """Named as the user wrote it (an `if`), not as the TIR node (IfThenElse) a later pass met."""
-    err = compile_error(bad_kernels.masked_blocks())
-    assert_diagnostic(err, "CheckKernelFormsTT", "`if Mask[by] != 0:` around tile operations (T.copy, T.gemm, "
-                      "T.Parallel) decides on the values of a tensor", "masked_blocks")
-    assert "IfThenElse" not in str(err) and "T.if_then_else(mask, x, 0)" in err.hint
-    err = compile_error(bad_kernels.guarded_with_else())
-    assert_diagnostic(err, "CheckKernelFormsTT", "`if by < 2:` around tile operations (T.copy, T.gemm, "
-                      "T.Parallel) with an else branch", "guarded_with_else")
-
-
 @pytest.mark.parametrize("kind,pass_name,message,hint", [
     ("local", "LowerTTTileIntrinsics", "store into `regs`, per-thread registers (T.alloc_local) outside T.Parallel",
      "T.alloc_fragment"),

@@ -33,7 +33,6 @@ PARALLEL_BODY = "unsupported T.Parallel body"
 PARTIAL_NEST = "does not cover the whole block"
 FLAT_VECTOR = "may pass the end of its last dimension"
 PARTLY_OUTSIDE = "that this statement reads element-wise may lie partly outside"
-ELSE_BRANCH = "around tile operations (T.copy, T.gemm, T.Parallel) with an else branch"
 FLOAT_BITS = "unsupported element-wise expression `T.reinterpret("
 TRANSPOSE = "unsupported tile op `T.transpose`"
 DYNAMIC_EXPRESSION = "is an expression of dynamic sizes"
@@ -44,18 +43,20 @@ PARTIAL_TILES = "of its last tiles, whose other rows hold values"
 BOOL_COMPUTE = "unsupported compute on"
 DST_BUDGET = "DST tiles per output tile; the budget is"
 THREAD_INDEX = THREAD
+ON_CHIP_BRANCH = "around tile operations (T.copy, T.gemm, T.Parallel) decides on the on-chip buffer"
 
 GAPS = {
     "buffers with several writers or roles": (TWO_FILLERS, SCALAR_STORE, OVERLAPPING),
     "element-wise global access forms (flat indices, guards, computed rows)": (NO_COPY_OUT, NOT_BLOCKS,
                                                                              NOT_ELEMENTWISE, PARALLEL_BODY,
-                                                                             FLAT_VECTOR, ELSE_BRANCH, PARTLY_OUTSIDE),
+                                                                             FLAT_VECTOR, PARTLY_OUTSIDE),
     "reductions written as accumulations in T.Parallel": (PARTIAL_NEST,),
     "dynamic sizes in expressions and loop extents": (DYNAMIC_EXPRESSION, DYNAMIC_PARALLEL, DYNAMIC_ROWS,
                                                       PAST_EXTENT, PARTIAL_TILES),
     "the bits of float values (T.reinterpret, shifts, masks)": (FLOAT_BITS,),
     "compute on masks, values needing more DST than an acquire holds": (BOOL_COMPUTE, DST_BUDGET),
     "thread-level code": (THREAD_INDEX,),
+    "branches on on-chip values (positions copied into registers)": (ON_CHIP_BRANCH,),
     "other tile ops": (TRANSPOSE,),
 }
 
@@ -89,6 +90,7 @@ EXPECTED = {
     "activation/relu_fragment": RUNS(BF16),
     "activation/gelu_regcopy": RUNS(SFPU),  # on-chip blocks at a flat index of the nest: one loop over them
     "activation/leaky_relu": RUNS(BF16),
+    "moe/grouped_gemm_masked": RUNS(BF16),  # the blocks past a group's count skip their tile (value branch)
     # buffers with several writers or roles: a shared block staged in by the reader and written by
     # compute for the way out; a global tensor written by a scalar copy and a loop
     "norm/rms_norm": REFUSED(f"on-chip buffer `staged` {TWO_FILLERS}"),
@@ -104,8 +106,11 @@ EXPECTED = {
     "scan/cumulative_tiled": REFUSED(f"T.Parallel(32, 128) {PARTIAL_NEST} `shared_in` [32, 160]"),  # a padded row
     "scan/prepare_chunk_offsets": REFUSED(NO_COPY_OUT, DEF_LINE),  # slices of dynamic extents
     "scan/da_cumsum": REFUSED(f"the expression needs 7 {DST_BUDGET} 4"),
-    "softmax/softmax_tiled": REFUSED(f"`if t < 1:` {ELSE_BRANCH}"),
+    # the if/else on the tile index runs; the vector copy of the guarded branch may pass the row's end
+    "softmax/softmax_tiled": REFUSED(f"the vector slice of `x` (extents [1, 256] of [64, 384]) {FLAT_VECTOR}"),
     "gemm/blockwise_swap_ab": REFUSED(f"the slice of `B` covers 16 rows {PARTIAL_TILES}"),  # B of dynamic size
+    # an expert read from a tensor indexes the weights: its range is unknown when compiling
+    "moe/grouped_gemm_nopad": REFUSED(f"the slice of `B` may index dimension 0 {PAST_EXTENT} 3 (start expert_id)"),
     "attention/gqa_decode": REFUSED(f"the slice of `K` may index dimension 1 {PAST_EXTENT} 128 (start k * 32)"),
     # element-wise global access forms: a partner element chosen per element (from blocks of 2 rows whose
     # rows and columns a flat index computes, it lies partly outside the tensor), rows picked by a tensor,
@@ -146,6 +151,9 @@ EXPECTED = {
     "reduce/max_over_leading_axis": REFUSED(f"`tx` {THREAD_INDEX}"),
     # other tile ops
     "layout/transpose": REFUSED(TRANSPOSE),
+    # branches on on-chip values: the early exit and the branch on pos_to_expert pass; the scatter decides
+    # on positions T.copy put into a T.alloc_local array
+    "moe/expand_to_fused": REFUSED(f"`if pos_local[k] >= 0:` {ON_CHIP_BRANCH} `pos_local`"),
     # internal compiler errors: a swap-AB GEMM's 16-row output blocks; a scalar parameter
 }
 

@@ -10,7 +10,18 @@ and ``unpermute.py`` (``_make_unpermute_kernel``: per token, the K expert rows g
 ``fwd_idx[token * K + k]`` with a ``T.copy`` of a row slice, weighted and summed in a float32
 fragment). Written anew in their idioms, scaled down: 16 tokens of 64 experts choosing 2, 2 tokens a
 program (TileOPs' default: 16); 64 token slots over 8 experts in blocks of 16, 64 threads (TileOPs:
-1024); 32 tokens of hidden size 256."""
+1024); 32 tokens of hidden size 256.
+
+Two grouped GEMMs of TileOPs skip work on values read on device: ``moe_grouped_gemm_nopad.py``
+(``_moe_grouped_gemm_kernel``: rows of the experts' tokens without padding, a 1-D grid of blocks, a
+block past the scheduler's ``total_tiles[0]`` leaving at once, the others reading their expert and
+rows from the scheduler's tables, storing the valid rows) and ``moe_grouped_gemm.py``
+(``_moe_grouped_gemm_mma_kernel``, masked layout: each group's slab of rows, the blocks past the
+group's count, every block of an empty group, skipping their tile). DeepSeek's TileKernels
+``moe/expand_to_fused_kernel.py`` (``get_expand_to_fused_kernel``) zeroes the fused rows no token
+fills (``if pos_to_expert[pid_token] < 0``), leaves early past the tokens (``T.thread_return()``) and
+copies each token's row to the positions a table gives. Scaled down: 3 experts of 40, 0
+and 24 tokens; slabs of 64 rows holding 50, 0 and 20; K = N = 64, 32-row blocks (TileOPs: 64)."""
 
 import functools
 import math
@@ -217,6 +228,126 @@ def unpermute_builder(num_tokens, top_k, hidden_size, padded_batch_sum, dtype):
     return _unpermute
 
 
+@functools.lru_cache(maxsize=8)
+def grouped_gemm_nopad_builder(numel, max_tiles, num_experts, N, K, dtype):
+    """Rows of the experts' tokens, tight (no padding), times their expert's weights (NT): a block
+    per (M tile, N tile) of a 1-D grid; a block past ``total_tiles[0]`` (the scheduler's count, on
+    device) leaves at once; the others find their expert and rows in the scheduler's tables."""
+
+    @tilelang.jit(out_idx=[2])
+    def _func(block_m, block_n, block_k, threads):
+        num_pid_n = -(-N // block_n)
+
+        @T.prim_func
+        def main(A: T.Tensor((numel + block_m, K), dtype), B: T.Tensor((num_experts, N, K), dtype),
+                 C: T.Tensor((numel, N), dtype), tile_expert_ids: T.Tensor([max_tiles], "int32"),
+                 tile_row_offsets: T.Tensor([max_tiles], "int32"), true_offsets: T.Tensor([num_experts], "int32"),
+                 true_sizes: T.Tensor([num_experts], "int32"), total_tiles: T.Tensor([1], "int32")):
+            with T.Kernel(max_tiles * num_pid_n, threads=threads) as (pid,):
+                A_shared = T.alloc_shared((block_m, block_k), dtype)
+                B_shared = T.alloc_shared((block_n, block_k), dtype)
+                C_local = T.alloc_fragment((block_m, block_n), "float32")
+                bx = pid // T.int32(num_pid_n)
+                by = pid % T.int32(num_pid_n)
+                if bx < total_tiles[0]:
+                    expert_id = tile_expert_ids[bx]
+                    row_in_expert = tile_row_offsets[bx]
+                    m_start = true_offsets[expert_id] + row_in_expert
+                    n_start = by * T.int32(block_n)
+                    actual_rows = T.min(T.int32(block_m), true_sizes[expert_id] - row_in_expert)
+                    T.clear(C_local)
+                    for k in T.Pipelined(T.ceildiv(K, block_k), num_stages=2):
+                        T.copy(A[m_start:m_start + block_m, k * block_k:(k + 1) * block_k], A_shared)
+                        T.copy(B[expert_id, n_start:n_start + block_n, k * block_k:(k + 1) * block_k], B_shared)
+                        T.gemm(A_shared, B_shared, C_local, transpose_B=True)
+                    for i, j in T.Parallel(block_m, block_n):
+                        if i < actual_rows:
+                            C[m_start + i, n_start + j] = C_local[i, j]
+
+        return main
+
+    return _func
+
+
+@functools.lru_cache(maxsize=8)
+def grouped_gemm_masked_builder(num_groups, max_m, N, K, dtype):
+    """Each group's slab of ``max_m`` rows, of which ``layout[g]`` hold tokens, times its weights
+    (NT): the blocks of a slab's rows past the group's count, all of an empty group's, skip their
+    tile; a block stores the rows below the count."""
+
+    @tilelang.jit(out_idx=[3])
+    def _func(block_m, block_n, block_k, threads):
+        tiles_per_slab = -(-max_m // block_m)
+
+        @T.prim_func
+        def main(A: T.Tensor((num_groups, max_m, K), dtype), B: T.Tensor((num_groups, N, K), dtype),
+                 layout: T.Tensor((num_groups,), "int32"), C: T.Tensor((num_groups, max_m, N), dtype)):
+            with T.Kernel(num_groups * tiles_per_slab, T.ceildiv(N, block_n), threads=threads) as (bx, by):
+                A_s = T.alloc_shared((block_m, block_k), dtype)
+                B_s = T.alloc_shared((block_n, block_k), dtype)
+                C_s = T.alloc_shared((block_m, block_n), dtype)
+                acc = T.alloc_fragment((block_m, block_n), "float32")
+                g = bx // tiles_per_slab
+                r0 = bx % tiles_per_slab * block_m
+                row_end = T.min(layout[g], max_m)
+                if r0 < row_end:
+                    n0 = by * block_n
+                    T.clear(acc)
+                    for ko in T.Pipelined(T.ceildiv(K, block_k), num_stages=2):
+                        T.copy(A[g, r0:r0 + block_m, ko * block_k:(ko + 1) * block_k], A_s)
+                        T.copy(B[g, n0:n0 + block_n, ko * block_k:(ko + 1) * block_k], B_s)
+                        T.gemm(A_s, B_s, acc, transpose_B=True)
+                    T.copy(acc, C_s)
+                    for i, j in T.Parallel(block_m, block_n):
+                        if r0 + i < row_end:
+                            C[g, r0 + i, n0 + j] = C_s[i, j]
+
+        return main
+
+    return _func
+
+
+@functools.lru_cache(maxsize=8)
+def expand_to_fused_builder(hidden, num_topk, dtype):
+    """Each token's row copied to its top-k positions of the experts' fused rows: a block per row of
+    the larger of the two; a position no token fills (expert -1) is zeroed, a block past the tokens
+    leaves, the others copy their row to each position the table gives (-1: none)."""
+    num_threads = 64
+    hidden_aligned = -(-hidden // num_threads) * num_threads
+
+    @tilelang.jit
+    def _func():
+        num_tokens = T.dynamic("num_tokens")
+        num_expanded_tokens = T.dynamic("num_expanded_tokens")
+        num_blocks = T.max(num_tokens, num_expanded_tokens)
+
+        @T.prim_func
+        def main(x: T.Tensor[(num_tokens, hidden), dtype], expanded_x: T.Tensor[(num_expanded_tokens, hidden), dtype],
+                 token_topk_to_pos: T.Tensor[(num_tokens, num_topk), T.int32],
+                 pos_to_expert: T.Tensor[(num_expanded_tokens,), T.int32]):
+            with T.Kernel(num_blocks, threads=num_threads) as (pid_token,):
+                pos_local = T.alloc_local((num_topk,), "int32")
+                if pid_token < num_expanded_tokens:
+                    if pos_to_expert[pid_token] < 0:
+                        for i in T.Parallel(hidden_aligned):
+                            if i < hidden:
+                                expanded_x[pid_token, i] = 0
+                if pid_token >= num_tokens:
+                    T.thread_return()
+                x_fragment = T.alloc_fragment((hidden_aligned,), dtype)
+                T.copy(token_topk_to_pos[pid_token, 0], pos_local)
+                T.copy(x[pid_token, :], x_fragment[0:hidden])
+                for k in T.serial(num_topk):
+                    if pos_local[k] >= 0:
+                        for i in T.Parallel(hidden_aligned):
+                            if i < hidden:
+                                expanded_x[pos_local[k], i] = x_fragment[i]
+
+        return main
+
+    return _func
+
+
 TOKENS, EXPERTS, TOP_K = 16, 64, 2
 
 
@@ -268,6 +399,78 @@ def _unpermute_reference(rows, fwd, weights, _out):
     return (gathered * weights[:, :, None]).sum(dim=1)
 
 
+NOPAD_SIZES = (40, 0, 24)  # tokens per expert: the middle one has none
+NOPAD_NUMEL, NOPAD_N, NOPAD_K, NOPAD_BM = sum(NOPAD_SIZES), 64, 64, 32
+NOPAD_MAX_TILES = NOPAD_NUMEL // NOPAD_BM + len(NOPAD_SIZES)
+
+
+def _nopad_tables():
+    """The tile scheduler's tables (``_tile_scheduler_kernel``), computed here: each M tile's expert
+    and first row in it, -1 / 0 past the last tile, and the tile count."""
+    experts, rows = [], []
+    for e, size in enumerate(NOPAD_SIZES):
+        for r in range(0, size, NOPAD_BM):
+            experts.append(e)
+            rows.append(r)
+    total = len(experts)
+    experts += [-1] * (NOPAD_MAX_TILES - total)
+    rows += [0] * (NOPAD_MAX_TILES - total)
+    offsets = [sum(NOPAD_SIZES[:e]) for e in range(len(NOPAD_SIZES))]
+    return [torch.tensor(v, dtype=torch.int32) for v in (experts, rows, offsets, list(NOPAD_SIZES), [total])]
+
+
+def _nopad_inputs():
+    a = randn(NOPAD_NUMEL + NOPAD_BM, NOPAD_K, seed=65)
+    return (a, randn(len(NOPAD_SIZES), NOPAD_N, NOPAD_K, seed=66), *_nopad_tables())
+
+
+def _nopad_reference(a, b, *_tables):
+    parts, start = [], 0
+    for e, size in enumerate(NOPAD_SIZES):
+        parts.append(a[start:start + size].float() @ b[e].float().T)
+        start += size
+    return torch.cat(parts)
+
+
+MASKED_COUNTS = (50, 0, 20)  # tokens of each group's slab of 64 rows: the middle group is empty
+MASKED_MAX_M, MASKED_N, MASKED_K = 64, 64, 64
+
+
+def _masked_inputs():
+    g = len(MASKED_COUNTS)
+    return (randn(g, MASKED_MAX_M, MASKED_K, seed=67), randn(g, MASKED_N, MASKED_K, seed=68),
+            torch.tensor(MASKED_COUNTS, dtype=torch.int32))
+
+
+def _masked_reference(a, b, layout):
+    out = torch.zeros(len(MASKED_COUNTS), MASKED_MAX_M, MASKED_N)
+    for g, count in enumerate(MASKED_COUNTS):
+        out[g, :count] = a[g, :count].float() @ b[g].float().T
+    return out
+
+
+EXPAND_TOKENS, EXPAND_SLOTS, EXPAND_HIDDEN = 8, 20, 64
+
+
+def _expand_inputs():
+    g = torch.Generator().manual_seed(69)
+    slots = torch.randperm(EXPAND_SLOTS, generator=g)[:EXPAND_TOKENS * TOP_K].reshape(EXPAND_TOKENS, TOP_K)
+    slots[0, 1] = -1  # a token sent to one expert only
+    experts = torch.full((EXPAND_SLOTS,), -1, dtype=torch.int32)
+    experts[slots[slots >= 0]] = 1
+    return (randn(EXPAND_TOKENS, EXPAND_HIDDEN, seed=70), torch.zeros(EXPAND_SLOTS, EXPAND_HIDDEN, dtype=torch.bfloat16),
+            slots.to(torch.int32), experts)
+
+
+def _expand_reference(x, _expanded, slots, _experts):
+    out = torch.zeros(EXPAND_SLOTS, EXPAND_HIDDEN)
+    for t in range(EXPAND_TOKENS):
+        for k in range(TOP_K):
+            if slots[t, k] >= 0:
+                out[slots[t, k]] = x[t].float()
+    return out
+
+
 MOE = "tile-ai/TileOPs src/tileops/kernels/moe/"
 EXAMPLES = [
     Example("moe/fused_topk_softmax", MOE + "fused_topk.py: _fused_topk_kernel (softmax, no bias)",
@@ -279,4 +482,14 @@ EXAMPLES = [
     Example("moe/unpermute", MOE + "unpermute.py: _make_unpermute_kernel",
             unpermute_builder(UNPERM_TOKENS, TOP_K, UNPERM_HIDDEN, UNPERM_SLOTS, "bfloat16"), {},
             _unpermute_inputs, _unpermute_reference, checked=("output",)),
+    Example("moe/grouped_gemm_nopad", MOE + "moe_grouped_gemm_nopad.py: _moe_grouped_gemm_kernel (T.copy path, "
+            "group_size_m 1)", grouped_gemm_nopad_builder(NOPAD_NUMEL, NOPAD_MAX_TILES, len(NOPAD_SIZES), NOPAD_N,
+                                                          NOPAD_K, "bfloat16"),
+            dict(block_m=NOPAD_BM, block_n=64, block_k=32, threads=128), _nopad_inputs, _nopad_reference),
+    Example("moe/expand_to_fused", "deepseek-ai/TileKernels tile_kernels/moe/expand_to_fused_kernel.py: "
+            "get_expand_to_fused_kernel (no scale factors)", expand_to_fused_builder(EXPAND_HIDDEN, TOP_K, "bfloat16"),
+            {}, _expand_inputs, _expand_reference, checked=("expanded_x",)),
+    Example("moe/grouped_gemm_masked", MOE + "moe_grouped_gemm.py: _moe_grouped_gemm_mma_kernel (masked layout)",
+            grouped_gemm_masked_builder(len(MASKED_COUNTS), MASKED_MAX_M, MASKED_N, MASKED_K, "bfloat16"),
+            dict(block_m=32, block_n=64, block_k=32, threads=128), _masked_inputs, _masked_reference),
 ]

@@ -1,6 +1,6 @@
-"""CheckKernelFormsTT alone: a kernel of forms Tenstorrent has comes out as it went in; a dynamic
-block size, a branch on a tensor around tile operations and an ``else`` around them are refused at
-the statement at fault. The thread-index rule and the refusals on TileLang kernels (with their
+"""CheckKernelFormsTT alone: a kernel of forms Tenstorrent has comes out as it went in (branches on
+tensor elements and with an ``else`` included); a dynamic block size and a branch on an on-chip
+block around tile operations are refused at the statement at fault. The thread-index rule and the refusals on TileLang kernels (with their
 source lines) are in tests/compiler/test_negative.py and test_dynamic_shapes.py."""
 
 import pytest
@@ -77,14 +77,31 @@ def _copy_kernel(branch: str):
     return main
 
 
-@pytest.mark.parametrize("branch, message", [
-    ("mask", "`if Mask[bx] != 0:` around tile operations (T.copy, T.gemm, T.Parallel) decides on the values of a tensor"),
-    ("else", "`if bx < 1:` around tile operations (T.copy, T.gemm, T.Parallel) with an else branch"),
-])
-def test_hand_written_branch_refused(branch, message):
+@pytest.mark.parametrize("branch", ["mask", "else"])
+def test_hand_written_branch_on_a_tensor_or_with_else_is_unchanged(branch):
+    """A branch on a tensor element (the reader reads it and hands it on) and an if/else around tile
+    operations have Tenstorrent forms: the kernel comes out as it went in."""
+    before = tvm.IRModule({"main": _copy_kernel(branch)})
+    assert CheckKernelFormsTT()(before)["main"].same_as(before["main"])
+
+
+def test_hand_written_branch_on_an_on_chip_block_refused():
+    """Only compute holds an on-chip block; the reader and writer take the branch too."""
+    @T.prim_func
+    def main(A: T.Buffer((64, 32), "bfloat16"), C: T.Buffer((64, 32), "bfloat16")):
+        for bx in T.thread_binding(2, thread="blockIdx.x"):
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                a = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                tl.tileop.copy(tl.region(A[bx * 32, 0], 1, 32, 32), tl.region(a[0, 0], 2, 32, 32))
+                if a[0, 0] > T.bfloat16(0):
+                    tl.tileop.copy(tl.region(a[0, 0], 1, 32, 32), tl.region(C[bx * 32, 0], 2, 32, 32))
+
     with pytest.raises(TTCompileError) as info:
-        CheckKernelFormsTT()(tvm.IRModule({"main": _copy_kernel(branch)}))
-    assert message in info.value.message
+        CheckKernelFormsTT()(tvm.IRModule({"main": main}))
+    assert ("around tile operations (T.copy, T.gemm, T.Parallel) decides on the on-chip buffer `a`"
+            in info.value.message)
     assert info.value.pass_name == PASS
 
 

@@ -299,3 +299,38 @@ def test_hand_written_reader_first_pushes_the_reduce_scaler():
     after = SplitDeviceKernel()(Before)
     for gv in Expected.functions:
         tvm.ir.assert_structural_equal(after[gv.name_hint], Expected[gv], map_free_vars=True)
+
+
+def test_a_value_a_branch_decides_on_is_read_by_the_reader_and_handed_to_the_kernels_taking_it():
+    """``if counts[by] > 0:`` (NameValueConditionsTT named it ``counts_taken``): the reader names it from
+    the tensor and sends it to compute and the writer, which receive it where it was named, each
+    through its value CB; every kernel keeps the branch."""
+    from tests.compiler.test_value_control import row_blocks
+
+    before = lower_until(row_blocks("skip"), PASS)
+    mod = run_pass(before, PASS)
+    cbs = Attr.CB_DESC.read(before["main"])
+    sent, received = {}, {}
+    for role in ("reader", "compute", "writer"):
+        func = mod[f"main_{role}"]
+        binds = nodes(func.body, lambda n: isinstance(n, tirx.Bind) and n.var.name == "counts_taken")
+        assert len(binds) == 1 and nodes(func.body, lambda n: isinstance(n, tirx.IfThenElse)
+                                         and n.condition.same_as(binds[0].var)), role
+        value = binds[0].value
+        received[role] = [int(c.args[0]) for c in nodes(value, lambda n: isinstance(n, tirx.Call)
+                                                         and n.op.name == Intrin.RECEIVE_VALUE.value)]
+        sent[role] = [int(s.value.args[0]) for s in nodes(func.body, lambda n: isinstance(n, tirx.Evaluate) and isinstance(
+            n.value, tirx.Call) and n.value.op.name == Intrin.SEND_VALUE.value)]
+    assert received == {"reader": [], "compute": [cbs["compute_values"].index], "writer": [cbs["writer_values"].index]}
+    assert sent == {"reader": [cbs["compute_values"].index, cbs["writer_values"].index], "compute": [], "writer": []}
+
+
+def test_a_kernel_that_takes_no_branch_on_values_gets_no_value_cb():
+    """With an else, the writer copies the block out after the branch: it takes no branch, receives
+    nothing, and its value CB goes."""
+    from tests.compiler.test_value_control import row_blocks
+
+    mod = run_pass(lower_until(row_blocks("else"), PASS), PASS)
+    for role in ("reader", "compute", "writer"):
+        assert set(Attr.CB_DESC.read(mod[f"main_{role}"])) >= {"compute_values"}
+        assert "writer_values" not in Attr.CB_DESC.read(mod[f"main_{role}"])

@@ -89,6 +89,8 @@ class _KernelWriter:
         if isinstance(e, tirx.Select) or (isinstance(e, tirx.Call) and str(e.op.name) == "tirx.if_then_else"):
             cond, a, b = (e.condition, e.true_value, e.false_value) if isinstance(e, tirx.Select) else e.args
             return f"({self.expr(cond, False)} ? {self.expr(a, False)} : {self.expr(b, False)})"
+        if isinstance(e, tirx.Not):
+            return f"!({self.expr(e.a)})"
         signed = isinstance(e, SIGNED_OPS) and not all(
             str(x.dtype).startswith("uint") or self.analyzer.can_prove(x >= 0) for x in (e.a, e.b))
         if signed and isinstance(e, (tirx.FloorDiv, tirx.FloorMod)):  # TIR's floor division of a signed value
@@ -148,7 +150,7 @@ class _KernelWriter:
         intrin = call_intrin(c)
         if intrin is None:
             raise CodegenError(f"cannot emit call to {c.op}")
-        rule = rule_for(intrin)
+        rule = rule_for(intrin, compute=self.role == KernelRole.COMPUTE)
         raw = list(c.args)
         self.headers.add(COMPUTE_CB_HEADER if intrin in CB_INTRINSICS and self.role == KernelRole.COMPUTE
                          else header_of(rule, raw))

@@ -261,6 +261,39 @@ inline volatile tt_l1_ptr uint32_t* semaphore_ptr(uint32_t id) {
 """
 
 
+SEND_VALUE = """\
+// A 32-bit value (a branch's condition) handed to the kernel draining `cb`: one page, its first word.
+inline void send_value(uint32_t cb, uint32_t value) {
+    cb_reserve_back(cb, 1);
+    *reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_write_ptr(cb)) = value;
+    cb_push_back(cb, 1);
+}
+"""
+
+RECEIVE_VALUE = """\
+// The 32-bit value the reader handed on through `cb` (the first word of its page).
+inline uint32_t receive_value(uint32_t cb) {
+    cb_wait_front(cb, 1);
+    const uint32_t value = *reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_read_ptr(cb));
+    cb_pop_front(cb, 1);
+    return value;
+}
+"""
+
+# compute: tt-metal 0.81.1 api/compute/cb_api.h read_tile_value: the unpacker reads the word and
+# hands it to the math and pack threads through their mailboxes, so all three take the same branch
+COMPUTE_RECEIVE_VALUE = """\
+// The 32-bit value the reader handed on through `cb` (the first word of its page), the same on the
+// unpack, math and pack threads (read_tile_value).
+inline uint32_t receive_value(uint32_t cb) {
+    cb_wait_front(cb, 1);
+    const uint32_t value = read_tile_value(cb, 0, 0);
+    cb_pop_front(cb, 1);
+    return value;
+}
+"""
+
+
 def _mcast_write(args, raw):
     ptr, x0, y0, x1, y1, nbytes, dests = args
     return (f"noc_async_write_multicast({ptr}, get_noc_multicast_addr({x0}, {y0}, {x1}, {y1}, {ptr}), "
@@ -314,6 +347,8 @@ RULES: dict[Intrin, Rule] = dict([
           STORE_TILE_ELEMENT),
     _rule(Intrin.WIDEN_BYTES, _fn("widen_bytes"), DATAFLOW_HEADER, WIDEN_BYTES),
     _rule(Intrin.LOAD_ELEMENT, lambda a, r: f"load_element_{a[2]}({a[0]}, {a[1]})", DATAFLOW_HEADER, LOAD_ELEMENT),
+    _rule(Intrin.SEND_VALUE, _fn("send_value"), DATAFLOW_HEADER, SEND_VALUE),
+    _rule(Intrin.RECEIVE_VALUE, _fn("receive_value"), DATAFLOW_HEADER, RECEIVE_VALUE),
     _rule(Intrin.HW_STARTUP, _hw_startup, "api/compute/compute_kernel_hw_startup.h"),
     _rule(Intrin.MATMUL_INIT, _matmul_init, "api/compute/matmul.h"),
     _rule(Intrin.MATMUL_BLOCK_INIT, _matmul_block_init, "api/compute/matmul.h"),
@@ -364,11 +399,20 @@ RULES: dict[Intrin, Rule] = dict([
 ])
 
 
+# the rules of a compute kernel where its call differs from a data-movement kernel's
+COMPUTE_RULES: dict[Intrin, Rule] = dict([
+    _rule(Intrin.RECEIVE_VALUE, _fn("receive_value"), COMPUTE_CB_HEADER, COMPUTE_RECEIVE_VALUE),
+])
+
+
 class CodegenError(Exception):
     """An intrinsic reached codegen without a rule (a compiler bug, never user error)."""
 
 
-def rule_for(intrin: Intrin) -> Rule:
+def rule_for(intrin: Intrin, compute: bool = False) -> Rule:
+    """The rule of ``intrin`` (in a compute kernel when ``compute``)."""
+    if compute and intrin in COMPUTE_RULES:
+        return COMPUTE_RULES[intrin]
     try:
         return RULES[intrin]
     except KeyError:

@@ -408,7 +408,8 @@ def stores(body) -> list[tirx.BufferStore]:
     return out
 
 
-def _loads(expr) -> list[tirx.BufferLoad]:
+def loads(expr) -> list[tirx.BufferLoad]:
+    """Every buffer element ``expr`` reads (blocks' and tensors'), in post order."""
     out = []
     tirx.stmt_functor.post_order_visit(expr, lambda n: out.append(n) if isinstance(n, tirx.BufferLoad) else None)
     return out
@@ -427,7 +428,7 @@ def vector_kinds(func: tirx.PrimFunc) -> dict[str, str]:
             loops, body = parallel_nest(node)
             names = set()
             for store in stores(body):
-                for access in [store, *_loads(store.value)]:
+                for access in [store, *loads(store.value)]:
                     if len(access.buffer.shape) != 1:
                         continue
                     names.add(access.buffer.name)

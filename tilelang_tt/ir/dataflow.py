@@ -17,6 +17,8 @@ from tilelang_tt.ir.attrs import Attr, KernelRole
 
 SCALER_KIND = "scaler"
 SCRATCH_KIND = "scratch"
+VALUES_KIND = "values"  # a CB of 32-bit values (branch conditions) the reader hands to compute or the writer
+VALUE_PAGE = 16  # bytes of a page of VALUES_KIND: one value, at the L1 alignment (contract/arch.py l1_alignment)
 ELEMENT_CHUNK = 64  # bytes an element read moves: the aligned 64 holding it (NOC_DRAM_READ_ALIGNMENT_BYTES, Blackhole)
 READER, WRITER = KernelRole.READER.value, KernelRole.WRITER.value
 ROW_TAGS = ("blockIdx.z", "blockIdx.y")  # the launch tags of the block-row dimensions, outermost first
@@ -32,6 +34,12 @@ def scratch_cb(func: tirx.PrimFunc, role: str) -> str | None:
     """The CB data-movement kernel ``role`` reads tensor elements into (BuildTileDFGTT made it), or None."""
     return next((cb for cb, node in Attr.TILE_DFG.read(func).items()
                  if node.kind == SCRATCH_KIND and node.producer == role), None)
+
+
+def value_cbs(func: tirx.PrimFunc) -> dict[str, str]:
+    """Kernel role -> the CB through which the reader hands it the values its branches decide on
+    (BuildTileDFGTT made them; SplitDeviceKernel drops the one no kernel takes)."""
+    return {node.consumers[0]: cb for cb, node in Attr.TILE_DFG.read(func).items() if node.kind == VALUES_KIND}
 
 
 def scaler_cb(func: tirx.PrimFunc) -> str | None:

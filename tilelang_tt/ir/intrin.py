@@ -125,6 +125,11 @@ class Intrin(str, enum.Enum):
     LOAD_ELEMENT = ("tt.load_element", "load_element(l1_addr, index, format) -> float: element `index` of an array in "
                                        "data format `format` (Float16_b, Float32, Int32, UInt32, UInt16) at l1_addr",
                     "l1_addr: expr, index: expr, format: str")
+    SEND_VALUE = ("tt.send_value", "send_value(cb, value): a data-movement kernel hands a 32-bit value (a branch's "
+                                   "condition) to the CB's consumer: reserve a page, write the value, push it",
+                  "cb: cb, value: expr")
+    RECEIVE_VALUE = ("tt.receive_value", "receive_value(cb) -> uint32: the value the CB's producer handed on: wait for "
+                                         "its page, read its first word (compute: read_tile_value), pop it", "cb: cb")
     # compute engine init (D4)
     HW_STARTUP = ("tt.engine.init_common", "compute_kernel_hw_startup(in0, in1, out[, reverse])",
                   "in0: cb, in1: cb, out: cb, reverse: bool")

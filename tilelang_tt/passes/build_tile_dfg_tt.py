@@ -16,12 +16,16 @@ reductions gets a one-tile scaler CB the reader fills with 1.0 (``"kind": "scale
 found with :func:`scaler_cb`). A reader or writer that reads tensor elements for its addresses (a
 slice start or written rows read from a tensor) gets a scratch CB ``<role>_scalars`` of 64 bytes it
 reads them into (``"kind": "scratch"``, its producer and consumer that kernel, :func:`scratch_cb`).
-A block the writer drains that compute also updates or reads gets a separate hand-off CB
+A kernel whose branches decide on values read from tensors (``if counts[by] > 0:``,
+:func:`~tilelang_tt.ir.branches.branch_values`) gets a scratch CB for the reader, which reads them,
+and two value CBs ``compute_values`` and ``writer_values`` (``"kind": "values"``, pages of one 32-bit
+word, :func:`value_cbs`) through which the reader hands them on (SplitDeviceKernel drops the one no
+kernel takes). A block the writer drains that compute also updates or reads gets a separate hand-off CB
 ``<name>_out`` (``handoff`` in the graph) so the writer only ever sees final values. A block read
 from or written to a row-major tensor gets a staging CB ``<name>_rm`` of rows
 (``tilize_from``/``untilize_to`` in the graph, :mod:`tilelang_tt.ops.tilize`): the reader fills it
 and compute tilizes it into the block, or compute untilizes the block into it and the writer
-drains it. All these names are new: unique against every name of the kernel (``reduce_scaler1``,
+drains it (a write inside a branch counts as one). All these names are new: unique against every name of the kernel (``reduce_scaler1``,
 ``C_out1`` when the kernel has its own ``reduce_scaler`` or ``C_out``).
 Errors: a CB with no producer or no consumer, filled by both the reader and compute, or read by
 compute and copied out by the writer (a CB has one consumer); a block the reader and writer move
@@ -59,7 +63,16 @@ from tilelang_tt.ir.common import (
     tensor_loads,
     unique_name,
 )
-from tilelang_tt.ir.dataflow import ELEMENT_CHUNK, SCALER_KIND, SCRATCH_KIND, TILIZE_FROM, UNTILIZE_TO
+from tilelang_tt.ir.branches import branch_values
+from tilelang_tt.ir.dataflow import (
+    ELEMENT_CHUNK,
+    SCALER_KIND,
+    SCRATCH_KIND,
+    TILIZE_FROM,
+    UNTILIZE_TO,
+    VALUE_PAGE,
+    VALUES_KIND,
+)
 from tilelang_tt.ir.slices import bound_values
 
 PASS = "BuildTileDFGTT"
@@ -84,6 +97,8 @@ def _element_readers(func: tirx.PrimFunc) -> list[str]:
             roles.add("writer")
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
+    if branch_values(func.body):  # the reader reads the values branches decide on
+        roles.add("reader")
     return sorted(roles)
 
 
@@ -109,6 +124,10 @@ def _handoff_blocks(func, data_names, producers, consumers) -> list[str]:
             walk(stmt.body, depth)
         elif isinstance(stmt, tirx.SBlockRealize):
             walk(stmt.block.body, depth)
+        elif isinstance(stmt, tirx.IfThenElse):  # each case's writes: a branch may write after an earlier write
+            walk(stmt.then_case, depth)
+            if stmt.else_case is not None:
+                walk(stmt.else_case, depth)
         elif isinstance(stmt, tirx.Evaluate) and stmt_intrin(stmt) in (Intrin.TILE_ELTWISE, Intrin.TILE_REDUCE):
             for name in compute_writes(stmt, data_names):
                 writes[name] = writes.get(name, 0) + 1
@@ -233,6 +252,17 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         order.append(name)
         producers[name], consumers[name] = {role}, {role}
 
+    handed = {}  # CB -> the kernel the reader hands the values branches decide on to
+    if branch_values(func.body):
+        for role in ("compute", "writer"):
+            name = unique_name(f"{role}_values", taken)
+            taken.add(name)
+            handed[name] = role
+            cbs[name] = CBDesc(name=name, index=-1, page_size=VALUE_PAGE, num_pages=2, data_format="UInt32",
+                               block_pages=1, block_tiles=(1, 1))
+            order.append(name)
+            producers[name], consumers[name] = {"reader"}, {role}
+
     # the tensor each CB the writer drains is copied to (a block also read from a tensor -- a copy
     # through shared -- has that one in ``moved``; its pages are the written tensor's)
     written = {block: tensor for block, (tensor, _) in write_tensor.items()}
@@ -249,7 +279,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         if producer == "reader" and name in reads_of:
             updates |= _stored_block_format(func, name, reads_of[name], write_tensor.get(name), layouts)
         cbs[name] = CBDesc(**(desc.__dict__ | updates))
-        kind = SCALER_KIND if name == scaler else SCRATCH_KIND if name in scratch.values() else ""
+        kind = (SCALER_KIND if name == scaler else SCRATCH_KIND if name in scratch.values()
+                else VALUES_KIND if name in handed else "")
         dfg[name] = DFGNode(name, producer, (consumer,), moved.get(name, ""), handoffs.get(name, ""), kind)
         if name in staged:
             block, key = staged[name]

@@ -8,9 +8,8 @@ Reads the body only; writes nothing (the function comes out as it went in). Thre
 * thread-level code (a GPU thread computing its own element: ``t = T.get_thread_binding()``) has no
   form: a core runs one program per block; refused at the first statement using a thread index;
 * an ``if`` around tile operations is taken by the reader, compute and writer alike: its condition may
-  read block coordinates, loop variables and sizes, not a tensor (compute cannot read one) unless the
-  branch only reads blocks and accumulates their gemm (:func:`skipped_reads`: the reader alone
-  decides), and it has no ``else``.
+  read block coordinates, loop variables, sizes and tensor elements (the reader reads those and
+  hands the condition on: NameValueConditionsTT), not on-chip blocks (only compute holds them).
 
     Before: with T.Kernel(4) as bx:
                 x = T.alloc_shared((32, n), "float32")      # n = T.dynamic("n")
@@ -23,16 +22,15 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import ir, tirx
 
+from tilelang_tt.ir.branches import around_tile_work
 from tilelang_tt.ir.common import (
     allocations,
-    as_region,
     const_int,
-    contains,
     error,
     first_stmt_using,
     is_global_buffer,
+    loads,
     prim_func_pass,
-    tile_op_name,
     uses_var,
 )
 
@@ -85,58 +83,21 @@ def _check_thread_indices(func: tirx.PrimFunc) -> None:
                     "over the block, T.gemm or T.reduce_sum")
 
 
-def skipped_reads(branch: tirx.IfThenElse) -> bool:
-    """Whether ``branch`` only reads blocks from tensors and accumulates their product
-    (``if mask[by, bx, k]: T.copy(A.., a); T.copy(B.., b); T.gemm(a, b, acc)``, block-sparse GEMM):
-    then the reader alone decides, reading zero blocks when the condition fails, and the gemm adds
-    zero. No else, no other statement, every gemm accumulating (not clear_accum) from blocks the
-    branch reads."""
-    if branch.else_case is not None:
-        return False
-    stmts = list(branch.then_case.seq) if isinstance(branch.then_case, tirx.SeqStmt) else [branch.then_case]
-    read = []
-    for stmt in stmts:
-        name = tile_op_name(stmt)
-        if name == "copy":
-            src, dst = (as_region(a) for a in stmt.value.args[:2])
-            if src is None or dst is None or not is_global_buffer(src.buffer) or is_global_buffer(dst.buffer):
-                return False
-            read.append(dst.buffer)
-        elif name == "gemm":
-            a, b = (as_region(x) for x in stmt.value.args[:2])
-            clear = stmt.value.args[9] if len(stmt.value.args) > 9 else None
-            if a is None or b is None or not any(a.buffer.same_as(r) for r in read) or not any(
-                    b.buffer.same_as(r) for r in read) or (clear is not None and const_int(clear)):
-                return False
-        else:
-            return False
-    return bool(read)
-
-
 def _check_branches(func: tirx.PrimFunc) -> None:
     """An ``if`` around tile operations (T.copy, T.gemm, a T.Parallel nest) is taken by the reader,
-    compute and writer kernels alike: its condition may read the block coordinates, loop variables
-    and sizes (a guard of the blocks past the output), not a tensor (compute cannot read it) unless
-    the branch only reads blocks and accumulates their gemm (:func:`skipped_reads`: the reader
-    alone decides), and it has no ``else``. Refused at the ``if``."""
+    compute and writer kernels alike: its condition may read the block coordinates, loop variables,
+    sizes and tensor elements (the reader reads those and hands the condition on), not on-chip
+    blocks (only compute holds them). Refused at the ``if``."""
     found = []
-
-    def visit(node):
-        if isinstance(node, tirx.IfThenElse) and contains(node, lambda n: tile_op_name(n) is not None or (
-                isinstance(n, tirx.For) and n.kind == tirx.ForKind.PARALLEL)):
-            found.append(node)
-
-    tirx.stmt_functor.post_order_visit(func.body, visit)
+    tirx.stmt_functor.post_order_visit(func.body, lambda n: found.append(n) if around_tile_work(n) else None)
     for branch in reversed(found):  # post order: outer branches last
-        what = f"`if {branch.condition}:` around tile operations (T.copy, T.gemm, T.Parallel)"
-        if contains(branch.condition, lambda n: isinstance(n, tirx.BufferLoad)) and not skipped_reads(branch):
-            raise error(PASS, func, branch, f"{what} decides on the values of a tensor (a block-sparse mask): the "
-                        "compute kernel, which takes the branch too, cannot read tensors",
-                        "compute every block (multiply by the mask element-wise: T.Parallel with "
-                        "T.if_then_else(mask, x, 0)), or decide on block coordinates and sizes only")
-        if branch.else_case is not None:
-            raise error(PASS, func, branch, f"{what} with an else branch",
-                        "write the two cases as two guarded statements: if cond: ..., then if not cond: ...")
+        blocks = [n for n in loads(branch.condition) if not is_global_buffer(n.buffer)]
+        if blocks:
+            raise error(PASS, func, branch, f"`if {branch.condition}:` around tile operations (T.copy, T.gemm, "
+                        f"T.Parallel) decides on the on-chip buffer `{blocks[0].buffer.name}`: the reader and "
+                        "writer, which take the branch too, cannot read on-chip blocks",
+                        "decide on tensor elements, block coordinates and sizes, or compute both cases and "
+                        "select element-wise: T.Parallel with T.if_then_else(cond, x, y)")
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:

@@ -16,7 +16,9 @@ when the op reads its own output: in-place updates use the CB's second block), w
 iteration produced it and the next iteration will produce it again (popped at the end of the
 loop body), or at the end of the block iteration; a value the writer drains is handed to it
 (the writer pops). Reading a block that is not held is an error. Loops are iterated to a fixed
-point by :meth:`_Inserter.iterate_loop` (every loop, the gemm K loops included).
+point by :meth:`_Inserter.iterate_loop` (every loop, the gemm K loops included). A branch (on block
+coordinates, or on a value the reader handed on) is each of its cases run at most once
+(:meth:`_Inserter.guard`): with an ``else``, a block every case produces stays held after it.
 
 The ops' DST code (acquire, unpack, math, pack, and each op's init where the engine
 configuration changes, unless InsertComputeInitTT hoisted the kernel's only one) comes from
@@ -157,22 +159,27 @@ class _Inserter(DSTContext):
         return new, after
 
     def guard(self, branch: tirx.IfThenElse, held_in: dict):
-        """A guard of the block coordinates (every kernel takes it alike), as a loop that runs at
-        most once: the values it produces are popped inside it, those held at its entry stay held
-        (waited for only if they were before it)."""
-        if branch.else_case is not None:
-            raise self.error(branch, "an if/else around tile operations", "write the two cases as two guarded "
-                             "statements (if cond: ..., then if not cond: ...)")
-        body, held_out = self.process(branch.then_case, dict(held_in))
-        entry = {n: held_in[n] and held_out.get(n, False) for n in held_in}
-        if entry != held_in:
-            body, held_out = self.process(branch.then_case, dict(entry))
-        missing = set(entry) - set(held_out)
-        if missing:
-            raise self.error(branch, f"the branch consumes `{sorted(missing)[0]}`, which the kernel reads after it",
-                             "read the block inside the branch only, or outside it only")
-        body = seq([body, *(self.pop(n, held_out[n], branch) for n in sorted(set(held_out) - set(entry)))])
-        return keep_span(branch, tirx.IfThenElse(branch.condition, body, None)), entry
+        """A branch every kernel takes alike (a guard of the block coordinates, a value the reader
+        handed on), each case as a loop that runs at most once: the values held at the branch's
+        entry stay held (waited for only if they were before it and after every case); with an
+        else, a value every case produces stays held after the branch (waited for if every case
+        waited), the others a case produces are popped inside it."""
+        cases = [branch.then_case] + ([branch.else_case] if branch.else_case is not None else [])
+        outs = [self.process(case, dict(held_in)) for case in cases]
+        entry = {n: held_in[n] and all(held.get(n, False) for _, held in outs) for n in held_in}
+        if entry != held_in:  # once more from the entry no case keeps waited for
+            outs = [self.process(case, dict(entry)) for case in cases]
+        kept = set.intersection(*(set(held) - set(entry) for _, held in outs)) if len(cases) > 1 else set()
+        after = dict(entry) | {n: all(held[n] for _, held in outs) for n in kept}
+        bodies = []
+        for case, (body, held_out) in zip(cases, outs):
+            missing = set(entry) - set(held_out)
+            if missing:
+                raise self.error(branch, f"the branch consumes `{sorted(missing)[0]}`, which the kernel reads after it",
+                                 "read the block inside the branch only, or outside it only")
+            popped = sorted(set(held_out) - set(entry) - kept)
+            bodies.append(seq([body, *(self.pop(n, held_out[n], case) for n in popped)]))
+        return keep_span(branch, tirx.IfThenElse(branch.condition, bodies[0], bodies[1] if len(bodies) > 1 else None)), after
 
     def process_op(self, op, stmt, held: dict):
         """A compute op: waits for what it reads, pops the old value of what it writes."""

@@ -299,6 +299,9 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             if stmt.attr_key == "thread_extent":
                 facts.analyzer.bind(stmt.node.var, ir.Range(0, stmt.value))
             return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, visit(stmt.body)))
+        if isinstance(stmt, tirx.IfThenElse):  # a branch around tile work: the nests of its cases too
+            return keep_span(stmt, tirx.IfThenElse(stmt.condition, visit(stmt.then_case),
+                                                   None if stmt.else_case is None else visit(stmt.else_case)))
         if isinstance(stmt, tirx.SBlockRealize):
             blk = stmt.block
             first = len(pending)

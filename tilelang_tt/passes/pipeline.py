@@ -37,9 +37,11 @@ from tilelang_tt.passes.legalize_global_access_tt import LegalizeGlobalAccessTT
 from tilelang_tt.passes.local_blocks_tt import LocalBlocksTT
 from tilelang_tt.passes.lower_atomic_add_tt import LowerAtomicAddTT
 from tilelang_tt.passes.lower_cb_intrinsics import LowerCBIntrinsics
+from tilelang_tt.passes.lower_early_exit_tt import LowerEarlyExitTT
 from tilelang_tt.passes.lower_parallel_reductions_tt import LowerParallelReductionsTT
 from tilelang_tt.passes.lower_shared_to_cb import LowerSharedToCB
 from tilelang_tt.passes.lower_tt_tile_intrinsics import LowerTTTileIntrinsics
+from tilelang_tt.passes.name_value_conditions_tt import NameValueConditionsTT
 from tilelang_tt.passes.materialize_core_loop_tt import MaterializeCoreLoopTT
 from tilelang_tt.passes.number_cbs_tt import NumberCBsTT
 from tilelang_tt.passes.order_reduction_tt import OrderReductionTT
@@ -75,8 +77,14 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         CoarsenRowBlocksTT(),
         # T.atomic_add into a tensor: a read-modify-write the legalization moves, summing blocks made consecutive.
         LowerAtomicAddTT(),
+        # A block's early exit (if cond: T.thread_return()) guards the block's remaining statements, before
+        # the branches are checked and their conditions named.
+        LowerEarlyExitTT(),
         # What has no Tenstorrent form at all (dynamic block sizes, thread-level code, branches on tensors) refused first.
         CheckKernelFormsTT(),
+        # A branch around tile work deciding on tensor elements tests a named value, which the reader
+        # reads and SplitDeviceKernel hands on; before the legalization, which reads named values.
+        NameValueConditionsTT(),
         LegalizeGlobalAccessTT(),
         # A T.Parallel accumulation into a vector (a GPU reducer) is a T.reduce_sum of its terms.
         LowerParallelReductionsTT(),

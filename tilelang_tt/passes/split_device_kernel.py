@@ -12,7 +12,13 @@ reduce scaler), the writer
 ``tt.write_from_cb`` and the ``tt.read_to_cb`` of the blocks it reads, compute the compute intrinsics and ``tt.accumulate`` scopes plus the
 ``tt.read_to_cb``/``tt.generate_block``/``tt.write_from_cb`` statements as markers of where blocks
 arrive and leave
-(D5 turns them into waits and pops). The on-chip allocation block is unwrapped (CBs are now ids
+(D5 turns them into waits and pops). Every kernel takes every branch it has work in; a value a
+branch decides on that is read from tensors (:func:`~tilelang_tt.ir.branches.branch_values`:
+NameValueConditionsTT's ``counts_taken``) the reader names from the tensor and sends, just after
+naming it, to each other kernel taking such a branch (``tt.send_value(cb, value)`` into that kernel's
+value CB, :func:`~tilelang_tt.ir.dataflow.value_cbs`), which names it from ``tt.receive_value(cb)``
+instead: all three decide alike, in the same order, and the CB protocols inside the branch stay
+balanced; a value CB no kernel takes leaves ``tt.cb_desc``. The on-chip allocation block is unwrapped (CBs are now ids
 in ``tt.cb_desc``); loops left empty are dropped. Compute drops the values named from tensor elements
 (offsets read from tensors: the reader and writer read them) and its markers start where they used
 them at 0.
@@ -23,6 +29,12 @@ them at 0.
             main_compute: for k: read_to_cb(A..); read_to_cb(B..); mm.mma(...)   (markers + compute)
                           pack_block(...); write_from_cb(C_l, C[..])
             main_writer:  write_from_cb(C_l, C[..])
+
+    Before: counts_taken: T.bool = counts[by] > 0; if counts_taken: read_to_cb(A..); eltwise(..); write_from_cb(..)
+    After:  main_reader:  counts_taken = counts[by] > 0; send_value(compute_values, counts_taken);
+                          send_value(writer_values, counts_taken); if counts_taken: read_to_cb(A..)
+            main_compute: counts_taken = receive_value(compute_values) != 0; if counts_taken: ...
+            main_writer:  counts_taken = receive_value(writer_values) != 0; if counts_taken: write_from_cb(..)
 """
 
 from __future__ import annotations
@@ -32,8 +44,9 @@ import tvm
 from tvm import tirx
 
 from tilelang_tt.ir.attrs import Attr, KernelRole, Scope
-from tilelang_tt.ir.intrin import Intrin
-from tilelang_tt.ir.dataflow import handoff_cbs, movers, scaler_cb
+from tilelang_tt.ir.branches import branch_values
+from tilelang_tt.ir.intrin import Intrin, call
+from tilelang_tt.ir.dataflow import handoff_cbs, movers, scaler_cb, value_cbs
 from tilelang_tt.ir.common import (
     allocations,
     as_region,
@@ -57,11 +70,13 @@ ROLE_OF.update({op: KernelRole.COMPUTE for op in COMPUTE_OPS})
 COMPUTE_MARKERS = (Intrin.READ_TO_CB, Intrin.GENERATE_BLOCK, Intrin.WRITE_FROM_CB)
 
 
-def _slice(stmt, role: KernelRole, readers: dict[str, str]):
+def _slice(stmt, role: KernelRole, readers: dict[str, str], sends=None):
     """The part of ``stmt`` executed by ``role`` (None when nothing); ``readers``: the kernel that
-    reads each block (:func:`movers`)."""
+    reads each block (:func:`movers`); ``sends``: for the reader, each value it hands on -> the CB
+    ids of the kernels it hands it to (sent just after the value is named)."""
+    sends = sends or {}
     if isinstance(stmt, tirx.SeqStmt):
-        parts = [p for p in (_slice(s, role, readers) for s in stmt.seq) if p is not None]
+        parts = [p for p in (_slice(s, role, readers, sends) for s in stmt.seq) if p is not None]
         if not any(not isinstance(p, tirx.Bind) for p in parts):
             return None
         out = []  # keep only bindings whose variable is used later
@@ -71,12 +86,12 @@ def _slice(stmt, role: KernelRole, readers: dict[str, str]):
             out.append(p)
         return seq(out)
     if isinstance(stmt, tirx.For):
-        body = _slice(stmt.body, role, readers)
+        body = _slice(stmt.body, role, readers, sends)
         if body is None:
             return None
         return keep_span(stmt, tirx.For(stmt.loop_var, stmt.min, stmt.extent, tirx.ForKind.SERIAL, body))
     if isinstance(stmt, tirx.AttrStmt):
-        body = _slice(stmt.body, role, readers)
+        body = _slice(stmt.body, role, readers, sends)
         if stmt.attr_key == Scope.READ_WHEN.value:  # the reader's decision; compute keeps the read's marker
             return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, body)) if (
                 role == KernelRole.READER and body is not None) else body
@@ -89,15 +104,17 @@ def _slice(stmt, role: KernelRole, readers: dict[str, str]):
             return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, body))
         return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, body or tirx.Evaluate(0)))
     if isinstance(stmt, tirx.SBlockRealize):
-        return _slice(stmt.block.body, role, readers)
-    if isinstance(stmt, tirx.IfThenElse):  # a guard of the block coordinates: every kernel takes it alike
-        then = _slice(stmt.then_case, role, readers)
-        other = _slice(stmt.else_case, role, readers) if stmt.else_case is not None else None
+        return _slice(stmt.block.body, role, readers, sends)
+    if isinstance(stmt, tirx.IfThenElse):  # every kernel takes it alike (a value it decides on is handed on)
+        then = _slice(stmt.then_case, role, readers, sends)
+        other = _slice(stmt.else_case, role, readers, sends) if stmt.else_case is not None else None
         if then is None and other is None:
             return None
         return keep_span(stmt, tirx.IfThenElse(stmt.condition, then or tirx.Evaluate(0), other))
     if isinstance(stmt, tirx.Bind):
-        return stmt
+        handed = [evaluate(Intrin.SEND_VALUE, cb, tirx.Cast("uint32", stmt.var), like=stmt)
+                  for cb in sends.get(stmt.var, ())]
+        return seq([stmt, *handed]) if handed else stmt
     intrin = stmt_intrin(stmt)
     if intrin is None:
         return None
@@ -106,6 +123,19 @@ def _slice(stmt, role: KernelRole, readers: dict[str, str]):
     if intrin == Intrin.READ_TO_CB:
         return stmt if readers[as_region(stmt.value.args[1]).buffer.name] == role.value else None
     return stmt if ROLE_OF.get(intrin) == role else None
+
+
+def _received(body, values: list, cb: int):
+    """``body`` of compute or the writer with each value of ``values`` it decides on received from
+    the reader through CB ``cb`` where the value is named, instead of read from tensors."""
+    def post(node):
+        if not any(node.var.same_as(v) for v in values):
+            return None
+        got = call(Intrin.RECEIVE_VALUE, cb, dtype="uint32")
+        got = tirx.NE(got, tirx.const(0, "uint32")) if node.var.dtype == "bool" else tirx.Cast(node.var.dtype, got)
+        return keep_span(node, tirx.Bind(node.var, got))
+
+    return tirx.stmt_functor.ir_transform(body, None, post, ["tirx.Bind"])
 
 
 def _without_addresses(body):
@@ -199,9 +229,18 @@ def split(func: tirx.PrimFunc) -> dict[str, tirx.PrimFunc]:
     handoffs = _handoff_vars(func)
     scaler = scaler_cb(func)
     readers = movers(func)
-    bodies = {}
-    for role in (KernelRole.READER, KernelRole.COMPUTE, KernelRole.WRITER):
-        body = _slice(func.body, role, readers) or tirx.Evaluate(0)
+    values, value_cb = branch_values(func.body), value_cbs(func)
+    bodies, sends, taken = {}, {}, set()
+    for role in (KernelRole.COMPUTE, KernelRole.WRITER, KernelRole.READER):  # the reader sends what the others take
+        body = _slice(func.body, role, readers, sends if role == KernelRole.READER else None) or tirx.Evaluate(0)
+        if role != KernelRole.READER:
+            used = [v for v in values if uses_var(body, v)]
+            if used:
+                cb = cbs[value_cb[role.value]].index
+                body = _received(body, used, cb)
+                taken.add(value_cb[role.value])
+                for v in used:
+                    sends.setdefault(v, []).append(cb)
         if role == KernelRole.COMPUTE:
             body = _without_addresses(body)
         if role == KernelRole.COMPUTE and handoffs:
@@ -211,8 +250,10 @@ def split(func: tirx.PrimFunc) -> dict[str, tirx.PrimFunc]:
         bodies[role] = body
     # a block whose every write now packs straight into its hand-off CB needs no CB of its own
     unused = {data.name for data in handoffs if not _mentions(bodies[KernelRole.COMPUTE], data)}
+    unused |= set(value_cb.values()) - taken  # a kernel that takes no branch on values receives none
     out = {}
-    for role, body in bodies.items():
+    for role in (KernelRole.READER, KernelRole.COMPUTE, KernelRole.WRITER):
+        body = bodies[role]
         kernel = tirx.PrimFunc(func.params, body, func.ret_type, func.buffer_map, func.attrs, func.span)
         kernel = Attr.SOURCE_FUNC.write(Attr.KERNEL_ROLE.write(kernel, role), name)
         if unused:

@@ -52,7 +52,7 @@ READS = {Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.NOC_READ_PAGE, Intr
          Intrin.NOC_WRITES_FLUSHED}
 ALLOWED = {
     KernelRole.READER: READS | {Intrin.FILL_SCALER, Intrin.STORE_TILE_ELEMENT, Intrin.WIDEN_BYTES,
-                                      Intrin.SEM_WAIT_MIN, Intrin.NOC_WRITE_BARRIER},
+                                      Intrin.SEM_WAIT_MIN, Intrin.NOC_WRITE_BARRIER, Intrin.SEND_VALUE},
     KernelRole.WRITER: READS | {Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT, Intrin.NOC_WRITE_PAGE,
                                       Intrin.NOC_WRITE_ROW, Intrin.NOC_WRITE_BARRIER},
     KernelRole.COMPUTE: {Intrin.HW_STARTUP, Intrin.MATMUL_INIT, Intrin.MATMUL_BLOCK_INIT, Intrin.BINARY_INIT,

@@ -4,6 +4,7 @@
 // says it costs.
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <limits>
 
 #include "compute.hpp"
@@ -506,6 +507,32 @@ void matmul_block(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t
     for (uint32_t c = 0; c < ct_dim; ++c)
       tile_product(t, "matmul_block", cb0, cb1, t0 + r * row_step, t1 + c, idst + r * ct_dim + c,
                    !reuse_in0 || c == 0, reuse_in0 || r == 0, loc);
+}
+
+uint32_t read_tile_value(uint32_t cbi, uint32_t tile, uint32_t offset, Loc loc) {
+  ThreadCtx& t = compute_ctx("read_tile_value", loc);
+  std::unique_lock lk(t.dev->mu);
+  if (cbi >= t.dev->arch.num_cbs || !t.core->cbs[cbi].configured)
+    protocol_error(loc, "read_tile_value reads CB " + std::to_string(cbi) + ", which is not configured on this core");
+  const CB& cb = t.core->cbs[cbi];
+  if (tile >= cb.waited)
+    protocol_error(loc, "read_tile_value reads tile " + std::to_string(tile) + " of CB " + std::to_string(cbi) +
+                            " but only " + std::to_string(cb.waited) + " page(s) were confirmed by cb_wait_front");
+  if ((static_cast<uint64_t>(offset) + 1) * sizeof(uint32_t) > cb.page_size)
+    protocol_error(loc, "read_tile_value reads word " + std::to_string(offset) + " of CB " + std::to_string(cbi) +
+                            ", past its " + std::to_string(cb.page_size) + "-byte page");
+  uint32_t value;
+  std::memcpy(&value, t.core->l1 + cb.offset + ((cb.rd_page + tile) % cb.num_pages) * cb.page_size +
+                          offset * sizeof(uint32_t), sizeof(value));
+  lk.unlock();
+  // the unpacker reads and sends; math and pack wait for their mailbox and read it (cb_api.h, UNPACK/MATH/PACK)
+  charge(t, Clock::Unpack, timing::kTileValueRead, "read_tile_value");
+  const uint64_t sent = t.unpack.tm.clock;
+  for (Clock c : {Clock::Main, Clock::Pack}) {
+    wait_until(t, c, sent, nullptr, "read_tile_value");
+    charge(t, c, timing::kMailboxRead, "read_tile_value");
+  }
+  return value;
 }
 
 void copy_tile(uint32_t cb, uint32_t ti, uint32_t idst, Loc loc) {

@@ -112,6 +112,9 @@ void tile_regs_release(Loc loc);
 void acquire_dst(Loc loc);
 void release_dst(Loc loc);
 void hw_startup(uint32_t icb0, uint32_t icb1, uint32_t ocb, Loc loc);
+// The 32-bit word `offset` of tile `tile` of the CB's waited pages, the same on the three TRISCs (the unpacker reads
+// it and hands it to math and pack through their mailboxes: api/compute/cb_api.h read_tile_value).
+uint32_t read_tile_value(uint32_t cb, uint32_t tile, uint32_t offset, Loc loc);
 
 // Unpack/math configuration recorded by the *_init calls.
 enum class BinaryOp : uint8_t { Add, Sub, Mul };

@@ -116,6 +116,10 @@ inline constexpr uint64_t kUnpackBytesPerCycle = 64;  // same: x4 speed, 64 B/cy
 inline constexpr uint64_t kComputeInit = 8;        // ASSUMPTION: a few config-register writes
 inline constexpr uint64_t kDstSync = 2;            // ASSUMPTION: one TRISC semaphore op
 inline constexpr uint64_t kCbCall = 8;             // ASSUMPTION: CB interface loads/stores
+// read_tile_value (tt-metal 0.81.1 api/compute/cb_api.h): the unpack TRISC loads the word from L1 and writes
+// it to the math and pack TRISCs' mailboxes (two mailbox_write), each of which reads its mailbox
+inline constexpr uint64_t kTileValueRead = 6;      // ASSUMPTION: an L1 load and two mailbox writes
+inline constexpr uint64_t kMailboxRead = 2;        // ASSUMPTION: one mailbox read
 inline constexpr uint64_t kNocHop = 9;             // tt-isa-documentation NoC: router to neighbouring router
 inline constexpr uint64_t kDataflowMisc = 2;       // ASSUMPTION: pointer / address arithmetic
 
