@@ -90,3 +90,27 @@ def test_blocks_whose_rows_cannot_be_grouped_stay_as_they_are():
     ref = torch.zeros_like(a)
     ref[:32, :32], ref[32:] = a[:32, :32], a[32:]
     assert torch.equal(b, ref)
+
+
+def square_blocks_times_w(bn: int, N: int):
+    """C = A @ W per (bn, bn) column block of a (bn, N) tensor: bx picks the blocks' columns."""
+    @T.prim_func
+    def main(A: T.Tensor((bn, N), "float32"), W: T.Tensor((bn, bn), "float32"), C: T.Tensor((bn, N), "float32")):
+        with T.Kernel(N // bn, 1, threads=128) as (bx, by):
+            A_s = T.alloc_shared((bn, bn), "float32")
+            W_s = T.alloc_shared((bn, bn), "float32")
+            G = T.alloc_fragment((bn, bn), "float32")
+            T.copy(A[by * bn, bx * bn], A_s)
+            T.copy(W[0, 0], W_s)
+            T.clear(G)
+            T.gemm(A_s, W_s, G)
+            T.copy(G, C[by * bn, bx * bn])
+
+    return main
+
+
+def test_column_blocks_of_as_many_columns_as_rows_are_not_grouped_as_rows():
+    """16 x 16 blocks side by side in a tile: once grouped as if bx picked rows, the second block's products
+    came out 0 (found by tests/fuzz/idioms.py); its slice starts inside a tile, which is refused at the copy."""
+    with pytest.raises(tilelang_tt.TTCompileError, match="which is not a multiple of 32"):
+        tilelang_tt.compile(square_blocks_times_w(16, 32))

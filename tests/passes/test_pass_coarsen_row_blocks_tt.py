@@ -218,3 +218,27 @@ def test_same_rows_for_every_block_is_left_to_padding():
                         S[i] = s[i]
 
     _left_as_it_is(Mod)
+
+
+def test_a_block_index_picking_the_columns_of_square_blocks_is_not_a_row_index():
+    """(16, 16) blocks at A[by * 16, bx * 16]: bx moves 16 columns, as many as the blocks have rows, but picks
+    their columns; grouping along it once made one block of two column blocks, and the T.gemm of that block
+    gave zeros for the second one (a wrong result the idiom fuzz family found: tests/fuzz/idioms.py)."""
+    @I.ir_module
+    class Mod:
+        @T.prim_func
+        def main(A: T.Buffer((16, 32), "float32"), W: T.Buffer((16, 16), "float32"),
+                 C: T.Buffer((16, 32), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                for by in T.thread_binding(1, thread="blockIdx.y"):
+                    with T.sblock("tilelang_root"):
+                        T.reads()
+                        T.writes()
+                        a = T.sblock_alloc_buffer((16, 16), "float32", scope="shared.dyn")
+                        w = T.sblock_alloc_buffer((16, 16), "float32", scope="shared.dyn")
+                        g = T.sblock_alloc_buffer((16, 16), "float32", scope="local.fragment")
+                        tl.tileop.copy(tl.region(A[by * 16, bx * 16], 1, 16, 16), tl.region(a[0, 0], 2, 16, 16))
+                        tl.tileop.copy(tl.region(W[0, 0], 1, 16, 16), tl.region(w[0, 0], 2, 16, 16))
+                        tl.tileop.copy(tl.region(g[0, 0], 1, 16, 16), tl.region(C[by * 16, bx * 16], 2, 16, 16))
+
+    _left_as_it_is(Mod)

@@ -108,7 +108,11 @@ def _seeds(func: tirx.PrimFunc, candidates: dict[tirx.Buffer, int], v: tirx.Var)
             if buf not in candidates or not is_global_buffer(other.buffer):
                 continue
             axes = [d for d, start in enumerate(other.starts) if uses_var(start, v)]
-            if len(axes) == 1 and other.extents[axes[0]] == candidates[buf] == _stride(other.starts[axes[0]], v):
+            # a tensor's last axis is a 2-D block's columns: a v picking columns of (r, n) blocks
+            # (A[by * r, v * n] with n == r) does not pick their rows
+            columns = len(buf.shape) == 2 and len(other.starts) >= 2 and axes == [len(other.starts) - 1]
+            if len(axes) == 1 and not columns and \
+                    other.extents[axes[0]] == candidates[buf] == _stride(other.starts[axes[0]], v):
                 seeds.add(buf)
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
