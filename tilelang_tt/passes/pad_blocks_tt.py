@@ -22,7 +22,8 @@ What changes, statement by statement:
   part of a tile that holds other values). Every other tile op covers the whole padded block, and a
   ``T.gemm``'s M, N and K are the padded ones;
 * a reduction along a padded axis reads the block with its padding set to the reduction's neutral
-  value (0 for a sum, -inf for a max, +inf for a min), and a ``T.gemm`` whose contracted extent K
+  value (0 for a sum, -inf for a max, +inf for a min), so does a reversed ``T.cumsum`` (0: the padding
+  after a value is added into it), and a ``T.gemm`` whose contracted extent K
   is padded reads A and B with their padding along K set to 0: a new block ``<X>_masked`` computed
   right before it, ``T.if_then_else(j < cols, X[i, j], neutral)`` (a mask the reader generates,
   ``where_tile`` in compute). A sum's or a contraction's mask is left out where the padding is
@@ -240,6 +241,8 @@ class _Pad:
             before, masked = self.masked_reduce(stmt, args, regions)
         elif op == "gemm":
             before, masked = self.masked_gemm(stmt, args, regions)
+        elif op == "cumsum":
+            before, masked = self.masked_scan(stmt, args, regions)
         for k in mine:
             args[k] = masked[k] if k in masked else self.region(stmt, regions[k], int(args[k].args[1]),
                                                                  whole=not tensor_copy)
@@ -311,6 +314,19 @@ class _Pad:
                                   f"{list(p.matrix.shape)}: no neutral value to pad it with",
                             "reduce a block whose reduced extent is a multiple of 32")
         mask, buf = self.masked(stmt, p, [axis], kind)
+        return [mask], {0: make_region(buf, [0, 0], [int(d) for d in buf.shape], READ)}
+
+    def masked_scan(self, stmt, args: list, regions) -> tuple[list, dict]:
+        """(the mask before a reversed T.cumsum along a padded axis, {0: the masked block's region}): a reversed
+        scan adds the padding after a valid value into it, unless the padding is 0 already (a forward scan adds
+        only what comes before)."""
+        p = self.blocks.get(regions[0].buffer)
+        if p is None or not bool(args[3]) or p.matrix.stack > 1:
+            return [], {}
+        axis = p.matrix_dim(int(args[2]))
+        if axis is None or not p.axis_padded(axis) or p.old in self.zero:
+            return [], {}
+        mask, buf = self.masked(stmt, p, [axis], "sum")
         return [mask], {0: make_region(buf, [0, 0], [int(d) for d in buf.shape], READ)}
 
     def masked_gemm(self, stmt, args: list, regions) -> tuple[list, dict]:
