@@ -20,9 +20,9 @@ def unsupported_tile_op(M=64, N=64):
 
 def unaligned_shape():
     """A 64x48 tensor is padded to whole tiles; the row max over its padded columns would see the
-    padding (the reduction's own span lies in TileLang's wrapper: the error names the def line)."""
+    padding (the reduction's statements' spans lie in TileLang's wrapper: the error names the line calling it)."""
     @T.prim_func
-    def main(  # LINE: unaligned_shape
+    def main(
         A: T.Tensor((64, 48), "bfloat16"),
         R: T.Tensor((64, 1), "float32"),
     ):
@@ -31,7 +31,7 @@ def unaligned_shape():
             r = T.alloc_fragment((64,), "float32")
             r_s = T.alloc_fragment((64, 1), "float32")
             T.copy(A[0, 0], A_s)
-            T.reduce_max(A_s, r, dim=1)
+            T.reduce_max(A_s, r, dim=1)  # LINE: unaligned_shape
             for i in T.Parallel(64):
                 r_s[i, 0] = r[i]
             T.copy(r_s, R[0, 0])
@@ -496,10 +496,10 @@ def stacked_partial_rows():
 
 
 def stacked_reduction():
-    """The row sums of a [2, 64, 32] block: a reduction of stacked matrices (its span lies in
-    TileLang's wrapper: the error names the def line)."""
+    """The row sums of a [2, 64, 32] block: a reduction of stacked matrices (its statements' spans lie in
+    TileLang's wrapper: the error names the line calling it)."""
     @T.prim_func
-    def main(  # LINE: stacked_reduction
+    def main(
         A: T.Tensor((4, 64, 32), "float32"),
         R: T.Tensor((4, 64), "float32"),
     ):
@@ -507,7 +507,7 @@ def stacked_reduction():
             A_s = T.alloc_shared((2, 64, 32), "float32")
             r = T.alloc_fragment((2, 64), "float32")
             T.copy(A[bx * 2:(bx + 1) * 2, :, :], A_s)
-            T.reduce_sum(A_s, r, dim=2)
+            T.reduce_sum(A_s, r, dim=2)  # LINE: stacked_reduction
             T.copy(r, R[bx * 2:(bx + 1) * 2, :])
 
     return main

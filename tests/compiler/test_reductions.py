@@ -559,14 +559,14 @@ def scan_read_after_its_loop(n):
 def bitwise_reduction(n):
     """TileLang builds a reduction of blocks inside its reduce macro (tilelang/language/reduce_op.py),
     whose statements carry the macro's source lines, not the user's: a reduction's error names the
-    kernel's def line (as tests/compiler/bad_kernels.py unaligned_shape's)."""
+    line calling the macro (ir/common.py macro_call_span; as tests/compiler/bad_kernels.py unaligned_shape's)."""
     @T.prim_func
-    def main(A: T.Tensor((32, n), "int32"), R: T.Tensor((32,), "int32")):  # LINE: bitwise_reduction
+    def main(A: T.Tensor((32, n), "int32"), R: T.Tensor((32,), "int32")):
         with T.Kernel(1, 1, threads=128) as (bx, by):
             A_s = T.alloc_shared((32, n), "int32")
             r = T.alloc_fragment((32,), "int32")
             T.copy(A, A_s)
-            T.reduce_bitor(A_s, r, dim=1)
+            T.reduce_bitor(A_s, r, dim=1)  # LINE: bitwise_reduction
             T.copy(r, R)
 
     return main

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import linecache
 from dataclasses import dataclass
 
 import tilelang  # noqa: F401
@@ -73,9 +74,83 @@ def keep_span(old, new):
 
 def error(pass_name: str, func: tirx.PrimFunc, node, message: str, hint: str = "") -> TTCompileError:
     span = span_of(node) if node is not None else None
-    if not is_user_span(span):  # none, or inside a TileLang tile-op wrapper: the kernel's def line
+    if span is not None and not is_user_span(span):  # made by a TileLang tile-op wrapper: the line calling it
+        span = macro_call_span(func, node)
+    if not is_user_span(span):  # none: the kernel's def line
         span = func.span
     return TTCompileError(message, pass_name=pass_name, func_name=func_name(func), span=span, hint=hint)
+
+
+def macro_call_span(func: tirx.PrimFunc, node) -> ir.Span | None:
+    """The user's line that called the TileLang tile-op wrapper (a ``T.macro``: ``T.reduce_*``, ``T.cumsum``
+    of a fragment) whose statements include ``node``, or None.
+
+    TileLang's builder gives a wrapper's statements the wrapper's own lines (tilelang/language/reduce_op.py,
+    scan_op.py), not the caller's. They stand together in a sequence between statements with user lines: the
+    call is the code line between those two at the indentation of the sequence's statements (the one naming
+    the tile op's function when there are several: an allocation or another wrapper's call)."""
+    path = _path_to(func.body, node)
+    if path is None or not is_user_span(func.span):
+        return None
+    file = str(func.span.source_name.name)
+    for parent, child in zip(reversed(path[:-1]), reversed(path[1:])):
+        if not isinstance(parent, tirx.SeqStmt):
+            if is_user_span(span_of(parent)):
+                return None  # a wrapper's statement inside a statement of the user: that one is the line
+            continue
+        seq = list(parent.seq)
+        at = next(i for i, s in enumerate(seq) if s.same_as(child))
+        before = [int(sp.line) for sp in map(span_of, seq[:at]) if is_user_span(sp)]
+        after = [int(sp.line) for sp in map(span_of, seq[at + 1:]) if is_user_span(sp)]
+        outer = [int(sp.line) for sp in map(span_of, path) if is_user_span(sp)]
+        low = before[-1] if before else (outer[-1] if outer else int(func.span.line))
+        line = _call_line(file, low, after[0] if after else None, bool(before), _op_word(node))
+        return ir.Span(ir.SourceName(file), line, line, 1, 1) if line else None
+    return None
+
+
+def _path_to(root, node) -> list | None:
+    """The statements from ``root`` down to ``node`` (identity), or None."""
+    if root.same_as(node):
+        return [root]
+    children = list(root.seq) if isinstance(root, tirx.SeqStmt) else [
+        c for c in (getattr(root, "body", None), getattr(root, "block", None), getattr(root, "then_case", None),
+                    getattr(root, "else_case", None)) if isinstance(c, tirx.Stmt)]
+    if isinstance(root, tirx.SBlock) and root.init is not None:
+        children.append(root.init)
+    for child in children:
+        below = _path_to(child, node)
+        if below is not None:
+            return [root, *below]
+    return None
+
+
+def _op_word(node) -> str:
+    """The tile op's short name of a wrapper's statement (``tl.tileop.reduce`` -> ``reduce``), or ""."""
+    call = node.value if isinstance(node, tirx.Evaluate) else None
+    if isinstance(call, tirx.Call) and isinstance(call.op, ir.Op):
+        return str(call.op.name).rsplit(".", 1)[-1]
+    return ""
+
+
+def _call_line(file: str, low: int, high: int | None, sibling_before: bool, word: str) -> int | None:
+    """The line after ``low`` (and before ``high``) calling a TileLang op at the statements' indentation: the
+    least of the lines of the statements around (``low`` when it is a statement of the sequence, ``high``; a
+    lowered statement may carry a line of a nest's body, deeper)."""
+    lines = linecache.getlines(file)
+    end = min(high - 1 if high else len(lines), len(lines))
+    code = [(n, text) for n in range(low + 1, end + 1) if (text := lines[n - 1]).strip()
+            and not text.lstrip().startswith("#")]
+    around = [n for n in ((low,) if sibling_before else ()) + ((high,) if high else ()) if n <= len(lines)]
+    depths = [len(lines[n - 1]) - len(lines[n - 1].lstrip()) for n in around] or \
+        [len(text) - len(text.lstrip()) for _, text in code]
+    if not depths:
+        return None
+    indent = min(depths)
+    calls = [(n, text) for n, text in code if len(text) - len(text.lstrip()) == indent and "T." in text
+             and "T.alloc" not in text]
+    named = [n for n, text in calls if word and word in text]
+    return (named or [n for n, _ in calls] or [None])[0]
 
 
 @dataclass(frozen=True)
