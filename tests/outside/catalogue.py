@@ -14,7 +14,7 @@ messages that name it), so the table of ``python -m benchmarks.outside`` counts 
 
 from __future__ import annotations
 
-from tests.examples.catalogue import BF16, CRASHES, DEF_LINE, FP32, REFUSED, RUNS, SFPU, THREAD
+from tests.examples.catalogue import BF16, CRASHES, FP32, REFUSED, RUNS, SFPU, THREAD
 from tests.examples.harness import Example
 from tests.outside import (activation, attention, butterfly, gemm, gemv, language, layout, moe, norm, quant, reduce,
                            rope, scan, softmax)
@@ -104,7 +104,7 @@ EXPECTED = {
     "gemv/w4a16_decode": REFUSED(PARALLEL_BODY),  # a serial unpacking loop per thread
     "attention/sparse_attention_fwd": REFUSED(f"{BOOL_COMPUTE} `mask` (bool)"),
     "scan/cumulative_tiled": REFUSED(f"T.Parallel(32, 128) {PARTIAL_NEST} `shared_in` [32, 160]"),  # a padded row
-    "scan/prepare_chunk_offsets": REFUSED(NO_COPY_OUT, DEF_LINE),  # slices of dynamic extents
+    "scan/prepare_chunk_offsets": REFUSED(NO_COPY_OUT),  # slices of dynamic extents
     "scan/da_cumsum": REFUSED(f"the expression needs 7 {DST_BUDGET} 4"),
     # the if/else on the tile index runs; the vector copy of the guarded branch may pass the row's end
     "softmax/softmax_tiled": REFUSED(f"the vector slice of `x` (extents [1, 256] of [64, 384]) {FLAT_VECTOR}"),

@@ -47,7 +47,7 @@ from tilelang_tt.contract.formula import Formula, minimum
 from tilelang_tt.contract.plan import CoreRange
 from tilelang_tt.contract.vocabulary import Policy, WorkItem, WorkPolicy
 from tilelang_tt.layout import shard_of_core
-from tilelang_tt.ir.common import TILE, error, formula_of, prim_func_pass
+from tilelang_tt.ir.common import TILE, as_region, error, formula_of, is_global_buffer, prim_func_pass
 from tilelang_tt.ir.dataflow import ROW_TAGS
 from tilelang_tt.ir.block_work import block_work, max_share
 from tilelang_tt.ir.slice_checks import check_disjoint_writes, check_slices
@@ -218,6 +218,34 @@ def _check_summing(func, add, reduction: Reduction, total, policy: str, mode: st
                     "shard, which would not take turns", "use partition_mode='global' (or 'auto')")
 
 
+def _no_copy_out(func: tirx.PrimFunc):
+    """The error of a kernel without a T.copy into a global buffer, at the statement writing one some other way
+    (a tile op such as T.atomic_max, an element store the front passes left), else at the def line."""
+    found: list = []
+
+    def visit(node):
+        if isinstance(node, tirx.BufferStore) and is_global_buffer(node.buffer):
+            found.append((node, f"the store into `{node.buffer.name}`"))
+        elif isinstance(node, tirx.Evaluate) and isinstance(node.value, tirx.Call):
+            written = [r.buffer for r in map(as_region, node.value.args[1:2]) if r is not None]
+            if written and is_global_buffer(written[0]) and not str(node.value.op.name).endswith(".copy"):
+                op = str(node.value.op.name).rsplit(".", 1)[-1]  # tl.tileop.atomicmax: T.atomic_max
+                op = op.replace("atomic", "atomic_") if op.startswith("atomic") and "_" not in op else op
+                found.append((node, f"`T.{op}` into `{written[0].name}`"))
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    hint = "copy the result block to the output tensor: T.copy(C_local, C[by * bm, bx * bn])"
+    if not found:
+        return error(PASS, func, None, "the kernel writes no global buffer with T.copy", hint)
+    node, what = found[0]
+    if "atomic" in what:  # only T.atomic_add combines blocks (LowerAtomicAddTT); a block's own region is a copy
+        hint = ("when each block writes its own region, T.copy the block there (a max with the tensor's old values: "
+                "T.copy the region in, T.max in a T.Parallel nest, T.copy it back); blocks combining into one region "
+                "are supported for sums only, with T.atomic_add")
+    return error(PASS, func, node, f"the kernel writes no global buffer with T.copy: {what} is not a block copy",
+                 hint)
+
+
 def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str) -> tirx.PrimFunc:
     arch = Attr.ARCH.read(func)
     loops = block_grid_loops(func)
@@ -237,8 +265,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str) -> t
     # The output block: the region of the first T.copy from an on-chip buffer to a global one.
     writes = [tensor for _, tensor, _, reading in transfers if not reading]
     if not writes:
-        raise error(PASS, func, None, "the kernel writes no global buffer with T.copy",
-                    "copy the result block to the output tensor: T.copy(C_local, C[by * bm, bx * bn])")
+        raise _no_copy_out(func)
     out_region = writes[0]
     layout = Attr.LAYOUT_DESC.read(func)[out_region.buffer.name]
     mt, nt = layout.tile_grid
