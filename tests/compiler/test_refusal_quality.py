@@ -13,6 +13,7 @@ import torch
 
 import tilelang_tt
 from tests.compiler import bad_kernels
+from tests.compiler.test_reductions import vector_scan_rewritten
 from tilelang_tt import TTCompileError
 
 
@@ -55,23 +56,6 @@ def vector_scan_of_a_fragment(n=96):
                 F[j] = A[j] * 2.0
             T.cumsum(F, dim=0)  # LINE: vector_scan_of_a_fragment
             T.copy(F, C[0])
-
-    return main
-
-
-def vector_scan_rewritten(n=96):
-    """The hint's rewrite: the vector as a tensor of one row (1, n), copied into a (32, n) block (the reader pads
-    the other rows with zeros) and scanned along dim 1."""
-    @T.prim_func
-    def main(A: T.Tensor((1, n), "float32"), C: T.Tensor((1, n), "float32")):
-        with T.Kernel(1, threads=128) as bx:
-            A_s = T.alloc_shared((32, n), "float32")
-            F = T.alloc_fragment((32, n), "float32")
-            T.copy(A[0, 0], A_s)
-            for i, j in T.Parallel(32, n):
-                F[i, j] = A_s[i, j] * 2.0
-            T.cumsum(F, dim=1)
-            T.copy(F, C[0, 0])
 
     return main
 
@@ -119,6 +103,6 @@ def test_a_refused_scan_of_a_fragment_names_its_line_and_its_rewrite_runs():
     assert "a scan of a vector" in err.message
     assert err.location[:2] == line_of("vector_scan_of_a_fragment"), err
     assert "(1, n), copied into a (32, n) block" in err.hint and "along dim 1" in err.hint
-    a = torch.randn(1, 96)
-    got = tilelang_tt.compile(vector_scan_rewritten()).run(a)
-    torch.testing.assert_close(got, (2 * a.double()).cumsum(1).float(), rtol=2.0 ** -16, atol=2.0 ** -16)
+    a = torch.randn(1, 96)  # the rewrite the hint names (a float32 block: split hi + lo, float32 sums)
+    got = tilelang_tt.compile(vector_scan_rewritten(96)).run(a)
+    torch.testing.assert_close(got, a.double().cumsum(1).float(), rtol=2.0 ** -16, atol=2.0 ** -16)

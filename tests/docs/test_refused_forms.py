@@ -10,6 +10,7 @@ import tilelang.language as T
 import tilelang_tt
 from tests import op_kernels
 from tests.compiler import bad_kernels
+from tests.compiler.test_reductions import vector_scan
 from tests.fuzz.runner import REFUSED, refusal
 from tilelang_tt import BufferLayout
 
@@ -46,6 +47,7 @@ KERNELS = {
     "cannot be padded to whole tiles": (stacked_partial_matrices, {}),
     "is moved to or from the row-major tensor": (vector_into_rows, {"layouts": {"R": BufferLayout(layout="row_major")}}),
     "unsupported compute on": (lambda: op_kernels.binary("maximum", 64, 64, 32, 64, dtype="uint32"), {}),
+    "a scan of a vector": (lambda: vector_scan(64), {}),
 }
 
 
