@@ -321,8 +321,8 @@ class _Pad:
         scan adds the padding after a valid value into it, unless the padding is 0 already (a forward scan adds
         only what comes before)."""
         p = self.blocks.get(regions[0].buffer)
-        if p is None or not bool(args[3]) or p.matrix.stack > 1:
-            return [], {}
+        if p is None or not bool(args[3]) or p.matrix.stack > 1 or len(p.new.shape) != 2:
+            return [], {}  # a vector's scan is refused as such (ops/scan.py)
         axis = p.matrix_dim(int(args[2]))
         if axis is None or not p.axis_padded(axis) or p.old in self.zero:
             return [], {}
