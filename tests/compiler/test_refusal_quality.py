@@ -29,6 +29,21 @@ def atomic_max_only():
     return main
 
 
+def atomic_max_of_elements():
+    """docs/porting.md's GPU column max: every block's maxima into one row with T.atomic_max per element."""
+    @T.prim_func
+    def main(X: T.Tensor((128, 64), "float32"), Y: T.Tensor((1, 64), "float32")):
+        with T.Kernel(4, threads=128) as bx:
+            x = T.alloc_shared((32, 64), "float32")
+            m = T.alloc_fragment((64,), "float32")
+            T.copy(X[bx * 32, 0], x)
+            T.reduce_max(x, m, dim=0)
+            for j in T.Parallel(64):
+                T.atomic_max(Y[0, j], m[j])  # LINE: atomic_max_of_elements
+
+    return main
+
+
 def atomic_max_rewritten():
     """The hint's rewrite: C's region copied in, the max in a T.Parallel nest, copied back."""
     @T.prim_func
@@ -81,6 +96,13 @@ def test_a_kernel_writing_only_with_atomic_max_is_refused_at_that_statement_with
     assert "T.max in a T.Parallel nest" in err.hint
     a, c = torch.randn(64, 64), torch.randn(64, 64)
     assert torch.equal(tilelang_tt.compile(atomic_max_rewritten()).run(a, c.clone()), torch.maximum(a, c))
+
+
+def test_an_atomic_max_of_elements_is_refused_at_that_statement():
+    with pytest.raises(TTCompileError) as info:
+        tilelang_tt.compile(atomic_max_of_elements())
+    assert info.value.location[:2] == line_of("atomic_max_of_elements"), info.value
+    assert "`T.atomic_max` into `Y`" in info.value.message and "T.atomic_add" in info.value.hint
 
 
 @pytest.mark.parametrize("factory,marker,fragment", [

@@ -47,7 +47,7 @@ from tilelang_tt.contract.formula import Formula, minimum
 from tilelang_tt.contract.plan import CoreRange
 from tilelang_tt.contract.vocabulary import Policy, WorkItem, WorkPolicy
 from tilelang_tt.layout import shard_of_core
-from tilelang_tt.ir.common import TILE, as_region, error, formula_of, is_global_buffer, prim_func_pass
+from tilelang_tt.ir.common import TILE, Region, as_region, error, formula_of, is_global_buffer, prim_func_pass
 from tilelang_tt.ir.dataflow import ROW_TAGS
 from tilelang_tt.ir.block_work import block_work, max_share
 from tilelang_tt.ir.slice_checks import check_disjoint_writes, check_slices
@@ -226,10 +226,15 @@ def _no_copy_out(func: tirx.PrimFunc):
     def visit(node):
         if isinstance(node, tirx.BufferStore) and is_global_buffer(node.buffer):
             found.append((node, f"the store into `{node.buffer.name}`"))
-        elif isinstance(node, tirx.Evaluate) and isinstance(node.value, tirx.Call):
-            written = [r.buffer for r in map(as_region, node.value.args[1:2]) if r is not None]
-            if written and is_global_buffer(written[0]) and not str(node.value.op.name).endswith(".copy"):
-                op = str(node.value.op.name).rsplit(".", 1)[-1]  # tl.tileop.atomicmax: T.atomic_max
+        elif isinstance(node, tirx.Evaluate) and isinstance(node.value, tirx.Call) and \
+                not str(node.value.op.name).endswith(".copy"):
+            # a tensor the call writes: a block's region (T.atomic_max(C[...], block): its second operand) or an
+            # element's pointer (T.atomic_max(C[i, j], v) in a T.Parallel nest: T.access_ptr(C[i, j], ...))
+            operands = [a.args[0] if isinstance(a, tirx.Call) and a.args and isinstance(a.args[0], tirx.BufferLoad)
+                        and not isinstance(as_region(a), Region) else a for a in node.value.args[:2]]
+            written = [r.buffer for r in map(as_region, operands) if r is not None and is_global_buffer(r.buffer)]
+            if written:
+                op = str(node.value.op.name).rsplit(".", 1)[-1].removesuffix("_elem_op")  # tl.tileop.atomicmax
                 op = op.replace("atomic", "atomic_") if op.startswith("atomic") and "_" not in op else op
                 found.append((node, f"`T.{op}` into `{written[0].name}`"))
 
