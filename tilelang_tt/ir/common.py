@@ -476,6 +476,13 @@ def make_region(buf: tirx.Buffer, starts, extents, mask: int) -> tirx.Call:
                       tirx.IntImm("int32", mask)] + [tirx.IntImm("int32", int(e)) for e in extents])
 
 
+def tile_copy(src: tirx.Buffer, dst: tirx.Buffer, like) -> tirx.Stmt:
+    """``T.copy(src, dst)`` of two whole blocks of one shape, at ``like``'s span."""
+    shape = [int(d) for d in src.shape]
+    return keep_span(like, tirx.Evaluate(tirx.Call("handle", ir.Op.get("tl.tileop.copy"), [
+        make_region(src, [0] * len(shape), shape, READ), make_region(dst, [0] * len(shape), shape, WRITE)])))
+
+
 def stores(body) -> list[tirx.BufferStore]:
     """The stores of ``body``, in post order."""
     out = []

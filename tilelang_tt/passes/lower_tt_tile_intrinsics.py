@@ -25,10 +25,8 @@ TIR: each tile op is lowered by its family in :mod:`tilelang_tt.ops` (the regist
   sum of a float32 block the element-wise op just before computes reads a block ``X_rowsum`` of one
   tile per tile row that op packs besides X (``Reduce.fuse_row_sums``: the packer adds a row's
   tiles in L1, the reduction unpacks one tile per row).
-This pass groups a clear with the gemms after it, and gives a block the reader fills that a
-``T.Parallel`` of the same sequence updates in place (``A_s[i, j] *= s[i]`` after
-``T.copy(A[..], A_s)``) a new version ``A_s_v`` (a block and CB of its own) that the update writes
-and the rest of the sequence reads: compute never writes into a reader's CB.
+This pass groups a clear with the gemms after it. A block the reader fills is never written by
+compute here: VersionOnChipBuffersTT gave such a write a block of its own.
 Errors: any other tile op, statement or expression, naming it and the user's line.
 
     Before: T.fill(C_l, 0); for k in T.serial(4): (reads); T.gemm(A_s, B_s, C_l, ...)
@@ -57,9 +55,7 @@ from tilelang_tt.ir.common import (
     as_region,
     contains,
     keep_span,
-    parallel_nest,
     prim_func_pass,
-    rebuild_nest,
     seq,
     stmt_intrin,
     tile_op_name,
@@ -70,7 +66,7 @@ PASS = "LowerTTTileIntrinsics"
 
 class _Lowerer(LowerContext):
     def lower_seq(self, stmts: list[tirx.Stmt]) -> list[tirx.Stmt]:
-        stmts = GEMM.untranspose(self, self.version_reader_blocks(SCAN.expand_scans(self, stmts)))
+        stmts = GEMM.untranspose(self, SCAN.expand_scans(self, stmts))
         out: list[tirx.Stmt] = []
         i = 0
         while i < len(stmts):
@@ -82,41 +78,6 @@ class _Lowerer(LowerContext):
             out.append(self.visit(stmts[i]))
             i += 1
         return REDUCE.fuse_row_sums(self, out)
-
-    def version_reader_blocks(self, stmts: list[tirx.Stmt]) -> list[tirx.Stmt]:
-        """A block the reader fills that a T.Parallel of the same sequence then updates in place
-        (``T.copy(A[..], A_s); A_s[i, j] *= s[i]; T.copy(A_s, B[..])``): the update writes a new
-        block ``A_s_v`` that the rest of the sequence reads, so compute never writes into the
-        reader's CB. An update in another sequence (a loop-carried value) is left to BuildTileDFGTT."""
-        filled: set = set()
-        current: dict = {}  # reader block -> the block holding its latest value
-        out = []
-        for s in stmts:
-            if current:
-                s = _rename_buffers(s, current)
-            if stmt_intrin(s) == Intrin.READ_TO_CB:  # T.copy(global, X), lowered by LowerSharedToCB
-                dst = as_region(s.value.args[1]).buffer
-                filled.add(dst)
-                current.pop(dst, None)
-            elif isinstance(s, tirx.For) and s.kind == tirx.ForKind.PARALLEL and filled:
-                s = self.version_nest(s, filled, current)
-            out.append(s)
-        return out
-
-    def version_nest(self, loop: tirx.For, filled: set, current: dict) -> tirx.Stmt:
-        loops, body = parallel_nest(loop)
-        stmts = list(body.seq) if isinstance(body, tirx.SeqStmt) else [body]
-        if not any(isinstance(x, tirx.BufferStore) and x.buffer in filled and x.buffer not in current for x in stmts):
-            return loop
-        new = []
-        for x in stmts:
-            x = _rename_buffers(x, current) if current else x
-            if isinstance(x, tirx.BufferStore) and x.buffer in filled and x.buffer not in current:
-                version = self.new_block(x.buffer, "_v", str(x.buffer.dtype), "local.fragment")
-                current[x.buffer] = version  # later stores of the nest, and the sequence, read it
-                x = keep_span(x, tirx.BufferStore(version, x.value, x.indices))
-            new.append(x)
-        return rebuild_nest(loops, seq(new))
 
     def visit(self, s):
         if isinstance(s, tirx.SeqStmt):
@@ -189,18 +150,6 @@ def _scalar_store(store: tirx.BufferStore) -> tuple[str, str]:
                 "set it once from block coordinates and sizes (it is then inlined), or keep the value in a "
                 "one-row block")
     return f"scalar store into `{name}` outside T.Parallel", f"supported: {SUPPORTED}"
-
-
-def _rename_buffers(stmt, mapping: dict):
-    """``stmt`` with every load, store and region of a buffer in ``mapping`` on its replacement."""
-    def post(node):
-        if isinstance(node, tirx.BufferLoad) and node.buffer in mapping:
-            return tirx.BufferLoad(mapping[node.buffer], node.indices)
-        if isinstance(node, tirx.BufferStore) and node.buffer in mapping:
-            return keep_span(node, tirx.BufferStore(mapping[node.buffer], node.value, node.indices))
-        return None
-
-    return tirx.stmt_functor.ir_transform(stmt, None, post, ["tirx.BufferLoad", "tirx.BufferStore"])
 
 
 def _integer_operands(body) -> list[str]:

@@ -53,6 +53,7 @@ from tilelang_tt.passes.split_device_kernel import SplitDeviceKernel
 from tilelang_tt.passes.split_mesh_tt import SplitMeshTT
 from tilelang_tt.passes.unique_buffer_names_tt import UniqueBufferNamesTT
 from tilelang_tt.passes.verify_tt_ir import VerifyTTIR
+from tilelang_tt.passes.version_on_chip_buffers_tt import VersionOnChipBuffersTT
 from tilelang_tt.passes.widen_mask_blocks_tt import WidenMaskBlocksTT
 
 PACKAGE = Path(__file__).resolve().parents[1]  # tilelang_tt/
@@ -94,6 +95,10 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         # contraction would read it: after every pass that makes blocks (legalized copies, reductions,
         # widened masks), before the layout passes size CBs and choose rows for partial tiles.
         PadBlocksTT(),
+        # A block holding several values in turn (filled by the reader then overwritten by compute,
+        # reused for two loads, copied out then updated) becomes one block per value, once every
+        # block is made and padded, before the layout passes give each block its CB.
+        VersionOnChipBuffersTT(),
         # A mesh of chips: the block rows split into one panel per chip; the kernel becomes one chip's.
         SplitMeshTT(mesh=options.mesh, layouts=options.layouts),
         # A: metadata only; the TIR is the user's.

@@ -176,14 +176,15 @@ def _route_handoffs(stmt, handoffs: dict[tirx.Var, tirx.Var]):
     if isinstance(stmt, tirx.SeqStmt):
         items = [_route_handoffs(s, handoffs) for s in stmt.seq]
         out: list[tirx.Stmt] = []
-        for s in items:
+        for k, s in enumerate(items):
             intrin = stmt_intrin(s)
             data = as_region(s.value.args[0]).buffer.data if intrin == Intrin.WRITE_FROM_CB else None
             if data in handoffs:
                 target = handoffs[data]
                 last = out[-1] if out else None
                 if (last is not None and stmt_intrin(last) == Intrin.TILE_ELTWISE
-                        and last.value.args[0].same_as(data)):
+                        and last.value.args[0].same_as(data)
+                        and not any(_mentions(later, data) for later in items[k + 1:])):
                     args = list(last.value.args)
                     out[-1] = evaluate(Intrin.TILE_ELTWISE, target, *args[1:], like=last)
                 else:
