@@ -541,3 +541,33 @@ def dynamic_rows_of_16():
             T.copy(B_l, B[0, 0])
 
     return main
+
+
+def reader_fills_part_of_a_computed_block():
+    """The reader fills the left half of a block compute filled: one CB would take values from two kernels."""
+    @T.prim_func
+    def main(A: T.Tensor((32, 64), "bfloat16"), Y: T.Tensor((32, 64), "bfloat16")):
+        with T.Kernel(1, threads=128) as bx:
+            s = T.alloc_shared((32, 64), "bfloat16")
+            for i, j in T.Parallel(32, 64):
+                s[i, j] = T.bfloat16(1)
+            T.copy(A[0:32, 0:32], s[0:32, 0:32])  # LINE: reader_fills_part
+            T.copy(s, Y[0, 0])
+
+    return main
+
+
+def loop_updates_a_reader_block_used_after_it():
+    """Each step the reader fills `s` and compute doubles it; the last value is copied out after the loop."""
+    @T.prim_func
+    def main(A: T.Tensor((32, 64), "bfloat16"), Y: T.Tensor((32, 64), "bfloat16")):
+        with T.Kernel(1, threads=128) as bx:
+            s = T.alloc_shared((32, 64), "bfloat16")
+            T.copy(A[0, 0], s)
+            for k in T.serial(2):  # LINE: loop_carried_versions
+                T.copy(A[0, 0], s)
+                for i, j in T.Parallel(32, 64):
+                    s[i, j] = s[i, j] * 2.0
+            T.copy(s, Y[0, 0])
+
+    return main
