@@ -5,7 +5,6 @@ torch on the emulator -- a shared block the reader fills and compute overwrites 
 softmax written back into its input's block, one block reused for two loads, a fragment copied out,
 updated and copied again -- and a form it cannot version is refused at its line."""
 
-import tilelang
 import tilelang.language as T
 import torch
 

@@ -91,14 +91,15 @@ EXPECTED = {
     "activation/gelu_regcopy": RUNS(SFPU),  # on-chip blocks at a flat index of the nest: one loop over them
     "activation/leaky_relu": RUNS(BF16),
     "moe/grouped_gemm_masked": RUNS(BF16),  # the blocks past a group's count skip their tile (value branch)
-    # buffers with several writers or roles: a shared block staged in by the reader and written by
-    # compute for the way out; a global tensor written by a scalar copy and a loop
-    "norm/rms_norm": REFUSED(f"on-chip buffer `staged` {TWO_FILLERS}"),
-    "norm/fused_add_rms_norm": REFUSED(f"on-chip buffer `x_smem` {TWO_FILLERS}"),
-    "norm/fused_add_layer_norm": REFUSED(f"on-chip buffer `x_smem` {TWO_FILLERS}"),
-    "language/alloc_var_with_initializer": REFUSED(f"{SCALAR_STORE} `B` outside T.Parallel"),
-    "softmax/softmax": REFUSED(f"on-chip buffer `shared_buf` {TWO_FILLERS}"),
-    "softmax/log_softmax": REFUSED(f"on-chip buffer `shared_buf` {TWO_FILLERS}"),
+    # a shared block staged in by the reader and written by compute for the way out, the sum stored
+    # while the norm goes on (a version of the block per value: VersionOnChipBuffersTT); a tensor
+    # element stored and then overwritten by a T.Parallel nest (DropOverwrittenStoresTT)
+    "norm/rms_norm": RUNS(BF16),
+    "norm/fused_add_rms_norm": RUNS(BF16),
+    "norm/fused_add_layer_norm": RUNS(BF16),
+    "language/alloc_var_with_initializer": RUNS(FP32),
+    "softmax/softmax": RUNS(BF16),
+    "softmax/log_softmax": RUNS(BF16),
     # blocks of part of a tile (16 query heads, 4 and 16 rows, 136 columns) are padded to whole tiles;
     # what these kernels do next is refused
     "gemv/w4a16_decode": REFUSED(PARALLEL_BODY),  # a serial unpacking loop per thread

@@ -22,6 +22,7 @@ from tilelang_tt.passes.coarsen_row_blocks_tt import CoarsenRowBlocksTT
 from tilelang_tt.ir.common import func_name, reraise_compile_error
 from tilelang_tt.passes.configure_tensor_accessor_tt import ConfigureTensorAccessorTT
 from tilelang_tt.passes.drop_dead_blocks_tt import DropDeadBlocksTT
+from tilelang_tt.passes.drop_overwritten_stores_tt import DropOverwrittenStoresTT
 from tilelang_tt.passes.fetch_address_elements_tt import FetchAddressElementsTT
 from tilelang_tt.passes.fuse_block_copies_tt import FuseBlockCopiesTT
 from tilelang_tt.passes.finalize_persistent_signature_tt import (
@@ -87,6 +88,8 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         # reads and SplitDeviceKernel hands on; before the legalization, which reads named values.
         NameValueConditionsTT(),
         LegalizeGlobalAccessTT(),
+        # A store into a tensor that a later copy-out overwrites goes (the legalized copies exist).
+        DropOverwrittenStoresTT(),
         # A T.Parallel accumulation into a vector (a GPU reducer) is a T.reduce_sum of its terms.
         LowerParallelReductionsTT(),
         # Blocks of masks (uint8, bool) read by element-wise values are bfloat16 blocks of the same values.
