@@ -205,6 +205,6 @@ def test_the_reader_filling_part_of_a_computed_block_is_refused():
 
 def test_versions_a_loop_would_carry_out_of_it_are_refused():
     err = compile_error(bad_kernels.loop_updates_a_reader_block_used_after_it())
-    assert_diagnostic(err, "VersionOnChipBuffersTT", "the loop gives the on-chip buffer `s` values from two kernels",
+    assert_diagnostic(err, "VersionOnChipBuffersTT", "the on-chip buffer `s` takes a new value inside the loop",
                       "loop_carried_versions")
     assert "T.copy(s, <fragment>)" in err.hint

@@ -95,9 +95,13 @@ def _regions(stmt: tirx.Evaluate, buf: tirx.Buffer) -> list[tuple[object, int]]:
     return out
 
 
+def _shape(buf: tirx.Buffer) -> list[int | None]:
+    return [int(d) if isinstance(d, tirx.IntImm) else None for d in buf.shape]
+
+
 def _covers(region, buf: tirx.Buffer) -> bool:
     return all(isinstance(s, tirx.IntImm) and int(s) == 0 for s in region.starts) and \
-        list(region.extents) == [int(d) for d in buf.shape]
+        list(region.extents) == _shape(buf)
 
 
 def _tile_op_access(stmt: tirx.Evaluate, buf: tirx.Buffer) -> _Access | None:
@@ -134,9 +138,8 @@ def _nest_access(loop: tirx.For, buf: tirx.Buffer) -> _Access | None:
     stores = [s for s in stmts if s.buffer.same_as(buf)]
     if not stores:
         return _Access()
-    shape = [int(d) if isinstance(d, tirx.IntImm) else None for d in buf.shape]
     first = stores[0]
-    whole = ([int(lp.extent) if isinstance(lp.extent, tirx.IntImm) else -1 for lp in loops] == shape
+    whole = ([int(lp.extent) if isinstance(lp.extent, tirx.IntImm) else -1 for lp in loops] == _shape(buf)
              and len(first.indices) == len(loops)
              and all(isinstance(ix, tirx.Var) and ix.same_as(lp.loop_var) for ix, lp in zip(first.indices, loops))
              and not any(_uses(s, buf) for s in stmts[:stmts.index(first)]))
@@ -173,12 +176,12 @@ def _access(stmt, buf: tirx.Buffer) -> _Access | None:
     if not _uses(stmt, buf):
         return None
     if isinstance(stmt, tirx.Evaluate) and tile_op_name(stmt) is not None:
-        return _tile_op_access(stmt, buf)
+        return _tile_op_access(stmt, buf) or _Access()  # a use outside its regions: read
     if isinstance(stmt, tirx.For) and stmt.kind == tirx.ForKind.PARALLEL:
         access = _nest_access(stmt, buf)
         if access is not None:
             return access
-    inner = [a for a in _all_accesses(stmt, buf)]
+    inner = _all_accesses(stmt, buf)
     roles = [a.role for a in inner if a.role]
     if not roles:
         return _Access(writer=any(a.writer for a in inner))
@@ -315,9 +318,10 @@ class _Versioner:
                 before = len(self.made)
                 new_body = seq(self.sequence(list(body.seq), buf, live_out or not (first and first.whole)))
                 if len(self.made) > before and (live_out or not (first and first.whole)):
-                    raise error(PASS, self.func, stmt, f"the loop gives the on-chip buffer `{self.buf.name}` values "
-                                "from two kernels (the reader and compute) and uses them after the loop or in its "
-                                "next iteration: one circular buffer takes values from one kernel",
+                    raise error(PASS, self.func, stmt, f"the on-chip buffer `{self.buf.name}` takes a new value "
+                                "inside the loop (another kernel fills it, or the writer copied the value before) "
+                                "that is used after the loop or in its next iteration: one circular buffer takes "
+                                "its values from one kernel, and a value made inside the loop cannot leave it",
                                 f"update a T.alloc_fragment copy of `{self.buf.name}` in the loop instead, "
                                 f"filled with T.copy({self.buf.name}, <fragment>) before it")
             else:
