@@ -153,6 +153,43 @@ def test_an_update_of_part_of_a_reader_block_starts_from_a_copy():
     assert names(after) == names(Expected)
 
 
+def test_a_tile_op_in_place_on_a_reader_block_reads_it_and_writes_the_version():
+    """``T.cumsum(A_s, A_s)`` after the reader filled ``A_s``: the scan reads the reader's block and
+    writes ``A_s_v`` (no copy first: it defines every element)."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+            for bx in T.thread_binding(1, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    A_s = T.sblock_alloc_buffer((64, 64), "float32", scope="shared.dyn")
+                    tl.tileop.copy(tl.region(A[0, 0], 1, 64, 64), tl.region(A_s[0, 0], 2, 64, 64))
+                    tl.tileop.cumsum(tl.region(A_s[0, 0], 1, 64, 64), tl.region(A_s[0, 0], 2, 64, 64), 1,
+                                     T.bool(False))
+                    tl.tileop.copy(tl.region(A_s[0, 0], 1, 64, 64), tl.region(B[0, 0], 2, 64, 64))
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+            for bx in T.thread_binding(1, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    A_s = T.sblock_alloc_buffer((64, 64), "float32", scope="shared.dyn")
+                    A_s_v = T.sblock_alloc_buffer((64, 64), "float32", scope="local.fragment")
+                    tl.tileop.copy(tl.region(A[0, 0], 1, 64, 64), tl.region(A_s[0, 0], 2, 64, 64))
+                    tl.tileop.cumsum(tl.region(A_s[0, 0], 1, 64, 64), tl.region(A_s_v[0, 0], 2, 64, 64), 1,
+                                     T.bool(False))
+                    tl.tileop.copy(tl.region(A_s_v[0, 0], 1, 64, 64), tl.region(B[0, 0], 2, 64, 64))
+
+    after = VersionOnChipBuffersTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)
+
+
 def test_a_block_filled_by_the_reader_in_two_loops_keeps_one_buffer_per_loop_value():
     """RMSNorm over column blocks (op_kernels.rmsnorm_split): the reader fills ``X_s`` in two loops
     (one CB, filled each iteration); in the second loop compute scales it in place: inside that

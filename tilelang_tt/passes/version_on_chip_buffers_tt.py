@@ -48,7 +48,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import tilelang  # noqa: F401
-from tvm import tirx
+from tvm import ir, tirx
 
 from tilelang_tt.ir.common import (
     FRAGMENT_SCOPES,
@@ -85,14 +85,18 @@ class _Access:
     writer: bool = False  # copies the block to a tensor
 
 
+def _region_buffer(arg) -> tirx.Buffer | None:
+    """The buffer of a tile op's ``tl.region`` argument (whatever its extents), or None."""
+    if isinstance(arg, tirx.Call) and isinstance(arg.op, ir.Op) and arg.op.name == "tl.region":
+        return arg.args[0].buffer
+    return arg.buffer if isinstance(arg, tirx.BufferLoad) else None
+
+
 def _regions(stmt: tirx.Evaluate, buf: tirx.Buffer) -> list[tuple[object, int]]:
-    """(region, access mask) of each ``tl.region`` argument of tile op ``stmt`` on ``buf``."""
-    out = []
-    for arg in stmt.value.args:
-        region = as_region(arg)
-        if region is not None and region.buffer.same_as(buf) and isinstance(arg, tirx.Call):
-            out.append((region, int(arg.args[1])))
-    return out
+    """(region or None when its extents are not constants, access mask) of each ``tl.region``
+    argument of tile op ``stmt`` on ``buf``."""
+    return [(as_region(arg), int(arg.args[1])) for arg in stmt.value.args
+            if isinstance(arg, tirx.Call) and (b := _region_buffer(arg)) is not None and b.same_as(buf)]
 
 
 def _shape(buf: tirx.Buffer) -> list[int | None]:
@@ -100,7 +104,7 @@ def _shape(buf: tirx.Buffer) -> list[int | None]:
 
 
 def _covers(region, buf: tirx.Buffer) -> bool:
-    return all(isinstance(s, tirx.IntImm) and int(s) == 0 for s in region.starts) and \
+    return region is not None and all(isinstance(s, tirx.IntImm) and int(s) == 0 for s in region.starts) and \
         list(region.extents) == _shape(buf)
 
 
@@ -111,31 +115,31 @@ def _tile_op_access(stmt: tirx.Evaluate, buf: tirx.Buffer) -> _Access | None:
     if not regions:
         return None
     writes = [r for r, mask in regions if mask & WRITE]
-    reads = any(mask & READ for _, mask in regions)
+    reads = any(mask & READ and mask & WRITE for _, mask in regions)  # a region it updates in place
     if name == "reduce" and writes and not bool(stmt.value.args[4]):  # clear=False: accumulates
         reads = True
     if name == "copy":
-        src, dst = (as_region(a) for a in stmt.value.args[:2])
+        src, dst = (_region_buffer(a) for a in stmt.value.args[:2])
         if writes:
-            role = READER if is_global_buffer(src.buffer) else COMPUTE
+            role = READER if src is not None and is_global_buffer(src) else COMPUTE
             return _Access(role, whole=not reads and _covers(writes[0], buf))
-        return _Access(writer=is_global_buffer(dst.buffer))
+        return _Access(writer=dst is not None and is_global_buffer(dst))
     if writes:
         return _Access(COMPUTE, whole=not reads and _covers(writes[0], buf))
     return _Access()
 
 
 def _nest_access(loop: tirx.For, buf: tirx.Buffer) -> _Access | None:
-    """The access of a ``T.Parallel`` nest: whole when its stores into ``buf`` index it by the
-    nest's loop variables over its whole shape and nothing before the store reads it."""
+    """The access of a ``T.Parallel`` nest of stores and named values: whole when its stores into
+    ``buf`` index it by the nest's loop variables over its whole shape and nothing before the
+    first store reads it."""
     loops, body = parallel_nest(loop)
     stmts = list(body.seq) if isinstance(body, tirx.SeqStmt) else [body]
-    if not all(isinstance(s, tirx.BufferStore) for s in stmts):
+    if not all(isinstance(s, (tirx.BufferStore, tirx.Bind)) for s in stmts):
         return None  # anything else in the nest: a nested statement
-    touched = [s for s in stmts if _uses(s, buf)]
-    if not touched:
+    if not any(_uses(s, buf) for s in stmts):
         return None
-    stores = [s for s in stmts if s.buffer.same_as(buf)]
+    stores = [s for s in stmts if isinstance(s, tirx.BufferStore) and s.buffer.same_as(buf)]
     if not stores:
         return _Access()
     first = stores[0]
@@ -235,13 +239,13 @@ def _rename_nest(loop: tirx.For, buf: tirx.Buffer, old: tirx.Buffer, new: tirx.B
     stmts = list(body.seq) if isinstance(body, tirx.SeqStmt) else [body]
     out, stored = [], False
     for s in stmts:
-        value = replace_buffers(tirx.Evaluate(s.value), {buf: new if stored else old}).value
-        indices = s.indices
-        if s.buffer.same_as(buf):
-            out.append(keep_span(s, tirx.BufferStore(new, value, indices)))
+        reads = {buf: new if stored else old}
+        if isinstance(s, tirx.BufferStore) and s.buffer.same_as(buf):
+            value = replace_buffers(tirx.Evaluate(s.value), reads).value
+            out.append(keep_span(s, tirx.BufferStore(new, value, s.indices)))
             stored = True
         else:
-            out.append(keep_span(s, tirx.BufferStore(s.buffer, value, indices)))
+            out.append(replace_buffers(s, reads))
     return rebuild_nest(loops, seq(out))
 
 
@@ -250,7 +254,13 @@ def _rename_def(stmt, buf: tirx.Buffer, old: tirx.Buffer, new: tirx.Buffer) -> t
     before the definition read ``old``)."""
     if isinstance(stmt, tirx.For) and stmt.kind == tirx.ForKind.PARALLEL:
         return _rename_nest(stmt, buf, old, new)
-    return replace_buffers(stmt, {buf: new})  # a tile op reading nothing of it, or a loop defining it first
+    if isinstance(stmt, tirx.Evaluate) and tile_op_name(stmt) is not None:  # reads the old value, writes the new
+        args = [tirx.Call(a.dtype, a.op, [tirx.BufferLoad(new if int(a.args[1]) & WRITE else old, a.args[0].indices),
+                                          *a.args[1:]])
+                if isinstance(a, tirx.Call) and (b := _region_buffer(a)) is not None and b.same_as(buf) else a
+                for a in stmt.value.args]
+        return keep_span(stmt, tirx.Evaluate(tirx.Call(stmt.value.dtype, stmt.value.op, args)))
+    return replace_buffers(stmt, {buf: new})  # a loop defining it first
 
 
 class _Versioner:
