@@ -242,22 +242,6 @@ def integer_iota(M=64, N=64):
     return main
 
 
-def reader_block_updated_across_iterations(M=64, N=64):
-    """A block read once and updated in place on every iteration of a loop: compute would write
-    the reader's CB."""
-    @T.prim_func
-    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
-        with T.Kernel(1, 1, threads=128) as (bx, by):
-            A_s = T.alloc_shared((M, N), "float32")
-            T.copy(A[0, 0], A_s)  # LINE: reader_block_updated_across_iterations
-            for k in range(3):
-                for i, j in T.Parallel(M, N):
-                    A_s[i, j] *= 2.0
-            T.copy(A_s, C[0, 0])
-
-    return main
-
-
 def view_of_a_parameter(M=64, N=64):
     """TileLang's convolution example writes through a reshaped view: T.Tensor(shape, Y.data)."""
     @T.prim_func

@@ -145,6 +145,23 @@ def stored_then_updated(M, N, bm):
     return main
 
 
+def updated_in_a_loop(M, N):
+    """C = 8 A: a block the reader filled, doubled in place on each of three steps (the update's value
+    starts as a copy of the reader's block, then stays in place: compute's accumulator)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, 1, threads=128) as (bx, by):
+            A_s = T.alloc_shared((M, N), "float32")
+            T.copy(A[0, 0], A_s)
+            for k in range(3):
+                for i, j in T.Parallel(M, N):
+                    A_s[i, j] *= 2.0
+            T.copy(A_s, C[0, 0])
+
+    return main
+
+
 def _roles(artifacts) -> dict[str, tuple[str, str]]:
     return {cb.name: (cb.producer, cb.consumer) for cb in artifacts.plan.cbs}
 
@@ -195,6 +212,13 @@ def test_a_fragment_copied_out_then_updated_and_copied_again():
     first = (a.float() + 1.0).to(torch.bfloat16).float()
     assert torch.equal(s, first)
     assert_close(y, first * 2.0, 2.0 ** -8)
+
+
+def test_a_reader_block_updated_in_place_in_a_loop():
+    a = torch.randn(64, 64)
+    art = tilelang_tt.compile(updated_in_a_loop(64, 64))
+    assert torch.equal(torch.as_tensor(art.run(a)), a * 8)
+    assert _roles(art)["A_s"] == ("reader", "compute")
 
 
 def test_the_reader_filling_part_of_a_computed_block_is_refused():

@@ -105,13 +105,6 @@ def test_integer_value_of_the_indices():
                       "integer_iota")
 
 
-def test_block_filled_by_the_reader_and_compute():
-    err = compile_error(bad_kernels.reader_block_updated_across_iterations())
-    assert_diagnostic(err, "BuildTileDFGTT", "on-chip buffer `A_s` is filled by both the reader and compute",
-                      "reader_block_updated_across_iterations")
-    assert "separate T.alloc_fragment" in err.hint
-
-
 def test_more_cbs_than_hardware_points_at_the_first_block_too_many(tmp_path):
     path = tmp_path / "many_cbs.py"
     source = bad_kernels.too_many_cbs_source(40)

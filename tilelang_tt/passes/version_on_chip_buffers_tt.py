@@ -20,11 +20,11 @@ block, NumberCBsTT numbers them); no two versions share L1.
 
 A definition is a tile op writing the buffer (``T.copy`` into it, ``T.fill``/``T.clear``,
 ``T.reduce_*`` out, ``T.gemm`` C), a ``T.Parallel`` nest storing into it, or a statement holding
-such (a loop, a branch). One that writes the whole buffer without reading it (a copy or fill of
-the whole block, a reduction that clears, a nest storing every element, a loop whose first use of
-the buffer is such) is renamed to the new version; any other (an update: a gemm or a reduction
-accumulating, a part of the block, a branch) first copies the reaching version into the new one
-(``T.copy(x_s, x_s_v)``) and then updates that.
+such (a loop, a branch). One that writes the whole buffer reading at most its old value (a copy or
+fill of the whole block, a reduction that clears, a nest storing every element, a loop whose first
+use of the buffer writes all of it reading none of it) is renamed to the new version; any other (an
+update: a gemm or a reduction accumulating, a part of the block, a branch, a loop updating it) first
+copies the reaching version into the new one (``T.copy(x_s, x_s_v)``) and then updates that.
 
 Reads: the TIR (tile ops, ``T.Parallel`` nests). Writes: the TIR only (no attribute).
 Before: the body may use a block in several roles. After: each block is filled by one kernel
@@ -81,7 +81,8 @@ class _Access:
     """What one statement of a block's sequence does to the block."""
 
     role: str | None = None  # READER or COMPUTE: who defines the block here (None: no definition)
-    whole: bool = False  # defines every element before reading any: renamed, no copy first
+    whole: bool = False  # defines every element, reading at most the old value: renamed, no copy first
+    fresh: bool = False  # defines every element and reads nothing of the block (a loop starting so carries nothing)
     writer: bool = False  # copies the block to a tensor
 
 
@@ -115,18 +116,18 @@ def _tile_op_access(stmt: tirx.Evaluate, buf: tirx.Buffer) -> _Access | None:
     if not regions:
         return None
     writes = [r for r, mask in regions if mask & WRITE]
-    reads = any(mask & READ and mask & WRITE for _, mask in regions)  # a region it updates in place
+    updates = any(mask & READ and mask & WRITE for _, mask in regions)  # a region it updates in place
     if name == "reduce" and writes and not bool(stmt.value.args[4]):  # clear=False: accumulates
-        reads = True
+        updates = True
+    whole = bool(writes) and not updates and _covers(writes[0], buf)
+    fresh = whole and not any(mask & READ for _, mask in regions)
     if name == "copy":
         src, dst = (_region_buffer(a) for a in stmt.value.args[:2])
         if writes:
             role = READER if src is not None and is_global_buffer(src) else COMPUTE
-            return _Access(role, whole=not reads and _covers(writes[0], buf))
+            return _Access(role, whole=whole, fresh=fresh)
         return _Access(writer=dst is not None and is_global_buffer(dst))
-    if writes:
-        return _Access(COMPUTE, whole=not reads and _covers(writes[0], buf))
-    return _Access()
+    return _Access(COMPUTE, whole=whole, fresh=fresh) if writes else _Access()
 
 
 def _nest_access(loop: tirx.For, buf: tirx.Buffer) -> _Access | None:
@@ -147,7 +148,7 @@ def _nest_access(loop: tirx.For, buf: tirx.Buffer) -> _Access | None:
              and len(first.indices) == len(loops)
              and all(isinstance(ix, tirx.Var) and ix.same_as(lp.loop_var) for ix, lp in zip(first.indices, loops))
              and not any(_uses(s, buf) for s in stmts[:stmts.index(first)]))
-    return _Access(COMPUTE, whole=whole)
+    return _Access(COMPUTE, whole=whole, fresh=whole and not _uses(tirx.Evaluate(first.value), buf))
 
 
 def _uses(node, buf: tirx.Buffer) -> bool:
@@ -190,7 +191,8 @@ def _access(stmt, buf: tirx.Buffer) -> _Access | None:
     if not roles:
         return _Access(writer=any(a.writer for a in inner))
     first = _first_touch(stmt, buf)
-    return _Access(READER if READER in roles else COMPUTE, whole=first is not None and first.whole,
+    fresh = first is not None and first.fresh
+    return _Access(READER if READER in roles else COMPUTE, whole=fresh, fresh=fresh,
                    writer=any(a.writer for a in inner))
 
 
@@ -313,7 +315,7 @@ class _Versioner:
                     role = new_role
             if compound:
                 later = next((a for a in accesses[k + 1:] if a is not None), None)
-                stmt = self.inner(stmt, current, live_out if later is None else not (later.role and later.whole))
+                stmt = self.inner(stmt, current, live_out if later is None else not (later.role and later.fresh))
             given |= access.writer
             out.append(stmt)
         return out
@@ -326,8 +328,9 @@ class _Versioner:
             if isinstance(body, tirx.SeqStmt):
                 first = _first_touch(body, buf)
                 before = len(self.made)
-                new_body = seq(self.sequence(list(body.seq), buf, live_out or not (first and first.whole)))
-                if len(self.made) > before and (live_out or not (first and first.whole)):
+                carried = live_out or not (first and first.fresh)
+                new_body = seq(self.sequence(list(body.seq), buf, carried))
+                if len(self.made) > before and carried:
                     raise error(PASS, self.func, stmt, f"the on-chip buffer `{self.buf.name}` takes a new value "
                                 "inside the loop (another kernel fills it, or the writer copied the value before) "
                                 "that is used after the loop or in its next iteration: one circular buffer takes "
