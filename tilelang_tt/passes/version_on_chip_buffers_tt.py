@@ -45,20 +45,17 @@ Before: the body may use a block in several roles. After: each block is filled b
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import tilelang  # noqa: F401
-from tvm import ir, tirx
+from tvm import tirx
 
 from tilelang_tt.ir.common import (
     FRAGMENT_SCOPES,
-    READ,
     WRITE,
     allocations,
-    as_region,
+    contains,
     error,
     is_cb_buffer,
-    is_global_buffer,
     keep_span,
     kernel_names,
     parallel_nest,
@@ -70,148 +67,9 @@ from tilelang_tt.ir.common import (
     tile_op_name,
     unique_name,
 )
-from tilelang_tt.ir.dataflow import READER
+from tilelang_tt.ir.dataflow import COMPUTE, READER, block_access, first_touch, region_buffer
 
 PASS = "VersionOnChipBuffersTT"
-COMPUTE = "compute"
-
-
-@dataclass(frozen=True)
-class _Access:
-    """What one statement of a block's sequence does to the block."""
-
-    role: str | None = None  # READER or COMPUTE: who defines the block here (None: no definition)
-    whole: bool = False  # defines every element, reading at most the old value: renamed, no copy first
-    fresh: bool = False  # defines every element and reads nothing of the block (a loop starting so carries nothing)
-    writer: bool = False  # copies the block to a tensor
-
-
-def _region_buffer(arg) -> tirx.Buffer | None:
-    """The buffer of a tile op's ``tl.region`` argument (whatever its extents), or None."""
-    if isinstance(arg, tirx.Call) and isinstance(arg.op, ir.Op) and arg.op.name == "tl.region":
-        return arg.args[0].buffer
-    return arg.buffer if isinstance(arg, tirx.BufferLoad) else None
-
-
-def _regions(stmt: tirx.Evaluate, buf: tirx.Buffer) -> list[tuple[object, int]]:
-    """(region or None when its extents are not constants, access mask) of each ``tl.region``
-    argument of tile op ``stmt`` on ``buf``."""
-    return [(as_region(arg), int(arg.args[1])) for arg in stmt.value.args
-            if isinstance(arg, tirx.Call) and (b := _region_buffer(arg)) is not None and b.same_as(buf)]
-
-
-def _shape(buf: tirx.Buffer) -> list[int | None]:
-    return [int(d) if isinstance(d, tirx.IntImm) else None for d in buf.shape]
-
-
-def _covers(region, buf: tirx.Buffer) -> bool:
-    return region is not None and all(isinstance(s, tirx.IntImm) and int(s) == 0 for s in region.starts) and \
-        list(region.extents) == _shape(buf)
-
-
-def _tile_op_access(stmt: tirx.Evaluate, buf: tirx.Buffer) -> _Access | None:
-    """The access of tile op ``stmt`` to ``buf`` (None when it does not touch it)."""
-    name = tile_op_name(stmt)
-    regions = _regions(stmt, buf)
-    if not regions:
-        return None
-    writes = [r for r, mask in regions if mask & WRITE]
-    updates = any(mask & READ and mask & WRITE for _, mask in regions)  # a region it updates in place
-    if name == "reduce" and writes and not bool(stmt.value.args[4]):  # clear=False: accumulates
-        updates = True
-    whole = bool(writes) and not updates and _covers(writes[0], buf)
-    fresh = whole and not any(mask & READ for _, mask in regions)
-    if name == "copy":
-        src, dst = (_region_buffer(a) for a in stmt.value.args[:2])
-        if writes:
-            role = READER if src is not None and is_global_buffer(src) else COMPUTE
-            return _Access(role, whole=whole, fresh=fresh)
-        return _Access(writer=dst is not None and is_global_buffer(dst))
-    return _Access(COMPUTE, whole=whole, fresh=fresh) if writes else _Access()
-
-
-def _nest_access(loop: tirx.For, buf: tirx.Buffer) -> _Access | None:
-    """The access of a ``T.Parallel`` nest of stores and named values: whole when its stores into
-    ``buf`` index it by the nest's loop variables over its whole shape and nothing before the
-    first store reads it."""
-    loops, body = parallel_nest(loop)
-    stmts = list(body.seq) if isinstance(body, tirx.SeqStmt) else [body]
-    if not all(isinstance(s, (tirx.BufferStore, tirx.Bind)) for s in stmts):
-        return None  # anything else in the nest: a nested statement
-    if not any(_uses(s, buf) for s in stmts):
-        return None
-    stores = [s for s in stmts if isinstance(s, tirx.BufferStore) and s.buffer.same_as(buf)]
-    if not stores:
-        return _Access()
-    first = stores[0]
-    whole = ([int(lp.extent) if isinstance(lp.extent, tirx.IntImm) else -1 for lp in loops] == _shape(buf)
-             and len(first.indices) == len(loops)
-             and all(isinstance(ix, tirx.Var) and ix.same_as(lp.loop_var) for ix, lp in zip(first.indices, loops))
-             and not any(_uses(s, buf) for s in stmts[:stmts.index(first)]))
-    return _Access(COMPUTE, whole=whole, fresh=whole and not _uses(tirx.Evaluate(first.value), buf))
-
-
-def _uses(node, buf: tirx.Buffer) -> bool:
-    found = []
-    tirx.stmt_functor.post_order_visit(node, lambda n: found.append(n) if isinstance(
-        n, (tirx.BufferLoad, tirx.BufferStore)) and n.buffer.same_as(buf) else None)
-    return bool(found)
-
-
-def _first_touch(stmt, buf: tirx.Buffer) -> _Access | None:
-    """The access of the first statement inside ``stmt``, in program order, that touches ``buf``
-    (None: none does, or a branch decides it)."""
-    if isinstance(stmt, tirx.SeqStmt):
-        for s in stmt.seq:
-            access = _first_touch(s, buf)
-            if access is not None or _uses(s, buf):
-                return access
-        return None
-    if isinstance(stmt, tirx.For) and stmt.kind == tirx.ForKind.PARALLEL:
-        return _nest_access(stmt, buf)
-    if isinstance(stmt, (tirx.For, tirx.AttrStmt)):
-        return _first_touch(stmt.body, buf)
-    if isinstance(stmt, tirx.Evaluate) and tile_op_name(stmt) is not None:
-        return _tile_op_access(stmt, buf)
-    return None
-
-
-def _access(stmt, buf: tirx.Buffer) -> _Access | None:
-    """What statement ``stmt`` of the block's sequence does to ``buf`` (None: nothing)."""
-    if not _uses(stmt, buf):
-        return None
-    if isinstance(stmt, tirx.Evaluate) and tile_op_name(stmt) is not None:
-        return _tile_op_access(stmt, buf) or _Access()  # a use outside its regions: read
-    if isinstance(stmt, tirx.For) and stmt.kind == tirx.ForKind.PARALLEL:
-        access = _nest_access(stmt, buf)
-        if access is not None:
-            return access
-    inner = _all_accesses(stmt, buf)
-    roles = [a.role for a in inner if a.role]
-    if not roles:
-        return _Access(writer=any(a.writer for a in inner))
-    first = _first_touch(stmt, buf)
-    fresh = first is not None and first.fresh
-    return _Access(READER if READER in roles else COMPUTE, whole=fresh, fresh=fresh,
-                   writer=any(a.writer for a in inner))
-
-
-def _all_accesses(stmt, buf: tirx.Buffer) -> list[_Access]:
-    """The accesses of the tile ops and nests inside a compound statement."""
-    out = []
-
-    def visit(node):
-        if isinstance(node, tirx.Evaluate) and tile_op_name(node) is not None:
-            access = _tile_op_access(node, buf)
-        elif isinstance(node, tirx.BufferStore) and node.buffer.same_as(buf):
-            access = _Access(COMPUTE)
-        else:
-            return
-        if access is not None:
-            out.append(access)
-
-    tirx.stmt_functor.post_order_visit(stmt, visit)
-    return out
 
 
 def _home(body, buf: tirx.Buffer) -> tirx.SeqStmt | None:
@@ -259,7 +117,7 @@ def _rename_def(stmt, buf: tirx.Buffer, old: tirx.Buffer, new: tirx.Buffer) -> t
     if isinstance(stmt, tirx.Evaluate) and tile_op_name(stmt) is not None:  # reads the old value, writes the new
         args = [tirx.Call(a.dtype, a.op, [tirx.BufferLoad(new if int(a.args[1]) & WRITE else old, a.args[0].indices),
                                           *a.args[1:]])
-                if isinstance(a, tirx.Call) and (b := _region_buffer(a)) is not None and b.same_as(buf) else a
+                if isinstance(a, tirx.Call) and (b := region_buffer(a)) is not None and b.same_as(buf) else a
                 for a in stmt.value.args]
         return keep_span(stmt, tirx.Evaluate(tirx.Call(stmt.value.dtype, stmt.value.op, args)))
     return replace_buffers(stmt, {buf: new})  # a loop defining it first
@@ -280,12 +138,19 @@ class _Versioner:
         self.made.append(version)
         return version
 
+    def carried_error(self, loop) -> Exception:
+        return error(PASS, self.func, loop, f"the on-chip buffer `{self.buf.name}` takes a new value inside the loop "
+                     "(another kernel fills it, or the writer copied the value before) that is used after the loop "
+                     "or in its next iteration: one circular buffer takes its values from one kernel, and a value "
+                     "made inside the loop cannot leave it", f"update a T.alloc_fragment copy of `{self.buf.name}` "
+                     f"in the loop instead, filled with T.copy({self.buf.name}, <fragment>) before it")
+
     def sequence(self, stmts: list, buf: tirx.Buffer, live_out: bool) -> list:
         """``stmts`` (a sequence using ``buf`` for the block) with a new version at each definition
         the CB holding the reaching value cannot take: another kernel fills it, the writer has
         copied the value out, or the reader fills it again in the same sequence (its reads are
         batched: one CB would be reserved twice before either fill is pushed)."""
-        accesses = [_access(s, buf) for s in stmts]
+        accesses = [block_access(s, buf) for s in stmts]
         current, role, given = buf, None, False  # the reaching version, its producer, copied out since
         out = []
         for k, (stmt, access) in enumerate(zip(stmts, accesses)):
@@ -326,17 +191,12 @@ class _Versioner:
         if isinstance(stmt, (tirx.For, tirx.AttrStmt)):
             body = stmt.body
             if isinstance(body, tirx.SeqStmt):
-                first = _first_touch(body, buf)
+                first = first_touch(body, buf)
                 before = len(self.made)
                 carried = live_out or not (first and first.fresh)
                 new_body = seq(self.sequence(list(body.seq), buf, carried))
                 if len(self.made) > before and carried:
-                    raise error(PASS, self.func, stmt, f"the on-chip buffer `{self.buf.name}` takes a new value "
-                                "inside the loop (another kernel fills it, or the writer copied the value before) "
-                                "that is used after the loop or in its next iteration: one circular buffer takes "
-                                "its values from one kernel, and a value made inside the loop cannot leave it",
-                                f"update a T.alloc_fragment copy of `{self.buf.name}` in the loop instead, "
-                                f"filled with T.copy({self.buf.name}, <fragment>) before it")
+                    raise self.carried_error(stmt)
             else:
                 new_body = self.inner(body, buf, live_out)
             if new_body.same_as(stmt.body):
@@ -352,6 +212,19 @@ def _is_direct(stmt) -> bool:
     """A tile op or a T.Parallel nest of stores: one definition, not a statement holding some."""
     return (isinstance(stmt, tirx.Evaluate) and tile_op_name(stmt) is not None) or (
         isinstance(stmt, tirx.For) and stmt.kind == tirx.ForKind.PARALLEL)
+
+
+def _enclosing_loop(body, node) -> tirx.For | None:
+    """The innermost serial loop around ``node`` (not the launches), or None."""
+    loops = []
+
+    def visit(n):
+        if isinstance(n, tirx.For) and n.thread_binding is None and n.kind != tirx.ForKind.PARALLEL \
+                and contains(n.body, lambda x: x.same_as(node)):
+            loops.append(n)
+
+    tirx.stmt_functor.post_order_visit(body, visit)
+    return loops[0] if loops else None
 
 
 def _add_allocations(body, versions: dict) -> tirx.Stmt:
@@ -375,7 +248,12 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         if home is None:
             continue
         versioner = _Versioner(func, buf, taken)
-        new = seq(versioner.sequence(list(home.seq), buf, live_out=False))
+        loop = _enclosing_loop(body, home)
+        first = first_touch(home, buf)
+        carried = loop is not None and not (first and first.fresh)  # the next iteration reads the last value
+        new = seq(versioner.sequence(list(home.seq), buf, live_out=carried))
+        if versioner.made and carried:
+            raise versioner.carried_error(loop)
         if versioner.made:
             versions[buf] = versioner.made
             body = tirx.stmt_functor.ir_transform(body, None, lambda n, h=home, r=new: r if n.same_as(h) else None,
