@@ -16,7 +16,8 @@ from tests.kernels import eltwise
 # The pipeline: its front passes, then the design spec's A1 ... F, in order (OrderReductionTT between E1 and D3).
 SPEC_ORDER = [
     "UniqueBufferNamesTT", "InlineScalarVarsTT", "LocalBlocksTT", "ParallelizeRowLoopsTT", "PersistentToGridTT",
-    "CoarsenRowBlocksTT", "LowerAtomicAddTT", "CheckKernelFormsTT", "LegalizeGlobalAccessTT", "DropOverwrittenStoresTT",
+    "CoarsenRowBlocksTT", "LowerAtomicAddTT", "LowerEarlyExitTT", "CheckKernelFormsTT", "NameValueConditionsTT",
+    "LegalizeGlobalAccessTT", "DropOverwrittenStoresTT",
     "LowerParallelReductionsTT", "WidenMaskBlocksTT", "PadBlocksTT", "VersionOnChipBuffersTT", "SplitMeshTT", "InferTTLayout", "PropagateTTLayout", "AttachTensorAccessorTT",
     "LayoutAwareWorkPartitionTT", "ChooseMulticastTT", "GridToCoreGrid", "LowerSharedToCB", "LowerTTTileIntrinsics",
     "DropDeadBlocksTT", "CheckPaddingTT", "BuildTileDFGTT", "NumberCBsTT",
