@@ -206,3 +206,31 @@ def _all_accesses(stmt, buf: tirx.Buffer) -> list[BlockAccess]:
 
     tirx.stmt_functor.post_order_visit(stmt, visit)
     return out
+
+
+def defines_before_reading(stmt, buf: tirx.Buffer) -> bool | None:
+    """Whether every path through ``stmt`` defines the whole of ``buf``, reading none of it, before
+    any read of it (True), some path reads its value on entry (False), or no statement touches it
+    (None). A branch that leaves it untouched leaves the question to what follows; a loop is taken
+    to run its body at least once."""
+    if not uses_block(stmt, buf):
+        return None
+    if isinstance(stmt, tirx.SeqStmt):
+        for s in stmt.seq:
+            result = defines_before_reading(s, buf)
+            if result is not None:
+                return result
+        return None
+    if isinstance(stmt, tirx.IfThenElse):
+        if uses_block(tirx.Evaluate(stmt.condition), buf):
+            return False
+        then = defines_before_reading(stmt.then_case, buf)
+        other = None if stmt.else_case is None else defines_before_reading(stmt.else_case, buf)
+        if then is False or other is False:
+            return False
+        return True if then and other else None
+    if isinstance(stmt, (tirx.For, tirx.AttrStmt)) and not (
+            isinstance(stmt, tirx.For) and stmt.kind == tirx.ForKind.PARALLEL):
+        return defines_before_reading(stmt.body, buf)
+    access = first_touch(stmt, buf)
+    return access is not None and access.fresh

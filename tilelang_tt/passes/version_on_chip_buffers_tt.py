@@ -67,7 +67,7 @@ from tilelang_tt.ir.common import (
     tile_op_name,
     unique_name,
 )
-from tilelang_tt.ir.dataflow import COMPUTE, READER, block_access, first_touch, region_buffer
+from tilelang_tt.ir.dataflow import COMPUTE, READER, block_access, defines_before_reading, region_buffer
 
 PASS = "VersionOnChipBuffersTT"
 
@@ -191,9 +191,8 @@ class _Versioner:
         if isinstance(stmt, (tirx.For, tirx.AttrStmt)):
             body = stmt.body
             if isinstance(body, tirx.SeqStmt):
-                first = first_touch(body, buf)
                 before = len(self.made)
-                carried = live_out or not (first and first.fresh)
+                carried = live_out or not defines_before_reading(body, buf)
                 new_body = seq(self.sequence(list(body.seq), buf, carried))
                 if len(self.made) > before and carried:
                     raise self.carried_error(stmt)
@@ -249,8 +248,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             continue
         versioner = _Versioner(func, buf, taken)
         loop = _enclosing_loop(body, home)
-        first = first_touch(home, buf)
-        carried = loop is not None and not (first and first.fresh)  # the next iteration reads the last value
+        carried = loop is not None and not defines_before_reading(home, buf)  # the next iteration reads the last value
         new = seq(versioner.sequence(list(home.seq), buf, live_out=carried))
         if versioner.made and carried:
             raise versioner.carried_error(loop)
