@@ -1,12 +1,10 @@
 """CheckKernelFormsTT (front, just before LegalizeGlobalAccessTT): refuses the kernel forms that have
 no Tenstorrent form at all, at the statement at fault, before any pass rewrites them.
 
-Reads the body only; writes nothing (the function comes out as it went in). Three rules:
+Reads the body only; writes nothing (the function comes out as it went in). Two rules:
 
 * on-chip blocks and ``T.Parallel`` nests have sizes known when the kernel is compiled (CBs are
   sized then): a dynamic size (``T.dynamic``) may size global tensors, grids and loops only;
-* thread-level code (a GPU thread computing its own element: ``t = T.get_thread_binding()``) has no
-  form: a core runs one program per block; refused at the first statement using a thread index;
 * an ``if`` around tile operations is taken by the reader, compute and writer alike: its condition may
   read block coordinates, loop variables, sizes and tensor elements (the reader reads those and
   hands the condition on: NameValueConditionsTT), not on-chip blocks (only compute holds them).
@@ -20,7 +18,7 @@ Reads the body only; writes nothing (the function comes out as it went in). Thre
 from __future__ import annotations
 
 import tilelang  # noqa: F401
-from tvm import ir, tirx
+from tvm import tirx
 
 from tilelang_tt.ir.branches import around_tile_work
 from tilelang_tt.ir.common import (
@@ -31,7 +29,6 @@ from tilelang_tt.ir.common import (
     is_global_buffer,
     loads,
     prim_func_pass,
-    uses_var,
 )
 
 PASS = "CheckKernelFormsTT"
@@ -56,31 +53,6 @@ def _check_static_blocks(func: tirx.PrimFunc) -> None:
                     "loop over the dynamic extent in blocks of constant size and use T.Parallel inside each block")
 
 
-def _check_thread_indices(func: tirx.PrimFunc) -> None:
-    """Thread-level code (a GPU thread computing its own element: ``t = T.get_thread_binding()``,
-    ``w_tile[t, e] = W[bx * 128 + t, e]``) has no Tenstorrent form: a core runs one program per
-    block. Refused at the first statement that uses a thread index."""
-    threads = []
-    tirx.stmt_functor.post_order_visit(func.body, lambda n: threads.append(n.var) if isinstance(n, tirx.Bind) and isinstance(
-        n.value, tirx.Call) and isinstance(n.value.op, ir.Op) and n.value.op.name == "tl.launch_thread_idx" else None)
-    if not threads:
-        return
-    users = []
-
-    def visit(node):
-        if isinstance(node, (tirx.BufferStore, tirx.Evaluate, tirx.Bind)) and not (
-                isinstance(node, tirx.Bind) and any(node.var.same_as(t) for t in threads)) \
-                and any(uses_var(node, t) for t in threads):
-            users.append(node)
-
-    tirx.stmt_functor.post_order_visit(func.body, visit)
-    if users:
-        used = next(t for t in threads if uses_var(users[0], t))
-        raise error(PASS, func, users[0], f"`{used.name}` is a thread index (T.get_thread_binding, T.thread_binding): "
-                    "thread-level code, where each GPU thread computes its own element, has no Tenstorrent form (a core "
-                    "runs one program per block)",
-                    "write the block's work on whole blocks: T.copy the slices into T.alloc_shared blocks, then T.Parallel "
-                    "over the block, T.gemm or T.reduce_sum")
 
 
 def _check_branches(func: tirx.PrimFunc) -> None:
@@ -102,7 +74,6 @@ def _check_branches(func: tirx.PrimFunc) -> None:
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     _check_static_blocks(func)
-    _check_thread_indices(func)
     _check_branches(func)
     return func
 

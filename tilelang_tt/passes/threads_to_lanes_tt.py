@@ -1,0 +1,660 @@
+"""ThreadsToLanesTT (front, after InlineScalarVarsTT): thread-level code is block code over the lanes.
+
+A GPU kernel written per thread (``t = T.get_thread_binding()``, ``T.thread_binding`` loops) runs
+one program per thread; the threads are the lanes of a data-parallel loop. A Tenstorrent core runs
+one program per block, so each statement that depends on a thread index becomes a ``T.Parallel``
+nest over the lanes it depends on, which the element-wise, reduction and copy lowerings take:
+
+* a thread index is a ``T.Parallel`` variable over the thread extent (``tl.launch_threads``; without
+  one, the extent of the on-chip dimension it indexes);
+* a per-thread array (``T.alloc_local``, ``T.alloc_var``) gets one dimension per lane its stored
+  values depend on (from the IR: the thread indices and per-thread arrays each store reads, and
+  the conditions around it), its unit dimensions dropped: ``dot[0]`` over 128 lanes is ``dot[t]``
+  of a ``(128,)`` array, which LocalBlocksTT makes a fragment; a store whose value depends on no
+  lane of its target is done once (every thread wrote the same value);
+* a serial loop inside the thread code whose statement stores one element per iteration, or sums
+  into an element the loop does not index (``dot[t] += x[e] * w[t, e]``), is one more dimension of
+  the nest (LowerParallelReductionsTT makes the sum a ``T.reduce_sum``); any other serial loop runs
+  around the lanes (each statement runs for every lane before the next: a barrier between
+  statements, which a race-free GPU kernel does not notice);
+* a condition on the lanes guards each statement inside; ``if s == 0:`` fixes lane ``s`` to 0;
+* ``T.tvm_thread_allreduce`` (sum, max, min over one lane) and ``T.atomic_add`` of per-thread
+  values into an element indexed by fewer lanes are ``T.reduce`` over that lane's dimension;
+  barriers (``T.sync_threads``, ``T.tvm_storage_sync``) go (statements are already ordered);
+* a GPU instruction (warp shuffles ``T.shfl_*``, ``tvm_warp_shuffle*``, ``ldmatrix``, MMA
+  fragments) has no block form: refused at the statement, with what to write instead.
+
+Reads/writes no attribute; the per-thread arrays are replaced in the root block's allocations. A
+kernel that uses no thread index comes out unchanged.
+
+    Before: t: T.int32 = T.launch_thread_idx(0)              # T.Kernel(2, threads=128)
+            dot = T.sblock_alloc_buffer((1,), scope="local")
+            T.fill(T.region(dot[0], 2, 1), 0)
+            for e in range(128):
+                dot[0] = dot[0] + T.Cast("float32", w[t, e])
+            c[bx * 128 + t] = T.Cast("bfloat16", dot[0])
+    After:  dot = T.sblock_alloc_buffer((128,), scope="local")
+            T.fill(T.region(dot[0], 2, 128), 0)
+            for t in T.parallel(128):
+                for e in T.parallel(128):
+                    dot[t] = dot[t] + T.Cast("float32", w[t, e])
+            for t in T.parallel(128):
+                c[bx * 128 + t] = T.Cast("bfloat16", dot[t])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import tilelang  # noqa: F401
+from tvm import arith, ir, tirx
+
+from tilelang_tt.ir.common import (
+    READ,
+    WRITE,
+    as_region,
+    const_int,
+    error,
+    keep_span,
+    kernel_names,
+    make_region,
+    prim_func_pass,
+    seq,
+    tile_op_name,
+    unique_name,
+    uses_var,
+)
+from tilelang_tt.ir.slices import block_grid_loops
+
+PASS = "ThreadsToLanesTT"
+PRIVATE_SCOPES = ("local", "local.var")
+BARRIERS = ("tirx.tvm_storage_sync", "tl.sync_threads", "tirx.tvm_thread_fence")
+ATOMIC_ADD = "tl.atomic_add_elem_op"
+ALLREDUCE = "tirx.tvm_thread_allreduce"
+# GPU instructions with no block form, by a fragment of the op's name, and what they are
+GPU_INSTRUCTIONS = (("shfl", "a warp shuffle (lanes exchanging registers)"),
+                    ("warp_shuffle", "a warp shuffle (lanes exchanging registers)"),
+                    ("ldmatrix", "ldmatrix (a warp loading MMA fragments)"),
+                    ("stmatrix", "stmatrix (a warp storing MMA fragments)"),
+                    ("mma", "an MMA instruction on register fragments"),
+                    ("matrix_sync", "a WMMA fragment operation"),
+                    ("activemask", "a warp's active-lane mask"),
+                    ("ballot", "a warp vote"))
+REDUCERS = {tirx.Add: "sum", tirx.Max: "max", tirx.Min: "min"}
+THREAD = "is a thread index (T.get_thread_binding, T.thread_binding): thread-level code"
+
+
+def _call_name(node) -> str | None:
+    if isinstance(node, tirx.Call) and isinstance(node.op, ir.Op):
+        return node.op.name
+    return None
+
+
+def _gpu_instruction(stmt) -> tuple[str, str] | None:
+    """(op name, what it is) of the first GPU instruction ``stmt`` calls, else None."""
+    found = []
+
+    def visit(node):
+        name = _call_name(node)
+        if name is not None and not found:
+            what = next((w for frag, w in GPU_INSTRUCTIONS if frag in name.split(".")[-1]), None)
+            if what is not None:
+                found.append((name, what))
+
+    tirx.stmt_functor.post_order_visit(stmt, visit)
+    return found[0] if found else None
+
+
+def _refuse_gpu_instructions(func: tirx.PrimFunc) -> None:
+    leaves = []
+
+    def visit(node):
+        if isinstance(node, (tirx.BufferStore, tirx.Evaluate, tirx.Bind)) and _gpu_instruction(node) is not None:
+            leaves.append(node)
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    if leaves:
+        name, what = _gpu_instruction(leaves[0])
+        raise error(PASS, func, leaves[0], f"`T.{name.split('.')[-1]}` is {what}: a GPU instruction with no "
+                    "Tenstorrent form (a core computes whole tiles, it has no lanes that exchange registers)",
+                    "write what the lanes compute together as block operations on an array with one element per "
+                    "lane: T.reduce_max / T.reduce_sum over the lanes' dimension, T.cumsum for a prefix sum, "
+                    "T.gemm for a product of fragments")
+
+
+@dataclass
+class _Lanes:
+    """The thread indices of a kernel (in binding order), their extents, the per-thread arrays and
+    the lanes each array's values depend on."""
+
+    func: tirx.PrimFunc
+    extents: dict = field(default_factory=dict)  # lane Var -> int
+    order: list = field(default_factory=list)  # lane Vars, in binding order
+    private: list = field(default_factory=list)  # per-thread Buffers
+    varying: dict = field(default_factory=dict)  # Buffer -> set of lane Vars
+    made: dict = field(default_factory=dict)  # per-thread Buffer -> its lane array
+    extra: list = field(default_factory=list)  # per-thread Buffers this pass adds (reduced values)
+
+    def is_private(self, buf) -> bool:
+        return any(buf.same_as(b) for b in self.private)
+
+    def lanes_of(self, node) -> set:
+        """The lanes ``node`` depends on: the thread indices it uses, the lanes of the per-thread
+        arrays it reads."""
+        out = {v for v in self.order if uses_var(node, v)}
+
+        def visit(n):
+            if isinstance(n, tirx.BufferLoad) and self.is_private(n.buffer):
+                out.update(self.varying.get(n.buffer, set()))
+
+        tirx.stmt_functor.post_order_visit(node, visit)
+        return out
+
+    def sorted(self, lanes) -> list:
+        return [v for v in self.order if v in lanes]
+
+
+def _thread_bindings(body) -> list[tuple[tirx.Var, int, object]]:
+    """(var, thread dimension, the root block's tl.launch_threads or None) of each thread index."""
+    found, launch = [], []
+
+    def visit(node):
+        if isinstance(node, tirx.Bind) and _call_name(node.value) == "tl.launch_thread_idx":
+            found.append((node.var, int(node.value.args[0])))
+        elif isinstance(node, tirx.For) and node.thread_binding is not None and \
+                str(node.thread_binding.thread_tag).startswith("threadIdx."):
+            found.append((node.loop_var, -1 - "xyz".index(str(node.thread_binding.thread_tag)[-1]), node.extent))
+        elif isinstance(node, tirx.SBlock) and "tl.launch_threads" in node.annotations:
+            launch.append([int(x) for x in node.annotations["tl.launch_threads"]])
+
+    tirx.stmt_functor.post_order_visit(body, visit)
+    threads = launch[0] if launch else None
+    return [(b[0], b[1], b[2] if len(b) > 2 else threads) for b in found]
+
+
+def _inferred_extent(body, var: tirx.Var) -> int | None:
+    """The extent of an on-chip buffer dimension indexed by ``var`` alone (the thread count a kernel
+    without ``threads=`` implies)."""
+    found = []
+
+    def visit(node):
+        if isinstance(node, (tirx.BufferLoad, tirx.BufferStore)) and node.buffer.scope() != "global":
+            for index, dim in zip(node.indices, node.buffer.shape):
+                if isinstance(index, tirx.Var) and index.same_as(var) and const_int(dim) is not None:
+                    found.append(const_int(dim))
+
+    tirx.stmt_functor.post_order_visit(body, visit)
+    return max(found) if found else None
+
+
+def _leaves(stmt) -> list:
+    return [x for s in stmt.seq for x in _leaves(s)] if isinstance(stmt, tirx.SeqStmt) else [stmt]
+
+
+def _loads_of(expr, buf) -> list:
+    out = []
+    tirx.stmt_functor.post_order_visit(expr, lambda n: out.append(n) if isinstance(
+        n, tirx.BufferLoad) and n.buffer.same_as(buf) else None)
+    return out
+
+
+def _all_loads(expr) -> list:
+    out = []
+    tirx.stmt_functor.post_order_visit(expr, lambda n: out.append(n) if isinstance(n, tirx.BufferLoad) else None)
+    return out
+
+
+def _same(a, b) -> bool:
+    return len(a) == len(b) and all(tirx.analysis.expr_deep_equal(x, y) for x, y in zip(a, b))
+
+
+def _accumulated_term(store: tirx.BufferStore):
+    """``term`` of ``v[i] = v[i] + term`` (or ``term + v[i]``), ``term`` not reading ``v``; else None."""
+    value = store.value
+    if not isinstance(value, tirx.Add):
+        return None
+
+    def is_self(e):
+        return isinstance(e, tirx.BufferLoad) and e.buffer.same_as(store.buffer) and _same(e.indices, store.indices)
+
+    term = value.b if is_self(value.a) else value.a if is_self(value.b) else None
+    return None if term is None or _loads_of(term, store.buffer) else term
+
+
+class _Lowering:
+    def __init__(self, func: tirx.PrimFunc, lanes: _Lanes):
+        self.func, self.lanes = func, lanes
+        self.names = kernel_names(func)
+
+    # ---- per-thread arrays
+    def lane_array(self, buf: tirx.Buffer) -> tirx.Buffer:
+        """The array of ``buf`` with a dimension per lane its values depend on, unit dims dropped."""
+        if buf not in self.lanes.made:
+            lanes = self.lanes.sorted(self.lanes.varying.get(buf, set()))
+            shape = [self.lanes.extents[v] for v in lanes] + [d for d in buf.shape if const_int(d) != 1]
+            self.lanes.made[buf] = tirx.decl_buffer(shape or [1], buf.dtype, buf.name, scope=buf.scope(),
+                                                    span=buf.span)
+        return self.lanes.made[buf]
+
+    def lane_indices(self, buf: tirx.Buffer, indices, at: dict) -> list:
+        lanes = self.lanes.sorted(self.lanes.varying.get(buf, set()))
+        kept = [i for i, d in zip(indices, buf.shape) if const_int(d) != 1]
+        out = [at[v] for v in lanes] + [tirx.stmt_functor.substitute(i, at) for i in kept]
+        return out or [tirx.IntImm("int32", 0)]
+
+    def rewrite_private(self, node, at: dict):
+        """``node`` with every per-thread access indexed by the lanes ``at`` gives."""
+
+        def post(n):
+            if isinstance(n, tirx.BufferLoad) and self.lanes.is_private(n.buffer) and \
+                    self.lanes.varying.get(n.buffer) is not None:
+                return tirx.BufferLoad(self.lane_array(n.buffer), self.lane_indices(n.buffer, n.indices, at))
+            if isinstance(n, tirx.BufferStore) and self.lanes.is_private(n.buffer) and \
+                    self.lanes.varying.get(n.buffer) is not None:
+                return keep_span(n, tirx.BufferStore(self.lane_array(n.buffer), n.value,
+                                                     self.lane_indices(n.buffer, n.indices, at)))
+            return None
+
+        node = tirx.stmt_functor.ir_transform(node, None, post, ["tirx.BufferLoad", "tirx.BufferStore"]) \
+            if isinstance(node, tirx.Stmt) else node
+        return tirx.stmt_functor.substitute(node, at)
+
+    # ---- statements
+    def lower(self, stmt, guards: tuple, folded: tuple = ()) -> tirx.Stmt:
+        if isinstance(stmt, tirx.SeqStmt):
+            return seq([self.lower(s, guards, folded) for s in stmt.seq])
+        if isinstance(stmt, tirx.SBlock):
+            return tirx.SBlock(stmt.iter_vars, stmt.reads, stmt.writes, stmt.name_hint,
+                               self.lower(stmt.body, guards, folded), stmt.init, stmt.alloc_buffers,
+                               stmt.match_buffers, stmt.annotations)
+        if isinstance(stmt, tirx.SBlockRealize):
+            return tirx.SBlockRealize(stmt.iter_values, stmt.predicate, self.lower(stmt.block, guards, folded))
+        if isinstance(stmt, tirx.For):
+            return self.loop(stmt, guards, folded)
+        if isinstance(stmt, tirx.IfThenElse):
+            return self.branch(stmt, guards, folded)
+        if isinstance(stmt, tirx.BufferStore):
+            return self.nest(stmt, guards, folded)
+        if isinstance(stmt, tirx.AttrStmt) and stmt.attr_key == "reduce_scope":
+            return self.allreduce(stmt, guards)
+        if isinstance(stmt, tirx.Evaluate):
+            return self.evaluate(stmt, guards, folded)
+        if isinstance(stmt, tirx.Bind) and not self.lanes.lanes_of(stmt):
+            return stmt
+        if self.lanes.lanes_of(stmt) or self.touches_private(stmt):
+            raise self.refuse(stmt, "this statement")
+        return stmt
+
+    def touches_private(self, node) -> bool:
+        found = []
+        tirx.stmt_functor.post_order_visit(node, lambda n: found.append(n) if isinstance(
+            n, (tirx.BufferLoad, tirx.BufferStore)) and self.lanes.is_private(n.buffer) and
+            self.lanes.varying.get(n.buffer) else None)
+        return bool(found)
+
+    def involved(self, node) -> bool:
+        return bool(self.lanes.lanes_of(node)) or self.touches_private(node)
+
+    def refuse(self, stmt, what: str):
+        used = self.lanes.sorted(self.lanes.lanes_of(stmt))
+        name = used[0].name if used else "a per-thread array"
+        return error(PASS, self.func, stmt, f"`{name}` {THREAD} in {what} has no block form here",
+                     "write the lanes' work as block operations: a T.Parallel over the lanes, "
+                     "T.reduce_* across them, serial loops of the same extent in every lane")
+
+    def loop(self, loop: tirx.For, guards, folded) -> tirx.Stmt:
+        if loop.thread_binding is not None and str(loop.thread_binding.thread_tag).startswith("threadIdx."):
+            return self.lower(loop.body, guards, folded)
+        if not self.involved(loop.body):
+            return loop
+        if self.lanes.lanes_of(loop.min) or self.lanes.lanes_of(loop.extent):
+            raise self.refuse(loop, f"the extent of the loop over `{loop.loop_var.name}`, which differs per thread,")
+        statements = _leaves(loop.body)
+        if loop.kind != tirx.ForKind.PARALLEL and const_int(loop.extent) is not None and \
+                all(self.foldable(s, loop.loop_var) for s in statements) and _fissionable(statements):
+            return seq([self.lower(s, guards, folded + (loop,)) for s in statements])
+        body = self.lower(loop.body, guards, folded)
+        return keep_span(loop, tirx.For(loop.loop_var, loop.min, loop.extent, loop.kind, body, loop.thread_binding,
+                                        loop.annotations))
+
+    def foldable(self, stmt, var: tirx.Var) -> bool:
+        """Whether the loop over ``var`` around ``stmt`` is a dimension of its lane nest: one
+        element stored per iteration, or a sum into an element ``var`` does not index."""
+        if not isinstance(stmt, tirx.BufferStore):
+            return False
+        if any(isinstance(i, tirx.Var) and i.same_as(var) for i in stmt.indices):
+            return all(_same(load.indices, stmt.indices) for load in _loads_of(stmt.value, stmt.buffer)) and \
+                not any(uses_var(i, var) and not (isinstance(i, tirx.Var) and i.same_as(var)) for i in stmt.indices)
+        term = _accumulated_term(stmt)
+        return term is not None and uses_var(term, var) and not any(uses_var(i, var) for i in stmt.indices) and \
+            (self.lanes.is_private(stmt.buffer) or stmt.buffer.scope() != "global") and self.involved(stmt)
+
+    def branch(self, branch: tirx.IfThenElse, guards, folded) -> tirx.Stmt:
+        if const_int(branch.condition) == 1:  # always taken (simplified with the lanes' ranges)
+            return self.lower(branch.then_case, guards, folded)
+        if not self.involved(branch.condition):
+            then = self.lower(branch.then_case, guards, folded)
+            other = self.lower(branch.else_case, guards, folded) if branch.else_case is not None else None
+            return keep_span(branch, tirx.IfThenElse(branch.condition, then, other))
+        then = self.lower(branch.then_case, guards + (branch.condition,), folded)
+        if branch.else_case is None:
+            return then
+        return seq([then, self.lower(branch.else_case, guards + (tirx.Not(branch.condition),), folded)])
+
+    def fixed_lanes(self, guards) -> tuple[dict, list]:
+        """The lanes a guard ``lane == uniform`` fixes, and the other conditions."""
+        fixed, rest = {}, []
+        for guard in guards:
+            terms, todo = [], [guard]
+            while todo:
+                g = todo.pop()
+                if isinstance(g, tirx.And):
+                    todo += [g.b, g.a]
+                else:
+                    terms.append(g)
+            for g in terms:
+                if isinstance(g, tirx.EQ) and isinstance(g.a, tirx.Var) and g.a in self.lanes.extents and \
+                        not self.involved(g.b) and g.a not in fixed:
+                    fixed[g.a] = g.b
+                else:
+                    rest.append(g)
+        return fixed, [tirx.stmt_functor.substitute(g, fixed) for g in rest]
+
+    def nest(self, stmt: tirx.BufferStore, guards, folded) -> tirx.Stmt:
+        """``stmt`` (under ``guards``, in the folded loops) as a T.Parallel nest over its lanes."""
+        fixed, rest = self.fixed_lanes(guards)
+        stmt = tirx.stmt_functor.substitute(stmt, fixed) if fixed else stmt
+        lanes = self.lanes.lanes_of(stmt)
+        for g in rest:
+            lanes |= self.lanes.lanes_of(g)
+        if self.lanes.is_private(stmt.buffer):
+            lanes |= self.lanes.varying.get(stmt.buffer, set())
+        lanes = self.lanes.sorted(lanes)
+        at = {v: tirx.Var(v.name, v.dtype) for v in lanes}
+        loops = [(at[v], 0, self.lanes.extents[v], stmt) for v in lanes]
+        for lp in folded:
+            if const_int(lp.extent) == 1:  # one iteration: its index is the loop's start
+                at[lp.loop_var] = lp.min
+                continue
+            var = tirx.Var(lp.loop_var.name, lp.loop_var.dtype)
+            at[lp.loop_var] = var + lp.min if const_int(lp.min) != 0 else var
+            loops.append((var, 0, lp.extent, lp))
+        body = self.rewrite_private(stmt, at)
+        if rest:
+            cond = rest[0]
+            for g in rest[1:]:
+                cond = tirx.And(cond, g)
+            body = keep_span(stmt, tirx.IfThenElse(self.rewrite_private(cond, at), body, None))
+        for var, lo, extent, like in reversed(loops):
+            body = keep_span(like, tirx.For(var, lo, extent, tirx.ForKind.PARALLEL, body))
+        return body
+
+    def evaluate(self, stmt: tirx.Evaluate, guards, folded) -> tirx.Stmt:
+        name = _call_name(stmt.value)
+        if name in BARRIERS:
+            return tirx.Evaluate(0)
+        if name == ATOMIC_ADD:
+            return self.atomic_add(stmt, guards, folded)
+        if tile_op_name(stmt) is not None and not folded and not guards:
+            return self.tile_op(stmt)
+        if self.involved(stmt):
+            raise self.refuse(stmt, "this statement")
+        return stmt
+
+    def tile_op(self, stmt: tirx.Evaluate) -> tirx.Stmt:
+        """A tile op on whole per-thread arrays: on their lane arrays."""
+        args = []
+        for arg in stmt.value.args:
+            region = as_region(arg)
+            if region is not None and self.lanes.is_private(region.buffer) and \
+                    self.lanes.varying.get(region.buffer) is not None:
+                if any(const_int(s) != 0 for s in region.starts) or \
+                        list(region.extents) != [const_int(d) for d in region.buffer.shape]:
+                    raise self.refuse(stmt, f"a tile op on part of the per-thread array `{region.buffer.name}`")
+                new = self.lane_array(region.buffer)
+                args.append(make_region(new, [0] * len(new.shape), [int(d) for d in new.shape], int(arg.args[1])))
+            else:
+                if self.lanes.lanes_of(arg):
+                    raise self.refuse(stmt, "a tile op")
+                args.append(arg)
+        return keep_span(stmt, tirx.Evaluate(tirx.Call(stmt.value.dtype, stmt.value.op, args)))
+
+    def reduced(self, stmt, src: tirx.Buffer, over: list, kind: str) -> tirx.Buffer:
+        """A per-thread scalar holding ``kind`` of ``src`` over the lanes ``over``."""
+        name = unique_name(f"{src.name}_{kind}", self.names)
+        self.names.add(name)
+        out = tirx.decl_buffer([1], src.dtype, name, scope="local")
+        self.lanes.private.append(out)
+        self.lanes.extra.append(out)
+        self.lanes.varying[out] = self.lanes.varying[src] - set(over)
+        return out
+
+    def reduce_call(self, stmt, src: tirx.Buffer, dst: tirx.Buffer, lane: tirx.Var, kind: str) -> tirx.Stmt:
+        if [const_int(d) for d in src.shape if const_int(d) != 1] or \
+                [const_int(d) for d in dst.shape if const_int(d) != 1]:
+            raise self.refuse(stmt, "a reduction of per-thread arrays of more than one element")
+        dim = self.lanes.sorted(self.lanes.varying[src]).index(lane)
+        a, b = self.lane_array(src), self.lane_array(dst)
+        return keep_span(stmt, tirx.Evaluate(tirx.Call("handle", ir.Op.get("tl.tileop.reduce"), [
+            make_region(a, [0] * len(a.shape), [int(d) for d in a.shape], READ),
+            make_region(b, [0] * len(b.shape), [int(d) for d in b.shape], WRITE),
+            tirx.StringImm(kind), tirx.IntImm("int32", dim), tirx.IntImm("bool", True)])))
+
+    def allreduce(self, attr: tirx.AttrStmt, guards) -> tirx.Stmt:
+        """``tvm_thread_allreduce(1, src[0], True, dst[0], lane)`` under a comm_reducer: T.reduce of
+        ``src``'s lane array along ``lane`` into ``dst``'s."""
+        call = attr.body.value if isinstance(attr.body, tirx.Evaluate) else None
+        kind = REDUCERS.get(type(attr.node.result[0])) if isinstance(attr.node, tirx.CommReducer) else None
+        if _call_name(call) != ALLREDUCE or kind is None or guards:
+            raise self.refuse(attr.body, "a thread all-reduce that is not a sum, max or min of one value")
+        src, dst, over = call.args[1], call.args[3], list(call.args[4:])
+        if not (isinstance(src, tirx.BufferLoad) and isinstance(dst, tirx.BufferLoad) and
+                self.lanes.is_private(src.buffer) and self.lanes.is_private(dst.buffer)) or len(over) != 1 or \
+                over[0] not in self.lanes.varying.get(src.buffer, set()):
+            raise self.refuse(attr.body, "a thread all-reduce of other than one per-thread value over one lane")
+        return self.reduce_call(attr.body, src.buffer, dst.buffer, over[0], kind)
+
+    def atomic_add(self, stmt: tirx.Evaluate, guards, folded) -> tirx.Stmt:
+        """``T.atomic_add(dst[idx], value)``: the lanes ``value`` depends on and ``idx`` does not are
+        summed first (T.reduce), then each element adds its sum."""
+        ptr, value = stmt.value.args[0], stmt.value.args[1]
+        target = ptr.args[0] if _call_name(ptr) == "tirx.tvm_access_ptr" or _call_name(ptr) == "tl.access_ptr" \
+            else ptr
+        if not isinstance(target, tirx.BufferLoad):
+            raise self.refuse(stmt, "an atomic add")
+        fixed, _ = self.fixed_lanes(guards)
+        over = self.lanes.sorted(self.lanes.lanes_of(tirx.stmt_functor.substitute(value, fixed)) -
+                                 self.lanes.lanes_of(tirx.stmt_functor.substitute(target, fixed)))
+        pre = []
+        if over:
+            if not (isinstance(value, tirx.BufferLoad) and self.lanes.is_private(value.buffer)) or len(over) != 1:
+                raise self.refuse(stmt, "an atomic add of other than one per-thread value summed over one lane")
+            total = self.reduced(stmt, value.buffer, over, "sum")
+            pre.append(self.reduce_call(stmt, value.buffer, total, over[0], "sum"))
+            value = tirx.BufferLoad(total, [tirx.IntImm("int32", 0)])
+        store = keep_span(stmt, tirx.BufferStore(target.buffer, target + value, target.indices))
+        return seq(pre + [self.nest(store, guards, folded)])
+
+
+def _fissionable(statements) -> bool:
+    """Whether each statement of a loop body may run over all iterations before the next: a buffer
+    one writes is read by a later one only at the element it stored, never by an earlier one."""
+    for i, s in enumerate(statements):
+        for j, t in enumerate(statements):
+            if i == j:
+                continue
+            loads = _loads_of(t.value, s.buffer) + ([t] if t.buffer.same_as(s.buffer) else [])
+            if loads and (j < i or any(not _same(x.indices, s.indices) for x in loads)):
+                return False
+    return True
+
+
+def _inline_lane_binds(body, lanes: _Lanes) -> tirx.Stmt:
+    """Values named per thread (``idx = bx * 256 + tx``) substituted where they are used."""
+    named = {}
+
+    def pre(node):
+        if isinstance(node, tirx.Bind):
+            value = tirx.stmt_functor.substitute(node.value, named)
+            if lanes.lanes_of(value) or any(lanes.is_private(x.buffer) for x in _all_loads(value)):
+                named[node.var] = value
+        return None
+
+    tirx.stmt_functor.pre_order_visit(body, lambda n: pre(n) is None)
+
+    def post(node):
+        if isinstance(node, tirx.Bind) and node.var in named:
+            return tirx.Evaluate(0)
+        return None
+
+    body = tirx.stmt_functor.ir_transform(body, None, post, ["tirx.Bind"])
+    return tirx.stmt_functor.substitute(body, named)
+
+
+def _split_flat_lanes(body, lanes: _Lanes, grid: dict) -> tirx.Stmt:
+    """A lane that indexes through ``(base + t) // C`` and ``(base + t) % C`` (a flat index of a
+    row-major tile of C columns, one C for the lane, dividing its extent) is two lanes, ``t = hi * C
+    + lo``: the indices, simplified with the lanes' ranges, become ``base // C + hi`` and ``lo``."""
+    for var in list(lanes.order):
+        divisors = set()
+
+        def visit(node, var=var):
+            if isinstance(node, (tirx.FloorDiv, tirx.FloorMod)) and uses_var(node.a, var) and \
+                    const_int(node.b) is not None:
+                divisors.add(const_int(node.b))
+
+        tirx.stmt_functor.post_order_visit(body, visit)
+        extent = lanes.extents[var]
+        if len(divisors) != 1 or not 1 < next(iter(divisors)) < extent or extent % next(iter(divisors)):
+            continue
+        columns = next(iter(divisors))
+        hi, lo = tirx.Var(f"{var.name}_hi", var.dtype), tirx.Var(f"{var.name}_lo", var.dtype)
+        analyzer = arith.Analyzer()
+        for loop in grid.values():  # the block coordinates' ranges: a guard of the last block may go
+            analyzer.bind(loop.loop_var, ir.Range(loop.min, loop.min + loop.extent))
+        analyzer.bind(hi, ir.Range(0, extent // columns))
+        analyzer.bind(lo, ir.Range(0, columns))
+        body = tirx.stmt_functor.substitute(body, {var: hi * columns + lo})
+
+        def post(node, analyzer=analyzer):
+            if isinstance(node, tirx.BufferLoad):
+                return tirx.BufferLoad(node.buffer, [analyzer.simplify(i) for i in node.indices])
+            if isinstance(node, tirx.BufferStore):
+                return keep_span(node, tirx.BufferStore(node.buffer, node.value,
+                                                        [analyzer.simplify(i) for i in node.indices]))
+            if isinstance(node, tirx.IfThenElse):
+                return keep_span(node, tirx.IfThenElse(analyzer.simplify(node.condition), node.then_case,
+                                                       node.else_case))
+            return None
+
+        body = tirx.stmt_functor.ir_transform(body, None, post, ["tirx.BufferLoad", "tirx.BufferStore",
+                                                                 "tirx.IfThenElse"])
+        at = lanes.order.index(var)
+        lanes.order[at:at + 1] = [hi, lo]
+        del lanes.extents[var]
+        lanes.extents.update({hi: extent // columns, lo: columns})
+    return body
+
+
+def _varying(body, lanes: _Lanes) -> None:
+    """The lanes each per-thread array's values depend on, to a fixed point."""
+    while True:
+        before = {b: set(v) for b, v in lanes.varying.items()}
+        _varying_once(body, lanes, ())
+        if before == lanes.varying:
+            return
+
+
+def _varying_once(stmt, lanes: _Lanes, conditions) -> None:
+    if isinstance(stmt, tirx.SeqStmt):
+        for s in stmt.seq:
+            _varying_once(s, lanes, conditions)
+    elif isinstance(stmt, (tirx.SBlock,)):
+        _varying_once(stmt.body, lanes, conditions)
+    elif isinstance(stmt, tirx.SBlockRealize):
+        _varying_once(stmt.block, lanes, conditions)
+    elif isinstance(stmt, (tirx.For, tirx.AttrStmt)):
+        if isinstance(stmt, tirx.AttrStmt) and stmt.attr_key == "reduce_scope" and \
+                isinstance(stmt.body, tirx.Evaluate) and _call_name(stmt.body.value) == ALLREDUCE:
+            call = stmt.body.value
+            src, dst = call.args[1], call.args[3]
+            if isinstance(src, tirx.BufferLoad) and isinstance(dst, tirx.BufferLoad) and lanes.is_private(dst.buffer):
+                got = lanes.lanes_of(src) - {v for v in call.args[4:] if isinstance(v, tirx.Var)}
+                lanes.varying.setdefault(dst.buffer, set()).update(got)
+            return
+        _varying_once(stmt.body, lanes, conditions)
+    elif isinstance(stmt, tirx.IfThenElse):
+        more = conditions + (stmt.condition,)
+        _varying_once(stmt.then_case, lanes, more)
+        if stmt.else_case is not None:
+            _varying_once(stmt.else_case, lanes, more)
+    elif isinstance(stmt, tirx.BufferStore) and lanes.is_private(stmt.buffer):
+        got = lanes.varying.setdefault(stmt.buffer, set())
+        got.update(lanes.lanes_of(stmt.value))
+        for index in stmt.indices:
+            got.update(lanes.lanes_of(index))
+        for cond in conditions:
+            if not (isinstance(cond, tirx.EQ) and isinstance(cond.a, tirx.Var) and cond.a in lanes.extents):
+                got.update(lanes.lanes_of(cond))
+
+
+def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
+    _refuse_gpu_instructions(func)
+    bindings = _thread_bindings(func.body)
+    used = [(var, dim, threads) for var, dim, threads in bindings if uses_var(func.body, var)]
+    if not used:
+        return func
+    lanes = _Lanes(func)
+    ones = {}
+    for var, dim, threads in used:
+        if dim < 0:  # a T.thread_binding loop: its own extent
+            extent = const_int(threads)
+        elif threads is not None:
+            extent = threads[dim]
+        else:
+            extent = _inferred_extent(func.body, var)
+        if extent is None:
+            raise error(PASS, func, None, f"`{var.name}` {THREAD} with no thread count: the lanes' extent is unknown",
+                        "give the kernel its thread count: T.Kernel(..., threads=128)")
+        if extent == 1:
+            ones[var] = tirx.IntImm(var.dtype, 0)
+            continue
+        lanes.extents[var] = extent
+        lanes.order.append(var)
+    body = tirx.stmt_functor.substitute(func.body, ones) if ones else func.body
+    if not lanes.order:
+        return func.with_body(body)
+    lanes.private = [b for b in _allocated(body) if b.scope() in PRIVATE_SCOPES]
+    body = _inline_lane_binds(body, lanes)
+    body = _split_flat_lanes(body, lanes, block_grid_loops(func))
+    _varying(body, lanes)
+    lowering = _Lowering(func, lanes)
+    body = lowering.lower(body, ())
+    body = _reallocate(body, lanes)
+    return func.with_body(body)
+
+
+def _allocated(body) -> list:
+    out = []
+    tirx.stmt_functor.post_order_visit(body, lambda n: out.extend(n.alloc_buffers) if isinstance(
+        n, tirx.SBlock) else None)
+    return out
+
+
+def _reallocate(body, lanes: _Lanes) -> tirx.Stmt:
+    """The root block allocates each per-thread array's lane array, and the reduced values."""
+
+    def post(node):
+        if isinstance(node, tirx.SBlock) and any(lanes.is_private(b) for b in node.alloc_buffers):
+            buffers = [lanes.made.get(b, b) for b in node.alloc_buffers] + \
+                [lanes.made[b] for b in lanes.extra if b in lanes.made] if node.name_hint == "tilelang_root" else \
+                [lanes.made.get(b, b) for b in node.alloc_buffers]
+            return tirx.SBlock(node.iter_vars, node.reads, node.writes, node.name_hint, node.body, node.init,
+                               buffers, node.match_buffers, node.annotations)
+        return None
+
+    return tirx.stmt_functor.ir_transform(body, None, post, ["tirx.SBlock"])
+
+
+def ThreadsToLanesTT():
+    return prim_func_pass(_transform, PASS)
