@@ -44,10 +44,8 @@ kernel that uses no thread index comes out unchanged.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import tilelang  # noqa: F401
-from tvm import arith, ir, tirx
+from tvm import ir, tirx
 
 from tilelang_tt.ir.common import (
     READ,
@@ -64,13 +62,24 @@ from tilelang_tt.ir.common import (
     unique_name,
     uses_var,
 )
+from tilelang_tt.ir.lanes import (
+    ALLREDUCE,
+    PRIVATE_SCOPES,
+    Lanes,
+    call_name,
+    inferred_extent,
+    inline_lane_binds,
+    loads_of,
+    same_indices,
+    split_flat_lanes,
+    thread_bindings,
+    varying,
+)
 from tilelang_tt.ir.slices import block_grid_loops
 
 PASS = "ThreadsToLanesTT"
-PRIVATE_SCOPES = ("local", "local.var")
 BARRIERS = ("tirx.tvm_storage_sync", "tl.sync_threads", "tirx.tvm_thread_fence")
 ATOMIC_ADD = "tl.atomic_add_elem_op"
-ALLREDUCE = "tirx.tvm_thread_allreduce"
 # GPU instructions with no block form, by a fragment of the op's name, and what they are
 GPU_INSTRUCTIONS = (("shfl", "a warp shuffle (lanes exchanging registers)"),
                     ("warp_shuffle", "a warp shuffle (lanes exchanging registers)"),
@@ -84,18 +93,12 @@ REDUCERS = {tirx.Add: "sum", tirx.Max: "max", tirx.Min: "min"}
 THREAD = "is a thread index (T.get_thread_binding, T.thread_binding): thread-level code"
 
 
-def _call_name(node) -> str | None:
-    if isinstance(node, tirx.Call) and isinstance(node.op, ir.Op):
-        return node.op.name
-    return None
-
-
 def _gpu_instruction(stmt) -> tuple[str, str] | None:
     """(op name, what it is) of the first GPU instruction ``stmt`` calls, else None."""
     found = []
 
     def visit(node):
-        name = _call_name(node)
+        name = call_name(node)
         if name is not None and not found:
             what = next((w for frag, w in GPU_INSTRUCTIONS if frag in name.split(".")[-1]), None)
             if what is not None:
@@ -122,90 +125,8 @@ def _refuse_gpu_instructions(func: tirx.PrimFunc) -> None:
                     "T.gemm for a product of fragments")
 
 
-@dataclass
-class _Lanes:
-    """The thread indices of a kernel (in binding order), their extents, the per-thread arrays and
-    the lanes each array's values depend on."""
-
-    func: tirx.PrimFunc
-    extents: dict = field(default_factory=dict)  # lane Var -> int
-    order: list = field(default_factory=list)  # lane Vars, in binding order
-    private: list = field(default_factory=list)  # per-thread Buffers
-    varying: dict = field(default_factory=dict)  # Buffer -> set of lane Vars
-    made: dict = field(default_factory=dict)  # per-thread Buffer -> its lane array
-    extra: list = field(default_factory=list)  # per-thread Buffers this pass adds (reduced values)
-
-    def is_private(self, buf) -> bool:
-        return any(buf.same_as(b) for b in self.private)
-
-    def lanes_of(self, node) -> set:
-        """The lanes ``node`` depends on: the thread indices it uses, the lanes of the per-thread
-        arrays it reads."""
-        out = {v for v in self.order if uses_var(node, v)}
-
-        def visit(n):
-            if isinstance(n, tirx.BufferLoad) and self.is_private(n.buffer):
-                out.update(self.varying.get(n.buffer, set()))
-
-        tirx.stmt_functor.post_order_visit(node, visit)
-        return out
-
-    def sorted(self, lanes) -> list:
-        return [v for v in self.order if v in lanes]
-
-
-def _thread_bindings(body) -> list[tuple[tirx.Var, int, object]]:
-    """(var, thread dimension, the root block's tl.launch_threads or None) of each thread index."""
-    found, launch = [], []
-
-    def visit(node):
-        if isinstance(node, tirx.Bind) and _call_name(node.value) == "tl.launch_thread_idx":
-            found.append((node.var, int(node.value.args[0])))
-        elif isinstance(node, tirx.For) and node.thread_binding is not None and \
-                str(node.thread_binding.thread_tag).startswith("threadIdx."):
-            found.append((node.loop_var, -1 - "xyz".index(str(node.thread_binding.thread_tag)[-1]), node.extent))
-        elif isinstance(node, tirx.SBlock) and "tl.launch_threads" in node.annotations:
-            launch.append([int(x) for x in node.annotations["tl.launch_threads"]])
-
-    tirx.stmt_functor.post_order_visit(body, visit)
-    threads = launch[0] if launch else None
-    return [(b[0], b[1], b[2] if len(b) > 2 else threads) for b in found]
-
-
-def _inferred_extent(body, var: tirx.Var) -> int | None:
-    """The extent of an on-chip buffer dimension indexed by ``var`` alone (the thread count a kernel
-    without ``threads=`` implies)."""
-    found = []
-
-    def visit(node):
-        if isinstance(node, (tirx.BufferLoad, tirx.BufferStore)) and node.buffer.scope() != "global":
-            for index, dim in zip(node.indices, node.buffer.shape):
-                if isinstance(index, tirx.Var) and index.same_as(var) and const_int(dim) is not None:
-                    found.append(const_int(dim))
-
-    tirx.stmt_functor.post_order_visit(body, visit)
-    return max(found) if found else None
-
-
 def _leaves(stmt) -> list:
     return [x for s in stmt.seq for x in _leaves(s)] if isinstance(stmt, tirx.SeqStmt) else [stmt]
-
-
-def _loads_of(expr, buf) -> list:
-    out = []
-    tirx.stmt_functor.post_order_visit(expr, lambda n: out.append(n) if isinstance(
-        n, tirx.BufferLoad) and n.buffer.same_as(buf) else None)
-    return out
-
-
-def _all_loads(expr) -> list:
-    out = []
-    tirx.stmt_functor.post_order_visit(expr, lambda n: out.append(n) if isinstance(n, tirx.BufferLoad) else None)
-    return out
-
-
-def _same(a, b) -> bool:
-    return len(a) == len(b) and all(tirx.analysis.expr_deep_equal(x, y) for x, y in zip(a, b))
 
 
 def _accumulated_term(store: tirx.BufferStore):
@@ -215,14 +136,14 @@ def _accumulated_term(store: tirx.BufferStore):
         return None
 
     def is_self(e):
-        return isinstance(e, tirx.BufferLoad) and e.buffer.same_as(store.buffer) and _same(e.indices, store.indices)
+        return isinstance(e, tirx.BufferLoad) and e.buffer.same_as(store.buffer) and same_indices(e.indices, store.indices)
 
     term = value.b if is_self(value.a) else value.a if is_self(value.b) else None
-    return None if term is None or _loads_of(term, store.buffer) else term
+    return None if term is None or loads_of(term, store.buffer) else term
 
 
 class _Lowering:
-    def __init__(self, func: tirx.PrimFunc, lanes: _Lanes):
+    def __init__(self, func: tirx.PrimFunc, lanes: Lanes):
         self.func, self.lanes = func, lanes
         self.names = kernel_names(func)
 
@@ -323,7 +244,7 @@ class _Lowering:
         if not isinstance(stmt, tirx.BufferStore):
             return False
         if any(isinstance(i, tirx.Var) and i.same_as(var) for i in stmt.indices):
-            return all(_same(load.indices, stmt.indices) for load in _loads_of(stmt.value, stmt.buffer)) and \
+            return all(same_indices(load.indices, stmt.indices) for load in loads_of(stmt.value, stmt.buffer)) and \
                 not any(uses_var(i, var) and not (isinstance(i, tirx.Var) and i.same_as(var)) for i in stmt.indices)
         term = _accumulated_term(stmt)
         return term is not None and uses_var(term, var) and not any(uses_var(i, var) for i in stmt.indices) and \
@@ -390,7 +311,7 @@ class _Lowering:
         return body
 
     def evaluate(self, stmt: tirx.Evaluate, guards, folded) -> tirx.Stmt:
-        name = _call_name(stmt.value)
+        name = call_name(stmt.value)
         if name in BARRIERS:
             return tirx.Evaluate(0)
         if name == ATOMIC_ADD:
@@ -445,7 +366,7 @@ class _Lowering:
         ``src``'s lane array along ``lane`` into ``dst``'s."""
         call = attr.body.value if isinstance(attr.body, tirx.Evaluate) else None
         kind = REDUCERS.get(type(attr.node.result[0])) if isinstance(attr.node, tirx.CommReducer) else None
-        if _call_name(call) != ALLREDUCE or kind is None or guards:
+        if call_name(call) != ALLREDUCE or kind is None or guards:
             raise self.refuse(attr.body, "a thread all-reduce that is not a sum, max or min of one value")
         src, dst, over = call.args[1], call.args[3], list(call.args[4:])
         if not (isinstance(src, tirx.BufferLoad) and isinstance(dst, tirx.BufferLoad) and
@@ -458,7 +379,7 @@ class _Lowering:
         """``T.atomic_add(dst[idx], value)``: the lanes ``value`` depends on and ``idx`` does not are
         summed first (T.reduce), then each element adds its sum."""
         ptr, value = stmt.value.args[0], stmt.value.args[1]
-        target = ptr.args[0] if _call_name(ptr) == "tirx.tvm_access_ptr" or _call_name(ptr) == "tl.access_ptr" \
+        target = ptr.args[0] if call_name(ptr) == "tirx.tvm_access_ptr" or call_name(ptr) == "tl.access_ptr" \
             else ptr
         if not isinstance(target, tirx.BufferLoad):
             raise self.refuse(stmt, "an atomic add")
@@ -483,128 +404,19 @@ def _fissionable(statements) -> bool:
         for j, t in enumerate(statements):
             if i == j:
                 continue
-            loads = _loads_of(t.value, s.buffer) + ([t] if t.buffer.same_as(s.buffer) else [])
-            if loads and (j < i or any(not _same(x.indices, s.indices) for x in loads)):
+            loads = loads_of(t.value, s.buffer) + ([t] if t.buffer.same_as(s.buffer) else [])
+            if loads and (j < i or any(not same_indices(x.indices, s.indices) for x in loads)):
                 return False
     return True
 
 
-def _inline_lane_binds(body, lanes: _Lanes) -> tirx.Stmt:
-    """Values named per thread (``idx = bx * 256 + tx``) substituted where they are used."""
-    named = {}
-
-    def pre(node):
-        if isinstance(node, tirx.Bind):
-            value = tirx.stmt_functor.substitute(node.value, named)
-            if lanes.lanes_of(value) or any(lanes.is_private(x.buffer) for x in _all_loads(value)):
-                named[node.var] = value
-        return None
-
-    tirx.stmt_functor.pre_order_visit(body, lambda n: pre(n) is None)
-
-    def post(node):
-        if isinstance(node, tirx.Bind) and node.var in named:
-            return tirx.Evaluate(0)
-        return None
-
-    body = tirx.stmt_functor.ir_transform(body, None, post, ["tirx.Bind"])
-    return tirx.stmt_functor.substitute(body, named)
-
-
-def _split_flat_lanes(body, lanes: _Lanes, grid: dict) -> tirx.Stmt:
-    """A lane that indexes through ``(base + t) // C`` and ``(base + t) % C`` (a flat index of a
-    row-major tile of C columns, one C for the lane, dividing its extent) is two lanes, ``t = hi * C
-    + lo``: the indices, simplified with the lanes' ranges, become ``base // C + hi`` and ``lo``."""
-    for var in list(lanes.order):
-        divisors = set()
-
-        def visit(node, var=var):
-            if isinstance(node, (tirx.FloorDiv, tirx.FloorMod)) and uses_var(node.a, var) and \
-                    const_int(node.b) is not None:
-                divisors.add(const_int(node.b))
-
-        tirx.stmt_functor.post_order_visit(body, visit)
-        extent = lanes.extents[var]
-        if len(divisors) != 1 or not 1 < next(iter(divisors)) < extent or extent % next(iter(divisors)):
-            continue
-        columns = next(iter(divisors))
-        hi, lo = tirx.Var(f"{var.name}_hi", var.dtype), tirx.Var(f"{var.name}_lo", var.dtype)
-        analyzer = arith.Analyzer()
-        for loop in grid.values():  # the block coordinates' ranges: a guard of the last block may go
-            analyzer.bind(loop.loop_var, ir.Range(loop.min, loop.min + loop.extent))
-        analyzer.bind(hi, ir.Range(0, extent // columns))
-        analyzer.bind(lo, ir.Range(0, columns))
-        body = tirx.stmt_functor.substitute(body, {var: hi * columns + lo})
-
-        def post(node, analyzer=analyzer):
-            if isinstance(node, tirx.BufferLoad):
-                return tirx.BufferLoad(node.buffer, [analyzer.simplify(i) for i in node.indices])
-            if isinstance(node, tirx.BufferStore):
-                return keep_span(node, tirx.BufferStore(node.buffer, node.value,
-                                                        [analyzer.simplify(i) for i in node.indices]))
-            if isinstance(node, tirx.IfThenElse):
-                return keep_span(node, tirx.IfThenElse(analyzer.simplify(node.condition), node.then_case,
-                                                       node.else_case))
-            return None
-
-        body = tirx.stmt_functor.ir_transform(body, None, post, ["tirx.BufferLoad", "tirx.BufferStore",
-                                                                 "tirx.IfThenElse"])
-        at = lanes.order.index(var)
-        lanes.order[at:at + 1] = [hi, lo]
-        del lanes.extents[var]
-        lanes.extents.update({hi: extent // columns, lo: columns})
-    return body
-
-
-def _varying(body, lanes: _Lanes) -> None:
-    """The lanes each per-thread array's values depend on, to a fixed point."""
-    while True:
-        before = {b: set(v) for b, v in lanes.varying.items()}
-        _varying_once(body, lanes, ())
-        if before == lanes.varying:
-            return
-
-
-def _varying_once(stmt, lanes: _Lanes, conditions) -> None:
-    if isinstance(stmt, tirx.SeqStmt):
-        for s in stmt.seq:
-            _varying_once(s, lanes, conditions)
-    elif isinstance(stmt, (tirx.SBlock,)):
-        _varying_once(stmt.body, lanes, conditions)
-    elif isinstance(stmt, tirx.SBlockRealize):
-        _varying_once(stmt.block, lanes, conditions)
-    elif isinstance(stmt, (tirx.For, tirx.AttrStmt)):
-        if isinstance(stmt, tirx.AttrStmt) and stmt.attr_key == "reduce_scope" and \
-                isinstance(stmt.body, tirx.Evaluate) and _call_name(stmt.body.value) == ALLREDUCE:
-            call = stmt.body.value
-            src, dst = call.args[1], call.args[3]
-            if isinstance(src, tirx.BufferLoad) and isinstance(dst, tirx.BufferLoad) and lanes.is_private(dst.buffer):
-                got = lanes.lanes_of(src) - {v for v in call.args[4:] if isinstance(v, tirx.Var)}
-                lanes.varying.setdefault(dst.buffer, set()).update(got)
-            return
-        _varying_once(stmt.body, lanes, conditions)
-    elif isinstance(stmt, tirx.IfThenElse):
-        more = conditions + (stmt.condition,)
-        _varying_once(stmt.then_case, lanes, more)
-        if stmt.else_case is not None:
-            _varying_once(stmt.else_case, lanes, more)
-    elif isinstance(stmt, tirx.BufferStore) and lanes.is_private(stmt.buffer):
-        got = lanes.varying.setdefault(stmt.buffer, set())
-        got.update(lanes.lanes_of(stmt.value))
-        for index in stmt.indices:
-            got.update(lanes.lanes_of(index))
-        for cond in conditions:
-            if not (isinstance(cond, tirx.EQ) and isinstance(cond.a, tirx.Var) and cond.a in lanes.extents):
-                got.update(lanes.lanes_of(cond))
-
-
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     _refuse_gpu_instructions(func)
-    bindings = _thread_bindings(func.body)
+    bindings = thread_bindings(func.body)
     used = [(var, dim, threads) for var, dim, threads in bindings if uses_var(func.body, var)]
     if not used:
         return func
-    lanes = _Lanes(func)
+    lanes = Lanes(func)
     ones = {}
     for var, dim, threads in used:
         if dim < 0:  # a T.thread_binding loop: its own extent
@@ -612,7 +424,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         elif threads is not None:
             extent = threads[dim]
         else:
-            extent = _inferred_extent(func.body, var)
+            extent = inferred_extent(func.body, var)
         if extent is None:
             raise error(PASS, func, None, f"`{var.name}` {THREAD} with no thread count: the lanes' extent is unknown",
                         "give the kernel its thread count: T.Kernel(..., threads=128)")
@@ -625,9 +437,9 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     if not lanes.order:
         return func.with_body(body)
     lanes.private = [b for b in _allocated(body) if b.scope() in PRIVATE_SCOPES]
-    body = _inline_lane_binds(body, lanes)
-    body = _split_flat_lanes(body, lanes, block_grid_loops(func))
-    _varying(body, lanes)
+    body = inline_lane_binds(body, lanes)
+    body = split_flat_lanes(body, lanes, block_grid_loops(func))
+    varying(body, lanes)
     lowering = _Lowering(func, lanes)
     body = lowering.lower(body, ())
     body = _reallocate(body, lanes)
@@ -641,7 +453,7 @@ def _allocated(body) -> list:
     return out
 
 
-def _reallocate(body, lanes: _Lanes) -> tirx.Stmt:
+def _reallocate(body, lanes: Lanes) -> tirx.Stmt:
     """The root block allocates each per-thread array's lane array, and the reduced values."""
 
     def post(node):

@@ -1,0 +1,218 @@
+"""Thread-level code read as lanes: which variables are thread indices, their extents, the
+per-thread arrays (``T.alloc_local``, ``T.alloc_var``) and the lanes each one's values depend on.
+
+ThreadsToLanesTT asks it before it rewrites the statements. A lane is a thread index of extent
+above 1; a per-thread array ``varies`` over the lanes its stored values, indices and conditions
+use (directly or through other per-thread arrays, to a fixed point; ``if s == 0:`` fixes ``s``
+rather than making a value depend on it); the result of ``tvm_thread_allreduce`` over a lane does
+not vary over it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import tilelang  # noqa: F401
+from tvm import arith, ir, tirx
+
+from tilelang_tt.ir.common import const_int, keep_span, uses_var
+
+PRIVATE_SCOPES = ("local", "local.var")
+ALLREDUCE = "tirx.tvm_thread_allreduce"
+
+
+def call_name(node) -> str | None:
+    if isinstance(node, tirx.Call) and isinstance(node.op, ir.Op):
+        return node.op.name
+    return None
+
+
+@dataclass
+class Lanes:
+    """The thread indices of a kernel (in binding order), their extents, the per-thread arrays and
+    the lanes each array's values depend on."""
+
+    func: tirx.PrimFunc
+    extents: dict = field(default_factory=dict)  # lane Var -> int
+    order: list = field(default_factory=list)  # lane Vars, in binding order
+    private: list = field(default_factory=list)  # per-thread Buffers
+    varying: dict = field(default_factory=dict)  # Buffer -> set of lane Vars
+    made: dict = field(default_factory=dict)  # per-thread Buffer -> its lane array
+    extra: list = field(default_factory=list)  # per-thread Buffers this pass adds (reduced values)
+
+    def is_private(self, buf) -> bool:
+        return any(buf.same_as(b) for b in self.private)
+
+    def lanes_of(self, node) -> set:
+        """The lanes ``node`` depends on: the thread indices it uses, the lanes of the per-thread
+        arrays it reads."""
+        out = {v for v in self.order if uses_var(node, v)}
+
+        def visit(n):
+            if isinstance(n, tirx.BufferLoad) and self.is_private(n.buffer):
+                out.update(self.varying.get(n.buffer, set()))
+
+        tirx.stmt_functor.post_order_visit(node, visit)
+        return out
+
+    def sorted(self, lanes) -> list:
+        return [v for v in self.order if v in lanes]
+
+
+def thread_bindings(body) -> list[tuple[tirx.Var, int, object]]:
+    """(var, thread dimension, the root block's tl.launch_threads or None) of each thread index."""
+    found, launch = [], []
+
+    def visit(node):
+        if isinstance(node, tirx.Bind) and call_name(node.value) == "tl.launch_thread_idx":
+            found.append((node.var, int(node.value.args[0])))
+        elif isinstance(node, tirx.For) and node.thread_binding is not None and \
+                str(node.thread_binding.thread_tag).startswith("threadIdx."):
+            found.append((node.loop_var, -1 - "xyz".index(str(node.thread_binding.thread_tag)[-1]), node.extent))
+        elif isinstance(node, tirx.SBlock) and "tl.launch_threads" in node.annotations:
+            launch.append([int(x) for x in node.annotations["tl.launch_threads"]])
+
+    tirx.stmt_functor.post_order_visit(body, visit)
+    threads = launch[0] if launch else None
+    return [(b[0], b[1], b[2] if len(b) > 2 else threads) for b in found]
+
+
+def inferred_extent(body, var: tirx.Var) -> int | None:
+    """The extent of an on-chip buffer dimension indexed by ``var`` alone (the thread count a kernel
+    without ``threads=`` implies)."""
+    found = []
+
+    def visit(node):
+        if isinstance(node, (tirx.BufferLoad, tirx.BufferStore)) and node.buffer.scope() != "global":
+            for index, dim in zip(node.indices, node.buffer.shape):
+                if isinstance(index, tirx.Var) and index.same_as(var) and const_int(dim) is not None:
+                    found.append(const_int(dim))
+
+    tirx.stmt_functor.post_order_visit(body, visit)
+    return max(found) if found else None
+
+
+def loads_of(expr, buf) -> list:
+    out = []
+    tirx.stmt_functor.post_order_visit(expr, lambda n: out.append(n) if isinstance(
+        n, tirx.BufferLoad) and n.buffer.same_as(buf) else None)
+    return out
+
+
+def all_loads(expr) -> list:
+    out = []
+    tirx.stmt_functor.post_order_visit(expr, lambda n: out.append(n) if isinstance(n, tirx.BufferLoad) else None)
+    return out
+
+
+def same_indices(a, b) -> bool:
+    return len(a) == len(b) and all(tirx.analysis.expr_deep_equal(x, y) for x, y in zip(a, b))
+
+
+def inline_lane_binds(body, lanes: Lanes) -> tirx.Stmt:
+    """Values named per thread (``idx = bx * 256 + tx``) substituted where they are used."""
+    named = {}
+
+    def pre(node):
+        if isinstance(node, tirx.Bind):
+            value = tirx.stmt_functor.substitute(node.value, named)
+            if lanes.lanes_of(value) or any(lanes.is_private(x.buffer) for x in all_loads(value)):
+                named[node.var] = value
+        return None
+
+    tirx.stmt_functor.pre_order_visit(body, lambda n: pre(n) is None)
+
+    def post(node):
+        if isinstance(node, tirx.Bind) and node.var in named:
+            return tirx.Evaluate(0)
+        return None
+
+    body = tirx.stmt_functor.ir_transform(body, None, post, ["tirx.Bind"])
+    return tirx.stmt_functor.substitute(body, named)
+
+
+def split_flat_lanes(body, lanes: Lanes, grid: dict) -> tirx.Stmt:
+    """A lane that indexes through ``(base + t) // C`` and ``(base + t) % C`` (a flat index of a
+    row-major tile of C columns, one C for the lane, dividing its extent) is two lanes, ``t = hi * C
+    + lo``: the indices, simplified with the lanes' ranges, become ``base // C + hi`` and ``lo``."""
+    for var in list(lanes.order):
+        divisors = set()
+
+        def visit(node, var=var):
+            if isinstance(node, (tirx.FloorDiv, tirx.FloorMod)) and uses_var(node.a, var) and \
+                    const_int(node.b) is not None:
+                divisors.add(const_int(node.b))
+
+        tirx.stmt_functor.post_order_visit(body, visit)
+        extent = lanes.extents[var]
+        if len(divisors) != 1 or not 1 < next(iter(divisors)) < extent or extent % next(iter(divisors)):
+            continue
+        columns = next(iter(divisors))
+        hi, lo = tirx.Var(f"{var.name}_hi", var.dtype), tirx.Var(f"{var.name}_lo", var.dtype)
+        analyzer = arith.Analyzer()
+        for loop in grid.values():  # the block coordinates' ranges: a guard of the last block may go
+            analyzer.bind(loop.loop_var, ir.Range(loop.min, loop.min + loop.extent))
+        analyzer.bind(hi, ir.Range(0, extent // columns))
+        analyzer.bind(lo, ir.Range(0, columns))
+        body = tirx.stmt_functor.substitute(body, {var: hi * columns + lo})
+
+        def post(node, analyzer=analyzer):
+            if isinstance(node, tirx.BufferLoad):
+                return tirx.BufferLoad(node.buffer, [analyzer.simplify(i) for i in node.indices])
+            if isinstance(node, tirx.BufferStore):
+                return keep_span(node, tirx.BufferStore(node.buffer, node.value,
+                                                        [analyzer.simplify(i) for i in node.indices]))
+            if isinstance(node, tirx.IfThenElse):
+                return keep_span(node, tirx.IfThenElse(analyzer.simplify(node.condition), node.then_case,
+                                                       node.else_case))
+            return None
+
+        body = tirx.stmt_functor.ir_transform(body, None, post, ["tirx.BufferLoad", "tirx.BufferStore",
+                                                                 "tirx.IfThenElse"])
+        at = lanes.order.index(var)
+        lanes.order[at:at + 1] = [hi, lo]
+        del lanes.extents[var]
+        lanes.extents.update({hi: extent // columns, lo: columns})
+    return body
+
+
+def varying(body, lanes: Lanes) -> None:
+    """The lanes each per-thread array's values depend on, to a fixed point."""
+    while True:
+        before = {b: set(v) for b, v in lanes.varying.items()}
+        _varying_once(body, lanes, ())
+        if before == lanes.varying:
+            return
+
+
+def _varying_once(stmt, lanes: Lanes, conditions) -> None:
+    if isinstance(stmt, tirx.SeqStmt):
+        for s in stmt.seq:
+            _varying_once(s, lanes, conditions)
+    elif isinstance(stmt, (tirx.SBlock,)):
+        _varying_once(stmt.body, lanes, conditions)
+    elif isinstance(stmt, tirx.SBlockRealize):
+        _varying_once(stmt.block, lanes, conditions)
+    elif isinstance(stmt, (tirx.For, tirx.AttrStmt)):
+        if isinstance(stmt, tirx.AttrStmt) and stmt.attr_key == "reduce_scope" and \
+                isinstance(stmt.body, tirx.Evaluate) and call_name(stmt.body.value) == ALLREDUCE:
+            call = stmt.body.value
+            src, dst = call.args[1], call.args[3]
+            if isinstance(src, tirx.BufferLoad) and isinstance(dst, tirx.BufferLoad) and lanes.is_private(dst.buffer):
+                got = lanes.lanes_of(src) - {v for v in call.args[4:] if isinstance(v, tirx.Var)}
+                lanes.varying.setdefault(dst.buffer, set()).update(got)
+            return
+        _varying_once(stmt.body, lanes, conditions)
+    elif isinstance(stmt, tirx.IfThenElse):
+        more = conditions + (stmt.condition,)
+        _varying_once(stmt.then_case, lanes, more)
+        if stmt.else_case is not None:
+            _varying_once(stmt.else_case, lanes, more)
+    elif isinstance(stmt, tirx.BufferStore) and lanes.is_private(stmt.buffer):
+        got = lanes.varying.setdefault(stmt.buffer, set())
+        got.update(lanes.lanes_of(stmt.value))
+        for index in stmt.indices:
+            got.update(lanes.lanes_of(index))
+        for cond in conditions:
+            if not (isinstance(cond, tirx.EQ) and isinstance(cond.a, tirx.Var) and cond.a in lanes.extents):
+                got.update(lanes.lanes_of(cond))
