@@ -232,15 +232,16 @@ class _Lowering:
             raise self.refuse(loop, f"the extent of the loop over `{loop.loop_var.name}`, which differs per thread,")
         statements = _leaves(loop.body)
         if loop.kind != tirx.ForKind.PARALLEL and const_int(loop.extent) is not None and \
-                all(self.foldable(s, loop.loop_var) for s in statements) and _fissionable(statements):
+                all(self.foldable(s, loop.loop_var, folded) for s in statements) and _fissionable(statements):
             return seq([self.lower(s, guards, folded + (loop,)) for s in statements])
         body = self.lower(loop.body, guards, folded)
         return keep_span(loop, tirx.For(loop.loop_var, loop.min, loop.extent, loop.kind, body, loop.thread_binding,
                                         loop.annotations))
 
-    def foldable(self, stmt, var: tirx.Var) -> bool:
+    def foldable(self, stmt, var: tirx.Var, folded) -> bool:
         """Whether the loop over ``var`` around ``stmt`` is a dimension of its lane nest: one
-        element stored per iteration, or a sum into an element ``var`` does not index."""
+        element stored per iteration, or a sum into an element ``var`` does not index of an array
+        over one lane (a 2-D nest, the sum LowerParallelReductionsTT makes a T.reduce_sum)."""
         if not isinstance(stmt, tirx.BufferStore):
             return False
         if any(isinstance(i, tirx.Var) and i.same_as(var) for i in stmt.indices):
@@ -248,7 +249,8 @@ class _Lowering:
                 not any(uses_var(i, var) and not (isinstance(i, tirx.Var) and i.same_as(var)) for i in stmt.indices)
         term = _accumulated_term(stmt)
         return term is not None and uses_var(term, var) and not any(uses_var(i, var) for i in stmt.indices) and \
-            (self.lanes.is_private(stmt.buffer) or stmt.buffer.scope() != "global") and self.involved(stmt)
+            (self.lanes.is_private(stmt.buffer) or stmt.buffer.scope() != "global") and self.involved(stmt) and \
+            len(self.lanes.lanes_of(stmt) | self.lanes.varying.get(stmt.buffer, set())) + len(folded) < 2
 
     def branch(self, branch: tirx.IfThenElse, guards, folded) -> tirx.Stmt:
         if const_int(branch.condition) == 1:  # always taken (simplified with the lanes' ranges)

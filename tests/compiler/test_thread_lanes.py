@@ -1,0 +1,104 @@
+"""Thread-level kernels (ThreadsToLanesTT): the threads are the lanes of a T.Parallel nest, per-thread
+arrays one element per lane; compiled, run on the emulator and compared with torch."""
+
+import tilelang.language as T
+import torch
+
+import tilelang_tt
+
+
+def bf16(*shape, seed):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(torch.bfloat16)
+
+
+def gemv_per_thread(M=128, K=128):
+    """TileLang's naive gemv: thread ``t`` stages row ``t`` of W and sums its dot product over K in a
+    per-thread accumulator."""
+    @T.prim_func
+    def main(x: T.Tensor((K,), "bfloat16"), W: T.Tensor((M, K), "bfloat16"), c: T.Tensor((M,), "bfloat16")):
+        with T.Kernel(1, threads=M) as bx:
+            t = T.get_thread_binding(0)
+            w_row = T.alloc_shared((M, K), "bfloat16")
+            dot = T.alloc_local((1,), "float32")
+            T.clear(dot)
+            for e in range(K):
+                w_row[t, e] = W[bx * M + t, e]
+            for e in range(K):
+                dot[0] += T.Cast("float32", x[e]) * T.Cast("float32", w_row[t, e])
+            c[bx * M + t] = T.Cast("bfloat16", dot[0])
+
+    return main
+
+
+def split_k_gemv_allreduce(N=64, K=256, rows=32, split=32):
+    """Thread (t, s) sums every ``split``-th element of row t from s on; ``tvm_thread_allreduce``
+    over ``s`` adds the partial sums, thread s == 0 writes the row."""
+    @T.prim_func
+    def main(x: T.Tensor((K,), "bfloat16"), W: T.Tensor((N, K), "bfloat16"), c: T.Tensor((N,), "bfloat16")):
+        with T.Kernel(N // rows, threads=(rows, split)) as bx:
+            t = T.get_thread_binding(0)
+            s = T.get_thread_binding(1)
+            partial = T.alloc_local((1,), "float32")
+            total = T.alloc_local((1,), "float32")
+            T.clear(partial)
+            for kb in T.serial(K // split):
+                partial[0] += T.Cast("float32", x[kb * split + s]) * T.Cast("float32", W[bx * rows + t, kb * split + s])
+            with T.attr(T.comm_reducer(lambda a, b: a + b, [T.float32(0)]), "reduce_scope",
+                        T.reinterpret(T.uint64(0), dtype="handle")):
+                T.evaluate(T.tvm_thread_allreduce(T.uint32(1), partial[0], True, total[0], s, dtype="handle"))
+            if s == 0:
+                c[bx * rows + t] = T.Cast("bfloat16", total[0])
+
+    return main
+
+
+def per_token_cast(M=64, N=64, rows=32):
+    """A thread per column walks the block's tokens (rows), casting each scaled float32 value to
+    bfloat16."""
+    @T.prim_func
+    def main(x: T.Tensor((M, N), "float32"), y: T.Tensor((M, N), "bfloat16")):
+        with T.Kernel(M // rows, threads=N) as bx:
+            t = T.get_thread_binding(0)
+            for r in T.serial(rows):
+                y[bx * rows + r, t] = T.Cast("bfloat16", x[bx * rows + r, t] * T.float32(0.5))
+
+    return main
+
+
+def max_over_leading_axis(B=4, D1=64, D2=64, block=256):
+    """A thread per output element (a flat index over D1 x D2) keeps the running max over B."""
+    @T.prim_func
+    def main(X: T.Tensor((B, D1, D2), "bfloat16"), Y: T.Tensor((D1, D2), "bfloat16")):
+        with T.Kernel(D1 * D2 // block, threads=block) as bx:
+            tx = T.get_thread_binding(0)
+            idx = bx * block + tx
+            m = T.alloc_local((1,), "bfloat16")
+            m[0] = X[0, idx // D2, idx % D2]
+            for b in range(1, B):
+                m[0] = T.max(m[0], X[b, idx // D2, idx % D2])
+            Y[idx // D2, idx % D2] = m[0]
+
+    return main
+
+
+def test_gemv_with_a_thread_per_row_matches_torch():
+    x, W = bf16(128, seed=1), bf16(128, 128, seed=2)
+    c = tilelang_tt.compile(gemv_per_thread()).run(x, W)
+    torch.testing.assert_close(c.float(), (W.float() @ x.float()).to(torch.bfloat16).float(), atol=0.05, rtol=0.02)
+
+
+def test_split_k_gemv_with_a_thread_allreduce_matches_torch():
+    x, W = bf16(256, seed=3), bf16(64, 256, seed=4)
+    c = tilelang_tt.compile(split_k_gemv_allreduce()).run(x, W)
+    torch.testing.assert_close(c.float(), (W.float() @ x.float()).to(torch.bfloat16).float(), atol=0.05, rtol=0.02)
+
+
+def test_per_token_cast_matches_torch():
+    x = torch.randn(64, 64, generator=torch.Generator().manual_seed(5))
+    y = tilelang_tt.compile(per_token_cast()).run(x)
+    assert torch.equal(y, (x * 0.5).to(torch.bfloat16))
+
+
+def test_max_over_a_leading_axis_with_a_thread_per_element_matches_torch():
+    X = bf16(4, 64, 64, seed=6)
+    assert torch.equal(tilelang_tt.compile(max_over_leading_axis()).run(X), X.amax(dim=0))
