@@ -390,20 +390,17 @@ def split_k_atomic_add(M=64, N=64, K=128, split=2):
     return main
 
 
-def thread_per_row(M=128, K=128):
-    """TileLang's naive gemv: each thread ``t`` of a block computes one row's dot product."""
+def loop_per_thread(N=64):
+    """A loop whose extent is the thread index: the lanes run different numbers of iterations."""
     @T.prim_func
-    def main(x: T.Tensor((K,), "bfloat16"), W: T.Tensor((M, K), "bfloat16"), c: T.Tensor((M,), "bfloat16")):
-        with T.Kernel(1, threads=M) as bx:
+    def main(x: T.Tensor((N, 32), "float32"), y: T.Tensor((N, 32), "float32")):
+        with T.Kernel(N, threads=32) as bx:
             t = T.get_thread_binding(0)
-            w_row = T.alloc_shared((M, K), "bfloat16")
-            dot = T.alloc_local((1,), "float32")
-            T.clear(dot)
-            for e in range(K):
-                w_row[t, e] = W[t, e]  # LINE: thread_per_row
-            for e in range(K):
-                dot[0] += T.Cast("float32", x[e]) * T.Cast("float32", w_row[t, e])
-            c[t] = T.Cast("bfloat16", dot[0])
+            acc = T.alloc_local((1,), "float32")
+            T.clear(acc)
+            for k in T.serial(t):  # LINE: loop_per_thread
+                acc[0] += x[bx, k]
+            y[bx, t] = acc[0]
 
     return main
 

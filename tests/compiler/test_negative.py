@@ -167,8 +167,8 @@ def test_atomic_add_into_one_region_at_every_loop_step_points_at_the_statement()
 @pytest.mark.parametrize("kind,pass_name,message,hint", [
     ("local", "LowerTTTileIntrinsics", "store into `regs`, per-thread registers (T.alloc_local) outside T.Parallel",
      "T.alloc_fragment"),
-    ("shuffle", "LowerTTTileIntrinsics", "`shfl_xor_sync` in the store into `v` is a warp-level exchange between GPU "
-     "threads", "T.reduce_sum/T.reduce_max"),
+    ("shuffle", "ThreadsToLanesTT", "`T.shfl_xor_sync` is a warp shuffle (lanes exchanging registers): a GPU "
+     "instruction with no Tenstorrent form", "T.reduce_max / T.reduce_sum"),
     ("float8", "InferTTLayout", "buffer `A` has unsupported dtype float8_e4m3", "bfloat8_b"),
 ])
 def test_gpu_thread_constructs_are_named_with_the_tenstorrent_alternative(kind, pass_name, message, hint):
@@ -203,11 +203,10 @@ def test_blocks_taking_turns_refuse_partitions_that_do_not_keep_them_in_order(op
     assert err.hint
 
 
-def test_thread_level_code_points_at_the_first_statement_using_the_thread_index():
-    err = compile_error(bad_kernels.thread_per_row())
-    assert_diagnostic(err, "CheckKernelFormsTT", "`t` is a thread index (T.get_thread_binding, T.thread_binding): "
-                      "thread-level code", "thread_per_row")
-    assert "T.Parallel" in err.hint
+def test_a_loop_whose_extent_differs_per_thread_is_refused_at_the_loop():
+    err = compile_error(bad_kernels.loop_per_thread())
+    assert_diagnostic(err, "ThreadsToLanesTT", "`t` is a thread index (T.get_thread_binding, T.thread_binding): "
+                      "thread-level code in the extent of the loop over `k`", "loop_per_thread")
 
 
 def test_unsupported_elementwise_expression():

@@ -65,6 +65,8 @@ class CRASHES:
 
 
 THREAD = "is a thread index (T.get_thread_binding, T.thread_binding): thread-level code"
+LANE_RANK = "thread-level arrays are blocks of at most two dimensions"
+GPU_INSTRUCTION = "a GPU instruction with no Tenstorrent form"
 MIXED_SUM = "is summed into with T.atomic_add and also read or written here"
 
 EXPECTED = {
@@ -73,11 +75,11 @@ EXPECTED = {
     "norm/layernorm_fwd": RUNS(BF16),
     "norm/layernorm_bwd": RUNS(BF16),
     "online_softmax/softmax_kernel": RUNS(SFPU),
-    "gemv/naive_gemv": REFUSED(THREAD),
-    "gemv/naive_splitk_gemv": REFUSED(THREAD),
-    "gemv/splitk_gemv": REFUSED(THREAD),
-    "gemv/splitk_gemv_vectorized": REFUSED(THREAD),
-    "gemv/splitk_gemv_vectorized_tvm": REFUSED(THREAD),
+    "gemv/naive_gemv": RUNS(BF16),
+    "gemv/naive_splitk_gemv": RUNS(BF16),
+    "gemv/splitk_gemv": RUNS(BF16),
+    "gemv/splitk_gemv_vectorized": REFUSED(f"`w_regs` [8] varies over the thread indices `t`, `s`: {LANE_RANK}"),
+    "gemv/splitk_gemv_vectorized_tvm": REFUSED(f"`w_regs` [8] varies over the thread indices `t`, `s`: {LANE_RANK}"),
     "gemv/gemv_alloc_reducer": RUNS(BF16),
     "gemm/matmul": RUNS(BF16),
     "gemm/matmul_non_persistent": RUNS(BF16),

@@ -14,7 +14,7 @@ messages that name it), so the table of ``python -m benchmarks.outside`` counts 
 
 from __future__ import annotations
 
-from tests.examples.catalogue import BF16, CRASHES, FP32, REFUSED, RUNS, SFPU, THREAD
+from tests.examples.catalogue import BF16, CRASHES, FP32, GPU_INSTRUCTION, LANE_RANK, REFUSED, RUNS, SFPU, THREAD
 from tests.examples.harness import Example
 from tests.outside import (activation, attention, butterfly, gemm, gemv, language, layout, moe, norm, quant, reduce,
                            rope, scan, softmax)
@@ -55,7 +55,7 @@ GAPS = {
                                                       PAST_EXTENT, PARTIAL_TILES),
     "the bits of float values (T.reinterpret, shifts, masks)": (FLOAT_BITS,),
     "compute on masks, values needing more DST than an acquire holds": (BOOL_COMPUTE, DST_BUDGET),
-    "thread-level code": (THREAD_INDEX,),
+    "thread-level code": (THREAD_INDEX, GPU_INSTRUCTION, LANE_RANK),
     "branches on on-chip values (positions copied into registers)": (ON_CHIP_BRANCH,),
     "other tile ops": (TRANSPOSE,),
 }
@@ -87,6 +87,7 @@ EXPECTED = {
     "gemm/fp8_gemm": RUNS(BF16),  # the per-row scales of a K step: the reader reads an element per row
     "gemm/blockwise_base": RUNS(BF16),
     "gemm/blockwise_split_k": RUNS(BF16),  # two launches, the scales read as fp8_gemm's
+    "reduce/max_over_leading_axis": RUNS(BF16),  # thread-level code: a thread per output element
     "activation/relu_fragment": RUNS(BF16),
     "activation/gelu_regcopy": RUNS(SFPU),  # on-chip blocks at a flat index of the nest: one loop over them
     "activation/leaky_relu": RUNS(BF16),
@@ -145,11 +146,14 @@ EXPECTED = {
     # the bits of float values: a power-of-two scale computed from the exponent bits
     "quant/act_quant round_scale": REFUSED(FLOAT_BITS),
     # thread-level code
-    "moe/fused_topk_softmax": REFUSED(f"`tx` {THREAD_INDEX}"),
-    "moe/align_block_size": REFUSED(f"`tx` {THREAD_INDEX}"),
-    "gemv/splitk_gemv_vectorized": REFUSED(f"`tm` {THREAD_INDEX}"),
-    "gemv/gemv_simt": REFUSED(f"`kr` {THREAD_INDEX}"),
-    "reduce/max_over_leading_axis": REFUSED(f"`tx` {THREAD_INDEX}"),
+    "moe/fused_topk_softmax": REFUSED(f"`T.shfl_xor_sync` is a warp shuffle (lanes exchanging registers): "
+                                      f"{GPU_INSTRUCTION}"),
+    "moe/align_block_size": REFUSED(f"`T.tvm_warp_shuffle_up` is a warp shuffle (lanes exchanging registers): "
+                                    f"{GPU_INSTRUCTION}"),
+    "gemv/splitk_gemv_vectorized": REFUSED(f"`A_local` [8] varies over the thread indices `tm`, `tk`: with one element "
+                                           f"per lane it is a block of rank 3, and {LANE_RANK}"),
+    "gemv/gemv_simt": REFUSED(f"`B_local` [8] varies over the thread indices `kr`, `ni`: with one element per lane "
+                              f"it is a block of rank 3, and {LANE_RANK}"),
     # other tile ops
     "layout/transpose": REFUSED(TRANSPOSE),
     # branches on on-chip values: the early exit and the branch on pos_to_expert pass; the scatter decides

@@ -43,7 +43,7 @@ Errors: any other tile op, statement or expression, naming it and the user's lin
 from __future__ import annotations
 
 import tilelang  # noqa: F401
-from tvm import ir, tirx
+from tvm import tirx
 
 from tilelang_tt.ir.attrs import Attr, ComputeKernelConfig, Scope
 from tilelang_tt.ir.intrin import Intrin
@@ -127,19 +127,11 @@ ALTERNATIVES = {
               "convolution as K*K shifted GEMMs (for kh, kw: T.copy the shifted image rows and T.gemm with the "
               "filter tap), or unfold the image on the host",
 }
-WARP_CALLS = ("shfl", "warp", "ballot", "any_sync", "all_sync")  # op names of warp-level exchanges
 
 
 def _scalar_store(store: tirx.BufferStore) -> tuple[str, str]:
     """(message, hint) for a store outside T.Parallel, naming the GPU construct it comes from."""
     name = store.buffer.name
-    warp = []
-    tirx.stmt_functor.post_order_visit(store.value, lambda n: warp.append(n.op.name) if isinstance(
-        n, tirx.Call) and isinstance(n.op, ir.Op) and any(w in n.op.name for w in WARP_CALLS) else None)
-    if warp:
-        return (f"`{warp[0].split('.')[-1]}` in the store into `{name}` is a warp-level exchange between GPU threads: "
-                "a Tenstorrent core computes whole tiles, no threads exchange registers",
-                "reduce the block with T.reduce_sum/T.reduce_max instead of shuffles between threads")
     if store.buffer.scope() == "local":
         return (f"store into `{name}`, per-thread registers (T.alloc_local) outside T.Parallel: a Tenstorrent core "
                 "has no per-thread registers", "keep the values in a T.alloc_fragment block and compute them in a "

@@ -53,6 +53,7 @@ from tilelang_tt.ir.common import (
     as_region,
     const_int,
     error,
+    first_stmt_using,
     keep_span,
     kernel_names,
     make_region,
@@ -90,6 +91,7 @@ GPU_INSTRUCTIONS = (("shfl", "a warp shuffle (lanes exchanging registers)"),
                     ("activemask", "a warp's active-lane mask"),
                     ("ballot", "a warp vote"))
 REDUCERS = {tirx.Add: "sum", tirx.Max: "max", tirx.Min: "min"}
+LANE_RANK = "thread-level arrays are blocks of at most two dimensions"
 THREAD = "is a thread index (T.get_thread_binding, T.thread_binding): thread-level code"
 
 
@@ -219,17 +221,17 @@ class _Lowering:
     def refuse(self, stmt, what: str):
         used = self.lanes.sorted(self.lanes.lanes_of(stmt))
         name = used[0].name if used else "a per-thread array"
-        return error(PASS, self.func, stmt, f"`{name}` {THREAD} in {what} has no block form here",
+        return error(PASS, self.func, stmt, f"`{name}` {THREAD} in {what}: its lanes differ there, which a block cannot express",
                      "write the lanes' work as block operations: a T.Parallel over the lanes, "
                      "T.reduce_* across them, serial loops of the same extent in every lane")
 
     def loop(self, loop: tirx.For, guards, folded) -> tirx.Stmt:
         if loop.thread_binding is not None and str(loop.thread_binding.thread_tag).startswith("threadIdx."):
             return self.lower(loop.body, guards, folded)
+        if self.lanes.lanes_of(loop.min) or self.lanes.lanes_of(loop.extent):
+            raise self.refuse(loop, f"the extent of the loop over `{loop.loop_var.name}`")
         if not self.involved(loop.body):
             return loop
-        if self.lanes.lanes_of(loop.min) or self.lanes.lanes_of(loop.extent):
-            raise self.refuse(loop, f"the extent of the loop over `{loop.loop_var.name}`, which differs per thread,")
         statements = _leaves(loop.body)
         if loop.kind != tirx.ForKind.PARALLEL and const_int(loop.extent) is not None and \
                 all(self.foldable(s, loop.loop_var, folded) for s in statements) and _fissionable(statements):
@@ -442,10 +444,25 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     body = inline_lane_binds(body, lanes)
     body = split_flat_lanes(body, lanes, block_grid_loops(func))
     varying(body, lanes)
+    _check_lane_ranks(func, body, lanes)
     lowering = _Lowering(func, lanes)
     body = lowering.lower(body, ())
     body = _reallocate(body, lanes)
     return func.with_body(body)
+
+
+def _check_lane_ranks(func, body, lanes: Lanes) -> None:
+    """A lane array is a block: at most two dimensions (its lanes and its own non-unit ones)."""
+    for buf in lanes.private:
+        over = lanes.sorted(lanes.varying.get(buf, set()))
+        own = [int(d) for d in buf.shape if const_int(d) != 1]
+        if len(over) + len(own) > 2:
+            names = ", ".join(f"`{v.name}`" for v in over)
+            raise error(PASS, func, first_stmt_using(body, buf) or buf,
+                        f"the per-thread array `{buf.name}` {own} varies over the thread indices {names}: with one "
+                        f"element per lane it is a block of rank {len(over) + len(own)}, and {LANE_RANK}",
+                        "keep per-thread values scalars where the threads have two indices (read the tensor where "
+                        "the value is used: partial[0] += x[k] * W[row, k]), or use one thread index")
 
 
 def _allocated(body) -> list:
