@@ -81,15 +81,20 @@ from tilelang_tt.ir.slices import block_grid_loops
 PASS = "ThreadsToLanesTT"
 BARRIERS = ("tirx.tvm_storage_sync", "tl.sync_threads", "tirx.tvm_thread_fence")
 ATOMIC_ADD = "tl.atomic_add_elem_op"
-# GPU instructions with no block form, by a fragment of the op's name, and what they are
-GPU_INSTRUCTIONS = (("shfl", "a warp shuffle (lanes exchanging registers)"),
-                    ("warp_shuffle", "a warp shuffle (lanes exchanging registers)"),
-                    ("ldmatrix", "ldmatrix (a warp loading MMA fragments)"),
-                    ("stmatrix", "stmatrix (a warp storing MMA fragments)"),
-                    ("mma", "an MMA instruction on register fragments"),
-                    ("matrix_sync", "a WMMA fragment operation"),
-                    ("activemask", "a warp's active-lane mask"),
-                    ("ballot", "a warp vote"))
+# GPU instructions with no block form (the op's name after its namespace: tl.shfl_xor_sync,
+# tirx.tvm_warp_shuffle, tirx.ptx_mma...), and what they are
+GPU_INSTRUCTIONS = {
+    "a warp shuffle (lanes exchanging registers)": (
+        "shfl_sync", "shfl_xor_sync", "shfl_up_sync", "shfl_down_sync", "tvm_warp_shuffle", "tvm_warp_shuffle_up",
+        "tvm_warp_shuffle_down"),
+    "a warp vote (lanes' conditions combined)": (
+        "ballot", "ballot_sync", "activemask", "any_sync", "all_sync", "match_any_sync", "match_all_sync",
+        "tvm_warp_activemask"),
+    "ldmatrix (a warp loading MMA fragments)": ("ptx_ldmatrix", "ptx_ldmatrix_x", "ptx_stmatrix"),
+    "an MMA instruction on register fragments": (
+        "ptx_mma", "ptx_mma_sp", "ptx_wgmma_ss", "ptx_wgmma_rs", "mma_store", "mma_fill", "tvm_mma_sync",
+        "tvm_bmma_sync", "tvm_load_matrix_sync", "tvm_store_matrix_sync", "tvm_fill_fragment"),
+}
 REDUCERS = {tirx.Add: "sum", tirx.Max: "max", tirx.Min: "min"}
 LANE_RANK = "thread-level arrays are blocks of at most two dimensions"
 THREAD = "is a thread index (T.get_thread_binding, T.thread_binding): thread-level code"
@@ -102,7 +107,7 @@ def _gpu_instruction(stmt) -> tuple[str, str] | None:
     def visit(node):
         name = call_name(node)
         if name is not None and not found:
-            what = next((w for frag, w in GPU_INSTRUCTIONS if frag in name.split(".")[-1]), None)
+            what = next((w for w, ops in GPU_INSTRUCTIONS.items() if name.split(".")[-1] in ops), None)
             if what is not None:
                 found.append((name, what))
 
