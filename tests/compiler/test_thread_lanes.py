@@ -102,3 +102,29 @@ def test_per_token_cast_matches_torch():
 def test_max_over_a_leading_axis_with_a_thread_per_element_matches_torch():
     X = bf16(4, 64, 64, seed=6)
     assert torch.equal(tilelang_tt.compile(max_over_leading_axis()).run(X), X.amax(dim=0))
+
+
+def warp_row_max(M=64, N=128, rows=32):
+    """A warp per row (threadIdx.x, 32 lanes) and a row per threadIdx.y: each lane keeps the max of
+    its strided columns, T.warp_reduce_max combines the warp's lanes, lane 0 writes the row's max."""
+    @T.prim_func
+    def main(x: T.Tensor((M, N), "float32"), y: T.Tensor((M,), "float32")):
+        with T.Kernel(M // rows, threads=(32, rows)) as bx:
+            lane = T.get_thread_binding(0)
+            r = T.get_thread_binding(1)
+            best = T.alloc_local((1,), "float32")
+            total = T.alloc_local((1,), "float32")
+            best[0] = x[bx * rows + r, lane]
+            for j in T.serial(1, N // 32):
+                best[0] = T.max(best[0], x[bx * rows + r, j * 32 + lane])
+            total[0] = T.warp_reduce_max(best[0])
+            if lane == 0:
+                y[bx * rows + r] = total[0]
+
+    return main
+
+
+def test_row_max_with_a_warp_reduction_matches_torch():
+    x = torch.randn(64, 128, generator=torch.Generator().manual_seed(7))
+    y = tilelang_tt.compile(warp_row_max()).run(x)
+    torch.testing.assert_close(y, x.amax(dim=1), rtol=2**-10, atol=0)  # float32 extrema of TF32 values

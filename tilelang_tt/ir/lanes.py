@@ -4,8 +4,8 @@ per-thread arrays (``T.alloc_local``, ``T.alloc_var``) and the lanes each one's 
 ThreadsToLanesTT asks it before it rewrites the statements. A lane is a thread index of extent
 above 1; a per-thread array ``varies`` over the lanes its stored values, indices and conditions
 use (directly or through other per-thread arrays, to a fixed point; ``if s == 0:`` fixes ``s``
-rather than making a value depend on it); the result of ``tvm_thread_allreduce`` over a lane does
-not vary over it.
+rather than making a value depend on it); the result of ``tvm_thread_allreduce`` over a lane, or of
+``T.warp_reduce_*`` over the warp's lane (``threadIdx.x`` of extent 32), does not vary over it.
 """
 
 from __future__ import annotations
@@ -19,6 +19,10 @@ from tilelang_tt.ir.common import const_int, keep_span, uses_var
 
 PRIVATE_SCOPES = ("local", "local.var")
 ALLREDUCE = "tirx.tvm_thread_allreduce"
+# T.warp_reduce_* (tilelang/language/reduce_op.py): a value reduced over the 32 lanes of a warp
+# (CUDA's warp size), consecutive threadIdx.x values
+WARP_REDUCERS = {"tl.warp_reduce_sum": "sum", "tl.warp_reduce_max": "max", "tl.warp_reduce_min": "min"}
+WARP = 32
 
 
 def call_name(node) -> str | None:
@@ -39,6 +43,7 @@ class Lanes:
     varying: dict = field(default_factory=dict)  # Buffer -> set of lane Vars
     made: dict = field(default_factory=dict)  # per-thread Buffer -> its lane array
     extra: list = field(default_factory=list)  # per-thread Buffers this pass adds (reduced values)
+    warp: tirx.Var | None = None  # the lane T.warp_reduce_* reduces over: threadIdx.x of extent WARP
 
     def is_private(self, buf) -> bool:
         return any(buf.same_as(b) for b in self.private)
@@ -210,7 +215,8 @@ def _varying_once(stmt, lanes: Lanes, conditions) -> None:
             _varying_once(stmt.else_case, lanes, more)
     elif isinstance(stmt, tirx.BufferStore) and lanes.is_private(stmt.buffer):
         got = lanes.varying.setdefault(stmt.buffer, set())
-        got.update(lanes.lanes_of(stmt.value))
+        reduced = {lanes.warp} if call_name(stmt.value) in WARP_REDUCERS else set()
+        got.update(lanes.lanes_of(stmt.value) - reduced)
         for index in stmt.indices:
             got.update(lanes.lanes_of(index))
         for cond in conditions:

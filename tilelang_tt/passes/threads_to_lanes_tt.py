@@ -18,7 +18,8 @@ nest over the lanes it depends on, which the element-wise, reduction and copy lo
   around the lanes (each statement runs for every lane before the next: a barrier between
   statements, which a race-free GPU kernel does not notice);
 * a condition on the lanes guards each statement inside; ``if s == 0:`` fixes lane ``s`` to 0;
-* ``T.tvm_thread_allreduce`` (sum, max, min over one lane) and ``T.atomic_add`` of per-thread
+* ``T.tvm_thread_allreduce`` (sum, max, min over one lane), ``T.warp_reduce_sum/max/min`` (over
+  ``threadIdx.x`` of extent 32, a warp) and ``T.atomic_add`` of per-thread
   values into an element indexed by fewer lanes are ``T.reduce`` over that lane's dimension;
   barriers (``T.sync_threads``, ``T.tvm_storage_sync``) go (statements are already ordered);
 * a GPU instruction (warp shuffles ``T.shfl_*``, ``tvm_warp_shuffle*``, ``ldmatrix``, MMA
@@ -65,6 +66,8 @@ from tilelang_tt.ir.common import (
 )
 from tilelang_tt.ir.lanes import (
     ALLREDUCE,
+    WARP,
+    WARP_REDUCERS,
     PRIVATE_SCOPES,
     Lanes,
     call_name,
@@ -201,6 +204,8 @@ class _Lowering:
             return self.loop(stmt, guards, folded)
         if isinstance(stmt, tirx.IfThenElse):
             return self.branch(stmt, guards, folded)
+        if isinstance(stmt, tirx.BufferStore) and call_name(stmt.value) in WARP_REDUCERS:
+            return self.warp_reduce(stmt, guards, folded)
         if isinstance(stmt, tirx.BufferStore):
             return self.nest(stmt, guards, folded)
         if isinstance(stmt, tirx.AttrStmt) and stmt.attr_key == "reduce_scope":
@@ -384,6 +389,21 @@ class _Lowering:
             raise self.refuse(attr.body, "a thread all-reduce of other than one per-thread value over one lane")
         return self.reduce_call(attr.body, src.buffer, dst.buffer, over[0], kind)
 
+    def warp_reduce(self, stmt: tirx.BufferStore, guards, folded) -> tirx.Stmt:
+        """``dst = T.warp_reduce_sum(src[0])``: T.reduce of ``src``'s lane array along the warp's lane
+        into a new value, stored into ``dst`` for each of its lanes."""
+        kind = WARP_REDUCERS[call_name(stmt.value)]
+        src = stmt.value.args[0]
+        warp = self.lanes.warp
+        if warp is None or folded or not (isinstance(src, tirx.BufferLoad) and self.lanes.is_private(src.buffer)) \
+                or warp not in self.lanes.varying.get(src.buffer, set()):
+            raise self.refuse(stmt, f"a warp reduction (T.warp_reduce_{kind}) of other than a per-thread value over "
+                                    f"the {WARP} lanes of threadIdx.x")
+        total = self.reduced(stmt, src.buffer, [warp], kind)
+        store = keep_span(stmt, tirx.BufferStore(stmt.buffer, tirx.BufferLoad(total, [tirx.IntImm("int32", 0)]),
+                                                 stmt.indices))
+        return seq([self.reduce_call(stmt, src.buffer, total, warp, kind), self.nest(store, guards, folded)])
+
     def atomic_add(self, stmt: tirx.Evaluate, guards, folded) -> tirx.Stmt:
         """``T.atomic_add(dst[idx], value)``: the lanes ``value`` depends on and ``idx`` does not are
         summed first (T.reduce), then each element adds its sum."""
@@ -442,6 +462,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             continue
         lanes.extents[var] = extent
         lanes.order.append(var)
+        if dim in (0, -1) and extent == WARP:
+            lanes.warp = var
     body = tirx.stmt_functor.substitute(func.body, ones) if ones else func.body
     if not lanes.order:
         return func.with_body(body)
