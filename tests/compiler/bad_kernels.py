@@ -405,6 +405,37 @@ def loop_per_thread(N=64):
     return main
 
 
+def lane_array_of_rank_three(N=64):
+    """Per-thread registers of 8 values over two thread indices: a lane array of rank 3."""
+    @T.prim_func
+    def main(x: T.Tensor((N, 256), "bfloat16"), y: T.Tensor((N,), "float32")):
+        with T.Kernel(N // 32, threads=(32, 4)) as bx:
+            t = T.get_thread_binding(0)
+            s = T.get_thread_binding(1)
+            regs = T.alloc_local((8,), "bfloat16")
+            acc = T.alloc_local((1,), "float32")
+            T.clear(acc)
+            for kb in T.serial(8):
+                for k in T.serial(8):
+                    regs[k] = x[bx * 32 + t, kb * 32 + s * 8 + k]  # LINE: lane_array_of_rank_three
+                for k in T.serial(8):
+                    acc[0] += T.Cast("float32", regs[k])
+            T.atomic_add(y[bx * 32 + t], acc[0])
+
+    return main
+
+
+def threads_without_a_count(N=64):
+    """A thread index of a kernel that gives no thread count and indexes no on-chip block."""
+    @T.prim_func
+    def main(x: T.Tensor((N,), "float32"), y: T.Tensor((N,), "float32")):
+        with T.Kernel(N // 32) as bx:
+            t = T.get_thread_binding(0)
+            y[bx * 32 + t] = x[bx * 32 + t] * T.float32(2)  # LINE: threads_without_a_count
+
+    return main
+
+
 def integer_value(value, M=64, N=64, b_dtype="int32"):
     """``C_l[i, j] = value(A_s[i, j], B_s[i, j])`` into an int32 block: a value the SFPU's integer ops do
     not compute."""

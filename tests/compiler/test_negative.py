@@ -209,6 +209,19 @@ def test_a_loop_whose_extent_differs_per_thread_is_refused_at_the_loop():
                       "thread-level code in the extent of the loop over `k`", "loop_per_thread")
 
 
+def test_a_per_thread_array_over_two_thread_indices_is_refused_at_its_first_statement():
+    err = compile_error(bad_kernels.lane_array_of_rank_three())
+    assert_diagnostic(err, "ThreadsToLanesTT", "the per-thread array `regs` [8] varies over the thread indices `t`, "
+                      "`s`: with one element per lane it is a block of rank 3", "lane_array_of_rank_three")
+
+
+def test_a_thread_index_without_a_thread_count_is_refused_at_its_first_use():
+    err = compile_error(bad_kernels.threads_without_a_count())
+    assert_diagnostic(err, "ThreadsToLanesTT", "`t` is a thread index (T.get_thread_binding, T.thread_binding): "
+                      "thread-level code with no thread count", "threads_without_a_count")
+    assert "threads=" in err.hint
+
+
 def test_unsupported_elementwise_expression():
     err = compile_error(bad_kernels.unsupported_expression(T.atan))
     assert_diagnostic(err, "LowerTTTileIntrinsics", "unsupported element-wise expression", "unsupported_expression")

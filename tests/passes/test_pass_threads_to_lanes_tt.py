@@ -65,3 +65,105 @@ def test_a_thread_per_row_is_a_lane_nest_with_one_accumulator_per_lane():
     thread = [n.var for n in nodes(after["main"].body, lambda n: isinstance(n, tvm.tirx.Bind))][0]
     lanes = nodes(after["main"].body, lambda n: isinstance(n, tvm.tirx.For) and n.kind == tvm.tirx.ForKind.PARALLEL)
     assert lanes and not any(lp.loop_var.same_as(thread) for lp in lanes)  # each nest binds a lane var of its own
+
+
+@I.ir_module
+class SplitK:
+    @T.prim_func
+    def main(W: T.Buffer((64, 128), "float32"), c: T.Buffer((64,), "float32")):
+        for bx in T.thread_binding(2, thread="blockIdx.x"):
+            t: T.int32 = tl.launch_thread_idx(0, dtype="int32")
+            s: T.int32 = tl.launch_thread_idx(1, dtype="int32")
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                T.sblock_attr({"tl.launch_threads": [32, 32, 1]})
+                partial = T.sblock_alloc_buffer((1,), "float32", scope="local")
+                total = T.sblock_alloc_buffer((1,), "float32", scope="local")
+                tl.tileop.fill(tl.region(partial[0], 2, 1), 0)
+                for kb in range(4):
+                    partial[0] = partial[0] + W[bx * 32 + t, kb * 32 + s]
+                with T.attr(T.comm_reducer(lambda a, b: a + b, [T.float32(0)]), "reduce_scope",
+                            T.reinterpret("handle", T.uint64(0))):
+                    T.tvm_thread_allreduce(T.uint32(1), partial[0], T.bool(True), total[0], s)
+                if s == 0:
+                    c[bx * 32 + t] = total[0]
+
+
+@I.ir_module
+class SplitKLanes:
+    @T.prim_func
+    def main(W: T.Buffer((64, 128), "float32"), c: T.Buffer((64,), "float32")):
+        for bx in T.thread_binding(2, thread="blockIdx.x"):
+            t: T.int32 = tl.launch_thread_idx(0, dtype="int32")
+            s: T.int32 = tl.launch_thread_idx(1, dtype="int32")
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                T.sblock_attr({"tl.launch_threads": [32, 32, 1]})
+                partial = T.sblock_alloc_buffer((32, 32), "float32", scope="local")
+                total = T.sblock_alloc_buffer((32,), "float32", scope="local")
+                tl.tileop.fill(tl.region(partial[0, 0], 2, 32, 32), 0)
+                for kb in range(4):
+                    for t_1 in T.parallel(32):
+                        for s_1 in T.parallel(32):
+                            partial[t_1, s_1] = partial[t_1, s_1] + W[bx * 32 + t_1, kb * 32 + s_1]
+                tl.tileop.reduce(tl.region(partial[0, 0], 1, 32, 32), tl.region(total[0], 2, 32), "sum", 1, True)
+                for t_1 in T.parallel(32):
+                    c[bx * 32 + t_1] = total[t_1]
+
+
+def test_a_thread_allreduce_is_a_reduce_along_its_lane_and_lane_zero_writes_once():
+    """Two lanes: the accumulator over (t, s), the serial K loop around the nest (a sum over two
+    lanes is no 2-D reduction), the allreduce over ``s`` a T.reduce along dimension 1, and the
+    store under ``if s == 0`` one nest over ``t``."""
+    tvm.ir.assert_structural_equal(ThreadsToLanesTT()(SplitK), SplitKLanes)
+
+
+@I.ir_module
+class FlatLanes:
+    @T.prim_func
+    def main(X: T.Buffer((4, 64, 64), "float32"), Y: T.Buffer((64, 64), "float32")):
+        for bx in T.thread_binding(16, thread="blockIdx.x"):
+            tx: T.int32 = tl.launch_thread_idx(0, dtype="int32")
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                T.sblock_attr({"tl.launch_threads": [256, 1, 1]})
+                m = T.sblock_alloc_buffer((1,), "float32", scope="local")
+                idx: T.int32 = bx * 256 + tx
+                if idx < 4096:
+                    m[0] = X[0, idx // 64, idx % 64]
+                    for b in range(1, 4):
+                        m[0] = T.max(m[0], X[b, idx // 64, idx % 64])
+                    Y[idx // 64, idx % 64] = m[0]
+
+
+@I.ir_module
+class FlatLanesSplit:
+    @T.prim_func
+    def main(X: T.Buffer((4, 64, 64), "float32"), Y: T.Buffer((64, 64), "float32")):
+        for bx in T.thread_binding(16, thread="blockIdx.x"):
+            tx: T.int32 = tl.launch_thread_idx(0, dtype="int32")
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                T.sblock_attr({"tl.launch_threads": [256, 1, 1]})
+                m = T.sblock_alloc_buffer((4, 64), "float32", scope="local")
+                for hi in T.parallel(4):
+                    for lo in T.parallel(64):
+                        m[hi, lo] = X[0, bx * 4 + hi, lo]
+                for b in range(1, 4):
+                    for hi in T.parallel(4):
+                        for lo in T.parallel(64):
+                            m[hi, lo] = T.max(m[hi, lo], X[b, bx * 4 + hi, lo])
+                for hi in T.parallel(4):
+                    for lo in T.parallel(64):
+                        Y[bx * 4 + hi, lo] = m[hi, lo]
+
+
+def test_a_flat_lane_is_split_into_rows_and_columns_and_a_carried_loop_runs_around_the_lanes():
+    """``idx // 64`` and ``idx % 64`` of ``idx = bx * 256 + tx``: the lane ``tx`` is (4, 64) lanes, the
+    guard of the last block true for every block (bx < 16), the running max's loop over ``b`` around
+    the nest (each step reads the last)."""
+    tvm.ir.assert_structural_equal(ThreadsToLanesTT()(FlatLanes), FlatLanesSplit)

@@ -455,7 +455,11 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         else:
             extent = inferred_extent(func.body, var)
         if extent is None:
-            raise error(PASS, func, None, f"`{var.name}` {THREAD} with no thread count: the lanes' extent is unknown",
+            users = []
+            tirx.stmt_functor.post_order_visit(func.body, lambda n, v=var: users.append(n) if isinstance(
+                n, (tirx.BufferStore, tirx.Evaluate)) and uses_var(n, v) else None)
+            raise error(PASS, func, users[0] if users else None, f"`{var.name}` {THREAD} with no thread count: the "
+                        "lanes' extent is unknown",
                         "give the kernel its thread count: T.Kernel(..., threads=128)")
         if extent == 1:
             ones[var] = tirx.IntImm(var.dtype, 0)
