@@ -43,6 +43,7 @@ class Lanes:
     varying: dict = field(default_factory=dict)  # Buffer -> set of lane Vars
     made: dict = field(default_factory=dict)  # per-thread Buffer -> its lane array
     extra: list = field(default_factory=list)  # per-thread Buffers this pass adds (reduced values)
+    dropped: list = field(default_factory=list)  # staging registers forwarded to their readers
     warp: tirx.Var | None = None  # the lane T.warp_reduce_* reduces over: threadIdx.x of extent WARP
 
     def is_private(self, buf) -> bool:
@@ -222,3 +223,114 @@ def _varying_once(stmt, lanes: Lanes, conditions) -> None:
         for cond in conditions:
             if not (isinstance(cond, tirx.EQ) and isinstance(cond.a, tirx.Var) and cond.a in lanes.extents):
                 got.update(lanes.lanes_of(cond))
+
+
+class _NotStaged(Exception):
+    """The array is not a staging register of one loop (see :func:`forward_staged_registers`)."""
+
+
+def _take_store(stmt, buf: tirx.Buffer, var: tirx.Var):
+    """(``stmt`` without its store into ``buf[var]``, the value stored), the value a
+    ``T.if_then_else`` where an if/else stores into both branches; None when it has no such store."""
+    if isinstance(stmt, tirx.BufferStore):
+        if not stmt.buffer.same_as(buf):
+            return stmt, None
+        if len(stmt.indices) != 1 or not (isinstance(stmt.indices[0], tirx.Var) and stmt.indices[0].same_as(var)):
+            raise _NotStaged()
+        return tirx.Evaluate(0), stmt.value
+    if isinstance(stmt, tirx.SeqStmt):
+        kept, values = [], []
+        for s in stmt.seq:
+            rest, value = _take_store(s, buf, var)
+            kept.append(rest)
+            values += [value] if value is not None else []
+        if len(values) > 1:
+            raise _NotStaged()
+        kept = [s for s in kept if not _noop(s)]
+        rest = kept[0] if len(kept) == 1 else tirx.SeqStmt(kept) if kept else tirx.Evaluate(0)
+        return rest, values[0] if values else None
+    if isinstance(stmt, tirx.IfThenElse):
+        then, a = _take_store(stmt.then_case, buf, var)
+        other, b = _take_store(stmt.else_case, buf, var) if stmt.else_case is not None else (None, None)
+        if (a is None) != (b is None):
+            raise _NotStaged()
+        if a is None:
+            return stmt, None
+        value = tirx.if_then_else(stmt.condition, a, b)
+        if _noop(then) and (other is None or _noop(other)):
+            return tirx.Evaluate(0), value
+        return keep_span(stmt, tirx.IfThenElse(stmt.condition, then, other)), value
+    if loads_of(stmt, buf) or _stores_into(stmt, buf):
+        raise _NotStaged()
+    return stmt, None
+
+
+def _noop(stmt) -> bool:
+    return isinstance(stmt, tirx.Evaluate) and isinstance(stmt.value, tirx.IntImm)
+
+
+def _stores_into(stmt, buf) -> bool:
+    found = []
+    tirx.stmt_functor.post_order_visit(stmt, lambda n: found.append(n) if isinstance(
+        n, tirx.BufferStore) and n.buffer.same_as(buf) else None)
+    return bool(found)
+
+
+def _written(stmt) -> list:
+    out = []
+    tirx.stmt_functor.post_order_visit(stmt, lambda n: out.append(n.buffer) if isinstance(
+        n, tirx.BufferStore) else None)
+    return out
+
+
+def forward_staged_registers(body, lanes: Lanes) -> tirx.Stmt:
+    """A per-thread array used as staging registers — filled element by element by one loop
+    (``for e: r[e] = W[row, k0 + e]``, possibly ``if ok: r[e] = .. else: r[e] = 0``) and read by
+    the statements after that loop in the same sequence, which nothing between re-writes — is its
+    value where it is read (``r[w]`` is ``W[row, k0 + w]``), and the array goes: a GPU thread's
+    vector load is the block read the reading statement makes anyway."""
+    for buf in list(lanes.private):
+        own = [const_int(d) for d in buf.shape if const_int(d) != 1]
+        if len(own) != 1:
+            continue
+        done = []
+
+        def post(node, buf=buf, extent=own[0], done=done):
+            if done or not isinstance(node, tirx.SeqStmt):
+                return None
+            for i, loop in enumerate(node.seq):
+                if not (isinstance(loop, tirx.For) and const_int(loop.extent) == extent and const_int(loop.min) == 0):
+                    continue
+                try:
+                    rest, value = _take_store(loop.body, buf, loop.loop_var)
+                except _NotStaged:
+                    return None
+                if value is None:
+                    continue
+                after = list(node.seq[i + 1:])
+                readers = [k for k, s in enumerate(after) if loads_of(s, buf)]
+                if any(lanes.is_private(x.buffer) for x in all_loads(value)) or not readers or any(
+                        _stores_into(s, buf) for s in after) or any(
+                        any(w.same_as(x.buffer) for x in all_loads(value) for w in _written(s))
+                        for s in after[:readers[-1] + 1]):
+                    return None
+
+                def forward(n, var=loop.loop_var, value=value):
+                    if isinstance(n, tirx.BufferLoad) and n.buffer.same_as(buf):
+                        return tirx.stmt_functor.substitute(value, {var: n.indices[0]})
+                    return None
+
+                after = [tirx.stmt_functor.ir_transform(s, None, forward, ["tirx.BufferLoad"]) for s in after]
+                loop = None if _noop(rest) else \
+                    keep_span(loop, tirx.For(loop.loop_var, loop.min, loop.extent, loop.kind, rest,
+                                             loop.thread_binding, loop.annotations))
+                done.append(buf)
+                stmts = list(node.seq[:i]) + ([loop] if loop else []) + after
+                return stmts[0] if len(stmts) == 1 else keep_span(node, tirx.SeqStmt(stmts))
+            return None
+
+        body = tirx.stmt_functor.ir_transform(body, None, post, ["tirx.SeqStmt"])
+        if done and not loads_of(body, buf) and not _stores_into(body, buf):
+            lanes.private = [b for b in lanes.private if not b.same_as(buf)]
+            lanes.dropped.append(buf)
+    return body

@@ -71,6 +71,7 @@ from tilelang_tt.ir.lanes import (
     PRIVATE_SCOPES,
     Lanes,
     call_name,
+    forward_staged_registers,
     inferred_extent,
     inline_lane_binds,
     loads_of,
@@ -474,6 +475,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     lanes.private = [b for b in _allocated(body) if b.scope() in PRIVATE_SCOPES]
     body = inline_lane_binds(body, lanes)
     body = split_flat_lanes(body, lanes, block_grid_loops(func))
+    body = forward_staged_registers(body, lanes)
     varying(body, lanes)
     _check_lane_ranks(func, body, lanes)
     lowering = _Lowering(func, lanes)
@@ -504,13 +506,15 @@ def _allocated(body) -> list:
 
 
 def _reallocate(body, lanes: Lanes) -> tirx.Stmt:
-    """The root block allocates each per-thread array's lane array, and the reduced values."""
+    """The root block allocates each per-thread array's lane array and the reduced values; the
+    forwarded staging registers go."""
 
     def post(node):
-        if isinstance(node, tirx.SBlock) and any(lanes.is_private(b) for b in node.alloc_buffers):
-            buffers = [lanes.made.get(b, b) for b in node.alloc_buffers] + \
-                [lanes.made[b] for b in lanes.extra if b in lanes.made] if node.name_hint == "tilelang_root" else \
-                [lanes.made.get(b, b) for b in node.alloc_buffers]
+        if isinstance(node, tirx.SBlock) and any(lanes.is_private(b) or b in lanes.dropped
+                                                 for b in node.alloc_buffers):
+            buffers = [lanes.made.get(b, b) for b in node.alloc_buffers if b not in lanes.dropped]
+            if node.name_hint == "tilelang_root":
+                buffers += [lanes.made[b] for b in lanes.extra if b in lanes.made]
             return tirx.SBlock(node.iter_vars, node.reads, node.writes, node.name_hint, node.body, node.init,
                                buffers, node.match_buffers, node.annotations)
         return None
