@@ -128,3 +128,38 @@ def test_row_max_with_a_warp_reduction_matches_torch():
     x = torch.randn(64, 128, generator=torch.Generator().manual_seed(7))
     y = tilelang_tt.compile(warp_row_max()).run(x)
     torch.testing.assert_close(y, x.amax(dim=1), rtol=2**-10, atol=0)  # float32 extrema of TF32 values
+
+
+def split_k_gemv_vector_loads(N=64, K=256, rows=32, split=32):
+    """splitk_gemv_vectorized with 32-row blocks: thread (t, s) loads a run of 8 elements of x and of
+    row t of W into registers (T.vectorized), sums their products, and tvm_thread_allreduce adds the
+    runs of a row."""
+    run = K // split
+
+    @T.prim_func
+    def main(x: T.Tensor((K,), "bfloat16"), W: T.Tensor((N, K), "bfloat16"), c: T.Tensor((N,), "bfloat16")):
+        with T.Kernel(N // rows, threads=(rows, split)) as bx:
+            t = T.get_thread_binding(0)
+            s = T.get_thread_binding(1)
+            x_regs = T.alloc_local((run,), "bfloat16")
+            w_regs = T.alloc_local((run,), "bfloat16")
+            partial = T.alloc_local((1,), "float32")
+            total = T.alloc_local((1,), "float32")
+            T.clear(partial)
+            for e in T.vectorized(run):
+                x_regs[e] = x[s * run + e]
+                w_regs[e] = W[bx * rows + t, s * run + e]
+            for e in T.serial(run):
+                partial[0] += T.Cast("float32", x_regs[e]) * T.Cast("float32", w_regs[e])
+            with T.attr(T.comm_reducer(lambda a, b: a + b, [T.float32(0)]), "reduce_scope",
+                        T.reinterpret(T.uint64(0), dtype="handle")):
+                T.evaluate(T.tvm_thread_allreduce(T.uint32(1), partial[0], True, total[0], s, dtype="handle"))
+            c[bx * rows + t] = T.Cast("bfloat16", total[0])
+
+    return main
+
+
+def test_split_k_gemv_with_vector_loads_into_registers_matches_torch():
+    x, W = bf16(256, seed=8), bf16(64, 256, seed=9)
+    c = tilelang_tt.compile(split_k_gemv_vector_loads()).run(x, W)
+    torch.testing.assert_close(c.float(), (W.float() @ x.float()).to(torch.bfloat16).float(), atol=0.05, rtol=0.02)

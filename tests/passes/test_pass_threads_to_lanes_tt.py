@@ -101,22 +101,24 @@ class SplitKLanes:
                 T.reads()
                 T.writes()
                 T.sblock_attr({"tl.launch_threads": [32, 32, 1]})
-                partial = T.sblock_alloc_buffer((32, 32), "float32", scope="local")
+                partial = T.sblock_alloc_buffer((32,), "float32", scope="local")
                 total = T.sblock_alloc_buffer((32,), "float32", scope="local")
-                tl.tileop.fill(tl.region(partial[0, 0], 2, 32, 32), 0)
+                tl.tileop.fill(tl.region(partial[0], 2, 32), 0)
                 for kb in range(4):
                     for t_1 in T.parallel(32):
                         for s_1 in T.parallel(32):
-                            partial[t_1, s_1] = partial[t_1, s_1] + W[bx * 32 + t_1, kb * 32 + s_1]
-                tl.tileop.reduce(tl.region(partial[0, 0], 1, 32, 32), tl.region(total[0], 2, 32), "sum", 1, True)
+                            partial[t_1] = partial[t_1] + W[bx * 32 + t_1, kb * 32 + s_1]
+                for t_1 in T.parallel(32):
+                    total[t_1] = partial[t_1]
                 for t_1 in T.parallel(32):
                     c[bx * 32 + t_1] = total[t_1]
 
 
-def test_a_thread_allreduce_is_a_reduce_along_its_lane_and_lane_zero_writes_once():
-    """Two lanes: the accumulator over (t, s), the serial K loop around the nest (a sum over two
-    lanes is no 2-D reduction), the allreduce over ``s`` a T.reduce along dimension 1, and the
-    store under ``if s == 0`` one nest over ``t``."""
+def test_a_sum_read_only_by_a_thread_allreduce_sums_across_the_lane_and_lane_zero_writes_once():
+    """Two lanes: the accumulator, cleared, summed into and read only by the allreduce over ``s``,
+    is one value per ``t`` whose sums run over ``s`` too (a reduction along the nest's second loop);
+    the K loop stays around it (``kb * 32 + s`` is no run of one thread); the allreduce is then a
+    copy, and the store under ``if s == 0`` one nest over ``t``."""
     tvm.ir.assert_structural_equal(ThreadsToLanesTT()(SplitK), SplitKLanes)
 
 
@@ -167,3 +169,61 @@ def test_a_flat_lane_is_split_into_rows_and_columns_and_a_carried_loop_runs_arou
     guard of the last block true for every block (bx < 16), the running max's loop over ``b`` around
     the nest (each step reads the last)."""
     tvm.ir.assert_structural_equal(ThreadsToLanesTT()(FlatLanes), FlatLanesSplit)
+
+
+@I.ir_module
+class StagedRuns:
+    @T.prim_func
+    def main(x: T.Buffer((256,), "float32"), W: T.Buffer((64, 256), "float32"), c: T.Buffer((64,), "float32")):
+        for bx in T.thread_binding(2, thread="blockIdx.x"):
+            t: T.int32 = tl.launch_thread_idx(0, dtype="int32")
+            s: T.int32 = tl.launch_thread_idx(1, dtype="int32")
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                T.sblock_attr({"tl.launch_threads": [32, 32, 1]})
+                w_regs = T.sblock_alloc_buffer((8,), "float32", scope="local")
+                partial = T.sblock_alloc_buffer((1,), "float32", scope="local")
+                total = T.sblock_alloc_buffer((1,), "float32", scope="local")
+                tl.tileop.fill(tl.region(partial[0], 2, 1), 0)
+                for e in T.vectorized(8):
+                    w_regs[e] = W[bx * 32 + t, s * 8 + e]
+                for e in range(8):
+                    partial[0] = partial[0] + w_regs[e] * x[s * 8 + e]
+                with T.attr(T.comm_reducer(lambda a, b: a + b, [T.float32(0)]), "reduce_scope",
+                            T.reinterpret("handle", T.uint64(0))):
+                    T.tvm_thread_allreduce(T.uint32(1), partial[0], T.bool(True), total[0], s)
+                c[bx * 32 + t] = total[0]
+
+
+@I.ir_module
+class StagedRunsLanes:
+    @T.prim_func
+    def main(x: T.Buffer((256,), "float32"), W: T.Buffer((64, 256), "float32"), c: T.Buffer((64,), "float32")):
+        for bx in T.thread_binding(2, thread="blockIdx.x"):
+            t: T.int32 = tl.launch_thread_idx(0, dtype="int32")
+            s: T.int32 = tl.launch_thread_idx(1, dtype="int32")
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                T.sblock_attr({"tl.launch_threads": [32, 32, 1]})
+                partial = T.sblock_alloc_buffer((32,), "float32", scope="local")
+                total = T.sblock_alloc_buffer((32,), "float32", scope="local")
+                tl.tileop.fill(tl.region(partial[0], 2, 32), 0)
+                for t_1 in T.parallel(32):
+                    for k in T.parallel(256):
+                        partial[t_1] = partial[t_1] + W[bx * 32 + t_1, k] * x[k]
+                for t_1 in T.parallel(32):
+                    total[t_1] = partial[t_1]
+                for t_1 in T.parallel(32):
+                    c[bx * 32 + t_1] = total[t_1]
+
+
+def test_staged_registers_are_forwarded_and_a_run_per_thread_is_one_lane_of_the_whole_k():
+    """``w_regs``, filled by one loop and read after it, is its value ``W[.., s * 8 + e]``; the sum
+    over ``e`` into an accumulator summed across ``s`` makes ``(s, e)`` one lane ``s * 8 + e`` of 256:
+    a row sum of the (32, 256) block."""
+    after = ThreadsToLanesTT()(StagedRuns)
+    tvm.ir.assert_structural_equal(after, StagedRunsLanes)
+    assert [b.name for b in nodes(after["main"].body, lambda n: isinstance(n, tvm.tirx.SBlock))[0].alloc_buffers] \
+        == ["partial", "total"]  # the staging registers go

@@ -102,6 +102,8 @@ class ElementNest:
             return None
         if any(const_int(bases[d]) != 0 or const_int(buf.shape[d]) != 1 for d in range(dims[-1] + 1, len(indices))):
             return None
+        if vector and len(indices) > 1 and (dims[0] == len(indices) - 1) != (follows == (1,)):
+            return None  # a column of the tensor's tiles read as a row vector, or a row as a column: a transpose
         return tuple(bases), follows, dims
 
     def row_part(self, buf: tirx.Buffer, indices) -> tuple[tuple, tuple[int, ...], list[int]] | None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
-from tilelang_tt.ir.common import const_int, keep_span, uses_var
+from tilelang_tt.ir.common import const_int, float_constant, keep_span, uses_var
 
 PRIVATE_SCOPES = ("local", "local.var")
 ALLREDUCE = "tirx.tvm_thread_allreduce"
@@ -44,6 +44,8 @@ class Lanes:
     made: dict = field(default_factory=dict)  # per-thread Buffer -> its lane array
     extra: list = field(default_factory=list)  # per-thread Buffers this pass adds (reduced values)
     dropped: list = field(default_factory=list)  # staging registers forwarded to their readers
+    absorbed: dict = field(default_factory=dict)  # per-thread sum -> the lanes it is summed across
+    merged: dict = field(default_factory=dict)  # lane -> the lane it and a serial loop became
     warp: tirx.Var | None = None  # the lane T.warp_reduce_* reduces over: threadIdx.x of extent WARP
 
     def is_private(self, buf) -> bool:
@@ -217,6 +219,7 @@ def _varying_once(stmt, lanes: Lanes, conditions) -> None:
     elif isinstance(stmt, tirx.BufferStore) and lanes.is_private(stmt.buffer):
         got = lanes.varying.setdefault(stmt.buffer, set())
         reduced = {lanes.warp} if call_name(stmt.value) in WARP_REDUCERS else set()
+        reduced |= lanes.absorbed.get(stmt.buffer, set())
         got.update(lanes.lanes_of(stmt.value) - reduced)
         for index in stmt.indices:
             got.update(lanes.lanes_of(index))
@@ -334,3 +337,179 @@ def forward_staged_registers(body, lanes: Lanes) -> tirx.Stmt:
             lanes.private = [b for b in lanes.private if not b.same_as(buf)]
             lanes.dropped.append(buf)
     return body
+
+
+def drop_single_lane_guards(body, lanes: Lanes) -> tirx.Stmt:
+    """``if s == c: y[i] = v`` where every statement inside stores a value not reading its target: each
+    lane would store the same value, so the lane ``s`` is ``c`` there and the condition goes (the
+    lanes of ``s`` then need not reach the statement)."""
+
+    def idempotent(stmt) -> bool:
+        leaves = [stmt] if not isinstance(stmt, tirx.SeqStmt) else list(stmt.seq)
+        return all(isinstance(s, tirx.BufferStore) and not loads_of(s.value, s.buffer) and
+                   not lanes.is_private(s.buffer) for s in leaves)
+
+    def post(node):
+        if not isinstance(node, tirx.IfThenElse) or node.else_case is not None or not idempotent(node.then_case):
+            return None
+        terms, todo = [], [node.condition]
+        while todo:
+            g = todo.pop()
+            if isinstance(g, tirx.And):
+                todo += [g.b, g.a]
+            else:
+                terms.append(g)
+        fixed = {g.a: g.b for g in terms if isinstance(g, tirx.EQ) and isinstance(g.a, tirx.Var) and
+                 g.a in lanes.extents and not lanes.lanes_of(g.b)}
+        if not fixed:
+            return None
+        rest = [g for g in terms if not (isinstance(g, tirx.EQ) and isinstance(g.a, tirx.Var) and g.a in fixed)]
+        then = tirx.stmt_functor.substitute(node.then_case, fixed)
+        if not rest:
+            return then
+        cond = rest[0]
+        for g in rest[1:]:
+            cond = tirx.And(cond, g)
+        return keep_span(node, tirx.IfThenElse(tirx.stmt_functor.substitute(cond, fixed), then, None))
+
+    return tirx.stmt_functor.ir_transform(body, None, post, ["tirx.IfThenElse"])
+
+
+def _sum_into(stmt: tirx.BufferStore) -> bool:
+    """``v[i] = v[i] + term``, ``term`` not reading ``v``."""
+    value = stmt.value
+    if not isinstance(value, tirx.Add):
+        return False
+    selfs = [e for e in (value.a, value.b) if isinstance(e, tirx.BufferLoad) and e.buffer.same_as(stmt.buffer)
+             and same_indices(e.indices, stmt.indices)]
+    others = [e for e in (value.a, value.b) if not any(e.same_as(x) for x in selfs)]
+    return len(selfs) == 1 and len(others) == 1 and not loads_of(others[0], stmt.buffer)
+
+
+def absorb_lane_sums(body, lanes: Lanes) -> None:
+    """A per-thread scalar that starts at 0 (``T.clear``), is only summed into and is read only to be
+    summed across a lane (``tvm_thread_allreduce`` with ``+``, ``T.atomic_add`` into an element that
+    lane does not index) holds, once summed, the sum over that lane of every term: it need not vary
+    over the lane, each accumulation sums over it too (``lanes.absorbed``)."""
+    uses: dict = {}
+
+    def note(buf, over):
+        uses.setdefault(buf, []).append(set(over))
+
+    def visit(node):
+        if isinstance(node, tirx.AttrStmt) and node.attr_key == "reduce_scope" and \
+                isinstance(node.body, tirx.Evaluate) and call_name(node.body.value) == ALLREDUCE:
+            call = node.body.value
+            ok = isinstance(node.node, tirx.CommReducer) and isinstance(node.node.result[0], tirx.Add)
+            if isinstance(call.args[1], tirx.BufferLoad):
+                note(call.args[1].buffer, call.args[4:] if ok else [])
+        elif isinstance(node, tirx.Evaluate) and call_name(node.value) == "tl.atomic_add_elem_op":
+            ptr, value = node.value.args[0], node.value.args[1]
+            target = ptr.args[0] if isinstance(ptr, tirx.Call) and ptr.args else ptr
+            if isinstance(value, tirx.BufferLoad):
+                note(value.buffer, [v for v in lanes.order if not uses_var(target, v)])
+
+    tirx.stmt_functor.post_order_visit(body, visit)
+    for buf, sets in uses.items():
+        if not lanes.is_private(buf) or any(const_int(d) != 1 for d in buf.shape):
+            continue
+        over = set.intersection(*sets)
+        stores = []
+        tirx.stmt_functor.post_order_visit(body, lambda n: stores.append(n) if isinstance(
+            n, tirx.BufferStore) and n.buffer.same_as(buf) else None)
+        reads = [x for x in all_loads(body) if x.buffer.same_as(buf)]
+        summed = [s for s in stores if _sum_into(s)]
+        clears = _clears(body, buf)
+        if over and clears and len(summed) == len(stores) and len(reads) == len(stores) + len(sets) + clears:
+            lanes.absorbed[buf] = over
+
+
+def _clears(body, buf) -> int:
+    """How many tile ops fill ``buf`` with 0 (``T.clear``); 0 when another tile op touches it."""
+    ops = []
+
+    def visit(node):
+        if isinstance(node, tirx.Evaluate) and isinstance(node.value, tirx.Call) and \
+                call_name(node.value) and call_name(node.value).startswith("tl.tileop."):
+            if any(isinstance(a, tirx.Call) and a.args and isinstance(a.args[0], tirx.BufferLoad) and
+                   a.args[0].buffer.same_as(buf) for a in node.value.args):
+                ops.append(node.value)
+
+    tirx.stmt_functor.post_order_visit(body, visit)
+    return len(ops) if all(call_name(op) == "tl.tileop.fill" and float_constant(op.args[1]) == 0 for op in ops) else 0
+
+
+def merge_lane_loops(body, lanes: Lanes, grid: dict) -> tirx.Stmt:
+    """A serial loop over ``e`` (extent n) summing into accumulators absorbed over a lane ``s`` that
+    indexes only as ``s * n + e`` there and nowhere outside the loop: ``(s, e)`` is one lane ``k = s
+    * n + e`` (a K slice per thread is a run of the whole K), the loop goes."""
+    ranges = {loop.loop_var: ir.Range(loop.min, loop.min + loop.extent) for loop in grid.values()}
+    tirx.stmt_functor.post_order_visit(body, lambda n: ranges.setdefault(n.loop_var, ir.Range(
+        n.min, n.min + n.extent)) if isinstance(n, tirx.For) else None)
+
+    def post(node):
+        if not isinstance(node, tirx.For) or node.kind == tirx.ForKind.PARALLEL or const_int(node.extent) in (None, 1) \
+                or const_int(node.min) != 0:
+            return None
+        leaves = [node.body] if not isinstance(node.body, tirx.SeqStmt) else list(node.body.seq)
+        if not all(isinstance(s, tirx.BufferStore) and s.buffer in lanes.absorbed and _sum_into(s) for s in leaves):
+            return None
+        common = set.intersection(*(lanes.absorbed[s.buffer] for s in leaves))
+        for lane in lanes.sorted(common):
+            if lane not in lanes.extents:
+                continue
+            outside = tirx.stmt_functor.ir_transform(body, None, lambda n: tirx.Evaluate(0) if n.same_as(node)
+                                                     else None, ["tirx.For"])
+            if _uses_lane_outside_reductions(outside, lane):
+                continue
+            n = const_int(node.extent)
+            k = tirx.Var(f"{lane.name}_{node.loop_var.name}", lane.dtype)
+            analyzer = arith.Analyzer()
+            for var, rng in ranges.items():
+                analyzer.bind(var, rng)
+            analyzer.bind(k, ir.Range(0, lanes.extents[lane] * n))
+            merged = tirx.stmt_functor.substitute(node.body, {lane: tirx.FloorDiv(k, n), node.loop_var: tirx.FloorMod(k, n)})
+            merged = _simplified(merged, analyzer)
+            left = []
+            tirx.stmt_functor.post_order_visit(merged, lambda x: left.append(x) if isinstance(
+                x, (tirx.FloorDiv, tirx.FloorMod)) and uses_var(x, k) else None)
+            if left:
+                continue
+            lanes.merged[lane] = k
+            at = lanes.order.index(lane)
+            lanes.order[at] = k
+            lanes.extents[k] = lanes.extents.pop(lane) * n
+            for buf, over in lanes.absorbed.items():
+                if lane in over:
+                    lanes.absorbed[buf] = (over - {lane}) | {k}
+            return merged
+        return None
+
+    return tirx.stmt_functor.ir_transform(body, None, post, ["tirx.For"])
+
+
+def _uses_lane_outside_reductions(stmt, lane) -> bool:
+    """Whether ``lane`` is used other than as the lane an all-reduce names."""
+    found = []
+
+    def visit(node):
+        if isinstance(node, (tirx.BufferStore, tirx.IfThenElse, tirx.For, tirx.Bind)) and uses_var(
+                node if not isinstance(node, tirx.IfThenElse) else node.condition, lane):
+            if isinstance(node, (tirx.BufferStore, tirx.Bind)) or isinstance(node, tirx.IfThenElse) or \
+                    uses_var(node.min, lane) or uses_var(node.extent, lane):
+                found.append(node)
+        elif isinstance(node, tirx.Evaluate) and call_name(node.value) != ALLREDUCE and uses_var(node, lane):
+            found.append(node)
+
+    tirx.stmt_functor.post_order_visit(stmt, visit)
+    return bool(found)
+
+
+def _simplified(stmt, analyzer) -> tirx.Stmt:
+    def post(node):
+        if isinstance(node, tirx.BufferStore):
+            return keep_span(node, tirx.BufferStore(node.buffer, analyzer.simplify(node.value),
+                                                    [analyzer.simplify(i) for i in node.indices]))
+        return None
+
+    return tirx.stmt_functor.ir_transform(stmt, None, post, ["tirx.BufferStore"])

@@ -70,11 +70,14 @@ from tilelang_tt.ir.lanes import (
     WARP_REDUCERS,
     PRIVATE_SCOPES,
     Lanes,
+    absorb_lane_sums,
     call_name,
+    drop_single_lane_guards,
     forward_staged_registers,
     inferred_extent,
     inline_lane_binds,
     loads_of,
+    merge_lane_loops,
     same_indices,
     split_flat_lanes,
     thread_bindings,
@@ -384,6 +387,13 @@ class _Lowering:
         if call_name(call) != ALLREDUCE or kind is None or guards:
             raise self.refuse(attr.body, "a thread all-reduce that is not a sum, max or min of one value")
         src, dst, over = call.args[1], call.args[3], list(call.args[4:])
+        for k, v in enumerate(over):
+            while v in self.lanes.merged:  # the lane it was merged into, with a loop or more
+                v = self.lanes.merged[v]
+            over[k] = v
+        if isinstance(src, tirx.BufferLoad) and len(over) == 1 and kind == "sum" and \
+                over[0] in self.lanes.absorbed.get(src.buffer, set()):  # summed across the lane already
+            return self.nest(keep_span(attr.body, tirx.BufferStore(dst.buffer, src, dst.indices)), guards, ())
         if not (isinstance(src, tirx.BufferLoad) and isinstance(dst, tirx.BufferLoad) and
                 self.lanes.is_private(src.buffer) and self.lanes.is_private(dst.buffer)) or len(over) != 1 or \
                 over[0] not in self.lanes.varying.get(src.buffer, set()):
@@ -476,6 +486,9 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     body = inline_lane_binds(body, lanes)
     body = split_flat_lanes(body, lanes, block_grid_loops(func))
     body = forward_staged_registers(body, lanes)
+    body = drop_single_lane_guards(body, lanes)
+    absorb_lane_sums(body, lanes)
+    body = merge_lane_loops(body, lanes, block_grid_loops(func))
     varying(body, lanes)
     _check_lane_ranks(func, body, lanes)
     lowering = _Lowering(func, lanes)
