@@ -406,20 +406,21 @@ def loop_per_thread(N=64):
 
 
 def lane_array_of_rank_three(N=64):
-    """Per-thread registers of 8 values over two thread indices: a lane array of rank 3."""
+    """Per-thread sums of 8 values over two thread indices: a lane array of rank 3."""
     @T.prim_func
     def main(x: T.Tensor((N, 256), "bfloat16"), y: T.Tensor((N,), "float32")):
         with T.Kernel(N // 32, threads=(32, 4)) as bx:
             t = T.get_thread_binding(0)
             s = T.get_thread_binding(1)
-            regs = T.alloc_local((8,), "bfloat16")
+            sums = T.alloc_local((8,), "float32")
             acc = T.alloc_local((1,), "float32")
+            T.clear(sums)  # LINE: lane_array_of_rank_three
             T.clear(acc)
             for kb in T.serial(8):
                 for k in T.serial(8):
-                    regs[k] = x[bx * 32 + t, kb * 32 + s * 8 + k]  # LINE: lane_array_of_rank_three
-                for k in T.serial(8):
-                    acc[0] += T.Cast("float32", regs[k])
+                    sums[k] = sums[k] + T.Cast("float32", x[bx * 32 + t, kb * 32 + s * 8 + k])
+            for k in T.serial(8):
+                acc[0] += sums[k]
             T.atomic_add(y[bx * 32 + t], acc[0])
 
     return main
@@ -446,7 +447,7 @@ def column_read_as_row_vector(M=256, K=256):
             T.clear(acc)
             for bk in range(K // 64):
                 for i, j in T.Parallel(64, 64):
-                    acc[i] += T.Cast("float32", A[bx * 64 + i, bk * 64 + j]) * T.Cast("float32", B[bk * 64 + j, 0])  # LINE: column_read_as_row_vector
+                    acc[i] += A[bx * 64 + i, bk * 64 + j] * B[bk * 64 + j, 0]  # LINE: column_read_as_row_vector
             for i in T.Parallel(64):
                 C[bx * 64 + i, 0] = T.Cast("bfloat16", acc[i])
 

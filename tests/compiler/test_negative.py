@@ -211,7 +211,7 @@ def test_a_loop_whose_extent_differs_per_thread_is_refused_at_the_loop():
 
 def test_a_per_thread_array_over_two_thread_indices_is_refused_at_its_first_statement():
     err = compile_error(bad_kernels.lane_array_of_rank_three())
-    assert_diagnostic(err, "ThreadsToLanesTT", "the per-thread array `regs` [8] varies over the thread indices `t`, "
+    assert_diagnostic(err, "ThreadsToLanesTT", "the per-thread array `sums` [8] varies over the thread indices `t`, "
                       "`s`: with one element per lane it is a block of rank 3", "lane_array_of_rank_three")
 
 

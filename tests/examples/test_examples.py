@@ -85,11 +85,12 @@ def test_refusal_points_at_a_statement(name):
 def test_the_summary_prints_the_table_and_the_counts(tmp_path, capsys):
     """benchmarks/examples.py (``python -m benchmarks.examples``) on two entries."""
     out = tmp_path / "examples.json"
-    summary.main(["--only", "elementwise", "--only", "gemv/naive_gemv", "--out", str(out)])
+    summary.main(["--only", "elementwise", "--only", "gemm_streamk/tl_matmul_streamk", "--out", str(out)])
     printed = capsys.readouterr().out
     rows = json.loads(out.read_text())["rows"]
     assert [(r["example"], r["outcome"], r["catalogue"]) for r in rows] == [
-        ("elementwise/elementwise_add", "RUNS", "as listed"), ("gemv/naive_gemv", "REFUSED", "as listed")]
+        ("elementwise/elementwise_add", "RUNS", "as listed"),
+        ("gemm_streamk/tl_matmul_streamk", "REFUSED", "as listed")]
     assert rows[0]["detail"].startswith("C ") and rows[1]["detail"].startswith("error[")
     assert "2 examples: 1 runs, 1 refused, 0 crashes; 0 refusals point only at the def line; 0 differ" in printed
     assert all(f"{r['example']} " in printed for r in rows)

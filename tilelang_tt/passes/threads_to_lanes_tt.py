@@ -17,6 +17,10 @@ nest over the lanes it depends on, which the element-wise, reduction and copy lo
   the nest (LowerParallelReductionsTT makes the sum a ``T.reduce_sum``); any other serial loop runs
   around the lanes (each statement runs for every lane before the next: a barrier between
   statements, which a race-free GPU kernel does not notice);
+* staging registers (a per-thread array filled by one loop and read after it: a vector load) are
+  their values where they are read; a sum read only to be summed across a lane (allreduce, atomic
+  add) sums over that lane where it accumulates, and a lane and a serial loop that index as one run
+  (``s * 8 + e``) are one lane (``tilelang_tt.ir.lane_forms``);
 * a condition on the lanes guards each statement inside; ``if s == 0:`` fixes lane ``s`` to 0;
 * ``T.tvm_thread_allreduce`` (sum, max, min over one lane), ``T.warp_reduce_sum/max/min`` (over
   ``threadIdx.x`` of extent 32, a warp) and ``T.atomic_add`` of per-thread
@@ -64,22 +68,25 @@ from tilelang_tt.ir.common import (
     unique_name,
     uses_var,
 )
-from tilelang_tt.ir.lanes import (
-    ALLREDUCE,
-    WARP,
-    WARP_REDUCERS,
-    PRIVATE_SCOPES,
-    Lanes,
-    absorb_lane_sums,
-    call_name,
+from tilelang_tt.ir.lane_forms import (
     drop_single_lane_guards,
     forward_staged_registers,
-    inferred_extent,
     inline_lane_binds,
-    loads_of,
     merge_lane_loops,
-    same_indices,
     split_flat_lanes,
+)
+from tilelang_tt.ir.lanes import (
+    ALLREDUCE,
+    PRIVATE_SCOPES,
+    WARP,
+    WARP_REDUCERS,
+    Lanes,
+    absorb_lane_sums,
+    accumulated_term,
+    call_name,
+    inferred_extent,
+    loads_of,
+    same_indices,
     thread_bindings,
     varying,
 )
@@ -141,19 +148,6 @@ def _refuse_gpu_instructions(func: tirx.PrimFunc) -> None:
 
 def _leaves(stmt) -> list:
     return [x for s in stmt.seq for x in _leaves(s)] if isinstance(stmt, tirx.SeqStmt) else [stmt]
-
-
-def _accumulated_term(store: tirx.BufferStore):
-    """``term`` of ``v[i] = v[i] + term`` (or ``term + v[i]``), ``term`` not reading ``v``; else None."""
-    value = store.value
-    if not isinstance(value, tirx.Add):
-        return None
-
-    def is_self(e):
-        return isinstance(e, tirx.BufferLoad) and e.buffer.same_as(store.buffer) and same_indices(e.indices, store.indices)
-
-    term = value.b if is_self(value.a) else value.a if is_self(value.b) else None
-    return None if term is None or loads_of(term, store.buffer) else term
 
 
 class _Lowering:
@@ -235,7 +229,8 @@ class _Lowering:
     def refuse(self, stmt, what: str):
         used = self.lanes.sorted(self.lanes.lanes_of(stmt))
         name = used[0].name if used else "a per-thread array"
-        return error(PASS, self.func, stmt, f"`{name}` {THREAD} in {what}: its lanes differ there, which a block cannot express",
+        return error(PASS, self.func, stmt,
+                     f"`{name}` {THREAD} in {what}: its lanes differ there, which a block cannot express",
                      "write the lanes' work as block operations: a T.Parallel over the lanes, "
                      "T.reduce_* across them, serial loops of the same extent in every lane")
 
@@ -263,7 +258,7 @@ class _Lowering:
         if any(isinstance(i, tirx.Var) and i.same_as(var) for i in stmt.indices):
             return all(same_indices(load.indices, stmt.indices) for load in loads_of(stmt.value, stmt.buffer)) and \
                 not any(uses_var(i, var) and not (isinstance(i, tirx.Var) and i.same_as(var)) for i in stmt.indices)
-        term = _accumulated_term(stmt)
+        term = accumulated_term(stmt)
         return term is not None and uses_var(term, var) and not any(uses_var(i, var) for i in stmt.indices) and \
             (self.lanes.is_private(stmt.buffer) or stmt.buffer.scope() != "global") and self.involved(stmt) and \
             len(self.lanes.lanes_of(stmt) | self.lanes.varying.get(stmt.buffer, set())) + len(folded) < 2
