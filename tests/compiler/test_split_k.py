@@ -36,7 +36,7 @@ import tilelang_tt
 from tests import kernels
 from tests.compiler.test_negative import assert_diagnostic, compile_error
 from tests.compiler.test_ops import assert_close
-from tilelang_tt import BufferLayout, TTCompileError
+from tilelang_tt import BufferLayout
 from tilelang_tt.contract.plan import SCHEMA_PATH, Plan, PlanReduction
 from tilelang_tt.contract.vocabulary import CHAIN_ARGS
 

@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from tests.examples import (attention_sink, blocksparse_grouped_gemm, convolution, deepseek_mla, dynamic_shape,
                             elementwise, flash_attention, flash_attention_bwd, flash_decoding, gemm, gemm_splitk,
                             gemm_streamk, gemv, linear_attention, norm, online_softmax)
-from tests.examples.harness import INTERNAL, Attempt, Example
-from tilelang_tt.errors import TTCompileError
+from tests.examples.harness import Attempt, Example
 
 FAMILIES = (norm, online_softmax, gemv, gemm, gemm_splitk, gemm_streamk, elementwise, dynamic_shape, flash_attention,
             flash_attention_bwd, deepseek_mla, linear_attention, attention_sink, convolution, blocksparse_grouped_gemm,
