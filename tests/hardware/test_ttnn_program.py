@@ -23,6 +23,7 @@ NO_TTNN = importlib.util.find_spec("ttnn") is None
 ROOT = Path(__file__).resolve().parents[2]
 PY312 = ROOT / ".venv312" / "bin" / "python"
 SCRIPT = Path(__file__).with_name("describe_program.py")
+DEVICE_TENSORS = Path(__file__).with_name("device_tensors.py")
 FLOAT16_B = 5  # tt::DataFormat::Float16_b, as ttnn reports it
 
 
@@ -33,15 +34,19 @@ def _example(name: str):
     return module.build()
 
 
-def _describe(directory: Path, shapes: dict | None = None) -> dict:
+def _run_312(script: Path, directory: Path, *args: str) -> dict:
+    """The JSON summary ``script`` (run by the Python 3.12 venv) writes for an artifacts directory."""
     if not PY312.exists():
         pytest.skip("no .venv312 (Python 3.12 + ttnn==0.81.1); `make test` creates it")
-    out = directory.parent / f"{directory.name}.summary.json"
-    sizes = [json.dumps(shapes)] if shapes is not None else []
-    done = subprocess.run([str(PY312), str(SCRIPT), str(directory), str(out), *sizes], capture_output=True, text=True,
+    out = directory.parent / f"{directory.name}.{script.stem}.json"
+    done = subprocess.run([str(PY312), str(script), str(directory), str(out), *args], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(out.read_text())
+
+
+def _describe(directory: Path, shapes: dict | None = None) -> dict:
+    return _run_312(SCRIPT, directory, *([json.dumps(shapes)] if shapes is not None else []))
 
 
 @pytest.fixture(scope="module", params=["eltwise_add", "gemm"])
@@ -201,3 +206,75 @@ def test_a_reduction_and_a_mask_are_described(tmp_path):
     artifacts = tilelang_tt.compile(masked_gemm(64, 64, 64, mask_dtype="uint8"), grid=(1, 1))
     summary = _describe(artifacts.save(tmp_path / "masked"))
     assert summary["device"]["error"] == "TTDeviceError" and summary["launch"]["error"] == "TTDeviceError"
+
+
+@pytest.fixture(scope="module")
+def device_tensors(tmp_path_factory):
+    """device_tensors.py's run of eltwise_add (A, B -> C, 256 x 512 bf16) on ttnn tensors."""
+    artifacts = _example("eltwise_add")
+    return artifacts, _run_312(DEVICE_TENSORS, artifacts.save(tmp_path_factory.mktemp("device") / "eltwise_add"))
+
+
+A, B, C = 0xA000, 0xB000, 0xC000  # device_tensors.py's buffer addresses of A, B and the allocated C
+
+
+def test_device_tensors_are_used_in_place_and_the_output_stays_on_the_device(device_tensors):
+    _, summary = device_tensors
+    # no from_torch/to_torch: the inputs are not copied, only C is allocated, on the inputs' device
+    assert [call[0] for call in summary["calls"]] == ["allocate", "generic_op"]
+    assert summary["calls"][0] == ["allocate", [256, 512], "BFLOAT16", "TILE", 0]
+    assert summary["calls"][1][1] == [A, B, C]
+    assert summary["output"] == {"type": "DeviceTensor", "address": C, "device": 0, "shape": [256, 512],
+                                 "layout": "TILE", "dtype": "BFLOAT16"}
+
+
+def test_the_descriptor_carries_the_given_tensors_addresses(device_tensors):
+    artifacts, summary = device_tensors
+    entry, addresses = artifacts.plan.to_json()["runtime_args"][0], {"A": A, "B": B, "C": C}
+    assert summary["reader_args"] == [_expected_arg(v, addresses) for v in entry["reader"]]
+    assert summary["writer_args"] == [_expected_arg(v, addresses) for v in entry["writer"]]
+    assert summary["reader_args"][:2] == [A, B] and summary["writer_args"][0] == C
+
+
+def test_a_host_input_is_uploaded_and_then_the_outputs_are_read_back(device_tensors):
+    _, summary = device_tensors
+    assert [call[0] for call in summary["mixed"]["calls"]] == ["from_torch", "allocate", "generic_op", "to_torch"]
+    assert summary["mixed"]["output"] == "HostTensor"
+
+
+def test_programs_are_cached_per_device_plan_and_addresses(device_tensors):
+    _, summary = device_tensors
+    assert summary["launched_descriptor_is_cached"] and summary["same_key_same_object"]
+    assert summary["other_addresses_other_object"] and summary["other_device_other_object"]
+    launches = [call for call in summary["shared"]["calls"] if call[0] == "generic_op"]
+    assert len(launches) == 2 and launches[0][2] == launches[1][2]  # the second run reused the descriptor
+
+
+def test_one_shared_device_opened_once_and_closed(device_tensors):
+    _, summary = device_tensors
+    shared = summary["shared"]
+    assert [call for call in shared["calls"] if call[0] == "open_device"] == [["open_device", 0]]
+    assert {call[-1] for call in shared["calls"] if call[0] in ("from_torch", "allocate")} == {7}
+    assert shared["device"] == 7
+    assert shared["closed"] == [["close_device", 7]] and shared["programs_after_close"] == 0
+
+
+def test_a_ttnn_tensor_not_as_the_plan_lays_it_out_is_a_clear_error(device_tensors):
+    _, summary = device_tensors
+    what = "of kernel `main` is a ttnn tensor"
+    assert summary["errors"] == {
+        "host_dtype": f"parameter 'A' {what} of dtype FLOAT32; the plan expects BFLOAT16: convert it with "
+                      "ttnn.typecast(tensor, ttnn.bfloat16)",
+        "host_layout": f"parameter 'B' {what} in ROW_MAJOR layout; the plan expects TILE: convert it with "
+                       "ttnn.to_layout(tensor, ttnn.TILE_LAYOUT)",
+        "shape": f"parameter 'B' {what} of shape (256, 256); the plan expects (256, 512): "
+                 "ttnn.reshape(tensor, [256, 512])",
+        "memory": f"parameter 'A' {what} in L1 INTERLEAVED memory; the plan expects DRAM INTERLEAVED: "
+                  "ttnn.to_memory_config(tensor, ttnn.DRAM_MEMORY_CONFIG)",
+        "on_host": f"parameter 'B' {what} on the host; the plan expects it on the device: "
+                   "ttnn.to_device(tensor, device, memory_config=ttnn.DRAM_MEMORY_CONFIG)",
+        "other_device": f"parameter 'B' {what} on device 1; the kernel runs on device 0: "
+                        "ttnn.to_device(ttnn.from_device(tensor), device)",
+        "given_device": f"parameter 'A' {what} on device 0; the kernel runs on device 1: "
+                        "ttnn.to_device(ttnn.from_device(tensor), device)",
+    }

@@ -20,6 +20,8 @@ under its own name ``tilelang_tt.contract``)::
 
 from __future__ import annotations
 
+import atexit
+import hashlib
 import importlib
 import importlib.util
 import json
@@ -250,19 +252,115 @@ def launch(plan: Plan, io_tensors: list, descriptor) -> None:
                             f"{_tt_fatal_reason(err)}") from None
 
 
-def run_on_device(artifacts_or_dir, *torch_tensors, device=None):
+# Devices opened by run_on_device, one per mesh shape (None: a single device), kept open for the
+# process: the kernels of one module (a pipeline) run on the one device its tensors live on.
+_DEVICES: dict = {}
+# Program descriptors by (device id, plan digest, buffer addresses): see program_descriptor.
+_PROGRAMS: dict = {}
+
+
+def shared_device(mesh_shape: tuple[int, int] | None = None):
+    """The process's device (``mesh_shape`` None) or mesh device of that shape: opened on first use
+    (:func:`open_device`, :func:`open_mesh_device`), the same object afterwards, closed at exit
+    (:func:`close_devices`)."""
+    if mesh_shape not in _DEVICES:
+        if not _DEVICES:
+            atexit.register(close_devices)
+        _DEVICES[mesh_shape] = open_device() if mesh_shape is None else open_mesh_device(mesh_shape)
+    return _DEVICES[mesh_shape]
+
+
+def close_devices() -> None:
+    """Close the devices :func:`shared_device` opened and forget their programs."""
+    ttnn = _ttnn()
+    while _DEVICES:
+        mesh_shape, device = _DEVICES.popitem()
+        (ttnn.close_device if mesh_shape is None else ttnn.close_mesh_device)(device)
+    _PROGRAMS.clear()
+
+
+def plan_digest(plan: Plan, sources: dict[str, str]) -> str:
+    """sha256 of the plan's JSON and the kernel sources: what makes two programs the same."""
+    text = json.dumps(plan.to_json(), sort_keys=True) + "".join(sources[name] for name in sorted(sources))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def program_descriptor(device, plan: Plan, sources: dict[str, str], tensors: dict):
+    """:func:`build_program_descriptor` on ``device``, cached per (device id, plan digest, buffer
+    addresses): a pipeline run again on the same device tensors reuses its descriptors (the
+    runtime args carry the addresses, so other tensors are another descriptor)."""
+    addresses = tuple(sorted((name, int(tensor.buffer_address())) for name, tensor in tensors.items()))
+    key = (device.id(), plan_digest(plan, sources), addresses)
+    if key not in _PROGRAMS:
+        ttnn = _ttnn()
+
+        def worker_core(core):
+            noc = device.worker_core_from_logical_core(ttnn.CoreCoord(*core))
+            return noc.x, noc.y
+
+        _PROGRAMS[key] = build_program_descriptor(plan, sources, tensors, worker_core)
+    return _PROGRAMS[key]
+
+
+def is_ttnn_tensor(value) -> bool:
+    """A ttnn tensor (``ttnn.Tensor``: it has ``storage_type()``) rather than a host (torch) tensor."""
+    return callable(getattr(value, "storage_type", None))
+
+
+def checked_device_tensor(ttnn, plan: Plan, buffer: PlanBuffer, tensor, device=None):
+    """``tensor`` (a ttnn tensor given for ``buffer``) if it is as the plan lays the buffer out:
+    the buffer's dtype and layout, its device shape (``PlanBuffer.device_shape``), DRAM interleaved,
+    on a device (on ``device``, when given). Otherwise a :class:`TTDeviceError` naming the
+    parameter, what the plan expects and the ttnn call that converts it."""
+    what = f"parameter {buffer.name!r} of kernel `{plan.kernel_name}` is a ttnn tensor"
+    dtype, layout, shape = getattr(ttnn, buffer.format.ttnn), _layout(ttnn, buffer), tuple(buffer.device_shape)
+    if tensor.dtype != dtype:
+        raise TTDeviceError(f"{what} of dtype {tensor.dtype.name}; the plan expects {dtype.name}: convert it with "
+                            f"ttnn.typecast(tensor, ttnn.{buffer.format.ttnn})")
+    if tensor.layout != layout:
+        raise TTDeviceError(f"{what} in {tensor.layout.name} layout; the plan expects {layout.name}: convert it with "
+                            f"ttnn.to_layout(tensor, ttnn.{layout.name}_LAYOUT)")
+    if tuple(tensor.shape) != shape:
+        raise TTDeviceError(f"{what} of shape {tuple(tensor.shape)}; the plan expects {shape}: "
+                            f"ttnn.reshape(tensor, {list(shape)})")
+    memory = tensor.memory_config()
+    if memory.buffer_type != ttnn.BufferType.DRAM or memory.memory_layout != ttnn.TensorMemoryLayout.INTERLEAVED:
+        raise TTDeviceError(f"{what} in {memory.buffer_type.name} {memory.memory_layout.name} memory; the plan "
+                            "expects DRAM INTERLEAVED: ttnn.to_memory_config(tensor, ttnn.DRAM_MEMORY_CONFIG)")
+    if tensor.storage_type() != ttnn.StorageType.DEVICE:
+        raise TTDeviceError(f"{what} on the host; the plan expects it on the device: "
+                            "ttnn.to_device(tensor, device, memory_config=ttnn.DRAM_MEMORY_CONFIG)")
+    if device is not None and tensor.device().id() != device.id():
+        raise TTDeviceError(f"{what} on device {tensor.device().id()}; the kernel runs on device {device.id()}: "
+                            "ttnn.to_device(ttnn.from_device(tensor), device)")
+    return tensor
+
+
+def run_on_device(artifacts_or_dir, *values, device=None):
     """Run ``Artifacts`` (or a saved artifacts directory) on a Tenstorrent device.
 
-    Positional torch tensors are the kernel's inputs (buffers with access read/readwrite) in
-    parameter order, with an int in the position of each scalar parameter; the tensors are
-    uploaded as tiles of their dtype (of their block floating point storage, ``ttnn.bfloat8_b`` /
-    ``bfloat4_b``, which ttnn converts to), DRAM interleaved, in the shape the plan lays them out in
-    (``PlanBuffer.device_shape``: a rank-1 column (n,) as (n, 1), so its
-    values land in column 0 of the tiles). Outputs are allocated on the device in that shape and
-    come back in their own; returns the output torch tensors (one tensor if there is one).
-    ``device``: an open ttnn device; by default device 0 is opened and closed again.
-    A plan for a mesh (``plan.mesh``) opens a mesh device of its shape (``ttnn.open_mesh_device``);
-    the tensors given are whole: each is sharded over the devices along its dimension
+    Positional values are the kernel's inputs (buffers with access read/readwrite) in parameter
+    order, with an int in the position of each scalar parameter. An input is a host (torch) tensor
+    or a ttnn tensor already on the device:
+
+    - a torch tensor is uploaded as tiles of its dtype (of their block floating point storage,
+      ``ttnn.bfloat8_b`` / ``bfloat4_b``, which ttnn converts to), DRAM interleaved, in the shape the
+      plan lays it out in (``PlanBuffer.device_shape``: a rank-1 column (n,) as (n, 1), so its values
+      land in column 0 of the tiles);
+    - a ttnn tensor is used in place, never copied (its buffer address goes into the runtime args);
+      it must already be as the upload would make it (:func:`checked_device_tensor`).
+
+    Outputs are allocated on the device in the device shape. When every tensor input is a ttnn
+    tensor they stay there: the ttnn output tensors are returned (device shape), ready for the next
+    kernel. Otherwise they are read back and the torch tensors returned in their own shape. One
+    tensor if there is one output.
+
+    ``device``: an open ttnn device. By default, the device of the ttnn tensors given, else the
+    process's shared device (:func:`shared_device`: device 0, opened once, closed at exit).
+    Program descriptors are cached per device (:func:`program_descriptor`).
+
+    A plan for a mesh (``plan.mesh``) runs on a shared mesh device of its shape; its inputs are
+    whole torch tensors: each is sharded over the devices along its dimension
     (``ttnn.ShardTensorToMesh``) or replicated (``ttnn.ReplicateTensorToMesh``) as the plan says, the
     same program runs on every device (``generic_op`` with one ``ProgramDescriptor``: SPMD) and the
     outputs are put together again (``ttnn.ConcatMeshToTensor``).
@@ -274,19 +372,24 @@ def run_on_device(artifacts_or_dir, *torch_tensors, device=None):
                             "enqueues one program per launch")
     ttnn = _ttnn()
     params = [p for p in plan.parameters if not isinstance(p, PlanBuffer) or p.is_input]  # scalars: ints
-    if len(torch_tensors) != len(params):
+    if len(values) != len(params):
         raise TypeError(f"kernel `{plan.kernel_name}` takes {len(params)} inputs "
-                        f"({', '.join(p.name for p in params)}), got {len(torch_tensors)}")
-    scalars = {p.name: v for p, v in zip(params, torch_tensors) if not isinstance(p, PlanBuffer)}
-    torch_tensors = [v for p, v in zip(params, torch_tensors) if isinstance(p, PlanBuffer)]
+                        f"({', '.join(p.name for p in params)}), got {len(values)}")
+    scalars = {p.name: v for p, v in zip(params, values) if not isinstance(p, PlanBuffer)}
+    given = [v for p, v in zip(params, values) if isinstance(p, PlanBuffer)]
     if plan.dims:  # sizes known at run time: the plan for these tensors and scalars
-        plan, _ = load_program(artifacts_or_dir, {b.name: tuple(t.shape) for b, t in zip(plan.inputs, torch_tensors)},
+        plan, _ = load_program(artifacts_or_dir, {b.name: tuple(t.shape) for b, t in zip(plan.inputs, given)},
                                scalars)
     inputs, outputs = plan.inputs, plan.outputs
     mesh = plan.mesh
-    opened = device is None
-    if opened:
-        device = open_device() if mesh is None else open_mesh_device(mesh.shape)
+    if mesh is not None and any(is_ttnn_tensor(t) for t in given):
+        raise TTDeviceError(f"kernel `{plan.kernel_name}` runs on a {mesh.shape[0]}x{mesh.shape[1]} mesh: give its "
+                            "inputs as whole torch tensors (ttnn.to_torch(tensor, mesh_composer=...)); mesh tensors "
+                            "are not taken in place")
+    on_device = [checked_device_tensor(ttnn, plan, b, t) for b, t in zip(inputs, given) if is_ttnn_tensor(t)]
+    if device is None:
+        device = on_device[0].device() if on_device else shared_device(None if mesh is None else mesh.shape)
+    stay = bool(given) and len(on_device) == len(given)  # every tensor input a ttnn tensor: outputs stay
 
     def mapper(buffer):  # how a whole tensor goes to the devices of a mesh
         if mesh is None:
@@ -306,32 +409,27 @@ def run_on_device(artifacts_or_dir, *torch_tensors, device=None):
             return mesh.tensor(buffer.name).shape
         return buffer.device_shape
 
-    try:
-        _check_device(ttnn, device, plan)
-        tensors = {
-            b.name: ttnn.from_torch(t.reshape(shape(b)), dtype=getattr(ttnn, b.format.ttnn),
-                                    layout=_layout(ttnn, b), device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG,
-                                    **mapper(b))
-            for b, t in zip(inputs, torch_tensors)
-        }
-        for b in outputs:
-            if b.name not in tensors:
-                tensors[b.name] = ttnn.allocate_tensor_on_device(
-                    ttnn.Shape(list(b.device_shape)), getattr(ttnn, b.format.ttnn), _layout(ttnn, b), device,
-                    ttnn.DRAM_MEMORY_CONFIG)
-        _check_accessors(ttnn, plan, tensors)
-        def worker_core(core):
-            noc = device.worker_core_from_logical_core(ttnn.CoreCoord(*core))
-            return noc.x, noc.y
-
-        descriptor = build_program_descriptor(plan, sources, tensors, worker_core)
-        # generic_op wants the outputs last.
-        io_tensors = [tensors[b.name] for b in plan.buffers if not b.is_output]
-        io_tensors += [tensors[b.name] for b in outputs]
-        launch(plan, io_tensors, descriptor)
+    _check_device(ttnn, device, plan)
+    tensors = {
+        b.name: checked_device_tensor(ttnn, plan, b, t, device) if is_ttnn_tensor(t) else ttnn.from_torch(
+            t.reshape(shape(b)), dtype=getattr(ttnn, b.format.ttnn), layout=_layout(ttnn, b), device=device,
+            memory_config=ttnn.DRAM_MEMORY_CONFIG, **mapper(b))
+        for b, t in zip(inputs, given)
+    }
+    for b in outputs:
+        if b.name not in tensors:
+            tensors[b.name] = ttnn.allocate_tensor_on_device(
+                ttnn.Shape(list(b.device_shape)), getattr(ttnn, b.format.ttnn), _layout(ttnn, b), device,
+                ttnn.DRAM_MEMORY_CONFIG)
+    _check_accessors(ttnn, plan, tensors)
+    descriptor = program_descriptor(device, plan, sources, tensors)
+    # generic_op wants the outputs last.
+    io_tensors = [tensors[b.name] for b in plan.buffers if not b.is_output]
+    io_tensors += [tensors[b.name] for b in outputs]
+    launch(plan, io_tensors, descriptor)
+    if stay:
+        results = [tensors[b.name] for b in outputs]
+    else:
         results = [ttnn.to_torch(tensors[b.name], **composer(b)).reshape(shape(b) if mesh else b.shape)
                    for b in outputs]
-    finally:
-        if opened:
-            (ttnn.close_device if mesh is None else ttnn.close_mesh_device)(device)
     return results[0] if len(results) == 1 else tuple(results)
