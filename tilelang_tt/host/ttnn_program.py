@@ -5,6 +5,12 @@ The plan (Contract 1) and the three kernel sources become a ``ttnn.ProgramDescri
 args), one ``CBDescriptor`` per circular buffer, one ``SemaphoreDescriptor`` per semaphore. It is
 the same program ``main.cpp`` builds with the tt-metal host API.
 
+``run_on_device`` takes host (torch) tensors, which it uploads, or ttnn tensors already on the
+device, which it uses in place; when every input is on the device the outputs stay there, so the
+kernels of a pipeline pass device tensors along. Kernels run on one device per process
+(``shared_device``, opened once, closed at exit), their descriptors cached per device
+(``program_descriptor``).
+
 This module and what it uses, the plan contract (:mod:`tilelang_tt.contract`), import only the
 standard library, so it also loads where tilelang and tvm are absent: ttnn ships for Python 3.12
 only, the compiler needs 3.11. ttnn (and torch, for ``run_on_device``) are imported when a
