@@ -277,7 +277,7 @@ def shared_device(mesh_shape: tuple[int, int] | None = None):
 
 
 def close_devices() -> None:
-    """Close the devices :func:`shared_device` opened and forget their programs."""
+    """Close the devices :func:`shared_device` opened and forget every cached program descriptor."""
     ttnn = _ttnn()
     while _DEVICES:
         mesh_shape, device = _DEVICES.popitem()
