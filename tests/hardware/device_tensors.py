@@ -12,7 +12,9 @@ cluster), so two kinds of tensors are given:
   (``open_device``, ``allocate_tensor_on_device``, ``TensorAccessorArgs``, ``generic_op``, and the
   copies ``from_torch``/``to_torch``) are replaced by recorders here.
 
-    .venv312/bin/python tests/hardware/device_tensors.py ARTIFACTS_DIR OUT.json
+    .venv312/bin/python tests/hardware/device_tensors.py ARTIFACTS_DIR OUT.json MESH_ARTIFACTS_DIR
+
+MESH_ARTIFACTS_DIR holds a program compiled for a mesh, given device tensors (refused).
 """
 
 import importlib.util
@@ -178,6 +180,8 @@ def main():
             "given_device": error(directory, a, b, device=other),
         },
     }
+    mesh_plan, _ = ttnn_program.load_program(sys.argv[3])
+    summary["errors"]["mesh"] = error(sys.argv[3], *[DeviceTensor(0xA000, dev, b.shape) for b in mesh_plan.inputs])
 
     def twice_on_the_shared_device():
         ttnn_program.run_on_device(directory, HostTensor(), HostTensor())

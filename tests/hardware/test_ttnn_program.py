@@ -211,8 +211,11 @@ def test_a_reduction_and_a_mask_are_described(tmp_path):
 @pytest.fixture(scope="module")
 def device_tensors(tmp_path_factory):
     """device_tensors.py's run of eltwise_add (A, B -> C, 256 x 512 bf16) on ttnn tensors."""
+    directory = tmp_path_factory.mktemp("device")
     artifacts = _example("eltwise_add")
-    return artifacts, _run_312(DEVICE_TENSORS, artifacts.save(tmp_path_factory.mktemp("device") / "eltwise_add"))
+    mesh = tilelang_tt.compile(bmm(4, 64, 64, 64, 32, 32, 32, shared_b=True), mesh=(1, 2))
+    return artifacts, _run_312(DEVICE_TENSORS, artifacts.save(directory / "eltwise_add"),
+                               str(mesh.save(directory / "mesh")))
 
 
 A, B, C = 0xA000, 0xB000, 0xC000  # device_tensors.py's buffer addresses of A, B and the allocated C
@@ -277,4 +280,6 @@ def test_a_ttnn_tensor_not_as_the_plan_lays_it_out_is_a_clear_error(device_tenso
                         "ttnn.to_device(ttnn.from_device(tensor), device)",
         "given_device": f"parameter 'A' {what} on device 0; the kernel runs on device 1: "
                         "ttnn.to_device(ttnn.from_device(tensor), device)",
+        "mesh": "kernel `main` runs on a 1x2 mesh: give its inputs as whole torch tensors "
+                "(ttnn.to_torch(tensor, mesh_composer=...)); mesh tensors are not taken in place",
     }
