@@ -236,7 +236,7 @@ def test_ttnn_path_lays_a_column_out_as_n_by_1(monkeypatch):
     ttnn = FakeTTNN()
     monkeypatch.setitem(sys.modules, "ttnn", ttnn)
     monkeypatch.setattr(ttnn_program, "_check_accessors", lambda *args: None)
-    monkeypatch.setattr(ttnn_program, "build_program_descriptor", lambda *args: "descriptor")
+    monkeypatch.setattr(ttnn_program, "program_descriptor", lambda *args: "descriptor")
     launched = []
     monkeypatch.setattr(ttnn_program, "launch", lambda plan, io, descriptor: launched.append([t.shape for t in io]))
     device = types.SimpleNamespace(arch=lambda: types.SimpleNamespace(name="WORMHOLE_B0"),

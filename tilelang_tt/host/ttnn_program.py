@@ -309,8 +309,10 @@ def program_descriptor(device, plan: Plan, sources: dict[str, str], tensors: dic
 
 
 def is_ttnn_tensor(value) -> bool:
-    """A ttnn tensor (``ttnn.Tensor``: it has ``storage_type()``) rather than a host (torch) tensor."""
-    return callable(getattr(value, "storage_type", None))
+    """A ttnn tensor (``ttnn.Tensor``: it has ``storage_type()``) rather than a host (torch) tensor; a
+    ``torch.Tensor`` has a ``storage_type()`` of its own (the storage's class), so it is told by its type's
+    module."""
+    return type(value).__module__.split(".")[0] != "torch" and callable(getattr(value, "storage_type", None))
 
 
 def checked_device_tensor(ttnn, plan: Plan, buffer: PlanBuffer, tensor, device=None):
