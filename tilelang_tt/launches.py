@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import tilelang  # noqa: F401  (tilelang must be imported before tvm)
 from tvm import tirx
 
-from tilelang_tt.ir.common import error, is_global_buffer, kernel_names, unique_name
+from tilelang_tt.ir.common import error, is_global_buffer, kernel_names, unique_name, vars_used
 from tilelang_tt.kernel_checks import BLOCK_TAGS
 
 PASS = "SplitLaunches"
@@ -67,20 +67,6 @@ def is_launch(stmt) -> bool:
 def launch_name(name: str, index: int) -> str:
     """The global symbol of launch ``index`` of kernel ``name``."""
     return name if index == 0 else f"{name}_launch{index}"
-
-
-def _vars_used(stmt) -> list[tirx.Var]:
-    """The variables ``stmt`` names: in expressions, and the data of the buffers it loads or stores."""
-    found: list[tirx.Var] = []
-
-    def visit(node):
-        if isinstance(node, tirx.Var):
-            found.append(node)
-        elif isinstance(node, (tirx.BufferLoad, tirx.BufferStore)):
-            found.append(node.buffer.data)
-
-    tirx.stmt_functor.post_order_visit(stmt, visit)
-    return found
 
 
 def split_launches(func: tirx.PrimFunc, name: str, mesh: tuple[int, int] = (1, 1)) -> list[Launch]:
@@ -126,7 +112,7 @@ def split_launches(func: tirx.PrimFunc, name: str, mesh: tuple[int, int] = (1, 1
             stmt_body = stmt
         launch = tirx.PrimFunc(all_params, stmt_body, func.ret_type, buffer_map, func.attrs, func.span)
         launch = launch.with_attr("global_symbol", launch_name(name, index))
-        named = _vars_used(stmt)
+        named = vars_used(stmt)
         used = frozenset(i for i, p in enumerate(all_params)
                          if any(v.same_as(buffer_map[p].data if p in buffer_map else p) for v in named))
         launches.append(Launch(launch, used, len(params)))

@@ -269,6 +269,20 @@ def uses_var(node, var: tirx.Var) -> bool:
     return contains(node, lambda n: isinstance(n, tirx.Var) and n.same_as(var))
 
 
+def vars_used(node) -> set:
+    """The variables ``node`` names: in expressions, and the data of the buffers it loads or stores."""
+    found = set()
+
+    def visit(n):
+        if isinstance(n, tirx.Var):
+            found.add(n)
+        elif isinstance(n, (tirx.BufferLoad, tirx.BufferStore)):
+            found.add(n.buffer.data)
+
+    tirx.stmt_functor.post_order_visit(node, visit)
+    return found
+
+
 def simplify(expr):
     return arith.Analyzer().simplify(expr)
 

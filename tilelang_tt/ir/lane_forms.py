@@ -8,8 +8,8 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
-from tilelang_tt.ir.common import const_int, keep_span, uses_var
-from tilelang_tt.ir.lanes import ALLREDUCE, Lanes, accumulated_term, all_loads, call_name, loads_of
+from tilelang_tt.ir.common import const_int, keep_span, loads, stores, uses_var
+from tilelang_tt.ir.lanes import ALLREDUCE, Lanes, accumulated_term, call_name, loads_of
 
 
 def inline_lane_binds(body, lanes: Lanes) -> tirx.Stmt:
@@ -19,7 +19,7 @@ def inline_lane_binds(body, lanes: Lanes) -> tirx.Stmt:
     def pre(node):
         if isinstance(node, tirx.Bind):
             value = tirx.stmt_functor.substitute(node.value, named)
-            if lanes.lanes_of(value) or any(lanes.is_private(x.buffer) for x in all_loads(value)):
+            if lanes.lanes_of(value) or any(lanes.is_private(x.buffer) for x in loads(value)):
                 named[node.var] = value
         return None
 
@@ -124,17 +124,7 @@ def _noop(stmt) -> bool:
 
 
 def _stores_into(stmt, buf) -> bool:
-    found = []
-    tirx.stmt_functor.post_order_visit(stmt, lambda n: found.append(n) if isinstance(
-        n, tirx.BufferStore) and n.buffer.same_as(buf) else None)
-    return bool(found)
-
-
-def _written(stmt) -> list:
-    out = []
-    tirx.stmt_functor.post_order_visit(stmt, lambda n: out.append(n.buffer) if isinstance(
-        n, tirx.BufferStore) else None)
-    return out
+    return any(x.buffer.same_as(buf) for x in stores(stmt))
 
 
 def forward_staged_registers(body, lanes: Lanes) -> tirx.Stmt:
@@ -163,9 +153,9 @@ def forward_staged_registers(body, lanes: Lanes) -> tirx.Stmt:
                     continue
                 after = list(node.seq[i + 1:])
                 readers = [k for k, s in enumerate(after) if loads_of(s, buf)]
-                if any(lanes.is_private(x.buffer) for x in all_loads(value)) or not readers or any(
+                if any(lanes.is_private(x.buffer) for x in loads(value)) or not readers or any(
                         _stores_into(s, buf) for s in after) or any(
-                        any(w.same_as(x.buffer) for x in all_loads(value) for w in _written(s))
+                        any(w.buffer.same_as(x.buffer) for x in loads(value) for w in stores(s))
                         for s in after[:readers[-1] + 1]):
                     return None
 

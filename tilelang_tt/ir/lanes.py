@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import tilelang  # noqa: F401
 from tvm import ir, tirx
 
-from tilelang_tt.ir.common import const_int, float_constant, uses_var
+from tilelang_tt.ir.common import const_int, float_constant, loads, uses_var
 
 PRIVATE_SCOPES = ("local", "local.var")
 ALLREDUCE = "tirx.tvm_thread_allreduce"
@@ -103,16 +103,8 @@ def inferred_extent(body, var: tirx.Var) -> int | None:
 
 
 def loads_of(expr, buf) -> list:
-    out = []
-    tirx.stmt_functor.post_order_visit(expr, lambda n: out.append(n) if isinstance(
-        n, tirx.BufferLoad) and n.buffer.same_as(buf) else None)
-    return out
-
-
-def all_loads(expr) -> list:
-    out = []
-    tirx.stmt_functor.post_order_visit(expr, lambda n: out.append(n) if isinstance(n, tirx.BufferLoad) else None)
-    return out
+    """The loads of ``buf`` in ``expr``, in post order."""
+    return [x for x in loads(expr) if x.buffer.same_as(buf)]
 
 
 def same_indices(a, b) -> bool:
@@ -208,7 +200,7 @@ def absorb_lane_sums(body, lanes: Lanes) -> None:
         stores = []
         tirx.stmt_functor.post_order_visit(body, lambda n: stores.append(n) if isinstance(
             n, tirx.BufferStore) and n.buffer.same_as(buf) else None)
-        reads = [x for x in all_loads(body) if x.buffer.same_as(buf)]
+        reads = loads_of(body, buf)
         summed = [s for s in stores if accumulated_term(s) is not None]
         clears = _clears(body, buf)
         if over and clears and len(summed) == len(stores) and len(reads) == len(stores) + len(sets) + clears:

@@ -33,25 +33,11 @@ from tilelang_tt.ir.attrs import Attr, KernelRole
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.contract.formats import BLOCK_STORABLE, BY_DATA_FORMAT
 from tilelang_tt.ops.base import strip_casts
-from tilelang_tt.ir.common import evaluate, keep_span, prim_func_pass, seq, stmt_intrin
+from tilelang_tt.ir.common import evaluate, keep_span, prim_func_pass, seq, stmt_intrin, vars_used
 
 PASS = "FuseBlockCopiesTT"
 # the float formats of the one table: bfloat16 and float32, and the block formats that store them
 FLOAT_FORMATS = tuple(f.data_format for f in BY_DATA_FORMAT.values() if f.block or f.dtype in BLOCK_STORABLE)
-
-
-def _vars(node) -> set:
-    """The variables ``node`` uses, the data of the blocks it loads included."""
-    found = set()
-
-    def visit(n):
-        if isinstance(n, tirx.Var):
-            found.add(n)
-        elif isinstance(n, (tirx.BufferLoad, tirx.BufferStore)):
-            found.add(n.buffer.data)
-
-    tirx.stmt_functor.post_order_visit(node, visit)
-    return found
 
 
 def _written(stmt) -> list[tirx.Var]:
@@ -96,7 +82,7 @@ class _Fuser:
             if stmt_intrin(out[p]) != Intrin.TILE_ELTWISE:
                 continue
             x = out[p].value.args[0]
-            touched = _vars(out[p].value.args[3])  # the value reads no copy's target
+            touched = vars_used(out[p].value.args[3])  # the value reads no copy's target
             c = p + 1
             while c < len(out):
                 y = self.copied(out[c], x)
@@ -104,7 +90,7 @@ class _Fuser:
                     out[p] = evaluate(Intrin.TILE_ELTWISE, *out[p].value.args, y, like=out[p])
                     del out[c]
                     continue
-                names, written = _vars(out[c]), _written(out[c])
+                names, written = vars_used(out[c]), _written(out[c])
                 if x in names and (not written or any(w.same_as(x) for w in written)):
                     break  # X changes (or something not a compute op uses it): its later copies copy another value
                 touched |= names
