@@ -25,8 +25,17 @@ GEMM (``gemm ...`` rows): C = A @ B, n x n x n, on Wormhole's 8 x 8 grid.
   time is ideal cycles / utilization (ideal = n^3 / 32^3 tile products x 16 cycles per fidelity phase / 64
   cores at 1 GHz), as benchmarks/run.py and benchmarks/calibration.py turn them.
 
-Full run: 1024^3, 2048^3, 4096^3 x (BF16 HiFi4, BF16 HiFi2, BFP8 HiFi2, BFP8 LoFi), timing only.
-``--quick``: one small GEMM (256^3 on 2 x 2 cores, BF16 HiFi4) with numerics against torch.
+Softmax (``softmax ...`` rows): softmax over the last dim of an M x N bfloat16 tensor, on Wormhole's 8 x 8 grid.
+- ttnn: ttnn.softmax's program for a [1, 1, M, N] tensor in DRAM, the attention-optimized Metal 2.0 factory
+  (tests/emulator/vendor_programs.softmax_program: its kernels from the wheel, its ProgramSpec lowered as
+  MakeProgramFromSpec does, tests/emulator/metal2.py), numerically stable, with the precision recipe of ours:
+  float32 DST (fp32_dest_acc_en, Float32 intermediates) and the precise exp (math_approx_mode off).
+- ours: TileLang's softmax (tests/op_kernels.py ``softmax``: float32 fragments of 32 whole rows a block).
+- silicon_us: none (Tenstorrent publishes no device time for this op alone).
+
+Full run: GEMM 1024^3, 2048^3, 4096^3 x (BF16 HiFi4, BF16 HiFi2, BFP8 HiFi2, BFP8 LoFi), timing only; softmax
+4096 x 1024 and 8192 x 4096 with numerics. ``--quick``: one small GEMM (256^3 on 2 x 2 cores, BF16 HiFi4) and one
+small softmax (64 x 256), with numerics against torch.
 """
 
 from __future__ import annotations
@@ -40,9 +49,11 @@ import torch
 
 import tilelang_tt
 from benchmarks.calibration import OUT_OF_BOX
-from benchmarks.run import FIDELITY_PHASES, KERNELS, ROOT, TTNN_N150_SAME_SHAPE, bf16
+from benchmarks.run import FIDELITY_PHASES, KERNELS, OPS, ROOT, TTNN_N150_SAME_SHAPE, bf16
 from tests.emulator.device_harness import bf16_to_f32, untilize
-from tests.emulator.host_programs import Mcast2DMatmul, run_mcast
+from tests.emulator.host_programs import Mcast2DMatmul, run_mcast, tile_words
+from tests.emulator.metal2 import ComputeHw, run_program
+from tests.emulator.vendor_programs import softmax_program, softmax_reference
 from tilelang_tt.contract.arch import get_arch
 from tilelang_tt.layout import BufferLayout
 
@@ -101,14 +112,43 @@ def gemm_row(n: int, storage: str, fidelity: str, grid=GRID, numerics: bool = Fa
             "ttnn_matches_torch": ttnn_ok, "ours_matches_torch": ours_ok}
 
 
+# float32 intermediates: softmax of bfloat16 inputs within this relative error of the float64 softmax of the same
+# (bfloat16-rounded) inputs where it is above 1e-3 (the output is bfloat16: 2^-8 rounding, and an exp of an
+# argument rounded to bfloat16 before it reaches the float32 DST), and this absolute error elsewhere
+SOFTMAX_RTOL, SOFTMAX_ATOL = 2.0**-6, 2.0**-10
+
+
+def softmax_close(out: np.ndarray, x: np.ndarray) -> bool:
+    ref = softmax_reference(x.astype(np.float64))
+    return bool((np.abs(out - ref) <= np.maximum(SOFTMAX_RTOL * np.abs(ref), SOFTMAX_ATOL)).all())
+
+
+def softmax_row(m: int, n: int) -> dict:
+    x = bf16(m, n)
+    xf = x.float().numpy()
+    spec = softmax_program(m, n, hw=ComputeHw("HiFi4", fp32_dest_acc_en=True, math_approx_mode=False))
+    res = run_program(spec, {"src": tile_words(xf)})
+    ttnn_out = untilize(bf16_to_f32(res.outputs["dst"].view(np.uint16).reshape(-1)), m, n)
+    artifacts = tilelang_tt.compile(OPS.softmax(m, n, 32), arch="wormhole_b0", grid=GRID)
+    ours_out = artifacts.run(x).float().numpy()
+    ttnn_s, ours_s = res.counters["timing"]["seconds"], artifacts.last_counters["timing"]["seconds"]
+    return {"case": f"softmax {m}x{n} bfloat16 fp32-dst precise-exp {GRID[0]}x{GRID[1]}", "arch": "wormhole_b0",
+            "ttnn_us": round(ttnn_s * 1e6, 1), "ours_us": round(ours_s * 1e6, 1), "ratio": round(ours_s / ttnn_s, 3),
+            "silicon_us": None, "ttnn_matches_torch": softmax_close(ttnn_out, xf),
+            "ours_matches_torch": softmax_close(ours_out, xf)}
+
+
 def rows(quick: bool):
-    """The rows, one at a time (smallest GEMMs first)."""
+    """The rows, one at a time (smallest cases first)."""
     if quick:
         yield gemm_row(256, "bfloat16", "HiFi4", grid=(2, 2), numerics=True)
+        yield softmax_row(64, 256)
         return
     for n in SIZES:
         for storage, fidelity in CONFIGS:
             yield gemm_row(n, storage, fidelity)
+    for m, n in ((4096, 1024), (8192, 4096)):
+        yield softmax_row(m, n)
 
 
 def main(argv=None) -> None:

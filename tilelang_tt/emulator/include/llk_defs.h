@@ -19,6 +19,20 @@ enum class DstSync : std::uint8_t { SyncHalf = 0, SyncFull = 1 };
 enum class MathFidelity : std::uint8_t { LoFi = 0, HiFi2 = 2, HiFi3 = 3, HiFi4 = 4 };
 // tt-llk common/inc/ckernel_defs.h
 enum class PackMode : std::uint8_t { Default = 0, Untilize = 1, Tilize = 2 };
+enum class ReluType : std::uint8_t { NO_RELU = 0, ZERO_RELU, MIN_THRESHOLD_RELU, MAX_THRESHOLD_RELU };
+
+// The packer's ReLU: a mode and a 16-bit threshold.
+struct ReluConfig {
+  static constexpr ReluConfig none() { return {ReluType::NO_RELU}; }
+  static constexpr ReluConfig zero() { return {ReluType::ZERO_RELU}; }
+  static constexpr ReluConfig min_threshold(std::uint32_t t) { return {ReluType::MIN_THRESHOLD_RELU, t}; }
+  static constexpr ReluConfig max_threshold(std::uint32_t t) { return {ReluType::MAX_THRESHOLD_RELU, t}; }
+  constexpr ReluType get_mode() const { return mode; }
+  constexpr std::uint32_t get_threshold() const { return threshold; }
+
+  ReluType mode = ReluType::NO_RELU;
+  std::uint32_t threshold = 0;
+};
 
 }  // namespace ckernel
 

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include <tt-metalium/distributed.hpp>
+#include <tt-metalium/experimental/metal2_bindings.hpp>
 #include <tt-metalium/host_api.hpp>
 #include <tt-metalium/tensor_accessor_args.hpp>
 
@@ -138,6 +140,7 @@ struct KernelSpec {
     std::string path;
     std::map<std::string, std::string> defines;
     std::unordered_map<std::string, uint32_t> named_args;
+    std::optional<experimental::Metal2KernelBindings> metal2;  // BindMetal2Kernel's
 };
 
 struct RuntimeArgsSpec {
@@ -574,6 +577,18 @@ KernelHandle CreateKernel(
     ProgramState& state = program.state();
     state.kernels.push_back(std::move(spec));
     return u32(state.kernels.size() - 1);
+}
+
+void experimental::BindMetal2Kernel(Program& program, KernelHandle kernel, Metal2KernelBindings bindings) {
+    ProgramState& state = program.state();
+    if (kernel >= state.kernels.size()) {
+        fail("BindMetal2Kernel: unknown kernel handle " + std::to_string(kernel));
+    }
+    KernelSpec& spec = state.kernels[kernel];
+    if (spec.path.empty()) {
+        fail("BindMetal2Kernel: " + spec.source + " is compiled into the program; a Metal 2.0 kernel is a kernel file");
+    }
+    spec.metal2 = std::move(bindings);
 }
 
 // ---- runtime args ----
@@ -1092,7 +1107,8 @@ void run_program(const ProgramState& state) {
         } else {
             const emu::KernelInfo& built = emu::build_kernel(
                 {kernel.path, kernel.compile_args, kernel.defines, kernel.named_args, cb_formats_of(state, kernel),
-                 kernel.role == emu::KernelRole::Compute ? &kernel.options : nullptr, kernel.noc, device.arch()});
+                 kernel.role == emu::KernelRole::Compute ? &kernel.options : nullptr, kernel.noc, device.arch(),
+                 kernel.metal2 ? &*kernel.metal2 : nullptr});
             device_kernel_ids.push_back(device.add_kernel(built, kernel.source, kernel.role, kernel.cores,
                                                           kernel.compile_args, kernel.noc, kernel.options));
         }

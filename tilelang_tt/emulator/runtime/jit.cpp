@@ -96,6 +96,66 @@ std::string config_text(const KernelBuild& build) {
   return text + " }";
 }
 
+// tt-metal 0.81.1 jit_build/genfiles.cpp, write_kernel_bindings_generated_header: the kernel's DFB and semaphore
+// accessors (sorted by name, for a deterministic file) and its tensor binding tokens (in binding order).
+std::string bindings_header(const tt::tt_metal::experimental::Metal2KernelBindings& b) {
+  std::ostringstream text;
+  text << "// AUTO-GENERATED — do not edit.\n\n#pragma once\n\n";
+  if (b.dfbs.empty() && b.semaphores.empty() && b.tensors.empty()) return text.str() + "// No bindings for this kernel.\n";
+  if (!b.dfbs.empty()) text << "#include \"api/dataflow/dataflow_buffer.h\"\n";
+  if (!b.semaphores.empty()) text << "#include <cstdint>\n";
+  if (!b.tensors.empty()) text << "#include \"api/tensor/tensor_binding_token.h\"\n";
+  text << "\n";
+  const std::map<std::string, uint32_t> dfbs(b.dfbs.begin(), b.dfbs.end()), sems(b.semaphores.begin(), b.semaphores.end());
+  if (!dfbs.empty()) {
+    text << "namespace dfb {\n";
+    for (const auto& [name, id] : dfbs) text << "constexpr DFBBindingToken " << name << "{" << id << "};\n";
+    text << "}  // namespace dfb\n";
+  }
+  if (!sems.empty()) {
+    text << "namespace sem {\n";
+    for (const auto& [name, id] : sems) text << "constexpr std::uint32_t " << name << " = " << id << "u;\n";
+    text << "}  // namespace sem\n";
+  }
+  if (!b.tensors.empty()) {
+    text << "namespace tensor {\n";
+    for (size_t i = 0; i < b.tensors.size(); ++i) {
+      const auto& t = b.tensors[i];
+      const size_t addr_crta_offset = (b.common_runtime_arg_names.size() + i) * sizeof(uint32_t);
+      text << "using " << t.name << "_t = ::tensor_accessor::TensorBindingToken<" << t.cta_offset << "u, "
+           << addr_crta_offset << "u>;\n";
+      text << "constexpr " << t.name << "_t " << t.name << "{};\n";
+    }
+    text << "}  // namespace tensor\n";
+  }
+  return text.str();
+}
+
+// tt-metal 0.81.1 jit_build/genfiles.cpp, write_kernel_args_generated_header: the named runtime args at their byte
+// offsets, the named common runtime args likewise, the named compile-time args by value (sorted by name); then the
+// vararg helpers, past the named args (and, for the common ones, past the tensors' address words).
+std::string args_header(const tt::tt_metal::experimental::Metal2KernelBindings& b,
+                        const std::unordered_map<std::string, uint32_t>& named_ctas) {
+  std::ostringstream text;
+  text << "// AUTO-GENERATED — do not edit.\n\n#pragma once\n\n#include \"experimental/kernel_args.h\"\n\n";
+  const std::map<std::string, uint32_t> ctas(named_ctas.begin(), named_ctas.end());
+  if (!b.runtime_arg_names.empty() || !b.common_runtime_arg_names.empty() || !ctas.empty()) {
+    text << "namespace args {\n";
+    for (size_t i = 0; i < b.runtime_arg_names.size(); ++i)
+      text << "constexpr experimental::RtaArg<uint32_t> " << b.runtime_arg_names[i] << "{" << i * sizeof(uint32_t) << "};\n";
+    for (size_t i = 0; i < b.common_runtime_arg_names.size(); ++i)
+      text << "constexpr experimental::CrtaArg<uint32_t> " << b.common_runtime_arg_names[i] << "{"
+           << i * sizeof(uint32_t) << "};\n";
+    for (const auto& [name, value] : ctas) text << "constexpr experimental::CtaVal<uint32_t> " << name << "{" << value << "u};\n";
+    text << "}  // namespace args\n\n";
+  }
+  text << "FORCE_INLINE uint32_t get_vararg(uint32_t idx) { return get_arg_val<uint32_t>(" << b.runtime_arg_names.size()
+       << " + idx); }\n"
+       << "FORCE_INLINE uint32_t get_common_vararg(uint32_t idx) { return get_common_arg_val<uint32_t>("
+       << b.common_runtime_arg_names.size() + b.tensors.size() << " + idx); }\n";
+  return text.str();
+}
+
 }  // namespace
 
 std::string resolve_kernel_source(const std::string& file_name) {
@@ -175,11 +235,22 @@ const KernelInfo& build_and_load(const KernelBuild& build) {
   if (build.arch == "wormhole_b0") argv.push_back("-DARCH_WORMHOLE");
   if (build.arch == "blackhole") argv.push_back("-DARCH_BLACKHOLE");
   for (const auto& [name, value] : build.defines) argv.push_back("-D" + name + "=" + value);
-  const std::string unit = "#include \"" + build.path + "\"\n"
+  // A Metal 2.0 kernel: the generated headers before the kernel, as tt-metal's JIT prolog has them (after the
+  // dataflow API, which its data-movement firmware includes first; a compute kernel's come from kernel_args.h).
+  std::string generated_bindings, generated_args, prolog;
+  if (build.metal2 != nullptr) {
+    generated_bindings = bindings_header(*build.metal2);
+    generated_args = args_header(*build.metal2, build.named_args);
+    prolog = std::string(build.compute == nullptr ? "#include \"api/dataflow/dataflow_api.h\"\n" : "") +
+             "#include \"kernel_bindings_generated.h\"\n#include \"kernel_args_generated.h\"\n";
+  }
+  const std::string unit = prolog + "#include \"" + build.path + "\"\n"
                            "extern \"C\" void tt_emu_jit_entry() { kernel_main(); }\n";
   Hash key;
   for (const std::string& a : argv) key.add(a);
   key.add(unit);
+  key.add(generated_bindings);
+  key.add(generated_args);
   key.add(read_file(build.path));
   const fs::path dir = fs::path(cache) / key.hex();
   const fs::path object = dir / (fs::path(build.path).stem().string() + ".so");
@@ -193,6 +264,11 @@ const KernelInfo& build_and_load(const KernelBuild& build) {
     fs::create_directories(dir);
     const fs::path source = dir / "kernel_unit.cpp";
     if (!fs::exists(source)) write_atomically(source, unit);
+    if (build.metal2 != nullptr) {
+      write_atomically(dir / "kernel_bindings_generated.h", generated_bindings);
+      write_atomically(dir / "kernel_args_generated.h", generated_args);
+      argv.push_back("-I" + dir.string());
+    }
     const std::string pid = std::to_string(getpid());
     const fs::path partial = object.string() + "." + pid + ".tmp", log = dir / ("build." + pid + ".log");
     argv.push_back(source.string());

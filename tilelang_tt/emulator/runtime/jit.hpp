@@ -17,6 +17,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <tt-metalium/experimental/metal2_bindings.hpp>
+
 #include "device.hpp"
 
 namespace emu {
@@ -30,6 +32,9 @@ struct KernelBuild {
   const ComputeOptions* compute = nullptr;  // a compute kernel's config (its descriptors); null for data movement
   uint8_t noc = 0;  // a data-movement kernel's DataMovementConfig::noc (its NOC_INDEX)
   std::string arch;  // the device's arch (contract/arch.py name): the build's ARCH_* define
+  // A Metal 2.0 kernel's bindings (BindMetal2Kernel): the build writes the generated headers the JIT writes
+  // for it and includes them before the kernel; null for a kernel of the legacy API.
+  const tt::tt_metal::experimental::Metal2KernelBindings* metal2 = nullptr;
 };
 
 // tt-metal 0.81.1 KernelSource's search (tt_metal/impl/kernels/kernel.cpp, source_search_paths): the

@@ -78,6 +78,15 @@ ALWI void power_tile(uint32_t idst, uint32_t param0, Loc loc = Loc::current()) {
   emu::k::sfpu_scalar(emu::k::SfpuBinary::Pow, idst, std::bit_cast<float>(param0), loc);
 }
 
+// tt-metal 0.81.1 power_iterative_tile (x^n by repeated products, n a positive integer): declared for ttnn's
+// kernel_lib (eltwise/unary/math.inl, PowerIterative); not emulated.
+ALWI void power_iterative_tile_init(Loc loc = Loc::current()) {
+  emu::k::api_errorf(loc, "power_iterative_tile_init is not emulated");
+}
+ALWI void power_iterative_tile(uint32_t /*idst*/, uint32_t /*param0*/, Loc loc = Loc::current()) {
+  emu::k::api_errorf(loc, "power_iterative_tile is not emulated");
+}
+
 // The SFPU reduce (tt-metal 0.81.1 compute_kernel_api.h sfpu_reduce / sfpu_reduce_init), which ttnn's
 // kernel_lib takes for Int32, bfloat16 MIN and accurate Float32 (reduce_helpers_common.hpp
 // is_sfpu_reduce_path): not emulated, a kernel that calls it stops naming it.

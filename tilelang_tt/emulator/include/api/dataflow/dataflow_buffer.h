@@ -3,12 +3,14 @@
 // one CB page, the sync calls the cb_* calls of the kernel's role (the CB protocol checks are the
 // device model's). One header for compute and data movement kernels, as in tt-metal; with
 // api/dataflow/noc.h a DataflowBuffer is also a Noc endpoint (api/emu/dfb_noc_traits.h).
-// Members take a trailing source location for their errors. Not emulated: the binding-token
-// constructors (Metal 2.0 program specs), the scoped locks, the compute-side tile address reads.
+// Members take a trailing source location for their errors. A Metal 2.0 kernel builds one from its binding
+// token (api/dataflow/dfb_binding_token.h: the token converts to the CB index). Not emulated: the scoped
+// locks, the compute-side tile address reads.
 #pragma once
 
 #include <cstdint>
 
+#include "api/dataflow/dfb_binding_token.h"
 #include "api/debug/assert.h"  // as tt-metal 0.81.1's does
 #include "api/emu/cb_descriptors.h"
 #include "api/emu/cb_interface.h"

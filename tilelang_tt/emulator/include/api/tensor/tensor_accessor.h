@@ -16,6 +16,7 @@
 
 #include "api/emu/addrgen.h"
 #include "api/tensor/tensor_accessor_args.h"
+#include "api/tensor/tensor_binding_token.h"
 
 namespace tensor_accessor {
 
@@ -92,6 +93,12 @@ struct TensorAccessor<Args, false> : InterleavedAddrGen<Args::is_dram> {
         aligned_page_size(page_size_in) {}
   TensorAccessor(const Args& args_in, std::size_t bank_base_address_in)
       : TensorAccessor(args_in, bank_base_address_in, args_in.get_aligned_page_size()) {}
+  // From a Metal 2.0 binding token (its deduction guide below gives Args): the address is the common runtime
+  // arg the token names, as tt-metal 0.81.1's constructor reads it.
+  template <uint32_t CTA_OFFSET, uint32_t ADDR_CRTA_OFFSET>
+  TensorAccessor(tensor_accessor::TensorBindingToken<CTA_OFFSET, ADDR_CRTA_OFFSET>,
+                 emu::k::Loc loc = emu::k::Loc::current())
+      : TensorAccessor(Args{}, emu::k::arg(ADDR_CRTA_OFFSET / sizeof(uint32_t), true, loc)) {}
 
   uint32_t get_aligned_page_size() const { return aligned_page_size; }
   uint64_t get_noc_addr(uint32_t page_id, uint32_t offset = 0, uint8_t /*noc*/ = noc_index,
@@ -119,6 +126,10 @@ struct TensorAccessor<Args, true> {
     static_assert(Args::next_compile_time_args_offset() <= kernel_compile_time_args.size(),
                   "the kernel's compile-time args end before this TensorAccessorArgs do");
   }
+  template <uint32_t CTA_OFFSET, uint32_t ADDR_CRTA_OFFSET>
+  TensorAccessor(tensor_accessor::TensorBindingToken<CTA_OFFSET, ADDR_CRTA_OFFSET>,
+                 emu::k::Loc loc = emu::k::Loc::current())
+      : TensorAccessor(Args{}, emu::k::arg(ADDR_CRTA_OFFSET / sizeof(uint32_t), true, loc), Args::AlignedPageSize, loc) {}
 
   const tensor_accessor::DistributionSpec& dspec() const { return dspec_; }
   uint32_t get_aligned_page_size() const { return aligned_page_size; }
@@ -193,3 +204,8 @@ template <typename Args>
 TensorAccessor(const Args&, std::size_t) -> TensorAccessor<Args>;
 template <typename Args>
 TensorAccessor(const Args&, std::size_t, uint32_t) -> TensorAccessor<Args>;
+// A binding's runtime accessor fields follow its address word (tt-metal 0.81.1: CRTA_OFFSET is the address's
+// word + 1).
+template <uint32_t CTA_OFFSET, uint32_t ADDR_CRTA_OFFSET>
+TensorAccessor(tensor_accessor::TensorBindingToken<CTA_OFFSET, ADDR_CRTA_OFFSET>)
+    -> TensorAccessor<TensorAccessorArgs<CTA_OFFSET, ADDR_CRTA_OFFSET / sizeof(uint32_t) + 1>>;

@@ -1,0 +1,61 @@
+"""ttnn's softmax on the emulator: the attention-optimized Metal 2.0 program ttnn.softmax(x, dim=-1) runs for a
+rank-4 tensor in DRAM, its three kernels unmodified from the 0.81.1 wheel, their `args::` / `dfb::` / `tensor::`
+names from the headers the emulated JIT generates for them (tests/emulator/metal2.py,
+vendor_programs.softmax_program), against the float64 softmax of the same bfloat16 inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from .device_harness import bf16_to_f32, untilize
+from .host_programs import tile_words
+from .metal2 import ComputeHw, program_main, run_program
+from .vendor_programs import find_max_divisor, softmax_program, softmax_reference
+
+
+def run_softmax(rows: int, cols: int, hw: ComputeHw, seed: int) -> tuple[np.ndarray, np.ndarray, dict]:
+    x = torch.from_numpy(np.random.default_rng(seed).standard_normal((rows, cols)).astype(np.float32) * 3)
+    x = x.bfloat16().float().numpy()
+    spec = softmax_program(rows, cols, hw=hw)
+    res = run_program(spec, {"src": tile_words(x)})
+    out = untilize(bf16_to_f32(res.outputs["dst"].view(np.uint16).reshape(-1)), rows, cols)
+    return out, softmax_reference(x.astype(np.float64)), res.counters
+
+
+@pytest.mark.parametrize("rows, cols, hw, rtol", [
+    # ttnn.softmax's default recipe: bfloat16 intermediates and DST, the approximate exp. x - max is rounded to
+    # bfloat16 before the exp (|x - max| up to ~20: an error of 2^-4 in the exponent), so 2^-3 relative.
+    (64, 256, ComputeHw("HiFi4", False, True), 2.0**-3),
+    # float32 DST and intermediates, the precise exp; 10 tiles a row in blocks of 8: the clamped final block
+    # and the fifo pads of a row that the block does not divide, over 3 cores
+    (96, 320, ComputeHw("HiFi4", True, False), 2.0**-6),
+])
+def test_ttnn_softmax_matches_torch(rows, cols, hw, rtol):
+    out, ref, counters = run_softmax(rows, cols, hw, seed=rows + cols)
+    assert np.all(np.abs(out - ref) <= np.maximum(rtol * np.abs(ref), 2.0**-10))
+    # every row sums to one within the output's rounding
+    assert np.allclose(out.sum(axis=1), 1.0, atol=2.0**-5)
+    totals = counters["total"]
+    assert totals["dram_bytes_read"] == rows * cols * 2  # the input read once
+    assert totals["dram_bytes_written"] == rows * cols * 2
+
+
+def test_softmax_factory_blocks():
+    # block_size: 8 (4 with float32 DST) unless a divisor of Wt costs no extra block (the factory's rule)
+    assert find_max_divisor(10, 8) == 2 and find_max_divisor(12, 8) == 6 and find_max_divisor(14, 8) == 2
+    assert softmax_program(32, 320).runtime_args["reader"][(0, 0)]["blk"] == 8  # ceil(10/8) = 2 != 10/2
+    assert softmax_program(32, 192).runtime_args["reader"][(0, 0)]["blk"] == 6  # ceil(6/8) = 1 == 6/6
+    assert softmax_program(32, 192, hw=ComputeHw("HiFi4", True, False)).runtime_args["reader"][(0, 0)]["blk"] == 3
+    # 3 tile rows over 8 x 8 cores: 3 cores, a row each, in row-major order
+    spec = softmax_program(96, 64)
+    assert spec.cores == ((0, 0), (1, 0), (2, 0))
+    assert [spec.runtime_args["reader"][c]["tile_offset"] for c in spec.cores] == [0, 2, 4]
+
+
+def test_metal2_runtime_args_are_checked_against_the_schema():
+    spec = softmax_program(32, 64)
+    del spec.runtime_args["reader"][(0, 0)]["Wt"]
+    with pytest.raises(ValueError, match=r"\['Wt'\] have no value"):
+        program_main(spec)

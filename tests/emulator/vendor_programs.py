@@ -1,0 +1,106 @@
+"""ttnn's Metal 2.0 program factories, reimplemented on tests/emulator/metal2.py's ProgramSpec model, each
+citing the factory it follows (tenstorrent/tt-metal, the version whose kernels the ttnn 0.81.1 wheel ships:
+the kernels' `args::` / `dfb::` / `tensor::` names are the factory's):
+
+- ``softmax_program``: SoftmaxProgramFactoryAttentionOptimized::create_program_artifacts
+  (ttnn/cpp/ttnn/operations/normalization/softmax/device/softmax_program_factory_attention_optimized.cpp),
+  the factory ``ttnn.softmax(x, dim=-1)`` selects for a rank-4 tensor in DRAM
+  (softmax_device_operation.cpp, select_program_factory), interleaved, without a mask.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tilelang_tt.contract.arch import get_arch
+
+from .device_harness import split_work
+from .metal2 import TILE_BYTES, ComputeHw, DataflowBufferSpec, KernelSpec, ProgramSpec, TensorParameter
+
+SOFTMAX_KERNELS = "ttnn/operations/normalization/softmax/device/kernels/attention"
+
+
+def find_max_divisor(val: int, start_max_div: int) -> int:
+    """tt-metal tt_metal/common/work_split.cpp find_max_divisor: the largest divisor of ``val`` at most
+    ``start_max_div``, skipping 7 and 5."""
+    for divisor in range(start_max_div, 0, -1):
+        if divisor in (7, 5):
+            continue
+        if val % divisor == 0:
+            return divisor
+    return 1
+
+
+def split_cores(grid: tuple[int, int], units: int) -> list[tuple[tuple[int, int], int]]:
+    """split_work_to_cores(grid, units, row_wise=true): (core, units) for each core with work, cores in row-major
+    order (core i at (i % columns, i // columns)), the first ones one unit more when the units do not divide."""
+    cores = min(units, grid[0] * grid[1])
+    return [((i % grid[0], i // grid[0]), count) for i, (_, count) in enumerate(split_work(units, cores))]
+
+
+def softmax_program(rows: int, cols: int, arch: str = "wormhole_b0", numeric_stable: bool = True,
+                    hw: ComputeHw = ComputeHw("HiFi4", False, True)) -> ProgramSpec:
+    """ttnn.softmax of a [1, 1, rows, cols] bfloat16 tensor over its last dim: the attention-optimized factory
+    without a mask, the compute config ttnn.softmax defaults to (init_device_compute_kernel_config(arch,
+    None, HiFi4, approx true, fp32 dest acc false): ttnn/cpp/ttnn/operations/normalization/softmax/softmax.cpp),
+    the device's whole worker grid (compute_with_storage_grid_size)."""
+    assert rows % 32 == 0 and cols % 32 == 0, "a tensor of whole tiles (no padded data)"
+    wt, ht = cols // 32, rows // 32
+    in_fmt = out_fmt = "Float16_b"
+    im_fmt = "Float32" if hw.fp32_dest_acc_en else "Float16_b"
+    in_tile, out_tile, im_tile = TILE_BYTES[in_fmt], TILE_BYTES[out_fmt], TILE_BYTES[im_fmt]
+    # block_size: 4 with fp32 accumulation, 8 otherwise; an exact divisor when it costs no extra batch
+    block = 4 if hw.fp32_dest_acc_en else 8
+    if wt % block:
+        divisor = find_max_divisor(wt, block)
+        if math.ceil(wt / block) == wt // divisor:
+            block = divisor
+    blocks = math.ceil(wt / block) * block
+    in0_t = blocks if numeric_stable else block * 2  # the no-mask numeric-stable path consumes cb_in0 at Wt
+    out0_t, im0_t = block * 2, blocks
+    cb_bytes = in0_t * in_tile + im0_t * im_tile + out0_t * out_tile + 5 * im_tile
+    if get_arch(arch).l1_total * 0.9 < cb_bytes:
+        raise ValueError(f"{rows} x {cols}: the factory takes its large-tensor kernels (not modelled here)")
+    scaler_fmt = "Float16_b"  # max and sum scalers: Float16_b unless the input / intermediates are Float32
+    dfbs = [DataflowBufferSpec("in0", in_tile, in0_t, in_fmt), DataflowBufferSpec("out0", out_tile, out0_t, out_fmt),
+            DataflowBufferSpec("recip_sum_exps", im_tile, 1, im_fmt),
+            DataflowBufferSpec("max_scaler", TILE_BYTES[scaler_fmt], 1, scaler_fmt),
+            DataflowBufferSpec("sum_scaler", TILE_BYTES[scaler_fmt], 1, scaler_fmt),
+            DataflowBufferSpec("exps", im_tile, im0_t, im_fmt),
+            DataflowBufferSpec("mask_padded", TILE_BYTES["Float16_b"], 1, "Float16_b")]
+    base_defines = {"NUMERIC_STABLE": "1"} if numeric_stable else {}
+    if numeric_stable:
+        dfbs.append(DataflowBufferSpec("max", im_tile, 1, im_fmt))
+    compute_dfbs = ("in0", "max_scaler", "sum_scaler", "mask_padded", "out0", "exps", "recip_sum_exps") + (
+        ("max",) if numeric_stable else ())
+    kernels = (
+        KernelSpec("reader", f"{SOFTMAX_KERNELS}/dataflow/reader_unary_interleaved_sm.cpp", "reader",
+                   ("in0", "max_scaler", "sum_scaler"), ("src",), {"in0_t": in0_t},
+                   ("blk", "num_rows", "tile_offset", "Wt"), base_defines),
+        KernelSpec("writer", f"{SOFTMAX_KERNELS}/dataflow/writer_unary_interleaved_start_id_blocked_sm.cpp", "writer",
+                   ("out0", "mask_padded"), ("dst",), {"num_datum_padded": 0, "tile_hw": 32 * 32},
+                   ("num_tiles", "tile_offset", "blk", "mask_padded_data", "Wt")),
+        KernelSpec("compute", f"{SOFTMAX_KERNELS}/compute/softmax.cpp", "compute", compute_dfbs, (),
+                   {"in0_t": in0_t}, ("num_rows", "Ht", "Wt", "blk", "start_ht"),
+                   base_defines | {"EXP_APPROX": "1" if hw.math_approx_mode else "0",
+                                   "ENABLE_FP32_DEST_ACC": "1" if hw.fp32_dest_acc_en else "0"}, hw),
+    )
+    work = split_cores(get_arch(arch).grid, ht)  # NC * Ht tile rows
+    args: dict[str, dict] = {"reader": {}, "writer": {}, "compute": {}}
+    row = 0
+    for core, count in work:
+        offset = row * wt
+        args["reader"][core] = {"blk": block, "num_rows": count, "tile_offset": offset, "Wt": wt}
+        args["writer"][core] = {"num_tiles": count * wt, "tile_offset": offset, "blk": block, "mask_padded_data": 0,
+                                "Wt": wt}
+        args["compute"][core] = {"num_rows": count, "Ht": ht, "Wt": wt, "blk": block, "start_ht": row % ht}
+        row += count
+    tensors = (TensorParameter("src", ht * wt, in_tile, True), TensorParameter("dst", ht * wt, out_tile, False))
+    return ProgramSpec(tuple(dfbs), kernels, tensors, tuple(core for core, _ in work), args)
+
+
+def softmax_reference(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)

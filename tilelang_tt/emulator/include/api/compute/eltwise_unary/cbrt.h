@@ -1,0 +1,11 @@
+// tt-metal 0.81.1 api/compute/eltwise_unary/cbrt.h: cbrt_tile, the cube root. Declared for ttnn's kernel_lib
+// (eltwise/unary/math.inl, Cbrt); not emulated: a kernel that calls it stops, naming the call.
+#pragma once
+
+#include "api/compute/common.h"
+#include "api/emu/llk_calls.h"
+
+namespace ckernel {
+ALWI void cbrt_tile(uint32_t /*idst*/, Loc loc = Loc::current()) { emu::detail::llk_not_emulated("cbrt_tile", loc); }
+ALWI void cbrt_tile_init(Loc loc = Loc::current()) { emu::detail::llk_not_emulated("cbrt_tile_init", loc); }
+}  // namespace ckernel
