@@ -33,9 +33,16 @@ Softmax (``softmax ...`` rows): softmax over the last dim of an M x N bfloat16 t
 - ours: TileLang's softmax (tests/op_kernels.py ``softmax``: float32 fragments of 32 whole rows a block).
 - silicon_us: none (Tenstorrent publishes no device time for this op alone).
 
+Layernorm (``layernorm ...`` rows): layer norm over the last dim of an M x N bfloat16 tensor with a bfloat16 weight and
+bias, eps 1e-5, on the same grid.
+- ttnn: ttnn.layer_norm's program (LayerNormMultiCoreProgramFactory, tests/emulator/vendor_programs.layernorm_program:
+  the 0.81.1 Metal 2.0 kernels, weight and bias fused, not Welford), with float32 DST and the precise ops.
+- ours: TileLang's layernorm (tests/op_kernels.py ``layernorm``: float32 fragments of 32 whole rows a block).
+- silicon_us: none.
+
 Full run: GEMM 1024^3, 2048^3, 4096^3 x (BF16 HiFi4, BF16 HiFi2, BFP8 HiFi2, BFP8 LoFi), timing only; softmax
-4096 x 1024 and 8192 x 4096 with numerics. ``--quick``: one small GEMM (256^3 on 2 x 2 cores, BF16 HiFi4) and one
-small softmax (64 x 256), with numerics against torch.
+and layernorm 4096 x 1024 and 8192 x 4096 with numerics. ``--quick``: one small GEMM (256^3 on 2 x 2 cores, BF16
+HiFi4), one small softmax and one small layernorm (64 x 256), with numerics against torch.
 """
 
 from __future__ import annotations
@@ -53,7 +60,8 @@ from benchmarks.run import FIDELITY_PHASES, KERNELS, OPS, ROOT, TTNN_N150_SAME_S
 from tests.emulator.device_harness import bf16_to_f32, untilize
 from tests.emulator.host_programs import Mcast2DMatmul, run_mcast, tile_words
 from tests.emulator.metal2 import ComputeHw, run_program
-from tests.emulator.vendor_programs import softmax_program, softmax_reference
+from tests.emulator.vendor_programs import (layernorm_program, layernorm_reference, softmax_program,
+                                            softmax_reference)
 from tilelang_tt.contract.arch import get_arch
 from tilelang_tt.layout import BufferLayout
 
@@ -138,17 +146,50 @@ def softmax_row(m: int, n: int) -> dict:
             "ours_matches_torch": softmax_close(ours_out, xf)}
 
 
+# float32 statistics, a bfloat16 output: within 2^-7 of the float64 layer norm of the same bfloat16 inputs, relative
+# to the terms it sums (|x_hat * gamma| + |beta|: the product can reach the sum in bfloat16 or TF32 precision, 2^-9
+# of it, before beta cancels part of it) and 2^-7 absolute near zero; the output's own rounding is 2^-9
+LAYERNORM_TOL = 2.0**-7
+
+
+def layernorm_close(out: np.ndarray, x: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -> bool:
+    x = x.astype(np.float64)
+    mean = x.mean(axis=-1, keepdims=True)
+    x_hat = (x - mean) / np.sqrt(((x - mean) ** 2).mean(axis=-1, keepdims=True) + 1e-5)
+    scale = np.abs(x_hat * gamma) + np.abs(beta)
+    return bool((np.abs(out - layernorm_reference(x, gamma, beta)) <= LAYERNORM_TOL * np.maximum(scale, 1.0)).all())
+
+
+def layernorm_row(m: int, n: int) -> dict:
+    x, gamma, beta = bf16(m, n), bf16(n), bf16(n)
+    xf, gf, bf = x.float().numpy(), gamma.float().numpy(), beta.float().numpy()
+    spec = layernorm_program(m, n, hw=ComputeHw("HiFi4", fp32_dest_acc_en=True, math_approx_mode=False))
+    row0 = lambda v: np.vstack([v[None, :], np.zeros((31, n), np.float32)])  # noqa: E731 (a [1, n] tensor of tiles)
+    res = run_program(spec, {"src": tile_words(xf), "gamma": tile_words(row0(gf)), "beta": tile_words(row0(bf))})
+    ttnn_out = untilize(bf16_to_f32(res.outputs["dst"].view(np.uint16).reshape(-1)), m, n)
+    artifacts = tilelang_tt.compile(OPS.layernorm(m, n, 32), arch="wormhole_b0", grid=GRID)
+    ours_out = artifacts.run(x, gamma, beta).float().numpy()
+    ttnn_s, ours_s = res.counters["timing"]["seconds"], artifacts.last_counters["timing"]["seconds"]
+    return {"case": f"layernorm {m}x{n} bfloat16 fp32-dst {GRID[0]}x{GRID[1]}", "arch": "wormhole_b0",
+            "ttnn_us": round(ttnn_s * 1e6, 1), "ours_us": round(ours_s * 1e6, 1), "ratio": round(ours_s / ttnn_s, 3),
+            "silicon_us": None, "ttnn_matches_torch": layernorm_close(ttnn_out, xf, gf, bf),
+            "ours_matches_torch": layernorm_close(ours_out, xf, gf, bf)}
+
+
 def rows(quick: bool):
     """The rows, one at a time (smallest cases first)."""
     if quick:
         yield gemm_row(256, "bfloat16", "HiFi4", grid=(2, 2), numerics=True)
         yield softmax_row(64, 256)
+        yield layernorm_row(64, 256)
         return
     for n in SIZES:
         for storage, fidelity in CONFIGS:
             yield gemm_row(n, storage, fidelity)
     for m, n in ((4096, 1024), (8192, 4096)):
         yield softmax_row(m, n)
+    for m, n in ((4096, 1024), (8192, 4096)):
+        yield layernorm_row(m, n)
 
 
 def main(argv=None) -> None:

@@ -6,6 +6,11 @@ the kernels' `args::` / `dfb::` / `tensor::` names are the factory's):
   (ttnn/cpp/ttnn/operations/normalization/softmax/device/softmax_program_factory_attention_optimized.cpp),
   the factory ``ttnn.softmax(x, dim=-1)`` selects for a rank-4 tensor in DRAM
   (softmax_device_operation.cpp, select_program_factory), interleaved, without a mask.
+- ``layernorm_program``: LayerNormMultiCoreProgramFactory (ttnn/cpp/ttnn/operations/normalization/layernorm/
+  device/layernorm_op_multi_core.cpp, create_descriptor): the program ttnn.layer_norm runs for an interleaved
+  tensor of whole tiles with a weight and a bias of tiles, not Welford, no residual; the DataflowBuffers are its
+  circular buffers under the names its 0.81.1 kernels give them (in c_0, out c_16, ex c_18, scaler c_2, eps c_3,
+  ex2 c_19, xmm c_24, xmm2 c_20, ex2pe c_21, fusion c_22, gamma c_5, beta c_6, by the kernels' comments on them).
 """
 
 from __future__ import annotations
@@ -104,3 +109,58 @@ def softmax_program(rows: int, cols: int, arch: str = "wormhole_b0", numeric_sta
 def softmax_reference(x: np.ndarray) -> np.ndarray:
     e = np.exp(x - x.max(axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True)
+
+
+LAYERNORM_KERNELS = "ttnn/operations/normalization/layernorm/device/kernels"
+
+
+def layernorm_program(rows: int, cols: int, eps: float = 1e-5, arch: str = "wormhole_b0",
+                      hw: ComputeHw = ComputeHw("HiFi4", False, True)) -> ProgramSpec:
+    """ttnn.layer_norm of a [1, 1, rows, cols] bfloat16 tensor with a bfloat16 weight and bias of [1, cols] (tiles),
+    the compute config ttnn.layer_norm defaults to (init_device_compute_kernel_config(arch, None, HiFi4, approx
+    true, fp32 dest acc false): ttnn/cpp/ttnn/operations/normalization/layernorm/layernorm.cpp), the whole grid."""
+    assert rows % 32 == 0 and cols % 32 == 0, "a tensor of whole tiles"
+    wt, ht = cols // 32, rows // 32
+    block = 4 if hw.fp32_dest_acc_en else 8
+    im_fmt = "Float32" if hw.fp32_dest_acc_en else "Float16_b"
+    bf, im = TILE_BYTES["Float16_b"], TILE_BYTES[im_fmt]
+    wt_up = math.ceil(wt / block) * block  # the small kernel's CBs, a multiple of the block
+    sizes = {"in": (bf, wt_up), "out": (bf, 2 * block), "ex": (im, 2), "scaler": (bf, 2), "eps": (bf, 2),
+             "ex2": (im, 2), "xmm": (im, wt_up), "xmm2": (im, wt_up), "ex2pe": (im, 8), "fusion": (im, 2 * block),
+             "gamma": (bf, wt_up), "beta": (bf, wt_up)}
+    # CB_can_fit_in_L1: below 95% of L1 (with weights, else the large-tensor kernels, not modelled here)
+    if sum(size * n for size, n in sizes.values()) >= get_arch(arch).l1_total * 0.95:
+        raise ValueError(f"{rows} x {cols}: the factory takes its large-tensor kernels (not modelled here)")
+    dfbs = tuple(DataflowBufferSpec(name, size, n, im_fmt if size == im and name not in ("in", "out") else "Float16_b")
+                 for name, (size, n) in sizes.items())
+    defines = {"FUSE_GAMMA": "1", "FUSE_BETA": "1"}
+    compute_ctas = {"Wt": wt, "block_size": block, "do_gamma": 1, "do_beta": 1,
+                    "fp32_dest_acc_en": int(hw.fp32_dest_acc_en), "float32_reduction": int(hw.fp32_dest_acc_en),
+                    "W": cols, "tile_width": 32}
+    kernels = (
+        KernelSpec("reader", f"{LAYERNORM_KERNELS}/dataflow/reader_unary_interleaved_ln.cpp", "reader",
+                   ("in", "scaler", "eps", "gamma", "beta"), ("src", "gamma", "beta"),
+                   {"block_size": block, "W": cols}, ("NCHt", "Wt", "reader_start", "eps"), defines),
+        KernelSpec("writer", f"{LAYERNORM_KERNELS}/dataflow/writer_unary_interleaved_start_id_blocked.cpp", "writer",
+                   ("out",), ("dst",), {"block_size": block}, ("Wt", "num_tile_rows", "writer_start")),
+        KernelSpec("compute", f"{LAYERNORM_KERNELS}/compute/layernorm.cpp", "compute",
+                   ("in", "out", "ex", "scaler", "eps", "ex2", "xmm", "xmm2", "ex2pe", "fusion", "gamma", "beta"), (),
+                   compute_ctas, ("NCHt",), defines, hw),
+    )
+    eps_bits = int(np.float32(eps).view(np.uint32))
+    args: dict[str, dict] = {"reader": {}, "writer": {}, "compute": {}}
+    row = 0
+    for core, count in split_cores(get_arch(arch).grid, ht):
+        args["reader"][core] = {"NCHt": count, "Wt": wt, "reader_start": row, "eps": eps_bits}
+        args["writer"][core] = {"Wt": wt, "num_tile_rows": count, "writer_start": row * wt}
+        args["compute"][core] = {"NCHt": count}
+        row += count
+    tensors = (TensorParameter("src", ht * wt, bf, True), TensorParameter("gamma", wt, bf, True),
+               TensorParameter("beta", wt, bf, True), TensorParameter("dst", ht * wt, bf, False))
+    return ProgramSpec(dfbs, kernels, tensors, tuple(args["reader"]), args)
+
+
+def layernorm_reference(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float = 1e-5) -> np.ndarray:
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * gamma + beta

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "api/dataflow/dfb_access.h"
 #include "api/dataflow/dfb_binding_token.h"
 #include "api/debug/assert.h"  // as tt-metal 0.81.1's does
 #include "api/emu/cb_descriptors.h"

@@ -1,7 +1,8 @@
-"""ttnn's softmax on the emulator: the attention-optimized Metal 2.0 program ttnn.softmax(x, dim=-1) runs for a
-rank-4 tensor in DRAM, its three kernels unmodified from the 0.81.1 wheel, their `args::` / `dfb::` / `tensor::`
-names from the headers the emulated JIT generates for them (tests/emulator/metal2.py,
-vendor_programs.softmax_program), against the float64 softmax of the same bfloat16 inputs."""
+"""ttnn's softmax and layernorm on the emulator: the Metal 2.0 programs ttnn.softmax(x, dim=-1) (the attention-
+optimized factory, a rank-4 tensor in DRAM) and ttnn.layer_norm (with a weight and a bias) run, their kernels
+unmodified from the 0.81.1 wheel, their `args::` / `dfb::` / `tensor::` names from the headers the emulated JIT
+generates for them (tests/emulator/metal2.py, vendor_programs), against float64 references of the same bfloat16
+inputs."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import torch
 from .device_harness import bf16_to_f32, untilize
 from .host_programs import tile_words
 from .metal2 import ComputeHw, program_main, run_program
-from .vendor_programs import find_max_divisor, softmax_program, softmax_reference
+from .vendor_programs import (find_max_divisor, layernorm_program, layernorm_reference, softmax_program,
+                              softmax_reference)
 
 
 def run_softmax(rows: int, cols: int, hw: ComputeHw, seed: int) -> tuple[np.ndarray, np.ndarray, dict]:
@@ -59,3 +61,27 @@ def test_metal2_runtime_args_are_checked_against_the_schema():
     del spec.runtime_args["reader"][(0, 0)]["Wt"]
     with pytest.raises(ValueError, match=r"\['Wt'\] have no value"):
         program_main(spec)
+
+
+@pytest.mark.parametrize("rows, cols, hw, rtol", [
+    # ttnn.layer_norm's default recipe: bfloat16 intermediates and DST
+    (64, 256, ComputeHw("HiFi4", False, True), 2.0**-5),
+    # float32 DST and intermediates, blocks of 4; 3 tile rows over 3 cores
+    (96, 384, ComputeHw("HiFi4", True, False), 2.0**-7),
+])
+def test_ttnn_layernorm_matches_torch(rows, cols, hw, rtol):
+    rng = np.random.default_rng(rows + cols)
+    x, gamma, beta = (torch.from_numpy(rng.standard_normal(shape).astype(np.float32) * scale + shift)
+                      .bfloat16().float().numpy() for shape, scale, shift in (((rows, cols), 2, 1), ((cols,), 1, 0),
+                                                                              ((cols,), 1, 0)))
+    row0 = lambda v: np.vstack([v[None, :], np.zeros((31, cols), np.float32)])  # noqa: E731 ([1, cols] in tiles)
+    spec = layernorm_program(rows, cols, hw=hw)
+    res = run_program(spec, {"src": tile_words(x), "gamma": tile_words(row0(gamma)), "beta": tile_words(row0(beta))})
+    out = untilize(bf16_to_f32(res.outputs["dst"].view(np.uint16).reshape(-1)), rows, cols)
+    x64 = x.astype(np.float64)
+    x_hat = (x64 - x64.mean(1, keepdims=True)) / np.sqrt(x64.var(1, keepdims=True) + 1e-5)
+    # relative to the terms summed (the product x_hat * gamma in bfloat16 / TF32 precision before beta cancels it)
+    scale = np.maximum(np.abs(x_hat * gamma) + np.abs(beta), 1.0)
+    assert np.all(np.abs(out - layernorm_reference(x64, gamma, beta)) <= rtol * scale)
+    # the weight and bias read once per core (at its first row), the input once
+    assert res.counters["total"]["dram_bytes_read"] == rows * cols * 2 + 2 * len(spec.cores) * (cols // 32) * 2048
