@@ -41,7 +41,7 @@ bias, eps 1e-5, on the same grid.
 - silicon_us: none.
 
 Full run: GEMM 1024^3, 2048^3, 4096^3 x (BF16 HiFi4, BF16 HiFi2, BFP8 HiFi2, BFP8 LoFi), timing only; softmax
-and layernorm 4096 x 1024 and 8192 x 4096 with numerics. ``--quick``: one small GEMM (256^3 on 2 x 2 cores, BF16
+and layernorm 4096 x 1024 with numerics. ``--quick``: one small GEMM (256^3 on 2 x 2 cores, BF16
 HiFi4), one small softmax and one small layernorm (64 x 256), with numerics against torch.
 """
 
@@ -131,19 +131,36 @@ def softmax_close(out: np.ndarray, x: np.ndarray) -> bool:
     return bool((np.abs(out - ref) <= np.maximum(SOFTMAX_RTOL * np.abs(ref), SOFTMAX_ATOL)).all())
 
 
+def ours(func, *inputs) -> tuple[np.ndarray | None, float | None, str | None]:
+    """TileLang's program for a row on the same grid: (output, seconds, None), or (None, None, the refusal) when
+    it does not compile (32 whole rows too wide for L1)."""
+    try:
+        artifacts = tilelang_tt.compile(func, arch="wormhole_b0", grid=GRID)
+    except tilelang_tt.TTCompileError as err:
+        return None, None, err.message.splitlines()[0]
+    out = artifacts.run(*inputs).float().numpy()
+    return out, artifacts.last_counters["timing"]["seconds"], None
+
+
+def norm_row(case: str, ttnn_s: float, ttnn_ok: bool, ours_s: float | None, ours_ok: bool | None,
+             refusal: str | None) -> dict:
+    row = {"case": case, "arch": "wormhole_b0", "ttnn_us": round(ttnn_s * 1e6, 1),
+           "ours_us": None if ours_s is None else round(ours_s * 1e6, 1),
+           "ratio": None if ours_s is None else round(ours_s / ttnn_s, 3), "silicon_us": None,
+           "ttnn_matches_torch": ttnn_ok, "ours_matches_torch": ours_ok}
+    return row if refusal is None else row | {"ours_refused": refusal}
+
+
 def softmax_row(m: int, n: int) -> dict:
     x = bf16(m, n)
     xf = x.float().numpy()
     spec = softmax_program(m, n, hw=ComputeHw("HiFi4", fp32_dest_acc_en=True, math_approx_mode=False))
     res = run_program(spec, {"src": tile_words(xf)})
     ttnn_out = untilize(bf16_to_f32(res.outputs["dst"].view(np.uint16).reshape(-1)), m, n)
-    artifacts = tilelang_tt.compile(OPS.softmax(m, n, 32), arch="wormhole_b0", grid=GRID)
-    ours_out = artifacts.run(x).float().numpy()
-    ttnn_s, ours_s = res.counters["timing"]["seconds"], artifacts.last_counters["timing"]["seconds"]
-    return {"case": f"softmax {m}x{n} bfloat16 fp32-dst precise-exp {GRID[0]}x{GRID[1]}", "arch": "wormhole_b0",
-            "ttnn_us": round(ttnn_s * 1e6, 1), "ours_us": round(ours_s * 1e6, 1), "ratio": round(ours_s / ttnn_s, 3),
-            "silicon_us": None, "ttnn_matches_torch": softmax_close(ttnn_out, xf),
-            "ours_matches_torch": softmax_close(ours_out, xf)}
+    ours_out, ours_s, refusal = ours(OPS.softmax(m, n, 32), x)
+    return norm_row(f"softmax {m}x{n} bfloat16 fp32-dst precise-exp {GRID[0]}x{GRID[1]}",
+                    res.counters["timing"]["seconds"], softmax_close(ttnn_out, xf), ours_s,
+                    None if ours_out is None else softmax_close(ours_out, xf), refusal)
 
 
 # float32 statistics, a bfloat16 output: within 2^-7 of the float64 layer norm of the same bfloat16 inputs, relative
@@ -167,13 +184,10 @@ def layernorm_row(m: int, n: int) -> dict:
     row0 = lambda v: np.vstack([v[None, :], np.zeros((31, n), np.float32)])  # noqa: E731 (a [1, n] tensor of tiles)
     res = run_program(spec, {"src": tile_words(xf), "gamma": tile_words(row0(gf)), "beta": tile_words(row0(bf))})
     ttnn_out = untilize(bf16_to_f32(res.outputs["dst"].view(np.uint16).reshape(-1)), m, n)
-    artifacts = tilelang_tt.compile(OPS.layernorm(m, n, 32), arch="wormhole_b0", grid=GRID)
-    ours_out = artifacts.run(x, gamma, beta).float().numpy()
-    ttnn_s, ours_s = res.counters["timing"]["seconds"], artifacts.last_counters["timing"]["seconds"]
-    return {"case": f"layernorm {m}x{n} bfloat16 fp32-dst {GRID[0]}x{GRID[1]}", "arch": "wormhole_b0",
-            "ttnn_us": round(ttnn_s * 1e6, 1), "ours_us": round(ours_s * 1e6, 1), "ratio": round(ours_s / ttnn_s, 3),
-            "silicon_us": None, "ttnn_matches_torch": layernorm_close(ttnn_out, xf, gf, bf),
-            "ours_matches_torch": layernorm_close(ours_out, xf, gf, bf)}
+    ours_out, ours_s, refusal = ours(OPS.layernorm(m, n, 32), x, gamma, beta)
+    return norm_row(f"layernorm {m}x{n} bfloat16 fp32-dst {GRID[0]}x{GRID[1]}", res.counters["timing"]["seconds"],
+                    layernorm_close(ttnn_out, xf, gf, bf), ours_s,
+                    None if ours_out is None else layernorm_close(ours_out, xf, gf, bf), refusal)
 
 
 def rows(quick: bool):
@@ -188,8 +202,8 @@ def rows(quick: bool):
             yield gemm_row(n, storage, fidelity)
     for m, n in ((4096, 1024), (8192, 4096)):
         yield softmax_row(m, n)
-    for m, n in ((4096, 1024), (8192, 4096)):
-        yield layernorm_row(m, n)
+    # 8192 x 4096: the factory takes its large-tensor kernels there, not modelled (docs/performance.md)
+    yield layernorm_row(4096, 1024)
 
 
 def main(argv=None) -> None:
