@@ -11,7 +11,9 @@ from tvm import tirx
 from tvm.script import ir as I
 from tvm.script import tirx as T
 
+import tilelang_tt
 from tests.kernels import eltwise, gemm, lower_until, run_pass
+from tests.op_kernels import softmax
 from tests.passes.helpers import alloc_source, cb_entry, tl, tt, tt_attrs
 from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.ir.intrin import Intrin, call
@@ -194,7 +196,7 @@ def _compute_attrs(case: str) -> dict:
     ``case`` "missing attribute" drops the compute config, "shared id" gives B_s A_s's CB id."""
     attrs = {
         "tt.kernel_role": "compute", "tt.source_func": "add", "tt.arch": "wormhole_b0",
-        "tt.cb_desc": {"A_s": cb_entry(0, num_pages=4, block_tiles=(1, 2)),
+        "tt.cb_desc": {"A_s": cb_entry(0, num_pages=2 if case == "in place" else 4, block_tiles=(1, 2)),
                        "B_s": cb_entry(0 if case == "shared id" else 1, num_pages=4, block_tiles=(1, 2)),
                        "C_s": cb_entry(16, num_pages=4, block_tiles=(1, 2))},
         "tt.core_ranges": [[[0, 0], [0, 0]]],
@@ -212,7 +214,8 @@ def _compute_attrs(case: str) -> dict:
 def _compute(case: str) -> tvm.IRModule:
     """C = A + B over a 32x64 block (2 tiles in one DST acquire), the compute kernel as D5 leaves it;
     ``case`` breaks one rule: "DST" adds 16 tiles in one acquire, "reader call" waits for NOC reads,
-    "tile op" leaves a T.copy, "malformed call" packs without the CB argument."""
+    "tile op" leaves a T.copy, "malformed call" packs without the CB argument, "in place" also writes the sum
+    back into A_s (a block updated in place) with one block of pages ("in place fits": two)."""
     attrs = _compute_attrs(case)
     tiles = 16 if case == "DST" else 2
 
@@ -244,6 +247,9 @@ def _compute(case: str) -> tvm.IRModule:
                     tt.pack_tile(t)
                 else:
                     tt.pack_tile(t, 16)
+            if case == "in place" or case == "in place fits":
+                tt.cb_reserve_back(0, 2)
+                tt.cb_push_back(0, 2)
             tt.dst.release()
             tt.cb_push_back(16, 2)
             tt.cb_pop_front(0, 2)
@@ -252,8 +258,9 @@ def _compute(case: str) -> tvm.IRModule:
     return Module
 
 
-def test_hand_written_valid_compute_kernel_is_unchanged():
-    before = _compute("valid")
+@pytest.mark.parametrize("case", ["valid", "in place fits"])
+def test_hand_written_valid_compute_kernel_is_unchanged(case):
+    before = _compute(case)
     tvm.ir.assert_structural_equal(VerifyTTIR()(before), before)
 
 
@@ -265,6 +272,7 @@ def test_hand_written_valid_compute_kernel_is_unchanged():
     ("malformed call", "malformed intrinsic call: tt.pack_tile("),
     ("missing attribute", "required attribute tt.compute_config is missing on the compute kernel"),
     ("shared id", "CBs `A_s` and `B_s` share id 0"),
+    ("in place", "the compute kernel reserves 2 pages of `A_s` while it holds 2 of its 2 (a block updated in place)"),
 ])
 def test_hand_written_broken_compute_kernel_is_refused(case, message):
     """Each rule, broken once in the hand-written kernel: the error names the rule and the user's
@@ -275,3 +283,13 @@ def test_hand_written_broken_compute_kernel_is_refused(case, message):
     err = info.value
     assert message in err.message, err.message
     assert (err.pass_name, err.func_name) == (PASS, "add") and err.hint
+
+
+def test_block_updated_in_place_with_one_block_of_pages_at_its_statement():
+    """cb_depth=1 leaves a fragment the softmax updates in place (xf = exp(xf - max)) one block of pages: refused
+    at the update, not a program that waits forever."""
+    with pytest.raises(TTCompileError) as info:
+        tilelang_tt.compile(softmax(64, 128, 32), cb_depth=1)
+    err = info.value
+    assert "reserves 2 pages of `xf` while it holds 4 of its 4" in err.message, err.message
+    assert "xf[i, j] = T.exp(xf[i, j] - mx[i])" in str(err) and "cb_depth=2" in err.hint

@@ -18,7 +18,11 @@ and a fix):
 5. no TileLang tile op or abstract intrinsic left: reader/writer hold only protocol calls,
    compute only tile/DST/init calls, each call matching its intrinsic's argument schema
    (``Intrin.schema``; calls built in TVMScript or by hand skip the check ``intrin.call`` makes)
-   (at the statement's line).
+   (at the statement's line);
+6. a CB the compute kernel both fills and consumes has room for what it reserves: walking the kernel in program
+   order, the pages pushed (or waited for) and not yet popped plus those reserved stay within the CB (else the
+   kernel waits for room only it can free: a deadlock; a block updated in place needs two blocks of pages) (at
+   the reserve).
 
 Locations: statements keep the user's spans through the lowering; a CB's allocation is its
 ``tt.cb_desc`` ``source`` (recorded by A2 PropagateTTLayout); a parameter's is its ``T.Tensor``
@@ -183,6 +187,33 @@ def check_dst(func: tirx.PrimFunc, arch: Arch) -> None:
             held = False
 
 
+def check_cb_room(func: tirx.PrimFunc) -> None:
+    """Rule 6 over the compute kernel's CB calls in program order (a loop's body once: its first iteration)."""
+    calls = [(stmt, stmt_intrin(stmt)) for stmt in evaluate_calls(func.body)]
+    calls = [(stmt, intrin) for stmt, intrin in calls if intrin in (
+        Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT)]
+    filled = {int(stmt.value.args[0]) for stmt, intrin in calls if intrin == Intrin.CB_RESERVE_BACK}
+    consumed = {int(stmt.value.args[0]) for stmt, intrin in calls if intrin == Intrin.CB_WAIT_FRONT}
+    cbs = {cb.index: cb for cb in cb_descs(func)}
+    occupied: dict[int, int] = {}
+    for stmt, intrin in calls:
+        cb, pages = int(stmt.value.args[0]), stmt.value.args[1]
+        if cb not in filled & consumed or not isinstance(pages, tirx.IntImm):
+            continue
+        n, have = int(pages), occupied.get(cb, 0)
+        if intrin == Intrin.CB_RESERVE_BACK and have + n > cbs[cb].num_pages:
+            desc = cbs[cb]
+            raise error(PASS, func, stmt,
+                        f"the compute kernel reserves {n} pages of `{desc.name}` while it holds {have} of its "
+                        f"{desc.num_pages} (a block updated in place): it would wait for room only it frees",
+                        f"give `{desc.name}` two blocks of pages: cb_depth=2 (the default) or more, or "
+                        "T.Pipelined num_stages >= 2 for a block it fills")
+        # pushed pages occupy the CB until popped; pages waited for were pushed (a loop's body walked once counts
+        # one iteration's pushes: the wait says how many the loop pushed)
+        occupied[cb] = {Intrin.CB_PUSH_BACK: have + n, Intrin.CB_POP_FRONT: max(have - n, 0),
+                        Intrin.CB_WAIT_FRONT: max(have, n)}.get(intrin, have)
+
+
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     role = Attr.KERNEL_ROLE.read(func)
     if role not in REQUIRED:
@@ -211,6 +242,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     check_l1(func, arch)
     if role == KernelRole.COMPUTE:
         check_dst(func, arch)
+        check_cb_room(func)
     return func
 
 
