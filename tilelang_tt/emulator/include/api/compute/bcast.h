@@ -3,6 +3,7 @@
 #pragma once
 
 #include "api/compute/common.h"
+#include "api/emu/llk_binary_inits.h"
 
 namespace ckernel {
 

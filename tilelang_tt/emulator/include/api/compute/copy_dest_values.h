@@ -4,7 +4,7 @@
 #pragma once
 
 #include "api/compute/common.h"
-#include "api/emu/llk_calls.h"
+#include "api/emu/not_emulated.h"
 
 namespace ckernel {
 template <DataFormat DATA_FORMAT>

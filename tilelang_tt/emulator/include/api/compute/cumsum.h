@@ -4,7 +4,7 @@
 #pragma once
 
 #include "api/compute/common.h"
-#include "api/emu/llk_calls.h"
+#include "api/emu/not_emulated.h"
 
 namespace ckernel {
 ALWI void cumsum_tile(uint32_t /*idst*/, bool /*first*/ = true, Loc loc = Loc::current()) {

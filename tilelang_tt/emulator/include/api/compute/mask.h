@@ -4,7 +4,7 @@
 #pragma once
 
 #include "api/compute/common.h"
-#include "api/emu/llk_calls.h"
+#include "api/emu/not_emulated.h"
 
 namespace ckernel {
 ALWI void mask_tile_init(Loc loc = Loc::current()) { emu::detail::llk_not_emulated("mask_tile_init", loc); }

@@ -3,9 +3,10 @@
 #pragma once
 
 #include "api/compute/common.h"
-#include "api/emu/llk_calls.h"
+#include "api/emu/not_emulated.h"
 
 namespace ckernel {
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void cbrt_tile(uint32_t /*idst*/, Loc loc = Loc::current()) { emu::detail::llk_not_emulated("cbrt_tile", loc); }
 ALWI void cbrt_tile_init(Loc loc = Loc::current()) { emu::detail::llk_not_emulated("cbrt_tile_init", loc); }
 }  // namespace ckernel
