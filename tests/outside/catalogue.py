@@ -104,6 +104,8 @@ EXPECTED = {
     "language/alloc_var_with_initializer": RUNS(FP32),
     "softmax/softmax": RUNS(BF16),
     "softmax/log_softmax": RUNS(BF16),
+    # three accumulations into per-row fragments in one T.Parallel nest: a T.reduce_sum each
+    "reduce/cosine_similarity": RUNS(FP32),
     # blocks of part of a tile (16 query heads, 4 and 16 rows, 136 columns) are padded to whole tiles;
     # what these kernels do next is refused
     "gemv/w4a16_decode": REFUSED(PARALLEL_BODY),  # a serial unpacking loop per thread
@@ -140,8 +142,6 @@ EXPECTED = {
     "attention/fp8_index": REFUSED(f"the vector slice of `k_s` (extents [1, 64] of [b, n]) {FLAT_VECTOR}"),
     "quant/act_quant": REFUSED(f"`S[bx * 32 + i, by]` {NOT_ELEMENTWISE}"),
     "quant/fp8_quant_per_token": REFUSED(f"`scale_tensor[bx, bz_by % 2 * 32 + i, bz_by // 2]` {NOT_ELEMENTWISE}"),
-    # reductions written as accumulations into per-row fragments in one T.Parallel nest
-    "reduce/cosine_similarity": REFUSED(f"T.Parallel(128, 64) {PARTIAL_NEST} `dot_loc` [128]"),
     # dynamic sizes in expressions and loop extents
     "attention/fp8_lightning_indexer": REFUSED(f"`IndexK` [1, seq_len_kv, 1, 64] has a dynamic shape and a slice "
                                                f"that is no block of tiles (rows of several matrices): {DYNAMIC_ROWS}"),
