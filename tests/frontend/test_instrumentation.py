@@ -20,7 +20,7 @@ SPEC_ORDER = [
     "CoarsenRowBlocksTT", "LowerAtomicAddTT", "LowerEarlyExitTT", "CheckKernelFormsTT", "NameValueConditionsTT",
     "LegalizeGlobalAccessTT", "DropOverwrittenStoresTT",
     "LowerParallelReductionsTT", "WidenMaskBlocksTT", "PadBlocksTT", "VersionOnChipBuffersTT", "SplitMeshTT", "InferTTLayout", "PropagateTTLayout", "AttachTensorAccessorTT",
-    "LayoutAwareWorkPartitionTT", "ChooseMulticastTT", "GridToCoreGrid", "LowerSharedToCB", "LowerTTTileIntrinsics",
+    "LayoutAwareWorkPartitionTT", "ChooseMulticastTT", "GridToCoreGrid", "LowerSharedToCB", "LowerTTTileIntrinsics", "SpillDSTTT",
     "DropDeadBlocksTT", "CheckPaddingTT", "BuildTileDFGTT", "NumberCBsTT",
     "BalanceDataMovementTT", "AllocateSemaphoresTT", "SplitDeviceKernel", "ConfigureTensorAccessorTT", "FinalizePersistentSignatureTT", "OrderReductionTT",
     "FetchAddressElementsTT", "LowerCBIntrinsics", "FuseBlockCopiesTT", "InsertComputeInitTT", "InsertDSTManagementTT",

@@ -51,6 +51,7 @@ from tilelang_tt.passes.parallelize_row_loops_tt import ParallelizeRowLoopsTT
 from tilelang_tt.passes.persistent_to_grid_tt import PersistentToGridTT
 from tilelang_tt.passes.propagate_tt_layout import PropagateTTLayout
 from tilelang_tt.passes.split_device_kernel import SplitDeviceKernel
+from tilelang_tt.passes.spill_dst_tt import SpillDSTTT
 from tilelang_tt.passes.split_mesh_tt import SplitMeshTT
 from tilelang_tt.passes.threads_to_lanes_tt import ThreadsToLanesTT
 from tilelang_tt.passes.unique_buffer_names_tt import UniqueBufferNamesTT
@@ -121,6 +122,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         LowerSharedToCB(),
         LowerTTTileIntrinsics(math_fidelity=options.math_fidelity, gemm_reuse=options.gemm_reuse,
                               math_approx_mode=options.math_approx_mode, gemm_subblock=options.gemm_subblock),
+        # Element-wise values needing more DST registers than an acquire holds spill operands into blocks of
+        # their own: C2 set the budget (the DST width), the dataflow graph and CB ids below count the blocks.
+        SpillDSTTT(),
         # C3: blocks nothing reads go; padding must not reach a result; the dataflow graph; CB ids.
         DropDeadBlocksTT(),
         CheckPaddingTT(),
