@@ -18,7 +18,7 @@ SPEC_ORDER = [
     "UniqueBufferNamesTT", "InlineScalarVarsTT", "ThreadsToLanesTT", "LocalBlocksTT", "ParallelizeRowLoopsTT",
     "PersistentToGridTT",
     "CoarsenRowBlocksTT", "LowerAtomicAddTT", "LowerEarlyExitTT", "CheckKernelFormsTT", "NameValueConditionsTT",
-    "LegalizeGlobalAccessTT", "DropOverwrittenStoresTT",
+    "TrimUnusedBlockPaddingTT", "LegalizeGlobalAccessTT", "DropOverwrittenStoresTT",
     "LowerParallelReductionsTT", "WidenMaskBlocksTT", "PadBlocksTT", "VersionOnChipBuffersTT", "SplitMeshTT", "InferTTLayout", "PropagateTTLayout", "AttachTensorAccessorTT",
     "LayoutAwareWorkPartitionTT", "ChooseMulticastTT", "GridToCoreGrid", "LowerSharedToCB", "LowerTTTileIntrinsics", "SpillDSTTT",
     "DropDeadBlocksTT", "CheckPaddingTT", "BuildTileDFGTT", "NumberCBsTT",

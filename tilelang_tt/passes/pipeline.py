@@ -54,6 +54,7 @@ from tilelang_tt.passes.split_device_kernel import SplitDeviceKernel
 from tilelang_tt.passes.spill_dst_tt import SpillDSTTT
 from tilelang_tt.passes.split_mesh_tt import SplitMeshTT
 from tilelang_tt.passes.threads_to_lanes_tt import ThreadsToLanesTT
+from tilelang_tt.passes.trim_unused_block_padding_tt import TrimUnusedBlockPaddingTT
 from tilelang_tt.passes.unique_buffer_names_tt import UniqueBufferNamesTT
 from tilelang_tt.passes.verify_tt_ir import VerifyTTIR
 from tilelang_tt.passes.version_on_chip_buffers_tt import VersionOnChipBuffersTT
@@ -92,6 +93,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         # A branch around tile work deciding on tensor elements tests a named value, which the reader
         # reads and SplitDeviceKernel hands on; before the legalization, which reads named values.
         NameValueConditionsTT(),
+        # A block padded beyond every access to it (shared memory padded against bank conflicts) is the block
+        # its accesses touch, before the legalization and the nests see its shape.
+        TrimUnusedBlockPaddingTT(),
         LegalizeGlobalAccessTT(),
         # A store into a tensor that a later copy-out overwrites goes (the legalized copies exist).
         DropOverwrittenStoresTT(),
