@@ -111,11 +111,13 @@ EXPECTED = {
     # softplus and clamp under guards: a value of 7 DST tiles spilled through blocks (SpillDSTTT), the guard's
     # masks generated once per nest
     "scan/da_cumsum": RUNS(FP32),
+    # shared blocks padded by 32 columns, used in their first 128 (TrimUnusedBlockPaddingTT); the running sum of
+    # a serial loop over the columns inside T.Parallel over the rows, a T.cumsum (LowerParallelScansTT)
+    "scan/cumulative_tiled": RUNS(BF16),
     # blocks of part of a tile (16 query heads, 4 and 16 rows, 136 columns) are padded to whole tiles;
     # what these kernels do next is refused
     "gemv/w4a16_decode": REFUSED(PARALLEL_BODY),  # a serial unpacking loop per thread
     "attention/sparse_attention_fwd": REFUSED(f"{BOOL_COMPUTE} `mask` (bool)"),
-    "scan/cumulative_tiled": REFUSED(f"T.Parallel(32, 128) {PARTIAL_NEST} `shared_in` [32, 160]"),  # a padded row
     "scan/prepare_chunk_offsets": REFUSED(NO_COPY_OUT),  # slices of dynamic extents
     # the if/else on the tile index runs; the vector copy of the guarded branch passes the row's end (its tiles
     # there read as zeros), which the guard masks with -inf: the padding analysis does not see the mask

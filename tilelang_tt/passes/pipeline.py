@@ -40,6 +40,7 @@ from tilelang_tt.passes.lower_atomic_add_tt import LowerAtomicAddTT
 from tilelang_tt.passes.lower_cb_intrinsics import LowerCBIntrinsics
 from tilelang_tt.passes.lower_early_exit_tt import LowerEarlyExitTT
 from tilelang_tt.passes.lower_parallel_reductions_tt import LowerParallelReductionsTT
+from tilelang_tt.passes.lower_parallel_scans_tt import LowerParallelScansTT
 from tilelang_tt.passes.lower_shared_to_cb import LowerSharedToCB
 from tilelang_tt.passes.lower_tt_tile_intrinsics import LowerTTTileIntrinsics
 from tilelang_tt.passes.name_value_conditions_tt import NameValueConditionsTT
@@ -101,6 +102,8 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         DropOverwrittenStoresTT(),
         # A T.Parallel accumulation into a vector (a GPU reducer) is a T.reduce_sum of its terms.
         LowerParallelReductionsTT(),
+        # A running sum per row in a serial loop inside T.Parallel is a T.cumsum of its terms (blocks made).
+        LowerParallelScansTT(),
         # Blocks of masks (uint8, bool) read by element-wise values are bfloat16 blocks of the same values.
         WidenMaskBlocksTT(),
         # Blocks of any shape padded to whole tiles, the padding masked where a reduction or a
