@@ -82,8 +82,48 @@ def test_tensors_copied_as_blocks_of_tiles_or_at_whole_tiles_stay_tiled():
     assert not two_d.plan.buffers[1].flat
 
 
-def test_a_vector_that_may_pass_the_end_of_its_row_is_refused():
-    with pytest.raises(TTCompileError, match=r"the vector slice of `S` \(extents \[1, 1, 64\] of \[1, 2, 96\]\) may "
-                                             r"pass the end of its last dimension \(96\)") as info:
-        tilelang_tt.compile(row_sums(1, 2, 96, 32, bm=64))
+def test_a_vector_past_the_end_of_its_row_writes_its_row_only():
+    """Rows of 96 sums written 64 at a time: the second vector of a row passes its end (at a whole tile) and
+    its last tile, which would be the next row's first 32 elements, is not written."""
+    program = tilelang_tt.compile(row_sums(2, 3, 96, 32, bm=64))
+    assert program.plan.buffers[2].flat is True
+    x, y = bf16(2, 3, 96, 32, seed=4), bf16(2, 3, 96, 32, seed=5)
+    out = torch.as_tensor(program.run(x, y)).float()
+    assert_close(out, (x.float() * y.float()).sum(-1), 2.0 ** -10)
+
+
+def scaled_rows(batch, heads, seq, bn, steps):
+    """Y[b, h, :] = 2 X[b, h, :] + 1, a row of each (b, h) moved ``bn`` elements at a time through 1-D blocks
+    (X and Y laid out flat): the last vector of a row may pass its end."""
+
+    @T.prim_func
+    def main(X: T.Tensor((batch, heads, seq), "float32"), Y: T.Tensor((batch, heads, seq), "float32")):
+        with T.Kernel(heads, batch, threads=128) as (by, bz):
+            s = T.alloc_fragment((bn,), "float32")
+            y = T.alloc_fragment((bn,), "float32")
+            for t in T.serial(steps):
+                T.copy(X[bz, by, t * bn], s)
+                for j in T.Parallel(bn):
+                    y[j] = s[j] * 2.0 + 1.0
+                T.copy(y, Y[bz, by, t * bn])
+
+    return main
+
+
+def test_a_vector_past_the_end_of_its_row_reads_zeros_there():
+    """Its tiles past the row's end are read as zeros (TileLang's out-of-bounds value), not as the next row's
+    elements, and not written: each row of Y is its own row of X, the tensors' ends never passed."""
+    program = tilelang_tt.compile(scaled_rows(2, 4, 96, 64, 2))
+    assert [b.flat for b in program.plan.buffers] == [True, True]
+    x = torch.randn(2, 4, 96, generator=torch.Generator().manual_seed(6))
+    out = torch.as_tensor(program.run(x))
+    assert torch.equal(out, 2 * x + 1)
+    assert "noc_async_read_zeros" in program.sources["reader.cpp"]  # the tiles past a row's end, not read
+
+
+def test_a_vector_that_may_pass_the_end_of_its_row_inside_a_tile_is_refused():
+    """Rows of 80 elements end inside a tile: a tile of the vector would hold elements of two rows."""
+    with pytest.raises(TTCompileError, match=r"the vector slice of `S` \(extents \[1, 1, 64\] of \[1, 2, 80\]\) may "
+                                             r"pass the end of its last dimension \(80\)") as info:
+        tilelang_tt.compile(row_sums(1, 2, 80, 32, bm=64))
     assert "T.copy(sums, S[bz, bh, by * bm:(by + 1) * bm])" in str(info.value)

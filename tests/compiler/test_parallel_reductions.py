@@ -79,3 +79,72 @@ def test_the_nest_becomes_terms_a_reduce_and_an_add():
 def test_a_nest_storing_every_element_is_unchanged():
     before = lower_until(eltwise("add", 64, 64, 32, 32), PASS)
     assert run_pass(before, PASS)["main"].same_as(before["main"])
+
+
+def row_stats(m, n, bm, bn, dtype="bfloat16"):
+    """Per row of X: the dot product with Y, the sum of squares of X and the maximum of X, three
+    accumulations (named scalars, sum and max) in one nest per K step; the dot starts from a bias the
+    kernel copies in, the maximum from -inf, the squares from T.clear."""
+
+    @T.prim_func
+    def main(X: T.Tensor((m, n), dtype), Y: T.Tensor((m, n), dtype), Bias: T.Tensor((m,), "float32"),
+             Dot: T.Tensor((m,), "float32"), Sq: T.Tensor((m,), "float32"), Mx: T.Tensor((m,), "float32")):
+        with T.Kernel(T.ceildiv(m, bm), threads=128) as b:
+            xs = T.alloc_shared((bm, bn), dtype)
+            ys = T.alloc_shared((bm, bn), dtype)
+            dot = T.alloc_fragment((bm,), "float32")
+            sq = T.alloc_fragment((bm,), "float32")
+            mx = T.alloc_fragment((bm,), "float32")
+            T.copy(Bias[b * bm], dot)
+            T.clear(sq)
+            T.fill(mx, -T.infinity("float32"))
+            for k in T.Pipelined(T.ceildiv(n, bn), num_stages=2):
+                T.copy(X[b * bm, k * bn], xs)
+                T.copy(Y[b * bm, k * bn], ys)
+                for i, j in T.Parallel(bm, bn):
+                    x = T.Cast("float32", xs[i, j])
+                    dot[i] += x * T.Cast("float32", ys[i, j])
+                    sq[i] = sq[i] + x * x
+                    mx[i] = T.max(mx[i], x)
+            T.copy(dot, Dot[b * bm])
+            T.copy(sq, Sq[b * bm])
+            T.copy(mx, Mx[b * bm])
+
+    return main
+
+
+@pytest.mark.parametrize("m,n,bm,bn", [(64, 96, 32, 32), (128, 64, 64, 64)])
+def test_several_accumulations_in_one_nest_are_reductions(m, n, bm, bn):
+    x, y = bf16(m, n, seed=3), bf16(m, n, seed=4)
+    bias = torch.randn(m, generator=torch.Generator().manual_seed(5))
+    dot, sq, mx = (torch.as_tensor(o) for o in tilelang_tt.compile(row_stats(m, n, bm, bn)).run(x, y, bias))
+    assert_close(dot, bias + (x.float() * y.float()).sum(1), 2.0 ** -10)
+    assert_close(sq, (x.float() ** 2).sum(1), 2.0 ** -10)
+    assert torch.equal(mx, x.float().amax(1))
+
+
+def column_min(m, n, bm):
+    """Each column's minimum over all rows, ``T.min`` accumulated element by element over row blocks,
+    into a vector that starts as a tensor's values (a running minimum carried in, no T.fill)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((m, n), "float32"), Init: T.Tensor((n,), "float32"), Out: T.Tensor((n,), "float32")):
+        with T.Kernel(1, threads=128) as _:
+            a = T.alloc_shared((bm, n), "float32")
+            lo = T.alloc_fragment((n,), "float32")
+            T.copy(Init[0], lo)
+            for k in T.serial(m // bm):
+                T.copy(A[k * bm, 0], a)
+                for r, c in T.Parallel(bm, n):
+                    lo[c] = T.min(a[r, c], lo[c])
+            T.copy(lo, Out[0])
+
+    return main
+
+
+def test_a_min_accumulation_along_the_rows_is_a_column_reduction():
+    # values of bfloat16 precision: a float32 block's extrema are those of its TF32 values (docs/numerics.md)
+    a = bf16(96, 64, seed=6).float()
+    init = bf16(64, seed=7).float() - 1.5
+    out = torch.as_tensor(tilelang_tt.compile(column_min(96, 64, 32)).run(a, init))
+    assert torch.equal(out, torch.minimum(a.amin(0), init))

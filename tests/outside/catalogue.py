@@ -104,15 +104,22 @@ EXPECTED = {
     "language/alloc_var_with_initializer": RUNS(FP32),
     "softmax/softmax": RUNS(BF16),
     "softmax/log_softmax": RUNS(BF16),
+    # three accumulations into per-row fragments in one T.Parallel nest: a T.reduce_sum each
+    "reduce/cosine_similarity": RUNS(FP32),
+    # softplus and clamp under guards: a value of 7 DST tiles spilled through blocks (SpillDSTTT), the guard's
+    # masks generated once per nest
+    "scan/da_cumsum": RUNS(FP32),
+    # shared blocks padded by 32 columns, used in their first 128 (TrimUnusedBlockPaddingTT); the running sum of
+    # a serial loop over the columns inside T.Parallel over the rows, a T.cumsum (LowerParallelScansTT)
+    "scan/cumulative_tiled": RUNS(BF16),
+    # the if/else on the tile index: the last tile's vector passes its row's end (zeros read there), which the
+    # kernel's guard selects away with -inf (CheckPaddingTT: the kernel's value, not padding)
+    "softmax/softmax_tiled": RUNS(BF16),
     # blocks of part of a tile (16 query heads, 4 and 16 rows, 136 columns) are padded to whole tiles;
     # what these kernels do next is refused
     "gemv/w4a16_decode": REFUSED(PARALLEL_BODY),  # a serial unpacking loop per thread
     "attention/sparse_attention_fwd": REFUSED(f"{BOOL_COMPUTE} `mask` (bool)"),
-    "scan/cumulative_tiled": REFUSED(f"T.Parallel(32, 128) {PARTIAL_NEST} `shared_in` [32, 160]"),  # a padded row
     "scan/prepare_chunk_offsets": REFUSED(NO_COPY_OUT),  # slices of dynamic extents
-    "scan/da_cumsum": REFUSED(f"the expression needs 7 {DST_BUDGET} 4"),
-    # the if/else on the tile index runs; the vector copy of the guarded branch may pass the row's end
-    "softmax/softmax_tiled": REFUSED(f"the vector slice of `x` (extents [1, 256] of [64, 384]) {FLAT_VECTOR}"),
     "gemm/blockwise_swap_ab": REFUSED(f"the slice of `B` covers 16 rows {PARTIAL_TILES}"),  # B of dynamic size
     # an expert read from a tensor indexes the weights: its range is unknown when compiling
     "moe/grouped_gemm_nopad": REFUSED(f"the slice of `B` may index dimension 0 {PAST_EXTENT} 3 (start expert_id)"),
@@ -140,8 +147,6 @@ EXPECTED = {
     "attention/fp8_index": REFUSED(f"the vector slice of `k_s` (extents [1, 64] of [b, n]) {FLAT_VECTOR}"),
     "quant/act_quant": REFUSED(f"`S[bx * 32 + i, by]` {NOT_ELEMENTWISE}"),
     "quant/fp8_quant_per_token": REFUSED(f"`scale_tensor[bx, bz_by % 2 * 32 + i, bz_by // 2]` {NOT_ELEMENTWISE}"),
-    # reductions written as accumulations into per-row fragments in one T.Parallel nest
-    "reduce/cosine_similarity": REFUSED(f"T.Parallel(128, 64) {PARTIAL_NEST} `dot_loc` [128]"),
     # dynamic sizes in expressions and loop extents
     "attention/fp8_lightning_indexer": REFUSED(f"`IndexK` [1, seq_len_kv, 1, 64] has a dynamic shape and a slice "
                                                f"that is no block of tiles (rows of several matrices): {DYNAMIC_ROWS}"),

@@ -80,3 +80,68 @@ def test_a_gemm_contracting_over_computed_padding_is_refused():
 
     with pytest.raises(TTCompileError, match="T.gemm contracts along the columns of `E`"):
         CheckPaddingTT()(Before)
+
+
+def masked_row_max(limit: int):
+    """A is 32 x 80, its block 32 x 96 (16 columns of padding); E selects A_s where a mask the reader
+    generates (columns below ``limit``) is 1, else -inf (softmax's guarded last tile), then its row maxima."""
+    @I.ir_module(check_well_formed=False)
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((32, 80), "bfloat16")):
+            i = T.int32()
+            j = T.int32()
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                A_s = T.sblock_alloc_buffer((32, 96), "bfloat16", scope="shared.dyn")
+                M = T.sblock_alloc_buffer((32, 96), "float32", scope="shared.dyn")
+                E = T.sblock_alloc_buffer((32, 96), "float32", scope="local.fragment")
+                S = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                tt.read_to_cb(tl.region(A[0, 0], 1, 32, 96), tl.region(A_s[0, 0], 2, 32, 96))
+                tt.generate_block(tl.region(M[0, 0], 2, 32, 96), i, j,
+                                  T.if_then_else(j < limit, T.float32(1), T.float32(0)))
+                tt.tile.eltwise(E.data, i, j, T.Select(M[i, j] != T.float32(0), T.Cast("float32", A_s[i, j]),
+                                                       T.float32("-inf")))
+                tt.tile.reduce("max", E.data, S.data, 1, True)
+
+    return Before
+
+
+def test_padding_a_generated_mask_selects_away_is_the_kernels_value():
+    """The mask is 0 on every padded column (80 and on): E holds -inf there, the kernel's own value, not
+    padding; its maximum is the kernel's. A mask 1 on columns 80 to 89 lets the padding through: refused."""
+    before = masked_row_max(80)
+    tvm.ir.assert_structural_equal(CheckPaddingTT()(before), before, map_free_vars=True)  # no error, unchanged
+    with pytest.raises(TTCompileError, match=r"the reduction runs along the columns of `E`"):
+        CheckPaddingTT()(masked_row_max(90))
+
+
+def test_a_read_past_the_end_only_in_another_branch_pads_nothing():
+    """Block t of 96 columns of A (32 x 160): t = 1 passes the end, but the read under ``t < 1`` is of t = 0
+    only (the branch's condition); its row maxima see no padding. Outside the branch: refused."""
+    def kernel(guarded: bool):
+        @I.ir_module(check_well_formed=False)
+        class Before:
+            @T.prim_func
+            def main(A: T.Buffer((32, 160), "bfloat16")):
+                i = T.int32()
+                j = T.int32()
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    A_s = T.sblock_alloc_buffer((32, 96), "bfloat16", scope="shared.dyn")
+                    E = T.sblock_alloc_buffer((32, 96), "float32", scope="local.fragment")
+                    S = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    for t in range(2):
+                        if t < 1 or not guarded:
+                            tt.read_to_cb(tl.region(A[0, t * 96], 1, 32, 96), tl.region(A_s[0, 0], 2, 32, 96))
+                            tt.tile.eltwise(E.data, i, j, T.Cast("float32", A_s[i, j]))
+                            tt.tile.reduce("max", E.data, S.data, 1, True)
+
+        return Before
+
+    before = kernel(True)
+    tvm.ir.assert_structural_equal(CheckPaddingTT()(before), before, map_free_vars=True)  # no error, unchanged
+    with pytest.raises(TTCompileError, match=r"the reduction runs along the columns of `E`"):
+        CheckPaddingTT()(kernel(False))

@@ -142,3 +142,145 @@ def test_hand_written_element_wise_nest_is_left_as_it_is():
                     tl.tileop.copy(tl.region(c_l[0, 0], 1, 32, 64), tl.region(C[0, 0], 2, 32, 64))
 
     tvm.ir.assert_structural_equal(LowerParallelReductionsTT()(Before), Before)
+
+
+def test_hand_written_nest_of_three_accumulations_and_named_scalars():
+    """KernelBench's cosine similarity: named scalars (``val_p = T.Cast(...)``) and three accumulations
+    in one nest: the scalars are substituted, one nest stores the three blocks of terms in order, then
+    each vector gets its T.reduce_sum and its add, in the order of the accumulations."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(P: T.Buffer((32, 64), "bfloat16"), Q: T.Buffer((32, 64), "bfloat16")):
+            for bx in T.thread_binding(1, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    p = T.sblock_alloc_buffer((32, 64), "bfloat16", scope="shared.dyn")
+                    q = T.sblock_alloc_buffer((32, 64), "bfloat16", scope="shared.dyn")
+                    dot = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    pp = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    tl.tileop.copy(tl.region(P[0, 0], 1, 32, 64), tl.region(p[0, 0], 2, 32, 64))
+                    tl.tileop.copy(tl.region(Q[0, 0], 1, 32, 64), tl.region(q[0, 0], 2, 32, 64))
+                    for i in T.parallel(32):
+                        for j in T.parallel(64):
+                            vp: T.float32 = T.Cast("float32", p[i, j])
+                            dot[i] = dot[i] + vp * T.Cast("float32", q[i, j])
+                            pp[i] = vp * vp + pp[i]
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(P: T.Buffer((32, 64), "bfloat16"), Q: T.Buffer((32, 64), "bfloat16")):
+            for bx in T.thread_binding(1, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    p = T.sblock_alloc_buffer((32, 64), "bfloat16", scope="shared.dyn")
+                    q = T.sblock_alloc_buffer((32, 64), "bfloat16", scope="shared.dyn")
+                    dot = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    pp = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    dot_terms = T.sblock_alloc_buffer((32, 64), "float32", scope="local.fragment")
+                    dot_sum = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    pp_terms = T.sblock_alloc_buffer((32, 64), "float32", scope="local.fragment")
+                    pp_sum = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    tl.tileop.copy(tl.region(P[0, 0], 1, 32, 64), tl.region(p[0, 0], 2, 32, 64))
+                    tl.tileop.copy(tl.region(Q[0, 0], 1, 32, 64), tl.region(q[0, 0], 2, 32, 64))
+                    for i in T.parallel(32):
+                        for j in T.parallel(64):
+                            dot_terms[i, j] = T.Cast("float32", p[i, j]) * T.Cast("float32", q[i, j])
+                            pp_terms[i, j] = T.Cast("float32", p[i, j]) * T.Cast("float32", p[i, j])
+                    tl.tileop.reduce(tl.region(dot_terms[0, 0], 1, 32, 64), tl.region(dot_sum[0], 2, 32), "sum", 1,
+                                     T.bool(True))
+                    for i in T.parallel(32):
+                        dot[i] = dot[i] + dot_sum[i]
+                    tl.tileop.reduce(tl.region(pp_terms[0, 0], 1, 32, 64), tl.region(pp_sum[0], 2, 32), "sum", 1,
+                                     T.bool(True))
+                    for i in T.parallel(32):
+                        pp[i] = pp[i] + pp_sum[i]
+
+    after = LowerParallelReductionsTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)
+
+
+def test_hand_written_max_and_min_accumulations_keep_the_element_wise_store():
+    """``m[c] = T.max(m[c], a[r, c])`` reduces with "max" along the rows, ``n[c] = T.min(a[r, c], n[c])``
+    with "min", each combined back with its own op; the element-wise store of the same nest stays in
+    the nest, between the terms, in its place."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((32, 64), "float32")):
+            for bx in T.thread_binding(1, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    a = T.sblock_alloc_buffer((32, 64), "float32", scope="shared.dyn")
+                    b = T.sblock_alloc_buffer((32, 64), "float32", scope="local.fragment")
+                    m = T.sblock_alloc_buffer((64,), "float32", scope="local.fragment")
+                    n = T.sblock_alloc_buffer((64,), "float32", scope="local.fragment")
+                    tl.tileop.copy(tl.region(A[0, 0], 1, 32, 64), tl.region(a[0, 0], 2, 32, 64))
+                    for r in T.parallel(32):
+                        for c in T.parallel(64):
+                            m[c] = T.max(m[c], a[r, c])
+                            b[r, c] = a[r, c] * T.float32(2)
+                            n[c] = T.min(a[r, c], n[c])
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((32, 64), "float32")):
+            for bx in T.thread_binding(1, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    a = T.sblock_alloc_buffer((32, 64), "float32", scope="shared.dyn")
+                    b = T.sblock_alloc_buffer((32, 64), "float32", scope="local.fragment")
+                    m = T.sblock_alloc_buffer((64,), "float32", scope="local.fragment")
+                    n = T.sblock_alloc_buffer((64,), "float32", scope="local.fragment")
+                    m_terms = T.sblock_alloc_buffer((32, 64), "float32", scope="local.fragment")
+                    m_max = T.sblock_alloc_buffer((64,), "float32", scope="local.fragment")
+                    n_terms = T.sblock_alloc_buffer((32, 64), "float32", scope="local.fragment")
+                    n_min = T.sblock_alloc_buffer((64,), "float32", scope="local.fragment")
+                    tl.tileop.copy(tl.region(A[0, 0], 1, 32, 64), tl.region(a[0, 0], 2, 32, 64))
+                    for r in T.parallel(32):
+                        for c in T.parallel(64):
+                            m_terms[r, c] = a[r, c]
+                            b[r, c] = a[r, c] * T.float32(2)
+                            n_terms[r, c] = a[r, c]
+                    tl.tileop.reduce(tl.region(m_terms[0, 0], 1, 32, 64), tl.region(m_max[0], 2, 64), "max", 0,
+                                     T.bool(True))
+                    for c in T.parallel(64):
+                        m[c] = T.max(m[c], m_max[c])
+                    tl.tileop.reduce(tl.region(n_terms[0, 0], 1, 32, 64), tl.region(n_min[0], 2, 64), "min", 0,
+                                     T.bool(True))
+                    for c in T.parallel(64):
+                        n[c] = T.min(n[c], n_min[c])
+
+    after = LowerParallelReductionsTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)
+
+
+def test_hand_written_nest_reading_its_accumulator_is_left_as_it_is():
+    """A store that reads the vector being accumulated in the same nest (``y[i, j] = s[i]``) sees a
+    partial sum on a GPU: no reduction has that meaning, the nest is left for C2 to refuse."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((32, 64), "float32")):
+            for bx in T.thread_binding(1, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    a = T.sblock_alloc_buffer((32, 64), "float32", scope="shared.dyn")
+                    y = T.sblock_alloc_buffer((32, 64), "float32", scope="local.fragment")
+                    s = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    tl.tileop.copy(tl.region(A[0, 0], 1, 32, 64), tl.region(a[0, 0], 2, 32, 64))
+                    for i in T.parallel(32):
+                        for j in T.parallel(64):
+                            s[i] = s[i] + a[i, j]
+                            y[i, j] = s[i]
+
+    tvm.ir.assert_structural_equal(LowerParallelReductionsTT()(Before), Before)

@@ -11,8 +11,9 @@ from tvm.script import ir as I
 from tvm.script import tirx as T
 
 from tests.kernels import eltwise, gemm, lower_until, run_pass
-from tests.passes.helpers import alloc, assert_body, block, cb_entry, ev, loop, seq, tl, tt, tt_attrs, var
+from tests.passes.helpers import alloc, assert_body, block, cb_entry, ev, loop, nodes, seq, tl, tt, tt_attrs, var
 from tilelang_tt.ir.attrs import AccumulateMode, Attr, ComputeKernelConfig, Scope
+from tilelang_tt.ir.common import loads, stmt_intrin
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.lower_tt_tile_intrinsics import LowerTTTileIntrinsics
@@ -156,6 +157,38 @@ def test_values_of_the_indices_become_generated_blocks():
     cbs = Attr.CB_DESC.read(after)
     assert dataclasses.replace(cbs["C_l_gen"], name="C_l", source="") == dataclasses.replace(cbs["C_l"], source="")
     assert cbs["C_l_gen1"].data_format == "Float32"
+
+
+def guarded_pair(m, n, bm, bn):
+    """Two stores of one nest guarded by the same bound on the rows (mamba's da_cumsum writes its guard so)."""
+    @TL.prim_func
+    def main(X: TL.Tensor((m, n), "float32"), Y: TL.Tensor((m, n), "float32"), Z: TL.Tensor((m, n), "float32")):
+        with TL.Kernel(TL.ceildiv(n, bn), TL.ceildiv(m, bm), threads=128) as (bx, by):
+            x = TL.alloc_shared((bm, bn), "float32")
+            y = TL.alloc_shared((bm, bn), "float32")
+            z = TL.alloc_shared((bm, bn), "float32")
+            TL.copy(X[by * bm, bx * bn], x)
+            for i, j in TL.Parallel(bm, bn):
+                y[i, j] = TL.if_then_else(by * bm + i < m - 8, TL.exp(x[i, j]), TL.float32(0))
+                z[i, j] = TL.if_then_else(by * bm + i < m - 8, x[i, j] * 2.0, TL.float32(0)) + \
+                    TL.if_then_else(by * bm + i < m - 8, x[i, j], TL.float32(1))
+            TL.copy(y, Y[by * bm, bx * bn])
+            TL.copy(z, Z[by * bm, bx * bn])
+
+    return main
+
+
+def test_a_guard_written_in_several_values_of_a_nest_is_generated_once():
+    """The same mask in three selections of two stores of one nest (blocks of one geometry): one block the
+    reader generates, read by all three."""
+    after = run_pass(lower_until(guarded_pair(64, 64, 32, 64), PASS), PASS)["main"]
+    generated = [n for n in nodes(after.body, lambda n: isinstance(n, tirx.Evaluate)) if stmt_intrin(n) ==
+                 Intrin.GENERATE_BLOCK]
+    assert len(generated) == 1
+    gen = generated[0].value.args[0].args[0].buffer
+    readers = [n for n in nodes(after.body, lambda n: isinstance(n, tirx.Evaluate)) if stmt_intrin(n) ==
+               Intrin.TILE_ELTWISE]
+    assert [sum(ld.buffer.same_as(gen) for ld in loads(n.value.args[3])) for n in readers] == [1, 2]
 
 
 HAND_CBS = {"A_s": cb_entry(), "B_s": cb_entry(), "C_l": cb_entry(page_size=4096, data_format="Float32")}

@@ -280,6 +280,7 @@ class DSTContext:
         self.cbs = Attr.CB_DESC.read(func)
         config = Attr.COMPUTE_CONFIG.read(func)
         self.budget = config.dst_budget
+        self.fp32_dest_acc = config.fp32_dest_acc_en  # a 32-bit DST: float32 values, bfloat16 casts round
         self.math_approx_mode = config.math_approx_mode  # the approximate SFPU forms (sfpu.APPROXIMATE)
         self.column_major = frozenset(Attr.COLUMN_MAJOR_BLOCKS.read(func))  # blocks stored column by column
         self.inline_inits = inline_inits

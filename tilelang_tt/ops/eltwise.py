@@ -221,12 +221,20 @@ def _plan(ctx, out, stmt, value, total: int, share_rows: bool):
     operands computed from per-row vectors and constants alone (``m[i] * scale``) are computed once
     per acquire into DST slots of their own, ahead of the output tiles' slots, and an acquire's
     tiles lie in one tile row of the block (the chunk divides the tiles per row)."""
+    program, chunk = _program(ctx, out, stmt, value, total, share_rows)
+    if program is None:
+        raise ctx.error(stmt, f"the expression needs {chunk} DST tiles per output tile; the budget is {ctx.budget}",
+                        "split the expression into several T.Parallel statements")
+    return program, chunk
+
+
+def _program(ctx, out, stmt, value, total: int, share_rows: bool):
+    """:func:`_plan`'s (program, chunk), or (None, DST tiles per output tile) when they exceed the budget."""
     cols = out.block_tiles[1]
     program = TileProgram(ctx, out, stmt, share_rows=share_rows and not out.vector and cols > 1)
     spt = program.need(value)
     if spt > ctx.budget:
-        raise ctx.error(stmt, f"the expression needs {spt} DST tiles per output tile; the budget is {ctx.budget}",
-                        "split the expression into several T.Parallel statements")
+        return None, spt
     program.spt = spt
     program.compile(value, 0)
     if not program.shared:
@@ -234,8 +242,28 @@ def _plan(ctx, out, stmt, value, total: int, share_rows: bool):
     per_acquire = (ctx.budget - program.shared_slots) // spt
     chunk = max((d for d in range(1, min(per_acquire, cols) + 1) if cols % d == 0), default=0)
     if chunk < 2:  # sharing saves nothing with one tile per acquire (or does not fit)
-        return _plan(ctx, out, stmt, value, total, share_rows=False)
+        return _program(ctx, out, stmt, value, total, share_rows=False)
     return program, chunk
+
+
+def fits_dst(ctx, stmt) -> bool:
+    """Whether the value of the ``tt.tile.eltwise`` ``stmt`` fits the DST budget ``ctx.budget`` (D5
+    compiles it; else it refuses it)."""
+    out_var, _, _, value = stmt.value.args[:4]
+    out = ctx.cb(out_var.name)
+    if isinstance(value, tirx.Cast):
+        value = value.value
+    return _program(ctx, out, stmt, value, out.block_pages, share_rows=True)[0] is not None
+
+
+def operand_needs(ctx, stmt, value) -> list[tuple[tirx.PrimExpr, int]]:
+    """Every operand the DST program of ``value`` (in the ``tt.tile.eltwise`` ``stmt``) computes into a
+    register, with the DST tiles one output tile of it needs (Sethi-Ullman, :class:`TileProgram`), in
+    the order the program asks (an operand after its own operands); each object once."""
+    program = TileProgram(ctx, ctx.cb(stmt.value.args[0].name), stmt)
+    program.needs = []
+    program.need(value)
+    return program.needs
 
 
 # -- C2 checks -------------------------------------------------------------------------------------
@@ -440,6 +468,7 @@ class TileProgram:
         self.shared_slots = 0
         self.shared: list[tuple[object, int]] = []
         self.in_shared = False  # compiling a row-shared operand
+        self.needs: list | None = None  # with a list: each operand asked of need() and its need, once
 
     def rule(self, e):
         return next((rule, m) for rule in self.rules if (m := rule.match(self, e)) is not None)
@@ -458,7 +487,10 @@ class TileProgram:
 
     def need(self, e) -> int:
         rule, m = self.rule(self.strip(e))
-        return rule.need(self, m)
+        n = rule.need(self, m)
+        if self.needs is not None and not any(x.same_as(e) for x, _ in self.needs):
+            self.needs.append((e, n))
+        return n
 
     def compile(self, e, base: int) -> None:
         rule, m = self.rule(self.strip(e))

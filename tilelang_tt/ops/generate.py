@@ -7,7 +7,8 @@ a K step ``s[i] = S[by * 32 + i, k]``: an element read per row).
 
 C2: each largest such part the reader can evaluate becomes a new block ``<X>_gen`` (a CB of the
 store's geometry, in the part's dtype) filled by ``tt.generate_block(X_gen, i, j, value)`` right
-before the store, which reads ``X_gen[i, j]`` instead. The reader's side is LowerCBIntrinsics'.
+before the store, which reads ``X_gen[i, j]`` instead (a part equal to one generated before in the same nest, for a
+block of the same geometry, reads that block). The reader's side is LowerCBIntrinsics'.
 Errors: such a part that is not a float value.
 """
 
@@ -19,7 +20,8 @@ from tvm import ir, tirx
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ops.base import COMPUTE_DTYPES
 from tilelang_tt.ops.sfpu import BINARY_NODES, COMPARE_NODES, call_operands
-from tilelang_tt.ir.common import WRITE, contains, evaluate, is_global_buffer, make_region, tensor_loads, uses_var
+from tilelang_tt.ir.common import (WRITE, as_region, contains, evaluate, is_global_buffer, make_region, stmt_intrin,
+                                   tensor_loads, uses_var)
 
 # what an index-dependent value may contain: the reader evaluates it per element
 GENERATED_NODES = (tirx.IntImm, tirx.FloatImm, tirx.Var, tirx.Cast, tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, tirx.Min,
@@ -85,6 +87,18 @@ def generated_mask(expr):
 
 
 def _generated_block(ctx, store, expr, i, j, out: list) -> tirx.BufferLoad:
+    """A load of the block the reader fills with ``expr``: the block an earlier part of the same nest
+    (``out``) generates with an equal value at the same indices and of the same geometry as this store's
+    block (a guard written in several values of a nest), else a new one."""
+    for earlier in out:
+        if stmt_intrin(earlier) != Intrin.GENERATE_BLOCK:
+            continue
+        buf = as_region(earlier.value.args[0]).buffer
+        same_place = [ctx.cbs[buf.name].block_tiles, ctx.cbs[buf.name].vector, list(buf.shape)] == [
+            ctx.cbs[store.buffer.name].block_tiles, ctx.cbs[store.buffer.name].vector, list(store.buffer.shape)]
+        if same_place and all(tirx.analysis.expr_deep_equal(a, b) for a, b in zip(
+                earlier.value.args[1:], [i if i is not None else 0, j if j is not None else 0, expr])):
+            return ctx.load(buf, i, j)
     buf = ctx.new_block(store.buffer, "_gen", str(expr.dtype), "shared.dyn")
     region = make_region(buf, [0] * len(buf.shape), buf.shape, WRITE)
     out.append(evaluate(Intrin.GENERATE_BLOCK, region, i if i is not None else 0, j if j is not None else 0,

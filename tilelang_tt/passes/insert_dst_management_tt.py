@@ -63,7 +63,6 @@ class _Inserter(DSTContext):
         super().__init__(PASS, func, scaler, inline_inits=hoistable_init(func, scaler) is None)
         self.handoffs = handoff_cbs(func)
         self.tilized, self.untilized = staging_cbs(func)
-        self.fp32_dest_acc = Attr.COMPUTE_CONFIG.read(func).fp32_dest_acc_en
         self.copied_out: set[str] = set()  # blocks a T.copy to a tensor handed to the writer, which pops them
 
     def waits(self, names, held: dict, like) -> list[tirx.Stmt]:

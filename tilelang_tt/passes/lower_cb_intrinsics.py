@@ -62,6 +62,8 @@ block of another dtype; an element of a block floating point tensor.
 
 from __future__ import annotations
 
+import functools
+
 import tilelang  # noqa: F401
 from tvm import arith, tirx
 
@@ -212,6 +214,9 @@ def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: 
     bound_rows = ceildiv(view.bound_rows, TILE)
     nt = expr_of(acc.tile_grid[1], dynamic_dims(func))
     overhang = overhanging_axes(tensor, analyzer, column, flat=flat)
+    # a flat vector that may pass the end of its row (of whole tiles: LayoutAwareWorkPartitionTT checked it):
+    # the tiles past it hold the next row's elements, which are not the slice's
+    in_row = flat and not analyzer.can_prove(tensor.starts[-1] + tensor.extents[-1] <= tensor.buffer.shape[-1])
     xfer = Intrin.NOC_READ_PAGE if reading else Intrin.NOC_WRITE_PAGE
     by_columns = cb.name in Attr.COLUMN_MAJOR_BLOCKS.read(func)
 
@@ -219,13 +224,15 @@ def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: 
         tile_id = analyzer.simplify((row0 + r) * nt + col0 + c)
         offset = tirx.Cast("uint32", ((c * rows + r) if by_columns else (r * cols + c)) * cb.page_size)
         transfer = evaluate(xfer, tile_id, tensor.buffer.data, ptr + offset, like=stmt)
-        inside = [cond for cond, hangs in ((bound_row0 + r < bound_rows, overhang[0]), (col0 + c < nt, overhang[1])) if hangs]
+        inside = [cond for cond, hangs in ((bound_row0 + r < bound_rows, overhang[0]), (col0 + c < nt, overhang[1]),
+                                           (tensor.starts[-1] + (r if column else c) * TILE < tensor.buffer.shape[-1],
+                                            in_row)) if hangs]
         if not inside:
             return transfer
-        # A block reaching past the tensor: tiles outside it are not moved; the reader fills
-        # their CB pages with zeros (TileLang's value of an out-of-bounds load).
+        # A block reaching past the tensor (or a flat vector past its row): tiles outside it are not
+        # moved; the reader fills their CB pages with zeros (TileLang's value of an out-of-bounds load).
         zeros = evaluate(Intrin.NOC_READ_ZEROS, ptr + offset, cb.page_size, like=stmt) if reading else None
-        cond = inside[0] if len(inside) == 1 else tirx.And(inside[0], inside[1])
+        cond = functools.reduce(tirx.And, inside)
         return keep_span(stmt, tirx.IfThenElse(analyzer.simplify(cond), transfer, zeros))
 
     def loop_rows(r):

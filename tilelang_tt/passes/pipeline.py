@@ -40,6 +40,7 @@ from tilelang_tt.passes.lower_atomic_add_tt import LowerAtomicAddTT
 from tilelang_tt.passes.lower_cb_intrinsics import LowerCBIntrinsics
 from tilelang_tt.passes.lower_early_exit_tt import LowerEarlyExitTT
 from tilelang_tt.passes.lower_parallel_reductions_tt import LowerParallelReductionsTT
+from tilelang_tt.passes.lower_parallel_scans_tt import LowerParallelScansTT
 from tilelang_tt.passes.lower_shared_to_cb import LowerSharedToCB
 from tilelang_tt.passes.lower_tt_tile_intrinsics import LowerTTTileIntrinsics
 from tilelang_tt.passes.name_value_conditions_tt import NameValueConditionsTT
@@ -51,8 +52,10 @@ from tilelang_tt.passes.parallelize_row_loops_tt import ParallelizeRowLoopsTT
 from tilelang_tt.passes.persistent_to_grid_tt import PersistentToGridTT
 from tilelang_tt.passes.propagate_tt_layout import PropagateTTLayout
 from tilelang_tt.passes.split_device_kernel import SplitDeviceKernel
+from tilelang_tt.passes.spill_dst_tt import SpillDSTTT
 from tilelang_tt.passes.split_mesh_tt import SplitMeshTT
 from tilelang_tt.passes.threads_to_lanes_tt import ThreadsToLanesTT
+from tilelang_tt.passes.trim_unused_block_padding_tt import TrimUnusedBlockPaddingTT
 from tilelang_tt.passes.unique_buffer_names_tt import UniqueBufferNamesTT
 from tilelang_tt.passes.verify_tt_ir import VerifyTTIR
 from tilelang_tt.passes.version_on_chip_buffers_tt import VersionOnChipBuffersTT
@@ -91,11 +94,16 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         # A branch around tile work deciding on tensor elements tests a named value, which the reader
         # reads and SplitDeviceKernel hands on; before the legalization, which reads named values.
         NameValueConditionsTT(),
+        # A block padded beyond every access to it (shared memory padded against bank conflicts) is the block
+        # its accesses touch, before the legalization and the nests see its shape.
+        TrimUnusedBlockPaddingTT(),
         LegalizeGlobalAccessTT(),
         # A store into a tensor that a later copy-out overwrites goes (the legalized copies exist).
         DropOverwrittenStoresTT(),
         # A T.Parallel accumulation into a vector (a GPU reducer) is a T.reduce_sum of its terms.
         LowerParallelReductionsTT(),
+        # A running sum per row in a serial loop inside T.Parallel is a T.cumsum of its terms (blocks made).
+        LowerParallelScansTT(),
         # Blocks of masks (uint8, bool) read by element-wise values are bfloat16 blocks of the same values.
         WidenMaskBlocksTT(),
         # Blocks of any shape padded to whole tiles, the padding masked where a reduction or a
@@ -121,6 +129,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         LowerSharedToCB(),
         LowerTTTileIntrinsics(math_fidelity=options.math_fidelity, gemm_reuse=options.gemm_reuse,
                               math_approx_mode=options.math_approx_mode, gemm_subblock=options.gemm_subblock),
+        # Element-wise values needing more DST registers than an acquire holds spill operands into blocks of
+        # their own: C2 set the budget (the DST width), the dataflow graph and CB ids below count the blocks.
+        SpillDSTTT(),
         # C3: blocks nothing reads go; padding must not reach a result; the dataflow graph; CB ids.
         DropDeadBlocksTT(),
         CheckPaddingTT(),
