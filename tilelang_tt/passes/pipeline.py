@@ -52,6 +52,7 @@ from tilelang_tt.passes.persistent_to_grid_tt import PersistentToGridTT
 from tilelang_tt.passes.propagate_tt_layout import PropagateTTLayout
 from tilelang_tt.passes.split_device_kernel import SplitDeviceKernel
 from tilelang_tt.passes.split_mesh_tt import SplitMeshTT
+from tilelang_tt.passes.scalar_rows_to_blocks_tt import ScalarRowsToBlocksTT
 from tilelang_tt.passes.threads_to_lanes_tt import ThreadsToLanesTT
 from tilelang_tt.passes.unique_buffer_names_tt import UniqueBufferNamesTT
 from tilelang_tt.passes.verify_tt_ir import VerifyTTIR
@@ -70,6 +71,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         # Thread-level code: thread indices become T.Parallel lanes, per-thread arrays one element per
         # lane, before LocalBlocksTT makes those arrays fragments and the passes look for blocks.
         ThreadsToLanesTT(),
+        # Serial loops sweeping a block's row with scalars (one sequential program per row) are row
+        # blocks, reductions and copies, before the passes that look for blocks group and copy them.
+        ScalarRowsToBlocksTT(),
         # A T.alloc_local array used only as a block (T.Parallel, tile ops) is a fragment, before the
         # passes that look for blocks.
         LocalBlocksTT(),
