@@ -74,6 +74,8 @@ def split_flat_lanes(body, lanes: Lanes, grid: dict) -> tirx.Stmt:
                                                                  "tirx.IfThenElse"])
         at = lanes.order.index(var)
         lanes.order[at:at + 1] = [hi, lo]
+        if lanes.x is not None and lanes.x.same_as(var):
+            lanes.x = lo
         del lanes.extents[var]
         lanes.extents.update({hi: extent // columns, lo: columns})
     return body

@@ -25,12 +25,42 @@ ALLREDUCE = "tirx.tvm_thread_allreduce"
 # (CUDA's warp size), consecutive threadIdx.x values
 WARP_REDUCERS = {"tl.warp_reduce_sum": "sum", "tl.warp_reduce_max": "max", "tl.warp_reduce_min": "min"}
 WARP = 32
+# GPU instructions with no block form (the op's name after its namespace: tl.shfl_xor_sync,
+# tirx.tvm_warp_shuffle, tirx.ptx_mma...), and what they are
+GPU_INSTRUCTIONS = {
+    "a warp shuffle (lanes exchanging registers)": (
+        "shfl_sync", "shfl_xor_sync", "shfl_up_sync", "shfl_down_sync", "tvm_warp_shuffle", "tvm_warp_shuffle_up",
+        "tvm_warp_shuffle_down"),
+    "a warp vote (lanes' conditions combined)": (
+        "ballot", "ballot_sync", "activemask", "any_sync", "all_sync", "match_any_sync", "match_all_sync",
+        "tvm_warp_activemask"),
+    "ldmatrix (a warp loading MMA fragments)": ("ptx_ldmatrix", "ptx_ldmatrix_x", "ptx_stmatrix"),
+    "an MMA instruction on register fragments": (
+        "ptx_mma", "ptx_mma_sp", "ptx_wgmma_ss", "ptx_wgmma_rs", "mma_store", "mma_fill", "tvm_mma_sync",
+        "tvm_bmma_sync", "tvm_load_matrix_sync", "tvm_store_matrix_sync", "tvm_fill_fragment"),
+}
 
 
 def call_name(node) -> str | None:
     if isinstance(node, tirx.Call) and isinstance(node.op, ir.Op):
         return node.op.name
     return None
+
+
+def gpu_instruction(node) -> tuple[str, str] | None:
+    """(op name, what it is) when ``node`` calls a GPU instruction of ``GPU_INSTRUCTIONS``, else None."""
+    name = call_name(node)
+    what = next((w for w, ops in GPU_INSTRUCTIONS.items() if name.split(".")[-1] in ops), None) if name else None
+    return (name, what) if what is not None else None
+
+
+def exchanges_lanes(expr) -> bool:
+    """Whether ``expr`` combines values of several threads: a GPU instruction, a warp reduction, a
+    thread all-reduce (its value is no value of one block)."""
+    found = []
+    tirx.stmt_functor.post_order_visit(expr, lambda n: found.append(n) if gpu_instruction(n) or call_name(n) in (
+        *WARP_REDUCERS, ALLREDUCE) else None)
+    return bool(found)
 
 
 @dataclass
@@ -48,7 +78,8 @@ class Lanes:
     dropped: list = field(default_factory=list)  # staging registers forwarded to their readers
     absorbed: dict = field(default_factory=dict)  # per-thread sum -> the lanes it is summed across
     merged: dict = field(default_factory=dict)  # lane -> the lane it and a serial loop became
-    warp: tirx.Var | None = None  # the lane T.warp_reduce_* reduces over: threadIdx.x of extent WARP
+    x: tirx.Var | None = None  # the lane consecutive threads run along: threadIdx.x, its low part once split
+    warp: tirx.Var | None = None  # the lane T.warp_reduce_* reduces over: ``x`` of extent WARP
 
     def is_private(self, buf) -> bool:
         return any(buf.same_as(b) for b in self.private)

@@ -47,6 +47,7 @@ from tilelang_tt.ir.common import (
     seq,
     unique_name,
 )
+from tilelang_tt.ir.lanes import exchanges_lanes
 
 PASS = "InlineScalarVarsTT"
 MAX_UNROLL = 64  # iterations of a scalar loop unrolled into the values it sets
@@ -99,6 +100,8 @@ def _inlinable(func: tirx.PrimFunc) -> set:
     candidates = {buf for buf in stores if buf not in in_loop}
 
     def readable(node) -> bool:
+        if isinstance(node, tirx.Call) and exchanges_lanes(node):  # combines several threads' values (a warp reduction): no block's value
+            return False
         if not isinstance(node, tirx.BufferLoad):
             return True
         return node.buffer in candidates or (is_global_buffer(node.buffer) and node.buffer not in written)

@@ -41,6 +41,7 @@ from tilelang_tt.passes.lower_cb_intrinsics import LowerCBIntrinsics
 from tilelang_tt.passes.lower_early_exit_tt import LowerEarlyExitTT
 from tilelang_tt.passes.lower_parallel_reductions_tt import LowerParallelReductionsTT
 from tilelang_tt.passes.lower_shared_to_cb import LowerSharedToCB
+from tilelang_tt.passes.lower_warp_shuffles_tt import LowerWarpShufflesTT
 from tilelang_tt.passes.lower_tt_tile_intrinsics import LowerTTTileIntrinsics
 from tilelang_tt.passes.name_value_conditions_tt import NameValueConditionsTT
 from tilelang_tt.passes.materialize_core_loop_tt import MaterializeCoreLoopTT
@@ -66,6 +67,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
     return [
         # First: one name per buffer (the plan and the C++ name blocks); GPU-style element accesses of global tensors become the tile copies A-C read.
         UniqueBufferNamesTT(),
+        # A warp's xor butterfly is a T.warp_reduce_*, other GPU instructions refused at their line,
+        # before the scalar variables a butterfly combines could be inlined.
+        LowerWarpShufflesTT(),
         # A scalar T.alloc_var set once from block coordinates is its value.
         InlineScalarVarsTT(),
         # Thread-level code: thread indices become T.Parallel lanes, per-thread arrays one element per

@@ -23,11 +23,12 @@ nest over the lanes it depends on, which the element-wise, reduction and copy lo
   (``s * 8 + e``) are one lane (``tilelang_tt.ir.lane_forms``);
 * a condition on the lanes guards each statement inside; ``if s == 0:`` fixes lane ``s`` to 0;
 * ``T.tvm_thread_allreduce`` (sum, max, min over one lane), ``T.warp_reduce_sum/max/min`` (over
-  ``threadIdx.x`` of extent 32, a warp) and ``T.atomic_add`` of per-thread
+  the warp's lane: ``threadIdx.x`` of extent 32, or its ``% 32`` part when it has more, a lane of its
+  own once split) and ``T.atomic_add`` of per-thread
   values into an element indexed by fewer lanes are ``T.reduce`` over that lane's dimension;
   barriers (``T.sync_threads``, ``T.tvm_storage_sync``) go (statements are already ordered);
-* a GPU instruction (warp shuffles ``T.shfl_*``, ``tvm_warp_shuffle*``, ``ldmatrix``, MMA
-  fragments) has no block form: refused at the statement, with what to write instead.
+  LowerWarpShufflesTT, before, made a warp's xor butterfly a ``T.warp_reduce_*`` and refused the
+  other GPU instructions.
 
 Reads/writes no attribute; the per-thread arrays are replaced in the root block's allocations. A
 kernel that uses no thread index comes out unchanged.
@@ -95,55 +96,9 @@ from tilelang_tt.ir.slices import block_grid_loops
 PASS = "ThreadsToLanesTT"
 BARRIERS = ("tirx.tvm_storage_sync", "tl.sync_threads", "tirx.tvm_thread_fence")
 ATOMIC_ADD = "tl.atomic_add_elem_op"
-# GPU instructions with no block form (the op's name after its namespace: tl.shfl_xor_sync,
-# tirx.tvm_warp_shuffle, tirx.ptx_mma...), and what they are
-GPU_INSTRUCTIONS = {
-    "a warp shuffle (lanes exchanging registers)": (
-        "shfl_sync", "shfl_xor_sync", "shfl_up_sync", "shfl_down_sync", "tvm_warp_shuffle", "tvm_warp_shuffle_up",
-        "tvm_warp_shuffle_down"),
-    "a warp vote (lanes' conditions combined)": (
-        "ballot", "ballot_sync", "activemask", "any_sync", "all_sync", "match_any_sync", "match_all_sync",
-        "tvm_warp_activemask"),
-    "ldmatrix (a warp loading MMA fragments)": ("ptx_ldmatrix", "ptx_ldmatrix_x", "ptx_stmatrix"),
-    "an MMA instruction on register fragments": (
-        "ptx_mma", "ptx_mma_sp", "ptx_wgmma_ss", "ptx_wgmma_rs", "mma_store", "mma_fill", "tvm_mma_sync",
-        "tvm_bmma_sync", "tvm_load_matrix_sync", "tvm_store_matrix_sync", "tvm_fill_fragment"),
-}
 REDUCERS = {tirx.Add: "sum", tirx.Max: "max", tirx.Min: "min"}
 LANE_RANK = "thread-level arrays are blocks of at most two dimensions"
 THREAD = "is a thread index (T.get_thread_binding, T.thread_binding): thread-level code"
-
-
-def _gpu_instruction(stmt) -> tuple[str, str] | None:
-    """(op name, what it is) of the first GPU instruction ``stmt`` calls, else None."""
-    found = []
-
-    def visit(node):
-        name = call_name(node)
-        if name is not None and not found:
-            what = next((w for w, ops in GPU_INSTRUCTIONS.items() if name.split(".")[-1] in ops), None)
-            if what is not None:
-                found.append((name, what))
-
-    tirx.stmt_functor.post_order_visit(stmt, visit)
-    return found[0] if found else None
-
-
-def _refuse_gpu_instructions(func: tirx.PrimFunc) -> None:
-    leaves = []
-
-    def visit(node):
-        if isinstance(node, (tirx.BufferStore, tirx.Evaluate, tirx.Bind)) and _gpu_instruction(node) is not None:
-            leaves.append(node)
-
-    tirx.stmt_functor.post_order_visit(func.body, visit)
-    if leaves:
-        name, what = _gpu_instruction(leaves[0])
-        raise error(PASS, func, leaves[0], f"`T.{name.split('.')[-1]}` is {what}: a GPU instruction with no "
-                    "Tenstorrent form (a core computes whole tiles, it has no lanes that exchange registers)",
-                    "write what the lanes compute together as block operations on an array with one element per "
-                    "lane: T.reduce_max / T.reduce_sum over the lanes' dimension, T.cumsum for a prefix sum, "
-                    "T.gemm for a product of fragments")
 
 
 def _leaves(stmt) -> list:
@@ -161,8 +116,8 @@ class _Lowering:
         if buf not in self.lanes.made:
             lanes = self.lanes.sorted(self.lanes.varying.get(buf, set()))
             shape = [self.lanes.extents[v] for v in lanes] + [d for d in buf.shape if const_int(d) != 1]
-            self.lanes.made[buf] = tirx.decl_buffer(shape or [1], buf.dtype, buf.name, scope=buf.scope(),
-                                                    span=buf.span)
+            scope = "local" if lanes and buf.scope() == "local.var" else buf.scope()  # a T.alloc_var per lane
+            self.lanes.made[buf] = tirx.decl_buffer(shape or [1], buf.dtype, buf.name, scope=scope, span=buf.span)
         return self.lanes.made[buf]
 
     def lane_indices(self, buf: tirx.Buffer, indices, at: dict) -> list:
@@ -446,7 +401,6 @@ def _fissionable(statements) -> bool:
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
-    _refuse_gpu_instructions(func)
     bindings = thread_bindings(func.body)
     used = [(var, dim, threads) for var, dim, threads in bindings if uses_var(func.body, var)]
     if not used:
@@ -472,14 +426,16 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             continue
         lanes.extents[var] = extent
         lanes.order.append(var)
-        if dim in (0, -1) and extent == WARP:
-            lanes.warp = var
+        if dim in (0, -1):
+            lanes.x = var
     body = tirx.stmt_functor.substitute(func.body, ones) if ones else func.body
     if not lanes.order:
         return func.with_body(body)
     lanes.private = [b for b in _allocated(body) if b.scope() in PRIVATE_SCOPES]
     body = inline_lane_binds(body, lanes)
     body = split_flat_lanes(body, lanes, block_grid_loops(func))
+    if lanes.x is not None and lanes.extents.get(lanes.x) == WARP:  # consecutive threads: a warp's lanes
+        lanes.warp = lanes.x
     body = forward_staged_registers(body, lanes)
     body = drop_single_lane_guards(body, lanes)
     absorb_lane_sums(body, lanes)
