@@ -6,8 +6,11 @@ above 1; a per-thread array ``varies`` over the lanes its stored values, indices
 use (directly or through other per-thread arrays, to a fixed point; ``if s == 0:`` fixes ``s``
 rather than making a value depend on it); the result of ``tvm_thread_allreduce`` over a lane, or of
 ``T.warp_reduce_*`` over the warp's lane (``threadIdx.x`` of extent 32), does not vary over it, nor
-does a sum that is only read to be summed across a lane (:func:`absorb_lane_sums`). The rewrites
-that prepare thread code for this analysis are :mod:`tilelang_tt.ir.lane_forms`.
+does a sum that is only read to be summed across a lane (:func:`absorb_lane_sums`). ``Lanes`` also
+makes each per-thread array's lane array (a dimension per lane it varies over) and indexes accesses
+into it (``rewrite_private``). The rewrites that prepare thread code for this analysis are
+:mod:`tilelang_tt.ir.lane_forms`; the GPU instructions and warp reductions it knows are also read by
+LowerWarpShufflesTT and InlineScalarVarsTT.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from dataclasses import dataclass, field
 import tilelang  # noqa: F401
 from tvm import ir, tirx
 
-from tilelang_tt.ir.common import const_int, float_constant, loads, uses_var
+from tilelang_tt.ir.common import const_int, float_constant, keep_span, loads, uses_var
 
 PRIVATE_SCOPES = ("local", "local.var")
 ALLREDUCE = "tirx.tvm_thread_allreduce"
@@ -98,6 +101,70 @@ class Lanes:
 
     def sorted(self, lanes) -> list:
         return [v for v in self.order if v in lanes]
+
+    def lane_array(self, buf: tirx.Buffer) -> tirx.Buffer:
+        """The array of ``buf`` with a dimension per lane its values depend on, unit dims dropped."""
+        if buf not in self.made:
+            lanes = self.sorted(self.varying.get(buf, set()))
+            shape = [self.extents[v] for v in lanes] + [d for d in buf.shape if const_int(d) != 1]
+            scope = "local" if lanes and buf.scope() == "local.var" else buf.scope()  # a T.alloc_var per lane
+            self.made[buf] = tirx.decl_buffer(shape or [1], buf.dtype, buf.name, scope=scope, span=buf.span)
+        return self.made[buf]
+
+    def lane_indices(self, buf: tirx.Buffer, indices, at: dict) -> list:
+        lanes = self.sorted(self.varying.get(buf, set()))
+        kept = [i for i, d in zip(indices, buf.shape) if const_int(d) != 1]
+        out = [at[v] for v in lanes] + [tirx.stmt_functor.substitute(i, at) for i in kept]
+        return out or [tirx.IntImm("int32", 0)]
+
+    def rewrite_private(self, node, at: dict):
+        """``node`` with every per-thread access indexed by the lanes ``at`` gives."""
+
+        def post(n):
+            if isinstance(n, tirx.BufferLoad) and self.is_private(n.buffer) and \
+                    self.varying.get(n.buffer) is not None:
+                return tirx.BufferLoad(self.lane_array(n.buffer), self.lane_indices(n.buffer, n.indices, at))
+            if isinstance(n, tirx.BufferStore) and self.is_private(n.buffer) and \
+                    self.varying.get(n.buffer) is not None:
+                return keep_span(n, tirx.BufferStore(self.lane_array(n.buffer), n.value,
+                                                     self.lane_indices(n.buffer, n.indices, at)))
+            return None
+
+        node = tirx.stmt_functor.ir_transform(node, None, post, ["tirx.BufferLoad", "tirx.BufferStore"]) \
+            if isinstance(node, tirx.Stmt) else node
+        return tirx.stmt_functor.substitute(node, at)
+
+    def fixed_lanes(self, guards) -> tuple[dict, list]:
+        """The lanes a guard ``lane == uniform`` fixes, and the other conditions."""
+        fixed, rest = {}, []
+        for guard in guards:
+            terms, todo = [], [guard]
+            while todo:
+                g = todo.pop()
+                if isinstance(g, tirx.And):
+                    todo += [g.b, g.a]
+                else:
+                    terms.append(g)
+            for g in terms:
+                if isinstance(g, tirx.EQ) and isinstance(g.a, tirx.Var) and g.a in self.extents and \
+                        not self.involved(g.b) and g.a not in fixed:
+                    fixed[g.a] = g.b
+                else:
+                    rest.append(g)
+        return fixed, [tirx.stmt_functor.substitute(g, fixed) for g in rest]
+
+
+    def touches_private(self, node) -> bool:
+        """Whether ``node`` reads or writes a per-thread array that varies over lanes."""
+        found = []
+        tirx.stmt_functor.post_order_visit(node, lambda n: found.append(n) if isinstance(
+            n, (tirx.BufferLoad, tirx.BufferStore)) and self.is_private(n.buffer) and
+            self.varying.get(n.buffer) else None)
+        return bool(found)
+
+    def involved(self, node) -> bool:
+        """Whether ``node`` depends on a lane: uses one, or a per-thread array varying over one."""
+        return bool(self.lanes_of(node)) or self.touches_private(node)
 
 
 def thread_bindings(body) -> list[tuple[tirx.Var, int, object]]:
@@ -251,3 +318,16 @@ def _clears(body, buf) -> int:
 
     tirx.stmt_functor.post_order_visit(body, visit)
     return len(ops) if all(call_name(op) == "tl.tileop.fill" and float_constant(op.args[1]) == 0 for op in ops) else 0
+
+
+def fissionable(statements) -> bool:
+    """Whether each statement of a loop body may run over all iterations before the next: a buffer
+    one writes is read by a later one only at the element it stored, never by an earlier one."""
+    for i, s in enumerate(statements):
+        for j, t in enumerate(statements):
+            if i == j:
+                continue
+            loads = loads_of(t.value, s.buffer) + ([t] if t.buffer.same_as(s.buffer) else [])
+            if loads and (j < i or any(not same_indices(x.indices, s.indices) for x in loads)):
+                return False
+    return True
