@@ -92,7 +92,7 @@ def running_product(B, N):
     return main
 
 
-def running_sum(B, N):
+def exclusive_sum(B, N):
     @T.prim_func
     def main(X: T.Tensor((B, N), "float32"), Y: T.Tensor((B, N), "float32")):
         with T.Kernel(B, threads=1) as bx:
@@ -100,9 +100,37 @@ def running_sum(B, N):
             acc[0] = T.float32(0)
             for j in T.serial(N):
                 Y[bx, j] = acc[0]
-                acc[0] = acc[0] + X[bx, j]  # LINE: running_sum
+                acc[0] = acc[0] + X[bx, j]  # LINE: exclusive_sum
 
     return main
+
+
+def row_cdf(B, N, dtype):
+    """The cumulative distribution of each row's exponentials: their total in a first sweep, then a
+    running sum (read after each addition) divided by it, from a T.alloc_var."""
+
+    @T.prim_func
+    def main(X: T.Tensor((B, N), dtype), Y: T.Tensor((B, N), "float32")):
+        with T.Kernel(B, threads=1) as bx:
+            total = T.alloc_var("float32")
+            running = T.alloc_var("float32")
+            total = T.float32(0)
+            for j in T.serial(N):
+                total = total + T.exp(T.Cast("float32", X[bx, j]))
+            running = T.float32(0)
+            for j in T.serial(N):
+                running = running + T.exp(T.Cast("float32", X[bx, j]))
+                Y[bx, j] = running / total
+
+    return main
+
+
+@pytest.mark.parametrize("B, N, dtype", [(32, 64, "float32"), (64, 128, "bfloat16")])
+def test_a_running_sum_read_after_each_addition_is_a_scan_of_the_row_matching_torch(B, N, dtype):
+    x = randn(B, N, seed=N, dtype=getattr(torch, dtype))
+    y = tilelang_tt.compile(row_cdf(B, N, dtype)).run(x)
+    e = x.float().exp()
+    torch.testing.assert_close(y, e.cumsum(dim=1) / e.sum(dim=1, keepdim=True), rtol=1e-3, atol=1e-4)
 
 
 def row_product(B, N):
@@ -120,13 +148,13 @@ def row_product(B, N):
 
 
 @pytest.mark.parametrize("kernel, message, marker, hint", [
-    (running_product, "`running[0]` is a running product along the row, read in the loop that accumulates it (a scan)",
-     "running_product", "T.cumsum(T.log(x))"),
-    (running_sum, "`acc[0]` is a running sum along the row, read in the loop that accumulates it (a scan)",
-     "running_sum", "T.cumsum(t, dim=1)"),
+    (running_product, "`running[0]` is a running product along the row, read in the loop that accumulates it",
+     "running_product", "t[i, j] = T.log(X[bx + i, j]); then T.cumsum(t, dim=1) and T.exp(t[i, j])"),
+    (exclusive_sum, "`acc[0]` is a running sum along the row, read before its term is added (an exclusive scan)",
+     "exclusive_sum", "an inclusive running sum compiles"),
     (row_product, "`p[0]` is a product of the row's elements: a block has no product reduction", "row_product",
      "torch.prod"),
-], ids=["running_product", "running_sum", "row_product"])
+], ids=["running_product", "exclusive_sum", "row_product"])
 def test_a_scan_or_a_product_along_the_row_is_refused_at_its_statement(kernel, message, marker, hint):
     err = compile_error(kernel(32, 64))
     assert_diagnostic(err, "ScalarRowsToBlocksTT", message, marker, path=PATH, source=inspect.getsource(inspect.getmodule(randn)))

@@ -70,14 +70,15 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         # A warp's xor butterfly is a T.warp_reduce_*, other GPU instructions refused at their line,
         # before the scalar variables a butterfly combines could be inlined.
         LowerWarpShufflesTT(),
+        # Serial loops sweeping a block's row with scalars (one sequential program per row) are row
+        # blocks, reductions, scans and copies: before InlineScalarVarsTT unrolls a short sweep of
+        # T.alloc_var scalars into one expression, and before the passes that group and copy blocks.
+        ScalarRowsToBlocksTT(),
         # A scalar T.alloc_var set once from block coordinates is its value.
         InlineScalarVarsTT(),
         # Thread-level code: thread indices become T.Parallel lanes, per-thread arrays one element per
         # lane, before LocalBlocksTT makes those arrays fragments and the passes look for blocks.
         ThreadsToLanesTT(),
-        # Serial loops sweeping a block's row with scalars (one sequential program per row) are row
-        # blocks, reductions and copies, before the passes that look for blocks group and copy them.
-        ScalarRowsToBlocksTT(),
         # A T.alloc_local array used only as a block (T.Parallel, tile ops) is a fragment, before the
         # passes that look for blocks.
         LocalBlocksTT(),

@@ -1,4 +1,4 @@
-"""ScalarRowsToBlocksTT (front, after ThreadsToLanesTT): scalar code sweeping a tensor row is block
+"""ScalarRowsToBlocksTT (front, before InlineScalarVarsTT): scalar code sweeping a tensor row is block
 code over that row.
 
 A kernel written as one sequential program per block (KernelBench's ``T.Kernel(B, threads=1)``, a
@@ -16,15 +16,22 @@ loop of the block's statement sequence becomes block code over the ``hi - lo`` e
   terms' block, ``T.reduce`` of it (sum, max, min) and ``acc = f(acc, reduced)``. When the statement
   just before the loop sets ``acc`` to the term at ``j = lo - 1`` (``m[0] = X[bx, 0]`` before
   ``for j in range(1, n)``), the reduction covers ``[lo - 1, hi)`` and replaces ``acc``;
+* a scalar summed (``+``) and read by the statements after its sum in the loop is a running sum:
+  ``T.cumsum`` of the terms' block (TileLang's fragment scan: a shared copy scanned in place), those
+  statements reading the scalar plus it, and the scalar adds the row's total after them;
 * the loop's statements run one after the other over the whole row (loop fission), which is exact
-  because each reads only elements stored at its own ``j`` and scalars the loop does not change;
+  because each reads only elements stored at its own ``j`` and scalars the loop does not change
+  (or reads as a running sum);
 * a scalar store outside the loops (``s[0] = 0``) and a value named from scalars
   (``inv = 1.0 / s[0]``) are per-row values: the scalars become ``(1,)`` fragments, each element of
   the nest ``i`` of extent 1 (the row), which CoarsenRowBlocksTT groups into 32-row blocks.
 
-Refused at the statement (``TTCompileError``): a scalar read in the loop that accumulates it (a
-running value: a scan), with ``*`` (no block reduction of products), or with ``+`` (``T.cumsum``).
+Refused at the statement (``TTCompileError``): a scalar read in its loop before it is accumulated (an
+exclusive scan), a running product, max or min (no exact block scan), a product reduction.
 
+It runs before InlineScalarVarsTT, which would unroll a short sweep of ``T.alloc_var`` scalars into
+one expression; a row a variable names (``X[r[0], j]``) is left to it, and thread-level code (a
+statement using a thread index) to ThreadsToLanesTT.
 Acts on the ``tilelang_root`` block's statements when each loop there that reads or writes a row
 scalar or stores a tensor element is of this form; otherwise the kernel comes out unchanged
 (LegalizeGlobalAccessTT refuses its scalar stores). Reads/writes no attribute; the new blocks are
@@ -68,42 +75,28 @@ from tilelang_tt.ir.common import (
     unique_name,
     uses_var,
 )
-from tilelang_tt.ir.lanes import PRIVATE_SCOPES, same_indices
+from tilelang_tt.ir.lanes import PRIVATE_SCOPES, same_indices, thread_bindings
+from tilelang_tt.ir.row_sweeps import (
+    REDUCERS,
+    NotRows,
+    first_terms,
+    inline_binds,
+    is_sweep,
+    leaves,
+    name_row_values,
+    recurrence,
+    root_block,
+)
 
 PASS = "ScalarRowsToBlocksTT"
-REDUCERS = {tirx.Add: "sum", tirx.Max: "max", tirx.Min: "min"}
 FRAGMENT = "local.fragment"
 SCAN_HINT = {
-    tirx.Add: "a running sum is T.cumsum of the row block: for i, j in T.Parallel(1, n): t[i, j] = ...; "
-              "T.cumsum(t, dim=1); then use t[i, j]",
-    tirx.Mul: "a running product has no exact block form (exp(T.cumsum(log(x))) is exact for no value and "
-              "wrong for negatives): compute it on the host (torch.cumprod), or, for positive values, as "
-              "T.exp of T.cumsum(T.log(x)) of the row block",
+    tirx.Add: "read the running sum after adding the term (acc[0] += x[bx, j]; then use acc[0]): an inclusive "
+              "running sum compiles (T.cumsum of the row); the exclusive one is that minus the term",
+    tirx.Mul: "a running product has no exact block form (exp(T.cumsum(log(x))) rounds, and needs x > 0): for "
+              "positive values write for i, j in T.Parallel(1, n): t[i, j] = T.log(X[bx + i, j]); then "
+              "T.cumsum(t, dim=1) and T.exp(t[i, j]); else compute it on the host (torch.cumprod)",
 }
-
-
-class _NotRows(Exception):
-    """The statements are not scalar code over rows: the kernel is left as it is."""
-
-
-def _leaves(stmt) -> list:
-    return [x for s in stmt.seq for x in _leaves(s)] if isinstance(stmt, tirx.SeqStmt) else [stmt]
-
-
-def _combine(store: tirx.BufferStore):
-    """(operator, term) of ``acc[0] = f(acc[0], term)``, ``f`` +, *, max or min, ``term`` not reading
-    ``acc``; else None."""
-    value = store.value
-    if type(value) not in (tirx.Add, tirx.Mul, tirx.Max, tirx.Min):
-        return None
-
-    def is_self(e):
-        return isinstance(e, tirx.BufferLoad) and e.buffer.same_as(store.buffer)
-
-    term = value.b if is_self(value.a) else value.a if is_self(value.b) else None
-    if term is None or any(x.buffer.same_as(store.buffer) for x in loads(term)):
-        return None
-    return type(value), term
 
 
 class _Rows:
@@ -116,6 +109,7 @@ class _Rows:
         self.rows: list = []  # (tensor, row indices, start, extent, block, copy out): row blocks stored so far
         self.superseded: list = []  # copies out of a slice a later loop stores again
         self.stored_here: dict = {}  # tensor -> (row indices, start) the loop being rewritten stores
+        self.scanned: dict = {}  # scalar -> the block of its running sum in the loop being rewritten
         self.analyzer = arith.Analyzer()
 
     def is_scalar(self, buf) -> bool:
@@ -134,8 +128,10 @@ class _Rows:
         not using ``var``, at least one of them (the row's); else _NotRows."""
         *rows, last = access.indices
         base = self.analyzer.simplify(last - var)
-        if not rows or uses_var(base, var) or any(uses_var(r, var) for r in rows):
-            raise _NotRows()
+        if not rows or uses_var(base, var) or any(uses_var(r, var) for r in rows) or \
+                any(x.buffer.scope() in PRIVATE_SCOPES for x in loads(last)) or \
+                any(x.buffer.scope() in PRIVATE_SCOPES for r in rows for x in loads(r)):
+            raise NotRows()  # (a row a variable names: InlineScalarVarsTT, after, makes it its value)
         return list(rows), self.analyzer.simplify(base + lo)
 
     def stored_row(self, buf, rows, start, extent):
@@ -148,7 +144,7 @@ class _Rows:
             if same_indices(r, rows) and tirx.analysis.expr_deep_equal(s, start) and n == extent:
                 found = block
             else:
-                raise _NotRows()
+                raise NotRows()
         return found
 
     # ---- expressions of one element of the row
@@ -159,15 +155,20 @@ class _Rows:
 
         def read(n):
             if isinstance(n, tirx.BufferLoad) and self.is_scalar(n.buffer):
-                return tirx.BufferLoad(self.frags[n.buffer], [i])
+                value = tirx.BufferLoad(self.frags[n.buffer], [i])
+                scan = self.scanned.get(n.buffer)
+                if scan is not None:  # the running sum at this element
+                    running = tirx.BufferLoad(scan, [i, jj])
+                    value = value + (running if running.dtype == value.dtype else tirx.Cast(value.dtype, running))
+                return value
             if isinstance(n, tirx.BufferLoad) and is_global_buffer(n.buffer):
                 if not uses_var(n, var):
-                    raise _NotRows()  # a single element in the sweep: not a row block
+                    raise NotRows()  # a single element in the sweep: not a row block
                 rows, start = self.row_of(n, var, lo)
                 here = self.stored_here.get(n.buffer)
                 if here is not None and not (same_indices(here[0], rows) and
                                              tirx.analysis.expr_deep_equal(here[1], start)):
-                    raise _NotRows()  # another element than the one this loop stores: an earlier iteration's
+                    raise NotRows()  # another element than the one this loop stores: an earlier iteration's
                 mine = own.get(n.buffer)
                 if mine is not None:
                     return tirx.BufferLoad(mine[2], [i, jj])
@@ -182,20 +183,20 @@ class _Rows:
         def post(n):  # an exception raised in TVM's callback comes back a RuntimeError: raised after it
             try:
                 return read(n)
-            except _NotRows:
+            except NotRows:
                 failed.append(n)
                 return None
 
         out = tirx.stmt_functor.ir_transform(tirx.Evaluate(expr), None, post, ["tirx.BufferLoad"]).value
         if failed:
-            raise _NotRows()
+            raise NotRows()
         return tirx.stmt_functor.substitute(out, {var: jj + lo if const_int(lo) != 0 else jj})
 
     # ---- statements
     def scalar_store(self, store: tirx.BufferStore) -> tirx.Stmt:
         """``s[0] = v`` outside the loops: the row's element of ``s``."""
         if any(is_global_buffer(x.buffer) for x in loads(store.value)):
-            raise _NotRows()
+            raise NotRows()
         i = tirx.Var("i", "int32")
         value = self.element(store.value, tirx.Var("j", "int32"), 0, i, i, 1, {})
         return keep_span(store, tirx.For(i, 0, 1, tirx.ForKind.PARALLEL, keep_span(
@@ -204,37 +205,42 @@ class _Rows:
     def loop(self, loop: tirx.For, inits: dict) -> list:
         """The row loop ``loop`` as block code; ``inits``: scalar -> the store just before the loop
         that sets it to the term at ``lo - 1`` (the reduction then covers that element too)."""
-        leaves = _inline_binds(self.func, loop.body)
+        statements = inline_binds(loop.body)
         var, lo, extent = loop.loop_var, loop.min, const_int(loop.extent)
         accumulated, self.stored_here = {}, {}
-        for k, s in enumerate(leaves):
+        for k, s in enumerate(statements):
             if not isinstance(s, tirx.BufferStore):
-                raise _NotRows()
+                raise NotRows()
             if self.is_scalar(s.buffer):
-                combined = _combine(s)
+                combined = recurrence(s)
                 if combined is None or s.buffer in accumulated:
-                    raise _NotRows()
+                    raise NotRows()
                 accumulated[s.buffer] = (k, *combined)
             elif not is_global_buffer(s.buffer) or not uses_var(s.indices[-1], var):
-                raise _NotRows()
+                raise NotRows()
             else:
                 rows, start = self.row_of(s, var, lo)
                 known = self.stored_here.setdefault(s.buffer, (rows, start))
                 if not (same_indices(known[0], rows) and tirx.analysis.expr_deep_equal(known[1], start)):
-                    raise _NotRows()  # two slices of one tensor
+                    raise NotRows()  # two slices of one tensor
+        self.scanned = {}
         for buf, (k, op, _) in accumulated.items():
-            if any(x.buffer.same_as(buf) for at, s in enumerate(leaves) if at != k for x in loads(s.value)):
-                raise self.scan(leaves[k], buf, op)
-            if op is tirx.Mul:
-                raise error(PASS, self.func, leaves[k], f"`{buf.name}[0]` is a product of the row's elements: "
+            before = any(x.buffer.same_as(buf) for s in statements[:k] for x in loads(s.value))
+            after = any(x.buffer.same_as(buf) for s in statements[k + 1:] for x in loads(s.value))
+            if before or (after and op is not tirx.Add):
+                raise self.scan(statements[k], buf, op)
+            if after:
+                self.scanned[buf] = None  # a running sum: the scan's block, made below
+            elif op is tirx.Mul:
+                raise error(PASS, self.func, statements[k], f"`{buf.name}[0]` is a product of the row's elements: "
                             "a block has no product reduction",
                             "compute the product on the host (torch.prod), or, for positive values, "
                             "T.exp of T.reduce_sum of T.log of the row block")
         if inits:
             lo = lo - 1
             extent += 1
-        out, own = [], {}
-        for s in leaves:
+        out, own, combined = [], {}, []
+        for s in statements:
             i, jj = tirx.Var("i", "int32"), tirx.Var("j", "int32")
             if s.buffer in accumulated:
                 _, op, term = accumulated[s.buffer]
@@ -243,6 +249,8 @@ class _Rows:
                 acc = self.frags[s.buffer]
                 out.append(self.nest(s, i, jj, extent, tirx.BufferStore(
                     terms, self.element(term, var, lo, i, jj, extent, own), [i, jj])))
+                if s.buffer in self.scanned:
+                    out += self.running_sum(s, terms, extent)
                 out.append(keep_span(s, tirx.Evaluate(tirx.Call("handle", ir.Op.get("tl.tileop.reduce"), [
                     make_region(terms, [0, 0], [1, extent], READ), make_region(total, [0], [1], WRITE),
                     tirx.StringImm(REDUCERS[op]), tirx.IntImm("int32", 1), tirx.IntImm("bool", True)]))))
@@ -252,14 +260,15 @@ class _Rows:
                     got = op(tirx.BufferLoad(acc, [k]), got)
                 if got.dtype != acc.dtype:
                     got = tirx.Cast(acc.dtype, got)
-                out.append(keep_span(s, tirx.For(k, 0, 1, tirx.ForKind.PARALLEL, keep_span(
-                    s, tirx.BufferStore(acc, got, [k])))))
+                combined.append(keep_span(s, tirx.For(k, 0, 1, tirx.ForKind.PARALLEL, keep_span(
+                    s, tirx.BufferStore(acc, got, [k])))))  # after the statements reading its running sum
                 continue
             rows, start = self.stored_here[s.buffer]
             value = self.element(s.value, var, lo, i, jj, extent, own)  # reads before this store
             if s.buffer not in own:
                 own[s.buffer] = (rows, start, self.block(f"{s.buffer.name}_row", [1, extent], s.buffer.dtype))
             out.append(self.nest(s, i, jj, extent, tirx.BufferStore(own[s.buffer][2], value, [i, jj])))
+        out += combined
         for buf, (rows, start, block) in own.items():
             self.superseded += [r[5] for r in self.rows if r[0].same_as(buf)]  # the slice is stored again
             copy = keep_span(loop, tirx.Evaluate(tirx.Call("handle", ir.Op.get("tl.tileop.copy"), [
@@ -269,73 +278,56 @@ class _Rows:
             out.append(copy)
         return out
 
+    def running_sum(self, store, terms: tirx.Buffer, extent: int) -> list:
+        """The inclusive running sum of the terms (``T.cumsum`` of a shared copy, as TileLang scans a
+        fragment), which the statements after ``store`` read as the scalar's value plus it."""
+        scan = self.block(f"{store.buffer.name}_scan", [1, extent], terms.dtype)
+        scan = tirx.decl_buffer(scan.shape, scan.dtype, scan.name, scope="shared.dyn")
+        self.made[-1] = scan
+        self.scanned[store.buffer] = scan
+        whole = ([0, 0], [1, extent])
+        return [keep_span(store, tirx.Evaluate(tirx.Call("handle", ir.Op.get("tl.tileop.copy"), [
+                    make_region(terms, *whole, READ), make_region(scan, *whole, WRITE)]))),
+                keep_span(store, tirx.Evaluate(tirx.Call("handle", ir.Op.get("tl.tileop.cumsum"), [
+                    make_region(scan, *whole, READ), make_region(scan, *whole, WRITE), tirx.IntImm("int32", 1),
+                    tirx.IntImm("bool", False)])))]
+
     def nest(self, like, i, jj, extent, store) -> tirx.Stmt:
         inner = keep_span(like, tirx.For(jj, 0, extent, tirx.ForKind.PARALLEL, keep_span(like, store)))
         return keep_span(like, tirx.For(i, 0, 1, tirx.ForKind.PARALLEL, inner))
 
     def scan(self, store, buf, op):
         what = {tirx.Add: "sum", tirx.Mul: "product", tirx.Max: "max", tirx.Min: "min"}[op]
-        return error(PASS, self.func, store, f"`{buf.name}[0]` is a running {what} along the row, read in the loop "
-                     "that accumulates it (a scan): a block computes each statement over the whole row",
+        when = "before its term is added (an exclusive scan)" if op is tirx.Add else "in the loop that accumulates it"
+        return error(PASS, self.func, store, f"`{buf.name}[0]` is a running {what} along the row, read {when}: "
+                     "a block computes each statement over the whole row",
                      SCAN_HINT.get(op, "compute the running value on the host, or reduce the whole row "
                                        "(T.reduce_max) and read it after the loop"))
 
 
-def _inline_binds(func, body) -> list:
-    """The statements of a loop body with its named values (``e = T.exp(..)``) substituted where used;
-    _NotRows when a named value reads a buffer the statements between store into."""
-    named, out = {}, []
-    for s in _leaves(body):
-        if isinstance(s, tirx.Bind):
-            named[s.var] = (tirx.stmt_functor.substitute(s.value, {v: e for v, (e, _) in named.items()}), len(out))
-            continue
-        for var, (value, at) in named.items():
-            if uses_var(s, var) and any(x.buffer.same_as(w.buffer) for x in loads(value)
-                                        for t in out[at:] for w in stores(t)):
-                raise _NotRows()
-        out.append(tirx.stmt_functor.substitute(s, {v: e for v, (e, _) in named.items()}))
-    return out
-
-
-def _root(func: tirx.PrimFunc):
-    found = []
-    tirx.stmt_functor.post_order_visit(func.body, lambda n: found.append(n) if isinstance(
-        n, tirx.SBlock) and n.name_hint == "tilelang_root" else None)
-    return found[0] if len(found) == 1 else None
-
-
-def _sweeps(stmt, scalars) -> bool:
-    """Whether ``stmt`` is a serial loop of scalar code: storing a tensor element or touching a scalar,
-    with no loop inside."""
-    if not isinstance(stmt, tirx.For) or stmt.kind != tirx.ForKind.SERIAL or stmt.thread_binding is not None:
-        return False
-    inner = []
-    tirx.stmt_functor.post_order_visit(stmt.body, lambda n: inner.append(n) if isinstance(
-        n, (tirx.For, tirx.Evaluate, tirx.IfThenElse)) else None)
-    touched = [x for x in (*stores(stmt.body), *loads(stmt.body)) if any(x.buffer.same_as(b) for b in scalars)]
-    return not inner and const_int(stmt.extent) is not None and const_int(stmt.min) is not None and \
-        (bool(touched) or any(is_global_buffer(s.buffer) for s in stores(stmt.body)))
-
-
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
-    root = _root(func)
+    root = root_block(func)
     if root is None:
         return func
     scalars = [b for b in root.alloc_buffers if b.scope() in PRIVATE_SCOPES and
                all(const_int(d) == 1 for d in b.shape)]
-    statements = _leaves(root.body)
-    if not any(_sweeps(s, scalars) for s in statements):
+    statements = leaves(root.body)
+    if not any(is_sweep(s, scalars) for s in statements):
         return func
     try:
         body = _rewrite(func, root, statements, scalars)
-    except _NotRows:
+    except NotRows:
         return func
     return func.with_body(body)
 
 
 def _rewrite(func, root, statements, scalars) -> tirx.Stmt:
+    threads = [var for var, _, _ in thread_bindings(func.body)]
+    if any(uses_var(s, t) for s in statements for t in threads if is_sweep(s, scalars) or any(
+            any(x.buffer.same_as(b) for b in scalars) for x in (*loads(s), *stores(s)))):
+        raise NotRows()  # thread-level code: ThreadsToLanesTT's
     names = kernel_names(func)
-    statements, named = _name_row_values(statements, scalars, names)
+    statements, named = name_row_values(statements, scalars, names)
     scalars = scalars + named
     rows = _Rows(func, scalars, names)
     out, pending = [], {}  # pending: scalar -> its store just before a loop (a reduction's first term?)
@@ -346,8 +338,8 @@ def _rewrite(func, root, statements, scalars) -> tirx.Stmt:
                 pending = {}
             pending[s.buffer] = s
             continue
-        if _sweeps(s, scalars):
-            inits = _first_terms(rows, s, pending)
+        if is_sweep(s, scalars):
+            inits = first_terms(s, pending)
             for buf, store in pending.items():
                 if buf not in inits:
                     out.append(rows.scalar_store(store))
@@ -359,7 +351,7 @@ def _rewrite(func, root, statements, scalars) -> tirx.Stmt:
         pending = {}
         if any(rows.is_scalar(x.buffer) for x in (*loads(s), *stores(s))) or \
                 any(is_global_buffer(x.buffer) and any(x.buffer.same_as(r[0]) for r in rows.rows) for x in loads(s)):
-            raise _NotRows()  # a scalar or a stored row used by other code
+            raise NotRows()  # a scalar or a stored row used by other code
         out.append(s)
     out += [rows.scalar_store(store) for store in pending.values()]
     body = seq([s for s in out if not any(s.same_as(c) for c in rows.superseded)])
@@ -368,44 +360,6 @@ def _rewrite(func, root, statements, scalars) -> tirx.Stmt:
                            [rows.frags[b] for b in scalars] + rows.made, root.match_buffers, root.annotations)
     return tirx.stmt_functor.ir_transform(func.body, None, lambda n: new_root if n.same_as(root) else None,
                                           ["tirx.SBlock"])
-
-
-def _first_terms(rows: _Rows, loop: tirx.For, pending: dict) -> dict:
-    """The scalars whose store just before ``loop`` sets them to the term the loop would combine at
-    ``lo - 1``: scalar -> that store, when every statement of the loop is such a reduction; else {}."""
-    out = {}
-    for s in _inline_binds(rows.func, loop.body):
-        if not (isinstance(s, tirx.BufferStore) and s.buffer in pending):
-            return {}
-        combined = _combine(s)
-        if combined is None or combined[0] not in REDUCERS:
-            return {}
-        first = tirx.stmt_functor.substitute(combined[1], {loop.loop_var: loop.min - 1})
-        first = tirx.stmt_functor.ir_transform(tirx.Evaluate(first), None, lambda n: tirx.BufferLoad(
-            n.buffer, [rows.analyzer.simplify(i) for i in n.indices]) if isinstance(n, tirx.BufferLoad) else None,
-            ["tirx.BufferLoad"]).value
-        if const_int(loop.min) < 1 or s.buffer in out or not ir.structural_equal(first, pending[s.buffer].value):
-            return {}
-        out[s.buffer] = pending[s.buffer]
-    return out
-
-
-def _name_row_values(statements, scalars, names: set) -> tuple[list, list]:
-    """A value named outside the loops from row scalars (``inv = 1.0 / s[0]``) is a row scalar of its
-    own: ``inv[0] = 1.0 / s[0]``, its uses reading ``inv[0]``. (The statements, the new scalars.)"""
-    out, named, made = [], {}, []
-    for s in statements:
-        s = tirx.stmt_functor.substitute(s, named) if named else s
-        if isinstance(s, tirx.Bind) and any(any(x.buffer.same_as(b) for b in scalars + made) for x in loads(s.value)):
-            name = unique_name(s.var.name, names)
-            names.add(name)
-            buf = tirx.decl_buffer([1], s.value.dtype, name, scope="local")
-            made.append(buf)
-            named[s.var] = tirx.BufferLoad(buf, [tirx.IntImm("int32", 0)])
-            out.append(keep_span(s, tirx.BufferStore(buf, s.value, [tirx.IntImm("int32", 0)])))
-            continue
-        out.append(s)
-    return out, made
 
 
 def ScalarRowsToBlocksTT():
