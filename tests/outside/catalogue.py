@@ -47,7 +47,7 @@ THREAD_INDEX = THREAD
 ON_CHIP_BRANCH = "around tile operations (T.copy, T.gemm, T.Parallel) decides on the on-chip buffer"
 GPU_INSTRUCTION = "a GPU instruction with no Tenstorrent form"
 LANE_RANK = "thread-level arrays are blocks of at most two dimensions"
-SCAN = "along the row, read in the loop that accumulates it (a scan)"
+SCAN = "along the row, read in the loop that accumulates it"
 
 GAPS = {
     "buffers with several writers or roles": (TWO_FILLERS, SCALAR_STORE, OVERLAPPING),
