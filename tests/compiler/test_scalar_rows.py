@@ -79,6 +79,35 @@ def test_min_max_scaling_of_rows_of_a_rank_3_tensor_matches_torch(dtype):
     torch.testing.assert_close(y.float(), ((xf - lo) / (hi - lo)).to(y.dtype).float(), rtol=2e-2, atol=1e-2)
 
 
+def row_statistics(B, N):
+    """KernelBench's reductions to a vector: each row's mean and (population) variance in two sweeps,
+    stored per row into rank-1 outputs after the loops."""
+
+    @T.prim_func
+    def main(X: T.Tensor((B, N), "float32"), Mean: T.Tensor((B,), "float32"), Var: T.Tensor((B,), "float32")):
+        with T.Kernel(B, threads=1) as bx:
+            total = T.alloc_local((1,), "float32")
+            dev = T.alloc_local((1,), "float32")
+            total[0] = 0.0
+            for j in range(N):
+                total[0] += X[bx, j]
+            mean = total[0] / N
+            dev[0] = 0.0
+            for j in range(N):
+                dev[0] += (X[bx, j] - mean) * (X[bx, j] - mean)
+            Mean[bx] = mean
+            Var[bx] = dev[0] / N
+
+    return main
+
+
+def test_row_means_and_variances_stored_per_row_into_vectors_match_torch():
+    x = randn(64, 128, seed=11)
+    mean, var = tilelang_tt.compile(row_statistics(64, 128)).run(x)
+    torch.testing.assert_close(mean, x.mean(dim=1), rtol=1e-2, atol=1e-3)
+    torch.testing.assert_close(var, x.var(dim=1, unbiased=False), rtol=1e-2, atol=1e-3)
+
+
 def running_product(B, N):
     @T.prim_func
     def main(X: T.Tensor((B, N), "float32"), Y: T.Tensor((B, N), "float32")):

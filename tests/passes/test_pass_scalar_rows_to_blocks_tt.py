@@ -51,16 +51,18 @@ class Expected:
                 m = T.sblock_alloc_buffer((1,), "float32", scope="local.fragment")
                 m_terms = T.sblock_alloc_buffer((1, 64), "float32", scope="local.fragment")
                 m_max = T.sblock_alloc_buffer((1,), "float32", scope="local.fragment")
+                X_row = T.sblock_alloc_buffer((1, 64), "float32", scope="shared.dyn")
                 Y_row = T.sblock_alloc_buffer((1, 64), "float32", scope="local.fragment")
+                tl.tileop.copy(tl.region(X[bx, 0], 1, 1, 64), tl.region(X_row[0, 0], 2, 1, 64))
                 for i in T.parallel(1):
                     for j in T.parallel(64):
-                        m_terms[i, j] = X[bx + i, j]
+                        m_terms[i, j] = X_row[i, j]
                 tl.tileop.reduce(tl.region(m_terms[0, 0], 1, 1, 64), tl.region(m_max[0], 2, 1), "max", 1, T.bool(True))
                 for i in T.parallel(1):
                     m[i] = m_max[i]
                 for i in T.parallel(1):
                     for j in T.parallel(64):
-                        Y_row[i, j] = X[bx + i, j] - m[i]
+                        Y_row[i, j] = X_row[i, j] - m[i]
                 tl.tileop.copy(tl.region(Y_row[0, 0], 1, 1, 64), tl.region(Y[bx, 0], 2, 1, 64))
 
 
@@ -101,18 +103,20 @@ class SumThenScaleBlocks:
                 T.writes()
                 s = T.sblock_alloc_buffer((1,), "float32", scope="local.fragment")
                 inv = T.sblock_alloc_buffer((1,), "float32", scope="local.fragment")
+                X_row = T.sblock_alloc_buffer((1, 32), "float32", scope="shared.dyn")
                 Y_row = T.sblock_alloc_buffer((1, 32), "float32", scope="local.fragment")
                 s_terms = T.sblock_alloc_buffer((1, 32), "float32", scope="local.fragment")
                 s_sum = T.sblock_alloc_buffer((1,), "float32", scope="local.fragment")
                 Y_row1 = T.sblock_alloc_buffer((1, 32), "float32", scope="local.fragment")
                 for i in T.parallel(1):
                     s[i] = T.float32(0)
+                tl.tileop.copy(tl.region(X[bx, 0], 1, 1, 32), tl.region(X_row[0, 0], 2, 1, 32))
                 for i in T.parallel(1):
                     for j in T.parallel(32):
-                        Y_row[i, j] = T.exp(X[bx + i, j])
+                        Y_row[i, j] = T.exp(X_row[i, j])
                 for i in T.parallel(1):
                     for j in T.parallel(32):
-                        s_terms[i, j] = T.exp(X[bx + i, j])
+                        s_terms[i, j] = T.exp(X_row[i, j])
                 tl.tileop.reduce(tl.region(s_terms[0, 0], 1, 1, 32), tl.region(s_sum[0], 2, 1), "sum", 1, T.bool(True))
                 for i in T.parallel(1):
                     s[i] = s[i] + s_sum[i]
@@ -125,9 +129,9 @@ class SumThenScaleBlocks:
 
 
 def test_a_sweep_storing_and_summing_is_fissioned_and_a_later_sweep_reads_the_stored_row_block():
-    """The named value ``e`` is inlined, the loop's store and sum run one after the other over the row,
-    ``inv`` becomes a row scalar, the second sweep reads the first's block (not the tensor it has not
-    written yet), and only the last copy of the slice out is kept."""
+    """The named value ``e`` is inlined, the row of X copied in once, the loop's store and sum run one
+    after the other over the row, ``inv`` becomes a row scalar, the second sweep reads the first's
+    block (not the tensor it has not written yet), and only the last copy of the slice out is kept."""
     after = ScalarRowsToBlocksTT()(SumThenScale)
     tvm.ir.assert_structural_equal(after, SumThenScaleBlocks)
     assert names(after) == names(SumThenScaleBlocks)

@@ -10,7 +10,9 @@ loop of the block's statement sequence becomes block code over the ``hi - lo`` e
 * a store into a tensor element ``G[.., base + j]`` (``j`` in the last index) computes a row block
   ``(1, hi - lo)`` in a ``T.Parallel(1, hi - lo)`` nest, which is copied to the slice
   ``G[.., base + lo : base + hi]`` after the loop; a later read of that slice (in the loop, or in a
-  later loop sweeping the same slice) reads the block;
+  later loop sweeping the same slice) reads the block; a read of a slice no loop stores reads a
+  shared row block copied in before the first loop reading it (the copies CoarsenRowBlocksTT
+  groups by);
 * a scalar accumulated by an associative operator, ``acc[0] = f(acc[0], term)`` with ``f`` one of
   ``+``, ``T.max``, ``T.min``, and read nowhere else in the loop, is a reduction along the row: the
   terms' block, ``T.reduce`` of it (sum, max, min) and ``acc = f(acc, reduced)``. When the statement
@@ -24,7 +26,8 @@ loop of the block's statement sequence becomes block code over the ``hi - lo`` e
   (or reads as a running sum);
 * a scalar store outside the loops (``s[0] = 0``) and a value named from scalars
   (``inv = 1.0 / s[0]``) are per-row values: the scalars become ``(1,)`` fragments, each element of
-  the nest ``i`` of extent 1 (the row), which CoarsenRowBlocksTT groups into 32-row blocks.
+  the nest ``i`` of extent 1 (the row), which CoarsenRowBlocksTT groups into 32-row blocks; a store
+  of such a value into a tensor of rank 1 (``S[bx] = s[0]``) is the nest storing ``S[bx + i]``.
 
 Refused at the statement (``TTCompileError``): a scalar read in its loop before it is accumulated (an
 exclusive scan), a running product, max or min (no exact block scan), a product reduction.
@@ -44,13 +47,14 @@ allocated in the root block, the row scalars become fragments of the same name.
             for j in range(64):
                 Y[bx, j] = X[bx, j] - m[0]
     After:  m = T.sblock_alloc_buffer((1,), scope="local.fragment")
+            T.copy(T.region(X[bx, 0], 1, 1, 64), T.region(X_row[0, 0], 2, 1, 64))
             for i, j in T.parallel(1, 64):
-                m_terms[i, j] = X[bx + i, j]
+                m_terms[i, j] = X_row[i, j]
             T.reduce(T.region(m_terms[0, 0], 1, 1, 64), T.region(m_max[0], 2, 1), "max", 1, True)
             for i in T.parallel(1):
                 m[i] = m_max[i]
             for i, j in T.parallel(1, 64):
-                Y_row[i, j] = X[bx + i, j] - m[i]
+                Y_row[i, j] = X_row[i, j] - m[i]
             T.copy(T.region(Y_row[0, 0], 1, 1, 64), T.region(Y[bx, 0], 2, 1, 64))
 """
 
@@ -89,7 +93,7 @@ from tilelang_tt.ir.row_sweeps import (
 )
 
 PASS = "ScalarRowsToBlocksTT"
-FRAGMENT = "local.fragment"
+FRAGMENT, SHARED = "local.fragment", "shared.dyn"
 SCAN_HINT = {
     tirx.Add: "read the running sum after adding the term (acc[0] += x[bx, j]; then use acc[0]): an inclusive "
               "running sum compiles (T.cumsum of the row); the exclusive one is that minus the term",
@@ -108,6 +112,8 @@ class _Rows:
         self.made: list = []  # blocks this pass allocates
         self.rows: list = []  # (tensor, row indices, start, extent, block, copy out): row blocks stored so far
         self.superseded: list = []  # copies out of a slice a later loop stores again
+        self.read: list = []  # (tensor, row indices, start, extent, block): slices copied in
+        self.copies_in: list = []  # the copies in the loop being rewritten makes
         self.stored_here: dict = {}  # tensor -> (row indices, start) the loop being rewritten stores
         self.scanned: dict = {}  # scalar -> the block of its running sum in the loop being rewritten
         self.analyzer = arith.Analyzer()
@@ -147,6 +153,22 @@ class _Rows:
                 raise NotRows()
         return found
 
+    def read_row(self, buf, rows, start, extent: int) -> tirx.Buffer:
+        """The shared block the slice ``buf[rows.., start:start + extent]`` is copied into (once, before
+        the loop reading it first; ``copies_in``): the copy that makes it a row block of the grid."""
+        for tensor, r, s, n, block in self.read:
+            if tensor.same_as(buf) and same_indices(r, rows) and tirx.analysis.expr_deep_equal(s, start) and \
+                    n == extent:
+                return block
+        block = self.block(f"{buf.name}_row", [1, extent], buf.dtype)
+        block = tirx.decl_buffer(block.shape, block.dtype, block.name, scope=SHARED)
+        self.made[-1] = block
+        self.read.append((buf, rows, start, extent, block))
+        self.copies_in.append(tirx.Evaluate(tirx.Call("handle", ir.Op.get("tl.tileop.copy"), [
+            make_region(buf, [*rows, start], [1] * len(rows) + [extent], READ),
+            make_region(block, [0, 0], [1, extent], WRITE)])))
+        return block
+
     # ---- expressions of one element of the row
     def element(self, expr, var: tirx.Var, lo, i: tirx.Var, jj: tirx.Var, extent: int, own: dict):
         """``expr`` (of iteration ``var``) at element ``(i, jj)`` of the row block: tensor reads of the
@@ -173,9 +195,8 @@ class _Rows:
                 if mine is not None:
                     return tirx.BufferLoad(mine[2], [i, jj])
                 block = self.stored_row(n.buffer, rows, start, extent)
-                if block is not None:
-                    return tirx.BufferLoad(block, [i, jj])
-                return tirx.BufferLoad(n.buffer, [*rows[:-1], rows[-1] + i, start + jj])
+                return tirx.BufferLoad(block if block is not None else self.read_row(n.buffer, rows, start, extent),
+                                       [i, jj])
             return None
 
         failed = []
@@ -194,20 +215,22 @@ class _Rows:
 
     # ---- statements
     def scalar_store(self, store: tirx.BufferStore) -> tirx.Stmt:
-        """``s[0] = v`` outside the loops: the row's element of ``s``."""
+        """``s[0] = v`` outside the loops: the row's element of ``s``; ``G[r] = v`` into a tensor of rank 1
+        (a value per row: ``S[bx] = s[0]``): the nest storing its row ``r + i``."""
         if any(is_global_buffer(x.buffer) for x in loads(store.value)):
             raise NotRows()
         i = tirx.Var("i", "int32")
         value = self.element(store.value, tirx.Var("j", "int32"), 0, i, i, 1, {})
-        return keep_span(store, tirx.For(i, 0, 1, tirx.ForKind.PARALLEL, keep_span(
-            store, tirx.BufferStore(self.frags[store.buffer], value, [i]))))
+        into = tirx.BufferStore(store.buffer, value, [store.indices[0] + i]) if is_global_buffer(store.buffer) \
+            else tirx.BufferStore(self.frags[store.buffer], value, [i])
+        return keep_span(store, tirx.For(i, 0, 1, tirx.ForKind.PARALLEL, keep_span(store, into)))
 
     def loop(self, loop: tirx.For, inits: dict) -> list:
         """The row loop ``loop`` as block code; ``inits``: scalar -> the store just before the loop
         that sets it to the term at ``lo - 1`` (the reduction then covers that element too)."""
         statements = inline_binds(loop.body)
         var, lo, extent = loop.loop_var, loop.min, const_int(loop.extent)
-        accumulated, self.stored_here = {}, {}
+        accumulated, self.stored_here, self.copies_in = {}, {}, []
         for k, s in enumerate(statements):
             if not isinstance(s, tirx.BufferStore):
                 raise NotRows()
@@ -268,7 +291,7 @@ class _Rows:
             if s.buffer not in own:
                 own[s.buffer] = (rows, start, self.block(f"{s.buffer.name}_row", [1, extent], s.buffer.dtype))
             out.append(self.nest(s, i, jj, extent, tirx.BufferStore(own[s.buffer][2], value, [i, jj])))
-        out += combined
+        out = [keep_span(loop, c) for c in self.copies_in] + out + combined
         for buf, (rows, start, block) in own.items():
             self.superseded += [r[5] for r in self.rows if r[0].same_as(buf)]  # the slice is stored again
             copy = keep_span(loop, tirx.Evaluate(tirx.Call("handle", ir.Op.get("tl.tileop.copy"), [
@@ -282,7 +305,7 @@ class _Rows:
         """The inclusive running sum of the terms (``T.cumsum`` of a shared copy, as TileLang scans a
         fragment), which the statements after ``store`` read as the scalar's value plus it."""
         scan = self.block(f"{store.buffer.name}_scan", [1, extent], terms.dtype)
-        scan = tirx.decl_buffer(scan.shape, scan.dtype, scan.name, scope="shared.dyn")
+        scan = tirx.decl_buffer(scan.shape, scan.dtype, scan.name, scope=SHARED)
         self.made[-1] = scan
         self.scanned[store.buffer] = scan
         whole = ([0, 0], [1, extent])
@@ -349,6 +372,10 @@ def _rewrite(func, root, statements, scalars) -> tirx.Stmt:
         for store in pending.values():
             out.append(rows.scalar_store(store))
         pending = {}
+        if isinstance(s, tirx.BufferStore) and is_global_buffer(s.buffer) and len(s.indices) == 1 and \
+                any(rows.is_scalar(x.buffer) for x in loads(s.value)):
+            out.append(rows.scalar_store(s))  # a value per row into a vector
+            continue
         if any(rows.is_scalar(x.buffer) for x in (*loads(s), *stores(s))) or \
                 any(is_global_buffer(x.buffer) and any(x.buffer.same_as(r[0]) for r in rows.rows) for x in loads(s)):
             raise NotRows()  # a scalar or a stored row used by other code
