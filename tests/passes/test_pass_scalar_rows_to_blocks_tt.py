@@ -169,3 +169,23 @@ def previous_element():
 def test_a_read_of_an_element_an_earlier_iteration_stored_is_left_to_the_later_passes():
     before = lower_until(previous_element(), PASS)
     assert run_pass(before, PASS)["main"].same_as(before["main"])
+
+
+def halved_scalar():
+    """``g`` halved in a loop that reads no tensor element: no row is swept (InlineScalarVarsTT's)."""
+    @TL.prim_func
+    def main(X: TL.Tensor((32, 64), "float32"), Y: TL.Tensor((32, 64), "float32")):
+        with TL.Kernel(1, threads=1) as bx:
+            g = TL.alloc_local((1,), "float32")
+            g[0] = TL.float32(1)
+            for k in TL.serial(3):
+                g[0] = g[0] * 0.5
+            for i, j in TL.Parallel(32, 64):
+                Y[bx * 32 + i, j] = X[bx * 32 + i, j] * g[0]
+
+    return main
+
+
+def test_a_loop_sweeping_no_row_is_left_to_the_later_passes():
+    before = lower_until(halved_scalar(), PASS)
+    assert run_pass(before, PASS)["main"].same_as(before["main"])

@@ -60,16 +60,19 @@ def root_block(func: tirx.PrimFunc):
 
 
 def is_sweep(stmt, scalars) -> bool:
-    """Whether ``stmt`` is a serial loop of scalar code: storing a tensor element or touching a scalar,
-    with no loop inside."""
+    """Whether ``stmt`` is a serial loop of scalar code sweeping a row: reading or storing tensor
+    elements at its variable in their last index, storing a tensor element or touching a scalar, with
+    no loop inside (``for k in range(3): g = g * 0.5`` sweeps nothing: InlineScalarVarsTT's)."""
     if not isinstance(stmt, tirx.For) or stmt.kind != tirx.ForKind.SERIAL or stmt.thread_binding is not None:
         return False
     inner = []
     tirx.stmt_functor.post_order_visit(stmt.body, lambda n: inner.append(n) if isinstance(
         n, (tirx.For, tirx.Evaluate, tirx.IfThenElse)) else None)
     touched = [x for x in (*stores(stmt.body), *loads(stmt.body)) if any(x.buffer.same_as(b) for b in scalars)]
-    return not inner and const_int(stmt.extent) is not None and const_int(stmt.min) is not None and \
-        (bool(touched) or any(is_global_buffer(s.buffer) for s in stores(stmt.body)))
+    rows = [x for x in (*stores(stmt.body), *loads(stmt.body)) if is_global_buffer(x.buffer) and
+            uses_var(x.indices[-1], stmt.loop_var)]  # the elements it sweeps
+    return not inner and const_int(stmt.extent) is not None and const_int(stmt.min) is not None and bool(rows) \
+        and (bool(touched) or any(is_global_buffer(s.buffer) for s in stores(stmt.body)))
 
 
 def first_terms(loop: tirx.For, pending: dict) -> dict:

@@ -236,8 +236,8 @@ class _Rows:
                 raise NotRows()
             if self.is_scalar(s.buffer):
                 combined = recurrence(s)
-                if combined is None or s.buffer in accumulated:
-                    raise NotRows()
+                if combined is None or s.buffer in accumulated or not uses_var(combined[1], var):
+                    raise NotRows()  # not one recurrence over the row's elements
                 accumulated[s.buffer] = (k, *combined)
             elif not is_global_buffer(s.buffer) or not uses_var(s.indices[-1], var):
                 raise NotRows()
