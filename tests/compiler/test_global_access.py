@@ -412,17 +412,17 @@ def scale_column_in_k_loop(m, n, groups):
 
 
 def scalar_rows(b, n):
-    """KernelBench's one single-thread program per row: a running product swept over the row, stored
-    element by element, no T.Parallel and no T.copy."""
+    """A single-thread program per column: a running product swept down the column, stored element by
+    element, no T.Parallel and no T.copy (ScalarRowsToBlocksTT takes sweeps along a row only)."""
 
     @T.prim_func
-    def main(X: T.Tensor((b, n), "float32"), Y: T.Tensor((b, n), "float32")):
+    def main(X: T.Tensor((n, b), "float32"), Y: T.Tensor((n, b), "float32")):
         with T.Kernel(b, threads=1) as bx:
             running = T.alloc_local((1,), "float32")
             running[0] = T.float32(1)
             for j in T.serial(n):
-                running[0] *= X[bx, j]
-                Y[bx, j] = running[0]  # LINE: scalar_rows
+                running[0] *= X[j, bx]
+                Y[j, bx] = running[0]  # LINE: scalar_rows
 
     return main
 
@@ -435,7 +435,7 @@ def scalar_rows(b, n):
     (partner_half(64, 128), "LegalizeGlobalAccessTT", ("the slice X[by * 32:by * 32 + 32, -64:-64 + 128] that this "
                                                        "statement reads element-wise may lie partly "
                                                        "outside `X` (shape [64, 128])"), "partner_half"),
-    (scalar_rows(32, 64), "LegalizeGlobalAccessTT", ("`Y[bx, j]`: a scalar store into the global tensor `Y` outside "
+    (scalar_rows(32, 64), "LegalizeGlobalAccessTT", ("`Y[j, bx]`: a scalar store into the global tensor `Y` outside "
                                                      "T.Parallel, and the kernel writes no global buffer with T.copy"),
      "scalar_rows"),
 ], ids=["pair_swap", "scale_column", "partner_half", "scalar_rows"])

@@ -167,7 +167,7 @@ def test_atomic_add_into_one_region_at_every_loop_step_points_at_the_statement()
 @pytest.mark.parametrize("kind,pass_name,message,hint", [
     ("local", "LowerTTTileIntrinsics", "store into `regs`, per-thread registers (T.alloc_local) outside T.Parallel",
      "T.alloc_fragment"),
-    ("shuffle", "ThreadsToLanesTT", "`T.shfl_xor_sync` is a warp shuffle (lanes exchanging registers): a GPU "
+    ("shuffle", "LowerWarpShufflesTT", "`T.shfl_xor_sync` is a warp shuffle (lanes exchanging registers): a GPU "
      "instruction with no Tenstorrent form", "T.reduce_max / T.reduce_sum"),
     ("float8", "InferTTLayout", "buffer `A` has unsupported dtype float8_e4m3", "bfloat8_b"),
 ])

@@ -163,3 +163,54 @@ def test_split_k_gemv_with_vector_loads_into_registers_matches_torch():
     x, W = bf16(256, seed=8), bf16(64, 256, seed=9)
     c = tilelang_tt.compile(split_k_gemv_vector_loads()).run(x, W)
     torch.testing.assert_close(c.float(), (W.float() @ x.float()).to(torch.bfloat16).float(), atol=0.05, rtol=0.02)
+
+
+def butterfly_row_sums(M=64, N=128, rows=32):
+    """A warp per row of a flat thread index (``tx // 32`` the row, ``tx % 32`` the lane): each lane sums
+    its strided columns into a T.alloc_var, an xor butterfly (masks 16, 8, .., 1) sums the warp, lane 0
+    writes the row's sum."""
+    @T.prim_func
+    def main(x: T.Tensor((M, N), "float32"), y: T.Tensor((M,), "float32")):
+        with T.Kernel(M // rows, threads=rows * 32) as bx:
+            tx = T.get_thread_binding()
+            lane = tx % 32
+            row = bx * rows + tx // 32
+            acc = T.alloc_var(T.float32)
+            acc = T.float32(0)
+            for j in T.serial(N // 32):
+                acc = acc + x[row, j * 32 + lane]
+            for s in T.serial(5):
+                acc = acc + T.shfl_xor(acc, 16 >> s)
+            if lane == 0:
+                y[row] = acc
+
+    return main
+
+
+def test_row_sums_with_an_xor_butterfly_over_each_warp_match_torch():
+    x = torch.randn(64, 128, generator=torch.Generator().manual_seed(8))
+    y = tilelang_tt.compile(butterfly_row_sums()).run(x)
+    torch.testing.assert_close(y, x.sum(dim=1), rtol=1e-2, atol=2e-2)
+
+
+def butterfly_row_max(M=64, N=64, rows=32, dtype="bfloat16"):
+    """threads=(32, rows): lane ``threadIdx.x`` of row ``threadIdx.y`` keeps the max of its two columns
+    in a register, the butterfly runs its masks upwards (``1 << s``) with the shuffle first in T.max."""
+    @T.prim_func
+    def main(x: T.Tensor((M, N), dtype), y: T.Tensor((M,), dtype)):
+        with T.Kernel(M // rows, threads=(32, rows)) as bx:
+            lane = T.get_thread_binding(0)
+            r = T.get_thread_binding(1)
+            v = T.alloc_local((1,), "float32")
+            v[0] = T.max(T.Cast("float32", x[bx * rows + r, lane]), T.Cast("float32", x[bx * rows + r, lane + 32]))
+            for s in T.serial(5):
+                v[0] = T.max(T.shfl_xor(v[0], 1 << s), v[0])
+            if lane == 0:
+                y[bx * rows + r] = T.Cast(dtype, v[0])
+
+    return main
+
+
+def test_row_max_with_an_upward_xor_butterfly_matches_torch():
+    x = bf16(64, 64, seed=9)
+    assert torch.equal(tilelang_tt.compile(butterfly_row_max()).run(x), x.amax(dim=1))

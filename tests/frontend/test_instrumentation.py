@@ -15,7 +15,8 @@ from tests.kernels import eltwise
 
 # The pipeline: its front passes, then the design spec's A1 ... F, in order (OrderReductionTT between E1 and D3).
 SPEC_ORDER = [
-    "UniqueBufferNamesTT", "InlineScalarVarsTT", "ThreadsToLanesTT", "LocalBlocksTT", "ParallelizeRowLoopsTT",
+    "UniqueBufferNamesTT", "LowerWarpShufflesTT", "ScalarRowsToBlocksTT", "InlineScalarVarsTT", "ThreadsToLanesTT",
+    "LocalBlocksTT", "ParallelizeRowLoopsTT",
     "PersistentToGridTT",
     "CoarsenRowBlocksTT", "LowerAtomicAddTT", "LowerEarlyExitTT", "CheckKernelFormsTT", "NameValueConditionsTT",
     "TrimUnusedBlockPaddingTT", "LegalizeGlobalAccessTT", "DropOverwrittenStoresTT",

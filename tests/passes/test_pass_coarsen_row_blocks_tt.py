@@ -242,3 +242,24 @@ def test_a_block_index_picking_the_columns_of_square_blocks_is_not_a_row_index()
                         tl.tileop.copy(tl.region(g[0, 0], 1, 16, 16), tl.region(C[by * 16, bx * 16], 2, 16, 16))
 
     _left_as_it_is(Mod)
+
+
+def test_a_scan_along_the_columns_of_one_row_blocks_is_grouped_and_one_down_the_rows_is_not():
+    """T.cumsum along dim 1 runs within each row: 64 one-row blocks become 2 of 32 rows; along dim 0
+    it would mix the grouped rows, and the kernel is left to padding."""
+    def scan(dim, blocks, rows):
+        @T.prim_func
+        def main(X: T.Buffer((64, 64), "float32"), Y: T.Buffer((64, 64), "float32")):
+            for bx in T.thread_binding(blocks, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    x = T.sblock_alloc_buffer((rows, 64), "float32", scope="shared.dyn")
+                    tl.tileop.copy(tl.region(X[bx * rows, 0], 1, rows, 64), tl.region(x[0, 0], 2, rows, 64))
+                    tl.tileop.cumsum(tl.region(x[0, 0], 1, rows, 64), tl.region(x[0, 0], 2, rows, 64), dim, False)
+                    tl.tileop.copy(tl.region(x[0, 0], 1, rows, 64), tl.region(Y[bx * rows, 0], 2, rows, 64))
+
+        return tvm.IRModule({"main": main})
+
+    tvm.ir.assert_structural_equal(CoarsenRowBlocksTT()(scan(1, 64, 1)), scan(1, 2, 32))
+    _left_as_it_is(scan(0, 64, 1))

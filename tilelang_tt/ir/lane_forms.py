@@ -1,7 +1,8 @@
 """Thread-level code rewritten into the forms ThreadsToLanesTT lowers (before its per-array analysis,
 :mod:`tilelang_tt.ir.lanes`): values named per thread substituted, a flat lane split into rows and
 columns, staging registers forwarded to their readers, guards fixing one lane around idempotent
-stores dropped, a lane and a serial loop that index as one run merged."""
+stores dropped, a lane and a serial loop that index as one run merged; and, after the lowering, the
+root block's allocations of the lane arrays (:func:`reallocate`)."""
 
 from __future__ import annotations
 
@@ -74,6 +75,8 @@ def split_flat_lanes(body, lanes: Lanes, grid: dict) -> tirx.Stmt:
                                                                  "tirx.IfThenElse"])
         at = lanes.order.index(var)
         lanes.order[at:at + 1] = [hi, lo]
+        if lanes.x is not None and lanes.x.same_as(var):
+            lanes.x = lo
         del lanes.extents[var]
         lanes.extents.update({hi: extent // columns, lo: columns})
     return body
@@ -292,3 +295,28 @@ def _simplified(stmt, analyzer) -> tirx.Stmt:
         return None
 
     return tirx.stmt_functor.ir_transform(stmt, None, post, ["tirx.BufferStore"])
+
+
+def allocated(body) -> list:
+    """The buffers the blocks of ``body`` allocate."""
+    out = []
+    tirx.stmt_functor.post_order_visit(body, lambda n: out.extend(n.alloc_buffers) if isinstance(
+        n, tirx.SBlock) else None)
+    return out
+
+
+def reallocate(body, lanes: Lanes) -> tirx.Stmt:
+    """The root block allocates each per-thread array's lane array and the reduced values; the
+    forwarded staging registers go."""
+
+    def post(node):
+        if isinstance(node, tirx.SBlock) and any(lanes.is_private(b) or b in lanes.dropped
+                                                 for b in node.alloc_buffers):
+            buffers = [lanes.made.get(b, b) for b in node.alloc_buffers if b not in lanes.dropped]
+            if node.name_hint == "tilelang_root":
+                buffers += [lanes.made[b] for b in lanes.extra if b in lanes.made]
+            return tirx.SBlock(node.iter_vars, node.reads, node.writes, node.name_hint, node.body, node.init,
+                               buffers, node.match_buffers, node.annotations)
+        return None
+
+    return tirx.stmt_functor.ir_transform(body, None, post, ["tirx.SBlock"])

@@ -6,8 +6,11 @@ above 1; a per-thread array ``varies`` over the lanes its stored values, indices
 use (directly or through other per-thread arrays, to a fixed point; ``if s == 0:`` fixes ``s``
 rather than making a value depend on it); the result of ``tvm_thread_allreduce`` over a lane, or of
 ``T.warp_reduce_*`` over the warp's lane (``threadIdx.x`` of extent 32), does not vary over it, nor
-does a sum that is only read to be summed across a lane (:func:`absorb_lane_sums`). The rewrites
-that prepare thread code for this analysis are :mod:`tilelang_tt.ir.lane_forms`.
+does a sum that is only read to be summed across a lane (:func:`absorb_lane_sums`). ``Lanes`` also
+makes each per-thread array's lane array (a dimension per lane it varies over) and indexes accesses
+into it (``rewrite_private``). The rewrites that prepare thread code for this analysis are
+:mod:`tilelang_tt.ir.lane_forms`; the GPU instructions and warp reductions it knows are also read by
+LowerWarpShufflesTT and InlineScalarVarsTT.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from dataclasses import dataclass, field
 import tilelang  # noqa: F401
 from tvm import ir, tirx
 
-from tilelang_tt.ir.common import const_int, float_constant, loads, uses_var
+from tilelang_tt.ir.common import const_int, float_constant, keep_span, loads, uses_var
 
 PRIVATE_SCOPES = ("local", "local.var")
 ALLREDUCE = "tirx.tvm_thread_allreduce"
@@ -25,12 +28,42 @@ ALLREDUCE = "tirx.tvm_thread_allreduce"
 # (CUDA's warp size), consecutive threadIdx.x values
 WARP_REDUCERS = {"tl.warp_reduce_sum": "sum", "tl.warp_reduce_max": "max", "tl.warp_reduce_min": "min"}
 WARP = 32
+# GPU instructions with no block form (the op's name after its namespace: tl.shfl_xor_sync,
+# tirx.tvm_warp_shuffle, tirx.ptx_mma...), and what they are
+GPU_INSTRUCTIONS = {
+    "a warp shuffle (lanes exchanging registers)": (
+        "shfl_sync", "shfl_xor_sync", "shfl_up_sync", "shfl_down_sync", "tvm_warp_shuffle", "tvm_warp_shuffle_up",
+        "tvm_warp_shuffle_down"),
+    "a warp vote (lanes' conditions combined)": (
+        "ballot", "ballot_sync", "activemask", "any_sync", "all_sync", "match_any_sync", "match_all_sync",
+        "tvm_warp_activemask"),
+    "ldmatrix (a warp loading MMA fragments)": ("ptx_ldmatrix", "ptx_ldmatrix_x", "ptx_stmatrix"),
+    "an MMA instruction on register fragments": (
+        "ptx_mma", "ptx_mma_sp", "ptx_wgmma_ss", "ptx_wgmma_rs", "mma_store", "mma_fill", "tvm_mma_sync",
+        "tvm_bmma_sync", "tvm_load_matrix_sync", "tvm_store_matrix_sync", "tvm_fill_fragment"),
+}
 
 
 def call_name(node) -> str | None:
     if isinstance(node, tirx.Call) and isinstance(node.op, ir.Op):
         return node.op.name
     return None
+
+
+def gpu_instruction(node) -> tuple[str, str] | None:
+    """(op name, what it is) when ``node`` calls a GPU instruction of ``GPU_INSTRUCTIONS``, else None."""
+    name = call_name(node)
+    what = next((w for w, ops in GPU_INSTRUCTIONS.items() if name.split(".")[-1] in ops), None) if name else None
+    return (name, what) if what is not None else None
+
+
+def exchanges_lanes(expr) -> bool:
+    """Whether ``expr`` combines values of several threads: a GPU instruction, a warp reduction, a
+    thread all-reduce (its value is no value of one block)."""
+    found = []
+    tirx.stmt_functor.post_order_visit(expr, lambda n: found.append(n) if gpu_instruction(n) or call_name(n) in (
+        *WARP_REDUCERS, ALLREDUCE) else None)
+    return bool(found)
 
 
 @dataclass
@@ -48,7 +81,8 @@ class Lanes:
     dropped: list = field(default_factory=list)  # staging registers forwarded to their readers
     absorbed: dict = field(default_factory=dict)  # per-thread sum -> the lanes it is summed across
     merged: dict = field(default_factory=dict)  # lane -> the lane it and a serial loop became
-    warp: tirx.Var | None = None  # the lane T.warp_reduce_* reduces over: threadIdx.x of extent WARP
+    x: tirx.Var | None = None  # the lane consecutive threads run along: threadIdx.x, its low part once split
+    warp: tirx.Var | None = None  # the lane T.warp_reduce_* reduces over: ``x`` of extent WARP
 
     def is_private(self, buf) -> bool:
         return any(buf.same_as(b) for b in self.private)
@@ -67,6 +101,70 @@ class Lanes:
 
     def sorted(self, lanes) -> list:
         return [v for v in self.order if v in lanes]
+
+    def lane_array(self, buf: tirx.Buffer) -> tirx.Buffer:
+        """The array of ``buf`` with a dimension per lane its values depend on, unit dims dropped."""
+        if buf not in self.made:
+            lanes = self.sorted(self.varying.get(buf, set()))
+            shape = [self.extents[v] for v in lanes] + [d for d in buf.shape if const_int(d) != 1]
+            scope = "local" if lanes and buf.scope() == "local.var" else buf.scope()  # a T.alloc_var per lane
+            self.made[buf] = tirx.decl_buffer(shape or [1], buf.dtype, buf.name, scope=scope, span=buf.span)
+        return self.made[buf]
+
+    def lane_indices(self, buf: tirx.Buffer, indices, at: dict) -> list:
+        lanes = self.sorted(self.varying.get(buf, set()))
+        kept = [i for i, d in zip(indices, buf.shape) if const_int(d) != 1]
+        out = [at[v] for v in lanes] + [tirx.stmt_functor.substitute(i, at) for i in kept]
+        return out or [tirx.IntImm("int32", 0)]
+
+    def rewrite_private(self, node, at: dict):
+        """``node`` with every per-thread access indexed by the lanes ``at`` gives."""
+
+        def post(n):
+            if isinstance(n, tirx.BufferLoad) and self.is_private(n.buffer) and \
+                    self.varying.get(n.buffer) is not None:
+                return tirx.BufferLoad(self.lane_array(n.buffer), self.lane_indices(n.buffer, n.indices, at))
+            if isinstance(n, tirx.BufferStore) and self.is_private(n.buffer) and \
+                    self.varying.get(n.buffer) is not None:
+                return keep_span(n, tirx.BufferStore(self.lane_array(n.buffer), n.value,
+                                                     self.lane_indices(n.buffer, n.indices, at)))
+            return None
+
+        node = tirx.stmt_functor.ir_transform(node, None, post, ["tirx.BufferLoad", "tirx.BufferStore"]) \
+            if isinstance(node, tirx.Stmt) else node
+        return tirx.stmt_functor.substitute(node, at)
+
+    def fixed_lanes(self, guards) -> tuple[dict, list]:
+        """The lanes a guard ``lane == uniform`` fixes, and the other conditions."""
+        fixed, rest = {}, []
+        for guard in guards:
+            terms, todo = [], [guard]
+            while todo:
+                g = todo.pop()
+                if isinstance(g, tirx.And):
+                    todo += [g.b, g.a]
+                else:
+                    terms.append(g)
+            for g in terms:
+                if isinstance(g, tirx.EQ) and isinstance(g.a, tirx.Var) and g.a in self.extents and \
+                        not self.involved(g.b) and g.a not in fixed:
+                    fixed[g.a] = g.b
+                else:
+                    rest.append(g)
+        return fixed, [tirx.stmt_functor.substitute(g, fixed) for g in rest]
+
+
+    def touches_private(self, node) -> bool:
+        """Whether ``node`` reads or writes a per-thread array that varies over lanes."""
+        found = []
+        tirx.stmt_functor.post_order_visit(node, lambda n: found.append(n) if isinstance(
+            n, (tirx.BufferLoad, tirx.BufferStore)) and self.is_private(n.buffer) and
+            self.varying.get(n.buffer) else None)
+        return bool(found)
+
+    def involved(self, node) -> bool:
+        """Whether ``node`` depends on a lane: uses one, or a per-thread array varying over one."""
+        return bool(self.lanes_of(node)) or self.touches_private(node)
 
 
 def thread_bindings(body) -> list[tuple[tirx.Var, int, object]]:
@@ -220,3 +318,16 @@ def _clears(body, buf) -> int:
 
     tirx.stmt_functor.post_order_visit(body, visit)
     return len(ops) if all(call_name(op) == "tl.tileop.fill" and float_constant(op.args[1]) == 0 for op in ops) else 0
+
+
+def fissionable(statements) -> bool:
+    """Whether each statement of a loop body may run over all iterations before the next: a buffer
+    one writes is read by a later one only at the element it stored, never by an earlier one."""
+    for i, s in enumerate(statements):
+        for j, t in enumerate(statements):
+            if i == j:
+                continue
+            loads = loads_of(t.value, s.buffer) + ([t] if t.buffer.same_as(s.buffer) else [])
+            if loads and (j < i or any(not same_indices(x.indices, s.indices) for x in loads)):
+                return False
+    return True

@@ -124,11 +124,12 @@ def _linked(node, candidates, rows: set) -> list[tirx.Buffer]:
     operand of a copy, of a per-row reduction, A and C of a gemm; in a T.Parallel nest, the
     candidates indexed along their rows by the loop that indexes a row block's rows."""
     op = tile_op_name(node)
-    pairs = {"copy": (0, 1), "reduce": (0, 1), "gemm": (0, 2)}
+    pairs = {"copy": (0, 1), "reduce": (0, 1), "gemm": (0, 2), "cumsum": (0, 1)}
     if op in pairs:
         regions = [as_region(node.value.args[k]) for k in pairs[op]]
         bufs = [r.buffer for r in regions if r is not None and r.buffer in candidates]
-        if op == "reduce" and int(node.value.args[3]) not in (1, -1):
+        dim = {"reduce": 3, "cumsum": 2}.get(op)  # the argument naming the dimension reduced or scanned
+        if dim is not None and int(node.value.args[dim]) not in (1, -1):
             return []
         return bufs if any(b in rows for b in bufs) else []
     if isinstance(node, tirx.For) and node.kind == tirx.ForKind.PARALLEL:
@@ -224,7 +225,9 @@ class _Coarsen:
             raise _CannotGroup("the reduction runs along the rows of a row block")
         if op == "gemm" and (1 in rows or bool(args[3]) or 0 not in rows or 2 not in rows):
             raise _CannotGroup("a gemm groups rows only with row blocks as A and C (not B, not transposed)")
-        if op not in ("copy", "fill", "reduce", "gemm"):
+        if op == "cumsum" and int(args[2]) not in (1, -1):
+            raise _CannotGroup("the scan runs along the rows of a row block")
+        if op not in ("copy", "fill", "reduce", "gemm", "cumsum"):
             raise _CannotGroup(f"`T.{op}` over row blocks is not grouped")
         for k, reg in regions.items():
             if reg is None or not isinstance(args[k], tirx.Call):

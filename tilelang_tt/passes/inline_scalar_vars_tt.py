@@ -11,9 +11,10 @@ coordinates and tensor elements (``B[g, ..]``, ``A[offsets[g] + .., ..]``) like 
 Inlined: a ``local.var`` buffer of one element whose stores are straight-line code of the block
 (outside loops, or in a loop of constant trip count that only sets such variables and names values,
 which is unrolled), with values reading only block coordinates, such variables and elements of
-tensors the kernel does not write. Each read takes the value of the last store before it; a value
-reading tensor elements is named where it is stored (a ``Bind`` of a new variable, so the reader and
-writer read the elements once per block) and read as that name. Other scalar variables are left as
+tensors the kernel does not write (a value combining several threads', a warp reduction, is none).
+Each read takes the value of the last store before it; a value reading tensor elements is named
+where it is stored (a ``Bind`` of a new variable, so the reader and writer read the elements once
+per block) and read as that name. Other scalar variables are left as
 they are (the later passes name them). Reads/writes no attribute.
 
     Before: lg = T.sblock_alloc_buffer((1,), scope="local.var")
@@ -47,6 +48,7 @@ from tilelang_tt.ir.common import (
     seq,
     unique_name,
 )
+from tilelang_tt.ir.lanes import exchanges_lanes
 
 PASS = "InlineScalarVarsTT"
 MAX_UNROLL = 64  # iterations of a scalar loop unrolled into the values it sets
@@ -99,6 +101,8 @@ def _inlinable(func: tirx.PrimFunc) -> set:
     candidates = {buf for buf in stores if buf not in in_loop}
 
     def readable(node) -> bool:
+        if isinstance(node, tirx.Call) and exchanges_lanes(node):  # combines several threads' values (a warp reduction): no block's value
+            return False
         if not isinstance(node, tirx.BufferLoad):
             return True
         return node.buffer in candidates or (is_global_buffer(node.buffer) and node.buffer not in written)

@@ -42,6 +42,7 @@ from tilelang_tt.passes.lower_early_exit_tt import LowerEarlyExitTT
 from tilelang_tt.passes.lower_parallel_reductions_tt import LowerParallelReductionsTT
 from tilelang_tt.passes.lower_parallel_scans_tt import LowerParallelScansTT
 from tilelang_tt.passes.lower_shared_to_cb import LowerSharedToCB
+from tilelang_tt.passes.lower_warp_shuffles_tt import LowerWarpShufflesTT
 from tilelang_tt.passes.lower_tt_tile_intrinsics import LowerTTTileIntrinsics
 from tilelang_tt.passes.name_value_conditions_tt import NameValueConditionsTT
 from tilelang_tt.passes.materialize_core_loop_tt import MaterializeCoreLoopTT
@@ -54,6 +55,7 @@ from tilelang_tt.passes.propagate_tt_layout import PropagateTTLayout
 from tilelang_tt.passes.split_device_kernel import SplitDeviceKernel
 from tilelang_tt.passes.spill_dst_tt import SpillDSTTT
 from tilelang_tt.passes.split_mesh_tt import SplitMeshTT
+from tilelang_tt.passes.scalar_rows_to_blocks_tt import ScalarRowsToBlocksTT
 from tilelang_tt.passes.threads_to_lanes_tt import ThreadsToLanesTT
 from tilelang_tt.passes.trim_unused_block_padding_tt import TrimUnusedBlockPaddingTT
 from tilelang_tt.passes.unique_buffer_names_tt import UniqueBufferNamesTT
@@ -68,6 +70,13 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
     return [
         # First: one name per buffer (the plan and the C++ name blocks); GPU-style element accesses of global tensors become the tile copies A-C read.
         UniqueBufferNamesTT(),
+        # A warp's xor butterfly is a T.warp_reduce_*, other GPU instructions refused at their line,
+        # before the scalar variables a butterfly combines could be inlined.
+        LowerWarpShufflesTT(),
+        # Serial loops sweeping a block's row with scalars (one sequential program per row) are row
+        # blocks, reductions, scans and copies: before InlineScalarVarsTT unrolls a short sweep of
+        # T.alloc_var scalars into one expression, and before the passes that group and copy blocks.
+        ScalarRowsToBlocksTT(),
         # A scalar T.alloc_var set once from block coordinates is its value.
         InlineScalarVarsTT(),
         # Thread-level code: thread indices become T.Parallel lanes, per-thread arrays one element per

@@ -23,11 +23,12 @@ nest over the lanes it depends on, which the element-wise, reduction and copy lo
   (``s * 8 + e``) are one lane (``tilelang_tt.ir.lane_forms``);
 * a condition on the lanes guards each statement inside; ``if s == 0:`` fixes lane ``s`` to 0;
 * ``T.tvm_thread_allreduce`` (sum, max, min over one lane), ``T.warp_reduce_sum/max/min`` (over
-  ``threadIdx.x`` of extent 32, a warp) and ``T.atomic_add`` of per-thread
+  the warp's lane: ``threadIdx.x`` of extent 32, or its ``% 32`` part when it has more, a lane of its
+  own once split) and ``T.atomic_add`` of per-thread
   values into an element indexed by fewer lanes are ``T.reduce`` over that lane's dimension;
   barriers (``T.sync_threads``, ``T.tvm_storage_sync``) go (statements are already ordered);
-* a GPU instruction (warp shuffles ``T.shfl_*``, ``tvm_warp_shuffle*``, ``ldmatrix``, MMA
-  fragments) has no block form: refused at the statement, with what to write instead.
+  LowerWarpShufflesTT, before, made a warp's xor butterfly a ``T.warp_reduce_*`` and refused the
+  other GPU instructions.
 
 Reads/writes no attribute; the per-thread arrays are replaced in the root block's allocations. A
 kernel that uses no thread index comes out unchanged.
@@ -69,10 +70,12 @@ from tilelang_tt.ir.common import (
     uses_var,
 )
 from tilelang_tt.ir.lane_forms import (
+    allocated,
     drop_single_lane_guards,
     forward_staged_registers,
     inline_lane_binds,
     merge_lane_loops,
+    reallocate,
     split_flat_lanes,
 )
 from tilelang_tt.ir.lanes import (
@@ -84,6 +87,7 @@ from tilelang_tt.ir.lanes import (
     absorb_lane_sums,
     accumulated_term,
     call_name,
+    fissionable,
     inferred_extent,
     loads_of,
     same_indices,
@@ -95,55 +99,9 @@ from tilelang_tt.ir.slices import block_grid_loops
 PASS = "ThreadsToLanesTT"
 BARRIERS = ("tirx.tvm_storage_sync", "tl.sync_threads", "tirx.tvm_thread_fence")
 ATOMIC_ADD = "tl.atomic_add_elem_op"
-# GPU instructions with no block form (the op's name after its namespace: tl.shfl_xor_sync,
-# tirx.tvm_warp_shuffle, tirx.ptx_mma...), and what they are
-GPU_INSTRUCTIONS = {
-    "a warp shuffle (lanes exchanging registers)": (
-        "shfl_sync", "shfl_xor_sync", "shfl_up_sync", "shfl_down_sync", "tvm_warp_shuffle", "tvm_warp_shuffle_up",
-        "tvm_warp_shuffle_down"),
-    "a warp vote (lanes' conditions combined)": (
-        "ballot", "ballot_sync", "activemask", "any_sync", "all_sync", "match_any_sync", "match_all_sync",
-        "tvm_warp_activemask"),
-    "ldmatrix (a warp loading MMA fragments)": ("ptx_ldmatrix", "ptx_ldmatrix_x", "ptx_stmatrix"),
-    "an MMA instruction on register fragments": (
-        "ptx_mma", "ptx_mma_sp", "ptx_wgmma_ss", "ptx_wgmma_rs", "mma_store", "mma_fill", "tvm_mma_sync",
-        "tvm_bmma_sync", "tvm_load_matrix_sync", "tvm_store_matrix_sync", "tvm_fill_fragment"),
-}
 REDUCERS = {tirx.Add: "sum", tirx.Max: "max", tirx.Min: "min"}
 LANE_RANK = "thread-level arrays are blocks of at most two dimensions"
 THREAD = "is a thread index (T.get_thread_binding, T.thread_binding): thread-level code"
-
-
-def _gpu_instruction(stmt) -> tuple[str, str] | None:
-    """(op name, what it is) of the first GPU instruction ``stmt`` calls, else None."""
-    found = []
-
-    def visit(node):
-        name = call_name(node)
-        if name is not None and not found:
-            what = next((w for w, ops in GPU_INSTRUCTIONS.items() if name.split(".")[-1] in ops), None)
-            if what is not None:
-                found.append((name, what))
-
-    tirx.stmt_functor.post_order_visit(stmt, visit)
-    return found[0] if found else None
-
-
-def _refuse_gpu_instructions(func: tirx.PrimFunc) -> None:
-    leaves = []
-
-    def visit(node):
-        if isinstance(node, (tirx.BufferStore, tirx.Evaluate, tirx.Bind)) and _gpu_instruction(node) is not None:
-            leaves.append(node)
-
-    tirx.stmt_functor.post_order_visit(func.body, visit)
-    if leaves:
-        name, what = _gpu_instruction(leaves[0])
-        raise error(PASS, func, leaves[0], f"`T.{name.split('.')[-1]}` is {what}: a GPU instruction with no "
-                    "Tenstorrent form (a core computes whole tiles, it has no lanes that exchange registers)",
-                    "write what the lanes compute together as block operations on an array with one element per "
-                    "lane: T.reduce_max / T.reduce_sum over the lanes' dimension, T.cumsum for a prefix sum, "
-                    "T.gemm for a product of fragments")
 
 
 def _leaves(stmt) -> list:
@@ -154,39 +112,6 @@ class _Lowering:
     def __init__(self, func: tirx.PrimFunc, lanes: Lanes):
         self.func, self.lanes = func, lanes
         self.names = kernel_names(func)
-
-    # ---- per-thread arrays
-    def lane_array(self, buf: tirx.Buffer) -> tirx.Buffer:
-        """The array of ``buf`` with a dimension per lane its values depend on, unit dims dropped."""
-        if buf not in self.lanes.made:
-            lanes = self.lanes.sorted(self.lanes.varying.get(buf, set()))
-            shape = [self.lanes.extents[v] for v in lanes] + [d for d in buf.shape if const_int(d) != 1]
-            self.lanes.made[buf] = tirx.decl_buffer(shape or [1], buf.dtype, buf.name, scope=buf.scope(),
-                                                    span=buf.span)
-        return self.lanes.made[buf]
-
-    def lane_indices(self, buf: tirx.Buffer, indices, at: dict) -> list:
-        lanes = self.lanes.sorted(self.lanes.varying.get(buf, set()))
-        kept = [i for i, d in zip(indices, buf.shape) if const_int(d) != 1]
-        out = [at[v] for v in lanes] + [tirx.stmt_functor.substitute(i, at) for i in kept]
-        return out or [tirx.IntImm("int32", 0)]
-
-    def rewrite_private(self, node, at: dict):
-        """``node`` with every per-thread access indexed by the lanes ``at`` gives."""
-
-        def post(n):
-            if isinstance(n, tirx.BufferLoad) and self.lanes.is_private(n.buffer) and \
-                    self.lanes.varying.get(n.buffer) is not None:
-                return tirx.BufferLoad(self.lane_array(n.buffer), self.lane_indices(n.buffer, n.indices, at))
-            if isinstance(n, tirx.BufferStore) and self.lanes.is_private(n.buffer) and \
-                    self.lanes.varying.get(n.buffer) is not None:
-                return keep_span(n, tirx.BufferStore(self.lane_array(n.buffer), n.value,
-                                                     self.lane_indices(n.buffer, n.indices, at)))
-            return None
-
-        node = tirx.stmt_functor.ir_transform(node, None, post, ["tirx.BufferLoad", "tirx.BufferStore"]) \
-            if isinstance(node, tirx.Stmt) else node
-        return tirx.stmt_functor.substitute(node, at)
 
     # ---- statements
     def lower(self, stmt, guards: tuple, folded: tuple = ()) -> tirx.Stmt:
@@ -212,19 +137,9 @@ class _Lowering:
             return self.evaluate(stmt, guards, folded)
         if isinstance(stmt, tirx.Bind) and not self.lanes.lanes_of(stmt):
             return stmt
-        if self.lanes.lanes_of(stmt) or self.touches_private(stmt):
+        if self.lanes.lanes_of(stmt) or self.lanes.touches_private(stmt):
             raise self.refuse(stmt, "this statement")
         return stmt
-
-    def touches_private(self, node) -> bool:
-        found = []
-        tirx.stmt_functor.post_order_visit(node, lambda n: found.append(n) if isinstance(
-            n, (tirx.BufferLoad, tirx.BufferStore)) and self.lanes.is_private(n.buffer) and
-            self.lanes.varying.get(n.buffer) else None)
-        return bool(found)
-
-    def involved(self, node) -> bool:
-        return bool(self.lanes.lanes_of(node)) or self.touches_private(node)
 
     def refuse(self, stmt, what: str):
         used = self.lanes.sorted(self.lanes.lanes_of(stmt))
@@ -239,11 +154,11 @@ class _Lowering:
             return self.lower(loop.body, guards, folded)
         if self.lanes.lanes_of(loop.min) or self.lanes.lanes_of(loop.extent):
             raise self.refuse(loop, f"the extent of the loop over `{loop.loop_var.name}`")
-        if not self.involved(loop.body):
+        if not self.lanes.involved(loop.body):
             return loop
         statements = _leaves(loop.body)
         if loop.kind != tirx.ForKind.PARALLEL and const_int(loop.extent) is not None and \
-                all(self.foldable(s, loop.loop_var, folded) for s in statements) and _fissionable(statements):
+                all(self.foldable(s, loop.loop_var, folded) for s in statements) and fissionable(statements):
             return seq([self.lower(s, guards, folded + (loop,)) for s in statements])
         body = self.lower(loop.body, guards, folded)
         return keep_span(loop, tirx.For(loop.loop_var, loop.min, loop.extent, loop.kind, body, loop.thread_binding,
@@ -260,13 +175,13 @@ class _Lowering:
                 not any(uses_var(i, var) and not (isinstance(i, tirx.Var) and i.same_as(var)) for i in stmt.indices)
         term = accumulated_term(stmt)
         return term is not None and uses_var(term, var) and not any(uses_var(i, var) for i in stmt.indices) and \
-            (self.lanes.is_private(stmt.buffer) or stmt.buffer.scope() != "global") and self.involved(stmt) and \
+            (self.lanes.is_private(stmt.buffer) or stmt.buffer.scope() != "global") and self.lanes.involved(stmt) and \
             len(self.lanes.lanes_of(stmt) | self.lanes.varying.get(stmt.buffer, set())) + len(folded) < 2
 
     def branch(self, branch: tirx.IfThenElse, guards, folded) -> tirx.Stmt:
         if const_int(branch.condition) == 1:  # always taken (simplified with the lanes' ranges)
             return self.lower(branch.then_case, guards, folded)
-        if not self.involved(branch.condition):
+        if not self.lanes.involved(branch.condition):
             then = self.lower(branch.then_case, guards, folded)
             other = self.lower(branch.else_case, guards, folded) if branch.else_case is not None else None
             return keep_span(branch, tirx.IfThenElse(branch.condition, then, other))
@@ -275,28 +190,9 @@ class _Lowering:
             return then
         return seq([then, self.lower(branch.else_case, guards + (tirx.Not(branch.condition),), folded)])
 
-    def fixed_lanes(self, guards) -> tuple[dict, list]:
-        """The lanes a guard ``lane == uniform`` fixes, and the other conditions."""
-        fixed, rest = {}, []
-        for guard in guards:
-            terms, todo = [], [guard]
-            while todo:
-                g = todo.pop()
-                if isinstance(g, tirx.And):
-                    todo += [g.b, g.a]
-                else:
-                    terms.append(g)
-            for g in terms:
-                if isinstance(g, tirx.EQ) and isinstance(g.a, tirx.Var) and g.a in self.lanes.extents and \
-                        not self.involved(g.b) and g.a not in fixed:
-                    fixed[g.a] = g.b
-                else:
-                    rest.append(g)
-        return fixed, [tirx.stmt_functor.substitute(g, fixed) for g in rest]
-
     def nest(self, stmt: tirx.BufferStore, guards, folded) -> tirx.Stmt:
         """``stmt`` (under ``guards``, in the folded loops) as a T.Parallel nest over its lanes."""
-        fixed, rest = self.fixed_lanes(guards)
+        fixed, rest = self.lanes.fixed_lanes(guards)
         stmt = tirx.stmt_functor.substitute(stmt, fixed) if fixed else stmt
         lanes = self.lanes.lanes_of(stmt)
         for g in rest:
@@ -313,12 +209,12 @@ class _Lowering:
             var = tirx.Var(lp.loop_var.name, lp.loop_var.dtype)
             at[lp.loop_var] = var + lp.min if const_int(lp.min) != 0 else var
             loops.append((var, 0, lp.extent, lp))
-        body = self.rewrite_private(stmt, at)
+        body = self.lanes.rewrite_private(stmt, at)
         if rest:
             cond = rest[0]
             for g in rest[1:]:
                 cond = tirx.And(cond, g)
-            body = keep_span(stmt, tirx.IfThenElse(self.rewrite_private(cond, at), body, None))
+            body = keep_span(stmt, tirx.IfThenElse(self.lanes.rewrite_private(cond, at), body, None))
         for var, lo, extent, like in reversed(loops):
             body = keep_span(like, tirx.For(var, lo, extent, tirx.ForKind.PARALLEL, body))
         return body
@@ -331,7 +227,7 @@ class _Lowering:
             return self.atomic_add(stmt, guards, folded)
         if tile_op_name(stmt) is not None and not folded and not guards:
             return self.tile_op(stmt)
-        if self.involved(stmt):
+        if self.lanes.involved(stmt):
             raise self.refuse(stmt, "this statement")
         return stmt
 
@@ -345,7 +241,7 @@ class _Lowering:
                 if any(const_int(s) != 0 for s in region.starts) or \
                         list(region.extents) != [const_int(d) for d in region.buffer.shape]:
                     raise self.refuse(stmt, f"a tile op on part of the per-thread array `{region.buffer.name}`")
-                new = self.lane_array(region.buffer)
+                new = self.lanes.lane_array(region.buffer)
                 args.append(make_region(new, [0] * len(new.shape), [int(d) for d in new.shape], int(arg.args[1])))
             else:
                 if self.lanes.lanes_of(arg):
@@ -368,7 +264,7 @@ class _Lowering:
                 [const_int(d) for d in dst.shape if const_int(d) != 1]:
             raise self.refuse(stmt, "a reduction of per-thread arrays of more than one element")
         dim = self.lanes.sorted(self.lanes.varying[src]).index(lane)
-        a, b = self.lane_array(src), self.lane_array(dst)
+        a, b = self.lanes.lane_array(src), self.lanes.lane_array(dst)
         return keep_span(stmt, tirx.Evaluate(tirx.Call("handle", ir.Op.get("tl.tileop.reduce"), [
             make_region(a, [0] * len(a.shape), [int(d) for d in a.shape], READ),
             make_region(b, [0] * len(b.shape), [int(d) for d in b.shape], WRITE),
@@ -418,7 +314,7 @@ class _Lowering:
             else ptr
         if not isinstance(target, tirx.BufferLoad):
             raise self.refuse(stmt, "an atomic add")
-        fixed, _ = self.fixed_lanes(guards)
+        fixed, _ = self.lanes.fixed_lanes(guards)
         over = self.lanes.sorted(self.lanes.lanes_of(tirx.stmt_functor.substitute(value, fixed)) -
                                  self.lanes.lanes_of(tirx.stmt_functor.substitute(target, fixed)))
         pre = []
@@ -432,21 +328,7 @@ class _Lowering:
         return seq(pre + [self.nest(store, guards, folded)])
 
 
-def _fissionable(statements) -> bool:
-    """Whether each statement of a loop body may run over all iterations before the next: a buffer
-    one writes is read by a later one only at the element it stored, never by an earlier one."""
-    for i, s in enumerate(statements):
-        for j, t in enumerate(statements):
-            if i == j:
-                continue
-            loads = loads_of(t.value, s.buffer) + ([t] if t.buffer.same_as(s.buffer) else [])
-            if loads and (j < i or any(not same_indices(x.indices, s.indices) for x in loads)):
-                return False
-    return True
-
-
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
-    _refuse_gpu_instructions(func)
     bindings = thread_bindings(func.body)
     used = [(var, dim, threads) for var, dim, threads in bindings if uses_var(func.body, var)]
     if not used:
@@ -472,14 +354,16 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             continue
         lanes.extents[var] = extent
         lanes.order.append(var)
-        if dim in (0, -1) and extent == WARP:
-            lanes.warp = var
+        if dim in (0, -1):
+            lanes.x = var
     body = tirx.stmt_functor.substitute(func.body, ones) if ones else func.body
     if not lanes.order:
         return func.with_body(body)
-    lanes.private = [b for b in _allocated(body) if b.scope() in PRIVATE_SCOPES]
+    lanes.private = [b for b in allocated(body) if b.scope() in PRIVATE_SCOPES]
     body = inline_lane_binds(body, lanes)
     body = split_flat_lanes(body, lanes, block_grid_loops(func))
+    if lanes.x is not None and lanes.extents.get(lanes.x) == WARP:  # consecutive threads: a warp's lanes
+        lanes.warp = lanes.x
     body = forward_staged_registers(body, lanes)
     body = drop_single_lane_guards(body, lanes)
     absorb_lane_sums(body, lanes)
@@ -488,7 +372,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     _check_lane_ranks(func, body, lanes)
     lowering = _Lowering(func, lanes)
     body = lowering.lower(body, ())
-    body = _reallocate(body, lanes)
+    body = reallocate(body, lanes)
     return func.with_body(body)
 
 
@@ -504,30 +388,6 @@ def _check_lane_ranks(func, body, lanes: Lanes) -> None:
                         f"element per lane it is a block of rank {len(over) + len(own)}, and {LANE_RANK}",
                         "keep per-thread values scalars where the threads have two indices (read the tensor where "
                         "the value is used: partial[0] += x[k] * W[row, k]), or use one thread index")
-
-
-def _allocated(body) -> list:
-    out = []
-    tirx.stmt_functor.post_order_visit(body, lambda n: out.extend(n.alloc_buffers) if isinstance(
-        n, tirx.SBlock) else None)
-    return out
-
-
-def _reallocate(body, lanes: Lanes) -> tirx.Stmt:
-    """The root block allocates each per-thread array's lane array and the reduced values; the
-    forwarded staging registers go."""
-
-    def post(node):
-        if isinstance(node, tirx.SBlock) and any(lanes.is_private(b) or b in lanes.dropped
-                                                 for b in node.alloc_buffers):
-            buffers = [lanes.made.get(b, b) for b in node.alloc_buffers if b not in lanes.dropped]
-            if node.name_hint == "tilelang_root":
-                buffers += [lanes.made[b] for b in lanes.extra if b in lanes.made]
-            return tirx.SBlock(node.iter_vars, node.reads, node.writes, node.name_hint, node.body, node.init,
-                               buffers, node.match_buffers, node.annotations)
-        return None
-
-    return tirx.stmt_functor.ir_transform(body, None, post, ["tirx.SBlock"])
 
 
 def ThreadsToLanesTT():
