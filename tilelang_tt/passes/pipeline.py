@@ -12,6 +12,7 @@ from tvm import tirx
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.allocate_semaphores_tt import AllocateSemaphoresTT
+from tilelang_tt.passes.assert_tensor_indices_tt import AssertTensorIndicesTT
 from tilelang_tt.passes.attach_tensor_accessor_tt import AttachTensorAccessorTT
 from tilelang_tt.passes.balance_data_movement_tt import BalanceDataMovementTT
 from tilelang_tt.passes.build_tile_dfg_tt import BuildTileDFGTT
@@ -137,6 +138,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         FinalizePersistentSignatureTT(),
         # Blocks summing into a tensor take turns: waits before its reads, signals after the block.
         OrderReductionTT(),
+        # An index read from a tensor is checked at run time where it is not proven in range, before its
+        # element is fetched (the check reads the value FetchAddressElementsTT fetches).
+        AssertTensorIndicesTT(),
         # Offsets read from tensors are read into the kernel's scratch CB, then the moves lowered.
         FetchAddressElementsTT(),
         LowerCBIntrinsics(),
