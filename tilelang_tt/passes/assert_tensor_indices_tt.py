@@ -11,11 +11,12 @@ move another tensor's memory in silence. Indices proven in range (the guards the
 through ``T.min``, the block coordinates' ranges, an index tensor whose dtype keeps it inside, as
 ``uint8`` for 256 experts) get no check. Checked: each batch (leading) dimension of a
 ``tt.read_to_cb`` / ``tt.write_from_cb`` slice, whose start plus extent must stay inside the
-dimension, and each index of a tensor element a named value (``Bind``) reads. An index that itself
+dimension (the start alone along the rows of a row-major tensor: rows past its end are zeros on the
+way in and dropped on the way out), and each index of a tensor element a named value (``Bind``) reads. An index that itself
 reads a tensor element directly is first named (``<tensor>_index``) so the check reads the value
 FetchAddressElementsTT fetches for it.
 
-Reads: ``tt.kernel_role``; the body. Writes no attribute: ``tt.assert`` calls before the statements.
+Reads: ``tt.kernel_role``, ``tt.layout_desc`` (row-major tensors); the body. Writes no attribute: ``tt.assert`` calls before the statements.
 A compute kernel, and a kernel whose indices are all proven, are unchanged.
 
     Before: expert_id: T.int32 = tile_expert_ids[bx]
@@ -32,6 +33,7 @@ from tvm import tirx
 
 from tilelang_tt.ir.attrs import Attr, KernelRole
 from tilelang_tt.ir.common import (
+    as_region,
     evaluate,
     is_global_buffer,
     kernel_names,
@@ -43,12 +45,12 @@ from tilelang_tt.ir.common import (
     unique_name,
 )
 from tilelang_tt.ir.intrin import Intrin
-from tilelang_tt.ir.slices import bound_analyzer, bound_values
+from tilelang_tt.ir.slices import bound_analyzer, bound_values, is_row_major, row_slice
 
 PASS = "AssertTensorIndicesTT"
 
 
-def _indices(stmt) -> list[tuple[tirx.Buffer, tirx.PrimExpr, tirx.PrimExpr, tirx.PrimExpr]]:
+def _indices(func, stmt) -> list[tuple[tirx.Buffer, tirx.PrimExpr, tirx.PrimExpr, tirx.PrimExpr]]:
     """(tensor, index, extent, dimension size) of the tensor indices ``stmt`` moves data at: the batch
     dimensions of a ``tt.read_to_cb`` / ``tt.write_from_cb`` slice, every index of a tensor element a
     ``Bind`` reads."""
@@ -61,10 +63,11 @@ def _indices(stmt) -> list[tuple[tirx.Buffer, tirx.PrimExpr, tirx.PrimExpr, tirx
     intrin = stmt_intrin(stmt)
     if intrin not in (Intrin.READ_TO_CB, Intrin.WRITE_FROM_CB):
         return []
-    region = stmt.value.args[0 if intrin == Intrin.READ_TO_CB else 1]
-    load, extents = region.args[0], region.args[2:]
-    rank = len(load.buffer.shape)
-    return [(load.buffer, load.indices[d], extents[d], load.buffer.shape[d]) for d in range(rank - 2)]
+    region = as_region(stmt.value.args[0 if intrin == Intrin.READ_TO_CB else 1])
+    rows = row_slice(region).axis if is_row_major(func, region.buffer) else None
+    one = tirx.const(1, "int32")  # the rows of a row-major slice past the end are zeros: it starts inside
+    return [(region.buffer, region.starts[d], one if d == rows else region.extents[d], region.buffer.shape[d])
+            for d in range(len(region.buffer.shape) - 2)]
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
@@ -76,7 +79,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
 
     def post(node):
         checks, named = [], []
-        for tensor, index, extent, size in _indices(node):
+        for tensor, index, extent, size in _indices(func, node):
             value = tirx.stmt_functor.substitute(index, values)
             if not reads_tensor(value):
                 continue  # B1 proved it (check_slices), or the kernel's own guards decide
