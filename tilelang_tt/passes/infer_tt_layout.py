@@ -27,7 +27,8 @@ point tiles (``"storage"``: its ``data_format`` is ``Bfp8_b`` / ``Bfp4_b``, its 
 format); the kernel keeps computing in the parameter's dtype.
 A tensor sliced at a row read from another tensor (the grouped GEMM's ``A[offsets[g] + .., ..]``:
 any row, known on device), or written some rows of a block at a time (``tt.valid_rows``), is laid out
-in rows too.
+in rows too; so is a rank-1 tensor written some elements of a vector at a time (``tt.valid_rows`` of a
+vector: its first elements), one row of all its elements.
 A tensor of rank 2 or more that the kernel copies only as vectors along its last dimension, some
 of them inside a tile of its matrix view (``lse[bz, by, bx * bm:(bx + 1) * bm]`` of a (B, H, S)
 tensor: row ``by`` of a tile), is laid out flat (``"flat": true``): as the rank-1 tensor of its
@@ -166,7 +167,7 @@ def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, requested: BufferLayout | 
         values = bound_values(func.body)
         rows_only = any((len(shape) > 2 and matrix_slice(region) is None) or (
             len(shape) >= 2 and reads_tensor(tirx.stmt_functor.substitute(region.starts[-2], values)))
-            for region in _slices(func, buf)) or (len(shape) >= 2 and _rows_limited(func, buf)) or (
+            for region in _slices(func, buf)) or _rows_limited(func, buf) or (
             len(shape) >= 2 and _partial_tiles(func, buf, kinds))
         if rows_only and not isinstance(shape[-1], int):
             raise error(PASS, func, first_stmt_using(func.body, buf),
