@@ -12,15 +12,18 @@ from tests.compiler.test_negative import assert_diagnostic, compile_error
 from pathlib import Path
 
 
-def prefix_minus_one(N, threads=128, dtype="float32"):
+def prefix_minus_one(N, threads=128, dtype="float32", bound=None):
     """tile-ai/tilelang's parallel_elementwise_dynamic in another hand: B is zeros, then its first
-    ``T.min(valid, N)`` elements A - 1."""
+    ``T.min(valid, bound)`` elements A - 1 (``bound`` N by default; a larger one passes the end of
+    the tensors, whose elements past it are not read or written)."""
+    bound = N if bound is None else bound
+
     @T.prim_func
     def main(A: T.Tensor((N,), dtype), valid: T.int32, B: T.Tensor((N,), dtype)):
         with T.Kernel(1, threads=threads) as _:
             for i in T.Parallel(N):
                 B[i] = 0.0
-            span = T.min(valid, N)
+            span = T.min(valid, bound)
             for i in T.Parallel(span):
                 B[i] = A[i] - 1.0
 
@@ -48,9 +51,10 @@ def unbounded(N):
     return main
 
 
-@pytest.mark.parametrize("N, valid", [(512, 200), (512, 0), (256, 256), (256, 1000), (96, 33)])
-def test_the_valid_prefix_of_a_vector_is_written(N, valid):
-    artifacts = tilelang_tt.compile(prefix_minus_one(N))
+@pytest.mark.parametrize("N, valid, bound", [(512, 200, None), (512, 0, None), (256, 256, None), (256, 1000, None),
+                                             (96, 33, None), (100, 120, 128), (100, 64, 128)])
+def test_the_valid_prefix_of_a_vector_is_written(N, valid, bound):
+    artifacts = tilelang_tt.compile(prefix_minus_one(N, bound=bound))
     a = torch.randn(N, generator=torch.Generator().manual_seed(31))
     b = torch.as_tensor(artifacts.run(a, valid))
     ref = torch.zeros(N)

@@ -83,7 +83,8 @@ def _loop_domains(body) -> dict:
     def visit(node):
         if isinstance(node, tirx.For):
             domains[node.loop_var] = arith.IntervalSet(node.min, node.min + node.extent - 1)
-        elif isinstance(node, tirx.AttrStmt) and node.attr_key == "thread_extent" and isinstance(node.node, tirx.IterVar):
+        elif isinstance(node, tirx.AttrStmt) and node.attr_key == "thread_extent" and isinstance(
+                node.node, tirx.IterVar):
             domains[node.node.var] = arith.IntervalSet(tirx.const(0, node.value.dtype), node.value - 1)
 
     tirx.stmt_functor.post_order_visit(body, visit)

@@ -184,7 +184,8 @@ def leading_overhang(region: Region, analyzer: arith.Analyzer, rows_axis: int | 
     ``rows_axis`` (the axis a row-major slice's rows run along: the reader zero-fills and the writer
     drops the rows past its end)."""
     for d in range(len(region.buffer.shape) - 2):
-        if d != rows_axis and not analyzer.can_prove(selects(region.starts[d]) + region.extents[d] <= region.buffer.shape[d]):
+        if d != rows_axis and not analyzer.can_prove(
+                selects(region.starts[d]) + region.extents[d] <= region.buffer.shape[d]):
             return d
     return None
 

@@ -8,16 +8,17 @@ the kernel knows: the access is in range iff the value is, which only the run de
 that reads or writes at it check it first, with tt-metal's ``ASSERT`` (api/debug/assert.h: on a
 device the watcher stops the core and reports the line; the emulator always checks it), rather than
 move another tensor's memory in silence. Indices proven in range (the guards the kernel states
-through ``T.min``, the block coordinates' ranges, an index tensor whose dtype keeps it inside, as
-``uint8`` for 256 experts) get no check. Checked: each batch (leading) dimension of a
+through ``T.min``, the block coordinates' ranges, an index whose dtype keeps it inside: a uint8
+value indexes 256 entries) get no check. Checked: each batch (leading) dimension of a
 ``tt.read_to_cb`` / ``tt.write_from_cb`` slice, whose start plus extent must stay inside the
-dimension (the start alone along the rows of a row-major tensor: rows past its end are zeros on the
-way in and dropped on the way out), and each index of a tensor element a named value (``Bind``) reads. An index that itself
-reads a tensor element directly is first named (``<tensor>_index``) so the check reads the value
-FetchAddressElementsTT fetches for it.
+dimension (the start alone along the rows of a row-major tensor: rows past its end are zeros on
+the way in and dropped on the way out), and each index of a tensor element a named value
+(``Bind``) reads. An index that itself reads a tensor element directly is first named
+(``<tensor>_index``) so the check reads the value FetchAddressElementsTT fetches for it.
 
-Reads: ``tt.kernel_role``, ``tt.layout_desc`` (row-major tensors); the body. Writes no attribute: ``tt.assert`` calls before the statements.
-A compute kernel, and a kernel whose indices are all proven, are unchanged.
+Reads: ``tt.kernel_role``, ``tt.layout_desc`` (row-major tensors); the body. Writes no attribute:
+``tt.device_assert`` calls before the statements. A compute kernel, and a kernel whose indices are
+all proven, are unchanged.
 
     Before: expert_id: T.int32 = tile_expert_ids[bx]
             T.tt.read_to_cb(T.region(B[expert_id, 0, k * 32], 1, 1, 64, 32), T.region(B_s[0, 0], 2, 64, 32))

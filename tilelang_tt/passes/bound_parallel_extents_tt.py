@@ -6,9 +6,10 @@ A ``T.Parallel`` nest works on one block of constant shape (CheckKernelFormsTT):
 block. An extent the kernel bounds (``span = T.min(valid_len, 512)``, a size clamped by a constant)
 has a largest value the analyzer finds from the values named before the loop; the nest then runs
 over that many elements and each statement stores only where its index is below the run-time
-extent, as the user's loop did: ``if i < span`` in the innermost loop of the nest is a guard the later passes know (a store into a
-tensor copied out under ``tt.valid_rows``, a value selected element-wise in a block). An extent
-without such a bound is left for CheckKernelFormsTT to refuse.
+extent, as the user's loop did: ``if i < span`` in the innermost loop of the nest is a guard the
+later passes know (a store into a tensor copied out under ``tt.valid_rows``: the writer writes the
+valid rows, or the valid elements of a vector). An extent without such a bound is left for
+CheckKernelFormsTT to refuse.
 
 Reads the body; writes no attribute. Every new statement keeps the loop's span.
 

@@ -50,7 +50,8 @@ each of its sizes as a whole extent (the host reads the sizes there, or solves t
 Errors: a dynamic extent that is an expression of a size no parameter has as a whole extent
 (``m * 2`` alone), two dynamic sizes of one name, a
 scalar parameter that is not an integer of at most 32 bits or is named as a dynamic size, a
-dynamic tensor that is sharded, a column, asked for in rows, or in rows with a dynamic last dimension, block floating point storage of a tensor that is not float, a rank-1 tensor used both as a row and as a column (at the copy that
+dynamic tensor that is sharded, a column, asked for in rows, or in rows with a dynamic last
+dimension, block floating point storage of a tensor that is not float, a rank-1 tensor used both as a row and as a column (at the copy that
 uses it the second way), unsupported dtypes, invalid or unplaceable layouts, views of a parameter
 (``T.Tensor(shape, X.data)``: a second shape for X's memory, which is laid out in tiles of X's
 own shape).
