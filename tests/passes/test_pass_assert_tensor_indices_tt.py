@@ -107,3 +107,36 @@ def test_real_kernel_reader_checks_the_expert_and_compute_is_unchanged():
     for gv, func in before.functions.items():
         if "compute" in gv.name_hint:
             assert after[gv].same_as(func)
+
+
+def test_hand_written_guards_around_the_access_prove_its_range():
+    """``if 0 <= e and e < 3:`` around the read proves the expert in range: no check; the read in
+    the ``else`` (e outside [0, 3)) is checked."""
+    attrs = tt_attrs({"tt.kernel_role": "reader"})
+
+    @I.ir_module(check_well_formed=False)
+    class Before:
+        @T.prim_func
+        def main(B: T.Buffer((3, 64, 64), "bfloat16"), ids: T.Buffer((4,), "int32")):
+            T.func_attr(attrs)
+            B_s = T.Buffer((32, 64), "bfloat16", scope="shared.dyn")
+            e: T.int32 = ids[2]
+            if 0 <= e and e < 3:
+                tt.read_to_cb(tl.region(B[e, 0, 0], 1, 1, 32, 64), tl.region(B_s[0, 0], 2, 32, 64))
+            else:
+                tt.read_to_cb(tl.region(B[e, 0, 0], 1, 1, 32, 64), tl.region(B_s[0, 0], 2, 32, 64))
+
+    @I.ir_module(check_well_formed=False)
+    class Expected:
+        @T.prim_func
+        def main(B: T.Buffer((3, 64, 64), "bfloat16"), ids: T.Buffer((4,), "int32")):
+            T.func_attr(attrs)
+            B_s = T.Buffer((32, 64), "bfloat16", scope="shared.dyn")
+            e: T.int32 = ids[2]
+            if 0 <= e and e < 3:
+                tt.read_to_cb(tl.region(B[e, 0, 0], 1, 1, 32, 64), tl.region(B_s[0, 0], 2, 32, 64))
+            else:
+                tt.device_assert(0 <= e and e <= 2)
+                tt.read_to_cb(tl.region(B[e, 0, 0], 1, 1, 32, 64), tl.region(B_s[0, 0], 2, 32, 64))
+
+    tvm.ir.assert_structural_equal(AssertTensorIndicesTT()(Before), Expected, map_free_vars=True)

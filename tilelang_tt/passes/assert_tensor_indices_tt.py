@@ -8,7 +8,7 @@ the kernel knows: the access is in range iff the value is, which only the run de
 that reads or writes at it check it first, with tt-metal's ``ASSERT`` (api/debug/assert.h: on a
 device the watcher stops the core and reports the line; the emulator always checks it), rather than
 move another tensor's memory in silence. Indices proven in range (the guards the kernel states
-through ``T.min``, the block coordinates' ranges, an index whose dtype keeps it inside: a uint8
+through ``T.min`` or the ``if`` statements around the access, the block coordinates' ranges, an index whose dtype keeps it inside: a uint8
 value indexes 256 entries) get no check. Checked: each batch (leading) dimension of a
 ``tt.read_to_cb`` / ``tt.write_from_cb`` slice, whose start plus extent must stay inside the
 dimension (the start alone along the rows of a row-major tensor: rows past its end are zeros on
@@ -71,12 +71,47 @@ def _indices(func, stmt) -> list[tuple[tirx.Buffer, tirx.PrimExpr, tirx.PrimExpr
             for d in range(len(region.buffer.shape) - 2)]
 
 
+def _guards(body) -> dict:
+    """Each ``Bind`` and ``Evaluate`` statement of ``body`` -> the conditions of the ``if`` statements
+    it stands in (``not cond`` in an ``else``)."""
+    out = {}
+
+    def walk(stmt, conds):
+        if isinstance(stmt, (tirx.Bind, tirx.Evaluate)):
+            out[stmt] = conds
+        elif isinstance(stmt, tirx.IfThenElse):
+            walk(stmt.then_case, [*conds, stmt.condition])
+            if stmt.else_case is not None:
+                walk(stmt.else_case, [*conds, tirx.Not(stmt.condition)])
+        elif isinstance(stmt, tirx.SeqStmt):
+            for s in stmt.seq:
+                walk(s, conds)
+        elif hasattr(stmt, "body") and isinstance(stmt.body, tirx.Stmt):
+            walk(stmt.body, conds)
+
+    walk(body, [])
+    return out
+
+
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     if Attr.KERNEL_ROLE.read(func) not in (KernelRole.READER, KernelRole.WRITER):
         return func
     values = bound_values(func.body)
     analyzer = bound_analyzer(func.body)
     taken = kernel_names(func) | {v.name for v in values}
+    guards = _guards(func.body)
+
+    def proven(cond, node) -> bool:
+        """Whether ``cond`` holds where ``node`` stands: from the ranges and values the analyzer
+        knows (the named values substituted) or the conditions of the ``if`` statements around it
+        (``if expert_id < 3:``, over the names as the kernel wrote them)."""
+        if analyzer.can_prove(tirx.stmt_functor.substitute(cond, values)):
+            return True
+        facts = guards.get(node, [])
+        if not facts:
+            return False
+        with analyzer.constraint_scope(facts[0] if len(facts) == 1 else tirx.all(*facts)):
+            return analyzer.can_prove(cond)
 
     def post(node):
         checks, named = [], []
@@ -84,7 +119,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             value = tirx.stmt_functor.substitute(index, values)
             if not reads_tensor(value):
                 continue  # B1 proved it (check_slices), or the kernel's own guards decide
-            low, high = (not analyzer.can_prove(c) for c in (value >= 0, value + extent <= size))
+            low, high = (not proven(c, node) for c in (index >= 0, index + extent <= size))
             if not (low or high):
                 continue
             if reads_tensor(index):  # read directly: named, so the check reads the fetched value
