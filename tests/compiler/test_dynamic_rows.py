@@ -91,11 +91,11 @@ def test_rows_of_a_dynamic_width_are_refused_at_the_copy():
     assert "static last dimension" in err.hint
 
 
-def valid_key_sums(S, H, D, clamp):
+def valid_key_sums(S, H, D, clamp, guard=False):
     """Per (batch, head), the sums of the first ``valid`` keys of K (batch, S, heads, dim), 32 rows at a
     time into 32 row slots, the last block masked as a decoding kernel masks its scores; ``valid``
     is a scalar the caller gives. Unclamped, the loop over ``T.ceildiv(valid, 32)`` blocks may run
-    past the S keys."""
+    past the S keys; ``guard`` skips the blocks past them (``if k * 32 < S``)."""
     @T.prim_func
     def main(K: T.Tensor((2, S, H, D), "float32"), valid: T.int32, Y: T.Tensor((2, H, 32, D), "float32")):
         with T.Kernel(H, 2, threads=128) as (h, b):
@@ -103,17 +103,26 @@ def valid_key_sums(S, H, D, clamp):
             acc = T.alloc_fragment((32, D), "float32")
             T.clear(acc)
             for k in T.Pipelined(T.ceildiv(T.min(valid, S) if clamp else valid, 32), num_stages=2):
-                T.copy(K[b, k * 32:(k + 1) * 32, h, :], k_s)  # LINE: valid_key_sums
-                for i, j in T.Parallel(32, D):
-                    acc[i, j] += T.if_then_else(k * 32 + i < valid, k_s[i, j], 0.0)
+                if guard:
+                    if k * 32 < S:
+                        T.copy(K[b, k * 32:(k + 1) * 32, h, :], k_s)
+                        for i, j in T.Parallel(32, D):
+                            acc[i, j] += T.if_then_else(k * 32 + i < valid, k_s[i, j], 0.0)
+                else:
+                    T.copy(K[b, k * 32:(k + 1) * 32, h, :], k_s)  # LINE: valid_key_sums
+                    for i, j in T.Parallel(32, D):
+                        acc[i, j] += T.if_then_else(k * 32 + i < valid, k_s[i, j], 0.0)
             T.copy(acc, Y[b, h, 0:32, :])
 
     return main
 
 
-@pytest.mark.parametrize("valid", [100, 128, 7])
-def test_a_run_time_length_bounded_by_the_tensor_reads_a_partial_last_block(valid):
-    artifacts = tilelang_tt.compile(valid_key_sums(S=128, H=2, D=64, clamp=True))
+@pytest.mark.parametrize("valid, form", [(100, "clamp"), (128, "clamp"), (7, "clamp"), (100, "guard"),
+                                         (200, "guard")])
+def test_a_run_time_length_bounded_by_the_tensor_reads_a_partial_last_block(valid, form):
+    """Clamped by T.min, or the blocks past the tensor skipped by an ``if`` (valid 200 of 128 keys)."""
+    kernel = valid_key_sums(S=128, H=2, D=64, clamp=form == "clamp", guard=form == "guard")
+    artifacts = tilelang_tt.compile(kernel)
     k = torch.randn(2, 128, 2, 64, generator=torch.Generator().manual_seed(23))
     y = torch.as_tensor(artifacts.run(k, valid))
     keys = torch.zeros(2, 128, 2, 64)
@@ -126,4 +135,4 @@ def test_a_run_time_length_the_tensor_does_not_bound_is_refused_at_the_copy():
     err = compile_error(valid_key_sums(S=128, H=2, D=64, clamp=False))
     assert_diagnostic(err, "LayoutAwareWorkPartitionTT", "the slice of `K` may start past the end of dimension 1 "
                       "(extent 128, start k * 32)", "valid_key_sums", path=__file__, source=Path(__file__).read_text())
-    assert "T.ceildiv(T.min(n, 128), 32)" in err.hint
+    assert "T.ceildiv(T.min(n, 128), 32)" in err.hint and "if k * 32 < 128:" in err.hint

@@ -46,6 +46,7 @@ from tilelang_tt.ir.common import (
     unique_name,
 )
 from tilelang_tt.ir.intrin import Intrin
+from tilelang_tt.ir.slice_checks import guards
 from tilelang_tt.ir.slices import bound_analyzer, bound_values, is_row_major, row_slice
 
 PASS = "AssertTensorIndicesTT"
@@ -71,35 +72,13 @@ def _indices(func, stmt) -> list[tuple[tirx.Buffer, tirx.PrimExpr, tirx.PrimExpr
             for d in range(len(region.buffer.shape) - 2)]
 
 
-def _guards(body) -> dict:
-    """Each ``Bind`` and ``Evaluate`` statement of ``body`` -> the conditions of the ``if`` statements
-    it stands in (``not cond`` in an ``else``)."""
-    out = {}
-
-    def walk(stmt, conds):
-        if isinstance(stmt, (tirx.Bind, tirx.Evaluate)):
-            out[stmt] = conds
-        elif isinstance(stmt, tirx.IfThenElse):
-            walk(stmt.then_case, [*conds, stmt.condition])
-            if stmt.else_case is not None:
-                walk(stmt.else_case, [*conds, tirx.Not(stmt.condition)])
-        elif isinstance(stmt, tirx.SeqStmt):
-            for s in stmt.seq:
-                walk(s, conds)
-        elif hasattr(stmt, "body") and isinstance(stmt.body, tirx.Stmt):
-            walk(stmt.body, conds)
-
-    walk(body, [])
-    return out
-
-
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     if Attr.KERNEL_ROLE.read(func) not in (KernelRole.READER, KernelRole.WRITER):
         return func
     values = bound_values(func.body)
     analyzer = bound_analyzer(func.body)
     taken = kernel_names(func) | {v.name for v in values}
-    guards = _guards(func.body)
+    conditions = guards(func.body)
 
     def proven(cond, node) -> bool:
         """Whether ``cond`` holds where ``node`` stands: from the ranges and values the analyzer
@@ -107,7 +86,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         (``if expert_id < 3:``, over the names as the kernel wrote them)."""
         if analyzer.can_prove(tirx.stmt_functor.substitute(cond, values)):
             return True
-        facts = guards.get(node, [])
+        facts = conditions.get(node, [])
         if not facts:
             return False
         with analyzer.constraint_scope(facts[0] if len(facts) == 1 else tirx.all(*facts)):
