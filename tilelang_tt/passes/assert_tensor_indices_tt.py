@@ -111,7 +111,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             checks.append(evaluate(Intrin.DEVICE_ASSERT, cond, like=node))
         return seq([*named, *checks, node]) if checks else None
 
-    return func.with_body(tirx.stmt_functor.ir_transform(func.body, None, post, ["tirx.Bind", "tirx.Evaluate"]))
+    body = tirx.stmt_functor.ir_transform(func.body, None, post, ["tirx.Bind", "tirx.Evaluate"])
+    return func if body.same_as(func.body) else func.with_body(body)
 
 
 def AssertTensorIndicesTT():
