@@ -33,12 +33,14 @@ PARALLEL_BODY = "unsupported T.Parallel body"
 PARTIAL_NEST = "does not cover the whole block"
 FLAT_VECTOR = "may pass the end of its last dimension"
 PARTLY_OUTSIDE = "that this statement reads element-wise may lie partly outside"
+SEVERAL_ROW_AXES = "takes rows along several dimensions"
 FLOAT_BITS = "unsupported element-wise expression `T.reinterpret("
 TRANSPOSE = "unsupported tile op `T.transpose`"
 DYNAMIC_EXPRESSION = "is an expression of dynamic sizes"
 DYNAMIC_PARALLEL = "an extent that depends on a dynamic size"
-DYNAMIC_ROWS = "rows of a tensor whose size is known only at run time are not supported"
+DYNAMIC_ROWS = "pages of a size known only at run time, which are not supported"
 PAST_EXTENT = "past its extent"
+START_PAST = "may start past the end of dimension"
 PARTIAL_TILES = "of its last tiles, whose other rows hold values"
 PARTIAL_COLUMNS = "of its last tiles, whose other columns hold values"
 BOOL_COMPUTE = "unsupported compute on"
@@ -53,11 +55,12 @@ GAPS = {
     "buffers with several writers or roles": (TWO_FILLERS, SCALAR_STORE, OVERLAPPING),
     "element-wise global access forms (flat indices, guards, computed rows)": (NO_COPY_OUT, NOT_BLOCKS,
                                                                              NOT_ELEMENTWISE, PARALLEL_BODY,
-                                                                             FLAT_VECTOR, PARTLY_OUTSIDE),
+                                                                             FLAT_VECTOR, PARTLY_OUTSIDE,
+                                                                             SEVERAL_ROW_AXES),
     "reductions written as accumulations in T.Parallel": (PARTIAL_NEST,),
     "scans other than sums (a running product)": (SCAN,),
     "dynamic sizes in expressions and loop extents": (DYNAMIC_EXPRESSION, DYNAMIC_PARALLEL, DYNAMIC_ROWS,
-                                                      PAST_EXTENT, PARTIAL_TILES, PARTIAL_COLUMNS),
+                                                      PAST_EXTENT, START_PAST, PARTIAL_TILES, PARTIAL_COLUMNS),
     "the bits of float values (T.reinterpret, shifts, masks)": (FLOAT_BITS,),
     "compute on masks, values needing more DST than an acquire holds": (BOOL_COMPUTE, DST_BUDGET),
     "thread-level code": (THREAD_INDEX, GPU_INSTRUCTION, LANE_RANK),
@@ -122,10 +125,13 @@ EXPECTED = {
     "gemv/w4a16_decode": REFUSED(PARALLEL_BODY),  # a serial unpacking loop per thread
     "attention/sparse_attention_fwd": REFUSED(f"{BOOL_COMPUTE} `mask` (bool)"),
     "scan/prepare_chunk_offsets": REFUSED(NO_COPY_OUT),  # slices of dynamic extents
-    "gemm/blockwise_swap_ab": REFUSED(f"the slice of `B` covers 16 rows {PARTIAL_TILES}"),  # B of dynamic size
-    # an expert read from a tensor indexes the weights: its range is unknown when compiling
-    "moe/grouped_gemm_nopad": REFUSED(f"the slice of `B` may index dimension 0 {PAST_EXTENT} 3 (start expert_id)"),
-    "attention/gqa_decode": REFUSED(f"the slice of `K` may index dimension 1 {PAST_EXTENT} 128 (start k * 32)"),
+    # B's 16-row blocks of a dynamic token count are read as rows; the transposed accumulator is refused
+    "gemm/blockwise_swap_ab": REFUSED(f"`C_local_accum[j, i]` {NOT_ELEMENTWISE}"),
+    # an expert read from a tensor indexes the weights: the reader checks it at run time (ASSERT)
+    "moe/grouped_gemm_nopad": RUNS(BF16),
+    # the key loop runs to T.ceildiv(real_seqlen_kv, 32), which no bound keeps inside K's 128 keys (with
+    # T.ceildiv(T.min(real_seqlen_kv, 128), 32) it runs: tests/compiler/test_dynamic_rows.py)
+    "attention/gqa_decode": REFUSED(f"the slice of `K` {START_PAST} 1 (extent 128, start k * 32)"),
     # element-wise global access forms: a partner element chosen per element (from blocks of 2 rows whose
     # rows and columns a flat index computes, it lies partly outside the tensor), rows picked by a tensor,
     # a column of a tensor read or written per step of a serial loop in a nest over a block (act_quant's
@@ -148,9 +154,12 @@ EXPECTED = {
     "quant/act_quant": REFUSED(f"`S[bx * 32 + i, by]` {NOT_ELEMENTWISE}"),
     "quant/fp8_quant_per_token": REFUSED(f"`scale_tensor[bx, bz_by % 2 * 32 + i, bz_by // 2]` {NOT_ELEMENTWISE}"),
     # dynamic sizes in expressions and loop extents
-    "attention/fp8_lightning_indexer": REFUSED(f"`IndexK` [1, seq_len_kv, 1, 64] has a dynamic shape and a slice "
-                                               f"that is no block of tiles (rows of several matrices): {DYNAMIC_ROWS}"),
-    "language/parallel_dynamic": REFUSED(f"T.Parallel over span, {DYNAMIC_PARALLEL}"),
+    # the keys' rows of a dynamic sequence are read as rows; the scores are stored one element per row of
+    # (queries, keys) matrices of one column: rows along two dimensions
+    "attention/fp8_lightning_indexer": REFUSED("the slice of the row-major tensor `Logits` (extents [1, 8, 64, 1] of "
+                                               f"[1, seq_len, seq_len_kv, 1]) {SEVERAL_ROW_AXES}"),
+    # T.Parallel over span = T.min(valid_len, 512): the nest over 512 elements, the valid ones written
+    "language/parallel_dynamic": RUNS(FP32),
     # the bits of float values: a power-of-two scale computed from the exponent bits
     "quant/act_quant round_scale": REFUSED(FLOAT_BITS),
     # thread-level code

@@ -349,6 +349,7 @@ RULES: dict[Intrin, Rule] = dict([
     _rule(Intrin.LOAD_ELEMENT, lambda a, r: f"load_element_{a[2]}({a[0]}, {a[1]})", DATAFLOW_HEADER, LOAD_ELEMENT),
     _rule(Intrin.SEND_VALUE, _fn("send_value"), DATAFLOW_HEADER, SEND_VALUE),
     _rule(Intrin.RECEIVE_VALUE, _fn("receive_value"), DATAFLOW_HEADER, RECEIVE_VALUE),
+    _rule(Intrin.DEVICE_ASSERT, _fn("ASSERT"), "api/debug/assert.h"),
     _rule(Intrin.HW_STARTUP, _hw_startup, "api/compute/compute_kernel_hw_startup.h"),
     _rule(Intrin.MATMUL_INIT, _matmul_init, "api/compute/matmul.h"),
     _rule(Intrin.MATMUL_BLOCK_INIT, _matmul_block_init, "api/compute/matmul.h"),

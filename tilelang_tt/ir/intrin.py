@@ -128,6 +128,9 @@ class Intrin(str, enum.Enum):
     SEND_VALUE = ("tt.send_value", "send_value(cb, value): a data-movement kernel hands a 32-bit value (a branch's "
                                    "condition) to the CB's consumer: reserve a page, write the value, push it",
                   "cb: cb, value: expr")
+    DEVICE_ASSERT = ("tt.device_assert", "device_assert(condition): a data-movement kernel stops when condition is "
+                                         "false (ASSERT of tt-metal's api/debug/assert.h: the watcher reports it; the "
+                                         "emulator always checks it)", "condition: expr")
     RECEIVE_VALUE = ("tt.receive_value", "receive_value(cb) -> uint32: the value the CB's producer handed on: wait for "
                                          "its page, read its first word (compute: read_tile_value), pop it", "cb: cb")
     # compute engine init (D4)

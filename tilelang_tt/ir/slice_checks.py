@@ -26,9 +26,17 @@ from tilelang_tt.ir.slices import (
 
 
 def check_slices(pass_name: str, func, transfers) -> None:
-    """Every global slice is one rectangle of its tensor's matrix view, inside its batch extents."""
+    """Every global slice is one rectangle of its tensor's matrix view, inside its batch extents. A
+    batch index read from a tensor (a grouped GEMM's expert, ``B[expert_id, ...]``) is in range iff
+    the value is, which only the run knows: the reader and writer check it then
+    (AssertTensorIndicesTT). Along the leading dimension a row-major slice's rows run along, the
+    rows past the end are zeros (the reader fills them, the writer drops them: a last block of a
+    length known at run time), so only the slice's start must lie inside, for every value of the
+    loops around it."""
     analyzer = bound_analyzer(func.body)
     values = bound_values(func.body)
+    domains = _loop_domains(func.body)
+    conditions = guards(func.body)
     for stmt, tensor, _, _ in transfers:
         name, shape = tensor.buffer.name, list(tensor.buffer.shape)
         if is_row_major(func, tensor.buffer):
@@ -51,12 +59,84 @@ def check_slices(pass_name: str, func, transfers) -> None:
                         f"its last dimension ({shape[-1]}): laid out flat, it would reach the next row's elements",
                         f"use a block size that divides {shape[-1]}, or a last dimension of whole tiles of {TILE}")
         named = dataclasses.replace(tensor, starts=tuple(tirx.stmt_functor.substitute(x, values) for x in tensor.starts))
-        dim = leading_overhang(named, analyzer)  # through the named values (offsets read from tensors too)
-        if dim is not None:
+        rows = row_slice(tensor) if is_row_major(func, tensor.buffer) else None
+        if rows is not None and rows.axis < len(shape) - 2 and not _starts_inside(
+                named.starts[rows.axis], shape[rows.axis], analyzer, domains, conditions.get(stmt, [])):
+            axis, start = rows.axis, tensor.starts[rows.axis]
+            raise error(pass_name, func, stmt,
+                        f"the slice of `{name}` may start past the end of dimension {axis} (extent {shape[axis]}, "
+                        f"start {start}): the loop or grid around it may run past the tensor, and its rows would "
+                        "all be zeros, which the kernel would take for values",
+                        f"bound the loop or grid by the tensor's extent too, so each slice starts inside it: "
+                        f"T.ceildiv(T.min(n, {shape[axis]}), {tensor.extents[axis]}) blocks of "
+                        f"{tensor.extents[axis]} rows for a run-time length n, or guard the copy with "
+                        f"`if {start} < {shape[axis]}:`")
+        # through the named values (offsets read from tensors too)
+        dim = leading_overhang(named, analyzer, rows.axis if rows is not None else None)
+        if dim is not None and not reads_tensor(named.starts[dim]):
             raise error(pass_name, func, stmt,
                         f"the slice of `{name}` may index dimension {dim} past its extent {shape[dim]} "
                         f"(start {tensor.starts[dim]})",
                         f"launch at most {shape[dim]} blocks along the grid dimension that indexes it")
+
+
+def guards(body) -> dict:
+    """Each ``Bind`` and ``Evaluate`` statement of ``body`` -> the conditions of the ``if`` statements
+    it stands in (``not cond`` in an ``else``): facts where it runs."""
+    out = {}
+
+    def walk(stmt, conds):
+        if isinstance(stmt, (tirx.Bind, tirx.Evaluate)):
+            out[stmt] = conds
+        elif isinstance(stmt, tirx.IfThenElse):
+            walk(stmt.then_case, [*conds, stmt.condition])
+            if stmt.else_case is not None:
+                walk(stmt.else_case, [*conds, tirx.Not(stmt.condition)])
+        elif isinstance(stmt, tirx.SeqStmt):
+            for s in stmt.seq:
+                walk(s, conds)
+        elif isinstance(stmt, tirx.SBlockRealize):
+            walk(stmt.block, conds)
+        elif isinstance(getattr(stmt, "body", None), tirx.Stmt):
+            walk(stmt.body, conds)
+
+    walk(body, [])
+    return out
+
+
+def _loop_domains(body) -> dict:
+    """Every loop and launch variable of ``body`` -> the interval of its values, bounds that may be
+    expressions of sizes (``[0, (n + 31) // 32 - 1]``)."""
+    domains = {}
+
+    def visit(node):
+        if isinstance(node, tirx.For):
+            domains[node.loop_var] = arith.IntervalSet(node.min, node.min + node.extent - 1)
+        elif isinstance(node, tirx.AttrStmt) and node.attr_key == "thread_extent" and isinstance(
+                node.node, tirx.IterVar):
+            domains[node.node.var] = arith.IntervalSet(tirx.const(0, node.value.dtype), node.value - 1)
+
+    tirx.stmt_functor.post_order_visit(body, visit)
+    return domains
+
+
+def _starts_inside(start, size, analyzer, domains, facts) -> bool:
+    """Whether a slice's ``start`` along a dimension of ``size`` is provably inside it for every value
+    of the loops around it: its largest value, with each loop variable at the end of its range
+    (``by * 32`` over ``T.ceildiv(n, 32)`` blocks starts at most at n - 1), below ``size``. A start
+    read from a tensor is in range iff the value is: the data movement kernel checks it at run time
+    (AssertTensorIndicesTT). ``facts``: the conditions of the ``if`` statements around the slice
+    (``if k * 32 < 128:``), which hold where it is read."""
+    if reads_tensor(start):
+        return True
+    if facts:
+        with analyzer.constraint_scope(facts[0] if len(facts) == 1 else tirx.all(*facts)):
+            if analyzer.can_prove(start < size):
+                return True
+    if analyzer.can_prove(start < size):
+        return True
+    upper = analyzer.int_set(start, domains).max_value
+    return not (isinstance(upper, tirx.Var) and upper.name == "pos_inf") and analyzer.can_prove(upper < size)
 
 
 def _spanning_matrices(tensor) -> tuple[str, str]:

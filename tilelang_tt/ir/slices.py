@@ -135,15 +135,16 @@ class RowSlice:
     """A slice of a row-major tensor (a page is one row of the last dimension): ``rows`` pages,
     the first ``page`` and each ``stride`` pages after the previous, ``cols`` elements of each from
     element ``col``. ``bound_row``/``bound_rows``: the first row's index along the axis the rows
-    run along, and that axis' extent (rows past it are outside the tensor)."""
+    run along, and that axis' extent (rows past it are outside the tensor); ``axis``: that axis."""
 
     page: tirx.PrimExpr
-    stride: int
+    stride: int | tirx.PrimExpr
     rows: int
     col: tirx.PrimExpr
     cols: int
     bound_row: tirx.PrimExpr
-    bound_rows: int
+    bound_rows: int | tirx.PrimExpr
+    axis: int
 
 
 def row_slice(region: Region) -> RowSlice | None:
@@ -152,18 +153,18 @@ def row_slice(region: Region) -> RowSlice | None:
     dimensions have extents above 1 (the slice is not one run of strided rows). A per-head slice
     ``Q[b, s0:s0 + 64, h, :]`` of a (B, S, H, D) tensor is 64 rows H pages apart from page
     (b * S + s0) * H + h."""
-    shape = [int(d) for d in region.buffer.shape]
+    shape = [extent(d) for d in region.buffer.shape]
     starts, extents = region.starts, region.extents
     if len(shape) == 1:
         zero = tirx.IntImm("int32", 0)
-        return RowSlice(zero, 1, 1, starts[0], extents[0], zero, 1)
+        return RowSlice(zero, 1, 1, starts[0], extents[0], zero, 1, 0)
     wide = [d for d in range(len(shape) - 1) if extents[d] > 1]
     if len(wide) > 1:
         return None
     k = wide[0] if wide else len(shape) - 2
     strides = [math.prod(shape[d + 1:-1]) for d in range(len(shape) - 1)]
     page = sum((starts[d] * strides[d] for d in range(1, len(shape) - 1)), starts[0] * strides[0])
-    return RowSlice(simplify(page), strides[k], extents[k], starts[-1], extents[-1], starts[k], shape[k])
+    return RowSlice(simplify(page), strides[k], extents[k], starts[-1], extents[-1], starts[k], shape[k], k)
 
 
 def selects(expr):
@@ -178,10 +179,13 @@ def selects(expr):
     return tirx.stmt_functor.ir_transform(tirx.Evaluate(expr), None, post, ["tirx.Call"]).value
 
 
-def leading_overhang(region: Region, analyzer: arith.Analyzer) -> int | None:
-    """The first leading (batch) dimension whose index may fall past the tensor's extent."""
+def leading_overhang(region: Region, analyzer: arith.Analyzer, rows_axis: int | None = None) -> int | None:
+    """The first leading (batch) dimension whose index may fall past the tensor's extent, but for
+    ``rows_axis`` (the axis a row-major slice's rows run along: the reader zero-fills and the writer
+    drops the rows past its end)."""
     for d in range(len(region.buffer.shape) - 2):
-        if not analyzer.can_prove(selects(region.starts[d]) + region.extents[d] <= region.buffer.shape[d]):
+        if d != rows_axis and not analyzer.can_prove(
+                selects(region.starts[d]) + region.extents[d] <= region.buffer.shape[d]):
             return d
     return None
 

@@ -320,8 +320,9 @@ def _stage_row_major(func, cbs, layouts, read_tensor, write_tensor, handoffs, ta
     """A staging CB ``<block>_rm`` for each block read from or written to a row-major tensor: the
     reader fills it with rows that compute tilizes into the block; compute untilizes the block into
     it for the writer (a block the writer drains through a hand-off CB: that CB's). Pages are tiles'
-    worth of rows in the tensor's format. Returns staging CB -> (its block, "tilize_from" |
-    "untilize_to")."""
+    worth of rows in the tensor's format. A row vector of a rank-1 tensor is such a block of one row
+    (its data in row 0 of each tile, as tilize puts the staging CB's first row); other vectors are
+    refused. Returns staging CB -> (its block, "tilize_from" | "untilize_to")."""
     staged = {}
     ends = [(block, tensor, stmt, TILIZE_FROM) for block, (tensor, stmt) in read_tensor.items()]
     ends += [(handoffs.get(block, block), tensor, stmt, UNTILIZE_TO) for block, (tensor, stmt) in write_tensor.items()]
@@ -330,7 +331,7 @@ def _stage_row_major(func, cbs, layouts, read_tensor, write_tensor, handoffs, ta
         if layout is None or not layout.row_major:
             continue
         desc = cbs[block]
-        if desc.vector:
+        if desc.vector and not (desc.vector == "row" and len(layout.shape) == 1):
             raise error(PASS, func, stmt, f"the vector `{block}` is moved to or from the row-major tensor `{tensor}`",
                         "move whole blocks of 32x32 tiles to and from row-major tensors, or keep the tensor tiled")
         name = unique_name(f"{block}_rm", taken)

@@ -50,7 +50,9 @@ def _check_static_blocks(func: tirx.PrimFunc) -> None:
     if loops:
         raise error(PASS, func, loops[-1], f"T.Parallel over {loops[-1].extent}, an extent that depends on a dynamic "
                     "size: a T.Parallel nest works on one block of constant shape",
-                    "loop over the dynamic extent in blocks of constant size and use T.Parallel inside each block")
+                    "bound the extent by a constant (T.Parallel(T.min(n, 512)): the nest runs over 512 elements, "
+                    "storing below n), or loop over the dynamic extent in blocks of constant size and use T.Parallel "
+                    "inside each block")
 
 
 

@@ -27,7 +27,8 @@ point tiles (``"storage"``: its ``data_format`` is ``Bfp8_b`` / ``Bfp4_b``, its 
 format); the kernel keeps computing in the parameter's dtype.
 A tensor sliced at a row read from another tensor (the grouped GEMM's ``A[offsets[g] + .., ..]``:
 any row, known on device), or written some rows of a block at a time (``tt.valid_rows``), is laid out
-in rows too.
+in rows too; so is a rank-1 tensor written some elements of a vector at a time (``tt.valid_rows`` of a
+vector: its first elements), one row of all its elements.
 A tensor of rank 2 or more that the kernel copies only as vectors along its last dimension, some
 of them inside a tile of its matrix view (``lse[bz, by, bx * bm:(bx + 1) * bm]`` of a (B, H, S)
 tensor: row ``by`` of a tile), is laid out flat (``"flat": true``): as the rank-1 tensor of its
@@ -39,7 +40,9 @@ tensor is B matrices of 2 x 2 tiles): CheckPaddingTT checks that the padding can
 result.
 A dynamic extent (``T.dynamic("m")``, a variable of the signature) is the formula ``m``: tile and
 page counts are formulas of it (tilelang_tt.contract.formula), computed by the host from the
-tensors; such a tensor is interleaved in tiles (shards and rows need static sizes).
+tensors; such a tensor is interleaved in tiles (shards need static sizes), or in rows where a slice
+is no block of tiles (as above) and its last dimension is static (the page a row): the page count and
+a slice's page stride are then formulas of the sizes.
 A scalar parameter (``offset: T.int32``) has no layout: the kernels receive it as a runtime
 argument, as they do a dynamic size.
 An extent that is an expression of sizes (``seq_len * 16``) is its formula, when a parameter has
@@ -47,7 +50,8 @@ each of its sizes as a whole extent (the host reads the sizes there, or solves t
 Errors: a dynamic extent that is an expression of a size no parameter has as a whole extent
 (``m * 2`` alone), two dynamic sizes of one name, a
 scalar parameter that is not an integer of at most 32 bits or is named as a dynamic size, a
-dynamic tensor that is sharded, in rows or a column, block floating point storage of a tensor that is not float, a rank-1 tensor used both as a row and as a column (at the copy that
+dynamic tensor that is sharded, a column, asked for in rows, or in rows with a dynamic last
+dimension, block floating point storage of a tensor that is not float, a rank-1 tensor used both as a row and as a column (at the copy that
 uses it the second way), unsupported dtypes, invalid or unplaceable layouts, views of a parameter
 (``T.Tensor(shape, X.data)``: a second shape for X's memory, which is laid out in tiles of X's
 own shape).
@@ -164,13 +168,14 @@ def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, requested: BufferLayout | 
         values = bound_values(func.body)
         rows_only = any((len(shape) > 2 and matrix_slice(region) is None) or (
             len(shape) >= 2 and reads_tensor(tirx.stmt_functor.substitute(region.starts[-2], values)))
-            for region in _slices(func, buf)) or (len(shape) >= 2 and _rows_limited(func, buf)) or (
-            len(shape) >= 2 and not dynamic and _partial_tiles(func, buf, kinds))
-        if rows_only and dynamic:
+            for region in _slices(func, buf)) or _rows_limited(func, buf) or (
+            len(shape) >= 2 and _partial_tiles(func, buf, kinds))
+        if rows_only and not isinstance(shape[-1], int):
             raise error(PASS, func, first_stmt_using(func.body, buf),
-                        f"`{buf.name}` {list(buf.shape)} has a dynamic shape and a slice that is no block of tiles "
-                        "(rows of several matrices): rows of a tensor whose size is known only at run time are "
-                        "not supported", "give the tensor static sizes, or slice it in whole tiles")
+                        f"`{buf.name}` {list(buf.shape)} has a slice that is no block of tiles (rows of several "
+                        "matrices, or part of a tile) and a last dimension known only at run time: its rows would be "
+                        "pages of a size known only at run time, which are not supported",
+                        "give the tensor a static last dimension, or slice it in whole tiles")
         return dataclasses.replace(desc, layout=MemoryLayout.ROW_MAJOR) if rows_only else desc
     if dynamic and requested.layout != MemoryLayout.INTERLEAVED.value:
         raise error(PASS, func, buf, f"`{buf.name}` {list(buf.shape)} has a dynamic shape and the layout "

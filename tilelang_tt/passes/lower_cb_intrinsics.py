@@ -158,8 +158,9 @@ def _row_transfers(stmt, func, cb: CBDesc, tensor, block, reading: bool, analyze
     part of one page) into the block's staging CB, one block row after the other (compute tilizes
     them), the writer writes them from it (compute untilized them); rows and columns past the
     tensor's end are zeros on the way in and dropped on the way out, and so are the rows from
-    ``valid`` on (``tt.valid_rows``). A slice smaller than the block (a block padded to whole tiles,
-    PadBlocksTT) fills its valid rows and columns: the reader zero-fills the rest of the block."""
+    ``valid`` on (``tt.valid_rows``; of a rank-1 tensor, its one row: the elements from ``valid``
+    on). A slice smaller than the block (a block padded to whole tiles, PadBlocksTT) fills its valid
+    rows and columns: the reader zero-fills the rest of the block."""
     view = row_slice(tensor)
     name = tensor.buffer.name
     if view is None:
@@ -192,7 +193,12 @@ def _row_transfers(stmt, func, cb: CBDesc, tensor, block, reading: bool, analyze
     if rows_past:
         zeros = evaluate(Intrin.NOC_READ_ZEROS, at, width * elem, like=stmt) if reading else None
         move = keep_span(stmt, tirx.IfThenElse(analyzer.simplify(view.bound_row + r < view.bound_rows), move, zeros))
-    if valid is not None:
+    if valid is not None and len(tensor.buffer.shape) == 1:  # a vector's first `valid` elements, inside the tensor
+        count = tirx.Min(valid, tirx.Min(tensor.buffer.shape[-1] - view.col, view.cols) if cols_past else view.cols)
+        move = evaluate(Intrin.NOC_WRITE_ROW, view.page, tensor.buffer.data, tirx.Cast("uint32", analyzer.simplify(
+            view.col * elem)), at, tirx.Cast("uint32", analyzer.simplify(count * elem)), like=stmt)
+        move = keep_span(stmt, tirx.IfThenElse(valid > 0, move, None))
+    elif valid is not None:
         move = keep_span(stmt, tirx.IfThenElse(r < valid, move, None))
     rows = keep_span(stmt, tirx.For(r, 0, view.rows, tirx.ForKind.SERIAL, move))
     if reading and view.rows < height:  # the block's rows past the slice's

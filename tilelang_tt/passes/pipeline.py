@@ -12,8 +12,10 @@ from tvm import tirx
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.allocate_semaphores_tt import AllocateSemaphoresTT
+from tilelang_tt.passes.assert_tensor_indices_tt import AssertTensorIndicesTT
 from tilelang_tt.passes.attach_tensor_accessor_tt import AttachTensorAccessorTT
 from tilelang_tt.passes.balance_data_movement_tt import BalanceDataMovementTT
+from tilelang_tt.passes.bound_parallel_extents_tt import BoundParallelExtentsTT
 from tilelang_tt.passes.build_tile_dfg_tt import BuildTileDFGTT
 from tilelang_tt.passes.check_kernel_forms_tt import CheckKernelFormsTT
 from tilelang_tt.passes.check_padding_tt import CheckPaddingTT
@@ -98,6 +100,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         # A block's early exit (if cond: T.thread_return()) guards the block's remaining statements, before
         # the branches are checked and their conditions named.
         LowerEarlyExitTT(),
+        # A T.Parallel over a run-time extent with a constant largest value: the nest over that value, guarded,
+        # before the nests' extents are checked.
+        BoundParallelExtentsTT(),
         # What has no Tenstorrent form at all (dynamic block sizes, thread-level code, branches on tensors) refused first.
         CheckKernelFormsTT(),
         # A branch around tile work deciding on tensor elements tests a named value, which the reader
@@ -157,6 +162,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         FinalizePersistentSignatureTT(),
         # Blocks summing into a tensor take turns: waits before its reads, signals after the block.
         OrderReductionTT(),
+        # An index read from a tensor is checked at run time where it is not proven in range, before its
+        # element is fetched (the check reads the value FetchAddressElementsTT fetches).
+        AssertTensorIndicesTT(),
         # Offsets read from tensors are read into the kernel's scratch CB, then the moves lowered.
         FetchAddressElementsTT(),
         LowerCBIntrinsics(),
