@@ -42,6 +42,7 @@ from tilelang_tt.passes.lower_early_exit_tt import LowerEarlyExitTT
 from tilelang_tt.passes.lower_parallel_reductions_tt import LowerParallelReductionsTT
 from tilelang_tt.passes.lower_shared_to_cb import LowerSharedToCB
 from tilelang_tt.passes.lower_tt_tile_intrinsics import LowerTTTileIntrinsics
+from tilelang_tt.passes.map_parameter_views_tt import MapParameterViewsTT
 from tilelang_tt.passes.name_value_conditions_tt import NameValueConditionsTT
 from tilelang_tt.passes.materialize_core_loop_tt import MaterializeCoreLoopTT
 from tilelang_tt.passes.number_cbs_tt import NumberCBsTT
@@ -65,6 +66,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
     return [
         # First: one name per buffer (the plan and the C++ name blocks); GPU-style element accesses of global tensors become the tile copies A-C read.
         UniqueBufferNamesTT(),
+        # A view of a parameter (T.Tensor(shape, X.data)) regrouping its leading dimensions becomes the
+        # parameter's own accesses, before any pass looks at a global tensor's slices or elements.
+        MapParameterViewsTT(),
         # A scalar T.alloc_var set once from block coordinates is its value.
         InlineScalarVarsTT(),
         # Thread-level code: thread indices become T.Parallel lanes, per-thread arrays one element per
