@@ -8,7 +8,9 @@ transposed shape) with ``transpose_tile`` from tile (c, r) of X for output tile 
 per-row/per-column vector spread over a full block, or the first value of a per-row vector over a
 row vector (a block of one row; the other way round too), with ``unary_bcast`` (inits ``copy_init`` /
 ``transpose_init`` / ``unary_bcast_init``).
-Errors: a copy changing the block shape; between integer and float blocks, integer blocks other
+A vector copied into a vector of the same tiles (``[1, n]`` into a row vector of ``n``) is
+the same copy. Errors: a copy changing the block shape otherwise (a row of a block into a vector
+is LowerBlockReshapesTT's); between integer and float blocks, integer blocks other
 than int32.
 """
 
@@ -27,12 +29,25 @@ class Copy(TileOp):
 
     def lower(self, ctx, stmt):
         src, dst = (as_region(a) for a in stmt.value.args[:2])
-        if list(src.buffer.shape) != list(dst.buffer.shape) or ctx.block_kind(src.buffer) != ctx.block_kind(dst.buffer):
+        if not _same_tiles(ctx, src.buffer, dst.buffer):
             raise ctx.error(stmt, f"T.copy from `{src.buffer.name}` to `{dst.buffer.name}` changes the block shape",
-                            "copy between on-chip blocks of the same shape")
+                            "copy between on-chip blocks of the same shape, a vector into a vector of the same "
+                            "values ([1, n] and a row vector of n), or a row of a block into a vector "
+                            "(T.copy(X[r, :], v))")
         ctx.check_compute_dtypes(stmt, (src.buffer, dst.buffer), integer=True)
         return ctx.eltwise_from(stmt, dst.buffer,
                                 lambda i, j: tirx.Cast(str(dst.buffer.dtype), ctx.load(src.buffer, i, j)))
+
+
+def _same_tiles(ctx, src: tirx.Buffer, dst: tirx.Buffer) -> bool:
+    """Whether two blocks hold their values in the same tiles: one shape, or vectors of one kind
+    over the same tiles (a ``[1, n]`` block and a row vector of ``n``: row 0 of each tile; a
+    ``[n, 1]`` block and a column vector: column 0)."""
+    if ctx.block_kind(src) != ctx.block_kind(dst):
+        return False
+    if list(src.shape) == list(dst.shape):
+        return True
+    return bool(ctx.block_kind(src)) and ctx.cbs[src.name].block_tiles == ctx.cbs[dst.name].block_tiles
 
 
 class BlockOperand:

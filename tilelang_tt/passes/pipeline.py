@@ -37,6 +37,7 @@ from tilelang_tt.passes.layout_aware_work_partition_tt import LayoutAwareWorkPar
 from tilelang_tt.passes.legalize_global_access_tt import LegalizeGlobalAccessTT
 from tilelang_tt.passes.local_blocks_tt import LocalBlocksTT
 from tilelang_tt.passes.lower_atomic_add_tt import LowerAtomicAddTT
+from tilelang_tt.passes.lower_block_reshapes_tt import LowerBlockReshapesTT
 from tilelang_tt.passes.lower_cb_intrinsics import LowerCBIntrinsics
 from tilelang_tt.passes.lower_early_exit_tt import LowerEarlyExitTT
 from tilelang_tt.passes.lower_parallel_reductions_tt import LowerParallelReductionsTT
@@ -100,6 +101,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         DropOverwrittenStoresTT(),
         # A T.Parallel accumulation into a vector (a GPU reducer) is a T.reduce_sum of its terms.
         LowerParallelReductionsTT(),
+        # A row of a block copied into a vector is a masked T.reduce_sum down the rows (a vector holds
+        # row 0 or column 0 of its tiles), before the blocks are padded and given their CBs.
+        LowerBlockReshapesTT(),
         # Blocks of masks (uint8, bool) read by element-wise values are bfloat16 blocks of the same values.
         WidenMaskBlocksTT(),
         # Blocks of any shape padded to whole tiles, the padding masked where a reduction or a
