@@ -113,3 +113,63 @@ def test_one_row_block_into_a_row_vector():
     p = torch.randn(1, 128)
     out, _ = run(one_row_block_into_a_vector(), p)
     assert_close(out, 3 * p[0], 2.0**-10)
+
+
+def peak_per_row(R=4, N=64, D=64):
+    """O[i, d] = X[i, d] * 2 max_s P[s, i]: the column maxima of P (a row vector) read per row of X,
+    each of its tiles transposed into a column vector."""
+
+    @T.prim_func
+    def main(X: T.Tensor((N, D), "float32"), P: T.Tensor((R, N), "bfloat16"), O: T.Tensor((N, D), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            parts = T.alloc_fragment((R, N), "bfloat16")
+            peak = T.alloc_fragment((N,), "float32")
+            scale = T.alloc_fragment((N,), "float32")
+            x = T.alloc_fragment((N, D), "float32")
+            T.copy(P[0:R, :], parts)
+            T.copy(X[0:N, :], x)
+            T.reduce_max(parts, peak, dim=0, clear=True)
+            for i in T.Parallel(N):
+                scale[i] = peak[i] * 2.0
+            for i, d in T.Parallel(N, D):
+                x[i, d] = x[i, d] * scale[i]
+            T.copy(x, O[0:N, :])
+
+    return main
+
+
+def test_a_row_vector_read_into_a_column_vector():
+    x, p = torch.randn(64, 64), torch.randn(4, 64).bfloat16()
+    out, artifacts = run(peak_per_row(), x, p)
+    assert "transpose_tile(cb_peak" in artifacts.sources["compute.cpp"]
+    assert_close(out, x * (2 * p.float().amax(0))[:, None], 2.0**-10)
+
+
+def row_sums_per_column(N=64):
+    """O[i, j] = X[i, j] (1 + sum_d X[j, d]): the row sums (a column vector) read per column of X (a
+    row vector), each of its tiles transposed."""
+
+    @T.prim_func
+    def main(X: T.Tensor((N, N), "bfloat16"), O: T.Tensor((N, N), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            x = T.alloc_fragment((N, N), "bfloat16")
+            y = T.alloc_fragment((N, N), "float32")
+            sums = T.alloc_fragment((N,), "float32")
+            scale = T.alloc_fragment((N,), "float32")
+            T.copy(X[0:N, :], x)
+            T.reduce_sum(x, sums, dim=1, clear=True)
+            for j in T.Parallel(N):
+                scale[j] = sums[j] + 1.0
+            for i, j in T.Parallel(N, N):
+                y[i, j] = x[i, j] * scale[j]
+            T.copy(y, O[0:N, :])
+
+    return main
+
+
+@pytest.mark.parametrize("N", [64, 96])
+def test_a_column_vector_read_into_a_row_vector(N):
+    x = torch.randn(N, N).bfloat16()
+    out, artifacts = run(row_sums_per_column(N), x)
+    assert "transpose_tile(cb_sums" in artifacts.sources["compute.cpp"]
+    assert_close(out, x.float() * (1 + x.float().sum(1))[None, :], 2.0**-10)

@@ -4,7 +4,8 @@ element-wise value.
 C2: ``T.copy(X_s, Y_l)`` of two on-chip blocks of one shape → ``tt.tile.eltwise(Y_l, i, j,
 Cast(Y dtype, X_s[i, j]))`` (a copy or a cast; copies to and from DRAM are LowerSharedToCB's).
 D5: a block operand is unpacked into DST with ``copy_tile``; a transposed one ``X[j, i]`` (X of the
-transposed shape) with ``transpose_tile`` from tile (c, r) of X for output tile (r, c); a
+transposed shape) with ``transpose_tile`` from tile (c, r) of X for output tile (r, c), a row vector
+read into a column vector (or back) from its tile of the same index; a
 per-row/per-column vector spread over a full block, or the first value of a per-row vector over a
 row vector (a block of one row; the other way round too), with ``unary_bcast`` (inits ``copy_init`` /
 ``transpose_init`` / ``unary_bcast_init``).
@@ -69,6 +70,9 @@ class BlockOperand:
                     lambda tg, tl: evaluate(Intrin.TRANSPOSE_TILE, cb.index,
                                             ctx.analyzer.simplify((tg % cols) * rows + tg // cols),
                                             prog.slot(tl, base), like=like))
+        elif is_transposed_vector(load, cb, prog.out):  # v[k] of a row vector into a column: tile t transposed
+            prog.op(("transpose", cb.index), evaluate(Intrin.TRANSPOSE_INIT, cb.index, like=like),
+                    lambda tg, tl: evaluate(Intrin.TRANSPOSE_TILE, cb.index, tg, prog.slot(tl, base), like=like))
         elif cb.vector and cb.vector != prog.out.vector:  # a per-row/per-column vector spread over the block
             prog.op(("bcast", cb.vector, cb.index), evaluate(Intrin.BCAST_INIT, cb.vector, cb.index, like=like),
                     lambda tg, tl: evaluate(Intrin.BCAST_TILE, cb.vector, cb.index, ctx.tile_at(cb, prog.out, tg),
@@ -84,6 +88,15 @@ def is_transposed(load: tirx.BufferLoad, ij) -> bool:
     i, j = ij
     return (len(load.indices) == 2 and isinstance(i, tirx.Var) and isinstance(j, tirx.Var)
             and load.indices[0].same_as(j) and load.indices[1].same_as(i))
+
+
+def is_transposed_vector(load: tirx.BufferLoad, operand, out) -> bool:
+    """Whether a vector is read into a vector of the other kind element by element (``w[i] =
+    v[i]``, ``v`` a row vector, ``w`` a column): tile t of one holds the values of tile t of the
+    other in row 0 instead of column 0, one ``transpose_tile`` apart (the first value of a vector
+    over the other kind, ``v[0]``, is a broadcast instead)."""
+    return bool(operand.vector and out.vector and operand.vector != out.vector and len(load.indices) == 1
+                and isinstance(load.indices[0], tirx.Var))
 
 
 COPY = register(Copy())
