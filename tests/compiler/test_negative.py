@@ -324,7 +324,7 @@ def test_view_of_a_parameter_that_changes_its_last_dimension_is_refused_at_its_u
     err = compile_error(bad_kernels.view_of_a_parameter())
     assert_diagnostic(err, "MapParameterViewsTT", "`y_wide` [32, 128] is a view of the parameter `Y` [2, 32, 64]",
                       "view_of_a_parameter")
-    assert "does not keep its last dimension" in err.message
+    assert "does not keep its dtype and its last dimension" in err.message
     assert "index `Y` directly" in err.hint
 
 

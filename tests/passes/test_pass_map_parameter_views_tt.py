@@ -99,3 +99,23 @@ def test_slice_straddling_two_matrices_is_refused():
         MapParameterViewsTT()(Before)
     assert info.value.pass_name == PASS
     assert "the slice of the view `y_flat` [96, 64]" in info.value.message
+
+
+def test_view_in_another_dtype_is_refused():
+    """The bits of a float32 parameter read as int32: no element of the parameter, refused."""
+    @I.ir_module(check_well_formed=False)
+    class Before:
+        @T.prim_func
+        def main(Y: T.Buffer((2, 32, 64), "float32")):
+            for by in T.thread_binding(2, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    y = T.sblock_alloc_buffer((32, 64), "int32", scope="shared.dyn")
+                    bits = T.Buffer((64, 64), "int32", data=Y.data)
+                    tl.tileop.copy(tl.region(bits[by * 32, 0], 1, 32, 64), tl.region(y[0, 0], 2, 32, 64))
+
+    with pytest.raises(TTCompileError) as info:
+        MapParameterViewsTT()(Before)
+    assert "`bits` [64, 64] is a view of the parameter `Y` [2, 32, 64]" in info.value.message
+    assert "does not keep its dtype" in info.value.message

@@ -13,8 +13,8 @@ Reads: the body's loads, stores and ``tl.region`` slices of buffers whose data i
 but which are not the parameter. Writes: each of them as the parameter's (element indices mapped,
 a slice's start and extents mapped to the parameter's box); nothing else changes.
 Before: no buffer but a parameter uses a parameter's data. After: the same, for every view.
-Errors: a view that changes the last dimension, is not contiguous, or does not cover the parameter
-exactly (its rows another tiling of the parameter's memory: rewrite it over the parameter's own
+Errors: a view that changes the dtype or the last dimension, is not contiguous, or does not cover
+the parameter exactly (its rows another tiling of the parameter's memory: rewrite it over the parameter's own
 shape); a slice of a view whose rows are no box of the parameter (rows of several matrices that
 start or stop inside one).
 
@@ -123,13 +123,14 @@ def _views(func: tirx.PrimFunc) -> dict[tirx.Buffer, tirx.Buffer]:
 def _check(func, view: tirx.Buffer, param: tirx.Buffer) -> None:
     vshape, pshape = _shape(view), _shape(param)
     fits = vshape is not None and pshape is not None and len(vshape) >= 2 and vshape[-1] == pshape[-1] and \
-        math.prod(vshape) == math.prod(pshape) and _contiguous(view, vshape) and _contiguous(param, pshape)
+        math.prod(vshape) == math.prod(pshape) and _contiguous(view, vshape) and _contiguous(param, pshape) and \
+        view.dtype == param.dtype
     if not fits:
         stmt = first_stmt_using(func.body, view)
         raise error(PASS, func, stmt,
                     f"`{view.name}` {list(view.shape)} is a view of the parameter `{param.name}` {list(param.shape)} "
-                    f"(T.Tensor(shape, {param.name}.data)) that does not keep its last dimension over its whole "
-                    "memory: a tensor lives in DRAM in tiles (or rows) along its last dimension, which such a view "
+                    f"(T.Tensor(shape, {param.name}.data)) that does not keep its dtype and its last dimension over "
+                    "its whole memory: a tensor lives in DRAM in tiles (or rows) along its last dimension, which such a view "
                     "cuts differently", HINT.format(param=param.name))
 
 
