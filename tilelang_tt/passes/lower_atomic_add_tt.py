@@ -45,6 +45,7 @@ from tilelang_tt.ir.common import (
     error,
     is_global_buffer,
     keep_span,
+    loads,
     prim_func_pass,
     uses_var,
 )
@@ -178,6 +179,10 @@ def _check_other_uses(func, summed: list[tirx.Buffer]) -> None:
             culprit = other.access.stmt
             reason = (f"block ({other.label}) touches {_elements(other.box)} here and block ({add.label}) may sum "
                       f"into {_elements(add.box)}")
+            unbounded = sorted({load.buffer.name for a in (other.access, add.access) for start in a.starts
+                                for load in loads(tirx.stmt_functor.substitute(start, bound_values(func.body)))})
+            if unbounded:
+                reason += f"; the indices read {', '.join(f'`{n}`' for n in unbounded)}, whose values the compiler cannot bound"
         raise error(PASS, func, culprit, f"`{buf.name}` is summed into with T.atomic_add and also read or written "
                     f"here, in a region the sums may reach ({reason}): while the blocks take turns adding into it, "
                     "its value is a partial sum",
