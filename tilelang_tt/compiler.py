@@ -15,15 +15,14 @@ from tilelang_tt.artifacts import Artifacts
 from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.codegen.host import emit_main_cpp
 from tilelang_tt.codegen.kernels import emit_kernel
-from tilelang_tt.codegen.plan import build_plan, dumps_plan, sequence_plans
+from tilelang_tt.codegen.plan import SharedLayoutError, build_plan, dumps_plan, sequence_plans
 from tilelang_tt.contract.kernels import ROLES, kernel_source
 from tilelang_tt.contract.plan import Plan
-from tilelang_tt.contract.reading import PlanError
 from tilelang_tt.env import DUMP_IR, PASS_TIMING, PRINT_IR
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.kernel_checks import check_kernel
 from tilelang_tt.options import CompileOptions, OptionError
-from tilelang_tt.ir.common import error, func_name
+from tilelang_tt.ir.common import error, first_stmt_using, func_name
 from tilelang_tt.launches import PASS as SPLIT_LAUNCHES, Launch, split_launches
 from tilelang_tt.passes.pipeline import internal_error, lower
 
@@ -115,8 +114,10 @@ def compile_prim_func(func: tirx.PrimFunc, options: CompileOptions) -> Artifacts
         source_map |= launch_map
     try:
         plan = plans[0] if len(plans) == 1 else sequence_plans(plans, [launch.used for launch in launches])
-    except PlanError as err:
-        raise error(SPLIT_LAUNCHES, func, None, f"the launches lay out a tensor they share differently: {err}; the "
+    except SharedLayoutError as err:  # at the later launch's first statement using the tensor
+        later = launches[err.launch].func
+        stmt = first_stmt_using(later.body, later.buffer_map[later.params[err.param_index]])
+        raise error(SPLIT_LAUNCHES, later, stmt, f"the launches lay out a tensor they share differently: {err}; the "
                     "host allocates it once", "copy the tensor in the same blocks in every launch (whole tiles, or "
                     "rows in each), or set its layout with the compile option layouts") from None
     try:

@@ -243,14 +243,29 @@ def integer_iota(M=64, N=64):
 
 
 def view_of_a_parameter(M=64, N=64):
-    """TileLang's convolution example writes through a reshaped view: T.Tensor(shape, Y.data)."""
+    """A view of a parameter that cuts its rows differently: T.Tensor((32, 128), Y.data) of a
+    (2, 32, 64) tensor changes the last dimension."""
     @T.prim_func
     def main(X: T.Tensor((M, N), "bfloat16"), Y: T.Tensor((2, M // 2, N), "bfloat16")):
-        with T.Kernel(1, 2, threads=128) as (bx, by):
+        with T.Kernel(1, 1, threads=128) as (bx, by):
+            x = T.alloc_shared((32, 2 * N), "bfloat16")
+            y_wide = T.Tensor((M // 2, 2 * N), "bfloat16", Y.data)
+            T.copy(X[0, 0], x[0:32, 0:N])
+            T.copy(x, y_wide[0, 0])  # LINE: view_of_a_parameter
+
+    return main
+
+
+def view_slice_across_matrices(N=64):
+    """A view of a (2, 48, 64) parameter as (96, 64) sliced in 32 rows: block 1 takes rows 32..63,
+    which straddle the parameter's two matrices."""
+    @T.prim_func
+    def main(X: T.Tensor((96, N), "bfloat16"), Y: T.Tensor((2, 48, N), "bfloat16")):
+        with T.Kernel(1, 3, threads=128) as (bx, by):
             x = T.alloc_shared((32, N), "bfloat16")
-            y_flat = T.Tensor((M, N), "bfloat16", Y.data)
+            y_flat = T.Tensor((96, N), "bfloat16", Y.data)
             T.copy(X[by * 32, 0], x)
-            T.copy(x, y_flat[by * 32, 0])  # LINE: view_of_a_parameter
+            T.copy(x, y_flat[by * 32, 0])  # LINE: view_slice_across_matrices
 
     return main
 

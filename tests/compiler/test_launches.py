@@ -259,7 +259,7 @@ def tiles_then_rows(M=64, N=64):
             T.copy(a, S[by * 32, bx * 32])
         with T.Kernel(M) as r:
             row = T.alloc_fragment((N,), "float32")
-            T.copy(S[r, 0:N], row)
+            T.copy(S[r, 0:N], row)  # LINE: second_layout
             T.copy(row, C[r, 0:N])
 
     return main
@@ -418,10 +418,12 @@ def test_a_statement_between_launches_is_refused_at_its_line():
 
 
 def test_a_tensor_the_launches_lay_out_differently_is_refused():
-    """C, which launch 0 does not use, takes launch 1's layout; S, which both use, cannot have two."""
+    """C, which launch 0 does not use, takes launch 1's layout; S, which both use, cannot have two:
+    refused at the later launch's first statement using it."""
     err = compile_error(tiles_then_rows())
     assert err.pass_name == "SplitLaunches"
     assert "`S` is laid out DRAM interleaved in launch 0 and DRAM interleaved (flat) in launch 1" in err.message
+    assert err.span is not None and int(err.span.line) == line_of("second_layout")  # launch 1's first use of S
 
 
 def test_a_launch_inside_another_is_still_refused():

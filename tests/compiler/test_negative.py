@@ -320,12 +320,19 @@ def test_direct_api_traceback_has_no_tvm_frames():
     assert all(frame.filename.endswith(".py") for frame in frames), [f.filename for f in frames]
 
 
-def test_view_of_a_parameter_is_refused_at_its_use():
-    """It was a raw KeyError from B1."""
+def test_view_of_a_parameter_that_changes_its_last_dimension_is_refused_at_its_use():
     err = compile_error(bad_kernels.view_of_a_parameter())
-    assert_diagnostic(err, "InferTTLayout", "`y_flat` [64, 64] is a view of the parameter `Y` [2, 32, 64]",
+    assert_diagnostic(err, "MapParameterViewsTT", "`y_wide` [32, 128] is a view of the parameter `Y` [2, 32, 64]",
                       "view_of_a_parameter")
+    assert "does not keep its dtype and its last dimension" in err.message
     assert "index `Y` directly" in err.hint
+
+
+def test_slice_of_a_view_across_matrices_of_the_parameter_is_refused():
+    err = compile_error(bad_kernels.view_slice_across_matrices())
+    assert_diagnostic(err, "MapParameterViewsTT", "the slice of the view `y_flat` [96, 64]", "view_slice_across_matrices")
+    assert "is no box of the parameter `Y` [2, 48, 64]" in err.message
+    assert "a multiple of 48 rows" in err.hint
 
 
 def test_an_exception_out_of_a_pass_is_an_internal_compiler_error(monkeypatch):
@@ -339,7 +346,7 @@ def test_an_exception_out_of_a_pass_is_an_internal_compiler_error(monkeypatch):
 
     passes = pipeline.tt_passes
     monkeypatch.setattr(pipeline, "tt_passes", lambda options: [*passes(options)[:2], prim_func_pass(broken, "Broken")])
-    err = compile_error(bad_kernels.view_of_a_parameter())
+    err = compile_error(bad_kernels.split_k_written_with_copy())
     assert err.pass_name == "Broken" and err.func_name == "main"
     assert re.fullmatch(r"internal compiler error: KeyError: 'missing' \(at \w+\.py:\d+\)", err.message), err.message
     assert err.__cause__ is None and err.__suppress_context__

@@ -84,7 +84,11 @@ EXPECTED = {
     "gemm/matmul_persistent": RUNS(BF16),
     "gemm_splitk/matmul": RUNS(FP32),
     "gemm_splitk/matmul_vectorize_atomicadd": RUNS(FP32),
-    "gemm_streamk/tl_matmul_streamk": REFUSED(f"`C` {MIXED_SUM}"),
+    # the stores of whole tiles and the sums of split ones index C by the on-chip counter `it` (a while loop's):
+    # their regions cannot be told apart block by block (next: the branch on `stop`, an on-chip value)
+    "gemm_streamk/tl_matmul_streamk": REFUSED(f"`C` {MIXED_SUM}, in a region the sums may reach (block (bx 0) touches "
+                                              "[0:64, 0:256] here and block (bx 0) may sum into [0:64, 0:256]; the "
+                                              "indices read `it`, whose values the compiler cannot bound)"),
     "elementwise/elementwise_add": RUNS(FP32),
     "dynamic_shape/matmul_dynamic_mnk": RUNS(BF16),
     "dynamic_shape/matmul_dynamic_mnk trans_B": RUNS(BF16),
@@ -106,12 +110,15 @@ EXPECTED = {
     "linear_attention/retention_fwd": RUNS(SFPU),
     "attention_sink/mha_sink_fwd_bhsd": RUNS(SFPU),
     "attention_sink/mha_sink_fwd_bhsd window": RUNS(SFPU),
-    "convolution/convolution": REFUSED("`filters_2d` [288, 128] is a view of the parameter `filters`"),
+    # the views of `filters` and `out` are the parameters' accesses; the patches gathered element by element are not
+    "convolution/convolution": REFUSED("unsupported tile op `T.im2col`"),
     "blocksparse_gemm/blocksparse_matmul": RUNS(BF16),
     "grouped_gemm/grouped_gemm_fwd": RUNS(BF16),
     "flash_decoding/gqa_decode split": REFUSED("the slice of `kv_mask` covers 1 columns of its last tiles", DEF_LINE),
-    # the combine launch copies a row of a 2-D block into a 1-D one
-    "flash_decoding/mha_inference": REFUSED("T.copy from `lse_parts` to `lse_one` changes the block shape"),
+    # the combine launch compiles (rows of `lse_parts` into vectors, row vectors read into columns); the split launch
+    # writes the log-sum-exps as a column of a flat tensor, which the combine reads in tiles
+    "flash_decoding/mha_inference": REFUSED("`part_lse` is laid out DRAM interleaved (as a column, flat) in launch 0 and "
+                                            "DRAM interleaved in launch 1"),
 }
 
 EXAMPLES: dict[str, Example] = {example.name: example for family in FAMILIES for example in family.EXAMPLES}

@@ -15,17 +15,17 @@ from tests.kernels import eltwise
 
 # The pipeline: its front passes, then the design spec's A1 ... F, in order (OrderReductionTT between E1 and D3).
 SPEC_ORDER = [
-    "UniqueBufferNamesTT", "LowerWarpShufflesTT", "ScalarRowsToBlocksTT", "InlineScalarVarsTT", "ThreadsToLanesTT",
-    "LocalBlocksTT", "ParallelizeRowLoopsTT",
-    "PersistentToGridTT",
-    "CoarsenRowBlocksTT", "LowerAtomicAddTT", "LowerEarlyExitTT", "CheckKernelFormsTT", "NameValueConditionsTT",
-    "TrimUnusedBlockPaddingTT", "LegalizeGlobalAccessTT", "DropOverwrittenStoresTT",
-    "LowerParallelReductionsTT", "LowerParallelScansTT", "WidenMaskBlocksTT", "PadBlocksTT", "VersionOnChipBuffersTT", "SplitMeshTT", "InferTTLayout", "PropagateTTLayout", "AttachTensorAccessorTT",
-    "LayoutAwareWorkPartitionTT", "ChooseMulticastTT", "GridToCoreGrid", "LowerSharedToCB", "LowerTTTileIntrinsics", "SpillDSTTT",
-    "DropDeadBlocksTT", "CheckPaddingTT", "BuildTileDFGTT", "NumberCBsTT",
-    "BalanceDataMovementTT", "AllocateSemaphoresTT", "SplitDeviceKernel", "ConfigureTensorAccessorTT", "FinalizePersistentSignatureTT", "OrderReductionTT",
-    "FetchAddressElementsTT", "LowerCBIntrinsics", "FuseBlockCopiesTT", "InsertComputeInitTT", "InsertDSTManagementTT",
-    "MaterializeCoreLoopTT", "VerifyTTIR",
+    "UniqueBufferNamesTT", "MapParameterViewsTT", "LowerWarpShufflesTT", "ScalarRowsToBlocksTT",
+    "InlineScalarVarsTT", "ThreadsToLanesTT", "LocalBlocksTT", "ParallelizeRowLoopsTT", "PersistentToGridTT",
+    "CoarsenRowBlocksTT", "LowerAtomicAddTT", "LowerEarlyExitTT", "BoundParallelExtentsTT", "CheckKernelFormsTT",
+    "NameValueConditionsTT", "TrimUnusedBlockPaddingTT", "LegalizeGlobalAccessTT", "DropOverwrittenStoresTT",
+    "LowerParallelReductionsTT", "LowerParallelScansTT", "LowerBlockReshapesTT", "WidenMaskBlocksTT", "PadBlocksTT",
+    "VersionOnChipBuffersTT", "SplitMeshTT", "InferTTLayout", "PropagateTTLayout", "AttachTensorAccessorTT",
+    "LayoutAwareWorkPartitionTT", "ChooseMulticastTT", "GridToCoreGrid", "LowerSharedToCB", "LowerTTTileIntrinsics",
+    "SpillDSTTT", "DropDeadBlocksTT", "CheckPaddingTT", "BuildTileDFGTT", "NumberCBsTT", "BalanceDataMovementTT",
+    "AllocateSemaphoresTT", "SplitDeviceKernel", "ConfigureTensorAccessorTT", "FinalizePersistentSignatureTT",
+    "OrderReductionTT", "AssertTensorIndicesTT", "FetchAddressElementsTT", "LowerCBIntrinsics", "FuseBlockCopiesTT",
+    "InsertComputeInitTT", "InsertDSTManagementTT", "MaterializeCoreLoopTT", "VerifyTTIR",
 ]
 DUMPED = [f"{i:02d}_{name}.py" for i, name in enumerate(SPEC_ORDER, 1)]
 

@@ -263,3 +263,88 @@ def test_hand_written_add_into_the_same_region_at_every_step_is_an_error():
     with pytest.raises(TTCompileError, match="adds into the same region at every iteration of the loop over `k`") as info:
         run_pass(Before, PASS)
     assert info.value.pass_name == PASS and info.value.hint
+
+
+def _guarded_sums_and_stores(store_row: str):
+    """Blocks of row 0 (by == 0) sum their slice of A into row 0 of C (both blocks along bx, into
+    columns 0..31); the others store theirs into row ``store_row`` of C."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((2, 64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                for by in T.thread_binding(2, thread="blockIdx.y"):
+                    with T.sblock("tilelang_root"):
+                        T.reads()
+                        T.writes()
+                        s = T.sblock_alloc_buffer((32, 32), "float32", scope="shared.dyn")
+                        tl.tileop.copy(tl.region(A[bx, by * 32, 0], 1, 1, 32, 32), tl.region(s[0, 0], 2, 32, 32))
+                        if by == 0:
+                            for i in T.parallel(32):
+                                for j in T.parallel(32):
+                                    tl.atomic_add_elem_op(tl.access_ptr(C[by * 32 + i, j], 1, 3), s[i, j])
+                        else:
+                            tl.tileop.copy(tl.region(s[0, 0], 1, 32, 32),
+                                           tl.region(C[by * 32 if store_row == "own" else 0, bx * 32], 2, 32, 32))
+
+    return Before
+
+
+def test_hand_written_stores_apart_from_the_sums_are_kept():
+    """C[0:32, 0:32] is summed into by the blocks (bx 0, by 0) and (bx 1, by 0); the blocks of row 1
+    store their own tiles of row 1: the regions are apart, the store stays as it is and the sum is
+    lowered, bx summing (by, which the destination names, does not)."""
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((2, 64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                for by in T.thread_binding(2, thread="blockIdx.y"):
+                    with T.sblock("tilelang_root"):
+                        T.reads()
+                        T.writes()
+                        s = T.sblock_alloc_buffer((32, 32), "float32", scope="shared.dyn")
+                        tl.tileop.copy(tl.region(A[bx, by * 32, 0], 1, 1, 32, 32), tl.region(s[0, 0], 2, 32, 32))
+                        if by == 0:
+                            for i in T.parallel(32):
+                                for j in T.parallel(32):
+                                    C[by * 32 + i, j] = C[by * 32 + i, j] + s[i, j]
+                        else:
+                            tl.tileop.copy(tl.region(s[0, 0], 1, 32, 32), tl.region(C[by * 32, bx * 32], 2, 32, 32))
+
+    after = run_pass(_guarded_sums_and_stores("own"), PASS)["main"]
+    tvm.ir.assert_structural_equal(after.without_attr(Attr.REDUCTION.key), Expected["main"])
+    _assert_reduction(after, ["C"], ["bx"], 2)
+
+
+def test_hand_written_store_into_a_summed_region_is_an_error():
+    """The blocks of row 1 store into row 0, which the blocks of row 0 sum into: block (bx 0, by 1)
+    stores C[0:32, 0:32], which block (bx 0, by 0) sums into."""
+    with pytest.raises(TTCompileError) as info:
+        run_pass(_guarded_sums_and_stores("first"), PASS)
+    assert "`C` is summed into with T.atomic_add and also read or written here" in info.value.message
+    assert "block (bx 0, by 1) touches [0:32, 0:32] here and block (bx 0, by 0) may sum into [0:32, 0:32]" in info.value.message
+
+
+def test_hand_written_split_whose_blocks_skip_their_add_is_an_error():
+    """The destination names neither bx nor by, and only the blocks of by == 0 add: the blocks of
+    by == 1 would pass their turn on without adding."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((2, 64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                for by in T.thread_binding(2, thread="blockIdx.y"):
+                    with T.sblock("tilelang_root"):
+                        T.reads()
+                        T.writes()
+                        s = T.sblock_alloc_buffer((32, 32), "float32", scope="shared.dyn")
+                        tl.tileop.copy(tl.region(A[bx, by * 32, 0], 1, 1, 32, 32), tl.region(s[0, 0], 2, 32, 32))
+                        if by == 0:
+                            for i in T.parallel(32):
+                                for j in T.parallel(32):
+                                    tl.atomic_add_elem_op(tl.access_ptr(C[i, j], 1, 3), s[i, j])
+
+    with pytest.raises(TTCompileError) as info:
+        run_pass(Before, PASS)
+    assert "of the 4 blocks along bx, by that take turns summing into one region, 2 add" in info.value.message

@@ -137,12 +137,21 @@ def _layout_text(buffer: PlanBuffer) -> str:
     return f"{buffer.memory.value} {buffer.layout.value}" + (f" ({', '.join(extras)})" if extras else "")
 
 
+class SharedLayoutError(PlanError):
+    """Two launches lay out a tensor they share differently: its parameter position and the later
+    launch (whose statement using it the compiler names)."""
+
+    def __init__(self, message: str, param_index: int, launch: int):
+        super().__init__(message)
+        self.param_index, self.launch = param_index, launch
+
+
 def sequence_plans(plans: list[Plan], used: list[frozenset[int]]) -> Plan:
     """The plan of a kernel of several launches from each launch's (in order; ``used[i]``: the
     parameter positions launch ``i`` reads or writes): the first's, its buffers with the whole
     kernel's access (:func:`program_access`), the others its ``launches``. The host allocates a
-    buffer once: every launch using it must lay it out alike (else a :class:`PlanError` naming the
-    buffer and the two launches), and a launch not using it takes that layout too (its own choice
+    buffer once: every launch using it must lay it out alike (else a :class:`SharedLayoutError` naming
+    the buffer and the two launches), and a launch not using it takes that layout too (its own choice
     lays out nothing it moves)."""
     chosen = []  # per buffer: its layout, from the first launch using it
     for i, buffer in enumerate(plans[0].buffers):
@@ -151,8 +160,8 @@ def sequence_plans(plans: list[Plan], used: list[frozenset[int]]) -> Plan:
         for k in users[1:]:
             other = dataclasses.replace(plans[k].buffers[i], access=first.access)
             if other != first:
-                raise PlanError(f"`{buffer.name}` is laid out {_layout_text(first)} in launch {users[0]} and "
-                                f"{_layout_text(other)} in launch {k}")
+                raise SharedLayoutError(f"`{buffer.name}` is laid out {_layout_text(first)} in launch {users[0]} "
+                                        f"and {_layout_text(other)} in launch {k}", buffer.param_index, k)
         chosen.append(first)
     plans = [dataclasses.replace(p, buffers=tuple(dataclasses.replace(c, access=b.access)
                                                   for c, b in zip(chosen, p.buffers))) for p in plans]

@@ -439,6 +439,21 @@ def allocations(func: tirx.PrimFunc) -> list[tirx.Buffer]:
     return out
 
 
+def allocate_in_root(body: tirx.Stmt, buffers: list[tirx.Buffer]) -> tirx.Stmt:
+    """``body`` with ``buffers`` allocated by the kernel's root block (``tilelang_root``), beside
+    the kernel's own blocks: blocks a front pass makes."""
+    if not buffers:
+        return body
+
+    def allocate(node):
+        if isinstance(node, tirx.SBlock) and node.name_hint == "tilelang_root":
+            return tirx.SBlock(node.iter_vars, node.reads, node.writes, node.name_hint, node.body, node.init,
+                               list(node.alloc_buffers) + list(buffers), node.match_buffers, node.annotations)
+        return None
+
+    return tirx.stmt_functor.ir_transform(body, None, allocate, ["tirx.SBlock"])
+
+
 def kernel_names(func: tirx.PrimFunc) -> set[str]:
     """Every name the kernel gives a parameter or a buffer: what a new name must differ from."""
     names = {p.name for p in func.params} | {b.name for b in func.buffer_map.values()}

@@ -150,21 +150,29 @@ class RowSlice:
 def row_slice(region: Region) -> RowSlice | None:
     """The rows of a row-major tensor a slice takes: the rows run along its one leading dimension
     of extent above 1 (the last leading one when none: a single row); None when several leading
-    dimensions have extents above 1 (the slice is not one run of strided rows). A per-head slice
+    dimensions have extents above 1 and are not one run of strided rows. A per-head slice
     ``Q[b, s0:s0 + 64, h, :]`` of a (B, S, H, D) tensor is 64 rows H pages apart from page
-    (b * S + s0) * H + h."""
+    (b * S + s0) * H + h; several leading dimensions are one run when each after the first spans
+    exactly the step of the one before (``out[n, 0:8, 0:8, :]`` of an (N, 8, 8, F) tensor: 64
+    consecutive rows), the run counted along the first of them (``axis``)."""
     shape = [extent(d) for d in region.buffer.shape]
     starts, extents = region.starts, region.extents
     if len(shape) == 1:
         zero = tirx.IntImm("int32", 0)
         return RowSlice(zero, 1, 1, starts[0], extents[0], zero, 1, 0)
     wide = [d for d in range(len(shape) - 1) if extents[d] > 1]
-    if len(wide) > 1:
-        return None
-    k = wide[0] if wide else len(shape) - 2
     strides = [math.prod(shape[d + 1:-1]) for d in range(len(shape) - 1)]
+    if any(not _equal(strides[a], extents[b] * strides[b]) for a, b in zip(wide, wide[1:])):
+        return None
+    k = wide[-1] if wide else len(shape) - 2  # the innermost: the run's stride
+    first = wide[0] if wide else k  # the outermost: rows past its extent are outside the tensor
     page = sum((starts[d] * strides[d] for d in range(1, len(shape) - 1)), starts[0] * strides[0])
-    return RowSlice(simplify(page), strides[k], extents[k], starts[-1], extents[-1], starts[k], shape[k], k)
+    if first == k:  # one leading dimension wide (or none): its own rows
+        return RowSlice(simplify(page), strides[k], extents[k], starts[-1], extents[-1], starts[k], shape[k], k)
+    rows = math.prod(extents[d] for d in wide)
+    bound_row = sum((starts[d] * (strides[d] // strides[k]) for d in wide[1:]), starts[first] * (strides[first] // strides[k]))
+    return RowSlice(simplify(page), strides[k], rows, starts[-1], extents[-1], simplify(bound_row),
+                    shape[first] * (strides[first] // strides[k]), first)
 
 
 def selects(expr):

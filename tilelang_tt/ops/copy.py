@@ -4,11 +4,14 @@ element-wise value.
 C2: ``T.copy(X_s, Y_l)`` of two on-chip blocks of one shape → ``tt.tile.eltwise(Y_l, i, j,
 Cast(Y dtype, X_s[i, j]))`` (a copy or a cast; copies to and from DRAM are LowerSharedToCB's).
 D5: a block operand is unpacked into DST with ``copy_tile``; a transposed one ``X[j, i]`` (X of the
-transposed shape) with ``transpose_tile`` from tile (c, r) of X for output tile (r, c); a
+transposed shape) with ``transpose_tile`` from tile (c, r) of X for output tile (r, c), a row vector
+read into a column vector (or back) from its tile of the same index; a
 per-row/per-column vector spread over a full block, or the first value of a per-row vector over a
 row vector (a block of one row; the other way round too), with ``unary_bcast`` (inits ``copy_init`` /
 ``transpose_init`` / ``unary_bcast_init``).
-Errors: a copy changing the block shape; between integer and float blocks, integer blocks other
+A vector copied into a vector of the same tiles (``[1, n]`` into a row vector of ``n``) is
+the same copy. Errors: a copy changing the block shape otherwise (a row of a block into a vector
+is LowerBlockReshapesTT's); between integer and float blocks, integer blocks other
 than int32.
 """
 
@@ -27,12 +30,25 @@ class Copy(TileOp):
 
     def lower(self, ctx, stmt):
         src, dst = (as_region(a) for a in stmt.value.args[:2])
-        if list(src.buffer.shape) != list(dst.buffer.shape) or ctx.block_kind(src.buffer) != ctx.block_kind(dst.buffer):
+        if not _same_tiles(ctx, src.buffer, dst.buffer):
             raise ctx.error(stmt, f"T.copy from `{src.buffer.name}` to `{dst.buffer.name}` changes the block shape",
-                            "copy between on-chip blocks of the same shape")
+                            "copy between on-chip blocks of the same shape, a vector into a vector of the same "
+                            "values ([1, n] and a row vector of n), or a row of a block into a vector "
+                            "(T.copy(X[r, :], v))")
         ctx.check_compute_dtypes(stmt, (src.buffer, dst.buffer), integer=True)
         return ctx.eltwise_from(stmt, dst.buffer,
                                 lambda i, j: tirx.Cast(str(dst.buffer.dtype), ctx.load(src.buffer, i, j)))
+
+
+def _same_tiles(ctx, src: tirx.Buffer, dst: tirx.Buffer) -> bool:
+    """Whether two blocks hold their values in the same tiles: one shape, or vectors of one kind
+    over the same tiles (a ``[1, n]`` block and a row vector of ``n``: row 0 of each tile; a
+    ``[n, 1]`` block and a column vector: column 0)."""
+    if ctx.block_kind(src) != ctx.block_kind(dst):
+        return False
+    if list(src.shape) == list(dst.shape):
+        return True
+    return bool(ctx.block_kind(src)) and ctx.cbs[src.name].block_tiles == ctx.cbs[dst.name].block_tiles
 
 
 class BlockOperand:
@@ -54,6 +70,9 @@ class BlockOperand:
                     lambda tg, tl: evaluate(Intrin.TRANSPOSE_TILE, cb.index,
                                             ctx.analyzer.simplify((tg % cols) * rows + tg // cols),
                                             prog.slot(tl, base), like=like))
+        elif is_transposed_vector(load, cb, prog.out):  # v[k] of a row vector into a column: tile t transposed
+            prog.op(("transpose", cb.index), evaluate(Intrin.TRANSPOSE_INIT, cb.index, like=like),
+                    lambda tg, tl: evaluate(Intrin.TRANSPOSE_TILE, cb.index, tg, prog.slot(tl, base), like=like))
         elif cb.vector and cb.vector != prog.out.vector:  # a per-row/per-column vector spread over the block
             prog.op(("bcast", cb.vector, cb.index), evaluate(Intrin.BCAST_INIT, cb.vector, cb.index, like=like),
                     lambda tg, tl: evaluate(Intrin.BCAST_TILE, cb.vector, cb.index, ctx.tile_at(cb, prog.out, tg),
@@ -69,6 +88,15 @@ def is_transposed(load: tirx.BufferLoad, ij) -> bool:
     i, j = ij
     return (len(load.indices) == 2 and isinstance(i, tirx.Var) and isinstance(j, tirx.Var)
             and load.indices[0].same_as(j) and load.indices[1].same_as(i))
+
+
+def is_transposed_vector(load: tirx.BufferLoad, operand, out) -> bool:
+    """Whether a vector is read into a vector of the other kind element by element (``w[i] =
+    v[i]``, ``v`` a row vector, ``w`` a column): tile t of one holds the values of tile t of the
+    other in row 0 instead of column 0, one ``transpose_tile`` apart (the first value of a vector
+    over the other kind, ``v[0]``, is a broadcast instead)."""
+    return bool(operand.vector and out.vector and operand.vector != out.vector and len(load.indices) == 1
+                and isinstance(load.indices[0], tirx.Var))
 
 
 COPY = register(Copy())

@@ -310,6 +310,10 @@ def _check_access(ctx, node, access, i, j) -> None:
             var = i if kind == COL else j
             # a per-row value in a block of one row (per-column in one column): its first
             ok = (var is not None and idx[0].same_as(var)) or (var is None and _is_zero(idx[0]))
+            # a row vector read into a column one (or back) at the same index: each tile transposed
+            other = j if kind == COL else i
+            ok = ok or (var is None and other is not None and isinstance(access, tirx.BufferLoad)
+                        and idx[0].same_as(other))
     if not ok:
         hint = ("index blocks with the T.Parallel loop variables: X[i, j], per-row v[i], per-column v[j], or X[j, i] "
                 "for X of the transposed shape")

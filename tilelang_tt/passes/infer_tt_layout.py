@@ -52,9 +52,8 @@ Errors: a dynamic extent that is an expression of a size no parameter has as a w
 scalar parameter that is not an integer of at most 32 bits or is named as a dynamic size, a
 dynamic tensor that is sharded, a column, asked for in rows, or in rows with a dynamic last
 dimension, block floating point storage of a tensor that is not float, a rank-1 tensor used both as a row and as a column (at the copy that
-uses it the second way), unsupported dtypes, invalid or unplaceable layouts, views of a parameter
-(``T.Tensor(shape, X.data)``: a second shape for X's memory, which is laid out in tiles of X's
-own shape).
+uses it the second way), unsupported dtypes, invalid or unplaceable layouts (views of a parameter,
+``T.Tensor(shape, X.data)``, are the parameter's accesses by now: MapParameterViewsTT).
 
     Before: def main(A: T.Tensor((256, 128), "bfloat16"), Mean: T.Tensor((256,), "float32"), ...)
     After:  T.func_attr({"tt.arch": "wormhole_b0",
@@ -340,26 +339,6 @@ def _slices(func: tirx.PrimFunc, tensor: tirx.Buffer) -> list:
     return regions
 
 
-def _check_views(func: tirx.PrimFunc, params: list[tirx.Buffer]) -> None:
-    """Refuse a buffer on a parameter's memory that is not the parameter (TileLang's
-    ``T.Tensor(shape, X.data)``), at the first statement that uses it."""
-    owner = {buf.data: buf for buf in params}
-    views: list[tirx.Buffer] = []
-    tirx.stmt_functor.post_order_visit(func.body, lambda n: views.append(n.buffer) if isinstance(
-        n, (tirx.BufferLoad, tirx.BufferStore)) and n.buffer.data in owner and not n.buffer.same_as(owner[n.buffer.data])
-        else None)
-    if not views:
-        return
-    view, param = views[0], owner[views[0].data]
-    stmt = first_stmt_using(func.body, view)
-    raise error(PASS, func, stmt,
-                f"`{view.name}` {[int(d) for d in view.shape]} is a view of the parameter `{param.name}` "
-                f"{[int(d) for d in param.shape]} (T.Tensor(shape, {param.name}.data)); views of parameters are not "
-                "supported: a tensor lives in DRAM in tiles of its own shape",
-                f"index `{param.name}` directly, or declare the parameter with the shape the kernel uses and reshape "
-                "the tensor on the host")
-
-
 def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, layouts) -> tirx.PrimFunc:
     arch = get_arch(arch_name)
     try:
@@ -369,7 +348,6 @@ def _transform(func: tirx.PrimFunc, mod, ctx, arch_name: str, layouts) -> tirx.P
                     "see tilelang_tt.BufferLayout: memory, layout, shard_grid, shard_shape, dtype") from None
     kinds = vector_kinds(func)
     params = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
-    _check_views(func, params)
     _check_dims(func, params)
     unknown = sorted(set(overrides) - {b.name for b in params})
     if unknown:

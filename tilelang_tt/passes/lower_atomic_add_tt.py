@@ -15,8 +15,11 @@ every run, the gemms of the blocks still in parallel. An add into an on-chip buf
 Reads: the ``T.atomic_add`` calls (``tl.atomic_add_elem_op``, ``tl.tileop.atomicadd``), the grid loops.
 Writes: ``tt.reduction`` (a :class:`tilelang_tt.ir.attrs.Reduction`: the summed tensors, the summing
 axes and ``S``) when a global tensor is summed into; the grid loops' tags when there are summing axes.
-Errors: a summed tensor that the kernel also reads or writes otherwise (its value mid-sum is
-undefined); an add inside a loop into the same region at every iteration; summing axes whose
+A summed tensor may also be read and written where no block sums into it (Stream-K: a tile
+computed whole is stored, a tile split over blocks summed into): every block's regions of the
+plain accesses are apart from every block's sums (``ir.block_regions``, block by block).
+Errors: a summed tensor that the kernel also reads or writes where some block may sum into it (its
+value mid-sum is undefined); an add inside a loop into the same region at every iteration; summing axes whose
 extent depends on a dynamic size; a destination slice of more than two dimensions above 1.
 
     Before: for bx, by, bz in T.Kernel(4, 4, 2): ...
@@ -42,14 +45,17 @@ from tilelang_tt.ir.common import (
     error,
     is_global_buffer,
     keep_span,
+    loads,
     prim_func_pass,
     uses_var,
 )
+from tilelang_tt.ir.block_regions import block_boxes, grid, overlap, tensor_accesses
 from tilelang_tt.ir.slices import block_grid_loops, bound_values
 
 PASS = "LowerAtomicAddTT"
 ELEMENT, BLOCK = "tl.atomic_add_elem_op", "tl.tileop.atomicadd"  # T.atomic_add per element, per block
 GRID_TAGS = ("blockIdx.z", "blockIdx.y", "blockIdx.x")  # outermost first: block id = (z * Ny + y) * Nx + x
+BLOCK_LIMIT = 1024  # blocks whose regions the summed-tensor check goes through one by one
 HINT_SPLIT = ("keep the partial result in a fragment and T.atomic_add it once, or give each block its own slice "
               "(index the output with the split coordinate) and sum the slices in a second kernel")
 
@@ -143,25 +149,83 @@ def _check_loops(func) -> list[tuple[tirx.Evaluate, tirx.Buffer, list]]:
     return found
 
 
+def _sum_extents(stmt) -> tuple[int, ...]:
+    """The extents of a T.atomic_add's destination: 1 per dimension for an element, the slice's."""
+    if _atomic(stmt) == ELEMENT:
+        return (1,) * len(_destination(stmt).indices)
+    return tuple(as_region(stmt.value.args[1]).extents)
+
+
 def _check_other_uses(func, summed: list[tirx.Buffer]) -> None:
-    """A summed tensor is touched by its atomic adds only."""
+    """A summed tensor's other reads and writes keep clear of every region any block sums into:
+    each block's boxes of elements (``ir.block_regions``: the block coordinates fixed, the branches
+    a block does not take left out) of a plain access and of a sum are disjoint, the same block's
+    included (stores and sums of one region in one block would need their order kept)."""
+    for buf in summed:
+        accesses = tensor_accesses(func.body, buf, lambda s: _destination(s) if _atomic(s) else None, _sum_extents)
+        others = [a for a in accesses if a.kind == "other"]
+        if not others:
+            continue
+        boxes = block_boxes(func, buf, accesses, BLOCK_LIMIT)
+        culprit, reason = others[0].stmt, (f"the grid is dynamic or has more than {BLOCK_LIMIT} blocks, too many to "
+                                           "tell the regions apart block by block")
+        if boxes is not None:
+            sums = [b for b in boxes if b.access.kind == "sum"]
+            clash = next(((b, s) for b in boxes if b.access.kind == "other" for s in sums if overlap(b.box, s.box)),
+                         None)
+            if clash is None:
+                continue
+            other, add = clash
+            culprit = other.access.stmt
+            reason = (f"block ({other.label}) touches {_elements(other.box)} here and block ({add.label}) may sum "
+                      f"into {_elements(add.box)}")
+            unbounded = sorted({load.buffer.name for a in (other.access, add.access) for start in a.starts
+                                for load in loads(tirx.stmt_functor.substitute(start, bound_values(func.body)))})
+            if unbounded:
+                reason += f"; the indices read {', '.join(f'`{n}`' for n in unbounded)}, whose values the compiler cannot bound"
+        raise error(PASS, func, culprit, f"`{buf.name}` is summed into with T.atomic_add and also read or written "
+                    f"here, in a region the sums may reach ({reason}): while the blocks take turns adding into it, "
+                    "its value is a partial sum",
+                    f"write and sum disjoint regions of `{buf.name}` (decided by the block coordinates), read "
+                    f"`{buf.name}` in a second kernel, or write the value this statement needs into another tensor")
 
-    def visit(node):
-        if _atomic(node) is not None or not isinstance(node, (tirx.Evaluate, tirx.BufferStore)):
-            return
-        touched = []
-        if isinstance(node, tirx.BufferStore):
-            touched.append(node.buffer)
-        tirx.stmt_functor.post_order_visit(node, lambda n: touched.append(n.buffer) if isinstance(
-            n, (tirx.BufferLoad, tirx.BufferStore)) else None)
-        for buf in summed:
-            if any(t.same_as(buf) for t in touched):
-                raise error(PASS, func, node, f"`{buf.name}` is summed into with T.atomic_add and also read or written "
-                            "here: while the blocks take turns adding into it, its value is a partial sum",
-                            f"read `{buf.name}` in a second kernel, or write the value this statement needs into "
-                            "another tensor")
 
-    tirx.stmt_functor.post_order_visit(func.body, visit)
+def _blocks_summing(func, summed: list[tirx.Buffer]) -> tuple[list[tirx.Var], set[tuple[int, ...]]] | None:
+    """(the grid coordinates, the blocks that may run a T.atomic_add into a global tensor), or None
+    when the grid is too large or dynamic to go through block by block."""
+    blocks: set[tuple[int, ...]] = set()
+    coords = grid(func)
+    for buf in summed:
+        accesses = [a for a in tensor_accesses(func.body, buf, lambda s: _destination(s) if _atomic(s) else None,
+                                               _sum_extents) if a.kind == "sum"]
+        boxes = block_boxes(func, buf, accesses, BLOCK_LIMIT)
+        if boxes is None or coords is None:
+            return None
+        blocks.update(b.block for b in boxes)
+    return [var for var, _ in coords], blocks
+
+
+def _check_whole_groups(func, summing, axes: list[tirx.For], stmt) -> None:
+    """Every block of a group taking turns (the blocks equal in the coordinates that do not sum)
+    sums, or none does: OrderReductionTT passes the turn on from each block to the next, and a block
+    that skips its add would pass it on before the block before it has added."""
+    coords, blocks = summing
+    along = [n for n, v in enumerate(coords) if any(a.loop_var.same_as(v) for a in axes)]
+    groups: dict[tuple, set] = {}
+    for block in blocks:
+        groups.setdefault(tuple(v for n, v in enumerate(block) if n not in along), set()).add(block)
+    size = math.prod(int(a.extent) for a in axes)
+    partial = next((key for key, members in groups.items() if len(members) != size), None)
+    if partial is not None:
+        names = ", ".join(coords[n].name for n in along)
+        raise error(PASS, func, stmt, f"T.atomic_add: of the {size} blocks along {names} that take turns summing "
+                    f"into one region, {len(groups[partial])} add (a branch around the add decides on {names})",
+                    f"let every block along {names} add (a zero block where it has nothing to add), or decide the "
+                    "branch on the coordinates the destination depends on")
+
+
+def _elements(box) -> str:
+    return "[" + ", ".join(f"{lo}" if lo == hi else f"{lo}:{hi + 1}" for lo, hi in box) + "]"
 
 
 def _retag(body, loops: dict[str, tirx.For], axes: list[tirx.For]) -> tirx.Stmt:
@@ -208,6 +272,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     if not summed:
         return func.with_body(body)
     loops = block_grid_loops(func)
+    summing = _blocks_summing(func, summed)
     axes = []
     for tag in GRID_TAGS:
         loop = loops.get(tag)
@@ -220,6 +285,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
                         f"`{adds[0][1].name}` and their number {loop.extent} depends on a dynamic size",
                         "give the summing grid dimension a constant extent (a split count)")
         axes.append(loop)
+    if summing is not None:
+        _check_whole_groups(func, summing, axes, adds[0][0])
     if axes:
         body = _retag(body, loops, axes)
     reduction = Reduction(tuple(summed), tuple(a.loop_var for a in axes), math.prod(int(a.extent) for a in axes))

@@ -37,6 +37,7 @@ from tvm import ir, tirx
 from tilelang_tt.ir.common import (
     READ,
     WRITE,
+    allocate_in_root,
     const_int,
     is_global_buffer,
     keep_span,
@@ -177,16 +178,9 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         return None
 
     body = tirx.stmt_functor.ir_transform(func.body, None, post, ["tirx.For", "tirx.Evaluate"])
-    if not pending:
-        return func if body.same_as(func.body) else func.with_body(body)
-
-    def allocate(node):
-        if isinstance(node, tirx.SBlock) and node.name_hint == "tilelang_root":
-            return tirx.SBlock(node.iter_vars, node.reads, node.writes, node.name_hint, node.body, node.init,
-                               list(node.alloc_buffers) + pending, node.match_buffers, node.annotations)
-        return None
-
-    return func.with_body(tirx.stmt_functor.ir_transform(body, None, allocate, ["tirx.SBlock"]))
+    if body.same_as(func.body):
+        return func
+    return func.with_body(allocate_in_root(body, pending))
 
 
 def LowerParallelReductionsTT():

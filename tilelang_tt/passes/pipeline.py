@@ -39,6 +39,7 @@ from tilelang_tt.passes.layout_aware_work_partition_tt import LayoutAwareWorkPar
 from tilelang_tt.passes.legalize_global_access_tt import LegalizeGlobalAccessTT
 from tilelang_tt.passes.local_blocks_tt import LocalBlocksTT
 from tilelang_tt.passes.lower_atomic_add_tt import LowerAtomicAddTT
+from tilelang_tt.passes.lower_block_reshapes_tt import LowerBlockReshapesTT
 from tilelang_tt.passes.lower_cb_intrinsics import LowerCBIntrinsics
 from tilelang_tt.passes.lower_early_exit_tt import LowerEarlyExitTT
 from tilelang_tt.passes.lower_parallel_reductions_tt import LowerParallelReductionsTT
@@ -46,6 +47,7 @@ from tilelang_tt.passes.lower_parallel_scans_tt import LowerParallelScansTT
 from tilelang_tt.passes.lower_shared_to_cb import LowerSharedToCB
 from tilelang_tt.passes.lower_warp_shuffles_tt import LowerWarpShufflesTT
 from tilelang_tt.passes.lower_tt_tile_intrinsics import LowerTTTileIntrinsics
+from tilelang_tt.passes.map_parameter_views_tt import MapParameterViewsTT
 from tilelang_tt.passes.name_value_conditions_tt import NameValueConditionsTT
 from tilelang_tt.passes.materialize_core_loop_tt import MaterializeCoreLoopTT
 from tilelang_tt.passes.number_cbs_tt import NumberCBsTT
@@ -72,6 +74,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
     return [
         # First: one name per buffer (the plan and the C++ name blocks); GPU-style element accesses of global tensors become the tile copies A-C read.
         UniqueBufferNamesTT(),
+        # A view of a parameter (T.Tensor(shape, X.data)) regrouping its leading dimensions becomes the
+        # parameter's own accesses, before any pass looks at a global tensor's slices or elements.
+        MapParameterViewsTT(),
         # A warp's xor butterfly is a T.warp_reduce_*, other GPU instructions refused at their line,
         # before the scalar variables a butterfly combines could be inlined.
         LowerWarpShufflesTT(),
@@ -118,6 +123,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         LowerParallelReductionsTT(),
         # A running sum per row in a serial loop inside T.Parallel is a T.cumsum of its terms (blocks made).
         LowerParallelScansTT(),
+        # A row of a block copied into a vector is a masked T.reduce_sum down the rows (a vector holds
+        # row 0 or column 0 of its tiles), before the blocks are padded and given their CBs.
+        LowerBlockReshapesTT(),
         # Blocks of masks (uint8, bool) read by element-wise values are bfloat16 blocks of the same values.
         WidenMaskBlocksTT(),
         # Blocks of any shape padded to whole tiles, the padding masked where a reduction or a
