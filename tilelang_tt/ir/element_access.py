@@ -100,7 +100,9 @@ class ElementNest:
         transposed = role == "read" and len(self.vars) == 2 and follows == (1, 0)
         if (list(follows) != sorted(follows) and not transposed) or (len(follows) != len(self.vars) and not vector):
             return None
-        if any(const_int(bases[d]) != 0 or const_int(buf.shape[d]) != 1 for d in range(dims[-1] + 1, len(indices))):
+        column = role == "write" and len(follows) == 1 and dims[-1] < len(indices) - 1  # per-row scales
+        if not column and any(const_int(bases[d]) != 0 or const_int(buf.shape[d]) != 1
+                              for d in range(dims[-1] + 1, len(indices))):
             return None
         if vector and len(indices) > 1 and (dims[0] == len(indices) - 1) != (follows == (1,)):
             return None  # a column of the tensor's tiles read as a row vector, or a row as a column: a transpose

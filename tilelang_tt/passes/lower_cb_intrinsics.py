@@ -92,6 +92,7 @@ from tilelang_tt.ir.common import (
 )
 from tilelang_tt.ir.slices import (
     bound_analyzer,
+    element_column,
     matrix_extents,
     matrix_slice,
     overhanging_axes,
@@ -199,6 +200,52 @@ def _row_transfers(stmt, func, cb: CBDesc, tensor, block, reading: bool, analyze
     return rows
 
 
+def _column_writes(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, analyzer: arith.Analyzer, ptr,
+                   valid=None) -> tirx.Stmt:
+    """The writer writes a column vector block (column 0 of each of its tiles) into one column of a
+    tensor of more columns laid out in tiles (``ir.slices.element_column``: per-row scales), an element
+    per row, since the tile holding it holds other columns' values: each element is copied to the
+    empty face 1 of the block's first tile (a column leaves faces 1 and 3 empty) at the place whose
+    address matches its destination's modulo 32 elements (a NOC write keeps the source's alignment,
+    32 bytes for DRAM on Wormhole and 64 on Blackhole: tt-metal's ``DRAM_ALIGNMENT``), written from
+    there (one element's bytes into the tile page), and flushed before the next one reuses the place.
+    Rows past the tensor's end, and from ``valid`` on (``tt.valid_rows``), are not written."""
+    name = tensor.buffer.name
+    fmt = cb.data_format
+    if fmt not in ("Float32", "Float16_b") or stored(func, tensor.buffer).data_format != fmt:
+        raise error(PASS, func, stmt, f"the writer writes a column of `{name}` an element per row from the block "
+                    f"`{cb.name}` ({fmt}): it moves float32 and bfloat16 elements into a tensor stored alike",
+                    f"compute the column in `{name}`'s dtype ({tensor.buffer.dtype}) as float32 or bfloat16")
+    view = matrix_slice(tensor)
+    row0 = view.row
+    nt = expr_of(acc.tile_grid[1], dynamic_dims(func))
+    elem = BY_DATA_FORMAT[fmt].element_bytes
+    r = tirx.Var("r", "int32")
+    row, col = row0 + r, view.col
+    source = tirx.FloorDiv(r, TILE) * (TILE * TILE) + tirx.FloorMod(tirx.FloorDiv(r, 16), 2) * 512 + (
+        tirx.FloorMod(r, 16) * 16)
+    place = (tirx.FloorMod(tirx.FloorDiv(row, 16), 2) * 2 + tirx.FloorMod(tirx.FloorDiv(col, 16), 2)) * 256 + (
+        tirx.FloorMod(row, 16) * 16 + tirx.FloorMod(col, 16))  # the element's index in its tile
+    k = analyzer.simplify(tirx.FloorMod(place, 32))  # its place in face 1: the same address modulo 32 elements
+    value = tirx.Var(f"{name}_element", "float32")
+    scratch = ptr + tirx.const(256 * elem, "uint32")
+    move = seq([
+        keep_span(stmt, tirx.Bind(value, call(Intrin.LOAD_ELEMENT, ptr, analyzer.simplify(source), tirx.StringImm(fmt),
+                                              dtype="float32"))),
+        evaluate(Intrin.STORE_TILE_ELEMENT, scratch, tirx.FloorDiv(k, 16), tirx.FloorMod(k, 16), 1, value,
+                 tirx.StringImm(fmt), like=stmt),
+        evaluate(Intrin.NOC_WRITE_ROW, analyzer.simplify(tirx.FloorDiv(row, TILE) * nt + tirx.FloorDiv(col, TILE)),
+                 tensor.buffer.data, tirx.Cast("uint32", analyzer.simplify(place * elem)),
+                 scratch + tirx.Cast("uint32", k * elem), tirx.const(elem, "uint32"), like=stmt),
+        evaluate(Intrin.NOC_WRITES_FLUSHED, like=stmt),
+    ])
+    if overhanging_axes(tensor, analyzer)[0]:
+        move = keep_span(stmt, tirx.IfThenElse(analyzer.simplify(view.bound_row + r < view.bound_rows), move, None))
+    if valid is not None:
+        move = keep_span(stmt, tirx.IfThenElse(r < valid, move, None))
+    return keep_span(stmt, tirx.For(r, 0, view.rows, tirx.ForKind.SERIAL, move))
+
+
 def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: bool, analyzer: arith.Analyzer,
                     ptr) -> tuple[tirx.Stmt, int]:
     """(the moves of the tiles of the slice, row by row of the block, each a page of the tensor and
@@ -256,6 +303,9 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
     ptr = tirx.Var(f"l1_{cb.name}", "uint32")
     if acc.layout == MemoryLayout.ROW_MAJOR.value:
         transfers = _row_transfers(stmt, func, cb, tensor, block, reading, analyzer, ptr, valid)
+        pages = cb.block_pages
+    elif element_column(func, tensor, cb.vector, reading):
+        transfers = _column_writes(stmt, func, cb, tensor, acc, analyzer, ptr, valid)
         pages = cb.block_pages
     else:
         if valid is not None:
