@@ -95,6 +95,11 @@ EXPECTED = {
     "activation/gelu_regcopy": RUNS(SFPU),  # on-chip blocks at a flat index of the nest: one loop over them
     "activation/leaky_relu": RUNS(BF16),
     "moe/grouped_gemm_masked": RUNS(BF16),  # the blocks past a group's count skip their tile (value branch)
+    # a column of a tensor stored per row from a nest (per-row scales, a running sum per column): a column
+    # vector block the writer writes an element per row into the tensor's tiles
+    "quant/act_quant": RUNS(BF16),
+    "quant/fp8_quant_per_token": RUNS(BF16),
+    "scan/cumsum_kernelbench": RUNS(BF16),
     # a shared block staged in by the reader and written by compute for the way out, the sum stored
     # while the norm goes on (a version of the block per value: VersionOnChipBuffersTT); a tensor
     # element stored and then overwritten by a T.Parallel nest (DropOverwrittenStoresTT)
@@ -118,9 +123,8 @@ EXPECTED = {
     "moe/grouped_gemm_nopad": REFUSED(f"the slice of `B` may index dimension 0 {PAST_EXTENT} 3 (start expert_id)"),
     "attention/gqa_decode": REFUSED(f"the slice of `K` may index dimension 1 {PAST_EXTENT} 128 (start k * 32)"),
     # element-wise global access forms: a partner element chosen per element (from blocks of 2 rows whose
-    # rows and columns a flat index computes, it lies partly outside the tensor), rows picked by a tensor,
-    # a column of a tensor read or written per step of a serial loop in a nest over a block (act_quant's
-    # scales, a cumsum); scalar code over rows (no T.Parallel: nothing is written with T.copy, refused at
+    # rows and columns a flat index computes, it lies partly outside the tensor), rows picked by a tensor;
+    # scalar code over rows (no T.Parallel: nothing is written with T.copy, refused at
     # its first store); a bit-reversed gather in a serial loop inside T.Parallel; a butterfly stage (a
     # permutation of an on-chip block); vectors read at computed rows
     "rope/neox_1d": REFUSED(f"the slice x[bx * 2:bx * 2 + 2, -64:-64 + 128] {PARTLY_OUTSIDE}"),  # blocks of 2 rows
@@ -128,8 +132,6 @@ EXPECTED = {
     "rope/neox_2d": REFUSED(f"`y[flat]`: a T.Parallel nest stores into the global tensor `y` and {NOT_BLOCKS}"),
     "rope/neox_position_ids": REFUSED(f"`y[flat]`: a T.Parallel nest stores into the global tensor `y` and "
                                       f"{NOT_BLOCKS}"),
-    "scan/cumsum_kernelbench": REFUSED(f"`Y[row, j]`: a T.Parallel nest stores into the global tensor `Y` and "
-                                       f"{NOT_BLOCKS}"),
     "softmax/softmax_kernelbench": REFUSED(f"`Y[bx, j]`: a scalar store into the global tensor `Y` outside "
                                            f"T.Parallel, and {NO_COPY_OUT}"),
     "scan/cumprod_kernelbench": REFUSED(f"`Y[bx, j]`: a scalar store into the global tensor `Y` outside T.Parallel, "
@@ -138,8 +140,6 @@ EXPECTED = {
                                          "inside T.Parallel"),  # the bit reversal: T.gemm by a permutation matrix
     "butterfly/hadamard_smem_stages": REFUSED(f"`smem[j_idx]` {NOT_ELEMENTWISE}"),  # a butterfly stage: T.gemm
     "attention/fp8_index": REFUSED(f"the vector slice of `k_s` (extents [1, 64] of [b, n]) {FLAT_VECTOR}"),
-    "quant/act_quant": REFUSED(f"`S[bx * 32 + i, by]` {NOT_ELEMENTWISE}"),
-    "quant/fp8_quant_per_token": REFUSED(f"`scale_tensor[bx, bz_by % 2 * 32 + i, bz_by // 2]` {NOT_ELEMENTWISE}"),
     # reductions written as accumulations into per-row fragments in one T.Parallel nest
     "reduce/cosine_similarity": REFUSED(f"T.Parallel(128, 64) {PARTIAL_NEST} `dot_loc` [128]"),
     # dynamic sizes in expressions and loop extents

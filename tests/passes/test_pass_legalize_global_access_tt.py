@@ -174,6 +174,45 @@ def test_hand_written_store_guarded_on_its_rows_writes_the_valid_rows():
     assert names(after) == names(Expected)
 
 
+def test_hand_written_column_store_is_a_column_block_copied_out():
+    """Per-row scales ``S[by * 32 + i, bx] = s[i]`` of a (64, 4) tensor: the store names the nest's one
+    loop on S's rows and indexes its columns at ``bx``: a vector block ``S_l`` of the rows, copied out
+    to the column, the slice [32, 1]."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(S: T.Buffer((64, 4), "float32")):
+            for bx in T.thread_binding(4, thread="blockIdx.x"):
+                for by in T.thread_binding(2, thread="blockIdx.y"):
+                    with T.sblock("tilelang_root"):
+                        T.reads()
+                        T.writes()
+                        s = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                        tl.tileop.fill(tl.region(s[0], 2, 32), T.float32(1))
+                        for i in T.parallel(32):
+                            S[by * 32 + i, bx] = s[i] * T.float32(2)
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(S: T.Buffer((64, 4), "float32")):
+            for bx in T.thread_binding(4, thread="blockIdx.x"):
+                for by in T.thread_binding(2, thread="blockIdx.y"):
+                    with T.sblock("tilelang_root"):
+                        T.reads()
+                        T.writes()
+                        s = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                        S_l = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                        tl.tileop.fill(tl.region(s[0], 2, 32), T.float32(1))
+                        for i in T.parallel(32):
+                            S_l[i] = s[i] * T.float32(2)
+                        tl.tileop.copy(tl.region(S_l[0], 1, 32), tl.region(S[by * 32, bx], 2, 32, 1))
+
+    after = LegalizeGlobalAccessTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)
+
+
 def test_hand_written_transposed_store_is_the_nest_in_the_stores_order():
     """``C[bx * 32 + j, i] = A[i, bx * 32 + j]``: the store follows the loops (j, i), so the nest is
     written over (j, i) (parallel loops commute); A's block is read ``A_s[i, j]`` in that nest, the

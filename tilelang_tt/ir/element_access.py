@@ -74,7 +74,8 @@ class ElementNest:
         legalizes: each index uses at most one loop variable, as ``base + v``; a store follows every
         loop in nest order; a read follows every loop in any order (a 2-D nest: transposed) or one
         loop of a 2-D nest (a per-row or per-column vector); the indices after the last loop index are
-        0 on dimensions of extent 1."""
+        0 on dimensions of extent 1, or, for a store of one loop, any index of no loop (a column of the
+        tensor, per-row scales ``S[by * 32 + i, bx]``)."""
         loops, bases = [], []
         for index in indices:
             used = [k for k, v in enumerate(self.vars) if uses_var(index, v)]

@@ -9,7 +9,9 @@ every global slice it writes is computed into a fragment and copied out after it
 access touches is read from its index expressions (``ir/element_access.py``): each index ``base + v``
 of one loop variable, or of none (a single index between them too: a head ``Q[b, t0 + t, h, d0 + d]``
 of a (B, S, H, D) tensor is the slice [1, bm, 1, bd]), the indices after the last loop index 0 on
-dimensions of extent 1 (the column of a (n, 1) tensor). A store names every loop variable; a load may
+dimensions of extent 1 (the column of a (n, 1) tensor); a store of a one-loop nest may index them at
+any value of no loop (per-row scales ``S[by * 32 + i, bx]``: a column vector block copied out to the
+slice [32, 1], which the writer writes an element per row). A store names every loop variable; a load may
 name one of a 2-D nest's (a per-row ``S[by * bm + i]`` or per-column ``B[bx * bn + j]`` vector, read
 into a vector block) or both swapped (the block read transposed: compute's ``transpose_tile``); a
 shifted read ``x[i, j + 64]`` is its own block. A nest whose stores all swap its loops is written in

@@ -41,6 +41,16 @@ A vector generated from a tensor read at the element's index (``s[i] = S[by * 32
 its first tile the vector leaves empty (face 1 of a column, face 2 of a row): the 64 bytes of the tile
 page holding it, 64-byte aligned at both ends as any element read (ir/elements.py).
 
+A column vector block written into one column of a tensor of more columns in tiles (``S[by * 32:by *
+32 + 32, bx]``, ``ir.slices.element_column``: per-row scales) is written an element per row, from face 1
+of its first tile, at the address matching the destination's modulo 32 elements (:func:`_column_writes`):
+
+    for r in range(32):
+        S_element = T.tt.load_element(l1_S_l, r // 16 * 512 + r % 16 * 16, "Float32")
+        T.tt.store_tile_element(l1_S_l + 1024, <place % 32> // 16, <place % 32> % 16, 1, S_element, "Float32")
+        T.tt.noc_async_write_row(by + r // 32, S.data, <place> * 4, l1_S_l + 1024 + <place % 32> * 4, 4)
+        T.tt.noc_async_writes_flushed()
+
 A multicast CB (``tt.multicast``) is read by the first core of its group only and multicast to
 the others (tt-metal's ``matmul_multicore_reuse_mcast`` handshake, see :func:`_multicast`):
 
@@ -57,7 +67,8 @@ the others (tt-metal's ``matmul_multicore_reuse_mcast`` handshake, see :func:`_m
     T.tt.cb_push_back(0, 2)
 Errors: a slice whose start is not provably a multiple of 32; a row-major slice that is not one run
 of strided rows of the block's shape; valid rows of a tensor of tiles; a copy from a tensor into a
-block of another dtype; an element of a block floating point tensor.
+block of another dtype; an element of a block floating point tensor; a column written per row into a
+tensor stored as block floats.
 """
 
 from __future__ import annotations
@@ -211,11 +222,12 @@ def _column_writes(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, analyzer: 
     there (one element's bytes into the tile page), and flushed before the next one reuses the place.
     Rows past the tensor's end, and from ``valid`` on (``tt.valid_rows``), are not written."""
     name = tensor.buffer.name
-    fmt = cb.data_format
-    if fmt not in ("Float32", "Float16_b") or stored(func, tensor.buffer).data_format != fmt:
-        raise error(PASS, func, stmt, f"the writer writes a column of `{name}` an element per row from the block "
-                    f"`{cb.name}` ({fmt}): it moves float32 and bfloat16 elements into a tensor stored alike",
-                    f"compute the column in `{name}`'s dtype ({tensor.buffer.dtype}) as float32 or bfloat16")
+    fmt, stored_as = cb.data_format, stored(func, tensor.buffer).data_format
+    if fmt not in ("Float32", "Float16_b") or stored_as != fmt:
+        raise error(PASS, func, stmt, f"the writer writes a column of `{name}` (stored as {stored_as}) an element per "
+                    f"row from the block `{cb.name}` ({fmt}): it writes float32 and bfloat16 elements into a tensor "
+                    "stored in its dtype (a block float element shares its exponent with its neighbours)",
+                    f"store `{name}` in its dtype (no BufferLayout dtype for it), or write it in whole tiles")
     view = matrix_slice(tensor)
     row0 = view.row
     nt = expr_of(acc.tile_grid[1], dynamic_dims(func))
