@@ -53,6 +53,37 @@ def test_a_rotary_embedding_reads_the_two_halves_of_each_row():
     assert_close(run(rotary_halves(64, 128), x, c, s), torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], 1), 1e-5)
 
 
+def partner_half(m, n, dtype="float32"):
+    """TileOPs' NeoX rotary embedding on blocks of 32 rows, the partner half chosen per element,
+    ``T.if_then_else(j < half, -x[.., j + half], x[.., j - half])``, the tables indexed ``j % half``:
+    over the whole row each read would be a slice half outside the tensor; over each half of the row
+    one inside it (the nest split in its halves)."""
+    half = n // 2
+
+    @T.prim_func
+    def main(X: T.Tensor((m, n), dtype), C: T.Tensor((m, half), dtype), S: T.Tensor((m, half), dtype),
+             Y: T.Tensor((m, n), dtype)):
+        with T.Kernel(1, m // 32) as (_, by):
+            for i, j in T.Parallel(32, n):
+                row = by * 32 + i
+                partner = T.if_then_else(j < half, -X[row, j + half], X[row, j - half])
+                Y[row, j] = X[row, j] * C[row, j % half] + partner * S[row, j % half]
+
+    return main
+
+
+@pytest.mark.parametrize("m, n, dtype, tol", [(64, 128, "float32", 1e-5), (96, 64, "bfloat16", 2e-2)])
+def test_a_partner_half_chosen_per_element_is_read_half_by_half(m, n, dtype, tol):
+    x, angles = torch.randn(m, n), torch.rand(m, n // 2) * 6.28
+    c, s = torch.cos(angles), torch.sin(angles)
+    if dtype == "bfloat16":
+        x, c, s = x.bfloat16(), c.bfloat16(), s.bfloat16()
+    x1, x2 = x.float()[:, :n // 2], x.float()[:, n // 2:]
+    c, s = c.float(), s.float()
+    out = run(partner_half(m, n, dtype), x, c.to(x.dtype), s.to(x.dtype))
+    assert_close(out, torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], 1), tol)
+
+
 def transposed_store(m, n, bm=32, bn=32):
     """Y = X^T + 1 written the GPU way, the store's indices swapping the nest's loops."""
 
@@ -353,16 +384,17 @@ def pair_swap(m, n):
     return main
 
 
-def partner_half(m, n):
-    """Rotary embedding's partner chosen per element, ``T.if_then_else(j < half, -x[.., j + half],
-    x[.., j - half])``: each read is a slice half outside the tensor."""
+def partner_pair(m, n):
+    """Rotary embedding of adjacent pairs (GPT-J), the partner chosen per element,
+    ``T.if_then_else(j % 2 == 0, -x[.., j + 1], x[.., j - 1])``: a permutation of the block's columns,
+    each read a slice partly outside the tensor."""
 
     @T.prim_func
     def main(X: T.Tensor((m, n), "float32"), Y: T.Tensor((m, n), "float32")):
         with T.Kernel(1, m // 32) as (_, by):
             for i, j in T.Parallel(32, n):
-                Y[by * 32 + i, j] = T.if_then_else(  # LINE: partner_half
-                    j < n // 2, -X[by * 32 + i, j + n // 2], X[by * 32 + i, j - n // 2])
+                Y[by * 32 + i, j] = T.if_then_else(  # LINE: partner_pair
+                    j % 2 == 0, -X[by * 32 + i, j + 1], X[by * 32 + i, j - 1])
 
     return main
 
@@ -434,13 +466,13 @@ def scalar_rows(b, n):
                                                   "access of an on-chip block"), "pair_swap"),
     (scale_column_in_k_loop(64, 64, 4), "LowerTTTileIntrinsics", ("`S[by * 32 + i, k]` is not an element-wise access "
                                                                   "of an on-chip block"), "scale_column"),
-    (partner_half(64, 128), "LegalizeGlobalAccessTT", ("the slice X[by * 32:by * 32 + 32, -64:-64 + 128] that this "
+    (partner_pair(64, 128), "LegalizeGlobalAccessTT", ("the slice X[by * 32:by * 32 + 32, -1:-1 + 128] that this "
                                                        "statement reads element-wise may lie partly "
-                                                       "outside `X` (shape [64, 128])"), "partner_half"),
+                                                       "outside `X` (shape [64, 128])"), "partner_pair"),
     (scalar_rows(32, 64), "LegalizeGlobalAccessTT", ("`Y[bx, j]`: a scalar store into the global tensor `Y` outside "
                                                      "T.Parallel, and the kernel writes no global buffer with T.copy"),
      "scalar_rows"),
-], ids=["pair_swap", "scale_column", "partner_half", "scalar_rows"])
+], ids=["pair_swap", "scale_column", "partner_pair", "scalar_rows"])
 def test_a_form_without_a_tile_form_is_refused_at_its_statement(kernel, pass_name, message, marker):
     assert_diagnostic(compile_error(kernel), pass_name, message, marker, path=PATH, source=inspect.getsource(inspect.getmodule(run)))
 

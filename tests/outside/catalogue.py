@@ -100,6 +100,9 @@ EXPECTED = {
     "quant/act_quant": RUNS(BF16),
     "quant/fp8_quant_per_token": RUNS(BF16),
     "scan/cumsum_kernelbench": RUNS(BF16),
+    # a partner half chosen per element (T.if_then_else(col < half, ..)) over blocks of 2 rows: the nest of
+    # each half of the row
+    "rope/neox_1d": RUNS(BF16),
     # a shared block staged in by the reader and written by compute for the way out, the sum stored
     # while the norm goes on (a version of the block per value: VersionOnChipBuffersTT); a tensor
     # element stored and then overwritten by a T.Parallel nest (DropOverwrittenStoresTT)
@@ -122,12 +125,12 @@ EXPECTED = {
     # an expert read from a tensor indexes the weights: its range is unknown when compiling
     "moe/grouped_gemm_nopad": REFUSED(f"the slice of `B` may index dimension 0 {PAST_EXTENT} 3 (start expert_id)"),
     "attention/gqa_decode": REFUSED(f"the slice of `K` may index dimension 1 {PAST_EXTENT} 128 (start k * 32)"),
-    # element-wise global access forms: a partner element chosen per element (from blocks of 2 rows whose
-    # rows and columns a flat index computes, it lies partly outside the tensor), rows picked by a tensor;
+    # element-wise global access forms: a partner element chosen per element of a pair (a permutation: from
+    # blocks of 2 rows whose rows and columns a flat index computes, it lies partly outside the tensor), rows
+    # picked by a tensor;
     # scalar code over rows (no T.Parallel: nothing is written with T.copy, refused at
     # its first store); a bit-reversed gather in a serial loop inside T.Parallel; a butterfly stage (a
     # permutation of an on-chip block); vectors read at computed rows
-    "rope/neox_1d": REFUSED(f"the slice x[bx * 2:bx * 2 + 2, -64:-64 + 128] {PARTLY_OUTSIDE}"),  # blocks of 2 rows
     "rope/non_neox_1d": REFUSED(f"the slice x[bx * 2:bx * 2 + 2, -1:-1 + 128] {PARTLY_OUTSIDE}"),
     "rope/neox_2d": REFUSED(f"`y[flat]`: a T.Parallel nest stores into the global tensor `y` and {NOT_BLOCKS}"),
     "rope/neox_position_ids": REFUSED(f"`y[flat]`: a T.Parallel nest stores into the global tensor `y` and "
