@@ -399,6 +399,38 @@ def partner_pair(m, n):
     return main
 
 
+def pair_partner_by_gemm(m, n):
+    """The rewrite the pair partner's refusal gives: the partners of a block as ``T.gemm`` by a
+    permutation matrix passed as a tensor (P[j + 1, j] = -1 for an even column j, P[j - 1, j] = 1 for an
+    odd one), then GPT-J's rotary embedding element-wise."""
+
+    @T.prim_func
+    def main(X: T.Tensor((m, n), "float32"), P: T.Tensor((n, n), "float32"), C: T.Tensor((m, n), "float32"),
+             S: T.Tensor((m, n), "float32"), Y: T.Tensor((m, n), "float32")):
+        with T.Kernel(1, m // 32) as (_, by):
+            x_s = T.alloc_shared((32, n), "float32")
+            p_s = T.alloc_shared((n, n), "float32")
+            partner = T.alloc_fragment((32, n), "float32")
+            T.copy(X[by * 32, 0], x_s)
+            T.copy(P[0, 0], p_s)
+            T.clear(partner)
+            T.gemm(x_s, p_s, partner)
+            for i, j in T.Parallel(32, n):
+                Y[by * 32 + i, j] = x_s[i, j] * C[by * 32 + i, j] + partner[i, j] * S[by * 32 + i, j]
+
+    return main
+
+
+def test_the_rewrite_of_a_pair_partner_as_a_gemm_runs():
+    x, angles = torch.randn(64, 64), torch.rand(64, 64) * 6.28
+    c, s = torch.cos(angles), torch.sin(angles)
+    p = torch.zeros(64, 64)
+    p[torch.arange(1, 64, 2), torch.arange(0, 64, 2)] = -1
+    p[torch.arange(0, 64, 2), torch.arange(1, 64, 2)] = 1
+    partner = torch.stack([-x[:, 1::2], x[:, 0::2]], -1).reshape(64, 64)
+    assert_close(run(pair_partner_by_gemm(64, 64), x, p, c, s), x * c + partner * s, 4e-3)  # TF32 products
+
+
 def scale_vector_in_k_loop(m, n, groups):
     """fp8_gemm's per-row scale of each K group read into a vector, ``s[i] = S[by * 32 + i, k] * 2``
     (a column of ``S``): the reader reads an element per row, each K step."""
