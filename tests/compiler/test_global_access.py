@@ -586,6 +586,30 @@ def test_a_column_stored_per_row_is_written_an_element_per_row(scale_dtype, tol)
     assert_close(torch.as_tensor(y), x / amax.repeat_interleave(64, 1), 1e-3)
 
 
+def guarded_group_maxima(m, n, group):
+    """A maximum per row of each group of columns into a column of ``S``, the last block's rows past
+    ``m`` guarded (``if by * 32 + i < m``): the writer writes the valid rows' elements only."""
+
+    @T.prim_func
+    def main(X: T.Tensor((m, n), "float32"), S: T.Tensor((m, n // group), "float32")):
+        with T.Kernel(n // group, T.ceildiv(m, 32)) as (bx, by):
+            x = T.alloc_shared((32, group), "float32")
+            amax = T.alloc_fragment((32,), "float32")
+            T.copy(X[by * 32, bx * group], x)
+            T.reduce_max(x, amax, dim=1)
+            for i in T.Parallel(32):
+                if by * 32 + i < m:
+                    S[by * 32 + i, bx] = amax[i]
+
+    return main
+
+
+def test_a_column_stored_in_the_valid_rows_is_written_in_those_rows():
+    x = torch.randn(40, 128)
+    s = torch.as_tensor(tilelang_tt.compile(guarded_group_maxima(40, 128, 64)).run(x))
+    assert_close(s, x.reshape(40, 2, 64).amax(2), 1e-3)  # the maxima of the TF32 values (docs/numerics.md)
+
+
 def token_scales(batch, seq, groups, dim, bm=32):
     """TileOPs' per-token quantisation: a scale per token of each group of a (batch, seq, groups)
     tensor, ``scale[b, pid_m * bm + i, g]``: a column of one of its matrices."""
