@@ -7,7 +7,7 @@ GPU code chooses a value per element with a condition on its index, rotary embed
 integer division, ``cos[row, col % half]``. Over the whole nest such an access touches no box of the
 tensor (``x[row, col + half]`` for every ``col`` would read past the row); over ``col < half`` and
 ``col >= half`` apart each is one: the first half of the row stores ``-x[row, col + half]``, the second
-``x[row, col' ]`` for ``col = col' + half``. :func:`partitioned` finds, for each loop of constant extent,
+``x[row, col']`` at ``col = col' + half``. :func:`partitioned` finds, for each loop of constant extent,
 the points where a condition of the nest's values (``T.if_then_else``, ``Select``, an ``if``) or the
 quotient of an integer division by a constant (``//``, ``%``) that depends on that loop alone changes,
 evaluated at every point of the loop's range with the analyzer (exact: no pattern of the expression is
@@ -27,7 +27,7 @@ MAX_POINTS = 3  # per loop: a few halves or quarters, not a permutation
 MAX_EXTENT = 4096  # the loops evaluated point by point
 
 
-def inlined(body: tirx.Stmt) -> tirx.Stmt:
+def _inlined(body: tirx.Stmt) -> tirx.Stmt:
     """``body`` with every value it names (``Bind``) substituted where it is used and the names dropped:
     the conditions and indices in terms of the loop variables."""
     named: dict = {}
@@ -128,7 +128,8 @@ def _simplified(body: tirx.Stmt, analyzer: arith.Analyzer) -> tirx.Stmt:
         if isinstance(node, tirx.BufferLoad):
             return tirx.BufferLoad(node.buffer, [analyzer.simplify(x) for x in node.indices])
         if isinstance(node, tirx.BufferStore):
-            return keep_span(node, tirx.BufferStore(node.buffer, node.value, [analyzer.simplify(x) for x in node.indices]))
+            indices = [analyzer.simplify(x) for x in node.indices]
+            return keep_span(node, tirx.BufferStore(node.buffer, node.value, indices))
         return None
 
     return tirx.stmt_functor.ir_transform(body, None, post, ["tirx.Call", "tirx.Select", "tirx.IfThenElse",
@@ -165,7 +166,7 @@ def partitioned(loops: list[tirx.For], body: tirx.Stmt, analyzer: arith.Analyzer
     None when it has no such parts."""
     for lp in loops:
         analyzer.bind(lp.loop_var, ir.Range.from_min_extent(lp.min, lp.extent))
-    parts = [(loops, _simplified(inlined(body), analyzer))]
+    parts = [(loops, _simplified(_inlined(body), analyzer))]
     done: list = []
     while parts:
         nest = parts.pop(0)

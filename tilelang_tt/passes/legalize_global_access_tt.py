@@ -35,9 +35,9 @@ conditions and integer divisions are constant (rotary embedding's partner half `
 half, -x[i, j + half], x[i, j - half])``, ``cos[i, j % half]``), is the nest of each part
 (``ir/partition.py``): ``j`` in [0, half) reads ``x[i, j + half]``, ``j`` in [half, n) is ``j' + half``
 and reads ``x[i, j']``, each part with its own blocks.
-Errors: a slice partly outside its tensor (in every form and part); a nest storing into a global tensor at no block in a
-kernel that copies no block out, or a store into one outside T.Parallel in such a kernel (scalar code over
-rows). (CheckKernelFormsTT, just before, refuses what has no form at all.)
+Errors: a slice partly outside its tensor (in every form and part); a nest storing into a global
+tensor at no block in a kernel that copies no block out, or a store into one outside T.Parallel in
+such a kernel (scalar code over rows). (CheckKernelFormsTT, just before, refuses what has no form at all.)
 
     Before: for i, j in T.Parallel(32, 32):
                 C[by * 32 + i, bx * 32 + j] = A[by * 32 + i, bx * 32 + j] + T.float32(1)
@@ -104,7 +104,9 @@ def _copy(src, dst, like) -> tirx.Stmt:
 
 def _legalize(func, loop: tirx.For, names: set[str], allocated: list[tirx.Buffer], facts: Facts) -> tirx.Stmt | None:
     """The nest at ``loop`` with its global accesses made block copies, as written, with its loops
-    reordered to its stores' order, or flattened (ir/element_access.py); None when none applies."""
+    reordered to its stores' order, or flattened (ir/element_access.py); else the nests of the parts
+    of one of those forms (ir/partition.py: as written first, then over whole rows, then flat); None
+    when none applies."""
     loops, body = parallel_nest(loop)
     forms: list[tuple] = []
     taken = set(names)
