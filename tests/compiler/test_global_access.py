@@ -4,7 +4,8 @@ code writes them: LegalizeGlobalAccessTT reads each access's slice from its inde
 emulator against torch, in the idioms of tests/outside's kernels: the two halves of a row (rotary
 embedding), a transposed store or read, a flat index of a nest of two loops, into part of a row of a
 matrix or over whole rows of it, rank-1 on-chip blocks at a flat index, the halves of a block staged in
-a serial loop, a column of a tensor read per K step into a vector (fp8 GEMMs' scales), guards the
+a serial loop, a column of a tensor read per K step into a vector (fp8 GEMMs' scales), a column of a
+tensor stored per row (quantisation scales, a running sum per column: an element written per row), guards the
 blocks always pass and guards on the last rows, a slice ``H0:H1`` with ``H1 = H0 + 64``. The forms
 that have no exact tile form (a pair swap ``j ^ 1``, a column of a tensor read in the nest over a
 block, slices partly outside the tensor, scalar code over rows, a butterfly stage, a bit reversal
@@ -17,6 +18,7 @@ import tilelang.language as T
 import torch
 
 import tilelang_tt
+from tilelang_tt import BufferLayout
 from tests.compiler.test_negative import assert_diagnostic, compile_error
 from tests.compiler.test_ops import assert_close, bf16
 
@@ -49,6 +51,37 @@ def test_a_rotary_embedding_reads_the_two_halves_of_each_row():
     c, s = torch.cos(angles), torch.sin(angles)
     x1, x2 = x[:, :64], x[:, 64:]
     assert_close(run(rotary_halves(64, 128), x, c, s), torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], 1), 1e-5)
+
+
+def partner_half(m, n, dtype="float32"):
+    """TileOPs' NeoX rotary embedding on blocks of 32 rows, the partner half chosen per element,
+    ``T.if_then_else(j < half, -x[.., j + half], x[.., j - half])``, the tables indexed ``j % half``:
+    over the whole row each read would be a slice half outside the tensor; over each half of the row
+    one inside it (the nest split in its halves)."""
+    half = n // 2
+
+    @T.prim_func
+    def main(X: T.Tensor((m, n), dtype), C: T.Tensor((m, half), dtype), S: T.Tensor((m, half), dtype),
+             Y: T.Tensor((m, n), dtype)):
+        with T.Kernel(1, m // 32) as (_, by):
+            for i, j in T.Parallel(32, n):
+                row = by * 32 + i
+                partner = T.if_then_else(j < half, -X[row, j + half], X[row, j - half])
+                Y[row, j] = X[row, j] * C[row, j % half] + partner * S[row, j % half]
+
+    return main
+
+
+@pytest.mark.parametrize("m, n, dtype, tol", [(64, 128, "float32", 1e-5), (96, 64, "bfloat16", 2e-2)])
+def test_a_partner_half_chosen_per_element_is_read_half_by_half(m, n, dtype, tol):
+    x, angles = torch.randn(m, n), torch.rand(m, n // 2) * 6.28
+    c, s = torch.cos(angles), torch.sin(angles)
+    if dtype == "bfloat16":
+        x, c, s = x.bfloat16(), c.bfloat16(), s.bfloat16()
+    x1, x2 = x.float()[:, :n // 2], x.float()[:, n // 2:]
+    c, s = c.float(), s.float()
+    out = run(partner_half(m, n, dtype), x, c.to(x.dtype), s.to(x.dtype))
+    assert_close(out, torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], 1), tol)
 
 
 def transposed_store(m, n, bm=32, bn=32):
@@ -351,18 +384,51 @@ def pair_swap(m, n):
     return main
 
 
-def partner_half(m, n):
-    """Rotary embedding's partner chosen per element, ``T.if_then_else(j < half, -x[.., j + half],
-    x[.., j - half])``: each read is a slice half outside the tensor."""
+def partner_pair(m, n):
+    """Rotary embedding of adjacent pairs (GPT-J), the partner chosen per element,
+    ``T.if_then_else(j % 2 == 0, -x[.., j + 1], x[.., j - 1])``: a permutation of the block's columns,
+    each read a slice partly outside the tensor."""
 
     @T.prim_func
     def main(X: T.Tensor((m, n), "float32"), Y: T.Tensor((m, n), "float32")):
         with T.Kernel(1, m // 32) as (_, by):
             for i, j in T.Parallel(32, n):
-                Y[by * 32 + i, j] = T.if_then_else(  # LINE: partner_half
-                    j < n // 2, -X[by * 32 + i, j + n // 2], X[by * 32 + i, j - n // 2])
+                Y[by * 32 + i, j] = T.if_then_else(  # LINE: partner_pair
+                    j % 2 == 0, -X[by * 32 + i, j + 1], X[by * 32 + i, j - 1])
 
     return main
+
+
+def pair_partner_by_gemm(m, n):
+    """The rewrite the pair partner's refusal gives: the partners of a block as ``T.gemm`` by a
+    permutation matrix passed as a tensor (P[j + 1, j] = -1 for an even column j, P[j - 1, j] = 1 for an
+    odd one), then GPT-J's rotary embedding element-wise."""
+
+    @T.prim_func
+    def main(X: T.Tensor((m, n), "float32"), P: T.Tensor((n, n), "float32"), C: T.Tensor((m, n), "float32"),
+             S: T.Tensor((m, n), "float32"), Y: T.Tensor((m, n), "float32")):
+        with T.Kernel(1, m // 32) as (_, by):
+            x_s = T.alloc_shared((32, n), "float32")
+            p_s = T.alloc_shared((n, n), "float32")
+            partner = T.alloc_fragment((32, n), "float32")
+            T.copy(X[by * 32, 0], x_s)
+            T.copy(P[0, 0], p_s)
+            T.clear(partner)
+            T.gemm(x_s, p_s, partner)
+            for i, j in T.Parallel(32, n):
+                Y[by * 32 + i, j] = x_s[i, j] * C[by * 32 + i, j] + partner[i, j] * S[by * 32 + i, j]
+
+    return main
+
+
+def test_the_rewrite_of_a_pair_partner_as_a_gemm_runs():
+    x, angles = torch.randn(64, 64), torch.rand(64, 64) * 6.28
+    c, s = torch.cos(angles), torch.sin(angles)
+    p = torch.zeros(64, 64)
+    p[torch.arange(1, 64, 2), torch.arange(0, 64, 2)] = -1
+    p[torch.arange(0, 64, 2), torch.arange(1, 64, 2)] = 1
+    partner = torch.stack([-x[:, 1::2], x[:, 0::2]], -1).reshape(64, 64)
+    assert_close(run(pair_partner_by_gemm(64, 64), x, p, c, s), x * c + partner * s, 4e-3)  # TF32 products
 
 
 def scale_vector_in_k_loop(m, n, groups):
@@ -432,13 +498,13 @@ def scalar_rows(b, n):
                                                   "access of an on-chip block"), "pair_swap"),
     (scale_column_in_k_loop(64, 64, 4), "LowerTTTileIntrinsics", ("`S[by * 32 + i, k]` is not an element-wise access "
                                                                   "of an on-chip block"), "scale_column"),
-    (partner_half(64, 128), "LegalizeGlobalAccessTT", ("the slice X[by * 32:by * 32 + 32, -64:-64 + 128] that this "
+    (partner_pair(64, 128), "LegalizeGlobalAccessTT", ("the slice X[by * 32:by * 32 + 32, -1:-1 + 128] that this "
                                                        "statement reads element-wise may lie partly "
-                                                       "outside `X` (shape [64, 128])"), "partner_half"),
+                                                       "outside `X` (shape [64, 128])"), "partner_pair"),
     (scalar_rows(32, 64), "LegalizeGlobalAccessTT", ("`Y[j, bx]`: a scalar store into the global tensor `Y` outside "
                                                      "T.Parallel, and the kernel writes no global buffer with T.copy"),
      "scalar_rows"),
-], ids=["pair_swap", "scale_column", "partner_half", "scalar_rows"])
+], ids=["pair_swap", "scale_column", "partner_pair", "scalar_rows"])
 def test_a_form_without_a_tile_form_is_refused_at_its_statement(kernel, pass_name, message, marker):
     assert_diagnostic(compile_error(kernel), pass_name, message, marker, path=PATH, source=inspect.getsource(inspect.getmodule(run)))
 
@@ -483,3 +549,120 @@ def test_a_bit_reversed_gather_is_refused_at_its_loop_with_the_gemm_rewrite():
 def test_a_column_read_in_the_nest_over_a_block_is_refused_with_the_vector_rewrite():
     err = compile_error(scale_column_in_k_loop(64, 64, 4))
     assert "s[i] = S[by * bm + i, k]" in err.hint
+
+
+def group_scales(m, n, group, scale_dtype):
+    """DeepSeek's activation quantisation in TileOPs' idiom: a scale per row of each group of columns,
+    stored into a column of ``S`` from a nest over the block's rows (``S[by * 32 + i, bx] = s[i]``), and
+    the group divided by it. The writer writes the column an element per row: the other columns of its
+    tiles are the other groups' scales."""
+
+    @T.prim_func
+    def main(X: T.Tensor((m, n), "float32"), S: T.Tensor((m, n // group), scale_dtype),
+             Y: T.Tensor((m, n), "float32")):
+        with T.Kernel(n // group, m // 32) as (bx, by):
+            x = T.alloc_shared((32, group), "float32")
+            amax = T.alloc_fragment((32,), "float32")
+            y = T.alloc_fragment((32, group), "float32")
+            T.copy(X[by * 32, bx * group], x)
+            T.reduce_absmax(x, amax, dim=1)
+            for i in T.Parallel(32):
+                amax[i] = T.max(amax[i], T.float32(1e-4)) / T.float32(448)
+            for i in T.Parallel(32):  # LINE: group_scales
+                S[by * 32 + i, bx] = T.Cast(scale_dtype, amax[i])
+            for i, j in T.Parallel(32, group):
+                y[i, j] = x[i, j] / amax[i]
+            T.copy(y, Y[by * 32, bx * group])
+
+    return main
+
+
+@pytest.mark.parametrize("scale_dtype, tol", [("float32", 1e-5), ("bfloat16", 1e-2)])
+def test_a_column_stored_per_row_is_written_an_element_per_row(scale_dtype, tol):
+    x = torch.randn(64, 256)
+    s, y = tilelang_tt.compile(group_scales(64, 256, 64, scale_dtype)).run(x)
+    amax = x.reshape(64, 4, 64).abs().amax(2).clamp(min=1e-4) / 448
+    assert_close(torch.as_tensor(s).float(), amax, tol)
+    assert_close(torch.as_tensor(y), x / amax.repeat_interleave(64, 1), 1e-3)
+
+
+def guarded_group_maxima(m, n, group):
+    """A maximum per row of each group of columns into a column of ``S``, the last block's rows past
+    ``m`` guarded (``if by * 32 + i < m``): the writer writes the valid rows' elements only."""
+
+    @T.prim_func
+    def main(X: T.Tensor((m, n), "float32"), S: T.Tensor((m, n // group), "float32")):
+        with T.Kernel(n // group, T.ceildiv(m, 32)) as (bx, by):
+            x = T.alloc_shared((32, group), "float32")
+            amax = T.alloc_fragment((32,), "float32")
+            T.copy(X[by * 32, bx * group], x)
+            T.reduce_max(x, amax, dim=1)
+            for i in T.Parallel(32):
+                if by * 32 + i < m:
+                    S[by * 32 + i, bx] = amax[i]
+
+    return main
+
+
+def test_a_column_stored_in_the_valid_rows_is_written_in_those_rows():
+    x = torch.randn(40, 128)
+    s = torch.as_tensor(tilelang_tt.compile(guarded_group_maxima(40, 128, 64)).run(x))
+    assert_close(s, x.reshape(40, 2, 64).amax(2), 1e-3)  # the maxima of the TF32 values (docs/numerics.md)
+
+
+def token_scales(batch, seq, groups, dim, bm=32):
+    """TileOPs' per-token quantisation: a scale per token of each group of a (batch, seq, groups)
+    tensor, ``scale[b, pid_m * bm + i, g]``: a column of one of its matrices."""
+
+    @T.prim_func
+    def main(X: T.Tensor((batch, seq, groups, dim), "bfloat16"), scale: T.Tensor((batch, seq, groups), "float32")):
+        with T.Kernel(batch, seq // bm, groups) as (b, pid_m, g):
+            x = T.alloc_fragment((bm, dim), "float32")
+            total = T.alloc_fragment((bm,), "float32")
+            for i, j in T.Parallel(bm, dim):
+                x[i, j] = X[b, pid_m * bm + i, g, j]
+            T.reduce_sum(x, total, dim=1)
+            for i in T.Parallel(bm):
+                scale[b, pid_m * bm + i, g] = total[i] * T.float32(0.5)
+
+    return main
+
+
+def test_a_column_of_a_matrix_of_a_rank_3_tensor_is_written_per_row():
+    x = bf16(2, 64, 3, 64, seed=7)
+    out = tilelang_tt.compile(token_scales(2, 64, 3, 64)).run(x)
+    assert_close(torch.as_tensor(out).float(), x.float().sum(3) * 0.5, 2e-2)
+
+
+def running_sum_columns(m, n, bm):
+    """KernelBench's cumulative sum: a program per ``bm`` rows sweeping the columns, each step adding
+    a column of X into a per-row accumulator and storing it into that column of Y (``Y[row, j]``), the
+    rows guarded (``if row < m``: every block passes it, the blocks tile ``m``)."""
+
+    @T.prim_func
+    def main(X: T.Tensor((m, n), "bfloat16"), Y: T.Tensor((m, n), "bfloat16")):
+        with T.Kernel(T.ceildiv(m, bm), threads=bm) as bx:
+            acc = T.alloc_fragment((bm,), "float32")
+            T.clear(acc)
+            for j in T.serial(n):
+                for i in T.Parallel(bm):
+                    row = bx * bm + i
+                    if row < m:
+                        acc[i] += T.Cast("float32", X[row, j])
+                        Y[row, j] = T.Cast("bfloat16", acc[i])
+
+    return main
+
+
+@pytest.mark.parametrize("m, n, bm", [(64, 48, 64), (96, 40, 32)], ids=["two_tiles_of_rows", "three_blocks"])
+def test_a_column_stored_per_step_of_a_serial_loop_is_a_running_sum(m, n, bm):
+    x = bf16(m, n, seed=8)
+    out = torch.as_tensor(tilelang_tt.compile(running_sum_columns(m, n, bm)).run(x)).float()
+    assert_close(out, x.float().cumsum(1), 5e-2)
+
+
+def test_a_column_of_a_tensor_stored_as_block_floats_is_refused_at_its_nest():
+    err = compile_error(group_scales(64, 256, 64, "float32"), layouts={"S": BufferLayout(dtype="bfloat8_b")})
+    assert_diagnostic(err, "LowerCBIntrinsics", "the writer writes a column of `S` (stored as Bfp8_b) an element per "
+                      "row", "group_scales", path=PATH, source=inspect.getsource(inspect.getmodule(run)))
+    assert "no BufferLayout dtype" in err.hint

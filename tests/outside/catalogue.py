@@ -100,6 +100,14 @@ EXPECTED = {
     "activation/gelu_regcopy": RUNS(SFPU),  # on-chip blocks at a flat index of the nest: one loop over them
     "activation/leaky_relu": RUNS(BF16),
     "moe/grouped_gemm_masked": RUNS(BF16),  # the blocks past a group's count skip their tile (value branch)
+    # a column of a tensor stored per row from a nest (per-row scales, a running sum per column): a column
+    # vector block the writer writes an element per row into the tensor's tiles
+    "quant/act_quant": RUNS(BF16),
+    "quant/fp8_quant_per_token": RUNS(BF16),
+    "scan/cumsum_kernelbench": RUNS(BF16),
+    # a partner half chosen per element (T.if_then_else(col < half, ..)) over blocks of 2 rows: the nest of
+    # each half of the row
+    "rope/neox_1d": RUNS(BF16),
     # a shared block staged in by the reader and written by compute for the way out, the sum stored
     # while the norm goes on (a version of the block per value: VersionOnChipBuffersTT); a tensor
     # element stored and then overwritten by a T.Parallel nest (DropOverwrittenStoresTT)
@@ -132,27 +140,21 @@ EXPECTED = {
     # the key loop runs to T.ceildiv(real_seqlen_kv, 32), which no bound keeps inside K's 128 keys (with
     # T.ceildiv(T.min(real_seqlen_kv, 128), 32) it runs: tests/compiler/test_dynamic_rows.py)
     "attention/gqa_decode": REFUSED(f"the slice of `K` {START_PAST} 1 (extent 128, start k * 32)"),
-    # element-wise global access forms: a partner element chosen per element (from blocks of 2 rows whose
-    # rows and columns a flat index computes, it lies partly outside the tensor), rows picked by a tensor,
-    # a column of a tensor read or written per step of a serial loop in a nest over a block (act_quant's
-    # scales, a cumsum); scalar code over rows (no T.Parallel: nothing is written with T.copy, refused at
-    # its first store); a bit-reversed gather in a serial loop inside T.Parallel; a butterfly stage (a
-    # permutation of an on-chip block); vectors read at computed rows
-    "rope/neox_1d": REFUSED(f"the slice x[bx * 2:bx * 2 + 2, -64:-64 + 128] {PARTLY_OUTSIDE}"),  # blocks of 2 rows
+    # element-wise global access forms: a partner element chosen per element of a pair (a permutation: from
+    # blocks of 2 rows whose rows and columns a flat index computes, it lies partly outside the tensor), rows
+    # picked by a tensor; a running product over a row (scalar code over rows); a bit-reversed gather in a
+    # serial loop inside T.Parallel; a butterfly stage (a permutation of an on-chip block); vectors read at
+    # computed rows
     "rope/non_neox_1d": REFUSED(f"the slice x[bx * 2:bx * 2 + 2, -1:-1 + 128] {PARTLY_OUTSIDE}"),
     "rope/neox_2d": REFUSED(f"`y[flat]`: a T.Parallel nest stores into the global tensor `y` and {NOT_BLOCKS}"),
     "rope/neox_position_ids": REFUSED(f"`y[flat]`: a T.Parallel nest stores into the global tensor `y` and "
                                       f"{NOT_BLOCKS}"),
-    "scan/cumsum_kernelbench": REFUSED(f"`Y[row, j]`: a T.Parallel nest stores into the global tensor `Y` and "
-                                       f"{NOT_BLOCKS}"),
     "softmax/softmax_kernelbench": RUNS(FP32),
     "scan/cumprod_kernelbench": REFUSED(f"`running[0]` is a running product {SCAN}"),
     "butterfly/fft_smem_stages": REFUSED(f"{PARALLEL_BODY} (only stores into blocks): a loop `for _bit in T.serial(8)` "
                                          "inside T.Parallel"),  # the bit reversal: T.gemm by a permutation matrix
     "butterfly/hadamard_smem_stages": REFUSED(f"`smem[j_idx]` {NOT_ELEMENTWISE}"),  # a butterfly stage: T.gemm
     "attention/fp8_index": REFUSED(f"the vector slice of `k_s` (extents [1, 64] of [b, n]) {FLAT_VECTOR}"),
-    "quant/act_quant": REFUSED(f"`S[bx * 32 + i, by]` {NOT_ELEMENTWISE}"),
-    "quant/fp8_quant_per_token": REFUSED(f"`scale_tensor[bx, bz_by % 2 * 32 + i, bz_by // 2]` {NOT_ELEMENTWISE}"),
     # dynamic sizes in expressions and loop extents
     # the keys' rows of a dynamic sequence are read as rows; the scores are stored one element per row of
     # (queries, keys) matrices of one column: rows along two dimensions

@@ -174,6 +174,91 @@ def test_hand_written_store_guarded_on_its_rows_writes_the_valid_rows():
     assert names(after) == names(Expected)
 
 
+def test_hand_written_column_store_is_a_column_block_copied_out():
+    """Per-row scales ``S[by * 32 + i, bx] = s[i]`` of a (64, 4) tensor: the store names the nest's one
+    loop on S's rows and indexes its columns at ``bx``: a vector block ``S_l`` of the rows, copied out
+    to the column, the slice [32, 1]."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(S: T.Buffer((64, 4), "float32")):
+            for bx in T.thread_binding(4, thread="blockIdx.x"):
+                for by in T.thread_binding(2, thread="blockIdx.y"):
+                    with T.sblock("tilelang_root"):
+                        T.reads()
+                        T.writes()
+                        s = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                        tl.tileop.fill(tl.region(s[0], 2, 32), T.float32(1))
+                        for i in T.parallel(32):
+                            S[by * 32 + i, bx] = s[i] * T.float32(2)
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(S: T.Buffer((64, 4), "float32")):
+            for bx in T.thread_binding(4, thread="blockIdx.x"):
+                for by in T.thread_binding(2, thread="blockIdx.y"):
+                    with T.sblock("tilelang_root"):
+                        T.reads()
+                        T.writes()
+                        s = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                        S_l = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                        tl.tileop.fill(tl.region(s[0], 2, 32), T.float32(1))
+                        for i in T.parallel(32):
+                            S_l[i] = s[i] * T.float32(2)
+                        tl.tileop.copy(tl.region(S_l[0], 1, 32), tl.region(S[by * 32, bx], 2, 32, 1))
+
+    after = LegalizeGlobalAccessTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)
+
+
+def test_hand_written_partner_half_is_the_nest_of_each_half():
+    """Rotary embedding's partner ``T.if_then_else(j < 32, -X[.., j + 32], X[.., j - 32])`` over 64
+    columns reads slices half outside X; the nest is split where the condition changes, ``j`` in [0,
+    32) reading ``X[.., j + 32]`` and ``j = j' + 32`` reading ``X[.., j']``, each half its own blocks
+    (the names of the first tries, which did not apply, are free again)."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(X: T.Buffer((64, 64), "float32"), Y: T.Buffer((64, 64), "float32")):
+            for by in T.thread_binding(2, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    for i in T.parallel(32):
+                        for j in T.parallel(64):
+                            Y[by * 32 + i, j] = T.if_then_else(j < 32, X[by * 32 + i, j + 32] * T.float32(-1),
+                                                               X[by * 32 + i, j - 32])
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(X: T.Buffer((64, 64), "float32"), Y: T.Buffer((64, 64), "float32")):
+            for by in T.thread_binding(2, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    X_s = T.sblock_alloc_buffer((32, 32), scope="shared.dyn")
+                    Y_l = T.sblock_alloc_buffer((32, 32), scope="local.fragment")
+                    X_s1 = T.sblock_alloc_buffer((32, 32), scope="shared.dyn")
+                    Y_l1 = T.sblock_alloc_buffer((32, 32), scope="local.fragment")
+                    tl.tileop.copy(tl.region(X[by * 32, 32], 1, 32, 32), tl.region(X_s[0, 0], 2, 32, 32))
+                    for i in T.parallel(32):
+                        for j in T.parallel(32):
+                            Y_l[i, j] = X_s[i, j] * T.float32(-1)
+                    tl.tileop.copy(tl.region(Y_l[0, 0], 1, 32, 32), tl.region(Y[by * 32, 0], 2, 32, 32))
+                    tl.tileop.copy(tl.region(X[by * 32, 0], 1, 32, 32), tl.region(X_s1[0, 0], 2, 32, 32))
+                    for i in T.parallel(32):
+                        for j in T.parallel(32):
+                            Y_l1[i, j] = X_s1[i, j]
+                    tl.tileop.copy(tl.region(Y_l1[0, 0], 1, 32, 32), tl.region(Y[by * 32, 32], 2, 32, 32))
+
+    after = LegalizeGlobalAccessTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)
+
+
 def test_hand_written_transposed_store_is_the_nest_in_the_stores_order():
     """``C[bx * 32 + j, i] = A[i, bx * 32 + j]``: the store follows the loops (j, i), so the nest is
     written over (j, i) (parallel loops commute); A's block is read ``A_s[i, j]`` in that nest, the

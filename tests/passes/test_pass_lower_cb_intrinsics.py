@@ -6,7 +6,7 @@ from tvm import tirx
 from tvm.script import ir as I
 from tvm.script import tirx as T
 
-from tests.compiler.test_global_access import scale_vector_in_k_loop
+from tests.compiler.test_global_access import group_scales, scale_vector_in_k_loop
 from tests.kernels import eltwise, gemm, lower_until, run_pass
 from tests.passes.helpers import (
     accessor_entry,
@@ -245,3 +245,36 @@ def test_a_vector_generated_from_a_column_reads_an_element_per_row_into_a_face_i
     assert isinstance(ptr, tirx.Add) and ptr.a.name.startswith("l1_") and int(ptr.b) == 256 * 4
     (bind,) = nodes(body, lambda n: isinstance(n, tirx.Bind))
     assert call_intrin(bind.value) == Intrin.LOAD_ELEMENT
+
+
+def test_a_column_of_a_tiled_tensor_is_written_an_element_per_row_from_a_face_the_vector_leaves_empty():
+    """Per-row scales ``S[by * 32 + i, bx] = s[i]`` of a (64, 4) float32 tensor in tiles: for each of
+    the 32 rows the writer loads the element from column 0 of the vector's tile, stores it into face 1
+    (1024 bytes in) at the place whose address matches the destination's modulo 32 elements, writes
+    its 4 bytes into the tile page at the element's offset, and flushes before the next row."""
+    before = lower_until(group_scales(64, 256, 64, "float32"), PASS)
+    writer = run_pass(before, PASS)["main_writer"]
+    (rows,) = [n for n in nodes(writer.body, lambda n: isinstance(n, tirx.For) and int(n.extent) == 32)
+               if nodes(n.body, lambda m: stmt_intrin(m) == Intrin.NOC_WRITE_ROW)]
+    order = [call_intrin(n.value) for n in nodes(rows.body, lambda n: isinstance(n, (tirx.Evaluate, tirx.Bind)))]
+    assert order == [Intrin.LOAD_ELEMENT, Intrin.STORE_TILE_ELEMENT, Intrin.NOC_WRITE_ROW, Intrin.NOC_WRITES_FLUSHED]
+    (write,) = nodes(rows.body, lambda n: stmt_intrin(n) == Intrin.NOC_WRITE_ROW)
+    page, _, offset, src, size = write.value.args
+    assert int(size) == 4
+    r = rows.loop_var
+    analyzer = tvm.arith.Analyzer()
+    bx, by = (next(v for v in _free_vars(write.value) if v.name == name) for name in ("bx", "by"))
+    for row, col in ((0, 0), (17, 1), (31, 3)):
+        values = {r: row, bx: col, by: 1}
+        assert int(analyzer.simplify(tirx.stmt_functor.substitute(page, values))) == 1  # tile row 1, column 0
+        place = (row // 16) * 512 + (row % 16) * 16 + col  # the element's index in its tile
+        assert int(analyzer.simplify(tirx.stmt_functor.substitute(offset, values))) == place * 4
+        l1 = next(v for v in _free_vars(src) if v.name == "l1_S_l")
+        scratch = analyzer.simplify(tirx.stmt_functor.substitute(src, {**values, l1: tirx.const(0, "uint32")}))
+        assert int(scratch) == 1024 + (place % 32) * 4  # in face 1, at the same address modulo 128 bytes
+
+
+def _free_vars(expr):
+    found = []
+    tirx.stmt_functor.post_order_visit(expr, lambda n: found.append(n) if isinstance(n, tirx.Var) else None)
+    return found

@@ -526,6 +526,13 @@ def loads(expr) -> list[tirx.BufferLoad]:
     return out
 
 
+def _is_column_slice(region: Region) -> bool:
+    """Whether ``region`` is a column of a global tensor of rank 2 or more: rows of one column."""
+    extents = [const_int(e) for e in region.extents]
+    return (is_global_buffer(region.buffer) and len(extents) >= 2 and extents[-1] == 1
+            and any(e is None or e > 1 for e in extents[:-1]))
+
+
 def vector_kinds(func: tirx.PrimFunc) -> dict[str, str]:
     """Layout of every rank-1 buffer from its uses: ``col`` (one value per block row, held in
     column 0 of its tiles: indexed by the row loop of a T.Parallel, or a per-row T.reduce result)
@@ -557,6 +564,11 @@ def vector_kinds(func: tirx.PrimFunc) -> dict[str, str]:
             if dst is not None and len(dst.buffer.shape) == 1:
                 kinds.setdefault(dst.buffer.name, COL if int(node.value.args[3]) in (1, -1) else ROW)
         elif op == "copy":
+            regions = [as_region(arg) for arg in node.value.args[:2]]
+            if all(r is not None for r in regions) and any(_is_column_slice(r) for r in regions):
+                for region in regions:  # a vector copied to or from a column of a tensor of rank 2 or more
+                    if len(region.buffer.shape) == 1 and not is_global_buffer(region.buffer):
+                        kinds.setdefault(region.buffer.name, COL)
             for arg in node.value.args[:2]:
                 region = as_region(arg)
                 if region is not None and len(region.buffer.shape) == 1:

@@ -74,7 +74,8 @@ class ElementNest:
         legalizes: each index uses at most one loop variable, as ``base + v``; a store follows every
         loop in nest order; a read follows every loop in any order (a 2-D nest: transposed) or one
         loop of a 2-D nest (a per-row or per-column vector); the indices after the last loop index are
-        0 on dimensions of extent 1."""
+        0 on dimensions of extent 1, or, for a store of one loop, any index of no loop (a column of the
+        tensor, per-row scales ``S[by * 32 + i, bx]``)."""
         loops, bases = [], []
         for index in indices:
             used = [k for k, v in enumerate(self.vars) if uses_var(index, v)]
@@ -100,7 +101,9 @@ class ElementNest:
         transposed = role == "read" and len(self.vars) == 2 and follows == (1, 0)
         if (list(follows) != sorted(follows) and not transposed) or (len(follows) != len(self.vars) and not vector):
             return None
-        if any(const_int(bases[d]) != 0 or const_int(buf.shape[d]) != 1 for d in range(dims[-1] + 1, len(indices))):
+        column = role == "write" and len(follows) == 1 and dims[-1] < len(indices) - 1  # per-row scales
+        if not column and any(const_int(bases[d]) != 0 or const_int(buf.shape[d]) != 1
+                              for d in range(dims[-1] + 1, len(indices))):
             return None
         if vector and len(indices) > 1 and (dims[0] == len(indices) - 1) != (follows == (1,)):
             return None  # a column of the tensor's tiles read as a row vector, or a row as a column: a transpose

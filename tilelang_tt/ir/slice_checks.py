@@ -12,11 +12,12 @@ import math
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
-from tilelang_tt.ir.attrs import Reduction
+from tilelang_tt.ir.attrs import Attr, Reduction
 from tilelang_tt.ir.common import TILE, const_int, error, reads_tensor
 from tilelang_tt.ir.slices import (
     bound_analyzer,
     bound_values,
+    element_column,
     is_row_major,
     leading_overhang,
     matrix_slice,
@@ -37,8 +38,10 @@ def check_slices(pass_name: str, func, transfers) -> None:
     values = bound_values(func.body)
     domains = _loop_domains(func.body)
     conditions = guards(func.body)
-    for stmt, tensor, _, _ in transfers:
+    cbs = Attr.CB_DESC.read(func)
+    for stmt, tensor, block, reading in transfers:
         name, shape = tensor.buffer.name, list(tensor.buffer.shape)
+        vector = cbs[block.buffer.name].vector if block.buffer.name in cbs else ""
         if is_row_major(func, tensor.buffer):
             if row_slice(tensor) is None:
                 raise error(pass_name, func, stmt,
@@ -47,7 +50,7 @@ def check_slices(pass_name: str, func, transfers) -> None:
                             "slice one leading dimension (the rows) and the last one (the columns); index the others")
         elif matrix_slice(tensor, *vector_layout(func, tensor.buffer)) is None:
             raise error(pass_name, func, stmt, *_spanning_matrices(tensor))
-        else:
+        elif not element_column(func, tensor, vector, reading):  # a column: written an element per row
             _check_whole_tiles(pass_name, func, stmt, tensor, analyzer)
         _, flat = vector_layout(func, tensor.buffer)
         if flat and not analyzer.can_prove(tensor.starts[-1] + tensor.extents[-1] <= tensor.buffer.shape[-1]) and \

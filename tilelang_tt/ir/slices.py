@@ -15,6 +15,7 @@ from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.ir.intrin import Intrin, call_intrin
 from tilelang_tt.contract.formula import ceildiv
 from tilelang_tt.ir.common import (
+    COL,
     TILE,
     Region,
     as_region,
@@ -60,6 +61,16 @@ def vector_layout(func: tirx.PrimFunc, tensor: tirx.Buffer) -> tuple[bool, bool]
     :func:`matrix_slice` and :func:`overhanging_axes`."""
     desc = Attr.LAYOUT_DESC.read(func).get(tensor.name)
     return (False, False) if desc is None else (desc.column, desc.flat)
+
+
+def element_column(func: tirx.PrimFunc, tensor: Region, vector: str, reading: bool) -> bool:
+    """Whether a copy writes a column vector block (its CB's ``vector``, ``tt.cb_desc``: "col") into one
+    column of a tensor of more columns laid out in tiles (per-row scales ``S[by * 32:by * 32 + 32, c]``):
+    the other columns of its tiles are other blocks' (or the tensor's) values, so the writer writes an
+    element per row (LowerCBIntrinsics) where a tile would overwrite them."""
+    return (not reading and vector == COL and len(tensor.buffer.shape) >= 2
+            and vector_layout(func, tensor.buffer) == (False, False) and not is_row_major(func, tensor.buffer)
+            and const_int(tensor.extents[-1]) == 1 and const_int(tensor.buffer.shape[-1]) != 1)
 
 
 def is_row_major(func: tirx.PrimFunc, tensor: tirx.Buffer) -> bool:

@@ -80,6 +80,7 @@ from tilelang_tt.ir.common import (
     ROW,
     TILE,
     as_region,
+    const_int,
     contains,
     dtype_hint,
     error,
@@ -167,7 +168,7 @@ def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, requested: BufferLayout | 
         values = bound_values(func.body)
         rows_only = any((len(shape) > 2 and matrix_slice(region) is None) or (
             len(shape) >= 2 and reads_tensor(tirx.stmt_functor.substitute(region.starts[-2], values)))
-            for region in _slices(func, buf)) or _rows_limited(func, buf) or (
+            for region in _slices(func, buf)) or (len(shape) >= 2 and _rows_limited(func, buf, kinds)) or (
             len(shape) >= 2 and _partial_tiles(func, buf, kinds))
         if rows_only and not isinstance(shape[-1], int):
             raise error(PASS, func, first_stmt_using(func.body, buf),
@@ -284,10 +285,18 @@ def _check_dims(func: tirx.PrimFunc, params: list[tirx.Buffer]) -> None:
                         "give the scalar parameter and the T.dynamic variable different names")
 
 
-def _rows_limited(func: tirx.PrimFunc, tensor: tirx.Buffer) -> bool:
-    """Whether the kernel writes some of a block's rows into ``tensor`` (``tt.valid_rows``)."""
-    return contains(func.body, lambda n: isinstance(n, tirx.AttrStmt) and n.attr_key == Scope.VALID_ROWS.value
-                    and n.node.same_as(tensor.data))
+def _rows_limited(func: tirx.PrimFunc, tensor: tirx.Buffer, kinds: dict[str, str]) -> bool:
+    """Whether the kernel writes some of a block's rows into ``tensor`` (``tt.valid_rows``), but for a
+    column vector into one column (per-row scales: the writer writes an element per valid row into the
+    tiles, LowerCBIntrinsics)."""
+    def limited(n):
+        if not (isinstance(n, tirx.AttrStmt) and n.attr_key == Scope.VALID_ROWS.value and n.node.same_as(tensor.data)):
+            return False
+        copies = _copies(n.body, tensor)
+        return not copies or any(_block_kind(block.buffer, kinds) != COL or const_int(region.extents[-1]) != 1
+                                 for region, block in copies)
+
+    return contains(func.body, limited)
 
 
 def _partial_tiles(func: tirx.PrimFunc, tensor: tirx.Buffer, kinds: dict[str, str]) -> bool:
@@ -298,7 +307,7 @@ def _partial_tiles(func: tirx.PrimFunc, tensor: tirx.Buffer, kinds: dict[str, st
     and zero-fills the rest of the block's tiles, the writer writes its rows and columns."""
     analyzer = bound_analyzer(func.body)
     columns = tensor.shape[-1]
-    for region, block in _copies(func, tensor):
+    for region, block in _copies(func.body, tensor):
         if _block_kind(block.buffer, kinds):
             continue  # a vector: its own view (rank 1, a column, flat)
         view = matrix_slice(region)
@@ -311,8 +320,9 @@ def _partial_tiles(func: tirx.PrimFunc, tensor: tirx.Buffer, kinds: dict[str, st
     return False
 
 
-def _copies(func: tirx.PrimFunc, tensor: tirx.Buffer) -> list[tuple]:
-    """(the region of ``tensor``, the block's region) of every T.copy between ``tensor`` and a block."""
+def _copies(body: tirx.Stmt, tensor: tirx.Buffer) -> list[tuple]:
+    """(the region of ``tensor``, the block's region) of every T.copy in ``body`` between ``tensor`` and a
+    block."""
     pairs = []
 
     def visit(node):
@@ -323,7 +333,7 @@ def _copies(func: tirx.PrimFunc, tensor: tirx.Buffer) -> list[tuple]:
                 if is_cb_buffer(other.buffer):
                     pairs.append((mine, other))
 
-    tirx.stmt_functor.post_order_visit(func.body, visit)
+    tirx.stmt_functor.post_order_visit(body, visit)
     return pairs
 
 

@@ -9,7 +9,9 @@ every global slice it writes is computed into a fragment and copied out after it
 access touches is read from its index expressions (``ir/element_access.py``): each index ``base + v``
 of one loop variable, or of none (a single index between them too: a head ``Q[b, t0 + t, h, d0 + d]``
 of a (B, S, H, D) tensor is the slice [1, bm, 1, bd]), the indices after the last loop index 0 on
-dimensions of extent 1 (the column of a (n, 1) tensor). A store names every loop variable; a load may
+dimensions of extent 1 (the column of a (n, 1) tensor); a store of a one-loop nest may index them at
+any value of no loop (per-row scales ``S[by * 32 + i, bx]``: a column vector block copied out to the
+slice [32, 1], which the writer writes an element per row). A store names every loop variable; a load may
 name one of a 2-D nest's (a per-row ``S[by * bm + i]`` or per-column ``B[bx * bn + j]`` vector, read
 into a vector block) or both swapped (the block read transposed: compute's ``transpose_tile``); a
 shifted read ``x[i, j + 64]`` is its own block. A nest whose stores all swap its loops is written in
@@ -28,9 +30,14 @@ in a kernel that then writes no global tensor with T.copy (they could only name 
 pass refuses the first such store. The extents of a region that the values named before it make
 constant become that constant (``Y[b, H0:H1]`` with ``H1 = H0 + 64``: 64).
 Writes the ``tt.valid_rows`` AttrStmts. Every new statement carries the span of the ``T.Parallel`` nest.
-Errors: a slice partly outside its tensor; a nest storing into a global tensor at no block in a
-kernel that copies no block out, or a store into one outside T.Parallel in such a kernel (scalar code over
-rows). (CheckKernelFormsTT, just before, refuses what has no form at all.)
+A nest whose accesses are no blocks over its whole range but are over parts of it, where its
+conditions and integer divisions are constant (rotary embedding's partner half ``T.if_then_else(j <
+half, -x[i, j + half], x[i, j - half])``, ``cos[i, j % half]``), is the nest of each part
+(``ir/partition.py``): ``j`` in [0, half) reads ``x[i, j + half]``, ``j`` in [half, n) is ``j' + half``
+and reads ``x[i, j']``, each part with its own blocks.
+Errors: a slice partly outside its tensor (in every form and part); a nest storing into a global
+tensor at no block in a kernel that copies no block out, or a store into one outside T.Parallel in
+such a kernel (scalar code over rows). (CheckKernelFormsTT, just before, refuses what has no form at all.)
 
     Before: for i, j in T.Parallel(32, 32):
                 C[by * 32 + i, bx * 32 + j] = A[by * 32 + i, bx * 32 + j] + T.float32(1)
@@ -86,6 +93,7 @@ from tilelang_tt.ir.element_access import (
     statements,
     store_order,
 )
+from tilelang_tt.ir.partition import partitioned
 
 PASS = "LegalizeGlobalAccessTT"
 
@@ -96,22 +104,46 @@ def _copy(src, dst, like) -> tirx.Stmt:
 
 def _legalize(func, loop: tirx.For, names: set[str], allocated: list[tirx.Buffer], facts: Facts) -> tirx.Stmt | None:
     """The nest at ``loop`` with its global accesses made block copies, as written, with its loops
-    reordered to its stores' order, or flattened (ir/element_access.py); None when none applies."""
+    reordered to its stores' order, or flattened (ir/element_access.py); else the nests of the parts
+    of one of those forms (ir/partition.py: as written first, then over whole rows, then flat); None
+    when none applies."""
     loops, body = parallel_nest(loop)
-    found = _legalize_nest(func, loop, loops, body, names, allocated, facts)
-    flat = flattened(loops, body, facts) if found is None else None
-    if flat is not None:
-        found = _legalize_nest(func, loop, *flat, names, allocated, facts, complete=True)
-    rows = split_rows(*(flat or (loops, body))) if found is None else None
-    if rows is not None:
-        found = _legalize_nest(func, loop, *rows, names, allocated, facts, complete=True)
+    forms: list[tuple] = []
+    taken = set(names)
+    found = _forms(func, loop, loops, body, names, allocated, facts, forms, refuse=False)
+    for form_loops, form_body in ([] if found is not None else [forms[0], *forms[:0:-1]]):  # as written, rows, flat
+        names.intersection_update(taken)  # the blocks of the forms that did not apply were not made
+        parts = partitioned(form_loops, form_body, facts.analyzer)
+        if parts is not None:
+            nests = [_legalize_nest(func, loop, *part, names, allocated, facts, complete=True) for part in parts]
+            if None not in nests:
+                return seq(nests)
+    if found is None:  # the refusal of a slice partly outside its tensor, where it was met
+        found = _forms(func, loop, loops, body, names, allocated, facts, [], refuse=True)
     return found
 
 
-def _legalize_nest(func, loop, loops, body, names, allocated, facts, complete=False) -> tirx.Stmt | None:
+def _forms(func, loop, loops, body, names, allocated, facts, forms: list, refuse: bool) -> tirx.Stmt | None:
+    """:func:`_legalize` of the nest as written, flattened, or over whole rows, the first that
+    applies; ``forms`` gets each (loops, body) tried; ``refuse``: a slice partly outside its tensor
+    is refused (else that form does not apply)."""
+    forms.append((loops, body))
+    found = _legalize_nest(func, loop, loops, body, names, allocated, facts, refuse=refuse)
+    flat = flattened(loops, body, facts) if found is None else None
+    if flat is not None:
+        forms.append(flat)
+        found = _legalize_nest(func, loop, *flat, names, allocated, facts, complete=True, refuse=refuse)
+    rows = split_rows(*(flat or (loops, body))) if found is None else None
+    if rows is not None:
+        forms.append(rows)
+        found = _legalize_nest(func, loop, *rows, names, allocated, facts, complete=True, refuse=refuse)
+    return found
+
+
+def _legalize_nest(func, loop, loops, body, names, allocated, facts, complete=False, refuse=True) -> tirx.Stmt | None:
     """:func:`_legalize` of the nest ``loops`` around ``body``; ``complete``: None unless every global
     access becomes a block access (a flattened nest: what is left would be reported in the flat loop
-    the user did not write)."""
+    the user did not write); ``refuse``: a slice partly outside its tensor is refused, else None."""
     nest = ElementNest(loops, names, facts)
     named = {}
     items = statements(body, named, facts)
@@ -139,6 +171,8 @@ def _legalize_nest(func, loop, loops, body, names, allocated, facts, complete=Fa
         value = nest.rewrite_expr(tirx.stmt_functor.substitute(s.value, named))
         target, indices = s.buffer, s.indices
         if nest.outside:
+            if not refuse:
+                return None
             _refuse_outside(func, s, *nest.outside[0])
         if is_global_buffer(s.buffer):
             found = nest.access(s.buffer, [tirx.stmt_functor.substitute(e, named) for e in s.indices], "write")
@@ -176,9 +210,11 @@ def _refuse_outside(func, stmt, buf: tirx.Buffer, bases, extents) -> None:
     raise error(PASS, func, stmt, f"the slice {buf.name}[{where}] that this statement reads element-wise may "
                 f"lie partly outside `{buf.name}` (shape {list(buf.shape)}): its block would read or write memory "
                 "past the tensor",
-                "read each part where it lies: split the nest so each statement touches one slice inside the tensor "
-                "(rotary embedding: store the first half from x[.., j] and x[.., j + half] and the second half in "
-                "its own statement, not T.if_then_else(j < half, x[.., j + half], x[.., j - half]))")
+                "a partner chosen by a condition on the index that changes at a few points (T.if_then_else(j < half, "
+                "x[.., j + half], x[.., j - half])) is read part by part; one that changes every few elements (a "
+                "pair T.if_then_else(j % 2 == 0, x[.., j + 1], x[.., j - 1]), j ^ 1) permutes the block's columns: "
+                "compute it as T.gemm(x_s, P_s, p_l) with a permutation matrix P passed as a tensor (P[k, j] = 1, or "
+                "-1 for a negated partner, where column j takes column k), then use p_l[i, j] in the nest")
 
 
 def _refuse_global_stores(func: tirx.PrimFunc, body: tirx.Stmt) -> None:

@@ -41,6 +41,16 @@ A vector generated from a tensor read at the element's index (``s[i] = S[by * 32
 its first tile the vector leaves empty (face 1 of a column, face 2 of a row): the 64 bytes of the tile
 page holding it, 64-byte aligned at both ends as any element read (ir/elements.py).
 
+A column vector block written into one column of a tensor of more columns in tiles (``S[by * 32:by *
+32 + 32, bx]``, ``ir.slices.element_column``: per-row scales) is written an element per row, from face 1
+of its first tile, at the address matching the destination's modulo 32 elements (:func:`_column_writes`):
+
+    for r in range(32):
+        S_element = T.tt.load_element(l1_S_l, r // 16 * 512 + r % 16 * 16, "Float32")
+        T.tt.store_tile_element(l1_S_l + 1024, <place % 32> // 16, <place % 32> % 16, 1, S_element, "Float32")
+        T.tt.noc_async_write_row(by + r // 32, S.data, <place> * 4, l1_S_l + 1024 + <place % 32> * 4, 4)
+        T.tt.noc_async_writes_flushed()
+
 A multicast CB (``tt.multicast``) is read by the first core of its group only and multicast to
 the others (tt-metal's ``matmul_multicore_reuse_mcast`` handshake, see :func:`_multicast`):
 
@@ -57,7 +67,8 @@ the others (tt-metal's ``matmul_multicore_reuse_mcast`` handshake, see :func:`_m
     T.tt.cb_push_back(0, 2)
 Errors: a slice whose start is not provably a multiple of 32; a row-major slice that is not one run
 of strided rows of the block's shape; valid rows of a tensor of tiles; a copy from a tensor into a
-block of another dtype; an element of a block floating point tensor.
+block of another dtype; an element of a block floating point tensor; a column written per row into a
+tensor stored as block floats.
 """
 
 from __future__ import annotations
@@ -94,6 +105,7 @@ from tilelang_tt.ir.common import (
 )
 from tilelang_tt.ir.slices import (
     bound_analyzer,
+    element_column,
     matrix_extents,
     matrix_slice,
     overhanging_axes,
@@ -207,6 +219,53 @@ def _row_transfers(stmt, func, cb: CBDesc, tensor, block, reading: bool, analyze
     return rows
 
 
+def _column_writes(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, analyzer: arith.Analyzer, ptr,
+                   valid=None) -> tirx.Stmt:
+    """The writer writes a column vector block (column 0 of each of its tiles) into one column of a
+    tensor of more columns laid out in tiles (``ir.slices.element_column``: per-row scales), an element
+    per row, since the tile holding it holds other columns' values: each element is copied to the
+    empty face 1 of the block's first tile (a column leaves faces 1 and 3 empty) at the place whose
+    address matches its destination's modulo 32 elements (a NOC write keeps the source's alignment,
+    32 bytes for DRAM on Wormhole and 64 on Blackhole: tt-metal's ``DRAM_ALIGNMENT``), written from
+    there (one element's bytes into the tile page), and flushed before the next one reuses the place.
+    Rows past the tensor's end, and from ``valid`` on (``tt.valid_rows``), are not written."""
+    name = tensor.buffer.name
+    fmt, stored_as = cb.data_format, stored(func, tensor.buffer).data_format
+    if fmt not in ("Float32", "Float16_b") or stored_as != fmt:
+        raise error(PASS, func, stmt, f"the writer writes a column of `{name}` (stored as {stored_as}) an element per "
+                    f"row from the block `{cb.name}` ({fmt}): it writes float32 and bfloat16 elements into a tensor "
+                    "stored in its dtype (a block float element shares its exponent with its neighbours)",
+                    f"store `{name}` in its dtype (no BufferLayout dtype for it), or write it in whole tiles")
+    view = matrix_slice(tensor)
+    row0 = view.row
+    nt = expr_of(acc.tile_grid[1], dynamic_dims(func))
+    elem = BY_DATA_FORMAT[fmt].element_bytes
+    r = tirx.Var("r", "int32")
+    row, col = row0 + r, view.col
+    source = tirx.FloorDiv(r, TILE) * (TILE * TILE) + tirx.FloorMod(tirx.FloorDiv(r, 16), 2) * 512 + (
+        tirx.FloorMod(r, 16) * 16)
+    place = (tirx.FloorMod(tirx.FloorDiv(row, 16), 2) * 2 + tirx.FloorMod(tirx.FloorDiv(col, 16), 2)) * 256 + (
+        tirx.FloorMod(row, 16) * 16 + tirx.FloorMod(col, 16))  # the element's index in its tile
+    k = analyzer.simplify(tirx.FloorMod(place, 32))  # its place in face 1: the same address modulo 32 elements
+    value = tirx.Var(f"{name}_element", "float32")
+    scratch = ptr + tirx.const(256 * elem, "uint32")
+    move = seq([
+        keep_span(stmt, tirx.Bind(value, call(Intrin.LOAD_ELEMENT, ptr, analyzer.simplify(source), tirx.StringImm(fmt),
+                                              dtype="float32"))),
+        evaluate(Intrin.STORE_TILE_ELEMENT, scratch, tirx.FloorDiv(k, 16), tirx.FloorMod(k, 16), 1, value,
+                 tirx.StringImm(fmt), like=stmt),
+        evaluate(Intrin.NOC_WRITE_ROW, analyzer.simplify(tirx.FloorDiv(row, TILE) * nt + tirx.FloorDiv(col, TILE)),
+                 tensor.buffer.data, tirx.Cast("uint32", analyzer.simplify(place * elem)),
+                 scratch + tirx.Cast("uint32", k * elem), tirx.const(elem, "uint32"), like=stmt),
+        evaluate(Intrin.NOC_WRITES_FLUSHED, like=stmt),
+    ])
+    if overhanging_axes(tensor, analyzer)[0]:
+        move = keep_span(stmt, tirx.IfThenElse(analyzer.simplify(view.bound_row + r < view.bound_rows), move, None))
+    if valid is not None:
+        move = keep_span(stmt, tirx.IfThenElse(r < valid, move, None))
+    return keep_span(stmt, tirx.For(r, 0, view.rows, tirx.ForKind.SERIAL, move))
+
+
 def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: bool, analyzer: arith.Analyzer,
                     ptr) -> tuple[tirx.Stmt, int]:
     """(the moves of the tiles of the slice, row by row of the block, each a page of the tensor and
@@ -269,6 +328,9 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
     ptr = tirx.Var(f"l1_{cb.name}", "uint32")
     if acc.layout == MemoryLayout.ROW_MAJOR.value:
         transfers = _row_transfers(stmt, func, cb, tensor, block, reading, analyzer, ptr, valid)
+        pages = cb.block_pages
+    elif element_column(func, tensor, cb.vector, reading):
+        transfers = _column_writes(stmt, func, cb, tensor, acc, analyzer, ptr, valid)
         pages = cb.block_pages
     else:
         if valid is not None:

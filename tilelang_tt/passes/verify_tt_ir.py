@@ -58,7 +58,8 @@ ALLOWED = {
     KernelRole.READER: READS | {Intrin.FILL_SCALER, Intrin.STORE_TILE_ELEMENT, Intrin.WIDEN_BYTES,
                                       Intrin.SEM_WAIT_MIN, Intrin.NOC_WRITE_BARRIER, Intrin.SEND_VALUE},
     KernelRole.WRITER: READS | {Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT, Intrin.NOC_WRITE_PAGE,
-                                      Intrin.NOC_WRITE_ROW, Intrin.NOC_WRITE_BARRIER},
+                                      Intrin.NOC_WRITE_ROW, Intrin.NOC_WRITE_BARRIER,
+                                      Intrin.STORE_TILE_ELEMENT},  # a column written an element per row
     KernelRole.COMPUTE: {Intrin.HW_STARTUP, Intrin.MATMUL_INIT, Intrin.MATMUL_BLOCK_INIT, Intrin.BINARY_INIT,
                                Intrin.MATMUL_TILES, Intrin.MATMUL_BLOCK,
                                Intrin.BINARY_TILES, Intrin.BINARY_BCAST_INIT, Intrin.BINARY_BCAST_TILES,
