@@ -41,22 +41,6 @@ def vector_into_rows():
     return main
 
 
-def blocks_past_l1():
-    """A column scan of a 136x136 float32 block read transposed: the block, its staging, the scan's blocks and the
-    output's, double-buffered, need more than a core's L1."""
-    @T.prim_func
-    def main(A: T.Tensor((272, 136), "float32"), C: T.Tensor((272, 136), "bfloat16")):
-        with T.Kernel(2, 1, threads=128) as (bx, by):
-            F = T.alloc_fragment((136, 136), "float32")
-            for i, j in T.Parallel(136, 136):
-                F[i, j] = A[bx * 136 + j, by * 136 + i]
-            T.cumsum(F, dim=0, reverse=True)
-            for i, j in T.Parallel(136, 136):
-                C[bx * 136 + j, by * 136 + i] = F[i, j]
-
-    return main
-
-
 # message fragment of a row -> a kernel with that row's form, and its options
 KERNELS = {
     "the padding would enter the result": (bad_kernels.unaligned_shape, {}),
@@ -64,7 +48,7 @@ KERNELS = {
     "is moved to or from the row-major tensor": (vector_into_rows, {"layouts": {"R": BufferLayout(layout="row_major")}}),
     "unsupported compute on": (lambda: op_kernels.binary("maximum", 64, 64, 32, 64, dtype="uint32"), {}),
     "a scan of a vector": (lambda: vector_scan(64), {}),
-    "L1 overflow": (blocks_past_l1, {}),
+    "L1 overflow": (bad_kernels.blocks_past_l1, {}),
 }
 
 
