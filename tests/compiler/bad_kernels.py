@@ -631,3 +631,19 @@ def blocks_past_l1():
                 C[bx * 136 + j, by * 136 + i] = F[i, j]
 
     return main
+
+
+def copied_again_in_a_branch():
+    """F copied into C, then into D only in the first column of blocks: the writer cannot tell where the value's
+    last copy is."""
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float32"), C: T.Tensor((64, 64), "float32"), D: T.Tensor((64, 64), "float32")):
+        with T.Kernel(2, 2, threads=128) as (bx, by):
+            F = T.alloc_fragment((32, 32), "float32")
+            for i, j in T.Parallel(32, 32):
+                F[i, j] = A[by * 32 + i, bx * 32 + j] + 1.0
+            T.copy(F, C[by * 32, bx * 32])
+            if bx == 0:
+                T.copy(F, D[by * 32, bx * 32])  # LINE: copied_again_in_a_branch
+
+    return main

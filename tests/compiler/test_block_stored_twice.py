@@ -150,3 +150,27 @@ def test_a_block_the_reader_fills_copied_twice():
     a = data(64, 64, seed=5, dtype=torch.bfloat16)
     c, d = tilelang_tt.compile(read_block_copied_twice(64, 64, 32)).run(a)
     assert torch.equal(c, a) and torch.equal(d, a)
+
+
+def copied_again_in_a_branch_rewritten(M, N, b):
+    """The rewrite BuildTileDFGTT's refusal of a copy in a branch gives: the branch copies F into a block of its own."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32"), D: T.Tensor((M, N), "float32")):
+        with T.Kernel(N // b, M // b, threads=128) as (bx, by):
+            F = T.alloc_fragment((b, b), "float32")
+            F_2 = T.alloc_fragment((b, b), "float32")
+            for i, j in T.Parallel(b, b):
+                F[i, j] = A[by * b + i, bx * b + j] + 1.0
+            T.copy(F, C[by * b, bx * b])
+            if bx == 0:
+                T.copy(F, F_2)
+                T.copy(F_2, D[by * b, bx * b])
+
+    return main
+
+
+def test_the_rewrite_of_a_copy_in_a_branch():
+    a = data(64, 64, seed=6)
+    c, d = tilelang_tt.compile(copied_again_in_a_branch_rewritten(64, 64, 32)).run(a)
+    assert torch.equal(c, a + 1)
+    assert torch.equal(d[:, :32], a[:, :32] + 1) and not d[:, 32:].any()

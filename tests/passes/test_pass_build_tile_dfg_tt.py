@@ -278,3 +278,14 @@ def test_a_block_copied_into_tensors_stored_differently_is_refused():
     assert_diagnostic(err, PASS, "the block `F` is copied into `C` (float32 in tiles) and here into `D` (bfloat16 in "
                       "tiles)", "copied_into_two_dtypes")
     assert "copy `F` into a block of `D`'s dtype first" in err.hint
+
+
+def test_a_copy_of_the_same_value_inside_a_branch_is_refused():
+    """The first copy of F hands it on; a second copy of that value inside an ``if`` is no statement of the run."""
+    from tests.compiler import bad_kernels
+    from tests.compiler.test_negative import assert_diagnostic, compile_error
+
+    err = compile_error(bad_kernels.copied_again_in_a_branch())
+    assert_diagnostic(err, PASS, "`F` is copied into a tensor here, inside a branch or loop, and before it with the "
+                      "same value", "copied_again_in_a_branch")
+    assert "T.copy(F, F_2); T.copy(F_2, <tensor slice>)" in err.hint

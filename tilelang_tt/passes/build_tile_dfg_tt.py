@@ -35,7 +35,8 @@ writer writes the CB's pages at each and pops them after the last.
 Errors: a CB with no producer or no consumer, filled by both the reader and compute, or read by
 compute and copied out by the writer (a CB has one consumer); a block the reader and writer move
 between tensors stored in different formats (one of them block floating point); a block copied into
-tensors that store its pages differently (dtype, tiles or rows).
+tensors that store its pages differently (dtype, tiles or rows); a copy of a block's value inside a
+branch or loop after a copy of the same value.
 Before/after: TIR unchanged, but for the copies of one value into several tensors:
 
     Before: T.tt.write_from_cb(T.region(F[0, 0], 1, 32, 32), T.region(C[by * 32, 0], 2, 32, 32))
@@ -302,7 +303,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     func = Attr.TILE_DFG.write(func, dfg)
     func = Attr.CB_DESC.write(func, {name: cbs[name] for name in sorted(cbs)})
     func = Attr.BUFFER_ACCESS.write(func, _buffer_access(func, read_from, written_to))
-    return func.with_body(_mark_multi_stores(func.body, data_names))
+    return func.with_body(_mark_multi_stores(func, data_names))
 
 
 def _check_same_pages(func, stmt, block: str, first: str, tensor: str, layouts: Mapping[str, LayoutDesc]) -> None:
@@ -329,30 +330,34 @@ def _store_of(stmt):
     return as_region(stmt.value.args[0]).buffer.data if stmt_intrin(stmt) == Intrin.WRITE_FROM_CB else None
 
 
-def _writes(stmt, block, data_names) -> bool:
-    """Whether ``stmt`` gives the block of data ``block`` a value (a read into it, a compute op or
-    scope writing it) or copies it out inside a nested statement."""
+def _touches(stmt, block, data_names) -> tuple[bool, object]:
+    """(whether ``stmt`` gives the block of data ``block`` a value: a read into it, a compute op or scope
+    writing it; the first copy of the block into a tensor nested in it, or None)."""
     name = data_names[block]
-    found = []
+    writes, copies = [], []
 
     def visit(node):
         intrin = stmt_intrin(node)
-        if intrin in (Intrin.READ_TO_CB, Intrin.GENERATE_BLOCK, Intrin.WRITE_FROM_CB):
-            at = {Intrin.READ_TO_CB: 1, Intrin.GENERATE_BLOCK: 0, Intrin.WRITE_FROM_CB: 0}[intrin]
-            found.append(as_region(node.value.args[at]).buffer.data.same_as(block))
+        if intrin == Intrin.WRITE_FROM_CB:
+            if as_region(node.value.args[0]).buffer.data.same_as(block):
+                copies.append(node)
+        elif intrin in (Intrin.READ_TO_CB, Intrin.GENERATE_BLOCK):
+            writes.append(as_region(node.value.args[1 if intrin == Intrin.READ_TO_CB else 0]).buffer.data.same_as(block))
         elif isinstance(node, tirx.Evaluate):
-            found.append(name in compute_writes(node, data_names))
+            writes.append(name in compute_writes(node, data_names))
         elif isinstance(node, tirx.AttrStmt) and node.attr_key == Scope.ACCUMULATE.value:
-            found.append(node.node.same_as(block))
+            writes.append(node.node.same_as(block))
 
     tirx.stmt_functor.post_order_visit(stmt, visit)
-    return any(found)
+    return any(writes), (copies[0] if copies else None)
 
 
-def _mark_multi_stores(body, data_names):
+def _mark_multi_stores(func, data_names):
     """Each run of copies of one value of a block into tensors, statements of one sequence with no
     statement between them writing the block, under ``tt.multi_store`` scopes: compute hands the block
-    on at the first, the writer writes the CB's pages at each and pops them after the last."""
+    on at the first, the writer writes the CB's pages at each and pops them after the last. A copy of
+    that value inside a branch or loop of the sequence is refused (the writer would pop the block's
+    pages once per run, and the run's last copy is not known)."""
     def post(node):
         items = list(node.seq)
         runs: list[list[int]] = []
@@ -365,8 +370,17 @@ def _mark_multi_stores(body, data_names):
                 other = _store_of(items[m])
                 if other is not None and other.same_as(block):
                     run.append(m)
-                elif _writes(items[m], block, data_names):
+                    continue
+                writes, nested = _touches(items[m], block, data_names)
+                if writes:
                     break
+                if nested is not None:
+                    name = data_names[block]
+                    raise error(PASS, func, nested, f"`{name}` is copied into a tensor here, inside a branch or loop, "
+                                "and before it with the same value: the copies of one value of a block are statements "
+                                "of one sequence", f"copy `{name}` next to its first copy, outside the branch or "
+                                f"loop, or into a block of its own there first (T.copy({name}, {name}_2); "
+                                f"T.copy({name}_2, <tensor slice>))")
             if len(run) > 1:
                 runs.append(run)
         if not runs:
@@ -379,7 +393,7 @@ def _mark_multi_stores(body, data_names):
                                                              tirx.IntImm("int32", int(flags)), items[k]))
         return tirx.SeqStmt(items)
 
-    return tirx.stmt_functor.ir_transform(body, None, post, ["tirx.SeqStmt"])
+    return tirx.stmt_functor.ir_transform(func.body, None, post, ["tirx.SeqStmt"])
 
 
 def _stored_block_format(func, block: str, reads: list[tuple], written: tuple | None,
