@@ -10,6 +10,7 @@ import tilelang.language as T
 import torch
 
 import tilelang_tt
+from tilelang_tt import BufferLayout
 
 BF16, TF32_SUM = 2.0**-8, 2.0**-9
 
@@ -51,6 +52,16 @@ def test_a_result_written_to_the_output_and_to_a_cache(M, N, bm, bn, dtype):
     assert torch.equal(y, k)
     writer = artifacts.sources["writer.cpp"]
     assert writer.count("cb_pop_front") == 1 and writer.count("noc_async_write_page") == 2
+
+
+def test_a_result_written_to_two_row_major_tensors():
+    """Both tensors laid out in rows: compute untilizes the block once into its staging CB, the writer writes its
+    rows into each."""
+    x = data(64, 64, seed=7)
+    rows = BufferLayout(layout="row_major")
+    y, k = tilelang_tt.compile(result_and_cache(64, 64, 32, 32, "float32"), layouts={"Y": rows, "K": rows}).run(x)
+    assert_close(y, x.exp() * 0.5, BF16)
+    assert torch.equal(y, k)
 
 
 def row_sums_twice(M, N, bm):
