@@ -616,3 +616,49 @@ def loop_updates_a_reader_block_used_after_it():
             T.copy(s, Y[0, 0])
 
     return main
+
+
+def copied_into_two_dtypes():
+    """One float32 block copied into a float32 tensor and a bfloat16 one: the writer writes one CB's pages into both."""
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float32"), C: T.Tensor((64, 64), "float32"), D: T.Tensor((64, 64), "bfloat16")):
+        with T.Kernel(2, 2, threads=128) as (bx, by):
+            F = T.alloc_fragment((32, 32), "float32")
+            for i, j in T.Parallel(32, 32):
+                F[i, j] = A[by * 32 + i, bx * 32 + j] * 2.0
+            T.copy(F, C[by * 32, bx * 32])
+            T.copy(F, D[by * 32, bx * 32])  # LINE: copied_into_two_dtypes
+
+    return main
+
+
+def blocks_past_l1():
+    """A column scan of a 136x136 float32 block read transposed: the block, its staging, the scan's blocks and the
+    output's, each double-buffered, need more than a core's L1."""
+    @T.prim_func
+    def main(A: T.Tensor((272, 136), "float32"), C: T.Tensor((272, 136), "bfloat16")):
+        with T.Kernel(2, 1, threads=128) as (bx, by):
+            F = T.alloc_fragment((136, 136), "float32")  # LINE: blocks_past_l1
+            for i, j in T.Parallel(136, 136):
+                F[i, j] = A[bx * 136 + j, by * 136 + i]
+            T.cumsum(F, dim=0, reverse=True)
+            for i, j in T.Parallel(136, 136):
+                C[bx * 136 + j, by * 136 + i] = F[i, j]
+
+    return main
+
+
+def copied_again_in_a_branch():
+    """F copied into C, then into D only in the first column of blocks: the writer cannot tell where the value's
+    last copy is."""
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float32"), C: T.Tensor((64, 64), "float32"), D: T.Tensor((64, 64), "float32")):
+        with T.Kernel(2, 2, threads=128) as (bx, by):
+            F = T.alloc_fragment((32, 32), "float32")
+            for i, j in T.Parallel(32, 32):
+                F[i, j] = A[by * 32 + i, bx * 32 + j] + 1.0
+            T.copy(F, C[by * 32, bx * 32])
+            if bx == 0:
+                T.copy(F, D[by * 32, bx * 32])  # LINE: copied_again_in_a_branch
+
+    return main

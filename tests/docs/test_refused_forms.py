@@ -48,6 +48,7 @@ KERNELS = {
     "is moved to or from the row-major tensor": (vector_into_rows, {"layouts": {"R": BufferLayout(layout="row_major")}}),
     "unsupported compute on": (lambda: op_kernels.binary("maximum", 64, 64, 32, 64, dtype="uint32"), {}),
     "a scan of a vector": (lambda: vector_scan(64), {}),
+    "L1 overflow": (bad_kernels.blocks_past_l1, {}),
 }
 
 

@@ -18,7 +18,8 @@ the same description. A kernel reads a tensor A of rank 1 to 4 in blocks whose e
   computed one) by a square block of a second input W of its dtype into a cleared float32 fragment;
 * stores the result with ``T.copy`` or element by element at affine or swapped indices (the output then
   transposed), possibly casting it;
-* and now and then re-writes the block once more and stores it again into a second output D (re-stored).
+* and now and then stores the block into a second output D as well: unchanged (a result written to the output
+  and to a cache: one block copied into two tensors) or re-written once more (re-stored).
 
 Every drawn program carries its idiom tags (``Program.tags``), which the tool counts outcomes by.
 """
@@ -65,7 +66,7 @@ class Program:
     gemm_of: str = "loaded"  # gemm: "loaded" (A's block) or "computed" (the shared computed block)
     store: str = "copy"  # ACCESS
     out: str = "float32"  # C's (and D's) dtype
-    again: tuple | None = None  # the block re-written once more (a tree over "F") and stored into D
+    again: tuple | None = None  # the block re-written once more (a tree over "F"; UNCHANGED: not) and stored into D
     options: tuple = ()  # compile options, as items
 
     @property
@@ -75,7 +76,9 @@ class Program:
               "reduce": f"reduce_{self.kind}:dim{self.dim}:{'clear' if self.clear else 'onto'}"}[self.op]
         tags = [f"rank{self.rank}", f"block_rows:{self.bm}", f"block_cols:{self.bn}", f"load:{self.load}",
                 f"loop:{self.loop}", f"scope:{self.scope}", f"store:{self.store}", op, f"dtype:{self.dt}->{self.acc}"]
-        if self.again is not None:
+        if self.again == UNCHANGED:
+            tags.append("stored-twice")
+        elif self.again is not None:
             tags.append("re-stored")
         return tuple(tags)
 
@@ -87,11 +90,8 @@ GAPS = {
     # LowerCBIntrinsics; LayoutAwareWorkPartitionTT for a vector: column blocks of part of a tile side by side
     "a second column block starting inside a tile (block columns 8, 16, 24, 48, 136)":
         "which is not a multiple of 32",
-    # BuildTileDFGTT: buffer versioning
-    "a block T.copy'd into two tensors (re-stored)": "is written to two tensors",
-    # LowerTTTileIntrinsics: global element access in a serial row loop
-    "a global read at swapped indices in a serial row loop": "is not an element-wise access of an on-chip block",
 }
+UNCHANGED = ("x", "F")  # the ``again`` of a block stored into D as it is into C
 
 
 @st.composite
@@ -130,10 +130,8 @@ def programs(draw, gaps: bool = True) -> Program:
         # a block read at swapped indices is not A's block: the gemm reads the computed one
         computed = fields["load"] == "swapped" or draw(st.booleans())
         fields.update(gemm_of="computed" if computed else "loaded")
-    if not gaps and fields["loop"] == "serial" and fields["load"] == "swapped":
-        fields["load"] = "affine"
-    if draw(st.integers(0, 2)) == 0 and (gaps or fields["store"] != "copy"):
-        again = draw(trees(("F",), 1))
+    if draw(st.integers(0, 2)) == 0:
+        again = UNCHANGED if draw(st.booleans()) else draw(trees(("F",), 1))
         fields.update(again=again if loads_in(again) else guarded("*", ("x", "F"), ("c", 0.5)))
     return Program(**fields)
 
@@ -212,7 +210,8 @@ def source(p: Program) -> str:
         result = "G"
     lines += [f"    {s}" for s in _store(p, result, "C")]
     if p.again is not None:
-        lines += [f"    {s}" for s in _nest(p, [f"{result}[{ij}] = {render(p.again, {'F': f'{result}[{ij}]'})}"])]
+        if p.again != UNCHANGED:
+            lines += [f"    {s}" for s in _nest(p, [f"{result}[{ij}] = {render(p.again, {'F': f'{result}[{ij}]'})}"])]
         lines += [f"    {s}" for s in _store(p, result, "D")]
     return "\n".join(header(params) + [f"    {s}" for s in lines]) + "\n"
 

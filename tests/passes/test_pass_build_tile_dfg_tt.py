@@ -187,3 +187,105 @@ def test_readers_and_writers_of_offsets_from_tensors_get_scratch_cbs():
     assert [cbs[n].page_size * cbs[n].num_pages for n in scratch] == [64, 64]
     plain = run_pass(lower_until(gemm(64, 64, 64, 32, 32, 32), PASS), PASS)["main"]
     assert not any(node.kind == "scratch" for node in Attr.TILE_DFG.read(plain).values())
+
+
+F32_LAYOUTS = {name: {"memory": "DRAM", "layout": "interleaved", "dtype": "float32", "shape": [32, 64],
+                      "tile_shape": [32, 32], "data_format": "Float32", "page_size": 4096} for name in "ACDE"}
+F32_CBS = {name: cb_entry(page_size=4096, data_format="Float32") for name in ("A_s", "F", "G")}
+
+
+def test_hand_written_copies_of_one_value_into_several_tensors_are_marked():
+    """F is copied into C, then (after other work, which reads F and writes G) into D: one CB the writer drains,
+    the copies under tt.multi_store scopes (1: compute hands F on here; 0 between; 2: the writer pops here). The
+    copy of F's next value into E after F is written again is a run of its own: no scope."""
+    @I.ir_module(check_well_formed=False)  # the element indices i, j are free (C2 made the nests tile ops)
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((32, 64), "float32"), C: T.Buffer((32, 64), "float32"),
+                 D: T.Buffer((32, 64), "float32"), E: T.Buffer((32, 64), "float32")):
+            T.func_attr(tt_attrs({"tt.arch": "wormhole_b0", "tt.layout_desc": F32_LAYOUTS, "tt.cb_desc": F32_CBS}))
+            i = T.int32()
+            j = T.int32()
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                A_s = T.sblock_alloc_buffer((32, 32), "float32", scope="shared.dyn")
+                F = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                G = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                tt.read_to_cb(tl.region(A[0, 0], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+                tt.tile.eltwise(F.data, i, j, A_s[i, j] * T.float32(2))
+                tt.write_from_cb(tl.region(F[0, 0], 1, 32, 32), tl.region(C[0, 0], 2, 32, 32))
+                tt.tile.eltwise(G.data, i, j, F[i, j] + A_s[i, j])
+                tt.write_from_cb(tl.region(F[0, 0], 1, 32, 32), tl.region(D[0, 32], 2, 32, 32))
+                tt.write_from_cb(tl.region(F[0, 0], 1, 32, 32), tl.region(C[0, 32], 2, 32, 32))
+                tt.write_from_cb(tl.region(G[0, 0], 1, 32, 32), tl.region(D[0, 0], 2, 32, 32))
+                tt.tile.eltwise(F.data, i, j, G[i, j] * T.float32(3))
+                tt.write_from_cb(tl.region(F[0, 0], 1, 32, 32), tl.region(E[0, 0], 2, 32, 32))
+
+    @I.ir_module(check_well_formed=False)
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((32, 64), "float32"), C: T.Buffer((32, 64), "float32"),
+                 D: T.Buffer((32, 64), "float32"), E: T.Buffer((32, 64), "float32")):
+            T.func_attr(tt_attrs({"tt.arch": "wormhole_b0", "tt.layout_desc": F32_LAYOUTS, "tt.cb_desc": {
+                "A_s": cb_entry(page_size=4096, data_format="Float32", producer="reader", consumer="compute",
+                                buffer="A"),
+                "F": cb_entry(page_size=4096, data_format="Float32", producer="compute", consumer="compute",
+                              buffer="C"),
+                "F_out": cb_entry(page_size=4096, data_format="Float32", producer="compute", consumer="writer",
+                                  buffer="C"),
+                "G": cb_entry(page_size=4096, data_format="Float32", producer="compute", consumer="compute",
+                              buffer="D"),
+                "G_out": cb_entry(page_size=4096, data_format="Float32", producer="compute", consumer="writer",
+                                  buffer="D"),
+            }, "tt.tile_dfg": {
+                "A_s": {"producer": "reader", "consumers": ["compute"], "buffer": "A"},
+                "F": {"producer": "compute", "consumers": ["compute"], "buffer": "C", "handoff": "F_out"},
+                "G": {"producer": "compute", "consumers": ["compute"], "buffer": "D", "handoff": "G_out"},
+                "F_out": {"producer": "compute", "consumers": ["writer"], "buffer": "C"},
+                "G_out": {"producer": "compute", "consumers": ["writer"], "buffer": "D"},
+            }, "tt.buffer_access": {"A": "read", "C": "write", "D": "write", "E": "write"}}))
+            i = T.int32()
+            j = T.int32()
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                A_s = T.sblock_alloc_buffer((32, 32), "float32", scope="shared.dyn")
+                F = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                G = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                tt.read_to_cb(tl.region(A[0, 0], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+                tt.tile.eltwise(F.data, i, j, A_s[i, j] * T.float32(2))
+                with T.attr(F.data, "tt.multi_store", 1):
+                    tt.write_from_cb(tl.region(F[0, 0], 1, 32, 32), tl.region(C[0, 0], 2, 32, 32))
+                tt.tile.eltwise(G.data, i, j, F[i, j] + A_s[i, j])
+                with T.attr(F.data, "tt.multi_store", 0):
+                    tt.write_from_cb(tl.region(F[0, 0], 1, 32, 32), tl.region(D[0, 32], 2, 32, 32))
+                with T.attr(F.data, "tt.multi_store", 2):
+                    tt.write_from_cb(tl.region(F[0, 0], 1, 32, 32), tl.region(C[0, 32], 2, 32, 32))
+                tt.write_from_cb(tl.region(G[0, 0], 1, 32, 32), tl.region(D[0, 0], 2, 32, 32))
+                tt.tile.eltwise(F.data, i, j, G[i, j] * T.float32(3))
+                tt.write_from_cb(tl.region(F[0, 0], 1, 32, 32), tl.region(E[0, 0], 2, 32, 32))
+
+    tvm.ir.assert_structural_equal(BuildTileDFGTT()(Before), Expected, map_free_vars=True)
+
+
+def test_a_block_copied_into_tensors_stored_differently_is_refused():
+    """The writer writes F's pages unchanged: into a float32 tensor and a bfloat16 one they cannot both go."""
+    from tests.compiler import bad_kernels
+    from tests.compiler.test_negative import assert_diagnostic, compile_error
+
+    err = compile_error(bad_kernels.copied_into_two_dtypes())
+    assert_diagnostic(err, PASS, "the block `F` is copied into `C` (float32 in tiles) and here into `D` (bfloat16 in "
+                      "tiles)", "copied_into_two_dtypes")
+    assert "copy `F` into a block of `D`'s dtype first" in err.hint
+
+
+def test_a_copy_of_the_same_value_inside_a_branch_is_refused():
+    """The first copy of F hands it on; a second copy of that value inside an ``if`` is no statement of the run."""
+    from tests.compiler import bad_kernels
+    from tests.compiler.test_negative import assert_diagnostic, compile_error
+
+    err = compile_error(bad_kernels.copied_again_in_a_branch())
+    assert_diagnostic(err, PASS, "`F` is copied into a tensor here, inside a branch or loop, and before it with the "
+                      "same value", "copied_again_in_a_branch")
+    assert "T.copy(F, F_2); T.copy(F_2, <tensor slice>)" in err.hint

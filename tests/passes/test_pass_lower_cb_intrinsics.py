@@ -214,6 +214,52 @@ def test_hand_written_reader_and_writer_protocol():
     tvm.ir.assert_structural_equal(LowerCBIntrinsics()(Before), Expected)
 
 
+WRITER_CD = tt_attrs({"tt.kernel_role": "writer", "tt.cb_desc": CBS, "tt.tensor_accessor": {
+    "C": accessor_entry(kernel="writer", cta_offset=0, compile_time_args=[2, 2048]),
+    "D": accessor_entry(kernel="writer", cta_offset=2, compile_time_args=[2, 2048])}})
+
+
+def test_hand_written_copies_of_one_block_into_several_tensors_pop_after_the_last():
+    """C_l copied into tile row 1 of C, row 0 of D, then row 0 of C (tt.multi_store 1, 0, 2): the writer writes
+    CB 16's pages three times, popping them after the last copy only."""
+    @I.ir_module(check_well_formed=False)  # split kernels use their CBs' buffers unallocated
+    class Before:
+        @T.prim_func
+        def main_writer(C: T.Buffer((64, 64), "bfloat16"), D: T.Buffer((64, 64), "bfloat16")):
+            T.func_attr(WRITER_CD)
+            C_l = T.Buffer((32, 64), "float32", scope="local.fragment")
+            with T.attr(C_l.data, "tt.multi_store", 1):
+                tt.write_from_cb(tl.region(C_l[0, 0], 1, 32, 64), tl.region(C[32, 0], 2, 32, 64))
+            with T.attr(C_l.data, "tt.multi_store", 0):
+                tt.write_from_cb(tl.region(C_l[0, 0], 1, 32, 64), tl.region(D[0, 0], 2, 32, 64))
+            with T.attr(C_l.data, "tt.multi_store", 2):
+                tt.write_from_cb(tl.region(C_l[0, 0], 1, 32, 64), tl.region(C[0, 0], 2, 32, 64))
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main_writer(C: T.Buffer((64, 64), "bfloat16"), D: T.Buffer((64, 64), "bfloat16")):
+            T.func_attr(WRITER_CD)
+            tt.cb_wait_front(16, 2)
+            l1_C_l: T.uint32 = tt.get_read_ptr(16, dtype="uint32")
+            for c in range(2):
+                tt.noc_async_write_page(c + 2, C.data, l1_C_l + T.Cast("uint32", c * 2048))
+            tt.noc_async_write_barrier()
+            tt.cb_wait_front(16, 2)
+            l1_C_l_1: T.uint32 = tt.get_read_ptr(16, dtype="uint32")
+            for c in range(2):
+                tt.noc_async_write_page(c, D.data, l1_C_l_1 + T.Cast("uint32", c * 2048))
+            tt.noc_async_write_barrier()
+            tt.cb_wait_front(16, 2)
+            l1_C_l_2: T.uint32 = tt.get_read_ptr(16, dtype="uint32")
+            for c in range(2):
+                tt.noc_async_write_page(c, C.data, l1_C_l_2 + T.Cast("uint32", c * 2048))
+            tt.noc_async_write_barrier()
+            tt.cb_pop_front(16, 2)
+
+    tvm.ir.assert_structural_equal(LowerCBIntrinsics()(Before), Expected)
+
+
 def test_the_writer_writes_the_valid_rows_only():
     """The grouped GEMM's writer (its offsets already read into its scratch CB by
     FetchAddressElementsTT): each row of the block is written only below the valid rows."""

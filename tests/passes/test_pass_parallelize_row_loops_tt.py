@@ -169,3 +169,81 @@ def test_hand_written_halves_of_a_rank1_block_at_a_flat_index_are_one_nest():
                             smem[i + h * 128] = smem[i + (1 - h) * 128]
 
     tvm.ir.assert_structural_equal(ParallelizeRowLoopsTT()(Swapped), Swapped)
+
+
+def test_hand_written_rows_reading_a_tensor_at_swapped_indices_are_ordered_as_the_block():
+    """``F[i, j] = A[bx * 64 + j, i]``: the nest's rows are the block's rows i (the tensor read transposed), not
+    the tensor's rows j, which would make the block's own store the swapped access."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((128, 32), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    F = T.sblock_alloc_buffer((32, 64), "float32", scope="local.fragment")
+                    for i in range(32):
+                        for j in T.parallel(64):
+                            F[i, j] = A[bx * 64 + j, i]
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((128, 32), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    F = T.sblock_alloc_buffer((32, 64), "float32", scope="local.fragment")
+                    for i in T.parallel(32):
+                        for j in T.parallel(64):
+                            F[i, j] = A[bx * 64 + j, i]
+
+    tvm.ir.assert_structural_equal(ParallelizeRowLoopsTT()(Before), Expected)
+
+
+def test_hand_written_stores_at_row_r0_plus_i_of_a_tensor_are_one_nest():
+    """A thread per column storing row ``by * 32 + i`` of a tensor: each row its own; two stores writing rows
+    ``i`` and ``i + 1`` of one block write each other's rows and keep their loops."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+            for by in T.thread_binding(2, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    for j in T.parallel(64):
+                        for i in range(32):
+                            B[by * 32 + i, j] = A[j, by * 32 + i] + T.float32(1)
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+            for by in T.thread_binding(2, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    for i in T.parallel(32):
+                        for j in T.parallel(64):
+                            B[by * 32 + i, j] = A[j, by * 32 + i] + T.float32(1)
+
+    tvm.ir.assert_structural_equal(ParallelizeRowLoopsTT()(Before), Expected)
+
+    @I.ir_module
+    class Overlapping:
+        @T.prim_func
+        def main(A: T.Buffer((64, 64), "float32")):
+            for by in T.thread_binding(2, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    y = T.sblock_alloc_buffer((33, 64), "float32", scope="local.fragment")
+                    for i in range(32):
+                        for j in T.parallel(64):
+                            y[i, j] = A[by * 32 + i, j]
+                            y[i + 1, j] = y[i, j] * T.float32(2)
+
+    tvm.ir.assert_structural_equal(ParallelizeRowLoopsTT()(Overlapping), Overlapping)

@@ -24,6 +24,7 @@ from tests.passes.helpers import (
     tt_attrs,
 )
 from tilelang_tt.ir.attrs import Attr, KernelRole, Scope
+from tilelang_tt.ir.common import stmt_intrin
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.passes.split_device_kernel import SplitDeviceKernel
 
@@ -334,3 +335,21 @@ def test_a_kernel_that_takes_no_branch_on_values_gets_no_value_cb():
     for role in ("reader", "compute", "writer"):
         assert set(Attr.CB_DESC.read(mod[f"main_{role}"])) >= {"compute_values"}
         assert "writer_values" not in Attr.CB_DESC.read(mod[f"main_{role}"])
+
+
+def test_copies_of_one_value_into_several_tensors_compute_hands_it_on_once():
+    """F copied into Y and K (tt.multi_store): compute keeps the first copy's marker (it hands F on there), the
+    writer every copy under its scope (it pops after the last)."""
+    from tests.compiler.test_block_stored_twice import result_and_cache
+
+    after = run_pass(lower_until(result_and_cache(64, 64, 32, 32, "float32"), PASS), PASS)
+
+    def copies(func):
+        return nodes(func.body, lambda n: isinstance(n, tirx.Evaluate) and stmt_intrin(n) == Intrin.WRITE_FROM_CB)
+
+    def scopes(func):
+        return [int(n.value) for n in nodes(func.body, lambda n: isinstance(n, tirx.AttrStmt)
+                                            and n.attr_key == Scope.MULTI_STORE.value)]
+
+    assert len(copies(after["main_compute"])) == 1 and scopes(after["main_compute"]) == []
+    assert len(copies(after["main_writer"])) == 2 and scopes(after["main_writer"]) == [1, 2]

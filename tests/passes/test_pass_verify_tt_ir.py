@@ -293,3 +293,14 @@ def test_block_updated_in_place_with_one_block_of_pages_at_its_statement():
     err = info.value
     assert "reserves 2 pages of `xf` while it holds 4 of its 4" in err.message, err.message
     assert "xf[i, j] = T.exp(xf[i, j] - mx[i])" in str(err) and "cb_depth=2" in err.hint
+
+
+def test_cbs_past_l1_are_refused_at_the_biggest_block_the_user_allocated():
+    """The biggest CBs of the 136x136 float32 scan are blocks the compiler made (the tensor's block read
+    transposed, its staging, the scan's): the error points at the user's F, not at the def line."""
+    from tests.compiler import bad_kernels
+    from tests.compiler.test_negative import assert_diagnostic, compile_error
+
+    err = compile_error(bad_kernels.blocks_past_l1())
+    assert_diagnostic(err, PASS, "L1 overflow: ", "blocks_past_l1")
+    assert "fewer or smaller blocks" in err.hint

@@ -63,6 +63,11 @@ class Scope(str, enum.Enum):
     VALID_ROWS = ("tt.valid_rows", "Around a T.copy of a block into a tensor: the writer writes only the block's "
                                    "first `value` rows (a guarded store `if i < valid: C[row + i, ..] = ..`; the value "
                                    "may read tensor elements); reader and compute do not see it.")
+    MULTI_STORE = ("tt.multi_store", "Around a T.copy of a block into a tensor, one of several copies of the block's "
+                                     "value into tensors (the node: the block's data): the writer writes the CB's "
+                                     "pages at each; value MultiStore flags: HANDS where compute hands the block on "
+                                     "(the first; compute does not see the others), POPS where the writer pops it "
+                                     "(the last).")
 
 
 class AccumulateMode(enum.IntEnum):
@@ -72,6 +77,13 @@ class AccumulateMode(enum.IntEnum):
     RELOAD = 1  # on top of the accumulator's current value, reloaded from its CB
     SPILL = 2  # over a K loop, partial sums kept in the accumulator's CB between K steps
     L1_ACC = 3  # as SPILL, but the packer adds each K step's sums to the CB's (pack_reconfig_l1_acc)
+
+
+class MultiStore(enum.IntFlag):
+    """Value of a ``tt.multi_store`` scope: what the copy is among the copies of one value of a block."""
+
+    HANDS = 1  # the first: compute hands the block on to the writer here
+    POPS = 2  # the last: the writer pops the block's pages after writing them
 
 
 @dataclass(frozen=True)

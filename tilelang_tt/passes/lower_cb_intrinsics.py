@@ -23,7 +23,8 @@ tiles inside it: the reader guards each page with ``row < Mt`` / ``col < Nt`` an
 pages outside with zeros (``tt.noc_async_read_zeros``), the writer skips them. Consecutive plain
 reads (no decision, no multicast) share one barrier: every CB reserved, every read issued, one
 ``noc_async_read_barrier``, every CB pushed (:func:`_batched`).
-The writer writes the rows below ``tt.valid_rows`` only; the reader reads a block under
+The writer writes the rows below ``tt.valid_rows`` only, and writes a block copied into several
+tensors (``tt.multi_store``) from the same CB pages, popping them after the last copy only; the reader reads a block under
 ``tt.read_when`` when its condition holds, else fills it with zeros. The tensor elements such a
 condition or a generated value reads are read first, each into the block's own CB pages
 (:func:`~tilelang_tt.ir.elements.fetch_elements`); those of addresses FetchAddressElementsTT read before.
@@ -81,7 +82,7 @@ from tvm import arith, tirx
 from tilelang_tt.contract.formats import BY_DATA_FORMAT, DATA_FORMATS
 from tilelang_tt.contract.formula import ceildiv
 from tilelang_tt.contract.vocabulary import ArgKind, MulticastDesc
-from tilelang_tt.ir.attrs import Attr, CBDesc, KernelRole, Scope
+from tilelang_tt.ir.attrs import Attr, CBDesc, KernelRole, MultiStore, Scope
 from tilelang_tt.ir.intrin import Intrin, call
 from tilelang_tt.contract.buffers import MemoryLayout
 from tilelang_tt.ir.tensors import AccessorDesc
@@ -314,9 +315,10 @@ def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: 
 
 def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc], handoffs: dict,
            staging: tuple[dict, dict], analyzer: arith.Analyzer, multicast: dict[str, MulticastDesc],
-           mcast_args: dict[str, dict[str, tirx.Var]], when=None, valid=None, parts: bool = False):
+           mcast_args: dict[str, dict[str, tirx.Var]], when=None, valid=None, parts: bool = False, pop: bool = True):
     """The protocol of one move; with ``parts`` (a plain read: no decision, no multicast) its parts
-    (before the transfers, the transfers, after the barrier, after that) for :func:`_batched`."""
+    (before the transfers, the transfers, after the barrier, after that) for :func:`_batched`; a write
+    without ``pop`` leaves the block's pages in its CB (another copy of them follows)."""
     reading = stmt_intrin(stmt) == Intrin.READ_TO_CB  # either data-movement kernel may read (BalanceDataMovementTT)
     staged = staging[0] if reading else staging[1]
     tensor, block = (as_region(a) for a in stmt.value.args[:2])
@@ -353,7 +355,7 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
     ptr_intrin = Intrin.GET_WRITE_PTR if reading else Intrin.GET_READ_PTR
     head = [evaluate(begin, cb.index, pages, like=stmt),
             keep_span(stmt, tirx.Bind(ptr, call(ptr_intrin, cb.index, dtype="uint32")))]
-    tail = [evaluate(end, cb.index, pages, like=stmt)]
+    tail = [evaluate(end, cb.index, pages, like=stmt)] if pop else []
     if parts:
         return head, transfers, arrived, tail
     moved = seq([transfers, evaluate(barrier, like=stmt), *arrived])
@@ -450,6 +452,14 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         block = as_region(node.value.args[1]).buffer.name
         return handoffs.get(block, block) not in multicast
 
+    def written(stmt, pop: bool = True):
+        """A copy of a block into a tensor (under ``tt.valid_rows``: of its first rows)."""
+        valid = None
+        if isinstance(stmt, tirx.AttrStmt) and stmt.attr_key == Scope.VALID_ROWS.value:
+            stmt, valid = stmt.body, stmt.value
+        return _lower(stmt, func, cbs, accessors, handoffs, staging, analyzer, multicast, mcast_args, valid=valid,
+                      pop=pop)
+
     def lowered(stmt):
         return tirx.stmt_functor.ir_transform(stmt, post, None, ["tirx.Evaluate", "tirx.AttrStmt", "tirx.SeqStmt"])
 
@@ -472,9 +482,10 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         if isinstance(node, tirx.AttrStmt) and node.attr_key == Scope.READ_WHEN.value:
             return _lower(node.body, func, cbs, accessors, handoffs, staging, analyzer, multicast, mcast_args,
                           node.value)
+        if isinstance(node, tirx.AttrStmt) and node.attr_key == Scope.MULTI_STORE.value:
+            return written(node.body, pop=bool(int(node.value) & MultiStore.POPS))
         if isinstance(node, tirx.AttrStmt) and node.attr_key == Scope.VALID_ROWS.value:
-            return _lower(node.body, func, cbs, accessors, handoffs, staging, analyzer, multicast, mcast_args,
-                          valid=node.value)
+            return written(node)
         if stmt_intrin(node) in (Intrin.READ_TO_CB, Intrin.WRITE_FROM_CB):
             return _lower(node, func, cbs, accessors, handoffs, staging, analyzer, multicast, mcast_args)
         if stmt_intrin(node) == Intrin.GENERATE_BLOCK:

@@ -13,14 +13,17 @@ one ``T.Parallel`` loop of constant extent directly around or inside it, and eve
 
 * into an element of the serial loop's own row (an index of the store is the serial variable:
   ``y[i, j]``, ``y[i]``, a tensor's ``Y[r0 + i, j]``, or the flat index of the row's element
-  ``i * cols + j + base``: ``smem[j + h * 128]``, the halves of a rank-1 block), loads of the blocks
-  the body writes reading that same element; or
+  ``i * cols + j + base``: ``smem[j + h * 128]``, the halves of a rank-1 block), the stores into
+  one buffer at the same row (not ``y[i, j]`` and ``y[i + 1, j]``), loads of the blocks the body
+  writes reading an element a store writes; or
 * an accumulation into an on-chip vector of the columns, ``v[j] = v[j] + term`` (the sum over the
   rows), ``v`` read nowhere else in the body and ``term`` not reading it.
 
 Anything else (a row read after the next iteration wrote it, a store the iterations share) keeps
 its loops: the later passes judge the serial loop as it is. The nest's loops are ordered as the
-body's first two-dimensional access indexes them (rows first). A body that accumulates among other
+body's first two-dimensional access of an on-chip block indexes them (rows first; a tensor read at
+swapped indices, ``F[i, j] = A[bx * 32 + j, by * 32 + i]``, is then the transposed read of a block, as
+in a ``T.Parallel`` nest), else as its first access of a tensor does. A body that accumulates among other
 statements becomes a nest per statement (the rows being independent, each statement may run over
 all of them before the next), the values named in it substituted. Reads/writes no attribute.
 
@@ -78,13 +81,23 @@ def _reads(expr, buffer: tirx.Buffer) -> bool:
     return bool(found)
 
 
-def _own_row(index, i: tirx.Var, j: tirx.Var, cols: int) -> bool:
-    """Whether ``index`` is the serial variable ``i`` or the flat index ``i * cols + j + base`` of an
-    element of row ``i`` (``base`` of neither): distinct rows, distinct elements."""
-    if _is_var(index, i):
-        return True
-    base = arith.Analyzer().simplify(index - i * cols - j)
-    return not uses_var(base, i) and not uses_var(base, j)
+def _own_row(store: tirx.BufferStore, i: tirx.Var, j: tirx.Var, cols: int) -> tuple | None:
+    """(dimension, form, base) of the first index of ``store`` that is ``base + i`` (the serial
+    variable, or a tensor's row ``r0 + i``) or the flat index ``i * cols + j + base`` of an element of
+    row ``i`` (``base`` of neither): distinct rows, distinct elements; None when no index is."""
+    analyzer = arith.Analyzer()
+    for dim, index in enumerate(store.indices):
+        for form, base in enumerate((analyzer.simplify(index - i), analyzer.simplify(index - i * cols - j))):
+            if not uses_var(base, i) and not uses_var(base, j):
+                return dim, form, base
+    return None
+
+
+def _same_rows(keys: list[tuple]) -> bool:
+    """Whether the stores of one buffer (their :func:`_own_row` keys) write row ``i`` at the same place:
+    ``y[i, j]`` and ``y[i + 1, j]`` would write each other's rows."""
+    dim, form, base = keys[0]
+    return all(k[:2] == (dim, form) and tirx.analysis.expr_deep_equal(k[2], base) for k in keys[1:])
 
 
 def _independent(body, i: tirx.Var, j: tirx.Var, cols: int) -> bool:
@@ -96,17 +109,19 @@ def _independent(body, i: tirx.Var, j: tirx.Var, cols: int) -> bool:
     if not stores or not all(isinstance(s, (tirx.BufferStore, tirx.Bind, tirx.SeqStmt, tirx.IfThenElse))
                              for s in _statements(body)):
         return False
-    accumulated, own_row = set(), {}
+    accumulated, own_row, rows = set(), {}, {}
     for store in stores:
-        if any(_own_row(x, i, j, cols) for x in store.indices):
+        key = _own_row(store, i, j, cols)
+        if key is not None:
             own_row.setdefault(store.buffer, []).append(store)
+            rows.setdefault(store.buffer, []).append(key)
             continue
         if _accumulated(store, j) is None or not (is_cb_buffer(store.buffer) or store.buffer.scope() == "local"):
             return False
         if store.buffer in accumulated:
             return False
         accumulated.add(store.buffer)
-    if any(buf in own_row for buf in accumulated):
+    if any(buf in own_row for buf in accumulated) or not all(_same_rows(keys) for keys in rows.values()):
         return False
     for load in loads:
         if load.buffer in accumulated:
@@ -128,11 +143,15 @@ def _statements(body) -> list:
 
 
 def _order(body, i: tirx.Var, j: tirx.Var) -> tuple[tirx.Var, tirx.Var]:
-    """(row loop, column loop) as the body's first two-dimensional access indexes them in two of its
-    indices; the serial loop first (rows) when none does."""
+    """(row loop, column loop) as the body's first two-dimensional access of an on-chip block indexes
+    them in two of its indices (its stores before its loads), else its first access of a tensor; the
+    serial loop first (rows) when none does. An on-chip block is indexed (row, column) of the block
+    the nest computes; a tensor may be read or written at swapped indices (``A[bx * 32 + j, by * 32 +
+    i]``, a transposed block), whose order would make the block's own accesses the swapped ones."""
     accesses = []
     tirx.stmt_functor.post_order_visit(body, lambda n: accesses.append(n) if isinstance(
         n, (tirx.BufferLoad, tirx.BufferStore)) and len(n.indices) >= 2 else None)
+    accesses.sort(key=lambda n: (is_global_buffer(n.buffer), isinstance(n, tirx.BufferLoad)))  # stable
     for access in accesses:
         first = [k for k, x in enumerate(access.indices) if uses_var(x, i)]
         second = [k for k, x in enumerate(access.indices) if uses_var(x, j)]

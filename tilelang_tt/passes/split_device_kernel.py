@@ -12,7 +12,8 @@ reduce scaler), the writer
 ``tt.write_from_cb`` and the ``tt.read_to_cb`` of the blocks it reads, compute the compute intrinsics and ``tt.accumulate`` scopes plus the
 ``tt.read_to_cb``/``tt.generate_block``/``tt.write_from_cb`` statements as markers of where blocks
 arrive and leave
-(D5 turns them into waits and pops). Every kernel takes every branch it has work in; a value a
+(D5 turns them into waits and pops); of several copies of one value of a block (``tt.multi_store``), compute
+keeps the first copy's marker, the writer every copy with its scope. Every kernel takes every branch it has work in; a value a
 branch decides on that is read from tensors (:func:`~tilelang_tt.ir.branches.branch_values`:
 NameValueConditionsTT's ``counts_taken``) the reader names from the tensor and sends, just after
 naming it, to each other kernel taking such a branch (``tt.send_value(cb, value)`` into that kernel's
@@ -43,7 +44,7 @@ import tilelang  # noqa: F401
 import tvm
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import Attr, KernelRole, Scope
+from tilelang_tt.ir.attrs import Attr, KernelRole, MultiStore, Scope
 from tilelang_tt.ir.branches import branch_values
 from tilelang_tt.ir.intrin import Intrin, call
 from tilelang_tt.ir.dataflow import handoff_cbs, movers, scaler_cb, value_cbs
@@ -98,6 +99,10 @@ def _slice(stmt, role: KernelRole, readers: dict[str, str], sends=None):
         if stmt.attr_key == Scope.VALID_ROWS.value:  # the writer's rows; compute keeps the write's marker
             return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, body)) if (
                 role == KernelRole.WRITER and body is not None) else body
+        if stmt.attr_key == Scope.MULTI_STORE.value:  # the writer writes each; compute hands the block on at the first
+            if role == KernelRole.WRITER and body is not None:
+                return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, body))
+            return body if int(stmt.value) & MultiStore.HANDS else None
         if stmt.attr_key == Scope.ACCUMULATE.value:
             if role != KernelRole.COMPUTE or body is None:
                 return body

@@ -141,7 +141,9 @@ def check_l1(func: tirx.PrimFunc, arch: Arch) -> None:
                  "(BufferLayout(memory=\"DRAM\"))")
         where = unplaced if unplaced is not None else max(placed, key=lambda bp: bp[1].size)[0]
     else:
-        where = span_from_location(max(cbs, key=lambda cb: cb.page_size * cb.num_pages).source)
+        # the biggest of the user's blocks (a block the compiler made has no allocation line of its own)
+        where = span_from_location(max([cb for cb in cbs if cb.source] or cbs,
+                                       key=lambda cb: cb.page_size * cb.num_pages).source)
     message += (f"the circular buffers need {worst.cbs // 1024} KiB of L1 per core; {arch.name} has "
                 f"{worst.available // 1024} KiB (biggest: {top})")
     raise error(PASS, func, where, message, hint)
