@@ -108,6 +108,7 @@ EXPECTED = {
     # a partner half chosen per element (T.if_then_else(col < half, ..)) over blocks of 2 rows: the nest of
     # each half of the row
     "rope/neox_1d": RUNS(BF16),
+    "layout/transpose": RUNS(BF16),  # T.transpose: transpose_tile of each tile, the tiles' order transposed
     # a shared block staged in by the reader and written by compute for the way out, the sum stored
     # while the norm goes on (a version of the block per value: VersionOnChipBuffersTT); a tensor
     # element stored and then overwritten by a T.Parallel nest (DropOverwrittenStoresTT)
@@ -173,8 +174,6 @@ EXPECTED = {
     # columns of the nest (a transpose of its column); the bias of 4 columns a block
     "gemv/splitk_gemv_vectorized": REFUSED(f"`B[bk * 64 + tk_k, 0]` {NOT_ELEMENTWISE}"),
     "gemv/gemv_simt": REFUSED(f"the slice of `Bias` covers 4 columns {PARTIAL_COLUMNS} of `Bias`"),
-    # other tile ops
-    "layout/transpose": REFUSED(TRANSPOSE),
     # branches on on-chip values: the early exit and the branch on pos_to_expert pass; the scatter decides
     # on positions T.copy put into a T.alloc_local array
     "moe/expand_to_fused": REFUSED(f"`if pos_local[k] >= 0:` {ON_CHIP_BRANCH} `pos_local`"),
