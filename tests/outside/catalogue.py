@@ -109,6 +109,9 @@ EXPECTED = {
     # each half of the row
     "rope/neox_1d": RUNS(BF16),
     "layout/transpose": RUNS(BF16),  # T.transpose: transpose_tile of each tile, the tiles' order transposed
+    # the early exit, the branch on pos_to_expert, and the scatter deciding on positions T.copy put into a
+    # T.alloc_local array (read from the table instead: ForwardTensorCopiesTT)
+    "moe/expand_to_fused": RUNS(BF16),
     # a shared block staged in by the reader and written by compute for the way out, the sum stored
     # while the norm goes on (a version of the block per value: VersionOnChipBuffersTT); a tensor
     # element stored and then overwritten by a T.Parallel nest (DropOverwrittenStoresTT)
@@ -174,9 +177,6 @@ EXPECTED = {
     # columns of the nest (a transpose of its column); the bias of 4 columns a block
     "gemv/splitk_gemv_vectorized": REFUSED(f"`B[bk * 64 + tk_k, 0]` {NOT_ELEMENTWISE}"),
     "gemv/gemv_simt": REFUSED(f"the slice of `Bias` covers 4 columns {PARTIAL_COLUMNS} of `Bias`"),
-    # branches on on-chip values: the early exit and the branch on pos_to_expert pass; the scatter decides
-    # on positions T.copy put into a T.alloc_local array
-    "moe/expand_to_fused": REFUSED(f"`if pos_local[k] >= 0:` {ON_CHIP_BRANCH} `pos_local`"),
     # internal compiler errors: a swap-AB GEMM's 16-row output blocks; a scalar parameter
 }
 

@@ -30,6 +30,7 @@ from tilelang_tt.passes.fuse_block_copies_tt import FuseBlockCopiesTT
 from tilelang_tt.passes.finalize_persistent_signature_tt import (
     FinalizePersistentSignatureTT,
 )
+from tilelang_tt.passes.forward_tensor_copies_tt import ForwardTensorCopiesTT
 from tilelang_tt.passes.grid_to_core_grid import GridToCoreGrid
 from tilelang_tt.passes.infer_tt_layout import InferTTLayout
 from tilelang_tt.passes.insert_compute_init_tt import InsertComputeInitTT
@@ -108,6 +109,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         # A T.Parallel over a run-time extent with a constant largest value: the nest over that value, guarded,
         # before the nests' extents are checked.
         BoundParallelExtentsTT(),
+        # Registers one T.copy fills from a read-only tensor and later statements only read are those tensor
+        # elements (values the reader reads), before the branches on them are checked and named.
+        ForwardTensorCopiesTT(),
         # What has no Tenstorrent form at all (dynamic block sizes, thread-level code, branches on tensors) refused first.
         CheckKernelFormsTT(),
         # A branch around tile work deciding on tensor elements tests a named value, which the reader
