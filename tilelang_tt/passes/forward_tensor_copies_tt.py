@@ -149,9 +149,9 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
                     continue
                 buf, element = found
                 gone.append(buf)
-                rest = [tirx.stmt_functor.ir_transform(s, None, lambda n: element(n.indices) if isinstance(
-                    n, tirx.BufferLoad) and n.buffer.same_as(buf) else None, ["tirx.BufferLoad"]) for s in stmts[k + 1:]]
-                stmts = stmts[:k] + rest
+                stmts = stmts[:k] + [tirx.stmt_functor.ir_transform(
+                    s, None, lambda n: element(n.indices) if isinstance(n, tirx.BufferLoad) and n.buffer.same_as(buf)
+                    else None, ["tirx.BufferLoad"]) for s in stmts[k + 1:]]
                 changed = True
             return seq(stmts) if changed else None
         if isinstance(node, tirx.SBlock) and any(b in gone for b in node.alloc_buffers):
