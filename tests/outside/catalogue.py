@@ -135,7 +135,10 @@ EXPECTED = {
     # blocks of part of a tile (16 query heads, 4 and 16 rows, 136 columns) are padded to whole tiles;
     # what these kernels do next is refused
     "gemv/w4a16_decode": REFUSED(PARALLEL_BODY),  # a serial unpacking loop per thread
-    "attention/sparse_attention_fwd": REFUSED(f"{BOOL_COMPUTE} `mask` (bool)"),
+    # the mask of the index table's -1 entries runs (a bfloat16 block of the int32 comparison, typecast_tile);
+    # the rows of KV gathered at the indices are refused
+    "attention/sparse_attention_fwd": REFUSED("`KV[g_i_b_i % batch, Indices[g_i_b_i % batch, s_i, g_i_b_i // batch, "
+                                              f"i_i * 32 + bi_i], g_i_b_i // batch, d_i]` {NOT_ELEMENTWISE}"),
     "scan/prepare_chunk_offsets": REFUSED(NO_COPY_OUT),  # slices of dynamic extents
     # B's 16-row blocks of a dynamic token count are read as rows; the transposed accumulator is refused
     "gemm/blockwise_swap_ab": REFUSED(f"`C_local_accum[j, i]` {NOT_ELEMENTWISE}"),

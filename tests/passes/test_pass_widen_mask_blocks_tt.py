@@ -11,6 +11,7 @@ from tvm.script import tirx as T
 from tests.compiler.test_block_sparse import masked_scores
 from tests.kernels import gemm, lower_until, run_pass
 from tests.passes.helpers import alloc, nodes, tl
+from tilelang_tt.errors import TTCompileError
 from tilelang_tt.passes.widen_mask_blocks_tt import WidenMaskBlocksTT
 
 PASS = "WidenMaskBlocksTT"
@@ -113,3 +114,69 @@ def test_hand_written_mask_block_written_by_a_store_is_left_as_it_is():
                     tl.tileop.copy(tl.region(y[0, 0], 1, 32, 64), tl.region(Y[0, 0], 2, 32, 64))
 
     tvm.ir.assert_structural_equal(WidenMaskBlocksTT()(Before), Before)
+
+
+def _condition_block(wide: bool, mixed: bool = False) -> tvm.IRModule:
+    """A bool block ``keep`` compute fills with a condition on a float block and a select reads: as written,
+    or (``wide``) as WidenMaskBlocksTT writes it, a bfloat16 block of 1.0 and 0.0; ``mixed``: also copied
+    from a tensor."""
+
+    @I.ir_module
+    class Module:
+        @T.prim_func
+        def main(X: T.Buffer((32, 64), "float32"), Mask: T.Buffer((32, 64), "bool"), Y: T.Buffer((32, 64), "float32")):
+            for by in T.thread_binding(1, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    x = T.sblock_alloc_buffer((32, 64), "float32", scope="shared.dyn")
+                    y = T.sblock_alloc_buffer((32, 64), "float32", scope="local.fragment")
+                    keep = T.sblock_alloc_buffer((32, 64), "bfloat16" if wide else "bool", scope="local.fragment")
+                    tl.tileop.copy(tl.region(X[0, 0], 1, 32, 64), tl.region(x[0, 0], 2, 32, 64))
+                    if mixed:
+                        tl.tileop.copy(tl.region(Mask[0, 0], 1, 32, 64), tl.region(keep[0, 0], 2, 32, 64))
+                    for i in T.parallel(32):
+                        for j in T.parallel(64):
+                            if wide:
+                                keep[i, j] = T.if_then_else(x[i, j] > T.float32(0.5), T.bfloat16(1), T.bfloat16(0))
+                            else:
+                                keep[i, j] = x[i, j] > T.float32(0.5)
+                    for i in T.parallel(32):
+                        for j in T.parallel(64):
+                            if wide:
+                                y[i, j] = T.if_then_else(keep[i, j] != T.bfloat16(0), x[i, j], T.float32(0))
+                            else:
+                                y[i, j] = T.if_then_else(keep[i, j], x[i, j], T.float32(0))
+                    tl.tileop.copy(tl.region(y[0, 0], 1, 32, 64), tl.region(Y[0, 0], 2, 32, 64))
+
+    return Module
+
+
+def test_a_bool_block_of_stored_conditions_becomes_a_bfloat16_block_of_ones_and_zeros():
+    tvm.ir.assert_structural_equal(WidenMaskBlocksTT()(_condition_block(wide=False)), _condition_block(wide=True))
+
+
+def test_a_bool_block_both_copied_and_stored_is_left_as_it_is():
+    before = _condition_block(wide=False, mixed=True)
+    assert WidenMaskBlocksTT()(before)["main"].same_as(before["main"])
+
+
+def test_a_bool_block_of_conditions_on_an_int32_block_is_refused_at_the_store():
+    @T.prim_func
+    def main(Idx: T.Buffer((32,), "int32"), X: T.Buffer((32, 64), "float32"), Y: T.Buffer((32, 64), "float32")):
+        for by in T.thread_binding(1, thread="blockIdx.y"):
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                idx = T.sblock_alloc_buffer((32,), "int32", scope="shared.dyn")
+                keep = T.sblock_alloc_buffer((32,), "bool", scope="local.fragment")
+                tl.tileop.copy(tl.region(Idx[0], 1, 32), tl.region(idx[0], 2, 32))
+                for i in T.parallel(32):
+                    keep[i] = idx[i] >= 0
+
+    with pytest.raises(TTCompileError) as info:
+        WidenMaskBlocksTT()(tvm.IRModule({"main": main}))
+    assert info.value.pass_name == PASS
+    assert "the bool block `keep` holds a condition on the integer block `idx` (int32, read from `Idx`)" in \
+        info.value.message
+    assert "T.copy(Mask[...], keep)" in info.value.hint

@@ -6,9 +6,13 @@ compare. A block of dtype uint8 or bool that is filled only by ``T.copy`` from a
 only in element-wise values (flash decoding's ``visible[j] != 0``) becomes a bfloat16 block (values
 0..255 are exact): the reader reads the tensor's bytes and widens them in place
 (LowerCBIntrinsics), and the values read it as floats — ``m[j] != 0`` compares ``m[j]`` with 0.0,
-``T.if_then_else(m[j], ..)`` tests ``m[j] != 0.0``, a cast of it to a float is the float. Other
-integer blocks are left as they are (compute on them is refused by name). Reads/writes no
-attribute.
+``T.if_then_else(m[j], ..)`` tests ``m[j] != 0.0``, a cast of it to a float is the float. A bool
+block compute fills, element-wise stores of conditions (``mask[i] = x[i] > 0``; sglang's sparse
+attention: ``mask[i] = idx[i] >= 0``), is a bfloat16 block of 1.0 where the condition holds and 0.0
+elsewhere: each store becomes ``T.if_then_else(cond, 1.0, 0.0)`` (the SFPU's comparisons compute
+those values), its reads as above. A block that mixes both writes, or is read or written by another
+tile op, is left as it is. Other integer blocks are left as they are (compute on them is refused by
+name). Reads/writes no attribute.
 
     Before: visible = T.alloc_fragment((64,), "uint8")
             T.copy(kv_mask[b, kb * 64:(kb + 1) * 64, g], visible)
@@ -16,6 +20,12 @@ attribute.
     After:  visible = T.alloc_fragment((64,), "bfloat16")
             T.copy(kv_mask[b, kb * 64:(kb + 1) * 64, g], visible)
             for i, j in T.Parallel(4, 64): s[i, j] = T.if_then_else(visible[j] != T.bfloat16(0), s[i, j], -inf)
+
+    Before: keep = T.alloc_fragment((32, 64), "bool")
+            for i, j in T.Parallel(32, 64): keep[i, j] = x[i, j] > T.float32(0)
+    After:  keep = T.alloc_fragment((32, 64), "bfloat16")
+            for i, j in T.Parallel(32, 64): keep[i, j] = T.if_then_else(x[i, j] > T.float32(0), T.bfloat16(1),
+                                                                        T.bfloat16(0))
 """
 
 from __future__ import annotations
@@ -26,8 +36,11 @@ from tvm import ir, tirx
 from tilelang_tt.ir.common import (
     allocations,
     as_region,
+    error,
     is_cb_buffer,
     is_global_buffer,
+    keep_span,
+    loads,
     prim_func_pass,
     tile_op_name,
 )
@@ -39,7 +52,9 @@ COMPARES = (tirx.EQ, tirx.NE, tirx.LT, tirx.LE, tirx.GT, tirx.GE)
 
 
 def _masks(func: tirx.PrimFunc) -> list[tirx.Buffer]:
-    """The mask blocks: written only by T.copy from a tensor, read only by element-wise values."""
+    """The mask blocks: written only by T.copy from a tensor, or only by stores of conditions, and read
+    only by element-wise values. A condition on integer blocks is refused at its store: compute has no
+    conversion of an int32 value to the float a mask block holds."""
     candidates = [b for b in allocations(func) if is_cb_buffer(b) and str(b.dtype) in MASK_DTYPES]
     if not candidates:
         return []
@@ -50,13 +65,29 @@ def _masks(func: tirx.PrimFunc) -> list[tirx.Buffer]:
         if name is not None:
             regions = [as_region(a) for a in node.value.args if as_region(a) is not None]
             if name == "copy" and len(regions) == 2 and is_global_buffer(regions[0].buffer):
+                copied.append(regions[1].buffer)
+                sources[regions[1].buffer] = regions[0].buffer
                 return  # a read of the tensor into the block
             bad.extend(r.buffer for r in regions)
         elif isinstance(node, tirx.BufferStore):
-            bad.append(node.buffer)
+            condition = str(node.buffer.dtype) == "bool" and str(node.value.dtype) == "bool"
+            if condition and (ints := [n.buffer for n in loads(node.value) if is_cb_buffer(n.buffer) and str(
+                    n.buffer.dtype).startswith(("int", "uint")) and not any(n.buffer.same_as(c) for c in candidates)]):
+                tensor = sources.get(ints[0])
+                what = f"`{ints[0].name}` ({ints[0].dtype}{f', read from `{tensor.name}`' if tensor else ''})"
+                raise error(PASS, func, node, f"the bool block `{node.buffer.name}` holds a condition on the integer "
+                            f"block {what}: a mask block is a bfloat16 block of 1.0 and 0.0, and compute has no "
+                            "conversion of an integer value to a float (typecast_tile from Int32 is not supported)",
+                            "pass the mask as a bool or uint8 tensor the host computes (its copy into the block "
+                            f"is a mask block: T.copy(Mask[...], {node.buffer.name})), or compare float blocks")
+            (stored if condition else bad).append(node.buffer)
 
-    tirx.stmt_functor.post_order_visit(func.body, visit)
-    return [b for b in candidates if not any(b.same_as(x) for x in bad)]
+    copied: list = []
+    stored: list = []
+    sources: dict = {}  # on-chip block -> the tensor a T.copy (before the store, in program order) reads into it
+    tirx.stmt_functor.pre_order_visit(func.body, lambda n: visit(n) is None)
+    return [b for b in candidates if not any(b.same_as(x) for x in bad) and not (
+        any(b.same_as(x) for x in copied) and any(b.same_as(x) for x in stored))]
 
 
 def _widened(expr, loads: dict):
@@ -100,6 +131,10 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     wide = {b: tirx.decl_buffer(b.shape, WIDE, b.name, scope=b.scope()) for b in masks}
 
     def post(node):
+        if isinstance(node, tirx.BufferStore) and node.buffer in wide:  # a condition stored: 1.0 or 0.0
+            value = _widened(tirx.Call("bfloat16", ir.Op.get("tirx.if_then_else"), [
+                node.value, tirx.const(1.0, WIDE), tirx.const(0.0, WIDE)]), wide)
+            return keep_span(node, tirx.BufferStore(wide[node.buffer], value, node.indices))
         if isinstance(node, tirx.BufferStore):
             return tirx.BufferStore(node.buffer, _widened(node.value, wide), node.indices)
         if isinstance(node, tirx.Evaluate) and tile_op_name(node) == "copy":
