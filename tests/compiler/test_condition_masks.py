@@ -63,7 +63,8 @@ def column_gate(m, n):
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
 def test_a_bool_block_of_a_float_condition(dtype):
-    x = bf16(64, 96, seed=11) if dtype == "bfloat16" else torch.randn(64, 96, generator=torch.Generator().manual_seed(11))
+    g = torch.Generator().manual_seed(11)
+    x = bf16(64, 96, seed=11) if dtype == "bfloat16" else torch.randn(64, 96, generator=g)
     out = torch.as_tensor(tilelang_tt.compile(thresholded(64, 96, dtype, 0.25)).run(x)).float()
     xf = x.float()
     assert torch.equal(out, torch.where(xf > 0.25, xf, xf * -2.0).to(x.dtype).float())
