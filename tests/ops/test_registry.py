@@ -31,7 +31,7 @@ M, N = 64, 128
 
 
 def test_every_tile_op_and_compute_intrinsic_has_a_family():
-    assert sorted(TILE_OPS) == ["copy", "cumsum", "fill", "gemm", "reduce"]
+    assert sorted(TILE_OPS) == ["copy", "cumsum", "fill", "gemm", "reduce", "transpose"]
     assert set(COMPUTE_OPS) == {Intrin.MM_MMA, Intrin.TILE_ELTWISE, Intrin.TILE_REDUCE}
     assert all(op.intrin == intrin for intrin, op in COMPUTE_OPS.items())
     assert DST_SCOPES == {Scope.ACCUMULATE.value: COMPUTE_OPS[Intrin.MM_MMA]}

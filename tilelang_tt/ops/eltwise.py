@@ -25,8 +25,9 @@ rounding as TIR does; other casts change nothing DST holds (the stored value's o
 The value of an int32 block is computed exactly by the SFPU's integer ops (``add_int_tile``,
 ``lt_int_tile``, ``div_int32_floor_tile`` ..., ``add_unary_tile_int32``, ``fill_tile_int``) on its
 int32 operands, unpacked straight to a 32-bit DST (``tt.compute_config`` ``unpack_to_dest``).
-Errors: any other expression or access, naming it and the user's line; in an int32 value, anything
-but the integer ops on int32 blocks read element for element.
+Errors: any other expression or access, naming it and the user's line (the bits of a float value,
+``T.reinterpret`` and shifts, with the power-of-two rewrite ``T.exp2(T.ceil(T.log2(x)))``); in an int32
+value, anything but the integer ops on int32 blocks read element for element.
 """
 
 from __future__ import annotations
@@ -356,6 +357,12 @@ def _check_expr(ctx, node, expr, i, j, top: bool = False) -> None:
     elif (where := generated_mask(expr)) is not None:  # where_tile on a mask the reader generates
         for operand in where:
             _check_expr(ctx, node, operand, i, j)
+    elif isinstance(expr, tirx.Call) and getattr(expr.op, "name", None) in FLOAT_BITS:
+        raise ctx.error(node, f"`{expr}` computes on the bits of a float value (T.reinterpret, shifts, bit masks), "
+                              "which element-wise values do not lower",
+                        "a power of two from a float's exponent (DeepSeek's fast_round_scale: 2 ** ceil(log2 x) from "
+                        "the exponent bits) is T.exp2(T.ceil(T.log2(x))), and T.exp2(T.floor(T.log2(x))) the power "
+                        "at or below x; other bit manipulations: on the host")
     elif (select := selection(expr)) is not None:
         cond = select[0]
         if reads_blocks(cond):
@@ -367,6 +374,11 @@ def _check_expr(ctx, node, expr, i, j, top: bool = False) -> None:
                         "or combine arithmetically: X[i, j] + T.if_then_else(cond, 0, -T.infinity('float32'))")
     else:
         raise ctx.error(node, f"unsupported element-wise expression `{expr}`", f"supported: {SUPPORTED}")
+
+
+# The calls that read or make a float's bits (DeepSeek's fast_log2_ceil / fast_pow2): no element-wise form.
+FLOAT_BITS = ("tirx.reinterpret", "tirx.shift_left", "tirx.shift_right", "tirx.bitwise_and", "tirx.bitwise_or",
+              "tirx.bitwise_xor", "tirx.bitwise_not")
 
 
 def _check_extents(ctx, node, buf, extents) -> None:
