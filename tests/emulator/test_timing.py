@@ -531,6 +531,7 @@ void kernel_main() {
             case 18: mul_binary_tile(0, 1, 0); break;
             case 19: div_binary_tile(0, 1, 0); break;
             case 20: rsub_unary_tile(0, 0x3f000000u); break;
+            case 23: typecast_tile<8, 0>(0); break;
             case 21:
                 if (fp32) where_tile<DataFormat::Float32>(2, 0, 1, 2);
                 else where_tile<DataFormat::Float16_b>(2, 0, 1, 2);
@@ -574,6 +575,7 @@ SFPU_ROWS = {
     "rsub_unary_tile": (20, 13, 5),
     "where_tile in place": (21, 3, 3),  # where.h: 3 cycles per row when the output is the condition's tile
     "where_tile": (22, 4, 4),
+    "typecast_tile<Int32, Float32>": (23, 4, 4),  # ckernel_sfpu_typecast.h:359: "4 cycles per input row"
 }
 
 

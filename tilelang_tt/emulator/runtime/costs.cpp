@@ -98,6 +98,9 @@ SfpuCost unary_cost(k::Unary op) {
     case k::Unary::Square: return rows(8, 3);
     // STATED typecast's calculate_typecast_fp32_to_fp16b: 8 TTI instructions per row
     case k::Unary::Fp32ToFp16b: return {kSfpuTypecastFp16b, kSfpuTypecastFp16b};
+    // STATED wormhole_b0 ckernel_sfpu_typecast.h:359 calculate_typecast_int32_to_fp32 (SFPLOADMACRO): "a throughput
+    // of 4 cycles per input row" (a 32-bit DST only: Int32 needs it)
+    case k::Unary::Int32ToFp32: return {kSfpuTypecastInt32, kSfpuTypecastInt32};
     default: return kUnaryFloor;  // FLOOR: sin, cos, tan, floor, ceil, trunc, sign, erf, log1p, expm1, identity
   }
 }

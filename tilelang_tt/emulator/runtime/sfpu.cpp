@@ -249,6 +249,10 @@ float fp32_to_fp16b(float x) {
   return std::bit_cast<float>((bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u);
 }
 
+// typecast_tile<Int32, Float32> (0.81.1 wormhole_b0 ckernel_sfpu_typecast.h:345 calculate_typecast_int32_to_fp32):
+// SFPCAST of |v| (round to nearest even), the sign set back, -2^31 fixed up: the nearest float32 of the int32 DST holds.
+float int32_to_fp32(float x) { return static_cast<float>(std::bit_cast<int32_t>(x)); }
+
 // SFPSWAP's min and max: relu_tile (0.81.1 ckernel_sfpu_relu.h _relu_min_impl_: the max with the threshold 0),
 // binary_max_tile / binary_min_tile (ckernel_sfpu_binary_max_min.h) and unary_max / unary_min
 // (ckernel_sfpu_unary_max_min.h), in sign_magnitude_smaller's order.
@@ -296,6 +300,7 @@ constexpr SfpuUnaryModel kUnary[] = {
     {"sigmoid", sigmoid_lut},
     {"erf", erf_rational<true>},
     {"typecast", fp32_to_fp16b},
+    {"typecast", int32_to_fp32},
 };
 static_assert(std::size(kUnary) == static_cast<size_t>(Unary::Count));
 

@@ -109,6 +109,7 @@ inline constexpr uint64_t kSfpuFill = 1 * kSfpuRows;           // calculate_fill
 inline constexpr uint64_t kSfpuExpApprox = 20;                 // exp_tile<true>: "~20 cycles for 8 elements"
 inline constexpr uint64_t kSfpuMaxMin = 3 * kSfpuRows;         // ckernel_sfpu_binary_max_min.h: "3 cycles per input row"
 inline constexpr uint64_t kSfpuTypecastFp16b = 8 * kSfpuRows;  // calculate_typecast_fp32_to_fp16b: 8 TTI instructions per row
+inline constexpr uint64_t kSfpuTypecastInt32 = 4 * kSfpuRows;  // calculate_typecast_int32_to_fp32: "4 cycles per input row"
 inline constexpr uint64_t kFpuPass = 16;           // ASSUMPTION: one matrix-engine pass (= LoFi matmul phase)
 inline constexpr uint64_t kPackTile = 16;          // ASSUMPTION: one pack pass per tile
 inline constexpr uint64_t kUnpackAddress = 2;      // tt-isa-documentation UNPACR_Regular.md: address cycles
