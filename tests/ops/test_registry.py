@@ -17,6 +17,7 @@ from tvm import tirx
 import tilelang_tt
 from tests import op_kernels as K
 from tests.compiler import bad_kernels
+from tests.compiler.test_condition_masks import counts_scaled
 from tests.compiler.test_negative import line_of
 from tilelang_tt.ir.attrs import Scope
 from tilelang_tt.ir.intrin import Intrin, Operand, call
@@ -138,6 +139,8 @@ KERNELS = {
     "binary-fmod": lambda: K.binary("fmod", M, N, 32, 64),
     # test_a_cast_to_bfloat16_inside_a_float32_value_rounds (tests/compiler/test_ops.py)
     "unary-round_bf16": lambda: K.binary("rounded_product", M, N, 32, 64, dtype="float32"),
+    # test_int32_values_converted_to_floats (tests/compiler/test_condition_masks.py)
+    "unary-int32_to_fp32": lambda: counts_scaled(M, N, "float32"),
     # test_comparisons (tests/compiler/test_ops.py)
     **{f"scalar-{name}": (lambda name=name: K.compare(name, M, N, 32, 64)) for name in K.COMPARISONS},
     **{f"unary-{name}z": (lambda name=name: K.compare(name, M, N, 32, 64, with_block=True)) for name in K.COMPARISONS},

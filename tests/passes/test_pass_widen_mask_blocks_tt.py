@@ -11,7 +11,6 @@ from tvm.script import tirx as T
 from tests.compiler.test_block_sparse import masked_scores
 from tests.kernels import gemm, lower_until, run_pass
 from tests.passes.helpers import alloc, nodes, tl
-from tilelang_tt.errors import TTCompileError
 from tilelang_tt.passes.widen_mask_blocks_tt import WidenMaskBlocksTT
 
 PASS = "WidenMaskBlocksTT"
@@ -161,22 +160,39 @@ def test_a_bool_block_both_copied_and_stored_is_left_as_it_is():
     assert WidenMaskBlocksTT()(before)["main"].same_as(before["main"])
 
 
-def test_a_bool_block_of_conditions_on_an_int32_block_is_refused_at_the_store():
-    @T.prim_func
-    def main(Idx: T.Buffer((32,), "int32"), X: T.Buffer((32, 64), "float32"), Y: T.Buffer((32, 64), "float32")):
-        for by in T.thread_binding(1, thread="blockIdx.y"):
-            with T.sblock("tilelang_root"):
-                T.reads()
-                T.writes()
-                idx = T.sblock_alloc_buffer((32,), "int32", scope="shared.dyn")
-                keep = T.sblock_alloc_buffer((32,), "bool", scope="local.fragment")
-                tl.tileop.copy(tl.region(Idx[0], 1, 32), tl.region(idx[0], 2, 32))
-                for i in T.parallel(32):
-                    keep[i] = idx[i] >= 0
+def _int_condition(wide: bool) -> tvm.IRModule:
+    """A bool vector ``keep`` of a condition on an int32 block, as written or (``wide``) as WidenMaskBlocksTT
+    writes it: the int32 comparison's 1 or 0 converted to bfloat16."""
 
-    with pytest.raises(TTCompileError) as info:
-        WidenMaskBlocksTT()(tvm.IRModule({"main": main}))
-    assert info.value.pass_name == PASS
-    assert "the bool block `keep` holds a condition on the integer block `idx` (int32, read from `Idx`)" in \
-        info.value.message
-    assert "T.copy(Mask[...], keep)" in info.value.hint
+    @I.ir_module
+    class Module:
+        @T.prim_func
+        def main(Idx: T.Buffer((32,), "int32"), X: T.Buffer((32, 32), "float32"), Y: T.Buffer((32, 32), "float32")):
+            for by in T.thread_binding(1, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    idx = T.sblock_alloc_buffer((32,), "int32", scope="shared.dyn")
+                    x = T.sblock_alloc_buffer((32, 32), "float32", scope="shared.dyn")
+                    y = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                    keep = T.sblock_alloc_buffer((32,), "bfloat16" if wide else "bool", scope="local.fragment")
+                    tl.tileop.copy(tl.region(Idx[0], 1, 32), tl.region(idx[0], 2, 32))
+                    tl.tileop.copy(tl.region(X[0, 0], 1, 32, 32), tl.region(x[0, 0], 2, 32, 32))
+                    for j in T.parallel(32):
+                        if wide:
+                            keep[j] = T.Cast("bfloat16", T.Cast("int32", idx[j] >= 0))
+                        else:
+                            keep[j] = idx[j] >= 0
+                    for i in T.parallel(32):
+                        for j in T.parallel(32):
+                            if wide:
+                                y[i, j] = T.if_then_else(keep[j] != T.bfloat16(0), x[i, j], T.float32(0))
+                            else:
+                                y[i, j] = T.if_then_else(keep[j], x[i, j], T.float32(0))
+                    tl.tileop.copy(tl.region(y[0, 0], 1, 32, 32), tl.region(Y[0, 0], 2, 32, 32))
+
+    return Module
+
+
+def test_a_bool_block_of_conditions_on_an_int32_block_holds_the_converted_comparison():
+    tvm.ir.assert_structural_equal(WidenMaskBlocksTT()(_int_condition(wide=False)), _int_condition(wide=True))

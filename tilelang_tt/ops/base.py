@@ -158,8 +158,8 @@ class LowerContext:
             return
         if integer and dtypes & set(INTEGER_DTYPES) and dtypes & set(COMPUTE_DTYPES):
             raise self.error(node, f"a value mixing int32 and float blocks ({', '.join(buf.name for buf in buffers)})",
-                             "compute on int32 blocks or on float blocks: a conversion between them (typecast_tile) "
-                             "is not supported")
+                             "compute on int32 blocks or on float blocks; an int32 value becomes a float by a cast of "
+                             "it, T.Cast('float32', c[i, j] * 2) (typecast_tile), none the other way")
         for buf in buffers:
             if str(buf.dtype) not in COMPUTE_DTYPES:
                 raise self.error(node, f"unsupported compute on `{buf.name}` ({buf.dtype})",
@@ -210,11 +210,14 @@ class LowerContext:
 
 
 def _computes_on_integers(func: tirx.PrimFunc, cbs: Mapping[str, CBDesc]) -> bool:
-    """Whether an element-wise value or a fill writes an int32 block."""
+    """Whether an element-wise value or a fill writes an int32 block, or an element-wise value reads one
+    (converting its values to floats)."""
     found = []
 
     def visit(node):
         if isinstance(node, tirx.BufferStore):
+            tirx.stmt_functor.post_order_visit(node.value, lambda n: found.append(n.buffer) if isinstance(
+                n, tirx.BufferLoad) and n.buffer.name in cbs and str(n.buffer.dtype) in INTEGER_DTYPES else None)
             written = node.buffer
         elif tile_op_name(node) == "fill" and (region := as_region(node.value.args[0])) is not None:
             written = region.buffer

@@ -118,6 +118,8 @@ class Eltwise(TileOp):
                 value, lambda n: loads.append(n.buffer) if isinstance(n, tirx.BufferLoad) else None)
             if str(store.buffer.dtype) in INTEGER_DTYPES:
                 value = integer_value(ctx, store, value, (i, j))
+            else:  # int32 values converted to floats: checked and computed as an int32 block's value
+                value, loads = _converted_integers(ctx, store, value, (i, j), loads)
             _check_expr(ctx, store, value, i, j, top=True)
             ctx.check_compute_dtypes(store, [store.buffer, *loads], integer=True)
             out.append(evaluate(Intrin.TILE_ELTWISE, store.buffer.data, i if i is not None else 0,
@@ -165,7 +167,7 @@ class Eltwise(TileOp):
         sums = tuple(cb for cb in also if cb.block_tiles != out.block_tiles)  # Reduce.fuse_row_sums
         also = tuple(cb for cb in also if cb not in sums)
         total = out.block_pages
-        if isinstance(value, tirx.Cast):  # the cast to the block's dtype: the packer's
+        if isinstance(value, tirx.Cast) and not converts_integer(value):  # the cast to the block's dtype: the packer's
             value = value.value
         program, chunk = _plan(ctx, out, stmt, value, total, share_rows=True)
         ops, spt, shared = program.ops, program.spt, program.shared_slots
@@ -432,6 +434,37 @@ def integer_value(ctx, node, value, ij):
     return visit(value)
 
 
+def _converted_integers(ctx, node, value, ij, loads):
+    """``value`` (of a float block) with each int32 value it converts to a float (:class:`IntegerToFloat`)
+    as :func:`integer_value` writes it, and ``loads`` without the int32 blocks only those values read."""
+    converted = []
+
+    def post(e):
+        if isinstance(e, tirx.Cast) and str(e.dtype) in ("float32", "bfloat16") and isinstance(
+                e.value, COMPARE_NODES) and all(str(x.dtype) in INTEGER_DTYPES for x in (e.value.a, e.value.b)):
+            e = tirx.Cast(e.dtype, tirx.Cast("int32", e.value))  # a comparison of int32 values: 1 or 0
+        if converts_integer(e):
+            inner = integer_value(ctx, node, e.value, ij)
+            converted.append(inner)
+            return tirx.Cast(e.dtype, inner)
+        return None
+
+    value = tirx.stmt_functor.ir_transform(tirx.Evaluate(value), None, post, ["tirx.Cast"]).value
+    if not converted:
+        return value, loads
+    rest = []  # the blocks read outside the converted values: float, or refused as mixing
+
+    def visit(n):
+        if converts_integer(n):
+            return False
+        if isinstance(n, tirx.BufferLoad):
+            rest.append(n.buffer)
+        return True
+
+    tirx.stmt_functor.pre_order_visit(value, visit)
+    return value, rest
+
+
 # -- FPU ------------------------------------------------------------------------------------------
 def fpu_binary(value, vector_of, ij) -> tuple | None:
     """(FPU op, a, b, kind) when an eltwise value of a full block is one FPU op from two CBs
@@ -497,7 +530,7 @@ class TileProgram:
 
     def strip(self, e):
         """``e`` without the casts that change nothing DST holds."""
-        while isinstance(e, tirx.Cast) and not self.rounds(e):
+        while isinstance(e, tirx.Cast) and not self.rounds(e) and not converts_integer(e):
             e = e.value
         return e
 
@@ -612,6 +645,36 @@ class RoundToBfloat16:
     def compile(self, prog, e, base) -> None:
         prog.compile(e.value, base)
         prog.unary(sfpu_op(SfpuKind.UNARY, "round_bf16"), base)
+
+
+class IntegerToFloat:
+    """An int32 value converted to a float inside a float value (``T.Cast("float32", n[i, j])``,
+    ``T.Cast("float32", idx[i] >= 0)``): the int32 value computed by the integer rules, then
+    ``typecast_tile<Int32, Float32>`` (the nearest float32; a bfloat16 value is rounded by the packer)."""
+
+    def match(self, prog, e):
+        return e.value if converts_integer(e) else None
+
+    def need(self, prog, x) -> int:
+        rules, prog.rules = prog.rules, INT_RULES
+        try:
+            return prog.need(x)
+        finally:
+            prog.rules = rules
+
+    def compile(self, prog, x, base) -> None:
+        rules, prog.rules = prog.rules, INT_RULES
+        try:
+            prog.compile(x, base)
+        finally:
+            prog.rules = rules
+        prog.unary(sfpu_op(SfpuKind.UNARY, "int32_to_fp32"), base)
+
+
+def converts_integer(e) -> bool:
+    """Whether ``e`` is a cast of an int32 value to a float."""
+    return isinstance(e, tirx.Cast) and str(e.dtype) in ("float32", "bfloat16") and \
+        str(e.value.dtype) in INTEGER_DTYPES
 
 
 class Gelu:
@@ -822,6 +885,6 @@ class IntBinaryOperands(SfpuBinaryOperands):
 
 SFPU_BINARY_OPERANDS = SfpuBinaryOperands()
 INT_RULES = (BLOCK_OPERAND, IntConstant(), IntScalarOperand(), IntBinaryOperands())
-OPERAND_RULES = (RoundToBfloat16(), BLOCK_OPERAND, FpuOperands(), CONSTANT_OPERAND, Gelu(), UnaryCall(), ScalarCall(),
-                 Relu(), ScalarOperand(), Where(), Comparison(), SFPU_BINARY_OPERANDS)
+OPERAND_RULES = (RoundToBfloat16(), IntegerToFloat(), BLOCK_OPERAND, FpuOperands(), CONSTANT_OPERAND, Gelu(),
+                 UnaryCall(), ScalarCall(), Relu(), ScalarOperand(), Where(), Comparison(), SFPU_BINARY_OPERANDS)
 ELTWISE = register(Eltwise())

@@ -110,6 +110,10 @@ SFPU_OPS: tuple[SfpuOp, ...] = (
     # even, kept in DST (typecast.h; the packer rounds the value a block stores by itself)
     SfpuOp(SfpuKind.UNARY, "round_bf16", "typecast_tile", COMPUTE + "eltwise_unary/typecast.h",
            template="<(uint32_t)DataFormat::Float32, (uint32_t)DataFormat::Float16_b>"),
+    # an int32 value converted to a float inside a float value (a 32-bit DST): the nearest float32, ties to even
+    # (typecast.h; wormhole_b0 ckernel_sfpu_typecast.h calculate_typecast_int32_to_fp32)
+    SfpuOp(SfpuKind.UNARY, "int32_to_fp32", "typecast_tile", COMPUTE + "eltwise_unary/typecast.h",
+           template="<(uint32_t)DataFormat::Int32, (uint32_t)DataFormat::Float32>"),
     # a tile and a constant (rsub: the constant minus the tile)
     _scalar("add", tirx.Add), _scalar("sub", tirx.Sub), _scalar("mul", tirx.Mul), _scalar("div", tirx.Div),
     _scalar("rsub"),

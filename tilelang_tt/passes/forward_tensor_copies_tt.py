@@ -35,7 +35,8 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
-from tilelang_tt.ir.common import WRITE, as_region, is_global_buffer, loads, prim_func_pass, seq, tile_op_name
+from tilelang_tt.ir.common import (WRITE, as_region, is_global_buffer, keep_span, loads, prim_func_pass, seq,
+                                   tile_op_name)
 
 PASS = "ForwardTensorCopiesTT"
 
@@ -133,6 +134,23 @@ def _forwarding(copy, rest: list, body, writers: dict, stored: set):
     return dst.buffer, element
 
 
+def _forwarded(stmt, buf: tirx.Buffer, element):
+    """``stmt`` with each load of ``buf`` the tensor element ``element`` maps it to; every statement it
+    rebuilds keeps its source span (a later error points at the user's line)."""
+    olds = []
+
+    def pre(node):
+        olds.append(node)
+
+    def post(node):
+        old = olds.pop()
+        if isinstance(node, tirx.BufferLoad) and node.buffer.same_as(buf):
+            return element(node.indices)
+        return keep_span(old, node) if isinstance(node, tirx.Stmt) and not node.same_as(old) else None
+
+    return tirx.stmt_functor.ir_transform(stmt, pre, post)
+
+
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     writers, stored = _written(func.body)
     gone: list = []
@@ -149,9 +167,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
                     continue
                 buf, element = found
                 gone.append(buf)
-                stmts = stmts[:k] + [tirx.stmt_functor.ir_transform(
-                    s, None, lambda n: element(n.indices) if isinstance(n, tirx.BufferLoad) and n.buffer.same_as(buf)
-                    else None, ["tirx.BufferLoad"]) for s in stmts[k + 1:]]
+                stmts = stmts[:k] + [_forwarded(s, buf, element) for s in stmts[k + 1:]]
                 changed = True
             return seq(stmts) if changed else None
         if isinstance(node, tirx.SBlock) and any(b in gone for b in node.alloc_buffers):

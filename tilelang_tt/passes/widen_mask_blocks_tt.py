@@ -36,7 +36,6 @@ from tvm import ir, tirx
 from tilelang_tt.ir.common import (
     allocations,
     as_region,
-    error,
     is_cb_buffer,
     is_global_buffer,
     keep_span,
@@ -48,13 +47,13 @@ from tilelang_tt.ir.common import (
 PASS = "WidenMaskBlocksTT"
 MASK_DTYPES = ("uint8", "bool")
 WIDE = "bfloat16"
+INTEGERS = ("int32",)  # the blocks whose comparisons the SFPU's integer ops compute (tilelang_tt/ops/eltwise.py)
 COMPARES = (tirx.EQ, tirx.NE, tirx.LT, tirx.LE, tirx.GT, tirx.GE)
 
 
 def _masks(func: tirx.PrimFunc) -> list[tirx.Buffer]:
     """The mask blocks: written only by T.copy from a tensor, or only by stores of conditions, and read
-    only by element-wise values. A condition on integer blocks is refused at its store: compute has no
-    conversion of an int32 value to the float a mask block holds."""
+    only by element-wise values."""
     candidates = [b for b in allocations(func) if is_cb_buffer(b) and str(b.dtype) in MASK_DTYPES]
     if not candidates:
         return []
@@ -66,26 +65,15 @@ def _masks(func: tirx.PrimFunc) -> list[tirx.Buffer]:
             regions = [as_region(a) for a in node.value.args if as_region(a) is not None]
             if name == "copy" and len(regions) == 2 and is_global_buffer(regions[0].buffer):
                 copied.append(regions[1].buffer)
-                sources[regions[1].buffer] = regions[0].buffer
                 return  # a read of the tensor into the block
             bad.extend(r.buffer for r in regions)
         elif isinstance(node, tirx.BufferStore):
             condition = str(node.buffer.dtype) == "bool" and str(node.value.dtype) == "bool"
-            if condition and (ints := [n.buffer for n in loads(node.value) if is_cb_buffer(n.buffer) and str(
-                    n.buffer.dtype).startswith(("int", "uint")) and not any(n.buffer.same_as(c) for c in candidates)]):
-                tensor = sources.get(ints[0])
-                what = f"`{ints[0].name}` ({ints[0].dtype}{f', read from `{tensor.name}`' if tensor else ''})"
-                raise error(PASS, func, node, f"the bool block `{node.buffer.name}` holds a condition on the integer "
-                            f"block {what}: a mask block is a bfloat16 block of 1.0 and 0.0, and compute has no "
-                            "conversion of an integer value to a float (typecast_tile from Int32 is not supported)",
-                            "pass the mask as a bool or uint8 tensor the host computes (its copy into the block "
-                            f"is a mask block: T.copy(Mask[...], {node.buffer.name})), or compare float blocks")
             (stored if condition else bad).append(node.buffer)
 
     copied: list = []
     stored: list = []
-    sources: dict = {}  # on-chip block -> the tensor a T.copy (before the store, in program order) reads into it
-    tirx.stmt_functor.pre_order_visit(func.body, lambda n: visit(n) is None)
+    tirx.stmt_functor.post_order_visit(func.body, visit)
     return [b for b in candidates if not any(b.same_as(x) for x in bad) and not (
         any(b.same_as(x) for x in copied) and any(b.same_as(x) for x in stored))]
 
@@ -132,16 +120,19 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
 
     def post(node):
         if isinstance(node, tirx.BufferStore) and node.buffer in wide:  # a condition stored: 1.0 or 0.0
-            value = _widened(tirx.Call("bfloat16", ir.Op.get("tirx.if_then_else"), [
-                node.value, tirx.const(1.0, WIDE), tirx.const(0.0, WIDE)]), wide)
-            return keep_span(node, tirx.BufferStore(wide[node.buffer], value, node.indices))
+            if any(str(n.buffer.dtype) in INTEGERS for n in loads(node.value)):  # the int32 1 or 0, converted
+                value = tirx.Cast(WIDE, tirx.Cast("int32", node.value))
+            else:
+                value = tirx.Call(WIDE, ir.Op.get("tirx.if_then_else"), [node.value, tirx.const(1.0, WIDE),
+                                                                         tirx.const(0.0, WIDE)])
+            return keep_span(node, tirx.BufferStore(wide[node.buffer], _widened(value, wide), node.indices))
         if isinstance(node, tirx.BufferStore):
-            return tirx.BufferStore(node.buffer, _widened(node.value, wide), node.indices)
+            return keep_span(node, tirx.BufferStore(node.buffer, _widened(node.value, wide), node.indices))
         if isinstance(node, tirx.Evaluate) and tile_op_name(node) == "copy":
             args = [tirx.Call(a.dtype, a.op, [tirx.BufferLoad(wide[a.args[0].buffer], a.args[0].indices),
                                               *a.args[1:]]) if as_region(a) is not None and a.args[0].buffer in wide
                     else a for a in node.value.args]
-            return tirx.Evaluate(tirx.Call(node.value.dtype, node.value.op, args))
+            return keep_span(node, tirx.Evaluate(tirx.Call(node.value.dtype, node.value.op, args)))
         if isinstance(node, tirx.SBlock) and any(b in wide for b in node.alloc_buffers):
             return tirx.SBlock(node.iter_vars, node.reads, node.writes, node.name_hint, node.body, node.init,
                                [wide.get(b, b) for b in node.alloc_buffers], node.match_buffers, node.annotations)
