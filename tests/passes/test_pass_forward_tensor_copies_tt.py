@@ -4,12 +4,14 @@ the tensor's elements, and the copy and the array go; an array the rewrite canno
 
 import tilelang  # noqa: F401
 import tvm
+from tvm import tirx
 from tvm.script import ir as I
 from tvm.script import tirx as T
 
 from tests.kernels import lower_until, run_pass
 from tests.outside import moe
 from tests.passes.helpers import tl
+from tilelang_tt.ir.common import span_of
 from tilelang_tt.passes.forward_tensor_copies_tt import ForwardTensorCopiesTT
 
 PASS = "ForwardTensorCopiesTT"
@@ -166,3 +168,19 @@ def test_on_a_real_kernel():
     after = run_pass(before, PASS)["main"].script()
     assert "pos_local" in before["main"].script() and "pos_local" not in after
     assert "if token_topk_to_pos[bx, k] >= 0" in after
+
+
+def test_the_rewritten_statements_keep_their_lines():
+    """A later error at a statement that read the registers points at the user's line."""
+    func = moe.expand_to_fused_builder(moe.EXPAND_HIDDEN, moe.TOP_K, "bfloat16").get_tir()
+    before = lower_until(func, PASS)["main"]
+    after = run_pass(lower_until(func, PASS), PASS)["main"]
+
+    def lines(f, kind):
+        out = []
+        tirx.stmt_functor.post_order_visit(f.body, lambda n: out.append(span_of(n).line if span_of(n) else None)
+                                           if isinstance(n, kind) and "expanded_x" in str(n)[:200] else None)
+        return out
+
+    for kind in (tirx.IfThenElse, tirx.BufferStore):
+        assert None not in lines(after, kind) and sorted(lines(after, kind)) == sorted(lines(before, kind))
