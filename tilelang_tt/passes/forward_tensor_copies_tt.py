@@ -35,8 +35,7 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
-from tilelang_tt.ir.common import (WRITE, as_region, is_global_buffer, keep_span, loads, prim_func_pass, seq,
-                                   tile_op_name)
+from tilelang_tt.ir.common import WRITE, as_region, is_global_buffer, loads, prim_func_pass, seq, tile_op_name
 
 PASS = "ForwardTensorCopiesTT"
 
@@ -135,20 +134,10 @@ def _forwarding(copy, rest: list, body, writers: dict, stored: set):
 
 
 def _forwarded(stmt, buf: tirx.Buffer, element):
-    """``stmt`` with each load of ``buf`` the tensor element ``element`` maps it to; every statement it
-    rebuilds keeps its source span (a later error points at the user's line)."""
-    olds = []
-
-    def pre(node):
-        olds.append(node)
-
-    def post(node):
-        old = olds.pop()
-        if isinstance(node, tirx.BufferLoad) and node.buffer.same_as(buf):
-            return element(node.indices)
-        return keep_span(old, node) if isinstance(node, tirx.Stmt) and not node.same_as(old) else None
-
-    return tirx.stmt_functor.ir_transform(stmt, pre, post)
+    """``stmt`` with each load of ``buf`` the tensor element ``element`` maps it to (the statements it rebuilds
+    are copies of the old ones: they keep their source spans)."""
+    return tirx.stmt_functor.ir_transform(stmt, None, lambda n: element(n.indices) if isinstance(
+        n, tirx.BufferLoad) and n.buffer.same_as(buf) else None, ["tirx.BufferLoad"])
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
