@@ -1,0 +1,219 @@
+"""Blocks of part of a tile at any element offset (issue 29, item 2): a slice of a tensor in tile layout
+that starts inside a tile, or ends inside one short of its matrix's end, moves as the face-row runs it
+covers (tilelang_tt/ir/tile_runs.py): the reader zero-fills the block and reads each run to its place in
+the block, the writer writes the runs alone, so blocks writing disjoint parts of one tile do not race.
+A row-major tensor's slice starts at any column too (each row one run). Kernels in other authors' idioms
+run on the emulator against torch; the runs of a slice at a constant offset are checked one by one."""
+
+import pytest
+import tilelang.language as T
+import torch
+import tvm
+from tvm import arith, tirx
+
+import tilelang_tt
+from tests.compiler.test_negative import assert_diagnostic, compile_error
+from tests.compiler.test_ops import assert_close
+from tests.kernels import lower_until, run_pass
+from tests.passes.helpers import ev, nodes, param
+from tilelang_tt.ir.common import stmt_intrin
+from tilelang_tt.ir.intrin import Intrin
+from tilelang_tt.ir.tile_runs import face_runs
+from tilelang_tt.layout import BufferLayout
+
+U32 = "uint32"
+
+
+def vector_blocks(n: int, b: int, dtype: str):
+    """C = A * B + 1 in blocks of ``b`` elements of rank-1 tensors: blocks side by side in a tile."""
+    @T.prim_func
+    def main(A: T.Tensor((n,), dtype), B: T.Tensor((n,), dtype), C: T.Tensor((n,), dtype)):
+        with T.Kernel(T.ceildiv(n, b), threads=128) as bx:
+            a = T.alloc_shared((b,), dtype)
+            w = T.alloc_shared((b,), dtype)
+            c = T.alloc_fragment((b,), dtype)
+            T.copy(A[bx * b:(bx + 1) * b], a)  # LINE: partial_bfp
+            T.copy(B[bx * b:(bx + 1) * b], w)
+            for i in T.Parallel(b):
+                c[i] = a[i] * w[i] + 1.0
+            T.copy(c, C[bx * b:(bx + 1) * b])
+
+    return main
+
+
+@pytest.mark.parametrize("n,b,dtype", [(64, 8, "float32"), (100, 8, "bfloat16"), (96, 40, "float32"),
+                                       (200, 24, "bfloat16"), (500, 136, "float32"), (70, 3, "float32")])
+def test_vector_blocks_side_by_side_in_a_tile(n, b, dtype):
+    program = tilelang_tt.compile(vector_blocks(n, b, dtype))
+    dt = getattr(torch, dtype)
+    g = torch.Generator().manual_seed(n + b)
+    a, w = torch.randn(n, generator=g).to(dt), torch.randn(n, generator=g).to(dt)
+    out = torch.as_tensor(program.run(a, w)).float()
+    assert_close(out, (a.float() * w.float() + 1.0), 2.0 ** -7 if dtype == "bfloat16" else 0.0)
+
+
+def row_sums_in_pairs(M: int, K: int, rows: int):
+    """y[m] = sum_k W[m, k] x[k]: blocks of ``rows`` rows, the sums a per-row vector written into part of a
+    column tile of ``y`` (the vectorized split-K gemv's 2-row output blocks)."""
+    @T.prim_func
+    def main(W: T.Tensor((M, K), "bfloat16"), x: T.Tensor((K,), "bfloat16"), y: T.Tensor((M,), "float32")):
+        with T.Kernel(M // rows, threads=128) as by:
+            w = T.alloc_shared((rows, K), "bfloat16")
+            xs = T.alloc_shared((K,), "bfloat16")
+            prod = T.alloc_fragment((rows, K), "float32")
+            s = T.alloc_fragment((rows,), "float32")
+            T.copy(W[by * rows, 0], w)
+            T.copy(x, xs)
+            for i, k in T.Parallel(rows, K):
+                prod[i, k] = w[i, k] * xs[k]
+            T.reduce_sum(prod, s, dim=1)
+            for i in T.Parallel(rows):
+                y[by * rows + i] = s[i]
+
+    return main
+
+
+@pytest.mark.parametrize("M,K,rows", [(64, 64, 2), (96, 32, 6), (64, 64, 16)])
+def test_per_row_sums_written_into_part_of_a_column_tile(M, K, rows):
+    program = tilelang_tt.compile(row_sums_in_pairs(M, K, rows))
+    assert program.plan.buffers[2].column is True
+    g = torch.Generator().manual_seed(M + rows)
+    w, x = torch.randn(M, K, generator=g).to(torch.bfloat16), torch.randn(K, generator=g).to(torch.bfloat16)
+    out = torch.as_tensor(program.run(w, x)).float()
+    assert_close(out, w.float() @ x.float(), 2.0 ** -10)
+
+
+def split_lse(heads: int, splits: int, block_h: int):
+    """The first half of a split decode: each split writes its per-head values into column ``part`` of
+    ``lse`` (heads, splits), one column of part of a tile per block."""
+    @T.prim_func
+    def main(S: T.Tensor((splits, heads, 64), "float32"), lse: T.Tensor((heads, splits), "float32")):
+        with T.Kernel(heads // block_h, splits, threads=128) as (hb, part):
+            s = T.alloc_shared((block_h, 64), "float32")
+            m = T.alloc_fragment((block_h,), "float32")
+            T.copy(S[part, hb * block_h:(hb + 1) * block_h, :], s)
+            T.reduce_max(s, m, dim=1)
+            T.copy(m, lse[hb * block_h:(hb + 1) * block_h, part])
+
+    return main
+
+
+@pytest.mark.parametrize("heads,splits,block_h", [(32, 4, 8), (64, 3, 16)])
+def test_blocks_write_disjoint_elements_of_one_tile(heads, splits, block_h):
+    s = torch.randn(splits, heads, 64, generator=torch.Generator().manual_seed(heads))
+    program = tilelang_tt.compile(split_lse(heads, splits, block_h), layouts={"lse": BufferLayout()})
+    out = torch.as_tensor(program.run(s))
+    assert_close(out, s.amax(-1).T, 2.0 ** -10)  # float32 reaches the FPU as TF32 (0.81.1 reduce.h, runtime/compute.cpp)
+
+
+def dynamic_rows(rows: int, cols: int):
+    """The rows [16, 16 + rows) of a tensor of dynamic size (which stays in tiles), doubled."""
+    m = T.dynamic("m")
+
+    @T.prim_func
+    def main(A: T.Tensor((m, cols), "bfloat16"), B: T.Tensor((rows, cols), "bfloat16")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((rows, cols), "bfloat16")
+            B_l = T.alloc_fragment((rows, cols), "bfloat16")
+            T.copy(A[16, 0], A_s)
+            for i, j in T.Parallel(rows, cols):
+                B_l[i, j] = A_s[i, j] * 2.0
+            T.copy(B_l, B[0, 0])
+
+    return main
+
+
+@pytest.mark.parametrize("rows,cols", [(16, 64), (40, 32)])
+def test_rows_from_inside_a_tile_of_a_dynamic_tensor(rows, cols):
+    a = torch.randn(80, cols).to(torch.bfloat16)
+    out = torch.as_tensor(tilelang_tt.compile(dynamic_rows(rows, cols)).run(a))
+    assert torch.equal(out, (a[16:16 + rows].float() * 2).to(torch.bfloat16))
+
+
+def column_blocks(M: int, K: int, bk: int):
+    """B = A in column blocks of ``bk`` (a multiple of 16 or not), a serial loop over them."""
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((M, K), "bfloat16")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((M, bk), "bfloat16")
+            for k in T.serial(K // bk):
+                T.copy(A[0, k * bk], A_s)
+                T.copy(A_s, B[0, k * bk])
+
+    return main
+
+
+@pytest.mark.parametrize("layouts", [{}, {"A": BufferLayout(), "B": BufferLayout()}], ids=["rows", "tiles"])
+@pytest.mark.parametrize("bk", [48, 8, 24])
+def test_column_blocks_starting_inside_a_tile(bk, layouts):
+    """Laid out in rows (the compiler's choice): each row one run from any column; in tiles (given): runs."""
+    program = tilelang_tt.compile(column_blocks(64, 96, bk), layouts=layouts)
+    assert {b.layout.value for b in program.plan.buffers} == ({"interleaved"} if layouts else {"row_major"})
+    a = torch.randn(64, 96).to(torch.bfloat16)
+    assert torch.equal(torch.as_tensor(program.run(a)), a)
+
+
+def test_runs_are_cut_where_a_face_row_of_the_tensor_or_the_block_ends():
+    an = arith.Analyzer()
+    assert face_runs(tirx.const(12, "int32"), 8, an) == ([], [(0, 4), (4, 8)])
+    assert face_runs(tirx.const(8, "int32"), 40, an) == ([(0, 8), (8, 16)], [(32, 40)])
+    k = tirx.Var("k", "int32")
+    assert face_runs(k * 32, 40, an) == ([(0, 16)], [(32, 40)])  # whole face rows
+    assert face_runs(k * 8, 8, an) == ([], [(0, 8)])  # k * 8 % 16 is 0 or 8: a run never crosses 8
+    assert face_runs(k * 3 + 1, 4, an) == ([], [(0, 1), (1, 2), (2, 3), (3, 4)])  # any offset: element by element
+
+
+def one_slice(start: int, extent: int):
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32"), C: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            a = T.alloc_shared((extent,), "float32")
+            c = T.alloc_fragment((extent,), "float32")
+            T.copy(A[start:start + extent], a)
+            for i in T.Parallel(extent):
+                c[i] = a[i] * 2.0
+            T.copy(c, C[start:start + extent])
+
+    return main
+
+
+def test_the_reader_and_writer_move_the_runs_of_a_slice():
+    """A[12:20] (float32) is elements 12..15 of face row 0 of face 0 of tile 0 (bytes 48..63) and 16..19 of
+    face 1 (bytes 1024..1039): read to bytes 0 and 16 of the block's tile, after a zero fill of it."""
+    before = lower_until(one_slice(12, 8), "LowerCBIntrinsics")
+    after = run_pass(before, "LowerCBIntrinsics")
+    rd, wr = after["main_reader"], after["main_writer"]
+    A, C = param(rd, "A"), param(wr, "C")
+    moves = (Intrin.NOC_READ_ZEROS, Intrin.NOC_READ_BARRIER, Intrin.NOC_READ_ROW, Intrin.NOC_WRITE_ROW,
+             Intrin.NOC_WRITE_BARRIER)
+
+    def calls(func):
+        return [n for n in nodes(func.body, lambda n: isinstance(n, tirx.Evaluate)) if stmt_intrin(n) in moves]
+
+    (l1_a,) = [n.var for n in nodes(rd.body, lambda n: isinstance(n, tirx.Bind))]
+    (l1_c,) = [n.var for n in nodes(wr.body, lambda n: isinstance(n, tirx.Bind))]
+    expected_reads = [ev(Intrin.NOC_READ_ZEROS, l1_a, tirx.Cast(U32, 4096)), ev(Intrin.NOC_READ_BARRIER),
+                      ev(Intrin.NOC_READ_ROW, 0, A.data, tirx.Cast(U32, 48), l1_a + tirx.Cast(U32, 0), tirx.Cast(U32, 16)),
+                      ev(Intrin.NOC_READ_ROW, 0, A.data, tirx.Cast(U32, 1024), l1_a + tirx.Cast(U32, 16),
+                         tirx.Cast(U32, 16)),
+                      ev(Intrin.NOC_READ_BARRIER)]
+    expected_writes = [ev(Intrin.NOC_WRITE_ROW, 0, C.data, tirx.Cast(U32, 48), l1_c + tirx.Cast(U32, 0),
+                          tirx.Cast(U32, 16)),
+                       ev(Intrin.NOC_WRITE_ROW, 0, C.data, tirx.Cast(U32, 1024), l1_c + tirx.Cast(U32, 16),
+                          tirx.Cast(U32, 16)),
+                       ev(Intrin.NOC_WRITE_BARRIER)]
+    for actual, expected in ((calls(rd), expected_reads), (calls(wr), expected_writes)):
+        assert len(actual) == len(expected)
+        for a, e in zip(actual, expected):
+            tvm.ir.assert_structural_equal(a, e, map_free_vars=True)
+    a = torch.randn(64)
+    out = torch.as_tensor(tilelang_tt.compile(one_slice(12, 8)).run(a, torch.zeros(64)))
+    ref = torch.zeros(64)
+    ref[12:20] = a[12:20] * 2
+    assert torch.equal(out, ref)
+
+
+def test_part_of_a_tile_of_a_block_float_tensor_is_refused():
+    err = compile_error(vector_blocks(64, 8, "bfloat16"), layouts={"A": BufferLayout(dtype="bfloat8_b")})
+    assert_diagnostic(err, "LowerCBIntrinsics", "covers part of a tile, and `A` is stored as", "partial_bfp",
+                      path=__file__, source=open(__file__).read())
