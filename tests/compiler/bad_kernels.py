@@ -51,13 +51,13 @@ def part_of_a_stacked_block():
     return main
 
 
-def unaligned_slice():
-    """A slice starting at column 16, inside a tile (rows may start anywhere; columns may not)."""
+def dram_copy_changes_dtype():
+    """A float32 tensor copied into a bfloat16 block: a copy from DRAM moves the tensor's bytes as they are."""
     @T.prim_func
-    def main(A: T.Tensor((64, 64), "bfloat16"), C: T.Tensor((64, 64), "bfloat16")):
+    def main(A: T.Tensor((64, 64), "float32"), C: T.Tensor((64, 64), "bfloat16")):
         with T.Kernel(1, 1, threads=128) as (bx, by):
             A_s = T.alloc_shared((32, 32), "bfloat16")
-            T.copy(A[0, 16], A_s)  # LINE: unaligned_slice
+            T.copy(A[0, 32], A_s)  # LINE: dram_copy_changes_dtype
             T.copy(A_s, C[0, 0])
 
     return main

@@ -114,4 +114,4 @@ def test_column_blocks_of_as_many_columns_as_rows_are_not_grouped_as_rows():
     came out 0 (found by tests/fuzz/idioms.py); each block's slice starts at its own column."""
     a, w = data(16, 32, seed=5), data(16, 16, seed=6)
     out = tilelang_tt.compile(square_blocks_times_w(16, 32)).run(a, w)
-    assert_close(out, torch.cat([a[:, :16] @ w, a[:, 16:] @ w], 1), 2.0 ** -10)  # float32 as TF32 in the FPU
+    assert_close(out, torch.cat([a[:, :16] @ w, a[:, 16:] @ w], 1), 2.0 ** -8)  # float32 as TF32 in the FPU
