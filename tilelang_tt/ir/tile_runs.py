@@ -23,7 +23,13 @@ writer writes the runs alone and reads nothing, so blocks writing disjoint eleme
 race (LayoutAwareWorkPartitionTT refuses blocks writing the same elements). Runs past the tensor's end
 (a last block that does not divide the shape) are clipped. Each run costs a NOC transaction (the
 emulator charges each ``noc_async_read``/``noc_async_write`` its issue cost and its transfer,
-runtime/dataflow.cpp ``noc_read``/``noc_write``)."""
+runtime/dataflow.cpp ``noc_read``/``noc_write``).
+
+Not modelled: on a device a NOC transfer needs its source and destination at the same offset modulo the
+DRAM alignment (32 bytes on Wormhole, 64 on Blackhole; tt-metal issue #6695, pull request #22061: a
+mismatch reads wrong data, no error). A run whose place in the block differs from its place in the
+tensor tile by other than a multiple of that (a block starting at column 8 of bfloat16 values: 16 bytes)
+would need a staging copy on the RISC; the emulator does not check the alignment."""
 
 from __future__ import annotations
 
