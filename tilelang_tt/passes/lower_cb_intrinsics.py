@@ -16,10 +16,11 @@ Writes: no attribute. TIR of reader (writer mirrors it):
 
 Tile ids come from the access expressions: tile (row, col) of a region starting at (r0, c0) is
 ``(r0 / 32 + row) * Nt + c0 / 32 + col`` in the tensor's row-major tile grid (its matrix view: a
-rank-1 tensor InferTTLayout laid out as a column is (n, 1), Nt = 1, its slices rows). Pages within the CB block are row-major. A block that may reach
-past the tensor (its extent does not divide the shape: provable from the loop ranges) moves only the
-tiles inside it: the reader guards each page with ``row < Mt`` / ``col < Nt`` and fills the
-pages outside with zeros (``tt.noc_async_read_zeros``), the writer skips them. Consecutive plain
+rank-1 tensor InferTTLayout laid out as a column is (n, 1), Nt = 1, its slices rows) when the slice
+starts at a whole tile. Pages within the CB block are row-major. A block that may reach past the
+tensor (its extent does not divide the shape: provable from the loop ranges) moves only the tiles
+inside it: the reader guards each page with ``row < Mt`` / ``col < Nt`` and fills the pages outside
+with zeros (``tt.noc_async_read_zeros``), the writer skips them. Consecutive plain
 reads (no decision, no multicast) share one barrier: every CB reserved, every read issued, one
 ``noc_async_read_barrier``, every CB pushed (:func:`_batched`).
 The writer writes the rows below ``tt.valid_rows`` only, and writes a block copied into several
