@@ -146,6 +146,34 @@ def test_column_blocks_starting_inside_a_tile(bk, layouts):
     assert torch.equal(torch.as_tensor(program.run(a)), a)
 
 
+def shifted_block(r0: int, c0: int, bm: int, bn: int):
+    """C[r0:r0 + bm, c0:c0 + bn] = A[...] + 1, one block (64 x 96 float32 tensors)."""
+    @T.prim_func
+    def main(A: T.Tensor((64, 96), "float32"), C: T.Tensor((64, 96), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            a = T.alloc_shared((bm, bn), "float32")
+            c = T.alloc_fragment((bm, bn), "float32")
+            T.copy(A[r0, c0], a)
+            for i, j in T.Parallel(bm, bn):
+                c[i, j] = a[i, j] + 1.0
+            T.copy(c, C[r0, c0])
+
+    return main
+
+
+@pytest.mark.parametrize("r0,c0,bm,bn", [(8, 40, 32, 32), (17, 5, 32, 64), (3, 50, 20, 30)])
+def test_a_block_across_four_tiles_of_a_tiled_tensor(r0, c0, bm, bn):
+    """A block of whole tiles at an offset: its runs fill it (no zero fill); of part of a tile: zero-filled."""
+    program = tilelang_tt.compile(shifted_block(r0, c0, bm, bn), layouts={"A": BufferLayout(), "C": BufferLayout()})
+    zero_fills = program.sources["reader.cpp"].count("noc_async_read_zeros(l1_")
+    assert zero_fills == (0 if bm % 32 == 0 and bn % 32 == 0 else 1)
+    a, before = torch.randn(64, 96), torch.randn(64, 96)
+    out = torch.as_tensor(program.run(a, before.clone()))
+    ref = before.clone()
+    ref[r0:r0 + bm, c0:c0 + bn] = a[r0:r0 + bm, c0:c0 + bn] + 1
+    assert torch.equal(out, ref)
+
+
 def test_runs_are_cut_where_a_face_row_of_the_tensor_or_the_block_ends():
     an = arith.Analyzer()
     assert face_runs(tirx.const(12, "int32"), 8, an) == ([], [(0, 4), (4, 8)])

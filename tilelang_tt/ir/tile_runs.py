@@ -17,8 +17,9 @@ analyzer knows of ``col`` (``col = coeff * k + base``: the tensor's cuts sit at 
 16) == 0``, every one of them when 16 divides ``coeff``, a superset otherwise: runs then are shorter than
 they could be, never wrong), and repeat every 16 columns: one period is unrolled, the periods looped.
 
-The reader first zero-fills the block's pages (its padding, and the elements past the tensor's end,
-read as zeros: TileLang's value of an out-of-bounds load), waits for that, then reads the runs; the
+The reader first zero-fills the block's pages when the runs leave some of them unwritten (its padding,
+and the elements past the tensor's end, read as zeros: TileLang's value of an out-of-bounds load),
+waits for that, then reads the runs; the
 writer writes the runs alone and reads nothing, so blocks writing disjoint elements of one tile do not
 race (LayoutAwareWorkPartitionTT refuses blocks writing the same elements). Runs past the tensor's end
 (a last block that does not divide the shape) are clipped. Each run costs a NOC transaction (the
@@ -125,8 +126,8 @@ def run_transfers(stmt, tensor, view: MatrixSlice, columns, nt, block_tiles: tup
     if overhang[0]:  # rows past the tensor's (or their matrix's) end
         body = keep_span(stmt, tirx.IfThenElse(analyzer.simplify(view.bound_row + i < view.bound_rows), body, None))
     rows = body if view.rows == 1 else keep_span(stmt, tirx.For(i, 0, view.rows, tirx.ForKind.SERIAL, body))
-    if not reading:
-        return rows
+    if not reading or not (view.rows % TILE or view.cols % TILE or any(overhang)):
+        return rows  # (a read of whole tiles' worth of runs, all inside the tensor, leaves no element to zero)
     pages = block_tiles[0] * block_tiles[1]
     return seq([evaluate(Intrin.NOC_READ_ZEROS, ptr, tirx.Cast("uint32", pages * page_size), like=stmt),
                 evaluate(Intrin.NOC_READ_BARRIER, like=stmt),  # the zeros land before the runs over them
