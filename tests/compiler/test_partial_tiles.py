@@ -2,8 +2,11 @@
 that starts inside a tile, or ends inside one short of its matrix's end, moves as the face-row runs it
 covers (tilelang_tt/ir/tile_runs.py): the reader zero-fills the block and reads each run to its place in
 the block, the writer writes the runs alone, so blocks writing disjoint parts of one tile do not race.
-A row-major tensor's slice starts at any column too (each row one run). Kernels in other authors' idioms
-run on the emulator against torch (tests/passes/test_pass_lower_cb_intrinsics.py checks the runs of one slice)."""
+A row-major tensor's slice starts at any column too (each row one run). Each run is one NOC transfer, so its
+byte offsets in the tensor's page and in the block must agree modulo the arch's DRAM alignment (32 B
+Wormhole, 64 B Blackhole; the emulator refuses a misaligned transfer as a device would read wrong data):
+a slice whose runs do not is refused at its statement. Kernels in other authors' idioms run on the
+emulator against torch (tests/passes/test_pass_lower_cb_intrinsics.py checks the runs of one slice)."""
 
 import pytest
 import tilelang.language as T
@@ -34,10 +37,12 @@ def vector_blocks(n: int, b: int, dtype: str):
     return main
 
 
-@pytest.mark.parametrize("n,b,dtype", [(64, 8, "float32"), (100, 8, "bfloat16"), (96, 40, "float32"),
-                                       (200, 24, "bfloat16"), (500, 136, "float32"), (70, 3, "float32")])
-def test_vector_blocks_side_by_side_in_a_tile(n, b, dtype):
-    program = tilelang_tt.compile(vector_blocks(n, b, dtype))
+@pytest.mark.parametrize("n,b,dtype,arch", [(64, 8, "float32", "wormhole_b0"), (96, 40, "float32", "wormhole_b0"),
+                                            (500, 136, "float32", "wormhole_b0"), (200, 16, "bfloat16", "wormhole_b0"),
+                                            (256, 48, "float32", "blackhole"), (300, 32, "bfloat16", "blackhole")])
+def test_vector_blocks_side_by_side_in_a_tile(n, b, dtype, arch):
+    """Blocks whose byte offsets are multiples of the DRAM alignment (32 B on Wormhole, 64 B on Blackhole)."""
+    program = tilelang_tt.compile(vector_blocks(n, b, dtype), arch=arch)
     dt = getattr(torch, dtype)
     g = torch.Generator().manual_seed(n + b)
     a, w = torch.randn(n, generator=g).to(dt), torch.randn(n, generator=g).to(dt)
@@ -86,17 +91,18 @@ def split_lse(heads: int, splits: int, block_h: int):
             m = T.alloc_fragment((block_h,), "float32")
             T.copy(S[part, hb * block_h:(hb + 1) * block_h, :], s)
             T.reduce_max(s, m, dim=1)
-            T.copy(m, lse[hb * block_h:(hb + 1) * block_h, part])
+            T.copy(m, lse[hb * block_h:(hb + 1) * block_h, part])  # LINE: lse_column
 
     return main
 
 
 @pytest.mark.parametrize("heads,splits,block_h", [(32, 4, 8), (64, 3, 16)])
-def test_blocks_write_disjoint_elements_of_one_tile(heads, splits, block_h):
-    s = torch.randn(splits, heads, 64, generator=torch.Generator().manual_seed(heads))
-    program = tilelang_tt.compile(split_lse(heads, splits, block_h), layouts={"lse": BufferLayout()})
-    out = torch.as_tensor(program.run(s))
-    assert_close(out, s.amax(-1).T, 2.0 ** -10)  # float32 reaches the FPU as TF32 (0.81.1 reduce.h, runtime/compute.cpp)
+def test_blocks_writing_one_column_of_a_tile_are_refused(heads, splits, block_h):
+    """Column ``part`` of ``lse``: a run of one float32 at byte 4 * part of a face row, written from column 0
+    of the block (4 * part bytes apart modulo 32): one NOC write would move wrong data on a device."""
+    err = compile_error(split_lse(heads, splits, block_h), layouts={"lse": BufferLayout()})
+    assert_diagnostic(err, "LowerCBIntrinsics", "the write of the slice of `lse` moves elements whose byte offsets",
+                      "lse_column", path=__file__, source=open(__file__).read())
 
 
 def dynamic_rows(rows: int, cols: int):
@@ -130,17 +136,17 @@ def column_blocks(M: int, K: int, bk: int):
         with T.Kernel(1, threads=128) as bx:
             A_s = T.alloc_shared((M, bk), "bfloat16")
             for k in T.serial(K // bk):
-                T.copy(A[0, k * bk], A_s)
+                T.copy(A[0, k * bk], A_s)  # LINE: column_block
                 T.copy(A_s, B[0, k * bk])
 
     return main
 
 
 @pytest.mark.parametrize("layouts", [{}, {"A": BufferLayout(), "B": BufferLayout()}], ids=["rows", "tiles"])
-@pytest.mark.parametrize("bk", [48, 8, 24])
-def test_column_blocks_starting_inside_a_tile(bk, layouts):
-    """Laid out in rows (the compiler's choice): each row one run from any column; in tiles (given): runs."""
-    program = tilelang_tt.compile(column_blocks(64, 96, bk), layouts=layouts)
+@pytest.mark.parametrize("bk,arch", [(48, "wormhole_b0"), (16, "wormhole_b0")])
+def test_column_blocks_starting_inside_a_tile(bk, arch, layouts):
+    """Laid out in rows (the compiler's choice): each row one run from any aligned column; in tiles (given): runs."""
+    program = tilelang_tt.compile(column_blocks(64, 96, bk), layouts=layouts, arch=arch)
     assert {b.layout.value for b in program.plan.buffers} == ({"interleaved"} if layouts else {"row_major"})
     a = torch.randn(64, 96).to(torch.bfloat16)
     assert torch.equal(torch.as_tensor(program.run(a)), a)
@@ -153,7 +159,7 @@ def shifted_block(r0: int, c0: int, bm: int, bn: int):
         with T.Kernel(1, threads=128) as bx:
             a = T.alloc_shared((bm, bn), "float32")
             c = T.alloc_fragment((bm, bn), "float32")
-            T.copy(A[r0, c0], a)
+            T.copy(A[r0, c0], a)  # LINE: shifted_block
             for i, j in T.Parallel(bm, bn):
                 c[i, j] = a[i, j] + 1.0
             T.copy(c, C[r0, c0])
@@ -161,10 +167,12 @@ def shifted_block(r0: int, c0: int, bm: int, bn: int):
     return main
 
 
-@pytest.mark.parametrize("r0,c0,bm,bn", [(8, 40, 32, 32), (17, 5, 32, 64), (3, 50, 20, 30)])
-def test_a_block_across_four_tiles_of_a_tiled_tensor(r0, c0, bm, bn):
+@pytest.mark.parametrize("r0,c0,bm,bn,arch", [(8, 40, 32, 32, "wormhole_b0"), (17, 8, 32, 64, "wormhole_b0"),
+                                               (3, 48, 20, 30, "blackhole")])
+def test_a_block_across_four_tiles_of_a_tiled_tensor(r0, c0, bm, bn, arch):
     """A block of whole tiles at an offset: its runs fill it (no zero fill); of part of a tile: zero-filled."""
-    program = tilelang_tt.compile(shifted_block(r0, c0, bm, bn), layouts={"A": BufferLayout(), "C": BufferLayout()})
+    program = tilelang_tt.compile(shifted_block(r0, c0, bm, bn), layouts={"A": BufferLayout(), "C": BufferLayout()},
+                                  arch=arch)
     zero_fills = program.sources["reader.cpp"].count("noc_async_read_zeros(l1_")
     assert zero_fills == (0 if bm % 32 == 0 and bn % 32 == 0 else 1)
     a, before = torch.randn(64, 96), torch.randn(64, 96)
@@ -191,7 +199,7 @@ def one_slice(start: int, extent: int):
         with T.Kernel(1, threads=128) as bx:
             a = T.alloc_shared((extent,), "float32")
             c = T.alloc_fragment((extent,), "float32")
-            T.copy(A[start:start + extent], a)
+            T.copy(A[start:start + extent], a)  # LINE: one_slice
             for i in T.Parallel(extent):
                 c[i] = a[i] * 2.0
             T.copy(c, C[start:start + extent])
@@ -199,10 +207,10 @@ def one_slice(start: int, extent: int):
     return main
 
 
-@pytest.mark.parametrize("start,extent", [(12, 8), (5, 30), (40, 24)])
-def test_a_slice_leaves_the_rest_of_its_tiles_as_they_were(start, extent):
+@pytest.mark.parametrize("start,extent,arch", [(8, 8, "wormhole_b0"), (40, 24, "wormhole_b0"), (16, 40, "blackhole")])
+def test_a_slice_leaves_the_rest_of_its_tiles_as_they_were(start, extent, arch):
     a, before = torch.randn(64), torch.randn(64)
-    out = torch.as_tensor(tilelang_tt.compile(one_slice(start, extent)).run(a, before.clone()))
+    out = torch.as_tensor(tilelang_tt.compile(one_slice(start, extent), arch=arch).run(a, before.clone()))
     ref = before.clone()
     ref[start:start + extent] = a[start:start + extent] * 2
     assert torch.equal(out, ref)
@@ -212,3 +220,28 @@ def test_part_of_a_tile_of_a_block_float_tensor_is_refused():
     err = compile_error(vector_blocks(64, 8, "bfloat16"), layouts={"A": BufferLayout(dtype="bfloat8_b")})
     assert_diagnostic(err, "LowerCBIntrinsics", "covers part of a tile, and `A` is stored as", "partial_bfp",
                       path=__file__, source=open(__file__).read())
+
+
+TILED = {"A": BufferLayout(), "C": BufferLayout()}
+
+
+@pytest.mark.parametrize("kernel,options,marker,apart", [
+    (lambda: column_blocks(64, 96, 8), {}, "column_block", "not provably equal modulo 32"),  # 16 B steps of a row
+    (lambda: column_blocks(64, 96, 24), {"layouts": {"A": BufferLayout(), "B": BufferLayout()}}, "column_block",
+     "not provably equal modulo 32"),
+    (lambda: column_blocks(64, 96, 48), {"arch": "blackhole"}, "column_block", "not provably equal modulo 64"),
+    (lambda: shifted_block(17, 5, 32, 64), {"layouts": TILED}, "shifted_block", "20 bytes apart modulo 32"),
+    (lambda: shifted_block(8, 40, 32, 32), {"layouts": TILED, "arch": "blackhole"}, "shifted_block",
+     "32 bytes apart modulo 64"),
+    (lambda: one_slice(3, 1), {}, "one_slice", "12 bytes apart modulo 32"),  # a 1-column slice
+    (lambda: one_slice(12, 8), {}, "one_slice", "16 bytes apart modulo 32"),
+    (lambda: vector_blocks(100, 8, "bfloat16"), {}, "partial_bfp", "not provably equal modulo 32"),
+], ids=["rows-8", "tiles-24", "rows-48-blackhole", "tiles-17-5", "tiles-8-40-blackhole", "one-column", "column-12",
+        "bf16-vector-8"])
+def test_a_misaligned_run_is_refused_at_its_statement(kernel, options, marker, apart):
+    """A run whose byte offsets in the tensor's page and in the block differ modulo the DRAM alignment would
+    be one NOC transfer that moves wrong data on a device: refused at the copy, with the alignment named."""
+    err = compile_error(kernel(), **options)
+    assert_diagnostic(err, "LowerCBIntrinsics", apart, marker, path=__file__, source=open(__file__).read())
+    assert "NOC transfer touching DRAM needs them equal modulo the DRAM alignment" in err.message
+    assert "start the slice's columns at a multiple of" in str(err)

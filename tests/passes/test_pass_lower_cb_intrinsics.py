@@ -328,9 +328,10 @@ def _free_vars(expr):
 
 
 def test_the_reader_and_writer_move_the_runs_of_a_slice():
-    """A[12:20] (float32) is elements 12..15 of face row 0 of face 0 of tile 0 (bytes 48..63) and 16..19 of
-    face 1 (bytes 1024..1039): read to bytes 0 and 16 of the block's tile, after a zero fill of it."""
-    before = lower_until(one_slice(12, 8), PASS)
+    """A[8:24] (float32) is elements 8..15 of face row 0 of face 0 of tile 0 (bytes 32..63) and 16..23 of
+    face 1 (bytes 1024..1055): read to bytes 0 and 32 of the block's tile (each run at the same offset
+    modulo Wormhole's 32-byte DRAM alignment), after a zero fill of it."""
+    before = lower_until(one_slice(8, 16), PASS)
     after = run_pass(before, PASS)
     rd, wr = after["main_reader"], after["main_writer"]
     A, C = param(rd, "A"), param(wr, "C")
@@ -343,14 +344,14 @@ def test_the_reader_and_writer_move_the_runs_of_a_slice():
     (l1_a,) = [n.var for n in nodes(rd.body, lambda n: isinstance(n, tirx.Bind))]
     (l1_c,) = [n.var for n in nodes(wr.body, lambda n: isinstance(n, tirx.Bind))]
     expected_reads = [ev(Intrin.NOC_READ_ZEROS, l1_a, tirx.Cast(U32, 4096)), ev(Intrin.NOC_READ_BARRIER),
-                      ev(Intrin.NOC_READ_ROW, 0, A.data, tirx.Cast(U32, 48), l1_a + tirx.Cast(U32, 0), tirx.Cast(U32, 16)),
-                      ev(Intrin.NOC_READ_ROW, 0, A.data, tirx.Cast(U32, 1024), l1_a + tirx.Cast(U32, 16),
-                         tirx.Cast(U32, 16)),
+                      ev(Intrin.NOC_READ_ROW, 0, A.data, tirx.Cast(U32, 32), l1_a + tirx.Cast(U32, 0), tirx.Cast(U32, 32)),
+                      ev(Intrin.NOC_READ_ROW, 0, A.data, tirx.Cast(U32, 1024), l1_a + tirx.Cast(U32, 32),
+                         tirx.Cast(U32, 32)),
                       ev(Intrin.NOC_READ_BARRIER)]
-    expected_writes = [ev(Intrin.NOC_WRITE_ROW, 0, C.data, tirx.Cast(U32, 48), l1_c + tirx.Cast(U32, 0),
-                          tirx.Cast(U32, 16)),
-                       ev(Intrin.NOC_WRITE_ROW, 0, C.data, tirx.Cast(U32, 1024), l1_c + tirx.Cast(U32, 16),
-                          tirx.Cast(U32, 16)),
+    expected_writes = [ev(Intrin.NOC_WRITE_ROW, 0, C.data, tirx.Cast(U32, 32), l1_c + tirx.Cast(U32, 0),
+                          tirx.Cast(U32, 32)),
+                       ev(Intrin.NOC_WRITE_ROW, 0, C.data, tirx.Cast(U32, 1024), l1_c + tirx.Cast(U32, 32),
+                          tirx.Cast(U32, 32)),
                        ev(Intrin.NOC_WRITE_BARRIER)]
     for actual, expected in ((calls(rd), expected_reads), (calls(wr), expected_writes)):
         assert len(actual) == len(expected)

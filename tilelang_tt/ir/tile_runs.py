@@ -26,11 +26,12 @@ race (LayoutAwareWorkPartitionTT refuses blocks writing the same elements). Runs
 emulator charges each ``noc_async_read``/``noc_async_write`` its issue cost and its transfer,
 runtime/dataflow.cpp ``noc_read``/``noc_write``).
 
-Not modelled: on a device a NOC transfer needs its source and destination at the same offset modulo the
-DRAM alignment (32 bytes on Wormhole, 64 on Blackhole; tt-metal issue #6695, pull request #22061: a
-mismatch reads wrong data, no error). A run whose place in the block differs from its place in the
-tensor tile by other than a multiple of that (a block starting at column 8 of bfloat16 values: 16 bytes)
-would need a staging copy on the RISC; the emulator does not check the alignment."""
+A NOC transfer touching DRAM needs its source and destination at the same offset modulo the arch's
+DRAM alignment (32 bytes on Wormhole, 64 on Blackhole; tt-metal issue #6695, pull requests #22061 and
+#41849: a mismatch reads wrong data, no error; the emulator refuses it, runtime/dataflow.cpp
+``check_noc_alignment``). A run whose place in the block differs from its place in the tensor tile by
+other than a proven multiple of that (a block starting at column 8 of bfloat16 values: 16 bytes) is
+refused at the statement (:func:`check_aligned`): moving it needs a staging copy on the RISC, not built."""
 
 from __future__ import annotations
 
@@ -78,6 +79,17 @@ def face_runs(start, extent: int, analyzer: arith.Analyzer) -> tuple[list[tuple[
     return cuts(0, FACE), cuts(periods * FACE, extent)
 
 
+def check_aligned(tensor_offset, l1_offset, alignment: int, analyzer: arith.Analyzer, refuse) -> None:
+    """Calls ``refuse(difference)`` unless the analyzer proves a run's byte offset in its tensor page
+    (``tensor_offset``; pages start at multiples of the DRAM alignment) and in its CB (``l1_offset``,
+    from the CB's base) equal modulo ``alignment``; ``difference`` is their difference when it is a
+    constant modulo ``alignment``, else None (module docstring)."""
+    delta = analyzer.simplify(tirx.FloorMod(tensor_offset - l1_offset, alignment))
+    if isinstance(delta, tirx.IntImm) and delta.value == 0:
+        return
+    refuse(delta.value if isinstance(delta, tirx.IntImm) else None)
+
+
 def _element(r, c):
     """The index in its tile page of element (r, c) of a tile (module docstring)."""
     return (tirx.FloorDiv(r, FACE) * 2 + tirx.FloorDiv(c, FACE)) * (FACE * FACE) + tirx.FloorMod(r, FACE) * FACE + \
@@ -86,12 +98,13 @@ def _element(r, c):
 
 def run_transfers(stmt, tensor, view: MatrixSlice, columns, nt, block_tiles: tuple[int, int], page_size: int,
                   by_columns: bool, reading: bool, overhang: tuple[bool, bool], analyzer: arith.Analyzer,
-                  ptr) -> tirx.Stmt:
+                  ptr, alignment: int, refuse) -> tirx.Stmt:
     """The reads (``reading``) or writes of the runs of a slice (``view``, its matrix view; ``columns``
     the view's columns, ``nt`` its tile columns) between the tensor and the block at ``ptr`` (its CB
     pages: ``block_tiles`` of ``page_size`` bytes, row by row, or column by column with
     ``by_columns``); ``overhang``: whether the slice may pass the tensor's end along rows, columns.
-    The reader's zero fill comes first (module docstring)."""
+    The reader's zero fill comes first (module docstring). A run whose offsets in the tensor page and
+    in the block differ modulo ``alignment`` calls ``refuse`` (:func:`check_aligned`)."""
     elem = DATA_FORMATS[str(tensor.buffer.dtype)][1]
     i = tirx.Var("i", "int32") if view.rows > 1 else tirx.const(0, "int32")  # a row of the slice: no loop
     row = view.row + i
@@ -105,6 +118,7 @@ def run_transfers(stmt, tensor, view: MatrixSlice, columns, nt, block_tiles: tup
         r, c = tirx.FloorDiv(i, TILE), tirx.FloorDiv(j0, TILE)
         page = c * block_tiles[0] + r if by_columns else r * block_tiles[1] + c
         at = analyzer.simplify(page * page_size + _element(tirx.FloorMod(i, TILE), tirx.FloorMod(j0, TILE)) * elem)
+        check_aligned(offset, at, alignment, analyzer, refuse)
         count = j1 - j0
         if overhang[1]:  # clipped at the tensor's last column
             count = analyzer.simplify(tirx.Min(count, columns - col))

@@ -109,7 +109,7 @@ from tilelang_tt.ir.common import (
     tensor_loads,
     uses_var,
 )
-from tilelang_tt.ir.tile_runs import is_partial, run_transfers
+from tilelang_tt.ir.tile_runs import check_aligned, is_partial, run_transfers
 from tilelang_tt.ir.slices import (
     bound_analyzer,
     element_column,
@@ -154,6 +154,21 @@ def _multicast(mc: MulticastDesc, args: dict[str, tirx.Var], ptr, nbytes: int, r
     return keep_span(like, tirx.IfThenElse(tirx.NE(arg("sender"), tirx.const(0, "uint32")), send, receive))
 
 
+def _refuse_misaligned(func, stmt, tensor, reading: bool, delta) -> None:
+    """The error of a slice's move whose offsets in the tensor's pages and in the block differ modulo
+    the DRAM alignment (``delta`` bytes, None when not a constant): one NOC transfer would move wrong
+    data on a device (tile_runs.check_aligned)."""
+    align = Attr.ARCH.read(func).dram_alignment
+    apart = f"{delta} bytes apart modulo {align}" if delta is not None else f"not provably equal modulo {align}"
+    name = tensor.buffer.name
+    raise error(PASS, func, stmt, f"the {'read' if reading else 'write'} of the slice of `{name}` moves elements whose "
+                f"byte offsets in `{name}`'s pages and in the block are {apart}: a NOC transfer touching DRAM needs "
+                f"them equal modulo the DRAM alignment ({align} B on this arch, tt-metal issue #6695), and staging "
+                "through L1 is not implemented",
+                f"start the slice's columns at a multiple of {align} bytes of `{name}`'s dtype (or of a whole tile), "
+                "or copy whole tiles and select the columns in the block")
+
+
 def _row_transfers(stmt, func, cb: CBDesc, tensor, block, reading: bool, analyzer: arith.Analyzer, ptr,
                    valid=None) -> tirx.Stmt:
     """A block of a row-major tensor moves row by row: the reader reads each row of the slice (a
@@ -184,6 +199,8 @@ def _row_transfers(stmt, func, cb: CBDesc, tensor, block, reading: bool, analyze
     tail = None  # the columns of the block past the tensor's end or the slice's
     if cols_past or view.cols < width:
         tail = evaluate(Intrin.NOC_READ_ZEROS, at + row_bytes, tirx.Cast("uint32", width * elem) - row_bytes, like=stmt)
+    check_aligned(view.col * elem, r * (width * elem), Attr.ARCH.read(func).dram_alignment, analyzer,
+                  lambda delta: _refuse_misaligned(func, stmt, tensor, reading, delta))
     move = evaluate(Intrin.NOC_READ_ROW if reading else Intrin.NOC_WRITE_ROW, analyzer.simplify(view.page + r * view.stride),
                     tensor.buffer.data, tirx.Cast("uint32", analyzer.simplify(view.col * elem)), at, row_bytes,
                     like=stmt)
@@ -279,7 +296,8 @@ def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: 
                         f"store `{tensor.buffer.name}` in its own dtype (drop dtype={storage!r} from its "
                         "BufferLayout), or give the block whole tiles")
         return run_transfers(stmt, tensor, view, columns, nt, (rows, cols), cb.page_size, by_columns, reading,
-                             overhang, analyzer, ptr), rows * cols
+                             overhang, analyzer, ptr, Attr.ARCH.read(func).dram_alignment,
+                             lambda delta: _refuse_misaligned(func, stmt, tensor, reading, delta)), rows * cols
     # the slice starts at a whole tile (else it is partial): its first tile, and its row among the tiles that bound it
     row0, col0, bound_row0 = (analyzer.simplify(tirx.FloorDiv(x, TILE)) for x in (view.row, view.col, view.bound_row))
     bound_rows = ceildiv(view.bound_rows, TILE)
