@@ -91,18 +91,19 @@ def split_lse(heads: int, splits: int, block_h: int):
             m = T.alloc_fragment((block_h,), "float32")
             T.copy(S[part, hb * block_h:(hb + 1) * block_h, :], s)
             T.reduce_max(s, m, dim=1)
-            T.copy(m, lse[hb * block_h:(hb + 1) * block_h, part])  # LINE: lse_column
+            T.copy(m, lse[hb * block_h:(hb + 1) * block_h, part])
 
     return main
 
 
 @pytest.mark.parametrize("heads,splits,block_h", [(32, 4, 8), (64, 3, 16)])
-def test_blocks_writing_one_column_of_a_tile_are_refused(heads, splits, block_h):
-    """Column ``part`` of ``lse``: a run of one float32 at byte 4 * part of a face row, written from column 0
-    of the block (4 * part bytes apart modulo 32): one NOC write would move wrong data on a device."""
-    err = compile_error(split_lse(heads, splits, block_h), layouts={"lse": BufferLayout()})
-    assert_diagnostic(err, "LowerCBIntrinsics", "the write of the slice of `lse` moves elements whose byte offsets",
-                      "lse_column", path=__file__, source=open(__file__).read())
+def test_blocks_write_disjoint_elements_of_one_tile(heads, splits, block_h):
+    """Column ``part`` of ``lse``: an element per row (ir.slices.element_column), each through L1 at the
+    element's address modulo the alignment, not one misaligned run."""
+    s = torch.randn(splits, heads, 64, generator=torch.Generator().manual_seed(heads))
+    program = tilelang_tt.compile(split_lse(heads, splits, block_h), layouts={"lse": BufferLayout()})
+    out = torch.as_tensor(program.run(s))
+    assert_close(out, s.amax(-1).T, 2.0 ** -10)  # float32 reaches the FPU as TF32 (0.81.1 reduce.h, runtime/compute.cpp)
 
 
 def dynamic_rows(rows: int, cols: int):
