@@ -168,7 +168,7 @@ def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, requested: BufferLayout | 
         values = bound_values(func.body)
         rows_only = any((len(shape) > 2 and matrix_slice(region) is None) or (
             len(shape) >= 2 and reads_tensor(tirx.stmt_functor.substitute(region.starts[-2], values)))
-            for region in _slices(func, buf)) or (len(shape) >= 2 and _rows_limited(func, buf, kinds)) or (
+            for region in _slices(func, buf)) or _rows_limited(func, buf, kinds) or (
             len(shape) >= 2 and _partial_tiles(func, buf, kinds))
         if rows_only and not isinstance(shape[-1], int):
             raise error(PASS, func, first_stmt_using(func.body, buf),
