@@ -51,13 +51,13 @@ def part_of_a_stacked_block():
     return main
 
 
-def unaligned_slice():
-    """A slice starting at column 16, inside a tile (rows may start anywhere; columns may not)."""
+def dram_copy_changes_dtype():
+    """A float32 tensor copied into a bfloat16 block: a copy from DRAM moves the tensor's bytes as they are."""
     @T.prim_func
-    def main(A: T.Tensor((64, 64), "bfloat16"), C: T.Tensor((64, 64), "bfloat16")):
+    def main(A: T.Tensor((64, 64), "float32"), C: T.Tensor((64, 64), "bfloat16")):
         with T.Kernel(1, 1, threads=128) as (bx, by):
             A_s = T.alloc_shared((32, 32), "bfloat16")
-            T.copy(A[0, 16], A_s)  # LINE: unaligned_slice
+            T.copy(A[0, 32], A_s)  # LINE: dram_copy_changes_dtype
             T.copy(A_s, C[0, 0])
 
     return main
@@ -554,36 +554,6 @@ def stacked_reduction():
             T.copy(A[bx * 2:(bx + 1) * 2, :, :], A_s)
             T.reduce_sum(A_s, r, dim=2)  # LINE: stacked_reduction
             T.copy(r, R[bx * 2:(bx + 1) * 2, :])
-
-    return main
-
-
-def column_block_of_48(M=64, K=96):
-    """Blocks of 48 columns: the second starts at column 48, inside a tile."""
-    @T.prim_func
-    def main(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((M, K), "bfloat16")):
-        with T.Kernel(1, threads=128) as bx:
-            A_s = T.alloc_shared((M, 48), "bfloat16")
-            for k in T.serial(K // 48):
-                T.copy(A[0, k * 48], A_s)  # LINE: column_block_of_48
-                T.copy(A_s, B[0, k * 48])
-
-    return main
-
-
-def dynamic_rows_of_16():
-    """The first 16 rows of a tensor of dynamic size, which stays in tiles: the tile holds more rows."""
-    m = T.dynamic("m")
-
-    @T.prim_func
-    def main(A: T.Tensor((m, 64), "bfloat16"), B: T.Tensor((16, 64), "bfloat16")):
-        with T.Kernel(1, threads=128) as bx:
-            A_s = T.alloc_shared((16, 64), "bfloat16")
-            B_l = T.alloc_fragment((16, 64), "bfloat16")
-            T.copy(A[0, 0], A_s)  # LINE: dynamic_rows_of_16
-            for i, j in T.Parallel(16, 64):
-                B_l[i, j] = A_s[i, j] * 2.0
-            T.copy(B_l, B[0, 0])
 
     return main
 

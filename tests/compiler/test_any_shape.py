@@ -373,15 +373,3 @@ def test_reduction_of_stacked_matrices_is_refused():
     err = compile_error(bad_kernels.stacked_reduction())
     assert_diagnostic(err, "PadBlocksTT", "which stacks 2 matrices: a reduction runs over one matrix",
                       "stacked_reduction")
-
-
-def test_column_slice_inside_a_tile_is_refused_at_the_copy():
-    err = compile_error(bad_kernels.column_block_of_48())
-    assert_diagnostic(err, "LowerCBIntrinsics", "starts at column k * 48, which is not a multiple of 32",
-                      "column_block_of_48")
-
-
-def test_partial_tiles_of_a_dynamic_tensor_are_refused_at_the_copy():
-    """A tensor of dynamic size stays in tiles: a slice of its first 16 rows is part of its tiles."""
-    err = compile_error(bad_kernels.dynamic_rows_of_16())
-    assert_diagnostic(err, "LayoutAwareWorkPartitionTT", "covers 16 rows of its last tiles", "dynamic_rows_of_16")

@@ -71,10 +71,10 @@ def test_part_of_a_stacked_block():
     assert "copy the whole block" in err.hint
 
 
-def test_unaligned_slice_start():
-    err = compile_error(bad_kernels.unaligned_slice())
-    assert_diagnostic(err, "LowerCBIntrinsics", "the slice of `A` starts at column 16, which is not a "
-                      "multiple of 32", "unaligned_slice")
+def test_copy_from_dram_into_a_block_of_another_dtype():
+    err = compile_error(bad_kernels.dram_copy_changes_dtype())
+    assert_diagnostic(err, "LowerCBIntrinsics", "T.copy of `A` (float32) into `A_s` (Float16_b): a copy from DRAM "
+                      "keeps the tensor's dtype", "dram_copy_changes_dtype")
 
 
 def test_batch_index_past_the_tensor():
@@ -280,10 +280,10 @@ def test_non_elementwise_access():
 
 
 def test_caret_underlines_the_statement_not_its_indent_or_comment():
-    err = compile_error(bad_kernels.unaligned_slice())
+    err = compile_error(bad_kernels.dram_copy_changes_dtype())
     lines = str(err).splitlines()
-    (code,) = [i for i, text in enumerate(lines) if "T.copy(A[0, 16], A_s)" in text]
-    statement = "T.copy(A[0, 16], A_s)"
+    (code,) = [i for i, text in enumerate(lines) if "T.copy(A[0, 32], A_s)" in text]
+    statement = "T.copy(A[0, 32], A_s)"
     assert lines[code + 1].index("^") == lines[code].index(statement)
     assert lines[code + 1].count("^") == len(statement)
     assert err.location[2] == lines[code].index(statement) - lines[code].index("|") - 1
@@ -297,7 +297,7 @@ ENTRY_POINTS = {
     "tilelang.compile": lambda f: tilelang.compile(f, out_idx=[-1], target="tenstorrent"),
     "tvm.build": lambda f: tvm.build(f, target="tenstorrent"),
 }
-CASES = [("part_of_a_stacked_block", "PadBlocksTT"), ("unaligned_slice", "LowerCBIntrinsics"),
+CASES = [("part_of_a_stacked_block", "PadBlocksTT"), ("dram_copy_changes_dtype", "LowerCBIntrinsics"),
          ("l1_overflow", "VerifyTTIR")]
 
 

@@ -198,3 +198,44 @@ def test_read_of_tile_not_waited_for(tmp_path, runtime):
     msg = program(tmp_path, runtime, reader=reader, compute=compute)
     assert "copy_tile reads tile 1 of CB 0 but only 1 page(s) were confirmed by cb_wait_front" in msg
     assert_names(msg, "compute.cpp", "compute", line_of(compute), 0)
+
+
+def _read_at(tmp_path, runtime, arch: str, src_offset: int, dst_offset: int):
+    """A reader reading 64 bytes of tile 0 of A at byte ``src_offset`` into its CB page at ``dst_offset``."""
+    reader = DATAFLOW + f"""void kernel_main() {{
+    const auto a = TensorAccessor(TensorAccessorArgs<0>(), get_arg_val<uint32_t>(0), 2048);
+    cb_reserve_back(0, 1);
+    noc_async_read(a.get_noc_addr(0, {src_offset}), get_write_ptr(0) + {dst_offset}, 64);  // HERE
+    noc_async_read_barrier();
+    cb_push_back(0, 1);
+}}
+"""
+    compute = COMPUTE + "void kernel_main() {\n    cb_wait_front(0, 1);\n    cb_pop_front(0, 1);\n}\n"
+    exe = build(tmp_path, runtime, [Kernel("reader.cpp", reader, (2, TILE)), Kernel("compute.cpp", compute),
+                                    Kernel("writer.cpp", EMPTY)])
+    spec = "\n".join([
+        f"arch {arch}", f"buffer A {4 * TILE} {TILE} in", f"cb 1,2 0 {2 * TILE} {TILE} Float16_b",
+        f"kernel reader.cpp reader 1,2 0 2,{TILE}", "kernel compute.cpp compute 1,2 0 -",
+        "kernel writer.cpp writer 1,2 0 -", "rtargs 0 1,2 @A"]) + "\n"
+    return reader, run(tmp_path, exe, spec, {"A": bytes(4 * TILE)}, [])
+
+
+@pytest.mark.parametrize("arch,src,dst,align", [("wormhole_b0", 16, 0, 32), ("wormhole_b0", 8, 24, 32),
+                                                ("blackhole", 32, 0, 64)])
+def test_misaligned_dram_read(tmp_path, runtime, arch, src, dst, align):
+    """A DRAM read whose source and destination differ modulo the DRAM alignment (32 B Wormhole, 64 B
+    Blackhole) is refused: a device would deliver wrong data (tt-metal issue #6695)."""
+    reader, res = _read_at(tmp_path, runtime, arch, src, dst)
+    assert res.returncode == 3, (res.returncode, res.stderr)
+    msg = res.stderr
+    assert "noc_async_read: source address 0x" in msg and f"differ modulo {align} B ({src % align} vs {dst % align})" in msg
+    assert "DRAM_ALIGNMENT" in msg
+    assert_names(msg, "reader.cpp", "reader", line_of(reader))
+
+
+@pytest.mark.parametrize("arch,src,dst", [("wormhole_b0", 32, 0), ("wormhole_b0", 48, 16), ("blackhole", 64, 128),
+                                          ("blackhole", 80, 16)])
+def test_aligned_dram_read(tmp_path, runtime, arch, src, dst):
+    """A DRAM read whose two addresses agree modulo the alignment runs, at any offset."""
+    _, res = _read_at(tmp_path, runtime, arch, src, dst)
+    assert res.returncode == 0, (res.returncode, res.stderr)

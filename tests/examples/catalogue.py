@@ -64,7 +64,6 @@ class CRASHES:
 
 
 THREAD = "is a thread index (T.get_thread_binding, T.thread_binding): thread-level code"
-C_TWO_ROWS = "the slice of `c` covers 2 rows of its last tiles, whose other rows hold values of `c`"
 MIXED_SUM = "is summed into with T.atomic_add and also read or written here"
 
 EXPECTED = {
@@ -76,8 +75,8 @@ EXPECTED = {
     "gemv/naive_gemv": RUNS(BF16),
     "gemv/naive_splitk_gemv": RUNS(BF16),
     "gemv/splitk_gemv": RUNS(BF16),
-    "gemv/splitk_gemv_vectorized": REFUSED(C_TWO_ROWS),  # BLOCK_N = 2: blocks of 2 rows of `c`
-    "gemv/splitk_gemv_vectorized_tvm": REFUSED(C_TWO_ROWS),
+    "gemv/splitk_gemv_vectorized": RUNS(BF16),  # BLOCK_N = 2: blocks of 2 rows of `c`, part of a tile (aligned runs)
+    "gemv/splitk_gemv_vectorized_tvm": RUNS(BF16),
     "gemv/gemv_alloc_reducer": RUNS(BF16),
     "gemm/matmul": RUNS(BF16),
     "gemm/matmul_non_persistent": RUNS(BF16),
@@ -115,7 +114,7 @@ EXPECTED = {
     "convolution/convolution": REFUSED("unsupported tile op `T.im2col`"),
     "blocksparse_gemm/blocksparse_matmul": RUNS(BF16),
     "grouped_gemm/grouped_gemm_fwd": RUNS(BF16),
-    "flash_decoding/gqa_decode split": REFUSED("the slice of `kv_mask` covers 1 columns of its last tiles", DEF_LINE),
+    "flash_decoding/gqa_decode split": REFUSED("blocks along `group` write overlapping regions of `part_lse`", DEF_LINE),
     # the combine launch compiles (rows of `lse_parts` into vectors, row vectors read into columns); the split launch
     # writes the log-sum-exps as a column of a flat tensor, which the combine reads in tiles
     "flash_decoding/mha_inference": REFUSED("`part_lse` is laid out DRAM interleaved (as a column, flat) in launch 0 and "

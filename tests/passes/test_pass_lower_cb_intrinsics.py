@@ -7,6 +7,7 @@ from tvm.script import ir as I
 from tvm.script import tirx as T
 
 from tests.compiler.test_global_access import group_scales, scale_vector_in_k_loop
+from tests.compiler.test_partial_tiles import one_slice
 from tests.kernels import eltwise, gemm, lower_until, run_pass
 from tests.passes.helpers import (
     accessor_entry,
@@ -324,3 +325,35 @@ def _free_vars(expr):
     found = []
     tirx.stmt_functor.post_order_visit(expr, lambda n: found.append(n) if isinstance(n, tirx.Var) else None)
     return found
+
+
+def test_the_reader_and_writer_move_the_runs_of_a_slice():
+    """A[8:24] (float32) is elements 8..15 of face row 0 of face 0 of tile 0 (bytes 32..63) and 16..23 of
+    face 1 (bytes 1024..1055): read to bytes 0 and 32 of the block's tile (each run at the same offset
+    modulo Wormhole's 32-byte DRAM alignment), after a zero fill of it."""
+    before = lower_until(one_slice(8, 16), PASS)
+    after = run_pass(before, PASS)
+    rd, wr = after["main_reader"], after["main_writer"]
+    A, C = param(rd, "A"), param(wr, "C")
+    moves = (Intrin.NOC_READ_ZEROS, Intrin.NOC_READ_BARRIER, Intrin.NOC_READ_ROW, Intrin.NOC_WRITE_ROW,
+             Intrin.NOC_WRITE_BARRIER)
+
+    def calls(func):
+        return [n for n in nodes(func.body, lambda n: isinstance(n, tirx.Evaluate)) if stmt_intrin(n) in moves]
+
+    (l1_a,) = [n.var for n in nodes(rd.body, lambda n: isinstance(n, tirx.Bind))]
+    (l1_c,) = [n.var for n in nodes(wr.body, lambda n: isinstance(n, tirx.Bind))]
+    expected_reads = [ev(Intrin.NOC_READ_ZEROS, l1_a, tirx.Cast(U32, 4096)), ev(Intrin.NOC_READ_BARRIER),
+                      ev(Intrin.NOC_READ_ROW, 0, A.data, tirx.Cast(U32, 32), l1_a + tirx.Cast(U32, 0), tirx.Cast(U32, 32)),
+                      ev(Intrin.NOC_READ_ROW, 0, A.data, tirx.Cast(U32, 1024), l1_a + tirx.Cast(U32, 32),
+                         tirx.Cast(U32, 32)),
+                      ev(Intrin.NOC_READ_BARRIER)]
+    expected_writes = [ev(Intrin.NOC_WRITE_ROW, 0, C.data, tirx.Cast(U32, 32), l1_c + tirx.Cast(U32, 0),
+                          tirx.Cast(U32, 32)),
+                       ev(Intrin.NOC_WRITE_ROW, 0, C.data, tirx.Cast(U32, 1024), l1_c + tirx.Cast(U32, 32),
+                          tirx.Cast(U32, 32)),
+                       ev(Intrin.NOC_WRITE_BARRIER)]
+    for actual, expected in ((calls(rd), expected_reads), (calls(wr), expected_writes)):
+        assert len(actual) == len(expected)
+        for a, e in zip(actual, expected):
+            tvm.ir.assert_structural_equal(a, e, map_free_vars=True)

@@ -171,11 +171,14 @@ inline void push_constant_tile(uint32_t cb, uint16_t bits) {
 
 READ_ZEROS = """\
 // Zeroes `bytes` of L1 at `l1_addr` with NOC reads of the core's zero region (MEM_ZEROS_BASE);
-// complete after the next noc_async_read_barrier.
+// complete after the next noc_async_read_barrier. A NOC read needs its two addresses equal modulo
+// L1_ALIGNMENT (16 B): an `l1_addr` off that reads the zeros at the same offset, in chunks 16 B shorter.
 inline void noc_async_read_zeros(uint32_t l1_addr, uint32_t bytes) {
-    const uint64_t zeros = get_noc_addr(MEM_ZEROS_BASE);
-    for (uint32_t offset = 0; offset < bytes; offset += MEM_ZEROS_SIZE) {
-        const uint32_t chunk = bytes - offset < MEM_ZEROS_SIZE ? bytes - offset : MEM_ZEROS_SIZE;
+    const uint32_t skew = l1_addr % 16;
+    const uint32_t step = skew ? MEM_ZEROS_SIZE - 16 : MEM_ZEROS_SIZE;
+    const uint64_t zeros = get_noc_addr(MEM_ZEROS_BASE + skew);
+    for (uint32_t offset = 0; offset < bytes; offset += step) {
+        const uint32_t chunk = bytes - offset < step ? bytes - offset : step;
         noc_async_read(zeros, l1_addr + offset, chunk);
     }
 }

@@ -42,8 +42,10 @@ class Arch:
 
     @property
     def l1_bytes(self) -> int:
-        """L1 per core usable for CBs and L1 buffers."""
-        return self.l1_total - self.l1_unreserved_base
+        """L1 per core usable for CBs and L1 buffers: from the first CB's address, the unreserved base
+        rounded up to the DRAM alignment (contract/l1.py)."""
+        step = max(self.l1_alignment, self.dram_alignment)
+        return self.l1_total - -(-self.l1_unreserved_base // step) * step
 
     def dst_budget(self, fp32_dest_acc: bool) -> int:
         """Tiles one acquire may use: half of DST (double-buffered), halved again for fp32."""

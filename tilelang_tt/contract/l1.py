@@ -15,7 +15,8 @@ core creates, in creation order, and the L1-resident buffers, in allocation orde
   (``BufferDistributionSpec``: the shard grid's cores in ROW_MAJOR order, ROUND_ROBIN_1D, shard
   ``s`` on core ``s % cores`` at slot ``s // cores``): ``ceil(shards / cores) * shard pages``
   (``max_num_dev_pages_per_core``);
-* circular buffers go bottom-up from ``l1_unreserved_base``, each at the next aligned address;
+* circular buffers go bottom-up from ``l1_unreserved_base``, each at the next multiple of the DRAM
+  alignment (tt-metal ``ProgramImpl::allocate_circular_buffers``: DRAM reads and writes need it);
 * the program fits when no core's last CB ends past the lowest L1 buffer and the L1 buffers stay
   above the unreserved base; otherwise the emulator and tt-metal stop with an L1 overflow.
 """
@@ -238,7 +239,7 @@ def l1_use(arch: str, cbs: Mapping[Core, Sequence[CircularBuffer]], buffers: Seq
     for core in sorted(cores, key=lambda c: (c[1], c[0])):
         top = facts.l1_unreserved_base
         for cb in cbs.get(core, ()):
-            top = align(top, facts.l1_alignment) + cb.size
+            top = align(top, max(facts.l1_alignment, facts.dram_alignment)) + cb.size  # CBs at the DRAM alignment
         out.append(CoreL1(core, facts.l1_unreserved_base, top - facts.l1_unreserved_base, facts.l1_total - bottom,
                           facts.l1_total))
     return L1Use(arch, facts.l1_unreserved_base, facts.l1_total, tuple(placed), tuple(out))

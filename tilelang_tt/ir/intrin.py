@@ -86,10 +86,10 @@ class Intrin(str, enum.Enum):
     NOC_WRITE_PAGE = ("tt.noc_async_write_page", "noc_async_write_page(page_id, accessor_buffer, l1_addr)",
                       "page: expr, tensor: buffer, l1_addr: expr")
     NOC_READ_ROW = ("tt.noc_async_read_row", "noc_async_read(accessor.get_noc_addr(page_id, offset), l1_addr, bytes): "
-                                             "part of one page (a row) of a row-major tensor",
+                                             "part of one page (a row of a row-major tensor, a face-row run of a tile)",
                     "page: expr, tensor: buffer, offset: expr, l1_addr: expr, bytes: expr")
     NOC_WRITE_ROW = ("tt.noc_async_write_row", "noc_async_write(l1_addr, accessor.get_noc_addr(page_id, offset), "
-                                               "bytes): part of one page (a row) of a row-major tensor",
+                                               "bytes): part of one page (a row of a row-major tensor, a face-row run of a tile)",
                      "page: expr, tensor: buffer, offset: expr, l1_addr: expr, bytes: expr")
     NOC_READ_BARRIER = ("tt.noc_async_read_barrier", "noc_async_read_barrier()", "")
     NOC_WRITE_BARRIER = ("tt.noc_async_write_barrier", "noc_async_write_barrier()", "")

@@ -1,6 +1,6 @@
 """The global slices LayoutAwareWorkPartitionTT checks before it partitions the work: each slice
-is one block of its tensor (a rectangle of tiles, or rows of a row-major tensor; part of a tile only
-where the rest of it is padding) inside its batch extents, and the blocks of the grid write disjoint regions of every output (else the last block to
+is one block of its tensor (a rectangle of its matrix view, starting anywhere: LowerCBIntrinsics moves
+part of a tile as its face-row runs, or rows of a row-major tensor) inside its batch extents, and the blocks of the grid write disjoint regions of every output (else the last block to
 write would win: a split-K reduction written with T.copy). ``transfers``: (statement, tensor region,
 block region, reading) of every T.copy between a tensor and an on-chip block."""
 
@@ -12,12 +12,11 @@ import math
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
-from tilelang_tt.ir.attrs import Attr, Reduction
+from tilelang_tt.ir.attrs import Reduction
 from tilelang_tt.ir.common import TILE, const_int, error, reads_tensor
 from tilelang_tt.ir.slices import (
     bound_analyzer,
     bound_values,
-    element_column,
     is_row_major,
     leading_overhang,
     matrix_slice,
@@ -38,10 +37,8 @@ def check_slices(pass_name: str, func, transfers) -> None:
     values = bound_values(func.body)
     domains = _loop_domains(func.body)
     conditions = guards(func.body)
-    cbs = Attr.CB_DESC.read(func)
     for stmt, tensor, block, reading in transfers:
         name, shape = tensor.buffer.name, list(tensor.buffer.shape)
-        vector = cbs[block.buffer.name].vector if block.buffer.name in cbs else ""
         if is_row_major(func, tensor.buffer):
             if row_slice(tensor) is None:
                 raise error(pass_name, func, stmt,
@@ -50,8 +47,6 @@ def check_slices(pass_name: str, func, transfers) -> None:
                             "slice one leading dimension (the rows) and the last one (the columns); index the others")
         elif matrix_slice(tensor, *vector_layout(func, tensor.buffer)) is None:
             raise error(pass_name, func, stmt, *_spanning_matrices(tensor))
-        elif not element_column(func, tensor, vector, reading):  # a column: written an element per row
-            _check_whole_tiles(pass_name, func, stmt, tensor, analyzer)
         _, flat = vector_layout(func, tensor.buffer)
         if flat and not analyzer.can_prove(tensor.starts[-1] + tensor.extents[-1] <= tensor.buffer.shape[-1]) and \
                 not analyzer.can_prove(tirx.FloorMod(tensor.buffer.shape[-1], TILE) == 0):
@@ -162,26 +157,6 @@ def _spanning_matrices(tensor) -> tuple[str, str]:
     return (f"the slice of `{name}` (extents {extents} of {shape}) spans several matrices of the tensor without "
             "covering them whole: it is not one block of tiles",
             "copy one matrix at a time (extent 1 in the leading dimensions), or whole matrices")
-
-
-def _check_whole_tiles(pass_name: str, func, stmt, tensor, analyzer) -> None:
-    """A slice of a tensor in tiles covers whole tiles, or ends at the end of its matrix (the rest of
-    its last tiles is padding): part of a tile would bring the tile's other values into a block's
-    padding (PadBlocksTT), and its write would overwrite them. InferTTLayout lays such a tensor out
-    in rows where it can; one of dynamic size, stored as block floats or given a layout stays in
-    tiles, and so does a vector's tensor."""
-    column, flat = vector_layout(func, tensor.buffer)
-    view = matrix_slice(tensor, column, flat)
-    columns = 1 if column else math.prod(tensor.buffer.shape) if flat else tensor.buffer.shape[-1]
-    name = tensor.buffer.name
-    for what, extent, end, bound in (("rows", view.rows, view.bound_row + view.rows, view.bound_rows),
-                                     ("columns", view.cols, view.col + view.cols, columns)):
-        if extent % TILE and not analyzer.can_prove(end >= bound):
-            raise error(pass_name, func, stmt, f"the slice of `{name}` covers {extent} {what} of its last tiles, "
-                                               f"whose other {what} hold values of `{name}` (laid out in tiles): they "
-                                               "would reach the block's padding, and a write would overwrite them",
-                        f"give the block a multiple of 32 {what}, or let the compiler lay `{name}` out in rows (a "
-                        "tensor of static shape in DRAM, in its own dtype, without a BufferLayout)")
 
 
 def check_disjoint_writes(pass_name: str, func, loops, transfers, reduction: Reduction | None = None) -> None:

@@ -16,11 +16,11 @@ Writes: no attribute. TIR of reader (writer mirrors it):
 
 Tile ids come from the access expressions: tile (row, col) of a region starting at (r0, c0) is
 ``(r0 / 32 + row) * Nt + c0 / 32 + col`` in the tensor's row-major tile grid (its matrix view: a
-rank-1 tensor InferTTLayout laid out as a column is (n, 1), Nt = 1, its slices rows); the starts
-must be provably tile-aligned. Pages within the CB block are row-major. A block that may reach
-past the tensor (its extent does not divide the shape: provable from the loop ranges) moves only the
-tiles inside it: the reader guards each page with ``row < Mt`` / ``col < Nt`` and fills the
-pages outside with zeros (``tt.noc_async_read_zeros``), the writer skips them. Consecutive plain
+rank-1 tensor InferTTLayout laid out as a column is (n, 1), Nt = 1, its slices rows) when the slice
+starts at a whole tile. Pages within the CB block are row-major. A block that may reach past the
+tensor (its extent does not divide the shape: provable from the loop ranges) moves only the tiles
+inside it: the reader guards each page with ``row < Mt`` / ``col < Nt`` and fills the pages outside
+with zeros (``tt.noc_async_read_zeros``), the writer skips them. Consecutive plain
 reads (no decision, no multicast) share one barrier: every CB reserved, every read issued, one
 ``noc_async_read_barrier``, every CB pushed (:func:`_batched`).
 The writer writes the rows below ``tt.valid_rows`` only, and writes a block copied into several
@@ -66,7 +66,11 @@ the others (tt-metal's ``matmul_multicore_reuse_mcast`` handshake, see :func:`_m
         T.tt.noc_semaphore_set(1, 0); T.tt.noc_semaphore_inc(A_s_mcast_sender_x, A_s_mcast_sender_y, 0, 1)
         T.tt.noc_semaphore_wait(1, 1)
     T.tt.cb_push_back(0, 2)
-Errors: a slice whose start is not provably a multiple of 32; a row-major slice that is not one run
+A slice of a tensor in tiles that covers part of a tile whose other elements are the tensor's (it
+starts inside a tile, or ends inside one short of its matrix's end) moves its face-row runs, at any
+element offset (:mod:`tilelang_tt.ir.tile_runs`): the reader zero-fills the block, then reads each
+run into the block's L1 tiles at its place in the block; the writer writes the runs alone.
+Errors: a slice of part of a tile of a block floating point tensor; a row-major slice that is not one run
 of strided rows of the block's shape; valid rows of a tensor of tiles; a copy from a tensor into a
 block of another dtype; an element of a block floating point tensor; a column written per row into a
 tensor stored as block floats.
@@ -75,6 +79,7 @@ tensor stored as block floats.
 from __future__ import annotations
 
 import functools
+import math
 
 import tilelang  # noqa: F401
 from tvm import arith, tirx
@@ -104,6 +109,7 @@ from tilelang_tt.ir.common import (
     tensor_loads,
     uses_var,
 )
+from tilelang_tt.ir.tile_runs import check_aligned, is_partial, run_transfers
 from tilelang_tt.ir.slices import (
     bound_analyzer,
     element_column,
@@ -115,23 +121,6 @@ from tilelang_tt.ir.slices import (
 )
 
 PASS = "LowerCBIntrinsics"
-
-
-def _tile_origin(func, stmt, region, analyzer: arith.Analyzer) -> list:
-    """(row, column) tile of the slice's first element in the tensor's matrix view, and the row
-    tile it starts at within the rows that bound it (MatrixSlice.bound_row)."""
-    view = matrix_slice(region, *vector_layout(func, region.buffer))
-    origin = []
-    for dim, start in (("row", view.row), ("column", view.col)):
-        if not analyzer.can_prove(tirx.FloorMod(start, TILE) == 0):
-            raise error(
-                PASS, func, stmt,
-                f"the slice of `{region.buffer.name}` starts at {dim} {analyzer.simplify(start)}, which is not a "
-                "multiple of 32",
-                "index tensors at multiples of the tile size (e.g. by * bm with bm a multiple of 32)",
-            )
-        origin.append(analyzer.simplify(tirx.FloorDiv(start, TILE)))
-    return origin + [analyzer.simplify(tirx.FloorDiv(view.bound_row, TILE))]
 
 
 def _multicast(mc: MulticastDesc, args: dict[str, tirx.Var], ptr, nbytes: int, read, like) -> tirx.Stmt:
@@ -165,6 +154,21 @@ def _multicast(mc: MulticastDesc, args: dict[str, tirx.Var], ptr, nbytes: int, r
     return keep_span(like, tirx.IfThenElse(tirx.NE(arg("sender"), tirx.const(0, "uint32")), send, receive))
 
 
+def _refuse_misaligned(func, stmt, tensor, reading: bool, delta) -> None:
+    """The error of a slice's move whose offsets in the tensor's pages and in the block differ modulo
+    the DRAM alignment (``delta`` bytes, None when not a constant): one NOC transfer would move wrong
+    data on a device (tile_runs.check_aligned)."""
+    align = Attr.ARCH.read(func).dram_alignment
+    apart = f"{delta} bytes apart modulo {align}" if delta is not None else f"not provably equal modulo {align}"
+    name = tensor.buffer.name
+    raise error(PASS, func, stmt, f"the {'read' if reading else 'write'} of the slice of `{name}` moves elements whose "
+                f"byte offsets in `{name}`'s pages and in the block are {apart}: a NOC transfer touching DRAM needs "
+                f"them equal modulo the DRAM alignment ({align} B on this arch, tt-metal issue #6695), and staging "
+                "through L1 is not implemented",
+                f"start the slice's columns at a multiple of {align} bytes of `{name}`'s dtype (or of a whole tile), "
+                "or copy whole tiles and select the columns in the block")
+
+
 def _row_transfers(stmt, func, cb: CBDesc, tensor, block, reading: bool, analyzer: arith.Analyzer, ptr,
                    valid=None) -> tirx.Stmt:
     """A block of a row-major tensor moves row by row: the reader reads each row of the slice (a
@@ -173,7 +177,8 @@ def _row_transfers(stmt, func, cb: CBDesc, tensor, block, reading: bool, analyze
     tensor's end are zeros on the way in and dropped on the way out, and so are the rows from
     ``valid`` on (``tt.valid_rows``; of a rank-1 tensor, its one row: the elements from ``valid``
     on). A slice smaller than the block (a block padded to whole tiles, PadBlocksTT) fills its valid
-    rows and columns: the reader zero-fills the rest of the block."""
+    rows and columns: the reader zero-fills the rest of the block. A slice may start at any row and
+    column: each row is one run of a page's bytes."""
     view = row_slice(tensor)
     name = tensor.buffer.name
     if view is None:
@@ -184,10 +189,6 @@ def _row_transfers(stmt, func, cb: CBDesc, tensor, block, reading: bool, analyze
         raise error(PASS, func, stmt, f"the slice of the row-major tensor `{name}` is {view.rows}x{view.cols}, the "
                                       f"block `{block.buffer.name}` {height}x{width}",
                     "copy slices of the block's shape to and from row-major tensors")
-    if not analyzer.can_prove(tirx.FloorMod(view.col, TILE) == 0):
-        raise error(PASS, func, stmt, f"the slice of the row-major tensor `{name}` starts at column "
-                                      f"{analyzer.simplify(view.col)}, which is not a multiple of 32",
-                    "start column slices at multiples of 32 (rows may start anywhere)")
     elem = DATA_FORMATS[str(tensor.buffer.dtype)][1]
     r = tirx.Var("r", "int32")
     at = ptr + tirx.Cast("uint32", r * (width * elem))
@@ -198,6 +199,8 @@ def _row_transfers(stmt, func, cb: CBDesc, tensor, block, reading: bool, analyze
     tail = None  # the columns of the block past the tensor's end or the slice's
     if cols_past or view.cols < width:
         tail = evaluate(Intrin.NOC_READ_ZEROS, at + row_bytes, tirx.Cast("uint32", width * elem) - row_bytes, like=stmt)
+    check_aligned(view.col * elem, r * (width * elem), Attr.ARCH.read(func).dram_alignment, analyzer,
+                  lambda delta: _refuse_misaligned(func, stmt, tensor, reading, delta))
     move = evaluate(Intrin.NOC_READ_ROW if reading else Intrin.NOC_WRITE_ROW, analyzer.simplify(view.page + r * view.stride),
                     tensor.buffer.data, tirx.Cast("uint32", analyzer.simplify(view.col * elem)), at, row_bytes,
                     like=stmt)
@@ -271,20 +274,34 @@ def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: 
                     ptr) -> tuple[tirx.Stmt, int]:
     """(the moves of the tiles of the slice, row by row of the block, each a page of the tensor and
     of the CB, stored row by row, or column by column for a block of ``tt.column_major_blocks``;
-    the number of pages)."""
-    row0, col0, bound_row0 = _tile_origin(func, stmt, tensor, analyzer)
+    the number of pages). A slice of part of a tile whose other elements are the tensor's moves its
+    face-row runs instead (:mod:`tilelang_tt.ir.tile_runs`)."""
     column, flat = vector_layout(func, tensor.buffer)
     view = matrix_slice(tensor, column, flat)
     rows, cols = -(-view.rows // TILE), -(-view.cols // TILE)
     # tiles of the tensor's matrix view (A3 recorded them; expressions of the dynamic sizes where they decide them)
-    bound_rows = ceildiv(view.bound_rows, TILE)
     nt = expr_of(acc.tile_grid[1], dynamic_dims(func))
     overhang = overhanging_axes(tensor, analyzer, column, flat=flat)
     # a flat vector that may pass the end of its row (of whole tiles: LayoutAwareWorkPartitionTT checked it):
     # the tiles past it hold the next row's elements, which are not the slice's
     in_row = flat and not analyzer.can_prove(tensor.starts[-1] + tensor.extents[-1] <= tensor.buffer.shape[-1])
-    xfer = Intrin.NOC_READ_PAGE if reading else Intrin.NOC_WRITE_PAGE
     by_columns = cb.name in Attr.COLUMN_MAJOR_BLOCKS.read(func)
+    columns = 1 if column else math.prod(tensor.buffer.shape) if flat else tensor.buffer.shape[-1]
+    if is_partial(view, columns, analyzer):
+        storage = stored(func, tensor.buffer).storage
+        if storage:
+            raise error(PASS, func, stmt, f"the slice of `{tensor.buffer.name}` covers part of a tile, and "
+                        f"`{tensor.buffer.name}` is stored as {storage}: a run of a block floating point tile's "
+                        "elements needs its rows' shared exponents, not a part of its bytes",
+                        f"store `{tensor.buffer.name}` in its own dtype (drop dtype={storage!r} from its "
+                        "BufferLayout), or give the block whole tiles")
+        return run_transfers(stmt, tensor, view, columns, nt, (rows, cols), cb.page_size, by_columns, reading,
+                             overhang, analyzer, ptr, Attr.ARCH.read(func).dram_alignment,
+                             lambda delta: _refuse_misaligned(func, stmt, tensor, reading, delta)), rows * cols
+    # the slice starts at a whole tile (else it is partial): its first tile, and its row among the tiles that bound it
+    row0, col0, bound_row0 = (analyzer.simplify(tirx.FloorDiv(x, TILE)) for x in (view.row, view.col, view.bound_row))
+    bound_rows = ceildiv(view.bound_rows, TILE)
+    xfer = Intrin.NOC_READ_PAGE if reading else Intrin.NOC_WRITE_PAGE
 
     def page(r, c):
         tile_id = analyzer.simplify((row0 + r) * nt + col0 + c)

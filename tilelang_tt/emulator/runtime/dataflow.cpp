@@ -76,6 +76,28 @@ uint8_t* resolve(ThreadCtx& t, uint64_t noc_addr, uint32_t size, bool& dram, Cor
   protocol_error(loc, os.str());
 }
 
+// A NOC transfer moves whole NOC words: a device's NOC reads and writes correctly only when the source and
+// destination addresses are equal modulo the alignment of the transfer, DRAM_ALIGNMENT when DRAM is an end
+// (32 B Wormhole, 64 B Blackhole) and L1_ALIGNMENT (16 B) from L1 to L1 (tt-metal 0.81.1 headers
+// internal/tt-1xx/{wormhole,blackhole}/core_config.h, LOG_BASE_2_OF_DRAM_ALIGNMENT / LOG_BASE_2_OF_L1_ALIGNMENT).
+// A misaligned transfer silently delivers wrong data on a device (tt-metal issue #6695; PRs #22061, #41849
+// document and check it), so the emulator refuses it even though its memmove would copy the bytes right.
+// `src` and `dst` are the byte addresses of the two ends (L1 offsets or DRAM bank addresses: the L1
+// mapping's base is page aligned, so an L1 offset and its local address agree modulo either alignment).
+void check_noc_alignment(ThreadCtx& t, const char* fn, uint64_t src, uint64_t dst, bool dram, Loc loc) {
+  const uint32_t a = dram ? t.dev->arch.dram_alignment : t.dev->arch.l1_alignment;
+  if (src % a == dst % a) return;
+  std::ostringstream os;
+  os << fn << ": source address 0x" << std::hex << src << " and destination address 0x" << dst << std::dec
+     << " differ modulo " << a << " B (" << src % a << " vs " << dst % a << "); a NOC transfer "
+     << (dram ? "touching DRAM needs them equal modulo DRAM_ALIGNMENT" : "from L1 to L1 needs them equal modulo L1_ALIGNMENT")
+     << " (" << a << " B on this arch), or the device delivers wrong data";
+  protocol_error(loc, os.str());
+}
+
+// Byte address of a NOC address's local part, for the alignment rule.
+uint64_t noc_local_part(uint64_t noc_addr) { return noc_addr & ((1ull << kNocLocalBits) - 1); }
+
 struct Rect {
   uint32_t x0, y0, x1, y1;
   uint64_t offset;
@@ -402,6 +424,7 @@ void noc_read(uint64_t src, uint32_t dst_l1, uint32_t size, Loc loc) {
   bool dram;
   Core* core;
   const uint8_t* p = resolve(t, src, size, dram, core, "noc_async_read", loc);
+  check_noc_alignment(t, "noc_async_read", noc_local_part(src), dst_l1, dram, loc);
   {
     // The data lands in this core's L1, where a thread of the core may wait on one of its words (a
     // semaphore): written under mu and notified (DeviceImpl).
@@ -423,6 +446,7 @@ void noc_write(uint32_t src_l1, uint64_t dst, uint32_t size, Loc loc) {
   bool dram;
   Core* core;
   uint8_t* p = resolve(t, dst, size, dram, core, "noc_async_write", loc);
+  check_noc_alignment(t, "noc_async_write", src_l1, noc_local_part(dst), dram, loc);
   if (dram) {
     std::memmove(p, t.core->l1 + off, size);
     t.counters.dram_bytes_written += size;
@@ -445,6 +469,7 @@ void noc_write_multicast(uint32_t src_l1, uint64_t dst, uint32_t size, uint32_t 
   const char* fn = loopback ? "noc_async_write_multicast_loopback_src" : "noc_async_write_multicast";
   const uint32_t off = local_offset(t, src_l1, size, fn, loc);
   const uint64_t dst_off = mcast_offset(t, dst, size, fn, loc);
+  check_noc_alignment(t, fn, src_l1, dst_off, false, loc);
   const auto targets = mcast_targets(t, dst, num_dests, loopback, noc, fn, loc);
   std::unique_lock lk(t.dev->mu);
   for (Core* c : targets) {

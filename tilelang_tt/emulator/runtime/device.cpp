@@ -650,7 +650,11 @@ void Device::add_cb(CoreXY core, uint32_t cb_index, uint32_t total_size, uint32_
       throw EmulatorError(at + ": shares the L1 of CB " + std::to_string(shares_l1_of) +
                           ", which is not a configured CB of the same total size on this core");
   }
-  const uint64_t offset = shares_l1_of >= 0 ? c.cbs[shares_l1_of].offset : align_up(c.l1_top, d.arch.l1_alignment);
+  // A CB starts at a multiple of the DRAM alignment, so that its pages can be read from and written to DRAM
+  // (tt-metal 0.81.1 tt_metal/impl/program/program.cpp, ProgramImpl::allocate_circular_buffers:
+  // computed_addr = align(computed_addr, allocator()->get_alignment(BufferType::DRAM))).
+  const uint64_t offset = shares_l1_of >= 0 ? c.cbs[shares_l1_of].offset
+                                            : align_up(c.l1_top, std::max(d.arch.l1_alignment, d.arch.dram_alignment));
   if (offset + total_size > d.l1_buffers_bottom) {
     const bool buffers = d.l1_buffers_bottom < d.arch.l1_size;
     throw EmulatorError(at + ": L1 overflow: " + std::to_string(total_size) + " bytes at L1 offset " +
