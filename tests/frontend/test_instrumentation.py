@@ -17,14 +17,15 @@ from tests.kernels import eltwise
 SPEC_ORDER = [
     "UniqueBufferNamesTT", "MapParameterViewsTT", "LowerWarpShufflesTT", "ScalarRowsToBlocksTT",
     "InlineScalarVarsTT", "ThreadsToLanesTT", "LocalBlocksTT", "ParallelizeRowLoopsTT", "PersistentToGridTT",
-    "CoarsenRowBlocksTT", "LowerAtomicAddTT", "LowerEarlyExitTT", "BoundParallelExtentsTT", "CheckKernelFormsTT",
-    "NameValueConditionsTT", "TrimUnusedBlockPaddingTT", "LegalizeGlobalAccessTT", "DropOverwrittenStoresTT",
-    "LowerParallelReductionsTT", "LowerParallelScansTT", "LowerBlockReshapesTT", "WidenMaskBlocksTT", "PadBlocksTT",
-    "VersionOnChipBuffersTT", "SplitMeshTT", "InferTTLayout", "PropagateTTLayout", "AttachTensorAccessorTT",
-    "LayoutAwareWorkPartitionTT", "ChooseMulticastTT", "GridToCoreGrid", "LowerSharedToCB", "LowerTTTileIntrinsics",
-    "SpillDSTTT", "DropDeadBlocksTT", "CheckPaddingTT", "BuildTileDFGTT", "NumberCBsTT", "BalanceDataMovementTT",
-    "AllocateSemaphoresTT", "SplitDeviceKernel", "ConfigureTensorAccessorTT", "FinalizePersistentSignatureTT",
-    "OrderReductionTT", "AssertTensorIndicesTT", "FetchAddressElementsTT", "LowerCBIntrinsics", "FuseBlockCopiesTT",
+    "CoarsenRowBlocksTT", "LowerAtomicAddTT", "LowerEarlyExitTT", "BoundParallelExtentsTT", "ForwardTensorCopiesTT",
+    "CheckKernelFormsTT", "NameValueConditionsTT", "TrimUnusedBlockPaddingTT", "LegalizeGlobalAccessTT",
+    "DropOverwrittenStoresTT", "LowerParallelReductionsTT", "LowerParallelScansTT", "LowerBlockReshapesTT",
+    "WidenMaskBlocksTT", "PadBlocksTT", "VersionOnChipBuffersTT", "SplitMeshTT", "InferTTLayout",
+    "PropagateTTLayout", "AttachTensorAccessorTT", "LayoutAwareWorkPartitionTT", "ChooseMulticastTT",
+    "GridToCoreGrid", "LowerSharedToCB", "LowerTTTileIntrinsics", "SpillDSTTT", "DropDeadBlocksTT",
+    "CheckPaddingTT", "BuildTileDFGTT", "NumberCBsTT", "BalanceDataMovementTT", "AllocateSemaphoresTT",
+    "SplitDeviceKernel", "ConfigureTensorAccessorTT", "FinalizePersistentSignatureTT", "OrderReductionTT",
+    "AssertTensorIndicesTT", "FetchAddressElementsTT", "LowerCBIntrinsics", "FuseBlockCopiesTT",
     "InsertComputeInitTT", "InsertDSTManagementTT", "MaterializeCoreLoopTT", "VerifyTTIR",
 ]
 DUMPED = [f"{i:02d}_{name}.py" for i, name in enumerate(SPEC_ORDER, 1)]
