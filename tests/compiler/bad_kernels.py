@@ -513,21 +513,6 @@ def integer_transposed(M=64):
     return main
 
 
-def integer_to_float(M=64, N=64):
-    """``C_l[i, j] = T.Cast("float32", A_s[i, j])``: a conversion between integer and float blocks."""
-    @T.prim_func
-    def main(A: T.Tensor((M, N), "int32"), C: T.Tensor((M, N), "float32")):
-        with T.Kernel(1, 1, threads=128) as (bx, by):
-            A_s = T.alloc_shared((M, N), "int32")
-            C_l = T.alloc_fragment((M, N), "float32")
-            T.copy(A[0, 0], A_s)
-            for i, j in T.Parallel(M, N):
-                C_l[i, j] = T.Cast("float32", A_s[i, j])  # LINE: integer_to_float
-            T.copy(C_l, C[0, 0])
-
-    return main
-
-
 def stacked_partial_rows():
     """A [2, 40, 32] block: two matrices of 40 rows, each of which would be padded on its own."""
     @T.prim_func

@@ -263,12 +263,6 @@ def test_integer_and_float_blocks_in_one_value():
     assert_diagnostic(err, "LowerTTTileIntrinsics", "in the value of the int32 block", "integer_value")
 
 
-def test_integer_block_converted_to_float():
-    err = compile_error(bad_kernels.integer_to_float())
-    assert_diagnostic(err, "LowerTTTileIntrinsics", "a value mixing int32 and float blocks", "integer_to_float")
-    assert "typecast_tile" in err.hint
-
-
 def test_fraction_filled_into_an_integer_block():
     err = compile_error(bad_kernels.integer_fill(1.5))
     assert_diagnostic(err, "LowerTTTileIntrinsics", "T.fill of the int32 block `C_l` with 1.5", "integer_fill")

@@ -221,7 +221,7 @@ def test_a_compute_kernel_file_is_built_with_its_descriptors(tmp_path, monkeypat
 
 
 @pytest.mark.parametrize("call, message", [
-    ("typecast_tile_init<8, 0>();", "typecast_tile_init<8, 0> is not emulated"),
+    ("typecast_tile_init<0, 8>();", "typecast_tile_init<0, 8> is not emulated"),
     ("sfpu_reduce_init<PoolType::SUM, DataFormat::Float32>();", "sfpu_reduce_init is not emulated"),
     ("llk_pack_reduce_mask_clear();", "llk_pack_reduce_mask_clear: the emulator models the compute API"),
     ("llk_math_reconfig_data_format_srca<false>(0, 16);", "llk_math_reconfig_data_format_srca: the emulator models"),

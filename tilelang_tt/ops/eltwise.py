@@ -434,6 +434,12 @@ def integer_value(ctx, node, value, ij):
     return visit(value)
 
 
+def _reads_blocks(e) -> bool:
+    found = []
+    tirx.stmt_functor.post_order_visit(e, lambda n: found.append(n) if isinstance(n, tirx.BufferLoad) else None)
+    return bool(found)
+
+
 def _converted_integers(ctx, node, value, ij, loads):
     """``value`` (of a float block) with each int32 value it converts to a float (:class:`IntegerToFloat`)
     as :func:`integer_value` writes it, and ``loads`` without the int32 blocks only those values read."""
@@ -443,7 +449,7 @@ def _converted_integers(ctx, node, value, ij, loads):
         if isinstance(e, tirx.Cast) and str(e.dtype) in ("float32", "bfloat16") and isinstance(
                 e.value, COMPARE_NODES) and all(str(x.dtype) in INTEGER_DTYPES for x in (e.value.a, e.value.b)):
             e = tirx.Cast(e.dtype, tirx.Cast("int32", e.value))  # a comparison of int32 values: 1 or 0
-        if converts_integer(e):
+        if converts_integer(e) and _reads_blocks(e.value):  # of the indices alone: a block the reader generates
             inner = integer_value(ctx, node, e.value, ij)
             converted.append(inner)
             return tirx.Cast(e.dtype, inner)
