@@ -617,3 +617,26 @@ def copied_again_in_a_branch():
                 T.copy(F, D[by * 32, bx * 32])  # LINE: copied_again_in_a_branch
 
     return main
+
+
+def read_after_store(B=32, N=256):
+    """A softmax that stores exp(x - max) into Y, then reads Y back to divide it by the row sums: the reader may
+    read Y before the writer has stored it."""
+    @T.prim_func
+    def main(X: T.Tensor((64, N), "float32"), Y: T.Tensor((64, N), "float32")):
+        with T.Kernel(64 // B, threads=1) as bx:
+            t = T.alloc_fragment((B, N), "float32")
+            mr = T.alloc_fragment((B,), "float32")
+            s = T.alloc_fragment((B,), "float32")
+            for i, j in T.Parallel(B, N):
+                t[i, j] = X[bx * B + i, j]
+            T.reduce_max(t, mr, dim=1)
+            for i, j in T.Parallel(B, N):
+                Y[bx * B + i, j] = T.exp(X[bx * B + i, j] - mr[i])
+            for i, j in T.Parallel(B, N):
+                t[i, j] = T.exp(X[bx * B + i, j] - mr[i])
+            T.reduce_sum(t, s, dim=1)
+            for i, j in T.Parallel(B, N):  # LINE: read_after_store
+                Y[bx * B + i, j] = Y[bx * B + i, j] * (1.0 / s[i])
+
+    return main

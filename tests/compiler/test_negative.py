@@ -378,3 +378,12 @@ def test_an_exception_in_codegen_is_an_internal_compiler_error(monkeypatch):
     assert err.pass_name == "codegen" and err.func_name == "main"
     assert re.fullmatch(r"internal compiler error: ValueError: no rule \(at \w+\.py:\d+\)", err.message), err.message
     assert err.__cause__ is None and err.__suppress_context__
+
+
+def test_tensor_read_after_the_kernel_stored_into_it():
+    """The reader and the writer do not wait for each other: a read of a region the kernel stored earlier could
+    see the old values (max error 0.1 against torch before the rule)."""
+    err = compile_error(bad_kernels.read_after_store())
+    assert_diagnostic(err, "LayoutAwareWorkPartitionTT", "`Y` is read here after the kernel stored into it (line ",
+                      "read_after_store")
+    assert "launches run in order" in err.hint

@@ -13,11 +13,12 @@ import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
 from tilelang_tt.ir.attrs import Reduction
-from tilelang_tt.ir.common import TILE, const_int, error, reads_tensor
+from tilelang_tt.ir.common import TILE, const_int, error, reads_tensor, span_of
 from tilelang_tt.ir.slices import (
     bound_analyzer,
     bound_values,
     is_row_major,
+    Region,
     leading_overhang,
     matrix_slice,
     row_slice,
@@ -157,6 +158,37 @@ def _spanning_matrices(tensor) -> tuple[str, str]:
     return (f"the slice of `{name}` (extents {extents} of {shape}) spans several matrices of the tensor without "
             "covering them whole: it is not one block of tiles",
             "copy one matrix at a time (extent 1 in the leading dimensions), or whole matrices")
+
+
+def check_reads_after_writes(pass_name: str, func, transfers, reduction: Reduction | None = None) -> None:
+    """No slice of a global tensor is read (by the reader) after the kernel stored into a region it may
+    overlap (by the writer), in program order: the two are different processors that do not wait for each
+    other, so the read could see the tensor's old values. The tensors a ``reduction`` (T.atomic_add) sums
+    into take turns by their own protocol and are exempt."""
+    analyzer = bound_analyzer(func.body)
+    written: list[tuple] = []
+    for stmt, tensor, _, reading in transfers:
+        buf = tensor.buffer
+        if not reading:
+            written.append((stmt, tensor))
+            continue
+        if reduction is not None and reduction.summed(buf):
+            continue
+        for store, region in written:
+            if region.buffer.same_as(buf) and not _disjoint(region, tensor, analyzer):
+                line = span_of(store)
+                at = f" (line {line.line})" if line is not None else ""
+                raise error(pass_name, func, stmt,
+                            f"`{buf.name}` is read here after the kernel stored into it{at}: the reader and the writer "
+                            "do not wait for each other, so this read may see the tensor's old values",
+                            "keep the stored value on chip and read it from its block (a fragment), or store it in one "
+                            "T.Kernel and read it in the next (launches run in order)")
+
+
+def _disjoint(a: Region, b: Region, analyzer) -> bool:
+    """Whether two slices of one tensor provably share no element (apart along some dimension)."""
+    return any(analyzer.can_prove(sa + ea <= sb) or analyzer.can_prove(sb + eb <= sa)
+               for sa, ea, sb, eb in zip(a.starts, a.extents, b.starts, b.extents))
 
 
 def check_disjoint_writes(pass_name: str, func, loops, transfers, reduction: Reduction | None = None) -> None:

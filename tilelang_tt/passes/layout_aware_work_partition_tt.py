@@ -50,7 +50,7 @@ from tilelang_tt.layout import shard_of_core
 from tilelang_tt.ir.common import TILE, Region, as_region, error, formula_of, is_global_buffer, prim_func_pass
 from tilelang_tt.ir.dataflow import ROW_TAGS
 from tilelang_tt.ir.block_work import block_work, max_share
-from tilelang_tt.ir.slice_checks import check_disjoint_writes, check_slices
+from tilelang_tt.ir.slice_checks import check_disjoint_writes, check_reads_after_writes, check_slices
 from tilelang_tt.ir.slices import block_grid_loops, matrix_slice, row_slice, tensor_copies
 
 PASS = "LayoutAwareWorkPartitionTT"
@@ -261,6 +261,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str) -> t
     check_slices(PASS, func, transfers)
     reduction = Attr.REDUCTION.read(func)
     check_disjoint_writes(PASS, func, loops, transfers, reduction)
+    check_reads_after_writes(PASS, func, transfers, reduction)
     summing = reduction is not None and reduction.blocks > 1
     if summing:
         adds = [stmt for stmt, tensor, _, reading in transfers if not reading and reduction.summed(tensor.buffer)]
