@@ -18,14 +18,14 @@ BLOCKS = L1Buffer("X", 40, 30, "block_sharded", (5, 6), (2, 4), (2, 2))
 ROWS = L1Buffer("Y", 2048, 16, "height_sharded", (8, 2), (1, 2), (8, 1))
 
 
-def test_circular_buffers_go_up_from_the_unreserved_base_each_at_a_16_byte_boundary():
+def test_circular_buffers_go_up_from_the_unreserved_base_each_at_the_dram_alignment():
     cbs = [CircularBuffer(40, 3), CircularBuffer(2048, 2), CircularBuffer(24, 5)]
     (core,) = l1_use("wormhole_b0", {(2, 3): cbs}, []).cores
-    # 120 B, padded to 128; 4096 B; 120 B
-    assert (core.core, core.reserved, core.cbs, core.buffers, core.capacity) == ((2, 3), WH_BASE, 128 + 4096 + 120,
-                                                                                   0, WH_L1)
-    assert core.used == WH_BASE + 4344 and core.free == WH_L1 - WH_BASE - 4344 and core.fits
-    assert core.available == WH_AVAILABLE and core.allocated == 4344
+    # the first CB at the next 32-byte boundary (the base is 16 past one); 120 B, padded to 128; 4096 B; 120 B
+    assert (core.core, core.reserved, core.cbs, core.buffers, core.capacity) == (
+        (2, 3), WH_BASE, 16 + 128 + 4096 + 120, 0, WH_L1)
+    assert core.used == WH_BASE + 4360 and core.free == WH_L1 - WH_BASE - 4360 and core.fits
+    assert core.available == WH_AVAILABLE and core.allocated == 4360
 
 
 def test_sharded_buffers_take_the_most_shards_any_core_holds_on_every_core():
@@ -53,20 +53,20 @@ def test_l1_buffers_go_down_from_the_end_of_l1_with_the_same_addresses_on_every_
     # the cores holding X (2x2), Y (8x1) and the CB core, row-major; every one has both buffers' region
     assert [c.core for c in use.cores] == [(x, 0) for x in range(8)] + [(0, 1), (1, 1), (5, 5)]
     assert {c.buffers for c in use.cores} == {768 + 4096}
-    assert [c.cbs for c in use.cores] == [0] * 10 + [4096]
+    assert [c.cbs for c in use.cores] == [0] * 10 + [16 + 4096]  # the CB at the DRAM alignment past the base
     assert use.worst.core == (5, 5) and use.fits and use.unplaced is None
 
 
 def test_a_program_fits_to_the_byte():
     """A last CB of 1-byte pages ending exactly at the lowest L1 buffer fits; one byte more does not."""
-    pages = WH_AVAILABLE - 4096 - 128  # below Y: a 120-byte CB padded to 128, then the filler
+    pages = WH_AVAILABLE - 4096 - 16 - 128  # below Y: 16 B to the DRAM alignment, a 120-byte CB padded to 128, the filler
     fits = l1_use("wormhole_b0", {(0, 0): [CircularBuffer(40, 3), CircularBuffer(1, pages)]}, [ROWS])
-    assert fits.fits and fits.worst.free == 0 and fits.core((0, 0)).cbs == 128 + pages
+    assert fits.fits and fits.worst.free == 0 and fits.core((0, 0)).cbs == 16 + 128 + pages
     over = l1_use("wormhole_b0", {(0, 0): [CircularBuffer(40, 3), CircularBuffer(1, pages + 1)]}, [ROWS])
     assert not over.fits and over.unplaced is None
     assert over.worst.core == (0, 0) and over.worst.free == -1
     assert [c.core for c in over.cores if not c.fits] == [(0, 0)]  # the other holders of Y have no CBs
-    assert str(over.worst) == f"CBs {128 + pages + 1} bytes + L1 buffers 4096 bytes > {WH_AVAILABLE} bytes " \
+    assert str(over.worst) == f"CBs {16 + 128 + pages + 1} bytes + L1 buffers 4096 bytes > {WH_AVAILABLE} bytes " \
                               "available on core (0, 0)"
     assert str(fits.worst).endswith(f"<= {WH_AVAILABLE} bytes available on core (0, 0)")
 

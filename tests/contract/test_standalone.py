@@ -57,7 +57,7 @@ def test_the_contract_loads_where_tilelang_cannot(python, tmp_path):
                           capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {
-        "plan": "main", "sources": ["compute.cpp", "reader.cpp", "writer.cpp"], "arch": 1464 * 1024 - 0x19D70,
+        "plan": "main", "sources": ["compute.cpp", "reader.cpp", "writer.cpp"], "arch": 1464 * 1024 - 0x19D80,
         "bf16": 0x3F80, "l1": True,
         "modules": ["tilelang_tt.contract", "tilelang_tt.contract.arch", "tilelang_tt.contract.buffers",
                     "tilelang_tt.contract.dims", "tilelang_tt.contract.formats", "tilelang_tt.contract.formula",

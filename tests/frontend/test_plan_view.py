@@ -34,7 +34,8 @@ def test_l1_counts_cbs_on_active_cores_and_the_l1_buffers_on_every_core_they_tou
     plan = sharded.plan
     cbs = sum(cb.size for cb in plan.cbs)
     active = {w.core for w in plan.work_partition}
-    expected = {core: cbs + 4096 for core in active} | {(x, 0): 4096 for x in range(8) if (x, 0) not in active}
+    # a core's CBs from the base: 16 B up to the DRAM alignment first
+    expected = {core: 16 + cbs + 4096 for core in active} | {(x, 0): 4096 for x in range(8) if (x, 0) not in active}
     use = plan_l1(plan)
     assert {core.core: core.allocated for core in use.cores} == expected
     assert [(p.buffer.name, p.address, p.size) for p in use.buffers] == [("A", 1464 * 1024 - 4096, 4096)]
@@ -71,7 +72,7 @@ def test_summary_of_a_plan_that_does_not_fit_names_the_core_and_the_numbers(shar
     plan = Plan.from_json(plan)
     cbs = sum(cb.size for cb in plan.cbs)
     available = 1464 * 1024 - get_arch("wormhole_b0").l1_unreserved_base
-    assert (f"DOES NOT FIT: CBs {cbs} bytes + L1 buffers 4096 bytes > {available} bytes available on core (0, 0)); "
+    assert (f"DOES NOT FIT: CBs {16 + cbs} bytes + L1 buffers 4096 bytes > {available} bytes available on core (0, 0)); "
             in summary(plan))
 
 
