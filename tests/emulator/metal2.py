@@ -91,10 +91,8 @@ def program_main(spec: ProgramSpec) -> str:
     """main.cpp of ``spec``: its tensors interleaved in DRAM (the inputs read from ``<name>.bin``, the others
     written to ``<name>.out.bin``), its DFBs as CBs on its cores, its kernels with their bindings and args."""
     dfb_index = {d.name: i for i, d in enumerate(spec.dfbs)}
-    xs, ys = [x for x, _ in spec.cores], [y for _, y in spec.cores]
     body = [f"    CoreRangeSet cores(std::vector<CoreRange>{{"
             + ", ".join(f"CoreRange(CoreCoord{{{x}, {y}}})" for x, y in spec.cores) + "});"]
-    assert min(xs) >= 0 and min(ys) >= 0
     outputs = []
     for t in spec.tensors:
         body.append(f"    distributed::DeviceLocalBufferConfig {t.name}_dram{{.page_size = {t.page_size}, "
