@@ -499,6 +499,7 @@ SFPU_OPS_KERNEL = """
 #include "api/compute/eltwise_unary/sqrt.h"
 #include "api/compute/eltwise_unary/typecast.h"
 #include "api/compute/eltwise_unary/where.h"
+#include "api/compute/eltwise_unary/rounding.h"
 #include "api/compute/reg_api.h"
 
 void kernel_main() {
@@ -532,6 +533,9 @@ void kernel_main() {
             case 19: div_binary_tile(0, 1, 0); break;
             case 20: rsub_unary_tile(0, 0x3f000000u); break;
             case 23: typecast_tile<8, 0>(0); break;
+            case 24: floor_tile(0); break;
+            case 25: ceil_tile(0); break;
+            case 26: trunc_tile(0); break;
             case 21:
                 if (fp32) where_tile<DataFormat::Float32>(2, 0, 1, 2);
                 else where_tile<DataFormat::Float16_b>(2, 0, 1, 2);
@@ -576,6 +580,9 @@ SFPU_ROWS = {
     "where_tile in place": (21, 3, 3),  # where.h: 3 cycles per row when the output is the condition's tile
     "where_tile": (22, 4, 4),
     "typecast_tile<Int32, Float32>": (23, 4, 4),  # ckernel_sfpu_typecast.h:359: "4 cycles per input row"
+    "floor_tile": (24, 15, 15),  # tt-llk rounding_ops.h:53 _floor_body_
+    "ceil_tile": (25, 15, 15),  # rounding_ops.h:69 _ceil_body_
+    "trunc_tile": (26, 11, 11),  # rounding_ops.h:26 _trunc_body_
 }
 
 
