@@ -205,7 +205,7 @@ std::string DeviceImpl::state_locked(const ThreadCtx& t) const {
 // sets up the CB interface of each CB index up to the highest the core configures, and on Wormhole NCRISC
 // (RISCV_1, the reader) first copies its kernel binary to its IRAM. Each of the kernel's clocks starts
 // there (`start`); the kernel's busy and stall cycles count from it, and the trace shows the span as
-// "firmware init".
+// "firmware init" (cat "init").
 void start_kernel(ThreadCtx& t) {
   const ArchSpec& a = t.dev->arch;
   uint64_t cb_indices = 0;
@@ -214,7 +214,7 @@ void start_kernel(ThreadCtx& t) {
   const uint64_t init = a.cb_config * cb_indices;
   const auto begin = [&](Clock which, uint64_t cycles) {
     RiscClock& c = clock_of(t, which);
-    if (t.tracing && cycles > 0) record_span(c, cycles, "firmware init", false);
+    if (t.tracing && cycles > 0) c.spans.push_back({0, cycles, "firmware init", 1, false, true});
     c.tm.clock = c.tm.start = cycles;
   };
   if (t.kernel->role == KernelRole::Compute) {

@@ -164,6 +164,7 @@ struct TraceSpan {
   std::string name;
   uint32_t calls;
   bool stall;
+  bool init = false;  // the firmware's initialisation before the kernel (device.cpp start_kernel)
 };
 
 // Logical clock of one kernel thread (timing.hpp). All in cycles.
