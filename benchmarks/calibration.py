@@ -32,7 +32,7 @@ noc_estimator.hpp looks up):
   start to the last TRISC1 kernel end), ideal cycles = M*K*N / 32^3 * cycles per tile (LoFi 16 ... HiFi4
   64) / cores at the arch's clock. The model's time compared is the same span: the latest math (TRISC1)
   clock's end less the earliest one's start (the model's whole kernel, with the writers' last stores of
-  C, is in the "kernel" column of the JSON rows).
+  C, is the JSON rows' "kernel_us").
 - DRAM bandwidth: an element-wise add of 2048x2048 bfloat16 tensors, bytes moved (read and
   written) per predicted second. Wormhole: 267 GB/s measured (TR/Saturating_DRAM_bandwidth), the
   model's constant: by construction. Blackhole (TR/Saturating_DRAM_bandwidth/
