@@ -13,17 +13,26 @@ tenstorrent/tt-metal tech_reports/, figures collected in ../shared/reference/har
 the data-movement test suite's measured cycles per (pattern, transactions, size), which
 noc_estimator.hpp looks up):
 
-- ttnn's out-of-box matmul (TR/GEMM_FLOPS/GEMM_FLOPS.md, "N150 Out of Box Results" and "P150 Out
-  of Box Results (11x10 grid)": BF16 in and out, HiFi2, DRAM interleaved, no trace). The device
-  time is the report's own "Device Based Utilization" turned back into time: utilization = ideal
-  cycles / actual cycles with ideal cycles = M*K*N / 32^3 * 32 (HiFi2) / cores (64 on 8x8, 110 on
-  11x10) at the arch's clock. Our program: TileLang's GEMM with ttnn's per-core work (a core's
-  block is M/rows x N/cols, one block per core, as the multicast factory gives it; Wormhole
-  4096^3: four 256x256 blocks per core, L1 holds no 512x512 block with its pipeline), a K step of
-  4 tiles, bfloat16 accumulation as ttnn's default compute config (no fp32 DST), the A row / B
-  column multicast, and ttnn's output sub-block (the ``gemm_subblock`` option: :func:`ttnn_subblock`,
-  where the compiler's own choice would run a 256x256 block in 1x8 sub-blocks and ttnn runs 1x4,
-  whose products cost Wormhole's shared unpackers more, 42 cycles against 38: docs/performance.md, "Calibration against hardware").
+- ttnn's matmuls, the programs behind TR/GEMM_FLOPS/GEMM_FLOPS.md's figures: ttnn 0.81.1's 2-D multicast
+  matmul (tests/emulator/host_programs.Mcast2DMatmul: the wheel's kernels, unmodified, with the host
+  arguments MatmulMultiCoreReuseMcast2DProgramFactory computes), timing only, A, B and C interleaved in DRAM.
+  * out of box ("N150 Out of Box Results" and "P150 Out of Box Results (11x10 grid)": BF16 in and out,
+    HiFi2, no trace): Mcast2DMatmul.out_of_box, the blocks and sub-blocks create_matmul_program_config
+    picks and the default compute config (packer L1 accumulation on for a bfloat16 output);
+  * manually tuned ("N150 Manually Tuned Configurations", 8x8, the rows with A and C in DRAM:
+    3072x3072x4096 and larger; no trace): Mcast2DMatmul.tuned with the benchmark's own config per shape
+    (TUNED: in0_block_w_div, num_out_blocks_h, num_out_blocks_w of tests/ttnn/unit_tests/benchmarks/
+    test_benchmark.py's matmul_shapes_bfloat16 / _bfloat8_b, the version listing the report's shapes),
+    BF16 HiFi2 and HiFi4, BFP8 HiFi2 and LoFi (BFP8 A and B; C stays bfloat16 here where the benchmark
+    writes it as BFP8: the writes follow the last math, outside the time compared). The rows with A or C
+    sharded in L1 (every shape up to 3072^3) run the factory's sharded in0 reader, not reproduced.
+  The hardware time is the report's "Device Based Utilization" turned back into time: utilization =
+  ideal cycles / TRISC1's kernel duration (test_benchmark.py: device_trisc1_kernel_duration, which
+  tt-metal's device_post_proc_config.py takes "op_first_last" over all cores: the first TRISC1 kernel
+  start to the last TRISC1 kernel end), ideal cycles = M*K*N / 32^3 * cycles per tile (LoFi 16 ... HiFi4
+  64) / cores at the arch's clock. The model's time compared is the same span: the latest math (TRISC1)
+  clock's end less the earliest one's start (the model's whole kernel, with the writers' last stores of
+  C, is the JSON rows' "kernel_us").
 - DRAM bandwidth: an element-wise add of 2048x2048 bfloat16 tensors, bytes moved (read and
   written) per predicted second. Wormhole: 267 GB/s measured (TR/Saturating_DRAM_bandwidth), the
   model's constant: by construction. Blackhole (TR/Saturating_DRAM_bandwidth/
@@ -86,11 +95,10 @@ import tilelang_tt
 from benchmarks.run import KERNELS, ROOT, bf16
 from tilelang_tt.contract.arch import get_arch
 from tilelang_tt.layout import BufferLayout
-from tests.emulator.host_programs import ttnn_subblock
+from tests.emulator.host_programs import Mcast2DMatmul, run_mcast
 
 GOAL = 1.25  # issue 13: model within 1.25x of hardware
 WORMHOLE, BLACKHOLE = get_arch("wormhole_b0"), get_arch("blackhole")  # clocks, DRAM constants (sources in arch.py)
-HIFI2_CYCLES = 32  # TR/GEMM_FLOPS: cycles per 32x32x32 tile at HiFi2
 # TR/GEMM_FLOPS "Matrix Multiplication TFLOPS on Wormhole/Blackhole": one core's peak per fidelity
 PEAK_TFLOPS = {"wormhole_b0": {"LoFi": 4.0, "HiFi2": 2.0, "HiFi4": 1.0},
                "blackhole": {"LoFi": 5.4, "HiFi2": 2.7, "HiFi4": 1.35}}
@@ -110,7 +118,28 @@ OUT_OF_BOX = {
     "blackhole": {(1280, 1408, 1408): 61.41, (2560, 2816, 2816): 85.08},
 }
 OUT_OF_BOX_GRID = {"wormhole_b0": (8, 8), "blackhole": (11, 10)}  # (x = columns, y = rows) of the reports
-QUICK = {"wormhole_b0": ((1024, 1024, 2048), (2048, 2048, 2048)), "blackhole": ((1280, 1408, 1408),)}
+QUICK = {"wormhole_b0": ((1024, 1024, 1024), (2048, 2048, 2048)), "blackhole": ((1280, 1408, 1408),)}
+# TR/GEMM_FLOPS "N150 Manually Tuned Configurations", A and C in DRAM, no trace: (storage, fidelity, (M, K, N))
+# -> (device-based utilization in percent, the benchmark's (in0_block_w_div, num_out_blocks_h,
+# num_out_blocks_w) for that shape: test_benchmark.py matmul_shapes_bfloat16 / matmul_shapes_bfloat8_b)
+TUNED = {
+    ("bfloat16", "HiFi2", (3072, 3072, 4096)): (74.19, (2, 1, 1)),
+    ("bfloat16", "HiFi2", (3072, 4096, 4096)): (75.09, (2, 1, 1)),
+    ("bfloat16", "HiFi2", (4096, 4096, 4096)): (59.50, (1, 2, 2)),
+    ("bfloat16", "HiFi2", (8192, 8192, 8192)): (66.47, (2, 4, 4)),
+    ("bfloat16", "HiFi4", (3072, 3072, 4096)): (91.69, (2, 1, 1)),
+    ("bfloat16", "HiFi4", (3072, 4096, 4096)): (92.18, (2, 1, 1)),
+    ("bfloat16", "HiFi4", (4096, 4096, 4096)): (83.21, (1, 2, 2)),
+    ("bfloat16", "HiFi4", (8192, 8192, 8192)): (88.69, (2, 4, 4)),
+    ("bfloat8_b", "HiFi2", (4096, 4096, 4096)): (79.43, (1, 2, 2)),
+    ("bfloat8_b", "HiFi2", (8192, 8192, 8192)): (83.94, (2, 4, 4)),
+    ("bfloat8_b", "LoFi", (4096, 4096, 4096)): (58.88, (1, 2, 2)),
+    ("bfloat8_b", "LoFi", (8192, 8192, 8192)): (64.77, (2, 4, 4)),
+}
+QUICK_TUNED = (("bfloat16", "HiFi4", (3072, 3072, 4096)),)
+CYCLES_PER_TILE = {"LoFi": 16, "HiFi2": 32, "HiFi3": 48, "HiFi4": 64}  # TR/GEMM_FLOPS, per 32x32x32 tile
+DATA_FORMAT = {"bfloat16": "Float16_b", "bfloat8_b": "Bfp8_b"}
+STORAGE_NAME = {"bfloat16": "BF16", "bfloat8_b": "BFP8"}  # as the report names them
 
 # NL (noc_latencies.yaml), cycles from the first issue to the barrier for N transactions of S bytes:
 # key fields (pattern, mechanism, memory, arch, num_transactions, num_subordinates) and the list
@@ -227,22 +256,45 @@ def _row(name: str, arch: str, hardware_s: float, model_s: float, bound: str, ro
             "above_roofline": model_s >= roofline_s * (1 - 1e-9), "cycles": cycles}
 
 
-def out_of_box_rows(arch_name: str, shapes) -> list[dict]:
+def _trisc1_span(timing: dict) -> int:
+    """Cycles from the first math (TRISC1) kernel start to the last one's end over all cores: what
+    TR/GEMM_FLOPS' device-based utilization times on the device (see the module docstring)."""
+    cores = [c["math"] for c in timing["cores"] if c["math"]["end"]]
+    return max(c["end"] for c in cores) - min(c["start"] for c in cores)
+
+
+def _matmul_row(name: str, arch_name: str, mm: Mcast2DMatmul, grid: tuple[int, int], fidelity: str,
+                utilization: float) -> dict:
     arch = get_arch(arch_name)
+    M, K, N = 32 * mm.mt, 32 * mm.kt, 32 * mm.nt
+    ideal_cycles = M * K * N / 32**3 * CYCLES_PER_TILE[fidelity] / (grid[0] * grid[1])
+    hardware_s = ideal_cycles / (utilization / 100) / arch.clock_hz
+    timing = run_mcast(mm, arch=arch_name).counters["timing"]
+    row = _row(name, arch_name, hardware_s, _trisc1_span(timing) / arch.clock_hz, timing["bound"],
+               roofline_s=ideal_cycles / arch.clock_hz, unit=f"{2 * M * K * N / hardware_s / 1e12:.2f} TFLOPS")
+    row["kernel_us"] = round(timing["seconds"] * 1e6, 3)
+    row["config"] = (f"blocks {mm.block_h}x{mm.block_w} of {mm.per_core_m}x{mm.per_core_n}, in0_block_w "
+                     f"{mm.in0_block_w}, sub-blocks {mm.out_subblock_h}x{mm.out_subblock_w}")
+    return row
+
+
+def out_of_box_rows(arch_name: str, shapes) -> list[dict]:
     gx, gy = OUT_OF_BOX_GRID[arch_name]
+    return [_matmul_row(f"ttnn out-of-box matmul {M}x{K}x{N} BF16 HiFi2 {gx}x{gy}", arch_name,
+                        Mcast2DMatmul.out_of_box(M // 32, K // 32, N // 32, (gx, gy), arch=arch_name), (gx, gy),
+                        "HiFi2", OUT_OF_BOX[arch_name][(M, K, N)])
+            for M, K, N in shapes]
+
+
+def tuned_rows(keys) -> list[dict]:
+    """ttnn's matmul with the hand-picked configs of TR/GEMM_FLOPS' N150 manually tuned rows (Wormhole, 8x8)."""
     rows = []
-    for M, K, N in shapes:
-        ideal_cycles = M * K * N / 32**3 * HIFI2_CYCLES / (gx * gy)
-        hardware_s = ideal_cycles / (OUT_OF_BOX[arch_name][(M, K, N)] / 100) / arch.clock_hz
-        bm, bn = min(M // gy, 256), min(N // gx, 256)
-        func = KERNELS.gemm(M, N, K, bm, bn, 128, accum_dtype="bfloat16")
-        sub = ttnn_subblock(bm // 32, bn // 32, N // gx // 32)
-        artifacts = tilelang_tt.compile(func, arch=arch_name, grid=(gx, gy), multicast="on", math_fidelity="HiFi2",
-                                        gemm_subblock=sub)
-        timing = _timing(artifacts, bf16(M, K), bf16(K, N), timing_only=True)
-        rows.append(_row(f"ttnn out-of-box matmul {M}x{K}x{N} BF16 HiFi2 {gx}x{gy}", arch_name, hardware_s,
-                         timing["seconds"], timing["bound"], roofline_s=ideal_cycles / arch.clock_hz,
-                         unit=f"{2 * M * K * N / hardware_s / 1e12:.2f} TFLOPS"))
+    for storage, fidelity, (M, K, N) in keys:
+        utilization, (div, blocks_h, blocks_w) = TUNED[storage, fidelity, (M, K, N)]
+        mm = Mcast2DMatmul.tuned(M // 32, K // 32, N // 32, (8, 8), div, blocks_h, blocks_w, DATA_FORMAT[storage],
+                                 fidelity)
+        name = f"ttnn manually tuned matmul {M}x{K}x{N} {STORAGE_NAME[storage]} {fidelity} 8x8"
+        rows.append(_matmul_row(name, "wormhole_b0", mm, (8, 8), fidelity, utilization))
     return rows
 
 
@@ -365,6 +417,8 @@ def all_rows(quick: bool) -> list[dict]:
     rows = []
     for arch_name in ("wormhole_b0", "blackhole"):
         rows += out_of_box_rows(arch_name, QUICK[arch_name] if quick else OUT_OF_BOX[arch_name])
+        if arch_name == "wormhole_b0":
+            rows += tuned_rows(QUICK_TUNED if quick else TUNED)
         rows += dram_rows(arch_name) + matrix_engine_rows(arch_name) + noc_rows(arch_name, quick)
     return rows
 

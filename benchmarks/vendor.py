@@ -13,7 +13,7 @@ GEMM (``gemm ...`` rows): C = A @ B, n x n x n, on Wormhole's 8 x 8 grid.
   tests/emulator/host_programs.Mcast2DMatmul) with its out-of-box blocking
   (Mcast2DMatmul.out_of_box: create_matmul_program_config's choice for interleaved tensors: a core's share
   of C, in the largest output blocks whose CBs fit L1 by ttnn's estimate, a K step of 4 tiles, the
-  sub-block get_subblock_sizes picks), bfloat16 DST, no packer L1 accumulation.
+  sub-block get_subblock_sizes picks), bfloat16 DST, packer L1 accumulation (ttnn's default for a bfloat16 output).
 - ours: TileLang's GEMM (tests/kernels.py ``gemm``) compiled for the same grid with multicast, in
   256 x 256 x 128 blocks (a core's share when smaller), bfloat16 accumulation, the same fidelity and
   input storage (``bfloat8_b``: A and B stored as Bfp8_b, as ttnn's BFP8 rows).

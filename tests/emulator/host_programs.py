@@ -280,10 +280,14 @@ class Mcast2DMatmul:
     MatmulMultiCoreReuseMcast2DProgramFactory builds it (tenstorrent/tt-metal
     ttnn/cpp/ttnn/operations/matmul/device/factory/matmul_multicore_reuse_mcast_2d_program_factory.cpp,
     create_program_mcast_in0_in1; A, B and C interleaved in DRAM, no bias, no fused op, no transpose, no
-    packer L1 accumulation, bfloat16 DST): core (x, y) of a grid of nt/per_core_n columns and
+    fp32 DST): core (x, y) of a grid of nt/per_core_n columns and
     mt/per_core_m rows computes output block (y, x); the left column reads A's rows and multicasts them
     along its row, the top row reads B's columns and multicasts them down its column. ``in_format``: A's
-    and B's data format (Float16_b or Bfp8_b).
+    and B's data format (Float16_b or Bfp8_b). ``packer_l1_acc``: the compute config's packer_l1_acc; the factory
+    turns it on only past two K blocks (packer_l1_acc_en = packer_l1_acc && num_blocks > 2, no bias) and then
+    defines PACKER_L1_ACC for the compute kernel, which packs each K block's partials onto the ones L1 holds
+    instead of reloading them (bmm_large_block_zm_fused_bias_activation.cpp); the partials stay bfloat16
+    (interm0 Float16_b without fp32 DST), so c_4 and c_5 still share one block.
 
     Source: the factories as tt-metal's repository holds them at commits 0000d49e (2-D) and 00629f0f (1-D),
     not at the 0.81.1 tag, whose snapshot could not be had; where the 2-D one disagrees with the wheel's
@@ -302,6 +306,7 @@ class Mcast2DMatmul:
     out_block_w: int = 0  # 0: per_core_n
     in_format: str = "Float16_b"
     math_fidelity: str = "HiFi4"
+    packer_l1_acc: bool = False
 
     @classmethod
     def out_of_box(cls, mt: int, kt: int, nt: int, grid: tuple[int, int], in_format: str = "Float16_b",
@@ -309,12 +314,37 @@ class Mcast2DMatmul:
         """The program config ttnn 0.81.1 chooses itself for interleaved A, B and C, bfloat16 C and DST, no
         bias (matmul_program_config.cpp, create_matmul_program_config's 2-D branch): per_core_M =
         ceil(Mt / rows), per_core_N = ceil(Nt / columns), in0_block_w 4 or the largest below that divides
-        Kt, the output block of :func:`multi_dim_per_core_factor`, the sub-block of :func:`ttnn_subblock`."""
+        Kt, the output block of :func:`multi_dim_per_core_factor`, the sub-block of :func:`ttnn_subblock`;
+        and the default compute config of a matmul, packer L1 accumulation on for an output other than
+        float32 (matmul_device_operation.cpp: init_device_compute_kernel_config(..., default_l1_acc =
+        !is_float_32))."""
         pm, pn = -(-mt // grid[1]), max(-(-nt // grid[0]), 1)
         w = next(k for k in (4, 3, 2, 1) if kt % k == 0)
         bh, bw, _ = multi_dim_per_core_factor(pm, pn, w, TILE_BYTES[in_format], get_arch(arch).l1_bytes)
         sh, sw = ttnn_subblock(bh, bw, pn)
-        return cls(mt, kt, nt, pm, pn, w, sh, sw, bh, bw, in_format, math_fidelity)
+        return cls(mt, kt, nt, pm, pn, w, sh, sw, bh, bw, in_format, math_fidelity, packer_l1_acc=True)
+
+    @classmethod
+    def tuned(cls, mt: int, kt: int, nt: int, grid: tuple[int, int], in0_block_w_div: int, num_out_blocks_h: int,
+              num_out_blocks_w: int, in_format: str = "Float16_b", math_fidelity: str = "HiFi2") -> "Mcast2DMatmul":
+        """The hand-picked config behind tech_reports/GEMM_FLOPS' "Manually Tuned" rows, as the benchmark
+        builds it (tenstorrent/tt-metal tests/ttnn/unit_tests/benchmarks/test_benchmark.py,
+        test_matmul_2d_host_perf, at commit 3689826668's version of the file that lists the report's
+        shapes): in0_block_w = Kt / columns / in0_block_w_div, per_core_M = Mt / rows, per_core_N = Nt /
+        columns, the output block per_core / num_out_blocks, the sub-block get_subblock_sizes gives it
+        (the first of its SUBBLOCK_HW_CHOICES, read as (h, w), dividing the block), and
+        WormholeComputeKernelConfig(packer_l1_acc=True, fp32_dest_acc_en=False). Interleaved (DRAM) A and
+        C only: the rows with in0 or C sharded in L1 run the factory's sharded readers, not reproduced."""
+        w = kt // grid[0] // in0_block_w_div
+        pm, pn = mt // grid[1], nt // grid[0]
+        bh, bw = pm // num_out_blocks_h, pn // num_out_blocks_w
+        sh, sw = next((h, w_) for h, w_ in SUBBLOCK_HW_CHOICES if bh % h == 0 and bw % w_ == 0)
+        return cls(mt, kt, nt, pm, pn, w, sh, sw, bh, bw, in_format, math_fidelity, packer_l1_acc=True)
+
+    @property
+    def packer_l1_acc_en(self) -> bool:
+        """Whether the factory defines PACKER_L1_ACC (no bias: more than two K blocks)."""
+        return self.packer_l1_acc and self.kt // self.in0_block_w > 2
 
     @property
     def block_h(self) -> int:
@@ -558,7 +588,8 @@ def _mcast_program(mm: Mcast2DMatmul, all_cores: str, semaphores: int, kernels: 
     kernels = kernels + [McastKernel(
         "compute", MCAST_COMPUTE, "all_cores",
         f"ComputeConfig{{.math_fidelity = MathFidelity::{mm.math_fidelity}, .compile_args = compute_ct, "
-        f".named_compile_args = {COMPUTE_NAMED}}}", f"    compute_ct = {_cpp_list(mm.compile_args()['compute'])};\n")]
+        + (f".defines = {cpp_map({'PACKER_L1_ACC': '1'})}, " if mm.packer_l1_acc_en else "")
+        + f".named_compile_args = {COMPUTE_NAMED}}}", f"    compute_ct = {_cpp_list(mm.compile_args()['compute'])};\n")]
     for k in kernels:
         body.append(f"    std::vector<uint32_t> {k.var}_ct;\n{k.statements}")
         body.append(f"    KernelHandle {k.var} = CreateKernel(program, \"{wheel_kernel(k.path)}\", {k.cores}, {k.config});")

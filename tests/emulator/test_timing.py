@@ -60,8 +60,8 @@ def test_timing_schema(gemm_4x4):
     for core in timing["cores"]:
         for risc in RISCS + ("compute",):
             t = core[risc]
-            assert all(isinstance(t[k], int) for k in ("busy", "stall", "end"))
-            assert t["end"] == t["busy"] + t["stall"]  # every clock starts at 0
+            assert all(isinstance(t[k], int) for k in ("busy", "stall", "end", "start"))
+            assert t["end"] == t["start"] + t["busy"] + t["stall"]  # a clock starts after the firmware init
         # compute sums up the three TRISCs: the busiest one's busy cycles, the last one's end
         assert core["compute"]["busy"] == max(core[r]["busy"] for r in TRISCS)
         assert core["compute"]["end"] == max(core[r]["end"] for r in TRISCS)
@@ -499,6 +499,7 @@ SFPU_OPS_KERNEL = """
 #include "api/compute/eltwise_unary/sqrt.h"
 #include "api/compute/eltwise_unary/typecast.h"
 #include "api/compute/eltwise_unary/where.h"
+#include "api/compute/eltwise_unary/rounding.h"
 #include "api/compute/reg_api.h"
 
 void kernel_main() {
@@ -532,6 +533,9 @@ void kernel_main() {
             case 19: div_binary_tile(0, 1, 0); break;
             case 20: rsub_unary_tile(0, 0x3f000000u); break;
             case 23: typecast_tile<8, 0>(0); break;
+            case 24: floor_tile(0); break;
+            case 25: ceil_tile(0); break;
+            case 26: trunc_tile(0); break;
             case 21:
                 if (fp32) where_tile<DataFormat::Float32>(2, 0, 1, 2);
                 else where_tile<DataFormat::Float16_b>(2, 0, 1, 2);
@@ -576,6 +580,9 @@ SFPU_ROWS = {
     "where_tile in place": (21, 3, 3),  # where.h: 3 cycles per row when the output is the condition's tile
     "where_tile": (22, 4, 4),
     "typecast_tile<Int32, Float32>": (23, 4, 4),  # ckernel_sfpu_typecast.h:359: "4 cycles per input row"
+    "floor_tile": (24, 15, 15),  # tt-llk rounding_ops.h:53 _floor_body_
+    "ceil_tile": (25, 15, 15),  # rounding_ops.h:69 _ceil_body_
+    "trunc_tile": (26, 11, 11),  # rounding_ops.h:26 _trunc_body_
 }
 
 
@@ -604,3 +611,59 @@ def test_an_sfpu_op_costs_its_instructions_per_row_on_each_row_of_four_faces(sfp
         if busy[2] - busy[1] != 4 * 8 * (dst32 if fp32 else dst16):
             wrong[name] = (busy[2] - busy[1]) / 32
     assert not wrong, wrong
+
+
+def one_tile_to_every_core(grid: tuple[int, int]):
+    """C's block (y, x) = A, one tile: every core reads the same tile of A."""
+    gx, gy = grid
+
+    @T.prim_func
+    def main(A: T.Tensor((32, 32), "bfloat16"), C: T.Tensor((gy * 32, gx * 32), "bfloat16")):
+        with T.Kernel(gx, gy, threads=128) as (bx, by):
+            A_s = T.alloc_shared((32, 32), "bfloat16")
+            T.copy(A[0, 0], A_s)
+            T.copy(A_s, C[by * 32, bx * 32])
+
+    return main
+
+
+@pytest.mark.parametrize("arch", [WH, BH], ids=["wormhole", "blackhole"])
+def test_a_kernel_starts_after_the_firmware_sets_up_its_cbs_and_ncrisc_copies_its_binary(arch):
+    """Every RISC-V's clock starts after the firmware set up the CB interfaces of each index up to the
+    highest the core configures (Op Writer's Guide to Dispatch Overhead: ~25 cycles per CB config on
+    Wormhole, ~20 on Blackhole); on Wormhole the reader (NCRISC) first copies its binary to IRAM (~4 KB
+    at ~10 B/cycle), on Blackhole there is no IRAM. The kernel's busy and stall cycles leave it out."""
+    artifacts = tilelang_tt.compile(kernels.eltwise("add", 64, 64, 32, 32), grid=(1, 1), arch=arch.name)
+    a, b = bf16(64, 64, seed=3), bf16(64, 64, seed=4)
+    artifacts.run(a, b)
+    core = artifacts.last_counters["timing"]["cores"][0]
+    cbs = 1 + max(cb.index for cb in artifacts.plan.cbs)
+    init = arch.cb_config_cycles * cbs
+    assert (arch.cb_config_cycles, arch.ncrisc_kernel_copy_cycles) == ((25, 400) if arch is WH else (20, 0))
+    assert [core[r]["start"] for r in ("unpack", "math", "pack", "writer", "compute")] == [init] * 5
+    assert core["reader"]["start"] == init + arch.ncrisc_kernel_copy_cycles
+    for r in RISCS:
+        assert core[r]["end"] == core[r]["start"] + core[r]["busy"] + core[r]["stall"]
+
+
+def test_cores_reading_one_dram_bank_are_bound_by_that_bank():
+    """64 cores read the same tile of A, which lives in one DRAM bank: the bank serves at its share of
+    the measured bandwidth (267 GB/s / 12 banks), so the kernel takes at least the first read's issue
+    plus 64 tiles at that rate, longer than every core's own transfers and than the aggregate floor.
+    With the tile multicast from one core instead, the bank serves one read: what is left is the stores
+    of C at the end, spread over the banks."""
+    a = bf16(32, 32, seed=5)
+    per_bank = WH.dram_bytes_per_s / WH.clock_hz / WH.num_dram_banks
+    artifacts = tilelang_tt.compile(one_tile_to_every_core((8, 8)), grid=(8, 8), multicast="off")
+    out = artifacts.run(a)
+    assert torch.equal(torch.as_tensor(out).float(), a.float().repeat(8, 8))
+    timing = artifacts.last_counters["timing"]
+    first_read = min(c["reader"]["start"] for c in timing["cores"])
+    assert timing["dram_bank_cycles"] >= first_read + 64 * 2048 / per_bank
+    assert timing["bound"] == "dram" and timing["cycles"] == timing["dram_cycles"] == timing["dram_bank_cycles"]
+    total = artifacts.last_counters["total"]
+    aggregate = (total["dram_bytes_read"] + total["dram_bytes_written"]) / (WH.dram_bytes_per_s / WH.clock_hz)
+    assert timing["dram_bank_cycles"] > max(2 * aggregate, timing["critical_path_cycles"])
+    shared = tilelang_tt.compile(one_tile_to_every_core((8, 8)), grid=(8, 8), multicast="on")
+    shared.run(a)
+    assert shared.last_counters["timing"]["dram_bank_cycles"] < timing["dram_bank_cycles"] / 2

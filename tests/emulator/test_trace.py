@@ -79,6 +79,10 @@ def test_spans_tile_each_thread_and_add_up_to_its_busy_and_stall_cycles(traced):
                 assert picos(e["ts"]) == clock and picos(e["dur"]) > 0, (core["core"], role, e)
                 clock += picos(e["dur"])
             assert clock == core[role]["end"] * PS_PER_CYCLE
+            # the firmware's initialisation first, up to the kernel's start, then the kernel's own spans
+            init = [e for e in spans if e["cat"] == "init"]
+            assert init == spans[:1] and init[0]["name"] == "firmware init"
+            assert picos(init[0]["dur"]) == core[role]["start"] * PS_PER_CYCLE > 0
             for cat in ("busy", "stall"):
                 assert sum(picos(e["dur"]) for e in spans if e["cat"] == cat) == core[role][cat] * PS_PER_CYCLE
             assert all(e["name"].startswith("wait ") == (e["cat"] == "stall") for e in spans)

@@ -71,3 +71,33 @@ def test_silicon_times_are_the_reports_utilization_as_time():
     # hand-tuned 2048^3 BFP8 LoFi: 59.82%, 16 cycles per tile product
     assert silicon_us(2048, "bfloat8_b", "LoFi") == round(2048**3 / 32**3 * 16 / 64 / 0.5982 / 1e3, 1)
     assert silicon_us(1024, "bfloat16", "HiFi4") is None  # not published
+
+
+def test_packer_l1_accumulation_adds_each_k_blocks_partials_in_l1(wheel_kernels):
+    """ttnn's default compute config for a bfloat16 output accumulates in L1 (default_l1_acc), which the
+    factory turns into PACKER_L1_ACC past two K blocks: the compute kernel packs each K block's partials
+    onto the ones L1 holds instead of unpacking them back (copy_tile) for the next block. The product
+    still matches torch; the reloads go."""
+    grid, kt = (2, 2), 8
+    mm = Mcast2DMatmul.out_of_box(4, kt, 4, grid)
+    assert mm.packer_l1_acc and not mm.packer_l1_acc_en and kt // mm.in0_block_w == 2  # two K blocks: not enabled
+    mm = Mcast2DMatmul(4, kt, 4, 2, 2, 2, *ttnn_subblock(2, 2, 2), packer_l1_acc=True)
+    assert mm.packer_l1_acc_en  # four K blocks
+    a, b = bf16((128, 32 * kt), seed=37), bf16((32 * kt, 128), seed=38)
+    res = run_mcast(mm, a, b)
+    matmul_close(from_tiles(res.outputs["C"].tobytes(), 128, 128), a, b)
+    off = run_mcast(Mcast2DMatmul(4, kt, 4, 2, 2, 2, *ttnn_subblock(2, 2, 2)), a, b)
+    ops, ops_off = res.counters["total"]["tile_ops"], off.counters["total"]["tile_ops"]
+    assert ops.get("copy_tile", 0) < ops_off["copy_tile"]
+
+
+def test_the_tuned_configs_are_the_benchmarks():
+    """test_benchmark.py's (in0_block_w_div, num_out_blocks_h, num_out_blocks_w) of 4096^3 (1, 2, 2) and of
+    3072 x 3072 x 4096 (2, 1, 1) on 8 x 8 cores: in0_block_w = Kt / 8 / div, the output block per_core /
+    num_out_blocks, the sub-block get_subblock_sizes' first (h, w) choice dividing it, L1 accumulation."""
+    mm = Mcast2DMatmul.tuned(128, 128, 128, (8, 8), 1, 2, 2)
+    assert (mm.per_core_m, mm.per_core_n, mm.in0_block_w, mm.block_h, mm.block_w) == (16, 16, 16, 8, 8)
+    assert (mm.out_subblock_h, mm.out_subblock_w) == (4, 2) and mm.packer_l1_acc_en
+    mm = Mcast2DMatmul.tuned(96, 96, 128, (8, 8), 2, 1, 1)
+    assert (mm.per_core_m, mm.per_core_n, mm.in0_block_w, mm.block_h, mm.block_w) == (12, 16, 6, 12, 16)
+    assert (mm.out_subblock_h, mm.out_subblock_w) == (4, 2)

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 PREDICTED = ("predicted_us", "tflops", "gb_s", "dram_roofline_pct", "ttnn_tflops", "ttnn_device_tflops",
              "ttnn_best_tflops")
@@ -76,3 +78,21 @@ def test_calibration_noc_rows():
     assert kinds == {"NOC unicast read", "NOC unicast write", "NOC read DRAM->L1", "NOC multicast to"}, kinds
     assert all(r["above_roofline"] and math.isfinite(r["hardware_over_model"]) and r["hardware_over_model"] > 0
                for r in rows), rows
+
+
+def test_calibration_matmul_rows_run_ttnns_program_over_trisc1s_span():
+    """An out-of-box and a manually tuned GEMM_FLOPS row run ttnn's own 2-D multicast matmul (the
+    config it picks; the benchmark's per-shape config) and compare the report's device time with the
+    model's first-to-last math (TRISC1) span, which ends before the kernel's last stores of C; both
+    within the 1.25x goal."""
+    from benchmarks import calibration
+
+    (row,) = calibration.out_of_box_rows("wormhole_b0", [(1024, 1024, 2048)])
+    assert row["config"] == "blocks 4x8 of 4x8, in0_block_w 4, sub-blocks 1x4"
+    assert row["model_us"] < row["kernel_us"] and row["above_roofline"]
+    assert 1 / calibration.GOAL <= row["hardware_over_model"] <= calibration.GOAL
+    # the report's 56.83% device-based utilization of 1024 x 1024 x 2048 / 32^3 x 32 cycles / 64 cores at 1 GHz
+    assert row["hardware_us"] == pytest.approx(1024 * 1024 * 2048 / 32**3 * 32 / 64 / 0.5683 / 1e3, abs=1e-3)
+    (row,) = calibration.tuned_rows([("bfloat16", "HiFi4", (3072, 3072, 4096))])
+    assert row["config"] == "blocks 12x16 of 12x16, in0_block_w 6, sub-blocks 4x2"
+    assert 1 / calibration.GOAL <= row["hardware_over_model"] <= calibration.GOAL

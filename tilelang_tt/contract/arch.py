@@ -39,6 +39,9 @@ class Arch:
     dram_write_latency_cycles: int  # a small DRAM write's floor
     dram_bytes_per_s: float  # all banks together, measured
     unpackers_share_l1: bool  # an op's two unpackers share one 64 B/cycle L1 read (both streaming: x2 each)
+    # A kernel's start after the go signal (firmware initialisation, every RISC-V of the core):
+    cb_config_cycles: int  # per CB index up to the highest the core configures
+    ncrisc_kernel_copy_cycles: int  # NCRISC's kernel binary copied from L1 to its IRAM before it runs
 
     @property
     def l1_bytes(self) -> int:
@@ -73,13 +76,19 @@ ARCHS: dict[str, Arch] = {
     # tt-isa-documentation WormholeB0 UNPACR_Regular.md "Performance": each unpacker fetches up to 64
     # B/cycle from L1 at x4 speed, and when both want x4 at once "Unpacker 0 gets x2, and Unpacker 1
     # gets x2" (32 B/cycle each); tt-llk 0.81.1 configures both at x4 (cunpack_common.h
-    # configure_unpack_AB: throttle_mode = 2)
+    # configure_unpack_AB: throttle_mode = 2); kernel start ("OW" = tt-metal's tech report "Op Writer's Guide to
+    # Dispatch Overhead"): "Worker Initialization: Circular Buffer (CB) Configurations", ~25 cycles per CB
+    # config on Wormhole (~20 Blackhole), and "unnecessary spacing [of CB indices] increases setup cost";
+    # "Worker Initialization: NCRISC (Wormhole Platform)": NCRISC copies its kernel binary from L1 to IRAM
+    # at ~10 B/cycle before it runs, ~400 cycles for the common ~4 KB binary (the emulator has no RISC-V
+    # binary to measure), then initialises its CBs; Blackhole has no IRAM copy
     "wormhole_b0": Arch(name="wormhole_b0", grid=(8, 8), l1_total=1464 * 1024, l1_unreserved_base=0x19D70,
                         l1_alignment=16, num_dram_banks=12, dram_bank_size=1 << 30, dram_alignment=32, num_cbs=32,
                         dst_tiles=16, clock_hz=1.0e9, noc_bytes_per_cycle=28.7, noc_latency_cycles=293,
                         noc_issue_cycles=25, noc_max_packet_bytes=8192, mcast_reserve_cycles=145,
                         dram_bytes_per_cycle=22.0, dram_read_latency_cycles=381, dram_write_latency_cycles=426,
-                        dram_bytes_per_s=267.0e9, unpackers_share_l1=True),
+                        dram_bytes_per_s=267.0e9, unpackers_share_l1=True, cb_config_cycles=25,
+                        ncrisc_kernel_copy_cycles=400),
     # clock: tech_reports Blackhole bring-up guide; NOC 60.9 B/cycle: the tech reports' Blackhole DRAM
     # report; latency 373: NL's one 64 B L1 read on Blackhole; DRAM: 500 GB/s measured of 512 spec,
     # readers next to their banks (Saturating_DRAM_bandwidth). NL as above: issue 23 (256 x 64 B: L1
@@ -97,7 +106,8 @@ ARCHS: dict[str, Arch] = {
                       dst_tiles=16, clock_hz=1.35e9, noc_bytes_per_cycle=60.9, noc_latency_cycles=373,
                       noc_issue_cycles=23, noc_max_packet_bytes=16384, mcast_reserve_cycles=224,
                       dram_bytes_per_cycle=22.0, dram_read_latency_cycles=486, dram_write_latency_cycles=399,
-                      dram_bytes_per_s=500.0e9, unpackers_share_l1=False),
+                      dram_bytes_per_s=500.0e9, unpackers_share_l1=False, cb_config_cycles=20,
+                      ncrisc_kernel_copy_cycles=0),
 }
 
 

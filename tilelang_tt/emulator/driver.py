@@ -160,7 +160,8 @@ def arch_table_define() -> str:
         f".noc_max_packet = {a.noc_max_packet_bytes}, .mcast_reserve = {a.mcast_reserve_cycles}, "
         f".dram_bytes_per_cycle = {a.dram_bytes_per_cycle!r}, .dram_read_latency = {a.dram_read_latency_cycles}, "
         f".dram_write_latency = {a.dram_write_latency_cycles}, .dram_bytes_per_s = {a.dram_bytes_per_s!r}, "
-        f".unpackers_share_l1 = {str(a.unpackers_share_l1).lower()}}}"
+        f".unpackers_share_l1 = {str(a.unpackers_share_l1).lower()}, .cb_config = {a.cb_config_cycles}, "
+        f".ncrisc_kernel_copy = {a.ncrisc_kernel_copy_cycles}}}"
         for a in ARCHS.values()
     )
     return "-DTT_EMU_ARCHS=" + ", ".join(rows)

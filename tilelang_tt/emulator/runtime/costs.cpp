@@ -101,7 +101,14 @@ SfpuCost unary_cost(k::Unary op) {
     // STATED wormhole_b0 ckernel_sfpu_typecast.h:359 calculate_typecast_int32_to_fp32 (SFPLOADMACRO): "a throughput
     // of 4 cycles per input row" (a 32-bit DST only: Int32 needs it)
     case k::Unary::Int32ToFp32: return {kSfpuTypecastInt32, kSfpuTypecastInt32};
-    default: return kUnaryFloor;  // FLOOR: sin, cos, tan, floor, ceil, trunc, sign, erf, log1p, expm1, identity
+    // COUNTED tt-llk rounding_ops.h:26 _trunc_body_: three SFPLOADIs, SFPEXEXP, SFPIADD, SFPSHFT2, SFPENCC,
+    // SFPAND, with the row's load, store and dst_reg++: 11 (no SFPMAD, no rounding: either DST);
+    // rounding_ops.h:53 _floor_body_ / :69 _ceil_body_ add SFPSETCC, SFPIADD, SFPMAD and SFPENCC (the SFPMAD's
+    // result is stored after the SFPENCC: no SFPNOP): 15
+    case k::Unary::Trunc: return rows(11);
+    case k::Unary::Floor:
+    case k::Unary::Ceil: return rows(15);
+    default: return kUnaryFloor;  // FLOOR: sin, cos, tan, sign, erf, log1p, expm1, identity
   }
 }
 

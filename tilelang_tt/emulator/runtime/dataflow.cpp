@@ -40,6 +40,9 @@ uint32_t local_offset(ThreadCtx& t, uint32_t addr, uint32_t size, const char* fn
   return addr - static_cast<uint32_t>(base);
 }
 
+// The x coordinate of a unicast NOC address: a DRAM bank's number (resolve).
+uint32_t noc_x(uint64_t noc_addr) { return static_cast<uint32_t>(noc_addr >> kNocLocalBits) & 63; }
+
 // Target of a unicast NOC address: pointer to `size` bytes; `dram` says whether it is DRAM.
 uint8_t* resolve(ThreadCtx& t, uint64_t noc_addr, uint32_t size, bool& dram, Core*& core, const char* fn, Loc loc) {
   const uint32_t xy = static_cast<uint32_t>(noc_addr >> kNocLocalBits);
@@ -433,6 +436,7 @@ void noc_read(uint64_t src, uint32_t dst_l1, uint32_t size, Loc loc) {
     t.core->cv.notify_all();
   }
   charge(t, t.dev->arch.noc_issue, "noc_async_read");
+  if (dram) t.dram_transfers.push_back({t.main.tm.clock, size, noc_x(src)});
   t.main.tm.reads_done = std::max(t.main.tm.reads_done, noc_transfer(t, size, false, dram));
   t.counters.noc_read_transactions += 1;
   if (dram) t.counters.dram_bytes_read += size;
@@ -457,6 +461,7 @@ void noc_write(uint32_t src_l1, uint64_t dst, uint32_t size, Loc loc) {
     if (core != t.core) t.counters.l1_bytes_written_remote += size;
   }
   charge(t, t.dev->arch.noc_issue, "noc_async_write");
+  if (dram) t.dram_transfers.push_back({t.main.tm.clock, size, noc_x(dst)});
   t.main.tm.writes_done = std::max(t.main.tm.writes_done, noc_transfer(t, size, true, dram));
   t.main.tm.writes_sent = std::max(t.main.tm.writes_sent, t.main.tm.write_port_free);
   t.counters.noc_write_transactions += 1;

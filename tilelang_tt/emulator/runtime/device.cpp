@@ -201,6 +201,29 @@ std::string DeviceImpl::state_locked(const ThreadCtx& t) const {
          (call.line() == 0 ? std::string("before any kernel API call") : "its last kernel API call at " + where(call));
 }
 
+// The firmware's work between the go signal and a kernel's first instruction (timing.hpp): every RISC-V
+// sets up the CB interface of each CB index up to the highest the core configures, and on Wormhole NCRISC
+// (RISCV_1, the reader) first copies its kernel binary to its IRAM. Each of the kernel's clocks starts
+// there (`start`); the kernel's busy and stall cycles count from it, and the trace shows the span as
+// "firmware init" (cat "init").
+void start_kernel(ThreadCtx& t) {
+  const ArchSpec& a = t.dev->arch;
+  uint64_t cb_indices = 0;
+  for (size_t i = 0; i < t.core->cbs.size(); ++i)
+    if (t.core->cbs[i].configured) cb_indices = i + 1;
+  const uint64_t init = a.cb_config * cb_indices;
+  const auto begin = [&](Clock which, uint64_t cycles) {
+    RiscClock& c = clock_of(t, which);
+    if (t.tracing && cycles > 0) c.spans.push_back({0, cycles, "firmware init", 1, false, true});
+    c.tm.clock = c.tm.start = cycles;
+  };
+  if (t.kernel->role == KernelRole::Compute) {
+    for (Clock which : {Clock::Unpack, Clock::Main, Clock::Pack}) begin(which, init);
+  } else {
+    begin(Clock::Main, init + (t.kernel->role == KernelRole::Reader ? a.ncrisc_kernel_copy : 0));
+  }
+}
+
 void DeviceImpl::run_thread(ThreadCtx& t) {
   tls_ctx = &t;
   try {
@@ -384,12 +407,15 @@ void counters_fields(std::ostringstream& os, const Counters& c) {
 //   {"arch", "clock_hz", "cycles", "seconds", "critical_path_cycles", "dram_cycles", "bound",
 //    "critical_thread": {"core": [x, y], "role"} (the RISC-V with the largest final clock: "reader",
 //                       "writer", "unpack", "math" or "pack"),
-//    "cores": [{"core": [x, y], "reader": {"busy", "stall", "end"}, "unpack": {...}, "math": {...},
+//    "cores": [{"core": [x, y], "reader": {"busy", "stall", "end", "start"}, "unpack": {...}, "math": {...},
 //               "pack": {...}, "writer": {...}, "compute": {...}}]}
-// "compute" sums up a compute kernel's three TRISCs: busy = the busiest one's busy cycles, end = the
-// last one's final clock, stall = end - busy.
+// start: when the kernel began on that RISC-V (after the firmware's initialisation: start_kernel), so
+// end = start + busy + stall. "compute" sums up a compute kernel's three TRISCs: busy = the busiest one's
+// busy cycles, end = the last one's final clock, stall = end - start - busy.
 // cycles = max(critical_path_cycles, dram_cycles): the critical path is the largest final clock of
-// any RISC-V; dram_cycles = all DRAM bytes / the arch's measured DRAM bandwidth (shared by all cores).
+// any RISC-V; dram_cycles = the earliest the DRAM can have served every transfer of the launch, all banks
+// together at the arch's measured bandwidth or each bank at its share of it (dram_bank_cycles; timing::
+// dram_served: a transfer is served no earlier than its issue).
 // A RISC-V without a kernel on a core reports zeros.
 // bound: "dram" when dram_cycles >= critical_path_cycles. Otherwise, on the critical core (the core of
 // the RISC-V with the largest final clock; first in core order on a tie), the largest of
@@ -414,7 +440,15 @@ void timing_json(std::ostringstream& os, const DeviceImpl& d, const Counters& to
         critical_risc = static_cast<Risc>(r);
       }
     }
-  const uint64_t dram = timing::dram_cycles(a, total.dram_bytes_read + total.dram_bytes_written);
+  // DRAM: all banks together at the measured bandwidth, and each bank at its share of it (timing.hpp)
+  const double dram_rate = a.dram_bytes_per_s / a.clock_hz;
+  std::vector<std::vector<DramTransfer>> by_bank(a.dram_banks);
+  for (const DramTransfer& x : d.last_dram) by_bank[x.bank % a.dram_banks].push_back(x);
+  uint64_t bank_cycles = 0;
+  for (const auto& transfers : by_bank)
+    bank_cycles = std::max(bank_cycles, timing::dram_served(transfers, dram_rate / a.dram_banks));
+  const uint64_t dram = std::max({timing::dram_cycles(a, total.dram_bytes_read + total.dram_bytes_written),
+                                  timing::dram_served(d.last_dram, dram_rate), bank_cycles});
   const uint64_t cycles = std::max(critical, dram);
   const auto trisc_busy = [&](const auto& tms) {
     uint64_t busy = 0;
@@ -445,12 +479,14 @@ void timing_json(std::ostringstream& os, const DeviceImpl& d, const Counters& to
   std::snprintf(secs, sizeof secs, "%.9g", static_cast<double>(cycles) / a.clock_hz);
   os << "{\"arch\": \"" << d.arch.name << "\", \"clock_hz\": " << static_cast<uint64_t>(a.clock_hz)
      << ", \"cycles\": " << cycles << ", \"seconds\": " << secs << ", \"critical_path_cycles\": " << critical
-     << ", \"dram_cycles\": " << dram << ", \"bound\": \"" << bound << "\"";
+     << ", \"dram_cycles\": " << dram << ", \"dram_bank_cycles\": " << bank_cycles << ", \"bound\": \"" << bound
+     << "\"";
   if (!d.last_timing.empty())
     os << ", \"critical_thread\": {\"core\": [" << d.last_cores[critical_core].x << ", "
        << d.last_cores[critical_core].y << "], \"role\": \"" << risc_name(critical_risc) << "\"}";
-  const auto entry = [&os](const char* name, uint64_t busy, uint64_t stall, uint64_t end) {
-    os << ", \"" << name << "\": {\"busy\": " << busy << ", \"stall\": " << stall << ", \"end\": " << end << "}";
+  const auto entry = [&os](const char* name, uint64_t busy, uint64_t stall, uint64_t end, uint64_t start) {
+    os << ", \"" << name << "\": {\"busy\": " << busy << ", \"stall\": " << stall << ", \"end\": " << end
+       << ", \"start\": " << start << "}";
   };
   os << ", \"cores\": [";
   for (size_t i = 0; i < d.last_timing.size(); ++i) {
@@ -458,13 +494,16 @@ void timing_json(std::ostringstream& os, const DeviceImpl& d, const Counters& to
     os << (i ? ", " : "") << "{\"core\": [" << d.last_cores[i].x << ", " << d.last_cores[i].y << "]";
     for (Risc r : {Risc::Reader, Risc::Unpack, Risc::Math, Risc::Pack, Risc::Writer}) {
       const auto& tm = at(tms, r);
-      entry(risc_name(r), tm ? tm->busy : 0, tm ? tm->stall : 0, tm ? tm->clock : 0);
+      entry(risc_name(r), tm ? tm->busy : 0, tm ? tm->stall : 0, tm ? tm->clock : 0, tm ? tm->start : 0);
     }
     uint64_t end = 0;
     for (Risc r : kTriscs)
       if (at(tms, r)) end = std::max(end, at(tms, r)->clock);
     const uint64_t busy = trisc_busy(tms);
-    entry("compute", busy, end - busy, end);
+    uint64_t start = 0;
+    for (Risc r : kTriscs)
+      if (at(tms, r)) start = at(tms, r)->start;
+    entry("compute", busy, end - start - busy, end, start);
     os << "}";
   }
   os << "]}";
@@ -797,6 +836,7 @@ void Device::launch() {
       const auto it = k.runtime_args.find({c.logical.x, c.logical.y});
       static const std::vector<uint32_t> kNoArgs;
       t->args = it == k.runtime_args.end() ? &kNoArgs : &it->second;
+      start_kernel(*t);
       ctxs.push_back(std::move(t));
     }
     if (!any) continue;
@@ -850,6 +890,10 @@ void Device::launch() {
   d.last_counters.clear();
   d.last_timing.clear();
   d.last_spans.clear();
+  d.last_dram.clear();
+  for (auto& t : ctxs) d.last_dram.insert(d.last_dram.end(), t->dram_transfers.begin(), t->dram_transfers.end());
+  std::stable_sort(d.last_dram.begin(), d.last_dram.end(),
+                   [](const DramTransfer& x, const DramTransfer& y) { return x.at < y.at; });
   for (Core* c : used) {
     Counters sum;
     std::array<std::optional<ThreadTiming>, kRiscs> tm;

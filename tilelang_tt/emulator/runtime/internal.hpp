@@ -48,6 +48,7 @@ struct ArchSpec {
   uint64_t dram_read_latency, dram_write_latency;
   double dram_bytes_per_s;
   bool unpackers_share_l1;
+  uint64_t cb_config, ncrisc_kernel_copy;  // a kernel's start: per CB index, NCRISC's IRAM copy (timing.hpp)
 };
 
 // The two unpackers (tt-isa-documentation WormholeB0 TensixCoprocessor/Unpackers/README.md): unpacker 0
@@ -96,7 +97,28 @@ inline uint64_t dram_cycles(const ArchSpec& a, uint64_t bytes) {
   return static_cast<uint64_t>(std::ceil(static_cast<double>(bytes) * a.clock_hz / a.dram_bytes_per_s));
 }
 
+// One DRAM read or write as its thread issued it: the thread's clock at the issue, the bytes, the bank.
+struct DramTransfer {
+  uint64_t at;
+  uint64_t bytes;
+  uint32_t bank;
+};
+
+// The earliest DRAM can have served `transfers` (sorted by `at`) at `bytes_per_cycle`: no transfer is
+// served before its issue, so for every issue time t the bytes issued at or after it take at least their
+// size / rate from t (timing.hpp: DRAM contention). With every transfer at 0 it is the aggregate floor.
+inline uint64_t dram_served(const std::vector<DramTransfer>& transfers, double bytes_per_cycle) {
+  double served = 0, later = 0;
+  for (size_t i = transfers.size(); i-- > 0;) {
+    later += static_cast<double>(transfers[i].bytes);
+    served = std::max(served, static_cast<double>(transfers[i].at) + later / bytes_per_cycle);
+  }
+  return static_cast<uint64_t>(std::ceil(served));
+}
+
 }  // namespace timing
+
+using timing::DramTransfer;
 
 // Reserved L1 below the CB region: 16 semaphores of 16 bytes, and below them the zero region
 // (tt-metal's MEM_ZEROS_BASE / MEM_ZEROS_SIZE) kernels read zeros from.
@@ -142,11 +164,13 @@ struct TraceSpan {
   std::string name;
   uint32_t calls;
   bool stall;
+  bool init = false;  // the firmware's initialisation before the kernel (device.cpp start_kernel)
 };
 
 // Logical clock of one kernel thread (timing.hpp). All in cycles.
 struct ThreadTiming {
   uint64_t clock = 0, busy = 0, stall = 0;
+  uint64_t start = 0;  // when the kernel itself begins: the firmware's initialisation before it (timing.hpp)
   uint64_t noc_stall = 0, sem_stall = 0;  // parts of stall: NOC barriers, semaphore waits
   // when the thread's NOC port is free again, per direction: read data flows into the core, write
   // data out of it (timing.hpp)
@@ -242,6 +266,7 @@ struct ThreadCtx {
   Counters counters;
   std::vector<Range> pending_reads;   // local destinations of NOC reads not yet barriered
   std::vector<Range> pending_writes;  // local sources of NOC writes not yet barriered/flushed
+  std::vector<DramTransfer> dram_transfers;  // in issue order (the thread's clock never goes back)
   WaitState wait;
   uint8_t next_trisc = 0;  // a compute kernel's mailbox reads: the TRISC (0 unpack, 1 math, 2 pack) reading next
   bool finished = false;
@@ -299,6 +324,7 @@ class DeviceImpl {
   // Per used core (parallel to last_cores), per RISC-V (Risc order): its final timing, or nothing when
   // the core ran no kernel on it.
   std::vector<std::array<std::optional<ThreadTiming>, kRiscs>> last_timing;
+  std::vector<DramTransfer> last_dram;  // every DRAM transfer of the last launch, sorted by issue time
   // The trace (Device::set_tracing): whether launches record each clock's spans, and the last
   // launch's, parallel to last_timing.
   bool tracing = false;

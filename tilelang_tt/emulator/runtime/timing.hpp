@@ -65,6 +65,29 @@
 // | DRAM per-core rate               | 22 B/cyc   | 22 B/cyc   | NL: 256 x 2 KB DRAM_INTERLEAVED reads and writes from one core (WH 22.4 / 22.1, BH 22.0 / 21.7) |
 // | DRAM read / write floor          | 381 / 426  | 486 / 399  | NL: one 64 B DRAM read / write                 |
 // | DRAM aggregate bandwidth         | 267 GB/s   | 500 GB/s   | TR/Saturating_DRAM_bandwidth (measured; spec 288 / 512) (HF) |
+// | DRAM bank bandwidth              | 267 / 12 banks | 500 / 8 banks | the aggregate's share: 22.25 B/cycle (Wormhole; NL's one-core DRAM rate, 22, is the same), 46.3 (Blackhole; HF's ~47.4 B/cycle per bank, TR Blackhole DRAM report) |
+// | kernel start: CB setup           | 25 cyc per CB index | 20 | OW "Worker Initialization: Circular Buffer (CB) Configurations" (~25 / ~20 cycles per CB config; cost grows with the indices' spacing: up to the highest configured index) |
+// | kernel start: NCRISC IRAM copy   | 400 cyc    | 0          | OW "Worker Initialization: NCRISC (Wormhole Platform)": ~10 B/cycle, ~4 KB common-case binary (ASSUMPTION: the common case; the emulator has no RISC-V binary); Blackhole has no IRAM |
+// ("OW" = tenstorrent/tt-metal's tech report "Op Writer's Guide to Dispatch Overhead".)
+//
+// Kernel start. A launch's go signal reaches every core and each RISC-V's firmware sets up the kernel's
+// CB interfaces (and, on Wormhole, NCRISC copies its binary to IRAM) before the kernel's first
+// instruction: each clock starts there (ThreadTiming::start; device.cpp start_kernel), so the reader of
+// a Wormhole core starts 400 cycles after its other RISC-Vs. Not charged: the host's dispatch before the
+// go signal (TR/GEMM_FLOPS' "Device Based Utilization" times TRISC1's kernel zone, after it: the report's
+// rows with and without trace, which removes host dispatch, agree within 0.2%), and the go signal's own
+// skew between cores (OW: one multicast from dispatch_s, so cores differ by its router hops, at most
+// ~16 x 9 cycles on an 8x8 grid: below the 1% the calibration resolves).
+//
+// DRAM contention. The aggregate floor above counts DRAM bytes over the whole kernel; a burst issued late
+// (64 writers storing C at the end of a GEMM) can outlast the kernel's critical path by itself. With every
+// transfer's issue time recorded (a thread's clock at the call: deterministic), dram_cycles is the
+// earliest the DRAM can have served them: for every issue time t, t + the bytes issued at or after t /
+// the bandwidth (device.cpp timing::dram_served), over all banks at the aggregate bandwidth and over
+// each bank at its share, so several cores hitting one bank (a tensor sharded to few banks) is bound by
+// that bank. A floor, like the aggregate one: it does not slow the transfers themselves, so a core whose
+// reads the other cores' reads would delay on the device is not delayed here (NOT MODELLED: per-core
+// rates falling when more than aggregate / 22 B/cycle cores read at once, and NOC link contention).
 //
 // A NOC transfer of `b` bytes issued by a thread at clock c starts when the thread's NOC port is
 // free (transfers of one thread are serialised on its port: per-core bandwidth), occupies it for

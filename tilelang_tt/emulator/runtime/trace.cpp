@@ -7,7 +7,8 @@
 // event ("X") with ts / dur in microseconds of the arch clock: cat "busy", named by the API call
 // (family) that charged the cycles ("cb_wait_front", "noc_async_read", "matmul_tiles", ...), or cat
 // "stall", named "wait <call>" ("wait cb_wait_front c_0", "wait noc_async_read_barrier",
-// "wait noc_semaphore_wait"). Back-to-back spans of one name are one event with "args": {"calls": n}
+// "wait noc_semaphore_wait"); first, "firmware init" (cat "init"), the firmware's work before the kernel's
+// start (device.cpp start_kernel), which the kernel's busy cycles leave out. Back-to-back spans of one name are one event with "args": {"calls": n}
 // (absent when n is 1). Times are printed from whole picoseconds (cycles * 1e12 / clock_hz, rounded),
 // so an event ends exactly where the next one of its thread starts; a thread's spans cover [0, its
 // final clock]. Events are in (core, thread, ts) order: the same program gives the same bytes.
@@ -73,7 +74,7 @@ std::string Device::trace_json() const {
       for (const TraceSpan& s : d.last_spans[i][r]) {
         // dur from the rounded ends: ts + dur is exactly the next span's ts
         const uint64_t start = picos(s.start, a.clock_hz), end = picos(s.end, a.clock_hz);
-        event() << "{\"name\":\"" << s.name << "\",\"cat\":\"" << (s.stall ? "stall" : "busy")
+        event() << "{\"name\":\"" << s.name << "\",\"cat\":\"" << (s.init ? "init" : s.stall ? "stall" : "busy")
                 << "\",\"ph\":\"X\",\"pid\":" << pid << ",\"tid\":" << tid << ",\"ts\":" << micros(start)
                 << ",\"dur\":" << micros(end - start);
         if (s.calls > 1) os << ",\"args\":{\"calls\":" << s.calls << "}";
