@@ -8,8 +8,9 @@ Importing the package adapts :class:`~tilelang.autotuner.tuner.AutoTuner` (:func
   compiler, serialised here: its passes hold the GIL) and then a C++ build of the emulator program (a
   subprocess, most of a candidate's time), so the pool gets a worker per CPU and each worker builds its
   candidate's emulator program right after compiling it (:func:`_built`): one candidate's build runs
-  beside the next one's compile and the previous one's emulation. ``TILELANG_AUTO_TUNING_CPU_COUNTS``
-  still sets the count (1: sequential, the same results).
+  beside the next one's compile and a built one's emulation (TileLang's ``use_pipeline``: a config is
+  timed as soon as it is built). ``TILELANG_AUTO_TUNING_CPU_COUNTS`` still sets the count (1:
+  sequential, the same results).
 * **Timing first, numerics for the winner.** Every candidate is run once, timing only (the timing
   model's prediction needs no arithmetic). Then the check TileLang runs on every config (``ref_prog``
   with ``manual_check_prog`` or ``rtol``/``atol``) runs on the fastest candidate, and on the next
@@ -115,8 +116,9 @@ def compiler_version() -> str:
 
 def callable_identity(fn) -> str | None:
     """What identifies a check callback across processes: a Tenstorrent kernel by its programs, a PrimFunc by its
-    structural hash, a Python function by its code (``marshal``: the bytecode, constants and names); None for a
-    callable with no such identity (the result is then not cached, as TileLang does for every callback)."""
+    structural hash, a Python function by its code (``marshal``: the bytecode, constants and names) and the values
+    it captures (closure and defaults); None for a callable with no such identity (the result is then not cached,
+    as TileLang caches nothing when there is a callback)."""
     if fn is None:
         return ""
     if isinstance(fn, TenstorrentModule):
@@ -127,7 +129,10 @@ def callable_identity(fn) -> str | None:
     code = getattr(fn, "__code__", None)
     if code is None:
         return None
-    return f"code:{hashlib.sha256(marshal.dumps(code)).hexdigest()}"
+    # the values it captures too (a repr naming a memory address differs in every process: no reuse, never a
+    # wrong one); the module globals it reads are not part of it
+    captured = [cell.cell_contents for cell in fn.__closure__ or ()], fn.__defaults__, fn.__kwdefaults__
+    return f"code:{hashlib.sha256(marshal.dumps(code) + repr(captured).encode()).hexdigest()}"
 
 
 def _jsonable(value):
@@ -265,17 +270,18 @@ class _Session:
             else:
                 profiler.assert_allclose(profile.ref_prog, input_tensors=inputs, rtol=profile.rtol, atol=profile.atol,
                                          max_mismatched_ratio=profile.max_mismatched_ratio)
-        except AssertionError as err:
-            return _reason(err) or "the check failed"
+        except Exception as err:  # the mismatch, or the run or the reference failing (TileLang drops those too)
+            return _reason(err)
         return None
 
     def verified(self, result: AutotuneResult) -> TenstorrentAutotuneResult:
-        """The result of the fastest candidate that passes the check (all are timed without it), the checked
-        sample's failures and every other failure recorded."""
+        """The result of the fastest candidate that passes the check (all are timed without it; of equal times, the
+        first config's), the checked sample's failures and every other failure recorded."""
+        if not self.timed:  # TileLang's shortcut (the tuned parameters were given): nothing was timed
+            return TenstorrentAutotuneResult(**_fields(result), failures=tuple(self.failures))
         profile = self.tuner.profile_args
-        ranked = sorted(self.timed, key=lambda item: (item[0], item[1]))
-        best = next(((latency, index, kernel) for latency, index, kernel in ranked
-                     if kernel is result.kernel), None) if ranked else None
+        ranked = sorted(self.timed, key=lambda item: (item[0], item[1]))  # ties: the first config (any order of runs)
+        best = ranked[0]
         if not profile.skip_check and profile.ref_prog is not None:
             best, position = None, len(ranked)
             for position, (latency, index, kernel) in enumerate(ranked):
@@ -291,8 +297,6 @@ class _Session:
                     self.fail(dict(self.tuner.configs[index]), "check", reason)
             if best is None:
                 raise RuntimeError("Auto-tuning failed: no configuration passed its check.\n" + self.summary())
-        if best is None:  # TileLang's shortcut (the tuned parameters were given): nothing was timed
-            return TenstorrentAutotuneResult(**_fields(result), failures=tuple(self.failures))
         latency, index, kernel = best
         config = dict(self.tuner.configs[index])
         kernel.update_tuner_result(latency=latency, config=config, ref_latency=result.ref_latency)
@@ -375,6 +379,8 @@ def register() -> None:
             cached = load_result(entry, material, self.compile_args.target)
             if cached is not None:
                 return cached
+        if len(args) < 4:  # run(warmup, rep, timeout, use_pipeline, ...): a config runs as soon as it is built
+            kwargs.setdefault("use_pipeline", True)
         session = self._tenstorrent_session = _Session(self)
         checked = self.profile_args = dataclasses.replace(self.profile_args, ref_prog=_reference(self))
         self.profile_args = dataclasses.replace(checked, skip_check=True)  # every candidate: timing only

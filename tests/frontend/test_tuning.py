@@ -79,6 +79,12 @@ def test_dropped_configs_carry_their_reasons(best):
     assert stage == "check" and "mismatch" in reason
 
 
+def test_when_every_config_fails_the_error_gives_each_reason(cache):
+    with pytest.raises(RuntimeError, match=r"(?s)no configuration passed its check.*'tt.math_fidelity': 'LoFi'.*"
+                                           r"\(check\): Too many mismatched elements"):
+        tuned(CONFIGS[1:2])(M, N, K)
+
+
 def test_a_tenstorrent_reference_is_timed_on_the_model(best):
     reference = tilelang.compile(REFERENCE, target="tenstorrent", out_idx=[-1])
     assert best.ref_latency == reference.get_profiler().do_bench() > 0
@@ -113,6 +119,10 @@ def test_the_key_follows_kernel_configs_arch_and_compiler(monkeypatch):
     assert key(ref_prog=gemm(M, N, K, 64, 64, 32)) != first
     monkeypatch.setattr(tuning, "compiler_version", lambda: "0.1.0+another")
     assert key() != first
+    def scaled(s):  # one code, the value it captures part of the reference
+        return lambda a, b: a @ b * s
+
+    assert key(ref_prog=scaled(2.0)) == key(ref_prog=scaled(2.0)) != key(ref_prog=scaled(3.0))
     # a reference with no identity across processes (not code, a kernel or a PrimFunc): nothing is cached
     assert key(ref_prog=type("Reference", (), {"__call__": lambda self, a, b: a @ b})()) is None
 
