@@ -16,8 +16,8 @@ Importing the package adapts :class:`~tilelang.autotuner.tuner.AutoTuner` (:func
   with ``manual_check_prog`` or ``rtol``/``atol``) runs on the fastest candidate, and on the next
   fastest while it fails, and on a sample of :data:`CHECKED_SAMPLE` others, so a config with wrong
   numbers is reported even when it is not the fastest.
-* **Failures with their reasons.** A config that fails to compile (the ``TTCompileError``'s message), to
-  build or run on the emulator, or its check (the mismatch) is a :class:`ConfigFailure` in the result's
+* **Failures with their reasons.** A config that fails to compile (the whole ``TTCompileError``: message,
+  the user's line, the fix), to build or run on the emulator, or its check (the mismatch) is a :class:`ConfigFailure` in the result's
   ``failures`` and in the returned kernel's ``tuning_failures`` (TileLang only logs them).
 * **The reference's time.** A ``ref_prog`` that is itself a Tenstorrent kernel, or a ``PrimFunc``
   (compiled here with the tuner's compile arguments), is timed on the same model: the result's
@@ -27,7 +27,7 @@ Importing the package adapts :class:`~tilelang.autotuner.tuner.AutoTuner` (:func
   ``JITKernel`` of its own backends, which cannot hold a Tenstorrent program, and caches nothing when a
   ``ref_prog`` is given. Here the key (:func:`cache_material`) is the kernel's TIR structural hash (its
   shapes included) at the first config, the configs, the architecture, the compile and check arguments
-  (the callbacks by their code) and the compiler version (the package version and a hash of every
+  (the callbacks by their code and the values they capture) and the compiler version (the package version and a hash of every
   source file of the package, :func:`compiler_version`: a compiler change invalidates it). An entry
   (``<TileLang cache>/autotuner/tenstorrent/<key>/``) holds the result, the kernel's programs as a
   ``.tenstorrent`` module file (sha256-checked) and its PrimFunc; it is reloaded as a
