@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import tilelang  # noqa: F401  (tilelang must be imported before tvm)
+import torch
 import tvm
 from tilelang import env
 from tilelang.autotuner.param import AutotuneResult
@@ -132,7 +133,20 @@ def callable_identity(fn) -> str | None:
     # the values it captures too (a repr naming a memory address differs in every process: no reuse, never a
     # wrong one); the module globals it reads are not part of it
     captured = [cell.cell_contents for cell in fn.__closure__ or ()], fn.__defaults__, fn.__kwdefaults__
-    return f"code:{hashlib.sha256(marshal.dumps(code) + repr(captured).encode()).hexdigest()}"
+    return f"code:{hashlib.sha256(marshal.dumps(code) + _value_identity(captured).encode()).hexdigest()}"
+
+
+def _value_identity(value) -> str:
+    """A captured value as text: a tensor by its dtype, shape and the sha256 of its elements (its repr elides
+    them), containers element by element, anything else by its repr."""
+    if isinstance(value, torch.Tensor):
+        data = value.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes() if value.numel() else b""
+        return f"tensor({value.dtype}, {tuple(value.shape)}, {hashlib.sha256(data).hexdigest()})"
+    if isinstance(value, (list, tuple)):
+        return "(" + ", ".join(_value_identity(item) for item in value) + ")"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key!r}: {_value_identity(item)}" for key, item in value.items()) + "}"
+    return repr(value)
 
 
 def _jsonable(value):

@@ -123,6 +123,9 @@ def test_the_key_follows_kernel_configs_arch_and_compiler(monkeypatch):
         return lambda a, b: a @ b * s
 
     assert key(ref_prog=scaled(2.0)) == key(ref_prog=scaled(2.0)) != key(ref_prog=scaled(3.0))
+    ones, other = torch.ones(64, 64), torch.ones(64, 64)
+    other[32, 32] = 2  # a tensor's repr elides its middle: its elements are part of it
+    assert key(ref_prog=scaled(ones)) == key(ref_prog=scaled(ones.clone())) != key(ref_prog=scaled(other))
     # a reference with no identity across processes (not code, a kernel or a PrimFunc): nothing is cached
     assert key(ref_prog=type("Reference", (), {"__call__": lambda self, a, b: a @ b})()) is None
 
