@@ -27,11 +27,11 @@ The autotuner's adaptation is :mod:`tilelang_tt.tuning`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-import logging
 
 import tilelang  # noqa: F401  (tilelang must be imported before tvm)
 import torch
