@@ -17,8 +17,7 @@ Importing this module registers:
   :class:`TenstorrentKernel`, which runs the :class:`Artifacts` on the emulator. Its
   ``get_profiler()`` is TileLang's profiler reporting the timing model's predicted latency
   (:mod:`tilelang_tt.profiler`), so ``tilelang.autotune`` / ``AutoTuner`` pick the config of least
-  predicted latency (:func:`_register_autotuner` adapts the two steps of the autotuner that
-  cannot serve a ``TenstorrentKernel``: timing ``ref_prog``, and its disk cache).
+  predicted latency (:mod:`tilelang_tt.tuning` adapts the autotuner to ``TenstorrentKernel``).
 * the ``tt.<option>`` ``PassContext`` config keys (:data:`~tilelang_tt.options.CONFIG_KEYS`), by
   which ``tilelang.compile(..., pass_configs=...)`` and ``tvm.build`` under
   ``tvm.transform.PassContext(config=...)`` take every :class:`CompileOptions` field; the pipeline
@@ -57,7 +56,6 @@ import tilelang.cache
 import torch
 import tvm
 import tvm_ffi
-from tilelang.autotuner.tuner import AutoTuner
 from tilelang.backend.device_codegen import DeviceCodegen
 from tilelang.backend.execution_backend import ExecutionBackendSpec
 from tilelang.backend.module import BackendContext, BackendModule, register_backend
@@ -86,7 +84,7 @@ from tilelang_tt.module import (
     unbundle,
 )
 from tilelang_tt.options import CONFIG_KEYS, CompileOptions, OptionError
-from tilelang_tt.profiler import TenstorrentProfiler, reference_untimed
+from tilelang_tt.profiler import TenstorrentProfiler
 from tilelang_tt.target import is_tenstorrent_target, target_arch
 
 TARGET_KIND = "ext_dev"
@@ -244,6 +242,7 @@ class TenstorrentKernel(TenstorrentModule):
     latency: float | None = None
     config: dict | None = None
     ref_latency: float | None = None
+    tuning_failures: tuple = ()  # the configs the tuner dropped and why (tilelang_tt.tuning.ConfigFailure)
     update_tuner_result = JITKernel.update_tuner_result
     get_tuner_result = JITKernel.get_tuner_result
     run_once = JITKernel.run_once
@@ -358,48 +357,6 @@ class TenstorrentKernelCache:
 
 
 tilelang.cache._dispatch_map[EXECUTION_BACKEND] = TenstorrentKernelCache()
-
-
-def _register_autotuner() -> None:
-    """Adapt TileLang's autotuner (``tilelang/autotuner/tuner.py``) to :class:`TenstorrentKernel`
-    at its two steps that cannot serve one; other kernels go through them unchanged.
-
-    * ``AutoTuner._benchmark_target`` checks a config against ``ref_prog`` and then times
-      ``ref_prog`` with the kernel's profiler, to report the result's ``ref_latency``. A Python
-      reference has no predicted Tenstorrent time (``do_bench(ref_prog)`` is an error), which would
-      fail every config; inside the benchmark of a Tenstorrent kernel the profiler reports it as
-      ``None`` (:func:`~tilelang_tt.profiler.reference_untimed`), TileLang's value for "no
-      reference latency". The check itself runs as in TileLang.
-    * ``AutoTuner.run`` keeps the best result in memory (per process) and, unless
-      ``TILELANG_AUTO_TUNING_DISABLE_CACHE`` is set, on disk (``AutoTuner._save_result_to_disk``),
-      where it looks first in the next process. A saved Tenstorrent result could not come back:
-      ``AutotuneResult.load_from_disk`` rebuilds the kernel with ``JITKernel.from_database``, whose
-      adapter is a fixed ``if``/``elif`` over TileLang's own execution backends (a ``ValueError``
-      for ``tt_emulator``, raised out of ``AutoTuner.run``), and the save itself reads JITKernel
-      internals (``kernel_source``, ``adapter.libpath``). Tenstorrent results are kept in memory only.
-    """
-    benchmark, save = AutoTuner._benchmark_target, AutoTuner._save_result_to_disk
-    if getattr(save, "adapted_to_tenstorrent", False):
-        return
-
-    @functools.wraps(benchmark)
-    def benchmark_target(self, jit_kernel, *args, **kwargs):
-        if not isinstance(jit_kernel, TenstorrentKernel):
-            return benchmark(self, jit_kernel, *args, **kwargs)
-        with reference_untimed(self.profile_args.ref_prog):
-            return benchmark(self, jit_kernel, *args, **kwargs)
-
-    @functools.wraps(save)
-    def save_result_to_disk(self, key, result) -> None:
-        if self.compile_args.execution_backend != EXECUTION_BACKEND:
-            save(self, key, result)
-
-    save_result_to_disk.adapted_to_tenstorrent = True
-    AutoTuner._benchmark_target = benchmark_target
-    AutoTuner._save_result_to_disk = save_result_to_disk
-
-
-_register_autotuner()
 
 
 def _register_frontend_errors() -> None:

@@ -10,19 +10,24 @@ parts that assume a GPU replaced:
 * ``do_bench`` runs the program once on the emulator, timing only (the matrix multiplications'
   arithmetic skipped: nobody sees the outputs), and returns the timing model's predicted kernel
   time on the target's architecture in milliseconds (TileLang's unit). The prediction is
-  deterministic, so TileLang's repetition and aggregation arguments change nothing. A Python
-  callable (a torch reference) has no predicted time: ``do_bench(func=reference)`` is an error,
-  and TileLang's autotuner reports its ``ref_latency`` as ``None``;
+  deterministic, so TileLang's repetition and aggregation arguments change nothing.
+  ``do_bench(func=reference)`` times a reference that is itself a Tenstorrent kernel on the same
+  model; a Python callable (a torch reference) has no predicted time: an error, and TileLang's
+  autotuner reports its ``ref_latency`` as ``None``. A run that multiplies matrices and reads more
+  than 1.5x its inputs' bytes from DRAM logs a note saying so and what reads less
+  (:func:`tilelang_tt.traffic.gemm_read_note`);
 * ``assert_allclose`` and ``manual_assert_close`` compare as TileLang's do, without its
   ``torch.cuda.synchronize()`` calls (they raise on a torch built without CUDA; the emulator's
   outputs are complete when the call returns).
 
 ``run_once``, ``assert_consistent``, ``_get_inputs`` / ``_get_params`` (what TileLang's
 autotuner asks) and dynamic-shape inputs (``dynamic_symbolic_constraints``) are TileLang's own.
+The autotuner's adaptation is :mod:`tilelang_tt.tuning`.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -33,22 +38,36 @@ import torch
 from tilelang.profiler import Profiler
 from tilelang.utils.tensor import is_float8_dtype, torch_assert_close
 
-from tilelang_tt.module import predicted_seconds
+from tilelang_tt.module import TenstorrentModule, predicted_seconds
+from tilelang_tt.traffic import gemm_read_note
 
+logger = logging.getLogger(__name__)
 
 _UNTIMED_REFERENCE: ContextVar[Callable | None] = ContextVar("tilelang_tt_untimed_reference", default=None)
+_DRAM_NOTES: ContextVar[bool] = ContextVar("tilelang_tt_dram_notes", default=True)
 
 
 @contextmanager
 def reference_untimed(reference: Callable | None) -> Iterator[None]:
     """While it lasts, ``do_bench(reference)`` returns ``None`` instead of raising: how TileLang's
     autotuner, which times its ``ref_prog`` only to report ``ref_latency``, runs on this target
-    (:func:`tilelang_tt.backend._register_autotuner`)."""
+    (:mod:`tilelang_tt.tuning`)."""
     token = _UNTIMED_REFERENCE.set(reference)
     try:
         yield
     finally:
         _UNTIMED_REFERENCE.reset(token)
+
+
+@contextmanager
+def dram_notes_off() -> Iterator[None]:
+    """While it lasts, ``do_bench`` logs no DRAM read note: the autotuner's candidates (each config's reads show
+    in its latency; the tuned kernel's own ``do_bench`` notes them)."""
+    token = _DRAM_NOTES.set(False)
+    try:
+        yield
+    finally:
+        _DRAM_NOTES.reset(token)
 
 
 @dataclass
@@ -82,24 +101,31 @@ class TenstorrentProfiler(Profiler):
         ``warmup``, ``rep``, ``n_warmup``, ``n_repeat``, ``backend``, ``return_mode``, ``device``
         and ``early_stop_baseline`` are accepted for TileLang's signature and ignored.
 
-        ``func`` may only be the profiled kernel itself: a Python callable (a torch reference)
-        has no predicted Tenstorrent time, and timing it on the host would give a number of
-        another kind; that is a ``ValueError`` (``None`` for the reference of
-        :func:`reference_untimed`)."""
-        if func is not None and func is not self.func:
+        ``func`` may be another Tenstorrent kernel (a reference, given the same inputs), timed
+        on the same model. A Python callable (a torch reference) has no predicted Tenstorrent
+        time, and timing it on the host would give a number of another kind; that is a
+        ``ValueError`` (``None`` for the reference of :func:`reference_untimed`). A run that
+        multiplies matrices and reads more than 1.5x its inputs' bytes from DRAM logs a note
+        (:func:`~tilelang_tt.traffic.gemm_read_note`) unless :func:`dram_notes_off`."""
+        kernel = self.func if func is None else func
+        if not isinstance(kernel, TenstorrentModule):
             if func is _UNTIMED_REFERENCE.get():
                 return None
             name = getattr(func, "__qualname__", type(func).__name__)
             raise ValueError(
-                f"do_bench(func={name}) on target tenstorrent: the timing model predicts the time of the "
-                "profiled kernel's program only; a Python callable (a torch reference) has no predicted "
+                f"do_bench(func={name}) on target tenstorrent: the timing model predicts the time of "
+                "Tenstorrent kernels' programs only; a Python callable (a torch reference) has no predicted "
                 "Tenstorrent time. Call do_bench() without func for the kernel's predicted latency, and time a "
                 "host reference with tilelang.profiler.do_bench(fn, backend='wall', device='cpu') "
                 "(host wall-clock time, not comparable with the prediction)")
         if input_tensors is None:
             input_tensors = self._get_inputs(dynamic_symbolic_constraints=dynamic_symbolic_constraints)
-        self.func.artifacts.run(*input_tensors, timing_only=True)  # no outputs to look at: skip the math
-        latency_ms = predicted_seconds(self.func.artifacts) * 1e3
+        artifacts = kernel.artifacts
+        artifacts.run(*input_tensors, timing_only=True)  # no outputs to look at: skip the math
+        note = gemm_read_note(artifacts.plan, artifacts.last_counters) if _DRAM_NOTES.get() else None
+        if note is not None:
+            logger.warning(note)
+        latency_ms = predicted_seconds(artifacts) * 1e3
         if quantiles is not None and len(quantiles) > 1:
             return [latency_ms] * len(quantiles)
         return latency_ms

@@ -54,6 +54,11 @@ RUNTIME_DIR = EMULATOR_DIR / "runtime"
 # The generated program (main.cpp, the kernels) is compiled for every new program and does little
 # work itself: -O1 compiles main.cpp in three quarters of -O2's time and runs the same.
 CXX_FLAGS = ("-O1", "-std=c++20", "-pthread")
+# The host program main.cpp (and the precompiled header of its includes, which must be built alike) is
+# compiled without optimisation: a program is one new main.cpp, most of its build's time (an autotuner
+# builds one per config), and -O0 compiles it in three quarters of -O1's time; what it runs (reading,
+# tilizing and writing the tensors) is a small part of a run.
+HOST_CXX_FLAGS = ("-O0",)
 # The runtime (built once per runtime version, cached) is where emulation spends its time: its math
 # loops vectorise at -O3 (the same arithmetic: no -ffast-math, no FMA contraction).
 RUNTIME_CXX_FLAGS = ("-O3", "-ffp-contract=off")
@@ -238,10 +243,10 @@ def _host_header(cache_dir: Path, base: str, main_source: str) -> _Unit | None:
     if not includes:
         return None
     text = "#pragma once\n" + "\n".join(includes) + "\n"
-    header = cache_dir / "pch" / _digest(base, text) / "host.hpp"
+    header = cache_dir / "pch" / _digest(base, *HOST_CXX_FLAGS, text) / "host.hpp"
     cache.write_text_entry(header, text)
     return _Unit("the host program's precompiled header", header, header.with_name("host.hpp.gch"),
-                 flags=("-x", "c++-header"))
+                 flags=(*HOST_CXX_FLAGS, "-x", "c++-header"))
 
 
 class _Tally:
@@ -334,11 +339,12 @@ def build(sources: dict[str, str], plan: Plan, progress: Progress | None = None,
     cache.sweep(root)
     cxx = EMU_CXX.get()
     base = _build_base(cxx)
-    main_key = _digest(base, sources[HOST_PROGRAM])
+    main_key = _digest(base, *HOST_CXX_FLAGS, sources[HOST_PROGRAM])
     main_source = cache.write_text_entry(root / "src" / main_key / HOST_PROGRAM, sources[HOST_PROGRAM])
     main_obj = root / "obj" / f"main-{main_key}.o"
     pch = None if cache.verified(main_obj) and not rebuild else _host_header(root, base, sources[HOST_PROGRAM])
-    own = [_Unit(HOST_PROGRAM, main_source, main_obj, header=None if pch is None else pch.source)]
+    own = [_Unit(HOST_PROGRAM, main_source, main_obj, header=None if pch is None else pch.source,
+                 flags=HOST_CXX_FLAGS)]
     for kernel in kernels:
         name = kernel.source
         symbol = _kernel_symbol(name)
