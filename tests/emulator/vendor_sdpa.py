@@ -27,8 +27,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .host_programs import EPILOGUE, PRELUDE, cpp_map, wheel_kernel
+from tilelang_tt.emulator import run
+
+from .device_harness import bf16_to_f32, untilize
+from .host_programs import EPILOGUE, PRELUDE, buffer_entry, cpp_map, tile_words, wheel_kernel
 from .metal2 import TILE_BYTES, ComputeHw
+from .plans import host_program_plan, host_program_sources
 
 SDPA_KERNELS = "ttnn/operations/transformer/sdpa/device/kernels"
 READER = f"{SDPA_KERNELS}/dataflow/reader_interleaved.cpp"
@@ -340,3 +344,23 @@ def sdpa_reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool) ->
         scores = np.where(np.tril(np.ones((s, s), bool)), scores, -np.inf)
     p = np.exp(scores - scores.max(-1, keepdims=True))
     return (p / p.sum(-1, keepdims=True)) @ v
+
+
+def run_sdpa(program: SdpaProgram, q: np.ndarray | None = None, k: np.ndarray | None = None,
+             v: np.ndarray | None = None, arch: str = "wormhole_b0") -> tuple[np.ndarray | None, dict]:
+    """``program`` on the emulator: with q [B, NQH, S, DH] and k, v [B, NKH, S, DH] (bfloat16 values as float32) the
+    output (float32 of the bfloat16 result) and the counters; without them zero inputs, timing only (the matrix
+    products' arithmetic skipped), and no output."""
+    tiles = {name: program.batch * h * program.st * program.dht
+             for name, h in (("Q", program.heads), ("K", program.nkh), ("V", program.nkh), ("O", program.heads))}
+    plan = host_program_plan(arch, [buffer_entry(n, tiles[n], "read") for n in "QKV"] + [buffer_entry("O", tiles["O"], "write")])
+    if q is None:
+        inputs = {n: np.zeros((tiles[n], TILE_BYTES["Float16_b"] // 4), dtype=np.uint32) for n in "QKV"}
+    else:
+        inputs = {n: tile_words(x.reshape(-1, program.head_dim)) for n, x in zip("QKV", (q, k, v))}
+    res = run(host_program_sources(program.main_cpp()), plan, inputs, timing_only=q is None)
+    if q is None:
+        return None, res.counters
+    rows = program.batch * program.heads * program.seq
+    out = untilize(bf16_to_f32(res.outputs["O"].view(np.uint16).reshape(-1)), rows, program.head_dim)
+    return out.reshape(program.batch, program.heads, program.seq, program.head_dim), res.counters
