@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from . import device_harness as harness
 from .metal2 import ComputeHw
 from .vendor_sdpa import SdpaProgram, largest_subblock, run_sdpa, valid_granularity
 
@@ -79,3 +80,51 @@ def test_sdpa_factory_choices():
     assert cbs["q_in"] == (2 * 2 * 2, "Float16_b") and cbs["k_in"] == (2 * 2 * 2, "Float16_b")
     assert cbs["qk_im"] == (4, "Float32") and cbs["sum_A"] == (2, "Float32") and cbs["max_A"] == (2, "Float16_b")
     assert "mask_in" not in cbs and {n for n, _, _ in causal.cbs()} >= {"mask_in"}
+
+
+# The SFPU work the SDPA kernel adds to the timing model (docs/timing-model.md, "SFPU costs"), each timed as the
+# difference between 2 calls and 1 on one core: op 0 the unclamped approximate exp over a whole tile in 32
+# iterations, op 1 the exp on the pack thread (between tile_regs_wait and tile_regs_release), ops 2 and 3 the
+# first-column exp and reciprocal of ckernel_sfpu_sdpa.h through SFPU_UNARY_CALL.
+SDPA_SFPU_KERNEL = """
+#include "api/compute/common.h"
+#include "api/compute/compute_kernel_hw_startup.h"
+#include "api/compute/eltwise_unary/exp.h"
+#include "api/compute/eltwise_unary/fill.h"
+#include "api/compute/reg_api.h"
+#include "experimental/llk_sfpu/ckernel_sfpu_sdpa.h"
+
+void kernel_main() {
+    const uint32_t op = get_arg_val<uint32_t>(0), reps = get_arg_val<uint32_t>(1);
+    compute_kernel_hw_startup(0, 0, 16);
+    tile_regs_acquire();
+    fill_tile(0, 0.5f);
+    for (uint32_t r = 0; r < reps && op != 1; ++r) {
+        if (op == 0) exp_tile<true, false, InputClamping::None, 32>(0, VectorMode::None);
+        if (op == 2) SFPU_UNARY_CALL(DST_SYNC_MODE, DST_ACCUM_MODE, calculate_exponential_first_column,
+                                     (false, 0x3F80, DST_ACCUM_MODE), 0, VectorMode::C);
+        if (op == 3) SFPU_UNARY_CALL(DST_SYNC_MODE, DST_ACCUM_MODE, calculate_recip_first_column, (DST_ACCUM_MODE), 0,
+                                     VectorMode::C);
+    }
+    tile_regs_commit();
+    tile_regs_wait();
+    for (uint32_t r = 0; r < reps && op == 1; ++r) exp_packthread_tile<true>(0);
+    tile_regs_release();
+}
+"""
+
+
+def test_sdpa_sfpu_costs(tmp_path):
+    exe = harness.build(tmp_path, harness.runtime_objects(), [harness.Kernel("ops.cpp", SDPA_SFPU_KERNEL)])
+    # (op, the clock it charges, cycles of one call with a 16-bit DST): exp.h:651 "~68 cycles for 32 elements"; the
+    # approximate exp's 20 cycles a face x 4 on the packer; a quarter of the precise exp's 20 x 32 and of the
+    # reciprocal's 17 x 32
+    for op, clock, cycles in ((0, "math", 68), (1, "pack", 80), (2, "math", 160), (3, "math", 136)):
+        busy = []
+        for reps in (1, 2):
+            spec = f"arch wormhole_b0\nkernel ops.cpp compute 0,0 0 -\nrtargs 0 0,0 {op} {reps}\n"
+            res = harness.run(tmp_path, exe, spec, {}, [])
+            assert res.returncode == 0, res.stderr
+            (core,) = res.counters["timing"]["cores"]
+            busy.append(core[clock]["busy"])
+        assert busy[1] - busy[0] == cycles, (op, busy)
