@@ -4,10 +4,12 @@ ttnn/cpp/ttnn/operations/transformer/sdpa/device/kernels/ (compute/sdpa.cpp, dat
 dataflow/writer_interleaved.cpp), unmodified: their compile-time args, defines, circular buffers, semaphores and
 runtime args, and the main.cpp of the legacy host API that creates them.
 
-Sources. The factory matching the wheel's kernels could not be had: tenstorrent/tt-metal's index holds
-``sdpa_program_factory.cpp`` at 000e7c05 (older: per-core batch/head/Q ranges, CB ids fixed in the kernels) and a
-Metal 2.0 ``SDPAProgramFactory::create_program_artifacts`` (newer: named args and dataflow buffers). The wheel's
-kernels sit between them; this module follows the newer factory's choices (global Q scheduling, streaming choice,
+Sources. The factory matching the wheel's kernels could not be had (tenstorrent/tt-metal's snapshot, 1.9 GB, was
+too large to fetch): a public-code index holds tenstorrent/tt-metal's ``sdpa_program_factory.cpp`` at 000e7c05
+(older: per-core batch/head/Q ranges, CB ids fixed in the kernels), ``sdpa_subblock_utils.hpp`` at 37d02a42, and a
+later revision of the factory on the Metal 2.0 API, ``SDPAOperation::SDPAProgramFactory::create_program_artifacts``
+(named args and dataflow buffers; its repository and commit unrecorded by the index). The wheel's kernels sit
+between the two factories; this module follows the newer factory's choices (global Q scheduling, streaming choice,
 lightweight masks, per-CB formats) and lays the arguments out in the order the wheel's kernels read them (the
 kernels' own ``get_compile_time_arg_val`` / ``get_arg_val`` reads rule, cited by line). Cited as
 "factory (new)" and "factory (old)" below.
@@ -353,7 +355,8 @@ def run_sdpa(program: SdpaProgram, q: np.ndarray | None = None, k: np.ndarray | 
     products' arithmetic skipped), and no output."""
     tiles = {name: program.batch * h * program.st * program.dht
              for name, h in (("Q", program.heads), ("K", program.nkh), ("V", program.nkh), ("O", program.heads))}
-    plan = host_program_plan(arch, [buffer_entry(n, tiles[n], "read") for n in "QKV"] + [buffer_entry("O", tiles["O"], "write")])
+    plan = host_program_plan(arch, [buffer_entry(n, tiles[n], "read") for n in "QKV"]
+                             + [buffer_entry("O", tiles["O"], "write")])
     if q is None:
         inputs = {n: np.zeros((tiles[n], TILE_BYTES["Float16_b"] // 4), dtype=np.uint32) for n in "QKV"}
     else:
