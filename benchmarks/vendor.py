@@ -1,6 +1,7 @@
 """Tenstorrent's own programs and ours for the same work, on the same timing model (issue 31, item 5).
 
-    .venv/bin/python -m benchmarks.vendor [--quick] [--out benchmarks/results/vendor.json]
+    .venv/bin/python -m benchmarks.vendor [--quick] [--family gemm|softmax|layernorm|sdpa ...]
+        [--out benchmarks/results/vendor.json]
 
 Each row runs a vendor program (from the pinned ttnn 0.81.1 wheel, unmodified, with the host arguments its
 program factory computes) and TileLang's program for the same work, both on the emulator, and writes
@@ -40,9 +41,23 @@ bias, eps 1e-5, on the same grid.
 - ours: TileLang's layernorm (tests/op_kernels.py ``layernorm``: float32 fragments of 32 whole rows a block).
 - silicon_us: none.
 
+SDPA (``sdpa ...`` rows): softmax(Q K^T / sqrt(d)) V of bfloat16 [1, H, S, d] Q, K and V, causal and not, on the
+same grid, H = 8 heads at S = 2048 and 2 at S = 8192 (64 Q chunks: one per core).
+- ttnn: ttnn.transformer.scaled_dot_product_attention's program (SDPAProgramFactory, tests/emulator/vendor_sdpa.py:
+  the 0.81.1 kernels sdpa.cpp, reader_interleaved.cpp, writer_interleaved.cpp), with the precision recipe of ours:
+  HiFi2, float32 DST (the factory's standard compute path, float32 scores and row sums), the precise exp
+  (SDPAProgramConfig.exp_approx_mode off, math_approx_mode off); Q and K chunks of 256 rows (Tenstorrent's
+  reports use Q256 / K512 on Blackhole, tech_reports/FlashAttention/SDPAPrecisionRecipes.md; K512's float32 scores
+  do not fit Wormhole's L1 beside d = 128 K and V chunks). Its K/V chains between the cores of one head are not
+  reproduced (every core reads its own K and V).
+- ours: TileLang's flash attention (tests/op_kernels.py ``flash_attention``: a block of 64 query rows per program,
+  K/V blocks of 256, float32 fragments), HiFi2, the precise exp.
+- silicon_us: none (Tenstorrent's SDPA figures are Blackhole's).
+
 Full run: GEMM 1024^3, 2048^3, 4096^3 x (BF16 HiFi4, BF16 HiFi2, BFP8 HiFi2, BFP8 LoFi), timing only; softmax
-and layernorm 4096 x 1024 with numerics. ``--quick``: one small GEMM (256^3 on 2 x 2 cores, BF16
-HiFi4), one small softmax and one small layernorm (64 x 256), with numerics against torch.
+and layernorm 4096 x 1024 with numerics; SDPA seq 2048 and 8192 x head dim 64 and 128 x causal and not, timing
+only. ``--quick``: one small GEMM (256^3 on 2 x 2 cores, BF16 HiFi4), one small softmax and one small layernorm
+(64 x 256), one small SDPA (seq 256, d 64, 2 heads on 2 x 2 cores), with numerics against torch.
 """
 
 from __future__ import annotations
@@ -62,10 +77,12 @@ from tests.emulator.host_programs import Mcast2DMatmul, run_mcast, tile_words
 from tests.emulator.metal2 import ComputeHw, run_program
 from tests.emulator.vendor_programs import (layernorm_program, layernorm_reference, softmax_program,
                                             softmax_reference)
+from tests.emulator.vendor_sdpa import SdpaProgram, run_sdpa
 from tilelang_tt.contract.arch import get_arch
 from tilelang_tt.layout import BufferLayout
 
 GRID = (8, 8)
+FAMILIES = ("gemm", "softmax", "layernorm", "sdpa")
 # (storage of A and B, math fidelity) of the full run, as tech_reports/GEMM_FLOPS tabulates them
 CONFIGS = (("bfloat16", "HiFi4"), ("bfloat16", "HiFi2"), ("bfloat8_b", "HiFi2"), ("bfloat8_b", "LoFi"))
 SIZES = (1024, 2048, 4096)
@@ -190,30 +207,75 @@ def layernorm_row(m: int, n: int) -> dict:
                     None if ours_out is None else layernorm_close(ours_out, xf, gf, bf), refusal)
 
 
-def rows(quick: bool):
-    """The rows, one at a time (smallest cases first)."""
+# heads per sequence length: 64 Q chunks of SDPA_CHUNK rows, one per core of the 8 x 8 grid (as many query blocks of
+# ours); seq 8192 with 2 heads keeps the emulation time of a row to minutes
+SDPA_HEADS = {2048: 8, 8192: 2}
+SDPA_CHUNK = 256  # ttnn's Q and K chunks (rows)
+SDPA_OUR_BN = 256  # our K/V block (rows)
+# TileLang's flash attention's recipe (HiFi2, float32 fragments, the precise exp), given to ttnn's program too
+SDPA_HW = ComputeHw("HiFi2", fp32_dest_acc_en=True, math_approx_mode=False)
+# the 2 x 2-core case's outputs within 2^-5 of max |torch's| (ttnn's bfloat16 output accumulator re-rounds per K
+# chunk: tests/emulator/test_vendor_sdpa.py)
+SDPA_TOL = 2.0**-5
+
+
+def sdpa_close(out: np.ndarray, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> bool:
+    ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=causal)
+    ref = ref.numpy()
+    return bool(np.abs(out - ref).max() <= SDPA_TOL * np.abs(ref).max())
+
+
+def sdpa_row(seq: int, dim: int, causal: bool, heads: int, grid=GRID, chunk: int = SDPA_CHUNK,
+             bn: int = SDPA_OUR_BN, numerics: bool = False) -> dict:
+    program = SdpaProgram(1, heads, seq, dim, causal, grid, q_chunk=chunk, k_chunk=chunk, hw=SDPA_HW,
+                          exp_approx=False)
+    q, k, v = bf16(1, heads, seq, dim), bf16(1, heads, seq, dim), bf16(1, heads, seq, dim)
+    if numerics:
+        out, counters = run_sdpa(program, q.float().numpy(), k.float().numpy(), v.float().numpy())
+        ttnn_ok = sdpa_close(out, q, k, v, causal)
+    else:
+        (_, counters), ttnn_ok = run_sdpa(program), None
+    ttnn_s = counters["timing"]["seconds"]
+    artifacts = tilelang_tt.compile(OPS.flash_attention(seq, dim, bn=bn, heads=heads, causal=causal),
+                                    arch="wormhole_b0", grid=grid, math_fidelity="HiFi2", math_approx_mode=False)
+    ours_out = artifacts.run(q, k, v, timing_only=not numerics)
+    ours_ok = sdpa_close(ours_out.float().numpy(), q, k, v, causal) if numerics else None
+    ours_s = artifacts.last_counters["timing"]["seconds"]
+    return {"case": f"sdpa seq {seq} d {dim} {heads} heads{' causal' if causal else ''} HiFi2 fp32-dst precise-exp "
+                    f"{grid[0]}x{grid[1]}", "arch": "wormhole_b0", "ttnn_us": round(ttnn_s * 1e6, 1),
+            "ours_us": round(ours_s * 1e6, 1), "ratio": round(ours_s / ttnn_s, 3), "silicon_us": None,
+            "ttnn_matches_torch": ttnn_ok, "ours_matches_torch": ours_ok}
+
+
+def rows(quick: bool, families=FAMILIES):
+    """The rows of ``families``, one at a time (smallest cases first)."""
     if quick:
-        yield gemm_row(256, "bfloat16", "HiFi4", grid=(2, 2), numerics=True)
-        yield softmax_row(64, 256)
-        yield layernorm_row(64, 256)
-        return
-    for n in SIZES:
-        for storage, fidelity in CONFIGS:
-            yield gemm_row(n, storage, fidelity)
-    for m, n in ((4096, 1024), (8192, 4096)):
-        yield softmax_row(m, n)
-    # 8192 x 4096: the factory takes its large-tensor kernels there, not modelled (docs/performance.md)
-    yield layernorm_row(4096, 1024)
+        cases = [("gemm", lambda: gemm_row(256, "bfloat16", "HiFi4", grid=(2, 2), numerics=True)),
+                 ("softmax", lambda: softmax_row(64, 256)), ("layernorm", lambda: layernorm_row(64, 256)),
+                 ("sdpa", lambda: sdpa_row(256, 64, False, heads=2, grid=(2, 2), chunk=64, bn=64, numerics=True))]
+    else:
+        cases = [("gemm", lambda n=n, s=storage, f=fidelity: gemm_row(n, s, f))
+                 for n in SIZES for storage, fidelity in CONFIGS]
+        cases += [("softmax", lambda m=m, n=n: softmax_row(m, n)) for m, n in ((4096, 1024), (8192, 4096))]
+        # 8192 x 4096: the factory takes its large-tensor kernels there, not modelled (docs/performance.md)
+        cases += [("layernorm", lambda: layernorm_row(4096, 1024))]
+        cases += [("sdpa", lambda seq=seq, dim=dim, causal=causal: sdpa_row(seq, dim, causal, SDPA_HEADS[seq]))
+                  for seq in SDPA_HEADS for dim in (64, 128) for causal in (False, True)]
+    for family, row in cases:
+        if family in families:
+            yield row()
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one small case with numerics")
+    parser.add_argument("--family", choices=FAMILIES, action="append",
+                        help="only this family's rows (repeatable; default: all)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "vendor.json")
     args = parser.parse_args(argv)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     results = []
-    for row in rows(args.quick):  # the file holds every row done so far
+    for row in rows(args.quick, args.family or FAMILIES):  # the file holds every row done so far
         results.append(row)
         print(json.dumps(row), flush=True)
         args.out.write_text(json.dumps(results, indent=1) + "\n")

@@ -3,7 +3,11 @@
 // it; the emulator's stores land at once: a plain load), and the mailboxes between the core's RISC-Vs
 // (ckernel.h:549-558): mailbox_write(thread, data) sends `data` to `thread` (a ckernel_defs.h ThreadId),
 // mailbox_read(thread) waits for the next message from `thread` to the caller and returns it
-// (runtime/dataflow.cpp says which thread a kernel is).
+// (runtime/dataflow.cpp says which thread a kernel is). Also the Tensix thread semaphores' names (ckernel_structs.h
+// semaphore), the stall conditions (ckernel_instr_params.h p_stall, p_setrwc) and the raw instructions ttnn's SDPA
+// streaming kernel issues (t6_semaphore_*, TTI_STALLWAIT, TTI_SETRWC: ckernel.h:298-338, ckernel_ops.h): the
+// emulator models the compute API, not the Tensix instructions under it, so these stop the kernel, naming the
+// call (emu::k::api_errorf).
 #pragma once
 
 #include <cstdint>
@@ -13,6 +17,95 @@
 #include "kernel_api.hpp"
 
 namespace ckernel {
+
+// The Tensix thread semaphores (ckernel_structs.h:13-31).
+struct semaphore {
+  constexpr static std::uint32_t FPU_SFPU = 0;
+  constexpr static std::uint32_t MATH_PACK = 1;
+  constexpr static std::uint32_t UNPACK_TO_DEST = 2;
+  constexpr static std::uint32_t UNPACK_OPERAND_SYNC = 3;
+  constexpr static std::uint32_t PACK_DONE = 4;
+  constexpr static std::uint32_t UNPACK_SYNC = 5;
+  constexpr static std::uint32_t UNPACK_MATH_DONE = 6;
+  constexpr static std::uint32_t MATH_DONE = 7;
+  constexpr static std::uint8_t NUM_SEMAPHORES = 8;
+};
+
+// What an instruction stalls on and what it stalls (ckernel_instr_params.h:214-255).
+struct p_stall {
+  constexpr static std::uint32_t NONE = 0x0;
+  constexpr static std::uint32_t THCON = 0x1;
+  constexpr static std::uint32_t UNPACK0 = 0x2;
+  constexpr static std::uint32_t UNPACK1 = 0x4;
+  constexpr static std::uint32_t UNPACK = UNPACK0 | UNPACK1;
+  constexpr static std::uint32_t PACK0 = 0x8;
+  constexpr static std::uint32_t PACK1 = 0x10;
+  constexpr static std::uint32_t PACK2 = 0x20;
+  constexpr static std::uint32_t PACK3 = 0x40;
+  constexpr static std::uint32_t PACK = PACK0 | PACK1 | PACK2 | PACK3;
+  constexpr static std::uint32_t MATH = 0x80;
+  constexpr static std::uint32_t SRCA_CLR = 0x100;
+  constexpr static std::uint32_t SRCB_CLR = 0x200;
+  constexpr static std::uint32_t SRCA_VLD = 0x400;
+  constexpr static std::uint32_t SRCB_VLD = 0x800;
+  constexpr static std::uint32_t XMOV = 0x1000;
+  constexpr static std::uint32_t TRISC_CFG = 0x2000;
+  constexpr static std::uint32_t SFPU1 = 0x4000;
+  constexpr static std::uint32_t WAIT_SFPU = 0x4000;
+  constexpr static std::uint32_t ALL_THREAD_RES = THCON | UNPACK | PACK | MATH | XMOV;
+  constexpr static std::uint32_t STALL_TDMA = 0x1;
+  constexpr static std::uint32_t STALL_SYNC = 0x2;
+  constexpr static std::uint32_t STALL_PACK = 0x4;
+  constexpr static std::uint32_t STALL_UNPACK = 0x8;
+  constexpr static std::uint32_t STALL_XMOV = 0x10;
+  constexpr static std::uint32_t STALL_THCON = 0x20;
+  constexpr static std::uint32_t STALL_MATH = 0x40;
+  constexpr static std::uint32_t STALL_CFG = 0x80;
+  constexpr static std::uint32_t STALL_SFPU = 0x100;
+  constexpr static std::uint32_t STALL_THREAD = 0x1ff;
+  constexpr static std::uint32_t STALL_ON_ZERO = 0x1;
+  constexpr static std::uint32_t STALL_ON_MAX = 0x2;
+};
+
+// SETRWC's fields (ckernel_instr_params.h:16-50).
+struct p_setrwc {
+  constexpr static std::uint32_t CLR_A = 0x1;
+  constexpr static std::uint32_t CLR_B = 0x2;
+  constexpr static std::uint32_t CLR_AB = 0x3;
+  constexpr static std::uint32_t CLR_NONE = 0x0;
+  constexpr static std::uint32_t SET_A = 0x1;
+  constexpr static std::uint32_t SET_B = 0x2;
+  constexpr static std::uint32_t SET_AB = 0x3;
+  constexpr static std::uint32_t SET_D = 0x4;
+  constexpr static std::uint32_t SET_AD = 0x5;
+  constexpr static std::uint32_t SET_BD = 0x6;
+  constexpr static std::uint32_t SET_ABD = 0x7;
+  constexpr static std::uint32_t SET_F = 0x8;
+  constexpr static std::uint32_t CR_A = 0x1;
+  constexpr static std::uint32_t CR_B = 0x2;
+  constexpr static std::uint32_t CR_AB = 0x3;
+  constexpr static std::uint32_t CR_D = 0x4;
+  constexpr static std::uint32_t CR_AD = 0x5;
+  constexpr static std::uint32_t CR_BD = 0x6;
+  constexpr static std::uint32_t CR_ABD = 0x7;
+};
+
+template <std::uint32_t WaitRes = p_stall::NONE>
+inline void t6_semaphore_post(const std::uint8_t /*index*/, emu::k::Loc loc = emu::k::Loc::current()) {
+  emu::k::api_errorf(loc, "t6_semaphore_post: Tensix thread semaphores are not emulated");
+}
+template <std::uint32_t WaitRes = p_stall::NONE>
+inline void t6_semaphore_get(const std::uint8_t /*index*/, emu::k::Loc loc = emu::k::Loc::current()) {
+  emu::k::api_errorf(loc, "t6_semaphore_get: Tensix thread semaphores are not emulated");
+}
+template <std::uint32_t WaitRes>
+inline void t6_semaphore_wait_on_zero(const std::uint8_t /*index*/, emu::k::Loc loc = emu::k::Loc::current()) {
+  emu::k::api_errorf(loc, "t6_semaphore_wait_on_zero: Tensix thread semaphores are not emulated");
+}
+inline void t6_semaphore_init(const std::uint8_t /*index*/, const std::uint8_t /*min_value*/,
+                              const std::uint8_t /*max_value*/, emu::k::Loc loc = emu::k::Loc::current()) {
+  emu::k::api_errorf(loc, "t6_semaphore_init: Tensix thread semaphores are not emulated");
+}
 
 template <typename T, typename = std::enable_if_t<std::is_trivially_copyable_v<T>>>
 inline T load_blocking(volatile T* ptr) {
@@ -31,3 +124,9 @@ inline void mailbox_write(const std::uint8_t thread, const std::uint32_t data,
 }
 
 }  // namespace ckernel
+
+// Raw Tensix instructions (ckernel_ops.h): not emulated.
+#define TTI_STALLWAIT(stall_res, wait_res) \
+  ::emu::k::api_errorf(::emu::k::Loc::current(), "TTI_STALLWAIT: raw Tensix instructions are not emulated")
+#define TTI_SETRWC(clear_ab_vld, rwc_cr, rwc_d, rwc_b, rwc_a, BitMask) \
+  ::emu::k::api_errorf(::emu::k::Loc::current(), "TTI_SETRWC: raw Tensix instructions are not emulated")

@@ -17,6 +17,8 @@ enum class EltwiseBinaryReuseDestType { NONE = 0, DEST_TO_SRCA = 1, DEST_TO_SRCB
 enum class BroadcastType : std::uint8_t { NONE = 0, COL = 1, ROW = 2, SCALAR = 3 };
 enum class DstSync : std::uint8_t { SyncHalf = 0, SyncFull = 1 };
 enum class MathFidelity : std::uint8_t { LoFi = 0, HiFi2 = 2, HiFi3 = 3, HiFi4 = 4 };
+enum class DataCopyType : std::uint8_t { A2D, B2D };
+constexpr bool UnpackToDestEn = true;
 // tt-llk common/inc/ckernel_defs.h
 enum class PackMode : std::uint8_t { Default = 0, Untilize = 1, Tilize = 2 };
 enum class ReluType : std::uint8_t { NO_RELU = 0, ZERO_RELU, MIN_THRESHOLD_RELU, MAX_THRESHOLD_RELU };

@@ -686,6 +686,69 @@ void sfpu_binary(SfpuBinary op, uint32_t i0, uint32_t i1, uint32_t io, Loc loc) 
   count(t, name, timing::sfpu_cycles(t.kernel->opts, op));
 }
 
+void sfpu_binary_faces(SfpuBinary op, uint32_t i0, uint32_t i1, uint32_t io, uint8_t faces, Loc loc) {
+  const SfpuBinaryModel& row = sfpu_model(op);
+  const std::string name = std::string(row.name) + "_binary_tile";
+  ThreadCtx& t = compute_ctx(name.c_str(), loc);
+  const float* a = math_dst(t, i0, name.c_str(), loc);
+  const float* b = math_dst(t, i1, name.c_str(), loc);
+  float* d = math_dst(t, io, name.c_str(), loc);
+  uint32_t n = 0;
+  for (uint32_t f = 0; f < 4; ++f) {
+    if (!(faces >> f & 1)) continue;
+    ++n;
+    for (uint32_t r = 0; r < 16; ++r)
+      for (uint32_t c = 0; c < 16; ++c) {
+        const uint32_t i = ((f >> 1) * 16 + r) * 32 + (f & 1) * 16 + c;
+        d[i] = row.fn(a[i], b[i]);
+      }
+  }
+  settle(t, d);
+  count(t, name, timing::sfpu_cycles(t.kernel->opts, op) * n / timing::kSfpuFaces);
+}
+
+void sfpu_unary_first_column(Unary op, uint32_t idst, float scale, const char* fn, Loc loc) {
+  const SfpuUnaryModel& row = sfpu_model(op);
+  ThreadCtx& t = compute_ctx(fn, loc);
+  float* d = math_dst(t, idst, fn, loc);
+  for (uint32_t r = 0; r < 32; ++r) d[r * 32] = row.fn(d[r * 32] * scale);
+  settle(t, d);
+  // 2 faces of 4 iterations (ITERATIONS_HALF_FACE) of the 4 x 8 a whole tile takes
+  count(t, fn, timing::sfpu_cycles(t.kernel->opts, op) / 4);
+}
+
+void sfpu_unary_ex(Unary op, uint32_t idst, float scale, uint64_t cycles, bool on_pack, const char* fn, Loc loc) {
+  const SfpuUnaryModel& row = sfpu_model(op);
+  ThreadCtx& t = compute_ctx(fn, loc);
+  float* d;
+  if (on_pack) {
+    if (t.pack_owned < 0) protocol_error(loc, std::string(fn) + " outside tile_regs_wait/tile_regs_release");
+    if (idst >= t.dst_capacity())
+      protocol_error(loc, std::string(fn) + ": DST index " + std::to_string(idst) + " is beyond the " +
+                              std::to_string(t.dst_capacity()) + " tiles one tile_regs_wait holds");
+    d = t.dst[static_cast<uint32_t>(t.pack_owned) * t.dst_half() + idst].data();
+  } else {
+    d = math_dst(t, idst, fn, loc);
+  }
+  for (uint32_t i = 0; i < kTileHW; ++i) d[i] = row.fn(d[i] * scale);
+  settle(t, d);
+  const uint64_t c = cycles ? cycles : timing::sfpu_cycles(t.kernel->opts, op);
+  if (on_pack) {
+    t.counters.tile_ops[fn] += 1;
+    charge(t, Clock::Pack, c, fn);
+  } else {
+    count(t, fn, c);
+  }
+}
+
+uint64_t exp_approx_unclamped_tile_cycles() { return timing::sfpu_exp_approx_unclamped_cycles(); }
+
+void pack_relu(bool zero, Loc loc) {
+  ThreadCtx& t = compute_ctx("pack_relu_config", loc);
+  t.pack_relu = zero;
+  charge(t, Clock::Pack, timing::kComputeInit, "pack_relu_config");
+}
+
 void sfpu_scalar(SfpuBinary op, uint32_t idst, float scalar, Loc loc) {
   const SfpuBinaryModel& row = sfpu_model(op);
   const std::string name = std::string(row.name) + "_unary_tile";
@@ -820,7 +883,11 @@ void pack_dst(ThreadCtx& t, uint32_t idst, uint32_t cbi, bool out_of_order, uint
     protocol_error(loc, std::string(fn) + " to CB " + std::to_string(cbi) + ", which is not configured on this core");
   CB& cb = t.core->cbs[cbi];
   const uint32_t pos = out_of_order ? out_index : cb.packed;
-  if (pos >= cb.reserved)
+  // Past the reservation, a kernel's own intermediate (CB::own_intermediate) may take any page of its FIFO, from the
+  // write pointer: a free one, or one it pushed, which it overwrites or (L1 accumulation) adds onto in place before
+  // republishing it (compute_common.hpp add_block_inplace, matmul_reduce, mul_block_bcast_cols<.., true>).
+  const bool own = cb.own_intermediate(t.kernel->source_name) && pos < cb.num_pages;
+  if (pos >= cb.reserved && !own)
     protocol_error(loc, std::string(fn) + " to CB " + std::to_string(cbi) + " page " + std::to_string(pos) +
                             " beyond the " + std::to_string(cb.reserved) + " page(s) reserved by cb_reserve_back");
   if (cb.page_size < tile_size_bytes(cb.fmt))
@@ -842,6 +909,12 @@ void pack_dst(ThreadCtx& t, uint32_t idst, uint32_t cbi, bool out_of_order, uint
         masked_value[r * 32 + c] = kept ? value[r * 32 + c] : 0.0f;
       }
     value = masked_value;
+  }
+  alignas(64) float relu_value[kTileHW];
+  if (t.pack_relu) {
+    // ReluType::ZERO_RELU on the datums leaving DST (ASSUMPTION: before the L1 accumulation's add)
+    for (uint32_t i = 0; i < kTileHW; ++i) relu_value[i] = value[i] > 0.0f ? value[i] : 0.0f;
+    value = relu_value;
   }
   if (!t.pack_l1_acc) {
     pack_tile_data(value, fmt, dst);

@@ -84,6 +84,7 @@ uint64_t reduce_cycles(const ComputeOptions& o);  // reduce_tile
 uint64_t datacopy_cycles();  // copy_tile, unary_bcast, transpose_wh_tile, a tile of tilize / untilize
 uint64_t pack_cycles();      // a tile packed: pack_tile, tilize / untilize / pack_untilize
 uint64_t sfpu_cycles(const ComputeOptions& o, k::Unary op);              // <op>_tile
+uint64_t sfpu_exp_approx_unclamped_cycles();  // exp_tile<approx, .., InputClamping::None, 32>: a whole tile
 uint64_t sfpu_cycles(const ComputeOptions& o, k::SfpuBinary op);         // <op>_binary_tile
 uint64_t sfpu_scalar_cycles(const ComputeOptions& o, k::SfpuBinary op);  // <op>_unary_tile (a tile and a scalar)
 uint64_t sfpu_cycles(k::IntBinary op);            // add_int_tile, ... (two DST tiles)

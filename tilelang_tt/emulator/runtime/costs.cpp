@@ -138,6 +138,10 @@ uint64_t sfpu_cycles(const ComputeOptions& o, k::Unary op) { return pick(o, unar
 
 uint64_t sfpu_cycles(const ComputeOptions& o, k::SfpuBinary op) { return pick(o, binary_cost(op)); }
 
+// STATED exp.h:651-655 calculate_exponential<APPROXIMATION_MODE, .., ITERATIONS = 32, CLAMP_NEGATIVE = false>: "~68
+// cycles for 32 elements" (SFPU rows: the whole tile, VectorMode::None), two replays of a 32-instruction pattern.
+uint64_t sfpu_exp_approx_unclamped_cycles() { return 68; }
+
 // COUNTED binop_with_unary.h:27 calculate_binop_with_scalar: the scalar loaded once before the loop; the op and
 // an SFPNOP before the store; rsub with a 16-bit DST rounds to nearest even in software (float32_to_bf16_rne, 8).
 uint64_t sfpu_scalar_cycles(const ComputeOptions& o, k::SfpuBinary op) {

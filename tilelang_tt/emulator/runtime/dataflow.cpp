@@ -254,7 +254,10 @@ void cb_push_back(int32_t cbi, int32_t n, Loc loc) {
   std::unique_lock lk(t.dev->mu);
   CB& cb = get_cb(t, cbi, "cb_push_back", loc);
   const std::string call = "cb_push_back(" + cb_name(cb.index) + ", " + std::to_string(n) + ")";
-  if (n < 0 || static_cast<uint32_t>(n) > cb.reserved)
+  // Pages past the reservation: a kernel's own intermediate may push pages that are free (CB::own_intermediate)
+  const bool own_free = cb.own_intermediate(t.kernel->source_name) && n >= 0 &&
+                        cb.pushed - cb.popped + static_cast<uint64_t>(n) <= cb.num_pages;
+  if (n < 0 || (static_cast<uint32_t>(n) > cb.reserved && !own_free))
     protocol_error(loc, call + " pushes more pages than reserved (" + std::to_string(cb.reserved) +
                             " reserved by cb_reserve_back)");
   if (cb.wr_page + n > cb.num_pages)
@@ -271,7 +274,7 @@ void cb_push_back(int32_t cbi, int32_t n, Loc loc) {
   for (uint64_t s = cb.pushed; s < cb.pushed + static_cast<uint64_t>(n); ++s) cb.push_time[s % cb.num_pages] = now;
   cb.pushed += n;
   cb.wr_page = (cb.wr_page + n) % cb.num_pages;
-  cb.reserved -= n;
+  cb.reserved -= std::min(cb.reserved, static_cast<uint32_t>(n));
   cb.packed = 0;
   if (cb.producer.empty()) cb.producer = t.kernel->source_name;
   t.core->cv.notify_all();
@@ -299,7 +302,10 @@ void cb_pop_front(int32_t cbi, int32_t n, Loc loc) {
   std::unique_lock lk(t.dev->mu);
   CB& cb = get_cb(t, cbi, "cb_pop_front", loc);
   const std::string call = "cb_pop_front(" + cb_name(cb.index) + ", " + std::to_string(n) + ")";
-  if (n < 0 || static_cast<uint32_t>(n) > cb.waited)
+  // Pages not waited for: a kernel's own intermediate may pop pages it pushed (CB::own_intermediate)
+  const bool own_pushed = cb.own_intermediate(t.kernel->source_name) && n >= 0 &&
+                          cb.pushed - cb.popped >= static_cast<uint64_t>(n);
+  if (n < 0 || (static_cast<uint32_t>(n) > cb.waited && !own_pushed))
     protocol_error(loc, call + " pops more pages than waited for (" + std::to_string(cb.waited) +
                             " confirmed by cb_wait_front)");
   if (cb.rd_page + n > cb.num_pages)
@@ -316,7 +322,7 @@ void cb_pop_front(int32_t cbi, int32_t n, Loc loc) {
   for (uint64_t s = cb.popped; s < cb.popped + static_cast<uint64_t>(n); ++s) cb.pop_time[s % cb.num_pages] = now;
   cb.popped += n;
   cb.rd_page = (cb.rd_page + n) % cb.num_pages;
-  cb.waited -= n;
+  cb.waited -= std::min(cb.waited, static_cast<uint32_t>(n));
   if (cb.consumer.empty()) cb.consumer = t.kernel->source_name;
   t.core->cv.notify_all();
 }

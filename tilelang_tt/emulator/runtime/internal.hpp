@@ -138,6 +138,14 @@ struct CB {
   uint32_t waited = 0;     // pages the consumer may still read/pop
   uint32_t packed = 0;     // sequential pack_tile position since the last push
   std::string producer, consumer;  // kernel source names seen pushing / popping
+  // Is this CB an intermediate of the kernel `source` alone (it pushed the CB's pages and no other kernel popped
+  // them)? tt-metal 0.81.1's CB calls check nothing (cb_api.h: llk_push_tiles / llk_pop_tiles move the pointers),
+  // so such a kernel may republish pages it holds without a matching reserve or wait: ttnn's SDPA compute kernel
+  // pops, packs and pushes its statistics in place (compute_common.hpp matmul_reduce, mul_block_bcast_cols with
+  // L1 accumulation). Between two kernels the emulator keeps the protocol's checks.
+  bool own_intermediate(const std::string& source) const {
+    return producer == source && (consumer.empty() || consumer == source);
+  }
   // Timing (timing.hpp): logical time each page was pushed / popped, by page sequence number modulo
   // num_pages (a slot is reused only after its previous page was popped / its previous reservation
   // pushed, which the CB protocol orders). Sized at launch.
@@ -295,6 +303,7 @@ struct ThreadCtx {
   bool binary_acc = false;
   MatmulMode mm;
   bool pack_l1_acc = false;  // pack_reconfig_l1_acc: the packer adds to what L1 holds
+  bool pack_relu = false;    // pack_relu_config(ReluConfig::zero()): the packer packs max(x, 0)
   std::optional<k::RDim> pack_reduce_mask;  // reduce_init's packer edge masks, until reduce_uninit
   LayoutMode tilize_mode, untilize_mode, pack_untilize_mode;
   uint32_t dst_half() const;      // DST tiles of one buffer: half the arch's DST (SyncHalf), or all of it (SyncFull)

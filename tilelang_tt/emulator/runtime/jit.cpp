@@ -190,11 +190,13 @@ const KernelInfo& build_and_load(const KernelBuild& build) {
                         "they are not set");
   if (build.path.find_first_of("\"\n\\") != std::string::npos)
     throw EmulatorError("kernel path " + build.path + " has a quote, backslash or newline");
-  // The JIT build's include roots: the root dir, whose ttnn/cpp/ttnn/... the ttnn kernels include by
-  // that path (kernel_lib), and ttnn/cpp, for their "ttnn/operations/..." includes.
+  // The JIT build's include roots (tt-metal jit_build/build.cpp, JitBuildEnv::init's includeDirs): the root
+  // dir, whose ttnn/cpp/ttnn/... the ttnn kernels include by that path (kernel_lib), ttnn, for their
+  // "cpp/ttnn/operations/..." includes (the SDPA kernels'), and ttnn/cpp, for their "ttnn/operations/..." ones.
   const std::string root = env_or_empty("TT_METAL_RUNTIME_ROOT");
   if (!root.empty()) {
     argv.push_back("-I" + root);
+    argv.push_back("-I" + (fs::path(root) / "ttnn").string());
     argv.push_back("-I" + (fs::path(root) / "ttnn" / "cpp").string());
   }
   argv.push_back("-fPIC");
@@ -221,6 +223,12 @@ const KernelInfo& build_and_load(const KernelBuild& build) {
     // (include/api/emu/chlkc_descriptors.h).
     argv.push_back("-DCOMPILE_FOR_TRISC=1");
     argv.push_back("-DUCK_CHLKC_MATH");
+    // tt-metal's genfiles define TRISC_UNPACK / TRISC_MATH / TRISC_PACK in the TRISC's own build
+    // (jit_build/genfiles.cpp, the chlkc_*.cpp prologs); the emulator's one build runs the three TRISCs' code
+    // (common.h: MATH(x), PACK(x), UNPACK(x) are x), so a kernel's code for any one of them is compiled.
+    argv.push_back("-DTRISC_UNPACK");
+    argv.push_back("-DTRISC_MATH");
+    argv.push_back("-DTRISC_PACK");
     argv.push_back("-DTT_EMU_DST_ACCUM_MODE=" + std::to_string(build.compute->fp32_dest_acc_en ? 1 : 0));
     argv.push_back("-DTT_EMU_DST_FULL_SYNC=" + std::to_string(build.compute->dst_full_sync_en ? 1 : 0));
     argv.push_back("-DTT_EMU_MATH_FIDELITY=" + std::to_string(build.compute->math_fidelity));

@@ -186,6 +186,25 @@ enum class Unary : uint8_t {
 enum class SfpuBinary : uint8_t { Add, Sub, Mul, Div, Max, Min, Rsub, Pow, LogBase, Round, Fmod, Count };
 void sfpu_unary(Unary op, uint32_t dst, Loc loc);
 void sfpu_binary(SfpuBinary op, uint32_t dst0, uint32_t dst1, uint32_t odst, Loc loc);
+// The op on the faces of `faces` (bit f: face f; 0b1111 the whole tile, VectorMode::C's 0b0101 the left faces,
+// VectorMode::R's 0b0011 the top ones: llk_math_eltwise_sfpu_common.h _llk_math_eltwise_sfpu_apply_vector_mode_),
+// charged that share of the whole tile's cycles; the other faces of `odst` keep what they hold.
+void sfpu_binary_faces(SfpuBinary op, uint32_t dst0, uint32_t dst1, uint32_t odst, uint8_t faces, Loc loc);
+// DST[dst] = op(DST[dst] * scale) on column 0 of the tile's 32 rows, the column a row statistic lives in: ttnn's
+// SDPA "first column" SFPU sequences (ckernel_sfpu_sdpa.h calculate_exponential_first_column,
+// calculate_recip_first_column: VectorMode::C, 4 SFPU iterations per face with dst_reg += 2), charged 8 of the
+// whole tile's 32 SFPU iterations; `fn` names the API call. The other datums the LLK touches hold nothing a
+// kernel reads (its bcast_cols consumers read column 0).
+void sfpu_unary_first_column(Unary op, uint32_t dst, float scale, const char* fn, Loc loc);
+// DST[dst] = op(DST[dst] * scale) on the whole tile, charged `cycles` (0: the op's table cost); `fn` names the API
+// call. With `on_pack` the pack TRISC runs it (exp_packthread_tile: the SFPU driven from the pack thread on the DST
+// half it holds between tile_regs_wait and tile_regs_release), charged to the packer's clock; else math does, on
+// the half it holds.
+void sfpu_unary_ex(Unary op, uint32_t dst, float scale, uint64_t cycles, bool on_pack, const char* fn, Loc loc);
+// The cycles of exp_tile<approx = true, .., InputClamping::None, iterations = 32> on a whole tile (costs.cpp).
+uint64_t exp_approx_unclamped_tile_cycles();
+// The packer's ReLU (pack_relu_config, llk_pack_relu_config): with `zero`, pack_tile packs max(x, 0).
+void pack_relu(bool zero, Loc loc);
 void sfpu_scalar(SfpuBinary op, uint32_t dst, float scalar, Loc loc);
 void fill_tile(uint32_t dst, float value, Loc loc);
 // where_tile<format>(cond, a, b, out): format is the kernel-side DataFormat id of DST's tiles.

@@ -4,6 +4,7 @@
 
 #include "api/compute/common.h"
 #include "api/compute/reg_api.h"
+#include "llk_sdpa_api.h"  // the LLK calls ttnn's SDPA kernel makes beside these (not emulated)
 
 namespace ckernel {
 
@@ -19,11 +20,9 @@ ALWI void pack_reconfig_l1_acc(const std::uint32_t l1_acc_en, Loc loc = Loc::cur
   emu::k::pack_reconfig_l1_acc(l1_acc_en, loc);
 }
 
-// The packer's ReLU (tt-metal 0.81.1 api/compute/pack.h pack_relu_config): none is what the emulated packer does;
-// another mode stops the kernel, naming it.
-ALWI void pack_relu_config(const ReluConfig& config, Loc loc = Loc::current()) {
-  if (config.get_mode() != ReluType::NO_RELU) emu::k::api_errorf(loc, "pack_relu_config: packer ReLU is not emulated");
-}
+// The packer's ReLU (tt-metal 0.81.1 api/compute/pack.h pack_relu_config): none, or ZERO_RELU (pack_tile packs
+// max(x, 0)); the threshold modes stop the kernel, naming them.
+ALWI void pack_relu_config(const ReluConfig& config, Loc loc = Loc::current()) { emu::detail::pack_relu(config, loc); }
 
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void pack_block(std::uint32_t ifrom_dst, std::uint32_t icb, std::uint32_t ntiles, Loc loc = Loc::current()) {

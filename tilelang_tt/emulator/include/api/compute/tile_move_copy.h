@@ -2,6 +2,7 @@
 #pragma once
 
 #include "api/compute/common.h"
+#include "llk_sdpa_api.h"  // the LLK calls ttnn's SDPA kernel makes beside these (not emulated)
 
 namespace ckernel {
 

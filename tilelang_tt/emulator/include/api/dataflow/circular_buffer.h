@@ -1,8 +1,8 @@
 // tt-metal 0.81.1 api/dataflow/circular_buffer.h: CircularBuffer, an object over one CB id whose calls
 // are the CB API's (cb_reserve_back ... in a data movement kernel, the same handshakes on the TRISCs in
-// a compute kernel). ttnn's kernels include it beside dataflow_buffer.h. Not here: the TRISC-only
-// get_tile_address / read_tile_value (mailbox reads of the unpacker's L1 pointer) and the NOC traits
-// (noc_traits_t<CircularBuffer>, CircularBufferView): a kernel using them does not compile.
+// a compute kernel). ttnn's kernels include it beside dataflow_buffer.h. In a data-movement kernel a CircularBuffer
+// is also a Noc endpoint (api/emu/cb_noc_traits.h). Not here: the TRISC-only get_tile_address / read_tile_value
+// (mailbox reads of the unpacker's L1 pointer): a kernel using them does not compile.
 #pragma once
 
 #include <cstdint>
@@ -54,3 +54,22 @@ class CircularBuffer {
  private:
   uint32_t cb_id_;
 };
+
+#ifndef COMPILE_FOR_TRISC
+// A CircularBuffer's read or write pointer as a Noc endpoint, chosen explicitly (circular_buffer.h:154-167).
+template <CircularBuffer::AddrSelector AddrSel>
+struct CircularBufferView {
+  const CircularBuffer& cb;
+  explicit constexpr CircularBufferView(const CircularBuffer& c) : cb(c) {}
+};
+
+template <CircularBuffer::AddrSelector AddrSel>
+constexpr auto use(const CircularBuffer& cb) {
+  return CircularBufferView<AddrSel>(cb);
+}
+#endif
+
+#define TT_EMU_CIRCULAR_BUFFER_DEFINED
+#if defined(TT_EMU_NOC_H_DEFINED) && !defined(COMPILE_FOR_TRISC)
+#include "api/emu/cb_noc_traits.h"
+#endif

@@ -14,6 +14,7 @@
 #include "api/emu/cb_interface.h"
 #include "api/emu/kernel_common.h"
 #include "api/tensor/tensor_accessor.h"
+#include "hostdevcommon/common_values.hpp"  // INVALID, VALID: as tt-metal 0.81.1's does
 
 using emu::k::Loc;
 

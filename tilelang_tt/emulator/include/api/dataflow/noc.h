@@ -169,3 +169,6 @@ class Noc {
 #ifdef TT_EMU_DATAFLOW_BUFFER_DEFINED
 #include "api/emu/dfb_noc_traits.h"
 #endif
+#if defined(TT_EMU_CIRCULAR_BUFFER_DEFINED) && !defined(COMPILE_FOR_TRISC)
+#include "api/emu/cb_noc_traits.h"
+#endif

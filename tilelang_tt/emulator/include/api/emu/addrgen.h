@@ -24,6 +24,15 @@
 #define DYNAMIC_NOC_X(noc, x) NOC_0_X(noc, noc_size_x, (x))
 #define DYNAMIC_NOC_Y(noc, y) NOC_0_Y(noc, noc_size_y, (y))
 
+// Does an address generator have get_aligned_page_size()? (dataflow_api_addrgen.h:146-151; ttnn's SDPA kernels
+// test it to size a page: dataflow_common.hpp.)
+template <typename, typename = void>
+inline constexpr bool has_get_aligned_page_size_v = false;
+
+template <typename T>
+inline constexpr bool has_get_aligned_page_size_v<T, std::void_t<decltype(std::declval<T>().get_aligned_page_size())>> =
+    true;
+
 FORCE_INLINE uint64_t get_noc_multicast_addr(uint32_t noc_x_start, uint32_t noc_y_start, uint32_t noc_x_end,
                                              uint32_t noc_y_end, uint32_t addr, uint8_t /*noc*/ = noc_index) {
   return emu::k::noc_multicast_addr(noc_x_start, noc_y_start, noc_x_end, noc_y_end, addr);

@@ -61,8 +61,8 @@ TT_EMU_CB_CONSTEXPR inline ::DataFormat cb_dataformat(uint32_t cb, emu::k::Loc l
 // generate_all_descriptors), which compute kernels and, through ttnn's kernel_lib
 // (dfb_helpers_dataflow.inl get_tile_r_dim), data movement kernels read: per CB index the L1 data
 // format the unpacker reads and the packer writes (unpack_src_format, pack_dst_format: the CB's format,
-// DataFormat::Invalid = 255 for an index without a CB) and the tile dimensions (32 x 32: the emulator's
-// only tile).
+// DataFormat::Invalid = 255 for an index without a CB) and the tile dimensions (32 x 32 of four 16 x 16 faces:
+// the emulator's only tile).
 #ifdef TT_EMU_CB_FORMATS
 
 namespace emu::detail {
@@ -80,7 +80,13 @@ struct CbDimTable {
 }  // namespace emu::detail
 
 constexpr emu::detail::CbFormatTable<std::int32_t> unpack_src_format{};
+// The format the unpacker writes to the source registers, here the CB's too (ASSUMPTION: tt-metal derives it
+// from the CB's format and fp32_dest_acc_en, one to one; kernels compare two CBs' entries: ttnn's SDPA
+// compute_streaming.hpp sdpa_unpack_format_changed).
+constexpr emu::detail::CbFormatTable<std::int32_t> unpack_dst_format{};
 constexpr emu::detail::CbFormatTable<unsigned char> pack_dst_format{};
+constexpr emu::detail::CbDimTable<std::uint8_t> unpack_tile_face_r_dim{16};
+constexpr emu::detail::CbDimTable<std::uint8_t> unpack_tile_num_faces{4};
 constexpr emu::detail::CbDimTable<std::uint8_t> unpack_tile_r_dim{32};
 constexpr emu::detail::CbDimTable<std::uint8_t> unpack_tile_c_dim{32};
 constexpr emu::detail::CbDimTable<std::uint8_t> pack_tile_r_dim{32};

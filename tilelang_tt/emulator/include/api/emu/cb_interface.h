@@ -51,6 +51,10 @@ struct CbInterfaceField {
   CbInterfaceField& operator=(const CbInterfaceField<other_field>& other) {
     return *this = static_cast<uint32_t>(other);
   }
+  // Pointer arithmetic on the field, as on tt-metal's uint32_t (ttnn's SDPA cb_push_back_hold_wr_ptr rewinds
+  // fifo_wr_ptr by the pages it pushed)
+  CbInterfaceField& operator+=(uint32_t value) { return *this = static_cast<uint32_t>(*this) + value; }
+  CbInterfaceField& operator-=(uint32_t value) { return *this = static_cast<uint32_t>(*this) - value; }
 };
 }  // namespace emu::detail
 

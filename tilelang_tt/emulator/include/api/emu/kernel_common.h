@@ -8,6 +8,8 @@
 
 #include "api/compile_time_args.h"
 #include "hostdevcommon/kernel_structs.h"
+#include "internal/risc_attribs.h"  // tt_l1_ptr
+#include "internal/tt-1xx/cache.h"  // invalidate_l1_cache: risc_common.h there
 #include "kernel_api.hpp"
 
 // Kernel-side data format ids (tt-metal tensix_types.h values).
@@ -65,9 +67,6 @@ struct MyNocCoord {
 }  // namespace emu::detail
 inline constexpr emu::detail::MyNocCoord<false> my_x{};
 inline constexpr emu::detail::MyNocCoord<true> my_y{};
-
-// tt-metal marks pointers into L1 for its RISC-V compiler; on the host L1 is ordinary memory.
-#define tt_l1_ptr
 
 template <typename T>
 FORCE_INLINE T get_arg_val(int arg_idx, emu::k::Loc loc = emu::k::Loc::current()) {

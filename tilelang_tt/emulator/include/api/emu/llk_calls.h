@@ -38,3 +38,38 @@ inline void llk_math_reconfig_data_format_srca(const std::uint32_t /*srca_old_op
                                                emu::k::Loc loc = emu::k::Loc::current()) {
   emu::detail::llk_not_emulated("llk_math_reconfig_data_format_srca", loc);
 }
+
+// The LLK calls of ttnn's SDPA compute kernel (compute_common.hpp, compute_streaming.hpp), with the signatures of
+// tt-metal 0.81.1's llk_api (llk_pack_common_api.h, llk_unpack_A_api.h, llk_math_unary_datacopy_api.h,
+// llk_pack_tile_api.h). The packer's L1 accumulation and ReLU are what pack_reconfig_l1_acc / pack_relu_config do
+// (api/compute/pack.h); llk_pack, llk_pack_init, llk_unpack_A_init and llk_math_eltwise_unary_datacopy_init (not
+// emulated) are in llk_sdpa_api.h.
+
+// llk_pack_common_api.h:250: enable or disable the packer's L1 accumulation.
+inline void llk_pack_reconfig_l1_acc(const std::uint32_t enable, emu::k::Loc loc = emu::k::Loc::current()) {
+  emu::k::pack_reconfig_l1_acc(enable, loc);
+}
+
+namespace emu::detail {
+// The packer's ReLU modes the emulator models: none, and ZERO_RELU (max(x, 0)).
+inline void pack_relu(const ckernel::ReluConfig& config, emu::k::Loc loc) {
+  if (config.get_mode() != ckernel::ReluType::NO_RELU && config.get_mode() != ckernel::ReluType::ZERO_RELU)
+    emu::k::api_errorf(loc, "pack_relu_config: only ReluConfig::none() and ReluConfig::zero() are emulated");
+  emu::k::pack_relu(config.get_mode() == ckernel::ReluType::ZERO_RELU, loc);
+}
+}  // namespace emu::detail
+
+// llk_pack_common_api.h:240.
+inline void llk_pack_relu_config(const ckernel::ReluConfig& relu_config, emu::k::Loc loc = emu::k::Loc::current()) {
+  emu::detail::pack_relu(relu_config, loc);
+}
+
+// tt-llk common/inc/cmath_common.h:290-298: the math thread's address-mode bank.
+namespace ckernel::math {
+inline void set_addr_mod_base(emu::k::Loc loc = emu::k::Loc::current()) {
+  emu::detail::llk_not_emulated("math::set_addr_mod_base", loc);
+}
+inline void clear_addr_mod_base(emu::k::Loc loc = emu::k::Loc::current()) {
+  emu::detail::llk_not_emulated("math::clear_addr_mod_base", loc);
+}
+}  // namespace ckernel::math

@@ -5,7 +5,8 @@
 // RsqrtMode::Fast); the others (erf, log ... fast_and_approx) are accepted and ignored, as are those that
 // set the op's DST precision and rounding (is_fp32_dest_acc_en, ReciprocalDestAcc, DstRoundingMode):
 // the emulator computes the other ops in fp32 and rounds DST to bfloat16 (nearest even) unless the
-// kernel's fp32_dest_acc_en. A VectorMode other than RC (the op on part of the tile) is an error.
+// kernel's fp32_dest_acc_en. A VectorMode other than RC (the op on part of the tile) is an error but for binary max
+// and min (faces_of).
 #pragma once
 
 #include <bit>
@@ -29,6 +30,19 @@ constexpr const char* kWholeTilesOnly = "emulator: SFPU ops run on whole tiles o
 
 inline void require_whole_tile(ckernel::VectorMode vector_mode, const char* fn, emu::k::Loc loc) {
   if (vector_mode != ckernel::VectorMode::RC) emu::k::api_errorf(loc, "%s: %s", fn, kWholeTilesOnly);
+}
+
+// The faces an SFPU op's VectorMode selects, as sfpu_binary_faces takes them (bit f: face f): RC all four, C the
+// left column of faces (0, 2), R the top row (0, 1) (tt-llk llk_math_eltwise_sfpu_common.h
+// _llk_math_eltwise_sfpu_apply_vector_mode_); another mode is an error.
+inline std::uint8_t faces_of(ckernel::VectorMode vector_mode, const char* fn, emu::k::Loc loc) {
+  switch (vector_mode) {
+    case ckernel::VectorMode::RC: return 0b1111;
+    case ckernel::VectorMode::C: return 0b0101;
+    case ckernel::VectorMode::R: return 0b0011;
+    default: break;
+  }
+  emu::k::api_errorf(loc, "%s: VectorMode %u is not emulated (RC, R and C are)", fn, static_cast<unsigned>(vector_mode));
 }
 
 // The integer SFPU ops' template format as the runtime's id (tensix_types.h value).

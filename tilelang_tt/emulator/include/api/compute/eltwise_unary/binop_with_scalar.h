@@ -4,8 +4,12 @@
 #pragma once
 
 #include "api/emu/sfpu.h"
+#include "ckernel_sfpu_binop_with_unary.h"
 
 namespace ckernel {
+
+// The ops' codes (binop_with_scalar.h:32), calculate_binop_with_scalar's BINOP_MODE.
+enum { ADD_UNARY = 0, SUB_UNARY = 1, MUL_UNARY = 2, DIV_UNARY = 3, RSUB_UNARY = 4 };
 
 ALWI void binop_with_scalar_tile_init() {}
 
