@@ -97,6 +97,16 @@ def test_push_more_than_reserved(tmp_path, runtime):
     assert_names(msg, "reader.cpp", "reader", line_of(reader), 0)
 
 
+def test_republish_without_reserve_in_compiled_in_kernel(tmp_path, runtime):
+    """A CB only one kernel uses may be republished without a reserve by a kernel file (ttnn's SDPA does:
+    CB::own_intermediate), never by a kernel compiled into the program (the compiler's output and these tests')."""
+    reader = DATAFLOW + ("void kernel_main() {\n    cb_reserve_back(0, 1);\n    cb_push_back(0, 1);\n"
+                         "    cb_push_back(0, 1);  // HERE\n}\n")
+    msg = program(tmp_path, runtime, reader=reader)
+    assert "cb_push_back(CB 0, 1) pushes more pages than reserved (0" in msg
+    assert_names(msg, "reader.cpp", "reader", line_of(reader), 0)
+
+
 def test_pop_before_write_barrier(tmp_path, runtime):
     reader = DATAFLOW + "void kernel_main() {\n    cb_reserve_back(16, 1);\n    cb_push_back(16, 1);\n}\n"
     writer = DATAFLOW + """void kernel_main() {

@@ -255,7 +255,7 @@ void cb_push_back(int32_t cbi, int32_t n, Loc loc) {
   CB& cb = get_cb(t, cbi, "cb_push_back", loc);
   const std::string call = "cb_push_back(" + cb_name(cb.index) + ", " + std::to_string(n) + ")";
   // Pages past the reservation: a kernel's own intermediate may push pages that are free (CB::own_intermediate)
-  const bool own_free = cb.own_intermediate(t.kernel->source_name) && n >= 0 &&
+  const bool own_free = cb.own_intermediate(*t.kernel) && n >= 0 &&
                         cb.pushed - cb.popped + static_cast<uint64_t>(n) <= cb.num_pages;
   if (n < 0 || (static_cast<uint32_t>(n) > cb.reserved && !own_free))
     protocol_error(loc, call + " pushes more pages than reserved (" + std::to_string(cb.reserved) +
@@ -303,7 +303,7 @@ void cb_pop_front(int32_t cbi, int32_t n, Loc loc) {
   CB& cb = get_cb(t, cbi, "cb_pop_front", loc);
   const std::string call = "cb_pop_front(" + cb_name(cb.index) + ", " + std::to_string(n) + ")";
   // Pages not waited for: a kernel's own intermediate may pop pages it pushed (CB::own_intermediate)
-  const bool own_pushed = cb.own_intermediate(t.kernel->source_name) && n >= 0 &&
+  const bool own_pushed = cb.own_intermediate(*t.kernel) && n >= 0 &&
                           cb.pushed - cb.popped >= static_cast<uint64_t>(n);
   if (n < 0 || (static_cast<uint32_t>(n) > cb.waited && !own_pushed))
     protocol_error(loc, call + " pops more pages than waited for (" + std::to_string(cb.waited) +

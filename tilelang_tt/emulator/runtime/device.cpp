@@ -736,7 +736,9 @@ uint32_t Device::add_kernel(const std::string& source_name, KernelRole role, con
                             const std::vector<uint32_t>& compile_args, uint8_t noc, ComputeOptions opts) {
   const KernelInfo* info = find_kernel(source_name);
   if (info == nullptr) throw EmulatorError("add_kernel: no kernel registered for '" + source_name + "'");
-  return add_kernel(*info, source_name, role, cores, compile_args, noc, std::move(opts));
+  const uint32_t id = add_kernel(*info, source_name, role, cores, compile_args, noc, std::move(opts));
+  impl_->kernels[id]->compiled_in = true;
+  return id;
 }
 
 uint32_t Device::add_kernel(const KernelInfo& kernel_info, const std::string& source_name, KernelRole role,

@@ -125,6 +125,8 @@ using timing::DramTransfer;
 constexpr uint32_t kMemZerosSize = 512;
 inline uint32_t zeros_offset(const ArchSpec& a) { return a.l1_unreserved_base - 16 * 16 - kMemZerosSize; }
 
+struct KernelInstance;
+
 struct CB {
   bool configured = false;
   uint32_t index = 0;
@@ -143,9 +145,8 @@ struct CB {
   // so such a kernel may republish pages it holds without a matching reserve or wait: ttnn's SDPA compute kernel
   // pops, packs and pushes its statistics in place (compute_common.hpp matmul_reduce, mul_block_bcast_cols with
   // L1 accumulation). Between two kernels the emulator keeps the protocol's checks.
-  bool own_intermediate(const std::string& source) const {
-    return producer == source && (consumer.empty() || consumer == source);
-  }
+  // Kernel files only (KernelInstance::compiled_in).
+  bool own_intermediate(const KernelInstance& kernel) const;
   // Timing (timing.hpp): logical time each page was pushed / popped, by page sequence number modulo
   // num_pages (a slot is reused only after its previous page was popped / its previous reservation
   // pushed, which the CB protocol orders). Sized at launch.
@@ -213,7 +214,17 @@ struct KernelInstance {
   ComputeOptions opts;
   std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> runtime_args;  // (x, y) -> args
   std::vector<uint32_t> common_args;
+  // Compiled into the program by the driver (a plan's kernels: tilelang-tt's generated code and hand-written
+  // test kernels), not a kernel file built at launch. Compiled-in kernels keep every CB protocol check, also
+  // on a CB only they use (CB::own_intermediate): the compiler's output is held to the reserve / push / wait /
+  // pop discipline, which keeps a compute kernel's three TRISC threads ordered on silicon.
+  bool compiled_in = false;
 };
+
+inline bool CB::own_intermediate(const KernelInstance& kernel) const {
+  return !kernel.compiled_in && producer == kernel.source_name &&
+         (consumer.empty() || consumer == kernel.source_name);
+}
 
 struct Core {
   CoreXY logical{};
