@@ -35,7 +35,11 @@ conditions and integer divisions are constant (rotary embedding's partner half `
 half, -x[i, j + half], x[i, j - half])``, ``cos[i, j % half]``), is the nest of each part
 (``ir/partition.py``): ``j`` in [0, half) reads ``x[i, j + half]``, ``j`` in [half, n) is ``j' + half``
 and reads ``x[i, j']``, each part with its own blocks.
-Errors: a slice partly outside its tensor (in every form and part); a nest storing into a global
+A row of a tensor read along the nest's other dimension (``A[0, k0 + i]`` of a (1, K) tensor per
+row, ``B[k0 + j, 0]`` of a (K, 1) tensor per column) is read as the one-row (one-column) block it is in
+the tensor's tiles and turned into the vector the nest reads (``ir/element_access.py`` ``Turn``).
+Errors: a global tensor read at an index read from a tensor at the nest's indices (a gather of rows,
+``E[ids[i], j]``: not built); a slice partly outside its tensor (in every form and part); a nest storing into a global
 tensor at no block in a kernel that copies no block out, or a store into one outside T.Parallel in
 such a kernel (scalar code over rows). (CheckKernelFormsTT, just before, refuses what has no form at all.)
 
@@ -58,6 +62,16 @@ such a kernel (scalar code over rows). (CheckKernelFormsTT, just before, refuses
             for j, i in T.Parallel(32, 32):
                 Y_l[j, i] = X_s[i, j]
             T.copy(T.region(Y_l[0, 0], 1, 32, 32), T.region(Y[bx * 32, by * 32], 2, 32, 32))
+
+    Before: for i, j in T.Parallel(32, 32):                      # R: (1, 64)
+                C[by * 32 + i, j] = A[by * 32 + i, j] * R[0, by * 32 + i]
+    After:  T.copy(A[by * 32, 0:32] -> A_s); T.copy(R[0, by * 32:by * 32 + 32] -> R_s)   # R_s: (1, 32)
+            T.copy(R_s, R_v)                                      # the row vector of R_s's tiles
+            for k in T.Parallel(32):
+                R_t[k] = R_v[k]                                   # its tiles transposed: a column
+            for i, j in T.Parallel(32, 32):
+                C_l[i, j] = A_s[i, j] * R_t[i]
+            T.copy(C_l, C[by * 32, 0])
 """
 
 from __future__ import annotations
@@ -88,6 +102,7 @@ from tilelang_tt.ir.element_access import (
     ElementNest,
     Facts,
     flattened,
+    gather,
     guard_bound,
     split_rows,
     statements,
@@ -108,6 +123,7 @@ def _legalize(func, loop: tirx.For, names: set[str], allocated: list[tirx.Buffer
     of one of those forms (ir/partition.py: as written first, then over whole rows, then flat); None
     when none applies."""
     loops, body = parallel_nest(loop)
+    _refuse_gathers(func, loops, body)
     forms: list[tuple] = []
     taken = set(names)
     found = _forms(func, loop, loops, body, names, allocated, facts, forms, refuse=False)
@@ -200,7 +216,25 @@ def _legalize_nest(func, loop, loops, body, names, allocated, facts, complete=Fa
             else:
                 copy = _copy(make_region(block, zeros, shape, READ), tensor, loop)
             after.append(copy)
+    for turn in nest.turns:  # a vector read along the nest's other dimension: the tensor's tiles, turned
+        allocated.extend([turn.vector, turn.used])
+        before.extend(turn.statements(loop))
     return seq(before + [new_body] + after)
+
+
+def _refuse_gathers(func, loops: list[tirx.For], body: tirx.Stmt) -> None:
+    """Refuses the first statement of the nest that gathers rows (ir/element_access.py ``gather``):
+    which row each element of its block reads is known only on device, and the reader moves blocks of
+    a tensor, not rows picked one by one."""
+    found = gather(loops, body)
+    if found is None:
+        return
+    stmt, load, table = found
+    raise error(PASS, func, stmt, f"`{load}` reads the rows of `{load.buffer.name}` at indices read from the tensor "
+                f"`{table.name}` (a gather): which row each element of the block reads is known only on the device, "
+                "and the reader moves blocks of a tensor, not rows picked one by one (not built yet)",
+                f"gather the rows before the kernel (torch.index_select, or {load.buffer.name}[{table.name}] in torch) "
+                "and pass the gathered tensor, indexed by the nest's loops")
 
 
 def _refuse_outside(func, stmt, buf: tirx.Buffer, bases, extents) -> None:
