@@ -4,7 +4,8 @@ GEMV, per-head weights ``W[h, by * 32 + i]``) or a column used per column (``B[k
 vector, KernelBench's GEMV). LegalizeGlobalAccessTT reads the vector as the one-row (one-column) block
 it is in the tensor's tiles and compute turns its tiles (``transpose_tile``) into the vector the nest
 reads. Each runs on the emulator against torch; a row gathered at indices read from a tensor is still
-refused at its statement."""
+refused at its statement, and so is a T.copy of a row into a vector used per row (it moved the row's tiles
+as they are: wrong numbers)."""
 
 import inspect
 
@@ -142,3 +143,64 @@ def test_a_column_of_a_wider_tensor_read_per_column_is_refused_at_the_statement(
     err = compile_error(column_of_a_wider_tensor_per_column(32, 128))
     assert_diagnostic(err, "LowerTTTileIntrinsics", "`S[bx * 64 + j, 1]` is not an element-wise access of an on-chip "
                       "block", "wide_column", path=PATH, source=inspect.getsource(inspect.getmodule(run)))
+
+
+def row_copied_into_a_column_vector(m, n):
+    """The same scales written with a T.copy of the row into a vector the nest uses per row: the copy
+    moves a row of S's tiles, the vector holds its values down a column: refused at the copy (it ran
+    with wrong numbers before), with the element-wise read as the rewrite."""
+
+    @T.prim_func
+    def main(X: T.Tensor((m, n), "float32"), S: T.Tensor((1, m), "float32"), Y: T.Tensor((m, n), "float32")):
+        with T.Kernel(1, m // 32) as (bx, by):
+            s = T.alloc_fragment((32,), "float32")
+            x = T.alloc_shared((32, n), "float32")
+            y = T.alloc_fragment((32, n), "float32")
+            T.copy(S[0, by * 32], s)  # LINE: row_into_column
+            T.copy(X[by * 32, 0], x)
+            for i, j in T.Parallel(32, n):
+                y[i, j] = x[i, j] * s[i]
+            T.copy(y, Y[by * 32, 0])
+
+    return main
+
+
+def test_a_row_copied_into_a_vector_used_per_row_is_refused_at_the_copy():
+    err = compile_error(row_copied_into_a_column_vector(64, 32))
+    assert_diagnostic(err, "LayoutAwareWorkPartitionTT", "the row of `S` copied into the vector `s`, which the kernel "
+                      "uses per row of a block", "row_into_column", path=PATH,
+                      source=inspect.getsource(inspect.getmodule(run)))
+    assert "read `S` element-wise in the T.Parallel nest" in err.hint
+
+
+def row_scales_staged_per_row(m, n):
+    """The scales of a (1, M) row staged into a vector by a 1-D nest (``s[i] = S[0, by * 32 + i]``) and
+    used per row, then the row sums stored back into a (1, M) row (``R[0, by * 32 + i] = r[i] + 1``):
+    both move the row's tiles as a [1, 32] block, turned into (out of) the column vectors on-chip."""
+
+    @T.prim_func
+    def main(X: T.Tensor((m, n), "float32"), S: T.Tensor((1, m), "float32"), Y: T.Tensor((m, n), "float32"),
+             R: T.Tensor((1, m), "float32")):
+        with T.Kernel(1, m // 32) as (bx, by):
+            s = T.alloc_fragment((32,), "float32")
+            x = T.alloc_shared((32, n), "float32")
+            y = T.alloc_fragment((32, n), "float32")
+            r = T.alloc_fragment((32,), "float32")
+            for i in T.Parallel(32):
+                s[i] = S[0, by * 32 + i]
+            T.copy(X[by * 32, 0], x)
+            for i, j in T.Parallel(32, n):
+                y[i, j] = x[i, j] * s[i]
+            T.reduce_sum(y, r, dim=1)
+            for i in T.Parallel(32):
+                R[0, by * 32 + i] = r[i] + T.float32(1)
+            T.copy(y, Y[by * 32, 0])
+
+    return main
+
+
+def test_a_row_staged_into_a_vector_used_per_row_and_stored_back_runs():
+    x, s = torch.randn(64, 32), torch.rand(1, 64) + 0.5
+    y, r = tilelang_tt.compile(row_scales_staged_per_row(64, 32)).run(x, s)
+    assert_close(torch.as_tensor(y).float(), x * s.T, 1e-5)
+    assert_close(torch.as_tensor(r).float(), (x * s.T).sum(1)[None] + 1, 1e-3)

@@ -529,3 +529,57 @@ def test_hand_written_column_read_per_column_is_its_tiles_turned_into_a_row():
     after = LegalizeGlobalAccessTT()(Before)
     tvm.ir.assert_structural_equal(after, Expected)
     assert names(after) == names(Expected)
+
+
+def test_hand_written_row_staged_into_a_vector_used_per_row_is_its_tiles_copied_then_turned():
+    """``s[i] = S[0, by * 32 + i]`` of a (1, 64) tensor in a 1-D nest whose vector ``s`` is used per row
+    (``y[i, j] = x[i, j] * s[i]``): the row is read as the [1, 32] block it is (``S_s``) and copied into
+    the row vector of its tiles ``S_v``, which the nest reads (compute turns each tile into ``s``); a
+    store of a row, ``O[0, by * 32 + i] = s[i]``, is the same backwards."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(S: T.Buffer((1, 64), "float32"), O: T.Buffer((1, 64), "float32")):
+            for by in T.thread_binding(2, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    s = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    y = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                    for i in T.parallel(32):
+                        s[i] = S[0, by * 32 + i]
+                    for i in T.parallel(32):
+                        for j in T.parallel(32):
+                            y[i, j] = s[i]
+                    for i in T.parallel(32):
+                        O[0, by * 32 + i] = s[i]
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(S: T.Buffer((1, 64), "float32"), O: T.Buffer((1, 64), "float32")):
+            for by in T.thread_binding(2, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    s = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    y = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                    S_s = T.sblock_alloc_buffer((1, 32), "float32", scope="shared.dyn")
+                    S_v = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    O_l = T.sblock_alloc_buffer((1, 32), "float32", scope="local.fragment")
+                    O_v = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    tl.tileop.copy(tl.region(S[0, by * 32], 1, 1, 32), tl.region(S_s[0, 0], 2, 1, 32))
+                    tl.tileop.copy(tl.region(S_s[0, 0], 1, 1, 32), tl.region(S_v[0], 2, 32))
+                    for i in T.parallel(32):
+                        s[i] = S_v[i]
+                    for i in T.parallel(32):
+                        for j in T.parallel(32):
+                            y[i, j] = s[i]
+                    for i in T.parallel(32):
+                        O_v[i] = s[i]
+                    tl.tileop.copy(tl.region(O_v[0], 1, 32), tl.region(O_l[0, 0], 2, 1, 32))
+                    tl.tileop.copy(tl.region(O_l[0, 0], 1, 1, 32), tl.region(O[0, by * 32], 2, 1, 32))
+
+    after = LegalizeGlobalAccessTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)

@@ -32,9 +32,11 @@ import dataclasses
 from tvm import arith, ir, tirx
 
 from tilelang_tt.ir.common import (
+    COL,
     READ,
     WRITE,
     const_int,
+    contains,
     is_global_buffer,
     keep_span,
     make_region,
@@ -46,12 +48,13 @@ from tilelang_tt.ir.common import (
 
 class Facts:
     """What is known where a nest is: the ranges of the block coordinates and loops around it (an
-    ``arith.Analyzer``) and the integer values named before it (``m_start = by * bm``), which proofs
-    substitute and the IR keeps."""
+    ``arith.Analyzer``), the integer values named before it (``m_start = by * bm``), which proofs
+    substitute and the IR keeps, and the kernel's vector kinds (which 1-D nests work per row)."""
 
-    def __init__(self):
+    def __init__(self, kinds: dict[str, str] | None = None):
         self.analyzer = arith.Analyzer()
         self.values: dict[tirx.Var, object] = {}
+        self.kinds = kinds or {}  # the kernel's vector kinds (ir.common.vector_kinds)
 
     def name(self, var: tirx.Var, value) -> None:
         self.values[var] = tirx.stmt_functor.substitute(value, self.values)
@@ -65,33 +68,51 @@ class Facts:
 
 @dataclasses.dataclass(frozen=True)
 class Turn:
-    """A vector of a tensor read along the nest's other dimension (``A[0, k0 + i]`` of a (1, K) tensor
-    in a nest over (i, j): a row of the tensor's tiles used per row; ``B[k0 + j, 0]`` of a (K, 1)
-    tensor: a column used per column). ``staged`` is the one-row (one-column) block the reader reads,
-    the tensor's tiles as they are; ``vector`` the same tiles as a vector of its kind (a copy);
-    ``used`` the vector of the other kind the nest reads, each tile of ``vector`` transposed
-    (``used[k] = vector[k]``: compute's ``transpose_tile``, ops/copy.py ``is_transposed_vector``)."""
+    """A vector of a tensor moved along the other dimension than it lies in the tensor's tiles: a row
+    of a tensor read per row of a 2-D nest (``A[0, k0 + i]`` of a (1, K) tensor in a nest over (i, j)),
+    or read or written by a nest over a vector used per row (``s[i] = S[0, by * 32 + i]``, then
+    ``s[i]`` per row; a per-row sum stored ``O[0, n0 + i] = acc[i]``); a column of a (K, 1) tensor read
+    per column (``B[k0 + j, 0]``). ``staged`` is the one-row (one-column) block the reader or writer
+    moves, the tensor's tiles as they are; ``vector`` the same tiles as a vector of their kind (a
+    copy); ``used`` the vector of the other kind a 2-D nest reads, each tile of ``vector`` transposed
+    (``used[k] = vector[k]``: compute's ``transpose_tile``, ops/copy.py ``is_transposed_vector``), or
+    None: a 1-D nest reads or writes ``vector`` itself, the other vectors it reads turned element-wise
+    by the same rule."""
     staged: tirx.Buffer
     vector: tirx.Buffer
-    used: tirx.Buffer
+    used: tirx.Buffer | None
+    role: str  # "read" | "write"
 
     def statements(self, like) -> list[tirx.Stmt]:
-        """``T.copy(staged, vector)`` and the nest ``for k in T.Parallel(n): used[k] = vector[k]``."""
-        n = int(self.used.shape[0])
-        copy = tirx.Call("handle", ir.Op.get("tl.tileop.copy"), [
-            make_region(self.staged, [0, 0], [int(d) for d in self.staged.shape], READ),
-            make_region(self.vector, [0], [n], WRITE)])
-        k = tirx.Var(f"{self.used.name}_k", "int32")
-        turn = tirx.For(k, 0, n, tirx.ForKind.PARALLEL, tirx.BufferStore(self.used, tirx.BufferLoad(self.vector, [k]),
-                                                                          [k]))
-        return [keep_span(like, tirx.Evaluate(copy)), keep_span(like, turn)]
+        """A read: ``T.copy(staged, vector)`` and the nest ``for k in T.Parallel(n): used[k] = vector[k]``;
+        a write: ``T.copy(vector, staged)``."""
+        n = int(self.vector.shape[0])
+        ends = [make_region(self.staged, [0, 0], [int(d) for d in self.staged.shape], READ),
+                make_region(self.vector, [0], [n], WRITE)]
+        if self.role == "write":
+            ends = [make_region(self.vector, [0], [n], READ),
+                    make_region(self.staged, [0, 0], [int(d) for d in self.staged.shape], WRITE)]
+        out = [keep_span(like, tirx.Evaluate(tirx.Call("handle", ir.Op.get("tl.tileop.copy"), ends)))]
+        if self.used is not None:
+            k = tirx.Var(f"{self.used.name}_k", "int32")
+            out.append(keep_span(like, tirx.For(k, 0, n, tirx.ForKind.PARALLEL, tirx.BufferStore(
+                self.used, tirx.BufferLoad(self.vector, [k]), [k]))))
+        return out
+
+
+def per_row(body: tirx.Stmt, kinds: dict[str, str]) -> bool:
+    """Whether a 1-D nest works on vectors used per row (``kinds``, ``ir.common.vector_kinds``: a rank-1
+    on-chip block it reads or writes is ``COL``)."""
+    return contains(body, lambda n: isinstance(n, (tirx.BufferLoad, tirx.BufferStore)) and not is_global_buffer(
+        n.buffer) and len(n.buffer.shape) == 1 and kinds.get(n.buffer.name) == COL)
 
 
 class ElementNest:
     """One T.Parallel nest over (i, j) and the blocks its global accesses become."""
 
-    def __init__(self, loops: list[tirx.For], names: set[str], facts: Facts):
+    def __init__(self, loops: list[tirx.For], names: set[str], facts: Facts, per_row: bool = False):
         self.loops = loops
+        self.per_row = per_row  # a 1-D nest over vectors used per row (:func:`per_row`)
         self.vars = [lp.loop_var for lp in loops]
         self.extents = [int(lp.extent) for lp in loops]
         self.names = names  # buffer names taken (unique block names)
@@ -182,19 +203,22 @@ class ElementNest:
             suffix = "_s" if role == "read" else "_l"
             scope = "shared.dyn" if role == "read" else "local.fragment"
             n = self.extents[follows[0]]
-            turned = role == "read" and len(self.vars) == 2 and len(follows) == 1 and len(indices) > 1 and (
-                dims[0] == len(indices) - 1) != (follows == (1,))
-            # a row of the tensor read per row of the nest (a column per column): read as the [1, n] (or
-            # [n, 1]) block it is in the tensor's tiles, then turned (Turn)
-            shape = ([1, n] if dims[0] == len(indices) - 1 else [n, 1]) if turned else [self.extents[k] for k in follows]
+            row = len(indices) > 1 and dims[0] == len(indices) - 1  # a row of a tensor of rank 2 or more
+            crossed = role == "read" and len(self.vars) == 2 and len(follows) == 1 and len(indices) > 1 and (
+                row != (follows == (1,)))
+            # a row of the tensor used per row (a column per column): moved as the [1, n] (or [n, 1]) block
+            # it is in the tensor's tiles, then turned (Turn)
+            turned = crossed or (len(self.vars) == 1 and self.per_row and row)
+            shape = ([1, n] if row else [n, 1]) if turned else [self.extents[k] for k in follows]
             block = tirx.decl_buffer(shape, buf.dtype, self._name(f"{buf.name}{suffix}"), scope=scope)
             self.order.append((block, buf, bases, extents, role))
             self.blocks[key] = block
             if turned:
-                vector, used = (tirx.decl_buffer([n], buf.dtype, self._name(f"{buf.name}{x}"), scope="local.fragment")
-                                for x in ("_v", "_t"))
-                self.turns.append(Turn(block, vector, used))
-                self.blocks[key] = used
+                vector = tirx.decl_buffer([n], buf.dtype, self._name(f"{buf.name}_v"), scope="local.fragment")
+                used = tirx.decl_buffer([n], buf.dtype, self._name(f"{buf.name}_t"), scope="local.fragment") \
+                    if crossed else None
+                self.turns.append(Turn(block, vector, used, role))
+                self.blocks[key] = used if crossed else vector
         return self.blocks[key], [self.vars[k] for k in follows]
 
     def _name(self, base: str) -> str:

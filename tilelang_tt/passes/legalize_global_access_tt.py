@@ -37,7 +37,9 @@ half, -x[i, j + half], x[i, j - half])``, ``cos[i, j % half]``), is the nest of 
 and reads ``x[i, j']``, each part with its own blocks.
 A row of a tensor read along the nest's other dimension (``A[0, k0 + i]`` of a (1, K) tensor per
 row, ``B[k0 + j, 0]`` of a (K, 1) tensor per column) is read as the one-row (one-column) block it is in
-the tensor's tiles and turned into the vector the nest reads (``ir/element_access.py`` ``Turn``).
+the tensor's tiles and turned into the vector the nest reads (``ir/element_access.py`` ``Turn``); so is
+a row read or written by a 1-D nest over vectors used per row (``s[i] = S[0, by * 32 + i]``, ``O[0, n0 +
+i] = acc[i]``: the kernel's vector kinds, ``ir.common.vector_kinds``), through the row vector of its tiles.
 Errors: a global tensor read at an index read from a tensor at the nest's indices (a gather of rows,
 ``E[ids[i], j]``: not built); a slice partly outside its tensor (in every form and part); a nest storing into a global
 tensor at no block in a kernel that copies no block out, or a store into one outside T.Parallel in
@@ -97,6 +99,7 @@ from tilelang_tt.ir.common import (
     seq,
     tile_op_name,
     unique_name,
+    vector_kinds,
 )
 from tilelang_tt.ir.element_access import (
     ElementNest,
@@ -104,6 +107,7 @@ from tilelang_tt.ir.element_access import (
     flattened,
     gather,
     guard_bound,
+    per_row,
     split_rows,
     statements,
     store_order,
@@ -160,7 +164,7 @@ def _legalize_nest(func, loop, loops, body, names, allocated, facts, complete=Fa
     """:func:`_legalize` of the nest ``loops`` around ``body``; ``complete``: None unless every global
     access becomes a block access (a flattened nest: what is left would be reported in the flat loop
     the user did not write); ``refuse``: a slice partly outside its tensor is refused, else None."""
-    nest = ElementNest(loops, names, facts)
+    nest = ElementNest(loops, names, facts, per_row=len(loops) == 1 and per_row(body, facts.kinds))
     named = {}
     items = statements(body, named, facts)
     stores = [s for s, _ in items if isinstance(s, tirx.BufferStore)]
@@ -216,10 +220,11 @@ def _legalize_nest(func, loop, loops, body, names, allocated, facts, complete=Fa
             else:
                 copy = _copy(make_region(block, zeros, shape, READ), tensor, loop)
             after.append(copy)
-    for turn in nest.turns:  # a vector read along the nest's other dimension: the tensor's tiles, turned
-        allocated.extend([turn.vector, turn.used])
-        before.extend(turn.statements(loop))
-    return seq(before + [new_body] + after)
+    turned = []  # a vector moved along the other dimension than it lies in the tensor: the tensor's tiles, turned
+    for turn in nest.turns:
+        allocated.extend(b for b in (turn.vector, turn.used) if b is not None)
+        (before if turn.role == "read" else turned).extend(turn.statements(loop))
+    return seq(before + [new_body] + turned + after)
 
 
 def _refuse_gathers(func, loops: list[tirx.For], body: tirx.Stmt) -> None:
@@ -348,7 +353,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     names = kernel_names(func)
     pending: list[tirx.Buffer] = []
 
-    facts = Facts()  # the ranges of the block coordinates and loops around a nest, the values named
+    facts = Facts(vector_kinds(func))  # the ranges of the block coordinates and loops around a nest, the values named
 
     def visit(stmt):
         if isinstance(stmt, tirx.For) and stmt.kind == tirx.ForKind.PARALLEL:
