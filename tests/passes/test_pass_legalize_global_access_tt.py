@@ -583,3 +583,39 @@ def test_hand_written_row_staged_into_a_vector_used_per_row_is_its_tiles_copied_
     after = LegalizeGlobalAccessTT()(Before)
     tvm.ir.assert_structural_equal(after, Expected)
     assert names(after) == names(Expected)
+
+
+def test_hand_written_page_read_at_a_block_table_entry_is_a_block_copy():
+    """``K[table[bx], t, d]``: the page index is read from a tensor and names no loop, a batch index as
+    in a T.copy: the slice [1, 32, 64] at it (AssertTensorIndicesTT checks the entry at run time)."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(K: T.Buffer((4, 32, 64), "float32"), table: T.Buffer((2,), "int32"), Y: T.Buffer((2, 32, 64), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    for t in T.parallel(32):
+                        for d in T.parallel(64):
+                            Y[bx, t, d] = K[table[bx], t, d]
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(K: T.Buffer((4, 32, 64), "float32"), table: T.Buffer((2,), "int32"), Y: T.Buffer((2, 32, 64), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    K_s = T.sblock_alloc_buffer((32, 64), "float32", scope="shared.dyn")
+                    Y_l = T.sblock_alloc_buffer((32, 64), "float32", scope="local.fragment")
+                    tl.tileop.copy(tl.region(K[table[bx], 0, 0], 1, 1, 32, 64), tl.region(K_s[0, 0], 2, 32, 64))
+                    for t in T.parallel(32):
+                        for d in T.parallel(64):
+                            Y_l[t, d] = K_s[t, d]
+                    tl.tileop.copy(tl.region(Y_l[0, 0], 1, 32, 64), tl.region(Y[bx, 0, 0], 2, 1, 32, 64))
+
+    after = LegalizeGlobalAccessTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)

@@ -40,6 +40,7 @@ from tilelang_tt.ir.common import (
     is_global_buffer,
     keep_span,
     make_region,
+    reads_tensor,
     tensor_loads,
     unique_name,
     uses_var,
@@ -232,12 +233,16 @@ class ElementNest:
         may read only some of its elements (rotary embedding's partner half ``x[i, j - 64]`` chosen by
         ``T.if_then_else``), which would read DRAM outside the tensor. Past the end of the last two
         dimensions the reader zero-fills the tiles (a block size that does not divide the tensor, as
-        for any T.copy), so only their start is checked there. A store writes the elements the kernel
-        writes (guarded rows: ``tt.valid_rows``)."""
+        for any T.copy), so only their start is checked there. A batch index read from a tensor (a page
+        of a paged KV cache ``K[block_table[b, p], t, h, d]``) is accepted: AssertTensorIndicesTT checks
+        it at run time, as for any T.copy. A store writes the elements the kernel writes (guarded rows:
+        ``tt.valid_rows``)."""
         if role != "read":
             return True
         rank = len(buf.shape)
         for d, (base, extent) in enumerate(zip(bases, extents)):
+            if d < rank - 2 and extent == 1 and reads_tensor(base):
+                continue  # a batch index read from a tensor (a page of a block table): checked at run time
             if not self.facts.prove(base >= 0):
                 return False
             size = const_int(buf.shape[d])

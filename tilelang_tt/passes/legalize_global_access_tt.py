@@ -40,6 +40,8 @@ row, ``B[k0 + j, 0]`` of a (K, 1) tensor per column) is read as the one-row (one
 the tensor's tiles and turned into the vector the nest reads (``ir/element_access.py`` ``Turn``); so is
 a row read or written by a 1-D nest over vectors used per row (``s[i] = S[0, by * 32 + i]``, ``O[0, n0 +
 i] = acc[i]``: the kernel's vector kinds, ``ir.common.vector_kinds``), through the row vector of its tiles.
+A batch index read from a tensor (a page of a paged KV cache, ``K[block_table[b, p], t, h, d]``) is a
+slice start as in a T.copy: AssertTensorIndicesTT checks the value at run time.
 Errors: a global tensor read at an index read from a tensor at the nest's indices (a gather of rows,
 ``E[ids[i], j]``: not built); a slice partly outside its tensor (in every form and part); a nest storing into a global
 tensor at no block in a kernel that copies no block out, or a store into one outside T.Parallel in
