@@ -35,13 +35,11 @@ conditions and integer divisions are constant (rotary embedding's partner half `
 half, -x[i, j + half], x[i, j - half])``, ``cos[i, j % half]``), is the nest of each part
 (``ir/partition.py``): ``j`` in [0, half) reads ``x[i, j + half]``, ``j`` in [half, n) is ``j' + half``
 and reads ``x[i, j']``, each part with its own blocks.
-A row of a tensor read along the nest's other dimension (``A[0, k0 + i]`` of a (1, K) tensor per
-row, ``B[k0 + j, 0]`` of a (K, 1) tensor per column) is read as the one-row (one-column) block it is in
-the tensor's tiles and turned into the vector the nest reads (``ir/element_access.py`` ``Turn``); so is
-a row read or written by a 1-D nest over vectors used per row (``s[i] = S[0, by * 32 + i]``, ``O[0, n0 +
-i] = acc[i]``: the kernel's vector kinds, ``ir.common.vector_kinds``), through the row vector of its tiles.
-A batch index read from a tensor (a page of a paged KV cache, ``K[block_table[b, p], t, h, d]``) is a
-slice start as in a T.copy: AssertTensorIndicesTT checks the value at run time.
+A row of a tensor read per row of the nest (``A[0, k0 + i]``, A (1, K)), a (K, 1) column per column
+(``B[k0 + j, 0]``), and a row read or written by a 1-D nest over vectors used per row (``s[i] = S[0, by
+* 32 + i]``; ``ir.common.vector_kinds``) move as the row's (column's) block of the tensor's tiles, turned
+on-chip (``ir/element_access.py`` ``Turn``). A batch index read from a tensor (a paged KV cache's page,
+``K[block_table[b, p], t, h, d]``) is a slice start as in a T.copy: AssertTensorIndicesTT checks it.
 Errors: a global tensor read at an index read from a tensor at the nest's indices (a gather of rows,
 ``E[ids[i], j]``: not built); a slice partly outside its tensor (in every form and part); a nest storing into a global
 tensor at no block in a kernel that copies no block out, or a store into one outside T.Parallel in
