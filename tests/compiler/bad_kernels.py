@@ -452,23 +452,6 @@ def threads_without_a_count(N=64):
     return main
 
 
-def column_read_as_row_vector(M=256, K=256):
-    """``B[k, 0]`` of a (K, 1) tensor indexed by the nest's column loop: a column of B's tiles read as a
-    per-column (row) vector, a transpose."""
-    @T.prim_func
-    def main(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((K, 1), "bfloat16"), C: T.Tensor((M, 1), "bfloat16")):
-        with T.Kernel(M // 64, threads=128) as bx:
-            acc = T.alloc_fragment((64,), "float32")
-            T.clear(acc)
-            for bk in range(K // 64):
-                for i, j in T.Parallel(64, 64):
-                    acc[i] += A[bx * 64 + i, bk * 64 + j] * B[bk * 64 + j, 0]  # LINE: column_read_as_row_vector
-            for i in T.Parallel(64):
-                C[bx * 64 + i, 0] = T.Cast("bfloat16", acc[i])
-
-    return main
-
-
 def integer_value(value, M=64, N=64, b_dtype="int32"):
     """``C_l[i, j] = value(A_s[i, j], B_s[i, j])`` into an int32 block: a value the SFPU's integer ops do
     not compute."""

@@ -222,14 +222,6 @@ def test_a_thread_index_without_a_thread_count_is_refused_at_its_first_use():
     assert "threads=" in err.hint
 
 
-def test_a_column_of_a_tensor_read_as_a_row_vector_is_refused_not_computed_wrong():
-    """The tensor's tiles hold the column down their first column; the block of a per-column vector
-    needs it across the first row (it came out as wrong numbers before)."""
-    err = compile_error(bad_kernels.column_read_as_row_vector())
-    assert "are not blocks of its loops" in err.message or "not an element-wise access" in err.message, err.message
-    assert err.location is not None and err.location[:2] == (BAD_FILE, line_of("column_read_as_row_vector"))
-
-
 def test_unsupported_elementwise_expression():
     err = compile_error(bad_kernels.unsupported_expression(T.atan))
     assert_diagnostic(err, "LowerTTTileIntrinsics", "unsupported element-wise expression", "unsupported_expression")

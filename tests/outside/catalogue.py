@@ -48,13 +48,15 @@ ON_CHIP_BRANCH = "around tile operations (T.copy, T.gemm, T.Parallel) decides on
 GPU_INSTRUCTION = "a GPU instruction with no Tenstorrent form"
 LANE_RANK = "thread-level arrays are blocks of at most two dimensions"
 SCAN = "along the row, read in the loop that accumulates it"
+GATHER = "(a gather)"
+UNALIGNED = "moves elements whose byte offsets"
 
 GAPS = {
     "buffers with several writers or roles": (TWO_FILLERS, SCALAR_STORE, OVERLAPPING),
     "element-wise global access forms (flat indices, guards, computed rows)": (NO_COPY_OUT, NOT_BLOCKS,
                                                                              NOT_ELEMENTWISE, PARALLEL_BODY,
                                                                              FLAT_VECTOR, PARTLY_OUTSIDE,
-                                                                             SEVERAL_ROW_AXES),
+                                                                             SEVERAL_ROW_AXES, GATHER, UNALIGNED),
     "reductions written as accumulations in T.Parallel": (PARTIAL_NEST,),
     "scans other than sums (a running product)": (SCAN,),
     "dynamic sizes in expressions and loop extents": (DYNAMIC_EXPRESSION, DYNAMIC_PARALLEL, DYNAMIC_ROWS,
@@ -69,6 +71,8 @@ GAPS = {
 EXPECTED = {
     # runs and matches torch
     "norm/rms_norm_kernelbench": RUNS(BF16),
+    # thread-level code lowered to blocks; B (K, 1) read along the nest's columns: its column's tiles turned
+    "gemv/splitk_gemv_vectorized": RUNS(BF16),
     "activation/gelu_tanh_and_mul": RUNS(SFPU),
     "activation/hardswish_direct": RUNS(BF16),
     "moe/unpermute": RUNS(BF16),
@@ -135,8 +139,8 @@ EXPECTED = {
     "gemv/w4a16_decode": REFUSED(PARALLEL_BODY),  # a serial unpacking loop per thread
     # the mask of the index table's -1 entries runs (a bfloat16 block of the int32 comparison, typecast_tile);
     # the rows of KV gathered at the indices are refused
-    "attention/sparse_attention_fwd": REFUSED("`KV[g_i_b_i % batch, Indices[g_i_b_i % batch, s_i, g_i_b_i // batch, "
-                                              f"i_i * 32 + bi_i], g_i_b_i // batch, d_i]` {NOT_ELEMENTWISE}"),
+    "attention/sparse_attention_fwd": REFUSED("`KV[b_i, Indices[b_i, s_i, g_i, i_i * 32 + bi_i], g_i, d_i]` reads the "
+                                              f"rows of `KV` at indices read from the tensor `Indices` {GATHER}"),
     "scan/prepare_chunk_offsets": REFUSED(NO_COPY_OUT),  # slices of dynamic extents
     # B's 16-row blocks of a dynamic token count are read as rows; the transposed accumulator is refused
     "gemm/blockwise_swap_ab": REFUSED(f"`C_local_accum[j, i]` {NOT_ELEMENTWISE}"),
@@ -174,10 +178,9 @@ EXPECTED = {
                                       f"{GPU_INSTRUCTION}"),
     "moe/align_block_size": REFUSED(f"`T.tvm_warp_shuffle_up` is a warp shuffle (lanes exchanging registers): "
                                     f"{GPU_INSTRUCTION}"),
-    # thread-level code lowered to blocks, refused at what it does next: B (K, 1) read along the
-    # columns of the nest (a transpose of its column); the bias of 4 columns a block
-    "gemv/splitk_gemv_vectorized": REFUSED(f"`B[bk * 64 + tk_k, 0]` {NOT_ELEMENTWISE}"),
-    "gemv/gemv_simt": REFUSED(f"`A[0, ko * 256 + kr_ki]` {NOT_ELEMENTWISE}"),
+    # thread-level code lowered to blocks, refused at what it does next: the bias of 4 columns a block, 8 bytes
+    # into a tile row (A (1, K), read per row of the nest, is its row's tiles turned into a column)
+    "gemv/gemv_simt": REFUSED(f"the read of the slice of `Bias` {UNALIGNED}"),
     # internal compiler errors: a swap-AB GEMM's 16-row output blocks; a scalar parameter
 }
 

@@ -440,3 +440,182 @@ def test_a_nest_storing_into_a_tensor_at_no_block_is_refused_at_the_store():
     with pytest.raises(TTCompileError, match=r"`Y\[i \+ j, bx \* 32 \+ j\]`: a T.Parallel nest stores into the "
                                              r"global tensor `Y` and its global accesses are not blocks of its loops"):
         LegalizeGlobalAccessTT()(Before)
+
+
+def test_hand_written_row_read_per_row_is_its_tiles_turned_into_a_column():
+    """``R[0, i]`` of a (1, 64) tensor in a nest over (i, j): a row of R's tiles used per row of the
+    nest. It is read as the [1, 32] block it is (``R_s``), copied into the row vector of the same tiles
+    (``R_v``), whose tiles a 1-D nest turns into the column vector ``R_t`` (element k in row k) the nest
+    reads."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((64, 32), "float32"), R: T.Buffer((1, 64), "float32"), C: T.Buffer((64, 32), "float32")):
+            for by in T.thread_binding(2, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    for i in T.parallel(32):
+                        for j in T.parallel(32):
+                            C[by * 32 + i, j] = A[by * 32 + i, j] * R[0, by * 32 + i]
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((64, 32), "float32"), R: T.Buffer((1, 64), "float32"), C: T.Buffer((64, 32), "float32")):
+            for by in T.thread_binding(2, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    A_s = T.sblock_alloc_buffer((32, 32), "float32", scope="shared.dyn")
+                    R_s = T.sblock_alloc_buffer((1, 32), "float32", scope="shared.dyn")
+                    C_l = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                    R_v = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    R_t = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    tl.tileop.copy(tl.region(A[by * 32, 0], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+                    tl.tileop.copy(tl.region(R[0, by * 32], 1, 1, 32), tl.region(R_s[0, 0], 2, 1, 32))
+                    tl.tileop.copy(tl.region(R_s[0, 0], 1, 1, 32), tl.region(R_v[0], 2, 32))
+                    for R_t_k in T.parallel(32):
+                        R_t[R_t_k] = R_v[R_t_k]
+                    for i in T.parallel(32):
+                        for j in T.parallel(32):
+                            C_l[i, j] = A_s[i, j] * R_t[i]
+                    tl.tileop.copy(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[by * 32, 0], 2, 32, 32))
+
+    after = LegalizeGlobalAccessTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)
+
+
+def test_hand_written_column_read_per_column_is_its_tiles_turned_into_a_row():
+    """``B[bx * 32 + j, 0]`` of a (64, 1) tensor in a nest over (i, j): a column of B's tiles used per
+    column of the nest: the [32, 1] block ``B_s``, the column vector ``B_v`` of its tiles, turned into
+    the row vector ``B_t``."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((32, 64), "bfloat16"), B: T.Buffer((64, 1), "bfloat16"), C: T.Buffer((32, 64), "bfloat16")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    for i in T.parallel(32):
+                        for j in T.parallel(32):
+                            C[i, bx * 32 + j] = A[i, bx * 32 + j] + B[bx * 32 + j, 0]
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((32, 64), "bfloat16"), B: T.Buffer((64, 1), "bfloat16"), C: T.Buffer((32, 64), "bfloat16")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    A_s = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                    B_s = T.sblock_alloc_buffer((32, 1), "bfloat16", scope="shared.dyn")
+                    C_l = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="local.fragment")
+                    B_v = T.sblock_alloc_buffer((32,), "bfloat16", scope="local.fragment")
+                    B_t = T.sblock_alloc_buffer((32,), "bfloat16", scope="local.fragment")
+                    tl.tileop.copy(tl.region(A[0, bx * 32], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
+                    tl.tileop.copy(tl.region(B[bx * 32, 0], 1, 32, 1), tl.region(B_s[0, 0], 2, 32, 1))
+                    tl.tileop.copy(tl.region(B_s[0, 0], 1, 32, 1), tl.region(B_v[0], 2, 32))
+                    for B_t_k in T.parallel(32):
+                        B_t[B_t_k] = B_v[B_t_k]
+                    for i in T.parallel(32):
+                        for j in T.parallel(32):
+                            C_l[i, j] = A_s[i, j] + B_t[j]
+                    tl.tileop.copy(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[0, bx * 32], 2, 32, 32))
+
+    after = LegalizeGlobalAccessTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)
+
+
+def test_hand_written_row_staged_into_a_vector_used_per_row_is_its_tiles_copied_then_turned():
+    """``s[i] = S[0, by * 32 + i]`` of a (1, 64) tensor in a 1-D nest whose vector ``s`` is used per row
+    (``y[i, j] = x[i, j] * s[i]``): the row is read as the [1, 32] block it is (``S_s``) and copied into
+    the row vector of its tiles ``S_v``, which the nest reads (compute turns each tile into ``s``); a
+    store of a row, ``O[0, by * 32 + i] = s[i]``, is the same backwards."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(S: T.Buffer((1, 64), "float32"), O: T.Buffer((1, 64), "float32")):
+            for by in T.thread_binding(2, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    s = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    y = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                    for i in T.parallel(32):
+                        s[i] = S[0, by * 32 + i]
+                    for i in T.parallel(32):
+                        for j in T.parallel(32):
+                            y[i, j] = s[i]
+                    for i in T.parallel(32):
+                        O[0, by * 32 + i] = s[i]
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(S: T.Buffer((1, 64), "float32"), O: T.Buffer((1, 64), "float32")):
+            for by in T.thread_binding(2, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    s = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    y = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                    S_s = T.sblock_alloc_buffer((1, 32), "float32", scope="shared.dyn")
+                    S_v = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    O_l = T.sblock_alloc_buffer((1, 32), "float32", scope="local.fragment")
+                    O_v = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    tl.tileop.copy(tl.region(S[0, by * 32], 1, 1, 32), tl.region(S_s[0, 0], 2, 1, 32))
+                    tl.tileop.copy(tl.region(S_s[0, 0], 1, 1, 32), tl.region(S_v[0], 2, 32))
+                    for i in T.parallel(32):
+                        s[i] = S_v[i]
+                    for i in T.parallel(32):
+                        for j in T.parallel(32):
+                            y[i, j] = s[i]
+                    for i in T.parallel(32):
+                        O_v[i] = s[i]
+                    tl.tileop.copy(tl.region(O_v[0], 1, 32), tl.region(O_l[0, 0], 2, 1, 32))
+                    tl.tileop.copy(tl.region(O_l[0, 0], 1, 1, 32), tl.region(O[0, by * 32], 2, 1, 32))
+
+    after = LegalizeGlobalAccessTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)
+
+
+def test_hand_written_page_read_at_a_block_table_entry_is_a_block_copy():
+    """``K[table[bx], t, d]``: the page index is read from a tensor and names no loop, a batch index as
+    in a T.copy: the slice [1, 32, 64] at it (AssertTensorIndicesTT checks the entry at run time)."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(K: T.Buffer((4, 32, 64), "float32"), table: T.Buffer((2,), "int32"), Y: T.Buffer((2, 32, 64), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    for t in T.parallel(32):
+                        for d in T.parallel(64):
+                            Y[bx, t, d] = K[table[bx], t, d]
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(K: T.Buffer((4, 32, 64), "float32"), table: T.Buffer((2,), "int32"), Y: T.Buffer((2, 32, 64), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    K_s = T.sblock_alloc_buffer((32, 64), "float32", scope="shared.dyn")
+                    Y_l = T.sblock_alloc_buffer((32, 64), "float32", scope="local.fragment")
+                    tl.tileop.copy(tl.region(K[table[bx], 0, 0], 1, 1, 32, 64), tl.region(K_s[0, 0], 2, 32, 64))
+                    for t in T.parallel(32):
+                        for d in T.parallel(64):
+                            Y_l[t, d] = K_s[t, d]
+                    tl.tileop.copy(tl.region(Y_l[0, 0], 1, 32, 64), tl.region(Y[bx, 0, 0], 2, 1, 32, 64))
+
+    after = LegalizeGlobalAccessTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)

@@ -569,6 +569,11 @@ def vector_kinds(func: tirx.PrimFunc) -> dict[str, str]:
                 for region in regions:  # a vector copied to or from a column of a tensor of rank 2 or more
                     if len(region.buffer.shape) == 1 and not is_global_buffer(region.buffer):
                         kinds.setdefault(region.buffer.name, COL)
+            for vector, other in (regions, regions[::-1]):  # a vector copied to or from a block of one row (column)
+                if None not in regions and len(vector.buffer.shape) == 1 and not is_global_buffer(
+                        other.buffer) and len(other.buffer.shape) == 2 and 1 in (shape := [
+                            const_int(d) for d in other.buffer.shape]):
+                    kinds.setdefault(vector.buffer.name, ROW if shape[0] == 1 else COL)
             for arg in node.value.args[:2]:
                 region = as_region(arg)
                 if region is not None and len(region.buffer.shape) == 1:

@@ -11,6 +11,11 @@ expressions alone:
   slice read transposed, which compute does on-chip (``transpose_tile``, ops/copy.py); a nest whose
   stores all swap the loops is the same nest with its loops swapped (parallel loops commute);
 * a shifted read (``x[i, j + 64]``) is the read of the shifted slice (its own block);
+* a read of a row of a tensor per row of a 2-D nest (``A[0, k0 + i]``, a (1, K) tensor), or of a column
+  of a (K, 1) tensor per column (``B[k0 + j, 0]``), is a vector of the tensor's tiles of the other kind:
+  read as the one-row (one-column) block it is, then turned (:class:`Turn`);
+* a read at an index read from another tensor at the nest's indices (``E[ids[i], j]``) gathers rows
+  (:func:`gather`: LegalizeGlobalAccessTT refuses it);
 * a nest over several loops whose indices use them only through one flat index
   ``(bx * t + i) * n + j`` (GPU threads each computing ``n`` consecutive elements) is the nest of one
   loop over ``t * n`` elements (:func:`flattened`), as is a nest indexing rank-1 on-chip blocks at
@@ -22,12 +27,21 @@ expressions alone:
 
 from __future__ import annotations
 
+import dataclasses
+
 from tvm import arith, ir, tirx
 
 from tilelang_tt.ir.common import (
+    COL,
+    READ,
+    WRITE,
     const_int,
+    contains,
     is_global_buffer,
     keep_span,
+    make_region,
+    reads_tensor,
+    tensor_loads,
     unique_name,
     uses_var,
 )
@@ -35,12 +49,13 @@ from tilelang_tt.ir.common import (
 
 class Facts:
     """What is known where a nest is: the ranges of the block coordinates and loops around it (an
-    ``arith.Analyzer``) and the integer values named before it (``m_start = by * bm``), which proofs
-    substitute and the IR keeps."""
+    ``arith.Analyzer``), the integer values named before it (``m_start = by * bm``), which proofs
+    substitute and the IR keeps, and the kernel's vector kinds (which 1-D nests work per row)."""
 
-    def __init__(self):
+    def __init__(self, kinds: dict[str, str] | None = None):
         self.analyzer = arith.Analyzer()
         self.values: dict[tirx.Var, object] = {}
+        self.kinds = kinds or {}  # the kernel's vector kinds (ir.common.vector_kinds)
 
     def name(self, var: tirx.Var, value) -> None:
         self.values[var] = tirx.stmt_functor.substitute(value, self.values)
@@ -52,11 +67,53 @@ class Facts:
         return const_int(self.analyzer.simplify(tirx.stmt_functor.substitute(expr, self.values)))
 
 
+@dataclasses.dataclass(frozen=True)
+class Turn:
+    """A vector of a tensor moved along the other dimension than it lies in the tensor's tiles: a row
+    of a tensor read per row of a 2-D nest (``A[0, k0 + i]`` of a (1, K) tensor in a nest over (i, j)),
+    or read or written by a nest over a vector used per row (``s[i] = S[0, by * 32 + i]``, then
+    ``s[i]`` per row; a per-row sum stored ``O[0, n0 + i] = acc[i]``); a column of a (K, 1) tensor read
+    per column (``B[k0 + j, 0]``). ``staged`` is the one-row (one-column) block the reader or writer
+    moves, the tensor's tiles as they are; ``vector`` the same tiles as a vector of their kind (a
+    copy); ``used`` the vector of the other kind a 2-D nest reads, each tile of ``vector`` transposed
+    (``used[k] = vector[k]``: compute's ``transpose_tile``, ops/copy.py ``is_transposed_vector``), or
+    None: a 1-D nest reads or writes ``vector`` itself, the other vectors it reads turned element-wise
+    by the same rule."""
+    staged: tirx.Buffer
+    vector: tirx.Buffer
+    used: tirx.Buffer | None
+    role: str  # "read" | "write"
+
+    def statements(self, like) -> list[tirx.Stmt]:
+        """A read: ``T.copy(staged, vector)`` and the nest ``for k in T.Parallel(n): used[k] = vector[k]``;
+        a write: ``T.copy(vector, staged)``."""
+        n = int(self.vector.shape[0])
+        ends = [make_region(self.staged, [0, 0], [int(d) for d in self.staged.shape], READ),
+                make_region(self.vector, [0], [n], WRITE)]
+        if self.role == "write":
+            ends = [make_region(self.vector, [0], [n], READ),
+                    make_region(self.staged, [0, 0], [int(d) for d in self.staged.shape], WRITE)]
+        out = [keep_span(like, tirx.Evaluate(tirx.Call("handle", ir.Op.get("tl.tileop.copy"), ends)))]
+        if self.used is not None:
+            k = tirx.Var(f"{self.used.name}_k", "int32")
+            out.append(keep_span(like, tirx.For(k, 0, n, tirx.ForKind.PARALLEL, tirx.BufferStore(
+                self.used, tirx.BufferLoad(self.vector, [k]), [k]))))
+        return out
+
+
+def per_row(body: tirx.Stmt, kinds: dict[str, str]) -> bool:
+    """Whether a 1-D nest works on vectors used per row (``kinds``, ``ir.common.vector_kinds``: a rank-1
+    on-chip block it reads or writes is ``COL``)."""
+    return contains(body, lambda n: isinstance(n, (tirx.BufferLoad, tirx.BufferStore)) and not is_global_buffer(
+        n.buffer) and len(n.buffer.shape) == 1 and kinds.get(n.buffer.name) == COL)
+
+
 class ElementNest:
     """One T.Parallel nest over (i, j) and the blocks its global accesses become."""
 
-    def __init__(self, loops: list[tirx.For], names: set[str], facts: Facts):
+    def __init__(self, loops: list[tirx.For], names: set[str], facts: Facts, per_row: bool = False):
         self.loops = loops
+        self.per_row = per_row  # a 1-D nest over vectors used per row (:func:`per_row`)
         self.vars = [lp.loop_var for lp in loops]
         self.extents = [int(lp.extent) for lp in loops]
         self.names = names  # buffer names taken (unique block names)
@@ -67,6 +124,7 @@ class ElementNest:
             facts.analyzer.bind(var, ir.Range(0, extent))
         self.blocks: dict[tuple, tirx.Buffer] = {}  # (global buffer, bases, loops, role) -> block
         self.order: list[tuple] = []
+        self.turns: list[Turn] = []  # vectors read along the nest's other dimension
 
     def slice(self, buf: tirx.Buffer, indices, role: str) -> tuple[tuple, tuple[int, ...], list[int]] | None:
         """(the slice start, the positions of the loops it follows in the tensor's order of dimensions,
@@ -105,8 +163,6 @@ class ElementNest:
         if not column and any(const_int(bases[d]) != 0 or const_int(buf.shape[d]) != 1
                               for d in range(dims[-1] + 1, len(indices))):
             return None
-        if vector and len(indices) > 1 and (dims[0] == len(indices) - 1) != (follows == (1,)):
-            return None  # a column of the tensor's tiles read as a row vector, or a row as a column: a transpose
         return tuple(bases), follows, dims
 
     def row_part(self, buf: tirx.Buffer, indices) -> tuple[tuple, tuple[int, ...], list[int]] | None:
@@ -146,12 +202,30 @@ class ElementNest:
         key = (buf, tuple(str(b) for b in bases), follows, role)
         if key not in self.blocks:
             suffix = "_s" if role == "read" else "_l"
-            name = unique_name(f"{buf.name}{suffix}", self.names)
-            self.names.add(name)
             scope = "shared.dyn" if role == "read" else "local.fragment"
-            self.blocks[key] = tirx.decl_buffer([self.extents[k] for k in follows], buf.dtype, name, scope=scope)
-            self.order.append((self.blocks[key], buf, bases, extents, role))
+            n = self.extents[follows[0]]
+            row = len(indices) > 1 and dims[0] == len(indices) - 1  # a row of a tensor of rank 2 or more
+            crossed = role == "read" and len(self.vars) == 2 and len(follows) == 1 and len(indices) > 1 and (
+                row != (follows == (1,)))
+            # a row of the tensor used per row (a column per column): moved as the [1, n] (or [n, 1]) block
+            # it is in the tensor's tiles, then turned (Turn)
+            turned = crossed or (len(self.vars) == 1 and self.per_row and row)
+            shape = ([1, n] if row else [n, 1]) if turned else [self.extents[k] for k in follows]
+            block = tirx.decl_buffer(shape, buf.dtype, self._name(f"{buf.name}{suffix}"), scope=scope)
+            self.order.append((block, buf, bases, extents, role))
+            self.blocks[key] = block
+            if turned:
+                vector = tirx.decl_buffer([n], buf.dtype, self._name(f"{buf.name}_v"), scope="local.fragment")
+                used = tirx.decl_buffer([n], buf.dtype, self._name(f"{buf.name}_t"), scope="local.fragment") \
+                    if crossed else None
+                self.turns.append(Turn(block, vector, used, role))
+                self.blocks[key] = used if crossed else vector
         return self.blocks[key], [self.vars[k] for k in follows]
+
+    def _name(self, base: str) -> str:
+        name = unique_name(base, self.names)
+        self.names.add(name)
+        return name
 
     def inside(self, buf: tirx.Buffer, bases, extents, role: str) -> bool:
         """Whether a read slice (``bases``, ``extents``) of ``buf`` provably starts inside it in every
@@ -159,12 +233,16 @@ class ElementNest:
         may read only some of its elements (rotary embedding's partner half ``x[i, j - 64]`` chosen by
         ``T.if_then_else``), which would read DRAM outside the tensor. Past the end of the last two
         dimensions the reader zero-fills the tiles (a block size that does not divide the tensor, as
-        for any T.copy), so only their start is checked there. A store writes the elements the kernel
-        writes (guarded rows: ``tt.valid_rows``)."""
+        for any T.copy), so only their start is checked there. A batch index read from a tensor (a page
+        of a paged KV cache ``K[block_table[b, p], t, h, d]``) is accepted: AssertTensorIndicesTT checks
+        it at run time, as for any T.copy. A store writes the elements the kernel writes (guarded rows:
+        ``tt.valid_rows``)."""
         if role != "read":
             return True
         rank = len(buf.shape)
         for d, (base, extent) in enumerate(zip(bases, extents)):
+            if d < rank - 2 and extent == 1 and reads_tensor(base):
+                continue  # a batch index read from a tensor (a page of a block table): checked at run time
             if not self.facts.prove(base >= 0):
                 return False
             size = const_int(buf.shape[d])
@@ -181,6 +259,30 @@ class ElementNest:
             return None
 
         return tirx.stmt_functor.ir_transform(tirx.Evaluate(expr), None, post, ["tirx.BufferLoad"]).value
+
+
+def gather(loops: list[tirx.For], body: tirx.Stmt) -> tuple[tirx.BufferStore, tirx.BufferLoad, tirx.Buffer] | None:
+    """(the first store of the nest, the load, the index table) where the nest reads a global tensor at
+    an index read from another tensor at an index of the nest's loops: rows gathered by an index table
+    (an embedding lookup ``E[ids[bx * 32 + i], j]``, sparse attention's ``KV[b, Indices[b, s, g, i0 +
+    i], g, d]``); None when it reads none."""
+    def table_loads(expr) -> list[tirx.BufferLoad]:
+        return [n for n in tensor_loads(expr) if any(uses_var(n, lp.loop_var) for lp in loops)]
+
+    def gathered(node) -> bool:
+        return isinstance(node, tirx.BufferLoad) and is_global_buffer(node.buffer) and any(
+            table_loads(x) for x in node.indices)
+
+    stores = []
+    tirx.stmt_functor.post_order_visit(body, lambda n: stores.append(n) if isinstance(n, tirx.BufferStore) else None)
+    for store in stores:
+        hits = []
+        for expr in [store.value, *store.indices]:
+            tirx.stmt_functor.post_order_visit(expr, lambda n: hits.append(n) if gathered(n) else None)
+        if hits:  # post order: the outermost gather of the first expression holding one is its last
+            load = hits[-1]
+            return store, load, next(t for x in load.indices for t in table_loads(x)).buffer
+    return None
 
 
 def store_order(nest: ElementNest, store: tirx.BufferStore, named: dict) -> tuple[int, ...] | None:

@@ -1,7 +1,9 @@
 """The global slices LayoutAwareWorkPartitionTT checks before it partitions the work: each slice
 is one block of its tensor (a rectangle of its matrix view, starting anywhere: LowerCBIntrinsics moves
 part of a tile as its face-row runs, or rows of a row-major tensor) inside its batch extents, and the blocks of the grid write disjoint regions of every output (else the last block to
-write would win: a split-K reduction written with T.copy). ``transfers``: (statement, tensor region,
+write would win: a split-K reduction written with T.copy); a vector block is copied from a slice that lies
+in the tensor's tiles as the vector lies in its own (a row into a row vector, a column into a column
+vector). ``transfers``: (statement, tensor region,
 block region, reading) of every T.copy between a tensor and an on-chip block."""
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ import math
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
-from tilelang_tt.ir.attrs import Reduction
-from tilelang_tt.ir.common import TILE, const_int, error, reads_tensor, span_of
+from tilelang_tt.ir.attrs import Attr, Reduction
+from tilelang_tt.ir.common import COL, TILE, const_int, error, reads_tensor, span_of
 from tilelang_tt.ir.slices import (
     bound_analyzer,
     bound_values,
@@ -48,6 +50,8 @@ def check_slices(pass_name: str, func, transfers) -> None:
                             "slice one leading dimension (the rows) and the last one (the columns); index the others")
         elif matrix_slice(tensor, *vector_layout(func, tensor.buffer)) is None:
             raise error(pass_name, func, stmt, *_spanning_matrices(tensor))
+        else:
+            _check_vector_kind(pass_name, func, stmt, tensor, block)
         _, flat = vector_layout(func, tensor.buffer)
         if flat and not analyzer.can_prove(tensor.starts[-1] + tensor.extents[-1] <= tensor.buffer.shape[-1]) and \
                 not analyzer.can_prove(tirx.FloorMod(tensor.buffer.shape[-1], TILE) == 0):
@@ -77,6 +81,25 @@ def check_slices(pass_name: str, func, transfers) -> None:
                         f"the slice of `{name}` may index dimension {dim} past its extent {shape[dim]} "
                         f"(start {tensor.starts[dim]})",
                         f"launch at most {shape[dim]} blocks along the grid dimension that indexes it")
+
+
+def _check_vector_kind(pass_name: str, func, stmt, tensor: Region, block: Region) -> None:
+    """A vector block holds its values in column 0 of its tiles (used per row, ``COL``) or in row 0
+    (per column, ``ROW``); a copy moves tiles as they are, so the slice of a tensor in tiles must lie
+    alike in its matrix view: a row of the tensor (one row of its tiles) moved into a column vector,
+    or a column into a row vector, would put the values where the block does not hold them."""
+    desc = Attr.CB_DESC.read(func).get(block.buffer.name)
+    if desc is None or not desc.vector:
+        return
+    view = matrix_slice(tensor, *vector_layout(func, tensor.buffer))
+    across = (view.rows == 1 and view.cols > 1) if desc.vector == COL else (view.cols == 1 and view.rows > 1)
+    if across:
+        name, what = tensor.buffer.name, "row" if desc.vector == COL else "column"
+        raise error(pass_name, func, stmt, f"the {what} of `{name}` copied into the vector `{block.buffer.name}`, which "
+                    f"the kernel uses per {'row' if desc.vector == COL else 'column'} of a block: a copy moves the "
+                    f"tensor's tiles as they are, a {what} of them, not the vector's",
+                    f"read `{name}` element-wise in the T.Parallel nest that uses `{block.buffer.name}` (`{name}[..]` at "
+                    "the nest's index in place of the vector): the compiler reads its tiles and turns them on-chip")
 
 
 def guards(body) -> dict:

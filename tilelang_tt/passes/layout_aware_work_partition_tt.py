@@ -10,7 +10,8 @@ Writes: ``tt.block_grid`` [Bz * By, Bx], ``tt.grid_tiles`` [Mt, Nt], ``tt.block_
 block id = row * Bx + bx). ChooseMulticastTT then decides which blocks the cores share.
 Errors (checked by :mod:`tilelang_tt.ir.slice_checks`): a global slice that is not one
 rectangle of its tensor's matrix view (leading dimensions folded into rows; rows of one leading
-dimension for a row-major tensor), or whose batch index may pass the tensor's extent; several
+dimension for a row-major tensor), or whose batch index may pass the tensor's extent; a row of a
+tensor's tiles copied into a vector used per row (a column into one used per column); several
 blocks writing overlapping regions of an output (a split-K sum written with T.copy: the last
 block would win; a grid index read as ``bh // H`` and ``bh % H`` counts as its two digits);
 blocks summing into a tensor (T.atomic_add) under a partition where they cannot take turns in

@@ -35,7 +35,13 @@ conditions and integer divisions are constant (rotary embedding's partner half `
 half, -x[i, j + half], x[i, j - half])``, ``cos[i, j % half]``), is the nest of each part
 (``ir/partition.py``): ``j`` in [0, half) reads ``x[i, j + half]``, ``j`` in [half, n) is ``j' + half``
 and reads ``x[i, j']``, each part with its own blocks.
-Errors: a slice partly outside its tensor (in every form and part); a nest storing into a global
+A row of a tensor read per row of the nest (``A[0, k0 + i]``, A (1, K)), a (K, 1) column per column
+(``B[k0 + j, 0]``), and a row read or written by a 1-D nest over vectors used per row (``s[i] = S[0, by
+* 32 + i]``; ``ir.common.vector_kinds``) move as the row's (column's) block of the tensor's tiles, turned
+on-chip (``ir/element_access.py`` ``Turn``). A batch index read from a tensor (a paged KV cache's page,
+``K[block_table[b, p], t, h, d]``) is a slice start as in a T.copy: AssertTensorIndicesTT checks it.
+Errors: a global tensor read at an index read from a tensor at the nest's indices (a gather of rows,
+``E[ids[i], j]``: not built); a slice partly outside its tensor (in every form and part); a nest storing into a global
 tensor at no block in a kernel that copies no block out, or a store into one outside T.Parallel in
 such a kernel (scalar code over rows). (CheckKernelFormsTT, just before, refuses what has no form at all.)
 
@@ -58,6 +64,16 @@ such a kernel (scalar code over rows). (CheckKernelFormsTT, just before, refuses
             for j, i in T.Parallel(32, 32):
                 Y_l[j, i] = X_s[i, j]
             T.copy(T.region(Y_l[0, 0], 1, 32, 32), T.region(Y[bx * 32, by * 32], 2, 32, 32))
+
+    Before: for i, j in T.Parallel(32, 32):                      # R: (1, 64)
+                C[by * 32 + i, j] = A[by * 32 + i, j] * R[0, by * 32 + i]
+    After:  T.copy(A[by * 32, 0:32] -> A_s); T.copy(R[0, by * 32:by * 32 + 32] -> R_s)   # R_s: (1, 32)
+            T.copy(R_s, R_v)                                      # the row vector of R_s's tiles
+            for k in T.Parallel(32):
+                R_t[k] = R_v[k]                                   # its tiles transposed: a column
+            for i, j in T.Parallel(32, 32):
+                C_l[i, j] = A_s[i, j] * R_t[i]
+            T.copy(C_l, C[by * 32, 0])
 """
 
 from __future__ import annotations
@@ -83,12 +99,15 @@ from tilelang_tt.ir.common import (
     seq,
     tile_op_name,
     unique_name,
+    vector_kinds,
 )
 from tilelang_tt.ir.element_access import (
     ElementNest,
     Facts,
     flattened,
+    gather,
     guard_bound,
+    per_row,
     split_rows,
     statements,
     store_order,
@@ -108,6 +127,7 @@ def _legalize(func, loop: tirx.For, names: set[str], allocated: list[tirx.Buffer
     of one of those forms (ir/partition.py: as written first, then over whole rows, then flat); None
     when none applies."""
     loops, body = parallel_nest(loop)
+    _refuse_gathers(func, loops, body)
     forms: list[tuple] = []
     taken = set(names)
     found = _forms(func, loop, loops, body, names, allocated, facts, forms, refuse=False)
@@ -144,7 +164,7 @@ def _legalize_nest(func, loop, loops, body, names, allocated, facts, complete=Fa
     """:func:`_legalize` of the nest ``loops`` around ``body``; ``complete``: None unless every global
     access becomes a block access (a flattened nest: what is left would be reported in the flat loop
     the user did not write); ``refuse``: a slice partly outside its tensor is refused, else None."""
-    nest = ElementNest(loops, names, facts)
+    nest = ElementNest(loops, names, facts, per_row=len(loops) == 1 and per_row(body, facts.kinds))
     named = {}
     items = statements(body, named, facts)
     stores = [s for s, _ in items if isinstance(s, tirx.BufferStore)]
@@ -200,7 +220,26 @@ def _legalize_nest(func, loop, loops, body, names, allocated, facts, complete=Fa
             else:
                 copy = _copy(make_region(block, zeros, shape, READ), tensor, loop)
             after.append(copy)
-    return seq(before + [new_body] + after)
+    turned = []  # a vector moved along the other dimension than it lies in the tensor: the tensor's tiles, turned
+    for turn in nest.turns:
+        allocated.extend(b for b in (turn.vector, turn.used) if b is not None)
+        (before if turn.role == "read" else turned).extend(turn.statements(loop))
+    return seq(before + [new_body] + turned + after)
+
+
+def _refuse_gathers(func, loops: list[tirx.For], body: tirx.Stmt) -> None:
+    """Refuses the first statement of the nest that gathers rows (ir/element_access.py ``gather``):
+    which row each element of its block reads is known only on device, and the reader moves blocks of
+    a tensor, not rows picked one by one."""
+    found = gather(loops, body)
+    if found is None:
+        return
+    stmt, load, table = found
+    raise error(PASS, func, stmt, f"`{load}` reads the rows of `{load.buffer.name}` at indices read from the tensor "
+                f"`{table.name}` (a gather): which row each element of the block reads is known only on the device, "
+                "and the reader moves blocks of a tensor, not rows picked one by one (not built yet)",
+                f"gather the rows before the kernel (torch.index_select, or {load.buffer.name}[{table.name}] in torch) "
+                "and pass the gathered tensor, indexed by the nest's loops")
 
 
 def _refuse_outside(func, stmt, buf: tirx.Buffer, bases, extents) -> None:
@@ -314,7 +353,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     names = kernel_names(func)
     pending: list[tirx.Buffer] = []
 
-    facts = Facts()  # the ranges of the block coordinates and loops around a nest, the values named
+    facts = Facts(vector_kinds(func))  # the ranges of the block coordinates and loops around a nest, the values named
 
     def visit(stmt):
         if isinstance(stmt, tirx.For) and stmt.kind == tirx.ForKind.PARALLEL:
