@@ -7,6 +7,8 @@ modulo the alignment and writes its bytes alone. The emulator refuses a misalign
 that was not staged fails the run. Kernels written in the idioms of element-wise epilogues and windowed
 reads (``x[:, 8:8 + n]``), float32 and bfloat16, on Wormhole and Blackhole, against torch."""
 
+import json
+
 import pytest
 import tilelang.language as T
 import torch
@@ -112,3 +114,19 @@ def test_cores_writing_parts_of_one_face_row(grid):
     x = data(32, 64, dtype="bfloat16", seed=7)
     out = torch.as_tensor(program.run(x)).float()
     assert torch.equal(out, (x.float() * 2 - 1).to(torch.bfloat16).float())
+
+
+def test_the_risc_copy_is_charged_per_word(tmp_path):
+    """A[12:20] of a float32 vector: two staged runs of 4 words each in the reader. Each word the RISC copies
+    is an L1 load (2 cycles: four sustained loads every 7) and an L1 store (5: one every five cycles),
+    tt-isa-documentation WormholeB0/TensixTile/BabyRISCV/README.md, charged on the reader's clock."""
+    from tests.compiler.test_partial_tiles import one_slice
+
+    program = tilelang_tt.compile(one_slice(12, 8))
+    trace = tmp_path / "trace.json"
+    program.run(torch.randn(64), torch.randn(64), trace=trace)
+    events = json.loads(trace.read_text())["traceEvents"]
+    cycles = 1e9 / 1e6  # Wormhole's clock; trace times are microseconds
+    reader = [(e["name"], round(e["dur"] * cycles)) for e in events if e["ph"] == "X" and e["tid"] == 1]
+    assert [d for name, d in reader if name == "l1_load"] == [2] * 8
+    assert [d for name, d in reader if name == "l1_store"] == [5] * 8

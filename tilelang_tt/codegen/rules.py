@@ -263,8 +263,8 @@ L1_COPY = """\
 // same loop, data_movement/common/kernels/common.hpp).
 template <typename Word>
 inline void l1_copy(uint32_t dst, uint32_t src, uint32_t bytes) {
-    volatile tt_l1_ptr Word* to = reinterpret_cast<volatile tt_l1_ptr Word*>(dst);
-    volatile tt_l1_ptr Word* from = reinterpret_cast<volatile tt_l1_ptr Word*>(src);
+    CoreLocalMem<Word> to(dst);
+    CoreLocalMem<Word> from(src);
     for (uint32_t k = 0; k < bytes / sizeof(Word); ++k) {
         to[k] = from[k];
     }
@@ -369,7 +369,7 @@ RULES: dict[Intrin, Rule] = dict([
           STORE_TILE_ELEMENT),
     _rule(Intrin.WIDEN_BYTES, _fn("widen_bytes"), DATAFLOW_HEADER, WIDEN_BYTES),
     _rule(Intrin.L1_COPY, lambda a, r: f"l1_copy<{WORDS[int(_value(r[3]))]}>({a[0]}, {a[1]}, {a[2]})",
-          DATAFLOW_HEADER, L1_COPY),
+          "api/core_local_mem.h", L1_COPY),
     _rule(Intrin.LOAD_ELEMENT, lambda a, r: f"load_element_{a[2]}({a[0]}, {a[1]})", DATAFLOW_HEADER, LOAD_ELEMENT),
     _rule(Intrin.SEND_VALUE, _fn("send_value"), DATAFLOW_HEADER, SEND_VALUE),
     _rule(Intrin.RECEIVE_VALUE, _fn("receive_value"), DATAFLOW_HEADER, RECEIVE_VALUE),
