@@ -2,10 +2,11 @@
 that starts inside a tile, or ends inside one short of its matrix's end, moves as the face-row runs it
 covers (tilelang_tt/ir/tile_runs.py): the reader zero-fills the block and reads each run to its place in
 the block, the writer writes the runs alone, so blocks writing disjoint parts of one tile do not race.
-A row-major tensor's slice starts at any column too (each row one run). Each run is one NOC transfer, so its
-byte offsets in the tensor's page and in the block must agree modulo the arch's DRAM alignment (32 B
-Wormhole, 64 B Blackhole; the emulator refuses a misaligned transfer as a device would read wrong data):
-a slice whose runs do not is refused at its statement. Kernels in other authors' idioms run on the
+A row-major tensor's slice starts at any column too (each row one run). Each run is one NOC transfer, whose
+byte offsets in the tensor's page and in L1 must agree modulo the arch's DRAM alignment (32 B Wormhole, 64 B
+Blackhole; the emulator refuses a misaligned transfer as a device would move wrong data): a run whose offsets
+in the tensor and in the block do not moves through the kernel's L1 scratch, copied on the RISC
+(tests/compiler/test_staged_runs.py runs more such kernels). Kernels in other authors' idioms run on the
 emulator against torch (tests/passes/test_pass_lower_cb_intrinsics.py checks the runs of one slice)."""
 
 import pytest
@@ -169,7 +170,8 @@ def shifted_block(r0: int, c0: int, bm: int, bn: int):
 
 
 @pytest.mark.parametrize("r0,c0,bm,bn,arch", [(8, 40, 32, 32, "wormhole_b0"), (17, 8, 32, 64, "wormhole_b0"),
-                                               (3, 48, 20, 30, "blackhole")])
+                                               (3, 48, 20, 30, "blackhole"), (17, 5, 32, 64, "wormhole_b0"),
+                                               (8, 40, 32, 32, "blackhole")])
 def test_a_block_across_four_tiles_of_a_tiled_tensor(r0, c0, bm, bn, arch):
     """A block of whole tiles at an offset: its runs fill it (no zero fill); of part of a tile: zero-filled."""
     program = tilelang_tt.compile(shifted_block(r0, c0, bm, bn), layouts={"A": BufferLayout(), "C": BufferLayout()},
@@ -226,23 +228,24 @@ def test_part_of_a_tile_of_a_block_float_tensor_is_refused():
 TILED = {"A": BufferLayout(), "C": BufferLayout()}
 
 
-@pytest.mark.parametrize("kernel,options,marker,apart", [
-    (lambda: column_blocks(64, 96, 8), {}, "column_block", "not provably equal modulo 32"),  # 16 B steps of a row
-    (lambda: column_blocks(64, 96, 24), {"layouts": {"A": BufferLayout(), "B": BufferLayout()}}, "column_block",
-     "not provably equal modulo 32"),
-    (lambda: column_blocks(64, 96, 48), {"arch": "blackhole"}, "column_block", "not provably equal modulo 64"),
-    (lambda: shifted_block(17, 5, 32, 64), {"layouts": TILED}, "shifted_block", "20 bytes apart modulo 32"),
-    (lambda: shifted_block(8, 40, 32, 32), {"layouts": TILED, "arch": "blackhole"}, "shifted_block",
-     "32 bytes apart modulo 64"),
-    (lambda: one_slice(3, 1), {}, "one_slice", "12 bytes apart modulo 32"),  # a 1-column slice
-    (lambda: one_slice(12, 8), {}, "one_slice", "16 bytes apart modulo 32"),
-    (lambda: vector_blocks(100, 8, "bfloat16"), {}, "partial_bfp", "not provably equal modulo 32"),
-], ids=["rows-8", "tiles-24", "rows-48-blackhole", "tiles-17-5", "tiles-8-40-blackhole", "one-column", "column-12",
-        "bf16-vector-8"])
-def test_a_misaligned_run_is_refused_at_its_statement(kernel, options, marker, apart):
-    """A run whose byte offsets in the tensor's page and in the block differ modulo the DRAM alignment would
-    be one NOC transfer that moves wrong data on a device: refused at the copy, with the alignment named."""
-    err = compile_error(kernel(), **options)
-    assert_diagnostic(err, "LowerCBIntrinsics", apart, marker, path=__file__, source=open(__file__).read())
-    assert "NOC transfer touching DRAM needs them equal modulo the DRAM alignment" in err.message
-    assert "start the slice's columns at a multiple of" in str(err)
+@pytest.mark.parametrize("kernel,options,data,reference", [
+    (lambda: column_blocks(64, 96, 8), {}, lambda: (torch.randn(64, 96).to(torch.bfloat16),), lambda a: a),
+    (lambda: column_blocks(64, 96, 24), {"layouts": {"A": BufferLayout(), "B": BufferLayout()}},
+     lambda: (torch.randn(64, 96).to(torch.bfloat16),), lambda a: a),
+    (lambda: column_blocks(64, 96, 48), {"arch": "blackhole"}, lambda: (torch.randn(64, 96).to(torch.bfloat16),),
+     lambda a: a),
+    (lambda: one_slice(3, 1), {}, lambda: (torch.randn(64), torch.randn(64)),
+     lambda a, c: torch.cat([c[:3], a[3:4] * 2, c[4:]])),
+    (lambda: one_slice(12, 8), {}, lambda: (torch.randn(64), torch.randn(64)),
+     lambda a, c: torch.cat([c[:12], a[12:20] * 2, c[20:]])),
+], ids=["rows-8", "tiles-24", "rows-48-blackhole", "one-column", "column-12"])
+def test_a_misaligned_run_moves_through_the_scratch(kernel, options, data, reference):
+    """A run whose byte offsets in the tensor's page and in the block differ modulo the DRAM alignment (the
+    forms refused before the scratch): read into the scratch and copied into the block on the RISC, copied
+    into the scratch and written from there (the emulator refuses a misaligned NOC transfer)."""
+    program = tilelang_tt.compile(kernel(), **options)
+    assert "l1_copy<" in program.sources["reader.cpp"] and "l1_copy<" in program.sources["writer.cpp"]
+    assert {cb.name for cb in program.plan.cbs} >= {"reader_scalars", "writer_scalars"}
+    inputs = data()
+    out = torch.as_tensor(program.run(*(x.clone() for x in inputs)))
+    assert torch.equal(out, reference(*inputs))

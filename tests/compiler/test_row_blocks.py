@@ -115,3 +115,38 @@ def test_column_blocks_of_as_many_columns_as_rows_are_not_grouped_as_rows():
     a, w = data(16, 32, seed=5), data(16, 16, seed=6)
     out = tilelang_tt.compile(square_blocks_times_w(16, 32)).run(a, w)
     assert_close(out, torch.cat([a[:, :16] @ w, a[:, 16:] @ w], 1), 2.0 ** -8)  # float32 as TF32 in the FPU
+
+
+def gemm_of_a_computed_block(heads: int, cols: int):
+    """C[b, h, by * 16 + i, bx * n + j] = (F @ W)[i, j] with F a 16-row block the kernel computes from a
+    constant, not from the rows ``by`` picks: its rows are the same for every block (the idiom fuzz's rank-4
+    cases), so the 16-row blocks are not grouped but padded."""
+    n = 64
+
+    @T.prim_func
+    def main(A: T.Tensor((1, heads, 32, cols), "float32"), W: T.Tensor((n, n), "float32"),
+             C: T.Tensor((1, heads, 32, cols), "bfloat16")):
+        with T.Kernel(cols // n, 2, heads, threads=128) as (bx, by, bz):
+            A_s = T.alloc_shared((16, n), "float32")
+            T.copy(A[0, bz, by * 16, bx * n], A_s)
+            F = T.alloc_fragment((16, n), "float32")
+            for i in T.serial(16):
+                for j in T.Parallel(n):
+                    F[i, j] = 1.5
+            W_s = T.alloc_shared((n, n), "float32")
+            T.copy(W[0, 0], W_s)
+            G = T.alloc_fragment((16, n), "float32")
+            T.clear(G)
+            T.gemm(F, W_s, G)
+            for i, j in T.Parallel(16, n):
+                C[0, bz, by * 16 + i, bx * n + j] = G[i, j]
+
+    return main
+
+
+@pytest.mark.parametrize("heads,cols", [(2, 64), (2, 128)])
+def test_a_block_computed_from_no_row_of_the_block_index_is_padded(heads, cols):
+    program = tilelang_tt.compile(gemm_of_a_computed_block(heads, cols))
+    a, w = data(1, heads, 32, cols, seed=heads), data(64, 64, seed=cols)
+    rows = (torch.full((16, 64), 1.5) @ w).repeat(2, cols // 64)
+    assert_close(program.run(a, w), rows.expand(1, heads, 32, cols), 2.0 ** -7)

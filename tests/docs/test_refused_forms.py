@@ -10,7 +10,6 @@ import tilelang.language as T
 import tilelang_tt
 from tests import op_kernels
 from tests.compiler import bad_kernels
-from tests.compiler.test_partial_tiles import one_slice
 from tests.compiler.test_reductions import vector_scan
 from tests.fuzz.runner import REFUSED, refusal
 from tilelang_tt import BufferLayout
@@ -50,7 +49,6 @@ KERNELS = {
     "unsupported compute on": (lambda: op_kernels.binary("maximum", 64, 64, 32, 64, dtype="uint32"), {}),
     "a scan of a vector": (lambda: vector_scan(64), {}),
     "L1 overflow": (bad_kernels.blocks_past_l1, {}),
-    "moves elements whose byte offsets": (lambda: one_slice(12, 8), {}),
 }
 
 

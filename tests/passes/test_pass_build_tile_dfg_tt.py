@@ -8,6 +8,7 @@ from tvm.script import tirx as T
 from tests.kernels import gemm, lower_until, run_pass
 from tests.passes.helpers import alloc_source, cb_entry, tl, tt, tt_attrs
 from tilelang_tt.ir.attrs import Attr, CBDesc, DFGNode
+from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.build_tile_dfg_tt import BuildTileDFGTT
 
 PASS = "BuildTileDFGTT"
@@ -289,3 +290,19 @@ def test_a_copy_of_the_same_value_inside_a_branch_is_refused():
     assert_diagnostic(err, PASS, "`F` is copied into a tensor here, inside a branch or loop, and before it with the "
                       "same value", "copied_again_in_a_branch")
     assert "T.copy(F, F_2); T.copy(F_2, <tensor slice>)" in err.hint
+
+
+def test_kernels_moving_misaligned_runs_get_scratch_cbs():
+    """A[12:20] of a float32 vector: its runs sit 16 bytes off Wormhole's 32-byte DRAM alignment in the tensor
+    and the block (tile_runs.needs_scratch), so the reader and the writer each get a 64-byte scratch CB to stage
+    them through; A[8:24] is aligned on Wormhole (no scratch) and not on Blackhole (64 bytes: both get one)."""
+    from tests.compiler.test_partial_tiles import one_slice
+
+    def scratch_cbs(kernel, arch="wormhole_b0"):
+        func = run_pass(lower_until(kernel, PASS, CompileOptions(arch=arch)), PASS)["main"]
+        return {name: node.producer for name, node in Attr.TILE_DFG.read(func).items() if node.kind == "scratch"}
+
+    both = {"reader_scalars": "reader", "writer_scalars": "writer"}
+    assert scratch_cbs(one_slice(12, 8)) == both
+    assert scratch_cbs(one_slice(8, 16)) == {}
+    assert scratch_cbs(one_slice(8, 16), arch="blackhole") == both

@@ -263,3 +263,33 @@ def test_a_scan_along_the_columns_of_one_row_blocks_is_grouped_and_one_down_the_
 
     tvm.ir.assert_structural_equal(CoarsenRowBlocksTT()(scan(1, 64, 1)), scan(1, 2, 32))
     _left_as_it_is(scan(0, 64, 1))
+
+
+def test_a_nest_storing_rows_of_the_block_index_from_no_row_block_is_left_to_padding():
+    """The gemm of a block computed without the block index (no row block) stored at the rows ``by`` picks:
+    grouping would store the same 16 rows for each block of the group from one nest over the group's 32 rows
+    (LegalizeGlobalAccessTT refused that nest at the kernel's line, the idiom fuzz's rank-4 gemm cases)."""
+    @I.ir_module
+    class Mod:
+        @T.prim_func
+        def main(A: T.Buffer((32, 64), "float32"), W: T.Buffer((64, 64), "float32"), C: T.Buffer((32, 64), "float32")):
+            for by in T.thread_binding(2, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    a = T.sblock_alloc_buffer((16, 64), scope="shared.dyn")
+                    f = T.sblock_alloc_buffer((16, 64), scope="local.fragment")
+                    w = T.sblock_alloc_buffer((64, 64), scope="shared.dyn")
+                    g = T.sblock_alloc_buffer((16, 64), scope="local.fragment")
+                    tl.tileop.copy(tl.region(A[by * 16, 0], 1, 16, 64), tl.region(a[0, 0], 2, 16, 64))
+                    for i in T.parallel(16):
+                        for j in T.parallel(64):
+                            f[i, j] = T.float32(1.5)
+                    tl.tileop.copy(tl.region(W[0, 0], 1, 64, 64), tl.region(w[0, 0], 2, 64, 64))
+                    tl.tileop.gemm(tl.region(f[0, 0], 1, 16, 64), tl.region(w[0, 0], 1, 64, 64),
+                                   tl.region(g[0, 0], 3, 16, 64), False, False, 16, 64, 64, 0, False, 0, 0, 0)
+                    for i in T.parallel(16):
+                        for j in T.parallel(64):
+                            C[by * 16 + i, j] = g[i, j]
+
+    _left_as_it_is(Mod)

@@ -357,3 +357,50 @@ def test_the_reader_and_writer_move_the_runs_of_a_slice():
         assert len(actual) == len(expected)
         for a, e in zip(actual, expected):
             tvm.ir.assert_structural_equal(a, e, map_free_vars=True)
+
+
+def test_a_misaligned_run_moves_through_the_kernel_scratch():
+    """A[12:20] (float32) is elements 12..15 of face row 0 of face 0 (bytes 48..63 of tile 0) and 16..19 of
+    face 1 (bytes 1024..1039), at bytes 0 and 16 of the block: both 16 bytes off modulo Wormhole's 32-byte
+    DRAM alignment. Each moves through the kernel's scratch CB (BuildTileDFGTT made it, FetchAddressElementsTT
+    bound its address): the reader reads the span from the offset rounded down to 32 into the scratch, waits,
+    and copies the run from the skew on into the block; the writer copies the run to the scratch at the skew
+    (the destination's offset modulo 32), writes its 16 bytes alone from there and flushes."""
+    before = lower_until(one_slice(12, 8), PASS)
+    after = run_pass(before, PASS)
+    rd, wr = after["main_reader"], after["main_writer"]
+    A, C = param(rd, "A"), param(wr, "C")
+    moves = (Intrin.NOC_READ_ROW, Intrin.NOC_READ_BARRIER, Intrin.L1_COPY, Intrin.NOC_WRITE_ROW,
+             Intrin.NOC_WRITES_FLUSHED)
+
+    def steps(func):
+        """The scratch's and the block's addresses; the staged moves (binds of offsets and skews, moves)."""
+        binds = {n.var.name: n.var for n in nodes(func.body, lambda n: isinstance(n, tirx.Bind))}
+        scratch = next(v for name, v in binds.items() if name.endswith("_scalars"))
+        block = next(v for name, v in binds.items() if name.startswith("l1_") and v is not scratch)
+        found = nodes(func.body, lambda n: (isinstance(n, tirx.Bind) and not n.var.name.startswith("l1_")) or (
+            isinstance(n, tirx.Evaluate) and stmt_intrin(n) in moves))
+        return scratch, block, found
+
+    def staged(tensor, reading, l1, scratch, offset, at):
+        off, skew = tirx.Var(f"{tensor.name}_offset", "int32"), tirx.Var(f"{tensor.name}_skew", "int32")
+        binds = [tirx.Bind(off, tirx.IntImm("int32", offset)), tirx.Bind(skew, tirx.FloorMod(off, 32))]
+        dst = l1 + tirx.Cast(U32, at)
+        if reading:
+            return binds + [ev(Intrin.NOC_READ_ROW, 0, tensor.data, tirx.Cast(U32, off - skew), scratch,
+                               tirx.Cast(U32, skew + 16)),
+                            ev(Intrin.NOC_READ_BARRIER),
+                            ev(Intrin.L1_COPY, dst, scratch + tirx.Cast(U32, skew), tirx.Cast(U32, 16), 4)]
+        return binds + [ev(Intrin.L1_COPY, scratch + tirx.Cast(U32, skew), dst, tirx.Cast(U32, 16), 4),
+                        ev(Intrin.NOC_WRITE_ROW, 0, tensor.data, tirx.Cast(U32, off), scratch + tirx.Cast(U32, skew),
+                           tirx.Cast(U32, 16)),
+                        ev(Intrin.NOC_WRITES_FLUSHED)]
+
+    for func, tensor, reading in ((rd, A, True), (wr, C, False)):
+        scratch, block, actual = steps(func)
+        expected = staged(tensor, reading, block, scratch, 48, 0) + staged(tensor, reading, block, scratch, 1024, 16)
+        if reading:  # after the zero fill's barrier; the block's barrier after the runs
+            expected = [ev(Intrin.NOC_READ_BARRIER), *expected, ev(Intrin.NOC_READ_BARRIER)]
+        assert len(actual) == len(expected)
+        for a, e in zip(actual, expected):
+            tvm.ir.assert_structural_equal(a, e, map_free_vars=True)

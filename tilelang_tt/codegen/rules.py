@@ -256,6 +256,22 @@ inline void widen_bytes(uint32_t l1_addr, uint32_t pages) {
 """
 
 
+L1_COPY = """\
+// The RISC copies `bytes` of L1 from `src` to `dst` in words of `Word` (both addresses and `bytes`
+// multiples of its size): a run of a tile whose DRAM and L1 offsets differ modulo the DRAM alignment,
+// moved through the kernel's scratch (the NOC cannot move it; ttnn's tt_memmove falls back to the
+// same loop, data_movement/common/kernels/common.hpp).
+template <typename Word>
+inline void l1_copy(uint32_t dst, uint32_t src, uint32_t bytes) {
+    CoreLocalMem<Word> to(dst);
+    CoreLocalMem<Word> from(src);
+    for (uint32_t k = 0; k < bytes / sizeof(Word); ++k) {
+        to[k] = from[k];
+    }
+}
+"""
+
+
 SEMAPHORE_PTR = """\
 // The L1 word of this core's semaphore `id`.
 inline volatile tt_l1_ptr uint32_t* semaphore_ptr(uint32_t id) {
@@ -295,6 +311,9 @@ inline uint32_t receive_value(uint32_t cb) {
     return value;
 }
 """
+
+
+WORDS = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t"}  # the C++ word of tt.l1_copy's word bytes
 
 
 def _mcast_write(args, raw):
@@ -349,6 +368,8 @@ RULES: dict[Intrin, Rule] = dict([
     _rule(Intrin.STORE_TILE_ELEMENT, lambda a, r: f"store_tile_element_{a[5]}({', '.join(a[:5])})", DATAFLOW_HEADER,
           STORE_TILE_ELEMENT),
     _rule(Intrin.WIDEN_BYTES, _fn("widen_bytes"), DATAFLOW_HEADER, WIDEN_BYTES),
+    _rule(Intrin.L1_COPY, lambda a, r: f"l1_copy<{WORDS[int(_value(r[3]))]}>({a[0]}, {a[1]}, {a[2]})",
+          "api/core_local_mem.h", L1_COPY),
     _rule(Intrin.LOAD_ELEMENT, lambda a, r: f"load_element_{a[2]}({a[0]}, {a[1]})", DATAFLOW_HEADER, LOAD_ELEMENT),
     _rule(Intrin.SEND_VALUE, _fn("send_value"), DATAFLOW_HEADER, SEND_VALUE),
     _rule(Intrin.RECEIVE_VALUE, _fn("receive_value"), DATAFLOW_HEADER, RECEIVE_VALUE),

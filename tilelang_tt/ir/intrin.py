@@ -91,6 +91,10 @@ class Intrin(str, enum.Enum):
     NOC_WRITE_ROW = ("tt.noc_async_write_row", "noc_async_write(l1_addr, accessor.get_noc_addr(page_id, offset), "
                                                "bytes): part of one page (a row of a row-major tensor, a face-row run of a tile)",
                      "page: expr, tensor: buffer, offset: expr, l1_addr: expr, bytes: expr")
+    L1_COPY = ("tt.l1_copy", "l1_copy(dst, src, bytes, word): the RISC copies `bytes` of its L1 from src to dst in "
+                             "words of `word` bytes (1, 2 or 4; both addresses and bytes multiples of it): a run of "
+                             "a tile moved through the kernel's scratch (ir/tile_runs.py)",
+               "dst: expr, src: expr, bytes: expr, word: int")
     NOC_READ_BARRIER = ("tt.noc_async_read_barrier", "noc_async_read_barrier()", "")
     NOC_WRITE_BARRIER = ("tt.noc_async_write_barrier", "noc_async_write_barrier()", "")
     NOC_WRITES_FLUSHED = ("tt.noc_async_writes_flushed", "noc_async_writes_flushed(): the data of every issued write "

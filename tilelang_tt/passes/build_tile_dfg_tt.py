@@ -15,7 +15,9 @@ converts); a block no tile op touches is no CB (its ``tt.cb_desc`` entry goes). 
 reductions gets a one-tile scaler CB the reader fills with 1.0 (``"kind": "scaler"`` in the graph,
 found with :func:`scaler_cb`). A reader or writer that reads tensor elements for its addresses (a
 slice start or written rows read from a tensor) gets a scratch CB ``<role>_scalars`` of 64 bytes it
-reads them into (``"kind": "scratch"``, its producer and consumer that kernel, :func:`scratch_cb`).
+reads them into (``"kind": "scratch"``, its producer and consumer that kernel, :func:`scratch_cb`);
+so does one moving runs of part of a tile misaligned with the DRAM alignment, which it stages there
+(:mod:`tilelang_tt.ir.tile_runs`).
 A kernel whose branches decide on values read from tensors (``if counts[by] > 0:``,
 :func:`~tilelang_tt.ir.branches.branch_values`) gets a scratch CB for the reader, which reads them,
 and two value CBs ``compute_values`` and ``writer_values`` (``"kind": "values"``, pages of one 32-bit
@@ -86,15 +88,20 @@ from tilelang_tt.ir.dataflow import (
     VALUE_PAGE,
     VALUES_KIND,
 )
-from tilelang_tt.ir.slices import bound_values
+from tilelang_tt.ir.slices import bound_analyzer, bound_values
+from tilelang_tt.ir.tile_runs import needs_scratch
 
 PASS = "BuildTileDFGTT"
 
 
-def _element_readers(func: tirx.PrimFunc) -> list[str]:
-    """The data-movement roles that read tensor elements for addresses: slice starts and written
-    rows read from tensors (the grouped GEMM's group offsets)."""
+def _scratch_roles(func: tirx.PrimFunc) -> list[str]:
+    """The data-movement roles that need a scratch: those reading tensor elements for addresses (slice
+    starts and written rows read from tensors: the grouped GEMM's group offsets), and those moving a
+    run of part of a tile whose offsets in the tensor and the block differ modulo the DRAM alignment
+    (:func:`~tilelang_tt.ir.tile_runs.needs_scratch`; such a slice is read by the reader: the writer
+    reads whole tiles only, BalanceDataMovementTT)."""
     values = bound_values(func.body)
+    analyzer = bound_analyzer(func.body)
     roles = set()
 
     def reads(expr) -> bool:
@@ -104,7 +111,7 @@ def _element_readers(func: tirx.PrimFunc) -> list[str]:
         intrin = stmt_intrin(node)
         if intrin in (Intrin.READ_TO_CB, Intrin.WRITE_FROM_CB):
             tensor = as_region(node.value.args[0 if intrin == Intrin.READ_TO_CB else 1])
-            if any(reads(start) for start in tensor.starts):
+            if any(reads(start) for start in tensor.starts) or needs_scratch(func, tensor, analyzer):
                 roles.add("reader" if intrin == Intrin.READ_TO_CB else "writer")
         elif isinstance(node, tirx.AttrStmt) and node.attr_key == Scope.VALID_ROWS.value and reads(node.value):
             roles.add("writer")
@@ -256,7 +263,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         producers[scaler], consumers[scaler] = {"reader"}, {"compute"}
 
     scratch = {}  # role -> the CB it reads tensor elements into (offsets read from tensors)
-    for role in _element_readers(func):
+    for role in _scratch_roles(func):
         scratch[role] = name = unique_name(f"{role}_scalars", taken)
         taken.add(name)
         cbs[name] = CBDesc(name=name, index=-1, page_size=ELEMENT_CHUNK, num_pages=1, data_format="UInt8",

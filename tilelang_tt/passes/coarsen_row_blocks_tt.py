@@ -17,7 +17,8 @@ A block works on its own rows when: each copy between a tensor and a row block m
 the block index picks (start ``v * r + c``, extent r, along one axis) or whole row blocks; fills,
 per-row reductions (``dim=1``) and the ``A``/``C`` operands of a gemm cover whole row blocks (``B``
 is not a row block); a ``T.Parallel`` nest that reads a row block or ``v`` stores only into row
-blocks or tensor rows of ``v``; ``v`` appears nowhere else. Anything else (a reduction along the
+blocks or tensor rows of ``v``, and one using ``v`` touches a row block (else each block of the group
+would store the same rows, from a nest over the group's rows); ``v`` appears nowhere else. Anything else (a reduction along the
 rows, a row block stored into a buffer shared by the block's rows, ``v`` in a loop bound; row
 blocks of different rows, or rows not dividing 32; two block indices picking rows) mixes rows: the
 kernel is left as it is, and PadBlocksTT pads each of its blocks to whole tiles instead.
@@ -268,7 +269,9 @@ class _Coarsen:
     # -- T.Parallel nests --------------------------------------------------------------------------
     def nest(self, loop: tirx.For):
         loops, body = parallel_nest(loop)
-        if not self._touches_rows(body) and not uses_var(body, self.v):
+        if not self._touches_rows(body):
+            if uses_var(body, self.v):  # every block of the group would store the same values at its rows
+                raise _CannotGroup(f"a T.Parallel nest uses the block index `{self.v.name}` without a row block")
             return loop
         row = loops[0] if const_int(loops[0].extent) == self.r and self._row_loop(loops[0], body) else None
         rest = loops[1:] if row is not None else loops

@@ -79,7 +79,6 @@ tensor stored as block floats.
 from __future__ import annotations
 
 import functools
-import math
 
 import tilelang  # noqa: F401
 from tvm import arith, tirx
@@ -88,16 +87,17 @@ from tilelang_tt.contract.formats import BY_DATA_FORMAT, DATA_FORMATS
 from tilelang_tt.contract.formula import ceildiv
 from tilelang_tt.contract.vocabulary import ArgKind, MulticastDesc
 from tilelang_tt.ir.attrs import Attr, CBDesc, KernelRole, MultiStore, Scope
-from tilelang_tt.ir.intrin import Intrin, call
+from tilelang_tt.ir.intrin import Intrin, call, call_intrin
 from tilelang_tt.contract.buffers import MemoryLayout
 from tilelang_tt.ir.tensors import AccessorDesc
-from tilelang_tt.ir.dataflow import handoff_cbs, staging_cbs
+from tilelang_tt.ir.dataflow import handoff_cbs, scratch_cb, staging_cbs
 from tilelang_tt.ir.elements import fetch_elements, stored
 from tilelang_tt.ir.common import (
     COL,
     ROW,
     TILE,
     as_region,
+    const_int,
     dynamic_dims,
     error,
     evaluate,
@@ -109,7 +109,15 @@ from tilelang_tt.ir.common import (
     tensor_loads,
     uses_var,
 )
-from tilelang_tt.ir.tile_runs import check_aligned, is_partial, run_transfers
+from tilelang_tt.ir.tile_runs import (
+    SCRATCH,
+    aligned,
+    columns_of,
+    is_partial,
+    no_scratch,
+    run_transfers,
+    staged_move,
+)
 from tilelang_tt.ir.slices import (
     bound_analyzer,
     element_column,
@@ -154,23 +162,8 @@ def _multicast(mc: MulticastDesc, args: dict[str, tirx.Var], ptr, nbytes: int, r
     return keep_span(like, tirx.IfThenElse(tirx.NE(arg("sender"), tirx.const(0, "uint32")), send, receive))
 
 
-def _refuse_misaligned(func, stmt, tensor, reading: bool, delta) -> None:
-    """The error of a slice's move whose offsets in the tensor's pages and in the block differ modulo
-    the DRAM alignment (``delta`` bytes, None when not a constant): one NOC transfer would move wrong
-    data on a device (tile_runs.check_aligned)."""
-    align = Attr.ARCH.read(func).dram_alignment
-    apart = f"{delta} bytes apart modulo {align}" if delta is not None else f"not provably equal modulo {align}"
-    name = tensor.buffer.name
-    raise error(PASS, func, stmt, f"the {'read' if reading else 'write'} of the slice of `{name}` moves elements whose "
-                f"byte offsets in `{name}`'s pages and in the block are {apart}: a NOC transfer touching DRAM needs "
-                f"them equal modulo the DRAM alignment ({align} B on this arch, tt-metal issue #6695), and staging "
-                "through L1 is not implemented",
-                f"start the slice's columns at a multiple of {align} bytes of `{name}`'s dtype (or of a whole tile), "
-                "or copy whole tiles and select the columns in the block")
-
-
 def _row_transfers(stmt, func, cb: CBDesc, tensor, block, reading: bool, analyzer: arith.Analyzer, ptr,
-                   valid=None) -> tirx.Stmt:
+                   valid=None, scratch=None) -> tirx.Stmt:
     """A block of a row-major tensor moves row by row: the reader reads each row of the slice (a
     part of one page) into the block's staging CB, one block row after the other (compute tilizes
     them), the writer writes them from it (compute untilized them); rows and columns past the
@@ -178,7 +171,9 @@ def _row_transfers(stmt, func, cb: CBDesc, tensor, block, reading: bool, analyze
     ``valid`` on (``tt.valid_rows``; of a rank-1 tensor, its one row: the elements from ``valid``
     on). A slice smaller than the block (a block padded to whole tiles, PadBlocksTT) fills its valid
     rows and columns: the reader zero-fills the rest of the block. A slice may start at any row and
-    column: each row is one run of a page's bytes."""
+    column: each row is one run of a page's bytes, moved through the kernel's scratch at ``scratch``, in
+    pieces, where its offsets in the page and in the block differ modulo the DRAM alignment
+    (:func:`~tilelang_tt.ir.tile_runs.staged_move`)."""
     view = row_slice(tensor)
     name = tensor.buffer.name
     if view is None:
@@ -199,21 +194,32 @@ def _row_transfers(stmt, func, cb: CBDesc, tensor, block, reading: bool, analyze
     tail = None  # the columns of the block past the tensor's end or the slice's
     if cols_past or view.cols < width:
         tail = evaluate(Intrin.NOC_READ_ZEROS, at + row_bytes, tirx.Cast("uint32", width * elem) - row_bytes, like=stmt)
-    check_aligned(view.col * elem, r * (width * elem), Attr.ARCH.read(func).dram_alignment, analyzer,
-                  lambda delta: _refuse_misaligned(func, stmt, tensor, reading, delta))
-    move = evaluate(Intrin.NOC_READ_ROW if reading else Intrin.NOC_WRITE_ROW, analyzer.simplify(view.page + r * view.stride),
-                    tensor.buffer.data, tirx.Cast("uint32", analyzer.simplify(view.col * elem)), at, row_bytes,
-                    like=stmt)
+    alignment = Attr.ARCH.read(func).dram_alignment
+    page, offset = analyzer.simplify(view.page + r * view.stride), analyzer.simplify(view.col * elem)
+    count = view.cols  # the row's elements inside the tensor
+    if cols_past:
+        count = analyzer.simplify(tirx.Min(tensor.buffer.shape[-1] - view.col, view.cols))
+
+    def run(nbytes, elements, page=page):
+        """The move of the row's first ``elements`` (``nbytes``, as the transfer takes them) of ``page``."""
+        if aligned(offset, r * (width * elem), alignment, analyzer):
+            return evaluate(Intrin.NOC_READ_ROW if reading else Intrin.NOC_WRITE_ROW, page, tensor.buffer.data,
+                            tirx.Cast("uint32", offset), at, nbytes, like=stmt)
+        if scratch is None:
+            raise no_scratch(f"a row of the slice of `{tensor.buffer.name}`")
+        return staged_move(stmt, page, tensor.buffer, offset, at, analyzer.simplify(elements * elem), reading,
+                           scratch, elem, alignment, short=view.cols * elem + alignment - elem <= SCRATCH)
+
+    move = run(row_bytes, count)
     if reading and tail is not None:  # the columns past the tensor's end read as zeros
         move = seq([move, tail])
     if rows_past:
         zeros = evaluate(Intrin.NOC_READ_ZEROS, at, width * elem, like=stmt) if reading else None
         move = keep_span(stmt, tirx.IfThenElse(analyzer.simplify(view.bound_row + r < view.bound_rows), move, zeros))
     if valid is not None and len(tensor.buffer.shape) == 1:  # a vector's first `valid` elements, inside the tensor
-        count = tirx.Min(valid, tirx.Min(tensor.buffer.shape[-1] - view.col, view.cols) if cols_past else view.cols)
-        move = evaluate(Intrin.NOC_WRITE_ROW, view.page, tensor.buffer.data, tirx.Cast("uint32", analyzer.simplify(
-            view.col * elem)), at, tirx.Cast("uint32", analyzer.simplify(count * elem)), like=stmt)
-        move = keep_span(stmt, tirx.IfThenElse(valid > 0, move, None))
+        first = tirx.Min(valid, count)
+        nbytes = tirx.Cast("uint32", analyzer.simplify(first * elem))
+        move = keep_span(stmt, tirx.IfThenElse(valid > 0, run(nbytes, first, view.page), None))
     elif valid is not None:
         move = keep_span(stmt, tirx.IfThenElse(r < valid, move, None))
     rows = keep_span(stmt, tirx.For(r, 0, view.rows, tirx.ForKind.SERIAL, move))
@@ -271,11 +277,12 @@ def _column_writes(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, analyzer: 
 
 
 def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: bool, analyzer: arith.Analyzer,
-                    ptr) -> tuple[tirx.Stmt, int]:
+                    ptr, scratch=None) -> tuple[tirx.Stmt, int]:
     """(the moves of the tiles of the slice, row by row of the block, each a page of the tensor and
     of the CB, stored row by row, or column by column for a block of ``tt.column_major_blocks``;
     the number of pages). A slice of part of a tile whose other elements are the tensor's moves its
-    face-row runs instead (:mod:`tilelang_tt.ir.tile_runs`)."""
+    face-row runs instead (:mod:`tilelang_tt.ir.tile_runs`), the misaligned ones through the kernel's
+    scratch at ``scratch``."""
     column, flat = vector_layout(func, tensor.buffer)
     view = matrix_slice(tensor, column, flat)
     rows, cols = -(-view.rows // TILE), -(-view.cols // TILE)
@@ -286,7 +293,7 @@ def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: 
     # the tiles past it hold the next row's elements, which are not the slice's
     in_row = flat and not analyzer.can_prove(tensor.starts[-1] + tensor.extents[-1] <= tensor.buffer.shape[-1])
     by_columns = cb.name in Attr.COLUMN_MAJOR_BLOCKS.read(func)
-    columns = 1 if column else math.prod(tensor.buffer.shape) if flat else tensor.buffer.shape[-1]
+    columns = columns_of(tensor.buffer, column, flat)
     if is_partial(view, columns, analyzer):
         storage = stored(func, tensor.buffer).storage
         if storage:
@@ -296,8 +303,7 @@ def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: 
                         f"store `{tensor.buffer.name}` in its own dtype (drop dtype={storage!r} from its "
                         "BufferLayout), or give the block whole tiles")
         return run_transfers(stmt, tensor, view, columns, nt, (rows, cols), cb.page_size, by_columns, reading,
-                             overhang, analyzer, ptr, Attr.ARCH.read(func).dram_alignment,
-                             lambda delta: _refuse_misaligned(func, stmt, tensor, reading, delta)), rows * cols
+                             overhang, analyzer, ptr, Attr.ARCH.read(func).dram_alignment, scratch), rows * cols
     # the slice starts at a whole tile (else it is partial): its first tile, and its row among the tiles that bound it
     row0, col0, bound_row0 = (analyzer.simplify(tirx.FloorDiv(x, TILE)) for x in (view.row, view.col, view.bound_row))
     bound_rows = ceildiv(view.bound_rows, TILE)
@@ -332,10 +338,12 @@ def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: 
 
 def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc], handoffs: dict,
            staging: tuple[dict, dict], analyzer: arith.Analyzer, multicast: dict[str, MulticastDesc],
-           mcast_args: dict[str, dict[str, tirx.Var]], when=None, valid=None, parts: bool = False, pop: bool = True):
+           mcast_args: dict[str, dict[str, tirx.Var]], when=None, valid=None, parts: bool = False, pop: bool = True,
+           scratch=None):
     """The protocol of one move; with ``parts`` (a plain read: no decision, no multicast) its parts
     (before the transfers, the transfers, after the barrier, after that) for :func:`_batched`; a write
-    without ``pop`` leaves the block's pages in its CB (another copy of them follows)."""
+    without ``pop`` leaves the block's pages in its CB (another copy of them follows); ``scratch``: the
+    L1 address of the kernel's scratch CB, or None."""
     reading = stmt_intrin(stmt) == Intrin.READ_TO_CB  # either data-movement kernel may read (BalanceDataMovementTT)
     staged = staging[0] if reading else staging[1]
     tensor, block = (as_region(a) for a in stmt.value.args[:2])
@@ -346,7 +354,7 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
     acc = accessors[tensor.buffer.name]
     ptr = tirx.Var(f"l1_{cb.name}", "uint32")
     if acc.layout == MemoryLayout.ROW_MAJOR.value:
-        transfers = _row_transfers(stmt, func, cb, tensor, block, reading, analyzer, ptr, valid)
+        transfers = _row_transfers(stmt, func, cb, tensor, block, reading, analyzer, ptr, valid, scratch)
         pages = cb.block_pages
     elif element_column(func, tensor, cb.vector, reading):
         transfers = _column_writes(stmt, func, cb, tensor, acc, analyzer, ptr, valid)
@@ -357,7 +365,7 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
                         f"is laid out in {acc.layout} tiles (a tile is written whole)",
                         f"leave `{tensor.buffer.name}` to the default layout (rows are chosen for it), or store "
                         "whole blocks")
-        transfers, pages = _tile_transfers(stmt, func, cb, tensor, acc, reading, analyzer, ptr)
+        transfers, pages = _tile_transfers(stmt, func, cb, tensor, acc, reading, analyzer, ptr, scratch)
     begin, end, barrier = ((Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.NOC_READ_BARRIER) if reading else
                            (Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT, Intrin.NOC_WRITE_BARRIER))
     arrived = []  # after the barrier
@@ -446,6 +454,24 @@ def _replace_tensor_load(expr, load: tirx.BufferLoad, by: tirx.Var):
     return stmt.value
 
 
+def _scratch_ptr(func: tirx.PrimFunc, cbs: dict[str, CBDesc], role: KernelRole):
+    """The variable holding the L1 address of the kernel's scratch CB (FetchAddressElementsTT reserved it
+    and bound it at the kernel's start), or None for a kernel without one."""
+    name = scratch_cb(func, role.value)
+    if name is None:
+        return None
+    index = cbs[name].index
+    found = []
+
+    def visit(node):
+        if isinstance(node, tirx.Bind) and call_intrin(node.value) == Intrin.GET_WRITE_PTR and \
+                const_int(node.value.args[0]) == index:
+            found.append(node.var)
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    return found[0] if found else None
+
+
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     role = Attr.KERNEL_ROLE.read(func)
     if role not in (KernelRole.READER, KernelRole.WRITER):
@@ -457,6 +483,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     staging = (tilized, untilized)
     analyzer = bound_analyzer(func.body)
     multicast = Attr.MULTICAST.read(func)
+    scratch = _scratch_ptr(func, cbs, role)
     mcast_args: dict[str, dict[str, tirx.Var]] = {}
     for arg in Attr.RUNTIME_ARGS.read(func):
         if arg.kind == ArgKind.MCAST:
@@ -475,7 +502,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         if isinstance(stmt, tirx.AttrStmt) and stmt.attr_key == Scope.VALID_ROWS.value:
             stmt, valid = stmt.body, stmt.value
         return _lower(stmt, func, cbs, accessors, handoffs, staging, analyzer, multicast, mcast_args, valid=valid,
-                      pop=pop)
+                      pop=pop, scratch=scratch)
 
     def lowered(stmt):
         return tirx.stmt_functor.ir_transform(stmt, post, None, ["tirx.Evaluate", "tirx.AttrStmt", "tirx.SeqStmt"])
@@ -489,7 +516,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
                     continue
                 if len(group) > 1:
                     out.append(_batched([_lower(g, func, cbs, accessors, handoffs, staging, analyzer, multicast,
-                                                mcast_args, parts=True) for g in group]))
+                                                mcast_args, parts=True, scratch=scratch) for g in group]))
                 else:
                     out += [lowered(g) for g in group]
                 group = []
@@ -498,13 +525,14 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             return seq(out)
         if isinstance(node, tirx.AttrStmt) and node.attr_key == Scope.READ_WHEN.value:
             return _lower(node.body, func, cbs, accessors, handoffs, staging, analyzer, multicast, mcast_args,
-                          node.value)
+                          node.value, scratch=scratch)
         if isinstance(node, tirx.AttrStmt) and node.attr_key == Scope.MULTI_STORE.value:
             return written(node.body, pop=bool(int(node.value) & MultiStore.POPS))
         if isinstance(node, tirx.AttrStmt) and node.attr_key == Scope.VALID_ROWS.value:
             return written(node)
         if stmt_intrin(node) in (Intrin.READ_TO_CB, Intrin.WRITE_FROM_CB):
-            return _lower(node, func, cbs, accessors, handoffs, staging, analyzer, multicast, mcast_args)
+            return _lower(node, func, cbs, accessors, handoffs, staging, analyzer, multicast, mcast_args,
+                          scratch=scratch)
         if stmt_intrin(node) == Intrin.GENERATE_BLOCK:
             return _generate(node, func, cbs, accessors, analyzer)
         return None

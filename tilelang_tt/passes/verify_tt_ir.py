@@ -53,7 +53,7 @@ REQUIRED = {
 # gives some to the writer), and the writer reads the tensor elements its addresses read.
 READS = {Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.NOC_READ_PAGE, Intrin.NOC_READ_ROW, Intrin.NOC_READ_BARRIER,
          Intrin.NOC_READ_ZEROS, Intrin.MCAST_WRITE, Intrin.SEM_WAIT, Intrin.SEM_SET, Intrin.SEM_INC, Intrin.SEM_SET_MCAST,
-         Intrin.NOC_WRITES_FLUSHED, Intrin.DEVICE_ASSERT}
+         Intrin.NOC_WRITES_FLUSHED, Intrin.DEVICE_ASSERT, Intrin.L1_COPY}
 ALLOWED = {
     KernelRole.READER: READS | {Intrin.FILL_SCALER, Intrin.STORE_TILE_ELEMENT, Intrin.WIDEN_BYTES,
                                       Intrin.SEM_WAIT_MIN, Intrin.NOC_WRITE_BARRIER, Intrin.SEND_VALUE},

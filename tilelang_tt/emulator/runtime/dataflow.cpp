@@ -359,6 +359,11 @@ uint32_t get_read_ptr(uint32_t cbi, Loc loc) {
   return t.core->l1_base_addr() + cb.offset + cb.rd_page * cb.page_size;
 }
 
+void risc_l1_access(bool store, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  charge(t, store ? timing::kRiscL1Store : timing::kRiscL1Load, store ? "l1_store" : "l1_load");
+}
+
 uint32_t cb_page_size(uint32_t cbi, Loc loc) {
   ThreadCtx& t = ctx(loc);
   return get_cb(t, static_cast<int32_t>(cbi), "get_tile_size", loc).page_size;

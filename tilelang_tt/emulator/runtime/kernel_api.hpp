@@ -46,6 +46,8 @@ bool cb_pages_reservable_at_back(int32_t cb, int32_t n, Loc loc);
 bool cb_pages_available_at_front(int32_t cb, int32_t n, Loc loc);
 uint32_t get_write_ptr(uint32_t cb, Loc loc);
 uint32_t get_read_ptr(uint32_t cb, Loc loc);
+// The calling RISC loads (store false) or stores one word of its core's L1 (CoreLocalMem's elements): its time.
+void risc_l1_access(bool store, Loc loc);
 uint32_t cb_page_size(uint32_t cb, Loc loc);
 DataFormat cb_format(uint32_t cb, Loc loc);
 // The CB's FIFO as tt-metal's LocalCBInterface holds it on a data movement core (bytes; the pointers

@@ -146,6 +146,11 @@ inline constexpr uint64_t kTileValueRead = 6;      // ASSUMPTION: an L1 load and
 inline constexpr uint64_t kMailboxRead = 2;        // ASSUMPTION: one mailbox read
 inline constexpr uint64_t kNocHop = 9;             // tt-isa-documentation NoC: router to neighbouring router
 inline constexpr uint64_t kDataflowMisc = 2;       // ASSUMPTION: pointer / address arithmetic
+// A baby RISC-V's own loads and stores of L1 (CoreLocalMem elements: a staged run's copy), tt-isa-documentation
+// WormholeB0/TensixTile/BabyRISCV/README.md "Load/Store Unit": an L1 load's latency is >= 8 cycles and sustained
+// loads go four every N - 1 = 7 cycles (2 each, rounded up); sustained stores to L1 at most one every five cycles.
+inline constexpr uint64_t kRiscL1Load = 2;
+inline constexpr uint64_t kRiscL1Store = 5;
 
 // Fidelity phases of tt-metal's MathFidelity value (LoFi 0 -> 1, HiFi2 2, HiFi3 3, HiFi4 4).
 inline uint64_t fidelity_phases(int math_fidelity) { return math_fidelity <= 1 ? 1 : static_cast<uint64_t>(math_fidelity); }

@@ -1,12 +1,37 @@
 // tt-metal 0.81.1 api/core_local_mem.h: CoreLocalMem<T>, a typed view of an address in this core's L1.
 // Here its construction, address and element access, and (in a data movement build, as there) its NOC
-// traits: a local-L1 source or destination at an offset; not the iterator arithmetic.
+// traits: a local-L1 source or destination at an offset; not the iterator arithmetic. An element read
+// or written through operator[] is a load or a store of the calling RISC, charged its time
+// (emu::k::risc_l1_access; there operator[] returns T&: here an element that charges as it is used).
 #pragma once
 
 #include <cstdint>
 #include <type_traits>
 
 #include "api/emu/kernel_common.h"
+
+namespace emu::detail {
+// An element of L1 as a RISC uses it: converting it to T loads it, assigning to it stores it.
+template <typename T>
+class L1Element {
+ public:
+  L1Element(T* ptr, emu::k::Loc loc) : ptr_(ptr), loc_(loc) {}
+  operator T() const {
+    emu::k::risc_l1_access(false, loc_);
+    return *static_cast<volatile T*>(ptr_);
+  }
+  L1Element& operator=(T value) {
+    emu::k::risc_l1_access(true, loc_);
+    *static_cast<volatile T*>(ptr_) = value;
+    return *this;
+  }
+  L1Element& operator=(const L1Element& other) { return *this = static_cast<T>(other); }
+
+ private:
+  T* ptr_;
+  emu::k::Loc loc_;
+};
+}  // namespace emu::detail
 
 template <typename T, typename AddressType = uintptr_t>
 class CoreLocalMem {
@@ -19,7 +44,7 @@ class CoreLocalMem {
 
   tt_l1_ptr T* get_unsafe_ptr() const { return reinterpret_cast<tt_l1_ptr T*>(address_); }
   AddressType get_address() const { return address_; }
-  T& operator[](uint32_t index) const { return get_unsafe_ptr()[index]; }
+  emu::detail::L1Element<T> operator[](uint32_t index) const { return {get_unsafe_ptr() + index, emu::k::Loc::current()}; }
 
  private:
   AddressType address_;
