@@ -53,6 +53,7 @@ from tilelang_tt.passes.name_value_conditions_tt import NameValueConditionsTT
 from tilelang_tt.passes.materialize_core_loop_tt import MaterializeCoreLoopTT
 from tilelang_tt.passes.number_cbs_tt import NumberCBsTT
 from tilelang_tt.passes.order_reduction_tt import OrderReductionTT
+from tilelang_tt.passes.orient_vector_moves_tt import OrientVectorMovesTT
 from tilelang_tt.passes.pad_blocks_tt import PadBlocksTT
 from tilelang_tt.passes.parallelize_row_loops_tt import ParallelizeRowLoopsTT
 from tilelang_tt.passes.persistent_to_grid_tt import PersistentToGridTT
@@ -145,6 +146,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         # A: metadata only; the TIR is the user's.
         InferTTLayout(arch=options.arch, layouts=options.layouts),
         PropagateTTLayout(cb_depth=options.cb_depth),
+        # A per-row vector moved to or from a row of a tensor in tiles goes through a row vector block:
+        # it needs A1's layouts and A2's vector kinds, and B1 checks the copies it writes.
+        OrientVectorMovesTT(),
         AttachTensorAccessorTT(),
         # B: B1 and its multicast read the T.Kernel grid loops that B2 replaces.
         LayoutAwareWorkPartitionTT(grid=options.grid, partition=options.partition,
