@@ -135,7 +135,8 @@ def compile_prim_func(func: tirx.PrimFunc, options: CompileOptions) -> Artifacts
                 later = launches[err.launch].func
                 stmt = first_stmt_using(later.body, later.buffer_map[later.params[err.param_index]])
                 raise error(SPLIT_LAUNCHES, later, stmt, f"the launches lay out a tensor they share differently: "
-                            f"{err}, and neither compiles with the other's layout; the host allocates it once",
+                            f"{err}, and no launch using it compiles with a layout another chose (of those the layouts "
+                            "option can ask for: not a flat or column view); the host allocates it once",
                             "copy the tensor in the same blocks in every launch (whole tiles, or rows in each), or "
                             "set its layout with the compile option layouts") from None
             compiled = agreed

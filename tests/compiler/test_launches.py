@@ -266,6 +266,30 @@ def tiles_then_rows(M=64, N=64):
     return main
 
 
+def rows_then_per_row_vector(M=64, H=2, N=64):
+    """Launch 0 writes S in rows (its slices take rows of several matrices); launch 1 reads a row of S
+    as a per-row vector, which it moves in tiles (through a row vector block) and not from rows."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        S = T.alloc_global((M, H, N), "float32")
+        with T.Kernel(M // 32) as bx:
+            a = T.alloc_shared((32, N), "float32")
+            T.copy(A[bx * 32, 0], a)
+            T.copy(a, S[bx * 32 : bx * 32 + 32, 0, :])
+        with T.Kernel(1) as bx:
+            a = T.alloc_shared((M, N), "float32")
+            v = T.alloc_fragment((M,), "float32")
+            c = T.alloc_fragment((M, N), "float32")
+            T.copy(A[0, 0], a)
+            T.copy(S[0, 0, 0:M], v)  # LINE: second_layout
+            for i, j in T.Parallel(M, N):
+                c[i, j] = a[i, j] * v[i]
+            T.copy(c, C[0, 0])
+
+    return main
+
+
 def nested_launch(M=32, N=32):
     @T.prim_func
     def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
@@ -430,6 +454,16 @@ def test_a_tensor_the_launches_lay_out_differently_takes_one_layout_both_compile
                                                                     artifacts.plan.launches[0].buffers))
     a = torch.randn(64, 64)
     assert_close(artifacts.run(a), a, 2.0**-20)
+
+
+def test_a_tensor_no_layout_serves_in_every_launch_is_refused_at_the_later_launchs_use():
+    """S in rows serves launch 0 alone (tiles cannot hold its slices), tiles serve launch 1 alone (a
+    per-row vector is not moved from rows): refused at launch 1's first statement using S."""
+    err = compile_error(rows_then_per_row_vector())
+    assert err.pass_name == "SplitLaunches"
+    assert ("`S` is laid out DRAM row_major in launch 0 and DRAM interleaved in launch 1, and no launch using it "
+            "compiles with a layout another chose") in err.message
+    assert err.span is not None and int(err.span.line) == line_of("second_layout")
 
 
 def test_a_launch_inside_another_is_still_refused():
