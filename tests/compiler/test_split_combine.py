@@ -228,3 +228,38 @@ def test_a_selection_on_a_mask_block_and_an_index_joined_with_and_runs_against_t
     out = tilelang_tt.compile(masked_scores()).run(s, mask)
     keep = (mask != 0) & (torch.arange(64) < 48)
     assert torch.equal(out, torch.where(keep, s, torch.tensor(float("-inf"))))
+
+
+def per_column_scales_from_a_column(rows=64, cols=64, column=8):
+    """Scales read from a column of W and used per column of the block (``w[j]``): a row vector
+    whose slice is a column, moved through a column block."""
+
+    @T.prim_func
+    def main(X: T.Tensor((rows, cols), "float32"), W: T.Tensor((cols, 32), "float32"),
+             Y: T.Tensor((rows, cols), "float32")):
+        with T.Kernel(1) as bx:
+            x = T.alloc_shared((rows, cols), "float32")
+            w = T.alloc_fragment((cols,), "float32")
+            y = T.alloc_fragment((rows, cols), "float32")
+            T.copy(X[0, 0], x)
+            T.copy(W[0:cols, column], w)
+            for i, j in T.Parallel(rows, cols):
+                y[i, j] = x[i, j] * w[j]
+            T.copy(y, Y[0, 0])
+
+    return main
+
+
+def test_a_column_of_a_tensor_read_as_per_column_scales_runs_against_torch():
+    x, w = torch.randn(64, 64), torch.randn(64, 32)
+    out = tilelang_tt.compile(per_column_scales_from_a_column()).run(x, w)
+    assert_close(out, x * w[:, 8][None, :], 2.0**-10)  # the transpose's 19-bit source registers
+
+
+def test_stores_guarded_by_the_rows_they_keep_run_against_torch():
+    """Each block sums 32 rows from row 4 * g and keeps the first 4 sums: the blocks' stores are apart."""
+    from tests.passes.test_pass_layout_aware_work_partition_tt import guarded_row_sums
+
+    x = torch.randn(64, 64)
+    out = tilelang_tt.compile(guarded_row_sums(4)).run(x)
+    assert_close(out[:32, 0], x[:32].sum(dim=1), 2.0**-10)
