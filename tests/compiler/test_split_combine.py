@@ -10,7 +10,9 @@ split-KV decoding and of normalisation kernels, run on the emulator against torc
   whole tiles (a column vector block moved along a row: through a row block) and inside a tile;
 * per-row maxima of each split stored into a row of a scratch tensor (a column, flat, on its own),
   read by the next launch as one block of tiles: both launches take the tiles;
-* a score mask that joins a mask block's test and an index test with ``&``.
+* a score mask that joins a mask block's test and an index test with ``&``, and selections on
+  comparisons of block values joined with and, or, not;
+* scales read from a column of a tensor and used per column; stores guarded by the rows they keep.
 """
 
 import math
@@ -263,3 +265,15 @@ def test_stores_guarded_by_the_rows_they_keep_run_against_torch():
     x = torch.randn(64, 64)
     out = tilelang_tt.compile(guarded_row_sums(4)).run(x)
     assert_close(out[:32, 0], x[:32].sum(dim=1), 2.0**-10)
+
+
+def test_selections_on_comparisons_of_block_values_joined_with_and_or_not_run_against_torch():
+    from tests.compiler.bad_kernels import unsupported_expression
+
+    a = torch.randn(64, 64).bfloat16() * 2
+    x = a.float()
+    cases = [(lambda v: T.if_then_else(T.And(v > 0, v < 1), v, v * 2), torch.where((x > 0) & (x < 1), x, x * 2)),
+             (lambda v: T.if_then_else(T.Or(v < -1, v > 1), v, v * 0), torch.where((x < -1) | (x > 1), x, x * 0)),
+             (lambda v: T.if_then_else(T.Not(v > 0), v, v * 2), torch.where(~(x > 0), x, x * 2))]
+    for value, ref in cases:
+        assert torch.equal(tilelang_tt.compile(unsupported_expression(value)).run(a).float(), ref)

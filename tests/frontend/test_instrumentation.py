@@ -15,7 +15,7 @@ from tests.kernels import eltwise
 
 # The pipeline: its front passes, then the design spec's A1 ... F, in order (OrderReductionTT between E1 and D3).
 SPEC_ORDER = [
-    "UniqueBufferNamesTT", "MapParameterViewsTT", "LowerWarpShufflesTT", "ScalarRowsToBlocksTT",
+    "UniqueBufferNamesTT", "MapParameterViewsTT", "StoreGlobalFillsTT", "LowerWarpShufflesTT", "ScalarRowsToBlocksTT",
     "InlineScalarVarsTT", "ThreadsToLanesTT", "LocalBlocksTT", "ParallelizeRowLoopsTT", "PersistentToGridTT",
     "CoarsenRowBlocksTT", "LowerAtomicAddTT", "LowerEarlyExitTT", "BoundParallelExtentsTT", "ForwardTensorCopiesTT",
     "CheckKernelFormsTT", "NameValueConditionsTT", "TrimUnusedBlockPaddingTT", "LegalizeGlobalAccessTT",

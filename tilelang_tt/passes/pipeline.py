@@ -60,6 +60,7 @@ from tilelang_tt.passes.persistent_to_grid_tt import PersistentToGridTT
 from tilelang_tt.passes.propagate_tt_layout import PropagateTTLayout
 from tilelang_tt.passes.split_device_kernel import SplitDeviceKernel
 from tilelang_tt.passes.spill_dst_tt import SpillDSTTT
+from tilelang_tt.passes.store_global_fills_tt import StoreGlobalFillsTT
 from tilelang_tt.passes.split_mesh_tt import SplitMeshTT
 from tilelang_tt.passes.scalar_rows_to_blocks_tt import ScalarRowsToBlocksTT
 from tilelang_tt.passes.threads_to_lanes_tt import ThreadsToLanesTT
@@ -79,6 +80,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         # A view of a parameter (T.Tensor(shape, X.data)) regrouping its leading dimensions becomes the
         # parameter's own accesses, before any pass looks at a global tensor's slices or elements.
         MapParameterViewsTT(),
+        # A T.fill of a global tensor region is a constant block copied there: before the passes that make,
+        # pad and version blocks, and B1's checks of the copy's slice.
+        StoreGlobalFillsTT(),
         # A warp's xor butterfly is a T.warp_reduce_*, other GPU instructions refused at their line,
         # before the scalar variables a butterfly combines could be inlined.
         LowerWarpShufflesTT(),
