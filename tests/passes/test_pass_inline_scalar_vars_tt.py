@@ -272,3 +272,27 @@ def test_hand_written_variable_read_before_its_store_in_a_loop_is_left_as_it_is(
                     tl.tileop.copy(tl.region(acc[0], 1, 32), tl.region(O[0], 2, 32))
 
     tvm.ir.assert_structural_equal(InlineScalarVarsTT()(Before), Before)
+
+
+def test_hand_written_variable_stored_under_a_condition_in_a_loop_is_left_as_it_is():
+    """``w`` is stored only where ``L[s] > 0``: an iteration that skips the store reads the previous
+    iteration's value, which is no one expression."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(L: T.Buffer((2,), "float32"), P: T.Buffer((2, 32), "float32"), O: T.Buffer((32,), "float32")):
+            for bx in T.thread_binding(1, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    w = T.sblock_alloc_buffer((1,), "float32", scope="local.var")
+                    acc = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    w = T.float32(1)
+                    for s in range(2):
+                        if L[s] > T.float32(0):
+                            w = L[s]
+                        for d in T.parallel(32):
+                            acc[d] = P[s, d] * w
+                    tl.tileop.copy(tl.region(acc[0], 1, 32), tl.region(O[0], 2, 32))
+
+    tvm.ir.assert_structural_equal(InlineScalarVarsTT()(Before), Before)

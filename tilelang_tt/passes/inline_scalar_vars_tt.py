@@ -89,7 +89,8 @@ def _written_globals(func: tirx.PrimFunc) -> set:
 def _carried(body) -> set:
     """The scalar variables whose value may pass from one iteration of a loop that is not unrolled to
     the next, or out of it: read in such a loop before its body stores them (a running sum over tile
-    work), or after the loop before a new store; also those stored in a ``T.Parallel`` nest. A
+    work), or after the loop before a new store; also those stored in a ``T.Parallel`` nest or under an
+    ``if`` in such a loop. A
     variable the body of such a loop stores before reading it in the same iteration (``w = T.exp2(
     lse[sp] - total)`` then a nest reading ``w``) holds one value per iteration: its value where read."""
     carried: set = set()
@@ -132,6 +133,9 @@ def _carried(body) -> set:
             last[node.buffer] = loops
         elif isinstance(node, tirx.IfThenElse):
             check(tirx.Evaluate(node.condition), loops)
+            if loops:  # stored on a condition in a loop: an iteration may keep the previous one's value
+                tirx.stmt_functor.post_order_visit(node, lambda n: carried.add(n.buffer) if isinstance(
+                    n, tirx.BufferStore) and _is_var(n.buffer) else None)
             walk(node.then_case, loops)
             if node.else_case is not None:
                 walk(node.else_case, loops)
