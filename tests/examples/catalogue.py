@@ -115,9 +115,10 @@ EXPECTED = {
     "convolution/convolution": REFUSED("unsupported tile op `T.im2col`"),
     "blocksparse_gemm/blocksparse_matmul": RUNS(BF16),
     "grouped_gemm/grouped_gemm_fwd": RUNS(BF16),
-    # the guard `if i < rows` keeps the blocks' log-sum-exp stores disjoint; the mask block `visible`, read from a
-    # column of `kv_mask` and used per key, moves through a column block; its column starts 1 byte into a tile row
-    "flash_decoding/gqa_decode split": REFUSED("the read of the slice of `kv_mask` moves elements whose byte offsets"),
+    # the split launch compiles: the guard `if i < rows` keeps the blocks' log-sum-exp stores disjoint, the mask
+    # block `visible`, read from a column of `kv_mask` and used per key, moves through a column block; the combine
+    # copies a tensor element per row into every lane of a block row (`lse_parts[sp, t] = part_lse[bi, head, sp]`)
+    "flash_decoding/gqa_decode split": REFUSED("`lse_parts[sp, t]` is not an element-wise access of an on-chip block"),
     # the split launch writes the log-sum-exps (a column vector) into rows of `part_lse`, which the combine reads
     # in tiles: both launches take the tiles, the split launch moving each vector through a row vector block
     "flash_decoding/mha_inference": RUNS(SFPU),
