@@ -17,6 +17,7 @@ before it. This file pins:
 """
 
 import copy
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -259,8 +260,32 @@ def tiles_then_rows(M=64, N=64):
             T.copy(a, S[by * 32, bx * 32])
         with T.Kernel(M) as r:
             row = T.alloc_fragment((N,), "float32")
-            T.copy(S[r, 0:N], row)  # LINE: second_layout
+            T.copy(S[r, 0:N], row)
             T.copy(row, C[r, 0:N])
+
+    return main
+
+
+def rows_then_per_row_vector(M=64, H=2, N=64):
+    """Launch 0 writes S in rows (its slices take rows of several matrices); launch 1 reads a row of S
+    as a per-row vector, which it moves in tiles (through a row vector block) and not from rows."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        S = T.alloc_global((M, H, N), "float32")
+        with T.Kernel(M // 32) as bx:
+            a = T.alloc_shared((32, N), "float32")
+            T.copy(A[bx * 32, 0], a)
+            T.copy(a, S[bx * 32 : bx * 32 + 32, 0, :])
+        with T.Kernel(1) as bx:
+            a = T.alloc_shared((M, N), "float32")
+            v = T.alloc_fragment((M,), "float32")
+            c = T.alloc_fragment((M, N), "float32")
+            T.copy(A[0, 0], a)
+            T.copy(S[0, 0, 0:M], v)  # LINE: second_layout
+            for i, j in T.Parallel(M, N):
+                c[i, j] = a[i, j] * v[i]
+            T.copy(c, C[0, 0])
 
     return main
 
@@ -417,13 +442,28 @@ def test_a_statement_between_launches_is_refused_at_its_line():
     assert err.span is not None and int(err.span.line) == line_of("between")
 
 
-def test_a_tensor_the_launches_lay_out_differently_is_refused():
-    """C, which launch 0 does not use, takes launch 1's layout; S, which both use, cannot have two:
-    refused at the later launch's first statement using it."""
-    err = compile_error(tiles_then_rows())
+def test_a_tensor_the_launches_lay_out_differently_takes_one_layout_both_compile_with():
+    """Launch 0 writes S in tiles, launch 1 on its own would read it flat (rows of one tile each):
+    launch 1 is compiled again with launch 0's tiles, which it reads a row of a tile at a time; C,
+    which launch 0 does not use, takes launch 1's layout."""
+    artifacts = tilelang_tt.compile(tiles_then_rows())
+    (scratch,) = [b for b in artifacts.plan.buffers if b.scratch]
+    assert (scratch.name, scratch.layout.value, scratch.flat) == ("S", "interleaved", False)
+    assert artifacts.plan.launches[0].buffers == tuple(
+        dataclasses.replace(b, access=own.access) for b, own in zip(artifacts.plan.buffers,
+                                                                    artifacts.plan.launches[0].buffers))
+    a = torch.randn(64, 64)
+    assert_close(artifacts.run(a), a, 2.0**-20)
+
+
+def test_a_tensor_no_layout_serves_in_every_launch_is_refused_at_the_later_launchs_use():
+    """S in rows serves launch 0 alone (tiles cannot hold its slices), tiles serve launch 1 alone (a
+    per-row vector is not moved from rows): refused at launch 1's first statement using S."""
+    err = compile_error(rows_then_per_row_vector())
     assert err.pass_name == "SplitLaunches"
-    assert "`S` is laid out DRAM interleaved in launch 0 and DRAM interleaved (flat) in launch 1" in err.message
-    assert err.span is not None and int(err.span.line) == line_of("second_layout")  # launch 1's first use of S
+    assert ("`S` is laid out DRAM row_major in launch 0 and DRAM interleaved in launch 1, and no launch using it "
+            "compiles with a layout another chose") in err.message
+    assert err.span is not None and int(err.span.line) == line_of("second_layout")
 
 
 def test_a_launch_inside_another_is_still_refused():

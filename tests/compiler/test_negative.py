@@ -84,10 +84,11 @@ def test_batch_index_past_the_tensor():
     assert "at most 3 blocks" in err.hint
 
 
-def test_selection_on_a_compound_condition_of_block_values():
-    """One comparison of block values is a mask compute makes (test_ops); a conjunction of them is
-    refused, with the arithmetic rewrite."""
-    err = compile_error(bad_kernels.unsupported_expression(lambda x: T.if_then_else(T.And(x > 0, x < 1), x, x * 2)))
+def test_selection_on_a_condition_of_block_values_that_is_no_comparison():
+    """A comparison of block values is a mask compute makes (test_ops), and so are comparisons joined
+    with and, or, not (test_split_combine); a block value taken as a bool is refused, with the
+    arithmetic rewrite."""
+    err = compile_error(bad_kernels.unsupported_expression(lambda x: T.if_then_else(T.Cast("bool", x), x, x * 2)))
     assert_diagnostic(err, "LowerTTTileIntrinsics", "selects on the values of blocks", "unsupported_expression")
     assert "T.max(x, 0) + a * T.min(x, 0)" in err.hint
 

@@ -104,8 +104,9 @@ EXPECTED = {
     "flash_attention/mha_bwd_bhsd bwd": RUNS(SFPU),
     "deepseek_mla/mla_decode": RUNS(SFPU),
     # the split launch's log-sum-exps go into one column of a tiled scratch tensor (the writer writes an
-    # element per row); the combine launch fills a global tensor
-    "deepseek_mla/mla_decode split": REFUSED("T.fill of a global tensor is not supported"),
+    # element per row); the combine's T.clear of its T.alloc_var scalars are their stores; the partial outputs,
+    # written in rows, are read as vectors of those rows (both launches lay them out in rows)
+    "deepseek_mla/mla_decode split": RUNS(SFPU),
     "linear_attention/linear_attn_fwd": RUNS(BF16),
     "linear_attention/retention_fwd": RUNS(SFPU),
     "attention_sink/mha_sink_fwd_bhsd": RUNS(SFPU),
@@ -114,11 +115,13 @@ EXPECTED = {
     "convolution/convolution": REFUSED("unsupported tile op `T.im2col`"),
     "blocksparse_gemm/blocksparse_matmul": RUNS(BF16),
     "grouped_gemm/grouped_gemm_fwd": RUNS(BF16),
-    "flash_decoding/gqa_decode split": REFUSED("blocks along `group` write overlapping regions of `part_lse`"),
-    # the combine launch compiles (rows of `lse_parts` into vectors, row vectors read into columns); the split launch
-    # writes the log-sum-exps as a column of a flat tensor, which the combine reads in tiles
-    "flash_decoding/mha_inference": REFUSED("`part_lse` is laid out DRAM interleaved (as a column, flat) in launch 0 and "
-                                            "DRAM interleaved in launch 1"),
+    # the split launch compiles: the guard `if i < rows` keeps the blocks' log-sum-exp stores disjoint, the mask
+    # block `visible`, read from a column of `kv_mask` and used per key, moves through a column block; the combine
+    # copies a tensor element per row into every lane of a block row (`lse_parts[sp, t] = part_lse[bi, head, sp]`)
+    "flash_decoding/gqa_decode split": REFUSED("`lse_parts[sp, t]` is not an element-wise access of an on-chip block"),
+    # the split launch writes the log-sum-exps (a column vector) into rows of `part_lse`, which the combine reads
+    # in tiles: both launches take the tiles, the split launch moving each vector through a row vector block
+    "flash_decoding/mha_inference": RUNS(SFPU),
 }
 
 EXAMPLES: dict[str, Example] = {example.name: example for family in FAMILIES for example in family.EXAMPLES}

@@ -15,14 +15,14 @@ from tests.kernels import eltwise
 
 # The pipeline: its front passes, then the design spec's A1 ... F, in order (OrderReductionTT between E1 and D3).
 SPEC_ORDER = [
-    "UniqueBufferNamesTT", "MapParameterViewsTT", "LowerWarpShufflesTT", "ScalarRowsToBlocksTT",
+    "UniqueBufferNamesTT", "MapParameterViewsTT", "StoreGlobalFillsTT", "LowerWarpShufflesTT", "ScalarRowsToBlocksTT",
     "InlineScalarVarsTT", "ThreadsToLanesTT", "LocalBlocksTT", "ParallelizeRowLoopsTT", "PersistentToGridTT",
     "CoarsenRowBlocksTT", "LowerAtomicAddTT", "LowerEarlyExitTT", "BoundParallelExtentsTT", "ForwardTensorCopiesTT",
     "CheckKernelFormsTT", "NameValueConditionsTT", "TrimUnusedBlockPaddingTT", "LegalizeGlobalAccessTT",
     "DropOverwrittenStoresTT", "LowerParallelReductionsTT", "LowerParallelScansTT", "LowerBlockReshapesTT",
     "WidenMaskBlocksTT", "PadBlocksTT", "VersionOnChipBuffersTT", "SplitMeshTT", "InferTTLayout",
-    "PropagateTTLayout", "AttachTensorAccessorTT", "LayoutAwareWorkPartitionTT", "ChooseMulticastTT",
-    "GridToCoreGrid", "LowerSharedToCB", "LowerTTTileIntrinsics", "SpillDSTTT", "DropDeadBlocksTT",
+    "PropagateTTLayout", "OrientVectorMovesTT", "AttachTensorAccessorTT", "LayoutAwareWorkPartitionTT",
+    "ChooseMulticastTT", "GridToCoreGrid", "LowerSharedToCB", "LowerTTTileIntrinsics", "SpillDSTTT", "DropDeadBlocksTT",
     "CheckPaddingTT", "BuildTileDFGTT", "NumberCBsTT", "BalanceDataMovementTT", "AllocateSemaphoresTT",
     "SplitDeviceKernel", "ConfigureTensorAccessorTT", "FinalizePersistentSignatureTT", "OrderReductionTT",
     "AssertTensorIndicesTT", "FetchAddressElementsTT", "LowerCBIntrinsics", "FuseBlockCopiesTT",

@@ -103,3 +103,14 @@ def test_hand_written_reader_slots_and_compute():
 
     # the on-chip blocks are not allocated in a split kernel: free buffers
     tvm.ir.assert_structural_equal(ConfigureTensorAccessorTT()(Before), Expected, map_free_vars=True)
+
+
+def test_a_generated_value_reading_several_elements_of_a_tensor_binds_its_accessor_once():
+    """The reader reads P and generates exp2(-max(L[bx], L[bx + 1], L[bx + 2])): three elements of L,
+    one accessor after P's (each element bound it again, at offsets 2, 4, 6: the kernel's args ended
+    at 4, short of the last offset the plan gave L)."""
+    from tests.passes.test_pass_split_device_kernel import _scaled_by_a_chain_of_named_values
+
+    before = lower_until(_scaled_by_a_chain_of_named_values(), PASS)
+    reader = run_pass(before, PASS)["main_reader"]
+    assert {name: acc.cta_offset for name, acc in Attr.TENSOR_ACCESSOR.read(reader).items()} == {"P": 0, "L": 2}

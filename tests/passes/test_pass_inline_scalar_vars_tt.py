@@ -192,3 +192,107 @@ def test_hand_written_variable_summed_in_a_loop_of_tile_ops_is_left_as_it_is():
                             C[i, j] = a[i, j] * s
 
     tvm.ir.assert_structural_equal(InlineScalarVarsTT()(Before), Before)
+
+
+def test_hand_written_clear_of_a_variable_and_a_value_set_per_iteration():
+    """A combine loop over splits: ``T.clear(total)`` is the store ``total = 0``, summed in a loop of
+    named values only (unrolled); ``w``, stored in the body of a loop of tile ops before the nest of
+    the same iteration reads it, holds one value per iteration: named there (it reads a tensor).
+    TVMScript reads a ``local.var`` by its name, so ``T.clear(total)`` stands in Before as the store
+    ``total = -1``, replaced below by the fill TileLang makes."""
+    @I.ir_module
+    class Written:
+        @T.prim_func
+        def main(L: T.Buffer((2,), "float32"), P: T.Buffer((2, 32), "float32"), O: T.Buffer((32,), "float32")):
+            for bx in T.thread_binding(1, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    total = T.sblock_alloc_buffer((1,), "float32", scope="local.var")
+                    w = T.sblock_alloc_buffer((1,), "float32", scope="local.var")
+                    acc = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    total = T.float32(-1)
+                    tl.tileop.fill(tl.region(acc[0], 2, 32), 0)
+                    for s in range(2):
+                        total = total + L[s]
+                    for s in range(2):
+                        w = L[s] / total
+                        for d in T.parallel(32):
+                            acc[d] = acc[d] + P[s, d] * w
+                    tl.tileop.copy(tl.region(acc[0], 1, 32), tl.region(O[0], 2, 32))
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(L: T.Buffer((2,), "float32"), P: T.Buffer((2, 32), "float32"), O: T.Buffer((32,), "float32")):
+            for bx in T.thread_binding(1, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    acc = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    tl.tileop.fill(tl.region(acc[0], 2, 32), 0)
+                    total1: T.float32 = T.Cast("float32", 0) + L[0]
+                    total2: T.float32 = total1 + L[1]
+                    for s in range(2):
+                        w1: T.float32 = L[s] / total2
+                        for d in T.parallel(32):
+                            acc[d] = acc[d] + P[s, d] * w1
+                    tl.tileop.copy(tl.region(acc[0], 1, 32), tl.region(O[0], 2, 32))
+
+    def clear(node):
+        if isinstance(node, tirx.BufferStore) and isinstance(node.value, tirx.FloatImm) and node.value.value == -1:
+            return tirx.Evaluate(tl.tileop.fill(tl.region(tirx.BufferLoad(node.buffer, [0]), 2, 1), 0))
+        return None
+
+    written = Written["main"]
+    before = written.with_body(tirx.stmt_functor.ir_transform(written.body, None, clear, ["tirx.BufferStore"]))
+    after = InlineScalarVarsTT()(tvm.IRModule({"main": before}))
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)
+
+
+def test_hand_written_variable_read_before_its_store_in_a_loop_is_left_as_it_is():
+    """``w`` is read by the nest before the loop body stores it: each iteration reads the previous
+    one's value (the first reads the store before the loop), which is no one expression."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(L: T.Buffer((2,), "float32"), P: T.Buffer((2, 32), "float32"), O: T.Buffer((32,), "float32")):
+            for bx in T.thread_binding(1, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    w = T.sblock_alloc_buffer((1,), "float32", scope="local.var")
+                    acc = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    w = T.float32(1)
+                    for s in range(2):
+                        for d in T.parallel(32):
+                            acc[d] = P[s, d] * w
+                        w = L[s]
+                    tl.tileop.copy(tl.region(acc[0], 1, 32), tl.region(O[0], 2, 32))
+
+    tvm.ir.assert_structural_equal(InlineScalarVarsTT()(Before), Before)
+
+
+def test_hand_written_variable_stored_under_a_condition_in_a_loop_is_left_as_it_is():
+    """``w`` is stored only where ``L[s] > 0``: an iteration that skips the store reads the previous
+    iteration's value, which is no one expression."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(L: T.Buffer((2,), "float32"), P: T.Buffer((2, 32), "float32"), O: T.Buffer((32,), "float32")):
+            for bx in T.thread_binding(1, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    w = T.sblock_alloc_buffer((1,), "float32", scope="local.var")
+                    acc = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    w = T.float32(1)
+                    for s in range(2):
+                        if L[s] > T.float32(0):
+                            w = L[s]
+                        for d in T.parallel(32):
+                            acc[d] = P[s, d] * w
+                    tl.tileop.copy(tl.region(acc[0], 1, 32), tl.region(O[0], 2, 32))
+
+    tvm.ir.assert_structural_equal(InlineScalarVarsTT()(Before), Before)

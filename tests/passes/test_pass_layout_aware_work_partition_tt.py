@@ -225,3 +225,32 @@ def test_hand_written_block_partition():
                         tl.tileop.copy(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[by * 32, bx * 32], 2, 32, 32))
 
     tvm.ir.assert_structural_equal(LayoutAwareWorkPartitionTT()(Before), Expected)
+
+
+def guarded_row_sums(valid: int):
+    """Each of 8 blocks sums 32 rows of X starting at row 4 * g and stores the first ``valid`` sums
+    (``if i < valid``) into column 0 of L at rows 4 * g + i: 4 keep the blocks' stores apart, 8 do not."""
+    import tilelang.language as TL
+
+    @TL.prim_func
+    def main(X: TL.Tensor((64, 64), "float32"), L: TL.Tensor((64, 32), "float32")):
+        with TL.Kernel(8) as g:
+            x = TL.alloc_shared((32, 64), "float32")
+            s = TL.alloc_fragment((32,), "float32")
+            TL.copy(X[g * 4 : g * 4 + 32, :], x)
+            TL.reduce_sum(x, s, dim=1)
+            for i in TL.Parallel(32):
+                if i < valid:
+                    L[g * 4 + i, 0] = s[i]
+
+    return main
+
+
+def test_a_store_guarded_by_the_rows_it_keeps_covers_those_rows():
+    before = lower_until(guarded_row_sums(4), PASS)
+    after = run_pass(before, PASS)["main"]
+    assert Attr.BLOCK_GRID.read(after) == (1, 8)
+    # (TileLang names the grid variable of a one-dimensional T.Kernel bx)
+    with pytest.raises(TTCompileError, match=r"the 8 blocks along `bx` write overlapping regions of `L`: one step of "
+                                             r"`bx` moves its slice by 4 along dimension 0, less than the slice covers"):
+        run_pass(lower_until(guarded_row_sums(8), PASS), PASS)

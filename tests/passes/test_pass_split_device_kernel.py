@@ -353,3 +353,42 @@ def test_copies_of_one_value_into_several_tensors_compute_hands_it_on_once():
 
     assert len(copies(after["main_compute"])) == 1 and scopes(after["main_compute"]) == []
     assert len(copies(after["main_writer"])) == 2 and scopes(after["main_writer"]) == [1, 2]
+
+
+def _scaled_by_a_chain_of_named_values():
+    """A scale named in two steps from tensor elements (InlineScalarVarsTT names m1, then m2 from m1),
+    read only by an element-wise value: the reader generates it, no other kernel uses the names."""
+    import tilelang.language as TL
+
+    @TL.prim_func
+    def main(L: TL.Tensor((4,), "float32"), P: TL.Tensor((64,), "float32"), O: TL.Tensor((64,), "float32")):
+        with TL.Kernel(1) as bx:
+            p = TL.alloc_fragment((64,), "float32")
+            m = TL.alloc_var("float32")
+            m = TL.max(L[bx], L[bx + 1])
+            m = TL.max(m, L[bx + 2])
+            TL.copy(P[0:64], p)
+            for d in TL.Parallel(64):
+                p[d] = p[d] * TL.exp2(-m)
+            TL.copy(p, O[0:64])
+
+    return main
+
+
+def test_a_chain_of_named_values_no_kept_statement_uses_goes_whole():
+    """The writer keeps neither m2 (nothing after it uses it) nor m1 (only m2 did): each kernel keeps
+    a named value only where a statement it keeps reads it."""
+    before = lower_until(_scaled_by_a_chain_of_named_values(), PASS)
+    after = run_pass(before, PASS)
+    kernels = {Attr.KERNEL_ROLE.read(f): f for f in after.functions.values()}
+    assert not nodes(kernels[KernelRole.WRITER].body, lambda n: isinstance(n, tirx.Bind))
+    assert not nodes(kernels[KernelRole.COMPUTE].body, lambda n: isinstance(n, tirx.Bind))
+
+
+def test_a_chain_of_named_values_read_by_the_reader_alone_runs_against_torch():
+    import tilelang_tt
+    import torch
+
+    lse, p = torch.randn(4), torch.randn(64)
+    out = tilelang_tt.compile(_scaled_by_a_chain_of_named_values()).run(lse, p)
+    assert torch.allclose(out, p * torch.exp2(-lse[:3].max()), rtol=2.0**-8)

@@ -537,9 +537,12 @@ def vector_kinds(func: tirx.PrimFunc) -> dict[str, str]:
     """Layout of every rank-1 buffer from its uses: ``col`` (one value per block row, held in
     column 0 of its tiles: indexed by the row loop of a T.Parallel, or a per-row T.reduce result)
     or ``row`` (one value per block column, in row 0: indexed by the column loop, a per-column
-    reduce, or copied from/to a rank-1 tensor). 1-D parallel loops share the kind of their operands."""
+    reduce, or copied from/to a rank-1 tensor). A vector copied to or from a column of a tensor is a
+    column unless a nest or a reduction uses it per column (OrientVectorMovesTT moves it through a
+    column block). 1-D parallel loops share the kind of their operands."""
     kinds: dict[str, str] = {}
     groups: list[set[str]] = []
+    column_copied: list[str] = []
 
     def visit(node):
         if isinstance(node, tirx.For) and node.kind == tirx.ForKind.PARALLEL:
@@ -568,7 +571,7 @@ def vector_kinds(func: tirx.PrimFunc) -> dict[str, str]:
             if all(r is not None for r in regions) and any(_is_column_slice(r) for r in regions):
                 for region in regions:  # a vector copied to or from a column of a tensor of rank 2 or more
                     if len(region.buffer.shape) == 1 and not is_global_buffer(region.buffer):
-                        kinds.setdefault(region.buffer.name, COL)
+                        column_copied.append(region.buffer.name)
             for vector, other in (regions, regions[::-1]):  # a vector copied to or from a block of one row (column)
                 if None not in regions and len(vector.buffer.shape) == 1 and not is_global_buffer(
                         other.buffer) and len(other.buffer.shape) == 2 and 1 in (shape := [
@@ -581,6 +584,8 @@ def vector_kinds(func: tirx.PrimFunc) -> dict[str, str]:
                                    if region is not None and len(region.buffer.shape) == 1})
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
+    for name in column_copied:  # a column unless a nest or a reduction uses it per column (moved through a column)
+        kinds.setdefault(name, COL)
     changed = True
     while changed:
         changed = False

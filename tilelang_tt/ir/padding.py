@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.common import TILE, WRITE, as_region, float_constant, is_global_buffer, tile_op_name
+from tilelang_tt.ir.common import TILE, WRITE, as_region, const_int, float_constant, is_global_buffer, tile_op_name
 
 
 def whole_tiles(n: int) -> int:
@@ -126,7 +126,10 @@ def zero_padded(func: tirx.PrimFunc, blocks: set[tirx.Buffer]) -> set[tirx.Buffe
             regions = [r for r in regions if r is not None]
             if op == "copy" and len(regions) == 2 and regions[1].buffer in writes:
                 src = regions[0].buffer
-                writes[regions[1].buffer].append(("zero",) if is_global_buffer(src) else ("copy", src))
+                whole = [const_int(e) for e in regions[0].extents] == [const_int(d) for d in src.shape]
+                # part of a block (its first rows) brings the block's next rows into the padding
+                writes[regions[1].buffer].append(("zero",) if is_global_buffer(src) else ("copy", src) if whole
+                                                 else ("no",))
             elif op == "fill" and regions and regions[0].buffer in writes:
                 writes[regions[0].buffer].append(("zero",) if float_constant(node.value.args[1]) == 0.0 else ("no",))
             else:

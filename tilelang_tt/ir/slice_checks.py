@@ -14,8 +14,8 @@ import math
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
-from tilelang_tt.ir.attrs import Attr, Reduction
-from tilelang_tt.ir.common import COL, TILE, const_int, error, reads_tensor, span_of
+from tilelang_tt.ir.attrs import Attr, Reduction, Scope
+from tilelang_tt.ir.common import COL, TILE, const_int, error, reads_tensor, span_of, tile_op_name
 from tilelang_tt.ir.slices import (
     bound_analyzer,
     bound_values,
@@ -225,11 +225,14 @@ def check_disjoint_writes(pass_name: str, func, loops, transfers, reduction: Red
     group) is where the data puts it, which no analysis of the grid can check."""
     values = bound_values(func.body)
     analyzer = bound_analyzer(func.body)
+    valid = valid_rows(func.body)
     # blocks along each grid coordinate; a dynamic extent (a formula of T.dynamic sizes) may be any
     every = {lp.loop_var: n for lp in loops.values() if (n := _extent(lp.extent)) > 1}
-    for stmt, tensor, _, reading in transfers:
+    for stmt, tensor, block, reading in transfers:
         if reading:
             continue
+        if stmt in valid:
+            tensor = written_rows(tensor, block, valid[stmt], analyzer)
         starts = [tirx.stmt_functor.substitute(start, values) for start in tensor.starts]
         if any(reads_tensor(start) for start in starts):
             continue  # a slice at offsets read from tensors (grouped rows): the data decides, not the grid
@@ -285,6 +288,41 @@ def check_disjoint_writes(pass_name: str, func, loops, transfers, reduction: Red
                         "the last block to write would win",
                         f"give each block its own slice of `{name}` (index it with `{var.name}`), or "
                         "add the partial results with T.atomic_add (the blocks then take turns)")
+
+
+def valid_rows(body) -> dict:
+    """Each ``T.copy`` of a block into a tensor under a ``tt.valid_rows`` scope -> the scope's value:
+    the writer writes only the block's first ``value`` rows (a store guarded by ``if i < valid``,
+    LegalizeGlobalAccessTT)."""
+    out = {}
+
+    def visit(node):
+        if isinstance(node, tirx.AttrStmt) and node.attr_key == Scope.VALID_ROWS.value:
+            def mark(inner):
+                if tile_op_name(inner) == "copy":
+                    out[inner] = node.value
+            tirx.stmt_functor.post_order_visit(node.body, mark)
+
+    tirx.stmt_functor.post_order_visit(body, visit)
+    return out
+
+
+def written_rows(tensor: Region, block: Region, valid, analyzer) -> Region:
+    """The part of ``tensor`` a copy out of ``block`` writes when the writer writes only the block's
+    first ``valid`` rows (``tt.valid_rows``): the dimension the block's rows run along (the one wide
+    dimension of a vector's slice, or the one wide dimension before the columns of a matrix's)
+    narrowed to the largest value ``valid`` takes. ``tensor`` itself where that is not one dimension
+    or ``valid`` has no constant bound (the whole slice may be written, as far as the check knows)."""
+    wide = [d for d, e in enumerate(tensor.extents) if const_int(e) != 1]
+    block_rank = sum(const_int(e) != 1 for e in block.extents)
+    rows = wide if block_rank <= 1 else wide[:-1]
+    bound = analyzer.const_int_bound(valid).max_value
+    if len(rows) != 1 or bound >= arith.ConstIntBound.POS_INF:
+        return tensor
+    dim = rows[0]
+    extents = list(tensor.extents)
+    extents[dim] = min(const_int(extents[dim]), max(bound, 0))
+    return dataclasses.replace(tensor, extents=tuple(extents))
 
 
 def _extent(extent) -> int | float:

@@ -10,7 +10,8 @@ per-row/per-column vector spread over a full block, or the first value of a per-
 row vector (a block of one row; the other way round too), with ``unary_bcast`` (inits ``copy_init`` /
 ``transpose_init`` / ``unary_bcast_init``).
 A vector copied into a vector of the same tiles (``[1, n]`` into a row vector of ``n``) is
-the same copy. Errors: a copy changing the block shape otherwise (a row of a block into a vector
+the same copy, and so are the first rows of a block copied into a block of those rows
+(``T.copy(o[:4, :], o_s)``: its first tiles). Errors: a copy changing the block shape otherwise (a row of a block into a vector
 is LowerBlockReshapesTT's); between integer and float blocks, integer blocks other
 than int32.
 """
@@ -22,7 +23,7 @@ from tvm import tirx
 
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ops.base import TileOp, register
-from tilelang_tt.ir.common import as_region, evaluate
+from tilelang_tt.ir.common import as_region, const_int, evaluate
 
 
 class Copy(TileOp):
@@ -30,7 +31,7 @@ class Copy(TileOp):
 
     def lower(self, ctx, stmt):
         src, dst = (as_region(a) for a in stmt.value.args[:2])
-        if not _same_tiles(ctx, src.buffer, dst.buffer):
+        if not _same_tiles(ctx, src.buffer, dst.buffer) and not _leading_rows(ctx, src, dst):
             raise ctx.error(stmt, f"T.copy from `{src.buffer.name}` to `{dst.buffer.name}` changes the block shape",
                             "copy between on-chip blocks of the same shape, a vector into a vector of the same "
                             "values ([1, n] and a row vector of n), or a row of a block into a vector "
@@ -49,6 +50,22 @@ def _same_tiles(ctx, src: tirx.Buffer, dst: tirx.Buffer) -> bool:
     if list(src.shape) == list(dst.shape):
         return True
     return bool(ctx.block_kind(src)) and ctx.cbs[src.name].block_tiles == ctx.cbs[dst.name].block_tiles
+
+
+def _leading_rows(ctx, src, dst) -> bool:
+    """Whether a copy takes the first rows of a block into a block of those rows (``T.copy(o[:4, :],
+    o_s)``, ``o_s`` padded to whole tiles): every column of the source, the destination whole and of as
+    many tile columns, so the destination's tiles are the source's first ones in the same order (its
+    padding rows hold the source's next rows, not zeros: PadBlocksTT's ``zero_padded`` counts only
+    whole copies)."""
+    out = ctx.cbs[dst.buffer.name]
+    rows, cols = ctx.cbs[src.buffer.name].block_tiles, out.block_tiles
+    whole = [int(e) for e in dst.extents] == [int(d) for d in dst.buffer.shape]
+    valid = list(out.valid) if out.valid is not None else [int(d) for d in dst.buffer.shape]  # the rest: padding
+    return (len(src.buffer.shape) == len(dst.buffer.shape) == 2 and not ctx.block_kind(src.buffer)
+            and not ctx.block_kind(dst.buffer) and whole and all(const_int(x) == 0 for x in src.starts)
+            and [int(e) for e in src.extents] == valid and int(src.extents[1]) == int(src.buffer.shape[1])
+            and cols[1] == rows[1] and cols[0] <= rows[0])
 
 
 class BlockOperand:

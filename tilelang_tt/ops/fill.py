@@ -4,7 +4,7 @@ C2: a fill of a block no gemm accumulates into → ``tt.tile.eltwise(X, i, j, v)
 accumulator is the gemm family's: :func:`cleared_block`).
 D5: a constant is ``fill_tile(dst, v)`` (SFPU init ``fill_tile_init``); an integer one of an int32
 value ``fill_tile_int`` (:mod:`tilelang_tt.ops.eltwise`).
-Errors: a fill of a global tensor, a non-constant value, a fraction into an int32 block, other
+Errors: a fill of a global tensor region of a size known only at run time, a non-constant value, a fraction into an int32 block, other
 integer blocks.
 """
 
@@ -25,7 +25,9 @@ class Fill(TileOp):
     def lower(self, ctx, stmt):
         region = as_region(stmt.value.args[0])
         if region is None or not is_cb_buffer(region.buffer):
-            raise ctx.error(stmt, "T.fill of a global tensor is not supported", "fill an on-chip block")
+            # a global region of static extents is a filled block copied there (StoreGlobalFillsTT)
+            raise ctx.error(stmt, "T.fill of a global tensor region whose size is known only at run time",
+                            "fill an on-chip block of static shape and T.copy it into the region")
         value = float_constant(stmt.value.args[1])
         if value is None:
             raise ctx.error(stmt, "T.fill with a non-constant value", "fill with a constant")

@@ -8,7 +8,10 @@ a K step ``s[i] = S[by * 32 + i, k]``: an element read per row).
 C2: each largest such part the reader can evaluate becomes a new block ``<X>_gen`` (a CB of the
 store's geometry, in the part's dtype) filled by ``tt.generate_block(X_gen, i, j, value)`` right
 before the store, which reads ``X_gen[i, j]`` instead (a part equal to one generated before in the same nest, for a
-block of the same geometry, reads that block). The reader's side is LowerCBIntrinsics'.
+block of the same geometry, reads that block). The reader's side is LowerCBIntrinsics'. A selection
+on conditions joined with and / or (TileLang's ``&`` / ``|`` of comparisons) is selections nested on
+each, one negated (``not``) its two values swapped: each condition a mask of its own, the reader's
+(indices) or compute's (block values).
 Errors: such a part that is not a float value.
 """
 
@@ -56,6 +59,16 @@ def generate(ctx, store, expr, i, j, out: list) -> tirx.PrimExpr:
             # (1 where the condition holds, else 0), compute selects with where_tile
             mask = _generated_block(ctx, store, tirx.Call(expr.dtype, ir.Op.get("tirx.if_then_else"),
                                                           [cond, one, zero]), i, j, out)
+        elif isinstance(cond, tirx.Not):  # not c ? a : b is c ? b : a
+            return generate(ctx, store, tirx.Select(cond.a, b, a), i, j, out)
+        elif (logic := conjunction(cond)) is not None:
+            # both conditions on one side of the choice: c1 & c2 ? a : b is c1 ? (c2 ? a : b) : b, and
+            # c1 | c2 ? a : b is c1 ? a : (c2 ? a : b), each condition a mask of its own (a block's values
+            # and the indices: `(mask[j] != 0) & (j < n)`)
+            kind, c1, c2 = logic
+            inner = tirx.Select(c2, a, b)
+            nested = tirx.Select(c1, inner, b) if kind == "and" else tirx.Select(c1, a, inner)
+            return generate(ctx, store, nested, i, j, out)
         elif isinstance(cond, COMPARE_NODES) and all(str(x.dtype) in COMPUTE_DTYPES for x in (cond.a, cond.b)):
             # on a comparison of values (m[i] == -inf): compute makes the mask (unary_eq_tile...)
             mask = type(cond)(generate(ctx, store, cond.a, i, j, out), generate(ctx, store, cond.b, i, j, out))
@@ -64,6 +77,17 @@ def generate(ctx, store, expr, i, j, out: list) -> tirx.PrimExpr:
             return expr  # the element-wise check names what is unsupported
         return tirx.Select(tirx.NE(mask, zero), generate(ctx, store, a, i, j, out), generate(ctx, store, b, i, j, out))
     return expr  # the element-wise check names what is unsupported
+
+
+def conjunction(cond):
+    """("and" | "or", first, second) of a condition joining two boolean conditions (``and`` / ``or``,
+    or TileLang's ``&`` / ``|`` of two comparisons: ``T.bitwise_and`` of bools), else None."""
+    if isinstance(cond, (tirx.And, tirx.Or)):
+        return ("and" if isinstance(cond, tirx.And) else "or"), cond.a, cond.b
+    if isinstance(cond, tirx.Call) and isinstance(cond.op, ir.Op) and cond.op.name in (
+            "tirx.bitwise_and", "tirx.bitwise_or") and all(str(x.dtype) == "bool" for x in cond.args):
+        return ("and" if cond.op.name == "tirx.bitwise_and" else "or"), cond.args[0], cond.args[1]
+    return None
 
 
 def selection(expr):

@@ -68,6 +68,7 @@ from tilelang_tt.ir.common import (
     TILE,
     allocations,
     as_region,
+    const_int,
     error,
     evaluate_calls,
     keep_span,
@@ -431,8 +432,9 @@ def _stage_row_major(func, cbs, layouts, read_tensor, write_tensor, handoffs, ta
     reader fills it with rows that compute tilizes into the block; compute untilizes the block into
     it for the writer (a block the writer drains through a hand-off CB: that CB's). Pages are tiles'
     worth of rows in the tensor's format. A row vector of a rank-1 tensor is such a block of one row
-    (its data in row 0 of each tile, as tilize puts the staging CB's first row); other vectors are
-    refused. Returns staging CB -> (its block, "tilize_from" | "untilize_to")."""
+    (its data in row 0 of each tile, as tilize puts the staging CB's first row), and so is a row vector
+    moved from or to one row of a tensor of higher rank; other vectors are refused. Returns staging CB
+    -> (its block, "tilize_from" | "untilize_to")."""
     staged = {}
     ends = [(block, tensor, stmt, TILIZE_FROM) for block, (tensor, stmt) in read_tensor.items()]
     ends += [(handoffs.get(block, block), tensor, stmt, UNTILIZE_TO) for block, (tensor, stmt) in write_tensor.items()]
@@ -441,7 +443,9 @@ def _stage_row_major(func, cbs, layouts, read_tensor, write_tensor, handoffs, ta
         if layout is None or not layout.row_major:
             continue
         desc = cbs[block]
-        if desc.vector and not (desc.vector == "row" and len(layout.shape) == 1):
+        region = as_region(stmt.value.args[0 if key == TILIZE_FROM else 1])
+        one_row = all(const_int(e) == 1 for e in region.extents[:-1])  # of a rank-1 tensor, or one row of another
+        if desc.vector and not (desc.vector == "row" and one_row):
             raise error(PASS, func, stmt, f"the vector `{block}` is moved to or from the row-major tensor `{tensor}`",
                         "move whole blocks of 32x32 tiles to and from row-major tensors, or keep the tensor tiled")
         name = unique_name(f"{block}_rm", taken)

@@ -57,7 +57,8 @@ def accessor_buffers(func: tirx.PrimFunc) -> list[str]:
         elif intrin == Intrin.WRITE_FROM_CB:
             name = as_region(stmt.value.args[1]).buffer.name
         elif intrin == Intrin.GENERATE_BLOCK:  # the tensor elements its value reads
-            names += [n for n in (load.buffer.name for load in tensor_loads(stmt.value.args[3])) if n not in names]
+            names += [n for n in dict.fromkeys(load.buffer.name for load in tensor_loads(stmt.value.args[3]))
+                      if n not in names]  # each tensor once, however many of its elements the value reads
             continue
         else:
             continue

@@ -38,6 +38,7 @@ from tvm import ir, tirx
 
 from tilelang_tt.ir.common import (
     WRITE,
+    as_region,
     const_int,
     contains,
     is_global_buffer,
@@ -46,6 +47,7 @@ from tilelang_tt.ir.common import (
     prim_func_pass,
     reads_tensor,
     seq,
+    tile_op_name,
     unique_name,
 )
 from tilelang_tt.ir.lanes import exchanges_lanes
@@ -84,21 +86,79 @@ def _written_globals(func: tirx.PrimFunc) -> set:
     return out
 
 
+def _carried(body) -> set:
+    """The scalar variables whose value may pass from one iteration of a loop that is not unrolled to
+    the next, or out of it: read in such a loop before its body stores them (a running sum over tile
+    work), or after the loop before a new store; also those stored in a ``T.Parallel`` nest or under an
+    ``if`` in such a loop. A
+    variable the body of such a loop stores before reading it in the same iteration (``w = T.exp2(
+    lse[sp] - total)`` then a nest reading ``w``) holds one value per iteration: its value where read."""
+    carried: set = set()
+    last: dict = {}  # variable -> the loops (not unrolled) around its last store; None once one ended
+
+    def check(node, loops) -> None:
+        def visit(n):
+            if isinstance(n, tirx.BufferLoad) and _is_var(n.buffer) and (
+                    last.get(n.buffer) is None or any(lp not in last[n.buffer] for lp in loops
+                                                      if n.buffer in stored_in.get(lp, ()))):
+                carried.add(n.buffer)
+        tirx.stmt_functor.post_order_visit(node, visit)
+
+    stored_in: dict = {}  # loop (not unrolled) -> the variables its body stores
+
+    def collect(node):
+        if isinstance(node, tirx.For) and node.thread_binding is None and not _scalar_loop(node):
+            found = set()
+            tirx.stmt_functor.post_order_visit(node.body, lambda n: found.add(n.buffer) if isinstance(
+                n, tirx.BufferStore) and _is_var(n.buffer) else None)
+            stored_in[node] = found
+            if node.kind == tirx.ForKind.PARALLEL:
+                carried.update(found)
+
+    tirx.stmt_functor.post_order_visit(body, collect)
+
+    def walk(node, loops: tuple) -> None:
+        if isinstance(node, tirx.SeqStmt):
+            for s in node.seq:
+                walk(s, loops)
+        elif isinstance(node, tirx.For):
+            check(tirx.Evaluate(node.extent), loops)
+            inner = (*loops, node) if node in stored_in else loops
+            walk(node.body, inner)
+            for buf, around in last.items():
+                if around is not None and node in around:
+                    last[buf] = None
+        elif isinstance(node, tirx.BufferStore) and _is_var(node.buffer):
+            check(tirx.Evaluate(node.value), loops)
+            last[node.buffer] = loops
+        elif isinstance(node, tirx.IfThenElse):
+            check(tirx.Evaluate(node.condition), loops)
+            if loops:  # stored on a condition in a loop: an iteration may keep the previous one's value
+                tirx.stmt_functor.post_order_visit(node, lambda n: carried.add(n.buffer) if isinstance(
+                    n, tirx.BufferStore) and _is_var(n.buffer) else None)
+            walk(node.then_case, loops)
+            if node.else_case is not None:
+                walk(node.else_case, loops)
+        elif isinstance(node, tirx.SBlockRealize):
+            walk(node.block.body, loops)
+        elif isinstance(node, (tirx.AttrStmt, tirx.SBlock)):
+            if isinstance(node, tirx.AttrStmt):
+                check(tirx.Evaluate(node.value), loops)
+            walk(node.body, loops)
+        else:
+            check(node, loops)
+
+    walk(body, ())
+    return carried
+
+
 def _inlinable(func: tirx.PrimFunc) -> set:
     """The scalar variables whose every store is straight-line and reads only what may be inlined."""
     stores: dict = {}
     tirx.stmt_functor.post_order_visit(func.body, lambda n: stores.setdefault(n.buffer, []).append(n) if isinstance(
         n, tirx.BufferStore) and _is_var(n.buffer) else None)
-    in_loop: set = set()  # stored inside a loop that is not unrolled
-
-    def visit(node):
-        if isinstance(node, tirx.For) and node.thread_binding is None and not _scalar_loop(node):
-            tirx.stmt_functor.post_order_visit(node.body, lambda n: in_loop.add(n.buffer) if isinstance(
-                n, tirx.BufferStore) else None)
-
-    tirx.stmt_functor.post_order_visit(func.body, visit)
     written = _written_globals(func)
-    candidates = {buf for buf in stores if buf not in in_loop}
+    candidates = {buf for buf in stores if buf not in _carried(func.body)}
 
     def readable(node) -> bool:
         if isinstance(node, tirx.Call) and exchanges_lanes(node):  # combines several threads' values (a warp reduction): no block's value
@@ -189,7 +249,25 @@ class _Inliner:
                                                                 "tirx.BufferLoad", "tirx.SBlock"])
 
 
+def _fills_as_stores(func: tirx.PrimFunc) -> tirx.PrimFunc:
+    """``func`` with each ``T.fill`` / ``T.clear`` of a scalar variable (``T.clear(total)`` of a
+    ``total = T.alloc_var(T.float32)``) written as the store it is, ``total[0] = 0``."""
+    def post(node):
+        if tile_op_name(node) != "fill":
+            return None
+        region = as_region(node.value.args[0])
+        if region is None or not _is_var(region.buffer):
+            return None
+        value = node.value.args[1]
+        value = value if value.dtype == region.buffer.dtype else tirx.Cast(region.buffer.dtype, value)
+        return keep_span(node, tirx.BufferStore(region.buffer, value, [tirx.IntImm("int32", 0)]))
+
+    body = tirx.stmt_functor.ir_transform(func.body, None, post, ["tirx.Evaluate"])
+    return func if body.same_as(func.body) else func.with_body(body)
+
+
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
+    func = _fills_as_stores(func)
     scalars = _inlinable(func)
     if not scalars:
         return func

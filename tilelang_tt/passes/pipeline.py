@@ -53,12 +53,14 @@ from tilelang_tt.passes.name_value_conditions_tt import NameValueConditionsTT
 from tilelang_tt.passes.materialize_core_loop_tt import MaterializeCoreLoopTT
 from tilelang_tt.passes.number_cbs_tt import NumberCBsTT
 from tilelang_tt.passes.order_reduction_tt import OrderReductionTT
+from tilelang_tt.passes.orient_vector_moves_tt import OrientVectorMovesTT
 from tilelang_tt.passes.pad_blocks_tt import PadBlocksTT
 from tilelang_tt.passes.parallelize_row_loops_tt import ParallelizeRowLoopsTT
 from tilelang_tt.passes.persistent_to_grid_tt import PersistentToGridTT
 from tilelang_tt.passes.propagate_tt_layout import PropagateTTLayout
 from tilelang_tt.passes.split_device_kernel import SplitDeviceKernel
 from tilelang_tt.passes.spill_dst_tt import SpillDSTTT
+from tilelang_tt.passes.store_global_fills_tt import StoreGlobalFillsTT
 from tilelang_tt.passes.split_mesh_tt import SplitMeshTT
 from tilelang_tt.passes.scalar_rows_to_blocks_tt import ScalarRowsToBlocksTT
 from tilelang_tt.passes.threads_to_lanes_tt import ThreadsToLanesTT
@@ -78,6 +80,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         # A view of a parameter (T.Tensor(shape, X.data)) regrouping its leading dimensions becomes the
         # parameter's own accesses, before any pass looks at a global tensor's slices or elements.
         MapParameterViewsTT(),
+        # A T.fill of a global tensor region is a constant block copied there: before the passes that make,
+        # pad and version blocks, and B1's checks of the copy's slice.
+        StoreGlobalFillsTT(),
         # A warp's xor butterfly is a T.warp_reduce_*, other GPU instructions refused at their line,
         # before the scalar variables a butterfly combines could be inlined.
         LowerWarpShufflesTT(),
@@ -145,6 +150,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         # A: metadata only; the TIR is the user's.
         InferTTLayout(arch=options.arch, layouts=options.layouts),
         PropagateTTLayout(cb_depth=options.cb_depth),
+        # A per-row vector moved to or from a row of a tensor in tiles goes through a row vector block:
+        # it needs A1's layouts and A2's vector kinds, and B1 checks the copies it writes.
+        OrientVectorMovesTT(),
         AttachTensorAccessorTT(),
         # B: B1 and its multicast read the T.Kernel grid loops that B2 replaces.
         LayoutAwareWorkPartitionTT(grid=options.grid, partition=options.partition,

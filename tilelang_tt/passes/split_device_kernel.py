@@ -80,12 +80,12 @@ def _slice(stmt, role: KernelRole, readers: dict[str, str], sends=None):
         parts = [p for p in (_slice(s, role, readers, sends) for s in stmt.seq) if p is not None]
         if not any(not isinstance(p, tirx.Bind) for p in parts):
             return None
-        out = []  # keep only bindings whose variable is used later
-        for idx, p in enumerate(parts):
-            if isinstance(p, tirx.Bind) and not any(uses_var(q, p.var) for q in parts[idx + 1:]):
+        out = []  # keep only bindings whose variable a statement kept after them uses (from the last one back)
+        for p in reversed(parts):
+            if isinstance(p, tirx.Bind) and not any(uses_var(q, p.var) for q in out):
                 continue
             out.append(p)
-        return seq(out)
+        return seq(out[::-1])
     if isinstance(stmt, tirx.For):
         body = _slice(stmt.body, role, readers, sends)
         if body is None:
