@@ -144,13 +144,14 @@ EXPECTED = {
     "attention/sparse_attention_fwd": REFUSED("`KV[b_i, Indices[b_i, s_i, g_i, i_i * 32 + bi_i], g_i, d_i]` reads the "
                                               f"rows of `KV` at indices read from the tensor `Indices` {GATHER}"),
     "scan/prepare_chunk_offsets": REFUSED(NO_COPY_OUT),  # slices of dynamic extents
-    # B's 16-row blocks of a dynamic token count are read as rows; the transposed accumulator is refused
-    "gemm/blockwise_swap_ab": REFUSED(f"`C_local_accum[j, i]` {NOT_ELEMENTWISE}"),
+    # B's 16-row blocks of a dynamic token count are read as rows; the accumulator stored at swapped indices
+    # (C_local_accum[j, i] += C_local[i, j] * C_scale[j]) is the nest in the store's order, C_local transposed
+    "gemm/blockwise_swap_ab": RUNS(BF16),
     # an expert read from a tensor indexes the weights: the reader checks it at run time (ASSERT)
     "moe/grouped_gemm_nopad": RUNS(BF16),
-    # the key loop runs to T.ceildiv(real_seqlen_kv, 32), which no bound keeps inside K's 128 keys (with
-    # T.ceildiv(T.min(real_seqlen_kv, 128), 32) it runs: tests/compiler/test_dynamic_rows.py)
-    "attention/gqa_decode": REFUSED(f"the slice of `K` {START_PAST} 1 (extent 128, start k * 32)"),
+    # the key loop runs to T.ceildiv(real_seqlen_kv, 32), which no bound keeps inside K's 128 keys: clamped at
+    # K's extent, the reader checking real_seqlen_kv <= 128 at run time (ClampRunTimeLoopsTT)
+    "attention/gqa_decode": RUNS(BF16),
     # element-wise global access forms: a partner element chosen per element of a pair (a permutation: from
     # blocks of 2 rows whose rows and columns a flat index computes, it lies partly outside the tensor), rows
     # picked by a tensor; a running product over a row (scalar code over rows); a bit-reversed gather in a

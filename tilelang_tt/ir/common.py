@@ -419,6 +419,15 @@ def parallel_nest(loop: tirx.For) -> tuple[list[tirx.For], tirx.Stmt]:
     return loops, body
 
 
+def swaps_loops(store: tirx.BufferStore, loops: list[tirx.For]) -> bool:
+    """Whether ``store`` writes a 2-D block at the two loop variables of its nest ``loops`` swapped
+    (``C_t[j, i] = ..`` in ``for i, j in T.Parallel(..)``): the nest is the one in the store's order,
+    T.Parallel's iterations being independent."""
+    idx = list(store.indices)
+    return (len(loops) == 2 and len(idx) == 2 and idx[0].same_as(loops[1].loop_var)
+            and idx[1].same_as(loops[0].loop_var))
+
+
 def rebuild_nest(loops: list[tirx.For], body: tirx.Stmt) -> tirx.Stmt:
     """``loops`` (from :func:`parallel_nest`) around a new ``body``, spans kept."""
     for lp in reversed(loops):
@@ -546,15 +555,16 @@ def vector_kinds(func: tirx.PrimFunc) -> dict[str, str]:
             loops, body = parallel_nest(node)
             names = set()
             for store in stores(body):
+                order = loops[::-1] if swaps_loops(store, loops) else loops  # the store's row loop first
                 for access in [store, *loads(store.value)]:
                     if len(access.buffer.shape) != 1:
                         continue
                     names.add(access.buffer.name)
                     index = access.indices[0]
                     if len(loops) == 2 and isinstance(index, tirx.Var):
-                        if index.same_as(loops[0].loop_var):
+                        if index.same_as(order[0].loop_var):
                             kinds.setdefault(access.buffer.name, COL)
-                        elif index.same_as(loops[1].loop_var):
+                        elif index.same_as(order[1].loop_var):
                             kinds.setdefault(access.buffer.name, ROW)
             if len(loops) == 1:
                 groups.append(names)

@@ -62,7 +62,7 @@ from tilelang_tt.ops.sfpu import (
     sfpu_op,
 )
 from tilelang_tt.ir.common import (COL, ROW, evaluate, is_global_buffer, keep_span, parallel_nest, reads_tensor, seq,
-                                   serial)
+                                   serial, swaps_loops)
 from tilelang_tt.ir.slices import bound_values
 
 SUPPORTED = (
@@ -104,14 +104,20 @@ class Eltwise(TileOp):
             if named:
                 store = keep_span(store, tirx.BufferStore(store.buffer, tirx.stmt_functor.substitute(store.value, named),
                                                           store.indices))
-            if len(loops) == 2:
+            extents = [lp.extent for lp in loops]
+            if len(loops) == 2 and swaps_loops(store, loops):
+                # a store at swapped indices (C_t[j, i] = ..): T.Parallel's iterations are independent,
+                # so the nest is the one in the store's order, and its reads of X[i, j] are transposed
+                i, j = loops[1].loop_var, loops[0].loop_var
+                extents = extents[::-1]
+            elif len(loops) == 2:
                 i, j = loops[0].loop_var, loops[1].loop_var
             elif store.buffer.name in ctx.cbs and ctx.block_kind(store.buffer) == ROW:
                 i, j = None, loops[0].loop_var
             else:
                 i, j = loops[0].loop_var, None
             _check_access(ctx, store, store, i, j)
-            _check_extents(ctx, store, store.buffer, [lp.extent for lp in loops])
+            _check_extents(ctx, store, store.buffer, extents)
             value = generate(ctx, store, decompose(store.value), i, j, out)
             loads = []
             tirx.stmt_functor.post_order_visit(
