@@ -549,6 +549,7 @@ def vector_kinds(func: tirx.PrimFunc) -> dict[str, str]:
     reduce, or copied from/to a rank-1 tensor). 1-D parallel loops share the kind of their operands."""
     kinds: dict[str, str] = {}
     groups: list[set[str]] = []
+    rows_of_tensors: set[str] = set()  # rank-1 buffers of 1-D nests over a tensor's rows (X[bx * 32 + i, j])
 
     def visit(node):
         if isinstance(node, tirx.For) and node.kind == tirx.ForKind.PARALLEL:
@@ -568,6 +569,9 @@ def vector_kinds(func: tirx.PrimFunc) -> dict[str, str]:
                             kinds.setdefault(access.buffer.name, ROW)
             if len(loops) == 1:
                 groups.append(names)
+                if any(is_global_buffer(x.buffer) and any(uses_var(e, loops[0].loop_var) for e in x.indices[:-1])
+                       for store in stores(body) for x in [store, *loads(store.value)]):
+                    rows_of_tensors.update(names)  # the nest walks rows of a tensor: a value per row
         op = tile_op_name(node)
         if op == "reduce":
             dst = as_region(node.value.args[1])
@@ -591,15 +595,22 @@ def vector_kinds(func: tirx.PrimFunc) -> dict[str, str]:
                                    if region is not None and len(region.buffer.shape) == 1})
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
-    changed = True
-    while changed:
-        changed = False
-        for group in groups:
-            known = [kinds[n] for n in group if n in kinds]
-            for name in group:
-                if known and name not in kinds:
-                    kinds[name] = known[0]
-                    changed = True
+
+    def propagate():
+        changed = True
+        while changed:
+            changed = False
+            for group in groups:
+                known = [kinds[n] for n in group if n in kinds]
+                for name in group:
+                    if known and name not in kinds:
+                        kinds[name] = known[0]
+                        changed = True
+
+    propagate()
+    for name in rows_of_tensors:  # known from no other use: a value per row of the tensor walked
+        kinds.setdefault(name, COL)
+    propagate()
     for group in groups:
         for name in group:
             kinds.setdefault(name, ROW)
