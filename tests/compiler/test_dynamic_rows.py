@@ -164,3 +164,25 @@ def test_a_run_time_length_walked_from_the_end_is_refused_at_the_copy():
     assert_diagnostic(err, "LayoutAwareWorkPartitionTT", "the slice of `K` may start past the end of dimension 0",
                       "keys_from_the_end", path=__file__, source=Path(__file__).read_text())
     assert "T.ceildiv(T.min(n, 128), 32)" in err.hint
+
+
+def run_time_slice():
+    """The first n - 1 lengths of a table of n copied into a block of 16 (FLA's prepare_chunk_offsets)."""
+    n = T.dynamic("n")
+
+    @T.prim_func
+    def main(L: T.Tensor([n], "float32"), Y: T.Tensor([16], "float32")):
+        with T.Kernel(1, threads=32) as _:
+            blk = T.alloc_fragment((16,), "float32")
+            T.copy(L[:n - 1], blk)  # LINE: run_time_slice
+            T.copy(blk, Y)
+
+    return main
+
+
+def test_a_slice_of_a_run_time_extent_is_refused_at_its_copy():
+    err = compile_error(run_time_slice())
+    assert_diagnostic(err, "LayoutAwareWorkPartitionTT", "T.copy between the slice of `L` starting at [0], whose "
+                      "extent n - 1 is known only at run time and the block `blk` [16]", "run_time_slice",
+                      path=__file__, source=Path(__file__).read_text())
+    assert "T.if_then_else(i < n, blk[i], 0)" in err.hint

@@ -40,6 +40,7 @@ DYNAMIC_EXPRESSION = "is an expression of dynamic sizes"
 DYNAMIC_PARALLEL = "an extent that depends on a dynamic size"
 DYNAMIC_ROWS = "pages of a size known only at run time, which are not supported"
 PAST_EXTENT = "past its extent"
+RUN_TIME_SLICE = "is known only at run time"
 START_PAST = "may start past the end of dimension"
 BOOL_COMPUTE = "unsupported compute on"
 DST_BUDGET = "DST tiles per output tile; the budget is"
@@ -59,7 +60,7 @@ GAPS = {
     "reductions written as accumulations in T.Parallel": (PARTIAL_NEST,),
     "scans other than sums (a running product)": (SCAN,),
     "dynamic sizes in expressions and loop extents": (DYNAMIC_EXPRESSION, DYNAMIC_PARALLEL, DYNAMIC_ROWS,
-                                                      PAST_EXTENT, START_PAST),
+                                                      PAST_EXTENT, START_PAST, RUN_TIME_SLICE),
     "the bits of float values (T.reinterpret, shifts, masks)": (FLOAT_BITS,),
     "compute on masks, values needing more DST than an acquire holds": (BOOL_COMPUTE, DST_BUDGET),
     "thread-level code": (THREAD_INDEX, GPU_INSTRUCTION, LANE_RANK),
@@ -143,7 +144,9 @@ EXPECTED = {
     # the rows of KV gathered at the indices are refused
     "attention/sparse_attention_fwd": REFUSED("`KV[b_i, Indices[b_i, s_i, g_i, i_i * 32 + bi_i], g_i, d_i]` reads the "
                                               f"rows of `KV` at indices read from the tensor `Indices` {GATHER}"),
-    "scan/prepare_chunk_offsets": REFUSED(NO_COPY_OUT),  # slices of dynamic extents
+    # slices of dynamic extents copied into 16-element blocks
+    "scan/prepare_chunk_offsets": REFUSED(f"T.copy between the slice of `cu_seqlens` starting at [0], whose extent "
+                                          f"batch_size_plus_1 - 1 {RUN_TIME_SLICE}"),
     # B's 16-row blocks of a dynamic token count are read as rows; the accumulator stored at swapped indices
     # (C_local_accum[j, i] += C_local[i, j] * C_scale[j]) is the nest in the store's order, C_local transposed
     "gemm/blockwise_swap_ab": RUNS(BF16),
