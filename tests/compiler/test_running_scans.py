@@ -12,6 +12,8 @@ import tilelang.language as T
 import torch
 
 import tilelang_tt
+from tests.kernels import lower_until
+from tilelang_tt.ir.common import COL, allocations, vector_kinds
 
 
 def cumprod_rows(B, N, dtype, accum="float32", reverse=False):
@@ -68,3 +70,12 @@ def test_running_max_and_min_per_row_are_exact(kind):
     ref = x.cummax(1).values if kind == "max" else x.cummin(1).values
     assert torch.equal(torch.as_tensor(y), ref)
     assert torch.equal(torch.as_tensor(d), x - ref)
+
+
+def test_the_running_value_is_a_value_per_row_of_the_rows_it_walks():
+    """vector_kinds: the scalar's fragment, read and stored by nests over the rows of X (``X[bx + i, j]``),
+    is a column vector, which CoarsenRowBlocksTT groups into 32 rows."""
+    func = lower_until(cumprod_rows(64, 32, "float32"), "CoarsenRowBlocksTT")["main"]
+    assert vector_kinds(func)["running"] == COL
+    coarse = lower_until(cumprod_rows(64, 32, "float32"), "LowerTTTileIntrinsics")["main"]
+    assert [int(d) for d in next(b for b in allocations(coarse) if b.name == "running").shape] == [32]

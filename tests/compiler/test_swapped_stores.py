@@ -10,6 +10,8 @@ import torch
 
 import tilelang_tt
 from tests.compiler.test_ops import assert_close, bf16
+from tests.kernels import lower_until
+from tilelang_tt.ir.common import COL, ROW, vector_kinds
 
 
 def swap_ab_gemm(m, n, k, bm, bn, bk):
@@ -79,3 +81,11 @@ def test_a_transposed_store_reads_its_vectors_per_row_and_per_column():
     x, bias, gain = torch.randn(m, n, generator=gen), torch.randn(n, generator=gen), torch.randn(m, generator=gen)
     y = torch.as_tensor(tilelang_tt.compile(transposed_bias_store(m, n)).run(x, bias, gain))
     assert_close(y, ((x + bias) * gain[:, None]).T, 2.0**-10)
+
+
+def test_the_vectors_of_a_swapped_store_take_the_stores_rows_and_columns():
+    """``y[j, i] = (x[i, j] + b[j]) * g[i]``: ``b`` holds a value per row of ``y`` (a column vector), ``g`` a
+    value per column (a row vector), as in the nest written in the store's order."""
+    func = lower_until(transposed_bias_store(64, 96), "LowerTTTileIntrinsics")["main"]
+    kinds = vector_kinds(func)
+    assert (kinds["b"], kinds["g"]) == (COL, ROW)
