@@ -369,8 +369,9 @@ def _check_expr(ctx, node, expr, i, j, top: bool = False) -> None:
         raise ctx.error(node, f"`{expr}` computes on the bits of a float value (T.reinterpret, shifts, bit masks), "
                               "which element-wise values do not lower",
                         "a power of two from a float's exponent (DeepSeek's fast_round_scale: 2 ** ceil(log2 x) from "
-                        "the exponent bits) is T.exp2(T.ceil(T.log2(x))), and T.exp2(T.floor(T.log2(x))) the power "
-                        "at or below x; other bit manipulations: on the host")
+                        "the exponent bits) is T.exp2(T.ceil(T.log2(x))), which compiles but is not exact: the "
+                        "SFPU's log2 rounds, and at some exact powers of two (2^-15, 2^-13) it gives the next power "
+                        "up, a scale twice as large; other bit manipulations: on the host")
     elif (select := selection(expr)) is not None:
         cond = select[0]
         if reads_blocks(cond):
