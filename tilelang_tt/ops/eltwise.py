@@ -370,8 +370,8 @@ def _check_expr(ctx, node, expr, i, j, top: bool = False) -> None:
                               "which element-wise values do not lower",
                         "a power of two from a float's exponent (DeepSeek's fast_round_scale: 2 ** ceil(log2 x) from "
                         "the exponent bits) is T.exp2(T.ceil(T.log2(x))), which compiles but is not exact: the "
-                        "SFPU's log2 rounds, and at some exact powers of two (2^-15, 2^-13) it gives the next power "
-                        "up, a scale twice as large; other bit manipulations: on the host")
+                        "SFPU rounds log2 (and a division before it), and at some exact powers of two (2^-15, 2^-13) "
+                        "it gives the next power up, a scale twice as large; other bit manipulations: on the host")
     elif (select := selection(expr)) is not None:
         cond = select[0]
         if reads_blocks(cond):
