@@ -124,8 +124,9 @@ def _seeds(func: tirx.PrimFunc, candidates: dict[tirx.Buffer, int], v: tirx.Var)
 
 def _element_seeds(loop: tirx.For, candidates: dict[tirx.Buffer, int], v: tirx.Var) -> list[tirx.Buffer]:
     """Candidates of the T.Parallel nest at ``loop`` indexed along their rows by a loop of r iterations
-    that, with ``v``, indexes the rows of a tensor element the nest reads or stores (``running[i] *=
-    X[bx + i, j]``: scalar code over the row ``bx`` picks, ScalarRowsToBlocksTT's serial sweep)."""
+    that, with ``v``, indexes the rows of a tensor element the nest reads (``running[i] *= X[bx + i, j]``:
+    scalar code over the row ``bx`` picks, ScalarRowsToBlocksTT's serial sweep); a store alone picks no
+    rows (a block computed without ``v`` stored at its rows stays as it is)."""
     loops, body = parallel_nest(loop)
     accesses = []
     tirx.stmt_functor.post_order_visit(body, lambda n: accesses.append(n) if isinstance(
@@ -133,7 +134,8 @@ def _element_seeds(loop: tirx.For, candidates: dict[tirx.Buffer, int], v: tirx.V
     out = []
     for lp in loops:
         r = const_int(lp.extent)
-        picked = any(is_global_buffer(n.buffer) and len(axes := [x for x in n.indices if uses_var(x, v)]) == 1
+        picked = any(isinstance(n, tirx.BufferLoad) and is_global_buffer(n.buffer)
+                     and len(axes := [x for x in n.indices if uses_var(x, v)]) == 1
                      and uses_var(axes[0], lp.loop_var) and _stride(axes[0], v) == r for n in accesses)
         if picked:
             out += [n.buffer for n in accesses if n.buffer in candidates and candidates[n.buffer] == r
