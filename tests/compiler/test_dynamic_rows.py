@@ -14,6 +14,7 @@ import torch
 import tilelang_tt
 from tests.compiler.test_negative import assert_diagnostic, compile_error
 from tests.compiler.test_ops import assert_close, bf16
+from tilelang_tt.emulator.driver import EmulatorError
 
 
 def head_rows(H, D, bs, dtype="bfloat16"):
@@ -118,9 +119,10 @@ def valid_key_sums(S, H, D, clamp, guard=False):
 
 
 @pytest.mark.parametrize("valid, form", [(100, "clamp"), (128, "clamp"), (7, "clamp"), (100, "guard"),
-                                         (200, "guard")])
+                                         (200, "guard"), (100, "unclamped"), (128, "unclamped"), (33, "unclamped")])
 def test_a_run_time_length_bounded_by_the_tensor_reads_a_partial_last_block(valid, form):
-    """Clamped by T.min, or the blocks past the tensor skipped by an ``if`` (valid 200 of 128 keys)."""
+    """Clamped by T.min, the blocks past the tensor skipped by an ``if`` (valid 200 of 128 keys), or
+    unclamped: the loop clamped at the tensor by the compiler, under a run-time check (ClampRunTimeLoopsTT)."""
     kernel = valid_key_sums(S=128, H=2, D=64, clamp=form == "clamp", guard=form == "guard")
     artifacts = tilelang_tt.compile(kernel)
     k = torch.randn(2, 128, 2, 64, generator=torch.Generator().manual_seed(23))
@@ -131,8 +133,56 @@ def test_a_run_time_length_bounded_by_the_tensor_reads_a_partial_last_block(vali
     torch.testing.assert_close(y, ref, rtol=1e-5, atol=1e-5)
 
 
-def test_a_run_time_length_the_tensor_does_not_bound_is_refused_at_the_copy():
-    err = compile_error(valid_key_sums(S=128, H=2, D=64, clamp=False))
-    assert_diagnostic(err, "LayoutAwareWorkPartitionTT", "the slice of `K` may start past the end of dimension 1 "
-                      "(extent 128, start k * 32)", "valid_key_sums", path=__file__, source=Path(__file__).read_text())
-    assert "T.ceildiv(T.min(n, 128), 32)" in err.hint and "if k * 32 < 128:" in err.hint
+def test_an_unclamped_length_past_the_tensor_stops_at_the_readers_check():
+    """The kernel's own assumption (its 200 keys are inside K's 128) is false: the reader's ASSERT
+    stops the run at the loop instead of reading past K."""
+    artifacts = tilelang_tt.compile(valid_key_sums(S=128, H=2, D=64, clamp=False))
+    with pytest.raises(EmulatorError, match=r"ASSERT\(valid <= 128\) failed"):
+        artifacts.run(torch.randn(2, 128, 2, 64), 200)
+
+
+def keys_from_the_end(S, D):
+    """The key blocks of head 1 walked from the last one the run-time length reaches back to the first:
+    the start falls as k grows, so no count of iterations keeps it inside."""
+    @T.prim_func
+    def main(K: T.Tensor((S, 2, D), "float32"), valid: T.int32, Y: T.Tensor((32, D), "float32")):
+        with T.Kernel(1, threads=128) as _:
+            k_s = T.alloc_shared((32, D), "float32")
+            acc = T.alloc_fragment((32, D), "float32")
+            T.clear(acc)
+            for k in T.serial(T.ceildiv(valid, 32)):
+                T.copy(K[(T.ceildiv(valid, 32) - 1 - k) * 32:(T.ceildiv(valid, 32) - k) * 32, 1, :], k_s)  # LINE: keys_from_the_end
+                for i, j in T.Parallel(32, D):
+                    acc[i, j] += k_s[i, j]
+            T.copy(acc, Y)
+
+    return main
+
+
+def test_a_run_time_length_walked_from_the_end_is_refused_at_the_copy():
+    err = compile_error(keys_from_the_end(S=128, D=64))
+    assert_diagnostic(err, "LayoutAwareWorkPartitionTT", "the slice of `K` may start past the end of dimension 0",
+                      "keys_from_the_end", path=__file__, source=Path(__file__).read_text())
+    assert "T.ceildiv(T.min(n, 128), 32)" in err.hint
+
+
+def run_time_slice():
+    """The first n - 1 lengths of a table of n copied into a block of 16 (FLA's prepare_chunk_offsets)."""
+    n = T.dynamic("n")
+
+    @T.prim_func
+    def main(L: T.Tensor([n], "float32"), Y: T.Tensor([16], "float32")):
+        with T.Kernel(1, threads=32) as _:
+            blk = T.alloc_fragment((16,), "float32")
+            T.copy(L[:n - 1], blk)  # LINE: run_time_slice
+            T.copy(blk, Y)
+
+    return main
+
+
+def test_a_slice_of_a_run_time_extent_is_refused_at_its_copy():
+    err = compile_error(run_time_slice())
+    assert_diagnostic(err, "LayoutAwareWorkPartitionTT", "T.copy between the slice of `L` starting at [0], whose "
+                      "extent n - 1 is known only at run time and the block `blk` [16]", "run_time_slice",
+                      path=__file__, source=Path(__file__).read_text())
+    assert "T.if_then_else(i < n, blk[i], 0)" in err.hint

@@ -1,7 +1,9 @@
 """The bits of float values (issue 29 item 6): DeepSeek's ``fast_round_scale`` makes a power-of-two scale from
 a float's exponent bits (``T.reinterpret`` to an integer, shifts and masks, and back). Element-wise values do
 not lower a float's bits: refused at the statement (tilelang_tt/ops/eltwise.py), with the rewrite
-``T.exp2(T.ceil(T.log2(x)))``, which runs here and gives DeepSeek's scales exactly, powers of two included."""
+``T.exp2(T.ceil(T.log2(x)))``, which runs here and gives DeepSeek's scales for scales of 2^-10 to 2^9, powers of two
+included; at some smaller powers of two (2^-15, 2^-13) the SFPU's rounding (of log2, of the division) gives the next
+power up, which the hint says."""
 
 import inspect
 import sys

@@ -115,7 +115,7 @@ def running_product(B, N):
             running = T.alloc_local((1,), "float32")
             running[0] = T.float32(1)
             for j in T.serial(N):
-                running[0] *= X[bx, j]  # LINE: running_product
+                running[0] *= X[bx, j]
                 Y[bx, j] = running[0]
 
     return main
@@ -169,22 +169,26 @@ def row_product(B, N):
             p = T.alloc_local((1,), "float32")
             p[0] = T.float32(1)
             for j in T.serial(N):
-                p[0] = p[0] * X[bx, j]  # LINE: row_product
+                p[0] = p[0] * X[bx, j]
             for j in T.serial(N):
                 Y[bx, j] = X[bx, j] / p[0]
 
     return main
 
 
-@pytest.mark.parametrize("kernel, message, marker, hint", [
-    (running_product, "`running[0]` is a running product along the row, read in the loop that accumulates it",
-     "running_product", "t[i, j] = T.log(X[bx + i, j]); then T.cumsum(t, dim=1) and T.exp(t[i, j])"),
-    (exclusive_sum, "`acc[0]` is a running sum along the row, read before its term is added (an exclusive scan)",
-     "exclusive_sum", "an inclusive running sum compiles"),
-    (row_product, "`p[0]` is a product of the row's elements: a block has no product reduction", "row_product",
-     "torch.prod"),
-], ids=["running_product", "exclusive_sum", "row_product"])
-def test_a_scan_or_a_product_along_the_row_is_refused_at_its_statement(kernel, message, marker, hint):
-    err = compile_error(kernel(32, 64))
-    assert_diagnostic(err, "ScalarRowsToBlocksTT", message, marker, path=PATH, source=inspect.getsource(inspect.getmodule(randn)))
-    assert hint in err.hint
+def test_a_running_product_and_a_product_of_the_row_run_serially_matching_torch():
+    """Once refused (no block scan or product reduction): the loop stays serial, a column of 32 rows a step
+    (tests/compiler/test_running_scans.py)."""
+    x = torch.rand(32, 64, generator=torch.Generator().manual_seed(3)) * 0.8 + 0.6
+    y = torch.as_tensor(tilelang_tt.compile(running_product(32, 64)).run(x))
+    torch.testing.assert_close(y, x.cumprod(1), rtol=2.0**-19, atol=0)
+    y = torch.as_tensor(tilelang_tt.compile(row_product(32, 64)).run(x))
+    torch.testing.assert_close(y, x / x.prod(1, keepdim=True), rtol=2.0**-19, atol=0)
+
+
+def test_an_exclusive_running_sum_is_refused_at_its_statement():
+    err = compile_error(exclusive_sum(32, 64))
+    assert_diagnostic(err, "ScalarRowsToBlocksTT", "`acc[0]` is a running sum along the row, read before its term "
+                      "is added (an exclusive scan)", "exclusive_sum", path=PATH,
+                      source=inspect.getsource(inspect.getmodule(randn)))
+    assert "an inclusive running sum compiles" in err.hint

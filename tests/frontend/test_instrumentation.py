@@ -17,7 +17,8 @@ from tests.kernels import eltwise
 SPEC_ORDER = [
     "UniqueBufferNamesTT", "MapParameterViewsTT", "StoreGlobalFillsTT", "LowerWarpShufflesTT", "ScalarRowsToBlocksTT",
     "InlineScalarVarsTT", "ThreadsToLanesTT", "LocalBlocksTT", "ParallelizeRowLoopsTT", "PersistentToGridTT",
-    "CoarsenRowBlocksTT", "LowerAtomicAddTT", "LowerEarlyExitTT", "BoundParallelExtentsTT", "ForwardTensorCopiesTT",
+    "CoarsenRowBlocksTT", "LowerAtomicAddTT", "LowerEarlyExitTT", "BoundParallelExtentsTT", "ClampRunTimeLoopsTT",
+    "ForwardTensorCopiesTT",
     "CheckKernelFormsTT", "NameValueConditionsTT", "TrimUnusedBlockPaddingTT", "LegalizeGlobalAccessTT",
     "DropOverwrittenStoresTT", "LowerParallelReductionsTT", "LowerParallelScansTT", "LowerBlockReshapesTT",
     "WidenMaskBlocksTT", "PadBlocksTT", "VersionOnChipBuffersTT", "SplitMeshTT", "InferTTLayout",

@@ -40,6 +40,7 @@ DYNAMIC_EXPRESSION = "is an expression of dynamic sizes"
 DYNAMIC_PARALLEL = "an extent that depends on a dynamic size"
 DYNAMIC_ROWS = "pages of a size known only at run time, which are not supported"
 PAST_EXTENT = "past its extent"
+RUN_TIME_SLICE = "is known only at run time"
 START_PAST = "may start past the end of dimension"
 BOOL_COMPUTE = "unsupported compute on"
 DST_BUDGET = "DST tiles per output tile; the budget is"
@@ -59,7 +60,7 @@ GAPS = {
     "reductions written as accumulations in T.Parallel": (PARTIAL_NEST,),
     "scans other than sums (a running product)": (SCAN,),
     "dynamic sizes in expressions and loop extents": (DYNAMIC_EXPRESSION, DYNAMIC_PARALLEL, DYNAMIC_ROWS,
-                                                      PAST_EXTENT, START_PAST),
+                                                      PAST_EXTENT, START_PAST, RUN_TIME_SLICE),
     "the bits of float values (T.reinterpret, shifts, masks)": (FLOAT_BITS,),
     "compute on masks, values needing more DST than an acquire holds": (BOOL_COMPUTE, DST_BUDGET),
     "thread-level code": (THREAD_INDEX, GPU_INSTRUCTION, LANE_RANK),
@@ -143,14 +144,17 @@ EXPECTED = {
     # the rows of KV gathered at the indices are refused
     "attention/sparse_attention_fwd": REFUSED("`KV[b_i, Indices[b_i, s_i, g_i, i_i * 32 + bi_i], g_i, d_i]` reads the "
                                               f"rows of `KV` at indices read from the tensor `Indices` {GATHER}"),
-    "scan/prepare_chunk_offsets": REFUSED(NO_COPY_OUT),  # slices of dynamic extents
-    # B's 16-row blocks of a dynamic token count are read as rows; the transposed accumulator is refused
-    "gemm/blockwise_swap_ab": REFUSED(f"`C_local_accum[j, i]` {NOT_ELEMENTWISE}"),
+    # slices of dynamic extents copied into 16-element blocks
+    "scan/prepare_chunk_offsets": REFUSED(f"T.copy between the slice of `cu_seqlens` starting at [0], whose extent "
+                                          f"batch_size_plus_1 - 1 {RUN_TIME_SLICE}"),
+    # B's 16-row blocks of a dynamic token count are read as rows; the accumulator stored at swapped indices
+    # (C_local_accum[j, i] += C_local[i, j] * C_scale[j]) is the nest in the store's order, C_local transposed
+    "gemm/blockwise_swap_ab": RUNS(BF16),
     # an expert read from a tensor indexes the weights: the reader checks it at run time (ASSERT)
     "moe/grouped_gemm_nopad": RUNS(BF16),
-    # the key loop runs to T.ceildiv(real_seqlen_kv, 32), which no bound keeps inside K's 128 keys (with
-    # T.ceildiv(T.min(real_seqlen_kv, 128), 32) it runs: tests/compiler/test_dynamic_rows.py)
-    "attention/gqa_decode": REFUSED(f"the slice of `K` {START_PAST} 1 (extent 128, start k * 32)"),
+    # the key loop runs to T.ceildiv(real_seqlen_kv, 32), which no bound keeps inside K's 128 keys: clamped at
+    # K's extent, the reader checking real_seqlen_kv <= 128 at run time (ClampRunTimeLoopsTT)
+    "attention/gqa_decode": RUNS(BF16),
     # element-wise global access forms: a partner element chosen per element of a pair (a permutation: from
     # blocks of 2 rows whose rows and columns a flat index computes, it lies partly outside the tensor), rows
     # picked by a tensor; a running product over a row (scalar code over rows); a bit-reversed gather in a
@@ -161,7 +165,8 @@ EXPECTED = {
     "rope/neox_position_ids": REFUSED(f"`y[flat]`: a T.Parallel nest stores into the global tensor `y` and "
                                       f"{NOT_BLOCKS}"),
     "softmax/softmax_kernelbench": RUNS(FP32),
-    "scan/cumprod_kernelbench": REFUSED(f"`running[0]` is a running product {SCAN}"),
+    # the running product: the serial loop kept, a column of 32 rows a step (ScalarRowsToBlocksTT)
+    "scan/cumprod_kernelbench": RUNS(FP32),
     "butterfly/fft_smem_stages": REFUSED(f"{PARALLEL_BODY} (only stores into blocks): a loop `for _bit in T.serial(8)` "
                                          "inside T.Parallel"),  # the bit reversal: T.gemm by a permutation matrix
     "butterfly/hadamard_smem_stages": REFUSED(f"`smem[j_idx]` {NOT_ELEMENTWISE}"),  # a butterfly stage: T.gemm

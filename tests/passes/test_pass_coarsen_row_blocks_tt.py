@@ -293,3 +293,43 @@ def test_a_nest_storing_rows_of_the_block_index_from_no_row_block_is_left_to_pad
                             C[by * 16 + i, j] = g[i, j]
 
     _left_as_it_is(Mod)
+
+
+def test_a_serial_sweep_of_row_elements_groups_the_rows_its_nests_read_and_store():
+    """ScalarRowsToBlocksTT's running product over 64 one-row blocks: no copy moves the rows, the nests
+    over the row's element (``X[bx + i, j]``) pick them; 2 blocks of 32 rows, each step a column."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(X: T.Buffer((64, 48), "float32"), Y: T.Buffer((64, 48), "float32")):
+            for bx in T.thread_binding(64, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    r = T.sblock_alloc_buffer((1,), "float32", scope="local.fragment")
+                    for i in T.parallel(1):
+                        r[i] = T.float32(1)
+                    for j in range(48):
+                        for i in T.parallel(1):
+                            r[i] = r[i] * X[bx + i, j]
+                        for i in T.parallel(1):
+                            Y[bx + i, j] = r[i]
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(X: T.Buffer((64, 48), "float32"), Y: T.Buffer((64, 48), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    r = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    for i in T.parallel(32):
+                        r[i] = T.float32(1)
+                    for j in range(48):
+                        for i in T.parallel(32):
+                            r[i] = r[i] * X[bx * 32 + i, j]
+                        for i in T.parallel(32):
+                            Y[bx * 32 + i, j] = r[i]
+
+    tvm.ir.assert_structural_equal(CoarsenRowBlocksTT()(Before), Expected)

@@ -189,3 +189,43 @@ def halved_scalar():
 def test_a_loop_sweeping_no_row_is_left_to_the_later_passes():
     before = lower_until(halved_scalar(), PASS)
     assert run_pass(before, PASS)["main"].same_as(before["main"])
+
+
+@I.ir_module
+class RunningProduct:
+    @T.prim_func
+    def main(X: T.Buffer((32, 64), "float32"), Y: T.Buffer((32, 64), "float32")):
+        for bx in T.thread_binding(32, thread="blockIdx.x"):
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                r = T.sblock_alloc_buffer((1,), "float32", scope="local")
+                r[0] = T.float32(1)
+                for j in range(64):
+                    r[0] = r[0] * X[bx, j]
+                    Y[bx, j] = r[0]
+
+
+@I.ir_module
+class RunningProductSerial:
+    @T.prim_func
+    def main(X: T.Buffer((32, 64), "float32"), Y: T.Buffer((32, 64), "float32")):
+        for bx in T.thread_binding(32, thread="blockIdx.x"):
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                r = T.sblock_alloc_buffer((1,), "float32", scope="local.fragment")
+                for i in T.parallel(1):
+                    r[i] = T.float32(1)
+                for j in range(64):
+                    for i in T.parallel(1):
+                        r[i] = r[i] * X[bx + i, j]
+                    for i in T.parallel(1):
+                        Y[bx + i, j] = r[i]
+
+
+def test_a_running_product_keeps_its_serial_loop_each_statement_a_nest_over_the_rows_element():
+    """No block scan multiplies in the kernel's order: the loop stays, each statement at row ``bx + i``."""
+    after = ScalarRowsToBlocksTT()(RunningProduct)
+    tvm.ir.assert_structural_equal(after, RunningProductSerial)
+    assert names(after) == names(RunningProductSerial)

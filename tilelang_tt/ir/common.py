@@ -419,6 +419,15 @@ def parallel_nest(loop: tirx.For) -> tuple[list[tirx.For], tirx.Stmt]:
     return loops, body
 
 
+def swaps_loops(store: tirx.BufferStore, loops: list[tirx.For]) -> bool:
+    """Whether ``store`` writes a 2-D block at the two loop variables of its nest ``loops`` swapped
+    (``C_t[j, i] = ..`` in ``for i, j in T.Parallel(..)``): the nest is the one in the store's order,
+    T.Parallel's iterations being independent."""
+    idx = list(store.indices)
+    return (len(loops) == 2 and len(idx) == 2 and idx[0].same_as(loops[1].loop_var)
+            and idx[1].same_as(loops[0].loop_var))
+
+
 def rebuild_nest(loops: list[tirx.For], body: tirx.Stmt) -> tirx.Stmt:
     """``loops`` (from :func:`parallel_nest`) around a new ``body``, spans kept."""
     for lp in reversed(loops):
@@ -543,24 +552,29 @@ def vector_kinds(func: tirx.PrimFunc) -> dict[str, str]:
     kinds: dict[str, str] = {}
     groups: list[set[str]] = []
     column_copied: list[str] = []
+    rows_of_tensors: set[str] = set()  # rank-1 buffers of 1-D nests over a tensor's rows (X[bx * 32 + i, j])
 
     def visit(node):
         if isinstance(node, tirx.For) and node.kind == tirx.ForKind.PARALLEL:
             loops, body = parallel_nest(node)
             names = set()
             for store in stores(body):
+                order = loops[::-1] if swaps_loops(store, loops) else loops  # the store's row loop first
                 for access in [store, *loads(store.value)]:
                     if len(access.buffer.shape) != 1:
                         continue
                     names.add(access.buffer.name)
                     index = access.indices[0]
                     if len(loops) == 2 and isinstance(index, tirx.Var):
-                        if index.same_as(loops[0].loop_var):
+                        if index.same_as(order[0].loop_var):
                             kinds.setdefault(access.buffer.name, COL)
-                        elif index.same_as(loops[1].loop_var):
+                        elif index.same_as(order[1].loop_var):
                             kinds.setdefault(access.buffer.name, ROW)
             if len(loops) == 1:
                 groups.append(names)
+                if any(is_global_buffer(x.buffer) and any(uses_var(e, loops[0].loop_var) for e in x.indices[:-1])
+                       for store in stores(body) for x in [store, *loads(store.value)]):
+                    rows_of_tensors.update(names)  # the nest walks rows of a tensor: a value per row
         op = tile_op_name(node)
         if op == "reduce":
             dst = as_region(node.value.args[1])
@@ -584,17 +598,23 @@ def vector_kinds(func: tirx.PrimFunc) -> dict[str, str]:
                                    if region is not None and len(region.buffer.shape) == 1})
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
+    def propagate():
+        changed = True
+        while changed:
+            changed = False
+            for group in groups:
+                known = [kinds[n] for n in group if n in kinds]
+                for name in group:
+                    if known and name not in kinds:
+                        kinds[name] = known[0]
+                        changed = True
+
     for name in column_copied:  # a column unless a nest or a reduction uses it per column (moved through a column)
         kinds.setdefault(name, COL)
-    changed = True
-    while changed:
-        changed = False
-        for group in groups:
-            known = [kinds[n] for n in group if n in kinds]
-            for name in group:
-                if known and name not in kinds:
-                    kinds[name] = known[0]
-                    changed = True
+    propagate()
+    for name in rows_of_tensors:  # known from no other use: a value per row of the tensor walked
+        kinds.setdefault(name, COL)
+    propagate()
     for group in groups:
         for name in group:
             kinds.setdefault(name, ROW)

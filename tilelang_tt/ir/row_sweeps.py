@@ -1,13 +1,23 @@
 """Scalar code over rows read as block code (ScalarRowsToBlocksTT): a sweep's statements with its
 named values inlined, the recurrences ``acc = f(acc, term)`` it carries, the scalar stores before a
-sweep that start a reduction at its first term, and values named from row scalars."""
+sweep that start a reduction at its first term, values named from row scalars, and a sweep's elements
+at a row of a nest over rows (a serial sweep carrying a running product, max or min)."""
 
 from __future__ import annotations
 
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
-from tilelang_tt.ir.common import const_int, is_global_buffer, keep_span, loads, stores, unique_name, uses_var
+from tilelang_tt.ir.common import (
+    const_int,
+    is_global_buffer,
+    keep_span,
+    loads,
+    stores,
+    unique_name,
+    uses_var,
+)
+from tilelang_tt.ir.lanes import PRIVATE_SCOPES
 
 REDUCERS = {tirx.Add: "sum", tirx.Max: "max", tirx.Min: "min"}
 
@@ -69,8 +79,12 @@ def is_sweep(stmt, scalars) -> bool:
     tirx.stmt_functor.post_order_visit(stmt.body, lambda n: inner.append(n) if isinstance(
         n, (tirx.For, tirx.Evaluate, tirx.IfThenElse)) else None)
     touched = [x for x in (*stores(stmt.body), *loads(stmt.body)) if any(x.buffer.same_as(b) for b in scalars)]
+    sweeping = [stmt.loop_var]  # the loop variable and the values named from it (col = n - 1 - j)
+    for s in leaves(stmt.body):
+        if isinstance(s, tirx.Bind) and any(uses_var(s.value, v) for v in sweeping):
+            sweeping.append(s.var)
     rows = [x for x in (*stores(stmt.body), *loads(stmt.body)) if is_global_buffer(x.buffer) and
-            uses_var(x.indices[-1], stmt.loop_var)]  # the elements it sweeps
+            any(uses_var(x.indices[-1], v) for v in sweeping)]  # the elements it sweeps
     return not inner and const_int(stmt.extent) is not None and const_int(stmt.min) is not None and bool(rows) \
         and (bool(touched) or any(is_global_buffer(s.buffer) for s in stores(stmt.body)))
 
@@ -111,3 +125,40 @@ def name_row_values(statements, scalars, names: set) -> tuple[list, list]:
             continue
         out.append(s)
     return out, made
+
+
+def element_of_row(access, var: tirx.Var) -> bool:
+    """Whether ``access`` is ``G[rows.., f(var)]``: an element of a row the other indices pick, at a
+    column of the sweep over ``var`` (``X[bx, j]``, ``X[bx, n - 1 - j]`` from the end), no index read
+    from a register."""
+    *rows, last = access.indices
+    return bool(rows) and uses_var(last, var) and not any(uses_var(r, var) for r in rows) and not any(
+        x.buffer.scope() in PRIVATE_SCOPES for e in access.indices for x in loads(e))
+
+
+def row_element(access, i: tirx.Var) -> list:
+    """The indices of ``access`` (``G[.., r, c]``) at row ``r + i`` of a nest over the row."""
+    idx = list(access.indices)
+    return [*idx[:-2], idx[-2] + i, idx[-1]]
+
+
+def element_at_row(expr, var: tirx.Var, i: tirx.Var, frags: dict):
+    """``expr`` of the sweep's iteration ``var`` in a nest over the row (``i`` of extent 1): each row
+    scalar (a key of ``frags``) its fragment's element ``i``, each tensor element of the row (at
+    ``var``) at row ``r + i``; NotRows for another tensor element."""
+    def at(n):
+        scalar = next((f for b, f in frags.items() if b.same_as(n.buffer)), None)
+        if scalar is not None:
+            return tirx.BufferLoad(scalar, [i])
+        if not is_global_buffer(n.buffer):
+            return None
+        if not element_of_row(n, var):
+            failed.append(n)
+            return None
+        return tirx.BufferLoad(n.buffer, row_element(n, i))
+
+    failed = []  # an exception raised in TVM's callback comes back a RuntimeError: raised after it
+    value = tirx.stmt_functor.ir_transform(tirx.Evaluate(expr), None, at, ["tirx.BufferLoad"]).value
+    if failed:
+        raise NotRows()
+    return value

@@ -38,7 +38,7 @@ def check_slices(pass_name: str, func, transfers) -> None:
     loops around it."""
     analyzer = bound_analyzer(func.body)
     values = bound_values(func.body)
-    domains = _loop_domains(func.body)
+    domains = loop_domains(func.body)
     conditions = guards(func.body)
     for stmt, tensor, block, reading in transfers:
         name, shape = tensor.buffer.name, list(tensor.buffer.shape)
@@ -63,7 +63,7 @@ def check_slices(pass_name: str, func, transfers) -> None:
                         f"use a block size that divides {shape[-1]}, or a last dimension of whole tiles of {TILE}")
         named = dataclasses.replace(tensor, starts=tuple(tirx.stmt_functor.substitute(x, values) for x in tensor.starts))
         rows = row_slice(tensor) if is_row_major(func, tensor.buffer) else None
-        if rows is not None and rows.axis < len(shape) - 2 and not _starts_inside(
+        if rows is not None and rows.axis < len(shape) - 2 and not starts_inside(
                 named.starts[rows.axis], shape[rows.axis], analyzer, domains, conditions.get(stmt, [])):
             axis, start = rows.axis, tensor.starts[rows.axis]
             raise error(pass_name, func, stmt,
@@ -126,7 +126,7 @@ def guards(body) -> dict:
     return out
 
 
-def _loop_domains(body) -> dict:
+def loop_domains(body) -> dict:
     """Every loop and launch variable of ``body`` -> the interval of its values, bounds that may be
     expressions of sizes (``[0, (n + 31) // 32 - 1]``)."""
     domains = {}
@@ -142,7 +142,7 @@ def _loop_domains(body) -> dict:
     return domains
 
 
-def _starts_inside(start, size, analyzer, domains, facts) -> bool:
+def starts_inside(start, size, analyzer, domains, facts) -> bool:
     """Whether a slice's ``start`` along a dimension of ``size`` is provably inside it for every value
     of the loops around it: its largest value, with each loop variable at the end of its range
     (``by * 32`` over ``T.ceildiv(n, 32)`` blocks starts at most at n - 1), below ``size``. A start

@@ -62,7 +62,7 @@ from tilelang_tt.ops.sfpu import (
     sfpu_op,
 )
 from tilelang_tt.ir.common import (COL, ROW, evaluate, is_global_buffer, keep_span, parallel_nest, reads_tensor, seq,
-                                   serial)
+                                   serial, swaps_loops)
 from tilelang_tt.ir.slices import bound_values
 
 SUPPORTED = (
@@ -104,14 +104,20 @@ class Eltwise(TileOp):
             if named:
                 store = keep_span(store, tirx.BufferStore(store.buffer, tirx.stmt_functor.substitute(store.value, named),
                                                           store.indices))
-            if len(loops) == 2:
+            extents = [lp.extent for lp in loops]
+            if len(loops) == 2 and swaps_loops(store, loops):
+                # a store at swapped indices (C_t[j, i] = ..): T.Parallel's iterations are independent,
+                # so the nest is the one in the store's order, and its reads of X[i, j] are transposed
+                i, j = loops[1].loop_var, loops[0].loop_var
+                extents = extents[::-1]
+            elif len(loops) == 2:
                 i, j = loops[0].loop_var, loops[1].loop_var
             elif store.buffer.name in ctx.cbs and ctx.block_kind(store.buffer) == ROW:
                 i, j = None, loops[0].loop_var
             else:
                 i, j = loops[0].loop_var, None
             _check_access(ctx, store, store, i, j)
-            _check_extents(ctx, store, store.buffer, [lp.extent for lp in loops])
+            _check_extents(ctx, store, store.buffer, extents)
             value = generate(ctx, store, decompose(store.value), i, j, out)
             loads = []
             tirx.stmt_functor.post_order_visit(
@@ -363,8 +369,9 @@ def _check_expr(ctx, node, expr, i, j, top: bool = False) -> None:
         raise ctx.error(node, f"`{expr}` computes on the bits of a float value (T.reinterpret, shifts, bit masks), "
                               "which element-wise values do not lower",
                         "a power of two from a float's exponent (DeepSeek's fast_round_scale: 2 ** ceil(log2 x) from "
-                        "the exponent bits) is T.exp2(T.ceil(T.log2(x))), and T.exp2(T.floor(T.log2(x))) the power "
-                        "at or below x; other bit manipulations: on the host")
+                        "the exponent bits) is T.exp2(T.ceil(T.log2(x))), which compiles but is not exact: the "
+                        "SFPU rounds log2 (and a division before it), and at some exact powers of two (2^-15, 2^-13) "
+                        "it gives the next power up, a scale twice as large; other bit manipulations: on the host")
     elif (select := selection(expr)) is not None:
         cond = select[0]
         if reads_blocks(cond):

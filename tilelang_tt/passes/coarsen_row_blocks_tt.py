@@ -99,6 +99,8 @@ def _seeds(func: tirx.PrimFunc, candidates: dict[tirx.Buffer, int], v: tirx.Var)
     seeds = set()
 
     def visit(node):
+        if isinstance(node, tirx.For) and node.kind == tirx.ForKind.PARALLEL:
+            seeds.update(_element_seeds(node, candidates, v))
         if tile_op_name(node) != "copy":
             return
         regions = [as_region(a) for a in node.value.args[:2]]
@@ -118,6 +120,27 @@ def _seeds(func: tirx.PrimFunc, candidates: dict[tirx.Buffer, int], v: tirx.Var)
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
     return seeds
+
+
+def _element_seeds(loop: tirx.For, candidates: dict[tirx.Buffer, int], v: tirx.Var) -> list[tirx.Buffer]:
+    """Candidates of the T.Parallel nest at ``loop`` indexed along their rows by a loop of r iterations
+    that, with ``v``, indexes the rows of a tensor element the nest reads (``running[i] *= X[bx + i, j]``:
+    scalar code over the row ``bx`` picks, ScalarRowsToBlocksTT's serial sweep); a store alone picks no
+    rows (a block computed without ``v`` stored at its rows stays as it is)."""
+    loops, body = parallel_nest(loop)
+    accesses = []
+    tirx.stmt_functor.post_order_visit(body, lambda n: accesses.append(n) if isinstance(
+        n, (tirx.BufferLoad, tirx.BufferStore)) else None)
+    out = []
+    for lp in loops:
+        r = const_int(lp.extent)
+        picked = any(isinstance(n, tirx.BufferLoad) and is_global_buffer(n.buffer)
+                     and len(axes := [x for x in n.indices if uses_var(x, v)]) == 1
+                     and uses_var(axes[0], lp.loop_var) and _stride(axes[0], v) == r for n in accesses)
+        if picked:
+            out += [n.buffer for n in accesses if n.buffer in candidates and candidates[n.buffer] == r
+                    and uses_var(n.indices[0], lp.loop_var)]
+    return out
 
 
 def _linked(node, candidates, rows: set) -> list[tirx.Buffer]:

@@ -219,6 +219,38 @@ def _check_summing(func, add, reduction: Reduction, total, policy: str, mode: st
                     "shard, which would not take turns", "use partition_mode='global' (or 'auto')")
 
 
+def _run_time_slice(func: tirx.PrimFunc):
+    """The error at the first T.copy between a block and a tensor slice whose extent is known only at run
+    time (``T.copy(cu_seqlens[:n - 1], s)``), which no block of a size known when compiling holds; None
+    when there is none."""
+    found: list = []
+
+    def visit(node):
+        if found or not (isinstance(node, tirx.Evaluate) and isinstance(node.value, tirx.Call)
+                         and str(getattr(node.value.op, "name", "")).endswith(".copy")):
+            return
+        for arg in node.value.args[:2]:
+            if isinstance(arg, tirx.Call) and getattr(arg.op, "name", "") == "tl.region" and as_region(arg) is None \
+                    and is_global_buffer(arg.args[0].buffer):
+                found.append((node, arg))
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    if not found:
+        return None
+    node, region = found[0]
+    load = region.args[0]
+    extents = [e for e in region.args[2:] if not isinstance(e, tirx.IntImm)]
+    other = next((as_region(a) for a in node.value.args[:2] if a is not region and as_region(a) is not None), None)
+    block = f" and the block `{other.buffer.name}` {list(other.extents)}" if other is not None else ""
+    return error(PASS, func, node, f"T.copy between the slice of `{load.buffer.name}` starting at "
+                 f"{list(load.indices)}, whose extent {extents[0]} is known only at run time{block}: a copy "
+                 "moves a block of a size known when compiling",
+                 f"read slices of the block's size (T.copy({load.buffer.name}[s:s + 32], blk) for a block of 32: "
+                 "the elements past the tensor's end read as zeros) and select the elements past the run-time "
+                 "length away in the T.Parallel nest that uses them (T.if_then_else(i < n, blk[i], 0)); write "
+                 "blocks into a tensor of a size known when compiling")
+
+
 def _no_copy_out(func: tirx.PrimFunc):
     """The error of a kernel without a T.copy into a global buffer, at the statement writing one some other way
     (a tile op such as T.atomic_max, an element store the front passes left), else at the def line."""
@@ -258,6 +290,9 @@ def _transform(func: tirx.PrimFunc, mod, ctx, grid, policy: str, mode: str) -> t
     bx = formula_of(loops["blockIdx.x"].extent) if "blockIdx.x" in loops else 1
     by = math.prod(formula_of(loops[tag].extent) for tag in ROW_TAGS if tag in loops)
 
+    sized = _run_time_slice(func)
+    if sized is not None:
+        raise sized
     transfers = tensor_copies(func)
     check_slices(PASS, func, transfers)
     reduction = Attr.REDUCTION.read(func)

@@ -20,6 +20,7 @@ from tilelang_tt.passes.build_tile_dfg_tt import BuildTileDFGTT
 from tilelang_tt.passes.check_kernel_forms_tt import CheckKernelFormsTT
 from tilelang_tt.passes.check_padding_tt import CheckPaddingTT
 from tilelang_tt.passes.choose_multicast_tt import ChooseMulticastTT
+from tilelang_tt.passes.clamp_run_time_loops_tt import ClampRunTimeLoopsTT
 from tilelang_tt.passes.coarsen_row_blocks_tt import CoarsenRowBlocksTT
 from tilelang_tt.ir.common import func_name, reraise_compile_error
 from tilelang_tt.passes.configure_tensor_accessor_tt import ConfigureTensorAccessorTT
@@ -114,6 +115,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         # A T.Parallel over a run-time extent with a constant largest value: the nest over that value, guarded,
         # before the nests' extents are checked.
         BoundParallelExtentsTT(),
+        # A serial loop over a run-time count whose slices would pass their tensor's end for larger counts: the
+        # count clamped at the tensor's extent and checked at run time, before B1 checks the slices' starts.
+        ClampRunTimeLoopsTT(),
         # Registers one T.copy fills from a read-only tensor and later statements only read are those tensor
         # elements (values the reader reads), before the branches on them are checked and named.
         ForwardTensorCopiesTT(),

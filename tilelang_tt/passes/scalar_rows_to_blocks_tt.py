@@ -21,6 +21,12 @@ loop of the block's statement sequence becomes block code over the ``hi - lo`` e
 * a scalar summed (``+``) and read by the statements after its sum in the loop is a running sum:
   ``T.cumsum`` of the terms' block (TileLang's fragment scan: a shared copy scanned in place), those
   statements reading the scalar plus it, and the scalar adds the row's total after them;
+* a scalar combined by ``*`` (a product: no block reduction computes it), or by ``T.max`` or ``T.min``
+  and read by the loop's other statements (a running max or min): the loop stays a
+  serial loop over the row, each statement a nest over the row's element at ``j`` (``X[bx + i, j]``,
+  the scalars' element ``i``) that CoarsenRowBlocksTT widens to a column of 32 rows (the reader reads
+  an element per row, one tile operation per column, the writer writes an element per row): the
+  kernel's own order and float32 rounding, any order of reads in the loop;
 * the loop's statements run one after the other over the whole row (loop fission), which is exact
   because each reads only elements stored at its own ``j`` and scalars the loop does not change
   (or reads as a running sum);
@@ -29,8 +35,8 @@ loop of the block's statement sequence becomes block code over the ``hi - lo`` e
   the nest ``i`` of extent 1 (the row), which CoarsenRowBlocksTT groups into 32-row blocks; a store
   of such a value into a tensor of rank 1 (``S[bx] = s[0]``) is the nest storing ``S[bx + i]``.
 
-Refused at the statement (``TTCompileError``): a scalar read in its loop before it is accumulated (an
-exclusive scan), a running product, max or min (no exact block scan), a product reduction.
+Refused at the statement (``TTCompileError``): a running sum read in its loop before it is accumulated
+(an exclusive scan).
 
 It runs before InlineScalarVarsTT, which would unroll a short sweep of ``T.alloc_var`` scalars into
 one expression; a row a variable names (``X[r[0], j]``) is left to it, and thread-level code (a
@@ -83,6 +89,8 @@ from tilelang_tt.ir.lanes import PRIVATE_SCOPES, same_indices, thread_bindings
 from tilelang_tt.ir.row_sweeps import (
     REDUCERS,
     NotRows,
+    element_at_row,
+    element_of_row,
     first_terms,
     inline_binds,
     is_sweep,
@@ -90,6 +98,7 @@ from tilelang_tt.ir.row_sweeps import (
     name_row_values,
     recurrence,
     root_block,
+    row_element,
 )
 
 PASS = "ScalarRowsToBlocksTT"
@@ -97,9 +106,6 @@ FRAGMENT, SHARED = "local.fragment", "shared.dyn"
 SCAN_HINT = {
     tirx.Add: "read the running sum after adding the term (acc[0] += x[bx, j]; then use acc[0]): an inclusive "
               "running sum compiles (T.cumsum of the row); the exclusive one is that minus the term",
-    tirx.Mul: "a running product has no exact block form (exp(T.cumsum(log(x))) rounds, and needs x > 0): for "
-              "positive values write for i, j in T.Parallel(1, n): t[i, j] = T.log(X[bx + i, j]); then "
-              "T.cumsum(t, dim=1) and T.exp(t[i, j]); else compute it on the host (torch.cumprod)",
 }
 
 
@@ -241,7 +247,12 @@ class _Rows:
                 accumulated[s.buffer] = (k, *combined)
             elif not is_global_buffer(s.buffer) or not uses_var(s.indices[-1], var):
                 raise NotRows()
-            else:
+        running = [buf for buf, (k, op, _) in accumulated.items() if op is tirx.Mul or (op is not tirx.Add and any(
+            x.buffer.same_as(buf) for s in statements[:k] + statements[k + 1:] for x in loads(s.value)))]
+        if running and not inits:
+            return self.sequential(loop, statements)
+        for s in statements:
+            if not self.is_scalar(s.buffer):
                 rows, start = self.row_of(s, var, lo)
                 known = self.stored_here.setdefault(s.buffer, (rows, start))
                 if not (same_indices(known[0], rows) and tirx.analysis.expr_deep_equal(known[1], start)):
@@ -254,11 +265,6 @@ class _Rows:
                 raise self.scan(statements[k], buf, op)
             if after:
                 self.scanned[buf] = None  # a running sum: the scan's block, made below
-            elif op is tirx.Mul:
-                raise error(PASS, self.func, statements[k], f"`{buf.name}[0]` is a product of the row's elements: "
-                            "a block has no product reduction",
-                            "compute the product on the host (torch.prod), or, for positive values, "
-                            "T.exp of T.reduce_sum of T.log of the row block")
         if inits:
             lo = lo - 1
             extent += 1
@@ -301,6 +307,33 @@ class _Rows:
             out.append(copy)
         return out
 
+    def sequential(self, loop: tirx.For, statements: list) -> list:
+        """A loop carrying a running product, max or min (``running[0] *= X[bx, j]; Y[bx, j] =
+        running[0]``): no block scan computes it exactly, so the loop stays serial along the row and
+        each of its statements, in its order, is a nest over the row's element at ``j`` (``X[bx + i,
+        j]``, the scalar's element ``i``), which CoarsenRowBlocksTT makes a column of 32 rows: one tile
+        operation per column in the kernel's order and rounding, the reader reading and the writer
+        writing an element per row."""
+        var = loop.loop_var
+        out = []
+        for s in statements:
+            if not self.is_scalar(s.buffer) and not element_of_row(s, var):
+                raise NotRows()
+            i = tirx.Var("i", "int32")
+            value = self.at_element(s.value, var, i)
+            store = tirx.BufferStore(self.frags[s.buffer], value, [i]) if self.is_scalar(s.buffer) else \
+                tirx.BufferStore(s.buffer, value, row_element(s, i))
+            out.append(keep_span(s, tirx.For(i, 0, 1, tirx.ForKind.PARALLEL, keep_span(s, store))))
+        return [keep_span(loop, tirx.For(var, loop.min, loop.extent, tirx.ForKind.SERIAL, seq(out)))]
+
+    def at_element(self, expr, var: tirx.Var, i: tirx.Var):
+        """``expr`` of iteration ``var`` at the row's element ``i`` (:func:`element_at_row`: the
+        scalars' fragments); _NotRows for a tensor an earlier loop stored into a row block."""
+        stored = [r[0] for r in self.rows]
+        if any(is_global_buffer(x.buffer) and any(x.buffer.same_as(t) for t in stored) for x in loads(expr)):
+            raise NotRows()
+        return element_at_row(expr, var, i, self.frags)
+
     def running_sum(self, store, terms: tirx.Buffer, extent: int) -> list:
         """The inclusive running sum of the terms (``T.cumsum`` of a shared copy, as TileLang scans a
         fragment), which the statements after ``store`` read as the scalar's value plus it."""
@@ -324,8 +357,9 @@ class _Rows:
         when = "before its term is added (an exclusive scan)" if op is tirx.Add else "in the loop that accumulates it"
         return error(PASS, self.func, store, f"`{buf.name}[0]` is a running {what} along the row, read {when}: "
                      "a block computes each statement over the whole row",
-                     SCAN_HINT.get(op, "compute the running value on the host, or reduce the whole row "
-                                       "(T.reduce_max) and read it after the loop"))
+                     SCAN_HINT.get(op, "start the running value at the operator's identity (-T.infinity for a "
+                                       "max) before a loop over the whole row: that loop compiles as it is "
+                                       "written; or reduce the whole row (T.reduce_max) and read it after the loop"))
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:

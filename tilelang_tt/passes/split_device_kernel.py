@@ -63,7 +63,8 @@ from tilelang_tt.ir.common import (
 
 PASS = "SplitDeviceKernel"
 COMPUTE_OPS = (Intrin.MM_MMA, Intrin.PACK_BLOCK, Intrin.TILE_ELTWISE, Intrin.TILE_REDUCE)
-ROLE_OF = {Intrin.GENERATE_BLOCK: KernelRole.READER,
+# a run-time check a front pass states (ClampRunTimeLoopsTT) is the reader's: it reads first
+ROLE_OF = {Intrin.GENERATE_BLOCK: KernelRole.READER, Intrin.DEVICE_ASSERT: KernelRole.READER,
            Intrin.WRITE_FROM_CB: KernelRole.WRITER}
 ROLE_OF.update({op: KernelRole.COMPUTE for op in COMPUTE_OPS})
 # The compute kernel keeps the data-movement statements as markers of where blocks arrive and
