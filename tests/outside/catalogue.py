@@ -110,6 +110,8 @@ EXPECTED = {
     # a partner half chosen per element (T.if_then_else(col < half, ..)) over blocks of 2 rows: the nest of
     # each half of the row
     "rope/neox_1d": RUNS(BF16),
+    # the pair partner x[row, col +- 1]: a gather of the row block's columns (LowerBlockGathersTT), as cos[row, col // 2]
+    "rope/non_neox_1d": RUNS(BF16),
     "layout/transpose": RUNS(BF16),  # T.transpose: transpose_tile of each tile, the tiles' order transposed
     # the early exit, the branch on pos_to_expert, and the scatter deciding on positions T.copy put into a
     # T.alloc_local array (read from the table instead: ForwardTensorCopiesTT)
@@ -149,12 +151,10 @@ EXPECTED = {
     # the key loop runs to T.ceildiv(real_seqlen_kv, 32), which no bound keeps inside K's 128 keys (with
     # T.ceildiv(T.min(real_seqlen_kv, 128), 32) it runs: tests/compiler/test_dynamic_rows.py)
     "attention/gqa_decode": REFUSED(f"the slice of `K` {START_PAST} 1 (extent 128, start k * 32)"),
-    # element-wise global access forms: a partner element chosen per element of a pair (a permutation: from
-    # blocks of 2 rows whose rows and columns a flat index computes, it lies partly outside the tensor), rows
+    # element-wise global access forms: flat stores over several heads of a rank-1 tensor, rows
     # picked by a tensor; a running product over a row (scalar code over rows); a bit-reversed gather in a
     # serial loop inside T.Parallel; a butterfly stage (a permutation of an on-chip block); vectors read at
     # computed rows
-    "rope/non_neox_1d": REFUSED(f"the slice x[bx * 2:bx * 2 + 2, -1:-1 + 128] {PARTLY_OUTSIDE}"),
     "rope/neox_2d": REFUSED(f"`y[flat]`: a T.Parallel nest stores into the global tensor `y` and {NOT_BLOCKS}"),
     "rope/neox_position_ids": REFUSED(f"`y[flat]`: a T.Parallel nest stores into the global tensor `y` and "
                                       f"{NOT_BLOCKS}"),

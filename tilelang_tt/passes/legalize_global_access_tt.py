@@ -127,6 +127,8 @@ def _legalize(func, loop: tirx.For, names: set[str], allocated: list[tirx.Buffer
     of one of those forms (ir/partition.py: as written first, then over whole rows, then flat); None
     when none applies."""
     loops, body = parallel_nest(loop)
+    if not contains(body, lambda n: isinstance(n, (tirx.BufferLoad, tirx.BufferStore)) and is_global_buffer(n.buffer)):
+        return None  # on-chip blocks only: nothing to legalize (their computed indices are LowerBlockGathersTT's)
     _refuse_gathers(func, loops, body)
     forms: list[tuple] = []
     taken = set(names)
@@ -138,33 +140,41 @@ def _legalize(func, loop: tirx.For, names: set[str], allocated: list[tirx.Buffer
             nests = [_legalize_nest(func, loop, *part, names, allocated, facts, complete=True) for part in parts]
             if None not in nests:
                 return seq(nests)
+    if found is None:  # reads at computed indices inside blocks (pairs, rotations), gathered on-chip
+        names.intersection_update(taken)
+        found = _forms(func, loop, loops, body, names, allocated, facts, [], refuse=False, gather=True)
     if found is None:  # the refusal of a slice partly outside its tensor, where it was met
+        names.intersection_update(taken)
         found = _forms(func, loop, loops, body, names, allocated, facts, [], refuse=True)
     return found
 
 
-def _forms(func, loop, loops, body, names, allocated, facts, forms: list, refuse: bool) -> tirx.Stmt | None:
+def _forms(func, loop, loops, body, names, allocated, facts, forms: list, refuse: bool,
+           gather: bool = False) -> tirx.Stmt | None:
     """:func:`_legalize` of the nest as written, flattened, or over whole rows, the first that
     applies; ``forms`` gets each (loops, body) tried; ``refuse``: a slice partly outside its tensor
-    is refused (else that form does not apply)."""
+    is refused (else that form does not apply); ``gather``: reads at computed indices are reads of blocks
+    (ElementNest.gathered)."""
     forms.append((loops, body))
-    found = _legalize_nest(func, loop, loops, body, names, allocated, facts, refuse=refuse)
+    found = _legalize_nest(func, loop, loops, body, names, allocated, facts, refuse=refuse, gather=gather)
     flat = flattened(loops, body, facts) if found is None else None
     if flat is not None:
         forms.append(flat)
-        found = _legalize_nest(func, loop, *flat, names, allocated, facts, complete=True, refuse=refuse)
+        found = _legalize_nest(func, loop, *flat, names, allocated, facts, complete=True, refuse=refuse, gather=gather)
     rows = split_rows(*(flat or (loops, body))) if found is None else None
     if rows is not None:
         forms.append(rows)
-        found = _legalize_nest(func, loop, *rows, names, allocated, facts, complete=True, refuse=refuse)
+        found = _legalize_nest(func, loop, *rows, names, allocated, facts, complete=True, refuse=refuse, gather=gather)
     return found
 
 
-def _legalize_nest(func, loop, loops, body, names, allocated, facts, complete=False, refuse=True) -> tirx.Stmt | None:
+def _legalize_nest(func, loop, loops, body, names, allocated, facts, complete=False, refuse=True,
+                   gather=False) -> tirx.Stmt | None:
     """:func:`_legalize` of the nest ``loops`` around ``body``; ``complete``: None unless every global
     access becomes a block access (a flattened nest: what is left would be reported in the flat loop
-    the user did not write); ``refuse``: a slice partly outside its tensor is refused, else None."""
-    nest = ElementNest(loops, names, facts, per_row=len(loops) == 1 and per_row(body, facts.kinds))
+    the user did not write); ``refuse``: a slice partly outside its tensor is refused, else None;
+    ``gather``: reads at computed indices are reads of blocks."""
+    nest = ElementNest(loops, names, facts, per_row=len(loops) == 1 and per_row(body, facts.kinds), gather=gather)
     named = {}
     items = statements(body, named, facts)
     stores = [s for s, _ in items if isinstance(s, tirx.BufferStore)]
@@ -173,7 +183,7 @@ def _legalize_nest(func, loop, loops, body, names, allocated, facts, complete=Fa
         order = orders.pop()  # every store swaps the loops: the nest in the stores' order
         if order != tuple(range(len(loops))):
             loops = [loops[k] for k in order]
-            nest = ElementNest(loops, names, facts)
+            nest = ElementNest(loops, names, facts, gather=gather)
     named, stmts = {}, []
     limits = {}  # tensor -> (the rows its guarded store writes, the guard)
     for s, guard in items:
