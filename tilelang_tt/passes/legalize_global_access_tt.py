@@ -127,12 +127,13 @@ def _legalize(func, loop: tirx.For, names: set[str], allocated: list[tirx.Buffer
     of one of those forms (ir/partition.py: as written first, then over whole rows, then flat); None
     when none applies."""
     loops, body = parallel_nest(loop)
-    if not contains(body, lambda n: isinstance(n, (tirx.BufferLoad, tirx.BufferStore)) and is_global_buffer(n.buffer)):
-        return None  # on-chip blocks only: nothing to legalize (their computed indices are LowerBlockGathersTT's)
     _refuse_gathers(func, loops, body)
     forms: list[tuple] = []
     taken = set(names)
     found = _forms(func, loop, loops, body, names, allocated, facts, forms, refuse=False)
+    if found is None and not contains(body, lambda n: isinstance(n, (tirx.BufferLoad, tirx.BufferStore))
+                                      and is_global_buffer(n.buffer)):
+        return None  # on-chip blocks only: their reads at computed indices are LowerBlockGathersTT's, not parts
     for form_loops, form_body in ([] if found is not None else [forms[0], *forms[:0:-1]]):  # as written, rows, flat
         names.intersection_update(taken)  # the blocks of the forms that did not apply were not made
         parts = partitioned(form_loops, form_body, facts.analyzer)

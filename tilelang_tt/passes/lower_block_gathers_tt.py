@@ -321,7 +321,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
                 before.append(parallel(sel, entry, loop))
                 pieces = [x]
                 if str(x.dtype) != "bfloat16":  # three bfloat16 pieces, each exact in the source registers
-                    pieces, rest = [], lambda r, col: tirx.Cast("float32", tirx.BufferLoad(x, [r, col]))
+                    pieces, rest = [], lambda r, col: tirx.BufferLoad(x, [r, col]) if str(x.dtype) == "float32" \
+                        else tirx.Cast("float32", tirx.BufferLoad(x, [r, col]))
                     for name in ("hi", "mid", "lo"):
                         piece = new_block(x, name, [int(d) for d in x.shape], "bfloat16", "local.fragment")
                         before.append(parallel(piece, lambda r, col, rest=rest: tirx.Cast("bfloat16", rest(r, col)),
