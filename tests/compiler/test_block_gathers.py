@@ -45,6 +45,29 @@ def test_a_rotated_copy_is_exact(dtype):
     assert torch.equal(run(rotated_copy(64, 96, 3, dtype), a), ref)
 
 
+def rotated_vector(rows, n, dtype):
+    """A row per block in a vector, rotated: ``y_l[k] = x_s[(k + 5) % n] * 2`` (the vector multiplied as a tile
+    of rows)."""
+
+    @T.prim_func
+    def main(X: T.Tensor((rows, n), dtype), Y: T.Tensor((rows, n), dtype)):
+        with T.Kernel(rows) as bx:
+            x_s = T.alloc_shared((n,), dtype)
+            y_l = T.alloc_fragment((n,), dtype)
+            T.copy(X[bx, 0:n], x_s)
+            for k in T.Parallel(n):
+                y_l[k] = x_s[(k + 5) % n] * 2.0
+            T.copy(y_l, Y[bx, 0:n])
+
+    return main
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+def test_a_rotated_vector_is_exact(dtype):
+    x = bf16(4, 256, seed=5).to(TORCH[dtype]) if dtype == "bfloat16" else torch.randn(4, 256)
+    assert torch.equal(run(rotated_vector(4, 256, dtype), x), x[:, (torch.arange(256) + 5) % 256] * 2)
+
+
 def rotated_rows_from_tensor(m, n):
     """The rows of each block rotated, read from the tensor: ``Y[by * 32 + i, j] = X[by * 32 + (i + 5) % 32, j]``."""
 

@@ -53,6 +53,7 @@ from tvm import arith, ir, tirx
 
 from tilelang_tt.ir.index_values import NotConstant, as_arithmetic, index_values
 from tilelang_tt.ir.common import (
+    TILE,
     allocate_in_root,
     error,
     is_cb_buffer,
@@ -70,15 +71,15 @@ PASS = "LowerBlockGathersTT"
 FLOATS = ("float32", "bfloat16", "float16")
 
 
-def _reads(body: tirx.Stmt) -> tuple[list, dict] | None:
-    """((load, condition under which its value is used, the statement) for each on-chip 2-D block load in the
-    nest's body, the values the body names substituted; the values named), or None for a body with other
+def _reads(body: tirx.Stmt, rank: int = 2) -> tuple[list, dict] | None:
+    """((load, condition under which its value is used, the statement) for each load of an on-chip block of
+    ``rank`` (the nest's) in the nest's body, the values the body names substituted; the values named), or None for a body with other
     statements than stores, named values and ``if``."""
     named, out = {}, []
 
     def expr(e, cond, stmt):
         if isinstance(e, tirx.BufferLoad):
-            if is_cb_buffer(e.buffer) and len(e.indices) == 2:
+            if is_cb_buffer(e.buffer) and len(e.indices) == rank:
                 out.append((e, cond, stmt))
             for x in e.indices:
                 expr(x, cond, stmt)
@@ -139,6 +140,9 @@ def _same_reads(reads: list) -> list:
 def _gather_axis(load: tirx.BufferLoad, i: tirx.Var, j: tirx.Var) -> int | None:
     """1 for a read ``x[i, f(j)]``, 0 for ``x[f(i), j]`` (``f`` using its loop variable, not the variable
     itself), else None (element-wise, transposed, a vector: C2's forms)."""
+    if len(load.indices) == 1:  # a vector in a nest over it: a row
+        (b,) = load.indices
+        return 1 if uses_var(b, j) and not b.same_as(j) else None
     a, b = load.indices
     if a.same_as(i) and uses_var(b, j) and not b.same_as(j):
         return 1
@@ -165,7 +169,7 @@ def _unrolled(loop) -> bool:
     def visit(n):
         if isinstance(n, tirx.For) and n.kind == tirx.ForKind.PARALLEL:
             tirx.stmt_functor.post_order_visit(n.body, lambda m: found.append(m) if isinstance(
-                m, tirx.BufferLoad) and is_cb_buffer(m.buffer) and len(m.indices) == 2 and any(uses_var(
+                m, tirx.BufferLoad) and is_cb_buffer(m.buffer) and len(m.indices) <= 2 and any(uses_var(
                     tirx.stmt_functor.substitute(tirx.stmt_functor.substitute(x, named), named), loop.loop_var)
                     for x in m.indices) else None)
 
@@ -218,10 +222,10 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         inner = keep_span(like, tirx.For(c, 0, int(buf.shape[1]), tirx.ForKind.PARALLEL, store))
         return keep_span(like, tirx.For(r, 0, int(buf.shape[0]), tirx.ForKind.PARALLEL, inner))
 
-    def selection(x, axis, var, analyzer, grid, load, cond, stmt, loop):
+    def selection(x, axis, var, analyzer, grid, load, cond, stmt):
         """(the 1-D table of f along ``axis`` (-1 where the read is not used), f and its condition as index
         expressions of ``var``) of the read ``load``; refuses what has no selection matrix."""
-        index = analyzer.simplify(load.indices[axis])
+        index = analyzer.simplify(load.indices[axis if len(load.indices) == 2 else 0])
         where = analyzer.simplify(cond)
         access = f"`{x.name}[{', '.join(str(e) for e in load.indices)}]`"
         try:
@@ -233,7 +237,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
                         "compile time from the nest's loop indices", "compute the index from the T.Parallel loop "
                         "variables and constants only; an index read from a tensor is a gather of global rows "
                         "(T.copy of each row), not of a block's elements") from None
-        size = int(x.shape[axis])
+        size = int(x.shape[-1] if len(x.shape) == 1 else x.shape[axis])
         outside = used & ((values < 0) | (values >= size))
         if outside.any():
             at = tuple(int(v[0]) for v in np.nonzero(outside))
@@ -272,15 +276,17 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
 
     def rewrite(loop: tirx.For):
         loops, body = parallel_nest(loop)
-        if len(loops) != 2 or any(not isinstance(lp.extent, tirx.IntImm) or not isinstance(lp.min, tirx.IntImm)
-                                  or int(lp.min) != 0 for lp in loops):
+        if len(loops) > 2 or any(not isinstance(lp.extent, tirx.IntImm) or not isinstance(lp.min, tirx.IntImm)
+                                 or int(lp.min) != 0 for lp in loops):
             return None
-        found = _reads(body)
+        found = _reads(body, rank=len(loops))
         if not found:
             return None
         reads, named = found
-        i, j = loops[0].loop_var, loops[1].loop_var
-        extents = [int(lp.extent) for lp in loops]
+        # a nest over a vector is the nest over a tile of rows, each the vector: the matrix unit multiplies tiles
+        i = loops[0].loop_var if len(loops) == 2 else tirx.Var("row", "int32")
+        j = loops[-1].loop_var
+        extents = [int(lp.extent) for lp in loops] if len(loops) == 2 else [TILE, int(loops[0].extent)]
         analyzer = arith.Analyzer()
         for v, n in zip((i, j), extents):
             analyzer.bind(v, ir.Range(0, n))
@@ -294,21 +300,22 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         tirx.stmt_functor.post_order_visit(body, lambda n: written.add(n.buffer.data) if isinstance(
             n, tirx.BufferStore) else None)
         for load, cond, stmt in _same_reads(reads):
+            vector = len(load.indices) == 1
             axis = _gather_axis(load, i, j)
             x = load.buffer
             if axis is None or x.data in written:
                 continue
             var = j if axis == 1 else i
-            if int(x.shape[1 - axis]) != extents[1 - axis]:
+            if not vector and int(x.shape[1 - axis]) != extents[1 - axis]:
                 continue  # the other axis is not the nest's: C2 names the access
             if str(x.dtype) not in FLOATS:
                 raise error(PASS, func, stmt, f"`{x.name}[{', '.join(str(e) for e in load.indices)}]` reads the "
                             f"{x.dtype} block `{x.name}` at computed indices: a permutation is a matrix product, "
                             "which the matrix unit computes on float blocks", f"gather a float copy of `{x.name}`")
-            table, f, c = selection(x, axis, var, analyzer, grid, load, cond, stmt, loop)
+            table, f, c = selection(x, axis, var, analyzer, grid, load, cond, stmt)
             key = (x.data, axis, table.tobytes())
             if key not in made:
-                size = int(x.shape[axis])
+                size = int(x.shape[-1] if vector else x.shape[axis])
                 shape = (size, extents[1]) if axis == 1 else (extents[0], size)
                 sel = new_block(x, "sel", shape, "bfloat16", "shared.dyn")
                 one, zero = tirx.const(1.0, "bfloat16"), tirx.const(0.0, "bfloat16")
@@ -319,24 +326,50 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
                     return tirx.Call("bfloat16", ir.Op.get("tirx.if_then_else"), [analyzer.simplify(hit), one, zero])
 
                 before.append(parallel(sel, entry, loop))
+                shape2 = [TILE, int(x.shape[0])] if vector else [int(d) for d in x.shape]
+
+                def element(r, col):  # of x, a vector read as a row
+                    return tirx.BufferLoad(x, [col] if vector else [r, col])
+
                 pieces = [x]
+                if vector and str(x.dtype) == "bfloat16":
+                    pieces = [new_block(x, "row", shape2, "bfloat16", "local.fragment")]
+                    before.append(parallel(pieces[0], element, loop))
                 if str(x.dtype) != "bfloat16":  # three bfloat16 pieces, each exact in the source registers
-                    pieces, rest = [], lambda r, col: tirx.BufferLoad(x, [r, col]) if str(x.dtype) == "float32" \
-                        else tirx.Cast("float32", tirx.BufferLoad(x, [r, col]))
+                    pieces, rest = [], lambda r, col: element(r, col) if str(x.dtype) == "float32" \
+                        else tirx.Cast("float32", element(r, col))
                     for name in ("hi", "mid", "lo"):
-                        piece = new_block(x, name, [int(d) for d in x.shape], "bfloat16", "local.fragment")
+                        piece = new_block(x, name, shape2, "bfloat16", "local.fragment")
                         before.append(parallel(piece, lambda r, col, rest=rest: tirx.Cast("bfloat16", rest(r, col)),
                                                loop))
                         pieces.append(piece)
                         rest = (lambda r, col, rest=rest, piece=piece: rest(r, col) - tirx.Cast(
                             "float32", tirx.BufferLoad(piece, [r, col])))
-                acc = new_block(x, "gather", extents, "float32", "local.fragment")
-                before.append(keep_span(loop, tirx.Evaluate(T.clear(acc))))
-                before += [keep_span(loop, tirx.Evaluate(T.gemm(p, sel, acc) if axis == 1 else T.gemm(sel, p, acc)))
-                           for p in pieces]
-                made[key] = acc
-            value = tirx.BufferLoad(made[key], [i, j])
-            replace.append((load, value if str(x.dtype) == "float32" else tirx.Cast(x.dtype, value)))
+                if vector:  # each piece gathered into bfloat16 (exact), row 0 moved into a vector (exact)
+                    made[key] = []
+                    for piece in pieces:
+                        acc = new_block(x, "gather", extents, "bfloat16", "local.fragment")
+                        vec = new_block(x, "gathered", [extents[1]], "bfloat16", "local.fragment")
+                        v = tirx.Var("j", "int32")
+                        before += [keep_span(loop, tirx.Evaluate(T.clear(acc))),
+                                   keep_span(loop, tirx.Evaluate(T.gemm(piece, sel, acc))),
+                                   keep_span(loop, tirx.For(v, 0, extents[1], tirx.ForKind.PARALLEL, keep_span(
+                                       loop, tirx.BufferStore(vec, tirx.BufferLoad(acc, [0, v]), [v]))))]
+                        made[key].append(vec)
+                else:
+                    acc = new_block(x, "gather", extents, "float32", "local.fragment")
+                    before.append(keep_span(loop, tirx.Evaluate(T.clear(acc))))
+                    before += [keep_span(loop, tirx.Evaluate(T.gemm(p, sel, acc) if axis == 1 else T.gemm(sel, p, acc)))
+                               for p in pieces]
+                    made[key] = acc
+            if vector and len(made[key]) == 1:
+                value = tirx.BufferLoad(made[key][0], [j])
+            elif vector:  # hi + mid + lo: exact in float32
+                parts = [tirx.Cast("float32", tirx.BufferLoad(vec, [j])) for vec in made[key]]
+                value = parts[0] + parts[1] + parts[2]
+            else:
+                value = tirx.BufferLoad(made[key], [i, j])
+            replace.append((load, value if value.dtype == x.dtype else tirx.Cast(x.dtype, value)))
 
         def swap(node):
             inlined = tirx.stmt_functor.substitute(node, named) if named else node
