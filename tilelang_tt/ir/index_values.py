@@ -118,3 +118,4 @@ def _uses(e, var: tirx.Var) -> bool:
     tirx.stmt_functor.post_order_visit(e, lambda n: found.append(n) if isinstance(n, tirx.Var) and n.same_as(var)
                                        else None)
     return bool(found)
+

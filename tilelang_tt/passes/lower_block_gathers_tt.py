@@ -52,6 +52,7 @@ import tilelang.language as T
 from tvm import arith, ir, tirx
 
 from tilelang_tt.ir.index_values import NotConstant, as_arithmetic, index_values
+from tilelang_tt.ir.unroll import selects_per_step, unrolled
 from tilelang_tt.ir.common import (
     TILE,
     allocate_in_root,
@@ -149,51 +150,6 @@ def _gather_axis(load: tirx.BufferLoad, i: tirx.Var, j: tirx.Var) -> int | None:
     if b.same_as(j) and uses_var(a, i) and not a.same_as(i):
         return 0
     return None
-
-
-MAX_UNROLL = 16  # steps of a serial loop unrolled for the selections it changes (log2 of a transform's length)
-
-
-def _unrolled(loop) -> bool:
-    """Whether ``loop`` is a serial loop of at most MAX_UNROLL steps from 0 whose variable a read of an on-chip
-    block inside a T.Parallel nest in it is indexed by (a butterfly's stage ``s``, ``x[i, j ^ (1 << s)]``)."""
-    if not (isinstance(loop, tirx.For) and loop.kind in (tirx.ForKind.SERIAL, tirx.ForKind.UNROLLED)
-            and isinstance(loop.min, tirx.IntImm) and int(loop.min) == 0 and isinstance(loop.extent, tirx.IntImm)
-            and int(loop.extent) <= MAX_UNROLL):
-        return False
-    named = {}
-    tirx.stmt_functor.post_order_visit(loop.body, lambda n: named.__setitem__(n.var, n.value) if isinstance(
-        n, tirx.Bind) else None)
-    found = []
-
-    def visit(n):
-        if isinstance(n, tirx.For) and n.kind == tirx.ForKind.PARALLEL:
-            tirx.stmt_functor.post_order_visit(n.body, lambda m: found.append(m) if isinstance(
-                m, tirx.BufferLoad) and is_cb_buffer(m.buffer) and len(m.indices) <= 2 and any(uses_var(
-                    tirx.stmt_functor.substitute(tirx.stmt_functor.substitute(x, named), named), loop.loop_var)
-                    for x in m.indices) else None)
-
-    tirx.stmt_functor.post_order_visit(loop.body, visit)
-    return bool(found)
-
-
-def _step(loop: tirx.For, k: int) -> tirx.Stmt:
-    """The body of ``loop`` at step ``k``, each value it names a new variable (one definition each)."""
-    fresh = {}
-
-    def visit(n):
-        if isinstance(n, tirx.Bind):
-            fresh[n.var] = tirx.Var(n.var.name, n.var.dtype)
-
-    tirx.stmt_functor.post_order_visit(loop.body, visit)
-
-    def rename(n):
-        if isinstance(n, tirx.Bind) and n.var in fresh:
-            return keep_span(n, tirx.Bind(fresh[n.var], n.value))
-        return None
-
-    body = tirx.stmt_functor.substitute(loop.body, {**fresh, loop.loop_var: tirx.IntImm(loop.loop_var.dtype, k)})
-    return tirx.stmt_functor.ir_transform(body, None, rename, ["tirx.Bind"])
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
@@ -296,9 +252,12 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         before: list[tirx.Stmt] = []
         made: dict[tuple, tirx.Buffer] = {}  # (block, axis, table) -> its gathered fragment
         replace: list[tuple[tirx.BufferLoad, tirx.PrimExpr]] = []
+        # blocks the nest writes other than element-wise (each element in place, after the gathers read it)
+        own = [lp.loop_var for lp in loops]
         written = set()
         tirx.stmt_functor.post_order_visit(body, lambda n: written.add(n.buffer.data) if isinstance(
-            n, tirx.BufferStore) else None)
+            n, tirx.BufferStore) and not (len(n.indices) == len(own) and all(
+                x.same_as(v) for x, v in zip(n.indices, own))) else None)
         for load, cond, stmt in _same_reads(reads):
             vector = len(load.indices) == 1
             axis = _gather_axis(load, i, j)
@@ -404,9 +363,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             free.extend(taken)  # the next nest may reuse this one's blocks (unrolled steps: one set)
             taken.clear()
             return out
-        if _unrolled(node):  # a selection per step: each step its own nests
-            steps = [_step(node, k) for k in range(int(node.extent))]
-            return seq([tirx.stmt_functor.ir_transform(s, pre, None, ["tirx.For"]) for s in steps])
+        if selects_per_step(node):  # a selection per step: each step its own nests
+            return tirx.stmt_functor.ir_transform(unrolled(node), pre, None, ["tirx.For"])
         return None
 
     body = tirx.stmt_functor.ir_transform(func.body, pre, None, ["tirx.For"])
