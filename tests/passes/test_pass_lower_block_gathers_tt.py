@@ -170,7 +170,8 @@ def test_a_serial_loop_changing_the_selection_is_unrolled_one_matrix_per_step_bl
 
 @I.ir_module
 class Untouched:
-    """Element-wise, transposed and vector reads, and a nest writing the block it reads: C2's forms."""
+    """Element-wise, transposed and vector reads, and a nest storing at computed indices into the block it reads:
+    C2's forms."""
 
     @T.prim_func
     def main(A: T.Buffer((32, 32), "bfloat16")):
@@ -186,7 +187,7 @@ class Untouched:
                         b[i, j] = a[i, j] + a[j, i] + v[i]
                 for i in T.parallel(32):
                     for j in T.parallel(32):
-                        b[i, j] = b[i, (j + 1) % 32]
+                        b[i, (j + 1) % 32] = b[i, (j + 3) % 32]
 
 
 def test_nests_of_other_forms_are_left_as_they_are():

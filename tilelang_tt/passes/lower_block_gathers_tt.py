@@ -258,20 +258,32 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         tirx.stmt_functor.post_order_visit(body, lambda n: written.add(n.buffer.data) if isinstance(
             n, tirx.BufferStore) and not (len(n.indices) == len(own) and all(
                 x.same_as(v) for x, v in zip(n.indices, own))) else None)
+        groups: list[list] = []  # [loads, block, axis, table, f, c]: reads of a block one selection serves
         for load, cond, stmt in _same_reads(reads):
-            vector = len(load.indices) == 1
             axis = _gather_axis(load, i, j)
             x = load.buffer
             if axis is None or x.data in written:
                 continue
             var = j if axis == 1 else i
-            if not vector and int(x.shape[1 - axis]) != extents[1 - axis]:
+            if len(load.indices) == 2 and int(x.shape[1 - axis]) != extents[1 - axis]:
                 continue  # the other axis is not the nest's: C2 names the access
             if str(x.dtype) not in FLOATS:
                 raise error(PASS, func, stmt, f"`{x.name}[{', '.join(str(e) for e in load.indices)}]` reads the "
                             f"{x.dtype} block `{x.name}` at computed indices: a permutation is a matrix product, "
                             "which the matrix unit computes on float blocks", f"gather a float copy of `{x.name}`")
             table, f, c = selection(x, axis, var, analyzer, grid, load, cond, stmt)
+            for g in groups:  # reads of the block used at other elements (a pair's two partners): one selection
+                if g[1].same_as(x) and g[2] == axis and not ((g[3] >= 0) & (table >= 0)).any():
+                    g[0].append(load)
+                    g[3] = np.where(table >= 0, table, g[3])
+                    g[4] = tirx.Select(c, f, g[4])
+                    g[5] = tirx.Or(g[5], c)
+                    break
+            else:
+                groups.append([[load], x, axis, table, f, c])
+        for group_loads, x, axis, table, f, c in groups:
+            vector = len(x.shape) == 1
+            var = j if axis == 1 else i
             key = (x.data, axis, table.tobytes())
             if key not in made:
                 size = int(x.shape[-1] if vector else x.shape[axis])
@@ -328,7 +340,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
                 value = parts[0] + parts[1] + parts[2]
             else:
                 value = tirx.BufferLoad(made[key], [i, j])
-            replace.append((load, value if value.dtype == x.dtype else tirx.Cast(x.dtype, value)))
+            replace.extend((load, value if value.dtype == x.dtype else tirx.Cast(x.dtype, value))
+                           for load in group_loads)
 
         def swap(node):
             inlined = tirx.stmt_functor.substitute(node, named) if named else node
