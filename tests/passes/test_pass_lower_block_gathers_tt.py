@@ -232,3 +232,36 @@ def test_a_read_without_a_selection_matrix_is_refused(mod, message):
     with pytest.raises(TTCompileError) as err:
         LowerBlockGathersTT()(mod)
     assert err.value.pass_name == PASS and message in err.value.message
+
+
+@I.ir_module
+class Partners:
+    """GPT-J's pair partners: two reads of the block used at complementary columns."""
+
+    @T.prim_func
+    def main(A: T.Buffer((32, 64), "bfloat16")):
+        for bx in T.thread_binding(1, thread="blockIdx.x"):
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                a = T.sblock_alloc_buffer((32, 64), "bfloat16", scope="shared.dyn")
+                b = T.sblock_alloc_buffer((32, 64), "bfloat16", scope="local.fragment")
+                for i in T.parallel(32):
+                    for j in T.parallel(64):
+                        b[i, j] = T.if_then_else(j % 2 == 0, -a[i, j + 1], a[i, j - 1])
+
+
+def test_reads_used_at_complementary_elements_share_one_selection():
+    after = LowerBlockGathersTT()(Partners)["main"]
+    gemms, sels, gathered = [], [], []
+
+    def visit(n):
+        if isinstance(n, tirx.Call) and n.op.name == "tl.tileop.gemm":
+            gemms.append(n)
+        if isinstance(n, tirx.BufferStore) and n.buffer.name == "a_sel":
+            sels.append(n)
+        if isinstance(n, tirx.BufferStore) and n.buffer.name == "b":
+            gathered.append(str(n.value).count("a_gather[i, j]"))
+
+    tirx.stmt_functor.post_order_visit(after.body, visit)
+    assert len(gemms) == 1 and len(sels) == 1 and gathered == [2]  # both branches read the one product
