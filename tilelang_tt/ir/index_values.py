@@ -5,7 +5,7 @@ LegalizeGlobalAccessTT (the slice a computed index touches) and LowerBlockGather
 from __future__ import annotations
 
 import numpy as np
-from tvm import tirx
+from tvm import ir, tirx
 
 
 class NotConstant(Exception):
@@ -57,7 +57,9 @@ def _bit(x, b: int):
 
 def as_arithmetic(e):
     """``e`` with its bitwise operations on a constant (and ``a | b``) written as index arithmetic the reader
-    evaluates (the caller checks the result equal to ``e`` wherever it is used)."""
+    evaluates (the caller checks the result equal to ``e`` wherever it is used); ``e`` itself when it has none."""
+    if not _has_bitwise(e):
+        return e
     if isinstance(e, tirx.Call) and e.op.name in _BITWISE:
         a, b = (as_arithmetic(x) for x in e.args)
         c = b.value if isinstance(b, tirx.IntImm) else None
@@ -90,6 +92,13 @@ def as_arithmetic(e):
     if type(e) in _ARITH:
         return type(e)(as_arithmetic(e.a), as_arithmetic(e.b))
     return e
+
+
+def _has_bitwise(e) -> bool:
+    found = []
+    tirx.stmt_functor.post_order_visit(e, lambda n: found.append(n) if isinstance(n, tirx.Call) and isinstance(
+        n.op, ir.Op) and n.op.name in _BITWISE else None)
+    return bool(found)
 
 
 def touched(index, var: tirx.Var, extent: int) -> tuple[object, int, int] | None:

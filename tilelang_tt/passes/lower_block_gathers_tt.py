@@ -69,6 +69,7 @@ from tilelang_tt.ir.common import (
     is_cb_buffer,
     keep_span,
     kernel_names,
+    loads,
     parallel_nest,
     prim_func_pass,
     rebuild_nest,
@@ -195,13 +196,16 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         access = f"`{x.name}[{', '.join(str(e) for e in load.indices)}]`"
         try:
             values = np.broadcast_to(index_values(index, grid), grid[var].shape)
-            used = np.broadcast_to(index_values(where, grid), grid[var].shape).astype(bool)
         except NotConstant as e:
             raise error(PASS, func, stmt, f"{access} reads the block `{x.name}` at an index that depends on {e.what}: "
                         "a permutation of a block's elements is a product with a selection matrix built at "
                         "compile time from the nest's loop indices", "compute the index from the T.Parallel loop "
                         "variables and constants only; an index read from a tensor is a gather of global rows "
                         "(T.copy of each row), not of a block's elements") from None
+        try:
+            used = np.broadcast_to(index_values(where, grid), grid[var].shape).astype(bool)
+        except NotConstant:  # chosen by a value (a mask read from a block): used wherever
+            used, where = np.ones(grid[var].shape, dtype=bool), tirx.const(True, "bool")
         size = int(x.shape[-1] if len(x.shape) == 1 else x.shape[axis])
         outside = used & ((values < 0) | (values >= size))
         if outside.any():
@@ -363,6 +367,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             if not (isinstance(node.op, ir.Op) and node.op.name == "tirx.if_then_else"):
                 return None
             cond = analyzer.simplify(tirx.stmt_functor.substitute(node.args[0], named))
+            if loads(cond):
+                return None  # a condition on values: compute's
             plain = as_arithmetic(cond)
             if plain.same_as(cond):
                 return None
