@@ -112,6 +112,9 @@ EXPECTED = {
     "rope/neox_1d": RUNS(BF16),
     # the pair partner x[row, col +- 1]: a gather of the row block's columns (LowerBlockGathersTT), as cos[row, col // 2]
     "rope/non_neox_1d": RUNS(BF16),
+    # flat over 4 heads: the partner half a gather of the flat block, cos[pos, col % half] a gather of the
+    # table's 2 x 32 box into the flat vector (LowerBlockGathersTT)
+    "rope/neox_2d": RUNS(BF16),
     "layout/transpose": RUNS(BF16),  # T.transpose: transpose_tile of each tile, the tiles' order transposed
     # the early exit, the branch on pos_to_expert, and the scatter deciding on positions T.copy put into a
     # T.alloc_local array (read from the table instead: ForwardTensorCopiesTT)
@@ -151,11 +154,9 @@ EXPECTED = {
     # the key loop runs to T.ceildiv(real_seqlen_kv, 32), which no bound keeps inside K's 128 keys (with
     # T.ceildiv(T.min(real_seqlen_kv, 128), 32) it runs: tests/compiler/test_dynamic_rows.py)
     "attention/gqa_decode": REFUSED(f"the slice of `K` {START_PAST} 1 (extent 128, start k * 32)"),
-    # element-wise global access forms: flat stores over several heads of a rank-1 tensor, rows
-    # picked by a tensor; a running product over a row (scalar code over rows); a bit-reversed gather in a
+    # element-wise global access forms: rows picked by a tensor (the rotary table row of a position id); a running product over a row (scalar code over rows); a bit-reversed gather in a
     # serial loop inside T.Parallel; a butterfly stage (a permutation of an on-chip block); vectors read at
     # computed rows
-    "rope/neox_2d": REFUSED(f"`y[flat]`: a T.Parallel nest stores into the global tensor `y` and {NOT_BLOCKS}"),
     "rope/neox_position_ids": REFUSED(f"`y[flat]`: a T.Parallel nest stores into the global tensor `y` and "
                                       f"{NOT_BLOCKS}"),
     "softmax/softmax_kernelbench": RUNS(FP32),

@@ -261,6 +261,8 @@ class ElementNest:
         32``, ``c // 2``), which LowerBlockGathersTT computes as a product with a selection matrix (and refuses
         where it lies outside the block). None when an index uses another loop or a value that is not the
         block coordinates', or the slice lies partly outside the tensor."""
+        if len(self.vars) == 1 and len(indices) == 2:
+            return self.gathered_box(buf, indices)
         if len(indices) != len(self.vars):
             return None
         indices = [self.analyzer.simplify(x) for x in indices]
@@ -303,6 +305,35 @@ class ElementNest:
         if not all(self._in_block_index(x, d) for d, x in enumerate(inner)):
             return None
         return self.block(buf, bases, follows, extents, extents, "read"), inner
+
+    def gathered_box(self, buf: tirx.Buffer, indices) -> tuple[tirx.Buffer, list] | None:
+        """(the block, its indices) of a read of a matrix in a nest of one loop at a row and a column both
+        computed from the loop (rotary tables ``cos[pos(f), col(f) % half]`` of a flat nest over heads): the box
+        of rows and columns the indices touch, at the indices inside it, which LowerBlockGathersTT gathers
+        into a vector. None when an index uses a value other than the loop and the block coordinates, or the
+        box lies partly outside the tensor."""
+        var, extent = self.vars[0], self.extents[0]
+        indices = [self.analyzer.simplify(x) for x in indices]
+        if not any(uses_var(x, var) for x in indices):
+            return None
+        bases, extents = [], []
+        for index in indices:
+            interval = self.analyzer.int_set(index, {var: arith.IntervalSet(0, extent - 1)})
+            low, high = interval.min_value, interval.max_value
+            size = const_int(self.analyzer.simplify(high - low + 1)) if all(
+                str(b.dtype).startswith("int") for b in (low, high)) else None
+            if size is None:
+                found = touched(index, var, extent)
+                if found is None:
+                    return None
+                low, size = found[0] + found[1], found[2] - found[1] + 1
+            bases.append(self.analyzer.simplify(low))
+            extents.append(size)
+        inner = [self.analyzer.simplify(e - b) for e, b in zip(indices, bases)]
+        if not self.inside(buf, bases, extents, "read") or not all(
+                all(v.same_as(var) for v in vars_used(x)) for x in inner):
+            return None
+        return self.block(buf, bases, ("box",), extents, extents, "read"), inner
 
     def _in_block_index(self, index, d: int, free: bool = False) -> bool:
         """Whether ``index`` uses no loop but the ``d``-th (and, with ``free``, any variable that is no loop

@@ -63,13 +63,16 @@ from tvm import arith, ir, tirx
 from tilelang_tt.ir.index_values import NotConstant, as_arithmetic, index_values
 from tilelang_tt.ir.unroll import selects_per_step, unrolled
 from tilelang_tt.ir.common import (
+    READ,
     TILE,
+    WRITE,
     allocate_in_root,
     error,
     is_cb_buffer,
     keep_span,
     kernel_names,
     loads,
+    make_region,
     parallel_nest,
     prim_func_pass,
     rebuild_nest,
@@ -84,13 +87,13 @@ FLOATS = ("float32", "bfloat16", "float16")
 
 def _reads(body: tirx.Stmt, rank: int = 2) -> tuple[list, dict] | None:
     """((load, condition under which its value is used, the statement) for each load of an on-chip block of
-    ``rank`` (the nest's) in the nest's body, the values the body names substituted; the values named), or None for a body with other
+    ``rank`` (the nest's; in a nest of one loop, matrices too) in the nest's body, the values the body names substituted; the values named), or None for a body with other
     statements than stores, named values and ``if``."""
     named, out = {}, []
 
     def expr(e, cond, stmt):
         if isinstance(e, tirx.BufferLoad):
-            if is_cb_buffer(e.buffer) and len(e.indices) == rank:
+            if is_cb_buffer(e.buffer) and (len(e.indices) == rank or (rank == 1 and len(e.indices) == 2)):
                 out.append((e, cond, stmt))
             for x in e.indices:
                 expr(x, cond, stmt)
@@ -271,10 +274,86 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         tirx.stmt_functor.post_order_visit(body, lambda n: written.add(n.buffer.data) if isinstance(
             n, tirx.BufferStore) and not (len(n.indices) == len(own) and all(
                 x.same_as(v) for x, v in zip(n.indices, own))) else None)
+        def line(expr, stmt, access):
+            """``expr`` (of the loop ``j`` alone) as index arithmetic the reader evaluates, and its values."""
+            expr = analyzer.simplify(expr)
+            try:
+                values = np.broadcast_to(index_values(expr, grid), gj.shape)[0]
+            except NotConstant as e:
+                raise error(PASS, func, stmt, f"{access} reads a block at an index that depends on {e.what}: a "
+                            "gather is a product with a selection matrix built at compile time from the nest's "
+                            "loop indices", "compute the index from the T.Parallel loop variables and constants "
+                            "only") from None
+            plain = as_arithmetic(expr)
+            try:
+                same = np.array_equal(np.broadcast_to(index_values(plain, grid), gj.shape)[0], values)
+            except NotConstant:
+                same = False
+            if not same:
+                raise error(PASS, func, stmt, f"{access}: its index is no function of the loop the reader can "
+                            "evaluate", "write the index with `+ - * // %`, comparisons, T.if_then_else and "
+                            "bitwise operations on constants")
+            return plain, values
+
+        def box(x, load, cond, stmt):
+            """The vector gathered from the matrix ``x`` read at ``x[a(j), b(j)]`` in a nest of one loop: each
+            piece's columns selected (``x @ P``, ``P[c, j] = (c == b(j))``), the row ``a(j)`` kept of each column
+            (a mask) and summed down the rows (one value and zeros: exact) into a vector, in bfloat16."""
+            access = f"`{x.name}[{', '.join(str(e) for e in load.indices)}]`"
+            (a, rows), (b, cols) = (line(e, stmt, access) for e in load.indices)
+            try:
+                used = np.broadcast_to(index_values(analyzer.simplify(cond), grid), gj.shape)[0].astype(bool)
+                c = as_arithmetic(analyzer.simplify(cond))
+            except NotConstant:
+                used, c = np.ones(gj.shape[1], dtype=bool), tirx.const(True, "bool")
+            for values, d in ((rows, 0), (cols, 1)):
+                out = used & ((values < 0) | (values >= int(x.shape[d])))
+                if out.any():
+                    at = int(np.nonzero(out)[0][0])
+                    raise error(PASS, func, stmt, f"{access} reads outside the block `{x.name}` (extent "
+                                f"{int(x.shape[d])} along dim {d}): at element {at} of the T.Parallel nest its "
+                                f"index is {int(values[at])}", "keep the index inside the block where the value is "
+                                "used, or read a larger block")
+            shape, n = [int(d) for d in x.shape], extents[1]
+            sel = new_block(x, "sel", (shape[1], n), "bfloat16", "shared.dyn")
+            one, zero = tirx.const(1.0, "bfloat16"), tirx.const(0.0, "bfloat16")
+            before.append(parallel(sel, lambda r, col: tirx.Call("bfloat16", ir.Op.get("tirx.if_then_else"), [
+                analyzer.simplify(tirx.stmt_functor.substitute(tirx.And(c, tirx.EQ(r, b)), {j: col})), one, zero]),
+                loop))
+            pieces = [x]
+            if str(x.dtype) != "bfloat16":  # three bfloat16 pieces, each exact in the source registers
+                pieces, rest = [], lambda r, col: tirx.Cast("float32", tirx.BufferLoad(x, [r, col]))
+                for name in ("hi", "mid", "lo"):
+                    piece = new_block(x, name, shape, "bfloat16", "local.fragment")
+                    before.append(parallel(piece, lambda r, col, rest=rest: tirx.Cast("bfloat16", rest(r, col)), loop))
+                    pieces.append(piece)
+                    rest = (lambda r, col, rest=rest, piece=piece: rest(r, col) - tirx.Cast(
+                        "float32", tirx.BufferLoad(piece, [r, col])))
+            parts = []
+            for piece in pieces:
+                acc = new_block(x, "gather", (shape[0], n), "bfloat16", "local.fragment")
+                kept = new_block(x, "kept", (shape[0], n), "bfloat16", "local.fragment")
+                vec = new_block(x, "gathered", [n], "bfloat16", "local.fragment")
+                before.extend([keep_span(loop, tirx.Evaluate(T.clear(acc))),
+                           keep_span(loop, tirx.Evaluate(T.gemm(piece, sel, acc))),
+                           parallel(kept, lambda r, col, acc=acc: tirx.Call("bfloat16", ir.Op.get(
+                               "tirx.if_then_else"), [tirx.stmt_functor.substitute(tirx.EQ(r, a), {j: col}),
+                                                      tirx.BufferLoad(acc, [r, col]), zero]), loop),
+                           keep_span(loop, tirx.Evaluate(tirx.Call("handle", ir.Op.get("tl.tileop.reduce"), [
+                               make_region(kept, [0, 0], [shape[0], n], READ), make_region(vec, [0], [n], WRITE),
+                               tirx.StringImm("sum"), tirx.IntImm("int32", 0), tirx.IntImm("bool", True)])))])
+                parts.append(tirx.Cast("float32", tirx.BufferLoad(vec, [j])))
+            value = parts[0] if len(parts) == 1 else parts[0] + parts[1] + parts[2]
+            return tirx.Cast(x.dtype, value) if value.dtype != x.dtype else value
+
         groups: list[list] = []  # [loads, block, axis, table, f, c]: reads of a block one selection serves
         for load, cond, stmt in _same_reads(reads):
-            axis = _gather_axis(load, i, j)
             x = load.buffer
+            if len(loops) == 1 and len(load.indices) == 2:  # a matrix read at a row and column of the loop
+                if x.data not in written and str(x.dtype) in FLOATS:
+                    replace.append((load, box(x, load, cond, stmt)))
+                continue
+            axis = _gather_axis(load, i, j)
             if axis is None or x.data in written:
                 continue
             var = j if axis == 1 else i
