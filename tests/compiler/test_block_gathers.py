@@ -121,6 +121,31 @@ def test_interleaved_rotary_pairs(dtype):
     assert_close(y, xf * cf + pairs * sf, 2.0 ** -7 if dtype == "bfloat16" else 2.0 ** -12)
 
 
+def flat_table_scale(n, dim, dtype, threads=32, npt=8):
+    """A flat nest over elements of rows of ``dim`` (TileOPs' explicit-parallel rope), each element scaled by a
+    table entry per pair of rows and pair of columns, ``tab[flat // (2 * dim), flat % dim // 2]``: the table's
+    box of rows and columns gathered into the flat vector."""
+    per = threads * npt
+
+    @T.prim_func
+    def main(X: T.Tensor((n,), dtype), Tab: T.Tensor((n // (2 * dim), dim // 2), dtype), Y: T.Tensor((n,), dtype)):
+        with T.Kernel(n // per, threads=threads) as bx:
+            for i, j in T.Parallel(threads, npt):
+                flat = (bx * threads + i) * npt + j
+                Y[flat] = X[flat] * Tab[flat // (2 * dim), flat % dim // 2]
+
+    return main
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+def test_a_table_read_at_a_row_and_column_of_a_flat_index_is_gathered(dtype):
+    t = TORCH[dtype]
+    x, tab = bf16(1024, seed=6).to(t), bf16(8, 32, seed=7).to(t)
+    flat = torch.arange(1024)
+    ref = (x.float() * tab.float()[flat // 128, flat % 64 // 2]).to(t)
+    assert torch.equal(run(flat_table_scale(1024, 64, dtype), x, tab), ref)
+
+
 def hadamard_rows(m, n):
     """A Walsh-Hadamard transform of each row by butterfly stages on a 2-D block, ping-pong between two
     fragments: stage ``s`` combines column ``j`` with its partner ``j ^ (1 << s)``."""
