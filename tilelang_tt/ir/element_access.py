@@ -14,6 +14,11 @@ expressions alone:
 * a read of a row of a tensor per row of a 2-D nest (``A[0, k0 + i]``, a (1, K) tensor), or of a column
   of a (K, 1) tensor per column (``B[k0 + j, 0]``), is a vector of the tensor's tiles of the other kind:
   read as the one-row (one-column) block it is, then turned (:class:`Turn`);
+* a read at an index computed from its loop (``x[i, j ^ 1]``, ``cos[i, j // 2]``; in a nest of one loop, a
+  matrix at a row and a column of it) is the read of the block the nest reads whole, or of the slice the index
+  touches, at the index inside the block (:meth:`ElementNest.gathered`), which LowerBlockGathersTT computes;
+  so, as the legalization's last form, is a shifted read partly outside its tensor or within a row
+  (``T.if_then_else(j % 2 == 0, x[i, j + 1], x[i, j - 1])`` reads ``x[i, j]``'s block);
 * a read at an index read from another tensor at the nest's indices (``E[ids[i], j]``) gathers rows
   (:func:`gather`: LegalizeGlobalAccessTT refuses it);
 * a nest over several loops whose indices use them only through one flat index

@@ -40,6 +40,9 @@ A row of a tensor read per row of the nest (``A[0, k0 + i]``, A (1, K)), a (K, 1
 * 32 + i]``; ``ir.common.vector_kinds``) move as the row's (column's) block of the tensor's tiles, turned
 on-chip (``ir/element_access.py`` ``Turn``). A batch index read from a tensor (a paged KV cache's page,
 ``K[block_table[b, p], t, h, d]``) is a slice start as in a T.copy: AssertTensorIndicesTT checks it.
+A read at an index computed from its loop (``x[i, j ^ 1]``) reads a block at that index inside it, and, when
+no other form applies, so does a shifted read partly outside its tensor or within a row (a pair's partners
+``x[i, j + 1]`` / ``x[i, j - 1]`` read ``x[i, j]``'s block): LowerBlockGathersTT gathers them (ElementNest.gathered).
 Errors: a global tensor read at an index read from a tensor at the nest's indices (a gather of rows,
 ``E[ids[i], j]``: not built); a slice partly outside its tensor (in every form and part); a nest storing into a global
 tensor at no block in a kernel that copies no block out, or a store into one outside T.Parallel in

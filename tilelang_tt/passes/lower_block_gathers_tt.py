@@ -25,7 +25,9 @@ column is zero), with the values named in the nest substituted:
 - ``T.clear(x_gather); T.gemm(x, P, x_gather)`` (``T.gemm(Q, x, ..)`` along rows) into a float32 fragment
   before the nest, which reads ``x_gather[i, j]`` (cast to x's dtype) instead of the read. A vector is
   multiplied as a tile of rows each holding it, each piece gathered into bfloat16 (exact) and row 0 moved back
-  into a vector (LowerBlockReshapesTT).
+  into a vector (LowerBlockReshapesTT). A matrix read in a nest of one loop at a row and a column of the loop
+  (``cos_s[f // 128, f % 32]``, LegalizeGlobalAccessTT's box of a table) is ``x @ P`` selecting the columns,
+  a mask keeping row ``a(f)`` of each column, and ``T.reduce_sum`` down the rows (one value and zeros).
 
 The block may be one the nest writes element-wise in place (``b[i, j] = .. b[i, f(j)]``): the products read its
 values before the nest, as the reads of a GPU stage before its stores. A serial loop whose steps change ``f``
@@ -61,6 +63,7 @@ import tilelang.language as T
 from tvm import arith, ir, tirx
 
 from tilelang_tt.ir.index_values import NotConstant, as_arithmetic, index_values
+from tilelang_tt.ir.gathers import block_reads, gather_axis, same_reads
 from tilelang_tt.ir.unroll import selects_per_step, unrolled
 from tilelang_tt.ir.common import (
     READ,
@@ -68,7 +71,6 @@ from tilelang_tt.ir.common import (
     WRITE,
     allocate_in_root,
     error,
-    is_cb_buffer,
     keep_span,
     kernel_names,
     loads,
@@ -78,91 +80,10 @@ from tilelang_tt.ir.common import (
     rebuild_nest,
     seq,
     unique_name,
-    uses_var,
 )
 
 PASS = "LowerBlockGathersTT"
 FLOATS = ("float32", "bfloat16", "float16")
-
-
-def _reads(body: tirx.Stmt, rank: int = 2) -> tuple[list, dict] | None:
-    """((load, condition under which its value is used, the statement) for each load of an on-chip block of
-    ``rank`` (the nest's; in a nest of one loop, matrices too) in the nest's body, the values the body names substituted; the values named), or None for a body with other
-    statements than stores, named values and ``if``."""
-    named, out = {}, []
-
-    def expr(e, cond, stmt):
-        if isinstance(e, tirx.BufferLoad):
-            if is_cb_buffer(e.buffer) and (len(e.indices) == rank or (rank == 1 and len(e.indices) == 2)):
-                out.append((e, cond, stmt))
-            for x in e.indices:
-                expr(x, cond, stmt)
-            return
-        sel = None
-        if isinstance(e, tirx.Select):
-            sel = (e.condition, e.true_value, e.false_value)
-        elif isinstance(e, tirx.Call) and isinstance(e.op, ir.Op) and e.op.name == "tirx.if_then_else":
-            sel = tuple(e.args)
-        if sel is not None:
-            c, a, b = sel
-            expr(c, cond, stmt)
-            expr(a, tirx.And(cond, c), stmt)
-            expr(b, tirx.And(cond, tirx.Not(c)), stmt)
-            return
-        for field in ("a", "b", "value", "condition"):
-            if hasattr(e, field) and isinstance(getattr(e, field), tirx.PrimExpr):
-                expr(getattr(e, field), cond, stmt)
-        if isinstance(e, tirx.Call):
-            for a in e.args:
-                if isinstance(a, tirx.PrimExpr):
-                    expr(a, cond, stmt)
-
-    def walk(s, cond) -> bool:
-        if isinstance(s, tirx.SeqStmt):
-            return all(walk(x, cond) for x in s.seq)
-        if isinstance(s, tirx.Bind):
-            named[s.var] = tirx.stmt_functor.substitute(s.value, named)
-            expr(named[s.var], cond, s)
-            return True
-        if isinstance(s, tirx.BufferStore):
-            expr(tirx.stmt_functor.substitute(s.value, named), cond, s)
-            return True
-        if isinstance(s, tirx.IfThenElse):
-            c = tirx.stmt_functor.substitute(s.condition, named)
-            return walk(s.then_case, tirx.And(cond, c)) and (
-                s.else_case is None or walk(s.else_case, tirx.And(cond, tirx.Not(c))))
-        return False
-
-    return (out, named) if walk(body, tirx.const(True, "bool")) else None
-
-
-def _same_reads(reads: list) -> list:
-    """``reads`` with the reads of one element (the same block at equal indices) as one, used where any of
-    their conditions holds: their values are equal wherever both are used."""
-    out: list[list] = []
-    for load, cond, stmt in reads:
-        for group in out:
-            if group[0].buffer.same_as(load.buffer) and all(
-                    tirx.analysis.expr_deep_equal(a, b) for a, b in zip(group[0].indices, load.indices)):
-                group[1] = tirx.Or(group[1], cond)
-                break
-        else:
-            out.append([load, cond, stmt])
-    return [tuple(g) for g in out]
-
-
-def _gather_axis(load: tirx.BufferLoad, i: tirx.Var, j: tirx.Var) -> int | None:
-    """1 for a read ``x[i, f(j)]``, 0 for ``x[f(i), j]`` (``f`` using its loop variable, not the variable
-    itself), else None (element-wise, transposed, a vector: C2's forms)."""
-    if len(load.indices) == 1:  # a vector in a nest over it: a row
-        (b,) = load.indices
-        return 1 if uses_var(b, j) and not b.same_as(j) else None
-    a, b = load.indices
-    if a.same_as(i) and uses_var(b, j) and not b.same_as(j):
-        return 1
-    if b.same_as(j) and uses_var(a, i) and not a.same_as(i):
-        return 0
-    return None
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
@@ -251,7 +172,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         if len(loops) > 2 or any(not isinstance(lp.extent, tirx.IntImm) or not isinstance(lp.min, tirx.IntImm)
                                  or int(lp.min) != 0 for lp in loops):
             return None
-        found = _reads(body, rank=len(loops))
+        found = block_reads(body, rank=len(loops))
         if not found:
             return None
         reads, named = found
@@ -347,13 +268,13 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             return tirx.Cast(x.dtype, value) if value.dtype != x.dtype else value
 
         groups: list[list] = []  # [loads, block, axis, table, f, c]: reads of a block one selection serves
-        for load, cond, stmt in _same_reads(reads):
+        for load, cond, stmt in same_reads(reads):
             x = load.buffer
             if len(loops) == 1 and len(load.indices) == 2:  # a matrix read at a row and column of the loop
                 if x.data not in written and str(x.dtype) in FLOATS:
                     replace.append((load, box(x, load, cond, stmt)))
                 continue
-            axis = _gather_axis(load, i, j)
+            axis = gather_axis(load, i, j)
             if axis is None or x.data in written:
                 continue
             var = j if axis == 1 else i
