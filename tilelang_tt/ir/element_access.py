@@ -319,8 +319,8 @@ class ElementNest:
         box lies partly outside the tensor."""
         var, extent = self.vars[0], self.extents[0]
         indices = [self.analyzer.simplify(x) for x in indices]
-        if not any(uses_var(x, var) for x in indices):
-            return None
+        if not all(uses_var(x, var) for x in indices):
+            return None  # a row or a column of the matrix (a per-row scale S[by * 32 + i, k]): the reader's
         bases, extents = [], []
         for index in indices:
             interval = self.analyzer.int_set(index, {var: arith.IntervalSet(0, extent - 1)})

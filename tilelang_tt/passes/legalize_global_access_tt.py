@@ -159,14 +159,17 @@ def _forms(func, loop, loops, body, names, allocated, facts, forms: list, refuse
     applies; ``forms`` gets each (loops, body) tried; ``refuse``: a slice partly outside its tensor
     is refused (else that form does not apply); ``gather``: reads at computed indices are reads of blocks
     (ElementNest.gathered)."""
+    taken = set(names)
     forms.append((loops, body))
     found = _legalize_nest(func, loop, loops, body, names, allocated, facts, refuse=refuse, gather=gather)
     flat = flattened(loops, body, facts) if found is None else None
     if flat is not None:
+        names.intersection_update(taken)  # the blocks of a form that did not apply were not made
         forms.append(flat)
         found = _legalize_nest(func, loop, *flat, names, allocated, facts, complete=True, refuse=refuse, gather=gather)
     rows = split_rows(*(flat or (loops, body))) if found is None else None
     if rows is not None:
+        names.intersection_update(taken)
         forms.append(rows)
         found = _legalize_nest(func, loop, *rows, names, allocated, facts, complete=True, refuse=refuse, gather=gather)
     return found
