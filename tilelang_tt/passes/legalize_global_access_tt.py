@@ -88,7 +88,6 @@ from tilelang_tt.ir.attrs import Scope
 from tilelang_tt.ir.common import (
     READ,
     WRITE,
-    as_region,
     const_int,
     contains,
     error,
@@ -101,7 +100,6 @@ from tilelang_tt.ir.common import (
     rebuild_nest,
     seq,
     tile_op_name,
-    unique_name,
     vector_kinds,
 )
 from tilelang_tt.ir.element_access import (
@@ -116,6 +114,7 @@ from tilelang_tt.ir.element_access import (
     store_order,
 )
 from tilelang_tt.ir.partition import partitioned
+from tilelang_tt.ir.slices import global_copy
 
 PASS = "LegalizeGlobalAccessTT"
 
@@ -318,38 +317,6 @@ def _refuse_global_stores(func: tirx.PrimFunc, body: tirx.Stmt) -> None:
                 "tensor's slice: for i, j in T.Parallel(bm, bn): Y_l[i, j] = ...; then T.copy(Y_l, Y[by * bm, bx * bn])")
 
 
-def _global_copy(stmt, names: set[str], allocated: list[tirx.Buffer]) -> tirx.Stmt | None:
-    """``T.copy(X[..], Y[..])`` between two global tensors (the attention backward's dQ cast): through
-    a block, ``T.copy(X[..], X_s); T.copy(X_s, Y[..])``, and a fragment of Y's dtype between them when
-    the dtypes differ (compute casts). The block has the slice's extents above 1 (at most two)."""
-    if tile_op_name(stmt) != "copy":
-        return None
-    src, dst = (as_region(a) for a in stmt.value.args[:2])
-    if src is None or dst is None or not is_global_buffer(src.buffer) or not is_global_buffer(dst.buffer):
-        return None
-    shape = [int(e) for e in src.extents if int(e) != 1] or [1]
-    if len(shape) > 2 or [int(e) for e in dst.extents if int(e) != 1] != [d for d in shape if d != 1]:
-        return None
-
-    def block(like: tirx.Buffer, dtype, scope: str) -> tirx.Buffer:
-        name = unique_name(f"{like.name}_{'s' if scope == 'shared.dyn' else 'l'}", names)
-        names.add(name)
-        allocated.append(tirx.decl_buffer(shape, dtype, name, scope=scope))
-        return allocated[-1]
-
-    def whole(buf, mask):
-        return make_region(buf, [0] * len(shape), shape, mask)
-
-    staged = block(src.buffer, src.buffer.dtype, "shared.dyn")
-    copies = [_copy(stmt.value.args[0], whole(staged, WRITE), stmt)]
-    if src.buffer.dtype != dst.buffer.dtype:
-        cast = block(dst.buffer, dst.buffer.dtype, "local.fragment")
-        copies.append(_copy(whole(staged, READ), whole(cast, WRITE), stmt))
-        staged = cast
-    copies.append(_copy(whole(staged, READ), stmt.value.args[1], stmt))
-    return seq(copies)
-
-
 def _static_extents(stmt: tirx.Evaluate, facts: Facts) -> tirx.Evaluate:
     """``stmt`` with each extent of its regions that the values named before it make a constant
     replaced by that constant: ``T.copy(y, Y[b, H0:H1])`` with ``H1 = H0 + 64`` has the extent
@@ -377,7 +344,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             return _legalize(func, stmt, names, pending, facts) or stmt
         if isinstance(stmt, tirx.Evaluate):
             stmt = _static_extents(stmt, facts)
-            return _global_copy(stmt, names, pending) or stmt
+            return global_copy(stmt, names, pending) or stmt
         if isinstance(stmt, tirx.Bind) and str(stmt.var.dtype).startswith("int"):  # m_start = by * bm
             facts.name(stmt.var, stmt.value)
             return stmt
