@@ -113,6 +113,11 @@ EXPECTED = {
     # a partner half chosen per element (T.if_then_else(col < half, ..)) over blocks of 2 rows: the nest of
     # each half of the row
     "rope/neox_1d": RUNS(BF16),
+    # the pair partner x[row, col +- 1]: a gather of the row block's columns (LowerBlockGathersTT), as cos[row, col // 2]
+    "rope/non_neox_1d": RUNS(BF16),
+    # flat over 4 heads: the partner half a gather of the flat block, cos[pos, col % half] a gather of the
+    # table's 2 x 32 box into the flat vector (LowerBlockGathersTT)
+    "rope/neox_2d": RUNS(BF16),
     "layout/transpose": RUNS(BF16),  # T.transpose: transpose_tile of each tile, the tiles' order transposed
     # the early exit, the branch on pos_to_expert, and the scatter deciding on positions T.copy put into a
     # T.alloc_local array (read from the table instead: ForwardTensorCopiesTT)
@@ -155,13 +160,9 @@ EXPECTED = {
     # the key loop runs to T.ceildiv(real_seqlen_kv, 32), which no bound keeps inside K's 128 keys: clamped at
     # K's extent, the reader checking real_seqlen_kv <= 128 at run time (ClampRunTimeLoopsTT)
     "attention/gqa_decode": RUNS(BF16),
-    # element-wise global access forms: a partner element chosen per element of a pair (a permutation: from
-    # blocks of 2 rows whose rows and columns a flat index computes, it lies partly outside the tensor), rows
-    # picked by a tensor; a running product over a row (scalar code over rows); a bit-reversed gather in a
-    # serial loop inside T.Parallel; a butterfly stage (a permutation of an on-chip block); vectors read at
-    # computed rows
-    "rope/non_neox_1d": REFUSED(f"the slice x[bx * 2:bx * 2 + 2, -1:-1 + 128] {PARTLY_OUTSIDE}"),
-    "rope/neox_2d": REFUSED(f"`y[flat]`: a T.Parallel nest stores into the global tensor `y` and {NOT_BLOCKS}"),
+    # element-wise global access forms: rows picked by a tensor (the rotary table row of a position id); a
+    # bit-reversed gather in a serial loop inside T.Parallel; a butterfly stage on a vector (stores at computed
+    # indices)
     "rope/neox_position_ids": REFUSED(f"`y[flat]`: a T.Parallel nest stores into the global tensor `y` and "
                                       f"{NOT_BLOCKS}"),
     "softmax/softmax_kernelbench": RUNS(FP32),

@@ -93,14 +93,14 @@ def test_refusal_points_at_a_statement(name):
 def test_the_summary_prints_the_table_the_counts_and_the_gaps(tmp_path, capsys):
     """benchmarks/outside.py (``python -m benchmarks.outside``) on three refused entries."""
     out = tmp_path / "outside.json"
-    summary.main(["--only", "attention/sparse_attention_fwd", "--only", "rope/non_neox", "--only",
+    summary.main(["--only", "attention/sparse_attention_fwd", "--only", "rope/neox_position", "--only",
                   "act_quant round_scale", "--out", str(out)])
     printed = capsys.readouterr().out
     rows = json.loads(out.read_text())["rows"]
     assert sorted((r["example"], r["outcome"], r["catalogue"]) for r in rows) == [
         ("attention/sparse_attention_fwd", "REFUSED", "as listed"), ("quant/act_quant round_scale", "REFUSED",
                                                                       "as listed"),
-        ("rope/non_neox_1d", "REFUSED", "as listed")]
+        ("rope/neox_position_ids", "REFUSED", "as listed")]
     assert ("3 kernels: 0 runs, 3 refused, 0 crashes; 0 refusals point only at the def line; "
             "0 differ from the catalogue; 0 run with wrong numbers") in printed
     assert all(f"{r['example']} " in printed for r in rows)

@@ -14,6 +14,11 @@ expressions alone:
 * a read of a row of a tensor per row of a 2-D nest (``A[0, k0 + i]``, a (1, K) tensor), or of a column
   of a (K, 1) tensor per column (``B[k0 + j, 0]``), is a vector of the tensor's tiles of the other kind:
   read as the one-row (one-column) block it is, then turned (:class:`Turn`);
+* a read at an index computed from its loop (``x[i, j ^ 1]``, ``cos[i, j // 2]``; in a nest of one loop, a
+  matrix at a row and a column of it) is the read of the block the nest reads whole, or of the slice the index
+  touches, at the index inside the block (:meth:`ElementNest.gathered`), which LowerBlockGathersTT computes;
+  so, as the legalization's last form, is a shifted read partly outside its tensor or within a row
+  (``T.if_then_else(j % 2 == 0, x[i, j + 1], x[i, j - 1])`` reads ``x[i, j]``'s block);
 * a read at an index read from another tensor at the nest's indices (``E[ids[i], j]``) gathers rows
   (:func:`gather`: LegalizeGlobalAccessTT refuses it);
 * a nest over several loops whose indices use them only through one flat index
@@ -31,6 +36,7 @@ import dataclasses
 
 from tvm import arith, ir, tirx
 
+from tilelang_tt.ir.index_values import touched
 from tilelang_tt.ir.common import (
     COL,
     READ,
@@ -44,7 +50,11 @@ from tilelang_tt.ir.common import (
     tensor_loads,
     unique_name,
     uses_var,
+    vars_used,
 )
+
+
+ALIGNED_ELEMENTS = 32  # a read whose row starts a tile's width apart is a block of its own in gather mode
 
 
 class Facts:
@@ -111,9 +121,12 @@ def per_row(body: tirx.Stmt, kinds: dict[str, str]) -> bool:
 class ElementNest:
     """One T.Parallel nest over (i, j) and the blocks its global accesses become."""
 
-    def __init__(self, loops: list[tirx.For], names: set[str], facts: Facts, per_row: bool = False):
+    def __init__(self, loops: list[tirx.For], names: set[str], facts: Facts, per_row: bool = False,
+                 gather: bool = False):
         self.loops = loops
         self.per_row = per_row  # a 1-D nest over vectors used per row (:func:`per_row`)
+        self.gather = gather  # reads at computed indices are read from their blocks (:meth:`gathered`)
+        self.deferred = False  # while True, a read to gather waits for the blocks of the others
         self.vars = [lp.loop_var for lp in loops]
         self.extents = [int(lp.extent) for lp in loops]
         self.names = names  # buffer names taken (unique block names)
@@ -190,37 +203,151 @@ class ElementNest:
     def access(self, buf: tirx.Buffer, indices, role: str) -> tuple[tirx.Buffer, list] | None:
         """(the block, its indices) that replace an access of the global ``buf``, or None."""
         found = self.slice(buf, indices, role)
-        if found is None:
+        bases = extents = None
+        if found is not None:
+            bases, follows, dims = found
+            extents = [1] * len(bases)
+            for dim, k in zip(dims, follows):
+                extents[dim] = self.extents[k]
+        inside = found is not None and self.inside(buf, bases, extents, role)
+        # a read at an index computed from its loop (x[i, j ^ 1]) is read from a block and gathered; in gather
+        # mode (LegalizeGlobalAccessTT's last form) so is one whose slice is partly outside the tensor or shifted
+        # within a row (x[i, j + 1] is read from x[i, j]'s block)
+        gather = role == "read" and (found is None or (self.gather and (not inside or not self.facts.prove(
+            tirx.floormod(bases[-1], ALIGNED_ELEMENTS) == 0))))
+        if gather:
+            if self.deferred:
+                return None
+            gathered = self.gathered(buf, indices)
+            if gathered is not None:
+                return gathered
+        if not inside:
+            if found is not None:
+                self.outside.append((buf, list(bases), extents))
             return None
-        bases, follows, dims = found
-        extents = [1] * len(bases)
-        for dim, k in zip(dims, follows):
-            extents[dim] = self.extents[k]
-        if not self.inside(buf, bases, extents, role):
-            self.outside.append((buf, list(bases), extents))
-            return None
-        key = (buf, tuple(str(b) for b in bases), follows, role)
+        n = self.extents[follows[0]]
+        row = len(indices) > 1 and dims[0] == len(indices) - 1  # a row of a tensor of rank 2 or more
+        crossed = role == "read" and len(self.vars) == 2 and len(follows) == 1 and len(indices) > 1 and (
+            row != (follows == (1,)))
+        # a row of the tensor used per row (a column per column): moved as the [1, n] (or [n, 1]) block it is in
+        # the tensor's tiles, then turned (Turn)
+        turned = crossed or (len(self.vars) == 1 and self.per_row and row)
+        staged = ([1, n] if row else [n, 1]) if turned else None
+        return self.block(buf, bases, follows, extents, [self.extents[k] for k in follows], role, staged, crossed), \
+            [self.vars[k] for k in follows]
+
+    def block(self, buf: tirx.Buffer, bases, follows, extents, shape, role: str, staged=None,
+              crossed: bool = False) -> tirx.Buffer:
+        """The block of the slice (``bases``, ``extents``) of ``buf`` its access follows the loops ``follows`` of,
+        made on first use; ``staged``: the shape of the one-row (one-column) block a vector moved along the other
+        dimension than it lies in the tensor's tiles is read or written as, the block returned its vector
+        (``crossed``: its vector turned, of the other kind; :class:`Turn`)."""
+        key = (buf, tuple(str(b) for b in bases), follows, role, tuple(shape))
         if key not in self.blocks:
             suffix = "_s" if role == "read" else "_l"
             scope = "shared.dyn" if role == "read" else "local.fragment"
-            n = self.extents[follows[0]]
-            row = len(indices) > 1 and dims[0] == len(indices) - 1  # a row of a tensor of rank 2 or more
-            crossed = role == "read" and len(self.vars) == 2 and len(follows) == 1 and len(indices) > 1 and (
-                row != (follows == (1,)))
-            # a row of the tensor used per row (a column per column): moved as the [1, n] (or [n, 1]) block
-            # it is in the tensor's tiles, then turned (Turn)
-            turned = crossed or (len(self.vars) == 1 and self.per_row and row)
-            shape = ([1, n] if row else [n, 1]) if turned else [self.extents[k] for k in follows]
-            block = tirx.decl_buffer(shape, buf.dtype, self._name(f"{buf.name}{suffix}"), scope=scope)
+            block = tirx.decl_buffer(staged or shape, buf.dtype, self._name(f"{buf.name}{suffix}"), scope=scope)
             self.order.append((block, buf, bases, extents, role))
             self.blocks[key] = block
-            if turned:
-                vector = tirx.decl_buffer([n], buf.dtype, self._name(f"{buf.name}_v"), scope="local.fragment")
-                used = tirx.decl_buffer([n], buf.dtype, self._name(f"{buf.name}_t"), scope="local.fragment") \
+            if staged is not None:  # the one-row (one-column) block of the tensor's tiles, turned (Turn)
+                vector = tirx.decl_buffer(shape, buf.dtype, self._name(f"{buf.name}_v"), scope="local.fragment")
+                used = tirx.decl_buffer(shape, buf.dtype, self._name(f"{buf.name}_t"), scope="local.fragment") \
                     if crossed else None
                 self.turns.append(Turn(block, vector, used, role))
                 self.blocks[key] = used if crossed else vector
-        return self.blocks[key], [self.vars[k] for k in follows]
+        return self.blocks[key]
+
+    def gathered(self, buf: tirx.Buffer, indices) -> tuple[tirx.Buffer, list] | None:
+        """(the block, its indices) of a read at indices computed from the loops, each index using the loop of
+        its position in the nest (``x[bx * 2 + r, c + 1]`` of the pair partner, ``A[i, bx * 32 + (j + 3) % 32]``,
+        ``cos[row, c // 2]``): the read of a block the nest reads whole at its loops' indices
+        (``x[bx * 2 + r, c]``) when one has the same rows, else of the slice the index touches over its loop's
+        range (``[bx * 32, bx * 32 + 32)``, ``[0, 64)``), at the index inside the block (``c + 1``, ``(j + 3) %
+        32``, ``c // 2``), which LowerBlockGathersTT computes as a product with a selection matrix (and refuses
+        where it lies outside the block). None when an index uses another loop or a value that is not the
+        block coordinates', or the slice lies partly outside the tensor."""
+        if len(self.vars) == 1 and len(indices) == 2:
+            return self.gathered_box(buf, indices)
+        if len(indices) != len(self.vars):
+            return None
+        indices = [self.analyzer.simplify(x) for x in indices]
+        follows = tuple(range(len(self.vars)))
+        for (blk_buf, _, blk_follows, role, _), blk in self.blocks.items():
+            if not (blk_buf.same_as(buf) and blk_follows == follows and role == "read"):
+                continue
+            base_lists = [o[2] for o in self.order if o[0].same_as(blk)]
+            if not base_lists:
+                continue  # a vector turned from its one-row block (Turn)
+            (base_list,) = base_lists
+            inner = [self.analyzer.simplify(e - b) for e, b in zip(indices, base_list)]
+            if all(self._in_block_index(x, d) for d, x in enumerate(inner)):
+                return blk, inner
+        bases, extents = [], []
+        for d, (index, var, extent) in enumerate(zip(indices, self.vars, self.extents)):
+            if not uses_var(index, var) or not self._in_block_index(index, d, free=True):
+                return None  # an index of no loop (a column per K step) is no gather
+            shift = self.analyzer.simplify(index - var)
+            if not uses_var(shift, var):  # x[.., j + 1]: the loop's own block, the read shifted inside it
+                offset = shift if isinstance(shift, tirx.IntImm) else shift.b if isinstance(
+                    shift, tirx.Add) and isinstance(shift.b, tirx.IntImm) else 0
+                bases.append(self.analyzer.simplify(shift - offset))
+                extents.append(extent)
+                continue
+            interval = self.analyzer.int_set(index, {var: arith.IntervalSet(0, extent - 1)})
+            low, high = interval.min_value, interval.max_value
+            size = const_int(self.analyzer.simplify(high - low + 1)) if all(
+                str(b.dtype).startswith("int") for b in (low, high)) else None
+            if size is None:  # bitwise operations: the values of the loop's terms, computed
+                found = touched(index, var, extent)
+                if found is None:
+                    return None
+                low, size = found[0] + found[1], found[2] - found[1] + 1
+            bases.append(self.analyzer.simplify(low))  # the slice the index touches
+            extents.append(size)
+        if not self.inside(buf, bases, extents, "read"):
+            return None
+        inner = [self.analyzer.simplify(e - b) for e, b in zip(indices, bases)]
+        if not all(self._in_block_index(x, d) for d, x in enumerate(inner)):
+            return None
+        return self.block(buf, bases, follows, extents, extents, "read"), inner
+
+    def gathered_box(self, buf: tirx.Buffer, indices) -> tuple[tirx.Buffer, list] | None:
+        """(the block, its indices) of a read of a matrix in a nest of one loop at a row and a column both
+        computed from the loop (rotary tables ``cos[pos(f), col(f) % half]`` of a flat nest over heads): the box
+        of rows and columns the indices touch, at the indices inside it, which LowerBlockGathersTT gathers
+        into a vector. None when an index uses a value other than the loop and the block coordinates, or the
+        box lies partly outside the tensor."""
+        var, extent = self.vars[0], self.extents[0]
+        indices = [self.analyzer.simplify(x) for x in indices]
+        if not all(uses_var(x, var) for x in indices):
+            return None  # a row or a column of the matrix (a per-row scale S[by * 32 + i, k]): the reader's
+        bases, extents = [], []
+        for index in indices:
+            interval = self.analyzer.int_set(index, {var: arith.IntervalSet(0, extent - 1)})
+            low, high = interval.min_value, interval.max_value
+            size = const_int(self.analyzer.simplify(high - low + 1)) if all(
+                str(b.dtype).startswith("int") for b in (low, high)) else None
+            if size is None:
+                found = touched(index, var, extent)
+                if found is None:
+                    return None
+                low, size = found[0] + found[1], found[2] - found[1] + 1
+            bases.append(self.analyzer.simplify(low))
+            extents.append(size)
+        inner = [self.analyzer.simplify(e - b) for e, b in zip(indices, bases)]
+        if not self.inside(buf, bases, extents, "read") or not all(
+                all(v.same_as(var) for v in vars_used(x)) for x in inner):
+            return None
+        return self.block(buf, bases, ("box",), extents, extents, "read"), inner
+
+    def _in_block_index(self, index, d: int, free: bool = False) -> bool:
+        """Whether ``index`` uses no loop but the ``d``-th (and, with ``free``, any variable that is no loop
+        of the nest; else none but the loop)."""
+        if any(uses_var(index, v) for k, v in enumerate(self.vars) if k != d):
+            return False
+        if free:
+            return True
+        return all(v.same_as(self.vars[d]) for v in vars_used(index))
 
     def _name(self, base: str) -> str:
         name = unique_name(base, self.names)
@@ -251,6 +378,8 @@ class ElementNest:
         return True
 
     def rewrite_expr(self, expr):
+        """``expr`` with its reads of global tensors made reads of blocks: the reads of whole blocks first, so
+        that a read at computed indices finds the block they make (:meth:`gathered`)."""
         def post(node):
             if isinstance(node, tirx.BufferLoad) and is_global_buffer(node.buffer):
                 found = self.access(node.buffer, node.indices, "read")
@@ -258,6 +387,9 @@ class ElementNest:
                     return tirx.BufferLoad(*found)
             return None
 
+        self.deferred = True
+        expr = tirx.stmt_functor.ir_transform(tirx.Evaluate(expr), None, post, ["tirx.BufferLoad"]).value
+        self.deferred = False
         return tirx.stmt_functor.ir_transform(tirx.Evaluate(expr), None, post, ["tirx.BufferLoad"]).value
 
 

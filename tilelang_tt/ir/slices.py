@@ -1,7 +1,8 @@
 """Global tensor slices as the passes see them: the ``T.copy`` transfers between tensors and
 on-chip blocks, the matrix view of a slice (leading dimensions folded into rows; a rank-1 tensor a
 row, or the column InferTTLayout chose for it), the ``T.Kernel`` grid loops and bound variables its
-indices are made of, and whether a slice may reach past its tensor's end."""
+indices are made of, and whether a slice may reach past its tensor's end; a copy between two tensors
+made a copy through a block (:func:`global_copy`)."""
 
 from __future__ import annotations
 
@@ -16,15 +17,21 @@ from tilelang_tt.ir.intrin import Intrin, call_intrin
 from tilelang_tt.contract.formula import ceildiv
 from tilelang_tt.ir.common import (
     COL,
+    READ,
     TILE,
+    WRITE,
     Region,
     as_region,
     const_int,
     contains,
     is_cb_buffer,
     is_global_buffer,
+    keep_span,
+    make_region,
+    seq,
     simplify,
     tile_op_name,
+    unique_name,
 )
 
 
@@ -325,3 +332,40 @@ def overhanging_axes(region: Region, analyzer: arith.Analyzer, column: bool = Fa
     cols = 1 if column else math.prod(region.buffer.shape) if flat else region.buffer.shape[-1]
     return (not analyzer.can_prove(view.bound_row + view.rows <= view.bound_rows),
             not analyzer.can_prove(view.col + view.cols <= cols))
+
+
+def global_copy(stmt, names: set[str], allocated: list[tirx.Buffer]) -> tirx.Stmt | None:
+    """``T.copy(X[..], Y[..])`` between two global tensors (the attention backward's dQ cast): through
+    a block, ``T.copy(X[..], X_s); T.copy(X_s, Y[..])``, and a fragment of Y's dtype between them when
+    the dtypes differ (compute casts); None for any other statement. The block has the slice's extents
+    above 1 (at most two); its name is added to ``names``, the blocks made to ``allocated``
+    (LegalizeGlobalAccessTT)."""
+    if tile_op_name(stmt) != "copy":
+        return None
+    src, dst = (as_region(a) for a in stmt.value.args[:2])
+    if src is None or dst is None or not is_global_buffer(src.buffer) or not is_global_buffer(dst.buffer):
+        return None
+    shape = [int(e) for e in src.extents if int(e) != 1] or [1]
+    if len(shape) > 2 or [int(e) for e in dst.extents if int(e) != 1] != [d for d in shape if d != 1]:
+        return None
+
+    def block(like: tirx.Buffer, dtype, scope: str) -> tirx.Buffer:
+        name = unique_name(f"{like.name}_{'s' if scope == 'shared.dyn' else 'l'}", names)
+        names.add(name)
+        allocated.append(tirx.decl_buffer(shape, dtype, name, scope=scope))
+        return allocated[-1]
+
+    def whole(buf, mask):
+        return make_region(buf, [0] * len(shape), shape, mask)
+
+    def copy(src, dst) -> tirx.Stmt:
+        return keep_span(stmt, tirx.Evaluate(tirx.Call("handle", ir.Op.get("tl.tileop.copy"), [src, dst])))
+
+    staged = block(src.buffer, src.buffer.dtype, "shared.dyn")
+    copies = [copy(stmt.value.args[0], whole(staged, WRITE))]
+    if src.buffer.dtype != dst.buffer.dtype:
+        cast = block(dst.buffer, dst.buffer.dtype, "local.fragment")
+        copies.append(copy(whole(staged, READ), whole(cast, WRITE)))
+        staged = cast
+    copies.append(copy(whole(staged, READ), stmt.value.args[1]))
+    return seq(copies)

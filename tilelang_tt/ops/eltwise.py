@@ -338,7 +338,9 @@ def _check_access(ctx, node, access, i, j) -> None:
             hint += ("; elements at computed indices (a butterfly stage, a bit reversal: a permutation of the "
                      "block) have no element-wise form: write the transform as a matrix product, T.gemm of the "
                      "block with the transform's matrix passed as a tensor (a Walsh-Hadamard transform: "
-                     "T.gemm(x_s, H_s, y_l) with H the n x n Hadamard matrix / sqrt(n))")
+                     "T.gemm(x_s, H_s, y_l) with H the n x n Hadamard matrix / sqrt(n)), or each stage of a 2-D "
+                     "block as reads at computed indices stored element-wise, which compile (b[i, j] = "
+                     "T.if_then_else(j & h == 0, a[i, j] + a[i, j ^ h], a[i, j ^ h] - a[i, j]))")
         raise ctx.error(node, f"`{buf.name}[{', '.join(str(x) for x in idx)}]` is not an element-wise access of an "
                               "on-chip block", hint)
 

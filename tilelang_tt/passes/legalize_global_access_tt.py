@@ -40,6 +40,9 @@ A row of a tensor read per row of the nest (``A[0, k0 + i]``, A (1, K)), a (K, 1
 * 32 + i]``; ``ir.common.vector_kinds``) move as the row's (column's) block of the tensor's tiles, turned
 on-chip (``ir/element_access.py`` ``Turn``). A batch index read from a tensor (a paged KV cache's page,
 ``K[block_table[b, p], t, h, d]``) is a slice start as in a T.copy: AssertTensorIndicesTT checks it.
+A read at an index computed from its loop (``x[i, j ^ 1]``) reads a block at that index inside it, and, when
+no other form applies, so does a shifted read partly outside its tensor or within a row (a pair's partners
+``x[i, j + 1]`` / ``x[i, j - 1]`` read ``x[i, j]``'s block): LowerBlockGathersTT gathers them (ElementNest.gathered).
 Errors: a global tensor read at an index read from a tensor at the nest's indices (a gather of rows,
 ``E[ids[i], j]``: not built); a slice partly outside its tensor (in every form and part); a nest storing into a global
 tensor at no block in a kernel that copies no block out, or a store into one outside T.Parallel in
@@ -85,7 +88,6 @@ from tilelang_tt.ir.attrs import Scope
 from tilelang_tt.ir.common import (
     READ,
     WRITE,
-    as_region,
     const_int,
     contains,
     error,
@@ -98,7 +100,6 @@ from tilelang_tt.ir.common import (
     rebuild_nest,
     seq,
     tile_op_name,
-    unique_name,
     vector_kinds,
 )
 from tilelang_tt.ir.element_access import (
@@ -113,6 +114,7 @@ from tilelang_tt.ir.element_access import (
     store_order,
 )
 from tilelang_tt.ir.partition import partitioned
+from tilelang_tt.ir.slices import global_copy
 
 PASS = "LegalizeGlobalAccessTT"
 
@@ -131,6 +133,9 @@ def _legalize(func, loop: tirx.For, names: set[str], allocated: list[tirx.Buffer
     forms: list[tuple] = []
     taken = set(names)
     found = _forms(func, loop, loops, body, names, allocated, facts, forms, refuse=False)
+    if found is None and not contains(body, lambda n: isinstance(n, (tirx.BufferLoad, tirx.BufferStore))
+                                      and is_global_buffer(n.buffer)):
+        return None  # on-chip blocks only: their reads at computed indices are LowerBlockGathersTT's, not parts
     for form_loops, form_body in ([] if found is not None else [forms[0], *forms[:0:-1]]):  # as written, rows, flat
         names.intersection_update(taken)  # the blocks of the forms that did not apply were not made
         parts = partitioned(form_loops, form_body, facts.analyzer)
@@ -138,33 +143,44 @@ def _legalize(func, loop: tirx.For, names: set[str], allocated: list[tirx.Buffer
             nests = [_legalize_nest(func, loop, *part, names, allocated, facts, complete=True) for part in parts]
             if None not in nests:
                 return seq(nests)
+    if found is None:  # reads at computed indices inside blocks (pairs, rotations), gathered on-chip
+        names.intersection_update(taken)
+        found = _forms(func, loop, loops, body, names, allocated, facts, [], refuse=False, gather=True)
     if found is None:  # the refusal of a slice partly outside its tensor, where it was met
+        names.intersection_update(taken)
         found = _forms(func, loop, loops, body, names, allocated, facts, [], refuse=True)
     return found
 
 
-def _forms(func, loop, loops, body, names, allocated, facts, forms: list, refuse: bool) -> tirx.Stmt | None:
+def _forms(func, loop, loops, body, names, allocated, facts, forms: list, refuse: bool,
+           gather: bool = False) -> tirx.Stmt | None:
     """:func:`_legalize` of the nest as written, flattened, or over whole rows, the first that
     applies; ``forms`` gets each (loops, body) tried; ``refuse``: a slice partly outside its tensor
-    is refused (else that form does not apply)."""
+    is refused (else that form does not apply); ``gather``: reads at computed indices are reads of blocks
+    (ElementNest.gathered)."""
+    taken = set(names)
     forms.append((loops, body))
-    found = _legalize_nest(func, loop, loops, body, names, allocated, facts, refuse=refuse)
+    found = _legalize_nest(func, loop, loops, body, names, allocated, facts, refuse=refuse, gather=gather)
     flat = flattened(loops, body, facts) if found is None else None
     if flat is not None:
+        names.intersection_update(taken)  # the blocks of a form that did not apply were not made
         forms.append(flat)
-        found = _legalize_nest(func, loop, *flat, names, allocated, facts, complete=True, refuse=refuse)
+        found = _legalize_nest(func, loop, *flat, names, allocated, facts, complete=True, refuse=refuse, gather=gather)
     rows = split_rows(*(flat or (loops, body))) if found is None else None
     if rows is not None:
+        names.intersection_update(taken)
         forms.append(rows)
-        found = _legalize_nest(func, loop, *rows, names, allocated, facts, complete=True, refuse=refuse)
+        found = _legalize_nest(func, loop, *rows, names, allocated, facts, complete=True, refuse=refuse, gather=gather)
     return found
 
 
-def _legalize_nest(func, loop, loops, body, names, allocated, facts, complete=False, refuse=True) -> tirx.Stmt | None:
+def _legalize_nest(func, loop, loops, body, names, allocated, facts, complete=False, refuse=True,
+                   gather=False) -> tirx.Stmt | None:
     """:func:`_legalize` of the nest ``loops`` around ``body``; ``complete``: None unless every global
     access becomes a block access (a flattened nest: what is left would be reported in the flat loop
-    the user did not write); ``refuse``: a slice partly outside its tensor is refused, else None."""
-    nest = ElementNest(loops, names, facts, per_row=len(loops) == 1 and per_row(body, facts.kinds))
+    the user did not write); ``refuse``: a slice partly outside its tensor is refused, else None;
+    ``gather``: reads at computed indices are reads of blocks."""
+    nest = ElementNest(loops, names, facts, per_row=len(loops) == 1 and per_row(body, facts.kinds), gather=gather)
     named = {}
     items = statements(body, named, facts)
     stores = [s for s, _ in items if isinstance(s, tirx.BufferStore)]
@@ -173,7 +189,7 @@ def _legalize_nest(func, loop, loops, body, names, allocated, facts, complete=Fa
         order = orders.pop()  # every store swaps the loops: the nest in the stores' order
         if order != tuple(range(len(loops))):
             loops = [loops[k] for k in order]
-            nest = ElementNest(loops, names, facts)
+            nest = ElementNest(loops, names, facts, gather=gather)
     named, stmts = {}, []
     limits = {}  # tensor -> (the rows its guarded store writes, the guard)
     for s, guard in items:
@@ -301,38 +317,6 @@ def _refuse_global_stores(func: tirx.PrimFunc, body: tirx.Stmt) -> None:
                 "tensor's slice: for i, j in T.Parallel(bm, bn): Y_l[i, j] = ...; then T.copy(Y_l, Y[by * bm, bx * bn])")
 
 
-def _global_copy(stmt, names: set[str], allocated: list[tirx.Buffer]) -> tirx.Stmt | None:
-    """``T.copy(X[..], Y[..])`` between two global tensors (the attention backward's dQ cast): through
-    a block, ``T.copy(X[..], X_s); T.copy(X_s, Y[..])``, and a fragment of Y's dtype between them when
-    the dtypes differ (compute casts). The block has the slice's extents above 1 (at most two)."""
-    if tile_op_name(stmt) != "copy":
-        return None
-    src, dst = (as_region(a) for a in stmt.value.args[:2])
-    if src is None or dst is None or not is_global_buffer(src.buffer) or not is_global_buffer(dst.buffer):
-        return None
-    shape = [int(e) for e in src.extents if int(e) != 1] or [1]
-    if len(shape) > 2 or [int(e) for e in dst.extents if int(e) != 1] != [d for d in shape if d != 1]:
-        return None
-
-    def block(like: tirx.Buffer, dtype, scope: str) -> tirx.Buffer:
-        name = unique_name(f"{like.name}_{'s' if scope == 'shared.dyn' else 'l'}", names)
-        names.add(name)
-        allocated.append(tirx.decl_buffer(shape, dtype, name, scope=scope))
-        return allocated[-1]
-
-    def whole(buf, mask):
-        return make_region(buf, [0] * len(shape), shape, mask)
-
-    staged = block(src.buffer, src.buffer.dtype, "shared.dyn")
-    copies = [_copy(stmt.value.args[0], whole(staged, WRITE), stmt)]
-    if src.buffer.dtype != dst.buffer.dtype:
-        cast = block(dst.buffer, dst.buffer.dtype, "local.fragment")
-        copies.append(_copy(whole(staged, READ), whole(cast, WRITE), stmt))
-        staged = cast
-    copies.append(_copy(whole(staged, READ), stmt.value.args[1], stmt))
-    return seq(copies)
-
-
 def _static_extents(stmt: tirx.Evaluate, facts: Facts) -> tirx.Evaluate:
     """``stmt`` with each extent of its regions that the values named before it make a constant
     replaced by that constant: ``T.copy(y, Y[b, H0:H1])`` with ``H1 = H0 + 64`` has the extent
@@ -360,7 +344,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             return _legalize(func, stmt, names, pending, facts) or stmt
         if isinstance(stmt, tirx.Evaluate):
             stmt = _static_extents(stmt, facts)
-            return _global_copy(stmt, names, pending) or stmt
+            return global_copy(stmt, names, pending) or stmt
         if isinstance(stmt, tirx.Bind) and str(stmt.var.dtype).startswith("int"):  # m_start = by * bm
             facts.name(stmt.var, stmt.value)
             return stmt

@@ -40,6 +40,7 @@ from tilelang_tt.passes.inline_scalar_vars_tt import InlineScalarVarsTT
 from tilelang_tt.passes.layout_aware_work_partition_tt import LayoutAwareWorkPartitionTT
 from tilelang_tt.passes.legalize_global_access_tt import LegalizeGlobalAccessTT
 from tilelang_tt.passes.local_blocks_tt import LocalBlocksTT
+from tilelang_tt.passes.lower_block_gathers_tt import LowerBlockGathersTT
 from tilelang_tt.passes.lower_atomic_add_tt import LowerAtomicAddTT
 from tilelang_tt.passes.lower_block_reshapes_tt import LowerBlockReshapesTT
 from tilelang_tt.passes.lower_cb_intrinsics import LowerCBIntrinsics
@@ -132,6 +133,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         LegalizeGlobalAccessTT(),
         # A store into a tensor that a later copy-out overwrites goes (the legalized copies exist).
         DropOverwrittenStoresTT(),
+        # Reads of on-chip blocks at computed indices (pairs, rotations, butterflies) are products with selection
+        # matrices: after the legalization made global reads block reads, before the blocks are padded.
+        LowerBlockGathersTT(),
         # A T.Parallel accumulation into a vector (a GPU reducer) is a T.reduce_sum of its terms.
         LowerParallelReductionsTT(),
         # A running sum per row in a serial loop inside T.Parallel is a T.cumsum of its terms (blocks made).
