@@ -211,10 +211,20 @@ def save_result(path: Path, material: dict, result: TenstorrentAutotuneResult) -
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def load_result(path: Path, material: dict, target) -> TenstorrentAutotuneResult | None:
-    """The entry at ``path`` as a result whose kernel is a ``TenstorrentKernel``; None when there is none. An
-    entry that cannot be read whole (missing or damaged files: its module file's sha256 is checked) or whose
-    recorded key is not ``material`` (stale) is removed, so that the tuning runs and writes it again."""
+def _tuned_config(recorded, configs) -> dict:
+    """The config of ``configs`` (the tuner's own) that ``recorded`` (its JSON form) is: JSON keeps no tuples,
+    and a config's ``(1, 1)`` must come back as itself."""
+    for config in configs:
+        if _jsonable(config) == recorded:
+            return dict(config)
+    raise ValueError(f"its config {recorded} is not one of the tuned configs")
+
+
+def load_result(path: Path, material: dict, target, configs) -> TenstorrentAutotuneResult | None:
+    """The entry at ``path`` as a result whose kernel is a ``TenstorrentKernel``, its configs those of
+    ``configs``; None when there is none. An entry that cannot be read whole (missing or damaged files: its
+    module file's sha256 is checked) or whose recorded key is not ``material`` (stale) is removed, so that the
+    tuning runs and writes it again."""
     if not path.is_dir():
         return None
     try:
@@ -226,8 +236,10 @@ def load_result(path: Path, material: dict, target) -> TenstorrentAutotuneResult
         if not isinstance(func, tirx.PrimFunc) or len(programs) != 1:
             raise ValueError("it does not hold one kernel and its PrimFunc")
         kernel = TenstorrentKernel(func, next(iter(programs.values())), record["out_idx"], target)
-        failures = tuple(ConfigFailure(**failure) for failure in record["failures"])
-        config, latency, ref_latency = record["config"], record["latency"], record["ref_latency"]
+        failures = tuple(ConfigFailure(**{**failure, "config": _tuned_config(failure["config"], configs)})
+                         for failure in record["failures"])
+        config = _tuned_config(record["config"], configs)
+        latency, ref_latency = record["latency"], record["ref_latency"]
     except (OSError, ValueError, KeyError, TypeError) as err:  # ModuleFileError, PlanError, JSONDecodeError too
         logger.warning("discarding the cached autotuner result %s: %s", path, err)
         shutil.rmtree(path, ignore_errors=True)
@@ -390,7 +402,7 @@ def register() -> None:
         material = _material(self)
         entry = cache_dir() / cache_key(material) if material is not None and cache_enabled() else None
         if entry is not None:
-            cached = load_result(entry, material, self.compile_args.target)
+            cached = load_result(entry, material, self.compile_args.target, self.configs)
             if cached is not None:
                 return cached
         if len(args) < 4:  # run(warmup, rep, timeout, use_pipeline, ...): a config runs as soon as it is built

@@ -4,8 +4,8 @@ GEMV, per-head weights ``W[h, by * 32 + i]``) or a column used per column (``B[k
 vector, KernelBench's GEMV). LegalizeGlobalAccessTT reads the vector as the one-row (one-column) block
 it is in the tensor's tiles and compute turns its tiles (``transpose_tile``) into the vector the nest
 reads. Each runs on the emulator against torch; a column of a wider tensor read per column is refused at
-its statement, and so is a T.copy of a row into a vector used per row (it moved the row's tiles
-as they are: wrong numbers)."""
+its statement. A T.copy of a row into a vector used per row runs too (OrientVectorMovesTT; it moved the
+row's tiles as they are before: wrong numbers)."""
 
 import inspect
 
@@ -126,8 +126,8 @@ def test_a_column_of_a_wider_tensor_read_per_column_is_refused_at_the_statement(
 
 def row_copied_into_a_column_vector(m, n):
     """The same scales written with a T.copy of the row into a vector the nest uses per row: the copy
-    moves a row of S's tiles, the vector holds its values down a column: refused at the copy (it ran
-    with wrong numbers before), with the element-wise read as the rewrite."""
+    moves a row of S's tiles, the vector holds its values down a column, so the row goes through a row
+    vector block that compute turns (OrientVectorMovesTT; it ran with wrong numbers before)."""
 
     @T.prim_func
     def main(X: T.Tensor((m, n), "float32"), S: T.Tensor((1, m), "float32"), Y: T.Tensor((m, n), "float32")):
@@ -135,7 +135,7 @@ def row_copied_into_a_column_vector(m, n):
             s = T.alloc_fragment((32,), "float32")
             x = T.alloc_shared((32, n), "float32")
             y = T.alloc_fragment((32, n), "float32")
-            T.copy(S[0, by * 32], s)  # LINE: row_into_column
+            T.copy(S[0, by * 32], s)
             T.copy(X[by * 32, 0], x)
             for i, j in T.Parallel(32, n):
                 y[i, j] = x[i, j] * s[i]
@@ -144,12 +144,10 @@ def row_copied_into_a_column_vector(m, n):
     return main
 
 
-def test_a_row_copied_into_a_vector_used_per_row_is_refused_at_the_copy():
-    err = compile_error(row_copied_into_a_column_vector(64, 32))
-    assert_diagnostic(err, "LayoutAwareWorkPartitionTT", "the row of `S` copied into the vector `s`, which the kernel "
-                      "uses per row of a block", "row_into_column", path=PATH,
-                      source=inspect.getsource(inspect.getmodule(run)))
-    assert "read `S` element-wise in the T.Parallel nest" in err.hint
+def test_a_row_copied_into_a_vector_used_per_row_runs():
+    for m, n in ((64, 32), (128, 64)):
+        x, s = torch.randn(m, n), torch.randn(1, m)
+        assert torch.equal(run(row_copied_into_a_column_vector(m, n), x, s), x * s[0][:, None])
 
 
 def row_scales_staged_per_row(m, n):
