@@ -14,7 +14,9 @@ MAX_UNROLL = 16  # steps of a serial loop unrolled (log2 of a transform's length
 
 def selects_per_step(loop) -> bool:
     """Whether ``loop`` is a serial loop of at most MAX_UNROLL steps from 0 whose variable indexes a read of an
-    on-chip block inside a T.Parallel nest in it (directly or through the values the loop names)."""
+    on-chip block inside a T.Parallel nest in it (directly or through the values the loop names) together with
+    the nest's own loop variables in one index (a butterfly stage's ``x[i, j ^ (1 << s)]``; ``x[s, j]`` reads a
+    row of the block per step, no selection)."""
     if not (isinstance(loop, tirx.For) and loop.kind in (tirx.ForKind.SERIAL, tirx.ForKind.UNROLLED)
             and isinstance(loop.min, tirx.IntImm) and int(loop.min) == 0 and isinstance(loop.extent, tirx.IntImm)
             and int(loop.extent) <= MAX_UNROLL):
@@ -23,16 +25,23 @@ def selects_per_step(loop) -> bool:
     tirx.stmt_functor.post_order_visit(loop.body, lambda n: named.__setitem__(n.var, n.value) if isinstance(
         n, tirx.Bind) else None)
 
-    def indexed(m) -> bool:
-        return isinstance(m, tirx.BufferLoad) and is_cb_buffer(m.buffer) and any(
-            uses_var(tirx.stmt_functor.substitute(tirx.stmt_functor.substitute(x, named), named), loop.loop_var)
-            for x in m.indices)
+    def indexed(m, nest) -> bool:
+        if not (isinstance(m, tirx.BufferLoad) and is_cb_buffer(m.buffer)):
+            return False
+        for x in m.indices:
+            x = tirx.stmt_functor.substitute(tirx.stmt_functor.substitute(x, named), named)
+            if uses_var(x, loop.loop_var) and any(uses_var(x, v) for v in nest):
+                return True
+        return False
 
     found = []
 
     def visit(n):
         if isinstance(n, tirx.For) and n.kind == tirx.ForKind.PARALLEL:
-            tirx.stmt_functor.post_order_visit(n.body, lambda m: found.append(m) if indexed(m) else None)
+            nest = []
+            tirx.stmt_functor.post_order_visit(n, lambda m: nest.append(m.loop_var) if isinstance(
+                m, tirx.For) and m.kind == tirx.ForKind.PARALLEL else None)
+            tirx.stmt_functor.post_order_visit(n.body, lambda m: found.append(m) if indexed(m, nest) else None)
 
     tirx.stmt_functor.post_order_visit(loop.body, visit)
     return bool(found)

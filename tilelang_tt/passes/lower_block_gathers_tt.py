@@ -80,6 +80,7 @@ from tilelang_tt.ir.common import (
     rebuild_nest,
     seq,
     unique_name,
+    uses_var,
 )
 
 PASS = "LowerBlockGathersTT"
@@ -271,7 +272,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         for load, cond, stmt in same_reads(reads):
             x = load.buffer
             if len(loops) == 1 and len(load.indices) == 2:  # a matrix read at a row and column of the loop
-                if x.data not in written and str(x.dtype) in FLOATS:
+                # (a row the loop does not pick, x[sp, j] of a serial step, is a row of the block: C2's form)
+                if x.data not in written and str(x.dtype) in FLOATS and all(uses_var(e, j) for e in load.indices):
                     replace.append((load, box(x, load, cond, stmt)))
                 continue
             axis = gather_axis(load, i, j)
