@@ -174,6 +174,9 @@ STATED_CALLS = {
     "exp_tile<true, false, InputClamping::None, 32>": (
         "exp_tile<true, false, InputClamping::None, 32>(0, VectorMode::None)", 68 / 32),
 }
+# SFPU work the pack thread drives on the DST half it holds (after tile_regs_wait), charged to its clock: the
+# docs' exp_packthread_tile row, "as exp_tile".
+PACK_CALLS = {("unary", "Exp"): "exp_packthread_tile(0)", ("unary", "ExpFast"): "exp_packthread_tile<true>(0)"}
 
 HEADERS = """
 #include "api/compute/add_int_sfpu.h"
@@ -210,10 +213,12 @@ HEADERS = """
 
 
 def sfpu_kernel() -> str:
-    """A compute kernel that runs op number arg 0 of CALLS then STATED_CALLS (arg 1) times on DST tiles holding 0.5,
-    0.25 and 1.0; arg 2: whether DST is 32 bits wide."""
+    """A compute kernel that runs op number arg 0 of CALLS, STATED_CALLS then PACK_CALLS (arg 1) times on DST tiles
+    holding 0.5, 0.25 and 1.0, a PACK_CALLS op on the pack thread; arg 2: whether DST is 32 bits wide."""
     calls = [*CALLS.values(), *(call for call, _ in STATED_CALLS.values())]
     cases = "\n".join(f"            case {i}: {call}; break;" for i, call in enumerate(calls))
+    pack_cases = "\n".join(f"            case {i}: {call}; break;" for i, call in enumerate(PACK_CALLS.values(),
+                                                                                           start=len(calls)))
     return HEADERS + f"""
 void kernel_main() {{
     const uint32_t op = get_arg_val<uint32_t>(0), reps = get_arg_val<uint32_t>(1), fp32 = get_arg_val<uint32_t>(2);
@@ -229,6 +234,11 @@ void kernel_main() {{
     }}
     tile_regs_commit();
     tile_regs_wait();
+    for (uint32_t r = 0; r < reps; ++r) {{
+        switch (op) {{
+{pack_cases}
+        }}
+    }}
     tile_regs_release();
 }}
 """
@@ -240,19 +250,20 @@ def sfpu_exe(tmp_path_factory):
     return work, harness.build(work, harness.runtime_objects(), [harness.Kernel("ops.cpp", sfpu_kernel())])
 
 
-def math_busy(work, exe, op: int, reps: int, fp32: int) -> int:
+def busy(work, exe, op: int, reps: int, fp32: int, clock: str = "math") -> int:
     spec = "\n".join(["arch wormhole_b0", f"kernel ops.cpp compute 0,0 {fp32} -", f"rtargs 0 0,0 {op} {reps} {fp32}"]) + "\n"
     res = harness.run(work, exe, spec, {}, [])
     assert res.returncode == 0, res.stderr
     (core,) = res.counters["timing"]["cores"]
-    return core["math"]["busy"]
+    return core[clock]["busy"]
 
 
 @pytest.mark.parametrize("fp32", [0, 1], ids=["dst16", "dst32"])
 def test_the_emulator_charges_each_sfpu_op_its_documented_cycles(sfpu_exe, fp32):
-    """Each op of CALLS costs the math thread the docs' cycles: per row times a tile's 4 faces of 8 rows (per
-    tile for the first-column sequences), on the path of the DST's width. Measured as the difference between 2
-    calls and 1, so the kernel's other work drops out."""
+    """Each op of CALLS and STATED_CALLS costs the math thread the docs' cycles: per row times a tile's 4 faces of
+    8 rows (per tile for the first-column sequences), on the path of the DST's width; each of PACK_CALLS costs the
+    pack thread exp_tile's. Measured as the difference between 2 calls and 1, so the kernel's other work drops
+    out."""
     work, exe = sfpu_exe
     docs = doc_costs()
     wrong = {}
@@ -261,13 +272,18 @@ def test_the_emulator_charges_each_sfpu_op_its_documented_cycles(sfpu_exe, fp32)
             continue  # int32 tiles need a 32-bit DST
         per = docs[key][fp32]
         expected = per if key[0] in PER_TILE else FACES * ROWS_PER_FACE * per
-        got = math_busy(work, exe, op, 2, fp32) - math_busy(work, exe, op, 1, fp32)
+        got = busy(work, exe, op, 2, fp32) - busy(work, exe, op, 1, fp32)
         if got != expected:
             wrong[" ".join(key)] = (got, expected)
     for op, (name, (_, per_row)) in enumerate(STATED_CALLS.items(), start=len(CALLS)):
-        got = math_busy(work, exe, op, 2, fp32) - math_busy(work, exe, op, 1, fp32)
+        got = busy(work, exe, op, 2, fp32) - busy(work, exe, op, 1, fp32)
         if got != FACES * ROWS_PER_FACE * per_row:
             wrong[name] = (got, FACES * ROWS_PER_FACE * per_row)
+    for op, key in enumerate(PACK_CALLS, start=len(CALLS) + len(STATED_CALLS)):
+        expected = FACES * ROWS_PER_FACE * docs[key][fp32]
+        got = busy(work, exe, op, 2, fp32, "pack") - busy(work, exe, op, 1, fp32, "pack")
+        if got != expected:
+            wrong[f"{PACK_CALLS[key]} on the packer"] = (got, expected)
     assert not wrong, wrong
 
 
