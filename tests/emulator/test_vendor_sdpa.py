@@ -117,9 +117,9 @@ void kernel_main() {
 def test_sdpa_sfpu_costs(tmp_path):
     exe = harness.build(tmp_path, harness.runtime_objects(), [harness.Kernel("ops.cpp", SDPA_SFPU_KERNEL)])
     # (op, the clock it charges, cycles of one call with a 16-bit DST): exp.h:651 "~68 cycles for 32 elements"; the
-    # approximate exp's 20 cycles a face x 4 on the packer; a quarter of the precise exp's 20 x 32 and of the
-    # reciprocal's 17 x 32
-    for op, clock, cycles in ((0, "math", 68), (1, "pack", 80), (2, "math", 160), (3, "math", 136)):
+    # approximate exp's 20 cycles a face x 4 on the packer; ckernel_sfpu_sdpa.h's polynomial exp, 8 rows of 30
+    # and 2 faces' 6 coefficient loads, and a quarter of the reciprocal's 17 x 32 (tests/emulator/test_sfpu_costs.py)
+    for op, clock, cycles in ((0, "math", 68), (1, "pack", 80), (2, "math", 252), (3, "math", 136)):
         busy = []
         for reps in (1, 2):
             spec = f"arch wormhole_b0\nkernel ops.cpp compute 0,0 0 -\nrtargs 0 0,0 {op} {reps}\n"

@@ -713,8 +713,7 @@ void sfpu_unary_first_column(Unary op, uint32_t idst, float scale, const char* f
   float* d = math_dst(t, idst, fn, loc);
   for (uint32_t r = 0; r < 32; ++r) d[r * 32] = row.fn(d[r * 32] * scale);
   settle(t, d);
-  // 2 faces of 4 iterations (ITERATIONS_HALF_FACE) of the 4 x 8 a whole tile takes
-  count(t, fn, timing::sfpu_cycles(t.kernel->opts, op) / 4);
+  count(t, fn, timing::sfpu_first_column_cycles(t.kernel->opts, op));
 }
 
 void sfpu_unary_ex(Unary op, uint32_t idst, float scale, uint64_t cycles, bool on_pack, const char* fn, Loc loc) {
@@ -777,12 +776,12 @@ void where_tile(uint8_t format, uint32_t ic, uint32_t ia, uint32_t ib, uint32_t 
   count(t, "where_tile", timing::sfpu_where_cycles(io == ic));
 }
 
-void compare_tile(Compare op, uint32_t idst, float value, const char* fn, Loc loc) {
+void compare_tile(Compare op, uint32_t idst, float value, bool against_zero, const char* fn, Loc loc) {
   ThreadCtx& t = compute_ctx(fn, loc);
   float* d = math_dst(t, idst, fn, loc);
   for (uint32_t i = 0; i < kTileHW; ++i) d[i] = sfpu_compare(op, d[i], value) ? 1.0f : 0.0f;
   settle(t, d);
-  count(t, fn, timing::sfpu_compare_cycles(op));
+  count(t, fn, timing::sfpu_compare_cycles(op, against_zero));
 }
 
 void fill_tile(uint32_t idst, float value, Loc loc) {

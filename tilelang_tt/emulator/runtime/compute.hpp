@@ -85,11 +85,12 @@ uint64_t datacopy_cycles();  // copy_tile, unary_bcast, transpose_wh_tile, a til
 uint64_t pack_cycles();      // a tile packed: pack_tile, tilize / untilize / pack_untilize
 uint64_t sfpu_cycles(const ComputeOptions& o, k::Unary op);              // <op>_tile
 uint64_t sfpu_exp_approx_unclamped_cycles();  // exp_tile<approx, .., InputClamping::None, 32>: a whole tile
+uint64_t sfpu_first_column_cycles(const ComputeOptions& o, k::Unary op);  // ttnn SDPA's first-column exp / recip
 uint64_t sfpu_cycles(const ComputeOptions& o, k::SfpuBinary op);         // <op>_binary_tile
 uint64_t sfpu_scalar_cycles(const ComputeOptions& o, k::SfpuBinary op);  // <op>_unary_tile (a tile and a scalar)
 uint64_t sfpu_cycles(k::IntBinary op);            // add_int_tile, ... (two DST tiles)
 uint64_t sfpu_scalar_cycles(k::IntBinary op);     // add_unary_tile_int32, sub_unary_tile_int32
-uint64_t sfpu_compare_cycles(k::Compare op);      // eqz/nez/gtz/... and unary_eq/ne/gt/... (compare_tile)
+uint64_t sfpu_compare_cycles(k::Compare op, bool against_zero);  // eqz/nez/gtz/... or unary_eq/ne/gt/...
 uint64_t sfpu_where_cycles(bool in_place);        // where_tile (in place: the output is the condition's tile)
 uint64_t sfpu_fill_cycles();                      // fill_tile, fill_tile_bitcast, fill_tile_int
 // Datums the unpacker reads of a broadcast operand: through SrcB (binary broadcasts, unary_bcast), or

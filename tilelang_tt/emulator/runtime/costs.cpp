@@ -26,17 +26,19 @@ uint64_t pack_cycles() { return kPackTile; }
 // An SFPU op runs its function once per face of the tile (timing.hpp: kSfpuFaces x the cycles of a face's
 // ITERATIONS = 8 rows), one cycle per instruction issued. The cycles of a face, with a 16-bit DST and with a
 // 32-bit one (fp32_dest_acc_en picks the LLK's path), from the tt-metal 0.81.1 wheel's Wormhole LLK
-// (tt_metal/hw/ckernels/wormhole_b0/metal/llk_api/llk_sfpu/ckernel_sfpu_<op>.h, "<op>.h:<line>" below; tt-llk's
-// common/inc/sfpu for relu and where), each of one of three kinds:
+// (tt_metal/hw/ckernels/wormhole_b0/metal/llk_api/llk_sfpu/ckernel_sfpu_<op>.h, "<op>.h:<line>" below; "tt-llk"
+// is tt_metal/tt-llk/tt_llk_wormhole_b0/common/inc/sfpu), each of one of two kinds:
 //  STATED  the source states the throughput or is a fixed TTI sequence of a stated length;
 //  COUNTED the instructions of the op's SFPI code per row, counted by hand (docs/timing-model.md, "SFPU costs",
 //          states the rules: an instruction per vector operation, load, store and dst_reg++; an SFPLOADI per
 //          immediate (two for a float32 one a bfloat16 or float16 cannot hold), none for a constant register;
 //          v_if its SFPPUSHC and condition, v_else SFPCOMPC, v_endif SFPPOPC; an SFPNOP after an SFPMAD-class
-//          instruction whose result the next instruction reads, as the 0.81.1 TTI sequences do, and two cycles
-//          per SFPSWAP);
-//  FLOOR   a LOWER BOUND where nobody counted: a load per DST operand, one instruction, a store, dst_reg++.
-// Blackhole takes Wormhole's figures: its exp, reciprocal and gelu sources differ (not counted).
+//          instruction whose result the next instruction reads unless an SFPLOADI the row needs anyway can
+//          take the slot, as the 0.81.1 TTI sequences do, and two cycles per SFPSWAP).
+// What a face's code runs once before its rows (a scalar, constants loaded outside the loop) is not charged.
+// Every table below is also docs/timing-model.md's, which tests/emulator/test_sfpu_costs.py checks line by line
+// (the form `case k::<Enum>::<Op>: ... return rows|per_face|per_tile(...)` is what it reads).
+// Blackhole takes Wormhole's figures: most of its sources differ (not counted).
 namespace {
 uint64_t tile(uint64_t face_cycles) { return kSfpuFaces * face_cycles; }
 
@@ -45,16 +47,15 @@ struct SfpuCost {
 };
 constexpr SfpuCost rows(uint64_t dst16, uint64_t dst32) { return {dst16 * kSfpuRows, dst32 * kSfpuRows}; }
 constexpr SfpuCost rows(uint64_t both) { return rows(both, both); }
-constexpr SfpuCost kUnaryFloor = rows(4);   // FLOOR: SFPLOAD, one op, SFPSTORE, dst_reg++
-constexpr SfpuCost kBinaryFloor = rows(5);  // FLOOR: two SFPLOADs, one op, SFPSTORE, dst_reg++
+constexpr SfpuCost per_face(uint64_t dst16, uint64_t dst32) { return {dst16, dst32}; }
 
 SfpuCost unary_cost(k::Unary op) {
   switch (op) {
-    // STATED exp.h:287 _sfpu_exp_21f_bf16_tti_ BODY_LEN 17 + 1 (16-bit DST's rounding) + 2 (CLAMP_NEGATIVE);
+    // STATED exp.h:317 _sfpu_exp_21f_bf16_tti_ BODY_LEN 17 + 1 (16-bit DST's rounding) + 2 (CLAMP_NEGATIVE);
     // COUNTED exp.h:213 _sfpu_exp_fp32_accurate_ (exp.h:471 calculate_exponential's 32-bit DST path): 45
     case k::Unary::Exp: return rows(20, 45);
-    // STATED exp.h calculate_exponential<APPROXIMATION_MODE, CLAMP_NEGATIVE>: "~20 cycles for 8 elements"
-    case k::Unary::ExpFast: return {kSfpuExpApprox, kSfpuExpApprox};
+    // STATED exp.h:626 calculate_exponential<APPROXIMATION_MODE, CLAMP_NEGATIVE>: "~20 cycles for 8 elements"
+    case k::Unary::ExpFast: return per_face(20, 20);
     // COUNTED exp2.h:83 _sfpu_exp2_bf16_ (three float32 coefficients, two SFPLOADIs each, every row): 28;
     // exp2.h:17 _sfpu_exp2_fp32_accurate_ (float16 immediates, three constant registers): 33
     case k::Unary::Exp2: return rows(28, 33);
@@ -80,7 +81,7 @@ SfpuCost unary_cost(k::Unary op) {
     case k::Unary::SigmoidLut: return rows(8);
     // COUNTED tanh.h:126 _sfpu_tanh_polynomial_x2_ (two rows at a time, 31 instructions a pair: 124 a face);
     // tanh.h:24 _sfpu_tanh_fp32_accurate_: 51
-    case k::Unary::Tanh: return {124, 51 * kSfpuRows};
+    case k::Unary::Tanh: return per_face(124, 408);
     // COUNTED tanh.h:154 calculate_tanh<APPROXIMATION_MODE>: one SFPLUTFP32
     case k::Unary::TanhLut: return rows(5);
     // COUNTED gelu.h:150 calculate_gelu_piecewise (16-bit DST): 83; gelu.h:296 the rational erf of the 32-bit
@@ -90,17 +91,41 @@ SfpuCost unary_cost(k::Unary op) {
     case k::Unary::GeluLut: return rows(8);
     // COUNTED log.h:44 calculate_log_body (its 16-bit DST polynomial of degree 2, its 32-bit one of degree 8)
     case k::Unary::Log: return rows(29, 40);
-    // COUNTED abs.h:19, negative.h:15: one instruction; relu (tt-llk relu.h:115 _relu_min_impl_): SFPMOV and
-    // a two-cycle SFPSWAP; square.h:36 two rows at a time, rounded to bfloat16 in software with a 16-bit DST
+    // COUNTED log1p.h:52 calculate_log1p_fp32: u = x + 1, the exponent split of log.h and its polynomial (degree 2,
+    // or 8 of float16 coefficients), two v_ifs; + the rounding to bfloat16 with a 16-bit DST
+    case k::Unary::Log1p: return rows(32, 44);
+    // COUNTED expm1.h:60 _sfpu_expm1_: the reduction by ln 2, a degree-4 (32-bit: degree-6) polynomial and the
+    // scaling by 2^i under three (five) nested v_ifs
+    case k::Unary::Expm1: return rows(41, 63);
+    // COUNTED trigonometry.h:213 calculate_sine, :286 calculate_cosine: the four-stage Cody-Waite reduction, an odd
+    // polynomial of 3 (32-bit DST: 4) float32 coefficients, each two SFPLOADIs a row, the sign from the quadrant;
+    // the 16-bit DST rounds
+    case k::Unary::Sin: return rows(29, 31);
+    case k::Unary::Cos: return rows(35, 37);
+    // COUNTED trigonometry.h:168 calculate_tangent, :133 / :84 sfpu_tan: the reduction by pi/2, a polynomial of 3
+    // (7) float32 coefficients, and under v_if the reciprocal for the odd quadrants (one Newton step)
+    case k::Unary::Tan: return rows(49, 68);
+    // COUNTED sign.h:22 calculate_sign: copysgn(1, x) and a v_if on |x| == 0
+    case k::Unary::Sign: return rows(9);
+    // COUNTED erf.h:65 calculate_erf (piecewise_rational.h:248): |x| clamped to 10 (an SFPSWAP and the sign: 5),
+    // odd / even Horner in x^2 of degree 8/8 (a float32 input, INP_FLOAT32, which the emulator takes with a
+    // 32-bit DST: 16/16), sfpu_reciprocal of the denominator (two Newton steps; ErfFast, APPROX: the seed's), the
+    // product and a clamp to [-1, 1] (two SFPSWAPs)
+    case k::Unary::Erf: return rows(56, 79);
+    case k::Unary::ErfFast: return rows(52, 75);
+    // COUNTED abs.h:19, negative.h:15: one instruction; identity.h:20: a load and a store; relu (tt-llk
+    // relu.h:115 _relu_min_impl_): SFPMOV and a two-cycle SFPSWAP; square.h:36 two rows at a time, rounded to
+    // bfloat16 in software with a 16-bit DST
     case k::Unary::Abs: return rows(4);
     case k::Unary::Negative: return rows(4);
+    case k::Unary::Identity: return rows(3);
     case k::Unary::Relu: return rows(6);
     case k::Unary::Square: return rows(8, 3);
     // STATED typecast's calculate_typecast_fp32_to_fp16b: 8 TTI instructions per row
-    case k::Unary::Fp32ToFp16b: return {kSfpuTypecastFp16b, kSfpuTypecastFp16b};
-    // STATED wormhole_b0 ckernel_sfpu_typecast.h:359 calculate_typecast_int32_to_fp32 (SFPLOADMACRO): "a throughput
-    // of 4 cycles per input row" (a 32-bit DST only: Int32 needs it)
-    case k::Unary::Int32ToFp32: return {kSfpuTypecastInt32, kSfpuTypecastInt32};
+    case k::Unary::Fp32ToFp16b: return rows(8);
+    // STATED typecast.h:359 calculate_typecast_int32_to_fp32 (SFPLOADMACRO): "a throughput of 4 cycles per input
+    // row" (a 32-bit DST only: Int32 needs it)
+    case k::Unary::Int32ToFp32: return rows(4);
     // COUNTED tt-llk rounding_ops.h:26 _trunc_body_: three SFPLOADIs, SFPEXEXP, SFPIADD, SFPSHFT2, SFPENCC,
     // SFPAND, with the row's load, store and dst_reg++: 11 (no SFPMAD, no rounding: either DST);
     // rounding_ops.h:53 _floor_body_ / :69 _ceil_body_ add SFPSETCC, SFPIADD, SFPMAD and SFPENCC (the SFPMAD's
@@ -108,10 +133,12 @@ SfpuCost unary_cost(k::Unary op) {
     case k::Unary::Trunc: return rows(11);
     case k::Unary::Floor:
     case k::Unary::Ceil: return rows(15);
-    default: return kUnaryFloor;  // FLOOR: sin, cos, tan, sign, erf, log1p, expm1, identity
+    case k::Unary::Count: break;
   }
+  throw EmulatorError("unary_cost: Unary::Count is no op");
 }
 
+// Two DST tiles (<op>_binary_tile, binary_max/min_tile, power_binary_tile, fmod_binary_tile).
 SfpuCost binary_cost(k::SfpuBinary op) {
   switch (op) {
     // COUNTED binary.h:103 calculate_sfpu_binary: the op and an SFPNOP before the store (no rounding by default)
@@ -124,35 +151,173 @@ SfpuCost binary_cost(k::SfpuBinary op) {
     // COUNTED binary.h:227 calculate_sfpu_binary_div: 16-bit DST x * reciprocal (two Newton steps), the zero
     // cases, float32_to_bf16_rne; 32-bit DST the normalised quotient with a residual step and its exponents
     case k::SfpuBinary::Div: return rows(41, 47);
-    // STATED binary_max_min.h: "3 cycles per input row"
+    // STATED binary_max_min.h:33: "a throughput of 3 cycles per input row"
     case k::SfpuBinary::Max:
-    case k::SfpuBinary::Min: return {kSfpuMaxMin, kSfpuMaxMin};
-    default: return kBinaryFloor;  // FLOOR: pow, log with a base, round, fmod
+    case k::SfpuBinary::Min: return rows(3);
+    // COUNTED binary_pow.h:53 _sfpu_binary_power_21f_ (16-bit DST): log2 of |base| by a cubic, 2^z by the exp_21f
+    // bit trick with two conversions.h:15 _float_to_int32_positive_ (a three-way v_if each, 17), the sign of a
+    // negative base and the zero base; binary_pow.h:205 _sfpu_binary_power_f32_: log by a three-step Newton
+    // reciprocal and a degree-5 series, Veltkamp-split product, exp.h:213 _sfpu_exp_fp32_accurate_ (42), the
+    // special cases
+    case k::SfpuBinary::Pow: return rows(103, 178);
+    // COUNTED binary_fmod.h:42 _sfpu_binary_fmod_: recip.h:29's reciprocal (two steps), rounding_ops.h:26's
+    // truncation, a - trunc * b and four v_if corrections; the 16-bit DST rounds
+    case k::SfpuBinary::Fmod: return rows(68, 67);
+    case k::SfpuBinary::LogBase:
+    case k::SfpuBinary::Round:
+    case k::SfpuBinary::Count: break;
   }
+  throw EmulatorError("binary_cost: no API call takes two DST tiles for this op");
 }
 
-uint64_t pick(const ComputeOptions& o, SfpuCost c) { return tile(o.fp32_dest_acc_en ? c.dst32 : c.dst16); }
+// A tile and a scalar (<op>_unary_tile, log_with_base_tile, round_tile, power_tile): the scalar is loaded before
+// the loop.
+SfpuCost scalar_cost(k::SfpuBinary op) {
+  switch (op) {
+    // COUNTED binop_with_unary.h:27 calculate_binop_with_scalar: the op and an SFPNOP before the store; rsub with
+    // a 16-bit DST rounds to nearest even in software (float32_to_bf16_rne, 8)
+    case k::SfpuBinary::Add:
+    case k::SfpuBinary::Sub:
+    case k::SfpuBinary::Mul:
+    case k::SfpuBinary::Div: return rows(5);
+    case k::SfpuBinary::Rsub: return rows(13, 5);
+    // COUNTED log.h:44 calculate_log_body with HAS_BASE_SCALING (log.h:120): log's and the product by the scale
+    // (two SFPLOADIs, an SFPNOP, the SFPMUL)
+    case k::SfpuBinary::LogBase: return rows(33, 44);
+    // COUNTED tt-llk rounding_ops.h:158 _calculate_round_ and :137 _round_even_: x * 10^d, |x| + 2^23 - 2^23, the
+    // sign back under v_if (exponent < 23), the product by 10^-d
+    case k::SfpuBinary::Round: return rows(18);
+    // COUNTED unary_power.h:50 _sfpu_unary_power_21f_ (16-bit DST, the binary one's code without the second
+    // load and with a shorter zero-base case); unary_power.h:237 _sfpu_unary_power_61f_updated_ with :196
+    // _sfpu_pow2_f32_accurate_hilo_ (a degree-7 polynomial for 2^f)
+    case k::SfpuBinary::Pow: return rows(98, 143);
+    case k::SfpuBinary::Max:
+    case k::SfpuBinary::Min:
+    case k::SfpuBinary::Fmod:
+    case k::SfpuBinary::Count: break;
+  }
+  throw EmulatorError("scalar_cost: no API call takes a tile and a scalar for this op");
+}
+
+// Two int32 DST tiles (a 32-bit DST only: the 32-bit column applies).
+SfpuCost int_cost(k::IntBinary op) {
+  switch (op) {
+    // COUNTED tt-llk add_int.h:21 _add_int_ (sub_int.h, rsub the same): two loads, SFPIADD, store, dst_reg++
+    case k::IntBinary::Add:
+    case k::IntBinary::Sub:
+    case k::IntBinary::Rsub: return rows(5);
+    // STATED mul_int32.h:15 mul_int32: a fixed sequence of 30 TTI instructions (11-bit chunks multiplied as floats)
+    case k::IntBinary::Mul: return rows(30);
+    // STATED binary_comp.h:288 calculate_binary_eq_int: 7 TTI instructions a row
+    case k::IntBinary::Eq:
+    case k::IntBinary::Ne: return rows(7);
+    // STATED binary_comp.h:195 calculate_binary_comp_int32: 9 TTI instructions a row
+    case k::IntBinary::Lt:
+    case k::IntBinary::Gt:
+    case k::IntBinary::Le:
+    case k::IntBinary::Ge: return rows(9);
+    // STATED binary_max_min.h:87 calculate_binary_max_min_int32: "a throughput of 5 cycles per input row"
+    case k::IntBinary::Max:
+    case k::IntBinary::Min: return rows(5);
+    // COUNTED div_int32_floor.h:17 calculate_div_int32_body: the divisor's reciprocal in float32 (seed, two
+    // Newton steps), the quotient, its product with the divisor in 11-bit chunks, one correction and the signs;
+    // floor adds a v_if
+    case k::IntBinary::FloorDiv: return rows(119);
+    case k::IntBinary::TruncDiv: return rows(115);
+    // COUNTED binary_remainder.h:217 calculate_remainder_int32_body (:79 compute_unsigned_remainder_int32): the
+    // same reciprocal and chunked product, the remainder's correction and the signs
+    case k::IntBinary::FloorMod: return rows(125);
+    case k::IntBinary::Count: break;
+  }
+  throw EmulatorError("int_cost: IntBinary::Count is no op");
+}
+
+// An int32 tile and a scalar (add_unary_tile_int32, sub_unary_tile_int32).
+SfpuCost int_scalar_cost(k::IntBinary op) {
+  switch (op) {
+    // COUNTED binop_with_unary.h:82 calculate_add_int32, :94 calculate_sub_int32: load, SFPIADD, store, dst_reg++
+    case k::IntBinary::Add:
+    case k::IntBinary::Sub: return rows(4);
+    default: break;
+  }
+  throw EmulatorError("int_scalar_cost: only add and sub take a scalar");
+}
+
+// <op>z_tile: the tile against zero.
+SfpuCost zero_compare_cost(k::Compare op) {
+  switch (op) {
+    // STATED comp.h:71 calculate_comp: fixed TTI sequences per row (the stores of 0 and 1 under SFPSETCC; the store
+    // with ADDR_MOD_2 steps DST): eqz, nez 6; ltz, gtz 8 (a NaN test against +inf); gez, lez 10
+    case k::Compare::Eq:
+    case k::Compare::Ne: return rows(6);
+    case k::Compare::Lt:
+    case k::Compare::Gt: return rows(8);
+    case k::Compare::Ge:
+    case k::Compare::Le: return rows(10);
+  }
+  throw EmulatorError("zero_compare_cost: no such comparison");
+}
+
+// unary_<op>_tile: the tile against a scalar, loaded before the loop.
+SfpuCost scalar_compare_cost(k::Compare op) {
+  switch (op) {
+    // COUNTED unary_comp.h:40 calculate_unary_eq (ne, gt, lt, ge, le alike): load, the default result, v_if on
+    // the comparison (two), the other result, v_endif, store, dst_reg++
+    case k::Compare::Eq:
+    case k::Compare::Ne:
+    case k::Compare::Gt:
+    case k::Compare::Ge:
+    case k::Compare::Lt:
+    case k::Compare::Le: return rows(9);
+  }
+  throw EmulatorError("scalar_compare_cost: no such comparison");
+}
+
+// ttnn's SDPA first-column sequences (experimental/llk_sfpu/ckernel_sfpu_sdpa.h), per tile: 4 of a face's 8
+// iterations (dst_reg += 2) on the 2 faces VectorMode::C selects, each face's constants loaded before its rows.
+constexpr SfpuCost per_tile(uint64_t dst16, uint64_t dst32) { return {dst16, dst32}; }
+SfpuCost first_column_cost(k::Unary op) {
+  switch (op) {
+    // STATED sdpa.h:60 calculate_exponential_polynomial (sdpa.h:194 calculate_exponential_first_column<false>):
+    // a fixed TTI sequence of 26 instructions plus the polynomial's (degree 2 with a 16-bit DST: 3, and the
+    // rounding to bfloat16; degree 4 with a 32-bit DST: 7), 30 and 33 an iteration; the coefficients' SFPLOADIs
+    // (6, 10) per face: 8 x 30 + 2 x 6, 8 x 33 + 2 x 10
+    case k::Unary::Exp: return per_tile(252, 284);
+    // COUNTED sdpa.h:197 calculate_exponential_first_column<true> runs exp.h:457 _ckernel_sfpu_exp_accurate_ with
+    // its scale (SFPLOADI, SFPMUL, SFPNOP), not the fast exp: exp.h:116 _sfpu_exp_21f_bf16_ (27) or
+    // _sfpu_exp_fp32_accurate_ (42), a load, a store and dst_reg += 2: 32 and 47 an iteration
+    case k::Unary::ExpFast: return per_tile(256, 376);
+    // COUNTED sdpa.h:34 calculate_recip_first_column: recip_tile's rows (recip.h:29), 8 of them
+    case k::Unary::Recip: return per_tile(136, 160);
+    case k::Unary::RecipFast: return per_tile(128, 128);
+    default: break;
+  }
+  throw EmulatorError("first_column_cost: ckernel_sfpu_sdpa.h has no first-column sequence of this op");
+}
+
+uint64_t pick(const ComputeOptions& o, SfpuCost c) { return o.fp32_dest_acc_en ? c.dst32 : c.dst16; }
 }  // namespace
 
-uint64_t sfpu_cycles(const ComputeOptions& o, k::Unary op) { return pick(o, unary_cost(op)); }
+uint64_t sfpu_cycles(const ComputeOptions& o, k::Unary op) { return tile(pick(o, unary_cost(op))); }
 
-uint64_t sfpu_cycles(const ComputeOptions& o, k::SfpuBinary op) { return pick(o, binary_cost(op)); }
+uint64_t sfpu_cycles(const ComputeOptions& o, k::SfpuBinary op) { return tile(pick(o, binary_cost(op))); }
+
+uint64_t sfpu_first_column_cycles(const ComputeOptions& o, k::Unary op) { return pick(o, first_column_cost(op)); }
 
 // STATED exp.h:651-655 calculate_exponential<APPROXIMATION_MODE, .., ITERATIONS = 32, CLAMP_NEGATIVE = false>: "~68
 // cycles for 32 elements" (SFPU rows: the whole tile, VectorMode::None), two replays of a 32-instruction pattern.
 uint64_t sfpu_exp_approx_unclamped_cycles() { return 68; }
 
-// COUNTED binop_with_unary.h:27 calculate_binop_with_scalar: the scalar loaded once before the loop; the op and
-// an SFPNOP before the store; rsub with a 16-bit DST rounds to nearest even in software (float32_to_bf16_rne, 8).
-uint64_t sfpu_scalar_cycles(const ComputeOptions& o, k::SfpuBinary op) {
-  return pick(o, op == k::SfpuBinary::Rsub ? rows(13, 5) : rows(5));
+uint64_t sfpu_scalar_cycles(const ComputeOptions& o, k::SfpuBinary op) { return tile(pick(o, scalar_cost(op))); }
+
+uint64_t sfpu_cycles(k::IntBinary op) { return tile(int_cost(op).dst32); }
+
+uint64_t sfpu_scalar_cycles(k::IntBinary op) { return tile(int_scalar_cost(op).dst32); }
+
+// The comparison's float path is the same with either DST width (comp.h, unary_comp.h: no rounding).
+uint64_t sfpu_compare_cycles(k::Compare op, bool against_zero) {
+  return tile((against_zero ? zero_compare_cost(op) : scalar_compare_cost(op)).dst16);
 }
-
-uint64_t sfpu_cycles(k::IntBinary) { return tile(kBinaryFloor.dst32); }
-
-uint64_t sfpu_scalar_cycles(k::IntBinary) { return tile(kUnaryFloor.dst32); }
-
-uint64_t sfpu_compare_cycles(k::Compare) { return tile(kUnaryFloor.dst16); }
 
 // STATED tt-llk where.h:18 _calculate_where_: 3 cycles per row when the output is the condition's tile, else 4
 // (its SFPLOADMACRO schedules)

@@ -194,9 +194,9 @@ void sfpu_binary(SfpuBinary op, uint32_t dst0, uint32_t dst1, uint32_t odst, Loc
 void sfpu_binary_faces(SfpuBinary op, uint32_t dst0, uint32_t dst1, uint32_t odst, uint8_t faces, Loc loc);
 // DST[dst] = op(DST[dst] * scale) on column 0 of the tile's 32 rows, the column a row statistic lives in: ttnn's
 // SDPA "first column" SFPU sequences (ckernel_sfpu_sdpa.h calculate_exponential_first_column,
-// calculate_recip_first_column: VectorMode::C, 4 SFPU iterations per face with dst_reg += 2), charged 8 of the
-// whole tile's 32 SFPU iterations; `fn` names the API call. The other datums the LLK touches hold nothing a
-// kernel reads (its bcast_cols consumers read column 0).
+// calculate_recip_first_column: VectorMode::C, 4 SFPU iterations per face with dst_reg += 2), charged those
+// sequences' cycles (costs.cpp, first_column_cost); `fn` names the API call. The other datums the LLK touches
+// hold nothing a kernel reads (its bcast_cols consumers read column 0).
 void sfpu_unary_first_column(Unary op, uint32_t dst, float scale, const char* fn, Loc loc);
 // DST[dst] = op(DST[dst] * scale) on the whole tile, charged `cycles` (0: the op's table cost); `fn` names the API
 // call. With `on_pack` the pack TRISC runs it (exp_packthread_tile: the SFPU driven from the pack thread on the DST
@@ -212,8 +212,9 @@ void fill_tile(uint32_t dst, float value, Loc loc);
 // where_tile<format>(cond, a, b, out): format is the kernel-side DataFormat id of DST's tiles.
 void where_tile(uint8_t format, uint32_t cond, uint32_t a, uint32_t b, uint32_t out, Loc loc);
 enum class Compare : uint8_t { Eq, Ne, Gt, Ge, Lt, Le };
-// DST[dst] = (DST[dst] <op> value) ? 1.0 : 0.0, element by element; `fn` names the API call.
-void compare_tile(Compare op, uint32_t dst, float value, const char* fn, Loc loc);
+// DST[dst] = (DST[dst] <op> value) ? 1.0 : 0.0, element by element; `fn` names the API call. `against_zero`: the
+// <op>z_tile form (value 0), whose LLK sequence differs from unary_<op>_tile's (costs.cpp).
+void compare_tile(Compare op, uint32_t dst, float value, bool against_zero, const char* fn, Loc loc);
 // DST[dst] = the float whose bits are `bits` (fill_tile_bitcast), rounded to bfloat16 unless fp32_dest_acc_en.
 void fill_tile_bitcast(uint32_t dst, uint32_t bits, Loc loc);
 

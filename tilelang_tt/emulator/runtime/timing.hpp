@@ -39,7 +39,7 @@
 // | matmul_tiles, per fidelity phase | 16 cyc     | 16 cyc     | TR/GEMM_FLOPS: LoFi 16, HiFi2 32, HiFi3 48, HiFi4 64 per 32x32x32 |
 // | matmul_block, per tile product   | as matmul_tiles | as matmul_tiles | ASSUMPTION: no source gives a per-tile difference (GEMM_FLOPS measures ttnn's matmul_block kernels) |
 // | fp32_dest_acc_en matmul factor   | 1.07       | 1.07       | CE: ~7% slower (1/68.5 vs 1/64 tiles/cycle)    |
-// | SFPU op per tile                 | 4 faces x 8 rows x instructions per row | same | tt-llk 0.81.1 per op where it states it (exp 20, exp approx 2.5, max/min 3, typecast fp32->bf16 8), else a LOWER BOUND: load each operand, one op, store (unary 3, binary 4, fill 1); the constants below |
+// | SFPU op per tile                 | 4 faces x 8 rows x instructions per row | same | tt-llk 0.81.1 per op, stated by its source or counted from it (costs.cpp's tables; docs/timing-model.md, SFPU costs) |
 // | FPU eltwise add/sub per tile     | 16 cyc     | 16 cyc     | ASSUMPTION: one pass of the matrix engine, = one LoFi matmul phase (TR/GEMM_FLOPS) |
 // | FPU eltwise mul, reduce per tile | 16 x phases| 16 x phases| ASSUMPTION: as above, with the fidelity phases mul/pool run like matmul |
 // | copy_tile/unary_bcast/transpose  | 16 cyc     | 16 cyc     | ASSUMPTION: one datacopy pass of math (as an FPU pass); the unpack is TRISC0's |
@@ -125,14 +125,10 @@ inline constexpr double kFp32DestAccFactor = 1.07;  // tt-lang CycleEstimator: ~
 // SFPU ops, per face of a tile (llk_math_eltwise_unary_sfpu.h: VectorMode::RC calls the op's function
 // once per face, 4 faces, each call ITERATIONS = 8 rows of 32 datums), one cycle per instruction
 // issued. Each op's cycles, with a 16-bit and a 32-bit DST, stated by the LLK source or counted from it, are
-// costs.cpp's table (unary_cost, binary_cost) with their sources; the constants it shares are here.
+// costs.cpp's tables (unary_cost, binary_cost, ...) with their sources; the constants it shares are here.
 inline constexpr uint64_t kSfpuFaces = 4;
 inline constexpr uint64_t kSfpuRows = 8;                       // rows per face (ITERATIONS)
 inline constexpr uint64_t kSfpuFill = 1 * kSfpuRows;           // calculate_fill: the value loaded once, a store per row
-inline constexpr uint64_t kSfpuExpApprox = 20;                 // exp_tile<true>: "~20 cycles for 8 elements"
-inline constexpr uint64_t kSfpuMaxMin = 3 * kSfpuRows;         // ckernel_sfpu_binary_max_min.h: "3 cycles per input row"
-inline constexpr uint64_t kSfpuTypecastFp16b = 8 * kSfpuRows;  // calculate_typecast_fp32_to_fp16b: 8 TTI instructions per row
-inline constexpr uint64_t kSfpuTypecastInt32 = 4 * kSfpuRows;  // calculate_typecast_int32_to_fp32: "4 cycles per input row"
 inline constexpr uint64_t kFpuPass = 16;           // ASSUMPTION: one matrix-engine pass (= LoFi matmul phase)
 inline constexpr uint64_t kPackTile = 16;          // ASSUMPTION: one pack pass per tile
 inline constexpr uint64_t kUnpackAddress = 2;      // tt-isa-documentation UNPACR_Regular.md: address cycles
