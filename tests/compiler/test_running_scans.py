@@ -104,6 +104,7 @@ def test_the_running_value_is_a_value_per_row_of_the_rows_it_walks():
     """vector_kinds: the scalar's fragment, read and stored by nests over the rows of X (``X[bx + i, j]``),
     is a column vector, which CoarsenRowBlocksTT groups into 32 rows."""
     func = lower_until(cumprod_rows(64, 32, "float32"), "CoarsenRowBlocksTT")["main"]
-    assert vector_kinds(func)["running"] == COL
+    (running,) = [b for b in allocations(func) if b.name == "running"]
+    assert vector_kinds(func)[running] == COL
     coarse = lower_until(cumprod_rows(64, 32, "float32"), "LowerTTTileIntrinsics")["main"]
     assert [int(d) for d in next(b for b in allocations(coarse) if b.name == "running").shape] == [32]

@@ -87,5 +87,5 @@ def test_the_vectors_of_a_swapped_store_take_the_stores_rows_and_columns():
     """``y[j, i] = (x[i, j] + b[j]) * g[i]``: ``b`` holds a value per row of ``y`` (a column vector), ``g`` a
     value per column (a row vector), as in the nest written in the store's order."""
     func = lower_until(transposed_bias_store(64, 96), "LowerTTTileIntrinsics")["main"]
-    kinds = vector_kinds(func)
+    kinds = {buffer.name: kind for buffer, kind in vector_kinds(func).items()}  # the kernel's names are unique
     assert (kinds["b"], kinds["g"]) == (COL, ROW)

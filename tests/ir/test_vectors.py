@@ -6,7 +6,7 @@ import tilelang.language as T
 
 from tests.kernels import lower_until
 from tests.passes.helpers import alloc
-from tilelang_tt.ir.common import COL, ROW, vector_kinds
+from tilelang_tt.ir.common import COL, ROW, allocations, vector_kinds
 from tilelang_tt.ir.padding import zero_padded
 
 
@@ -29,7 +29,8 @@ def _scales_from_a_column(used_per_column: bool):
 def test_a_vector_copied_from_a_column_is_a_column_unless_a_nest_uses_it_per_column():
     for per_column, kind in ((False, COL), (True, ROW)):
         func = lower_until(_scales_from_a_column(per_column), "InferTTLayout")["main"]
-        assert vector_kinds(func)["w"] == kind
+        (w,) = [b for b in allocations(func) if b.name == "w"]
+        assert vector_kinds(func)[w] == kind
 
 
 def test_the_first_rows_of_a_block_copied_into_a_padded_block_leave_its_padding_nonzero():

@@ -542,34 +542,35 @@ def _is_column_slice(region: Region) -> bool:
             and any(e is None or e > 1 for e in extents[:-1]))
 
 
-def vector_kinds(func: tirx.PrimFunc) -> dict[str, str]:
+def vector_kinds(func: tirx.PrimFunc) -> dict[tirx.Buffer, str]:
     """Layout of every rank-1 buffer from its uses: ``col`` (one value per block row, held in
     column 0 of its tiles: indexed by the row loop of a T.Parallel, or a per-row T.reduce result)
     or ``row`` (one value per block column, in row 0: indexed by the column loop, a per-column
     reduce, or copied from/to a rank-1 tensor). A vector copied to or from a column of a tensor is a
     column unless a nest or a reduction uses it per column (OrientVectorMovesTT moves it through a
-    column block). 1-D parallel loops share the kind of their operands."""
-    kinds: dict[str, str] = {}
-    groups: list[set[str]] = []
-    column_copied: list[str] = []
-    rows_of_tensors: set[str] = set()  # rank-1 buffers of 1-D nests over a tensor's rows (X[bx * 32 + i, j])
+    column block). 1-D parallel loops share the kind of their operands. Keyed by the ``Buffer`` (its identity, never its
+    name)."""
+    kinds: dict[tirx.Buffer, str] = {}
+    groups: list[set[tirx.Buffer]] = []
+    column_copied: list[tirx.Buffer] = []
+    rows_of_tensors: set[tirx.Buffer] = set()  # rank-1 buffers of 1-D nests over a tensor's rows (X[bx * 32 + i, j])
 
     def visit(node):
         if isinstance(node, tirx.For) and node.kind == tirx.ForKind.PARALLEL:
             loops, body = parallel_nest(node)
-            names = set()
+            names = set()  # the rank-1 buffers of the nest
             for store in stores(body):
                 order = loops[::-1] if swaps_loops(store, loops) else loops  # the store's row loop first
                 for access in [store, *loads(store.value)]:
                     if len(access.buffer.shape) != 1:
                         continue
-                    names.add(access.buffer.name)
+                    names.add(access.buffer)
                     index = access.indices[0]
                     if len(loops) == 2 and isinstance(index, tirx.Var):
                         if index.same_as(order[0].loop_var):
-                            kinds.setdefault(access.buffer.name, COL)
+                            kinds.setdefault(access.buffer, COL)
                         elif index.same_as(order[1].loop_var):
-                            kinds.setdefault(access.buffer.name, ROW)
+                            kinds.setdefault(access.buffer, ROW)
             if len(loops) == 1:
                 groups.append(names)
                 if any(is_global_buffer(x.buffer) and any(uses_var(e, loops[0].loop_var) for e in x.indices[:-1])
@@ -579,22 +580,22 @@ def vector_kinds(func: tirx.PrimFunc) -> dict[str, str]:
         if op == "reduce":
             dst = as_region(node.value.args[1])
             if dst is not None and len(dst.buffer.shape) == 1:
-                kinds.setdefault(dst.buffer.name, COL if int(node.value.args[3]) in (1, -1) else ROW)
+                kinds.setdefault(dst.buffer, COL if int(node.value.args[3]) in (1, -1) else ROW)
         elif op == "copy":
             regions = [as_region(arg) for arg in node.value.args[:2]]
             if all(r is not None for r in regions) and any(_is_column_slice(r) for r in regions):
                 for region in regions:  # a vector copied to or from a column of a tensor of rank 2 or more
                     if len(region.buffer.shape) == 1 and not is_global_buffer(region.buffer):
-                        column_copied.append(region.buffer.name)
+                        column_copied.append(region.buffer)
             for vector, other in (regions, regions[::-1]):  # a vector copied to or from a block of one row (column)
                 if None not in regions and len(vector.buffer.shape) == 1 and not is_global_buffer(
                         other.buffer) and len(other.buffer.shape) == 2 and 1 in (shape := [
                             const_int(d) for d in other.buffer.shape]):
-                    kinds.setdefault(vector.buffer.name, ROW if shape[0] == 1 else COL)
+                    kinds.setdefault(vector.buffer, ROW if shape[0] == 1 else COL)
             for arg in node.value.args[:2]:
                 region = as_region(arg)
                 if region is not None and len(region.buffer.shape) == 1:
-                    groups.append({region.buffer.name for region in map(as_region, node.value.args[:2])
+                    groups.append({region.buffer for region in map(as_region, node.value.args[:2])
                                    if region is not None and len(region.buffer.shape) == 1})
 
     tirx.stmt_functor.post_order_visit(func.body, visit)

@@ -62,7 +62,7 @@ class Facts:
     ``arith.Analyzer``), the integer values named before it (``m_start = by * bm``), which proofs
     substitute and the IR keeps, and the kernel's vector kinds (which 1-D nests work per row)."""
 
-    def __init__(self, kinds: dict[str, str] | None = None):
+    def __init__(self, kinds: dict[tirx.Buffer, str] | None = None):
         self.analyzer = arith.Analyzer()
         self.values: dict[tirx.Var, object] = {}
         self.kinds = kinds or {}  # the kernel's vector kinds (ir.common.vector_kinds)
@@ -111,11 +111,11 @@ class Turn:
         return out
 
 
-def per_row(body: tirx.Stmt, kinds: dict[str, str]) -> bool:
+def per_row(body: tirx.Stmt, kinds: dict[tirx.Buffer, str]) -> bool:
     """Whether a 1-D nest works on vectors used per row (``kinds``, ``ir.common.vector_kinds``: a rank-1
     on-chip block it reads or writes is ``COL``)."""
     return contains(body, lambda n: isinstance(n, (tirx.BufferLoad, tirx.BufferStore)) and not is_global_buffer(
-        n.buffer) and len(n.buffer.shape) == 1 and kinds.get(n.buffer.name) == COL)
+        n.buffer) and len(n.buffer.shape) == 1 and kinds.get(n.buffer) == COL)
 
 
 class ElementNest:

@@ -83,7 +83,7 @@ def _candidates(func: tirx.PrimFunc) -> dict[tirx.Buffer, int]:
         shape = [const_int(d) for d in buf.shape]
         if not is_cb_buffer(buf) or None in shape:
             continue
-        if (len(shape) == 2 or (len(shape) == 1 and kinds.get(buf.name) == COL)) and shape[0] < TILE:
+        if (len(shape) == 2 or (len(shape) == 1 and kinds.get(buf) == COL)) and shape[0] < TILE:
             out[buf] = shape[0]
     return out
 

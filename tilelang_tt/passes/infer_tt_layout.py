@@ -96,15 +96,15 @@ from tilelang_tt.ir.common import (
 PASS = "InferTTLayout"
 
 
-def _block_kind(block: tirx.Buffer, kinds: dict[str, str]) -> str:
+def _block_kind(block: tirx.Buffer, kinds: dict[tirx.Buffer, str]) -> str:
     """ROW, COL or "" (a block of whole tiles): how an on-chip block holds a vector."""
     shape = [int(d) for d in block.shape]
     if len(shape) == 1:
-        return kinds.get(block.name, ROW)
+        return kinds.get(block, ROW)
     return ROW if shape[:-1] == [1] * (len(shape) - 1) else COL if shape[-1] == 1 else ""
 
 
-def _vector_uses(func: tirx.PrimFunc, tensor: tirx.Buffer, kinds: dict[str, str]) -> list[tuple[tirx.Stmt, str]]:
+def _vector_uses(func: tirx.PrimFunc, tensor: tirx.Buffer, kinds: dict[tirx.Buffer, str]) -> list[tuple[tirx.Stmt, str]]:
     """(statement, ROW or COL) of every use of the rank-1 ``tensor`` as a vector: each T.copy
     between it and an on-chip vector block, in program order, and the view ``vector_kinds`` gives
     the tensor itself when that is a column (an index by the row loop of a T.Parallel)."""
@@ -122,12 +122,12 @@ def _vector_uses(func: tirx.PrimFunc, tensor: tirx.Buffer, kinds: dict[str, str]
                 uses.append((node, kind))
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
-    if kinds.get(tensor.name) == COL and all(kind != COL for _, kind in uses):
+    if kinds.get(tensor) == COL and all(kind != COL for _, kind in uses):
         uses.append((first_stmt_using(func.body, tensor), COL))
     return uses
 
 
-def _is_column(func: tirx.PrimFunc, tensor: tirx.Buffer, kinds: dict[str, str]) -> bool:
+def _is_column(func: tirx.PrimFunc, tensor: tirx.Buffer, kinds: dict[tirx.Buffer, str]) -> bool:
     """Whether the kernel uses the rank-1 ``tensor`` as a column; a TTCompileError when it uses it
     both as a row and as a column (one layout serves one view)."""
     uses = _vector_uses(func, tensor, kinds)
@@ -145,7 +145,7 @@ def _is_column(func: tirx.PrimFunc, tensor: tirx.Buffer, kinds: dict[str, str]) 
     return views == {COL}
 
 
-def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, requested: BufferLayout | None, kinds: dict[str, str],
+def _layout_of(func: tirx.PrimFunc, buf: tirx.Buffer, requested: BufferLayout | None, kinds: dict[tirx.Buffer, str],
                arch: Arch) -> LayoutDesc:
     shape = tuple(_dim(func, buf, d) for d in buf.shape)
     column = len(shape) == 1 and _is_column(func, buf, kinds)
@@ -221,7 +221,7 @@ def _storage(func: tirx.PrimFunc, buf: tirx.Buffer, requested: BufferLayout | No
     return storage
 
 
-def _is_flat(func: tirx.PrimFunc, tensor: tirx.Buffer, kinds: dict[str, str]) -> bool:
+def _is_flat(func: tirx.PrimFunc, tensor: tirx.Buffer, kinds: dict[tirx.Buffer, str]) -> bool:
     """Whether to lay a tensor of rank 2 or more out flat (as the rank-1 tensor of its elements):
     the kernel copies only vectors of it, along its last dimension (``lse[bz, by, bx * bm:(bx + 1) *
     bm]``: one value per query of a block), and some of them start inside a tile of the matrix view
@@ -285,7 +285,7 @@ def _check_dims(func: tirx.PrimFunc, params: list[tirx.Buffer]) -> None:
                         "give the scalar parameter and the T.dynamic variable different names")
 
 
-def _rows_limited(func: tirx.PrimFunc, tensor: tirx.Buffer, kinds: dict[str, str]) -> bool:
+def _rows_limited(func: tirx.PrimFunc, tensor: tirx.Buffer, kinds: dict[tirx.Buffer, str]) -> bool:
     """Whether the kernel writes some of a block's rows into ``tensor`` (``tt.valid_rows``), but for a
     column vector into one column (per-row scales: the writer writes an element per valid row into the
     tiles, LowerCBIntrinsics)."""
@@ -299,7 +299,7 @@ def _rows_limited(func: tirx.PrimFunc, tensor: tirx.Buffer, kinds: dict[str, str
     return contains(func.body, limited)
 
 
-def _partial_tiles(func: tirx.PrimFunc, tensor: tirx.Buffer, kinds: dict[str, str]) -> bool:
+def _partial_tiles(func: tirx.PrimFunc, tensor: tirx.Buffer, kinds: dict[tirx.Buffer, str]) -> bool:
     """Whether a copy between ``tensor`` and a block (not a vector) moves part of a tile whose other
     rows or columns hold the tensor's values: a slice starting inside a tile (a block of 4 heads at
     row ``4 * g``, of 48 rows at row ``48 * by``), or ending inside one short of the end of its

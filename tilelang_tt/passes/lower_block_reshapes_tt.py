@@ -99,7 +99,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     def rewrite(stmt, found) -> tirx.Stmt:
         block, row, vector = found
         rows, n = int(block.shape[0]), int(block.shape[1])
-        if rows == 1 and kinds.get(vector.name) != COL:
+        if rows == 1 and kinds.get(vector) != COL:
             return None  # the same tiles: a copy (tilelang_tt.ops.copy)
         if str(block.dtype) == "float32":
             raise error(PASS, func, stmt,
@@ -108,7 +108,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
                         "registers, which hold 19 bits of a float32 value (TF32): the row would come back rounded",
                         f"keep `{block.name}` bfloat16 (its values pass exactly), or copy the row from the tensor "
                         f"it came from straight into `{vector.name}` (T.copy(X[r, :], v))")
-        column = kinds.get(vector.name) == COL  # the row becomes a column: the block read transposed
+        column = kinds.get(vector) == COL  # the row becomes a column: the block read transposed
         shape = [n, rows] if column else [rows, n]
         name = unique_name(f"{block.name}_row", names)
         names.add(name)

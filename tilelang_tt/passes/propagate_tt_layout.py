@@ -62,13 +62,13 @@ def _pipeline_depths(func: tirx.PrimFunc) -> dict[str, int]:
     return depths
 
 
-def block_geometry(buf: tirx.Buffer, kinds: dict[str, str]) -> tuple[tuple[int, int], str] | None:
+def block_geometry(buf: tirx.Buffer, kinds: dict[tirx.Buffer, str]) -> tuple[tuple[int, int], str] | None:
     """((tile rows, tile cols), vector kind) of an on-chip block, or None when not tileable."""
     shape = [int(d) for d in buf.shape]
     if len(shape) == 1:
         if shape[0] % TILE:
             return None
-        kind = kinds.get(buf.name, ROW)
+        kind = kinds.get(buf, ROW)
         return ((shape[0] // TILE, 1) if kind == COL else (1, shape[0] // TILE)), kind
     if len(shape) != 2 or any(d % TILE and d != 1 for d in shape) or shape == [1, 1]:
         return None
