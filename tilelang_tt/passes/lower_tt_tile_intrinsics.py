@@ -77,7 +77,7 @@ class _Lowerer(LowerContext):
                 continue
             out.append(self.visit(stmts[i]))
             i += 1
-        return REDUCE.fuse_row_sums(self, out)
+        return REDUCE.fuse_row_sums(self, REDUCE.reduce_copy_sources(self, out))
 
     def visit(self, s):
         if isinstance(s, tirx.SeqStmt):
