@@ -31,14 +31,21 @@ Softmax (``softmax ...`` rows): softmax over the last dim of an M x N bfloat16 t
   (tests/emulator/vendor_programs.softmax_program: its kernels from the wheel, its ProgramSpec lowered as
   MakeProgramFromSpec does, tests/emulator/metal2.py), numerically stable, with the precision recipe of ours:
   float32 DST (fp32_dest_acc_en, Float32 intermediates) and the precise exp (math_approx_mode off).
-- ours: TileLang's softmax (tests/op_kernels.py ``softmax``: float32 fragments of 32 whole rows a block).
+- ours: TileLang's softmax (tests/op_kernels.py ``softmax``: float32 fragments of 32 whole rows a block); where 32
+  whole rows do not fit L1 (8192 x 4096), its online softmax over column blocks of 512 (``online_softmax``: a
+  running max and sum, then a second sweep). Each case runs twice: exact (x / sum divides every tile) and under
+  TileLang's fast math (``fast_math=True``: x * (1 / sum), the reciprocal once per row, as ttnn's program does).
 - silicon_us: none (Tenstorrent publishes no device time for this op alone).
 
 Layernorm (``layernorm ...`` rows): layer norm over the last dim of an M x N bfloat16 tensor with a bfloat16 weight and
 bias, eps 1e-5, on the same grid.
 - ttnn: ttnn.layer_norm's program (LayerNormMultiCoreProgramFactory, tests/emulator/vendor_programs.layernorm_program:
   the 0.81.1 Metal 2.0 kernels, weight and bias fused, not Welford), with float32 DST and the precise ops.
-- ours: TileLang's layernorm (tests/op_kernels.py ``layernorm``: float32 fragments of 32 whole rows a block).
+- ours: TileLang's layernorm (tests/op_kernels.py ``layernorm``: float32 fragments of 32 whole rows a block); at
+  8192 x 4096 its column-blocked form (``layernorm_blocked``: sum and sum of squares over column blocks of 512,
+  then the output sweep).
+- At 8192 x 4096 ttnn's factory takes its large-tensor kernels (vendor_programs.layernorm_program), whose 0.81.1
+  compute kernel packs into a CB it did not reserve: the emulator stops there (``ttnn_refused``), ttnn_us None.
 - silicon_us: none.
 
 SDPA (``sdpa ...`` rows): softmax(Q K^T / sqrt(d)) V of bfloat16 [1, H, S, d] Q, K and V, causal and not, on the
@@ -55,7 +62,7 @@ same grid, H = 8 heads at S = 2048 and 2 at S = 8192 (64 Q chunks: one per core)
 - silicon_us: none (Tenstorrent's SDPA figures are Blackhole's).
 
 Full run: GEMM 1024^3, 2048^3, 4096^3 x (BF16 HiFi4, BF16 HiFi2, BFP8 HiFi2, BFP8 LoFi), timing only; softmax
-and layernorm 4096 x 1024 with numerics; SDPA seq 2048 and 8192 x head dim 64 and 128 x causal and not, timing
+and layernorm 4096 x 1024 with numerics, 8192 x 4096 (ours timing only); SDPA seq 2048 and 8192 x head dim 64 and 128 x causal and not, timing
 only. ``--quick``: one small GEMM (256^3 on 2 x 2 cores, BF16 HiFi4), one small softmax and one small layernorm
 (64 x 256), one small SDPA (seq 256, d 64, 2 heads on 2 x 2 cores), with numerics against torch.
 """
@@ -79,6 +86,7 @@ from tests.emulator.vendor_programs import (layernorm_program, layernorm_referen
                                             softmax_reference)
 from tests.emulator.vendor_sdpa import SdpaProgram, run_sdpa
 from tilelang_tt.contract.arch import get_arch
+from tilelang_tt.emulator.driver import EmulatorError
 from tilelang_tt.layout import BufferLayout
 
 GRID = (8, 8)
@@ -148,36 +156,48 @@ def softmax_close(out: np.ndarray, x: np.ndarray) -> bool:
     return bool((np.abs(out - ref) <= np.maximum(SOFTMAX_RTOL * np.abs(ref), SOFTMAX_ATOL)).all())
 
 
-def ours(func, *inputs) -> tuple[np.ndarray | None, float | None, str | None]:
-    """TileLang's program for a row on the same grid: (output, seconds, None), or (None, None, the refusal) when
-    it does not compile (32 whole rows too wide for L1)."""
-    try:
-        artifacts = tilelang_tt.compile(func, arch="wormhole_b0", grid=GRID)
-    except tilelang_tt.TTCompileError as err:
-        return None, None, err.message.splitlines()[0]
-    out = artifacts.run(*inputs).float().numpy()
-    return out, artifacts.last_counters["timing"]["seconds"], None
+def ours(funcs, *inputs, fast_math: bool = False, numerics: bool = True) -> tuple[np.ndarray | None, float]:
+    """TileLang's program for a row on the same grid: (output or None when timing only, seconds), from the first
+    of ``funcs`` (thunks) that compiles (32 whole rows may be too wide for L1: the column-blocked form follows)."""
+    for make in funcs:
+        try:
+            artifacts = tilelang_tt.compile(make(), arch="wormhole_b0", grid=GRID, fast_math=fast_math)
+        except tilelang_tt.TTCompileError:
+            if make is funcs[-1]:
+                raise
+            continue
+        out = artifacts.run(*inputs, timing_only=not numerics)
+        return (out.float().numpy() if numerics else None), artifacts.last_counters["timing"]["seconds"]
 
 
-def norm_row(case: str, ttnn_s: float, ttnn_ok: bool, ours_s: float | None, ours_ok: bool | None,
-             refusal: str | None) -> dict:
-    row = {"case": case, "arch": "wormhole_b0", "ttnn_us": round(ttnn_s * 1e6, 1),
-           "ours_us": None if ours_s is None else round(ours_s * 1e6, 1),
-           "ratio": None if ours_s is None else round(ours_s / ttnn_s, 3), "silicon_us": None,
-           "ttnn_matches_torch": ttnn_ok, "ours_matches_torch": ours_ok}
-    return row if refusal is None else row | {"ours_refused": refusal}
+def norm_row(case: str, ttnn_s: float | None, ttnn_ok: bool | None, ours_s: float, ours_ok: bool | None,
+             ttnn_refusal: str | None = None) -> dict:
+    row = {"case": case, "arch": "wormhole_b0", "ttnn_us": None if ttnn_s is None else round(ttnn_s * 1e6, 1),
+           "ours_us": round(ours_s * 1e6, 1), "ratio": None if ttnn_s is None else round(ours_s / ttnn_s, 3),
+           "silicon_us": None, "ttnn_matches_torch": ttnn_ok, "ours_matches_torch": ours_ok}
+    return row if ttnn_refusal is None else row | {"ttnn_refused": ttnn_refusal}
 
 
-def softmax_row(m: int, n: int) -> dict:
+NORM_BN = 512  # the column block of our column-blocked softmax and layernorm
+LARGE = 8192 * 4096  # from this many elements ours runs timing only (minutes of emulation with numerics)
+
+
+def softmax_rows(m: int, n: int) -> list[dict]:
+    """ttnn's program once; ours exact and under fast math."""
     x = bf16(m, n)
     xf = x.float().numpy()
     spec = softmax_program(m, n, hw=ComputeHw("HiFi4", fp32_dest_acc_en=True, math_approx_mode=False))
     res = run_program(spec, {"src": tile_words(xf)})
     ttnn_out = untilize(bf16_to_f32(res.outputs["dst"].view(np.uint16).reshape(-1)), m, n)
-    ours_out, ours_s, refusal = ours(OPS.softmax(m, n, 32), x)
-    return norm_row(f"softmax {m}x{n} bfloat16 fp32-dst precise-exp {GRID[0]}x{GRID[1]}",
-                    res.counters["timing"]["seconds"], softmax_close(ttnn_out, xf), ours_s,
-                    None if ours_out is None else softmax_close(ours_out, xf), refusal)
+    ttnn_ok = softmax_close(ttnn_out, xf)
+    funcs = (lambda: OPS.softmax(m, n, 32), lambda: OPS.online_softmax(m, n, 32, NORM_BN))
+    out = []
+    for fast_math in (False, True):
+        ours_out, ours_s = ours(funcs, x, fast_math=fast_math, numerics=m * n < LARGE)
+        out.append(norm_row(f"softmax {m}x{n} bfloat16 fp32-dst precise-exp{' fast-math' if fast_math else ''} "
+                            f"{GRID[0]}x{GRID[1]}", res.counters["timing"]["seconds"], ttnn_ok, ours_s,
+                            None if ours_out is None else softmax_close(ours_out, xf)))
+    return out
 
 
 # float32 statistics, a bfloat16 output: within 2^-7 of the float64 layer norm of the same bfloat16 inputs, relative
@@ -199,11 +219,16 @@ def layernorm_row(m: int, n: int) -> dict:
     xf, gf, bf = x.float().numpy(), gamma.float().numpy(), beta.float().numpy()
     spec = layernorm_program(m, n, hw=ComputeHw("HiFi4", fp32_dest_acc_en=True, math_approx_mode=False))
     row0 = lambda v: np.vstack([v[None, :], np.zeros((31, n), np.float32)])  # noqa: E731 (a [1, n] tensor of tiles)
-    res = run_program(spec, {"src": tile_words(xf), "gamma": tile_words(row0(gf)), "beta": tile_words(row0(bf))})
-    ttnn_out = untilize(bf16_to_f32(res.outputs["dst"].view(np.uint16).reshape(-1)), m, n)
-    ours_out, ours_s, refusal = ours(OPS.layernorm(m, n, 32), x, gamma, beta)
-    return norm_row(f"layernorm {m}x{n} bfloat16 fp32-dst {GRID[0]}x{GRID[1]}", res.counters["timing"]["seconds"],
-                    layernorm_close(ttnn_out, xf, gf, bf), ours_s,
+    ttnn_s = ttnn_ok = refusal = None
+    try:
+        res = run_program(spec, {"src": tile_words(xf), "gamma": tile_words(row0(gf)), "beta": tile_words(row0(bf))})
+        ttnn_out = untilize(bf16_to_f32(res.outputs["dst"].view(np.uint16).reshape(-1)), m, n)
+        ttnn_s, ttnn_ok = res.counters["timing"]["seconds"], layernorm_close(ttnn_out, xf, gf, bf)
+    except EmulatorError as err:  # the large-tensor kernels (module docstring)
+        refusal = str(err).splitlines()[0]
+    funcs = (lambda: OPS.layernorm(m, n, 32), lambda: OPS.layernorm_blocked(m, n, 32, NORM_BN))
+    ours_out, ours_s = ours(funcs, x, gamma, beta, numerics=m * n < LARGE)
+    return norm_row(f"layernorm {m}x{n} bfloat16 fp32-dst {GRID[0]}x{GRID[1]}", ttnn_s, ttnn_ok, ours_s,
                     None if ours_out is None else layernorm_close(ours_out, xf, gf, bf), refusal)
 
 
@@ -251,19 +276,19 @@ def rows(quick: bool, families=FAMILIES):
     """The rows of ``families``, one at a time (smallest cases first)."""
     if quick:
         cases = [("gemm", lambda: gemm_row(256, "bfloat16", "HiFi4", grid=(2, 2), numerics=True)),
-                 ("softmax", lambda: softmax_row(64, 256)), ("layernorm", lambda: layernorm_row(64, 256)),
+                 ("softmax", lambda: softmax_rows(64, 256)), ("layernorm", lambda: [layernorm_row(64, 256)]),
                  ("sdpa", lambda: sdpa_row(256, 64, False, heads=2, grid=(2, 2), chunk=64, bn=64, numerics=True))]
     else:
         cases = [("gemm", lambda n=n, s=storage, f=fidelity: gemm_row(n, s, f))
                  for n in SIZES for storage, fidelity in CONFIGS]
-        cases += [("softmax", lambda m=m, n=n: softmax_row(m, n)) for m, n in ((4096, 1024), (8192, 4096))]
-        # 8192 x 4096: the factory takes its large-tensor kernels there, not modelled (docs/performance.md)
-        cases += [("layernorm", lambda: layernorm_row(4096, 1024))]
+        cases += [("softmax", lambda m=m, n=n: softmax_rows(m, n)) for m, n in ((4096, 1024), (8192, 4096))]
+        cases += [("layernorm", lambda m=m, n=n: [layernorm_row(m, n)]) for m, n in ((4096, 1024), (8192, 4096))]
         cases += [("sdpa", lambda seq=seq, dim=dim, causal=causal: sdpa_row(seq, dim, causal, SDPA_HEADS[seq]))
                   for seq in SDPA_HEADS for dim in (64, 128) for causal in (False, True)]
-    for family, row in cases:
+    for family, case in cases:
         if family in families:
-            yield row()
+            made = case()  # a row, or the rows of one ttnn run (softmax: ours exact and under fast math)
+            yield from made if isinstance(made, list) else [made]
 
 
 def main(argv=None) -> None:

@@ -336,6 +336,79 @@ def softmax(M, N, bm, dtype="bfloat16"):
     return main
 
 
+def online_softmax(M, N, bm, bn, dtype="bfloat16"):
+    """Softmax over rows too long for a block: a first sweep over column blocks of ``bn`` keeps each row's
+    running max m and its running sum l of exp(x - m), rescaled by exp(m_old - m) when m grows (the online
+    softmax of TileLang's flash attention examples); a second sweep writes exp(x - m) / l."""
+
+    @T.prim_func
+    def main(X: T.Tensor((M, N), dtype), Y: T.Tensor((M, N), dtype)):
+        with T.Kernel(1, T.ceildiv(M, bm), threads=128) as (bx, by):
+            x = T.alloc_shared((bm, bn), dtype)
+            xf = T.alloc_fragment((bm, bn), "float32")
+            m = T.alloc_fragment((bm,), "float32")
+            m_prev = T.alloc_fragment((bm,), "float32")
+            l = T.alloc_fragment((bm,), "float32")
+            l_blk = T.alloc_fragment((bm,), "float32")
+            T.fill(m, -T.infinity("float32"))
+            T.fill(l, 0)
+            for k in T.Pipelined(T.ceildiv(N, bn), num_stages=2):
+                T.copy(X[by * bm, k * bn], x)
+                T.copy(m, m_prev)
+                T.reduce_max(x, m, dim=1, clear=False)
+                for i, j in T.Parallel(bm, bn):
+                    xf[i, j] = T.exp(x[i, j] - m[i])
+                T.reduce_sum(xf, l_blk, dim=1)
+                for i in T.Parallel(bm):
+                    l[i] = l[i] * T.exp(m_prev[i] - m[i]) + l_blk[i]
+            for k in T.Pipelined(T.ceildiv(N, bn), num_stages=2):
+                T.copy(X[by * bm, k * bn], x)
+                for i, j in T.Parallel(bm, bn):
+                    xf[i, j] = T.exp(x[i, j] - m[i]) / l[i]
+                T.copy(xf, Y[by * bm, k * bn])
+
+    return main
+
+
+def layernorm_blocked(M, N, bm, bn, eps=1e-5, dtype="bfloat16"):
+    """Layer norm over rows too long for a block, in two sweeps over column blocks of ``bn``: the first sums
+    each row and its squares, the second writes (x - mean) * rstd * g + b, rstd = 1 / sqrt(E[x^2] - mean^2 + eps)."""
+
+    @T.prim_func
+    def main(X: T.Tensor((M, N), dtype), G: T.Tensor((N,), dtype), Bt: T.Tensor((N,), dtype),
+             Y: T.Tensor((M, N), dtype)):
+        with T.Kernel(1, T.ceildiv(M, bm), threads=128) as (bx, by):
+            x = T.alloc_shared((bm, bn), dtype)
+            g = T.alloc_shared((bn,), dtype)
+            b = T.alloc_shared((bn,), dtype)
+            sq = T.alloc_fragment((bm, bn), "float32")
+            s = T.alloc_fragment((bm,), "float32")
+            ss = T.alloc_fragment((bm,), "float32")
+            mean = T.alloc_fragment((bm,), "float32")
+            rstd = T.alloc_fragment((bm,), "float32")
+            y = T.alloc_fragment((bm, bn), dtype)
+            T.fill(s, 0)
+            T.fill(ss, 0)
+            for k in T.Pipelined(T.ceildiv(N, bn), num_stages=2):
+                T.copy(X[by * bm, k * bn], x)
+                for i, j in T.Parallel(bm, bn):
+                    sq[i, j] = x[i, j] * x[i, j]
+                T.reduce_sum(x, s, dim=1, clear=False)
+                T.reduce_sum(sq, ss, dim=1, clear=False)
+            for i in T.Parallel(bm):
+                mean[i] = s[i] / N
+                rstd[i] = T.rsqrt(ss[i] / N - mean[i] * mean[i] + eps)
+            for k in T.Pipelined(T.ceildiv(N, bn), num_stages=2):
+                T.copy(X[by * bm, k * bn], x)
+                T.copy(G[k * bn], g)
+                T.copy(Bt[k * bn], b)
+                for i, j in T.Parallel(bm, bn):
+                    y[i, j] = (x[i, j] - mean[i]) * rstd[i] * g[j] + b[j]
+                T.copy(y, Y[by * bm, k * bn])
+
+    return main
+
+
 def rmsnorm(M, N, bm, eps=1e-6, dtype="bfloat16"):
     @T.prim_func
     def main(X: T.Tensor((M, N), dtype), W: T.Tensor((N,), dtype), Y: T.Tensor((M, N), dtype)):

@@ -67,6 +67,9 @@ class CompileOptions:
     # ComputeConfig::math_approx_mode (tt-metal's APPROX: the approximate sqrt/rsqrt/recip of the 0.81.1 SFPU API)
     # and the approximate forms of the ops that take theirs as a template argument (ops.sfpu.APPROXIMATE)
     math_approx_mode: bool = False
+    # TileLang's fast math (its pass config "tl.enable_fast_math", which reads the same): forms that round
+    # differently from the exact ones, e.g. x / v[i] as x * (1 / v[i]) with the reciprocal once per row
+    fast_math: bool = False
     gemm_reuse: str = "auto"  # "auto": spill partial sums when a C block exceeds DST; "dst": re-read operands
     # (rows, cols) of output tiles one DST acquire accumulates, ttnn's (out_subblock_h, out_subblock_w);
     # default: the largest that fits DST and packs in row order (tilelang_tt.ops.gemm.sub_block)
@@ -144,6 +147,10 @@ class CompileOptions:
         if not isinstance(self.math_approx_mode, bool):
             raise OptionError(f"math_approx_mode={self.math_approx_mode!r} is not a bool",
                               hint="use math_approx_mode=True (the SFPU's approximate forms) or False (the default)")
+        if not isinstance(self.fast_math, bool):
+            raise OptionError(f"fast_math={self.fast_math!r} is not a bool",
+                              hint="use fast_math=True (forms that round differently, as TileLang's "
+                                   "tl.enable_fast_math) or False (the default)")
 
     def _merge_storage(self) -> None:
         """``storage={"A": "bfloat8_b"}`` becomes ``layouts["A"].dtype``; a layout that already
@@ -188,6 +195,8 @@ class CompileOptions:
         check_config_keys(config)
         options = {str(key).removeprefix(CONFIG_PREFIX): _plain(value)
                    for key, value in config.items() if str(key) in CONFIG_KEYS}
+        if TILELANG_FAST_MATH in config:  # TileLang's own key (tilelang/transform/pass_config.py)
+            options.setdefault("fast_math", bool(config[TILELANG_FAST_MATH]))
         given = options.pop("arch", arch)
         if given != arch:
             raise OptionError(f"{CONFIG_PREFIX}arch={given!r} contradicts the target's architecture {arch!r}",
@@ -197,6 +206,7 @@ class CompileOptions:
 
 
 CONFIG_PREFIX = "tt."
+TILELANG_FAST_MATH = "tl.enable_fast_math"
 CONFIG_KEYS = tuple(CONFIG_PREFIX + f.name for f in fields(CompileOptions))  # the PassContext config keys
 
 

@@ -43,6 +43,7 @@ class ComputeHw:
     math_fidelity: str = "HiFi4"
     fp32_dest_acc_en: bool = False
     math_approx_mode: bool = False
+    unpack_to_dest: tuple[str, ...] = ()  # the DFBs a datacopy unpacks straight to DST (UnpackToDestFp32)
 
 
 @dataclass(frozen=True)
@@ -75,13 +76,18 @@ class ProgramSpec:
     runtime_args: dict[str, dict[tuple[int, int], dict[str, int]]]  # kernel -> core -> name -> value
 
 
-def _config(kernel: KernelSpec) -> str:
+def _config(kernel: KernelSpec, dfb_index: dict[str, int]) -> str:
     named = cpp_named(kernel.compile_time_args)
     defines = cpp_map(kernel.defines)
     if kernel.compute is not None:
         hw = kernel.compute
+        modes = "".join(f"{kernel.name}_unpack[{dfb_index[name]}] = UnpackToDestMode::UnpackToDestFp32; "
+                        for name in hw.unpack_to_dest)
+        unpack = (f"[&] {{ std::vector<UnpackToDestMode> {kernel.name}_unpack(NUM_CIRCULAR_BUFFERS, "
+                  f"UnpackToDestMode::Default); {modes}return {kernel.name}_unpack; }}(), ") if modes else ""
         return (f"ComputeConfig{{.math_fidelity = MathFidelity::{hw.math_fidelity}, .fp32_dest_acc_en = "
-                f"{str(hw.fp32_dest_acc_en).lower()}, .math_approx_mode = {str(hw.math_approx_mode).lower()}, "
+                f"{str(hw.fp32_dest_acc_en).lower()}, {'.unpack_to_dest_mode = ' + unpack if unpack else ''}"
+                f".math_approx_mode = {str(hw.math_approx_mode).lower()}, "
                 f".compile_args = {kernel.name}_ct, .defines = {defines}, .named_compile_args = {named}}}")
     config = "ReaderDataMovementConfig" if kernel.role == "reader" else "WriterDataMovementConfig"
     return f"{config}({kernel.name}_ct, {defines}, {named})"
@@ -121,7 +127,7 @@ def program_main(spec: ProgramSpec) -> str:
         body.append(f"    {k.name}_bindings.dfbs = {{" + ", ".join(f"{{\"{n}\", {dfb_index[n]}}}" for n in k.dfbs) + "};")
         body.append(f"    {k.name}_bindings.runtime_arg_names = {{" + ", ".join(f'"{n}"' for n in k.runtime_arg_names)
                     + "};")
-        body.append(f"    KernelHandle {k.name} = CreateKernel(program, \"{wheel_kernel(k.source)}\", cores, {_config(k)});")
+        body.append(f"    KernelHandle {k.name} = CreateKernel(program, \"{wheel_kernel(k.source)}\", cores, {_config(k, dfb_index)});")
         body.append(f"    experimental::BindMetal2Kernel(program, {k.name}, {k.name}_bindings);")
         if k.tensors:
             body.append(f"    SetCommonRuntimeArgs(program, {k.name}, {{" + ", ".join(

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 import torch
 
+from tilelang_tt.emulator.driver import EmulatorError
+
 from .device_harness import bf16_to_f32, untilize
 from .host_programs import tile_words
 from .metal2 import ComputeHw, program_main, run_program
@@ -85,3 +87,28 @@ def test_ttnn_layernorm_matches_torch(rows, cols, hw, rtol):
     assert np.all(np.abs(out - layernorm_reference(x64, gamma, beta)) <= rtol * scale)
     # the weight and bias read once per core (at its first row), the input once
     assert res.counters["total"]["dram_bytes_read"] == rows * cols * 2 + 2 * len(spec.cores) * (cols // 32) * 2048
+
+
+def test_ttnn_large_tensor_layernorm_packs_into_an_unreserved_cb():
+    """Rows whose CBs take 95% of L1 (3072 columns with float32 intermediates, the narrowest such) take the
+    factory's large-tensor kernels: CBs of 56 tiles for the row's blocks, the float32 accumulator c_26 unpacked
+    straight to DST. The 0.81.1 wheel's layernorm_large_tensor.cpp packs 1 / sqrt(Var + eps) into dfb::ex2pe
+    through an eltwise chain whose output policy is ReservePolicy::None (its line 387), which kernel_lib's
+    chain.inl documents as the caller's pre-reserved window, and no reserve_back of ex2pe precedes it: the
+    emulator stops at that pack_tile (hardware writes at the CB's write pointer regardless). The program runs as
+    the factory builds it, unmodified, up to there."""
+    hw = ComputeHw("HiFi4", True, False)
+    assert "large_tensor" not in layernorm_program(64, 2816, hw=hw).kernels[2].source
+    spec = layernorm_program(64, 3072, hw=hw)
+    assert [k.source.rsplit("/", 1)[1] for k in spec.kernels] == [
+        "reader_unary_interleaved_ln_large_tensor.cpp", "writer_unary_interleaved_start_id_blocked.cpp",
+        "layernorm_large_tensor.cpp"]
+    sizes = {d.name: (d.num_entries, d.data_format) for d in spec.dfbs}
+    assert all(sizes[name][0] == 56 for name in ("in", "xmm", "xmm2", "gamma", "beta"))
+    assert sizes["accumulate"] == (1, "Float32") and spec.kernels[2].compute.unpack_to_dest == ("accumulate",)
+    x = np.zeros((64, 3072), np.float32)
+    row0 = np.zeros((32, 3072), np.float32)
+    with pytest.raises(EmulatorError, match=r"layernorm_large_tensor.cpp': pack_tile to CB 8 page 0 beyond the 0 "
+                                            r"page\(s\) reserved"):
+        run_program(spec, {"src": tile_words(x), "gamma": tile_words(row0), "beta": tile_words(row0)})
+    assert spec.dfbs[8].name == "ex2pe"

@@ -11,10 +11,16 @@ the kernels' `args::` / `dfb::` / `tensor::` names are the factory's):
   tensor of whole tiles with a weight and a bias of tiles, not Welford, no residual; the DataflowBuffers are its
   circular buffers under the names its 0.81.1 kernels give them (in c_0, out c_16, ex c_18, scaler c_2, eps c_3,
   ex2 c_19, xmm c_24, xmm2 c_20, ex2pe c_21, fusion c_22, gamma c_5, beta c_6, by the kernels' comments on them).
+  Where those CBs do not fit L1 (``CB_can_fit_in_L1``: their bytes at least 95% of it) the factory takes its
+  large-tensor kernels (``reader_unary_interleaved_ln_large_tensor.cpp``, ``layernorm_large_tensor.cpp``: the row
+  in blocks, read three times, for the mean, the variance and the output), with in, xmm, xmm2, gamma and beta
+  of ``with_weights_max_size`` = 56 tiles and an accumulator CB c_26 (``accumulate``: one tile, Float32 and
+  unpacked straight to DST under a float32 reduction, fp32_dest_acc_en without legacy_reduction).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -128,9 +134,13 @@ def layernorm_program(rows: int, cols: int, eps: float = 1e-5, arch: str = "worm
     sizes = {"in": (bf, wt_up), "out": (bf, 2 * block), "ex": (im, 2), "scaler": (bf, 2), "eps": (bf, 2),
              "ex2": (im, 2), "xmm": (im, wt_up), "xmm2": (im, wt_up), "ex2pe": (im, 8), "fusion": (im, 2 * block),
              "gamma": (bf, wt_up), "beta": (bf, wt_up)}
-    # CB_can_fit_in_L1: below 95% of L1 (with weights, else the large-tensor kernels, not modelled here)
-    if sum(size * n for size, n in sizes.values()) >= get_arch(arch).l1_total * 0.95:
-        raise ValueError(f"{rows} x {cols}: the factory takes its large-tensor kernels (not modelled here)")
+    large = layernorm_takes_large_tensor(sizes, arch)
+    kind, unpack_to_dest = "", ()
+    if large:  # the large-tensor kernels: the row's CBs of with_weights_max_size tiles, the accumulator c_26
+        sizes |= {name: (sizes[name][0], LARGE_TENSOR_TILES) for name in ("in", "xmm", "xmm2", "gamma", "beta")}
+        sizes["accumulate"] = (im, 1)
+        kind = "_large_tensor"
+        unpack_to_dest = ("accumulate",) if hw.fp32_dest_acc_en else ()  # float32_reduction
     dfbs = tuple(DataflowBufferSpec(name, size, n, im_fmt if size == im and name not in ("in", "out") else "Float16_b")
                  for name, (size, n) in sizes.items())
     defines = {"FUSE_GAMMA": "1", "FUSE_BETA": "1"}
@@ -138,14 +148,15 @@ def layernorm_program(rows: int, cols: int, eps: float = 1e-5, arch: str = "worm
                     "fp32_dest_acc_en": int(hw.fp32_dest_acc_en), "float32_reduction": int(hw.fp32_dest_acc_en),
                     "W": cols, "tile_width": 32}
     kernels = (
-        KernelSpec("reader", f"{LAYERNORM_KERNELS}/dataflow/reader_unary_interleaved_ln.cpp", "reader",
+        KernelSpec("reader", f"{LAYERNORM_KERNELS}/dataflow/reader_unary_interleaved_ln{kind}.cpp", "reader",
                    ("in", "scaler", "eps", "gamma", "beta"), ("src", "gamma", "beta"),
                    {"block_size": block, "W": cols}, ("NCHt", "Wt", "reader_start", "eps"), defines),
         KernelSpec("writer", f"{LAYERNORM_KERNELS}/dataflow/writer_unary_interleaved_start_id_blocked.cpp", "writer",
                    ("out",), ("dst",), {"block_size": block}, ("Wt", "num_tile_rows", "writer_start")),
-        KernelSpec("compute", f"{LAYERNORM_KERNELS}/compute/layernorm.cpp", "compute",
-                   ("in", "out", "ex", "scaler", "eps", "ex2", "xmm", "xmm2", "ex2pe", "fusion", "gamma", "beta"), (),
-                   compute_ctas, ("NCHt",), defines, hw),
+        KernelSpec("compute", f"{LAYERNORM_KERNELS}/compute/layernorm{kind}.cpp", "compute",
+                   ("in", "out", "ex", "scaler", "eps", "ex2", "xmm", "xmm2", "ex2pe", "fusion", "gamma", "beta")
+                   + (("accumulate",) if large else ()), (), compute_ctas, ("NCHt",), defines,
+                   dataclasses.replace(hw, unpack_to_dest=unpack_to_dest)),
     )
     eps_bits = int(np.float32(eps).view(np.uint32))
     args: dict[str, dict] = {"reader": {}, "writer": {}, "compute": {}}
@@ -158,6 +169,17 @@ def layernorm_program(rows: int, cols: int, eps: float = 1e-5, arch: str = "worm
     tensors = (TensorParameter("src", ht * wt, bf, True), TensorParameter("gamma", wt, bf, True),
                TensorParameter("beta", wt, bf, True), TensorParameter("dst", ht * wt, bf, False))
     return ProgramSpec(dfbs, kernels, tensors, tuple(args["reader"]), args)
+
+
+# with_weights_max_size: the tiles of the large-tensor kernels' row CBs with a weight or a bias
+# (layernorm_op_multi_core.cpp, create_descriptor)
+LARGE_TENSOR_TILES = 56
+
+
+def layernorm_takes_large_tensor(sizes: dict[str, tuple[int, int]], arch: str = "wormhole_b0") -> bool:
+    """The factory's choice (layernorm_op_multi_core.cpp: ``large_tensor_needed`` where a weight or a bias is given
+    and ``CB_can_fit_in_L1`` fails): the small kernels' CBs, (tile bytes, tiles) by name, take 95% of L1 or more."""
+    return sum(size * n for size, n in sizes.values()) >= get_arch(arch).l1_total * 0.95
 
 
 def layernorm_reference(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float = 1e-5) -> np.ndarray:

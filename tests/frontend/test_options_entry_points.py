@@ -17,6 +17,7 @@ import tilelang_tt
 import tvm
 
 from tests.kernels import eltwise, gemm, pass_names
+from tests.op_kernels import softmax
 from tilelang_tt import BufferLayout, CompileOptions
 from tilelang_tt.artifacts import Artifacts
 from tilelang_tt.backend import artifacts_of
@@ -26,7 +27,8 @@ from tilelang_tt.contract.vocabulary import Policy, WorkPolicy
 from tilelang_tt.options import CONFIG_KEYS, CONFIG_PREFIX, OptionError
 from tilelang_tt.target import DEFAULT_ARCH
 
-KERNELS = {"gemm": gemm(128, 256, 64, 128, 64, 32), "add": eltwise("add", 256, 256, 64, 64)}
+KERNELS = {"gemm": gemm(128, 256, 64, 128, 64, 32), "add": eltwise("add", 256, 256, 64, 64),
+           "softmax": softmax(64, 128, 32)}
 SHARDED_C = {"C": BufferLayout(memory="L1", layout="height_sharded", shard_grid=(4, 1))}
 DUMP_DIR = "ir"  # relative: each test runs in its own tmp_path
 
@@ -121,6 +123,9 @@ CASES = {
     "math_fidelity": Case("gemm", "LoFi", lambda art, err: _compute(art).math_fidelity == "LoFi"),
     "math_approx_mode": Case("add", True, lambda art, err: _compute(art).math_approx_mode is True
                              and ".math_approx_mode = true" in art.sources["main.cpp"]),
+    # the division by the row sum as a multiplication by its reciprocal, computed once per row
+    "fast_math": Case("softmax", True, lambda art, err: "recip_tile(" in art.sources["compute.cpp"]
+                      and "div_binary_tile(" not in art.sources["compute.cpp"]),
     # "dst": no partial sums kept in L1 between K steps, so no C_l_out CB (and another compute.cpp)
     "gemm_reuse": Case("gemm", "dst", lambda art, err: "C_l_out" not in [cb.name for cb in art.plan.cbs]),
     # one row of two tiles per DST acquire where the default takes 2x2 of the 4x2-tile block
@@ -205,6 +210,12 @@ def test_a_functions_own_pass_configs():
     assert art.sources == tilelang_tt.compile(KERNELS["gemm"], grid=(2, 1), multicast="off").sources
 
 
+def test_tilelangs_own_fast_math_key():
+    """TileLang's ``tl.enable_fast_math`` (tilelang/transform/pass_config.py) is ``fast_math``."""
+    kernel = tilelang.compile(KERNELS["softmax"], target="tenstorrent", pass_configs={"tl.enable_fast_math": True})
+    assert kernel.artifacts.sources == tilelang_tt.compile(KERNELS["softmax"], fast_math=True).sources
+
+
 def test_layouts_from_a_config_come_back_as_buffer_layouts():
     with tvm.transform.PassContext(config={"tt.layouts": SHARDED_C}):
         config = tvm.transform.PassContext.current().config
@@ -220,6 +231,7 @@ BAD = {
     "cb_depth": (0, "cb_depth=0 is not a positive integer", "double buffering"),
     "math_fidelity": ("HiFi5", "math_fidelity='HiFi5' is not a math fidelity", "LoFi, HiFi2, HiFi3 or HiFi4"),
     "math_approx_mode": ("yes", "math_approx_mode='yes' is not a bool", "math_approx_mode=True"),
+    "fast_math": ("yes", "fast_math='yes' is not a bool", "fast_math=True"),
     "gemm_reuse": ("spill", "gemm_reuse='spill' is not a GEMM reuse mode", "'auto'"),
     "gemm_subblock": ((1, 0), "gemm_subblock=(1, 0) is not two positive integers (rows, cols)",
                       "gemm_subblock=(1, 4)"),

@@ -132,10 +132,11 @@ class LowerContext:
     DST accumulation), the blocks made and not yet allocated. ``visit`` lowers a nested statement."""
 
     def __init__(self, pass_name: str, func: tirx.PrimFunc, budget_of, cbs: Mapping[str, CBDesc], gemm_reuse: str,
-                 gemm_subblock: tuple[int, int] | None = None):
+                 gemm_subblock: tuple[int, int] | None = None, fast_math: bool = False):
         self.pass_name = pass_name
         self.func = func
         self.gemm_reuse = gemm_reuse
+        self.fast_math = fast_math  # the user allowed forms that round differently (CompileOptions.fast_math)
         self.gemm_subblock = gemm_subblock  # the user's (rows, cols) sub-block of every gemm, or None
         self.budget_of = budget_of
         self.cbs = dict(cbs)

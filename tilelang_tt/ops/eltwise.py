@@ -119,6 +119,8 @@ class Eltwise(TileOp):
             _check_access(ctx, store, store, i, j)
             _check_extents(ctx, store, store.buffer, extents)
             value = generate(ctx, store, decompose(store.value), i, j, out)
+            if ctx.fast_math:
+                value = reciprocal_divisors(ctx, store, value, out)
             loads = []
             tirx.stmt_functor.post_order_visit(
                 value, lambda n: loads.append(n.buffer) if isinstance(n, tirx.BufferLoad) else None)
@@ -481,6 +483,39 @@ def _converted_integers(ctx, node, value, ij, loads):
 
 
 # -- FPU ------------------------------------------------------------------------------------------
+def reciprocal_divisors(ctx, store, value, out: list) -> tirx.PrimExpr:
+    """Under fast math, ``value`` with each division by an element of a vector block, ``a / v[i]`` (a row's
+    value, or a column's), as ``a * r[i]``: ``r = 1 / v``, a float32 vector block of v's geometry computed
+    once before the statement (its ``tt.tile.eltwise`` appended to ``out``: recip_tile on one tile per 32
+    rows) where the SFPU divided every tile (div_binary_tile: 47 instructions a row with a 32-bit DST
+    against mul_binary_tile's 6, tilelang_tt/emulator/runtime/costs.cpp). ttnn's softmax divides so
+    (softmax.cpp: recip_tile of the row sum, then mul_tiles_bcast_cols). It rounds twice where the division
+    rounds once (within 2 float32 ulps), hence fast math only: TileLang's ``tl.enable_fast_math``, which
+    on CUDA passes --use_fast_math (approximate division too)."""
+    made = {}
+
+    def post(e):
+        if not isinstance(e, tirx.Div) or str(e.dtype) in INTEGER_DTYPES:
+            return None
+        load = strip_casts(e.b)
+        if not isinstance(load, tirx.BufferLoad) or load.buffer.name not in ctx.cbs \
+                or not ctx.block_kind(load.buffer):
+            return None
+        vec = load.buffer
+        if vec not in made:
+            made[vec] = ctx.new_block(vec, "_recip", "float32", "local.fragment")
+            out.append(ctx.eltwise_from(store, made[vec], lambda i, j: tirx.Div(
+                tirx.FloatImm("float32", 1.0), tirx.Cast("float32", ctx.load(vec, i, j)) if vec.dtype != "float32"
+                else ctx.load(vec, i, j))))
+        recip = tirx.BufferLoad(made[vec], load.indices)
+        if e.dtype == "float32":
+            return tirx.Mul(e.a, recip)
+        # a narrower quotient: the product of float32 values, rounded once as DST's quotient is
+        return tirx.Cast(e.dtype, tirx.Mul(tirx.Cast("float32", e.a), recip))
+
+    return tirx.stmt_functor.ir_transform(tirx.Evaluate(value), None, post, ["tirx.Div"]).value
+
+
 def fpu_binary(value, vector_of, ij) -> tuple | None:
     """(FPU op, a, b, kind) when an eltwise value of a full block is one FPU op from two CBs
     (``vector_of``: block name -> its ``vector`` kind; ``ij``: the loop variables): A[i, j] op B[i, j]

@@ -19,6 +19,9 @@ Row sums packed by their producer (C2, :meth:`Reduce.fuse_row_sums`): ``T.reduce
 right after the element-wise op computing a float32 X of several tile columns reads a block
 ``X_rowsum`` of one tile per tile row that op packs besides X, the packer adding a row's tiles into
 its tile in L1; one ``reduce_tile`` per row then sums the 32 columns left.
+A reduction of a copy of a bfloat16 block (C2, :meth:`Reduce.reduce_copy_sources`) reduces the copy's source:
+exact (the source registers read a bfloat16 datum and its float32 copy alike); the copy goes where nothing else
+reads it.
 A reduction along an extent of 1 (``[n, 1]`` along dim 1, ``[1, n]`` along dim 0) is a copy of the
 block's one element per result (its absolute value for abssum/absmax; combined with the old value
 without ``clear``): C2 lowers it as a ``tt.tile.eltwise`` instead.
@@ -109,6 +112,41 @@ class Reduce(TileOp):
         pooled = ctx.new_block(src.buffer, f"_{kind}", str(src.buffer.dtype), "local.fragment")
         return seq([ctx.eltwise_from(stmt, pooled, lambda i, j: form.element(ctx.load(src.buffer, i, j))),
                     evaluate(Intrin.TILE_REDUCE, form.pool, pooled.data, dst.buffer.data, dim, clear, like=stmt)])
+
+    def reduce_copy_sources(self, ctx, stmts: list) -> list:
+        """C2, over a lowered statement sequence: ``tt.tile.reduce(kind, X, v, dim, clear)`` whose source X
+        was last written by a copy of a bfloat16 block S of the same tiles, ``tt.tile.eltwise(X, i, j,
+        S[i, j])`` (X bfloat16 or float32), with only reductions of X or S between them, reduces S itself.
+        Exact: reduce_tile reads each datum of S and of X to the same value in its source registers (a
+        bfloat16 datum widened to float32 is the same number), and the pool's sum or max in DST does not
+        see which block it came from. Not for a float32 S: a float32 CB reduce_tile reads passes through
+        SrcA (TF32) for every op reading it, where it could be unpacked straight to DST (the 32 bits) for
+        the others (``unpack_to_dest``). The copy stays where a later statement reads X (DropDeadBlocksTT drops it otherwise): the
+        copy TileLang's ``T.reduce_*`` makes of a shared source (tilelang/language/reduce_op.py) goes, and
+        ``T.copy(x, x_f32); T.reduce_max(x_f32, m)`` reads the bfloat16 x, as ttnn's softmax pools its
+        bfloat16 input (softmax.cpp calc_numeric_stable)."""
+        out = list(stmts)
+        for k, stmt in enumerate(out):
+            if stmt_intrin(stmt) != Intrin.TILE_REDUCE:
+                continue
+            x = stmt.value.args[1]
+            p = next((n for n in range(k - 1, -1, -1) if _mentions(out[n], x) and not _reduces(out[n])), None)
+            if p is None or stmt_intrin(out[p]) != Intrin.TILE_ELTWISE or len(out[p].value.args) != 4 \
+                    or not out[p].value.args[0].same_as(x):
+                continue
+            _, i, j, value = out[p].value.args
+            load = strip_casts(value)
+            if not isinstance(load, tirx.BufferLoad) or len(load.indices) != 2 \
+                    or not (load.indices[0].same_as(i) and load.indices[1].same_as(j)):
+                continue
+            src, dst = ctx.cbs[load.buffer.name], ctx.cbs[x.name]
+            if src.vector or dst.vector or src.block_tiles != dst.block_tiles \
+                    or src.data_format != "Float16_b" or dst.data_format not in ("Float16_b", "Float32") \
+                    or any(not _reduces(out[n]) and _mentions(out[n], load.buffer.data) for n in range(p + 1, k)):
+                continue
+            out[k] = evaluate(Intrin.TILE_REDUCE, stmt.value.args[0], load.buffer.data, *stmt.value.args[2:],
+                              like=stmt)
+        return out
 
     def fuse_row_sums(self, ctx, stmts: list) -> list:
         """C2, over a lowered statement sequence: ``tt.tile.eltwise(X, i, j, value)`` followed, with
@@ -203,6 +241,11 @@ def _copies_narrow(ctx, value) -> bool:
     not the partial sums of them, so the row sums of such a copy are exact only without partials."""
     load = strip_casts(value)
     return isinstance(load, tirx.BufferLoad) and ctx.cbs[load.buffer.name].data_format != "Float32"
+
+
+def _reduces(stmt) -> bool:
+    """Whether ``stmt`` is a reduction (it reads its source, it writes a vector of its own)."""
+    return stmt_intrin(stmt) == Intrin.TILE_REDUCE
 
 
 def _mentions(stmt, var: tirx.Var) -> bool:

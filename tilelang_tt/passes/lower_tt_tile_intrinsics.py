@@ -77,7 +77,7 @@ class _Lowerer(LowerContext):
                 continue
             out.append(self.visit(stmts[i]))
             i += 1
-        return REDUCE.fuse_row_sums(self, out)
+        return REDUCE.fuse_row_sums(self, REDUCE.reduce_copy_sources(self, out))
 
     def visit(self, s):
         if isinstance(s, tirx.SeqStmt):
@@ -185,9 +185,9 @@ def _column_major_blocks(func: tirx.PrimFunc, body) -> list[str]:
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx, math_fidelity: str, gemm_reuse: str, math_approx_mode: bool,
-               gemm_subblock: tuple[int, int] | None) -> tirx.PrimFunc:
+               gemm_subblock: tuple[int, int] | None, fast_math: bool) -> tirx.PrimFunc:
     arch = Attr.ARCH.read(func)
-    lowerer = _Lowerer(PASS, func, arch.dst_budget, Attr.CB_DESC.read(func), gemm_reuse, gemm_subblock)
+    lowerer = _Lowerer(PASS, func, arch.dst_budget, Attr.CB_DESC.read(func), gemm_reuse, gemm_subblock, fast_math)
     body = lowerer.visit(func.body)
     column_major = _column_major_blocks(func, body)
     func = func.with_body(body)
@@ -200,6 +200,6 @@ def _transform(func: tirx.PrimFunc, mod, ctx, math_fidelity: str, gemm_reuse: st
 
 
 def LowerTTTileIntrinsics(math_fidelity: str = "HiFi4", gemm_reuse: str = "auto", math_approx_mode: bool = False,
-                          gemm_subblock: tuple[int, int] | None = None):
+                          gemm_subblock: tuple[int, int] | None = None, fast_math: bool = False):
     return prim_func_pass(lambda f, m, c: _transform(f, m, c, math_fidelity, gemm_reuse, math_approx_mode,
-                                                     gemm_subblock), PASS)
+                                                     gemm_subblock, fast_math), PASS)

@@ -41,13 +41,12 @@ void kernel_main() {
         }
         tile_regs_release();
         cb_push_back(cb_xf, 4);
-        cb_wait_front(cb_xf, 4);
         cb_wait_front(cb_reduce_scaler, 1);
         tile_regs_acquire();
-        reconfig_data_format(cb_reduce_scaler, cb_xf);
-        reduce_init<PoolType::MAX, ReduceDim::REDUCE_ROW>(cb_xf, cb_reduce_scaler, cb_mx);
+        reconfig_data_format(cb_reduce_scaler, cb_x);
+        reduce_init<PoolType::MAX, ReduceDim::REDUCE_ROW>(cb_x, cb_reduce_scaler, cb_mx);
         for (uint32_t n_1 = 0; n_1 < 4; ++n_1) {
-            reduce_tile<PoolType::MAX, ReduceDim::REDUCE_ROW>(cb_xf, cb_reduce_scaler, n_1, 0, 0);
+            reduce_tile<PoolType::MAX, ReduceDim::REDUCE_ROW>(cb_x, cb_reduce_scaler, n_1, 0, 0);
         }
         reduce_uninit();
         tile_regs_commit();
@@ -57,6 +56,7 @@ void kernel_main() {
         pack_tile(0, cb_mx);
         tile_regs_release();
         cb_push_back(cb_mx, 1);
+        cb_wait_front(cb_xf, 4);
         cb_wait_front(cb_mx, 1);
         cb_reserve_back(cb_xf_rowsum, 1);
         for (uint32_t ch = 0; ch < 2; ++ch) {

@@ -194,6 +194,7 @@ int main(int argc, char** argv) {
         std::vector<UnpackToDestMode> unpack_to_dest(NUM_CIRCULAR_BUFFERS, UnpackToDestMode::Default);
         unpack_to_dest[25] = UnpackToDestMode::UnpackToDestFp32;
         unpack_to_dest[27] = UnpackToDestMode::UnpackToDestFp32;
+        unpack_to_dest[24] = UnpackToDestMode::UnpackToDestFp32;
         KernelHandle compute_kernel = CreateKernel(program, "compute.cpp", cores, ComputeConfig{.math_fidelity = MathFidelity::HiFi4, .fp32_dest_acc_en = true, .unpack_to_dest_mode = unpack_to_dest, .math_approx_mode = false, .compile_args = compute_compile_args});
 
         std::vector<uint32_t> writer_compile_args;
