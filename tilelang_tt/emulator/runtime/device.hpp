@@ -189,6 +189,8 @@ class Device {
   // The last launch's timeline as Chrome trace-event JSON (Perfetto, chrome://tracing); its format is
   // documented in trace.cpp. Empty of spans unless set_tracing(true) preceded the launch.
   std::string trace_json() const;
+  // The trace of the last launch of every device of a mesh, with the fabric's links (trace.cpp).
+  static std::string mesh_trace_json(const std::vector<Device*>& devices);
   // Timing only (off by default): the next launches skip the arithmetic of matmul_tiles, where
   // emulation spends its time, so the outputs are meaningless; the protocol checks, the counters and
   // the timing model's prediction are those of a full run (no kernel's control flow reads what

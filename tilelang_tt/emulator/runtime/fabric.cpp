@@ -214,6 +214,17 @@ std::string fabric_links_json(uint32_t chip, uint64_t& busiest) {
   return os.str();
 }
 
+std::vector<FabricLinkSpans> fabric_link_spans(uint32_t chip) {
+  std::vector<FabricLinkSpans> out;
+  for (const auto& [key, link] : g_fabric.links) {
+    if (key.first != chip) continue;
+    FabricLinkSpans spans{key.second, std::string(kDirectionNames[key.second]) + " link", {}};
+    for (const Interval& i : link.busy) spans.busy.emplace_back(i.start, i.end);
+    out.push_back(std::move(spans));
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------- kernel side
 namespace k {
 

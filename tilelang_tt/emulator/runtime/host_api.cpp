@@ -831,10 +831,6 @@ void open_devices(uint32_t count) {
     const char* timing_only = std::getenv("TT_EMU_TIMING_ONLY");
     const char* progress_fd = std::getenv("TT_EMU_PROGRESS_FD");
     guarded([&] {
-        if (count > 1 && trace && *trace) {
-            throw emu::EmulatorError("a trace of a mesh of " + std::to_string(count) +
-                                     " devices is not emulated: trace a one-device program");
-        }
         emu::Device::open_mesh(arch && *arch ? arch : "wormhole_b0", count);
         for (uint32_t i = 0; i < count; ++i) {
             emu::Device::select(i);
@@ -940,6 +936,15 @@ bool MeshDevice::close() {
                 json += (i ? ", " : "") + emu::Device::get().counters_json();
             }
             return json + "]}";
+        });
+        // a mesh's trace: every chip's, and the fabric's links
+        write_to_env_path("TT_EMU_TRACE", "the trace", [&] {
+            std::vector<emu::Device*> devices;
+            for (uint32_t i = 0; i < count; ++i) {
+                emu::Device::select(i);
+                devices.push_back(&emu::Device::get());
+            }
+            return emu::Device::mesh_trace_json(devices);
         });
         while (emu::Device::count() > 0) {
             emu::Device::select(0);

@@ -530,6 +530,13 @@ DeviceImpl& device_impl(uint32_t index);
 // as JSON, and when the last of them was done with its packets (`busiest`).
 void fabric_begin_launch();
 std::string fabric_links_json(uint32_t chip, uint64_t& busiest);
+// The links leaving chip `chip` in the last launch, each with the intervals packets held it (the trace).
+struct FabricLinkSpans {
+  uint32_t direction;  // eth_chan_directions
+  std::string name;    // "EAST link", ...
+  std::vector<std::pair<uint64_t, uint64_t>> busy;
+};
+std::vector<FabricLinkSpans> fabric_link_spans(uint32_t chip);
 
 // "core (x,y) reader 'reader.cpp'"
 std::string who(const ThreadCtx& t);
