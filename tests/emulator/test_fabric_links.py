@@ -52,6 +52,8 @@ def test_each_link_of_the_route_carries_the_packets_for_their_bytes(one_and_thre
         east = links(three, chip)["EAST"]
         assert (east["packets"], east["bytes"], east["busy"]) == (2, PAGE + 64 + 64, PAGE_PACKET + INC_PACKET)
     assert "EAST" not in links(three, 3)
+    assert three["links"] == {"packets": 6, "bytes": 3 * (PAGE + 128), "busy": 3 * (PAGE_PACKET + INC_PACKET),
+                              "end": links(three, 2)["EAST"]["end"]}
 
 
 def test_two_more_hops_arrive_two_hop_latencies_later(one_and_three_hops):
