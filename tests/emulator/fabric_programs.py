@@ -26,6 +26,7 @@ SENDER = r"""
 
 #include "api/dataflow/dataflow_api.h"
 #include "tt_metal/fabric/hw/inc/edm_fabric/edm_fabric_worker_adapters.hpp"
+#include "tt_metal/fabric/hw/inc/edm_fabric/fabric_connection_manager.hpp"
 #include "tt_metal/fabric/hw/inc/packet_header_pool.h"
 #include "tt_metal/fabric/hw/inc/tt_fabric_api.h"
 #ifdef FABRIC_2D
@@ -43,7 +44,16 @@ void kernel_main() {
     const uint32_t hops = get_arg_val<uint32_t>(arg++);
     const uint32_t receiver_x = get_arg_val<uint32_t>(arg++);
     const uint32_t receiver_y = get_arg_val<uint32_t>(arg++);
+#ifdef CONNECTION_MANAGER
+    // ttnn's idiom: a forward connection (flag 1 and its args), no backward one (flag 0)
+    auto connections = FabricConnectionManager::build_from_args<
+        FabricConnectionManager::BuildFromArgsMode::BUILD_AND_OPEN_CONNECTION_START_ONLY>(arg);
+    connections.open_finish();
+    auto& sender = connections.get_forward_connection();
+#else
     auto sender = tt::tt_fabric::WorkerToFabricEdmSender::build_from_args<ProgrammableCoreType::TENSIX>(arg);
+    sender.open();
+#endif
 
     constexpr uint32_t cb = 0;
     constexpr uint32_t page_size = get_compile_time_arg_val(0);
@@ -53,7 +63,6 @@ void kernel_main() {
     const auto y = TensorAccessor(y_args, y_address, page_size);
     const uint64_t semaphore = get_noc_addr(receiver_x, receiver_y, get_semaphore(0));
 
-    sender.open();
     volatile tt_l1_ptr PACKET_HEADER_TYPE* header = PacketHeaderPool::allocate_header();
     for (uint32_t page = first_page; page < first_page + pages; ++page) {
         cb_reserve_back(cb, 1);
@@ -82,7 +91,11 @@ void kernel_main() {
     sender.wait_for_empty_write_slot();
     sender.send_payload_flush_blocking_from_address((uint32_t)(uintptr_t)header, sizeof(PACKET_HEADER_TYPE));
 #endif
+#ifdef CONNECTION_MANAGER
+    connections.close();
+#else
     sender.close();
+#endif
     noc_async_write_barrier();
 }
 """
@@ -137,13 +150,13 @@ using namespace tt::tt_metal;
 
 int main(int argc, char** argv) {
     const std::filesystem::path data_dir = argv[1];
-    tt::tt_fabric::SetFabricConfig(tt::tt_fabric::FabricConfig::CONFIG);
-    auto device = distributed::MeshDevice::create(distributed::MeshDeviceConfig(distributed::MeshShape(ROWS, COLS)));
+    tt::tt_fabric::SetFabricConfig(tt::tt_fabric::FabricConfig::@CONFIG@);
+    auto device = distributed::MeshDevice::create(distributed::MeshDeviceConfig(distributed::MeshShape(@ROWS@, @COLS@)));
     distributed::MeshCommandQueue& command_queue = device->mesh_command_queue();
-    constexpr uint32_t page = 2048, pages = PAGES, chips = ROWS * COLS;
+    constexpr uint32_t page = 2048, pages = @PAGES@, chips = @ROWS@ * @COLS@;
     distributed::DeviceLocalBufferConfig dram{.page_size = page, .buffer_type = BufferType::DRAM};
     distributed::ShardedBufferConfig per_chip{.global_size = chips * pages * page,
-                                              .global_buffer_shape = Shape2D(ROWS, COLS * pages),
+                                              .global_buffer_shape = Shape2D(@ROWS@, @COLS@ * pages),
                                               .shard_shape = Shape2D(1, pages),
                                               .shard_orientation = ShardOrientation::ROW_MAJOR};
     auto x = distributed::MeshBuffer::create(distributed::ReplicatedBufferConfig{.size = pages * page}, dram,
@@ -157,28 +170,30 @@ int main(int argc, char** argv) {
     const uint32_t y_address = y->get_reference_buffer()->address();
     const uint32_t z_address = z->get_reference_buffer()->address();
 
-    const distributed::MeshCoordinate src(SRC_ROW, SRC_COL), dst(DST_ROW, DST_COL);
+    const distributed::MeshCoordinate src(@SRC_ROW@, @SRC_COL@), dst(@DST_ROW@, @DST_COL@);
     const CoreCoord receiver_core{0, 0};
     const CoreCoord receiver = device->worker_core_from_logical_core(receiver_core);
 
     Program send = CreateProgram();
-    const CoreRange senders(CoreCoord{0, 0}, CoreCoord{SENDERS - 1, 0});
+    const CoreRange senders(CoreCoord{0, 0}, CoreCoord{@SENDERS@ - 1, 0});
     CreateCircularBuffer(send, senders, CircularBufferConfig(2 * page, {{0, tt::DataFormat::Float16_b}}).set_page_size(0, page));
     CreateSemaphore(send, senders, 0);  // id 0: the receiver's, at the same address on its chip
     std::vector<uint32_t> send_ct{page};
     TensorAccessorArgs(*x->get_reference_buffer()).append_to(send_ct);
     TensorAccessorArgs(*y->get_reference_buffer()).append_to(send_ct);
-    KernelHandle sender = CreateKernel(send, "SENDER_PATH", senders,
+    KernelHandle sender = CreateKernel(send, "@SENDER_PATH@", senders,
         DataMovementConfig{.processor = DataMovementProcessor::RISCV_0, .noc = NOC::RISCV_0_default,
-                           .compile_args = send_ct});
-    for (uint32_t s = 0; s < SENDERS; ++s) {
-        const uint32_t share = pages / SENDERS;
+                           .compile_args = send_ct, .defines = @DEFINES@});
+    for (uint32_t s = 0; s < @SENDERS@; ++s) {
+        const uint32_t share = pages / @SENDERS@;
         std::vector<uint32_t> args{x_address, y_address, s * share, share,
-                                   static_cast<uint32_t>(device->get_fabric_node_id(dst).chip_id), HOPS,
+                                   static_cast<uint32_t>(device->get_fabric_node_id(dst).chip_id), @HOPS@,
                                    static_cast<uint32_t>(receiver.x), static_cast<uint32_t>(receiver.y)};
+        if (@MANAGER@) args.push_back(1);  // a forward connection
         tt::tt_fabric::append_fabric_connection_rt_args(device->get_fabric_node_id(src),
-                                                        device->get_fabric_node_id(NEXT), 0, send, CoreCoord{s, 0},
+                                                        device->get_fabric_node_id(@NEXT@), 0, send, CoreCoord{s, 0},
                                                         args);
+        if (@MANAGER@) args.push_back(0);  // no backward one
         SetRuntimeArgs(send, sender, CoreCoord{s, 0}, args);
     }
 
@@ -188,7 +203,7 @@ int main(int argc, char** argv) {
     std::vector<uint32_t> receive_ct{page};
     TensorAccessorArgs(*y->get_reference_buffer()).append_to(receive_ct);
     TensorAccessorArgs(*z->get_reference_buffer()).append_to(receive_ct);
-    KernelHandle receiver_kernel = CreateKernel(receive, "RECEIVER_PATH", receiver_core,
+    KernelHandle receiver_kernel = CreateKernel(receive, "@RECEIVER_PATH@", receiver_core,
         DataMovementConfig{.processor = DataMovementProcessor::RISCV_1, .noc = NOC::RISCV_1_default,
                            .compile_args = receive_ct});
     SetRuntimeArgs(receive, receiver_kernel, receiver_core, std::vector<uint32_t>{y_address, z_address, pages});
@@ -212,7 +227,8 @@ int main(int argc, char** argv) {
 class TwoChips:
     """A sender on chip ``src`` and a receiver on chip ``dst`` of a (rows, cols) mesh (coordinates (row, col));
     the sender connects to the router toward ``next`` (a neighbour under a 1-D config: the first chip of the
-    route) and, under a 1-D config, routes its packets ``hops`` chips along it."""
+    route) and, under a 1-D config, routes its packets ``hops`` chips along it; with ``manager`` it builds the
+    connection as a FabricConnectionManager's forward one, as ttnn's kernels do."""
     mesh: tuple[int, int]
     config: str
     src: tuple[int, int]
@@ -221,6 +237,7 @@ class TwoChips:
     senders: int = 1
     next: tuple[int, int] | None = None
     hops: int = 1
+    manager: bool = False
 
     def chip(self, coord: tuple[int, int]) -> int:
         return coord[0] * self.mesh[1] + coord[1]
@@ -231,10 +248,11 @@ class TwoChips:
                   "SRC_ROW": self.src[0], "SRC_COL": self.src[1], "DST_ROW": self.dst[0], "DST_COL": self.dst[1],
                   "SENDERS": self.senders, "HOPS": self.hops, "SENDER_PATH": kernels / "sender.cpp",
                   "RECEIVER_PATH": kernels / "receiver.cpp",
-                  "NEXT": f"distributed::MeshCoordinate({nxt[0]}, {nxt[1]})"}
+                  "NEXT": f"distributed::MeshCoordinate({nxt[0]}, {nxt[1]})", "MANAGER": int(self.manager),
+                  "DEFINES": '{{"CONNECTION_MANAGER", "1"}}' if self.manager else "{}"}
         text = MAIN
-        for key in sorted(fields, key=len, reverse=True):
-            text = text.replace(key, str(fields[key]))
+        for key, value in fields.items():
+            text = text.replace(f"@{key}@", str(value))
         return text
 
     def run(self, tmp: Path, x: np.ndarray, trace: Path | None = None):

@@ -38,6 +38,13 @@ def test_a_1d_route_of_several_hops(tmp_path):
     np.testing.assert_array_equal(z[1], np.zeros_like(x))
 
 
+def test_a_connection_managers_forward_connection(tmp_path):
+    program = TwoChips(mesh=(1, 2), config="FABRIC_1D", src=(0, 0), dst=(0, 1), manager=True)
+    x = pages_of(program.pages, seed=9)
+    z, _ = program.run(tmp_path, x)
+    np.testing.assert_array_equal(z[1], x)
+
+
 def test_a_2d_route_must_leave_through_the_connections_router(tmp_path):
     # Connected to the router east of chip (0, 0), the packet's route to (1, 2) leaves south first.
     program = TwoChips(mesh=(2, 4), config="FABRIC_2D", src=(0, 0), dst=(1, 2), next=(0, 1))
