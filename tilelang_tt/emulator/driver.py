@@ -554,10 +554,17 @@ def launch_counters(launches: list[dict]) -> dict:
 def mesh_counters(devices: list[dict]) -> dict:
     """The counters of a mesh run from each device's (``devices``, row-major over the mesh):
     ``total`` summed over the devices, ``timing`` the slowest device's prediction (the devices run
-    at once; ``device``: its index) and ``devices`` as given. No ``cores``: each device has its own."""
+    at once; ``device``: its index) and ``devices`` as given. No ``cores``: each device has its own.
+    With the fabric on, ``links`` sums up the fabric's links over the devices (runtime/fabric.cpp): the
+    packets, bytes and busy cycles of every link, and ``end``, when the last link was done."""
     total = _summed([d["total"] for d in devices])
     slowest = max(range(len(devices)), key=lambda i: devices[i].get("timing", {}).get("cycles", 0))
     counters = {"total": total, "devices": devices}
     if "timing" in devices[slowest]:
         counters["timing"] = devices[slowest]["timing"] | {"device": slowest}
+    timings = [d["timing"] for d in devices if "links" in d.get("timing", {})]
+    if timings:
+        links = [link for t in timings for link in t["links"]]
+        counters["links"] = {key: sum(link[key] for link in links) for key in ("packets", "bytes", "busy")} | {
+            "end": max(t["links_end"] for t in timings)}
     return counters

@@ -95,6 +95,7 @@ const char* risc_name(Risc r) {
 // ---------------------------------------------------------------- errors
 std::string who(const ThreadCtx& t) {
   std::ostringstream os;
+  if (g_devices.size() > 1) os << "chip " << t.dev->index << " ";
   os << "core (" << t.core->logical.x << "," << t.core->logical.y << ") " << kernel_role_name(t.kernel->role)
      << " kernel '" << t.kernel->source_name << "'";
   return os.str();
@@ -481,6 +482,13 @@ void timing_json(std::ostringstream& os, const DeviceImpl& d, const Counters& to
      << ", \"cycles\": " << cycles << ", \"seconds\": " << secs << ", \"critical_path_cycles\": " << critical
      << ", \"dram_cycles\": " << dram << ", \"dram_bank_cycles\": " << bank_cycles << ", \"bound\": \"" << bound
      << "\"";
+  if (fabric_config() != 0) {
+    // The fabric links leaving this chip in the launch (fabric.cpp): each one's packets, bytes, busy cycles and
+    // when it finished its last packet.
+    uint64_t links_end = 0;
+    const std::string links = fabric_links_json(d.index, links_end);
+    os << ", \"links\": " << links << ", \"links_end\": " << links_end;
+  }
   if (!d.last_timing.empty())
     os << ", \"critical_thread\": {\"core\": [" << d.last_cores[critical_core].x << ", "
        << d.last_cores[critical_core].y << "], \"role\": \"" << risc_name(critical_risc) << "\"}";
@@ -522,8 +530,10 @@ Device& Device::open(const std::string& arch) {
 void Device::open_mesh(const std::string& arch, uint32_t count) {
   if (!g_devices.empty()) throw EmulatorError("a device is already open");
   if (count == 0) throw EmulatorError("a mesh of no devices");
+  const auto state = std::make_shared<LaunchState>();  // the mesh's devices block, wake and launch together
   for (uint32_t i = 0; i < count; ++i) {
-    auto impl = std::make_unique<DeviceImpl>();
+    auto impl = std::make_unique<DeviceImpl>(state);
+    impl->index = i;
     impl->arch = arch_spec(arch);
     const ArchSpec& a = impl->arch;
     const size_t n = static_cast<size_t>(a.grid_x) * a.grid_y;
@@ -546,6 +556,12 @@ void Device::open_mesh(const std::string& arch, uint32_t count) {
     g_devices.push_back(new Device(std::move(impl)));
   }
   g_device = g_devices.front();
+}
+
+DeviceImpl& device_impl(uint32_t index) {
+  if (index >= g_devices.size())
+    throw EmulatorError("chip " + std::to_string(index) + " of a mesh of " + std::to_string(g_devices.size()));
+  return g_devices[index]->impl();
 }
 
 uint32_t Device::count() { return static_cast<uint32_t>(g_devices.size()); }
@@ -815,14 +831,22 @@ void Device::set_common_runtime_args(uint32_t kernel_id, std::vector<uint32_t> a
   d.kernels[kernel_id]->common_args = std::move(args);
 }
 
-void Device::launch() {
-  DeviceImpl& d = *impl_;
-  if (d.stranded)
-    throw EmulatorError("the device cannot launch again: kernel threads of an earlier launch are still running "
-                        "(its error named them)");
-  const uint32_t sem_base = d.arch.l1_unreserved_base - 16 * 16;  // 16 semaphores below the CB region
+void Device::launch() { launch_mesh({this}); }
+
+namespace {
+// One device's part of a launch: its kernel threads, made ready to run (prepare_launch), and the cores they use.
+struct DeviceLaunch {
+  Device* device;
+  DeviceImpl* dev;
   std::vector<std::unique_ptr<ThreadCtx>> ctxs;
   std::vector<Core*> used;
+};
+
+void prepare_launch(DeviceLaunch& l) {
+  DeviceImpl& d = *l.dev;
+  auto& ctxs = l.ctxs;
+  auto& used = l.used;
+  const uint32_t sem_base = d.arch.l1_unreserved_base - 16 * 16;  // 16 semaphores below the CB region
   for (auto& cp : d.cores) {
     Core& c = *cp;
     bool any = false;
@@ -856,37 +880,13 @@ void Device::launch() {
     std::memset(c.l1 + zeros_offset(d.arch), 0, kMemZerosSize);
   }
   d.sem_timing.clear();
-  d.threads.clear();
-  for (auto& t : ctxs) d.threads.push_back(t.get());
-  d.live = static_cast<uint32_t>(ctxs.size());
-  d.blocked = 0;
-  d.cores_used = static_cast<uint32_t>(used.size());
-  d.cores_finished = 0;
-  d.report_progress_locked();  // no kernel thread runs yet
-  d.aborting = false;
-  d.error.clear();
-  {
-    std::vector<std::thread> pool;
-    pool.reserve(ctxs.size());
-    for (auto& t : ctxs) pool.emplace_back([&d, tp = t.get()] { d.run_thread(*tp); });
-    std::vector<bool> left(ctxs.size());
-    {
-      std::unique_lock lk(d.mu);
-      d.supervise(lk);
-      for (size_t i = 0; i < ctxs.size(); ++i) left[i] = !ctxs[i]->finished;
-    }
-    for (size_t i = 0; i < pool.size(); ++i) {
-      if (left[i]) pool[i].detach();  // supervise stranded it
-      else pool[i].join();
-    }
-    if (d.stranded) {
-      // The threads left running use their contexts, the launch's thread list (d.threads) and the device:
-      // none of them is freed.
-      for (auto& t : ctxs) (void)t.release();
-      std::lock_guard g(d.error_mu);
-      throw EmulatorError(d.error);
-    }
-  }
+}
+
+// Counters, timing and trace of one device's part of a launch that ran, and its end-of-program checks.
+void collect_launch(DeviceLaunch& l) {
+  DeviceImpl& d = *l.dev;
+  auto& ctxs = l.ctxs;
+  auto& used = l.used;
   // Counters per used core.
   d.last_cores.clear();
   d.last_counters.clear();
@@ -949,9 +949,64 @@ void Device::launch() {
             << " NOC write(s) never completed by noc_async_write_barrier (first at line "
             << t->pending_writes.front().line << ")\n";
   }
-  const std::string l = leaks.str();
-  if (!l.empty()) throw EmulatorError("leak at end of program:\n" + l.substr(0, l.size() - 1));
-  d.launch_counters.push_back(counters_json());
+  const std::string leaked = leaks.str();
+  if (!leaked.empty()) throw EmulatorError("leak at end of program:\n" + leaked.substr(0, leaked.size() - 1));
+  d.launch_counters.push_back(l.device->counters_json());
+}
+}  // namespace
+
+void Device::launch_mesh(const std::vector<Device*>& devices) {
+  if (devices.empty()) return;
+  DeviceImpl& first = *devices.front()->impl_;
+  std::vector<DeviceLaunch> parts;
+  for (Device* device : devices) {
+    DeviceImpl& d = *device->impl_;
+    if (d.launch_state != first.launch_state)
+      throw EmulatorError("devices launched together must be of one mesh (Device::open_mesh)");
+    if (d.stranded)
+      throw EmulatorError("the device cannot launch again: kernel threads of an earlier launch are still running "
+                          "(its error named them)");
+    parts.push_back({device, &d, {}, {}});
+    prepare_launch(parts.back());
+  }
+  LaunchState& s = *first.launch_state;
+  s.threads.clear();
+  s.cores_used = 0;
+  for (DeviceLaunch& l : parts) {
+    for (auto& t : l.ctxs) s.threads.push_back(t.get());
+    s.cores_used += static_cast<uint32_t>(l.used.size());
+  }
+  s.live = static_cast<uint32_t>(s.threads.size());
+  s.blocked = 0;
+  s.cores_finished = 0;
+  first.report_progress_locked();  // no kernel thread runs yet
+  s.aborting = false;
+  s.error.clear();
+  fabric_begin_launch();
+  {
+    std::vector<std::thread> pool;
+    pool.reserve(s.threads.size());
+    for (ThreadCtx* tp : s.threads) pool.emplace_back([tp] { tp->dev->run_thread(*tp); });
+    std::vector<bool> left(s.threads.size());
+    {
+      std::unique_lock lk(s.mu);
+      first.supervise(lk);
+      for (size_t i = 0; i < s.threads.size(); ++i) left[i] = !s.threads[i]->finished;
+    }
+    for (size_t i = 0; i < pool.size(); ++i) {
+      if (left[i]) pool[i].detach();  // supervise stranded it
+      else pool[i].join();
+    }
+    if (s.stranded) {
+      // The threads left running use their contexts, the launch's thread list (s.threads) and the devices:
+      // none of them is freed.
+      for (DeviceLaunch& l : parts)
+        for (auto& t : l.ctxs) (void)t.release();
+      std::lock_guard g(s.error_mu);
+      throw EmulatorError(s.error);
+    }
+  }
+  for (DeviceLaunch& l : parts) collect_launch(l);
 }
 
 void Device::set_timing_only(bool on) { impl_->timing_only = on; }

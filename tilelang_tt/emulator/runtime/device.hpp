@@ -85,6 +85,16 @@ struct EmulatorError : std::runtime_error {
 
 class DeviceImpl;
 
+// The fabric between the chips of the open mesh (fabric.cpp): the host's fabric config (tt::tt_fabric::FabricConfig,
+// SetFabricConfig), the mesh's shape, a worker's connection to the router toward another chip (the ethernet
+// channel append_fabric_connection_rt_args gives; throws EmulatorError for one the mesh cannot make) and the
+// defines tt-metal's JIT build gives a kernel under that config (ROUTING_MODE, FABRIC_2D).
+void fabric_set_config(uint32_t config);
+uint32_t fabric_config();
+void fabric_set_mesh(uint32_t rows, uint32_t cols);
+uint32_t fabric_connection(uint32_t src_chip, uint32_t dst_chip, uint32_t link);
+std::vector<std::string> fabric_kernel_defines();
+
 class Device {
  public:
   // arch: a name of the arch table (tilelang_tt/contract/arch.py: wormhole_b0, blackhole).
@@ -158,6 +168,9 @@ class Device {
   // Runs every kernel on every core to completion (3 threads per core). Throws EmulatorError
   // on a protocol violation, deadlock, no progress (set_stall_limit), or CBs left with unconsumed pages.
   void launch();
+  // Runs the programs of `devices` (of one mesh) at once: their kernel threads block, wake and are checked for
+  // deadlock together (a chip waits for what another sends over the fabric). Each device's counters are its own.
+  static void launch_mesh(const std::vector<Device*>& devices);
   // {"cores": [{"core": [x, y], "dram_bytes_read": ..., ..., "tile_ops": {...}}], "total": {...}}
   // dram_bytes_* count DRAM traffic only; l1_bytes_read_remote / l1_bytes_written_remote count
   // bytes a core's kernels move over the NOC from / to another core's L1 (a multicast counts
@@ -176,6 +189,8 @@ class Device {
   // The last launch's timeline as Chrome trace-event JSON (Perfetto, chrome://tracing); its format is
   // documented in trace.cpp. Empty of spans unless set_tracing(true) preceded the launch.
   std::string trace_json() const;
+  // The trace of the last launch of every device of a mesh, with the fabric's links (trace.cpp).
+  static std::string mesh_trace_json(const std::vector<Device*>& devices);
   // Timing only (off by default): the next launches skip the arithmetic of matmul_tiles, where
   // emulation spends its time, so the outputs are meaningless; the protocol checks, the counters and
   // the timing model's prediction are those of a full run (no kernel's control flow reads what

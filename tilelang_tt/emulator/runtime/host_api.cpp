@@ -21,6 +21,7 @@
 #include <vector>
 
 #include <tt-metalium/distributed.hpp>
+#include <tt-metalium/experimental/fabric/fabric.hpp>
 #include <tt-metalium/experimental/metal2_bindings.hpp>
 #include <tt-metalium/host_api.hpp>
 #include <tt-metalium/tensor_accessor_args.hpp>
@@ -830,10 +831,6 @@ void open_devices(uint32_t count) {
     const char* timing_only = std::getenv("TT_EMU_TIMING_ONLY");
     const char* progress_fd = std::getenv("TT_EMU_PROGRESS_FD");
     guarded([&] {
-        if (count > 1 && trace && *trace) {
-            throw emu::EmulatorError("a trace of a mesh of " + std::to_string(count) +
-                                     " devices is not emulated: trace a one-device program");
-        }
         emu::Device::open_mesh(arch && *arch ? arch : "wormhole_b0", count);
         for (uint32_t i = 0; i < count; ++i) {
             emu::Device::select(i);
@@ -874,6 +871,7 @@ std::shared_ptr<MeshDevice> MeshDevice::create_unit_mesh(
              std::to_string(device_id) + " with " + std::to_string(num_command_queues) + " queues)");
     }
     open_devices(1);
+    emu::fabric_set_mesh(1, 1);
     return std::shared_ptr<MeshDevice>(new MeshDevice(MeshShape(1, 1)));
 }
 
@@ -885,6 +883,7 @@ std::shared_ptr<MeshDevice> MeshDevice::create(
         fail("the emulator opens a 2D mesh (rows, cols) of at least one device with one command queue");
     }
     open_devices(static_cast<uint32_t>(shape.mesh_size()));
+    emu::fabric_set_mesh(shape[0], shape[1]);
     return std::shared_ptr<MeshDevice>(new MeshDevice(shape));
 }
 
@@ -896,6 +895,10 @@ MeshCommandQueue& MeshDevice::mesh_command_queue(std::optional<uint8_t> cq_id) c
 }
 
 const MeshShape& MeshDevice::shape() const { return shape_; }
+
+tt::tt_fabric::FabricNodeId MeshDevice::get_fabric_node_id(const MeshCoordinate& coord) const {
+    return tt::tt_fabric::FabricNodeId(tt::tt_fabric::MeshId{0}, device_index(shape_, coord));
+}
 
 CoreCoord MeshDevice::compute_with_storage_grid_size() const {
     return guarded([] {
@@ -933,6 +936,15 @@ bool MeshDevice::close() {
                 json += (i ? ", " : "") + emu::Device::get().counters_json();
             }
             return json + "]}";
+        });
+        // a mesh's trace: every chip's, and the fabric's links
+        write_to_env_path("TT_EMU_TRACE", "the trace", [&] {
+            std::vector<emu::Device*> devices;
+            for (uint32_t i = 0; i < count; ++i) {
+                emu::Device::select(i);
+                devices.push_back(&emu::Device::get());
+            }
+            return emu::Device::mesh_trace_json(devices);
         });
         while (emu::Device::count() > 0) {
             emu::Device::select(0);
@@ -1083,7 +1095,18 @@ std::vector<uint8_t> cb_formats_of(const ProgramState& state, const KernelSpec& 
     return formats;
 }
 
-void run_program(const ProgramState& state) {
+// What tt-metal's JIT build adds to a kernel's defines under the host's fabric config (ROUTING_MODE, FABRIC_2D:
+// the packet header type the fabric headers select, hostdev/fabric_edm_packet_header.hpp).
+std::map<std::string, std::string> with_fabric_defines(std::map<std::string, std::string> defines) {
+    for (const std::string& define : emu::fabric_kernel_defines()) {
+        const auto eq = define.find('=');
+        defines.emplace(define.substr(0, eq), eq == std::string::npos ? "" : define.substr(eq + 1));
+    }
+    return defines;
+}
+
+// Sets up `state` on the current device, to launch.
+void load_program(const ProgramState& state) {
     emu::Device& device = emu::Device::get();
     device.reset_program();
     for (const CircularBufferSpec& cb : state.circular_buffers) {
@@ -1106,7 +1129,8 @@ void run_program(const ProgramState& state) {
                                   kernel.options));
         } else {
             const emu::KernelInfo& built = emu::build_kernel(
-                {kernel.path, kernel.compile_args, kernel.defines, kernel.named_args, cb_formats_of(state, kernel),
+                {kernel.path, kernel.compile_args, with_fabric_defines(kernel.defines), kernel.named_args,
+                 cb_formats_of(state, kernel),
                  kernel.role == emu::KernelRole::Compute ? &kernel.options : nullptr, kernel.noc, device.arch(),
                  kernel.metal2 ? &*kernel.metal2 : nullptr});
             device_kernel_ids.push_back(device.add_kernel(built, kernel.source, kernel.role, kernel.cores,
@@ -1119,13 +1143,17 @@ void run_program(const ProgramState& state) {
     for (const CommonRuntimeArgsSpec& args : state.common_runtime_args) {
         device.set_common_runtime_args(device_kernel_ids[args.kernel], args.args);
     }
-    device.launch();
 }
 
 }  // namespace
 
+// Without the fabric the chips of a mesh cannot reach one another, and each device runs its program in turn; with
+// it (SetFabricConfig), a kernel on one chip may wait for what another sends, and every device of the workload
+// runs at once (emu::Device::launch_mesh).
 void MeshCommandQueue::enqueue_mesh_workload(MeshWorkload& mesh_workload, bool) {
     const MeshShape& mesh = device_->shape();
+    const bool together = emu::fabric_config() != 0;
+    std::vector<emu::Device*> devices;
     for (auto& [range, program] : mesh_workload.get_programs()) {
         const uint32_t first = device_index(mesh, range.start_coord()), last = device_index(mesh, range.end_coord());
         const uint32_t cols = mesh.dims() > 1 ? mesh[1] : 1;
@@ -1133,11 +1161,19 @@ void MeshCommandQueue::enqueue_mesh_workload(MeshWorkload& mesh_workload, bool) 
             for (uint32_t col = first % cols; col <= last % cols; ++col) {
                 guarded([&] {
                     emu::Device::select(row * cols + col);
-                    run_program(program.state());
+                    emu::Device& device = emu::Device::get();
+                    if (std::find(devices.begin(), devices.end(), &device) != devices.end()) {
+                        throw emu::EmulatorError("mesh coordinate (" + std::to_string(row) + ", " + std::to_string(col) +
+                                                 ") is in two programs of one MeshWorkload");
+                    }
+                    load_program(program.state());
+                    devices.push_back(&device);
+                    if (!together) device.launch();
                 });
             }
         }
     }
+    if (together) guarded([&] { emu::Device::launch_mesh(devices); });
     guarded([] { emu::Device::select(0); });
 }
 
@@ -1238,3 +1274,37 @@ void Finish(MeshCommandQueue& mesh_cq, std::span<const SubDeviceId> sub_device_i
 
 }  // namespace distributed
 }  // namespace tt::tt_metal
+
+namespace tt::tt_fabric {
+
+void SetFabricConfig(FabricConfig fabric_config, FabricReliabilityMode, std::optional<uint8_t>, FabricTensixConfig,
+                     FabricUDMMode, FabricManagerMode, FabricRouterConfig) {
+    tt::tt_metal::guarded([&] { emu::fabric_set_config(static_cast<uint32_t>(fabric_config)); });
+}
+
+FabricConfig GetFabricConfig() { return static_cast<FabricConfig>(emu::fabric_config()); }
+
+// As tt-metal 0.81.1's (tt_metal/fabric/fabric.cpp) for a worker core: the router's ethernet channel toward the
+// destination, then a teardown and a buffer-index semaphore it creates on the core.
+template <>
+void append_fabric_connection_rt_args<tt::tt_metal::Program>(
+    const FabricNodeId& src_fabric_node_id, const FabricNodeId& dst_fabric_node_id, uint32_t link_idx,
+    tt::tt_metal::Program& worker_program, const CoreCoord& worker_core,
+    std::vector<uint32_t>& worker_args, CoreType core_type) {
+    if (core_type != CoreType::WORKER) {
+        tt::tt_metal::fail("append_fabric_connection_rt_args: the emulator connects worker cores only");
+    }
+    if (*src_fabric_node_id.mesh_id != 0 || *dst_fabric_node_id.mesh_id != 0) {
+        tt::tt_metal::fail("append_fabric_connection_rt_args: the emulated fabric is mesh 0");
+    }
+    const uint32_t channel = tt::tt_metal::guarded(
+        [&] { return emu::fabric_connection(src_fabric_node_id.chip_id, dst_fabric_node_id.chip_id, link_idx); });
+    const tt::tt_metal::CoreRange core(worker_core, worker_core);
+    const uint32_t teardown = tt::tt_metal::CreateSemaphore(worker_program, core, 0);
+    const uint32_t buffer_index = tt::tt_metal::CreateSemaphore(worker_program, core, 0);
+    worker_args.push_back(channel);
+    worker_args.push_back(teardown);
+    worker_args.push_back(buffer_index);
+}
+
+}  // namespace tt::tt_fabric

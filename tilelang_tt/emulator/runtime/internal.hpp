@@ -10,6 +10,7 @@
 #include <deque>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
 #include <mutex>
 #include <source_location>
@@ -93,6 +94,12 @@ inline uint64_t unpack_op_cycles(const ArchSpec& a, const UnpackLoad& u) {
   return unpack_tile_cycles(a.unpackers_share_l1 ? srca + srcb : std::max(srca, srcb));
 }
 
+// Cycles a packet of `bytes` holds a fabric link, and a hop's latency (timing.hpp, "Fabric").
+inline uint64_t link_cycles(const ArchSpec& a, uint64_t bytes) {
+  return static_cast<uint64_t>(std::ceil(static_cast<double>(bytes) * a.clock_hz / kLinkBytesPerSecond));
+}
+inline uint64_t link_latency(const ArchSpec& a) { return static_cast<uint64_t>(std::llround(kLinkHopSeconds * a.clock_hz)); }
+
 inline uint64_t dram_cycles(const ArchSpec& a, uint64_t bytes) {
   return static_cast<uint64_t>(std::ceil(static_cast<double>(bytes) * a.clock_hz / a.dram_bytes_per_s));
 }
@@ -124,6 +131,12 @@ using timing::DramTransfer;
 // (tt-metal's MEM_ZEROS_BASE / MEM_ZEROS_SIZE) kernels read zeros from.
 constexpr uint32_t kMemZerosSize = 512;
 inline uint32_t zeros_offset(const ArchSpec& a) { return a.l1_unreserved_base - 16 * 16 - kMemZerosSize; }
+// Below the zero region, the fabric's packet header pool (tt-metal's MEM_PACKET_HEADER_POOL_BASE): a header
+// slot of PACKET_HEADER_MAX_SIZE bytes, 4 directions x 2 x 2 data movement RISC-Vs of them, half each RISC-V's
+// (hw/inc/internal/tt-1xx/wormhole/dev_mem_map.h:149-155, blackhole/dev_mem_map.h:167-174: 2304 bytes).
+constexpr uint32_t kPacketHeaderSlot = 144;
+constexpr uint32_t kPacketHeaderPoolSize = kPacketHeaderSlot * 4 * 2 * 2;
+inline uint32_t packet_header_pool_offset(const ArchSpec& a) { return zeros_offset(a) - kPacketHeaderPoolSize; }
 
 struct KernelInstance;
 
@@ -287,7 +300,11 @@ struct ThreadCtx {
   std::vector<Range> pending_writes;  // local sources of NOC writes not yet barriered/flushed
   std::vector<DramTransfer> dram_transfers;  // in issue order (the thread's clock never goes back)
   WaitState wait;
-  uint8_t next_trisc = 0;  // a compute kernel's mailbox reads: the TRISC (0 unpack, 1 math, 2 pack) reading next
+  uint8_t next_trisc = 0;
+  // The fabric (fabric.cpp): bytes of the RISC-V's packet header pool allocated, and per connection (its
+  // ethernet channel) when each packet in the router's sender slots leaves them.
+  uint32_t packet_headers = 0;
+  std::map<uint32_t, std::deque<uint64_t>> fabric_slots;  // a compute kernel's mailbox reads: the TRISC (0 unpack, 1 math, 2 pack) reading next
   bool finished = false;
   // For the launch's watchdog (DeviceImpl::supervise): bumped by the thread whenever one of its clocks moves;
   // whether it sleeps in block_until (guarded by mu); the kernel API call it made last (ctx).
@@ -329,6 +346,26 @@ extern thread_local ThreadCtx* tls_ctx;
 // what a loaded machine withholds from every thread of a process at once.
 inline constexpr double kStallLimitSeconds = 10.0;
 
+// The state of a launch, guarded by mu. Every change the API makes that a blocked kernel thread may wait for
+// (CB pages pushed and popped, semaphores, the L1 the NOC calls and the fabric write, `aborting`) is made under
+// mu and notified on the core's cv while mu is held, so a thread that checks its condition under mu and waits
+// without letting mu go cannot miss it (block_until). A kernel's own store to its L1, which no call notifies,
+// check_deadlock_locked and supervise find. The devices of a mesh share one (Device::open_mesh): with the fabric
+// on, a mesh launch runs every chip's kernels at once (Device::launch_mesh) and a thread of one chip may wait for
+// what a thread of another writes over the fabric (runtime/fabric.cpp), so they block, wake and are checked for
+// deadlock together.
+struct LaunchState {
+  std::mutex mu;
+  std::vector<ThreadCtx*> threads;
+  uint32_t live = 0, blocked = 0;
+  uint32_t cores_used = 0, cores_finished = 0;  // cores of the launch, and those whose every thread ended
+  std::condition_variable ended;                // the last kernel thread of the launch ended (live == 0)
+  std::atomic<bool> aborting{false};            // set with the launch's first error (record_error)
+  bool stranded = false;  // a launch left kernel threads running (supervise): the devices run no other
+  std::mutex error_mu;    // guards error (record_error runs with mu held or not)
+  std::string error;
+};
+
 class DeviceImpl {
  public:
   ArchSpec arch;
@@ -354,21 +391,23 @@ class DeviceImpl {
   int progress_fd = -1;      // Device::set_progress_fd
   std::map<uintptr_t, SemTiming> sem_timing;  // by host address of the semaphore word; guarded by mu
 
-  // Launch state, guarded by mu. Every change the API makes that a blocked kernel thread may wait for (CB
-  // pages pushed and popped, semaphores, the L1 the NOC calls write, `aborting`) is made under mu and
-  // notified on the core's cv while mu is held, so a thread that checks its condition under mu and waits
-  // without letting mu go cannot miss it (block_until). A kernel's own store to its L1, which no call
-  // notifies, check_deadlock_locked and supervise find.
-  std::mutex mu;
-  std::vector<ThreadCtx*> threads;
-  uint32_t live = 0, blocked = 0;
-  uint32_t cores_used = 0, cores_finished = 0;  // cores of the launch, and those whose every thread ended
-  std::condition_variable ended;                // the last kernel thread of the launch ended (live == 0)
-  std::atomic<bool> aborting{false};            // set with the launch's first error (record_error)
+  // Launch state (LaunchState), shared by the devices of a mesh: these name its fields.
+  std::shared_ptr<LaunchState> launch_state;
+  std::mutex& mu = launch_state->mu;
+  std::vector<ThreadCtx*>& threads = launch_state->threads;
+  uint32_t& live = launch_state->live;
+  uint32_t& blocked = launch_state->blocked;
+  uint32_t& cores_used = launch_state->cores_used;
+  uint32_t& cores_finished = launch_state->cores_finished;
+  std::condition_variable& ended = launch_state->ended;
+  std::atomic<bool>& aborting = launch_state->aborting;
+  bool& stranded = launch_state->stranded;
+  std::mutex& error_mu = launch_state->error_mu;
+  std::string& error = launch_state->error;
   std::chrono::duration<double> stall_limit{kStallLimitSeconds};  // Device::set_stall_limit
-  bool stranded = false;  // a launch left kernel threads running (supervise): the device runs no other
-  std::mutex error_mu;    // guards error (record_error runs with mu held or not)
-  std::string error;
+  uint32_t index = 0;  // the device's index in its mesh (row-major), named in messages when the mesh has several
+
+  explicit DeviceImpl(std::shared_ptr<LaunchState> state) : launch_state(std::move(state)) {}
 
   Core& core(CoreXY c);
   Core* core_at_noc(uint32_t x, uint32_t y);
@@ -484,6 +523,20 @@ inline uint64_t noc_multicast(ThreadCtx& t, uint64_t bytes, uint64_t extent, boo
 
 // Thrown in threads when another thread already reported an error; not an EmulatorError.
 struct Aborted {};
+
+// The open device of a mesh by its index (row-major), for the fabric's deliveries (device.cpp).
+DeviceImpl& device_impl(uint32_t index);
+// The fabric (fabric.cpp): a launch starts with its links free; the links leaving chip `chip` in the last launch
+// as JSON, and when the last of them was done with its packets (`busiest`).
+void fabric_begin_launch();
+std::string fabric_links_json(uint32_t chip, uint64_t& busiest);
+// The links leaving chip `chip` in the last launch, each with the intervals packets held it (the trace).
+struct FabricLinkSpans {
+  uint32_t direction;  // eth_chan_directions
+  std::string name;    // "EAST link", ...
+  std::vector<std::pair<uint64_t, uint64_t>> busy;
+};
+std::vector<FabricLinkSpans> fabric_link_spans(uint32_t chip);
 
 // "core (x,y) reader 'reader.cpp'"
 std::string who(const ThreadCtx& t);

@@ -87,6 +87,40 @@ void noc_read_barrier(Loc loc);
 void noc_write_barrier(Loc loc);
 void noc_writes_flushed(Loc loc);
 
+// ---- fabric (runtime/fabric.cpp; headers under tt_metal/fabric/hw/inc and hostdev/) ----
+// What a packet header holds, in the emulator's layout: the first bytes of every packet header type
+// (hostdev/fabric_edm_packet_header.hpp), which the runtime reads from L1 when the header is sent.
+enum FabricRoute : uint8_t { kRouteNone = 0, kRouteHops = 1, kRouteDevice1D = 2, kRouteDevice2D = 3 };
+// NocSendType (hostdev/fabric_edm_packet_header.hpp) values the emulator delivers.
+enum : uint8_t { kNocUnicastWrite = 0, kNocUnicastAtomicInc = 2, kNocFusedUnicastAtomicInc = 3 };
+struct FabricPacket {
+  uint64_t noc_address;            // the write's destination, or the atomic increment's semaphore
+  uint64_t semaphore_noc_address;  // a fused write + increment: the semaphore
+  uint32_t val;                    // the increment
+  uint16_t payload_size_bytes;
+  uint8_t noc_send_type;
+  uint8_t flush;
+  uint8_t route_kind;  // FabricRoute
+  uint8_t reserved;
+  uint16_t hops;        // kRouteHops: chips to travel in the connection's direction
+  uint16_t dst_dev_id;  // kRouteDevice*: the destination chip (its FabricNodeId chip id)
+  uint16_t dst_mesh_id;
+};
+// Bytes of a packet header on a link (LowLatencyPacketHeader: 64 B, fabric_edm_packet_header.hpp:1206), and the
+// largest payload one packet carries. ASSUMPTION: 4096 B, a tile of bfloat16 and more (0.81.1 sizes the router's
+// channel buffers at run time: get_tt_fabric_max_payload_size_bytes).
+constexpr uint32_t kPacketHeaderBytes = 64;
+constexpr uint32_t kFabricMaxPayload = 4096;
+// PacketHeaderPool::allocate_header: the L1 address of `size` bytes of the calling RISC-V's pool.
+uint32_t packet_header_alloc(uint32_t size, Loc loc);
+// WorkerToFabricEdmSender::build_from_args: checks the connection (the ethernet channel of its runtime args).
+void fabric_open(uint32_t channel, Loc loc);
+// wait_for_empty_write_slot: waits until the connection's router has a free buffer slot.
+void fabric_wait_slot(uint32_t channel, Loc loc);
+// Sends the packet whose header is at `header_l1` with the `payload_size` bytes at `payload_l1` over the
+// connection: the route, the links' time, and the destination router's write and increment.
+void fabric_send(uint32_t channel, uint32_t header_l1, uint32_t payload_l1, uint32_t payload_size, Loc loc);
+
 // ---- semaphores ----
 uint32_t semaphore_addr(uint32_t id, Loc loc);
 void semaphore_wait(volatile uint32_t* sem, uint32_t val, bool at_least, Loc loc);

@@ -68,6 +68,9 @@
 // | DRAM bank bandwidth              | 267 / 12 banks | 500 / 8 banks | the aggregate's share: 22.25 B/cycle (Wormhole; NL's one-core DRAM rate, 22, is the same), 46.3 (Blackhole; HF's ~47.4 B/cycle per bank, TR Blackhole DRAM report) |
 // | kernel start: CB setup           | 25 cyc per CB index | 20 | OW "Worker Initialization: Circular Buffer (CB) Configurations" (~25 / ~20 cycles per CB config; cost grows with the indices' spacing: up to the highest configured index) |
 // | kernel start: NCRISC IRAM copy   | 400 cyc    | 0          | OW "Worker Initialization: NCRISC (Wormhole Platform)": ~10 B/cycle, ~4 KB common-case binary (ASSUMPTION: the common case; the emulator has no RISC-V binary); Blackhole has no IRAM |
+// | fabric link bandwidth            | 12.5 GB/s  | 12.5 GB/s  | TR/EthernetMultichip/BasicEthernetGuide.md "Ethernet Link": 100 Gbps per direction per link (Galaxy: "12.5 GB/s per direction per link"); Blackhole: ASSUMPTION, Wormhole's (no published per-link figure found) |
+// | fabric hop latency               | 650 ns     | 650 ns     | same, "Ring Ping Latency": ~650 ns per hop, an 8-hop ring ~5.2 us (single link one way: 530-620 ns); Blackhole: ASSUMPTION, Wormhole's |
+// | fabric sender slots              | 8          | 8          | ASSUMPTION: the router's buffer slots per worker connection (sized at run time by 0.81.1) |
 // ("OW" = tenstorrent/tt-metal's tech report "Op Writer's Guide to Dispatch Overhead".)
 //
 // Kernel start. A launch's go signal reaches every core and each RISC-V's firmware sets up the kernel's
@@ -88,6 +91,19 @@
 // that bank. A floor, like the aggregate one: it does not slow the transfers themselves, so a core whose
 // reads the other cores' reads would delay on the device is not delayed here (NOT MODELLED: per-core
 // rates falling when more than aggregate / 22 B/cycle cores read at once, and NOC link contention).
+//
+// Fabric (runtime/fabric.cpp). A packet a worker sends over the fabric: its payload and header go by the
+// worker's NOC writes into the router's buffer slot (the write port above); then each link of its route in
+// turn, each link a shared resource per direction: the packet holds it for (header + payload) bytes / the link
+// bandwidth, from the earliest time the link is free that long at or after the packet reaches it, and reaches
+// the next chip one hop latency after it starts on the link (the router forwards it as it comes in). Without
+// contention a packet of b bytes over h hops arrives h x latency + b / bandwidth after it is in the router, then
+// the destination router's NOC write (NOC occupancy + latency) lands its payload; its atomic increment lands a
+// NOC latency after the arrival (a fused one after the write). Two packets on one link serialise. The order of
+// two packets on one link is the order their sending threads reach it (a packet takes the earliest gap that fits,
+// so one sent at an earlier logical time that comes second still goes first where the link is free); their last
+// arrival is deterministic, which of two equal packets goes first is not. The links' busy time is in the
+// counters (timing "links") and the trace.
 //
 // A NOC transfer of `b` bytes issued by a thread at clock c starts when the thread's NOC port is
 // free (transfers of one thread are serialised on its port: per-core bandwidth), occupies it for
@@ -147,6 +163,9 @@ inline constexpr uint64_t kDataflowMisc = 2;       // ASSUMPTION: pointer / addr
 // loads go four every N - 1 = 7 cycles (2 each, rounded up); sustained stores to L1 at most one every five cycles.
 inline constexpr uint64_t kRiscL1Load = 2;
 inline constexpr uint64_t kRiscL1Store = 5;
+// Fabric links (the table above).
+inline constexpr double kLinkBytesPerSecond = 12.5e9;
+inline constexpr double kLinkHopSeconds = 650e-9;
 
 // Fidelity phases of tt-metal's MathFidelity value (LoFi 0 -> 1, HiFi2 2, HiFi3 3, HiFi4 4).
 inline uint64_t fidelity_phases(int math_fidelity) { return math_fidelity <= 1 ? 1 : static_cast<uint64_t>(math_fidelity); }

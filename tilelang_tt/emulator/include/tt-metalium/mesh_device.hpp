@@ -12,6 +12,10 @@
 #include <tt-metalium/core_coord.hpp>
 #include <tt-metalium/mesh_coord.hpp>
 
+namespace tt::tt_fabric {
+class FabricNodeId;
+}  // namespace tt::tt_fabric
+
 namespace tt::tt_metal {
 
 struct DispatchCoreConfig {};
@@ -63,6 +67,9 @@ public:
     // NOC (virtual) coordinates of a logical worker core, as kernels address it.
     CoreCoord worker_core_from_logical_core(const CoreCoord& logical_core) const;
     std::size_t num_devices() const { return shape_.mesh_size(); }
+    // The fabric's id of the chip at `coord`: mesh 0, chip id row-major over the mesh
+    // (tt-metalium/experimental/fabric/fabric_types.hpp defines FabricNodeId).
+    tt::tt_fabric::FabricNodeId get_fabric_node_id(const MeshCoordinate& coord) const;
     // Writes the emulator's counters to $TT_EMU_COUNTERS (when set) and closes the device.
     bool close();
 
