@@ -184,10 +184,14 @@ class CompileOptions:
     def from_config(cls, config: Mapping, *, arch: str) -> CompileOptions:
         """The options of a TVM ``PassContext`` config (TileLang's ``pass_configs``) for a target
         of ``arch``: its ``tt.<option>`` entries (TVM containers become tuples, dicts and str);
-        other keys belong to TVM and TileLang. A ``tt.arch`` entry must agree with the target."""
+        other keys belong to TVM and TileLang, but for TileLang's fast-math switch (:data:`FAST_MATH_KEY`),
+        which selects the SFPU's approximate forms as ``math_approx_mode`` does (an explicit
+        ``tt.math_approx_mode`` wins). A ``tt.arch`` entry must agree with the target."""
         check_config_keys(config)
         options = {str(key).removeprefix(CONFIG_PREFIX): _plain(value)
                    for key, value in config.items() if str(key) in CONFIG_KEYS}
+        if FAST_MATH_KEY in config and "math_approx_mode" not in options:
+            options["math_approx_mode"] = bool(config[FAST_MATH_KEY])
         given = options.pop("arch", arch)
         if given != arch:
             raise OptionError(f"{CONFIG_PREFIX}arch={given!r} contradicts the target's architecture {arch!r}",
@@ -197,6 +201,9 @@ class CompileOptions:
 
 
 CONFIG_PREFIX = "tt."
+# TileLang's fast-math pass config (tilelang.transform.PassConfigKey.TL_ENABLE_FAST_MATH: nvcc's --use_fast_math on
+# CUDA): here the approximate SFPU forms, math_approx_mode.
+FAST_MATH_KEY = "tl.enable_fast_math"
 CONFIG_KEYS = tuple(CONFIG_PREFIX + f.name for f in fields(CompileOptions))  # the PassContext config keys
 
 

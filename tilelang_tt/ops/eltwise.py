@@ -596,8 +596,9 @@ class TileProgram:
         return tirx.IntImm("int32", slot)
 
     def sfpu(self, op, emit) -> None:
-        """An SFPU op: ops sharing an init function share the engine configuration."""
-        self.op(("sfpu", op.init_function), evaluate(Intrin.SFPU_INIT, op.kind.value, op.name, like=self.like), emit)
+        """An SFPU op: ops sharing an init call (its function and template arguments: exp_tile_init<true> and
+        exp2's exp_tile_init<true, ln 2> differ) share the engine configuration."""
+        self.op(("sfpu", op.init_function, op.init_call_template), evaluate(Intrin.SFPU_INIT, op.kind.value, op.name, like=self.like), emit)
 
     def unary(self, op, base: int) -> None:
         if self.ctx.math_approx_mode:
