@@ -67,6 +67,10 @@ class CompileOptions:
     # ComputeConfig::math_approx_mode (tt-metal's APPROX: the approximate sqrt/rsqrt/recip of the 0.81.1 SFPU API)
     # and the approximate forms of the ops that take theirs as a template argument (ops.sfpu.APPROXIMATE)
     math_approx_mode: bool = False
+    # TileLang's fast math (its pass config tl.enable_fast_math, FAST_MATH_KEY): the approximate forms (it sets
+    # math_approx_mode) and rewrites that change rounding: exp(x * c) / exp2(x * c), and of a * c - b * c, as the
+    # approximate exp with c folded into its init's scale (tilelang_tt.ops.eltwise, Exp)
+    fast_math: bool = False
     gemm_reuse: str = "auto"  # "auto": spill partial sums when a C block exceeds DST; "dst": re-read operands
     # (rows, cols) of output tiles one DST acquire accumulates, ttnn's (out_subblock_h, out_subblock_w);
     # default: the largest that fits DST and packs in row order (tilelang_tt.ops.gemm.sub_block)
@@ -144,6 +148,11 @@ class CompileOptions:
         if not isinstance(self.math_approx_mode, bool):
             raise OptionError(f"math_approx_mode={self.math_approx_mode!r} is not a bool",
                               hint="use math_approx_mode=True (the SFPU's approximate forms) or False (the default)")
+        if not isinstance(self.fast_math, bool):
+            raise OptionError(f"fast_math={self.fast_math!r} is not a bool",
+                              hint="use fast_math=True (approximate forms, rewrites that change rounding) or False")
+        if self.fast_math:
+            object.__setattr__(self, "math_approx_mode", True)
 
     def _merge_storage(self) -> None:
         """``storage={"A": "bfloat8_b"}`` becomes ``layouts["A"].dtype``; a layout that already
@@ -185,13 +194,13 @@ class CompileOptions:
         """The options of a TVM ``PassContext`` config (TileLang's ``pass_configs``) for a target
         of ``arch``: its ``tt.<option>`` entries (TVM containers become tuples, dicts and str);
         other keys belong to TVM and TileLang, but for TileLang's fast-math switch (:data:`FAST_MATH_KEY`),
-        which selects the SFPU's approximate forms as ``math_approx_mode`` does (an explicit
-        ``tt.math_approx_mode`` wins). A ``tt.arch`` entry must agree with the target."""
+        which is ``fast_math`` (an explicit ``tt.fast_math`` wins). A ``tt.arch`` entry must agree with the
+        target."""
         check_config_keys(config)
         options = {str(key).removeprefix(CONFIG_PREFIX): _plain(value)
                    for key, value in config.items() if str(key) in CONFIG_KEYS}
-        if FAST_MATH_KEY in config and "math_approx_mode" not in options:
-            options["math_approx_mode"] = bool(config[FAST_MATH_KEY])
+        if FAST_MATH_KEY in config and "fast_math" not in options:
+            options["fast_math"] = bool(_plain(config[FAST_MATH_KEY]))
         given = options.pop("arch", arch)
         if given != arch:
             raise OptionError(f"{CONFIG_PREFIX}arch={given!r} contradicts the target's architecture {arch!r}",
@@ -202,7 +211,7 @@ class CompileOptions:
 
 CONFIG_PREFIX = "tt."
 # TileLang's fast-math pass config (tilelang.transform.PassConfigKey.TL_ENABLE_FAST_MATH: nvcc's --use_fast_math on
-# CUDA): here the approximate SFPU forms, math_approx_mode.
+# CUDA): here the option fast_math.
 FAST_MATH_KEY = "tl.enable_fast_math"
 CONFIG_KEYS = tuple(CONFIG_PREFIX + f.name for f in fields(CompileOptions))  # the PassContext config keys
 

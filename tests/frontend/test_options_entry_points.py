@@ -121,6 +121,8 @@ CASES = {
     "math_fidelity": Case("gemm", "LoFi", lambda art, err: _compute(art).math_fidelity == "LoFi"),
     "math_approx_mode": Case("add", True, lambda art, err: _compute(art).math_approx_mode is True
                              and ".math_approx_mode = true" in art.sources["main.cpp"]),
+    # fast math sets the approximate forms too
+    "fast_math": Case("add", True, lambda art, err: _compute(art).math_approx_mode is True),
     # "dst": no partial sums kept in L1 between K steps, so no C_l_out CB (and another compute.cpp)
     "gemm_reuse": Case("gemm", "dst", lambda art, err: "C_l_out" not in [cb.name for cb in art.plan.cbs]),
     # one row of two tiles per DST acquire where the default takes 2x2 of the 4x2-tile block
@@ -220,6 +222,7 @@ BAD = {
     "cb_depth": (0, "cb_depth=0 is not a positive integer", "double buffering"),
     "math_fidelity": ("HiFi5", "math_fidelity='HiFi5' is not a math fidelity", "LoFi, HiFi2, HiFi3 or HiFi4"),
     "math_approx_mode": ("yes", "math_approx_mode='yes' is not a bool", "math_approx_mode=True"),
+    "fast_math": ("yes", "fast_math='yes' is not a bool", "fast_math=True"),
     "gemm_reuse": ("spill", "gemm_reuse='spill' is not a GEMM reuse mode", "'auto'"),
     "gemm_subblock": ((1, 0), "gemm_subblock=(1, 0) is not two positive integers (rows, cols)",
                       "gemm_subblock=(1, 4)"),

@@ -32,6 +32,9 @@ value, anything but the integer ops on int32 blocks read element for element.
 
 from __future__ import annotations
 
+import math
+import struct
+
 import tilelang  # noqa: F401
 from tvm import tirx
 
@@ -598,12 +601,30 @@ class TileProgram:
     def sfpu(self, op, emit) -> None:
         """An SFPU op: ops sharing an init call (its function and template arguments: exp_tile_init<true> and
         exp2's exp_tile_init<true, ln 2> differ) share the engine configuration."""
-        self.op(("sfpu", op.init_function, op.init_call_template), evaluate(Intrin.SFPU_INIT, op.kind.value, op.name, like=self.like), emit)
+        self.op(("sfpu", op.init_function, op.init_call_template),
+                evaluate(Intrin.SFPU_INIT, op.kind.value, op.name, like=self.like), emit)
 
     def unary(self, op, base: int) -> None:
         if self.ctx.math_approx_mode:
             op = APPROXIMATE.get(op.name, op)
         self.sfpu(op, lambda tg, tl: evaluate(Intrin.SFPU_UNARY, op.name, self.slot(tl, base), like=self.like))
+
+    def scaled_exp(self, call):
+        """(x, the fp32 bits of c, or of c ln 2 for exp2) when, under fast math, ``call`` is exp or exp2 of
+        ``x * c`` (``c * x``, ``x / c``) or of ``a * c - b * c`` (x = a - b) for a constant c: the approximate exp
+        of x with c (exp2: fp32 c times ln 2, rounded to fp32) folded into its init's scale
+        (exp_tile_init<true, scale>: ckernel_sfpu_exp.h exp_init rounds A * scale once): one op where the value
+        asks for one or two multiplies and the exp (the rounding differs: only where the user allowed it); else
+        None."""
+        name = call_name(call)
+        if not self.ctx.fast_math or name not in ("tirx.exp", "tirx.exp2"):
+            return None
+        folded = _scaled(self.strip(call.args[0]))
+        if folded is None:
+            return None
+        x, c = folded
+        c = struct.unpack("<f", struct.pack("<f", c))[0]  # the kernel's float32 constant
+        return x, fp32_bits(c * math.log(2.0) if name == "tirx.exp2" else c)
 
     def scalar(self, op, bits: int, base: int) -> None:
         """An SFPU op with a 32-bit parameter on DST slot ``base``."""
@@ -708,17 +729,50 @@ class Gelu:
 
 
 class UnaryCall:
-    """A unary call of the SFPU table (T.exp...): its operand, then the op."""
+    """A unary call of the SFPU table (T.exp...): its operand, then the op; under fast math, the exp of a
+    product with a constant is the approximate exp of the other factor, the constant its init's scale
+    (:meth:`TileProgram.scaled_exp`)."""
 
     def match(self, prog, e):
         return e if call_name(e) in UNARY_CALLS else None
 
     def need(self, prog, call) -> int:
-        return prog.need(call.args[0])
+        scaled = prog.scaled_exp(call)
+        return prog.need(scaled[0] if scaled else call.args[0])
 
     def compile(self, prog, call, base) -> None:
-        prog.compile(call.args[0], base)
-        prog.unary(UNARY_CALLS[call.op.name], base)
+        scaled = prog.scaled_exp(call)
+        if scaled is None:
+            prog.compile(call.args[0], base)
+            prog.unary(UNARY_CALLS[call.op.name], base)
+            return
+        x, bits = scaled
+        prog.compile(x, base)
+        op = APPROXIMATE[UNARY_CALLS[call.op.name].name]
+        scale = tirx.IntImm("uint32", bits)
+        prog.op(("sfpu", op.init_function, op.scaled_init, bits),
+                evaluate(Intrin.SFPU_INIT, op.kind.value, op.name, scale, like=prog.like),
+                lambda tg, tl: evaluate(Intrin.SFPU_UNARY, op.name, prog.slot(tl, base), like=prog.like))
+
+
+def _scaled(e):
+    """(x, c) when ``e`` is x * c, c * x, x / c or a * c - b * c (x = a - b) for a constant c (casts aside), else
+    None."""
+    e = strip_casts(e)
+    if isinstance(e, tirx.Mul):
+        for x, k in ((e.a, e.b), (e.b, e.a)):
+            c = constant(k)
+            if c is not None and constant(x) is None:
+                return x, c
+    if isinstance(e, tirx.Div):
+        c = constant(e.b)
+        if c:
+            return e.a, 1.0 / c
+    if isinstance(e, tirx.Sub):
+        a, b = _scaled(e.a), _scaled(e.b)
+        if a is not None and b is not None and a[1] == b[1] and a[0].dtype == b[0].dtype:
+            return tirx.Sub(a[0], b[0]), a[1]
+    return None
 
 
 class ScalarCall:

@@ -42,6 +42,9 @@ class SfpuOp:
     template: str = ""  # template arguments of both (the header's default is the fast approximation)
     param_bits: int | None = None  # a scalar op's fixed 32-bit parameter; None: the constant operand's fp32 bits
     init_template: str | None = None  # template arguments of the init, when not the function's
+    # the init's template arguments with a scale it folds into the op ("{:#x}": its fp32 bits), for an op whose
+    # init takes one (the approximate exp: exp_tile_init<true, scale>)
+    scaled_init: str = ""
 
     @property
     def init_function(self) -> str:
@@ -50,6 +53,13 @@ class SfpuOp:
     @property
     def init_call_template(self) -> str:
         return self.template if self.init_template is None else self.init_template
+
+    def init_call(self, scale_bits: int | None = None) -> str:
+        """The init's call, with the scale of fp32 bits ``scale_bits`` folded in where given."""
+        if scale_bits is None:
+            return f"{self.init_function}{self.init_call_template}()"
+        assert self.scaled_init, f"{self.name}: its init takes no scale"
+        return f"{self.init_function}{self.scaled_init.format(scale_bits)}()"
 
 
 def _unary(name: str, header: str, tir: str | None = None, template: str = "", init: str = "") -> SfpuOp:
@@ -161,12 +171,17 @@ _APPROXIMATE_TEMPLATES = {"exp": ("<true>", None), "gelu": ("<true>", None), "ta
 # is 256.0 exactly, so the one SFPMAD computes 256 * max(x, -127.67851) + (B - C) rounded once: Schraudolph's
 # approximation in base 2, the same constants and the same rounding as exp_tile<true> applies to x / ln 2, with no
 # rounding of x * ln 2 (exp_tile<true> of a product x * ln 2 would round it first).
+# Under fast math (CompileOptions.fast_math) the approximate exp of x * c takes c as that scale (ops/eltwise.py
+# Exp): c * A rounded once where x * c and then A times it round twice.
 LN2_BITS = 0x3F317218  # fp32_bits(math.log(2.0))
+_SCALED_EXP_INIT = "<true, {:#x}u>"
 _EXP2_APPROX = SfpuOp(SfpuKind.UNARY, "exp2_approx", "exp_tile", COMPUTE + "eltwise_unary/exp.h", None,
-                      "exp_tile_init", "<true>", init_template=f"<true, {LN2_BITS:#x}u>")
+                      "exp_tile_init", "<true>", init_template=_SCALED_EXP_INIT.format(LN2_BITS),
+                      scaled_init=_SCALED_EXP_INIT)
 APPROXIMATE: dict[str, SfpuOp] = {
     **{op.name: replace(op, name=f"{op.name}_approx", tir=None, template=_APPROXIMATE_TEMPLATES[op.name][0],
-                        init_template=_APPROXIMATE_TEMPLATES[op.name][1])
+                        init_template=_APPROXIMATE_TEMPLATES[op.name][1],
+                        scaled_init=_SCALED_EXP_INIT if op.name == "exp" else "")
        for op in SFPU_OPS if op.kind == SfpuKind.UNARY and op.name in _APPROXIMATE_TEMPLATES},
     "exp2": _EXP2_APPROX,
 }

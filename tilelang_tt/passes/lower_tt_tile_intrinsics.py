@@ -185,7 +185,7 @@ def _column_major_blocks(func: tirx.PrimFunc, body) -> list[str]:
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx, math_fidelity: str, gemm_reuse: str, math_approx_mode: bool,
-               gemm_subblock: tuple[int, int] | None) -> tirx.PrimFunc:
+               gemm_subblock: tuple[int, int] | None, fast_math: bool) -> tirx.PrimFunc:
     arch = Attr.ARCH.read(func)
     lowerer = _Lowerer(PASS, func, arch.dst_budget, Attr.CB_DESC.read(func), gemm_reuse, gemm_subblock)
     body = lowerer.visit(func.body)
@@ -196,10 +196,10 @@ def _transform(func: tirx.PrimFunc, mod, ctx, math_fidelity: str, gemm_reuse: st
     func = Attr.CB_DESC.write(func, dict(sorted(lowerer.cbs.items())))
     return Attr.COMPUTE_CONFIG.write(func, ComputeKernelConfig(
         fp32_dest_acc_en=lowerer.fp32, math_fidelity=math_fidelity, math_approx_mode=math_approx_mode,
-        dst_budget=arch.dst_budget(lowerer.fp32), unpack_to_dest=tuple(_integer_operands(body))))
+        dst_budget=arch.dst_budget(lowerer.fp32), unpack_to_dest=tuple(_integer_operands(body)), fast_math=fast_math))
 
 
 def LowerTTTileIntrinsics(math_fidelity: str = "HiFi4", gemm_reuse: str = "auto", math_approx_mode: bool = False,
-                          gemm_subblock: tuple[int, int] | None = None):
+                          gemm_subblock: tuple[int, int] | None = None, fast_math: bool = False):
     return prim_func_pass(lambda f, m, c: _transform(f, m, c, math_fidelity, gemm_reuse, math_approx_mode,
-                                                     gemm_subblock), PASS)
+                                                     gemm_subblock, fast_math), PASS)

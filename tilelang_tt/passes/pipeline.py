@@ -170,7 +170,8 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         # C: protocol-less; C1 before C2 so the K-loop reads are abstract when gemms are sub-blocked.
         LowerSharedToCB(),
         LowerTTTileIntrinsics(math_fidelity=options.math_fidelity, gemm_reuse=options.gemm_reuse,
-                              math_approx_mode=options.math_approx_mode, gemm_subblock=options.gemm_subblock),
+                              math_approx_mode=options.math_approx_mode, gemm_subblock=options.gemm_subblock,
+                              fast_math=options.fast_math),
         # Element-wise values needing more DST registers than an acquire holds spill operands into blocks of
         # their own: C2 set the budget (the DST width), the dataflow graph and CB ids below count the blocks.
         SpillDSTTT(),
