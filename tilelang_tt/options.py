@@ -69,7 +69,8 @@ class CompileOptions:
     math_approx_mode: bool = False
     # TileLang's fast math (its pass config tl.enable_fast_math, FAST_MATH_KEY): the approximate forms (it sets
     # math_approx_mode) and rewrites that change rounding: exp(x * c) / exp2(x * c), and of a * c - b * c, as the
-    # approximate exp with c folded into its init's scale (tilelang_tt.ops.eltwise, Exp)
+    # approximate exp with c folded into its init's scale, a - b then an FPU op even of float32 blocks (read as
+    # TF32) (tilelang_tt.ops.eltwise, TileProgram.scaled_exp)
     fast_math: bool = False
     gemm_reuse: str = "auto"  # "auto": spill partial sums when a C block exceeds DST; "dst": re-read operands
     # (rows, cols) of output tiles one DST acquire accumulates, ttnn's (out_subblock_h, out_subblock_w);

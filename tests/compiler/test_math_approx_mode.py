@@ -125,10 +125,14 @@ def test_fast_math_folds_the_scale_into_the_approximate_exp():
 
 
 def test_flash_attention_under_fast_math_is_within_the_approximate_exps_bound():
-    """TileLang's flash attention (exp2 of s * scale - m * scale) under fast math: one subtraction and the
-    approximate exp per score tile, within a few percent of torch's attention."""
+    """TileLang's flash attention (exp2 of s * scale - m * scale) under fast math: per score tile one FPU
+    subtraction of the row maximum (the float32 scores read as TF32) and the approximate exp, within a few percent
+    of torch's attention; without fast math the SFPU subtracts in float32."""
     art = tilelang_tt.compile(K.flash_attention(256, 64, heads=2), fast_math=True, math_fidelity="HiFi2")
-    assert "mul_unary_tile" not in art.sources["compute.cpp"]
+    src = art.sources["compute.cpp"]
+    assert "mul_unary_tile" not in src and "sub_tiles_bcast_cols(cb_acc_s, cb_m, " in src
+    precise = tilelang_tt.compile(K.flash_attention(256, 64, heads=2), math_fidelity="HiFi2").sources["compute.cpp"]
+    assert "sub_tiles_bcast_cols" not in precise
     g = torch.Generator().manual_seed(11)
     q, k, v = [torch.randn(1, 2, 256, 64, generator=g).to(torch.bfloat16) for _ in range(3)]
     got = torch.as_tensor(art.run(q, k, v)).float()

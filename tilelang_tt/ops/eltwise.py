@@ -484,7 +484,7 @@ def _converted_integers(ctx, node, value, ij, loads):
 
 
 # -- FPU ------------------------------------------------------------------------------------------
-def fpu_binary(value, vector_of, ij) -> tuple | None:
+def fpu_binary(value, vector_of, ij, tf32: bool = False) -> tuple | None:
     """(FPU op, a, b, kind) when an eltwise value of a full block is one FPU op from two CBs
     (``vector_of``: block name -> its ``vector`` kind; ``ij``: the loop variables): A[i, j] op B[i, j]
     of two full blocks (kind ""), or A[i, j] op v[i] / v[j] of a full block and a per-row / per-column
@@ -492,14 +492,16 @@ def fpu_binary(value, vector_of, ij) -> tuple | None:
     too for the commutative add and mul). Not for a block read transposed (the FPU reads tiles as
     they are). Not for a float32 operand either: the FPU reads it from SrcA/SrcB truncated to TF32 (10
     mantissa bits), where copied to DST (UnpackToDestFp32) the SFPU computes on all 23, as ttnn's binary_ng
-    runs add/sub/mul of float32 tensors on the SFPU (binary_ng_device_operation.cpp, is_binary_sfpu_op)."""
+    runs add/sub/mul of float32 tensors on the SFPU (binary_ng_device_operation.cpp, is_binary_sfpu_op); ``tf32``:
+    float32 operands too, read as TF32 (under fast math, where the exp of their difference is approximate anyway, as
+    ttnn's SDPA subtracts the row maximum from its float32 scores with sub_tiles_bcast_cols, compute_common.hpp)."""
     op = FPU_BINARY.get(type(value))
     if op is None or str(value.dtype) in INTEGER_DTYPES:  # the FPU has no int32
         return None
     loads = [strip_casts(x) for x in (value.a, value.b)]
     if not all(isinstance(x, tirx.BufferLoad) and not is_transposed(x, ij) for x in loads):
         return None
-    if any(str(x.buffer.dtype) == "float32" for x in loads):
+    if not tf32 and any(str(x.buffer.dtype) == "float32" for x in loads):
         return None
     kinds = [vector_of(x.buffer.name) for x in loads]
     if kinds[0] and not kinds[1] and op.name != "sub":  # v op A = A op v
@@ -536,6 +538,7 @@ class TileProgram:
         self.shared: list[tuple[object, int]] = []
         self.in_shared = False  # compiling a row-shared operand
         self.needs: list | None = None  # with a list: each operand asked of need() and its need, once
+        self.tf32 = False  # the operand of an exp with its scale folded (fast math): the FPU reads float32 as TF32
 
     def rule(self, e):
         return next((rule, m) for rule in self.rules if (m := rule.match(self, e)) is not None)
@@ -636,7 +639,7 @@ class TileProgram:
         straight into one DST tile."""
         if self.out.vector:
             return None
-        binary = fpu_binary(e, lambda name: self.ctx.cb(name).vector, self.ij)
+        binary = fpu_binary(e, lambda name: self.ctx.cb(name).vector, self.ij, tf32=self.tf32)
         if binary is None:
             return None
         op, a, b, kind = binary
@@ -738,7 +741,9 @@ class UnaryCall:
 
     def need(self, prog, call) -> int:
         scaled = prog.scaled_exp(call)
-        return prog.need(scaled[0] if scaled else call.args[0])
+        if scaled is None:
+            return prog.need(call.args[0])
+        return _as_tf32(prog, lambda: prog.need(scaled[0]))
 
     def compile(self, prog, call, base) -> None:
         scaled = prog.scaled_exp(call)
@@ -747,12 +752,21 @@ class UnaryCall:
             prog.unary(UNARY_CALLS[call.op.name], base)
             return
         x, bits = scaled
-        prog.compile(x, base)
+        _as_tf32(prog, lambda: prog.compile(x, base))
         op = APPROXIMATE[UNARY_CALLS[call.op.name].name]
         scale = tirx.IntImm("uint32", bits)
         prog.op(("sfpu", op.init_function, op.scaled_init, bits),
                 evaluate(Intrin.SFPU_INIT, op.kind.value, op.name, scale, like=prog.like),
                 lambda tg, tl: evaluate(Intrin.SFPU_UNARY, op.name, prog.slot(tl, base), like=prog.like))
+
+
+def _as_tf32(prog, f):
+    """``f()`` with the FPU taking float32 operands as TF32 (the folded exp's operand, under fast math)."""
+    tf32, prog.tf32 = prog.tf32, True
+    try:
+        return f()
+    finally:
+        prog.tf32 = tf32
 
 
 def _scaled(e):
