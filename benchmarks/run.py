@@ -236,20 +236,24 @@ def predicted_gemm_rows(n: int, arch_name: str = "wormhole_b0", grid=None, block
     return rows
 
 
-def attention_row(seq: int, dim: int, causal: bool, blocks, repeat: int, approx: bool = False) -> dict:
+def attention_row(seq: int, dim: int, causal: bool, blocks, repeat: int, approx: bool = False,
+                  fast: bool = False) -> dict:
     """Flash attention at HiFi2 (timing only), one query block of 64 rows per core on the 8x8 grid, its
     K/V block ``bn`` swept over ``blocks`` as Tenstorrent sweeps its SDPA's chunk sizes ("They should
     be swept for a given input size", tech_reports/FlashAttention 3.1.1): the row is the fastest
     predicted. Causal: the flops of a causal attention, half of the 4 * seq^2 * dim of the full one;
     its K/V loop ends at the query block, so the cores are out of step and K and V are not
     multicast. ``approx``: compiled with ``math_approx_mode`` (exp_tile<true>, the approximate exp
-    ttnn's SDPA runs by default: tech_reports/FlashAttention/SDPAPrecisionRecipes.md)."""
+    ttnn's SDPA runs by default: tech_reports/FlashAttention/SDPAPrecisionRecipes.md); ``fast``: with
+    ``fast_math`` (TileLang's fast math: the approximate exp with the scale folded into its init, as ttnn's SDPA
+    folds its scale into exp_tile_init)."""
     q, k, v = bf16(1, 1, seq, dim), bf16(1, 1, seq, dim), bf16(1, 1, seq, dim)
     name = (f"flash attention seq {seq} d {dim} HiFi2" + (" causal" if causal else "")
-            + (" approx exp" if approx else ""))
+            + (" approx exp" if approx else "") + (" fast math" if fast else ""))
     rows = [case(name, f"blk 64x{bn}",
                  lambda bn=bn: tilelang_tt.compile(OPS.flash_attention(seq, dim, bn=bn, causal=causal),
-                                                   math_fidelity="HiFi2", math_approx_mode=approx),
+                                                   math_fidelity="HiFi2", math_approx_mode=approx,
+                                                   fast_math=fast),
                  (q, k, v), repeat, flops=(2 if causal else 4) * seq * seq * dim, timing_only=True) for bn in blocks]
     best = min(rows, key=lambda r: r["predicted_us"])
     swept = ", ".join(f"64x{bn}: {r['predicted_us']} us" for bn, r in zip(blocks, rows))
@@ -324,6 +328,7 @@ def main(argv=None) -> None:
         # one head: 64 query blocks on the 8x8 grid, K and V multicast to all of them (the auto partition)
         rows.append(attention_row(4096, 128, False, (128, 256, 512), 1))
         rows.append(attention_row(4096, 128, False, (128, 256, 512), 1, approx=True))
+        rows.append(attention_row(4096, 128, False, (128, 256, 512), 1, fast=True))
         rows.append(attention_row(4096, 128, True, (64, 128, 256), 1))  # 64x512 with its mask block exceeds L1
         rows += norm_rows(4096, 1024, 1)
         for arch_name in ("wormhole_b0", "blackhole"):

@@ -533,8 +533,9 @@ def flash_attention(seq_len, dim, bm=64, bn=64, dtype="bfloat16", batch=1, heads
     blocks, one block of bm queries of one head per program, in the idioms of TileLang's
     example_mha_fwd_bhsd (slices, in-place updates, vector copies, the output staged in shared);
     ``causal``: the scores start from the mask (0 where the key is not after the query, -inf after)
-    and the K/V loop stops at the query block's end (a loop bound that differs between blocks)."""
-    scale = (1.0 / dim) ** 0.5
+    and the K/V loop stops at the query block's end (a loop bound that differs between blocks). The exp is
+    TileLang's: ``T.exp2`` with log2(e) folded into the scale."""
+    scale = (1.0 / dim) ** 0.5 * 1.44269504  # log2(e): exp(x / sqrt(d)) = exp2(x * scale)
 
     @T.prim_func
     def main(Q: T.Tensor((batch, heads, seq_len, dim), dtype), K: T.Tensor((batch, heads, seq_len, dim), dtype),
@@ -573,9 +574,9 @@ def flash_attention(seq_len, dim, bm=64, bn=64, dtype="bfloat16", batch=1, heads
                 T.copy(m, m_prev)
                 T.reduce_max(acc_s, m, dim=1, clear=False)
                 for i in T.Parallel(bm):
-                    scores_scale[i] = T.exp((m_prev[i] - m[i]) * scale)
+                    scores_scale[i] = T.exp2(m_prev[i] * scale - m[i] * scale)
                 for i, j in T.Parallel(bm, bn):
-                    acc_s[i, j] = T.exp(acc_s[i, j] * scale - m[i] * scale)
+                    acc_s[i, j] = T.exp2(acc_s[i, j] * scale - m[i] * scale)
                 T.reduce_sum(acc_s, scores_sum, dim=1)
                 for i in T.Parallel(bm):
                     logsum[i] = logsum[i] * scores_scale[i] + scores_sum[i]

@@ -67,8 +67,11 @@ class CompileOptions:
     # ComputeConfig::math_approx_mode (tt-metal's APPROX: the approximate sqrt/rsqrt/recip of the 0.81.1 SFPU API)
     # and the approximate forms of the ops that take theirs as a template argument (ops.sfpu.APPROXIMATE)
     math_approx_mode: bool = False
-    # TileLang's fast math (its pass config "tl.enable_fast_math", which reads the same): forms that round
-    # differently from the exact ones, e.g. x / v[i] as x * (1 / v[i]) with the reciprocal once per row
+    # TileLang's fast math (its pass config tl.enable_fast_math, FAST_MATH_KEY): the approximate forms (it sets
+    # math_approx_mode) and rewrites that change rounding: x / v[i] as x * (1 / v[i]) with the reciprocal once per
+    # row (ops.eltwise.reciprocal_divisors); exp(x * c) / exp2(x * c), and of a * c - b * c, as the approximate exp
+    # with c folded into its init's scale, a - b then an FPU op even of float32 blocks (read as TF32)
+    # (tilelang_tt.ops.eltwise, TileProgram.scaled_exp)
     fast_math: bool = False
     gemm_reuse: str = "auto"  # "auto": spill partial sums when a C block exceeds DST; "dst": re-read operands
     # (rows, cols) of output tiles one DST acquire accumulates, ttnn's (out_subblock_h, out_subblock_w);
@@ -149,8 +152,10 @@ class CompileOptions:
                               hint="use math_approx_mode=True (the SFPU's approximate forms) or False (the default)")
         if not isinstance(self.fast_math, bool):
             raise OptionError(f"fast_math={self.fast_math!r} is not a bool",
-                              hint="use fast_math=True (forms that round differently, as TileLang's "
-                                   "tl.enable_fast_math) or False (the default)")
+                              hint="use fast_math=True (the approximate forms and rewrites that change rounding, "
+                                   "as TileLang's tl.enable_fast_math) or False (the default)")
+        if self.fast_math:
+            object.__setattr__(self, "math_approx_mode", True)
 
     def _merge_storage(self) -> None:
         """``storage={"A": "bfloat8_b"}`` becomes ``layouts["A"].dtype``; a layout that already
@@ -191,12 +196,14 @@ class CompileOptions:
     def from_config(cls, config: Mapping, *, arch: str) -> CompileOptions:
         """The options of a TVM ``PassContext`` config (TileLang's ``pass_configs``) for a target
         of ``arch``: its ``tt.<option>`` entries (TVM containers become tuples, dicts and str);
-        other keys belong to TVM and TileLang. A ``tt.arch`` entry must agree with the target."""
+        other keys belong to TVM and TileLang, but for TileLang's fast-math switch (:data:`FAST_MATH_KEY`),
+        which is ``fast_math`` (an explicit ``tt.fast_math`` wins). A ``tt.arch`` entry must agree with the
+        target."""
         check_config_keys(config)
         options = {str(key).removeprefix(CONFIG_PREFIX): _plain(value)
                    for key, value in config.items() if str(key) in CONFIG_KEYS}
-        if TILELANG_FAST_MATH in config:  # TileLang's own key (tilelang/transform/pass_config.py)
-            options.setdefault("fast_math", bool(config[TILELANG_FAST_MATH]))
+        if FAST_MATH_KEY in config and "fast_math" not in options:
+            options["fast_math"] = bool(_plain(config[FAST_MATH_KEY]))
         given = options.pop("arch", arch)
         if given != arch:
             raise OptionError(f"{CONFIG_PREFIX}arch={given!r} contradicts the target's architecture {arch!r}",
@@ -206,7 +213,9 @@ class CompileOptions:
 
 
 CONFIG_PREFIX = "tt."
-TILELANG_FAST_MATH = "tl.enable_fast_math"
+# TileLang's fast-math pass config (tilelang.transform.PassConfigKey.TL_ENABLE_FAST_MATH: nvcc's --use_fast_math on
+# CUDA): here the option fast_math.
+FAST_MATH_KEY = "tl.enable_fast_math"
 CONFIG_KEYS = tuple(CONFIG_PREFIX + f.name for f in fields(CompileOptions))  # the PassContext config keys
 
 

@@ -50,12 +50,14 @@ def model_sqrt(x: np.ndarray, approx: bool, reciprocal: bool, fast: bool = False
     return out.astype(np.float32)
 
 
-def model_exp_fast(x: np.ndarray) -> np.ndarray:
-    """exp_tile<true> as 0.81.1 ckernel_sfpu_exp.h computes it (ClampToNegative): y = max(x, -88.5),
-    t = A y + (B - C) rounded once to fp32 (SFPMAD), |t| rounded to nearest, ties away from zero, clamped to
-    65535 (SFP_STOCH_RND FP32_TO_UINT16, not stochastic), shifted left 15 bits into an fp32 word."""
-    a, b_minus_c = np.float32(256.0 * 1.4426950408889634), 32500.818359375
-    y = np.maximum(np.asarray(x, dtype=np.float32), np.float32(-88.5)).astype(np.float64)
+def model_exp_fast(x: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    """exp_tile<true> as 0.81.1 ckernel_sfpu_exp.h computes it (ClampToNegative) after exp_tile_init<true, scale>:
+    y = max(x, -88.5 / scale), t = (A * scale) y + (B - C) rounded once to fp32 (SFPMAD; exp_init rounds A * scale
+    and -88.5 / scale to fp32 at compile time), |t| rounded to nearest, ties away from zero, clamped to 65535
+    (SFP_STOCH_RND FP32_TO_UINT16, not stochastic), shifted left 15 bits into an fp32 word."""
+    s = np.float32(scale)
+    a, b_minus_c = np.float32(256.0 * 1.4426950408889634) * s, 32500.818359375
+    y = np.maximum(np.asarray(x, dtype=np.float32), np.float32(-88.5) / s).astype(np.float64)
     t = np.abs((float(a) * y + b_minus_c).astype(np.float32).astype(np.float64))
     mag = np.where(t < 0.5, 0, np.minimum(np.floor(t) + (t - np.floor(t) >= 0.5), 65535)).astype(np.uint32)
     return (mag << np.uint32(15)).view(np.float32)

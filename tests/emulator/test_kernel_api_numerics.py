@@ -369,6 +369,26 @@ def test_exp_tile_approx_is_the_fast_approximation(tmp_path, runtime):
     assert np.abs(precise[inside] / np.exp(x[inside].astype(np.float64)) - 1).max() < 2.0 ** -20
 
 
+def test_exp_tile_approx_with_the_init_scale_ln2_is_exp2(tmp_path, runtime):
+    """exp2's approximate form (tilelang_tt.ops.sfpu APPROXIMATE["exp2"]): exp_tile_init<true, bits of ln 2> folds
+    ln 2 into the constants (A ln 2 = 256.0 exactly in fp32, threshold -88.5 / ln 2), so exp_tile<true> computes
+    Schraudolph's 2^x without rounding x ln 2: bit for bit the model, within the approximation's few percent of 2^x,
+    and not the same as the fast exp of x ln 2 rounded first."""
+    x = np.linspace(-130.0, 120.0, 1024, dtype=np.float32).reshape(32, 32)
+    # 52.209686.., 72.311248..: where 256 x + (B - C) and A fp32(x ln 2) + (B - C) round to different integers
+    x[0, :8] = [0.0, 1.0, -1.0, 0.5, 10.0, -20.0, 52.209686279296875, 72.31124877929688]
+    body = "copy_init(a);\n    copy_tile(a, 0, 0);\n    exp_tile_init<true, 0x3f317218u>();\n    exp_tile<true>(0);"
+    got = one_tile(tmp_path, runtime, body, x, x, in_fmt="Float32", utd="1" + "0" * 31)
+    ln2 = float(np.float32(np.log(2.0)))
+    np.testing.assert_array_equal(got, model_exp_fast(x, ln2))
+    inside = (x > -120) & (x < 120)
+    rel = np.abs(got[inside] / np.exp2(x[inside].astype(np.float64)) - 1)
+    assert 2.0 ** -9 < rel.max() < 0.1, rel.max()
+    assert np.all(np.abs(got[x < -115.4]) <= 1.9e-35)  # the clamp: |A t + (B - C)| of a few hundred, a denormal
+    prerounded = model_exp_fast((x * np.float32(ln2)).astype(np.float32))
+    assert not np.array_equal(got, prerounded)
+
+
 def test_recip_tile_approximate_is_one_newton_step(tmp_path, runtime):
     x = (RNG.uniform(0.5, 4.0, (32, 32)) * RNG.choice([-1, 1], (32, 32))).astype(np.float32)
     body = ("copy_init(a);\n    copy_tile(a, 0, 0);\n    recip_tile_init<ReciprocalDestAcc::FP32, ReciprocalApproxMode::"

@@ -123,9 +123,11 @@ CASES = {
     "math_fidelity": Case("gemm", "LoFi", lambda art, err: _compute(art).math_fidelity == "LoFi"),
     "math_approx_mode": Case("add", True, lambda art, err: _compute(art).math_approx_mode is True
                              and ".math_approx_mode = true" in art.sources["main.cpp"]),
-    # the division by the row sum as a multiplication by its reciprocal, computed once per row
+    # the division by the row sum as a multiplication by its reciprocal, computed once per row; the approximate
+    # forms too
     "fast_math": Case("softmax", True, lambda art, err: "recip_tile(" in art.sources["compute.cpp"]
-                      and "div_binary_tile(" not in art.sources["compute.cpp"]),
+                      and "div_binary_tile(" not in art.sources["compute.cpp"]
+                      and _compute(art).math_approx_mode is True),
     # "dst": no partial sums kept in L1 between K steps, so no C_l_out CB (and another compute.cpp)
     "gemm_reuse": Case("gemm", "dst", lambda art, err: "C_l_out" not in [cb.name for cb in art.plan.cbs]),
     # one row of two tiles per DST acquire where the default takes 2x2 of the 4x2-tile block

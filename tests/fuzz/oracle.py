@@ -199,7 +199,8 @@ COMPOSED = {
 }
 
 
-# The approximate forms math_approx_mode selects (ops/sfpu.py APPROXIMATE: exp_tile<true>, gelu_tile<true>,
+# The approximate forms math_approx_mode selects (ops/sfpu.py APPROXIMATE: exp_tile<true>, exp2's
+# exp_tile<true> with exp_tile_init<true, ln 2>, gelu_tile<true>,
 # tanh_tile<true>, sigmoid_tile<.., true>; APPROX: sqrt_tile, rsqrt_tile, recip_tile), each op's maximum error
 # against exact math as (relative, absolute): the table of docs/numerics.md ("SFPU approximations"),
 # rounded up to two digits where that table rounded its measured maximum down (measured again on the numpy models
@@ -209,11 +210,13 @@ COMPOSED = {
 # sigmoid hold their bounds on all of [-1e4, 1e4] (beyond the table's [-8, 8]: their tables' last segments give x or 0
 # (gelu, past |x| = 3), +-1 (tanh, past 3) and 1 or 0 (sigmoid, past 2), whose distance from the functions only
 # shrinks from there on); exp's below -80 is absolute: the model's result there is at most 1.853e-35 and
-# exp(-80) = 1.80e-35, so both lie in [0, 1.9e-35]. erf_tile<true> is within 3.2e-3 (docs/numerics.md), inside ERF_FIT,
+# exp(-80) = 1.80e-35, so both lie in [0, 1.9e-35]; exp2's form (the fast exp with the init scale ln 2) is 3.122e-2
+# relative on [-115.4, 115.4] and at most 1.872e-35 below it (2^-115.4 = 1.82e-35). erf_tile<true> is within 3.2e-3 (docs/numerics.md), inside ERF_FIT,
 # which bounds both forms. ``c / x`` is recip_tile times c (ops/eltwise.py: a constant numerator), 1 / x's
 # relative error.
 APPROX_ERRORS: dict[str, tuple[float, float]] = {
     "exp": (3.2e-2, 1.9e-35),
+    "exp2": (3.2e-2, 1.9e-35),
     "recip": (1.1e-4, 0.0),
     "sqrt": (8.9e-4, 0.0),
     "rsqrt": (8.9e-4, 0.0),

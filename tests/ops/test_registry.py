@@ -185,7 +185,8 @@ def test_every_intrinsic_declares_its_arguments():
     for intrin in Intrin:
         names = [a.name for a in intrin.schema]
         assert len(set(names)) == len(names), intrin
-    assert [(a.name, a.kind) for a in Intrin.SFPU_INIT.schema] == [("kind", Operand.STR), ("op", Operand.STR)]
+    assert [(a.name, a.kind) for a in Intrin.SFPU_INIT.schema] == [("kind", Operand.STR), ("op", Operand.STR),
+                                                                  ("scale", Operand.INT)]
     assert Intrin.REDUCE_INIT.positions(Operand.CB) == (2, 3, 4)
 
 

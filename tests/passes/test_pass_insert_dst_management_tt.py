@@ -107,8 +107,8 @@ def test_row_reduce_with_scaler():
 
 def compute_attrs(**cbs) -> dict:
     return tt_attrs({"tt.kernel_role": "compute", "tt.cb_desc": cbs, "tt.compute_config": {
-        "dst_budget": 8, "fp32_dest_acc_en": False, "math_approx_mode": False, "math_fidelity": "HiFi4",
-        "unpack_to_dest": []}})
+        "dst_budget": 8, "fp32_dest_acc_en": False, "math_approx_mode": False, "fast_math": False,
+        "math_fidelity": "HiFi4", "unpack_to_dest": []}})
 
 
 ATTRS = compute_attrs(A_s=cb_entry(0, block_tiles=(1, 2)), B_s=cb_entry(1, block_tiles=(1, 2)),

@@ -227,7 +227,8 @@ def test_hand_written_clear_gemm_and_parallel():
         def main(A: T.Buffer((32, 64), "bfloat16"), B: T.Buffer((64, 32), "bfloat16"),
                  C: T.Buffer((32, 32), "bfloat16")):
             T.func_attr(tt_attrs({"tt.arch": "wormhole_b0", "tt.cb_desc": HAND_CBS, "tt.compute_config": {
-                "fp32_dest_acc_en": True, "math_fidelity": "HiFi4", "math_approx_mode": False, "dst_budget": 4,
+                "fp32_dest_acc_en": True, "math_fidelity": "HiFi4", "math_approx_mode": False, "fast_math": False,
+                "dst_budget": 4,
         "unpack_to_dest": []}}))
             with T.sblock("tilelang_root"):
                 T.reads()
@@ -317,7 +318,8 @@ def test_hand_written_fill_reduce_and_vector_store():
         @T.prim_func
         def main(A: T.Buffer((32, 64), "bfloat16"), R: T.Buffer((32, 1), "float32")):
             T.func_attr(tt_attrs({"tt.arch": "wormhole_b0", "tt.cb_desc": VECTOR_CBS, "tt.compute_config": {
-                "fp32_dest_acc_en": True, "math_fidelity": "HiFi4", "math_approx_mode": False, "dst_budget": 4,
+                "fp32_dest_acc_en": True, "math_fidelity": "HiFi4", "math_approx_mode": False, "fast_math": False,
+                "dst_budget": 4,
                 "unpack_to_dest": []}}))
             with T.sblock("tilelang_root"):
                 T.reads()

@@ -19,7 +19,7 @@ F32 = cb_entry(page_size=4096, data_format="Float32")
 def attrs(budget: int, **extra) -> dict:
     return tt_attrs({"tt.cb_desc": {"a": F32, "b": F32, "c": F32, "d": F32, "y": F32, **extra},
                      "tt.compute_config": {"dst_budget": budget, "fp32_dest_acc_en": True, "math_approx_mode": False,
-                                           "math_fidelity": "HiFi4", "unpack_to_dest": []}})
+                                           "fast_math": False, "math_fidelity": "HiFi4", "unpack_to_dest": []}})
 
 
 def test_registered_under_its_name():

@@ -202,7 +202,7 @@ def _compute_attrs(case: str) -> dict:
         "tt.core_ranges": [[[0, 0], [0, 0]]],
         "tt.layout_desc": {"A": LAYOUT, "B": LAYOUT, "C": LAYOUT},
         "tt.compute_config": {"dst_budget": 8, "fp32_dest_acc_en": False, "math_approx_mode": False,
-                              "math_fidelity": "HiFi4", "unpack_to_dest": []},
+                              "fast_math": False, "math_fidelity": "HiFi4", "unpack_to_dest": []},
         "tt.runtime_args": [],
         "tt.work_partition": [{"core": [0, 0], "start_id": 0, "count": 1, "width": 1, "shard": [0, 0]}],
     }

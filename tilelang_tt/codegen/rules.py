@@ -107,8 +107,7 @@ _UNARY, _SCALAR, _BINARY = _op_of(SfpuKind.UNARY), _op_of(SfpuKind.SCALAR), _op_
 
 
 def _sfpu_init(args, raw):
-    op = _init_op(raw)
-    return f"{op.init_function}{op.init_call_template}()"
+    return _init_op(raw).init_call(int(raw[2]) if len(raw) > 2 else None)
 
 
 def _sfpu_unary(args, raw):

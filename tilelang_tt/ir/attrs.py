@@ -269,20 +269,22 @@ class ComputeKernelConfig(ComputeConfig):
     """``tt.compute_config`` (LowerTTTileIntrinsics; InsertDSTManagementTT adds to ``unpack_to_dest``):
     the compute kernel's configuration, named as ttnn's ``ComputeKernelConfig``: what tt-metal's
     ``ComputeConfig`` takes (the plan's kernel entry, :class:`~tilelang_tt.contract.kernels.ComputeConfig`)
-    and the DST tiles one acquire holds in its mode (``dst_budget``, ``Arch.dst_budget``)."""
+    and the DST tiles one acquire holds in its mode (``dst_budget``, ``Arch.dst_budget``); ``fast_math``: the
+    user allowed rewrites that change rounding (the compile option, TileLang's fast-math pass config)."""
 
     dst_budget: int
+    fast_math: bool = False
 
     def to_dict(self) -> dict:
         return {"fp32_dest_acc_en": self.fp32_dest_acc_en, "math_fidelity": self.math_fidelity,
                 "math_approx_mode": self.math_approx_mode, "dst_budget": self.dst_budget,
-                "unpack_to_dest": list(self.unpack_to_dest)}
+                "unpack_to_dest": list(self.unpack_to_dest), "fast_math": self.fast_math}
 
     @staticmethod
     def from_dict(d: Mapping) -> ComputeKernelConfig:
         return ComputeKernelConfig(fp32_dest_acc_en=bool(d["fp32_dest_acc_en"]), math_fidelity=d["math_fidelity"],
                                    math_approx_mode=bool(d["math_approx_mode"]), dst_budget=int(d["dst_budget"]),
-                                   unpack_to_dest=tuple(d["unpack_to_dest"]))
+                                   unpack_to_dest=tuple(d["unpack_to_dest"]), fast_math=bool(d["fast_math"]))
 
 
 # -- the attributes ------------------------------------------------------------------------------

@@ -172,7 +172,9 @@ class Intrin(str, enum.Enum):
     BCAST_TILE = ("tt.bcast_tile", "unary_bcast<kind>(cb, tile, dst): a row/column vector tile broadcast into DST",
                   "kind: str, cb: cb, tile: expr, dst: expr")
     SFPU_INIT = ("tt.sfpu.init", 'init of the SFPU op (kind, op) of tilelang_tt.ops.sfpu: kind "unary"|"binary"|'
-                                 '"scalar"|"fill"', "kind: str, op: str")
+                                 '"scalar"|"fill"; scale: the fp32 bits of the scale an op whose init takes one '
+                                 "folds in (SfpuOp.scaled_init: the approximate exp's, under fast math), at most one",
+                 "kind: str, op: str, scale*: int")
     SFPU_UNARY = ("tt.sfpu.unary", "<op>_tile(dst): a unary SFPU op of tilelang_tt.ops.sfpu", "op: str, dst: expr")
     SFPU_SCALAR = ("tt.sfpu.scalar", "<op>_unary_tile(dst, float bits): add/sub/mul/div/rsub with a scalar",
                    "op: str, dst: expr, bits: int")

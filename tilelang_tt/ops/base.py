@@ -286,6 +286,7 @@ class DSTContext:
         self.budget = config.dst_budget
         self.fp32_dest_acc = config.fp32_dest_acc_en  # a 32-bit DST: float32 values, bfloat16 casts round
         self.math_approx_mode = config.math_approx_mode  # the approximate SFPU forms (sfpu.APPROXIMATE)
+        self.fast_math = config.fast_math  # rewrites that change rounding allowed (eltwise: the exp's scale folded)
         self.column_major = frozenset(Attr.COLUMN_MAJOR_BLOCKS.read(func))  # blocks stored column by column
         self.inline_inits = inline_inits
         self.analyzer = arith.Analyzer()

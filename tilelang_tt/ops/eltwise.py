@@ -32,6 +32,9 @@ value, anything but the integer ops on int32 blocks read element for element.
 
 from __future__ import annotations
 
+import math
+import struct
+
 import tilelang  # noqa: F401
 from tvm import tirx
 
@@ -516,7 +519,7 @@ def reciprocal_divisors(ctx, store, value, out: list) -> tirx.PrimExpr:
     return tirx.stmt_functor.ir_transform(tirx.Evaluate(value), None, post, ["tirx.Div"]).value
 
 
-def fpu_binary(value, vector_of, ij) -> tuple | None:
+def fpu_binary(value, vector_of, ij, tf32: bool = False) -> tuple | None:
     """(FPU op, a, b, kind) when an eltwise value of a full block is one FPU op from two CBs
     (``vector_of``: block name -> its ``vector`` kind; ``ij``: the loop variables): A[i, j] op B[i, j]
     of two full blocks (kind ""), or A[i, j] op v[i] / v[j] of a full block and a per-row / per-column
@@ -524,14 +527,16 @@ def fpu_binary(value, vector_of, ij) -> tuple | None:
     too for the commutative add and mul). Not for a block read transposed (the FPU reads tiles as
     they are). Not for a float32 operand either: the FPU reads it from SrcA/SrcB truncated to TF32 (10
     mantissa bits), where copied to DST (UnpackToDestFp32) the SFPU computes on all 23, as ttnn's binary_ng
-    runs add/sub/mul of float32 tensors on the SFPU (binary_ng_device_operation.cpp, is_binary_sfpu_op)."""
+    runs add/sub/mul of float32 tensors on the SFPU (binary_ng_device_operation.cpp, is_binary_sfpu_op); ``tf32``:
+    float32 operands too, read as TF32 (under fast math, where the exp of their difference is approximate anyway, as
+    ttnn's SDPA subtracts the row maximum from its float32 scores with sub_tiles_bcast_cols, compute_common.hpp)."""
     op = FPU_BINARY.get(type(value))
     if op is None or str(value.dtype) in INTEGER_DTYPES:  # the FPU has no int32
         return None
     loads = [strip_casts(x) for x in (value.a, value.b)]
     if not all(isinstance(x, tirx.BufferLoad) and not is_transposed(x, ij) for x in loads):
         return None
-    if any(str(x.buffer.dtype) == "float32" for x in loads):
+    if not tf32 and any(str(x.buffer.dtype) == "float32" for x in loads):
         return None
     kinds = [vector_of(x.buffer.name) for x in loads]
     if kinds[0] and not kinds[1] and op.name != "sub":  # v op A = A op v
@@ -568,6 +573,7 @@ class TileProgram:
         self.shared: list[tuple[object, int]] = []
         self.in_shared = False  # compiling a row-shared operand
         self.needs: list | None = None  # with a list: each operand asked of need() and its need, once
+        self.tf32 = False  # the operand of an exp with its scale folded (fast math): the FPU reads float32 as TF32
 
     def rule(self, e):
         return next((rule, m) for rule in self.rules if (m := rule.match(self, e)) is not None)
@@ -631,13 +637,32 @@ class TileProgram:
         return tirx.IntImm("int32", slot)
 
     def sfpu(self, op, emit) -> None:
-        """An SFPU op: ops sharing an init function share the engine configuration."""
-        self.op(("sfpu", op.init_function), evaluate(Intrin.SFPU_INIT, op.kind.value, op.name, like=self.like), emit)
+        """An SFPU op: ops sharing an init call (its function and template arguments: exp_tile_init<true> and
+        exp2's exp_tile_init<true, ln 2> differ) share the engine configuration."""
+        self.op(("sfpu", op.init_function, op.init_call_template),
+                evaluate(Intrin.SFPU_INIT, op.kind.value, op.name, like=self.like), emit)
 
     def unary(self, op, base: int) -> None:
         if self.ctx.math_approx_mode:
             op = APPROXIMATE.get(op.name, op)
         self.sfpu(op, lambda tg, tl: evaluate(Intrin.SFPU_UNARY, op.name, self.slot(tl, base), like=self.like))
+
+    def scaled_exp(self, call):
+        """(x, the fp32 bits of c, or of c ln 2 for exp2) when, under fast math, ``call`` is exp or exp2 of
+        ``x * c`` (``c * x``, ``x / c``) or of ``a * c - b * c`` (x = a - b) for a constant c: the approximate exp
+        of x with c (exp2: fp32 c times ln 2, rounded to fp32) folded into its init's scale
+        (exp_tile_init<true, scale>: ckernel_sfpu_exp.h exp_init rounds A * scale once): one op where the value
+        asks for one or two multiplies and the exp (the rounding differs: only where the user allowed it); else
+        None."""
+        name = call_name(call)
+        if not self.ctx.fast_math or name not in ("tirx.exp", "tirx.exp2"):
+            return None
+        folded = _scaled(self.strip(call.args[0]))
+        if folded is None:
+            return None
+        x, c = folded
+        c = struct.unpack("<f", struct.pack("<f", c))[0]  # the kernel's float32 constant
+        return x, fp32_bits(c * math.log(2.0) if name == "tirx.exp2" else c)
 
     def scalar(self, op, bits: int, base: int) -> None:
         """An SFPU op with a 32-bit parameter on DST slot ``base``."""
@@ -649,7 +674,7 @@ class TileProgram:
         straight into one DST tile."""
         if self.out.vector:
             return None
-        binary = fpu_binary(e, lambda name: self.ctx.cb(name).vector, self.ij)
+        binary = fpu_binary(e, lambda name: self.ctx.cb(name).vector, self.ij, tf32=self.tf32)
         if binary is None:
             return None
         op, a, b, kind = binary
@@ -742,17 +767,61 @@ class Gelu:
 
 
 class UnaryCall:
-    """A unary call of the SFPU table (T.exp...): its operand, then the op."""
+    """A unary call of the SFPU table (T.exp...): its operand, then the op; under fast math, the exp of a
+    product with a constant is the approximate exp of the other factor, the constant its init's scale
+    (:meth:`TileProgram.scaled_exp`)."""
 
     def match(self, prog, e):
         return e if call_name(e) in UNARY_CALLS else None
 
     def need(self, prog, call) -> int:
-        return prog.need(call.args[0])
+        scaled = prog.scaled_exp(call)
+        if scaled is None:
+            return prog.need(call.args[0])
+        return _as_tf32(prog, lambda: prog.need(scaled[0]))
 
     def compile(self, prog, call, base) -> None:
-        prog.compile(call.args[0], base)
-        prog.unary(UNARY_CALLS[call.op.name], base)
+        scaled = prog.scaled_exp(call)
+        if scaled is None:
+            prog.compile(call.args[0], base)
+            prog.unary(UNARY_CALLS[call.op.name], base)
+            return
+        x, bits = scaled
+        _as_tf32(prog, lambda: prog.compile(x, base))
+        op = APPROXIMATE[UNARY_CALLS[call.op.name].name]
+        scale = tirx.IntImm("uint32", bits)
+        prog.op(("sfpu", op.init_function, op.scaled_init, bits),
+                evaluate(Intrin.SFPU_INIT, op.kind.value, op.name, scale, like=prog.like),
+                lambda tg, tl: evaluate(Intrin.SFPU_UNARY, op.name, prog.slot(tl, base), like=prog.like))
+
+
+def _as_tf32(prog, f):
+    """``f()`` with the FPU taking float32 operands as TF32 (the folded exp's operand, under fast math)."""
+    tf32, prog.tf32 = prog.tf32, True
+    try:
+        return f()
+    finally:
+        prog.tf32 = tf32
+
+
+def _scaled(e):
+    """(x, c) when ``e`` is x * c, c * x, x / c or a * c - b * c (x = a - b) for a constant c (casts aside), else
+    None."""
+    e = strip_casts(e)
+    if isinstance(e, tirx.Mul):
+        for x, k in ((e.a, e.b), (e.b, e.a)):
+            c = constant(k)
+            if c is not None and constant(x) is None:
+                return x, c
+    if isinstance(e, tirx.Div):
+        c = constant(e.b)
+        if c:
+            return e.a, 1.0 / c
+    if isinstance(e, tirx.Sub):
+        a, b = _scaled(e.a), _scaled(e.b)
+        if a is not None and b is not None and a[1] == b[1] and a[0].dtype == b[0].dtype:
+            return tirx.Sub(a[0], b[0]), a[1]
+    return None
 
 
 class ScalarCall:

@@ -42,6 +42,9 @@ class SfpuOp:
     template: str = ""  # template arguments of both (the header's default is the fast approximation)
     param_bits: int | None = None  # a scalar op's fixed 32-bit parameter; None: the constant operand's fp32 bits
     init_template: str | None = None  # template arguments of the init, when not the function's
+    # the init's template arguments with a scale it folds into the op ("{:#x}": its fp32 bits), for an op whose
+    # init takes one (the approximate exp: exp_tile_init<true, scale>)
+    scaled_init: str = ""
 
     @property
     def init_function(self) -> str:
@@ -50,6 +53,13 @@ class SfpuOp:
     @property
     def init_call_template(self) -> str:
         return self.template if self.init_template is None else self.init_template
+
+    def init_call(self, scale_bits: int | None = None) -> str:
+        """The init's call, with the scale of fp32 bits ``scale_bits`` folded in where given."""
+        if scale_bits is None:
+            return f"{self.init_function}{self.init_call_template}()"
+        assert self.scaled_init, f"{self.name}: its init takes no scale"
+        return f"{self.init_function}{self.scaled_init.format(scale_bits)}()"
 
 
 def _unary(name: str, header: str, tir: str | None = None, template: str = "", init: str = "") -> SfpuOp:
@@ -145,18 +155,35 @@ SFPU_OPS: tuple[SfpuOp, ...] = (
     _binary("fmod", "fmod_binary_tile", "binary_fmod.h", "tirx.fmod"),
 )
 
-# The approximate forms the compile option math_approx_mode selects for the ops whose 0.81.1 API takes the choice
-# as a template argument instead of the kernel's APPROX: exp_tile<true> (eltwise_unary/exp.h, approx = false by
-# default), gelu_tile<true> and erf_tile<true> (their headers' default fast_and_approx), tanh_tile<true> and
-# sigmoid_tile<VectorMode::RC, true> (compute_kernel_api.h, fast_and_approx = false by default). sqrt_tile,
-# rsqrt_tile and recip_tile follow APPROX (ComputeConfig::math_approx_mode) as they are. Not selected: log_tile<true>
-# (its fast form only skips normalising -0 and denormals, which the emulator does not model).
+# The approximate forms the compile option math_approx_mode (and TileLang's fast-math pass config,
+# tilelang_tt.options.FAST_MATH_KEY) selects for the ops whose 0.81.1 API takes the choice as a template argument
+# instead of the kernel's APPROX: exp_tile<true> (eltwise_unary/exp.h, approx = false by default), gelu_tile<true>
+# and erf_tile<true> (their headers' default fast_and_approx), tanh_tile<true> and sigmoid_tile<VectorMode::RC, true>
+# (compute_kernel_api.h, fast_and_approx = false by default). sqrt_tile, rsqrt_tile and recip_tile follow APPROX
+# (ComputeConfig::math_approx_mode) as they are. Not selected: log_tile<true> (its fast form only skips normalising
+# -0 and denormals, which the emulator does not model).
 _APPROXIMATE_TEMPLATES = {"exp": ("<true>", None), "gelu": ("<true>", None), "tanh": ("<true>", None),
                           "sigmoid": ("<VectorMode::RC, true>", "<true>"), "erf": ("<true>", None)}
+# exp2 has no approximate form of its own: exp2_tile runs calculate_exp2, which ignores APPROXIMATION_MODE
+# (compute_kernel_api.h:621, ckernel_sfpu_exp2.h calculate_exp2). Its approximate form is the approximate exp with
+# the init's scale ln 2: exp_init<true, scale> folds the scale into its constants at compile time
+# (ckernel_sfpu_exp.h:718-738: A * scale, -88.5 / scale, each one fp32 rounding), and fp32(256 / ln 2) * fp32(ln 2)
+# is 256.0 exactly, so the one SFPMAD computes 256 * max(x, -127.67851) + (B - C) rounded once: Schraudolph's
+# approximation in base 2, the same constants and the same rounding as exp_tile<true> applies to x / ln 2, with no
+# rounding of x * ln 2 (exp_tile<true> of a product x * ln 2 would round it first).
+# Under fast math (CompileOptions.fast_math) the approximate exp of x * c takes c as that scale (ops/eltwise.py
+# Exp): c * A rounded once where x * c and then A times it round twice.
+LN2_BITS = 0x3F317218  # fp32_bits(math.log(2.0))
+_SCALED_EXP_INIT = "<true, {:#x}u>"
+_EXP2_APPROX = SfpuOp(SfpuKind.UNARY, "exp2_approx", "exp_tile", COMPUTE + "eltwise_unary/exp.h", None,
+                      "exp_tile_init", "<true>", init_template=_SCALED_EXP_INIT.format(LN2_BITS),
+                      scaled_init=_SCALED_EXP_INIT)
 APPROXIMATE: dict[str, SfpuOp] = {
-    op.name: replace(op, name=f"{op.name}_approx", tir=None, template=_APPROXIMATE_TEMPLATES[op.name][0],
-                     init_template=_APPROXIMATE_TEMPLATES[op.name][1])
-    for op in SFPU_OPS if op.kind == SfpuKind.UNARY and op.name in _APPROXIMATE_TEMPLATES
+    **{op.name: replace(op, name=f"{op.name}_approx", tir=None, template=_APPROXIMATE_TEMPLATES[op.name][0],
+                        init_template=_APPROXIMATE_TEMPLATES[op.name][1],
+                        scaled_init=_SCALED_EXP_INIT if op.name == "exp" else "")
+       for op in SFPU_OPS if op.kind == SfpuKind.UNARY and op.name in _APPROXIMATE_TEMPLATES},
+    "exp2": _EXP2_APPROX,
 }
 
 # The SFPU's integer ops, on int32 tiles unpacked to a 32-bit DST (two's complement, modulo 2^32):

@@ -196,7 +196,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx, math_fidelity: str, gemm_reuse: st
     func = Attr.CB_DESC.write(func, dict(sorted(lowerer.cbs.items())))
     return Attr.COMPUTE_CONFIG.write(func, ComputeKernelConfig(
         fp32_dest_acc_en=lowerer.fp32, math_fidelity=math_fidelity, math_approx_mode=math_approx_mode,
-        dst_budget=arch.dst_budget(lowerer.fp32), unpack_to_dest=tuple(_integer_operands(body))))
+        dst_budget=arch.dst_budget(lowerer.fp32), unpack_to_dest=tuple(_integer_operands(body)), fast_math=fast_math))
 
 
 def LowerTTTileIntrinsics(math_fidelity: str = "HiFi4", gemm_reuse: str = "auto", math_approx_mode: bool = False,

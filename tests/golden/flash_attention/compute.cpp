@@ -4,10 +4,10 @@
 #include "api/compute/binary_max_min.h"
 #include "api/compute/cb_api.h"
 #include "api/compute/common.h"
+#include "api/compute/compute_kernel_api.h"
 #include "api/compute/compute_kernel_hw_startup.h"
 #include "api/compute/eltwise_binary_sfpu.h"
 #include "api/compute/eltwise_unary/binop_with_scalar.h"
-#include "api/compute/eltwise_unary/exp.h"
 #include "api/compute/eltwise_unary/fill.h"
 #include "api/compute/matmul.h"
 #include "api/compute/pack.h"
@@ -170,28 +170,32 @@ void kernel_main() {
             for (uint32_t t_11 = 0; t_11 < 2; ++t_11) {
                 copy_tile(cb_m_prev, t_11, t_11 * 2);
             }
-            copy_init(cb_m);
+            binop_with_scalar_tile_init();
             for (uint32_t t_12 = 0; t_12 < 2; ++t_12) {
-                copy_tile(cb_m, t_12, (t_12 * 2) + 1);
+                mul_unary_tile(t_12 * 2, 0x3e38aa3bu);
             }
-            sub_binary_tile_init();
+            copy_init(cb_m);
             for (uint32_t t_13 = 0; t_13 < 2; ++t_13) {
-                sub_binary_tile(t_13 * 2, (t_13 * 2) + 1, t_13 * 2);
+                copy_tile(cb_m, t_13, (t_13 * 2) + 1);
             }
             binop_with_scalar_tile_init();
             for (uint32_t t_14 = 0; t_14 < 2; ++t_14) {
-                mul_unary_tile(t_14 * 2, 0x3e000000u);
+                mul_unary_tile((t_14 * 2) + 1, 0x3e38aa3bu);
             }
-            exp_tile_init();
+            sub_binary_tile_init();
             for (uint32_t t_15 = 0; t_15 < 2; ++t_15) {
-                exp_tile(t_15 * 2);
+                sub_binary_tile(t_15 * 2, (t_15 * 2) + 1, t_15 * 2);
+            }
+            exp2_tile_init();
+            for (uint32_t t_16 = 0; t_16 < 2; ++t_16) {
+                exp2_tile(t_16 * 2);
             }
             tile_regs_commit();
             cb_reserve_back(cb_scores_scale, 2);
             tile_regs_wait();
             pack_reconfig_data_format(cb_scores_scale);
-            for (uint32_t t_16 = 0; t_16 < 2; ++t_16) {
-                pack_tile(t_16 * 2, cb_scores_scale);
+            for (uint32_t t_17 = 0; t_17 < 2; ++t_17) {
+                pack_tile(t_17 * 2, cb_scores_scale);
             }
             tile_regs_release();
             cb_push_back(cb_scores_scale, 2);
@@ -199,41 +203,41 @@ void kernel_main() {
             for (uint32_t ch = 0; ch < 2; ++ch) {
                 tile_regs_acquire();
                 copy_init(cb_acc_s);
-                for (uint32_t t_17 = 0; t_17 < 2; ++t_17) {
-                    copy_tile(cb_acc_s, (ch * 2) + t_17, t_17 + 1);
+                for (uint32_t t_18 = 0; t_18 < 2; ++t_18) {
+                    copy_tile(cb_acc_s, (ch * 2) + t_18, t_18 + 1);
                 }
                 binop_with_scalar_tile_init();
-                for (uint32_t t_18 = 0; t_18 < 2; ++t_18) {
-                    mul_unary_tile(t_18 + 1, 0x3e000000u);
+                for (uint32_t t_19 = 0; t_19 < 2; ++t_19) {
+                    mul_unary_tile(t_19 + 1, 0x3e38aa3bu);
                 }
                 unary_bcast_init<BroadcastType::COL>(cb_m);
                 unary_bcast<BroadcastType::COL>(cb_m, ch, 0);
                 binop_with_scalar_tile_init();
-                mul_unary_tile(0, 0x3e000000u);
+                mul_unary_tile(0, 0x3e38aa3bu);
                 sub_binary_tile_init();
-                for (uint32_t t_19 = 0; t_19 < 2; ++t_19) {
-                    sub_binary_tile(t_19 + 1, 0, t_19 + 1);
-                }
-                exp_tile_init();
                 for (uint32_t t_20 = 0; t_20 < 2; ++t_20) {
-                    exp_tile(t_20 + 1);
+                    sub_binary_tile(t_20 + 1, 0, t_20 + 1);
+                }
+                exp2_tile_init();
+                for (uint32_t t_21 = 0; t_21 < 2; ++t_21) {
+                    exp2_tile(t_21 + 1);
                 }
                 tile_regs_commit();
                 cb_reserve_back(cb_acc_s, 2);
                 tile_regs_wait();
                 pack_reconfig_data_format(cb_acc_s);
-                for (uint32_t t_21 = 0; t_21 < 2; ++t_21) {
-                    pack_tile(t_21 + 1, cb_acc_s);
+                for (uint32_t t_22 = 0; t_22 < 2; ++t_22) {
+                    pack_tile(t_22 + 1, cb_acc_s);
                 }
                 cb_reserve_back(cb_acc_s_cast, 2);
                 pack_reconfig_data_format(cb_acc_s_cast);
-                for (uint32_t t_22 = 0; t_22 < 2; ++t_22) {
-                    pack_tile(t_22 + 1, cb_acc_s_cast);
+                for (uint32_t t_23 = 0; t_23 < 2; ++t_23) {
+                    pack_tile(t_23 + 1, cb_acc_s_cast);
                 }
                 pack_reconfig_data_format(cb_acc_s_rowsum);
-                for (uint32_t t_23 = 0; t_23 < 2; ++t_23) {
-                    pack_reconfig_l1_acc((((ch * 2) + t_23) % 2) != 0);
-                    pack_tile<true>(t_23 + 1, cb_acc_s_rowsum, (t_23 / 2) + ch);
+                for (uint32_t t_24 = 0; t_24 < 2; ++t_24) {
+                    pack_reconfig_l1_acc((((ch * 2) + t_24) % 2) != 0);
+                    pack_tile<true>(t_24 + 1, cb_acc_s_rowsum, (t_24 / 2) + ch);
                 }
                 pack_reconfig_l1_acc(0);
                 tile_regs_release();
@@ -262,31 +266,31 @@ void kernel_main() {
             cb_wait_front(cb_scores_sum, 2);
             tile_regs_acquire();
             copy_init(cb_logsum);
-            for (uint32_t t_24 = 0; t_24 < 2; ++t_24) {
-                copy_tile(cb_logsum, t_24, t_24 * 2);
+            for (uint32_t t_25 = 0; t_25 < 2; ++t_25) {
+                copy_tile(cb_logsum, t_25, t_25 * 2);
             }
             copy_init(cb_scores_scale);
-            for (uint32_t t_25 = 0; t_25 < 2; ++t_25) {
-                copy_tile(cb_scores_scale, t_25, (t_25 * 2) + 1);
+            for (uint32_t t_26 = 0; t_26 < 2; ++t_26) {
+                copy_tile(cb_scores_scale, t_26, (t_26 * 2) + 1);
             }
             mul_binary_tile_init();
-            for (uint32_t t_26 = 0; t_26 < 2; ++t_26) {
-                mul_binary_tile(t_26 * 2, (t_26 * 2) + 1, t_26 * 2);
+            for (uint32_t t_27 = 0; t_27 < 2; ++t_27) {
+                mul_binary_tile(t_27 * 2, (t_27 * 2) + 1, t_27 * 2);
             }
             copy_init(cb_scores_sum);
-            for (uint32_t t_27 = 0; t_27 < 2; ++t_27) {
-                copy_tile(cb_scores_sum, t_27, (t_27 * 2) + 1);
+            for (uint32_t t_28 = 0; t_28 < 2; ++t_28) {
+                copy_tile(cb_scores_sum, t_28, (t_28 * 2) + 1);
             }
             add_binary_tile_init();
-            for (uint32_t t_28 = 0; t_28 < 2; ++t_28) {
-                add_binary_tile(t_28 * 2, (t_28 * 2) + 1, t_28 * 2);
+            for (uint32_t t_29 = 0; t_29 < 2; ++t_29) {
+                add_binary_tile(t_29 * 2, (t_29 * 2) + 1, t_29 * 2);
             }
             tile_regs_commit();
             cb_reserve_back(cb_logsum, 2);
             tile_regs_wait();
             pack_reconfig_data_format(cb_logsum);
-            for (uint32_t t_29 = 0; t_29 < 2; ++t_29) {
-                pack_tile(t_29 * 2, cb_logsum);
+            for (uint32_t t_30 = 0; t_30 < 2; ++t_30) {
+                pack_tile(t_30 * 2, cb_logsum);
             }
             tile_regs_release();
             cb_push_back(cb_logsum, 2);
@@ -295,21 +299,21 @@ void kernel_main() {
             for (uint32_t ch_1 = 0; ch_1 < 2; ++ch_1) {
                 tile_regs_acquire();
                 copy_init(cb_acc_o);
-                for (uint32_t t_30 = 0; t_30 < 2; ++t_30) {
-                    copy_tile(cb_acc_o, (ch_1 * 2) + t_30, t_30 + 1);
+                for (uint32_t t_31 = 0; t_31 < 2; ++t_31) {
+                    copy_tile(cb_acc_o, (ch_1 * 2) + t_31, t_31 + 1);
                 }
                 unary_bcast_init<BroadcastType::COL>(cb_scores_scale);
                 unary_bcast<BroadcastType::COL>(cb_scores_scale, ch_1, 0);
                 mul_binary_tile_init();
-                for (uint32_t t_31 = 0; t_31 < 2; ++t_31) {
-                    mul_binary_tile(t_31 + 1, 0, t_31 + 1);
+                for (uint32_t t_32 = 0; t_32 < 2; ++t_32) {
+                    mul_binary_tile(t_32 + 1, 0, t_32 + 1);
                 }
                 tile_regs_commit();
                 cb_reserve_back(cb_acc_o, 2);
                 tile_regs_wait();
                 pack_reconfig_data_format(cb_acc_o);
-                for (uint32_t t_32 = 0; t_32 < 2; ++t_32) {
-                    pack_tile(t_32 + 1, cb_acc_o);
+                for (uint32_t t_33 = 0; t_33 < 2; ++t_33) {
+                    pack_tile(t_33 + 1, cb_acc_o);
                 }
                 tile_regs_release();
                 cb_push_back(cb_acc_o, 2);
@@ -333,8 +337,8 @@ void kernel_main() {
             cb_reserve_back(cb_acc_o, 4);
             tile_regs_wait();
             pack_reconfig_data_format(cb_acc_o);
-            for (uint32_t t_33 = 0; t_33 < 4; ++t_33) {
-                pack_tile(t_33, cb_acc_o);
+            for (uint32_t t_34 = 0; t_34 < 4; ++t_34) {
+                pack_tile(t_34, cb_acc_o);
             }
             tile_regs_release();
             cb_push_back(cb_acc_o, 4);
@@ -355,26 +359,26 @@ void kernel_main() {
         for (uint32_t ch_2 = 0; ch_2 < 2; ++ch_2) {
             tile_regs_acquire();
             copy_init(cb_acc_o);
-            for (uint32_t t_34 = 0; t_34 < 2; ++t_34) {
-                copy_tile(cb_acc_o, (ch_2 * 2) + t_34, t_34 + 1);
+            for (uint32_t t_35 = 0; t_35 < 2; ++t_35) {
+                copy_tile(cb_acc_o, (ch_2 * 2) + t_35, t_35 + 1);
             }
             unary_bcast_init<BroadcastType::COL>(cb_logsum);
             unary_bcast<BroadcastType::COL>(cb_logsum, ch_2, 0);
             div_binary_tile_init();
-            for (uint32_t t_35 = 0; t_35 < 2; ++t_35) {
-                div_binary_tile(t_35 + 1, 0, t_35 + 1);
+            for (uint32_t t_36 = 0; t_36 < 2; ++t_36) {
+                div_binary_tile(t_36 + 1, 0, t_36 + 1);
             }
             tile_regs_commit();
             cb_reserve_back(cb_acc_o, 2);
             tile_regs_wait();
             pack_reconfig_data_format(cb_acc_o);
-            for (uint32_t t_36 = 0; t_36 < 2; ++t_36) {
-                pack_tile(t_36 + 1, cb_acc_o);
+            for (uint32_t t_37 = 0; t_37 < 2; ++t_37) {
+                pack_tile(t_37 + 1, cb_acc_o);
             }
             cb_reserve_back(cb_O_s, 2);
             pack_reconfig_data_format(cb_O_s);
-            for (uint32_t t_37 = 0; t_37 < 2; ++t_37) {
-                pack_tile(t_37 + 1, cb_O_s);
+            for (uint32_t t_38 = 0; t_38 < 2; ++t_38) {
+                pack_tile(t_38 + 1, cb_O_s);
             }
             tile_regs_release();
             cb_push_back(cb_acc_o, 2);

@@ -717,7 +717,6 @@ void sfpu_unary_first_column(Unary op, uint32_t idst, float scale, const char* f
 }
 
 void sfpu_unary_ex(Unary op, uint32_t idst, float scale, uint64_t cycles, bool on_pack, const char* fn, Loc loc) {
-  const SfpuUnaryModel& row = sfpu_model(op);
   ThreadCtx& t = compute_ctx(fn, loc);
   float* d;
   if (on_pack) {
@@ -729,7 +728,7 @@ void sfpu_unary_ex(Unary op, uint32_t idst, float scale, uint64_t cycles, bool o
   } else {
     d = math_dst(t, idst, fn, loc);
   }
-  for (uint32_t i = 0; i < kTileHW; ++i) d[i] = row.fn(d[i] * scale);
+  for (uint32_t i = 0; i < kTileHW; ++i) d[i] = sfpu_unary_scaled(op, d[i], scale);
   settle(t, d);
   const uint64_t c = cycles ? cycles : timing::sfpu_cycles(t.kernel->opts, op);
   if (on_pack) {

@@ -61,6 +61,9 @@ struct SfpuIntModel {
   uint32_t (*fn)(uint32_t a, uint32_t b, bool is_signed);
 };
 const SfpuUnaryModel& sfpu_model(Unary op);
+// op(x * scale) as the op with its init's scale computes it: the approximate exp folds the scale into its
+// constants (exp_fast_scaled), the others scale their input.
+float sfpu_unary_scaled(Unary op, float x, float scale);
 const SfpuBinaryModel& sfpu_model(SfpuBinary op);
 const SfpuIntModel& sfpu_model(IntBinary op);
 // Whether `x` <op> `value` holds (compare_tile: SFPU comparisons of fp32 values).

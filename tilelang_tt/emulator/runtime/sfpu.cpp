@@ -30,16 +30,21 @@ float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 // 32500.818359375 (partially fused, one round to nearest even: SFPMAD.md; fmaf here); SFP_STOCH_RND with
 // StochasticRounding = 0 and FP32_TO_UINT16 takes |t|, rounds it to nearest (ties away from zero; |t| < 0.5 to
 // 0) and clamps it to 65535 (SFPSTOCHRND_FloatInt.md); SFPSHFT by 15 puts that 16-bit integer in the exponent
-// and the top 7 mantissa bits of the fp32 result.
-float exp_fast(float x) {
+// and the top 7 mantissa bits of the fp32 result. exp_init<true, scale> folds its scale into the constants at
+// compile time (exp_init, ckernel_sfpu_exp.h:718-738: A * scale and -88.5 / scale, each rounded to fp32 once), so
+// the SFPMAD computes (A * scale) y + (B - C) with y = max(x, -88.5 / scale): no rounding of x * scale.
+float exp_fast_scaled(float x, float scale) {
   constexpr float kA = 256.0f * 1.4426950408889634f, kBMinusC = 32500.818359375f;
-  const float y = std::max(x, -88.5f);
-  const float t = std::fabs(std::fmaf(kA, y, kBMinusC));
+  const float a = kA * scale, threshold = -88.5f / scale;
+  const float y = std::max(x, threshold);
+  const float t = std::fabs(std::fmaf(a, y, kBMinusC));
   uint32_t mag = 0;
   if (!(t < 65536.0f)) mag = 65535;  // exponent >= 16 or NaN: the maximum magnitude
   else if (t >= 0.5f) mag = static_cast<uint32_t>(std::floor(t)) + (t - std::floor(t) >= 0.5f);
   return std::bit_cast<float>(mag << 15);
 }
+
+float exp_fast(float x) { return exp_fast_scaled(x, 1.0f); }
 
 // sfpu_reciprocal_iter<max_iter> (0.81.1 ckernel_sfpu_recip.h) with the seed constants sfpu_reciprocal_init loads
 // (without round_to_bf16): x is the input's mantissa in [1, 2), negated; y = k1 - k0 x', y = k2 + y x' (x' = -x) is
@@ -378,6 +383,9 @@ static_assert(std::size(kIntBinary) == static_cast<size_t>(IntBinary::Count));
 }  // namespace
 
 const SfpuUnaryModel& sfpu_model(Unary op) { return kUnary[static_cast<size_t>(op)]; }
+float sfpu_unary_scaled(Unary op, float x, float scale) {
+  return op == Unary::ExpFast ? exp_fast_scaled(x, scale) : kUnary[static_cast<size_t>(op)].fn(x * scale);
+}
 const SfpuBinaryModel& sfpu_model(SfpuBinary op) { return kSfpuBinary[static_cast<size_t>(op)]; }
 const SfpuIntModel& sfpu_model(IntBinary op) { return kIntBinary[static_cast<size_t>(op)]; }
 

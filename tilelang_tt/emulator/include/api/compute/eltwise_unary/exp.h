@@ -3,7 +3,8 @@
 // tile_regs_release, charged to the packer's clock: runtime sfpu_unary_ex).
 // - The init's scale: the approximate exp folds exp_init<approx, scale>'s scale into its constants
 //   (llk_sfpu/ckernel_sfpu_exp.h:692-760 exp_init: A * scale, THRESHOLD / scale), so exp_tile<true> computes
-//   exp(x * scale); the precise exp ignores it (the tile call's scale_en scales instead).
+//   exp(x * scale) with those constants, x itself unrounded (runtime exp_fast_scaled); the precise exp ignores it
+//   (the tile call's scale_en scales instead).
 // - The whole tile: iterations = 8 per face with VectorMode::RC, or iterations = 32 in one call with
 //   VectorMode::None (ttnn's SDPA); partial tiles and scale_en are not emulated (a compile error).
 // - InputClamping::None with the approximation: inputs below -88.5 give values the LLK does not bound (its
