@@ -20,8 +20,11 @@ def test_online_softmax_against_torch(rising, fast_math):
         x = (x.float() + torch.linspace(0, 12, 512)).bfloat16()
     y = torch.as_tensor(tilelang_tt.compile(K.online_softmax(64, 512, 32, 128), fast_math=fast_math).run(x)).double()
     ref = torch.softmax(x.double(), dim=1)
-    # float32 statistics, bfloat16 output: 2^-6 relative where above 2^-10 (benchmarks/vendor.py softmax_close)
-    assert ((y - ref).abs() <= torch.clamp(ref.abs() * 2.0**-6, min=2.0**-10)).all()
+    # float32 statistics, bfloat16 output: 2^-6 relative where above 2^-10 (benchmarks/vendor.py softmax_close);
+    # fast math sets math_approx_mode: the approximate exp (3.122e-2 relative, docs/numerics.md) in each value and
+    # in the running sum that divides it
+    relative = 2.0**-6 + (2 * 3.2e-2 if fast_math else 0.0)
+    assert ((y - ref).abs() <= torch.clamp(ref.abs() * relative, min=2.0**-10)).all()
 
 
 def test_layernorm_blocked_against_torch():
