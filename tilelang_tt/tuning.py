@@ -62,7 +62,7 @@ from tilelang.utils.device import get_available_cpu_count
 from tvm import tirx
 
 from tilelang_tt.backend import EXECUTION_BACKEND, TenstorrentKernel
-from tilelang_tt.emulator import driver
+from tilelang_tt.emulator import driver, plan_host
 from tilelang_tt.module import MODULE_SUFFIX, TenstorrentModule, read_module_file, write_module_file
 from tilelang_tt.profiler import dram_notes_off, reference_untimed
 from tilelang_tt.target import target_arch
@@ -360,8 +360,10 @@ def _built(session: _Session, compile_func: Callable) -> Callable:
             session.fail(config, "compile", err)
             raise
         if isinstance(kernel, TenstorrentKernel):
+            artifacts = kernel.artifacts
+            build = driver.build_timing if plan_host.supported(artifacts.plan) else driver.build
             try:
-                driver.build(kernel.artifacts.sources, kernel.artifacts.plan)
+                build(artifacts.sources, artifacts.plan)
             except Exception as err:
                 session.fail(config, "emulator", err)
                 raise

@@ -28,6 +28,7 @@ import json
 import math
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -274,7 +275,20 @@ class _Tally:
 
 def _build_base(cxx: str) -> str:
     """What every object depends on: the compiler, the flags, the emulator's sources, the arch table (and
-    the cache's layout: entries with records never share a name with entries of another)."""
+    the cache's layout: entries with records never share a name with entries of another). Computed again
+    only when a file of the emulator or the compiler's executable changes (their sizes and times): a
+    program's build asks it, and reading every header and running ``cxx --version`` each time was a tenth
+    of an autotuner candidate's time once its builds are cached."""
+    files = sorted([*INCLUDE_DIR.rglob("*"), *RUNTIME_DIR.glob("*")])
+    stats = tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files if f.is_file())
+    found = shutil.which(cxx)
+    compiler = None if found is None else (found, Path(found).resolve().stat().st_mtime_ns)
+    return _build_base_of(cxx, stats, compiler)
+
+
+@functools.lru_cache(maxsize=8)
+def _build_base_of(cxx: str, _stats: tuple, _compiler: tuple | None) -> str:
+    """:func:`_build_base` for the files and compiler whose sizes and times are given (the cache's key)."""
     return _digest(_compiler_identity(cxx), " ".join(CXX_FLAGS), " ".join(RUNTIME_CXX_FLAGS), _tree_digest(),
                    arch_table_define(), cache.LAYOUT)
 
@@ -414,36 +428,53 @@ def build(sources: dict[str, str], plan: Plan, progress: Progress | None = None,
     return exe
 
 
-def build_timing(sources: dict[str, str], plan: Plan, progress: Progress | None = None,
-                 rebuild: bool = False) -> tuple[Path, Path]:
-    """The cached timing host of :mod:`tilelang_tt.emulator.plan_host` (``plan_host.cpp`` linked with the runtime:
-    one executable for every program) and the shared object of the program's kernels (the objects :func:`build`
-    links into main.cpp's executable); ``sources`` needs the plan's kernel sources only. ``progress`` and
-    ``rebuild`` as :func:`build`'s."""
-    kernels = _kernels(sources, plan, ())
+def timing_host(progress: Progress | None = None, rebuild: bool = False) -> Path:
+    """The cached executable of the timing host (:mod:`tilelang_tt.emulator.plan_host`): ``plan_host.cpp``
+    linked with the runtime, one for every program, built once per emulator version as the runtime is.
+    ``progress`` and ``rebuild`` as :func:`build`'s (``rebuild``: ``plan_host.cpp``'s object and the link)."""
     root = CACHE_DIR.get() / "emu"
     cache.sweep(root)
     cxx = EMU_CXX.get()
     base = _build_base(cxx)
     host = _Unit("the timing host plan_host.cpp", plan_host.SOURCE,
                  root / "obj" / f"plan-host-{_digest(base, plan_host.SOURCE.read_bytes())}.o")
-    executable = [*_runtime_units(root, base), host]
-    own = _kernel_units(root, base, sources, kernels)
-    exe = root / "bin" / _digest(base, *LINK_FLAGS, *(u.obj.name for u in executable)) / "plan_host"
-    library = root / "lib" / _digest(base, *SHARED_FLAGS, *(u.obj.name for u in own)) / "kernels.so"
-    if rebuild:  # the program crashed or could not start: everything but the runtime is built again
-        for entry in (exe, library, host.obj, *(unit.obj for unit in own)):
+    units = [*_runtime_units(root, base), host]
+    exe = root / "bin" / _digest(base, *LINK_FLAGS, *(u.obj.name for u in units)) / "plan_host"
+    if rebuild:
+        for entry in (exe, host.obj):
             cache.discard(entry)
-    pending = [unit for unit in (*executable, *own) if not cache.verified(unit.obj)]
-    links = [(path, _linker(cxx, [u.obj for u in objects], flags))
-             for path, objects, flags in ((exe, executable, LINK_FLAGS), (library, own, SHARED_FLAGS))
-             if not cache.verified(path)]
-    tally = _Tally(progress, COMPILING, len(pending) + len(links))
-    _compile_all(cxx, pending, tally)
-    for path, link in links:
-        cache.build_entry(path, link)
-        tally.step()
+    _link_built(cxx, units, exe, LINK_FLAGS, progress)
+    return exe
+
+
+def build_timing(sources: dict[str, str], plan: Plan, progress: Progress | None = None,
+                 rebuild: bool = False) -> tuple[Path, Path]:
+    """The timing host (:func:`timing_host`) and the cached shared object of the program's kernels (the objects
+    :func:`build` links into main.cpp's executable); ``sources`` needs the plan's kernel sources only.
+    ``progress`` and ``rebuild`` as :func:`build`'s."""
+    kernels = _kernels(sources, plan, ())
+    exe = timing_host(progress, rebuild)
+    root = CACHE_DIR.get() / "emu"
+    cxx = EMU_CXX.get()
+    base = _build_base(cxx)
+    own = _kernel_units(root, base, sources, kernels)
+    library = root / "lib" / _digest(base, *SHARED_FLAGS, *(u.obj.name for u in own)) / "kernels.so"
+    if rebuild:  # the program crashed or could not start: its own entries are built again
+        for entry in (library, *(unit.obj for unit in own)):
+            cache.discard(entry)
+    _link_built(cxx, own, library, SHARED_FLAGS, progress)
     return exe, library
+
+
+def _link_built(cxx: str, units: list[_Unit], path: Path, flags: tuple[str, ...], progress: Progress | None) -> None:
+    """``path``, the cache entry of ``units`` linked with ``flags``, compiled and linked unless it is whole."""
+    if cache.verified(path):
+        return
+    pending = [unit for unit in units if not cache.verified(unit.obj)]
+    tally = _Tally(progress, COMPILING, len(pending) + 1)
+    _compile_all(cxx, pending, tally)
+    cache.build_entry(path, _linker(cxx, [unit.obj for unit in units], flags))
+    tally.step()
 
 
 def _compile_all(cxx: str, units: list[_Unit], tally: _Tally | None) -> None:
