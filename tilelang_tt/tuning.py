@@ -361,7 +361,7 @@ def _built(session: _Session, compile_func: Callable) -> Callable:
             raise
         if isinstance(kernel, TenstorrentKernel):
             artifacts = kernel.artifacts
-            build = driver.build_timing if plan_host.supported(artifacts.plan) else driver.build
+            build = driver.build_timing if plan_host.replaces_main(artifacts.sources, artifacts.plan) else driver.build
             try:
                 build(artifacts.sources, artifacts.plan)
             except Exception as err:

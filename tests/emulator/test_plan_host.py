@@ -46,7 +46,7 @@ CASES = {  # name: (artifacts, inputs by buffer name)
 def test_a_timing_run_predicts_what_main_cpp_predicts(case):
     artifacts, inputs = CASES[case]()
     plan = artifacts.plan
-    assert plan_host.supported(plan)
+    assert plan_host.replaces_main(artifacts.sources, plan)
     full = driver.run(artifacts.sources, plan, inputs)
     assert full.outputs
     kernels_only = {file: text for file, text in artifacts.sources.items() if file != "main.cpp"}
@@ -70,7 +70,7 @@ def test_the_timing_of_data_it_depends_on_follows_the_data():
 
 def test_a_mesh_runs_its_main_cpp():
     artifacts = tilelang_tt.compile(bmm(2, 64, 64, 64, 32, 32, 32), mesh=(1, 2))
-    assert not plan_host.supported(artifacts.plan)
+    assert not plan_host.replaces_main(artifacts.sources, artifacts.plan)
     inputs = {"A": bf16(2, 64, 64, seed=1), "B": bf16(2, 64, 64, seed=2)}
     full = driver.run(artifacts.sources, artifacts.plan, inputs)
     assert driver.run(artifacts.sources, artifacts.plan, inputs, timing_only=True).counters == full.counters
@@ -85,3 +85,14 @@ def test_the_script_gives_accessors_addresses_and_noc_coordinates_by_name(tmp_pa
     runtime = [line.split() for line in script if line.startswith("runtime ")]
     assert any(token.startswith("noc_x:") for line in runtime for token in line)
     assert script[-1] == "enqueue"
+
+
+def test_a_main_cpp_other_than_the_compilers_runs_itself():
+    """A host program written otherwise (a vendor program's, an edited one) makes calls of its own: it runs."""
+    artifacts = tilelang_tt.compile(gemm(64, 64, 64, 32, 32, 32))
+    edited = {**artifacts.sources, "main.cpp": artifacts.sources["main.cpp"] + "// edited\n"}
+    assert plan_host.replaces_main(artifacts.sources, artifacts.plan)
+    assert not plan_host.replaces_main(edited, artifacts.plan)
+    broken = {**artifacts.sources, "main.cpp": "int main() { return 7; }\n"}
+    with pytest.raises(driver.EmulatorError, match="exited with code 7"):
+        driver.run(broken, artifacts.plan, {"A": bf16(64, 64, seed=1), "B": bf16(64, 64, seed=2)}, timing_only=True)

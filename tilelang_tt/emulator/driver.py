@@ -48,6 +48,7 @@ from tilelang_tt.contract.buffers import PlanBuffer
 from tilelang_tt.contract.kernels import ComputeConfig, PlanKernel
 from tilelang_tt.contract.plan import Plan
 from tilelang_tt.emulator import blockfloat, plan_host
+from tilelang_tt.emulator.plan_host import HOST_PROGRAM
 from tilelang_tt.env import CACHE_DIR, EMU_CXX, tt_metal_root
 
 EMULATOR_DIR = Path(__file__).resolve().parent
@@ -75,7 +76,6 @@ LINK_FLAGS = ("-rdynamic",)
 SHARED_FLAGS = ("-shared",)
 BUILD_JOBS = 2
 RUN_TIMEOUT_S = 600
-HOST_PROGRAM = "main.cpp"
 Progress = Callable[[str, int, int], None]  # progress(phase, done, total)
 COMPILING, RUNNING = "compiling", "running"  # the phases
 
@@ -568,17 +568,17 @@ def run(sources: dict[str, str], plan: Plan, inputs: dict[str, object], data_dir
     temporary directory. With ``trace`` the run also writes the timing model's timeline there, as
     Chrome trace-event JSON (runtime/trace.cpp); without it nothing is recorded. ``timing_only``
     skips the arithmetic of the matrix multiplications (``Device::set_timing_only``) and, for a plan of one
-    device, runs the program from the timing host (:mod:`tilelang_tt.emulator.plan_host`: main.cpp's host calls
-    without compiling main.cpp; ``sources`` needs no ``main.cpp`` then): the counters and the timing model's
-    prediction are a full run's, there are no outputs (``outputs`` is empty).
+    device whose main.cpp is the compiler's (or absent), runs the program from the timing host
+    (:mod:`tilelang_tt.emulator.plan_host`: main.cpp's host calls, without compiling main.cpp): the counters
+    and the timing model's prediction are a full run's, there are no outputs (``outputs`` is empty).
     ``progress(phase, done, total)`` is told how the build and the run go (the module's docstring)."""
+    timing_host = timing_only and plan_host.replaces_main(sources, plan)
     scalars = {d.name for d in plan.dims if d.scalar}
     sizes = plan.dim_values({name: np.shape(value) for name, value in inputs.items() if name not in scalars},
                             {name: inputs[name] for name in scalars if name in inputs}) if plan.dims else {}
     inputs = {name: value for name, value in inputs.items() if name not in scalars}
     if sizes:
         plan = plan.bind(sizes)
-    timing_host = timing_only and plan_host.supported(plan)
     make = functools.partial(build_timing if timing_host else build, sources, plan, progress)
     built = make()
     buffers = {b.name: b for b in plan.host_buffers}

@@ -6,7 +6,8 @@ in their constants only; compiling main.cpp is most of a new program's build (an
 ``plan_host.cpp`` is compiled once and makes the same calls, in the same order, from this script; the kernels are
 the plan's translation units as main.cpp's executable has them, in a shared object it loads. The device runs the
 same program on the same data, so the counters and the timing model's prediction are main.cpp's (a test compares
-them). A plan for a mesh of chips runs its main.cpp (:func:`supported`).
+them). A plan for a mesh of chips, or a program whose main.cpp is not the compiler's for its plan, runs its main.cpp
+(:func:`replaces_main`).
 
 The directives are documented at the top of ``plan_host.cpp``.
 """
@@ -17,14 +18,16 @@ from pathlib import Path
 
 import numpy as np
 
+from tilelang_tt.codegen.host import emit_main_cpp
 from tilelang_tt.contract.buffers import MemorySpace, PlanBuffer
-from tilelang_tt.contract.kernels import ComputeConfig
+from tilelang_tt.contract.kernels import ROLES, ComputeConfig  # main.cpp creates the kernels in ROLES' order
 from tilelang_tt.contract.plan import Plan
+from tilelang_tt.contract.reading import PlanError
 from tilelang_tt.contract.vocabulary import BufferAddress, NocCoord
 from tilelang_tt.emulator import blockfloat
 
 SOURCE = Path(__file__).resolve().with_name("plan_host.cpp")
-ROLES = ("reader", "compute", "writer")  # main.cpp creates the kernels in this order (codegen/host.py)
+HOST_PROGRAM = "main.cpp"
 # tt-metal's enums as the emulator's tt-metalium/base_types.hpp and buffer_types.hpp declare them (0.81.1's values)
 BUFFER_TYPE = {MemorySpace.DRAM: 0, MemorySpace.L1: 1}
 MATH_FIDELITY = {"LoFi": 0, "HiFi2": 2, "HiFi3": 3, "HiFi4": 4}
@@ -32,9 +35,17 @@ PROCESSOR = {"RISCV_0": 0, "RISCV_1": 1}
 NOC = {"RISCV_0_default": 0, "RISCV_1_default": 1}
 
 
-def supported(plan: Plan) -> bool:
-    """Whether the timing host runs ``plan``: one device (a mesh's host cuts and places each device's rows)."""
-    return plan.mesh is None
+def replaces_main(sources: dict[str, str], plan: Plan) -> bool:
+    """Whether the timing host may run ``plan`` in place of the main.cpp of ``sources``: the program is one
+    device's (a mesh's host cuts and places each device's rows), and its main.cpp is absent or the one the
+    compiler writes for the plan (a host program written otherwise, a vendor program's, makes its own calls)."""
+    if plan.mesh is not None:
+        return False
+    main = sources.get(HOST_PROGRAM)
+    try:
+        return main is None or main == emit_main_cpp(plan)
+    except PlanError:  # a plan no generated main.cpp serves
+        return False
 
 
 def pages(storage: np.ndarray, buffer: PlanBuffer) -> np.ndarray:
