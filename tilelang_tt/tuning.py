@@ -5,11 +5,12 @@ Importing the package adapts :class:`~tilelang.autotuner.tuner.AutoTuner` (:func
 
 * **Compiling in parallel.** TileLang compiles the configs on a thread pool of
   ``0.9 x CPU count`` workers: one on a 2-core machine. A Tenstorrent candidate is Python + TVM (the
-  compiler, serialised here: its passes hold the GIL) and then a C++ build of the emulator program (a
-  subprocess, most of a candidate's time), so the pool gets a worker per CPU and each worker builds its
-  candidate's emulator program right after compiling it (:func:`_built`): one candidate's build runs
-  beside the next one's compile and a built one's emulation (TileLang's ``use_pipeline``: a config is
-  timed as soon as it is built). ``TILELANG_AUTO_TUNING_CPU_COUNTS`` still sets the count (1:
+  compiler, serialised here: its passes hold the GIL) and then a C++ build of its three kernels (a
+  subprocess; no main.cpp: the emulator's timing host runs a timing-only run,
+  :mod:`tilelang_tt.emulator.plan_host`), so the pool gets a worker per CPU and each worker builds its
+  candidate's kernels right after compiling it (:func:`_built`): one candidate's build runs beside the
+  next one's compile and a built one's emulation (TileLang's ``use_pipeline``: a config is timed as soon
+  as it is built). ``TILELANG_AUTO_TUNING_CPU_COUNTS`` still sets the count (1:
   sequential, the same results).
 * **Timing first, numerics for the winner.** Every candidate is run once, timing only (the timing
   model's prediction needs no arithmetic). Then the check TileLang runs on every config (``ref_prog``

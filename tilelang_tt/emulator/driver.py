@@ -11,7 +11,10 @@ of everything that goes into them (compiler, flags, defines, sources, every emul
 the runtime is compiled once and a program only once.
 
 The plan is a :class:`tilelang_tt.contract.plan.Plan`; ``main.cpp`` is one of the program's
-sources (the compiler writes it), never made here.
+sources (the compiler writes it), never made here. A timing-only run of a plan whose main.cpp is the
+compiler's needs no main.cpp build: the timing host (:mod:`tilelang_tt.emulator.plan_host`, built once
+per runtime, :func:`timing_host`) makes main.cpp's calls from the plan, with the program's kernel objects
+in a shared object (:func:`build_timing`).
 
 A caller that shows progress passes ``progress(phase, done, total)`` (:data:`Progress`): ``build``
 reports ``("compiling", units compiled, units to compile)`` for what is not cached yet (the host
