@@ -16,7 +16,9 @@ Importing the package adapts :class:`~tilelang.autotuner.tuner.AutoTuner` (:func
   model's prediction needs no arithmetic). Then the check TileLang runs on every config (``ref_prog``
   with ``manual_check_prog`` or ``rtol``/``atol``) runs on the fastest candidate, and on the next
   fastest while it fails, and on a sample of :data:`CHECKED_SAMPLE` others, so a config with wrong
-  numbers is reported even when it is not the fastest.
+  numbers is reported even when it is not the fastest. The checked programs are the full ones (their
+  main.cpp built and run, the outputs read back); those checked first are built at once, a CPU each
+  (:func:`_build_programs`).
 * **Failures with their reasons.** A config that fails to compile (the whole ``TTCompileError``: message,
   the user's line, the fix), to build or run on the emulator, or its check (the mismatch) is a :class:`ConfigFailure` in the result's
   ``failures`` and in the returned kernel's ``tuning_failures`` (TileLang only logs them).
@@ -38,6 +40,7 @@ Importing the package adapts :class:`~tilelang.autotuner.tuner.AutoTuner` (:func
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -50,6 +53,7 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -310,6 +314,7 @@ class _Session:
         ranked = sorted(self.timed, key=lambda item: (item[0], item[1]))  # ties: the first config (any order of runs)
         best = ranked[0]
         if not profile.skip_check and profile.ref_prog is not None:
+            _build_programs([kernel for _, _, kernel in [ranked[0], *_spread(ranked[1:], CHECKED_SAMPLE)]])
             best, position = None, len(ranked)
             for position, (latency, index, kernel) in enumerate(ranked):
                 reason = self.check(kernel)
@@ -346,6 +351,20 @@ def _spread(items: list, count: int) -> list:
     if len(items) <= count:
         return list(items)
     return [items[round((i + 1) * (len(items) - 1) / count)] for i in range(count)]
+
+
+def _build_programs(kernels: list) -> None:
+    """The full programs (main.cpp's executables) of the Tenstorrent ``kernels`` the check runs first (the winner's
+    and the sample's, when the winner passes), built a CPU each at once: the check runs them one after another.
+    A build that fails is built again by the check's run, which records why."""
+
+    def build(kernel) -> None:
+        if isinstance(kernel, TenstorrentKernel):
+            with contextlib.suppress(driver.EmulatorError):
+                driver.build(kernel.artifacts.sources, kernel.artifacts.plan)
+
+    with ThreadPoolExecutor(max_workers=get_available_cpu_count()) as pool:
+        list(pool.map(build, kernels))
 
 
 def _built(session: _Session, compile_func: Callable) -> Callable:
