@@ -9,6 +9,7 @@ utilization). Both take the :class:`~tilelang_tt.contract.plan.Plan`.
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -48,9 +49,13 @@ def check_plan(plan: object, origin: str = "the plan") -> Plan:
     return checked
 
 
+@functools.lru_cache(maxsize=64)
 def read_plan(text: str, origin: str = "the plan") -> Plan:
     """The checked plan of a ``tt.plan.json`` text (:func:`check_plan`); text that is not JSON is
-    a :class:`PlanError` naming ``origin``."""
+    a :class:`PlanError` naming ``origin``. A text is checked once per process (the plan is frozen): a
+    compiled kernel's plan comes back through TileLang's artifact twice per compile (``backend._programs``,
+    then ``artifacts_of``), and the schema check is most of an autotuner candidate's time once its builds are
+    cached."""
     try:
         plan = json.loads(text)
     except json.JSONDecodeError as err:

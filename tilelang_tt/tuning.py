@@ -5,17 +5,20 @@ Importing the package adapts :class:`~tilelang.autotuner.tuner.AutoTuner` (:func
 
 * **Compiling in parallel.** TileLang compiles the configs on a thread pool of
   ``0.9 x CPU count`` workers: one on a 2-core machine. A Tenstorrent candidate is Python + TVM (the
-  compiler, serialised here: its passes hold the GIL) and then a C++ build of the emulator program (a
-  subprocess, most of a candidate's time), so the pool gets a worker per CPU and each worker builds its
-  candidate's emulator program right after compiling it (:func:`_built`): one candidate's build runs
-  beside the next one's compile and a built one's emulation (TileLang's ``use_pipeline``: a config is
-  timed as soon as it is built). ``TILELANG_AUTO_TUNING_CPU_COUNTS`` still sets the count (1:
+  compiler, serialised here: its passes hold the GIL) and then a C++ build of its three kernels (a
+  subprocess; no main.cpp: the emulator's timing host runs a timing-only run,
+  :mod:`tilelang_tt.emulator.plan_host`), so the pool gets a worker per CPU and each worker builds its
+  candidate's kernels right after compiling it (:func:`_built`): one candidate's build runs beside the
+  next one's compile and a built one's emulation (TileLang's ``use_pipeline``: a config is timed as soon
+  as it is built). ``TILELANG_AUTO_TUNING_CPU_COUNTS`` still sets the count (1:
   sequential, the same results).
 * **Timing first, numerics for the winner.** Every candidate is run once, timing only (the timing
   model's prediction needs no arithmetic). Then the check TileLang runs on every config (``ref_prog``
   with ``manual_check_prog`` or ``rtol``/``atol``) runs on the fastest candidate, and on the next
   fastest while it fails, and on a sample of :data:`CHECKED_SAMPLE` others, so a config with wrong
-  numbers is reported even when it is not the fastest.
+  numbers is reported even when it is not the fastest. The checked programs are the full ones (their
+  main.cpp built and run, the outputs read back); those checked first are built at once, a CPU each
+  (:func:`_build_programs`).
 * **Failures with their reasons.** A config that fails to compile (the whole ``TTCompileError``: message,
   the user's line, the fix), to build or run on the emulator, or its check (the mismatch) is a :class:`ConfigFailure` in the result's
   ``failures`` and in the returned kernel's ``tuning_failures`` (TileLang only logs them).
@@ -37,6 +40,7 @@ Importing the package adapts :class:`~tilelang.autotuner.tuner.AutoTuner` (:func
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -49,6 +53,7 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,7 +67,7 @@ from tilelang.utils.device import get_available_cpu_count
 from tvm import tirx
 
 from tilelang_tt.backend import EXECUTION_BACKEND, TenstorrentKernel
-from tilelang_tt.emulator import driver
+from tilelang_tt.emulator import driver, plan_host
 from tilelang_tt.module import MODULE_SUFFIX, TenstorrentModule, read_module_file, write_module_file
 from tilelang_tt.profiler import dram_notes_off, reference_untimed
 from tilelang_tt.target import target_arch
@@ -309,6 +314,7 @@ class _Session:
         ranked = sorted(self.timed, key=lambda item: (item[0], item[1]))  # ties: the first config (any order of runs)
         best = ranked[0]
         if not profile.skip_check and profile.ref_prog is not None:
+            _build_programs([kernel for _, _, kernel in [ranked[0], *_spread(ranked[1:], CHECKED_SAMPLE)]])
             best, position = None, len(ranked)
             for position, (latency, index, kernel) in enumerate(ranked):
                 reason = self.check(kernel)
@@ -347,6 +353,20 @@ def _spread(items: list, count: int) -> list:
     return [items[round((i + 1) * (len(items) - 1) / count)] for i in range(count)]
 
 
+def _build_programs(kernels: list) -> None:
+    """The full programs (main.cpp's executables) of the Tenstorrent ``kernels`` the check runs first (the winner's
+    and the sample's, when the winner passes), built a CPU each at once: the check runs them one after another.
+    A build that fails is built again by the check's run, which records why."""
+
+    def build(kernel) -> None:
+        if isinstance(kernel, TenstorrentKernel):
+            with contextlib.suppress(driver.EmulatorError):
+                driver.build(kernel.artifacts.sources, kernel.artifacts.plan)
+
+    with ThreadPoolExecutor(max_workers=get_available_cpu_count()) as pool:
+        list(pool.map(build, kernels))
+
+
 def _built(session: _Session, compile_func: Callable) -> Callable:
     """``compile_func`` (TileLang's per-config compile), serialised, then the emulator program's C++ build,
     outside the lock (:mod:`tilelang_tt.tuning`); a failure is recorded with its reason and raised on."""
@@ -360,8 +380,10 @@ def _built(session: _Session, compile_func: Callable) -> Callable:
             session.fail(config, "compile", err)
             raise
         if isinstance(kernel, TenstorrentKernel):
+            artifacts = kernel.artifacts
+            build = driver.build_timing if plan_host.replaces_main(artifacts.sources, artifacts.plan) else driver.build
             try:
-                driver.build(kernel.artifacts.sources, kernel.artifacts.plan)
+                build(artifacts.sources, artifacts.plan)
             except Exception as err:
                 session.fail(config, "emulator", err)
                 raise

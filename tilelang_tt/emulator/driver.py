@@ -11,7 +11,10 @@ of everything that goes into them (compiler, flags, defines, sources, every emul
 the runtime is compiled once and a program only once.
 
 The plan is a :class:`tilelang_tt.contract.plan.Plan`; ``main.cpp`` is one of the program's
-sources (the compiler writes it), never made here.
+sources (the compiler writes it), never made here. A timing-only run of a plan whose main.cpp is the
+compiler's needs no main.cpp build: the timing host (:mod:`tilelang_tt.emulator.plan_host`, built once
+per runtime, :func:`timing_host`) makes main.cpp's calls from the plan, with the program's kernel objects
+in a shared object (:func:`build_timing`).
 
 A caller that shows progress passes ``progress(phase, done, total)`` (:data:`Progress`): ``build``
 reports ``("compiling", units compiled, units to compile)`` for what is not cached yet (the host
@@ -22,11 +25,13 @@ finished, cores)`` as the emulated launch goes (the runtime writes it to a pipe,
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -45,7 +50,8 @@ from tilelang_tt.contract.formats import BFLOAT16_QUIET_NAN, bfloat16_round
 from tilelang_tt.contract.buffers import PlanBuffer
 from tilelang_tt.contract.kernels import ComputeConfig, PlanKernel
 from tilelang_tt.contract.plan import Plan
-from tilelang_tt.emulator import blockfloat
+from tilelang_tt.emulator import blockfloat, plan_host
+from tilelang_tt.emulator.plan_host import HOST_PROGRAM
 from tilelang_tt.env import CACHE_DIR, EMU_CXX, tt_metal_root
 
 EMULATOR_DIR = Path(__file__).resolve().parent
@@ -59,15 +65,20 @@ CXX_FLAGS = ("-O1", "-std=c++20", "-pthread")
 # builds one per config), and -O0 compiles it in three quarters of -O1's time; what it runs (reading,
 # tilizing and writing the tensors) is a small part of a run.
 HOST_CXX_FLAGS = ("-O0",)
+# A kernel's object is position independent: the same object links into main.cpp's executable and into the
+# shared object of kernels the timing host (plan_host.cpp) loads, so a program's kernels compile once for both.
+KERNEL_CXX_FLAGS = ("-fPIC",)
 # The runtime (built once per runtime version, cached) is where emulation spends its time: its math
 # loops vectorise at -O3 (the same arithmetic: no -ffast-math, no FMA contraction).
 RUNTIME_CXX_FLAGS = ("-O3", "-ffp-contract=off")
 # -rdynamic: the kernels a program builds from files at run time (runtime/jit.cpp) are shared objects
 # whose calls into the emulator resolve to the executable's runtime.
 LINK_FLAGS = ("-rdynamic",)
+# The timing host's kernels: a shared object whose calls into the emulator resolve, when plan_host.cpp loads it,
+# to the executable's runtime (as LINK_FLAGS above lets them).
+SHARED_FLAGS = ("-shared",)
 BUILD_JOBS = 2
 RUN_TIMEOUT_S = 600
-HOST_PROGRAM = "main.cpp"
 Progress = Callable[[str, int, int], None]  # progress(phase, done, total)
 COMPILING, RUNNING = "compiling", "running"  # the phases
 
@@ -267,7 +278,20 @@ class _Tally:
 
 def _build_base(cxx: str) -> str:
     """What every object depends on: the compiler, the flags, the emulator's sources, the arch table (and
-    the cache's layout: entries with records never share a name with entries of another)."""
+    the cache's layout: entries with records never share a name with entries of another). Computed again
+    only when a file of the emulator or the compiler's executable changes (their sizes and times): a
+    program's build asks it, and reading every header and running ``cxx --version`` each time was a tenth
+    of an autotuner candidate's time once its builds are cached."""
+    files = sorted([*INCLUDE_DIR.rglob("*"), *RUNTIME_DIR.glob("*")])
+    stats = tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files if f.is_file())
+    found = shutil.which(cxx)
+    compiler = None if found is None else (found, Path(found).resolve().stat().st_mtime_ns)
+    return _build_base_of(cxx, stats, compiler)
+
+
+@functools.lru_cache(maxsize=8)
+def _build_base_of(cxx: str, _stats: tuple, _compiler: tuple | None) -> str:
+    """:func:`_build_base` for the files and compiler whose sizes and times are given (the cache's key)."""
     return _digest(_compiler_identity(cxx), " ".join(CXX_FLAGS), " ".join(RUNTIME_CXX_FLAGS), _tree_digest(),
                    arch_table_define(), cache.LAYOUT)
 
@@ -324,27 +348,20 @@ def _movement_defines(kernel: PlanKernel) -> tuple[str, ...]:
     return (f"-DNOC_INDEX={NOC_INDEX[kernel.config.noc]}",)
 
 
-def build(sources: dict[str, str], plan: Plan, progress: Progress | None = None, rebuild: bool = False) -> Path:
-    """The cached emulator executable of a program: ``sources`` holds ``main.cpp`` and the plan's
-    kernel sources (``progress``: see the module's docstring). Every cache entry it uses is whole
-    (:mod:`tilelang_tt.cache`); objects that fail to link are compiled again once, and ``rebuild``
-    (the program crashed or could not start) compiles and links the program's own entries again."""
-    kernels = [kernel for program in plan.programs for kernel in program.kernels]  # every launch's
-    missing = [name for name in (HOST_PROGRAM, *(k.source for k in kernels)) if sources.get(name) is None]
+def _kernels(sources: dict[str, str], plan: Plan, host: tuple[str, ...]) -> list[PlanKernel]:
+    """Every launch's kernels; an EmulatorError when ``sources`` lacks one of them or of the ``host`` files."""
+    kernels = [kernel for program in plan.programs for kernel in program.kernels]
+    missing = [name for name in (*host, *(k.source for k in kernels)) if sources.get(name) is None]
     if missing:
         raise EmulatorError(f"the program lacks {', '.join(missing)} (sources given: {sorted(sources)}); "
                             "tilelang_tt.compile() writes every file of a program (Artifacts.sources, "
                             "or the directory Artifacts.save writes)")
-    root = CACHE_DIR.get() / "emu"
-    cache.sweep(root)
-    cxx = EMU_CXX.get()
-    base = _build_base(cxx)
-    main_key = _digest(base, *HOST_CXX_FLAGS, sources[HOST_PROGRAM])
-    main_source = cache.write_text_entry(root / "src" / main_key / HOST_PROGRAM, sources[HOST_PROGRAM])
-    main_obj = root / "obj" / f"main-{main_key}.o"
-    pch = None if cache.verified(main_obj) and not rebuild else _host_header(root, base, sources[HOST_PROGRAM])
-    own = [_Unit(HOST_PROGRAM, main_source, main_obj, header=None if pch is None else pch.source,
-                 flags=HOST_CXX_FLAGS)]
+    return kernels
+
+
+def _kernel_units(root: Path, base: str, sources: dict[str, str], kernels: list[PlanKernel]) -> list[_Unit]:
+    """Each kernel as its own translation unit, registered under its source name (kernel_registry.hpp)."""
+    units = []
     for kernel in kernels:
         name = kernel.source
         symbol = _kernel_symbol(name)
@@ -355,9 +372,40 @@ def build(sources: dict[str, str], plan: Plan, progress: Progress | None = None,
             *_compute_defines(kernel),
             *_movement_defines(kernel),
         )
-        key = _digest(base, text, *defines)
+        key = _digest(base, text, *defines, *KERNEL_CXX_FLAGS)
         source = cache.write_text_entry(root / "src" / key / name, text)
-        own.append(_Unit(name, source, root / "obj" / f"kernel-{key}.o", defines))
+        units.append(_Unit(name, source, root / "obj" / f"kernel-{key}.o", defines, KERNEL_CXX_FLAGS))
+    return units
+
+
+def _linker(cxx: str, objects: list[Path], flags: tuple[str, ...]) -> Callable[[Path], None]:
+    """What links ``objects`` with ``flags`` into the partial file of a cache entry (:func:`cache.build_entry`)."""
+
+    def link(partial: Path) -> None:
+        done = subprocess.run([cxx, *CXX_FLAGS, *flags, *(str(o) for o in objects), "-o", str(partial)],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            raise EmulatorError(f"linking the emulator program failed:\n{done.stderr.strip()}", done.returncode)
+
+    return link
+
+
+def build(sources: dict[str, str], plan: Plan, progress: Progress | None = None, rebuild: bool = False) -> Path:
+    """The cached emulator executable of a program: ``sources`` holds ``main.cpp`` and the plan's
+    kernel sources (``progress``: see the module's docstring). Every cache entry it uses is whole
+    (:mod:`tilelang_tt.cache`); objects that fail to link are compiled again once, and ``rebuild``
+    (the program crashed or could not start) compiles and links the program's own entries again."""
+    kernels = _kernels(sources, plan, (HOST_PROGRAM,))
+    root = CACHE_DIR.get() / "emu"
+    cache.sweep(root)
+    cxx = EMU_CXX.get()
+    base = _build_base(cxx)
+    main_key = _digest(base, *HOST_CXX_FLAGS, sources[HOST_PROGRAM])
+    main_source = cache.write_text_entry(root / "src" / main_key / HOST_PROGRAM, sources[HOST_PROGRAM])
+    main_obj = root / "obj" / f"main-{main_key}.o"
+    pch = None if cache.verified(main_obj) and not rebuild else _host_header(root, base, sources[HOST_PROGRAM])
+    own = [_Unit(HOST_PROGRAM, main_source, main_obj, header=None if pch is None else pch.source,
+                 flags=HOST_CXX_FLAGS), *_kernel_units(root, base, sources, kernels)]
     units = [*_runtime_units(root, base), *own]
     exe = root / "bin" / _digest(base, *LINK_FLAGS, *(u.obj.name for u in units)) / "main"
     if rebuild:  # the program crashed or could not start: its own entries are built again
@@ -370,13 +418,7 @@ def build(sources: dict[str, str], plan: Plan, progress: Progress | None = None,
         _compile(cxx, unit)
         tally.step()
     _compile_all(cxx, pending, tally)
-
-    def link(partial: Path) -> None:
-        done = subprocess.run([cxx, *CXX_FLAGS, *LINK_FLAGS, *(str(u.obj) for u in units), "-o", str(partial)],
-                              capture_output=True, text=True)
-        if done.returncode != 0:
-            raise EmulatorError(f"linking the emulator program failed:\n{done.stderr.strip()}", done.returncode)
-
+    link = _linker(cxx, [unit.obj for unit in units], LINK_FLAGS)
     if not cache.verified(exe):
         try:
             cache.build_entry(exe, link)
@@ -387,6 +429,55 @@ def build(sources: dict[str, str], plan: Plan, progress: Progress | None = None,
             cache.build_entry(exe, link)
         tally.step()
     return exe
+
+
+def timing_host(progress: Progress | None = None, rebuild: bool = False) -> Path:
+    """The cached executable of the timing host (:mod:`tilelang_tt.emulator.plan_host`): ``plan_host.cpp``
+    linked with the runtime, one for every program, built once per emulator version as the runtime is.
+    ``progress`` and ``rebuild`` as :func:`build`'s (``rebuild``: ``plan_host.cpp``'s object and the link)."""
+    root = CACHE_DIR.get() / "emu"
+    cache.sweep(root)
+    cxx = EMU_CXX.get()
+    base = _build_base(cxx)
+    host = _Unit("the timing host plan_host.cpp", plan_host.SOURCE,
+                 root / "obj" / f"plan-host-{_digest(base, plan_host.SOURCE.read_bytes())}.o")
+    units = [*_runtime_units(root, base), host]
+    exe = root / "bin" / _digest(base, *LINK_FLAGS, *(u.obj.name for u in units)) / "plan_host"
+    if rebuild:
+        for entry in (exe, host.obj):
+            cache.discard(entry)
+    _link_built(cxx, units, exe, LINK_FLAGS, progress)
+    return exe
+
+
+def build_timing(sources: dict[str, str], plan: Plan, progress: Progress | None = None,
+                 rebuild: bool = False) -> tuple[Path, Path]:
+    """The timing host (:func:`timing_host`) and the cached shared object of the program's kernels (the objects
+    :func:`build` links into main.cpp's executable); ``sources`` needs the plan's kernel sources only.
+    ``progress`` and ``rebuild`` as :func:`build`'s."""
+    kernels = _kernels(sources, plan, ())
+    exe = timing_host(progress, rebuild)
+    root = CACHE_DIR.get() / "emu"
+    cxx = EMU_CXX.get()
+    base = _build_base(cxx)
+    own = _kernel_units(root, base, sources, kernels)
+    library = root / "lib" / _digest(base, *SHARED_FLAGS, *(u.obj.name for u in own)) / "kernels.so"
+    if rebuild:  # the program crashed or could not start: its own entries are built again
+        for entry in (library, *(unit.obj for unit in own)):
+            cache.discard(entry)
+    _link_built(cxx, own, library, SHARED_FLAGS, progress)
+    return exe, library
+
+
+def _link_built(cxx: str, units: list[_Unit], path: Path, flags: tuple[str, ...], progress: Progress | None) -> None:
+    """``path``, the cache entry of ``units`` linked with ``flags``, compiled and linked unless it is whole."""
+    if cache.verified(path):
+        return
+    pending = [unit for unit in units if not cache.verified(unit.obj)]
+    tally = _Tally(progress, COMPILING, len(pending) + 1)
+    _compile_all(cxx, pending, tally)
+    cache.build_entry(path, _linker(cxx, [unit.obj for unit in units], flags))
+    tally.step()
 
 
 def _compile_all(cxx: str, units: list[_Unit], tally: _Tally | None) -> None:
@@ -454,17 +545,17 @@ def _execute(command: list[str], env: dict[str, str], progress: Progress | None)
 CRASHES = (signal.SIGSEGV, signal.SIGBUS, signal.SIGILL)
 
 
-def _run_built(sources: dict[str, str], plan: Plan, exe: Path, args: list[str], env: dict[str, str],
+def _run_built(command: list[str], rebuilt: Callable[[], list[str]], env: dict[str, str],
                progress: Progress | None) -> subprocess.CompletedProcess:
-    """Run ``exe`` with ``args``; once more after :func:`build` with ``rebuild`` when it crashed (CRASHES)
-    or could not be started."""
+    """Run ``command``; once more, as ``rebuilt()`` builds it again, when it crashed (CRASHES) or could not be
+    started."""
     try:
-        done = _execute([str(exe), *args], env, progress)
+        done = _execute(command, env, progress)
         if -done.returncode not in CRASHES:
             return done
     except OSError:  # not an executable any more (exec format error, permissions)
         pass
-    return _execute([str(build(sources, plan, progress, rebuild=True)), *args], env, progress)
+    return _execute(rebuilt(), env, progress)
 
 
 def run(sources: dict[str, str], plan: Plan, inputs: dict[str, object], data_dir: Path | None = None,
@@ -479,16 +570,20 @@ def run(sources: dict[str, str], plan: Plan, inputs: dict[str, object], data_dir
     ``counters.json``; DEVELOPERS.md, Contract 2) is ``data_dir`` when given, and kept; else a
     temporary directory. With ``trace`` the run also writes the timing model's timeline there, as
     Chrome trace-event JSON (runtime/trace.cpp); without it nothing is recorded. ``timing_only``
-    skips the arithmetic of the matrix multiplications (``Device::set_timing_only``): the counters
+    skips the arithmetic of the matrix multiplications (``Device::set_timing_only``) and, for a plan of one
+    device whose main.cpp is the compiler's (or absent), runs the program from the timing host
+    (:mod:`tilelang_tt.emulator.plan_host`: main.cpp's host calls, without compiling main.cpp): the counters
     and the timing model's prediction are a full run's, there are no outputs (``outputs`` is empty).
     ``progress(phase, done, total)`` is told how the build and the run go (the module's docstring)."""
+    timing_host = timing_only and plan_host.replaces_main(sources, plan)
     scalars = {d.name for d in plan.dims if d.scalar}
     sizes = plan.dim_values({name: np.shape(value) for name, value in inputs.items() if name not in scalars},
                             {name: inputs[name] for name in scalars if name in inputs}) if plan.dims else {}
     inputs = {name: value for name, value in inputs.items() if name not in scalars}
     if sizes:
         plan = plan.bind(sizes)
-    exe = build(sources, plan, progress)
+    make = functools.partial(build_timing if timing_host else build, sources, plan, progress)
+    built = make()
     buffers = {b.name: b for b in plan.host_buffers}
     missing = {b.name for b in plan.inputs} - set(inputs)
     unknown = set(inputs) - set(buffers)
@@ -500,8 +595,19 @@ def run(sources: dict[str, str], plan: Plan, inputs: dict[str, object], data_dir
         Path(trace).parent.mkdir(parents=True, exist_ok=True)
     with nullcontext(data_dir) if data_dir is not None else cache.run_folder() as tmp:
         data_dir = Path(tmp)
-        for name in sorted(inputs):  # outputs given too: main.cpp uploads what they hold (the kernel may not write all)
-            _to_storage(name, inputs[name], buffers[name]).tofile(data_dir / f"{name}.bin")
+        # outputs given too: the host uploads what they hold (the kernel may not write all)
+        storage = {name: _to_storage(name, inputs[name], buffers[name]) for name in sorted(inputs)}
+        if timing_host:
+            script = plan_host.write_script(plan, storage, data_dir)
+
+            def command(built: tuple[Path, Path]) -> list[str]:
+                return [str(built[0]), str(script), str(built[1])]
+        else:
+            for name, array in storage.items():
+                array.tofile(data_dir / f"{name}.bin")
+
+            def command(built: Path) -> list[str]:
+                return [str(built), str(data_dir), *(str(v) for v in sizes.values())]
         counters_path = data_dir / "counters.json"
         env = {**os.environ, "TT_EMU_ARCH": plan.arch.name, "TT_EMU_COUNTERS": str(counters_path),
                **kernel_build_env()}
@@ -511,7 +617,7 @@ def run(sources: dict[str, str], plan: Plan, inputs: dict[str, object], data_dir
             env["TT_EMU_TRACE"] = str(Path(trace).resolve())
         env["TT_EMU_TIMING_ONLY"] = "1" if timing_only else "0"
         try:
-            done = _run_built(sources, plan, exe, [str(data_dir), *(str(v) for v in sizes.values())], env, progress)
+            done = _run_built(command(built), lambda: command(make(rebuild=True)), env, progress)
         except subprocess.TimeoutExpired:
             raise EmulatorError(f"the emulated program ran longer than {RUN_TIMEOUT_S} s") from None
         if done.returncode != 0:
