@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from tilelang_tt.contract.buffers import PlanBuffer
+from tilelang_tt.contract.kernels import ComputeConfig, DataMovementConfig, PlanKernel
 from tilelang_tt.contract.reading import (
     PlanError,
     read_int,
@@ -115,6 +116,31 @@ class MeshCollective:
                 raise PlanError(f"mesh.collective.{key}: a {kind} over the {shape[0]}x{shape[1]} mesh has "
                                 f"{value}, got {got[key]!r}")
         return expected
+
+
+# The combine program's CBs on the collective's core: (index, name, pages); the sources are
+# tilelang_tt.codegen.collective's.
+COMBINE_CBS = ((0, "combine_in", 2), (16, "combine_out", 2), (17, "combine_stage", 1))
+
+
+def combine_kernels(collective: MeshCollective, buffer: PlanBuffer, accessor_args: Sequence[int]) -> tuple[PlanKernel, ...]:
+    """The combine program's kernels (their compile-time arguments as main.cpp sets them; the runtime
+    arguments are the device's, tilelang_tt.codegen.collective says which): ``buffer`` is the summed
+    tensor, ``accessor_args`` its TensorAccessorArgs (the receive buffer, DRAM-interleaved with the same
+    pages, has the same)."""
+    tiles, devices, page = buffer.num_pages, len(collective.line), buffer.page_size
+    (cb_in, name_in, _), (cb_out, _, _), (cb_stage, _, _) = COMBINE_CBS
+    fp32 = buffer.format.element_bytes == 4
+    accessors = (*accessor_args, *accessor_args)
+    return (
+        PlanKernel("reader", "combine_reader.cpp", (tiles, devices, page, cb_in, *accessors), (),
+                   DataMovementConfig.of("reader")),
+        PlanKernel("compute", "combine_compute.cpp", (tiles, devices, cb_in, cb_out), (),
+                   ComputeConfig("HiFi4", True, False, (name_in,) if fp32 else ())),
+        PlanKernel("writer", "combine_writer.cpp",
+                   (tiles, devices, page, cb_out, cb_stage, int(collective.kind == "all_reduce"), *accessors), (),
+                   DataMovementConfig.of("writer")),
+    )
 
 
 @dataclass(frozen=True)

@@ -329,7 +329,7 @@ def build(sources: dict[str, str], plan: Plan, progress: Progress | None = None,
     kernel sources (``progress``: see the module's docstring). Every cache entry it uses is whole
     (:mod:`tilelang_tt.cache`); objects that fail to link are compiled again once, and ``rebuild``
     (the program crashed or could not start) compiles and links the program's own entries again."""
-    kernels = [kernel for program in plan.programs for kernel in program.kernels]  # every launch's
+    kernels = list(plan.program_kernels)  # every launch's, and a mesh collective's combine kernels
     missing = [name for name in (HOST_PROGRAM, *(k.source for k in kernels)) if sources.get(name) is None]
     if missing:
         raise EmulatorError(f"the program lacks {', '.join(missing)} (sources given: {sorted(sources)}); "
