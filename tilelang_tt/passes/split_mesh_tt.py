@@ -39,7 +39,8 @@ innermost); unset, it splits the rows as above and all-reduces where that dimens
 ``blockIdx.x``; more than one summed tensor; a summed tensor also read or written other than by the
 sums (a store or read must be ordered with the sum, which the fabric's combine after every device's
 program cannot keep); a summed tensor not in floating point (the combine adds tiles on the FPU); a
-``reduce_scatter`` whose rows the device count does not divide into whole tiles.
+``reduce_scatter`` whose rows the device count does not divide into whole tiles; blocks combining
+with ``T.atomic_max`` / ``T.atomic_min`` (the combine sums only, as a chip does).
 
     Before (mesh=(1, 2)): A = T.match_buffer(a, (4, 64, 64)); C = T.match_buffer(c, (4, 64, 64))
                           for bz in T.thread_binding(4, thread="blockIdx.z"): ... A[bz, by * 32, k * 32] ...
@@ -90,19 +91,34 @@ def _accesses(body) -> list[tuple[tirx.Buffer, tuple, tuple, bool, object]]:
     """Every access of a global tensor: (buffer, starts, extents, writes, node); a ``tl.region``
     slice with its extents (mask 2 or 3: written), an element load (extent 1) or store."""
     found = []
+    regions = []  # the loads naming a slice's start: the slice, not a read of its first element
 
     def visit(node):
         region = as_region(node) if isinstance(node, tirx.Call) else None
         if region is not None and isinstance(node.args[0], tirx.BufferLoad) and is_global_buffer(region.buffer):
             mask = int(node.args[1].value) if isinstance(node.args[1], tirx.IntImm) else 1
             found.append((region.buffer, region.starts, region.extents, bool(mask & 2), node))
+            regions.append(node.args[0])
         elif isinstance(node, tirx.BufferLoad) and is_global_buffer(node.buffer):
             found.append((node.buffer, tuple(node.indices), (1,) * len(node.indices), False, node))
         elif isinstance(node, tirx.BufferStore) and is_global_buffer(node.buffer):
             found.append((node.buffer, tuple(node.indices), (1,) * len(node.indices), True, node))
 
     tirx.stmt_functor.post_order_visit(body, visit)
-    return found
+    return [a for a in found if not any(a[4].same_as(r) for r in regions)]
+
+
+def _non_sum_atomic(body) -> tirx.Call | None:
+    """The first ``T.atomic_max`` / ``T.atomic_min`` (per element or per block), if any."""
+    found = []
+
+    def visit(node):
+        if not found and isinstance(node, tirx.Call) and isinstance(node.op, ir.Op) and any(
+                k in str(node.op.name) for k in ("atomic_max", "atomic_min", "atomicmax", "atomicmin")):
+            found.append(node)
+
+    tirx.stmt_functor.post_order_visit(body, visit)
+    return found[0] if found else None
 
 
 def _first_stmt(body, node) -> tirx.Stmt | None:
@@ -189,6 +205,13 @@ class _Split:
 
     def run(self) -> tirx.PrimFunc:
         func = self.func
+        combined = _non_sum_atomic(func.body)
+        if combined is not None:
+            which = "T.atomic_max" if "max" in str(combined.op.name) else "T.atomic_min"
+            raise self.fail(combined, f"blocks combining into a tensor with {which} on the mesh's "
+                            f"{self.devices} devices: across chips the fabric's combine sums (T.atomic_add) only, "
+                            "and on one chip blocks combine by sums only too",
+                            f"give each block its own slice and combine the slices in a second kernel, or {HINT_MESH}")
         reduction = Attr.REDUCTION.read(func)
         loop = self.axis(reduction)
         v, extent = loop.loop_var, int(loop.extent.value)
