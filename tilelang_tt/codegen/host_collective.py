@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from tilelang_tt.codegen.emitter import CppEmitter
 from tilelang_tt.contract.buffers import PlanBuffer
-from tilelang_tt.contract.mesh import COMBINE_CBS, MeshCollective, combine_kernels
+from tilelang_tt.contract.mesh import COMBINE_CBS, MeshCollective, combine_kernels, fabric_config
 from tilelang_tt.contract.plan import Plan
 from tilelang_tt.contract.reading import PlanError
 
@@ -32,9 +32,7 @@ def collective_of(plan: Plan) -> MeshCollective | None:
 
 def emit_fabric_config(out: CppEmitter, plan: Plan) -> None:
     """The fabric config, before the MeshDevice opens: a 1-D fabric on a line of chips, else 2-D."""
-    rows, cols = plan.mesh.shape
-    config = "FABRIC_1D" if 1 in (rows, cols) else "FABRIC_2D"
-    out.line(f"tt::tt_fabric::SetFabricConfig(tt::tt_fabric::FabricConfig::{config});")
+    out.line(f"tt::tt_fabric::SetFabricConfig(tt::tt_fabric::FabricConfig::{fabric_config(plan.mesh.shape)});")
 
 
 def check_partial(buffer: PlanBuffer) -> None:

@@ -56,6 +56,12 @@ class MeshTensor:
         return device * rows, (device + 1) * rows
 
 
+def fabric_config(shape: Core) -> str:
+    """The tt-fabric config a sum across a ``shape`` mesh asks for (tt::tt_fabric::FabricConfig,
+    ttnn.FabricConfig): a 1-D fabric on a line of chips, a 2-D one on a 2-D mesh."""
+    return "FABRIC_1D" if 1 in shape else "FABRIC_2D"
+
+
 def line_of(shape: Core) -> tuple[Core, ...]:
     """The chips of a (rows, cols) mesh as a line whose every step is a link between neighbours:
     row 0 left to right, row 1 right to left, and so on (a snake through the mesh)."""
