@@ -11,13 +11,16 @@ Per tile ``t`` of the tensor (panel ``p = t * devices / tiles``, summed at line 
 this chip), this chip's partial, and the next chip's sum (when it flows backward), in that order;
 compute adds them in DST in that order (copy_tile of each operand, add_binary_tile, as the single-chip
 read-modify-write of split-K does); the writer writes the total at the owner, or sends the sum one hop
-on (a fused NOC write + semaphore increment at the neighbour, tt_metal/fabric/hw/inc/mesh/api.h
-``fabric_unicast_noc_fused_unicast_with_atomic_inc``) into the neighbour's receive buffer. For
-``all_reduce`` the writer then relays the totals along the line into every chip's copy.
+on into the neighbour's receive buffer: a 1-D fabric packet (``to_chip_unicast(1)``) with a fused NOC
+write + semaphore increment (``to_noc_fused_unicast_write_atomic_inc``,
+hostdev/fabric_edm_packet_header.hpp) sent on a ``WorkerToFabricEdmSender`` built from the runtime
+args ``append_fabric_connection_rt_args`` appended (tt_metal/fabric/hw/inc/edm_fabric/
+edm_fabric_worker_adapters.hpp). For ``all_reduce`` the writer then relays the totals along the line
+into every chip's copy.
 
-Each device's partial tiles arriving from one side come in tile order (one sender, one fabric
-connection, the EDM channel delivering in order), so a count of arrivals (a global semaphore
-per side, incremented by each packet after its payload is written) says which tile is there.
+The tiles arriving from one side come in tile order (one sender, one fabric connection, the EDM
+channel delivering in order), so a count of arrivals (a semaphore per side, incremented by each
+packet after its payload is written) says which tile is there.
 """
 
 from __future__ import annotations
@@ -52,8 +55,10 @@ void kernel_main() {
     const uint32_t out_addr = get_arg_val<uint32_t>(0);
     const uint32_t received_addr = get_arg_val<uint32_t>(1);
     const uint32_t pos = get_arg_val<uint32_t>(2);
-    volatile tt_l1_ptr uint32_t* partial_from_prev = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_arg_val<uint32_t>(3));
-    volatile tt_l1_ptr uint32_t* partial_from_next = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_arg_val<uint32_t>(4));
+    volatile tt_l1_ptr uint32_t* partial_from_prev =
+        reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(get_arg_val<uint32_t>(3)));
+    volatile tt_l1_ptr uint32_t* partial_from_next =
+        reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(get_arg_val<uint32_t>(4)));
     constexpr uint32_t owners = 5;  // owners[p]: the line position summing panel p
 
     const auto out = TensorAccessor(out_args, out_addr, page_size);
@@ -131,17 +136,20 @@ COMBINE_WRITER = """\
 #include <cstdint>
 #include "api/dataflow/dataflow_api.h"
 #include "api/tensor/tensor_accessor.h"
+#include "tt_metal/fabric/hw/inc/edm_fabric/edm_fabric_worker_adapters.hpp"
 #include "tt_metal/fabric/hw/inc/packet_header_pool.h"
-#include "tt_metal/fabric/hw/inc/mesh/api.h"
+#include "hostdev/fabric_edm_packet_header.hpp"
 
-using namespace tt::tt_fabric::mesh::experimental;
-
-// Send the page at L1 address l1 to chip (dev, mesh), one hop away: written at dst, then sem incremented.
-void send(tt::tt_fabric::WorkerToFabricEdmSender& link, volatile PACKET_HEADER_TYPE* header, uint32_t dev,
-          uint32_t mesh, uint32_t l1, uint64_t dst, uint64_t sem, uint32_t size) {
-    fabric_unicast_noc_fused_unicast_with_atomic_inc(
-        &link, header, static_cast<uint8_t>(dev), static_cast<uint16_t>(mesh), l1, size,
-        tt::tt_fabric::NocUnicastAtomicIncFusedCommandHeader{dst, sem, 1, true});
+// Send the page at L1 address l1 one hop along the connection `link`: written at dst on the neighbour,
+// then the neighbour's semaphore sem incremented (a fused write + atomic increment packet, flushed).
+void send(tt::tt_fabric::WorkerToFabricEdmSender& link, volatile tt_l1_ptr PACKET_HEADER_TYPE* header,
+          uint32_t l1, uint64_t dst, uint64_t sem, uint32_t size) {
+    header->to_chip_unicast(1);
+    header->to_noc_fused_unicast_write_atomic_inc(
+        tt::tt_fabric::NocUnicastAtomicIncFusedCommandHeader{dst, sem, 1, true}, size);
+    link.wait_for_empty_write_slot();
+    link.send_payload_without_header_non_blocking_from_address(l1, size);
+    link.send_payload_flush_blocking_from_address((uint32_t)(uintptr_t)header, sizeof(PACKET_HEADER_TYPE));
     noc_async_writes_flushed();
 }
 
@@ -158,17 +166,14 @@ void kernel_main() {
     const uint32_t out_addr = get_arg_val<uint32_t>(0);
     const uint32_t received_addr = get_arg_val<uint32_t>(1);
     const uint32_t pos = get_arg_val<uint32_t>(2);
-    const uint32_t partial_from_prev = get_arg_val<uint32_t>(3);
-    const uint32_t partial_from_next = get_arg_val<uint32_t>(4);
-    const uint32_t total_from_prev = get_arg_val<uint32_t>(5);
-    const uint32_t total_from_next = get_arg_val<uint32_t>(6);
+    // the semaphores (the same ids, so the same addresses, on every chip's combine core)
+    const uint32_t partial_from_prev = get_semaphore(get_arg_val<uint32_t>(3));
+    const uint32_t partial_from_next = get_semaphore(get_arg_val<uint32_t>(4));
+    const uint32_t total_from_prev = get_semaphore(get_arg_val<uint32_t>(5));
+    const uint32_t total_from_next = get_semaphore(get_arg_val<uint32_t>(6));
     const uint32_t core_x = get_arg_val<uint32_t>(7);
     const uint32_t core_y = get_arg_val<uint32_t>(8);
-    const uint32_t prev_dev = get_arg_val<uint32_t>(9);
-    const uint32_t prev_mesh = get_arg_val<uint32_t>(10);
-    const uint32_t next_dev = get_arg_val<uint32_t>(11);
-    const uint32_t next_mesh = get_arg_val<uint32_t>(12);
-    constexpr uint32_t owners = 13;
+    constexpr uint32_t owners = 9;
     size_t arg = owners + devices;  // then the fabric connections: to the previous chip, to the next
 
     const bool has_prev = pos > 0;
@@ -183,7 +188,7 @@ void kernel_main() {
         to_next = tt::tt_fabric::WorkerToFabricEdmSender::build_from_args<ProgrammableCoreType::TENSIX>(arg);
         to_next.open();
     }
-    volatile PACKET_HEADER_TYPE* header = PacketHeaderPool::allocate_header();
+    volatile tt_l1_ptr PACKET_HEADER_TYPE* header = PacketHeaderPool::allocate_header();
 
     const auto out = TensorAccessor(out_args, out_addr, page_size);
     const auto received = TensorAccessor(received_args, received_addr, page_size);
@@ -195,10 +200,10 @@ void kernel_main() {
             noc_async_write_page(t, out, l1);
             noc_async_write_barrier();
         } else if (owner > pos) {
-            send(to_next, header, next_dev, next_mesh, l1, received.get_noc_addr(t),
-                 get_noc_addr(core_x, core_y, partial_from_prev), page_size);
+            send(to_next, header, l1, received.get_noc_addr(t), get_noc_addr(core_x, core_y, partial_from_prev),
+                 page_size);
         } else {
-            send(to_prev, header, prev_dev, prev_mesh, l1, received.get_noc_addr(tiles + t),
+            send(to_prev, header, l1, received.get_noc_addr(tiles + t),
                  get_noc_addr(core_x, core_y, partial_from_next), page_size);
         }
         cb_pop_front(cb_out, 1);
@@ -228,12 +233,12 @@ void kernel_main() {
             noc_async_read_page(t, out, stage);
             noc_async_read_barrier();
             if (forward) {
-                send(to_next, header, next_dev, next_mesh, stage, out.get_noc_addr(t),
-                     get_noc_addr(core_x, core_y, total_from_prev), page_size);
+                send(to_next, header, stage, out.get_noc_addr(t), get_noc_addr(core_x, core_y, total_from_prev),
+                     page_size);
             }
             if (backward) {
-                send(to_prev, header, prev_dev, prev_mesh, stage, out.get_noc_addr(t),
-                     get_noc_addr(core_x, core_y, total_from_next), page_size);
+                send(to_prev, header, stage, out.get_noc_addr(t), get_noc_addr(core_x, core_y, total_from_next),
+                     page_size);
             }
         }
     }
@@ -243,6 +248,7 @@ void kernel_main() {
     if (has_next) {
         to_next.close();
     }
+    noc_async_write_barrier();
 }
 """
 

@@ -576,7 +576,8 @@ def emit_main_cpp(plan: Plan) -> str:
                         _emit_program(out, program)
             else:
                 _emit_program(out, plan)
-            if host_collective.collective_of(plan) is not None:
+            if host_collective.collective_of(plan) is not None:  # once every device's partial sum is made
+                out.line("distributed::Finish(command_queue);")
                 with out.scope("the sum across the mesh"):
                     host_collective.emit_combine(out, plan, _ident(plan.mesh.collective.buffer))
             out.line("distributed::Finish(command_queue);")

@@ -2,17 +2,21 @@
 devices (the plan's ``mesh.collective``, :class:`tilelang_tt.contract.mesh.MeshCollective`).
 
 As a tt-metal 0.81.1 host program using the fabric does: the fabric config is set before the
-MeshDevice opens (``tt::tt_fabric::SetFabricConfig``, tt-metalium/experimental/fabric/fabric.hpp:
-FABRIC_1D on a line of chips, FABRIC_2D on a 2-D mesh); the tensor's partial copies are one block of
-a buffer sharded over the mesh (device 0's holds the tensor's value, the others' zeros); the
-combine program (one per device, the kernels of :mod:`tilelang_tt.codegen.collective` on the
-collective's core) follows the kernel's programs on the command queue, with a receive buffer and the
-collective's global semaphores (``CreateGlobalSemaphore``: allocated once, before any program, so a
-neighbour's increments arriving before this device's combine starts are kept) and, for the writer,
-the fabric connections to its neighbours on the line (``tt::tt_fabric::append_fabric_connection_rt_args``
-with the devices' ``MeshDevice::get_fabric_node_id``). The read-back takes the sum from device 0
-(``all_reduce``, after checking that every device holds the same bytes) or each device's panel
-(``reduce_scatter``).
+MeshDevice opens (``tt::tt_fabric::SetFabricConfig``, tt-metalium/experimental/fabric/fabric.hpp;
+:func:`tilelang_tt.contract.mesh.fabric_config`); the tensor's partial copies are one block of a
+buffer sharded over the mesh (device 0's holds the tensor's value, the others' zeros); once every
+device has run the kernel's programs (``Finish``), the combine program (one per device, the kernels
+of :mod:`tilelang_tt.codegen.collective` on the collective's core) runs on all of them, with a
+receive buffer, its semaphores and, for the writer, the fabric connections to its neighbours on the
+line (``tt::tt_fabric::append_fabric_connection_rt_args`` with the devices'
+``MeshDevice::get_fabric_node_id``). The read-back takes the sum from device 0 (``all_reduce``,
+after checking that every device holds the same bytes) or each device's panel (``reduce_scatter``).
+
+The semaphores are the combine program's (``CreateSemaphore``): a neighbour's first increment must
+not come before this device's combine program has set them, which holds where the devices start a
+MeshWorkload's programs together (the emulator); on a device, global semaphores
+(``CreateGlobalSemaphore``, tt-metalium/global_semaphore.hpp, exported by libtt_metal.so 0.81.1)
+allocated before any program remove that condition (docs/layouts-and-multicore.md).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from tilelang_tt.contract.mesh import COMBINE_CBS, MeshCollective, combine_kerne
 from tilelang_tt.contract.plan import Plan
 from tilelang_tt.contract.reading import PlanError
 
-INCLUDES = ("#include <tt-metalium/experimental/fabric/fabric.hpp>", "#include <tt-metalium/global_semaphore.hpp>")
+INCLUDES = ("#include <tt-metalium/experimental/fabric/fabric.hpp>",)
 
 
 def collective_of(plan: Plan) -> MeshCollective | None:
@@ -106,9 +110,6 @@ def emit_combine(out: CppEmitter, plan: Plan, var: str) -> None:
     out.line(f"CoreCoord combine_core{{{x}, {y}}};")
     out.line("CoreRangeSet combine_cores(std::vector<CoreRange>{CoreRange(combine_core, combine_core)});")
     out.line("CoreCoord combine_noc = device->worker_core_from_logical_core(combine_core);")
-    for name in collective.semaphores:
-        out.line(f"GlobalSemaphore {name} = CreateGlobalSemaphore(*device, combine_cores, 0, BufferType::L1);")
-        out.line(f"const uint32_t address_{name} = static_cast<uint32_t>({name}.address());")
     out.line(f"const uint32_t line_rows[{devices}] = {_cxx_list(r for r, _ in collective.line)};")
     out.line(f"const uint32_t line_cols[{devices}] = {_cxx_list(c for _, c in collective.line)};")
     out.line(f"const uint32_t owners[{devices}] = {_cxx_list(collective.owners)};")
@@ -117,6 +118,8 @@ def emit_combine(out: CppEmitter, plan: Plan, var: str) -> None:
     with out.block(f"for (uint32_t pos = 0; pos < {devices}; ++pos)"):
         out.line("distributed::MeshCoordinate coord(line_rows[pos], line_cols[pos]);")
         out.line("Program program = CreateProgram();")
+        for name in collective.semaphores:  # ids 0, 1, ... on every device: the same addresses
+            out.line(f"const uint32_t {name} = CreateSemaphore(program, combine_cores, 0);")
         for index, name, pages in COMBINE_CBS:
             out.line(f"std::map<uint8_t, tt::DataFormat> {name}_formats = "
                      f"{{{{{index}, tt::DataFormat::{buffer.format.data_format}}}}};")
@@ -154,14 +157,13 @@ def emit_combine(out: CppEmitter, plan: Plan, var: str) -> None:
             out.line("distributed::MeshCoordinate next(line_rows[pos + 1], line_cols[pos + 1]);")
             out.line("next_node = device->get_fabric_node_id(next);")
         out.line(f"std::vector<uint32_t> reader_args{{address_{var}, address_received_{var}, pos, "
-                 "address_partial_from_prev, address_partial_from_next};")
+                 "partial_from_prev, partial_from_next};")
         out.line(f"reader_args.insert(reader_args.end(), owners, owners + {devices});")
         out.line("std::vector<uint32_t> compute_args{pos};")
         out.line(f"compute_args.insert(compute_args.end(), owners, owners + {devices});")
         out.line(f"std::vector<uint32_t> writer_args{{address_{var}, address_received_{var}, pos, "
-                 "address_partial_from_prev, address_partial_from_next, address_total_from_prev, "
-                 "address_total_from_next, static_cast<uint32_t>(combine_noc.x), static_cast<uint32_t>(combine_noc.y), "
-                 "prev_node.chip_id, *prev_node.mesh_id, next_node.chip_id, *next_node.mesh_id};")
+                 "partial_from_prev, partial_from_next, total_from_prev, total_from_next, "
+                 "static_cast<uint32_t>(combine_noc.x), static_cast<uint32_t>(combine_noc.y)};")
         out.line(f"writer_args.insert(writer_args.end(), owners, owners + {devices});")
         with out.block("if (pos > 0)"):
             out.line("tt::tt_fabric::append_fabric_connection_rt_args(self_node, prev_node, 0, program, combine_core, "

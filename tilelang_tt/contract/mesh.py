@@ -25,7 +25,7 @@ from tilelang_tt.contract.vocabulary import Core, WorkItem, WorkPolicy
 DISTRIBUTIONS = ("sharded", "replicated", "partial")
 MESH_AXES = ("blockIdx.z", "blockIdx.y", "blockIdx.x")  # the block-grid dimensions a mesh may split
 COLLECTIVES = ("all_reduce", "reduce_scatter")  # what the devices' partial sums become (MeshCollective)
-# The global semaphores of a combine (one of each on the combine core of every device), counting the tiles
+# The semaphores of a combine (one of each on the combine core of every device), counting the tiles
 # that arrived: partial sums from the previous and the next chip of the line, totals from either side.
 COLLECTIVE_SEMAPHORES = ("partial_from_prev", "partial_from_next", "total_from_prev", "total_from_next")
 
@@ -58,8 +58,10 @@ class MeshTensor:
 
 def fabric_config(shape: Core) -> str:
     """The tt-fabric config a sum across a ``shape`` mesh asks for (tt::tt_fabric::FabricConfig,
-    ttnn.FabricConfig): a 1-D fabric on a line of chips, a 2-D one on a 2-D mesh."""
-    return "FABRIC_1D" if 1 in shape else "FABRIC_2D"
+    ttnn.FabricConfig): a 1-D fabric, on a 2-D mesh too, since every packet of the combine goes one hop,
+    to a neighbour on the collective's line (fabric.hpp, append_fabric_connection_rt_args: under 1-D the
+    sender and receiver chips must be adjacent)."""
+    return "FABRIC_1D"
 
 
 def line_of(shape: Core) -> tuple[Core, ...]:
@@ -81,7 +83,8 @@ class MeshCollective:
     whatever the arrival order. ``all_reduce`` then sends each panel's total from its owner along the
     line to every chip (each holds the whole sum; owner of panel ``p`` line position ``p``);
     ``reduce_scatter`` leaves panel ``p`` on device ``p`` (row-major; its rows of the buffer).
-    ``semaphores`` (:data:`COLLECTIVE_SEMAPHORES`) are global semaphores on the combine ``core``."""
+    ``semaphores`` (:data:`COLLECTIVE_SEMAPHORES`) are semaphores of the combine program on its ``core``
+    (the same ids, so the same addresses, on every device)."""
 
     kind: str
     buffer: str

@@ -22,7 +22,6 @@
 #include <tt-metalium/mesh_device.hpp>
 #include <tt-metalium/tensor_accessor_args.hpp>
 #include <tt-metalium/experimental/fabric/fabric.hpp>
-#include <tt-metalium/global_semaphore.hpp>
 
 using namespace tt;
 using namespace tt::tt_metal;
@@ -285,6 +284,7 @@ int main(int argc, char** argv) {
         distributed::MeshCoordinateRange device_range(device->shape());
         workload.add_program(device_range, std::move(program));
         distributed::EnqueueMeshWorkload(command_queue, workload, false);
+        distributed::Finish(command_queue);
         {  // the sum across the mesh
             // The sum across the mesh of C (all_reduce): each device's partial copy, combined over the fabric along the line
             // [0, 0] -> [0, 1]; panel p of its 4 tiles is summed at line position owners[p] = [0, 1].
@@ -293,14 +293,6 @@ int main(int argc, char** argv) {
             CoreCoord combine_core{0, 0};
             CoreRangeSet combine_cores(std::vector<CoreRange>{CoreRange(combine_core, combine_core)});
             CoreCoord combine_noc = device->worker_core_from_logical_core(combine_core);
-            GlobalSemaphore partial_from_prev = CreateGlobalSemaphore(*device, combine_cores, 0, BufferType::L1);
-            const uint32_t address_partial_from_prev = static_cast<uint32_t>(partial_from_prev.address());
-            GlobalSemaphore partial_from_next = CreateGlobalSemaphore(*device, combine_cores, 0, BufferType::L1);
-            const uint32_t address_partial_from_next = static_cast<uint32_t>(partial_from_next.address());
-            GlobalSemaphore total_from_prev = CreateGlobalSemaphore(*device, combine_cores, 0, BufferType::L1);
-            const uint32_t address_total_from_prev = static_cast<uint32_t>(total_from_prev.address());
-            GlobalSemaphore total_from_next = CreateGlobalSemaphore(*device, combine_cores, 0, BufferType::L1);
-            const uint32_t address_total_from_next = static_cast<uint32_t>(total_from_next.address());
             const uint32_t line_rows[2] = {0, 0};
             const uint32_t line_cols[2] = {0, 1};
             const uint32_t owners[2] = {0, 1};
@@ -308,6 +300,10 @@ int main(int argc, char** argv) {
             for (uint32_t pos = 0; pos < 2; ++pos) {
                 distributed::MeshCoordinate coord(line_rows[pos], line_cols[pos]);
                 Program program = CreateProgram();
+                const uint32_t partial_from_prev = CreateSemaphore(program, combine_cores, 0);
+                const uint32_t partial_from_next = CreateSemaphore(program, combine_cores, 0);
+                const uint32_t total_from_prev = CreateSemaphore(program, combine_cores, 0);
+                const uint32_t total_from_next = CreateSemaphore(program, combine_cores, 0);
                 std::map<uint8_t, tt::DataFormat> combine_in_formats = {{0, tt::DataFormat::Float32}};
                 CircularBufferConfig combine_in_config(8192, combine_in_formats);
                 combine_in_config.set_page_size(0, 4096);
@@ -347,11 +343,11 @@ int main(int argc, char** argv) {
                     distributed::MeshCoordinate next(line_rows[pos + 1], line_cols[pos + 1]);
                     next_node = device->get_fabric_node_id(next);
                 }
-                std::vector<uint32_t> reader_args{address_C, address_received_C, pos, address_partial_from_prev, address_partial_from_next};
+                std::vector<uint32_t> reader_args{address_C, address_received_C, pos, partial_from_prev, partial_from_next};
                 reader_args.insert(reader_args.end(), owners, owners + 2);
                 std::vector<uint32_t> compute_args{pos};
                 compute_args.insert(compute_args.end(), owners, owners + 2);
-                std::vector<uint32_t> writer_args{address_C, address_received_C, pos, address_partial_from_prev, address_partial_from_next, address_total_from_prev, address_total_from_next, static_cast<uint32_t>(combine_noc.x), static_cast<uint32_t>(combine_noc.y), prev_node.chip_id, *prev_node.mesh_id, next_node.chip_id, *next_node.mesh_id};
+                std::vector<uint32_t> writer_args{address_C, address_received_C, pos, partial_from_prev, partial_from_next, total_from_prev, total_from_next, static_cast<uint32_t>(combine_noc.x), static_cast<uint32_t>(combine_noc.y)};
                 writer_args.insert(writer_args.end(), owners, owners + 2);
                 if (pos > 0) {
                     tt::tt_fabric::append_fabric_connection_rt_args(self_node, prev_node, 0, program, combine_core, writer_args, CoreType::WORKER);
