@@ -22,7 +22,7 @@ import torch
 
 import tilelang_tt
 from tests.compiler.test_ops import assert_close
-from tests.kernels import split_k_gemm
+from tests.kernels import row_parallel_linear, split_k_gemm
 from tilelang_tt import TTCompileError
 from tilelang_tt.codegen.collective import COMBINE_SOURCES
 from tilelang_tt.contract.plan import SCHEMA_PATH, Plan
@@ -38,28 +38,6 @@ needs_fabric = pytest.mark.skipif(not FABRIC, reason="the emulator has no fabric
 
 def line_of(marker: str) -> int:
     return next(i for i, text in enumerate(SOURCE.splitlines(), 1) if text.rstrip().endswith(f"# LINE: {marker}"))
-
-
-def row_parallel_linear(M, N, K, panels, bm=32, bn=64, bk=32):
-    """A row-parallel linear layer, Y += X[:, panel] @ W[panel, :] summed over the ``panels`` panels
-    of K (grid dimension ``bp``): on a mesh splitting ``bp`` each chip holds its panels of X's columns
-    and W's rows and the partial products are summed across the chips."""
-    width = K // panels
-
-    @T.prim_func
-    def main(X: T.Tensor((M, K), "bfloat16"), W: T.Tensor((K, N), "bfloat16"), Y: T.Tensor((M, N), "float32")):
-        with T.Kernel(N // bn, M // bm, panels, threads=128) as (bx, by, bp):
-            x = T.alloc_shared((bm, bk), "bfloat16")
-            w = T.alloc_shared((bk, bn), "bfloat16")
-            acc = T.alloc_fragment((bm, bn), "float32")
-            T.clear(acc)
-            for k in T.Pipelined(width // bk, num_stages=0):
-                T.copy(X[by * bm, bp * width + k * bk], x)
-                T.copy(W[bp * width + k * bk, bx * bn], w)
-                T.gemm(x, w, acc)
-            T.atomic_add(Y[by * bm, bx * bn], acc)
-
-    return main
 
 
 KERNELS = {
