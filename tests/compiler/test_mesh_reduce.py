@@ -201,3 +201,25 @@ def test_mesh_reduce_is_an_option_with_a_hint():
     with pytest.raises(OptionError, match="mesh_reduce='all' is not a collective") as err:
         tilelang_tt.compile(split_k_gemm(64, 64, 128, 32, 64, 32, 2), mesh=(1, 2), mesh_reduce="all")
     assert "all_reduce" in err.value.hint
+
+
+def summed_twice(blocks):
+    @T.prim_func
+    def main(A: T.Tensor((32, 32 * blocks), "float32"), Out: T.Tensor((32, 32), "float32"),
+             Sq: T.Tensor((32, 32), "float32")):
+        with T.Kernel(blocks, threads=128) as bx:
+            s = T.alloc_shared((32, 32), "float32")
+            q = T.alloc_fragment((32, 32), "float32")
+            T.copy(A[0, bx * 32], s)
+            for i, j in T.Parallel(32, 32):
+                q[i, j] = s[i, j] * s[i, j]
+            T.atomic_add(Out[0, 0], s)
+            T.atomic_add(Sq[0, 0], q)
+
+    return main
+
+
+def test_two_summed_tensors_are_refused():
+    with pytest.raises(TTCompileError, match="sum into `Out`, `Sq` with T.atomic_add: a mesh sums one tensor") as err:
+        tilelang_tt.compile(summed_twice(4), mesh=(1, 2))
+    assert "one tensor per kernel" in err.value.hint
