@@ -223,3 +223,17 @@ def test_two_summed_tensors_are_refused():
     with pytest.raises(TTCompileError, match="sum into `Out`, `Sq` with T.atomic_add: a mesh sums one tensor") as err:
         tilelang_tt.compile(summed_twice(4), mesh=(1, 2))
     assert "one tensor per kernel" in err.value.hint
+
+
+@needs_fabric
+def test_panels_of_uneven_tiles_and_a_bfloat16_sum():
+    # 6 tiles of C over 4 chips (tile t in panel t * 4 // 6: panels of 1 or 2 tiles), C in bfloat16: each chip's partial rounded to
+    # bfloat16, the chips' partials added in float32 DST and rounded once more
+    M, N, K = 96, 64, 256
+    artifacts = tilelang_tt.compile(split_k_gemm(M, N, K, 32, 64, 32, 8, out_dtype="bfloat16"), mesh=(1, 4),
+                                    mesh_reduce="all_reduce")
+    a, b = bf16(M, K, seed=4), bf16(K, N, seed=5)
+    c = bf16(M, N, seed=6)
+    first = artifacts.run(a, b, c)
+    assert_close(first.float(), c.float() + a.float() @ b.float(), 2.0 ** -6)
+    assert torch.equal(first.view(torch.int16), artifacts.run(a, b, c).view(torch.int16))
