@@ -227,8 +227,8 @@ def test_two_summed_tensors_are_refused():
 
 @needs_fabric
 def test_panels_of_uneven_tiles_and_a_bfloat16_sum():
-    # 6 tiles of C over 4 chips (tile t in panel t * 4 // 6: panels of 1 or 2 tiles), C in bfloat16: each chip's partial rounded to
-    # bfloat16, the chips' partials added in float32 DST and rounded once more
+    # 6 tiles of C over 4 chips (tile t in panel t * 4 // 6: panels of 1 or 2 tiles), C in bfloat16:
+    # each chip's partial rounded to bfloat16, the partials added in float32 DST and rounded once more
     M, N, K = 96, 64, 256
     artifacts = tilelang_tt.compile(split_k_gemm(M, N, K, 32, 64, 32, 8, out_dtype="bfloat16"), mesh=(1, 4),
                                     mesh_reduce="all_reduce")
