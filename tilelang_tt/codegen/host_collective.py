@@ -23,7 +23,12 @@ from __future__ import annotations
 
 from tilelang_tt.codegen.emitter import CppEmitter
 from tilelang_tt.contract.buffers import PlanBuffer
-from tilelang_tt.contract.mesh import COMBINE_CBS, MeshCollective, combine_kernels, fabric_config
+from tilelang_tt.contract.mesh import (
+    COMBINE_CBS,
+    MeshCollective,
+    combine_kernels,
+    fabric_config,
+)
 from tilelang_tt.contract.plan import Plan
 from tilelang_tt.contract.reading import PlanError
 
