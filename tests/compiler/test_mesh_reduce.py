@@ -24,6 +24,7 @@ import tilelang_tt
 from tests.compiler.test_ops import assert_close
 from tests.kernels import row_parallel_linear, split_k_gemm
 from tilelang_tt import TTCompileError
+from tilelang_tt.artifacts import Artifacts
 from tilelang_tt.codegen.collective import COMBINE_SOURCES
 from tilelang_tt.contract.plan import SCHEMA_PATH, Plan
 from tilelang_tt.emulator.driver import INCLUDE_DIR
@@ -237,3 +238,11 @@ def test_panels_of_uneven_tiles_and_a_bfloat16_sum():
     first = artifacts.run(a, b, c)
     assert_close(first.float(), c.float() + a.float() @ b.float(), 2.0 ** -6)
     assert torch.equal(first.view(torch.int16), artifacts.run(a, b, c).view(torch.int16))
+
+
+def test_a_saved_program_keeps_its_combine_kernels(tmp_path):
+    artifacts, _ = compiled("split_k", (1, 2), "all_reduce")
+    artifacts.save(tmp_path / "program")
+    loaded = Artifacts.load(tmp_path / "program")
+    assert {name: loaded.sources[name] for name in COMBINE_SOURCES} == COMBINE_SOURCES
+    assert loaded.plan == artifacts.plan
