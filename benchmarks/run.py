@@ -112,6 +112,12 @@ def case(name, variant, build, inputs, repeat, references=None, flops=None, timi
     if devices:  # a mesh: its chips and the busiest chip's DRAM reads
         row["devices"] = len(devices)
         row["device_read_max"] = max(d["total"]["dram_bytes_read"] for d in devices)
+        links = timing.get("links", [])  # the fabric links a sum across the chips used (the timing model's)
+        if links:
+            busy = max(link["busy"] for link in links) / timing["clock_hz"]
+            row["links_bytes_max"] = max(link["bytes"] for link in links)
+            row["links_busy_us"] = round(busy * 1e6, 2)
+            row["links_share"] = round(busy / seconds, 3)
     if memory_bound:
         row["dram_roofline_pct"] = round(100 * (min_read + min_written) / seconds / WORMHOLE.dram_bytes_per_s, 1)
     for key, value in (references or {}).items():
@@ -144,6 +150,22 @@ def mesh_rows(batch, n, blk, repeat) -> list[dict]:
                          lambda mesh=mesh: tilelang_tt.compile(KERNELS.bmm(batch, n, n, n, blk, blk, 64), mesh=mesh),
                          (a, b), repeat, flops=2 * batch * n ** 3, timing_only=True))
         rows[-1]["vs_one_chip"] = round(rows[0]["predicted_us"] / rows[-1]["predicted_us"], 2)
+    return rows
+
+
+def mesh_reduce_rows(M, N, K, repeat) -> list[dict]:
+    """A row-parallel linear layer (Y[M, N] fp32 += X[:, panel] @ W[panel, :] over K's panels) on one chip
+    and all-reduced across an n300 (1x2) and a T3000 (2x4) mesh, K per chip fixed (timing only): the
+    predicted time, its busiest fabric link's time and that link's share of the time."""
+    rows = []
+    for mesh in ((1, 1), (1, 2), (2, 4)):
+        chips = mesh[0] * mesh[1]
+        k = K * max(chips, 2)  # one chip: the 1x2 mesh's whole layer
+        options = {} if chips == 1 else {"mesh": mesh, "mesh_reduce": "all_reduce"}
+        rows.append(case(f"row-parallel linear {M}x{N}, K {K} a chip", f"mesh {mesh[0]}x{mesh[1]}",
+                         lambda k=k, chips=chips, options=options: tilelang_tt.compile(
+                             KERNELS.row_parallel_linear(M, N, k, max(chips, 2)), **options),
+                         (bf16(M, k), bf16(k, N), torch.zeros(M, N)), repeat, flops=2 * M * N * k, timing_only=True))
     return rows
 
 
@@ -312,6 +334,7 @@ def main(argv=None) -> None:
         *gemm_rows(1024, 1024, 2048, 128, 128, 64, (8, 8), repeat),
         *split_k_rows(256, 256, 4096, 64, 64, 64, (4, 1), (8, 8), repeat),
         *mesh_rows(8, 256 if args.quick else 512, 128, repeat),
+        *mesh_reduce_rows(256, 128, 512, repeat),
     ]
     a, b = bf16(2048, 2048), bf16(2048, 2048)
     rows.append(case("eltwise add 2048x2048 blk 64x128 grid 8x8", "-",

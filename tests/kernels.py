@@ -175,6 +175,28 @@ def split_k_gemm(M, N, K, bm, bn, bk, split, form="block", dtype="bfloat16", out
     return main
 
 
+def row_parallel_linear(M, N, K, panels, bm=32, bn=64, bk=32):
+    """A row-parallel linear layer, Y += X[:, panel] @ W[panel, :] summed over the ``panels`` panels
+    of K (grid dimension ``bp``): on a mesh splitting ``bp`` each chip holds its panels of X's columns
+    and W's rows and the partial products are summed across the chips."""
+    width = K // panels
+
+    @T.prim_func
+    def main(X: T.Tensor((M, K), "bfloat16"), W: T.Tensor((K, N), "bfloat16"), Y: T.Tensor((M, N), "float32")):
+        with T.Kernel(N // bn, M // bm, panels, threads=128) as (bx, by, bp):
+            x = T.alloc_shared((bm, bk), "bfloat16")
+            w = T.alloc_shared((bk, bn), "bfloat16")
+            acc = T.alloc_fragment((bm, bn), "float32")
+            T.clear(acc)
+            for k in T.Pipelined(width // bk, num_stages=0):
+                T.copy(X[by * bm, bp * width + k * bk], x)
+                T.copy(W[bp * width + k * bk, bx * bn], w)
+                T.gemm(x, w, acc)
+            T.atomic_add(Y[by * bm, bx * bn], acc)
+
+    return main
+
+
 def pass_names(options: CompileOptions | None = None) -> list[str]:
     return [p.info.name for p in tt_passes(options or CompileOptions())]
 

@@ -30,10 +30,12 @@ class ArtifactsDirError(ValueError):
     """A directory that does not hold a saved program."""
 
 
-def launch_sources(plan: Plan) -> tuple[str, ...]:
-    """The kernel sources of the launches after the first (``launch<i>/<role>.cpp``), beside
-    :data:`SOURCE_NAMES` in a program of several launches."""
-    return tuple(kernel.source for program in plan.launches for kernel in program.kernels)
+def extra_sources(plan: Plan) -> tuple[str, ...]:
+    """The kernel sources beside :data:`SOURCE_NAMES`: the launches' after the first
+    (``launch<i>/<role>.cpp``) in a program of several launches, and the combine kernels of a sum
+    across the chips of a mesh (``combine_<role>.cpp``)."""
+    first = {kernel.source for kernel in plan.kernels}
+    return tuple(kernel.source for kernel in plan.program_kernels if kernel.source not in first)
 
 
 def read_source_map(text: str) -> dict[str, dict[int, str]]:
@@ -151,7 +153,7 @@ class Artifacts:
     def files(self) -> dict[str, str]:
         """What :meth:`save` writes: every source, and the source map beside them (not a source: it
         names the kernel's file where it lies on this machine)."""
-        files = {name: self.sources[name] for name in (*SOURCE_NAMES, *launch_sources(self.plan))}
+        files = {name: self.sources[name] for name in (*SOURCE_NAMES, *extra_sources(self.plan))}
         if self.source_map:
             files[SOURCE_MAP_FILE] = json.dumps(self.source_map, indent=1, sort_keys=True) + "\n"
         return files
@@ -184,11 +186,11 @@ class Artifacts:
             raise ArtifactsDirError(f"{d} holds a damaged program: its {SOURCE_MAP_FILE} is not a source map ({err}); "
                                     "write it again with Artifacts.save(DIR)") from None
         plan = read_plan(texts["tt.plan.json"], str(d / "tt.plan.json"))
-        missing = [name for name in launch_sources(plan) if not (d / name).is_file()]
+        missing = [name for name in extra_sources(plan) if not (d / name).is_file()]
         if missing:
             raise ArtifactsDirError(f"{d} is not a whole saved tilelang-tt program: it lacks {', '.join(missing)}, "
                                     "which its plan's launches name; write it again with Artifacts.save(DIR)")
-        texts |= {name: (d / name).read_text() for name in launch_sources(plan)}
+        texts |= {name: (d / name).read_text() for name in extra_sources(plan)}
         return Artifacts(sources=texts, plan=plan, source_map=source_map)
 
     def run(self, *tensors, device: str = EMULATOR, out_dir: str | os.PathLike | None = None,

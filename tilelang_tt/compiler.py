@@ -14,6 +14,7 @@ from tvm import tirx
 
 from tilelang_tt.artifacts import Artifacts
 from tilelang_tt.ir.attrs import Attr
+from tilelang_tt.codegen.collective import COMBINE_SOURCES
 from tilelang_tt.codegen.host import emit_main_cpp
 from tilelang_tt.codegen.kernels import emit_kernel
 from tilelang_tt.codegen.plan import SharedLayoutError, build_plan, dumps_plan, sequence_plans
@@ -147,6 +148,8 @@ def compile_prim_func(func: tirx.PrimFunc, options: CompileOptions) -> Artifacts
         kept += launch_kept
     try:
         sources["main.cpp"] = emit_main_cpp(plan)
+        if plan.mesh is not None and plan.mesh.collective is not None:  # the combine program's kernels
+            sources |= COMBINE_SOURCES
     except TTCompileError:
         raise
     except Exception as err:  # noqa: BLE001 - a codegen failure is a compiler bug, reported as one

@@ -86,6 +86,11 @@ class CompileOptions:
     multicast: str = "auto"  # "auto" (when it lowers DRAM traffic), "on" or "off"
     # (rows, cols) chips: the block grid's rows split into one contiguous panel per chip (SplitMeshTT)
     mesh: tuple[int, int] = (1, 1)
+    # Blocks summing into a tensor (T.atomic_add) across the mesh: the mesh splits the summing grid
+    # dimension and the chips' partial sums are combined over the fabric, "all_reduce" (every chip holds
+    # the sum) or "reduce_scatter" (each chip keeps its panel of rows); None: the mesh splits the rows,
+    # and a summing dimension it must split is all-reduced (tilelang_tt.contract.mesh.MeshCollective)
+    mesh_reduce: str | None = None
     layouts: Mapping[str, BufferLayout] | None = None  # buffer name -> memory/layout/sharding
     # parameter name -> block floating point storage ("bfloat8_b", "bfloat4_b"): a shorter spelling
     # of BufferLayout(dtype=...), merged into ``layouts`` (the one place later passes read)
@@ -113,6 +118,11 @@ class CompileOptions:
             raise OptionError(f"mesh={self.mesh!r} is not two positive integers (rows, cols) of chips",
                               hint="e.g. mesh=(1, 2) for an n300, mesh=(2, 4) for a T3000; mesh=(1, 1) is one chip")
         object.__setattr__(self, "mesh", mesh)
+        if self.mesh_reduce not in (None, "all_reduce", "reduce_scatter"):
+            raise OptionError(f"mesh_reduce={self.mesh_reduce!r} is not a collective",
+                              hint=did_you_mean(str(self.mesh_reduce), ("all_reduce", "reduce_scatter"))
+                              + "use mesh_reduce='all_reduce' (every chip holds the sum) or 'reduce_scatter' "
+                              "(each chip keeps its panel of rows), or leave it unset")
         if not _is_int(self.cb_depth) or self.cb_depth < 1:
             raise OptionError(f"cb_depth={self.cb_depth!r} is not a positive integer",
                               hint="e.g. cb_depth=2 (double buffering)")

@@ -17,6 +17,7 @@ import pytest
 import tilelang.language as T
 import torch
 
+from tests.compiler.test_mesh_reduce import FABRIC  # whether the emulator runs a sum across chips
 from tests.compiler.test_ops import assert_close, bf16
 from tests.kernels import split_k_gemm
 from tilelang_tt import BufferLayout
@@ -53,6 +54,7 @@ def op_artifacts(name: str):
         "rmsnorm_rows": lambda: K.rmsnorm(80, 128, 32),
         "gemm_bias_relu_dynamic": lambda: K.gemm_bias_relu(T.dynamic("m"), T.dynamic("n"), T.dynamic("k"), 32, 64, 32),
         "gemm_split_k": lambda: split_k_gemm(64, 64, 128, 32, 32, 32, 2),
+        "gemm_split_k_mesh": lambda: split_k_gemm(64, 64, 256, 32, 32, 32, 4),
     }
     import tilelang_tt
 
@@ -62,13 +64,16 @@ def op_artifacts(name: str):
 # rmsnorm with its input and output in rows (reader rows -> tilize, untilize -> writer rows), 80 rows:
 # the last block's rows past the end read as zeros and are not written
 OPTIONS = {"rmsnorm_rows": {"layouts": {"X": BufferLayout(layout="row_major"), "Y": BufferLayout(layout="row_major")}},
-           "gemm_split_k": {"grid": (3, 1)}}  # 8 blocks on 3 cores: turns within a core and across cores
+           "gemm_split_k": {"grid": (3, 1)},  # 8 blocks on 3 cores: turns within a core and across cores
+           # the K slices split over two chips, their partial sums all-reduced over the fabric
+           "gemm_split_k_mesh": {"mesh": (1, 2), "mesh_reduce": "all_reduce"}}
 
 
 CASES = {"eltwise_add": example_artifacts, "gemm": example_artifacts, "softmax": op_artifacts,
          "gemm_bias_relu": op_artifacts, "flash_attention": op_artifacts, "unary_exp": op_artifacts,
          "broadcast_row": op_artifacts, "rmsnorm": op_artifacts, "cast_fp32_bf16": op_artifacts,
-         "rmsnorm_rows": op_artifacts, "gemm_bias_relu_dynamic": op_artifacts, "gemm_split_k": op_artifacts}
+         "rmsnorm_rows": op_artifacts, "gemm_bias_relu_dynamic": op_artifacts, "gemm_split_k": op_artifacts,
+         "gemm_split_k_mesh": op_artifacts}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -128,6 +133,9 @@ OP_RUNS = {
     # T.atomic_add of two K halves into C, which holds a value to start from: C + A B
     "gemm_split_k": (lambda: [bf16(64, 128, seed=59), bf16(128, 64, seed=60), bf16(64, 64, seed=61).float()],
                      lambda a, b, c: c + a.float() @ b.float(), 2.0 ** -10),
+    # four K slices, two per chip of a (1, 2) mesh, the chips' partial sums all-reduced over the fabric
+    "gemm_split_k_mesh": (lambda: [bf16(64, 256, seed=62), bf16(256, 64, seed=63), bf16(64, 64, seed=64).float()],
+                          lambda a, b, c: c + a.float() @ b.float(), 2.0 ** -10),
 }
 
 
@@ -143,6 +151,8 @@ def test_every_golden_program_runs():
 @pytest.mark.parametrize("name", sorted(OP_RUNS))
 def test_golden_op_programs_match_torch(name):
     """The stored program itself (tests/golden/<name>/), not a fresh compile, runs on the emulator."""
+    if name == "gemm_split_k_mesh" and not FABRIC:
+        pytest.skip("the emulator has no fabric device API (edm_fabric_worker_adapters.hpp) yet")
     make_inputs, reference, rel = OP_RUNS[name]
     inputs = make_inputs()
     out = torch.as_tensor(Artifacts.load(GOLDEN / name).run(*inputs)).float()

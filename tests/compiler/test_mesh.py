@@ -198,11 +198,13 @@ def test_a_grid_of_one_block_has_nothing_to_split():
     assert "mesh=(1, 1)" in err.value.hint
 
 
-def test_blocks_summing_along_the_split_dimension_are_a_reduction_across_devices():
-    # one column of blocks: every grid dimension sums into Out (LowerAtomicAddTT makes them the rows)
-    with pytest.raises(TTCompileError, match=r"the blocks along `b[yz]` \(blockIdx.y\) sum into `Out` with "
-                                             "T.atomic_add: .* a reduction across devices"):
-        tilelang_tt.compile(two_summing_axes(2, 64, 32), mesh=(1, 2))
+def test_blocks_summing_along_the_split_dimension_are_summed_across_the_devices():
+    # one column of blocks: every grid dimension sums into Out (LowerAtomicAddTT makes them the rows); the
+    # mesh splits them and, no mesh_reduce asked, the devices' partial sums are all-reduced
+    plan = tilelang_tt.compile(two_summing_axes(2, 64, 32), mesh=(1, 2)).plan
+    assert plan.mesh.axis == "blockIdx.y"
+    assert {t.buffer: t.distribution for t in plan.mesh.tensors} == {"A": "sharded", "Out": "partial"}
+    assert (plan.mesh.collective.kind, plan.mesh.collective.buffer) == ("all_reduce", "Out")
 
 
 def test_blocks_summing_along_a_dimension_the_mesh_does_not_split():

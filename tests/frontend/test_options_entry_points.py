@@ -16,7 +16,7 @@ import tilelang
 import tilelang_tt
 import tvm
 
-from tests.kernels import eltwise, gemm, pass_names
+from tests.kernels import eltwise, gemm, pass_names, split_k_gemm
 from tests.op_kernels import softmax
 from tilelang_tt import BufferLayout, CompileOptions
 from tilelang_tt.artifacts import Artifacts
@@ -28,7 +28,7 @@ from tilelang_tt.options import CONFIG_KEYS, CONFIG_PREFIX, OptionError
 from tilelang_tt.target import DEFAULT_ARCH
 
 KERNELS = {"gemm": gemm(128, 256, 64, 128, 64, 32), "add": eltwise("add", 256, 256, 64, 64),
-           "softmax": softmax(64, 128, 32)}
+           "softmax": softmax(64, 128, 32), "split_k": split_k_gemm(64, 64, 128, 32, 64, 32, 2)}
 SHARDED_C = {"C": BufferLayout(memory="L1", layout="height_sharded", shard_grid=(4, 1))}
 DUMP_DIR = "ir"  # relative: each test runs in its own tmp_path
 
@@ -141,6 +141,9 @@ CASES = {
     "multicast": Case("gemm", "off", lambda art, err: art.plan.multicast == ()),
     # the 4 block rows in two panels: each device's plan has 2
     "mesh": Case("add", (1, 2), lambda art, err: art.plan.mesh is not None and art.plan.block_grid == (2, 4)),
+    # the two K slices split over the chips (without it the two block rows are), the partials reduce-scattered
+    "mesh_reduce": Case("split_k", "reduce_scatter", lambda art, err: art.plan.mesh.collective is not None
+                        and art.plan.mesh.collective.kind == "reduce_scatter", base={"mesh": (1, 2)}),
     "layouts": Case("add", SHARDED_C, lambda art, err: _placement(art, "C") == ("L1", "height_sharded", (4, 1))),
     "storage": Case("gemm", {"A": "bfloat8_b"}, lambda art, err: [
         b.data_format for b in art.plan.buffers if b.name == "A"] == ["Bfp8_b"]),
@@ -241,6 +244,7 @@ BAD = {
                   "partition='auto'"),
     "layouts": ({"C": {"memory": "L1"}}, "layouts['C'] is a dict, not a BufferLayout", "tilelang_tt.BufferLayout("),
     "mesh": ((2, 0), "mesh=(2, 0) is not two positive integers (rows, cols) of chips", "mesh=(2, 4)"),
+    "mesh_reduce": ("all", "mesh_reduce='all' is not a collective", "mesh_reduce='all_reduce'"),
     "storage": ({"A": "bfloat16"}, "storage['A']='bfloat16' is not a storage format", "['bfloat4_b', 'bfloat8_b']"),
     "storage-text": ("bfloat8_b", "storage='bfloat8_b' is not a mapping of parameter names to storage formats",
                      "storage={'A': 'bfloat8_b'"),

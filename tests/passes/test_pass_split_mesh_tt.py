@@ -11,10 +11,10 @@ from tvm.script import ir as I
 from tvm.script import tirx as T
 
 from tests.kernels import bmm, lower_until, run_pass
-from tests.passes.helpers import loop, nodes, tl, tt_attrs
-from tilelang_tt.contract.mesh import MeshSplit, MeshTensor
+from tests.passes.helpers import loop, nodes, param, tl, tt_attrs
+from tilelang_tt.contract.mesh import MeshCollective, MeshSplit, MeshTensor
 from tilelang_tt.errors import TTCompileError
-from tilelang_tt.ir.attrs import Attr
+from tilelang_tt.ir.attrs import Attr, Reduction
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.split_mesh_tt import SplitMeshTT
 
@@ -178,4 +178,128 @@ def test_hand_written_split_the_chips_cannot_take_is_an_error(case):
                "three blocks": "mesh=(1, 2) has 2 devices, which do not divide the 3 blocks of `bz` (blockIdx.z)"}[case]
     with pytest.raises(TTCompileError, match=re.escape(message)) as info:
         SplitMeshTT(mesh=(1, 2))(Before)
+    assert info.value.pass_name == PASS and info.value.hint
+
+
+# -- blocks summing across the chips ---------------------------------------------------------------
+
+
+def _summing(module, blocks: int):
+    """``module`` with the ``tt.reduction`` LowerAtomicAddTT records for it: C summed along ``bz``."""
+    func = module["main"]
+    summed = Reduction((param(func, "C"),), (loop(func, "bz").loop_var,), blocks)
+    return tvm.IRModule({"main": Attr.REDUCTION.write(func, summed)})
+
+
+def _split_k_before():
+    """A split-K product as LowerAtomicAddTT leaves it: 4 K slices ``bz`` (blockIdx.x, the summing
+    axis) of 2 block rows ``by`` read-modify-write C's row block."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((64, 128), "float32"), C: T.Buffer((64, 32), "float32")):
+            for by in T.thread_binding(2, thread="blockIdx.z"):
+                for bz in T.thread_binding(4, thread="blockIdx.x"):
+                    with T.sblock("tilelang_root"):
+                        T.reads()
+                        T.writes()
+                        a = T.sblock_alloc_buffer((32, 32), "float32", scope="shared.dyn")
+                        c = T.sblock_alloc_buffer((32, 32), "float32", scope="shared.dyn")
+                        s = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                        tl.tileop.copy(tl.region(A[by * 32, bz * 32], 1, 32, 32), tl.region(a[0, 0], 2, 32, 32))
+                        tl.tileop.copy(tl.region(C[by * 32, 0], 1, 32, 32), tl.region(c[0, 0], 2, 32, 32))
+                        for i in T.parallel(32):
+                            for j in T.parallel(32):
+                                s[i, j] = c[i, j] + a[i, j]
+                        tl.tileop.copy(tl.region(s[0, 0], 1, 32, 32), tl.region(C[by * 32, 0], 2, 32, 32))
+
+    return _summing(Before, 4)
+
+
+def _partial(name, shape):
+    return {"buffer": name, "distribution": "partial", "dim": -1, "shape": list(shape)}
+
+
+@pytest.mark.parametrize("reduce", ["all_reduce", "reduce_scatter"])
+def test_hand_written_split_k_is_summed_across_the_chips(reduce):
+    """mesh=(1, 2) with ``reduce``: the summing ``bz`` (blockIdx.x) splits, not the rows ``by``; A (its
+    K columns indexed by ``bz``) is sharded, C holds each chip's partial sum (indices unchanged), the
+    collective records how the partials are combined, and each chip sums 2 of the 4 blocks."""
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 32), "float32")):
+            T.func_attr(tt_attrs({"tt.mesh": {"shape": [1, 2], "axis": "blockIdx.x", "blocks": 4, "tensors": [
+                _sharded("A", 1, (64, 128)), _partial("C", (64, 32))],
+                "collective": {"kind": reduce, "buffer": "C"}}}))
+            for by in T.thread_binding(2, thread="blockIdx.z"):
+                for bz in T.thread_binding(2, thread="blockIdx.x"):
+                    with T.sblock("tilelang_root"):
+                        T.reads()
+                        T.writes()
+                        a = T.sblock_alloc_buffer((32, 32), "float32", scope="shared.dyn")
+                        c = T.sblock_alloc_buffer((32, 32), "float32", scope="shared.dyn")
+                        s = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
+                        tl.tileop.copy(tl.region(A[by * 32, bz * 32], 1, 32, 32), tl.region(a[0, 0], 2, 32, 32))
+                        tl.tileop.copy(tl.region(C[by * 32, 0], 1, 32, 32), tl.region(c[0, 0], 2, 32, 32))
+                        for i in T.parallel(32):
+                            for j in T.parallel(32):
+                                s[i, j] = c[i, j] + a[i, j]
+                        tl.tileop.copy(tl.region(s[0, 0], 1, 32, 32), tl.region(C[by * 32, 0], 2, 32, 32))
+
+    after = SplitMeshTT(mesh=(1, 2), reduce=reduce)(_split_k_before())["main"]
+    tvm.ir.assert_structural_equal(after.without_attr(Attr.REDUCTION.key), Expected["main"])
+    summed = Attr.REDUCTION.read(after)
+    assert summed.blocks == 2 and summed.buffers[0].same_as(param(after, "C"))
+    assert summed.axes[0].same_as(loop(after, "bz").loop_var)
+    collective = Attr.MESH.read(after).collective
+    assert collective == MeshCollective.of(reduce, "C", (1, 2))
+    assert collective.line == ((0, 0), (0, 1)) and collective.links == (((0, 0), (0, 1)),)
+
+
+def test_without_mesh_reduce_the_rows_split_and_nothing_is_summed_across_chips():
+    after = SplitMeshTT(mesh=(1, 2))(_split_k_before())["main"]
+    mesh = Attr.MESH.read(after)
+    assert mesh.axis == "blockIdx.z" and mesh.collective is None
+    assert Attr.REDUCTION.read(after).blocks == 4
+
+
+def test_the_line_of_a_two_by_four_mesh_steps_between_neighbours():
+    collective = MeshCollective.of("reduce_scatter", "C", (2, 4))
+    assert collective.line == ((0, 0), (0, 1), (0, 2), (0, 3), (1, 3), (1, 2), (1, 1), (1, 0))
+    assert all(abs(a[0] - b[0]) + abs(a[1] - b[1]) == 1 for a, b in collective.links)
+    # panel p stays on device p (row-major): its owner is that device's position on the line
+    assert [collective.line[q] for q in collective.owners] == [(r, c) for r in range(2) for c in range(4)]
+    assert MeshCollective.of("all_reduce", "C", (2, 4)).owners == tuple(range(8))
+
+
+@pytest.mark.parametrize("case", ["rows", "no sum", "plain store"])
+def test_hand_written_sums_the_fabric_cannot_combine_are_errors(case):
+    """reduce_scatter of 64 rows over 4 chips (16 rows: no whole tile rows each); mesh_reduce on a
+    kernel none of whose blocks sum; C also stored plainly (not a read-modify-write), which the
+    combine after every chip's program cannot order with the sum."""
+    before = _split_k_before()
+    mesh, reduce = ((1, 4), "reduce_scatter") if case == "rows" else ((1, 2), "all_reduce")
+    if case == "no sum":
+        before = tvm.IRModule({"main": before["main"].without_attr(Attr.REDUCTION.key)})
+    if case == "plain store":
+        @I.ir_module
+        class Stored:
+            @T.prim_func
+            def main(A: T.Buffer((64, 128), "float32"), C: T.Buffer((64, 32), "float32")):
+                for by in T.thread_binding(2, thread="blockIdx.z"):
+                    for bz in T.thread_binding(4, thread="blockIdx.x"):
+                        with T.sblock("tilelang_root"):
+                            T.reads()
+                            T.writes()
+                            a = T.sblock_alloc_buffer((32, 32), "float32", scope="shared.dyn")
+                            tl.tileop.copy(tl.region(A[by * 32, bz * 32], 1, 32, 32), tl.region(a[0, 0], 2, 32, 32))
+                            tl.tileop.copy(tl.region(a[0, 0], 1, 32, 32), tl.region(C[by * 32, 0], 2, 32, 32))
+
+        before = _summing(Stored, 4)
+    message = {"rows": "its 64 rows ([64, 32]) do not divide into 4 panels of whole tile rows",
+               "no sum": "mesh_reduce='all_reduce' asks for the mesh to split a grid dimension whose blocks sum",
+               "plain store": "`C` is written here besides the T.atomic_add sums"}[case]
+    with pytest.raises(TTCompileError, match=re.escape(message)) as info:
+        SplitMeshTT(mesh=mesh, reduce=reduce)(before)
     assert info.value.pass_name == PASS and info.value.hint

@@ -27,7 +27,8 @@ def test_benchmarks_run_and_meet_the_traffic_targets(tmp_path):
     assert done.returncode == 0, done.stderr
     result = json.loads(out.read_text())
     rows = result["rows"]
-    assert {r["case"].split(" ")[0] for r in rows} == {"gemm", "bmm", "eltwise", "flash", "softmax", "layernorm"}
+    assert {r["case"].split(" ")[0] for r in rows} == {"gemm", "bmm", "row-parallel", "eltwise", "flash", "softmax",
+                                                       "layernorm"}
     assert all(r["bound"] in ("dram", "compute", "noc", "sync") and _finite(r, PREDICTED) for r in rows), rows
     traffic = [t for t in result["targets"] if "the minimum" in t or "no-reuse" in t]
     assert len(traffic) == 5 and all(t.endswith(": met") for t in traffic), result["targets"]
@@ -45,6 +46,10 @@ def test_benchmarks_run_and_meet_the_traffic_targets(tmp_path):
     assert [r.get("devices") for r in meshes] == [None, 2, 8]
     assert meshes[2]["device_read_max"] < meshes[1]["device_read_max"] < meshes[0]["dram_bytes_read"]
     assert meshes[0]["vs_one_chip"] == 1.0 and meshes[2]["vs_one_chip"] >= meshes[1]["vs_one_chip"] > 1
+    # a row-parallel layer all-reduced across 1x2 and 2x4 meshes: the fabric links' time and share
+    reduced = [r for r in rows if r["case"].startswith("row-parallel")]
+    assert [r["variant"] for r in reduced] == ["mesh 1x1", "mesh 1x2", "mesh 2x4"] and "links_busy_us" not in reduced[0]
+    assert all(r["links_busy_us"] > 0 and 0 < r["links_share"] < 1 and r["links_bytes_max"] > 0 for r in reduced[1:])
     (blackhole,) = [r for r in rows if "blackhole" in r["case"]]
     assert blackhole["ttnn_best_tflops"] > 0 and blackhole["target"] is None
 

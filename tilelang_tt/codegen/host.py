@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 
+from tilelang_tt.codegen import host_collective
 from tilelang_tt.codegen.emitter import CppEmitter
 from tilelang_tt.contract.formula import Formula
 from tilelang_tt.contract.buffers import MemorySpace, PlanBuffer
@@ -92,6 +93,7 @@ def _emit_prelude(out: CppEmitter, plan: Plan) -> None:
         "#include <tt-metalium/host_api.hpp>",
         "#include <tt-metalium/mesh_device.hpp>",
         "#include <tt-metalium/tensor_accessor_args.hpp>",
+        *(host_collective.INCLUDES if host_collective.collective_of(plan) is not None else ()),
         "",
         "using namespace tt;",
         "using namespace tt::tt_metal;",
@@ -275,6 +277,11 @@ def _mesh_split(plan: Plan, buffer: PlanBuffer) -> tuple[int, int, int] | None:
     return (math.prod(tensor.shape[:tensor.dim]), tensor.shape[tensor.dim], math.prod(tensor.shape[tensor.dim + 1:]))
 
 
+def _partial(plan: Plan, buffer: PlanBuffer) -> bool:
+    """Whether each device holds a partial sum of ``buffer`` (the mesh's collective sums them)."""
+    return plan.mesh is not None and plan.mesh.tensor(buffer.name).distribution == "partial"
+
+
 def _emit_mesh_input(out: CppEmitter, plan: Plan, buffer: PlanBuffer, split: tuple[int, int, int]) -> None:
     """Read the whole tensor, tilize each device's shard, the shards one after another (device order)."""
     var, elem = _ident(buffer.name), _element(buffer)
@@ -307,6 +314,8 @@ def _emit_buffers(out: CppEmitter, plan: Plan) -> None:
         if split is not None:
             out.line(f"std::shared_ptr<distributed::MeshBuffer> buffer_{var} = create_mesh_sharded_buffer(device.get(), "
                      f"{size}, {buffer.page_size}, {plan.mesh.shape[0]}, {plan.mesh.shape[1]});")
+        elif _partial(plan, buffer):
+            host_collective.emit_partial_buffer(out, plan, buffer, var, size)
         elif buffer.sharded:
             _emit_distribution_spec(out, buffer, var)
             out.line(
@@ -335,6 +344,9 @@ def _emit_upload(out: CppEmitter, plan: Plan, buffer: PlanBuffer, split: tuple[i
         _emit_mesh_input(out, plan, buffer, split)
         return
     var, elem = _ident(buffer.name), _element(buffer)
+    if _partial(plan, buffer):
+        host_collective.emit_partial_input(out, plan, buffer, var, elem)
+        return
     batch, rows, cols = (_cxx(v) for v in buffer.matrix_dims)
     count = _cxx(buffer.page_size * buffer.num_pages) if buffer.format.block else _cxx(math.prod(buffer.matrix_dims))
     out.line(f"std::vector<{elem}> input_{var} = read_elements<{elem}>(data_dir / \"{buffer.name}.bin\", {count});")
@@ -500,6 +512,9 @@ def _emit_readback(out: CppEmitter, plan: Plan) -> None:
         if split is not None:
             _emit_mesh_readback(out, plan, buffer, split)
             continue
+        if _partial(plan, buffer):
+            host_collective.emit_partial_readback(out, plan, buffer, var, _element(buffer))
+            continue
         batch, rows, cols = (_cxx(v) for v in buffer.matrix_dims)
         elem = _element(buffer)
         size = buffer.num_pages * buffer.page_size
@@ -544,6 +559,8 @@ def emit_main_cpp(plan: Plan) -> str:
             if plan.mesh is None:
                 out.line("std::shared_ptr<distributed::MeshDevice> device = distributed::MeshDevice::create_unit_mesh(0);")
             else:  # every device runs the program over its panel of block rows
+                if plan.mesh.collective is not None:  # the fabric is configured before the mesh opens
+                    host_collective.emit_fabric_config(out, plan)
                 rows, cols = plan.mesh.shape
                 out.line(f"distributed::MeshDeviceConfig mesh_config(distributed::MeshShape({rows}, {cols}));")
                 out.line("std::shared_ptr<distributed::MeshDevice> device = distributed::MeshDevice::create(mesh_config);")
@@ -559,6 +576,10 @@ def emit_main_cpp(plan: Plan) -> str:
                         _emit_program(out, program)
             else:
                 _emit_program(out, plan)
+            if host_collective.collective_of(plan) is not None:  # once every device's partial sum is made
+                out.line("distributed::Finish(command_queue);")
+                with out.scope("the sum across the mesh"):
+                    host_collective.emit_combine(out, plan, _ident(plan.mesh.collective.buffer))
             out.line("distributed::Finish(command_queue);")
             out.line("")
             _emit_readback(out, plan)

@@ -1,6 +1,7 @@
 """A program for a mesh of chips: how SplitMeshTT cuts the block grid into one panel per device
 (:class:`MeshSplit`, the ``tt.mesh`` attribute), how each tensor is distributed over the devices
-(:class:`MeshTensor`) and the plan's ``mesh`` (:class:`PlanMesh`: the split and each device's
+(:class:`MeshTensor`), the sum across the devices of a tensor their blocks add into
+(:class:`MeshCollective`) and the plan's ``mesh`` (:class:`PlanMesh`: the split and each device's
 panel and work, :class:`MeshDevice`)."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from tilelang_tt.contract.buffers import PlanBuffer
+from tilelang_tt.contract.kernels import ComputeConfig, DataMovementConfig, PlanKernel
 from tilelang_tt.contract.reading import (
     PlanError,
     read_int,
@@ -20,15 +22,21 @@ from tilelang_tt.contract.reading import (
 )
 from tilelang_tt.contract.vocabulary import Core, WorkItem, WorkPolicy
 
-DISTRIBUTIONS = ("sharded", "replicated")
+DISTRIBUTIONS = ("sharded", "replicated", "partial")
 MESH_AXES = ("blockIdx.z", "blockIdx.y", "blockIdx.x")  # the block-grid dimensions a mesh may split
+COLLECTIVES = ("all_reduce", "reduce_scatter")  # what the devices' partial sums become (MeshCollective)
+# The semaphores of a combine (one of each on the combine core of every device), counting the tiles
+# that arrived: partial sums from the previous and the next chip of the line, totals from either side.
+COLLECTIVE_SEMAPHORES = ("partial_from_prev", "partial_from_next", "total_from_prev", "total_from_next")
 
 
 @dataclass(frozen=True)
 class MeshTensor:
     """How a tensor is distributed over a mesh's devices: ``sharded`` along dimension ``dim`` (each
     device holds its ``shape[dim] / devices`` consecutive rows there, in device order, as ttnn's
-    ``ShardTensorToMesh(dim)``), or ``replicated`` (``dim`` -1: every device holds all of it).
+    ``ShardTensorToMesh(dim)``), ``replicated`` (``dim`` -1: every device holds all of it), or
+    ``partial`` (``dim`` -1: every device holds a whole partial sum; the host writes the tensor's
+    value to device 0 and zeros to the others, and the mesh's :class:`MeshCollective` sums them).
     ``shape`` is the whole tensor's; the plan's buffer shape is one device's."""
 
     buffer: str
@@ -48,31 +56,135 @@ class MeshTensor:
         return device * rows, (device + 1) * rows
 
 
+def fabric_config(shape: Core) -> str:
+    """The tt-fabric config a sum across a ``shape`` mesh asks for (tt::tt_fabric::FabricConfig,
+    ttnn.FabricConfig): a 1-D fabric, on a 2-D mesh too, since every packet of the combine goes one hop,
+    to a neighbour on the collective's line (fabric.hpp, append_fabric_connection_rt_args: under 1-D the
+    sender and receiver chips must be adjacent)."""
+    return "FABRIC_1D"
+
+
+def line_of(shape: Core) -> tuple[Core, ...]:
+    """The chips of a (rows, cols) mesh as a line whose every step is a link between neighbours:
+    row 0 left to right, row 1 right to left, and so on (a snake through the mesh)."""
+    rows, cols = shape
+    return tuple((r, c if r % 2 == 0 else cols - 1 - c) for r in range(rows) for c in range(cols))
+
+
+@dataclass(frozen=True)
+class MeshCollective:
+    """The sum across the devices of ``buffer``, which every device's blocks added into
+    (``T.atomic_add`` along the grid dimension the mesh splits): after each device has summed its own
+    blocks (its partial, the ``partial`` distribution), a combine program adds the partials over the
+    fabric along ``line`` (:func:`line_of`; each step a link): panel ``p`` of the buffer's tiles (tile
+    ``t`` is in panel ``t * devices // tiles``) flows from both ends of the line to the chip at line
+    position ``owners[p]``, each chip adding its partial to what came from the previous chip (the
+    previous chip's sum first), the owner adding the next chip's sum last: a fixed order, the same bits
+    whatever the arrival order. ``all_reduce`` then sends each panel's total from its owner along the
+    line to every chip (each holds the whole sum; owner of panel ``p`` line position ``p``);
+    ``reduce_scatter`` leaves panel ``p`` on device ``p`` (row-major; its rows of the buffer).
+    ``semaphores`` (:data:`COLLECTIVE_SEMAPHORES`) are semaphores of the combine program on its ``core``
+    (the same ids, so the same addresses, on every device)."""
+
+    kind: str
+    buffer: str
+    line: tuple[Core, ...]
+    owners: tuple[int, ...]
+    semaphores: tuple[str, ...] = COLLECTIVE_SEMAPHORES
+    core: Core = (0, 0)
+
+    @property
+    def links(self) -> tuple[tuple[Core, Core], ...]:
+        """The links the combine uses: each pair of consecutive chips of the line."""
+        return tuple(zip(self.line, self.line[1:], strict=False))
+
+    @staticmethod
+    def of(kind: str, buffer: str, shape: Core) -> MeshCollective:
+        line = line_of(shape)
+        devices = len(line)
+        owners = (tuple(range(devices)) if kind == "all_reduce"
+                  else tuple(line.index((p // shape[1], p % shape[1])) for p in range(devices)))
+        return MeshCollective(kind, buffer, line, owners)
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "buffer": self.buffer, "line": [list(c) for c in self.line],
+                "links": [[list(a), list(b)] for a, b in self.links], "owners": list(self.owners),
+                "semaphores": list(self.semaphores), "core": list(self.core)}
+
+    @staticmethod
+    def from_json(d: object, shape: Core, buffers: Sequence[str]) -> MeshCollective:
+        d = read_object(d, "mesh.collective", ("kind", "buffer", "line", "links", "owners", "semaphores", "core"))
+        kind = read_str(d["kind"], "mesh.collective.kind", COLLECTIVES)
+        buffer = read_str(d["buffer"], "mesh.collective.buffer", list(buffers))
+        expected = MeshCollective.of(kind, buffer, shape)
+        got = {"line": [list(c) for c in read_list(d["line"], "mesh.collective.line")],
+               "links": d["links"], "owners": d["owners"], "semaphores": d["semaphores"],
+               "core": read_pair(d["core"], "mesh.collective.core")}
+        for key, value in expected.to_json().items():
+            if key in got and (list(got[key]) if key == "core" else got[key]) != value:
+                raise PlanError(f"mesh.collective.{key}: a {kind} over the {shape[0]}x{shape[1]} mesh has "
+                                f"{value}, got {got[key]!r}")
+        return expected
+
+
+# The combine program's CBs on the collective's core: (index, name, pages); the sources are
+# tilelang_tt.codegen.collective's.
+COMBINE_CBS = ((0, "combine_in", 2), (16, "combine_out", 2), (17, "combine_stage", 1))
+
+
+def combine_kernels(collective: MeshCollective, buffer: PlanBuffer, accessor_args: Sequence[int]) -> tuple[PlanKernel, ...]:
+    """The combine program's kernels (their compile-time arguments as main.cpp sets them; the runtime
+    arguments are the device's, tilelang_tt.codegen.collective says which): ``buffer`` is the summed
+    tensor, ``accessor_args`` its TensorAccessorArgs (the receive buffer, DRAM-interleaved with the same
+    pages, has the same)."""
+    tiles, devices, page = buffer.num_pages, len(collective.line), buffer.page_size
+    (cb_in, name_in, _), (cb_out, _, _), (cb_stage, _, _) = COMBINE_CBS
+    fp32 = buffer.format.element_bytes == 4
+    accessors = (*accessor_args, *accessor_args)
+    return (
+        PlanKernel("reader", "combine_reader.cpp", (tiles, devices, page, cb_in, *accessors), (),
+                   DataMovementConfig.of("reader")),
+        PlanKernel("compute", "combine_compute.cpp", (tiles, devices, cb_in, cb_out), (),
+                   ComputeConfig("HiFi4", True, False, (name_in,) if fp32 else ())),
+        PlanKernel("writer", "combine_writer.cpp",
+                   (tiles, devices, page, cb_out, cb_stage, int(collective.kind == "all_reduce"), *accessors), (),
+                   DataMovementConfig.of("writer")),
+    )
+
+
 @dataclass(frozen=True)
 class MeshSplit:
     """``tt.mesh`` (SplitMeshTT): the block grid's ``blocks`` rows (``axis`` a row dimension,
     ``blockIdx.z``/``blockIdx.y``) or columns (``blockIdx.x``) are cut into contiguous panels along
     the grid dimension ``axis``, one per device of the ``shape`` (rows, cols) mesh, row-major;
-    ``tensors`` say how each parameter is distributed."""
+    ``tensors`` say how each parameter is distributed; ``collective`` sums a tensor whose blocks
+    add into it along ``axis`` across the devices (None: no block sums across devices)."""
 
     shape: Core
     axis: str
     blocks: int
     tensors: tuple[MeshTensor, ...]
+    collective: MeshCollective | None = None
 
     @property
     def devices(self) -> int:
         return self.shape[0] * self.shape[1]
 
     def to_attr(self) -> dict:
-        return {"shape": list(self.shape), "axis": self.axis, "blocks": self.blocks,
-                "tensors": [t.to_json() for t in self.tensors]}
+        d = {"shape": list(self.shape), "axis": self.axis, "blocks": self.blocks,
+             "tensors": [t.to_json() for t in self.tensors]}
+        if self.collective is not None:  # the rest follows from the shape (MeshCollective.of)
+            d["collective"] = {"kind": self.collective.kind, "buffer": self.collective.buffer}
+        return d
 
     @staticmethod
     def from_attr(d: Mapping) -> MeshSplit:
-        return MeshSplit(tuple(d["shape"]), d["axis"], int(d["blocks"]),
-                         tuple(MeshTensor(t["buffer"], t["distribution"], int(t["dim"]), tuple(t["shape"]))
-                               for t in d["tensors"]))
+        shape = tuple(int(x) for x in d["shape"])
+        tensors = tuple(MeshTensor(t["buffer"], t["distribution"], int(t["dim"]), tuple(int(x) for x in t["shape"]))
+                        for t in d["tensors"])
+        collective = (MeshCollective.of(str(d["collective"]["kind"]), str(d["collective"]["buffer"]), shape)
+                      if "collective" in d else None)
+        return MeshSplit(shape, str(d["axis"]), int(d["blocks"]), tensors, collective)
 
 
 def split_columns(axis: str) -> bool:
@@ -111,11 +223,15 @@ class PlanMesh:
     blocks: int
     devices: tuple[MeshDevice, ...]
     tensors: tuple[MeshTensor, ...]
+    collective: MeshCollective | None = None
 
     def to_json(self, local_shard: bool) -> dict:
-        return {"shape": list(self.shape), "axis": self.axis, "blocks": self.blocks,
-                "devices": [d.to_json(local_shard) for d in self.devices],
-                "tensors": [t.to_json() for t in self.tensors]}
+        d = {"shape": list(self.shape), "axis": self.axis, "blocks": self.blocks,
+             "devices": [d.to_json(local_shard) for d in self.devices],
+             "tensors": [t.to_json() for t in self.tensors]}
+        if self.collective is not None:
+            d["collective"] = self.collective.to_json()
+        return d
 
     def tensor(self, buffer: str) -> MeshTensor:
         return next(t for t in self.tensors if t.buffer == buffer)
@@ -128,7 +244,7 @@ class PlanMesh:
         per = block_grid[1 if split_columns(split.axis) else 0]
         devices = tuple(MeshDevice((i // split.shape[1], i % split.shape[1]), (i * per, per), tuple(work))
                         for i in range(split.devices))
-        return PlanMesh(split.shape, split.axis, split.blocks, devices, split.tensors)
+        return PlanMesh(split.shape, split.axis, split.blocks, devices, split.tensors, split.collective)
 
     @property
     def columns(self) -> bool:
@@ -136,7 +252,7 @@ class PlanMesh:
 
     @staticmethod
     def from_json(d: object, buffers: Sequence[PlanBuffer], block_grid: Core) -> PlanMesh:
-        d = read_object(d, "mesh", ("shape", "axis", "blocks", "devices", "tensors"))
+        d = read_object(d, "mesh", ("shape", "axis", "blocks", "devices", "tensors"), ("collective",))
         shape = read_pair(d["shape"], "mesh.shape", low=1)
         axis = read_str(d["axis"], "mesh.axis", MESH_AXES)
         count = shape[0] * shape[1]
@@ -165,9 +281,9 @@ class PlanMesh:
             t = read_object(t, where, ("buffer", "distribution", "dim", "shape"))
             name = read_str(t["buffer"], f"{where}.buffer", [buf.name])
             kind = read_str(t["distribution"], f"{where}.distribution", DISTRIBUTIONS)
-            if kind == "replicated" and t["dim"] != -1:
-                raise PlanError(f"{where}: a replicated tensor has dim -1, got {t['dim']!r}")
-            dim = -1 if kind == "replicated" else read_int(t["dim"], f"{where}.dim", high=len(buf.shape) - 1)
+            if kind != "sharded" and t["dim"] != -1:
+                raise PlanError(f"{where}: a {kind} tensor has dim -1, got {t['dim']!r}")
+            dim = -1 if kind != "sharded" else read_int(t["dim"], f"{where}.dim", high=len(buf.shape) - 1)
             whole = read_ints(t["shape"], f"{where}.shape", len(buf.shape), low=1)
             local = list(whole)
             if kind == "sharded":
@@ -178,4 +294,10 @@ class PlanMesh:
             tensors.append(MeshTensor(name, kind, dim, whole))
         if len(tensors) != len(buffers):
             raise PlanError(f"mesh.tensors: {len(tensors)} entries for {len(buffers)} buffers")
-        return PlanMesh(shape, axis, blocks, tuple(devices), tuple(tensors))
+        collective = (MeshCollective.from_json(d["collective"], shape, [t.buffer for t in tensors])
+                      if "collective" in d else None)
+        partial = [t.buffer for t in tensors if t.distribution == "partial"]
+        if partial != ([] if collective is None else [collective.buffer]):
+            raise PlanError(f"mesh: the partial tensors {partial} are not the one the collective sums "
+                            f"({None if collective is None else collective.buffer!r})")
+        return PlanMesh(shape, axis, blocks, tuple(devices), tuple(tensors), collective)

@@ -33,7 +33,7 @@ from tilelang_tt.contract.dims import PlanDim, bound, bound_buffers, dim_values
 from tilelang_tt.contract.formats import BY_DATA_FORMAT, Format
 from tilelang_tt.contract.formula import Formula, to_json
 from tilelang_tt.contract.kernels import ROLES, CoreArgs, PlanAccessor, PlanKernel, check_accessor_args
-from tilelang_tt.contract.mesh import PlanMesh
+from tilelang_tt.contract.mesh import PlanMesh, combine_kernels
 from tilelang_tt.contract.reading import (
     U32_MAX,
     PlanError,
@@ -193,6 +193,20 @@ class Plan:
     def programs(self) -> tuple[Plan, ...]:
         """The programs the host runs in order, one per launch: this plan, then its ``launches``."""
         return (self, *self.launches)
+
+    @property
+    def program_kernels(self) -> tuple[PlanKernel, ...]:
+        """Every kernel main.cpp creates: each launch's, then a mesh collective's combine kernels."""
+        kernels = tuple(k for program in self.programs for k in program.kernels)
+        collective = None if self.mesh is None else self.mesh.collective
+        if collective is None:
+            return kernels
+        buffer = next(b for b in self.buffers if b.name == collective.buffer)
+        return kernels + combine_kernels(collective, buffer, self.accessor_args(collective.buffer))
+
+    def accessor_args(self, buffer: str) -> tuple[int, ...]:
+        """The TensorAccessorArgs compile-time arguments of ``buffer`` (as any kernel reading it has them)."""
+        return next(tuple(a.compile_time_args) for a in self.tensor_accessors if a.buffer == buffer)
 
     @property
     def host_buffers(self) -> tuple[PlanBuffer, ...]:

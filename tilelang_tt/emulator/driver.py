@@ -350,7 +350,7 @@ def _movement_defines(kernel: PlanKernel) -> tuple[str, ...]:
 
 def _kernels(sources: dict[str, str], plan: Plan, host: tuple[str, ...]) -> list[PlanKernel]:
     """Every launch's kernels; an EmulatorError when ``sources`` lacks one of them or of the ``host`` files."""
-    kernels = [kernel for program in plan.programs for kernel in program.kernels]
+    kernels = list(plan.program_kernels)  # every launch's, and a mesh collective's combine kernels
     missing = [name for name in (*host, *(k.source for k in kernels)) if sources.get(name) is None]
     if missing:
         raise EmulatorError(f"the program lacks {', '.join(missing)} (sources given: {sorted(sources)}); "

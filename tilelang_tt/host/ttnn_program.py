@@ -59,6 +59,7 @@ _import_contract()
 from tilelang_tt.contract.arch import HOST_CB_IDS  # noqa: E402
 from tilelang_tt.contract.buffers import PlanBuffer  # noqa: E402
 from tilelang_tt.contract.kernels import KERNEL_SOURCES, ComputeConfig  # noqa: E402
+from tilelang_tt.contract.mesh import fabric_config  # noqa: E402
 from tilelang_tt.contract.plan import Plan  # noqa: E402
 from tilelang_tt.contract.vocabulary import BufferAddress, NocCoord  # noqa: E402
 
@@ -209,10 +210,25 @@ def open_device(device_id: int = 0):
     return _opened(lambda: ttnn.open_device(device_id=device_id), f"Tenstorrent device {device_id}")
 
 
+def _whole(result, mesh, buffer: PlanBuffer):
+    """An output read back from a mesh as the host's tensor: an all-reduced sum is on every device
+    (device 0's copy), the rest is put together from the devices' shards (ttnn.ConcatMeshToTensor)."""
+    if mesh is None or mesh.collective is None or mesh.collective.buffer != buffer.name:
+        return result
+    return result[: buffer.device_shape[0]] if mesh.collective.kind == "all_reduce" else result
+
+
 def open_mesh_device(shape: tuple[int, int]):
-    """``ttnn.open_mesh_device`` of a ``shape`` (rows, cols) mesh, "no chips" a :class:`TTDeviceError`."""
+    """``ttnn.open_mesh_device`` of a ``shape`` (rows, cols) mesh, "no chips" a :class:`TTDeviceError`;
+    the fabric is set up first, as ttnn's collective ops (a plan's sum across the chips) need it
+    (``ttnn.set_fabric_config`` before the mesh opens, as main.cpp's SetFabricConfig)."""
     ttnn = _ttnn()
-    return _opened(lambda: ttnn.open_mesh_device(ttnn.MeshShape(*shape)), f"a {shape[0]}x{shape[1]} mesh of devices")
+
+    def open_it():
+        ttnn.set_fabric_config(getattr(ttnn.FabricConfig, fabric_config(shape)))
+        return ttnn.open_mesh_device(ttnn.MeshShape(*shape))
+
+    return _opened(open_it, f"a {shape[0]}x{shape[1]} mesh of devices")
 
 
 def _opened(open_it, what: str):
@@ -403,14 +419,21 @@ def run_on_device(artifacts_or_dir, *values, device=None):
         if mesh is None:
             return {}
         tensor = mesh.tensor(buffer.name)
-        if tensor.distribution == "sharded":
-            return {"mesh_mapper": ttnn.ShardTensorToMesh(device, dim=tensor.dim)}
+        if tensor.distribution in ("sharded", "partial"):  # a partial tensor: its devices' copies stacked
+            return {"mesh_mapper": ttnn.ShardTensorToMesh(device, dim=max(tensor.dim, 0))}
         return {"mesh_mapper": ttnn.ReplicateTensorToMesh(device)}
 
     def composer(buffer):  # the devices' outputs put together (outputs are sharded over a mesh)
         if mesh is None:
             return {}
-        return {"mesh_composer": ttnn.ConcatMeshToTensor(device, dim=mesh.tensor(buffer.name).dim)}
+        return {"mesh_composer": ttnn.ConcatMeshToTensor(device, dim=max(mesh.tensor(buffer.name).dim, 0))}
+
+    def placed(buffer, tensor):  # a partial sum's copies: the value on device 0, zeros on the others
+        if mesh is None or mesh.tensor(buffer.name).distribution != "partial":
+            return tensor
+        copies = tensor.new_zeros((tensor.shape[0] * len(mesh.devices), *tensor.shape[1:]))
+        copies[: tensor.shape[0]] = tensor
+        return copies
 
     def shape(buffer):  # the host's shape of a buffer: on a mesh, a sharded tensor's whole shape
         if mesh is not None and mesh.tensor(buffer.name).distribution == "sharded":
@@ -420,7 +443,7 @@ def run_on_device(artifacts_or_dir, *values, device=None):
     _check_device(ttnn, device, plan)
     tensors = {
         b.name: checked_device_tensor(ttnn, plan, b, t, device) if is_ttnn_tensor(t) else ttnn.from_torch(
-            t.reshape(shape(b)), dtype=getattr(ttnn, b.format.ttnn), layout=_layout(ttnn, b), device=device,
+            placed(b, t.reshape(shape(b))), dtype=getattr(ttnn, b.format.ttnn), layout=_layout(ttnn, b), device=device,
             memory_config=ttnn.DRAM_MEMORY_CONFIG, **mapper(b))
         for b, t in zip(inputs, given)
     }
@@ -435,9 +458,14 @@ def run_on_device(artifacts_or_dir, *values, device=None):
     io_tensors = [tensors[b.name] for b in plan.buffers if not b.is_output]
     io_tensors += [tensors[b.name] for b in outputs]
     launch(plan, io_tensors, descriptor)
+    collective = None if mesh is None else mesh.collective
+    if collective is not None:  # the devices' partial sums combined by ttnn's own collective ops over the fabric
+        partial = tensors[collective.buffer]
+        tensors[collective.buffer] = (ttnn.all_reduce(partial) if collective.kind == "all_reduce"
+                                      else ttnn.reduce_scatter(partial, dim=0))
     if stay:
         results = [tensors[b.name] for b in outputs]
     else:
-        results = [ttnn.to_torch(tensors[b.name], **composer(b)).reshape(shape(b) if mesh else b.shape)
+        results = [_whole(ttnn.to_torch(tensors[b.name], **composer(b)), mesh, b).reshape(shape(b) if mesh else b.shape)
                    for b in outputs]
     return results[0] if len(results) == 1 else tuple(results)

@@ -154,7 +154,7 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         # block is made and padded, before the layout passes give each block its CB.
         VersionOnChipBuffersTT(),
         # A mesh of chips: the block rows split into one panel per chip; the kernel becomes one chip's.
-        SplitMeshTT(mesh=options.mesh, layouts=options.layouts),
+        SplitMeshTT(mesh=options.mesh, layouts=options.layouts, reduce=options.mesh_reduce),
         # A: metadata only; the TIR is the user's.
         InferTTLayout(arch=options.arch, layouts=options.layouts),
         PropagateTTLayout(cb_depth=options.cb_depth),

@@ -25,7 +25,22 @@ dimension's extent, a slice whose dependence on ``v`` is not one panel of one di
 a panel), a tensor read both by panel and whole, a tensor sharded over the mesh that ``layouts`` (or
 ``storage``) places otherwise than DRAM-interleaved in its own dtype (main.cpp distributes those only), a split coordinate used other than in tensor
 indices (a loop bound, a mask: on a device it counts from 0), an output every device would write
-whole, and blocks summing (``T.atomic_add``) along the split dimension (a reduction across devices).
+whole.
+
+Blocks summing (``T.atomic_add``, ``tt.reduction``) along the split dimension: each device sums its
+own blocks into its copy of the summed tensor (distribution ``partial``: device 0's copy starts at the
+tensor's value, the others' at zero), and ``tt.mesh``'s ``collective`` (a
+:class:`tilelang_tt.contract.mesh.MeshCollective`) asks for the copies to be summed over the fabric
+after every device's program: ``all_reduce`` (every device holds the sum) or ``reduce_scatter`` (each
+keeps its panel of rows), from the ``reduce`` option (``mesh_reduce``). With ``reduce`` set, the mesh
+splits the summing grid dimension ``blockIdx.x`` (LowerAtomicAddTT made the summing axes the
+innermost); unset, it splits the rows as above and all-reduces where that dimension sums.
+``tt.reduction``'s ``blocks`` becomes one device's. Errors: ``reduce`` without blocks summing along
+``blockIdx.x``; more than one summed tensor; a summed tensor also read or written other than by the
+sums (a store or read must be ordered with the sum, which the fabric's combine after every device's
+program cannot keep); a summed tensor not in floating point (the combine adds tiles on the FPU); a
+``reduce_scatter`` whose rows the device count does not divide into whole tiles; blocks combining
+with ``T.atomic_max`` / ``T.atomic_min`` (the combine sums only, as a chip does).
 
     Before (mesh=(1, 2)): A = T.match_buffer(a, (4, 64, 64)); C = T.match_buffer(c, (4, 64, 64))
                           for bz in T.thread_binding(4, thread="blockIdx.z"): ... A[bz, by * 32, k * 32] ...
@@ -33,6 +48,16 @@ whole, and blocks summing (``T.atomic_add``) along the split dimension (a reduct
                           for bz in T.thread_binding(2, thread="blockIdx.z"): ... A[bz, by * 32, k * 32] ...
                           "tt.mesh": {"shape": [1, 2], "axis": "blockIdx.z", "blocks": 8,
                                       "tensors": {"A": {"distribution": "sharded", "dim": 0, "shape": [4, 64, 64]}, ...}}
+
+    Before (mesh=(1, 2), reduce="all_reduce"; LowerAtomicAddTT tagged the split-K slice bz blockIdx.x):
+                          A = T.match_buffer(a, (64, 256)); C = T.match_buffer(c, (64, 64))
+                          for bz in T.thread_binding(4, thread="blockIdx.x"): ... A[by * 32, bz * 64 + ko * 32] ...
+                          "tt.reduction": {"buffers": [C], "axes": [bz], "blocks": 4}
+    After:                A = T.match_buffer(a, (64, 128)); C = T.match_buffer(c, (64, 64))
+                          for bz in T.thread_binding(2, thread="blockIdx.x"): ...
+                          "tt.reduction": {"buffers": [C], "axes": [bz], "blocks": 2}
+                          "tt.mesh": {..., "axis": "blockIdx.x", "tensors": {..., "C": {"distribution": "partial"}},
+                                      "collective": {"kind": "all_reduce", "buffer": "C"}}
 """
 
 from __future__ import annotations
@@ -42,7 +67,7 @@ import math
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
-from tilelang_tt.contract.mesh import MeshSplit, MeshTensor
+from tilelang_tt.contract.mesh import MeshCollective, MeshSplit, MeshTensor
 from tilelang_tt.ir.attrs import Attr, Reduction
 from tilelang_tt.layout import BufferLayout
 from tilelang_tt.ir.common import (
@@ -66,19 +91,34 @@ def _accesses(body) -> list[tuple[tirx.Buffer, tuple, tuple, bool, object]]:
     """Every access of a global tensor: (buffer, starts, extents, writes, node); a ``tl.region``
     slice with its extents (mask 2 or 3: written), an element load (extent 1) or store."""
     found = []
+    regions = []  # the loads naming a slice's start: the slice, not a read of its first element
 
     def visit(node):
         region = as_region(node) if isinstance(node, tirx.Call) else None
         if region is not None and isinstance(node.args[0], tirx.BufferLoad) and is_global_buffer(region.buffer):
             mask = int(node.args[1].value) if isinstance(node.args[1], tirx.IntImm) else 1
             found.append((region.buffer, region.starts, region.extents, bool(mask & 2), node))
+            regions.append(node.args[0])
         elif isinstance(node, tirx.BufferLoad) and is_global_buffer(node.buffer):
             found.append((node.buffer, tuple(node.indices), (1,) * len(node.indices), False, node))
         elif isinstance(node, tirx.BufferStore) and is_global_buffer(node.buffer):
             found.append((node.buffer, tuple(node.indices), (1,) * len(node.indices), True, node))
 
     tirx.stmt_functor.post_order_visit(body, visit)
-    return found
+    return [a for a in found if not any(a[4].same_as(r) for r in regions)]
+
+
+def _non_sum_atomic(body) -> tirx.Call | None:
+    """The first ``T.atomic_max`` / ``T.atomic_min`` (per element or per block), if any."""
+    found = []
+
+    def visit(node):
+        if not found and isinstance(node, tirx.Call) and isinstance(node.op, ir.Op) and any(
+                k in str(node.op.name) for k in ("atomic_max", "atomic_min", "atomicmax", "atomicmin")):
+            found.append(node)
+
+    tirx.stmt_functor.post_order_visit(body, visit)
+    return found[0] if found else None
 
 
 def _first_stmt(body, node) -> tirx.Stmt | None:
@@ -96,8 +136,9 @@ def _first_stmt(body, node) -> tirx.Stmt | None:
 
 
 class _Split:
-    def __init__(self, func: tirx.PrimFunc, mesh: tuple[int, int], layouts):
+    def __init__(self, func: tirx.PrimFunc, mesh: tuple[int, int], layouts, reduce: str | None):
         self.func, self.mesh, self.devices, self.layouts = func, mesh, math.prod(mesh), dict(layouts or {})
+        self.reduce = reduce
         self.values = bound_values(func.body)
         self.analyzer = bound_analyzer(func.body)
 
@@ -105,9 +146,21 @@ class _Split:
         stmt = _first_stmt(self.func.body, node) if node is not None and not isinstance(node, tirx.Stmt) else node
         return error(PASS, self.func, stmt, message, hint)
 
-    def axis(self) -> tirx.For:
-        """The grid loop split: the outermost row dimension of more than one block, else the columns."""
+    def axis(self, reduction: Reduction | None) -> tirx.For:
+        """The grid loop split: the outermost row dimension of more than one block, else the columns;
+        with ``reduce``, the summing dimension ``blockIdx.x``."""
         loops = block_grid_loops(self.func)
+        if self.reduce is not None:
+            x = loops.get("blockIdx.x")
+            if (reduction is None or x is None or not isinstance(x.extent, tirx.IntImm) or x.extent.value < 2
+                    or not any(a.same_as(x.loop_var) for a in reduction.axes)):
+                raise error(PASS, self.func, None,
+                            f"mesh_reduce={self.reduce!r} asks for the mesh to split a grid dimension whose blocks "
+                            "sum into a tensor (T.atomic_add), but no grid dimension of more than one block sums "
+                            "(the destination of every T.atomic_add depends on every block coordinate)",
+                            "leave mesh_reduce unset (the mesh then splits the block rows), or T.atomic_add into a "
+                            "slice that does not depend on the split-K coordinate")
+            return x
         for tag in (*ROW_TAGS, "blockIdx.x"):
             loop = loops.get(tag)
             if loop is None:
@@ -152,7 +205,15 @@ class _Split:
 
     def run(self) -> tirx.PrimFunc:
         func = self.func
-        loop = self.axis()
+        combined = _non_sum_atomic(func.body)
+        if combined is not None:
+            which = "T.atomic_max" if "max" in str(combined.op.name) else "T.atomic_min"
+            raise self.fail(combined, f"blocks combining into a tensor with {which} on the mesh's "
+                            f"{self.devices} devices: across chips the fabric's combine sums (T.atomic_add) only, "
+                            "and on one chip blocks combine by sums only too",
+                            f"give each block its own slice and combine the slices in a second kernel, or {HINT_MESH}")
+        reduction = Attr.REDUCTION.read(func)
+        loop = self.axis(reduction)
         v, extent = loop.loop_var, int(loop.extent.value)
         tag = str(loop.thread_binding.thread_tag)
         if extent % self.devices:
@@ -160,14 +221,9 @@ class _Split:
                             f"{extent} blocks of `{v.name}` ({tag}), the grid dimension split over them",
                             f"use a mesh whose device count divides {extent}, or a grid with a multiple of "
                             f"{self.devices} along `{v.name}`")
-        reduction = Attr.REDUCTION.read(func)
+        summed = None  # the tensor whose copies the devices' collective sums
         if reduction is not None and reduction.blocks > 1 and any(a.same_as(v) for a in reduction.axes):
-            names = ", ".join(f"`{b.name}`" for b in reduction.buffers)
-            raise error(PASS, func, None,
-                        f"the blocks along `{v.name}` ({tag}) sum into {names} with T.atomic_add: splitting them "
-                        f"over the mesh's {self.devices} devices would be a reduction across devices",
-                        f"sum along a grid dimension the mesh does not split (keep `{v.name}` on one device), or "
-                        f"{HINT_MESH}")
+            summed = self.summed(reduction, v, tag)
         params = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
         dims: dict[str, int | None] = {}
         whole: dict[str, object] = {}
@@ -187,9 +243,9 @@ class _Split:
                 raise self.fail(node, f"`{name}` is read by panel of `{v.name}` (sharded along dimension "
                                 f"{dims[name]}) and here whole, independent of `{v.name}`",
                                 f"read `{name}` the same way everywhere, or {HINT_MESH}")
-            if name in written:
-                summed = reduction is not None and any(b.name == name for b in reduction.buffers)
-                what = "sum into it with T.atomic_add" if summed else "write it"
+            if name in written and not (summed is not None and name == summed.name):
+                sums = reduction is not None and any(b.name == name for b in reduction.buffers)
+                what = "sum into it with T.atomic_add" if sums else "write it"
                 raise self.fail(written[name], f"every one of the mesh's {self.devices} devices would {what}: the "
                                 f"slice of `{name}` written here does not depend on `{v.name}` ({tag}), the grid "
                                 "dimension split over the devices",
@@ -208,7 +264,8 @@ class _Split:
             d = dims.get(buf.name)
             shape = [int(s) if isinstance(s, tirx.IntImm) else s for s in buf.shape]
             if d is None:
-                tensors[buf.name] = MeshTensor(buf.name, "replicated", -1, tuple(shape))
+                partial = summed is not None and buf.same_as(summed)
+                tensors[buf.name] = MeshTensor(buf.name, "partial" if partial else "replicated", -1, tuple(shape))
                 continue
             tensors[buf.name] = MeshTensor(buf.name, "sharded", d, tuple(shape))
             local = list(buf.shape)
@@ -217,12 +274,58 @@ class _Split:
         body = self.rewrite(func.body, loop, extent // self.devices, new)
         buffer_map = {p: new.get(b, b) for p, b in func.buffer_map.items()}
         out = tirx.PrimFunc(func.params, body, func.ret_type, buffer_map, func.attrs, func.span)
-        split = MeshSplit(self.mesh, tag, self._blocks(tag), tuple(tensors[b.name] for b in params))
+        collective = None if summed is None else MeshCollective.of(self.reduce or "all_reduce", summed.name, self.mesh)
+        split = MeshSplit(self.mesh, tag, self._blocks(tag), tuple(tensors[b.name] for b in params), collective)
         out = Attr.MESH.write(out, split)
-        if reduction is not None:
+        if reduction is not None:  # a device sums its own blocks: blocks / devices of them where the split sums
+            blocks = reduction.blocks // self.devices if summed is not None else reduction.blocks
             out = Attr.REDUCTION.write(out, Reduction(tuple(new.get(b, b) for b in reduction.buffers), reduction.axes,
-                                                      reduction.blocks, reduction.semaphore))
+                                                      blocks, reduction.semaphore))
         return out
+
+    def summed(self, reduction: Reduction, v: tirx.Var, tag: str) -> tirx.Buffer:
+        """The one tensor the blocks along ``v`` sum into, which the devices' collective sums; what the
+        fabric's combine cannot sum is an error."""
+        names = ", ".join(f"`{b.name}`" for b in reduction.buffers)
+        if len(reduction.buffers) > 1:
+            raise error(PASS, self.func, None,
+                        f"the blocks along `{v.name}` ({tag}) sum into {names} with T.atomic_add: a mesh sums one "
+                        "tensor across its devices", f"sum into one tensor per kernel, or {HINT_MESH}")
+        buf = reduction.buffers[0]
+        if buf.dtype not in ("float32", "bfloat16", "float16"):
+            raise error(PASS, self.func, None,
+                        f"the blocks along `{v.name}` ({tag}) sum into `{buf.name}` of {buf.dtype}: the devices' "
+                        "partial sums are added over the fabric as tiles on the FPU, in floating point only",
+                        f"sum into a float32 or bfloat16 tensor, or {HINT_MESH}")
+        reads, writes = [], []
+        for b, starts, extents, w, node in _accesses(self.func.body):
+            if b.same_as(buf):
+                (writes if w else reads).append((list(starts), node))
+
+        def paired(access, others):  # a read and a write at one start: a sum's read-modify-write
+            return any(len(access[0]) == len(o[0]) and all(
+                tirx.analysis.expr_deep_equal(tirx.const(a) if isinstance(a, int) else a,
+                                              tirx.const(b) if isinstance(b, int) else b)
+                for a, b in zip(access[0], o[0], strict=True)) for o in others)
+
+        for access, others, what in [(r, writes, "read") for r in reads] + [(w, reads, "written") for w in writes]:
+            if not paired(access, others):
+                raise self.fail(access[1], f"`{buf.name}` is {what} here besides the T.atomic_add sums of the blocks "
+                                f"along `{v.name}` ({tag}): split over the mesh's {self.devices} devices, each device "
+                                "holds a partial sum, combined over the fabric after every device's program, so "
+                                "this access cannot be ordered with the sum",
+                                f"keep `{buf.name}` for the sums alone, or {HINT_MESH}")
+        if self.reduce == "reduce_scatter":
+            rows = int(buf.shape[0])
+            tile = 32 if len(buf.shape) == 2 else 1
+            if len(buf.shape) < 2 or rows % (self.devices * tile):
+                raise error(PASS, self.func, None,
+                            f"mesh_reduce='reduce_scatter' leaves each of the mesh's {self.devices} devices a panel "
+                            f"of `{buf.name}`'s rows, but its {rows} rows ({list(buf.shape)}) do not divide into "
+                            f"{self.devices} panels of whole {'tile rows' if tile == 32 else 'matrices'}",
+                            f"use mesh_reduce='all_reduce', or a mesh whose device count divides the rows of "
+                            f"`{buf.name}` in {'32-row tiles' if tile == 32 else 'matrices'}")
+        return buf
 
     def _blocks(self, tag: str) -> int:
         """The whole grid's blocks along the split: its rows (Bz * By), or columns (Bx)."""
@@ -298,11 +401,11 @@ def _statements(stmt) -> list[tuple[tirx.Stmt, object]]:
     return out
 
 
-def _transform(func: tirx.PrimFunc, mod, ctx, mesh: tuple[int, int], layouts) -> tirx.PrimFunc:
+def _transform(func: tirx.PrimFunc, mod, ctx, mesh: tuple[int, int], layouts, reduce) -> tirx.PrimFunc:
     if math.prod(mesh) == 1:
         return func
-    return _Split(func, tuple(mesh), layouts).run()
+    return _Split(func, tuple(mesh), layouts, reduce).run()
 
 
-def SplitMeshTT(mesh: tuple[int, int] = (1, 1), layouts=None):
-    return prim_func_pass(lambda f, m, c: _transform(f, m, c, mesh, layouts), PASS)
+def SplitMeshTT(mesh: tuple[int, int] = (1, 1), layouts=None, reduce: str | None = None):
+    return prim_func_pass(lambda f, m, c: _transform(f, m, c, mesh, layouts, reduce), PASS)

@@ -119,6 +119,8 @@ def _parse_symbol(demangled: str) -> tuple[str, int] | None:
         if ch == " " and depth == 0:
             cut = j + 1
     name = head[cut:]
+    if name.endswith(">") and "<" in name and "operator" not in name:  # a function template's instantiation: called by its name, the arguments deduced
+        name = name[: name.index("<")]
     return name, len(_split_top_level(params, angle=True))
 
 

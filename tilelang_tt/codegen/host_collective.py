@@ -1,0 +1,183 @@
+"""The part of ``main.cpp`` (:mod:`tilelang_tt.codegen.host`) that sums a tensor across a mesh's
+devices (the plan's ``mesh.collective``, :class:`tilelang_tt.contract.mesh.MeshCollective`).
+
+As a tt-metal 0.81.1 host program using the fabric does: the fabric config is set before the
+MeshDevice opens (``tt::tt_fabric::SetFabricConfig``, tt-metalium/experimental/fabric/fabric.hpp;
+:func:`tilelang_tt.contract.mesh.fabric_config`); the tensor's partial copies are one block of a
+buffer sharded over the mesh (device 0's holds the tensor's value, the others' zeros); once every
+device has run the kernel's programs (``Finish``), the combine program (one per device, the kernels
+of :mod:`tilelang_tt.codegen.collective` on the collective's core) runs on all of them, with a
+receive buffer, its semaphores and, for the writer, the fabric connections to its neighbours on the
+line (``tt::tt_fabric::append_fabric_connection_rt_args`` with the devices'
+``MeshDevice::get_fabric_node_id``). The read-back takes the sum from device 0 (``all_reduce``,
+after checking that every device holds the same bytes) or each device's panel (``reduce_scatter``).
+
+The semaphores are the combine program's (``CreateSemaphore``): a neighbour's first increment must
+not come before this device's combine program has set them, which holds where the devices start a
+MeshWorkload's programs together (the emulator); on a device, global semaphores
+(``CreateGlobalSemaphore``, tt-metalium/global_semaphore.hpp, exported by libtt_metal.so 0.81.1)
+allocated before any program remove that condition (docs/layouts-and-multicore.md).
+"""
+
+from __future__ import annotations
+
+from tilelang_tt.codegen.emitter import CppEmitter
+from tilelang_tt.contract.buffers import PlanBuffer
+from tilelang_tt.contract.mesh import (
+    COMBINE_CBS,
+    MeshCollective,
+    combine_kernels,
+    fabric_config,
+)
+from tilelang_tt.contract.plan import Plan
+from tilelang_tt.contract.reading import PlanError
+
+INCLUDES = ("#include <tt-metalium/experimental/fabric/fabric.hpp>",)
+
+
+def collective_of(plan: Plan) -> MeshCollective | None:
+    return None if plan.mesh is None else plan.mesh.collective
+
+
+def emit_fabric_config(out: CppEmitter, plan: Plan) -> None:
+    """The fabric config, before the MeshDevice opens: a 1-D fabric on a line of chips, else 2-D."""
+    out.line(f"tt::tt_fabric::SetFabricConfig(tt::tt_fabric::FabricConfig::{fabric_config(plan.mesh.shape)});")
+
+
+def check_partial(buffer: PlanBuffer) -> None:
+    if buffer.sharded or buffer.row_major or buffer.format.block or buffer.column or buffer.flat:
+        raise PlanError(f"buffer {buffer.name!r}: main.cpp sums over a mesh only tiled DRAM-interleaved tensors "
+                        "of their own dtype")
+
+
+def emit_partial_buffer(out: CppEmitter, plan: Plan, buffer: PlanBuffer, var: str, size: str) -> None:
+    """A whole copy of the tensor per device: one block of a buffer sharded over the mesh."""
+    check_partial(buffer)
+    out.line(f"std::shared_ptr<distributed::MeshBuffer> buffer_{var} = create_mesh_sharded_buffer(device.get(), "
+             f"{size}, {buffer.page_size}, {plan.mesh.shape[0]}, {plan.mesh.shape[1]});")
+
+
+def emit_partial_input(out: CppEmitter, plan: Plan, buffer: PlanBuffer, var: str, elem: str) -> None:
+    """Device 0's copy holds the tensor's value, the other devices' zeros: their sum is the value."""
+    batch, rows, cols = buffer.matrix_dims
+    devices = len(plan.mesh.devices)
+    out.line(f"std::vector<{elem}> input_{var} = read_elements<{elem}>(data_dir / \"{buffer.name}.bin\", "
+             f"{batch * rows * cols});")
+    out.line(f"std::vector<{elem}> mesh_{var} = tilize(input_{var}, {batch}, {rows}, {cols});")
+    out.line(f"mesh_{var}.resize(mesh_{var}.size() * {devices}, {elem}{{}});")
+    out.line(f"command_queue.enqueue_write_mesh_buffer(buffer_{var}, mesh_{var}.data(), false);")
+
+
+def emit_partial_readback(out: CppEmitter, plan: Plan, buffer: PlanBuffer, var: str, elem: str) -> None:
+    """The sum: device 0's copy, every device's the same (all_reduce), or panel p from device p
+    (reduce_scatter; tile t is in panel t * devices / tiles)."""
+    collective = plan.mesh.collective
+    batch, rows, cols = buffer.matrix_dims
+    devices, tiles = len(plan.mesh.devices), buffer.num_pages
+    page = buffer.page_size // buffer.format.element_bytes
+    out.line(f"std::vector<{elem}> result_{var}({tiles * page * devices}ULL);")
+    out.line(f"command_queue.enqueue_read_mesh_buffer(result_{var}.data(), buffer_{var}, true);")
+    out.line(f"std::vector<{elem}> sum_{var}({tiles * page}ULL);")
+    if collective.kind == "all_reduce":
+        with out.block(f"for (uint32_t d = 0; d < {devices}; ++d)"):
+            with out.block(f"for (std::size_t i = 0; i < {tiles * page}ULL; ++i)"):
+                with out.block(f"if (d > 0 && result_{var}[d * {tiles * page}ULL + i] != result_{var}[i])"):
+                    out.line(f'throw std::runtime_error("all-reduce of {buffer.name}: device " + std::to_string(d) + '
+                             '"\'s copy differs from device 0\'s");')
+                out.line(f"sum_{var}[i] = result_{var}[i];")
+    else:
+        with out.block(f"for (uint32_t t = 0; t < {tiles}; ++t)"):
+            out.line(f"const uint64_t d = static_cast<uint64_t>(t) * {devices} / {tiles};")
+            with out.block(f"for (uint32_t i = 0; i < {page}; ++i)"):
+                out.line(f"sum_{var}[t * {page}ULL + i] = result_{var}[(d * {tiles} + t) * {page}ULL + i];")
+    out.line(f"write_elements(data_dir / \"{buffer.name}.out.bin\", untilize(sum_{var}, {batch}, {rows}, {cols}));")
+
+
+def _cxx_list(values) -> str:
+    return "{" + ", ".join(str(v) for v in values) + "}"
+
+
+def emit_combine(out: CppEmitter, plan: Plan, var: str) -> None:
+    """The combine program of every device, enqueued after the kernel's programs; ``var`` names the
+    summed tensor's buffer in main.cpp (``buffer_<var>``)."""
+    collective = plan.mesh.collective
+    buffer = next(b for b in plan.buffers if b.name == collective.buffer)
+    devices, tiles = len(collective.line), buffer.num_pages
+    size = buffer.page_size * tiles
+    out.line(f"// The sum across the mesh of {buffer.name} ({collective.kind}): each device's partial copy, combined over "
+             "the fabric along the line")
+    out.line(f"// {' -> '.join(str(list(c)) for c in collective.line)}; panel p of its {tiles} tiles is summed at "
+             f"line position owners[p] = {list(collective.owners)}.")
+    out.line(f"std::shared_ptr<distributed::MeshBuffer> received_{var} = create_dram_buffer(device.get(), {2 * size}, "
+             f"{buffer.page_size});")
+    out.line(f"const uint32_t address_received_{var} = device_address(received_{var});")
+    x, y = collective.core
+    out.line(f"CoreCoord combine_core{{{x}, {y}}};")
+    out.line("CoreRangeSet combine_cores(std::vector<CoreRange>{CoreRange(combine_core, combine_core)});")
+    out.line("CoreCoord combine_noc = device->worker_core_from_logical_core(combine_core);")
+    out.line(f"const uint32_t line_rows[{devices}] = {_cxx_list(r for r, _ in collective.line)};")
+    out.line(f"const uint32_t line_cols[{devices}] = {_cxx_list(c for _, c in collective.line)};")
+    out.line(f"const uint32_t owners[{devices}] = {_cxx_list(collective.owners)};")
+    out.line("distributed::MeshWorkload combine;")
+    kernels = {k.role: k for k in combine_kernels(collective, buffer, plan.accessor_args(buffer.name))}
+    with out.block(f"for (uint32_t pos = 0; pos < {devices}; ++pos)"):
+        out.line("distributed::MeshCoordinate coord(line_rows[pos], line_cols[pos]);")
+        out.line("Program program = CreateProgram();")
+        for name in collective.semaphores:  # ids 0, 1, ... on every device: the same addresses
+            out.line(f"const uint32_t {name} = CreateSemaphore(program, combine_cores, 0);")
+        for index, name, pages in COMBINE_CBS:
+            out.line(f"std::map<uint8_t, tt::DataFormat> {name}_formats = "
+                     f"{{{{{index}, tt::DataFormat::{buffer.format.data_format}}}}};")
+            out.line(f"CircularBufferConfig {name}_config({pages * buffer.page_size}, {name}_formats);")
+            out.line(f"{name}_config.set_page_size({index}, {buffer.page_size});")
+            out.line(f"CreateCircularBuffer(program, combine_cores, {name}_config);")
+        accessors = len(plan.accessor_args(buffer.name))
+        for role, kernel in kernels.items():
+            literal = kernel.compile_time_args[:len(kernel.compile_time_args) - (0 if role == "compute" else 2 * accessors)]
+            out.line(f"std::vector<uint32_t> {role}_compile_args{_cxx_list(literal)};")
+            if role != "compute":
+                out.line(f"TensorAccessorArgs {role}_accessor(*buffer_{var});")
+                out.line(f"{role}_accessor.append_to({role}_compile_args);")
+                out.line(f"TensorAccessorArgs {role}_received_accessor(*received_{var});")
+                out.line(f"{role}_received_accessor.append_to({role}_compile_args);")
+                config = (f"DataMovementConfig{{.processor = DataMovementProcessor::{kernel.config.processor}, "
+                          f".noc = NOC::{kernel.config.noc}, .compile_args = {role}_compile_args}}")
+            else:
+                unpack = ""
+                if kernel.config.unpack_to_dest:
+                    out.line("std::vector<UnpackToDestMode> unpack_to_dest(NUM_CIRCULAR_BUFFERS, UnpackToDestMode::Default);")
+                    out.line(f"unpack_to_dest[{COMBINE_CBS[0][0]}] = UnpackToDestMode::UnpackToDestFp32;")
+                    unpack = ".unpack_to_dest_mode = unpack_to_dest, "
+                config = (f"ComputeConfig{{.math_fidelity = MathFidelity::{kernel.config.math_fidelity}, "
+                          f".fp32_dest_acc_en = true, {unpack}.math_approx_mode = false, "
+                          f".compile_args = {role}_compile_args}}")
+            out.line(f"KernelHandle {role}_kernel = CreateKernel(program, \"{kernel.source}\", combine_cores, {config});")
+        out.line("tt::tt_fabric::FabricNodeId self_node = device->get_fabric_node_id(coord);")
+        out.line("tt::tt_fabric::FabricNodeId prev_node = self_node;")
+        out.line("tt::tt_fabric::FabricNodeId next_node = self_node;")
+        with out.block("if (pos > 0)"):
+            out.line("distributed::MeshCoordinate prev(line_rows[pos - 1], line_cols[pos - 1]);")
+            out.line("prev_node = device->get_fabric_node_id(prev);")
+        with out.block(f"if (pos + 1 < {devices})"):
+            out.line("distributed::MeshCoordinate next(line_rows[pos + 1], line_cols[pos + 1]);")
+            out.line("next_node = device->get_fabric_node_id(next);")
+        out.line(f"std::vector<uint32_t> reader_args{{address_{var}, address_received_{var}, pos, "
+                 "partial_from_prev, partial_from_next};")
+        out.line(f"reader_args.insert(reader_args.end(), owners, owners + {devices});")
+        out.line("std::vector<uint32_t> compute_args{pos};")
+        out.line(f"compute_args.insert(compute_args.end(), owners, owners + {devices});")
+        out.line(f"std::vector<uint32_t> writer_args{{address_{var}, address_received_{var}, pos, "
+                 "partial_from_prev, partial_from_next, total_from_prev, total_from_next, "
+                 "static_cast<uint32_t>(combine_noc.x), static_cast<uint32_t>(combine_noc.y)};")
+        out.line(f"writer_args.insert(writer_args.end(), owners, owners + {devices});")
+        with out.block("if (pos > 0)"):
+            out.line("tt::tt_fabric::append_fabric_connection_rt_args(self_node, prev_node, 0, program, combine_core, "
+                     "writer_args, CoreType::WORKER);")
+        with out.block(f"if (pos + 1 < {devices})"):
+            out.line("tt::tt_fabric::append_fabric_connection_rt_args(self_node, next_node, 0, program, combine_core, "
+                     "writer_args, CoreType::WORKER);")
+        for role in kernels:
+            out.line(f"SetRuntimeArgs(program, {role}_kernel, combine_core, {role}_args);")
+        out.line("distributed::MeshCoordinateRange device_range(coord, coord);")
+        out.line("combine.add_program(device_range, std::move(program));")
+    out.line("distributed::EnqueueMeshWorkload(command_queue, combine, false);")
