@@ -68,11 +68,14 @@ def test_ttnn_sdpa_matches_torch(head_dim, causal, exp_approx, worst, p99):
 # NoC transaction ids in its writer, Tensix semaphores between its TRISCs, raw SFPU sequences), the approximate exp
 # (exp_approx_mode's default), HiFi2. Scores, statistics and the output accumulator all bfloat16 and the fast exp's
 # few-percent error: worst 2^-3 and 2^-6 for 99% of the outputs (measured 1.5-7.2% and 0.6-1.5%).
-@pytest.mark.parametrize("head_dim, causal", [(64, False), (64, True), (128, False), (128, True)])
-def test_ttnn_sdpa_streaming_matches_torch(head_dim, causal):
-    program = SdpaProgram(1, 2, 256, head_dim, causal, (2, 2), q_chunk=64, k_chunk=64, hw=BF16_DEFAULT)
+# The last case's K chunk of 8 tiles holds two QK^T sub-blocks of 4, so the row-max reduce takes the packer's
+# semaphore handshake (reduce_trigger: compute_streaming.hpp:2229-2230).
+@pytest.mark.parametrize("head_dim, causal, seq, k_chunk", [
+    (64, False, 256, 64), (64, True, 256, 64), (128, False, 256, 64), (128, True, 256, 64), (64, True, 512, 256)])
+def test_ttnn_sdpa_streaming_matches_torch(head_dim, causal, seq, k_chunk):
+    program = SdpaProgram(1, 2, seq, head_dim, causal, (2, 2), q_chunk=64, k_chunk=k_chunk, hw=BF16_DEFAULT)
     assert program.streaming
-    q, k, v = bf16_inputs((1, 2, 256, head_dim), seed=head_dim + causal)
+    q, k, v = bf16_inputs((1, 2, seq, head_dim), seed=head_dim + causal)
     out, counters = run_sdpa(program, q, k, v)
     ref = torch_reference(q, k, v, causal)
     err = np.abs(out - ref) / np.abs(ref).max()

@@ -86,7 +86,11 @@ DataFormat unpack_waited(ThreadCtx& t, uint32_t cbi, uint32_t tile, float* out, 
   if (cbi >= t.dev->arch.num_cbs || !t.core->cbs[cbi].configured)
     protocol_error(loc, std::string(fn) + " reads CB " + std::to_string(cbi) + ", which is not configured on this core");
   const CB& cb = t.core->cbs[cbi];
-  if (tile >= cb.waited)
+  // A kernel's own intermediate (CB::own_intermediate) may read pages it pushed without waiting for them: its TRISCs
+  // order themselves otherwise (ttnn's SDPA: reduce_block_max_row's respect_trigger, a Tensix semaphore the packer
+  // posts after the push, reduce_custom.h's NOTE)
+  const bool own_pushed = cb.own_intermediate(*t.kernel) && tile < cb.pushed - cb.popped;
+  if (tile >= cb.waited && !own_pushed)
     protocol_error(loc, std::string(fn) + " reads tile " + std::to_string(tile) + " of CB " + std::to_string(cbi) +
                             " but only " + std::to_string(cb.waited) + " page(s) were confirmed by cb_wait_front");
   if (cb.page_size < tile_size_bytes(cb.fmt))
