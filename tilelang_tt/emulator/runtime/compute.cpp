@@ -687,6 +687,22 @@ void sfpu_unary(Unary op, uint32_t idst, Loc loc) {
   count(t, name, timing::sfpu_cycles(t.kernel->opts, op));
 }
 
+void sfpu_unary_faces(Unary op, uint32_t idst, uint8_t faces, Loc loc) {
+  const SfpuUnaryModel& row = sfpu_model(op);
+  const std::string name = std::string(row.name) + "_tile";
+  ThreadCtx& t = compute_ctx(name.c_str(), loc);
+  float* d = math_dst(t, idst, name.c_str(), loc);
+  uint32_t count_faces = 0;
+  for (uint32_t f = 0; f < 4; ++f) {
+    if (!(faces >> f & 1)) continue;
+    ++count_faces;
+    for (uint32_t r = 16 * (f / 2); r < 16 * (f / 2) + 16; ++r)
+      for (uint32_t c = 16 * (f % 2); c < 16 * (f % 2) + 16; ++c) d[r * 32 + c] = row.fn(d[r * 32 + c]);
+  }
+  settle(t, d);
+  count(t, name, timing::sfpu_cycles(t.kernel->opts, op) / 4 * count_faces);
+}
+
 void sfpu_binary(SfpuBinary op, uint32_t i0, uint32_t i1, uint32_t io, Loc loc) {
   const SfpuBinaryModel& row = sfpu_model(op);
   const std::string name = std::string(row.name) + "_binary_tile";

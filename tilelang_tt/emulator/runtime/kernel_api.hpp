@@ -227,6 +227,9 @@ enum class Unary : uint8_t {
 };
 enum class SfpuBinary : uint8_t { Add, Sub, Mul, Div, Max, Min, Rsub, Pow, LogBase, Round, Fmod, Count };
 void sfpu_unary(Unary op, uint32_t dst, Loc loc);
+// The op on the faces of DST[dst] bit f of `faces` selects (face f: rows 16 * (f / 2), columns 16 * (f % 2), 16 x 16),
+// charged its share of the tile's cost: a VectorMode other than RC (api/emu/sfpu.h faces_of).
+void sfpu_unary_faces(Unary op, uint32_t dst, uint8_t faces, Loc loc);
 void sfpu_binary(SfpuBinary op, uint32_t dst0, uint32_t dst1, uint32_t odst, Loc loc);
 // The op on the faces of `faces` (bit f: face f; 0b1111 the whole tile, VectorMode::C's 0b0101 the left faces,
 // VectorMode::R's 0b0011 the top ones: llk_math_eltwise_sfpu_common.h _llk_math_eltwise_sfpu_apply_vector_mode_),
