@@ -432,7 +432,7 @@ SDPA_FIGURES = (
     ("tt_transformers prefill", 8192, 32, 8, 256, (8, 8), "Bfp8_b", FP32_HIFI4, 29.38),
     ("tt_transformers prefill", 4096, 32, 8, 256, (8, 8), "Bfp8_b", BF16_HIFI4, 2.28),
     ("tt_transformers prefill", 8192, 32, 8, 256, (8, 8), "Bfp8_b", BF16_HIFI4, 8.72),
-    ("P150b causal", 8192, 10, 10, 512, (13, 10), "Float16_b", BF16_HIFI2, 1.96),
+    ("P150b", 8192, 10, 10, 512, (13, 10), "Float16_b", BF16_HIFI2, 1.96),
 )
 
 
