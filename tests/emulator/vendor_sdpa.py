@@ -105,7 +105,8 @@ class ChainLink:
 class SdpaProgram:
     """ttnn.transformer.scaled_dot_product_attention(q, k, v, is_causal, program_config=SDPAProgramConfig(grid,
     q_chunk_size, k_chunk_size, exp_approx_mode), compute_kernel_config) for q [B, NQH, S, DH] and k, v
-    [B, NKH, S, DH] of ``dtype`` (bfloat16 or bfloat8_b) interleaved in DRAM, whole tiles, no mask, no attention sink, not chunked, not windowed, no MLA.
+    [B, NKH, S, DH] of ``dtype`` (bfloat16 or bfloat8_b) interleaved in DRAM, whole tiles, no mask, no attention
+    sink, not chunked, not windowed, no MLA.
     ``q_chunk``/``k_chunk``: rows (32 each without a program config: factory (new), ``q_chunk_size`` default).
     ``hw``: the compute kernel config (math fidelity, fp32_dest_acc_en, math_approx_mode);
     ``exp_approx``: SDPAProgramConfig.exp_approx_mode (default true: get_exp_approx_mode)."""
