@@ -78,6 +78,16 @@ noc_estimator.hpp looks up):
     rows; tests/emulator/test_timing.py pins that cost in the model). Wormhole 64 KB is 4 x 16 KB:
     eight 8 KB packets like ours, but the last multicast's second packet reserves the path once
     more than ours does.
+- ttnn's SDPA (tests/emulator/vendor_sdpa.SdpaProgram: the 0.81.1 kernels sdpa.cpp, reader_interleaved.cpp and
+  writer_interleaved.cpp, unmodified, with SDPAProgramFactory's arguments), timing only, on Blackhole, causal, d 128,
+  batch 1, exp_approx_mode at its default (on). The figures are P150 op times from TR/FlashAttention/
+  SDPAPrecisionRecipes.md: the "Routing" table's tt_transformers prefill call (32 query and 8 K/V heads, BFP8 Q, K
+  and V, Q256 / K256 chunks on 8x8 cores, HiFi4 with a float32 DST), S 4096 and 8192, whose "Before (legacy)"
+  column is the loop 0.81.1 runs with a float32 DST (the standard compute path) and whose "BF16-DEST streaming
+  kernel" times (the line under the table) are the streaming path, run here with the same HiFi4; and "Causal,
+  sliding-window ...": 8192^2 x 10 heads, Q256 / K512, full grid (the model's 13x10), "the legacy BF16-dest kernel"
+  (the streaming path with the default HiFi2). The model's time compared is the program's (kernel) time; the
+  report's is the op's (a dispatch of a few us more).
 """
 
 from __future__ import annotations
@@ -96,6 +106,8 @@ from benchmarks.run import KERNELS, ROOT, bf16
 from tilelang_tt.contract.arch import get_arch
 from tilelang_tt.layout import BufferLayout
 from tests.emulator.host_programs import Mcast2DMatmul, run_mcast
+from tests.emulator.metal2 import ComputeHw
+from tests.emulator.vendor_sdpa import SdpaProgram, run_sdpa
 
 GOAL = 1.25  # issue 13: model within 1.25x of hardware
 WORMHOLE, BLACKHOLE = get_arch("wormhole_b0"), get_arch("blackhole")  # clocks, DRAM constants (sources in arch.py)
@@ -140,6 +152,7 @@ QUICK_TUNED = (("bfloat16", "HiFi4", (3072, 3072, 4096)),)
 CYCLES_PER_TILE = {"LoFi": 16, "HiFi2": 32, "HiFi3": 48, "HiFi4": 64}  # TR/GEMM_FLOPS, per 32x32x32 tile
 DATA_FORMAT = {"bfloat16": "Float16_b", "bfloat8_b": "Bfp8_b"}
 STORAGE_NAME = {"bfloat16": "BF16", "bfloat8_b": "BFP8"}  # as the report names them
+FORMAT_NAME = {"Float16_b": "BF16", "Bfp8_b": "BFP8"}
 
 # NL (noc_latencies.yaml), cycles from the first issue to the barrier for N transactions of S bytes:
 # key fields (pattern, mechanism, memory, arch, num_transactions, num_subordinates) and the list
@@ -409,6 +422,38 @@ def multicast_rows(arch_name: str, quick: bool) -> list[dict]:
     return rows
 
 
+# P150 op times (ms) of TR/FlashAttention/SDPAPrecisionRecipes.md (module docstring): (case, S, query heads, K/V
+# heads, K chunk rows, grid, Q/K/V format, compute config, ms)
+FP32_HIFI4 = ComputeHw("HiFi4", fp32_dest_acc_en=True, math_approx_mode=False)
+BF16_HIFI4 = ComputeHw("HiFi4", fp32_dest_acc_en=False, math_approx_mode=False)
+BF16_HIFI2 = ComputeHw("HiFi2", fp32_dest_acc_en=False, math_approx_mode=False)
+SDPA_FIGURES = (
+    ("tt_transformers prefill", 4096, 32, 8, 256, (8, 8), "Bfp8_b", FP32_HIFI4, 7.62),
+    ("tt_transformers prefill", 8192, 32, 8, 256, (8, 8), "Bfp8_b", FP32_HIFI4, 29.38),
+    ("tt_transformers prefill", 4096, 32, 8, 256, (8, 8), "Bfp8_b", BF16_HIFI4, 2.28),
+    ("tt_transformers prefill", 8192, 32, 8, 256, (8, 8), "Bfp8_b", BF16_HIFI4, 8.72),
+    ("P150b", 8192, 10, 10, 512, (13, 10), "Float16_b", BF16_HIFI2, 1.96),
+)
+
+
+def sdpa_rows(quick: bool) -> list[dict]:
+    """ttnn's SDPA in the configurations of Tenstorrent's Blackhole figures (module docstring)."""
+    rows = []
+    for case, seq, heads, kv_heads, k_chunk, grid, fmt, hw, ms in () if quick else SDPA_FIGURES:
+        program = SdpaProgram(1, heads, seq, 128, True, grid, q_chunk=256, k_chunk=k_chunk, kv_heads=kv_heads, hw=hw,
+                              dtype=fmt)
+        timing = run_sdpa(program, arch="blackhole")[1]["timing"]
+        # QK^T and PV over the causal blocks of 256 x k_chunk (the diagonal ones whole)
+        flops = 2 * 2 * heads * 128 * seq * (seq + k_chunk) / 2
+        roofline_s = flops / (PEAK_TFLOPS["blackhole"][hw.math_fidelity] * 1e12 * grid[0] * grid[1])
+        dst = "fp32" if hw.fp32_dest_acc_en else "bf16"
+        name = (f"ttnn SDPA {case} causal S{seq} {heads}/{kv_heads} heads d128 {FORMAT_NAME[fmt]} "
+                f"Q256/K{k_chunk} {hw.math_fidelity} {dst}-dst {grid[0]}x{grid[1]}")
+        rows.append(_row(name, "blackhole", ms * 1e-3, timing["seconds"], timing["bound"], roofline_s,
+                         unit=f"{flops / (ms * 1e-3) / 1e12:.1f} TFLOPS"))
+    return rows
+
+
 def noc_rows(arch_name: str, quick: bool) -> list[dict]:
     return unicast_rows(arch_name, quick) + dram_read_rows(arch_name, quick) + multicast_rows(arch_name, quick)
 
@@ -420,7 +465,7 @@ def all_rows(quick: bool) -> list[dict]:
         if arch_name == "wormhole_b0":
             rows += tuned_rows(QUICK_TUNED if quick else TUNED)
         rows += dram_rows(arch_name) + matrix_engine_rows(arch_name) + noc_rows(arch_name, quick)
-    return rows
+    return rows + sdpa_rows(quick)
 
 
 def _show(r: dict, key: str) -> str:

@@ -56,11 +56,11 @@ same grid, H = 8 heads at S = 2048 and 2 at S = 8192 (64 Q chunks: one per core)
   HiFi2, float32 DST (the factory's standard compute path, float32 scores and row sums), the precise exp
   (SDPAProgramConfig.exp_approx_mode off, math_approx_mode off); Q and K chunks of 256 rows (Tenstorrent's
   reports use Q256 / K512 on Blackhole, tech_reports/FlashAttention/SDPAPrecisionRecipes.md; K512's float32 scores
-  do not fit Wormhole's L1 beside d = 128 K and V chunks). Its K/V chains between the cores of one head are not
-  reproduced (every core reads its own K and V).
+  do not fit Wormhole's L1 beside d = 128 K and V chunks), and the factory's K/V chains between the cores of one
+  head of a non-causal program.
 - ours: TileLang's flash attention (tests/op_kernels.py ``flash_attention``: a block of 64 query rows per program,
   K/V blocks of 256, float32 fragments), HiFi2, the precise exp.
-- silicon_us: none (Tenstorrent's SDPA figures are Blackhole's).
+- silicon_us: none (Tenstorrent's SDPA figures are Blackhole's: benchmarks/calibration.py compares them).
 
 Full run: GEMM 1024^3, 2048^3, 4096^3 x (BF16 HiFi4, BF16 HiFi2, BFP8 HiFi2, BFP8 LoFi), timing only; softmax
 and layernorm 4096 x 1024 with numerics, 8192 x 4096 (ours timing only); SDPA seq 2048 and 8192 x head dim 64 and 128 x causal and not, timing

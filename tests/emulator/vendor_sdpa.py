@@ -14,25 +14,26 @@ lightweight masks, per-CB formats) and lays the arguments out in the order the w
 kernels' own ``get_compile_time_arg_val`` / ``get_arg_val`` reads rule, cited by line). Cited as
 "factory (new)" and "factory (old)" below.
 
-Not reproduced: the K/V chain forwarding topology of non-causal programs (factory (new),
-build_chains_for_heads / configure_mcast_for_chains: cores of one head forward K/V chunks to each other). Every
-core is a non-participant (reader_interleaved.cpp:171-191: ``is_chain_participant`` 0), so each core reads its own
-K/V from DRAM: the same result, more DRAM reads than ttnn's program. Causal prefix chains (kv chain mode 2 / 3) are
-off (mode 0).
+The K/V chains of a non-causal program (factory (new), "Build chain topology for KV forwarding": the cores of one
+head forward K and V chunks core to core, or the head's injector multicasts them along its row, instead of each
+reading DRAM; tech_reports/FlashAttention/KV_Chain_Forwarding.md) are built as that factory builds them
+(``SdpaProgram.chains``). The emulator places logical core (x, y) at NOC (x + 1, y + 1) (runtime device.cpp
+worker_noc_coord), so physical distances are logical ones. Causal prefix chains (kv chain mode 2 / 3, a later
+addition the factory (new) does not have) are off (mode 0).
 """
 
 from __future__ import annotations
 
 import math
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from tilelang_tt.emulator import run
 
 from .device_harness import bf16_to_f32, untilize
-from .host_programs import EPILOGUE, PRELUDE, buffer_entry, cpp_map, tile_words, wheel_kernel
+from .host_programs import EPILOGUE, PRELUDE, cpp_map, tile_words, wheel_kernel
 from .metal2 import TILE_BYTES, ComputeHw
 from .plans import host_program_plan, host_program_sources
 
@@ -74,10 +75,38 @@ def float_bits(value: float) -> int:
 
 
 @dataclass(frozen=True)
+class ChainLink:
+    """A core's place in its head's K/V chain (factory (new) CoreChainInfo); ``prev`` / ``next`` logical cores (or
+    the multicast rectangle's ends on an injector), None for none."""
+
+    participates: bool = False
+    is_injector: bool = False
+    is_sink: bool = False
+    batch: int = 0
+    head: int = 0
+    q_chunk_count: int = 0
+    prev: tuple[int, int] | None = None
+    next: tuple[int, int] | None = None
+    next_core_q_chunks: int = 0
+    mcast_num_dests: int = 0
+    mcast_sender_wait: int = 0
+
+    def runtime_args(self) -> list[int | str]:
+        """The reader's twelve chain args (reader_interleaved.cpp:180-191), NOC coordinates as ``nx`` / ``ny`` of
+        the logical core (main.cpp's worker_core_from_logical_core)."""
+        def noc(core):
+            return [f"nx({core[0]}, {core[1]})", f"ny({core[0]}, {core[1]})"] if core else [0, 0]
+        return [int(self.participates), int(self.is_injector), int(self.is_sink), self.batch, self.head,
+                *noc(self.prev), *noc(self.next), self.next_core_q_chunks, self.mcast_num_dests,
+                self.mcast_sender_wait]
+
+
+@dataclass(frozen=True)
 class SdpaProgram:
     """ttnn.transformer.scaled_dot_product_attention(q, k, v, is_causal, program_config=SDPAProgramConfig(grid,
-    q_chunk_size, k_chunk_size, exp_approx_mode), compute_kernel_config) for bfloat16 q [B, NQH, S, DH] and k, v
-    [B, NKH, S, DH] interleaved in DRAM, whole tiles, no mask, no attention sink, not chunked, not windowed, no MLA.
+    q_chunk_size, k_chunk_size, exp_approx_mode), compute_kernel_config) for q [B, NQH, S, DH] and k, v
+    [B, NKH, S, DH] of ``dtype`` (bfloat16 or bfloat8_b) interleaved in DRAM, whole tiles, no mask, no attention
+    sink, not chunked, not windowed, no MLA.
     ``q_chunk``/``k_chunk``: rows (32 each without a program config: factory (new), ``q_chunk_size`` default).
     ``hw``: the compute kernel config (math fidelity, fp32_dest_acc_en, math_approx_mode);
     ``exp_approx``: SDPAProgramConfig.exp_approx_mode (default true: get_exp_approx_mode)."""
@@ -93,6 +122,7 @@ class SdpaProgram:
     kv_heads: int = 0  # 0: heads
     hw: ComputeHw = ComputeHw("HiFi2", True, False)
     exp_approx: bool = True
+    dtype: str = "Float16_b"  # Q, K, V and the output (which has Q's dtype): Float16_b or Bfp8_b
 
     def __post_init__(self):
         assert self.seq % self.q_chunk == 0 and self.seq % self.k_chunk == 0, "padded sequences not reproduced"
@@ -193,15 +223,16 @@ class SdpaProgram:
     def cbs(self) -> list[tuple[str, int, str]]:
         """(name, tiles, data format) of each circular buffer, in creation order: Q double-buffered when a core has
         more than one Q chunk, K and V always; the scores and the row sums in float32 with a float32 DST, the rest
-        bfloat16 (factory (new): qk_im_df, sum_df, im_df, stats_df)."""
-        sq, sk, dht = self.sq_chunk_t, self.sk_chunk_t, self.dht
+        bfloat16; Q, K, V and the output in their tensors' format (factory (new): q_df, k_df, v_df, out_df, qk_im_df,
+        sum_df, im_df, stats_df)."""
+        sq, sk, dht, io = self.sq_chunk_t, self.sk_chunk_t, self.dht, self.dtype
         wide = "Float32" if self.hw.fp32_dest_acc_en else "Float16_b"
-        out = [("q_in", sq * dht * self.q_buffer_factor, "Float16_b"), ("k_in", sk * dht * 2, "Float16_b"),
-               ("v_in", sk * dht * 2, "Float16_b"), ("identity_scale_in", 1, "Float16_b"),
+        out = [("q_in", sq * dht * self.q_buffer_factor, io), ("k_in", sk * dht * 2, io),
+               ("v_in", sk * dht * 2, io), ("identity_scale_in", 1, "Float16_b"),
                ("col_identity", 1, "Float16_b"), ("qk_im", sq * sk, wide), ("out_im_A", sq * dht, "Float16_b"),
                ("out_im_B", sq * dht, "Float16_b"), ("max_A", sq, "Float16_b"), ("max_B", sq, "Float16_b"),
                ("sum_A", sq, wide), ("sum_B", sq, wide), ("exp_max_diff", sq, "Float16_b"),
-               ("out", self.out_tiles(), "Float16_b")]
+               ("out", self.out_tiles(), io)]
         if self.mask_tiles:
             out.append(("mask_in", self.mask_tiles, "Float16_b"))
         if self.streaming:
@@ -217,6 +248,100 @@ class SdpaProgram:
         """A CB's index, or q_in's for one the program does not create (the kernels' fallback)."""
         return CB[name] if name in {n for n, _, _ in self.cbs()} else CB["q_in"]
 
+    def head_segments(self) -> tuple[list[list[tuple[int, int, int]]], list[list[tuple[int, int]]]]:
+        """Per core its (head id, first Q chunk in the head, count) segments, and per head id (b * NQH + h) its
+        (core, segment index) list in core order: the core's global Q range cut at head boundaries (factory (new),
+        "First pass: Record work distribution for each core")."""
+        work: list[list[tuple[int, int, int]]] = []
+        heads: list[list[tuple[int, int]]] = [[] for _ in range(self.batch * self.heads)]
+        for core, (start, count) in enumerate(self.global_q()):
+            segments, cursor = [], start
+            while cursor < start + count:
+                head, q = divmod(cursor, self.q_num_chunks)
+                span = min(self.q_num_chunks - q, start + count - cursor)
+                heads[head].append((core, len(segments)))
+                segments.append((head, q, span))
+                cursor += span
+            work.append(segments)
+        return work, heads
+
+    def chains(self) -> tuple[list[ChainLink], bool]:
+        """Each core's place in the K/V chains and whether they multicast: none when causal. As factory (new): per
+        head spread over two or more cores, the chain starts at its first core holding only this head (else the
+        first free one) and runs in segment order, wrapping, up to a core already in a chain; with equal Q counts its
+        injector is the core whose column is farthest from the injectors chosen so far, else the cores go in
+        descending Q count ("Second pass"). Then all or nothing: if every chain lies in one row, with no other core
+        of the head between its ends, and equal Q counts, each injector multicasts to the rest of its chain, every
+        other core being a sink fed by it ("Third pass")."""
+        links = [ChainLink() for _ in range(self.num_cores)]
+        if self.causal:
+            return links, False
+        cols = self.grid[0]
+        xy = [(i % cols, i // cols) for i in range(self.num_cores)]
+        work, heads = self.head_segments()
+        count = lambda ref: work[ref[0]][ref[1]][2]  # noqa: E731 - a segment's Q count
+        injector_xs: list[int] = []
+        for segments in heads:
+            if len(segments) < 2:
+                continue
+            free = [i for i in range(len(segments) - 1) if not links[segments[i][0]].participates]
+            single = [i for i in free if len(work[segments[i][0]]) == 1]
+            if not free:
+                continue
+            start = (single or free)[0]
+            order = []
+            for step in range(len(segments)):
+                i = (start + step) % len(segments)
+                if links[segments[i][0]].participates:
+                    break
+                order.append(i)
+            if len(order) < 2:
+                continue
+            if len({count(segments[i]) for i in order}) == 1:
+                def spread(pos):
+                    x = xy[segments[order[pos]][0]][0]
+                    return min((abs(x - ix) for ix in injector_xs), default=2**32 - 1)
+                best_pos, best = 0, 0
+                for pos in range(len(order)):
+                    if spread(pos) > best:
+                        best_pos, best = pos, spread(pos)
+                order[0], order[best_pos] = order[best_pos], order[0]
+            else:
+                order.sort(key=lambda i: -count(segments[i]))
+            injector_xs.append(xy[segments[order[0]][0]][0])
+            for pos, i in enumerate(order):
+                core, seg = segments[i]
+                head, _, q_count = work[core][seg]
+                nxt = segments[order[pos + 1]] if pos + 1 < len(order) else None
+                links[core] = ChainLink(
+                    True, pos == 0, pos == len(order) - 1, head // self.heads, head % self.heads, q_count,
+                    prev=xy[segments[order[pos - 1]][0]] if pos else None,
+                    next=xy[nxt[0]] if nxt else None, next_core_q_chunks=count(nxt) if nxt else 0)
+        # Multicast eligibility, all or nothing
+        candidates = []
+        for head_id, segments in enumerate(heads):
+            if len(segments) < 2:
+                continue
+            members = [c for c, _ in segments if links[c].participates
+                       and (links[c].batch, links[c].head) == divmod(head_id, self.heads)]
+            if len(members) < 2:
+                continue
+            row = {xy[c][1] for c in members}
+            lo, hi = min(xy[c][0] for c in members), max(xy[c][0] for c in members)
+            gap = any(c not in members and xy[c][1] in row and lo <= xy[c][0] <= hi for c, _ in segments)
+            if len(row) > 1 or gap or len({links[c].q_chunk_count for c in members}) > 1:
+                return links, False
+            candidates.append((members, lo, hi))
+        for members, lo, hi in candidates:
+            injector = next(c for c in members if links[c].is_injector)
+            y, receivers = xy[injector][1], len(members) - 1
+            for c in members:
+                links[c] = (replace(links[c], prev=(lo, y), next=(hi, y), mcast_num_dests=receivers,
+                                    mcast_sender_wait=receivers, next_core_q_chunks=links[c].q_chunk_count)
+                            if c == injector else
+                            replace(links[c], prev=xy[injector], next=None, next_core_q_chunks=0, is_sink=True))
+        return links, bool(candidates)
+
     @property
     def semaphores(self) -> list[int]:
         """Initial values, in creation order: sender, receiver (INVALID) and valid (VALID) of the non-causal K/V
@@ -231,7 +356,7 @@ class SdpaProgram:
         return [self.batch, self.heads, self.nkh, self.nkh, self.st, self.st, self.st, self.dht, self.dht,
                 self.sq_chunk_t, self.q_num_chunks, self.sk_chunk_t, self.k_num_chunks, self.num_cores, causal,
                 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, self.subblocks()["qk"][0], 0, int(self.streaming), *sems,
-                0,  # mcast_enabled: no chains (module docstring)
+                int(self.chains()[1]),  # mcast_enabled
                 causal,  # use_zigzag_balancing = is_causal (factory (new))
                 0, 0, 0,  # windowed mode, kv chain mode, mask block map
                 2,  # kv_slots: K/V CBs hold two chunks
@@ -271,11 +396,12 @@ class SdpaProgram:
     # ---- runtime args per core ----
     def runtime_args(self) -> list[dict[str, list]]:
         """Per core (row-major): the reader's (reader_interleaved.cpp:134-206: addresses, one phase, the chain
-        metadata of a non-causal program, the global Q range), the writer's (writer_interleaved.cpp:63-79, the
+        metadata of a non-causal program (``chains``), the global Q range), the writer's (writer_interleaved.cpp:63-79, the
         phase-2 and cu_window slots 0) and compute's (sdpa.cpp:50-60)."""
         out = []
-        for start, count in self.global_q():
-            chain = [] if self.causal else [0] * 12
+        links, _ = self.chains()
+        for (start, count), link in zip(self.global_q(), links):
+            chain = [] if self.causal else link.runtime_args()
             out.append({"reader": ["Q_address", "K_address", "V_address", 0, 0, 0, 0, 1, 0, 0, *chain, start, count],
                         "writer": ["O_address", 1, 0, 0, 0, 0, 0, start, count, 0, 0],
                         "compute": [1, 0, 0, 0, start, count]})
@@ -284,19 +410,28 @@ class SdpaProgram:
     # ---- the host program ----
     def main_cpp(self) -> str:
         """main.cpp: Q, K, V and O interleaved in DRAM (pages of bfloat16 tiles, [B * H * S, DH] row-major over
-        tiles), the semaphores, CBs and kernels on the whole grid, each core's runtime args."""
+        tiles), the semaphores, CBs and kernels on the whole grid, each core's runtime args. The reader on RISCV_1
+        and NOC 0, the writer on RISCV_0 and NOC 1: the factory's ReaderDataMovementConfig / WriterDataMovementConfig
+        (GetPreferredNOCForDRAMRead / ...Write: NOC_0 / NOC_1 on Wormhole and Blackhole)."""
         cols, rows = self.grid
         heads = {"Q": self.heads, "K": self.nkh, "V": self.nkh, "O": self.heads}
-        body = [f"    CoreRange cores(CoreCoord{{0, 0}}, CoreCoord{{{cols - 1}, {rows - 1}}});"]
+        body = ["    auto nx = [&](uint32_t x, uint32_t y) { return static_cast<uint32_t>("
+                "device->worker_core_from_logical_core(CoreCoord{x, y}).x); };",
+                "    auto ny = [&](uint32_t x, uint32_t y) { return static_cast<uint32_t>("
+                "device->worker_core_from_logical_core(CoreCoord{x, y}).y); };",
+                f"    CoreRange cores(CoreCoord{{0, 0}}, CoreCoord{{{cols - 1}, {rows - 1}}});"]
+        page = TILE_BYTES[self.dtype]
         for name, h in heads.items():
             tiles = self.batch * h * self.st * self.dht
+            body.append(f"    distributed::DeviceLocalBufferConfig {name}_dram{{.page_size = {page}, "
+                        ".buffer_type = BufferType::DRAM};")
             body.append(f"    auto {name} = distributed::MeshBuffer::create(distributed::ReplicatedBufferConfig{{.size = "
-                        f"{tiles} * tile}}, dram, device.get());")
+                        f"{tiles * page}}}, {name}_dram, device.get());")
             body.append(f"    const uint32_t {name}_address = static_cast<uint32_t>("
                         f"{name}->get_reference_buffer()->address());")
             if name != "O":
                 body.append(f"    command_queue.enqueue_write_mesh_buffer({name}, read_words(data_dir / \"{name}.bin\", "
-                            f"{tiles} * tile / 4).data(), false);")
+                            f"{tiles * page // 4}).data(), false);")
         body += [f"    CreateSemaphore(program, cores, {value});" for value in self.semaphores]
         for name, tiles, fmt in self.cbs():
             index, page = CB[name], TILE_BYTES[fmt]
@@ -311,10 +446,10 @@ class SdpaProgram:
                      + null.format(var="writer") * 2)
         kernels = (
             ("reader", READER, self.reader_args(), reader_ct, self.reader_cb_ids(),
-             f"DataMovementConfig{{.processor = DataMovementProcessor::RISCV_1, .noc = NOC::RISCV_1_default, "
+             f"DataMovementConfig{{.processor = DataMovementProcessor::RISCV_1, .noc = NOC::NOC_0, "
              f".compile_args = reader_ct, .defines = {defines}}}"),
             ("writer", WRITER, self.writer_args(), writer_ct, self.writer_cb_ids(),
-             f"DataMovementConfig{{.processor = DataMovementProcessor::RISCV_0, .noc = NOC::RISCV_0_default, "
+             f"DataMovementConfig{{.processor = DataMovementProcessor::RISCV_0, .noc = NOC::NOC_1, "
              f".compile_args = writer_ct, .defines = {defines}}}"),
             ("compute", COMPUTE, self.compute_args(), "", [],
              f"ComputeConfig{{.math_fidelity = MathFidelity::{self.hw.math_fidelity}, .fp32_dest_acc_en = "
@@ -330,7 +465,7 @@ class SdpaProgram:
                 body.append(f"    SetRuntimeArgs(program, {var}, CoreCoord{{{i % cols}, {i // cols}}}, "
                             f"std::vector<uint32_t>{{{', '.join(map(str, values))}}});")
         tiles = self.batch * self.heads * self.st * self.dht
-        outputs = (f"    std::vector<uint32_t> O_out({tiles} * tile / 4);\n"
+        outputs = (f"    std::vector<uint32_t> O_out({tiles * page // 4});\n"
                    "    command_queue.enqueue_read_mesh_buffer(O_out.data(), O, true);\n"
                    "    write_words(data_dir / \"O.out.bin\", O_out);")
         return PRELUDE + "\n".join(body) + EPILOGUE.replace("OUTPUTS", outputs)
@@ -355,11 +490,13 @@ def run_sdpa(program: SdpaProgram, q: np.ndarray | None = None, k: np.ndarray | 
     products' arithmetic skipped), and no output."""
     tiles = {name: program.batch * h * program.st * program.dht
              for name, h in (("Q", program.heads), ("K", program.nkh), ("V", program.nkh), ("O", program.heads))}
-    plan = host_program_plan(arch, [buffer_entry(n, tiles[n], "read") for n in "QKV"]
-                             + [buffer_entry("O", tiles["O"], "write")])
+    words = TILE_BYTES[program.dtype] // 4
+    plan = host_program_plan(arch, [{"name": n, "access": "read" if n != "O" else "write",
+                                     "shape": [tiles[n], words], "dtype": "uint32"} for n in "QKVO"])
     if q is None:
-        inputs = {n: np.zeros((tiles[n], TILE_BYTES["Float16_b"] // 4), dtype=np.uint32) for n in "QKV"}
+        inputs = {n: np.zeros((tiles[n], words), dtype=np.uint32) for n in "QKV"}
     else:
+        assert program.dtype == "Float16_b", "numerics of bfloat16 inputs only"
         inputs = {n: tile_words(x.reshape(-1, program.head_dim)) for n, x in zip("QKV", (q, k, v))}
     res = run(host_program_sources(program.main_cpp()), plan, inputs, timing_only=q is None)
     if q is None:

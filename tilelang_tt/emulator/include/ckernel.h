@@ -3,11 +3,13 @@
 // it; the emulator's stores land at once: a plain load), and the mailboxes between the core's RISC-Vs
 // (ckernel.h:549-558): mailbox_write(thread, data) sends `data` to `thread` (a ckernel_defs.h ThreadId),
 // mailbox_read(thread) waits for the next message from `thread` to the caller and returns it
-// (runtime/dataflow.cpp says which thread a kernel is). Also the Tensix thread semaphores' names (ckernel_structs.h
-// semaphore), the stall conditions (ckernel_instr_params.h p_stall, p_setrwc) and the raw instructions ttnn's SDPA
-// streaming kernel issues (t6_semaphore_*, TTI_STALLWAIT, TTI_SETRWC: ckernel.h:298-338, ckernel_ops.h): the
-// emulator models the compute API, not the Tensix instructions under it, so these stop the kernel, naming the
-// call (emu::k::api_errorf).
+// (runtime/dataflow.cpp says which thread a kernel is). Also the Tensix thread semaphores (ckernel_structs.h
+// semaphore; t6_semaphore_*: ckernel.h:298-338, the runtime's t6_semaphore_*, on the clock of the TRISC whose
+// UNPACK / MATH / PACK code issues them), the stall conditions (ckernel_instr_params.h p_stall, p_setrwc) and the two
+// raw instructions ttnn's SDPA streaming kernel issues (ckernel_ops.h): TTI_STALLWAIT (a TRISC waits for its own
+// engines: the emulator's clocks already run each TRISC's work in order, so it changes nothing) and TTI_SETRWC in its
+// "DST row counter += n" form (CR_D with SET_D), which moves where a raw SFPU call works
+// (llk_math_eltwise_unary_sfpu_macros.h emu::detail::sfpu_target).
 #pragma once
 
 #include <cstdint>
@@ -91,20 +93,24 @@ struct p_setrwc {
 };
 
 template <std::uint32_t WaitRes = p_stall::NONE>
-inline void t6_semaphore_post(const std::uint8_t /*index*/, emu::k::Loc loc = emu::k::Loc::current()) {
-  emu::k::api_errorf(loc, "t6_semaphore_post: Tensix thread semaphores are not emulated");
+inline void t6_semaphore_post(const std::uint8_t index, emu::k::Loc loc = emu::k::Loc::current()) {
+  emu::k::t6_semaphore_post(emu::k::current_trisc, index, loc);
 }
 template <std::uint32_t WaitRes = p_stall::NONE>
-inline void t6_semaphore_get(const std::uint8_t /*index*/, emu::k::Loc loc = emu::k::Loc::current()) {
-  emu::k::api_errorf(loc, "t6_semaphore_get: Tensix thread semaphores are not emulated");
+inline void t6_semaphore_get(const std::uint8_t index, emu::k::Loc loc = emu::k::Loc::current()) {
+  emu::k::t6_semaphore_get(emu::k::current_trisc, index, loc);
 }
 template <std::uint32_t WaitRes>
-inline void t6_semaphore_wait_on_zero(const std::uint8_t /*index*/, emu::k::Loc loc = emu::k::Loc::current()) {
-  emu::k::api_errorf(loc, "t6_semaphore_wait_on_zero: Tensix thread semaphores are not emulated");
+inline void t6_semaphore_wait_on_zero(const std::uint8_t index, emu::k::Loc loc = emu::k::Loc::current()) {
+  emu::k::t6_semaphore_wait(emu::k::current_trisc, index, false, loc);
 }
-inline void t6_semaphore_init(const std::uint8_t /*index*/, const std::uint8_t /*min_value*/,
-                              const std::uint8_t /*max_value*/, emu::k::Loc loc = emu::k::Loc::current()) {
-  emu::k::api_errorf(loc, "t6_semaphore_init: Tensix thread semaphores are not emulated");
+template <std::uint32_t WaitRes>
+inline void t6_semaphore_wait_on_max(const std::uint8_t index, emu::k::Loc loc = emu::k::Loc::current()) {
+  emu::k::t6_semaphore_wait(emu::k::current_trisc, index, true, loc);
+}
+inline void t6_semaphore_init(const std::uint8_t index, const std::uint8_t min_value, const std::uint8_t max_value,
+                              emu::k::Loc loc = emu::k::Loc::current()) {
+  emu::k::t6_semaphore_init(emu::k::current_trisc, index, min_value, max_value, loc);
 }
 
 template <typename T, typename = std::enable_if_t<std::is_trivially_copyable_v<T>>>
@@ -125,8 +131,19 @@ inline void mailbox_write(const std::uint8_t thread, const std::uint32_t data,
 
 }  // namespace ckernel
 
-// Raw Tensix instructions (ckernel_ops.h): not emulated.
-#define TTI_STALLWAIT(stall_res, wait_res) \
-  ::emu::k::api_errorf(::emu::k::Loc::current(), "TTI_STALLWAIT: raw Tensix instructions are not emulated")
+// Raw Tensix instructions (ckernel_ops.h), as the header comment says.
+namespace emu::detail {
+// The math thread's DST row counter, where a raw SFPU call works (a tile is 64 rows: 4 faces of 16). 0 after an SFPU
+// call through _llk_math_eltwise_unary_sfpu_params_ (its _llk_math_eltwise_unary_sfpu_done_ clears the counter).
+inline thread_local std::uint32_t sfpu_dst_row = 0;
+inline void sfpu_dst_rows_forward(std::uint32_t clear_ab_vld, std::uint32_t rwc_cr, std::uint32_t rwc_d,
+                                  std::uint32_t rwc_b, std::uint32_t rwc_a, std::uint32_t bit_mask, emu::k::Loc loc) {
+  using ckernel::p_setrwc;
+  if (clear_ab_vld != p_setrwc::CLR_NONE || rwc_cr != p_setrwc::CR_D || bit_mask != p_setrwc::SET_D || rwc_b || rwc_a)
+    emu::k::api_errorf(loc, "TTI_SETRWC: only the DST counter step (CLR_NONE, CR_D, n, 0, 0, SET_D) is emulated");
+  sfpu_dst_row += rwc_d;
+}
+}  // namespace emu::detail
+#define TTI_STALLWAIT(stall_res, wait_res) static_cast<void>(0)
 #define TTI_SETRWC(clear_ab_vld, rwc_cr, rwc_d, rwc_b, rwc_a, BitMask) \
-  ::emu::k::api_errorf(::emu::k::Loc::current(), "TTI_SETRWC: raw Tensix instructions are not emulated")
+  ::emu::detail::sfpu_dst_rows_forward(clear_ab_vld, rwc_cr, rwc_d, rwc_b, rwc_a, BitMask, ::emu::k::Loc::current())

@@ -16,10 +16,12 @@
 enum class SfpuType { exponential, reciprocal, log, softplus };
 
 namespace emu::detail {
-// The DST tile and VectorMode of the SFPU call in progress (set by _llk_math_eltwise_unary_sfpu_params_).
+// The DST tile and VectorMode of the SFPU call in progress (set by _llk_math_eltwise_unary_sfpu_params_); outside
+// one (`raw`) an SFPU function works on the face at the DST row counter (ckernel.h emu::detail::sfpu_dst_row).
 struct SfpuTarget {
   std::uint32_t dst_index = 0;
   ckernel::VectorMode vector_mode = ckernel::VectorMode::RC;
+  bool raw = true;
 };
 inline thread_local SfpuTarget sfpu_target{};
 }  // namespace emu::detail
@@ -28,8 +30,10 @@ template <typename Callable, typename... Args>
 inline void _llk_math_eltwise_unary_sfpu_params_(Callable&& sfpu_func, std::uint32_t dst_index,
                                                  ckernel::VectorMode vector_mode = ckernel::VectorMode::RC,
                                                  Args&&... args) {
-  emu::detail::sfpu_target = {dst_index, vector_mode};
+  emu::detail::sfpu_target = {dst_index, vector_mode, false};
   static_cast<Callable&&>(sfpu_func)(static_cast<Args&&>(args)...);
+  emu::detail::sfpu_target.raw = true;
+  emu::detail::sfpu_dst_row = 0;
 }
 
 // The binary form (tt-llk llk_math_eltwise_binary_sfpu_params.h) runs a kernel's own SFPI code on two DST tiles:

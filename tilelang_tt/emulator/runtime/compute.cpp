@@ -67,6 +67,15 @@ float* math_dst(ThreadCtx& t, uint32_t idst, const char* fn, Loc loc) {
   return t.dst[phys].data();
 }
 
+// The DST tile `idst` of the half the pack TRISC holds (between tile_regs_wait and tile_regs_release).
+float* pack_held_dst(ThreadCtx& t, uint32_t idst, const char* fn, Loc loc) {
+  if (t.pack_owned < 0) protocol_error(loc, std::string(fn) + " outside tile_regs_wait/tile_regs_release");
+  if (idst >= t.dst_capacity())
+    protocol_error(loc, std::string(fn) + ": DST index " + std::to_string(idst) + " is beyond the " +
+                            std::to_string(t.dst_capacity()) + " tiles one tile_regs_wait holds");
+  return t.dst[static_cast<uint32_t>(t.pack_owned) * t.dst_half() + idst].data();
+}
+
 void settle(ThreadCtx& t, float* d) {
   if (t.kernel->opts.fp32_dest_acc_en) return;
   for (uint32_t i = 0; i < kTileHW; ++i) d[i] = round_to_bf16(d[i]);
@@ -77,7 +86,11 @@ DataFormat unpack_waited(ThreadCtx& t, uint32_t cbi, uint32_t tile, float* out, 
   if (cbi >= t.dev->arch.num_cbs || !t.core->cbs[cbi].configured)
     protocol_error(loc, std::string(fn) + " reads CB " + std::to_string(cbi) + ", which is not configured on this core");
   const CB& cb = t.core->cbs[cbi];
-  if (tile >= cb.waited)
+  // A kernel's own intermediate (CB::own_intermediate) may read pages it pushed without waiting for them: its TRISCs
+  // order themselves otherwise (ttnn's SDPA: reduce_block_max_row's respect_trigger, a Tensix semaphore the packer
+  // posts after the push, reduce_custom.h's NOTE)
+  const bool own_pushed = cb.own_intermediate(*t.kernel) && tile < cb.pushed - cb.popped;
+  if (tile >= cb.waited && !own_pushed)
     protocol_error(loc, std::string(fn) + " reads tile " + std::to_string(tile) + " of CB " + std::to_string(cbi) +
                             " but only " + std::to_string(cb.waited) + " page(s) were confirmed by cb_wait_front");
   if (cb.page_size < tile_size_bytes(cb.fmt))
@@ -674,6 +687,22 @@ void sfpu_unary(Unary op, uint32_t idst, Loc loc) {
   count(t, name, timing::sfpu_cycles(t.kernel->opts, op));
 }
 
+void sfpu_unary_faces(Unary op, uint32_t idst, uint8_t faces, Loc loc) {
+  const SfpuUnaryModel& row = sfpu_model(op);
+  const std::string name = std::string(row.name) + "_tile";
+  ThreadCtx& t = compute_ctx(name.c_str(), loc);
+  float* d = math_dst(t, idst, name.c_str(), loc);
+  uint32_t count_faces = 0;
+  for (uint32_t f = 0; f < 4; ++f) {
+    if (!(faces >> f & 1)) continue;
+    ++count_faces;
+    for (uint32_t r = 16 * (f / 2); r < 16 * (f / 2) + 16; ++r)
+      for (uint32_t c = 16 * (f % 2); c < 16 * (f % 2) + 16; ++c) d[r * 32 + c] = row.fn(d[r * 32 + c]);
+  }
+  settle(t, d);
+  count(t, name, timing::sfpu_cycles(t.kernel->opts, op) / 4 * count_faces);
+}
+
 void sfpu_binary(SfpuBinary op, uint32_t i0, uint32_t i1, uint32_t io, Loc loc) {
   const SfpuBinaryModel& row = sfpu_model(op);
   const std::string name = std::string(row.name) + "_binary_tile";
@@ -707,27 +736,106 @@ void sfpu_binary_faces(SfpuBinary op, uint32_t i0, uint32_t i1, uint32_t io, uin
   count(t, name, timing::sfpu_cycles(t.kernel->opts, op) * n / timing::kSfpuFaces);
 }
 
-void sfpu_unary_first_column(Unary op, uint32_t idst, float scale, const char* fn, Loc loc) {
+void sfpu_unary_first_column(Unary op, uint32_t idst, uint8_t faces, float scale, bool on_pack, const char* fn,
+                             Loc loc) {
   const SfpuUnaryModel& row = sfpu_model(op);
   ThreadCtx& t = compute_ctx(fn, loc);
-  float* d = math_dst(t, idst, fn, loc);
-  for (uint32_t r = 0; r < 32; ++r) d[r * 32] = row.fn(d[r * 32] * scale);
+  float* d = on_pack ? pack_held_dst(t, idst, fn, loc) : math_dst(t, idst, fn, loc);
+  // Column 0 of the tile lies in faces 0 (rows 0-15) and 2 (rows 16-31); faces 1 and 3 hold none of it.
+  uint32_t left = 0;
+  for (uint32_t face : {0u, 2u}) {
+    if (!(faces >> face & 1)) continue;
+    ++left;
+    for (uint32_t r = face * 8; r < face * 8 + 16; ++r) d[r * 32] = row.fn(d[r * 32] * scale);
+  }
   settle(t, d);
-  count(t, fn, timing::sfpu_first_column_cycles(t.kernel->opts, op));
+  // the sequence's cycles on VectorMode::C's two faces (costs.cpp), half of them a face
+  const uint64_t cycles = timing::sfpu_first_column_cycles(t.kernel->opts, op) * left / 2;
+  if (on_pack) {
+    t.counters.tile_ops[fn] += 1;
+    charge(t, Clock::Pack, cycles, fn);
+  } else {
+    count(t, fn, cycles);
+  }
+}
+
+// ---------------------------------------------------------------- Tensix semaphores
+namespace {
+// SEMINIT / SEMPOST / SEMGET / SEMWAIT: one Tensix instruction each (ckernel.h:298-338). ASSUMPTION: one cycle of
+// the issuing TRISC's clock, as timing.hpp's other single instructions.
+constexpr uint64_t kT6SemInstr = 1;
+constexpr uint32_t kT6SemCap = 15;  // ckernel.h:266-268, 276-279: the value saturates at 15
+
+Clock trisc_clock(Trisc who, const char* fn, Loc loc) {
+  switch (who) {
+    case Trisc::Unpack: return Clock::Unpack;
+    case Trisc::Math: return Clock::Main;
+    case Trisc::Pack: return Clock::Pack;
+    case Trisc::None: break;
+  }
+  api_errorf(loc, "%s outside UNPACK(...), MATH(...) or PACK(...): which TRISC issues it is unknown", fn);
+}
+
+T6Semaphore& t6_sem(ThreadCtx& t, uint8_t index, const char* fn, Loc loc) {
+  if (index >= t.core->t6_sems.size())
+    api_errorf(loc, "%s: semaphore %u outside 0..%zu (ckernel_structs.h semaphore::NUM_SEMAPHORES)", fn, index,
+               t.core->t6_sems.size() - 1);
+  return t.core->t6_sems[index];
+}
+}  // namespace
+
+void t6_semaphore_init(Trisc who, uint8_t index, uint8_t min_value, uint8_t max_value, Loc loc) {
+  const char* fn = "t6_semaphore_init";
+  ThreadCtx& t = compute_ctx(fn, loc);
+  const Clock on = trisc_clock(who, fn, loc);
+  T6Semaphore& s = t6_sem(t, index, fn, loc);
+  charge(t, on, kT6SemInstr, fn);
+  s.max = max_value;
+  s.tokens.assign(min_value, clock_of(t, on).tm.clock);
+}
+
+void t6_semaphore_post(Trisc who, uint8_t index, Loc loc) {
+  const char* fn = "t6_semaphore_post";
+  ThreadCtx& t = compute_ctx(fn, loc);
+  const Clock on = trisc_clock(who, fn, loc);
+  T6Semaphore& s = t6_sem(t, index, fn, loc);
+  charge(t, on, kT6SemInstr, fn);
+  if (s.tokens.size() < kT6SemCap) s.tokens.push_back(clock_of(t, on).tm.clock);
+}
+
+void t6_semaphore_get(Trisc who, uint8_t index, Loc loc) {
+  const char* fn = "t6_semaphore_get";
+  ThreadCtx& t = compute_ctx(fn, loc);
+  const Clock on = trisc_clock(who, fn, loc);
+  T6Semaphore& s = t6_sem(t, index, fn, loc);
+  charge(t, on, kT6SemInstr, fn);
+  // A get at 0 does nothing on silicon (ckernel.h:287-296 asserts against it): here it is a kernel error
+  if (s.tokens.empty())
+    protocol_error(loc, std::string(fn) + "(" + std::to_string(index) +
+                            "): the semaphore is 0 (no post before it in program order)");
+  wait_until(t, on, s.tokens.front(), &ThreadTiming::sem_stall, fn);
+  s.tokens.pop_front();
+}
+
+void t6_semaphore_wait(Trisc who, uint8_t index, bool on_max, Loc loc) {
+  const char* fn = on_max ? "t6_semaphore_wait_on_max" : "t6_semaphore_wait_on_zero";
+  ThreadCtx& t = compute_ctx(fn, loc);
+  const Clock on = trisc_clock(who, fn, loc);
+  T6Semaphore& s = t6_sem(t, index, fn, loc);
+  charge(t, on, kT6SemInstr, fn);
+  // The TRISCs run in program order: a wait whose condition holds here would wait forever for an instruction that
+  // comes later in the kernel, or on another TRISC's code the emulator has already run
+  if (on_max ? s.tokens.size() >= s.max : s.tokens.empty())
+    protocol_error(loc, std::string(fn) + "(" + std::to_string(index) +
+                            "): the semaphore is " + std::to_string(s.tokens.size()) +
+                            " and nothing earlier in program order releases it");
+  // Waiting on zero: until the oldest token held arrived. (Waiting on max releases on the last get, in the past.)
+  if (!on_max) wait_until(t, on, s.tokens.front(), &ThreadTiming::sem_stall, fn);
 }
 
 void sfpu_unary_ex(Unary op, uint32_t idst, float scale, uint64_t cycles, bool on_pack, const char* fn, Loc loc) {
   ThreadCtx& t = compute_ctx(fn, loc);
-  float* d;
-  if (on_pack) {
-    if (t.pack_owned < 0) protocol_error(loc, std::string(fn) + " outside tile_regs_wait/tile_regs_release");
-    if (idst >= t.dst_capacity())
-      protocol_error(loc, std::string(fn) + ": DST index " + std::to_string(idst) + " is beyond the " +
-                              std::to_string(t.dst_capacity()) + " tiles one tile_regs_wait holds");
-    d = t.dst[static_cast<uint32_t>(t.pack_owned) * t.dst_half() + idst].data();
-  } else {
-    d = math_dst(t, idst, fn, loc);
-  }
+  float* d = on_pack ? pack_held_dst(t, idst, fn, loc) : math_dst(t, idst, fn, loc);
   for (uint32_t i = 0; i < kTileHW; ++i) d[i] = sfpu_unary_scaled(op, d[i], scale);
   settle(t, d);
   const uint64_t c = cycles ? cycles : timing::sfpu_cycles(t.kernel->opts, op);

@@ -432,6 +432,30 @@ uint64_t noc_dram_page_addr(uint32_t base, uint32_t page_size, uint32_t page, ui
   return noc_dram_bank_addr(bank, base + (page / d.arch.dram_banks) * aligned + offset);
 }
 
+namespace {
+// A write issued: when it is acked (`done`) and sent, overall and for the transaction id it carries (NocIds), and its
+// source range until a barrier.
+void note_write(ThreadCtx& t, uint64_t done, uint32_t off, uint32_t size, Loc loc) {
+  NocIds& ids = t.noc_ids;
+  t.main.tm.writes_done = std::max(t.main.tm.writes_done, done);
+  t.main.tm.writes_sent = std::max(t.main.tm.writes_sent, t.main.tm.write_port_free);
+  ids.writes_done[ids.write_tag] = std::max(ids.writes_done[ids.write_tag], done);
+  ids.writes_sent[ids.write_tag] = std::max(ids.writes_sent[ids.write_tag], t.main.tm.write_port_free);
+  t.counters.noc_write_transactions += 1;
+  t.pending_writes.push_back({off, off + size, loc.line(), ids.write_tag});
+}
+
+uint32_t checked_trid(uint32_t trid, const char* fn, Loc loc) {
+  if (trid >= NocIds::kCount)
+    api_errorf(loc, "%s: transaction id %u outside 0..0xF (NOC_MAX_TRANSACTION_ID, noc_parameters.h)", fn, trid);
+  return trid;
+}
+
+void drop_trid(std::vector<Range>& pending, uint32_t trid) {
+  std::erase_if(pending, [&](const Range& r) { return r.trid == trid; });
+}
+}  // namespace
+
 void noc_read(uint64_t src, uint32_t dst_l1, uint32_t size, Loc loc) {
   ThreadCtx& t = ctx(loc);
   const uint32_t off = local_offset(t, dst_l1, size, "noc_async_read", loc);
@@ -448,11 +472,14 @@ void noc_read(uint64_t src, uint32_t dst_l1, uint32_t size, Loc loc) {
   }
   charge(t, t.dev->arch.noc_issue, "noc_async_read");
   if (dram) t.dram_transfers.push_back({t.main.tm.clock, size, noc_x(src)});
-  t.main.tm.reads_done = std::max(t.main.tm.reads_done, noc_transfer(t, size, false, dram));
+  const uint64_t done = noc_transfer(t, size, false, dram);
+  NocIds& ids = t.noc_ids;
+  t.main.tm.reads_done = std::max(t.main.tm.reads_done, done);
+  ids.reads_done[ids.read_tag] = std::max(ids.reads_done[ids.read_tag], done);
   t.counters.noc_read_transactions += 1;
   if (dram) t.counters.dram_bytes_read += size;
   else if (core != t.core) t.counters.l1_bytes_read_remote += size;
-  t.pending_reads.push_back({off, off + size, loc.line()});
+  t.pending_reads.push_back({off, off + size, loc.line(), ids.read_tag});
 }
 
 void noc_write(uint32_t src_l1, uint64_t dst, uint32_t size, Loc loc) {
@@ -473,10 +500,7 @@ void noc_write(uint32_t src_l1, uint64_t dst, uint32_t size, Loc loc) {
   }
   charge(t, t.dev->arch.noc_issue, "noc_async_write");
   if (dram) t.dram_transfers.push_back({t.main.tm.clock, size, noc_x(dst)});
-  t.main.tm.writes_done = std::max(t.main.tm.writes_done, noc_transfer(t, size, true, dram));
-  t.main.tm.writes_sent = std::max(t.main.tm.writes_sent, t.main.tm.write_port_free);
-  t.counters.noc_write_transactions += 1;
-  t.pending_writes.push_back({off, off + size, loc.line()});
+  note_write(t, noc_transfer(t, size, true, dram), off, size, loc);
 }
 
 void noc_write_multicast(uint32_t src_l1, uint64_t dst, uint32_t size, uint32_t num_dests, bool loopback, bool linked,
@@ -494,10 +518,7 @@ void noc_write_multicast(uint32_t src_l1, uint64_t dst, uint32_t size, uint32_t 
     if (c != t.core) t.counters.l1_bytes_written_remote += size;
   }
   charge(t, t.dev->arch.noc_issue, fn);
-  t.main.tm.writes_done = std::max(t.main.tm.writes_done, noc_multicast(t, size, mcast_extent(dst), linked));
-  t.main.tm.writes_sent = std::max(t.main.tm.writes_sent, t.main.tm.write_port_free);
-  t.counters.noc_write_transactions += 1;
-  t.pending_writes.push_back({off, off + size, loc.line()});
+  note_write(t, noc_multicast(t, size, mcast_extent(dst), linked), off, size, loc);
 }
 
 void noc_read_barrier(Loc loc) {
@@ -521,6 +542,40 @@ void noc_writes_flushed(Loc loc) {
   charge(t, timing::kDataflowMisc, "noc_async_writes_flushed");
   wait_until(t, t.main.tm.writes_sent, &ThreadTiming::noc_stall, "noc_async_writes_flushed");
   t.pending_writes.clear();
+  t.counters.write_barriers += 1;
+}
+
+void noc_set_trid(bool write, uint32_t trid, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  const char* fn = write ? "noc_async_write_set_trid" : "noc_async_read_set_trid";
+  charge(t, timing::kDataflowMisc, fn);
+  (write ? t.noc_ids.write_tag : t.noc_ids.read_tag) = checked_trid(trid, fn, loc);
+}
+
+void noc_read_barrier_trid(uint32_t trid, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  const char* fn = "noc_async_read_barrier_with_trid";
+  charge(t, timing::kDataflowMisc, fn);
+  wait_until(t, t.noc_ids.reads_done[checked_trid(trid, fn, loc)], &ThreadTiming::noc_stall, fn);
+  drop_trid(t.pending_reads, trid);
+  t.counters.read_barriers += 1;
+}
+
+void noc_write_barrier_trid(uint32_t trid, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  const char* fn = "noc_async_write_barrier_with_trid";
+  charge(t, timing::kDataflowMisc, fn);
+  wait_until(t, t.noc_ids.writes_done[checked_trid(trid, fn, loc)], &ThreadTiming::noc_stall, fn);
+  drop_trid(t.pending_writes, trid);
+  t.counters.write_barriers += 1;
+}
+
+void noc_writes_flushed_trid(uint32_t trid, Loc loc) {
+  ThreadCtx& t = ctx(loc);
+  const char* fn = "noc_async_write_flushed_with_trid";
+  charge(t, timing::kDataflowMisc, fn);
+  wait_until(t, t.noc_ids.writes_sent[checked_trid(trid, fn, loc)], &ThreadTiming::noc_stall, fn);
+  drop_trid(t.pending_writes, trid);
   t.counters.write_barriers += 1;
 }
 

@@ -239,12 +239,19 @@ inline bool CB::own_intermediate(const KernelInstance& kernel) const {
          (consumer.empty() || consumer == kernel.source_name);
 }
 
+// A Tensix semaphore (kernel_api.hpp t6_semaphore_*): its tokens, each the time it was posted, oldest first.
+struct T6Semaphore {
+  uint32_t max = 0;
+  std::deque<uint64_t> tokens;
+};
+
 struct Core {
   CoreXY logical{};
   uint8_t* l1 = nullptr;  // host mapping below 2 GiB
   uint32_t l1_top = 0;    // next free L1 offset for CBs
   uint32_t num_semaphores = 0;
   std::vector<uint32_t> semaphore_init;
+  std::array<T6Semaphore, 8> t6_sems;  // ckernel_structs.h semaphore::NUM_SEMAPHORES
   std::array<CB, kMaxCBs> cbs{};
   std::array<int, 3> kernel_of_role{-1, -1, -1};
   // The mailboxes between the core's RISC-Vs (tt-llk ckernel.h mailbox_write / mailbox_read), by sender and
@@ -257,6 +264,19 @@ struct Core {
 struct Range {
   uint32_t lo, hi;  // L1 offsets [lo, hi)
   uint32_t line;
+  uint32_t trid = 0;  // the NoC transaction id the transfer carried (NocIds)
+};
+
+// NoC transaction ids (tt-metal 0.81.1 dataflow_api.h:2505-2745, noc_nonblocking_api.h): a read or write carries
+// the id in its command buffer's NOC_PACKET_TAG register, which stays set until the next id is set (sticky,
+// noc_nonblocking_api.h:1090-1094) and is 0 at kernel start (the firmware clears it: :220-226, "kernels that do not
+// explicitly set transaction IDs ... use transaction ID 0"); a barrier with an id waits for that id's transfers only
+// (NIU_MST_REQS_OUTSTANDING_ID / NIU_MST_WRITE_REQS_OUTGOING_ID). Ids 0..NOC_MAX_TRANSACTION_ID (0xF). The hardware
+// counts per NOC of the core; the emulator per data-movement thread (each of SDPA's kernels owns its NOC).
+struct NocIds {
+  static constexpr uint32_t kCount = 16;
+  uint32_t read_tag = 0, write_tag = 0;  // the sticky packet tags
+  std::array<uint64_t, kCount> reads_done{}, writes_done{}, writes_sent{};  // per id: as ThreadTiming's
 };
 
 // What a blocked thread waits for (for the deadlock check and report).
@@ -298,6 +318,7 @@ struct ThreadCtx {
   Counters counters;
   std::vector<Range> pending_reads;   // local destinations of NOC reads not yet barriered
   std::vector<Range> pending_writes;  // local sources of NOC writes not yet barriered/flushed
+  NocIds noc_ids;
   std::vector<DramTransfer> dram_transfers;  // in issue order (the thread's clock never goes back)
   WaitState wait;
   uint8_t next_trisc = 0;

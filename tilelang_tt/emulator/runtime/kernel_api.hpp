@@ -86,6 +86,12 @@ void noc_write_multicast(uint32_t src_l1, uint64_t dst_mcast, uint32_t size, uin
 void noc_read_barrier(Loc loc);
 void noc_write_barrier(Loc loc);
 void noc_writes_flushed(Loc loc);
+// Transaction ids (internal.hpp NocIds): set the read or write packet tag; wait for the reads (writes acked, writes
+// sent) that carried `trid`.
+void noc_set_trid(bool write, uint32_t trid, Loc loc);
+void noc_read_barrier_trid(uint32_t trid, Loc loc);
+void noc_write_barrier_trid(uint32_t trid, Loc loc);
+void noc_writes_flushed_trid(uint32_t trid, Loc loc);
 
 // ---- fabric (runtime/fabric.cpp; headers under tt_metal/fabric/hw/inc and hostdev/) ----
 // What a packet header holds, in the emulator's layout: the first bytes of every packet header type
@@ -221,6 +227,9 @@ enum class Unary : uint8_t {
 };
 enum class SfpuBinary : uint8_t { Add, Sub, Mul, Div, Max, Min, Rsub, Pow, LogBase, Round, Fmod, Count };
 void sfpu_unary(Unary op, uint32_t dst, Loc loc);
+// The op on the faces of DST[dst] bit f of `faces` selects (face f: rows 16 * (f / 2), columns 16 * (f % 2), 16 x 16),
+// charged its share of the tile's cost: a VectorMode other than RC (api/emu/sfpu.h faces_of).
+void sfpu_unary_faces(Unary op, uint32_t dst, uint8_t faces, Loc loc);
 void sfpu_binary(SfpuBinary op, uint32_t dst0, uint32_t dst1, uint32_t odst, Loc loc);
 // The op on the faces of `faces` (bit f: face f; 0b1111 the whole tile, VectorMode::C's 0b0101 the left faces,
 // VectorMode::R's 0b0011 the top ones: llk_math_eltwise_sfpu_common.h _llk_math_eltwise_sfpu_apply_vector_mode_),
@@ -231,7 +240,34 @@ void sfpu_binary_faces(SfpuBinary op, uint32_t dst0, uint32_t dst1, uint32_t ods
 // calculate_recip_first_column: VectorMode::C, 4 SFPU iterations per face with dst_reg += 2), charged those
 // sequences' cycles (costs.cpp, first_column_cost); `fn` names the API call. The other datums the LLK touches
 // hold nothing a kernel reads (its bcast_cols consumers read column 0).
-void sfpu_unary_first_column(Unary op, uint32_t dst, float scale, const char* fn, Loc loc);
+// `faces`: bit f for face f of the tile (0b0101: VectorMode::C's two; one bit: a raw call on the face DST's row
+// counter points at, as compute_streaming.hpp's recip_tile_first_column_wh_idst0_direct makes). With `on_pack` the
+// pack TRISC drives the SFPU on the DST half it holds (compute_streaming.hpp:698, PACK(exp_tile_first_column)), as
+// sfpu_unary_ex's.
+void sfpu_unary_first_column(Unary op, uint32_t dst, uint8_t faces, float scale, bool on_pack, const char* fn,
+                             Loc loc);
+
+// The Tensix semaphores between a core's TRISCs (tt-llk ckernel.h:265-338, t6_semaphore_*; ckernel_structs.h
+// semaphore): SEMINIT sets the value to min and the wait-on-max bound to max; SEMPOST adds a token (the value capped
+// at 15); SEMGET takes one (floored at 0); SEMWAIT stalls the issuing TRISC while the value is 0 (or at max). The
+// emulator runs the three TRISCs' code in program order on one thread: a token is the time its poster's clock
+// issued it, and a waiting TRISC's clock moves to the time of the token it waits for (timing.hpp). `who` is the TRISC
+// whose code issues the instruction (the kernel's UNPACK / MATH / PACK; Trisc::None outside them: an error).
+enum class Trisc : uint8_t { None, Unpack, Math, Pack };
+void t6_semaphore_init(Trisc who, uint8_t index, uint8_t min_value, uint8_t max_value, Loc loc);
+void t6_semaphore_post(Trisc who, uint8_t index, Loc loc);
+void t6_semaphore_get(Trisc who, uint8_t index, Loc loc);
+void t6_semaphore_wait(Trisc who, uint8_t index, bool on_max, Loc loc);
+// The TRISC whose code runs now: set for the length of a full expression by the compute API's UNPACK(...),
+// MATH(...) and PACK(...) (api/compute/common.h).
+inline thread_local Trisc current_trisc = Trisc::None;
+struct OnTrisc {
+  Trisc prev;
+  explicit OnTrisc(Trisc who) : prev(current_trisc) { current_trisc = who; }
+  ~OnTrisc() { current_trisc = prev; }
+  OnTrisc(const OnTrisc&) = delete;
+  OnTrisc& operator=(const OnTrisc&) = delete;
+};
 // DST[dst] = op(DST[dst] * scale) on the whole tile, charged `cycles` (0: the op's table cost); `fn` names the API
 // call. With `on_pack` the pack TRISC runs it (exp_packthread_tile: the SFPU driven from the pack thread on the DST
 // half it holds between tile_regs_wait and tile_regs_release), charged to the packer's clock; else math does, on

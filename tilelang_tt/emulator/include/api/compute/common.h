@@ -70,10 +70,12 @@ static FORCE_INLINE uintptr_t get_common_arg_addr(int arg_idx, emu::k::Loc loc =
 
 
 // api/compute/common_globals.h: code for one TRISC (MATH(x) only in the math build ...). The emulator's
-// compute kernel is all three TRISCs in one build: each runs its part.
-#define MATH(...) __VA_ARGS__
-#define PACK(...) __VA_ARGS__
-#define UNPACK(...) __VA_ARGS__
+// compute kernel is all three TRISCs in one build: each runs its part, with the TRISC it runs on named for the
+// calls that depend on it (the Tensix semaphores: emu::k::current_trisc). A block, as kernels pass statements
+// (`PACK(x = y;)`, `PACK(ASSERT(...))`) and follow the macro with a semicolon or not.
+#define MATH(...) { ::emu::k::OnTrisc emu_trisc_(::emu::k::Trisc::Math); __VA_ARGS__; }
+#define PACK(...) { ::emu::k::OnTrisc emu_trisc_(::emu::k::Trisc::Pack); __VA_ARGS__; }
+#define UNPACK(...) { ::emu::k::OnTrisc emu_trisc_(::emu::k::Trisc::Unpack); __VA_ARGS__; }
 
 // What tt-metal's common.h includes. Each of these includes this header first; #pragma once makes
 // that a no-op here, so they come after everything above, which they use.

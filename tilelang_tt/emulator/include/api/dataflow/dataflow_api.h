@@ -216,6 +216,26 @@ FORCE_INLINE void noc_async_writes_flushed(uint8_t /*noc*/ = noc_index, Loc loc 
 FORCE_INLINE void noc_async_posted_writes_flushed(uint8_t /*noc*/ = noc_index, Loc loc = Loc::current()) {
   emu::k::noc_writes_flushed(loc);
 }
+// Transaction ids (dataflow_api.h:2505-2745): set the sticky id of the following reads or writes; wait for the
+// reads (writes acked, writes sent) that carried `trid`.
+FORCE_INLINE void noc_async_read_set_trid(uint32_t trid = 0, uint8_t /*noc*/ = noc_index, Loc loc = Loc::current()) {
+  emu::k::noc_set_trid(false, trid, loc);
+}
+FORCE_INLINE void noc_async_write_set_trid(uint32_t trid = 0, uint8_t /*noc*/ = noc_index, Loc loc = Loc::current()) {
+  emu::k::noc_set_trid(true, trid, loc);
+}
+FORCE_INLINE void noc_async_read_barrier_with_trid(uint32_t trid, uint8_t /*noc*/ = noc_index,
+                                                   Loc loc = Loc::current()) {
+  emu::k::noc_read_barrier_trid(trid, loc);
+}
+FORCE_INLINE void noc_async_write_barrier_with_trid(uint32_t trid, uint8_t /*noc*/ = noc_index,
+                                                    Loc loc = Loc::current()) {
+  emu::k::noc_write_barrier_trid(trid, loc);
+}
+FORCE_INLINE void noc_async_write_flushed_with_trid(uint32_t trid, uint8_t /*noc*/ = noc_index,
+                                                    Loc loc = Loc::current()) {
+  emu::k::noc_writes_flushed_trid(trid, loc);
+}
 FORCE_INLINE void noc_async_atomic_barrier(uint8_t /*noc*/ = noc_index) {}
 FORCE_INLINE void noc_async_full_barrier(uint8_t /*noc*/ = noc_index, Loc loc = Loc::current()) {
   emu::k::noc_read_barrier(loc);

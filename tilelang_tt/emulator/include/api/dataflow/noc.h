@@ -2,8 +2,8 @@
 // an endpoint described by noc_traits_t<Src / Dst> (a TensorAccessor page in api/tensor/noc_traits.h,
 // a DataflowBuffer's FIFO in api/dataflow/dataflow_buffer.h) and the barriers, over the same device
 // model as the free noc_async_* calls. Members take a trailing source location for their errors.
-// Transaction ids (NocOptions::TXN_ID) are not emulated: a call that sets the flag does not compile
-// (a per-id barrier treated as a full one would hide a missing barrier). Virtual channels and posted
+// With NocOptions::TXN_ID a read or write carries noc_opts.trid and a barrier waits for that id's
+// transfers only (noc.h:250-253, 412-443, 718-770; the runtime's NocIds). Virtual channels and posted
 // writes change nothing the emulator models.
 #pragma once
 
@@ -62,10 +62,11 @@ class Noc {
   template <typename T>
   using dst_args_mcast_t = typename noc_traits_t<T>::dst_args_mcast_type;
 
+  // With NocOptions::TXN_ID: tag the read / write command buffer with noc_opts.trid (sticky, as the hardware's
+  // NOC_PACKET_TAG).
   template <NocOptions opts>
-  static constexpr void check_options() {
-    static_assert(!has_flag(opts, NocOptions::TXN_ID),
-                  "emulator: NoC transaction ids (NocOptions::TXN_ID) are not emulated");
+  static void tag(bool write, const NocOptVals& noc_opts, emu::k::Loc loc) {
+    if constexpr (has_flag(opts, NocOptions::TXN_ID)) emu::k::noc_set_trid(write, noc_opts.trid, loc);
   }
 
  public:
@@ -78,9 +79,9 @@ class Noc {
   template <NocOptions opts = NocOptions::DEFAULT, uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1,
             bool enable_noc_tracing = true, typename Src, typename Dst>
   void async_read(const Src& src, const Dst& dst, uint32_t size_bytes, const src_args_t<Src>& src_args,
-                  const dst_args_t<Dst>& dst_args, const NocOptVals& /*noc_opts*/ = {},
+                  const dst_args_t<Dst>& dst_args, const NocOptVals& noc_opts = {},
                   emu::k::Loc loc = emu::k::Loc::current()) const {
-    check_options<opts>();
+    tag<opts>(false, noc_opts, loc);
     const uint32_t dst_addr = noc_traits_t<Dst>::template dst_addr<AddressType::LOCAL_L1>(dst, *this, dst_args, loc);
     const uint64_t src_addr = noc_traits_t<Src>::template src_addr<AddressType::NOC>(src, *this, src_args, loc);
     emu::k::noc_read(src_addr, dst_addr, size_bytes, loc);
@@ -90,9 +91,9 @@ class Noc {
   template <NocOptions opts = NocOptions::DEFAULT, uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1,
             bool enable_noc_tracing = true, typename Src, typename Dst>
   void async_write(const Src& src, const Dst& dst, uint32_t size_bytes, const src_args_t<Src>& src_args,
-                   const dst_args_t<Dst>& dst_args, const NocOptVals& /*noc_opts*/ = {},
+                   const dst_args_t<Dst>& dst_args, const NocOptVals& noc_opts = {},
                    emu::k::Loc loc = emu::k::Loc::current()) const {
-    check_options<opts>();
+    tag<opts>(true, noc_opts, loc);
     const uint32_t src_addr = noc_traits_t<Src>::template src_addr<AddressType::LOCAL_L1>(src, *this, src_args, loc);
     const uint64_t dst_addr = noc_traits_t<Dst>::template dst_addr<AddressType::NOC>(dst, *this, dst_args, loc);
     emu::k::noc_write(src_addr, dst_addr, size_bytes, loc);
@@ -116,21 +117,27 @@ class Noc {
   }
 
   template <NocOptions opts = NocOptions::DEFAULT>
-  void async_read_barrier(const NocOptVals& /*noc_opts*/ = {}, emu::k::Loc loc = emu::k::Loc::current()) const {
-    check_options<opts>();
-    emu::k::noc_read_barrier(loc);
+  void async_read_barrier(const NocOptVals& noc_opts = {}, emu::k::Loc loc = emu::k::Loc::current()) const {
+    if constexpr (has_flag(opts, NocOptions::TXN_ID))
+      emu::k::noc_read_barrier_trid(noc_opts.trid, loc);
+    else
+      emu::k::noc_read_barrier(loc);
   }
 
   template <NocOptions opts = NocOptions::DEFAULT>
-  void async_write_barrier(const NocOptVals& /*noc_opts*/ = {}, emu::k::Loc loc = emu::k::Loc::current()) const {
-    check_options<opts>();
-    emu::k::noc_write_barrier(loc);
+  void async_write_barrier(const NocOptVals& noc_opts = {}, emu::k::Loc loc = emu::k::Loc::current()) const {
+    if constexpr (has_flag(opts, NocOptions::TXN_ID))
+      emu::k::noc_write_barrier_trid(noc_opts.trid, loc);
+    else
+      emu::k::noc_write_barrier(loc);
   }
 
   template <NocOptions opts = NocOptions::DEFAULT>
-  void async_writes_flushed(const NocOptVals& /*noc_opts*/ = {}, emu::k::Loc loc = emu::k::Loc::current()) const {
-    check_options<opts>();
-    emu::k::noc_writes_flushed(loc);
+  void async_writes_flushed(const NocOptVals& noc_opts = {}, emu::k::Loc loc = emu::k::Loc::current()) const {
+    if constexpr (has_flag(opts, NocOptions::TXN_ID))
+      emu::k::noc_writes_flushed_trid(noc_opts.trid, loc);
+    else
+      emu::k::noc_writes_flushed(loc);
   }
 
   void async_atomic_barrier() const {}

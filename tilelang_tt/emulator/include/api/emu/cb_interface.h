@@ -5,8 +5,10 @@
 // field reads the model's value when read, and a kernel may write the FIFO pointers as there
 // (fifo_rd_ptr / fifo_wr_ptr: ttnn's matmul compute kernel points an alias CB's read pointer at another
 // CB's, bmm_large_block_zm_fused_bias_activation.cpp reload_from_cb_to_dst), which moves the model's
-// pointer to that page of the FIFO (an address off a page boundary or outside the FIFO is an error). A
-// write to another field is an error.
+// pointer to that page of the FIFO (an address off a page boundary is an error). A pointer written outside the
+// FIFO is a step of the kernel's pointer arithmetic (ttnn's SDPA cb_push_back_hold_wr_ptr rewinds fifo_wr_ptr below
+// the FIFO's start, then wraps it): the view holds it until a write brings it back, and it is an error if the next
+// get_local_cb_interface of the CB still finds it outside. A write to another field is an error.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +28,11 @@ template <emu::k::CbField field>
 struct CbInterfaceField {
   uint32_t cb;
   emu::k::Loc loc;
+  static constexpr bool kPointer = field == emu::k::CbField::RdPtr || field == emu::k::CbField::WrPtr;
+  bool outside = false;  // a pointer written outside the FIFO, held in `held` (kernel units)
+  uint32_t held = 0;
   operator uint32_t() const {
+    if (outside) return held;
     const emu::k::CbState s = emu::k::cb_state(cb, "get_local_cb_interface", loc);
     switch (field) {
       case emu::k::CbField::Size: return s.size >> kCbAddrShift;
@@ -39,10 +45,20 @@ struct CbInterfaceField {
     return 0;
   }
   void bind(uint32_t cb_id, emu::k::Loc where) {
+    if (outside)
+      emu::k::api_errorf(where, "get_local_cb_interface(%u): a FIFO pointer the kernel wrote at line %u is still "
+                         "outside the FIFO", cb, loc.line());
     cb = cb_id;
     loc = where;
   }
   CbInterfaceField& operator=(uint32_t value) {
+    if constexpr (kPointer) {
+      const emu::k::CbState s = emu::k::cb_state(cb, "get_local_cb_interface", loc);
+      const uint32_t addr = value << kCbAddrShift;
+      outside = addr < s.limit - s.size || addr >= s.limit;
+      held = value;
+      if (outside) return *this;
+    }
     emu::k::cb_set_field(cb, field, field == emu::k::CbField::NumPages ? value : value << kCbAddrShift, loc);
     return *this;
   }

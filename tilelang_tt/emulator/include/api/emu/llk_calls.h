@@ -66,10 +66,7 @@ inline void llk_pack_relu_config(const ckernel::ReluConfig& relu_config, emu::k:
 
 // tt-llk common/inc/cmath_common.h:290-298: the math thread's address-mode bank.
 namespace ckernel::math {
-inline void set_addr_mod_base(emu::k::Loc loc = emu::k::Loc::current()) {
-  emu::detail::llk_not_emulated("math::set_addr_mod_base", loc);
-}
-inline void clear_addr_mod_base(emu::k::Loc loc = emu::k::Loc::current()) {
-  emu::detail::llk_not_emulated("math::clear_addr_mod_base", loc);
-}
+// The bank selects the address modes of the math thread's instructions, which the emulator does not have: nothing.
+inline void set_addr_mod_base() {}
+inline void clear_addr_mod_base() {}
 }  // namespace ckernel::math

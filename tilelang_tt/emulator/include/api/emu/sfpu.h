@@ -6,7 +6,7 @@
 // set the op's DST precision and rounding (is_fp32_dest_acc_en, ReciprocalDestAcc, DstRoundingMode):
 // the emulator computes the other ops in fp32 and rounds DST to bfloat16 (nearest even) unless the
 // kernel's fp32_dest_acc_en. A VectorMode other than RC (the op on part of the tile) is an error but for binary max
-// and min (faces_of).
+// and min and recip_tile (faces_of).
 #pragma once
 
 #include <bit>

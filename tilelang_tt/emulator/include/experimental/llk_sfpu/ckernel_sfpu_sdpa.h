@@ -5,7 +5,9 @@
 //   _ckernel_sfpu_exp_accurate_ with SCALE_EN, or the polynomial with SCALE_EN, degree 4 with a float32 DST, 2
 //   without), and calculate_recip_first_column<fp32>: 1 / x (:33-50, sfpu_reciprocal_iter), each on 4 of a
 //   face's 8 SFPU iterations (ITERATIONS_HALF_FACE, dst_reg += 2) of the faces VectorMode::C selects (0 and 2):
-//   column 0 of the tile's 32 rows, where a row statistic lives (runtime sfpu_unary_first_column). The emulator's
+//   column 0 of the tile's 32 rows, where a row statistic lives (runtime sfpu_unary_first_column); called raw
+//   (outside SFPU_UNARY_CALL), on the one face the DST row counter points at; inside PACK(...), on the DST half the
+//   packer holds, on its clock. The emulator's
 //   exp and reciprocal are its Exp / ExpFast and Recip / RecipFast (runtime sfpu.cpp), rounded to DST's format.
 // - calculate_fused_max_sub_exp_add_tile and calculate_softplus_first_column (ring / joint attention only), and
 //   raw SFPI (sfpi::vFloat, dst_reg, v_if: a kernel's own SFPU code): not emulated.
@@ -22,9 +24,21 @@
 namespace emu::detail {
 inline void sdpa_first_column(emu::k::Unary op, float scale, const char* fn) {
   const emu::k::Loc loc = emu::k::Loc::current();
+  const bool on_pack = emu::k::current_trisc == emu::k::Trisc::Pack;  // PACK(...): the packer drives the SFPU
+  if (sfpu_target.raw) {
+    // A raw call (compute_streaming.hpp recip_tile_first_column_wh_idst0_direct): the face the DST row counter
+    // points at, one of the two holding column 0
+    const std::uint32_t face = sfpu_dst_row % 64 / 16;
+    if (sfpu_dst_row % 16 || (face != 0 && face != 2))
+      emu::k::api_errorf(loc, "%s: a raw call at DST row %u: the emulator models it at the start of face 0 or 2", fn,
+                         sfpu_dst_row);
+    emu::k::sfpu_unary_first_column(op, sfpu_dst_row / 64, static_cast<std::uint8_t>(1u << face), scale, on_pack,
+                                    fn, loc);
+    return;
+  }
   if (sfpu_target.vector_mode != ckernel::VectorMode::C)
     emu::k::api_errorf(loc, "%s: the emulator models it with VectorMode::C (the first column) only", fn);
-  emu::k::sfpu_unary_first_column(op, sfpu_target.dst_index, scale, fn, loc);
+  emu::k::sfpu_unary_first_column(op, sfpu_target.dst_index, 0b0101, scale, on_pack, fn, loc);
 }
 }  // namespace emu::detail
 

@@ -17,10 +17,14 @@ ALWI void recip_tile_init() {}
 template <ReciprocalDestAcc dest_acc = DST_ACCUM_MODE ? ReciprocalDestAcc::FP32 : ReciprocalDestAcc::BF16,
           ReciprocalApproxMode approximation = ReciprocalApproxMode::Default>
 ALWI void recip_tile(uint32_t idst, VectorMode vector_mode = VectorMode::RC, Loc loc = Loc::current()) {
-  emu::detail::require_whole_tile(vector_mode, "recip_tile", loc);
   constexpr bool approximate = approximation == ReciprocalApproxMode::Default ? APPROX
                                                                                : approximation == ReciprocalApproxMode::Approximate;
-  emu::k::sfpu_unary(approximate ? emu::k::Unary::RecipFast : emu::k::Unary::Recip, idst, loc);
+  constexpr auto op = approximate ? emu::k::Unary::RecipFast : emu::k::Unary::Recip;
+  // Part of the tile (ttnn's SDPA on Blackhole: VectorMode::C, the left faces holding the row statistics)
+  if (vector_mode != VectorMode::RC)
+    emu::k::sfpu_unary_faces(op, idst, emu::detail::faces_of(vector_mode, "recip_tile", loc), loc);
+  else
+    emu::k::sfpu_unary(op, idst, loc);
 }
 
 }  // namespace ckernel
