@@ -304,6 +304,8 @@ class DSTContext:
                     names.add(node.value.args[0 if intrin != Intrin.TILE_REDUCE else 2].name)
                 if intrin == Intrin.TILE_ELTWISE:
                     names.update(v.name for v in node.value.args[4:])
+                if intrin == Intrin.PACK_BLOCK:  # the hand-off CB a K loop's last step packs into
+                    names.update(v.name for v in node.value.args[5:])
 
         tirx.stmt_functor.post_order_visit(self.func.body, visit)
         return names

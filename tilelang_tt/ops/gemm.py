@@ -19,7 +19,10 @@ hoisted when every op is a matmul of the same operands and sub-block that reload
 D5: ``tile_regs_acquire`` before the statements that accumulate into C, reload of C's tiles for
 ``acc += A @ B``, per K tile one ``matmul_block`` of the sub-block into DST tiles ``i * sn + j``
 (as ttnn's ``bmm_large_block_zm_fused_bias_activation``), then per ``tt.pack_block`` one pack per
-output tile. A transposed B (``transpose_B``) wider than one tile column keeps ``matmul_tiles`` per
+output tile. Partial sums the packer adds up in L1 (L1_ACC) whose block the writer drains through a hand-off CB
+(``tt.pack_block``'s ``last``, SplitDeviceKernel) are reloaded once, by the K loop's last step, which packs
+each sub-block straight into the hand-off CB (:meth:`Gemm.process_handed_l1_acc`, as ttnn's matmul).
+A transposed B (``transpose_B``) wider than one tile column keeps ``matmul_tiles`` per
 output tile: its columns are not adjacent tiles, which matmul_block steps through
 (:func:`matmul_block_dims`).
 ``T.gemm(A, B, C, transpose_A=True)``: compute first transposes A's tiles into a block of the
@@ -34,6 +37,7 @@ from __future__ import annotations
 import dataclasses
 
 import tilelang  # noqa: F401
+import tvm
 from tvm import tirx
 
 from tilelang_tt.ir.attrs import AccumulateMode, Scope
@@ -343,6 +347,9 @@ class Gemm(TileOp):
         pre = [ctx.pop(name, held.pop(name), scope)] if name in held else []
         kloop = scope.body
         later = tirx.GT(kloop.loop_var, kloop.min)
+        target = last_step_target(kloop)
+        if target is not None:
+            return self.process_handed_l1_acc(ctx, scope, held, pre, target)
 
         def when_later(stmts, always: bool = False):
             return seq(stmts) if always else tirx.IfThenElse(later, seq(stmts), None)
@@ -379,6 +386,57 @@ class Gemm(TileOp):
 
         loop, after = ctx.iterate_loop(kloop, held, body_from)
         after[name] = False
+        return seq([*pre, loop]), after
+
+    def process_handed_l1_acc(self, ctx, scope: tirx.AttrStmt, held: dict, pre: list, target: tirx.Var):
+        """L1_ACC whose block goes to the writer through the hand-off CB ``target`` (``tt.pack_block``'s
+        ``last``), as ttnn's matmul does with PACKER_L1_ACC (bmm_large_block_zm_fused_bias_activation.cpp):
+        the K steps but the last pack into C's CB, the packer adding from the second on; the last step
+        reloads each sub-block's partial sums from C's CB into DST (``copy_tile``; none when it is also the
+        first), accumulates its products on them and packs the sub-block straight into ``target``, which
+        the writer drains one sub-block after another. C's CB is empty after the loop, ``target`` holds
+        the block: no copy of the block into the hand-off CB after the loop."""
+        name = scope.node.name
+        c, out_cb = ctx.cb(name), ctx.cb(target.name)
+        kloop = scope.body
+        simplify = ctx.analyzer.simplify
+        ctx.analyzer.bind(kloop.loop_var, tvm.ir.Range.from_min_extent(kloop.min, kloop.extent))
+        later = tirx.GT(kloop.loop_var, kloop.min)
+        last = simplify(tirx.EQ(kloop.loop_var, kloop.min + kloop.extent - 1))
+        middle = simplify(tirx.And(later, tirx.Not(last)))  # a K step packing onto partial sums C's CB keeps
+        # the last K step, partial sums waiting in C's CB (unless it is also the first)
+        final_reload = last if ctx.analyzer.can_prove(kloop.extent > 1) else tirx.And(later, last)
+
+        def body_from(state):
+            out = []
+            for s in kloop.body.seq:
+                mma = (next((n for n in _calls(s) if stmt_intrin(n) == Intrin.MM_MMA), None)
+                       if isinstance(s, tirx.For) else None)
+                if mma is None:
+                    new, state = ctx.process(s, state)
+                    out.append(new)
+                    continue
+                out += self.operand_waits(ctx, mma, state)
+                old_partials = evaluate(Intrin.CB_WAIT_FRONT, c.index, c.block_pages, like=mma)
+                pack = next(n for n in _calls(s) if stmt_intrin(n) == Intrin.PACK_BLOCK)
+                _, m0, n0, sm, sn = pack.value.args[:5]
+                count = int(sm) * int(sn)
+                out += [tirx.IfThenElse(middle, seq([old_partials, ctx.pop(name, True, mma)]), None),
+                        tirx.IfThenElse(final_reload, old_partials, None),
+                        evaluate(Intrin.PACK_L1_ACC, middle, like=mma)]
+                sub = [evaluate(Intrin.DST_ACQUIRE, like=mma),
+                       tirx.IfThenElse(final_reload,
+                                       seq(self.reload_tiles(ctx, c, m0, n0, int(sm), int(sn), mma)), None),
+                       *self.matmul(ctx, mma),
+                       tirx.IfThenElse(last, seq(ctx.pack(out_cb, count, lambda t: t, pack)),
+                                       seq(ctx.pack(c, count, lambda t: t, pack)))]
+                out.append(keep_span(s, tirx.For(s.loop_var, s.min, s.extent, s.kind, seq(sub))))
+                out += [evaluate(Intrin.PACK_L1_ACC, tirx.const(0, "uint32"), like=mma),
+                        tirx.IfThenElse(final_reload, ctx.pop(name, True, mma), None)]
+            return seq(out), state
+
+        loop, after = ctx.iterate_loop(kloop, held, body_from)
+        after[target.name] = False
         return seq([*pre, loop]), after
 
     def reload_tiles(self, ctx, c, m0, n0, sm: int, sn: int, like) -> list[tirx.Stmt]:
@@ -505,6 +563,13 @@ def matmul_init(a: int, b: int, transpose, dims: tuple[int, int, int] | None) ->
     if dims is None:
         return Intrin.MATMUL_INIT, a, b, transpose
     return (Intrin.MATMUL_BLOCK_INIT, a, b, transpose, *dims)
+
+
+def last_step_target(kloop: tirx.For) -> tirx.Var | None:
+    """The hand-off CB the last K step of a spilled accumulation packs into (``tt.pack_block``'s ``last``
+    argument), or None."""
+    packs = [n for n in _calls(kloop) if stmt_intrin(n) == Intrin.PACK_BLOCK and len(n.value.args) > 5]
+    return packs[0].value.args[5] if packs else None
 
 
 def accumulates_alone(stmts: list[tirx.Stmt], acc: tirx.Buffer) -> bool:

@@ -44,7 +44,7 @@ import tilelang  # noqa: F401
 import tvm
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import Attr, KernelRole, MultiStore, Scope
+from tilelang_tt.ir.attrs import AccumulateMode, Attr, KernelRole, MultiStore, Scope
 from tilelang_tt.ir.branches import branch_values
 from tilelang_tt.ir.intrin import Intrin, call
 from tilelang_tt.ir.dataflow import handoff_cbs, movers, scaler_cb, value_cbs
@@ -178,7 +178,9 @@ def _handoff_vars(func: tirx.PrimFunc) -> dict[tirx.Var, tirx.Var]:
 def _route_handoffs(stmt, handoffs: dict[tirx.Var, tirx.Var]):
     """Compute side of a hand-off CB: the final value of X goes to ``X_out`` before the writer
     takes it — the last statement writing X packs straight into ``X_out`` when nothing reads X
-    after it, else an explicit copy is inserted."""
+    after it (an element-wise op; a gemm accumulation whose packer adds up the partial sums in L1,
+    whose K loop's last step then packs into ``X_out``: ``tt.pack_block``'s ``last``), else an
+    explicit copy is inserted."""
     if isinstance(stmt, tirx.SeqStmt):
         items = [_route_handoffs(s, handoffs) for s in stmt.seq]
         out: list[tirx.Stmt] = []
@@ -188,11 +190,12 @@ def _route_handoffs(stmt, handoffs: dict[tirx.Var, tirx.Var]):
             if data in handoffs:
                 target = handoffs[data]
                 last = out[-1] if out else None
-                if (last is not None and stmt_intrin(last) == Intrin.TILE_ELTWISE
-                        and last.value.args[0].same_as(data)
-                        and not any(_mentions(later, data) for later in items[k + 1:])):
+                final = last is not None and not any(_mentions(later, data) for later in items[k + 1:])
+                if final and stmt_intrin(last) == Intrin.TILE_ELTWISE and last.value.args[0].same_as(data):
                     args = list(last.value.args)
                     out[-1] = evaluate(Intrin.TILE_ELTWISE, target, *args[1:], like=last)
+                elif final and _packer_accumulation(last, data):
+                    out[-1] = _pack_last_step_into(last, target)
                 else:
                     region = as_region(s.value.args[0])
                     i, j = tirx.Var("i", "int32"), tirx.Var("j", "int32")
@@ -210,6 +213,25 @@ def _route_handoffs(stmt, handoffs: dict[tirx.Var, tirx.Var]):
                                                None if stmt.else_case is None else _route_handoffs(stmt.else_case,
                                                                                                    handoffs)))
     return stmt
+
+
+def _packer_accumulation(stmt, block: tirx.Var) -> bool:
+    """Whether ``stmt`` is a gemm accumulation of ``block`` whose partial sums the packer adds up in L1
+    (``tt.accumulate`` in L1_ACC mode: every K step packs its sums, none is reloaded but at the end)."""
+    return (isinstance(stmt, tirx.AttrStmt) and stmt.attr_key == Scope.ACCUMULATE.value
+            and stmt.node.same_as(block) and int(stmt.value) == AccumulateMode.L1_ACC)
+
+
+def _pack_last_step_into(scope: tirx.AttrStmt, target: tirx.Var) -> tirx.Stmt:
+    """The accumulation ``scope`` with its K loop's last step packing into the hand-off CB ``target``
+    (``tt.pack_block``'s ``last`` argument), as ttnn's matmul packs its last K block into the output CB
+    (bmm_large_block_zm_fused_bias_activation.cpp, ``last_out``): no copy of the block after the loop."""
+    def post(node):
+        if stmt_intrin(node) == Intrin.PACK_BLOCK:
+            return evaluate(Intrin.PACK_BLOCK, *node.value.args, target, like=node)
+        return None
+
+    return tirx.stmt_functor.ir_transform(scope, None, post, ["tirx.Evaluate"])
 
 
 def _mentions(body, block: tirx.Var) -> bool:
