@@ -29,7 +29,7 @@ from tests.passes.helpers import (
 from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.ir.intrin import Intrin, call, call_intrin
 from tilelang_tt.options import CompileOptions
-from tilelang_tt.ir.common import stmt_intrin
+from tilelang_tt.ir.common import evaluate_calls, stmt_intrin
 from tilelang_tt.passes.lower_cb_intrinsics import LowerCBIntrinsics
 
 PASS = "LowerCBIntrinsics"
@@ -101,7 +101,9 @@ def test_reads_of_a_step_share_one_barrier():
 
 def test_multicast_read_sender_and_receiver():
     """A_s is shared by each core row: the sender reads and multicasts with the semaphore handshake,
-    the others receive; the CB protocol around it is unchanged."""
+    the others receive; the CB protocol around it is unchanged. A_s holds two blocks: the sender flushes
+    the previous block's multicast between issuing this block's reads and their barrier (the two overlap),
+    and the kernel ends with a write barrier."""
     before = lower_until(gemm(128, 128, 128, 64, 64, 32), PASS)
     rd = before["main_reader"]
     A = param(rd, "A")
@@ -118,13 +120,13 @@ def test_multicast_read_sender_and_receiver():
         tirx.Bind(l1_a, call(Intrin.GET_WRITE_PTR, 0, dtype=U32)),
         tirx.IfThenElse(tirx.NE(arg("sender"), tirx.const(0, U32)), seq(
             serial(r, 2, ev(Intrin.NOC_READ_PAGE, by * 8 + r * 4 + k, A.data, l1_a + tirx.Cast(U32, r * 2048))),
+            ev(Intrin.NOC_WRITES_FLUSHED),
             ev(Intrin.NOC_READ_BARRIER),
             ev(Intrin.SEM_WAIT, 0, arg("receivers")),
             ev(Intrin.SEM_SET, 0, 0),
             ev(Intrin.MCAST_WRITE, l1_a, *rect, 4096, arg("receivers")),
             ev(Intrin.SEM_SET, 1, 1),
             ev(Intrin.SEM_SET_MCAST, 1, *rect, arg("receivers")),
-            ev(Intrin.NOC_WRITES_FLUSHED),
         ), seq(
             ev(Intrin.SEM_SET, 1, 0),
             ev(Intrin.SEM_INC, arg("sender_x"), arg("sender_y"), 0, 1),
@@ -135,6 +137,22 @@ def test_multicast_read_sender_and_receiver():
     after = run_pass(before, PASS)
     a_read = loop(after["main_reader"], "k").body.seq[:4]
     assert_body(seq(*a_read), expected)
+    assert Attr.CB_DESC.read(rd)["A_s"].num_pages == 4
+    assert stmt_name(evaluate_calls(after["main_reader"].body)[-1]) == Intrin.NOC_WRITE_BARRIER.value
+
+
+def test_multicast_of_a_single_buffered_block_is_flushed_before_its_slot_is_reused():
+    """A_s of one block (num_stages=1): the next block's reads go into the slot the multicast reads from, so
+    the sender flushes right after the multicast, and the kernel needs no write barrier at its end."""
+    before = lower_until(gemm(128, 128, 128, 64, 64, 32, stages=1), PASS)
+    assert Attr.CB_DESC.read(before["main_reader"])["A_s"].num_pages == 2
+    after = run_pass(before, PASS)["main_reader"]
+    (send,) = [n.then_case for n in nodes(after.body, lambda n: isinstance(n, tirx.IfThenElse))
+               if Intrin.MCAST_WRITE.value in [stmt_name(s) for s in getattr(n.then_case, "seq", []) if
+                                                isinstance(s, tirx.Evaluate)]]
+    names = [stmt_name(s) for s in send.seq if isinstance(s, tirx.Evaluate)]
+    assert names[-1] == Intrin.NOC_WRITES_FLUSHED.value and names.count(Intrin.NOC_WRITES_FLUSHED.value) == 1
+    assert Intrin.NOC_WRITE_BARRIER.value not in [stmt_name(n) for n in evaluate_calls(after.body)]
 
 
 def stmt_name(stmt) -> str:
