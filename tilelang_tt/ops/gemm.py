@@ -256,8 +256,10 @@ class Gemm(TileOp):
         # holds one block (the partial sums are never reloaded); else they round-trip through DST
         l1_acc = (sum(is_gemm_into(s, acc) for s in kloop.body.seq) == 1
                   and str(acc.dtype) not in INTEGER_DTYPES)
-        if l1_acc:
-            ctx.cbs[acc.name] = dataclasses.replace(ctx.cbs[acc.name], num_pages=ctx.cbs[acc.name].block_pages)
+        if l1_acc:  # one block; its last K step packs a sub-block at a time (for the writer: push_pages)
+            whole_rows = sh * sw if sw == tile_shape(acc)[1] else 0
+            ctx.cbs[acc.name] = dataclasses.replace(ctx.cbs[acc.name], num_pages=ctx.cbs[acc.name].block_pages,
+                                                    push_pages=whole_rows)
         body = []
         for s in kloop.body.seq:
             if is_gemm_into(s, acc):

@@ -386,6 +386,9 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
                         "copy into a block of the tensor's dtype and cast on chip (T.copy between blocks)")
         arrived.append(evaluate(Intrin.WIDEN_BYTES, ptr, pages, like=stmt))
     ptr_intrin = Intrin.GET_WRITE_PTR if reading else Intrin.GET_READ_PTR
+    drained = None if reading or not pop or parts else _drained_as_pushed(func, cb, transfers, pages, ptr, stmt)
+    if drained is not None:
+        return drained
     head = [evaluate(begin, cb.index, pages, like=stmt),
             keep_span(stmt, tirx.Bind(ptr, call(ptr_intrin, cb.index, dtype="uint32")))]
     tail = [evaluate(end, cb.index, pages, like=stmt)] if pop else []
@@ -405,6 +408,31 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
                          *arrived])
         moved = _multicast(mc, mcast_args[mc.cb], ptr, pages * cb.page_size, moved, stmt, flush=not overlapped)
     return seq([*head, moved, *tail])
+
+
+def _drained_as_pushed(func, cb: CBDesc, transfers, pages: int, ptr, like) -> tirx.Stmt | None:
+    """The writer's drain of a block compute pushes a few whole tile rows at a time (``push_pages``: a gemm's
+    sub-blocks, packed in the block's row order), as ttnn's matmul writer drains each sub-block
+    (reader_bmm_tile_layout_in1_sender_writer_padding.cpp): per push, wait for its pages, write them, wait for
+    the writes, pop them; the writes of the first rows overlap compute's packing of the next. None where the
+    block moves whole (no ``push_pages``, a block of column-major tiles, a slice of part of a tile)."""
+    rows, cols = cb.block_tiles
+    push = cb.push_pages
+    if not push or push % cols or pages != cb.block_pages or cb.name in Attr.COLUMN_MAJOR_BLOCKS.read(func):
+        return None
+    height = push // cols  # tile rows a push holds
+    if height >= rows or rows % height or not (isinstance(transfers, tirx.For) and const_int(transfers.extent) == rows):
+        return None
+    q, r = tirx.Var("q", "int32"), tirx.Var("r", "int32")
+    row_of = {transfers.loop_var: q * height + r} if height > 1 else {transfers.loop_var: q * height}
+    rows_of_push = tirx.stmt_functor.substitute(transfers.body, row_of)
+    if height > 1:
+        rows_of_push = tirx.For(r, 0, height, tirx.ForKind.SERIAL, rows_of_push)
+    step = seq([evaluate(Intrin.CB_WAIT_FRONT, cb.index, push, like=like), rows_of_push,
+                evaluate(Intrin.NOC_WRITE_BARRIER, like=like), evaluate(Intrin.CB_POP_FRONT, cb.index, push, like=like)])
+    # the block's pages lie from the read pointer on: its pushes do not wrap the FIFO (one or more whole blocks)
+    return seq([keep_span(like, tirx.Bind(ptr, call(Intrin.GET_READ_PTR, cb.index, dtype="uint32"))),
+                keep_span(like, tirx.For(q, 0, rows // height, tirx.ForKind.SERIAL, step))])
 
 
 def _batched(reads: list[tuple]) -> tirx.Stmt:
