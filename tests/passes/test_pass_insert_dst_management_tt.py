@@ -276,6 +276,31 @@ def test_partial_sums_accumulate_in_l1_and_the_last_step_packs_into_the_writers_
     assert [int(x) for x in block[6:]] == [4, 1, 1]  # a sub-block is a row of 4 tiles: ct_dim 4, rt_dim 1, kt_dim 1
 
 
+def test_partial_sums_of_the_output_format_accumulate_in_the_writers_cb():
+    """bfloat16 partial sums of a bfloat16 output: they accumulate in the pages of the hand-off CB the writer
+    drains (C_l has no CB of its own): the first K step reserves the block, every step packs each sub-block at
+    its pages (pack_tile<true>), the packer adding from the second step on, and the last step pushes each
+    sub-block once packed; nothing is reloaded into DST."""
+    f = run_pass(lower_until(gemm(128, 128, 128, 128, 128, 32, accum_dtype="bfloat16"), PASS), PASS)["main_compute"]
+    cbs = Attr.CB_DESC.read(f)
+    assert "C_l" not in cbs
+    out = cbs["C_l_out"].index
+    calls = [(stmt_intrin(n), list(n.value.args)) for n in evaluate_calls(f.body)]
+    names = [i for i, _ in calls]
+    assert Intrin.COPY_TILE not in names and Intrin.PACK_TILE not in names
+    (pack,) = [args for i, args in calls if i == Intrin.PACK_TILE_AT]
+    assert int(pack[1]) == out
+    l1 = [args for i, args in calls if i == Intrin.PACK_L1_ACC]
+    assert len(l1) == 2 and str(l1[0][0]) == "k > 0" and int(l1[1][0]) == 0
+    (k,) = [n for n in _nodes(f.body) if isinstance(n, tirx.For) and n.loop_var.name == "k"]
+    branches = [(str(n.condition), [(stmt_intrin(e), [int(a) for a in e.value.args]) for e in evaluate_calls(n.then_case)])
+                for n in _nodes(k.body) if isinstance(n, tirx.IfThenElse)]
+    assert ("k == 0", [(Intrin.CB_RESERVE_BACK, [out, 16])]) in branches
+    assert ("k == 3", [(Intrin.CB_PUSH_BACK, [out, 8])]) in branches  # 2x4 sub-blocks (bfloat16: 8 DST tiles)
+    assert names.count(Intrin.MATMUL_BLOCK_INIT) == 1 and names.index(Intrin.MATMUL_BLOCK_INIT) < names.index(
+        Intrin.CB_WAIT_FRONT)  # nothing reconfigures the unpacker: the init is hoisted out of the loops
+
+
 ROW_SHARED_ATTRS = compute_attrs(X_s=cb_entry(0, block_tiles=(1, 4)), m_s={**cb_entry(1), "vector": "col"},
                                  C_l=cb_entry(16, block_tiles=(1, 4)))
 

@@ -175,14 +175,23 @@ def _handoff_vars(func: tirx.PrimFunc) -> dict[tirx.Var, tirx.Var]:
     return {buf.data: tirx.Var(handoffs[buf.name], buf.data.type_annotation) for buf in blocks}
 
 
-def _route_handoffs(stmt, handoffs: dict[tirx.Var, tirx.Var]):
+def _alike_handoffs(func: tirx.PrimFunc, cbs) -> set[tirx.Var]:
+    """Data variables of the blocks whose hand-off CB stores their data format (bfloat16 partial sums of a
+    bfloat16 output)."""
+    handoffs = handoff_cbs(func)
+    return {buf.data for buf in allocations(func)
+            if buf.name in handoffs and cbs[buf.name].data_format == cbs[handoffs[buf.name]].data_format}
+
+
+def _route_handoffs(stmt, handoffs: dict[tirx.Var, tirx.Var], alike: set[tirx.Var]):
     """Compute side of a hand-off CB: the final value of X goes to ``X_out`` before the writer
     takes it — the last statement writing X packs straight into ``X_out`` when nothing reads X
-    after it (an element-wise op; a gemm accumulation whose packer adds up the partial sums in L1,
-    whose K loop's last step then packs into ``X_out``: ``tt.pack_block``'s ``last``), else an
-    explicit copy is inserted."""
+    after it (an element-wise op; a gemm accumulation whose packer adds up the partial sums in L1:
+    in ``X_out`` itself where it stores X's format (``alike``), as ttnn's matmul shares one block
+    between its partials and output CBs, else its K loop's last step packs into ``X_out``:
+    ``tt.pack_block``'s ``last``), else an explicit copy is inserted."""
     if isinstance(stmt, tirx.SeqStmt):
-        items = [_route_handoffs(s, handoffs) for s in stmt.seq]
+        items = [_route_handoffs(s, handoffs, alike) for s in stmt.seq]
         out: list[tirx.Stmt] = []
         for k, s in enumerate(items):
             intrin = stmt_intrin(s)
@@ -195,7 +204,7 @@ def _route_handoffs(stmt, handoffs: dict[tirx.Var, tirx.Var]):
                     args = list(last.value.args)
                     out[-1] = evaluate(Intrin.TILE_ELTWISE, target, *args[1:], like=last)
                 elif final and _packer_accumulation(last, data):
-                    out[-1] = _pack_last_step_into(last, target)
+                    out[-1] = _accumulated_in(last, target) if data in alike else _pack_last_step_into(last, target)
                 else:
                     region = as_region(s.value.args[0])
                     i, j = tirx.Var("i", "int32"), tirx.Var("j", "int32")
@@ -205,13 +214,14 @@ def _route_handoffs(stmt, handoffs: dict[tirx.Var, tirx.Var]):
         return seq(out)
     if isinstance(stmt, tirx.For):
         return keep_span(stmt, tirx.For(stmt.loop_var, stmt.min, stmt.extent, stmt.kind,
-                                        _route_handoffs(stmt.body, handoffs)))
+                                        _route_handoffs(stmt.body, handoffs, alike)))
     if isinstance(stmt, tirx.AttrStmt):
-        return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, _route_handoffs(stmt.body, handoffs)))
+        return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value,
+                                             _route_handoffs(stmt.body, handoffs, alike)))
     if isinstance(stmt, tirx.IfThenElse):
-        return keep_span(stmt, tirx.IfThenElse(stmt.condition, _route_handoffs(stmt.then_case, handoffs),
+        return keep_span(stmt, tirx.IfThenElse(stmt.condition, _route_handoffs(stmt.then_case, handoffs, alike),
                                                None if stmt.else_case is None else _route_handoffs(stmt.else_case,
-                                                                                                   handoffs)))
+                                                                                                   handoffs, alike)))
     return stmt
 
 
@@ -232,6 +242,22 @@ def _pack_last_step_into(scope: tirx.AttrStmt, target: tirx.Var) -> tirx.Stmt:
         return None
 
     return tirx.stmt_functor.ir_transform(scope, None, post, ["tirx.Evaluate"])
+
+
+def _accumulated_in(scope: tirx.AttrStmt, target: tirx.Var) -> tirx.Stmt:
+    """The accumulation ``scope`` of a block accumulating in the hand-off CB ``target`` instead: its partial
+    sums stay in the pages compute reserves there, handed to the writer by the last K step (the gemm's D5);
+    the block needs no CB of its own."""
+    block = scope.node
+
+    def post(node):
+        if stmt_intrin(node) in (Intrin.MM_MMA, Intrin.PACK_BLOCK):
+            args = [target if isinstance(a, tirx.Var) and a.same_as(block) else a for a in node.value.args]
+            return evaluate(stmt_intrin(node), *args, like=node)
+        return None
+
+    body = tirx.stmt_functor.ir_transform(scope.body, None, post, ["tirx.Evaluate"])
+    return keep_span(scope, tirx.AttrStmt(target, scope.attr_key, scope.value, body))
 
 
 def _mentions(body, block: tirx.Var) -> bool:
@@ -273,7 +299,7 @@ def split(func: tirx.PrimFunc) -> dict[str, tirx.PrimFunc]:
         if role == KernelRole.COMPUTE:
             body = _without_addresses(body)
         if role == KernelRole.COMPUTE and handoffs:
-            body = _route_handoffs(body, handoffs)
+            body = _route_handoffs(body, handoffs, _alike_handoffs(func, cbs))
         if role == KernelRole.READER and scaler is not None:
             body = seq([evaluate(Intrin.FILL_SCALER, cbs[scaler].index, tirx.FloatImm("float32", 1.0)), body])
         bodies[role] = body
