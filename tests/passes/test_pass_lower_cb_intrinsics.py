@@ -424,20 +424,35 @@ def test_a_misaligned_run_moves_through_the_kernel_scratch():
             tvm.ir.assert_structural_equal(a, e, map_free_vars=True)
 
 
-def test_writer_drains_a_gemm_block_one_sub_block_at_a_time():
-    """C's 4x4-tile block accumulates in L1 in sub-blocks of one tile row (float32: 4 DST tiles), and its last K
-    step packs them one after another into the hand-off CB (``push_pages``): the writer waits for, writes and
-    pops each row of 4 tiles in turn, its writes overlapping the packing of the next."""
-    before = lower_until(gemm(128, 128, 128, 128, 128, 32), PASS)
+def _drain(bn: int):
+    """(C's hand-off CB, the writer's loop over its pushes) of a 128 x ``bn`` gemm block accumulating in L1 over
+    4 K steps in float32 (4 DST tiles a sub-block)."""
+    before = lower_until(gemm(128, bn, 128, 128, bn, 32), PASS)
     out = Attr.CB_DESC.read(before["main_writer"])["C_l_out"]
-    assert (out.push_pages, out.block_pages) == (4, 16)
     after = run_pass(before, PASS)["main_writer"]
     (drain,) = [n for n in nodes(after.body, lambda n: isinstance(n, tirx.For)) if n.loop_var.name == "q"]
-    assert int(drain.extent) == 4
     names = [stmt_name(s) for s in evaluate_calls(drain.body)]
     assert names[0] == Intrin.CB_WAIT_FRONT.value and names[-2:] == [Intrin.NOC_WRITE_BARRIER.value,
                                                                      Intrin.CB_POP_FRONT.value]
-    assert names.count(Intrin.NOC_WRITE_PAGE.value) == 1  # a loop over the row's 4 tiles
+    assert names.count(Intrin.NOC_WRITE_PAGE.value) == 1  # a loop over the push's tiles
     waits = [n for n in evaluate_calls(after.body) if stmt_name(n) == Intrin.CB_WAIT_FRONT.value
              and int(n.value.args[0]) == out.index]
-    assert [int(n.value.args[1]) for n in waits] == [4]
+    assert [int(n.value.args[1]) for n in waits] == [out.push_pages]  # only in the loop
+    return out, drain
+
+
+def test_writer_drains_a_gemm_block_one_sub_block_at_a_time():
+    """C's 4x4-tile block accumulates in L1 in sub-blocks of one tile row, and its last K step packs them one
+    after another into the hand-off CB (``push_pages``): the writer waits for, writes and pops each row of 4 tiles
+    in turn, its writes overlapping the packing of the next."""
+    out, drain = _drain(128)
+    assert (out.push_pages, out.block_pages, int(drain.extent)) == (4, 16, 4)
+
+
+def test_writer_drains_sub_blocks_of_part_of_a_row():
+    """A 4x8-tile block in sub-blocks of 4 tiles (half a row): the writer drains 8 pushes of 4 tiles, push q
+    being row q // 2, columns (q % 2) * 4 on."""
+    out, drain = _drain(256)
+    assert (out.push_pages, out.block_pages, int(drain.extent)) == (4, 32, 8)
+    (write,) = [n for n in evaluate_calls(drain.body) if stmt_name(n) == Intrin.NOC_WRITE_PAGE.value]
+    assert "q // 2" in str(write.value.args[0]) and "q % 2 * 4" in str(write.value.args[0])

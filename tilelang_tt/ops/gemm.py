@@ -259,10 +259,9 @@ class Gemm(TileOp):
         # holds one block (the partial sums are never reloaded); else they round-trip through DST
         l1_acc = (sum(is_gemm_into(s, acc) for s in kloop.body.seq) == 1
                   and str(acc.dtype) not in INTEGER_DTYPES)
-        if l1_acc:  # one block; its last K step packs a sub-block at a time (for the writer: push_pages)
-            whole_rows = sh * sw if sw == tile_shape(acc)[1] else 0
+        if l1_acc:  # one block; its last K step packs a sub-block at a time, in row order (for the writer)
             ctx.cbs[acc.name] = dataclasses.replace(ctx.cbs[acc.name], num_pages=ctx.cbs[acc.name].block_pages,
-                                                    push_pages=whole_rows)
+                                                    push_pages=sh * sw)
         body = []
         for s in kloop.body.seq:
             if is_gemm_into(s, acc):

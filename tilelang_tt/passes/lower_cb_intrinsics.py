@@ -411,28 +411,39 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
 
 
 def _drained_as_pushed(func, cb: CBDesc, transfers, pages: int, ptr, like) -> tirx.Stmt | None:
-    """The writer's drain of a block compute pushes a few whole tile rows at a time (``push_pages``: a gemm's
-    sub-blocks, packed in the block's row order), as ttnn's matmul writer drains each sub-block
-    (reader_bmm_tile_layout_in1_sender_writer_padding.cpp): per push, wait for its pages, write them, wait for
-    the writes, pop them; the writes of the first rows overlap compute's packing of the next. None where the
-    block moves whole (no ``push_pages``, a block of column-major tiles, a slice of part of a tile)."""
+    """The writer's drain of a block compute pushes a few pages at a time in the block's row order (``push_pages``:
+    a gemm's sub-blocks, whole tile rows or a part of one), as ttnn's matmul writer drains each sub-block
+    (reader_bmm_tile_layout_in1_sender_writer_padding.cpp): per push, wait for its pages, write them, wait for the
+    writes, pop them; the writes of the first pages overlap compute's packing of the next. None where the block
+    moves whole (no ``push_pages``, a block of column-major tiles, a slice of part of a tile)."""
     rows, cols = cb.block_tiles
     push = cb.push_pages
-    if not push or push % cols or pages != cb.block_pages or cb.name in Attr.COLUMN_MAJOR_BLOCKS.read(func):
+    if not push or pages != cb.block_pages or push >= pages or cb.name in Attr.COLUMN_MAJOR_BLOCKS.read(func):
         return None
-    height = push // cols  # tile rows a push holds
-    if height >= rows or rows % height or not (isinstance(transfers, tirx.For) and const_int(transfers.extent) == rows):
+    if (push % cols and cols % push) or (push % cols == 0 and rows % (push // cols)):
         return None
-    q, r = tirx.Var("q", "int32"), tirx.Var("r", "int32")
-    row_of = {transfers.loop_var: q * height + r} if height > 1 else {transfers.loop_var: q * height}
-    rows_of_push = tirx.stmt_functor.substitute(transfers.body, row_of)
-    if height > 1:
-        rows_of_push = tirx.For(r, 0, height, tirx.ForKind.SERIAL, rows_of_push)
-    step = seq([evaluate(Intrin.CB_WAIT_FRONT, cb.index, push, like=like), rows_of_push,
+    if not (isinstance(transfers, tirx.For) and const_int(transfers.extent) == rows):
+        return None
+    q, r, c = tirx.Var("q", "int32"), tirx.Var("r", "int32"), tirx.Var("c", "int32")
+    if push % cols == 0:  # whole rows a push
+        height = push // cols
+        row_of = {transfers.loop_var: q * height + r} if height > 1 else {transfers.loop_var: q * height}
+        moves = tirx.stmt_functor.substitute(transfers.body, row_of)
+        if height > 1:
+            moves = tirx.For(r, 0, height, tirx.ForKind.SERIAL, moves)
+    else:  # a part of a row a push
+        row = transfers.body
+        if not (isinstance(row, tirx.For) and const_int(row.extent) == cols):
+            return None
+        per_row = cols // push
+        moves = tirx.stmt_functor.substitute(row.body, {transfers.loop_var: tirx.FloorDiv(q, per_row),
+                                                         row.loop_var: tirx.FloorMod(q, per_row) * push + c})
+        moves = tirx.For(c, 0, push, tirx.ForKind.SERIAL, moves)
+    step = seq([evaluate(Intrin.CB_WAIT_FRONT, cb.index, push, like=like), moves,
                 evaluate(Intrin.NOC_WRITE_BARRIER, like=like), evaluate(Intrin.CB_POP_FRONT, cb.index, push, like=like)])
     # the block's pages lie from the read pointer on: its pushes do not wrap the FIFO (one or more whole blocks)
     return seq([keep_span(like, tirx.Bind(ptr, call(Intrin.GET_READ_PTR, cb.index, dtype="uint32"))),
-                keep_span(like, tirx.For(q, 0, rows // height, tirx.ForKind.SERIAL, step))])
+                keep_span(like, tirx.For(q, 0, pages // push, tirx.ForKind.SERIAL, step))])
 
 
 def _batched(reads: list[tuple]) -> tirx.Stmt:
