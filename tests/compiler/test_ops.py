@@ -346,7 +346,8 @@ def test_gemm_with_compute_between_k_steps(kind):
 @pytest.mark.parametrize("kind", ["two_gemms", "plain"])
 def test_partial_sums_beyond_dst(kind):
     """A 128x128 fp32 C block (16 tiles: sub-blocks) over 4 K steps. One gemm into C per step: the
-    packer accumulates the partial sums in C's CB (pack_reconfig_l1_acc, never reloaded); two gemms
+    packer accumulates the partial sums in C's CB (pack_reconfig_l1_acc) over the middle steps, and the
+    last step reloads them once (copy_tile) and packs the result into the writer's CB; two gemms
     (C = 2 A B): the partial sums round-trip through DST (copy_tile)."""
     a, b = bf16(128, 128, seed=33), bf16(128, 128, seed=34)
     func = (K.gemm_with_loop_compute("two_gemms", 128, 128, 128, 128, 128, 32) if kind == "two_gemms" else
@@ -356,8 +357,9 @@ def test_partial_sums_beyond_dst(kind):
     assert_close(out.float(), factor * (a.float() @ b.float()), 2.0 ** -8)
     compute = artifacts.get_source("compute")
     if kind == "plain":
-        k_step = compute.split("pack_reconfig_l1_acc(k > 0);")[1].split("pack_reconfig_l1_acc(0);")[0]
-        assert "matmul_block(" in k_step and "copy_tile" not in k_step
+        k_step = compute.split("pack_reconfig_l1_acc((0 < k) && (k < 3));")[1].split("pack_reconfig_l1_acc(0);")[0]
+        reload = k_step.split("if (k == 3) {")[1].split("}")[0]
+        assert "matmul_block(" in k_step and compute.count("copy_tile(") == 1 and "copy_tile(" in reload
     else:
         assert "pack_reconfig_l1_acc" not in compute and "copy_tile" in compute
 

@@ -23,6 +23,7 @@ from tests.passes.helpers import (
     var,
 )
 from tilelang_tt import TTCompileError
+from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ir.common import evaluate_calls, stmt_intrin
 from tilelang_tt.passes.insert_dst_management_tt import InsertDSTManagementTT
@@ -243,21 +244,61 @@ def _nodes(stmt) -> list:
     return out
 
 
-def test_partial_sums_accumulate_in_l1_without_reloads():
-    """A 128x128 C block (16 tiles, 4 sub-blocks of 4) over 2 K steps: from the second step on the
-    old partial block is popped before the sub-blocks, and the packer adds to it; it is never
-    reloaded into DST (no copy_tile in the K loop), and L1 accumulation is off after the sub-blocks."""
-    f = run_pass(lower_until(gemm(128, 128, 64, 128, 128, 32), PASS), PASS)["main_compute"]
+def test_partial_sums_accumulate_in_l1_and_the_last_step_packs_into_the_writers_cb():
+    """A 128x128 C block (16 tiles, 4 sub-blocks of 4) over 4 K steps, copied to C: the middle steps pop
+    the old partial block before the sub-blocks and the packer adds to it (L1 accumulation on for them
+    alone, off after the sub-blocks); the last step reloads each sub-block's partial sums into DST and
+    packs it straight into the hand-off CB the writer drains (as ttnn's matmul with PACKER_L1_ACC): the
+    partial sums are read back once, and no copy of the block follows the K loop."""
+    f = run_pass(lower_until(gemm(128, 128, 128, 128, 128, 32), PASS), PASS)["main_compute"]
+    cbs = Attr.CB_DESC.read(f)
+    c, out = cbs["C_l"].index, cbs["C_l_out"].index
     calls = _k_loop_calls(f)
     names = [i for i, _ in calls]
-    assert Intrin.COPY_TILE not in names
     l1 = [args for i, args in calls if i == Intrin.PACK_L1_ACC]
-    assert len(l1) == 2 and str(l1[0][0]) == "k > 0" and int(l1[1][0]) == 0
-    first, last = names.index(Intrin.PACK_L1_ACC), len(names) - 1 - names[::-1].index(Intrin.PACK_L1_ACC)
-    assert names[first - 2:first] == [Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT]  # the old block, under k > 0
-    assert names[first:last].count(Intrin.PACK_TILE) == 1 and Intrin.MATMUL_BLOCK in names[first:last]
+    assert len(l1) == 2 and str(l1[0][0]) == "0 < k and k < 3" and int(l1[1][0]) == 0
+    (k,) = [n for n in _nodes(f.body) if isinstance(n, tirx.For) and n.loop_var.name == "k"]
+    branches = {}  # condition -> (the calls of its then case, of its else case), every branch of that condition
+    for n in _nodes(k.body):
+        if isinstance(n, tirx.IfThenElse):
+            then, other = branches.setdefault(str(n.condition), ([], []))
+            then += [(stmt_intrin(e), list(e.value.args)) for e in evaluate_calls(n.then_case)]
+            if n.else_case is not None:
+                other += [(stmt_intrin(e), list(e.value.args)) for e in evaluate_calls(n.else_case)]
+    assert [i for i, _ in branches["0 < k and k < 3"][0]] == [Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT]  # old block
+    last, rest = branches["k == 3"]
+    assert [i for i, _ in last].count(Intrin.COPY_TILE) == 1  # the reload (a loop over the sub-block), last step alone
+    assert {int(a[1]) for i, a in last if i == Intrin.PACK_TILE} == {out}  # into the writer's CB
+    assert {int(a[1]) for i, a in rest if i == Intrin.PACK_TILE} == {c}  # the other steps into C's CB
+    assert names.count(Intrin.COPY_TILE) == 1  # one copy_tile statement (a loop of 4), in the K loop
+    assert [stmt_intrin(n) for n in evaluate_calls(f.body)].count(Intrin.COPY_TILE) == 1  # none after it
     (block,) = [args for i, args in calls if i == Intrin.MATMUL_BLOCK]
     assert [int(x) for x in block[6:]] == [4, 1, 1]  # a sub-block is a row of 4 tiles: ct_dim 4, rt_dim 1, kt_dim 1
+
+
+def test_partial_sums_of_the_output_format_accumulate_in_the_writers_cb():
+    """bfloat16 partial sums of a bfloat16 output: they accumulate in the pages of the hand-off CB the writer
+    drains (C_l has no CB of its own): the first K step reserves the block, every step packs each sub-block at
+    its pages (pack_tile<true>), the packer adding from the second step on, and the last step pushes each
+    sub-block once packed; nothing is reloaded into DST."""
+    f = run_pass(lower_until(gemm(128, 128, 128, 128, 128, 32, accum_dtype="bfloat16"), PASS), PASS)["main_compute"]
+    cbs = Attr.CB_DESC.read(f)
+    assert "C_l" not in cbs
+    out = cbs["C_l_out"].index
+    calls = [(stmt_intrin(n), list(n.value.args)) for n in evaluate_calls(f.body)]
+    names = [i for i, _ in calls]
+    assert Intrin.COPY_TILE not in names and Intrin.PACK_TILE not in names
+    (pack,) = [args for i, args in calls if i == Intrin.PACK_TILE_AT]
+    assert int(pack[1]) == out
+    l1 = [args for i, args in calls if i == Intrin.PACK_L1_ACC]
+    assert len(l1) == 2 and str(l1[0][0]) == "k > 0" and int(l1[1][0]) == 0
+    (k,) = [n for n in _nodes(f.body) if isinstance(n, tirx.For) and n.loop_var.name == "k"]
+    branches = [(str(n.condition), [(stmt_intrin(e), [int(a) for a in e.value.args]) for e in evaluate_calls(n.then_case)])
+                for n in _nodes(k.body) if isinstance(n, tirx.IfThenElse)]
+    assert ("k == 0", [(Intrin.CB_RESERVE_BACK, [out, 16])]) in branches
+    assert ("k == 3", [(Intrin.CB_PUSH_BACK, [out, 8])]) in branches  # 2x4 sub-blocks (bfloat16: 8 DST tiles)
+    assert names.count(Intrin.MATMUL_BLOCK_INIT) == 1 and names.index(Intrin.MATMUL_BLOCK_INIT) < names.index(
+        Intrin.CB_WAIT_FRONT)  # nothing reconfigures the unpacker: the init is hoisted out of the loops
 
 
 ROW_SHARED_ATTRS = compute_attrs(X_s=cb_entry(0, block_tiles=(1, 4)), m_s={**cb_entry(1), "vector": "col"},

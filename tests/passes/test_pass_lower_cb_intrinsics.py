@@ -29,7 +29,7 @@ from tests.passes.helpers import (
 from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.ir.intrin import Intrin, call, call_intrin
 from tilelang_tt.options import CompileOptions
-from tilelang_tt.ir.common import stmt_intrin
+from tilelang_tt.ir.common import evaluate_calls, stmt_intrin
 from tilelang_tt.passes.lower_cb_intrinsics import LowerCBIntrinsics
 
 PASS = "LowerCBIntrinsics"
@@ -101,7 +101,9 @@ def test_reads_of_a_step_share_one_barrier():
 
 def test_multicast_read_sender_and_receiver():
     """A_s is shared by each core row: the sender reads and multicasts with the semaphore handshake,
-    the others receive; the CB protocol around it is unchanged."""
+    the others receive; the CB protocol around it is unchanged. A_s holds two blocks: the sender flushes
+    the previous block's multicast between issuing this block's reads and their barrier (the two overlap),
+    and the kernel ends with a write barrier."""
     before = lower_until(gemm(128, 128, 128, 64, 64, 32), PASS)
     rd = before["main_reader"]
     A = param(rd, "A")
@@ -118,13 +120,13 @@ def test_multicast_read_sender_and_receiver():
         tirx.Bind(l1_a, call(Intrin.GET_WRITE_PTR, 0, dtype=U32)),
         tirx.IfThenElse(tirx.NE(arg("sender"), tirx.const(0, U32)), seq(
             serial(r, 2, ev(Intrin.NOC_READ_PAGE, by * 8 + r * 4 + k, A.data, l1_a + tirx.Cast(U32, r * 2048))),
+            ev(Intrin.NOC_WRITES_FLUSHED),
             ev(Intrin.NOC_READ_BARRIER),
             ev(Intrin.SEM_WAIT, 0, arg("receivers")),
             ev(Intrin.SEM_SET, 0, 0),
             ev(Intrin.MCAST_WRITE, l1_a, *rect, 4096, arg("receivers")),
             ev(Intrin.SEM_SET, 1, 1),
             ev(Intrin.SEM_SET_MCAST, 1, *rect, arg("receivers")),
-            ev(Intrin.NOC_WRITES_FLUSHED),
         ), seq(
             ev(Intrin.SEM_SET, 1, 0),
             ev(Intrin.SEM_INC, arg("sender_x"), arg("sender_y"), 0, 1),
@@ -135,6 +137,22 @@ def test_multicast_read_sender_and_receiver():
     after = run_pass(before, PASS)
     a_read = loop(after["main_reader"], "k").body.seq[:4]
     assert_body(seq(*a_read), expected)
+    assert Attr.CB_DESC.read(rd)["A_s"].num_pages == 4
+    assert stmt_name(evaluate_calls(after["main_reader"].body)[-1]) == Intrin.NOC_WRITE_BARRIER.value
+
+
+def test_multicast_of_a_single_buffered_block_is_flushed_before_its_slot_is_reused():
+    """A_s of one block (num_stages=1): the next block's reads go into the slot the multicast reads from, so
+    the sender flushes right after the multicast, and the kernel needs no write barrier at its end."""
+    before = lower_until(gemm(128, 128, 128, 64, 64, 32, stages=1), PASS)
+    assert Attr.CB_DESC.read(before["main_reader"])["A_s"].num_pages == 2
+    after = run_pass(before, PASS)["main_reader"]
+    (send,) = [n.then_case for n in nodes(after.body, lambda n: isinstance(n, tirx.IfThenElse))
+               if Intrin.MCAST_WRITE.value in [stmt_name(s) for s in getattr(n.then_case, "seq", []) if
+                                                isinstance(s, tirx.Evaluate)]]
+    names = [stmt_name(s) for s in send.seq if isinstance(s, tirx.Evaluate)]
+    assert names[-1] == Intrin.NOC_WRITES_FLUSHED.value and names.count(Intrin.NOC_WRITES_FLUSHED.value) == 1
+    assert Intrin.NOC_WRITE_BARRIER.value not in [stmt_name(n) for n in evaluate_calls(after.body)]
 
 
 def stmt_name(stmt) -> str:
@@ -404,3 +422,37 @@ def test_a_misaligned_run_moves_through_the_kernel_scratch():
         assert len(actual) == len(expected)
         for a, e in zip(actual, expected):
             tvm.ir.assert_structural_equal(a, e, map_free_vars=True)
+
+
+def _drain(bn: int):
+    """(C's hand-off CB, the writer's loop over its pushes) of a 128 x ``bn`` gemm block accumulating in L1 over
+    4 K steps in float32 (4 DST tiles a sub-block)."""
+    before = lower_until(gemm(128, bn, 128, 128, bn, 32), PASS)
+    out = Attr.CB_DESC.read(before["main_writer"])["C_l_out"]
+    after = run_pass(before, PASS)["main_writer"]
+    (drain,) = [n for n in nodes(after.body, lambda n: isinstance(n, tirx.For)) if n.loop_var.name == "q"]
+    names = [stmt_name(s) for s in evaluate_calls(drain.body)]
+    assert names[0] == Intrin.CB_WAIT_FRONT.value and names[-2:] == [Intrin.NOC_WRITE_BARRIER.value,
+                                                                     Intrin.CB_POP_FRONT.value]
+    assert names.count(Intrin.NOC_WRITE_PAGE.value) == 1  # a loop over the push's tiles
+    waits = [n for n in evaluate_calls(after.body) if stmt_name(n) == Intrin.CB_WAIT_FRONT.value
+             and int(n.value.args[0]) == out.index]
+    assert [int(n.value.args[1]) for n in waits] == [out.push_pages]  # only in the loop
+    return out, drain
+
+
+def test_writer_drains_a_gemm_block_one_sub_block_at_a_time():
+    """C's 4x4-tile block accumulates in L1 in sub-blocks of one tile row, and its last K step packs them one
+    after another into the hand-off CB (``push_pages``): the writer waits for, writes and pops each row of 4 tiles
+    in turn, its writes overlapping the packing of the next."""
+    out, drain = _drain(128)
+    assert (out.push_pages, out.block_pages, int(drain.extent)) == (4, 16, 4)
+
+
+def test_writer_drains_sub_blocks_of_part_of_a_row():
+    """A 4x8-tile block in sub-blocks of 4 tiles (half a row): the writer drains 8 pushes of 4 tiles, push q
+    being row q // 2, columns (q % 2) * 4 on."""
+    out, drain = _drain(256)
+    assert (out.push_pages, out.block_pages, int(drain.extent)) == (4, 32, 8)
+    (write,) = [n for n in evaluate_calls(drain.body) if stmt_name(n) == Intrin.NOC_WRITE_PAGE.value]
+    assert "q // 2" in str(write.value.args[0]) and "q % 2 * 4" in str(write.value.args[0])

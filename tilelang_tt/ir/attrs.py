@@ -175,6 +175,9 @@ class CBDesc(PlanCB):
     block_tiles: tuple[int, int] = (0, 0)  # (rows, cols) of 32x32 tiles in one block
     vector: str = ""  # "row": data in row 0 of each tile; "col": data in column 0; "": full tiles
     source: str = ""  # "file:line:column" of the buffer's allocation in the user's kernel (errors.location_string)
+    # pages compute pushes at a time into the block, in its row order (a gemm's sub-block: whole rows of its tiles or
+    # a part of one), which the writer then drains as they come; 0: the whole block at once
+    push_pages: int = 0
 
     def to_dict(self) -> dict:
         return {
@@ -189,7 +192,8 @@ class CBDesc(PlanCB):
             "consumer": self.consumer,
             "buffer": self.buffer,
             "source": self.source,
-        } | ({"valid": list(self.valid)} if self.valid is not None else {})
+        } | ({"valid": list(self.valid)} if self.valid is not None else {}) \
+            | ({"push_pages": self.push_pages} if self.push_pages else {})
 
     @staticmethod
     def from_dict(name: str, d: dict) -> CBDesc:

@@ -60,8 +60,10 @@ class Intrin(str, enum.Enum):
                      "cb: region, dst: region")
     MM_MMA = ("tt.mm.mma", "mma(a, b, c, m0, n0, sm, sn, transpose_b, first): C[m0:+sm, n0:+sn] (+)= A @ B in DST.",
               "a: buffer, b: buffer, c: buffer, m0: expr, n0: expr, sm: int, sn: int, transpose_b: bool, first: expr")
-    PACK_BLOCK = ("tt.pack_block", "pack_block(c, m0, n0, sm, sn): the accumulator sub-block is final; pack it.",
-                  "c: buffer, m0: expr, n0: expr, sm: int, sn: int")
+    PACK_BLOCK = ("tt.pack_block", "pack_block(c, m0, n0, sm, sn, *last): the accumulator sub-block is final; pack it; "
+                  "with ``last`` (one block, a hand-off CB: SplitDeviceKernel), the K loop's last step of a spilled "
+                  "accumulation packs it there instead.",
+                  "c: buffer, m0: expr, n0: expr, sm: int, sn: int, last*: buffer")
     TILE_ELTWISE = ("tt.tile.eltwise", "eltwise(out, i, j, value, *also): out[i, j] = value over the block, tile by "
                     "tile, and the same tiles into each block of ``also`` of out's geometry (FuseBlockCopiesTT); "
                     "into a block of one tile column where out has several, each row's tiles summed into its "

@@ -22,7 +22,7 @@ from tvm import arith, tirx
 from tilelang_tt.ir.attrs import AccumulateMode, Attr, CBDesc, Scope
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.contract.formats import BY_DATA_FORMAT, DATA_FORMATS, tile_bytes
-from tilelang_tt.ir.dataflow import staging_cbs
+from tilelang_tt.ir.dataflow import handoff_cbs, staging_cbs
 from tilelang_tt.ir.common import (
     COL,
     as_region,
@@ -242,9 +242,12 @@ class InitContext:
         self.reloads: set[str] = set()
         self.column_major = frozenset(Attr.COLUMN_MAJOR_BLOCKS.read(func))
 
+        in_place = set(handoff_cbs(func).values())  # L1_ACC in a hand-off CB reloads nothing (gemm's D5)
+
         def visit(node):
             if isinstance(node, tirx.AttrStmt) and node.attr_key == Scope.ACCUMULATE.value \
-                    and int(node.value) != AccumulateMode.FRESH:
+                    and int(node.value) != AccumulateMode.FRESH \
+                    and not (int(node.value) == AccumulateMode.L1_ACC and node.node.name in in_place):
                 self.reloads.add(node.node.name)
 
         tirx.stmt_functor.post_order_visit(func.body, visit)
@@ -304,6 +307,8 @@ class DSTContext:
                     names.add(node.value.args[0 if intrin != Intrin.TILE_REDUCE else 2].name)
                 if intrin == Intrin.TILE_ELTWISE:
                     names.update(v.name for v in node.value.args[4:])
+                if intrin == Intrin.PACK_BLOCK:  # the hand-off CB a K loop's last step packs into
+                    names.update(v.name for v in node.value.args[5:])
 
         tirx.stmt_functor.post_order_visit(self.func.body, visit)
         return names

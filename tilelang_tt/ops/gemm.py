@@ -19,7 +19,12 @@ hoisted when every op is a matmul of the same operands and sub-block that reload
 D5: ``tile_regs_acquire`` before the statements that accumulate into C, reload of C's tiles for
 ``acc += A @ B``, per K tile one ``matmul_block`` of the sub-block into DST tiles ``i * sn + j``
 (as ttnn's ``bmm_large_block_zm_fused_bias_activation``), then per ``tt.pack_block`` one pack per
-output tile. A transposed B (``transpose_B``) wider than one tile column keeps ``matmul_tiles`` per
+output tile. Partial sums the packer adds up in L1 (L1_ACC) of a block the writer drains through a hand-off CB
+accumulate in that CB's pages where it stores their format (:meth:`Gemm.process_l1_acc_in_place`: the last K
+step pushes each sub-block; SplitDeviceKernel gives the scope the hand-off CB), else are reloaded once, by the K
+loop's last step, which packs each sub-block straight into the hand-off CB (``tt.pack_block``'s ``last``,
+:meth:`Gemm.process_handed_l1_acc`), both as ttnn's matmul with PACKER_L1_ACC.
+A transposed B (``transpose_B``) wider than one tile column keeps ``matmul_tiles`` per
 output tile: its columns are not adjacent tiles, which matmul_block steps through
 (:func:`matmul_block_dims`).
 ``T.gemm(A, B, C, transpose_A=True)``: compute first transposes A's tiles into a block of the
@@ -34,9 +39,11 @@ from __future__ import annotations
 import dataclasses
 
 import tilelang  # noqa: F401
+import tvm
 from tvm import tirx
 
 from tilelang_tt.ir.attrs import AccumulateMode, Scope
+from tilelang_tt.ir.dataflow import handoff_cbs
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ops.base import INTEGER_DTYPES, Engine, TileOp, register
 from tilelang_tt.ops.fill import cleared_block
@@ -252,8 +259,9 @@ class Gemm(TileOp):
         # holds one block (the partial sums are never reloaded); else they round-trip through DST
         l1_acc = (sum(is_gemm_into(s, acc) for s in kloop.body.seq) == 1
                   and str(acc.dtype) not in INTEGER_DTYPES)
-        if l1_acc:
-            ctx.cbs[acc.name] = dataclasses.replace(ctx.cbs[acc.name], num_pages=ctx.cbs[acc.name].block_pages)
+        if l1_acc:  # one block; its last K step packs a sub-block at a time, in row order (for the writer)
+            ctx.cbs[acc.name] = dataclasses.replace(ctx.cbs[acc.name], num_pages=ctx.cbs[acc.name].block_pages,
+                                                    push_pages=sh * sw)
         body = []
         for s in kloop.body.seq:
             if is_gemm_into(s, acc):
@@ -343,6 +351,11 @@ class Gemm(TileOp):
         pre = [ctx.pop(name, held.pop(name), scope)] if name in held else []
         kloop = scope.body
         later = tirx.GT(kloop.loop_var, kloop.min)
+        if l1_acc and name in handoff_cbs(ctx.func).values():
+            return self.process_l1_acc_in_place(ctx, scope, held, pre)
+        target = last_step_target(kloop)
+        if target is not None:
+            return self.process_handed_l1_acc(ctx, scope, held, pre, target)
 
         def when_later(stmts, always: bool = False):
             return seq(stmts) if always else tirx.IfThenElse(later, seq(stmts), None)
@@ -379,6 +392,106 @@ class Gemm(TileOp):
 
         loop, after = ctx.iterate_loop(kloop, held, body_from)
         after[name] = False
+        return seq([*pre, loop]), after
+
+    def process_l1_acc_in_place(self, ctx, scope: tirx.AttrStmt, held: dict, pre: list):
+        """L1_ACC in the hand-off CB the writer drains (SplitDeviceKernel: its format the block's), as ttnn's
+        matmul keeps its partials in the block of L1 its output CB shares (c_4 and c_5,
+        matmul_multicore_reuse_mcast_2d_program_factory.cpp): the first K step reserves the block, every step
+        packs each sub-block into its pages (``pack_tile<true>`` at the sub-block's page), the packer adding
+        from the second step on, and the last step pushes each sub-block to the writer once packed. Nothing is
+        reloaded into DST, and no block is copied after the loop."""
+        name = scope.node.name
+        c = ctx.cb(name)
+        kloop = scope.body
+        simplify = ctx.analyzer.simplify
+        first, later = tirx.EQ(kloop.loop_var, kloop.min), tirx.GT(kloop.loop_var, kloop.min)
+        last = simplify(tirx.EQ(kloop.loop_var, kloop.min + kloop.extent - 1))
+        cols = c.block_tiles[1]
+
+        def body_from(state):
+            out = []
+            for s in kloop.body.seq:
+                mma = (next((n for n in _calls(s) if stmt_intrin(n) == Intrin.MM_MMA), None)
+                       if isinstance(s, tirx.For) else None)
+                if mma is None:
+                    new, state = ctx.process(s, state)
+                    out.append(new)
+                    continue
+                out += self.operand_waits(ctx, mma, state)
+                pack = next(n for n in _calls(s) if stmt_intrin(n) == Intrin.PACK_BLOCK)
+                _, m0, n0, sm, sn = pack.value.args[:5]
+                count = int(sm) * int(sn)
+                # the sub-block's tiles are pages m0 * cols + n0 on of the block (whole rows, or part of one); in the
+                # last step, after the sub-blocks before it are pushed, from the write pointer on
+                start = tirx.Select(last, tirx.const(0, "int32"), simplify(m0 * cols + n0))
+                out += [tirx.IfThenElse(first, evaluate(Intrin.CB_RESERVE_BACK, c.index, c.block_pages, like=mma),
+                                        None),
+                        evaluate(Intrin.PACK_L1_ACC, later, like=mma)]
+                packs = [evaluate(Intrin.PACK_RECONFIG, c.index, like=mma)] if ctx.reconfigure_pack else []
+                packs.append(serial("t", count, lambda t: evaluate(Intrin.PACK_TILE_AT, t, c.index,
+                                                                   simplify(start + t), like=mma), like=mma))
+                sub = [evaluate(Intrin.DST_ACQUIRE, like=mma), *self.matmul(ctx, mma),
+                       evaluate(Intrin.DST_COMMIT, like=mma), evaluate(Intrin.DST_WAIT, like=mma), *packs,
+                       evaluate(Intrin.DST_RELEASE, like=mma),
+                       tirx.IfThenElse(last, evaluate(Intrin.CB_PUSH_BACK, c.index, count, like=mma), None)]
+                out.append(keep_span(s, tirx.For(s.loop_var, s.min, s.extent, s.kind, seq(sub))))
+                out.append(evaluate(Intrin.PACK_L1_ACC, tirx.const(0, "uint32"), like=mma))
+            return seq(out), state
+
+        loop, after = ctx.iterate_loop(kloop, held, body_from)
+        after[name] = False
+        return seq([*pre, loop]), after
+
+    def process_handed_l1_acc(self, ctx, scope: tirx.AttrStmt, held: dict, pre: list, target: tirx.Var):
+        """L1_ACC whose block goes to the writer through the hand-off CB ``target`` (``tt.pack_block``'s
+        ``last``), as ttnn's matmul does with PACKER_L1_ACC (bmm_large_block_zm_fused_bias_activation.cpp):
+        the K steps but the last pack into C's CB, the packer adding from the second on; the last step
+        reloads each sub-block's partial sums from C's CB into DST (``copy_tile``; none when it is also the
+        first), accumulates its products on them and packs the sub-block straight into ``target``, which
+        the writer drains one sub-block after another. C's CB is empty after the loop, ``target`` holds
+        the block: no copy of the block into the hand-off CB after the loop."""
+        name = scope.node.name
+        c, out_cb = ctx.cb(name), ctx.cb(target.name)
+        kloop = scope.body
+        simplify = ctx.analyzer.simplify
+        ctx.analyzer.bind(kloop.loop_var, tvm.ir.Range.from_min_extent(kloop.min, kloop.extent))
+        later = tirx.GT(kloop.loop_var, kloop.min)
+        last = simplify(tirx.EQ(kloop.loop_var, kloop.min + kloop.extent - 1))
+        middle = simplify(tirx.And(later, tirx.Not(last)))  # a K step packing onto partial sums C's CB keeps
+        # the last K step, partial sums waiting in C's CB (unless it is also the first)
+        final_reload = last if ctx.analyzer.can_prove(kloop.extent > 1) else tirx.And(later, last)
+
+        def body_from(state):
+            out = []
+            for s in kloop.body.seq:
+                mma = (next((n for n in _calls(s) if stmt_intrin(n) == Intrin.MM_MMA), None)
+                       if isinstance(s, tirx.For) else None)
+                if mma is None:
+                    new, state = ctx.process(s, state)
+                    out.append(new)
+                    continue
+                out += self.operand_waits(ctx, mma, state)
+                old_partials = evaluate(Intrin.CB_WAIT_FRONT, c.index, c.block_pages, like=mma)
+                pack = next(n for n in _calls(s) if stmt_intrin(n) == Intrin.PACK_BLOCK)
+                _, m0, n0, sm, sn = pack.value.args[:5]
+                count = int(sm) * int(sn)
+                out += [tirx.IfThenElse(middle, seq([old_partials, ctx.pop(name, True, mma)]), None),
+                        tirx.IfThenElse(final_reload, old_partials, None),
+                        evaluate(Intrin.PACK_L1_ACC, middle, like=mma)]
+                sub = [evaluate(Intrin.DST_ACQUIRE, like=mma),
+                       tirx.IfThenElse(final_reload,
+                                       seq(self.reload_tiles(ctx, c, m0, n0, int(sm), int(sn), mma)), None),
+                       *self.matmul(ctx, mma),
+                       tirx.IfThenElse(last, seq(ctx.pack(out_cb, count, lambda t: t, pack)),
+                                       seq(ctx.pack(c, count, lambda t: t, pack)))]
+                out.append(keep_span(s, tirx.For(s.loop_var, s.min, s.extent, s.kind, seq(sub))))
+                out += [evaluate(Intrin.PACK_L1_ACC, tirx.const(0, "uint32"), like=mma),
+                        tirx.IfThenElse(final_reload, ctx.pop(name, True, mma), None)]
+            return seq(out), state
+
+        loop, after = ctx.iterate_loop(kloop, held, body_from)
+        after[target.name] = False
         return seq([*pre, loop]), after
 
     def reload_tiles(self, ctx, c, m0, n0, sm: int, sn: int, like) -> list[tirx.Stmt]:
@@ -505,6 +618,13 @@ def matmul_init(a: int, b: int, transpose, dims: tuple[int, int, int] | None) ->
     if dims is None:
         return Intrin.MATMUL_INIT, a, b, transpose
     return (Intrin.MATMUL_BLOCK_INIT, a, b, transpose, *dims)
+
+
+def last_step_target(kloop: tirx.For) -> tirx.Var | None:
+    """The hand-off CB the last K step of a spilled accumulation packs into (``tt.pack_block``'s ``last``
+    argument), or None."""
+    packs = [n for n in _calls(kloop) if stmt_intrin(n) == Intrin.PACK_BLOCK and len(n.value.args) > 5]
+    return packs[0].value.args[5] if packs else None
 
 
 def accumulates_alone(stmts: list[tirx.Stmt], acc: tirx.Buffer) -> bool:

@@ -229,7 +229,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         desc = cbs[name]
         cbs[out_name] = CBDesc(name=out_name, index=-1, page_size=desc.page_size, num_pages=desc.num_pages,
                                data_format=desc.data_format, block_pages=desc.block_pages,
-                               block_tiles=desc.block_tiles, vector=desc.vector, source=desc.source)
+                               block_tiles=desc.block_tiles, vector=desc.vector, source=desc.source,
+                               push_pages=desc.push_pages)
         order.append(out_name)
         moved[out_name] = moved[name]
         producers[out_name], consumers[out_name] = {"compute"}, {"writer"}

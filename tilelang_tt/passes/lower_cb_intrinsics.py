@@ -57,15 +57,18 @@ the others (tt-metal's ``matmul_multicore_reuse_mcast`` handshake, see :func:`_m
 
     T.tt.cb_reserve_back(0, 2); l1_A_s = T.tt.get_write_ptr(0)
     if A_s_mcast_sender != 0:
-        (page reads); T.tt.noc_async_read_barrier()
+        (page reads); T.tt.noc_async_writes_flushed(); T.tt.noc_async_read_barrier()
         T.tt.noc_semaphore_wait(0, A_s_mcast_receivers); T.tt.noc_semaphore_set(0, 0)
         T.tt.noc_async_write_multicast(l1_A_s, <rect>, 4096, A_s_mcast_receivers)
         T.tt.noc_semaphore_set(1, 1); T.tt.noc_semaphore_set_multicast(1, <rect>, A_s_mcast_receivers)
-        T.tt.noc_async_writes_flushed()
     else:
         T.tt.noc_semaphore_set(1, 0); T.tt.noc_semaphore_inc(A_s_mcast_sender_x, A_s_mcast_sender_y, 0, 1)
         T.tt.noc_semaphore_wait(1, 1)
     T.tt.cb_push_back(0, 2)
+    ...
+    T.tt.noc_async_write_barrier()   (the kernel's end: the last multicast has left L1)
+The flush of a block's multicast waits in the next block's read (its CB holds two blocks: the reads go into
+the other slot); a CB of one block flushes right after the multicast instead, and the kernel has no barrier.
 A slice of a tensor in tiles that covers part of a tile whose other elements are the tensor's (it
 starts inside a tile, or ends inside one short of its matrix's end) moves its face-row runs, at any
 element offset (:mod:`tilelang_tt.ir.tile_runs`): the reader zero-fills the block, then reads each
@@ -131,15 +134,20 @@ from tilelang_tt.ir.slices import (
 PASS = "LowerCBIntrinsics"
 
 
-def _multicast(mc: MulticastDesc, args: dict[str, tirx.Var], ptr, nbytes: int, read, like) -> tirx.Stmt:
+def _multicast(mc: MulticastDesc, args: dict[str, tirx.Var], ptr, nbytes: int, read, like,
+               flush: bool = True) -> tirx.Stmt:
     """The sender reads the block and multicasts it to its group; the others receive it.
 
     The sender waits until every receiver has reserved its CB slot (they increment its sender
     semaphore), multicasts the block into the same L1 address of the others of the group (its own
     slot already holds it: no loopback), linked to the multicast that then sets every receiver
     semaphore to VALID the same way (the NOC delivers it after the data on the path the block
-    reserved, as ttnn's matmul senders rely on), and waits until the
-    block has left its L1 (flushed: the slot is reused once compute pops it; no write barrier). A receiver
+    reserved, as ttnn's matmul senders rely on), and, with ``flush``, waits until the
+    block has left its L1 (flushed: the slot is reused once compute pops it; no write barrier). Without it
+    (a CB of two blocks or more: ``read`` flushes the previous block's multicast between issuing its
+    reads and their barrier, as the slot it reads into is not that block's) the multicast leaves L1 while
+    the next block arrives from DRAM, as ttnn's in0/in1 senders on Wormhole do not flush at all
+    (reader_bmm_tile_layout_in0_sender_padding.cpp); the kernel then ends with a write barrier. A receiver
     marks its semaphore INVALID, signals the sender and waits for VALID. ``args``: the variables
     of the CB's multicast runtime arguments (FinalizePersistentSignatureTT), by ``what``."""
     arg = args.__getitem__
@@ -152,7 +160,7 @@ def _multicast(mc: MulticastDesc, args: dict[str, tirx.Var], ptr, nbytes: int, r
         evaluate(Intrin.MCAST_WRITE, ptr, *rect, nbytes, arg("receivers"), like=like),
         evaluate(Intrin.SEM_SET, mc.receiver_semaphore, 1, like=like),
         evaluate(Intrin.SEM_SET_MCAST, mc.receiver_semaphore, *rect, arg("receivers"), like=like),
-        evaluate(Intrin.NOC_WRITES_FLUSHED, like=like),
+        *([evaluate(Intrin.NOC_WRITES_FLUSHED, like=like)] if flush else []),
     ])
     receive = seq([
         evaluate(Intrin.SEM_SET, mc.receiver_semaphore, 0, like=like),
@@ -378,6 +386,9 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
                         "copy into a block of the tensor's dtype and cast on chip (T.copy between blocks)")
         arrived.append(evaluate(Intrin.WIDEN_BYTES, ptr, pages, like=stmt))
     ptr_intrin = Intrin.GET_WRITE_PTR if reading else Intrin.GET_READ_PTR
+    drained = None if reading or not pop or parts else _drained_as_pushed(func, cb, transfers, pages, ptr, stmt)
+    if drained is not None:
+        return drained
     head = [evaluate(begin, cb.index, pages, like=stmt),
             keep_span(stmt, tirx.Bind(ptr, call(ptr_intrin, cb.index, dtype="uint32")))]
     tail = [evaluate(end, cb.index, pages, like=stmt)] if pop else []
@@ -391,8 +402,48 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
         moved = seq([*fetches, keep_span(stmt, tirx.IfThenElse(when, moved, zeros))])
     if reading and name in multicast:
         mc = multicast[name]
-        moved = _multicast(mc, mcast_args[mc.cb], ptr, pages * cb.page_size, moved, stmt)
+        overlapped = when is None and cb.num_pages >= 2 * pages
+        if overlapped:  # the previous block's multicast leaves L1 while this block's pages arrive
+            moved = seq([transfers, evaluate(Intrin.NOC_WRITES_FLUSHED, like=stmt), evaluate(barrier, like=stmt),
+                         *arrived])
+        moved = _multicast(mc, mcast_args[mc.cb], ptr, pages * cb.page_size, moved, stmt, flush=not overlapped)
     return seq([*head, moved, *tail])
+
+
+def _drained_as_pushed(func, cb: CBDesc, transfers, pages: int, ptr, like) -> tirx.Stmt | None:
+    """The writer's drain of a block compute pushes a few pages at a time in the block's row order (``push_pages``:
+    a gemm's sub-blocks, whole tile rows or a part of one), as ttnn's matmul writer drains each sub-block
+    (reader_bmm_tile_layout_in1_sender_writer_padding.cpp): per push, wait for its pages, write them, wait for the
+    writes, pop them; the writes of the first pages overlap compute's packing of the next. None where the block
+    moves whole (no ``push_pages``, a block of column-major tiles, a slice of part of a tile)."""
+    rows, cols = cb.block_tiles
+    push = cb.push_pages
+    if not push or pages != cb.block_pages or push >= pages or cb.name in Attr.COLUMN_MAJOR_BLOCKS.read(func):
+        return None
+    if (push % cols and cols % push) or (push % cols == 0 and rows % (push // cols)):
+        return None
+    if not (isinstance(transfers, tirx.For) and const_int(transfers.extent) == rows):
+        return None
+    q, r, c = tirx.Var("q", "int32"), tirx.Var("r", "int32"), tirx.Var("c", "int32")
+    if push % cols == 0:  # whole rows a push
+        height = push // cols
+        row_of = {transfers.loop_var: q * height + r} if height > 1 else {transfers.loop_var: q * height}
+        moves = tirx.stmt_functor.substitute(transfers.body, row_of)
+        if height > 1:
+            moves = tirx.For(r, 0, height, tirx.ForKind.SERIAL, moves)
+    else:  # a part of a row a push
+        row = transfers.body
+        if not (isinstance(row, tirx.For) and const_int(row.extent) == cols):
+            return None
+        per_row = cols // push
+        moves = tirx.stmt_functor.substitute(row.body, {transfers.loop_var: tirx.FloorDiv(q, per_row),
+                                                         row.loop_var: tirx.FloorMod(q, per_row) * push + c})
+        moves = tirx.For(c, 0, push, tirx.ForKind.SERIAL, moves)
+    step = seq([evaluate(Intrin.CB_WAIT_FRONT, cb.index, push, like=like), moves,
+                evaluate(Intrin.NOC_WRITE_BARRIER, like=like), evaluate(Intrin.CB_POP_FRONT, cb.index, push, like=like)])
+    # the block's pages lie from the read pointer on: its pushes do not wrap the FIFO (one or more whole blocks)
+    return seq([keep_span(like, tirx.Bind(ptr, call(Intrin.GET_READ_PTR, cb.index, dtype="uint32"))),
+                keep_span(like, tirx.For(q, 0, pages // push, tirx.ForKind.SERIAL, step))])
 
 
 def _batched(reads: list[tuple]) -> tirx.Stmt:
@@ -537,7 +588,24 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
             return _generate(node, func, cbs, accessors, analyzer)
         return None
 
-    return func.with_body(lowered(func.body))
+    body = lowered(func.body)
+    if _overlaps_multicast(body):  # the last multicast's data leaves L1 before the kernel ends
+        body = seq([body, evaluate(Intrin.NOC_WRITE_BARRIER)])
+    return func.with_body(body)
+
+
+def _overlaps_multicast(body) -> bool:
+    """Whether a multicast of ``body`` is flushed only by the next block's read (:func:`_multicast`)."""
+    found = []
+
+    def visit(node):
+        if isinstance(node, tirx.IfThenElse) and isinstance(node.then_case, tirx.SeqStmt):
+            calls = [stmt_intrin(s) for s in node.then_case.seq]
+            if Intrin.MCAST_WRITE in calls and calls[-1] != Intrin.NOC_WRITES_FLUSHED:
+                found.append(node)
+
+    tirx.stmt_functor.post_order_visit(body, visit)
+    return bool(found)
 
 
 def LowerCBIntrinsics():

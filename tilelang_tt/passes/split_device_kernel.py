@@ -44,7 +44,7 @@ import tilelang  # noqa: F401
 import tvm
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import Attr, KernelRole, MultiStore, Scope
+from tilelang_tt.ir.attrs import AccumulateMode, Attr, KernelRole, MultiStore, Scope
 from tilelang_tt.ir.branches import branch_values
 from tilelang_tt.ir.intrin import Intrin, call
 from tilelang_tt.ir.dataflow import handoff_cbs, movers, scaler_cb, value_cbs
@@ -175,12 +175,23 @@ def _handoff_vars(func: tirx.PrimFunc) -> dict[tirx.Var, tirx.Var]:
     return {buf.data: tirx.Var(handoffs[buf.name], buf.data.type_annotation) for buf in blocks}
 
 
-def _route_handoffs(stmt, handoffs: dict[tirx.Var, tirx.Var]):
+def _alike_handoffs(func: tirx.PrimFunc, cbs) -> set[tirx.Var]:
+    """Data variables of the blocks whose hand-off CB stores their data format (bfloat16 partial sums of a
+    bfloat16 output)."""
+    handoffs = handoff_cbs(func)
+    return {buf.data for buf in allocations(func)
+            if buf.name in handoffs and cbs[buf.name].data_format == cbs[handoffs[buf.name]].data_format}
+
+
+def _route_handoffs(stmt, handoffs: dict[tirx.Var, tirx.Var], alike: set[tirx.Var]):
     """Compute side of a hand-off CB: the final value of X goes to ``X_out`` before the writer
     takes it — the last statement writing X packs straight into ``X_out`` when nothing reads X
-    after it, else an explicit copy is inserted."""
+    after it (an element-wise op; a gemm accumulation whose packer adds up the partial sums in L1:
+    in ``X_out`` itself where it stores X's format (``alike``), as ttnn's matmul shares one block
+    between its partials and output CBs, else its K loop's last step packs into ``X_out``:
+    ``tt.pack_block``'s ``last``), else an explicit copy is inserted."""
     if isinstance(stmt, tirx.SeqStmt):
-        items = [_route_handoffs(s, handoffs) for s in stmt.seq]
+        items = [_route_handoffs(s, handoffs, alike) for s in stmt.seq]
         out: list[tirx.Stmt] = []
         for k, s in enumerate(items):
             intrin = stmt_intrin(s)
@@ -188,11 +199,12 @@ def _route_handoffs(stmt, handoffs: dict[tirx.Var, tirx.Var]):
             if data in handoffs:
                 target = handoffs[data]
                 last = out[-1] if out else None
-                if (last is not None and stmt_intrin(last) == Intrin.TILE_ELTWISE
-                        and last.value.args[0].same_as(data)
-                        and not any(_mentions(later, data) for later in items[k + 1:])):
+                final = last is not None and not any(_mentions(later, data) for later in items[k + 1:])
+                if final and stmt_intrin(last) == Intrin.TILE_ELTWISE and last.value.args[0].same_as(data):
                     args = list(last.value.args)
                     out[-1] = evaluate(Intrin.TILE_ELTWISE, target, *args[1:], like=last)
+                elif final and _packer_accumulation(last, data):
+                    out[-1] = _accumulated_in(last, target) if data in alike else _pack_last_step_into(last, target)
                 else:
                     region = as_region(s.value.args[0])
                     i, j = tirx.Var("i", "int32"), tirx.Var("j", "int32")
@@ -202,14 +214,50 @@ def _route_handoffs(stmt, handoffs: dict[tirx.Var, tirx.Var]):
         return seq(out)
     if isinstance(stmt, tirx.For):
         return keep_span(stmt, tirx.For(stmt.loop_var, stmt.min, stmt.extent, stmt.kind,
-                                        _route_handoffs(stmt.body, handoffs)))
+                                        _route_handoffs(stmt.body, handoffs, alike)))
     if isinstance(stmt, tirx.AttrStmt):
-        return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, _route_handoffs(stmt.body, handoffs)))
+        return keep_span(stmt, tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value,
+                                             _route_handoffs(stmt.body, handoffs, alike)))
     if isinstance(stmt, tirx.IfThenElse):
-        return keep_span(stmt, tirx.IfThenElse(stmt.condition, _route_handoffs(stmt.then_case, handoffs),
+        return keep_span(stmt, tirx.IfThenElse(stmt.condition, _route_handoffs(stmt.then_case, handoffs, alike),
                                                None if stmt.else_case is None else _route_handoffs(stmt.else_case,
-                                                                                                   handoffs)))
+                                                                                                   handoffs, alike)))
     return stmt
+
+
+def _packer_accumulation(stmt, block: tirx.Var) -> bool:
+    """Whether ``stmt`` is a gemm accumulation of ``block`` whose partial sums the packer adds up in L1
+    (``tt.accumulate`` in L1_ACC mode: every K step packs its sums, none is reloaded but at the end)."""
+    return (isinstance(stmt, tirx.AttrStmt) and stmt.attr_key == Scope.ACCUMULATE.value
+            and stmt.node.same_as(block) and int(stmt.value) == AccumulateMode.L1_ACC)
+
+
+def _pack_last_step_into(scope: tirx.AttrStmt, target: tirx.Var) -> tirx.Stmt:
+    """The accumulation ``scope`` with its K loop's last step packing into the hand-off CB ``target``
+    (``tt.pack_block``'s ``last`` argument), as ttnn's matmul packs its last K block into the output CB
+    (bmm_large_block_zm_fused_bias_activation.cpp, ``last_out``): no copy of the block after the loop."""
+    def post(node):
+        if stmt_intrin(node) == Intrin.PACK_BLOCK:
+            return evaluate(Intrin.PACK_BLOCK, *node.value.args, target, like=node)
+        return None
+
+    return tirx.stmt_functor.ir_transform(scope, None, post, ["tirx.Evaluate"])
+
+
+def _accumulated_in(scope: tirx.AttrStmt, target: tirx.Var) -> tirx.Stmt:
+    """The accumulation ``scope`` of a block accumulating in the hand-off CB ``target`` instead: its partial
+    sums stay in the pages compute reserves there, handed to the writer by the last K step (the gemm's D5);
+    the block needs no CB of its own."""
+    block = scope.node
+
+    def post(node):
+        if stmt_intrin(node) in (Intrin.MM_MMA, Intrin.PACK_BLOCK):
+            args = [target if isinstance(a, tirx.Var) and a.same_as(block) else a for a in node.value.args]
+            return evaluate(stmt_intrin(node), *args, like=node)
+        return None
+
+    body = tirx.stmt_functor.ir_transform(scope.body, None, post, ["tirx.Evaluate"])
+    return keep_span(scope, tirx.AttrStmt(target, scope.attr_key, scope.value, body))
 
 
 def _mentions(body, block: tirx.Var) -> bool:
@@ -251,7 +299,7 @@ def split(func: tirx.PrimFunc) -> dict[str, tirx.PrimFunc]:
         if role == KernelRole.COMPUTE:
             body = _without_addresses(body)
         if role == KernelRole.COMPUTE and handoffs:
-            body = _route_handoffs(body, handoffs)
+            body = _route_handoffs(body, handoffs, _alike_handoffs(func, cbs))
         if role == KernelRole.READER and scaler is not None:
             body = seq([evaluate(Intrin.FILL_SCALER, cbs[scaler].index, tirx.FloatImm("float32", 1.0)), body])
         bodies[role] = body

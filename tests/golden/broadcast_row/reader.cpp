@@ -51,13 +51,13 @@ void kernel_main() {
             for (uint32_t c_1 = 0; c_1 < 2; ++c_1) {
                 noc_async_read_page((bx * 2) + c_1, V, l1_v_s + (c_1 * 2048));
             }
+            noc_async_writes_flushed();
             noc_async_read_barrier();
             noc_semaphore_wait(semaphore_ptr(sem_v_s_sender), v_s_mcast_receivers);
             noc_semaphore_set(semaphore_ptr(sem_v_s_sender), 0);
             noc_async_write_multicast(l1_v_s, get_noc_multicast_addr(v_s_mcast_start_x, v_s_mcast_start_y, v_s_mcast_end_x, v_s_mcast_end_y, l1_v_s), 4096, v_s_mcast_receivers, true);
             noc_semaphore_set(semaphore_ptr(sem_v_s_receiver), 1);
             noc_semaphore_set_multicast(get_semaphore(sem_v_s_receiver), get_noc_multicast_addr(v_s_mcast_start_x, v_s_mcast_start_y, v_s_mcast_end_x, v_s_mcast_end_y, get_semaphore(sem_v_s_receiver)), v_s_mcast_receivers);
-            noc_async_writes_flushed();
         } else {
             noc_semaphore_set(semaphore_ptr(sem_v_s_receiver), 0);
             noc_semaphore_inc(get_noc_addr(v_s_mcast_sender_x, v_s_mcast_sender_y, get_semaphore(sem_v_s_sender)), 1);
@@ -65,4 +65,5 @@ void kernel_main() {
         }
         cb_push_back(cb_v_s, 2);
     }
+    noc_async_write_barrier();
 }

@@ -42,13 +42,13 @@ void kernel_main() {
                         noc_async_read_page((((by * 32) + (r * 16)) + (k * 2)) + c, A, l1_A_shared + (((r * 2) + c) * 2048));
                     }
                 }
+                noc_async_writes_flushed();
                 noc_async_read_barrier();
                 noc_semaphore_wait(semaphore_ptr(sem_A_shared_sender), A_shared_mcast_receivers);
                 noc_semaphore_set(semaphore_ptr(sem_A_shared_sender), 0);
                 noc_async_write_multicast(l1_A_shared, get_noc_multicast_addr(A_shared_mcast_start_x, A_shared_mcast_start_y, A_shared_mcast_end_x, A_shared_mcast_end_y, l1_A_shared), 8192, A_shared_mcast_receivers, true);
                 noc_semaphore_set(semaphore_ptr(sem_A_shared_receiver), 1);
                 noc_semaphore_set_multicast(get_semaphore(sem_A_shared_receiver), get_noc_multicast_addr(A_shared_mcast_start_x, A_shared_mcast_start_y, A_shared_mcast_end_x, A_shared_mcast_end_y, get_semaphore(sem_A_shared_receiver)), A_shared_mcast_receivers);
-                noc_async_writes_flushed();
             } else {
                 noc_semaphore_set(semaphore_ptr(sem_A_shared_receiver), 0);
                 noc_semaphore_inc(get_noc_addr(A_shared_mcast_sender_x, A_shared_mcast_sender_y, get_semaphore(sem_A_shared_sender)), 1);
@@ -57,4 +57,5 @@ void kernel_main() {
             cb_push_back(cb_A_shared, 4);
         }
     }
+    noc_async_write_barrier();
 }

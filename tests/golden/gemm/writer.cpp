@@ -47,13 +47,13 @@ void kernel_main() {
                         noc_async_read_page((((k * 32) + (r * 16)) + (bx * 2)) + c, B, l1_B_shared + (((r * 2) + c) * 2048));
                     }
                 }
+                noc_async_writes_flushed();
                 noc_async_read_barrier();
                 noc_semaphore_wait(semaphore_ptr(sem_B_shared_sender), B_shared_mcast_receivers);
                 noc_semaphore_set(semaphore_ptr(sem_B_shared_sender), 0);
                 noc_async_write_multicast(l1_B_shared, get_noc_multicast_addr(B_shared_mcast_start_x, B_shared_mcast_start_y, B_shared_mcast_end_x, B_shared_mcast_end_y, l1_B_shared), 8192, B_shared_mcast_receivers, true);
                 noc_semaphore_set(semaphore_ptr(sem_B_shared_receiver), 1);
                 noc_semaphore_set_multicast(get_semaphore(sem_B_shared_receiver), get_noc_multicast_addr(B_shared_mcast_start_x, B_shared_mcast_start_y, B_shared_mcast_end_x, B_shared_mcast_end_y, get_semaphore(sem_B_shared_receiver)), B_shared_mcast_receivers);
-                noc_async_writes_flushed();
             } else {
                 noc_semaphore_set(semaphore_ptr(sem_B_shared_receiver), 0);
                 noc_semaphore_inc(get_noc_addr(B_shared_mcast_sender_x, B_shared_mcast_sender_y, get_semaphore(sem_B_shared_sender)), 1);
@@ -71,4 +71,5 @@ void kernel_main() {
         noc_async_write_barrier();
         cb_pop_front(cb_C_local, 4);
     }
+    noc_async_write_barrier();
 }

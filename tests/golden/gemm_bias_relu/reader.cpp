@@ -53,13 +53,13 @@ void kernel_main() {
             const uint32_t l1_A_s = get_write_ptr(cb_A_s);
             if (A_s_mcast_sender != 0) {
                 noc_async_read_page((by * 3) + k, A, l1_A_s + 0);
+                noc_async_writes_flushed();
                 noc_async_read_barrier();
                 noc_semaphore_wait(semaphore_ptr(sem_A_s_sender), A_s_mcast_receivers);
                 noc_semaphore_set(semaphore_ptr(sem_A_s_sender), 0);
                 noc_async_write_multicast(l1_A_s, get_noc_multicast_addr(A_s_mcast_start_x, A_s_mcast_start_y, A_s_mcast_end_x, A_s_mcast_end_y, l1_A_s), 2048, A_s_mcast_receivers, true);
                 noc_semaphore_set(semaphore_ptr(sem_A_s_receiver), 1);
                 noc_semaphore_set_multicast(get_semaphore(sem_A_s_receiver), get_noc_multicast_addr(A_s_mcast_start_x, A_s_mcast_start_y, A_s_mcast_end_x, A_s_mcast_end_y, get_semaphore(sem_A_s_receiver)), A_s_mcast_receivers);
-                noc_async_writes_flushed();
             } else {
                 noc_semaphore_set(semaphore_ptr(sem_A_s_receiver), 0);
                 noc_semaphore_inc(get_noc_addr(A_s_mcast_sender_x, A_s_mcast_sender_y, get_semaphore(sem_A_s_sender)), 1);
@@ -73,13 +73,13 @@ void kernel_main() {
             for (uint32_t c = 0; c < 2; ++c) {
                 noc_async_read_page((bx * 2) + c, Bias, l1_bias_s + (c * 2048));
             }
+            noc_async_writes_flushed();
             noc_async_read_barrier();
             noc_semaphore_wait(semaphore_ptr(sem_bias_s_sender), bias_s_mcast_receivers);
             noc_semaphore_set(semaphore_ptr(sem_bias_s_sender), 0);
             noc_async_write_multicast(l1_bias_s, get_noc_multicast_addr(bias_s_mcast_start_x, bias_s_mcast_start_y, bias_s_mcast_end_x, bias_s_mcast_end_y, l1_bias_s), 4096, bias_s_mcast_receivers, true);
             noc_semaphore_set(semaphore_ptr(sem_bias_s_receiver), 1);
             noc_semaphore_set_multicast(get_semaphore(sem_bias_s_receiver), get_noc_multicast_addr(bias_s_mcast_start_x, bias_s_mcast_start_y, bias_s_mcast_end_x, bias_s_mcast_end_y, get_semaphore(sem_bias_s_receiver)), bias_s_mcast_receivers);
-            noc_async_writes_flushed();
         } else {
             noc_semaphore_set(semaphore_ptr(sem_bias_s_receiver), 0);
             noc_semaphore_inc(get_noc_addr(bias_s_mcast_sender_x, bias_s_mcast_sender_y, get_semaphore(sem_bias_s_sender)), 1);
@@ -87,4 +87,5 @@ void kernel_main() {
         }
         cb_push_back(cb_bias_s, 2);
     }
+    noc_async_write_barrier();
 }

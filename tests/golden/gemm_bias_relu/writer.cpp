@@ -45,13 +45,13 @@ void kernel_main() {
                 for (uint32_t c = 0; c < 2; ++c) {
                     noc_async_read_page(((k * 4) + (bx * 2)) + c, B, l1_B_s + (c * 2048));
                 }
+                noc_async_writes_flushed();
                 noc_async_read_barrier();
                 noc_semaphore_wait(semaphore_ptr(sem_B_s_sender), B_s_mcast_receivers);
                 noc_semaphore_set(semaphore_ptr(sem_B_s_sender), 0);
                 noc_async_write_multicast(l1_B_s, get_noc_multicast_addr(B_s_mcast_start_x, B_s_mcast_start_y, B_s_mcast_end_x, B_s_mcast_end_y, l1_B_s), 4096, B_s_mcast_receivers, true);
                 noc_semaphore_set(semaphore_ptr(sem_B_s_receiver), 1);
                 noc_semaphore_set_multicast(get_semaphore(sem_B_s_receiver), get_noc_multicast_addr(B_s_mcast_start_x, B_s_mcast_start_y, B_s_mcast_end_x, B_s_mcast_end_y, get_semaphore(sem_B_s_receiver)), B_s_mcast_receivers);
-                noc_async_writes_flushed();
             } else {
                 noc_semaphore_set(semaphore_ptr(sem_B_s_receiver), 0);
                 noc_semaphore_inc(get_noc_addr(B_s_mcast_sender_x, B_s_mcast_sender_y, get_semaphore(sem_B_s_sender)), 1);
@@ -67,4 +67,5 @@ void kernel_main() {
         noc_async_write_barrier();
         cb_pop_front(cb_C_l_out, 2);
     }
+    noc_async_write_barrier();
 }

@@ -61,13 +61,13 @@ void kernel_main() {
             for (uint32_t c_1 = 0; c_1 < 4; ++c_1) {
                 noc_async_read_page(c_1, W, l1_w + (c_1 * 2048));
             }
+            noc_async_writes_flushed();
             noc_async_read_barrier();
             noc_semaphore_wait(semaphore_ptr(sem_w_sender), w_mcast_receivers);
             noc_semaphore_set(semaphore_ptr(sem_w_sender), 0);
             noc_async_write_multicast(l1_w, get_noc_multicast_addr(w_mcast_start_x, w_mcast_start_y, w_mcast_end_x, w_mcast_end_y, l1_w), 8192, w_mcast_receivers, true);
             noc_semaphore_set(semaphore_ptr(sem_w_receiver), 1);
             noc_semaphore_set_multicast(get_semaphore(sem_w_receiver), get_noc_multicast_addr(w_mcast_start_x, w_mcast_start_y, w_mcast_end_x, w_mcast_end_y, get_semaphore(sem_w_receiver)), w_mcast_receivers);
-            noc_async_writes_flushed();
         } else {
             noc_semaphore_set(semaphore_ptr(sem_w_receiver), 0);
             noc_semaphore_inc(get_noc_addr(w_mcast_sender_x, w_mcast_sender_y, get_semaphore(sem_w_sender)), 1);
@@ -75,4 +75,5 @@ void kernel_main() {
         }
         cb_push_back(cb_w, 4);
     }
+    noc_async_write_barrier();
 }

@@ -78,13 +78,13 @@ void kernel_main() {
             for (uint32_t c = 0; c < 4; ++c) {
                 noc_async_read_page(c, W, l1_w + (c * 2048));
             }
+            noc_async_writes_flushed();
             noc_async_read_barrier();
             noc_semaphore_wait(semaphore_ptr(sem_w_sender), w_mcast_receivers);
             noc_semaphore_set(semaphore_ptr(sem_w_sender), 0);
             noc_async_write_multicast(l1_w, get_noc_multicast_addr(w_mcast_start_x, w_mcast_start_y, w_mcast_end_x, w_mcast_end_y, l1_w), 8192, w_mcast_receivers, true);
             noc_semaphore_set(semaphore_ptr(sem_w_receiver), 1);
             noc_semaphore_set_multicast(get_semaphore(sem_w_receiver), get_noc_multicast_addr(w_mcast_start_x, w_mcast_start_y, w_mcast_end_x, w_mcast_end_y, get_semaphore(sem_w_receiver)), w_mcast_receivers);
-            noc_async_writes_flushed();
         } else {
             noc_semaphore_set(semaphore_ptr(sem_w_receiver), 0);
             noc_semaphore_inc(get_noc_addr(w_mcast_sender_x, w_mcast_sender_y, get_semaphore(sem_w_sender)), 1);
@@ -92,4 +92,5 @@ void kernel_main() {
         }
         cb_push_back(cb_w, 4);
     }
+    noc_async_write_barrier();
 }
