@@ -77,7 +77,8 @@ def test_eltwise_dst_protocol():
 
 def test_row_reduce_with_scaler():
     """softmax's T.reduce_max(xf, mx, dim=1): per tile row, reduce_tile over the row's tiles into
-    DST 0 with the scaler CB, then one packed column-vector tile."""
+    DST 0 with the scaler CB, then one packed column-vector tile. ``xf`` is a float32 copy of the bfloat16
+    input block, so the reduction reads the input's CB (Reduce.reduce_copy_sources)."""
     from tests.op_kernels import softmax
 
     after = run_pass(lower_until(softmax(64, 128, 32), PASS), PASS)["main_compute"]
@@ -91,12 +92,12 @@ def test_row_reduce_with_scaler():
                  and x.value.op.name == Intrin.REDUCE_INIT.value) - 2
     reduce_max = seq(*stmts[start:start + 12])
     n = var("n")
-    xf, scaler, mx = 24, 1, 25
+    x, scaler, mx = 0, 1, 25
     expected = seq(
         ev(Intrin.DST_ACQUIRE),
-        ev(Intrin.UNPACK_RECONFIG, scaler, xf),
-        ev(Intrin.REDUCE_INIT, "max", "row", xf, scaler, mx),
-        serial(n, 4, ev(Intrin.REDUCE_TILE, "max", "row", xf, scaler, n, 0, 0)),
+        ev(Intrin.UNPACK_RECONFIG, scaler, x),
+        ev(Intrin.REDUCE_INIT, "max", "row", x, scaler, mx),
+        serial(n, 4, ev(Intrin.REDUCE_TILE, "max", "row", x, scaler, n, 0, 0)),
         ev(Intrin.REDUCE_UNINIT),
         ev(Intrin.DST_COMMIT), ev(Intrin.CB_RESERVE_BACK, mx, 1), ev(Intrin.DST_WAIT),
         ev(Intrin.PACK_RECONFIG, mx),
