@@ -162,6 +162,27 @@ def test_pack_without_tile_regs_wait(tmp_path, runtime):
     assert_names(msg, "compute.cpp", "compute", line_of(compute), 16)
 
 
+def test_pack_without_reserve_in_compiled_in_kernel(tmp_path, runtime):
+    """A kernel file may pack into a free page it did not reserve, as silicon lets it (ttnn's
+    layernorm_large_tensor.cpp: CB::free_unreserved); a kernel compiled into the program (the compiler's output and
+    these tests') may not, even into an empty CB."""
+    reader = DATAFLOW + "void kernel_main() {\n    cb_reserve_back(0, 1);\n    cb_push_back(0, 1);\n}\n"
+    compute = COMPUTE + """void kernel_main() {
+    cb_wait_front(0, 1);
+    tile_regs_acquire();
+    copy_tile(0, 0, 0);
+    tile_regs_commit();
+    tile_regs_wait();
+    pack_tile(0, 16);  // HERE
+    tile_regs_release();
+    cb_push_back(16, 1);
+}
+"""
+    msg = program(tmp_path, runtime, reader=reader, compute=compute)
+    assert "pack_tile to CB 16 page 0 beyond the 0 page(s) reserved by cb_reserve_back" in msg
+    assert_names(msg, "compute.cpp", "compute", line_of(compute), 16)
+
+
 def test_deadlock_reports_every_blocked_thread(tmp_path, runtime):
     # The compute kernel waits for 2 pages but the reader pushes only 1; the writer waits on the
     # compute kernel's output. The reader finishes; the other two block forever.

@@ -992,7 +992,8 @@ void pack_dst(ThreadCtx& t, uint32_t idst, uint32_t cbi, bool out_of_order, uint
   // Past the reservation, a kernel's own intermediate (CB::own_intermediate) may take any page of its FIFO, from the
   // write pointer: a free one, or one it pushed, which it overwrites or (L1 accumulation) adds onto in place before
   // republishing it (compute_common.hpp add_block_inplace, matmul_reduce, mul_block_bcast_cols<.., true>).
-  const bool own = cb.own_intermediate(*t.kernel) && pos < cb.num_pages;
+  // A kernel file may also pack unreserved into a free page (CB::free_unreserved).
+  const bool own = (cb.own_intermediate(*t.kernel) && pos < cb.num_pages) || cb.free_unreserved(*t.kernel, pos + 1);
   if (pos >= cb.reserved && !own)
     protocol_error(loc, std::string(fn) + " to CB " + std::to_string(cbi) + " page " + std::to_string(pos) +
                             " beyond the " + std::to_string(cb.reserved) + " page(s) reserved by cb_reserve_back");

@@ -254,9 +254,8 @@ void cb_push_back(int32_t cbi, int32_t n, Loc loc) {
   std::unique_lock lk(t.dev->mu);
   CB& cb = get_cb(t, cbi, "cb_push_back", loc);
   const std::string call = "cb_push_back(" + cb_name(cb.index) + ", " + std::to_string(n) + ")";
-  // Pages past the reservation: a kernel's own intermediate may push pages that are free (CB::own_intermediate)
-  const bool own_free = cb.own_intermediate(*t.kernel) && n >= 0 &&
-                        cb.pushed - cb.popped + static_cast<uint64_t>(n) <= cb.num_pages;
+  // Pages past the reservation: a kernel file may push pages that are free (CB::free_unreserved)
+  const bool own_free = n >= 0 && cb.free_unreserved(*t.kernel, static_cast<uint64_t>(n));
   if (n < 0 || (static_cast<uint32_t>(n) > cb.reserved && !own_free))
     protocol_error(loc, call + " pushes more pages than reserved (" + std::to_string(cb.reserved) +
                             " reserved by cb_reserve_back)");

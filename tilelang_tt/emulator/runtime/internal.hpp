@@ -160,6 +160,14 @@ struct CB {
   // L1 accumulation). Between two kernels the emulator keeps the protocol's checks.
   // Kernel files only (KernelInstance::compiled_in).
   bool own_intermediate(const KernelInstance& kernel) const;
+  // Are the first `pages` pages from the write pointer free (none pushed and not yet popped)? A kernel file may pack
+  // and push into free pages it did not reserve, as silicon lets it: in tt-metal 0.81.1 a reserve only waits
+  // (llk_io_pack.h llk_wait_for_free_tiles: polls tiles_acked, writes no CB state), pack_tile writes at the write
+  // pointer whether reserved or not (llk_pack_common_api.h get_output_tile_address: fifo_wr_ptr + fifo_wr_tile_ptr)
+  // and a push advances it (llk_io_pack.h llk_push_tiles). ttnn's layernorm_large_tensor.cpp:387 packs into its
+  // empty dfb::ex2pe so (kernel_lib chain.inl: ReservePolicy::None with PushPolicy::AtEnd). A page still held by a
+  // consumer would be overwritten on silicon: that stays an error. Kernel files only (KernelInstance::compiled_in).
+  bool free_unreserved(const KernelInstance& kernel, uint64_t pages) const;
   // Timing (timing.hpp): logical time each page was pushed / popped, by page sequence number modulo
   // num_pages (a slot is reused only after its previous page was popped / its previous reservation
   // pushed, which the CB protocol orders). Sized at launch.
@@ -237,6 +245,10 @@ struct KernelInstance {
 inline bool CB::own_intermediate(const KernelInstance& kernel) const {
   return !kernel.compiled_in && producer == kernel.source_name &&
          (consumer.empty() || consumer == kernel.source_name);
+}
+
+inline bool CB::free_unreserved(const KernelInstance& kernel, uint64_t pages) const {
+  return !kernel.compiled_in && pushed - popped + pages <= num_pages;
 }
 
 // A Tensix semaphore (kernel_api.hpp t6_semaphore_*): its tokens, each the time it was posted, oldest first.
