@@ -83,6 +83,9 @@ def test_the_plan_records_the_sum_across_the_chips(kind, mesh, reduce):
     else:
         assert "reduction" not in plan.to_json()
     assert set(COMBINE_SOURCES) <= set(artifacts.sources)
+    assert plan.to_json()["mesh"]["collective"]["semaphores"] == [
+        {"name": name, "kind": "global", "initial_value": 0}
+        for name in ("partial_from_prev", "partial_from_next", "total_from_prev", "total_from_next")]
 
 
 @pytest.mark.parametrize("mesh", [(1, 2), (2, 4)])
@@ -92,7 +95,12 @@ def test_main_cpp_sets_up_the_fabric_as_a_tt_metal_host_program_does(mesh):
     assert check_main_cpp(main) == []
     config = "FABRIC_1D"  # every packet goes one hop, to a neighbour on the line
     assert main.index(f"SetFabricConfig(tt::tt_fabric::FabricConfig::{config})") < main.index("MeshDevice::create(")
-    assert main.count("CreateSemaphore(program, combine_cores, 0)") == 4
+    # the cross-chip semaphores are global, made (0) before the combine programs, their addresses runtime args
+    assert "CreateSemaphore(program, combine_cores" not in main
+    assert main.count("CreateGlobalSemaphore(*device, combine_cores, 0, BufferType::L1)") == 4
+    assert main.index("CreateGlobalSemaphore(") < main.index("distributed::MeshWorkload combine;")
+    for role in ("reader", "writer"):
+        assert "get_semaphore(" not in artifacts.sources[f"combine_{role}.cpp"]
     assert main.index("EnqueueMeshWorkload(command_queue, workload") < main.index("EnqueueMeshWorkload(command_queue, combine")
     assert main.count("append_fabric_connection_rt_args(") == 2  # to the previous and the next chip
     writer = artifacts.sources["combine_writer.cpp"]

@@ -44,6 +44,11 @@ void kernel_main() {
     const uint32_t hops = get_arg_val<uint32_t>(arg++);
     const uint32_t receiver_x = get_arg_val<uint32_t>(arg++);
     const uint32_t receiver_y = get_arg_val<uint32_t>(arg++);
+#ifdef GLOBAL_SEMAPHORE
+    const uint32_t semaphore_l1 = get_arg_val<uint32_t>(arg++);  // CreateGlobalSemaphore's address()
+#else
+    const uint32_t semaphore_l1 = get_semaphore(0);
+#endif
 #ifdef CONNECTION_MANAGER
     // ttnn's idiom: a forward connection (flag 1 and its args), no backward one (flag 0)
     auto connections = FabricConnectionManager::build_from_args<
@@ -61,7 +66,7 @@ void kernel_main() {
     constexpr auto y_args = TensorAccessorArgs<x_args.next_compile_time_args_offset()>();
     const auto x = TensorAccessor(x_args, x_address, page_size);
     const auto y = TensorAccessor(y_args, y_address, page_size);
-    const uint64_t semaphore = get_noc_addr(receiver_x, receiver_y, get_semaphore(0));
+    const uint64_t semaphore = get_noc_addr(receiver_x, receiver_y, semaphore_l1);
 
     volatile tt_l1_ptr PACKET_HEADER_TYPE* header = PacketHeaderPool::allocate_header();
     for (uint32_t page = first_page; page < first_page + pages; ++page) {
@@ -117,7 +122,13 @@ void kernel_main() {
     const auto y = TensorAccessor(y_args, y_address, page_size);
     const auto z = TensorAccessor(z_args, z_address, page_size);
 
+#ifdef GLOBAL_SEMAPHORE
+    // a global semaphore set to GLOBAL_SEMAPHORE when created, before this program
+    noc_semaphore_wait(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_arg_val<uint32_t>(3)),
+                       GLOBAL_SEMAPHORE + pages);
+#else
     noc_semaphore_wait(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(0)), pages);
+#endif
     for (uint32_t page = 0; page < pages; ++page) {
         cb_reserve_back(cb, 1);
         const uint32_t l1 = get_write_ptr(cb);
@@ -173,6 +184,7 @@ int main(int argc, char** argv) {
     const distributed::MeshCoordinate src(@SRC_ROW@, @SRC_COL@), dst(@DST_ROW@, @DST_COL@);
     const CoreCoord receiver_core{0, 0};
     const CoreCoord receiver = device->worker_core_from_logical_core(receiver_core);
+    @GLOBAL_SEMAPHORE@
 
     Program send = CreateProgram();
     const CoreRange senders(CoreCoord{0, 0}, CoreCoord{@SENDERS@ - 1, 0});
@@ -189,6 +201,7 @@ int main(int argc, char** argv) {
         std::vector<uint32_t> args{x_address, y_address, s * share, share,
                                    static_cast<uint32_t>(device->get_fabric_node_id(dst).chip_id), @HOPS@,
                                    static_cast<uint32_t>(receiver.x), static_cast<uint32_t>(receiver.y)};
+        @SEMAPHORE_ARG@
         if (@MANAGER@) args.push_back(1);  // a forward connection
         tt::tt_fabric::append_fabric_connection_rt_args(device->get_fabric_node_id(src),
                                                         device->get_fabric_node_id(@NEXT@), 0, send, CoreCoord{s, 0},
@@ -205,8 +218,8 @@ int main(int argc, char** argv) {
     TensorAccessorArgs(*z->get_reference_buffer()).append_to(receive_ct);
     KernelHandle receiver_kernel = CreateKernel(receive, "@RECEIVER_PATH@", receiver_core,
         DataMovementConfig{.processor = DataMovementProcessor::RISCV_1, .noc = NOC::RISCV_1_default,
-                           .compile_args = receive_ct});
-    SetRuntimeArgs(receive, receiver_kernel, receiver_core, std::vector<uint32_t>{y_address, z_address, pages});
+                           .compile_args = receive_ct, .defines = @RECEIVER_DEFINES@});
+    SetRuntimeArgs(receive, receiver_kernel, receiver_core, std::vector<uint32_t>{y_address, z_address, pages @SEMAPHORE@});
 
     distributed::MeshWorkload workload;
     workload.add_program(distributed::MeshCoordinateRange(src, src), std::move(send));
@@ -228,7 +241,10 @@ class TwoChips:
     """A sender on chip ``src`` and a receiver on chip ``dst`` of a (rows, cols) mesh (coordinates (row, col));
     the sender connects to the router toward ``next`` (a neighbour under a 1-D config: the first chip of the
     route) and, under a 1-D config, routes its packets ``hops`` chips along it; with ``manager`` it builds the
-    connection as a FabricConnectionManager's forward one, as ttnn's kernels do."""
+    connection as a FabricConnectionManager's forward one, as ttnn's kernels do. With ``global_semaphore`` (an
+    initial value) the receiver's semaphore is a global semaphore (CreateGlobalSemaphore, created before the
+    programs with that value) whose address both kernels take as a runtime argument, instead of the receiving
+    program's semaphore 0."""
     mesh: tuple[int, int]
     config: str
     src: tuple[int, int]
@@ -238,6 +254,7 @@ class TwoChips:
     next: tuple[int, int] | None = None
     hops: int = 1
     manager: bool = False
+    global_semaphore: int | None = None
 
     def chip(self, coord: tuple[int, int]) -> int:
         return coord[0] * self.mesh[1] + coord[1]
@@ -249,7 +266,18 @@ class TwoChips:
                   "SENDERS": self.senders, "HOPS": self.hops, "SENDER_PATH": kernels / "sender.cpp",
                   "RECEIVER_PATH": kernels / "receiver.cpp",
                   "NEXT": f"distributed::MeshCoordinate({nxt[0]}, {nxt[1]})", "MANAGER": int(self.manager),
-                  "DEFINES": '{{"CONNECTION_MANAGER", "1"}}' if self.manager else "{}"}
+                  "GLOBAL_SEMAPHORE": "", "SEMAPHORE_ARG": "", "SEMAPHORE": ""}
+        defines = {"CONNECTION_MANAGER": "1"} if self.manager else {}
+        receiver_defines = {}
+        if self.global_semaphore is not None:
+            fields["GLOBAL_SEMAPHORE"] = (
+                "GlobalSemaphore semaphore = CreateGlobalSemaphore(*device, "
+                f"CoreRangeSet(CoreRange(receiver_core, receiver_core)), {self.global_semaphore}, BufferType::L1);")
+            fields["SEMAPHORE_ARG"] = "args.push_back(static_cast<uint32_t>(semaphore.address()));"
+            fields["SEMAPHORE"] = ", static_cast<uint32_t>(semaphore.address())"
+            defines["GLOBAL_SEMAPHORE"] = receiver_defines["GLOBAL_SEMAPHORE"] = str(self.global_semaphore)
+        fields["DEFINES"] = "{" + ", ".join(f'{{"{k}", "{v}"}}' for k, v in defines.items()) + "}"
+        fields["RECEIVER_DEFINES"] = "{" + ", ".join(f'{{"{k}", "{v}"}}' for k, v in receiver_defines.items()) + "}"
         text = MAIN
         for key, value in fields.items():
             text = text.replace(f"@{key}@", str(value))

@@ -56,3 +56,13 @@ def test_a_1d_connection_needs_a_neighbour(tmp_path):
     program = TwoChips(mesh=(1, 4), config="FABRIC_1D", src=(0, 0), dst=(0, 2))
     with pytest.raises(EmulatorError, match="the destination must be a neighbour of the source"):
         program.run(tmp_path, pages_of(program.pages, seed=1))
+
+
+@pytest.mark.parametrize("mesh, src, dst", [((1, 2), (0, 0), (0, 1)), ((1, 4), (0, 2), (0, 1))], ids=["1x2", "1x4"])
+def test_a_global_semaphore_is_set_before_the_programs_and_takes_fabric_increments(mesh, src, dst, tmp_path):
+    # The receiver waits for the semaphore's initial value plus one increment per page: it finds the value
+    # CreateGlobalSemaphore set (no program initialises it) at the address address() gave on the receiver's chip.
+    program = TwoChips(mesh=mesh, config="FABRIC_1D", src=src, dst=dst, global_semaphore=7)
+    x = pages_of(program.pages, seed=3)
+    z, _ = program.run(tmp_path, x)
+    np.testing.assert_array_equal(z[program.chip(dst)], x)

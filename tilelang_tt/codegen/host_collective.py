@@ -12,11 +12,12 @@ line (``tt::tt_fabric::append_fabric_connection_rt_args`` with the devices'
 ``MeshDevice::get_fabric_node_id``). The read-back takes the sum from device 0 (``all_reduce``,
 after checking that every device holds the same bytes) or each device's panel (``reduce_scatter``).
 
-The semaphores are the combine program's (``CreateSemaphore``): a neighbour's first increment must
-not come before this device's combine program has set them, which holds where the devices start a
-MeshWorkload's programs together (the emulator); on a device, global semaphores
-(``CreateGlobalSemaphore``, tt-metalium/global_semaphore.hpp, exported by libtt_metal.so 0.81.1)
-allocated before any program remove that condition (docs/layouts-and-multicore.md).
+The semaphores are global semaphores (``CreateGlobalSemaphore(MeshDevice&, CoreRangeSet, uint32_t,
+BufferType)``, tt-metalium/host_api.hpp, ``GlobalSemaphore::address()``, tt-metalium/global_semaphore.hpp;
+both exported by libtt_metal.so 0.81.1), created on the combine core before the combine programs: each
+is one L1 word at the same address on every device, 0 before any combine program starts, so a
+neighbour's first fabric increment cannot come before this device has set it, however the devices'
+programs start. The kernels take their addresses as runtime arguments.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from tilelang_tt.contract.mesh import (
 from tilelang_tt.contract.plan import Plan
 from tilelang_tt.contract.reading import PlanError
 
-INCLUDES = ("#include <tt-metalium/experimental/fabric/fabric.hpp>",)
+INCLUDES = ("#include <tt-metalium/experimental/fabric/fabric.hpp>", "#include <tt-metalium/global_semaphore.hpp>")
 
 
 def collective_of(plan: Plan) -> MeshCollective | None:
@@ -118,13 +119,14 @@ def emit_combine(out: CppEmitter, plan: Plan, var: str) -> None:
     out.line(f"const uint32_t line_rows[{devices}] = {_cxx_list(r for r, _ in collective.line)};")
     out.line(f"const uint32_t line_cols[{devices}] = {_cxx_list(c for _, c in collective.line)};")
     out.line(f"const uint32_t owners[{devices}] = {_cxx_list(collective.owners)};")
+    for name in collective.semaphores:  # one L1 word at the same address on every device, 0 from now on
+        out.line(f"GlobalSemaphore semaphore_{name} = CreateGlobalSemaphore(*device, combine_cores, 0, BufferType::L1);")
+        out.line(f"const uint32_t {name} = static_cast<uint32_t>(semaphore_{name}.address());")
     out.line("distributed::MeshWorkload combine;")
     kernels = {k.role: k for k in combine_kernels(collective, buffer, plan.accessor_args(buffer.name))}
     with out.block(f"for (uint32_t pos = 0; pos < {devices}; ++pos)"):
         out.line("distributed::MeshCoordinate coord(line_rows[pos], line_cols[pos]);")
         out.line("Program program = CreateProgram();")
-        for name in collective.semaphores:  # ids 0, 1, ... on every device: the same addresses
-            out.line(f"const uint32_t {name} = CreateSemaphore(program, combine_cores, 0);")
         for index, name, pages in COMBINE_CBS:
             out.line(f"std::map<uint8_t, tt::DataFormat> {name}_formats = "
                      f"{{{{{index}, tt::DataFormat::{buffer.format.data_format}}}}};")
@@ -180,4 +182,5 @@ def emit_combine(out: CppEmitter, plan: Plan, var: str) -> None:
             out.line(f"SetRuntimeArgs(program, {role}_kernel, combine_core, {role}_args);")
         out.line("distributed::MeshCoordinateRange device_range(coord, coord);")
         out.line("combine.add_program(device_range, std::move(program));")
-    out.line("distributed::EnqueueMeshWorkload(command_queue, combine, false);")
+    # blocking: the receive buffer and the global semaphores, freed at the end of this scope, outlive the combine
+    out.line("distributed::EnqueueMeshWorkload(command_queue, combine, true);")

@@ -27,6 +27,7 @@ MESH_AXES = ("blockIdx.z", "blockIdx.y", "blockIdx.x")  # the block-grid dimensi
 COLLECTIVES = ("all_reduce", "reduce_scatter")  # what the devices' partial sums become (MeshCollective)
 # The semaphores of a combine (one of each on the combine core of every device), counting the tiles
 # that arrived: partial sums from the previous and the next chip of the line, totals from either side.
+# Global semaphores (tt-metal's CreateGlobalSemaphore), each 0 from before any combine program runs.
 COLLECTIVE_SEMAPHORES = ("partial_from_prev", "partial_from_next", "total_from_prev", "total_from_next")
 
 
@@ -83,8 +84,10 @@ class MeshCollective:
     whatever the arrival order. ``all_reduce`` then sends each panel's total from its owner along the
     line to every chip (each holds the whole sum; owner of panel ``p`` line position ``p``);
     ``reduce_scatter`` leaves panel ``p`` on device ``p`` (row-major; its rows of the buffer).
-    ``semaphores`` (:data:`COLLECTIVE_SEMAPHORES`) are semaphores of the combine program on its ``core``
-    (the same ids, so the same addresses, on every device)."""
+    ``semaphores`` (:data:`COLLECTIVE_SEMAPHORES`) are global semaphores on its ``core`` (``main.cpp``
+    creates them with ``CreateGlobalSemaphore`` before the combine programs: one L1 word at the same
+    address on every device, 0 before a neighbour's first increment can arrive), recorded in the plan as
+    ``{"name", "kind": "global", "initial_value": 0}``."""
 
     kind: str
     buffer: str
@@ -109,7 +112,8 @@ class MeshCollective:
     def to_json(self) -> dict:
         return {"kind": self.kind, "buffer": self.buffer, "line": [list(c) for c in self.line],
                 "links": [[list(a), list(b)] for a, b in self.links], "owners": list(self.owners),
-                "semaphores": list(self.semaphores), "core": list(self.core)}
+                "semaphores": [{"name": name, "kind": "global", "initial_value": 0} for name in self.semaphores],
+                "core": list(self.core)}
 
     @staticmethod
     def from_json(d: object, shape: Core, buffers: Sequence[str]) -> MeshCollective:

@@ -24,10 +24,11 @@ void kernel_main() {
     const uint32_t out_addr = get_arg_val<uint32_t>(0);
     const uint32_t received_addr = get_arg_val<uint32_t>(1);
     const uint32_t pos = get_arg_val<uint32_t>(2);
+    // global semaphores: their L1 addresses
     volatile tt_l1_ptr uint32_t* partial_from_prev =
-        reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(get_arg_val<uint32_t>(3)));
+        reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_arg_val<uint32_t>(3));
     volatile tt_l1_ptr uint32_t* partial_from_next =
-        reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(get_arg_val<uint32_t>(4)));
+        reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_arg_val<uint32_t>(4));
     constexpr uint32_t owners = 5;  // owners[p]: the line position summing panel p
 
     const auto out = TensorAccessor(out_args, out_addr, page_size);

@@ -35,11 +35,11 @@ void kernel_main() {
     const uint32_t out_addr = get_arg_val<uint32_t>(0);
     const uint32_t received_addr = get_arg_val<uint32_t>(1);
     const uint32_t pos = get_arg_val<uint32_t>(2);
-    // the semaphores (the same ids, so the same addresses, on every chip's combine core)
-    const uint32_t partial_from_prev = get_semaphore(get_arg_val<uint32_t>(3));
-    const uint32_t partial_from_next = get_semaphore(get_arg_val<uint32_t>(4));
-    const uint32_t total_from_prev = get_semaphore(get_arg_val<uint32_t>(5));
-    const uint32_t total_from_next = get_semaphore(get_arg_val<uint32_t>(6));
+    // the global semaphores' L1 addresses (the same on every chip's combine core)
+    const uint32_t partial_from_prev = get_arg_val<uint32_t>(3);
+    const uint32_t partial_from_next = get_arg_val<uint32_t>(4);
+    const uint32_t total_from_prev = get_arg_val<uint32_t>(5);
+    const uint32_t total_from_next = get_arg_val<uint32_t>(6);
     const uint32_t core_x = get_arg_val<uint32_t>(7);
     const uint32_t core_y = get_arg_val<uint32_t>(8);
     constexpr uint32_t owners = 9;

@@ -22,6 +22,7 @@
 #include <tt-metalium/mesh_device.hpp>
 #include <tt-metalium/tensor_accessor_args.hpp>
 #include <tt-metalium/experimental/fabric/fabric.hpp>
+#include <tt-metalium/global_semaphore.hpp>
 
 using namespace tt;
 using namespace tt::tt_metal;
@@ -296,14 +297,18 @@ int main(int argc, char** argv) {
             const uint32_t line_rows[2] = {0, 0};
             const uint32_t line_cols[2] = {0, 1};
             const uint32_t owners[2] = {0, 1};
+            GlobalSemaphore semaphore_partial_from_prev = CreateGlobalSemaphore(*device, combine_cores, 0, BufferType::L1);
+            const uint32_t partial_from_prev = static_cast<uint32_t>(semaphore_partial_from_prev.address());
+            GlobalSemaphore semaphore_partial_from_next = CreateGlobalSemaphore(*device, combine_cores, 0, BufferType::L1);
+            const uint32_t partial_from_next = static_cast<uint32_t>(semaphore_partial_from_next.address());
+            GlobalSemaphore semaphore_total_from_prev = CreateGlobalSemaphore(*device, combine_cores, 0, BufferType::L1);
+            const uint32_t total_from_prev = static_cast<uint32_t>(semaphore_total_from_prev.address());
+            GlobalSemaphore semaphore_total_from_next = CreateGlobalSemaphore(*device, combine_cores, 0, BufferType::L1);
+            const uint32_t total_from_next = static_cast<uint32_t>(semaphore_total_from_next.address());
             distributed::MeshWorkload combine;
             for (uint32_t pos = 0; pos < 2; ++pos) {
                 distributed::MeshCoordinate coord(line_rows[pos], line_cols[pos]);
                 Program program = CreateProgram();
-                const uint32_t partial_from_prev = CreateSemaphore(program, combine_cores, 0);
-                const uint32_t partial_from_next = CreateSemaphore(program, combine_cores, 0);
-                const uint32_t total_from_prev = CreateSemaphore(program, combine_cores, 0);
-                const uint32_t total_from_next = CreateSemaphore(program, combine_cores, 0);
                 std::map<uint8_t, tt::DataFormat> combine_in_formats = {{0, tt::DataFormat::Float32}};
                 CircularBufferConfig combine_in_config(8192, combine_in_formats);
                 combine_in_config.set_page_size(0, 4096);
@@ -361,7 +366,7 @@ int main(int argc, char** argv) {
                 distributed::MeshCoordinateRange device_range(coord, coord);
                 combine.add_program(device_range, std::move(program));
             }
-            distributed::EnqueueMeshWorkload(command_queue, combine, false);
+            distributed::EnqueueMeshWorkload(command_queue, combine, true);
         }
         distributed::Finish(command_queue);
 

@@ -587,10 +587,24 @@ uint32_t semaphore_addr(uint32_t id, Loc loc) {
   return t.core->l1_base_addr() + t.dev->arch.l1_unreserved_base - 16 * 16 + 16 * id;
 }
 
-void semaphore_wait(volatile uint32_t* sem, uint32_t val, bool at_least, Loc loc) {
+// The word of this core's L1 a semaphore pointer names. A kernel has the address of a semaphore either from
+// get_semaphore (a local address here) or from the host (GlobalSemaphore::address(), an L1 offset: on a device
+// L1 addresses are the same on the host and in the kernel; here each core's L1 is mapped elsewhere, far above
+// l1_size, so an address below l1_size is an offset).
+volatile uint32_t* local_word(ThreadCtx& t, volatile uint32_t* sem, const char* fn, Loc loc) {
+  const uint32_t addr = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(sem));
+  if (addr < t.dev->arch.l1_size && t.core->l1_base_addr() >= t.dev->arch.l1_size) {
+    if (addr + 4 > t.dev->arch.l1_size) protocol_error(loc, std::string(fn) + ": L1 offset past the end of L1");
+    return reinterpret_cast<volatile uint32_t*>(t.core->l1 + addr);
+  }
+  local_offset(t, addr, 4, fn, loc);
+  return sem;
+}
+
+void semaphore_wait(volatile uint32_t* sem_addr, uint32_t val, bool at_least, Loc loc) {
   ThreadCtx& t = ctx(loc);
   const char* fn = at_least ? "noc_semaphore_wait_min" : "noc_semaphore_wait";
-  local_offset(t, static_cast<uint32_t>(reinterpret_cast<uintptr_t>(sem)), 4, fn, loc);
+  volatile uint32_t* sem = local_word(t, sem_addr, fn, loc);
   std::unique_lock lk(t.dev->mu);
   t.wait = {WaitState::Semaphore, 0, val, sem, at_least, loc};
   t.dev->block_until(lk, t, [&] { return at_least ? *sem >= val : *sem == val; });
@@ -598,9 +612,9 @@ void semaphore_wait(volatile uint32_t* sem, uint32_t val, bool at_least, Loc loc
   wait_until(t, sem_condition_time(*t.dev, sem, val, at_least), &ThreadTiming::sem_stall, fn);
 }
 
-void semaphore_set(volatile uint32_t* sem, uint32_t val, Loc loc) {
+void semaphore_set(volatile uint32_t* sem_addr, uint32_t val, Loc loc) {
   ThreadCtx& t = ctx(loc);
-  local_offset(t, static_cast<uint32_t>(reinterpret_cast<uintptr_t>(sem)), 4, "noc_semaphore_set", loc);
+  volatile uint32_t* sem = local_word(t, sem_addr, "noc_semaphore_set", loc);
   std::unique_lock lk(t.dev->mu);
   *sem = val;
   charge(t, timing::kDataflowMisc, "noc_semaphore_set");

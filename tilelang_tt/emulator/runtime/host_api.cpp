@@ -506,6 +506,42 @@ uint32_t CreateSemaphore(Program& program, const std::variant<CoreRange, CoreRan
     return id;
 }
 
+DeviceAddr GlobalSemaphore::address() const { return address_; }
+
+GlobalSemaphore CreateGlobalSemaphore(
+    distributed::MeshDevice& device, CoreRangeSet cores, uint32_t initial_value, BufferType buffer_type) {
+    if (buffer_type != BufferType::L1) {
+        fail("CreateGlobalSemaphore: the emulator holds global semaphores in L1 only (BufferType::L1)");
+    }
+    const std::vector<emu::CoreXY> on = cores_of(cores);
+    if (on.empty()) {
+        fail("CreateGlobalSemaphore: no cores");
+    }
+    // One word below the L1 buffers of every device, at the same address (tt-metal's GlobalSemaphore is a
+    // sharded L1 buffer of one word per core), written now: a neighbour's fabric increment finds it set
+    // whenever this chip's programs start.
+    const uint32_t devices = u32(device.num_devices());
+    uint32_t address = 0;
+    for (uint32_t i = 0; i < devices; ++i) {
+        guarded([&] {
+            emu::Device::select(i);
+            emu::Device& chip = emu::Device::get();
+            const uint32_t at = chip.allocate_l1(sizeof(uint32_t));
+            if (i > 0 && at != address) {
+                throw emu::EmulatorError("CreateGlobalSemaphore: device " + std::to_string(i) +
+                                         " allocated the semaphore at another L1 address");
+            }
+            address = at;
+            for (const emu::CoreXY& core : on) {
+                chip.worker_noc_coord(core);  // throws for a core outside the grid
+                std::memcpy(chip.l1_data(core, at, sizeof(uint32_t)), &initial_value, sizeof(uint32_t));
+            }
+        });
+    }
+    guarded([] { emu::Device::select(0); });
+    return GlobalSemaphore(address);
+}
+
 // ---- kernels ----
 
 namespace {

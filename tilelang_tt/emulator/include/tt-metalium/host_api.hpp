@@ -13,6 +13,7 @@
 #include <tt-metalium/circular_buffer_config.hpp>
 #include <tt-metalium/circular_buffer_constants.h>  // through circular_buffer.hpp in tt-metal
 #include <tt-metalium/core_coord.hpp>
+#include <tt-metalium/global_semaphore.hpp>
 #include <tt-metalium/kernel_types.hpp>
 #include <tt-metalium/program.hpp>
 
@@ -35,6 +36,11 @@ uint32_t CreateSemaphore(
     Program& program,
     const std::variant<CoreRange, CoreRangeSet>& core_spec,
     uint32_t initial_value);
+
+// One L1 word at the same address on `cores` of every chip of the mesh, initialised to initial_value now,
+// before any program runs (global_semaphore.hpp). The emulator holds it in L1 only.
+GlobalSemaphore CreateGlobalSemaphore(
+    distributed::MeshDevice& device, CoreRangeSet cores, uint32_t initial_value, BufferType buffer_type = BufferType::L1);
 
 void SetRuntimeArgs(
     const Program& program,
