@@ -153,9 +153,11 @@ def test_matmul_cycles_scale_with_math_fidelity():
     assert other >= 0
     assert busy["HiFi4"] - other == 4 * (busy["LoFi"] - other)  # the matmul part: HiFi4 = 4x LoFi
     assert hifi4["timing"]["cycles"] > lofi["timing"]["cycles"]
-    assert hifi4["timing"]["bound"] == "compute"
-    # the unpacker works beside math: the compute kernel ends before their busy times added up
+    # compute takes the bulk of the time at HiFi4; the writer's store of the block once its last K step is
+    # packed (the block accumulates in the writer's CB, pushed at the last step) ends the kernel
     core = hifi4["timing"]["cores"][0]
+    assert core["compute"]["end"] >= 0.8 * hifi4["timing"]["cycles"] and core["math"]["busy"] > core["writer"]["busy"]
+    # the unpacker works beside math: the compute kernel ends before their busy times added up
     assert core["compute"]["end"] < core["unpack"]["busy"] + core["math"]["busy"]
     assert core["compute"]["busy"] == core["math"]["busy"]
 

@@ -59,7 +59,8 @@ def test_sub_block_is_ttnn_s_choice_for_sub_blocks_packed_in_order(budget):
 def test_the_kernel_s_matmul_blocks_init_and_packs_use_the_one_sub_block(accum_dtype, sub):
     """A 128x128 C block (4x4 tiles) over K blocks of 2 tiles: the hoisted matmul_block_init and
     every matmul_block name (ct_dim, rt_dim, kt_dim) = (sn, sm, 2) of the sub-block chosen for the
-    accumulation mode, and every DST acquire packs sm * sn tiles."""
+    accumulation mode, and every DST acquire pushes sm * sn tiles (bfloat16 partials accumulate in the
+    writer's CB, reserved whole once, its sub-blocks pushed as they are done)."""
     mod = lower_until(gemm(128, 128, 64, 128, 128, 64, accum_dtype=accum_dtype), "InsertDSTManagementTT")
     calls = evaluate_calls(run_pass(mod, "InsertDSTManagementTT")["main_compute"].body)
     sm, sn = sub
@@ -68,8 +69,8 @@ def test_the_kernel_s_matmul_blocks_init_and_packs_use_the_one_sub_block(accum_d
     blocks = [[int(x) for x in c.value.args[6:]] for c in calls if stmt_intrin(c) == Intrin.MATMUL_BLOCK]
     assert blocks and all(b == [sn, sm, 2] for b in blocks)
     assert Intrin.MATMUL_TILES not in {stmt_intrin(c) for c in calls}
-    packed = {int(c.value.args[1]) for c in calls if stmt_intrin(c) == Intrin.CB_RESERVE_BACK}
-    assert packed == {sm * sn}
+    pushed = {int(c.value.args[1]) for c in calls if stmt_intrin(c) == Intrin.CB_PUSH_BACK}
+    assert pushed == {sm * sn}
 
 
 @pytest.mark.parametrize("sub", [(1, 1), (1, 2), (1, 4)])
