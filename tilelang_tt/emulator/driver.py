@@ -51,7 +51,7 @@ from tilelang_tt.contract.buffers import PlanBuffer
 from tilelang_tt.contract.kernels import ComputeConfig, PlanKernel
 from tilelang_tt.contract.plan import Plan
 from tilelang_tt.emulator import blockfloat, plan_host
-from tilelang_tt.emulator.plan_host import HOST_PROGRAM
+from tilelang_tt.emulator.plan_host import HOST_PROGRAM, NOC
 from tilelang_tt.env import CACHE_DIR, EMU_CXX, tt_metal_root
 
 EMULATOR_DIR = Path(__file__).resolve().parent
@@ -334,18 +334,13 @@ def _compute_defines(kernel: PlanKernel) -> tuple[str, ...]:
             f"-DTT_EMU_DST_ACCUM_MODE={int(kernel.config.fp32_dest_acc_en)}")
 
 
-# tt-metal's NOC enum, tt_metal/api/tt-metalium/base_types.hpp (not in the wheel; the emulator's
-# include/tt-metalium/base_types.hpp:31 declares it as libtt_metal.so 0.81.1 uses it)
-NOC_INDEX = {"RISCV_0_default": 0, "RISCV_1_default": 1}
-
-
 def _movement_defines(kernel: PlanKernel) -> tuple[str, ...]:
     """What tt-metal's JIT build defines for a data-movement kernel from its DataMovementConfig: NOC_INDEX, its
     ``noc``, which the dataflow API makes ``noc_index`` (tt_metal/impl/kernels/kernel.cpp,
     DataMovementKernel::process_defines; the emulator's headers: runtime/device_types.hpp)."""
     if isinstance(kernel.config, ComputeConfig):
         return ()
-    return (f"-DNOC_INDEX={NOC_INDEX[kernel.config.noc]}",)
+    return (f"-DNOC_INDEX={NOC[kernel.config.noc]}",)
 
 
 def _kernels(sources: dict[str, str], plan: Plan, host: tuple[str, ...]) -> list[PlanKernel]:

@@ -32,6 +32,8 @@ HOST_PROGRAM = "main.cpp"
 BUFFER_TYPE = {MemorySpace.DRAM: 0, MemorySpace.L1: 1}
 MATH_FIDELITY = {"LoFi": 0, "HiFi2": 2, "HiFi3": 3, "HiFi4": 4}
 PROCESSOR = {"RISCV_0": 0, "RISCV_1": 1}
+# tt-metal's NOC enum, tt_metal/api/tt-metalium/base_types.hpp (not in the wheel; the emulator's
+# include/tt-metalium/base_types.hpp:31 declares it as libtt_metal.so 0.81.1 uses it): also the driver's NOC_INDEX
 NOC = {"RISCV_0_default": 0, "RISCV_1_default": 1}
 
 
