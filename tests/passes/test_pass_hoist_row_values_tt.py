@@ -115,8 +115,9 @@ def test_under_fast_math_the_exps_argument_is_left_to_the_scale_fold():
     assert outside.buffer.name == "m_row"
 
 
-def test_a_value_reading_the_stored_block_or_both_loops_stays():
-    """``y[i, j] * m[i]``-like values read the nest's own block or a 2-D block: nothing to hoist."""
+def test_a_value_reading_the_stored_block_or_both_loops_or_narrower_than_float32_stays():
+    """``x[i, j] * m[i]`` reads a 2-D block, ``i + j`` both loops: nothing to hoist; ``mb[i] * 0.5`` of a bfloat16
+    vector would be rounded to bfloat16 in a vector of its own, where the nest keeps DST's width."""
     @I.ir_module
     class Before:
         @T.prim_func
@@ -128,11 +129,17 @@ def test_a_value_reading_the_stored_block_or_both_loops_stays():
                     x = T.sblock_alloc_buffer((160, 160), "float32", scope="shared.dyn")
                     m = T.sblock_alloc_buffer((160,), "float32", scope="local.fragment")
                     y = T.sblock_alloc_buffer((160, 160), "float32", scope="local.fragment")
+                    mb = T.sblock_alloc_buffer((160,), "bfloat16", scope="local.fragment")
+                    yb = T.sblock_alloc_buffer((160, 160), "bfloat16", scope="local.fragment")
                     tl.tileop.copy(tl.region(X[0, 0], 1, 160, 160), tl.region(x[0, 0], 2, 160, 160))
                     tl.tileop.copy(tl.region(M[0], 1, 160), tl.region(m[0], 2, 160))
+                    tl.tileop.copy(tl.region(M[0], 1, 160), tl.region(mb[0], 2, 160))
                     for i in T.parallel(160):
                         for j in T.parallel(160):
                             y[i, j] = x[i, j] * m[i] + T.Cast("float32", i + j)
+                    for i in T.parallel(160):
+                        for j in T.parallel(160):
+                            yb[i, j] = T.Cast("bfloat16", x[i, j]) - mb[i] * T.bfloat16(0.5)
                     tl.tileop.copy(tl.region(y[0, 0], 1, 160, 160), tl.region(Y[0, 0], 2, 160, 160))
 
     assert HoistRowValuesTT()(Before)["main"].same_as(Before["main"])

@@ -9,19 +9,19 @@ flash attention's ``T.exp2(acc_s[i, j] * scale - m[i] * scale)`` over a 64 x 512
 K/V step instead of 16 times. Only where the block has more tiles along the other loop than one acquire of a
 32-bit DST holds (``Arch.dst_budget(True)``, 4): a tile row then takes two acquires or more, else the value is
 already computed once per vector tile. The result is the same bits: the same operation on the same operands,
-computed in DST's format either way, and stored in a block of the value's dtype that the nest reads back
-unchanged.
+computed in DST's format either way, and stored in a float32 block that the nest reads back unchanged (a
+narrower value would be rounded there, where the nest keeps DST's width).
 
 Reads: the body's T.Parallel nests of two loops from 0 whose body is stores into 2-D on-chip blocks. A value
-qualifies when it is an operation (not a load, a cast of one or a constant), reads only rank-1 on-chip blocks at
-one of the nest's loop variables (the same one throughout) and nothing the nest writes, and mentions no other
-variable, in a nest whose stored blocks have more than ``Arch.dst_budget(True)`` tiles along the other loop; the
-largest such values are hoisted, structurally equal ones once per nest. Under fast math the
-arguments of ``exp`` and ``exp2`` are left as they are: ops/eltwise.py folds ``exp2(a * c - b * c)``'s scale into
-the approximate exp (``Program.scaled_exp``), which drops the product this would compute. Writes: per hoisted
-value a vector ``<first vector read>_row`` (unique against ``kernel_names``) of the loop's extent and the value's
-dtype, allocated by the kernel's root block, and a 1-D T.Parallel nest storing it, both at the store's line.
-Before: any T.Parallel nest. After: no nest of two loops computes a qualifying value. Reads/writes no attribute.
+qualifies when it is a float32 operation (not a load, a cast of one or a constant), reads only rank-1 on-chip
+blocks at one of the nest's loop variables (the same one throughout) and nothing the nest writes, and mentions no
+other variable, in a nest whose stored blocks have more than ``Arch.dst_budget(True)`` tiles along the other loop;
+the largest such values are hoisted, structurally equal ones once per nest. Under fast math the arguments of
+``exp`` and ``exp2`` are left as they are: ops/eltwise.py folds ``exp2(a * c - b * c)``'s scale into the
+approximate exp (``Program.scaled_exp``), which drops the product this would compute. Writes: per hoisted value a
+float32 vector ``<first vector read>_row`` (unique against ``kernel_names``) of the loop's extent, allocated by the
+kernel's root block, and a 1-D T.Parallel nest storing it, both at the store's line. Before: any T.Parallel nest.
+After: no nest of two loops computes a qualifying value. Reads/writes no attribute.
 
     Before: for i, j in T.Parallel(64, 512):
                 acc_s[i, j] = T.exp2(acc_s[i, j] * scale - m[i] * scale)
@@ -60,7 +60,7 @@ EXPS = ("tirx.exp", "tirx.exp2")  # under fast math their scale folds into the e
 def _axis(expr, loop_vars) -> tirx.Var | None:
     """The loop variable of ``loop_vars`` that ``expr`` depends on alone, when it qualifies (module docstring);
     else None."""
-    if isinstance(expr, (tirx.BufferLoad, tirx.IntImm, tirx.FloatImm, tirx.StringImm)) or (
+    if str(expr.dtype) != "float32" or isinstance(expr, (tirx.BufferLoad, tirx.IntImm, tirx.FloatImm)) or (
             isinstance(expr, tirx.Cast) and isinstance(expr.value, tirx.BufferLoad)):
         return None
     reads = loads(expr)
