@@ -222,7 +222,8 @@ def test_a_compute_kernel_file_is_built_with_its_descriptors(tmp_path, monkeypat
 
 @pytest.mark.parametrize("call, message", [
     ("typecast_tile_init<0, 8>();", "typecast_tile_init<0, 8> is not emulated"),
-    ("sfpu_reduce_init<PoolType::SUM, DataFormat::Float32>();", "sfpu_reduce_init is not emulated"),
+    ("sfpu_reduce<PoolType::SUM, DataFormat::Int32, ReduceDim::REDUCE_ROW>(0);",
+     "sfpu_reduce: the emulator models REDUCE_ROW of Float32 or Float16_b tiles only"),
     ("llk_pack_reduce_mask_clear();", "llk_pack_reduce_mask_clear: the emulator models the compute API"),
     ("llk_math_reconfig_data_format_srca<false>(0, 16);", "llk_math_reconfig_data_format_srca: the emulator models"),
 ])

@@ -90,6 +90,36 @@ def test_sfpu_binary(tmp_path, runtime, op, fn):
     np.testing.assert_allclose(got, fn(A.astype(np.float64), B), rtol=2**-8)
 
 
+SFPU_REDUCE = ("copy_tile(a, 0, 0);\n    copy_tile(b, 0, 1);\n    sfpu_reduce_init<PoolType::POOL, DataFormat::FMT>();"
+               "\n    sfpu_reduce<PoolType::POOL, DataFormat::FMT, ReduceDim::REDUCE_ROW>(0, 2, 1);")
+
+
+@pytest.mark.parametrize("pool", ["SUM", "MAX", "MIN"])
+@pytest.mark.parametrize("fp32,fmt", [(1, "Float32"), (0, "Float16_b")])
+def test_sfpu_row_reduce_puts_each_rows_result_in_the_first_tiles_even_columns(tmp_path, runtime, pool, fp32, fmt):
+    """sfpu_reduce<pool, fmt, REDUCE_ROW>(0, ct_dim=2, rt_dim=1) over DST tiles 0 (A) and 1 (B): each row's sum,
+    maximum or minimum over both tiles' 64 columns lands in the even columns of tile 0's left faces, where
+    ckernel_sfpu_reduce.h stores LREG0; every other datum of tile 0 keeps A's value."""
+    got, counters = one_tile(tmp_path, runtime, SFPU_REDUCE.replace("POOL", pool).replace("FMT", fmt), A, B, fp32=fp32)
+    both = np.concatenate([A, B], axis=1).astype(np.float64)
+    want = {"SUM": both.sum(axis=1), "MAX": both.max(axis=1), "MIN": both.min(axis=1)}[pool]
+    even = got[:, 0:16:2]
+    if pool == "SUM":  # partial sums rounded to DST's format, the output to bfloat16
+        np.testing.assert_allclose(even, np.repeat(want[:, None], 8, axis=1), rtol=2**-7)
+    else:
+        np.testing.assert_array_equal(even, np.repeat(want[:, None], 8, axis=1))
+    kept = np.ones((32, 32), dtype=bool)
+    kept[:, 0:16:2] = False
+    np.testing.assert_array_equal(got[kept], A[kept])
+    assert counters["total"]["tile_ops"]["sfpu_reduce"] == 1
+
+
+def test_sfpu_reduce_names_a_form_the_emulator_does_not_model(tmp_path, runtime):
+    body = "copy_tile(a, 0, 0);\n    sfpu_reduce<PoolType::SUM, DataFormat::Float32, ReduceDim::REDUCE_COL>(0);"
+    stderr, _ = one_tile(tmp_path, runtime, body, A, B, fails=True)
+    assert "sfpu_reduce: the emulator models REDUCE_ROW of Float32 or Float16_b tiles only" in stderr
+
+
 WHERE = ("copy_tile(b, 0, 0);\n    relu_tile_init();\n    relu_tile(0);\n    copy_tile(a, 0, 1);\n    copy_tile(b, 0, 2);"
          "\n    where_tile_init();\n    where_tile<DataFormat::FORMAT>(0, 1, 2, 0);")
 

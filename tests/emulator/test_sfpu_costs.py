@@ -287,6 +287,49 @@ def test_the_emulator_charges_each_sfpu_op_its_documented_cycles(sfpu_exe, fp32)
     assert not wrong, wrong
 
 
+# sfpu_reduce<pool, Float32, REDUCE_ROW>(0, ct_dim, rt_dim) and its cycles, counted from ckernel_sfpu_reduce.h's TTI
+# sequence (docs/timing-model.md, "SFPU row reductions"): a tile 172 (SUM) or 228 (MAX, MIN); a tile row's partial
+# results combined, 16 + 16 (SUM) or 24 (MAX, MIN) per tile after the first; MAX's setup 22, MIN's 25.
+REDUCE_CALLS = {
+    ("SUM", 1, 1): 172,
+    ("SUM", 4, 1): 4 * 172 + 16 + 3 * 16,
+    ("MAX", 1, 2): 22 + 2 * 228,
+    ("MAX", 4, 1): 22 + 4 * 228 + 16 + 3 * 24,
+    ("MIN", 2, 2): 25 + 2 * (2 * 228 + 16 + 24),
+}
+
+
+def reduce_kernel() -> str:
+    cases = "\n".join(f"            case {i}: sfpu_reduce_init<PoolType::{pool}, DataFormat::Float32>(); "
+                      f"sfpu_reduce<PoolType::{pool}, DataFormat::Float32, ReduceDim::REDUCE_ROW>(0, {ct}, {rt}); break;"
+                      for i, (pool, ct, rt) in enumerate(REDUCE_CALLS))
+    return HEADERS + f"""
+void kernel_main() {{
+    const uint32_t op = get_arg_val<uint32_t>(0), reps = get_arg_val<uint32_t>(1);
+    compute_kernel_hw_startup(0, 0, 16);
+    tile_regs_acquire();
+    for (uint32_t t = 0; t < 4; ++t) fill_tile(t, 0.5f);
+    for (uint32_t r = 0; r < reps; ++r) {{
+        switch (op) {{
+{cases}
+        }}
+    }}
+    tile_regs_commit();
+    tile_regs_wait();
+    tile_regs_release();
+}}
+"""
+
+
+def test_the_emulator_charges_each_sfpu_row_reduction_its_counted_cycles(tmp_path):
+    """sfpu_reduce's row reductions cost the math thread the cycles counted from the LLK: per tile, per tile row's
+    combination and per call (MAX's and MIN's setup), whatever the block; measured as the difference between 2 calls
+    and 1, so the kernel's other work drops out."""
+    exe = harness.build(tmp_path, harness.runtime_objects(), [harness.Kernel("ops.cpp", reduce_kernel())])
+    got = {key: busy(tmp_path, exe, op, 2, 1) - busy(tmp_path, exe, op, 1, 1) for op, key in enumerate(REDUCE_CALLS)}
+    assert got == REDUCE_CALLS
+
+
 def test_the_calls_cover_every_table():
     """The emulator test runs at least one op of every costs.cpp table, and only ops the docs list."""
     assert {table for table, _ in CALLS} == {table for table, _ in costs_cpp()}

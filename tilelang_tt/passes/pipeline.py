@@ -33,6 +33,7 @@ from tilelang_tt.passes.finalize_persistent_signature_tt import (
 )
 from tilelang_tt.passes.forward_tensor_copies_tt import ForwardTensorCopiesTT
 from tilelang_tt.passes.grid_to_core_grid import GridToCoreGrid
+from tilelang_tt.passes.hoist_row_values_tt import HoistRowValuesTT
 from tilelang_tt.passes.infer_tt_layout import InferTTLayout
 from tilelang_tt.passes.insert_compute_init_tt import InsertComputeInitTT
 from tilelang_tt.passes.insert_dst_management_tt import InsertDSTManagementTT
@@ -145,6 +146,10 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         LowerBlockReshapesTT(),
         # Blocks of masks (uint8, bool) read by element-wise values are bfloat16 blocks of the same values.
         WidenMaskBlocksTT(),
+        # A value of a 2-D element-wise store depending on one loop alone (m[i] * scale) is computed once into a
+        # vector: after the passes that make nests and blocks (reductions, widened masks), before PadBlocksTT
+        # pads the new vectors with the others.
+        HoistRowValuesTT(arch=options.arch, fast_math=options.fast_math),
         # Blocks of any shape padded to whole tiles, the padding masked where a reduction or a
         # contraction would read it: after every pass that makes blocks (legalized copies, reductions,
         # widened masks), before the layout passes size CBs and choose rows for partial tiles.

@@ -4,6 +4,7 @@
 // says it costs.
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -757,6 +758,60 @@ void sfpu_unary_first_column(Unary op, uint32_t idst, uint8_t faces, float scale
   } else {
     count(t, fn, cycles);
   }
+}
+
+// The SFPU's row reduction (Wormhole llk_sfpu/ckernel_sfpu_reduce.h, line numbers below). An SFPLOAD at a tile's
+// row r takes rows r..r+3 of one face into the 4 x 8 lanes of an LREG: the even columns of the face, or (address + 2)
+// its odd ones. Per 4 rows, perform_reduce_row_sum_tile (:603) / perform_reduce_row_max_tile (:539) load face 0's (2's)
+// even and odd columns and face 1's (3's) into LREG0-3 and combine them lane by lane (LREG2 += LREG3, LREG1 += LREG2,
+// LREG0 += LREG1; MAX: SFPSWAPs 0/2, 1/3, 0/1), then fold each row's 8 lanes (horizontal_reduce :345,
+// horizontal_reduce_max :451: the lanes rotated right by 4, 2 and 1 (SFPSHFT2 SUBVEC_SHFLROR1) and combined with
+// their rotation, MAX then rotated once more) and store LREG0 back to the even columns of face 0 (2): every lane
+// holds the row's result (the sum in its lane's order of additions). With several tiles a row, the partial results
+// of tiles 1.. are combined into tile 0 in tile order (sum_first_columns_across_tiles :711,
+// max_first_columns_across_tiles :801). SFPSWAP orders floats by sign and magnitude: +0 above -0.
+namespace {
+float sfpu_reduce_combine(SfpuReduce pool, float a, float b) {
+  if (pool == SfpuReduce::Sum) return a + b;
+  const bool b_above = b > a || (b == a && std::signbit(a) && !std::signbit(b));
+  return (pool == SfpuReduce::Max) == b_above ? b : a;
+}
+}  // namespace
+
+void sfpu_reduce_row(SfpuReduce pool, uint32_t idst, uint32_t ct_dim, uint32_t rt_dim, Loc loc) {
+  const char* fn = "sfpu_reduce";
+  ThreadCtx& t = compute_ctx(fn, loc);
+  if (ct_dim == 0 || rt_dim == 0) api_errorf(loc, "sfpu_reduce: ct_dim and rt_dim must be at least 1");
+  auto op = [pool](float a, float b) { return sfpu_reduce_combine(pool, a, b); };
+  for (uint32_t i = 0; i < rt_dim; ++i) {
+    std::vector<float*> tiles;
+    for (uint32_t j = 0; j < ct_dim; ++j) tiles.push_back(math_dst(t, idst + i * ct_dim + j, fn, loc));
+    float* first = tiles[0];
+    for (float* d : tiles) {
+      for (uint32_t r = 0; r < 32; ++r) {
+        float* row = d + r * 32;
+        float lane[8];
+        for (uint32_t k = 0; k < 8; ++k)
+          lane[k] = op(row[2 * k], op(row[2 * k + 1], op(row[16 + 2 * k], row[17 + 2 * k])));
+        for (uint32_t shift : {4u, 2u, 1u}) {
+          float rotated[8];
+          for (uint32_t k = 0; k < 8; ++k) rotated[k] = lane[(k + 8 - shift) % 8];
+          for (uint32_t k = 0; k < 8; ++k) lane[k] = op(lane[k], rotated[k]);
+        }
+        for (uint32_t k = 0; k < 8; ++k) row[2 * k] = pool == SfpuReduce::Sum ? lane[k] : lane[(k + 7) % 8];
+      }
+      settle(t, d);  // the per-tile SFPSTOREs, in DST's format
+    }
+    if (ct_dim == 1) continue;
+    for (uint32_t r = 0; r < 32; ++r)
+      for (uint32_t k = 0; k < 8; ++k) {
+        float acc = first[r * 32 + 2 * k];
+        for (uint32_t j = 1; j < ct_dim; ++j) acc = op(acc, tiles[j][r * 32 + 2 * k]);
+        first[r * 32 + 2 * k] = acc;
+      }
+    settle(t, first);
+  }
+  count(t, fn, timing::sfpu_reduce_row_cycles(pool, ct_dim, rt_dim));
 }
 
 // ---------------------------------------------------------------- Tensix semaphores

@@ -96,6 +96,7 @@ uint64_t sfpu_scalar_cycles(k::IntBinary op);     // add_unary_tile_int32, sub_u
 uint64_t sfpu_compare_cycles(k::Compare op, bool against_zero);  // eqz/nez/gtz/... or unary_eq/ne/gt/...
 uint64_t sfpu_where_cycles(bool in_place);        // where_tile (in place: the output is the condition's tile)
 uint64_t sfpu_fill_cycles();                      // fill_tile, fill_tile_bitcast, fill_tile_int
+uint64_t sfpu_reduce_row_cycles(k::SfpuReduce pool, uint32_t ct_dim, uint32_t rt_dim);  // sfpu_reduce REDUCE_ROW
 // Datums the unpacker reads of a broadcast operand: through SrcB (binary broadcasts, unary_bcast), or
 // straight to DST (unary_bcast of a tile unpacked to DST).
 uint32_t bcast_datums(k::Bcast b);

@@ -325,6 +325,30 @@ uint64_t sfpu_where_cycles(bool in_place) { return tile((in_place ? 3 : 4) * kSf
 
 uint64_t sfpu_fill_cycles() { return tile(kSfpuFill); }
 
+// COUNTED sfpu_reduce<pool, Float32 | Float16_b, REDUCE_ROW>(dst, ct_dim, rt_dim) from its Wormhole TTI sequence
+// (llk_sfpu/ckernel_sfpu_reduce.h; every instruction one cycle, an SFPSWAP two, as the SFPU table's rules; the REPLAY
+// instruction that replays a recorded sequence one, then the sequence's own). Each tile is reduced alone in four
+// groups of 8 rows, then (ct_dim > 1) each tile row's partial results are combined into its first tile:
+//  SUM (perform_reduce_row_sum_avg, :846): a group (perform_reduce_row_sum_tile, :603) is 8 SFPLOADs, the REPLAY of
+//   init_reduce_sum_avg's 6 interleaved SFPADDs (:1307-1312, no SFPNOP), horizontal_reduce<false> (:345: three
+//   phases of 2 SFPMOV, 8/4/2 SFPSHFT2 and 2 SFPADD, 26) and 2 SFPSTOREs: 43; the combination
+//   (sum_first_columns_across_tiles, :711), two batches of 4 SFPLOADs, per other tile 4 SFPLOADs and 4 SFPADDs, and
+//   4 SFPSTOREs: 16 + 16 (ct_dim - 1) per tile row.
+//  MAX, MIN (perform_reduce_row_max_min, :907): once per call _init_sfpu_config_reg (SFPCONFIG), MIN's SFPLOADI x 2
+//   and SFPCONFIG, and record_horizontal_reduce_max (:419), whose lltt::record runs the 16 instructions it records
+//   (4 SFPMOV, 8 SFPSHFT2, 4 SFPSWAP: 20; init_reduce_max_min's record<lltt::NoExec> is the form that does not)
+//   and the record instruction: 22 (MIN 25); a group (perform_reduce_row_max_tile, :539) is 8 SFPLOADs, 6 SFPSWAPs,
+//   horizontal_reduce_max (:451: phase 1 inline, 2 SFPMOV, 8 SFPSHFT2, 2 SFPSWAP: 14; the REPLAY and its 20) and 2
+//   SFPSTOREs: 57; the combination (max_first_columns_across_tiles, :801) as SUM's with an SFPSWAP for each SFPADD:
+//   16 + 24 (ct_dim - 1) per tile row.
+uint64_t sfpu_reduce_row_cycles(k::SfpuReduce pool, uint32_t ct_dim, uint32_t rt_dim) {
+  const bool sum = pool == k::SfpuReduce::Sum;
+  const uint64_t call = sum ? 0 : pool == k::SfpuReduce::Min ? 25 : 22;
+  const uint64_t tile_cycles = 4 * (sum ? 43 : 57);
+  const uint64_t combine = ct_dim > 1 ? 16 + (sum ? 16 : 24) * (uint64_t{ct_dim} - 1) : 0;
+  return call + uint64_t{rt_dim} * (uint64_t{ct_dim} * tile_cycles + combine);
+}
+
 // ---------------------------------------------------------------- what the unpackers read
 // What the unpackers read of a tile (t.unpacked), from tt-llk 0.81.1's unpack MOPs (tt_llk_wormhole_b0/llk_lib;
 // tt_llk_blackhole's program the same reads) as the MOP expander runs them (tt-isa-documentation

@@ -247,6 +247,15 @@ void sfpu_binary_faces(SfpuBinary op, uint32_t dst0, uint32_t dst1, uint32_t ods
 void sfpu_unary_first_column(Unary op, uint32_t dst, uint8_t faces, float scale, bool on_pack, const char* fn,
                              Loc loc);
 
+// The SFPU row reduction of float tiles in DST (tt-metal 0.81.1 api/compute/compute_kernel_api.h
+// sfpu_reduce<pool, Float32 | Float16_b, REDUCE_ROW>; Wormhole llk_sfpu/ckernel_sfpu_reduce.h
+// perform_reduce_row_sum_avg / perform_reduce_row_max_min) over the rt_dim x ct_dim block of DST tiles from `dst`
+// (tile dst + i * ct_dim + j): each row's result lands in the even columns 0, 2, .., 14 of the row of the first
+// tile of its tile row (column 0 is the one its consumers read); the even columns of the left faces of the other
+// tiles of the block hold each tile's own partial result; every other datum is unchanged.
+enum class SfpuReduce : uint8_t { Sum, Max, Min };
+void sfpu_reduce_row(SfpuReduce pool, uint32_t dst, uint32_t ct_dim, uint32_t rt_dim, Loc loc);
+
 // The Tensix semaphores between a core's TRISCs (tt-llk ckernel.h:265-338, t6_semaphore_*; ckernel_structs.h
 // semaphore): SEMINIT sets the value to min and the wait-on-max bound to max; SEMPOST adds a token (the value capped
 // at 15); SEMGET takes one (floored at 0); SEMWAIT stalls the issuing TRISC while the value is 0 (or at max). The

@@ -87,18 +87,36 @@ ALWI void power_iterative_tile(uint32_t /*idst*/, uint32_t /*param0*/, Loc loc =
   emu::k::api_errorf(loc, "power_iterative_tile is not emulated");
 }
 
-// The SFPU reduce (tt-metal 0.81.1 compute_kernel_api.h sfpu_reduce / sfpu_reduce_init), which ttnn's
-// kernel_lib takes for Int32, bfloat16 MIN and accurate Float32 (reduce_helpers_common.hpp
-// is_sfpu_reduce_path): not emulated, a kernel that calls it stops naming it.
+// The SFPU reduce (tt-metal 0.81.1 compute_kernel_api.h sfpu_reduce / sfpu_reduce_init): the emulator models the
+// row reduction of float tiles (REDUCE_ROW, SUM, MAX or MIN of Float32 or Float16_b tiles, the pools the API allows
+// along rows) over the rt_dim x ct_dim block of DST tiles from idst: each row's result in the even columns of its
+// row of the block row's first tile (column 0 the one read), the LLK's partial results in the other tiles' (runtime
+// sfpu_reduce_row). The column reduction and the integer formats stop naming the call. The init charges nothing, as
+// the emulator's other SFPU inits.
 template <PoolType pool_type, DataFormat format, ReduceDim reduce_dim = ReduceDim::REDUCE_COL,
           bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
-ALWI void sfpu_reduce(uint32_t /*idst*/, uint32_t /*ct_dim*/ = 1, uint32_t /*rt_dim*/ = 1, Loc loc = Loc::current()) {
-  emu::k::api_errorf(loc, "sfpu_reduce is not emulated");
+ALWI void sfpu_reduce(uint32_t idst, uint32_t ct_dim = 1, uint32_t rt_dim = 1, Loc loc = Loc::current()) {
+  static_assert(reduce_dim == ReduceDim::REDUCE_COL ||
+                    (reduce_dim == ReduceDim::REDUCE_ROW &&
+                     (pool_type == PoolType::SUM || pool_type == PoolType::MAX || pool_type == PoolType::MIN)),
+                "Only column reduction (REDUCE_COL) is supported for all pool types; row reduction (REDUCE_ROW) is "
+                "only supported for SUM, MAX and MIN");
+  if constexpr (reduce_dim == ReduceDim::REDUCE_ROW &&
+                (format == DataFormat::Float32 || format == DataFormat::Float16_b)) {
+    constexpr auto pool = pool_type == PoolType::SUM   ? emu::k::SfpuReduce::Sum
+                          : pool_type == PoolType::MAX ? emu::k::SfpuReduce::Max
+                                                       : emu::k::SfpuReduce::Min;
+    emu::k::sfpu_reduce_row(pool, idst, ct_dim, rt_dim, loc);
+  } else {
+    emu::k::api_errorf(loc, "sfpu_reduce: the emulator models REDUCE_ROW of Float32 or Float16_b tiles only");
+  }
 }
 
 template <PoolType pool_type, DataFormat format, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
-ALWI void sfpu_reduce_init(Loc loc = Loc::current()) {
-  emu::k::api_errorf(loc, "sfpu_reduce_init is not emulated");
+ALWI void sfpu_reduce_init(Loc /*loc*/ = Loc::current()) {
+  static_assert(pool_type == PoolType::SUM || pool_type == PoolType::AVG || pool_type == PoolType::MAX ||
+                    pool_type == PoolType::MIN,
+                "Unsupported pool type. Supported pool types: SUM, AVG, MAX, MIN");
 }
 
 }  // namespace ckernel
