@@ -22,7 +22,7 @@ SPEC_ORDER = [
     "CheckKernelFormsTT", "NameValueConditionsTT", "TrimUnusedBlockPaddingTT", "LegalizeGlobalAccessTT",
     "DropOverwrittenStoresTT", "LowerBlockGathersTT", "LowerParallelReductionsTT", "LowerParallelScansTT",
     "LowerBlockReshapesTT",
-    "WidenMaskBlocksTT", "PadBlocksTT", "VersionOnChipBuffersTT", "SplitMeshTT", "InferTTLayout",
+    "WidenMaskBlocksTT", "PadBlocksTT", "VersionOnChipBuffersTT", "ChooseMeshAxisTT", "SplitMeshTT", "InferTTLayout",
     "PropagateTTLayout", "OrientVectorMovesTT", "AttachTensorAccessorTT", "LayoutAwareWorkPartitionTT",
     "ChooseMulticastTT", "GridToCoreGrid", "LowerSharedToCB", "LowerTTTileIntrinsics", "SpillDSTTT", "DropDeadBlocksTT",
     "CheckPaddingTT", "BuildTileDFGTT", "NumberCBsTT", "BalanceDataMovementTT", "AllocateSemaphoresTT",
