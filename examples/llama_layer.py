@@ -484,23 +484,26 @@ def handoffs(module, chips: int) -> list[tuple[str, str, str, str]]:
     return out
 
 
-def chip_times(module) -> dict[str, tuple[float, float]]:
-    """Per stage: the predicted seconds of its kernel on the slowest chip (every chip runs at once) and
-    of the busiest fabric link of its sum across the chips (0 without one)."""
+def chip_times(module) -> dict[str, tuple[float, float, float]]:
+    """Per stage: the predicted seconds of its kernel on the slowest chip (every chip runs at once), of
+    them the combine's of a sum across the chips (its second workload), and the busy seconds of its
+    busiest fabric link (both 0 without a sum across the chips)."""
     times = {}
     for stage, kernel, _ in STAGES:
         counters = module.program(kernel).last_counters
-        timing = counters["timing"]
-        busy = [link["busy"] for d in counters.get("devices", []) for link in d["timing"].get("links", [])]
-        times[stage] = (timing["seconds"], max(busy, default=0) / timing["clock_hz"])
+        timing, devices = counters["timing"], counters.get("devices", [])
+        combine = max((sum(run["timing"]["seconds"] for run in d["launches"][1:]) for d in devices if "launches" in d),
+                      default=0.0)
+        busy = [link["busy"] for d in devices for link in d["timing"].get("links", [])]
+        times[stage] = (timing["seconds"], combine, max(busy, default=0) / timing["clock_hz"])
     return times
 
 
 def run_mesh(sz: LayerSizes, mesh: tuple[int, int], w: dict[str, torch.Tensor], x: torch.Tensor,
              arch: str = ARCHS[0]) -> dict:
     """The tensor-parallel layer on a ``mesh`` of chips against the one-chip layer on ``arch``: each stage's
-    error against torch, its predicted time on one chip and per chip of the mesh with its links' time, the
-    layer's; the same bits on a second run; and where each chip's tensors lie between the kernels."""
+    error against torch, its predicted time on one chip and per chip of the mesh (:func:`chip_times`), the
+    same bits on a second run, and where each chip's tensors lie between the kernels (:func:`handoffs`)."""
     chips = mesh[0] * mesh[1]
     one_chip, layer = build_layer(sz, arch), build_layer(sz, arch, mesh)
     run_layer(one_chip, sz, w, x)
@@ -509,30 +512,31 @@ def run_mesh(sz: LayerSizes, mesh: tuple[int, int], w: dict[str, torch.Tensor], 
     again = run_layer(layer, sz, w, x, chips)
     same_bits = all(torch.equal(values[stage].view(torch.int16), again[stage].view(torch.int16))
                     for stage, _, _ in STAGES)
-    one = {stage: seconds for stage, seconds in predicted_times(one_chip).items()}
-    per_chip = chip_times(layer)
-    return {"errors": errors, "end_to_end": end_to_end, "same_bits": same_bits, "one_chip": one,
-            "per_chip": per_chip, "handoffs": handoffs(layer, chips), "values": values, "module": layer}
+    return {"errors": errors, "end_to_end": end_to_end, "same_bits": same_bits, "one_chip": predicted_times(one_chip),
+            "per_chip": chip_times(layer), "handoffs": handoffs(layer, chips), "values": values, "module": layer}
 
 
-def print_mesh(sz: LayerSizes, mesh: tuple[int, int], result: dict, arch: str = ARCHS[0]) -> None:
+def print_mesh(mesh: tuple[int, int], result: dict, arch: str = ARCHS[0]) -> None:
+    """The table of :func:`run_mesh`'s result: per stage its split, error, one-chip and per-chip us (the
+    combine's part of it) and its busiest link's busy us; the layer's sums."""
     chips = mesh[0] * mesh[1]
-    print(f"\ntensor parallel on a {mesh[0]}x{mesh[1]} mesh of {chips} {arch} chips (predicted, us)")
-    print(f"{'stage':<10} {'split':<14} {'rel. error':>10} {'one chip':>9} {'per chip':>9} {'links':>7}")
+    print(f"\ntensor parallel on a {mesh[0]}x{mesh[1]} mesh of {chips} {arch} chips (predicted us)")
+    print(f"{'stage':<10} {'split':<14} {'rel. error':>10} {'one chip':>9} {'per chip':>9} {'combine':>8} "
+          f"{'links':>7}")
     for stage, kernel, _ in STAGES:
         options = MESH_OPTIONS[kernel] or {}
         split = {"blockIdx.x": "columns", "blockIdx.y": "heads"}.get(options.get("mesh_axis"),
                                                                        "K, all-reduce" if options else "every chip")
-        seconds, links = result["per_chip"][stage]
+        seconds, combine, links = result["per_chip"][stage]
         print(f"{stage:<10} {split:<14} {result['errors'][stage]:>10.2e} {result['one_chip'][stage] * 1e6:>9.1f} "
-              f"{seconds * 1e6:>9.1f} {links * 1e6:>7.1f}")
+              f"{seconds * 1e6:>9.1f} {combine * 1e6:>8.1f} {links * 1e6:>7.1f}")
     one = sum(result["one_chip"].values())
-    per_chip = sum(s for s, _ in result["per_chip"].values())
-    links = sum(link for _, link in result["per_chip"].values())
+    per_chip, combine, links = (sum(t[i] for t in result["per_chip"].values()) for i in range(3))
     print(f"{'layer':<10} {'':<14} {result['end_to_end']:>10.2e} {one * 1e6:>9.1f} {per_chip * 1e6:>9.1f} "
-          f"{links * 1e6:>7.1f}")
-    print(f"the layer per chip: {one / per_chip:.2f}x the one-chip layer's speed; the busiest link's share of its "
-          f"time {links / per_chip:.1%}; the same bits on a second run: {result['same_bits']}")
+          f"{combine * 1e6:>8.1f} {links * 1e6:>7.1f}")
+    print(f"the layer on the mesh: {per_chip / one:.2f}x the one-chip layer's time, the combines {combine / per_chip:.0%} "
+          f"of it, the busiest links busy {links / per_chip:.1%} of it; the same bits on a second run: "
+          f"{result['same_bits']}")
     moved = [h for h in result["handoffs"] if h[2] != h[3]]
     print("every tensor a kernel leaves on a chip is where the next kernel reads it" if not moved else
           f"tensors to move between chips: {moved}")
@@ -558,7 +562,7 @@ def main(argv=None):
     x = torch.randn(sz.seq, sz.hidden, generator=torch.Generator().manual_seed(args.seed + 1)).to(torch.bfloat16)
     if args.mesh:
         result = run_mesh(sz, tuple(args.mesh), w, x)
-        print_mesh(sz, tuple(args.mesh), result)
+        print_mesh(tuple(args.mesh), result)
         return result
     mod = layer_module(sz)
     times, modules = {}, {}
