@@ -22,7 +22,10 @@ The example builds the module for Wormhole and Blackhole, runs the layer stage b
 emulator against a float32 torch layer (each stage fed the emulator's output of the stage before, so
 its error is its own), reports the end-to-end error and the timing model's predicted time of each
 kernel, then exports the Wormhole module to one ``.tenstorrent`` file, loads it back and runs the
-layer again from it.
+layer again from it. With ``--mesh R C`` it runs the layer tensor parallel on an ``R x C`` mesh of
+Wormhole chips instead (:data:`MESH_OPTIONS`, :func:`run_mesh`): each stage's error, its predicted time
+on one chip and per chip of the mesh with its combine's and its busiest link's, the same bits on a
+second run, and whether every tensor a kernel leaves on a chip is where the next kernel reads it.
 """
 
 import argparse
