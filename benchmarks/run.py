@@ -11,6 +11,9 @@ column panel once per output block). Emulator times are for a cached build (the 
 program compiles it and is not timed). The targets of the multi-core work are checked at the end.
 A split-K GEMM (``T.atomic_add`` of each K slice's partial product) is compared with its non-split
 form on a tall-K shape: more blocks to spread over the cores, for C read and written once per split.
+Mesh rows: a batched GEMM split by batch, a row-parallel linear layer and the decoder layer of
+examples/llama_layer.py tensor parallel (all-reduced across the chips) on 1x1, 1x2 and 2x4 meshes, the
+predicted time per chip against one chip's and the fabric links' busy time and share.
 Each row also has the emulator's timing model's prediction: the kernel time, what bounds it (DRAM,
 compute, NOC, synchronization) and the throughput it implies (TFLOPS for GEMM and attention, DRAM
 GB/s for all, and for the memory-bound kernels, element-wise add, softmax and layernorm, the share
@@ -60,6 +63,7 @@ def _module(path: Path):
 
 KERNELS = _module(ROOT / "tests" / "kernels.py")
 OPS = _module(ROOT / "tests" / "op_kernels.py")
+LAYER = _module(ROOT / "examples" / "llama_layer.py")
 
 
 def timed(fn, repeat: int):
@@ -166,6 +170,38 @@ def mesh_reduce_rows(M, N, K, repeat) -> list[dict]:
                          lambda k=k, chips=chips, options=options: tilelang_tt.compile(
                              KERNELS.row_parallel_linear(M, N, k, max(chips, 2)), **options),
                          (bf16(M, k), bf16(k, N), torch.zeros(M, N)), repeat, flops=2 * M * N * k, timing_only=True))
+    return rows
+
+
+def tp_layer_rows(seq, hidden, heads, mlp) -> list[dict]:
+    """The decoder layer of examples/llama_layer.py on one chip, tensor parallel on an n300 (1x2) and a T3000
+    (2x4) mesh: its build and emulation time, the predicted time per chip (each kernel's slowest chip, summed
+    over the layer's 8 kernel calls) against one chip's, of it the combines' of the row-parallel projections'
+    sums across the chips, and the busiest fabric link's busy time and share (timing model)."""
+    sz = LAYER.LayerSizes(seq=seq, hidden=hidden, heads=heads, mlp=mlp)
+    w = LAYER.make_weights(sz)
+    x = torch.randn(seq, hidden, generator=torch.Generator().manual_seed(1)).to(torch.bfloat16)
+    rows = []
+    for mesh in ((1, 1), (1, 2), (2, 4)):
+        chips = mesh[0] * mesh[1]
+        start = time.perf_counter()
+        layer = LAYER.build_layer(sz, "wormhole_b0", mesh)
+        built = time.perf_counter() - start
+        start = time.perf_counter()
+        LAYER.run_layer(layer, sz, w, x, chips)
+        emulated = time.perf_counter() - start
+        times = LAYER.chip_times(layer)
+        seconds, combine, links = (sum(t[i] for t in times.values()) for i in range(3))
+        slowest = max(times, key=lambda stage: times[stage][0])
+        kernel = next(k for stage, k, _ in LAYER.STAGES if stage == slowest)
+        row = {"case": f"llama layer seq {seq} hidden {hidden} heads {heads} mlp {mlp}", "variant": f"mesh {mesh[0]}x{mesh[1]}",
+               "compile_s": round(built, 2), "emulate_s": round(emulated, 2), "predicted_us": round(seconds * 1e6, 2),
+               "bound": layer.program(kernel).last_counters["timing"]["bound"]}
+        if chips > 1:
+            row |= {"devices": chips, "combine_us": round(combine * 1e6, 2), "links_busy_us": round(links * 1e6, 2),
+                    "links_share": round(links / seconds, 3)}
+        rows.append(row)
+        rows[-1]["vs_one_chip"] = round(rows[0]["predicted_us"] / rows[-1]["predicted_us"], 2)
     return rows
 
 
@@ -335,6 +371,7 @@ def main(argv=None) -> None:
         *split_k_rows(256, 256, 4096, 64, 64, 64, (4, 1), (8, 8), repeat),
         *mesh_rows(8, 256 if args.quick else 512, 128, repeat),
         *mesh_reduce_rows(256, 128, 512, repeat),
+        *(tp_layer_rows(64, 512, 8, 512) if args.quick else tp_layer_rows(128, 512, 8, 1536)),
     ]
     a, b = bf16(2048, 2048), bf16(2048, 2048)
     rows.append(case("eltwise add 2048x2048 blk 64x128 grid 8x8", "-",
@@ -361,7 +398,7 @@ def main(argv=None) -> None:
     header = ["case", "variant", "compile_s", "emulate_s", "read_vs_minimum", "no_reuse_vs_ours", "reuse_vs_ours",
               "write_vs_minimum", "noc_transactions", "barriers", "dst_acquires_per_output_tile", "cores",
               "predicted_us", "bound", "tflops", "gb_s", "dram_roofline_pct", "devices", "device_read_max",
-              "vs_one_chip", "ttnn_tflops", "ttnn_device_tflops", "ttnn_best_tflops"]
+              "vs_one_chip", "combine_us", "links_busy_us", "links_share", "ttnn_tflops", "ttnn_device_tflops", "ttnn_best_tflops"]
     widths = [max(len(h), *(len(str(r.get(h, "-"))) for r in rows)) for h in header]
     print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
     for r in rows:

@@ -171,7 +171,7 @@ def test_devices_that_do_not_divide_the_split_dimension():
     with pytest.raises(TTCompileError, match=r"mesh=\(1, 4\) has 4 devices, which do not divide the 6 blocks of "
                                              r"`bz` \(blockIdx.z\)") as err:
         tilelang_tt.compile(bmm(6, 32, 32, 32, 32, 32, 32), mesh=(1, 4))
-    assert err.value.pass_name == "SplitMeshTT" and "divides 6" in err.value.hint
+    assert err.value.pass_name == "ChooseMeshAxisTT" and "divides 6" in err.value.hint
 
 
 def test_a_tensor_sharded_over_the_mesh_in_another_layout():

@@ -61,8 +61,9 @@ def test_the_reference_is_a_llama_layer(example):
     def norm(t, weight):
         return t / (t.pow(2).mean(-1, keepdim=True) + example.EPS).sqrt() * weight
 
-    q, k, v = (norm(x, w["w_attn"]) @ w["w_qkv"]).split(sz.hidden, dim=-1)
-    q, k, v = (t.view(sz.seq, sz.heads, sz.head_dim).transpose(0, 1) for t in (q, k, v))
+    # the fused projection's columns per head: [q_0 k_0 v_0 | q_1 k_1 v_1 | ...]
+    q, k, v = (norm(x, w["w_attn"]) @ w["w_qkv"]).view(sz.seq, sz.heads, 3, sz.head_dim).unbind(2)
+    q, k, v = (t.transpose(0, 1) for t in (q, k, v))
     pos = torch.arange(sz.seq)[:, None] * sz.rope_base ** (-torch.arange(0, sz.head_dim, 2) / sz.head_dim)
     cos, sin = torch.cat([pos.cos()] * 2, -1), torch.cat([pos.sin()] * 2, -1)
 

@@ -144,6 +144,9 @@ CASES = {
     # the two K slices split over the chips (without it the two block rows are), the partials reduce-scattered
     "mesh_reduce": Case("split_k", "reduce_scatter", lambda art, err: art.plan.mesh.collective is not None
                         and art.plan.mesh.collective.kind == "reduce_scatter", base={"mesh": (1, 2)}),
+    # the 4 block columns in two panels instead of the rows: each device's plan has 4 block rows of 2 columns
+    "mesh_axis": Case("add", "blockIdx.x", lambda art, err: art.plan.mesh.axis == "blockIdx.x"
+                      and art.plan.block_grid == (4, 2), base={"mesh": (1, 2)}),
     "layouts": Case("add", SHARDED_C, lambda art, err: _placement(art, "C") == ("L1", "height_sharded", (4, 1))),
     "storage": Case("gemm", {"A": "bfloat8_b"}, lambda art, err: [
         b.data_format for b in art.plan.buffers if b.name == "A"] == ["Bfp8_b"]),

@@ -82,6 +82,7 @@ SAMPLES = {
                         "dst_budget": 4, "unpack_to_dest": ["x"], "fast_math": True}),
     "CORE_MAP": (CoreMap(m="coreIdx.y", n="coreIdx.x"), {"m": "coreIdx.y", "n": "coreIdx.x"}),
     "REDUCTION": (Reduction((C,), (BZ,), 2, 4), {"buffers": [C], "axes": [BZ], "blocks": 2, "semaphore": 4}),
+    "MESH_AXIS": ("blockIdx.x", "blockIdx.x"),
     "MESH": (MeshSplit((1, 2), "blockIdx.z", 4, (MeshTensor("C", "sharded", 0, (4, 64)),)),
              {"shape": [1, 2], "axis": "blockIdx.z", "blocks": 4,
               "tensors": [{"buffer": "C", "distribution": "sharded", "dim": 0, "shape": [4, 64]}]}),

@@ -1,5 +1,5 @@
-"""SplitMeshTT alone: with a mesh of more than one chip the split grid dimension shrinks to one
-device's panel, the tensors its coordinate indexes are one device's shard (same indices), the
+"""SplitMeshTT after ChooseMeshAxisTT (which chose the grid dimension, ``tt.mesh_axis``): with a mesh of
+more than one chip the split grid dimension shrinks to one device's panel, the tensors its coordinate indexes are one device's shard (same indices), the
 others stay whole, and ``tt.mesh`` records the split; a 1x1 mesh leaves the kernel as it is."""
 
 import re
@@ -16,6 +16,7 @@ from tilelang_tt.contract.mesh import MeshCollective, MeshSplit, MeshTensor
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.ir.attrs import Attr, Reduction
 from tilelang_tt.options import CompileOptions
+from tilelang_tt.passes.choose_mesh_axis_tt import ChooseMeshAxisTT
 from tilelang_tt.passes.split_mesh_tt import SplitMeshTT
 
 PASS = "SplitMeshTT"
@@ -24,6 +25,18 @@ MESH = CompileOptions(mesh=(2, 2))
 
 def test_registered_under_its_name():
     assert SplitMeshTT().info.name == PASS
+
+
+def split(module, mesh, reduce=None):
+    """``module`` through ChooseMeshAxisTT (the ``tt.mesh_axis`` SplitMeshTT reads), then SplitMeshTT."""
+    return SplitMeshTT(mesh=mesh, reduce=reduce)(ChooseMeshAxisTT(mesh=mesh, reduce=reduce)(module))
+
+
+def test_the_chosen_axis_is_recorded_in_tt_mesh_and_dropped():
+    before = lower_until(bmm(4, 64, 64, 64, 32, 32, 32), PASS, CompileOptions(mesh=(1, 2)))
+    assert Attr.MESH_AXIS.read(before["main"]) == "blockIdx.z"
+    after = run_pass(before, PASS, CompileOptions(mesh=(1, 2)))["main"]
+    assert Attr.MESH.read(after).axis == "blockIdx.z" and not Attr.MESH_AXIS.has(after)
 
 
 def test_a_one_by_one_mesh_changes_nothing():
@@ -103,7 +116,7 @@ def test_hand_written_batch_split_over_two_chips():
                             c[i, j] = a[i, j] + b[i, j]
                     tl.tileop.copy(tl.region(c[0, 0], 1, 32, 32), tl.region(C[bz, 0, 0], 2, 1, 32, 32))
 
-    tvm.ir.assert_structural_equal(SplitMeshTT(mesh=(1, 2))(Before), Expected)
+    tvm.ir.assert_structural_equal(split(Before, (1, 2)), Expected)
 
 
 def test_hand_written_one_block_row_splits_its_columns():
@@ -152,14 +165,12 @@ def test_hand_written_one_block_row_splits_its_columns():
                                 c[i, j] = a[i, j] * b[i, j]
                         tl.tileop.copy(tl.region(c[0, 0], 1, 32, 32), tl.region(C[0, bx * 32], 2, 32, 32))
 
-    tvm.ir.assert_structural_equal(SplitMeshTT(mesh=(2, 1))(Before), Expected)
+    tvm.ir.assert_structural_equal(split(Before, (2, 1)), Expected)
 
 
-@pytest.mark.parametrize("case", ["a loop bound", "three blocks"])
-def test_hand_written_split_the_chips_cannot_take_is_an_error(case):
-    """``bz`` as a loop bound would count each chip's panel from 0; 3 blocks do not split over 2
-    chips. Each is refused at its line with a fix."""
-    blocks = 3 if case == "three blocks" else 4
+def test_hand_written_split_the_chips_cannot_take_is_an_error():
+    """``bz`` as a loop bound would count each chip's panel from 0: refused at its line with a fix."""
+    blocks = 4
 
     @I.ir_module
     class Before:
@@ -174,10 +185,9 @@ def test_hand_written_split_the_chips_cannot_take_is_an_error(case):
                         tl.tileop.copy(tl.region(A[bz, 0, k * 32], 1, 1, 32, 32), tl.region(a[0, 0], 2, 32, 32))
                     tl.tileop.copy(tl.region(a[0, 0], 1, 32, 32), tl.region(C[bz, 0, 0], 2, 1, 32, 32))
 
-    message = {"a loop bound": "the split block coordinate `bz` is used here other than as a tensor index",
-               "three blocks": "mesh=(1, 2) has 2 devices, which do not divide the 3 blocks of `bz` (blockIdx.z)"}[case]
+    message = "the split block coordinate `bz` is used here other than as a tensor index"
     with pytest.raises(TTCompileError, match=re.escape(message)) as info:
-        SplitMeshTT(mesh=(1, 2))(Before)
+        split(Before, (1, 2))
     assert info.value.pass_name == PASS and info.value.hint
 
 
@@ -247,7 +257,7 @@ def test_hand_written_split_k_is_summed_across_the_chips(reduce):
                                 s[i, j] = c[i, j] + a[i, j]
                         tl.tileop.copy(tl.region(s[0, 0], 1, 32, 32), tl.region(C[by * 32, 0], 2, 32, 32))
 
-    after = SplitMeshTT(mesh=(1, 2), reduce=reduce)(_split_k_before())["main"]
+    after = split(_split_k_before(), (1, 2), reduce)["main"]
     tvm.ir.assert_structural_equal(after.without_attr(Attr.REDUCTION.key), Expected["main"])
     summed = Attr.REDUCTION.read(after)
     assert summed.blocks == 2 and summed.buffers[0].same_as(param(after, "C"))
@@ -258,7 +268,7 @@ def test_hand_written_split_k_is_summed_across_the_chips(reduce):
 
 
 def test_without_mesh_reduce_the_rows_split_and_nothing_is_summed_across_chips():
-    after = SplitMeshTT(mesh=(1, 2))(_split_k_before())["main"]
+    after = split(_split_k_before(), (1, 2))["main"]
     mesh = Attr.MESH.read(after)
     assert mesh.axis == "blockIdx.z" and mesh.collective is None
     assert Attr.REDUCTION.read(after).blocks == 4
@@ -273,15 +283,12 @@ def test_the_line_of_a_two_by_four_mesh_steps_between_neighbours():
     assert MeshCollective.of("all_reduce", "C", (2, 4)).owners == tuple(range(8))
 
 
-@pytest.mark.parametrize("case", ["rows", "no sum", "plain store"])
+@pytest.mark.parametrize("case", ["rows", "plain store"])
 def test_hand_written_sums_the_fabric_cannot_combine_are_errors(case):
-    """reduce_scatter of 64 rows over 4 chips (16 rows: no whole tile rows each); mesh_reduce on a
-    kernel none of whose blocks sum; C also stored plainly (not a read-modify-write), which the
-    combine after every chip's program cannot order with the sum."""
+    """reduce_scatter of 64 rows over 4 chips (16 rows: no whole tile rows each); C also stored plainly
+    (not a read-modify-write), which the combine after every chip's program cannot order with the sum."""
     before = _split_k_before()
     mesh, reduce = ((1, 4), "reduce_scatter") if case == "rows" else ((1, 2), "all_reduce")
-    if case == "no sum":
-        before = tvm.IRModule({"main": before["main"].without_attr(Attr.REDUCTION.key)})
     if case == "plain store":
         @I.ir_module
         class Stored:
@@ -298,8 +305,7 @@ def test_hand_written_sums_the_fabric_cannot_combine_are_errors(case):
 
         before = _summing(Stored, 4)
     message = {"rows": "its 64 rows ([64, 32]) do not divide into 4 panels of whole tile rows",
-               "no sum": "mesh_reduce='all_reduce' asks for the mesh to split a grid dimension whose blocks sum",
                "plain store": "`C` is written here besides the T.atomic_add sums"}[case]
     with pytest.raises(TTCompileError, match=re.escape(message)) as info:
-        SplitMeshTT(mesh=mesh, reduce=reduce)(before)
+        split(before, mesh, reduce)
     assert info.value.pass_name == PASS and info.value.hint

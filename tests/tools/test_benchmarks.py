@@ -27,8 +27,8 @@ def test_benchmarks_run_and_meet_the_traffic_targets(tmp_path):
     assert done.returncode == 0, done.stderr
     result = json.loads(out.read_text())
     rows = result["rows"]
-    assert {r["case"].split(" ")[0] for r in rows} == {"gemm", "bmm", "row-parallel", "eltwise", "flash", "softmax",
-                                                       "layernorm"}
+    assert {r["case"].split(" ")[0] for r in rows} == {"gemm", "bmm", "row-parallel", "llama", "eltwise", "flash",
+                                                       "softmax", "layernorm"}
     assert all(r["bound"] in ("dram", "compute", "noc", "sync") and _finite(r, PREDICTED) for r in rows), rows
     traffic = [t for t in result["targets"] if "the minimum" in t or "no-reuse" in t]
     assert len(traffic) == 5 and all(t.endswith(": met") for t in traffic), result["targets"]
@@ -50,6 +50,11 @@ def test_benchmarks_run_and_meet_the_traffic_targets(tmp_path):
     reduced = [r for r in rows if r["case"].startswith("row-parallel")]
     assert [r["variant"] for r in reduced] == ["mesh 1x1", "mesh 1x2", "mesh 2x4"] and "links_busy_us" not in reduced[0]
     assert all(r["links_busy_us"] > 0 and 0 < r["links_share"] < 1 and r["links_bytes_max"] > 0 for r in reduced[1:])
+    # the tensor-parallel decoder layer on 1x1, 1x2 and 2x4 meshes: per chip, the combines' and the links' time
+    layer = [r for r in rows if r["case"].startswith("llama layer")]
+    assert [r["variant"] for r in layer] == ["mesh 1x1", "mesh 1x2", "mesh 2x4"] and "links_share" not in layer[0]
+    assert all(0 < r["links_busy_us"] < r["combine_us"] < r["predicted_us"] and 0 < r["links_share"] < 1
+               for r in layer[1:])
     (blackhole,) = [r for r in rows if "blackhole" in r["case"]]
     assert blackhole["ttnn_best_tflops"] > 0 and blackhole["target"] is None
 

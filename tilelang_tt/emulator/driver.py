@@ -624,8 +624,9 @@ def run(sources: dict[str, str], plan: Plan, inputs: dict[str, object], data_dir
                               count=_stored_count(buffer))
             outputs[buffer.name] = _from_storage(raw, buffer)
         counters = json.loads(counters_path.read_text()) if counters_path.exists() else {}
-        if "devices" in counters:  # a mesh: each device's counters, and the mesh's
-            counters = mesh_counters(counters["devices"])
+        if "devices" in counters:  # a mesh: each device's counters (of its launches), and the mesh's
+            counters = mesh_counters([launch_counters(d["launches"]) if "launches" in d else d
+                                      for d in counters["devices"]])
             counters_path.write_text(json.dumps(counters, indent=1) + "\n")
         elif "launches" in counters:  # several launches: each one's counters, and the kernel's
             counters = launch_counters(counters["launches"])
@@ -643,12 +644,20 @@ def _summed(counters: list[dict]) -> dict:
 def launch_counters(launches: list[dict]) -> dict:
     """The counters of a kernel of several launches from each launch's (``launches``, in order):
     ``total`` summed; ``timing`` the slowest launch's prediction (``launch``: its index) with
-    ``cycles`` and ``seconds`` summed over the launches, which run one after the other; and
+    ``cycles`` and ``seconds`` summed over the launches, which run one after the other, and the fabric's
+    ``links`` of every launch that used them (``links_end`` counted from the first launch's start); and
     ``launches`` as given. No ``cores``: each launch has its own."""
     slowest = max(range(len(launches)), key=lambda i: launches[i]["timing"]["cycles"])
     timing = launches[slowest]["timing"] | {"launch": slowest,
                                              "cycles": sum(c["timing"]["cycles"] for c in launches),
                                              "seconds": sum(c["timing"]["seconds"] for c in launches)}
+    starts = [sum(c["timing"]["cycles"] for c in launches[:i]) for i in range(len(launches))]
+    linked = [(start, c["timing"]) for start, c in zip(starts, launches) if "links" in c["timing"]]
+    timing.pop("links", None)
+    timing.pop("links_end", None)
+    if linked:
+        timing["links"] = [link for _, t in linked for link in t["links"]]
+        timing["links_end"] = max(start + t["links_end"] for start, t in linked)
     return {"total": _summed([c["total"] for c in launches]), "timing": timing, "launches": launches}
 
 

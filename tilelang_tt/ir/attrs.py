@@ -394,6 +394,9 @@ class Attr:
         "tt.reduction", "Global tensors summed into by several blocks (T.atomic_add): {buffers, axes, blocks, "
         "semaphore} (LowerAtomicAddTT, the semaphore from AllocateSemaphoresTT).",
         Reduction.from_attr, Reduction.to_attr)
+    MESH_AXIS: AttrSpec[str] = AttrSpec(
+        "tt.mesh_axis", "The grid tag (blockIdx.x, y or z) a mesh of devices splits (ChooseMeshAxisTT, from the "
+        "mesh_axis and mesh_reduce options or the grid), which SplitMeshTT cuts.", str, str)
     MESH: AttrSpec[MeshSplit] = AttrSpec(
         "tt.mesh", "The block rows (or columns) split over a mesh of devices (SplitMeshTT): {shape, axis, blocks, "
         "tensors: [{buffer, distribution, dim, shape}]}; the kernel is then one device's.",

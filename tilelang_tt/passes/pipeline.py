@@ -19,6 +19,7 @@ from tilelang_tt.passes.bound_parallel_extents_tt import BoundParallelExtentsTT
 from tilelang_tt.passes.build_tile_dfg_tt import BuildTileDFGTT
 from tilelang_tt.passes.check_kernel_forms_tt import CheckKernelFormsTT
 from tilelang_tt.passes.check_padding_tt import CheckPaddingTT
+from tilelang_tt.passes.choose_mesh_axis_tt import ChooseMeshAxisTT
 from tilelang_tt.passes.choose_multicast_tt import ChooseMulticastTT
 from tilelang_tt.passes.clamp_run_time_loops_tt import ClampRunTimeLoopsTT
 from tilelang_tt.passes.coarsen_row_blocks_tt import CoarsenRowBlocksTT
@@ -158,7 +159,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         # reused for two loads, copied out then updated) becomes one block per value, once every
         # block is made and padded, before the layout passes give each block its CB.
         VersionOnChipBuffersTT(),
-        # A mesh of chips: the block rows split into one panel per chip; the kernel becomes one chip's.
+        # A mesh of chips: the grid dimension it splits, chosen once (the options, LowerAtomicAddTT's summing
+        # dimension, or the grid's rows), then cut into one panel per chip; the kernel becomes one chip's.
+        ChooseMeshAxisTT(mesh=options.mesh, axis=options.mesh_axis, reduce=options.mesh_reduce),
         SplitMeshTT(mesh=options.mesh, layouts=options.layouts, reduce=options.mesh_reduce),
         # A: metadata only; the TIR is the user's.
         InferTTLayout(arch=options.arch, layouts=options.layouts),

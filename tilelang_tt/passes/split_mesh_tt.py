@@ -1,10 +1,10 @@
-"""SplitMeshTT: split the block grid's rows over a mesh of chips; the kernel becomes one device's.
+"""SplitMeshTT: split the block grid over a mesh of chips; the kernel becomes one device's.
 
-With ``mesh=(rows, cols)`` of ``D = rows * cols > 1`` devices, the block grid's rows (row = bz * By
-+ by) are cut into ``D`` contiguous panels, one per device (row-major over the mesh), along the
-outermost row dimension of more than one block (``blockIdx.z``, else ``blockIdx.y``); a grid of one
-block row is cut into panels of block columns (``blockIdx.x``: a tensor-parallel GEMM, the weight and
-the output split by columns). Every device
+With ``mesh=(rows, cols)`` of ``D = rows * cols > 1`` devices, the grid dimension ChooseMeshAxisTT
+chose (``tt.mesh_axis``: by default the outermost row dimension of more than one block, ``blockIdx.z``,
+else ``blockIdx.y``, else the block columns ``blockIdx.x``; the ``mesh_axis`` option names one, as
+a column-parallel projection splits its block columns: the weight and the output by columns) is cut
+into ``D`` contiguous panels, one per device (row-major over the mesh). Every device
 runs the same program over its panel, so the kernel is rewritten into that program: the split grid
 dimension's extent becomes ``E / D``, and every tensor whose slices depend on the split coordinate
 ``v`` is *sharded* across the devices along the dimension that ``v`` indexes (a dimension of extent
@@ -14,14 +14,14 @@ there; a tensor no slice of which depends on ``v`` is *replicated* (every device
 The indices are unchanged: on a device ``v`` counts that device's panel from 0 and indexes its shard.
 Later passes (B1's per-device work partition among them) see a one-device kernel.
 
-Reads: the ``T.Kernel`` grid loops, the global tensors' accesses (``tl.region`` slices, element
-loads and stores), ``tt.reduction``, the ``layouts`` option.
+Reads: ``tt.mesh_axis``, the ``T.Kernel`` grid loops, the global tensors' accesses (``tl.region``
+slices, element loads and stores), ``tt.reduction``, the ``layouts`` option.
 Writes: ``tt.mesh`` (a :class:`tilelang_tt.contract.mesh.MeshSplit`: the mesh shape, the split grid
-tag, the whole grid's blocks along it, and per tensor its distribution, sharded dimension and whole
-shape); the split grid loop's extent; the parameters' buffers (one device's shapes) and
+tag (``tt.mesh_axis``, which it drops), the whole grid's blocks along it, and per tensor its
+distribution, sharded dimension and whole shape); the split grid loop's extent; the parameters' buffers (one device's shapes) and
 ``tt.reduction``'s buffers with them. A ``1 x 1`` mesh changes nothing and writes nothing.
-Errors: a block grid of one block or of dynamic extent, a device count that does not divide the split
-dimension's extent, a slice whose dependence on ``v`` is not one panel of one dimension (or crosses
+Errors (the grid dimension's own, a device count not dividing it among them, are ChooseMeshAxisTT's):
+a slice whose dependence on ``v`` is not one panel of one dimension (or crosses
 a panel), a tensor read both by panel and whole, a tensor sharded over the mesh that ``layouts`` (or
 ``storage``) places otherwise than DRAM-interleaved in its own dtype (main.cpp distributes those only), a split coordinate used other than in tensor
 indices (a loop bound, a mask: on a device it counts from 0), an output every device would write
@@ -33,16 +33,16 @@ tensor's value, the others' at zero), and ``tt.mesh``'s ``collective`` (a
 :class:`tilelang_tt.contract.mesh.MeshCollective`) asks for the copies to be summed over the fabric
 after every device's program: ``all_reduce`` (every device holds the sum) or ``reduce_scatter`` (each
 keeps its panel of rows), from the ``reduce`` option (``mesh_reduce``). With ``reduce`` set, the mesh
-splits the summing grid dimension ``blockIdx.x`` (LowerAtomicAddTT made the summing axes the
-innermost); unset, it splits the rows as above and all-reduces where that dimension sums.
-``tt.reduction``'s ``blocks`` becomes one device's. Errors: ``reduce`` without blocks summing along
-``blockIdx.x``; more than one summed tensor; a summed tensor also read or written other than by the
+splits the summing grid dimension ``blockIdx.x`` (ChooseMeshAxisTT); unset, it splits the rows as
+above and all-reduces where that dimension sums.
+``tt.reduction``'s ``blocks`` becomes one device's. Errors: more than one summed tensor; a summed tensor also read or written other than by the
 sums (a store or read must be ordered with the sum, which the fabric's combine after every device's
 program cannot keep); a summed tensor not in floating point (the combine adds tiles on the FPU); a
 ``reduce_scatter`` whose rows the device count does not divide into whole tiles; blocks combining
 with ``T.atomic_max`` / ``T.atomic_min`` (the combine sums only, as a chip does).
 
     Before (mesh=(1, 2)): A = T.match_buffer(a, (4, 64, 64)); C = T.match_buffer(c, (4, 64, 64))
+                          "tt.mesh_axis": "blockIdx.z"
                           for bz in T.thread_binding(4, thread="blockIdx.z"): ... A[bz, by * 32, k * 32] ...
     After:                A = T.match_buffer(a, (2, 64, 64)); C = T.match_buffer(c, (2, 64, 64))
                           for bz in T.thread_binding(2, thread="blockIdx.z"): ... A[bz, by * 32, k * 32] ...
@@ -52,7 +52,7 @@ with ``T.atomic_max`` / ``T.atomic_min`` (the combine sums only, as a chip does)
     Before (mesh=(1, 2), reduce="all_reduce"; LowerAtomicAddTT tagged the split-K slice bz blockIdx.x):
                           A = T.match_buffer(a, (64, 256)); C = T.match_buffer(c, (64, 64))
                           for bz in T.thread_binding(4, thread="blockIdx.x"): ... A[by * 32, bz * 64 + ko * 32] ...
-                          "tt.reduction": {"buffers": [C], "axes": [bz], "blocks": 4}
+                          "tt.reduction": {"buffers": [C], "axes": [bz], "blocks": 4}, "tt.mesh_axis": "blockIdx.x"
     After:                A = T.match_buffer(a, (64, 128)); C = T.match_buffer(c, (64, 64))
                           for bz in T.thread_binding(2, thread="blockIdx.x"): ...
                           "tt.reduction": {"buffers": [C], "axes": [bz], "blocks": 2}
@@ -146,37 +146,6 @@ class _Split:
         stmt = _first_stmt(self.func.body, node) if node is not None and not isinstance(node, tirx.Stmt) else node
         return error(PASS, self.func, stmt, message, hint)
 
-    def axis(self, reduction: Reduction | None) -> tirx.For:
-        """The grid loop split: the outermost row dimension of more than one block, else the columns;
-        with ``reduce``, the summing dimension ``blockIdx.x``."""
-        loops = block_grid_loops(self.func)
-        if self.reduce is not None:
-            x = loops.get("blockIdx.x")
-            if (reduction is None or x is None or not isinstance(x.extent, tirx.IntImm) or x.extent.value < 2
-                    or not any(a.same_as(x.loop_var) for a in reduction.axes)):
-                raise error(PASS, self.func, None,
-                            f"mesh_reduce={self.reduce!r} asks for the mesh to split a grid dimension whose blocks "
-                            "sum into a tensor (T.atomic_add), but no grid dimension of more than one block sums "
-                            "(the destination of every T.atomic_add depends on every block coordinate)",
-                            "leave mesh_reduce unset (the mesh then splits the block rows), or T.atomic_add into a "
-                            "slice that does not depend on the split-K coordinate")
-            return x
-        for tag in (*ROW_TAGS, "blockIdx.x"):
-            loop = loops.get(tag)
-            if loop is None:
-                continue
-            if not isinstance(loop.extent, tirx.IntImm):
-                raise self.fail(loop, f"mesh={self.mesh} splits the block grid over {self.devices} devices, but the "
-                                f"grid's `{loop.loop_var.name}` ({tag}) has the dynamic extent {loop.extent}",
-                                f"give the grid dimensions constant extents, or {HINT_MESH}")
-            if loop.extent.value > 1:
-                return loop
-        raise error(PASS, self.func, None,
-                    f"mesh={self.mesh} splits the block grid over {self.devices} devices, but the grid has one "
-                    "block (no blockIdx.x, y or z of more than one block)",
-                    f"give the kernel several blocks (a batch, head, row- or column-block grid dimension), or "
-                    f"{HINT_MESH}")
-
     def sharded_dim(self, v: tirx.Var, extent: int, buf, starts, extents, node) -> int | None:
         """The dimension of ``buf`` one device's panel of ``v`` selects in this access (None: the
         access does not depend on ``v``)."""
@@ -213,14 +182,11 @@ class _Split:
                             "and on one chip blocks combine by sums only too",
                             f"give each block its own slice and combine the slices in a second kernel, or {HINT_MESH}")
         reduction = Attr.REDUCTION.read(func)
-        loop = self.axis(reduction)
+        tag = Attr.MESH_AXIS.read(func)  # ChooseMeshAxisTT's choice, whose extent the devices divide
+        if tag is None:
+            raise RuntimeError(f"{PASS} splits the grid dimension ChooseMeshAxisTT chose (tt.mesh_axis): run it first")
+        loop = block_grid_loops(func)[tag]
         v, extent = loop.loop_var, int(loop.extent.value)
-        tag = str(loop.thread_binding.thread_tag)
-        if extent % self.devices:
-            raise self.fail(loop, f"mesh={self.mesh} has {self.devices} devices, which do not divide the "
-                            f"{extent} blocks of `{v.name}` ({tag}), the grid dimension split over them",
-                            f"use a mesh whose device count divides {extent}, or a grid with a multiple of "
-                            f"{self.devices} along `{v.name}`")
         summed = None  # the tensor whose copies the devices' collective sums
         if reduction is not None and reduction.blocks > 1 and any(a.same_as(v) for a in reduction.axes):
             summed = self.summed(reduction, v, tag)
@@ -276,7 +242,7 @@ class _Split:
         out = tirx.PrimFunc(func.params, body, func.ret_type, buffer_map, func.attrs, func.span)
         collective = None if summed is None else MeshCollective.of(self.reduce or "all_reduce", summed.name, self.mesh)
         split = MeshSplit(self.mesh, tag, self._blocks(tag), tuple(tensors[b.name] for b in params), collective)
-        out = Attr.MESH.write(out, split)
+        out = Attr.MESH.write(out.without_attr(Attr.MESH_AXIS.key), split)  # tt.mesh records the axis
         if reduction is not None:  # a device sums its own blocks: blocks / devices of them where the split sums
             blocks = reduction.blocks // self.devices if summed is not None else reduction.blocks
             out = Attr.REDUCTION.write(out, Reduction(tuple(new.get(b, b) for b in reduction.buffers), reduction.axes,

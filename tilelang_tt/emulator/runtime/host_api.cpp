@@ -964,12 +964,13 @@ bool MeshDevice::close() {
             device.close();
             return;
         }
-        // a mesh: each device's counters, in row-major order (the driver adds the mesh's totals)
+        // a mesh: each device's counters of its whole run (every workload: a sum across chips runs its combine
+        // after the kernel's), in row-major order (the driver adds the mesh's totals)
         write_to_env_path("TT_EMU_COUNTERS", "counters", [&] {
             std::string json = "{\"devices\": [";
             for (uint32_t i = 0; i < count; ++i) {
                 emu::Device::select(i);
-                json += (i ? ", " : "") + emu::Device::get().counters_json();
+                json += (i ? ", " : "") + emu::Device::get().run_counters_json();
             }
             return json + "]}";
         });
