@@ -248,7 +248,7 @@ class Gemm(TileOp):
             if found is None or ctx.gemm_subblock is not None:
                 continue
             c, v = found
-            if ctx.cbs[v.name].vector != "col":
+            if v.name not in ctx.cbs or ctx.cbs[v.name].vector != "col":
                 continue
             j = next((k for k in range(i + 1, len(stmts)) if mentions(stmts[k], (c, v))), None)
             if j is None or not is_gemm_into(stmts[j], c) or clearing_gemm(stmts[j]) is not None \
