@@ -9,12 +9,12 @@ and partial sums round-trip through C's CB (attribute value 2), so each A and B 
 per K step; with ``gemm_reuse="dst"`` the K loop goes inside the sub-block loop (one pack per
 output tile, operands re-read per sub-block). A K loop that reads a row-major tensor always
 round-trips (compute tilizes its rows between K steps, outside DST). ``T.gemm`` into a live C (no clear: flash
-attention's ``acc_o += P @ V``) has attribute value 1: C is reloaded into DST. A float32 C scaled per row by a
-vector right before such a gemm (``C[i, j] = C[i, j] * v[i]``, nothing touching C or v in between: flash
-attention's rescale of ``acc_o``) is scaled at the reload instead (:meth:`Gemm.fold_reload_scales`): the mma
-carries v, D5 multiplies the reloaded tiles by v's broadcast tile in DST (the same ops on the same values as the
-element-wise pass, whose pack to C's float32 CB and reload were exact), and the sub-block leaves a DST tile per
-row for v (:func:`scaled_sub_block`). Before: ``acc_o = acc_o * v`` (copy, broadcast, multiply, pack) then
+attention's ``acc_o += P @ V``) has attribute value 1: C is reloaded into DST. A float32 C scaled per row (or
+per column) by a vector right before such a gemm (``C[i, j] = C[i, j] * v[i]``, or ``v[j]``, nothing touching C
+or v in between: flash attention's rescale of ``acc_o``) is scaled at the reload instead
+(:meth:`Gemm.fold_reload_scales`): the mma carries v, D5 multiplies the reloaded tiles by v's broadcast tiles in
+DST (the same ops on the same values as the element-wise pass, whose pack to C's float32 CB and reload were
+exact), and the sub-block leaves a DST tile per row (column) of it for v (:func:`scaled_sub_block`). Before: ``acc_o = acc_o * v`` (copy, broadcast, multiply, pack) then
 ``acc_o += P @ V`` (reload, matmul, pack); after: ``acc_o = acc_o * v + P @ V`` (reload, broadcast, multiply,
 matmul, pack). ``T.gemm(A, B, C,
 clear_accum=True)`` is ``T.clear(C)`` and that gemm: it opens a fresh scope (MLA's scores, per key block).
@@ -91,26 +91,26 @@ def sub_block(bmt: int, bnt: int, budget: int) -> tuple[int, int]:
     return 1, max(d for d in range(1, budget + 1) if bnt % d == 0)
 
 
-def scaled_sub_block(bmt: int, bnt: int, budget: int) -> tuple[int, int] | None:
-    """The sub-block of :func:`sub_block` for an accumulator scaled per row at its reload: the largest whose
-    tiles and one broadcast vector tile per row of it fit ``budget`` DST tiles (the plain sub-block when it
-    leaves that room); None when not even one tile and its vector tile fit."""
+def scaled_sub_block(bmt: int, bnt: int, budget: int, per_row: bool = True) -> tuple[int, int] | None:
+    """The sub-block of :func:`sub_block` for an accumulator scaled per row (``per_row``, else per column) at
+    its reload: the largest whose tiles and one broadcast vector tile per row (column) of it fit ``budget`` DST
+    tiles (the plain sub-block when it leaves that room); None when not even one tile and its vector tile fit."""
     for fewer in range(budget, 0, -1):
         sh, sw = sub_block(bmt, bnt, fewer)
-        if sh * sw + sh <= budget:
+        if sh * sw + (sh if per_row else sw) <= budget:
             return sh, sw
     return None
 
 
-def scales_at_reload(bmt: int, bnt: int, budget: int) -> bool:
-    """Whether a per-row scaling of a bmt x bnt accumulator is worth doing at its reload: the sub-block left
+def scales_at_reload(bmt: int, bnt: int, budget: int, per_row: bool = True) -> bool:
+    """Whether a per-row (per-column) scaling of a bmt x bnt accumulator is worth doing at its reload: the sub-block left
     beside the vector's tiles (:func:`scaled_sub_block`) reuses a matmul operand tile as often as the plain one.
     matmul_block unpacks the reused operand once per max(rows, cols) products (the emulator's costs.cpp, from
     tt-llk llk_unpack_AB_matmul.h): 1 + 1 / max(rows, cols) tile unpacks per product. A narrower sub-block
     costs more unpacks than the scaling pass's pack and reload save (flash attention d 128, float32 DST: 1 x 4
     becomes 1 x 2, 1.25 -> 1.5 unpacks a product, 203.6 -> 207.8 us at seq 4096; d 64: 2 x 2 becomes 1 x 2,
     1.5 both, 146.7 -> 144.0 us)."""
-    scaled = scaled_sub_block(bmt, bnt, budget)
+    scaled = scaled_sub_block(bmt, bnt, budget, per_row)
     return scaled is not None and max(scaled) >= max(sub_block(bmt, bnt, budget))
 
 
@@ -163,13 +163,14 @@ def clearing_gemm(node) -> tirx.Buffer | None:
 
 
 
-SCALE = 9  # tt.mm.mma's optional argument: the vector C's rows are scaled by at the reload
+SCALE = 9  # tt.mm.mma's optional argument: the vector C's rows (a column vector) or columns are scaled by at the reload
 
 
-def row_scaling(stmt) -> tuple[tirx.Buffer, tirx.Buffer] | None:
-    """(C, v) when ``stmt`` is ``for i, j in T.Parallel(M, N): C[i, j] = C[i, j] * v[i]`` (either factor order)
-    over the whole of a 2-D float32 block C, v a vector of its M rows; else None. float32: the element-wise pass
-    packs the product to C's CB and the gemm reloads it, both exact only in DST's widest format."""
+def axis_scaling(stmt) -> tuple[tirx.Buffer, tirx.Buffer, bool] | None:
+    """(C, v, per_row) when ``stmt`` is ``for i, j in T.Parallel(M, N): C[i, j] = C[i, j] * v[i]`` (per_row) or
+    ``* v[j]`` (either factor order) over the whole of a 2-D float32 block C, v a vector of its M rows (N
+    columns); else None. float32: the element-wise pass packs the product to C's CB and the gemm reloads it, both
+    exact only in DST's widest format."""
     outer = stmt
     if not (isinstance(outer, tirx.For) and outer.kind == tirx.ForKind.PARALLEL and isinstance(outer.body, tirx.For)
             and outer.body.kind == tirx.ForKind.PARALLEL and isinstance(outer.body.body, tirx.BufferStore)):
@@ -183,10 +184,12 @@ def row_scaling(stmt) -> tuple[tirx.Buffer, tirx.Buffer] | None:
             or not _at(store.indices, (i, j)):
         return None
     for x, y in ((store.value.a, store.value.b), (store.value.b, store.value.a)):
-        if isinstance(x, tirx.BufferLoad) and x.buffer.same_as(c) and _at(x.indices, (i, j)) \
-                and isinstance(y, tirx.BufferLoad) and len(y.buffer.shape) == 1 and _at(y.indices, (i,)) \
-                and int(y.buffer.shape[0]) == int(c.shape[0]) and is_cb_buffer(y.buffer):
-            return c, y.buffer
+        if not (isinstance(x, tirx.BufferLoad) and x.buffer.same_as(c) and _at(x.indices, (i, j))
+                and isinstance(y, tirx.BufferLoad) and len(y.buffer.shape) == 1 and is_cb_buffer(y.buffer)):
+            continue
+        for axis, var in enumerate((i, j)):
+            if _at(y.indices, (var,)) and int(y.buffer.shape[0]) == int(c.shape[axis]):
+                return c, y.buffer, axis == 0
     return None
 
 
@@ -237,22 +240,22 @@ class Gemm(TileOp):
         return out
 
     def fold_reload_scales(self, ctx, stmts: list[tirx.Stmt]) -> list[tirx.Stmt]:
-        """``stmts`` with each per-row scaling of an accumulator (:func:`row_scaling`) that a reloading
+        """``stmts`` with each per-row or per-column scaling of an accumulator (:func:`axis_scaling`) that a reloading
         ``T.gemm`` into it follows, nothing between them touching the accumulator or the vector, folded into
         that gemm: the scaling loop dropped, the gemm lowered as an accumulate scope whose mmas carry the vector
         (D5 scales the reloaded tiles in DST). Left as they are when the user set ``gemm_subblock`` or the
         vector's tiles would cost the matmul operand reuse (:func:`scales_at_reload`)."""
         out = list(stmts)
         for i, stmt in enumerate(stmts):
-            found = row_scaling(stmt)
+            found = axis_scaling(stmt)
             if found is None or ctx.gemm_subblock is not None:
                 continue
-            c, v = found
-            if v.name not in ctx.cbs or ctx.cbs[v.name].vector != "col":
+            c, v, per_row = found
+            if v.name not in ctx.cbs or ctx.cbs[v.name].vector != ("col" if per_row else "row"):
                 continue
             j = next((k for k in range(i + 1, len(stmts)) if mentions(stmts[k], (c, v))), None)
-            if j is None or not is_gemm_into(stmts[j], c) or clearing_gemm(stmts[j]) is not None \
-                    or transposes_a(stmts[j]) or not scales_at_reload(*tile_shape(c), ctx.budget_of(ctx.fp32)):
+            if j is None or not is_gemm_into(stmts[j], c) or clearing_gemm(stmts[j]) is not None or transposes_a(
+                    stmts[j]) or not scales_at_reload(*tile_shape(c), ctx.budget_of(ctx.fp32), per_row):
                 continue
             out[i] = None
             out[j] = self.lower_accumulation(ctx, [stmts[j]], c, stmts[j], reload=True, scale=v)
@@ -308,12 +311,13 @@ class Gemm(TileOp):
     def lower_accumulation(self, ctx, region: list[tirx.Stmt], acc: tirx.Buffer, like, reload: bool,
                            scale: tirx.Buffer | None = None) -> tirx.Stmt:
         """The accumulate scope of the gemms into ``acc`` in ``region``; ``scale``: the vector the reloaded
-        accumulator's rows are multiplied by first (:meth:`fold_reload_scales`)."""
+        accumulator's rows (a column vector) or columns (a row vector) are multiplied by first
+        (:meth:`fold_reload_scales`)."""
         bmt, bnt = tile_shape(acc)
         budget = ctx.budget_of(ctx.fp32)
         gemms = [n for s in region for n in evaluate_calls(s) if is_gemm_into(n, acc)]
         if scale is not None:
-            sh, sw = scaled_sub_block(bmt, bnt, budget)
+            sh, sw = scaled_sub_block(bmt, bnt, budget, ctx.cbs[scale.name].vector == "col")
         elif ctx.gemm_subblock is None:
             sh, sw = sub_block(bmt, bnt, budget)
         else:
@@ -603,18 +607,22 @@ class Gemm(TileOp):
                     Intrin.COPY_TILE, c.index, ctx.analyzer.simplify((m0 + i) * cols + n0 + j),
                     ctx.analyzer.simplify(i * sn + j), like=like)))]
 
-    def scale_tiles(self, ctx, v, m0, sm: int, sn: int, like) -> list[tirx.Stmt]:
-        """The reloaded sub-block (DST tiles i * sn + j) times the column vector ``v``'s tiles: row i's tile of
-        v broadcast along the columns into DST tile sm * sn + i, then an SFPU multiply of each tile of the row
-        by it, as the element-wise ``C[i, j] * v[i]`` computes it."""
+    def scale_tiles(self, ctx, v, m0, n0, sm: int, sn: int, like) -> list[tirx.Stmt]:
+        """The reloaded sub-block (DST tiles i * sn + j) times the vector ``v``'s tiles: a column vector's tile
+        of row i broadcast along the columns into DST tile sm * sn + i (a row vector's of column j along the
+        rows into sm * sn + j), then an SFPU multiply of each tile by its row's (column's), as the element-wise
+        ``C[i, j] * v[i]`` (``v[j]``) computes it."""
         mul = sfpu_op(SfpuKind.BINARY, "mul")
+        simplify = ctx.analyzer.simplify
+        per_row = v.vector == "col"
+        origin, count = (m0, sm) if per_row else (n0, sn)
         return [evaluate(Intrin.BCAST_INIT, v.vector, v.index, like=like),
-                serial("i", sm, lambda i: evaluate(Intrin.BCAST_TILE, v.vector, v.index, ctx.analyzer.simplify(m0 + i),
-                                                   ctx.analyzer.simplify(sm * sn + i), like=like)),
+                serial("t", count, lambda t: evaluate(Intrin.BCAST_TILE, v.vector, v.index, simplify(origin + t),
+                                                      simplify(sm * sn + t), like=like)),
                 evaluate(Intrin.SFPU_INIT, mul.kind.value, mul.name, like=like),
                 serial("i", sm, lambda i: serial("j", sn, lambda j: evaluate(
-                    Intrin.SFPU_BINARY, mul.name, ctx.analyzer.simplify(i * sn + j),
-                    ctx.analyzer.simplify(sm * sn + i), ctx.analyzer.simplify(i * sn + j), like=like)))]
+                    Intrin.SFPU_BINARY, mul.name, simplify(i * sn + j), simplify(sm * sn + (i if per_row else j)),
+                    simplify(i * sn + j), like=like)))]
 
     def process_scope_body(self, ctx, stmt, held: dict, reload: bool):
         """Inside an accumulate scope: acquire before the producers of each pack_block."""
@@ -647,7 +655,7 @@ class Gemm(TileOp):
                 scale = next((n.value.args[SCALE] for p in pending[first:] for n in _calls(p)
                               if stmt_intrin(n) == Intrin.MM_MMA and len(n.value.args) > SCALE), None)
                 if scale is not None:
-                    out += self.scale_tiles(ctx, ctx.cb(scale.name), m0, int(sm), int(sn), s)
+                    out += self.scale_tiles(ctx, ctx.cb(scale.name), m0, n0, int(sm), int(sn), s)
             for p in pending[first:]:
                 new, held = self.process_k_loop(ctx, p, held) if isinstance(p, tirx.For) else self.expand_mmas(ctx, p, held)
                 out.append(new)
