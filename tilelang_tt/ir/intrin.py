@@ -58,8 +58,10 @@ class Intrin(str, enum.Enum):
                   "src: region, cb: region")
     WRITE_FROM_CB = ("tt.write_from_cb", "write_from_cb(cb_region, dst_region): CB block -> global slice.",
                      "cb: region, dst: region")
-    MM_MMA = ("tt.mm.mma", "mma(a, b, c, m0, n0, sm, sn, transpose_b, first): C[m0:+sm, n0:+sn] (+)= A @ B in DST.",
-              "a: buffer, b: buffer, c: buffer, m0: expr, n0: expr, sm: int, sn: int, transpose_b: bool, first: expr")
+    MM_MMA = ("tt.mm.mma", "mma(a, b, c, m0, n0, sm, sn, transpose_b, first, *scale): C[m0:+sm, n0:+sn] (+)= A @ B in "
+              "DST; with ``scale`` (a column vector, at most one) C's reloaded rows are first multiplied by it.",
+              "a: buffer, b: buffer, c: buffer, m0: expr, n0: expr, sm: int, sn: int, transpose_b: bool, first: expr, "
+              "scale*: buffer")
     PACK_BLOCK = ("tt.pack_block", "pack_block(c, m0, n0, sm, sn, *last): the accumulator sub-block is final; pack it; "
                   "with ``last`` (one block, a hand-off CB: SplitDeviceKernel), the K loop's last step of a spilled "
                   "accumulation packs it there instead.",

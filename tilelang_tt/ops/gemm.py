@@ -9,7 +9,14 @@ and partial sums round-trip through C's CB (attribute value 2), so each A and B 
 per K step; with ``gemm_reuse="dst"`` the K loop goes inside the sub-block loop (one pack per
 output tile, operands re-read per sub-block). A K loop that reads a row-major tensor always
 round-trips (compute tilizes its rows between K steps, outside DST). ``T.gemm`` into a live C (no clear: flash
-attention's ``acc_o += P @ V``) has attribute value 1: C is reloaded into DST. ``T.gemm(A, B, C,
+attention's ``acc_o += P @ V``) has attribute value 1: C is reloaded into DST. A float32 C scaled per row (or
+per column) by a vector right before such a gemm (``C[i, j] = C[i, j] * v[i]``, or ``v[j]``, nothing touching C
+or v in between: flash attention's rescale of ``acc_o``) is scaled at the reload instead
+(:meth:`Gemm.fold_reload_scales`): the mma carries v, D5 multiplies the reloaded tiles by v's broadcast tiles in
+DST (the same ops on the same values as the element-wise pass, whose pack to C's float32 CB and reload were
+exact), and the sub-block leaves a DST tile per row (column) of it for v (:func:`scaled_sub_block`). Before: ``acc_o = acc_o * v`` (copy, broadcast, multiply, pack) then
+``acc_o += P @ V`` (reload, matmul, pack); after: ``acc_o = acc_o * v + P @ V`` (reload, broadcast, multiply,
+matmul, pack). ``T.gemm(A, B, C,
 clear_accum=True)`` is ``T.clear(C)`` and that gemm: it opens a fresh scope (MLA's scores, per key block).
 The sub-block (sm x sn tiles, :func:`sub_block`) is chosen once, here, and recorded in the
 ``tt.mm.mma`` and ``tt.pack_block`` statements; D4 and D5 read it from there.
@@ -47,6 +54,7 @@ from tilelang_tt.ir.dataflow import handoff_cbs
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ops.base import INTEGER_DTYPES, Engine, TileOp, register
 from tilelang_tt.ops.fill import cleared_block
+from tilelang_tt.ops.sfpu import SfpuKind, sfpu_op
 from tilelang_tt.ir.common import (
     READ,
     TILE,
@@ -81,6 +89,29 @@ def sub_block(bmt: int, bnt: int, budget: int) -> tuple[int, int]:
         sh = max(d for d in range(1, bmt + 1) if bmt % d == 0 and d * bnt <= budget)
         return sh, bnt
     return 1, max(d for d in range(1, budget + 1) if bnt % d == 0)
+
+
+def scaled_sub_block(bmt: int, bnt: int, budget: int, per_row: bool = True) -> tuple[int, int] | None:
+    """The sub-block of :func:`sub_block` for an accumulator scaled per row (``per_row``, else per column) at
+    its reload: the largest whose tiles and one broadcast vector tile per row (column) of it fit ``budget`` DST
+    tiles (the plain sub-block when it leaves that room); None when not even one tile and its vector tile fit."""
+    for fewer in range(budget, 0, -1):
+        sh, sw = sub_block(bmt, bnt, fewer)
+        if sh * sw + (sh if per_row else sw) <= budget:
+            return sh, sw
+    return None
+
+
+def scales_at_reload(bmt: int, bnt: int, budget: int, per_row: bool = True) -> bool:
+    """Whether a per-row (per-column) scaling of a bmt x bnt accumulator is worth doing at its reload: the sub-block left
+    beside the vector's tiles (:func:`scaled_sub_block`) reuses a matmul operand tile as often as the plain one.
+    matmul_block unpacks the reused operand once per max(rows, cols) products (the emulator's costs.cpp, from
+    tt-llk llk_unpack_AB_matmul.h): 1 + 1 / max(rows, cols) tile unpacks per product. A narrower sub-block
+    costs more unpacks than the scaling pass's pack and reload save (flash attention d 128, float32 DST: 1 x 4
+    becomes 1 x 2, 1.25 -> 1.5 unpacks a product, 203.6 -> 207.8 us at seq 4096; d 64: 2 x 2 becomes 1 x 2,
+    1.5 both, 146.7 -> 144.0 us)."""
+    scaled = scaled_sub_block(bmt, bnt, budget, per_row)
+    return scaled is not None and max(scaled) >= max(sub_block(bmt, bnt, budget))
 
 
 def given_sub_block(ctx, node, acc: tirx.Buffer, sub: tuple[int, int], budget: int) -> tuple[int, int]:
@@ -132,6 +163,48 @@ def clearing_gemm(node) -> tirx.Buffer | None:
 
 
 
+SCALE = 9  # tt.mm.mma's optional argument: the vector C's rows (a column vector) or columns are scaled by at the reload
+
+
+def axis_scaling(stmt) -> tuple[tirx.Buffer, tirx.Buffer, bool] | None:
+    """(C, v, per_row) when ``stmt`` is ``for i, j in T.Parallel(M, N): C[i, j] = C[i, j] * v[i]`` (per_row) or
+    ``* v[j]`` (either factor order) over the whole of a 2-D float32 block C, v a vector of its M rows (N
+    columns); else None. float32: the element-wise pass packs the product to C's CB and the gemm reloads it, both
+    exact only in DST's widest format."""
+    outer = stmt
+    if not (isinstance(outer, tirx.For) and outer.kind == tirx.ForKind.PARALLEL and isinstance(outer.body, tirx.For)
+            and outer.body.kind == tirx.ForKind.PARALLEL and isinstance(outer.body.body, tirx.BufferStore)):
+        return None
+    inner, store = outer.body, outer.body.body
+    c, i, j = store.buffer, outer.loop_var, inner.loop_var
+    whole = len(c.shape) == 2 and all(
+        isinstance(loop.min, tirx.IntImm) and int(loop.min) == 0 and isinstance(loop.extent, tirx.IntImm)
+        and int(loop.extent) == int(dim) for loop, dim in zip((outer, inner), c.shape))
+    if not whole or str(c.dtype) != "float32" or not isinstance(store.value, tirx.Mul) \
+            or not _at(store.indices, (i, j)):
+        return None
+    for x, y in ((store.value.a, store.value.b), (store.value.b, store.value.a)):
+        if not (isinstance(x, tirx.BufferLoad) and x.buffer.same_as(c) and _at(x.indices, (i, j))
+                and isinstance(y, tirx.BufferLoad) and len(y.buffer.shape) == 1 and is_cb_buffer(y.buffer)):
+            continue
+        for axis, var in enumerate((i, j)):
+            if _at(y.indices, (var,)) and int(y.buffer.shape[0]) == int(c.shape[axis]):
+                return c, y.buffer, axis == 0
+    return None
+
+
+def _at(indices, loop_vars) -> bool:
+    return len(indices) == len(loop_vars) and all(x.same_as(v) for x, v in zip(indices, loop_vars))
+
+
+def mentions(stmt, buffers) -> bool:
+    """Whether ``stmt`` reads, writes or names any of ``buffers``."""
+    datas = [b.data for b in buffers]
+    return contains(stmt, lambda n: (isinstance(n, (tirx.BufferLoad, tirx.BufferStore))
+                                     and any(n.buffer.data.same_as(d) for d in datas))
+                    or (isinstance(n, tirx.Var) and any(n.same_as(d) for d in datas)))
+
+
 def reads_rows(func: tirx.PrimFunc, loop: tirx.For) -> bool:
     """Whether ``loop`` reads a block from a row-major tensor (compute then tilizes inside it)."""
     return contains(loop.body, lambda node: stmt_intrin(node) == Intrin.READ_TO_CB
@@ -165,6 +238,28 @@ class Gemm(TileOp):
             gemm = keep_span(stmt, tirx.Evaluate(tirx.Call(stmt.value.dtype, stmt.value.op, args)))
             out += [ctx.eltwise_from(stmt, a_t, lambda i, j: tirx.BufferLoad(a.buffer, [j, i])), gemm]
         return out
+
+    def fold_reload_scales(self, ctx, stmts: list[tirx.Stmt]) -> list[tirx.Stmt]:
+        """``stmts`` with each per-row or per-column scaling of an accumulator (:func:`axis_scaling`) that a reloading
+        ``T.gemm`` into it follows, nothing between them touching the accumulator or the vector, folded into
+        that gemm: the scaling loop dropped, the gemm lowered as an accumulate scope whose mmas carry the vector
+        (D5 scales the reloaded tiles in DST). Left as they are when the user set ``gemm_subblock`` or the
+        vector's tiles would cost the matmul operand reuse (:func:`scales_at_reload`)."""
+        out = list(stmts)
+        for i, stmt in enumerate(stmts):
+            found = axis_scaling(stmt)
+            if found is None or ctx.gemm_subblock is not None:
+                continue
+            c, v, per_row = found
+            if v.name not in ctx.cbs or ctx.cbs[v.name].vector != ("col" if per_row else "row"):
+                continue
+            j = next((k for k in range(i + 1, len(stmts)) if mentions(stmts[k], (c, v))), None)
+            if j is None or not is_gemm_into(stmts[j], c) or clearing_gemm(stmts[j]) is not None or transposes_a(
+                    stmts[j]) or not scales_at_reload(*tile_shape(c), ctx.budget_of(ctx.fp32), per_row):
+                continue
+            out[i] = None
+            out[j] = self.lower_accumulation(ctx, [stmts[j]], c, stmts[j], reload=True, scale=v)
+        return [s for s in out if s is not None]
 
     def lower(self, ctx, stmt):
         """A T.gemm into a live accumulator (no clear before it): C is reloaded into DST; with
@@ -213,19 +308,27 @@ class Gemm(TileOp):
                             "use blocks with A (bm, bk), B (bk, bn) (or (bn, bk) with transpose_B) and C (bm, bn)")
         return a, b, c, trans_b
 
-    def lower_accumulation(self, ctx, region: list[tirx.Stmt], acc: tirx.Buffer, like, reload: bool) -> tirx.Stmt:
+    def lower_accumulation(self, ctx, region: list[tirx.Stmt], acc: tirx.Buffer, like, reload: bool,
+                           scale: tirx.Buffer | None = None) -> tirx.Stmt:
+        """The accumulate scope of the gemms into ``acc`` in ``region``; ``scale``: the vector the reloaded
+        accumulator's rows (a column vector) or columns (a row vector) are multiplied by first
+        (:meth:`fold_reload_scales`)."""
         bmt, bnt = tile_shape(acc)
         budget = ctx.budget_of(ctx.fp32)
         gemms = [n for s in region for n in evaluate_calls(s) if is_gemm_into(n, acc)]
-        sh, sw = sub_block(bmt, bnt, budget) if ctx.gemm_subblock is None else \
-            given_sub_block(ctx, gemms[0] if gemms else like, acc, ctx.gemm_subblock, budget)
+        if scale is not None:
+            sh, sw = scaled_sub_block(bmt, bnt, budget, ctx.cbs[scale.name].vector == "col")
+        elif ctx.gemm_subblock is None:
+            sh, sw = sub_block(bmt, bnt, budget)
+        else:
+            sh, sw = given_sub_block(ctx, gemms[0] if gemms else like, acc, ctx.gemm_subblock, budget)
         ncols = bnt // sw
         nsub = (bmt // sh) * ncols
 
         def build(sb):
             m0 = (sb // ncols) * sh if nsub > 1 else 0
             n0 = (sb % ncols) * sw if nsub > 1 else 0
-            body = [self.rewrite_gemms(ctx, s, acc, m0, n0, sh, sw, reload) for s in region]
+            body = [self.rewrite_gemms(ctx, s, acc, m0, n0, sh, sw, reload, scale) for s in region]
             body.append(evaluate(Intrin.PACK_BLOCK, acc.data, m0, n0, sh, sw, like=like))
             return seq(body)
 
@@ -278,7 +381,7 @@ class Gemm(TileOp):
         mode = AccumulateMode.L1_ACC if l1_acc else AccumulateMode.SPILL
         return keep_span(like, tirx.AttrStmt(acc.data, Scope.ACCUMULATE.value, tirx.IntImm("int32", mode), new_loop))
 
-    def rewrite_gemms(self, ctx, stmt, acc, m0, n0, sh, sw, reload):
+    def rewrite_gemms(self, ctx, stmt, acc, m0, n0, sh, sw, reload, scale=None):
         loops: list[tirx.For] = []
 
         def pre(node):
@@ -295,14 +398,14 @@ class Gemm(TileOp):
             a, b, c, trans_b = self.checked_parts(ctx, node)
             first = tirx.IntImm("bool", not reload) if not loops else tirx.EQ(loops[-1].loop_var, loops[-1].min)
             return evaluate(Intrin.MM_MMA, a.buffer.data, b.buffer.data, c.buffer.data, m0, n0, sh, sw, trans_b,
-                            first, like=node)
+                            first, *([] if scale is None else [scale.data]), like=node)
 
         return tirx.stmt_functor.ir_transform(stmt, pre, post, ["tirx.For", "tirx.Evaluate"])
 
     # -- C3, D4 ------------------------------------------------------------------------------------
     def accesses(self, stmt, data_names):
         a, b, c = stmt.value.args[:3]
-        return [data_names[a], data_names[b]], data_names[c]
+        return [data_names[a], data_names[b], *(data_names[x] for x in stmt.value.args[SCALE:])], data_names[c]
 
     def engine(self, ctx, stmt):
         a, b, c = (v.name for v in stmt.value.args[:3])
@@ -326,7 +429,9 @@ class Gemm(TileOp):
         reload = int(scope.value) == AccumulateMode.RELOAD
         pre, post = [], []
         if reload:
-            pre += ctx.waits([name], held, scope)
+            scales = [n.value.args[SCALE].name for n in _calls(scope.body)
+                      if stmt_intrin(n) == Intrin.MM_MMA and len(n.value.args) > SCALE]
+            pre += ctx.waits(list(dict.fromkeys([name, *scales])), held, scope)
         elif name in held:
             pre.append(ctx.pop(name, held[name], scope))
             del held[name]
@@ -502,6 +607,23 @@ class Gemm(TileOp):
                     Intrin.COPY_TILE, c.index, ctx.analyzer.simplify((m0 + i) * cols + n0 + j),
                     ctx.analyzer.simplify(i * sn + j), like=like)))]
 
+    def scale_tiles(self, ctx, v, m0, n0, sm: int, sn: int, like) -> list[tirx.Stmt]:
+        """The reloaded sub-block (DST tiles i * sn + j) times the vector ``v``'s tiles: a column vector's tile
+        of row i broadcast along the columns into DST tile sm * sn + i (a row vector's of column j along the
+        rows into sm * sn + j), then an SFPU multiply of each tile by its row's (column's), as the element-wise
+        ``C[i, j] * v[i]`` (``v[j]``) computes it."""
+        mul = sfpu_op(SfpuKind.BINARY, "mul")
+        simplify = ctx.analyzer.simplify
+        per_row = v.vector == "col"
+        origin, count = (m0, sm) if per_row else (n0, sn)
+        return [evaluate(Intrin.BCAST_INIT, v.vector, v.index, like=like),
+                serial("t", count, lambda t: evaluate(Intrin.BCAST_TILE, v.vector, v.index, simplify(origin + t),
+                                                      simplify(sm * sn + t), like=like)),
+                evaluate(Intrin.SFPU_INIT, mul.kind.value, mul.name, like=like),
+                serial("i", sm, lambda i: serial("j", sn, lambda j: evaluate(
+                    Intrin.SFPU_BINARY, mul.name, simplify(i * sn + j), simplify(sm * sn + (i if per_row else j)),
+                    simplify(i * sn + j), like=like)))]
+
     def process_scope_body(self, ctx, stmt, held: dict, reload: bool):
         """Inside an accumulate scope: acquire before the producers of each pack_block."""
         if isinstance(stmt, tirx.For) and not contains(stmt.body, lambda n: stmt_intrin(n) == Intrin.PACK_BLOCK):
@@ -530,6 +652,10 @@ class Gemm(TileOp):
             out.append(evaluate(Intrin.DST_ACQUIRE, like=s))
             if reload:
                 out += self.reload_tiles(ctx, c, m0, n0, int(sm), int(sn), s)
+                scale = next((n.value.args[SCALE] for p in pending[first:] for n in _calls(p)
+                              if stmt_intrin(n) == Intrin.MM_MMA and len(n.value.args) > SCALE), None)
+                if scale is not None:
+                    out += self.scale_tiles(ctx, ctx.cb(scale.name), m0, n0, int(sm), int(sn), s)
             for p in pending[first:]:
                 new, held = self.process_k_loop(ctx, p, held) if isinstance(p, tirx.For) else self.expand_mmas(ctx, p, held)
                 out.append(new)
@@ -568,7 +694,7 @@ class Gemm(TileOp):
         """The op init (unless hoisted) and, per K tile of the A and B blocks, one ``matmul_block`` of
         the sub-block into DST tiles ``i * sn + j`` (row i, column j); where matmul_block cannot step
         through B (:func:`matmul_block_dims`), ``matmul_tiles`` per output tile and K tile."""
-        a_var, b_var, _c_var, m0, n0, sm, sn, trans_b, _first = mma.value.args
+        a_var, b_var, _c_var, m0, n0, sm, sn, trans_b, _first = mma.value.args[:SCALE]
         a, b = ctx.cb(a_var.name), ctx.cb(b_var.name)
         sm, sn = int(sm), int(sn)
         kt = a.block_tiles[1]
@@ -606,7 +732,7 @@ def matmul_block_dims(mma, kt: int, b_by_columns: bool = False) -> tuple[int, in
     transposes each tile, not their order: such a B takes matmul_block only for sub-blocks one
     column wide; stored column by column (``b_by_columns``: tt.column_major_blocks) its columns are
     adjacent again."""
-    _, _, _, _, _, sm, sn, trans_b, _ = mma.value.args
+    _, _, _, _, _, sm, sn, trans_b, _ = mma.value.args[:SCALE]
     if bool(trans_b) and int(sn) > 1 and not b_by_columns:
         return None
     return int(sn), int(sm), kt

@@ -66,7 +66,7 @@ PASS = "LowerTTTileIntrinsics"
 
 class _Lowerer(LowerContext):
     def lower_seq(self, stmts: list[tirx.Stmt]) -> list[tirx.Stmt]:
-        stmts = GEMM.untranspose(self, SCAN.expand_scans(self, stmts))
+        stmts = GEMM.fold_reload_scales(self, GEMM.untranspose(self, SCAN.expand_scans(self, stmts)))
         out: list[tirx.Stmt] = []
         i = 0
         while i < len(stmts):

@@ -296,52 +296,34 @@ void kernel_main() {
             cb_push_back(cb_logsum, 2);
             cb_pop_front(cb_logsum, 2);
             cb_wait_front(cb_acc_o, 4);
-            for (uint32_t ch_1 = 0; ch_1 < 2; ++ch_1) {
+            for (uint32_t sb = 0; sb < 2; ++sb) {
                 tile_regs_acquire();
                 copy_init(cb_acc_o);
-                for (uint32_t t_31 = 0; t_31 < 2; ++t_31) {
-                    copy_tile(cb_acc_o, (ch_1 * 2) + t_31, t_31 + 1);
+                for (uint32_t j_1 = 0; j_1 < 2; ++j_1) {
+                    copy_tile(cb_acc_o, (sb * 2) + j_1, j_1);
                 }
                 unary_bcast_init<BroadcastType::COL>(cb_scores_scale);
-                unary_bcast<BroadcastType::COL>(cb_scores_scale, ch_1, 0);
+                unary_bcast<BroadcastType::COL>(cb_scores_scale, sb, 2);
                 mul_binary_tile_init();
-                for (uint32_t t_32 = 0; t_32 < 2; ++t_32) {
-                    mul_binary_tile(t_32 + 1, 0, t_32 + 1);
+                for (uint32_t j_2 = 0; j_2 < 2; ++j_2) {
+                    mul_binary_tile(j_2, 2, j_2);
+                }
+                cb_wait_front(cb_acc_s_cast, 4);
+                cb_wait_front(cb_V_s, 4);
+                matmul_block_init(cb_acc_s_cast, cb_V_s, 0, 2, 1, 2);
+                for (uint32_t kk_1 = 0; kk_1 < 2; ++kk_1) {
+                    matmul_block(cb_acc_s_cast, cb_V_s, (sb * 2) + kk_1, kk_1 * 2, 0, 0, 2, 1, 2);
                 }
                 tile_regs_commit();
                 cb_reserve_back(cb_acc_o, 2);
                 tile_regs_wait();
                 pack_reconfig_data_format(cb_acc_o);
-                for (uint32_t t_33 = 0; t_33 < 2; ++t_33) {
-                    pack_tile(t_33 + 1, cb_acc_o);
+                for (uint32_t t_31 = 0; t_31 < 2; ++t_31) {
+                    pack_tile(t_31, cb_acc_o);
                 }
                 tile_regs_release();
                 cb_push_back(cb_acc_o, 2);
             }
-            cb_pop_front(cb_acc_o, 4);
-            cb_wait_front(cb_acc_o, 4);
-            tile_regs_acquire();
-            copy_init(cb_acc_o);
-            for (uint32_t i_1 = 0; i_1 < 2; ++i_1) {
-                for (uint32_t j_1 = 0; j_1 < 2; ++j_1) {
-                    copy_tile(cb_acc_o, (i_1 * 2) + j_1, (i_1 * 2) + j_1);
-                }
-            }
-            cb_wait_front(cb_acc_s_cast, 4);
-            cb_wait_front(cb_V_s, 4);
-            matmul_block_init(cb_acc_s_cast, cb_V_s, 0, 2, 2, 2);
-            for (uint32_t kk_1 = 0; kk_1 < 2; ++kk_1) {
-                matmul_block(cb_acc_s_cast, cb_V_s, kk_1, kk_1 * 2, 0, 0, 2, 2, 2);
-            }
-            tile_regs_commit();
-            cb_reserve_back(cb_acc_o, 4);
-            tile_regs_wait();
-            pack_reconfig_data_format(cb_acc_o);
-            for (uint32_t t_34 = 0; t_34 < 4; ++t_34) {
-                pack_tile(t_34, cb_acc_o);
-            }
-            tile_regs_release();
-            cb_push_back(cb_acc_o, 4);
             cb_pop_front(cb_acc_o, 4);
             cb_pop_front(cb_K_s, 4);
             cb_pop_front(cb_V_s, 4);
@@ -356,29 +338,29 @@ void kernel_main() {
         }
         cb_wait_front(cb_acc_o, 4);
         cb_wait_front(cb_logsum, 2);
-        for (uint32_t ch_2 = 0; ch_2 < 2; ++ch_2) {
+        for (uint32_t ch_1 = 0; ch_1 < 2; ++ch_1) {
             tile_regs_acquire();
             copy_init(cb_acc_o);
-            for (uint32_t t_35 = 0; t_35 < 2; ++t_35) {
-                copy_tile(cb_acc_o, (ch_2 * 2) + t_35, t_35 + 1);
+            for (uint32_t t_32 = 0; t_32 < 2; ++t_32) {
+                copy_tile(cb_acc_o, (ch_1 * 2) + t_32, t_32 + 1);
             }
             unary_bcast_init<BroadcastType::COL>(cb_logsum);
-            unary_bcast<BroadcastType::COL>(cb_logsum, ch_2, 0);
+            unary_bcast<BroadcastType::COL>(cb_logsum, ch_1, 0);
             div_binary_tile_init();
-            for (uint32_t t_36 = 0; t_36 < 2; ++t_36) {
-                div_binary_tile(t_36 + 1, 0, t_36 + 1);
+            for (uint32_t t_33 = 0; t_33 < 2; ++t_33) {
+                div_binary_tile(t_33 + 1, 0, t_33 + 1);
             }
             tile_regs_commit();
             cb_reserve_back(cb_acc_o, 2);
             tile_regs_wait();
             pack_reconfig_data_format(cb_acc_o);
-            for (uint32_t t_37 = 0; t_37 < 2; ++t_37) {
-                pack_tile(t_37 + 1, cb_acc_o);
+            for (uint32_t t_34 = 0; t_34 < 2; ++t_34) {
+                pack_tile(t_34 + 1, cb_acc_o);
             }
             cb_reserve_back(cb_O_s, 2);
             pack_reconfig_data_format(cb_O_s);
-            for (uint32_t t_38 = 0; t_38 < 2; ++t_38) {
-                pack_tile(t_38 + 1, cb_O_s);
+            for (uint32_t t_35 = 0; t_35 < 2; ++t_35) {
+                pack_tile(t_35 + 1, cb_O_s);
             }
             tile_regs_release();
             cb_push_back(cb_acc_o, 2);
