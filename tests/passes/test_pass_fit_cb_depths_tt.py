@@ -1,7 +1,7 @@
 """C3e FitCBDepthsTT alone: CBs of one block where two blocks of every CB overflow L1, never one that needs two."""
 
 import pytest
-import tilelang  # noqa: F401
+import tilelang.language as TL
 import torch
 import tvm
 from tvm.script import ir as I
@@ -111,6 +111,35 @@ def test_a_block_compute_fills_in_a_pipelined_loop_may_have_one():
     before = lower_until(online_softmax(256, 4096, 32, 4096), PASS)
     pages = {name: desc.num_pages for name, desc in Attr.CB_DESC.read(run_pass(before, PASS)["main"]).items()}
     assert (pages["x"], pages["xf"]) == (256, 128)
+
+
+def column_scan(n: int):
+    """A reverse column scan of an n x n float32 block read transposed (TileLang's T.cumsum of a fragment)."""
+
+    @TL.prim_func
+    def main(A: TL.Tensor((2 * n, n), "float32"), C: TL.Tensor((2 * n, n), "bfloat16")):
+        with TL.Kernel(2, 1, threads=128) as (bx, by):
+            F = TL.alloc_fragment((n, n), "float32")
+            for i, j in TL.Parallel(n, n):
+                F[i, j] = A[bx * n + j, by * n + i]
+            TL.cumsum(F, dim=0, reverse=True)
+            for i, j in TL.Parallel(n, n):
+                C[bx * n + j, by * n + i] = F[i, j]
+
+    return main
+
+
+def test_a_scan_too_big_for_two_blocks_runs_with_one_and_matches_torch():
+    """136 x 136 (5 x 5 tiles): the block, its staging, the scan's blocks and the output's take about 2 MiB at two
+    blocks each (refused before this pass); with one block for all but the reader's it fits and runs."""
+    artifacts = tilelang_tt.compile(column_scan(136))
+    pages = {cb.name: cb.num_pages for cb in artifacts.plan.cbs}
+    assert pages["scan_smem"] == pages["A_s"] == 25 and pages["scan_smem_masked_gen"] == 50
+    a = torch.randn(272, 136, generator=torch.Generator().manual_seed(3))
+    f = a.reshape(2, 136, 136).transpose(1, 2)  # block b: F[i, j] = A[b * 136 + j, i]
+    scanned = f.flip(1).cumsum(1).flip(1)  # T.cumsum(F, dim=0, reverse=True)
+    out = torch.as_tensor(artifacts.run(a)).float()
+    torch.testing.assert_close(out, scanned.transpose(1, 2).reshape(272, 136), rtol=2.0**-8, atol=2.0**-6)
 
 
 def test_long_row_softmax_matches_torch():
