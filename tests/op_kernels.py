@@ -315,7 +315,33 @@ def exp_minus_row_max(M, N, bm, dtype="bfloat16"):
     return main
 
 
-def softmax(M, N, bm, dtype="bfloat16"):
+def softmax(M, N, bm, dtype="bfloat16", separate_exps=False):
+    """Softmax of ``bm`` whole rows a block: a float32 copy of the rows updated in place (x - max, exp, / sum); with
+    ``separate_exps`` the form of TileLang's online_softmax example for a row that fits one block (its x, exp_x and
+    y): the input block read as it is, the exps in a float32 block of their own, the quotients in a block of
+    ``dtype``. No block is then updated in place, so each may have one block of pages where a long row (8192 x
+    4096: 32 rows of 4096 are 256 KiB of bfloat16, 512 KiB of float32) leaves no room for two."""
+
+    if separate_exps:
+        @T.prim_func
+        def main(X: T.Tensor((M, N), dtype), Y: T.Tensor((M, N), dtype)):
+            with T.Kernel(1, T.ceildiv(M, bm), threads=128) as (bx, by):
+                x = T.alloc_shared((bm, N), dtype)
+                exp_x = T.alloc_fragment((bm, N), "float32")
+                y = T.alloc_fragment((bm, N), dtype)
+                mx = T.alloc_fragment((bm,), "float32")
+                sm = T.alloc_fragment((bm,), "float32")
+                T.copy(X[by * bm, 0], x)
+                T.reduce_max(x, mx, dim=1)
+                for i, j in T.Parallel(bm, N):
+                    exp_x[i, j] = T.exp(x[i, j] - mx[i])
+                T.reduce_sum(exp_x, sm, dim=1)
+                for i, j in T.Parallel(bm, N):
+                    y[i, j] = exp_x[i, j] / sm[i]
+                T.copy(y, Y[by * bm, 0])
+
+        return main
+
     @T.prim_func
     def main(X: T.Tensor((M, N), dtype), Y: T.Tensor((M, N), dtype)):
         with T.Kernel(1, T.ceildiv(M, bm), threads=128) as (bx, by):

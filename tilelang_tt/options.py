@@ -63,7 +63,7 @@ class OptionError(TTCompileError):
 class CompileOptions:
     arch: str = "wormhole_b0"
     grid: tuple[int, int] | None = None  # (x, y) cores to use; default: as many as useful, up to the device
-    cb_depth: int = 2  # CB depth (in blocks) where T.Pipelined gives no num_stages
+    cb_depth: int = 2  # CB depth (in blocks) where T.Pipelined gives no num_stages and L1 holds it (FitCBDepthsTT)
     math_fidelity: str = "HiFi4"
     # ComputeConfig::math_approx_mode (tt-metal's APPROX: the approximate sqrt/rsqrt/recip of the 0.81.1 SFPU API)
     # and the approximate forms of the ops that take theirs as a template argument (ops.sfpu.APPROXIMATE)

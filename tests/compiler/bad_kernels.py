@@ -63,9 +63,9 @@ def dram_copy_changes_dtype():
     return main
 
 
-def l1_overflow(M=256, N=512):
-    """An fp32 input block of 1 MiB (two pages deep) plus a bf16 output block of 512 KiB: more
-    than a Wormhole core's L1."""
+def l1_overflow(M=512, N=512):
+    """An fp32 input block of 1 MiB plus a bf16 output block of 512 KiB: more than a Wormhole core's L1 even with
+    one block of pages each (two each: 3 MiB)."""
 
     @T.prim_func
     def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "bfloat16")):
@@ -571,17 +571,17 @@ def copied_into_two_dtypes():
 
 
 def blocks_past_l1():
-    """A column scan of a 136x136 float32 block read transposed: the block, its staging, the scan's blocks and the
-    output's, each double-buffered, need more than a core's L1."""
+    """A column scan of a 232x232 float32 block read transposed: the block, its staging, the scan's blocks and the
+    output's need more than a core's L1 even with one block of pages each (FitCBDepthsTT's last resort)."""
     @T.prim_func
-    def main(A: T.Tensor((272, 136), "float32"), C: T.Tensor((272, 136), "bfloat16")):
+    def main(A: T.Tensor((464, 232), "float32"), C: T.Tensor((464, 232), "bfloat16")):
         with T.Kernel(2, 1, threads=128) as (bx, by):
-            F = T.alloc_fragment((136, 136), "float32")  # LINE: blocks_past_l1
-            for i, j in T.Parallel(136, 136):
-                F[i, j] = A[bx * 136 + j, by * 136 + i]
+            F = T.alloc_fragment((232, 232), "float32")  # LINE: blocks_past_l1
+            for i, j in T.Parallel(232, 232):
+                F[i, j] = A[bx * 232 + j, by * 232 + i]
             T.cumsum(F, dim=0, reverse=True)
-            for i, j in T.Parallel(136, 136):
-                C[bx * 136 + j, by * 136 + i] = F[i, j]
+            for i, j in T.Parallel(232, 232):
+                C[bx * 232 + j, by * 232 + i] = F[i, j]
 
     return main
 

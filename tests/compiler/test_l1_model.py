@@ -1,6 +1,6 @@
 """One L1 model (tilelang_tt.contract.l1) for the compiler and the plan view, checked against the
-emulator: a program the model says just fits compiles and runs, one tile row more is a compile
-error at the parameter's line with the per-core numbers, and a compiled program given extra CBs
+emulator: a program the model says just fits compiles and runs, one tile row more fits with CBs of one block
+(FitCBDepthsTT), two are a compile error at the parameter's line with the per-core numbers, and a compiled program given extra CBs
 runs on the emulator up to the model's last byte and overflows one byte later, at the model's
 offsets (tests/contract/test_l1.py has the model's unit tests). The emulator has no interleaved
 L1 buffers, so those are checked in the unit tests only."""
@@ -77,11 +77,20 @@ def test_a_program_that_just_fits_compiles_and_runs():
     assert torch.equal(artifacts.run(a, b), (a.float() + b.float()).to(torch.bfloat16))
 
 
-def test_one_tile_row_more_is_a_compile_error_at_the_biggest_l1_parameter():
+def test_one_tile_row_more_fits_with_cbs_of_one_block():
+    """8 KiB more of the shards: FitCBDepthsTT gives C's CB (the writer's) and A's one block each (8 KiB)."""
     M, layouts = add_ab_in_l1(168)
+    artifacts = tilelang_tt.compile(eltwise("add", M, 64, 32, 64), layouts=layouts)
+    assert plan_l1(artifacts.plan).fits
+    assert sorted(cb.num_pages for cb in artifacts.plan.cbs) == [2, 2, 4]
+
+
+def test_two_tile_rows_more_is_a_compile_error_at_the_biggest_l1_parameter():
+    """16 KiB more of the shards: one block for every CB frees 12 KiB, too little; the error gives the CBs as asked."""
+    M, layouts = add_ab_in_l1(169)
     err = compile_error(M, 64, layouts)
     assert err.location[:2] == (KERNELS_FILE, param_line("A"))
-    assert (f"L1 overflow: CBs {CB_BYTES} bytes + L1 buffers {2 * 336 * 2048} bytes > {WH_AVAILABLE} bytes "
+    assert (f"L1 overflow: CBs {CB_BYTES} bytes + L1 buffers {2 * 338 * 2048} bytes > {WH_AVAILABLE} bytes "
             "available on core (0, 0)") in err.message
     assert "does not fit" not in err.message  # the buffers alone fit: the CBs reach them
 

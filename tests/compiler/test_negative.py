@@ -120,8 +120,8 @@ def test_more_cbs_than_hardware_points_at_the_first_block_too_many(tmp_path):
 
 def test_l1_footprint_names_the_biggest_consumers():
     err = compile_error(bad_kernels.l1_overflow())
-    assert_diagnostic(err, "VerifyTTIR", "the circular buffers need 1536 KiB of L1 per core; wormhole_b0 has "
-                      "1360 KiB (biggest: `A_s` 1024 KiB (256 pages of 4096 B), `C_s` 512 KiB", "l1_overflow")
+    assert_diagnostic(err, "VerifyTTIR", "the circular buffers need 3072 KiB of L1 per core; wormhole_b0 has "
+                      "1360 KiB (biggest: `A_s` 2048 KiB (512 pages of 4096 B), `C_s` 1024 KiB", "l1_overflow")
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float16"])

@@ -26,7 +26,7 @@ SPEC_ORDER = [
     "InferTTLayout",
     "PropagateTTLayout", "OrientVectorMovesTT", "AttachTensorAccessorTT", "LayoutAwareWorkPartitionTT",
     "ChooseMulticastTT", "GridToCoreGrid", "LowerSharedToCB", "LowerTTTileIntrinsics", "SpillDSTTT", "DropDeadBlocksTT",
-    "CheckPaddingTT", "BuildTileDFGTT", "NumberCBsTT", "BalanceDataMovementTT", "AllocateSemaphoresTT",
+    "CheckPaddingTT", "BuildTileDFGTT", "NumberCBsTT", "FitCBDepthsTT", "BalanceDataMovementTT", "AllocateSemaphoresTT",
     "SplitDeviceKernel", "ConfigureTensorAccessorTT", "FinalizePersistentSignatureTT", "OrderReductionTT",
     "AssertTensorIndicesTT", "FetchAddressElementsTT", "LowerCBIntrinsics", "FuseBlockCopiesTT",
     "InsertComputeInitTT", "InsertDSTManagementTT", "MaterializeCoreLoopTT", "VerifyTTIR",

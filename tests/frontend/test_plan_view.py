@@ -15,7 +15,7 @@ from tilelang_tt.contract.plan import Plan
 from tilelang_tt.contract.reading import PlanError
 from tilelang_tt.layout import BufferLayout
 from tilelang_tt.options import CompileOptions
-from tilelang_tt.passes.verify_tt_ir import kernel_l1
+from tilelang_tt.ir.kernel_l1 import kernel_l1
 from tilelang_tt.plan_view import check_plan, plan_l1, summary
 
 GEMM = Path(__file__).resolve().parents[1] / "golden" / "gemm" / "tt.plan.json"  # multicast on 8x8 cores

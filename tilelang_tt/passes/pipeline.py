@@ -29,6 +29,7 @@ from tilelang_tt.passes.drop_dead_blocks_tt import DropDeadBlocksTT
 from tilelang_tt.passes.drop_overwritten_stores_tt import DropOverwrittenStoresTT
 from tilelang_tt.passes.fetch_address_elements_tt import FetchAddressElementsTT
 from tilelang_tt.passes.fuse_block_copies_tt import FuseBlockCopiesTT
+from tilelang_tt.passes.fit_cb_depths_tt import FitCBDepthsTT
 from tilelang_tt.passes.finalize_persistent_signature_tt import (
     FinalizePersistentSignatureTT,
 )
@@ -188,6 +189,10 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         CheckPaddingTT(),
         BuildTileDFGTT(),
         NumberCBsTT(),
+        # Where two blocks of every CB overflow L1, some CBs get one: every CB exists (the graph's hand-off,
+        # staging and scaler CBs too) and has its id (the host creates them in id order); before the split copies
+        # tt.cb_desc into each kernel and D3 reads a multicast CB's depth.
+        FitCBDepthsTT(),
         # Which data-movement RISC reads each block: the NOC bytes each moves, balanced.
         BalanceDataMovementTT(),
         # The semaphores of the multicasts and the reduction's turns, once the blocks are final.

@@ -6,7 +6,8 @@ allocations of the kernel and the ``num_stages`` of an enclosing ``T.Pipelined``
 Writes: ``tt.cb_desc`` = {buffer name: {index: -1, page_size, num_pages, data_format, block_pages, source}}:
 one page per 32×32 tile of the buffer's dtype, ``block_pages`` = tiles of the buffer, depth =
 ``num_stages`` of the pipelined loop that fills it, else the ``cb_depth`` option (2) — a CB the
-compute kernel updates in place needs two blocks. Vectors ((n,), (1, n), (n, 1)) are blocks of
+compute kernel updates in place needs two blocks; where L1 does not hold them, C3e FitCBDepthsTT gives
+some CBs one block. Vectors ((n,), (1, n), (n, 1)) are blocks of
 one tile row or column; their ``vector`` kind says where the data sits in each tile. ``source`` is
 the allocation's ``file:line:column``, for errors of later passes about the CB (VerifyTTIR).
 Before/after: TIR unchanged (metadata only). Errors: a CB buffer not made of whole tiles.

@@ -34,10 +34,10 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import arith, tirx
 
-from tilelang_tt.ir.attrs import Attr, CBDesc, KernelRole
+from tilelang_tt.ir.attrs import Attr, KernelRole
 from tilelang_tt.ir.intrin import Intrin, check_args
+from tilelang_tt.ir.kernel_l1 import cb_descs, kernel_l1
 from tilelang_tt.contract.arch import Arch
-from tilelang_tt.contract.l1 import CircularBuffer, L1Use, cores_in_ranges, from_layout, l1_use
 from tilelang_tt.errors import span_from_location
 from tilelang_tt.ir.common import error, evaluate_calls, prim_func_pass, stmt_intrin, tile_op_name
 from tilelang_tt.ir.slices import bound_analyzer
@@ -78,11 +78,6 @@ ALLOWED = {
 COMPILER_BUG = "this is a compiler bug: please report it with the kernel"
 
 
-def cb_descs(func: tirx.PrimFunc) -> list[CBDesc]:
-    """The kernel's CBs in id order (the host creates them in this order)."""
-    return sorted(Attr.CB_DESC.read(func).values(), key=lambda cb: cb.index)
-
-
 def check_cbs(func: tirx.PrimFunc, arch: Arch) -> None:
     cbs = cb_descs(func)
     if len(cbs) > arch.num_cbs:
@@ -101,20 +96,6 @@ def check_cbs(func: tirx.PrimFunc, arch: Arch) -> None:
             raise error(PASS, func, span_from_location(cb.source),
                         f"CBs `{seen[cb.index]}` and `{cb.name}` share id {cb.index}", COMPILER_BUG)
         seen[cb.index] = cb.name
-
-
-def kernel_l1(func: tirx.PrimFunc, arch: Arch) -> tuple[L1Use, list[tirx.Buffer]]:
-    """The L1 of every core the kernel touches (tilelang_tt.contract.l1): its CBs, in id order, on
-    every core of ``tt.core_ranges``, and the parameters ``tt.layout_desc`` puts in L1, in parameter
-    order (the host's allocation order); with those parameters."""
-    layouts = Attr.LAYOUT_DESC.read(func)
-    params = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
-    in_l1 = [(buf, from_layout(layouts[buf.name])) for buf in params]
-    in_l1 = [(buf, l1) for buf, l1 in in_l1 if l1 is not None]
-    cbs = [CircularBuffer(cb.page_size, cb.num_pages) for cb in cb_descs(func)]
-    cores = cores_in_ranges((r.start, r.end) for r in Attr.CORE_RANGES.read(func))
-    use = l1_use(arch.name, dict.fromkeys(cores, cbs), [l1 for _, l1 in in_l1])
-    return use, [buf for buf, _ in in_l1]
 
 
 def check_l1(func: tirx.PrimFunc, arch: Arch) -> None:
