@@ -12,7 +12,8 @@
 // each row and column of three or more chips into a ring.
 //
 // Routing: a 1-D packet header (LowLatencyPacketHeader) travels the number of hops its route gives in the
-// direction of the router the worker is connected to; a 2-D one (HybridMeshPacketHeader, fabric_set_unicast_route
+// direction of the router the worker is connected to (a multicast, to_chip_multicast: on to the last chip of its
+// range, written at each chip of the range as the packet passes); a 2-D one (HybridMeshPacketHeader, fabric_set_unicast_route
 // to a destination chip) goes dimension by dimension, north/south first, then east/west (the order its route
 // maps are laid out in: tt_fabric_api.h:101-105, route_buffer[0..Y) then [Y..Y+X)). The first hop must leave
 // through the connection's router (append_fabric_connection_rt_args connects the worker to the router toward
