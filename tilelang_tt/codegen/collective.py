@@ -9,9 +9,9 @@ the device's place on the line and the core's directions runtime arguments, both
 Per tile ``t`` (panel ``p = t * devices / tiles``, summed at line position ``owner = owners[p]``): at line
 position ``pos`` the tile flows forward (``owner > pos``), ends here (``owner == pos``) or flows backward
 (``owner < pos``); the core sending ``forward`` sums the first two, the core sending ``backward`` the
-third (one core may do both). The reader reads the tile's operands into their own CBs at once: the
-previous chip's sum (when the tile comes from the line's start), this chip's partial, the next chip's sum
-(when it comes from the line's end); compute adds them in DST in that order (copy_tile of each,
+third (one core may do both). The reader reads the tile's operands into their own CBs: the previous
+chip's sum (when the tile comes from the line's start), this chip's partial, the next chip's sum (when it
+comes from the line's end), two tiles' reads in flight (a NOC transaction id each); compute adds them in DST in that order (copy_tile of each,
 add_binary_tile, as the single-chip read-modify-write of split-K does), so a tile's total is the same bits
 whichever core adds it; the writer writes the total at the owner, or sends the sum one hop on into the
 neighbour's receive buffer: a 1-D fabric packet (``to_chip_unicast(1)``) with a fused NOC write +

@@ -184,9 +184,9 @@ class MeshCollective:
 
 
 # The combine program's CBs on each combine core: (index, name, pages); the sources are
-# tilelang_tt.codegen.collective's. The reader reads COMBINE_GROUP tiles' operands (the previous chip's sum,
-# this chip's partial, the next chip's sum, each in its own CB) per barrier into two groups' pages, so it
-# reads a group while compute adds the one before; the writer reads a group of totals to relay at once.
+# tilelang_tt.codegen.collective's. A tile's operands (the previous chip's sum, this chip's partial, the next
+# chip's sum) each have their own CB of 2 * COMBINE_GROUP pages, which the reader fills ahead of compute; the
+# writer reads the totals it sends on COMBINE_GROUP at a time (per barrier) into the stage CB.
 COMBINE_GROUP = 4
 COMBINE_INPUT_CBS = ((0, "combine_prev", 2 * COMBINE_GROUP), (1, "combine_own", 2 * COMBINE_GROUP),
                      (2, "combine_next", 2 * COMBINE_GROUP))
