@@ -11,9 +11,9 @@ position ``pos`` the tile flows forward (``owner > pos``), ends here (``owner ==
 (``owner < pos``); the core sending ``forward`` sums the first two, the core sending ``backward`` the
 third (one core may do both). The reader reads the tile's operands into their own CBs: the previous
 chip's sum (when the tile comes from the line's start), this chip's partial, the next chip's sum (when it
-comes from the line's end), two tiles' reads in flight (a NOC transaction id each); compute adds them in DST in that order (copy_tile of each,
-add_binary_tile, as the single-chip read-modify-write of split-K does), so a tile's total is the same bits
-whichever core adds it; the writer writes the total at the owner, or sends the sum one hop on into the
+comes from the line's end), two tiles' reads in flight (a NOC transaction id each); compute adds them in
+DST in that order (copy_tile of each, add_binary_tile, as the single-chip read-modify-write of split-K
+does), so a tile's total is the same bits whichever core adds it; the writer writes the total at the owner, or sends the sum one hop on into the
 neighbour's receive buffer: a 1-D fabric packet (``to_chip_unicast(1)``) with a fused NOC write +
 semaphore increment (``to_noc_fused_unicast_write_atomic_inc``, hostdev/fabric_edm_packet_header.hpp) on
 the core's ``WorkerToFabricEdmSender`` (tt_metal/fabric/hw/inc/edm_fabric/edm_fabric_worker_adapters.hpp,
@@ -24,10 +24,12 @@ packets are in flight on a link. For ``all_reduce`` the owner then sends each to
 copy with a line multicast (``to_chip_multicast``: one packet, written at each chip along the line as the
 routers forward it, as ttnn's all-gather sends), towards the line's end from the forward core as it sums the
 tile, towards its start from the backward core (reading the totals back once the forward core has written
-them: ``total_written``); each chip waits for the count of totals from either side.
+them: ``total_written``); a chip where the line turns into the next row of the mesh sends the totals on (a
+1-D packet goes straight on); each chip waits for the count of totals from either side.
 
-The tiles arriving at a core from one side come in tile order (one sender, one fabric connection, the
-router delivering in order), so a count of arrivals (a semaphore per side) says which tile is there.
+The partial sums arriving at a core from one side come in the order the sending core goes through its
+tiles (one sender, one fabric connection, the router delivering in order), which is the receiving core's
+order too, so a count of arrivals (a semaphore per side) says which tile is there.
 """
 
 from __future__ import annotations
