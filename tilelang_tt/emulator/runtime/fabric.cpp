@@ -65,8 +65,13 @@ struct Fabric {
   uint32_t rows = 1, cols = 1;
   // Per launch: each link's occupancy, by (chip, direction); guarded by the launch's mu.
   std::map<std::pair<uint32_t, uint32_t>, LinkState> links;
-  // Per launch: the worker core connected to each router sender channel, by (chip, channel); guarded likewise.
-  std::map<std::pair<uint32_t, uint32_t>, const Core*> connected;
+  // Per launch: the worker cores' connections to each router sender channel, by (chip, channel), each from its
+  // open() to its close() in logical time (kStillOpen until closed); guarded likewise.
+  struct Held {
+    const Core* core;
+    uint64_t open, close;
+  };
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<Held>> connected;
 };
 
 Fabric g_fabric;
@@ -392,25 +397,37 @@ void fabric_open(uint32_t channel, Loc loc) {
 // fabric_erisc_router.cpp, "Connecting Workers to Channels": "only one worker can push to a given EDM sender channel
 // at a time ... If multiple workers try to connect to the same EDM sender channel at the same time, the behavior is
 // undefined" (a hang); another worker may connect once the first has torn its connection down (close).
+// Checked in logical time, so the same on every run: two cores' connections conflict when one opens while the other
+// holds the channel (found at whichever of the two open() and close() calls the threads make last).
 void fabric_connect(uint32_t channel, bool open, Loc loc) {
+  constexpr uint64_t kStillOpen = ~0ull;
   ThreadCtx& t = ctx(loc);
   std::unique_lock lk(t.dev->mu);
+  const uint64_t now = t.main.tm.clock;
   const auto key = std::make_pair(my_chip(t), channel);
-  if (!open) {
-    g_fabric.connected.erase(key);
-    return;
+  auto& held = g_fabric.connected[key];
+  const Core* other = nullptr;
+  if (open) {
+    for (const auto& h : held)
+      if (h.core != t.core && h.open <= now && h.close > now) other = h.core;
+    held.push_back({t.core, now, kStillOpen});
+  } else {
+    for (auto& h : held) {
+      if (h.core != t.core || h.close != kStillOpen) continue;
+      h.close = now;
+      for (const auto& o : held)
+        if (o.core != t.core && o.open >= h.open && o.open < now) other = o.core;
+    }
   }
-  const auto [it, fresh] = g_fabric.connected.emplace(key, t.core);
-  if (!fresh && it->second != t.core) {
-    std::ostringstream os;
-    os << "WorkerToFabricEdmSender::open: core (" << it->second->logical.x << "," << it->second->logical.y
-       << ") of " << chip_name(key.first) << " is connected to the router " << kDirectionNames[channel_direction(channel)]
-       << " (ethernet channel " << channel << ") already: a router's sender channel takes one worker at a time "
-       << "(fabric_erisc_router.cpp, \"Connecting Workers to Channels\"); close the other connection first, or send "
-       << "from one core";
-    lk.unlock();
-    protocol_error(loc, os.str());
-  }
+  if (other == nullptr) return;
+  std::ostringstream os;
+  os << "WorkerToFabricEdmSender::" << (open ? "open" : "close") << ": cores (" << other->logical.x << ","
+     << other->logical.y << ") and (" << t.core->logical.x << "," << t.core->logical.y << ") of " << chip_name(key.first)
+     << " are connected to the router " << kDirectionNames[channel_direction(channel)] << " (ethernet channel "
+     << channel << ") at once: a router's sender channel takes one worker at a time (fabric_erisc_router.cpp, "
+     << "\"Connecting Workers to Channels\"); close one connection before the other opens, or send from one core";
+  lk.unlock();
+  protocol_error(loc, os.str());
 }
 
 void fabric_wait_slot(uint32_t channel, Loc loc) {
