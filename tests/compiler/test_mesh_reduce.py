@@ -3,14 +3,15 @@ tilelang_tt.contract.mesh.MeshCollective): blocks adding into one tensor along t
 mesh splits leave a partial sum on each chip, and a combine program adds them over the fabric along a
 line of neighbouring chips, in a fixed order.
 
-Pinned here: the plan's collective (its line, links, owners, semaphores) and the partial tensor for
-split-K GEMM and a row-parallel linear layer on (1, 2) and (2, 4) meshes, all-reduce and
+Pinned here: the plan's collective (its line, links, owners, semaphores, cores) and the partial tensor
+for split-K GEMM and a row-parallel linear layer on (1, 2) and (2, 4) meshes, all-reduce and
 reduce-scatter; main.cpp sets the fabric config before it opens the MeshDevice and calls only what
 libtt_metal.so 0.81.1 exports; generated code is the same bytes on every compile; the refusals at the
 user's line; and, on an emulator with the fabric API, the runs against torch, the same bytes on every
-run.
+run and whichever cores the combine is spread over.
 """
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -26,8 +27,12 @@ from tests.kernels import row_parallel_linear, split_k_gemm
 from tilelang_tt import TTCompileError
 from tilelang_tt.artifacts import Artifacts
 from tilelang_tt.codegen.collective import COMBINE_SOURCES
+from tilelang_tt.codegen.host import emit_main_cpp
+from tilelang_tt.contract.mesh import COMBINE_CORES, CombineCore
+from tilelang_tt.codegen.plan import dumps_plan
 from tilelang_tt.contract.plan import SCHEMA_PATH, Plan
-from tilelang_tt.emulator.driver import INCLUDE_DIR
+from tilelang_tt.contract.reading import PlanError
+from tilelang_tt.emulator.driver import INCLUDE_DIR, EmulatorError
 from tilelang_tt.options import OptionError
 from tilelang_tt.tools.host_symbols import check_main_cpp
 
@@ -85,7 +90,11 @@ def test_the_plan_records_the_sum_across_the_chips(kind, mesh, reduce):
     assert set(COMBINE_SOURCES) <= set(artifacts.sources)
     assert plan.to_json()["mesh"]["collective"]["semaphores"] == [
         {"name": name, "kind": "global", "initial_value": 0}
-        for name in ("partial_from_prev", "partial_from_next", "total_from_prev", "total_from_next")]
+        for name in ("partial_from_prev", "partial_from_next", "total_from_prev", "total_from_next", "total_written")]
+    # one core sends forward along the line (and adds the tiles its chip sums), another backward
+    assert plan.to_json()["mesh"]["collective"]["cores"] == [
+        {"core": [0, 0], "directions": ["forward"]}, {"core": [1, 0], "directions": ["backward"]}]
+    assert collective.cores == COMBINE_CORES
 
 
 @pytest.mark.parametrize("mesh", [(1, 2), (2, 4)])
@@ -97,12 +106,14 @@ def test_main_cpp_sets_up_the_fabric_as_a_tt_metal_host_program_does(mesh):
     assert main.index(f"SetFabricConfig(tt::tt_fabric::FabricConfig::{config})") < main.index("MeshDevice::create(")
     # the cross-chip semaphores are global, made (0) before the combine programs, their addresses runtime args
     assert "CreateSemaphore(program, combine_cores" not in main
-    assert main.count("CreateGlobalSemaphore(*device, combine_cores, 0, BufferType::L1)") == 4
+    assert main.count("CreateGlobalSemaphore(*device, combine_cores, 0, BufferType::L1)") == 5
     assert main.index("CreateGlobalSemaphore(") < main.index("distributed::MeshWorkload combine;")
     for role in ("reader", "writer"):
         assert "get_semaphore(" not in artifacts.sources[f"combine_{role}.cpp"]
     assert main.index("EnqueueMeshWorkload(command_queue, workload") < main.index("EnqueueMeshWorkload(command_queue, combine")
-    assert main.count("append_fabric_connection_rt_args(") == 2  # to the previous and the next chip
+    # the backward core's connection to the previous chip, the forward core's to the next
+    assert main.count("append_fabric_connection_rt_args(") == 2
+    assert "CoreRange(combine_core_0, combine_core_0), CoreRange(combine_core_1, combine_core_1)" in main
     writer = artifacts.sources["combine_writer.cpp"]
     assert "to_noc_fused_unicast_write_atomic_inc(" in writer and "to_chip_unicast(1)" in writer
     assert "build_from_args" in writer
@@ -254,3 +265,58 @@ def test_a_saved_program_keeps_its_combine_kernels(tmp_path):
     loaded = Artifacts.load(tmp_path / "program")
     assert {name: loaded.sources[name] for name in COMBINE_SOURCES} == COMBINE_SOURCES
     assert loaded.plan == artifacts.plan
+
+
+# -- the combine's cores ----------------------------------------------------------------------------------
+
+
+def with_combine_cores(artifacts: Artifacts, cores: tuple[CombineCore, ...]) -> Artifacts:
+    """The same program with its combine on ``cores``: the plan's collective and main.cpp, which reads it."""
+    mesh = artifacts.plan.mesh
+    plan = dataclasses.replace(artifacts.plan, mesh=dataclasses.replace(
+        mesh, collective=dataclasses.replace(mesh.collective, cores=cores)))
+    sources = artifacts.sources | {"main.cpp": emit_main_cpp(plan), "tt.plan.json": dumps_plan(plan)}
+    return dataclasses.replace(artifacts, sources=sources, plan=plan)
+
+
+ONE_CORE = (CombineCore((0, 0), ("forward", "backward")),)
+ELSEWHERE = (CombineCore((3, 2), ("backward",)), CombineCore((2, 5), ("forward",)))
+
+
+@needs_fabric
+@pytest.mark.parametrize("reduce", ["all_reduce", "reduce_scatter"])
+def test_the_sum_is_the_same_bits_whichever_cores_combine(reduce):
+    # each tile is added in the line's order by whichever core sums it: one core sending both ways, the
+    # default two, or two others listed the other way round give the same bits, and match torch
+    artifacts, (M, K, N) = compiled("split_k", (2, 4), reduce)
+    a, b = bf16(M, K, seed=7), bf16(K, N, seed=8)
+    c = torch.randn(M, N, generator=torch.Generator().manual_seed(9))
+    spread = artifacts.run(a, b, c)
+    assert_close(spread, c + a.float() @ b.float(), 2.0 ** -10)
+    for cores in (ONE_CORE, ELSEWHERE):
+        other = with_combine_cores(artifacts, cores)
+        assert Plan.from_json(other.plan.to_json()) == other.plan
+        assert torch.equal(other.run(a, b, c).view(torch.int32), spread.view(torch.int32)), cores
+
+
+@needs_fabric
+def test_two_cores_on_one_router_channel_are_refused_by_the_emulator():
+    # a router's sender channel takes one worker at a time (fabric_erisc_router.cpp): two cores both sending
+    # forward connect to the same router
+    artifacts, (M, K, N) = compiled("row_parallel", (1, 2), "all_reduce")
+    both_forward = (CombineCore((0, 0), ("forward",)), CombineCore((1, 0), ("forward", "backward")))
+    with pytest.raises(EmulatorError, match="takes one worker at a time"):
+        with_combine_cores(artifacts, both_forward).run(bf16(M, K, seed=1), bf16(K, N, seed=2), torch.zeros(M, N))
+
+
+@pytest.mark.parametrize("cores", [
+    [{"core": [0, 0], "directions": ["forward"]}],
+    [{"core": [0, 0], "directions": ["forward"]}, {"core": [0, 0], "directions": ["backward"]}],
+    [{"core": [0, 0], "directions": ["forward", "backward"]}, {"core": [1, 0], "directions": ["backward"]}],
+])
+def test_the_plan_reader_wants_each_direction_on_one_core(cores):
+    artifacts, _ = compiled("row_parallel", (1, 2), "all_reduce")
+    raw = artifacts.plan.to_json()
+    raw["mesh"]["collective"]["cores"] = cores
+    with pytest.raises(PlanError, match="mesh.collective.cores: distinct cores sending each of"):
+        Plan.from_json(raw)

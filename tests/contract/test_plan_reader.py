@@ -18,7 +18,7 @@ from tilelang_tt.contract.formats import (BLOCK_FORMATS, BY_DATA_FORMAT, DATA_FO
 from tilelang_tt.contract.formula import Formula, to_json
 from tilelang_tt.contract.buffers import ACCESS, LAYOUTS, MEMORIES
 from tilelang_tt.contract.kernels import DATA_MOVEMENT, MATH_FIDELITIES, ROLES, kernel_source
-from tilelang_tt.contract.mesh import COLLECTIVES, DISTRIBUTIONS, MESH_AXES
+from tilelang_tt.contract.mesh import COLLECTIVES, COMBINE_DIRECTIONS, DISTRIBUTIONS, MESH_AXES
 from tilelang_tt.contract.plan import PARTITION_MODES, SCHEMA_PATH, SCHEMA_VERSION, Plan
 from tilelang_tt.contract.reading import PlanError
 from tilelang_tt.contract.vocabulary import (
@@ -237,6 +237,8 @@ def test_the_schema_enumerates_the_tables_of_the_contract():
         "properties/mesh/properties/tensors/items/properties/distribution": list(DISTRIBUTIONS),
         "properties/mesh/properties/collective/properties/kind": list(COLLECTIVES),
         "properties/mesh/properties/collective/properties/semaphores/items/properties/kind": "global",
+        "properties/mesh/properties/collective/properties/cores/items/properties/directions/items":
+            list(COMBINE_DIRECTIONS),
     }
 
 

@@ -12,6 +12,8 @@ import math
 import numpy as np
 import pytest
 
+from tilelang_tt.emulator.driver import EmulatorError
+
 from .fabric_programs import PAGE, TwoChips
 
 HOP = 650  # cycles: 650 ns at 1 GHz
@@ -94,13 +96,20 @@ def link_packets(trace, name: str) -> list[tuple[int, int]]:
                   if e.get("pid") == pid and e.get("cat") == "link")
 
 
-def test_two_senders_on_one_link_serialise(tmp_path):
-    # Two worker cores of chip 0 send two pages each over the one link east, their packets ready at the same
-    # times: the link carries one, then the other.
-    counters, trace = run(line(1, pages=4, senders=2), tmp_path, trace=True)
+def test_packets_on_one_link_go_one_after_the_other(tmp_path):
+    # One worker core of chip 0 sends two pages and an increment over the one link east: each holds the link for
+    # its bytes, never two at once. (Two worker cores cannot share the link's router: see below.)
+    counters, trace = run(line(1, pages=2), tmp_path, trace=True)
     east = links(counters, 0)["EAST"]
-    assert east["packets"] == 6 and east["busy"] == 4 * PAGE_PACKET + 2 * INC_PACKET
+    assert east["packets"] == 3 and east["busy"] == 2 * PAGE_PACKET + INC_PACKET
     packets = link_packets(trace, "chip 0 links")
+    assert [end - start for start, end in packets] == [PAGE_PACKET, PAGE_PACKET, INC_PACKET]
     assert all(end <= start for (_, end), (start, _) in zip(packets, packets[1:]))  # never two at once
-    (first_start, first_end), (second_start, second_end) = packets[:2]
-    assert (second_start, second_end - second_start) == (first_end, PAGE_PACKET)  # the second waited for the first
+
+
+def test_two_senders_on_one_router_channel_at_once_are_refused(tmp_path):
+    # Two worker cores of chip 0 both connected to the router east: its sender channel takes one worker at a
+    # time (tt-metal 0.81.1 fabric_erisc_router.cpp, "Connecting Workers to Channels").
+    with pytest.raises(EmulatorError, match=r"cores \(\d,0\) and \(\d,0\) of chip 0 .* are connected to the router "
+                                            r"EAST .* at once: a router's sender channel takes one worker at a time"):
+        run(line(1, pages=4, senders=2), tmp_path)

@@ -6,16 +6,16 @@ MeshDevice opens (``tt::tt_fabric::SetFabricConfig``, tt-metalium/experimental/f
 :func:`tilelang_tt.contract.mesh.fabric_config`); the tensor's partial copies are one block of a
 buffer sharded over the mesh (device 0's holds the tensor's value, the others' zeros); once every
 device has run the kernel's programs (``Finish``), the combine program (one per device, the kernels
-of :mod:`tilelang_tt.codegen.collective` on the collective's core) runs on all of them, with a
+of :mod:`tilelang_tt.codegen.collective` on the collective's cores) runs on all of them, with a
 receive buffer, its semaphores and, for the writer, the fabric connections to its neighbours on the
-line (``tt::tt_fabric::append_fabric_connection_rt_args`` with the devices'
+line, one per core and direction (``tt::tt_fabric::append_fabric_connection_rt_args`` with the devices'
 ``MeshDevice::get_fabric_node_id``). The read-back takes the sum from device 0 (``all_reduce``,
 after checking that every device holds the same bytes) or each device's panel (``reduce_scatter``).
 
 The semaphores are global semaphores (``CreateGlobalSemaphore(MeshDevice&, CoreRangeSet, uint32_t,
 BufferType)``, tt-metalium/host_api.hpp, ``GlobalSemaphore::address()``, tt-metalium/global_semaphore.hpp;
-both exported by libtt_metal.so 0.81.1), created on the combine core before the combine programs: each
-is one L1 word at the same address on every device, 0 before any combine program starts, so a
+both exported by libtt_metal.so 0.81.1), created on the combine cores before the combine programs: each
+is one L1 word at the same address on every combine core of every device, 0 before any combine program starts, so a
 neighbour's first fabric increment cannot come before this device has set it, however the devices'
 programs start. The kernels take their addresses as runtime arguments.
 """
@@ -26,6 +26,7 @@ from tilelang_tt.codegen.emitter import CppEmitter
 from tilelang_tt.contract.buffers import PlanBuffer
 from tilelang_tt.contract.mesh import (
     COMBINE_CBS,
+    COMBINE_INPUT_CBS,
     MeshCollective,
     combine_kernels,
     fabric_config,
@@ -99,8 +100,8 @@ def _cxx_list(values) -> str:
 
 
 def emit_combine(out: CppEmitter, plan: Plan, var: str) -> None:
-    """The combine program of every device, enqueued after the kernel's programs; ``var`` names the
-    summed tensor's buffer in main.cpp (``buffer_<var>``)."""
+    """The combine program of every device, enqueued after the kernel's programs, on the collective's cores;
+    ``var`` names the summed tensor's buffer in main.cpp (``buffer_<var>``)."""
     collective = plan.mesh.collective
     buffer = next(b for b in plan.buffers if b.name == collective.buffer)
     devices, tiles = len(collective.line), buffer.num_pages
@@ -112,16 +113,22 @@ def emit_combine(out: CppEmitter, plan: Plan, var: str) -> None:
     out.line(f"std::shared_ptr<distributed::MeshBuffer> received_{var} = create_dram_buffer(device.get(), {2 * size}, "
              f"{buffer.page_size});")
     out.line(f"const uint32_t address_received_{var} = device_address(received_{var});")
-    x, y = collective.core
-    out.line(f"CoreCoord combine_core{{{x}, {y}}};")
-    out.line("CoreRangeSet combine_cores(std::vector<CoreRange>{CoreRange(combine_core, combine_core)});")
-    out.line("CoreCoord combine_noc = device->worker_core_from_logical_core(combine_core);")
+    cores = collective.cores
+    for i, c in enumerate(cores):
+        out.line(f"CoreCoord combine_core_{i}{{{c.core[0]}, {c.core[1]}}};  // sends {' and '.join(c.directions)}")
+    ranges = ", ".join(f"CoreRange(combine_core_{i}, combine_core_{i})" for i in range(len(cores)))
+    out.line(f"CoreRangeSet combine_cores(std::vector<CoreRange>{{{ranges}}});")
+    for direction in ("forward", "backward"):
+        i = cores.index(collective.core_of(direction))
+        out.line(f"CoreCoord {direction}_noc = device->worker_core_from_logical_core(combine_core_{i});")
     out.line(f"const uint32_t line_rows[{devices}] = {_cxx_list(r for r, _ in collective.line)};")
     out.line(f"const uint32_t line_cols[{devices}] = {_cxx_list(c for _, c in collective.line)};")
-    out.line(f"const uint32_t owners[{devices}] = {_cxx_list(collective.owners)};")
-    for name in collective.semaphores:  # one L1 word at the same address on every device, 0 from now on
+    panels = [collective.owners.index(o) for o in range(devices)]  # the panel each line position sums
+    out.line(f"const uint32_t panels[{devices}] = {_cxx_list(panels)};")
+    for name in collective.semaphores:  # one L1 word at the same address on every core of every device, 0 from now on
         out.line(f"GlobalSemaphore semaphore_{name} = CreateGlobalSemaphore(*device, combine_cores, 0, BufferType::L1);")
         out.line(f"const uint32_t {name} = static_cast<uint32_t>(semaphore_{name}.address());")
+    semaphores = ", ".join(collective.semaphores)
     out.line("distributed::MeshWorkload combine;")
     kernels = {k.role: k for k in combine_kernels(collective, buffer, plan.accessor_args(buffer.name))}
     with out.block(f"for (uint32_t pos = 0; pos < {devices}; ++pos)"):
@@ -148,7 +155,8 @@ def emit_combine(out: CppEmitter, plan: Plan, var: str) -> None:
                 unpack = ""
                 if kernel.config.unpack_to_dest:
                     out.line("std::vector<UnpackToDestMode> unpack_to_dest(NUM_CIRCULAR_BUFFERS, UnpackToDestMode::Default);")
-                    out.line(f"unpack_to_dest[{COMBINE_CBS[0][0]}] = UnpackToDestMode::UnpackToDestFp32;")
+                    for index, _, _ in COMBINE_INPUT_CBS:
+                        out.line(f"unpack_to_dest[{index}] = UnpackToDestMode::UnpackToDestFp32;")
                     unpack = ".unpack_to_dest_mode = unpack_to_dest, "
                 config = (f"ComputeConfig{{.math_fidelity = MathFidelity::{kernel.config.math_fidelity}, "
                           f".fp32_dest_acc_en = true, {unpack}.math_approx_mode = false, "
@@ -163,23 +171,29 @@ def emit_combine(out: CppEmitter, plan: Plan, var: str) -> None:
         with out.block(f"if (pos + 1 < {devices})"):
             out.line("distributed::MeshCoordinate next(line_rows[pos + 1], line_cols[pos + 1]);")
             out.line("next_node = device->get_fabric_node_id(next);")
-        out.line(f"std::vector<uint32_t> reader_args{{address_{var}, address_received_{var}, pos, "
-                 "partial_from_prev, partial_from_next};")
-        out.line(f"reader_args.insert(reader_args.end(), owners, owners + {devices});")
-        out.line("std::vector<uint32_t> compute_args{pos};")
-        out.line(f"compute_args.insert(compute_args.end(), owners, owners + {devices});")
-        out.line(f"std::vector<uint32_t> writer_args{{address_{var}, address_received_{var}, pos, "
-                 "partial_from_prev, partial_from_next, total_from_prev, total_from_next, "
-                 "static_cast<uint32_t>(combine_noc.x), static_cast<uint32_t>(combine_noc.y)};")
-        out.line(f"writer_args.insert(writer_args.end(), owners, owners + {devices});")
-        with out.block("if (pos > 0)"):
-            out.line("tt::tt_fabric::append_fabric_connection_rt_args(self_node, prev_node, 0, program, combine_core, "
-                     "writer_args, CoreType::WORKER);")
-        with out.block(f"if (pos + 1 < {devices})"):
-            out.line("tt::tt_fabric::append_fabric_connection_rt_args(self_node, next_node, 0, program, combine_core, "
-                     "writer_args, CoreType::WORKER);")
-        for role in kernels:
-            out.line(f"SetRuntimeArgs(program, {role}_kernel, combine_core, {role}_args);")
+        for i, c in enumerate(cores):
+            forward, backward = int("forward" in c.directions), int("backward" in c.directions)
+            core = f"combine_core_{i}"
+            out.line(f"std::vector<uint32_t> reader_args_{i}{{address_{var}, address_received_{var}, pos, {forward}, "
+                     f"{backward}, partial_from_prev, partial_from_next}};")
+            out.line(f"reader_args_{i}.insert(reader_args_{i}.end(), panels, panels + {devices});")
+            out.line(f"std::vector<uint32_t> compute_args_{i}{{pos, {forward}, {backward}}};")
+            out.line(f"compute_args_{i}.insert(compute_args_{i}.end(), panels, panels + {devices});")
+            out.line(f"std::vector<uint32_t> writer_args_{i}{{address_{var}, address_received_{var}, pos, {forward}, "
+                     f"{backward}, {semaphores}, static_cast<uint32_t>(forward_noc.x), "
+                     "static_cast<uint32_t>(forward_noc.y), static_cast<uint32_t>(backward_noc.x), "
+                     "static_cast<uint32_t>(backward_noc.y)};")
+            out.line(f"writer_args_{i}.insert(writer_args_{i}.end(), panels, panels + {devices});")
+            if backward:  # its connection to the previous chip, then (forward) to the next
+                with out.block("if (pos > 0)"):
+                    out.line(f"tt::tt_fabric::append_fabric_connection_rt_args(self_node, prev_node, 0, program, {core}, "
+                             f"writer_args_{i}, CoreType::WORKER);")
+            if forward:
+                with out.block(f"if (pos + 1 < {devices})"):
+                    out.line(f"tt::tt_fabric::append_fabric_connection_rt_args(self_node, next_node, 0, program, {core}, "
+                             f"writer_args_{i}, CoreType::WORKER);")
+            for role in kernels:
+                out.line(f"SetRuntimeArgs(program, {role}_kernel, {core}, {role}_args_{i});")
         out.line("distributed::MeshCoordinateRange device_range(coord, coord);")
         out.line("combine.add_program(device_range, std::move(program));")
     # blocking: the receive buffer and the global semaphores, freed at the end of this scope, outlive the combine

@@ -25,10 +25,14 @@ from tilelang_tt.contract.vocabulary import Core, WorkItem, WorkPolicy
 DISTRIBUTIONS = ("sharded", "replicated", "partial")
 MESH_AXES = ("blockIdx.z", "blockIdx.y", "blockIdx.x")  # the block-grid dimensions a mesh may split
 COLLECTIVES = ("all_reduce", "reduce_scatter")  # what the devices' partial sums become (MeshCollective)
-# The semaphores of a combine (one of each on the combine core of every device), counting the tiles
-# that arrived: partial sums from the previous and the next chip of the line, totals from either side.
+# The semaphores of a combine (one of each on every combine core of every device), counting the tiles
+# that arrived: partial sums from the previous and the next chip of the line, totals from either side, and
+# the owner's totals written (the forward core telling the backward core, which relays them backward).
 # Global semaphores (tt-metal's CreateGlobalSemaphore), each 0 from before any combine program runs.
-COLLECTIVE_SEMAPHORES = ("partial_from_prev", "partial_from_next", "total_from_prev", "total_from_next")
+COLLECTIVE_SEMAPHORES = ("partial_from_prev", "partial_from_next", "total_from_prev", "total_from_next",
+                         "total_written")
+# The directions a combine core sends in along the line (CombineCore.directions).
+COMBINE_DIRECTIONS = ("forward", "backward")
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,35 @@ def line_of(shape: Core) -> tuple[Core, ...]:
 
 
 @dataclass(frozen=True)
+class CombineCore:
+    """A core of the combine program (the same on every device) and the ``directions`` it sends in
+    (:data:`COMBINE_DIRECTIONS`): ``forward`` sums the tiles flowing towards the line's end and those its chip
+    owns (it holds the fabric connection to the next chip), ``backward`` the tiles flowing towards the line's
+    start (the connection to the previous chip)."""
+
+    core: Core
+    directions: tuple[str, ...]
+
+    def to_json(self) -> dict:
+        return {"core": list(self.core), "directions": list(self.directions)}
+
+    @staticmethod
+    def from_json(d: object, where: str) -> CombineCore:
+        d = read_object(d, where, ("core", "directions"))
+        directions = tuple(read_str(x, f"{where}.directions[{i}]", COMBINE_DIRECTIONS)
+                           for i, x in enumerate(read_list(d["directions"], f"{where}.directions")))
+        return CombineCore(read_pair(d["core"], f"{where}.core"), directions)
+
+
+# One core per direction: a fabric router's sender channel takes one worker at a time (tt-metal 0.81.1
+# tt_metal/fabric/impl/kernels/edm_fabric/fabric_erisc_router.cpp, "Connecting Workers to Channels"), and the
+# emulated mesh has one link between neighbours (an n300's one link for user kernels), so a chip has one
+# connection each way: ttnn's line reduce-scatter likewise gives each direction of each link its own worker
+# (reduce_scatter_minimal_async line program: "2 senders (reader + core + writer) per direction per link").
+COMBINE_CORES = (CombineCore((0, 0), ("forward",)), CombineCore((1, 0), ("backward",)))
+
+
+@dataclass(frozen=True)
 class MeshCollective:
     """The sum across the devices of ``buffer``, which every device's blocks added into
     (``T.atomic_add`` along the grid dimension the mesh splits): after each device has summed its own
@@ -81,77 +114,103 @@ class MeshCollective:
     ``t`` is in panel ``t * devices // tiles``) flows from both ends of the line to the chip at line
     position ``owners[p]``, each chip adding its partial to what came from the previous chip (the
     previous chip's sum first), the owner adding the next chip's sum last: a fixed order, the same bits
-    whatever the arrival order. ``all_reduce`` then sends each panel's total from its owner along the
-    line to every chip (each holds the whole sum; owner of panel ``p`` line position ``p``);
-    ``reduce_scatter`` leaves panel ``p`` on device ``p`` (row-major; its rows of the buffer).
-    ``semaphores`` (:data:`COLLECTIVE_SEMAPHORES`) are global semaphores on its ``core`` (``main.cpp``
-    creates them with ``CreateGlobalSemaphore`` before the combine programs: one L1 word at the same
-    address on every device, 0 before a neighbour's first increment can arrive), recorded in the plan as
-    ``{"name", "kind": "global", "initial_value": 0}``."""
+    whatever the arrival order and whichever core adds. ``all_reduce`` then sends each panel's total from
+    its owner along the line to every chip (each holds the whole sum; owner of panel ``p`` line position
+    ``p``); ``reduce_scatter`` leaves panel ``p`` on device ``p`` (row-major; its rows of the buffer).
+    ``cores`` (:class:`CombineCore`) run the combine on every device, each direction on exactly one of them
+    (:data:`COMBINE_CORES`; one core may take both). ``semaphores`` (:data:`COLLECTIVE_SEMAPHORES`) are
+    global semaphores on the ``cores`` (``main.cpp`` creates them with ``CreateGlobalSemaphore`` before the
+    combine programs: one L1 word at the same address on every core of every device, 0 before a
+    neighbour's first increment can arrive), recorded in the plan as ``{"name", "kind": "global",
+    "initial_value": 0}``."""
 
     kind: str
     buffer: str
     line: tuple[Core, ...]
     owners: tuple[int, ...]
     semaphores: tuple[str, ...] = COLLECTIVE_SEMAPHORES
-    core: Core = (0, 0)
+    cores: tuple[CombineCore, ...] = COMBINE_CORES
 
     @property
     def links(self) -> tuple[tuple[Core, Core], ...]:
         """The links the combine uses: each pair of consecutive chips of the line."""
         return tuple(zip(self.line, self.line[1:], strict=False))
 
+    @property
+    def row(self) -> int:
+        """How many chips of the line run straight at a time (a row of the mesh: :func:`line_of` turns at each
+        row's end), the farthest a 1-D multicast goes along it."""
+        turns = [i for i in range(1, len(self.line) - 1)
+                 if self.line[i - 1][0] != self.line[i + 1][0] and self.line[i - 1][1] != self.line[i + 1][1]]
+        return len(self.line) if not turns else turns[0] + 1
+
+    def core_of(self, direction: str) -> CombineCore:
+        """The combine core sending in ``direction``."""
+        return next(c for c in self.cores if direction in c.directions)
+
     @staticmethod
-    def of(kind: str, buffer: str, shape: Core) -> MeshCollective:
+    def of(kind: str, buffer: str, shape: Core, cores: tuple[CombineCore, ...] = COMBINE_CORES) -> MeshCollective:
         line = line_of(shape)
         devices = len(line)
         owners = (tuple(range(devices)) if kind == "all_reduce"
                   else tuple(line.index((p // shape[1], p % shape[1])) for p in range(devices)))
-        return MeshCollective(kind, buffer, line, owners)
+        return MeshCollective(kind, buffer, line, owners, cores=cores)
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "buffer": self.buffer, "line": [list(c) for c in self.line],
                 "links": [[list(a), list(b)] for a, b in self.links], "owners": list(self.owners),
                 "semaphores": [{"name": name, "kind": "global", "initial_value": 0} for name in self.semaphores],
-                "core": list(self.core)}
+                "cores": [c.to_json() for c in self.cores]}
 
     @staticmethod
     def from_json(d: object, shape: Core, buffers: Sequence[str]) -> MeshCollective:
-        d = read_object(d, "mesh.collective", ("kind", "buffer", "line", "links", "owners", "semaphores", "core"))
+        d = read_object(d, "mesh.collective", ("kind", "buffer", "line", "links", "owners", "semaphores", "cores"))
         kind = read_str(d["kind"], "mesh.collective.kind", COLLECTIVES)
         buffer = read_str(d["buffer"], "mesh.collective.buffer", list(buffers))
-        expected = MeshCollective.of(kind, buffer, shape)
+        cores = tuple(CombineCore.from_json(c, f"mesh.collective.cores[{i}]")
+                      for i, c in enumerate(read_list(d["cores"], "mesh.collective.cores")))
+        directions = sorted(x for c in cores for x in c.directions)
+        if directions != sorted(COMBINE_DIRECTIONS) or len({c.core for c in cores}) != len(cores):
+            raise PlanError(f"mesh.collective.cores: distinct cores sending each of {list(COMBINE_DIRECTIONS)} "
+                            f"once, got {[c.to_json() for c in cores]}")
+        expected = MeshCollective.of(kind, buffer, shape, cores)
         got = {"line": [list(c) for c in read_list(d["line"], "mesh.collective.line")],
-               "links": d["links"], "owners": d["owners"], "semaphores": d["semaphores"],
-               "core": read_pair(d["core"], "mesh.collective.core")}
+               "links": d["links"], "owners": d["owners"], "semaphores": d["semaphores"]}
         for key, value in expected.to_json().items():
-            if key in got and (list(got[key]) if key == "core" else got[key]) != value:
+            if key in got and got[key] != value:
                 raise PlanError(f"mesh.collective.{key}: a {kind} over the {shape[0]}x{shape[1]} mesh has "
                                 f"{value}, got {got[key]!r}")
         return expected
 
 
-# The combine program's CBs on the collective's core: (index, name, pages); the sources are
-# tilelang_tt.codegen.collective's.
-COMBINE_CBS = ((0, "combine_in", 2), (16, "combine_out", 2), (17, "combine_stage", 1))
+# The combine program's CBs on each combine core: (index, name, pages); the sources are
+# tilelang_tt.codegen.collective's. A tile's operands (the previous chip's sum, this chip's partial, the next
+# chip's sum) each have their own CB of 2 * COMBINE_GROUP pages, which the reader fills ahead of compute; the
+# writer reads the totals it sends on COMBINE_GROUP at a time (per barrier) into the stage CB.
+COMBINE_GROUP = 4
+COMBINE_INPUT_CBS = ((0, "combine_prev", 2 * COMBINE_GROUP), (1, "combine_own", 2 * COMBINE_GROUP),
+                     (2, "combine_next", 2 * COMBINE_GROUP))
+COMBINE_CBS = (*COMBINE_INPUT_CBS, (16, "combine_out", 2), (17, "combine_stage", COMBINE_GROUP))
 
 
 def combine_kernels(collective: MeshCollective, buffer: PlanBuffer, accessor_args: Sequence[int]) -> tuple[PlanKernel, ...]:
     """The combine program's kernels (their compile-time arguments as main.cpp sets them; the runtime
-    arguments are the device's, tilelang_tt.codegen.collective says which): ``buffer`` is the summed
-    tensor, ``accessor_args`` its TensorAccessorArgs (the receive buffer, DRAM-interleaved with the same
-    pages, has the same)."""
+    arguments are the device's and core's, tilelang_tt.codegen.collective says which): ``buffer`` is the
+    summed tensor, ``accessor_args`` its TensorAccessorArgs (the receive buffer, DRAM-interleaved with the
+    same pages, has the same)."""
     tiles, devices, page = buffer.num_pages, len(collective.line), buffer.page_size
-    (cb_in, name_in, _), (cb_out, _, _), (cb_stage, _, _) = COMBINE_CBS
+    inputs = tuple(index for index, _, _ in COMBINE_INPUT_CBS)
+    (cb_out, _, _), (cb_stage, _, _) = COMBINE_CBS[len(inputs):]
     fp32 = buffer.format.element_bytes == 4
     accessors = (*accessor_args, *accessor_args)
     return (
-        PlanKernel("reader", "combine_reader.cpp", (tiles, devices, page, cb_in, *accessors), (),
+        PlanKernel("reader", "combine_reader.cpp", (tiles, devices, page, COMBINE_GROUP, *inputs, *accessors), (),
                    DataMovementConfig.of("reader")),
-        PlanKernel("compute", "combine_compute.cpp", (tiles, devices, cb_in, cb_out), (),
-                   ComputeConfig("HiFi4", True, False, (name_in,) if fp32 else ())),
+        PlanKernel("compute", "combine_compute.cpp", (tiles, devices, *inputs, cb_out), (),
+                   ComputeConfig("HiFi4", True, False, tuple(name for _, name, _ in COMBINE_INPUT_CBS) if fp32 else ())),
         PlanKernel("writer", "combine_writer.cpp",
-                   (tiles, devices, page, cb_out, cb_stage, int(collective.kind == "all_reduce"), *accessors), (),
+                   (tiles, devices, page, COMBINE_GROUP, collective.row, cb_out, cb_stage,
+                    int(collective.kind == "all_reduce"), *accessors), (),
                    DataMovementConfig.of("writer")),
     )
 

@@ -291,12 +291,14 @@ int main(int argc, char** argv) {
             // [0, 0] -> [0, 1]; panel p of its 4 tiles is summed at line position owners[p] = [0, 1].
             std::shared_ptr<distributed::MeshBuffer> received_C = create_dram_buffer(device.get(), 32768, 4096);
             const uint32_t address_received_C = device_address(received_C);
-            CoreCoord combine_core{0, 0};
-            CoreRangeSet combine_cores(std::vector<CoreRange>{CoreRange(combine_core, combine_core)});
-            CoreCoord combine_noc = device->worker_core_from_logical_core(combine_core);
+            CoreCoord combine_core_0{0, 0};  // sends forward
+            CoreCoord combine_core_1{1, 0};  // sends backward
+            CoreRangeSet combine_cores(std::vector<CoreRange>{CoreRange(combine_core_0, combine_core_0), CoreRange(combine_core_1, combine_core_1)});
+            CoreCoord forward_noc = device->worker_core_from_logical_core(combine_core_0);
+            CoreCoord backward_noc = device->worker_core_from_logical_core(combine_core_1);
             const uint32_t line_rows[2] = {0, 0};
             const uint32_t line_cols[2] = {0, 1};
-            const uint32_t owners[2] = {0, 1};
+            const uint32_t panels[2] = {0, 1};
             GlobalSemaphore semaphore_partial_from_prev = CreateGlobalSemaphore(*device, combine_cores, 0, BufferType::L1);
             const uint32_t partial_from_prev = static_cast<uint32_t>(semaphore_partial_from_prev.address());
             GlobalSemaphore semaphore_partial_from_next = CreateGlobalSemaphore(*device, combine_cores, 0, BufferType::L1);
@@ -305,33 +307,45 @@ int main(int argc, char** argv) {
             const uint32_t total_from_prev = static_cast<uint32_t>(semaphore_total_from_prev.address());
             GlobalSemaphore semaphore_total_from_next = CreateGlobalSemaphore(*device, combine_cores, 0, BufferType::L1);
             const uint32_t total_from_next = static_cast<uint32_t>(semaphore_total_from_next.address());
+            GlobalSemaphore semaphore_total_written = CreateGlobalSemaphore(*device, combine_cores, 0, BufferType::L1);
+            const uint32_t total_written = static_cast<uint32_t>(semaphore_total_written.address());
             distributed::MeshWorkload combine;
             for (uint32_t pos = 0; pos < 2; ++pos) {
                 distributed::MeshCoordinate coord(line_rows[pos], line_cols[pos]);
                 Program program = CreateProgram();
-                std::map<uint8_t, tt::DataFormat> combine_in_formats = {{0, tt::DataFormat::Float32}};
-                CircularBufferConfig combine_in_config(8192, combine_in_formats);
-                combine_in_config.set_page_size(0, 4096);
-                CreateCircularBuffer(program, combine_cores, combine_in_config);
+                std::map<uint8_t, tt::DataFormat> combine_prev_formats = {{0, tt::DataFormat::Float32}};
+                CircularBufferConfig combine_prev_config(32768, combine_prev_formats);
+                combine_prev_config.set_page_size(0, 4096);
+                CreateCircularBuffer(program, combine_cores, combine_prev_config);
+                std::map<uint8_t, tt::DataFormat> combine_own_formats = {{1, tt::DataFormat::Float32}};
+                CircularBufferConfig combine_own_config(32768, combine_own_formats);
+                combine_own_config.set_page_size(1, 4096);
+                CreateCircularBuffer(program, combine_cores, combine_own_config);
+                std::map<uint8_t, tt::DataFormat> combine_next_formats = {{2, tt::DataFormat::Float32}};
+                CircularBufferConfig combine_next_config(32768, combine_next_formats);
+                combine_next_config.set_page_size(2, 4096);
+                CreateCircularBuffer(program, combine_cores, combine_next_config);
                 std::map<uint8_t, tt::DataFormat> combine_out_formats = {{16, tt::DataFormat::Float32}};
                 CircularBufferConfig combine_out_config(8192, combine_out_formats);
                 combine_out_config.set_page_size(16, 4096);
                 CreateCircularBuffer(program, combine_cores, combine_out_config);
                 std::map<uint8_t, tt::DataFormat> combine_stage_formats = {{17, tt::DataFormat::Float32}};
-                CircularBufferConfig combine_stage_config(4096, combine_stage_formats);
+                CircularBufferConfig combine_stage_config(16384, combine_stage_formats);
                 combine_stage_config.set_page_size(17, 4096);
                 CreateCircularBuffer(program, combine_cores, combine_stage_config);
-                std::vector<uint32_t> reader_compile_args{4, 2, 4096, 0};
+                std::vector<uint32_t> reader_compile_args{4, 2, 4096, 4, 0, 1, 2};
                 TensorAccessorArgs reader_accessor(*buffer_C);
                 reader_accessor.append_to(reader_compile_args);
                 TensorAccessorArgs reader_received_accessor(*received_C);
                 reader_received_accessor.append_to(reader_compile_args);
                 KernelHandle reader_kernel = CreateKernel(program, "combine_reader.cpp", combine_cores, DataMovementConfig{.processor = DataMovementProcessor::RISCV_1, .noc = NOC::RISCV_1_default, .compile_args = reader_compile_args});
-                std::vector<uint32_t> compute_compile_args{4, 2, 0, 16};
+                std::vector<uint32_t> compute_compile_args{4, 2, 0, 1, 2, 16};
                 std::vector<UnpackToDestMode> unpack_to_dest(NUM_CIRCULAR_BUFFERS, UnpackToDestMode::Default);
                 unpack_to_dest[0] = UnpackToDestMode::UnpackToDestFp32;
+                unpack_to_dest[1] = UnpackToDestMode::UnpackToDestFp32;
+                unpack_to_dest[2] = UnpackToDestMode::UnpackToDestFp32;
                 KernelHandle compute_kernel = CreateKernel(program, "combine_compute.cpp", combine_cores, ComputeConfig{.math_fidelity = MathFidelity::HiFi4, .fp32_dest_acc_en = true, .unpack_to_dest_mode = unpack_to_dest, .math_approx_mode = false, .compile_args = compute_compile_args});
-                std::vector<uint32_t> writer_compile_args{4, 2, 4096, 16, 17, 1};
+                std::vector<uint32_t> writer_compile_args{4, 2, 4096, 4, 2, 16, 17, 1};
                 TensorAccessorArgs writer_accessor(*buffer_C);
                 writer_accessor.append_to(writer_compile_args);
                 TensorAccessorArgs writer_received_accessor(*received_C);
@@ -348,21 +362,30 @@ int main(int argc, char** argv) {
                     distributed::MeshCoordinate next(line_rows[pos + 1], line_cols[pos + 1]);
                     next_node = device->get_fabric_node_id(next);
                 }
-                std::vector<uint32_t> reader_args{address_C, address_received_C, pos, partial_from_prev, partial_from_next};
-                reader_args.insert(reader_args.end(), owners, owners + 2);
-                std::vector<uint32_t> compute_args{pos};
-                compute_args.insert(compute_args.end(), owners, owners + 2);
-                std::vector<uint32_t> writer_args{address_C, address_received_C, pos, partial_from_prev, partial_from_next, total_from_prev, total_from_next, static_cast<uint32_t>(combine_noc.x), static_cast<uint32_t>(combine_noc.y)};
-                writer_args.insert(writer_args.end(), owners, owners + 2);
-                if (pos > 0) {
-                    tt::tt_fabric::append_fabric_connection_rt_args(self_node, prev_node, 0, program, combine_core, writer_args, CoreType::WORKER);
-                }
+                std::vector<uint32_t> reader_args_0{address_C, address_received_C, pos, 1, 0, partial_from_prev, partial_from_next};
+                reader_args_0.insert(reader_args_0.end(), panels, panels + 2);
+                std::vector<uint32_t> compute_args_0{pos, 1, 0};
+                compute_args_0.insert(compute_args_0.end(), panels, panels + 2);
+                std::vector<uint32_t> writer_args_0{address_C, address_received_C, pos, 1, 0, partial_from_prev, partial_from_next, total_from_prev, total_from_next, total_written, static_cast<uint32_t>(forward_noc.x), static_cast<uint32_t>(forward_noc.y), static_cast<uint32_t>(backward_noc.x), static_cast<uint32_t>(backward_noc.y)};
+                writer_args_0.insert(writer_args_0.end(), panels, panels + 2);
                 if (pos + 1 < 2) {
-                    tt::tt_fabric::append_fabric_connection_rt_args(self_node, next_node, 0, program, combine_core, writer_args, CoreType::WORKER);
+                    tt::tt_fabric::append_fabric_connection_rt_args(self_node, next_node, 0, program, combine_core_0, writer_args_0, CoreType::WORKER);
                 }
-                SetRuntimeArgs(program, reader_kernel, combine_core, reader_args);
-                SetRuntimeArgs(program, compute_kernel, combine_core, compute_args);
-                SetRuntimeArgs(program, writer_kernel, combine_core, writer_args);
+                SetRuntimeArgs(program, reader_kernel, combine_core_0, reader_args_0);
+                SetRuntimeArgs(program, compute_kernel, combine_core_0, compute_args_0);
+                SetRuntimeArgs(program, writer_kernel, combine_core_0, writer_args_0);
+                std::vector<uint32_t> reader_args_1{address_C, address_received_C, pos, 0, 1, partial_from_prev, partial_from_next};
+                reader_args_1.insert(reader_args_1.end(), panels, panels + 2);
+                std::vector<uint32_t> compute_args_1{pos, 0, 1};
+                compute_args_1.insert(compute_args_1.end(), panels, panels + 2);
+                std::vector<uint32_t> writer_args_1{address_C, address_received_C, pos, 0, 1, partial_from_prev, partial_from_next, total_from_prev, total_from_next, total_written, static_cast<uint32_t>(forward_noc.x), static_cast<uint32_t>(forward_noc.y), static_cast<uint32_t>(backward_noc.x), static_cast<uint32_t>(backward_noc.y)};
+                writer_args_1.insert(writer_args_1.end(), panels, panels + 2);
+                if (pos > 0) {
+                    tt::tt_fabric::append_fabric_connection_rt_args(self_node, prev_node, 0, program, combine_core_1, writer_args_1, CoreType::WORKER);
+                }
+                SetRuntimeArgs(program, reader_kernel, combine_core_1, reader_args_1);
+                SetRuntimeArgs(program, compute_kernel, combine_core_1, compute_args_1);
+                SetRuntimeArgs(program, writer_kernel, combine_core_1, writer_args_1);
                 distributed::MeshCoordinateRange device_range(coord, coord);
                 combine.add_program(device_range, std::move(program));
             }

@@ -12,7 +12,8 @@
 // each row and column of three or more chips into a ring.
 //
 // Routing: a 1-D packet header (LowLatencyPacketHeader) travels the number of hops its route gives in the
-// direction of the router the worker is connected to; a 2-D one (HybridMeshPacketHeader, fabric_set_unicast_route
+// direction of the router the worker is connected to (a multicast, to_chip_multicast: on to the last chip of its
+// range, written at each chip of the range as the packet passes); a 2-D one (HybridMeshPacketHeader, fabric_set_unicast_route
 // to a destination chip) goes dimension by dimension, north/south first, then east/west (the order its route
 // maps are laid out in: tt_fabric_api.h:101-105, route_buffer[0..Y) then [Y..Y+X)). The first hop must leave
 // through the connection's router (append_fabric_connection_rt_args connects the worker to the router toward
@@ -64,6 +65,13 @@ struct Fabric {
   uint32_t rows = 1, cols = 1;
   // Per launch: each link's occupancy, by (chip, direction); guarded by the launch's mu.
   std::map<std::pair<uint32_t, uint32_t>, LinkState> links;
+  // Per launch: the worker cores' connections to each router sender channel, by (chip, channel), each from its
+  // open() to its close() in logical time (kStillOpen until closed); guarded likewise.
+  struct Held {
+    const Core* core;
+    uint64_t open, close;
+  };
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<Held>> connected;
 };
 
 Fabric g_fabric;
@@ -194,7 +202,10 @@ std::vector<std::string> fabric_kernel_defines() {
   return defines;
 }
 
-void fabric_begin_launch() { g_fabric.links.clear(); }
+void fabric_begin_launch() {
+  g_fabric.links.clear();
+  g_fabric.connected.clear();
+}
 
 std::string fabric_links_json(uint32_t chip, uint64_t& busiest) {
   std::ostringstream os;
@@ -281,11 +292,15 @@ std::vector<std::pair<uint32_t, uint32_t>> route_of(ThreadCtx& t, uint32_t chann
     fail(std::string("a ") + (two_d ? "2-D" : "1-D") + " packet header on a fabric configured " +
          config_name(g_fabric.config) + " (the kernel was built for another fabric config than SetFabricConfig set)");
   uint32_t at = src;
-  if (p.route_kind == kRouteHops || p.route_kind == kRouteDevice1D) {
+  if (p.route_kind == kRouteMulticast && two_d) fail("a multicast route on a 2-D header");
+  if (p.route_kind == kRouteHops || p.route_kind == kRouteDevice1D || p.route_kind == kRouteMulticast) {
     if (p.route_kind == kRouteDevice1D && p.dst_dev_id >= g_fabric.rows * g_fabric.cols)
       fail("destination chip " + std::to_string(p.dst_dev_id) + " is outside the mesh");
-    const uint32_t count = p.route_kind == kRouteHops ? p.hops : 0;
-    for (uint32_t i = 0; p.route_kind == kRouteHops ? i < count : at != p.dst_dev_id; ++i) {
+    if (p.route_kind == kRouteMulticast && p.hops == 0)
+      fail("a multicast starting 0 hops away (start_distance_in_hops counts from the sending chip's neighbour, 1)");
+    const bool by_hops = p.route_kind != kRouteDevice1D;
+    const uint32_t count = p.route_kind == kRouteMulticast ? p.hops + p.range - 1 : p.hops;
+    for (uint32_t i = 0; by_hops ? i < count : at != p.dst_dev_id; ++i) {
       const int64_t next = neighbour(at, dir);
       if (next < 0 || (p.route_kind == kRouteDevice1D && i >= g_fabric.rows * g_fabric.cols))
         fail("the route leaves the mesh " + std::string(kDirectionNames[dir]) + " of " + chip_name(at) +
@@ -308,6 +323,43 @@ std::vector<std::pair<uint32_t, uint32_t>> route_of(ThreadCtx& t, uint32_t chann
   }
   if (hops.empty()) fail("the route ends on the sending chip " + chip_name(src));
   return hops;
+}
+
+// The router at chip `dst` writes the packet `p` (its payload the sender's L1 at payload_off) with its NOC, the
+// packet whole there at `arrival`.
+void deliver(ThreadCtx& t, const FabricPacket& p, DeviceImpl& dst, uint64_t arrival, uint32_t payload_off,
+             uint32_t payload_size, const char* fn, Loc loc) {
+  const ArchSpec& a = t.dev->arch;
+  const auto deliver_write = [&](uint64_t noc_addr) {
+    Core* core = nullptr;
+    uint8_t* target = fabric_target(t, dst, noc_addr, payload_size, core, fn, loc);
+    std::memmove(target, t.core->l1 + payload_off, payload_size);
+    if (core != nullptr) core->cv.notify_all();
+    return arrival + timing::noc_occupancy(a, payload_size) + a.noc_latency;
+  };
+  const auto deliver_inc = [&](uint64_t noc_addr, uint32_t val, uint64_t when) {
+    Core* core = nullptr;
+    uint8_t* target = fabric_target(t, dst, noc_addr, 4, core, fn, loc);
+    if (core == nullptr) protocol_error(loc, std::string(fn) + ": an atomic increment of DRAM, not a core's L1");
+    uint32_t v;
+    std::memcpy(&v, target, 4);
+    v += val;
+    std::memcpy(target, &v, 4);
+    dst.sem_timing[reinterpret_cast<uintptr_t>(target)].incs.emplace_back(when, val);
+    core->cv.notify_all();
+  };
+  switch (p.noc_send_type) {
+    case kNocUnicastWrite: deliver_write(p.noc_address); break;
+    case kNocUnicastAtomicInc: deliver_inc(p.noc_address, p.val, arrival + a.noc_latency); break;
+    case kNocFusedUnicastAtomicInc: {
+      const uint64_t written = deliver_write(p.noc_address);
+      deliver_inc(p.semaphore_noc_address, p.val, written);
+      break;
+    }
+    default:
+      protocol_error(loc, std::string(fn) + ": NocSendType " + std::to_string(p.noc_send_type) +
+                              " is not emulated (unicast write, atomic increment and fused write + increment are)");
+  }
 }
 
 }  // namespace
@@ -341,6 +393,43 @@ void fabric_open(uint32_t channel, Loc loc) {
   charge(t, timing::kDataflowMisc, "fabric open");
 }
 
+// A router's sender channel takes one worker at a time: tt-metal 0.81.1 tt_metal/fabric/impl/kernels/edm_fabric/
+// fabric_erisc_router.cpp, "Connecting Workers to Channels": "only one worker can push to a given EDM sender channel
+// at a time ... If multiple workers try to connect to the same EDM sender channel at the same time, the behavior is
+// undefined" (a hang); another worker may connect once the first has torn its connection down (close).
+// Checked in logical time, so the same on every run: two cores' connections conflict when one opens while the other
+// holds the channel (found at whichever of the two open() and close() calls the threads make last).
+void fabric_connect(uint32_t channel, bool open, Loc loc) {
+  constexpr uint64_t kStillOpen = ~0ull;
+  ThreadCtx& t = ctx(loc);
+  std::unique_lock lk(t.dev->mu);
+  const uint64_t now = t.main.tm.clock;
+  const auto key = std::make_pair(my_chip(t), channel);
+  auto& held = g_fabric.connected[key];
+  const Core* other = nullptr;
+  if (open) {
+    for (const auto& h : held)
+      if (h.core != t.core && h.open <= now && h.close > now) other = h.core;
+    held.push_back({t.core, now, kStillOpen});
+  } else {
+    for (auto& h : held) {
+      if (h.core != t.core || h.close != kStillOpen) continue;
+      h.close = now;
+      for (const auto& o : held)
+        if (o.core != t.core && o.open >= h.open && o.open < now) other = o.core;
+    }
+  }
+  if (other == nullptr) return;
+  std::ostringstream os;
+  os << "WorkerToFabricEdmSender::" << (open ? "open" : "close") << ": cores (" << other->logical.x << ","
+     << other->logical.y << ") and (" << t.core->logical.x << "," << t.core->logical.y << ") of " << chip_name(key.first)
+     << " are connected to the router " << kDirectionNames[channel_direction(channel)] << " (ethernet channel "
+     << channel << ") at once: a router's sender channel takes one worker at a time (fabric_erisc_router.cpp, "
+     << "\"Connecting Workers to Channels\"); close one connection before the other opens, or send from one core";
+  lk.unlock();
+  protocol_error(loc, os.str());
+}
+
 void fabric_wait_slot(uint32_t channel, Loc loc) {
   ThreadCtx& t = ctx(loc);
   auto& slots = t.fabric_slots[channel];
@@ -371,8 +460,8 @@ void fabric_send(uint32_t channel, uint32_t header_l1, uint32_t payload_l1, uint
     protocol_error(loc, std::string(fn) + ": a payload of " + std::to_string(payload_size) + " bytes; a packet " +
                             "carries at most " + std::to_string(kFabricMaxPayload) + " (tt_fabric max payload size)");
   const auto hops = route_of(t, channel, p, fn, loc);
-  const uint32_t dst_chip = hops.back().second;
-  DeviceImpl& dst = device_impl(dst_chip);
+  // the hops (indices into `hops`) at whose chip the packet is written: the last, or a multicast's range
+  const size_t first_written = p.route_kind == kRouteMulticast ? p.hops - 1 : hops.size() - 1;
   const uint32_t payload_off = payload_size ? [&] {
     const uint64_t base = t.core->l1_base_addr();
     if (payload_l1 < base || payload_l1 + payload_size > base + a.l1_size)
@@ -392,49 +481,22 @@ void fabric_send(uint32_t channel, uint32_t header_l1, uint32_t payload_l1, uint
 
   std::unique_lock lk(t.dev->mu);
   uint32_t at = my_chip(t);
-  uint64_t head = ready, slot_free = 0, arrival = 0;
+  uint64_t head = ready, slot_free = 0;
+  std::vector<uint64_t> arrivals;  // when the packet is whole at each hop's chip
   for (size_t i = 0; i < hops.size(); ++i) {
     LinkState& link = g_fabric.links[{at, hops[i].first}];
     const uint64_t start = reserve(link, head, serialise);
     link.bytes += bytes;
     if (i == 0) slot_free = start + serialise;
     head = start + timing::link_latency(a);
-    arrival = start + serialise + timing::link_latency(a);
+    arrivals.push_back(start + serialise + timing::link_latency(a));
     at = hops[i].second;
   }
   t.fabric_slots[channel].push_back(slot_free);
-  // The router at the destination writes with its NOC.
-  const auto deliver_write = [&](uint64_t noc_addr) {
-    Core* core = nullptr;
-    uint8_t* target = fabric_target(t, dst, noc_addr, payload_size, core, fn, loc);
-    std::memmove(target, t.core->l1 + payload_off, payload_size);
-    if (core != nullptr) core->cv.notify_all();
-    return arrival + timing::noc_occupancy(a, payload_size) + a.noc_latency;
-  };
-  const auto deliver_inc = [&](uint64_t noc_addr, uint32_t val, uint64_t when) {
-    Core* core = nullptr;
-    uint8_t* target = fabric_target(t, dst, noc_addr, 4, core, fn, loc);
-    if (core == nullptr) protocol_error(loc, std::string(fn) + ": an atomic increment of DRAM, not a core's L1");
-    uint32_t v;
-    std::memcpy(&v, target, 4);
-    v += val;
-    std::memcpy(target, &v, 4);
-    dst.sem_timing[reinterpret_cast<uintptr_t>(target)].incs.emplace_back(when, val);
-    core->cv.notify_all();
-  };
-  switch (p.noc_send_type) {
-    case kNocUnicastWrite: deliver_write(p.noc_address); break;
-    case kNocUnicastAtomicInc: deliver_inc(p.noc_address, p.val, arrival + a.noc_latency); break;
-    case kNocFusedUnicastAtomicInc: {
-      const uint64_t written = deliver_write(p.noc_address);
-      deliver_inc(p.semaphore_noc_address, p.val, written);
-      break;
-    }
-    default:
-      protocol_error(loc, std::string(fn) + ": NocSendType " + std::to_string(p.noc_send_type) +
-                              " is not emulated (unicast write, atomic increment and fused write + increment are)");
-  }
+  for (size_t i = first_written; i < hops.size(); ++i) deliver(t, p, device_impl(hops[i].second), arrivals[i],
+                                                             payload_off, payload_size, fn, loc);
 }
+
 
 }  // namespace k
 

@@ -96,7 +96,7 @@ void noc_writes_flushed_trid(uint32_t trid, Loc loc);
 // ---- fabric (runtime/fabric.cpp; headers under tt_metal/fabric/hw/inc and hostdev/) ----
 // What a packet header holds, in the emulator's layout: the first bytes of every packet header type
 // (hostdev/fabric_edm_packet_header.hpp), which the runtime reads from L1 when the header is sent.
-enum FabricRoute : uint8_t { kRouteNone = 0, kRouteHops = 1, kRouteDevice1D = 2, kRouteDevice2D = 3 };
+enum FabricRoute : uint8_t { kRouteNone = 0, kRouteHops = 1, kRouteDevice1D = 2, kRouteDevice2D = 3, kRouteMulticast = 4 };
 // NocSendType (hostdev/fabric_edm_packet_header.hpp) values the emulator delivers.
 enum : uint8_t { kNocUnicastWrite = 0, kNocUnicastAtomicInc = 2, kNocFusedUnicastAtomicInc = 3 };
 struct FabricPacket {
@@ -108,9 +108,10 @@ struct FabricPacket {
   uint8_t flush;
   uint8_t route_kind;  // FabricRoute
   uint8_t reserved;
-  uint16_t hops;        // kRouteHops: chips to travel in the connection's direction
+  uint16_t hops;        // kRouteHops: chips to travel in the connection's direction; kRouteMulticast: to the first
   uint16_t dst_dev_id;  // kRouteDevice*: the destination chip (its FabricNodeId chip id)
   uint16_t dst_mesh_id;
+  uint16_t range;  // kRouteMulticast: the chips written, from `hops` on along the connection's direction
 };
 // Bytes of a packet header on a link (LowLatencyPacketHeader: 64 B, fabric_edm_packet_header.hpp:1206), and the
 // largest payload one packet carries. ASSUMPTION: 4096 B, a tile of bfloat16 and more (0.81.1 sizes the router's
@@ -121,6 +122,9 @@ constexpr uint32_t kFabricMaxPayload = 4096;
 uint32_t packet_header_alloc(uint32_t size, Loc loc);
 // WorkerToFabricEdmSender::build_from_args: checks the connection (the ethernet channel of its runtime args).
 void fabric_open(uint32_t channel, Loc loc);
+// WorkerToFabricEdmSender::open (open) and close: the connection to the router's sender channel, which takes one
+// worker at a time.
+void fabric_connect(uint32_t channel, bool open, Loc loc);
 // wait_for_empty_write_slot: waits until the connection's router has a free buffer slot.
 void fabric_wait_slot(uint32_t channel, Loc loc);
 // Sends the packet whose header is at `header_l1` with the `payload_size` bytes at `payload_l1` over the

@@ -2,7 +2,9 @@
 // A header's first bytes are the emulator's emu::k::FabricPacket (runtime/kernel_api.hpp), which the runtime reads
 // from L1 when the header is sent (runtime/fabric.cpp); LowLatencyPacketHeader is 64 bytes, as tt-metal's.
 // Emulated: unicast writes, atomic increments and fused write + increment, routed by hops (a 1-D header's
-// to_chip_unicast) or to a chip (tt_fabric_api.h fabric_set_unicast_route).
+// to_chip_unicast), to every chip of a stretch of the line (a 1-D header's to_chip_multicast: each chip from
+// start_distance_in_hops on for range_hops chips gets the write and the increment) or to a chip
+// (tt_fabric_api.h fabric_set_unicast_route).
 #pragma once
 
 #include <cstddef>
@@ -49,6 +51,11 @@ struct NocUnicastAtomicIncFusedCommandHeader {
     bool flush;
 };
 
+struct MulticastRoutingCommandHeader {
+    uint8_t start_distance_in_hops;
+    uint8_t range_hops;  // 0 implies unicast
+};
+
 template <typename Derived>
 struct PacketHeaderBase {
     emu::k::FabricPacket emu_packet;  // the emulator's fields (runtime/kernel_api.hpp)
@@ -65,6 +72,15 @@ struct PacketHeaderBase {
     }
     volatile Derived* to_chip_unicast(uint8_t distance_in_hops) volatile {
         static_cast<volatile Derived*>(this)->to_chip_unicast_impl(distance_in_hops);
+        return static_cast<volatile Derived*>(this);
+    }
+
+    Derived& to_chip_multicast(const MulticastRoutingCommandHeader& mcast_routing_command_header) {
+        static_cast<Derived*>(this)->to_chip_multicast_impl(mcast_routing_command_header);
+        return *static_cast<Derived*>(this);
+    }
+    volatile Derived* to_chip_multicast(const MulticastRoutingCommandHeader& mcast_routing_command_header) volatile {
+        static_cast<volatile Derived*>(this)->to_chip_multicast_impl(mcast_routing_command_header);
         return static_cast<volatile Derived*>(this);
     }
 
@@ -135,6 +151,16 @@ struct LowLatencyPacketHeaderT : public PacketHeaderBase<LowLatencyPacketHeaderT
     void to_chip_unicast_impl(uint8_t distance_in_hops) volatile {
         this->emu_packet.route_kind = emu::k::kRouteHops;
         this->emu_packet.hops = distance_in_hops;
+        this->emu_packet.dst_mesh_id = 0;
+    }
+    void to_chip_multicast_impl(const MulticastRoutingCommandHeader& header) volatile {
+        if (header.range_hops == 0) {  // 0.81.1: a range of 0 is a unicast
+            to_chip_unicast_impl(header.start_distance_in_hops);
+            return;
+        }
+        this->emu_packet.route_kind = emu::k::kRouteMulticast;
+        this->emu_packet.hops = header.start_distance_in_hops;
+        this->emu_packet.range = header.range_hops;
         this->emu_packet.dst_mesh_id = 0;
     }
 };

@@ -36,6 +36,7 @@ struct WorkerToFabricEdmSenderBase {
     template <bool SEND_CREDIT_ADDR = false, bool posted = false, uint8_t WORKER_HANDSHAKE_NOC = get_fabric_worker_noc()>
     void open_start(emu::k::Loc loc = emu::k::Loc::current()) {
         if (emu_open) emu::k::api_error("WorkerToFabricEdmSender::open: the connection is already open", loc);
+        emu::k::fabric_connect(emu_channel, true, loc);
         emu_open = true;
     }
     template <bool posted = false, uint8_t WORKER_HANDSHAKE_NOC = get_fabric_worker_noc()>
@@ -50,6 +51,7 @@ struct WorkerToFabricEdmSenderBase {
         if (!emu_open) emu::k::api_error("WorkerToFabricEdmSender::close: the connection is not open", loc);
         if (emu_payload_size != 0)
             emu::k::api_error("WorkerToFabricEdmSender::close: a payload was sent without its header", loc);
+        emu::k::fabric_connect(emu_channel, false, loc);
         emu_open = false;
     }
     template <bool posted = false, uint8_t WORKER_HANDSHAKE_NOC = get_fabric_worker_noc()>
