@@ -424,6 +424,44 @@ def test_hand_written_flat_index_of_on_chip_blocks_is_one_loop():
     tvm.ir.assert_structural_equal(LegalizeGlobalAccessTT()(Shifted), Shifted)
 
 
+def test_hand_written_named_flat_index_of_on_chip_blocks_is_one_loop():
+    """TileOPs' masked fill names the flat index, ``k = i * 8 + j; x_reg[k] = ..x_reg[k]..``: the name is
+    simplified to the one loop's variable and substituted into the blocks' indices as well."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(Y: T.Buffer((64,), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    m_reg = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    x_reg = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    for i in T.parallel(4):
+                        for j in T.parallel(8):
+                            k: T.int32 = i * 8 + j
+                            x_reg[k] = T.if_then_else(m_reg[k] != T.float32(0), T.float32(-1), x_reg[k])
+                    tl.tileop.copy(tl.region(x_reg[0], 1, 32), tl.region(Y[bx * 32], 2, 32))
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(Y: T.Buffer((64,), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    m_reg = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    x_reg = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    for i_j in T.parallel(32):
+                        x_reg[i_j] = T.if_then_else(m_reg[i_j] != T.float32(0), T.float32(-1), x_reg[i_j])
+                    tl.tileop.copy(tl.region(x_reg[0], 1, 32), tl.region(Y[bx * 32], 2, 32))
+
+    after = LegalizeGlobalAccessTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)
+
+
 def test_a_nest_storing_into_a_tensor_at_no_block_is_refused_at_the_store():
     @I.ir_module
     class Before:

@@ -515,8 +515,8 @@ def flattened(loops: list[tirx.For], body: tirx.Stmt, facts: Facts) -> tuple[lis
 
 
 def _flat_on_chip(body: tirx.Stmt, flat: tirx.Var, analyzer: arith.Analyzer) -> tirx.Stmt | None:
-    """``body`` with each on-chip index of the flat loop variable simplified to it (``(f // 8) * 8 + f % 8``
-    is ``f``); None when one of them is not ``f`` itself or indexes a block of rank above 1."""
+    """``body`` with each on-chip index of the flat loop variable, and each value named from it,
+    simplified (``(f // 8) * 8 + f % 8`` is ``f``); None when one of them is not ``f`` itself or indexes a block of rank above 1."""
     refused = []
 
     def index(node):
@@ -532,9 +532,12 @@ def _flat_on_chip(body: tirx.Stmt, flat: tirx.Var, analyzer: arith.Analyzer) -> 
             return tirx.BufferLoad(node.buffer, index(node))
         if isinstance(node, tirx.BufferStore) and not is_global_buffer(node.buffer):
             return keep_span(node, tirx.BufferStore(node.buffer, node.value, index(node)))
+        if isinstance(node, tirx.Bind) and uses_var(node.value, flat):
+            # a named index (``k = i * npt + j``, then ``x_reg[k]``) is simplified where it is named
+            return keep_span(node, tirx.Bind(node.var, analyzer.simplify(node.value)))
         return None
 
-    new = tirx.stmt_functor.ir_transform(body, None, post, ["tirx.BufferLoad", "tirx.BufferStore"])
+    new = tirx.stmt_functor.ir_transform(body, None, post, ["tirx.BufferLoad", "tirx.BufferStore", "tirx.Bind"])
     return None if refused else new
 
 

@@ -205,7 +205,7 @@ def _legalize_nest(func, loop, loops, body, names, allocated, facts, complete=Fa
             if not facts.prove(bound >= loops[0].extent):  # a guard always true needs no limit
                 limits[s.buffer] = (bound, guard[1])
         value = nest.rewrite_expr(tirx.stmt_functor.substitute(s.value, named))
-        target, indices = s.buffer, s.indices
+        target, indices = s.buffer, [tirx.stmt_functor.substitute(e, named) for e in s.indices]
         if nest.outside:
             if not refuse:
                 return None
