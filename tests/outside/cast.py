@@ -155,7 +155,7 @@ def _per_token_cast_reference(values, per_channels):
     return out, amax / FP8_MAX
 
 
-CAST_TOKENS, CAST_HIDDEN, SWIGLU_TOKENS, SWIGLU_HIDDEN, PER_CHANNELS, CLAMP = 64, 512, 32, 256, 128, 3.0
+CAST_TOKENS, CAST_HIDDEN, SWIGLU_TOKENS, SWIGLU_HIDDEN, PER_CHANNELS, CLAMP = 64, 256, 32, 256, 128, 3.0
 
 
 def _cast_inputs():

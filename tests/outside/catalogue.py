@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from tests.examples.catalogue import BF16, CRASHES, FP32, REFUSED, RUNS, SFPU, THREAD
 from tests.examples.harness import Example
-from tilelang_tt.errors import TTCompileError
 from tests.outside import (activation, attention, butterfly, cast, elementwise, gemm, gemv, language, layout, moe, norm,
                            quant, reduce, rope, rowwise, scan, softmax)
 
@@ -53,6 +52,7 @@ SCAN = "along the row, read in the loop that accumulates it"
 GATHER = "(a gather)"
 FLOAT_SCALAR = "is not an integer of at most 32 bits"
 RANK3_PART = "a block of rank 3 moves whole"
+REGROUPED = "the reader and writer move blocks of a tensor in the block's own shape, and the view regroups its elements"
 DYNAMIC_COLUMN = "has a dynamic size: columns of a size known only at run time are not supported"
 
 GAPS = {
@@ -66,7 +66,7 @@ GAPS = {
     "dynamic sizes in expressions and loop extents": (DYNAMIC_EXPRESSION, DYNAMIC_PARALLEL, DYNAMIC_ROWS,
                                                       PAST_EXTENT, START_PAST, RUN_TIME_SLICE, DYNAMIC_COLUMN),
     "scalar parameters other than 32-bit integers": (FLOAT_SCALAR,),
-    "parts of on-chip blocks of rank 3 or more": (RANK3_PART,),
+    "on-chip blocks in another shape (slices of rank-3 blocks, regrouping views)": (RANK3_PART, REGROUPED),
     "the bits of float values (T.reinterpret, shifts, masks)": (FLOAT_BITS,),
     "compute on masks, values needing more DST than an acquire holds": (BOOL_COMPUTE, DST_BUDGET),
     "thread-level code": (THREAD_INDEX, GPU_INSTRUCTION, LANE_RANK),
@@ -209,12 +209,15 @@ FRESH = {
     "rowwise/vector_norm_l2": RUNS(BF16),
     "rowwise/vector_norm_inf": RUNS(BF16),
     "rowwise/logsumexp": RUNS(BF16),
-    "cast/per_token_cast": CRASHES(TTCompileError, "KeyError: 'x_fragment_reshaped'"),
+    # T.reduce_absmax of the fragment's [16, 2, 128] view: a masked reduction per group (LowerBlockViewsTT); the sf
+    # a T.alloc_var set and read inside T.Parallel (NameParallelScalarsTT)
+    "cast/per_token_cast": RUNS(BF16),
     "cast/swiglu_per_token_cast": REFUSED(f"the scalar parameter `swiglu_clamp_value: float32` {FLOAT_SCALAR}"),
     "language/ternary": RUNS(BF16),
     "language/if_range": REFUSED(f"`B[row_idx, col_idx]`: a T.Parallel nest stores into the global tensor `B` and "
                                  f"{NOT_BLOCKS}"),
-    "language/reshape_smem_1d_2_2d": CRASHES(TTCompileError, "KeyError: 'A_smem_reshaped'"),
+    "language/reshape_smem_1d_2_2d": REFUSED(f"`T.copy` between the tensor `B` and the view `A_smem_reshaped` [32, 64] "
+                                             f"of the on-chip block `A_shared` [2048] (T.reshape): {REGROUPED}"),
     "gemm/matmul_batched": REFUSED(f"`T.copy` moves part of the block `A_shared` [2, 32, 32]: {RANK3_PART}"),
     "moe/normalize_weight": REFUSED(f"the rank-1 tensor `denominator` [num_tokens] is used as a column and {DYNAMIC_COLUMN}"),
     "scan/masked_cumsum_kernelbench": RUNS(BF16),

@@ -462,6 +462,47 @@ def test_hand_written_named_flat_index_of_on_chip_blocks_is_one_loop():
     assert names(after) == names(Expected)
 
 
+def test_hand_written_if_else_storing_one_element_is_a_selected_value():
+    """TileLang's ``if 16 < row < 96: B[row, col] = A[row, col] * 2 else: B[row, col] = A[row, col] * 0.5``
+    (testing/python/language/test_tilelang_language_if_range.py): both branches store the same element, so the
+    nest stores ``T.if_then_else`` of the two values into the block copied out."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32")):
+            for by in T.thread_binding(4, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    for i in T.parallel(32):
+                        for j in T.parallel(128):
+                            if 16 < by * 32 + i and by * 32 + i < 96:
+                                B[by * 32 + i, j] = A[by * 32 + i, j] * T.float32(2)
+                            else:
+                                B[by * 32 + i, j] = A[by * 32 + i, j] * T.float32(0.5)
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32")):
+            for by in T.thread_binding(4, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    A_s = T.sblock_alloc_buffer((32, 128), "float32", scope="shared.dyn")
+                    B_l = T.sblock_alloc_buffer((32, 128), "float32", scope="local.fragment")
+                    tl.tileop.copy(tl.region(A[by * 32, 0], 1, 32, 128), tl.region(A_s[0, 0], 2, 32, 128))
+                    for i in T.parallel(32):
+                        for j in T.parallel(128):
+                            B_l[i, j] = T.if_then_else(16 < by * 32 + i and by * 32 + i < 96,
+                                                       A_s[i, j] * T.float32(2), A_s[i, j] * T.float32(0.5))
+                    tl.tileop.copy(tl.region(B_l[0, 0], 1, 32, 128), tl.region(B[by * 32, 0], 2, 32, 128))
+
+    after = LegalizeGlobalAccessTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)
+
+
 def test_a_nest_storing_into_a_tensor_at_no_block_is_refused_at_the_store():
     @I.ir_module
     class Before:
