@@ -12,7 +12,9 @@ the gate and the value read element-wise from the two halves of ``x``, clamped b
 ``swiglu_clamp_value: T.float32`` inside ``T.Parallel`` through ``T.alloc_var`` values, the reduction into
 the scale fragment itself, rewritten in place with the inverse). Written anew in their idioms; the fp8
 outputs are bfloat16 (no fp8 on Tenstorrent) with the e4m3 range 448; the scale tensors row-major
-(``use_tma_aligned_col_major_sf=False``, contiguous)."""
+(``use_tma_aligned_col_major_sf=False``, contiguous); 64 tokens of 256 channels in groups of 128 (TileKernels'
+block of 16 tokens by 256: at 512 channels its four groups and the scales read back per column need 37 circular
+buffers, over Wormhole's 32)."""
 
 import functools
 

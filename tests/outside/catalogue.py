@@ -214,8 +214,7 @@ FRESH = {
     "cast/per_token_cast": RUNS(BF16),
     "cast/swiglu_per_token_cast": REFUSED(f"the scalar parameter `swiglu_clamp_value: float32` {FLOAT_SCALAR}"),
     "language/ternary": RUNS(BF16),
-    "language/if_range": REFUSED(f"`B[row_idx, col_idx]`: a T.Parallel nest stores into the global tensor `B` and "
-                                 f"{NOT_BLOCKS}"),
+    "language/if_range": RUNS(BF16),  # if/else storing one element: the store of a selected value
     "language/reshape_smem_1d_2_2d": REFUSED(f"`T.copy` between the tensor `B` and the view `A_smem_reshaped` [32, 64] "
                                              f"of the on-chip block `A_shared` [2048] (T.reshape): {REGROUPED}"),
     "gemm/matmul_batched": REFUSED(f"`T.copy` moves part of the block `A_shared` [2, 32, 32]: {RANK3_PART}"),

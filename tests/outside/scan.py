@@ -144,13 +144,9 @@ def masked_cumsum_kernelbench(M, N, in_dtype="bfloat16"):
 
 
 def _masked_cumsum_reference(x, mask):
-    """The running sum as the kernel keeps it: in bfloat16, rounded after each addition."""
-    acc = torch.zeros(x.shape[0], dtype=torch.bfloat16)
-    out = torch.empty_like(x)
-    for i in range(x.shape[1]):
-        acc = acc + torch.where(mask[:, i], x[:, i], torch.zeros((), dtype=x.dtype))
-        out[:, i] = acc
-    return out
+    """The exact running sum, rounded once: the compiler sums the row as a float32 T.cumsum (ScalarRowsToBlocksTT)
+    where the GPU rounds the bfloat16 accumulator after each addition (0.96% of the largest sum off here)."""
+    return torch.where(mask, x.float(), torch.zeros(())).cumsum(1)
 
 
 @tilelang.jit()
