@@ -73,6 +73,7 @@ from tilelang_tt.passes.scalar_rows_to_blocks_tt import ScalarRowsToBlocksTT
 from tilelang_tt.passes.threads_to_lanes_tt import ThreadsToLanesTT
 from tilelang_tt.passes.trim_unused_block_padding_tt import TrimUnusedBlockPaddingTT
 from tilelang_tt.passes.unique_buffer_names_tt import UniqueBufferNamesTT
+from tilelang_tt.passes.unstack_blocks_tt import UnstackBlocksTT
 from tilelang_tt.passes.verify_tt_ir import VerifyTTIR
 from tilelang_tt.passes.version_on_chip_buffers_tt import VersionOnChipBuffersTT
 from tilelang_tt.passes.widen_mask_blocks_tt import WidenMaskBlocksTT
@@ -90,6 +91,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         # A view of an on-chip block (T.reshape) becomes the block's own accesses, copies and per-group
         # reductions, before any pass collects blocks (their CBs are the allocated blocks' alone).
         LowerBlockViewsTT(),
+        # A stack of blocks (rank 3) used one slice per iteration of a loop, written before it is read in each, is
+        # one block of the slice's shape: before the passes that pad, version and collect blocks.
+        UnstackBlocksTT(),
         # A T.fill of a global tensor region is a constant block copied there: before the passes that make,
         # pad and version blocks, and B1's checks of the copy's slice.
         StoreGlobalFillsTT(),
