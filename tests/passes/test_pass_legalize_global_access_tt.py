@@ -503,6 +503,43 @@ def test_hand_written_if_else_storing_one_element_is_a_selected_value():
     assert names(after) == names(Expected)
 
 
+def test_hand_written_store_guarded_on_its_column_copies_the_first_columns():
+    """TileOPs' layer norm over rows of 200 padded to 256: ``if j < 200: y[row, j] = ..`` is the block computed over
+    every column and its first 200 columns copied out (the writer writes their tiles)."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(X: T.Buffer((64, 200), "float32"), Y: T.Buffer((64, 200), "float32")):
+            for by in T.thread_binding(2, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    x = T.sblock_alloc_buffer((32, 256), "float32", scope="shared.dyn")
+                    for i in T.parallel(32):
+                        for j in T.parallel(256):
+                            if j < 200:
+                                Y[by * 32 + i, j] = x[i, j] * T.float32(2)
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(X: T.Buffer((64, 200), "float32"), Y: T.Buffer((64, 200), "float32")):
+            for by in T.thread_binding(2, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    x = T.sblock_alloc_buffer((32, 256), "float32", scope="shared.dyn")
+                    Y_l = T.sblock_alloc_buffer((32, 256), "float32", scope="local.fragment")
+                    for i in T.parallel(32):
+                        for j in T.parallel(256):
+                            Y_l[i, j] = x[i, j] * T.float32(2)
+                    tl.tileop.copy(tl.region(Y_l[0, 0], 1, 32, 200), tl.region(Y[by * 32, 0], 2, 32, 200))
+
+    after = LegalizeGlobalAccessTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)
+
+
 def test_a_nest_storing_into_a_tensor_at_no_block_is_refused_at_the_store():
     @I.ir_module
     class Before:
