@@ -52,6 +52,7 @@ SCAN = "along the row, read in the loop that accumulates it"
 GATHER = "(a gather)"
 FLOAT_SCALAR = "is not an integer of at most 32 bits"
 RANK3_PART = "a block of rank 3 moves whole"
+VIEW_USE = "a block is tiles of its own shape, and this use of another shape has no form over them"
 REGROUPED = "the reader and writer move blocks of a tensor in the block's own shape, and the view regroups its elements"
 DYNAMIC_COLUMN = "has a dynamic size: columns of a size known only at run time are not supported"
 
@@ -66,7 +67,7 @@ GAPS = {
     "dynamic sizes in expressions and loop extents": (DYNAMIC_EXPRESSION, DYNAMIC_PARALLEL, DYNAMIC_ROWS,
                                                       PAST_EXTENT, START_PAST, RUN_TIME_SLICE, DYNAMIC_COLUMN),
     "scalar parameters other than 32-bit integers": (FLOAT_SCALAR,),
-    "on-chip blocks in another shape (slices of rank-3 blocks, regrouping views)": (RANK3_PART, REGROUPED),
+    "on-chip blocks in another shape (slices of rank-3 blocks, regrouping views)": (RANK3_PART, REGROUPED, VIEW_USE),
     "the bits of float values (T.reinterpret, shifts, masks)": (FLOAT_BITS,),
     "compute on masks, values needing more DST than an acquire holds": (BOOL_COMPUTE, DST_BUDGET),
     "thread-level code": (THREAD_INDEX, GPU_INSTRUCTION, LANE_RANK),
@@ -181,8 +182,10 @@ EXPECTED = {
     # dynamic sizes in expressions and loop extents
     # the keys' rows of a dynamic sequence are read as rows; the scores are stored one element per row of
     # (queries, keys) matrices of one column: rows along two dimensions
-    "attention/fp8_lightning_indexer": REFUSED("the slice of the row-major tensor `Logits` (extents [1, 8, 64, 1] of "
-                                               f"[1, seq_len, seq_len_kv, 1]) {SEVERAL_ROW_AXES}"),
+    # the per-head scores summed through a rank-4 view of the score block (dim=-2 of [64, 8, 16, 1]); past it, the
+    # scores stored one element per row of (queries, keys) matrices: rows along two dimensions
+    "attention/fp8_lightning_indexer": REFUSED("`T.reduce_sum` along dimension 2 of the view `s_reshaped` [64, 8, 16, 1] "
+                                               f"of the on-chip block `s` [64, 128] (T.reshape): {VIEW_USE}"),
     # T.Parallel over span = T.min(valid_len, 512): the nest over 512 elements, the valid ones written
     "language/parallel_dynamic": RUNS(FP32),
     # the bits of float values: a power-of-two scale computed from the exponent bits

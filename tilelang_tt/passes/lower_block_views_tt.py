@@ -64,8 +64,9 @@ from tilelang_tt.ir.common import (
 )
 
 PASS = "LowerBlockViewsTT"
-HINT = ("write the reshaped block as a block of its own, filled element by element in T.Parallel "
-        "(for i, j in T.Parallel(m, n): y[i, j] = x[i * n + j]), or use `{block}` in its own shape")
+HINT = ("use `{block}` in its own shape (a reduction per group: T.reduce of the block masked to the group's "
+        "columns with T.if_then_else(j // s == g, x[i, j], 0)), or allocate a block of the other shape and pass the "
+        "tensors it is filled from in that shape (reshaped on the host)")
 # the value a reduction's masked-out elements take: the kind's identity
 IDENTITY = {"sum": 0.0, "abssum": 0.0, "absmax": 0.0, "max": -math.inf, "min": math.inf}
 
