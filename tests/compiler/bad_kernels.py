@@ -623,3 +623,19 @@ def read_after_store(B=32, N=256):
                 Y[bx * B + i, j] = Y[bx * B + i, j] * (1.0 / s[i])
 
     return main
+
+
+def float_scalar_parameter():
+    """A float32 scalar parameter (DeepSeek TileKernels' ``swiglu_clamp_value: T.float32``): scalar parameters
+    are 32-bit integer runtime arguments; the error names the first statement using it."""
+    @T.prim_func
+    def main(A: T.Tensor((32, 32), "float32"), B: T.Tensor((32, 32), "float32"), limit: T.float32):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((32, 32), "float32")
+            B_l = T.alloc_fragment((32, 32), "float32")
+            T.copy(A[0, 0], A_s)
+            for i, j in T.Parallel(32, 32):
+                B_l[i, j] = T.min(A_s[i, j], limit)  # LINE: float_scalar_parameter
+            T.copy(B_l, B[bx * 32, 0])
+
+    return main

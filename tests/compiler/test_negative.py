@@ -380,3 +380,9 @@ def test_tensor_read_after_the_kernel_stored_into_it():
     assert_diagnostic(err, "LayoutAwareWorkPartitionTT", "`Y` is read here after the kernel stored into it (line ",
                       "read_after_store")
     assert "launches run in order" in err.hint
+
+
+def test_a_float_scalar_parameter_is_refused_where_it_is_used():
+    err = compile_error(bad_kernels.float_scalar_parameter())
+    assert_diagnostic(err, "InferTTLayout", "the scalar parameter `limit: float32` is not an integer of at most 32 bits",
+                      "float_scalar_parameter")

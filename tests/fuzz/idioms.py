@@ -11,7 +11,9 @@ the same description. A kernel reads a tensor A of rank 1 to 4 in blocks whose e
   tensor);
 * computes an element-wise value of it into a block (``T.alloc_fragment``, ``T.alloc_shared`` or, where no
   other op follows, ``T.alloc_local``: TileLang's reduce and scan wrappers take the other two only) in a
-  ``T.Parallel`` nest or in a serial row loop (``for i in T.serial(bm): for j in T.Parallel(bn)``);
+  ``T.Parallel`` nest or in a serial row loop (``for i in T.serial(bm): for j in T.Parallel(bn)``), now and then
+  through a ``T.alloc_var`` temporary of the block's dtype set in the nest (``t = T.alloc_var(dt); t = ..;
+  F[i, j] = t``, DeepSeek's TileKernels);
 * then one of: nothing; a reduction (``T.reduce_sum/max/min/abssum/absmax`` along either dim, clear or onto a
   filled vector) broadcast back into the block (re-written);
   ``T.cumsum`` in place along either dim, forward or reversed; ``T.gemm`` of the loaded block (or of the
@@ -68,6 +70,7 @@ class Program:
     out: str = "float32"  # C's (and D's) dtype
     again: tuple | None = None  # the block re-written once more (a tree over "F"; UNCHANGED: not) and stored into D
     options: tuple = ()  # compile options, as items
+    named: bool = False  # the element-wise value set into a T.alloc_var temporary first, then stored from it
 
     @property
     def tags(self) -> tuple[str, ...]:
@@ -76,6 +79,8 @@ class Program:
               "reduce": f"reduce_{self.kind}:dim{self.dim}:{'clear' if self.clear else 'onto'}"}[self.op]
         tags = [f"rank{self.rank}", f"block_rows:{self.bm}", f"block_cols:{self.bn}", f"load:{self.load}",
                 f"loop:{self.loop}", f"scope:{self.scope}", f"store:{self.store}", op, f"dtype:{self.dt}->{self.acc}"]
+        if self.named:
+            tags.append("value:alloc_var")
         if self.again == UNCHANGED:
             tags.append("stored-twice")
         elif self.again is not None:
@@ -111,7 +116,8 @@ def programs(draw, gaps: bool = True) -> Program:
                   dt=draw(st.sampled_from(DTYPES)), acc=draw(st.sampled_from(DTYPES)), scope=scope,
                   load=draw(st.sampled_from(access)), loop="parallel" if rank == 1 else draw(
                       st.sampled_from(("parallel", "serial"))),
-                  pre=draw(trees(("A",), 2)), op=op, store=draw(st.sampled_from(access)),
+                  pre=draw(trees(("A",), 2)), named=draw(st.integers(0, 3)) == 0, op=op,
+                  store=draw(st.sampled_from(access)),
                   out=draw(st.sampled_from(DTYPES)),
                   options=tuple(sorted(draw(placements()).items())) if draw(st.booleans()) else ())
     if op == "reduce":
@@ -182,7 +188,9 @@ def source(p: Program) -> str:
         a = f"A_s[{ij}]"
     else:
         a = f"A[{_at(p, 'i', 'j', p.load == 'swapped')}]"
-    lines += [f"    {s}" for s in _nest(p, [f"F[{ij}] = {render(p.pre, {'A': a})}"], p.loop == "serial")]
+    value = render(p.pre, {'A': a})
+    body = [f"t = T.alloc_var({p.acc!r})", f"t = {value}", f"F[{ij}] = t"] if p.named else [f"F[{ij}] = {value}"]
+    lines += [f"    {s}" for s in _nest(p, body, p.loop == "serial")]
     result = "F"
     if p.op == "reduce":
         n = p.bm if p.dim == 1 else p.bn

@@ -12,7 +12,10 @@ into a ``(split_k, M, N)`` workspace, then a combine); on tile-ai/tilelang
 ``testing/python/jit/test_tilelang_jit_gemm_cython.py`` (``matmul_int_variable``: a scalar
 ``offset: T.int32`` parameter added to the result); and on tile-ai/TileOPs
 ``src/tileops/kernels/gemm/bmm.py`` (``_bmm_kernel``: a batched GEMM over ``grid.z`` with swizzled
-shared layouts and a guarded element-wise store of the staged result). Written anew in their idioms;
+shared layouts and a guarded element-wise store of the staged result) and on tile-ai/tilelang
+``testing/python/kernel/test_tilelang_kernel_gemm_batched.py`` (``matmul_batched``: 3-D shared blocks holding
+every batch's tile, a serial loop over the batch inside the program, ``T.gemm`` of the slices
+``A_shared[b, :, :]``). Written anew in their idioms;
 bfloat16 for float16 and for the float8 operands (the scales keep their float32 per-128 groups);
 sizes of 64 to 512 with the authors' block shapes (sglang's tuned swap-AB config: 64 x 16 x 128)."""
 
@@ -328,6 +331,37 @@ def bmm_builder(batch, m, n, k, dtype):
     return _bmm_func
 
 
+@tilelang.jit(out_idx=[2])
+def matmul_batched(batch, M, N, K, block_M, block_N, block_K, trans_A, trans_B, in_dtype, out_dtype, accum_dtype,
+                   num_stages, threads):
+    A_shape = (batch, K, M) if trans_A else (batch, M, K)
+    B_shape = (batch, N, K) if trans_B else (batch, K, N)
+    A_shared_shape = (batch, block_K, block_M) if trans_A else (batch, block_M, block_K)
+    B_shared_shape = (batch, block_N, block_K) if trans_B else (batch, block_K, block_N)
+
+    @T.prim_func
+    def main(A: T.Tensor(A_shape, in_dtype), B: T.Tensor(B_shape, in_dtype), C: T.Tensor((batch, M, N), out_dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            A_shared = T.alloc_shared(A_shared_shape, in_dtype)
+            B_shared = T.alloc_shared(B_shared_shape, in_dtype)
+            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+            for b in T.serial(batch):
+                T.clear(C_local)
+                for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+                    if trans_A:
+                        T.copy(A[b, k * block_K, by * block_M], A_shared[b, :, :])
+                    else:
+                        T.copy(A[b, by * block_M, k * block_K], A_shared[b, :, :])
+                    if trans_B:
+                        T.copy(B[b, bx * block_N, k * block_K], B_shared[b, :, :])
+                    else:
+                        T.copy(B[b, k * block_K, bx * block_N], B_shared[b, :, :])
+                    T.gemm(A_shared[b, :, :], B_shared[b, :, :], C_local, trans_A, trans_B)
+                T.copy(C_local, C[b, by * block_M, bx * block_N])
+
+    return main
+
+
 def _scales(rows, cols, seed):
     return torch.rand(rows, cols, generator=torch.Generator().manual_seed(seed)) + 0.5
 
@@ -416,4 +450,11 @@ EXAMPLES = [
     Example("gemm/bmm", "tile-ai/TileOPs src/tileops/kernels/gemm/bmm.py: _bmm_kernel", bmm_builder(2, 64, 64, 128, BF16),
             dict(block_m=64, block_n=64, block_k=32, num_stages=2, threads=128),
             lambda: (randn(2, 64, 128, seed=100), randn(2, 128, 64, seed=101)), lambda a, b: a.float() @ b.float()),
+    Example("gemm/matmul_batched",
+            "tile-ai/tilelang testing/python/kernel/test_tilelang_kernel_gemm_batched.py: matmul_batched",
+            matmul_batched, dict(batch=2, M=64, N=64, K=128, block_M=32, block_N=32, block_K=32, trans_A=False,
+                                 trans_B=True, in_dtype=BF16, out_dtype=BF16, accum_dtype="float32", num_stages=2,
+                                 threads=128),
+            lambda: (randn(2, 64, 128, seed=102), randn(2, 64, 128, seed=103)),
+            lambda a, b: a.float() @ b.float().transpose(1, 2)),
 ]

@@ -6,9 +6,14 @@ Modelled on tile-ai/tilelang ``testing/python/language/``: ``test_tilelang_langu
 ``test_tilelang_language_clamp.py`` (``clamp_within_bounds``: ``T.clamp`` of a shared 1-D block) and
 ``test_tilelang_language_parallel.py`` (``parallel_elementwise_static``: ``T.Parallel`` over a whole
 global vector in one program; ``parallel_elementwise_dynamic``: a scalar ``valid_len: T.int32``
-parameter and a ``T.Parallel`` over ``T.min(valid_len, max_len)``). Written anew in their idioms;
-bfloat16 for float16; 1024 elements in blocks of 128 (the tests' sizes), 256 and 512 for the
-parallel ones."""
+parameter and a ``T.Parallel`` over ``T.min(valid_len, max_len)``), ``test_tilelang_language_ternary.py``
+(``tilelang_ternary``: a Python conditional expression on the global row inside ``T.Parallel``, reading and
+writing the global tensors element by element), ``test_tilelang_language_if_range.py``
+(``tilelang_if_range``: a chained comparison ``16 < row_idx < 96`` choosing between two element-wise
+stores) and ``test_tilelang_language_reshape.py`` (``reshape_test_smem_1d_2_2d``: a shared vector filled
+element by element from the global one, ``T.reshape`` to ``[N // M, M]`` and copied out). Written anew in
+their idioms; bfloat16 for float16; 1024 elements in blocks of 128 (the tests' sizes), 256 and 512 for the
+parallel ones, 128 x 128 in 32 x 32 blocks for the conditional ones."""
 
 import tilelang
 import tilelang.language as T
@@ -85,6 +90,53 @@ def parallel_elementwise_dynamic(max_len=512, threads=256, dtype="float32"):
     return main
 
 
+@tilelang.jit(out_idx=[1])
+def tilelang_ternary(M, N, block_M, block_N, dtype="bfloat16"):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            for i, j in T.Parallel(block_M, block_N):
+                B[by * block_M + i, bx * block_N + j] = \
+                    A[by * block_M + i, bx * block_N + j] if (by * block_M + i) < (M // 2) else 0
+
+    return main
+
+
+@tilelang.jit(out_idx=[1])
+def tilelang_if_range(M, N, block_M, block_N, dtype="bfloat16"):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            for i, j in T.Parallel(block_M, block_N):
+                row_idx = by * block_M + i
+                col_idx = bx * block_N + j
+                if 16 < row_idx < 96:
+                    B[row_idx, col_idx] = A[row_idx, col_idx] * 2.0
+                else:
+                    B[row_idx, col_idx] = A[row_idx, col_idx] * 0.5
+
+    return main
+
+
+@tilelang.jit(out_idx=-1)
+def reshape_smem_1d_2_2d(N, M, dtype):
+    @T.prim_func
+    def main(A: T.Tensor((N,), dtype), B: T.Tensor((N // M, M), dtype)):
+        with T.Kernel(1) as _:
+            A_shared = T.alloc_shared((N,), dtype)
+            for i in T.Parallel(N):
+                A_shared[i] = A[i]
+            A_smem_reshaped = T.reshape(A_shared, [N // M, M])
+            T.copy(A_smem_reshaped, B)
+
+    return main
+
+
+def _if_range_reference(a):
+    rows = torch.arange(a.shape[0])[:, None]
+    return torch.where((rows > 16) & (rows < 96), a.float() * 2.0, a.float() * 0.5)
+
+
 VALID_LEN = 200
 
 
@@ -112,4 +164,12 @@ EXAMPLES = [
     Example("language/parallel_dynamic", TESTS + "test_tilelang_language_parallel.py: parallel_elementwise_dynamic",
             parallel_elementwise_dynamic, dict(max_len=512, threads=256),
             lambda: (randn(512, seed=175, dtype=torch.float32),), _valid_reference, scalars={"valid_len": VALID_LEN}),
+    Example("language/ternary", TESTS + "test_tilelang_language_ternary.py: tilelang_ternary", tilelang_ternary,
+            dict(M=128, N=128, block_M=32, block_N=32), lambda: (randn(128, 128, seed=241),),
+            lambda a: torch.where(torch.arange(128)[:, None] < 64, a.float(), torch.zeros(()))),
+    Example("language/if_range", TESTS + "test_tilelang_language_if_range.py: tilelang_if_range", tilelang_if_range,
+            dict(M=128, N=128, block_M=32, block_N=32), lambda: (randn(128, 128, seed=242),), _if_range_reference),
+    Example("language/reshape_smem_1d_2_2d", TESTS + "test_tilelang_language_reshape.py: reshape_test_smem_1d_2_2d",
+            reshape_smem_1d_2_2d, dict(N=2048, M=64, dtype="bfloat16"), lambda: (randn(2048, seed=243),),
+            lambda a: a.float().reshape(32, 64)),
 ]

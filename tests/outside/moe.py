@@ -20,7 +20,10 @@ rows from the scheduler's tables, storing the valid rows) and ``moe_grouped_gemm
 group's count, every block of an empty group, skipping their tile). DeepSeek's TileKernels
 ``moe/expand_to_fused_kernel.py`` (``get_expand_to_fused_kernel``) zeroes the fused rows no token
 fills (``if pos_to_expert[pid_token] < 0``), leaves early past the tokens (``T.thread_return()``) and
-copies each token's row to the positions a table gives. Scaled down: 3 experts of 40, 0
+copies each token's row to the positions a table gives; its ``moe/normalize_weight_kernel.py``
+(``get_normalize_weight_kernel``) normalises each token's top-k weights with a thread per token of a
+``T.dynamic`` count, the weights in a ``T.alloc_local`` array (``T.vectorized`` loads and stores, a
+``T.unroll`` sum into a ``T.alloc_var(init=1e-20)``), 256 tokens choosing 8. Scaled down: 3 experts of 40, 0
 and 24 tokens; slabs of 64 rows holding 50, 0 and 20; K = N = 64, 32-row blocks (TileOPs: 64)."""
 
 import functools
@@ -308,6 +311,40 @@ def grouped_gemm_masked_builder(num_groups, max_m, N, K, dtype):
 
 
 @functools.lru_cache(maxsize=8)
+def normalize_weight_builder(num_topk):
+    num_threads = 128
+
+    @tilelang.jit(pass_configs={tilelang.PassConfigKey.TL_DISABLE_WARP_SPECIALIZED: True})
+    def get_normalize_weight_kernel():
+        num_tokens = T.dynamic("num_tokens")
+        num_blocks = T.ceildiv(num_tokens, 128)
+
+        @T.prim_func
+        def normalize_weight_kernel(
+            topk_weights: T.Tensor[(num_tokens, num_topk), T.float32],
+            denominator: T.Tensor[(num_tokens,), T.float32],
+            normalized_weights: T.Tensor[(num_tokens, num_topk), T.float32],
+        ):
+            with T.Kernel(num_blocks, threads=num_threads) as (pid, ):
+                tid = T.get_thread_binding()
+                weights_local = T.alloc_local((num_topk,), T.float32)
+                row = pid * num_threads + tid
+                if row < num_tokens:
+                    total = T.alloc_var(T.float32, init=1e-20)
+                    for i in T.vectorized(num_topk):
+                        weights_local[i] = topk_weights[row, i]
+                    for i in T.unroll(num_topk):
+                        total += weights_local[i]
+                    denominator[row] = total
+                    for i in T.vectorized(num_topk):
+                        normalized_weights[row, i] = weights_local[i] / total
+
+        return normalize_weight_kernel
+
+    return get_normalize_weight_kernel
+
+
+@functools.lru_cache(maxsize=8)
 def expand_to_fused_builder(hidden, num_topk, dtype):
     """Each token's row copied to its top-k positions of the experts' fused rows: a block per row of
     the larger of the two; a position no token fills (expert -1) is zeroed, a block past the tokens
@@ -471,6 +508,19 @@ def _expand_reference(x, _expanded, slots, _experts):
     return out
 
 
+NORM_TOKENS, NORM_TOPK = 256, 8
+
+
+def _normalize_inputs():
+    weights = torch.rand(NORM_TOKENS, NORM_TOPK, generator=torch.Generator().manual_seed(251))
+    return weights, torch.zeros(NORM_TOKENS), torch.zeros(NORM_TOKENS, NORM_TOPK)
+
+
+def _normalize_reference(weights, _denominator, _normalized):
+    total = weights.sum(dim=1) + 1e-20
+    return total, weights / total[:, None]
+
+
 MOE = "tile-ai/TileOPs src/tileops/kernels/moe/"
 EXAMPLES = [
     Example("moe/fused_topk_softmax", MOE + "fused_topk.py: _fused_topk_kernel (softmax, no bias)",
@@ -492,4 +542,7 @@ EXAMPLES = [
     Example("moe/grouped_gemm_masked", MOE + "moe_grouped_gemm.py: _moe_grouped_gemm_mma_kernel (masked layout)",
             grouped_gemm_masked_builder(len(MASKED_COUNTS), MASKED_MAX_M, MASKED_N, MASKED_K, "bfloat16"),
             dict(block_m=32, block_n=64, block_k=32, threads=128), _masked_inputs, _masked_reference),
+    Example("moe/normalize_weight", "deepseek-ai/TileKernels tile_kernels/moe/normalize_weight_kernel.py: "
+            "get_normalize_weight_kernel", normalize_weight_builder(NORM_TOPK), {}, _normalize_inputs,
+            _normalize_reference, checked=("denominator", "normalized_weights")),
 ]

@@ -2,7 +2,9 @@
 
 Modelled on tile-ai/TileOPs ``src/tileops/kernels/norm/rms_norm.py`` (``_rms_norm_kernel``) and
 ``norm/fused_add_norm.py`` (``_fused_add_rms_norm_kernel``, ``_fused_add_layer_norm_kernel``), and on
-the KernelBench TileLang solution of level 1 problem 36 (RMSNorm) in nathanjpaek/kb-pilot. Written anew
+the KernelBench TileLang solutions of level 1 problems 36 (RMSNorm) and 40 (LayerNorm over (C, H, W) of a 4-D
+tensor: the statistics given, a thread per element, the flat index split into four indices with
+``T.int32``-annotated names, the weight and bias read at 3-D indices) in nathanjpaek/kb-pilot. Written anew
 in their idioms: TileOPs' cached builder of (sizes, dtype) returning a ``@tilelang.jit`` function of
 ``(block_m, threads)`` with ``block_m = 1`` (its ``select_row_config``), a shared block staged into a
 fragment, float32 squares and sums, the weight read from the global tensor inside ``T.Parallel``
@@ -194,6 +196,53 @@ def rms_norm_kernelbench(M, N, blk_m=64, eps: float = 1e-5, dtype: str = "bfloat
     return main
 
 
+@tilelang.jit(out_idx=-1)
+def layernorm_4d_kernelbench(N: int, C: int, H: int, W: int, block_size: int = 256, dtype: str = "bfloat16"):
+    """KernelBench's LayerNorm apply step: ``(x - mean[n]) * invstd[n] * weight + bias`` per element."""
+    numel = N * C * H * W
+
+    @T.prim_func
+    def kernel(
+        X: T.Tensor((N, C, H, W), dtype),
+        mean: T.Tensor((N,), dtype),
+        invstd: T.Tensor((N,), dtype),
+        weight: T.Tensor((C, H, W), dtype),
+        bias: T.Tensor((C, H, W), dtype),
+        Y: T.Tensor((N, C, H, W), dtype),
+    ):
+        with T.Kernel(T.ceildiv(numel, block_size), threads=block_size) as bx:
+            tx = T.get_thread_binding(0)
+            idx = bx * block_size + tx
+            if idx < numel:
+                w_idx: T.int32 = idx % W
+                idx //= W
+                h_idx: T.int32 = idx % H
+                idx //= H
+                c_idx: T.int32 = idx % C
+                n_idx: T.int32 = idx // C
+                x_val = X[n_idx, c_idx, h_idx, w_idx]
+                y_val = (x_val - mean[n_idx]) * invstd[n_idx] * weight[c_idx, h_idx, w_idx] + bias[c_idx, h_idx, w_idx]
+                Y[n_idx, c_idx, h_idx, w_idx] = y_val
+
+    return kernel
+
+
+LN4_SHAPE = (2, 4, 8, 32)
+
+
+def _layernorm_4d_inputs():
+    x = randn(*LN4_SHAPE, seed=16)
+    flat = x.float().reshape(LN4_SHAPE[0], -1)
+    mean = flat.mean(dim=1)
+    invstd = torch.rsqrt(flat.var(dim=1, unbiased=False) + 1e-5)
+    return (x, mean.to(torch.bfloat16), invstd.to(torch.bfloat16), randn(*LN4_SHAPE[1:], seed=17),
+            randn(*LN4_SHAPE[1:], seed=18))
+
+
+def _layernorm_4d_reference(x, mean, invstd, w, b):
+    return (x.float() - mean.float()[:, None, None, None]) * invstd.float()[:, None, None, None] * w.float() + b.float()
+
+
 def _rms(s, w=None, eps=EPS):
     s = s.float()
     out = s * torch.rsqrt((s * s).mean(dim=1, keepdim=True) + eps)
@@ -234,4 +283,8 @@ EXAMPLES = [
             "nathanjpaek/kb-pilot KernelBench/src/prompts/correct_tilelang/level1/1_36.py: rms_norm_kernel",
             rms_norm_kernelbench, dict(M=128, N=64, blk_m=64),
             lambda: (randn(128, 64, seed=15),), lambda a: _rms(a, eps=1e-5)),
+    Example("norm/layernorm_4d_kernelbench",
+            "nathanjpaek/kb-pilot KernelBench/src/prompts/correct_tilelang/level1/1_40.py: build_layernorm_kernel",
+            layernorm_4d_kernelbench, dict(N=LN4_SHAPE[0], C=LN4_SHAPE[1], H=LN4_SHAPE[2], W=LN4_SHAPE[3]),
+            _layernorm_4d_inputs, _layernorm_4d_reference),
 ]

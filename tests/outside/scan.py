@@ -12,7 +12,9 @@ guarded loads and stores in ``T.If`` / ``T.Then``), ``linear_attention/gated_del
 ``T.cumsum`` along the chunk in shared memory, a 3-D grid over (batch, chunk, head tile) writing 4-D
 outputs), and on the KernelBench TileLang solutions of level 1 problems 89 (cumsum: a fragment
 accumulator per row, ``T.serial`` over columns, guarded element stores) and 90 (cumprod: one single-thread
-program per row with a ``T.alloc_local`` running product) in nathanjpaek/kb-pilot. Written anew in their
+program per row with a ``T.alloc_local`` running product) and 93 (masked cumsum: the same single-thread program,
+``T.if_then_else(Mask[by, i], X[by, i], 0)`` added to the running sum, a ``bool`` mask) in
+nathanjpaek/kb-pilot. Written anew in their
 idioms; bfloat16 for float16, float32 where the authors scan in float32; 64 to 128 rows of 64 to 256."""
 
 import functools
@@ -124,6 +126,27 @@ def cumprod_kernelbench(B, N, dtype="float32", accum_dtype="float32"):
                 Y[bx, j] = T.Cast(dtype, running[0])
 
     return cumprod_kernel
+
+
+@tilelang.jit(out_idx=-1)
+def masked_cumsum_kernelbench(M, N, in_dtype="bfloat16"):
+    @T.prim_func
+    def main(X: T.Tensor((M, N), in_dtype), Mask: T.Tensor((M, N), "bool"), Out: T.Tensor((M, N), in_dtype)):
+        with T.Kernel(M, threads=1) as by:
+            acc = T.alloc_local((1,), in_dtype)
+            acc[0] = 0
+            for i in range(N):
+                add_val = T.if_then_else(Mask[by, i], X[by, i], 0)
+                acc[0] += add_val
+                Out[by, i] = acc[0]
+
+    return main
+
+
+def _masked_cumsum_reference(x, mask):
+    """The exact running sum, rounded once: the compiler sums the row as a float32 T.cumsum (ScalarRowsToBlocksTT)
+    where the GPU rounds the bfloat16 accumulator after each addition (0.96% of the largest sum off here)."""
+    return torch.where(mask, x.float(), torch.zeros(())).cumsum(1)
 
 
 @tilelang.jit()
@@ -257,4 +280,8 @@ EXAMPLES = [
     Example("scan/da_cumsum", "tile-ai/TileOPs src/tileops/kernels/mamba/da_cumsum.py: _da_cumsum_fwd_kernel",
             da_cumsum_builder(DA_B, DA_S // DA_Q, DA_Q, DA_H, DA_S, "bfloat16"), dict(block_h=8, threads=128),
             _da_inputs, _da_reference),
+    Example("scan/masked_cumsum_kernelbench", KB + "1_93.py: masked_cumsum", masked_cumsum_kernelbench,
+            dict(M=32, N=64), lambda: (randn(32, 64, seed=156),
+                                       torch.rand(32, 64, generator=torch.Generator().manual_seed(157)) < 0.5),
+            _masked_cumsum_reference),
 ]

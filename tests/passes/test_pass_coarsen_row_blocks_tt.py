@@ -4,12 +4,14 @@ as it is (PadBlocksTT pads its blocks to whole tiles: tests/compiler/test_any_sh
 kernels); kernels with tile-sized blocks are left as they are."""
 
 import tilelang  # noqa: F401
+import tilelang.language as TL
 import tvm
 from tvm.script import ir as I
 from tvm.script import tirx as T
 
 from tests.kernels import eltwise, lower_until, run_pass
 from tests.passes.helpers import tl
+from tilelang_tt.ir.common import span_of
 from tilelang_tt.passes.coarsen_row_blocks_tt import CoarsenRowBlocksTT
 
 PASS = "CoarsenRowBlocksTT"
@@ -333,3 +335,28 @@ def test_a_serial_sweep_of_row_elements_groups_the_rows_its_nests_read_and_store
                             Y[bx * 32 + i, j] = r[i]
 
     tvm.ir.assert_structural_equal(CoarsenRowBlocksTT()(Before), Expected)
+
+
+def test_the_grouped_stores_keep_the_users_lines():
+    """A store the pass rewrites keeps its span: a later refusal of it names the user's line, not the def
+    line (TileOPs' group norm, its weight read at a channel computed from the row and the column)."""
+    @TL.prim_func
+    def main(X: TL.Tensor((64, 128), "bfloat16"), W: TL.Tensor((128,), "bfloat16"), Y: TL.Tensor((64, 128), "bfloat16")):
+        with TL.Kernel(64, threads=128) as bx:
+            x = TL.alloc_shared((1, 128), "bfloat16")
+            y = TL.alloc_fragment((1, 128), "bfloat16")
+            TL.copy(X[bx, 0], x)
+            for i, j in TL.Parallel(1, 128):
+                y[i, j] = x[i, j] * W[j]
+            TL.copy(y, Y[bx, 0])
+
+    def store_lines(mod):
+        found = []
+        tvm.tirx.stmt_functor.post_order_visit(mod["main"].body, lambda n: found.append(
+            span_of(n) and int(span_of(n).line)) if isinstance(n, tvm.tirx.BufferStore) else None)
+        return found
+
+    before = lower_until(main, PASS)
+    after = run_pass(before, PASS)
+    assert not tvm.ir.structural_equal(after, before)  # grouped into blocks of 32 rows
+    assert store_lines(after) == store_lines(before) and None not in store_lines(before)

@@ -424,6 +424,122 @@ def test_hand_written_flat_index_of_on_chip_blocks_is_one_loop():
     tvm.ir.assert_structural_equal(LegalizeGlobalAccessTT()(Shifted), Shifted)
 
 
+def test_hand_written_named_flat_index_of_on_chip_blocks_is_one_loop():
+    """TileOPs' masked fill names the flat index, ``k = i * 8 + j; x_reg[k] = ..x_reg[k]..``: the name is
+    simplified to the one loop's variable and substituted into the blocks' indices as well."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(Y: T.Buffer((64,), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    m_reg = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    x_reg = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    for i in T.parallel(4):
+                        for j in T.parallel(8):
+                            k: T.int32 = i * 8 + j
+                            x_reg[k] = T.if_then_else(m_reg[k] != T.float32(0), T.float32(-1), x_reg[k])
+                    tl.tileop.copy(tl.region(x_reg[0], 1, 32), tl.region(Y[bx * 32], 2, 32))
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(Y: T.Buffer((64,), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    m_reg = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    x_reg = T.sblock_alloc_buffer((32,), "float32", scope="local.fragment")
+                    for i_j in T.parallel(32):
+                        x_reg[i_j] = T.if_then_else(m_reg[i_j] != T.float32(0), T.float32(-1), x_reg[i_j])
+                    tl.tileop.copy(tl.region(x_reg[0], 1, 32), tl.region(Y[bx * 32], 2, 32))
+
+    after = LegalizeGlobalAccessTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)
+
+
+def test_hand_written_if_else_storing_one_element_is_a_selected_value():
+    """TileLang's ``if 16 < row < 96: B[row, col] = A[row, col] * 2 else: B[row, col] = A[row, col] * 0.5``
+    (testing/python/language/test_tilelang_language_if_range.py): both branches store the same element, so the
+    nest stores ``T.if_then_else`` of the two values into the block copied out."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32")):
+            for by in T.thread_binding(4, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    for i in T.parallel(32):
+                        for j in T.parallel(128):
+                            if 16 < by * 32 + i and by * 32 + i < 96:
+                                B[by * 32 + i, j] = A[by * 32 + i, j] * T.float32(2)
+                            else:
+                                B[by * 32 + i, j] = A[by * 32 + i, j] * T.float32(0.5)
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32")):
+            for by in T.thread_binding(4, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    A_s = T.sblock_alloc_buffer((32, 128), "float32", scope="shared.dyn")
+                    B_l = T.sblock_alloc_buffer((32, 128), "float32", scope="local.fragment")
+                    tl.tileop.copy(tl.region(A[by * 32, 0], 1, 32, 128), tl.region(A_s[0, 0], 2, 32, 128))
+                    for i in T.parallel(32):
+                        for j in T.parallel(128):
+                            B_l[i, j] = T.if_then_else(16 < by * 32 + i and by * 32 + i < 96,
+                                                       A_s[i, j] * T.float32(2), A_s[i, j] * T.float32(0.5))
+                    tl.tileop.copy(tl.region(B_l[0, 0], 1, 32, 128), tl.region(B[by * 32, 0], 2, 32, 128))
+
+    after = LegalizeGlobalAccessTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)
+
+
+def test_hand_written_store_guarded_on_its_column_copies_the_first_columns():
+    """TileOPs' layer norm over rows of 200 padded to 256: ``if j < 200: y[row, j] = ..`` is the block computed over
+    every column and its first 200 columns copied out (the writer writes their tiles)."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(X: T.Buffer((64, 200), "float32"), Y: T.Buffer((64, 200), "float32")):
+            for by in T.thread_binding(2, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    x = T.sblock_alloc_buffer((32, 256), "float32", scope="shared.dyn")
+                    for i in T.parallel(32):
+                        for j in T.parallel(256):
+                            if j < 200:
+                                Y[by * 32 + i, j] = x[i, j] * T.float32(2)
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(X: T.Buffer((64, 200), "float32"), Y: T.Buffer((64, 200), "float32")):
+            for by in T.thread_binding(2, thread="blockIdx.y"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    x = T.sblock_alloc_buffer((32, 256), "float32", scope="shared.dyn")
+                    Y_l = T.sblock_alloc_buffer((32, 256), "float32", scope="local.fragment")
+                    for i in T.parallel(32):
+                        for j in T.parallel(256):
+                            Y_l[i, j] = x[i, j] * T.float32(2)
+                    tl.tileop.copy(tl.region(Y_l[0, 0], 1, 32, 200), tl.region(Y[by * 32, 0], 2, 32, 200))
+
+    after = LegalizeGlobalAccessTT()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    assert names(after) == names(Expected)
+
+
 def test_a_nest_storing_into_a_tensor_at_no_block_is_refused_at_the_store():
     @I.ir_module
     class Before:

@@ -236,13 +236,22 @@ def contains(stmt, predicate) -> bool:
 def first_stmt_using(stmt, buffer: tirx.Buffer) -> tirx.Stmt | None:
     """The first statement, in program order, that loads or stores ``buffer`` (a leaf statement:
     a store or an evaluated call, whose span is the user's line)."""
+    return _first_leaf(stmt, lambda n: isinstance(n, (tirx.BufferLoad, tirx.BufferStore)) and n.buffer.same_as(buffer))
+
+
+def first_stmt_using_var(stmt, var: tirx.Var) -> tirx.Stmt | None:
+    """The first statement, in program order, whose expressions name ``var`` (a scalar parameter): a
+    store, an evaluated call or a named value, whose span is the user's line."""
+    return _first_leaf(stmt, lambda n: isinstance(n, tirx.Var) and n.same_as(var))
+
+
+def _first_leaf(stmt, predicate) -> tirx.Stmt | None:
     found: list[tirx.Stmt] = []
 
     def visit(node):
         if found:
             return False
-        if isinstance(node, (tirx.BufferStore, tirx.Evaluate)) and contains(
-                node, lambda n: isinstance(n, (tirx.BufferLoad, tirx.BufferStore)) and n.buffer.same_as(buffer)):
+        if isinstance(node, (tirx.BufferStore, tirx.Evaluate, tirx.Bind)) and contains(node, predicate):
             found.append(node)
             return False
         return True

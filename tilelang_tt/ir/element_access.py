@@ -436,7 +436,8 @@ def statements(body: tirx.Stmt, named: dict, facts: Facts) -> list[tuple[tirx.St
     """The statements of a nest's body, each with (the condition, the ``if``) it sits in, or None:
     ``if cond: a = ..; Y[..] = ..`` is the value ``a`` and the store under ``cond``. The conjuncts of a
     condition ``facts`` prove (``m_start + i < m`` when the blocks tile ``m``) are dropped, and an
-    ``if`` with an ``else`` whose condition it proves or refutes is the branch taken; ``named`` gets the
+    ``if`` with an ``else`` whose condition it proves or refutes is the branch taken, one storing the same
+    element in both branches the store of a selected value (:func:`select_store`); ``named`` gets the
     values named on the way (``Bind``)."""
     out = []
 
@@ -455,12 +456,26 @@ def statements(body: tirx.Stmt, named: dict, facts: Facts) -> list[tuple[tirx.St
                 elif s.else_case is None and cond is None and len(kept) == 1:
                     walk(s.then_case, (kept[0], s))
                 else:
-                    out.append((s, cond))
+                    out.append((select_store(s) or s, cond))
             else:
                 out.append((s, cond))
 
     walk(body, None)
     return out
+
+
+def select_store(stmt: tirx.IfThenElse) -> tirx.BufferStore | None:
+    """``if c: Y[idx] = a else: Y[idx] = b`` (the same element in both branches) as the one store ``Y[idx] =
+    T.if_then_else(c, a, b)``, at the first store's line; None for any other ``if``."""
+    cases = [stmt.then_case, stmt.else_case]
+    cases = [c.seq[0] if isinstance(c, tirx.SeqStmt) and len(c.seq) == 1 else c for c in cases]
+    if not all(isinstance(c, tirx.BufferStore) for c in cases):
+        return None
+    then, other = cases
+    if not then.buffer.same_as(other.buffer) or not ir.structural_equal(list(then.indices), list(other.indices)):
+        return None
+    value = tirx.Call(then.value.dtype, ir.Op.get("tirx.if_then_else"), [stmt.condition, then.value, other.value])
+    return keep_span(then, tirx.BufferStore(then.buffer, value, then.indices))
 
 
 def conjuncts(cond) -> list:
@@ -515,8 +530,8 @@ def flattened(loops: list[tirx.For], body: tirx.Stmt, facts: Facts) -> tuple[lis
 
 
 def _flat_on_chip(body: tirx.Stmt, flat: tirx.Var, analyzer: arith.Analyzer) -> tirx.Stmt | None:
-    """``body`` with each on-chip index of the flat loop variable simplified to it (``(f // 8) * 8 + f % 8``
-    is ``f``); None when one of them is not ``f`` itself or indexes a block of rank above 1."""
+    """``body`` with each on-chip index of the flat loop variable, and each value named from it,
+    simplified (``(f // 8) * 8 + f % 8`` is ``f``); None when one of them is not ``f`` itself or indexes a block of rank above 1."""
     refused = []
 
     def index(node):
@@ -532,9 +547,12 @@ def _flat_on_chip(body: tirx.Stmt, flat: tirx.Var, analyzer: arith.Analyzer) -> 
             return tirx.BufferLoad(node.buffer, index(node))
         if isinstance(node, tirx.BufferStore) and not is_global_buffer(node.buffer):
             return keep_span(node, tirx.BufferStore(node.buffer, node.value, index(node)))
+        if isinstance(node, tirx.Bind) and uses_var(node.value, flat):
+            # a named index (``k = i * npt + j``, then ``x_reg[k]``) is simplified where it is named
+            return keep_span(node, tirx.Bind(node.var, analyzer.simplify(node.value)))
         return None
 
-    new = tirx.stmt_functor.ir_transform(body, None, post, ["tirx.BufferLoad", "tirx.BufferStore"])
+    new = tirx.stmt_functor.ir_transform(body, None, post, ["tirx.BufferLoad", "tirx.BufferStore", "tirx.Bind"])
     return None if refused else new
 
 

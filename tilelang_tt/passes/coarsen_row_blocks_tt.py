@@ -328,7 +328,7 @@ class _Coarsen:
             indices = [self._sub(x, vmap) for x in n.indices]
             if isinstance(n, tirx.BufferLoad):
                 return tirx.BufferLoad(n.buffer, indices)
-            return tirx.BufferStore(n.buffer, n.value, indices)
+            return keep_span(n, tirx.BufferStore(n.buffer, n.value, indices))
         if n.buffer not in self.blocks:
             return None
         first = self._sub(g * self.r + tirx.stmt_functor.substitute(n.indices[0], vmap), {})
@@ -336,7 +336,7 @@ class _Coarsen:
         new = self.blocks[n.buffer]
         if isinstance(n, tirx.BufferLoad):
             return tirx.BufferLoad(new, indices)
-        return tirx.BufferStore(new, n.value, indices)
+        return keep_span(n, tirx.BufferStore(new, n.value, indices))
 
 
 def _grouped(func: tirx.PrimFunc, candidates: dict[tirx.Buffer, int]) -> tirx.PrimFunc:

@@ -85,6 +85,7 @@ from tilelang_tt.ir.common import (
     dtype_hint,
     error,
     first_stmt_using,
+    first_stmt_using_var,
     formula_of,
     is_cb_buffer,
     prim_func_pass,
@@ -277,7 +278,8 @@ def _check_dims(func: tirx.PrimFunc, params: list[tirx.Buffer]) -> None:
         if param in func.buffer_map:
             continue
         if param.dtype not in ("int32", "uint32", "int16", "uint16", "int8", "uint8"):
-            raise error(PASS, func, func, f"the scalar parameter `{param.name}: {param.dtype}` is not an integer of "
+            raise error(PASS, func, first_stmt_using_var(func.body, param) or func,
+                        f"the scalar parameter `{param.name}: {param.dtype}` is not an integer of "
                         "at most 32 bits: kernels receive scalar parameters as 32-bit runtime arguments",
                         f"declare `{param.name}: T.int32`, or pass the value in a one-element tensor")
         if param.name in seen:

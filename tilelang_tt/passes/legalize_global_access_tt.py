@@ -25,7 +25,9 @@ whole rows (``Y[bx * 2 + r, c]``: 2 rows of a (64, 128) tensor). An
 prove is dropped (``if m_start + i < m`` where the blocks tile ``m``; an ``else`` taken or not); a store
 guarded on the first index, ``if i < valid: C[row + i, ..] = ..`` (the rows a block holds), is computed
 for every row and copied out under ``tt.valid_rows`` = ``valid``: the writer writes the first ``valid``
-rows. Other nests are left for the later passes, which refuse a global store in them at its line;
+rows; a store guarded on its last index by a constant, ``if j < N: Y[.., j] = ..`` over a nest of more columns
+(rows padded past the tensor's), is computed for every column and its first ``N`` columns copied out. An
+``if``/``else`` storing the same element in both branches stores the selected value. Other nests are left for the later passes, which refuse a global store in them at its line;
 in a kernel that then writes no global tensor with T.copy (they could only name the kernel), this
 pass refuses the first such store. The extents of a region that the values named before it make
 constant become that constant (``Y[b, H0:H1]`` with ``H1 = H0 + 64``: 64).
@@ -100,6 +102,7 @@ from tilelang_tt.ir.common import (
     rebuild_nest,
     seq,
     tile_op_name,
+    uses_var,
     vector_kinds,
 )
 from tilelang_tt.ir.element_access import (
@@ -192,6 +195,7 @@ def _legalize_nest(func, loop, loops, body, names, allocated, facts, complete=Fa
             nest = ElementNest(loops, names, facts, gather=gather)
     named, stmts = {}, []
     limits = {}  # tensor -> (the rows its guarded store writes, the guard)
+    clips = {}  # tensor -> the columns its store guarded on the column writes (a constant)
     for s, guard in items:
         if isinstance(s, tirx.Bind):  # substituted into the stores below
             named[s.var] = tirx.stmt_functor.substitute(s.value, named)
@@ -200,12 +204,16 @@ def _legalize_nest(func, loop, loops, body, names, allocated, facts, complete=Fa
             return None
         if guard is not None:  # computed for every row, the writer writes the valid ones
             bound = guard_bound(guard[0], loops, facts) if is_global_buffer(s.buffer) else None
-            if bound is None:
+            columns = _column_bound(guard[0], loops, s, facts) if bound is None and is_global_buffer(s.buffer) \
+                else None
+            if columns is not None:  # the block's first columns copied out: the writer writes those tiles
+                clips[s.buffer] = columns
+            elif bound is None:
                 return None
-            if not facts.prove(bound >= loops[0].extent):  # a guard always true needs no limit
+            elif not facts.prove(bound >= loops[0].extent):  # a guard always true needs no limit
                 limits[s.buffer] = (bound, guard[1])
         value = nest.rewrite_expr(tirx.stmt_functor.substitute(s.value, named))
-        target, indices = s.buffer, s.indices
+        target, indices = s.buffer, [tirx.stmt_functor.substitute(e, named) for e in s.indices]
         if nest.outside:
             if not refuse:
                 return None
@@ -229,7 +237,11 @@ def _legalize_nest(func, loop, loops, body, names, allocated, facts, complete=Fa
         if role == "read":
             before.append(_copy(tensor, make_region(block, zeros, shape, WRITE), loop))
         else:
-            if buf in limits:  # the block computes every row, the writer writes the valid ones
+            if buf in clips:  # the block computes every column, the first ones are copied out
+                extents = [*extents[:-1], clips[buf]]
+                tensor = make_region(buf, bases, extents, WRITE)
+                copy = _copy(make_region(block, zeros, [*shape[:-1], clips[buf]], READ), tensor, loop)
+            elif buf in limits:  # the block computes every row, the writer writes the valid ones
                 valid, guard = limits[buf]
                 copy = _copy(make_region(block, zeros, shape, READ), tensor, guard)
                 copy = keep_span(guard, tirx.AttrStmt(buf.data, Scope.VALID_ROWS.value, valid, copy))
@@ -241,6 +253,22 @@ def _legalize_nest(func, loop, loops, body, names, allocated, facts, complete=Fa
         allocated.extend(b for b in (turn.vector, turn.used) if b is not None)
         (before if turn.role == "read" else turned).extend(turn.statements(loop))
     return seq(before + [new_body] + turned + after)
+
+
+def _column_bound(cond, loops: list[tirx.For], store: tirx.BufferStore, facts: Facts) -> int | None:
+    """The columns a store guarded on its nest's last index writes: ``j < N`` (``base + j < limit``, ``<=``) with
+    ``base`` and ``limit`` constant and the store's last index ``j`` itself, a constant ``N`` inside the nest's
+    extent (TileOPs' rows padded to 256 elements and stored up to their length); None for any other guard."""
+    j = loops[-1].loop_var
+    if len(loops) < 2 or not store.indices or not store.indices[-1].same_as(j):
+        return None
+    if isinstance(cond, (tirx.GT, tirx.GE)):  # bound > x is x < bound
+        cond = (tirx.LT if isinstance(cond, tirx.GT) else tirx.LE)(cond.b, cond.a)
+    if not isinstance(cond, (tirx.LT, tirx.LE)) or not uses_var(cond.a, j):
+        return None
+    bound = const_int(facts.analyzer.simplify(cond.b - (cond.a - j) + (1 if isinstance(cond, tirx.LE) else 0)))
+    extent = const_int(loops[-1].extent)
+    return bound if bound is not None and extent is not None and 0 < bound < extent else None
 
 
 def _refuse_gathers(func, loops: list[tirx.For], body: tirx.Stmt) -> None:

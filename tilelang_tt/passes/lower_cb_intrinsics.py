@@ -284,13 +284,29 @@ def _column_writes(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, analyzer: 
     return keep_span(stmt, tirx.For(r, 0, view.rows, tirx.ForKind.SERIAL, move))
 
 
+def _part_of_block(cb: CBDesc, block) -> tuple[int, int] | None:
+    """(first tile row, first tile column) of a write's block region that is a part of whole tiles of the CB's
+    block (``T.copy(l[0:32, 0:128], Y[..])`` of a [32, 256] block), or None (the whole block, a vector, a block
+    stored by columns, a part not starting at a tile)."""
+    if cb.vector or not cb.block_tiles[0] or len(block.buffer.shape) != 2:
+        return None
+    starts, extents = [const_int(x) for x in block.starts], [const_int(x) for x in block.extents]
+    if None in starts or None in extents or any(x % TILE for x in starts):
+        return None
+    if starts == [0, 0] and [-(-e // TILE) for e in extents] == list(cb.block_tiles):
+        return None
+    return starts[0] // TILE, starts[1] // TILE
+
+
 def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: bool, analyzer: arith.Analyzer,
-                    ptr, scratch=None) -> tuple[tirx.Stmt, int]:
+                    ptr, scratch=None, part: tuple[int, int] | None = None) -> tuple[tirx.Stmt, int]:
     """(the moves of the tiles of the slice, row by row of the block, each a page of the tensor and
     of the CB, stored row by row, or column by column for a block of ``tt.column_major_blocks``;
     the number of pages). A slice of part of a tile whose other elements are the tensor's moves its
     face-row runs instead (:mod:`tilelang_tt.ir.tile_runs`), the misaligned ones through the kernel's
-    scratch at ``scratch``."""
+    scratch at ``scratch``. A write of ``part`` of the block (its first tile row and column) moves the part's
+    tiles from their pages of the whole block, which it waits for and pops (all of them: the CB's pages are
+    the block's)."""
     column, flat = vector_layout(func, tensor.buffer)
     view = matrix_slice(tensor, column, flat)
     rows, cols = -(-view.rows // TILE), -(-view.cols // TILE)
@@ -302,6 +318,8 @@ def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: 
     in_row = flat and not analyzer.can_prove(tensor.starts[-1] + tensor.extents[-1] <= tensor.buffer.shape[-1])
     by_columns = cb.name in Attr.COLUMN_MAJOR_BLOCKS.read(func)
     columns = columns_of(tensor.buffer, column, flat)
+    if part is not None and (by_columns or is_partial(view, columns, analyzer)):
+        part = None
     if is_partial(view, columns, analyzer):
         storage = stored(func, tensor.buffer).storage
         if storage:
@@ -319,7 +337,10 @@ def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: 
 
     def page(r, c):
         tile_id = analyzer.simplify((row0 + r) * nt + col0 + c)
-        offset = tirx.Cast("uint32", ((c * rows + r) if by_columns else (r * cols + c)) * cb.page_size)
+        position = (c * rows + r) if by_columns else (r * cols + c)
+        if part is not None:  # the part's tile in the whole block's pages
+            position = (part[0] + r) * cb.block_tiles[1] + part[1] + c
+        offset = tirx.Cast("uint32", position * cb.page_size)
         transfer = evaluate(xfer, tile_id, tensor.buffer.data, ptr + offset, like=stmt)
         inside = [cond for cond, hangs in ((bound_row0 + r < bound_rows, overhang[0]), (col0 + c < nt, overhang[1]),
                                            (tensor.starts[-1] + (r if column else c) * TILE < tensor.buffer.shape[-1],
@@ -338,10 +359,11 @@ def _tile_transfers(stmt, func, cb: CBDesc, tensor, acc: AccessorDesc, reading: 
         var = tirx.Var("c", "int32")
         return tirx.For(var, 0, cols, tirx.ForKind.SERIAL, page(r, var))
 
+    pages = cb.block_pages if part is not None else rows * cols
     if rows == 1:
-        return loop_rows(0), cols
+        return loop_rows(0), (cb.block_pages if part is not None else cols)
     rvar = tirx.Var("r", "int32")
-    return tirx.For(rvar, 0, rows, tirx.ForKind.SERIAL, loop_rows(rvar)), rows * cols
+    return tirx.For(rvar, 0, rows, tirx.ForKind.SERIAL, loop_rows(rvar)), pages
 
 
 def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc], handoffs: dict,
@@ -373,7 +395,8 @@ def _lower(stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc
                         f"is laid out in {acc.layout} tiles (a tile is written whole)",
                         f"leave `{tensor.buffer.name}` to the default layout (rows are chosen for it), or store "
                         "whole blocks")
-        transfers, pages = _tile_transfers(stmt, func, cb, tensor, acc, reading, analyzer, ptr, scratch)
+        transfers, pages = _tile_transfers(stmt, func, cb, tensor, acc, reading, analyzer, ptr, scratch,
+                                           part=None if reading else _part_of_block(cb, block))
     begin, end, barrier = ((Intrin.CB_RESERVE_BACK, Intrin.CB_PUSH_BACK, Intrin.NOC_READ_BARRIER) if reading else
                            (Intrin.CB_WAIT_FRONT, Intrin.CB_POP_FRONT, Intrin.NOC_WRITE_BARRIER))
     arrived = []  # after the barrier

@@ -53,9 +53,11 @@ from tilelang_tt.passes.lower_parallel_scans_tt import LowerParallelScansTT
 from tilelang_tt.passes.lower_shared_to_cb import LowerSharedToCB
 from tilelang_tt.passes.lower_warp_shuffles_tt import LowerWarpShufflesTT
 from tilelang_tt.passes.lower_tt_tile_intrinsics import LowerTTTileIntrinsics
+from tilelang_tt.passes.lower_block_views_tt import LowerBlockViewsTT
 from tilelang_tt.passes.map_parameter_views_tt import MapParameterViewsTT
 from tilelang_tt.passes.name_value_conditions_tt import NameValueConditionsTT
 from tilelang_tt.passes.materialize_core_loop_tt import MaterializeCoreLoopTT
+from tilelang_tt.passes.name_parallel_scalars_tt import NameParallelScalarsTT
 from tilelang_tt.passes.number_cbs_tt import NumberCBsTT
 from tilelang_tt.passes.order_reduction_tt import OrderReductionTT
 from tilelang_tt.passes.orient_vector_moves_tt import OrientVectorMovesTT
@@ -71,6 +73,7 @@ from tilelang_tt.passes.scalar_rows_to_blocks_tt import ScalarRowsToBlocksTT
 from tilelang_tt.passes.threads_to_lanes_tt import ThreadsToLanesTT
 from tilelang_tt.passes.trim_unused_block_padding_tt import TrimUnusedBlockPaddingTT
 from tilelang_tt.passes.unique_buffer_names_tt import UniqueBufferNamesTT
+from tilelang_tt.passes.unstack_blocks_tt import UnstackBlocksTT
 from tilelang_tt.passes.verify_tt_ir import VerifyTTIR
 from tilelang_tt.passes.version_on_chip_buffers_tt import VersionOnChipBuffersTT
 from tilelang_tt.passes.widen_mask_blocks_tt import WidenMaskBlocksTT
@@ -85,6 +88,12 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         # A view of a parameter (T.Tensor(shape, X.data)) regrouping its leading dimensions becomes the
         # parameter's own accesses, before any pass looks at a global tensor's slices or elements.
         MapParameterViewsTT(),
+        # A view of an on-chip block (T.reshape) becomes the block's own accesses, copies and per-group
+        # reductions, before any pass collects blocks (their CBs are the allocated blocks' alone).
+        LowerBlockViewsTT(),
+        # A stack of blocks (rank 3) used one slice per iteration of a loop, written before it is read in each, is
+        # one block of the slice's shape: before the passes that pad, version and collect blocks.
+        UnstackBlocksTT(),
         # A T.fill of a global tensor region is a constant block copied there: before the passes that make,
         # pad and version blocks, and B1's checks of the copy's slice.
         StoreGlobalFillsTT(),
@@ -95,6 +104,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         # blocks, reductions, scans and copies: before InlineScalarVarsTT unrolls a short sweep of
         # T.alloc_var scalars into one expression, and before the passes that group and copy blocks.
         ScalarRowsToBlocksTT(),
+        # A T.alloc_var scalar a T.Parallel nest sets before it reads it (a temporary of each element) is a
+        # named value, before InlineScalarVarsTT looks at the scalar variables left.
+        NameParallelScalarsTT(),
         # A scalar T.alloc_var set once from block coordinates is its value.
         InlineScalarVarsTT(),
         # Thread-level code: thread indices become T.Parallel lanes, per-thread arrays one element per
