@@ -15,8 +15,8 @@ from tests.kernels import eltwise
 
 # The pipeline: its front passes, then the design spec's A1 ... F, in order (OrderReductionTT between E1 and D3).
 SPEC_ORDER = [
-    "UniqueBufferNamesTT", "MapParameterViewsTT", "StoreGlobalFillsTT", "LowerWarpShufflesTT", "ScalarRowsToBlocksTT",
-    "InlineScalarVarsTT", "ThreadsToLanesTT", "LocalBlocksTT", "ParallelizeRowLoopsTT", "PersistentToGridTT",
+    "UniqueBufferNamesTT", "MapParameterViewsTT", "LowerBlockViewsTT", "UnstackBlocksTT", "StoreGlobalFillsTT",
+    "LowerWarpShufflesTT", "ScalarRowsToBlocksTT", "NameParallelScalarsTT", "InlineScalarVarsTT", "ThreadsToLanesTT", "LocalBlocksTT", "ParallelizeRowLoopsTT", "PersistentToGridTT",
     "CoarsenRowBlocksTT", "LowerAtomicAddTT", "LowerEarlyExitTT", "BoundParallelExtentsTT", "ClampRunTimeLoopsTT",
     "ForwardTensorCopiesTT",
     "CheckKernelFormsTT", "NameValueConditionsTT", "TrimUnusedBlockPaddingTT", "LegalizeGlobalAccessTT",
