@@ -295,10 +295,10 @@ def layer_module(sz: LayerSizes, chips: int = 1) -> tvm.IRModule:
 # "Megatron-LM", section 3): each kernel's compile options. Column-parallel QKV and gate/up projections (a chip
 # computes a panel of the output columns: its heads' q, k, v, its panel of the MLP); rotary embedding and attention
 # over the chip's heads; row-parallel output and down projections (a chip multiplies its panel of K, the partial sums
-# all-reduced over the fabric, so every chip holds the sum). None: the one-chip program, run by every chip on its own
-# copy of the residual stream (the norms).
+# all-reduced over the fabric, so every chip holds the sum). The norms replicated: one mesh program, every chip
+# normalizing its own copy of the residual stream (tt-metal's MeshWorkload over the mesh, replicated MeshBuffers).
 MESH_OPTIONS = {
-    "rms_norm": None,
+    "rms_norm": {"mesh_axis": "replicate"},
     "qkv_proj": {"mesh_axis": "blockIdx.x"},
     "rotary": {"mesh_axis": "blockIdx.y"},
     "attention": {"mesh_axis": "blockIdx.y"},
@@ -318,8 +318,7 @@ def build_layer(sz: LayerSizes, arch: str, mesh: tuple[int, int] = (1, 1)):
         return tvm.build(mod, target=target)
     layer = None
     for gv, func in mod.functions.items():
-        options = MESH_OPTIONS[gv.name_hint]
-        config = {} if options is None else {"tt.mesh": mesh, **{f"tt.{k}": v for k, v in options.items()}}
+        config = {"tt.mesh": mesh, **{f"tt.{k}": v for k, v in MESH_OPTIONS[gv.name_hint].items()}}
         with tvm.transform.PassContext(config=config):
             built = tvm.build(tvm.IRModule({gv.name_hint: func}), target=target)
         if layer is None:
@@ -417,7 +416,7 @@ def output_shapes(sz: LayerSizes) -> dict[str, tuple[int, int]]:
 def sums_into_output(kernel: str, chips: int) -> bool:
     """Whether ``kernel``'s blocks add into its output across ``chips`` chips (a row-parallel projection on a
     mesh): it then takes the residual, its stage's last input, as the output's initial value."""
-    return chips > 1 and "mesh_reduce" in (MESH_OPTIONS[kernel] or {})
+    return chips > 1 and "mesh_reduce" in MESH_OPTIONS[kernel]
 
 
 def run_layer(module, sz: LayerSizes, w: dict[str, torch.Tensor], x: torch.Tensor,
@@ -462,8 +461,8 @@ def predicted_times(module) -> dict[str, float]:
 
 def placement(module, kernel: str, position: int) -> str:
     """Where the tensor at parameter ``position`` of ``kernel`` lies on the mesh as the kernel reads or
-    leaves it: ``"whole"`` on every chip (replicated, all-reduced, or any tensor of a one-chip program, which
-    every chip runs on its own copy) or ``"panel of dim d"`` (sharded: each chip its consecutive part)."""
+    leaves it: ``"whole"`` on every chip (replicated, all-reduced, or any tensor of a one-chip program) or
+    ``"panel of dim d"`` (sharded: each chip its consecutive part)."""
     mesh = module.program(kernel).plan.mesh
     tensor = None if mesh is None else mesh.tensors[position]
     if tensor is None or tensor.distribution != "sharded":
@@ -527,9 +526,8 @@ def print_mesh(mesh: tuple[int, int], result: dict, arch: str = ARCHS[0]) -> Non
     print(f"{'stage':<10} {'split':<14} {'rel. error':>10} {'one chip':>9} {'per chip':>9} {'combine':>8} "
           f"{'links':>7}")
     for stage, kernel, _ in STAGES:
-        options = MESH_OPTIONS[kernel] or {}
-        split = {"blockIdx.x": "columns", "blockIdx.y": "heads"}.get(options.get("mesh_axis"),
-                                                                       "K, all-reduce" if options else "every chip")
+        split = {"blockIdx.x": "columns", "blockIdx.y": "heads", "replicate": "replicated"}.get(
+            MESH_OPTIONS[kernel].get("mesh_axis"), "K, all-reduce")
         seconds, combine, links = result["per_chip"][stage]
         print(f"{stage:<10} {split:<14} {result['errors'][stage]:>10.2e} {result['one_chip'][stage] * 1e6:>9.1f} "
               f"{seconds * 1e6:>9.1f} {combine * 1e6:>8.1f} {links * 1e6:>7.1f}")

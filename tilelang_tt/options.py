@@ -16,7 +16,7 @@ from types import MappingProxyType
 
 from tilelang_tt.contract.arch import ARCHS, get_arch
 from tilelang_tt.contract.formats import BLOCK_FORMATS
-from tilelang_tt.contract.mesh import MESH_AXES
+from tilelang_tt.contract.mesh import MESH_AXES, REPLICATE
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.layout import BufferLayout, LayoutError
 
@@ -95,7 +95,8 @@ class CompileOptions:
     # The grid dimension the mesh splits, as T.Kernel binds it ("blockIdx.x" its first extent, "blockIdx.y" the
     # second, "blockIdx.z" the third): "blockIdx.x" splits the block columns (a column-parallel projection: the
     # weight and the output by columns, the input whole on every chip). None: the outermost row dimension of more
-    # than one block, else the columns (ChooseMeshAxisTT); with mesh_reduce, the summing dimension
+    # than one block, else the columns (ChooseMeshAxisTT); with mesh_reduce, the summing dimension. "replicate":
+    # none; every chip runs the whole grid on its own copy of every tensor (a norm of a tensor-parallel layer)
     mesh_axis: str | None = None
     layouts: Mapping[str, BufferLayout] | None = None  # buffer name -> memory/layout/sharding
     # parameter name -> block floating point storage ("bfloat8_b", "bfloat4_b"): a shorter spelling
@@ -129,10 +130,11 @@ class CompileOptions:
                               hint=did_you_mean(str(self.mesh_reduce), ("all_reduce", "reduce_scatter"))
                               + "use mesh_reduce='all_reduce' (every chip holds the sum) or 'reduce_scatter' "
                               "(each chip keeps its panel of rows), or leave it unset")
-        if self.mesh_axis not in (None, *MESH_AXES):
+        if self.mesh_axis not in (None, *MESH_AXES, REPLICATE):
             raise OptionError(f"mesh_axis={self.mesh_axis!r} is not a grid dimension",
-                              hint=did_you_mean(str(self.mesh_axis), MESH_AXES) + "use mesh_axis='blockIdx.x' (the "
-                              "first T.Kernel extent: block columns), 'blockIdx.y' or 'blockIdx.z', or leave it unset")
+                              hint=did_you_mean(str(self.mesh_axis), (*MESH_AXES, REPLICATE)) + "use mesh_axis="
+                              "'blockIdx.x' (the first T.Kernel extent: block columns), 'blockIdx.y' or 'blockIdx.z', "
+                              "'replicate' (every chip runs the whole grid on its own copy), or leave it unset")
         if self.mesh_axis is not None and self.mesh_reduce is not None:
             raise OptionError(f"mesh_axis={self.mesh_axis!r} with mesh_reduce={self.mesh_reduce!r}: mesh_reduce splits "
                               "the grid dimension whose blocks sum into a tensor, so the mesh splits that one",

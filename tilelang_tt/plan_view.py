@@ -114,7 +114,10 @@ def _mesh_lines(plan: Plan) -> list[str]:
     what = "block columns" if mesh.columns else "block rows"
     rows, cols = mesh.shape
     lines = [f"mesh {rows}x{cols} of {len(mesh.devices)} devices: the {mesh.blocks} {what} ({mesh.axis}) in panels "
-             f"of {mesh.devices[0].panel[1]}; every device runs the program below over its own panel"]
+             f"of {mesh.devices[0].panel[1]}; every device runs the program below over its own panel"
+             if not mesh.replicated else
+             f"mesh {rows}x{cols} of {len(mesh.devices)} devices (replicate): every device runs the program below "
+             f"over all {mesh.blocks} {what}, on its own copy of every tensor"]
     for device in mesh.devices:
         first, count = device.panel
         blocks = sorted(device.blocks(plan.work_policy, plan.block_grid, mesh.columns))

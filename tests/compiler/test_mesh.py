@@ -265,3 +265,24 @@ def test_a_plan_whose_mesh_does_not_match_its_buffers_is_refused():
     with pytest.raises(PlanError, match=r"mesh.devices\[0\]: device 0 of the 1x2 mesh is at \[0, 0\] with the "
                                         r"panel \[0, 2\] of block rows, got \[0, 1\] and \[2, 2\]"):
         Plan.from_json(dict(plan, mesh=dict(plan["mesh"], devices=devices)))
+
+
+def test_replicate_runs_the_whole_kernel_on_every_device_of_the_mesh():
+    """``mesh_axis="replicate"``: one mesh program, every device over the whole grid on its own copy of
+    each tensor (replicated inputs), every device's copy of the output read back and checked equal."""
+    M, N = 128, 64
+    artifacts = tilelang_tt.compile(layernorm(M, N, 32), mesh=(1, 2), mesh_axis="replicate")
+    plan = artifacts.plan
+    assert plan.mesh.axis == "replicate" and [d.panel for d in plan.mesh.devices] == [(0, 4), (0, 4)]
+    assert {t.distribution for t in plan.mesh.tensors} == {"replicated"}
+    x, g, b = bf16(M, N, seed=15), bf16(N, seed=16), bf16(N, seed=17)
+    y = artifacts.run(x, g, b)
+    ref = torch.nn.functional.layer_norm(x.float(), (N,), g.float(), b.float(), eps=1e-5)
+    assert_close(y.float(), ref, 2.0 ** -5)
+    assert len(artifacts.last_counters["devices"]) == 2  # both chips ran it
+    main = tilelang_tt.compile(layernorm(M, N, 32), mesh=(2, 4), mesh_axis="replicate").sources["main.cpp"]
+    assert check_main_cpp(main) == []
+    assert "MeshShape(2, 4)" in main and main.count("workload.add_program(device_range") == 1
+    assert "buffer_X = create_dram_buffer" in main and "buffer_Y = create_mesh_sharded_buffer(device.get(), " \
+        "16384, 2048, 2, 4)" in main  # the input replicated, the output a copy per device
+    assert "replicated Y: device \" + std::to_string(d)" in main and "SetFabricConfig" not in main

@@ -44,7 +44,7 @@ SCHEMA = json.loads(SCHEMA_PATH.read_text())
 # Kernels whose plans together hold every part of the contract: the golden programs (the examples,
 # the op families, dynamic sizes, row-major tensors, a reduction) and multicast, the partition
 # policies, L1 and DRAM sharding, local_shard, block floating point, a mesh split by rows and by
-# columns, rank-1 columns, flat vectors, integer operands unpacked to DST, a uint8 mask, blackhole.
+# columns or replicated, rank-1 columns, flat vectors, integer operands unpacked to DST, a uint8 mask, blackhole.
 L1_ROWS = BufferLayout(memory="L1", layout="height_sharded", shard_grid=(8, 1))
 COMPILED = {
     **{f"golden_{name}": functools.partial(build, name) for name, build in GOLDEN_CASES.items()},
@@ -61,6 +61,7 @@ COMPILED = {
                                                storage={"A": "bfloat8_b", "B": "bfloat4_b"}),
     "mesh_rows": lambda: tilelang_tt.compile(bmm(4, 64, 64, 64, 32, 32, 32, shared_b=True), mesh=(1, 2)),
     "mesh_columns": lambda: tilelang_tt.compile(gemm(32, 512, 128, 32, 64, 32), mesh=(2, 2)),
+    "mesh_replicate": lambda: tilelang_tt.compile(gemm(64, 64, 64, 32, 32, 32), mesh=(1, 2), mesh_axis="replicate"),
     "rank1_column": lambda: tilelang_tt.compile(row_means_plus_index(80, 64, 32)),
     "flat_vectors": lambda: tilelang_tt.compile(row_sums(1, 2, 64, 64)),
     "integer": lambda: tilelang_tt.compile(op_kernels.integer("add", 64, 128, 32, 64)),
@@ -98,7 +99,7 @@ def test_the_compiled_plans_hold_every_part_of_the_contract():
     assert {b["data_format"] for d in plans for b in d["buffers"]} >= {"Bfp8_b", "Bfp4_b", "UInt8", "Int32"}
     assert {key for d in plans for b in d["buffers"] for key in b} >= {"column", "flat", "shard_grid"}
     assert {d["work_policy"]["policy"] for d in plans} >= {"block", "row_major", "zigzag", "local_shard", "contiguous"}
-    assert {d["mesh"]["axis"] for d in plans if "mesh" in d} == {"blockIdx.z", "blockIdx.x"}
+    assert {d["mesh"]["axis"] for d in plans if "mesh" in d} == {"blockIdx.z", "blockIdx.x", "replicate"}
     kinds = {a["kind"] for d in plans for k in d["kernels"] for a in k["runtime_args"]}
     assert kinds == {k.value for k in ArgKind} - {ArgKind.CONST.value}  # no pass makes a const arg
     assert any(k.get("unpack_to_dest") for d in plans for k in d["kernels"])

@@ -18,7 +18,7 @@ from tilelang_tt.contract.formats import (BLOCK_FORMATS, BY_DATA_FORMAT, DATA_FO
 from tilelang_tt.contract.formula import Formula, to_json
 from tilelang_tt.contract.buffers import ACCESS, LAYOUTS, MEMORIES
 from tilelang_tt.contract.kernels import DATA_MOVEMENT, MATH_FIDELITIES, ROLES, kernel_source
-from tilelang_tt.contract.mesh import COLLECTIVES, COMBINE_DIRECTIONS, DISTRIBUTIONS, MESH_AXES
+from tilelang_tt.contract.mesh import COLLECTIVES, COMBINE_DIRECTIONS, DISTRIBUTIONS, MESH_AXES, REPLICATE
 from tilelang_tt.contract.plan import PARTITION_MODES, SCHEMA_PATH, SCHEMA_VERSION, Plan
 from tilelang_tt.contract.reading import PlanError
 from tilelang_tt.contract.vocabulary import (
@@ -233,7 +233,7 @@ def test_the_schema_enumerates_the_tables_of_the_contract():
         "properties/multicast/items/properties/axis": list(MCAST_AXES),
         "$defs/runtime_arg_spec/properties/kind": [k.value for k in ArgKind],
         "$defs/runtime_arg_spec/properties/what": list(MCAST_ARGS) + list(CHAIN_ARGS),
-        "properties/mesh/properties/axis": list(MESH_AXES),
+        "properties/mesh/properties/axis": [*MESH_AXES, REPLICATE],
         "properties/mesh/properties/tensors/items/properties/distribution": list(DISTRIBUTIONS),
         "properties/mesh/properties/collective/properties/kind": list(COLLECTIVES),
         "properties/mesh/properties/collective/properties/semaphores/items/properties/kind": "global",
@@ -261,3 +261,36 @@ def test_bfloat16_rounding_is_torch_s():
     assert float_to_bfloat16_bits(float("nan")) == 0x7FC0
     assert float_to_bfloat16_bits(1.00390625) == 0x3F80 and float_to_bfloat16_bits(1.01171875) == 0x3F82  # ties to even
     assert struct.pack("<f", 1.00390625) == struct.pack("<I", 0x3F808000)
+
+
+def _replicated_mesh(plan: dict) -> dict:
+    """``plan`` on a 1x2 mesh of ``mesh_axis="replicate"``: both devices run all its block rows, every
+    tensor replicated."""
+    rows = plan["block_grid"][0]
+    plan["mesh"] = {"shape": [1, 2], "axis": REPLICATE, "blocks": rows,
+                    "devices": [{"coord": [0, i], "panel": [0, rows], "work_partition": plan["work_partition"]}
+                                for i in range(2)],
+                    "tensors": [{"buffer": b["name"], "distribution": "replicated", "dim": -1, "shape": b["shape"]}
+                                for b in plan["buffers"]]}
+    return plan
+
+
+def test_a_replicated_mesh_gives_every_device_the_whole_grid():
+    plan = Plan.from_json(_replicated_mesh(copy.deepcopy(_golden("gemm"))))
+    assert plan.mesh.replicated and not plan.mesh.columns and plan.mesh.blocks == 8
+    assert [d.panel for d in plan.mesh.devices] == [(0, 8), (0, 8)]
+    assert Plan.from_json(plan.to_json()) == plan
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda m: m.update(blocks=16), r"^mesh.blocks 16 is not the 8 block rows every device of a replicated mesh runs$"),
+    (lambda m: m["devices"][1].update(panel=[8, 8]),
+     r"^mesh.devices\[1\]: device 1 of the 1x2 mesh is at \[0, 1\] with the panel \[0, 8\] of block rows, got "),
+    (lambda m: m["tensors"][0].update(distribution="sharded", dim=0, shape=[1024, 512]),
+     r"^mesh.tensors\[0\]: every tensor of a replicated mesh is replicated, got sharded$"),
+])
+def test_what_a_replicated_mesh_must_not_say_is_a_plan_error(mutate, message):
+    plan = _replicated_mesh(copy.deepcopy(_golden("gemm")))
+    mutate(plan["mesh"])
+    with pytest.raises(PlanError, match=message):
+        Plan.from_json(plan)

@@ -43,7 +43,10 @@ def test_the_layer_on_a_mesh_matches_torch_with_the_same_bits_every_run(example,
     assert result["same_bits"]
     layer = result["module"]
     plans = {kernel: layer.program(kernel).plan for kernel in layer.kernels}
-    assert plans["rms_norm"].mesh is None  # every chip normalizes its own copy of the residual stream
+    # one mesh program: every chip normalizes its own copy of the residual stream
+    assert plans["rms_norm"].mesh.axis == "replicate" and len(plans["rms_norm"].mesh.devices) == chips
+    assert {t.distribution for t in plans["rms_norm"].mesh.tensors} == {"replicated"}
+    assert len(layer.program("rms_norm").last_counters["devices"]) == chips
     for kernel, axis in (("qkv_proj", "blockIdx.x"), ("swiglu", "blockIdx.x"), ("rotary", "blockIdx.y"),
                          ("attention", "blockIdx.y")):
         assert plans[kernel].mesh.axis == axis and plans[kernel].mesh.collective is None, kernel

@@ -14,9 +14,10 @@ import tilelang
 import torch
 
 import tilelang_tt
-from tests.kernels import bmm
+from tests.kernels import bmm, gemm
 from tilelang_tt.contract.vocabulary import BufferAddress, NocCoord, runtime_value
-from tilelang_tt.host.ttnn_program import NO_DEVICE_MESSAGE, TTDeviceError, run_on_device
+from tilelang_tt.host.ttnn_program import (NO_DEVICE_MESSAGE, TTDeviceError, mesh_composer, mesh_mapper, run_on_device,
+                                           whole_output)
 
 NO_TTNN = importlib.util.find_spec("ttnn") is None
 
@@ -283,3 +284,51 @@ def test_a_ttnn_tensor_not_as_the_plan_lays_it_out_is_a_clear_error(device_tenso
         "mesh": "kernel `main` runs on a 1x2 mesh: give its inputs as whole torch tensors "
                 "(ttnn.to_torch(tensor, mesh_composer=...)); mesh tensors are not taken in place",
     }
+
+
+class _MeshTtnn:
+    """ttnn's mesh mappers and composers as far as the ttnn path calls them: each returns what it was asked."""
+
+    @staticmethod
+    def shard_tensor_to_mesh_mapper(device, dim):
+        return ("shard", dim)
+
+    @staticmethod
+    def replicate_tensor_to_mesh_mapper(device):
+        return ("replicate",)
+
+    @staticmethod
+    def concat_mesh_to_tensor_composer(device, dim):
+        return ("concat", dim)
+
+
+def _placements(artifacts):
+    mesh = artifacts.plan.mesh
+    return {b.name: (mesh_mapper(_MeshTtnn, None, mesh, b).get("mesh_mapper"),
+                     mesh_composer(_MeshTtnn, None, mesh, b)["mesh_composer"] if b.is_output else None)
+            for b in artifacts.plan.buffers}
+
+
+def test_the_ttnn_path_shards_a_column_split_by_columns():
+    """mesh_axis="blockIdx.x" (a column-parallel product): the input replicated, the weight and the output
+    sharded along dimension 1 and the output's panels concatenated back along it, whole."""
+    artifacts = tilelang_tt.compile(gemm(64, 256, 64, 32, 64, 32), mesh=(2, 2), mesh_axis="blockIdx.x")
+    assert _placements(artifacts) == {"A": (("replicate",), None), "B": (("shard", 1), None),
+                                      "C": (("shard", 1), ("concat", 1))}
+    C = artifacts.plan.outputs[0]
+    panels = torch.arange(64 * 256, dtype=torch.float32).reshape(64, 256)
+    assert whole_output(panels, artifacts.plan.mesh, C) is panels
+
+
+def test_the_ttnn_path_replicates_every_tensor_of_a_replicated_kernel():
+    """mesh_axis="replicate": every tensor replicated on the devices (ReplicateTensorToMesh's mapper), the
+    output read back as the devices' copies along dimension 0, device 0's kept once they are checked equal."""
+    artifacts = tilelang_tt.compile(gemm(64, 64, 64, 32, 32, 32), mesh=(2, 4), mesh_axis="replicate")
+    assert _placements(artifacts) == {"A": (("replicate",), None), "B": (("replicate",), None),
+                                      "C": (("replicate",), ("concat", 0))}
+    C = artifacts.plan.outputs[0]
+    copy = torch.randn(64, 64)
+    assert torch.equal(whole_output(torch.cat([copy] * 8), artifacts.plan.mesh, C), copy)
+    differing = torch.cat([copy] * 7 + [copy + 1])
+    with pytest.raises(TTDeviceError, match="replicated C: the devices' copies differ"):
+        whole_output(differing, artifacts.plan.mesh, C)

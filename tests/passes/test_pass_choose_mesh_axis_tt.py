@@ -115,3 +115,12 @@ def test_mesh_reduce_without_blocks_summing_is_refused():
         run_pass(lower_until(gemm(128, 128, 64, 64, 64, 64), PASS, options), PASS, options)
     assert info.value.hint
 
+
+
+def test_replicate_splits_no_dimension_even_of_one_block():
+    """``mesh_axis="replicate"``: every chip runs the whole grid, so any grid is taken (one block column,
+    which no split could cut) and only the attribute changes."""
+    before = _product(1)
+    after = ChooseMeshAxisTT(mesh=(2, 4), axis="replicate")(before)["main"]
+    assert Attr.MESH_AXIS.read(after) == "replicate"
+    tvm.ir.assert_structural_equal(after.body, before["main"].body)

@@ -309,3 +309,24 @@ def test_hand_written_sums_the_fabric_cannot_combine_are_errors(case):
     with pytest.raises(TTCompileError, match=re.escape(message)) as info:
         split(before, mesh, reduce)
     assert info.value.pass_name == PASS and info.value.hint
+
+
+def test_replicate_leaves_the_kernel_whole_and_every_tensor_replicated():
+    options = CompileOptions(mesh=(2, 4), mesh_axis="replicate")
+    before = lower_until(bmm(4, 64, 64, 96, 32, 32, 32, shared_b=True), PASS, options)
+    after = run_pass(before, PASS, options)["main"]
+    tvm.ir.assert_structural_equal(after.body, before["main"].body)
+    assert [b.same_as(a) for b, a in zip(after.buffer_map.values(), before["main"].buffer_map.values(), strict=True)] \
+        == [True] * 3
+    assert Attr.MESH.read(after) == MeshSplit((2, 4), "replicate", 8, (
+        MeshTensor("A", "replicated", -1, (4, 64, 96)), MeshTensor("B", "replicated", -1, (96, 64)),
+        MeshTensor("C", "replicated", -1, (4, 64, 64))))
+    assert not Attr.MESH_AXIS.has(after)
+
+
+def test_replicate_refuses_an_output_main_cpp_cannot_read_back_per_device():
+    options = CompileOptions(mesh=(1, 2), mesh_axis="replicate", storage={"C": "bfloat8_b"})
+    with pytest.raises(TTCompileError, match=r"`C` is written by every one of the mesh's 2 devices "
+                                             r"\(mesh_axis='replicate'\)") as info:
+        run_pass(lower_until(bmm(4, 64, 64, 96, 32, 32, 32), PASS, options), PASS, options)
+    assert info.value.pass_name == PASS and "drop `C` from layouts= and storage=" in info.value.hint

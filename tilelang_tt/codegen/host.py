@@ -282,6 +282,48 @@ def _partial(plan: Plan, buffer: PlanBuffer) -> bool:
     return plan.mesh is not None and plan.mesh.tensor(buffer.name).distribution == "partial"
 
 
+def _copies(plan: Plan, buffer: PlanBuffer) -> bool:
+    """Whether every device of a replicated mesh (``mesh_axis="replicate"``) writes its own whole copy of
+    ``buffer``: an output, held as one block per device of a buffer sharded over the mesh, since tt-metal reads
+    a replicated MeshBuffer of a mesh of several devices into no single host buffer (the emulator's
+    MeshCommandQueue::enqueue_read_mesh_buffer refuses it likewise)."""
+    if plan.mesh is None or not plan.mesh.replicated or not buffer.is_output:
+        return False
+    if buffer.sharded or buffer.row_major or buffer.format.block or buffer.column or buffer.flat:
+        raise PlanError(f"buffer {buffer.name!r}: main.cpp reads each device's copy of a replicated output only of "
+                        "tiled DRAM-interleaved tensors of their own dtype")
+    return True
+
+
+def _emit_copies_input(out: CppEmitter, plan: Plan, buffer: PlanBuffer) -> None:
+    """The tensor's value, tilized, as every device's copy."""
+    var, elem = _ident(buffer.name), _element(buffer)
+    batch, rows, cols = buffer.matrix_dims
+    out.line(f"std::vector<{elem}> input_{var} = read_elements<{elem}>(data_dir / \"{buffer.name}.bin\", "
+             f"{batch * rows * cols});")
+    out.line(f"std::vector<{elem}> tiled_{var} = tilize(input_{var}, {batch}, {rows}, {cols});")
+    out.line(f"std::vector<{elem}> mesh_{var};")
+    with out.block(f"for (uint32_t d = 0; d < {len(plan.mesh.devices)}; ++d)"):
+        out.line(f"mesh_{var}.insert(mesh_{var}.end(), tiled_{var}.begin(), tiled_{var}.end());")
+    out.line(f"command_queue.enqueue_write_mesh_buffer(buffer_{var}, mesh_{var}.data(), false);")
+
+
+def _emit_copies_readback(out: CppEmitter, plan: Plan, buffer: PlanBuffer) -> None:
+    """Every device's copy, each checked equal to device 0's, which is the result."""
+    var, elem = _ident(buffer.name), _element(buffer)
+    batch, rows, cols = buffer.matrix_dims
+    devices, count = len(plan.mesh.devices), buffer.num_pages * buffer.page_size // buffer.format.element_bytes
+    out.line(f"std::vector<{elem}> result_{var}({count * devices}ULL);")
+    out.line(f"command_queue.enqueue_read_mesh_buffer(result_{var}.data(), buffer_{var}, true);")
+    with out.block(f"for (uint32_t d = 1; d < {devices}; ++d)"):
+        with out.block(f"for (std::size_t i = 0; i < {count}ULL; ++i)"):
+            with out.block(f"if (result_{var}[d * {count}ULL + i] != result_{var}[i])"):
+                out.line(f'throw std::runtime_error("replicated {buffer.name}: device " + std::to_string(d) + '
+                         '"\'s copy differs from device 0\'s");')
+    out.line(f"result_{var}.resize({count}ULL);")
+    out.line(f"write_elements(data_dir / \"{buffer.name}.out.bin\", untilize(result_{var}, {batch}, {rows}, {cols}));")
+
+
 def _emit_mesh_input(out: CppEmitter, plan: Plan, buffer: PlanBuffer, split: tuple[int, int, int]) -> None:
     """Read the whole tensor, tilize each device's shard, the shards one after another (device order)."""
     var, elem = _ident(buffer.name), _element(buffer)
@@ -316,6 +358,9 @@ def _emit_buffers(out: CppEmitter, plan: Plan) -> None:
                      f"{size}, {buffer.page_size}, {plan.mesh.shape[0]}, {plan.mesh.shape[1]});")
         elif _partial(plan, buffer):
             host_collective.emit_partial_buffer(out, plan, buffer, var, size)
+        elif _copies(plan, buffer):  # a copy per device, one block each of a buffer sharded over the mesh
+            out.line(f"std::shared_ptr<distributed::MeshBuffer> buffer_{var} = create_mesh_sharded_buffer(device.get(), "
+                     f"{size}, {buffer.page_size}, {plan.mesh.shape[0]}, {plan.mesh.shape[1]});")
         elif buffer.sharded:
             _emit_distribution_spec(out, buffer, var)
             out.line(
@@ -346,6 +391,9 @@ def _emit_upload(out: CppEmitter, plan: Plan, buffer: PlanBuffer, split: tuple[i
     var, elem = _ident(buffer.name), _element(buffer)
     if _partial(plan, buffer):
         host_collective.emit_partial_input(out, plan, buffer, var, elem)
+        return
+    if _copies(plan, buffer):
+        _emit_copies_input(out, plan, buffer)
         return
     batch, rows, cols = (_cxx(v) for v in buffer.matrix_dims)
     count = _cxx(buffer.page_size * buffer.num_pages) if buffer.format.block else _cxx(math.prod(buffer.matrix_dims))
@@ -515,6 +563,9 @@ def _emit_readback(out: CppEmitter, plan: Plan) -> None:
         if _partial(plan, buffer):
             host_collective.emit_partial_readback(out, plan, buffer, var, _element(buffer))
             continue
+        if _copies(plan, buffer):
+            _emit_copies_readback(out, plan, buffer)
+            continue
         batch, rows, cols = (_cxx(v) for v in buffer.matrix_dims)
         elem = _element(buffer)
         size = buffer.num_pages * buffer.page_size
@@ -558,7 +609,7 @@ def emit_main_cpp(plan: Plan) -> str:
                 out.line(f'const uint64_t {_dim_var(dim.name)} = {parse}(argv[{2 + i}], "{dim.name}");')
             if plan.mesh is None:
                 out.line("std::shared_ptr<distributed::MeshDevice> device = distributed::MeshDevice::create_unit_mesh(0);")
-            else:  # every device runs the program over its panel of block rows
+            else:  # every device runs the program over its panel of block rows (or, replicated, all of them)
                 if plan.mesh.collective is not None:  # the fabric is configured before the mesh opens
                     host_collective.emit_fabric_config(out, plan)
                 rows, cols = plan.mesh.shape

@@ -24,6 +24,10 @@ from tilelang_tt.contract.vocabulary import Core, WorkItem, WorkPolicy
 
 DISTRIBUTIONS = ("sharded", "replicated", "partial")
 MESH_AXES = ("blockIdx.z", "blockIdx.y", "blockIdx.x")  # the block-grid dimensions a mesh may split
+# The mesh_axis of a kernel no dimension of which is split: every device runs the whole grid on its own copy of
+# every tensor (tt-metal's MeshWorkload over the whole mesh with replicated MeshBuffers; ttnn's
+# ReplicateTensorToMesh), as a tensor-parallel layer runs its norms on every chip's copy of the residual stream.
+REPLICATE = "replicate"
 COLLECTIVES = ("all_reduce", "reduce_scatter")  # what the devices' partial sums become (MeshCollective)
 # The semaphores of a combine (one of each on every combine core of every device), counting the tiles
 # that arrived: partial sums from the previous and the next chip of the line, totals from either side, and
@@ -221,7 +225,9 @@ class MeshSplit:
     ``blockIdx.z``/``blockIdx.y``) or columns (``blockIdx.x``) are cut into contiguous panels along
     the grid dimension ``axis``, one per device of the ``shape`` (rows, cols) mesh, row-major;
     ``tensors`` say how each parameter is distributed; ``collective`` sums a tensor whose blocks
-    add into it along ``axis`` across the devices (None: no block sums across devices)."""
+    add into it along ``axis`` across the devices (None: no block sums across devices). ``axis``
+    :data:`REPLICATE`: nothing is cut, every device runs all ``blocks`` rows on its own copy of every
+    tensor (all ``replicated``)."""
 
     shape: Core
     axis: str
@@ -251,7 +257,8 @@ class MeshSplit:
 
 
 def split_columns(axis: str) -> bool:
-    """Whether a mesh split along grid dimension ``axis`` cuts the block grid's columns (else its rows)."""
+    """Whether a mesh split along grid dimension ``axis`` cuts the block grid's columns (else its rows, or
+    nothing: :data:`REPLICATE`)."""
     return axis == "blockIdx.x"
 
 
@@ -303,9 +310,9 @@ class PlanMesh:
     def of(split: MeshSplit, block_grid: Core, work: Sequence[WorkItem]) -> PlanMesh:
         """The mesh of ``split``: device ``i`` (row-major) computes the ``i``-th panel of
         ``block_grid``'s rows (or columns) of each device's program, over its cores' ``work``
-        (the same partition on every device)."""
+        (the same partition on every device); replicated, every device all of the rows."""
         per = block_grid[1 if split_columns(split.axis) else 0]
-        devices = tuple(MeshDevice((i // split.shape[1], i % split.shape[1]), (i * per, per), tuple(work))
+        devices = tuple(MeshDevice((i // split.shape[1], i % split.shape[1]), _panel(split.axis, i, per), tuple(work))
                         for i in range(split.devices))
         return PlanMesh(split.shape, split.axis, split.blocks, devices, split.tensors, split.collective)
 
@@ -313,25 +320,32 @@ class PlanMesh:
     def columns(self) -> bool:
         return split_columns(self.axis)
 
+    @property
+    def replicated(self) -> bool:
+        """Whether every device runs the whole grid on its own copy of every tensor (:data:`REPLICATE`)."""
+        return self.axis == REPLICATE
+
     @staticmethod
     def from_json(d: object, buffers: Sequence[PlanBuffer], block_grid: Core) -> PlanMesh:
         d = read_object(d, "mesh", ("shape", "axis", "blocks", "devices", "tensors"), ("collective",))
         shape = read_pair(d["shape"], "mesh.shape", low=1)
-        axis = read_str(d["axis"], "mesh.axis", MESH_AXES)
+        axis = read_str(d["axis"], "mesh.axis", (*MESH_AXES, REPLICATE))
         count = shape[0] * shape[1]
         per = block_grid[1] if split_columns(axis) else block_grid[0]
         what = "block columns" if split_columns(axis) else "block rows"
         blocks = read_int(d["blocks"], "mesh.blocks", low=1)
-        if blocks != count * per:
+        if axis == REPLICATE and blocks != per:
+            raise PlanError(f"mesh.blocks {blocks} is not the {per} {what} every device of a replicated mesh runs")
+        if axis != REPLICATE and blocks != count * per:
             raise PlanError(f"mesh.blocks {blocks} is not the {count} devices' {per} {what} each")
         devices = []
         for i, x in enumerate(read_list(d["devices"], "mesh.devices")):
             where = f"mesh.devices[{i}]"
             x = read_object(x, where, ("coord", "panel", "work_partition"))
             coord, panel = read_pair(x["coord"], f"{where}.coord"), read_pair(x["panel"], f"{where}.panel")
-            if coord != (i // shape[1], i % shape[1]) or panel != (i * per, per):
+            if coord != (i // shape[1], i % shape[1]) or panel != _panel(axis, i, per):
                 raise PlanError(f"{where}: device {i} of the {shape[0]}x{shape[1]} mesh is at "
-                                f"{[i // shape[1], i % shape[1]]} with the panel {[i * per, per]} of {what}, "
+                                f"{[i // shape[1], i % shape[1]]} with the panel {list(_panel(axis, i, per))} of {what}, "
                                 f"got {list(coord)} and {list(panel)}")
             work = tuple(WorkItem.from_json(w, f"{where}.work_partition[{j}]", ())
                          for j, w in enumerate(read_list(x["work_partition"], f"{where}.work_partition")))
@@ -354,6 +368,8 @@ class PlanMesh:
             if tuple(local) != tuple(buf.shape) or (kind == "sharded" and whole[dim] % count):
                 raise PlanError(f"{where}: a {kind} {list(whole)} tensor on {count} devices is not the buffer "
                                 f"{name!r} of shape {list(buf.shape)} on each")
+            if axis == REPLICATE and kind != "replicated":
+                raise PlanError(f"{where}: every tensor of a replicated mesh is replicated, got {kind}")
             tensors.append(MeshTensor(name, kind, dim, whole))
         if len(tensors) != len(buffers):
             raise PlanError(f"mesh.tensors: {len(tensors)} entries for {len(buffers)} buffers")
@@ -364,3 +380,9 @@ class PlanMesh:
             raise PlanError(f"mesh: the partial tensors {partial} are not the one the collective sums "
                             f"({None if collective is None else collective.buffer!r})")
         return PlanMesh(shape, axis, blocks, tuple(devices), tuple(tensors), collective)
+
+
+def _panel(axis: str, device: int, per: int) -> tuple[int, int]:
+    """(first, count) of the block rows or columns device ``device`` computes, ``per`` of them each:
+    its own panel, or all of them when the mesh replicates (:data:`REPLICATE`)."""
+    return (0, per) if axis == REPLICATE else (device * per, per)

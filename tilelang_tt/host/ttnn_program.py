@@ -210,12 +210,44 @@ def open_device(device_id: int = 0):
     return _opened(lambda: ttnn.open_device(device_id=device_id), f"Tenstorrent device {device_id}")
 
 
-def _whole(result, mesh, buffer: PlanBuffer):
-    """An output read back from a mesh as the host's tensor: an all-reduced sum is on every device
-    (device 0's copy), the rest is put together from the devices' shards (ttnn.ConcatMeshToTensor)."""
-    if mesh is None or mesh.collective is None or mesh.collective.buffer != buffer.name:
+def mesh_mapper(ttnn, device, mesh, buffer: PlanBuffer) -> dict:
+    """``ttnn.from_torch``'s keyword arguments placing a whole tensor on the devices of ``mesh`` as the plan
+    says: sharded along its dimension (a partial sum's per-device copies stacked along dimension 0) or
+    replicated, every device a copy (ttnn 0.81.1 ttnn/distributed/distributed.py: the mappers that the
+    deprecated ShardTensorToMesh and ReplicateTensorToMesh wrap)."""
+    if mesh is None:
+        return {}
+    tensor = mesh.tensor(buffer.name)
+    if tensor.distribution in ("sharded", "partial"):
+        return {"mesh_mapper": ttnn.shard_tensor_to_mesh_mapper(device, max(tensor.dim, 0))}
+    return {"mesh_mapper": ttnn.replicate_tensor_to_mesh_mapper(device)}
+
+
+def mesh_composer(ttnn, device, mesh, buffer: PlanBuffer) -> dict:
+    """``ttnn.to_torch``'s keyword arguments reading an output back from the devices of ``mesh``: the devices'
+    tensors concatenated along its sharded dimension, else along dimension 0 (a copy per device:
+    :func:`whole_output` keeps one)."""
+    if mesh is None:
+        return {}
+    return {"mesh_composer": ttnn.concat_mesh_to_tensor_composer(device, max(mesh.tensor(buffer.name).dim, 0))}
+
+
+def whole_output(result, mesh, buffer: PlanBuffer):
+    """An output read back from a mesh (:func:`mesh_composer`) as the host's tensor: an all-reduced sum and
+    a replicated kernel's output are on every device (device 0's copy; a replicated kernel's copies checked
+    equal, as main.cpp checks them), a reduce-scatter's and a sharded output's panels are the whole."""
+    if mesh is None:
         return result
-    return result[: buffer.device_shape[0]] if mesh.collective.kind == "all_reduce" else result
+    rows = buffer.device_shape[0]
+    if mesh.replicated:
+        copies = result.reshape(len(mesh.devices), -1)
+        if not all(bool((copies[d] == copies[0]).all()) for d in range(1, len(mesh.devices))):
+            raise TTDeviceError(f"replicated {buffer.name}: the devices' copies differ (every device ran the same "
+                                "program on the same inputs)")
+        return result[:rows]
+    if mesh.collective is not None and mesh.collective.buffer == buffer.name and mesh.collective.kind == "all_reduce":
+        return result[:rows]
+    return result
 
 
 def open_mesh_device(shape: tuple[int, int]):
@@ -384,10 +416,10 @@ def run_on_device(artifacts_or_dir, *values, device=None):
     Program descriptors are cached per device (:func:`program_descriptor`).
 
     A plan for a mesh (``plan.mesh``) runs on a shared mesh device of its shape; its inputs are
-    whole torch tensors: each is sharded over the devices along its dimension
-    (``ttnn.ShardTensorToMesh``) or replicated (``ttnn.ReplicateTensorToMesh``) as the plan says, the
-    same program runs on every device (``generic_op`` with one ``ProgramDescriptor``: SPMD) and the
-    outputs are put together again (``ttnn.ConcatMeshToTensor``).
+    whole torch tensors: each is sharded over the devices along its dimension or replicated as the plan
+    says (:func:`mesh_mapper`), the same program runs on every device (``generic_op`` with one
+    ``ProgramDescriptor``: SPMD) and the outputs are put together again (:func:`mesh_composer`,
+    :func:`whole_output`; a replicated kernel's output, ``mesh_axis="replicate"``, is every device's copy).
     """
     plan, sources = load_program(artifacts_or_dir)
     if plan.launches:
@@ -415,19 +447,6 @@ def run_on_device(artifacts_or_dir, *values, device=None):
         device = on_device[0].device() if on_device else shared_device(None if mesh is None else mesh.shape)
     stay = bool(given) and len(on_device) == len(given)  # every tensor input a ttnn tensor: outputs stay
 
-    def mapper(buffer):  # how a whole tensor goes to the devices of a mesh
-        if mesh is None:
-            return {}
-        tensor = mesh.tensor(buffer.name)
-        if tensor.distribution in ("sharded", "partial"):  # a partial tensor: its devices' copies stacked
-            return {"mesh_mapper": ttnn.ShardTensorToMesh(device, dim=max(tensor.dim, 0))}
-        return {"mesh_mapper": ttnn.ReplicateTensorToMesh(device)}
-
-    def composer(buffer):  # the devices' outputs put together (outputs are sharded over a mesh)
-        if mesh is None:
-            return {}
-        return {"mesh_composer": ttnn.ConcatMeshToTensor(device, dim=max(mesh.tensor(buffer.name).dim, 0))}
-
     def placed(buffer, tensor):  # a partial sum's copies: the value on device 0, zeros on the others
         if mesh is None or mesh.tensor(buffer.name).distribution != "partial":
             return tensor
@@ -444,7 +463,7 @@ def run_on_device(artifacts_or_dir, *values, device=None):
     tensors = {
         b.name: checked_device_tensor(ttnn, plan, b, t, device) if is_ttnn_tensor(t) else ttnn.from_torch(
             placed(b, t.reshape(shape(b))), dtype=getattr(ttnn, b.format.ttnn), layout=_layout(ttnn, b), device=device,
-            memory_config=ttnn.DRAM_MEMORY_CONFIG, **mapper(b))
+            memory_config=ttnn.DRAM_MEMORY_CONFIG, **mesh_mapper(ttnn, device, mesh, b))
         for b, t in zip(inputs, given)
     }
     for b in outputs:
@@ -466,6 +485,6 @@ def run_on_device(artifacts_or_dir, *values, device=None):
     if stay:
         results = [tensors[b.name] for b in outputs]
     else:
-        results = [_whole(ttnn.to_torch(tensors[b.name], **composer(b)), mesh, b).reshape(shape(b) if mesh else b.shape)
-                   for b in outputs]
+        results = [whole_output(ttnn.to_torch(tensors[b.name], **mesh_composer(ttnn, device, mesh, b)), mesh, b)
+                   .reshape(shape(b) if mesh else b.shape) for b in outputs]
     return results[0] if len(results) == 1 else tuple(results)

@@ -9,12 +9,14 @@ contiguous panel of one grid dimension; this pass decides which, once, and check
   on every chip); a head dimension splits attention heads over the chips.
 * ``mesh_reduce`` given: the summing dimension ``blockIdx.x`` (LowerAtomicAddTT made the grid dimensions
   whose blocks add into one region the innermost), whose partial sums the chips combine over the fabric.
+* ``mesh_axis="replicate"``: none; every device runs the whole grid on its own copy of every tensor
+  (a norm of a tensor-parallel layer, whose input every chip holds whole). Any grid is accepted.
 * neither: the outermost row dimension of more than one block (``blockIdx.z``, else ``blockIdx.y``),
   else the block columns ``blockIdx.x`` (a grid of one block row: a decode-sized GEMM).
 
 Reads: the ``T.Kernel`` grid loops, ``tt.reduction`` (LowerAtomicAddTT), the ``mesh``, ``mesh_axis`` and
 ``mesh_reduce`` options.
-Writes: ``tt.mesh_axis`` (the chosen grid tag), which SplitMeshTT cuts and records in ``tt.mesh`` (the
+Writes: ``tt.mesh_axis`` (the chosen grid tag, or ``"replicate"``), which SplitMeshTT cuts and records in ``tt.mesh`` (the
 plan's ``mesh.axis``). The TIR is unchanged. A ``1 x 1`` mesh writes nothing.
 Errors, each at the grid loop's line (or the kernel's ``def``): a grid of one block, a chosen dimension
 of dynamic extent, of one block or absent from the grid, a device count that does not divide its
@@ -35,6 +37,7 @@ import math
 import tilelang  # noqa: F401
 from tvm import tirx
 
+from tilelang_tt.contract.mesh import REPLICATE
 from tilelang_tt.ir.attrs import Attr, Reduction
 from tilelang_tt.ir.common import error, prim_func_pass
 from tilelang_tt.ir.dataflow import ROW_TAGS  # the row dimensions, outermost first
@@ -96,6 +99,8 @@ def _chosen(func: tirx.PrimFunc, mesh: tuple[int, int], axis: str | None, reduce
 def _transform(func: tirx.PrimFunc, mod, ctx, mesh, axis, reduce) -> tirx.PrimFunc:
     if math.prod(mesh) == 1:
         return func
+    if axis == REPLICATE:
+        return Attr.MESH_AXIS.write(func, REPLICATE)
     loop = _chosen(func, tuple(mesh), axis, reduce)
     v, extent, tag = loop.loop_var, int(loop.extent.value), str(loop.thread_binding.thread_tag)
     devices = math.prod(mesh)

@@ -14,13 +14,18 @@ there; a tensor no slice of which depends on ``v`` is *replicated* (every device
 The indices are unchanged: on a device ``v`` counts that device's panel from 0 and indexes its shard.
 Later passes (B1's per-device work partition among them) see a one-device kernel.
 
+``tt.mesh_axis`` ``"replicate"`` (the ``mesh_axis`` option's): nothing is cut; the kernel is unchanged
+and every tensor is *replicated*, every device running the whole grid on its own copy (its outputs
+too: every device writes its own copy, which main.cpp reads back from each and checks equal).
+
 Reads: ``tt.mesh_axis``, the ``T.Kernel`` grid loops, the global tensors' accesses (``tl.region``
 slices, element loads and stores), ``tt.reduction``, the ``layouts`` option.
 Writes: ``tt.mesh`` (a :class:`tilelang_tt.contract.mesh.MeshSplit`: the mesh shape, the split grid
 tag (``tt.mesh_axis``, which it drops), the whole grid's blocks along it, and per tensor its
 distribution, sharded dimension and whole shape); the split grid loop's extent; the parameters' buffers (one device's shapes) and
 ``tt.reduction``'s buffers with them. A ``1 x 1`` mesh changes nothing and writes nothing.
-Errors (the grid dimension's own, a device count not dividing it among them, are ChooseMeshAxisTT's):
+Errors (replicated: an output that ``layouts`` places otherwise than DRAM-interleaved in its own dtype; the
+grid dimension's own, a device count not dividing it among them, are ChooseMeshAxisTT's):
 a slice whose dependence on ``v`` is not one panel of one dimension (or crosses
 a panel), a tensor read both by panel and whole, a tensor sharded over the mesh that ``layouts`` (or
 ``storage``) places otherwise than DRAM-interleaved in its own dtype (main.cpp distributes those only), a split coordinate used other than in tensor
@@ -67,7 +72,7 @@ import math
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
-from tilelang_tt.contract.mesh import MeshCollective, MeshSplit, MeshTensor
+from tilelang_tt.contract.mesh import REPLICATE, MeshCollective, MeshSplit, MeshTensor
 from tilelang_tt.ir.attrs import Attr, Reduction
 from tilelang_tt.layout import BufferLayout
 from tilelang_tt.ir.common import (
@@ -185,6 +190,8 @@ class _Split:
         tag = Attr.MESH_AXIS.read(func)  # ChooseMeshAxisTT's choice, whose extent the devices divide
         if tag is None:
             raise RuntimeError(f"{PASS} splits the grid dimension ChooseMeshAxisTT chose (tt.mesh_axis): run it first")
+        if tag == REPLICATE:
+            return self.replicated()
         loop = block_grid_loops(func)[tag]
         v, extent = loop.loop_var, int(loop.extent.value)
         summed = None  # the tensor whose copies the devices' collective sums
@@ -248,6 +255,21 @@ class _Split:
             out = Attr.REDUCTION.write(out, Reduction(tuple(new.get(b, b) for b in reduction.buffers), reduction.axes,
                                                       blocks, reduction.semaphore))
         return out
+
+    def replicated(self) -> tirx.PrimFunc:
+        """The kernel unchanged, every tensor replicated on every device (``mesh_axis="replicate"``)."""
+        func = self.func
+        for buf, _, _, writes, node in _accesses(func.body):
+            if writes and self.layouts.get(buf.name, BufferLayout()) != BufferLayout():
+                raise self.fail(node, f"`{buf.name}` is written by every one of the mesh's {self.devices} devices "
+                                f"(mesh_axis='replicate'), and its layout {self.layouts[buf.name]} is not "
+                                "DRAM-interleaved in its own dtype: main.cpp reads each device's copy back from such "
+                                "tensors only", f"drop `{buf.name}` from layouts= and storage=, or {HINT_MESH}")
+        tensors = tuple(MeshTensor(b.name, "replicated", -1,
+                                   tuple(int(s) if isinstance(s, tirx.IntImm) else s for s in b.shape))
+                        for b in (func.buffer_map[p] for p in func.params if p in func.buffer_map))
+        split = MeshSplit(self.mesh, REPLICATE, self._blocks(REPLICATE), tensors)
+        return Attr.MESH.write(func.without_attr(Attr.MESH_AXIS.key), split)
 
     def summed(self, reduction: Reduction, v: tirx.Var, tag: str) -> tirx.Buffer:
         """The one tensor the blocks along ``v`` sum into, which the devices' collective sums; what the
