@@ -68,18 +68,18 @@ def tune(n: int) -> dict:
 
 
 def seed(directory: Path, source: Path) -> None:
-    """Copy the emulator runtime's objects and the pinned headers of the cache ``source``."""
+    """Copy the emulator runtime library and the pinned headers of the cache ``source``."""
     if (source / PINNED).is_dir():
         (directory / PINNED).symlink_to((source / PINNED).resolve())
     listed = subprocess.run([sys.executable, "-c", "from tilelang_tt.emulator import driver; "
-                             "print('\\n'.join(str(p) for p in driver.runtime_objects()))"],
+                             "print(driver.runtime_library())"],
                             env={**os.environ, "TILELANG_TT_CACHE_DIR": str(source)}, check=True,
                             stdout=subprocess.PIPE, text=True)
-    objects = directory / "emu" / "obj"
-    objects.mkdir(parents=True, exist_ok=True)
-    for entry in map(Path, listed.stdout.split()):
-        for path in (entry, cache.record_of(entry)):
-            shutil.copy2(path, objects / path.name)
+    library = Path(listed.stdout.strip())
+    copy = directory / library.relative_to(source)
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    for path in (library, cache.record_of(library)):
+        shutil.copy2(path, copy.parent / path.name)
 
 
 def main(argv=None) -> None:
@@ -97,7 +97,7 @@ def main(argv=None) -> None:
         if args.seed is not None:
             seed(directory, args.seed.expanduser())
         # the runtime and the timing host, outside the timings
-        subprocess.run([sys.executable, "-c", "from tilelang_tt.emulator import driver; driver.runtime_objects(); "
+        subprocess.run([sys.executable, "-c", "from tilelang_tt.emulator import driver; driver.runtime_library(); "
                         "driver.timing_host()"], env=env, check=True)
         for name in ("cold", "warm"):
             done = subprocess.run([sys.executable, "-m", "benchmarks.autotune_speed", "--one", "--n", str(args.n)],

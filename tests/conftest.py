@@ -1,9 +1,15 @@
-"""Shared test hooks: the fuzz tests' seed (tests/fuzz/runner.py) and their case counts in pytest's
+"""Shared test hooks: the fuzz tests' seed and profile (tests/fuzz/runner.py) and their case counts in pytest's
 terminal summary.
 
 The seed is drawn once per run, by the controller under pytest-xdist (`make test` runs ``-n auto``),
 which hands it to every worker (``workerinput``). Each worker counts its own cases and hands them
-back when it finishes (``workeroutput``); the controller sums them for the summary."""
+back when it finishes (``workeroutput``); the controller sums them for the summary.
+
+The profile (``TILELANG_TT_FUZZ_PROFILE``, :data:`FUZZ_PROFILES`) sets how many cases each fuzz family draws: a
+share of the count its test names (at least ``runner.MIN_CASES``). ``ci``, the default, keeps the suite within
+a CI machine's time (a fuzz case is a new program: compiled, built with g++ and run, cold however warm the
+cache); ``full`` draws every case. Each profile keeps every family, its generators unchanged and its seed fresh
+every run, so what one run does not draw another does; ``full`` makes one run draw twice as many."""
 
 import os
 import secrets
@@ -11,11 +17,16 @@ from collections import Counter
 
 import pytest
 
-from tests.fuzz.runner import SEED_ENV
+from tests.fuzz.runner import SEED_ENV, FuzzRun
 
 FUZZ_RECORD = pytest.StashKey[Counter]()
 FUZZ_SEED = pytest.StashKey[int]()
 WORKER_KEY = "fuzz_record"
+PROFILE_ENV = "TILELANG_TT_FUZZ_PROFILE"
+# The share of each family's cases a run draws, by profile (measured on 2 cores, warm cache: the fuzz files took
+# 57/38/36/32 s for eltwise/reduce/gemm/math in full; ci halves them).
+FUZZ_PROFILES = {"ci": 0.5, "full": 1.0}
+DEFAULT_PROFILE = "ci"
 
 
 def pytest_configure(config):
@@ -31,20 +42,21 @@ def pytest_configure_node(node):
     node.workerinput[SEED_ENV] = node.config.stash[FUZZ_SEED]
 
 
+def fuzz_profile() -> str:
+    profile = os.environ.get(PROFILE_ENV) or DEFAULT_PROFILE
+    if profile not in FUZZ_PROFILES:
+        raise pytest.UsageError(f"{PROFILE_ENV}={profile!r}: expected one of {', '.join(FUZZ_PROFILES)}")
+    return profile
+
+
 @pytest.fixture(scope="session")
-def fuzz_seed(request) -> int:
-    """This run's fuzz seed."""
-    return request.config.stash[FUZZ_SEED]
+def fuzz(request) -> FuzzRun:
+    """This run's fuzz seed, profile share and case counts."""
+    return FuzzRun(request.config.stash[FUZZ_SEED], FUZZ_PROFILES[fuzz_profile()], _record(request.config))
 
 
 def _record(config) -> Counter:
     return config.stash.setdefault(FUZZ_RECORD, Counter())
-
-
-@pytest.fixture(scope="session")
-def fuzz_record(request) -> Counter:
-    """(family, outcome) -> number of fuzz cases (tests/fuzz/)."""
-    return _record(request.config)
 
 
 def pytest_sessionfinish(session):
@@ -69,5 +81,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         outcomes = ", ".join(f"{n} {outcome}" for (f, outcome), n in sorted(record.items()) if f == family)
         parts.append(f"{family}: {outcomes}")
     seed = config.stash[FUZZ_SEED]
-    terminalreporter.write_line(f"fuzz: seed {seed} ({SEED_ENV}={seed} replays it); {record.total()} cases "
+    terminalreporter.write_line(f"fuzz: seed {seed} ({SEED_ENV}={seed} replays it), profile {fuzz_profile()} "
+                                f"({PROFILE_ENV}); {record.total()} cases "
                                 f"({'; '.join(parts)})")

@@ -10,6 +10,17 @@ loaded (a library cut short used to kill the process with SIGBUS on ``dlopen``).
 
 What killed runs leave behind is removed once per process (:func:`sweep`): the temporary files of
 processes no longer running, and their data folders (``tt-emu-<pid>-*`` in the temporary directory).
+
+The cache is kept under a size limit (``TILELANG_TT_CACHE_MAX_SIZE``, :data:`tilelang_tt.env.CACHE_MAX_SIZE`),
+as ccache keeps its ``max_size``: every use of an entry touches it (its record's time, :func:`verified`; a text
+entry's own, :func:`write_text_entry`), and when a process that built something finds the cache over its limit
+(a tally of the bytes published, ``<root>/size``, made exact by each trim) it removes the least recently used
+entries until the cache holds :data:`TRIM_TO` of the limit (:func:`trim`); entries of a build base no process
+has used for :data:`STALE_S` (a folder ``<root>/<base>``: an emulator version no longer in use) go first.
+Builds and program starts hold the cache (:func:`using`: a shared lock on ``<root>/trim.lock``) and a trim takes
+it exclusively, when no one holds it: nothing is removed between an entry's check and its link or exec. A
+running program's files may go (Linux keeps an open or mapped file until it is closed); one that then cannot
+start is built again and run once more (``driver._run_built``).
 """
 
 from __future__ import annotations
@@ -22,8 +33,13 @@ import os
 import re
 import shutil
 import tempfile
+import threading
+from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+
+from tilelang_tt.env import CACHE_MAX_SIZE
 
 RECORD_SUFFIX = ".sha256"
 # Part of every entry's key: entries of this layout (with records) never share a name with entries
@@ -47,12 +63,21 @@ def _sha256(path: Path) -> str:
 
 
 def verified(path: Path) -> bool:
-    """``path`` and its record are there and agree: its size, then its sha256."""
+    """``path`` and its record are there and agree: its size, then its sha256. A use: the record is touched
+    (the entry's last use, which :func:`trim` evicts by)."""
     try:
         size, digest = record_of(path).read_text().split()
-        return path.stat().st_size == int(size) and _sha256(path) == digest
+        whole = path.stat().st_size == int(size) and _sha256(path) == digest
     except (OSError, ValueError):
         return False
+    if whole:
+        _touch(record_of(path))
+    return whole
+
+
+def _touch(path: Path) -> None:
+    with contextlib.suppress(OSError):  # a read-only cache is used as it is
+        os.utime(path)
 
 
 def temporary(path: Path) -> Path:
@@ -65,6 +90,7 @@ def publish(partial: Path, path: Path) -> None:
     entry finds its record (an entry found without one, or before it, is not :func:`verified`)."""
     record = temporary(record_of(path))
     record.write_text(f"{partial.stat().st_size} {_sha256(partial)}\n")
+    _published(partial.stat().st_size + record.stat().st_size)
     os.replace(record, record_of(path))
     os.replace(partial, path)
 
@@ -103,13 +129,15 @@ def build_entry(path: Path, make: Callable[[Path], None]) -> Path:
 
 
 def write_text_entry(path: Path, text: str) -> Path:
-    """``path`` holding ``text``: written (atomically) unless it already holds exactly that."""
+    """``path`` holding ``text``: written (atomically) unless it already holds exactly that (then touched: a use)."""
     with contextlib.suppress(OSError, UnicodeDecodeError):
         if path.read_text() == text:
+            _touch(path)
             return path
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = temporary(path)
     partial.write_text(text)
+    _published(partial.stat().st_size)
     os.replace(partial, path)
     return path
 
@@ -159,3 +187,183 @@ def sweep(root: Path) -> None:
 def run_folder() -> tempfile.TemporaryDirectory:
     """A run's data folder, named so that :func:`sweep_run_folders` can tell when its process is gone."""
     return tempfile.TemporaryDirectory(prefix=f"{RUN_PREFIX}{os.getpid()}-")
+
+
+# ---- the size limit ----
+
+TRIM_TO = 0.8  # a trim leaves the cache at this fraction of its limit (ccache's limit_multiple): not one per build
+STALE_S = 3600  # a build base no entry of which was used for this long is no longer current: its entries go first
+TRIM_LOCK = "trim.lock"  # at the root: shared while in use (:func:`using`), exclusive while trimmed or cleared
+SIZE_TALLY = "size"  # at the root: the bytes the cache holds, as the last trim measured them plus those published since
+_HELD: Counter = Counter()  # root -> this process's holders (threads, nested calls)
+_STATE = threading.Lock()
+_WRITTEN = [0]  # bytes this process published since it last added them to a tally
+
+
+def _published(size: int) -> None:
+    with _STATE:
+        _WRITTEN[0] += size
+
+
+@contextlib.contextmanager
+def using(root: Path) -> Iterator[None]:
+    """Hold the cache ``root`` while checking, linking or starting what it holds: no trim removes an entry meanwhile
+    (a shared lock on ``<root>/trim.lock``, which :func:`trim` and :func:`clear` take exclusively). When this
+    process's last holder leaves, what it published is added to the cache's tally and the cache is trimmed if the
+    tally passes the limit (``TILELANG_TT_CACHE_MAX_SIZE``)."""
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / TRIM_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_SH)
+        with _STATE:
+            _HELD[root] += 1
+        try:
+            yield
+        finally:
+            with _STATE:
+                _HELD[root] -= 1
+                last = _HELD[root] == 0
+    if last:
+        _account(root)
+
+
+def _account(root: Path) -> None:
+    """Add what this process published to the tally; trim when it passes the limit (the tally is read even when
+    nothing was published: a trim skipped while the cache was held happens at the next process's turn)."""
+    with _STATE:
+        written, _WRITTEN[0] = _WRITTEN[0], 0
+    limit = CACHE_MAX_SIZE.get()
+    if limit == 0:
+        return
+    size = _add_to_tally(root, written)
+    if size is None or size > limit:
+        trim(root, limit)
+
+
+def _add_to_tally(root: Path, written: int) -> int | None:
+    """The tally after adding ``written`` bytes to it; None when there is none (no trim measured the cache yet)."""
+    try:
+        fd = os.open(root / SIZE_TALLY, os.O_RDWR)
+    except OSError:
+        return None
+    with os.fdopen(fd, "r+") as tally:
+        fcntl.flock(tally, fcntl.LOCK_EX)
+        try:
+            size = int(tally.read()) + written
+        except ValueError:
+            return None
+        if written == 0:
+            return size
+        tally.seek(0)
+        tally.truncate()
+        tally.write(f"{size}\n")
+    return size
+
+
+def _write_tally(root: Path, size: int) -> None:
+    with open(root / SIZE_TALLY, "a+") as tally:
+        fcntl.flock(tally, fcntl.LOCK_EX)
+        tally.seek(0)
+        tally.truncate()
+        tally.write(f"{size}\n")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """An entry of the cache with its record and lock (``files``): its bytes, its last use (the newest time of
+    its files) and its build base (the folder under the root it lies in)."""
+
+    files: tuple[Path, ...]
+    size: int
+    used: float
+    base: str
+
+
+def entries(root: Path) -> list[Entry]:
+    """The cache's entries (temporary files, which :func:`sweep` removes, and the root's own files left out)."""
+    groups: dict[Path, list[tuple[Path, os.stat_result]]] = {}
+    for folder, _, names in os.walk(root):
+        if Path(folder) == root:
+            continue
+        for name in names:
+            if _TEMPORARY.fullmatch(name):
+                continue
+            path = Path(folder) / name
+            with contextlib.suppress(OSError):
+                key = path.with_name(name.removesuffix(RECORD_SUFFIX).removesuffix(".lock"))
+                groups.setdefault(key, []).append((path, path.stat()))
+    def used(files: list[tuple[Path, os.stat_result]]) -> float:  # a lock's time is its first build's
+        return max(st.st_mtime for path, st in files if path.suffix != ".lock" or len(files) == 1)
+
+    return [Entry(tuple(p for p, _ in files), sum(st.st_size for _, st in files), used(files),
+                  key.relative_to(root).parts[0]) for key, files in groups.items()]
+
+
+@dataclass(frozen=True)
+class Trimmed:
+    """What a trim found and left: bytes before and after, entries removed."""
+
+    before: int
+    after: int
+    removed: int
+
+
+@contextlib.contextmanager
+def _exclusive(root: Path, wait: bool) -> Iterator[bool]:
+    """The cache ``root`` to oneself (no :func:`using` holder); False when ``wait`` is off and someone holds it."""
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / TRIM_LOCK, "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+
+
+def trim(root: Path, limit: int, wait: bool = False) -> Trimmed | None:
+    """Measure the cache ``root`` and, past ``limit`` bytes, remove entries until it holds ``TRIM_TO * limit``: those
+    of build bases unused for STALE_S first, then the least recently used. None, without waiting, when the cache
+    is in use (the next process done with it trims it) unless ``wait``."""
+    with _exclusive(root, wait) as mine:
+        if not mine:
+            return None
+        found = entries(root)
+        before = size = sum(entry.size for entry in found)
+        removed = 0
+        if size > limit:
+            now = max((entry.used for entry in found), default=0.0)
+            last_use = Counter()
+            for entry in found:
+                last_use[entry.base] = max(last_use[entry.base], entry.used)
+            for entry in sorted(found, key=lambda e: (now - last_use[e.base] < STALE_S, e.used)):
+                if size <= TRIM_TO * limit:
+                    break
+                _remove(root, entry)
+                size -= entry.size
+                removed += 1
+        _write_tally(root, size)
+    return Trimmed(before, size, removed)
+
+
+def _remove(root: Path, entry: Entry) -> None:
+    """Remove the entry's files, then the folders it leaves empty up to the root."""
+    for path in entry.files:
+        with contextlib.suppress(OSError):
+            path.unlink()
+    folder = entry.files[0].parent
+    while folder != root and root in folder.parents:
+        try:
+            folder.rmdir()
+        except OSError:  # not empty
+            break
+        folder = folder.parent
+
+
+def clear(root: Path) -> int:
+    """Remove every entry of the cache ``root`` (waiting until no one uses it); the bytes freed."""
+    with _exclusive(root, wait=True):
+        found = entries(root)
+        for entry in found:
+            _remove(root, entry)
+        _write_tally(root, 0)
+    return sum(entry.size for entry in found)

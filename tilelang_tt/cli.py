@@ -13,6 +13,7 @@ Examples::
     tilelang-tt plan show out/gemm/tt.plan.json --png out/gemm/grid.png   # the core grid: work and L1 use per core
     tilelang-tt dump-ir examples/gemm.py --out ir/gemm               # the TIR after every TT pass: ir/gemm/main/NN_<Pass>.py
     tilelang-tt fetch-headers                                        # the pinned tt-metal 0.81.1 headers
+    tilelang-tt cache                                                # the build cache's size and limit; --trim, --clear
 
 A kernel file is a Python module with ``build(**options) -> Artifacts``, or ``@T.prim_func``
 kernels: its only one, or the one named by ``--func``, or a function returning one (``--func
@@ -386,6 +387,47 @@ def cmd_fetch_headers(args) -> int:
     return 0
 
 
+def _size(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError
+
+
+def cmd_cache(args) -> int:
+    from tilelang_tt import cache
+    from tilelang_tt.emulator import driver
+    from tilelang_tt.env import CACHE_MAX_SIZE
+
+    root, current = driver.cache_root(), driver.build_folder().name
+    limit = CACHE_MAX_SIZE.get()
+    if args.clear:
+        print(f"removed {_size(cache.clear(root))} from {root}")
+        return 0
+    if args.trim:
+        trimmed = cache.trim(root, limit, wait=True) if limit else None
+        print(f"{root}: {_size(trimmed.before)} -> {_size(trimmed.after)}, {trimmed.removed} entries removed"
+              if trimmed else f"{root}: no limit (TILELANG_TT_CACHE_MAX_SIZE=0), nothing removed")
+        return 0
+    found = cache.entries(root) if root.is_dir() else []
+    total = sum(entry.size for entry in found)
+    print(f"{root}: {_size(total)} in {len(found)} entries; limit {_size(limit) if limit else 'none'} "
+          f"({CACHE_MAX_SIZE.name})")
+    for base in sorted({entry.base for entry in found}, key=lambda b: (b != current, b)):
+        mine = [entry for entry in found if entry.base == base]
+        kinds: dict[str, list] = {}
+        for entry in mine:
+            parts = entry.files[0].relative_to(root / base).parts
+            kinds.setdefault(parts[0] if len(parts) > 1 else ".", []).append(entry)
+        last = time.strftime("%Y-%m-%d %H:%M", time.localtime(max(entry.used for entry in mine)))
+        print(f"  {base}{' (this emulator)' if base == current else ''}: {_size(sum(e.size for e in mine))}, "
+              f"last used {last}")
+        print("    " + ", ".join(f"{kind} {_size(sum(e.size for e in group))} ({len(group)})"
+                                 for kind, group in sorted(kinds.items())))
+    return 0
+
+
 def cmd_plan_show(args) -> int:
     try:
         plan = load_plan(args.plan)
@@ -475,6 +517,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("fetch-headers", help="download the pinned tt-metal 0.81.1 headers into the cache",
                        epilog="example: tilelang-tt fetch-headers")
     p.set_defaults(run=cmd_fetch_headers)
+
+    p = sub.add_parser("cache", help="the emulator's build cache: its size per emulator version and kind of entry, "
+                                     "its limit; --trim, --clear",
+                       epilog="examples: tilelang-tt cache\n          tilelang-tt cache --clear",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    action = p.add_mutually_exclusive_group()
+    action.add_argument("--trim", action="store_true",
+                        help="remove the least recently used builds now until the cache is under its limit")
+    action.add_argument("--clear", action="store_true", help="remove every build (waits for builds in progress)")
+    p.set_defaults(run=cmd_cache)
     return parser
 
 

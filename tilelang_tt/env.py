@@ -45,6 +45,29 @@ CACHE_DIR: Knob[Path] = Knob(
     lambda: Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tilelang-tt",
     "Where the tt-metal headers (from the ttnn 0.81.1 wheel) and emulator builds are cached.",
 )
+_SIZE_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def _as_size(text: str) -> int:
+    """Bytes of ``5G``, ``500M``, ``1.5GiB``, ``123456`` (binary units; ``0``: no limit)."""
+    number = text.strip().upper().removesuffix("IB").removesuffix("B")
+    unit = number[-1:] if number[-1:] in _SIZE_UNITS else ""
+    try:
+        size = float(number.removesuffix(unit) if unit else number) * _SIZE_UNITS[unit]
+    except ValueError:
+        raise ValueError(f"expected a size such as 5G, 500M or 1048576 (bytes), got {text!r}") from None
+    if size < 0:
+        raise ValueError(f"expected a size of 0 bytes or more, got {text!r}")
+    return int(size)
+
+
+CACHE_MAX_SIZE: Knob[int] = Knob(
+    "TILELANG_TT_CACHE_MAX_SIZE",
+    _as_size,
+    lambda: 5 * 2**30,
+    "The most the emulator's builds under the cache directory (<cache>/emu) may hold, e.g. 5G or 500M (0: no limit); "
+    "past it the least recently used builds are removed, those of emulator versions no longer in use first.",
+)
 DUMP_IR: Knob[Path | None] = Knob(
     "TILELANG_TT_DUMP_IR",
     lambda s: Path(s) if s else None,
@@ -65,7 +88,7 @@ UPDATE_GOLDEN: Knob[bool] = Knob(
     "Tests: rewrite the golden generated sources under tests/golden instead of comparing with them.",
 )
 
-KNOBS = (CACHE_DIR, DUMP_IR, PRINT_IR, PASS_TIMING, EMU_CXX, UPDATE_GOLDEN)
+KNOBS = (CACHE_DIR, CACHE_MAX_SIZE, DUMP_IR, PRINT_IR, PASS_TIMING, EMU_CXX, UPDATE_GOLDEN)
 
 
 def tt_metal_root() -> Path:

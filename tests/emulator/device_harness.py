@@ -33,8 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from tilelang_tt.contract.formats import bfloat16_round
-from tilelang_tt.emulator.driver import CXX_FLAGS, bfloat16_bits_to_float32, compiled_object
-from tilelang_tt.emulator.driver import runtime_objects as driver_runtime_objects
+from tilelang_tt.emulator.driver import CXX_FLAGS, bfloat16_bits_to_float32, compiled_object, rpath, runtime_library
 from tilelang_tt.env import EMU_CXX
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,9 +74,9 @@ def _compile(src: Path, obj: Path, extra: list[str]) -> None:
 
 
 def runtime_objects() -> list[Path]:
-    """The emulator runtime's objects and the harness's own, each compiled once per cache and
-    content (the driver's cache): every test module links the same."""
-    return [*driver_runtime_objects(), compiled_object(HARNESS, "the device-model test harness")]
+    """What every test program links: the harness's object and the emulator runtime library, each built once per
+    cache and content (the driver's cache)."""
+    return [compiled_object(HARNESS, "the device-model test harness"), runtime_library()]
 
 
 def build(work: Path, runtime: list[Path], kernels: list[Kernel]) -> Path:
@@ -100,7 +99,8 @@ def build(work: Path, runtime: list[Path], kernels: list[Kernel]) -> Path:
     with ThreadPoolExecutor() as pool:
         list(pool.map(compile_job, jobs))
     exe = work / "program"
-    subprocess.run([*CXX, *[str(o) for o in runtime], *[str(j[1]) for j in jobs], "-o", str(exe)],
+    libraries = [rpath(path) for path in runtime if path.suffix == ".so"]
+    subprocess.run([*CXX, *[str(o) for o in runtime], *libraries, *[str(j[1]) for j in jobs], "-o", str(exe)],
                    check=True, capture_output=True, text=True)
     return exe
 

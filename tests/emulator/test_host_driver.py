@@ -182,8 +182,8 @@ def test_progress_counts_each_step_of_a_build(tmp_path, monkeypatch):
     sources = idle(plan)
     calls = []
     driver.build(sources, plan, progress=lambda *call: calls.append(call))
-    # the runtime's files, the precompiled header, main.cpp, the three kernels and the link
-    steps = len(list(driver.RUNTIME_DIR.glob("*.cpp"))) + 1 + 1 + 3 + 1
+    # the runtime's files and its library's link, the precompiled header, main.cpp, the three kernels and the link
+    steps = len(list(driver.RUNTIME_DIR.glob("*.cpp"))) + 1 + 1 + 1 + 3 + 1
     assert calls == [(driver.COMPILING, done, steps) for done in range(1, steps + 1)]
     calls.clear()
     driver.build(sources, plan, progress=lambda *call: calls.append(call))

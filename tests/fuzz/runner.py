@@ -14,11 +14,15 @@ the seed with its name. A case
 
 A family fails as well when fewer than ``MIN_EXECUTED`` of its cases ran: the generators must mostly
 draw programs the compiler takes.
+
+How many cases a family draws is its own count scaled by the run's profile (``TILELANG_TT_FUZZ_PROFILE``,
+declared in tests/conftest.py, ``FUZZ_PROFILES``), never under ``MIN_CASES``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import importlib.util
 import itertools
@@ -39,6 +43,7 @@ from tests.fuzz.cases import Case
 SEED_ENV = "TILELANG_TT_FUZZ_SEED"
 CASE_TIMEOUT_S = 120  # compile + C++ build + emulation of one case; a hang fails the case
 MIN_EXECUTED = 0.8
+MIN_CASES = 10  # a family's cases in any profile: MIN_EXECUTED of them is a count that means something
 FUZZ = settings(deadline=None, derandomize=False, database=None, phases=[Phase.explicit, Phase.generate],
                 suppress_health_check=list(HealthCheck), print_blob=False)
 # The forms docs/what-compiles.md lists as refused (its "Refused forms" table, the forms the
@@ -128,15 +133,28 @@ def check(case: Case, kernel_dir) -> str:
     return RAN
 
 
+@dataclasses.dataclass(frozen=True)
+class FuzzRun:
+    """What every family of a pytest run shares (tests/conftest.py's ``fuzz`` fixture): its seed, the share of
+    each family's cases its profile draws, and the outcomes counted for the summary."""
+
+    seed: int
+    share: float
+    record: Counter
+
+    def cases(self, full: int) -> int:
+        return max(min(full, MIN_CASES), round(full * self.share))
+
+
 def family_seed(run_seed: int, family: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{run_seed}:{family}".encode()).digest()[:4], "little")
 
 
-def run_family(family: str, strategy: SearchStrategy[Case], cases: int, run_seed: int, kernel_dir,
-               record: Counter) -> None:
-    """``cases`` cases of ``strategy``, drawn from the run's seed; each must pass ``check``, and at
-    least MIN_EXECUTED of them must run."""
+def run_family(family: str, strategy: SearchStrategy[Case], cases: int, fuzz: FuzzRun, kernel_dir) -> None:
+    """``cases`` cases of ``strategy`` (the family's count in the full profile: ``fuzz.cases(cases)`` of them), drawn
+    from the run's seed; each must pass ``check``, and at least MIN_EXECUTED of them must run."""
     outcomes: Counter = Counter()
+    run_seed, record, cases = fuzz.seed, fuzz.record, fuzz.cases(cases)
 
     @seed(family_seed(run_seed, family))
     @settings(FUZZ, max_examples=cases)

@@ -5,5 +5,5 @@ from tests.fuzz.cases import eltwise_cases
 from tests.fuzz.runner import run_family
 
 
-def test_fuzz_dynamic(fuzz_seed, kernel_dir, fuzz_record):
-    run_family("dynamic", eltwise_cases(dynamic=True), 30, fuzz_seed, kernel_dir, fuzz_record)
+def test_fuzz_dynamic(fuzz, kernel_dir):
+    run_family("dynamic", eltwise_cases(dynamic=True), 30, fuzz, kernel_dir)

@@ -4,5 +4,5 @@ from tests.fuzz.cases import eltwise_cases
 from tests.fuzz.runner import run_family
 
 
-def test_fuzz_eltwise(fuzz_seed, kernel_dir, fuzz_record):
-    run_family("eltwise", eltwise_cases(), 80, fuzz_seed, kernel_dir, fuzz_record)
+def test_fuzz_eltwise(fuzz, kernel_dir):
+    run_family("eltwise", eltwise_cases(), 80, fuzz, kernel_dir)

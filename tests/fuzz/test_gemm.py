@@ -5,9 +5,9 @@ from tests.fuzz.cases import gemm_cases
 from tests.fuzz.runner import run_family
 
 
-def test_fuzz_gemm(fuzz_seed, kernel_dir, fuzz_record):
-    run_family("gemm", gemm_cases(), 45, fuzz_seed, kernel_dir, fuzz_record)
+def test_fuzz_gemm(fuzz, kernel_dir):
+    run_family("gemm", gemm_cases(), 45, fuzz, kernel_dir)
 
 
-def test_fuzz_bfp8(fuzz_seed, kernel_dir, fuzz_record):
-    run_family("bfp8", gemm_cases(block_float=True), 20, fuzz_seed, kernel_dir, fuzz_record)
+def test_fuzz_bfp8(fuzz, kernel_dir):
+    run_family("bfp8", gemm_cases(block_float=True), 20, fuzz, kernel_dir)

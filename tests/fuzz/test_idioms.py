@@ -8,5 +8,5 @@ from tests.fuzz.idioms import idiom_cases
 from tests.fuzz.runner import run_family
 
 
-def test_fuzz_idioms(fuzz_seed, kernel_dir, fuzz_record):
-    run_family("idioms", idiom_cases(gaps=False), 12, fuzz_seed, kernel_dir, fuzz_record)
+def test_fuzz_idioms(fuzz, kernel_dir):
+    run_family("idioms", idiom_cases(gaps=False), 12, fuzz, kernel_dir)

@@ -4,5 +4,5 @@ from tests.fuzz.cases import integer_cases
 from tests.fuzz.runner import run_family
 
 
-def test_fuzz_integer(fuzz_seed, kernel_dir, fuzz_record):
-    run_family("integer", integer_cases(), 20, fuzz_seed, kernel_dir, fuzz_record)
+def test_fuzz_integer(fuzz, kernel_dir):
+    run_family("integer", integer_cases(), 20, fuzz, kernel_dir)

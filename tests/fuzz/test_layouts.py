@@ -5,9 +5,9 @@ from tests.fuzz.cases import eltwise_cases, reduce_cases
 from tests.fuzz.runner import run_family
 
 
-def test_fuzz_row_major(fuzz_seed, kernel_dir, fuzz_record):
-    run_family("row_major", eltwise_cases(row_major=True), 30, fuzz_seed, kernel_dir, fuzz_record)
+def test_fuzz_row_major(fuzz, kernel_dir):
+    run_family("row_major", eltwise_cases(row_major=True), 30, fuzz, kernel_dir)
 
 
-def test_fuzz_row_blocks(fuzz_seed, kernel_dir, fuzz_record):
-    run_family("row_blocks", reduce_cases(sub_tile=True), 30, fuzz_seed, kernel_dir, fuzz_record)
+def test_fuzz_row_blocks(fuzz, kernel_dir):
+    run_family("row_blocks", reduce_cases(sub_tile=True), 30, fuzz, kernel_dir)

@@ -9,8 +9,8 @@ from tests.fuzz.oracle import APPROX_ERRORS, U_FP32, evaluate, exact, rounded
 from tests.fuzz.runner import load_kernel, run_family
 
 
-def test_fuzz_math(fuzz_seed, kernel_dir, fuzz_record):
-    run_family("math", math_cases(), 40, fuzz_seed, kernel_dir, fuzz_record)
+def test_fuzz_math(fuzz, kernel_dir):
+    run_family("math", math_cases(), 40, fuzz, kernel_dir)
 
 
 @pytest.mark.parametrize("op", sorted(APPROX_ERRORS))

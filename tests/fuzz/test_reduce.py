@@ -7,6 +7,6 @@ from tests.fuzz.cases import reduce_cases, scan_cases
 from tests.fuzz.runner import run_family
 
 
-def test_fuzz_reduce(fuzz_seed, kernel_dir, fuzz_record):
-    run_family("reduce", st.one_of(reduce_cases(), reduce_cases(), reduce_cases(), scan_cases()), 50, fuzz_seed,
-               kernel_dir, fuzz_record)
+def test_fuzz_reduce(fuzz, kernel_dir):
+    run_family("reduce", st.one_of(reduce_cases(), reduce_cases(), reduce_cases(), scan_cases()), 50,
+               fuzz, kernel_dir)

@@ -5,5 +5,5 @@ from tests.fuzz.cases import reduce_cases
 from tests.fuzz.runner import run_family
 
 
-def test_fuzz_row_sums(fuzz_seed, kernel_dir, fuzz_record):
-    run_family("row_sums", reduce_cases(row_sums=True), 20, fuzz_seed, kernel_dir, fuzz_record)
+def test_fuzz_row_sums(fuzz, kernel_dir):
+    run_family("row_sums", reduce_cases(row_sums=True), 20, fuzz, kernel_dir)

@@ -5,5 +5,5 @@ from tests.fuzz.cases import split_k_cases
 from tests.fuzz.runner import run_family
 
 
-def test_fuzz_split_k(fuzz_seed, kernel_dir, fuzz_record):
-    run_family("split_k", split_k_cases(), 20, fuzz_seed, kernel_dir, fuzz_record)
+def test_fuzz_split_k(fuzz, kernel_dir):
+    run_family("split_k", split_k_cases(), 20, fuzz, kernel_dir)

@@ -29,16 +29,24 @@ def program():
     return art, (a, b), (a.float() + b.float()).to(torch.bfloat16)
 
 
+def seeded_cache(root: Path) -> Path:
+    """``root`` made a cache holding the emulator runtime library (copied from the usual cache, where it is built
+    once), at the place the driver finds it; the cache's build folder ``<root>/emu/<base>``."""
+    library = driver.runtime_library()
+    base = library.parents[1].name
+    folder = root / "emu" / base / "lib"
+    folder.mkdir(parents=True)
+    for path in (library, cache.record_of(library)):
+        shutil.copy(path, folder / path.name)
+    return folder.parent
+
+
 @pytest.fixture(scope="module")
 def own_cache(tmp_path_factory):
-    """A cache of its own, holding the emulator runtime's objects (copied from the usual cache, where they
-    are compiled once): every test here builds the program's own entries in it."""
-    objects = driver.runtime_objects()
+    """A cache of its own, holding the emulator runtime library: every test here builds the program's own
+    entries in it."""
     root = tmp_path_factory.mktemp("cache")
-    (root / "emu" / "obj").mkdir(parents=True)
-    for obj in objects:
-        for path in (obj, cache.record_of(obj)):
-            shutil.copy(path, root / "emu" / "obj" / path.name)
+    seeded_cache(root)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("TILELANG_TT_CACHE_DIR", str(root))
         yield root
@@ -47,8 +55,8 @@ def own_cache(tmp_path_factory):
 def entries(program, own_cache) -> dict[str, Path]:
     """The program's cache entries, by kind (after a run built them)."""
     art = program[0]
-    emu = own_cache / "emu"
     exe = driver.build(art.sources, art.plan)
+    emu = exe.parents[2]
     kernel_objects = [p for p in (emu / "obj").glob("kernel-*.o")]
     return {"program": exe, "object": kernel_objects[0], "main object": next((emu / "obj").glob("main-*.o")),
             "header": next((emu / "pch").glob("*/host.hpp.gch")), "source": next((emu / "src").glob("*/main.cpp"))}
@@ -123,7 +131,7 @@ def _dead_pid() -> int:
 
 def test_what_killed_runs_leave_is_cleaned_up_by_the_next_run(program, own_cache):
     dead, alive = _dead_pid(), os.getpid()
-    obj = own_cache / "emu" / "obj"
+    obj = entries(program, own_cache)["object"].parent
     orphans = [obj / f"kernel-x.o.{dead}.tmp", obj / f"kernel-x.o.sha256.{dead}.tmp"]
     kept = [obj / f"kernel-y.o.{alive}.tmp", obj / "kernel-z.o"]
     for path in (*orphans, *kept):

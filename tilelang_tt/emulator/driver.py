@@ -6,9 +6,11 @@ kernel, ``-DTT_EMU_MATH_APPROX_MODE=0|1`` and ``-DTT_EMU_DST_ACCUM_MODE=0|1``: t
 DST_ACCUM_MODE, :func:`_compute_defines`; for a data-movement kernel ``-DNOC_INDEX=0|1``, its NOC; registered under
 its source name through ``runtime/kernel_registry.hpp``) and the emulator runtime
 (``runtime/*.cpp``, compiled with the architecture table of :mod:`tilelang_tt.contract.arch` as
-the ``TT_EMU_ARCHS`` define). Objects and executables are cached under ``<cache>/emu`` by a hash
-of everything that goes into them (compiler, flags, defines, sources, every emulator header), so
-the runtime is compiled once and a program only once.
+the ``TT_EMU_ARCHS`` define) as one shared library, ``libtt_emu.so``, that every program links (found by
+its rpath) rather than a copy of it in each executable. Objects, libraries and executables are cached
+under ``<cache>/emu/<build base>`` (:func:`_build_base`: the compiler, flags and every emulator source)
+by a hash of everything that goes into them (defines, sources), so the runtime is compiled and linked
+once and a program only once; the cache is kept under its size limit (:mod:`tilelang_tt.cache`).
 
 The plan is a :class:`tilelang_tt.contract.plan.Plan`; ``main.cpp`` is one of the program's
 sources (the compiler writes it), never made here. A timing-only run of a plan whose main.cpp is the
@@ -69,13 +71,19 @@ HOST_CXX_FLAGS = ("-O0",)
 # shared object of kernels the timing host (plan_host.cpp) loads, so a program's kernels compile once for both.
 KERNEL_CXX_FLAGS = ("-fPIC",)
 # The runtime (built once per runtime version, cached) is where emulation spends its time: its math
-# loops vectorise at -O3 (the same arithmetic: no -ffast-math, no FMA contraction).
-RUNTIME_CXX_FLAGS = ("-O3", "-ffp-contract=off")
+# loops vectorise at -O3 (the same arithmetic: no -ffast-math, no FMA contraction). It is a shared library
+# (-fPIC); its thread-locals use the initial-exec model, as an executable's do (the library is loaded with
+# the program, never by dlopen, so a thread-local costs no __tls_get_addr call).
+RUNTIME_CXX_FLAGS = ("-O3", "-ffp-contract=off", "-fPIC", "-ftls-model=initial-exec")
+RUNTIME_LIBRARY = "libtt_emu.so"
+LIBRARY_FLAGS = ("-shared", f"-Wl,-soname,{RUNTIME_LIBRARY}")
 # -rdynamic: the kernels a program builds from files at run time (runtime/jit.cpp) are shared objects
-# whose calls into the emulator resolve to the executable's runtime.
-LINK_FLAGS = ("-rdynamic",)
+# whose calls into the emulator resolve to the program's (the runtime library's, and the inline
+# variables of the headers the executable defines, one copy for all). -s: no symbol table (a third of an
+# executable; the dynamic symbols -rdynamic exports stay), nothing reads it.
+LINK_FLAGS = ("-rdynamic", "-s")
 # The timing host's kernels: a shared object whose calls into the emulator resolve, when plan_host.cpp loads it,
-# to the executable's runtime (as LINK_FLAGS above lets them).
+# to the program's runtime (as LINK_FLAGS above lets them).
 SHARED_FLAGS = ("-shared",)
 BUILD_JOBS = 2
 RUN_TIMEOUT_S = 600
@@ -296,6 +304,24 @@ def _build_base_of(cxx: str, _stats: tuple, _compiler: tuple | None) -> str:
                    arch_table_define(), cache.LAYOUT)
 
 
+def _root(cxx: str) -> tuple[Path, str]:
+    """The cache folder of this build base, ``<cache>/emu/<base>``, and the base: every entry built with it lies
+    there, so a base no longer in use is a folder that eviction removes first (:func:`tilelang_tt.cache.trim`)."""
+    base = _build_base(cxx)
+    return CACHE_DIR.get() / "emu" / base, base
+
+
+def build_folder() -> Path:
+    """The cache folder of the current build base (``<cache>/emu/<base>``)."""
+    return _root(EMU_CXX.get())[0]
+
+
+def cache_root() -> Path:
+    """``<cache>/emu``: what :func:`tilelang_tt.cache.using` holds and :func:`tilelang_tt.cache.trim` keeps
+    under the limit."""
+    return CACHE_DIR.get() / "emu"
+
+
 def _runtime_units(root: Path, base: str) -> list[_Unit]:
     defines = (arch_table_define(),)
     return [
@@ -305,21 +331,49 @@ def _runtime_units(root: Path, base: str) -> list[_Unit]:
     ]
 
 
-def runtime_objects() -> list[Path]:
-    """The emulator runtime's object files (runtime/*.cpp), compiled once into the cache: what every
-    emulated program links, and what the device-model tests link their own programs with."""
+def _runtime_steps(root: Path, base: str) -> int:
+    """The units :func:`_runtime_library` will compile and link (0: the cache holds the library whole)."""
+    if cache.verified(root / "lib" / RUNTIME_LIBRARY):
+        return 0
+    return 1 + sum(not cache.verified(unit.obj) for unit in _runtime_units(root, base))
+
+
+def _runtime_library(cxx: str, root: Path, base: str, tally: _Tally | None) -> Path:
+    """The runtime library of the base (``root/lib/libtt_emu.so``), compiled and linked unless the cache holds it
+    whole; its objects are compiled only when it is not (a ``tally`` step for each unit and the link)."""
+    library = root / "lib" / RUNTIME_LIBRARY
+    if not cache.verified(library):
+        units = _runtime_units(root, base)
+        _compile_all(cxx, [unit for unit in units if not cache.verified(unit.obj)], tally)
+        cache.build_entry(library, _linker(cxx, [unit.obj for unit in units], LIBRARY_FLAGS))
+        if tally is not None:
+            tally.step()
+    return library
+
+
+def runtime_library() -> Path:
+    """The emulator runtime (runtime/*.cpp) as the shared library every emulated program links, built once per
+    build base into the cache; the device-model tests link their own programs with it (``-Wl,-rpath`` to its
+    folder, :func:`rpath`)."""
     cxx = EMU_CXX.get()
-    units = _runtime_units(CACHE_DIR.get() / "emu", _build_base(cxx))
-    _compile_all(cxx, units, None)
-    return [unit.obj for unit in units]
+    root, base = _root(cxx)
+    with cache.using(cache_root()):
+        return _runtime_library(cxx, root, base, None)
+
+
+def rpath(library: Path) -> str:
+    """The link flag by which a program finds ``library`` (the runtime) where the cache holds it."""
+    return f"-Wl,-rpath,{library.parent}"
 
 
 def compiled_object(source: Path, label: str) -> Path:
     """``source``, a translation unit of the emulator's headers (a test's own host program), compiled
-    with the program's flags once per cache, build and content: what links beside runtime_objects()."""
+    with the program's flags once per cache, build and content: what links with runtime_library()."""
     cxx = EMU_CXX.get()
-    obj = CACHE_DIR.get() / "emu" / "obj" / f"{source.stem}-{_digest(_build_base(cxx), source.read_bytes())}.o"
-    _compile(cxx, _Unit(label, source, obj))
+    root, base = _root(cxx)
+    obj = root / "obj" / f"{source.stem}-{_digest(base, source.read_bytes())}.o"
+    with cache.using(cache_root()):
+        _compile(cxx, _Unit(label, source, obj))
     return obj
 
 
@@ -388,60 +442,66 @@ def _linker(cxx: str, objects: list[Path], flags: tuple[str, ...]) -> Callable[[
 def build(sources: dict[str, str], plan: Plan, progress: Progress | None = None, rebuild: bool = False) -> Path:
     """The cached emulator executable of a program: ``sources`` holds ``main.cpp`` and the plan's
     kernel sources (``progress``: see the module's docstring). Every cache entry it uses is whole
-    (:mod:`tilelang_tt.cache`); objects that fail to link are compiled again once, and ``rebuild``
-    (the program crashed or could not start) compiles and links the program's own entries again."""
+    (:mod:`tilelang_tt.cache`) and stays while it builds (:func:`tilelang_tt.cache.using`); objects that fail
+    to link are compiled again once, and ``rebuild`` (the program crashed or could not start) compiles and links
+    the program's own entries again."""
     kernels = _kernels(sources, plan, (HOST_PROGRAM,))
-    root = CACHE_DIR.get() / "emu"
-    cache.sweep(root)
     cxx = EMU_CXX.get()
-    base = _build_base(cxx)
-    main_key = _digest(base, *HOST_CXX_FLAGS, sources[HOST_PROGRAM])
-    main_source = cache.write_text_entry(root / "src" / main_key / HOST_PROGRAM, sources[HOST_PROGRAM])
-    main_obj = root / "obj" / f"main-{main_key}.o"
-    pch = None if cache.verified(main_obj) and not rebuild else _host_header(root, base, sources[HOST_PROGRAM])
-    own = [_Unit(HOST_PROGRAM, main_source, main_obj, header=None if pch is None else pch.source,
-                 flags=HOST_CXX_FLAGS), *_kernel_units(root, base, sources, kernels)]
-    units = [*_runtime_units(root, base), *own]
-    exe = root / "bin" / _digest(base, *LINK_FLAGS, *(u.obj.name for u in units)) / "main"
-    if rebuild:  # the program crashed or could not start: its own entries are built again
-        for entry in (exe, *(unit.obj for unit in own)):
-            cache.discard(entry)
-    first = [pch] if pch is not None and not cache.verified(pch.obj) else []  # main.cpp's compile reads it
-    pending = [unit for unit in units if not cache.verified(unit.obj)]
-    tally = _Tally(progress, COMPILING, len(first) + len(pending) + (not cache.verified(exe)))
-    for unit in first:
-        _compile(cxx, unit)
-        tally.step()
-    _compile_all(cxx, pending, tally)
-    link = _linker(cxx, [unit.obj for unit in units], LINK_FLAGS)
-    if not cache.verified(exe):
-        try:
-            cache.build_entry(exe, link)
-        except EmulatorError:  # whole objects that do not link: the program's own compiled again (no PCH), once
-            for unit in own:
-                cache.discard(unit.obj)
-            _compile_all(cxx, [replace(unit, header=None) for unit in own], None)
-            cache.build_entry(exe, link)
-        tally.step()
+    root, base = _root(cxx)
+    with cache.using(cache_root()):
+        cache.sweep(cache_root())
+        main_key = _digest(base, *HOST_CXX_FLAGS, sources[HOST_PROGRAM])
+        main_source = cache.write_text_entry(root / "src" / main_key / HOST_PROGRAM, sources[HOST_PROGRAM])
+        main_obj = root / "obj" / f"main-{main_key}.o"
+        pch = None if cache.verified(main_obj) and not rebuild else _host_header(root, base, sources[HOST_PROGRAM])
+        own = [_Unit(HOST_PROGRAM, main_source, main_obj, header=None if pch is None else pch.source,
+                     flags=HOST_CXX_FLAGS), *_kernel_units(root, base, sources, kernels)]
+        exe = root / "bin" / _digest(base, *LINK_FLAGS, *(u.obj.name for u in own)) / "main"
+        if rebuild:  # the program crashed or could not start: its own entries are built again
+            for entry in (exe, *(unit.obj for unit in own)):
+                cache.discard(entry)
+        first = [pch] if pch is not None and not cache.verified(pch.obj) else []  # main.cpp's compile reads it
+        pending = [unit for unit in own if not cache.verified(unit.obj)]
+        linked = cache.verified(exe)
+        tally = _Tally(progress, COMPILING, len(first) + _runtime_steps(root, base) + len(pending) + (not linked))
+        for unit in first:
+            _compile(cxx, unit)
+            tally.step()
+        library = _runtime_library(cxx, root, base, tally)  # the program loads it: checked (and so touched) too
+        _compile_all(cxx, pending, tally)
+        if not linked:
+            link = _linker(cxx, [*(unit.obj for unit in own), library], (*LINK_FLAGS, rpath(library)))
+            try:
+                cache.build_entry(exe, link)
+            except EmulatorError:  # whole objects that do not link: the program's own compiled again (no PCH), once
+                for unit in own:
+                    cache.discard(unit.obj)
+                _compile_all(cxx, [replace(unit, header=None) for unit in own], None)
+                cache.build_entry(exe, link)
+            tally.step()
     return exe
 
 
 def timing_host(progress: Progress | None = None, rebuild: bool = False) -> Path:
     """The cached executable of the timing host (:mod:`tilelang_tt.emulator.plan_host`): ``plan_host.cpp``
-    linked with the runtime, one for every program, built once per emulator version as the runtime is.
+    linked with the runtime library, one for every program, built once per build base as the runtime is.
     ``progress`` and ``rebuild`` as :func:`build`'s (``rebuild``: ``plan_host.cpp``'s object and the link)."""
-    root = CACHE_DIR.get() / "emu"
-    cache.sweep(root)
     cxx = EMU_CXX.get()
-    base = _build_base(cxx)
+    root, base = _root(cxx)
     host = _Unit("the timing host plan_host.cpp", plan_host.SOURCE,
                  root / "obj" / f"plan-host-{_digest(base, plan_host.SOURCE.read_bytes())}.o")
-    units = [*_runtime_units(root, base), host]
-    exe = root / "bin" / _digest(base, *LINK_FLAGS, *(u.obj.name for u in units)) / "plan_host"
-    if rebuild:
-        for entry in (exe, host.obj):
-            cache.discard(entry)
-    _link_built(cxx, units, exe, LINK_FLAGS, progress)
+    exe = root / "bin" / _digest(base, *LINK_FLAGS, host.obj.name) / "plan_host"
+    with cache.using(cache_root()):
+        cache.sweep(cache_root())
+        if rebuild:
+            for entry in (exe, host.obj):
+                cache.discard(entry)
+        linked = cache.verified(exe)
+        tally = _Tally(progress, COMPILING,
+                       _runtime_steps(root, base) + (0 if linked else (not cache.verified(host.obj)) + 1))
+        library = _runtime_library(cxx, root, base, tally)  # the timing host loads it: checked (and so touched) too
+        if not linked:
+            _link_built(cxx, [host], [library], exe, (*LINK_FLAGS, rpath(library)), tally)
     return exe
 
 
@@ -452,26 +512,26 @@ def build_timing(sources: dict[str, str], plan: Plan, progress: Progress | None 
     ``progress`` and ``rebuild`` as :func:`build`'s."""
     kernels = _kernels(sources, plan, ())
     exe = timing_host(progress, rebuild)
-    root = CACHE_DIR.get() / "emu"
     cxx = EMU_CXX.get()
-    base = _build_base(cxx)
-    own = _kernel_units(root, base, sources, kernels)
-    library = root / "lib" / _digest(base, *SHARED_FLAGS, *(u.obj.name for u in own)) / "kernels.so"
-    if rebuild:  # the program crashed or could not start: its own entries are built again
-        for entry in (library, *(unit.obj for unit in own)):
-            cache.discard(entry)
-    _link_built(cxx, own, library, SHARED_FLAGS, progress)
+    root, base = _root(cxx)
+    with cache.using(cache_root()):
+        own = _kernel_units(root, base, sources, kernels)
+        library = root / "lib" / _digest(base, *SHARED_FLAGS, *(u.obj.name for u in own)) / "kernels.so"
+        if rebuild:  # the program crashed or could not start: its own entries are built again
+            for entry in (library, *(unit.obj for unit in own)):
+                cache.discard(entry)
+        if not cache.verified(library):
+            tally = _Tally(progress, COMPILING, sum(not cache.verified(unit.obj) for unit in own) + 1)
+            _link_built(cxx, own, [], library, SHARED_FLAGS, tally)
     return exe, library
 
 
-def _link_built(cxx: str, units: list[_Unit], path: Path, flags: tuple[str, ...], progress: Progress | None) -> None:
-    """``path``, the cache entry of ``units`` linked with ``flags``, compiled and linked unless it is whole."""
-    if cache.verified(path):
-        return
+def _link_built(cxx: str, units: list[_Unit], libraries: list[Path], path: Path, flags: tuple[str, ...],
+                tally: _Tally) -> None:
+    """``path``, the cache entry of ``units`` (compiled unless whole) and ``libraries`` linked with ``flags``."""
     pending = [unit for unit in units if not cache.verified(unit.obj)]
-    tally = _Tally(progress, COMPILING, len(pending) + 1)
     _compile_all(cxx, pending, tally)
-    cache.build_entry(path, _linker(cxx, [unit.obj for unit in units], flags))
+    cache.build_entry(path, _linker(cxx, [*(unit.obj for unit in units), *libraries], flags))
     tally.step()
 
 
@@ -494,7 +554,7 @@ def kernel_build_env() -> dict[str, str]:
     cxx = EMU_CXX.get()
     command = [cxx, *CXX_FLAGS, f"-I{INCLUDE_DIR}", f"-I{RUNTIME_DIR}"]
     return {"TT_EMU_KERNEL_BUILD": "\n".join(command),
-            "TT_EMU_KERNEL_CACHE": str(CACHE_DIR.get() / "emu" / "jit" / _build_base(cxx)),
+            "TT_EMU_KERNEL_CACHE": str(_root(cxx)[0] / "jit"),
             "TT_METAL_RUNTIME_ROOT": str(tt_metal_root().parent)}
 
 
@@ -503,27 +563,34 @@ def kernel_build_env() -> dict[str, str]:
 
 def _execute(command: list[str], env: dict[str, str], progress: Progress | None) -> subprocess.CompletedProcess:
     """Run the emulated program; with ``progress``, report ``("running", cores finished, cores)``
-    from the lines the runtime writes to a pipe (``TT_EMU_PROGRESS_FD``) while it runs."""
-    if progress is None:
-        return subprocess.run(command, capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT_S)
-    read_fd, write_fd = os.pipe()
-
-    def report() -> None:
-        with os.fdopen(read_fd) as lines:  # ends when the program exits (it holds the only write end)
-            for line in lines:
-                done, total = (int(n) for n in line.split())
-                progress(RUNNING, done, total)
-
-    reader = threading.Thread(target=report, daemon=True)
+    from the lines the runtime writes to a pipe (``TT_EMU_PROGRESS_FD``) while it runs. The cache keeps its
+    files until it has started (:func:`tilelang_tt.cache.using`)."""
+    read_fd = write_fd = None
+    if progress is not None:
+        read_fd, write_fd = os.pipe()
+        env = {**env, "TT_EMU_PROGRESS_FD": str(write_fd)}
     try:
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                   env={**env, "TT_EMU_PROGRESS_FD": str(write_fd)}, pass_fds=(write_fd,))
+        with cache.using(cache_root()):
+            process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                       pass_fds=() if write_fd is None else (write_fd,))
     except BaseException:
-        os.close(read_fd)
+        if read_fd is not None:
+            os.close(read_fd)
         raise
     finally:
-        os.close(write_fd)
-    reader.start()
+        if write_fd is not None:
+            os.close(write_fd)
+    reader = None
+    if read_fd is not None:
+
+        def report() -> None:
+            with os.fdopen(read_fd) as lines:  # ends when the program exits (it holds the only write end)
+                for line in lines:
+                    done, total = (int(n) for n in line.split())
+                    progress(RUNNING, done, total)
+
+        reader = threading.Thread(target=report, daemon=True)
+        reader.start()
     with process:
         try:
             stdout, stderr = process.communicate(timeout=RUN_TIMEOUT_S)
@@ -531,24 +598,27 @@ def _execute(command: list[str], env: dict[str, str], progress: Progress | None)
             process.kill()
             process.communicate()
             raise
-    reader.join()
+    if reader is not None:
+        reader.join()
     return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
 # A program killed by one of these signals at once, or that could not be started, may be a damaged build
 # (an executable or object written whole and damaged since): it is built again and run once more.
 CRASHES = (signal.SIGSEGV, signal.SIGBUS, signal.SIGILL)
+# The exit code of a program the dynamic loader could not start (its runtime library missing or damaged).
+NOT_LOADED = 127
 
 
 def _run_built(command: list[str], rebuilt: Callable[[], list[str]], env: dict[str, str],
                progress: Progress | None) -> subprocess.CompletedProcess:
     """Run ``command``; once more, as ``rebuilt()`` builds it again, when it crashed (CRASHES) or could not be
-    started."""
+    started (the executable or its runtime library gone or damaged)."""
     try:
         done = _execute(command, env, progress)
-        if -done.returncode not in CRASHES:
+        if -done.returncode not in CRASHES and done.returncode != NOT_LOADED:
             return done
-    except OSError:  # not an executable any more (exec format error, permissions)
+    except OSError:  # not an executable any more (exec format error, permissions, removed)
         pass
     return _execute(rebuilt(), env, progress)
 

@@ -268,7 +268,11 @@ const KernelInfo& build_and_load(const KernelBuild& build) {
   static std::deque<std::string> names;
   if (const auto it = loaded.find(object.string()); it != loaded.end()) return *it->second;
 
-  if (!fs::exists(object)) {
+  if (fs::exists(object)) {
+    // A use: the cache's eviction (tilelang_tt/cache.py, trim) removes the least recently used entries first.
+    std::error_code ignored;
+    fs::last_write_time(object, fs::file_time_type::clock::now(), ignored);
+  } else {
     fs::create_directories(dir);
     const fs::path source = dir / "kernel_unit.cpp";
     if (!fs::exists(source)) write_atomically(source, unit);
