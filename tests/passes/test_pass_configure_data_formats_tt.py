@@ -7,6 +7,7 @@ from tvm import tirx
 from tests.kernels import gemm, lower_until, run_pass
 from tests.passes.helpers import assert_body, ev, seq, serial, var
 from tilelang_tt.ir.attrs import Attr, CBDesc, ComputeKernelConfig, KernelRole
+from tilelang_tt.ir.common import evaluate_calls, stmt_intrin
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.passes.configure_data_formats_tt import ConfigureDataFormatsTT
 
@@ -104,3 +105,23 @@ def test_on_a_real_gemm_only_the_compute_kernel_and_nothing_to_change():
     after = run_pass(before, PASS)
     for name in ("main_reader", "main_writer", "main_compute"):
         tvm.ir.assert_structural_equal(after[name], before[name])
+
+
+def test_on_rmsnorm_srca_follows_the_float32_sums_and_the_bfloat16_input():
+    """rmsnorm squares its bfloat16 input into float32 (unpacked to DST) and scales the input by the float32 row
+    statistic: SrcA switches between them, SrcB goes to the weights; the reader and writer are untouched."""
+    from tests.op_kernels import rmsnorm
+
+    before = lower_until(rmsnorm(64, 128, 32), PASS)
+    after = run_pass(before, PASS)
+    calls = [(n.value.op.name, [int(a) if isinstance(a, tirx.IntImm) else a.value for a in n.value.args])
+             for n in evaluate_calls(after["main_compute"].body)
+             if stmt_intrin(n) in (Intrin.UNPACK_RECONFIG, Intrin.PACK_RECONFIG)]
+    cbs = {cb.name: cb.index for cb in Attr.CB_DESC.read(after["main_compute"]).values()}
+    assert (Intrin.UNPACK_RECONFIG.value, ["a", cbs["ss"]]) in calls and \
+        (Intrin.UNPACK_RECONFIG.value, ["a", cbs["x"]]) in calls and \
+        (Intrin.UNPACK_RECONFIG.value, ["b", cbs["w"]]) in calls, calls
+    assert not [n for n in evaluate_calls(before["main_compute"].body)
+                if stmt_intrin(n) in (Intrin.UNPACK_RECONFIG, Intrin.PACK_RECONFIG)]
+    for name in ("main_reader", "main_writer"):
+        assert after[name].same_as(before[name])
