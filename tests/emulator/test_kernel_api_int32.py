@@ -144,7 +144,8 @@ def _utd(cbs: tuple[int, ...], n: int) -> str:
 @pytest.fixture(scope="module")
 def ops_program(tmp_path_factory, runtime):
     body = "\n".join(f"    STEP({stmt})  // {name}" for name, stmt, _ in OPS)
-    compute = HEADERS + "void kernel_main() {\n    cb_wait_front(a, 1);\n    cb_wait_front(b, 1);\n" + body + \
+    compute = HEADERS + "void kernel_main() {\n    compute_kernel_hw_startup(a, b, out);\n    cb_wait_front(a, 1);\n" \
+        "    cb_wait_front(b, 1);\n" + body + \
         "\n    cb_pop_front(a, 1);\n    cb_pop_front(b, 1);\n}\n"
     work = tmp_path_factory.mktemp("int32-ops")
     exe = build(work, runtime, [Kernel("reader.cpp", READER_BINARY, CTA + CTA), Kernel("compute.cpp", compute),
@@ -185,6 +186,7 @@ def test_the_operands_exercise_what_float_dst_would_lose():
 SCENARIOS = r"""
 void kernel_main() {
     const uint32_t scenario = get_arg_val<uint32_t>(0);
+    compute_kernel_hw_startup(a, b, out);
     cb_wait_front(a, 1);
     cb_wait_front(b, 1);
     tile_regs_acquire();

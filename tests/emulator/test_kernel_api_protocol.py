@@ -12,7 +12,8 @@ TILE = 2048
 EMPTY = "void kernel_main() {}\n"
 DATAFLOW = '#include <cstdint>\n#include "api/dataflow/dataflow_api.h"\n'
 COMPUTE = ('#include <cstdint>\n#include "api/compute/tile_move_copy.h"\n#include "api/compute/reg_api.h"\n'
-           '#include "api/compute/pack.h"\n#include "api/compute/eltwise_binary.h"\n')
+           '#include "api/compute/pack.h"\n#include "api/compute/eltwise_binary.h"\n'
+           '#include "api/compute/compute_kernel_hw_startup.h"\n')
 
 
 @pytest.fixture(scope="session")
@@ -136,6 +137,7 @@ def test_l1_overflow_at_add_cb(tmp_path, runtime):
 def test_dst_index_beyond_capacity(tmp_path, runtime):
     reader = DATAFLOW + "void kernel_main() {\n    cb_reserve_back(0, 1);\n    cb_push_back(0, 1);\n}\n"
     compute = COMPUTE + """void kernel_main() {
+    compute_kernel_hw_startup(0, 16);
     cb_wait_front(0, 1);
     tile_regs_acquire();
     copy_tile(0, 0, 4);  // HERE
@@ -149,6 +151,7 @@ def test_dst_index_beyond_capacity(tmp_path, runtime):
 def test_pack_without_tile_regs_wait(tmp_path, runtime):
     reader = DATAFLOW + "void kernel_main() {\n    cb_reserve_back(0, 1);\n    cb_push_back(0, 1);\n}\n"
     compute = COMPUTE + """void kernel_main() {
+    compute_kernel_hw_startup(0, 16);
     cb_wait_front(0, 1);
     tile_regs_acquire();
     copy_tile(0, 0, 0);
@@ -168,6 +171,7 @@ def test_pack_without_reserve_in_compiled_in_kernel(tmp_path, runtime):
     these tests') may not, even into an empty CB."""
     reader = DATAFLOW + "void kernel_main() {\n    cb_reserve_back(0, 1);\n    cb_push_back(0, 1);\n}\n"
     compute = COMPUTE + """void kernel_main() {
+    compute_kernel_hw_startup(0, 16);
     cb_wait_front(0, 1);
     tile_regs_acquire();
     copy_tile(0, 0, 0);

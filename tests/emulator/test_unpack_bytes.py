@@ -60,7 +60,11 @@ void kernel_main() {
 def program(tmp_path_factory):
     work = tmp_path_factory.mktemp("unpack_bytes")
     cases = "\n".join(f"      case {i}: {{ {body} }} break;" for i, body in enumerate(OPS) if body)
-    compute = COMPUTE_ONE_TILE.replace("INIT", "const uint32_t op = get_arg_val<uint32_t>(0);")
+    # runtime arg 1: the op reads CB 0 through unpacker B, which compute_kernel_hw_startup then configures for it
+    compute = COMPUTE_ONE_TILE.replace("compute_kernel_hw_startup(a, b, out);",
+                                       "const bool swap = get_arg_val<uint32_t>(1);\n"
+                                       "    compute_kernel_hw_startup(swap ? b : a, swap ? a : b, out);")
+    compute = compute.replace("INIT", "const uint32_t op = get_arg_val<uint32_t>(0);")
     exe = build(work, runtime_objects(), [
         Kernel("reader.cpp", READER),
         Kernel("compute.cpp", compute.replace("BODY", f"switch (op) {{\n{cases}\n    }}")),
@@ -80,11 +84,19 @@ def unpack_busy(program, arch: str, fa: str, fb: str, body: str, utd: bool = Fal
         "kernel reader.cpp reader 0,0 0 -",
         "kernel compute.cpp compute 0,0 1 -" + (" utd=1" + "0" * (ARCHS[arch].num_cbs - 1) if utd else ""),
         "kernel writer.cpp writer 0,0 0 2,2048",
-        f"rtargs 1 0,0 {OPS.index(body)}", "rtargs 2 0,0 @C 0 1"]) + "\n"
+        f"rtargs 1 0,0 {OPS.index(body)} {int(reads_a_through_b(body, fa, utd))}", "rtargs 2 0,0 @C 0 1"]) + "\n"
     res = run(work, exe, spec, {}, ["C"])
     assert res.returncode == 0, res.stderr
     (core,) = res.counters["timing"]["cores"]
     return core["unpack"]["busy"]
+
+
+def reads_a_through_b(body: str, fa: str, utd: bool) -> bool:
+    """Whether `body` unpacks CB 0 through unpacker B: a SUM/AVG row reduction's data (llk_unpack_AB_reduce_api.h),
+    a broadcast's operand not unpacked to DST (llk_unpack_A.h)."""
+    if "REDUCE_ROW" in body:
+        return "PoolType::MAX" not in body
+    return body.startswith("unary_bcast") and not (utd or fa == "Int32")
 
 
 def op_unpack(program, arch, fa, fb, body, utd=False) -> int:

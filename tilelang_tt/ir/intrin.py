@@ -189,9 +189,10 @@ class Intrin(str, enum.Enum):
                    "kind: str, dim: str, cb: cb, scaler_cb: cb, out_cb: cb")
     REDUCE_TILE = ("tt.reduce_tile", "reduce_tile<kind, dim>(cb, scaler_cb, tile, scaler_tile, dst)",
                    "kind: str, dim: str, cb: cb, scaler_cb: cb, tile: expr, scaler_tile: int, dst: int")
+    # the engine's data formats (ConfigureDataFormatsTT)
     PACK_RECONFIG = ("tt.pack_reconfig", "pack_reconfig_data_format(cb): the next packs go to cb's format", "cb: cb")
-    UNPACK_RECONFIG = ("tt.unpack_reconfig", "reconfig_data_format(srca_cb, srcb_cb): unpacker source formats",
-                       "srca: cb, srcb: cb")
+    UNPACK_RECONFIG = ("tt.unpack_reconfig", 'reconfig_data_format_src<source>(cb): unpacker A (source "a", SrcA) '
+                                             'or B ("b", SrcB) reads cb\'s format next', "source: str, cb: cb")
     REDUCE_UNINIT = ("tt.reduce_uninit", "reduce_uninit(): restore the packer after a reduce", "")
     DST_ACQUIRE = ("tt.dst.acquire", "tile_regs_acquire()", "")
     DST_COMMIT = ("tt.dst.commit", "tile_regs_commit()", "")

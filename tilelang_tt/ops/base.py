@@ -294,24 +294,6 @@ class DSTContext:
         self.inline_inits = inline_inits
         self.analyzer = arith.Analyzer()
         self.scaler = scaler
-        packed = {self.cbs[w].data_format for w in self.written_blocks()}
-        self.reconfigure_pack = len(packed) > 1
-
-    def written_blocks(self) -> set[str]:
-        names = set()
-
-        def visit(node):
-            if isinstance(node, tirx.Evaluate):
-                intrin = stmt_intrin(node)
-                if intrin in (Intrin.TILE_ELTWISE, Intrin.TILE_REDUCE, Intrin.PACK_BLOCK):
-                    names.add(node.value.args[0 if intrin != Intrin.TILE_REDUCE else 2].name)
-                if intrin == Intrin.TILE_ELTWISE:
-                    names.update(v.name for v in node.value.args[4:])
-                if intrin == Intrin.PACK_BLOCK:  # the hand-off CB a K loop's last step packs into
-                    names.update(v.name for v in node.value.args[5:])
-
-        tirx.stmt_functor.post_order_visit(self.func.body, visit)
-        return names
 
     def error(self, node, message: str, hint: str = ""):
         return error(self.pass_name, self.func, node, message, hint)
@@ -346,8 +328,6 @@ class DSTContext:
             stmts.append(evaluate(Intrin.CB_RESERVE_BACK, cb.index, count, like=like))
             if n == 0:
                 stmts.append(evaluate(Intrin.DST_WAIT, like=like))
-            if self.reconfigure_pack:
-                stmts.append(evaluate(Intrin.PACK_RECONFIG, cb.index, like=like))
             stmts.append(serial("t", count, lambda t, cb=cb: evaluate(Intrin.PACK_TILE, slot_of(t), cb.index,
                                                                       like=like), like=like))
         stmts += [*more, evaluate(Intrin.DST_RELEASE, like=like)]

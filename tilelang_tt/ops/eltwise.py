@@ -225,8 +225,7 @@ def row_sum_packs(ctx, out, partial, base, count: int, slot_of, like) -> list[ti
                     evaluate(Intrin.PACK_TILE_AT, slot_of(t), partial.index, ctx.analyzer.simplify(
                         tirx.FloorDiv(n, cols)), like=like)])
 
-    reconfig = [evaluate(Intrin.PACK_RECONFIG, partial.index, like=like)] if ctx.reconfigure_pack else []
-    return [*reconfig, serial("t", count, one, like=like),
+    return [serial("t", count, one, like=like),
             evaluate(Intrin.PACK_L1_ACC, tirx.const(0, "uint32"), like=like)]
 
 

@@ -533,9 +533,8 @@ class Gemm(TileOp):
                 out += [tirx.IfThenElse(first, evaluate(Intrin.CB_RESERVE_BACK, c.index, c.block_pages, like=mma),
                                         None),
                         evaluate(Intrin.PACK_L1_ACC, later, like=mma)]
-                packs = [evaluate(Intrin.PACK_RECONFIG, c.index, like=mma)] if ctx.reconfigure_pack else []
-                packs.append(serial("t", count, lambda t: evaluate(Intrin.PACK_TILE_AT, t, c.index,
-                                                                   simplify(start + t), like=mma), like=mma))
+                packs = [serial("t", count, lambda t: evaluate(Intrin.PACK_TILE_AT, t, c.index, simplify(start + t),
+                                                                like=mma), like=mma)]
                 sub = [evaluate(Intrin.DST_ACQUIRE, like=mma), *self.matmul(ctx, mma),
                        evaluate(Intrin.DST_COMMIT, like=mma), evaluate(Intrin.DST_WAIT, like=mma), *packs,
                        evaluate(Intrin.DST_RELEASE, like=mma),

@@ -213,7 +213,6 @@ class Reduce(TileOp):
 
         def one(o):
             stmts = [evaluate(Intrin.DST_ACQUIRE, like=stmt),
-                     evaluate(Intrin.UNPACK_RECONFIG, scaler.index, src.index, like=stmt),
                      evaluate(Intrin.REDUCE_INIT, pool, rdim, src.index, scaler.index, dst.index, like=stmt),
                      serial("n", inner, lambda n: evaluate(Intrin.REDUCE_TILE, pool, rdim, src.index, scaler.index,
                                                            tile(o, n), 0, 0, like=stmt), like=stmt),

@@ -37,6 +37,7 @@ from tilelang_tt.passes.forward_tensor_copies_tt import ForwardTensorCopiesTT
 from tilelang_tt.passes.grid_to_core_grid import GridToCoreGrid
 from tilelang_tt.passes.hoist_row_values_tt import HoistRowValuesTT
 from tilelang_tt.passes.infer_tt_layout import InferTTLayout
+from tilelang_tt.passes.configure_data_formats_tt import ConfigureDataFormatsTT
 from tilelang_tt.passes.insert_compute_init_tt import InsertComputeInitTT
 from tilelang_tt.passes.insert_dst_management_tt import InsertDSTManagementTT
 from tilelang_tt.passes.inline_scalar_vars_tt import InlineScalarVarsTT
@@ -228,6 +229,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         InsertDSTManagementTT(),
         # The core launches become the loop over the core's blocks: the TIR is the program codegen prints.
         MaterializeCoreLoopTT(),
+        # Every engine call in place, in its final loops (a block's iteration starts in the configuration the last
+        # one left): each unpack and pack gets the data formats it needs.
+        ConfigureDataFormatsTT(),
         VerifyTTIR(),
     ]
 

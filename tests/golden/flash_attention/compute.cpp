@@ -64,7 +64,6 @@ void kernel_main() {
         tile_regs_commit();
         cb_reserve_back(cb_logsum, 2);
         tile_regs_wait();
-        pack_reconfig_data_format(cb_logsum);
         for (uint32_t t_3 = 0; t_3 < 2; ++t_3) {
             pack_tile(t_3, cb_logsum);
         }
@@ -78,7 +77,6 @@ void kernel_main() {
         tile_regs_commit();
         cb_reserve_back(cb_m, 2);
         tile_regs_wait();
-        pack_reconfig_data_format(cb_m);
         for (uint32_t t_5 = 0; t_5 < 2; ++t_5) {
             pack_tile(t_5, cb_m);
         }
@@ -88,6 +86,7 @@ void kernel_main() {
         for (uint32_t k = 0; k < loop_range; ++k) {
             cb_wait_front(cb_acc_s_gen, 4);
             tile_regs_acquire();
+            reconfig_data_format_srca(cb_acc_s_gen);
             copy_init(cb_acc_s_gen);
             for (uint32_t t_6 = 0; t_6 < 4; ++t_6) {
                 copy_tile(cb_acc_s_gen, t_6, t_6);
@@ -95,7 +94,6 @@ void kernel_main() {
             tile_regs_commit();
             cb_reserve_back(cb_acc_s, 4);
             tile_regs_wait();
-            pack_reconfig_data_format(cb_acc_s);
             for (uint32_t t_7 = 0; t_7 < 4; ++t_7) {
                 pack_tile(t_7, cb_acc_s);
             }
@@ -103,6 +101,7 @@ void kernel_main() {
             cb_push_back(cb_acc_s, 4);
             cb_wait_front(cb_acc_s, 4);
             tile_regs_acquire();
+            reconfig_data_format_srca(cb_acc_s);
             copy_init(cb_acc_s);
             for (uint32_t i = 0; i < 2; ++i) {
                 for (uint32_t j = 0; j < 2; ++j) {
@@ -111,6 +110,8 @@ void kernel_main() {
             }
             cb_wait_front(cb_Q_s, 4);
             cb_wait_front(cb_K_s, 4);
+            reconfig_data_format_srcb(cb_Q_s);
+            reconfig_data_format_srca(cb_K_s);
             matmul_block_init(cb_Q_s, cb_K_s, 1, 2, 2, 2);
             for (uint32_t kk = 0; kk < 2; ++kk) {
                 matmul_block(cb_Q_s, cb_K_s, kk, kk * 2, 0, 1, 2, 2, 2);
@@ -118,7 +119,6 @@ void kernel_main() {
             tile_regs_commit();
             cb_reserve_back(cb_acc_s, 4);
             tile_regs_wait();
-            pack_reconfig_data_format(cb_acc_s);
             for (uint32_t t_8 = 0; t_8 < 4; ++t_8) {
                 pack_tile(t_8, cb_acc_s);
             }
@@ -127,6 +127,7 @@ void kernel_main() {
             cb_pop_front(cb_acc_s, 4);
             cb_wait_front(cb_m, 2);
             tile_regs_acquire();
+            reconfig_data_format_srca(cb_m);
             copy_init(cb_m);
             for (uint32_t t_9 = 0; t_9 < 2; ++t_9) {
                 copy_tile(cb_m, t_9, t_9);
@@ -134,7 +135,6 @@ void kernel_main() {
             tile_regs_commit();
             cb_reserve_back(cb_m_prev, 2);
             tile_regs_wait();
-            pack_reconfig_data_format(cb_m_prev);
             for (uint32_t t_10 = 0; t_10 < 2; ++t_10) {
                 pack_tile(t_10, cb_m_prev);
             }
@@ -144,12 +144,13 @@ void kernel_main() {
             cb_wait_front(cb_reduce_scaler, 1);
             for (uint32_t o = 0; o < 2; ++o) {
                 tile_regs_acquire();
-                reconfig_data_format(cb_reduce_scaler, cb_acc_s);
+                reconfig_data_format_srca(cb_acc_s);
                 reduce_init<PoolType::MAX, ReduceDim::REDUCE_ROW>(cb_acc_s, cb_reduce_scaler, cb_m);
                 for (uint32_t n_1 = 0; n_1 < 2; ++n_1) {
                     reduce_tile<PoolType::MAX, ReduceDim::REDUCE_ROW>(cb_acc_s, cb_reduce_scaler, (o * 2) + n_1, 0, 0);
                 }
                 reduce_uninit();
+                reconfig_data_format_srca(cb_m);
                 copy_init(cb_m);
                 copy_tile(cb_m, o, 1);
                 binary_max_tile_init();
@@ -157,7 +158,6 @@ void kernel_main() {
                 tile_regs_commit();
                 cb_reserve_back(cb_m, 1);
                 tile_regs_wait();
-                pack_reconfig_data_format(cb_m);
                 pack_tile(0, cb_m);
                 tile_regs_release();
                 cb_push_back(cb_m, 1);
@@ -193,7 +193,6 @@ void kernel_main() {
             tile_regs_commit();
             cb_reserve_back(cb_scores_scale, 2);
             tile_regs_wait();
-            pack_reconfig_data_format(cb_scores_scale);
             for (uint32_t t_17 = 0; t_17 < 2; ++t_17) {
                 pack_tile(t_17 * 2, cb_scores_scale);
             }
@@ -202,6 +201,7 @@ void kernel_main() {
             cb_reserve_back(cb_acc_s_rowsum, 2);
             for (uint32_t ch = 0; ch < 2; ++ch) {
                 tile_regs_acquire();
+                reconfig_data_format_srca(cb_acc_s);
                 copy_init(cb_acc_s);
                 for (uint32_t t_18 = 0; t_18 < 2; ++t_18) {
                     copy_tile(cb_acc_s, (ch * 2) + t_18, t_18 + 1);
@@ -210,6 +210,7 @@ void kernel_main() {
                 for (uint32_t t_19 = 0; t_19 < 2; ++t_19) {
                     mul_unary_tile(t_19 + 1, 0x3e38aa3bu);
                 }
+                reconfig_data_format_srca(cb_m);
                 unary_bcast_init<BroadcastType::COL>(cb_m);
                 unary_bcast<BroadcastType::COL>(cb_m, ch, 0);
                 binop_with_scalar_tile_init();
@@ -225,7 +226,6 @@ void kernel_main() {
                 tile_regs_commit();
                 cb_reserve_back(cb_acc_s, 2);
                 tile_regs_wait();
-                pack_reconfig_data_format(cb_acc_s);
                 for (uint32_t t_22 = 0; t_22 < 2; ++t_22) {
                     pack_tile(t_22 + 1, cb_acc_s);
                 }
@@ -247,16 +247,16 @@ void kernel_main() {
             cb_push_back(cb_acc_s_rowsum, 2);
             cb_pop_front(cb_acc_s, 4);
             cb_wait_front(cb_acc_s_rowsum, 2);
+            reconfig_data_format_srca(cb_reduce_scaler);
+            reconfig_data_format_srcb(cb_acc_s_rowsum);
             for (uint32_t o_1 = 0; o_1 < 2; ++o_1) {
                 tile_regs_acquire();
-                reconfig_data_format(cb_reduce_scaler, cb_acc_s_rowsum);
                 reduce_init<PoolType::SUM, ReduceDim::REDUCE_ROW>(cb_acc_s_rowsum, cb_reduce_scaler, cb_scores_sum);
                 reduce_tile<PoolType::SUM, ReduceDim::REDUCE_ROW>(cb_acc_s_rowsum, cb_reduce_scaler, o_1, 0, 0);
                 reduce_uninit();
                 tile_regs_commit();
                 cb_reserve_back(cb_scores_sum, 1);
                 tile_regs_wait();
-                pack_reconfig_data_format(cb_scores_sum);
                 pack_tile(0, cb_scores_sum);
                 tile_regs_release();
                 cb_push_back(cb_scores_sum, 1);
@@ -265,6 +265,7 @@ void kernel_main() {
             cb_wait_front(cb_scores_scale, 2);
             cb_wait_front(cb_scores_sum, 2);
             tile_regs_acquire();
+            reconfig_data_format_srca(cb_logsum);
             copy_init(cb_logsum);
             for (uint32_t t_25 = 0; t_25 < 2; ++t_25) {
                 copy_tile(cb_logsum, t_25, t_25 * 2);
@@ -288,7 +289,6 @@ void kernel_main() {
             tile_regs_commit();
             cb_reserve_back(cb_logsum, 2);
             tile_regs_wait();
-            pack_reconfig_data_format(cb_logsum);
             for (uint32_t t_30 = 0; t_30 < 2; ++t_30) {
                 pack_tile(t_30 * 2, cb_logsum);
             }
@@ -296,8 +296,10 @@ void kernel_main() {
             cb_push_back(cb_logsum, 2);
             cb_pop_front(cb_logsum, 2);
             cb_wait_front(cb_acc_o, 4);
+            reconfig_data_format_srcb(cb_acc_s_cast);
             for (uint32_t sb = 0; sb < 2; ++sb) {
                 tile_regs_acquire();
+                reconfig_data_format_srca(cb_acc_o);
                 copy_init(cb_acc_o);
                 for (uint32_t j_1 = 0; j_1 < 2; ++j_1) {
                     copy_tile(cb_acc_o, (sb * 2) + j_1, j_1);
@@ -310,6 +312,7 @@ void kernel_main() {
                 }
                 cb_wait_front(cb_acc_s_cast, 4);
                 cb_wait_front(cb_V_s, 4);
+                reconfig_data_format_srca(cb_V_s);
                 matmul_block_init(cb_acc_s_cast, cb_V_s, 0, 2, 1, 2);
                 for (uint32_t kk_1 = 0; kk_1 < 2; ++kk_1) {
                     matmul_block(cb_acc_s_cast, cb_V_s, (sb * 2) + kk_1, kk_1 * 2, 0, 0, 2, 1, 2);
@@ -317,7 +320,6 @@ void kernel_main() {
                 tile_regs_commit();
                 cb_reserve_back(cb_acc_o, 2);
                 tile_regs_wait();
-                pack_reconfig_data_format(cb_acc_o);
                 for (uint32_t t_31 = 0; t_31 < 2; ++t_31) {
                     pack_tile(t_31, cb_acc_o);
                 }
@@ -338,6 +340,7 @@ void kernel_main() {
         }
         cb_wait_front(cb_acc_o, 4);
         cb_wait_front(cb_logsum, 2);
+        reconfig_data_format_srca(cb_acc_o);
         for (uint32_t ch_1 = 0; ch_1 < 2; ++ch_1) {
             tile_regs_acquire();
             copy_init(cb_acc_o);

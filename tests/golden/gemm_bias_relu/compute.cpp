@@ -24,6 +24,7 @@ void kernel_main() {
     compute_kernel_hw_startup<SrcOrder::Reverse>(cb_A_s, cb_B_s, cb_C_l);
     for (uint32_t n = 0; n < count; ++n) {
         tile_regs_acquire();
+        reconfig_data_format_srca(cb_B_s);
         for (uint32_t k = 0; k < 3; ++k) {
             cb_wait_front(cb_A_s, 1);
             cb_wait_front(cb_B_s, 2);
@@ -44,6 +45,7 @@ void kernel_main() {
         cb_wait_front(cb_C_l, 2);
         cb_wait_front(cb_bias_s, 2);
         tile_regs_acquire();
+        reconfig_data_format_srca(cb_C_l);
         copy_init(cb_C_l);
         for (uint32_t t_1 = 0; t_1 < 2; ++t_1) {
             copy_tile(cb_C_l, t_1, t_1 * 2);

@@ -6,6 +6,7 @@
 #include "api/compute/eltwise_binary_sfpu.h"
 #include "api/compute/matmul.h"
 #include "api/compute/pack.h"
+#include "api/compute/reconfig_data_format.h"
 #include "api/compute/reg_api.h"
 #include "api/compute/tile_move_copy.h"
 
@@ -21,6 +22,7 @@ void kernel_main() {
     compute_kernel_hw_startup<SrcOrder::Reverse>(cb_A_s, cb_B_s, cb_part);
     for (uint32_t n = 0; n < count; ++n) {
         tile_regs_acquire();
+        reconfig_data_format_srca(cb_B_s);
         for (uint32_t ko = 0; ko < 2; ++ko) {
             cb_wait_front(cb_A_s, 1);
             cb_wait_front(cb_B_s, 1);
@@ -38,6 +40,7 @@ void kernel_main() {
         cb_wait_front(cb_C_s, 1);
         cb_wait_front(cb_part, 1);
         tile_regs_acquire();
+        reconfig_data_format_srca(cb_C_s);
         copy_init(cb_C_s);
         copy_tile(cb_C_s, 0, 0);
         copy_init(cb_part);

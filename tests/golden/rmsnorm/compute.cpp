@@ -29,6 +29,7 @@ void kernel_main() {
     for (uint32_t n = 0; n < count; ++n) {
         cb_wait_front(cb_x, 4);
         tile_regs_acquire();
+        reconfig_data_format_srca(cb_x);
         mul_init(cb_x, cb_x);
         for (uint32_t t = 0; t < 4; ++t) {
             mul_tiles(cb_x, cb_x, t, t, t);
@@ -45,7 +46,7 @@ void kernel_main() {
         cb_wait_front(cb_sq, 4);
         cb_wait_front(cb_reduce_scaler, 1);
         tile_regs_acquire();
-        reconfig_data_format(cb_reduce_scaler, cb_sq);
+        reconfig_data_format_srcb(cb_sq);
         reduce_init<PoolType::SUM, ReduceDim::REDUCE_ROW>(cb_sq, cb_reduce_scaler, cb_ss);
         for (uint32_t n_1 = 0; n_1 < 4; ++n_1) {
             reduce_tile<PoolType::SUM, ReduceDim::REDUCE_ROW>(cb_sq, cb_reduce_scaler, n_1, 0, 0);
@@ -54,12 +55,12 @@ void kernel_main() {
         tile_regs_commit();
         cb_reserve_back(cb_ss, 1);
         tile_regs_wait();
-        pack_reconfig_data_format(cb_ss);
         pack_tile(0, cb_ss);
         tile_regs_release();
         cb_push_back(cb_ss, 1);
         cb_wait_front(cb_ss, 1);
         tile_regs_acquire();
+        reconfig_data_format_srca(cb_ss);
         copy_init(cb_ss);
         copy_tile(cb_ss, 0, 0);
         binop_with_scalar_tile_init();
@@ -70,19 +71,22 @@ void kernel_main() {
         tile_regs_commit();
         cb_reserve_back(cb_ss, 1);
         tile_regs_wait();
-        pack_reconfig_data_format(cb_ss);
         pack_tile(0, cb_ss);
         tile_regs_release();
         cb_push_back(cb_ss, 1);
         cb_pop_front(cb_ss, 1);
         cb_wait_front(cb_ss, 1);
         cb_wait_front(cb_w, 4);
+        reconfig_data_format_srcb(cb_w);
+        pack_reconfig_data_format(cb_y);
         for (uint32_t ch = 0; ch < 2; ++ch) {
             tile_regs_acquire();
+            reconfig_data_format_srca(cb_x);
             copy_init(cb_x);
             for (uint32_t t_2 = 0; t_2 < 2; ++t_2) {
                 copy_tile(cb_x, (ch * 2) + t_2, t_2 * 2);
             }
+            reconfig_data_format_srca(cb_ss);
             unary_bcast_init<BroadcastType::COL>(cb_ss);
             for (uint32_t t_3 = 0; t_3 < 2; ++t_3) {
                 unary_bcast<BroadcastType::COL>(cb_ss, ((ch * 2) + t_3) / 4, (t_3 * 2) + 1);
@@ -102,7 +106,6 @@ void kernel_main() {
             tile_regs_commit();
             cb_reserve_back(cb_y, 2);
             tile_regs_wait();
-            pack_reconfig_data_format(cb_y);
             for (uint32_t t_7 = 0; t_7 < 2; ++t_7) {
                 pack_tile(t_7 * 2, cb_y);
             }

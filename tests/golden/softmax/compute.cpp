@@ -28,6 +28,7 @@ void kernel_main() {
     for (uint32_t n = 0; n < count; ++n) {
         cb_wait_front(cb_x, 4);
         tile_regs_acquire();
+        reconfig_data_format_srca(cb_x);
         copy_init(cb_x);
         for (uint32_t t = 0; t < 4; ++t) {
             copy_tile(cb_x, t, t);
@@ -43,7 +44,7 @@ void kernel_main() {
         cb_push_back(cb_xf, 4);
         cb_wait_front(cb_reduce_scaler, 1);
         tile_regs_acquire();
-        reconfig_data_format(cb_reduce_scaler, cb_x);
+        reconfig_data_format_srcb(cb_reduce_scaler);
         reduce_init<PoolType::MAX, ReduceDim::REDUCE_ROW>(cb_x, cb_reduce_scaler, cb_mx);
         for (uint32_t n_1 = 0; n_1 < 4; ++n_1) {
             reduce_tile<PoolType::MAX, ReduceDim::REDUCE_ROW>(cb_x, cb_reduce_scaler, n_1, 0, 0);
@@ -52,13 +53,13 @@ void kernel_main() {
         tile_regs_commit();
         cb_reserve_back(cb_mx, 1);
         tile_regs_wait();
-        pack_reconfig_data_format(cb_mx);
         pack_tile(0, cb_mx);
         tile_regs_release();
         cb_push_back(cb_mx, 1);
         cb_wait_front(cb_xf, 4);
         cb_wait_front(cb_mx, 1);
         cb_reserve_back(cb_xf_rowsum, 1);
+        reconfig_data_format_srca(cb_xf);
         for (uint32_t ch = 0; ch < 2; ++ch) {
             tile_regs_acquire();
             copy_init(cb_xf);
@@ -78,11 +79,9 @@ void kernel_main() {
             tile_regs_commit();
             cb_reserve_back(cb_xf, 2);
             tile_regs_wait();
-            pack_reconfig_data_format(cb_xf);
             for (uint32_t t_5 = 0; t_5 < 2; ++t_5) {
                 pack_tile(t_5 + 1, cb_xf);
             }
-            pack_reconfig_data_format(cb_xf_rowsum);
             for (uint32_t t_6 = 0; t_6 < 2; ++t_6) {
                 pack_reconfig_l1_acc((((ch * 2) + t_6) % 4) != 0);
                 pack_tile<true>(t_6 + 1, cb_xf_rowsum, ((ch * 2) + t_6) / 4);
@@ -95,19 +94,21 @@ void kernel_main() {
         cb_pop_front(cb_xf, 4);
         cb_wait_front(cb_xf_rowsum, 1);
         tile_regs_acquire();
-        reconfig_data_format(cb_reduce_scaler, cb_xf_rowsum);
+        reconfig_data_format_srca(cb_reduce_scaler);
+        reconfig_data_format_srcb(cb_xf_rowsum);
         reduce_init<PoolType::SUM, ReduceDim::REDUCE_ROW>(cb_xf_rowsum, cb_reduce_scaler, cb_sm);
         reduce_tile<PoolType::SUM, ReduceDim::REDUCE_ROW>(cb_xf_rowsum, cb_reduce_scaler, 0, 0, 0);
         reduce_uninit();
         tile_regs_commit();
         cb_reserve_back(cb_sm, 1);
         tile_regs_wait();
-        pack_reconfig_data_format(cb_sm);
         pack_tile(0, cb_sm);
         tile_regs_release();
         cb_push_back(cb_sm, 1);
         cb_wait_front(cb_xf, 4);
         cb_wait_front(cb_sm, 1);
+        reconfig_data_format_srca(cb_xf);
+        pack_reconfig_data_format(cb_xf_out);
         for (uint32_t ch_1 = 0; ch_1 < 2; ++ch_1) {
             tile_regs_acquire();
             copy_init(cb_xf);
@@ -123,7 +124,6 @@ void kernel_main() {
             tile_regs_commit();
             cb_reserve_back(cb_xf_out, 2);
             tile_regs_wait();
-            pack_reconfig_data_format(cb_xf_out);
             for (uint32_t t_9 = 0; t_9 < 2; ++t_9) {
                 pack_tile(t_9 + 1, cb_xf_out);
             }

@@ -232,11 +232,14 @@ bool unpacks_to_dest(const ThreadCtx& t, uint32_t cbi, DataFormat fmt) {
   return is_int32_format(fmt) || (fmt == DataFormat::Float32 && cbi < marked.size() && marked[cbi]);
 }
 
-// The ops that unpack CB tiles into DST: the unpacker must be in its default (tile) mode. Returns the CB's
-// format. The op records the bytes its unpackers read (t.unpacked.read).
-DataFormat unpack(ThreadCtx& t, uint32_t cbi, uint32_t tile, float* out, const char* fn, Loc loc, Path path) {
+// The ops that unpack CB tiles into DST: the unpacker must be in its default (tile) mode, and unpacker `u`, which
+// reads the tile, configured for the CB's formats. Returns the CB's format. The op records the bytes its unpackers
+// read (t.unpacked.read).
+DataFormat unpack(ThreadCtx& t, Unpacker u, uint32_t cbi, uint32_t tile, float* out, const char* fn, Loc loc,
+                  Path path) {
   check_unpacker_default(t, fn, loc);
   const DataFormat fmt = unpack_waited(t, cbi, tile, out, fn, loc);
+  check_unpack_format(t, u, cbi, fmt, fn, loc);
   if (path == Path::Fpu && is_int32_format(fmt))
     protocol_error(loc, std::string(fn) + " reads CB " + std::to_string(cbi) + ", which holds " +
                             data_format_name(fmt) + " tiles: the FPU does not compute on 32-bit integers (its source "
@@ -322,14 +325,6 @@ void release_dst(Loc loc) {
   t.whole_dst = false;
 }
 
-// Configures unpacker, math and packer from scratch: leaves every layout-conversion mode.
-void hw_startup(uint32_t, uint32_t, uint32_t, Loc loc) {
-  ThreadCtx& t = compute_ctx("compute_kernel_hw_startup", loc);
-  t.tilize_mode = t.untilize_mode = t.pack_untilize_mode = {};
-  t.pack_reduce_mask.reset();
-  charge(t, timing::kComputeInit, "compute_kernel_hw_startup");
-}
-
 void reduce_init(RDim dim, Loc loc) {
   ThreadCtx& t = compute_ctx("reduce_init", loc);
   t.pack_reduce_mask = dim;  // the timing model charges nothing for it (as before it was modelled)
@@ -362,8 +357,9 @@ void binary_tiles(BinaryOp op, Bcast bcast, uint32_t cb0, uint32_t cb1, uint32_t
   if (bcast == Bcast::Row && b_row >= 32)
     protocol_error(loc, name + ": bcast_row_idx " + std::to_string(b_row) + " is not a row of a 32x32 tile");
   alignas(64) float a[kTileHW], b[kTileHW];
-  t.unpacked.read(Unpacker::A, unpack(t, cb0, t0, a, name.c_str(), loc, Path::Fpu), kTileHW);
-  t.unpacked.read(Unpacker::B, unpack(t, cb1, t1, b, name.c_str(), loc, Path::Fpu), timing::bcast_datums(bcast));
+  t.unpacked.read(Unpacker::A, unpack(t, Unpacker::A, cb0, t0, a, name.c_str(), loc, Path::Fpu), kTileHW);
+  t.unpacked.read(Unpacker::B, unpack(t, Unpacker::B, cb1, t1, b, name.c_str(), loc, Path::Fpu),
+                  timing::bcast_datums(bcast));
   float* d = math_dst(t, idst, name.c_str(), loc);
   const bool acc = t.binary_acc && bcast == Bcast::None;
   // in0 is SrcA, in1 SrcB (the broadcast operand: ELWMUL.md); mul_tiles[_bcast_*] runs the kernel's fidelity,
@@ -385,10 +381,11 @@ void binary_reuse_dest(BinaryOp op, bool dest_is_a, uint32_t cb, uint32_t ti, ui
   const std::string name = std::string(kBinaryName[static_cast<int>(op)]) + "_reuse_dest_tiles";
   ThreadCtx& t = compute_ctx(name.c_str(), loc);
   alignas(64) float x[kTileHW];
-  const DataFormat fmt = unpack(t, cb, ti, x, name.c_str(), loc, Path::Fpu);
   // the CB operand's four faces to SrcB when DST becomes SrcA, else to SrcA (llk_unpack_A.h _llk_unpack_A_init_,
   // lines 316-324: "acc_to_dest DEST_TO_SRCA -> SrcB only", "DEST_TO_SRCB -> SrcA only")
-  t.unpacked.read(dest_is_a ? Unpacker::B : Unpacker::A, fmt, kTileHW);
+  const Unpacker u = dest_is_a ? Unpacker::B : Unpacker::A;
+  const DataFormat fmt = unpack(t, u, cb, ti, x, name.c_str(), loc, Path::Fpu);
+  t.unpacked.read(u, fmt, kTileHW);
   float* d = math_dst(t, idst, name.c_str(), loc);
   // The DST operand moves to SrcA (DEST_TO_SRCA) or SrcB with MOVD2A / MOVD2B, which truncate an fp32 DST datum
   // to the source register's format (MOVD2A.md: "truncate to tf32" / "truncate to bf16"); the emulator takes
@@ -453,8 +450,8 @@ void fidelity_matmul(uint32_t phases, const float* a, const float* b, float* d) 
 void tile_product(ThreadCtx& t, const char* fn, uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t idst,
                   bool in0_moves, bool in1_moves, Loc loc) {
   alignas(64) float a[kTileHW], b[kTileHW];
-  const DataFormat f0 = unpack(t, cb0, t0, a, fn, loc, Path::Fpu);
-  const DataFormat f1 = unpack(t, cb1, t1, b, fn, loc, Path::Fpu);
+  const DataFormat f0 = unpack(t, Unpacker::B, cb0, t0, a, fn, loc, Path::Fpu);
+  const DataFormat f1 = unpack(t, Unpacker::A, cb1, t1, b, fn, loc, Path::Fpu);
   if (in0_moves) t.unpacked.read(Unpacker::B, f0, kTileHW);  // in0 to SrcB, in1 to SrcA (llk_unpack_AB_matmul.h)
   if (in1_moves) t.unpacked.read(Unpacker::A, f1, kTileHW);
   if (t.mm.transpose)
@@ -553,7 +550,7 @@ void copy_tile(uint32_t cb, uint32_t ti, uint32_t idst, Loc loc) {
   ThreadCtx& t = compute_ctx("copy_tile", loc);
   alignas(64) float x[kTileHW];
   // the four faces, to SrcA or DST (llk_unpack_A.h _llk_unpack_A_mop_config_: num_faces UNPACRs either way)
-  t.unpacked.read(Unpacker::A, unpack(t, cb, ti, x, "copy_tile", loc, Path::ToDest), kTileHW);
+  t.unpacked.read(Unpacker::A, unpack(t, Unpacker::A, cb, ti, x, "copy_tile", loc, Path::ToDest), kTileHW);
   float* d = math_dst(t, idst, "copy_tile", loc);
   std::copy(x, x + kTileHW, d);
   settle(t, d);
@@ -564,11 +561,18 @@ void unary_bcast(Bcast bcast, uint32_t cb, uint32_t ti, uint32_t idst, Loc loc) 
   const std::string name = std::string("unary_bcast") + kBcastSuffix[static_cast<int>(bcast)];
   ThreadCtx& t = compute_ctx(name.c_str(), loc);
   alignas(64) float x[kTileHW];
-  const DataFormat fmt = unpack(t, cb, ti, x, name.c_str(), loc, Path::ToDest);
   // through SrcB unless straight to DST (api/compute/bcast.h unary_bcast; llk_unpack_A.h _llk_unpack_A_init_,
-  // lines 316-324: "broadcast -> SrcB"; NONE is a plain datacopy, to SrcA)
-  if (unpacks_to_dest(t, cb, fmt)) t.unpacked.read(Unpacker::A, fmt, timing::bcast_to_dest_datums(bcast));
-  else t.unpacked.read(bcast == Bcast::None ? Unpacker::A : Unpacker::B, fmt, timing::bcast_datums(bcast));
+  // lines 316-324: "broadcast -> SrcB"; NONE is a plain datacopy, to SrcA), read by the unpacker that holds its
+  // address (llk_unpack_A.h:39-65: unpacker A for a plain datacopy or to DST, else B)
+  DataFormat cb_fmt = DataFormat::Float16_b;  // an unconfigured CB: unpack_waited stops
+  {
+    std::unique_lock lk(t.dev->mu);
+    if (cb < t.dev->arch.num_cbs && t.core->cbs[cb].configured) cb_fmt = t.core->cbs[cb].fmt;
+  }
+  const bool to_dest = unpacks_to_dest(t, cb, cb_fmt);
+  const Unpacker u = to_dest || bcast == Bcast::None ? Unpacker::A : Unpacker::B;
+  const DataFormat fmt = unpack(t, u, cb, ti, x, name.c_str(), loc, Path::ToDest);
+  t.unpacked.read(u, fmt, to_dest ? timing::bcast_to_dest_datums(bcast) : timing::bcast_datums(bcast));
   float* d = math_dst(t, idst, name.c_str(), loc);
   for (uint32_t r = 0; r < 32; ++r)
     for (uint32_t c = 0; c < 32; ++c)
@@ -602,8 +606,12 @@ void reduce_tile(Pool pool, RDim dim, uint32_t cb, uint32_t cb_scaler, uint32_t 
                  Loc loc) {
   ThreadCtx& t = compute_ctx("reduce_tile", loc);
   alignas(64) float x[kTileHW], s[kTileHW];
-  const DataFormat x_fmt = unpack(t, cb, ti, x, "reduce_tile", loc, Path::Fpu);
-  const DataFormat s_fmt = unpack(t, cb_scaler, ts, s, "reduce_tile", loc, Path::Fpu);
+  // SUM/AVG REDUCE_ROW swaps the operands: the scaler through unpacker A, the data through B
+  // (llk_unpack_AB_reduce_api.h:47-51)
+  const bool swap = dim == RDim::Row && pool != Pool::Max;
+  const DataFormat x_fmt = unpack(t, swap ? Unpacker::B : Unpacker::A, cb, ti, x, "reduce_tile", loc, Path::Fpu);
+  const DataFormat s_fmt =
+      unpack(t, swap ? Unpacker::A : Unpacker::B, cb_scaler, ts, s, "reduce_tile", loc, Path::Fpu);
   timing::reduce_unpack(t.unpacked, pool, dim, x_fmt, s_fmt);
   const float ninf = -std::numeric_limits<float>::infinity();
   if (t.math_owned >= 0 && idst < t.dst_capacity()) {
@@ -669,7 +677,7 @@ void transpose_tile(uint32_t cb, uint32_t ti, uint32_t idst, Loc loc) {
   ThreadCtx& t = compute_ctx("transpose_wh_tile", loc);
   alignas(64) float x[kTileHW];
   // the four faces to SrcA or DST (llk_unpack_A.h _llk_unpack_A_mop_config_, transpose_of_faces)
-  t.unpacked.read(Unpacker::A, unpack(t, cb, ti, x, "transpose_wh_tile", loc, Path::ToDest), kTileHW);
+  t.unpacked.read(Unpacker::A, unpack(t, Unpacker::A, cb, ti, x, "transpose_wh_tile", loc, Path::ToDest), kTileHW);
   float* d = math_dst(t, idst, "transpose_wh_tile", loc);
   for (uint32_t r = 0; r < 32; ++r)
     for (uint32_t c = 0; c < 32; ++c) d[r * 32 + c] = x[c * 32 + r];
@@ -1056,6 +1064,7 @@ void pack_dst(ThreadCtx& t, uint32_t idst, uint32_t cbi, bool out_of_order, uint
     protocol_error(loc, std::string(fn) + ": CB " + std::to_string(cbi) + " page size " + std::to_string(cb.page_size) +
                             " is smaller than a " + data_format_name(cb.fmt) + " tile");
   check_int32_dst(t, cb.fmt, cbi, fn, loc);
+  check_pack_format(t, cbi, cb.fmt, fn, loc);
   if (!out_of_order) cb.packed += 1;
   uint8_t* dst = t.core->l1 + cb.offset + ((cb.wr_page + pos) % cb.num_pages) * cb.page_size;
   const DataFormat fmt = cb.fmt;

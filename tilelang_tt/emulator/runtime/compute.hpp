@@ -29,6 +29,10 @@ void unpack_then_math(ThreadCtx& t, uint64_t math_cycles, std::string_view call)
 // Errors unless DST is 32 bits wide when `call` moves the 32-bit integer datums of CB `cb` (in `fmt`)
 // between that CB and DST; a no-op for the other formats.
 void check_int32_dst(const ThreadCtx& t, DataFormat fmt, uint32_t cb, const std::string& call, Loc loc);
+// Errors unless unpacker `u` (SrcA, SrcB) / the packer is configured for a CB of `fmt`'s formats, as CB `cbi`
+// (engine_formats.cpp): `fn` unpacks / packs that CB.
+void check_unpack_format(ThreadCtx& t, Unpacker u, uint32_t cbi, DataFormat fmt, const char* fn, Loc loc);
+void check_pack_format(ThreadCtx& t, uint32_t cbi, DataFormat fmt, const char* fn, Loc loc);
 // Packs DST tile `idst` of the half held by the packer into a reserved page of `cb`: the next one
 // in order, or page `out_index` of the reserved space when out_of_order.
 void pack_dst(ThreadCtx& t, uint32_t idst, uint32_t cb, bool out_of_order, uint32_t out_index, const char* fn,
@@ -84,7 +88,12 @@ namespace timing {
 uint64_t fpu_binary_cycles(const ComputeOptions& o, k::BinaryOp op);  // add/sub/mul_tiles[_bcast_*], *_reuse_dest_tiles
 uint64_t matmul_cycles(const ComputeOptions& o);  // matmul_tiles, and each tile product of matmul_block
 uint64_t reduce_cycles(const ComputeOptions& o);  // reduce_tile
-uint64_t datacopy_cycles();  // copy_tile, unary_bcast, transpose_wh_tile, a tile of tilize / untilize
+uint64_t datacopy_cycles();
+// Reprogramming an unpacker's formats (on the unpack TRISC) with math's ALU format (on math), and the packer's
+// (on the pack TRISC; `block_float`: into a block float format, which sets its exponent section sizes too).
+uint64_t unpack_reconfig_cycles();
+uint64_t math_reconfig_cycles();
+uint64_t pack_reconfig_cycles(bool block_float);  // copy_tile, unary_bcast, transpose_wh_tile, a tile of tilize / untilize
 uint64_t pack_cycles();      // a tile packed: pack_tile, tilize / untilize / pack_untilize
 uint64_t sfpu_cycles(const ComputeOptions& o, k::Unary op);              // <op>_tile
 uint64_t sfpu_exp_approx_unclamped_cycles();  // exp_tile<approx, .., InputClamping::None, 32>: a whole tile

@@ -22,6 +22,25 @@ uint64_t datacopy_cycles() { return kFpuPass; }
 
 uint64_t pack_cycles() { return kPackTile; }
 
+// ---------------------------------------------------------------- data format reconfiguration
+// The instructions each reprogramming issues, one cycle each (ASSUMPTION, as timing.hpp's other single
+// instructions), COUNTED in the 0.81.1 wheel's tt-llk/tt_llk_wormhole_b0 (a cfg_reg_rmw_tensix is an RMWCIB per
+// byte its mask touches, ckernel.h:512). Its STALLWAIT waits for the engine to drain, which the TRISC's clock,
+// charged op after op, already has. An (old, new) overload that finds the formats equal costs nothing: its
+// comparison folds away for CB ids known at compile time (api/compute/reconfig_data_format.h).
+//  unpack  llk_lib/llk_unpack_common.h:215 _llk_unpack_reconfig_data_format_srca_impl_: STALLWAIT, the unsigned
+//          bit, the tile descriptor's format and the output format (an RMWCIB each), the tile-size SETDMAREG, the
+//          Z and Y strides (an RMWCIB each): 7
+//  math    llk_lib/llk_math_common.h:135 _llk_math_reconfig_data_format_srca_: STALLWAIT, the ALU format and INT8
+//          enable (two bytes), the zero-flag state: 4
+//  pack    common/inc/cpack_common.h:636 reconfig_packer_data_format: STALLWAIT, SETDMAREG and four REG2FLOPs of
+//          the formats, the DEST read control, the L1 offset, the tile-size SETDMAREG, the exponent threshold, the
+//          DST accumulation format, the strides (two): 14; a block float format adds its exponent section sizes
+//          (four SETDMAREGs, STALLWAIT, four REG2FLOPs: 9)
+uint64_t unpack_reconfig_cycles() { return kUnpackReconfig; }
+uint64_t math_reconfig_cycles() { return kMathReconfig; }
+uint64_t pack_reconfig_cycles(bool block_float) { return kPackReconfig + (block_float ? kPackReconfigBfp : 0); }
+
 // ---------------------------------------------------------------- SFPU
 // An SFPU op runs its function once per face of the tile (timing.hpp: kSfpuFaces x the cycles of a face's
 // ITERATIONS = 8 rows), one cycle per instruction issued. The cycles of a face, with a 16-bit DST and with a

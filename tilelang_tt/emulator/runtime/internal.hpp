@@ -316,6 +316,16 @@ struct LayoutMode {
 // The matmul configuration of the last matmul_init / matmul_block_init (tt-metal api/compute/matmul.h):
 // B's tiles transposed, and the output block (ct x rt tiles over kt) the unpacker's and math's loops
 // were programmed for (llk_unpack_AB_matmul_init, llk_math_matmul_init); matmul_init is the 1x1x1 block.
+// Which CB's data formats an unpacker (SrcA, SrcB) or the packer was last configured for, and by which call
+// (compute_kernel_hw_startup, reconfig_data_format*, pack_reconfig_data_format, the *_with_dt inits, pack untilize's
+// init and uninit: engine_formats.cpp); cb < 0 before the kernel's first such call.
+struct EngineFormat {
+  int cb = -1;
+  const char* by = "";
+  uint32_t line = 0;
+};
+enum class Engine : uint8_t { SrcA, SrcB, Pack };
+
 struct MatmulMode {
   bool transpose = false;
   uint32_t ct = 1, rt = 1, kt = 1;
@@ -367,6 +377,7 @@ struct ThreadCtx {
   bool pack_relu = false;    // pack_relu_config(ReluConfig::zero()): the packer packs max(x, 0)
   std::optional<k::RDim> pack_reduce_mask;  // reduce_init's packer edge masks, until reduce_uninit
   LayoutMode tilize_mode, untilize_mode, pack_untilize_mode;
+  std::array<EngineFormat, 3> engine_formats;  // by Engine
   uint32_t dst_half() const;      // DST tiles of one buffer: half the arch's DST (SyncHalf), or all of it (SyncFull)
   uint32_t dst_buffers() const;   // DST buffers math and pack take turns on: 2 (SyncHalf), 1 (dst_full_sync_en)
   uint32_t dst_capacity() const;  // tiles one tile_regs_acquire holds (half of that again with fp32)

@@ -157,7 +157,13 @@ void tile_regs_release(Loc loc);
 // Single-call forms: between acquire_dst and release_dst both math and pack own DST.
 void acquire_dst(Loc loc);
 void release_dst(Loc loc);
-void hw_startup(uint32_t icb0, uint32_t icb1, uint32_t ocb, Loc loc);
+// The unpackers' and the packer's data formats (engine_formats.cpp): compute_kernel_hw_startup configures SrcA and
+// SrcB from icb0 and icb1 (swapped when `reverse`: SrcOrder::Reverse) and the packer from ocb; the reconfig calls
+// (`fn`) one source (SrcB when `srcb`) or the packer from `new_cb`, only where its formats differ from `old_cb`'s
+// when old_cb >= 0 (the (old, new) overloads).
+void hw_startup(uint32_t icb0, uint32_t icb1, uint32_t ocb, bool reverse, Loc loc);
+void reconfig_source(bool srcb, int old_cb, uint32_t new_cb, const char* fn, Loc loc);
+void reconfig_pack(int old_cb, uint32_t new_cb, const char* fn, Loc loc);
 // The 32-bit word `offset` of tile `tile` of the CB's waited pages, the same on the three TRISCs (the unpacker reads
 // it and hands it to math and pack through their mailboxes: api/compute/cb_api.h read_tile_value).
 uint32_t read_tile_value(uint32_t cb, uint32_t tile, uint32_t offset, Loc loc);

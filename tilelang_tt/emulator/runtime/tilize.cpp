@@ -110,6 +110,7 @@ void write_untilized(ThreadCtx& t, uint32_t first, uint32_t bct, uint32_t full, 
   uint8_t* base = held_bytes(t, cb, false, row_block + column, row_block + 31 * row + column + bct * 32 * es, call, loc);
   const DataFormat fmt = cb.fmt;
   check_int32_dst(t, fmt, ocb, call, loc);
+  check_pack_format(t, ocb, fmt, call.c_str(), loc);
   lk.unlock();
   for (uint32_t c = 0; c < bct; ++c) {
     const float* tile = t.dst[static_cast<uint32_t>(t.pack_owned) * t.dst_half() + first + c].data();
@@ -169,6 +170,7 @@ void tilize_block(uint32_t icb, uint32_t block, uint32_t ocb, uint32_t in_index,
   const uint8_t* src = held_bytes(t, in, true, first, first + uint64_t(block) * kTileHW * es, call, loc) + first;
   const DataFormat fmt = in.fmt;
   check_int32_dst(t, fmt, icb, call, loc);
+  check_unpack_format(t, Unpacker::A, icb, fmt, call.c_str(), loc);
   lk.unlock();
   for (uint32_t j = 0; j < block; ++j) {
     tile_regs_acquire(loc);
@@ -219,6 +221,7 @@ void untilize_block(uint32_t bct, uint32_t icb, uint32_t full, uint32_t ocb, Loc
   for (uint32_t i = 0; i < full; ++i) {
     const DataFormat fmt = unpack_waited(t, icb, i, tile, call.c_str(), loc);
     check_int32_dst(t, fmt, icb, call, loc);
+    check_unpack_format(t, Unpacker::A, icb, fmt, call.c_str(), loc);
     tile_load = {};
     tile_load.read(Unpacker::A, fmt, kTileHW);
     for (uint32_t r = 0; r < 32; ++r) std::copy(tile + r * 32, tile + r * 32 + 32, rows.data() + (r * full + i) * 32);
@@ -254,9 +257,13 @@ void pack_untilize_init(uint32_t bct, uint32_t full, uint32_t ocb, const char* f
   }
   t.pack_untilize_mode = {true, bct, full, loc.line()};
   charge(t, Clock::Pack, timing::kComputeInit, fn);
+  reconfig_pack(-1, ocb, fn, loc);  // the packer to ocb's formats (0.81.1 pack_untilize.h:41)
 }
 
-void pack_untilize_uninit(uint32_t, Loc loc) { compute_ctx("pack_untilize_uninit", loc).pack_untilize_mode = {}; }
+void pack_untilize_uninit(uint32_t ocb, Loc loc) {
+  compute_ctx("pack_untilize_uninit", loc).pack_untilize_mode = {};
+  reconfig_pack(-1, ocb, "pack_untilize_uninit", loc);  // back to ocb's formats (0.81.1 pack_untilize.h:372)
+}
 
 void pack_untilize_block(uint32_t bct, uint32_t full, uint32_t icb, uint32_t block_rt_dim, uint32_t ocb,
                          uint32_t c_index, Loc loc) {
@@ -278,6 +285,7 @@ void pack_untilize_block(uint32_t bct, uint32_t full, uint32_t icb, uint32_t blo
     float* d = math_dst(t, c, "pack_untilize_block", loc);
     const DataFormat fmt = unpack_waited(t, icb, c, d, call.c_str(), loc);
     check_int32_dst(t, fmt, icb, call, loc);
+    check_unpack_format(t, Unpacker::A, icb, fmt, call.c_str(), loc);
     settle(t, d);
     t.unpacked.read(Unpacker::A, fmt, kTileHW);
     unpack_then_math(t, timing::datacopy_cycles(), "pack_untilize_block");

@@ -150,6 +150,11 @@ inline constexpr uint64_t kPackTile = 16;          // ASSUMPTION: one pack pass 
 inline constexpr uint64_t kUnpackAddress = 2;      // tt-isa-documentation UNPACR_Regular.md: address cycles
 inline constexpr uint64_t kUnpackBytesPerCycle = 64;  // same: x4 speed, 64 B/cycle from L1
 inline constexpr uint64_t kComputeInit = 8;        // ASSUMPTION: a few config-register writes
+// reconfig_data_format_srca/_srcb, pack_reconfig_data_format: instructions counted (costs.cpp)
+inline constexpr uint64_t kUnpackReconfig = 7;     // unpack TRISC, per source
+inline constexpr uint64_t kMathReconfig = 4;       // math TRISC, per source
+inline constexpr uint64_t kPackReconfig = 14;      // pack TRISC
+inline constexpr uint64_t kPackReconfigBfp = 9;    // pack TRISC, into a block float format besides
 inline constexpr uint64_t kDstSync = 2;            // ASSUMPTION: one TRISC semaphore op
 inline constexpr uint64_t kCbCall = 8;             // ASSUMPTION: CB interface loads/stores
 // read_tile_value (tt-metal 0.81.1 api/compute/cb_api.h): the unpack TRISC loads the word from L1 and writes

@@ -20,8 +20,10 @@ ALWI void tilize_init(uint32_t icb, uint32_t block, uint32_t ocb, uint32_t /*cal
 }
 
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
-ALWI void tilize_init_short_with_dt(uint32_t /*old_icb*/, uint32_t new_icb, uint32_t block, uint32_t ocb,
+ALWI void tilize_init_short_with_dt(uint32_t old_icb, uint32_t new_icb, uint32_t block, uint32_t ocb,
                                     Loc loc = Loc::current()) {
+  // SrcA to new_icb's formats where they differ from old_icb's (0.81.1 tilize.h:131)
+  emu::k::reconfig_source(false, static_cast<int>(old_icb), new_icb, "tilize_init_short_with_dt", loc);
   emu::k::tilize_init(new_icb, block, ocb, "tilize_init_short_with_dt", loc);
 }
 
