@@ -16,7 +16,8 @@ from tests.kernels import eltwise
 # The pipeline: its front passes, then the design spec's A1 ... F, in order (OrderReductionTT between E1 and D3).
 SPEC_ORDER = [
     "UniqueBufferNamesTT", "MapParameterViewsTT", "LowerBlockViewsTT", "UnstackBlocksTT", "StoreGlobalFillsTT",
-    "LowerWarpShufflesTT", "ScalarRowsToBlocksTT", "NameParallelScalarsTT", "InlineScalarVarsTT", "ThreadsToLanesTT", "LocalBlocksTT", "ParallelizeRowLoopsTT", "PersistentToGridTT",
+    "LowerWarpShufflesTT", "ScalarRowsToBlocksTT", "NameParallelScalarsTT", "InlineScalarVarsTT", "ThreadsToLanesTT",
+    "LocalBlocksTT", "ParallelizeRowLoopsTT", "PersistentToGridTT",
     "CoarsenRowBlocksTT", "LowerAtomicAddTT", "LowerEarlyExitTT", "BoundParallelExtentsTT", "ClampRunTimeLoopsTT",
     "ForwardTensorCopiesTT",
     "CheckKernelFormsTT", "NameValueConditionsTT", "TrimUnusedBlockPaddingTT", "LegalizeGlobalAccessTT",
@@ -29,7 +30,7 @@ SPEC_ORDER = [
     "CheckPaddingTT", "BuildTileDFGTT", "NumberCBsTT", "FitCBDepthsTT", "BalanceDataMovementTT", "AllocateSemaphoresTT",
     "SplitDeviceKernel", "ConfigureTensorAccessorTT", "FinalizePersistentSignatureTT", "OrderReductionTT",
     "AssertTensorIndicesTT", "FetchAddressElementsTT", "LowerCBIntrinsics", "FuseBlockCopiesTT",
-    "InsertComputeInitTT", "InsertDSTManagementTT", "MaterializeCoreLoopTT", "VerifyTTIR",
+    "InsertComputeInitTT", "InsertDSTManagementTT", "MaterializeCoreLoopTT", "ConfigureDataFormatsTT", "VerifyTTIR",
 ]
 DUMPED = [f"{i:02d}_{name}.py" for i, name in enumerate(SPEC_ORDER, 1)]
 
