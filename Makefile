@@ -40,6 +40,7 @@ headers: $(STAMP)
 
 demo: setup
 	$(PY) examples/gemm.py --out out/gemm --run
+	$(PY) examples/llama_layer.py --out out/llama_layer
 
 # pytest exits 5 when it collects no tests; an empty suite is not a failure. One pytest-xdist worker
 # per core, each test file on one worker (its module fixtures built once).
