@@ -465,37 +465,27 @@ class Gemm(TileOp):
         def when_later(stmts, always: bool = False):
             return seq(stmts) if always else tirx.IfThenElse(later, seq(stmts), None)
 
-        def body_from(state):
+        def sub_block(s, mma, pack, gemms):
+            """``gemms``: the gemms into C before this one in the K step (from the second on, partial sums exist)."""
             out = []
-            gemms = 0  # gemms into C before this one in the K step (from the second on, partial sums exist)
-            for s in kloop.body.seq:
-                mma = (next((n for n in _calls(s) if stmt_intrin(n) == Intrin.MM_MMA), None)
-                       if isinstance(s, tirx.For) else None)
-                if mma is None:
-                    new, state = ctx.process(s, state)
-                    out.append(new)
-                    continue
-                out += self.operand_waits(ctx, mma, state)
-                old_partials = evaluate(Intrin.CB_WAIT_FRONT, c.index, c.block_pages, like=mma)
-                pack = next(n for n in _calls(s) if stmt_intrin(n) == Intrin.PACK_BLOCK)
-                _, m0, n0, sm, sn = pack.value.args
-                if l1_acc:
-                    out += [when_later([old_partials, ctx.pop(name, True, mma)]),
-                            evaluate(Intrin.PACK_L1_ACC, later, like=mma)]
-                    sub = [evaluate(Intrin.DST_ACQUIRE, like=mma), *self.matmul(ctx, mma)]
-                else:
-                    out.append(when_later([old_partials], gemms > 0))
-                    sub = [evaluate(Intrin.DST_ACQUIRE, like=mma),
-                           when_later(self.reload_tiles(ctx, c, m0, n0, int(sm), int(sn), mma), gemms > 0),
-                           *self.matmul(ctx, mma)]
-                sub += ctx.pack(c, int(sm) * int(sn), lambda t: t, pack)
-                out.append(keep_span(s, tirx.For(s.loop_var, s.min, s.extent, s.kind, seq(sub))))
-                out.append(evaluate(Intrin.PACK_L1_ACC, tirx.const(0, "uint32"), like=mma) if l1_acc else
-                           when_later([ctx.pop(name, True, mma)], gemms > 0))
-                gemms += 1
-            return seq(out), state
+            old_partials = evaluate(Intrin.CB_WAIT_FRONT, c.index, c.block_pages, like=mma)
+            _, m0, n0, sm, sn = pack.value.args[:5]
+            if l1_acc:
+                out += [when_later([old_partials, ctx.pop(name, True, mma)]),
+                        evaluate(Intrin.PACK_L1_ACC, later, like=mma)]
+                sub = [evaluate(Intrin.DST_ACQUIRE, like=mma), *self.matmul(ctx, mma)]
+            else:
+                out.append(when_later([old_partials], gemms > 0))
+                sub = [evaluate(Intrin.DST_ACQUIRE, like=mma),
+                       when_later(self.reload_tiles(ctx, c, m0, n0, int(sm), int(sn), mma), gemms > 0),
+                       *self.matmul(ctx, mma)]
+            sub += ctx.pack(c, int(sm) * int(sn), lambda t: t, pack)
+            out.append(keep_span(s, tirx.For(s.loop_var, s.min, s.extent, s.kind, seq(sub))))
+            out.append(evaluate(Intrin.PACK_L1_ACC, tirx.const(0, "uint32"), like=mma) if l1_acc else
+                       when_later([ctx.pop(name, True, mma)], gemms > 0))
+            return out
 
-        loop, after = ctx.iterate_loop(kloop, held, body_from)
+        loop, after = ctx.iterate_loop(kloop, held, lambda state: self.k_step(ctx, kloop, state, sub_block))
         after[name] = False
         return seq([*pre, loop]), after
 
@@ -514,36 +504,27 @@ class Gemm(TileOp):
         last = simplify(tirx.EQ(kloop.loop_var, kloop.min + kloop.extent - 1))
         cols = c.block_tiles[1]
 
-        def body_from(state):
+        def sub_block(s, mma, pack, _):
             out = []
-            for s in kloop.body.seq:
-                mma = (next((n for n in _calls(s) if stmt_intrin(n) == Intrin.MM_MMA), None)
-                       if isinstance(s, tirx.For) else None)
-                if mma is None:
-                    new, state = ctx.process(s, state)
-                    out.append(new)
-                    continue
-                out += self.operand_waits(ctx, mma, state)
-                pack = next(n for n in _calls(s) if stmt_intrin(n) == Intrin.PACK_BLOCK)
-                _, m0, n0, sm, sn = pack.value.args[:5]
-                count = int(sm) * int(sn)
-                # the sub-block's tiles are pages m0 * cols + n0 on of the block (whole rows, or part of one); in the
-                # last step, after the sub-blocks before it are pushed, from the write pointer on
-                start = tirx.Select(last, tirx.const(0, "int32"), simplify(m0 * cols + n0))
-                out += [tirx.IfThenElse(first, evaluate(Intrin.CB_RESERVE_BACK, c.index, c.block_pages, like=mma),
-                                        None),
-                        evaluate(Intrin.PACK_L1_ACC, later, like=mma)]
-                packs = [serial("t", count, lambda t: evaluate(Intrin.PACK_TILE_AT, t, c.index, simplify(start + t),
-                                                                like=mma), like=mma)]
-                sub = [evaluate(Intrin.DST_ACQUIRE, like=mma), *self.matmul(ctx, mma),
-                       evaluate(Intrin.DST_COMMIT, like=mma), evaluate(Intrin.DST_WAIT, like=mma), *packs,
-                       evaluate(Intrin.DST_RELEASE, like=mma),
-                       tirx.IfThenElse(last, evaluate(Intrin.CB_PUSH_BACK, c.index, count, like=mma), None)]
-                out.append(keep_span(s, tirx.For(s.loop_var, s.min, s.extent, s.kind, seq(sub))))
-                out.append(evaluate(Intrin.PACK_L1_ACC, tirx.const(0, "uint32"), like=mma))
-            return seq(out), state
+            _, m0, n0, sm, sn = pack.value.args[:5]
+            count = int(sm) * int(sn)
+            # the sub-block's tiles are pages m0 * cols + n0 on of the block (whole rows, or part of one); in the
+            # last step, after the sub-blocks before it are pushed, from the write pointer on
+            start = tirx.Select(last, tirx.const(0, "int32"), simplify(m0 * cols + n0))
+            out += [tirx.IfThenElse(first, evaluate(Intrin.CB_RESERVE_BACK, c.index, c.block_pages, like=mma),
+                                    None),
+                    evaluate(Intrin.PACK_L1_ACC, later, like=mma)]
+            packs = [serial("t", count, lambda t: evaluate(Intrin.PACK_TILE_AT, t, c.index, simplify(start + t),
+                                                            like=mma), like=mma)]
+            sub = [evaluate(Intrin.DST_ACQUIRE, like=mma), *self.matmul(ctx, mma),
+                   evaluate(Intrin.DST_COMMIT, like=mma), evaluate(Intrin.DST_WAIT, like=mma), *packs,
+                   evaluate(Intrin.DST_RELEASE, like=mma),
+                   tirx.IfThenElse(last, evaluate(Intrin.CB_PUSH_BACK, c.index, count, like=mma), None)]
+            out.append(keep_span(s, tirx.For(s.loop_var, s.min, s.extent, s.kind, seq(sub))))
+            out.append(evaluate(Intrin.PACK_L1_ACC, tirx.const(0, "uint32"), like=mma))
+            return out
 
-        loop, after = ctx.iterate_loop(kloop, held, body_from)
+        loop, after = ctx.iterate_loop(kloop, held, lambda state: self.k_step(ctx, kloop, state, sub_block))
         after[name] = False
         return seq([*pre, loop]), after
 
@@ -566,37 +547,46 @@ class Gemm(TileOp):
         # the last K step, partial sums waiting in C's CB (unless it is also the first)
         final_reload = last if ctx.analyzer.can_prove(kloop.extent > 1) else tirx.And(later, last)
 
-        def body_from(state):
+        def sub_block(s, mma, pack, _):
             out = []
-            for s in kloop.body.seq:
-                mma = (next((n for n in _calls(s) if stmt_intrin(n) == Intrin.MM_MMA), None)
-                       if isinstance(s, tirx.For) else None)
-                if mma is None:
-                    new, state = ctx.process(s, state)
-                    out.append(new)
-                    continue
-                out += self.operand_waits(ctx, mma, state)
-                old_partials = evaluate(Intrin.CB_WAIT_FRONT, c.index, c.block_pages, like=mma)
-                pack = next(n for n in _calls(s) if stmt_intrin(n) == Intrin.PACK_BLOCK)
-                _, m0, n0, sm, sn = pack.value.args[:5]
-                count = int(sm) * int(sn)
-                out += [tirx.IfThenElse(middle, seq([old_partials, ctx.pop(name, True, mma)]), None),
-                        tirx.IfThenElse(final_reload, old_partials, None),
-                        evaluate(Intrin.PACK_L1_ACC, middle, like=mma)]
-                sub = [evaluate(Intrin.DST_ACQUIRE, like=mma),
-                       tirx.IfThenElse(final_reload,
-                                       seq(self.reload_tiles(ctx, c, m0, n0, int(sm), int(sn), mma)), None),
-                       *self.matmul(ctx, mma),
-                       tirx.IfThenElse(last, seq(ctx.pack(out_cb, count, lambda t: t, pack)),
-                                       seq(ctx.pack(c, count, lambda t: t, pack)))]
-                out.append(keep_span(s, tirx.For(s.loop_var, s.min, s.extent, s.kind, seq(sub))))
-                out += [evaluate(Intrin.PACK_L1_ACC, tirx.const(0, "uint32"), like=mma),
-                        tirx.IfThenElse(final_reload, ctx.pop(name, True, mma), None)]
-            return seq(out), state
+            old_partials = evaluate(Intrin.CB_WAIT_FRONT, c.index, c.block_pages, like=mma)
+            _, m0, n0, sm, sn = pack.value.args[:5]
+            count = int(sm) * int(sn)
+            out += [tirx.IfThenElse(middle, seq([old_partials, ctx.pop(name, True, mma)]), None),
+                    tirx.IfThenElse(final_reload, old_partials, None),
+                    evaluate(Intrin.PACK_L1_ACC, middle, like=mma)]
+            sub = [evaluate(Intrin.DST_ACQUIRE, like=mma),
+                   tirx.IfThenElse(final_reload,
+                                   seq(self.reload_tiles(ctx, c, m0, n0, int(sm), int(sn), mma)), None),
+                   *self.matmul(ctx, mma),
+                   tirx.IfThenElse(last, seq(ctx.pack(out_cb, count, lambda t: t, pack)),
+                                   seq(ctx.pack(c, count, lambda t: t, pack)))]
+            out.append(keep_span(s, tirx.For(s.loop_var, s.min, s.extent, s.kind, seq(sub))))
+            out += [evaluate(Intrin.PACK_L1_ACC, tirx.const(0, "uint32"), like=mma),
+                    tirx.IfThenElse(final_reload, ctx.pop(name, True, mma), None)]
+            return out
 
-        loop, after = ctx.iterate_loop(kloop, held, body_from)
+        loop, after = ctx.iterate_loop(kloop, held, lambda state: self.k_step(ctx, kloop, state, sub_block))
         after[target.name] = False
         return seq([*pre, loop]), after
+
+    def k_step(self, ctx, kloop: tirx.For, state: dict, sub_block) -> tuple[tirx.Stmt, dict]:
+        """One K step of a K loop of sub-blocks (the body ``ctx.iterate_loop`` makes, from the state of the CBs
+        held): each statement that is not a sub-block processed as any other; each sub-block (a loop holding a
+        ``tt.mm.mma``) after the waits for its operands, as ``sub_block(loop, mma, pack, k)`` makes it (``pack``
+        its ``tt.pack_block``, ``k`` the sub-blocks before it in the step)."""
+        out, k = [], 0
+        for s in kloop.body.seq:
+            mma = (next((n for n in _calls(s) if stmt_intrin(n) == Intrin.MM_MMA), None)
+                   if isinstance(s, tirx.For) else None)
+            if mma is None:
+                new, state = ctx.process(s, state)
+                out.append(new)
+                continue
+            out += self.operand_waits(ctx, mma, state)
+            out += sub_block(s, mma, next(n for n in _calls(s) if stmt_intrin(n) == Intrin.PACK_BLOCK), k)
+            k += 1
+        return seq(out), state
 
     def reload_tiles(self, ctx, c, m0, n0, sm: int, sn: int, like) -> list[tirx.Stmt]:
         """copy_tile of C's sub-block (m0, n0, sm x sn) into DST tiles i * sn + j."""
