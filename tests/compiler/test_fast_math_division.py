@@ -17,6 +17,7 @@ from tests.kernels import lower_until, run_pass
 from tests.op_kernels import softmax
 from tests.passes.helpers import nodes
 from tilelang_tt.ir.intrin import Intrin
+from tilelang_tt.ops.sfpu_errors import APPROX_ERRORS, APPROX_EXP
 
 PASS = "LowerTTTileIntrinsics"
 FAST = CompileOptions(fast_math=True)
@@ -75,9 +76,9 @@ def test_against_torch():
     y, z = (torch.as_tensor(t).float() for t in tilelang_tt.compile(scaled(), fast_math=True).run(x, w))
     xd, wd = x.double(), w.double()
     s = xd.sum(dim=1, keepdim=True)
-    # fast math sets math_approx_mode: the reciprocal's approximate form (1.0e-4 relative, docs/numerics.md), the
-    # product of float32 values, then the bfloat16 output's rounding (2^-8 relative)
-    bound = 2.0**-8 + 1.1e-4
+    # fast math sets math_approx_mode: the reciprocal's approximate form (its relative error), the product of
+    # float32 values, then the bfloat16 output's rounding (2^-8 relative)
+    bound = 2.0**-8 + APPROX_ERRORS["recip"][0]
     torch.testing.assert_close(y, (xd / s * 3).float(), rtol=bound, atol=0)
     torch.testing.assert_close(z, (xd / wd).float(), rtol=bound, atol=0)
 
@@ -89,7 +90,7 @@ def test_softmax_against_torch(fast_math):
     assert ("div_binary_tile(" in art.sources["compute.cpp"]) != fast_math
     y = torch.as_tensor(art.run(x)).float()
     ref = torch.softmax(x.double(), dim=1)
-    # fast math sets math_approx_mode: the approximate exp (3.122e-2 relative, docs/numerics.md) in each value and
-    # in the row sum that divides it
-    relative = 2.0**-6 + (2 * 3.2e-2 if fast_math else 0.0)
+    # fast math sets math_approx_mode: the approximate exp's relative error in each value and in the row sum that
+    # divides it
+    relative = 2.0**-6 + (2 * APPROX_EXP if fast_math else 0.0)
     assert ((y - ref).abs() <= torch.clamp(ref.abs() * relative, min=2.0**-10)).all()

@@ -745,7 +745,7 @@ def math_cases(draw):
     calls, the patterns 1 / x, max(x, 0) and the exact GELU, the composed calls exp10, sinh, cosh, hypot,
     clamp, comparisons as values and selections on them, casts) over 1 to 3 input blocks, each op's
     operand inside its domain, against the oracle's per-op bounds (oracle.py); about one case in five with
-    math_approx_mode, the approximate forms' bounds added (oracle.py APPROX_ERRORS)."""
+    math_approx_mode, the approximate forms' bounds added (tilelang_tt.ops.sfpu_errors APPROX_ERRORS)."""
     names = ("A", "B", "D")[:draw(st.integers(1, 3))]
     kinds = {name: draw(st.sampled_from(sorted(INPUT_RANGES))) for name in names}
     dtypes = {name: draw(st.sampled_from(DTYPES)) for name in names}
@@ -778,7 +778,7 @@ def math_cases(draw):
     # a few cores: the placements are the other families' subject, and an emulated core costs its threads' time
     options = {"grid": draw(st.sampled_from(MATH_GRIDS))}
     # some cases compiled with math_approx_mode (APPROX_SHARE): the SFPU's approximate forms, each within its own
-    # bound (oracle.py APPROX_ERRORS)
+    # bound (tilelang_tt.ops.sfpu_errors APPROX_ERRORS)
     approx = draw(st.integers(1, APPROX_SHARE)) == APPROX_SHARE
     if approx:
         options["math_approx_mode"] = True

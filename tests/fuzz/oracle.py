@@ -19,13 +19,11 @@ from typing import Callable, NamedTuple
 
 import torch
 
+from tilelang_tt.ops.sfpu_errors import APPROX_ERRORS, ERF_FIT
+
 U_BF16 = 2.0 ** -8
 U_FP32 = 2.0 ** -21
 EPS_ACC = 2.0 ** -24  # fp32 accumulation, per term
-# erf_tile is a rational fit (tt-metal 0.81.1 ckernel_sfpu_erf.h with the bfloat16 ERF_LUT: the compiled kernels
-# define no INP_FLOAT32), 3.2e-3 from erf at most (near |x| = 2) whatever DST's format: docs/numerics.md,
-# "SFPU approximations"; tests/emulator/test_kernel_api_numerics.py measures it.
-ERF_FIT = 3.3e-3
 
 
 class Val(NamedTuple):
@@ -196,33 +194,6 @@ COMPOSED = {
     "cosh": lambda x: ("*", ("+", ("exp", x), ("exp", ("neg", x))), ("c", 0.5)),
     "hypot": lambda x, y: ("sqrt", ("+", ("*", x, x), ("*", y, y))),
     "clamp": lambda x, lo, hi: ("max", ("min", x, hi), lo),
-}
-
-
-# The approximate forms math_approx_mode selects (ops/sfpu.py APPROXIMATE: exp_tile<true>, exp2's
-# exp_tile<true> with exp_tile_init<true, ln 2>, gelu_tile<true>,
-# tanh_tile<true>, sigmoid_tile<.., true>; APPROX: sqrt_tile, rsqrt_tile, recip_tile), each op's maximum error
-# against exact math as (relative, absolute): the table of docs/numerics.md ("SFPU approximations"),
-# rounded up to two digits where that table rounded its measured maximum down (measured again on the numpy models
-# of tests/emulator/sfpu_models.py, which the emulator matches bit for bit, over dense grids of float32
-# operands: exp 3.122e-2 relative on [-80, 80], gelu 2.341e-2 absolute, recip 1.021e-4 relative, sqrt and rsqrt
-# 8.801e-4 relative; tanh 1.884e-2 and sigmoid 0.1192 absolute, within the table's 1.9e-2 and 1.2e-1). gelu, tanh and
-# sigmoid hold their bounds on all of [-1e4, 1e4] (beyond the table's [-8, 8]: their tables' last segments give x or 0
-# (gelu, past |x| = 3), +-1 (tanh, past 3) and 1 or 0 (sigmoid, past 2), whose distance from the functions only
-# shrinks from there on); exp's below -80 is absolute: the model's result there is at most 1.853e-35 and
-# exp(-80) = 1.80e-35, so both lie in [0, 1.9e-35]; exp2's form (the fast exp with the init scale ln 2) is 3.122e-2
-# relative on [-115.4, 115.4] and at most 1.872e-35 below it (2^-115.4 = 1.82e-35). erf_tile<true> is within 3.2e-3 (docs/numerics.md), inside ERF_FIT,
-# which bounds both forms. ``c / x`` is recip_tile times c (ops/eltwise.py: a constant numerator), 1 / x's
-# relative error.
-APPROX_ERRORS: dict[str, tuple[float, float]] = {
-    "exp": (3.2e-2, 1.9e-35),
-    "exp2": (3.2e-2, 1.9e-35),
-    "recip": (1.1e-4, 0.0),
-    "sqrt": (8.9e-4, 0.0),
-    "rsqrt": (8.9e-4, 0.0),
-    "gelu": (0.0, 2.4e-2),
-    "tanh": (0.0, 1.9e-2),
-    "sigmoid": (0.0, 1.2e-1),
 }
 
 

@@ -5,8 +5,9 @@ import torch
 
 import tilelang_tt
 from tests.fuzz.cases import INPUT_RANGES, header, math_cases, render
-from tests.fuzz.oracle import APPROX_ERRORS, U_FP32, evaluate, exact, rounded
+from tests.fuzz.oracle import U_FP32, evaluate, exact, rounded
 from tests.fuzz.runner import load_kernel, run_family
+from tilelang_tt.ops.sfpu_errors import APPROX_ERRORS
 
 
 def test_fuzz_math(fuzz, kernel_dir):
