@@ -45,7 +45,7 @@ its end fits the scratch (:func:`staged_move`):
 * a write copies the run's bytes from the block to their place in the scratch (the same offset modulo
   the alignment as their destination), writes those bytes alone from there, and waits until they have
   left the scratch before the next run reuses it. Only the run's own bytes are written, as every
-  aligned run writes its own (and LowerCBIntrinsics' ``_column_writes`` one element): no page is read,
+  aligned run writes its own (and ``ir.transfers.column_writes`` one element): no page is read,
   patched and written back, so blocks writing parts of one face row from different cores do not race.
 
 A staged run costs its NOC transaction (a read: its span's bytes, up to ``alignment - element``
@@ -150,7 +150,7 @@ def needs_scratch(func: tirx.PrimFunc, tensor: Region, analyzer: arith.Analyzer)
     """Whether the move of the global tensor slice ``tensor`` (a ``tt.read_to_cb`` / ``tt.write_from_cb``
     region) stages a run through its kernel's scratch: a slice of part of a tile of a tensor stored in
     tiles of its dtype with a run :func:`stages`, or a slice of a row-major tensor whose rows start
-    at a column not proven at the DRAM alignment (LowerCBIntrinsics' ``_row_transfers``)."""
+    at a column not proven at the DRAM alignment (``ir.transfers.row_transfers``)."""
     layout = Attr.LAYOUT_DESC.read(func).get(tensor.buffer.name)
     if layout is None or layout.storage:
         return False

@@ -8,23 +8,41 @@ a K step ``s[i] = S[by * 32 + i, k]``: an element read per row).
 C2: each largest such part the reader can evaluate becomes a new block ``<X>_gen`` (a CB of the
 store's geometry, in the part's dtype) filled by ``tt.generate_block(X_gen, i, j, value)`` right
 before the store, which reads ``X_gen[i, j]`` instead (a part equal to one generated before in the same nest, for a
-block of the same geometry, reads that block). The reader's side is LowerCBIntrinsics'. A selection
+block of the same geometry, reads that block). A selection
 on conditions joined with and / or (TileLang's ``&`` / ``|`` of comparisons) is selections nested on
 each, one negated (``not``) its two values swapped: each condition a mask of its own, the reader's
 (indices) or compute's (block values).
 Errors: such a part that is not a float value.
+
+D3 (LowerCBIntrinsics, :func:`fill_generated`): the reader writes a generated block element by element, each value
+at its place in tile layout (``tt.store_tile_element``, bfloat16 rounded to nearest even):
+
+    T.tt.cb_reserve_back(2, 4); l1_acc_s_gen = T.tt.get_write_ptr(2)
+    for i, j in grid(64, 64):
+        T.tt.store_tile_element(l1_acc_s_gen, i, j, 2, T.if_then_else(bx * 64 + i >= k * 64 + j, 0, -inf), "Float32")
+    T.tt.cb_push_back(2, 4)
+
+A vector generated from a tensor read at the element's index (``s[i] = S[by * 32 + i, k]``: a column of
+``S``, the per-row scales of a K step) reads that element per element, inside the loop, into a face of
+its first tile the vector leaves empty (face 1 of a column, face 2 of a row): the 64 bytes of the tile
+page holding it, 64-byte aligned at both ends as any element read (ir/elements.py).
 """
 
 from __future__ import annotations
 
 import tilelang  # noqa: F401
-from tvm import ir, tirx
+from tvm import arith, ir, tirx
 
-from tilelang_tt.ir.intrin import Intrin
+from tilelang_tt.contract.formats import BY_DATA_FORMAT
+from tilelang_tt.ir.attrs import CBDesc
+from tilelang_tt.ir.elements import fetch_elements
+from tilelang_tt.ir.intrin import Intrin, call
+from tilelang_tt.ir.slices import matrix_extents
+from tilelang_tt.ir.tensors import AccessorDesc
 from tilelang_tt.ops.base import COMPUTE_DTYPES
 from tilelang_tt.ops.sfpu import BINARY_NODES, COMPARE_NODES, call_operands
-from tilelang_tt.ir.common import (WRITE, as_region, contains, evaluate, is_global_buffer, make_region, stmt_intrin,
-                                   tensor_loads, uses_var)
+from tilelang_tt.ir.common import (COL, ROW, WRITE, as_region, contains, evaluate, is_global_buffer, keep_span,
+                                   make_region, seq, stmt_intrin, tensor_loads, uses_var)
 
 # what an index-dependent value may contain: the reader evaluates it per element
 GENERATED_NODES = (tirx.IntImm, tirx.FloatImm, tirx.Var, tirx.Cast, tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, tirx.Min,
@@ -158,3 +176,52 @@ def _generatable(expr) -> bool:
     return not contains(expr, lambda n: isinstance(n, tirx.PrimExpr) and not isinstance(n, GENERATED_NODES) and not (
         isinstance(n, tirx.Call) and isinstance(n.op, ir.Op) and n.op.name in GENERATED_CALLS) and not (
         isinstance(n, tirx.BufferLoad) and is_global_buffer(n.buffer)))
+
+
+def fill_generated(pass_name: str, stmt, func, cbs: dict[str, CBDesc], accessors: dict[str, AccessorDesc],
+                   analyzer: arith.Analyzer) -> tirx.Stmt:
+    """The reader fills a block with a value of the element's indices, element by element (at
+    its place in tile layout), between reserving and pushing the CB pages; the tensor elements the
+    value reads are read first (:func:`~tilelang_tt.ir.elements.fetch_elements`), those at the
+    element's index (a vector's) per element, into the face of its first tile the vector leaves empty."""
+    region, i, j, value = stmt.value.args
+    block = as_region(region)
+    cb = cbs[block.buffer.name]
+    ptr = tirx.Var(f"l1_{block.buffer.name}", "uint32")
+    # the elements read at the element's index (a vector's, s[i] = S[by * 32 + i, k]) are read per
+    # element, into a face of the first tile the vector leaves empty (a column fills faces 0 and 2 in
+    # its column 0, a row faces 0 and 1 in its row 0); the others once, before
+    indexed = [load for load in tensor_loads(value) if any(
+        uses_var(x, v) for x in load.indices for v in (i, j) if isinstance(v, tirx.Var))]
+    held = [tirx.Var(f"{load.buffer.name}_element", load.dtype) for load in indexed]
+    for load, var in zip(indexed, held):
+        value = _replace_tensor_load(value, load, var)
+    reads, (value,) = fetch_elements(pass_name, stmt, func, [value], accessors, analyzer, ptr)
+    per_element = []
+    if indexed:
+        face = {COL: 1, ROW: 2}[cb.vector]  # a vector by the C2 rule (ops/generate.py)
+        scratch = ptr + tirx.const(face * 256 * BY_DATA_FORMAT[cb.data_format].element_bytes, "uint32")
+        per_element, elements = fetch_elements(pass_name, stmt, func, indexed, accessors, analyzer, scratch)
+        value = tirx.stmt_functor.substitute(value, dict(zip(held, elements)))
+    rows, cols = matrix_extents(block, cb.vector == COL)
+    store = evaluate(Intrin.STORE_TILE_ELEMENT, ptr, i, j, cb.block_tiles[1], value,
+                     tirx.StringImm(cb.data_format), like=stmt)
+    if per_element:
+        store = seq([*per_element, store])
+    for var, extent in ((j, cols), (i, rows)):  # a vector has the constant 0 for its other index
+        if isinstance(var, tirx.Var):
+            store = tirx.For(var, 0, extent, tirx.ForKind.SERIAL, store)
+    return seq([
+        evaluate(Intrin.CB_RESERVE_BACK, cb.index, cb.block_pages, like=stmt),
+        keep_span(stmt, tirx.Bind(ptr, call(Intrin.GET_WRITE_PTR, cb.index, dtype="uint32"))),
+        *reads,
+        keep_span(stmt, store),
+        evaluate(Intrin.CB_PUSH_BACK, cb.index, cb.block_pages, like=stmt),
+    ])
+
+
+def _replace_tensor_load(expr, load: tirx.BufferLoad, by: tirx.Var):
+    """``expr`` with the tensor element ``load`` (the same object) replaced by ``by``."""
+    stmt = tirx.stmt_functor.ir_transform(tirx.Evaluate(expr), None, lambda n: by if n.same_as(load) else None,
+                                          ["tirx.BufferLoad"])
+    return stmt.value
