@@ -1,4 +1,4 @@
-"""One on-chip block copied into several tensors (BuildTileDFGTT's ``tt.multi_store`` runs): a result written to the
+"""One on-chip block copied into several tensors (MarkMultiStoresTT's ``tt.multi_store`` runs): a result written to the
 output and to a cache, a row sum stored twice, copies at different slices of one tensor, with other work between
 them and compute still reading the block, in a pipelined loop, a block the reader fills copied out twice: compiled
 and run on the emulator against torch. The writer writes the block's CB pages into each tensor and pops them once.
@@ -164,7 +164,7 @@ def test_a_block_the_reader_fills_copied_twice():
 
 
 def copied_again_in_a_branch_rewritten(M, N, b):
-    """The rewrite BuildTileDFGTT's refusal of a copy in a branch gives: the branch copies F into a block of its own."""
+    """The rewrite MarkMultiStoresTT's refusal of a copy in a branch gives: the branch copies F into a block of its own."""
     @T.prim_func
     def main(A: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32"), D: T.Tensor((M, N), "float32")):
         with T.Kernel(N // b, M // b, threads=128) as (bx, by):

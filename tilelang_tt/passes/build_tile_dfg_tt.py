@@ -29,22 +29,11 @@ from or written to a row-major tensor gets a staging CB ``<name>_rm`` of rows
 and compute tilizes it into the block, or compute untilizes the block into it and the writer
 drains it (a write inside a branch counts as one). All these names are new: unique against every name of the kernel (``reduce_scaler1``,
 ``C_out1`` when the kernel has its own ``reduce_scaler`` or ``C_out``).
-A block copied into several tensors (a result written to an output and to a cache) is one CB the
-writer drains: each run of copies of one value of the block, statements of one sequence with no
-statement between them giving the block a value (other work may be between), goes under
-``tt.multi_store`` scopes (``MultiStore`` flags): compute hands the block on at the first copy, the
-writer writes the CB's pages at each and pops them after the last.
 Errors: a CB with no producer or no consumer, filled by both the reader and compute, or read by
 compute and copied out by the writer (a CB has one consumer); a block the reader and writer move
 between tensors stored in different formats (one of them block floating point); a block copied into
-tensors that store its pages differently (dtype, tiles or rows); a copy of a block's value inside a
-branch or loop after a copy of the same value.
-Before/after: TIR unchanged, but for the copies of one value into several tensors:
-
-    Before: T.tt.write_from_cb(T.region(F[0, 0], 1, 32, 32), T.region(C[by * 32, 0], 2, 32, 32))
-            T.tt.write_from_cb(T.region(F[0, 0], 1, 32, 32), T.region(D[by * 32, 0], 2, 32, 32))
-    After:  with T.attr(F.data, "tt.multi_store", 1): T.tt.write_from_cb(.. C ..)
-            with T.attr(F.data, "tt.multi_store", 2): T.tt.write_from_cb(.. D ..)
+tensors that store its pages differently (dtype, tiles or rows).
+Before/after: TIR unchanged (MarkMultiStoresTT then marks the copies of one value into several tensors).
 
     After: "tt.tile_dfg": {"A_s": {"producer": "reader", "consumers": ["compute"], "buffer": "A"}, ...},
            "tt.buffer_access": {"A": "read", "B": "read", "C": "write"},
@@ -59,7 +48,7 @@ from collections.abc import Mapping
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.attrs import AccumulateMode, Attr, CBDesc, DFGNode, MultiStore, Scope
+from tilelang_tt.ir.attrs import AccumulateMode, Attr, CBDesc, DFGNode, Scope
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.contract.buffers import LayoutDesc
 from tilelang_tt.contract.formats import BY_DATA_FORMAT, tile_bytes
@@ -71,7 +60,6 @@ from tilelang_tt.ir.common import (
     const_int,
     error,
     evaluate_calls,
-    keep_span,
     kernel_names,
     prim_func_pass,
     reads_tensor,
@@ -312,7 +300,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     func = Attr.TILE_DFG.write(func, dfg)
     func = Attr.CB_DESC.write(func, {name: cbs[name] for name in sorted(cbs)})
     func = Attr.BUFFER_ACCESS.write(func, _buffer_access(func, read_from, written_to))
-    return func.with_body(_mark_multi_stores(func, data_names))
+    return func
 
 
 def _check_same_pages(func, stmt, block: str, first: str, tensor: str, layouts: Mapping[str, LayoutDesc]) -> None:
@@ -329,80 +317,6 @@ def _check_same_pages(func, stmt, block: str, first: str, tensor: str, layouts: 
                 "copied to, so those tensors must store them alike",
                 f"copy `{block}` into a block of `{tensor}`'s dtype first (T.copy({block}, {block}_{tensor}), then "
                 f"T.copy({block}_{tensor}, {tensor}[...])), or lay `{first}` and `{tensor}` out alike")
-
-
-def _store_of(stmt):
-    """The data of the block a top-level copy into a tensor (a ``tt.write_from_cb``, maybe under
-    ``tt.valid_rows``) copies out, else None."""
-    while isinstance(stmt, tirx.AttrStmt) and stmt.attr_key == Scope.VALID_ROWS.value:
-        stmt = stmt.body
-    return as_region(stmt.value.args[0]).buffer.data if stmt_intrin(stmt) == Intrin.WRITE_FROM_CB else None
-
-
-def _touches(stmt, block, data_names) -> tuple[bool, object]:
-    """(whether ``stmt`` gives the block of data ``block`` a value: a read into it, a compute op or scope
-    writing it; the first copy of the block into a tensor nested in it, or None)."""
-    name = data_names[block]
-    writes, copies = [], []
-
-    def visit(node):
-        intrin = stmt_intrin(node)
-        if intrin == Intrin.WRITE_FROM_CB:
-            if as_region(node.value.args[0]).buffer.data.same_as(block):
-                copies.append(node)
-        elif intrin in (Intrin.READ_TO_CB, Intrin.GENERATE_BLOCK):
-            writes.append(as_region(node.value.args[1 if intrin == Intrin.READ_TO_CB else 0]).buffer.data.same_as(block))
-        elif isinstance(node, tirx.Evaluate):
-            writes.append(name in compute_writes(node, data_names))
-        elif isinstance(node, tirx.AttrStmt) and node.attr_key == Scope.ACCUMULATE.value:
-            writes.append(node.node.same_as(block))
-
-    tirx.stmt_functor.post_order_visit(stmt, visit)
-    return any(writes), (copies[0] if copies else None)
-
-
-def _mark_multi_stores(func, data_names):
-    """Each run of copies of one value of a block into tensors, statements of one sequence with no
-    statement between them writing the block, under ``tt.multi_store`` scopes: compute hands the block
-    on at the first, the writer writes the CB's pages at each and pops them after the last. A copy of
-    that value inside a branch or loop of the sequence is refused (the writer would pop the block's
-    pages once per run, and the run's last copy is not known)."""
-    def post(node):
-        items = list(node.seq)
-        runs: list[list[int]] = []
-        for k, item in enumerate(items):
-            block = _store_of(item)
-            if block is None or any(k in run for run in runs):
-                continue
-            run = [k]
-            for m in range(k + 1, len(items)):
-                other = _store_of(items[m])
-                if other is not None and other.same_as(block):
-                    run.append(m)
-                    continue
-                writes, nested = _touches(items[m], block, data_names)
-                if writes:
-                    break
-                if nested is not None:
-                    name = data_names[block]
-                    raise error(PASS, func, nested, f"`{name}` is copied into a tensor here, inside a branch or loop, "
-                                "and before it with the same value: the copies of one value of a block are statements "
-                                "of one sequence", f"copy `{name}` next to its first copy, outside the branch or "
-                                f"loop, or into a block of its own there first (T.copy({name}, {name}_2); "
-                                f"T.copy({name}_2, <tensor slice>))")
-            if len(run) > 1:
-                runs.append(run)
-        if not runs:
-            return None
-        for run in runs:
-            block = _store_of(items[run[0]])
-            for k in run:
-                flags = (MultiStore.HANDS if k == run[0] else 0) | (MultiStore.POPS if k == run[-1] else 0)
-                items[k] = keep_span(items[k], tirx.AttrStmt(block, Scope.MULTI_STORE.value,
-                                                             tirx.IntImm("int32", int(flags)), items[k]))
-        return tirx.SeqStmt(items)
-
-    return tirx.stmt_functor.ir_transform(func.body, None, post, ["tirx.SeqStmt"])
 
 
 def _stored_block_format(func, block: str, reads: list[tuple], written: tuple | None,

@@ -56,6 +56,7 @@ from tilelang_tt.passes.lower_warp_shuffles_tt import LowerWarpShufflesTT
 from tilelang_tt.passes.lower_tt_tile_intrinsics import LowerTTTileIntrinsics
 from tilelang_tt.passes.lower_block_views_tt import LowerBlockViewsTT
 from tilelang_tt.passes.map_parameter_views_tt import MapParameterViewsTT
+from tilelang_tt.passes.mark_multi_stores_tt import MarkMultiStoresTT
 from tilelang_tt.passes.name_value_conditions_tt import NameValueConditionsTT
 from tilelang_tt.passes.materialize_core_loop_tt import MaterializeCoreLoopTT
 from tilelang_tt.passes.name_parallel_scalars_tt import NameParallelScalarsTT
@@ -201,6 +202,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         DropDeadBlocksTT(),
         CheckPaddingTT(),
         BuildTileDFGTT(),
+        # The copies of one value of a block into several tensors (one CB the writer drains, the graph's): marked
+        # for D3 (the writer pops after the last) and D5 (compute hands the block on at the first).
+        MarkMultiStoresTT(),
         NumberCBsTT(),
         # Where two blocks of every CB overflow L1, some CBs get one: every CB exists (the graph's hand-off,
         # staging and scaler CBs too) and has its id (the host creates them in id order); before the split copies
