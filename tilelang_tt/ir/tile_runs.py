@@ -32,8 +32,8 @@ DRAM alignment (32 bytes on Wormhole, 64 on Blackhole; tt-metal issue #6695, pul
 ``check_noc_alignment``). A run whose place in the block differs from its place in the tensor tile by
 other than a proven multiple of that (a block starting at column 8 of bfloat16 values: 16 bytes)
 moves through the kernel's L1 scratch, the 64-byte ``<role>_scalars`` CB at the DRAM alignment
-(:func:`needs_scratch` tells BuildTileDFGTT which kernels need one), as ttnn's readers of unaligned
-rows do (tt-metal 0.81.1 wheel, ``ttnn/cpp/ttnn/operations/data_movement/slice/device/kernels/dataflow/
+(:func:`needs_scratch` and :func:`scratch_roles` tell BuildTileDFGTT which kernels need one), as ttnn's readers of
+unaligned rows do (tt-metal 0.81.1 wheel, ``ttnn/cpp/ttnn/operations/data_movement/slice/device/kernels/dataflow/
 slice_reader_unary_unpad_dims_rm_interleaved_start_id.cpp``: a NOC read from the offset rounded down
 to the alignment, then ``tt_memmove`` of ``data_movement/common/kernels/common.hpp``, whose fallback
 copies the bytes on the RISC where the NOC cannot). A run lies in one face row of its page (16
@@ -60,11 +60,13 @@ import tilelang  # noqa: F401
 from tvm import arith, tirx
 
 from tilelang_tt.contract.formats import DATA_FORMATS
-from tilelang_tt.ir.attrs import Attr
-from tilelang_tt.ir.common import TILE, Region, evaluate, keep_span, seq
+from tilelang_tt.ir.attrs import Attr, Scope
+from tilelang_tt.ir.branches import branch_values
+from tilelang_tt.ir.common import TILE, Region, as_region, evaluate, keep_span, reads_tensor, seq, stmt_intrin
 from tilelang_tt.ir.dataflow import ELEMENT_CHUNK
 from tilelang_tt.ir.intrin import Intrin
-from tilelang_tt.ir.slices import MatrixSlice, matrix_slice, row_slice, vector_layout
+from tilelang_tt.ir.slices import (MatrixSlice, bound_analyzer, bound_values, matrix_slice, row_slice,
+                                   vector_layout)
 
 FACE = 16  # the side of a face of a tile (constants.hpp FACE_HEIGHT, FACE_WIDTH)
 SCRATCH = ELEMENT_CHUNK  # bytes of a data-movement kernel's scratch CB, a multiple of every DRAM alignment
@@ -106,6 +108,34 @@ def aligned(tensor_offset, l1_offset, alignment: int, analyzer: arith.Analyzer) 
     ``alignment`` (pages start at multiples of it, CBs too: contract/l1.py)."""
     delta = analyzer.simplify(tirx.FloorMod(tensor_offset - l1_offset, alignment))
     return isinstance(delta, tirx.IntImm) and delta.value == 0
+
+
+def scratch_roles(func: tirx.PrimFunc) -> list[str]:
+    """The data-movement roles that need a scratch: those reading tensor elements for addresses (slice
+    starts and written rows read from tensors: the grouped GEMM's group offsets), and those moving a
+    run of part of a tile whose offsets in the tensor and the block differ modulo the DRAM alignment
+    (:func:`needs_scratch`; such a slice is read by the reader: the writer
+    reads whole tiles only, BalanceDataMovementTT)."""
+    values = bound_values(func.body)
+    analyzer = bound_analyzer(func.body)
+    roles = set()
+
+    def reads(expr) -> bool:
+        return reads_tensor(tirx.stmt_functor.substitute(expr, values))
+
+    def visit(node):
+        intrin = stmt_intrin(node)
+        if intrin in (Intrin.READ_TO_CB, Intrin.WRITE_FROM_CB):
+            tensor = as_region(node.value.args[0 if intrin == Intrin.READ_TO_CB else 1])
+            if any(reads(start) for start in tensor.starts) or needs_scratch(func, tensor, analyzer):
+                roles.add("reader" if intrin == Intrin.READ_TO_CB else "writer")
+        elif isinstance(node, tirx.AttrStmt) and node.attr_key == Scope.VALID_ROWS.value and reads(node.value):
+            roles.add("writer")
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    if branch_values(func.body):  # the reader reads the values branches decide on
+        roles.add("reader")
+    return sorted(roles)
 
 
 def no_scratch(what: str) -> Exception:

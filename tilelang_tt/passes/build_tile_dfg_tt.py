@@ -51,64 +51,24 @@ from tvm import tirx
 from tilelang_tt.ir.attrs import AccumulateMode, Attr, CBDesc, DFGNode, Scope
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.contract.buffers import LayoutDesc
-from tilelang_tt.contract.formats import BY_DATA_FORMAT, tile_bytes
 from tilelang_tt.ops import compute_accesses, compute_writes
 from tilelang_tt.ir.common import (
-    TILE,
     allocations,
     as_region,
-    const_int,
     error,
     evaluate_calls,
     kernel_names,
     prim_func_pass,
-    reads_tensor,
     stmt_intrin,
     tensor_loads,
     unique_name,
 )
 from tilelang_tt.ir.branches import branch_values
-from tilelang_tt.ir.dataflow import (
-    ELEMENT_CHUNK,
-    SCALER_KIND,
-    SCRATCH_KIND,
-    TILIZE_FROM,
-    UNTILIZE_TO,
-    VALUE_PAGE,
-    VALUES_KIND,
-)
-from tilelang_tt.ir.slices import bound_analyzer, bound_values
-from tilelang_tt.ir.tile_runs import needs_scratch
+from tilelang_tt.ir.dataflow import ELEMENT_CHUNK, SCALER_KIND, SCRATCH_KIND, VALUE_PAGE, VALUES_KIND
+from tilelang_tt.ir.tile_runs import scratch_roles
+from tilelang_tt.ops.tilize import add_staging_cbs
 
 PASS = "BuildTileDFGTT"
-
-
-def _scratch_roles(func: tirx.PrimFunc) -> list[str]:
-    """The data-movement roles that need a scratch: those reading tensor elements for addresses (slice
-    starts and written rows read from tensors: the grouped GEMM's group offsets), and those moving a
-    run of part of a tile whose offsets in the tensor and the block differ modulo the DRAM alignment
-    (:func:`~tilelang_tt.ir.tile_runs.needs_scratch`; such a slice is read by the reader: the writer
-    reads whole tiles only, BalanceDataMovementTT)."""
-    values = bound_values(func.body)
-    analyzer = bound_analyzer(func.body)
-    roles = set()
-
-    def reads(expr) -> bool:
-        return reads_tensor(tirx.stmt_functor.substitute(expr, values))
-
-    def visit(node):
-        intrin = stmt_intrin(node)
-        if intrin in (Intrin.READ_TO_CB, Intrin.WRITE_FROM_CB):
-            tensor = as_region(node.value.args[0 if intrin == Intrin.READ_TO_CB else 1])
-            if any(reads(start) for start in tensor.starts) or needs_scratch(func, tensor, analyzer):
-                roles.add("reader" if intrin == Intrin.READ_TO_CB else "writer")
-        elif isinstance(node, tirx.AttrStmt) and node.attr_key == Scope.VALID_ROWS.value and reads(node.value):
-            roles.add("writer")
-
-    tirx.stmt_functor.post_order_visit(func.body, visit)
-    if branch_values(func.body):  # the reader reads the values branches decide on
-        roles.add("reader")
-    return sorted(roles)
 
 
 def _handoff_blocks(func, data_names, producers, consumers) -> list[str]:
@@ -226,8 +186,8 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         if not consumers[name]:  # its CB keeps only values compute overwrites (and pops itself), or
             consumers[name].add("compute")  # none at all: SplitDeviceKernel then drops it
 
-    staged = _stage_row_major(func, cbs, layouts, read_tensor, write_tensor, handoffs, taken, order, moved,
-                              producers, consumers)
+    staged = add_staging_cbs(PASS, func, cbs, layouts, read_tensor, write_tensor, handoffs, taken, order, moved,
+                             producers, consumers)
     dfg = {}
     for name in order:
         if name not in producers:
@@ -253,7 +213,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         producers[scaler], consumers[scaler] = {"reader"}, {"compute"}
 
     scratch = {}  # role -> the CB it reads tensor elements into (offsets read from tensors)
-    for role in _scratch_roles(func):
+    for role in scratch_roles(func):
         scratch[role] = name = unique_name(f"{role}_scalars", taken)
         taken.add(name)
         cbs[name] = CBDesc(name=name, index=-1, page_size=ELEMENT_CHUNK, num_pages=1, data_format="UInt8",
@@ -339,46 +299,6 @@ def _stored_block_format(func, block: str, reads: list[tuple], written: tuple | 
                         "holds one storage format", f"store `{first}` and `{tensor}` alike (BufferLayout(dtype=...)), "
                         "or use a block for each")
     return {"data_format": fmt, "page_size": page}
-
-
-def _stage_row_major(func, cbs, layouts, read_tensor, write_tensor, handoffs, taken, order, moved, producers,
-                     consumers) -> dict[str, tuple[str, str]]:
-    """A staging CB ``<block>_rm`` for each block read from or written to a row-major tensor: the
-    reader fills it with rows that compute tilizes into the block; compute untilizes the block into
-    it for the writer (a block the writer drains through a hand-off CB: that CB's). Pages are tiles'
-    worth of rows in the tensor's format. A row vector of a rank-1 tensor is such a block of one row
-    (its data in row 0 of each tile, as tilize puts the staging CB's first row), and so is a row vector
-    moved from or to one row of a tensor of higher rank; other vectors are refused. Returns staging CB
-    -> (its block, "tilize_from" | "untilize_to")."""
-    staged = {}
-    ends = [(block, tensor, stmt, TILIZE_FROM) for block, (tensor, stmt) in read_tensor.items()]
-    ends += [(handoffs.get(block, block), tensor, stmt, UNTILIZE_TO) for block, (tensor, stmt) in write_tensor.items()]
-    for block, tensor, stmt, key in ends:
-        layout = layouts.get(tensor)
-        if layout is None or not layout.row_major:
-            continue
-        desc = cbs[block]
-        region = as_region(stmt.value.args[0 if key == TILIZE_FROM else 1])
-        one_row = all(const_int(e) == 1 for e in region.extents[:-1])  # of a rank-1 tensor, or one row of another
-        if desc.vector and not (desc.vector == "row" and one_row):
-            raise error(PASS, func, stmt, f"the vector `{block}` is moved to or from the row-major tensor `{tensor}`",
-                        "move whole blocks of 32x32 tiles to and from row-major tensors, or keep the tensor tiled")
-        name = unique_name(f"{block}_rm", taken)
-        taken.add(name)
-        page = tile_bytes(BY_DATA_FORMAT[layout.data_format], TILE * TILE)  # a tile's worth of rows
-        cbs[name] = CBDesc(name=name, index=-1, page_size=page, num_pages=desc.num_pages,
-                           data_format=layout.data_format, block_pages=desc.block_pages, block_tiles=desc.block_tiles,
-                           source=desc.source)
-        order.append(name)
-        moved[name] = tensor
-        if key == TILIZE_FROM:
-            producers[name], consumers[name] = {"reader"}, {"compute"}
-            producers[block] = {"compute"}
-        else:
-            producers[name], consumers[name] = {"compute"}, {"writer"}
-            consumers[block] = (consumers[block] - {"writer"}) | {"compute"}
-        staged[name] = (block, key)
-    return staged
 
 
 def _buffer_access(func: tirx.PrimFunc, read_from: set, written_to: set) -> dict[str, str]:
