@@ -9,21 +9,34 @@ from tvm.script import ir as I
 from tvm.script import tirx as T
 
 from tests.passes.helpers import cb_entry, names, tt, tt_attrs
-from tilelang_tt.passes.spill_dst_tt import SpillDSTTT
+from tilelang_tt.passes.spill_dst_tt import SpillDSTTT, _Spiller
 
 PASS = "SpillDSTTT"
 
 F32 = cb_entry(page_size=4096, data_format="Float32")
 
 
-def attrs(budget: int, **extra) -> dict:
+def attrs(budget: int, fast_math: bool = False, **extra) -> dict:
     return tt_attrs({"tt.cb_desc": {"a": F32, "b": F32, "c": F32, "d": F32, "y": F32, **extra},
                      "tt.compute_config": {"dst_budget": budget, "fp32_dest_acc_en": True, "math_approx_mode": False,
-                                           "fast_math": False, "math_fidelity": "HiFi4", "unpack_to_dest": []}})
+                                           "fast_math": fast_math, "math_fidelity": "HiFi4", "unpack_to_dest": []}})
 
 
 def test_registered_under_its_name():
     assert SpillDSTTT().info.name == PASS
+
+
+def test_both_contexts_read_fast_math_from_the_compute_config():
+    """The element-wise lowering's context (the blocks it makes) and the DST context (the programs it sizes) see
+    the fast math C2 recorded in tt.compute_config, one answer: the option is read once, by C2."""
+    for fast_math in (False, True):
+        @T.prim_func(check_well_formed=False)
+        def main(Y: T.Buffer((32, 32), "float32")):
+            T.func_attr(attrs(4, fast_math=fast_math))
+            T.evaluate(0)
+
+        spiller = _Spiller(main)
+        assert spiller.lower.fast_math is spiller.dst.fast_math is fast_math
 
 
 def test_hand_written_value_of_five_registers_spills_its_first_operand():

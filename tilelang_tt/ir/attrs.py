@@ -274,7 +274,9 @@ class ComputeKernelConfig(ComputeConfig):
     the compute kernel's configuration, named as ttnn's ``ComputeKernelConfig``: what tt-metal's
     ``ComputeConfig`` takes (the plan's kernel entry, :class:`~tilelang_tt.contract.kernels.ComputeConfig`)
     and the DST tiles one acquire holds in its mode (``dst_budget``, ``Arch.dst_budget``); ``fast_math``: the
-    user allowed rewrites that change rounding (the compile option, TileLang's fast-math pass config)."""
+    user allowed rewrites that change rounding (the compile option, TileLang's fast-math pass config): the passes
+    before LowerTTTileIntrinsics take the option, it records the option here, and every pass after it reads it
+    here, never the option (the contexts of ops/base.py: DSTContext, and SpillDSTTT's LowerContext)."""
 
     dst_budget: int
     fast_math: bool = False

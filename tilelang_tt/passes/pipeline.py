@@ -192,6 +192,8 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         GridToCoreGrid(),
         # C: protocol-less; C1 before C2 so the K-loop reads are abstract when gemms are sub-blocked.
         LowerSharedToCB(),
+        # C2 records the numerics options (fast_math among them) in tt.compute_config: the passes after it read
+        # them there, not the options.
         LowerTTTileIntrinsics(math_fidelity=options.math_fidelity, gemm_reuse=options.gemm_reuse,
                               math_approx_mode=options.math_approx_mode, gemm_subblock=options.gemm_subblock,
                               fast_math=options.fast_math),

@@ -14,7 +14,7 @@ whose own operands need more, as ``where`` of three values with a budget of 2) i
 refuse at the user's line. The blocks hold what DST holds: float32 with a 32-bit DST, bfloat16 with a
 16-bit one, int32 for an int32 value, so a spill rounds nothing.
 
-Reads: ``tt.compute_config`` (the budget, the DST width), ``tt.cb_desc`` (block geometry, vectors).
+Reads: ``tt.compute_config`` (the budget, the DST width, fast math), ``tt.cb_desc`` (block geometry, vectors).
 Writes: ``tt.cb_desc`` entries of the spill blocks, allocated beside the block the value is stored in.
 Before it every ``tt.tile.eltwise`` is C2's; after it every one fits the budget, or D5 refuses it.
 
@@ -57,7 +57,9 @@ def _size(expr: tirx.PrimExpr) -> int:
 class _Spiller:
     def __init__(self, func: tirx.PrimFunc):
         self.dst = DSTContext(PASS, func, None, inline_inits=False)
-        self.lower = LowerContext(PASS, func, lambda _: self.dst.budget, self.dst.cbs, "auto")  # makes the blocks
+        # makes the blocks; fast math as C2 recorded it (tt.compute_config), the D5 context's too
+        self.lower = LowerContext(PASS, func, lambda _: self.dst.budget, self.dst.cbs, "auto",
+                                  fast_math=self.dst.fast_math)
         self.dst.cbs = self.lower.cbs  # the spill blocks' descriptors, seen by both
         self.buffers = {b.data: b for b in allocations(func)}
 
