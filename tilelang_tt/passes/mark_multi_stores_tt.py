@@ -38,10 +38,11 @@ def _store_of(stmt):
     return as_region(stmt.value.args[0]).buffer.data if stmt_intrin(stmt) == Intrin.WRITE_FROM_CB else None
 
 
-def _touches(stmt, block, data_names) -> tuple[bool, object]:
+def _touches(stmt, block, blocks) -> tuple[bool, object]:
     """(whether ``stmt`` gives the block of data ``block`` a value: a read into it, a compute op or scope
-    writing it; the first copy of the block into a tensor nested in it, or None)."""
-    name = data_names[block]
+    writing it; the first copy of the block into a tensor nested in it, or None). ``blocks``: each block's data
+    Var to itself, the table the ops name the blocks they write through (``compute_writes``): they name them by
+    object, not by name."""
     writes, copies = [], []
 
     def visit(node):
@@ -52,7 +53,7 @@ def _touches(stmt, block, data_names) -> tuple[bool, object]:
         elif intrin in (Intrin.READ_TO_CB, Intrin.GENERATE_BLOCK):
             writes.append(as_region(node.value.args[1 if intrin == Intrin.READ_TO_CB else 0]).buffer.data.same_as(block))
         elif isinstance(node, tirx.Evaluate):
-            writes.append(name in compute_writes(node, data_names))
+            writes.append(any(block.same_as(w) for w in compute_writes(node, blocks)))
         elif isinstance(node, tirx.AttrStmt) and node.attr_key == Scope.ACCUMULATE.value:
             writes.append(node.node.same_as(block))
 
@@ -63,7 +64,7 @@ def _touches(stmt, block, data_names) -> tuple[bool, object]:
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     """The runs of each sequence marked (module docstring). A copy of a run's value inside a branch or loop of the
     sequence is refused: the writer would pop the block's pages once per run, and the run's last copy is not known."""
-    data_names = {buf.data: buf.name for buf in allocations(func)}
+    blocks = {buf.data: buf.data for buf in allocations(func)}
 
     def post(node):
         items = list(node.seq)
@@ -78,11 +79,11 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
                 if other is not None and other.same_as(block):
                     run.append(m)
                     continue
-                writes, nested = _touches(items[m], block, data_names)
+                writes, nested = _touches(items[m], block, blocks)
                 if writes:
                     break
                 if nested is not None:
-                    name = data_names[block]
+                    name = block.name
                     raise error(PASS, func, nested, f"`{name}` is copied into a tensor here, inside a branch or loop, "
                                 "and before it with the same value: the copies of one value of a block are statements "
                                 "of one sequence", f"copy `{name}` next to its first copy, outside the branch or "
