@@ -9,36 +9,14 @@ from tests.compiler import bad_kernels
 from tests.compiler.test_block_stored_twice import result_and_cache
 from tests.compiler.test_negative import assert_diagnostic, compile_error
 from tests.kernels import gemm, lower_until, run_pass
-from tests.passes.helpers import nodes, tl, tt
+from tests.passes.helpers import nodes, tl, tt, tt_attrs
+from tests.passes.test_pass_build_tile_dfg_tt import F32_CBS, F32_LAYOUTS
+from tests.passes.test_pass_build_tile_dfg_tt import CopiedTwice as Before
 from tilelang_tt.ir.attrs import MultiStore, Scope
 from tilelang_tt.ir.common import allocations, replace_buffers
 from tilelang_tt.passes.mark_multi_stores_tt import MarkMultiStoresTT
 
 PASS = "MarkMultiStoresTT"
-
-
-@I.ir_module(check_well_formed=False)  # the element indices i, j are free (C2 made the nests tile ops)
-class Before:
-    @T.prim_func
-    def main(A: T.Buffer((32, 64), "float32"), C: T.Buffer((32, 64), "float32"),
-             D: T.Buffer((32, 64), "float32"), E: T.Buffer((32, 64), "float32")):
-        i = T.int32()
-        j = T.int32()
-        with T.sblock("tilelang_root"):
-            T.reads()
-            T.writes()
-            A_s = T.sblock_alloc_buffer((32, 32), "float32", scope="shared.dyn")
-            F = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
-            G = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
-            tt.read_to_cb(tl.region(A[0, 0], 1, 32, 32), tl.region(A_s[0, 0], 2, 32, 32))
-            tt.tile.eltwise(F.data, i, j, A_s[i, j] * T.float32(2))
-            tt.write_from_cb(tl.region(F[0, 0], 1, 32, 32), tl.region(C[0, 0], 2, 32, 32))
-            tt.tile.eltwise(G.data, i, j, F[i, j] + A_s[i, j])
-            tt.write_from_cb(tl.region(F[0, 0], 1, 32, 32), tl.region(D[0, 32], 2, 32, 32))
-            tt.write_from_cb(tl.region(F[0, 0], 1, 32, 32), tl.region(C[0, 32], 2, 32, 32))
-            tt.write_from_cb(tl.region(G[0, 0], 1, 32, 32), tl.region(D[0, 0], 2, 32, 32))
-            tt.tile.eltwise(F.data, i, j, G[i, j] * T.float32(3))
-            tt.write_from_cb(tl.region(F[0, 0], 1, 32, 32), tl.region(E[0, 0], 2, 32, 32))
 
 
 def test_registered_under_its_name():
@@ -54,6 +32,7 @@ def test_hand_written_copies_of_one_value_into_several_tensors_are_marked():
         @T.prim_func
         def main(A: T.Buffer((32, 64), "float32"), C: T.Buffer((32, 64), "float32"),
                  D: T.Buffer((32, 64), "float32"), E: T.Buffer((32, 64), "float32")):
+            T.func_attr(tt_attrs({"tt.arch": "wormhole_b0", "tt.layout_desc": F32_LAYOUTS, "tt.cb_desc": F32_CBS}))
             i = T.int32()
             j = T.int32()
             with T.sblock("tilelang_root"):
