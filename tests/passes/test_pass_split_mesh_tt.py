@@ -15,6 +15,7 @@ from tests.passes.helpers import loop, nodes, param, tl, tt_attrs
 from tilelang_tt.contract.mesh import MeshCollective, MeshSplit, MeshTensor
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.ir.attrs import Attr, Reduction
+from tilelang_tt.ir.common import replace_buffers
 from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.choose_mesh_axis_tt import ChooseMeshAxisTT
 from tilelang_tt.passes.split_mesh_tt import SplitMeshTT
@@ -72,29 +73,31 @@ def _replicated(name, shape):
     return {"buffer": name, "distribution": "replicated", "dim": -1, "shape": list(shape)}
 
 
+# A and C indexed by bz (blockIdx.z) in dimension 0, B read whole
+@I.ir_module
+class Batch:
+    @T.prim_func
+    def main(A: T.Buffer((4, 32, 32), "bfloat16"), B: T.Buffer((32, 32), "bfloat16"),
+             C: T.Buffer((4, 32, 32), "bfloat16")):
+        for bz in T.thread_binding(4, thread="blockIdx.z"):
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                a = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                b = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
+                c = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="local.fragment")
+                tl.tileop.copy(tl.region(A[bz, 0, 0], 1, 1, 32, 32), tl.region(a[0, 0], 2, 32, 32))
+                tl.tileop.copy(tl.region(B[0, 0], 1, 32, 32), tl.region(b[0, 0], 2, 32, 32))
+                for i in T.parallel(32):
+                    for j in T.parallel(32):
+                        c[i, j] = a[i, j] + b[i, j]
+                tl.tileop.copy(tl.region(c[0, 0], 1, 32, 32), tl.region(C[bz, 0, 0], 2, 1, 32, 32))
+
+
 def test_hand_written_batch_split_over_two_chips():
     """mesh=(1, 2): ``bz`` (blockIdx.z, 4 blocks, the outermost row dimension) splits into 2
     panels; A and C, indexed by ``bz`` in dimension 0, are one chip's shard (2 of 4 matrices), B,
     read whole, is replicated; the indices stay (``bz`` counts the chip's panel from 0)."""
-    @I.ir_module
-    class Before:
-        @T.prim_func
-        def main(A: T.Buffer((4, 32, 32), "bfloat16"), B: T.Buffer((32, 32), "bfloat16"),
-                 C: T.Buffer((4, 32, 32), "bfloat16")):
-            for bz in T.thread_binding(4, thread="blockIdx.z"):
-                with T.sblock("tilelang_root"):
-                    T.reads()
-                    T.writes()
-                    a = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
-                    b = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="shared.dyn")
-                    c = T.sblock_alloc_buffer((32, 32), "bfloat16", scope="local.fragment")
-                    tl.tileop.copy(tl.region(A[bz, 0, 0], 1, 1, 32, 32), tl.region(a[0, 0], 2, 32, 32))
-                    tl.tileop.copy(tl.region(B[0, 0], 1, 32, 32), tl.region(b[0, 0], 2, 32, 32))
-                    for i in T.parallel(32):
-                        for j in T.parallel(32):
-                            c[i, j] = a[i, j] + b[i, j]
-                    tl.tileop.copy(tl.region(c[0, 0], 1, 32, 32), tl.region(C[bz, 0, 0], 2, 1, 32, 32))
-
     @I.ir_module
     class Expected:
         @T.prim_func
@@ -116,7 +119,21 @@ def test_hand_written_batch_split_over_two_chips():
                             c[i, j] = a[i, j] + b[i, j]
                     tl.tileop.copy(tl.region(c[0, 0], 1, 32, 32), tl.region(C[bz, 0, 0], 2, 1, 32, 32))
 
-    tvm.ir.assert_structural_equal(split(Before, (1, 2)), Expected)
+    tvm.ir.assert_structural_equal(split(Batch, (1, 2)), Expected)
+
+
+def test_tensors_are_told_apart_by_object_not_by_name():
+    """B renamed `A` (two tensors of one name): the B read whole is still not the A read by panel: A and C are
+    sharded, the other `A` replicated, as before."""
+    func = Batch["main"]
+    b = func.buffer_map[func.params[1]]
+    named_a = tvm.tirx.decl_buffer(b.shape, b.dtype, "A", data=tvm.tirx.Var("A", b.data.type_annotation))
+    body = tvm.tirx.stmt_functor.substitute(replace_buffers(func.body, {b: named_a}), {b.data: named_a.data})
+    buffer_map = {p: named_a if buf.same_as(b) else buf for p, buf in func.buffer_map.items()}
+    renamed = tvm.tirx.PrimFunc(func.params, body, func.ret_type, buffer_map, func.attrs)
+    after = split(tvm.IRModule({"main": renamed}), (1, 2))["main"]
+    assert [(t.buffer, t.distribution, t.dim) for t in Attr.MESH.read(after).tensors] == [
+        ("A", "sharded", 0), ("A", "replicated", -1), ("C", "sharded", 0)]
 
 
 def test_hand_written_one_block_row_splits_its_columns():

@@ -198,49 +198,50 @@ class _Split:
         if reduction is not None and reduction.blocks > 1 and any(a.same_as(v) for a in reduction.axes):
             summed = self.summed(reduction, v, tag)
         params = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
-        dims: dict[str, int | None] = {}
-        whole: dict[str, object] = {}
-        written: dict[str, object] = {}
+        dims: dict[tirx.Var, int] = {}  # tensors by data Var: the dimension `v` slices, (name, access) whole, write
+        whole: dict[tirx.Var, tuple[str, object]] = {}
+        written: dict[tirx.Var, object] = {}
         for buf, starts, extents, writes, node in _accesses(func.body):
             d = self.sharded_dim(v, extent, buf, starts, extents, node)
             if d is None:
-                whole.setdefault(buf.name, node)
-            elif dims.setdefault(buf.name, d) != d:
-                raise self.fail(node, f"`{buf.name}` is sliced by `{v.name}` along dimension {dims[buf.name]} and "
+                whole.setdefault(buf.data, (buf.name, node))
+            elif dims.setdefault(buf.data, d) != d:
+                raise self.fail(node, f"`{buf.name}` is sliced by `{v.name}` along dimension {dims[buf.data]} and "
                                 f"along dimension {d}: one tensor is sharded along one dimension",
                                 f"index `{buf.name}` with `{v.name}` in the same dimension everywhere, or {HINT_MESH}")
             if writes:
-                written.setdefault(buf.name, node)
-        for name, node in whole.items():
-            if name in dims:
+                written.setdefault(buf.data, node)
+        for data, (name, node) in whole.items():
+            if data in dims:
                 raise self.fail(node, f"`{name}` is read by panel of `{v.name}` (sharded along dimension "
-                                f"{dims[name]}) and here whole, independent of `{v.name}`",
+                                f"{dims[data]}) and here whole, independent of `{v.name}`",
                                 f"read `{name}` the same way everywhere, or {HINT_MESH}")
-            if name in written and not (summed is not None and name == summed.name):
-                sums = reduction is not None and any(b.name == name for b in reduction.buffers)
+            if data in written and not (summed is not None and data.same_as(summed.data)):
+                sums = reduction is not None and any(b.data.same_as(data) for b in reduction.buffers)
                 what = "sum into it with T.atomic_add" if sums else "write it"
-                raise self.fail(written[name], f"every one of the mesh's {self.devices} devices would {what}: the "
+                raise self.fail(written[data], f"every one of the mesh's {self.devices} devices would {what}: the "
                                 f"slice of `{name}` written here does not depend on `{v.name}` ({tag}), the grid "
                                 "dimension split over the devices",
                                 f"write `{name}` at a slice indexed by `{v.name}`, or {HINT_MESH}")
         self.check_other_uses(v, loop)
+        sharded = {buf.name for buf in params if buf.data in dims}  # the layouts option names the parameters
         for name, layout in self.layouts.items():
-            if name in dims and layout != BufferLayout():
+            if name in sharded and layout != BufferLayout():
                 raise error(PASS, func, None, f"`{name}` is sharded over the mesh's {self.devices} devices (its slices "
                             f"depend on `{v.name}`), and its layout {layout} is not DRAM-interleaved in its own dtype: "
                             "main.cpp distributes such tensors only",
                             f"drop `{name}` from layouts= and storage=, or {HINT_MESH}")
 
         new = {}
-        tensors = {}
+        tensors = []  # in parameter order
         for buf in params:
-            d = dims.get(buf.name)
+            d = dims.get(buf.data)
             shape = [int(s) if isinstance(s, tirx.IntImm) else s for s in buf.shape]
             if d is None:
                 partial = summed is not None and buf.same_as(summed)
-                tensors[buf.name] = MeshTensor(buf.name, "partial" if partial else "replicated", -1, tuple(shape))
+                tensors.append(MeshTensor(buf.name, "partial" if partial else "replicated", -1, tuple(shape)))
                 continue
-            tensors[buf.name] = MeshTensor(buf.name, "sharded", d, tuple(shape))
+            tensors.append(MeshTensor(buf.name, "sharded", d, tuple(shape)))
             local = list(buf.shape)
             local[d] = tirx.IntImm(buf.shape[d].dtype, shape[d] // self.devices)
             new[buf] = self.resized(buf, local)
@@ -248,7 +249,7 @@ class _Split:
         buffer_map = {p: new.get(b, b) for p, b in func.buffer_map.items()}
         out = tirx.PrimFunc(func.params, body, func.ret_type, buffer_map, func.attrs, func.span)
         collective = None if summed is None else MeshCollective.of(self.reduce or "all_reduce", summed.name, self.mesh)
-        split = MeshSplit(self.mesh, tag, self._blocks(tag), tuple(tensors[b.name] for b in params), collective)
+        split = MeshSplit(self.mesh, tag, self._blocks(tag), tuple(tensors), collective)
         out = Attr.MESH.write(out.without_attr(Attr.MESH_AXIS.key), split)  # tt.mesh records the axis
         if reduction is not None:  # a device sums its own blocks: blocks / devices of them where the split sums
             blocks = reduction.blocks // self.devices if summed is not None else reduction.blocks
