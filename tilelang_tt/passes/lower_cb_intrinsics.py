@@ -31,7 +31,7 @@ condition or a generated value reads are read first, each into the block's own C
 
 A generated block (``tt.generate_block``) is written element by element by the reader, each value at its
 place in tile layout (:func:`~tilelang_tt.ops.generate.fill_generated`). The transfers of one slice (tiles,
-rows of a row-major tensor, a column written an element per row) are :mod:`tilelang_tt.ir.transfers`'. A
+rows of a row-major tensor, a column written an element per row) come from :mod:`tilelang_tt.ir.transfers`. A
 multicast CB (``tt.multicast``) is read by the first core of its group only and multicast to the others
 (:func:`~tilelang_tt.ir.multicast.multicast_block`); a kernel whose last multicast is flushed by no later read
 ends with ``T.tt.noc_async_write_barrier()``.
