@@ -348,3 +348,66 @@ def test_hand_written_split_whose_blocks_skip_their_add_is_an_error():
     with pytest.raises(TTCompileError) as info:
         run_pass(Before, PASS)
     assert "of the 4 blocks along bx, by that take turns summing into one region, 2 add" in info.value.message
+
+
+def test_hand_written_element_max_and_block_min_into_regions_of_their_own_become_plain_updates():
+    """Each block's own region (the destinations use bx and by): T.atomic_max per element is the store of
+    T.max of the old value and the operand, T.atomic_min of a block a T.Parallel nest of T.min; no
+    blocks take turns, so no ``tt.reduction`` and the grid keeps its tags."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32"),
+                 D: T.Buffer((64, 64), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                for by in T.thread_binding(2, thread="blockIdx.y"):
+                    with T.sblock("tilelang_root"):
+                        T.reads()
+                        T.writes()
+                        s = T.sblock_alloc_buffer((32, 32), "float32", scope="shared.dyn")
+                        tl.tileop.copy(tl.region(A[by * 32, bx * 32], 1, 32, 32), tl.region(s[0, 0], 2, 32, 32))
+                        for i in T.parallel(32):
+                            for j in T.parallel(32):
+                                tl.atomic_max_elem_op(tl.access_ptr(C[by * 32 + i, bx * 32 + j], 1, 3), s[i, j], 0)
+                        tl.tileop.atomicmin(tl.region(s[0, 0], 1, 32, 32), tl.region(D[by * 32, bx * 32], 2, 32, 32))
+
+    @I.ir_module
+    class Expected:
+        @T.prim_func
+        def main(A: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32"),
+                 D: T.Buffer((64, 64), "float32")):
+            for bx in T.thread_binding(2, thread="blockIdx.x"):
+                for by in T.thread_binding(2, thread="blockIdx.y"):
+                    with T.sblock("tilelang_root"):
+                        T.reads()
+                        T.writes()
+                        s = T.sblock_alloc_buffer((32, 32), "float32", scope="shared.dyn")
+                        tl.tileop.copy(tl.region(A[by * 32, bx * 32], 1, 32, 32), tl.region(s[0, 0], 2, 32, 32))
+                        for i in T.parallel(32):
+                            for j in T.parallel(32):
+                                C[by * 32 + i, bx * 32 + j] = T.max(C[by * 32 + i, bx * 32 + j], s[i, j])
+                        for i in T.parallel(32):
+                            for j in T.parallel(32):
+                                D[by * 32 + i, bx * 32 + j] = T.min(D[by * 32 + i, bx * 32 + j], s[i, j])
+
+    after = run_pass(Before, PASS)["main"]
+    tvm.ir.assert_structural_equal(after, Expected["main"])
+    assert Attr.REDUCTION.read(after) is None
+
+
+def test_hand_written_max_of_blocks_combining_into_one_region_is_left_for_the_partition():
+    """The blocks along by all combine into C[0:32, 0:32] with T.atomic_max: the blocks' turns are made
+    for sums, so the statement stays (LayoutAwareWorkPartitionTT refuses it at the statement)."""
+    @I.ir_module
+    class Before:
+        @T.prim_func
+        def main(A: T.Buffer((64, 32), "float32"), C: T.Buffer((32, 32), "float32")):
+            for by in T.thread_binding(2, thread="blockIdx.x"):
+                with T.sblock("tilelang_root"):
+                    T.reads()
+                    T.writes()
+                    s = T.sblock_alloc_buffer((32, 32), "float32", scope="shared.dyn")
+                    tl.tileop.copy(tl.region(A[by * 32, 0], 1, 32, 32), tl.region(s[0, 0], 2, 32, 32))
+                    tl.tileop.atomicmax(tl.region(s[0, 0], 1, 32, 32), tl.region(C[0, 0], 2, 32, 32))
+
+    assert run_pass(Before, PASS)["main"].same_as(Before["main"])

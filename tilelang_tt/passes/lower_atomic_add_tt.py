@@ -4,15 +4,24 @@ and the blocks that add into one region of a global tensor are ordered into a ch
 Tenstorrent DRAM has no atomic adds. A block's ``T.atomic_add(C[..], part)`` becomes a read of
 the slice, an add and a write back (element stores ``C[..] = C[..] + part[..]`` in a ``T.Parallel``
 nest, which LegalizeGlobalAccessTT turns into the copies the pipeline moves); blocks that add into
-the same region then take turns. The grid coordinates an atomic destination does not depend on (a
-split-K ``bz``, the attention backward's key block) are the *summing axes*: their loops are
+the same region then take turns.
+
+``T.atomic_max`` / ``T.atomic_min`` become the same read-modify-write with a max or a min where each
+region of the tensor has one block (the destination depends on every grid coordinate of more than one
+block: a GPU kernel's element-wise extrema into outputs of its own), which is what the user's
+``C[..] = T.max(C[..], v)`` compiles to. Where blocks combine into one region they stay as they are, and
+the partition (LayoutAwareWorkPartitionTT) or the mesh (SplitMeshTT) refuses them at the statement: the
+blocks' turns and the mesh's combine are made for sums.
+
+The grid coordinates an atomic add's destination does not depend on (a split-K ``bz``, the attention backward's key block) are the *summing axes*: their loops are
 re-tagged as the innermost grid dimensions (``blockIdx.x`` first), so the ``S`` blocks adding into
 one region have consecutive block ids ``g * S .. g * S + S - 1``. LayoutAwareWorkPartitionTT gives
 each core a contiguous run of block ids and OrderReductionTT makes block ``b`` read the tensor only
 after block ``b - 1`` wrote its sum (a semaphore): the sum is made in block order, the same bytes on
 every run, the gemms of the blocks still in parallel. An add into an on-chip buffer is a plain add.
 
-Reads: the ``T.atomic_add`` calls (``tl.atomic_add_elem_op``, ``tl.tileop.atomicadd``), the grid loops.
+Reads: the ``T.atomic_add`` / ``T.atomic_max`` / ``T.atomic_min`` calls (``tl.atomic_add_elem_op``,
+``tl.tileop.atomicadd`` and their ``max`` / ``min`` twins), the grid loops.
 Writes: ``tt.reduction`` (a :class:`tilelang_tt.ir.attrs.Reduction`: the summed tensors, the summing
 axes and ``S``) when a global tensor is summed into; the grid loops' tags when there are summing axes.
 A summed tensor may also be read and written where no block sums into it (Stream-K: a tile
@@ -28,6 +37,9 @@ extent depends on a dynamic size; a destination slice of more than two dimension
             for i, j in T.Parallel(64, 64):
                 C[by * 64 + i, bx * 64 + j] = C[by * 64 + i, bx * 64 + j] + part[i, j]
             "tt.reduction": {"buffers": [C], "axes": [bz], "blocks": 2, "semaphore": -1}
+    Before: for bx, by in T.Kernel(2, 2): for i, j in T.Parallel(32, 32):
+                T.atomic_max(C[bx * 32 + i, by * 32 + j], A[bx * 32 + i, by * 32 + j])
+    After:  C[bx * 32 + i, by * 32 + j] = T.max(C[bx * 32 + i, by * 32 + j], A[bx * 32 + i, by * 32 + j])
 """
 
 from __future__ import annotations
@@ -53,7 +65,16 @@ from tilelang_tt.ir.block_regions import block_boxes, grid, overlap, tensor_acce
 from tilelang_tt.ir.slices import block_grid_loops, bound_values
 
 PASS = "LowerAtomicAddTT"
-ELEMENT, BLOCK = "tl.atomic_add_elem_op", "tl.tileop.atomicadd"  # T.atomic_add per element, per block
+# The atomics by TileLang op: (user's name, element form or not, how the destination's value and the operand combine)
+OPS = {
+    "tl.atomic_add_elem_op": ("T.atomic_add", True, lambda old, v: old + v),
+    "tl.tileop.atomicadd": ("T.atomic_add", False, lambda old, v: old + v),
+    "tl.atomic_max_elem_op": ("T.atomic_max", True, tirx.Max),
+    "tl.tileop.atomicmax": ("T.atomic_max", False, tirx.Max),
+    "tl.atomic_min_elem_op": ("T.atomic_min", True, tirx.Min),
+    "tl.tileop.atomicmin": ("T.atomic_min", False, tirx.Min),
+}
+SUM = "T.atomic_add"
 GRID_TAGS = ("blockIdx.z", "blockIdx.y", "blockIdx.x")  # outermost first: block id = (z * Ny + y) * Nx + x
 BLOCK_LIMIT = 1024  # blocks whose regions the summed-tensor check goes through one by one
 HINT_SPLIT = ("keep the partial result in a fragment and T.atomic_add it once, or give each block its own slice "
@@ -61,37 +82,47 @@ HINT_SPLIT = ("keep the partial result in a fragment and T.atomic_add it once, o
 
 
 def _atomic(stmt) -> str | None:
+    """The TileLang op of an atomic statement this pass lowers (a key of ``OPS``), else None."""
     if isinstance(stmt, tirx.Evaluate) and isinstance(stmt.value, tirx.Call) and isinstance(stmt.value.op, ir.Op) \
-            and stmt.value.op.name in (ELEMENT, BLOCK):
+            and stmt.value.op.name in OPS:
         return stmt.value.op.name
     return None
 
 
+def _name(stmt) -> str:
+    return OPS[_atomic(stmt)][0]
+
+
+def _is_element(stmt) -> bool:
+    return OPS[_atomic(stmt)][1]
+
+
 def _element_add(func, stmt) -> tirx.Stmt:
-    """``atomic_add_elem_op(access_ptr(C[idx]), v)`` -> ``C[idx] = C[idx] + v``."""
+    """``atomic_add_elem_op(access_ptr(C[idx]), v)`` -> ``C[idx] = C[idx] + v`` (a max or min for theirs)."""
     ptr, value = stmt.value.args[:2]
     dst = ptr.args[0] if isinstance(ptr, tirx.Call) and ptr.args and isinstance(ptr.args[0], tirx.BufferLoad) else ptr
     if not isinstance(dst, tirx.BufferLoad):
-        raise error(PASS, func, stmt, "T.atomic_add into something that is not an element of a buffer",
-                    "add into an element C[i, j] or a slice C[i0, j0] of a buffer")
+        raise error(PASS, func, stmt, f"{_name(stmt)} into something that is not an element of a buffer",
+                    "combine into an element C[i, j] or a slice C[i0, j0] of a buffer")
     if value.dtype != dst.buffer.dtype:
         value = tirx.Cast(dst.buffer.dtype, value)
-    return keep_span(stmt, tirx.BufferStore(dst.buffer, tirx.BufferLoad(dst.buffer, dst.indices) + value, dst.indices))
+    combined = OPS[_atomic(stmt)][2](tirx.BufferLoad(dst.buffer, dst.indices), value)
+    return keep_span(stmt, tirx.BufferStore(dst.buffer, combined, dst.indices))
 
 
 def _block_add(func, stmt) -> tirx.Stmt:
-    """``T.atomic_add(C[r0, c0], part)`` -> a T.Parallel nest of element adds over the slice: the
-    dimensions of extent above 1 of the source and of the destination correspond in order."""
+    """``T.atomic_add(C[r0, c0], part)`` -> a T.Parallel nest of element adds over the slice (a max or min
+    for theirs): the dimensions of extent above 1 of the source and of the destination correspond in order."""
     src, dst = (as_region(a) for a in stmt.value.args[:2])
     if src is None or dst is None:
-        raise error(PASS, func, stmt, "T.atomic_add of something that is not a buffer slice",
-                    "T.atomic_add(C[r0, c0], block) with a block of the slice's shape")
+        raise error(PASS, func, stmt, f"{_name(stmt)} of something that is not a buffer slice",
+                    f"{_name(stmt)}(C[r0, c0], block) with a block of the slice's shape")
     src_dims = [d for d, e in enumerate(src.extents) if const_int(e) != 1]
     dst_dims = [d for d, e in enumerate(dst.extents) if const_int(e) != 1]
     shape = [src.extents[d] for d in src_dims]
     if len(src_dims) != len(dst_dims) or len(shape) > 2 or any(const_int(e) is None for e in shape) or any(
             const_int(src.extents[a]) != const_int(dst.extents[b]) for a, b in zip(src_dims, dst_dims)):
-        raise error(PASS, func, stmt, f"T.atomic_add of a {'x'.join(str(e) for e in src.extents)} block into a "
+        raise error(PASS, func, stmt, f"{_name(stmt)} of a {'x'.join(str(e) for e in src.extents)} block into a "
                     f"{'x'.join(str(e) for e in dst.extents)} slice of `{dst.buffer.name}`: the slice must have the "
                     "block's shape, at most two dimensions above 1",
                     "add a block of the slice's shape (a 1-D or 2-D block)")
@@ -106,7 +137,8 @@ def _block_add(func, stmt) -> tirx.Stmt:
     load = tirx.BufferLoad(src.buffer, indices(src, src_dims))
     value = load if load.dtype == dst.buffer.dtype else tirx.Cast(dst.buffer.dtype, load)
     at = indices(dst, dst_dims)
-    body = keep_span(stmt, tirx.BufferStore(dst.buffer, tirx.BufferLoad(dst.buffer, at) + value, at))
+    combined = OPS[_atomic(stmt)][2](tirx.BufferLoad(dst.buffer, at), value)
+    body = keep_span(stmt, tirx.BufferStore(dst.buffer, combined, at))
     for v, e in reversed(list(zip(loop_vars, shape))):
         body = keep_span(stmt, tirx.For(v, 0, e, tirx.ForKind.PARALLEL, body))
     return body
@@ -114,7 +146,7 @@ def _block_add(func, stmt) -> tirx.Stmt:
 
 def _destination(stmt) -> tirx.BufferLoad:
     """The destination element (element form) or the slice's first element (block form)."""
-    if _atomic(stmt) == ELEMENT:
+    if _is_element(stmt):
         ptr = stmt.value.args[0]
         return ptr.args[0] if isinstance(ptr, tirx.Call) else ptr
     return stmt.value.args[1].args[0]
@@ -127,7 +159,7 @@ def _adds(stmt) -> list[tirx.Evaluate]:
 
 
 def _check_loops(func) -> list[tuple[tirx.Evaluate, tirx.Buffer, list]]:
-    """Every atomic add into a global tensor with its tensor and destination indices; refuses one
+    """Every atomic into a global tensor with its tensor and destination indices; refuses one
     inside a serial loop whose variable its destination does not use (the same region at every
     iteration: the reader would read the tensor before the writer wrote the previous sum)."""
     values = bound_values(func.body)  # row = k * bn: the destination uses k
@@ -141,8 +173,9 @@ def _check_loops(func) -> list[tuple[tirx.Evaluate, tirx.Buffer, list]]:
         for add, buf, indices in found:
             if contains(node.body, lambda n, add=add: n.same_as(add)) and not any(
                     uses_var(i, node.loop_var) for i in indices):
-                raise error(PASS, func, add, f"T.atomic_add into `{buf.name}` adds into the same region at "
-                            f"every iteration of the loop over `{node.loop_var.name}`: blocks take turns adding "
+                verb = "adds" if _name(add) == SUM else "combines"
+                raise error(PASS, func, add, f"{_name(add)} into `{buf.name}` {verb} into the same region at "
+                            f"every iteration of the loop over `{node.loop_var.name}`: blocks take turns combining "
                             "into a global tensor, once per region", HINT_SPLIT)
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
@@ -151,7 +184,7 @@ def _check_loops(func) -> list[tuple[tirx.Evaluate, tirx.Buffer, list]]:
 
 def _sum_extents(stmt) -> tuple[int, ...]:
     """The extents of a T.atomic_add's destination: 1 per dimension for an element, the slice's."""
-    if _atomic(stmt) == ELEMENT:
+    if _is_element(stmt):
         return (1,) * len(_destination(stmt).indices)
     return tuple(as_region(stmt.value.args[1]).extents)
 
@@ -250,8 +283,19 @@ def _retag(body, loops: dict[str, tirx.For], axes: list[tirx.For]) -> tirx.Stmt:
     return tirx.stmt_functor.ir_transform(body, None, post, ["tirx.For"])
 
 
+def _own_regions(func, found) -> set:
+    """The T.atomic_max / T.atomic_min statements whose destination depends on every grid coordinate of more
+    than one block (each region of the tensor has one block): a plain read-modify-write. The others, blocks
+    combining into one region, are left for the partition and the mesh to refuse."""
+    varying = [loop.loop_var for loop in block_grid_loops(func).values() if const_int(loop.extent) != 1]
+    return {stmt for stmt, _, indices in found  # indices with the named values substituted (_check_loops)
+            if _name(stmt) != SUM and all(any(uses_var(i, v) for i in indices) for v in varying)}
+
+
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
-    adds = _check_loops(func)
+    found = _check_loops(func)
+    own = _own_regions(func, found)
+    adds = [f for f in found if _name(f[0]) == SUM]
     summed: list[tirx.Buffer] = []
     for _, buf, _ in adds:
         if not any(buf.same_as(s) for s in summed):
@@ -260,11 +304,9 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
 
     def post(node):
         kind = _atomic(node)
-        if kind == ELEMENT:
-            return _element_add(func, node)
-        if kind == BLOCK:
-            return _block_add(func, node)
-        return None
+        if kind is None or (OPS[kind][0] != SUM and not any(node.same_as(o) for o in own)):
+            return None
+        return _element_add(func, node) if _is_element(node) else _block_add(func, node)
 
     body = tirx.stmt_functor.ir_transform(func.body, None, post, ["tirx.Evaluate"])
     if body.same_as(func.body):
