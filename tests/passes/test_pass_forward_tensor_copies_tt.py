@@ -184,3 +184,68 @@ def test_the_rewritten_statements_keep_their_lines():
 
     for kind in (tirx.IfThenElse, tirx.BufferStore):
         assert None not in lines(after, kind) and sorted(lines(after, kind)) == sorted(lines(before, kind))
+
+
+@I.ir_module
+class ElementStore:
+    @T.prim_func
+    def main(A: T.Buffer((64, 64), "bfloat16"), M: T.Buffer((2, 2), "bool"), Y: T.Buffer((64, 64), "bfloat16")):
+        for bx in T.thread_binding(2, thread="blockIdx.x"):
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                mask = T.sblock_alloc_buffer((1,), "bool", scope="local")
+                for k in range(2):
+                    mask[0] = M[bx, k]
+                    if mask[0]:
+                        for i in T.parallel(32):
+                            Y[bx * 32 + i, k] = A[bx * 32 + i, k]
+
+
+@I.ir_module
+class ElementStoreExpected:
+    @T.prim_func
+    def main(A: T.Buffer((64, 64), "bfloat16"), M: T.Buffer((2, 2), "bool"), Y: T.Buffer((64, 64), "bfloat16")):
+        for bx in T.thread_binding(2, thread="blockIdx.x"):
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                for k in range(2):
+                    if M[bx, k]:
+                        for i in T.parallel(32):
+                            Y[bx * 32 + i, k] = A[bx * 32 + i, k]
+
+
+def test_the_store_of_one_tensor_element_is_a_copy_of_it():
+    """TileLang's block-sparse GEMM: ``block_mask[0] = BlockMask[by, bx, k]`` at each step, then the branch on
+    it: the branch reads the mask tensor's element."""
+    tvm.ir.assert_structural_equal(ForwardTensorCopiesTT()(ElementStore), ElementStoreExpected)
+
+
+def test_an_array_stored_twice_or_read_at_another_element_is_left_alone():
+    @T.prim_func
+    def twice(M: T.Buffer((2, 2), "bool"), Y: T.Buffer((64, 64), "bfloat16")):
+        for bx in T.thread_binding(2, thread="blockIdx.x"):
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                mask = T.sblock_alloc_buffer((1,), "bool", scope="local")
+                mask[0] = M[bx, 0]
+                mask[0] = M[bx, 1]
+                if mask[0]:
+                    for i in T.parallel(32):
+                        Y[bx * 32 + i, 0] = T.bfloat16(1)
+
+    @T.prim_func
+    def other(M: T.Buffer((2, 2), "bool"), Y: T.Buffer((64, 64), "bfloat16")):
+        for bx in T.thread_binding(2, thread="blockIdx.x"):
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                mask = T.sblock_alloc_buffer((2,), "bool", scope="local")
+                mask[0] = M[bx, 0]
+                if mask[1]:
+                    for i in T.parallel(32):
+                        Y[bx * 32 + i, 0] = T.bfloat16(1)
+
+    assert _unchanged(twice) and _unchanged(other)

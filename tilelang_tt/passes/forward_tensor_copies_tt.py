@@ -2,7 +2,9 @@
 LocalBlocksTT left as such: not used as a block) that one ``T.copy`` fills from a tensor the kernel only
 reads, and that the statements after the copy only read element by element (``T.copy(topk_pos[bx, 0],
 pos_local)``, then ``if pos_local[k] >= 0:``, ``out[pos_local[k], i]``), is those tensor elements: each
-read becomes the tensor element the copy put there, and the copy and the array go.
+read becomes the tensor element the copy put there, and the copy and the array go. The store of one
+tensor element into the array, its only store (``block_mask[0] = BlockMask[by, bx, k]``, then ``if
+block_mask[0]:``: TileLang's block-sparse GEMM), is such a copy of one element.
 
 A GPU kernel copies a few positions into per-thread registers and branches on them, or indexes with them.
 On Tenstorrent the reader, compute and writer all take such a branch and only compute holds on-chip
@@ -13,7 +15,8 @@ values through the statements after the copy: TIR variables are bound once); eve
 read in the statements after the copy in its sequence, at an element the copy writes (proved from the
 ranges of the loops around the reads); the copy's regions have the same extents once their dimensions
 of extent 1 are dropped (TileLang's T.copy pairs those dimensions in order). An array that fails any of
-these is left as it is (CheckKernelFormsTT refuses a branch on it at the ``if``).
+these is left as it is (CheckKernelFormsTT refuses a branch on it at the ``if``); so is an array stored
+more than once (a running value).
 
 Reads the body; writes no attribute. After it, no load of a forwarded array remains, nor its copy or
 its allocation.
@@ -35,7 +38,8 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import arith, ir, tirx
 
-from tilelang_tt.ir.common import WRITE, as_region, is_global_buffer, loads, prim_func_pass, seq, tile_op_name
+from tilelang_tt.ir.common import (WRITE, as_region, const_int, is_global_buffer, loads, prim_func_pass, seq,
+                                   tile_op_name)
 
 PASS = "ForwardTensorCopiesTT"
 
@@ -89,24 +93,50 @@ def _element_reads(node, buf: tirx.Buffer) -> list[tirx.BufferLoad]:
     return found
 
 
+class _Region:
+    """A buffer's box: its first element's indices and its extents."""
+
+    def __init__(self, buffer, starts, extents):
+        self.buffer, self.starts, self.extents = buffer, list(starts), list(extents)
+
+
+def _copied(copy, writers: dict, stored: set) -> tuple[_Region, _Region] | None:
+    """(source, destination) of a fill of a register array from a tensor: a ``T.copy`` (the array's only
+    writer) or the store of one tensor element into one element of the array (``mask[0] = M[by, bx, k]``:
+    the array's only store), else None. The other uses of the array are checked by the caller."""
+    if tile_op_name(copy) == "copy":
+        regions = _regions(copy)
+        if len(regions) != 2 or any(r is None for r, _ in regions):
+            return None
+        (src, _), (dst, _) = regions
+        if dst.buffer in stored or len(writers.get(dst.buffer, [])) != 1:
+            return None
+        return _Region(src.buffer, src.starts, src.extents), _Region(dst.buffer, dst.starts, dst.extents)
+    if isinstance(copy, tirx.BufferStore) and isinstance(copy.value, tirx.BufferLoad) \
+            and copy.buffer not in writers:
+        one = [tirx.IntImm("int32", 1)]
+        value = copy.value
+        return (_Region(value.buffer, value.indices, one * len(value.indices)),
+                _Region(copy.buffer, copy.indices, one * len(copy.indices)))
+    return None
+
+
 def _forwarding(copy, rest: list, body, writers: dict, stored: set):
     """(array, element map) when the reads of the array ``copy`` fills in the statements ``rest`` after
     it may be the tensor elements (see the module docstring); None otherwise. The map takes a read's
     indices to the tensor element's."""
-    if tile_op_name(copy) != "copy":
+    copied = _copied(copy, writers, stored)
+    if copied is None:
         return None
-    regions = _regions(copy)
-    if len(regions) != 2 or any(r is None for r, _ in regions):
-        return None
-    (src, _), (dst, _) = regions
+    src, dst = copied
     if not is_global_buffer(src.buffer) or dst.buffer.scope() != "local":
         return None  # registers only: blocks (fragments, shared) are read by compute as blocks
-    if src.buffer in writers or src.buffer in stored or dst.buffer in stored or len(writers.get(dst.buffer, [])) != 1:
+    if src.buffer in writers or src.buffer in stored:
         return None
     if any(loads(i) for i in src.starts):
         return None
-    src_axes = [a for a, e in enumerate(src.extents) if e != 1]
-    dst_axes = [a for a, e in enumerate(dst.extents) if e != 1]
+    src_axes = [a for a, e in enumerate(src.extents) if not _is_one(e)]
+    dst_axes = [a for a, e in enumerate(dst.extents) if not _is_one(e)]
     if [src.extents[a] for a in src_axes] != [dst.extents[a] for a in dst_axes]:
         return None
     reads = [n for s in rest for n in _element_reads(s, dst.buffer)]
@@ -131,6 +161,10 @@ def _forwarding(copy, rest: list, body, writers: dict, stored: set):
         return value if src.buffer.dtype == dst.buffer.dtype else tirx.Cast(str(dst.buffer.dtype), value)
 
     return dst.buffer, element
+
+
+def _is_one(extent) -> bool:
+    return const_int(extent) == 1
 
 
 def _forwarded(stmt, buf: tirx.Buffer, element):
