@@ -353,7 +353,8 @@ def summed_tensor_also_read(M=64, N=64, split=2):
 
 
 def gpu_registers(kind):
-    """Per-thread GPU constructs: a T.alloc_local register array, a warp shuffle, a float8 tensor."""
+    """Per-thread GPU constructs: a T.alloc_local register array, a warp shuffle, cuRAND's per-thread random
+    stream, a float8 tensor."""
     dtype = "float8_e4m3" if kind == "float8" else "float32"
 
     @T.prim_func
@@ -369,6 +370,8 @@ def gpu_registers(kind):
             elif kind == "shuffle":
                 v = T.alloc_var("float32")
                 v = T.shfl_xor(a[0, 0], 1)  # LINE: shuffle
+            elif kind == "random":
+                T.rng_init(7)  # LINE: random
             for i, j in T.Parallel(32, 64):
                 c[i, j] = T.Cast("float32", a[i, j])
             T.copy(c, C[by * 32, 0])

@@ -170,11 +170,14 @@ def test_atomic_add_into_one_region_at_every_loop_step_points_at_the_statement()
      "T.alloc_fragment"),
     ("shuffle", "LowerWarpShufflesTT", "`T.shfl_xor_sync` is a warp shuffle (lanes exchanging registers): a GPU "
      "instruction with no Tenstorrent form", "T.reduce_max / T.reduce_sum"),
+    ("random", "LowerWarpShufflesTT", "`T.rng_init` is cuRAND's random stream of each thread (T.rng_init keys it by "
+     "block and thread): a GPU instruction with no Tenstorrent form", "with torch on the host"),
     ("float8", "InferTTLayout", "buffer `A` has unsupported dtype float8_e4m3", "bfloat8_b"),
 ])
 def test_gpu_thread_constructs_are_named_with_the_tenstorrent_alternative(kind, pass_name, message, hint):
     err = compile_error(bad_kernels.gpu_registers(kind))
-    assert_diagnostic(err, pass_name, message, {"local": "alloc_local", "shuffle": "shuffle", "float8": "float8"}[kind])
+    assert_diagnostic(err, pass_name, message, {"local": "alloc_local", "shuffle": "shuffle", "random": "random",
+                                             "float8": "float8"}[kind])
     assert hint in err.hint
 
 

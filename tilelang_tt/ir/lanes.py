@@ -30,6 +30,8 @@ WARP_REDUCERS = {"tl.warp_reduce_sum": "sum", "tl.warp_reduce_max": "max", "tl.w
 WARP = 32
 # GPU instructions with no block form (the op's name after its namespace: tl.shfl_xor_sync,
 # tirx.tvm_warp_shuffle, tirx.ptx_mma...), and what they are
+# TileLang's T.rng_init / T.rng_rand / T.rng_rand_float (tilelang/language/random.py): cuRAND device calls
+RANDOM = "cuRAND's random stream of each thread (T.rng_init keys it by block and thread)"
 GPU_INSTRUCTIONS = {
     "a warp shuffle (lanes exchanging registers)": (
         "shfl_sync", "shfl_xor_sync", "shfl_up_sync", "shfl_down_sync", "tvm_warp_shuffle", "tvm_warp_shuffle_up",
@@ -41,6 +43,7 @@ GPU_INSTRUCTIONS = {
     "an MMA instruction on register fragments": (
         "ptx_mma", "ptx_mma_sp", "ptx_wgmma_ss", "ptx_wgmma_rs", "mma_store", "mma_fill", "tvm_mma_sync",
         "tvm_bmma_sync", "tvm_load_matrix_sync", "tvm_store_matrix_sync", "tvm_fill_fragment"),
+    RANDOM: ("rng_init", "rng_rand", "rng_rand_float"),
 }
 
 

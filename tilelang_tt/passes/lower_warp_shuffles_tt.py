@@ -43,7 +43,7 @@ from tilelang_tt.ir.common import (
     stores,
     unique_name,
 )
-from tilelang_tt.ir.lanes import WARP, WARP_REDUCERS, call_name, gpu_instruction, same_indices
+from tilelang_tt.ir.lanes import RANDOM, WARP, WARP_REDUCERS, call_name, gpu_instruction, same_indices
 
 PASS = "LowerWarpShufflesTT"
 SHFL_XOR = "tl.shfl_xor_sync"  # (member mask, value, lane mask, width): T.shfl_xor
@@ -168,6 +168,12 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
         n, (tirx.BufferStore, tirx.Evaluate, tirx.Bind)) and _calls_gpu_instruction(n) else None)
     if leaves:
         name, what = _calls_gpu_instruction(leaves[0])
+        if what == RANDOM:
+            raise error(PASS, func, leaves[0], f"`T.{name.split('.')[-1]}` is {what}: a GPU instruction with no "
+                        "Tenstorrent form (a core computes whole tiles, with no thread ids to key a stream by)",
+                        "draw the random numbers (or the mask they make) with torch on the host and pass them as an "
+                        "input tensor: keep: T.Tensor((N,), 'uint8'), then y[idx] = T.if_then_else(keep[idx] != 0, "
+                        "x[idx] * scale, 0)")
         raise error(PASS, func, leaves[0], f"`T.{name.split('.')[-1]}` is {what}: a GPU instruction with no "
                     "Tenstorrent form (a core computes whole tiles, it has no lanes that exchange registers)",
                     "write what the lanes compute together as block operations on an array with one element per "
