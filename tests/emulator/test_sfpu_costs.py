@@ -130,6 +130,8 @@ CALLS = {
     ("unary", "Relu"): "relu_tile(0)",
     ("unary", "Square"): "square_tile(0)",
     ("unary", "Fp32ToFp16b"): f"typecast_tile<{F}, (uint32_t)DataFormat::Float16_b>(0)",
+    ("unary", "IsNan"): "isnan_tile(0)",
+    ("unary", "IsInf"): "isinf_tile(0)",
     ("unary", "Trunc"): "trunc_tile(0)",
     ("unary", "Floor"): "floor_tile(0)",
     ("unary", "Ceil"): "ceil_tile(0)",
@@ -197,6 +199,7 @@ HEADERS = """
 #include "api/compute/eltwise_unary/fill.h"
 #include "api/compute/eltwise_unary/gelu.h"
 #include "api/compute/eltwise_unary/identity.h"
+#include "api/compute/eltwise_unary/isinf_isnan.h"
 #include "api/compute/eltwise_unary/log1p.h"
 #include "api/compute/eltwise_unary/negative.h"
 #include "api/compute/eltwise_unary/recip.h"

@@ -17,6 +17,7 @@ from tvm import tirx
 import tilelang_tt
 from tests import op_kernels as K
 from tests.compiler import bad_kernels
+from tests.compiler.test_class_masks import nan_to_num
 from tests.compiler.test_condition_masks import counts_scaled
 from tests.compiler.test_negative import line_of
 from tilelang_tt.ir.attrs import Scope
@@ -41,8 +42,8 @@ def test_every_tile_op_and_compute_intrinsic_has_a_family():
 def test_unary_calls_come_from_the_table():
     assert UNARY_CALLS == {op.tir: op for op in SFPU_OPS if op.kind == SfpuKind.UNARY and op.tir is not None}
     assert ("T.exp, T.exp2, T.log, T.sqrt, T.rsqrt, T.sigmoid, T.tanh, T.erf, T.abs, T.log1p, T.floor, T.ceil, "
-            "T.trunc, T.sin, T.cos, T.tan, T.log2, T.log10, T.round, T.nearbyint, T.pow, T.fmod, T.exp10, T.clamp, "
-            "T.sinh, T.cosh, T.hypot and casts") in SUPPORTED
+            "T.trunc, T.sin, T.cos, T.tan, T.isnan, T.log2, T.log10, T.round, T.nearbyint, T.pow, T.fmod, T.exp10, "
+            "T.clamp, T.sinh, T.cosh, T.hypot and casts") in SUPPORTED
 
 
 @pytest.mark.parametrize("math", [T.atan, T.asinh, lambda x: T.atan2(x, x)])
@@ -141,6 +142,8 @@ KERNELS = {
     "unary-round_bf16": lambda: K.binary("rounded_product", M, N, 32, 64, dtype="float32"),
     # test_int32_values_converted_to_floats (tests/compiler/test_condition_masks.py)
     "unary-int32_to_fp32": lambda: counts_scaled(M, N, "float32"),
+    # test_nan_and_infinities_are_selected_away_as_torch_nan_to_num (tests/compiler/test_class_masks.py)
+    "unary-isnan": lambda: nan_to_num("float32"),
     # test_comparisons (tests/compiler/test_ops.py)
     **{f"scalar-{name}": (lambda name=name: K.compare(name, M, N, 32, 64)) for name in K.COMPARISONS},
     **{f"unary-{name}z": (lambda name=name: K.compare(name, M, N, 32, 64, with_block=True)) for name in K.COMPARISONS},

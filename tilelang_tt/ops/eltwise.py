@@ -746,9 +746,10 @@ class IntegerToFloat:
 
 
 def converts_integer(e) -> bool:
-    """Whether ``e`` is a cast of an int32 value to a float."""
+    """Whether ``e`` is a cast of an int32 value to a float (not of an integer literal: ``T.Cast("bfloat16", 100)``
+    is the float constant, which a DST of any width holds)."""
     return isinstance(e, tirx.Cast) and str(e.dtype) in ("float32", "bfloat16") and \
-        str(e.value.dtype) in INTEGER_DTYPES
+        str(e.value.dtype) in INTEGER_DTYPES and constant(e.value) is None
 
 
 class Gelu:

@@ -11,7 +11,7 @@ before the store, which reads ``X_gen[i, j]`` instead (a part equal to one gener
 block of the same geometry, reads that block). A selection
 on conditions joined with and / or (TileLang's ``&`` / ``|`` of comparisons) is selections nested on
 each, one negated (``not``) its two values swapped: each condition a mask of its own, the reader's
-(indices) or compute's (block values).
+(indices) or compute's (block values: a comparison, or ``T.isnan`` of a value, isnan_tile).
 Errors: such a part that is not a float value.
 
 D3 (LowerCBIntrinsics, :func:`fill_generated`): the reader writes a generated block element by element, each value
@@ -40,7 +40,7 @@ from tilelang_tt.ir.intrin import Intrin, call
 from tilelang_tt.ir.slices import matrix_extents
 from tilelang_tt.ir.tensors import AccessorDesc
 from tilelang_tt.ops.base import COMPUTE_DTYPES
-from tilelang_tt.ops.sfpu import BINARY_NODES, COMPARE_NODES, call_operands
+from tilelang_tt.ops.sfpu import BINARY_NODES, COMPARE_NODES, call_name, call_operands
 from tilelang_tt.ir.common import (COL, ROW, WRITE, as_region, contains, evaluate, is_global_buffer, keep_span,
                                    make_region, seq, stmt_intrin, tensor_loads, uses_var)
 
@@ -49,6 +49,9 @@ GENERATED_NODES = (tirx.IntImm, tirx.FloatImm, tirx.Var, tirx.Cast, tirx.Add, ti
                    tirx.Max, tirx.FloorDiv, tirx.FloorMod, tirx.EQ, tirx.NE, tirx.LT, tirx.LE, tirx.GT, tirx.GE, tirx.And, tirx.Or, tirx.Not,
                    tirx.Select, tirx.StringImm)
 GENERATED_CALLS = ("tirx.if_then_else", "tl.infinity")
+# the class tests compute evaluates to 1.0 or 0.0 (isinf_isnan.h): a selection's mask (TileLang's T.isinf is
+# T.fabs(x) == inf and not T.isnan(x), a comparison and this)
+CLASS_TESTS = ("tirx.isnan",)
 
 
 def generate(ctx, store, expr, i, j, out: list) -> tirx.PrimExpr:
@@ -91,6 +94,10 @@ def generate(ctx, store, expr, i, j, out: list) -> tirx.PrimExpr:
             # on a comparison of values (m[i] == -inf): compute makes the mask (unary_eq_tile...)
             mask = type(cond)(generate(ctx, store, cond.a, i, j, out), generate(ctx, store, cond.b, i, j, out))
             mask = tirx.Cast(str(expr.dtype), mask)
+        elif call_name(cond) in CLASS_TESTS and str(cond.args[0].dtype) in COMPUTE_DTYPES:
+            # on a class of values (T.isnan(x)): compute makes the mask (isnan_tile: 1.0 or 0.0)
+            mask = tirx.Cast(str(expr.dtype), tirx.Call("bool", cond.op, [generate(ctx, store, cond.args[0], i, j,
+                                                                                    out)]))
         else:
             return expr  # the element-wise check names what is unsupported
         return tirx.Select(tirx.NE(mask, zero), generate(ctx, store, a, i, j, out), generate(ctx, store, b, i, j, out))

@@ -111,6 +111,9 @@ SFPU_OPS: tuple[SfpuOp, ...] = (
     _unary("sin", "eltwise_unary/trigonometry.h", "tirx.sin"),
     _unary("cos", "eltwise_unary/trigonometry.h", "tirx.cos"),
     _unary("tan", "eltwise_unary/trigonometry.h", "tirx.tan"),
+    # T.isnan: 1.0 or 0.0, a mask (T.if_then_else(T.isnan(x), a, b): ops/generate.py); TileLang's T.isinf is
+    # T.fabs(x) == inf and not T.isnan(x)
+    _unary("isnan", "eltwise_unary/isinf_isnan.h", "tirx.isnan"),
     # unary ops of a pattern: 1 / x, max(x, 0), the exact GELU (tilelang_tt.ops.eltwise)
     _unary("recip", "eltwise_unary/recip.h"),
     _unary("relu", "eltwise_unary/relu.h"),

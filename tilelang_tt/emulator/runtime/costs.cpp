@@ -145,6 +145,11 @@ SfpuCost unary_cost(k::Unary op) {
     // STATED typecast.h:359 calculate_typecast_int32_to_fp32 (SFPLOADMACRO): "a throughput of 4 cycles per input
     // row" (a 32-bit DST only: Int32 needs it)
     case k::Unary::Int32ToFp32: return rows(4);
+    // COUNTED tt-llk ckernel_sfpu_isinf_isnan.h:15 _calculate_sfpu_isinf_isnan_: the row's load, 0.0 loaded, the
+    // class test (sfpi is_nan / is_inf: SFPSETCC on the exponent and the mantissa, 2), 1.0 loaded under it,
+    // SFPENCC, the store and dst_reg++: 8 (ASSUMPTION: two instructions for the class test)
+    case k::Unary::IsNan:
+    case k::Unary::IsInf: return rows(8);
     // COUNTED tt-llk rounding_ops.h:26 _trunc_body_: three SFPLOADIs, SFPEXEXP, SFPIADD, SFPSHFT2, SFPENCC,
     // SFPAND, with the row's load, store and dst_reg++: 11 (no SFPMAD, no rounding: either DST);
     // rounding_ops.h:53 _floor_body_ / :69 _ceil_body_ add SFPSETCC, SFPIADD, SFPMAD and SFPENCC (the SFPMAD's

@@ -233,6 +233,7 @@ enum class Unary : uint8_t {
   ErfFast,     // erf_tile<fast_and_approx = true>: Erf's rational with a one-step reciprocal (Erf: two steps)
   Fp32ToFp16b,  // typecast_tile<Float32, Float16_b>: rounded to bfloat16 (nearest, ties to even), kept as fp32
   Int32ToFp32,  // typecast_tile<Int32, Float32>: the int32 in DST as the nearest float32 (ties to even)
+  IsNan, IsInf,  // isnan_tile / isinf_tile (isinf_isnan.h): 1.0 where the value is a NaN / an infinity, else 0.0
   Count
 };
 enum class SfpuBinary : uint8_t { Add, Sub, Mul, Div, Max, Min, Rsub, Pow, LogBase, Round, Fmod, Count };

@@ -306,6 +306,8 @@ constexpr SfpuUnaryModel kUnary[] = {
     {"erf", erf_rational<true>},
     {"typecast", fp32_to_fp16b},
     {"typecast", int32_to_fp32},
+    {"isnan", [](float x) { return std::isnan(x) ? 1.0f : 0.0f; }},
+    {"isinf", [](float x) { return std::isinf(x) ? 1.0f : 0.0f; }},
 };
 static_assert(std::size(kUnary) == static_cast<size_t>(Unary::Count));
 

@@ -9,6 +9,7 @@
 #include "api/compute/eltwise_unary/fill.h"
 #include "api/compute/eltwise_unary/gelu.h"
 #include "api/compute/eltwise_unary/identity.h"
+#include "api/compute/eltwise_unary/isinf_isnan.h"
 #include "api/compute/eltwise_unary/log1p.h"
 #include "api/compute/eltwise_unary/negative.h"
 #include "api/compute/eltwise_unary/recip.h"
