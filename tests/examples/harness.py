@@ -79,8 +79,8 @@ def randn(*shape, seed: int, dtype: torch.dtype = torch.bfloat16) -> torch.Tenso
 
 
 def torch_dtype(dtype: str) -> torch.dtype:
-    return {"float32": torch.float32, "bfloat16": torch.bfloat16, "int32": torch.int32, "uint8": torch.uint8,
-            "bool": torch.bool, "uint16": torch.uint16, "uint32": torch.uint32}[str(dtype)]
+    return {"float32": torch.float32, "bfloat16": torch.bfloat16, "int32": torch.int32, "int64": torch.int64,
+            "uint8": torch.uint8, "bool": torch.bool, "uint16": torch.uint16, "uint32": torch.uint32}[str(dtype)]
 
 
 def input_buffers(example: Example, func: tirx.PrimFunc) -> list[tirx.Buffer]:

@@ -150,6 +150,29 @@ def swiglu_cast_builder(hidden, num_per_channels):
     return get_swiglu_kernel
 
 
+@tilelang.jit
+def parallel_vectorized_cast_kernel(M: int, dtype_A: str, dtype_B: str):
+    """tile-ai/tilelang ``testing/python/language/test_tilelang_language_vectorized_cast.py`` (commit a35008a4),
+    as written."""
+    assert M % 256 == 0
+
+    @T.prim_func
+    def main(
+        A: T.Tensor[(M,), dtype_A],  # noqa: F821
+        B: T.Tensor[(M,), dtype_B],  # noqa: F821
+    ):
+        with T.Kernel(1, threads=128):
+            A_local = T.alloc_fragment((M,), dtype_A)
+            B_local = T.alloc_fragment((M,), dtype_B)
+
+            T.copy(A, A_local)
+            for i in T.Parallel(M):
+                B_local[i] = A_local[i]
+            T.copy(B_local, B)
+
+    return main
+
+
 def _per_token_cast_reference(values, per_channels):
     groups = values.reshape(values.shape[0], -1, per_channels)
     amax = groups.abs().amax(dim=2).clamp(min=CLAMP_MIN)
@@ -192,4 +215,9 @@ EXAMPLES = [
             dict(in_dtype="bfloat16", out_dtype="bfloat16"),
             _swiglu_inputs, _swiglu_reference,
             checked=("out", "out_sf"), scalars={"swiglu_clamp_value": CLAMP}),
+    Example("cast/parallel_vectorized_cast", "tile-ai/tilelang testing/python/language/"
+            "test_tilelang_language_vectorized_cast.py: parallel_vectorized_cast_kernel (float32 to bfloat16, 4 lanes; "
+            "commit a35008a4)", parallel_vectorized_cast_kernel, dict(M=512, dtype_A="float32", dtype_B="bfloat16"),
+            lambda: (randn(512, seed=233, dtype=torch.float32), torch.zeros(512, dtype=torch.bfloat16)),
+            lambda a, b: a.to(torch.bfloat16).float(), checked=("B",)),
 ]

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from tests.examples.catalogue import BF16, CRASHES, FP32, REFUSED, RUNS, SFPU, THREAD
 from tests.examples.harness import Example
-from tests.outside import (activation, attention, butterfly, cast, elementwise, gemm, gemv, language, layout, moe, norm,
-                           quant, reduce, rope, rowwise, scan, softmax)
+from tests.outside import (activation, atomic, attention, butterfly, cast, elementwise, gemm, gemm_pipelined, gemv,
+                           language, layout, moe, norm, pool, quant, reduce, rope, rowwise, scan, softmax)
 
 FAMILIES = (norm, quant, rope, activation, softmax, moe, gemv, gemm, attention, scan, layout, language, reduce,
-            butterfly, elementwise, rowwise, cast)
+            butterfly, elementwise, rowwise, cast, atomic, gemm_pipelined, pool)
 
 # The refusal messages, by the capability each asks for
 TWO_FILLERS = "is filled by both the reader and compute"
@@ -55,6 +55,7 @@ RANK3_PART = "a block of rank 3 moves whole"
 VIEW_USE = "a block is tiles of its own shape, and this use of another shape has no form over them"
 REGROUPED = "the reader and writer move blocks of a tensor in the block's own shape, and the view regroups its elements"
 DYNAMIC_COLUMN = "has a dynamic size: columns of a size known only at run time are not supported"
+FLAT_VIEW = "that does not keep its dtype and its last dimension over its whole memory"
 
 GAPS = {
     "buffers with several writers or roles": (TWO_FILLERS, SCALAR_STORE, OVERLAPPING),
@@ -67,7 +68,8 @@ GAPS = {
     "dynamic sizes in expressions and loop extents": (DYNAMIC_EXPRESSION, DYNAMIC_PARALLEL, DYNAMIC_ROWS,
                                                       PAST_EXTENT, START_PAST, RUN_TIME_SLICE, DYNAMIC_COLUMN),
     "scalar parameters other than 32-bit integers": (FLOAT_SCALAR,),
-    "on-chip blocks in another shape (slices of rank-3 blocks, regrouping views)": (RANK3_PART, REGROUPED, VIEW_USE),
+    "on-chip blocks in another shape (slices of rank-3 blocks, regrouping views)": (RANK3_PART, REGROUPED, VIEW_USE,
+                                                                                    FLAT_VIEW),
     "the bits of float values (T.reinterpret, shifts, masks)": (FLOAT_BITS,),
     "compute on masks, values needing more DST than an acquire holds": (BOOL_COMPUTE, DST_BUDGET),
     "thread-level code": (THREAD_INDEX, GPU_INSTRUCTION, LANE_RANK),
@@ -226,6 +228,38 @@ FRESH = {
     "norm/layernorm_4d_kernelbench": REFUSED(f"a T.Parallel nest stores into the global tensor `Y` and {NOT_BLOCKS}"),
 }
 EXPECTED |= FRESH
+
+# The second fresh sample (session 7): 16 kernels of TileLang's tests, TileOPs, TileKernels and KernelBench taken as
+# their authors wrote them (only sizes, and bfloat16 for float16), at the commits their sources name. As they came,
+# 6 ran; the others were refused (9) or crashed in TileLang's frontend (1: TileKernels' mask_indices_by_tp with int32
+# indices, which it writes for int64) (docs/what-compiles.md).
+SECOND_FRESH = {
+    # T.atomic_max / T.atomic_min into regions of the block's own: a read-modify-write (LowerAtomicAddTT)
+    "atomic/memory_orders": RUNS(FP32),
+    "atomic/addx2": REFUSED(f"{NO_COPY_OUT}: `T.atomic_addx2` into `B` is not a block copy"),
+    # one-element sums of every thread's value (thread-level code) or of a T.Parallel accumulation
+    "atomic/sumsq_kernelbench": REFUSED(f"`S[0]`: a {SCALAR_STORE} the global tensor `S` outside T.Parallel"),
+    "atomic/mse_sum_kernelbench": REFUSED(f"`Out[0]`: a {SCALAR_STORE} the global tensor `Out` outside T.Parallel"),
+    "gemm/clear_shared_in_pipeline": RUNS(BF16),
+    "gemm/pipeline_order_stage": RUNS(BF16),
+    # the mask element stored into a register and branched on: the tensor's element (ForwardTensorCopiesTT)
+    "gemm/blocksparse_pipelined": RUNS(BF16),
+    # blocks twice a tile wide used in their second half: the window is the block (TrimUnusedBlockPaddingTT)
+    "gemm/gemm_with_stride": RUNS(BF16),
+    "gemm/linear_bias_kernelbench": RUNS(BF16),
+    "pool/avg_pool1d": REFUSED(f"`out[batch, c_idx, ol]`: a T.Parallel nest stores into the global tensor `out` and "
+                               f"{NOT_BLOCKS}"),
+    # T.isnan: isnan_tile, a selection's mask
+    "elementwise/nan_to_num": RUNS(BF16),
+    "elementwise/dropout": REFUSED(f"`T.rng_init` is cuRAND's random stream of each thread (T.rng_init keys it by "
+                                   f"block and thread): {GPU_INSTRUCTION}"),
+    "moe/mask_indices_by_tp": REFUSED(f"`indices_1d` [num_tokens * 2] is a view of the parameter `indices` "
+                                      f"[num_tokens, 2] (T.Tensor(shape, indices.data)) {FLAT_VIEW}"),
+    "language/copy_mask_parallel": RUNS(BF16),
+    "cast/parallel_vectorized_cast": RUNS(BF16),
+    "norm/norm_res_kernelbench": RUNS(BF16),
+}
+EXPECTED |= SECOND_FRESH
 
 KERNELS: dict[str, Example] = {example.name: example for family in FAMILIES for example in family.EXAMPLES}
 CATALOGUE: dict[str, tuple[Example, RUNS | REFUSED | CRASHES]] = {

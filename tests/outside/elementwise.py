@@ -187,6 +187,79 @@ def _sinusoidal_reference():
     return torch.where(dim % 2 == 0, torch.sin(angle), torch.cos(angle)).float().reshape(-1)
 
 
+@functools.lru_cache(maxsize=32)
+def _make_nan_to_num_kernel(N, dtype, nan_val, posinf_val, neginf_val, output_dtype=None, is_fp8=False, threads=256,
+                            npt=8):
+    """TileOPs' nan_to_num (commit 52dbc086), register-copy form (``is_fp8=False``)."""
+    block_size = threads * npt
+
+    @tilelang.jit(out_idx=[1])
+    def kernel(threads_arg, npt_arg):
+        @T.prim_func
+        def main(x: T.Tensor((N,), dtype), y: T.Tensor((N,), dtype)):
+            with T.Kernel(T.ceildiv(N, block_size), threads=threads_arg) as bx:
+                x_reg = T.alloc_fragment((block_size,), dtype)
+                y_reg = T.alloc_fragment((block_size,), dtype)
+                T.copy(x[bx * block_size : (bx + 1) * block_size], x_reg)
+                for i, j in T.Parallel(threads_arg, npt_arg):
+                    k = i * npt_arg + j
+                    val = x_reg[k]
+                    v32 = T.cast(val, "float32")
+                    nan_r = T.cast(nan_val, val.dtype)
+                    pos_r = T.cast(posinf_val, val.dtype)
+                    neg_r = T.cast(neginf_val, val.dtype)
+                    result = T.if_then_else(
+                        T.isnan(v32),
+                        nan_r,
+                        T.if_then_else(
+                            T.isinf(v32),
+                            T.if_then_else(v32 > T.cast(0, "float32"), pos_r, neg_r),
+                            val,
+                        ),
+                    )
+                    y_reg[k] = result
+                T.copy(y_reg, y[bx * block_size : (bx + 1) * block_size])
+
+        return main
+
+    return kernel
+
+
+@functools.lru_cache(maxsize=32)
+def _make_dropout_kernel(N, dtype, p, seed, threads=256, num_per_thread=8):
+    """TileOPs' dropout (``src/tileops/kernels/dropout.py``, commit 52dbc086): ``T.rng_init`` and
+    ``T.rng_rand_float`` per thread (cuRAND's Philox4_32_10)."""
+    block_size = threads * num_per_thread
+    scale = 1.0 / (1.0 - p) if p < 1.0 else 0.0
+
+    @tilelang.jit(out_idx=[1])
+    def kernel(threads_arg, npt_arg):
+        @T.prim_func
+        def main(x: T.Tensor((N,), dtype), y: T.Tensor((N,), dtype)):
+            with T.Kernel(T.ceildiv(N, block_size), threads=threads_arg) as bx:
+                T.rng_init(seed)
+                for i, j in T.Parallel(threads_arg, npt_arg):
+                    idx = (bx * threads_arg + i) * npt_arg + j
+                    rand_val = T.rng_rand_float()
+                    if idx < N:
+                        keep = rand_val >= T.cast(p, "float32")
+                        y[idx] = T.if_then_else(
+                            keep,
+                            x[idx] * T.cast(scale, x[idx].dtype),
+                            T.cast(0.0, x[idx].dtype),
+                        )
+
+        return main
+
+    return kernel
+
+
+def _with_non_finite(seed):
+    x = randn(N_FLAT, seed=seed)
+    x[::7], x[1::11], x[2::13] = float("nan"), float("inf"), -float("inf")
+    return x
+
+
 def _prelu_reference(x, weight):
     channel = (torch.arange(N_FLAT) // PRELU_INNER) % PRELU_C
     w = weight.float()[channel]
@@ -210,4 +283,10 @@ EXAMPLES = [
             alibi_builder(ALIBI_SEQ, ALIBI_HEADS, "bfloat16"), SIZES, lambda: (), _alibi_reference),
     Example("elementwise/sinusoidal", SOURCE + "sinusoidal.py: _make_sinusoidal_kernel",
             sinusoidal_builder(SIN_SEQ, SIN_DIM, "bfloat16"), SIZES, lambda: (), _sinusoidal_reference),
+    Example("elementwise/nan_to_num", SOURCE + "nan_to_num.py: _make_nan_to_num_kernel (register copy; commit 52dbc086)",
+            _make_nan_to_num_kernel(N_FLAT, "bfloat16", 0.0, 1e4, -1e4, threads=THREADS, npt=NPT), SIZES,
+            lambda: (_with_non_finite(218),), lambda x: torch.nan_to_num(x.float(), 0.0, 1e4, -1e4)),
+    Example("elementwise/dropout", "tile-ai/TileOPs src/tileops/kernels/dropout.py: _make_dropout_kernel (p = 0; "
+            "commit 52dbc086)", _make_dropout_kernel(N_FLAT, "bfloat16", 0.0, 7, threads=THREADS, num_per_thread=NPT),
+            SIZES, lambda: (randn(N_FLAT, seed=219),), lambda x: x.float()),
 ]

@@ -137,6 +137,30 @@ def _if_range_reference(a):
     return torch.where((rows > 16) & (rows < 96), a.float() * 2.0, a.float() * 0.5)
 
 
+@tilelang.jit(out_idx=[1], pass_configs={tilelang.PassConfigKey.TL_DISABLE_WARP_SPECIALIZED: True})
+def tilelang_copy_mask_parallel(M, N, block_M, block_N, dtype=T.float16):
+    """tile-ai/tilelang ``test_tilelang_language_mask_op.py`` (commit a35008a4), as written."""
+
+    @T.prim_func
+    def main(
+        A: T.Tensor((M, N), dtype),
+        B: T.Tensor((M, N), dtype),
+    ):
+        # Initialize Kernel Context
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=256) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_N), dtype)
+
+            tx = T.get_thread_binding(0)
+
+            if tx < 128:
+                for i, k in T.Parallel(block_M, block_N):
+                    A_shared[i, k] = A[by * block_M + i, bx * block_N + k]
+
+            T.copy(A_shared, B[by * block_M, bx * block_N])
+
+    return main
+
+
 VALID_LEN = 200
 
 
@@ -172,4 +196,7 @@ EXAMPLES = [
     Example("language/reshape_smem_1d_2_2d", TESTS + "test_tilelang_language_reshape.py: reshape_test_smem_1d_2_2d",
             reshape_smem_1d_2_2d, dict(N=2048, M=64, dtype="bfloat16"), lambda: (randn(2048, seed=243),),
             lambda a: a.float().reshape(32, 64)),
+    Example("language/copy_mask_parallel", TESTS + "test_tilelang_language_mask_op.py: tilelang_copy_mask_parallel "
+            "(commit a35008a4)", tilelang_copy_mask_parallel, dict(M=128, N=128, block_M=64, block_N=64, dtype="bfloat16"),
+            lambda: (randn(128, 128, seed=244),), lambda a: a.float()),
 ]

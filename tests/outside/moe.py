@@ -521,6 +521,63 @@ def _normalize_reference(weights, _denominator, _normalized):
     return total, weights / total[:, None]
 
 
+@tilelang.jit(pass_configs={tilelang.PassConfigKey.TL_DISABLE_WARP_SPECIALIZED: True})
+def get_mask_indices_by_tp_kernel(num_topk: int, dtype: T.dtype):
+    """deepseek-ai/TileKernels ``tile_kernels/moe/mask_indices_by_tp_kernel.py`` (commit 36d9e45d), as written."""
+    num_threads = 128
+
+    num_tokens = T.dynamic('num_tokens')
+    num_blocks = T.ceildiv(num_tokens * num_topk, num_threads)
+
+    @T.prim_func
+    def mask_indices_by_tp_kernel(
+        indices: T.Tensor[(num_tokens, num_topk), dtype],
+        masked_indices: T.Tensor[(num_tokens, num_topk), dtype],
+        per_gpu: T.int32,
+        per_dp: T.int32,
+        num_tp_ranks: T.int32,
+        tp_rank: T.int32,
+    ):
+        with T.Kernel(num_blocks, threads=num_threads) as (pid, ):
+            indices_1d = T.reshape(indices, (num_tokens * num_topk, ))
+            masked_indices_1d = T.reshape(masked_indices, (num_tokens * num_topk, ))
+            thread_idx = T.get_thread_binding()
+            index = pid * num_threads + thread_idx
+
+            value = T.alloc_var(dtype)
+            if index < num_tokens * num_topk:
+                value = indices_1d[index]
+                if value < 0 or T.truncmod(T.truncdiv(value, per_gpu), num_tp_ranks) != tp_rank:
+                    masked_indices_1d[index] = -1
+                else:
+                    value -= tp_rank * per_gpu
+                    dp_rank = T.truncdiv(value, per_dp)
+                    value -= dp_rank * (per_dp - per_gpu)
+                    masked_indices_1d[index] = T.Select(value < 0, T.int64(-1), value)
+
+    return mask_indices_by_tp_kernel
+
+
+TP_TOKENS, TP_EXPERTS, TP_EP_RANKS, TP_RANK, TP_RANKS = 64, 64, 8, 1, 2
+TP_PER_GPU = TP_EXPERTS // TP_EP_RANKS
+TP_SCALARS = dict(per_gpu=TP_PER_GPU, per_dp=TP_RANKS * TP_PER_GPU, num_tp_ranks=TP_RANKS, tp_rank=TP_RANK)
+
+
+def _tp_inputs():
+    g = torch.Generator().manual_seed(252)
+    return (torch.randint(-1, TP_EXPERTS, (TP_TOKENS, TOP_K), generator=g, dtype=torch.int64),
+            torch.zeros(TP_TOKENS, TOP_K, dtype=torch.int64))
+
+
+def _tp_reference(indices, _masked):
+    """TileKernels' ``mask_indices_by_tp`` in torch: experts of other TP ranks -1, the rest renumbered."""
+    per_gpu, per_dp = TP_PER_GPU, TP_RANKS * TP_PER_GPU
+    keep = (indices >= 0) & (torch.div(indices, per_gpu, rounding_mode="trunc") % TP_RANKS == TP_RANK)
+    value = indices - TP_RANK * per_gpu
+    value = value - torch.div(value, per_dp, rounding_mode="trunc") * (per_dp - per_gpu)
+    return torch.where(keep & (value >= 0), value, torch.full_like(indices, -1))
+
+
 MOE = "tile-ai/TileOPs src/tileops/kernels/moe/"
 EXAMPLES = [
     Example("moe/fused_topk_softmax", MOE + "fused_topk.py: _fused_topk_kernel (softmax, no bias)",
@@ -545,4 +602,8 @@ EXAMPLES = [
     Example("moe/normalize_weight", "deepseek-ai/TileKernels tile_kernels/moe/normalize_weight_kernel.py: "
             "get_normalize_weight_kernel", normalize_weight_builder(NORM_TOPK), {}, _normalize_inputs,
             _normalize_reference, checked=("denominator", "normalized_weights")),
+    Example("moe/mask_indices_by_tp", "deepseek-ai/TileKernels tile_kernels/moe/mask_indices_by_tp_kernel.py: "
+            "get_mask_indices_by_tp_kernel (commit 36d9e45d)", get_mask_indices_by_tp_kernel,
+            dict(num_topk=TOP_K, dtype="int64"), _tp_inputs, _tp_reference,
+            checked=("masked_indices",), scalars=TP_SCALARS),
 ]

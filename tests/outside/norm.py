@@ -239,6 +239,52 @@ def _layernorm_4d_inputs():
             randn(*LN4_SHAPE[1:], seed=18))
 
 
+@tilelang.jit(out_idx=-1)
+def _make_norm_res_kernel(batch_size: int, features: int, eps_val: float, dtype: str = "float16",
+                          accum_dtype: str = "float"):
+    """nathanjpaek/kb-pilot ``KernelBench/src/prompts/correct_tilelang/level2/2_28.py`` (commit c4104e8e), as
+    written."""
+
+    @T.prim_func
+    def norm_res_kernel(
+        Z: T.Tensor((batch_size, features), dtype),
+        Y: T.Tensor((batch_size, features), dtype),
+        Out: T.Tensor((batch_size, features), dtype),
+    ):
+        eps_const = T.Cast(accum_dtype, eps_val)
+        with T.Kernel(batch_size, threads=1) as bx:
+            mean = T.alloc_local((1,), accum_dtype)
+            var = T.alloc_local((1,), accum_dtype)
+
+            mean[0] = T.Cast(accum_dtype, 0)
+            var[0] = T.Cast(accum_dtype, 0)
+
+            for j in range(features):
+                v = Z[bx, j].astype(accum_dtype)
+                mean[0] += v
+                var[0] += v * v
+
+            inv_feat = T.Cast(accum_dtype, 1.0 / features)
+            mean[0] = mean[0] * inv_feat
+            var[0] = var[0] * inv_feat - mean[0] * mean[0]
+            inv_std = T.rsqrt(var[0] + eps_const)
+
+            for j in range(features):
+                z_val = Z[bx, j].astype(accum_dtype)
+                y_val = Y[bx, j].astype(accum_dtype)
+                norm = (z_val - mean[0]) * inv_std
+                res = (norm + y_val) * y_val
+                Out[bx, j] = T.Cast(dtype, res)
+
+    return norm_res_kernel
+
+
+def _norm_res_reference(z, y):
+    z, y = z.float(), y.float()
+    norm = (z - z.mean(dim=1, keepdim=True)) * torch.rsqrt(z.var(dim=1, unbiased=False, keepdim=True) + 1e-5)
+    return (norm + y) * y
+
+
 def _layernorm_4d_reference(x, mean, invstd, w, b):
     return (x.float() - mean.float()[:, None, None, None]) * invstd.float()[:, None, None, None] * w.float() + b.float()
 
@@ -287,4 +333,8 @@ EXAMPLES = [
             "nathanjpaek/kb-pilot KernelBench/src/prompts/correct_tilelang/level1/1_40.py: build_layernorm_kernel",
             layernorm_4d_kernelbench, dict(N=LN4_SHAPE[0], C=LN4_SHAPE[1], H=LN4_SHAPE[2], W=LN4_SHAPE[3]),
             _layernorm_4d_inputs, _layernorm_4d_reference),
+    Example("norm/norm_res_kernelbench",
+            "nathanjpaek/kb-pilot KernelBench/src/prompts/correct_tilelang/level2/2_28.py: _make_norm_res_kernel "
+            "(commit c4104e8e)", _make_norm_res_kernel, dict(batch_size=64, features=128, eps_val=1e-5, dtype="bfloat16"),
+            lambda: (randn(64, 128, seed=16), randn(64, 128, seed=17)), _norm_res_reference),
 ]
