@@ -236,7 +236,8 @@ EXPECTED |= FRESH
 SECOND_FRESH = {
     # T.atomic_max / T.atomic_min into regions of the block's own: a read-modify-write (LowerAtomicAddTT)
     "atomic/memory_orders": RUNS(FP32),
-    "atomic/addx2": REFUSED(f"{NO_COPY_OUT}: `T.atomic_addx2` into `B` is not a block copy"),
+    # T.atomic_addx2: a serial loop of two adds (LowerAtomicAddTT), one loop with the lanes' (FuseInnerLoopsTT)
+    "atomic/addx2": RUNS(BF16),
     # one-element sums of every thread's value (thread-level code) or of a T.Parallel accumulation
     "atomic/sumsq_kernelbench": REFUSED(f"`S[0]`: a {SCALAR_STORE} the global tensor `S` outside T.Parallel"),
     "atomic/mse_sum_kernelbench": REFUSED(f"`Out[0]`: a {SCALAR_STORE} the global tensor `Out` outside T.Parallel"),

@@ -20,8 +20,10 @@ each core a contiguous run of block ids and OrderReductionTT makes block ``b`` r
 after block ``b - 1`` wrote its sum (a semaphore): the sum is made in block order, the same bytes on
 every run, the gemms of the blocks still in parallel. An add into an on-chip buffer is a plain add.
 
-Reads: the ``T.atomic_add`` / ``T.atomic_max`` / ``T.atomic_min`` calls (``tl.atomic_add_elem_op``,
-``tl.tileop.atomicadd`` and their ``max`` / ``min`` twins), the grid loops.
+Reads: the ``T.atomic_add`` / ``T.atomic_addx2`` / ``T.atomic_addx4`` / ``T.atomic_max`` / ``T.atomic_min`` calls
+(``tl.atomic_add_elem_op``, ``tl.tileop.atomicadd``, ``tl.atomic_addx2_elem_op``... and the ``max`` / ``min`` twins),
+the grid loops. ``T.atomic_addx2(C[i, c], A[i, a])`` adds two consecutive elements: a serial loop of two element
+adds (FuseInnerLoopsTT makes a T.Parallel loop around it and it one loop).
 Writes: ``tt.reduction`` (a :class:`tilelang_tt.ir.attrs.Reduction`: the summed tensors, the summing
 axes and ``S``) when a global tensor is summed into; the grid loops' tags when there are summing axes.
 A summed tensor may also be read and written where no block sums into it (Stream-K: a tile
@@ -45,6 +47,8 @@ extent depends on a dynamic size; a destination slice of more than two dimension
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import NamedTuple
 
 import tilelang  # noqa: F401
 from tvm import ir, tirx
@@ -65,16 +69,37 @@ from tilelang_tt.ir.block_regions import block_boxes, grid, overlap, tensor_acce
 from tilelang_tt.ir.slices import block_grid_loops, bound_values
 
 PASS = "LowerAtomicAddTT"
-# The atomics by TileLang op: (user's name, element form or not, how the destination's value and the operand combine)
+
+
+def _add(old, v):
+    return old + v
+
+
+class _Op(NamedTuple):
+    """An atomic of TileLang: the user's name, whether it is the element form, how the destination's value and the
+    operand combine, and how many consecutive elements (along the last dimension) it combines."""
+
+    name: str
+    element: bool
+    combine: Callable
+    width: int = 1
+
+    @property
+    def sums(self) -> bool:
+        return self.combine is _add
+
+
 OPS = {
-    "tl.atomic_add_elem_op": ("T.atomic_add", True, lambda old, v: old + v),
-    "tl.tileop.atomicadd": ("T.atomic_add", False, lambda old, v: old + v),
-    "tl.atomic_max_elem_op": ("T.atomic_max", True, tirx.Max),
-    "tl.tileop.atomicmax": ("T.atomic_max", False, tirx.Max),
-    "tl.atomic_min_elem_op": ("T.atomic_min", True, tirx.Min),
-    "tl.tileop.atomicmin": ("T.atomic_min", False, tirx.Min),
+    "tl.atomic_add_elem_op": _Op("T.atomic_add", True, _add),
+    "tl.tileop.atomicadd": _Op("T.atomic_add", False, _add),
+    # T.atomic_addx2 / T.atomic_addx4 (dst, src): the 2 or 4 elements from each pointer on, added pairwise
+    "tl.atomic_addx2_elem_op": _Op("T.atomic_addx2", True, _add, 2),
+    "tl.atomic_addx4_elem_op": _Op("T.atomic_addx4", True, _add, 4),
+    "tl.atomic_max_elem_op": _Op("T.atomic_max", True, tirx.Max),
+    "tl.tileop.atomicmax": _Op("T.atomic_max", False, tirx.Max),
+    "tl.atomic_min_elem_op": _Op("T.atomic_min", True, tirx.Min),
+    "tl.tileop.atomicmin": _Op("T.atomic_min", False, tirx.Min),
 }
-SUM = "T.atomic_add"
 GRID_TAGS = ("blockIdx.z", "blockIdx.y", "blockIdx.x")  # outermost first: block id = (z * Ny + y) * Nx + x
 BLOCK_LIMIT = 1024  # blocks whose regions the summed-tensor check goes through one by one
 HINT_SPLIT = ("keep the partial result in a fragment and T.atomic_add it once, or give each block its own slice "
@@ -90,24 +115,50 @@ def _atomic(stmt) -> str | None:
 
 
 def _name(stmt) -> str:
-    return OPS[_atomic(stmt)][0]
+    return OPS[_atomic(stmt)].name
+
+
+def _sums(stmt) -> bool:
+    return OPS[_atomic(stmt)].sums
 
 
 def _is_element(stmt) -> bool:
-    return OPS[_atomic(stmt)][1]
+    return OPS[_atomic(stmt)].element
 
 
-def _element_add(func, stmt) -> tirx.Stmt:
-    """``atomic_add_elem_op(access_ptr(C[idx]), v)`` -> ``C[idx] = C[idx] + v`` (a max or min for theirs)."""
-    ptr, value = stmt.value.args[:2]
+def _element(func, ptr, stmt) -> tirx.BufferLoad:
+    """The element ``T.access_ptr(C[idx])`` (or ``C[idx]``) points at."""
     dst = ptr.args[0] if isinstance(ptr, tirx.Call) and ptr.args and isinstance(ptr.args[0], tirx.BufferLoad) else ptr
     if not isinstance(dst, tirx.BufferLoad):
         raise error(PASS, func, stmt, f"{_name(stmt)} into something that is not an element of a buffer",
                     "combine into an element C[i, j] or a slice C[i0, j0] of a buffer")
+    return dst
+
+
+def _element_add(func, stmt) -> tirx.Stmt:
+    """``atomic_add_elem_op(access_ptr(C[idx]), v)`` -> ``C[idx] = C[idx] + v`` (a max or min for theirs);
+    ``atomic_addx2_elem_op(access_ptr(C[.., c]), access_ptr(A[.., a]))`` -> ``for t in T.serial(2):
+    C[.., c + t] = C[.., c + t] + A[.., a + t]`` (FuseInnerLoopsTT makes a T.Parallel loop around it one loop)."""
+    op = OPS[_atomic(stmt)]
+    dst = _element(func, stmt.value.args[0], stmt)
+    if op.width == 1:
+        value = stmt.value.args[1]
+        if value.dtype != dst.buffer.dtype:
+            value = tirx.Cast(dst.buffer.dtype, value)
+        return keep_span(stmt, tirx.BufferStore(dst.buffer, op.combine(tirx.BufferLoad(dst.buffer, dst.indices),
+                                                                       value), dst.indices))
+    src = _element(func, stmt.value.args[1], stmt)
+    t = tirx.Var("t", "int32")
+
+    def at(load):
+        return [*load.indices[:-1], load.indices[-1] + t]
+
+    value = tirx.BufferLoad(src.buffer, at(src))
     if value.dtype != dst.buffer.dtype:
         value = tirx.Cast(dst.buffer.dtype, value)
-    combined = OPS[_atomic(stmt)][2](tirx.BufferLoad(dst.buffer, dst.indices), value)
-    return keep_span(stmt, tirx.BufferStore(dst.buffer, combined, dst.indices))
+    store = keep_span(stmt, tirx.BufferStore(dst.buffer, op.combine(tirx.BufferLoad(dst.buffer, at(dst)), value),
+                                             at(dst)))
+    return keep_span(stmt, tirx.For(t, 0, op.width, tirx.ForKind.SERIAL, store))
 
 
 def _block_add(func, stmt) -> tirx.Stmt:
@@ -137,7 +188,7 @@ def _block_add(func, stmt) -> tirx.Stmt:
     load = tirx.BufferLoad(src.buffer, indices(src, src_dims))
     value = load if load.dtype == dst.buffer.dtype else tirx.Cast(dst.buffer.dtype, load)
     at = indices(dst, dst_dims)
-    combined = OPS[_atomic(stmt)][2](tirx.BufferLoad(dst.buffer, at), value)
+    combined = OPS[_atomic(stmt)].combine(tirx.BufferLoad(dst.buffer, at), value)
     body = keep_span(stmt, tirx.BufferStore(dst.buffer, combined, at))
     for v, e in reversed(list(zip(loop_vars, shape))):
         body = keep_span(stmt, tirx.For(v, 0, e, tirx.ForKind.PARALLEL, body))
@@ -173,7 +224,7 @@ def _check_loops(func) -> list[tuple[tirx.Evaluate, tirx.Buffer, list]]:
         for add, buf, indices in found:
             if contains(node.body, lambda n, add=add: n.same_as(add)) and not any(
                     uses_var(i, node.loop_var) for i in indices):
-                verb = "adds" if _name(add) == SUM else "combines"
+                verb = "adds" if _sums(add) else "combines"
                 raise error(PASS, func, add, f"{_name(add)} into `{buf.name}` {verb} into the same region at "
                             f"every iteration of the loop over `{node.loop_var.name}`: blocks take turns combining "
                             "into a global tensor, once per region", HINT_SPLIT)
@@ -183,9 +234,10 @@ def _check_loops(func) -> list[tuple[tirx.Evaluate, tirx.Buffer, list]]:
 
 
 def _sum_extents(stmt) -> tuple[int, ...]:
-    """The extents of a T.atomic_add's destination: 1 per dimension for an element, the slice's."""
+    """The extents of a T.atomic_add's destination: 1 per dimension for an element (its width along the last for
+    T.atomic_addx2 / x4), the slice's."""
     if _is_element(stmt):
-        return (1,) * len(_destination(stmt).indices)
+        return (1,) * (len(_destination(stmt).indices) - 1) + (OPS[_atomic(stmt)].width,)
     return tuple(as_region(stmt.value.args[1]).extents)
 
 
@@ -289,13 +341,13 @@ def _own_regions(func, found) -> set:
     combining into one region, are left for the partition and the mesh to refuse."""
     varying = [loop.loop_var for loop in block_grid_loops(func).values() if const_int(loop.extent) != 1]
     return {stmt for stmt, _, indices in found  # indices with the named values substituted (_check_loops)
-            if _name(stmt) != SUM and all(any(uses_var(i, v) for i in indices) for v in varying)}
+            if not _sums(stmt) and all(any(uses_var(i, v) for i in indices) for v in varying)}
 
 
 def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
     found = _check_loops(func)
     own = _own_regions(func, found)
-    adds = [f for f in found if _name(f[0]) == SUM]
+    adds = [f for f in found if _sums(f[0])]
     summed: list[tirx.Buffer] = []
     for _, buf, _ in adds:
         if not any(buf.same_as(s) for s in summed):
@@ -304,7 +356,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx) -> tirx.PrimFunc:
 
     def post(node):
         kind = _atomic(node)
-        if kind is None or (OPS[kind][0] != SUM and not any(node.same_as(o) for o in own)):
+        if kind is None or (not OPS[kind].sums and not any(node.same_as(o) for o in own)):
             return None
         return _element_add(func, node) if _is_element(node) else _block_add(func, node)
 

@@ -34,6 +34,7 @@ from tilelang_tt.passes.finalize_persistent_signature_tt import (
     FinalizePersistentSignatureTT,
 )
 from tilelang_tt.passes.forward_tensor_copies_tt import ForwardTensorCopiesTT
+from tilelang_tt.passes.fuse_inner_loops_tt import FuseInnerLoopsTT
 from tilelang_tt.passes.grid_to_core_grid import GridToCoreGrid
 from tilelang_tt.passes.hoist_row_values_tt import HoistRowValuesTT
 from tilelang_tt.passes.infer_tt_layout import InferTTLayout
@@ -127,6 +128,9 @@ def tt_passes(options: CompileOptions) -> list[tvm.transform.Pass]:
         CoarsenRowBlocksTT(),
         # T.atomic_add into a tensor: a read-modify-write the legalization moves, summing blocks made consecutive.
         LowerAtomicAddTT(),
+        # A T.Parallel loop around a serial loop over each lane's few elements (T.atomic_addx2's pair of adds) is one
+        # loop over the elements: after LowerAtomicAddTT makes the pairs, before the legalization reads the indices.
+        FuseInnerLoopsTT(),
         # A block's early exit (if cond: T.thread_return()) guards the block's remaining statements, before
         # the branches are checked and their conditions named.
         LowerEarlyExitTT(),
