@@ -283,7 +283,8 @@ EXAMPLES = [
             alibi_builder(ALIBI_SEQ, ALIBI_HEADS, "bfloat16"), SIZES, lambda: (), _alibi_reference),
     Example("elementwise/sinusoidal", SOURCE + "sinusoidal.py: _make_sinusoidal_kernel",
             sinusoidal_builder(SIN_SEQ, SIN_DIM, "bfloat16"), SIZES, lambda: (), _sinusoidal_reference),
-    Example("elementwise/nan_to_num", SOURCE + "nan_to_num.py: _make_nan_to_num_kernel (register copy; commit 52dbc086)",
+    Example("elementwise/nan_to_num",
+            SOURCE + "nan_to_num.py: _make_nan_to_num_kernel (register copy; commit 52dbc086)",
             _make_nan_to_num_kernel(N_FLAT, "bfloat16", 0.0, 1e4, -1e4, threads=THREADS, npt=NPT), SIZES,
             lambda: (_with_non_finite(218),), lambda x: torch.nan_to_num(x.float(), 0.0, 1e4, -1e4)),
     Example("elementwise/dropout", "tile-ai/TileOPs src/tileops/kernels/dropout.py: _make_dropout_kernel (p = 0; "

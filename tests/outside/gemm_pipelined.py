@@ -218,8 +218,8 @@ def _mask():
 def _blocksparse_reference(a, b, mask):
     c = torch.zeros(S, S)
     for i, j, k in torch.nonzero(mask).tolist():
-        c[i * 128:(i + 1) * 128, j * 128:(j + 1) * 128] += \
-            a.float()[i * 128:(i + 1) * 128, k * 32:(k + 1) * 32] @ b.float()[k * 32:(k + 1) * 32, j * 128:(j + 1) * 128]
+        rows, cols, ks = slice(i * 128, (i + 1) * 128), slice(j * 128, (j + 1) * 128), slice(k * 32, (k + 1) * 32)
+        c[rows, cols] += a.float()[rows, ks] @ b.float()[ks, cols]
     return c
 
 

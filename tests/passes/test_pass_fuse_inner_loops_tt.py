@@ -53,7 +53,7 @@ def test_hand_written_pairs_of_element_adds_are_one_loop_over_the_elements():
     assert names(after) == names(Expected)
 
 
-def test_a_running_value_or_a_statement_beside_the_loop_stays():
+def test_a_running_value_a_statement_beside_the_loop_or_an_on_chip_store_stays():
     @T.prim_func
     def running(A: T.Buffer((32, 64), "float32"), S: T.Buffer((32,), "float32")):
         for bx in T.thread_binding(1, thread="blockIdx.x"):
@@ -75,7 +75,18 @@ def test_a_running_value_or_a_statement_beside_the_loop_stays():
                     for t in range(2):
                         B[i, t + 1] = A[i, t + 1]
 
-    for func in (running, beside):
+    @T.prim_func
+    def on_chip(A: T.Buffer((32, 64), "float32")):
+        for bx in T.thread_binding(1, thread="blockIdx.x"):
+            with T.sblock("tilelang_root"):
+                T.reads()
+                T.writes()
+                f = T.sblock_alloc_buffer((32, 2), "float32", scope="local.fragment")
+                for i in T.parallel(32):
+                    for t in range(2):
+                        f[i, t] = A[i, t]
+
+    for func in (running, beside, on_chip):
         mod = tvm.IRModule({"main": func})
         assert FuseInnerLoopsTT()(mod)["main"].same_as(mod["main"])
 

@@ -8,9 +8,9 @@ adds), or a serial loop over the thread's elements written out. The loops ``j`` 
 order, so the rewrite is exact, and an index ``base + k * j + t`` is ``base + j_t``, one loop variable, which the
 legalization turns into a block copy. Only where the outer loop's body is the inner loop after named values
 (``Bind``): a statement beside the inner loop would run ``k`` times; and only where the inner loop's iterations are
-independent, as a ``T.Parallel`` loop's must be: its body is one store at indices that use its variable, reading the
-stored buffer at the store's indices alone (``C[.., c + t] = C[.., c + t] + v``), not a running value
-(``acc[i] = acc[i] + x[i, t]``, a scan the later passes lower).
+independent, as a ``T.Parallel`` loop's must be: its body is one store into a global tensor at indices that use its
+variable, reading the stored tensor at the store's indices alone (``C[.., c + t] = C[.., c + t] + v``), not a
+running value (``acc[i] = acc[i] + x[i, t]``, a scan the later passes lower).
 
 Reads/writes no attribute; the named values keep their names, the fused loop is named ``<j>_<t>`` (unique).
 
@@ -28,7 +28,8 @@ from __future__ import annotations
 import tilelang  # noqa: F401
 from tvm import tirx
 
-from tilelang_tt.ir.common import const_int, keep_span, kernel_names, prim_func_pass, seq, unique_name, uses_var
+from tilelang_tt.ir.common import (const_int, is_global_buffer, keep_span, kernel_names, prim_func_pass, seq,
+                                   unique_name, uses_var)
 
 PASS = "FuseInnerLoopsTT"
 
@@ -46,10 +47,12 @@ def _split(body) -> tuple[list, tirx.For] | None:
 
 
 def _independent(loop: tirx.For) -> bool:
-    """Whether ``loop``'s body is one store at indices that use its variable, reading the stored buffer at the
-    store's indices alone: each iteration its own element."""
+    """Whether ``loop``'s body is one store into a global tensor at indices that use its variable, reading the
+    stored tensor at the store's indices alone: each iteration its own element (stores into on-chip blocks are the
+    row-loop passes' and the element-wise rules')."""
     store = loop.body
-    if not isinstance(store, tirx.BufferStore) or not any(uses_var(i, loop.loop_var) for i in store.indices):
+    if not isinstance(store, tirx.BufferStore) or not is_global_buffer(store.buffer) or \
+            not any(uses_var(i, loop.loop_var) for i in store.indices):
         return False
     same = []
     tirx.stmt_functor.post_order_visit(store.value, lambda n: same.append(all(

@@ -13,7 +13,8 @@ block: a GPU kernel's element-wise extrema into outputs of its own), which is wh
 the partition (LayoutAwareWorkPartitionTT) or the mesh (SplitMeshTT) refuses them at the statement: the
 blocks' turns and the mesh's combine are made for sums.
 
-The grid coordinates an atomic add's destination does not depend on (a split-K ``bz``, the attention backward's key block) are the *summing axes*: their loops are
+The grid coordinates an atomic add's destination does not depend on (a split-K ``bz``, the attention
+backward's key block) are the *summing axes*: their loops are
 re-tagged as the innermost grid dimensions (``blockIdx.x`` first), so the ``S`` blocks adding into
 one region have consecutive block ids ``g * S .. g * S + S - 1``. LayoutAwareWorkPartitionTT gives
 each core a contiguous run of block ids and OrderReductionTT makes block ``b`` read the tensor only
