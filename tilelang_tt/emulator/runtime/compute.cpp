@@ -686,40 +686,60 @@ void transpose_tile(uint32_t cb, uint32_t ti, uint32_t idst, Loc loc) {
 }
 
 // ---------------------------------------------------------------- SFPU ops
-void sfpu_unary(Unary op, uint32_t idst, Loc loc) {
-  const SfpuUnaryModel& row = sfpu_model(op);
-  const std::string name = std::string(row.name) + "_tile";
-  ThreadCtx& t = compute_ctx(name.c_str(), loc);
-  float* d = math_dst(t, idst, name.c_str(), loc);
-  for (uint32_t i = 0; i < kTileHW; ++i) d[i] = row.fn(d[i]);
-  settle(t, d);
-  count(t, name, timing::sfpu_cycles(t.kernel->opts, op));
-}
+namespace {
+SfpuMode sfpu_mode(const ThreadCtx& t, bool fp32_dest) { return {t.dev->arch.name == "blackhole", fp32_dest}; }
+SfpuMode sfpu_mode(const ThreadCtx& t) { return sfpu_mode(t, t.kernel->opts.fp32_dest_acc_en); }
 
-void sfpu_unary_faces(Unary op, uint32_t idst, uint8_t faces, Loc loc) {
-  const SfpuUnaryModel& row = sfpu_model(op);
-  const std::string name = std::string(row.name) + "_tile";
-  ThreadCtx& t = compute_ctx(name.c_str(), loc);
+// `fn` on the faces of DST[idst] bit f of `faces` selects, charged their share of op's cycles
+void unary_on_faces(ThreadCtx& t, const std::string& name, Unary op, SfpuUnaryFn fn, uint32_t idst, uint8_t faces,
+                    Loc loc) {
   float* d = math_dst(t, idst, name.c_str(), loc);
   uint32_t count_faces = 0;
   for (uint32_t f = 0; f < 4; ++f) {
     if (!(faces >> f & 1)) continue;
     ++count_faces;
     for (uint32_t r = 16 * (f / 2); r < 16 * (f / 2) + 16; ++r)
-      for (uint32_t c = 16 * (f % 2); c < 16 * (f % 2) + 16; ++c) d[r * 32 + c] = row.fn(d[r * 32 + c]);
+      for (uint32_t c = 16 * (f % 2); c < 16 * (f % 2) + 16; ++c) d[r * 32 + c] = fn(d[r * 32 + c]);
   }
   settle(t, d);
-  count(t, name, timing::sfpu_cycles(t.kernel->opts, op) / 4 * count_faces);
+  const uint64_t cycles = timing::sfpu_cycles(t.kernel->opts, op);
+  count(t, name, count_faces == 4 ? cycles : cycles / 4 * count_faces);
+}
+}  // namespace
+
+void sfpu_unary(Unary op, uint32_t idst, Loc loc) {
+  const SfpuUnaryModel& row = sfpu_model(op);
+  const std::string name = std::string(row.name) + "_tile";
+  ThreadCtx& t = compute_ctx(name.c_str(), loc);
+  const SfpuUnaryFn fn = sfpu_unary_fn(op, sfpu_mode(t));
+  float* d = math_dst(t, idst, name.c_str(), loc);
+  for (uint32_t i = 0; i < kTileHW; ++i) d[i] = fn(d[i]);
+  settle(t, d);
+  count(t, name, timing::sfpu_cycles(t.kernel->opts, op));
+}
+
+void sfpu_unary_faces(Unary op, uint32_t idst, uint8_t faces, Loc loc) {
+  const std::string name = std::string(sfpu_model(op).name) + "_tile";
+  ThreadCtx& t = compute_ctx(name.c_str(), loc);
+  unary_on_faces(t, name, op, sfpu_unary_fn(op, sfpu_mode(t)), idst, faces, loc);
+}
+
+void sfpu_recip(uint32_t idst, uint8_t faces, bool approximate, bool fp32_dest, Loc loc) {
+  const std::string name = "recip_tile";
+  ThreadCtx& t = compute_ctx(name.c_str(), loc);
+  unary_on_faces(t, name, approximate ? Unary::RecipFast : Unary::Recip,
+                 sfpu_recip_fn(approximate, sfpu_mode(t, fp32_dest)), idst, faces, loc);
 }
 
 void sfpu_binary(SfpuBinary op, uint32_t i0, uint32_t i1, uint32_t io, Loc loc) {
   const SfpuBinaryModel& row = sfpu_model(op);
   const std::string name = std::string(row.name) + "_binary_tile";
   ThreadCtx& t = compute_ctx(name.c_str(), loc);
+  const SfpuBinaryFn fn = sfpu_binary_fn(op, sfpu_mode(t));
   const float* a = math_dst(t, i0, name.c_str(), loc);
   const float* b = math_dst(t, i1, name.c_str(), loc);
   float* d = math_dst(t, io, name.c_str(), loc);
-  for (uint32_t i = 0; i < kTileHW; ++i) d[i] = row.fn(a[i], b[i]);
+  for (uint32_t i = 0; i < kTileHW; ++i) d[i] = fn(a[i], b[i]);
   settle(t, d);
   count(t, name, timing::sfpu_cycles(t.kernel->opts, op));
 }
@@ -728,6 +748,7 @@ void sfpu_binary_faces(SfpuBinary op, uint32_t i0, uint32_t i1, uint32_t io, uin
   const SfpuBinaryModel& row = sfpu_model(op);
   const std::string name = std::string(row.name) + "_binary_tile";
   ThreadCtx& t = compute_ctx(name.c_str(), loc);
+  const SfpuBinaryFn fn = sfpu_binary_fn(op, sfpu_mode(t));
   const float* a = math_dst(t, i0, name.c_str(), loc);
   const float* b = math_dst(t, i1, name.c_str(), loc);
   float* d = math_dst(t, io, name.c_str(), loc);
@@ -738,7 +759,7 @@ void sfpu_binary_faces(SfpuBinary op, uint32_t i0, uint32_t i1, uint32_t io, uin
     for (uint32_t r = 0; r < 16; ++r)
       for (uint32_t c = 0; c < 16; ++c) {
         const uint32_t i = ((f >> 1) * 16 + r) * 32 + (f & 1) * 16 + c;
-        d[i] = row.fn(a[i], b[i]);
+        d[i] = fn(a[i], b[i]);
       }
   }
   settle(t, d);
@@ -747,15 +768,15 @@ void sfpu_binary_faces(SfpuBinary op, uint32_t i0, uint32_t i1, uint32_t io, uin
 
 void sfpu_unary_first_column(Unary op, uint32_t idst, uint8_t faces, float scale, bool on_pack, const char* fn,
                              Loc loc) {
-  const SfpuUnaryModel& row = sfpu_model(op);
   ThreadCtx& t = compute_ctx(fn, loc);
+  const SfpuUnaryFn op_fn = sfpu_unary_fn(op, sfpu_mode(t));
   float* d = on_pack ? pack_held_dst(t, idst, fn, loc) : math_dst(t, idst, fn, loc);
   // Column 0 of the tile lies in faces 0 (rows 0-15) and 2 (rows 16-31); faces 1 and 3 hold none of it.
   uint32_t left = 0;
   for (uint32_t face : {0u, 2u}) {
     if (!(faces >> face & 1)) continue;
     ++left;
-    for (uint32_t r = face * 8; r < face * 8 + 16; ++r) d[r * 32] = row.fn(d[r * 32] * scale);
+    for (uint32_t r = face * 8; r < face * 8 + 16; ++r) d[r * 32] = op_fn(d[r * 32] * scale);
   }
   settle(t, d);
   // the sequence's cycles on VectorMode::C's two faces (costs.cpp), half of them a face

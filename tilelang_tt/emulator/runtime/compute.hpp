@@ -1,6 +1,6 @@
 // What the compute kernel's translation units share: compute.cpp (the compute API: DST, unpack, FPU
-// and SFPU ops, pack), tilize.cpp (the layout conversions), sfpu.cpp (the SFPU's arithmetic per datum)
-// and costs.cpp (the timing model's cost of each tile op).
+// and SFPU ops, pack), tilize.cpp (the layout conversions), sfpu.cpp and sfpu_recip.cpp (the SFPU's arithmetic per
+// datum) and costs.cpp (the timing model's cost of each tile op).
 #pragma once
 
 #include <cstdint>
@@ -49,13 +49,15 @@ void check_packer_default(const ThreadCtx& t, const char* fn, Loc loc);
 // A float op of the SFPU on one datum of DST, as tt-llk 0.81.1 computes it where the emulator models
 // its approximations (sfpu.cpp gives each model's source), else in fp32 with the C library. `name` is
 // the API call's stem: "exp" for exp_tile, "add" for add_binary_tile and add_unary_tile.
+using SfpuUnaryFn = float (*)(float);
+using SfpuBinaryFn = float (*)(float, float);
 struct SfpuUnaryModel {
   const char* name;
-  float (*fn)(float);
+  SfpuUnaryFn fn;
 };
 struct SfpuBinaryModel {
   const char* name;
-  float (*fn)(float, float);
+  SfpuBinaryFn fn;
 };
 // An integer op on the raw 32-bit words of two DST datums, two's complement modulo 2^32 (signed: Int32
 // tiles, else UInt32); `name` and `unsigned_name` are the API calls on Int32 and UInt32 tiles.
@@ -65,6 +67,24 @@ struct SfpuIntModel {
   uint32_t (*fn)(uint32_t a, uint32_t b, bool is_signed);
 };
 const SfpuUnaryModel& sfpu_model(Unary op);
+// What an LLK's sequence depends on besides its template arguments: the arch (Wormhole and Blackhole run different
+// reciprocal sequences) and whether DST holds float32 (the LLK's is_fp32_dest_acc_en).
+struct SfpuMode {
+  bool blackhole;
+  bool fp32_dest;
+};
+// The op's arithmetic in `mode`: the model's, but for recip_tile (Recip, RecipFast) and div_binary_tile (Div), which
+// follow their LLK's sequence for the arch and DST (sfpu_recip.cpp).
+SfpuUnaryFn sfpu_unary_fn(Unary op, SfpuMode mode);
+SfpuBinaryFn sfpu_binary_fn(SfpuBinary op, SfpuMode mode);
+// recip_tile's and div_binary_tile's sequences (sfpu_recip.cpp); `approximate`: APPROX or
+// ReciprocalApproxMode::Approximate.
+SfpuUnaryFn sfpu_recip_fn(bool approximate, SfpuMode mode);
+SfpuBinaryFn sfpu_div_fn(SfpuMode mode);
+// Wormhole's sfpu_reciprocal_iter<max_iter> from sfpu_reciprocal_init's default seed (what sfpu_reciprocal runs).
+float sfpu_reciprocal_wh(float x, int max_iter);
+// One SFPMAD, a * b + c on FP32 words, as Wormhole's or Blackhole's hardware rounds it (sfpu_recip.cpp).
+uint32_t sfpmad_model(uint32_t a, uint32_t b, uint32_t c, bool blackhole);
 // op(x * scale) as the op with its init's scale computes it: the approximate exp folds the scale into its
 // constants (exp_fast_scaled), the others scale their input.
 float sfpu_unary_scaled(Unary op, float x, float scale);

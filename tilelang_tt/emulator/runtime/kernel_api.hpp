@@ -241,6 +241,9 @@ void sfpu_unary(Unary op, uint32_t dst, Loc loc);
 // The op on the faces of DST[dst] bit f of `faces` selects (face f: rows 16 * (f / 2), columns 16 * (f % 2), 16 x 16),
 // charged its share of the tile's cost: a VectorMode other than RC (api/emu/sfpu.h faces_of).
 void sfpu_unary_faces(Unary op, uint32_t dst, uint8_t faces, Loc loc);
+// recip_tile<dest_acc, approximation> on the faces of `faces`: its LLK's sequence for the device's arch, with
+// `fp32_dest` its dest_acc (ReciprocalDestAcc::FP32), which may differ from the kernel's DST_ACCUM_MODE.
+void sfpu_recip(uint32_t dst, uint8_t faces, bool approximate, bool fp32_dest, Loc loc);
 void sfpu_binary(SfpuBinary op, uint32_t dst0, uint32_t dst1, uint32_t odst, Loc loc);
 // The op on the faces of `faces` (bit f: face f; 0b1111 the whole tile, VectorMode::C's 0b0101 the left faces,
 // VectorMode::R's 0b0011 the top ones: llk_math_eltwise_sfpu_common.h _llk_math_eltwise_sfpu_apply_vector_mode_),

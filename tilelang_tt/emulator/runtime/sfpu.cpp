@@ -46,32 +46,6 @@ float exp_fast_scaled(float x, float scale) {
 
 float exp_fast(float x) { return exp_fast_scaled(x, 1.0f); }
 
-// sfpu_reciprocal_iter<max_iter> (0.81.1 ckernel_sfpu_recip.h) with the seed constants sfpu_reciprocal_init loads
-// (without round_to_bf16): x is the input's mantissa in [1, 2), negated; y = k1 - k0 x', y = k2 + y x' (x' = -x) is
-// the quadratic seed; each Newton step y += y (1 - x y) (max_iter 0 and 1 run one, 2 two); the result is scaled by
-// 2^(127 - exponent) and takes the input's sign. Each multiply-add is one SFPMAD (partially fused, one rounding:
-// SFPMAD.md; fmaf here). recip_tile's approximation (APPROX, ReciprocalApproxMode::Approximate) is max_iter 0
-// (_calculate_reciprocal_internal_), sfpu_reciprocal<APPROXIMATE> max_iter 0 or 2.
-template <int kSteps>
-float reciprocal_iter(float in) {
-  constexpr float k0 = 0.3232325017452239990234375f, k1 = 1.4545459747314453125f, k2 = 2.121212482452392578125f;
-  const uint32_t bits = std::bit_cast<uint32_t>(in);
-  const float negative_x = std::bit_cast<float>(0xbf800000u | (bits & 0x007fffffu));  // copyman(-1.0f, in)
-  float y = std::fmaf(k0, negative_x, k1);
-  y = std::fmaf(y, negative_x, k2);
-  // setman(~in, 0) halved: 2^(127 - exponent); an exponent of 0 (zero, denormal) gives infinity, 255 zero
-  const uint32_t scale_bits = ~bits & 0x7f800000u;
-  const float scale = scale_bits == 0x7f800000u ? std::numeric_limits<float>::infinity()
-                      : scale_bits <= 0x00800000u ? 0.0f : std::bit_cast<float>(scale_bits - 0x00800000u);
-  for (int step = 0; step < kSteps; ++step) {
-    const float t = std::fmaf(negative_x, y, 1.0f);
-    y = std::fmaf(y, t, y);
-  }
-  return std::copysign(y * scale, in);
-}
-
-float recip_fast(float in) { return reciprocal_iter<1>(in); }
-
 // One SFPMAD (tt-isa-documentation WormholeB0 SFPMAD.md, "IEEE754 conformance / divergence"): a * b + c with
 // denormal inputs read as zero, one rounding to nearest even, a denormal or negative zero result flushed to +0.
 // The hardware keeps the product "in higher precision than FP32" but not exactly; fmaf keeps it exactly, which
@@ -230,7 +204,8 @@ float sigmoid_lut(float x) {
 // compile): x clamped to [-10, 10], x P(x^2) / Q(x^2) with ERF_LUT's
 // degree-7 odd numerator and degree-8 even denominator (ckernel_sfpu_piecewise_rational.h,
 // piecewise_rational_eval_parity_numer_denom: Horner in x^2, one SFPMAD a step, the denominator's extra leading step
-// first), the division numer * sfpu_reciprocal<fast_and_approx>(denom), the result clamped to [-1, 1].
+// first), the division numer * sfpu_reciprocal<fast_and_approx>(denom) (Wormhole's, sfpu_recip.cpp), the result
+// clamped to [-1, 1].
 template <bool kApprox>
 float erf_rational(float x) {
   static constexpr float kNum[4] = {1.1280932447f, 2.7609212279e-01f, 4.5400281738e-02f, 7.4481184425e-04f};
@@ -244,7 +219,7 @@ float erf_rational(float x) {
     denom = sfpmad(denom, x2, kDen[k]);
   }
   numer = sfpmad(numer, x, 0.0f);
-  return std::clamp(sfpmad(numer, reciprocal_iter<kApprox ? 1 : 2>(denom), 0.0f), -1.0f, 1.0f);
+  return std::clamp(sfpmad(numer, sfpu_reciprocal_wh(denom, kApprox ? 0 : 2), 0.0f), -1.0f, 1.0f);
 }
 
 // typecast_tile<Float32, Float16_b> (tt-metal 0.81.1 ckernel_sfpu_typecast.h calculate_typecast_fp32_to_fp16b): the
@@ -271,7 +246,7 @@ constexpr SfpuUnaryModel kUnary[] = {
     {"log", [](float x) { return std::log(x); }},
     {"sqrt", sqrt_body<false, false, false>},
     {"rsqrt", sqrt_body<false, true, false>},
-    {"recip", [](float x) { return 1.0f / x; }},
+    {"recip", [](float x) { return 1.0f / x; }},  // recip_tile runs sfpu_recip_fn's sequence (sfpu_unary_fn)
     {"relu", relu},
     {"gelu", gelu},
     {"sigmoid", sigmoid},
@@ -293,7 +268,7 @@ constexpr SfpuUnaryModel kUnary[] = {
     {"tan", [](float x) { return std::tan(x); }},
     {"trunc", [](float x) { return std::trunc(x); }},
     {"exp", exp_fast},
-    {"recip", recip_fast},
+    {"recip", [](float x) { return sfpu_reciprocal_wh(x, 0); }},  // as Recip's row
     {"sqrt", sqrt_body<true, false, false>},
     {"rsqrt", sqrt_body<true, true, false>},
     {"sqrt", sqrt_body<false, false, true>},
@@ -327,7 +302,7 @@ constexpr SfpuBinaryModel kSfpuBinary[] = {
     {"add", [](float a, float b) { return a + b; }},
     {"sub", [](float a, float b) { return a - b; }},
     {"mul", [](float a, float b) { return a * b; }},
-    {"div", [](float a, float b) { return a / b; }},
+    {"div", [](float a, float b) { return a / b; }},  // div_unary_tile; div_binary_tile runs sfpu_div_fn's sequence
     {"max", swap_max},
     {"min", swap_min},
     {"rsub", [](float a, float b) { return b - a; }},
@@ -389,6 +364,13 @@ float sfpu_unary_scaled(Unary op, float x, float scale) {
   return op == Unary::ExpFast ? exp_fast_scaled(x, scale) : kUnary[static_cast<size_t>(op)].fn(x * scale);
 }
 const SfpuBinaryModel& sfpu_model(SfpuBinary op) { return kSfpuBinary[static_cast<size_t>(op)]; }
+SfpuUnaryFn sfpu_unary_fn(Unary op, SfpuMode mode) {
+  if (op == Unary::Recip || op == Unary::RecipFast) return sfpu_recip_fn(op == Unary::RecipFast, mode);
+  return kUnary[static_cast<size_t>(op)].fn;
+}
+SfpuBinaryFn sfpu_binary_fn(SfpuBinary op, SfpuMode mode) {
+  return op == SfpuBinary::Div ? sfpu_div_fn(mode) : kSfpuBinary[static_cast<size_t>(op)].fn;
+}
 const SfpuIntModel& sfpu_model(IntBinary op) { return kIntBinary[static_cast<size_t>(op)]; }
 
 bool sfpu_compare(Compare op, float x, float value) {

@@ -5,8 +5,8 @@
 
 namespace ckernel {
 
-// The DST precision the op assumes and its approximation: Approximate (or Default with APPROX) runs tt-llk's one
-// Newton step (compute.cpp, recip_fast); Precise is the exact 1 / x.
+// The DST precision the LLK's sequence assumes and its approximation: Approximate (or Default with APPROX) runs
+// tt-llk's approximate reciprocal, Precise the precise one for dest_acc's DST (runtime sfpu_recip.cpp, per arch).
 enum class ReciprocalDestAcc { BF16, FP32 };
 enum class ReciprocalApproxMode { Default, Precise, Approximate };
 
@@ -19,12 +19,9 @@ template <ReciprocalDestAcc dest_acc = DST_ACCUM_MODE ? ReciprocalDestAcc::FP32 
 ALWI void recip_tile(uint32_t idst, VectorMode vector_mode = VectorMode::RC, Loc loc = Loc::current()) {
   constexpr bool approximate = approximation == ReciprocalApproxMode::Default ? APPROX
                                                                                : approximation == ReciprocalApproxMode::Approximate;
-  constexpr auto op = approximate ? emu::k::Unary::RecipFast : emu::k::Unary::Recip;
   // Part of the tile (ttnn's SDPA on Blackhole: VectorMode::C, the left faces holding the row statistics)
-  if (vector_mode != VectorMode::RC)
-    emu::k::sfpu_unary_faces(op, idst, emu::detail::faces_of(vector_mode, "recip_tile", loc), loc);
-  else
-    emu::k::sfpu_unary(op, idst, loc);
+  emu::k::sfpu_recip(idst, emu::detail::faces_of(vector_mode, "recip_tile", loc), approximate,
+                     dest_acc == ReciprocalDestAcc::FP32, loc);
 }
 
 }  // namespace ckernel
