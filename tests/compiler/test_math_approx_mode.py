@@ -17,8 +17,9 @@ import torch
 
 import tilelang_tt
 from tests import op_kernels as K
-from tests.emulator.sfpu_models import (model_erf, model_exp_fast, model_gelu_lut, model_recip_fast,
-                                       model_sigmoid_lut, model_sqrt, model_tanh_lut)
+from tests.emulator.sfpu_llk_models import model_recip
+from tests.emulator.sfpu_models import (model_erf, model_exp_fast, model_gelu_lut, model_sigmoid_lut, model_sqrt,
+                                       model_tanh_lut)
 from tilelang_tt.contract.formats import bfloat16_round
 from tilelang_tt.ops.sfpu_errors import APPROX_ERRORS
 
@@ -35,7 +36,7 @@ APPROXIMATE = {
     "erf": (r"erf_tile<true>\(", lambda x: model_erf(x, approx=True), False),
     "sqrt": (r"sqrt_tile\(", lambda x: model_sqrt(x, approx=True, reciprocal=False), True),
     "rsqrt": (r"rsqrt_tile\(", lambda x: model_sqrt(x, approx=True, reciprocal=True), True),
-    "reciprocal": (r"recip_tile\(", model_recip_fast, True),
+    "reciprocal": (r"recip_tile\(", lambda x: model_recip(x, "wormhole_b0", True, approximate=True), True),
 }
 
 

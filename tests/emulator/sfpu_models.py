@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .sfpu_llk_models import model_recip
+
 
 def mad(a, b, c) -> np.ndarray:
     """One SFPMAD: a * b + c rounded once to fp32 (SFPMAD.md; the fp32 product is exact in float64, the sum is
@@ -63,31 +65,11 @@ def model_exp_fast(x: np.ndarray, scale: float = 1.0) -> np.ndarray:
     return (mag << np.uint32(15)).view(np.float32)
 
 
-def model_reciprocal(x: np.ndarray, steps: int) -> np.ndarray:
-    """sfpu_reciprocal_iter as 0.81.1 ckernel_sfpu_recip.h computes it: the quadratic seed of sfpu_reciprocal_init on
-    the negated mantissa, ``steps`` Newton steps (max_iter 0 and 1: one, 2: two), each multiply-add rounded once to
-    fp32, scaled by the exponent, the input's sign."""
-    k0, k1, k2 = 0.3232325017452239990234375, 1.4545459747314453125, 2.121212482452392578125
-    x = np.asarray(x, dtype=np.float32)
-    bits = x.view(np.uint32)
-    nx = (np.uint32(0xBF800000) | (bits & np.uint32(0x7FFFFF))).view(np.float32).astype(np.float64)
-    y = mad(mad(k0, nx, k1), nx, k2)
-    for _ in range(steps):
-        y = mad(y, mad(nx, y, 1.0), y)
-    exponent = ((bits >> 23) & 0xFF).astype(np.int64)
-    return np.copysign(y.astype(np.float64) * np.exp2(127.0 - exponent), x).astype(np.float32)
-
-
-def model_recip_fast(x: np.ndarray) -> np.ndarray:
-    """recip_tile<.., Approximate>: sfpu_reciprocal_iter<0>, one Newton step."""
-    return model_reciprocal(x, 1)
-
-
 def model_erf(x: np.ndarray, approx: bool) -> np.ndarray:
     """erf_tile<approx> as 0.81.1 ckernel_sfpu_erf.h computes it with the bfloat16 ERF_LUT (the compiled kernels
     define no INP_FLOAT32): x clamped to [-10, 10], x P(x^2) / Q(x^2) by Horner in x^2
     (piecewise_rational_eval_parity_numer_denom: the denominator's extra leading term first), times
-    sfpu_reciprocal<approx> (one Newton step, else two), clamped to [-1, 1]."""
+    Wormhole's sfpu_reciprocal<approx> (one Newton step, else two: sfpu_llk_models), clamped to [-1, 1]."""
     num = (1.1280932447, 2.7609212279e-01, 4.5400281738e-02, 7.4481184425e-04)  # x^1, x^3, x^5, x^7
     den = (1.0, 5.7439188334e-01, 1.3675764810e-01, 8.2844606784e-03, 2.4813862145e-05)  # x^0 .. x^8
     num, den = [np.float32(c) for c in num], [np.float32(c) for c in den]
@@ -96,7 +78,7 @@ def model_erf(x: np.ndarray, approx: bool) -> np.ndarray:
     numer, denom = np.full_like(x, num[3]), mad(den[4], x2, den[3])
     for k in (2, 1, 0):
         numer, denom = mad(numer, x2, num[k]), mad(denom, x2, den[k])
-    return np.clip(mad(mad(numer, x, 0.0), model_reciprocal(denom, 1 if approx else 2), 0.0), -1, 1)
+    return np.clip(mad(mad(numer, x, 0.0), model_recip(denom, "wormhole_b0", True, approx), 0.0), -1, 1)
 
 
 def lut_entry(v: float, mantissa_bits: int) -> float:

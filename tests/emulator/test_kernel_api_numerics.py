@@ -26,8 +26,8 @@ from tilelang_tt.ops.sfpu_errors import APPROX_ERRORS
 
 from .device_harness import Kernel, bf16_bits, bf16_to_f32, build, run, runtime_objects, tilize, untilize
 from .device_kernels import COMPUTE_ONE_TILE, READER_ALL_TILES, READER_BINARY, WRITER_UNARY
-from .sfpu_models import (model_erf, model_exp_fast, model_gelu_lut, model_recip_fast, model_sigmoid_lut,
-                          model_sqrt, model_tanh_lut)
+from .sfpu_llk_models import model_recip
+from .sfpu_models import model_erf, model_exp_fast, model_gelu_lut, model_sigmoid_lut, model_sqrt, model_tanh_lut
 
 FIDELITY = {"LoFi": 0, "HiFi2": 2, "HiFi3": 3, "HiFi4": 4}
 PHASES = {"LoFi": 1, "HiFi2": 2, "HiFi3": 3, "HiFi4": 4}
@@ -95,7 +95,7 @@ def one_tile(tmp_path, runtime, body, a, b, *, init="", fidelity="HiFi4", fp32=1
     exe = build(tmp_path, runtime, [
         Kernel("reader.cpp", READER_BINARY, (2, size_in, 2, size_in)),
         Kernel("compute.cpp", COMPUTE_ONE_TILE.replace("INIT", init).replace("BODY", body),
-               defines=(("TT_EMU_MATH_APPROX_MODE", str(int(approx))),)),
+               defines=(("TT_EMU_MATH_APPROX_MODE", str(int(approx))), ("TT_EMU_DST_ACCUM_MODE", str(fp32)))),
         Kernel("writer.cpp", WRITER_UNARY, (2, size_out)),
     ])
     host_approx = approx if host_approx is None else host_approx
@@ -396,7 +396,7 @@ def test_recip_tile_approximate_is_one_newton_step(tmp_path, runtime):
     body = ("copy_init(a);\n    copy_tile(a, 0, 0);\n    recip_tile_init<ReciprocalDestAcc::FP32, ReciprocalApproxMode::"
             "Approximate>();\n    recip_tile<ReciprocalDestAcc::FP32, ReciprocalApproxMode::Approximate>(0);")
     got = one_tile(tmp_path, runtime, body, x, x, in_fmt="Float32", utd="1" + "0" * 31)
-    np.testing.assert_allclose(got, model_recip_fast(x), rtol=2.0 ** -22)
+    np.testing.assert_array_equal(got.astype(np.float32), model_recip(x, "wormhole_b0", True, approximate=True))
     rel = np.abs(got * x - 1)
     assert 2.0 ** -20 < rel.max() < 2.0 ** -10, rel.max()  # one step from a 1% seed: about 1e-4
 
@@ -474,9 +474,10 @@ def test_recip_tile_default_follows_math_approx_mode(tmp_path, runtime):
     x = (RNG.uniform(0.5, 4.0, (32, 32)) * RNG.choice([-1, 1], (32, 32))).astype(np.float32)
     body = "copy_init(a);\n    copy_tile(a, 0, 0);\n    recip_tile_init();\n    recip_tile(0);"
     got = one_tile(tmp_path, runtime, body, x, x, in_fmt="Float32", utd="1" + "0" * 31, approx=True)
-    np.testing.assert_allclose(got, model_recip_fast(x), rtol=2.0 ** -22)
+    np.testing.assert_array_equal(got.astype(np.float32), model_recip(x, "wormhole_b0", True, approximate=True))
     precise = one_tile(tmp_path / "precise", runtime, body, x, x, in_fmt="Float32", utd="1" + "0" * 31)
-    np.testing.assert_array_equal(precise, (1 / x).astype(np.float32))
+    np.testing.assert_array_equal(precise.astype(np.float32), model_recip(x, "wormhole_b0", True, approximate=False))
+    assert not np.array_equal(got, precise)
 
 
 @pytest.mark.parametrize("built", [False, True])
