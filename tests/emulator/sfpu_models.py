@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .sfpu_llk_models import model_recip
+from .sfpu_llk_models import model_recip, sfpmad
 
 
 def mad(a, b, c) -> np.ndarray:
-    """One SFPMAD: a * b + c rounded once to fp32 (SFPMAD.md; the fp32 product is exact in float64, the sum is
-    rounded to float64 and then to fp32, which the inputs below never make differ from one rounding)."""
-    return (np.asarray(a, np.float64) * np.asarray(b, np.float64) + c).astype(np.float32)
+    """One SFPMAD, a * b + c, as Wormhole's computes it (sfpu_llk_models.sfpmad: the ISA documentation's bit-perfect
+    model, the product cut to 27 bits with a sticky bit before one rounding), element by element."""
+    a, b, c = np.broadcast_arrays(*(np.asarray(v, dtype=np.float32) for v in (a, b, c)))
+    words = [v.view(np.uint32).ravel() for v in (a, b, c)]
+    out = np.array([sfpmad(int(x), int(y), int(z), False) for x, y, z in zip(*words)], dtype=np.uint32)
+    return out.reshape(a.shape).view(np.float32)
 
 
 def bits_of(x) -> np.ndarray:
@@ -46,7 +49,10 @@ def model_sqrt(x: np.ndarray, approx: bool, reciprocal: bool, fast: bool = False
             if not fast:
                 out = np.where(regular & negative, np.float32(np.nan), out)
         else:
-            out = np.where(xb != 0x7F800000, step, c if approx else y)
+            # the precise form's step is under a signed compare with inf's bits (a positive NaN skips it), the
+            # approximate form's under a != (ckernel_sfpu_sqrt.h:59, :98)
+            stepped = (xb != 0x7F800000) if approx else (xb.view(np.int32) < 0x7F800000)
+            out = np.where(stepped, step, c if approx else y)
             if not fast:
                 out = np.where(~nonzero, x, np.where(negative, np.float32(np.nan), out))
     return out.astype(np.float32)
@@ -54,13 +60,13 @@ def model_sqrt(x: np.ndarray, approx: bool, reciprocal: bool, fast: bool = False
 
 def model_exp_fast(x: np.ndarray, scale: float = 1.0) -> np.ndarray:
     """exp_tile<true> as 0.81.1 ckernel_sfpu_exp.h computes it (ClampToNegative) after exp_tile_init<true, scale>:
-    y = max(x, -88.5 / scale), t = (A * scale) y + (B - C) rounded once to fp32 (SFPMAD; exp_init rounds A * scale
+    y = max(x, -88.5 / scale), t = (A * scale) y + (B - C) (one SFPMAD; exp_init rounds A * scale
     and -88.5 / scale to fp32 at compile time), |t| rounded to nearest, ties away from zero, clamped to 65535
     (SFP_STOCH_RND FP32_TO_UINT16, not stochastic), shifted left 15 bits into an fp32 word."""
     s = np.float32(scale)
-    a, b_minus_c = np.float32(256.0 * 1.4426950408889634) * s, 32500.818359375
-    y = np.maximum(np.asarray(x, dtype=np.float32), np.float32(-88.5) / s).astype(np.float64)
-    t = np.abs((float(a) * y + b_minus_c).astype(np.float32).astype(np.float64))
+    a, b_minus_c = np.float32(256.0 * 1.4426950408889634) * s, np.float32(32500.818359375)
+    y = np.maximum(np.asarray(x, dtype=np.float32), np.float32(-88.5) / s)
+    t = np.abs(mad(a, y, b_minus_c).astype(np.float64))
     mag = np.where(t < 0.5, 0, np.minimum(np.floor(t) + (t - np.floor(t) >= 0.5), 65535)).astype(np.uint32)
     return (mag << np.uint32(15)).view(np.float32)
 

@@ -21,6 +21,7 @@ import pytest
 from .device_harness import Kernel, bf16_bits, bf16_to_f32, build, run, runtime_objects, tilize, untilize
 from .device_kernels import COMPUTE_ONE_TILE, READER_BINARY, WRITER_UNARY
 from .sfpu_llk_models import model_div, model_recip
+from .sfpu_models import model_sqrt
 
 ARCHS = ["wormhole_b0", "blackhole"]
 TILE_BYTES = {"Float16_b": 2048, "Float32": 4096}
@@ -153,3 +154,15 @@ def test_recip_tile_dest_acc_picks_the_sequence_not_the_kernels_dst(tmp_path, ru
     got = run_tile(tmp_path, runtime, "wormhole_b0", True, body, x, x)
     assert_same_words(got, model_recip(x, "wormhole_b0", False, False), x)
     assert not np.array_equal(words(got), words(model_recip(x, "wormhole_b0", True, False)))
+
+
+@pytest.mark.parametrize("call,reciprocal", [("sqrt_tile", False), ("rsqrt_tile", True)])
+@pytest.mark.parametrize("approx", [False, True])
+def test_sqrt_and_rsqrt_are_the_llk_sequence(tmp_path, runtime, call, reciprocal, approx):
+    """sqrt_tile / rsqrt_tile with a float32 DST (ckernel_sfpu_sqrt.h:28-121 _calculate_sqrt_body_, the same on both
+    archs): the magic-constant seed and SQRT_23-bits (APPROX: SQRT_10-bits), each SFPMAD as Wormhole's, over the edge
+    words (NaNs, denormals, negatives included) and random words, against tests/emulator/sfpu_models.py."""
+    x, _ = operand_pairs(9, True)
+    init = "rsqrt_tile_init();" if reciprocal else "sqrt_tile_init();"
+    got = run_tile(tmp_path, runtime, "wormhole_b0", True, f"{init}\n    {call}(0);", x, x, approx=approx)
+    assert_same_words(got, model_sqrt(x, approx, reciprocal), x)

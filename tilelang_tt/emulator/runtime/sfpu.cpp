@@ -24,10 +24,22 @@ namespace {
 float gelu(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
+// One SFPMAD: a * b + c as Wormhole's SFPMAD computes it (sfpmad_model, sfpu_recip.cpp: tt-isa-documentation
+// Miscellaneous/FMA's bit-perfect model; the product cut to 27 bits with a sticky bit before the add, one rounding to
+// nearest even, denormals read as and flushed to +0). SFPMUL and SFPADD are SFPMAD with c = 0 and b = 1 (SFPMUL.md,
+// SFPADD.md); sfpi compiles `a * b + c` of vFloats to one SFPMAD. The approximations of this file use Wormhole's rule
+// on both archs (0.81.1 runs the same sqrt, rsqrt, gelu, tanh and sigmoid approximations and tables on both:
+// blackhole's gelu intercept -0.2795 is the same FP16 entry as wormhole's -0.2796); Blackhole's SFPMAD differs in
+// zero signs, NaN bits and denormal rounding only.
+float sfpmad(float a, float b, float c) {
+  return std::bit_cast<float>(
+      sfpmad_model(std::bit_cast<uint32_t>(a), std::bit_cast<uint32_t>(b), std::bit_cast<uint32_t>(c), false));
+}
+
 // exp_tile<approx = true> with InputClamping::ClampToNegative (0.81.1 ckernel_sfpu_exp.h, calculate_exponential's
 // APPROXIMATION_MODE && CLAMP_NEGATIVE path; exp_init programs its constants): Schraudolph's approximation. SFPSWAP
 // clamps the input to at least -88.5; SFPMAD computes t = A * y + (B - C) with A = 256 / ln 2 and B - C =
-// 32500.818359375 (partially fused, one round to nearest even: SFPMAD.md; fmaf here); SFP_STOCH_RND with
+// 32500.818359375 (one SFPMAD, partially fused, one round to nearest even); SFP_STOCH_RND with
 // StochasticRounding = 0 and FP32_TO_UINT16 takes |t|, rounds it to nearest (ties away from zero; |t| < 0.5 to
 // 0) and clamps it to 65535 (SFPSTOCHRND_FloatInt.md); SFPSHFT by 15 puts that 16-bit integer in the exponent
 // and the top 7 mantissa bits of the fp32 result. exp_init<true, scale> folds its scale into the constants at
@@ -37,7 +49,7 @@ float exp_fast_scaled(float x, float scale) {
   constexpr float kA = 256.0f * 1.4426950408889634f, kBMinusC = 32500.818359375f;
   const float a = kA * scale, threshold = -88.5f / scale;
   const float y = std::max(x, threshold);
-  const float t = std::fabs(std::fmaf(a, y, kBMinusC));
+  const float t = std::fabs(sfpmad(a, y, kBMinusC));
   uint32_t mag = 0;
   if (!(t < 65536.0f)) mag = 65535;  // exponent >= 16 or NaN: the maximum magnitude
   else if (t >= 0.5f) mag = static_cast<uint32_t>(std::floor(t)) + (t - std::floor(t) >= 0.5f);
@@ -45,20 +57,6 @@ float exp_fast_scaled(float x, float scale) {
 }
 
 float exp_fast(float x) { return exp_fast_scaled(x, 1.0f); }
-
-// One SFPMAD (tt-isa-documentation WormholeB0 SFPMAD.md, "IEEE754 conformance / divergence"): a * b + c with
-// denormal inputs read as zero, one rounding to nearest even, a denormal or negative zero result flushed to +0.
-// The hardware keeps the product "in higher precision than FP32" but not exactly; fmaf keeps it exactly, which
-// differs only when the rounding of the sum depends on the product's bits beyond that precision. SFPMUL and SFPADD
-// are SFPMAD with c = 0 and b = 1 (SFPMUL.md, SFPADD.md); sfpi compiles `a * b + c` of vFloats to one SFPMAD.
-// Blackhole's SFPMAD (BlackholeA0/.../SFPMAD.md) flushes denormals after rounding and keeps a zero's sign; the
-// emulator uses Wormhole's rule for both archs (0.81.1 runs the same sqrt, rsqrt, gelu, tanh and sigmoid
-// approximations and tables on both: blackhole's gelu intercept -0.2795 is the same FP16 entry as wormhole's -0.2796).
-float sfpmad(float a, float b, float c) {
-  const auto daz = [](float v) { return std::fpclassify(v) == FP_SUBNORMAL ? 0.0f : v; };
-  const float d = std::fmaf(daz(a), daz(b), daz(c));
-  return d == 0.0f || std::fpclassify(d) == FP_SUBNORMAL ? 0.0f : d;
-}
 
 // sqrt_tile and rsqrt_tile (0.81.1 hw/ckernels/wormhole_b0/metal/llk_api/llk_sfpu/ckernel_sfpu_sqrt.h,
 // _calculate_sqrt_body_, with sqrt_init's constants; ckernel_sfpu_rsqrt.h runs the same body with RECIPROCAL):
