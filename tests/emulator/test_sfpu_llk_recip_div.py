@@ -166,3 +166,30 @@ def test_sqrt_and_rsqrt_are_the_llk_sequence(tmp_path, runtime, call, reciprocal
     init = "rsqrt_tile_init();" if reciprocal else "sqrt_tile_init();"
     got = run_tile(tmp_path, runtime, "wormhole_b0", True, f"{init}\n    {call}(0);", x, x, approx=approx)
     assert_same_words(got, model_sqrt(x, approx, reciprocal), x)
+
+
+def bf16_nearest(x: np.ndarray) -> np.ndarray:
+    """x (float64) correctly rounded to bfloat16, nearest even, as float32."""
+    bits = np.asarray(x, dtype=np.float64).view(np.uint64)
+    shift = np.uint64(52 - 7)
+    rem = bits & ((np.uint64(1) << shift) - np.uint64(1))
+    half = np.uint64(1) << (shift - np.uint64(1))
+    up = (rem > half) | ((rem == half) & ((bits >> shift) & np.uint64(1)).astype(bool))
+    return (((bits >> shift) + up.astype(np.uint64)) << shift).view(np.float64).astype(np.float32)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_bfloat16_division_and_reciprocal_are_correctly_rounded(tmp_path, runtime, arch):
+    """With a bfloat16 DST every quotient of two normal bfloat16 mantissas (64 x 16 of the 128 x 128 pairs here) is
+    the correctly rounded one, and on Wormhole every reciprocal of the 128 mantissas is (ckernel_sfpu_recip.h:134-137:
+    its bfloat16 seed makes all 128 round correctly with Wormhole's SFPMAD)."""
+    rows = np.arange(1024) // 16 * 2
+    a = as_floats(0x3F800000 | (rows.astype(np.uint32) << 16)).reshape(32, 32)
+    b = as_floats(0x3F800000 | ((np.arange(1024) % 16 * 8 + 3).astype(np.uint32) << 16)).reshape(32, 32)
+    got = run_tile(tmp_path, runtime, arch, False, "div_binary_tile_init();\n    div_binary_tile(0, 1, 0);", a, b)
+    np.testing.assert_array_equal(got, bf16_nearest(a.astype(np.float64) / b))
+    if arch == "wormhole_b0":
+        x = as_floats((0x3F800000 | (np.arange(1024, dtype=np.uint32) % 128 << 16))
+                      + (np.arange(1024, dtype=np.uint32) // 128 << 23)).reshape(32, 32)
+        got = run_tile(tmp_path / "recip", runtime, arch, False, "recip_tile_init();\n    recip_tile(0);", x, x)
+        np.testing.assert_array_equal(got, bf16_nearest(1.0 / x.astype(np.float64)))
