@@ -225,7 +225,7 @@ def bh_recip_fp32(x: int) -> int:
 
 
 def bh_div_fp32(in0: int, in1: int) -> int:
-    """blackhole ckernel_sfpu_binary.h:248-285, calculate_sfpu_binary_div with a float32 DST."""
+    """blackhole ckernel_sfpu_binary.h:248-284, calculate_sfpu_binary_div with a float32 DST."""
     def mad(a, b, c):
         return sfpmad(a, b, c, True)
 

@@ -4,7 +4,7 @@ with a float32 and a bfloat16 DST, over random words and the edge values: zeros,
 two and the ends of the normal range.
 
 * div_binary_tile: calculate_sfpu_binary_div (hw/ckernels/wormhole_b0/metal/llk_api/llk_sfpu/ckernel_sfpu_binary.h:
-  226-297; blackhole's :237-308). A float32 DST: the mantissas' quotient from a one-step reciprocal, one residual
+  226-297; blackhole's :238-308). A float32 DST: the mantissas' quotient from a one-step reciprocal, one residual
   step, the exponent restored in two factors, the exceptional inputs' branch. A bfloat16 DST: in0 times the two-step
   reciprocal, the zero divisor's cases, rounded to bfloat16 (nearest even).
 * recip_tile: calculate_reciprocal (wormhole_b0 ckernel_sfpu_recip.h:107-157; blackhole :386-395).

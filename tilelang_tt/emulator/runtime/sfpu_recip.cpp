@@ -247,16 +247,16 @@ float bh_recip_fp32(float x) {
   return value(mad_bh(t2, y, y));
 }
 
-// calculate_sfpu_binary_div (blackhole ckernel_sfpu_binary.h:237-303).
+// calculate_sfpu_binary_div (blackhole ckernel_sfpu_binary.h:238-308).
 float exact_recip(float x) { return 1.0f / x; }
 
 float bh_div_fp32(float a, float b) {
   const uint32_t in0 = bits(a), in1 = bits(b);
-  const uint32_t ma = setexp(in0, 127), mb = setexp(in1, 127);                    // :250-251
-  const uint32_t r = bh_reciprocal_iter(mb, 1, true);                             // :253
-  uint32_t q = mad_bh(ma, r, 0);                                                  // :254
-  const uint32_t residual = mad_bh(q ^ kSign, mb, ma);                            // :255, ma - q mb
-  q = mad_bh(residual, r, q);                                                     // :256
+  const uint32_t ma = setexp(in0, 127), mb = setexp(in1, 127);                    // :251-252
+  const uint32_t r = bh_reciprocal_iter(mb, 1, true);                             // :254
+  uint32_t q = mad_bh(ma, r, 0);                                                  // :255
+  const uint32_t residual = mad_bh(q ^ kSign, mb, ma);                            // :256, ma - q mb
+  q = mad_bh(residual, r, q);                                                     // :257
   const int32_t ea = exexp_biased(in0), eb = exexp_biased(in1) - 127;
   const int32_t exponent = ea - eb + exexp_biased(q);
   const int32_t half = static_cast<int32_t>(static_cast<uint32_t>(exponent) >> 1);
