@@ -145,10 +145,15 @@ def wh_reciprocal_iter(x: int, max_iter: int, round_to_bf16: bool = False, norma
         t = mad(negative_x, y, ONE)
         y = mad(y, t, y)
     if round_to_bf16:
-        y = (y + 0x8000) & 0xFFFF0000  # convert<vFloat16b>(y, RoundMode::Nearest): ties away from zero (:24-26)
+        y = bf16_nearest_away(y)
     if not normalized:
         y = mad(y, scale, 0)
     return (y & ~SIGN & MASK32) | (x & SIGN)  # copysgn(y, in)
+
+
+def bf16_nearest_away(v: int) -> int:
+    """convert<vFloat16b>(v, RoundMode::Nearest): nearest, ties away from zero (ckernel_sfpu_recip.h:24-26)."""
+    return (v + 0x8000) & 0xFFFF0000
 
 
 def bf16_rne(v: int) -> int:
@@ -283,4 +288,17 @@ def model_recip(x, arch: str, fp32_dest: bool, approximate: bool) -> np.ndarray:
     else:
         def fn(v):
             return wh_reciprocal_iter(v, 1, round_to_bf16=True, seed=SEED_BF16)
+    return _apply(fn, x)
+
+
+def model_sdpa_recip(x, arch: str, fp32_dest: bool, approximate: bool) -> np.ndarray:
+    """ttnn SDPA's calculate_recip_first_column (experimental/llk_sfpu/ckernel_sfpu_sdpa.h:33-50) after
+    sfpu_reciprocal_init<false>: the arch's sfpu_reciprocal_iter, <0> with APPROX, <2> with a float32 DST, else <1>
+    converted to bfloat16 (nearest, ties away from zero)."""
+    iterate = bh_reciprocal_iter if arch == "blackhole" else wh_reciprocal_iter
+    steps = 0 if approximate else 2 if fp32_dest else 1
+
+    def fn(v):
+        y = iterate(v, steps)
+        return y if approximate or fp32_dest else bf16_nearest_away(y)
     return _apply(fn, x)

@@ -20,7 +20,7 @@ import pytest
 
 from .device_harness import Kernel, bf16_bits, bf16_to_f32, build, run, runtime_objects, tilize, untilize
 from .device_kernels import COMPUTE_ONE_TILE, READER_BINARY, WRITER_UNARY
-from .sfpu_llk_models import model_div, model_recip
+from .sfpu_llk_models import model_div, model_recip, model_sdpa_recip
 from .sfpu_models import model_sqrt
 
 ARCHS = ["wormhole_b0", "blackhole"]
@@ -51,7 +51,7 @@ def from_bytes(raw: bytes, fmt: str) -> np.ndarray:
 
 
 def run_tile(tmp_path, runtime, arch: str, fp32: bool, body: str, a: np.ndarray, b: np.ndarray,
-             approx: bool = False) -> np.ndarray:
+             approx: bool = False, includes: str = "") -> np.ndarray:
     """A (CB 0) into DST 0 and B (CB 1) into DST 1, BODY, DST 0 out: float32 tiles unpacked to DST exactly with a
     float32 DST, bfloat16 tiles otherwise."""
     fmt = "Float32" if fp32 else "Float16_b"
@@ -59,7 +59,7 @@ def run_tile(tmp_path, runtime, arch: str, fp32: bool, body: str, a: np.ndarray,
     utd = " utd=11" + "0" * (NUM_CBS[arch] - 2) if fp32 else ""
     exe = build(tmp_path, runtime, [
         Kernel("reader.cpp", READER_BINARY, (2, size, 2, size)),
-        Kernel("compute.cpp", COMPUTE_ONE_TILE.replace("INIT", "").replace(
+        Kernel("compute.cpp", (includes + COMPUTE_ONE_TILE).replace("INIT", "").replace(
             "BODY", "copy_init(a);\n    copy_tile(a, 0, 0);\n    copy_init(b);\n    copy_tile(b, 0, 1);\n    " + body),
             defines=(("TT_EMU_MATH_APPROX_MODE", str(int(approx))), ("TT_EMU_DST_ACCUM_MODE", str(int(fp32))))),
         Kernel("writer.cpp", WRITER_UNARY, (2, size)),
@@ -193,3 +193,22 @@ def test_bfloat16_division_and_reciprocal_are_correctly_rounded(tmp_path, runtim
                       + (np.arange(1024, dtype=np.uint32) // 128 << 23)).reshape(32, 32)
         got = run_tile(tmp_path / "recip", runtime, arch, False, "recip_tile_init();\n    recip_tile(0);", x, x)
         np.testing.assert_array_equal(got, bf16_nearest(1.0 / x.astype(np.float64)))
+
+
+SDPA_RECIP = ("MATH((SFPU_UNARY_CALL(0, DST_ACCUM_MODE, calculate_recip_first_column, (DST_ACCUM_MODE), 0, "
+              "VectorMode::C)));")
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("fp32,approx", [(True, False), (False, False), (True, True)])
+def test_sdpa_recip_first_column_is_the_arch_reciprocal_iteration(tmp_path, runtime, arch, fp32, approx):
+    """ttnn SDPA's calculate_recip_first_column (ckernel_sfpu_sdpa.h:33-50) on column 0: the arch's
+    sfpu_reciprocal_iter (<2>, <1> rounded to bfloat16, <0>), not recip_tile's sequence."""
+    x, _ = operand_pairs(13, fp32)
+    includes = '#include "experimental/llk_sfpu/ckernel_sfpu_sdpa.h"\n'
+    got = run_tile(tmp_path, runtime, arch, fp32, SDPA_RECIP, x, x, approx=approx, includes=includes)
+    want = model_sdpa_recip(x[:, :1], arch, fp32, approx)
+    if not fp32:
+        want = bf16_to_f32(bf16_bits(want))
+    assert_same_words(got[:, :1], want, x[:, :1])
+    np.testing.assert_array_equal(got[:, 1:], x[:, 1:])  # the other columns untouched (a NaN as any NaN)

@@ -769,7 +769,9 @@ void sfpu_binary_faces(SfpuBinary op, uint32_t i0, uint32_t i1, uint32_t io, uin
 void sfpu_unary_first_column(Unary op, uint32_t idst, uint8_t faces, float scale, bool on_pack, const char* fn,
                              Loc loc) {
   ThreadCtx& t = compute_ctx(fn, loc);
-  const SfpuUnaryFn op_fn = sfpu_unary_fn(op, sfpu_mode(t));
+  const bool recip = op == Unary::Recip || op == Unary::RecipFast;
+  const SfpuUnaryFn op_fn =
+      recip ? sfpu_sdpa_recip_fn(op == Unary::RecipFast, sfpu_mode(t)) : sfpu_unary_fn(op, sfpu_mode(t));
   float* d = on_pack ? pack_held_dst(t, idst, fn, loc) : math_dst(t, idst, fn, loc);
   // Column 0 of the tile lies in faces 0 (rows 0-15) and 2 (rows 16-31); faces 1 and 3 hold none of it.
   uint32_t left = 0;

@@ -81,6 +81,8 @@ SfpuBinaryFn sfpu_binary_fn(SfpuBinary op, SfpuMode mode);
 // ReciprocalApproxMode::Approximate.
 SfpuUnaryFn sfpu_recip_fn(bool approximate, SfpuMode mode);
 SfpuBinaryFn sfpu_div_fn(SfpuMode mode);
+// ttnn SDPA's calculate_recip_first_column: the arch's sfpu_reciprocal_iter, not recip_tile's sequence.
+SfpuUnaryFn sfpu_sdpa_recip_fn(bool approximate, SfpuMode mode);
 // Wormhole's sfpu_reciprocal_iter<max_iter> from sfpu_reciprocal_init's default seed (what sfpu_reciprocal runs).
 float sfpu_reciprocal_wh(float x, int max_iter);
 // One SFPMAD, a * b + c on FP32 words, as Wormhole's or Blackhole's hardware rounds it (sfpu_recip.cpp).

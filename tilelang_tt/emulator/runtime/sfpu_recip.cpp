@@ -148,6 +148,9 @@ constexpr Seed kSeedDefault{bits(0.3232325017452239990234375f), bits(1.454545974
 constexpr Seed kSeedBf16{bits(0.32133400440216064453125f), bits(1.4514148235321044921875f),
                          bits(2.1200883388519287109375f)};
 
+// convert<vFloat16b>(v, RoundMode::Nearest): to bfloat16, nearest with ties away from zero (ckernel_sfpu_recip.h:24-26)
+uint32_t bf16_nearest_away(uint32_t v) { return (v + 0x8000u) & 0xffff0000u; }
+
 // sfpu_reciprocal_iter<max_iter, round_to_bf16, normalized> (:28-105): max_iter 0 and 1 run one Newton step, 2 two.
 uint32_t wh_reciprocal_iter(uint32_t in, int max_iter, bool round_to_bf16, bool normalized, const Seed& seed) {
   // -x: -1's sign and exponent with in's mantissa (copyman), or in with its sign set (normalized: |in| in [1, 2))
@@ -162,8 +165,7 @@ uint32_t wh_reciprocal_iter(uint32_t in, int max_iter, bool round_to_bf16, bool 
     const uint32_t t = mad_wh(negative_x, y, kOne);  // t = 1 - x y (:70, :85)
     y = mad_wh(y, t, y);                              // y = y + y t (:81, :86)
   }
-  // convert<vFloat16b>(y, RoundMode::Nearest): to bfloat16, nearest with ties away from zero (:24-26)
-  if (round_to_bf16) y = (y + 0x8000u) & 0xffff0000u;
+  if (round_to_bf16) y = bf16_nearest_away(y);
   if (!normalized) y = mad_wh(y, scale, 0);
   return setsgn(y, in);  // copysgn (:102)
 }
@@ -278,6 +280,15 @@ float bh_div_bf16(float a, float b) {
   return value(bf16_rne(result));
 }
 
+// ttnn SDPA's calculate_recip_first_column (experimental/llk_sfpu/ckernel_sfpu_sdpa.h:33-50, the same on both archs)
+// after sfpu_reciprocal_init<false> (compute_common.hpp): the arch's sfpu_reciprocal_iter, <0> with APPROX, <2> with
+// a float32 DST, else <1> converted to bfloat16 (nearest, ties away from zero).
+float wh_sdpa_recip_bf16(float x) {
+  return value(bf16_nearest_away(wh_reciprocal_iter(bits(x), 1, false, false, kSeedDefault)));
+}
+float bh_sdpa_recip_fp32(float x) { return value(bh_reciprocal_iter(bits(x), 2, false)); }
+float bh_sdpa_recip_bf16(float x) { return value(bf16_nearest_away(bh_reciprocal_iter(bits(x), 1, false))); }
+
 }  // namespace
 
 SfpuUnaryFn sfpu_recip_fn(bool approximate, SfpuMode mode) {
@@ -288,6 +299,12 @@ SfpuUnaryFn sfpu_recip_fn(bool approximate, SfpuMode mode) {
   }
   if (approximate) return wh_recip_approx;
   return mode.fp32_dest ? wh_recip_fp32 : wh_recip_bf16;
+}
+
+SfpuUnaryFn sfpu_sdpa_recip_fn(bool approximate, SfpuMode mode) {
+  if (approximate) return mode.blackhole ? bh_recip_approx : wh_recip_approx;
+  if (mode.blackhole) return mode.fp32_dest ? bh_sdpa_recip_fp32 : bh_sdpa_recip_bf16;
+  return mode.fp32_dest ? wh_recip_fp32 : wh_sdpa_recip_bf16;
 }
 
 SfpuBinaryFn sfpu_div_fn(SfpuMode mode) {

@@ -8,9 +8,8 @@
 //   column 0 of the tile's 32 rows, where a row statistic lives (runtime sfpu_unary_first_column); called raw
 //   (outside SFPU_UNARY_CALL), on the one face the DST row counter points at; inside PACK(...), on the DST half the
 //   packer holds, on its clock. The emulator's
-//   exp is its Exp / ExpFast (runtime sfpu.cpp), the reciprocal recip_tile's sequence for the kernel's DST (runtime
-//   sfpu_recip.cpp; with a bfloat16 DST the LLK runs one step from the default seed rounded to bfloat16, recip_tile
-//   one from its bfloat16 seed), rounded to DST's format.
+//   exp is its Exp / ExpFast (runtime sfpu.cpp), the reciprocal the arch's sfpu_reciprocal_iter for the kernel's DST
+//   (runtime sfpu_recip.cpp, sfpu_sdpa_recip_fn), rounded to DST's format.
 // - calculate_fused_max_sub_exp_add_tile and calculate_softplus_first_column (ring / joint attention only), and
 //   raw SFPI (sfpi::vFloat, dst_reg, v_if: a kernel's own SFPU code): not emulated.
 #pragma once
