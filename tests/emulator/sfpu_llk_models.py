@@ -229,6 +229,15 @@ def bh_recip_fp32(x: int) -> int:
     return mad(t2, y, y)
 
 
+def bh_recip_bf16(x: int) -> int:
+    """blackhole ckernel_sfpu_recip.h:80-155 _calculate_reciprocal_fast_8b_3c_ (DISABLE_SFPLOADMACRO form): arecip
+    with the low half 0x8000, e = x y - 1, y + (e's word >> 16, logical: SFPSHFT mod 5), stored to a 16-bit DST as
+    its top 16 bits."""
+    y = arecip(x) | 0x8000
+    e = sfpmad(sfpmad(0, 0, x, True), y, f32_bits(-1.0), True)
+    return ((y + (e >> 16)) & MASK32) & 0xFFFF0000
+
+
 def bh_div_fp32(in0: int, in1: int) -> int:
     """blackhole ckernel_sfpu_binary.h:248-284, calculate_sfpu_binary_div with a float32 DST."""
     def mad(a, b, c):
@@ -275,10 +284,9 @@ def model_div(a, b, arch: str, fp32_dest: bool) -> np.ndarray:
 
 
 def model_recip(x, arch: str, fp32_dest: bool, approximate: bool) -> np.ndarray:
-    """recip_tile<dest_acc, approximation> as the arch's calculate_reciprocal computes it (not Blackhole's bfloat16
-    precise form, _calculate_reciprocal_fast_8b_3c_, which the emulator does not model)."""
+    """recip_tile<dest_acc, approximation> as the arch's calculate_reciprocal computes it."""
     if arch == "blackhole":
-        fn = arecip if approximate else bh_recip_fp32
+        fn = arecip if approximate else bh_recip_fp32 if fp32_dest else bh_recip_bf16
     elif approximate:
         def fn(v):
             return wh_reciprocal_iter(v, 0)

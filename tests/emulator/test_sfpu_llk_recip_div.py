@@ -131,14 +131,12 @@ def test_float32_division_is_within_one_ulp(tmp_path, runtime, arch, off_by_one)
     assert off_by_one[0] < (ulps == 1).mean() < off_by_one[1], (ulps == 1).mean()
 
 
-RECIP_CASES = [(arch, fp32, approx) for arch in ARCHS for fp32 in (True, False) for approx in (False, True)
-               if not (arch == "blackhole" and not fp32 and not approx)]
+RECIP_CASES = [(arch, fp32, approx) for arch in ARCHS for fp32 in (True, False) for approx in (False, True)]
 
 
 @pytest.mark.parametrize("arch,fp32,approx", RECIP_CASES)
 def test_recip_tile_is_the_llk_sequence(tmp_path, runtime, arch, fp32, approx):
-    """recip_tile (dest_acc from DST_ACCUM_MODE, the approximation from APPROX); Blackhole's precise reciprocal into a
-    bfloat16 DST (_calculate_reciprocal_fast_8b_3c_) is not modelled."""
+    """recip_tile (dest_acc from DST_ACCUM_MODE, the approximation from APPROX)."""
     x, _ = operand_pairs(5, fp32)
     got = run_tile(tmp_path, runtime, arch, fp32, "recip_tile_init();\n    recip_tile(0);", x, x, approx=approx)
     want = model_recip(x, arch, fp32, approx)
@@ -181,18 +179,18 @@ def bf16_nearest(x: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("arch", ARCHS)
 def test_bfloat16_division_and_reciprocal_are_correctly_rounded(tmp_path, runtime, arch):
     """With a bfloat16 DST every quotient of two normal bfloat16 mantissas (64 x 16 of the 128 x 128 pairs here) is
-    the correctly rounded one, and on Wormhole every reciprocal of the 128 mantissas is (ckernel_sfpu_recip.h:134-137:
-    its bfloat16 seed makes all 128 round correctly with Wormhole's SFPMAD)."""
+    the correctly rounded one, and so is every reciprocal of the 128 mantissas (Wormhole: ckernel_sfpu_recip.h:134-137,
+    its bfloat16 seed makes all 128 round correctly with Wormhole's SFPMAD; Blackhole: the sign of x y - 1 at the
+    midpoint decides the rounding of SFPARECIP's estimate)."""
     rows = np.arange(1024) // 16 * 2
     a = as_floats(0x3F800000 | (rows.astype(np.uint32) << 16)).reshape(32, 32)
     b = as_floats(0x3F800000 | ((np.arange(1024) % 16 * 8 + 3).astype(np.uint32) << 16)).reshape(32, 32)
     got = run_tile(tmp_path, runtime, arch, False, "div_binary_tile_init();\n    div_binary_tile(0, 1, 0);", a, b)
     np.testing.assert_array_equal(got, bf16_nearest(a.astype(np.float64) / b))
-    if arch == "wormhole_b0":
-        x = as_floats((0x3F800000 | (np.arange(1024, dtype=np.uint32) % 128 << 16))
-                      + (np.arange(1024, dtype=np.uint32) // 128 << 23)).reshape(32, 32)
-        got = run_tile(tmp_path / "recip", runtime, arch, False, "recip_tile_init();\n    recip_tile(0);", x, x)
-        np.testing.assert_array_equal(got, bf16_nearest(1.0 / x.astype(np.float64)))
+    x = as_floats((0x3F800000 | (np.arange(1024, dtype=np.uint32) % 128 << 16))
+                  + (np.arange(1024, dtype=np.uint32) // 128 << 23)).reshape(32, 32)
+    got = run_tile(tmp_path / "recip", runtime, arch, False, "recip_tile_init();\n    recip_tile(0);", x, x)
+    np.testing.assert_array_equal(got, bf16_nearest(1.0 / x.astype(np.float64)))
 
 
 SDPA_RECIP = ("MATH((SFPU_UNARY_CALL(0, DST_ACCUM_MODE, calculate_recip_first_column, (DST_ACCUM_MODE), 0, "

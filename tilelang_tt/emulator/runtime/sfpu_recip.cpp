@@ -249,9 +249,19 @@ float bh_recip_fp32(float x) {
   return value(mad_bh(t2, y, y));
 }
 
-// calculate_sfpu_binary_div (blackhole ckernel_sfpu_binary.h:238-308).
-float exact_recip(float x) { return 1.0f / x; }
+// A bfloat16 DST: _calculate_reciprocal_fast_8b_3c_ (:80-155, its DISABLE_SFPLOADMACRO form): y = SFPARECIP(x) with
+// its low 16 bits 0x8000 (the midpoint to the next bfloat16), e = x y - 1, and e's word shifted right 16 bits
+// (SFPSHFT mod 5: logical, BlackholeA0 SFPSHFT.md) added to y's: a carry into the bfloat16 part exactly where e is
+// negative (1 / x above the midpoint). SFPSTORE into a 16-bit DST keeps the word's top 16 bits.
+float bh_recip_bf16(float x) {
+  const uint32_t in = bits(x);
+  const uint32_t copy = mad_bh(0, 0, in);  // SFPMAD(0, 0, x): x through the MAD unit (a denormal becomes a zero)
+  const uint32_t y = arecip(in) | 0x8000u;
+  const uint32_t e = mad_bh(copy, y, bits(-1.0f));
+  return value((y + (e >> 16)) & 0xffff0000u);
+}
 
+// calculate_sfpu_binary_div (blackhole ckernel_sfpu_binary.h:238-308).
 float bh_div_fp32(float a, float b) {
   const uint32_t in0 = bits(a), in1 = bits(b);
   const uint32_t ma = setexp(in0, 127), mb = setexp(in1, 127);                    // :251-252
@@ -293,9 +303,8 @@ float bh_sdpa_recip_bf16(float x) { return value(bf16_nearest_away(bh_reciprocal
 
 SfpuUnaryFn sfpu_recip_fn(bool approximate, SfpuMode mode) {
   if (mode.blackhole) {
-    // the bfloat16 DST's _calculate_reciprocal_fast_8b_3c_ is not modelled: the exact reciprocal, rounded by the store
     if (approximate) return bh_recip_approx;
-    return mode.fp32_dest ? bh_recip_fp32 : exact_recip;
+    return mode.fp32_dest ? bh_recip_fp32 : bh_recip_bf16;
   }
   if (approximate) return wh_recip_approx;
   return mode.fp32_dest ? wh_recip_fp32 : wh_recip_bf16;
