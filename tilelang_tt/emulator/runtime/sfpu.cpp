@@ -244,7 +244,8 @@ constexpr SfpuUnaryModel kUnary[] = {
     {"log", [](float x) { return std::log(x); }},
     {"sqrt", sqrt_body<false, false, false>},
     {"rsqrt", sqrt_body<false, true, false>},
-    {"recip", [](float x) { return 1.0f / x; }},  // recip_tile runs sfpu_recip_fn's sequence (sfpu_unary_fn)
+    // recip_tile runs its LLK's sequence for the arch and DST (sfpu_unary_fn); these rows are Wormhole's float32 ones
+    {"recip", [](float x) { return sfpu_reciprocal_wh(x, 2); }},
     {"relu", relu},
     {"gelu", gelu},
     {"sigmoid", sigmoid},
@@ -266,7 +267,7 @@ constexpr SfpuUnaryModel kUnary[] = {
     {"tan", [](float x) { return std::tan(x); }},
     {"trunc", [](float x) { return std::trunc(x); }},
     {"exp", exp_fast},
-    {"recip", [](float x) { return sfpu_reciprocal_wh(x, 0); }},  // as Recip's row
+    {"recip", [](float x) { return sfpu_reciprocal_wh(x, 0); }},
     {"sqrt", sqrt_body<true, false, false>},
     {"rsqrt", sqrt_body<true, true, false>},
     {"sqrt", sqrt_body<false, false, true>},
