@@ -1,17 +1,19 @@
 // The reciprocal (recip_tile) and the division (div_binary_tile) as tt-metal 0.81.1's LLKs compute them, instruction by
 // instruction on the FP32 words the SFPU holds: hw/ckernels/{wormhole_b0,blackhole}/metal/llk_api/llk_sfpu/
 // ckernel_sfpu_recip.h (sfpu_reciprocal_iter, sfpu_reciprocal_init, calculate_reciprocal) and ckernel_sfpu_binary.h
-// (calculate_sfpu_binary_div), line numbers below. The two archs run different sequences: Wormhole a quadratic seed
-// refined by Newton steps, Blackhole the SFPARECIP estimate refined by Newton steps.
+// (calculate_sfpu_binary_div), and ttnn SDPA's calculate_recip_first_column, line numbers below. The two archs run
+// different sequences: Wormhole a quadratic seed refined by Newton steps, Blackhole the SFPARECIP estimate refined by
+// Newton steps (or, into a bfloat16 DST, rounded by the sign of its residual).
 //
 // The instructions' semantics:
-// - SFPMAD (sfpmad_bits): tt-isa-documentation Miscellaneous/FMA (fma.c, fma_model_wh / fma_model_bh, "bit-perfect"
+// - SFPMAD (sfpmad_model, which sfpu.cpp's approximations use too): tt-isa-documentation Miscellaneous/FMA (fma.c, fma_model_wh / fma_model_bh, "bit-perfect"
 //   models of Wormhole's and Blackhole's SFPMAD; WormholeB0 and BlackholeA0 SFPMAD.md): denormal inputs read as zero;
 //   the product's 48 bits cut to the addend's 24 + 3 with a sticky bit (partially fused: not an exact fma); one
 //   rounding, to nearest even; a denormal result flushed to zero (Wormhole: +0, and every zero result is +0;
 //   Blackhole: the sign kept, NaN results the canonical 0x7fc00000).
 // - SFPARECIP (Blackhole only): BlackholeA0 SFPARECIP.md ApproxRecip, a 128-entry table on the top 7 mantissa bits.
-// - SFPSETEXP / SFPEXEXP / SFPSETMAN / SFPSETSGN and the integer ops: bit operations (their .md functional models).
+// - SFPSETEXP / SFPEXEXP / SFPSETMAN / SFPSETSGN, SFPSHFT and the integer ops: bit operations (their .md functional
+//   models); SFPSTORE into a 16-bit DST keeps a word's top 16 bits (the emulator's DST then rounds nothing more).
 // - `a * b` of two vFloats is SFPMAD(a, b, +0) (sfpi's SFPMUL: LCONST_0 as the addend); `a * b + c` one SFPMAD.
 // - v_if(t < 0) tests the sign bit (SFPSETCC); v_if(in1 == 0) fires for the word +0 only (SFPSETCC EQ0 on the 32
 //   bits: ckernel_sfpu_binary.h:88-90 records that a bare `== 0.0f` does not fire for -0.0 on silicon).
@@ -35,24 +37,10 @@ uint32_t setexp(uint32_t v, uint32_t exponent) { return (v & ~kInf) | ((exponent
 int32_t exexp_biased(uint32_t v) { return static_cast<int32_t>((v >> 23) & 0xffu); }
 uint32_t setsgn(uint32_t v, uint32_t sign_of) { return (v & ~kSign) | (sign_of & kSign); }
 
-// SFPARECIP_MOD1_RECIP (BlackholeA0 SFPARECIP.md): the sign kept, ApproxRecip of the magnitude: infinity below 2^-126
-// (zero, denormals), zero from 2^126 on, else the exponent 253 - e and a 7-bit mantissa from the table.
-uint32_t arecip(uint32_t x) {
-  static constexpr uint8_t kTable[128] = {
-      127, 125, 123, 121, 119, 117, 116, 114, 112, 110, 109, 107, 105, 104, 102, 100, 99, 97, 96, 94, 93, 91,
-      90,  88,  87,  85,  84,  83,  81,  80,  79,  77,  76,  75,  74,  72,  71,  70,  69, 68, 66, 65, 64, 63,
-      62,  61,  60,  59,  58,  57,  56,  55,  54,  53,  52,  51,  50,  49,  48,  47,  46, 45, 44, 43, 42, 41,
-      40,  40,  39,  38,  37,  36,  35,  35,  34,  33,  32,  31,  31,  30,  29,  28,  28, 27, 26, 25, 25, 24,
-      23,  23,  22,  21,  21,  20,  19,  19,  18,  17,  17,  16,  15,  15,  14,  14,  13, 12, 12, 11, 11, 10,
-      9,   9,   8,   8,   7,   7,   6,   5,   5,   4,   4,   3,   3,   2,   2,   1,   1,  0};
-  const uint32_t sign = x & kSign, mag = x & ~kSign;
-  if (mag < 0x00800000u) return sign | kInf;
-  if (mag >= 0x7e800000u) return sign;
-  return sign | ((253u - (mag >> 23)) << 23) | (static_cast<uint32_t>(kTable[(mag >> 16) & 0x7fu]) << 16);
-}
+}  // namespace
 
 // One SFPMAD as the arch's bit-perfect model computes a * b + c (fma_model_wh / fma_model_bh).
-uint32_t sfpmad_bits(uint32_t a, uint32_t b, uint32_t c, bool blackhole) {
+uint32_t sfpmad_model(uint32_t a, uint32_t b, uint32_t c, bool blackhole) {
   struct Operand {
     int e;       // biased exponent
     uint64_t m;  // the 24-bit significand, 0 for a zero or denormal (read as zero)
@@ -134,8 +122,26 @@ uint32_t sfpmad_bits(uint32_t a, uint32_t b, uint32_t c, bool blackhole) {
   return (blackhole || nan == 0 ? r_sign : nan) | out;
 }
 
-uint32_t mad_wh(uint32_t a, uint32_t b, uint32_t c) { return sfpmad_bits(a, b, c, false); }
-uint32_t mad_bh(uint32_t a, uint32_t b, uint32_t c) { return sfpmad_bits(a, b, c, true); }
+namespace {
+
+// SFPARECIP_MOD1_RECIP (BlackholeA0 SFPARECIP.md): the sign kept, ApproxRecip of the magnitude: infinity below 2^-126
+// (zero, denormals), zero from 2^126 on, else the exponent 253 - e and a 7-bit mantissa from the table.
+uint32_t arecip(uint32_t x) {
+  static constexpr uint8_t kTable[128] = {
+      127, 125, 123, 121, 119, 117, 116, 114, 112, 110, 109, 107, 105, 104, 102, 100, 99, 97, 96, 94, 93, 91,
+      90,  88,  87,  85,  84,  83,  81,  80,  79,  77,  76,  75,  74,  72,  71,  70,  69, 68, 66, 65, 64, 63,
+      62,  61,  60,  59,  58,  57,  56,  55,  54,  53,  52,  51,  50,  49,  48,  47,  46, 45, 44, 43, 42, 41,
+      40,  40,  39,  38,  37,  36,  35,  35,  34,  33,  32,  31,  31,  30,  29,  28,  28, 27, 26, 25, 25, 24,
+      23,  23,  22,  21,  21,  20,  19,  19,  18,  17,  17,  16,  15,  15,  14,  14,  13, 12, 12, 11, 11, 10,
+      9,   9,   8,   8,   7,   7,   6,   5,   5,   4,   4,   3,   3,   2,   2,   1,   1,  0};
+  const uint32_t sign = x & kSign, mag = x & ~kSign;
+  if (mag < 0x00800000u) return sign | kInf;
+  if (mag >= 0x7e800000u) return sign;
+  return sign | ((253u - (mag >> 23)) << 23) | (static_cast<uint32_t>(kTable[(mag >> 16) & 0x7fu]) << 16);
+}
+
+uint32_t mad_wh(uint32_t a, uint32_t b, uint32_t c) { return sfpmad_model(a, b, c, false); }
+uint32_t mad_bh(uint32_t a, uint32_t b, uint32_t c) { return sfpmad_model(a, b, c, true); }
 
 // ---------------------------------------------------------------- Wormhole (wormhole_b0 ckernel_sfpu_recip.h)
 // sfpu_reciprocal_init's seeds (:131-152): y = k2 - k1 x + k0 x^2 on [1, 2); the default (minimax) one, and the one
@@ -324,7 +330,5 @@ SfpuBinaryFn sfpu_div_fn(SfpuMode mode) {
 float sfpu_reciprocal_wh(float x, int max_iter) {
   return value(wh_reciprocal_iter(bits(x), max_iter, false, false, kSeedDefault));
 }
-
-uint32_t sfpmad_model(uint32_t a, uint32_t b, uint32_t c, bool blackhole) { return sfpmad_bits(a, b, c, blackhole); }
 
 }  // namespace emu::k
