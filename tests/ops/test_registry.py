@@ -127,7 +127,6 @@ KERNELS = {
     "scalar-add": lambda: K.unary("shift", M, N, 32, 64),
     "scalar-sub": lambda: K.broadcast("scalar", M, N, 32, 64),
     "scalar-mul": lambda: K.unary("scale", M, N, 32, 64),
-    "scalar-div": lambda: K.rmsnorm(M, N, 32),
     "scalar-rsub": lambda: rsub(M, N, 32, 64),  # test_rsub below
     "binary-add": lambda: K.fma(M, N, 32, 64),
     # v - A and (A + 1) * v (test_broadcast): A - v and A * v are the FPU's broadcasting ops

@@ -857,21 +857,50 @@ class Relu:
 
 
 class ScalarOperand:
-    """x op c and c op x for a constant c: one SFPU op with the constant as parameter."""
+    """x op c and c op x for a constant c: one SFPU op with the constant as parameter.
+
+    A division by a constant: 0.81.1's ``div_unary_tile`` multiplies by its parameter, the host passing
+    the reciprocal (ckernel_sfpu_binop_with_unary.h ``calculate_binop_with_scalar``: "inversion is carried
+    out on host side"), so x / c is ``mul_unary_tile`` of 1 / c where that is exact (c a power of two) or
+    where the result may round twice: a 16-bit DST (whose own division, ``div_binary_tile``, is a product
+    with a reciprocal too) and fast math. Else, the division of a 32-bit DST: c filled into the next DST
+    slot and ``div_binary_tile``, the LLK's division (within one float32 ulp: numerics.md). c / x the
+    same way: ``div_binary_tile`` of c filled, or under fast math / a 16-bit DST the reciprocal of x times
+    c (1 / x alone: ``recip_tile``)."""
 
     def match(self, prog, e):
-        if type(e) not in SCALAR_OPS:
+        if type(e) not in SCALAR_OPS and not isinstance(e, tirx.Div):
             return None
         ca, cb = constant(e.a), constant(e.b)
         return (e, ca, cb) if ca is not None or cb is not None else None
 
+    @staticmethod
+    def divides_in_dst(prog, m) -> bool:
+        """Whether the value is a division computed by ``div_binary_tile`` with the constant filled."""
+        e, ca, cb = m
+        if not isinstance(e, tirx.Div) or prog.ctx.fast_math or not prog.ctx.fp32_dest_acc:
+            return False
+        if ca is not None:
+            return ca != 1.0
+        return exact_reciprocal(cb) is None
+
     def need(self, prog, m) -> int:
         e, ca, _ = m
-        return prog.need(e.b if ca is not None else e.a)
+        n = prog.need(e.b if ca is not None else e.a)
+        return max(n, 2) if self.divides_in_dst(prog, m) else n
 
     def compile(self, prog, m, base) -> None:
         e, ca, cb = m
-        op = SCALAR_OPS[type(e)].name
+        if self.divides_in_dst(prog, m):
+            x, c = (e.b, ca) if ca is not None else (e.a, cb)
+            prog.compile(x, base)
+            CONSTANT_OPERAND.compile(prog, c, base + 1)
+            num, den = (base + 1, base) if ca is not None else (base, base + 1)
+            op = sfpu_op(SfpuKind.BINARY, "div")
+            prog.sfpu(op, lambda tg, tl: evaluate(Intrin.SFPU_BINARY, op.name, prog.slot(tl, num), prog.slot(tl, den),
+                                                  prog.slot(tl, base), like=prog.like))
+            return
+        op = "div" if isinstance(e, tirx.Div) else SCALAR_OPS[type(e)].name
         if ca is not None:  # constant on the left: c - x, c / x, c + x, c * x
             prog.compile(e.b, base)
             if op == "div":
@@ -885,9 +914,30 @@ class ScalarOperand:
         else:
             prog.compile(e.a, base)
             value = cb
-        if (op, value) in (("mul", 1.0), ("div", 1.0), ("add", 0.0), ("sub", 0.0)):
+            if op == "div":  # a product with the reciprocal (div_unary_tile's own contract, above)
+                op, value = "mul", reciprocal(cb)
+        if (op, value) in (("mul", 1.0), ("add", 0.0), ("sub", 0.0)):
             return
         prog.scalar(sfpu_op(SfpuKind.SCALAR, op), fp32_bits(value), base)
+
+
+def exact_reciprocal(c: float) -> float | None:
+    """1 / c where it is exact in float32 and normal (c = +-2^k, |k| <= 126), else None."""
+    if c == 0.0 or not math.isfinite(c):
+        return None
+    mantissa, exponent = math.frexp(c)
+    if abs(mantissa) != 0.5 or not -126 <= 1 - exponent <= 126:
+        return None
+    return 1.0 / c
+
+
+def reciprocal(c: float) -> float:
+    """1 / c rounded to float32 (the constant a kernel multiplies by); +-inf for +-0."""
+    if c == 0.0:
+        return math.copysign(math.inf, c)
+    if math.isinf(c):
+        return math.copysign(0.0, c)
+    return struct.unpack("<f", struct.pack("<f", 1.0 / c))[0]
 
 
 class Where:

@@ -127,9 +127,9 @@ SFPU_OPS: tuple[SfpuOp, ...] = (
     # (typecast.h; wormhole_b0 ckernel_sfpu_typecast.h calculate_typecast_int32_to_fp32)
     SfpuOp(SfpuKind.UNARY, "int32_to_fp32", "typecast_tile", COMPUTE + "eltwise_unary/typecast.h",
            template="<(uint32_t)DataFormat::Int32, (uint32_t)DataFormat::Float32>"),
-    # a tile and a constant (rsub: the constant minus the tile)
-    _scalar("add", tirx.Add), _scalar("sub", tirx.Sub), _scalar("mul", tirx.Mul), _scalar("div", tirx.Div),
-    _scalar("rsub"),
+    # a tile and a constant (rsub: the constant minus the tile); not div_unary_tile, which multiplies by its
+    # parameter (a division by a constant: ops/eltwise.py ScalarOperand)
+    _scalar("add", tirx.Add), _scalar("sub", tirx.Sub), _scalar("mul", tirx.Mul), _scalar("rsub"),
     # comparisons with a constant, 1.0 or 0.0 (masks: T.if_then_else(x == -T.infinity(..), 0, x)), and of
     # a tile with zero (x <op> y of two values is (x - y) <op> 0)
     _compare("eq", tirx.EQ), _compare("ne", tirx.NE), _compare("gt", tirx.GT), _compare("ge", tirx.GE),

@@ -64,7 +64,7 @@ void kernel_main() {
         copy_init(cb_ss);
         copy_tile(cb_ss, 0, 0);
         binop_with_scalar_tile_init();
-        div_unary_tile(0, 0x43000000u);
+        mul_unary_tile(0, 0x3c000000u);
         add_unary_tile(0, 0x358637bdu);
         rsqrt_tile_init();
         rsqrt_tile(0);

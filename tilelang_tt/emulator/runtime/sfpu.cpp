@@ -301,7 +301,10 @@ constexpr SfpuBinaryModel kSfpuBinary[] = {
     {"add", [](float a, float b) { return a + b; }},
     {"sub", [](float a, float b) { return a - b; }},
     {"mul", [](float a, float b) { return a * b; }},
-    {"div", [](float a, float b) { return a / b; }},  // div_unary_tile; div_binary_tile runs sfpu_div_fn's sequence
+    // div_unary_tile multiplies by its parameter: the host passes the divisor's reciprocal (ckernel_sfpu_binop_with_unary.h
+    // calculate_binop_with_scalar, BINOP_MODE DIV: "inversion is carried out on host side"); div_binary_tile runs
+    // sfpu_div_fn's sequence
+    {"div", [](float a, float b) { return a * b; }},
     {"max", swap_max},
     {"min", swap_min},
     {"rsub", [](float a, float b) { return b - a; }},
