@@ -32,6 +32,7 @@ value, anything but the integer ops on int32 blocks read element for element.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import struct
 
@@ -43,6 +44,7 @@ from tilelang_tt.ops.base import INTEGER_DTYPES, Engine, TileOp, constant, regis
 from tilelang_tt.ops.copy import BLOCK_OPERAND, is_transposed
 from tilelang_tt.ops.fill import CONSTANT_OPERAND
 from tilelang_tt.ops.generate import generate, generated_mask, reads_blocks, selection
+from tilelang_tt.ops.reduce import mentions
 from tilelang_tt.ops.sfpu import (
     BINARY_NODES,
     CALL_NAMES,
@@ -64,8 +66,8 @@ from tilelang_tt.ops.sfpu import (
     scalar_call,
     sfpu_op,
 )
-from tilelang_tt.ir.common import (COL, ROW, evaluate, is_global_buffer, keep_span, parallel_nest, reads_tensor, seq,
-                                   serial, swaps_loops)
+from tilelang_tt.ir.common import (COL, ROW, as_region, evaluate, evaluate_calls, is_global_buffer, keep_span,
+                                   parallel_nest, reads_tensor, seq, serial, stmt_intrin, swaps_loops)
 from tilelang_tt.ir.slices import bound_values
 
 SUPPORTED = (
@@ -137,6 +139,68 @@ class Eltwise(TileOp):
                                 j if j is not None else 0, value, like=store))
         return seq(out)
 
+    def forward_copies(self, ctx, stmts: list) -> list:
+        """C2, over a lowered statement sequence: an element-wise statement E reading block X element for element
+        (``X[i, j]``), where X was last written by a copy of a bfloat16 block S of the same tiles, ``tt.tile.eltwise(X,
+        i, j, S[i, j])`` (X float32 or bfloat16), with nothing writing S between them, reads S instead: exact, a
+        bfloat16 datum widened to float32 is the same number. The copy goes when E overwrites X and nothing between
+        them reads X (its value is then never read). Softmax's ``T.copy(x, xf)`` then ``xf = exp(xf - mx)`` computes
+        ``exp(x - mx)`` from the bfloat16 input, as ttnn's softmax does (softmax.cpp: sub_tiles_bcast_cols of its
+        input CB), without the pass copying 32 tiles to float32 and unpacking them again; ``x - mx`` is then one FPU
+        op (:func:`fpu_binary`: x bfloat16, the row maximum mx a bfloat16 value)."""
+        out = list(stmts)
+        k = 0
+        while k < len(out):
+            stmt = out[k]
+            if stmt_intrin(stmt) != Intrin.TILE_ELTWISE or len(stmt.value.args) != 4:
+                k += 1
+                continue
+            forwarded = self._forwarded(ctx, out, k)
+            if forwarded is None:
+                k += 1
+                continue
+            out[k], p, dead = forwarded
+            if dead:
+                del out[p]
+                k -= 1
+            k += 1
+        return out
+
+    def _forwarded(self, ctx, out: list, k: int):
+        """(statement ``out[k]`` reading the copy's source, the copy's position, whether the copy is dead) for
+        :meth:`forward_copies`, or None."""
+        stmt = out[k]
+        x_var, i, j, value = stmt.value.args
+        loads = []
+        tirx.stmt_functor.post_order_visit(value, lambda n: loads.append(n) if isinstance(n, tirx.BufferLoad) else None)
+        for load in loads:
+            x = load.buffer
+            p = next((n for n in range(k - 1, -1, -1) if x.data.name in _written(out[n])), None)
+            if p is None or stmt_intrin(out[p]) != Intrin.TILE_ELTWISE or len(out[p].value.args) != 4:
+                continue
+            _, pi, pj, copied = out[p].value.args
+            src = strip_casts(copied)
+            if not isinstance(src, tirx.BufferLoad) or len(src.indices) != 2 \
+                    or not (src.indices[0].same_as(pi) and src.indices[1].same_as(pj)):
+                continue
+            s_desc, x_desc = ctx.cbs[src.buffer.name], ctx.cbs[x.name]
+            if s_desc.vector or x_desc.vector or s_desc.block_tiles != x_desc.block_tiles \
+                    or s_desc.data_format != "Float16_b" or x_desc.data_format not in ("Float16_b", "Float32") \
+                    or any(src.buffer.name in _written(out[n]) for n in range(p + 1, k)):
+                continue
+            reads_x = [n for n in loads if n.buffer.same_as(x)]
+            if not all(len(n.indices) == 2 and n.indices[0].same_as(i) and n.indices[1].same_as(j) for n in reads_x):
+                continue
+            widened = tirx.Cast(x.dtype, tirx.BufferLoad(src.buffer, [i, j])) if src.buffer.dtype != x.dtype \
+                else tirx.BufferLoad(src.buffer, [i, j])
+            value = tirx.stmt_functor.ir_transform(
+                tirx.Evaluate(value), None, lambda n: widened if isinstance(n, tirx.BufferLoad) and n.buffer.same_as(x)
+                else None, ["tirx.BufferLoad"]).value
+            new = evaluate(Intrin.TILE_ELTWISE, x_var, i, j, value, like=stmt)
+            dead = x_var.same_as(x.data) and not any(mentions(out[n], x.data) for n in range(p + 1, k))
+            return new, p, dead
+        return None
+
     # -- C3, D4 ------------------------------------------------------------------------------------
     def accesses(self, stmt, data_names):
         reads = []
@@ -150,7 +214,8 @@ class Eltwise(TileOp):
     def engine(self, ctx, stmt):
         if ctx.cbs[stmt.value.args[0].name].vector:
             return Engine(("sfpu",))
-        binary = fpu_binary(stmt.value.args[3], lambda name: ctx.cbs[name].vector, stmt.value.args[1:3])
+        binary = fpu_binary(stmt.value.args[3], lambda name: ctx.cbs[name].vector, stmt.value.args[1:3],
+                            exact=ctx.bfloat16_valued)
         if binary is None:
             return Engine(("sfpu",))
         op, a, b, kind = binary
@@ -209,6 +274,23 @@ class Eltwise(TileOp):
             return loop
         return seq([*(evaluate(Intrin.CB_RESERVE_BACK, cb.index, cb.block_pages, like=stmt) for cb in sums), loop,
                     *(evaluate(Intrin.CB_PUSH_BACK, cb.index, cb.block_pages, like=stmt) for cb in sums)])
+
+
+def _written(stmt) -> set[str]:
+    """The blocks the compute ops in ``stmt`` write (their results and the blocks they pack besides), and the blocks
+    the reader fills there, by name."""
+    names = set()
+    for call in evaluate_calls(stmt):
+        intrin, args = stmt_intrin(call), call.value.args
+        if intrin == Intrin.TILE_ELTWISE:
+            names.update(v.name for v in (args[0], *args[4:]))
+        elif intrin == Intrin.TILE_REDUCE:
+            names.add(args[2].name)
+        elif intrin in (Intrin.MM_MMA, Intrin.PACK_BLOCK):
+            names.add(args[2 if intrin == Intrin.MM_MMA else 0].name)
+        elif intrin in (Intrin.READ_TO_CB, Intrin.GENERATE_BLOCK):
+            names.add(as_region(args[1 if intrin == Intrin.READ_TO_CB else 0]).buffer.name)
+    return names
 
 
 def row_sum_packs(ctx, out, partial, base, count: int, slot_of, like) -> list[tirx.Stmt]:
@@ -277,6 +359,40 @@ def operand_needs(ctx, stmt, value) -> list[tuple[tirx.PrimExpr, int]]:
     program.needs = []
     program.need(value)
     return program.needs
+
+
+def drain_steps(ctx, body) -> None:
+    """C2, over the lowered kernel ``body``: each block the writer copies to a tensor whose every writer is an
+    element-wise statement gets ``push_pages`` (``tt.cb_desc``): the writer drains it in steps of that many pages
+    as compute pushes them (LowerCBIntrinsics ``_drained_as_pushed``: wait, write, barrier, pop), where it waited
+    for the whole block and wrote it after compute's last pack: the last block's writes then trail compute by
+    one step instead of one block (layernorm 4096 x 1024: 32 tiles written 12 k cycles after compute ended). An
+    element-wise op packs its output tiles in the block's row order, at most a DST acquire of them at a time
+    (:func:`_plan`: ``ctx.budget_of(ctx.fp32)`` tiles): the step is the largest divisor of a tile row's tiles
+    within that budget (the writer's cumulative waits are correct for any step dividing the block). Blocks a
+    gemm, a reduction or the reader writes keep theirs (a gemm's sub-blocks set their own)."""
+    eltwise, other, written = set(), set(), set()
+    for stmt in evaluate_calls(body):
+        intrin = stmt_intrin(stmt)
+        if intrin == Intrin.WRITE_FROM_CB:
+            written.add(as_region(stmt.value.args[0]).buffer.name)
+        elif intrin == Intrin.TILE_ELTWISE:
+            eltwise.add(stmt.value.args[0].name)
+            other.update(v.name for v in stmt.value.args[4:])
+        elif intrin in (Intrin.READ_TO_CB, Intrin.GENERATE_BLOCK):
+            other.add(as_region(stmt.value.args[1 if intrin == Intrin.READ_TO_CB else 0]).buffer.name)
+        elif intrin == Intrin.TILE_REDUCE:
+            other.add(stmt.value.args[2].name)
+        elif intrin in (Intrin.MM_MMA, Intrin.PACK_BLOCK):
+            other.add(stmt.value.args[2 if intrin == Intrin.MM_MMA else 0].name)
+    budget = ctx.budget_of(ctx.fp32)
+    for name in sorted((written & eltwise) - other):
+        desc = ctx.cbs[name]
+        rows, cols = desc.block_tiles
+        step = max(d for d in range(1, min(budget, cols) + 1) if cols % d == 0)
+        if desc.vector or desc.push_pages or step >= desc.block_pages:
+            continue
+        ctx.cbs[name] = dataclasses.replace(desc, push_pages=step)
 
 
 # -- C2 checks -------------------------------------------------------------------------------------
@@ -518,7 +634,7 @@ def reciprocal_divisors(ctx, store, value, out: list) -> tirx.PrimExpr:
     return tirx.stmt_functor.ir_transform(tirx.Evaluate(value), None, post, ["tirx.Div"]).value
 
 
-def fpu_binary(value, vector_of, ij, tf32: bool = False) -> tuple | None:
+def fpu_binary(value, vector_of, ij, tf32: bool = False, exact: frozenset = frozenset()) -> tuple | None:
     """(FPU op, a, b, kind) when an eltwise value of a full block is one FPU op from two CBs
     (``vector_of``: block name -> its ``vector`` kind; ``ij``: the loop variables): A[i, j] op B[i, j]
     of two full blocks (kind ""), or A[i, j] op v[i] / v[j] of a full block and a per-row / per-column
@@ -526,7 +642,11 @@ def fpu_binary(value, vector_of, ij, tf32: bool = False) -> tuple | None:
     too for the commutative add and mul). Not for a block read transposed (the FPU reads tiles as
     they are). Not for a float32 operand either: the FPU reads it from SrcA/SrcB truncated to TF32 (10
     mantissa bits), where copied to DST (UnpackToDestFp32) the SFPU computes on all 23, as ttnn's binary_ng
-    runs add/sub/mul of float32 tensors on the SFPU (binary_ng_device_operation.cpp, is_binary_sfpu_op); ``tf32``:
+    runs add/sub/mul of float32 tensors on the SFPU (binary_ng_device_operation.cpp, is_binary_sfpu_op), unless the
+    block's values are bfloat16 values (``exact``: :func:`~tilelang_tt.ops.base.bfloat16_valued`, a row maximum
+    of a bfloat16 block), which TF32 holds exactly: the FPU then computes what the SFPU would (a float32 sum or
+    difference of exact operands, rounded once; finite operands: the FPU reads an exponent of 255 as a number,
+    compute.cpp ``fpu_value``, where the SFPU has Inf and NaN); ``tf32``:
     float32 operands too, read as TF32 (under fast math, where the exp of their difference is approximate anyway, as
     ttnn's SDPA subtracts the row maximum from its float32 scores with sub_tiles_bcast_cols, compute_common.hpp)."""
     op = FPU_BINARY.get(type(value))
@@ -535,7 +655,7 @@ def fpu_binary(value, vector_of, ij, tf32: bool = False) -> tuple | None:
     loads = [strip_casts(x) for x in (value.a, value.b)]
     if not all(isinstance(x, tirx.BufferLoad) and not is_transposed(x, ij) for x in loads):
         return None
-    if not tf32 and any(str(x.buffer.dtype) == "float32" for x in loads):
+    if not tf32 and any(str(x.buffer.dtype) == "float32" and x.buffer.name not in exact for x in loads):
         return None
     kinds = [vector_of(x.buffer.name) for x in loads]
     if kinds[0] and not kinds[1] and op.name != "sub":  # v op A = A op v
@@ -673,7 +793,8 @@ class TileProgram:
         straight into one DST tile."""
         if self.out.vector:
             return None
-        binary = fpu_binary(e, lambda name: self.ctx.cb(name).vector, self.ij, tf32=self.tf32)
+        binary = fpu_binary(e, lambda name: self.ctx.cb(name).vector, self.ij, tf32=self.tf32,
+                            exact=self.ctx.bfloat16_valued)
         if binary is None:
             return None
         op, a, b, kind = binary
