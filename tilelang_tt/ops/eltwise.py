@@ -1047,7 +1047,10 @@ class Comparison:
 
 class SfpuBinaryOperands:
     """a op b (a node or a call such as T.pow(a, b)) of two values computed in DST: the operand
-    needing more registers first (Sethi-Ullman)."""
+    needing more registers first (Sethi-Ullman); x op x computes x once (the SFPU op reads both operands before it
+    writes: ckernel_sfpu_binary.h loads in0 and in1, then stores the result)."""
+
+    square = True  # x op x from one DST slot (the integer ops, some of them in several passes, keep two)
 
     def match(self, prog, e):
         return binary_operands(e)
@@ -1056,6 +1059,8 @@ class SfpuBinaryOperands:
         _, a, b = m
         if prog.shares(a) or prog.shares(b):  # a row-shared operand lives in its own slot
             return max([1] + [prog.need(x) for x in (a, b) if not prog.shares(x)])
+        if self.square and tirx.analysis.expr_deep_equal(a, b):  # x op x: x once, the op reading its slot twice
+            return prog.need(a)
         need_a, need_b = prog.need(a), prog.need(b)
         return max(need_a, need_b + 1) if need_a >= need_b else max(need_b, need_a + 1)
 
@@ -1071,6 +1076,11 @@ class SfpuBinaryOperands:
                     slots.append(lambda tl: prog.slot(tl, base))
             prog.sfpu(op, lambda tg, tl: evaluate(Intrin.SFPU_BINARY, op.name, slots[0](tl), slots[1](tl),
                                                   prog.slot(tl, base), like=prog.like))
+            return
+        if self.square and tirx.analysis.expr_deep_equal(a, b):
+            prog.compile(a, base)
+            prog.sfpu(op, lambda tg, tl: evaluate(Intrin.SFPU_BINARY, op.name, prog.slot(tl, base),
+                                                  prog.slot(tl, base), prog.slot(tl, base), like=prog.like))
             return
         slot_a, slot_b = (base + 1, base) if prog.need(b) > prog.need(a) else (base, base + 1)
         for operand, slot in sorted([(a, slot_a), (b, slot_b)], key=lambda x: x[1]):
@@ -1117,6 +1127,8 @@ class IntScalarOperand:
 
 class IntBinaryOperands(SfpuBinaryOperands):
     """a op b of two int32 values in DST (add_int_tile, lt_int_tile ...)."""
+
+    square = False
 
     def match(self, prog, e):
         op = INT_BINARY.get(type(e))
