@@ -8,14 +8,14 @@ binary such as ``T.fmod(x, y)``), and casts; values of the indices alone are
 the reader's (:mod:`tilelang_tt.ops.generate`).
 D4: ``A op B`` of two full blocks runs on the FPU (``add_init``…, hoistable), and so does ``A op v``
 of a full block and a per-row / per-column vector (``mul_bcast_cols_init``…), unless an operand is float32
-(:func:`fpu_binary`); anything else on the SFPU.
+and holds other than bfloat16 values (:func:`fpu_binary`); anything else on the SFPU.
 D5: ``A op B`` of two full blocks is one FPU op per tile (``add_tiles``…), ``A op v`` one broadcasting
 FPU op (``mul_tiles_bcast_cols``…: both operands unpacked side by side, where a copy, a
 ``unary_bcast`` and an SFPU op would unpack them one after the other), in any value; any other value is
 compiled per tile into DST by :class:`TileProgram` (block operands: tilelang_tt.ops.copy,
 constants: tilelang_tt.ops.fill, SFPU unary ops, ops with a scalar, SFPU binary ops), with
-registers allocated per tile and as many tiles per acquire as the DST budget holds, run op by op
-over an acquire's tiles (one init per op and acquire); an operand of per-row vectors and constants
+registers allocated per tile (``x op x`` computes x once) and as many tiles per acquire as the DST budget
+holds, run op by op over an acquire's tiles (one init per op and acquire); an operand of per-row vectors and constants
 alone (``m[i] * scale`` in ``exp(x[i, j] * scale - m[i] * scale)``) is computed once per acquire
 into a slot of its own, the acquire's tiles then lying in one tile row. The exact
 GELU ``0.5 * x * (1 + erf(x / sqrt(2)))``, in any association of its products, is one ``gelu_tile``
