@@ -175,7 +175,7 @@ class Reduce(TileOp):
                 continue
             p = next((n for n in range(k - 1, -1, -1) if mentions(out[n], x)), None)
             if p is None or stmt_intrin(out[p]) != Intrin.TILE_ELTWISE or not out[p].value.args[0].same_as(x) \
-                    or not any(reads_block(s, x) for s in out[k + 1:]) or _copies_narrow(ctx, out[p].value.args[3]):
+                    or not any(_reads(s, x) for s in out[k + 1:]) or _copies_narrow(ctx, out[p].value.args[3]):
                 continue
             buf = _buffer_of(ctx, x)
             rows = desc.block_tiles[0]
@@ -253,7 +253,7 @@ def mentions(stmt, var: tirx.Var) -> bool:
     return bool(found)
 
 
-def reads_block(stmt, var: tirx.Var) -> bool:
+def _reads(stmt, var: tirx.Var) -> bool:
     """Whether a compute op or a write to a tensor in ``stmt`` reads block ``var``."""
     for call in evaluate_calls(stmt):
         if stmt_intrin(call) == Intrin.WRITE_FROM_CB and as_region(call.value.args[0]).buffer.data.same_as(var):
