@@ -88,3 +88,19 @@ def test_the_fpu_form_gives_the_sfpu_forms_bits(monkeypatch):
     assert "sub_tiles_bcast_cols(" not in slow.sources["compute.cpp"]
     assert "sub_binary_tile(" in slow.sources["compute.cpp"]
     assert torch.equal(out, slow.run(x))
+
+
+def test_a_copy_another_statement_still_reads_is_kept():
+    """Softmax over 136 columns: the exp reads the bfloat16 input, but the masked block the row maximum pools reads the
+    float32 copy before the exp overwrites it (inside PadBlocksTT's mask statement), so the copy stays."""
+    from tests.compiler.test_any_shape import softmax_rows
+
+    after = run_pass(lower_until(softmax_rows(64, 136, 64), PASS), PASS)["main"]
+    values = eltwise_values(after)
+    assert sum(isinstance(v, tirx.Cast) and isinstance(v.value, tirx.BufferLoad) and v.value.buffer.name == "x"
+               for v in values) == 1  # f = x, kept
+    (exp,) = [v for v in values if isinstance(v, tirx.Call) and v.op.name == "tirx.exp"]
+    loads = []
+    tirx.stmt_functor.post_order_visit(exp, lambda n: loads.append(n.buffer.name)
+                                       if isinstance(n, tirx.BufferLoad) else None)
+    assert loads == ["x", "mx"]

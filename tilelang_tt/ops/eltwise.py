@@ -44,7 +44,6 @@ from tilelang_tt.ops.base import INTEGER_DTYPES, Engine, TileOp, constant, regis
 from tilelang_tt.ops.copy import BLOCK_OPERAND, is_transposed
 from tilelang_tt.ops.fill import CONSTANT_OPERAND
 from tilelang_tt.ops.generate import generate, generated_mask, reads_blocks, selection
-from tilelang_tt.ops.reduce import mentions
 from tilelang_tt.ops.sfpu import (
     BINARY_NODES,
     CALL_NAMES,
@@ -67,7 +66,7 @@ from tilelang_tt.ops.sfpu import (
     sfpu_op,
 )
 from tilelang_tt.ir.common import (COL, ROW, as_region, evaluate, evaluate_calls, is_global_buffer, keep_span,
-                                   parallel_nest, reads_tensor, seq, serial, stmt_intrin, swaps_loops)
+                                   parallel_nest, reads_tensor, seq, serial, stmt_intrin, swaps_loops, vars_used)
 from tilelang_tt.ir.slices import bound_values
 
 SUPPORTED = (
@@ -175,7 +174,7 @@ class Eltwise(TileOp):
         tirx.stmt_functor.post_order_visit(value, lambda n: loads.append(n) if isinstance(n, tirx.BufferLoad) else None)
         for load in loads:
             x = load.buffer
-            p = next((n for n in range(k - 1, -1, -1) if x.data.name in _written(out[n])), None)
+            p = next((n for n in range(k - 1, -1, -1) if _writes(out[n], x.data)), None)
             if p is None or stmt_intrin(out[p]) != Intrin.TILE_ELTWISE or len(out[p].value.args) != 4:
                 continue
             _, pi, pj, copied = out[p].value.args
@@ -186,7 +185,7 @@ class Eltwise(TileOp):
             s_desc, x_desc = ctx.cbs[src.buffer.name], ctx.cbs[x.name]
             if s_desc.vector or x_desc.vector or s_desc.block_tiles != x_desc.block_tiles \
                     or s_desc.data_format != "Float16_b" or x_desc.data_format not in ("Float16_b", "Float32") \
-                    or any(src.buffer.name in _written(out[n]) for n in range(p + 1, k)):
+                    or any(_writes(out[n], src.buffer.data) for n in range(p + 1, k)):
                 continue
             reads_x = [n for n in loads if n.buffer.same_as(x)]
             if not all(len(n.indices) == 2 and n.indices[0].same_as(i) and n.indices[1].same_as(j) for n in reads_x):
@@ -197,7 +196,10 @@ class Eltwise(TileOp):
                 tirx.Evaluate(value), None, lambda n: widened if isinstance(n, tirx.BufferLoad) and n.buffer.same_as(x)
                 else None, ["tirx.BufferLoad"]).value
             new = evaluate(Intrin.TILE_ELTWISE, x_var, i, j, value, like=stmt)
-            dead = x_var.same_as(x.data) and not any(mentions(out[n], x.data) for n in range(p + 1, k))
+            # dead: E overwrites the whole block X and nothing between the copy and E reads X (a read in any form:
+            # a masked copy of X's padded tiles for a reduction reads X where E does not)
+            dead = x_var.same_as(x.data) and not any(v.same_as(x.data) for n in range(p + 1, k)
+                                                     for v in vars_used(out[n]))
             return new, p, dead
         return None
 
@@ -276,21 +278,25 @@ class Eltwise(TileOp):
                     *(evaluate(Intrin.CB_PUSH_BACK, cb.index, cb.block_pages, like=stmt) for cb in sums)])
 
 
-def _written(stmt) -> set[str]:
-    """The blocks the compute ops in ``stmt`` write (their results and the blocks they pack besides), and the blocks
-    the reader fills there, by name."""
-    names = set()
-    for call in evaluate_calls(stmt):
-        intrin, args = stmt_intrin(call), call.value.args
-        if intrin == Intrin.TILE_ELTWISE:
-            names.update(v.name for v in (args[0], *args[4:]))
-        elif intrin == Intrin.TILE_REDUCE:
-            names.add(args[2].name)
-        elif intrin in (Intrin.MM_MMA, Intrin.PACK_BLOCK):
-            names.add(args[2 if intrin == Intrin.MM_MMA else 0].name)
-        elif intrin in (Intrin.READ_TO_CB, Intrin.GENERATE_BLOCK):
-            names.add(as_region(args[1 if intrin == Intrin.READ_TO_CB else 0]).buffer.name)
-    return names
+def _block_writes(call) -> list[tuple[tirx.Var, bool]]:
+    """(the data of each block the compute op or reader call ``call`` writes, whether the block is an element-wise
+    op's result): an element-wise op's result and the row sums it packs besides, a reduction's vector, a gemm's
+    accumulator, a packed block, the block the reader fills or generates."""
+    intrin, args = stmt_intrin(call), call.value.args
+    if intrin == Intrin.TILE_ELTWISE:
+        return [(args[0], True), *((v, False) for v in args[4:])]
+    if intrin == Intrin.TILE_REDUCE:
+        return [(args[2], False)]
+    if intrin in (Intrin.MM_MMA, Intrin.PACK_BLOCK):
+        return [(args[2 if intrin == Intrin.MM_MMA else 0], False)]
+    if intrin in (Intrin.READ_TO_CB, Intrin.GENERATE_BLOCK):
+        return [(as_region(args[1 if intrin == Intrin.READ_TO_CB else 0]).buffer.data, False)]
+    return []
+
+
+def _writes(stmt, data: tirx.Var) -> bool:
+    """Whether a compute op or a read in ``stmt`` writes the block of ``data``."""
+    return any(v.same_as(data) for call in evaluate_calls(stmt) for v, _ in _block_writes(call))
 
 
 def row_sum_packs(ctx, out, partial, base, count: int, slot_of, like) -> list[tirx.Stmt]:
@@ -373,18 +379,10 @@ def drain_steps(ctx, body) -> None:
     gemm, a reduction or the reader writes keep theirs (a gemm's sub-blocks set their own)."""
     eltwise, other, written = set(), set(), set()
     for stmt in evaluate_calls(body):
-        intrin = stmt_intrin(stmt)
-        if intrin == Intrin.WRITE_FROM_CB:
+        if stmt_intrin(stmt) == Intrin.WRITE_FROM_CB:
             written.add(as_region(stmt.value.args[0]).buffer.name)
-        elif intrin == Intrin.TILE_ELTWISE:
-            eltwise.add(stmt.value.args[0].name)
-            other.update(v.name for v in stmt.value.args[4:])
-        elif intrin in (Intrin.READ_TO_CB, Intrin.GENERATE_BLOCK):
-            other.add(as_region(stmt.value.args[1 if intrin == Intrin.READ_TO_CB else 0]).buffer.name)
-        elif intrin == Intrin.TILE_REDUCE:
-            other.add(stmt.value.args[2].name)
-        elif intrin in (Intrin.MM_MMA, Intrin.PACK_BLOCK):
-            other.add(stmt.value.args[2 if intrin == Intrin.MM_MMA else 0].name)
+        for data, result in _block_writes(stmt):
+            (eltwise if result else other).add(data.name)
     budget = ctx.budget_of(ctx.fp32)
     for name in sorted((written & eltwise) - other):
         desc = ctx.cbs[name]

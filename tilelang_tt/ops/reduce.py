@@ -130,7 +130,7 @@ class Reduce(TileOp):
             if stmt_intrin(stmt) != Intrin.TILE_REDUCE:
                 continue
             x = stmt.value.args[1]
-            p = next((n for n in range(k - 1, -1, -1) if mentions(out[n], x) and not _reduces(out[n])), None)
+            p = next((n for n in range(k - 1, -1, -1) if _mentions(out[n], x) and not _reduces(out[n])), None)
             if p is None or stmt_intrin(out[p]) != Intrin.TILE_ELTWISE or len(out[p].value.args) != 4 \
                     or not out[p].value.args[0].same_as(x):
                 continue
@@ -142,7 +142,7 @@ class Reduce(TileOp):
             src, dst = ctx.cbs[load.buffer.name], ctx.cbs[x.name]
             if src.vector or dst.vector or src.block_tiles != dst.block_tiles \
                     or src.data_format != "Float16_b" or dst.data_format not in ("Float16_b", "Float32") \
-                    or any(not _reduces(out[n]) and mentions(out[n], load.buffer.data) for n in range(p + 1, k)):
+                    or any(not _reduces(out[n]) and _mentions(out[n], load.buffer.data) for n in range(p + 1, k)):
                 continue
             out[k] = evaluate(Intrin.TILE_REDUCE, stmt.value.args[0], load.buffer.data, *stmt.value.args[2:],
                               like=stmt)
@@ -173,7 +173,7 @@ class Reduce(TileOp):
             if kind.value != "sum" or int(dim) != 1 or desc.data_format != "Float32" \
                     or desc.vector or desc.block_tiles[1] < 2:
                 continue
-            p = next((n for n in range(k - 1, -1, -1) if mentions(out[n], x)), None)
+            p = next((n for n in range(k - 1, -1, -1) if _mentions(out[n], x)), None)
             if p is None or stmt_intrin(out[p]) != Intrin.TILE_ELTWISE or not out[p].value.args[0].same_as(x) \
                     or not any(_reads(s, x) for s in out[k + 1:]) or _copies_narrow(ctx, out[p].value.args[3]):
                 continue
@@ -247,7 +247,7 @@ def _reduces(stmt) -> bool:
     return stmt_intrin(stmt) == Intrin.TILE_REDUCE
 
 
-def mentions(stmt, var: tirx.Var) -> bool:
+def _mentions(stmt, var: tirx.Var) -> bool:
     found = []
     tirx.stmt_functor.post_order_visit(stmt, lambda n: found.append(n) if n.same_as(var) else None)
     return bool(found)
