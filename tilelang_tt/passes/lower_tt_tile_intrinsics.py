@@ -8,10 +8,10 @@ on, and the int32 blocks compute reads, whose CBs the host marks as unpacked str
 (``UnpackToDestFp32``: 32-bit integer tiles go there unchanged); ``tt.cb_desc`` entries of the
 blocks it makes, and ``push_pages`` of the blocks element-wise ops alone write and the writer copies to a
 tensor (``eltwise.drain_steps``: the writer drains them as compute pushes them); ``tt.column_major_blocks``:
-the B blocks of ``transpose_B`` gemms wider than one tile column that the reader alone fills (from a tensor of tiles) and only such gemms read — their
-tiles stored column by column, B's columns of tiles (C's columns) are adjacent and one
-``matmul_block`` steps through them, where row by row they are a K row apart and each output tile
-takes ``matmul_tiles`` (both operands unpacked per tile product).
+the B blocks of ``transpose_B`` gemms wider than one tile column that the reader alone fills (from a
+tensor of tiles) and only such gemms read — their tiles stored column by column, B's columns of tiles
+(C's columns) are adjacent and one ``matmul_block`` steps through them, where row by row they are a K
+row apart and each output tile takes ``matmul_tiles`` (both operands unpacked per tile product).
 TIR: each tile op is lowered by its family in :mod:`tilelang_tt.ops` (the registry ``TILE_OPS``;
 ``T.Parallel`` nests by :mod:`~tilelang_tt.ops.eltwise`):
 - gemm: ``T.clear(C)`` and the statements after it that ``T.gemm`` into C (the K loop) become one
