@@ -10,7 +10,8 @@ from tests.compiler.test_ops import assert_close, bf16
 
 
 def products_of_sums(m, n, bm, bn):
-    """y = (a*b + c*d) * (a*c + b*d) + (a*d + b*c) * (a*a + b*b) over float32 blocks: 5 registers."""
+    """y = (a*b + c*d) * (a*c + b*d) + (a*d + b*c) * (a*b - c*d) over float32 blocks: 5 registers (no square x*x,
+    which takes one register where a product of two blocks takes two: eltwise.SfpuBinaryOperands)."""
 
     @T.prim_func
     def main(A: T.Tensor((m, n), "float32"), B: T.Tensor((m, n), "float32"), C: T.Tensor((m, n), "float32"),
@@ -27,7 +28,7 @@ def products_of_sums(m, n, bm, bn):
             T.copy(D[by * bm, bx * bn], d)
             for i, j in T.Parallel(bm, bn):
                 y[i, j] = (a[i, j] * b[i, j] + c[i, j] * d[i, j]) * (a[i, j] * c[i, j] + b[i, j] * d[i, j]) + \
-                    (a[i, j] * d[i, j] + b[i, j] * c[i, j]) * (a[i, j] * a[i, j] + b[i, j] * b[i, j])
+                    (a[i, j] * d[i, j] + b[i, j] * c[i, j]) * (a[i, j] * b[i, j] - c[i, j] * d[i, j])
             T.copy(y, Y[by * bm, bx * bn])
 
     return main
@@ -37,7 +38,7 @@ def test_a_float32_value_of_five_registers_runs_in_two_passes():
     a, b, c, d = (torch.randn(64, 128, generator=torch.Generator().manual_seed(s)) for s in range(40, 44))
     artifacts = tilelang_tt.compile(products_of_sums(64, 128, 32, 64))
     y = torch.as_tensor(artifacts.run(a, b, c, d))
-    ref = (a * b + c * d) * (a * c + b * d) + (a * d + b * c) * (a * a + b * b)
+    ref = (a * b + c * d) * (a * c + b * d) + (a * d + b * c) * (a * b - c * d)
     assert_close(y, ref, 2.0 ** -18)  # float32 throughout: a few float32 roundings
     assert [cb.name for cb in artifacts.plan.cbs if "spill" in cb.name] == ["y_spill"]
 

@@ -150,3 +150,15 @@ def test_long_row_softmax_matches_torch():
     x = torch.randn(256, 4096, generator=torch.Generator().manual_seed(7)).to(torch.bfloat16) * 4
     y = torch.as_tensor(artifacts.run(x)).float()
     torch.testing.assert_close(y, torch.softmax(x.float(), dim=1), rtol=2.0**-6, atol=2.0**-10)
+
+
+def test_an_output_drained_as_pushed_may_have_one_block_and_matches_torch():
+    """Softmax of rows of 4096 (separate_exps): the output y, which the writer drains 4 tiles at a time as compute
+    pushes them (``push_pages``, eltwise.drain_steps), goes to one block like any hand-off CB, the input keeping its
+    two; the program runs and matches torch."""
+    artifacts = tilelang_tt.compile(softmax(64, 4096, 32, separate_exps=True))
+    pages = {cb.name: cb.num_pages for cb in artifacts.plan.cbs}
+    assert (pages["x"], pages["exp_x"], pages["y"]) == (256, 128, 128)
+    assert "cb_wait_front(cb_y, 4);" in artifacts.sources["writer.cpp"]
+    x = (torch.randn(64, 4096, generator=torch.Generator().manual_seed(3)) * 4).bfloat16()
+    torch.testing.assert_close(artifacts.run(x).float(), torch.softmax(x.float(), 1), rtol=2.0**-7, atol=2.0**-12)

@@ -8,6 +8,7 @@ from tvm.script import tirx as T
 
 from tests.compiler.test_global_access import group_scales, scale_vector_in_k_loop
 from tests.compiler.test_partial_tiles import one_slice
+from tests import op_kernels
 from tests.kernels import eltwise, gemm, lower_until, run_pass
 from tests.passes.helpers import (
     accessor_entry,
@@ -424,11 +425,11 @@ def test_a_misaligned_run_moves_through_the_kernel_scratch():
             tvm.ir.assert_structural_equal(a, e, map_free_vars=True)
 
 
-def _drain(bn: int):
-    """(C's hand-off CB, the writer's loop over its pushes) of a 128 x ``bn`` gemm block accumulating in L1 over
-    4 K steps in float32 (4 DST tiles a sub-block)."""
-    before = lower_until(gemm(128, bn, 128, 128, bn, 32), PASS)
-    out = Attr.CB_DESC.read(before["main_writer"])["C_l_out"]
+def _drain(bn: int, kernel=None, block: str = "C_l_out"):
+    """(the hand-off CB ``block``, the writer's loop over its pushes) of ``kernel``, by default a 128 x ``bn`` gemm
+    block accumulating in L1 over 4 K steps in float32 (4 DST tiles a sub-block)."""
+    before = lower_until(kernel if kernel is not None else gemm(128, bn, 128, 128, bn, 32), PASS)
+    out = Attr.CB_DESC.read(before["main_writer"])[block]
     after = run_pass(before, PASS)["main_writer"]
     (drain,) = [n for n in nodes(after.body, lambda n: isinstance(n, tirx.For)) if n.loop_var.name == "q"]
     names = [stmt_name(s) for s in evaluate_calls(drain.body)]
@@ -456,3 +457,17 @@ def test_writer_drains_sub_blocks_of_part_of_a_row():
     assert (out.push_pages, out.block_pages, int(drain.extent)) == (4, 32, 8)
     (write,) = [n for n in evaluate_calls(drain.body) if stmt_name(n) == Intrin.NOC_WRITE_PAGE.value]
     assert "q // 2" in str(write.value.args[0]) and "q % 2 * 4" in str(write.value.args[0])
+
+
+def test_writer_drains_an_element_wise_block_as_compute_pushes_it():
+    """Softmax's output block, one tile row of 32 tiles that an element-wise op packs 4 tiles an acquire at a time
+    (a float32 DST): the writer drains it in 8 steps of 4 tiles (``push_pages``, LowerTTTileIntrinsics' drain
+    steps), its writes overlapping compute, where it waited for all 32 (the loop over one tile row folded away)."""
+    out, drain = _drain(0, op_kernels.softmax(64, 1024, 32), "xf_out")
+    assert (out.push_pages, out.block_pages, int(drain.extent)) == (4, 32, 8)
+
+
+def test_writer_drains_an_element_wise_block_of_several_rows_a_row_at_a_time():
+    """A 2x4-tile bfloat16 block of an element-wise add (a 16-bit DST: 8 tiles an acquire): a tile row a step."""
+    out, drain = _drain(0, eltwise("add", 128, 256, 64, 128), "C_s")
+    assert (out.push_pages, out.block_pages, int(drain.extent)) == (4, 8, 2)

@@ -68,9 +68,10 @@ def test_gemm_cb_ids():
 
 def test_softmax_ids_of_the_cbs_the_graph_adds():
     """The scaler CB fed by the reader follows x (1); the hand-off xf_out is the writer's (16);
-    compute-internal CBs start at 24 (the exp pass's row partials, ``xf_rowsum``, among them)."""
+    compute-internal CBs start at 24 in the order the graph meets them: mx, then xf (first written by the exp, its
+    copy of x forwarded: Eltwise.forward_copies), the exp pass's row partials ``xf_rowsum``, sm."""
     from tests.op_kernels import softmax
 
     after = run_pass(lower_until(softmax(64, 128, 32), PASS), PASS)
     assert {n: cb.index for n, cb in Attr.CB_DESC.read(after["main"]).items()} == {
-        "x": 0, "reduce_scaler": 1, "xf_out": 16, "xf": 24, "mx": 25, "xf_rowsum": 26, "sm": 27}
+        "x": 0, "reduce_scaler": 1, "xf_out": 16, "mx": 24, "xf": 25, "xf_rowsum": 26, "sm": 27}

@@ -43,7 +43,7 @@ def test_hand_written_value_of_five_registers_spills_its_first_operand():
     """``L + R`` with L and R products of sums of products: each needs 4 float32 DST registers, the sum 5
     (L held while R is computed), over the budget of 4. L, the operand held longest, is computed into
     ``y_spill`` (float32, as DST holds it, with a CB of y's geometry) just before; the value reads it
-    and needs 4."""
+    and needs 4. (No square: ``x * x`` takes one register, eltwise.SfpuBinaryOperands.)"""
     @I.ir_module(check_well_formed=False)
     class Before:
         @T.prim_func
@@ -59,7 +59,7 @@ def test_hand_written_value_of_five_registers_spills_its_first_operand():
                 j = T.int32()
                 tt.tile.eltwise(y.data, i, j, (a[i, j] * b[i, j] + c[i, j] * d[i, j]) *
                                 (a[i, j] * c[i, j] + b[i, j] * d[i, j]) +
-                                (a[i, j] * d[i, j] + b[i, j] * c[i, j]) * (a[i, j] * a[i, j] + b[i, j] * b[i, j]))
+                                (a[i, j] * d[i, j] + b[i, j] * c[i, j]) * (a[i, j] * b[i, j] - c[i, j] * d[i, j]))
 
     @I.ir_module(check_well_formed=False)
     class Expected:
@@ -78,7 +78,7 @@ def test_hand_written_value_of_five_registers_spills_its_first_operand():
                 tt.tile.eltwise(y_spill.data, i, j, (a[i, j] * b[i, j] + c[i, j] * d[i, j]) *
                                 (a[i, j] * c[i, j] + b[i, j] * d[i, j]))
                 tt.tile.eltwise(y.data, i, j, y_spill[i, j] +
-                                (a[i, j] * d[i, j] + b[i, j] * c[i, j]) * (a[i, j] * a[i, j] + b[i, j] * b[i, j]))
+                                (a[i, j] * d[i, j] + b[i, j] * c[i, j]) * (a[i, j] * b[i, j] - c[i, j] * d[i, j]))
 
     after = SpillDSTTT()(Before)
     tvm.ir.assert_structural_equal(after, Expected, map_free_vars=True)  # i, j: free variables
@@ -86,8 +86,10 @@ def test_hand_written_value_of_five_registers_spills_its_first_operand():
 
 
 def test_hand_written_repeated_operand_is_spilled_once_and_read_twice():
-    """``exp(a + b) * exp(a + b)`` needs 3 registers, over a budget of 2; of the operands that fit (``a + b``
-    and ``exp(a + b)``, 2 each) the larger spills, and both places read it."""
+    """``exp(a + b) * (exp(a + b) + c * d)`` needs 3 registers, over a budget of 2; of the operands that fit
+    (``a + b``, ``exp(a + b)`` and ``c * d``, 2 each; ``exp(a + b) + c * d`` needs 3) the largest,
+    ``exp(a + b)``, spills, and both places read it. (Not ``exp(a + b) * exp(a + b)``: a square computes its
+    operand once, in 2 registers, eltwise.SfpuBinaryOperands.)"""
     @I.ir_module(check_well_formed=False)
     class Before:
         @T.prim_func
@@ -101,7 +103,7 @@ def test_hand_written_repeated_operand_is_spilled_once_and_read_twice():
                 y = T.sblock_alloc_buffer((32, 32), "float32", scope="local.fragment")
                 i = T.int32()
                 j = T.int32()
-                tt.tile.eltwise(y.data, i, j, T.exp(a[i, j] + b[i, j]) * T.exp(a[i, j] + b[i, j]))
+                tt.tile.eltwise(y.data, i, j, T.exp(a[i, j] + b[i, j]) * (T.exp(a[i, j] + b[i, j]) + c[i, j] * d[i, j]))
 
     @I.ir_module(check_well_formed=False)
     class Expected:
@@ -118,7 +120,7 @@ def test_hand_written_repeated_operand_is_spilled_once_and_read_twice():
                 i = T.int32()
                 j = T.int32()
                 tt.tile.eltwise(y_spill.data, i, j, T.exp(a[i, j] + b[i, j]))
-                tt.tile.eltwise(y.data, i, j, y_spill[i, j] * y_spill[i, j])
+                tt.tile.eltwise(y.data, i, j, y_spill[i, j] * (y_spill[i, j] + c[i, j] * d[i, j]))
 
     after = SpillDSTTT()(Before)
     tvm.ir.assert_structural_equal(after, Expected, map_free_vars=True)  # i, j: free variables

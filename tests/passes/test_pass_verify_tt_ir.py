@@ -286,10 +286,11 @@ def test_hand_written_broken_compute_kernel_is_refused(case, message):
 
 
 def test_block_updated_in_place_with_one_block_of_pages_at_its_statement():
-    """cb_depth=1 leaves a fragment the softmax updates in place (xf = exp(xf - max)) one block of pages: refused
-    at the update, not a program that waits forever."""
+    """cb_depth=1 leaves a fragment the softmax of a float32 tensor updates in place (xf = exp(xf - max)) one block
+    of pages: refused at the update, not a program that waits forever. (Of a bfloat16 tensor, the update reads the
+    bfloat16 block xf copies, Eltwise.forward_copies, and writes xf whole: nothing is updated in place.)"""
     with pytest.raises(TTCompileError) as info:
-        tilelang_tt.compile(softmax(64, 128, 32), cb_depth=1)
+        tilelang_tt.compile(softmax(64, 128, 32, dtype="float32"), cb_depth=1)
     err = info.value
     assert "reserves 2 pages of `xf` while it holds 4 of its 4" in err.message, err.message
     assert "xf[i, j] = T.exp(xf[i, j] - mx[i])" in str(err) and "cb_depth=2" in err.hint

@@ -13,6 +13,7 @@ dispatch on the registry.
 from __future__ import annotations
 
 import dataclasses
+import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -231,6 +232,49 @@ def _computes_on_integers(func: tirx.PrimFunc, cbs: Mapping[str, CBDesc]) -> boo
     return bool(found)
 
 
+# -- D4, D5 --------------------------------------------------------------------------------------
+def bfloat16_valued(func: tirx.PrimFunc, cbs: Mapping[str, CBDesc]) -> frozenset[str]:
+    """The float32 blocks of compute kernel ``func`` whose every value a bfloat16 holds exactly: compute alone
+    writes them, each time with the maximum or minimum (``tt.tile.reduce`` "max" / "negmax", with or without
+    ``clear``) of a bfloat16 block or of such a block, a copy of one, or a constant a bfloat16 holds. The FPU
+    reads them exactly: its source registers keep a float32 datum's sign, exponent and top 10 mantissa bits
+    (TF32, emulator/runtime/compute.cpp ``to_source``), and a bfloat16 value has 7 (``eltwise.fpu_binary``).
+    The pools are exact: max and -max(-x) pick a source datum, which the source registers read unchanged."""
+    names: dict = {}
+    tirx.stmt_functor.post_order_visit(func.body, lambda n: names.setdefault(n, n.name)
+                                       if isinstance(n, tirx.Var) else None)
+    writers: dict[str, list] = {}
+    for stmt in evaluate_calls(func.body):
+        for name in compute_writes(stmt, names):
+            writers.setdefault(name, []).append(stmt)
+    exact = {name for name, desc in cbs.items() if desc.data_format == "Float32" and desc.producer == "compute"
+             and name in writers}
+
+    def narrow(var) -> bool:
+        return var.name in exact or (var.name in cbs and cbs[var.name].data_format == "Float16_b")
+
+    def exact_write(stmt, name) -> bool:
+        intrin, args = stmt_intrin(stmt), stmt.value.args
+        if intrin == Intrin.TILE_REDUCE:
+            return args[0].value in ("max", "negmax") and args[2].name == name and narrow(args[1])
+        if intrin == Intrin.TILE_ELTWISE and args[0].name == name:
+            value = strip_casts(args[3])
+            c = float_constant(value)
+            if c is not None:
+                return c != c or struct.unpack("<I", struct.pack("<f", c))[0] & 0xFFFF == 0
+            return isinstance(value, tirx.BufferLoad) and narrow(value.buffer.data)
+        return False
+
+    changed = True
+    while changed:
+        changed = False
+        for name in sorted(exact):
+            if not all(exact_write(stmt, name) for stmt in writers[name]):
+                exact.discard(name)
+                changed = True
+    return frozenset(exact)
+
+
 # -- D4 ------------------------------------------------------------------------------------------
 class InitContext:
     """InsertComputeInitTT's view of the kernel: CB ids by block name, the accumulators gemms
@@ -241,6 +285,7 @@ class InitContext:
         self.scaler = scaler
         self.reloads: set[str] = set()
         self.column_major = frozenset(Attr.COLUMN_MAJOR_BLOCKS.read(func))
+        self.bfloat16_valued = bfloat16_valued(func, self.cbs)  # float32 blocks the FPU reads exactly
 
         in_place = set(handoff_cbs(func).values())  # L1_ACC in a hand-off CB reloads nothing (gemm's D5)
 
@@ -291,6 +336,7 @@ class DSTContext:
         self.math_approx_mode = config.math_approx_mode  # the approximate SFPU forms (sfpu.APPROXIMATE)
         self.fast_math = config.fast_math  # rewrites that change rounding allowed (eltwise: the exp's scale folded)
         self.column_major = frozenset(Attr.COLUMN_MAJOR_BLOCKS.read(func))  # blocks stored column by column
+        self.bfloat16_valued = bfloat16_valued(func, self.cbs)  # float32 blocks the FPU reads exactly
         self.inline_inits = inline_inits
         self.analyzer = arith.Analyzer()
         self.scaler = scaler

@@ -8,14 +8,14 @@ binary such as ``T.fmod(x, y)``), and casts; values of the indices alone are
 the reader's (:mod:`tilelang_tt.ops.generate`).
 D4: ``A op B`` of two full blocks runs on the FPU (``add_init``…, hoistable), and so does ``A op v``
 of a full block and a per-row / per-column vector (``mul_bcast_cols_init``…), unless an operand is float32
-(:func:`fpu_binary`); anything else on the SFPU.
+and holds other than bfloat16 values (:func:`fpu_binary`); anything else on the SFPU.
 D5: ``A op B`` of two full blocks is one FPU op per tile (``add_tiles``…), ``A op v`` one broadcasting
 FPU op (``mul_tiles_bcast_cols``…: both operands unpacked side by side, where a copy, a
 ``unary_bcast`` and an SFPU op would unpack them one after the other), in any value; any other value is
 compiled per tile into DST by :class:`TileProgram` (block operands: tilelang_tt.ops.copy,
 constants: tilelang_tt.ops.fill, SFPU unary ops, ops with a scalar, SFPU binary ops), with
-registers allocated per tile and as many tiles per acquire as the DST budget holds, run op by op
-over an acquire's tiles (one init per op and acquire); an operand of per-row vectors and constants
+registers allocated per tile (``x op x`` computes x once) and as many tiles per acquire as the DST budget
+holds, run op by op over an acquire's tiles (one init per op and acquire); an operand of per-row vectors and constants
 alone (``m[i] * scale`` in ``exp(x[i, j] * scale - m[i] * scale)``) is computed once per acquire
 into a slot of its own, the acquire's tiles then lying in one tile row. The exact
 GELU ``0.5 * x * (1 + erf(x / sqrt(2)))``, in any association of its products, is one ``gelu_tile``
@@ -32,6 +32,7 @@ value, anything but the integer ops on int32 blocks read element for element.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import struct
 
@@ -64,8 +65,8 @@ from tilelang_tt.ops.sfpu import (
     scalar_call,
     sfpu_op,
 )
-from tilelang_tt.ir.common import (COL, ROW, evaluate, is_global_buffer, keep_span, parallel_nest, reads_tensor, seq,
-                                   serial, swaps_loops)
+from tilelang_tt.ir.common import (COL, ROW, as_region, evaluate, evaluate_calls, is_global_buffer, keep_span,
+                                   parallel_nest, reads_tensor, seq, serial, stmt_intrin, swaps_loops, vars_used)
 from tilelang_tt.ir.slices import bound_values
 
 SUPPORTED = (
@@ -137,6 +138,71 @@ class Eltwise(TileOp):
                                 j if j is not None else 0, value, like=store))
         return seq(out)
 
+    def forward_copies(self, ctx, stmts: list) -> list:
+        """C2, over a lowered statement sequence: an element-wise statement E reading block X element for element
+        (``X[i, j]``), where X was last written by a copy of a bfloat16 block S of the same tiles, ``tt.tile.eltwise(X,
+        i, j, S[i, j])`` (X float32 or bfloat16), with nothing writing S between them, reads S instead: exact, a
+        bfloat16 datum widened to float32 is the same number. The copy goes when E overwrites X and nothing between
+        them reads X (its value is then never read). Softmax's ``T.copy(x, xf)`` then ``xf = exp(xf - mx)`` computes
+        ``exp(x - mx)`` from the bfloat16 input, as ttnn's softmax does (softmax.cpp: sub_tiles_bcast_cols of its
+        input CB), without the pass copying 32 tiles to float32 and unpacking them again; ``x - mx`` is then one FPU
+        op (:func:`fpu_binary`: x bfloat16, the row maximum mx a bfloat16 value)."""
+        out = list(stmts)
+        k = 0
+        while k < len(out):
+            stmt = out[k]
+            if stmt_intrin(stmt) != Intrin.TILE_ELTWISE or len(stmt.value.args) != 4:
+                k += 1
+                continue
+            forwarded = self._forwarded(ctx, out, k)
+            if forwarded is None:
+                k += 1
+                continue
+            out[k], p, dead = forwarded
+            if dead:
+                del out[p]
+                k -= 1
+            k += 1
+        return out
+
+    def _forwarded(self, ctx, out: list, k: int):
+        """(statement ``out[k]`` reading the copy's source, the copy's position, whether the copy is dead) for
+        :meth:`forward_copies`, or None."""
+        stmt = out[k]
+        x_var, i, j, value = stmt.value.args
+        loads = []
+        tirx.stmt_functor.post_order_visit(value, lambda n: loads.append(n) if isinstance(n, tirx.BufferLoad) else None)
+        for load in loads:
+            x = load.buffer
+            p = next((n for n in range(k - 1, -1, -1) if _writes(out[n], x.data)), None)
+            if p is None or stmt_intrin(out[p]) != Intrin.TILE_ELTWISE or len(out[p].value.args) != 4:
+                continue
+            _, pi, pj, copied = out[p].value.args
+            src = strip_casts(copied)
+            if not isinstance(src, tirx.BufferLoad) or len(src.indices) != 2 \
+                    or not (src.indices[0].same_as(pi) and src.indices[1].same_as(pj)):
+                continue
+            s_desc, x_desc = ctx.cbs[src.buffer.name], ctx.cbs[x.name]
+            if s_desc.vector or x_desc.vector or s_desc.block_tiles != x_desc.block_tiles \
+                    or s_desc.data_format != "Float16_b" or x_desc.data_format not in ("Float16_b", "Float32") \
+                    or any(_writes(out[n], src.buffer.data) for n in range(p + 1, k)):
+                continue
+            reads_x = [n for n in loads if n.buffer.same_as(x)]
+            if not all(len(n.indices) == 2 and n.indices[0].same_as(i) and n.indices[1].same_as(j) for n in reads_x):
+                continue
+            widened = tirx.Cast(x.dtype, tirx.BufferLoad(src.buffer, [i, j])) if src.buffer.dtype != x.dtype \
+                else tirx.BufferLoad(src.buffer, [i, j])
+            value = tirx.stmt_functor.ir_transform(
+                tirx.Evaluate(value), None, lambda n: widened if isinstance(n, tirx.BufferLoad) and n.buffer.same_as(x)
+                else None, ["tirx.BufferLoad"]).value
+            new = evaluate(Intrin.TILE_ELTWISE, x_var, i, j, value, like=stmt)
+            # dead: E overwrites the whole block X and nothing between the copy and E reads X (a read in any form:
+            # a masked copy of X's padded tiles for a reduction reads X where E does not)
+            dead = x_var.same_as(x.data) and not any(v.same_as(x.data) for n in range(p + 1, k)
+                                                     for v in vars_used(out[n]))
+            return new, p, dead
+        return None
+
     # -- C3, D4 ------------------------------------------------------------------------------------
     def accesses(self, stmt, data_names):
         reads = []
@@ -150,7 +216,8 @@ class Eltwise(TileOp):
     def engine(self, ctx, stmt):
         if ctx.cbs[stmt.value.args[0].name].vector:
             return Engine(("sfpu",))
-        binary = fpu_binary(stmt.value.args[3], lambda name: ctx.cbs[name].vector, stmt.value.args[1:3])
+        binary = fpu_binary(stmt.value.args[3], lambda name: ctx.cbs[name].vector, stmt.value.args[1:3],
+                            exact=ctx.bfloat16_valued)
         if binary is None:
             return Engine(("sfpu",))
         op, a, b, kind = binary
@@ -209,6 +276,27 @@ class Eltwise(TileOp):
             return loop
         return seq([*(evaluate(Intrin.CB_RESERVE_BACK, cb.index, cb.block_pages, like=stmt) for cb in sums), loop,
                     *(evaluate(Intrin.CB_PUSH_BACK, cb.index, cb.block_pages, like=stmt) for cb in sums)])
+
+
+def _block_writes(call) -> list[tuple[tirx.Var, bool]]:
+    """(the data of each block the compute op or reader call ``call`` writes, whether the block is an element-wise
+    op's result): an element-wise op's result and the row sums it packs besides, a reduction's vector, a gemm's
+    accumulator, a packed block, the block the reader fills or generates."""
+    intrin, args = stmt_intrin(call), call.value.args
+    if intrin == Intrin.TILE_ELTWISE:
+        return [(args[0], True), *((v, False) for v in args[4:])]
+    if intrin == Intrin.TILE_REDUCE:
+        return [(args[2], False)]
+    if intrin in (Intrin.MM_MMA, Intrin.PACK_BLOCK):
+        return [(args[2 if intrin == Intrin.MM_MMA else 0], False)]
+    if intrin in (Intrin.READ_TO_CB, Intrin.GENERATE_BLOCK):
+        return [(as_region(args[1 if intrin == Intrin.READ_TO_CB else 0]).buffer.data, False)]
+    return []
+
+
+def _writes(stmt, data: tirx.Var) -> bool:
+    """Whether a compute op or a read in ``stmt`` writes the block of ``data``."""
+    return any(v.same_as(data) for call in evaluate_calls(stmt) for v, _ in _block_writes(call))
 
 
 def row_sum_packs(ctx, out, partial, base, count: int, slot_of, like) -> list[tirx.Stmt]:
@@ -277,6 +365,32 @@ def operand_needs(ctx, stmt, value) -> list[tuple[tirx.PrimExpr, int]]:
     program.needs = []
     program.need(value)
     return program.needs
+
+
+def drain_steps(ctx, body) -> None:
+    """C2, over the lowered kernel ``body``: each block the writer copies to a tensor whose every writer is an
+    element-wise statement gets ``push_pages`` (``tt.cb_desc``): the writer drains it in steps of that many pages
+    as compute pushes them (LowerCBIntrinsics ``_drained_as_pushed``: wait, write, barrier, pop), where it waited
+    for the whole block and wrote it after compute's last pack: the last block's writes then trail compute by
+    one step instead of one block (layernorm 4096 x 1024: 32 tiles written 12 k cycles after compute ended). An
+    element-wise op packs its output tiles in the block's row order, at most a DST acquire of them at a time
+    (:func:`_plan`: ``ctx.budget_of(ctx.fp32)`` tiles): the step is the largest divisor of a tile row's tiles
+    within that budget (the writer's cumulative waits are correct for any step dividing the block). Blocks a
+    gemm, a reduction or the reader writes keep theirs (a gemm's sub-blocks set their own)."""
+    eltwise, other, written = set(), set(), set()
+    for stmt in evaluate_calls(body):
+        if stmt_intrin(stmt) == Intrin.WRITE_FROM_CB:
+            written.add(as_region(stmt.value.args[0]).buffer.name)
+        for data, result in _block_writes(stmt):
+            (eltwise if result else other).add(data.name)
+    budget = ctx.budget_of(ctx.fp32)
+    for name in sorted((written & eltwise) - other):
+        desc = ctx.cbs[name]
+        rows, cols = desc.block_tiles
+        step = max(d for d in range(1, min(budget, cols) + 1) if cols % d == 0)
+        if desc.vector or desc.push_pages or step >= desc.block_pages:
+            continue
+        ctx.cbs[name] = dataclasses.replace(desc, push_pages=step)
 
 
 # -- C2 checks -------------------------------------------------------------------------------------
@@ -518,7 +632,7 @@ def reciprocal_divisors(ctx, store, value, out: list) -> tirx.PrimExpr:
     return tirx.stmt_functor.ir_transform(tirx.Evaluate(value), None, post, ["tirx.Div"]).value
 
 
-def fpu_binary(value, vector_of, ij, tf32: bool = False) -> tuple | None:
+def fpu_binary(value, vector_of, ij, tf32: bool = False, exact: frozenset = frozenset()) -> tuple | None:
     """(FPU op, a, b, kind) when an eltwise value of a full block is one FPU op from two CBs
     (``vector_of``: block name -> its ``vector`` kind; ``ij``: the loop variables): A[i, j] op B[i, j]
     of two full blocks (kind ""), or A[i, j] op v[i] / v[j] of a full block and a per-row / per-column
@@ -526,7 +640,11 @@ def fpu_binary(value, vector_of, ij, tf32: bool = False) -> tuple | None:
     too for the commutative add and mul). Not for a block read transposed (the FPU reads tiles as
     they are). Not for a float32 operand either: the FPU reads it from SrcA/SrcB truncated to TF32 (10
     mantissa bits), where copied to DST (UnpackToDestFp32) the SFPU computes on all 23, as ttnn's binary_ng
-    runs add/sub/mul of float32 tensors on the SFPU (binary_ng_device_operation.cpp, is_binary_sfpu_op); ``tf32``:
+    runs add/sub/mul of float32 tensors on the SFPU (binary_ng_device_operation.cpp, is_binary_sfpu_op), unless the
+    block's values are bfloat16 values (``exact``: :func:`~tilelang_tt.ops.base.bfloat16_valued`, a row maximum
+    of a bfloat16 block), which TF32 holds exactly: the FPU then computes what the SFPU would (a float32 sum or
+    difference of exact operands, rounded once; finite operands: the FPU reads an exponent of 255 as a number,
+    compute.cpp ``fpu_value``, where the SFPU has Inf and NaN); ``tf32``:
     float32 operands too, read as TF32 (under fast math, where the exp of their difference is approximate anyway, as
     ttnn's SDPA subtracts the row maximum from its float32 scores with sub_tiles_bcast_cols, compute_common.hpp)."""
     op = FPU_BINARY.get(type(value))
@@ -535,7 +653,7 @@ def fpu_binary(value, vector_of, ij, tf32: bool = False) -> tuple | None:
     loads = [strip_casts(x) for x in (value.a, value.b)]
     if not all(isinstance(x, tirx.BufferLoad) and not is_transposed(x, ij) for x in loads):
         return None
-    if not tf32 and any(str(x.buffer.dtype) == "float32" for x in loads):
+    if not tf32 and any(str(x.buffer.dtype) == "float32" and x.buffer.name not in exact for x in loads):
         return None
     kinds = [vector_of(x.buffer.name) for x in loads]
     if kinds[0] and not kinds[1] and op.name != "sub":  # v op A = A op v
@@ -673,7 +791,8 @@ class TileProgram:
         straight into one DST tile."""
         if self.out.vector:
             return None
-        binary = fpu_binary(e, lambda name: self.ctx.cb(name).vector, self.ij, tf32=self.tf32)
+        binary = fpu_binary(e, lambda name: self.ctx.cb(name).vector, self.ij, tf32=self.tf32,
+                            exact=self.ctx.bfloat16_valued)
         if binary is None:
             return None
         op, a, b, kind = binary
@@ -976,7 +1095,10 @@ class Comparison:
 
 class SfpuBinaryOperands:
     """a op b (a node or a call such as T.pow(a, b)) of two values computed in DST: the operand
-    needing more registers first (Sethi-Ullman)."""
+    needing more registers first (Sethi-Ullman); x op x computes x once (the SFPU op reads both operands before it
+    writes: ckernel_sfpu_binary.h loads in0 and in1, then stores the result)."""
+
+    square = True  # x op x from one DST slot (the integer ops, some of them in several passes, keep two)
 
     def match(self, prog, e):
         return binary_operands(e)
@@ -985,6 +1107,8 @@ class SfpuBinaryOperands:
         _, a, b = m
         if prog.shares(a) or prog.shares(b):  # a row-shared operand lives in its own slot
             return max([1] + [prog.need(x) for x in (a, b) if not prog.shares(x)])
+        if self.square and tirx.analysis.expr_deep_equal(a, b):  # x op x: x once, the op reading its slot twice
+            return prog.need(a)
         need_a, need_b = prog.need(a), prog.need(b)
         return max(need_a, need_b + 1) if need_a >= need_b else max(need_b, need_a + 1)
 
@@ -1000,6 +1124,11 @@ class SfpuBinaryOperands:
                     slots.append(lambda tl: prog.slot(tl, base))
             prog.sfpu(op, lambda tg, tl: evaluate(Intrin.SFPU_BINARY, op.name, slots[0](tl), slots[1](tl),
                                                   prog.slot(tl, base), like=prog.like))
+            return
+        if self.square and tirx.analysis.expr_deep_equal(a, b):
+            prog.compile(a, base)
+            prog.sfpu(op, lambda tg, tl: evaluate(Intrin.SFPU_BINARY, op.name, prog.slot(tl, base),
+                                                  prog.slot(tl, base), prog.slot(tl, base), like=prog.like))
             return
         slot_a, slot_b = (base + 1, base) if prog.need(b) > prog.need(a) else (base, base + 1)
         for operand, slot in sorted([(a, slot_a), (b, slot_b)], key=lambda x: x[1]):
@@ -1046,6 +1175,8 @@ class IntScalarOperand:
 
 class IntBinaryOperands(SfpuBinaryOperands):
     """a op b of two int32 values in DST (add_int_tile, lt_int_tile ...)."""
+
+    square = False
 
     def match(self, prog, e):
         op = INT_BINARY.get(type(e))

@@ -88,7 +88,7 @@ def single_buffer_order(func: tirx.PrimFunc) -> list[CBDesc]:
     dfg = Attr.TILE_DFG.read(func)
     kept = needs_two_blocks(func)
     candidates = [cb for name, cb in Attr.CB_DESC.read(func).items()
-                  if name in dfg and not dfg[name].kind and name not in kept and not cb.push_pages
+                  if name in dfg and not dfg[name].kind and name not in kept
                   and cb.num_pages > cb.block_pages]
     return sorted(candidates, key=lambda cb: (overlap_lost(dfg[cb.name]), -cb.page_size * cb.num_pages, cb.index))
 

@@ -145,6 +145,9 @@ def _drained_as_pushed(func, cb: CBDesc, transfers, pages: int, ptr, like) -> ti
         return None
     if (push % cols and cols % push) or (push % cols == 0 and rows % (push // cols)):
         return None
+    if rows == 1 and isinstance(transfers, tirx.For) and const_int(transfers.extent) == cols:
+        # one tile row: its loop over the row's tiles alone (the loop over one row folded away)
+        transfers = tirx.For(tirx.Var("r", "int32"), 0, 1, tirx.ForKind.SERIAL, transfers)
     if not (isinstance(transfers, tirx.For) and const_int(transfers.extent) == rows):
         return None
     q, r, c = tirx.Var("q", "int32"), tirx.Var("r", "int32"), tirx.Var("c", "int32")

@@ -6,11 +6,12 @@ Writes: ``tt.compute_config`` {fp32_dest_acc_en, math_fidelity, math_approx_mode
 unpack_to_dest}: a 32-bit DST whenever an on-chip block is float32 or an int32 block is computed
 on, and the int32 blocks compute reads, whose CBs the host marks as unpacked straight to DST
 (``UnpackToDestFp32``: 32-bit integer tiles go there unchanged); ``tt.cb_desc`` entries of the
-blocks it makes; ``tt.column_major_blocks``: the B blocks of ``transpose_B`` gemms wider than one
-tile column that the reader alone fills (from a tensor of tiles) and only such gemms read — their
-tiles stored column by column, B's columns of tiles (C's columns) are adjacent and one
-``matmul_block`` steps through them, where row by row they are a K row apart and each output tile
-takes ``matmul_tiles`` (both operands unpacked per tile product).
+blocks it makes, and ``push_pages`` of the blocks element-wise ops alone write and the writer copies to a
+tensor (``eltwise.drain_steps``: the writer drains them as compute pushes them); ``tt.column_major_blocks``:
+the B blocks of ``transpose_B`` gemms wider than one tile column that the reader alone fills (from a
+tensor of tiles) and only such gemms read — their tiles stored column by column, B's columns of tiles
+(C's columns) are adjacent and one ``matmul_block`` steps through them, where row by row they are a K
+row apart and each output tile takes ``matmul_tiles`` (both operands unpacked per tile product).
 TIR: each tile op is lowered by its family in :mod:`tilelang_tt.ops` (the registry ``TILE_OPS``;
 ``T.Parallel`` nests by :mod:`~tilelang_tt.ops.eltwise`):
 - gemm: ``T.clear(C)`` and the statements after it that ``T.gemm`` into C (the K loop) become one
@@ -21,6 +22,8 @@ TIR: each tile op is lowered by its family in :mod:`tilelang_tt.ops` (the regist
   (``tt.generate_block`` into a new block ``<X>_gen``);
 - fill and copy: ``T.fill(X, v)``/``T.clear(X)`` of a block no gemm accumulates into, and on-chip
   ``T.copy(X, Y)`` (a copy or cast) → ``tt.tile.eltwise``;
+- copies forwarded: an element-wise statement reading a float32 copy of a bfloat16 block reads the block
+  (``Eltwise.forward_copies``: exact), the copy dropped where its value is then never read;
 - reduce: ``T.reduce_sum/max(X, v, dim)`` → ``tt.tile.reduce("sum"|"max", X, v, dim, clear)``; a row
   sum of a float32 block the element-wise op just before computes reads a block ``X_rowsum`` of one
   tile per tile row that op packs besides X (``Reduce.fuse_row_sums``: the packer adds a row's
@@ -49,7 +52,7 @@ from tilelang_tt.ir.attrs import Attr, ComputeKernelConfig, Scope
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ops import ELTWISE, GEMM, REDUCE, SCAN, TILE_OPS
 from tilelang_tt.ops.base import INTEGER_DTYPES, LowerContext
-from tilelang_tt.ops.eltwise import SUPPORTED
+from tilelang_tt.ops.eltwise import SUPPORTED, drain_steps
 from tilelang_tt.ir.slices import is_row_major
 from tilelang_tt.ir.common import (
     as_region,
@@ -77,7 +80,7 @@ class _Lowerer(LowerContext):
                 continue
             out.append(self.visit(stmts[i]))
             i += 1
-        return REDUCE.fuse_row_sums(self, REDUCE.reduce_copy_sources(self, out))
+        return REDUCE.fuse_row_sums(self, ELTWISE.forward_copies(self, REDUCE.reduce_copy_sources(self, out)))
 
     def visit(self, s):
         if isinstance(s, tirx.SeqStmt):
@@ -189,6 +192,7 @@ def _transform(func: tirx.PrimFunc, mod, ctx, math_fidelity: str, gemm_reuse: st
     arch = Attr.ARCH.read(func)
     lowerer = _Lowerer(PASS, func, arch.dst_budget, Attr.CB_DESC.read(func), gemm_reuse, gemm_subblock, fast_math)
     body = lowerer.visit(func.body)
+    drain_steps(lowerer, body)
     column_major = _column_major_blocks(func, body)
     func = func.with_body(body)
     if column_major:

@@ -18,14 +18,14 @@ void kernel_main() {
         const uint32_t block = start_id + (((n / width) * 4) + (n % width));
         const uint32_t by = block / 4;
         const uint32_t bx = block % 4;
-        cb_wait_front(cb_C_local, 8);
         const uint32_t l1_C_local = get_read_ptr(cb_C_local);
-        for (uint32_t r = 0; r < 2; ++r) {
+        for (uint32_t q = 0; q < 2; ++q) {
+            cb_wait_front(cb_C_local, 4);
             for (uint32_t c = 0; c < 4; ++c) {
-                noc_async_write_page((((by * 32) + (r * 16)) + (bx * 4)) + c, C, l1_C_local + (((r * 4) + c) * 2048));
+                noc_async_write_page((((by * 32) + (q * 16)) + (bx * 4)) + c, C, l1_C_local + (((q * 4) + c) * 2048));
             }
+            noc_async_write_barrier();
+            cb_pop_front(cb_C_local, 4);
         }
-        noc_async_write_barrier();
-        cb_pop_front(cb_C_local, 8);
     }
 }

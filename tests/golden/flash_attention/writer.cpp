@@ -18,14 +18,14 @@ void kernel_main() {
         const uint32_t block = start_id + (((n / width) * 4) + (n % width));
         const uint32_t bz_by = block / 4;
         const uint32_t bx = block % 4;
-        cb_wait_front(cb_O_s, 4);
         const uint32_t l1_O_s = get_read_ptr(cb_O_s);
-        for (uint32_t r = 0; r < 2; ++r) {
+        for (uint32_t q = 0; q < 2; ++q) {
+            cb_wait_front(cb_O_s, 2);
             for (uint32_t c = 0; c < 2; ++c) {
-                noc_async_write_page((((bz_by * 16) + (bx * 4)) + (r * 2)) + c, O, l1_O_s + (((r * 2) + c) * 2048));
+                noc_async_write_page((((bz_by * 16) + (bx * 4)) + (q * 2)) + c, O, l1_O_s + (((q * 2) + c) * 2048));
             }
+            noc_async_write_barrier();
+            cb_pop_front(cb_O_s, 2);
         }
-        noc_async_write_barrier();
-        cb_pop_front(cb_O_s, 4);
     }
 }

@@ -18,32 +18,18 @@ void kernel_main() {
     constexpr uint32_t cb_x = 0;
     constexpr uint32_t cb_reduce_scaler = 1;
     constexpr uint32_t cb_xf_out = 16;
-    constexpr uint32_t cb_xf = 24;
-    constexpr uint32_t cb_mx = 25;
+    constexpr uint32_t cb_mx = 24;
+    constexpr uint32_t cb_xf = 25;
     constexpr uint32_t cb_xf_rowsum = 26;
     constexpr uint32_t cb_sm = 27;
 
     cb_wait_front(cb_reduce_scaler, 1);
-    compute_kernel_hw_startup(cb_x, cb_x, cb_xf);
+    compute_kernel_hw_startup(cb_x, cb_reduce_scaler, cb_mx);
     for (uint32_t n = 0; n < count; ++n) {
         cb_wait_front(cb_x, 4);
-        tile_regs_acquire();
-        reconfig_data_format_srca(cb_x);
-        copy_init(cb_x);
-        for (uint32_t t = 0; t < 4; ++t) {
-            copy_tile(cb_x, t, t);
-        }
-        tile_regs_commit();
-        cb_reserve_back(cb_xf, 4);
-        tile_regs_wait();
-        pack_reconfig_data_format(cb_xf);
-        for (uint32_t t_1 = 0; t_1 < 4; ++t_1) {
-            pack_tile(t_1, cb_xf);
-        }
-        tile_regs_release();
-        cb_push_back(cb_xf, 4);
         cb_wait_front(cb_reduce_scaler, 1);
         tile_regs_acquire();
+        reconfig_data_format_srca(cb_x);
         reconfig_data_format_srcb(cb_reduce_scaler);
         reduce_init<PoolType::MAX, ReduceDim::REDUCE_ROW>(cb_x, cb_reduce_scaler, cb_mx);
         for (uint32_t n_1 = 0; n_1 < 4; ++n_1) {
@@ -53,49 +39,38 @@ void kernel_main() {
         tile_regs_commit();
         cb_reserve_back(cb_mx, 1);
         tile_regs_wait();
+        pack_reconfig_data_format(cb_mx);
         pack_tile(0, cb_mx);
         tile_regs_release();
         cb_push_back(cb_mx, 1);
-        cb_wait_front(cb_xf, 4);
         cb_wait_front(cb_mx, 1);
         cb_reserve_back(cb_xf_rowsum, 1);
-        reconfig_data_format_srca(cb_xf);
-        for (uint32_t ch = 0; ch < 2; ++ch) {
-            tile_regs_acquire();
-            copy_init(cb_xf);
-            for (uint32_t t_2 = 0; t_2 < 2; ++t_2) {
-                copy_tile(cb_xf, (ch * 2) + t_2, t_2 + 1);
-            }
-            unary_bcast_init<BroadcastType::COL>(cb_mx);
-            unary_bcast<BroadcastType::COL>(cb_mx, ch / 2, 0);
-            sub_binary_tile_init();
-            for (uint32_t t_3 = 0; t_3 < 2; ++t_3) {
-                sub_binary_tile(t_3 + 1, 0, t_3 + 1);
-            }
-            exp_tile_init();
-            for (uint32_t t_4 = 0; t_4 < 2; ++t_4) {
-                exp_tile(t_4 + 1);
-            }
-            tile_regs_commit();
-            cb_reserve_back(cb_xf, 2);
-            tile_regs_wait();
-            for (uint32_t t_5 = 0; t_5 < 2; ++t_5) {
-                pack_tile(t_5 + 1, cb_xf);
-            }
-            for (uint32_t t_6 = 0; t_6 < 2; ++t_6) {
-                pack_reconfig_l1_acc((((ch * 2) + t_6) % 4) != 0);
-                pack_tile<true>(t_6 + 1, cb_xf_rowsum, ((ch * 2) + t_6) / 4);
-            }
-            pack_reconfig_l1_acc(0);
-            tile_regs_release();
-            cb_push_back(cb_xf, 2);
+        tile_regs_acquire();
+        reconfig_data_format_srcb(cb_mx);
+        sub_bcast_cols_init(cb_x, cb_mx);
+        for (uint32_t t = 0; t < 4; ++t) {
+            sub_tiles_bcast_cols(cb_x, cb_mx, t, t / 4, t);
         }
+        exp_tile_init();
+        for (uint32_t t_1 = 0; t_1 < 4; ++t_1) {
+            exp_tile(t_1);
+        }
+        tile_regs_commit();
+        cb_reserve_back(cb_xf, 4);
+        tile_regs_wait();
+        for (uint32_t t_2 = 0; t_2 < 4; ++t_2) {
+            pack_tile(t_2, cb_xf);
+        }
+        for (uint32_t t_3 = 0; t_3 < 4; ++t_3) {
+            pack_reconfig_l1_acc((t_3 % 4) != 0);
+            pack_tile<true>(t_3, cb_xf_rowsum, t_3 / 4);
+        }
+        pack_reconfig_l1_acc(0);
+        tile_regs_release();
+        cb_push_back(cb_xf, 4);
         cb_push_back(cb_xf_rowsum, 1);
-        cb_pop_front(cb_xf, 4);
         cb_wait_front(cb_xf_rowsum, 1);
         tile_regs_acquire();
-        reconfig_data_format_srca(cb_reduce_scaler);
-        reconfig_data_format_srcb(cb_xf_rowsum);
         reduce_init<PoolType::SUM, ReduceDim::REDUCE_ROW>(cb_xf_rowsum, cb_reduce_scaler, cb_sm);
         reduce_tile<PoolType::SUM, ReduceDim::REDUCE_ROW>(cb_xf_rowsum, cb_reduce_scaler, 0, 0, 0);
         reduce_uninit();
@@ -109,23 +84,23 @@ void kernel_main() {
         cb_wait_front(cb_sm, 1);
         reconfig_data_format_srca(cb_xf);
         pack_reconfig_data_format(cb_xf_out);
-        for (uint32_t ch_1 = 0; ch_1 < 2; ++ch_1) {
+        for (uint32_t ch = 0; ch < 2; ++ch) {
             tile_regs_acquire();
             copy_init(cb_xf);
-            for (uint32_t t_7 = 0; t_7 < 2; ++t_7) {
-                copy_tile(cb_xf, (ch_1 * 2) + t_7, t_7 + 1);
+            for (uint32_t t_4 = 0; t_4 < 2; ++t_4) {
+                copy_tile(cb_xf, (ch * 2) + t_4, t_4 + 1);
             }
             unary_bcast_init<BroadcastType::COL>(cb_sm);
-            unary_bcast<BroadcastType::COL>(cb_sm, ch_1 / 2, 0);
+            unary_bcast<BroadcastType::COL>(cb_sm, ch / 2, 0);
             div_binary_tile_init();
-            for (uint32_t t_8 = 0; t_8 < 2; ++t_8) {
-                div_binary_tile(t_8 + 1, 0, t_8 + 1);
+            for (uint32_t t_5 = 0; t_5 < 2; ++t_5) {
+                div_binary_tile(t_5 + 1, 0, t_5 + 1);
             }
             tile_regs_commit();
             cb_reserve_back(cb_xf_out, 2);
             tile_regs_wait();
-            for (uint32_t t_9 = 0; t_9 < 2; ++t_9) {
-                pack_tile(t_9 + 1, cb_xf_out);
+            for (uint32_t t_6 = 0; t_6 < 2; ++t_6) {
+                pack_tile(t_6 + 1, cb_xf_out);
             }
             tile_regs_release();
             cb_push_back(cb_xf_out, 2);

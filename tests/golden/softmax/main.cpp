@@ -161,15 +161,15 @@ int main(int argc, char** argv) {
         cb16_config.set_page_size(16, 2048);
         CreateCircularBuffer(program, cores, cb16_config);
 
-        // CB 24 "xf": compute -> compute, 8 pages of 4096 B (Float32)
+        // CB 24 "mx": compute -> compute, 2 pages of 4096 B (Float32)
         std::map<uint8_t, tt::DataFormat> cb24_formats = {{24, tt::DataFormat::Float32}};
-        CircularBufferConfig cb24_config(32768, cb24_formats);
+        CircularBufferConfig cb24_config(8192, cb24_formats);
         cb24_config.set_page_size(24, 4096);
         CreateCircularBuffer(program, cores, cb24_config);
 
-        // CB 25 "mx": compute -> compute, 2 pages of 4096 B (Float32)
+        // CB 25 "xf": compute -> compute, 8 pages of 4096 B (Float32)
         std::map<uint8_t, tt::DataFormat> cb25_formats = {{25, tt::DataFormat::Float32}};
-        CircularBufferConfig cb25_config(8192, cb25_formats);
+        CircularBufferConfig cb25_config(32768, cb25_formats);
         cb25_config.set_page_size(25, 4096);
         CreateCircularBuffer(program, cores, cb25_config);
 
@@ -192,9 +192,8 @@ int main(int argc, char** argv) {
 
         std::vector<uint32_t> compute_compile_args;
         std::vector<UnpackToDestMode> unpack_to_dest(NUM_CIRCULAR_BUFFERS, UnpackToDestMode::Default);
-        unpack_to_dest[25] = UnpackToDestMode::UnpackToDestFp32;
         unpack_to_dest[27] = UnpackToDestMode::UnpackToDestFp32;
-        unpack_to_dest[24] = UnpackToDestMode::UnpackToDestFp32;
+        unpack_to_dest[25] = UnpackToDestMode::UnpackToDestFp32;
         KernelHandle compute_kernel = CreateKernel(program, "compute.cpp", cores, ComputeConfig{.math_fidelity = MathFidelity::HiFi4, .fp32_dest_acc_en = true, .unpack_to_dest_mode = unpack_to_dest, .math_approx_mode = false, .compile_args = compute_compile_args});
 
         std::vector<uint32_t> writer_compile_args;
