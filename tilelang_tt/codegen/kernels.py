@@ -41,6 +41,10 @@ inline int32_t floor_mod(int32_t a, int32_t b) { return a - floor_div(a, b) * b;
 """
 
 
+def _is_float(e) -> bool:
+    return str(e.dtype).startswith(("float", "bfloat"))
+
+
 def _signed(e, text: str) -> str:
     """``text`` (the C++ of index expression ``e``) as a signed integer."""
     return text if isinstance(e, tirx.IntImm) else f"static_cast<int32_t>({text})"
@@ -108,6 +112,8 @@ class _KernelWriter:
             a, b = self.expr(e.a, False), self.expr(e.b, False)
             x, y = (_signed(e.a, a), _signed(e.b, b)) if signed else (a, b)
             return f"({x} {'<' if isinstance(e, tirx.Min) else '>'} {y} ? {a} : {b})"
+        if isinstance(e, tirx.Call) and str(e.op.name) == "tirx.reinterpret":  # a float's bits, for an SFPU param
+            return f"__builtin_bit_cast(uint32_t, {self.value_expr(e.args[0])})"  # a float32 value (runtime_bits)
         if isinstance(e, tirx.Call):
             return self.call(e)
         raise CodegenError(f"cannot emit expression {e} ({type(e).__name__})")
@@ -223,7 +229,10 @@ class _KernelWriter:
         for idx, arg in enumerate(self.args):
             name = self.em.unique(arg.name)
             self.names[arg.var] = name
-            self.em.line(f"const uint32_t {name} = get_arg_val<uint32_t>({idx});")
+            if _is_float(arg.var):  # a float scalar parameter: the runtime argument holds its float32 bits
+                self.em.line(f"const float {name} = __builtin_bit_cast(float, get_arg_val<uint32_t>({idx}));")
+            else:
+                self.em.line(f"const uint32_t {name} = get_arg_val<uint32_t>({idx});")
         cbs = sorted(Attr.CB_DESC.read(self.func).values(), key=lambda cb: cb.index)
         used_cbs = self.used_ids(Operand.CB)
         if used_cbs:

@@ -39,7 +39,7 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.ir.intrin import Intrin
-from tilelang_tt.ops.base import INTEGER_DTYPES, Engine, TileOp, constant, register, strip_casts
+from tilelang_tt.ops.base import INTEGER_DTYPES, Engine, TileOp, constant, register, runtime_scalar, strip_casts
 from tilelang_tt.ops.copy import BLOCK_OPERAND, is_transposed
 from tilelang_tt.ops.fill import CONSTANT_OPERAND
 from tilelang_tt.ops.generate import generate, generated_mask, reads_blocks, selection
@@ -64,8 +64,8 @@ from tilelang_tt.ops.sfpu import (
     scalar_call,
     sfpu_op,
 )
-from tilelang_tt.ir.common import (COL, ROW, evaluate, is_global_buffer, keep_span, parallel_nest, reads_tensor, seq,
-                                   serial, swaps_loops)
+from tilelang_tt.ir.common import (COL, ROW, evaluate, float_scalar_params, is_global_buffer, keep_span, parallel_nest,
+                                   reads_tensor, seq, serial, swaps_loops)
 from tilelang_tt.ir.slices import bound_values
 
 SUPPORTED = (
@@ -353,6 +353,8 @@ def _check_expr(ctx, node, expr, i, j, top: bool = False) -> None:
     if isinstance(expr, tirx.BufferLoad):
         _check_access(ctx, node, expr, i, j)
     elif constant(expr) is not None:  # literals, -T.infinity(..)
+        return
+    elif runtime_scalar(expr, float_scalar_params(ctx.func)):  # a value of float scalar parameters
         return
     elif isinstance(expr, tirx.Cast):
         if not top and str(expr.dtype) == "float16" and str(expr.value.dtype) in ("float32", "bfloat16"):
@@ -663,9 +665,10 @@ class TileProgram:
         c = struct.unpack("<f", struct.pack("<f", c))[0]  # the kernel's float32 constant
         return x, fp32_bits(c * math.log(2.0) if name == "tirx.exp2" else c)
 
-    def scalar(self, op, bits: int, base: int) -> None:
-        """An SFPU op with a 32-bit parameter on DST slot ``base``."""
-        param = tirx.IntImm("uint32", bits)
+    def scalar(self, op, bits, base: int) -> None:
+        """An SFPU op with a 32-bit parameter on DST slot ``base``: ``bits`` an int (a constant's), or the
+        float value of scalar parameters whose float32 bits the kernel passes (:func:`runtime_bits`)."""
+        param = tirx.IntImm("uint32", bits) if isinstance(bits, int) else runtime_bits(bits)
         self.sfpu(op, lambda tg, tl: evaluate(Intrin.SFPU_SCALAR, op.name, self.slot(tl, base), param, like=self.like))
 
     def fpu_operands(self, e):
@@ -857,12 +860,14 @@ class Relu:
 
 
 class ScalarOperand:
-    """x op c and c op x for a constant c: one SFPU op with the constant as parameter."""
+    """x op c and c op x for a constant c, or a value c of float scalar parameters (``x * scale``,
+    ``x > threshold``): one SFPU op with c's float32 bits as parameter (a constant's in the code, a
+    parameter's from the kernel's runtime argument)."""
 
     def match(self, prog, e):
         if type(e) not in SCALAR_OPS:
             return None
-        ca, cb = constant(e.a), constant(e.b)
+        ca, cb = (_scalar_of(x) for x in (e.a, e.b))
         return (e, ca, cb) if ca is not None or cb is not None else None
 
     def need(self, prog, m) -> int:
@@ -885,9 +890,41 @@ class ScalarOperand:
         else:
             prog.compile(e.a, base)
             value = cb
-        if (op, value) in (("mul", 1.0), ("div", 1.0), ("add", 0.0), ("sub", 0.0)):
+        if isinstance(value, float) and (op, value) in (("mul", 1.0), ("div", 1.0), ("add", 0.0), ("sub", 0.0)):
             return
-        prog.scalar(sfpu_op(SfpuKind.SCALAR, op), fp32_bits(value), base)
+        prog.scalar(sfpu_op(SfpuKind.SCALAR, op), fp32_bits(value) if isinstance(value, float) else value, base)
+
+
+def _scalar_of(e):
+    """The value of a constant (a float), or ``e`` itself when it is a value of float scalar parameters
+    (:func:`~tilelang_tt.ops.base.runtime_scalar`), else None."""
+    c = constant(e)
+    if c is not None:
+        return c
+    return e if runtime_scalar(e) else None
+
+
+def runtime_bits(value) -> tirx.PrimExpr:
+    """The float32 bits of ``value``, a value of float scalar parameters, as the SFPU ops with a
+    parameter take them: ``T.reinterpret("uint32", value)``, which the kernel computes from its float
+    runtime arguments."""
+    if str(value.dtype) != "float32":
+        value = tirx.Cast("float32", value)
+    return tirx.call_intrin("uint32", "tirx.reinterpret", value)
+
+
+class RuntimeScalar:
+    """A value of float scalar parameters alone (``eps`` in ``T.max(x, eps)``, a bound of ``T.clamp``):
+    one DST tile filled with it (``fill_tile_bitcast`` of its float32 bits)."""
+
+    def match(self, prog, e):
+        return e if runtime_scalar(e) else None
+
+    def need(self, prog, value) -> int:
+        return 1
+
+    def compile(self, prog, value, base) -> None:
+        prog.scalar(sfpu_op(SfpuKind.SCALAR, "fill_bitcast"), value, base)
 
 
 class Where:
@@ -1004,6 +1041,6 @@ class IntBinaryOperands(SfpuBinaryOperands):
 
 SFPU_BINARY_OPERANDS = SfpuBinaryOperands()
 INT_RULES = (BLOCK_OPERAND, IntConstant(), IntScalarOperand(), IntBinaryOperands())
-OPERAND_RULES = (RoundToBfloat16(), IntegerToFloat(), BLOCK_OPERAND, FpuOperands(), CONSTANT_OPERAND, Gelu(),
-                 UnaryCall(), ScalarCall(), Relu(), ScalarOperand(), Where(), Comparison(), SFPU_BINARY_OPERANDS)
+OPERAND_RULES = (RoundToBfloat16(), IntegerToFloat(), BLOCK_OPERAND, FpuOperands(), CONSTANT_OPERAND, RuntimeScalar(),
+                 Gelu(), UnaryCall(), ScalarCall(), Relu(), ScalarOperand(), Where(), Comparison(), SFPU_BINARY_OPERANDS)
 ELTWISE = register(Eltwise())
