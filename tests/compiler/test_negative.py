@@ -385,7 +385,8 @@ def test_tensor_read_after_the_kernel_stored_into_it():
     assert "launches run in order" in err.hint
 
 
-def test_a_float_scalar_parameter_is_refused_where_it_is_used():
-    err = compile_error(bad_kernels.float_scalar_parameter())
-    assert_diagnostic(err, "InferTTLayout", "the scalar parameter `limit: float32` is not an integer of at most 32 bits",
-                      "float_scalar_parameter")
+def test_a_float64_scalar_parameter_is_refused_where_it_is_used():
+    err = compile_error(bad_kernels.float64_scalar_parameter())
+    assert_diagnostic(err, "InferTTLayout", "the scalar parameter `limit: float64` is neither an integer of at most 32 "
+                      "bits nor a float32, bfloat16 or float16", "float64_scalar_parameter")
+    assert "declare `limit: T.float32`" in err.hint

@@ -68,7 +68,8 @@ class _KernelWriter:
         # what the index arithmetic may be: loop and launch ranges, runtime args below 2^31
         self.analyzer = bound_analyzer(func.body)
         for a in self.args:
-            self.analyzer.bind(a.var, ir.Range.from_min_extent(0, 2**31 - 1))
+            if not _is_float(a.var):  # a float scalar parameter is no index
+                self.analyzer.bind(a.var, ir.Range.from_min_extent(0, 2**31 - 1))
         self.used_args: set = set()  # the runtime args' variables the kernel refers to
         self.headers: set[str] = set()
         self.cb_names: dict[int, str] = {}
