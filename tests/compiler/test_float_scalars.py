@@ -173,6 +173,26 @@ def test_a_fill_with_a_float16_parameter():
     assert_close(program.run(a, 0.1), a + torch.tensor(0.1).half().float(), 0.0)
 
 
+def test_a_float_converted_to_an_integer_is_a_loop_bound():
+    @T.prim_func
+    def main(A: T.Tensor((64, 128), "bfloat16"), B: T.Tensor((128, 64), "bfloat16"), C: T.Tensor((64, 64), "float32"),
+             kt: T.float32):
+        with T.Kernel(2, 2) as (bx, by):
+            a = T.alloc_shared((32, 32), "bfloat16")
+            b = T.alloc_shared((32, 32), "bfloat16")
+            c = T.alloc_fragment((32, 32), "float32")
+            T.clear(c)
+            for k in T.Pipelined(T.Cast("int32", kt), num_stages=2):
+                T.copy(A[by * 32, k * 32], a)
+                T.copy(B[k * 32, bx * 32], b)
+                T.gemm(a, b, c)
+            T.copy(c, C[by * 32, bx * 32])
+
+    program = tilelang_tt.compile(main, grid=(2, 2))
+    a, b = bf16(64, 128, seed=10), bf16(128, 64, seed=11)
+    assert_close(program.run(a, b, 2.5), a[:, :64].float() @ b[:64].float(), 2.0 ** -12)  # int32(2.5) tiles
+
+
 def test_every_entry_point_takes_a_float_in_its_position(gemm_program):
     a, b = bf16(64, 64, seed=7), bf16(64, 64, seed=8)
     expected = a.float() @ b.float()
