@@ -173,6 +173,25 @@ def test_a_fill_with_a_float16_parameter():
     assert_close(program.run(a, 0.1), a + torch.tensor(0.1).half().float(), 0.0)
 
 
+def test_a_condition_on_a_float_parameter_around_tile_work():
+    """``if scale > 0.0:`` is taken by the three kernels alike, in float math."""
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float32"), C: T.Tensor((64, 64), "float32"), scale: T.float32):
+        with T.Kernel(2, 2) as (bx, by):
+            a = T.alloc_shared((32, 32), "float32")
+            T.copy(A[by * 32, bx * 32], a)
+            if scale > 0.0:
+                for i, j in T.Parallel(32, 32):
+                    a[i, j] = a[i, j] * scale
+            T.copy(a, C[by * 32, bx * 32])
+
+    program = tilelang_tt.compile(main, grid=(2, 2))
+    assert "if (scale > 0.0f)" in program.sources["compute.cpp"]
+    a = torch.randn(64, 64, generator=torch.Generator().manual_seed(12))
+    assert_close(program.run(a, 1.5), a * 1.5, 0.0)
+    assert_close(program.run(a, -0.5), a, 0.0)
+
+
 def test_a_float_converted_to_an_integer_is_a_loop_bound():
     @T.prim_func
     def main(A: T.Tensor((64, 128), "bfloat16"), B: T.Tensor((128, 64), "bfloat16"), C: T.Tensor((64, 64), "float32"),

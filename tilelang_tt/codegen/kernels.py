@@ -87,6 +87,10 @@ class _KernelWriter:
             if e in self.arg_of_var:
                 self.used_args.add(e)
             return self.names[e]
+        if isinstance(e, tirx.FloatImm) or (isinstance(e, (*_BINOPS, tirx.Min, tirx.Max)) and any(
+                _is_float(x) for x in (e.a, e.b))):  # float math (a float scalar parameter in a condition)
+            text = self.value_expr(e)
+            return text[1:-1] if top and not isinstance(e, tirx.FloatImm) else text  # its outer parentheses
         if isinstance(e, tirx.Cast):
             if str(e.value.dtype).startswith("float") and not str(e.dtype).startswith(("float", "bfloat")):
                 return f"static_cast<int32_t>({self.expr(e.value)})"  # an integer element read as a float
