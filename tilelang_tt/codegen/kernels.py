@@ -118,7 +118,7 @@ class _KernelWriter:
             x, y = (_signed(e.a, a), _signed(e.b, b)) if signed else (a, b)
             return f"({x} {'<' if isinstance(e, tirx.Min) else '>'} {y} ? {a} : {b})"
         if isinstance(e, tirx.Call) and str(e.op.name) == "tirx.reinterpret":  # a float's bits, for an SFPU param
-            return f"__builtin_bit_cast(uint32_t, {self.value_expr(e.args[0])})"  # a float32 value (runtime_bits)
+            return f"__builtin_bit_cast(uint32_t, {self.value_expr(e.args[0])})"  # a float32 value (eltwise.parameter_bits)
         if isinstance(e, tirx.Call):
             return self.call(e)
         raise CodegenError(f"cannot emit expression {e} ({type(e).__name__})")

@@ -667,8 +667,8 @@ class TileProgram:
 
     def scalar(self, op, bits, base: int) -> None:
         """An SFPU op with a 32-bit parameter on DST slot ``base``: ``bits`` an int (a constant's), or the
-        float value of scalar parameters whose float32 bits the kernel passes (:func:`runtime_bits`)."""
-        param = tirx.IntImm("uint32", bits) if isinstance(bits, int) else runtime_bits(bits)
+        float value of scalar parameters whose float32 bits the kernel passes (:func:`parameter_bits`)."""
+        param = tirx.IntImm("uint32", bits) if isinstance(bits, int) else parameter_bits(bits)
         self.sfpu(op, lambda tg, tl: evaluate(Intrin.SFPU_SCALAR, op.name, self.slot(tl, base), param, like=self.like))
 
     def fpu_operands(self, e):
@@ -904,7 +904,7 @@ def _scalar_of(e):
     return e if runtime_scalar(e) else None
 
 
-def runtime_bits(value) -> tirx.PrimExpr:
+def parameter_bits(value) -> tirx.PrimExpr:
     """The float32 bits of ``value``, a value of float scalar parameters, as the SFPU ops with a
     parameter take them: ``T.reinterpret("uint32", value)``, which the kernel computes from its float
     runtime arguments."""
