@@ -2,7 +2,10 @@
 
 The TIR is the program (MaterializeCoreLoopTT made the per-core loop over the core's blocks):
 each statement is printed as it is; the CBs and semaphores its calls name are declared from
-``tt.cb_desc`` and ``tt.semaphores``, the runtime arguments it uses read from ``tt.runtime_args``.
+``tt.cb_desc`` and ``tt.semaphores``, the runtime arguments it uses read from ``tt.runtime_args``: each a
+``uint32_t``, a float scalar parameter's a ``float`` of the argument's bits (``__builtin_bit_cast``, as tt-metal's
+own kernel code reinterprets bits: ``hw/ckernels/blackhole/metal/llk_api/llk_sfpu/ckernel_sfpu_exp.h``), and
+float math where an expression computes on one (a condition ``scale > 0.0f``).
 """
 
 from __future__ import annotations

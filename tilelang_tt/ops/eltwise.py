@@ -22,6 +22,9 @@ GELU ``0.5 * x * (1 + erf(x / sqrt(2)))``, in any association of its products, i
 (:func:`~tilelang_tt.ops.sfpu.gelu_operand`); ``max(x, 0)`` is ``relu_tile``, ``c / x`` ``recip_tile``
 times c. A cast of a float32 value to bfloat16 inside a value in a 32-bit DST is ``typecast_tile``,
 rounding as TIR does; other casts change nothing DST holds (the stored value's own is the packer's).
+A value of float scalar parameters and constants alone (``x * scale``, ``T.max(x, eps)``) is the parameter
+of an SFPU op with a scalar, its float32 bits from the kernel's runtime arguments (``mul_unary_tile(dst,
+bits)``), or a tile filled with it (``fill_tile_bitcast``).
 The value of an int32 block is computed exactly by the SFPU's integer ops (``add_int_tile``,
 ``lt_int_tile``, ``div_int32_floor_tile`` ..., ``add_unary_tile_int32``, ``fill_tile_int``) on its
 int32 operands, unpacked straight to a 32-bit DST (``tt.compute_config`` ``unpack_to_dest``).
