@@ -228,6 +228,13 @@ def test_every_entry_point_takes_a_float_in_its_position(gemm_program):
             module["main"](a, b, wrong, c)
 
 
+def test_a_timing_only_run_takes_the_float(gemm_program):
+    """A timing-only run (the timing host, emulator/plan_host.py) runs from the plan bound for the scalar."""
+    a, b = bf16(64, 64, seed=13), bf16(64, 64, seed=14)
+    assert gemm_program.run(a, b, 0.75, timing_only=True) is None
+    assert gemm_program.last_counters["timing"]["cycles"] > 0
+
+
 def test_the_ttnn_path_plans_for_the_float_s_bits(gemm_program):
     plan, _ = load_program(gemm_program, {"A": (64, 64), "B": (64, 64)}, {"scale": 1.5})
     assert all(e.values["compute"][-1] == 0x3FC00000 for e in plan.runtime_args)
