@@ -1,7 +1,8 @@
 """The values a program is called with, checked once for every entry point: the ``tilelang.compile``
 kernel and ``mod["main"]`` (:class:`tilelang_tt.module.TenstorrentFunction`, which pass every
 parameter) and :meth:`tilelang_tt.artifacts.Artifacts.run` (every parameter, or the inputs only, and
-values by parameter name). A scalar parameter (``offset: T.int32``) takes an int (not a bool).
+values by parameter name). A scalar parameter takes an int (``offset: T.int32``) or a float (``scale:
+T.float32``; an int is a float too), never a bool.
 
 Each tensor must be a torch tensor with data (not on the ``meta`` device) or a numpy array (a
 ``TypeError`` naming the parameter otherwise: a Python list is not a tensor), of the parameter's
@@ -25,6 +26,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from tilelang_tt.contract.buffers import PlanBuffer
+from tilelang_tt.contract.dims import PlanDim
 from tilelang_tt.contract.plan import Plan
 
 BOOL_STORAGE = "uint8"  # a bool parameter is stored as uint8 (contract: masks)
@@ -65,10 +67,16 @@ def check_tensor(kernel: str, buffer: PlanBuffer, value: object) -> None:
         raise ValueError(f"{where} has shape {list(buffer.shape)}, got {list(value.shape)}")
 
 
-def check_int(kernel: str, parameter: str, value: object) -> int:
-    """The int a scalar parameter (``offset: T.int32``) is given as: an int, not a bool."""
+def check_scalar(kernel: str, dim: PlanDim, value: object) -> int | float:
+    """The value a scalar parameter is given as: an int for an integer parameter (``offset: T.int32``), a
+    float or an int for a float one (``scale: T.float32``, as a Python float); never a bool."""
+    if dim.is_float:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"kernel `{kernel}`: the scalar parameter `{dim.name}: {dim.dtype}` takes a float, got "
+                            f"{type(value).__name__}")
+        return float(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"kernel `{kernel}`: the scalar parameter `{parameter}` takes an int, got "
+        raise TypeError(f"kernel `{kernel}`: the scalar parameter `{dim.name}` takes an int, got "
                         f"{type(value).__name__}")
     return int(value)
 
@@ -78,7 +86,7 @@ def bind(plan: Plan, args: Sequence, named: Mapping[str, object] | None = None, 
     """{parameter name: value} of a call with ``args`` in parameter order (all of them, or with
     ``inputs_only`` only the inputs: the tensors read and the scalar parameters; the parameters
     ``named`` gives are left out of both) and ``named`` by name, every value checked
-    (:func:`check_tensor`, :func:`check_int`); a ``TypeError`` for a count or a name the kernel does
+    (:func:`check_tensor`, :func:`check_scalar`); a ``TypeError`` for a count or a name the kernel does
     not take, or an input not given."""
     kernel = plan.kernel_name
     named = dict(named or {})
@@ -103,7 +111,7 @@ def bind(plan: Plan, args: Sequence, named: Mapping[str, object] | None = None, 
                (not isinstance(p, PlanBuffer) or p.is_input)]
     if missing:
         raise TypeError(f"kernel `{kernel}` reads {', '.join(missing)}: pass {'it' if len(missing) == 1 else 'them'}")
-    scalars = {name: check_int(kernel, name, value) for name, value in given.items()
+    scalars = {name: check_scalar(kernel, by_name[name], value) for name, value in given.items()
                if not isinstance(by_name[name], PlanBuffer)}
     tensors = {name: value for name, value in given.items() if name not in scalars}
     for name, value in tensors.items():  # each a tensor, before its shape is read for the sizes

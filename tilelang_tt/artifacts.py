@@ -197,7 +197,8 @@ class Artifacts:
             trace: str | os.PathLike | None = None, timing_only: bool = False, progress=None, **named):
         """Execute the program. Positional tensors follow the kernel's parameter order (all of
         them, or only the inputs, but those given by name), keyword tensors name buffers; a scalar
-        parameter (``offset: T.int32``) is an input, an int in its position or by its name; each value
+        parameter (``offset: T.int32``, ``scale: T.float32``) is an input, an int or a float in its position
+        or by its name; each value
         is checked against its parameter (:func:`tilelang_tt.arguments.bind`: dtype, shape, count);
         returns the output tensors (one tensor if there is one). An output given keeps its contents
         where the kernel does not write it (the emulator uploads it; one not given starts as zeros).

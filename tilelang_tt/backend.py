@@ -255,7 +255,7 @@ class TenstorrentKernel(TenstorrentModule):
         self.out_idx = _normalize_out_idx(out_idx, self.num_params)
         self.params = extrac_params(prim_func)  # TileLang's KernelParams, what its profiler supplies
         self.buffers = {b.param_index: b for b in artifacts.plan.host_buffers}
-        self.scalars = {d.param_index: d.name for d in artifacts.plan.dims if d.scalar}  # scalar parameters (ints)
+        self.scalars = {d.param_index: d.name for d in artifacts.plan.dims if d.scalar}  # scalar parameters
 
     def get_profiler(self, tensor_supply_type: TensorSupplyType = TensorSupplyType.Auto) -> TenstorrentProfiler:
         """TileLang's profiler of this kernel (:class:`TenstorrentProfiler`): ``do_bench()`` is the
@@ -296,7 +296,7 @@ class TenstorrentKernel(TenstorrentModule):
 
     def _buffers(self, shapes: dict, scalars: dict) -> dict:
         """The plan's buffers by parameter index, for input tensors of ``shapes`` (buffer name ->
-        shape) and the ``scalars`` (name -> int): a kernel with dynamic sizes has outputs of the
+        shape) and the ``scalars`` (name -> int or float): a kernel with dynamic sizes has outputs of the
         sizes its inputs give."""
         plan = self.artifacts.plan
         if not plan.dims:

@@ -213,13 +213,22 @@ def _kernel_of(path: Path, name: str, value, kwargs: dict[str, object]):
     return func
 
 
-def _sizes(texts: list[str], plan: Plan) -> dict[str, int]:
+def _sizes(texts: list[str], plan: Plan) -> dict[str, int | float]:
     """``--size m=64`` values for the dynamic sizes and scalar parameters of ``plan`` (every one,
-    none more; a scalar parameter's may be negative)."""
+    none more; an integer scalar parameter's may be negative, a float one's any float: ``--size
+    scale=0.125``)."""
     names = [d.name for d in plan.dims]
+    floats = {d.name for d in plan.dims if d.is_float}
     sizes = {}
     for text in texts:
         name, _, value = text.partition("=")
+        if name in floats:
+            try:
+                sizes[name] = float(value)
+            except ValueError:
+                raise UsageError(f"--size {text}: `{name}` is a float scalar parameter, give a float "
+                                 f"(--size {name}=0.5)") from None
+            continue
         if name not in names or not value.removeprefix("-").isdigit():
             raise UsageError(f"--size {text}: expected NAME=VALUE with NAME one of the kernel's sizes {names}")
         sizes[name] = int(value)
@@ -487,7 +496,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--size", action="append", default=[], metavar="NAME=VALUE",
                    help="a dynamic size (T.dynamic) of the kernel, for its random inputs, or the value of a scalar "
-                   "parameter (n: T.int32); repeat for each")
+                   "parameter (n: T.int32, scale: T.float32); repeat for each")
     p.add_argument("--rtol", type=float, default=2.0 ** -7, help="allowed max error relative to max |ref|")
     p.add_argument("--timing-only", action="store_true",
                    help="skip the matrix multiplications' arithmetic: the counters and the predicted time of a full "

@@ -5,7 +5,7 @@ and the ``tilelang.compile`` kernel (:class:`tilelang_tt.backend.TenstorrentKern
 a single kernel. Each PrimFunc of the built ``IRModule`` is one kernel with its own program
 (:class:`Artifacts`). As TVM's runtime modules: ``mod["main"]`` / ``mod.get_function("main")`` is
 a :class:`TenstorrentFunction`, called with every parameter (torch tensors, numpy arrays,
-``tvm.runtime.Tensor`` or any DLPack tensor; an int for a scalar parameter), the outputs written
+``tvm.runtime.Tensor`` or any DLPack tensor; an int or a float for a scalar parameter), the outputs written
 in place; ``tvm.compile``'s ``Executable`` serves ``ex["main"]`` from it; ``time_evaluator``
 reports the timing model's predicted time. ``export_library("name.tenstorrent")`` writes one file
 that ``tvm.runtime.load_module`` loads
@@ -96,7 +96,7 @@ def predicted_seconds(artifacts: Artifacts) -> float:
 class TenstorrentFunction:
     """One kernel of a :class:`TenstorrentModule` as a TVM function: ``f(*params)`` runs the
     program (on the emulator unless ``device="tt"``) on tensors given for every parameter in
-    order (an int for a scalar parameter), checked against the plan (count, dtype, shape: a
+    order (an int or a float for a scalar parameter), checked against the plan (count, dtype, shape: a
     ``TypeError``/``ValueError`` naming the parameter), and writes the outputs into the tensors given for them."""
 
     def __init__(self, artifacts: Artifacts) -> None:

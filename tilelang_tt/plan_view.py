@@ -184,7 +184,7 @@ def _program_summary(plan: Plan) -> str:
            + ", ".join(f"{d.name} = {d.buffer}.shape[{d.axis}]" for d in plan.dims if not d.scalar)]
           if any(not d.scalar for d in plan.dims) else []),
         *([f"scalar parameters (runtime arguments): "
-           + ", ".join(f"{d.name} (parameter {d.param_index})" for d in plan.dims if d.scalar)]
+           + ", ".join(f"{d.name}: {d.dtype} (parameter {d.param_index})" for d in plan.dims if d.scalar)]
           if any(d.scalar for d in plan.dims) else []),
         *_mesh_lines(plan),
         "",

@@ -628,17 +628,17 @@ def read_after_store(B=32, N=256):
     return main
 
 
-def float_scalar_parameter():
-    """A float32 scalar parameter (DeepSeek TileKernels' ``swiglu_clamp_value: T.float32``): scalar parameters
-    are 32-bit integer runtime arguments; the error names the first statement using it."""
+def float64_scalar_parameter():
+    """A float64 scalar parameter: scalar parameters are 32-bit runtime arguments (an integer's value, a float32's
+    bits); the error names the first statement using it."""
     @T.prim_func
-    def main(A: T.Tensor((32, 32), "float32"), B: T.Tensor((32, 32), "float32"), limit: T.float32):
+    def main(A: T.Tensor((32, 32), "float32"), B: T.Tensor((32, 32), "float32"), limit: T.float64):
         with T.Kernel(1, threads=128) as bx:
             A_s = T.alloc_shared((32, 32), "float32")
             B_l = T.alloc_fragment((32, 32), "float32")
             T.copy(A[0, 0], A_s)
             for i, j in T.Parallel(32, 32):
-                B_l[i, j] = T.min(A_s[i, j], limit)  # LINE: float_scalar_parameter
+                B_l[i, j] = T.min(A_s[i, j], T.Cast("float32", limit))  # LINE: float64_scalar_parameter
             T.copy(B_l, B[bx * 32, 0])
 
     return main

@@ -15,6 +15,7 @@ import tilelang_tt
 from tests import kernels as base
 from tilelang_tt import BufferLayout, annotate_layouts
 from tests import op_kernels as K
+from tests.compiler import test_float_scalars as float_scalars
 from tests.emulator.device_harness import runtime_objects
 from tests.emulator.test_kernel_api_compute_ops import A, B, bf, one_tile
 from tilelang_tt.tools.emulator_api_check import EMULATOR_INCLUDE, emulator_api_problems, kernel_api_headers
@@ -49,6 +50,9 @@ KERNELS = {
     "gemm_bias_relu": lambda: K.gemm_bias_relu(64, 128, 96, 32, 64, 32),
     "flash_attention": lambda: K.flash_attention(256, 64),
     "flash_attention_causal": lambda: K.flash_attention(128, 64, heads=2, causal=True),
+    # float scalar parameters: a float runtime argument in each kernel, SFPU ops taking its bits, main.cpp's strtof
+    "float_scalar_gemm": lambda: float_scalars.scaled_gemm(),
+    "float_scalar_thresholds": lambda: float_scalars.thresholds(),
 }
 
 

@@ -1,6 +1,6 @@
 """Golden generated sources for the two examples and one representative per op family (reduction,
 norm, GEMM epilogue, flash attention, SFPU unary, broadcast, type conversion, row-major tensors,
-dynamic sizes, split-K with T.atomic_add):
+dynamic sizes, split-K with T.atomic_add, a float scalar parameter):
 any change to generated code shows up here.
 
 Regenerate with ``TILELANG_TT_UPDATE_GOLDEN=1 make test`` after reviewing the difference.
@@ -18,6 +18,7 @@ import tilelang.language as T
 import torch
 
 from tests.compiler.test_mesh_reduce import FABRIC  # whether the emulator runs a sum across chips
+from tests.compiler import test_float_scalars as float_scalars
 from tests.compiler.test_ops import assert_close, bf16
 from tests.kernels import split_k_gemm
 from tilelang_tt import BufferLayout
@@ -55,6 +56,7 @@ def op_artifacts(name: str):
         "gemm_bias_relu_dynamic": lambda: K.gemm_bias_relu(T.dynamic("m"), T.dynamic("n"), T.dynamic("k"), 32, 64, 32),
         "gemm_split_k": lambda: split_k_gemm(64, 64, 128, 32, 32, 32, 2),
         "gemm_split_k_mesh": lambda: split_k_gemm(64, 64, 256, 32, 32, 32, 4),
+        "gemm_float_scale": float_scalars.scaled_gemm,
     }
     import tilelang_tt
 
@@ -73,7 +75,7 @@ CASES = {"eltwise_add": example_artifacts, "gemm": example_artifacts, "softmax":
          "gemm_bias_relu": op_artifacts, "flash_attention": op_artifacts, "unary_exp": op_artifacts,
          "broadcast_row": op_artifacts, "rmsnorm": op_artifacts, "cast_fp32_bf16": op_artifacts,
          "rmsnorm_rows": op_artifacts, "gemm_bias_relu_dynamic": op_artifacts, "gemm_split_k": op_artifacts,
-         "gemm_split_k_mesh": op_artifacts}
+         "gemm_split_k_mesh": op_artifacts, "gemm_float_scale": op_artifacts}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -136,6 +138,9 @@ OP_RUNS = {
     # four K slices, two per chip of a (1, 2) mesh, the chips' partial sums all-reduced over the fabric
     "gemm_split_k_mesh": (lambda: [bf16(64, 256, seed=62), bf16(256, 64, seed=63), bf16(64, 64, seed=64).float()],
                           lambda a, b, c: c + a.float() @ b.float(), 2.0 ** -10),
+    # (A @ B) * scale, the scale a float32 parameter: a runtime argument holding its bits (main.cpp's strtof)
+    "gemm_float_scale": (lambda: [bf16(64, 64, seed=65), bf16(64, 64, seed=66), -0.3],
+                         lambda a, b, scale: (a.float() @ b.float()) * scale, 2.0 ** -12),
 }
 
 

@@ -7,6 +7,7 @@ import importlib.util
 import inspect
 import re
 import traceback
+from pathlib import Path
 
 import pytest
 import tilelang
@@ -116,6 +117,26 @@ def test_more_cbs_than_hardware_points_at_the_first_block_too_many(tmp_path):
     err = compile_error(module.main)
     assert_diagnostic(err, "VerifyTTIR", "the kernel needs 40 circular buffers (one per on-chip block); "
                       "wormhole_b0 has 32, and `S32` is number 33", "S32", path=str(path), source=source)
+
+
+def test_more_cbs_than_hardware_names_the_statements_taking_them():
+    """TileKernels' per-token cast at 512 channels (tests/outside/cast.py): 37 CBs, most of them blocks the
+    compiler makes for two statements (the scale gathered per group of 128 channels, the reduction of the
+    grouped view); the error lists the statements, the most first, and stands at the first."""
+    from tests.outside import cast
+
+    kernel = cast.per_token_cast_builder(512, cast.PER_CHANNELS).get_tir(in_dtype="bfloat16", out_dtype="bfloat16")
+    err = compile_error(kernel)
+    lines = Path(cast.__file__).read_text().splitlines()
+    gather = next(n for n, text in enumerate(lines, 1) if "for i, j in T.Parallel(block_m, block_k):" in text)
+    view = next(n for n, text in enumerate(lines, 1) if "x_fragment_reshaped = T.reshape(" in text)
+    assert err.pass_name == "VerifyTTIR" and err.func_name == "per_token_cast_kernel"
+    assert err.message.startswith("the kernel needs 37 circular buffers (one per on-chip block); wormhole_b0 has 32")
+    assert (f"The statements whose blocks take them, the most first: cast.py:{gather} `for i, j in "
+            f"T.Parallel(block_m, block_k):` 18 (`sf_inv_fragment_sel_gen`, ") in err.message
+    assert f"; cast.py:{view} `x_fragment_reshaped = T.reshape(" in err.message
+    assert err.location[:2] == (cast.__file__, gather)
+    assert err.hint.startswith("free 5: at the statements first in the list, make fewer blocks")
 
 
 def test_l1_footprint_names_the_biggest_consumers():
@@ -385,7 +406,8 @@ def test_tensor_read_after_the_kernel_stored_into_it():
     assert "launches run in order" in err.hint
 
 
-def test_a_float_scalar_parameter_is_refused_where_it_is_used():
-    err = compile_error(bad_kernels.float_scalar_parameter())
-    assert_diagnostic(err, "InferTTLayout", "the scalar parameter `limit: float32` is not an integer of at most 32 bits",
-                      "float_scalar_parameter")
+def test_a_float64_scalar_parameter_is_refused_where_it_is_used():
+    err = compile_error(bad_kernels.float64_scalar_parameter())
+    assert_diagnostic(err, "InferTTLayout", "the scalar parameter `limit: float64` is neither an integer of at most 32 "
+                      "bits nor a float32, bfloat16 or float16", "float64_scalar_parameter")
+    assert "declare `limit: T.float32`" in err.hint

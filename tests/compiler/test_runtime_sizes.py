@@ -111,7 +111,7 @@ def test_scalar_in_every_position_form(add_program):
 def test_plan_records_scalar_parameter_as_a_dim(add_program):
     plan = add_program.plan.to_json()
     jsonschema.validate(plan, json.loads(SCHEMA_PATH.read_text()))
-    assert plan["dims"] == [{"name": "n", "param_index": 1}]
+    assert plan["dims"] == [{"name": "n", "param_index": 1, "dtype": "int32"}]
     assert [b["param_index"] for b in plan["buffers"]] == [0, 2]
     parsed = Plan.from_json(plan)
     assert parsed == add_program.plan
@@ -191,19 +191,20 @@ def test_a_missing_or_out_of_range_scalar_is_an_error_naming_it(add_program):
         add_program.run(a, 2**31)
 
 
-def test_a_float_scalar_parameter_is_refused_with_a_rewrite():
+def test_a_float64_scalar_parameter_is_refused_with_a_rewrite():
+    """Kernels receive 32-bit runtime arguments: a float64 would lose its low bits without a word."""
     @T.prim_func
-    def main(A: T.Tensor((64, 64), "float32"), C: T.Tensor((64, 64), "float32"), scale: T.float32):
+    def main(A: T.Tensor((64, 64), "float32"), C: T.Tensor((64, 64), "float32"), scale: T.float64):
         with T.Kernel(2, 2) as (bx, by):
             a = T.alloc_shared((32, 32), "float32")
             T.copy(A[by * 32, bx * 32], a)
             for i, j in T.Parallel(32, 32):
-                a[i, j] = a[i, j] * scale
+                a[i, j] = a[i, j] * T.Cast("float32", scale)
             T.copy(a, C[by * 32, bx * 32])
 
-    with pytest.raises(TTCompileError, match="the scalar parameter `scale: float32` is not an integer") as err:
+    with pytest.raises(TTCompileError, match="the scalar parameter `scale: float64` is neither an integer") as err:
         tilelang_tt.compile(main, grid=(2, 2))
-    assert "declare `scale: T.int32`, or pass the value in a one-element tensor" in str(err.value)
+    assert "declare `scale: T.float32`" in str(err.value)
 
 
 def test_blocks_of_16_rows_over_a_dynamic_row_count_are_grouped():

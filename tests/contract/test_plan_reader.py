@@ -17,6 +17,7 @@ from tilelang_tt.contract.formats import (BLOCK_FORMATS, BY_DATA_FORMAT, DATA_FO
                                           float_to_bfloat16_bits)
 from tilelang_tt.contract.formula import Formula, to_json
 from tilelang_tt.contract.buffers import ACCESS, LAYOUTS, MEMORIES
+from tilelang_tt.contract.dims import SCALAR_DTYPES, PlanDim
 from tilelang_tt.contract.kernels import DATA_MOVEMENT, MATH_FIDELITIES, ROLES, kernel_source
 from tilelang_tt.contract.mesh import COLLECTIVES, COMBINE_DIRECTIONS, DISTRIBUTIONS, MESH_AXES, REPLICATE
 from tilelang_tt.contract.plan import PARTITION_MODES, SCHEMA_PATH, SCHEMA_VERSION, Plan
@@ -239,7 +240,28 @@ def test_the_schema_enumerates_the_tables_of_the_contract():
         "properties/mesh/properties/collective/properties/semaphores/items/properties/kind": "global",
         "properties/mesh/properties/collective/properties/cores/items/properties/directions/items":
             list(COMBINE_DIRECTIONS),
+        "properties/dims/items/oneOf/1/properties/dtype": list(SCALAR_DTYPES),
     }
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"name": "scale", "param_index": 2}, r"^dims\[0\]: missing \['dtype'\]$"),
+    ({"name": "scale", "param_index": 2, "dtype": "float64"},
+     r"^dims\[0\]\.dtype: expected one of \['int32', 'float32', 'bfloat16', 'float16'\], got 'float64'$"),
+])
+def test_a_scalar_parameter_s_dtype_is_one_the_kernels_receive_in_32_bits(entry, message):
+    """The plan records each scalar parameter's dtype once; the reader and the schema take the same ones."""
+    import jsonschema
+
+    assert PlanDim.from_json({"name": "scale", "param_index": 2, "dtype": "bfloat16"}, "dims[0]") == PlanDim(
+        "scale", param_index=2, dtype="bfloat16")
+    with pytest.raises(PlanError, match=message):
+        PlanDim.from_json(entry, "dims[0]")
+    schema = json.loads(SCHEMA_PATH.read_text())
+    dims = {"type": "array", "items": schema["properties"]["dims"]["items"]}
+    jsonschema.validate([{"name": "scale", "param_index": 2, "dtype": "float16"}], dims)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate([entry], dims)
 
 
 def test_the_compiler_s_dtype_table_is_the_contract_s():

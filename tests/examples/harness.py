@@ -39,7 +39,7 @@ class Example:
     inputs: Callable[[], tuple[torch.Tensor, ...]]  # the non-output parameters, in parameter order
     reference: Callable[..., tuple[torch.Tensor, ...]]  # torch: the value of each checked parameter
     checked: tuple[str, ...] = field(default=())  # parameters compared; default: the outputs
-    scalars: dict[str, int] = field(default_factory=dict)  # the scalar parameters (``offset: T.int32``) by name
+    scalars: dict[str, int | float] = field(default_factory=dict)  # the scalar parameters (``n: T.int32``, ``s: T.float32``) by name
 
 
 def prim_func(example: Example) -> tirx.PrimFunc:

@@ -17,6 +17,7 @@ from tvm import tirx
 import tilelang_tt
 from tests import op_kernels as K
 from tests.compiler import bad_kernels
+from tests.compiler import test_float_scalars as float_scalars
 from tests.compiler.test_class_masks import nan_to_num
 from tests.compiler.test_condition_masks import counts_scaled
 from tests.compiler.test_negative import line_of
@@ -153,6 +154,8 @@ KERNELS = {
     "scalar-add_int32": lambda: K.integer("add_const", M, N, 32, 64),
     "scalar-sub_int32": lambda: K.integer("sub_const", M, N, 32, 64),
     "scalar-fill_int": lambda: K.integer("const_sub", M, N, 32, 64),
+    # the bounds of T.clamp(x, -limit, limit), limit a float32 parameter (tests/compiler/test_float_scalars.py)
+    "scalar-fill_bitcast": lambda: float_scalars.thresholds(),
 }
 
 

@@ -154,3 +154,28 @@ def test_unique_names_are_left_alone():
             TL.copy(B, A)
 
     assert run(before).same_as(before)
+
+
+def test_a_block_s_data_named_after_its_view_gets_the_block_s_name():
+    """TileLang names a block's data variable after a ``T.reshape`` view of it (TileKernels' per-token casts:
+    ``x_fragment``'s data is ``x_fragment_reshaped``): the block gets a data variable of its own name, the view
+    shares it, and the tile ops find the block's CB by it."""
+    @TL.prim_func
+    def main(X: TL.Tensor((32, 256), "float32"), S: TL.Tensor((32, 2), "float32")):
+        with TL.Kernel(1, threads=128) as bx:
+            x_frag = TL.alloc_fragment((32, 256), "float32")
+            s_frag = TL.alloc_fragment((32, 2), "float32")
+            x_frag_reshaped = TL.reshape(x_frag, [32, 2, 128])
+            TL.copy(X[0, 0], x_frag)
+            TL.reduce_absmax(x_frag_reshaped, s_frag, dim=2)
+            TL.copy(s_frag, S[0, 0])
+
+    def data_of(func):
+        found = {}
+        tvm.tirx.stmt_functor.post_order_visit(func.body, lambda n: found.setdefault(n.buffer.name, n.buffer.data)
+                                               if isinstance(n, (tvm.tirx.BufferLoad, tvm.tirx.BufferStore)) else None)
+        return found
+
+    assert data_of(main)["x_frag"].name == "x_frag_reshaped"  # as TileLang names it
+    after = data_of(run(main))
+    assert after["x_frag"].name == "x_frag" and after["x_frag_reshaped"].same_as(after["x_frag"])

@@ -62,6 +62,7 @@ def _check_buffer(buffer: PlanBuffer) -> None:
 
 
 def _emit_prelude(out: CppEmitter, plan: Plan) -> None:
+    floats = any(d.is_float for d in plan.dims)
     out.lines(
         f"// Host program for the TileLang kernel \"{plan.kernel_name}\" (tt-metal 0.81.1 Mesh API).",
         f"// Planned for {plan.arch.name}, core grid {plan.core_grid[0]}x{plan.core_grid[1]}.",
@@ -73,10 +74,11 @@ def _emit_prelude(out: CppEmitter, plan: Plan) -> None:
           if any(b.format.block for b in plan.buffers) else []),
         *([f"// Runs the kernel's {len(plan.programs)} T.Kernel launches in order, one program each."]
           if plan.launches else []),
-        *(f"// {d.name.upper()}: the scalar parameter {d.name} (an int32)." if d.scalar else
-          f"// {d.name.upper()}: the size {d.name}, axis {d.axis} of {d.buffer}." for d in plan.dims),
+        *(_dim_usage(d) for d in plan.dims),
+        *(["#include <cerrno>", "#include <cmath>"] if floats else []),  # parse_float_scalar's
         "#include <cstddef>",
         "#include <cstdint>",
+        *(["#include <cstdlib>", "#include <cstring>"] if floats else []),
         "#include <exception>",
         "#include <filesystem>",
         "#include <fstream>",
@@ -167,9 +169,19 @@ def _emit_prelude(out: CppEmitter, plan: Plan) -> None:
     out.lines("", "}  // namespace", "")
 
 
+def _dim_usage(dim) -> str:
+    """The usage line of one command-line value of main.cpp."""
+    if dim.is_float:
+        rounded = "" if dim.dtype == "float32" else f", of a {dim.dtype} value"
+        return f"// {dim.name.upper()}: the scalar parameter {dim.name} (a {dim.dtype}: a float{rounded})."
+    if dim.scalar:
+        return f"// {dim.name.upper()}: the scalar parameter {dim.name} (an int32)."
+    return f"// {dim.name.upper()}: the size {dim.name}, axis {dim.axis} of {dim.buffer}."
+
+
 def _emit_dim_helpers(out: CppEmitter, plan: Plan) -> None:
-    """``parse_dim``: a dynamic size from the command line (``parse_scalar``: a scalar parameter);
-    ``check_dram``: a buffer of that size
+    """``parse_dim``: a dynamic size from the command line (``parse_scalar``: an integer scalar parameter,
+    ``parse_float_scalar``: a float one); ``check_dram``: a buffer of that size
     fits the device's DRAM (the sizes the program cannot serve are refused before any allocation)."""
     out.lines("", "// A dynamic size from the command line: a positive integer the kernels' uint32_t arithmetic holds.")
     with out.block("uint64_t parse_dim(const char* text, const std::string& name)"):
@@ -183,7 +195,21 @@ def _emit_dim_helpers(out: CppEmitter, plan: Plan) -> None:
             out.line('throw std::runtime_error("the size " + name + " = " + std::string(text) + " is not an integer in '
                      '[1, 2^31)");')
         out.line("return value;")
-    if any(d.scalar for d in plan.dims):
+    if any(d.is_float for d in plan.dims):
+        # tt-metal kernels receive a float as the uint32 runtime argument of its bits (ttnn's writer_moreh_arange.cpp)
+        out.lines("", "// A float scalar parameter from the command line (strtof: decimal, hexadecimal, inf, nan), as "
+                  "its float32 bits (the kernels' runtime argument).")
+        with out.block("uint64_t parse_float_scalar(const char* text, const std::string& name)"):
+            out.line("char* end = nullptr;")
+            out.line("errno = 0;")
+            out.line("const float value = std::strtof(text, &end);")
+            with out.block("if (end == text || *end != '\\0' || (errno == ERANGE && std::isinf(value)))"):
+                out.line('throw std::runtime_error("the scalar parameter " + name + " = " + std::string(text) + " is '
+                         'not a float32");')
+            out.line("uint32_t bits = 0;")
+            out.line("std::memcpy(&bits, &value, sizeof(bits));")
+            out.line("return bits;")
+    if any(d.scalar and not d.is_float for d in plan.dims):
         out.lines("", "// A scalar parameter from the command line: an int32, as its 32 bits (the kernels' runtime "
                   "argument).")
         with out.block("uint64_t parse_scalar(const char* text, const std::string& name)"):
@@ -605,7 +631,7 @@ def emit_main_cpp(plan: Plan) -> str:
         out.line("const std::filesystem::path data_dir = argv[1];")
         with out.block("try"):
             for i, dim in enumerate(plan.dims):
-                parse = "parse_scalar" if dim.scalar else "parse_dim"
+                parse = "parse_float_scalar" if dim.is_float else "parse_scalar" if dim.scalar else "parse_dim"
                 out.line(f'const uint64_t {_dim_var(dim.name)} = {parse}(argv[{2 + i}], "{dim.name}");')
             if plan.mesh is None:
                 out.line("std::shared_ptr<distributed::MeshDevice> device = distributed::MeshDevice::create_unit_mesh(0);")

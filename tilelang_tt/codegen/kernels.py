@@ -2,7 +2,10 @@
 
 The TIR is the program (MaterializeCoreLoopTT made the per-core loop over the core's blocks):
 each statement is printed as it is; the CBs and semaphores its calls name are declared from
-``tt.cb_desc`` and ``tt.semaphores``, the runtime arguments it uses read from ``tt.runtime_args``.
+``tt.cb_desc`` and ``tt.semaphores``, the runtime arguments it uses read from ``tt.runtime_args``: each a
+``uint32_t``, a float scalar parameter's a ``float`` of the argument's bits (``__builtin_bit_cast``, as tt-metal's
+own kernel code reinterprets bits: ``hw/ckernels/blackhole/metal/llk_api/llk_sfpu/ckernel_sfpu_exp.h``), and
+float math where an expression computes on one (a condition ``scale > 0.0f``).
 """
 
 from __future__ import annotations
@@ -41,6 +44,10 @@ inline int32_t floor_mod(int32_t a, int32_t b) { return a - floor_div(a, b) * b;
 """
 
 
+def _is_float(e) -> bool:
+    return str(e.dtype).startswith(("float", "bfloat"))
+
+
 def _signed(e, text: str) -> str:
     """``text`` (the C++ of index expression ``e``) as a signed integer."""
     return text if isinstance(e, tirx.IntImm) else f"static_cast<int32_t>({text})"
@@ -64,7 +71,8 @@ class _KernelWriter:
         # what the index arithmetic may be: loop and launch ranges, runtime args below 2^31
         self.analyzer = bound_analyzer(func.body)
         for a in self.args:
-            self.analyzer.bind(a.var, ir.Range.from_min_extent(0, 2**31 - 1))
+            if not _is_float(a.var):  # a float scalar parameter is no index
+                self.analyzer.bind(a.var, ir.Range.from_min_extent(0, 2**31 - 1))
         self.used_args: set = set()  # the runtime args' variables the kernel refers to
         self.headers: set[str] = set()
         self.cb_names: dict[int, str] = {}
@@ -82,6 +90,10 @@ class _KernelWriter:
             if e in self.arg_of_var:
                 self.used_args.add(e)
             return self.names[e]
+        if isinstance(e, tirx.FloatImm) or (isinstance(e, (*_BINOPS, tirx.Min, tirx.Max)) and any(
+                _is_float(x) for x in (e.a, e.b))):  # float math (a float scalar parameter in a condition)
+            text = self.value_expr(e)
+            return text[1:-1] if top and not isinstance(e, tirx.FloatImm) else text  # its outer parentheses
         if isinstance(e, tirx.Cast):
             if str(e.value.dtype).startswith("float") and not str(e.dtype).startswith(("float", "bfloat")):
                 return f"static_cast<int32_t>({self.expr(e.value)})"  # an integer element read as a float
@@ -108,6 +120,8 @@ class _KernelWriter:
             a, b = self.expr(e.a, False), self.expr(e.b, False)
             x, y = (_signed(e.a, a), _signed(e.b, b)) if signed else (a, b)
             return f"({x} {'<' if isinstance(e, tirx.Min) else '>'} {y} ? {a} : {b})"
+        if isinstance(e, tirx.Call) and str(e.op.name) == "tirx.reinterpret":  # a float's bits, for an SFPU param
+            return f"__builtin_bit_cast(uint32_t, {self.value_expr(e.args[0])})"  # a float32 value (eltwise.parameter_bits)
         if isinstance(e, tirx.Call):
             return self.call(e)
         raise CodegenError(f"cannot emit expression {e} ({type(e).__name__})")
@@ -223,7 +237,10 @@ class _KernelWriter:
         for idx, arg in enumerate(self.args):
             name = self.em.unique(arg.name)
             self.names[arg.var] = name
-            self.em.line(f"const uint32_t {name} = get_arg_val<uint32_t>({idx});")
+            if _is_float(arg.var):  # a float scalar parameter: the runtime argument holds its float32 bits
+                self.em.line(f"const float {name} = __builtin_bit_cast(float, get_arg_val<uint32_t>({idx}));")
+            else:
+                self.em.line(f"const uint32_t {name} = get_arg_val<uint32_t>({idx});")
         cbs = sorted(Attr.CB_DESC.read(self.func).values(), key=lambda cb: cb.index)
         used_cbs = self.used_ids(Operand.CB)
         if used_cbs:

@@ -28,7 +28,7 @@ from tilelang_tt.contract.plan import Plan, PlanCB, PlanReduction
 from tilelang_tt.contract.reading import PlanError
 from tilelang_tt.contract.vocabulary import ArgKind, ArgValue, BufferAddress, MulticastGroup, NocCoord, WorkItem, plan_entry
 from tilelang_tt.ir.attrs import Attr, KernelRole
-from tilelang_tt.ir.common import dynamic_dims, scalar_params
+from tilelang_tt.ir.common import dynamic_dims, scalar_dtype, scalar_params
 
 
 def _kernel(role: str, func: tirx.PrimFunc, launch: int) -> tuple[PlanKernel, list[PlanAccessor]]:
@@ -97,7 +97,7 @@ def build_plan(kernels: dict[str, tirx.PrimFunc], launch: int = 0, scratch_from:
     scalars = scalar_params(compute)
     dims = tuple(  # the values known at run time: where the host reads each (the first parameter and axis
         # of a size; a scalar parameter's position)
-        PlanDim(name, param_index=scalars[var]) if var in scalars else
+        PlanDim(name, param_index=scalars[var], dtype=scalar_dtype(var)) if var in scalars else
         next(PlanDim(name, buf.name, axis) for buf in params for axis, d in enumerate(buf.shape) if d.same_as(var))
         for name, var in dynamic_dims(compute).items())
     block_grid = Attr.BLOCK_GRID.read(compute)

@@ -16,6 +16,9 @@ import struct
 from dataclasses import dataclass
 from typing import Callable
 
+import tilelang  # noqa: F401
+from tvm import tirx
+
 from tilelang_tt.ir.intrin import Intrin, Operand
 from tilelang_tt.ops.sfpu import FPU_BCAST_HEADER, FPU_BY_NAME, FPU_HEADER, SfpuKind, SfpuOp, fpu_bcast_functions, sfpu_op
 
@@ -117,7 +120,8 @@ def _sfpu_unary(args, raw):
 
 def _sfpu_scalar(args, raw):
     op = _SCALAR(raw)
-    return f"{op.function}{op.template}({args[1]}, 0x{int(raw[2]):08x}u)"
+    bits = f"0x{int(raw[2]):08x}u" if isinstance(raw[2], tirx.IntImm) else args[2]  # a constant, or a runtime value
+    return f"{op.function}{op.template}({args[1]}, {bits})"
 
 
 def _sfpu_binary(args, raw):

@@ -1,13 +1,23 @@
-"""Sizes known at run time (``T.dynamic``) and scalar parameters (``offset: T.int32``): where the
-host reads each (:class:`PlanDim`), their values for the tensors and ints given (:func:`dim_values`,
-a :class:`SizeError` for those the program cannot serve) and the buffers of a plan for those
-values (:func:`bound_buffers`); the plan binds the rest of its formulas itself
-(:meth:`tilelang_tt.contract.plan.Plan.bind`)."""
+"""Sizes known at run time (``T.dynamic``) and scalar parameters (``offset: T.int32``, ``scale:
+T.float32``): where the host reads each (:class:`PlanDim`), their values for the tensors and scalars
+given (:func:`dim_values`, a :class:`SizeError` for those the program cannot serve), the 32 bits a
+kernel receives for each (:func:`runtime_bits`) and the buffers of a plan for those values
+(:func:`bound_buffers`); the plan binds the rest of its formulas itself
+(:meth:`tilelang_tt.contract.plan.Plan.bind`).
+
+A float scalar parameter reaches the kernels as tt-metal kernels receive a float: the uint32 runtime
+argument holding its float32 bits, which the kernel reinterprets (ttnn's
+``moreh_arange/device/kernels/writer_moreh_arange.cpp`` reads ``start`` and ``step`` with
+``get_arg_val<uint32_t>`` into a float/uint32 union; ``binary_ng``'s ``eltwise_binary_sfpu_scalar.cpp``
+hands ``rtol_bits`` to the SFPU as they are). A ``bfloat16`` or ``float16`` parameter is its value rounded
+to that type (nearest, ties to even), sent as the float32 that holds it exactly."""
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import numbers
+import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -17,51 +27,110 @@ from tilelang_tt.contract.formula import Formula, evaluate
 from tilelang_tt.contract.reading import PlanError, read_int, read_object, read_str
 
 
+# The dtypes a scalar parameter has in the plan: every integer parameter is passed as an int32, a float one
+# as its float32 bits (of its value rounded to its own dtype).
+INT_SCALAR = "int32"
+FLOAT_SCALARS = ("float32", "bfloat16", "float16")
+SCALAR_DTYPES = (INT_SCALAR, *FLOAT_SCALARS)
+
+
 @dataclass(frozen=True)
 class PlanDim:
     """A value known at run time: a dynamic size (``T.dynamic("m")``), which the host reads from
-    axis ``axis`` of ``buffer``, or a scalar parameter (``offset: T.int32``, ``param_index`` its
-    position among the kernel's parameters), which the caller passes (an int32)."""
+    axis ``axis`` of ``buffer``, or a scalar parameter (``offset: T.int32``, ``scale: T.float32``;
+    ``param_index`` its position among the kernel's parameters, ``dtype`` one of
+    :data:`SCALAR_DTYPES`), which the caller passes."""
 
     name: str
     buffer: str = ""
     axis: int = 0
     param_index: int | None = None
+    dtype: str = INT_SCALAR  # a scalar parameter's
 
     @property
     def scalar(self) -> bool:
         return self.param_index is not None
 
+    @property
+    def is_float(self) -> bool:
+        """A float scalar parameter (the kernels receive its float32 bits)."""
+        return self.scalar and self.dtype in FLOAT_SCALARS
+
     def to_json(self) -> dict:
         if self.scalar:
-            return {"name": self.name, "param_index": self.param_index}
+            return {"name": self.name, "param_index": self.param_index, "dtype": self.dtype}
         return {"name": self.name, "buffer": self.buffer, "axis": self.axis}
 
     @staticmethod
     def from_json(d: object, where: str) -> PlanDim:
-        d = read_object(d, where, ("name",), ("buffer", "axis", "param_index"))
+        d = read_object(d, where, ("name",), ("buffer", "axis", "param_index", "dtype"))
         name = read_str(d["name"], f"{where}.name")
         if not name.isidentifier():
             raise PlanError(f"{where}: the dim name {name!r} is not an identifier")
         if "param_index" in d:
-            read_object(d, where, ("name", "param_index"))
-            return PlanDim(name, param_index=read_int(d["param_index"], f"{where}.param_index"))
+            read_object(d, where, ("name", "param_index", "dtype"))
+            return PlanDim(name, param_index=read_int(d["param_index"], f"{where}.param_index"),
+                           dtype=read_str(d["dtype"], f"{where}.dtype", SCALAR_DTYPES))
         d = read_object(d, where, ("name", "buffer", "axis"))
         return PlanDim(name, read_str(d["buffer"], f"{where}.buffer"), read_int(d["axis"], f"{where}.axis"))
 
 
+def float32_bits(value: float) -> int:
+    """The IEEE-754 bits of ``value`` as a float32 (a value float32 holds exactly: :func:`scalar_value`)."""
+    return struct.unpack("<I", struct.pack("<f", value))[0]
+
+
+def runtime_bits(value: int | float) -> int:
+    """The 32 bits a kernel receives for a runtime value: an int's two's complement, a float's float32 bits."""
+    return float32_bits(value) if isinstance(value, float) else value & 0xFFFFFFFF
+
+
+def scalar_value(dim: PlanDim, value: object) -> int | float:
+    """The value of the scalar parameter ``dim`` for ``value`` as the caller gives it: an int32 for an
+    integer parameter (not a bool); for a float one, a Python float or int rounded to the parameter's dtype
+    (nearest, ties to even; NaN and the infinities kept); a :class:`SizeError` otherwise or when the value
+    overflows the dtype."""
+    if dim.is_float:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise SizeError(f"the scalar parameter `{dim.name}: {dim.dtype}` is {value!r}, not a float")
+        try:
+            return _rounded(float(value), dim.dtype)
+        except OverflowError:
+            raise SizeError(f"the scalar parameter `{dim.name}: {dim.dtype}` is {value!r}, beyond the largest "
+                            f"{dim.dtype}") from None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not -2**31 <= value < 2**31:
+        raise SizeError(f"the scalar parameter `{dim.name}` is {value!r}, not an int32")
+    return int(value)
+
+
+def _rounded(value: float, dtype: str) -> float:
+    """``value`` rounded to ``dtype`` to nearest, ties to even, as a Python float (exact); an
+    ``OverflowError`` for a finite value beyond the dtype's range (struct's IEEE packing)."""
+    if dtype == "float16":
+        return struct.unpack("<e", struct.pack("<e", value))[0]
+    single = struct.unpack("<f", struct.pack("<f", value))[0]
+    if dtype == "float32" or not math.isfinite(single):
+        return single
+    bits = float32_bits(single)  # bfloat16: the upper 16 bits of the float32, rounded to nearest even
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
+    if bits > 0xFFFFFFFF or not math.isfinite(rounded := struct.unpack("<f", struct.pack("<I", bits))[0]):
+        raise OverflowError(value)
+    return rounded
+
+
 class SizeError(ValueError):
-    """Tensors a program with dynamic sizes cannot run on: the message names the parameter, the
-    axis and the size."""
+    """Tensors a program with dynamic sizes cannot run on, or a scalar it cannot take: the message names
+    the parameter, and the axis and the size."""
 
 
 def dim_values(dims: Sequence[PlanDim], buffers: Sequence[PlanBuffer], shapes: Mapping[str, Sequence[int]],
-               scalars: Mapping[str, int] = {}) -> dict[str, int]:
+               scalars: Mapping[str, object] = {}) -> dict[str, int | float]:
     """The value of each of ``dims`` read from ``shapes`` (buffer name -> shape of the tensor given
     for it; outputs may be missing): every tensor given must have its buffer's rank, static extents
     and one value per size; every size is a positive int32 (the kernels compute with it in 32 bits).
     A size only an expression gives (``seq_len * 16``) is solved from it, and every expression is
-    checked. The value of each scalar parameter is its entry of ``scalars`` (name -> int), an int32."""
+    checked. The value of each scalar parameter is its entry of ``scalars`` (name -> value) as
+    :func:`scalar_value` takes it: an int32, or a float rounded to the parameter's dtype."""
     found, expressions = {}, []
     for d in dims:
         if not d.scalar:
@@ -69,10 +138,8 @@ def dim_values(dims: Sequence[PlanDim], buffers: Sequence[PlanBuffer], shapes: M
         value = scalars.get(d.name)
         if value is None:
             raise SizeError(f"the scalar parameter `{d.name}` (parameter {d.param_index}) is not given: pass it as "
-                            "an int")
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not -2**31 <= value < 2**31:
-            raise SizeError(f"the scalar parameter `{d.name}` is {value!r}, not an int32")
-        found[d.name] = (int(value),)
+                            f"{'a float' if d.is_float else 'an int'}")
+        found[d.name] = (scalar_value(d, value),)
     for buffer in buffers:
         name, shape = buffer.name, shapes.get(buffer.name)
         if shape is None:

@@ -29,13 +29,12 @@ from pathlib import Path
 
 from tilelang_tt.contract.arch import ARCHS, Arch
 from tilelang_tt.contract.buffers import PlanBuffer
-from tilelang_tt.contract.dims import PlanDim, bound, bound_buffers, dim_values
+from tilelang_tt.contract.dims import PlanDim, bound, bound_buffers, dim_values, runtime_bits
 from tilelang_tt.contract.formats import BY_DATA_FORMAT, Format
 from tilelang_tt.contract.formula import Formula, to_json
 from tilelang_tt.contract.kernels import ROLES, CoreArgs, PlanAccessor, PlanKernel, check_accessor_args
 from tilelang_tt.contract.mesh import PlanMesh, combine_kernels
 from tilelang_tt.contract.reading import (
-    U32_MAX,
     PlanError,
     check_unique,
     read_int,
@@ -237,21 +236,22 @@ class Plan:
 
     # ---- sizes known at run time ----
 
-    def dim_values(self, shapes: Mapping[str, Sequence[int]], scalars: Mapping[str, int] = {}) -> dict[str, int]:
+    def dim_values(self, shapes: Mapping[str, Sequence[int]],
+                   scalars: Mapping[str, object] = {}) -> dict[str, int | float]:
         """The value of each dynamic size read from ``shapes`` (buffer name -> shape of the tensor
         given for it; outputs may be missing) and of each scalar parameter from ``scalars`` (name ->
-        int): a :class:`~tilelang_tt.contract.dims.SizeError` for tensors or ints the program cannot
-        serve (:func:`~tilelang_tt.contract.dims.dim_values`)."""
+        an int, or a float for a float parameter): a :class:`~tilelang_tt.contract.dims.SizeError` for
+        tensors or scalars the program cannot serve (:func:`~tilelang_tt.contract.dims.dim_values`)."""
         return dim_values(self.dims, self.buffers, shapes, scalars)
 
     @property
     def parameters(self) -> tuple[PlanBuffer | PlanDim, ...]:
         """The kernel's parameters in order: its :attr:`host_buffers` but scratch tensors and its scalar
-        parameters (the dims with a ``param_index``), which the caller passes as ints."""
+        parameters (the dims with a ``param_index``), which the caller passes as ints or floats."""
         return tuple(sorted([*(b for b in self.host_buffers if not b.scratch), *(d for d in self.dims if d.scalar)],
                             key=lambda p: p.param_index))
 
-    def bind(self, values: Mapping[str, int]) -> Plan:
+    def bind(self, values: Mapping[str, int | float]) -> Plan:
         """This plan with every formula of its dynamic sizes computed for ``values``
         (:meth:`dim_values`): a plan of ints, checked as a static one (its ``dims`` stay: the
         kernels' size arguments name them). A buffer over the device's DRAM is a
@@ -260,13 +260,13 @@ class Plan:
         return dataclasses.replace(self._bound(values),
                                    launches=tuple(p._bound(values) for p in self.launches)).checked()
 
-    def _bound(self, values: Mapping[str, int]) -> Plan:
+    def _bound(self, values: Mapping[str, int | float]) -> Plan:
         """:meth:`bind` of this launch's program alone, unchecked."""
         def value(v):
             return bound(v, values)
 
-        def arg(v):  # a runtime argument: 32 bits (a negative scalar parameter is its two's complement)
-            return bound(v, values) & U32_MAX if isinstance(v, Formula) else v
+        def arg(v):  # a runtime argument: 32 bits (a negative int its two's complement, a float its float32 bits)
+            return runtime_bits(bound(v, values)) if isinstance(v, Formula) else v
 
         return dataclasses.replace(
             self, buffers=bound_buffers(self.buffers, values, self.arch),

@@ -627,9 +627,10 @@ def run(sources: dict[str, str], plan: Plan, inputs: dict[str, object], data_dir
         trace: Path | None = None, timing_only: bool = False, progress: Progress | None = None) -> EmulatorResult:
     """Build (or reuse) the program (``sources``: ``main.cpp`` and the kernels of ``plan``) and run
     it on ``inputs`` (numpy arrays or torch tensors by buffer name: every input, and any output whose
-    contents the elements the kernel does not write keep; the int of each scalar parameter by its
-    name); a plan with dynamic sizes runs for the sizes the inputs give (a ``SizeError`` for inputs
-    it cannot serve).
+    contents the elements the kernel does not write keep; the int or float of each scalar parameter by
+    its name); a plan with dynamic sizes runs for the sizes the inputs give (a ``SizeError`` for inputs
+    it cannot serve). main.cpp reads each size and scalar from its command line (a float as its shortest
+    decimal, which names its float32 value exactly).
 
     The program's data directory (``<buffer>.bin`` inputs, ``<buffer>.out.bin`` outputs,
     ``counters.json``; DEVELOPERS.md, Contract 2) is ``data_dir`` when given, and kept; else a

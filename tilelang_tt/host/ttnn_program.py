@@ -98,7 +98,7 @@ def load_program(artifacts_or_dir, shapes: dict | None = None,
     """(plan, {kernel source name: text}) from an ``Artifacts`` or a directory written by ``save``
     (its plan checked, :meth:`Plan.from_json`). A program with dynamic sizes is planned for the
     tensors of ``shapes`` (buffer name -> shape: the inputs at least) and the ``scalars`` (scalar
-    parameter name -> int), its formulas computed from them (:meth:`Plan.dim_values`,
+    parameter name -> int or float), its formulas computed from them (:meth:`Plan.dim_values`,
     :meth:`Plan.bind`); without ``shapes`` its plan keeps them."""
     if isinstance(artifacts_or_dir, (str, os.PathLike)):
         directory = Path(artifacts_or_dir)
@@ -396,7 +396,8 @@ def run_on_device(artifacts_or_dir, *values, device=None):
     """Run ``Artifacts`` (or a saved artifacts directory) on a Tenstorrent device.
 
     Positional values are the kernel's inputs (buffers with access read/readwrite) in parameter
-    order, with an int in the position of each scalar parameter. An input is a host (torch) tensor
+    order, with an int (a float for a float one) in the position of each scalar parameter. An input is a host
+    (torch) tensor
     or a ttnn tensor already on the device:
 
     - a torch tensor is uploaded as tiles of its dtype (of their block floating point storage,
@@ -427,7 +428,7 @@ def run_on_device(artifacts_or_dir, *values, device=None):
                             "one program through generic_op; run it on the emulator, or build its main.cpp, which "
                             "enqueues one program per launch")
     ttnn = _ttnn()
-    params = [p for p in plan.parameters if not isinstance(p, PlanBuffer) or p.is_input]  # scalars: ints
+    params = [p for p in plan.parameters if not isinstance(p, PlanBuffer) or p.is_input]  # scalars: ints, floats
     if len(values) != len(params):
         raise TypeError(f"kernel `{plan.kernel_name}` takes {len(params)} inputs "
                         f"({', '.join(p.name for p in params)}), got {len(values)}")

@@ -178,6 +178,9 @@ class CBDesc(PlanCB):
     # pages compute pushes at a time into the block, in its row order (a gemm's sub-block: whole rows of its tiles or
     # a part of one), which the writer then drains as they come; 0: the whole block at once
     push_pages: int = 0
+    # "file:line:column" of the user's statement the CB serves (NumberCBsTT: the first naming its block; "" for the
+    # kernel's own CBs, the reduce scaler), by which the CB count error groups the CBs
+    statement: str = ""
 
     def to_dict(self) -> dict:
         return {
@@ -193,7 +196,8 @@ class CBDesc(PlanCB):
             "buffer": self.buffer,
             "source": self.source,
         } | ({"valid": list(self.valid)} if self.valid is not None else {}) \
-            | ({"push_pages": self.push_pages} if self.push_pages else {})
+            | ({"push_pages": self.push_pages} if self.push_pages else {}) \
+            | ({"statement": self.statement} if self.statement else {})
 
     @staticmethod
     def from_dict(name: str, d: dict) -> CBDesc:

@@ -12,6 +12,7 @@ import tvm
 from tvm import arith, ir, tirx
 
 from tilelang_tt.contract.formats import DATA_FORMATS
+from tilelang_tt.contract.dims import FLOAT_SCALARS, INT_SCALAR
 from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.ir.intrin import Intrin, call, call_intrin
 from tilelang_tt.contract.formula import Formula
@@ -341,6 +342,18 @@ def scalar_params(func: tirx.PrimFunc) -> dict[tirx.Var, int]:
     """The kernel's scalar parameters (``offset: T.int32``: a parameter without a buffer), each
     with its position among the parameters."""
     return {param: i for i, param in enumerate(func.params) if param not in func.buffer_map}
+
+
+def scalar_dtype(param: tirx.Var) -> str:
+    """The dtype the plan records for the scalar parameter ``param`` (``PlanDim.dtype``): its own for a
+    float (``float32``, ``bfloat16``, ``float16``), ``int32`` for every integer (passed as an int32)."""
+    return str(param.dtype) if str(param.dtype) in FLOAT_SCALARS else INT_SCALAR
+
+
+def float_scalar_params(func: tirx.PrimFunc) -> list[tirx.Var]:
+    """The kernel's float scalar parameters (``scale: T.float32``): element-wise values use them as
+    the runtime argument holding their float32 bits (:mod:`tilelang_tt.ops.eltwise`)."""
+    return [param for param in scalar_params(func) if scalar_dtype(param) != INT_SCALAR]
 
 
 def expr_of(value: int | Formula, dims: dict[str, tirx.Var]) -> tirx.PrimExpr:

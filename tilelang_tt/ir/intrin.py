@@ -180,8 +180,9 @@ class Intrin(str, enum.Enum):
                                  "folds in (SfpuOp.scaled_init: the approximate exp's, under fast math), at most one",
                  "kind: str, op: str, scale*: int")
     SFPU_UNARY = ("tt.sfpu.unary", "<op>_tile(dst): a unary SFPU op of tilelang_tt.ops.sfpu", "op: str, dst: expr")
-    SFPU_SCALAR = ("tt.sfpu.scalar", "<op>_unary_tile(dst, float bits): add/sub/mul/div/rsub with a scalar",
-                   "op: str, dst: expr, bits: int")
+    SFPU_SCALAR = ("tt.sfpu.scalar", "<op>_unary_tile(dst, float bits): add/sub/mul/div/rsub with a scalar; "
+                                     "bits: a constant, or T.reinterpret('uint32', v) of a value of float scalar "
+                                     "parameters (runtime arguments)", "op: str, dst: expr, bits: expr")
     SFPU_BINARY = ("tt.sfpu.binary", "<op>_binary_tile(d0, d1, dout) / binary_max_tile / binary_min_tile",
                    "op: str, dst0: expr, dst1: expr, dst_out: expr")
     FILL_TILE = ("tt.sfpu.fill", "fill_tile(dst, value)", "dst: expr, value: float")

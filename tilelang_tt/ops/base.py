@@ -393,3 +393,30 @@ def constant(e) -> float | None:
     """The value of a constant: a literal, through casts, or an expression of literals and
     ``T.infinity`` (``-T.infinity("float32")``), else None."""
     return float_constant(e)
+
+
+_SCALAR_NODES = (tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, tirx.Min, tirx.Max)
+
+
+def runtime_scalar(e, params=None) -> bool:
+    """Whether ``e`` is a float value of float scalar parameters (``scale: T.float32``) and float constants
+    alone, with ``+ - * /``, min, max and casts that do not round (to float32, or between equal dtypes), naming
+    at least one parameter: the same value for every element, which compute evaluates from the kernel's runtime
+    arguments (a ``<op>_unary_tile`` parameter, ``fill_tile_bitcast``) where the reader would generate a
+    block of it. ``params``: the kernel's float scalar parameters (C2); without them (after C2, which let no
+    other float variable into an element-wise value) any float variable is one."""
+    named = []
+
+    def ok(x) -> bool:
+        if not str(x.dtype).startswith(("float", "bfloat")):
+            return False
+        if isinstance(x, tirx.Var):
+            named.append(x)
+            return params is None or any(x.same_as(p) for p in params)
+        if isinstance(x, tirx.FloatImm):
+            return True
+        if isinstance(x, tirx.Cast):
+            return (str(x.dtype) == "float32" or x.dtype == x.value.dtype) and ok(x.value)
+        return isinstance(x, _SCALAR_NODES) and ok(x.a) and ok(x.b)
+
+    return ok(e) and bool(named)

@@ -22,6 +22,9 @@ GELU ``0.5 * x * (1 + erf(x / sqrt(2)))``, in any association of its products, i
 (:func:`~tilelang_tt.ops.sfpu.gelu_operand`); ``max(x, 0)`` is ``relu_tile``, ``c / x`` ``recip_tile``
 times c. A cast of a float32 value to bfloat16 inside a value in a 32-bit DST is ``typecast_tile``,
 rounding as TIR does; other casts change nothing DST holds (the stored value's own is the packer's).
+A value of float scalar parameters and constants alone (``x * scale``, ``T.max(x, eps)``) is the parameter
+of an SFPU op with a scalar, its float32 bits from the kernel's runtime arguments (``mul_unary_tile(dst,
+bits)``), or a tile filled with it (``fill_tile_bitcast``).
 The value of an int32 block is computed exactly by the SFPU's integer ops (``add_int_tile``,
 ``lt_int_tile``, ``div_int32_floor_tile`` ..., ``add_unary_tile_int32``, ``fill_tile_int``) on its
 int32 operands, unpacked straight to a 32-bit DST (``tt.compute_config`` ``unpack_to_dest``).
@@ -40,7 +43,7 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.ir.intrin import Intrin
-from tilelang_tt.ops.base import INTEGER_DTYPES, Engine, TileOp, constant, register, strip_casts
+from tilelang_tt.ops.base import INTEGER_DTYPES, Engine, TileOp, constant, register, runtime_scalar, strip_casts
 from tilelang_tt.ops.copy import BLOCK_OPERAND, is_transposed
 from tilelang_tt.ops.fill import CONSTANT_OPERAND
 from tilelang_tt.ops.generate import generate, generated_mask, reads_blocks, selection
@@ -65,8 +68,8 @@ from tilelang_tt.ops.sfpu import (
     scalar_call,
     sfpu_op,
 )
-from tilelang_tt.ir.common import (COL, ROW, as_region, evaluate, evaluate_calls, is_global_buffer, keep_span,
-                                   parallel_nest, reads_tensor, seq, serial, stmt_intrin, swaps_loops, vars_used)
+from tilelang_tt.ir.common import (COL, ROW, as_region, evaluate, evaluate_calls, float_scalar_params, is_global_buffer,
+                                   keep_span, parallel_nest, reads_tensor, seq, serial, stmt_intrin, swaps_loops, vars_used)
 from tilelang_tt.ir.slices import bound_values
 
 SUPPORTED = (
@@ -468,6 +471,8 @@ def _check_expr(ctx, node, expr, i, j, top: bool = False) -> None:
         _check_access(ctx, node, expr, i, j)
     elif constant(expr) is not None:  # literals, -T.infinity(..)
         return
+    elif runtime_scalar(expr, float_scalar_params(ctx.func)):  # a value of float scalar parameters
+        return
     elif isinstance(expr, tirx.Cast):
         if not top and str(expr.dtype) == "float16" and str(expr.value.dtype) in ("float32", "bfloat16"):
             raise ctx.error(node, f"`{expr}` rounds to float16 inside the value: DST computes in float32 or "
@@ -781,9 +786,10 @@ class TileProgram:
         c = struct.unpack("<f", struct.pack("<f", c))[0]  # the kernel's float32 constant
         return x, fp32_bits(c * math.log(2.0) if name == "tirx.exp2" else c)
 
-    def scalar(self, op, bits: int, base: int) -> None:
-        """An SFPU op with a 32-bit parameter on DST slot ``base``."""
-        param = tirx.IntImm("uint32", bits)
+    def scalar(self, op, bits, base: int) -> None:
+        """An SFPU op with a 32-bit parameter on DST slot ``base``: ``bits`` an int (a constant's), or the
+        float value of scalar parameters whose float32 bits the kernel passes (:func:`parameter_bits`)."""
+        param = tirx.IntImm("uint32", bits) if isinstance(bits, int) else parameter_bits(bits)
         self.sfpu(op, lambda tg, tl: evaluate(Intrin.SFPU_SCALAR, op.name, self.slot(tl, base), param, like=self.like))
 
     def fpu_operands(self, e):
@@ -976,32 +982,35 @@ class Relu:
 
 
 class ScalarOperand:
-    """x op c and c op x for a constant c: one SFPU op with the constant as parameter.
+    """x op c and c op x for a constant c, or a value c of float scalar parameters (``x * scale``,
+    ``x > threshold``): one SFPU op with c's float32 bits as parameter (a constant's in the code, a
+    parameter's from the kernel's runtime argument).
 
-    A division by a constant: 0.81.1's ``div_unary_tile`` multiplies by its parameter, the host passing
-    the reciprocal (ckernel_sfpu_binop_with_unary.h ``calculate_binop_with_scalar``: "inversion is carried
-    out on host side"), so x / c is ``mul_unary_tile`` of 1 / c where that is exact (c a power of two) or
-    where the result may round twice: a 16-bit DST (whose own division, ``div_binary_tile``, is a product
-    with a reciprocal too) and fast math. Else, the division of a 32-bit DST: c filled into the next DST
-    slot and ``div_binary_tile``, the LLK's division (within one float32 ulp: numerics.md). c / x the
-    same way: ``div_binary_tile`` of c filled, or under fast math / a 16-bit DST the reciprocal of x times
-    c (1 / x alone: ``recip_tile``)."""
+    A division by c: 0.81.1's ``div_unary_tile`` multiplies by its parameter, the host passing the
+    reciprocal (ckernel_sfpu_binop_with_unary.h ``calculate_binop_with_scalar``: "inversion is carried
+    out on host side"), so x / c is ``mul_unary_tile`` of 1 / c where that is exact (a constant power of
+    two) or where the result may round twice: a 16-bit DST (whose own division, ``div_binary_tile``, is a
+    product with a reciprocal too) and fast math (a parameter's reciprocal computed by the kernel). Else,
+    the division of a 32-bit DST: c filled into the next DST slot (``fill_tile``, a parameter's
+    ``fill_tile_bitcast``) and ``div_binary_tile``, the LLK's division (within one float32 ulp:
+    numerics.md). c / x the same way: ``div_binary_tile`` of c filled, or under fast math / a 16-bit DST
+    the reciprocal of x times c (1 / x alone: ``recip_tile``)."""
 
     def match(self, prog, e):
         if type(e) not in SCALAR_OPS and not isinstance(e, tirx.Div):
             return None
-        ca, cb = constant(e.a), constant(e.b)
+        ca, cb = (_scalar_of(x) for x in (e.a, e.b))
         return (e, ca, cb) if ca is not None or cb is not None else None
 
     @staticmethod
     def divides_in_dst(prog, m) -> bool:
-        """Whether the value is a division computed by ``div_binary_tile`` with the constant filled."""
+        """Whether the value is a division computed by ``div_binary_tile`` with c filled."""
         e, ca, cb = m
         if not isinstance(e, tirx.Div) or prog.ctx.fast_math or not prog.ctx.fp32_dest_acc:
             return False
         if ca is not None:
-            return ca != 1.0
-        return exact_reciprocal(cb) is None
+            return not isinstance(ca, float) or ca != 1.0
+        return not isinstance(cb, float) or exact_reciprocal(cb) is None
 
     def need(self, prog, m) -> int:
         e, ca, _ = m
@@ -1013,7 +1022,10 @@ class ScalarOperand:
         if self.divides_in_dst(prog, m):
             x, c = (e.b, ca) if ca is not None else (e.a, cb)
             prog.compile(x, base)
-            CONSTANT_OPERAND.compile(prog, c, base + 1)
+            if isinstance(c, float):
+                CONSTANT_OPERAND.compile(prog, c, base + 1)
+            else:
+                prog.scalar(sfpu_op(SfpuKind.SCALAR, "fill_bitcast"), c, base + 1)
             num, den = (base + 1, base) if ca is not None else (base, base + 1)
             op = sfpu_op(SfpuKind.BINARY, "div")
             prog.sfpu(op, lambda tg, tl: evaluate(Intrin.SFPU_BINARY, op.name, prog.slot(tl, num), prog.slot(tl, den),
@@ -1034,10 +1046,43 @@ class ScalarOperand:
             prog.compile(e.a, base)
             value = cb
             if op == "div":  # a product with the reciprocal (div_unary_tile's own contract, above)
-                op, value = "mul", reciprocal(cb)
-        if (op, value) in (("mul", 1.0), ("add", 0.0), ("sub", 0.0)):
+                op, value = "mul", reciprocal(cb) if isinstance(cb, float) else tirx.Div(
+                    tirx.FloatImm("float32", 1.0), cb if str(cb.dtype) == "float32" else tirx.Cast("float32", cb))
+        if isinstance(value, float) and (op, value) in (("mul", 1.0), ("add", 0.0), ("sub", 0.0)):
             return
-        prog.scalar(sfpu_op(SfpuKind.SCALAR, op), fp32_bits(value), base)
+        prog.scalar(sfpu_op(SfpuKind.SCALAR, op), fp32_bits(value) if isinstance(value, float) else value, base)
+
+
+def _scalar_of(e):
+    """The value of a constant (a float), or ``e`` itself when it is a value of float scalar parameters
+    (:func:`~tilelang_tt.ops.base.runtime_scalar`), else None."""
+    c = constant(e)
+    if c is not None:
+        return c
+    return e if runtime_scalar(e) else None
+
+
+def parameter_bits(value) -> tirx.PrimExpr:
+    """The float32 bits of ``value``, a value of float scalar parameters, as the SFPU ops with a
+    parameter take them: ``T.reinterpret("uint32", value)``, which the kernel computes from its float
+    runtime arguments."""
+    if str(value.dtype) != "float32":
+        value = tirx.Cast("float32", value)
+    return tirx.call_intrin("uint32", "tirx.reinterpret", value)
+
+
+class RuntimeScalar:
+    """A value of float scalar parameters alone (``eps`` in ``T.max(x, eps)``, a bound of ``T.clamp``):
+    one DST tile filled with it (``fill_tile_bitcast`` of its float32 bits)."""
+
+    def match(self, prog, e):
+        return e if runtime_scalar(e) else None
+
+    def need(self, prog, value) -> int:
+        return 1
+
+    def compile(self, prog, value, base) -> None:
+        prog.scalar(sfpu_op(SfpuKind.SCALAR, "fill_bitcast"), value, base)
 
 
 def exact_reciprocal(c: float) -> float | None:
@@ -1185,6 +1230,6 @@ class IntBinaryOperands(SfpuBinaryOperands):
 
 SFPU_BINARY_OPERANDS = SfpuBinaryOperands()
 INT_RULES = (BLOCK_OPERAND, IntConstant(), IntScalarOperand(), IntBinaryOperands())
-OPERAND_RULES = (RoundToBfloat16(), IntegerToFloat(), BLOCK_OPERAND, FpuOperands(), CONSTANT_OPERAND, Gelu(),
-                 UnaryCall(), ScalarCall(), Relu(), ScalarOperand(), Where(), Comparison(), SFPU_BINARY_OPERANDS)
+OPERAND_RULES = (RoundToBfloat16(), IntegerToFloat(), BLOCK_OPERAND, FpuOperands(), CONSTANT_OPERAND, RuntimeScalar(),
+                 Gelu(), UnaryCall(), ScalarCall(), Relu(), ScalarOperand(), Where(), Comparison(), SFPU_BINARY_OPERANDS)
 ELTWISE = register(Eltwise())

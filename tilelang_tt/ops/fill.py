@@ -3,9 +3,10 @@
 C2: a fill of a block no gemm accumulates into → ``tt.tile.eltwise(X, i, j, v)`` (a cleared
 accumulator is the gemm family's: :func:`cleared_block`).
 D5: a constant is ``fill_tile(dst, v)`` (SFPU init ``fill_tile_init``); an integer one of an int32
-value ``fill_tile_int`` (:mod:`tilelang_tt.ops.eltwise`).
-Errors: a fill of a global tensor region of a size known only at run time, a non-constant value, a fraction into an int32 block, other
-integer blocks.
+value ``fill_tile_int``; a value of float scalar parameters (``T.fill(x, scale)``) ``fill_tile_bitcast`` of
+its float32 bits (:mod:`tilelang_tt.ops.eltwise`).
+Errors: a fill of a global tensor region of a size known only at run time, any other non-constant value, a
+fraction into an int32 block, other integer blocks.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.ir.intrin import Intrin
-from tilelang_tt.ops.base import INTEGER_DTYPES, TileOp, constant, register
+from tilelang_tt.ops.base import INTEGER_DTYPES, TileOp, constant, register, runtime_scalar
 from tilelang_tt.ops.sfpu import SfpuKind, sfpu_op
-from tilelang_tt.ir.common import as_region, evaluate, float_constant, is_cb_buffer, tile_op_name
+from tilelang_tt.ir.common import as_region, evaluate, float_constant, float_scalar_params, is_cb_buffer, tile_op_name
 
 
 class Fill(TileOp):
@@ -29,8 +30,14 @@ class Fill(TileOp):
             raise ctx.error(stmt, "T.fill of a global tensor region whose size is known only at run time",
                             "fill an on-chip block of static shape and T.copy it into the region")
         value = float_constant(stmt.value.args[1])
+        scalar = stmt.value.args[1]
+        if value is None and str(region.buffer.dtype) not in INTEGER_DTYPES and runtime_scalar(
+                scalar, float_scalar_params(ctx.func)):  # a value of float scalar parameters: fill_tile_bitcast
+            ctx.check_compute_dtypes(stmt, (region.buffer,))
+            return ctx.eltwise_from(stmt, region.buffer, lambda i, j: scalar)
         if value is None:
-            raise ctx.error(stmt, "T.fill with a non-constant value", "fill with a constant")
+            raise ctx.error(stmt, "T.fill with a non-constant value",
+                            "fill with a constant, or a float block with a float scalar parameter")
         ctx.check_compute_dtypes(stmt, (region.buffer,), integer=True)
         if str(region.buffer.dtype) in INTEGER_DTYPES:
             if value != int(value):

@@ -5,6 +5,8 @@ an index that does not depend on the element's (a per-head value ``Sinks[by]``: 
 tile holding it and takes the element), or, into a vector, at the element's index (a per-row scale of
 a K step ``s[i] = S[by * 32 + i, k]``: an element read per row).
 
+A value of float scalar parameters and constants alone (``scale``, ``-limit``) is not generated: compute takes
+it from its runtime arguments (:func:`~tilelang_tt.ops.base.runtime_scalar`).
 C2: each largest such part the reader can evaluate becomes a new block ``<X>_gen`` (a CB of the
 store's geometry, in the part's dtype) filled by ``tt.generate_block(X_gen, i, j, value)`` right
 before the store, which reads ``X_gen[i, j]`` instead (a part equal to one generated before in the same nest, for a
@@ -39,10 +41,10 @@ from tilelang_tt.ir.elements import fetch_elements
 from tilelang_tt.ir.intrin import Intrin, call
 from tilelang_tt.ir.slices import matrix_extents
 from tilelang_tt.ir.tensors import AccessorDesc
-from tilelang_tt.ops.base import COMPUTE_DTYPES
+from tilelang_tt.ops.base import COMPUTE_DTYPES, runtime_scalar
 from tilelang_tt.ops.sfpu import BINARY_NODES, COMPARE_NODES, call_name, call_operands
-from tilelang_tt.ir.common import (COL, ROW, WRITE, as_region, contains, evaluate, is_global_buffer, keep_span,
-                                   make_region, seq, stmt_intrin, tensor_loads, uses_var)
+from tilelang_tt.ir.common import (COL, ROW, WRITE, as_region, contains, evaluate, float_scalar_params,
+                                   is_global_buffer, keep_span, make_region, seq, stmt_intrin, tensor_loads, uses_var)
 
 # what an index-dependent value may contain: the reader evaluates it per element
 GENERATED_NODES = (tirx.IntImm, tirx.FloatImm, tirx.Var, tirx.Cast, tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, tirx.Min,
@@ -58,8 +60,8 @@ def generate(ctx, store, expr, i, j, out: list) -> tirx.PrimExpr:
     """``expr`` with each largest part that reads no block but depends on a variable and that the
     reader can evaluate replaced by a load of a new block the reader fills with it (the
     ``tt.generate_block`` appended to ``out``); the rest (T.exp of a mask...) stays compute's."""
-    if not reads_blocks(expr) and not _is_constant(expr) and _generatable(expr) and (
-            _vector_nest(store, i, j) or not _element_indexed(expr, i, j)):
+    if not reads_blocks(expr) and not _is_constant(expr) and _generatable(expr) and not runtime_scalar(
+            expr, float_scalar_params(ctx.func)) and (_vector_nest(store, i, j) or not _element_indexed(expr, i, j)):
         if str(expr.dtype) not in COMPUTE_DTYPES:
             raise ctx.error(store, f"`{expr}` depends on the indices only but is not a float value",
                             f"the reader generates such values as {' or '.join(COMPUTE_DTYPES)}: cast it, "

@@ -27,7 +27,7 @@ COMPUTE = "api/compute/"
 class SfpuKind(str, enum.Enum):
     UNARY = "unary"  # function(dst)
     BINARY = "binary"  # function(dst0, dst1, dst_out)
-    SCALAR = "scalar"  # function(dst, float bits): the tile op a constant
+    SCALAR = "scalar"  # function(dst, float bits): the tile op a constant or a float scalar parameter
     FILL = "fill"  # function(dst, value)
 
 
@@ -119,6 +119,10 @@ SFPU_OPS: tuple[SfpuOp, ...] = (
     _unary("relu", "eltwise_unary/relu.h"),
     _unary("gelu", "eltwise_unary/gelu.h", template="<false>"),
     SfpuOp(SfpuKind.FILL, "fill", "fill_tile", COMPUTE + "eltwise_unary/fill.h"),
+    # a tile filled with the float whose bits a runtime argument holds (a float scalar parameter):
+    # fill_tile_bitcast(dst, bits), eltwise_unary/fill.h
+    SfpuOp(SfpuKind.SCALAR, "fill_bitcast", "fill_tile_bitcast", COMPUTE + "eltwise_unary/fill.h",
+           init="fill_tile_init"),
     # a cast of a float32 value to bfloat16 inside a value computed in a 32-bit DST: rounded to nearest, ties to
     # even, kept in DST (typecast.h; the packer rounds the value a block stores by itself)
     SfpuOp(SfpuKind.UNARY, "round_bf16", "typecast_tile", COMPUTE + "eltwise_unary/typecast.h",

@@ -43,13 +43,14 @@ page counts are formulas of it (tilelang_tt.contract.formula), computed by the h
 tensors; such a tensor is interleaved in tiles (shards need static sizes), or in rows where a slice
 is no block of tiles (as above) and its last dimension is static (the page a row): the page count and
 a slice's page stride are then formulas of the sizes.
-A scalar parameter (``offset: T.int32``) has no layout: the kernels receive it as a runtime
-argument, as they do a dynamic size.
+A scalar parameter (``offset: T.int32``, ``scale: T.float32``) has no layout: the kernels receive it
+as a runtime argument, as they do a dynamic size (a float as its float32 bits).
 An extent that is an expression of sizes (``seq_len * 16``) is its formula, when a parameter has
 each of its sizes as a whole extent (the host reads the sizes there, or solves them from it).
 Errors: a dynamic extent that is an expression of a size no parameter has as a whole extent
 (``m * 2`` alone), two dynamic sizes of one name, a
-scalar parameter that is not an integer of at most 32 bits or is named as a dynamic size, a
+scalar parameter that is neither an integer of at most 32 bits nor a float32, bfloat16 or float16
+(a float64), or is named as a dynamic size, a
 dynamic tensor that is sharded, a column, asked for in rows, or in rows with a dynamic last
 dimension, block floating point storage of a tensor that is not float, a rank-1 tensor used both as a row and as a column (at the copy that
 uses it the second way), unsupported dtypes, invalid or unplaceable layouts (views of a parameter,
@@ -263,9 +264,14 @@ def _dim(func: tirx.PrimFunc, buf: tirx.Buffer, dim: tirx.PrimExpr) -> int | For
                 "whole extent (the host reads each from the tensor)")
 
 
+# The dtypes of scalar parameters: 32-bit runtime arguments, an integer's value or a float's float32 bits.
+SCALAR_PARAM_DTYPES = ("int32", "uint32", "int16", "uint16", "int8", "uint8", "float32", "bfloat16", "float16")
+
+
 def _check_dims(func: tirx.PrimFunc, params: list[tirx.Buffer]) -> None:
     """Dynamic dimensions and scalar parameters are named in the plan and the host programs: one
-    variable per name; a scalar parameter is an integer of at most 32 bits (a runtime argument)."""
+    variable per name; a scalar parameter is an integer of at most 32 bits or a float of at most 32
+    (a runtime argument)."""
     seen: dict[str, tirx.Var] = {}
     for buf in params:
         for dim in buf.shape:
@@ -277,11 +283,12 @@ def _check_dims(func: tirx.PrimFunc, params: list[tirx.Buffer]) -> None:
     for param in func.params:
         if param in func.buffer_map:
             continue
-        if param.dtype not in ("int32", "uint32", "int16", "uint16", "int8", "uint8"):
+        if param.dtype not in SCALAR_PARAM_DTYPES:
             raise error(PASS, func, first_stmt_using_var(func.body, param) or func,
-                        f"the scalar parameter `{param.name}: {param.dtype}` is not an integer of "
-                        "at most 32 bits: kernels receive scalar parameters as 32-bit runtime arguments",
-                        f"declare `{param.name}: T.int32`, or pass the value in a one-element tensor")
+                        f"the scalar parameter `{param.name}: {param.dtype}` is neither an integer of at most 32 bits "
+                        "nor a float32, bfloat16 or float16: kernels receive scalar parameters as 32-bit runtime "
+                        "arguments", f"declare `{param.name}: T.float32` (or `T.int32` for an integer), or pass the "
+                        "value in a one-element tensor")
         if param.name in seen:
             raise error(PASS, func, func, f"the scalar parameter `{param.name}` and a dynamic size share its name",
                         "give the scalar parameter and the T.dynamic variable different names")

@@ -4,8 +4,11 @@ Reads: each split kernel (``tt.kernel_role``) with its attributes and body.
 Rules (each raises TTCompileError naming the user's kernel (``tt.source_func``), its source line
 and a fix):
 1. the attributes its role needs are present (at the kernel's ``def`` line);
-2. no more CBs than the arch has (at the allocation of the first CB past the count), every CB id
-   within ``0..num_cbs-1`` and unique (at the CB's allocation);
+2. no more CBs than the arch has: the error lists the user's statements whose blocks take the CBs
+   (``CBDesc.statement``), those taking the most first (the blocks the compiler makes for a statement: a gather's
+   selections, a view's groups, count with it), and stands at the first of them (where none takes more than one,
+   at the allocation of the first CB past the count); every CB id within ``0..num_cbs-1`` and unique (at the
+   CB's allocation);
 3. every core's L1 fits (tilelang_tt.contract.l1, the model the emulator and tt-metal allocate by):
    the reserved base, the CBs on the cores of ``tt.core_ranges`` and the parameters
    ``tt.layout_desc`` puts in L1; the error gives the fullest core's bytes (CBs + L1 buffers >
@@ -30,6 +33,9 @@ annotation; otherwise the kernel's ``def`` line.
 """
 
 from __future__ import annotations
+
+import linecache
+from pathlib import Path
 
 import tilelang  # noqa: F401
 from tvm import arith, tirx
@@ -81,12 +87,7 @@ COMPILER_BUG = "this is a compiler bug: please report it with the kernel"
 def check_cbs(func: tirx.PrimFunc, arch: Arch) -> None:
     cbs = cb_descs(func)
     if len(cbs) > arch.num_cbs:
-        first_over = cbs[arch.num_cbs]
-        raise error(PASS, func, span_from_location(first_over.source),
-                    f"the kernel needs {len(cbs)} circular buffers (one per on-chip block); {arch.name} has "
-                    f"{arch.num_cbs}, and `{first_over.name}` is number {arch.num_cbs + 1}",
-                    f"use at most {arch.num_cbs} T.alloc_shared/T.alloc_fragment blocks, e.g. by reusing a block "
-                    "for values that are not live at the same time")
+        check_cb_count(func, arch, cbs)
     seen: dict[int, str] = {}
     for cb in cbs:
         if not 0 <= cb.index < arch.num_cbs:
@@ -96,6 +97,51 @@ def check_cbs(func: tirx.PrimFunc, arch: Arch) -> None:
             raise error(PASS, func, span_from_location(cb.source),
                         f"CBs `{seen[cb.index]}` and `{cb.name}` share id {cb.index}", COMPILER_BUG)
         seen[cb.index] = cb.name
+
+
+def check_cb_count(func: tirx.PrimFunc, arch: Arch, cbs: list) -> None:
+    """Rule 2's count: the CBs grouped by the user's statement each serves (``CBDesc.statement``, NumberCBsTT),
+    the statements taking the most first (then the most bytes); the error stands at the first of them, or, where
+    none takes more than one (blocks the user allocated), at the allocation of the first CB past the count."""
+    first_over = cbs[arch.num_cbs]
+    groups: dict[str, list] = {}
+    for cb in cbs:
+        groups.setdefault(cb.statement, []).append(cb)
+    ranked = sorted(groups.items(), key=lambda g: (not g[0], -len(g[1]),
+                                                   -sum(c.page_size * c.num_pages for c in g[1]), g[1][0].index))
+    shown = [f"{_statement(where)} {len(taken)} ({_names(taken)})" for where, taken in ranked[:TOP_STATEMENTS]]
+    if len(ranked) > TOP_STATEMENTS:
+        rest = ranked[TOP_STATEMENTS:]
+        shown.append(f"{len(rest)} more statements {sum(len(taken) for _, taken in rest)}")
+    top, taken = ranked[0]
+    where = span_from_location(top if top and len(taken) > 1 else first_over.source or first_over.statement)
+    raise error(PASS, func, where,
+                f"the kernel needs {len(cbs)} circular buffers (one per on-chip block); {arch.name} has "
+                f"{arch.num_cbs}, and `{first_over.name}` is number {arch.num_cbs + 1}. The statements whose "
+                f"blocks take them, the most first: {'; '.join(shown)}",
+                f"free {len(cbs) - arch.num_cbs}: at the statements first in the list, make fewer blocks (a read at "
+                "a computed index, `s[i, j // g]`, and a reduction of a `T.reshape` view take blocks per group: "
+                "a smaller block along the grouped dimension has fewer groups), reuse a block for values that are "
+                "not live at the same time, or split the kernel into two T.Kernel launches passing values through "
+                "a tensor (T.alloc_global)")
+
+
+TOP_STATEMENTS = 5  # the statements the CB count error lists by name
+
+
+def _statement(location: str) -> str:
+    """``file:line `code``` of a statement's location, or the kernel's own CBs (of no statement: the reduce
+    scaler)."""
+    if not location:
+        return "the kernel's own"
+    path, line, _ = location.rsplit(":", 2)
+    code = linecache.getline(path, int(line)).strip()
+    return f"{Path(path).name}:{line} `{code if len(code) <= 70 else code[:67] + '...'}`"
+
+
+def _names(cbs: list) -> str:
+    names = [f"`{cb.name}`" for cb in cbs]
+    return ", ".join(names[:3] + ([f"{len(names) - 3} more"] if len(names) > 3 else []))
 
 
 def check_l1(func: tirx.PrimFunc, arch: Arch) -> None:
