@@ -108,3 +108,41 @@ def test_the_emulator_multiplies_by_div_unary_tiles_parameter():
     x = inputs()
     y = artifacts.run(x)
     assert torch.equal(y, x * 0.25)
+
+
+def divided_by_parameter():
+    """Y = X / scale and Z = scale / X, scale a float scalar parameter."""
+
+    @T.prim_func
+    def main(X: T.Tensor((M, N), "float32"), scale: T.float32, Y: T.Tensor((M, N), "float32"),
+             Z: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(M, 32), threads=128) as bx:
+            x = T.alloc_fragment((32, N), "float32")
+            y = T.alloc_fragment((32, N), "float32")
+            z = T.alloc_fragment((32, N), "float32")
+            T.copy(X[bx * 32, 0], x)
+            for i, j in T.Parallel(32, N):
+                y[i, j] = x[i, j] / scale
+                z[i, j] = scale / x[i, j]
+            T.copy(y, Y[bx * 32, 0])
+            T.copy(z, Z[bx * 32, 0])
+
+    return main
+
+
+@pytest.mark.parametrize("fast_math", [False, True])
+def test_a_division_by_a_float_parameter(fast_math):
+    # a 32-bit DST: the parameter's bits filled (fill_tile_bitcast) and div_binary_tile both ways; fast math:
+    # x times the reciprocal the kernel computes from the parameter, and the recip of x times the parameter
+    artifacts = tilelang_tt.compile(divided_by_parameter(), fast_math=fast_math)
+    source = artifacts.sources["compute.cpp"]
+    assert "div_unary_tile" not in source
+    assert ("div_binary_tile" in source and "fill_tile_bitcast" in source) != fast_math
+    x = inputs()
+    y, z = artifacts.run(x, 0.3)
+    scale = torch.tensor(0.3, dtype=torch.float32).double()
+    if fast_math:  # math_approx_mode too: the approximate reciprocal of x
+        assert ulps(y, (x.double() / scale).float()) <= 2
+        assert torch.allclose(z.double(), scale / x.double(), rtol=2 ** -7, atol=0)
+    else:
+        assert ulps(y, (x.double() / scale).float()) <= 1 and ulps(z, (scale / x.double()).float()) <= 1
