@@ -48,7 +48,7 @@ SCHEMA = json.loads(SCHEMA_PATH.read_text())
 L1_ROWS = BufferLayout(memory="L1", layout="height_sharded", shard_grid=(8, 1))
 COMPILED = {
     **{f"golden_{name}": functools.partial(build, name) for name, build in GOLDEN_CASES.items()},
-    "multicast_2x2": lambda: tilelang_tt.compile(gemm(128, 64, 64, 64, 32, 32), grid=(2, 2)),
+    "multicast_2x2": lambda: tilelang_tt.compile(gemm(128, 64, 64, 64, 32, 32), grid=(2, 2), multicast="on"),
     "row_major_partition": lambda: tilelang_tt.compile(eltwise("add", 128, 128, 32, 32), grid=(3, 1),
                                                        partition="row_major"),
     "zigzag_partition": lambda: tilelang_tt.compile(eltwise("add", 128, 128, 32, 32), grid=(3, 1), partition="zigzag"),

@@ -13,9 +13,11 @@ from tilelang_tt.contract.vocabulary import MulticastDesc, MulticastGroup
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.options import CompileOptions
-from tilelang_tt.passes.choose_multicast_tt import ChooseMulticastTT, multicast_groups
+from tilelang_tt.contract.arch import ARCHS
+from tilelang_tt.passes.choose_multicast_tt import ChooseMulticastTT, multicast_groups, multicast_pays
 
 PASS = "ChooseMulticastTT"
+ON = CompileOptions(multicast="on")  # where the cores can share a block (multicast="auto" also weighs the costs)
 
 
 def shared(kernel, options=None) -> dict:
@@ -33,8 +35,8 @@ def test_block_rows_along_core_rows_block_columns_along_core_columns():
     shared by each core row, B's (columns bx) by each core column: four groups of two cores (senders
     x = 0) and two of four (senders y = 0), each with its rectangle; the semaphores are not numbered
     yet, and the TIR is unchanged."""
-    before = lower_until(gemm(256, 128, 64, 64, 64, 32), PASS)
-    after = run_pass(before, PASS)
+    before = lower_until(gemm(256, 128, 64, 64, 64, 32), PASS, ON)
+    after = run_pass(before, PASS, ON)
     tvm.ir.assert_structural_equal(after["main"].body, before["main"].body)
     rows = tuple(MulticastGroup(((0, y), (1, y)), (0, y), (1, y)) for y in range(4))
     cols = tuple(MulticastGroup(tuple((x, y) for y in range(4)), (x, 0), (x, 3)) for x in range(2))
@@ -62,7 +64,7 @@ def test_off_shares_nothing():
 def test_multicast_follows_the_access_expressions():
     """GEMM with transpose_B: B's slice B[bx * bn, k * bk] depends on bx only: shared down a core column;
     a kernel whose reads depend on both coordinates shares nothing."""
-    axes = {cb: axis for cb, (axis, _) in shared(op_kernels.gemm_bias_relu(128, 128, 64, 64, 64, 32)).items()}
+    axes = {cb: axis for cb, (axis, _) in shared(op_kernels.gemm_bias_relu(128, 128, 64, 64, 64, 32), ON).items()}
     assert axes == {"A_s": "x", "B_s": "y", "bias_s": "y"}
     assert shared(eltwise("add", 128, 128, 64, 64)) == {}
 
@@ -83,15 +85,16 @@ def test_multicast_groups_per_axis():
 def test_third_grid_dimension_counts_as_the_block_row():
     """B's slice B[bz, k * bk, bx * bn] depends on the block row through bz: only A is shared along
     the core rows."""
-    assert {cb: axis for cb, (axis, _) in shared(bmm(3, 64, 64, 96, 32, 32, 32)).items()} == {"A_s": "x"}
+    assert {cb: axis for cb, (axis, _) in shared(bmm(3, 64, 64, 96, 32, 32, 32), ON).items()} == {"A_s": "x"}
 
 
 def test_no_multicast_where_loop_bounds_differ_within_a_group():
     """Flash attention shares each head's K and V blocks along a core row; the causal form's K/V
     loop runs up to the query block bx, which differs along the row: the cores would not keep step."""
-    plain = shared(op_kernels.flash_attention(256, 64, heads=2))
+    plain = shared(op_kernels.flash_attention(256, 64, heads=2), ON)
     assert {cb: axis for cb, (axis, _) in plain.items()} == {"K_s": "x", "V_s": "x"}
-    assert shared(op_kernels.flash_attention(256, 64, heads=2, causal=True)) == {}
+    with pytest.raises(TTCompileError, match="multicast='on' but no block read from a tensor is the same"):
+        shared(op_kernels.flash_attention(256, 64, heads=2, causal=True), ON)
 
 
 def test_equal_shares_share_with_all_what_depends_on_no_block_coordinate():
@@ -99,7 +102,7 @@ def test_equal_shares_share_with_all_what_depends_on_no_block_coordinate():
     block, so they keep step; K and V do not depend on any block coordinate that varies (by = bz = 0
     throughout): both go to all 16 cores from core (0, 0); Q (on bx) is not shared."""
     everyone = (MulticastGroup(tuple((x, y) for y in range(2) for x in range(8)), (0, 0), (7, 1)),)
-    assert shared(op_kernels.flash_attention(1024, 64)) == {"K_s": ("xy", everyone), "V_s": ("xy", everyone)}
+    assert shared(op_kernels.flash_attention(1024, 64), ON) == {"K_s": ("xy", everyone), "V_s": ("xy", everyone)}
 
 
 def test_unequal_shares_share_nothing():
@@ -175,4 +178,32 @@ def test_hand_written_block_partition_shares_rows_and_columns():
                         tl.tileop.copy(tl.region(B[0, bx * 32], 1, 32, 32), tl.region(B_s[0, 0], 2, 32, 32))
                         tl.tileop.copy(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[by * 32, bx * 32], 2, 32, 32))
 
-    tvm.ir.assert_structural_equal(ChooseMulticastTT()(Before), Expected)
+    tvm.ir.assert_structural_equal(ChooseMulticastTT("on")(Before), Expected)
+
+
+@pytest.mark.parametrize("arch", sorted(ARCHS))
+def test_auto_multicasts_where_the_dram_reads_it_spares_cost_more_than_its_fixed_costs(arch):
+    """A 4 KB block read by every core at each step, shared by groups of 8: on few cores each core's own
+    DRAM read is shorter than the multicast's handshake, reservation and NOC transfer; on many the
+    cores' reads together saturate the DRAM and the senders' reads alone are cheaper. A group of one spares
+    nothing."""
+    figures = ARCHS[arch]
+    assert not multicast_pays(figures, 4096, 8, 8)
+    assert multicast_pays(figures, 4096, 512, 8)
+    assert not multicast_pays(figures, 4096, 512, 1)
+    threshold = next(c for c in range(2, 513) if multicast_pays(figures, 4096, c, 8))
+    assert all(multicast_pays(figures, 4096, c, 8) for c in range(threshold, 513))
+
+
+def test_auto_drops_the_multicast_of_a_small_grid_and_keeps_it_on_a_saturated_one():
+    """A 4x2 block grid on 8 cores (64 x 32 bfloat16 blocks, 4 KB): "on" shares A along the core rows and
+    B down the columns, "auto" finds every core's own read cheaper (a tensor-parallel chip's panel of a
+    few cores); an 8x8 block grid on 64 cores saturates the DRAM, so "auto" shares both."""
+    small = gemm(256, 128, 64, 64, 64, 32)
+    assert set(shared(small, ON)) == {"A_s", "B_s"} and shared(small) == {}
+    wormhole = ARCHS["wormhole_b0"]
+    assert not multicast_pays(wormhole, 64 * 32 * 2, 8, 2) and not multicast_pays(wormhole, 64 * 32 * 2, 8, 4)
+    large = shared(gemm(512, 512, 64, 64, 64, 32))
+    assert {cb: (axis, len(groups), len(groups[0].cores)) for cb, (axis, groups) in large.items()} == {
+        "A_s": ("x", 8, 8), "B_s": ("y", 8, 8)}
+    assert multicast_pays(wormhole, 64 * 32 * 2, 64, 8)

@@ -21,8 +21,9 @@ to the query block — is not multicast: the cores would not keep step. Any othe
 every core the same number of blocks, on a full rectangle of cores, also keeps them in step, but a
 core row no longer shares a block row: there only reads that depend on no block coordinate (an
 attention's K and V for a one-head block grid) are multicast, to all the cores ("xy").
-``multicast="auto"`` multicasts whenever that spares DRAM reads (a group of more than one core);
-``"off"`` never.
+``multicast="auto"`` multicasts a CB where that is cheaper per block by the arch's figures
+(:func:`multicast_pays`: the multicast's fixed costs against the DRAM reads it spares), ``"on"``
+wherever it can, ``"off"`` never.
 
     Before: "tt.work_policy": {"policy": "block", ...}, "tt.core_grid": [8, 8]
             T.copy(A[by * 64, k * 32], A_s)   # the same for every bx: a core row shares it
@@ -33,8 +34,10 @@ attention's K and V for a one-head block grid) are multicast, to all the cores (
 from __future__ import annotations
 
 import tilelang  # noqa: F401
+import tvm
 from tvm import tirx
 
+from tilelang_tt.contract.arch import Arch
 from tilelang_tt.contract.formula import Formula
 from tilelang_tt.contract.vocabulary import Core, MulticastDesc, MulticastGroup, Policy
 from tilelang_tt.ir.attrs import Attr, Reduction
@@ -85,6 +88,39 @@ def multicast_groups(axis: str, cores: list[Core]) -> tuple[MulticastGroup, ...]
     return tuple(sorted(groups, key=lambda g: (g.sender[1], g.sender[0])))
 
 
+def multicast_pays(arch: Arch, block_bytes: int, cores: int, group: int) -> bool:
+    """Whether multicasting a block of ``block_bytes`` to each group of ``group`` of the ``cores`` cores that
+    read it at every step takes fewer cycles per block than every core reading it from DRAM, as the
+    emulator's timing model charges them (runtime/timing.hpp's table, from these :class:`Arch` fields;
+    the CBs are double-buffered, so a block's latencies overlap the previous block and what counts is
+    each step's occupancy):
+
+    * every core reading: its DRAM read at the per-core rate (``dram_bytes_per_cycle``, NL's one-core
+      2 KB reads), or all ``cores`` cores' reads at the DRAM's aggregate rate (``dram_bytes_per_s``,
+      TR/Saturating_DRAM_bandwidth), whichever is longer;
+    * multicasting: the senders' reads alike (one core of each group), against the sender's part of
+      each block: the handshake (the receivers' ready increments reach it a ``noc_latency_cycles`` after
+      they leave; it waits for them before it sends), the path reservation (``mcast_reserve_cycles``,
+      NL's multicast spacing), the data at the NOC rate (``noc_bytes_per_cycle``) and its two NOC calls
+      (the data's multicast and the ready flag's, ``noc_issue_cycles`` each). Left out: the reservation's
+      per-hop part (2 x 9 cycles per core of the rectangle's extent, the emulator's kNocHop in
+      runtime/timing.hpp, which no Arch field holds).
+
+    So a small grid (the 2-8 cores of a mesh chip's panel) reads from DRAM on every core, where the DRAM
+    keeps up with them; a grid whose reads saturate the DRAM multicasts. On Wormhole a 4 KB block (64 x 32
+    bfloat16) pays on more than 41 cores reading it at each step, a 2 KB tile on no grid of its 64 (the emulator agrees:
+    a 512^3 GEMM of 64 x 64 x 32 blocks on 64 cores takes 21.1 us multicast, 34.9 us not; 256 x 256 x 512
+    of 32 x 32 x 32 blocks on 64 cores 18.1 and 17.4 us; 256 x 128 x 256 of 64 x 64 x 32 on 8 cores 10.2
+    and 7.0 us)."""
+    dram_rate = arch.dram_bytes_per_s / arch.clock_hz
+    own = block_bytes / arch.dram_bytes_per_cycle
+    unshared = max(own, cores * block_bytes / dram_rate)
+    sender = (arch.noc_latency_cycles + arch.mcast_reserve_cycles + 2 * arch.noc_issue_cycles
+              + block_bytes / arch.noc_bytes_per_cycle)
+    shared = max(own, cores / group * block_bytes / dram_rate, sender)
+    return shared < unshared
+
+
 def _shared(func, grid, mode: str, cores: list[Core], whole_grid_only: bool) -> dict[str, MulticastDesc]:
     """CBs whose block is the same for a whole core row ("x"), column ("y") or the grid ("xy"),
     read the same number of times by every core of the group (lockstep), with their groups of
@@ -102,6 +138,7 @@ def _shared(func, grid, mode: str, cores: list[Core], whole_grid_only: bool) -> 
     values = bound_values(func.body)  # row = by * bm; T.copy(A[row, k * bk], A_s) depends on by
     controls = _controls(func.body, values)
     axes: dict[str, str | None] = {}
+    blocks: dict[str, tirx.Buffer] = {}
     for stmt, src, dst, reading in tensor_copies(func):
         if not reading:
             continue
@@ -124,13 +161,27 @@ def _shared(func, grid, mode: str, cores: list[Core], whole_grid_only: bool) -> 
             axis = None  # a loop bound or branch that differs between the cores: they would not keep step
         name = dst.buffer.name
         axes[name] = axis if axes.get(name, axis) == axis else None  # every read of the CB must agree
+        blocks[name] = dst.buffer
     shared = sorted(name for name, axis in axes.items() if axis is not None)
     if mode == "on" and not shared:
         what = ("every slice depends on a block coordinate" if whole_grid_only
                 else "every slice depends on both bx and by")
         raise error(PASS, func, None, "multicast='on' but no block read from a tensor is the same for a row or "
                     f"column of cores ({what})", "use multicast='auto' or 'off'")
-    return {name: MulticastDesc(name, axes[name], -1, -1, multicast_groups(axes[name], cores)) for name in shared}
+    descs = {name: MulticastDesc(name, axes[name], -1, -1, multicast_groups(axes[name], cores)) for name in shared}
+    if mode == "auto":
+        arch = Attr.ARCH.read(func)
+        descs = {name: d for name, d in descs.items()
+                 if multicast_pays(arch, _bytes(blocks[name]), len(cores), len(d.groups[0].cores))}
+    return descs
+
+
+def _bytes(block: tirx.Buffer) -> int:
+    """The bytes of an on-chip block as its CB holds it (its elements in its dtype)."""
+    count = 1
+    for extent in block.shape:
+        count *= int(extent)
+    return count * tvm.DataType(block.dtype).bits // 8
 
 
 def _check_summing(func, reduction: Reduction) -> None:
