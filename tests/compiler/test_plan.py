@@ -165,7 +165,7 @@ def test_plan_prints_the_recorded_multicast_groups_and_access():
     """The plan decides nothing: each core's multicast values come from B1's groups (sender, the
     rectangle far -> near on NOC 1) and the buffers' access from C3's tt.buffer_access; recording
     other groups or another access changes the plan accordingly."""
-    kernels = _split_kernels(gemm(128, 64, 64, 64, 32, 32), grid=(2, 2))
+    kernels = _split_kernels(gemm(128, 64, 64, 64, 32, 32), grid=(2, 2), multicast="on")
     plan = build_plan(kernels).to_json()
     assert [(b["name"], b["access"]) for b in plan["buffers"]] == [("A", "read"), ("B", "read"), ("C", "write")]
     names = [a["name"] for a in plan["kernels"][0]["runtime_args"]]

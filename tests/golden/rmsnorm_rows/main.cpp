@@ -196,6 +196,13 @@ int main(int argc, char** argv) {
         cb27_config.set_page_size(27, 2048);
         CreateCircularBuffer(program, cores, cb27_config);
 
+        if (CreateSemaphore(program, cores, 0) != 0) {
+            throw std::runtime_error("semaphore 0 was not allocated as id 0");
+        }
+        if (CreateSemaphore(program, cores, 0) != 1) {
+            throw std::runtime_error("semaphore 1 was not allocated as id 1");
+        }
+
         std::vector<uint32_t> reader_compile_args;
         TensorAccessorArgs reader_accessor_X(*buffer_X);
         reader_accessor_X.append_to(reader_compile_args);
@@ -213,13 +220,16 @@ int main(int argc, char** argv) {
         writer_accessor_Y.append_to(writer_compile_args);
         KernelHandle writer_kernel = CreateKernel(program, "writer.cpp", cores, DataMovementConfig{.processor = DataMovementProcessor::RISCV_0, .noc = NOC::RISCV_0_default, .compile_args = writer_compile_args});
 
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_X, address_W, 0, 1, 1});
+        // NOC coordinates of the cores multicast arguments name
+        CoreCoord noc_0_0 = device->worker_core_from_logical_core(CoreCoord{0, 0});
+        CoreCoord noc_0_2 = device->worker_core_from_logical_core(CoreCoord{0, 2});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_X, address_W, 0, 1, 1, 1, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_2.x), static_cast<uint32_t>(noc_0_2.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 2});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{0, 1, 1});
         SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_Y, 0, 1, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_X, address_W, 1, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_X, address_W, 1, 1, 1, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_2.x), static_cast<uint32_t>(noc_0_2.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 2});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{1, 1, 1});
         SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_Y, 1, 1, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 2}, std::vector<uint32_t>{address_X, address_W, 2, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 2}, std::vector<uint32_t>{address_X, address_W, 2, 1, 1, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_2.x), static_cast<uint32_t>(noc_0_2.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 2});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 2}, std::vector<uint32_t>{2, 1, 1});
         SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 2}, std::vector<uint32_t>{address_Y, 2, 1, 1});
 

@@ -26,15 +26,31 @@ inline void noc_async_read_zeros(uint32_t l1_addr, uint32_t bytes) {
     }
 }
 
+// The L1 word of this core's semaphore `id`.
+inline volatile tt_l1_ptr uint32_t* semaphore_ptr(uint32_t id) {
+    return reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(id));
+}
+
 void kernel_main() {
     const uint32_t X_addr = get_arg_val<uint32_t>(0);
     const uint32_t W_addr = get_arg_val<uint32_t>(1);
     const uint32_t start_id = get_arg_val<uint32_t>(2);
     const uint32_t count = get_arg_val<uint32_t>(3);
+    const uint32_t w_mcast_sender = get_arg_val<uint32_t>(5);
+    const uint32_t w_mcast_sender_x = get_arg_val<uint32_t>(6);
+    const uint32_t w_mcast_sender_y = get_arg_val<uint32_t>(7);
+    const uint32_t w_mcast_start_x = get_arg_val<uint32_t>(8);
+    const uint32_t w_mcast_start_y = get_arg_val<uint32_t>(9);
+    const uint32_t w_mcast_end_x = get_arg_val<uint32_t>(10);
+    const uint32_t w_mcast_end_y = get_arg_val<uint32_t>(11);
+    const uint32_t w_mcast_receivers = get_arg_val<uint32_t>(12);
 
     constexpr uint32_t cb_w = 0;
     constexpr uint32_t cb_x_rm = 1;
     constexpr uint32_t cb_reduce_scaler = 2;
+
+    constexpr uint32_t sem_w_sender = 0;
+    constexpr uint32_t sem_w_receiver = 1;
 
     constexpr auto X_args = TensorAccessorArgs<0>();
     const auto X = TensorAccessor(X_args, X_addr, 256);
@@ -47,8 +63,6 @@ void kernel_main() {
         const uint32_t by = block;
         cb_reserve_back(cb_x_rm, 4);
         const uint32_t l1_x_rm = get_write_ptr(cb_x_rm);
-        cb_reserve_back(cb_w, 4);
-        const uint32_t l1_w = get_write_ptr(cb_w);
         for (uint32_t r = 0; r < 32; ++r) {
             if (((by * 32) + r) < 80) {
                 noc_async_read(X.get_noc_addr((by * 32) + r, 0), l1_x_rm + (r * 256), 256);
@@ -56,11 +70,27 @@ void kernel_main() {
                 noc_async_read_zeros(l1_x_rm + (r * 256), 256);
             }
         }
-        for (uint32_t c = 0; c < 4; ++c) {
-            noc_async_read_page(c, W, l1_w + (c * 2048));
-        }
         noc_async_read_barrier();
         cb_push_back(cb_x_rm, 4);
+        cb_reserve_back(cb_w, 4);
+        const uint32_t l1_w = get_write_ptr(cb_w);
+        if (w_mcast_sender != 0) {
+            for (uint32_t c = 0; c < 4; ++c) {
+                noc_async_read_page(c, W, l1_w + (c * 2048));
+            }
+            noc_async_writes_flushed();
+            noc_async_read_barrier();
+            noc_semaphore_wait(semaphore_ptr(sem_w_sender), w_mcast_receivers);
+            noc_semaphore_set(semaphore_ptr(sem_w_sender), 0);
+            noc_async_write_multicast(l1_w, get_noc_multicast_addr(w_mcast_start_x, w_mcast_start_y, w_mcast_end_x, w_mcast_end_y, l1_w), 8192, w_mcast_receivers, true);
+            noc_semaphore_set(semaphore_ptr(sem_w_receiver), 1);
+            noc_semaphore_set_multicast(get_semaphore(sem_w_receiver), get_noc_multicast_addr(w_mcast_start_x, w_mcast_start_y, w_mcast_end_x, w_mcast_end_y, get_semaphore(sem_w_receiver)), w_mcast_receivers);
+        } else {
+            noc_semaphore_set(semaphore_ptr(sem_w_receiver), 0);
+            noc_semaphore_inc(get_noc_addr(w_mcast_sender_x, w_mcast_sender_y, get_semaphore(sem_w_sender)), 1);
+            noc_semaphore_wait(semaphore_ptr(sem_w_receiver), 1);
+        }
         cb_push_back(cb_w, 4);
     }
+    noc_async_write_barrier();
 }
