@@ -10,8 +10,8 @@ from tests.kernels import gemm, lower_until, run_pass, split_k_gemm
 from tests.passes.helpers import tt_attrs
 from tilelang_tt.contract.plan import Semaphore
 from tilelang_tt.ir.attrs import Attr
-from tilelang_tt.passes.allocate_semaphores_tt import AllocateSemaphoresTT
 from tilelang_tt.options import CompileOptions
+from tilelang_tt.passes.allocate_semaphores_tt import AllocateSemaphoresTT
 
 PASS = "AllocateSemaphoresTT"
 GROUPS = [{"cores": [[0, 0], [1, 0]], "near": [0, 0], "far": [1, 0]}]

@@ -9,8 +9,8 @@ from tests.kernels import eltwise, gemm, lower_until, run_pass, split_k_gemm
 from tests.passes.helpers import cb_entry, tl, tt, tt_attrs
 from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.ir.dataflow import movers
-from tilelang_tt.passes.balance_data_movement_tt import BalanceDataMovementTT
 from tilelang_tt.options import CompileOptions
+from tilelang_tt.passes.balance_data_movement_tt import BalanceDataMovementTT
 
 PASS = "BalanceDataMovementTT"
 

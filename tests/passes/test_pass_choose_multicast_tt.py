@@ -7,17 +7,22 @@ import tvm
 from tvm.script import ir as I
 from tvm.script import tirx as T
 
+import tilelang_tt
 from tests import op_kernels
 from tests.kernels import bmm, eltwise, gemm, lower_until, run_pass, split_k_gemm
 from tests.passes.helpers import tl, tt_attrs
-import tilelang_tt
+from tilelang_tt.contract.arch import ARCHS
 from tilelang_tt.contract.vocabulary import MulticastDesc, MulticastGroup
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.options import CompileOptions
-from tilelang_tt.contract.arch import ARCHS
-from tilelang_tt.passes.choose_multicast_tt import (BlockRead, ChooseMulticastTT, multicast_choice, multicast_groups,
-                                                    step_cycles)
+from tilelang_tt.passes.choose_multicast_tt import (
+    BlockRead,
+    ChooseMulticastTT,
+    multicast_choice,
+    multicast_groups,
+    step_cycles,
+)
 
 PASS = "ChooseMulticastTT"
 ON = CompileOptions(multicast="on")  # where the cores can share a block (multicast="auto" also weighs the costs)

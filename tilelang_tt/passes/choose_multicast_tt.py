@@ -2,8 +2,10 @@
 
 Reads: the work partition B1 chose (``tt.work_policy``, ``tt.work_partition``, ``tt.core_grid``,
 ``tt.core_ranges``, ``tt.block_grid``), ``tt.reduction``, the ``blockIdx.x/y/z`` loops of
-``T.Kernel`` and the ``T.copy`` transfers from global tensors (which block coordinates their slices,
-and the loops and branches around them, depend on).
+``T.Kernel`` and the ``T.copy`` transfers from and to global tensors (which block coordinates their
+slices, and the loops and branches around them, depend on; which statement first uses each block);
+for ``multicast="auto"`` also ``tt.arch`` (the timing figures) and ``tt.layout_desc`` (a row-major
+tensor's pages are rows).
 Writes: ``tt.multicast``: per multicast CB a MulticastDesc (axis and its groups of cores, each with
 its sender and NOC rectangle in logical core coordinates; the two semaphores -1 until
 AllocateSemaphoresTT numbers them). Errors: ``multicast="on"`` where nothing can be shared (cores
@@ -45,66 +47,64 @@ from tilelang_tt.contract.arch import Arch
 from tilelang_tt.contract.formula import Formula
 from tilelang_tt.contract.vocabulary import Core, MulticastDesc, MulticastGroup, Policy
 from tilelang_tt.ir.attrs import Attr, Reduction
-from tilelang_tt.ir.common import const_int, contains, error, prim_func_pass, tile_op_name, uses_var
+from tilelang_tt.ir.common import (
+    const_int,
+    contains,
+    error,
+    prim_func_pass,
+    tile_op_name,
+    uses_var,
+)
 from tilelang_tt.ir.dataflow import ROW_TAGS
-from tilelang_tt.ir.slices import block_grid_loops, bound_values, is_row_major, matrix_extents, tensor_copies
+from tilelang_tt.ir.slices import (
+    block_grid_loops,
+    bound_values,
+    is_row_major,
+    matrix_extents,
+    tensor_copies,
+)
 
 PASS = "ChooseMulticastTT"
 
 
-def _controls(body, values: dict) -> dict:
-    """T.copy statement -> the expressions that decide how often it runs: the bounds of the serial
-    loops around it and the conditions of the branches around it (bound variables expanded with
-    ``values``, from :func:`bound_values`)."""
+@dataclass(frozen=True)
+class _Context:
+    """Where a T.copy runs: the expressions that decide how often (the bounds of the serial loops around
+    it and the conditions of the branches around it, bound variables expanded), the trips of those loops,
+    and the body of the innermost one (the reads of one body are one step of the reader)."""
+
+    controls: list
+    trips: int
+    step: tirx.Stmt
+
+
+def _contexts(body, values: dict) -> dict:
+    """T.copy statement -> its :class:`_Context` (bound variables expanded with ``values``, from
+    :func:`bound_values`)."""
     out = {}
 
-    def walk(node, controls):
+    def walk(node, controls, trips, step):
         if isinstance(node, tirx.SeqStmt):
             for s in node.seq:
-                walk(s, controls)
+                walk(s, controls, trips, step)
+        elif isinstance(node, tirx.For) and node.thread_binding is not None:
+            walk(node.body, controls, trips, step)
         elif isinstance(node, tirx.For):
-            bounds = [] if node.thread_binding is not None else [node.min, node.extent]
-            walk(node.body, controls + [tirx.stmt_functor.substitute(e, values) for e in bounds])
+            bounds = [tirx.stmt_functor.substitute(e, values) for e in (node.min, node.extent)]
+            walk(node.body, controls + bounds, trips * (const_int(node.extent) or 1), node.body)
         elif isinstance(node, tirx.IfThenElse):
             cond = [tirx.stmt_functor.substitute(node.condition, values)]
-            walk(node.then_case, controls + cond)
+            walk(node.then_case, controls + cond, trips, step)
             if node.else_case is not None:
-                walk(node.else_case, controls + cond)
+                walk(node.else_case, controls + cond, trips, step)
         elif isinstance(node, tirx.AttrStmt):
-            walk(node.body, controls)
+            walk(node.body, controls, trips, step)
         elif isinstance(node, tirx.SBlockRealize):
-            walk(node.block.body, controls)
+            walk(node.block.body, controls, trips, step)
         elif tile_op_name(node) == "copy":
-            out[node] = controls
+            out[node] = _Context(controls, trips, step)
 
-    walk(body, [])
-    return out
-
-
-def _steps(body) -> dict:
-    """T.copy statement -> (the trips of the serial loops around it, the body of the innermost one:
-    the reads of one body are one step of the reader)."""
-    out = {}
-
-    def walk(node, trips, step):
-        if isinstance(node, tirx.SeqStmt):
-            for s in node.seq:
-                walk(s, trips, step)
-        elif isinstance(node, tirx.For):
-            if node.thread_binding is not None:
-                walk(node.body, trips, step)
-            else:
-                walk(node.body, trips * (const_int(node.extent) or 1), node.body)
-        elif isinstance(node, tirx.IfThenElse):
-            walk(node.then_case, trips, step)
-            if node.else_case is not None:
-                walk(node.else_case, trips, step)
-        elif isinstance(node, (tirx.AttrStmt, tirx.SBlockRealize)):
-            walk(node.body if isinstance(node, tirx.AttrStmt) else node.block.body, trips, step)
-        elif tile_op_name(node) == "copy":
-            out[node] = (trips, step)
-
-    walk(body, 1, body)
+    walk(body, [], 1, body)
     return out
 
 
@@ -239,7 +239,7 @@ def _shared(func, grid, mode: str, cores: list[Core], blocks: int, whole_grid_on
     # the block coordinates that differ between the cores of a group
     varying = {"x": [bx_var] if bx_var is not None else [], "y": row_vars, "xy": row_vars + [bx_var]}
     values = bound_values(func.body)  # row = by * bm; T.copy(A[row, k * bk], A_s) depends on by
-    controls = _controls(func.body, values)
+    contexts = _contexts(func.body, values)
     axes: dict[str, str | None] = {}
     for stmt, src, dst, reading in tensor_copies(func):
         if not reading:
@@ -259,7 +259,7 @@ def _shared(func, grid, mode: str, cores: list[Core], blocks: int, whole_grid_on
             axis = "y" if cols else None
         else:
             axis = "xy" if rows and cols else "x" if rows else "y" if cols else None
-        if axis is not None and any(uses_var(c, v) for c in controls[stmt] for v in varying[axis] if v is not None):
+        if axis is not None and any(uses_var(c, v) for c in contexts[stmt].controls for v in varying[axis] if v is not None):
             axis = None  # a loop bound or branch that differs between the cores: they would not keep step
         name = dst.buffer.name
         axes[name] = axis if axes.get(name, axis) == axis else None  # every read of the CB must agree
@@ -271,26 +271,26 @@ def _shared(func, grid, mode: str, cores: list[Core], blocks: int, whole_grid_on
                     f"column of cores ({what})", "use multicast='auto' or 'off'")
     descs = {name: MulticastDesc(name, axes[name], -1, -1, multicast_groups(axes[name], cores)) for name in shared}
     if mode == "auto":
-        chosen = multicast_choice(Attr.ARCH.read(func), _block_reads(func, descs, len(cores), blocks))
+        chosen = multicast_choice(Attr.ARCH.read(func), _block_reads(func, contexts, descs, len(cores), blocks))
         descs = {name: d for name, d in descs.items() if name in chosen}
     return descs
 
 
-def _block_reads(func, descs: dict[str, MulticastDesc], cores: int, blocks: int) -> list[BlockRead]:
-    """Every block read from a tensor, as :func:`step_cycles` costs it, each core walking ``blocks``
-    blocks; the CBs of ``descs`` read by one core of each of their groups when multicast."""
+def _block_reads(func, contexts: dict, descs: dict[str, MulticastDesc], cores: int, blocks: int) -> list[BlockRead]:
+    """Every block read from or written to a tensor, as :func:`step_cycles` costs it (``contexts``: from
+    :func:`_contexts`), each core walking ``blocks`` blocks; the CBs of ``descs`` read by one core of each
+    of their groups when multicast."""
     copies = tensor_copies(func)
-    steps = _steps(func.body)
     by_step: dict = {}
     for stmt, _, dst, reading in copies:
-        cbs = by_step.setdefault(steps[stmt][1], [])
+        cbs = by_step.setdefault(contexts[stmt].step, [])
         if reading:
             cbs.append(dst.buffer)
     first = {step: _first_used(step, cbs, {c[0] for c in copies}) for step, cbs in by_step.items()}
     numbers = {step: n for n, step in enumerate(by_step)}
     reads = []
     for stmt, src, dst, reading in copies:
-        trips, step = steps[stmt]
+        trips, step = contexts[stmt].trips, contexts[stmt].step
         rows, cols = (const_int(e) or 1 for e in matrix_extents(dst))
         size = tvm.DataType(src.buffer.dtype).bits // 8
         if is_row_major(func, src.buffer):
