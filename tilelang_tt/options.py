@@ -84,7 +84,7 @@ class CompileOptions:
     # (local_shard when the output is L1-sharded), "global" or "local_shard".
     partition: str = "auto"
     partition_mode: str = "auto"
-    multicast: str = "auto"  # "auto" (when it lowers DRAM traffic), "on" or "off"
+    multicast: str = "auto"  # "auto" (where the arch's figures say it is quicker: ChooseMulticastTT), "on" or "off"
     # (rows, cols) chips: the block grid's rows split into one contiguous panel per chip (SplitMeshTT)
     mesh: tuple[int, int] = (1, 1)
     # Blocks summing into a tensor (T.atomic_add) across the mesh: the mesh splits the summing grid

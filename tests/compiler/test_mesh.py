@@ -129,9 +129,11 @@ def test_tensor_parallel_gemm_splits_the_weight_by_columns(mesh):
     # one block row (a decode-sized M): the block columns are split; each device holds A whole, its
     # column panel of B and computes its column panel of C
     M, N, K = 32, 512, 128
-    artifacts = tilelang_tt.compile(gemm(M, N, K, 32, 64, 32), mesh=mesh)
-    plan = artifacts.plan
     devices = mesh[0] * mesh[1]
+    # A multicast along a chip's core row (on 1x2, 4 cores a chip; 2x4 has one): every device reads it once
+    options = {"multicast": "on"} if N // 64 // devices > 1 else {}
+    artifacts = tilelang_tt.compile(gemm(M, N, K, 32, 64, 32), mesh=mesh, **options)
+    plan = artifacts.plan
     assert plan.mesh.axis == "blockIdx.x" and plan.mesh.blocks == N // 64
     tensors = {t.buffer: (t.distribution, t.dim) for t in plan.mesh.tensors}
     assert tensors == {"A": ("replicated", -1), "B": ("sharded", 1), "C": ("sharded", 1)}

@@ -65,7 +65,7 @@ def test_multicast_sees_dependences_through_named_values():
     """A's panel follows by through `row`, B's follows bx through `col`: shared along core rows and
     columns respectively (taken for shared by the whole grid, every core computed the same block)."""
     a, b = bf16(128, 64, seed=11), bf16(64, 128, seed=12)
-    artifacts = tilelang_tt.compile(gemm_named_origin(128, 128, 64, 32, 32, 32), grid=(4, 4))
+    artifacts = tilelang_tt.compile(gemm_named_origin(128, 128, 64, 32, 32, 32), grid=(4, 4), multicast="on")
     assert {m.cb: m.axis for m in artifacts.plan.multicast} == {"A_s": "x", "B_s": "y"}
     check_gemm(a, b, artifacts.run(a, b))
 
@@ -140,7 +140,7 @@ def test_sharded_input_under_the_global_partition(layout):
     bank; the result is the same as with interleaved DRAM."""
     M, N, K = 256, 128, 128
     a, b = bf16(M, K, seed=11), bf16(K, N, seed=12)
-    artifacts = tilelang_tt.compile(gemm(M, N, K, 64, 64, 32), layouts={"A": layout})
+    artifacts = tilelang_tt.compile(gemm(M, N, K, 64, 64, 32), layouts={"A": layout}, multicast="on")
     check_gemm(a, b, artifacts.run(a, b))
     totals = artifacts.last_counters["total"]
     # 4x2 blocks on 2x4 cores, A shared by core rows, B by core columns (4 K steps of 2 tiles each)

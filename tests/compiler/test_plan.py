@@ -48,7 +48,7 @@ SCHEMA = json.loads(SCHEMA_PATH.read_text())
 L1_ROWS = BufferLayout(memory="L1", layout="height_sharded", shard_grid=(8, 1))
 COMPILED = {
     **{f"golden_{name}": functools.partial(build, name) for name, build in GOLDEN_CASES.items()},
-    "multicast_2x2": lambda: tilelang_tt.compile(gemm(128, 64, 64, 64, 32, 32), grid=(2, 2)),
+    "multicast_2x2": lambda: tilelang_tt.compile(gemm(128, 64, 64, 64, 32, 32), grid=(2, 2), multicast="on"),
     "row_major_partition": lambda: tilelang_tt.compile(eltwise("add", 128, 128, 32, 32), grid=(3, 1),
                                                        partition="row_major"),
     "zigzag_partition": lambda: tilelang_tt.compile(eltwise("add", 128, 128, 32, 32), grid=(3, 1), partition="zigzag"),
@@ -165,7 +165,7 @@ def test_plan_prints_the_recorded_multicast_groups_and_access():
     """The plan decides nothing: each core's multicast values come from B1's groups (sender, the
     rectangle far -> near on NOC 1) and the buffers' access from C3's tt.buffer_access; recording
     other groups or another access changes the plan accordingly."""
-    kernels = _split_kernels(gemm(128, 64, 64, 64, 32, 32), grid=(2, 2))
+    kernels = _split_kernels(gemm(128, 64, 64, 64, 32, 32), grid=(2, 2), multicast="on")
     plan = build_plan(kernels).to_json()
     assert [(b["name"], b["access"]) for b in plan["buffers"]] == [("A", "read"), ("B", "read"), ("C", "write")]
     names = [a["name"] for a in plan["kernels"][0]["runtime_args"]]

@@ -162,7 +162,7 @@ def test_per_row_input_read_elementwise_is_a_column(M, grid):
     """``S[by * bm + i]`` in a 2-D T.Parallel: S becomes a column read into a per-row block (shared
     by a core row, multicast), ``B[bx * bn + j]`` stays a row."""
     N = 96
-    artifacts = tilelang_tt.compile(scale_rows(M, N, 32, 32), grid=grid)
+    artifacts = tilelang_tt.compile(scale_rows(M, N, 32, 32), grid=grid, multicast="on")
     plan = buffers(artifacts)
     assert plan["S"].get("column") is True and "column" not in plan["B"]
     assert {mc.cb: mc.axis for mc in artifacts.plan.multicast} == {"S_s": "x", "B_s": "y"}

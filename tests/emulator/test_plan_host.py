@@ -77,7 +77,7 @@ def test_a_mesh_runs_its_main_cpp():
 
 
 def test_the_script_gives_accessors_addresses_and_noc_coordinates_by_name(tmp_path):
-    artifacts = tilelang_tt.compile(gemm(128, 128, 256, 32, 32, 64))
+    artifacts = tilelang_tt.compile(gemm(128, 128, 256, 32, 32, 64), multicast="on")  # multicast coordinates
     script = plan_host.write_script(artifacts.plan, {}, tmp_path).read_text().splitlines()
     assert script[:3] == [f"buffer {name} {128 * 256 * 2 if name != 'C' else 128 * 128 * 2} 2048 0" for name in "ABC"]
     args = [line for line in script if line.startswith("args ")]

@@ -30,7 +30,7 @@ def traced(tmp_path_factory):
     """The GEMM's artifacts (after a run without a trace, with TT_EMU_TRACE set in the environment
     to a path that must stay unwritten) and the bytes of two traced runs."""
     tmp = tmp_path_factory.mktemp("trace")
-    artifacts = tilelang_tt.compile(kernels.gemm(256, 256, 256, 64, 64, 64), grid=(4, 4))
+    artifacts = tilelang_tt.compile(kernels.gemm(256, 256, 256, 64, 64, 64), grid=(4, 4), multicast="on")
     a, b = bf16(256, 256, seed=1), bf16(256, 256, seed=2)
     artifacts.run(a, b, trace=tmp / "first.json")
     artifacts.run(a, b, trace=tmp / "runs" / "second.json")  # its directory made on the way

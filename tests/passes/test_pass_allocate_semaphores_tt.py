@@ -10,6 +10,7 @@ from tests.kernels import gemm, lower_until, run_pass, split_k_gemm
 from tests.passes.helpers import tt_attrs
 from tilelang_tt.contract.plan import Semaphore
 from tilelang_tt.ir.attrs import Attr
+from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.allocate_semaphores_tt import AllocateSemaphoresTT
 
 PASS = "AllocateSemaphoresTT"
@@ -69,10 +70,11 @@ def test_hand_written_no_multicast_no_semaphores():
 
 
 def test_gemm_multicast_semaphores():
-    before = lower_until(gemm(256, 128, 64, 64, 64, 32), PASS)
+    on = CompileOptions(multicast="on")
+    before = lower_until(gemm(256, 128, 64, 64, 64, 32), PASS, on)
     assert {(mc.sender_semaphore, mc.receiver_semaphore) for mc in Attr.MULTICAST.read(before["main"]).values()} == {
         (-1, -1)}
-    after = run_pass(before, PASS)["main"]
+    after = run_pass(before, PASS, on)["main"]
     assert {cb: (mc.sender_semaphore, mc.receiver_semaphore) for cb, mc in Attr.MULTICAST.read(after).items()} == {
         "A_s": (0, 1), "B_s": (2, 3)}
     assert [s.name for s in Attr.SEMAPHORES.read(after)] == ["A_s_sender", "A_s_receiver", "B_s_sender", "B_s_receiver"]
@@ -90,6 +92,7 @@ def test_blocks_taking_turns_get_the_reduction_semaphore():
 def test_one_block_per_region_takes_no_turns():
     """Split-K in 1 slice: each region has one block, no reduction semaphore (the cores share A and B
     blocks instead: their semaphores only)."""
-    after = run_pass(lower_until(split_k_gemm(64, 64, 128, 32, 32, 32, 1), PASS), PASS)["main"]
+    on = CompileOptions(multicast="on")
+    after = run_pass(lower_until(split_k_gemm(64, 64, 128, 32, 32, 32, 1), PASS, on), PASS, on)["main"]
     assert Attr.REDUCTION.read(after).semaphore == -1
     assert [s.name for s in Attr.SEMAPHORES.read(after)] == ["A_s_sender", "A_s_receiver", "B_s_sender", "B_s_receiver"]

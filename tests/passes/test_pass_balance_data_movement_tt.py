@@ -9,6 +9,7 @@ from tests.kernels import eltwise, gemm, lower_until, run_pass, split_k_gemm
 from tests.passes.helpers import cb_entry, tl, tt, tt_attrs
 from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.ir.dataflow import movers
+from tilelang_tt.options import CompileOptions
 from tilelang_tt.passes.balance_data_movement_tt import BalanceDataMovementTT
 
 PASS = "BalanceDataMovementTT"
@@ -102,7 +103,8 @@ def test_hand_written_unknown_trip_count_keeps_every_read_on_the_reader():
 
 
 def test_multicast_gemm_gives_b_to_the_writer():
-    after = run_pass(lower_until(gemm(128, 128, 128, 64, 64, 32), PASS), PASS)["main"]
+    on = CompileOptions(multicast="on")
+    after = run_pass(lower_until(gemm(128, 128, 128, 64, 64, 32), PASS, on), PASS, on)["main"]
     graph, cbs = Attr.TILE_DFG.read(after), Attr.CB_DESC.read(after)
     assert (graph["A_s"].producer, graph["B_s"].producer) == ("reader", "writer")
     assert (cbs["A_s"].producer, cbs["B_s"].producer) == ("reader", "writer")
@@ -114,7 +116,8 @@ def test_flash_attention_gives_v_to_the_writer_beside_its_reduction_scaler():
     the K/V loop, stays."""
     from tests.op_kernels import flash_attention
 
-    after = run_pass(lower_until(flash_attention(512, 64, bn=128), PASS), PASS)["main"]
+    on = CompileOptions(multicast="on")  # K and V multicast to the core row
+    after = run_pass(lower_until(flash_attention(512, 64, bn=128), PASS, on), PASS, on)["main"]
     graph = Attr.TILE_DFG.read(after)
     assert graph["reduce_scaler"].kind == "scaler"
     assert [graph[b].producer for b in ("Q_s", "K_s", "V_s", "reduce_scaler")] == [

@@ -2,20 +2,30 @@
 
 import pytest
 import tilelang  # noqa: F401
+import torch
 import tvm
 from tvm.script import ir as I
 from tvm.script import tirx as T
 
+import tilelang_tt
 from tests import op_kernels
 from tests.kernels import bmm, eltwise, gemm, lower_until, run_pass, split_k_gemm
 from tests.passes.helpers import tl, tt_attrs
+from tilelang_tt.contract.arch import ARCHS
 from tilelang_tt.contract.vocabulary import MulticastDesc, MulticastGroup
 from tilelang_tt.errors import TTCompileError
 from tilelang_tt.ir.attrs import Attr
 from tilelang_tt.options import CompileOptions
-from tilelang_tt.passes.choose_multicast_tt import ChooseMulticastTT, multicast_groups
+from tilelang_tt.passes.choose_multicast_tt import (
+    BlockRead,
+    ChooseMulticastTT,
+    multicast_choice,
+    multicast_groups,
+    step_cycles,
+)
 
 PASS = "ChooseMulticastTT"
+ON = CompileOptions(multicast="on")  # where the cores can share a block (multicast="auto" also weighs the costs)
 
 
 def shared(kernel, options=None) -> dict:
@@ -33,8 +43,8 @@ def test_block_rows_along_core_rows_block_columns_along_core_columns():
     shared by each core row, B's (columns bx) by each core column: four groups of two cores (senders
     x = 0) and two of four (senders y = 0), each with its rectangle; the semaphores are not numbered
     yet, and the TIR is unchanged."""
-    before = lower_until(gemm(256, 128, 64, 64, 64, 32), PASS)
-    after = run_pass(before, PASS)
+    before = lower_until(gemm(256, 128, 64, 64, 64, 32), PASS, ON)
+    after = run_pass(before, PASS, ON)
     tvm.ir.assert_structural_equal(after["main"].body, before["main"].body)
     rows = tuple(MulticastGroup(((0, y), (1, y)), (0, y), (1, y)) for y in range(4))
     cols = tuple(MulticastGroup(tuple((x, y) for y in range(4)), (x, 0), (x, 3)) for x in range(2))
@@ -45,6 +55,8 @@ def test_block_rows_along_core_rows_block_columns_along_core_columns():
 def test_contiguous_shares_of_unequal_size_share_nothing():
     """3x2 cores do not divide the 4x2 block grid: contiguous shares of 2 and 1 blocks, out of step."""
     assert shared(gemm(256, 128, 64, 64, 64, 32), CompileOptions(grid=(3, 2))) == {}
+    with pytest.raises(TTCompileError, match=r"needs the cores in step.*6 cores with \[1, 2\] blocks"):
+        shared(gemm(256, 128, 64, 64, 64, 32), CompileOptions(grid=(3, 2), multicast="on"))
 
 
 def test_uneven_block_rectangles_share_nothing_and_on_says_why():
@@ -56,15 +68,17 @@ def test_uneven_block_rectangles_share_nothing_and_on_says_why():
 
 
 def test_off_shares_nothing():
-    assert shared(gemm(256, 128, 64, 64, 64, 32), CompileOptions(multicast="off")) == {}
+    kernel = gemm(256, 128, 64, 64, 64, 32)
+    assert shared(kernel, ON) and shared(kernel, CompileOptions(multicast="off")) == {}
 
 
 def test_multicast_follows_the_access_expressions():
     """GEMM with transpose_B: B's slice B[bx * bn, k * bk] depends on bx only: shared down a core column;
     a kernel whose reads depend on both coordinates shares nothing."""
-    axes = {cb: axis for cb, (axis, _) in shared(op_kernels.gemm_bias_relu(128, 128, 64, 64, 64, 32)).items()}
+    axes = {cb: axis for cb, (axis, _) in shared(op_kernels.gemm_bias_relu(128, 128, 64, 64, 64, 32), ON).items()}
     assert axes == {"A_s": "x", "B_s": "y", "bias_s": "y"}
-    assert shared(eltwise("add", 128, 128, 64, 64)) == {}
+    with pytest.raises(TTCompileError, match="no block read from a tensor is the same for a row or column"):
+        shared(eltwise("add", 128, 128, 64, 64), ON)
 
 
 def test_multicast_groups_per_axis():
@@ -83,15 +97,16 @@ def test_multicast_groups_per_axis():
 def test_third_grid_dimension_counts_as_the_block_row():
     """B's slice B[bz, k * bk, bx * bn] depends on the block row through bz: only A is shared along
     the core rows."""
-    assert {cb: axis for cb, (axis, _) in shared(bmm(3, 64, 64, 96, 32, 32, 32)).items()} == {"A_s": "x"}
+    assert {cb: axis for cb, (axis, _) in shared(bmm(3, 64, 64, 96, 32, 32, 32), ON).items()} == {"A_s": "x"}
 
 
 def test_no_multicast_where_loop_bounds_differ_within_a_group():
     """Flash attention shares each head's K and V blocks along a core row; the causal form's K/V
     loop runs up to the query block bx, which differs along the row: the cores would not keep step."""
-    plain = shared(op_kernels.flash_attention(256, 64, heads=2))
+    plain = shared(op_kernels.flash_attention(256, 64, heads=2), ON)
     assert {cb: axis for cb, (axis, _) in plain.items()} == {"K_s": "x", "V_s": "x"}
-    assert shared(op_kernels.flash_attention(256, 64, heads=2, causal=True)) == {}
+    with pytest.raises(TTCompileError, match="multicast='on' but no block read from a tensor is the same"):
+        shared(op_kernels.flash_attention(256, 64, heads=2, causal=True), ON)
 
 
 def test_equal_shares_share_with_all_what_depends_on_no_block_coordinate():
@@ -99,7 +114,7 @@ def test_equal_shares_share_with_all_what_depends_on_no_block_coordinate():
     block, so they keep step; K and V do not depend on any block coordinate that varies (by = bz = 0
     throughout): both go to all 16 cores from core (0, 0); Q (on bx) is not shared."""
     everyone = (MulticastGroup(tuple((x, y) for y in range(2) for x in range(8)), (0, 0), (7, 1)),)
-    assert shared(op_kernels.flash_attention(1024, 64)) == {"K_s": ("xy", everyone), "V_s": ("xy", everyone)}
+    assert shared(op_kernels.flash_attention(1024, 64), ON) == {"K_s": ("xy", everyone), "V_s": ("xy", everyone)}
 
 
 def test_unequal_shares_share_nothing():
@@ -175,4 +190,94 @@ def test_hand_written_block_partition_shares_rows_and_columns():
                         tl.tileop.copy(tl.region(B[0, bx * 32], 1, 32, 32), tl.region(B_s[0, 0], 2, 32, 32))
                         tl.tileop.copy(tl.region(C_l[0, 0], 1, 32, 32), tl.region(C[by * 32, bx * 32], 2, 32, 32))
 
-    tvm.ir.assert_structural_equal(ChooseMulticastTT()(Before), Expected)
+    tvm.ir.assert_structural_equal(ChooseMulticastTT("on")(Before), Expected)
+
+
+def _read(cb, kib, cores, senders, *, step=0, times=16, late=False, shared=True, axis="x", write=False):
+    """A bfloat16 block of ``kib`` KiB (2 KiB tiles) for :func:`step_cycles`: its group's rectangle is a row
+    of ``cores // senders`` cores."""
+    return BlockRead(cb, kib * 1024, kib // 2, times, step, late, cores, senders if shared else cores, shared,
+                     axis if shared else "", cores // senders if shared else 0, write)
+
+
+def test_auto_multicasts_a_step_read_where_the_dram_saturates():
+    """A GEMM step on Wormhole: A's 4 KB block shared by rows of 8 cores, B's own to each core. On 8 cores
+    each core's reads are quicker than the multicast's read, handshake and transfer; on 64 the cores' reads
+    together exceed the DRAM's rate and the senders' reads alone fit in it (Blackhole's DRAM, at 500 GB/s,
+    keeps up with 64). A group of one spares nothing."""
+    figures = ARCHS["wormhole_b0"]
+
+    def choice(cores, senders):
+        return multicast_choice(figures, [_read("A_s", 4, cores, senders), _read("B_s", 4, cores, cores, shared=False)])
+
+    assert choice(8, 1) == set()
+    assert choice(64, 8) == {"A_s"}
+    assert choice(64, 64) == set()
+    few, many = ([_read("A_s", 4, n, n // 8), _read("B_s", 4, n, n, shared=False)] for n in (8, 64))
+    assert step_cycles(figures, few, {"A_s"}) > step_cycles(figures, few, set())
+    assert step_cycles(figures, many, {"A_s"}) < step_cycles(figures, many, set())
+
+
+@pytest.mark.parametrize("arch", sorted(ARCHS))
+def test_a_block_the_compute_needs_later_is_multicast_on_few_cores(arch):
+    """rmsnorm's weights on 2 cores: without multicast their read joins x's under one barrier and the
+    compute waits for both; multicast, x is pushed first and the weights arrive while the compute squares
+    and sums x. The same block needed at once (a broadcast's operand) is not multicast."""
+    figures = ARCHS[arch]
+    x = _read("x", 8, 2, 2, shared=False, times=1)
+    assert multicast_choice(figures, [x, _read("w", 8, 2, 1, axis="xy", times=1, late=True)]) == {"w"}
+    assert multicast_choice(figures, [x, _read("w", 8, 2, 1, axis="xy", times=1)]) == set()
+
+
+def test_a_small_block_every_core_reads_is_bound_by_its_banks():
+    """A 4 KB row of biases (two pages, two banks) read by 64 Wormhole cores at each step: each bank serves
+    64 reads of a page, longer than the multicast; counted at the DRAM's whole rate it would not be. The
+    stores' bytes count in the DRAM's floor."""
+    figures = ARCHS["wormhole_b0"]
+    reads = [_read("v_s", 4, 64, 1, axis="xy"), _read("A_s", 4, 64, 64, shared=False)]
+    assert multicast_choice(figures, reads) == {"v_s"}
+    bank = 64 * 2048 / (figures.dram_bytes_per_s / figures.clock_hz / figures.num_dram_banks)
+    assert step_cycles(figures, reads, set()) == pytest.approx(bank)
+    stores = reads + [_read("C", 64, 64, 64, shared=False, write=True)]
+    assert step_cycles(figures, stores, {"v_s"}) == pytest.approx(
+        (64 * 4096 + 4096 + 64 * 65536) / (figures.dram_bytes_per_s / figures.clock_hz))
+
+
+# The decisions on kernels, each with the emulator's prediction (Wormhole, multicast="on" / "off", cycles)
+# that the decision follows; test_auto_is_never_slower_than_on_and_off runs the first three.
+DECISIONS = {
+    # w (128 bfloat16: four one-row tiles, 8 KB) read after x: x is pushed before w's read (6903 / 7289)
+    "rmsnorm 64x128 on 2 cores": (lambda: op_kernels.rmsnorm(64, 128, 32), {}, {"w"}),
+    # v needed with A at once, four cores of one block each: the multicast's latency shows (3593 / 2534)
+    "broadcast row 64x128 on 2x2": (lambda: op_kernels.broadcast("row", 64, 128, 32, 64), {}, set()),
+    # 64 cores' reads exceed the DRAM's rate: A and B shared (23861 / 36583)
+    "gemm 512^3 on 8x8": (lambda: op_kernels.gemm_bias_relu(512, 512, 512, 64, 64, 32), {}, {"A_s", "B_s", "bias_s"}),
+    # eight cores, 4 KB blocks: every core's own reads are quicker than the handshakes (13227 / 9279)
+    "gemm 256x128x256 on 2x4": (lambda: op_kernels.gemm_bias_relu(256, 128, 256, 64, 64, 32), {}, set()),
+    # one row of 16 query blocks on 16 cores: K's 16 KB blocks, which Q K^T needs at once, from DRAM on every
+    # core; V, needed after the softmax, multicast (K and V 281002, neither 279810, V 278642)
+    "flash attention 1024x128 on 8x2": (lambda: op_kernels.flash_attention(1024, 128), {}, {"V_s"}),
+    # 2 KB blocks on 64 cores: the handshake's round trip and the reservation's hops outlast the DRAM's
+    # floor (19677 / 18357)
+    "gemm 256x256x512 32^3 on 8x8": (lambda: op_kernels.gemm_bias_relu(256, 256, 512, 32, 32, 32), {}, set()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DECISIONS))
+def test_auto_decisions(name):
+    kernel, options, expected = DECISIONS[name]
+    assert set(shared(kernel(), CompileOptions(**options))) == expected
+
+
+@pytest.mark.parametrize("name", ["rmsnorm 64x128 on 2 cores", "broadcast row 64x128 on 2x2", "gemm 512^3 on 8x8"])
+def test_auto_is_never_slower_than_on_and_off(name):
+    """The emulator's predicted time of multicast="auto" is within 1% of the better of "on" and "off"."""
+    kernel, options, _ = DECISIONS[name]
+    cycles = {}
+    for mode in ("on", "off", "auto"):
+        artifacts = tilelang_tt.compile(kernel(), multicast=mode, **options)
+        inputs = [torch.zeros(p.shape, dtype=torch.bfloat16) for p in artifacts.plan.inputs]
+        artifacts.run(*inputs, timing_only=True)
+        cycles[mode] = artifacts.last_counters["timing"]["cycles"]
+    assert cycles["auto"] <= 1.01 * min(cycles["on"], cycles["off"]), cycles
+    assert cycles["on"] != cycles["off"], cycles  # the decision matters

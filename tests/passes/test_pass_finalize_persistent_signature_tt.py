@@ -49,7 +49,8 @@ def test_block_partition_and_multicast_args():
     """block: start_id, count, width; each data-movement kernel adds the multicast arguments of the
     block it reads: the reader those of A (shared along a core row), the writer those of B (along a
     column)."""
-    after = run_pass(lower_until(gemm(128, 128, 128, 64, 64, 32), PASS), PASS)
+    on = CompileOptions(multicast="on")
+    after = run_pass(lower_until(gemm(128, 128, 128, 64, 64, 32), PASS, on), PASS, on)
     work = [{"name": n, "kind": n} for n in ("start_id", "count", "width")]
 
     def mcast(cb):

@@ -105,7 +105,8 @@ def test_multicast_read_sender_and_receiver():
     the others receive; the CB protocol around it is unchanged. A_s holds two blocks: the sender flushes
     the previous block's multicast between issuing this block's reads and their barrier (the two overlap),
     and the kernel ends with a write barrier."""
-    before = lower_until(gemm(128, 128, 128, 64, 64, 32), PASS)
+    on = CompileOptions(multicast="on")
+    before = lower_until(gemm(128, 128, 128, 64, 64, 32), PASS, on)
     rd = before["main_reader"]
     A = param(rd, "A")
     by = launch(rd, "coreIdx.y").node.var
@@ -135,7 +136,7 @@ def test_multicast_read_sender_and_receiver():
         )),
         ev(Intrin.CB_PUSH_BACK, 0, 2),
     )
-    after = run_pass(before, PASS)
+    after = run_pass(before, PASS, on)
     a_read = loop(after["main_reader"], "k").body.seq[:4]
     assert_body(seq(*a_read), expected)
     assert Attr.CB_DESC.read(rd)["A_s"].num_pages == 4
@@ -145,9 +146,10 @@ def test_multicast_read_sender_and_receiver():
 def test_multicast_of_a_single_buffered_block_is_flushed_before_its_slot_is_reused():
     """A_s of one block (num_stages=1): the next block's reads go into the slot the multicast reads from, so
     the sender flushes right after the multicast, and the kernel needs no write barrier at its end."""
-    before = lower_until(gemm(128, 128, 128, 64, 64, 32, stages=1), PASS)
+    on = CompileOptions(multicast="on")
+    before = lower_until(gemm(128, 128, 128, 64, 64, 32, stages=1), PASS, on)
     assert Attr.CB_DESC.read(before["main_reader"])["A_s"].num_pages == 2
-    after = run_pass(before, PASS)["main_reader"]
+    after = run_pass(before, PASS, on)["main_reader"]
     (send,) = [n.then_case for n in nodes(after.body, lambda n: isinstance(n, tirx.IfThenElse))
                if Intrin.MCAST_WRITE.value in [stmt_name(s) for s in getattr(n.then_case, "seq", []) if
                                                 isinstance(s, tirx.Evaluate)]]

@@ -168,13 +168,6 @@ int main(int argc, char** argv) {
         cb16_config.set_page_size(16, 2048);
         CreateCircularBuffer(program, cores, cb16_config);
 
-        if (CreateSemaphore(program, cores, 0) != 0) {
-            throw std::runtime_error("semaphore 0 was not allocated as id 0");
-        }
-        if (CreateSemaphore(program, cores, 0) != 1) {
-            throw std::runtime_error("semaphore 1 was not allocated as id 1");
-        }
-
         std::vector<uint32_t> reader_compile_args;
         TensorAccessorArgs reader_accessor_A(*buffer_A);
         reader_accessor_A.append_to(reader_compile_args);
@@ -190,21 +183,16 @@ int main(int argc, char** argv) {
         writer_accessor_C.append_to(writer_compile_args);
         KernelHandle writer_kernel = CreateKernel(program, "writer.cpp", cores, DataMovementConfig{.processor = DataMovementProcessor::RISCV_0, .noc = NOC::RISCV_0_default, .compile_args = writer_compile_args});
 
-        // NOC coordinates of the cores multicast arguments name
-        CoreCoord noc_0_0 = device->worker_core_from_logical_core(CoreCoord{0, 0});
-        CoreCoord noc_1_0 = device->worker_core_from_logical_core(CoreCoord{1, 0});
-        CoreCoord noc_0_1 = device->worker_core_from_logical_core(CoreCoord{0, 1});
-        CoreCoord noc_1_1 = device->worker_core_from_logical_core(CoreCoord{1, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_A, address_V, 0, 1, 1, 1, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_A, address_V, 0, 1, 1});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{0, 1, 1});
         SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_C, 0, 1, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_A, address_V, 1, 1, 1, 1, static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), static_cast<uint32_t>(noc_1_1.x), static_cast<uint32_t>(noc_1_1.y), static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_A, address_V, 1, 1, 1});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{1, 1, 1});
         SetRuntimeArgs(program, writer_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_C, 1, 1, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_A, address_V, 2, 1, 1, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_A, address_V, 2, 1, 1});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{2, 1, 1});
         SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_C, 2, 1, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{address_A, address_V, 3, 1, 1, 0, static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), static_cast<uint32_t>(noc_1_1.x), static_cast<uint32_t>(noc_1_1.y), static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{address_A, address_V, 3, 1, 1});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{3, 1, 1});
         SetRuntimeArgs(program, writer_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{address_C, 3, 1, 1});
 

@@ -3,31 +3,15 @@
 #include "api/dataflow/dataflow_api.h"
 #include "api/tensor/tensor_accessor.h"
 
-// The L1 word of this core's semaphore `id`.
-inline volatile tt_l1_ptr uint32_t* semaphore_ptr(uint32_t id) {
-    return reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(id));
-}
-
 void kernel_main() {
     const uint32_t A_addr = get_arg_val<uint32_t>(0);
     const uint32_t V_addr = get_arg_val<uint32_t>(1);
     const uint32_t start_id = get_arg_val<uint32_t>(2);
     const uint32_t count = get_arg_val<uint32_t>(3);
     const uint32_t width = get_arg_val<uint32_t>(4);
-    const uint32_t v_s_mcast_sender = get_arg_val<uint32_t>(5);
-    const uint32_t v_s_mcast_sender_x = get_arg_val<uint32_t>(6);
-    const uint32_t v_s_mcast_sender_y = get_arg_val<uint32_t>(7);
-    const uint32_t v_s_mcast_start_x = get_arg_val<uint32_t>(8);
-    const uint32_t v_s_mcast_start_y = get_arg_val<uint32_t>(9);
-    const uint32_t v_s_mcast_end_x = get_arg_val<uint32_t>(10);
-    const uint32_t v_s_mcast_end_y = get_arg_val<uint32_t>(11);
-    const uint32_t v_s_mcast_receivers = get_arg_val<uint32_t>(12);
 
     constexpr uint32_t cb_A_s = 0;
     constexpr uint32_t cb_v_s = 1;
-
-    constexpr uint32_t sem_v_s_sender = 0;
-    constexpr uint32_t sem_v_s_receiver = 1;
 
     constexpr auto A_args = TensorAccessorArgs<0>();
     const auto A = TensorAccessor(A_args, A_addr, 2048);
@@ -40,30 +24,16 @@ void kernel_main() {
         const uint32_t bx = block % 2;
         cb_reserve_back(cb_A_s, 2);
         const uint32_t l1_A_s = get_write_ptr(cb_A_s);
+        cb_reserve_back(cb_v_s, 2);
+        const uint32_t l1_v_s = get_write_ptr(cb_v_s);
         for (uint32_t c = 0; c < 2; ++c) {
             noc_async_read_page(((by * 4) + (bx * 2)) + c, A, l1_A_s + (c * 2048));
         }
+        for (uint32_t c_1 = 0; c_1 < 2; ++c_1) {
+            noc_async_read_page((bx * 2) + c_1, V, l1_v_s + (c_1 * 2048));
+        }
         noc_async_read_barrier();
         cb_push_back(cb_A_s, 2);
-        cb_reserve_back(cb_v_s, 2);
-        const uint32_t l1_v_s = get_write_ptr(cb_v_s);
-        if (v_s_mcast_sender != 0) {
-            for (uint32_t c_1 = 0; c_1 < 2; ++c_1) {
-                noc_async_read_page((bx * 2) + c_1, V, l1_v_s + (c_1 * 2048));
-            }
-            noc_async_writes_flushed();
-            noc_async_read_barrier();
-            noc_semaphore_wait(semaphore_ptr(sem_v_s_sender), v_s_mcast_receivers);
-            noc_semaphore_set(semaphore_ptr(sem_v_s_sender), 0);
-            noc_async_write_multicast(l1_v_s, get_noc_multicast_addr(v_s_mcast_start_x, v_s_mcast_start_y, v_s_mcast_end_x, v_s_mcast_end_y, l1_v_s), 4096, v_s_mcast_receivers, true);
-            noc_semaphore_set(semaphore_ptr(sem_v_s_receiver), 1);
-            noc_semaphore_set_multicast(get_semaphore(sem_v_s_receiver), get_noc_multicast_addr(v_s_mcast_start_x, v_s_mcast_start_y, v_s_mcast_end_x, v_s_mcast_end_y, get_semaphore(sem_v_s_receiver)), v_s_mcast_receivers);
-        } else {
-            noc_semaphore_set(semaphore_ptr(sem_v_s_receiver), 0);
-            noc_semaphore_inc(get_noc_addr(v_s_mcast_sender_x, v_s_mcast_sender_y, get_semaphore(sem_v_s_sender)), 1);
-            noc_semaphore_wait(semaphore_ptr(sem_v_s_receiver), 1);
-        }
         cb_push_back(cb_v_s, 2);
     }
-    noc_async_write_barrier();
 }

@@ -157,13 +157,13 @@ int main(int argc, char** argv) {
         Program program = CreateProgram();
         CoreRangeSet cores(std::vector<CoreRange>{CoreRange(CoreCoord{0, 0}, CoreCoord{1, 1})});
 
-        // CB 0 "A_s": reader -> compute, 2 pages of 2048 B (Float16_b)
+        // CB 0 "A_s": writer -> compute, 2 pages of 2048 B (Float16_b)
         std::map<uint8_t, tt::DataFormat> cb0_formats = {{0, tt::DataFormat::Float16_b}};
         CircularBufferConfig cb0_config(4096, cb0_formats);
         cb0_config.set_page_size(0, 2048);
         CreateCircularBuffer(program, cores, cb0_config);
 
-        // CB 1 "B_s": writer -> compute, 4 pages of 2048 B (Float16_b)
+        // CB 1 "B_s": reader -> compute, 4 pages of 2048 B (Float16_b)
         std::map<uint8_t, tt::DataFormat> cb1_formats = {{1, tt::DataFormat::Float16_b}};
         CircularBufferConfig cb1_config(8192, cb1_formats);
         cb1_config.set_page_size(1, 2048);
@@ -187,28 +187,9 @@ int main(int argc, char** argv) {
         cb24_config.set_page_size(24, 4096);
         CreateCircularBuffer(program, cores, cb24_config);
 
-        if (CreateSemaphore(program, cores, 0) != 0) {
-            throw std::runtime_error("semaphore 0 was not allocated as id 0");
-        }
-        if (CreateSemaphore(program, cores, 0) != 1) {
-            throw std::runtime_error("semaphore 1 was not allocated as id 1");
-        }
-        if (CreateSemaphore(program, cores, 0) != 2) {
-            throw std::runtime_error("semaphore 2 was not allocated as id 2");
-        }
-        if (CreateSemaphore(program, cores, 0) != 3) {
-            throw std::runtime_error("semaphore 3 was not allocated as id 3");
-        }
-        if (CreateSemaphore(program, cores, 0) != 4) {
-            throw std::runtime_error("semaphore 4 was not allocated as id 4");
-        }
-        if (CreateSemaphore(program, cores, 0) != 5) {
-            throw std::runtime_error("semaphore 5 was not allocated as id 5");
-        }
-
         std::vector<uint32_t> reader_compile_args;
-        TensorAccessorArgs reader_accessor_A(*buffer_A);
-        reader_accessor_A.append_to(reader_compile_args);
+        TensorAccessorArgs reader_accessor_B(*buffer_B);
+        reader_accessor_B.append_to(reader_compile_args);
         TensorAccessorArgs reader_accessor_Bias(*buffer_Bias);
         reader_accessor_Bias.append_to(reader_compile_args);
         KernelHandle reader_kernel = CreateKernel(program, "reader.cpp", cores, DataMovementConfig{.processor = DataMovementProcessor::RISCV_1, .noc = NOC::RISCV_1_default, .compile_args = reader_compile_args});
@@ -219,29 +200,24 @@ int main(int argc, char** argv) {
         KernelHandle compute_kernel = CreateKernel(program, "compute.cpp", cores, ComputeConfig{.math_fidelity = MathFidelity::HiFi4, .fp32_dest_acc_en = true, .unpack_to_dest_mode = unpack_to_dest, .math_approx_mode = false, .compile_args = compute_compile_args});
 
         std::vector<uint32_t> writer_compile_args;
-        TensorAccessorArgs writer_accessor_B(*buffer_B);
-        writer_accessor_B.append_to(writer_compile_args);
+        TensorAccessorArgs writer_accessor_A(*buffer_A);
+        writer_accessor_A.append_to(writer_compile_args);
         TensorAccessorArgs writer_accessor_C(*buffer_C);
         writer_accessor_C.append_to(writer_compile_args);
         KernelHandle writer_kernel = CreateKernel(program, "writer.cpp", cores, DataMovementConfig{.processor = DataMovementProcessor::RISCV_0, .noc = NOC::RISCV_0_default, .compile_args = writer_compile_args});
 
-        // NOC coordinates of the cores multicast arguments name
-        CoreCoord noc_0_0 = device->worker_core_from_logical_core(CoreCoord{0, 0});
-        CoreCoord noc_1_0 = device->worker_core_from_logical_core(CoreCoord{1, 0});
-        CoreCoord noc_0_1 = device->worker_core_from_logical_core(CoreCoord{0, 1});
-        CoreCoord noc_1_1 = device->worker_core_from_logical_core(CoreCoord{1, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_A, address_Bias, 0, 1, 1, 1, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 1, 1, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_B, address_Bias, 0, 1, 1});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{0, 1, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_B, address_C, 0, 1, 1, 1, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_A, address_Bias, 1, 1, 1, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 1, 1, static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), static_cast<uint32_t>(noc_1_1.x), static_cast<uint32_t>(noc_1_1.y), static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_A, address_C, 0, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_B, address_Bias, 1, 1, 1});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{1, 1, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_B, address_C, 1, 1, 1, 1, static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), static_cast<uint32_t>(noc_1_1.x), static_cast<uint32_t>(noc_1_1.y), 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_A, address_Bias, 2, 1, 1, 1, static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_1_1.x), static_cast<uint32_t>(noc_1_1.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), 1, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_A, address_C, 1, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_B, address_Bias, 2, 1, 1});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{2, 1, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_B, address_C, 2, 1, 1, 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{address_A, address_Bias, 3, 1, 1, 0, static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_1_1.x), static_cast<uint32_t>(noc_1_1.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), 1, 0, static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), static_cast<uint32_t>(noc_1_1.x), static_cast<uint32_t>(noc_1_1.y), static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_A, address_C, 2, 1, 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{address_B, address_Bias, 3, 1, 1});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{3, 1, 1});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{address_B, address_C, 3, 1, 1, 0, static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), static_cast<uint32_t>(noc_1_1.x), static_cast<uint32_t>(noc_1_1.y), 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{address_A, address_C, 3, 1, 1});
 
         distributed::MeshWorkload workload;
         distributed::MeshCoordinateRange device_range(device->shape());

@@ -3,89 +3,39 @@
 #include "api/dataflow/dataflow_api.h"
 #include "api/tensor/tensor_accessor.h"
 
-// The L1 word of this core's semaphore `id`.
-inline volatile tt_l1_ptr uint32_t* semaphore_ptr(uint32_t id) {
-    return reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(id));
-}
-
 void kernel_main() {
-    const uint32_t A_addr = get_arg_val<uint32_t>(0);
+    const uint32_t B_addr = get_arg_val<uint32_t>(0);
     const uint32_t Bias_addr = get_arg_val<uint32_t>(1);
     const uint32_t start_id = get_arg_val<uint32_t>(2);
     const uint32_t count = get_arg_val<uint32_t>(3);
     const uint32_t width = get_arg_val<uint32_t>(4);
-    const uint32_t A_s_mcast_sender = get_arg_val<uint32_t>(5);
-    const uint32_t A_s_mcast_sender_x = get_arg_val<uint32_t>(6);
-    const uint32_t A_s_mcast_sender_y = get_arg_val<uint32_t>(7);
-    const uint32_t A_s_mcast_start_x = get_arg_val<uint32_t>(8);
-    const uint32_t A_s_mcast_start_y = get_arg_val<uint32_t>(9);
-    const uint32_t A_s_mcast_end_x = get_arg_val<uint32_t>(10);
-    const uint32_t A_s_mcast_end_y = get_arg_val<uint32_t>(11);
-    const uint32_t A_s_mcast_receivers = get_arg_val<uint32_t>(12);
-    const uint32_t bias_s_mcast_sender = get_arg_val<uint32_t>(13);
-    const uint32_t bias_s_mcast_sender_x = get_arg_val<uint32_t>(14);
-    const uint32_t bias_s_mcast_sender_y = get_arg_val<uint32_t>(15);
-    const uint32_t bias_s_mcast_start_x = get_arg_val<uint32_t>(16);
-    const uint32_t bias_s_mcast_start_y = get_arg_val<uint32_t>(17);
-    const uint32_t bias_s_mcast_end_x = get_arg_val<uint32_t>(18);
-    const uint32_t bias_s_mcast_end_y = get_arg_val<uint32_t>(19);
-    const uint32_t bias_s_mcast_receivers = get_arg_val<uint32_t>(20);
 
-    constexpr uint32_t cb_A_s = 0;
+    constexpr uint32_t cb_B_s = 1;
     constexpr uint32_t cb_bias_s = 2;
 
-    constexpr uint32_t sem_A_s_sender = 0;
-    constexpr uint32_t sem_A_s_receiver = 1;
-    constexpr uint32_t sem_bias_s_sender = 4;
-    constexpr uint32_t sem_bias_s_receiver = 5;
-
-    constexpr auto A_args = TensorAccessorArgs<0>();
-    const auto A = TensorAccessor(A_args, A_addr, 2048);
+    constexpr auto B_args = TensorAccessorArgs<0>();
+    const auto B = TensorAccessor(B_args, B_addr, 2048);
     constexpr auto Bias_args = TensorAccessorArgs<2>();
     const auto Bias = TensorAccessor(Bias_args, Bias_addr, 2048);
 
     for (uint32_t n = 0; n < count; ++n) {
         const uint32_t block = start_id + (((n / width) * 2) + (n % width));
-        const uint32_t by = block / 2;
         const uint32_t bx = block % 2;
         for (uint32_t k = 0; k < 3; ++k) {
-            cb_reserve_back(cb_A_s, 1);
-            const uint32_t l1_A_s = get_write_ptr(cb_A_s);
-            if (A_s_mcast_sender != 0) {
-                noc_async_read_page((by * 3) + k, A, l1_A_s + 0);
-                noc_async_writes_flushed();
-                noc_async_read_barrier();
-                noc_semaphore_wait(semaphore_ptr(sem_A_s_sender), A_s_mcast_receivers);
-                noc_semaphore_set(semaphore_ptr(sem_A_s_sender), 0);
-                noc_async_write_multicast(l1_A_s, get_noc_multicast_addr(A_s_mcast_start_x, A_s_mcast_start_y, A_s_mcast_end_x, A_s_mcast_end_y, l1_A_s), 2048, A_s_mcast_receivers, true);
-                noc_semaphore_set(semaphore_ptr(sem_A_s_receiver), 1);
-                noc_semaphore_set_multicast(get_semaphore(sem_A_s_receiver), get_noc_multicast_addr(A_s_mcast_start_x, A_s_mcast_start_y, A_s_mcast_end_x, A_s_mcast_end_y, get_semaphore(sem_A_s_receiver)), A_s_mcast_receivers);
-            } else {
-                noc_semaphore_set(semaphore_ptr(sem_A_s_receiver), 0);
-                noc_semaphore_inc(get_noc_addr(A_s_mcast_sender_x, A_s_mcast_sender_y, get_semaphore(sem_A_s_sender)), 1);
-                noc_semaphore_wait(semaphore_ptr(sem_A_s_receiver), 1);
+            cb_reserve_back(cb_B_s, 2);
+            const uint32_t l1_B_s = get_write_ptr(cb_B_s);
+            for (uint32_t c = 0; c < 2; ++c) {
+                noc_async_read_page(((k * 4) + (bx * 2)) + c, B, l1_B_s + (c * 2048));
             }
-            cb_push_back(cb_A_s, 1);
+            noc_async_read_barrier();
+            cb_push_back(cb_B_s, 2);
         }
         cb_reserve_back(cb_bias_s, 2);
         const uint32_t l1_bias_s = get_write_ptr(cb_bias_s);
-        if (bias_s_mcast_sender != 0) {
-            for (uint32_t c = 0; c < 2; ++c) {
-                noc_async_read_page((bx * 2) + c, Bias, l1_bias_s + (c * 2048));
-            }
-            noc_async_writes_flushed();
-            noc_async_read_barrier();
-            noc_semaphore_wait(semaphore_ptr(sem_bias_s_sender), bias_s_mcast_receivers);
-            noc_semaphore_set(semaphore_ptr(sem_bias_s_sender), 0);
-            noc_async_write_multicast(l1_bias_s, get_noc_multicast_addr(bias_s_mcast_start_x, bias_s_mcast_start_y, bias_s_mcast_end_x, bias_s_mcast_end_y, l1_bias_s), 4096, bias_s_mcast_receivers, true);
-            noc_semaphore_set(semaphore_ptr(sem_bias_s_receiver), 1);
-            noc_semaphore_set_multicast(get_semaphore(sem_bias_s_receiver), get_noc_multicast_addr(bias_s_mcast_start_x, bias_s_mcast_start_y, bias_s_mcast_end_x, bias_s_mcast_end_y, get_semaphore(sem_bias_s_receiver)), bias_s_mcast_receivers);
-        } else {
-            noc_semaphore_set(semaphore_ptr(sem_bias_s_receiver), 0);
-            noc_semaphore_inc(get_noc_addr(bias_s_mcast_sender_x, bias_s_mcast_sender_y, get_semaphore(sem_bias_s_sender)), 1);
-            noc_semaphore_wait(semaphore_ptr(sem_bias_s_receiver), 1);
+        for (uint32_t c_1 = 0; c_1 < 2; ++c_1) {
+            noc_async_read_page((bx * 2) + c_1, Bias, l1_bias_s + (c_1 * 2048));
         }
+        noc_async_read_barrier();
         cb_push_back(cb_bias_s, 2);
     }
-    noc_async_write_barrier();
 }
