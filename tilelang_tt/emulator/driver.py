@@ -506,9 +506,9 @@ def plan_host_executable(progress: Progress | None = None, rebuild: bool = False
 
 
 def build_plan_host(sources: dict[str, str], plan: Plan, progress: Progress | None = None,
-                 rebuild: bool = False) -> tuple[Path, Path]:
-    """The plan host (:func:`plan_host_executable`) and the cached shared object of the program's kernels (the objects
-    :func:`build` links into main.cpp's executable); ``sources`` needs the plan's kernel sources only.
+                    rebuild: bool = False) -> tuple[Path, Path]:
+    """The plan host (:func:`plan_host_executable`) and the cached shared object of the program's kernels (the
+    objects :func:`build` links into main.cpp's executable); ``sources`` needs the plan's kernel sources only.
     ``progress`` and ``rebuild`` as :func:`build`'s."""
     kernels = _kernels(sources, plan, ())
     exe = plan_host_executable(progress, rebuild)
