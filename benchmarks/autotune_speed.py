@@ -98,7 +98,7 @@ def main(argv=None) -> None:
             seed(directory, args.seed.expanduser())
         # the runtime and the timing host, outside the timings
         subprocess.run([sys.executable, "-c", "from tilelang_tt.emulator import driver; driver.runtime_library(); "
-                        "driver.timing_host()"], env=env, check=True)
+                        "driver.plan_host_executable()"], env=env, check=True)
         for name in ("cold", "warm"):
             done = subprocess.run([sys.executable, "-m", "benchmarks.autotune_speed", "--one", "--n", str(args.n)],
                                   env=env, check=True, stdout=subprocess.PIPE, text=True)

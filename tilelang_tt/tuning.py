@@ -6,7 +6,7 @@ Importing the package adapts :class:`~tilelang.autotuner.tuner.AutoTuner` (:func
 * **Compiling in parallel.** TileLang compiles the configs on a thread pool of
   ``0.9 x CPU count`` workers: one on a 2-core machine. A Tenstorrent candidate is Python + TVM (the
   compiler, serialised here: its passes hold the GIL) and then a C++ build of its three kernels (a
-  subprocess; no main.cpp: the emulator's timing host runs a timing-only run,
+  subprocess; no main.cpp: the emulator's plan host runs a timing-only run,
   :mod:`tilelang_tt.emulator.plan_host`), so the pool gets a worker per CPU and each worker builds its
   candidate's kernels right after compiling it (:func:`_built`): one candidate's build runs beside the
   next one's compile and a built one's emulation (TileLang's ``use_pipeline``: a config is timed as soon
@@ -16,8 +16,8 @@ Importing the package adapts :class:`~tilelang.autotuner.tuner.AutoTuner` (:func
   model's prediction needs no arithmetic). Then the check TileLang runs on every config (``ref_prog``
   with ``manual_check_prog`` or ``rtol``/``atol``) runs on the fastest candidate, and on the next
   fastest while it fails, and on a sample of :data:`CHECKED_SAMPLE` others, so a config with wrong
-  numbers is reported even when it is not the fastest. The checked programs are the full ones (their
-  main.cpp built and run, the outputs read back); those checked first are built at once, a CPU each
+  numbers is reported even when it is not the fastest. The checked programs are the full runs (the
+  outputs read back, by the plan host as a run does); those checked first are built at once, a CPU each
   (:func:`_build_programs`).
 * **Failures with their reasons.** A config that fails to compile (the whole ``TTCompileError``: message,
   the user's line, the fix), to build or run on the emulator, or its check (the mismatch) is a :class:`ConfigFailure` in the result's
@@ -353,15 +353,22 @@ def _spread(items: list, count: int) -> list:
     return [items[round((i + 1) * (len(items) - 1) / count)] for i in range(count)]
 
 
+def _build(artifacts) -> None:
+    """What a run of ``artifacts`` runs, built: the plan host's kernels, or main.cpp's executable where the plan
+    host cannot run it (:func:`tilelang_tt.emulator.driver.run`)."""
+    replaced = plan_host.replaces_main(artifacts.sources, artifacts.plan)
+    (driver.build_plan_host if replaced else driver.build)(artifacts.sources, artifacts.plan)
+
+
 def _build_programs(kernels: list) -> None:
-    """The full programs (main.cpp's executables) of the Tenstorrent ``kernels`` the check runs first (the winner's
-    and the sample's, when the winner passes), built a CPU each at once: the check runs them one after another.
-    A build that fails is built again by the check's run, which records why."""
+    """The programs of the Tenstorrent ``kernels`` the check runs first (the winner's and the sample's, when the
+    winner passes), built a CPU each at once: the check runs them one after another. A build that fails is built
+    again by the check's run, which records why."""
 
     def build(kernel) -> None:
         if isinstance(kernel, TenstorrentKernel):
             with contextlib.suppress(driver.EmulatorError):
-                driver.build(kernel.artifacts.sources, kernel.artifacts.plan)
+                _build(kernel.artifacts)
 
     with ThreadPoolExecutor(max_workers=get_available_cpu_count()) as pool:
         list(pool.map(build, kernels))
@@ -380,10 +387,8 @@ def _built(session: _Session, compile_func: Callable) -> Callable:
             session.fail(config, "compile", err)
             raise
         if isinstance(kernel, TenstorrentKernel):
-            artifacts = kernel.artifacts
-            build = driver.build_timing if plan_host.replaces_main(artifacts.sources, artifacts.plan) else driver.build
             try:
-                build(artifacts.sources, artifacts.plan)
+                _build(kernel.artifacts)
             except Exception as err:
                 session.fail(config, "emulator", err)
                 raise

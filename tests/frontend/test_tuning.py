@@ -180,8 +180,8 @@ def test_parallel_compilation_picks_what_sequential_compilation_picks(best, monk
 
 
 def test_each_candidate_is_timed_as_a_full_run_predicts(best):
-    """Candidates are timed by the emulator's timing host, with no main.cpp built; the full run of each program
-    (its main.cpp, the outputs read back) predicts the same time, the winner's the tuned latency."""
+    """Candidates are timed by the emulator's plan host, with no main.cpp built; the full run of each program
+    (the outputs read back) predicts the same time, the winner's the tuned latency."""
     a, b = torch.randn(M, K).to(torch.bfloat16), torch.randn(K, N).to(torch.bfloat16)
     for config in CONFIGS[:3]:
         params = {key: value for key, value in config.items() if key != "pass_configs"}

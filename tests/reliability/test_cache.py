@@ -1,5 +1,6 @@
 """Fault tests of the build cache (tilelang_tt/cache.py): every kind of entry, damaged in a cache of its own
-(TILELANG_TT_CACHE_DIR), is rebuilt by the next run, which then gives the right result; a program or object
+(TILELANG_TT_CACHE_DIR), is rebuilt by the next run, which then gives the right result (a run of main.cpp for
+main.cpp's entries, of the plan host for its own and the kernels' shared object); a program or object
 damaged in a way its record cannot tell is rebuilt once after the failed link or exec; a library cut short no
 longer kills ``import tilelang_tt``; what killed runs leave behind is cleaned up."""
 
@@ -16,6 +17,7 @@ import torch
 import tilelang_tt
 from tests.kernels import eltwise
 from tilelang_tt import cache, native
+from tilelang_tt.arguments import bind
 from tilelang_tt.emulator import driver
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,15 +58,19 @@ def entries(program, own_cache) -> dict[str, Path]:
     """The program's cache entries, by kind (after a run built them)."""
     art = program[0]
     exe = driver.build(art.sources, art.plan)
+    plan_host, kernels = driver.build_plan_host(art.sources, art.plan)
     emu = exe.parents[2]
     kernel_objects = [p for p in (emu / "obj").glob("kernel-*.o")]
     return {"program": exe, "object": kernel_objects[0], "main object": next((emu / "obj").glob("main-*.o")),
-            "header": next((emu / "pch").glob("*/host.hpp.gch")), "source": next((emu / "src").glob("*/main.cpp"))}
+            "header": next((emu / "pch").glob("*/host.hpp.gch")), "source": next((emu / "src").glob("*/main.cpp")),
+            "plan host": plan_host, "kernels": kernels}
 
 
-def runs_right(program) -> None:
+def runs_right(program, main_cpp: bool = True) -> None:
+    """The program runs right: its main.cpp (``main_cpp``), or the plan host (what a run of it does by default)."""
     art, inputs, expected = program
-    assert torch.equal(art.run(*inputs), expected)
+    outputs = driver.run(art.sources, art.plan, bind(art.plan, inputs), main_cpp=main_cpp).outputs
+    assert torch.equal(torch.from_numpy(outputs[art.plan.outputs[0].name]), expected.float())
 
 
 def damage(path: Path, how: str) -> None:
@@ -83,6 +89,17 @@ def test_a_damaged_entry_is_rebuilt_by_the_next_run(program, own_cache, kind, ho
     damage(path, how)
     assert not cache.verified(path)
     runs_right(program)
+    assert cache.verified(path)
+
+
+@pytest.mark.parametrize("kind, how", [("plan host", "random"), ("plan host", "truncate"), ("kernels", "random"),
+                                       ("kernels", "empty")])
+def test_a_damaged_entry_of_the_plan_host_is_rebuilt_by_the_next_run(program, own_cache, kind, how):
+    runs_right(program, main_cpp=False)
+    path = entries(program, own_cache)[kind]
+    damage(path, how)
+    assert not cache.verified(path)
+    runs_right(program, main_cpp=False)
     assert cache.verified(path)
 
 
@@ -160,7 +177,7 @@ def test_a_run_folder_names_its_process(program):
     real = driver._execute
 
     def spy(command, env, progress):
-        seen.append(Path(command[1]).name)
+        seen.append(Path(command[1]).parent.name)  # the plan host's script, in the run's folder
         return real(command, env, progress)
 
     with pytest.MonkeyPatch.context() as patch:

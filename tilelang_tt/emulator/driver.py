@@ -13,10 +13,10 @@ by a hash of everything that goes into them (defines, sources), so the runtime i
 once and a program only once; the cache is kept under its size limit (:mod:`tilelang_tt.cache`).
 
 The plan is a :class:`tilelang_tt.contract.plan.Plan`; ``main.cpp`` is one of the program's
-sources (the compiler writes it), never made here. A timing-only run of a plan whose main.cpp is the
-compiler's needs no main.cpp build: the timing host (:mod:`tilelang_tt.emulator.plan_host`, built once
-per runtime, :func:`timing_host`) makes main.cpp's calls from the plan, with the program's kernel objects
-in a shared object (:func:`build_timing`).
+sources (the compiler writes it), never made here. A run of a plan of one device whose main.cpp is the
+compiler's needs no main.cpp build (compiling main.cpp was most of a program's build): the plan host
+(:mod:`tilelang_tt.emulator.plan_host`, built once per runtime, :func:`plan_host_executable`) makes main.cpp's
+calls and reads from the plan, with the program's kernel objects in a shared object (:func:`build_plan_host`).
 
 A caller that shows progress passes ``progress(phase, done, total)`` (:data:`Progress`): ``build``
 reports ``("compiling", units compiled, units to compile)`` for what is not cached yet (the host
@@ -68,7 +68,7 @@ CXX_FLAGS = ("-O1", "-std=c++20", "-pthread")
 # tilizing and writing the tensors) is a small part of a run.
 HOST_CXX_FLAGS = ("-O0",)
 # A kernel's object is position independent: the same object links into main.cpp's executable and into the
-# shared object of kernels the timing host (plan_host.cpp) loads, so a program's kernels compile once for both.
+# shared object of kernels the plan host (plan_host.cpp) loads, so a program's kernels compile once for both.
 KERNEL_CXX_FLAGS = ("-fPIC",)
 # The runtime (built once per runtime version, cached) is where emulation spends its time: its math
 # loops vectorise at -O3 (the same arithmetic: no -ffast-math, no FMA contraction). It is a shared library
@@ -82,7 +82,7 @@ LIBRARY_FLAGS = ("-shared", f"-Wl,-soname,{RUNTIME_LIBRARY}")
 # variables of the headers the executable defines, one copy for all). -s: no symbol table (a third of an
 # executable; the dynamic symbols -rdynamic exports stay), nothing reads it.
 LINK_FLAGS = ("-rdynamic", "-s")
-# The timing host's kernels: a shared object whose calls into the emulator resolve, when plan_host.cpp loads it,
+# The plan host's kernels: a shared object whose calls into the emulator resolve, when plan_host.cpp loads it,
 # to the program's runtime (as LINK_FLAGS above lets them).
 SHARED_FLAGS = ("-shared",)
 BUILD_JOBS = 2
@@ -482,13 +482,13 @@ def build(sources: dict[str, str], plan: Plan, progress: Progress | None = None,
     return exe
 
 
-def timing_host(progress: Progress | None = None, rebuild: bool = False) -> Path:
-    """The cached executable of the timing host (:mod:`tilelang_tt.emulator.plan_host`): ``plan_host.cpp``
+def plan_host_executable(progress: Progress | None = None, rebuild: bool = False) -> Path:
+    """The cached executable of the plan host (:mod:`tilelang_tt.emulator.plan_host`): ``plan_host.cpp``
     linked with the runtime library, one for every program, built once per build base as the runtime is.
     ``progress`` and ``rebuild`` as :func:`build`'s (``rebuild``: ``plan_host.cpp``'s object and the link)."""
     cxx = EMU_CXX.get()
     root, base = _root(cxx)
-    host = _Unit("the timing host plan_host.cpp", plan_host.SOURCE,
+    host = _Unit("the plan host plan_host.cpp", plan_host.SOURCE,
                  root / "obj" / f"plan-host-{_digest(base, plan_host.SOURCE.read_bytes())}.o")
     exe = root / "bin" / _digest(base, *LINK_FLAGS, host.obj.name) / "plan_host"
     with cache.using(cache_root()):
@@ -499,19 +499,19 @@ def timing_host(progress: Progress | None = None, rebuild: bool = False) -> Path
         linked = cache.verified(exe)
         tally = _Tally(progress, COMPILING,
                        _runtime_steps(root, base) + (0 if linked else (not cache.verified(host.obj)) + 1))
-        library = _runtime_library(cxx, root, base, tally)  # the timing host loads it: checked (and so touched) too
+        library = _runtime_library(cxx, root, base, tally)  # the plan host loads it: checked (and so touched) too
         if not linked:
             _link_built(cxx, [host], [library], exe, (*LINK_FLAGS, rpath(library)), tally)
     return exe
 
 
-def build_timing(sources: dict[str, str], plan: Plan, progress: Progress | None = None,
-                 rebuild: bool = False) -> tuple[Path, Path]:
-    """The timing host (:func:`timing_host`) and the cached shared object of the program's kernels (the objects
-    :func:`build` links into main.cpp's executable); ``sources`` needs the plan's kernel sources only.
+def build_plan_host(sources: dict[str, str], plan: Plan, progress: Progress | None = None,
+                    rebuild: bool = False) -> tuple[Path, Path]:
+    """The plan host (:func:`plan_host_executable`) and the cached shared object of the program's kernels (the
+    objects :func:`build` links into main.cpp's executable); ``sources`` needs the plan's kernel sources only.
     ``progress`` and ``rebuild`` as :func:`build`'s."""
     kernels = _kernels(sources, plan, ())
-    exe = timing_host(progress, rebuild)
+    exe = plan_host_executable(progress, rebuild)
     cxx = EMU_CXX.get()
     root, base = _root(cxx)
     with cache.using(cache_root()):
@@ -624,7 +624,8 @@ def _run_built(command: list[str], rebuilt: Callable[[], list[str]], env: dict[s
 
 
 def run(sources: dict[str, str], plan: Plan, inputs: dict[str, object], data_dir: Path | None = None,
-        trace: Path | None = None, timing_only: bool = False, progress: Progress | None = None) -> EmulatorResult:
+        trace: Path | None = None, timing_only: bool = False, progress: Progress | None = None,
+        main_cpp: bool = False) -> EmulatorResult:
     """Build (or reuse) the program (``sources``: ``main.cpp`` and the kernels of ``plan``) and run
     it on ``inputs`` (numpy arrays or torch tensors by buffer name: every input, and any output whose
     contents the elements the kernel does not write keep; the int or float of each scalar parameter by
@@ -636,19 +637,24 @@ def run(sources: dict[str, str], plan: Plan, inputs: dict[str, object], data_dir
     ``counters.json``; DEVELOPERS.md, Contract 2) is ``data_dir`` when given, and kept; else a
     temporary directory. With ``trace`` the run also writes the timing model's timeline there, as
     Chrome trace-event JSON (runtime/trace.cpp); without it nothing is recorded. ``timing_only``
-    skips the arithmetic of the matrix multiplications (``Device::set_timing_only``) and, for a plan of one
-    device whose main.cpp is the compiler's (or absent), runs the program from the timing host
-    (:mod:`tilelang_tt.emulator.plan_host`: main.cpp's host calls, without compiling main.cpp): the counters
-    and the timing model's prediction are a full run's, there are no outputs (``outputs`` is empty).
-    ``progress(phase, done, total)`` is told how the build and the run go (the module's docstring)."""
-    timing_host = timing_only and plan_host.replaces_main(sources, plan)
+    skips the arithmetic of the matrix multiplications (``Device::set_timing_only``): the counters and the
+    timing model's prediction are a full run's, there are no outputs (``outputs`` is empty).
+    ``progress(phase, done, total)`` is told how the build and the run go (the module's docstring).
+
+    A plan of one device whose main.cpp is the compiler's runs from the plan host
+    (:mod:`tilelang_tt.emulator.plan_host`: main.cpp's host calls and reads, without compiling main.cpp): the same
+    outputs and counters; a timing-only run does so without a main.cpp too. main.cpp itself is compiled and run
+    when ``main_cpp`` asks for it, when ``data_dir`` is given (its files are main.cpp's, Contract 2) and for every
+    other program; a full run of sources without main.cpp is an error."""
+    from_plan = (not main_cpp and (timing_only or (data_dir is None and HOST_PROGRAM in sources))
+                 and plan_host.replaces_main(sources, plan))
     scalars = {d.name for d in plan.dims if d.scalar}
     sizes = plan.dim_values({name: np.shape(value) for name, value in inputs.items() if name not in scalars},
                             {name: inputs[name] for name in scalars if name in inputs}) if plan.dims else {}
     inputs = {name: value for name, value in inputs.items() if name not in scalars}
     if sizes:
         plan = plan.bind(sizes)
-    make = functools.partial(build_timing if timing_host else build, sources, plan, progress)
+    make = functools.partial(build_plan_host if from_plan else build, sources, plan, progress)
     built = make()
     buffers = {b.name: b for b in plan.host_buffers}
     missing = {b.name for b in plan.inputs} - set(inputs)
@@ -663,8 +669,8 @@ def run(sources: dict[str, str], plan: Plan, inputs: dict[str, object], data_dir
         data_dir = Path(tmp)
         # outputs given too: the host uploads what they hold (the kernel may not write all)
         storage = {name: _to_storage(name, inputs[name], buffers[name]) for name in sorted(inputs)}
-        if timing_host:
-            script = plan_host.write_script(plan, storage, data_dir)
+        if from_plan:
+            script = plan_host.write_script(plan, storage, data_dir, read_back=not timing_only)
 
             def command(built: tuple[Path, Path]) -> list[str]:
                 return [str(built[0]), str(script), str(built[1])]
@@ -691,9 +697,12 @@ def run(sources: dict[str, str], plan: Plan, inputs: dict[str, object], data_dir
             raise EmulatorError(message, done.returncode)
         outputs = {}
         for buffer in () if timing_only else (buffers[b.name] for b in plan.outputs):
-            raw = np.fromfile(data_dir / f"{buffer.name}.out.bin", dtype=np.dtype(buffer.format.storage),
-                              count=_stored_count(buffer))
-            outputs[buffer.name] = _from_storage(raw, buffer)
+            storage = np.dtype(buffer.format.storage)
+            if from_plan:  # the pages the plan host read, as main.cpp writes them to <name>.out.bin
+                raw = plan_host.unpaged(np.fromfile(plan_host.pages_file(data_dir, buffer), dtype=storage), buffer)
+            else:
+                raw = np.fromfile(data_dir / f"{buffer.name}.out.bin", dtype=storage, count=_stored_count(buffer))
+            outputs[buffer.name] = _from_storage(raw[:_stored_count(buffer)], buffer)
         counters = json.loads(counters_path.read_text()) if counters_path.exists() else {}
         if "devices" in counters:  # a mesh: each device's counters (of its launches), and the mesh's
             counters = mesh_counters([launch_counters(d["launches"]) if "launches" in d else d

@@ -1,15 +1,17 @@
-// The emulator's host for timing runs: the program of a plan, set up through the same tt-metal 0.81.1 host API
+// The emulator's plan host: the program of a plan, set up through the same tt-metal 0.81.1 host API
 // calls the generated main.cpp makes, from a script the driver writes (tilelang_tt/emulator/plan_host.py), with
 // the kernels loaded from a shared object.
 //
-// A timing run (driver.run(..., timing_only=True): the autotuner's candidates, the profiler's do_bench) needs the
-// device to run the program; it needs no outputs. main.cpp differs from program to program in its constants only
-// (buffer sizes, CBs, cores, runtime args), and compiling it is most of a new program's build; this host is
-// compiled once and reads those constants. It makes the calls main.cpp makes (codegen/host.py), in the same order:
-// the buffers in plan order, each uploaded as main.cpp uploads it (the driver writes its pages: tilized, or rows,
-// or block floating point tiles), then per launch CreateProgram, the core ranges, the CBs, the semaphores (their
-// ids checked), the kernels with their compile-time args (TensorAccessorArgs of the buffers at the accessors'
-// offsets), the runtime args per core and EnqueueMeshWorkload, then Finish and close. It reads nothing back.
+// A run of a program of one device whose main.cpp is the compiler's (driver.run: the tests' runs, the autotuner's
+// candidates, the profiler's do_bench) needs the device to run the program and, unless it only times it, its
+// outputs. main.cpp differs from program to program in its constants only (buffer sizes, CBs, cores, runtime
+// args), and compiling it is most of a new program's build; this host is compiled once and reads those constants.
+// It makes the calls main.cpp makes (codegen/host.py), in the same order: the buffers in plan order, each uploaded
+// as main.cpp uploads it (the driver writes its pages: tilized, or rows, or block floating point tiles), then per
+// launch CreateProgram, the core ranges, the CBs, the semaphores (their ids checked), the kernels with their
+// compile-time args (TensorAccessorArgs of the buffers at the accessors' offsets), the runtime args per core and
+// EnqueueMeshWorkload, then Finish, the reads of the outputs' pages (main.cpp's reads, in plan order; the driver
+// untilizes them as main.cpp does) and close.
 //
 // Usage: plan_host SCRIPT KERNELS.so. The shared object holds the plan's kernel translation units, compiled as
 // the driver compiles them for main.cpp's executable (kernel_registry.hpp): loading it registers them by source
@@ -30,6 +32,7 @@
 //   runtime ROLE X Y VALUE...                     SetRuntimeArgs: a number, @NAME (the buffer's address),
 //                                                 noc_x:X,Y / noc_y:X,Y (a logical core's NOC coordinate)
 //   enqueue                                       the launch's MeshWorkload, enqueued without waiting
+//   download NAME PATH                            after Finish: read the buffer (blocking), its bytes to PATH
 #include <dlfcn.h>
 
 #include <cstdint>
@@ -64,6 +67,12 @@ std::vector<uint8_t> read_bytes(const std::string& path, uint64_t size) {
   std::vector<uint8_t> bytes(size, 0);
   file.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size));
   return bytes;
+}
+
+void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream file(path, std::ios::binary);
+  file.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!file) throw std::runtime_error("cannot write " + path);
 }
 
 // One launch being set up: its program, cores, compile-time args, kernels.
@@ -152,6 +161,12 @@ class Host {
       workload.add_program(device_range, std::move(launch_->program));
       distributed::EnqueueMeshWorkload(queue_, workload, false);
       launch_.reset();
+    } else if (what == "download") {
+      distributed::Finish(queue_);
+      const MeshBufferPtr& buffer = buffers_.at(t.at(1));
+      std::vector<uint8_t> bytes(buffer->size());
+      queue_.enqueue_read_mesh_buffer(bytes.data(), buffer, true);
+      write_bytes(t.at(2), bytes);
     } else {
       throw std::runtime_error("unknown directive " + what);
     }

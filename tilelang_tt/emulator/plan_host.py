@@ -1,13 +1,15 @@
-"""The script of ``plan_host.cpp``: a plan's host calls as the emulator's timing host reads them.
+"""The script of ``plan_host.cpp``: a plan's host calls as the emulator's plan host reads them.
 
-A timing run (:func:`tilelang_tt.emulator.driver.run` with ``timing_only``) runs the program on the device model
-and reads nothing back. Its host calls are main.cpp's (``codegen/host.py``), which differ from program to program
-in their constants only; compiling main.cpp is most of a new program's build (an autotuner builds one per config).
-``plan_host.cpp`` is compiled once and makes the same calls, in the same order, from this script; the kernels are
-the plan's translation units as main.cpp's executable has them, in a shared object it loads. The device runs the
-same program on the same data, so the counters and the timing model's prediction are main.cpp's (a test compares
-them). A plan for a mesh of chips, or a program whose main.cpp is not the compiler's for its plan, runs its main.cpp
-(:func:`replaces_main`).
+A run (:func:`tilelang_tt.emulator.driver.run`) runs the program on the device model and, unless it only times it,
+reads its outputs back. Its host calls are main.cpp's (``codegen/host.py``), which differ from program to program
+in their constants only; compiling main.cpp is most of a new program's build (a test suite builds hundreds of
+programs, an autotuner one per config). ``plan_host.cpp`` is compiled once and makes the same calls, in the same
+order, from this script; the kernels are the plan's translation units as main.cpp's executable has them, in a
+shared object it loads. The device runs the same program on the same data, so the counters and the timing model's
+prediction are main.cpp's, and the pages it reads back, untilized here as main.cpp untilizes them
+(:func:`unpaged`), are main.cpp's outputs (tests compare both with main.cpp's on programs using each part of the
+host's work). A plan for a mesh of chips, or a program whose main.cpp is not the compiler's for its plan, runs its
+main.cpp (:func:`replaces_main`).
 
 The directives are documented at the top of ``plan_host.cpp``.
 """
@@ -38,7 +40,7 @@ NOC = {"RISCV_0_default": 0, "RISCV_1_default": 1}
 
 
 def replaces_main(sources: dict[str, str], plan: Plan) -> bool:
-    """Whether the timing host may run ``plan`` in place of the main.cpp of ``sources``: the program is one
+    """Whether the plan host may run ``plan`` in place of the main.cpp of ``sources``: the program is one
     device's (a mesh's host cuts and places each device's rows), and its main.cpp is absent or the one the
     compiler writes for the plan (a host program written otherwise, a vendor program's, makes its own calls)."""
     if plan.mesh is not None:
@@ -56,6 +58,15 @@ def pages(storage: np.ndarray, buffer: PlanBuffer) -> np.ndarray:
     if buffer.row_major or buffer.format.block:
         return storage
     return blockfloat.tilize(storage.reshape(buffer.matrix_dims))
+
+
+def unpaged(raw: np.ndarray, buffer: PlanBuffer) -> np.ndarray:
+    """What main.cpp writes to ``buffer``'s ``<name>.out.bin`` from the buffer's pages (``raw``, in
+    ``buffer.format.storage``): rows and block floating point tiles as they are, else the tiles untilized (main.cpp's
+    untilize, :func:`blockfloat.untilize`)."""
+    if buffer.row_major or buffer.format.block:
+        return raw
+    return blockfloat.untilize(raw.reshape(-1, blockfloat.TILE_VALUES), *buffer.matrix_dims).reshape(-1)
 
 
 def _value(value) -> str:
@@ -106,9 +117,15 @@ def _program(program: Plan) -> list[str]:
     return [*lines, "enqueue"]
 
 
-def write_script(plan: Plan, uploads: dict[str, np.ndarray], folder: Path) -> Path:
+def pages_file(folder: Path, buffer: PlanBuffer) -> Path:
+    """Where the script of a run in ``folder`` has the pages of output ``buffer`` written."""
+    return folder / f"{buffer.name}.out.pages"
+
+
+def write_script(plan: Plan, uploads: dict[str, np.ndarray], folder: Path, read_back: bool = False) -> Path:
     """The script of ``plan`` (static: bound to its sizes), in ``folder`` with the pages of each buffer of
-    ``uploads`` (the storage arrays main.cpp's ``<name>.bin`` files would hold); its path."""
+    ``uploads`` (the storage arrays main.cpp's ``<name>.bin`` files would hold); its path. With ``read_back`` the
+    script then reads every output's pages, as main.cpp reads them, into :func:`pages_file`."""
     lines = []
     for buffer in plan.buffers:
         size = buffer.page_size * buffer.num_pages
@@ -124,6 +141,8 @@ def write_script(plan: Plan, uploads: dict[str, np.ndarray], folder: Path) -> Pa
             lines.append(f"upload {buffer.name} {path}")
     for program in plan.programs:
         lines += _program(program)
+    if read_back:
+        lines += [f"download {buffer.name} {pages_file(folder, buffer)}" for buffer in plan.outputs]
     script = folder / "host.script"
     script.write_text("\n".join(lines) + "\n")
     return script
