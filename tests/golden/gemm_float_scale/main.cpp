@@ -197,7 +197,7 @@ int main(int argc, char** argv) {
         cb0_config.set_page_size(0, 2048);
         CreateCircularBuffer(program, cores, cb0_config);
 
-        // CB 1 "b": writer -> compute, 2 pages of 2048 B (Float16_b)
+        // CB 1 "b": reader -> compute, 2 pages of 2048 B (Float16_b)
         std::map<uint8_t, tt::DataFormat> cb1_formats = {{1, tt::DataFormat::Float16_b}};
         CircularBufferConfig cb1_config(4096, cb1_formats);
         cb1_config.set_page_size(1, 2048);
@@ -215,22 +215,11 @@ int main(int argc, char** argv) {
         cb24_config.set_page_size(24, 4096);
         CreateCircularBuffer(program, cores, cb24_config);
 
-        if (CreateSemaphore(program, cores, 0) != 0) {
-            throw std::runtime_error("semaphore 0 was not allocated as id 0");
-        }
-        if (CreateSemaphore(program, cores, 0) != 1) {
-            throw std::runtime_error("semaphore 1 was not allocated as id 1");
-        }
-        if (CreateSemaphore(program, cores, 0) != 2) {
-            throw std::runtime_error("semaphore 2 was not allocated as id 2");
-        }
-        if (CreateSemaphore(program, cores, 0) != 3) {
-            throw std::runtime_error("semaphore 3 was not allocated as id 3");
-        }
-
         std::vector<uint32_t> reader_compile_args;
         TensorAccessorArgs reader_accessor_A(*buffer_A);
         reader_accessor_A.append_to(reader_compile_args);
+        TensorAccessorArgs reader_accessor_B(*buffer_B);
+        reader_accessor_B.append_to(reader_compile_args);
         KernelHandle reader_kernel = CreateKernel(program, "reader.cpp", cores, DataMovementConfig{.processor = DataMovementProcessor::RISCV_1, .noc = NOC::RISCV_1_default, .compile_args = reader_compile_args});
 
         std::vector<uint32_t> compute_compile_args;
@@ -239,29 +228,22 @@ int main(int argc, char** argv) {
         KernelHandle compute_kernel = CreateKernel(program, "compute.cpp", cores, ComputeConfig{.math_fidelity = MathFidelity::HiFi4, .fp32_dest_acc_en = true, .unpack_to_dest_mode = unpack_to_dest, .math_approx_mode = false, .compile_args = compute_compile_args});
 
         std::vector<uint32_t> writer_compile_args;
-        TensorAccessorArgs writer_accessor_B(*buffer_B);
-        writer_accessor_B.append_to(writer_compile_args);
         TensorAccessorArgs writer_accessor_C(*buffer_C);
         writer_accessor_C.append_to(writer_compile_args);
         KernelHandle writer_kernel = CreateKernel(program, "writer.cpp", cores, DataMovementConfig{.processor = DataMovementProcessor::RISCV_0, .noc = NOC::RISCV_0_default, .compile_args = writer_compile_args});
 
-        // NOC coordinates of the cores multicast arguments name
-        CoreCoord noc_0_0 = device->worker_core_from_logical_core(CoreCoord{0, 0});
-        CoreCoord noc_1_0 = device->worker_core_from_logical_core(CoreCoord{1, 0});
-        CoreCoord noc_0_1 = device->worker_core_from_logical_core(CoreCoord{0, 1});
-        CoreCoord noc_1_1 = device->worker_core_from_logical_core(CoreCoord{1, 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_A, 0, 1, 1, static_cast<uint32_t>((dim_scale)), 1, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 1});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_A, address_B, 0, 1, 1, static_cast<uint32_t>((dim_scale))});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{0, 1, 1, static_cast<uint32_t>((dim_scale))});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_B, address_C, 0, 1, 1, static_cast<uint32_t>((dim_scale)), 1, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_A, 1, 1, 1, static_cast<uint32_t>((dim_scale)), 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 0}, std::vector<uint32_t>{address_C, 0, 1, 1, static_cast<uint32_t>((dim_scale))});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_A, address_B, 1, 1, 1, static_cast<uint32_t>((dim_scale))});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{1, 1, 1, static_cast<uint32_t>((dim_scale))});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_B, address_C, 1, 1, 1, static_cast<uint32_t>((dim_scale)), 1, static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), static_cast<uint32_t>(noc_1_1.x), static_cast<uint32_t>(noc_1_1.y), 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_A, 2, 1, 1, static_cast<uint32_t>((dim_scale)), 1, static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_1_1.x), static_cast<uint32_t>(noc_1_1.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{1, 0}, std::vector<uint32_t>{address_C, 1, 1, 1, static_cast<uint32_t>((dim_scale))});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_A, address_B, 2, 1, 1, static_cast<uint32_t>((dim_scale))});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{2, 1, 1, static_cast<uint32_t>((dim_scale))});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_B, address_C, 2, 1, 1, static_cast<uint32_t>((dim_scale)), 0, static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_0.x), static_cast<uint32_t>(noc_0_0.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), 1});
-        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{address_A, 3, 1, 1, static_cast<uint32_t>((dim_scale)), 0, static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), static_cast<uint32_t>(noc_1_1.x), static_cast<uint32_t>(noc_1_1.y), static_cast<uint32_t>(noc_0_1.x), static_cast<uint32_t>(noc_0_1.y), 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{0, 1}, std::vector<uint32_t>{address_C, 2, 1, 1, static_cast<uint32_t>((dim_scale))});
+        SetRuntimeArgs(program, reader_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{address_A, address_B, 3, 1, 1, static_cast<uint32_t>((dim_scale))});
         SetRuntimeArgs(program, compute_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{3, 1, 1, static_cast<uint32_t>((dim_scale))});
-        SetRuntimeArgs(program, writer_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{address_B, address_C, 3, 1, 1, static_cast<uint32_t>((dim_scale)), 0, static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), static_cast<uint32_t>(noc_1_0.x), static_cast<uint32_t>(noc_1_0.y), static_cast<uint32_t>(noc_1_1.x), static_cast<uint32_t>(noc_1_1.y), 1});
+        SetRuntimeArgs(program, writer_kernel, CoreCoord{1, 1}, std::vector<uint32_t>{address_C, 3, 1, 1, static_cast<uint32_t>((dim_scale))});
 
         distributed::MeshWorkload workload;
         distributed::MeshCoordinateRange device_range(device->shape());

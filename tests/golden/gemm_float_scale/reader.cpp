@@ -3,55 +3,35 @@
 #include "api/dataflow/dataflow_api.h"
 #include "api/tensor/tensor_accessor.h"
 
-// The L1 word of this core's semaphore `id`.
-inline volatile tt_l1_ptr uint32_t* semaphore_ptr(uint32_t id) {
-    return reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(id));
-}
-
 void kernel_main() {
     const uint32_t A_addr = get_arg_val<uint32_t>(0);
-    const uint32_t start_id = get_arg_val<uint32_t>(1);
-    const uint32_t count = get_arg_val<uint32_t>(2);
-    const uint32_t width = get_arg_val<uint32_t>(3);
-    const uint32_t a_mcast_sender = get_arg_val<uint32_t>(5);
-    const uint32_t a_mcast_sender_x = get_arg_val<uint32_t>(6);
-    const uint32_t a_mcast_sender_y = get_arg_val<uint32_t>(7);
-    const uint32_t a_mcast_start_x = get_arg_val<uint32_t>(8);
-    const uint32_t a_mcast_start_y = get_arg_val<uint32_t>(9);
-    const uint32_t a_mcast_end_x = get_arg_val<uint32_t>(10);
-    const uint32_t a_mcast_end_y = get_arg_val<uint32_t>(11);
-    const uint32_t a_mcast_receivers = get_arg_val<uint32_t>(12);
+    const uint32_t B_addr = get_arg_val<uint32_t>(1);
+    const uint32_t start_id = get_arg_val<uint32_t>(2);
+    const uint32_t count = get_arg_val<uint32_t>(3);
+    const uint32_t width = get_arg_val<uint32_t>(4);
 
     constexpr uint32_t cb_a = 0;
-
-    constexpr uint32_t sem_a_sender = 0;
-    constexpr uint32_t sem_a_receiver = 1;
+    constexpr uint32_t cb_b = 1;
 
     constexpr auto A_args = TensorAccessorArgs<0>();
     const auto A = TensorAccessor(A_args, A_addr, 2048);
+    constexpr auto B_args = TensorAccessorArgs<2>();
+    const auto B = TensorAccessor(B_args, B_addr, 2048);
 
     for (uint32_t n = 0; n < count; ++n) {
         const uint32_t block = start_id + (((n / width) * 2) + (n % width));
         const uint32_t by = block / 2;
+        const uint32_t bx = block % 2;
         for (uint32_t k = 0; k < 2; ++k) {
             cb_reserve_back(cb_a, 1);
             const uint32_t l1_a = get_write_ptr(cb_a);
-            if (a_mcast_sender != 0) {
-                noc_async_read_page((by * 2) + k, A, l1_a + 0);
-                noc_async_writes_flushed();
-                noc_async_read_barrier();
-                noc_semaphore_wait(semaphore_ptr(sem_a_sender), a_mcast_receivers);
-                noc_semaphore_set(semaphore_ptr(sem_a_sender), 0);
-                noc_async_write_multicast(l1_a, get_noc_multicast_addr(a_mcast_start_x, a_mcast_start_y, a_mcast_end_x, a_mcast_end_y, l1_a), 2048, a_mcast_receivers, true);
-                noc_semaphore_set(semaphore_ptr(sem_a_receiver), 1);
-                noc_semaphore_set_multicast(get_semaphore(sem_a_receiver), get_noc_multicast_addr(a_mcast_start_x, a_mcast_start_y, a_mcast_end_x, a_mcast_end_y, get_semaphore(sem_a_receiver)), a_mcast_receivers);
-            } else {
-                noc_semaphore_set(semaphore_ptr(sem_a_receiver), 0);
-                noc_semaphore_inc(get_noc_addr(a_mcast_sender_x, a_mcast_sender_y, get_semaphore(sem_a_sender)), 1);
-                noc_semaphore_wait(semaphore_ptr(sem_a_receiver), 1);
-            }
+            cb_reserve_back(cb_b, 1);
+            const uint32_t l1_b = get_write_ptr(cb_b);
+            noc_async_read_page((by * 2) + k, A, l1_a + 0);
+            noc_async_read_page((k * 2) + bx, B, l1_b + 0);
+            noc_async_read_barrier();
             cb_push_back(cb_a, 1);
+            cb_push_back(cb_b, 1);
         }
     }
-    noc_async_write_barrier();
 }

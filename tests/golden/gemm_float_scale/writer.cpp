@@ -3,65 +3,25 @@
 #include "api/dataflow/dataflow_api.h"
 #include "api/tensor/tensor_accessor.h"
 
-// The L1 word of this core's semaphore `id`.
-inline volatile tt_l1_ptr uint32_t* semaphore_ptr(uint32_t id) {
-    return reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(id));
-}
-
 void kernel_main() {
-    const uint32_t B_addr = get_arg_val<uint32_t>(0);
-    const uint32_t C_addr = get_arg_val<uint32_t>(1);
-    const uint32_t start_id = get_arg_val<uint32_t>(2);
-    const uint32_t count = get_arg_val<uint32_t>(3);
-    const uint32_t width = get_arg_val<uint32_t>(4);
-    const uint32_t b_mcast_sender = get_arg_val<uint32_t>(6);
-    const uint32_t b_mcast_sender_x = get_arg_val<uint32_t>(7);
-    const uint32_t b_mcast_sender_y = get_arg_val<uint32_t>(8);
-    const uint32_t b_mcast_start_x = get_arg_val<uint32_t>(9);
-    const uint32_t b_mcast_start_y = get_arg_val<uint32_t>(10);
-    const uint32_t b_mcast_end_x = get_arg_val<uint32_t>(11);
-    const uint32_t b_mcast_end_y = get_arg_val<uint32_t>(12);
-    const uint32_t b_mcast_receivers = get_arg_val<uint32_t>(13);
+    const uint32_t C_addr = get_arg_val<uint32_t>(0);
+    const uint32_t start_id = get_arg_val<uint32_t>(1);
+    const uint32_t count = get_arg_val<uint32_t>(2);
+    const uint32_t width = get_arg_val<uint32_t>(3);
 
-    constexpr uint32_t cb_b = 1;
     constexpr uint32_t cb_c_out = 16;
 
-    constexpr uint32_t sem_b_sender = 2;
-    constexpr uint32_t sem_b_receiver = 3;
-
-    constexpr auto B_args = TensorAccessorArgs<0>();
-    const auto B = TensorAccessor(B_args, B_addr, 2048);
-    constexpr auto C_args = TensorAccessorArgs<2>();
+    constexpr auto C_args = TensorAccessorArgs<0>();
     const auto C = TensorAccessor(C_args, C_addr, 4096);
 
     for (uint32_t n = 0; n < count; ++n) {
         const uint32_t block = start_id + (((n / width) * 2) + (n % width));
         const uint32_t by = block / 2;
         const uint32_t bx = block % 2;
-        for (uint32_t k = 0; k < 2; ++k) {
-            cb_reserve_back(cb_b, 1);
-            const uint32_t l1_b = get_write_ptr(cb_b);
-            if (b_mcast_sender != 0) {
-                noc_async_read_page((k * 2) + bx, B, l1_b + 0);
-                noc_async_writes_flushed();
-                noc_async_read_barrier();
-                noc_semaphore_wait(semaphore_ptr(sem_b_sender), b_mcast_receivers);
-                noc_semaphore_set(semaphore_ptr(sem_b_sender), 0);
-                noc_async_write_multicast(l1_b, get_noc_multicast_addr(b_mcast_start_x, b_mcast_start_y, b_mcast_end_x, b_mcast_end_y, l1_b), 2048, b_mcast_receivers, true);
-                noc_semaphore_set(semaphore_ptr(sem_b_receiver), 1);
-                noc_semaphore_set_multicast(get_semaphore(sem_b_receiver), get_noc_multicast_addr(b_mcast_start_x, b_mcast_start_y, b_mcast_end_x, b_mcast_end_y, get_semaphore(sem_b_receiver)), b_mcast_receivers);
-            } else {
-                noc_semaphore_set(semaphore_ptr(sem_b_receiver), 0);
-                noc_semaphore_inc(get_noc_addr(b_mcast_sender_x, b_mcast_sender_y, get_semaphore(sem_b_sender)), 1);
-                noc_semaphore_wait(semaphore_ptr(sem_b_receiver), 1);
-            }
-            cb_push_back(cb_b, 1);
-        }
         cb_wait_front(cb_c_out, 1);
         const uint32_t l1_c_out = get_read_ptr(cb_c_out);
         noc_async_write_page((by * 2) + bx, C, l1_c_out + 0);
         noc_async_write_barrier();
         cb_pop_front(cb_c_out, 1);
     }
-    noc_async_write_barrier();
 }
