@@ -65,6 +65,13 @@ def _rsqrt(a):
     return Val(a.v.rsqrt(), _above(a, 0.0).rsqrt() - a.v.rsqrt())
 
 
+def _mul(a, b):
+    # an operand whose bound is infinite (not checked: rsqrt near 0) times an exact 0 (relu of a negative) is not
+    # checked either: 0 * inf is NaN, and a NaN bound would fail every element it reaches
+    bound = a.v.abs() * b.e + b.v.abs() * a.e + a.e * b.e
+    return Val(a.v * b.v, torch.where(bound.isnan(), math.inf, bound))
+
+
 def _div(a, b):
     low = _above(Val(b.v.abs(), b.e), 0.0)
     bound = (a.e * b.v.abs() + a.v.abs() * b.e) / (b.v.abs() * low)
@@ -74,7 +81,7 @@ def _div(a, b):
 OPS: dict[str, Callable[..., Val]] = {
     "+": lambda a, b: Val(a.v + b.v, a.e + b.e),
     "-": lambda a, b: Val(a.v - b.v, a.e + b.e),
-    "*": lambda a, b: Val(a.v * b.v, a.v.abs() * b.e + b.v.abs() * a.e + a.e * b.e),
+    "*": lambda a, b: _mul(a, b),
     "/": _div,
     "max": lambda a, b: Val(torch.maximum(a.v, b.v), torch.maximum(a.e, b.e)),
     "min": lambda a, b: Val(torch.minimum(a.v, b.v), torch.maximum(a.e, b.e)),
