@@ -389,6 +389,24 @@ def strip_casts(e):
     return e
 
 
+def bfloat16_copy(cbs: Mapping[str, CBDesc], stmt, x_name: str) -> tirx.BufferLoad | None:
+    """``S[i, j]`` where ``stmt`` is the element-wise copy ``tt.tile.eltwise(X, i, j, S[i, j])`` (through casts) of a
+    bfloat16 block S into X (named ``x_name``) of the same tiles, bfloat16 or float32, else None: a reader of X may
+    read S in its place, the same numbers (a bfloat16 datum widened to float32 is the same number)."""
+    if stmt_intrin(stmt) != Intrin.TILE_ELTWISE or len(stmt.value.args) != 4:
+        return None
+    _, i, j, value = stmt.value.args
+    load = strip_casts(value)
+    if not isinstance(load, tirx.BufferLoad) or len(load.indices) != 2 \
+            or not (load.indices[0].same_as(i) and load.indices[1].same_as(j)):
+        return None
+    src, dst = cbs[load.buffer.name], cbs[x_name]
+    if src.vector or dst.vector or src.block_tiles != dst.block_tiles or src.data_format != "Float16_b" \
+            or dst.data_format not in ("Float16_b", "Float32"):
+        return None
+    return load
+
+
 def constant(e) -> float | None:
     """The value of a constant: a literal, through casts, or an expression of literals and
     ``T.infinity`` (``-T.infinity("float32")``), else None."""

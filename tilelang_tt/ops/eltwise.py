@@ -43,7 +43,8 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.ir.intrin import Intrin
-from tilelang_tt.ops.base import INTEGER_DTYPES, Engine, TileOp, constant, register, runtime_scalar, strip_casts
+from tilelang_tt.ops.base import (INTEGER_DTYPES, Engine, TileOp, bfloat16_copy, constant, register, runtime_scalar,
+                                  strip_casts)
 from tilelang_tt.ops.copy import BLOCK_OPERAND, is_transposed
 from tilelang_tt.ops.fill import CONSTANT_OPERAND
 from tilelang_tt.ops.generate import generate, generated_mask, reads_blocks, selection
@@ -178,17 +179,8 @@ class Eltwise(TileOp):
         for load in loads:
             x = load.buffer
             p = next((n for n in range(k - 1, -1, -1) if _writes(out[n], x.data)), None)
-            if p is None or stmt_intrin(out[p]) != Intrin.TILE_ELTWISE or len(out[p].value.args) != 4:
-                continue
-            _, pi, pj, copied = out[p].value.args
-            src = strip_casts(copied)
-            if not isinstance(src, tirx.BufferLoad) or len(src.indices) != 2 \
-                    or not (src.indices[0].same_as(pi) and src.indices[1].same_as(pj)):
-                continue
-            s_desc, x_desc = ctx.cbs[src.buffer.name], ctx.cbs[x.name]
-            if s_desc.vector or x_desc.vector or s_desc.block_tiles != x_desc.block_tiles \
-                    or s_desc.data_format != "Float16_b" or x_desc.data_format not in ("Float16_b", "Float32") \
-                    or any(_writes(out[n], src.buffer.data) for n in range(p + 1, k)):
+            src = bfloat16_copy(ctx.cbs, out[p], x.name) if p is not None else None
+            if src is None or any(_writes(out[n], src.buffer.data) for n in range(p + 1, k)):
                 continue
             reads_x = [n for n in loads if n.buffer.same_as(x)]
             if not all(len(n.indices) == 2 and n.indices[0].same_as(i) and n.indices[1].same_as(j) for n in reads_x):

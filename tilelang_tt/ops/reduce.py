@@ -40,7 +40,7 @@ import tilelang  # noqa: F401
 from tvm import tirx
 
 from tilelang_tt.ir.intrin import Intrin
-from tilelang_tt.ops.base import Engine, TileOp, compute_accesses, register, strip_casts
+from tilelang_tt.ops.base import Engine, TileOp, bfloat16_copy, compute_accesses, register, strip_casts
 from tilelang_tt.ops.sfpu import SfpuKind, fp32_bits, sfpu_op
 from tilelang_tt.ir.common import COL, ROW, TILE, as_region, evaluate, evaluate_calls, seq, serial, stmt_intrin
 
@@ -131,18 +131,10 @@ class Reduce(TileOp):
                 continue
             x = stmt.value.args[1]
             p = next((n for n in range(k - 1, -1, -1) if _mentions(out[n], x) and not _reduces(out[n])), None)
-            if p is None or stmt_intrin(out[p]) != Intrin.TILE_ELTWISE or len(out[p].value.args) != 4 \
-                    or not out[p].value.args[0].same_as(x):
+            if p is None or stmt_intrin(out[p]) != Intrin.TILE_ELTWISE or not out[p].value.args[0].same_as(x):
                 continue
-            _, i, j, value = out[p].value.args
-            load = strip_casts(value)
-            if not isinstance(load, tirx.BufferLoad) or len(load.indices) != 2 \
-                    or not (load.indices[0].same_as(i) and load.indices[1].same_as(j)):
-                continue
-            src, dst = ctx.cbs[load.buffer.name], ctx.cbs[x.name]
-            if src.vector or dst.vector or src.block_tiles != dst.block_tiles \
-                    or src.data_format != "Float16_b" or dst.data_format not in ("Float16_b", "Float32") \
-                    or any(not _reduces(out[n]) and _mentions(out[n], load.buffer.data) for n in range(p + 1, k)):
+            load = bfloat16_copy(ctx.cbs, out[p], x.name)
+            if load is None or any(not _reduces(out[n]) and _mentions(out[n], load.buffer.data) for n in range(p + 1, k)):
                 continue
             out[k] = evaluate(Intrin.TILE_REDUCE, stmt.value.args[0], load.buffer.data, *stmt.value.args[2:],
                               like=stmt)
