@@ -189,10 +189,13 @@ LARGE = 8192 * 4096  # from this many elements ours runs timing only (minutes of
 
 def softmax_rows(m: int, n: int) -> list[dict]:
     """ours exact beside ttnn's program with the precise exp; ours under fast math (which sets math_approx_mode)
-    beside ttnn's program with the approximate exp (its math_approx_mode on): each pair one precision recipe."""
+    beside ttnn's program with the approximate exp (its math_approx_mode on): each pair one precision recipe; and
+    ours written with the row sums' reciprocals (``softmax(..., reciprocal=True)``: ttnn's function, rounded twice)
+    beside ttnn's precise program."""
     x = bf16(m, n)
     xf = x.float().numpy()
-    funcs = (lambda: OPS.softmax(m, n, 32), lambda: OPS.softmax(m, n, 32, separate_exps=True))
+    softmax_forms = (lambda **kw: OPS.softmax(m, n, 32, **kw), lambda **kw: OPS.softmax(m, n, 32, separate_exps=True, **kw))
+    funcs = [lambda f=f: f() for f in softmax_forms]
     out = []
     for fast_math in (False, True):
         spec = softmax_program(m, n, hw=ComputeHw("HiFi4", fp32_dest_acc_en=True, math_approx_mode=fast_math))
@@ -204,6 +207,12 @@ def softmax_rows(m: int, n: int) -> list[dict]:
         out.append(norm_row(f"softmax {m}x{n} bfloat16 fp32-dst {recipe} {GRID[0]}x{GRID[1]}",
                             res.counters["timing"]["seconds"], ttnn_ok, ours_s,
                             None if ours_out is None else softmax_close(ours_out, xf, approximate=fast_math)))
+        if not fast_math:  # ttnn's own function: ours written with the row sums' reciprocals, the precise exp
+            ours_out, ours_s = ours([lambda f=f: f(reciprocal=True) for f in softmax_forms], x, fast_math=False,
+                                    numerics=m * n < LARGE)
+            out.append(norm_row(f"softmax {m}x{n} bfloat16 fp32-dst precise-exp reciprocal {GRID[0]}x{GRID[1]}",
+                                res.counters["timing"]["seconds"], ttnn_ok, ours_s,
+                                None if ours_out is None else softmax_close(ours_out, xf)))
     return out
 
 

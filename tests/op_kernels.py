@@ -315,12 +315,14 @@ def exp_minus_row_max(M, N, bm, dtype="bfloat16"):
     return main
 
 
-def softmax(M, N, bm, dtype="bfloat16", separate_exps=False):
+def softmax(M, N, bm, dtype="bfloat16", separate_exps=False, reciprocal=False):
     """Softmax of ``bm`` whole rows a block: a float32 copy of the rows updated in place (x - max, exp, / sum); with
     ``separate_exps`` the form of TileLang's online_softmax example for a row that fits one block (its x, exp_x and
     y): the input block read as it is, the exps in a float32 block of their own, the quotients in a block of
     ``dtype``. No block is then updated in place, so each may have one block of pages where a long row (8192 x
-    4096: 32 rows of 4096 are 256 KiB of bfloat16, 512 KiB of float32) leaves no room for two."""
+    4096: 32 rows of 4096 are 256 KiB of bfloat16, 512 KiB of float32) leaves no room for two. ``reciprocal``: the
+    row sums' reciprocals taken once (``sm[i] = 1 / sm[i]``) and each exp multiplied by its row's, the function
+    ttnn's softmax computes (recip_tile of the row sum, mul_tiles_bcast_cols: two roundings)."""
 
     if separate_exps:
         @T.prim_func
@@ -336,8 +338,14 @@ def softmax(M, N, bm, dtype="bfloat16", separate_exps=False):
                 for i, j in T.Parallel(bm, N):
                     exp_x[i, j] = T.exp(x[i, j] - mx[i])
                 T.reduce_sum(exp_x, sm, dim=1)
-                for i, j in T.Parallel(bm, N):
-                    y[i, j] = exp_x[i, j] / sm[i]
+                if reciprocal:
+                    for i in T.Parallel(bm):
+                        sm[i] = 1.0 / sm[i]
+                    for i, j in T.Parallel(bm, N):
+                        y[i, j] = exp_x[i, j] * sm[i]
+                else:
+                    for i, j in T.Parallel(bm, N):
+                        y[i, j] = exp_x[i, j] / sm[i]
                 T.copy(y, Y[by * bm, 0])
 
         return main
@@ -355,8 +363,14 @@ def softmax(M, N, bm, dtype="bfloat16", separate_exps=False):
             for i, j in T.Parallel(bm, N):
                 xf[i, j] = T.exp(xf[i, j] - mx[i])
             T.reduce_sum(xf, sm, dim=1)
-            for i, j in T.Parallel(bm, N):
-                xf[i, j] = xf[i, j] / sm[i]
+            if reciprocal:
+                for i in T.Parallel(bm):
+                    sm[i] = 1.0 / sm[i]
+                for i, j in T.Parallel(bm, N):
+                    xf[i, j] = xf[i, j] * sm[i]
+            else:
+                for i, j in T.Parallel(bm, N):
+                    xf[i, j] = xf[i, j] / sm[i]
             T.copy(xf, Y[by * bm, 0])
 
     return main

@@ -94,3 +94,15 @@ def test_softmax_against_torch(fast_math):
     # divides it
     relative = 2.0**-6 + (2 * APPROX_EXP if fast_math else 0.0)
     assert ((y - ref).abs() <= torch.clamp(ref.abs() * relative, min=2.0**-10)).all()
+
+
+def test_softmax_written_with_the_reciprocals_takes_one_a_row():
+    # ttnn's function (recip_tile of the row sum, then a product per tile), written in TileLang: sm[i] = 1 / sm[i]
+    # is recip_tile on the row sums' tiles, and no tile is divided
+    x = bf16(64, 256, seed=9) * 3
+    art = tilelang_tt.compile(softmax(64, 256, 32, reciprocal=True))
+    source = art.sources["compute.cpp"]
+    assert "recip_tile(" in source and "div_binary_tile(" not in source
+    y = torch.as_tensor(art.run(x)).float()
+    ref = torch.softmax(x.double(), dim=1)
+    assert ((y - ref).abs() <= torch.clamp(ref.abs() * 2.0**-6, min=2.0**-10)).all()
