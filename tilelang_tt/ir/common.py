@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import linecache
+import math
 from dataclasses import dataclass
 
 import tilelang  # noqa: F401
@@ -300,6 +301,31 @@ def simplify(expr):
 def const_int(expr) -> int | None:
     expr = simplify(expr)
     return int(expr.value) if isinstance(expr, tirx.IntImm) else None
+
+
+def const_shape(buf: tirx.Buffer) -> list[int] | None:
+    """``buf``'s shape as ints, or None where a dimension is not a constant."""
+    dims = [const_int(d) for d in buf.shape]
+    return None if any(d is None for d in dims) else dims
+
+
+def suffix_products(dims: list[int]) -> list[int]:
+    """Elements one step of each of ``dims`` spans in a row-major array: the product of the dimensions after it."""
+    return [math.prod(dims[d + 1:]) for d in range(len(dims))]
+
+
+def views_of(body: tirx.Stmt, owner: dict) -> dict[tirx.Buffer, tirx.Buffer]:
+    """Every buffer ``body`` loads or stores on the memory of a buffer of ``owner`` (data Var -> Buffer) that is
+    not that buffer itself (a ``T.reshape`` / ``T.view``) -> the buffer it views."""
+    found: dict = {}
+
+    def visit(node):
+        if isinstance(node, (tirx.BufferLoad, tirx.BufferStore)) and node.buffer.data in owner and \
+                not node.buffer.same_as(owner[node.buffer.data]):
+            found.setdefault(node.buffer, owner[node.buffer.data])
+
+    tirx.stmt_functor.post_order_visit(body, visit)
+    return found
 
 
 _FORMULA_OPS = {tirx.Add: "+", tirx.Sub: "-", tirx.Mul: "*", tirx.FloorDiv: "//", tirx.FloorMod: "%",

@@ -50,6 +50,7 @@ from tilelang_tt.ir.common import (
     allocate_in_root,
     as_region,
     const_int,
+    const_shape,
     error,
     first_stmt_using,
     is_cb_buffer,
@@ -59,8 +60,10 @@ from tilelang_tt.ir.common import (
     make_region,
     prim_func_pass,
     seq,
+    suffix_products,
     tile_op_name,
     unique_name,
+    views_of,
 )
 
 PASS = "LowerBlockViewsTT"
@@ -71,27 +74,18 @@ HINT = ("use `{block}` in its own shape (a reduction per group: T.reduce of the 
 IDENTITY = {"sum": 0.0, "abssum": 0.0, "absmax": 0.0, "max": -math.inf, "min": math.inf}
 
 
-def _shape(buf: tirx.Buffer) -> list[int] | None:
-    dims = [const_int(d) for d in buf.shape]
-    return None if any(d is None for d in dims) else dims
-
-
-def _suffixes(dims: list[int]) -> list[int]:
-    return [math.prod(dims[d + 1:]) for d in range(len(dims))]
-
-
 class _View:
     """A view ``view`` of the on-chip block ``block``, elements in the same row-major order."""
 
     def __init__(self, view: tirx.Buffer, block: tirx.Buffer, analyzer):
         self.view, self.block, self.analyzer = view, block, analyzer
-        self.view_dims, self.block_dims = _shape(view), _shape(block)
+        self.view_dims, self.block_dims = const_shape(view), const_shape(block)
 
     def element(self, indices) -> list[tirx.PrimExpr]:
         """The block's indices of the view's element at ``indices``."""
-        flat = sum((i * s for i, s in zip(indices, _suffixes(self.view_dims))), tirx.const(0, "int32"))
+        flat = sum((i * s for i, s in zip(indices, suffix_products(self.view_dims))), tirx.const(0, "int32"))
         out = []
-        for d, (dim, step) in enumerate(zip(self.block_dims, _suffixes(self.block_dims))):
+        for d, (dim, step) in enumerate(zip(self.block_dims, suffix_products(self.block_dims))):
             digit = tirx.floordiv(flat, step) if step != 1 else flat
             out.append(self.analyzer.simplify(digit if d == 0 else tirx.floormod(digit, dim)))
         return out
@@ -106,19 +100,11 @@ def _views(func: tirx.PrimFunc) -> dict[tirx.Buffer, tirx.Buffer]:
             owner.update({b.data: b for b in node.alloc_buffers if is_cb_buffer(b)})
 
     tirx.stmt_functor.post_order_visit(func.body, allocated)
-    found: dict = {}
-
-    def visit(node):
-        if isinstance(node, (tirx.BufferLoad, tirx.BufferStore)) and node.buffer.data in owner and \
-                not node.buffer.same_as(owner[node.buffer.data]):
-            found.setdefault(node.buffer, owner[node.buffer.data])
-
-    tirx.stmt_functor.post_order_visit(func.body, visit)
-    return found
+    return views_of(func.body, owner)
 
 
 def _check(func, view: tirx.Buffer, block: tirx.Buffer) -> None:
-    vshape, bshape = _shape(view), _shape(block)
+    vshape, bshape = const_shape(view), const_shape(block)
     if vshape is None or bshape is None or math.prod(vshape) != math.prod(bshape) or view.dtype != block.dtype:
         raise error(PASS, func, first_stmt_using(func.body, view),
                     f"`{view.name}` {list(view.shape)} {view.dtype} is a view of the on-chip block `{block.name}` "
@@ -204,12 +190,12 @@ class _Rewriter:
         kind, dim, clear = str(stmt.value.args[2].value), const_int(stmt.value.args[3]), stmt.value.args[4]
         vdims, bdims = view.view_dims, view.block_dims
         whole = [const_int(e) for e in src.extents] == vdims and all(const_int(s) == 0 for s in src.starts)
-        dst_whole = [const_int(e) for e in dst.extents] == _shape(dst.buffer) and all(
+        dst_whole = [const_int(e) for e in dst.extents] == const_shape(dst.buffer) and all(
             const_int(s) == 0 for s in dst.starts)
         if dim < 0:
             dim += len(vdims)
         fits = (len(vdims) == 3 and len(bdims) == 2 and vdims[0] == bdims[0] and vdims[1] * vdims[2] == bdims[1]
-                and dim == 2 and whole and dst_whole and _shape(dst.buffer) == vdims[:2] and kind in IDENTITY
+                and dim == 2 and whole and dst_whole and const_shape(dst.buffer) == vdims[:2] and kind in IDENTITY
                 and const_int(clear) == 1)
         if not fits:
             self.refuse(stmt, view, f"`T.reduce_{kind}` along dimension {dim} of")

@@ -32,7 +32,8 @@ import math
 import tilelang  # noqa: F401
 from tvm import ir, tirx
 
-from tilelang_tt.ir.common import const_int, error, first_stmt_using, keep_span, prim_func_pass
+from tilelang_tt.ir.common import (const_int, const_shape, error, first_stmt_using, keep_span, prim_func_pass,
+                                   suffix_products, views_of)
 from tilelang_tt.ir.slices import bound_analyzer
 
 PASS = "MapParameterViewsTT"
@@ -41,21 +42,11 @@ HINT = ("declare the view with the parameter's last dimension and its leading di
         "parameter with the shape the kernel uses and reshape the tensor on the host")
 
 
-def _shape(buf: tirx.Buffer) -> list[int] | None:
-    dims = [const_int(d) for d in buf.shape]
-    return None if any(d is None for d in dims) else dims
-
-
 def _contiguous(buf: tirx.Buffer, shape: list[int]) -> bool:
     if not buf.strides:
         return True
     strides = [const_int(s) for s in buf.strides]
-    return strides == [math.prod(shape[d + 1:]) for d in range(len(shape))]
-
-
-def _suffixes(dims: list[int]) -> list[int]:
-    """Elements (rows) one step of each of ``dims`` spans: the products of the dimensions after it."""
-    return [math.prod(dims[d + 1:]) for d in range(len(dims))]
+    return strides == suffix_products(shape)
 
 
 class _View:
@@ -67,12 +58,12 @@ class _View:
         self.param_rows = [int(d) for d in param.shape[:-1]]
 
     def flat_row(self, indices) -> tirx.PrimExpr:
-        return sum((i * s for i, s in zip(indices, _suffixes(self.view_rows))), tirx.const(0, "int32"))
+        return sum((i * s for i, s in zip(indices, suffix_products(self.view_rows))), tirx.const(0, "int32"))
 
     def digits(self, row: tirx.PrimExpr) -> list[tirx.PrimExpr]:
         """The parameter's leading indices of flat row ``row``."""
         out = []
-        for d, (dim, step) in enumerate(zip(self.param_rows, _suffixes(self.param_rows))):
+        for d, (dim, step) in enumerate(zip(self.param_rows, suffix_products(self.param_rows))):
             digit = tirx.floordiv(row, step) if step != 1 else row
             out.append(self.analyzer.simplify(digit if d == 0 else tirx.floormod(digit, dim)))
         return out
@@ -90,7 +81,7 @@ class _View:
         if any(lead[d] != self.view_rows[d] for d in range(first + 1, len(lead))):
             return None  # rows of the view that are no run of its flat rows
         rows, row = math.prod(lead), self.flat_row(starts[:-1])
-        steps = _suffixes(self.param_rows)
+        steps = suffix_products(self.param_rows)
         for d in reversed(range(len(self.param_rows))):
             step, dim = steps[d], self.param_rows[d]
             if rows % step or rows // step > dim:
@@ -108,20 +99,12 @@ class _View:
 
 def _views(func: tirx.PrimFunc) -> dict[tirx.Buffer, tirx.Buffer]:
     """Every buffer on a parameter's memory that is not the parameter -> its parameter."""
-    owner = {func.buffer_map[p].data: func.buffer_map[p] for p in func.params if p in func.buffer_map}
-    found: dict = {}
-
-    def visit(node):
-        if isinstance(node, (tirx.BufferLoad, tirx.BufferStore)) and node.buffer.data in owner and \
-                not node.buffer.same_as(owner[node.buffer.data]):
-            found.setdefault(node.buffer, owner[node.buffer.data])
-
-    tirx.stmt_functor.post_order_visit(func.body, visit)
-    return found
+    return views_of(func.body, {func.buffer_map[p].data: func.buffer_map[p] for p in func.params
+                                if p in func.buffer_map})
 
 
 def _check(func, view: tirx.Buffer, param: tirx.Buffer) -> None:
-    vshape, pshape = _shape(view), _shape(param)
+    vshape, pshape = const_shape(view), const_shape(param)
     fits = vshape is not None and pshape is not None and len(vshape) >= 2 and vshape[-1] == pshape[-1] and \
         math.prod(vshape) == math.prod(pshape) and _contiguous(view, vshape) and _contiguous(param, pshape) and \
         view.dtype == param.dtype
