@@ -76,8 +76,14 @@ class PlanDim:
 
 
 def float32_bits(value: float) -> int:
-    """The IEEE-754 bits of ``value`` as a float32 (a value float32 holds exactly: :func:`scalar_value`)."""
+    """The IEEE-754 bits of ``value`` rounded to a float32 (nearest, ties to even), as a kernel's runtime argument
+    or an SFPU op's parameter takes a float."""
     return struct.unpack("<I", struct.pack("<f", value))[0]
+
+
+def float32_value(value: float) -> float:
+    """``value`` rounded to a float32 (nearest, ties to even), as a Python float (exact)."""
+    return struct.unpack("<f", struct.pack("<f", value))[0]
 
 
 def runtime_bits(value: int | float) -> int:
@@ -108,7 +114,7 @@ def _rounded(value: float, dtype: str) -> float:
     ``OverflowError`` for a finite value beyond the dtype's range (struct's IEEE packing)."""
     if dtype == "float16":
         return struct.unpack("<e", struct.pack("<e", value))[0]
-    single = struct.unpack("<f", struct.pack("<f", value))[0]
+    single = float32_value(value)
     if dtype == "float32" or not math.isfinite(single):
         return single
     bits = float32_bits(single)  # bfloat16: the upper 16 bits of the float32, rounded to nearest even

@@ -37,11 +37,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import struct
 
 import tilelang  # noqa: F401
 from tvm import tirx
 
+from tilelang_tt.contract.dims import float32_bits, float32_value
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ops.base import (INTEGER_DTYPES, Engine, TileOp, bfloat16_copy, constant, register, runtime_scalar,
                                   strip_casts)
@@ -63,7 +63,6 @@ from tilelang_tt.ops.sfpu import (
     binary_operands,
     call_name,
     call_operands,
-    fp32_bits,
     decompose,
     gelu_operand,
     scalar_call,
@@ -775,8 +774,8 @@ class TileProgram:
         if folded is None:
             return None
         x, c = folded
-        c = struct.unpack("<f", struct.pack("<f", c))[0]  # the kernel's float32 constant
-        return x, fp32_bits(c * math.log(2.0) if name == "tirx.exp2" else c)
+        c = float32_value(c)  # the kernel's float32 constant
+        return x, float32_bits(c * math.log(2.0) if name == "tirx.exp2" else c)
 
     def scalar(self, op, bits, base: int) -> None:
         """An SFPU op with a 32-bit parameter on DST slot ``base``: ``bits`` an int (a constant's), or the
@@ -1042,7 +1041,7 @@ class ScalarOperand:
                     tirx.FloatImm("float32", 1.0), cb if str(cb.dtype) == "float32" else tirx.Cast("float32", cb))
         if isinstance(value, float) and (op, value) in (("mul", 1.0), ("add", 0.0), ("sub", 0.0)):
             return
-        prog.scalar(sfpu_op(SfpuKind.SCALAR, op), fp32_bits(value) if isinstance(value, float) else value, base)
+        prog.scalar(sfpu_op(SfpuKind.SCALAR, op), float32_bits(value) if isinstance(value, float) else value, base)
 
 
 def _scalar_of(e):
@@ -1093,7 +1092,7 @@ def reciprocal(c: float) -> float:
         return math.copysign(math.inf, c)
     if math.isinf(c):
         return math.copysign(0.0, c)
-    return struct.unpack("<f", struct.pack("<f", 1.0 / c))[0]
+    return float32_value(1.0 / c)
 
 
 class Where:

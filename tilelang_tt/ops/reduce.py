@@ -41,7 +41,8 @@ from tvm import tirx
 
 from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ops.base import Engine, TileOp, bfloat16_copy, compute_accesses, register, strip_casts
-from tilelang_tt.ops.sfpu import SfpuKind, fp32_bits, sfpu_op
+from tilelang_tt.contract.dims import float32_bits
+from tilelang_tt.ops.sfpu import SfpuKind, sfpu_op
 from tilelang_tt.ir.common import COL, ROW, TILE, as_region, evaluate, evaluate_calls, seq, serial, stmt_intrin
 
 
@@ -212,7 +213,7 @@ class Reduce(TileOp):
             if kind == "negmax":  # -max(-X) = min(X)
                 negate = sfpu_op(SfpuKind.SCALAR, "mul")
                 stmts += [evaluate(Intrin.SFPU_INIT, negate.kind.value, negate.name, like=stmt),
-                          evaluate(Intrin.SFPU_SCALAR, negate.name, 0, tirx.IntImm("uint32", fp32_bits(-1.0)),
+                          evaluate(Intrin.SFPU_SCALAR, negate.name, 0, tirx.IntImm("uint32", float32_bits(-1.0)),
                                    like=stmt)]
             if not clear:  # the old value into DST 1, combined into DST 0
                 combine = sfpu_op(SfpuKind.BINARY, COMBINE[kind])

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import enum
 import math
-import struct
 from dataclasses import dataclass, replace
 
 import tilelang  # noqa: F401
 from tvm import ir, tirx
 
+from tilelang_tt.contract.dims import float32_bits
 from tilelang_tt.ops.base import constant, strip_casts
 
 COMPUTE = "api/compute/"
@@ -86,11 +86,6 @@ def _binary(name: str, function: str, header: str, tir) -> SfpuOp:
     return SfpuOp(SfpuKind.BINARY, name, function, COMPUTE + header, tir)
 
 
-def fp32_bits(value: float) -> int:
-    """IEEE-754 bits of a float32, as the SFPU ops with a parameter take it."""
-    return struct.unpack("<I", struct.pack("<f", value))[0]
-
-
 # "<false>": the precise form of ops whose header defaults to the fast approximation (APPROXIMATE: their
 # approximate forms, which the compile option math_approx_mode selects).
 SFPU_OPS: tuple[SfpuOp, ...] = (
@@ -142,8 +137,8 @@ SFPU_OPS: tuple[SfpuOp, ...] = (
     # a TIR call with a parameter: log2/log10 are log_with_base_tile(x, bits of 1/ln(base)) (one op,
     # the header's documented use); T.round (nearbyint on TVM's LLVM backend) and T.nearbyint are
     # round_tile(x, 0 decimals), half to even; T.pow(x, c) is power_tile(x, bits of c)
-    _call_with_param("log2", "log_with_base_tile", "compute_kernel_api.h", "tirx.log2", fp32_bits(1 / math.log(2))),
-    _call_with_param("log10", "log_with_base_tile", "compute_kernel_api.h", "tirx.log10", fp32_bits(1 / math.log(10))),
+    _call_with_param("log2", "log_with_base_tile", "compute_kernel_api.h", "tirx.log2", float32_bits(1 / math.log(2))),
+    _call_with_param("log10", "log_with_base_tile", "compute_kernel_api.h", "tirx.log10", float32_bits(1 / math.log(10))),
     _call_with_param("round", "round_tile", "eltwise_unary/rounding.h", "tirx.round", 0, "rounding_op_tile_init"),
     _call_with_param("nearbyint", "round_tile", "eltwise_unary/rounding.h", "tirx.nearbyint", 0,
                      "rounding_op_tile_init"),
@@ -180,7 +175,7 @@ _APPROXIMATE_TEMPLATES = {"exp": ("<true>", None), "gelu": ("<true>", None), "ta
 # rounding of x * ln 2 (exp_tile<true> of a product x * ln 2 would round it first).
 # Under fast math (CompileOptions.fast_math) the approximate exp of x * c takes c as that scale (ops/eltwise.py
 # Exp): c * A rounded once where x * c and then A times it round twice.
-LN2_BITS = 0x3F317218  # fp32_bits(math.log(2.0))
+LN2_BITS = 0x3F317218  # float32_bits(math.log(2.0))
 _SCALED_EXP_INIT = "<true, {:#x}u>"
 _EXP2_APPROX = SfpuOp(SfpuKind.UNARY, "exp2_approx", "exp_tile", COMPUTE + "eltwise_unary/exp.h", None,
                       "exp_tile_init", "<true>", init_template=_SCALED_EXP_INIT.format(LN2_BITS),
@@ -295,7 +290,7 @@ def scalar_call(e) -> tuple[SfpuOp, object, int] | None:
     if op.param_bits is not None:
         return op, e.args[0], op.param_bits
     c = constant(e.args[1])
-    return (op, e.args[0], fp32_bits(c)) if c is not None else None
+    return (op, e.args[0], float32_bits(c)) if c is not None else None
 
 
 def binary_operands(e) -> tuple[SfpuOp, object, object] | None:
