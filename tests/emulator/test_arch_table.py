@@ -87,7 +87,7 @@ def test_the_table_reaches_the_runtime_as_one_define_of_every_row():
     assert define.startswith("-DTT_EMU_ARCHS={.name = \"wormhole_b0\", .grid_x = 8, .grid_y = 8, .l1_size = 1499136, ")
     assert define.count(".name = ") == len(ARCHS) and ".dst_tiles = 16, " in define
     assert ".clock_hz = 1000000000.0, .noc_bytes_per_cycle = 28.7, .noc_latency = 293, .noc_issue = 25, " \
-           ".noc_max_packet = 8192, .mcast_reserve = 145, .dram_bytes_per_cycle = 22.0, .dram_read_latency = 381, " \
+           ".noc_max_packet = 8192, .mcast_reserve = 145, .noc_hop = 9, .dram_bytes_per_cycle = 22.0, .dram_read_latency = 381, " \
            ".dram_write_latency = 426, .dram_bytes_per_s = 267000000000.0, .unpackers_share_l1 = true, .cb_config = 25, " \
            ".ncrisc_kernel_copy = 400}" in define  # the timing model's figures too
 

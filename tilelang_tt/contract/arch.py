@@ -34,6 +34,7 @@ class Arch:
     noc_issue_cycles: int  # a RISC's cycles per NOC transaction it issues (small transactions' rate)
     noc_max_packet_bytes: int  # data flits of one NOC packet (a header flit and up to 256 data flits)
     mcast_reserve_cycles: int  # a multicast packet's path reservation, before the per-hop part
+    noc_hop_cycles: int  # a router to its neighbour (tt-isa-documentation NoC); a multicast reserves each, out and back
     dram_bytes_per_cycle: float  # one core's DRAM reads or writes
     dram_read_latency_cycles: int  # a small DRAM read's floor
     dram_write_latency_cycles: int  # a small DRAM write's floor
@@ -85,7 +86,7 @@ ARCHS: dict[str, Arch] = {
     "wormhole_b0": Arch(name="wormhole_b0", grid=(8, 8), l1_total=1464 * 1024, l1_unreserved_base=0x19D70,
                         l1_alignment=16, num_dram_banks=12, dram_bank_size=1 << 30, dram_alignment=32, num_cbs=32,
                         dst_tiles=16, clock_hz=1.0e9, noc_bytes_per_cycle=28.7, noc_latency_cycles=293,
-                        noc_issue_cycles=25, noc_max_packet_bytes=8192, mcast_reserve_cycles=145,
+                        noc_issue_cycles=25, noc_max_packet_bytes=8192, mcast_reserve_cycles=145, noc_hop_cycles=9,
                         dram_bytes_per_cycle=22.0, dram_read_latency_cycles=381, dram_write_latency_cycles=426,
                         dram_bytes_per_s=267.0e9, unpackers_share_l1=True, cb_config_cycles=25,
                         ncrisc_kernel_copy_cycles=400),
@@ -104,7 +105,7 @@ ARCHS: dict[str, Arch] = {
     "blackhole": Arch(name="blackhole", grid=(13, 10), l1_total=1536 * 1024, l1_unreserved_base=0x1B480,
                       l1_alignment=16, num_dram_banks=8, dram_bank_size=4 << 30, dram_alignment=64, num_cbs=64,
                       dst_tiles=16, clock_hz=1.35e9, noc_bytes_per_cycle=60.9, noc_latency_cycles=373,
-                      noc_issue_cycles=23, noc_max_packet_bytes=16384, mcast_reserve_cycles=224,
+                      noc_issue_cycles=23, noc_max_packet_bytes=16384, mcast_reserve_cycles=224, noc_hop_cycles=9,
                       dram_bytes_per_cycle=22.0, dram_read_latency_cycles=486, dram_write_latency_cycles=399,
                       dram_bytes_per_s=500.0e9, unpackers_share_l1=False, cb_config_cycles=20,
                       ncrisc_kernel_copy_cycles=0),

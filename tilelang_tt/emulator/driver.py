@@ -182,6 +182,7 @@ def arch_table_define() -> str:
         f".clock_hz = {a.clock_hz!r}, .noc_bytes_per_cycle = {a.noc_bytes_per_cycle!r}, "
         f".noc_latency = {a.noc_latency_cycles}, .noc_issue = {a.noc_issue_cycles}, "
         f".noc_max_packet = {a.noc_max_packet_bytes}, .mcast_reserve = {a.mcast_reserve_cycles}, "
+        f".noc_hop = {a.noc_hop_cycles}, "
         f".dram_bytes_per_cycle = {a.dram_bytes_per_cycle!r}, .dram_read_latency = {a.dram_read_latency_cycles}, "
         f".dram_write_latency = {a.dram_write_latency_cycles}, .dram_bytes_per_s = {a.dram_bytes_per_s!r}, "
         f".unpackers_share_l1 = {str(a.unpackers_share_l1).lower()}, .cb_config = {a.cb_config_cycles}, "

@@ -161,11 +161,6 @@ class BlockRead:
     write: bool = False  # a block the writer stores to a tensor (its bytes count in the DRAM's floor only)
 
 
-# A NOC router hop: tt-isa-documentation WormholeB0/NoC, the emulator's kNocHop (runtime/timing.hpp); a
-# path-reserving multicast waits for every router of its rectangle, out and back (docs/timing-model.md).
-NOC_HOP_CYCLES = 9
-
-
 def step_cycles(arch: Arch, reads: list[BlockRead], multicast: set[str]) -> float:
     """Cycles of one step of a core's reader (the reads of one loop body), the CBs in ``multicast``
     multicast, from the arch's figures as the emulator's timing model charges them
@@ -176,7 +171,7 @@ def step_cycles(arch: Arch, reads: list[BlockRead], multicast: set[str]) -> floa
     * a multicast CB, which its sender reads after pushing the others: the sender's read and barrier (the
       CBs multicast along one axis one after the other, those of another axis by other cores), the
       two NOC calls (``noc_issue_cycles``), the path reservation (``mcast_reserve_cycles`` and a router hop
-      out and back per core along the rectangle's longer side, :data:`NOC_HOP_CYCLES`) and the data at
+      out and back per core along the rectangle's longer side, ``noc_hop_cycles``) and the data at
       the NOC rate (``noc_bytes_per_cycle``); the step repeats no faster than the round trip of the
       handshake (the data and the flag reach the receivers, whose next step's reads precede their ready
       increment back: twice ``noc_latency_cycles``). Both fall out of the step when the CB is ``late``:
@@ -195,7 +190,7 @@ def step_cycles(arch: Arch, reads: list[BlockRead], multicast: set[str]) -> floa
     for r in sent:
         if r.late:
             continue
-        transfer = (2 * arch.noc_issue_cycles + arch.mcast_reserve_cycles + 2 * NOC_HOP_CYCLES * r.extent
+        transfer = (2 * arch.noc_issue_cycles + arch.mcast_reserve_cycles + 2 * arch.noc_hop_cycles * r.extent
                     + r.bytes / arch.noc_bytes_per_cycle)
         senders[r.axis] = (senders.get(r.axis, 0.0) + r.bytes / arch.dram_bytes_per_cycle
                            + arch.dram_read_latency_cycles + transfer)

@@ -44,7 +44,7 @@ struct ArchSpec {
   uint32_t dram_alignment, num_cbs, dst_tiles;
   // the timing model's figures (sources in contract/arch.py)
   double clock_hz, noc_bytes_per_cycle;
-  uint64_t noc_latency, noc_issue, noc_max_packet, mcast_reserve;
+  uint64_t noc_latency, noc_issue, noc_max_packet, mcast_reserve, noc_hop;
   double dram_bytes_per_cycle;
   uint64_t dram_read_latency, dram_write_latency;
   double dram_bytes_per_s;
@@ -84,7 +84,7 @@ inline uint64_t dram_occupancy(const ArchSpec& a, uint64_t bytes) {
 
 // Cycles a multicast packet waits for its path reservation: every router of the broadcast tree
 // answers before data leaves, so a hop out and back per core of the rectangle's extent.
-inline uint64_t mcast_reservation(const ArchSpec& a, uint64_t extent) { return a.mcast_reserve + 2 * kNocHop * extent; }
+inline uint64_t mcast_reservation(const ArchSpec& a, uint64_t extent) { return a.mcast_reserve + 2 * a.noc_hop * extent; }
 
 // Cycles the unpackers take for an op: its operands come in on the two unpackers side by side, each at
 // up to 64 B/cycle, so the unpacker reading more sets the time; where the two share one 64 B/cycle L1

@@ -161,7 +161,6 @@ inline constexpr uint64_t kCbCall = 8;             // ASSUMPTION: CB interface l
 // it to the math and pack TRISCs' mailboxes (two mailbox_write), each of which reads its mailbox
 inline constexpr uint64_t kTileValueRead = 6;      // ASSUMPTION: an L1 load and two mailbox writes
 inline constexpr uint64_t kMailboxRead = 2;        // ASSUMPTION: one mailbox read
-inline constexpr uint64_t kNocHop = 9;             // tt-isa-documentation NoC: router to neighbouring router
 inline constexpr uint64_t kDataflowMisc = 2;       // ASSUMPTION: pointer / address arithmetic
 // A baby RISC-V's own loads and stores of L1 (CoreLocalMem elements: a staged run's copy), tt-isa-documentation
 // WormholeB0/TensixTile/BabyRISCV/README.md "Load/Store Unit": an L1 load's latency is >= 8 cycles and sustained
