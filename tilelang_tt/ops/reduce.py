@@ -43,7 +43,8 @@ from tilelang_tt.ir.intrin import Intrin
 from tilelang_tt.ops.base import Engine, TileOp, bfloat16_copy, compute_accesses, register, strip_casts
 from tilelang_tt.contract.dims import float32_bits
 from tilelang_tt.ops.sfpu import SfpuKind, sfpu_op
-from tilelang_tt.ir.common import COL, ROW, TILE, as_region, evaluate, evaluate_calls, seq, serial, stmt_intrin
+from tilelang_tt.ir.common import (COL, ROW, TILE, as_region, evaluate, evaluate_calls, seq, serial, stmt_intrin,
+                                   uses_var)
 
 
 @dataclass(frozen=True)
@@ -131,11 +132,11 @@ class Reduce(TileOp):
             if stmt_intrin(stmt) != Intrin.TILE_REDUCE:
                 continue
             x = stmt.value.args[1]
-            p = next((n for n in range(k - 1, -1, -1) if _mentions(out[n], x) and not _reduces(out[n])), None)
+            p = next((n for n in range(k - 1, -1, -1) if uses_var(out[n], x) and not _reduces(out[n])), None)
             if p is None or stmt_intrin(out[p]) != Intrin.TILE_ELTWISE or not out[p].value.args[0].same_as(x):
                 continue
             load = bfloat16_copy(ctx.cbs, out[p], x.name)
-            if load is None or any(not _reduces(out[n]) and _mentions(out[n], load.buffer.data) for n in range(p + 1, k)):
+            if load is None or any(not _reduces(out[n]) and uses_var(out[n], load.buffer.data) for n in range(p + 1, k)):
                 continue
             out[k] = evaluate(Intrin.TILE_REDUCE, stmt.value.args[0], load.buffer.data, *stmt.value.args[2:],
                               like=stmt)
@@ -166,7 +167,7 @@ class Reduce(TileOp):
             if kind.value != "sum" or int(dim) != 1 or desc.data_format != "Float32" \
                     or desc.vector or desc.block_tiles[1] < 2:
                 continue
-            p = next((n for n in range(k - 1, -1, -1) if _mentions(out[n], x)), None)
+            p = next((n for n in range(k - 1, -1, -1) if uses_var(out[n], x)), None)
             if p is None or stmt_intrin(out[p]) != Intrin.TILE_ELTWISE or not out[p].value.args[0].same_as(x) \
                     or not any(_reads(s, x) for s in out[k + 1:]) or _copies_narrow(ctx, out[p].value.args[3]):
                 continue
@@ -238,12 +239,6 @@ def _copies_narrow(ctx, value) -> bool:
 def _reduces(stmt) -> bool:
     """Whether ``stmt`` is a reduction (it reads its source, it writes a vector of its own)."""
     return stmt_intrin(stmt) == Intrin.TILE_REDUCE
-
-
-def _mentions(stmt, var: tirx.Var) -> bool:
-    found = []
-    tirx.stmt_functor.post_order_visit(stmt, lambda n: found.append(n) if n.same_as(var) else None)
-    return bool(found)
 
 
 def _reads(stmt, var: tirx.Var) -> bool:
