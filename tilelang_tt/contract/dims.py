@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from tilelang_tt.contract.arch import Arch
 from tilelang_tt.contract.buffers import PlanBuffer
+from tilelang_tt.contract.formats import bfloat16_round
 from tilelang_tt.contract.formula import Formula, evaluate
 from tilelang_tt.contract.reading import PlanError, read_int, read_object, read_str
 
@@ -117,8 +118,7 @@ def _rounded(value: float, dtype: str) -> float:
     single = float32_value(value)
     if dtype == "float32" or not math.isfinite(single):
         return single
-    bits = float32_bits(single)  # bfloat16: the upper 16 bits of the float32, rounded to nearest even
-    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
+    bits = bfloat16_round(float32_bits(single)) << 16  # bfloat16: the float32's upper 16 bits, nearest even
     if bits > 0xFFFFFFFF or not math.isfinite(rounded := struct.unpack("<f", struct.pack("<I", bits))[0]):
         raise OverflowError(value)
     return rounded

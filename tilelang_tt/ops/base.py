@@ -13,7 +13,6 @@ dispatch on the registry.
 from __future__ import annotations
 
 import dataclasses
-import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -22,6 +21,7 @@ from tvm import arith, tirx
 
 from tilelang_tt.ir.attrs import AccumulateMode, Attr, CBDesc, Scope
 from tilelang_tt.ir.intrin import Intrin
+from tilelang_tt.contract.dims import float32_bits
 from tilelang_tt.contract.formats import BY_DATA_FORMAT, DATA_FORMATS, tile_bytes
 from tilelang_tt.ir.dataflow import handoff_cbs, staging_cbs
 from tilelang_tt.ir.common import (
@@ -261,7 +261,7 @@ def bfloat16_valued(func: tirx.PrimFunc, cbs: Mapping[str, CBDesc]) -> frozenset
             value = strip_casts(args[3])
             c = float_constant(value)
             if c is not None:
-                return c != c or struct.unpack("<I", struct.pack("<f", c))[0] & 0xFFFF == 0
+                return c != c or float32_bits(c) & 0xFFFF == 0
             return isinstance(value, tirx.BufferLoad) and narrow(value.buffer.data)
         return False
 
